@@ -68,7 +68,8 @@ from preflight.probes.configs import derive, derive_megatron
 NO_CONFIG = "no job config given"
 
 NAMES = ("fp8", "fp8_source", "fp8_overridden_by", "frameworks", "backend", "recipe", "format",
-         "precision", "distributed", "zero_stage", "activation_checkpointing", "compile",
+         "precision", "distributed", "zero_stage", "activation_checkpointing",
+         "recompute_granularity", "compile",
          "num_gpus", "shapes.hidden", "shapes.ffn", "shapes.tokens", "shapes.gemms",
          "shapes.dims_align", "shapes.tokens_align")
 _INTERNAL = ("shapes.tp", "shapes.sp", "overrides_fp8")
@@ -170,6 +171,7 @@ VOCAB = {
     "format": {"hybrid", "e4m3", "e5m2"},
     "precision": {"bf16", "fp16", "fp32"},
     "distributed": {"none", "ddp", "fsdp1", "fsdp2", "deepspeed", "megatron"},
+    "recompute_granularity": {"full", "selective", "none"},
 }
 
 

@@ -16,6 +16,9 @@ SPECS = (
     F("intent.distributed", "str", "Distribution: none | ddp | fsdp1 | fsdp2 | deepspeed | megatron"),
     F("intent.zero_stage", "int", "DeepSpeed ZeRO stage asked for (0-3)"),
     F("intent.activation_checkpointing", "bool", "Activation checkpointing / recompute is on"),
+    F("intent.recompute_granularity", "str",
+      "Megatron / NeMo activation recompute: full (whole layers, through te.checkpoint when FP8 "
+      "is on) | selective (core attention only) | none; absent for other frameworks"),
     F("intent.compile", "bool", "torch.compile is on"),
     F("intent.num_gpus", "int", "GPUs the job asks for in total, when a config says"),
     F("intent.shapes.hidden", "int", "Model hidden size"),

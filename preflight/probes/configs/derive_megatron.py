@@ -61,12 +61,16 @@ def from_megatron(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
         out["precision"] = ("fp32", "Megatron default (fp32)")
     rc = _first(m, "recompute_granularity", "language_model.recompute_granularity")
     if rc:
-        out["activation_checkpointing"] = (str(m.get(rc)).lower() not in {"none", "null"},
-                                           m.src(rc))
+        gran = str(m.get(rc)).lower()
+        out["activation_checkpointing"] = (gran not in {"none", "null"}, m.src(rc))
+        out["recompute_granularity"] = ("none" if gran in {"none", "null"} else gran, m.src(rc))
     elif m.truthy("recompute_activations"):
+        # Megatron's arguments.py turns --recompute-activations into granularity 'selective'.
         out["activation_checkpointing"] = (True, m.src("recompute_activations"))
+        out["recompute_granularity"] = ("selective", m.src("recompute_activations"))
     else:
         out["activation_checkpointing"] = (False, "no --recompute-* argument")
+        out["recompute_granularity"] = ("none", "no --recompute-* argument")
     out["compile"] = (False, "Megatron does not torch.compile the model")
     hidden_key = _first(m, "hidden_size", "language_model.hidden_size")
     hidden = m.int(hidden_key) if hidden_key else None
@@ -123,10 +127,13 @@ def from_nemo(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
                             n.src("trainer.precision"))
     gran = n.get("model.activations_checkpoint_granularity")
     meth = n.get("model.activations_checkpoint_method")
-    out["activation_checkpointing"] = (
-        gran is not None or meth is not None,
-        n.src("model.activations_checkpoint_granularity",
-              n.src("model.activations_checkpoint_method", "no activations_checkpoint_*")))
+    ac_src = n.src("model.activations_checkpoint_granularity",
+                   n.src("model.activations_checkpoint_method", "no activations_checkpoint_*"))
+    out["activation_checkpointing"] = (gran is not None or meth is not None, ac_src)
+    if gran is not None:
+        out["recompute_granularity"] = (str(gran).lower(), ac_src)
+    elif meth is None:
+        out["recompute_granularity"] = ("none", ac_src)
     out["compile"] = (False, "NeMo 1.x does not torch.compile the model")
     hidden = n.int("model.hidden_size")
     if hidden:
