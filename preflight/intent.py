@@ -18,6 +18,10 @@ them the way the frameworks themselves interact at launch:
   * NeMo 1.x ignores every ``fp8*`` key unless ``model.transformer_engine`` is true
     (NeMo docs, ``features/mixed_precision.rst``).
 
+  An accelerate YAML with an ``fp8_config`` block but no ``mixed_precision`` (the form a
+  ``deepspeed_config_file`` forces, FP8D-ACC-0003) leaves ``intent.fp8`` *unknown*: the switch is
+  ``accelerate launch --mixed_precision fp8`` or the script, which no config reader sees.
+
   The ``fp8: true`` key that LlamaFactory and axolotl add to their TrainingArguments YAML also
   asks for FP8; whether their own ``bf16: true`` then wins differs by tool and version
   (LlamaFactory issue 9500 reports silent BF16), so it is left to rules on the config facts.
@@ -137,6 +141,10 @@ def derive_intent(facts: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, s
 
 def _combine_fp8(per: dict[str, derive.Derived], got: dict[str, tuple[Any, str]]) -> None:
     asking = [(k, d["fp8"][1]) for k, d in per.items() if d.get("fp8", (False,))[0] is True]
+    undecided = [d["fp8"] for d in per.values() if isinstance(d.get("fp8", (False,))[0], Unknown)]
+    if not asking and undecided:
+        got["fp8"] = undecided[0]   # e.g. an accelerate fp8_config whose switch is on the CLI
+        return
     if not asking:
         got["fp8"] = (False, next((d["fp8"][1] for d in per.values() if "fp8" in d),
                                   "no FP8 setting in the configs read"))

@@ -203,6 +203,29 @@ def test_env_mixed_precision_counts_when_the_yaml_is_silent() -> None:
     assert prov["fp8"] == "runtime"
 
 
+def test_fp8_config_without_mixed_precision_leaves_fp8_unknown(tmp_path: Path) -> None:
+    # With a deepspeed_config_file the YAML must not carry mixed_precision (FP8D-ACC-0003); the
+    # fp8_config block says FP8 is meant, but the switch is on the launch line.
+    (tmp_path / "ds.json").write_text('{"zero_optimization": {"stage": 3}}')
+    (tmp_path / "acc.yaml").write_text("distributed_type: DEEPSPEED\n"
+                                       "deepspeed_config:\n  deepspeed_config_file: ds.json\n"
+                                       "fp8_config:\n  backend: MSAMP\n")
+    read = read_paths([str(tmp_path / "acc.yaml")])
+    values, prov = derive(Facts(read.facts, read.provenance))
+    assert isinstance(values["intent.fp8"], Unknown)
+    assert "--mixed_precision fp8" in values["intent.fp8"].reason
+    assert prov["intent.fp8"].endswith("acc.yaml:5")
+    # ... and once the launcher's environment says fp8, it is on.
+    values, _ = derive(Facts({**read.facts, "env.ACCELERATE_MIXED_PRECISION": "fp8"},
+                             read.provenance))
+    assert values["intent.fp8"] is True
+    # No fp8_config block and no mixed_precision: nothing asks for FP8.
+    (tmp_path / "acc.yaml").write_text("distributed_type: DEEPSPEED\n")
+    read = read_paths([str(tmp_path / "acc.yaml")])
+    values, _ = derive(Facts(read.facts, read.provenance))
+    assert values["intent.fp8"] is False
+
+
 def test_unstated_values_are_unknown_with_a_reason() -> None:
     values, _ = intent_of("accelerate/fp8_te_multi_gpu.yaml")
     # no dynamo_config: accelerate will not compile (FP8D-TAO-0004 relies on false here)
@@ -332,7 +355,8 @@ def test_derive_never_raises_on_odd_facts() -> None:
         facts = Facts({**config, "config.kinds": sorted(kinds)})
         values, prov = derive(facts)
         assert set(values) == set(prov)
-        assert isinstance(values["intent.fp8"], bool)
+        # bool, or Unknown when a config block implies FP8 but its switch is on the command line
+        assert isinstance(values["intent.fp8"], (bool, Unknown))
         for name in ("intent.shapes.dims_align", "intent.shapes.tokens_align"):
             value = values.get(name)
             if isinstance(value, int):

@@ -108,6 +108,14 @@ def from_accelerate(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     fp8 = str(mp).lower() == "fp8"
     if mp is not None:
         out["fp8"] = (fp8, mp_src)
+    elif a.any_prefix("fp8_config"):
+        # With a deepspeed_config_file, mixed_precision must stay out of the YAML (FP8D-ACC-0003)
+        # and comes from `accelerate launch --mixed_precision` or the script: an fp8_config block
+        # says FP8 is meant, but only the launch line can say it is on.
+        out["fp8"] = (Unknown("the accelerate YAML has an fp8_config but no mixed_precision: "
+                              "FP8 is switched on by --mixed_precision fp8 or in the script"),
+                      next((prov[k] for k in prov if k.startswith(a.prefix + "fp8_config.")),
+                           "accelerate config"))
     if mp is False or str(mp).lower() in {"no", "bf16", "fp16"}:
         out["precision"] = ({"no": "fp32", "false": "fp32"}.get(str(mp).lower(), str(mp).lower()),
                             mp_src)
@@ -162,7 +170,7 @@ def _accelerate_fp8(a: View, f: Mapping[str, Any], prov: Mapping[str, str], out:
         out["format"] = (fmt.lower(), a.src("fp8_config.fp8_format"))
     elif backend in (None, "te"):
         out["format"] = (Unknown("fp8_format not set: `accelerate launch` exported E4M3 before "
-                                 "1.9.0 and HYBRID from 1.9.0"), "intent")
+                                 "1.8.1 and HYBRID from 1.8.1"), "intent")
     if out.get("distributed", (None,))[0] == "deepspeed":
         ds = _ds_precision(f, prov, under_fp8=True)
         if ds is not None:
