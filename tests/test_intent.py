@@ -226,6 +226,31 @@ def test_fp8_config_without_mixed_precision_leaves_fp8_unknown(tmp_path: Path) -
     assert values["intent.fp8"] is False
 
 
+def test_llmfoundry_null_fsdp_config_is_ddp_not_fsdp(tmp_path: Path) -> None:
+    # `fsdp_config: null` is no FSDP (composer runs DDP; llm-foundry < 0.9 crashes on the None).
+    (tmp_path / "y.yaml").write_text("model:\n  name: mpt_causal_lm\n  fc_type: te\n"
+                                     "precision: amp_fp8\nfsdp_config: null\n")
+    read = read_paths([str(tmp_path / "y.yaml")], kind="llmfoundry")
+    values, _ = derive(Facts(read.facts, read.provenance))
+    assert values["intent.distributed"] == "ddp"
+    (tmp_path / "y.yaml").write_text("model:\n  name: mpt_causal_lm\n  fc_type: te\n"
+                                     "precision: amp_fp8\nfsdp_config:\n"
+                                     "  state_dict_type: full\n")
+    read = read_paths([str(tmp_path / "y.yaml")], kind="llmfoundry")
+    values, _ = derive(Facts(read.facts, read.provenance))
+    assert values["intent.distributed"] == "fsdp1"
+
+
+def test_nemo_e4m3_wins_over_hybrid(tmp_path: Path) -> None:
+    (tmp_path / "n.yaml").write_text("trainer:\n  precision: bf16\nmodel:\n"
+                                     "  transformer_engine: true\n  fp8: true\n"
+                                     "  fp8_e4m3: true\n  fp8_hybrid: true\n")
+    read = read_paths([str(tmp_path / "n.yaml")], kind="nemo")
+    values, prov = derive(Facts(read.facts, read.provenance))
+    assert values["intent.format"] == "e4m3"
+    assert prov["intent.format"].endswith("n.yaml:6")
+
+
 def test_unstated_values_are_unknown_with_a_reason() -> None:
     values, _ = intent_of("accelerate/fp8_te_multi_gpu.yaml")
     # no dynamo_config: accelerate will not compile (FP8D-TAO-0004 relies on false here)

@@ -271,7 +271,10 @@ def from_llmfoundry(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     else:
         out["precision"] = ({"amp_bf16": "bf16", "amp_fp16": "fp16", "fp32": "fp32"}.get(
             precision, Unknown(f"precision {precision!r}")), psrc)
-    if m.any_prefix("fsdp_config"):
+    # `fsdp_config: null` (or no key) means no FSDP: composer runs DDP, and llm-foundry < 0.9
+    # crashes on the None (FP8D-LLMF-0003). Any sub-key or a mapping means FSDP.
+    fsdp = m.get("fsdp_config")
+    if isinstance(fsdp, dict) or (m.any_prefix("fsdp_config") and not m.has("fsdp_config")):
         out["distributed"] = ("fsdp1", m.src("fsdp_config", psrc))
         out["activation_checkpointing"] = (m.truthy("fsdp_config.activation_checkpointing"),
                                            m.src("fsdp_config.activation_checkpointing",

@@ -112,13 +112,11 @@ def from_nemo(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
                                                 "model.transformer_engine not set"))
         out["backend"] = ("te", n.src("model.transformer_engine", n.src("model.fp8")))
         out["recipe"] = ("delayed", n.src("model.fp8"))
-        hyb, e4 = n.truthy("model.fp8_hybrid"), n.truthy("model.fp8_e4m3")
-        if hyb and e4:
-            out["format"] = (Unknown("both model.fp8_e4m3 and model.fp8_hybrid are true"),
-                             n.src("model.fp8_hybrid"))
-        else:
-            key = "model.fp8_e4m3" if e4 else "model.fp8_hybrid"
-            out["format"] = ("e4m3" if e4 else "hybrid", n.src(key, n.src("model.fp8")))
+        # NeMo checks fp8_e4m3 before fp8_hybrid on both code paths (FP8D-NEMO-0002), so E4M3
+        # wins when both are set.
+        e4 = n.truthy("model.fp8_e4m3")
+        key = "model.fp8_e4m3" if e4 else "model.fp8_hybrid"
+        out["format"] = ("e4m3" if e4 else "hybrid", n.src(key, n.src("model.fp8")))
     else:
         out["fp8"] = (False, n.src("model.fp8", "model.fp8 not set"))
     prec = n.get("trainer.precision")
