@@ -221,9 +221,9 @@ def _probe_crashed(result: ProbeResult) -> Finding:
     return Finding(
         rule_id="FP8D-PROBE-CRASH",
         severity=Severity.WARNING,
-        title=f"Probe '{result.name}' crashed; its facts are missing",
-        message=f"The {result.name} probe could not finish: {result.reason}. Rules that need its "
-                "facts are reported as undetermined.",
+        title=f"Probe '{result.name}' crashed; its facts are unknown",
+        message=f"The {result.name} probe could not finish: {result.reason}. Its facts are "
+                "unknown, so rules that need them are reported as undetermined.",
         fix=Fix("Re-run with FP8_DOCTOR_DEBUG=1 and attach `fp8-doctor report` to an issue."),
         evidence=(Evidence(f"probe.{result.name}", result.reason, result.name),),
         confidence="verified",

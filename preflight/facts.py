@@ -26,6 +26,25 @@ FactType = Literal["bool", "int", "float", "str", "version", "cc", "list", "dict
 SNAPSHOT_SCHEMA_VERSION = "1"
 
 
+_PY_TYPES: dict[str, tuple[type, ...]] = {
+    "bool": (bool,), "int": (int,), "float": (int, float), "str": (str,), "version": (str,),
+    "cc": (str,), "list": (list,), "dict": (dict,),
+}
+
+
+def value_fits(value: Any, ftype: str) -> bool:
+    """Whether a (known) value has the JSON shape of a registered fact type (``any``: always).
+
+    ``bool`` is not an ``int`` here, although Python says it is: ``gpu.count: true`` is wrong.
+    """
+    types = _PY_TYPES.get(ftype)
+    if types is None:
+        return True
+    if isinstance(value, bool) and ftype != "bool":
+        return False
+    return isinstance(value, types)
+
+
 @dataclass(frozen=True)
 class Unknown:
     """A fact that a probe could not determine, with the reason why."""
@@ -91,6 +110,10 @@ class Registry:
             if pattern.match(name):
                 return tspec
         return None
+
+    def exact_names(self, prefix: str) -> list[str]:
+        """Registered exact (non-template) names that start with ``prefix``, sorted."""
+        return sorted(n for n in self._exact if n.startswith(prefix))
 
     def specs(self) -> list[FactSpec]:
         """All specs, exact names first, sorted by name."""
@@ -196,6 +219,8 @@ def read_snapshot(path: str) -> dict[str, Any]:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
         raise SnapshotError(f"{path}:{exc.lineno}: not valid JSON: {exc.msg}") from None
+    except RecursionError:
+        raise SnapshotError(f"{path}: JSON nested too deeply to be a snapshot") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("facts"), dict):
         raise SnapshotError(f"{path}: not an fp8-doctor snapshot (no 'facts' object)")
     version = str(doc.get("schema_version", ""))

@@ -12,7 +12,8 @@ from typing import Any
 
 from preflight import __version__
 from preflight.facts import (
-    SNAPSHOT_SCHEMA_VERSION, Facts, SnapshotError, decode_value, facts_to_json, read_snapshot,
+    SNAPSHOT_SCHEMA_VERSION, Facts, SnapshotError, Unknown, decode_value, facts_to_json,
+    read_snapshot, registry, value_fits,
 )
 from preflight.findings import Finding
 from preflight.probes.base import ProbeResult
@@ -44,6 +45,20 @@ def snapshot_document(facts: Facts, probes: Sequence[ProbeResult], inputs: Seque
     return doc
 
 
+def _checked(name: str, value: Any) -> Any:
+    """A registered fact whose value has the wrong shape becomes Unknown (a hand-edited or
+    corrupted snapshot must not make rules decide on ``gpu.count: "eight"``). Names this
+    version does not register are kept: no rule can name them, and a newer fp8-doctor may."""
+    if isinstance(value, Unknown):
+        return value
+    spec = registry().lookup(name)
+    if spec is None or value_fits(value, spec.type):
+        return value
+    shown = repr(value)
+    shown = shown if len(shown) <= 40 else shown[:37] + "..."
+    return Unknown(f"the snapshot's value {shown} is not of type {spec.type}")
+
+
 def load(path: str, *, drop_job: bool = False) -> tuple[Facts, list[Finding]]:
     """Facts and stored findings of a snapshot.
 
@@ -53,8 +68,11 @@ def load(path: str, *, drop_job: bool = False) -> tuple[Facts, list[Finding]]:
     doc = read_snapshot(path)
     prov_raw = doc.get("provenance")
     prov = {str(k): str(v) for k, v in prov_raw.items()} if isinstance(prov_raw, dict) else {}
-    values = {str(k): decode_value(v) for k, v in doc["facts"].items()
-              if not (drop_job and str(k).startswith(JOB_NAMESPACES))}
+    try:
+        values = {str(k): _checked(str(k), decode_value(v)) for k, v in doc["facts"].items()
+                  if not (drop_job and str(k).startswith(JOB_NAMESPACES))}
+    except RecursionError:
+        raise SnapshotError(f"{path}: a fact value is nested too deeply") from None
     findings: list[Finding] = []
     for i, raw in enumerate(doc.get("findings") or ()):
         try:

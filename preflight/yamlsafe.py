@@ -126,7 +126,10 @@ def _record_lines(node: yaml.Node, path: Path, lines: dict[Path, int], budget: l
 
 def load(text: str | bytes) -> Loaded:
     """Parse one YAML document safely. Raises :class:`YamlError` with a line number."""
-    return _load(text, fast=True)
+    try:
+        return _load(text, fast=True)
+    except RecursionError:
+        raise YamlError("the document is nested too deeply (thousands of levels)") from None
 
 
 def _load(text: str | bytes, *, fast: bool) -> Loaded:

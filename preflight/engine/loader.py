@@ -64,7 +64,10 @@ def parse_file(path: Path) -> tuple[Rule | None, list[Problem]]:
     except yamlsafe.YamlError as exc:
         return None, [Problem(shown, exc.line, exc.message)]
     rep = Reporter(shown, loaded.line_of, data.decode("utf-8", "replace"))
-    rule = build_rule(loaded.data, rep)
+    try:
+        rule = build_rule(loaded.data, rep)
+    except RecursionError:
+        return None, [Problem(shown, 1, "nested too deeply to be a rule (thousands of levels)")]
     return rule, rep.problems
 
 

@@ -203,7 +203,8 @@ def build_test(op: str, ftype: str, value: Any, fact: str, rep: Reporter,
             raise bad(f"matches takes a quoted regular expression, not {value!r}")
         try:
             rx = re.compile(value)
-        except re.error as exc:
+        except (re.error, OverflowError, RecursionError, ValueError) as exc:
+            # OverflowError: a{99999999999}; RecursionError: thousands of nested groups.
             raise bad(f"bad regular expression {value!r}: {exc}") from None
         danger = backtracking_hazard(value)
         if danger:
@@ -239,15 +240,21 @@ def backtracking_hazard(pattern: str) -> str | None:
 
     Flags a quantifier that may repeat more than once around a sub-pattern that itself holds
     such a quantifier (``(a+)+``, ``(a*)*``, ``(a+)*b``, ``(\\w+\\s?)+$``), and a repeated
-    group with two alternatives that match the same text (``(a|a)+``). Possessive quantifiers
-    and atomic groups do not backtrack and are left alone. A heuristic, not a proof: it aims at
-    the shapes that hang ``re`` on short inputs (https://owasp.org/www-community/attacks/ReDoS).
+    group whose alternatives can start with the same character (``(a|a)+``, ``(a|b|ab)*``,
+    ``(\\w|\\d)+``): either way ``re`` may try exponentially many ways to split one input.
+    Possessive quantifiers and atomic groups do not backtrack and are left alone. Conservative
+    on purpose: a character class it cannot enumerate counts as overlapping everything, so some
+    harmless patterns are refused too (rewrite them with disjoint alternatives).
+    See https://owasp.org/www-community/attacks/ReDoS.
     """
     try:
         parsed = _sre_parse.parse(pattern)
-    except re.error:  # pragma: no cover - compiled by the caller first
+    except (re.error, OverflowError, RecursionError):  # pragma: no cover - compiled first
         return None
-    return _hazard(list(parsed), inside_repeat=False)
+    try:
+        return _hazard(list(parsed), inside_repeat=False)
+    except RecursionError:
+        return "the pattern is nested too deeply to check"
 
 
 def _hazard(items: list[Any], *, inside_repeat: bool) -> str | None:
@@ -264,8 +271,9 @@ def _hazard(items: list[Any], *, inside_repeat: bool) -> str | None:
             found = _hazard(list(av[-1]), inside_repeat=inside_repeat)
         elif name == "BRANCH":
             alts = av[1]
-            if inside_repeat and len({repr(list(a)) for a in alts}) < len(alts):
-                return "a repeated group has alternatives that match the same text, like (a|a)+"
+            if inside_repeat and _alternatives_overlap(alts):
+                return ("a repeated group has alternatives that can start with the same "
+                        "character, like (a|b|ab)*")
             for alt in alts:
                 found = found or _hazard(list(alt), inside_repeat=inside_repeat)
         elif name in ("ASSERT", "ASSERT_NOT"):
@@ -276,3 +284,47 @@ def _hazard(items: list[Any], *, inside_repeat: bool) -> str | None:
         if found:
             return found
     return None
+
+
+_ANY: frozenset[int] = frozenset({-1})
+"""Marker set: "could start with any character" (overlaps everything)."""
+
+
+def _alternatives_overlap(alts: list[Any]) -> bool:
+    seen: set[int] = set()
+    for alt in alts:
+        first = _first_chars(list(alt))
+        if first is _ANY or seen & first:
+            return True
+        seen |= first
+    return False
+
+
+def _first_chars(items: list[Any]) -> frozenset[int]:
+    """Lower-cased code points a match of ``items`` can start with, or ``_ANY`` when unsure."""
+    if not items:
+        return _ANY  # an empty alternative: overlaps (and repeats) anything
+    op, av = items[0]
+    name = getattr(op, "name", str(op))
+    if name == "LITERAL":
+        return frozenset({ord(chr(av).lower())})
+    if name == "IN":
+        out: set[int] = set()
+        for sub_op, sub_av in av:
+            sub = getattr(sub_op, "name", str(sub_op))
+            if sub == "LITERAL":
+                out.add(ord(chr(sub_av).lower()))
+            elif sub == "RANGE" and sub_av[1] - sub_av[0] <= 256:
+                out.update(ord(chr(c).lower()) for c in range(sub_av[0], sub_av[1] + 1))
+            else:  # NEGATE, CATEGORY (\w, \d), wide ranges
+                return _ANY
+        return frozenset(out)
+    if name == "SUBPATTERN":
+        return _first_chars(list(av[-1]) + items[1:]) if av[-1].getwidth()[0] == 0 \
+            else _first_chars(list(av[-1]))
+    if name == "BRANCH":
+        firsts = [_first_chars(list(a)) for a in av[1]]
+        return _ANY if any(f is _ANY for f in firsts) else frozenset().union(*firsts)
+    if name in ("MAX_REPEAT", "MIN_REPEAT") and av[0] > 0:
+        return _first_chars(list(av[2]))
+    return _ANY  # ANY (.), categories, optional parts, anchors, lookarounds: be conservative

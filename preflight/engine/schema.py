@@ -17,7 +17,7 @@ import preflight
 from preflight.engine import conditions, interpolate
 from preflight.engine.model import Affected, Reporter, Rule, TestCase
 from preflight.engine.versions import InvalidRange, comparison_key, compile_osv
-from preflight.facts import Unknown, decode_value
+from preflight.facts import Unknown, decode_value, value_fits
 from preflight.findings import Fix, Reference, Severity
 
 SCHEMA_MAJOR = "1"
@@ -221,20 +221,12 @@ def _tests(doc: Mapping[str, Any], rep: Reporter) -> tuple[TestCase, ...]:
     return tuple(out)
 
 
-_PY_TYPES: dict[str, tuple[type, ...]] = {
-    "bool": (bool,), "int": (int,), "float": (int, float), "str": (str,), "list": (list,),
-    "dict": (dict,),
-}
-
-
 def _has_type(value: Any, ftype: str) -> bool:
-    """Whether a test-case value fits the fact's registered type (``any`` fits everything)."""
-    types = _PY_TYPES.get(ftype)
-    if types is None:
-        return True
-    if isinstance(value, bool) and ftype != "bool":
-        return False
-    return isinstance(value, types)
+    """Whether a test-case value fits the fact's registered type (``any`` fits everything).
+
+    Versions and compute capabilities are checked for quoting elsewhere, with a better message.
+    """
+    return ftype in ("version", "cc") or value_fits(value, ftype)
 
 
 def build_rule(doc: Any, rep: Reporter) -> Rule | None:

@@ -5,22 +5,25 @@ exists because the versions we meet in the wild are rarely plain releases (resea
 
 **Policy** (also in docs/rule-format.md):
 
-1. *Local labels are ignored.* ``2.5.1+cu124`` compares as ``2.5.1``. Rules that care about the
-   CUDA flavour read ``pkg.<dist>.local`` or ``cuda.torch_build`` instead.
-2. *A version with a local label is compared by its release.* NGC containers ship pre-release
-   builds with a local label, e.g. torch ``2.4.0a0+3bcc3cd.nv24.07``: it is built from a commit
-   close to the 2.4.0 release and behaves like it, so it compares as ``2.4.0`` (epoch + release
-   only; its ``a0`` / ``.dev`` / ``.post`` parts are dropped). Without this, ``>=2.4`` would be
-   false for every NGC 24.07 container.
-3. *Pre-releases without a local label count as what PEP 440 says they are*: ``2.6.0rc1`` and
-   ``2.6.0.dev20250101`` sort *before* ``2.6.0``. They are never excluded from a range, so
-   ``>=2.5`` contains ``2.6.0rc1`` (packaging would need ``prereleases=True`` for that).
+1. *A build-flavour label is ignored.* ``2.5.1+cu124`` compares as ``2.5.1`` and the pip nightly
+   ``2.6.0.dev20241112+cu124`` as ``2.6.0.dev20241112`` (rule 3 then applies). Flavour labels
+   name only how the same source was built: ``cuNNN``, ``cpu``, ``rocmX.Y``, ``xpu``, ``cxx11abi``
+   and dotted combinations of them. Rules that care about the flavour read ``pkg.<dist>.local``
+   or ``cuda.torch_build`` instead.
+2. *Any other local label means a build from a commit, compared by its release.* NGC containers
+   ship pre-release builds such as torch ``2.4.0a0+3bcc3cd.nv24.07``: built from a commit close
+   to the 2.4.0 release and behaving like it, so it compares as ``2.4.0`` (epoch + release only;
+   its ``a0`` / ``.dev`` / ``.post`` parts are dropped). Without this, ``>=2.4`` would be false
+   for every NGC 24.07 container. Source builds (``1.12.0.dev0+abc1234``) are treated alike.
+3. *Pre-releases count as what PEP 440 says they are*: ``2.6.0rc1`` and ``2.6.0.dev20250101``
+   sort *before* ``2.6.0``. They are never excluded from a range, so ``>=2.5`` contains
+   ``2.6.0rc1`` (packaging would need ``prereleases=True`` for that).
 4. *Ordered specifier clauses (``< <= > >=``) use the plain PEP 440 total order*, not packaging's
    special cases ("``<2.6`` excludes 2.6 pre-releases", "``>2.5`` excludes 2.5 post-releases").
    This keeps a specifier and the equivalent OSV range in exact agreement: a nightly
    ``2.6.0.dev20250101`` is inside ``<2.6`` just as it is before OSV's ``fixed: "2.6.0"``.
-   ``== != ~= ===`` clauses go through packaging with ``prereleases=True`` (``==2.5.*`` contains
-   ``2.5.0rc1``).
+   ``== != ~=`` clauses go through packaging with ``prereleases=True`` (``==2.5.*`` contains
+   ``2.5.0rc1``); ``===`` is packaging's exact string match against the version as written.
 5. *An unparseable version in the facts* (``"unknown"``, ``"git-abc"``) never crashes and never
    decides: the condition is undetermined, with the reason.
 
@@ -66,10 +69,17 @@ def comparison_key(text: str) -> Version | None:
     except (InvalidVersion, TypeError):
         return None
     if v.local is not None:
-        # Policy 2: NGC / local builds compare by their release (epoch kept).
+        if _FLAVOUR.fullmatch(v.local):
+            return Version(v.public)  # policy 1: only the build flavour; pre/dev parts count
+        # Policy 2: NGC / source builds compare by their release (epoch kept).
         epoch = f"{v.epoch}!" if v.epoch else ""
         return Version(epoch + ".".join(str(p) for p in v.release))
     return v
+
+
+_FLAVOUR = re.compile(r"(?:cu\d+|cpu|rocm\d+(?:\.\d+)*|xpu|cxx11abi)(?:\.(?:cu\d+|cpu|"
+                      r"rocm\d+(?:\.\d+)*|xpu|cxx11abi))*")
+"""Local labels that only name a build flavour (as packaging normalizes them: lower case)."""
 
 
 def version_problem(value: Any) -> str | None:
@@ -135,13 +145,26 @@ class SpecifierMatcher(VersionMatcher):
 
     def __init__(self, text: str, clauses: Sequence[_Clause]) -> None:
         self.text = text
-        self._clauses = tuple(clauses)
+        self._clauses = tuple(c for c in clauses if not _is_exact(c))
+        self._exact = tuple(c for c in clauses if _is_exact(c))
 
     def contains_key(self, key: Version) -> bool:
         return all(c.test(key) for c in self._clauses)
 
+    def contains(self, version: str) -> bool | None:
+        inside = super().contains(version)
+        if inside is None or not self._exact:
+            return inside
+        # ``===`` compares the version exactly as written, local label and all.
+        return inside and all(c.spec is not None and c.spec.contains(version, prereleases=True)
+                              for c in self._exact)
+
     def __repr__(self) -> str:
         return f"SpecifierMatcher({self.text!r})"
+
+
+def _is_exact(clause: _Clause) -> bool:
+    return clause.spec is not None and clause.spec.operator == "==="
 
 
 def compile_specifier(text: str) -> SpecifierMatcher:

@@ -17,12 +17,26 @@ def collect_all(*, deep: bool = False) -> list[ProbeResult]:
     from preflight.probes.runtime import probe_runtime
 
     results = [
-        guarded("gpu", probe_gpu),
-        guarded("packages", probe_packages),
-        guarded("runtime", probe_runtime),
+        guarded("gpu", probe_gpu, owns=lambda: _registered("gpu.")),
+        guarded("packages", probe_packages, owns=_package_facts),
+        guarded("runtime", probe_runtime, owns=lambda: _registered("host.")),
     ]
     if deep:
         from preflight.probes.imports import probe_imports
 
         results.append(guarded("imports", probe_imports))
     return results
+
+
+def _registered(*prefixes: str) -> list[str]:
+    from preflight.facts import registry
+
+    return [n for p in prefixes for n in registry().exact_names(p)]
+
+
+def _package_facts() -> list[str]:
+    """What a crashed packages probe leaves unknown: the versions of every distribution it looks
+    for, the TE package-set facts and torch's CUDA build."""
+    from preflight.probes.packages import INTERESTING
+
+    return [f"pkg.{d}.version" for d in sorted(INTERESTING)] + _registered("pkg.", "cuda.")

@@ -2,7 +2,9 @@
 
 A probe is a zero-argument callable returning a :class:`ProbeResult`. :func:`guarded` runs one
 and turns any exception into a ``crashed`` result with the reason, so one broken probe never
-aborts the run (flutter doctor's rule: a crashed validator is a result).
+aborts the run (flutter doctor's rule: a crashed validator is a result). The facts the probe
+would have produced are then ``Unknown(reason)``, never absent: an absent fact reads as "not
+installed" / "not set" to the rules, which would turn a crash into false alarms or silent passes.
 """
 
 from __future__ import annotations
@@ -10,9 +12,11 @@ from __future__ import annotations
 import enum
 import time
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from preflight.facts import Unknown
 
 
 class ProbeStatus(str, enum.Enum):
@@ -42,16 +46,25 @@ class ProbeResult:
 Probe = Callable[[], ProbeResult]
 
 
-def guarded(name: str, probe: Probe) -> ProbeResult:
-    """Run ``probe``; an exception becomes a CRASHED result naming the exception and where."""
+def guarded(name: str, probe: Probe,
+            owns: Callable[[], Iterable[str]] | Iterable[str] = ()) -> ProbeResult:
+    """Run ``probe``; an exception becomes a CRASHED result naming the exception and where.
+
+    ``owns`` names the facts the probe is responsible for (or returns them: computed only after a
+    crash); each becomes ``Unknown`` with the crash as its reason, so rules that need them are
+    undetermined rather than deciding on a missing fact.
+    """
     start = time.perf_counter()
     try:
         result = probe()
     except Exception as exc:  # noqa: BLE001 - a crashed probe is a result, not an abort
         tb = traceback.extract_tb(exc.__traceback__)
         where = f" at {tb[-1].filename.rsplit('/', 1)[-1]}:{tb[-1].lineno}" if tb else ""
-        return ProbeResult(name, status=ProbeStatus.CRASHED,
-                           reason=f"{type(exc).__name__}: {exc}{where}",
+        reason = f"{type(exc).__name__}: {exc}{where}"
+        why = Unknown(f"the {name} probe crashed: {reason}")
+        names = tuple(owns() if callable(owns) else owns)
+        return ProbeResult(name, {n: why for n in names}, {n: f"{name} (crashed)" for n in names},
+                           status=ProbeStatus.CRASHED, reason=reason,
                            seconds=time.perf_counter() - start)
     if not result.seconds:
         result = ProbeResult(result.name, result.facts, result.provenance, result.status,

@@ -20,6 +20,7 @@ import os
 import re
 import shutil
 import sys
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -30,6 +31,9 @@ from preflight.probes.base import ProbeResult, ProbeStatus
 from preflight.probes.gpu_table import arch_for_cc, cc_key, format_cc, lookup
 
 SMI_TIMEOUT_S = 5.0
+NVML_TIMEOUT_S = 10.0
+"""How long NVML may take to answer. A GPU that has fallen off the bus or a wedged driver can make
+``nvmlInit``/``nvmlDeviceGet*`` block (DCGM diag treats that as a failed check, not a hang)."""
 _MIB = 1024 * 1024
 
 
@@ -337,8 +341,34 @@ def _load_pynvml() -> Any:
     return pynvml
 
 
+def _within(seconds: float, fn: Any, *args: Any) -> Any:
+    """``fn(*args)`` in a daemon thread; TimeoutError if it has not returned after ``seconds``.
+
+    NVML is reached through ctypes, which releases the GIL during the call, so a call that blocks
+    in the driver only blocks its own thread. The thread is abandoned (a daemon: it does not keep
+    the process alive), which is the best a process can do with a call that never returns.
+    """
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["value"] = fn(*args)
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+            box["error"] = exc
+
+    worker = threading.Thread(target=run, name="fp8-doctor-nvml", daemon=True)
+    worker.start()
+    worker.join(seconds)
+    if worker.is_alive():
+        raise TimeoutError(f"no answer within {seconds} s")
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
 def probe_gpu(*, nvml: Any = None, env: Mapping[str, str] | None = None,
-              smi: str = "nvidia-smi", smi_timeout: float = SMI_TIMEOUT_S) -> ProbeResult:
+              smi: str = "nvidia-smi", smi_timeout: float = SMI_TIMEOUT_S,
+              nvml_timeout: float = NVML_TIMEOUT_S) -> ProbeResult:
     """The ``gpu.*`` facts. ``nvml`` (an object with the pynvml calls used) is for tests."""
     env = os.environ if env is None else env
     spec = env.get("CUDA_VISIBLE_DEVICES")
@@ -350,10 +380,15 @@ def probe_gpu(*, nvml: Any = None, env: Mapping[str, str] | None = None,
             nvml_error = str(exc)
         except ImportError as exc:
             nvml_error = f"nvidia-ml-py is not installed ({exc})"
+        except Exception as exc:  # noqa: BLE001 - a broken pynvml install is a fact too
+            nvml_error = f"pynvml could not be loaded: {type(exc).__name__}: {exc}"
     host: HostView | None = None
     if nvml is not None:
         try:
-            host = read_nvml(nvml)
+            host = _within(nvml_timeout, read_nvml, nvml)
+        except TimeoutError:
+            nvml_error = (f"NVML did not answer within {nvml_timeout:g} s (a GPU that fell off the "
+                          "bus or a wedged driver?); `nvidia-smi -q` shows more")
         except Exception as exc:  # noqa: BLE001 - no driver / NVML error is a fact
             nvml_error = _nvml_reason(exc)
     if host is not None:

@@ -34,9 +34,14 @@ MODULES: tuple[str, ...] = ("torch", "transformer_engine", "torchao", "deepspeed
 TIMEOUT_S = 90.0
 _MARK = "@@fp8-doctor-import@@"
 
-# The child: import one module, report JSON on the last line of stdout.
+# The child: import one module, report JSON on the last line of stdout. `python -c` puts the
+# current directory first on sys.path; drop it, or running fp8-doctor inside a TE / DeepSpeed /
+# torchao source checkout would import the source tree instead of what is installed (and disagree
+# with the packages probe, which reads installed metadata). PYTHONPATH entries stay.
 _CHILD = r"""
 import json, sys, time, traceback
+if sys.path and sys.path[0] == "":
+    del sys.path[0]
 name = sys.argv[1]
 out = {"module": name}
 t0 = time.perf_counter()

@@ -155,8 +155,8 @@ def read_torch_version_file(path: str | Path) -> dict[str, Any]:
         if isinstance(target, ast.Name):
             try:
                 values[target.id] = ast.literal_eval(value)
-            except ValueError:
-                continue
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                continue  # not a plain literal ({[]: 1}, a call, ...): not a value we read
     return values
 
 
@@ -167,7 +167,8 @@ def torch_build_facts(version_py: str | Path | None) -> dict[str, Any]:
         return {"cuda.torch_build": why, "cuda.torch_variant": why}
     try:
         values = read_torch_version_file(version_py)
-    except (OSError, SyntaxError, UnicodeDecodeError) as exc:
+    except (OSError, SyntaxError, ValueError, MemoryError, RecursionError) as exc:
+        # ValueError covers UnicodeDecodeError and source with NUL bytes.
         why = Unknown(f"torch/version.py could not be parsed: {type(exc).__name__}: {exc}")
         return {"cuda.torch_build": why, "cuda.torch_variant": why}
     facts: dict[str, Any] = {}

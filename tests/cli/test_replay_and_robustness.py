@@ -93,6 +93,31 @@ def test_a_snapshot_that_is_not_text_is_a_usage_error(tmp_path: Path, capsys) ->
     assert "not a UTF-8 text file" in capsys.readouterr().err
 
 
+def test_a_snapshot_nested_too_deeply_is_a_usage_error(tmp_path: Path, capsys) -> None:
+    snap = tmp_path / "snap.json"
+    snap.write_text('{"schema_version": "1.0", "facts": {"gpu.count": ' + "[" * 100_000
+                    + "]" * 100_000 + "}}")
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["check", "--snapshot", str(snap)])
+    assert exc.value.code == 2
+    assert "nested too deeply" in capsys.readouterr().err
+
+
+def test_snapshot_values_of_the_wrong_type_become_unknown(tmp_path: Path, capsys) -> None:
+    """A hand-edited snapshot must not let rules decide on gpu.count: "eight"."""
+    snap = tmp_path / "snap.json"
+    snap.write_text(json.dumps({"schema_version": "1.0", "facts": {
+        "gpu.count": "eight", "gpu.min_cc": 9.0, "gpu.name": "NVIDIA H100 80GB HBM3",
+        "some.future.fact": 1}}))
+    code = cli.main(["check", "--snapshot", str(snap), "--format", "json"])
+    facts = _json(capsys)["facts"]
+    assert code in (0, 1)
+    assert facts["gpu.count"] == {"$unknown": "the snapshot's value 'eight' is not of type int"}
+    assert facts["gpu.min_cc"] == {"$unknown": "the snapshot's value 9.0 is not of type cc"}
+    assert facts["gpu.name"] == "NVIDIA H100 80GB HBM3"
+    assert facts["some.future.fact"] == 1     # unregistered here: kept, no rule can name it
+
+
 def test_a_rules_folder_without_rules_is_a_usage_error(tmp_path: Path, capsys) -> None:
     with pytest.raises(SystemExit) as exc:
         cli.main(["check", "--no-smoke", "--rules", str(tmp_path)])

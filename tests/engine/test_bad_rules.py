@@ -96,6 +96,13 @@ def test_python_tag_never_runs_code(tmp_path: Path) -> None:
     assert not marker.exists()
 
 
+def test_a_rule_nested_thousands_deep_is_one_load_error(tmp_path: Path) -> None:
+    f = tmp_path / "FP8D-ACC-0100.yaml"
+    f.write_text("id: " + "[" * 5000 + "]" * 5000 + "\n")
+    with pytest.raises(RuleLoadError, match="FP8D-ACC-0100.yaml:1: nested too deeply"):
+        load_rules([str(f)])
+
+
 def test_missing_folder_is_a_load_error(tmp_path: Path) -> None:
     with pytest.raises(RuleLoadError, match="no such rule file or folder"):
         load_rules([str(tmp_path / "nope")])

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
+from preflight.engine.versions import _FLAVOUR
 from preflight.engine.versions import (
     InvalidRange, compile_matcher, compile_osv, compile_specifier, comparison_key, describe_range,
     parse_cc,
@@ -18,7 +19,11 @@ from preflight.engine.versions import (
     ("2.5.1", "2.5.1"),
     ("2.5.1+cu124", "2.5.1"),                     # local label ignored
     ("2.4.0a0+3bcc3cd.nv24.07", "2.4.0"),         # NGC build: compared by its release
-    ("2.6.0.dev20250101+cu126", "2.6.0"),         # nightly with a local label: by release
+    ("2.6.0.dev20250101+cu126", "2.6.0.dev20250101"),  # pip nightly: flavour label dropped
+    ("2.6.0.dev20250101+cpu", "2.6.0.dev20250101"),
+    ("2.5.0rc1+rocm6.2", "2.5.0rc1"),
+    ("2.5.1+cu124.cxx11abi", "2.5.1"),
+    ("1.12.0.dev0+abc1234", "1.12.0"),            # source build from a commit: by release
     ("2.6.0rc1", "2.6.0rc1"),                     # plain pre-release: PEP 440 as is
     ("2.6.0.dev20250101", "2.6.0.dev20250101"),
     ("1!2.0+x", "1!2.0"),                         # epoch kept
@@ -38,6 +43,11 @@ def test_unparseable_versions_give_none(text: str) -> None:
     (">=2.4", "2.4.0a0+3bcc3cd.nv24.07", True),        # packaging alone says False
     ("<2.6", "2.6.0rc1", True),                        # before 2.6.0, like OSV fixed: 2.6.0
     ("<2.6", "2.6.0.dev20250101", True),
+    ("<2.6", "2.6.0.dev20241112+cu124", True),         # the nightly as pip installs it
+    (">=2.14.0.dev0", "2.14.0.dev20260901+cu130", True),
+    ("===2.5.1+cu124", "2.5.1+cu124", True),           # exact string, label and all
+    ("===2.5.1+cu124", "2.5.1+cu121", False),
+    (">=2.5,===2.5.1+cu124", "2.5.1+cu124", True),
     (">=2.5", "2.6.0rc1", True),                       # pre-releases are never excluded
     (">2.5", "2.5.post1", True),                       # plain total order
     ("==2.5.1", "2.5.1+cu121", True),
@@ -119,12 +129,23 @@ def test_specifier_agrees_with_packaging_on_plain_releases(spec: str, version: s
         SpecifierSet(spec).contains(version, prereleases=True)
 
 
+flavour = st.sampled_from(["cu118", "cu124", "cu130", "cpu", "rocm6.2", "xpu", "cu124.cxx11abi"])
+
+
 @settings(deadline=None)  # a shared, loaded CI box must not flake
 @given(release, pre, local)
 def test_local_label_builds_compare_by_release(base: str, suffix: str, label: str) -> None:
     ngc = f"{base}{suffix}+{label}"
     assume(comparison_key(ngc) is not None)
+    assume(not _FLAVOUR.fullmatch(Version(ngc).local or ""))   # those: the next property
     assert comparison_key(ngc) == Version(Version(base).base_version)
+
+
+@settings(deadline=None)  # a shared, loaded CI box must not flake
+@given(release, pre, flavour)
+def test_flavour_labels_are_dropped_and_pep440_applies(base: str, suffix: str, label: str) -> None:
+    version = f"{base}{suffix}+{label}"
+    assert comparison_key(version) == Version(Version(version).public)
 
 
 @settings(deadline=None)  # a shared, loaded CI box must not flake
@@ -132,7 +153,10 @@ def test_local_label_builds_compare_by_release(base: str, suffix: str, label: st
 def test_ngc_build_is_inside_exactly_when_its_release_is(base: str, _: str, spec: str,
                                                          suffix: str, label: str) -> None:
     matcher = compile_specifier(spec)
-    assert matcher.contains(f"{base}{suffix}+{label}") is matcher.contains(base)
+    version = f"{base}{suffix}+{label}"
+    assume(comparison_key(version) is not None)
+    assume(not _FLAVOUR.fullmatch(Version(version).local or ""))
+    assert matcher.contains(version) is matcher.contains(base)
 
 
 versions_any = st.tuples(release, pre).map(lambda t: t[0] + t[1])

@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
+import sys
+import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -193,6 +198,48 @@ def test_hanging_smi_returns_within_timeout(fake_smi: Any) -> None:
     assert elapsed < 5.0, f"probe took {elapsed:.1f} s despite a 0.5 s timeout"
     assert isinstance(f["gpu.count"], Unknown)
     assert "did not answer within 0.5 s" in f["gpu.count"].reason
+
+
+def test_hanging_nvml_returns_within_timeout(no_smi_path: str) -> None:
+    """A wedged driver can block nvmlInit; the probe gives up after its timeout, never hangs."""
+    release = threading.Event()
+
+    class Hangs(FakeNVML):
+        def nvmlInit(self) -> None:  # noqa: N802
+            release.wait(60)
+
+    start = time.monotonic()
+    try:
+        result = probe_gpu(nvml=Hangs([]), env={"PATH": no_smi_path}, nvml_timeout=0.5)
+    finally:
+        release.set()
+    elapsed = time.monotonic() - start
+    assert elapsed < 5.0, f"probe took {elapsed:.1f} s despite a 0.5 s NVML timeout"
+    assert "NVML did not answer within 0.5 s" in result.facts["gpu.nvml_error"]
+    assert isinstance(result.facts["gpu.count"], Unknown)
+
+
+def test_a_pynvml_that_raises_on_import_is_a_fact(tmp_path: Path) -> None:
+    """The real loader path: libnvidia-ml.so.1 loads (a stub built here) but pynvml is broken."""
+    gcc = shutil.which("gcc") or shutil.which("cc")
+    if gcc is None or not sys.platform.startswith("linux"):
+        pytest.skip("needs a C compiler on Linux to build a stub libnvidia-ml.so.1")
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    subprocess.run([gcc, "-shared", "-fPIC", "-x", "c", "-", "-o", str(lib / "libnvidia-ml.so.1")],
+                   input="int fp8_doctor_stub;\n", text=True, check=True, timeout=60)
+    py = tmp_path / "py"
+    py.mkdir()
+    (py / "pynvml.py").write_text("raise RuntimeError('broken pynvml build')\n")
+    root = Path(__file__).resolve().parents[2]
+    code = ("import json; from preflight.probes.gpu import probe_gpu; "
+            "r = probe_gpu(env={'PATH': ''}); print(json.dumps(r.facts['gpu.nvml_error']))")
+    env = {**os.environ, "LD_LIBRARY_PATH": str(lib),
+           "PYTHONPATH": os.pathsep.join([str(py), str(root)])}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "pynvml could not be loaded: RuntimeError: broken pynvml build" in out.stdout
 
 
 def test_real_probe_gives_facts_or_a_clear_reason() -> None:

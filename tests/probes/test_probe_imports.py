@@ -55,6 +55,18 @@ def test_failures_are_classified(fake_env: dict[str, str], module: str, kind: st
     assert f[f"import.{module}.error"]
 
 
+def test_a_source_tree_in_the_current_directory_is_not_imported(
+        fake_env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run inside a checkout of the package: the probe must import what is installed."""
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    (checkout / "fake_ok.py").write_text("raise ImportError('imported the source tree')\n")
+    monkeypatch.chdir(checkout)
+    f = import_facts(["fake_ok"], env=fake_env, timeout=60)
+    assert f["import.fake_ok.ok"] is True, f.get("import.fake_ok.error")
+    assert f["import.fake_ok.version"] == "1.2.3"
+
+
 def test_ok_timeout_and_crash_in_parallel(fake_env: dict[str, str]) -> None:
     start = time.monotonic()
     f = import_facts(["fake_ok", "fake_hang", "fake_crash"], env=fake_env, timeout=3.0)

@@ -184,6 +184,15 @@ def test_torch_version_py_broken_or_missing(tmp_path: Path) -> None:
     assert isinstance(build, Unknown) and "not found" in build.reason
 
 
+def test_torch_version_py_with_non_literal_values(tmp_path: Path) -> None:
+    # {[]: 1} parses but is no literal (TypeError in literal_eval): skip it, keep the rest.
+    path = tmp_path / "version.py"
+    path.write_text("x = {[]: 1}\ny = f(2)\n__version__ = '2.5.1+cu124'\ncuda = '12.4'\n")
+    assert torch_build_facts(path)["cuda.torch_build"] == "12.4"
+    path.write_bytes(b"cuda = '12.4'\x00\n")   # a NUL byte: ValueError from the parser
+    assert isinstance(torch_build_facts(path)["cuda.torch_build"], Unknown)
+
+
 def test_scan_is_one_pass_over_real_environment() -> None:
     found = scan()
     names = [i.name for i in found.installed]
