@@ -155,9 +155,13 @@ def run(args: argparse.Namespace) -> int:
     payload, local = collect_rank(info, options)
     if args.collectives:
         left = max(deadline - time.monotonic(), 10.0)
-        payload["collectives"] = collectives.run(info, timeout_s=left,
-                                                 backend=args.collectives_backend,
-                                                 mib=args.collectives_mib)
+        result = collectives.run(info, timeout_s=left, backend=args.collectives_backend,
+                                 mib=args.collectives_mib)
+        # The report carries one line per rank; the child's traceback is for this rank's log.
+        detail = result.pop("detail", None)
+        if detail:
+            _log(info.rank, f"collectives {result.get('status')}; the child's stderr:\n{detail}")
+        payload["collectives"] = result
     if store is None:
         gathered: Gathered | None = Gathered({0: payload}, {})
     else:

@@ -5,14 +5,21 @@ Transformer Engine gather the raw FP8 bytes as uint8). Each rank runs the collec
 process joined through the launcher's c10d store, with a timeout: an NCCL hang or a watchdog
 abort becomes a result ("timeout" / "failed" with the reason) instead of a hung or killed doctor.
 Results are checked exactly (sums of small integers, byte patterns), then timed.
+
+A job of one (no launcher, or ``--nproc-per-node 1``) has no store to join: the child keeps its
+own in-process store and runs the collectives on its one rank, which still proves the backend
+initialises and moves the bytes. A failure is reported as one line (the exception's last line);
+the child's traceback goes to the rank's stderr, never into a finding.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import time
+import traceback
 from collections.abc import Sequence
 from typing import Any
 
@@ -23,6 +30,33 @@ _ENV = "FP8D_COLLECTIVES"
 # The child's own timeout is timeout_s (c10d store and process group); this margin covers the
 # interpreter and torch start-up before the parent gives up on it.
 MARGIN_S = 15.0
+# A finding message holds one line per rank, not a traceback.
+ERROR_CHARS = 300
+# How much of the child's stderr travels back as ``detail`` (logged on the rank, not reported).
+DETAIL_CHARS = 4000
+# An unindented "pkg.module.SomeError: message" line: the last one is the exception that ended it.
+_EXC_LINE = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning)\b:?")
+
+
+def summarize_error(text: str) -> str:
+    """One line for a finding from a child's stderr (or an exception's text).
+
+    The last ``SomeError: message`` line when there is one (a Python traceback ends with it),
+    else the last non-empty line; whitespace collapsed, capped at :data:`ERROR_CHARS`.
+    """
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    if not lines:
+        return ""
+    exc = [ln for ln in lines if _EXC_LINE.match(ln)]
+    line = " ".join((exc or lines)[-1].split())
+    return line if len(line) <= ERROR_CHARS else line[: ERROR_CHARS - 1] + "…"
+
+
+def _failed(backend: str, error: str, stderr: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {"status": "failed", "backend": backend, "error": error}
+    if stderr.strip():
+        out["detail"] = stderr.strip()[-DETAIL_CHARS:]
+    return out
 
 
 def run(info: RankInfo, *, timeout_s: float, backend: str = "nccl", mib: int = 16,
@@ -45,12 +79,13 @@ def run(info: RankInfo, *, timeout_s: float, backend: str = "nccl", mib: int = 1
     res = proc.run(list(argv or (sys.executable, "-m", "preflight.dist.collectives")), limit,
                    env=env)
     if res.error:
-        return {"status": "failed", "backend": backend,
-                "error": f"could not start the collectives child: {res.error}"}
+        return _failed(backend, f"could not start the collectives child: "
+                                f"{summarize_error(res.error)}")
     if res.timed_out:
-        return {"status": "timeout", "backend": backend,
-                "error": f"no result within {limit:.0f}s (a rank never joined, or a "
-                         "collective hung)"}
+        out = _failed(backend, f"no result within {limit:.0f}s (a rank never joined, or a "
+                               "collective hung)", res.stderr)
+        out["status"] = "timeout"
+        return out
     lines = [ln for ln in res.stdout.splitlines() if ln.startswith("{")]
     if res.returncode == 0 and lines:
         try:
@@ -58,14 +93,15 @@ def run(info: RankInfo, *, timeout_s: float, backend: str = "nccl", mib: int = 1
         except ValueError as exc:
             result = exc
         if not isinstance(result, dict):
-            return {"status": "failed", "backend": backend,
-                    "error": f"unreadable result from the collectives child ({result}): "
-                             f"{lines[-1][:200]}"}
+            return _failed(backend, f"unreadable result from the collectives child "
+                                    f"({summarize_error(str(result))}): {lines[-1][:200]}",
+                           res.stderr)
         result["seconds"] = round(res.seconds, 3)
+        if result.get("status") not in ("ok", "skipped") and res.stderr.strip():
+            result["detail"] = res.stderr.strip()[-DETAIL_CHARS:]
         return result
-    tail = " ".join(res.stderr.strip().splitlines()[-3:])[-600:]
-    return {"status": "failed", "backend": backend,
-            "error": f"child exited with {res.returncode}: {tail or 'no output'}"}
+    return _failed(backend, f"child exited with {res.returncode}: "
+                            f"{summarize_error(res.stderr) or 'no output'}", res.stderr)
 
 
 def _timed(fn: Any, sync: Any, iters: int = 5) -> float:
@@ -99,7 +135,13 @@ def _child(spec: dict[str, Any]) -> dict[str, Any]:
         sync = torch.cuda.synchronize
     else:
         device, sync = torch.device("cpu"), (lambda: None)
-    store = dist.TCPStore(spec["addr"], int(spec["port"]), is_master=False, timeout=timeout)
+    if world == 1:
+        # A job of one has no launcher store to join (nothing listens on MASTER_PORT): keep an
+        # in-process store; the collectives then run for real on this one rank.
+        store = dist.HashStore()
+    else:
+        store = dist.TCPStore(spec["addr"], int(spec["port"]), is_master=False,
+                              timeout=timeout)
     dist.init_process_group(backend, store=dist.PrefixStore(spec["prefix"], store), rank=rank,
                             world_size=world, timeout=timeout)
     try:
@@ -121,8 +163,9 @@ def _child(spec: dict[str, Any]) -> dict[str, Any]:
         gather_s = _timed(lambda: dist.all_gather_into_tensor(out, part), sync)
     finally:
         dist.destroy_process_group()
-    # nccl-tests' bus bandwidth: all-reduce moves 2(n-1)/n of the data, all-gather (n-1)/n.
-    frac = (world - 1) / world if world > 1 else 1.0
+    # nccl-tests' bus bandwidth: all-reduce moves 2(n-1)/n of the data, all-gather (n-1)/n;
+    # on one rank nothing crosses a link, so it is 0 there too (a copy speed is no bandwidth).
+    frac = (world - 1) / world
     return {
         "status": "ok" if reduce_ok and gather_ok else "failed",
         "backend": backend, "bytes": n,
@@ -166,7 +209,14 @@ def merge_results(results: dict[int, dict[str, Any] | None]) -> dict[str, Any]:
 def main() -> int:
     """Child entry point: read the spec from the environment, print one JSON line."""
     spec = json.loads(os.environ[_ENV])
-    print(json.dumps(_child(spec)), flush=True)
+    try:
+        result = _child(spec)
+    except Exception as exc:  # noqa: BLE001 - the parent reports one line; the detail is stderr
+        traceback.print_exc(file=sys.stderr)
+        text = f"{type(exc).__name__}: {exc}"
+        result = {"status": "failed", "backend": spec.get("backend"),
+                  "error": summarize_error(text) or type(exc).__name__}
+    print(json.dumps(result), flush=True)
     return 0
 
 

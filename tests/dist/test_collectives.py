@@ -6,6 +6,7 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -61,6 +62,40 @@ def test_hang_is_a_timeout_and_kills_the_childs_children(tmp_path: Path,
                 os.kill(int(pidfile.read_text()), signal.SIGKILL)
             except ProcessLookupError:
                 pass
+
+
+def test_a_crashed_child_is_one_line_and_its_traceback_is_the_detail() -> None:
+    code = "def f():\n    raise RuntimeError('boom\\nsecond line')\nf()"
+    res = collectives.run(INFO, timeout_s=30, backend="gloo", argv=(sys.executable, "-c", code))
+    assert res["status"] == "failed"
+    assert res["error"] == "child exited with 1: RuntimeError: boom"
+    assert "Traceback" in res["detail"] and "File " in res["detail"]
+
+
+def test_a_store_that_never_answers_is_one_line_from_the_real_child(
+        free_port: Callable[[], int]) -> None:
+    # The real child, 2 ranks, nothing listening on the port: the exception it ends with is
+    # summarized to its last line; the traceback stays in ``detail`` (logged, never reported).
+    info = RankInfo(rank=1, world_size=2, local_rank=1, launcher="torchrun",
+                    master_addr="127.0.0.1", master_port=free_port(), run_id="t", hostname="h")
+    res = collectives.run(info, timeout_s=2, backend="gloo", mib=1)
+    assert res["status"] == "failed", res
+    assert "\n" not in res["error"] and "Traceback" not in res["error"]
+    assert "^^^" not in res["error"] and "File " not in res["error"]
+    assert "Error" in res["error"] and len(res["error"]) <= collectives.ERROR_CHARS
+    assert "Traceback" in res.get("detail", "")
+
+
+@pytest.mark.parametrize("stderr, line", [
+    ("Traceback (most recent call last):\n  File \"x.py\", line 1\n    y()\n    ^^^\n"
+     "torch.distributed.DistNetworkError: timed out to (127.0.0.1, 29500).\n",
+     "torch.distributed.DistNetworkError: timed out to (127.0.0.1, 29500)."),
+    ("ValueError: bad\nextra context\n", "ValueError: bad"),
+    ("just text\n\n  last words  \n", "last words"),
+    ("", ""),
+])
+def test_summarize_error_keeps_the_exception_line(stderr: str, line: str) -> None:
+    assert collectives.summarize_error(stderr) == line
 
 
 def test_unstartable_child_is_a_failure(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -26,6 +27,31 @@ def test_without_a_launcher_it_is_a_job_of_one(job_env: Callable[[], dict[str, s
     assert doc["facts"]["cluster.world_size"] == 1
     assert doc["facts"]["cluster.differing"] == []
     assert [r["rank"] for r in doc["cluster"]["ranks"]] == [0]
+
+
+def _no_launcher(env: dict[str, str]) -> dict[str, str]:
+    drop = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT", "SLURM_PROCID",
+            "SLURM_NTASKS")
+    return {k: v for k, v in env.items() if k not in drop}
+
+
+def test_collectives_in_a_job_of_one_run_on_the_one_rank(
+        job_env: Callable[[], dict[str, str]], repo_root: Path) -> None:
+    # No launcher: no store listens on MASTER_PORT. The collectives child used to connect to one
+    # anyway and failed after its timeout (FP8D-CLU-0009 with a traceback in the message).
+    start = time.monotonic()
+    proc = _run(["--collectives", "--collectives-backend", "gloo", "--collectives-mib", "1",
+                 "--timeout", "40", "--format", "json"], _no_launcher(job_env()), repo_root)
+    seconds = time.monotonic() - start
+    doc = json.loads(proc.stdout)
+    facts = doc["facts"]
+    assert facts["cluster.collectives.status"] == "ok", facts.get("cluster.collectives.error")
+    assert facts["cluster.collectives.all_reduce.ok"] is True
+    assert facts["cluster.collectives.all_gather_uint8.ok"] is True
+    # One rank moves nothing over a link: bus bandwidth 0 (nccl-tests' convention).
+    assert facts["cluster.collectives.all_reduce.busbw_gbps"] == 0
+    assert "FP8D-CLU-0009" not in {f["id"] for f in doc["findings"]}
+    assert seconds < 40, f"{seconds:.1f}s: it waited for a store that does not exist"
 
 
 def test_usage_errors_exit_2_with_a_message(job_env: Callable[[], dict[str, str]],
