@@ -67,6 +67,28 @@ def test_usage_errors_exit_2_with_a_message(job_env: Callable[[], dict[str, str]
     assert proc.returncode == 2 and "cannot write /no/such/dir/report.json" in proc.stderr
 
 
+@pytest.mark.parametrize("flag, value, says", [
+    ("--timeout", "nan", "must be more than 0 seconds"),
+    ("--timeout", "-5", "must be more than 0 seconds"),
+    ("--timeout", "0", "must be more than 0 seconds"),
+    ("--timeout", "inf", "must be at most 604800 seconds"),
+    ("--timeout", "soon", "not a number of seconds"),
+    ("--smoke-timeout", "inf", "must be at most 604800 seconds"),
+    ("--collectives-mib", "0", "must be at least 1 MiB"),
+    ("--collectives-mib", "-1", "must be at least 1 MiB"),
+    ("--collectives-mib", "1.5", "not a whole number of MiB"),
+])
+def test_bad_numbers_are_usage_errors(flag: str, value: str, says: str,
+                                      job_env: Callable[[], dict[str, str]],
+                                      repo_root: Path) -> None:
+    # argparse rejects them before any probe runs: exit 2, one message, no traceback. (inf used
+    # to pass and end in an OverflowError, exit 3, once a timedelta was built from it.)
+    proc = _run([flag, value], _no_launcher(job_env()), repo_root)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert f"argument {flag}: {says}" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
 def test_nccl_collectives_without_a_gpu_are_skipped_not_failed() -> None:
     import torch
 
