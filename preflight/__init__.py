@@ -7,6 +7,8 @@ Public API (DESIGN.md contract)::
     preflight.assert_ready(paths=[...], smoke=True, fail_on="error")   # raises PreflightError
     preflight.inspect(model, optimizer=None, accelerator=None, expect_fp8=True)
 
+``paths`` is one path (str or os.PathLike) or a list of them.
+
 Names are loaded lazily so ``import preflight`` stays cheap and never imports torch.
 """
 

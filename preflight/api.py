@@ -6,7 +6,8 @@ engine) and rendering stay in their own packages; this module only sequences the
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +20,8 @@ from preflight.probes.base import ProbeResult, ProbeStatus
 from preflight.report import Report
 
 Progress = Callable[[str], None]
+# What ``check`` / ``assert_ready`` accept for ``paths`` and ``rules_paths``: one path, or several.
+PathsArg = str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
 
 
 def _silent(_: str) -> None:
@@ -121,14 +124,40 @@ def collect_facts(options: CheckOptions, progress: Progress = _silent
     return facts, probes, extra, inputs
 
 
-def check(paths: Sequence[str] = (), *, smoke: bool | None = False,
+def _as_paths(value: Any, name: str) -> tuple[str, ...]:
+    """``paths`` / ``rules_paths`` as a tuple of str; one str or os.PathLike is one path.
+
+    Why: a str is itself iterable, so ``tuple("job.yaml")`` made one "path" per character (and
+    ``"/"`` the filesystem root). Anything that is neither a path nor an iterable of paths is a
+    programming error, so it is a TypeError rather than a finding.
+    """
+    if isinstance(value, (str, os.PathLike)):
+        value = (value,)
+    elif isinstance(value, (bytes, bytearray, Mapping)) or not isinstance(value, Iterable):
+        raise TypeError(f"{name} must be a path (str or os.PathLike) or a list of paths, "
+                        f"not {type(value).__name__}")
+    out = []
+    for item in value:
+        path = os.fspath(item) if isinstance(item, (str, os.PathLike)) else None
+        if not isinstance(path, str):
+            raise TypeError(f"{name} must hold paths (str or os.PathLike), not "
+                            f"{type(item).__name__}: {item!r}")
+        out.append(path)
+    return tuple(out)
+
+
+def check(paths: PathsArg = (), *, smoke: bool | None = False,
           assume: Mapping[str, str] | None = None, snapshot: str | None = None,
           kind: str | None = None, deep: bool = False, fail_on: str = "error",
-          rules_paths: Sequence[str] = (), smoke_options: Any = None,
+          rules_paths: PathsArg = (), smoke_options: Any = None,
           progress: Progress = _silent) -> Report:
-    """Run the whole check and return a :class:`Report` (never raises for findings)."""
-    options = CheckOptions(tuple(paths), kind, snapshot, assume, smoke, smoke_options, deep,
-                           tuple(rules_paths), fail_on)
+    """Run the whole check and return a :class:`Report` (never raises for findings).
+
+    ``paths`` (and ``rules_paths``) is one path (a str or os.PathLike) or a list of them; other
+    types raise TypeError.
+    """
+    options = CheckOptions(_as_paths(paths, "paths"), kind, snapshot, assume, smoke,
+                           smoke_options, deep, _as_paths(rules_paths, "rules_paths"), fail_on)
     return run_check(options, progress)
 
 
@@ -196,9 +225,12 @@ def evaluate_facts(facts: Facts, *, rules_paths: Sequence[str] = (),
     )
 
 
-def assert_ready(paths: Sequence[str] = (), *, smoke: bool | None = True,
+def assert_ready(paths: PathsArg = (), *, smoke: bool | None = True,
                  fail_on: str = "error", **kwargs: Any) -> Report:
-    """Check, and raise :class:`PreflightError` when a finding reaches ``fail_on``."""
+    """Check, and raise :class:`PreflightError` when a finding reaches ``fail_on``.
+
+    ``paths`` as in :func:`check`: one path or a list of them.
+    """
     report = check(paths, smoke=smoke, fail_on=fail_on, **kwargs)
     if not report.ok(fail_on):
         raise PreflightError(report, fail_on)
