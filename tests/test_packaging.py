@@ -8,8 +8,11 @@ the only test that sees what users get from ``pip install .``.
 
 from __future__ import annotations
 
+import email
 import json
 import os
+import re
+import shlex
 import subprocess
 import sys
 import zipfile
@@ -20,6 +23,15 @@ import pytest
 pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[1]
+# What the README's first command finds on the bundled example job (preflight/examples/): the
+# FP8-under-DeepSpeed conflict and DeepSpeed's fp16 next to accelerate's fp8.
+EXAMPLE_ERRORS = {"FP8D-ACC-0003", "FP8D-DS-0002"}
+
+
+def _readme_bash_blocks() -> list[str]:
+    """The README's ```bash blocks, in order (the first two are the README's own contract)."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    return [b.strip() for b in re.findall(r"^```bash\n(.*?)^```", text, re.M | re.S)]
 
 
 def _run(argv: list[str], cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess[str]:
@@ -90,3 +102,54 @@ def test_check_from_the_wheel(venv: Path, tmp_path: Path) -> None:
     assert {"schema_version", "facts", "findings", "summary", "exit_code"} <= set(doc)
     assert doc["exit_code"] == res.returncode
     assert "host.python" in doc["facts"] and "gpu.count" in doc["facts"]
+
+
+def test_readme_first_command_from_the_wheel(venv: Path, tmp_path: Path) -> None:
+    """The README's first command, its check part exactly, on a non-editable install."""
+    first = _readme_bash_blocks()[0]
+    install, check = [part.strip() for part in first.split("&&")][-2:]
+    assert shlex.split(install)[1:] == ["install", "-q", "."], install  # non-editable, as here
+    argv = shlex.split(check)
+    assert argv[0] == ".venv/bin/fp8-doctor", check
+    res = _run([str(venv / "bin" / "fp8-doctor"), *argv[1:]], cwd=tmp_path)
+    assert res.returncode == 1, f"exit {res.returncode}:\n{res.stdout[-3000:]}{res.stderr[-3000:]}"
+    as_json = _run([str(venv / "bin" / "fp8-doctor"), *argv[1:], "--format", "json"],
+                   cwd=tmp_path)
+    doc = json.loads(as_json.stdout)
+    assert as_json.returncode == doc["exit_code"] == 1
+    errors = {f["id"] for f in doc["findings"] if f["severity"] == "error"}
+    assert EXAMPLE_ERRORS <= errors, errors
+    # The text report names every finding the JSON report has.
+    missing = {f["id"] for f in doc["findings"]} - set(re.findall(r"FP8D-[A-Z]+-\d+", res.stdout))
+    assert not missing, res.stdout[-3000:]
+
+
+def test_ci_runs_exactly_the_readme_test_command() -> None:
+    test_cmd = _readme_bash_blocks()[1]
+    ci = (REPO / ".ci" / "run").read_text(encoding="utf-8").strip().splitlines()
+    assert ci[-1].strip() == test_cmd
+    # CI's torch is the CPU build named explicitly, not the [torch] extra (a floor, which would
+    # pull the default CUDA build); the only extra it installs is [test].
+    assert re.search(r"(?<![\w.-])torch==2\.13\.0(?![\w.])", test_cmd), test_cmd
+    assert re.findall(r"\.\[([^\]]*)\]", test_cmd) == ["test"], test_cmd
+
+
+def test_optional_extras_in_the_wheel(wheel: Path) -> None:
+    """torch, transformer-engine, deepspeed and torchao are extras; none is a core dependency."""
+    with zipfile.ZipFile(wheel) as zf:
+        name = next(n for n in zf.namelist() if n.endswith(".dist-info/METADATA"))
+        meta = email.message_from_bytes(zf.read(name))
+    extras = set(meta.get_all("Provides-Extra") or [])
+    assert {"torch", "torchao", "transformer-engine", "deepspeed", "test"} <= extras
+    requires = meta.get_all("Requires-Dist") or []
+    by_extra: dict[str, list[str]] = {}
+    for req in requires:
+        m = re.search(r"""extra\s*==\s*['"]([^'"]+)['"]""", req)
+        by_extra.setdefault(m.group(1) if m else "", []).append(req.split(";")[0].strip())
+    heavy = ("torch", "torchao", "transformer-engine", "transformer_engine", "deepspeed")
+    assert not [r for r in by_extra[""] if re.split(r"[\s\[<>=!~;]", r)[0] in heavy]
+    assert by_extra["transformer-engine"] == ["transformer-engine[pytorch]"]
+    assert by_extra["deepspeed"] == ["deepspeed"]
+    # A floor, not a pin: `pip install fp8-doctor[torch]` must not replace the user's torch.
+    (torch_req,) = by_extra["torch"]
+    assert torch_req.startswith("torch>=") and "==" not in torch_req, torch_req
