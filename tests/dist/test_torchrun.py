@@ -81,3 +81,35 @@ def test_ranks_that_exit_early_or_hang_are_named_without_hanging_the_job(
     assert {"FP8D-CLU-0005", "FP8D-CLU-0007"} <= _ids(job)
     assert job.report["exit_code"] == 1 and job.rc != 0
     assert job.seconds < 10 + 25, "the job must end soon after --timeout"
+
+
+def test_planned_gpu_and_driver_differences_are_named_with_their_ranks(
+        torchrun: Callable[..., Job]) -> None:
+    # CPU machines have no GPU to differ, so each rank plans one with --assume, appended to its
+    # own command line by the wrapper: ranks 0 and 1 an H100 on driver 580 (CUDA 13.0), rank 2
+    # an A100 on driver 550 (CUDA 12.4). The merge must name exactly those, with those ranks.
+    def plan(gpu: str, driver: str, cuda: str) -> str:
+        return (f'set -- "$@" --assume gpu={gpu} --assume gpu.driver={driver} '
+                f'--assume gpu.cuda_driver={cuda}')
+
+    h100 = plan("H100", "580.95.05", "13.0")
+    job = torchrun(3, ["--timeout", "60"], per_rank={
+        0: h100, 1: h100, 2: plan("A100", "550.54.15", "12.4")})
+    facts = job.facts()
+    assert facts["cluster.missing_ranks"] == [] and facts["cluster.error_ranks"] == []
+    assert facts["cluster.diff.gpu"] == [
+        {"name": "model", "values": {"NVIDIA H100": [0, 1], "NVIDIA A100": [2]}},
+        {"name": "compute capability", "values": {"9.0": [0, 1], "8.0": [2]}}]
+    assert facts["cluster.diff.driver"] == [
+        {"name": "gpu.cuda_driver", "values": {"13.0": [0, 1], "12.4": [2]}},
+        {"name": "gpu.driver", "values": {"580.95.05": [0, 1], "550.54.15": [2]}}]
+    assert facts["cluster.differing"] == ["gpu", "driver"]
+    assert (facts["cluster.min_cc"], facts["cluster.max_cc"]) == ("8.0", "9.0")
+    clu = {i for i in _ids(job) if i.startswith("FP8D-CLU")}
+    assert clu == {"FP8D-CLU-0002", "FP8D-CLU-0003", "FP8D-CLU-0004"}
+    diffs = job.report["cluster"]["differences"]
+    assert [d["kind"] for d in diffs] == ["gpu", "gpu", "driver", "driver"]
+    assert "model: NVIDIA H100 on ranks 0, 1; NVIDIA A100 on rank 2" in diffs[0]["text"]
+    rows = {r["rank"]: r for r in job.report["cluster"]["ranks"]}
+    assert [(rows[r]["gpu"], rows[r]["cc"]) for r in range(3)] == [
+        ("NVIDIA H100", "9.0"), ("NVIDIA H100", "9.0"), ("NVIDIA A100", "8.0")]
