@@ -137,11 +137,13 @@ def _render(args: argparse.Namespace, report: Any, view: Any) -> str:
     body = report.render(args.format, redact=redact, color=color)
     if args.format == "sarif":
         return body
-    return _scrub(render_section(view, args.format, redact=redact), redact) + "\n" + body
+    # render_section redacts cell by cell itself: scrubbing the laid-out table afterwards would
+    # shorten cells (/home/u/x -> ~/x) and shift the columns after them.
+    return render_section(view, args.format, redact=redact) + "\n" + body
 
 
 def _scrub(text: str, redact: bool) -> str:
-    """The cluster section goes through the same content redaction as the rest of the report
+    """The JSON cluster section goes through the same content redaction as the rest of the report
     ($HOME, host names, secret-looking values): env values such as NCCL_TOPO_FILE hold paths."""
     if not redact:
         return text

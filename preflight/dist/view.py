@@ -2,14 +2,17 @@
 
 Shown before the normal report (``preflight.render``). Nodes are labelled node0, node1, ... (node0
 holds rank 0); host names appear only with ``--no-redact`` and GPU UUIDs never. In each node's
-table the columns of facts that differ between ranks come first.
+table the columns of facts that differ between ranks come first. With redaction on, every cell is
+redacted *before* the column widths are computed: redacting the laid-out text afterwards
+(``/home/alice/x`` -> ``~/x``) shifted the rest of the row.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from preflight.dist.merge import DIFF_KINDS, NO_GPU, ClusterView, fact_value, own_gpu
+from preflight.dist.merge import DIFF_KINDS, NO_GPU, UNKNOWN, ClusterView, fact_value, own_gpu
 
 _KIND_LABEL = {"packages": "package", "gpu": "gpu", "driver": "driver", "cuda": "cuda",
                "env": "env"}
@@ -26,6 +29,24 @@ def _status(payload: dict[str, Any]) -> str:
     if coll:
         parts.append(f"collectives {coll.get('status')}")
     return ", ".join(parts) or "ok"
+
+
+def _slot(payload: dict[str, Any], model: str) -> str:
+    """The GPU ``cuda:LOCAL_RANK`` lands on, as far as this rank can tell.
+
+    Without NVML (``<unknown>`` GPU) the host index from CUDA_VISIBLE_DEVICES says nothing about
+    whether that GPU exists, so it is not shown as "GPU n"; a rank with no GPU says ``none``.
+    """
+    device = payload.get("device") or {}
+    if device.get("problem"):
+        return str(device["problem"])
+    if payload.get("error"):
+        return "-"  # its facts were never collected: nothing is known
+    if model == NO_GPU:
+        return "none"
+    if model == UNKNOWN:
+        return UNKNOWN
+    return f"GPU {device['index']}" if device.get("index") is not None else "-"
 
 
 def _diff_columns(view: ClusterView) -> list[tuple[str, str, str]]:
@@ -51,15 +72,12 @@ def rows(view: ClusterView) -> list[dict[str, Any]]:
         p = view.payloads[rank]
         facts = p.get("facts") or {}
         model, cc = own_gpu(facts, int(p.get("local_rank", 0)))
-        device = p.get("device") or {}
         row: dict[str, Any] = {"rank": rank, "node": node_of[rank],
                                "local_rank": p.get("local_rank")}
         for kind, name, title in _diff_columns(view):
             row[title] = _cell(view, rank, kind, name)
         row.update({
-            "slot": device.get("problem") or (
-                f"GPU {device['index']}" if device.get("index") is not None and model != NO_GPU
-                else "-"),
+            "slot": _slot(dict(p), model),
             "gpu": model, "cc": cc, "driver": fact_value(facts, "gpu.driver"),
             "torch": fact_value(facts, "pkg.torch.version"),
             "transformer-engine": fact_value(facts, "pkg.transformer-engine.version"),
@@ -108,8 +126,17 @@ def _md(text: str) -> str:
     return text.replace("\\", "\\\\").replace("<", "\\<").replace("|", "\\|")
 
 
+def _redactor(redact: bool) -> Callable[[str], str]:
+    if not redact:
+        return lambda text: text
+    from preflight.redact import redact_text
+
+    return redact_text
+
+
 def render_section(view: ClusterView, fmt: str, *, redact: bool = True) -> str:
-    """The cluster section as text or Markdown."""
+    """The cluster section as text or Markdown, redacted (content and host names) by default."""
+    clean = _redactor(redact)
     table = rows(view)
     cols = [c for c in (table[0] if table else {}) if c != "node"]
     diffs = _differences(view)
@@ -120,16 +147,20 @@ def render_section(view: ClusterView, fmt: str, *, redact: bool = True) -> str:
         lines.append("None: every rank reports the same packages, GPU, driver, CUDA and env." if md
                      else "  ✓ none: every rank reports the same packages, GPU, driver, CUDA, env")
     for what, text in diffs:
+        text = clean(text)
         lines.append(f"- **{what}**: {_md(text)}" if md else f"  ✗ {what:<11} {text}")
+    header = [clean(c) for c in cols]
     for node in view.nodes:
-        body = [[str(r[c]) for c in cols] for r in table if r["rank"] in node.ranks]
-        lines += ["", f"## {_node_title(node, redact)}" if md else _node_title(node, redact)]
+        # Redact each cell before _table_text measures it, so the columns stay aligned.
+        body = [[clean(str(r[c])) for c in cols] for r in table if r["rank"] in node.ranks]
+        title = clean(_node_title(node, redact))
+        lines += ["", f"## {title}" if md else title]
         if md:
-            lines.append("| " + " | ".join(_md(c) for c in cols) + " |")
-            lines.append("|" + "---|" * len(cols))
+            lines.append("| " + " | ".join(_md(c) for c in header) + " |")
+            lines.append("|" + "---|" * len(header))
             lines += ["| " + " | ".join(_md(c) for c in row) + " |" for row in body]
         else:
-            lines += _table_text(cols, body)
+            lines += _table_text(header, body)
     return "\n".join(lines) + "\n"
 
 

@@ -150,3 +150,45 @@ def test_nodes_are_machines_not_host_names_and_uuids_compare_across_nodes() -> N
     # Two pods of one machine (two nodes here) that reach the same GPU UUID are flagged.
     assert f["cluster.node_ranks"] == {"node0": [0], "node1": [1], "node2": [2], "node3": [3]}
     assert f["cluster.shared_gpu"] == [{"node": "node2, node3", "device": "GPU 0", "ranks": [2, 3]}]
+
+
+def _columns_aligned(table: list[str]) -> bool:
+    """Every row starts a cell where the header starts a column (cells are never blank)."""
+    header = table[0]
+    starts = [i for i in range(2, len(header)) if header[i] != " " and header[i - 1] == " "
+              and header[i - 2] == " "]
+    return all(row[i - 1] == " " and row[i] != " " for row in table[1:] for i in starts
+               if i < len(row))
+
+
+def test_cells_are_redacted_before_the_columns_are_laid_out() -> None:
+    # /home/<user>/... becomes ~/... by content redaction; done after the layout (it was), the
+    # shorter cells shifted every column after them.
+    view = merge({0: payload(0, facts={"pkg.torch.version": "2.13.0+cpu"},
+                             env={"NCCL_TOPO_FILE": "/home/alice/topo.xml"}),
+                  1: payload(1, facts={"pkg.torch.version": "2.13.0+cpu"},
+                             env={"NCCL_TOPO_FILE": "/home/bob-the-admin/other/topo.xml"})},
+                 {}, world_size=2)
+    text = render_section(view, "text")
+    assert "alice" not in text and "bob-the-admin" not in text
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.strip().startswith("rank "))
+    table = lines[start:start + 3]
+    assert table[1].split()[2] == "~/topo.xml" and table[2].split()[2] == "~/other/topo.xml"
+    assert _columns_aligned(table), "\n".join(table)
+    assert "/home/alice" in render_section(view, "text", redact=False)
+    assert "alice" not in render_section(view, "markdown")
+
+
+def test_slot_is_not_a_gpu_index_when_no_gpu_is_known() -> None:
+    unknown = {"gpu.count": {"$unknown": "NVML library not found"}}
+    none = {"gpu.count": 0}
+    h100 = {"gpu.count": 1, "gpu.names": ["NVIDIA H100"], "gpu.ccs": ["9.0"]}
+    view = merge({0: payload(0, "a", 0, unknown), 1: payload(1, "b", 0, none),
+                  2: payload(2, "c", 0, h100), 3: payload(3, "d", 0, error="collecting: boom")},
+                 {}, world_size=4)
+    slots = {r["rank"]: r["slot"] for r in section_json(view)["ranks"]}
+    # Without NVML, CUDA_VISIBLE_DEVICES' index says nothing about a GPU being there.
+    assert slots == {0: "<unknown>", 1: "none", 2: "GPU 2", 3: "-"}
+    text = render_section(view, "text")
+    assert "GPU 0" not in text and "GPU 1" not in text and "GPU 2" in text
