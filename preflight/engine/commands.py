@@ -4,7 +4,9 @@
 catalogue committed as docs/rules.md); ``show`` one rule; ``test`` runs every rule's inline tests;
 ``lint`` checks what loading alone does not (both kinds of test case, ids that match their file
 and the ``FP8D-<AREA>-NNNN`` scheme, no id reused as an alias) on top of every load problem.
-Exit codes: 0 clean, 1 a failing test or lint problem, 2 a bad rule folder or unknown id.
+Rule files or folders are given as positional PATHs (what a pre-commit hook passes) or with
+``--rules``; without either, the bundled rules are used. Exit codes: 0 clean, 1 a failing test or
+lint problem, 2 a usage error: a missing path, paths that hold no rule file, an unknown id.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import Any
 
 from preflight.engine import catalogue
 from preflight.engine.evaluate import outcome
-from preflight.engine.loader import collect, load_rules
+from preflight.engine.loader import collect, find_rule_files, load_rules
 from preflight.engine.model import Problem, Rule, RuleSet
 from preflight.errors import UserInputError
 from preflight.facts import Facts
@@ -37,23 +39,32 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="rule folder (or file) to use instead of the bundled rules "
                              "(repeatable)")
     common.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
+    # Positional paths too: a pre-commit hook runs `fp8-doctor rules lint FILE ...`.
+    with_paths = argparse.ArgumentParser(add_help=False)
+    with_paths.add_argument("paths", nargs="*", metavar="PATH",
+                            help="rule files or folders to use instead of the bundled rules "
+                                 "(same as --rules)")
     sub = parser.add_subparsers(dest="rules_command", metavar="ACTION")
     sub.required = True
-    p = sub.add_parser("list", parents=[common], help="list the rules (markdown = the catalogue)")
+    p = sub.add_parser("list", parents=[common, with_paths],
+                       help="list the rules (markdown = the catalogue)")
     p.add_argument("--format", choices=("text", "json", "markdown"), default="text")
     p = sub.add_parser("show", parents=[common], help="show one rule by id (or alias)")
     p.add_argument("rule_id", metavar="ID")
     p.add_argument("--format", choices=("text", "json"), default="text")
-    p = sub.add_parser("lint", parents=[common], help="check the rule files; exit 1 on a problem")
+    p = sub.add_parser("lint", parents=[common, with_paths],
+                       help="check the rule files; exit 1 on a problem")
     p.add_argument("--format", choices=("text", "json"), default="text")
-    p = sub.add_parser("test", parents=[common], help="run every rule's inline tests")
+    p = sub.add_parser("test", parents=[common, with_paths],
+                       help="run every rule's inline tests; exit 1 on a failing case")
     p.add_argument("--format", choices=("text", "json"), default="text")
 
 
 def main(args: argparse.Namespace, write: Write) -> int:
     """Run one ``rules`` action; returns the exit code."""
     action = args.rules_command
-    paths = args.rules
+    paths = [*(args.rules or ()), *getattr(args, "paths", ())] or None
+    _require_rule_files(paths)
     if action == "lint":
         return _lint(paths, args.format, args.output, write)
     ruleset = load_rules(paths)
@@ -79,6 +90,18 @@ def main(args: argparse.Namespace, write: Write) -> int:
     if action == "test":
         return _test(ruleset, args.format, args.output, write)
     raise UserInputError(f"unknown rules action {action!r}")  # pragma: no cover - argparse
+
+
+def _require_rule_files(paths: list[str] | None) -> None:
+    """A rule set with no file is a usage error, as in ``check``: a gate that checks nothing
+    (a typo'd folder, an empty checkout) must not pass with exit 0."""
+    if find_rule_files(paths):
+        return
+    if paths is None:
+        raise RuntimeError("the bundled rule base is empty: this installation of fp8-doctor "
+                           "is broken (rules/ did not ship)")
+    raise UserInputError(f"no rule files found in {', '.join(paths)} "
+                         "(rule files end in .yaml or .yml)")
 
 
 def rule_to_dict(rule: Rule) -> dict[str, Any]:

@@ -75,7 +75,7 @@ def collect(paths: Sequence[str | os.PathLike[str]] | None = None, *,
             files: list[Path] | None = None) -> tuple[list[Rule], list[Problem], list[Path]]:
     """Load every file, collecting *all* problems (what ``rules lint`` needs)."""
     if files is None:
-        files = _files(paths)
+        files = find_rule_files(paths)
     rules: list[Rule] = []
     problems: list[Problem] = []
     seen: dict[str, Rule] = {}
@@ -120,7 +120,7 @@ def load_rules(paths: Sequence[str | os.PathLike[str]] | None = None) -> RuleSet
 
     ``None`` loads the bundled rules. Results are cached in memory while the files are unchanged.
     """
-    files = _files(paths)
+    files = find_rule_files(paths)
     key = tuple(_stamp(f) for f in files)
     cached = _CACHE.get(key)
     if cached is not None:
@@ -135,7 +135,8 @@ def load_rules(paths: Sequence[str | os.PathLike[str]] | None = None) -> RuleSet
     return ruleset
 
 
-def _files(paths: Sequence[str | os.PathLike[str]] | str | None) -> list[Path]:
+def find_rule_files(paths: Sequence[str | os.PathLike[str]] | str | None) -> list[Path]:
+    """The rule files that ``paths`` name (``None``: the bundled ones); missing paths raise."""
     if isinstance(paths, (str, os.PathLike)):  # one folder given bare, not a list of characters
         paths = [paths]
     if paths is None:

@@ -100,3 +100,62 @@ def test_cli_level_rules_commands(capsys: pytest.CaptureFixture[str]) -> None:
     err = capsys.readouterr().err
     assert "FP8D-ACC-0009.yaml:8: unknown fact 'intent.fp9'" in err
     assert "Traceback" not in err
+
+
+# --- an empty rule set is a usage error for every action (as it is for `check`) ---------------
+
+@pytest.mark.parametrize("action", [["list"], ["list", "--format", "json"], ["lint"], ["test"],
+                                    ["show", "FP8D-ACC-0001"]])
+def test_no_rule_files_is_a_usage_error(run_rules: Run, tmp_path: Path,
+                                        action: list[str]) -> None:
+    (tmp_path / "notes.txt").write_text("not a rule\n")
+    with pytest.raises(UserInputError, match=f"no rule files found in {tmp_path}"):
+        run_rules(*action, "--rules", str(tmp_path))
+
+
+@pytest.mark.parametrize("action", ["list", "lint", "test"])
+def test_no_rule_files_exits_2_through_the_cli(action: str, tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("preflight.smoke.cli")
+    from preflight.cli import main
+
+    with pytest.raises(SystemExit) as info:
+        main(["rules", action, str(tmp_path)])
+    assert info.value.code == 2
+    assert f"no rule files found in {tmp_path}" in capsys.readouterr().err
+
+
+# --- positional paths: what a pre-commit hook passes --------------------------------------------
+
+def test_positional_paths_work_like_rules(run_rules: Run) -> None:
+    assert run_rules("lint", RULES) == run_rules("lint", "--rules", RULES)
+    assert run_rules("test", RULES) == (0, "12 passed, 0 failed, 4 rule(s)")
+    one = str(Path(RULES) / "hw" / "FP8D-HW-0001.yaml")
+    two = str(Path(RULES) / "acc" / "FP8D-ACC-0001.yaml")
+    code, out = run_rules("lint", one, two)
+    assert (code, out) == (0, "0 error(s), 0 warning(s)")
+    code, out = run_rules("list", one, "--rules", two)          # both forms together
+    assert code == 0 and out.splitlines()[0] == "2 rule(s)"
+    code, out = run_rules("lint", "--format", "json", one)
+    assert code == 0 and json.loads(out)["errors"] == 0
+
+
+def test_positional_path_that_does_not_exist_is_a_usage_error(run_rules: Run,
+                                                              tmp_path: Path) -> None:
+    with pytest.raises(UserInputError, match="no such rule file or folder"):
+        run_rules("lint", str(tmp_path / "nope.yaml"))
+
+
+def test_lint_of_a_too_deep_rule_is_a_lint_error_not_a_crash(tmp_path: Path) -> None:
+    # Through the real console entry in a child process: a libyaml segfault would be exit -11.
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "deep.yaml").write_bytes(b"a: " + b"[" * 50_000 + b"]" * 50_000 + b"\n")
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.run([sys.executable, "-m", "preflight", "rules", "lint", "--rules",
+                           str(tmp_path)], capture_output=True, text=True, timeout=120, check=False,
+                          env={**os.environ, "PYTHONPATH": str(root)})
+    assert proc.returncode == 1, (proc.returncode, proc.stderr[-400:])
+    assert f"{tmp_path / 'deep.yaml'}:1: collections nested more than 64 deep" in proc.stdout
