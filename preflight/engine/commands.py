@@ -12,6 +12,7 @@ lint problem, 2 a usage error: a missing path, paths that hold no rule file, an 
 from __future__ import annotations
 
 import argparse
+import datetime as _dt
 import json
 import re
 from collections.abc import Callable
@@ -23,7 +24,7 @@ from preflight.engine.evaluate import outcome
 from preflight.engine.loader import collect, find_rule_files, load_rules
 from preflight.engine.model import Problem, Rule, RuleSet
 from preflight.errors import UserInputError
-from preflight.facts import Facts
+from preflight.facts import Facts, encode_value
 
 Write = Callable[[str, "str | None"], None]
 AREAS = ("HW", "CUDA", "TORCH", "TE", "TAO", "ACC", "DS", "FSDP", "LLMF", "MEG", "TT", "PL", "HF",
@@ -72,7 +73,7 @@ def main(args: argparse.Namespace, write: Write) -> int:
         if args.format == "json":
             doc = {"rules": [rule_to_dict(r) for r in ruleset],
                    "warnings": [w.to_dict() for w in ruleset.warnings]}
-            write(json.dumps(doc, indent=2), args.output)
+            write(_dumps(doc), args.output)
         elif args.format == "markdown":
             write(catalogue.markdown(ruleset), args.output)
         else:
@@ -83,7 +84,7 @@ def main(args: argparse.Namespace, write: Write) -> int:
         if rule is None:
             raise UserInputError(f"no rule {args.rule_id!r} (see `fp8-doctor rules list`)")
         if args.format == "json":
-            write(json.dumps(rule_to_dict(rule), indent=2), args.output)
+            write(_dumps(rule_to_dict(rule)), args.output)
         else:
             write(catalogue.rule_text(rule), args.output)
         return 0
@@ -105,27 +106,45 @@ def _require_rule_files(paths: list[str] | None) -> None:
 
 
 def rule_to_dict(rule: Rule) -> dict[str, Any]:
-    """Every field of a rule, JSON-ready (``rules list --format json``)."""
+    """Every field of a rule file, JSON-ready (``rules list|show --format json``).
+
+    Fields the file left out are ``null`` (or empty lists), so consumers see one shape. Derived
+    fields follow: ``area``, ``facts`` (the facts the condition reads), ``path``.
+    """
     return {
+        "schema_version": rule.schema_version,
         "id": rule.id,
+        "aliases": list(rule.aliases),
         "title": rule.title,
         "severity": rule.severity.value,
         "confidence": rule.confidence,
-        "area": rule.area,
-        "aliases": list(rule.aliases),
         "tags": list(rule.tags),
         "affected": [{"package": a.package, "ranges": [r.as_dicts() for r in a.ranges]}
                      for a in rule.affected],
         "when": rule.when.to_data(),
-        "facts": rule.facts_used(),
         "message": rule.message.source,
         "fix": {"text": rule.fix.text, "commands": list(rule.fix.commands)},
         "references": [{"type": r.type, "url": r.url} for r in rule.references],
-        "tests": len(rule.tests),
+        "tests": [{"name": c.name, "facts": {k: encode_value(v) for k, v in c.facts.items()},
+                   "expect": c.expect, "line": c.line} for c in rule.tests],
         "withdrawn": rule.withdrawn,
         "modified": rule.modified,
+        "published": rule.published,
+        "details": rule.details,
+        "help_uri": rule.help_uri,
+        "min_tool_version": rule.min_tool_version,
+        "location": rule.location,
+        "area": rule.area,
+        "facts": rule.facts_used(),
         "path": rule.path,
     }
+
+
+def _dumps(doc: Any) -> str:
+    # A value in a condition or a test case may be a YAML timestamp (an unquoted 2024-01-01 on an
+    # `any` config fact); JSON has no date type, so it is written as ISO text, never a crash.
+    return json.dumps(doc, indent=2, default=lambda v: v.isoformat()
+                      if isinstance(v, (_dt.date, _dt.datetime)) else str(v))
 
 
 def _list_text(ruleset: RuleSet) -> str:

@@ -268,8 +268,10 @@ def build_rule(doc: Any, rep: Reporter) -> Rule | None:
     tests = _tests(doc, rep)
     withdrawn = _date(doc, "withdrawn", rep)
     modified = _date(doc, "modified", rep)
-    details = doc.get("details") if isinstance(doc.get("details"), str) else None
-    too_new = _min_tool_version(doc, rep)
+    published = _date(doc, "published", rep)
+    details = _str(doc, "details", rep) if "details" in doc else None
+    help_uri = _url(doc, "help_uri", rep)
+    min_tool_version, too_new = _min_tool_version(doc, rep)
     location = _location(doc, when, rep)
     if rep.errors or when is None or rid is None or title is None or message is None:
         return None
@@ -277,8 +279,9 @@ def build_rule(doc: Any, rep: Reporter) -> Rule | None:
         id=rid, title=title, severity=Severity(severity), confidence=str(confidence),
         when=when, message=msg_tpl, fix=fix, fix_template=fix_tpl, references=references,
         path=rep.path, raw=doc, aliases=aliases, tags=tags, affected=affected, tests=tests,
-        withdrawn=withdrawn, modified=modified, details=details, too_new=too_new,
-        location=location,
+        withdrawn=withdrawn, modified=modified, published=published, details=details,
+        help_uri=help_uri, schema_version=sv if isinstance(sv, str) else "1.0",
+        min_tool_version=min_tool_version, too_new=too_new, location=location,
     )
 
 
@@ -296,19 +299,30 @@ def _location(doc: Mapping[str, Any], when: Any, rep: Reporter) -> str | None:
     return name
 
 
-def _min_tool_version(doc: Mapping[str, Any], rep: Reporter) -> str | None:
-    """A rule needing a newer fp8-doctor loads but is skipped, with a warning saying so."""
+def _min_tool_version(doc: Mapping[str, Any], rep: Reporter) -> tuple[str | None, str | None]:
+    """``(declared, too_new)``: a rule needing a newer fp8-doctor loads but is skipped, with a
+    warning saying so; ``too_new`` is the declared version only in that case."""
     need = doc.get("min_tool_version")
     if need is None:
-        return None
+        return None, None
     if not isinstance(need, str) or comparison_key(need) is None:
         rep.error(("min_tool_version",),
                   f"min_tool_version must be a quoted version string, not {need!r}")
-        return None
+        return None, None
     have = comparison_key(preflight.__version__)
     if have is not None and have < comparison_key(need):  # type: ignore[operator]
         rep.warn(("min_tool_version",),
                  f"this rule needs fp8-doctor>={need} but {preflight.__version__} is installed; "
                  "it is skipped (pip install --upgrade fp8-doctor)")
-        return need
-    return None
+        return need, need
+    return need, None
+
+
+def _url(doc: Mapping[str, Any], key: str, rep: Reporter) -> str | None:
+    value = doc.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.startswith(("https://", "http://")):
+        rep.error((key,), f"{key} must be an http(s) URL, not {value!r}")
+        return None
+    return value
