@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import preflight
-from preflight.engine import conditions, interpolate
+from preflight.engine import conditions, fixcommands, interpolate
 from preflight.engine.model import Affected, Reporter, Rule, TestCase
 from preflight.engine.versions import InvalidRange, comparison_key, compile_osv
 from preflight.facts import Unknown, decode_value, value_fits
@@ -88,7 +88,7 @@ def _fix(doc: Mapping[str, Any], rep: Reporter) -> tuple[Fix, interpolate.Templa
         rep.error(("fix",), "fix must be a mapping {text: ..., commands: [...]}")
         return Fix(""), interpolate.Template("", ())
     for k in raw:
-        if k not in ("text", "commands", "safety"):
+        if k not in ("text", "commands"):
             rep.warn(("fix", k), f"unknown key {k!r} in fix ignored")
     text = raw.get("text")
     if not isinstance(text, str) or not text.strip():
@@ -101,6 +101,12 @@ def _fix(doc: Mapping[str, Any], rep: Reporter) -> tuple[Fix, interpolate.Templa
     if not isinstance(cmds, list) or not all(isinstance(c, str) and c.strip() for c in cmds):
         rep.error(("fix", "commands"), "fix.commands must be a list of command strings")
         cmds = []
+    for i, cmd in enumerate(cmds):
+        reason = fixcommands.unsafe_reason(cmd)
+        if reason:
+            rep.error(("fix", "commands", i),
+                      f"fix.commands[{i}] {cmd!r} is refused: {reason} (a fix command must be "
+                      "safe to run as printed; see \"Fix commands\" in docs/rule-format.md)")
     # Commands are printed as written, never interpolated: a fact value from a config file must
     # not be able to put text into something the user may paste into a shell.
     return Fix(text.strip(), tuple(cmds)), _template(text.strip(), ("fix", "text"), rep)

@@ -99,7 +99,8 @@ def test_python_tag_never_runs_code(tmp_path: Path) -> None:
 def test_a_rule_nested_thousands_deep_is_one_load_error(tmp_path: Path) -> None:
     f = tmp_path / "FP8D-ACC-0100.yaml"
     f.write_text("id: " + "[" * 5000 + "]" * 5000 + "\n")
-    with pytest.raises(RuleLoadError, match="FP8D-ACC-0100.yaml:1: collections nested more than 64 deep"):
+    with pytest.raises(RuleLoadError,
+                       match="FP8D-ACC-0100.yaml:1: collections nested more than 64 deep"):
         load_rules([str(f)])
 
 
