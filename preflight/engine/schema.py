@@ -210,11 +210,17 @@ def _tests(doc: Mapping[str, Any], rep: Reporter) -> tuple[TestCase, ...]:
             fwhere = (*where, "facts", name)
             ftype = conditions.fact_type(name, rep, fwhere)
             value = decode_value(value)
-            if ftype in ("version", "cc") and not isinstance(value, (str, Unknown)):
+            if ftype in ("version", "cc") and _is_number(value):
                 written = rep.as_written(fwhere, value)
                 rep.error(fwhere, f"versions must be quoted strings: test fact {name} is a "
                                   f"{ftype} but {written} is not quoted, so YAML reads it as a "
                                   f"number (2.10 becomes 2.1); write \"{written}\"")
+            elif ftype in ("version", "cc") and not isinstance(value, (str, Unknown)):
+                # A list, mapping, bool or null: quoting is not the problem, the shape is.
+                shape = {"cc": "a quoted \"major.minor\" string such as \"8.9\"",
+                         "version": "a quoted version string such as \"2.5.1\""}[ftype]
+                rep.error(fwhere, f"test fact {name} is a {ftype}: its value must be {shape}, "
+                                  f"not {_kind(value)} {value!r}")
             elif ftype and not isinstance(value, Unknown) and not _has_type(value, ftype):
                 rep.error(fwhere, f"test fact {name} is registered as {ftype}; "
                                   f"{value!r} is not a {ftype}")
@@ -225,6 +231,17 @@ def _tests(doc: Mapping[str, Any], rep: Reporter) -> tuple[TestCase, ...]:
         name = case.get("name") if isinstance(case.get("name"), str) else f"tests[{i}]"
         out.append(TestCase(values, expect, name, rep.line(where)))
     return tuple(out)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _kind(value: Any) -> str:
+    """How a YAML reader would name the type of ``value`` in a message."""
+    if value is None:
+        return "null"
+    return {bool: "the bool", list: "a list", dict: "a mapping"}.get(type(value), "the value")
 
 
 def _has_type(value: Any, ftype: str) -> bool:
@@ -269,6 +286,12 @@ def build_rule(doc: Any, rep: Reporter) -> Rule | None:
     references = _references(doc, rep)
     when = conditions.compile_condition(doc["when"], rep) if "when" in doc else None
     aliases = _str_list(doc, "aliases", rep)
+    for j, alias in enumerate(aliases):
+        if alias == rid:
+            rep.error(("aliases", j), f"alias {alias!r} is the rule's own id; aliases are the "
+                                      "rule's old ids (renames), never its current one")
+        elif alias in aliases[:j]:
+            rep.error(("aliases", j), f"alias {alias!r} is listed twice")
     tags = _str_list(doc, "tags", rep)
     affected = _affected(doc, rep)
     tests = _tests(doc, rep)
