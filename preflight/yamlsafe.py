@@ -4,11 +4,14 @@ PyYAML's ``safe_load`` already refuses ``!!python/*`` tags, but it keeps the las
 keys silently and happily builds a "billion laughs" document whose aliases expand to millions of
 nodes once anything walks it. :func:`load` composes the node graph first, rejects duplicate keys
 and oversized alias expansion with the line that caused it, then constructs plain data, and
-returns the line of every mapping key so callers can give ``file:line`` provenance.
+returns the line of every mapping key so callers can give ``file:line`` provenance. Before any of
+that, :func:`check_depth` refuses documents nested deeper than :data:`MAX_DEPTH`, which would
+otherwise crash libyaml's composer.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +22,12 @@ _BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoade
 
 MAX_EXPANDED_NODES = 200_000
 """Alias expansion beyond this many nodes is refused (a real config has a few thousand)."""
+
+MAX_DEPTH = 64
+"""Collections nested deeper than this are refused before composing. libyaml's C composer
+recurses once per level with no limit, so ``[[[[...]]]]`` (or ``- - - -``, or indented block
+mappings) some 30,000 deep kills the interpreter with SIGSEGV instead of raising; on a thread's
+smaller stack far less is needed. Real rule files are about 12 deep, real configs fewer than 20."""
 
 Path = tuple[Any, ...]
 
@@ -124,22 +133,82 @@ def _record_lines(node: yaml.Node, path: Path, lines: dict[Path, int], budget: l
                 todo.append((value, ip))
 
 
+# What may precede the first token of a block collection on its own line: indentation, then
+# compact indicators (``- - x``, ``- a: 1``, ``? x``, ``: x``, ``--- ``) and node properties
+# (``&anchor``, ``!tag``). Generous on purpose: it only has to over-estimate.
+_BLOCK_LEAD = re.compile(r"[ \t]*(?:(?:---|[-?:]|[&!]\S*)[ \t]+)*")
+
+
+def check_depth(text: str, limit: int = MAX_DEPTH) -> None:
+    """Refuse a document whose collections nest more than ``limit`` deep, naming the line.
+
+    Cheap first: a sound upper bound on the depth, from the text alone, settles almost every
+    file. Block collections nest only by moving right: along any chain of nested block
+    collections the start column grows at least every second level (only a sequence under a
+    mapping key may share its column), and a block collection starts at most where the leading
+    indentation and indicators of its line end; flow collections cannot hold block ones and each
+    needs its own ``[`` or ``{``. So depth <= 2 * (widest line lead + 1) + number of ``[`` / ``{``.
+    Only when that bound is over ``limit`` are the parser's events counted, which is exact (no
+    false refusal of a bracket inside a quoted string) and safe (libyaml's parser keeps its
+    state on the heap; only the composer recurses).
+    """
+    flow = text.count("[") + text.count("{")
+    if flow <= limit:
+        # splitlines() breaks at every YAML line break (\r, \x85, \u2028 ...) and at a few more;
+        # extra breaks only add line starts, so the bound stays an over-estimate.
+        lead = max((_BLOCK_LEAD.match(line).end() for line in text.splitlines()), default=0)
+        if 2 * (lead + 1) + flow <= limit:
+            return
+    _count_depth(text, limit)
+
+
+def _count_depth(text: str, limit: int) -> None:
+    """Exact check: walk the parser's events (no nodes are built) and stop past ``limit``."""
+    loader = _BaseLoader(text)
+    depth = 0
+    try:
+        while loader.check_event():
+            event = loader.get_event()
+            cls = event.__class__
+            if cls is yaml.SequenceStartEvent or cls is yaml.MappingStartEvent:
+                depth += 1
+                if depth > limit:
+                    raise YamlError(
+                        f"collections nested more than {limit} deep (deeper than any real rule "
+                        "or config); refusing to parse it", event.start_mark.line + 1)
+            elif cls is yaml.SequenceEndEvent or cls is yaml.MappingEndEvent:
+                depth -= 1
+    except yaml.YAMLError:
+        # Invalid YAML: loading reports it properly. The composer reads the same events in the
+        # same order, so it fails at the same place, never deeper than this walk went.
+        return
+    finally:
+        loader.dispose()
+
+
 def load(text: str | bytes) -> Loaded:
     """Parse one YAML document safely. Raises :class:`YamlError` with a line number."""
+    text = _decode(text)
+    check_depth(text)
     try:
         return _load(text, fast=True)
     except RecursionError:
         raise YamlError("the document is nested too deeply (thousands of levels)") from None
 
 
-def _load(text: str | bytes, *, fast: bool) -> Loaded:
+def _decode(text: str | bytes) -> str:
     if isinstance(text, bytes):
         if b"\x00" in text[:8192]:
             raise YamlError("binary data, not YAML text")
         try:
-            text = text.decode("utf-8")
+            return text.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise YamlError(f"not UTF-8 text (byte {exc.start})") from None
+    return text
+
+
+def _load(text: str | bytes, *, fast: bool) -> Loaded:
+    text = _decode(text)
     loader = _BaseLoader(text)
     try:
         try:

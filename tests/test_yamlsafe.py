@@ -150,3 +150,112 @@ def test_fast_path_agrees_on_plain_documents(value: object) -> None:
 
     text = yaml.safe_dump(value)
     assert "&" in text or _load(text, fast=True) == _load(text, fast=False)
+
+
+# --- nesting: libyaml's composer recurses per level and segfaults ~30,000 deep ---------------
+# Each case runs the real loader in a child process, so a crash fails the test (exit -11)
+# instead of killing pytest. 50,000 levels crashes an unguarded load on an 8 MB stack.
+
+DEEP = 50_000
+DEEP_CASES = {  # name: (text, line of the first level too deep)
+    "flow sequences": ("a: " + "[" * DEEP + "]" * DEEP + "\n", 1),
+    "flow mappings": ("a: " + "{a: " * DEEP + "1" + "}" * DEEP + "\n", 1),
+    "block sequences": ("- " * DEEP + "x\n", 1),                # compact: one line, no indent
+    "block mappings": ("? " * DEEP + "x\n", 1),                 # explicit keys nest compactly
+    "mixed block": ("k:\n" + "  - ? " * (DEEP // 2) + "x\n", 2),
+    "block then flow": ("- " * 30 + "[" * DEEP + "]" * DEEP + "\n", 1),
+    # Indented block mappings: 50,000 levels would take 1.25 GB of spaces; 2,000 show the guard.
+    "indented block mappings": ("".join(" " * i + f"k{i}:\n" for i in range(2000)) + "v\n", 65),
+    "indented block sequences": ("".join(" " * i + "-\n" for i in range(2000)) + "x\n", 65),
+    "CR line breaks": ("".join(" " * i + f"k{i}:\r" for i in range(2000)) + "v\r", 65),
+}
+_CHILD = """
+import sys
+from preflight import yamlsafe
+try:
+    yamlsafe.load(sys.stdin.buffer.read())
+except yamlsafe.YamlError as exc:
+    print(exc.line, exc.message)
+    sys.exit(3)
+print("loaded")
+"""
+
+
+@pytest.mark.parametrize("text, line", DEEP_CASES.values(), ids=DEEP_CASES.keys())
+def test_deep_nesting_is_an_error_with_a_line_not_a_crash(text: str, line: int) -> None:
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-c", _CHILD], input=text.encode(),
+                          capture_output=True, env=env, timeout=60, check=False)
+    assert proc.returncode == 3, (proc.returncode, proc.stderr.decode()[-400:])
+    got, _, message = proc.stdout.decode().strip().partition(" ")
+    assert message.startswith("collections nested more than 64 deep"), message
+    assert int(got) == line
+    assert time.perf_counter() - start < 20
+
+
+@pytest.mark.parametrize("text, line", [
+    ("a: " + "[" * 64 + "]" * 64 + "\n", 1),                    # the mapping is level 1
+    ("ok: 1\nb: x\nc: " + "[" * 70 + "]" * 70 + "\n", 3),
+    ("".join("  " * i + f"k{i}:\n" for i in range(70)) + "  " * 70 + "v\n", 65),
+])
+def test_depth_error_names_the_line_of_the_first_level_too_deep(text: str, line: int) -> None:
+    with pytest.raises(YamlError, match="nested more than 64 deep") as err:
+        load(text)
+    assert err.value.line == line
+
+
+@pytest.mark.parametrize("text", [
+    "a: " + "[" * 63 + "]" * 63 + "\n",                         # exactly the limit
+    "a: '" + "[" * 500 + "'\nb: \"" + "{" * 500 + "\"\n",       # brackets in strings
+    "m: |\n" + "".join(" " * (i + 2) + "[\n" for i in range(300)),  # in a block scalar
+    "# " + "[" * 1000 + "\nk: v\n",                              # in a comment
+])
+def test_shallow_documents_with_many_brackets_still_load(text: str) -> None:
+    load(text)  # the cheap bound is over the limit; the exact count says it is shallow
+
+
+def test_every_bundled_rule_is_far_from_the_depth_limit() -> None:
+    from pathlib import Path
+
+    from preflight.yamlsafe import check_depth
+
+    for f in sorted((Path(__file__).resolve().parents[1] / "rules").rglob("*.yaml")):
+        check_depth(f.read_text(encoding="utf-8"), limit=20)
+
+
+def _nest(depth: int, leaf: object, kinds: list[bool]) -> object:
+    for i in range(depth):
+        leaf = {"k": leaf} if kinds[i % len(kinds)] else [leaf]
+    return leaf
+
+
+def _depth(value: object) -> int:
+    if isinstance(value, dict):
+        return 1 + max(map(_depth, value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max(map(_depth, value), default=0)
+    return 0
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(1, 90), st.lists(st.booleans(), min_size=1, max_size=5),
+       st.sampled_from([False, None, True]), st.integers(2, 6))
+def test_depth_guard_is_exact_in_every_style(depth: int, kinds: list[bool], flow: bool | None,
+                                             indent: int) -> None:
+    # The cheap bound may only ever send a document on to the exact count, never let a too-deep
+    # one through: in block, flow and mixed styles, at any indentation.
+    from preflight.yamlsafe import check_depth
+
+    value = _nest(depth, "x", kinds)
+    text = yaml.safe_dump(value, default_flow_style=flow, indent=indent, width=10_000)
+    if _depth(value) > 64:
+        with pytest.raises(YamlError, match="nested more than 64 deep"):
+            check_depth(text)
+    else:
+        check_depth(text)

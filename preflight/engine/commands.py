@@ -4,12 +4,15 @@
 catalogue committed as docs/rules.md); ``show`` one rule; ``test`` runs every rule's inline tests;
 ``lint`` checks what loading alone does not (both kinds of test case, ids that match their file
 and the ``FP8D-<AREA>-NNNN`` scheme, no id reused as an alias) on top of every load problem.
-Exit codes: 0 clean, 1 a failing test or lint problem, 2 a bad rule folder or unknown id.
+Rule files or folders are given as positional PATHs (what a pre-commit hook passes) or with
+``--rules``; without either, the bundled rules are used. Exit codes: 0 clean, 1 a failing test or
+lint problem, 2 a usage error: a missing path, paths that hold no rule file, an unknown id.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime as _dt
 import json
 import re
 from collections.abc import Callable
@@ -18,10 +21,10 @@ from typing import Any
 
 from preflight.engine import catalogue
 from preflight.engine.evaluate import outcome
-from preflight.engine.loader import collect, load_rules
+from preflight.engine.loader import collect, find_rule_files, load_rules
 from preflight.engine.model import Problem, Rule, RuleSet
 from preflight.errors import UserInputError
-from preflight.facts import Facts
+from preflight.facts import Facts, encode_value
 
 Write = Callable[[str, "str | None"], None]
 AREAS = ("HW", "CUDA", "TORCH", "TE", "TAO", "ACC", "DS", "FSDP", "LLMF", "MEG", "TT", "PL", "HF",
@@ -37,23 +40,32 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="rule folder (or file) to use instead of the bundled rules "
                              "(repeatable)")
     common.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
+    # Positional paths too: a pre-commit hook runs `fp8-doctor rules lint FILE ...`.
+    with_paths = argparse.ArgumentParser(add_help=False)
+    with_paths.add_argument("paths", nargs="*", metavar="PATH",
+                            help="rule files or folders to use instead of the bundled rules "
+                                 "(same as --rules)")
     sub = parser.add_subparsers(dest="rules_command", metavar="ACTION")
     sub.required = True
-    p = sub.add_parser("list", parents=[common], help="list the rules (markdown = the catalogue)")
+    p = sub.add_parser("list", parents=[common, with_paths],
+                       help="list the rules (markdown = the catalogue)")
     p.add_argument("--format", choices=("text", "json", "markdown"), default="text")
     p = sub.add_parser("show", parents=[common], help="show one rule by id (or alias)")
     p.add_argument("rule_id", metavar="ID")
     p.add_argument("--format", choices=("text", "json"), default="text")
-    p = sub.add_parser("lint", parents=[common], help="check the rule files; exit 1 on a problem")
+    p = sub.add_parser("lint", parents=[common, with_paths],
+                       help="check the rule files; exit 1 on a problem")
     p.add_argument("--format", choices=("text", "json"), default="text")
-    p = sub.add_parser("test", parents=[common], help="run every rule's inline tests")
+    p = sub.add_parser("test", parents=[common, with_paths],
+                       help="run every rule's inline tests; exit 1 on a failing case")
     p.add_argument("--format", choices=("text", "json"), default="text")
 
 
 def main(args: argparse.Namespace, write: Write) -> int:
     """Run one ``rules`` action; returns the exit code."""
     action = args.rules_command
-    paths = args.rules
+    paths = [*(args.rules or ()), *getattr(args, "paths", ())] or None
+    _require_rule_files(paths)
     if action == "lint":
         return _lint(paths, args.format, args.output, write)
     ruleset = load_rules(paths)
@@ -61,7 +73,7 @@ def main(args: argparse.Namespace, write: Write) -> int:
         if args.format == "json":
             doc = {"rules": [rule_to_dict(r) for r in ruleset],
                    "warnings": [w.to_dict() for w in ruleset.warnings]}
-            write(json.dumps(doc, indent=2), args.output)
+            write(_dumps(doc), args.output)
         elif args.format == "markdown":
             write(catalogue.markdown(ruleset), args.output)
         else:
@@ -72,7 +84,7 @@ def main(args: argparse.Namespace, write: Write) -> int:
         if rule is None:
             raise UserInputError(f"no rule {args.rule_id!r} (see `fp8-doctor rules list`)")
         if args.format == "json":
-            write(json.dumps(rule_to_dict(rule), indent=2), args.output)
+            write(_dumps(rule_to_dict(rule)), args.output)
         else:
             write(catalogue.rule_text(rule), args.output)
         return 0
@@ -81,28 +93,58 @@ def main(args: argparse.Namespace, write: Write) -> int:
     raise UserInputError(f"unknown rules action {action!r}")  # pragma: no cover - argparse
 
 
+def _require_rule_files(paths: list[str] | None) -> None:
+    """A rule set with no file is a usage error, as in ``check``: a gate that checks nothing
+    (a typo'd folder, an empty checkout) must not pass with exit 0."""
+    if find_rule_files(paths):
+        return
+    if paths is None:
+        raise RuntimeError("the bundled rule base is empty: this installation of fp8-doctor "
+                           "is broken (rules/ did not ship)")
+    raise UserInputError(f"no rule files found in {', '.join(paths)} "
+                         "(rule files end in .yaml or .yml)")
+
+
 def rule_to_dict(rule: Rule) -> dict[str, Any]:
-    """Every field of a rule, JSON-ready (``rules list --format json``)."""
+    """Every field of a rule file, JSON-ready (``rules list|show --format json``).
+
+    Fields the file left out are ``null`` (or empty lists), so consumers see one shape. Derived
+    fields follow: ``area``, ``facts`` (the facts the condition reads), ``path``.
+    """
     return {
+        "schema_version": rule.schema_version,
         "id": rule.id,
+        "aliases": list(rule.aliases),
         "title": rule.title,
         "severity": rule.severity.value,
         "confidence": rule.confidence,
-        "area": rule.area,
-        "aliases": list(rule.aliases),
         "tags": list(rule.tags),
         "affected": [{"package": a.package, "ranges": [r.as_dicts() for r in a.ranges]}
                      for a in rule.affected],
         "when": rule.when.to_data(),
-        "facts": rule.facts_used(),
         "message": rule.message.source,
         "fix": {"text": rule.fix.text, "commands": list(rule.fix.commands)},
         "references": [{"type": r.type, "url": r.url} for r in rule.references],
-        "tests": len(rule.tests),
+        "tests": [{"name": c.name, "facts": {k: encode_value(v) for k, v in c.facts.items()},
+                   "expect": c.expect, "line": c.line} for c in rule.tests],
         "withdrawn": rule.withdrawn,
         "modified": rule.modified,
+        "published": rule.published,
+        "details": rule.details,
+        "help_uri": rule.help_uri,
+        "min_tool_version": rule.min_tool_version,
+        "location": rule.location,
+        "area": rule.area,
+        "facts": rule.facts_used(),
         "path": rule.path,
     }
+
+
+def _dumps(doc: Any) -> str:
+    # A value in a condition or a test case may be a YAML timestamp (an unquoted 2024-01-01 on an
+    # `any` config fact); JSON has no date type, so it is written as ISO text, never a crash.
+    return json.dumps(doc, indent=2, default=lambda v: v.isoformat()
+                      if isinstance(v, (_dt.date, _dt.datetime)) else str(v))
 
 
 def _list_text(ruleset: RuleSet) -> str:

@@ -15,6 +15,8 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
+import yaml
+
 import preflight
 from preflight import yamlsafe
 from preflight.engine.model import Problem, Reporter, Rule, RuleLoadError, RuleSet
@@ -22,6 +24,7 @@ from preflight.engine.schema import build_rule
 
 _CACHE: dict[tuple[tuple[str, int, int], ...], RuleSet] = {}
 _SUFFIXES = (".yaml", ".yml")
+_Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def bundled_rules_dir() -> Path:
@@ -63,6 +66,15 @@ def parse_file(path: Path) -> tuple[Rule | None, list[Problem]]:
         loaded = yamlsafe.load(data)
     except yamlsafe.YamlError as exc:
         return None, [Problem(shown, exc.line, exc.message)]
+    if loaded.data is None:
+        return None, [Problem(shown, 1, "the rule file is empty: a rule file is one YAML "
+                                        "mapping (id, title, severity, when, ...)")]
+    merge = _merge_key_line(data) if b"<<" in data else None
+    if merge is not None:
+        # Configs may use merge keys; a rule may not: `<<: {severity: warning}` next to
+        # `severity: error` loads silently with one of the two, and a reviewer reads the other.
+        return None, [Problem(shown, merge, "YAML merge keys (<<) are not allowed in a rule "
+                                            "file: write every key out in the rule itself")]
     rep = Reporter(shown, loaded.line_of, data.decode("utf-8", "replace"))
     try:
         rule = build_rule(loaded.data, rep)
@@ -71,11 +83,34 @@ def parse_file(path: Path) -> tuple[Rule | None, list[Problem]]:
     return rule, rep.problems
 
 
+def _merge_key_line(data: bytes) -> int | None:
+    """Line of the first ``<<`` merge key in the file, or None. Only run on a file that yamlsafe accepted
+    (so not too deep) and that contains ``<<`` at all: it composes the file a second time, and
+    only the node graph tells a merge key from ``"<<"`` inside a string."""
+    node = yaml.compose(data, Loader=_Loader)
+    todo = [node] if node is not None else []
+    seen: set[int] = set()
+    lines: list[int] = []
+    while todo:  # iterative, visiting each node once: aliases share nodes
+        cur = todo.pop()
+        if id(cur) in seen:
+            continue
+        seen.add(id(cur))
+        if isinstance(cur, yaml.MappingNode):
+            for key, value in cur.value:
+                if key.tag == "tag:yaml.org,2002:merge":
+                    lines.append(key.start_mark.line + 1)
+                todo += (key, value)
+        elif isinstance(cur, yaml.SequenceNode):
+            todo += cur.value
+    return min(lines, default=None)
+
+
 def collect(paths: Sequence[str | os.PathLike[str]] | None = None, *,
             files: list[Path] | None = None) -> tuple[list[Rule], list[Problem], list[Path]]:
     """Load every file, collecting *all* problems (what ``rules lint`` needs)."""
     if files is None:
-        files = _files(paths)
+        files = find_rule_files(paths)
     rules: list[Rule] = []
     problems: list[Problem] = []
     seen: dict[str, Rule] = {}
@@ -120,7 +155,7 @@ def load_rules(paths: Sequence[str | os.PathLike[str]] | None = None) -> RuleSet
 
     ``None`` loads the bundled rules. Results are cached in memory while the files are unchanged.
     """
-    files = _files(paths)
+    files = find_rule_files(paths)
     key = tuple(_stamp(f) for f in files)
     cached = _CACHE.get(key)
     if cached is not None:
@@ -135,7 +170,8 @@ def load_rules(paths: Sequence[str | os.PathLike[str]] | None = None) -> RuleSet
     return ruleset
 
 
-def _files(paths: Sequence[str | os.PathLike[str]] | str | None) -> list[Path]:
+def find_rule_files(paths: Sequence[str | os.PathLike[str]] | str | None) -> list[Path]:
+    """The rule files that ``paths`` name (``None``: the bundled ones); missing paths raise."""
     if isinstance(paths, (str, os.PathLike)):  # one folder given bare, not a list of characters
         paths = [paths]
     if paths is None:

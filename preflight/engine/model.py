@@ -89,7 +89,11 @@ class Rule:
     tests: tuple[TestCase, ...] = ()
     withdrawn: str | None = None
     modified: str | None = None
+    published: str | None = None
     details: str | None = None
+    help_uri: str | None = None
+    schema_version: str = "1.0"
+    min_tool_version: str | None = None
     too_new: str | None = None
     """min_tool_version when it is newer than this fp8-doctor: the rule is not evaluated."""
     location: str | None = None

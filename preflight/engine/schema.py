@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import preflight
-from preflight.engine import conditions, interpolate
+from preflight.engine import conditions, fixcommands, interpolate
 from preflight.engine.model import Affected, Reporter, Rule, TestCase
 from preflight.engine.versions import InvalidRange, comparison_key, compile_osv
 from preflight.facts import Unknown, decode_value, value_fits
@@ -88,7 +88,7 @@ def _fix(doc: Mapping[str, Any], rep: Reporter) -> tuple[Fix, interpolate.Templa
         rep.error(("fix",), "fix must be a mapping {text: ..., commands: [...]}")
         return Fix(""), interpolate.Template("", ())
     for k in raw:
-        if k not in ("text", "commands", "safety"):
+        if k not in ("text", "commands"):
             rep.warn(("fix", k), f"unknown key {k!r} in fix ignored")
     text = raw.get("text")
     if not isinstance(text, str) or not text.strip():
@@ -101,6 +101,12 @@ def _fix(doc: Mapping[str, Any], rep: Reporter) -> tuple[Fix, interpolate.Templa
     if not isinstance(cmds, list) or not all(isinstance(c, str) and c.strip() for c in cmds):
         rep.error(("fix", "commands"), "fix.commands must be a list of command strings")
         cmds = []
+    for i, cmd in enumerate(cmds):
+        reason = fixcommands.unsafe_reason(cmd)
+        if reason:
+            rep.error(("fix", "commands", i),
+                      f"fix.commands[{i}] {cmd!r} is refused: {reason} (a fix command must be "
+                      "safe to run as printed; see \"Fix commands\" in docs/rule-format.md)")
     # Commands are printed as written, never interpolated: a fact value from a config file must
     # not be able to put text into something the user may paste into a shell.
     return Fix(text.strip(), tuple(cmds)), _template(text.strip(), ("fix", "text"), rep)
@@ -204,11 +210,17 @@ def _tests(doc: Mapping[str, Any], rep: Reporter) -> tuple[TestCase, ...]:
             fwhere = (*where, "facts", name)
             ftype = conditions.fact_type(name, rep, fwhere)
             value = decode_value(value)
-            if ftype in ("version", "cc") and not isinstance(value, (str, Unknown)):
+            if ftype in ("version", "cc") and _is_number(value):
                 written = rep.as_written(fwhere, value)
                 rep.error(fwhere, f"versions must be quoted strings: test fact {name} is a "
                                   f"{ftype} but {written} is not quoted, so YAML reads it as a "
                                   f"number (2.10 becomes 2.1); write \"{written}\"")
+            elif ftype in ("version", "cc") and not isinstance(value, (str, Unknown)):
+                # A list, mapping, bool or null: quoting is not the problem, the shape is.
+                shape = {"cc": "a quoted \"major.minor\" string such as \"8.9\"",
+                         "version": "a quoted version string such as \"2.5.1\""}[ftype]
+                rep.error(fwhere, f"test fact {name} is a {ftype}: its value must be {shape}, "
+                                  f"not {_kind(value)} {value!r}")
             elif ftype and not isinstance(value, Unknown) and not _has_type(value, ftype):
                 rep.error(fwhere, f"test fact {name} is registered as {ftype}; "
                                   f"{value!r} is not a {ftype}")
@@ -219,6 +231,17 @@ def _tests(doc: Mapping[str, Any], rep: Reporter) -> tuple[TestCase, ...]:
         name = case.get("name") if isinstance(case.get("name"), str) else f"tests[{i}]"
         out.append(TestCase(values, expect, name, rep.line(where)))
     return tuple(out)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _kind(value: Any) -> str:
+    """How a YAML reader would name the type of ``value`` in a message."""
+    if value is None:
+        return "null"
+    return {bool: "the bool", list: "a list", dict: "a mapping"}.get(type(value), "the value")
 
 
 def _has_type(value: Any, ftype: str) -> bool:
@@ -263,13 +286,21 @@ def build_rule(doc: Any, rep: Reporter) -> Rule | None:
     references = _references(doc, rep)
     when = conditions.compile_condition(doc["when"], rep) if "when" in doc else None
     aliases = _str_list(doc, "aliases", rep)
+    for j, alias in enumerate(aliases):
+        if alias == rid:
+            rep.error(("aliases", j), f"alias {alias!r} is the rule's own id; aliases are the "
+                                      "rule's old ids (renames), never its current one")
+        elif alias in aliases[:j]:
+            rep.error(("aliases", j), f"alias {alias!r} is listed twice")
     tags = _str_list(doc, "tags", rep)
     affected = _affected(doc, rep)
     tests = _tests(doc, rep)
     withdrawn = _date(doc, "withdrawn", rep)
     modified = _date(doc, "modified", rep)
-    details = doc.get("details") if isinstance(doc.get("details"), str) else None
-    too_new = _min_tool_version(doc, rep)
+    published = _date(doc, "published", rep)
+    details = _str(doc, "details", rep) if "details" in doc else None
+    help_uri = _url(doc, "help_uri", rep)
+    min_tool_version, too_new = _min_tool_version(doc, rep)
     location = _location(doc, when, rep)
     if rep.errors or when is None or rid is None or title is None or message is None:
         return None
@@ -277,8 +308,9 @@ def build_rule(doc: Any, rep: Reporter) -> Rule | None:
         id=rid, title=title, severity=Severity(severity), confidence=str(confidence),
         when=when, message=msg_tpl, fix=fix, fix_template=fix_tpl, references=references,
         path=rep.path, raw=doc, aliases=aliases, tags=tags, affected=affected, tests=tests,
-        withdrawn=withdrawn, modified=modified, details=details, too_new=too_new,
-        location=location,
+        withdrawn=withdrawn, modified=modified, published=published, details=details,
+        help_uri=help_uri, schema_version=sv if isinstance(sv, str) else "1.0",
+        min_tool_version=min_tool_version, too_new=too_new, location=location,
     )
 
 
@@ -296,19 +328,30 @@ def _location(doc: Mapping[str, Any], when: Any, rep: Reporter) -> str | None:
     return name
 
 
-def _min_tool_version(doc: Mapping[str, Any], rep: Reporter) -> str | None:
-    """A rule needing a newer fp8-doctor loads but is skipped, with a warning saying so."""
+def _min_tool_version(doc: Mapping[str, Any], rep: Reporter) -> tuple[str | None, str | None]:
+    """``(declared, too_new)``: a rule needing a newer fp8-doctor loads but is skipped, with a
+    warning saying so; ``too_new`` is the declared version only in that case."""
     need = doc.get("min_tool_version")
     if need is None:
-        return None
+        return None, None
     if not isinstance(need, str) or comparison_key(need) is None:
         rep.error(("min_tool_version",),
                   f"min_tool_version must be a quoted version string, not {need!r}")
-        return None
+        return None, None
     have = comparison_key(preflight.__version__)
     if have is not None and have < comparison_key(need):  # type: ignore[operator]
         rep.warn(("min_tool_version",),
                  f"this rule needs fp8-doctor>={need} but {preflight.__version__} is installed; "
                  "it is skipped (pip install --upgrade fp8-doctor)")
-        return need
-    return None
+        return need, need
+    return need, None
+
+
+def _url(doc: Mapping[str, Any], key: str, rep: Reporter) -> str | None:
+    value = doc.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.startswith(("https://", "http://")):
+        rep.error((key,), f"{key} must be an http(s) URL, not {value!r}")
+        return None
+    return value

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -99,7 +100,8 @@ def test_python_tag_never_runs_code(tmp_path: Path) -> None:
 def test_a_rule_nested_thousands_deep_is_one_load_error(tmp_path: Path) -> None:
     f = tmp_path / "FP8D-ACC-0100.yaml"
     f.write_text("id: " + "[" * 5000 + "]" * 5000 + "\n")
-    with pytest.raises(RuleLoadError, match="FP8D-ACC-0100.yaml:1: nested too deeply"):
+    with pytest.raises(RuleLoadError,
+                       match="FP8D-ACC-0100.yaml:1: collections nested more than 64 deep"):
         load_rules([str(f)])
 
 
@@ -135,3 +137,83 @@ def test_unquoted_version_in_affected(tmp_path: Path) -> None:
     f.write_text(src)
     with pytest.raises(RuleLoadError, match=r':8: versions must be quoted strings: 2\.10 is not'):
         load_rules([str(f)])
+
+
+# --- small rule-file checks ----------------------------------------------------------------------
+
+SAMPLE = Path(__file__).parent / "data" / "rules" / "acc" / "FP8D-ACC-0001.yaml"
+
+
+def _sample_with(tmp_path: Path, old: str, new: str) -> Path:
+    text = SAMPLE.read_text()
+    assert old in text
+    f = tmp_path / SAMPLE.name
+    f.write_text(text.replace(old, new, 1))
+    return f
+
+
+@pytest.mark.parametrize("aliases, line, message", [
+    ("aliases: [FP8D-ACC-0001]", 3, "alias 'FP8D-ACC-0001' is the rule's own id"),
+    ("aliases:\n  - FP8D-ACC-0900\n  - FP8D-ACC-0001", 5, "alias 'FP8D-ACC-0001' is the rule's"),
+    ("aliases: [FP8D-ACC-0900, FP8D-ACC-0900]", 3, "alias 'FP8D-ACC-0900' is listed twice"),
+])
+def test_alias_equal_to_the_own_id_is_an_error(tmp_path: Path, aliases: str, line: int,
+                                               message: str) -> None:
+    f = _sample_with(tmp_path, "aliases: []", aliases)
+    with pytest.raises(RuleLoadError, match=re.escape(f"{f.name}:{line}: {message}")):
+        load_rules([str(f)])
+
+
+@pytest.mark.parametrize("old, new, line", [
+    ("severity: error\n", "severity: error\n<<: {severity: warning}\n", 6),
+    ("fix:\n", "defaults: &d {text: Upgrade.}\nfix:\n  <<: *d\n", 21),
+])
+def test_merge_keys_are_refused_in_rule_files(tmp_path: Path, old: str, new: str,
+                                              line: int) -> None:
+    f = _sample_with(tmp_path, old, new)
+    with pytest.raises(RuleLoadError) as err:
+        load_rules([str(f)])
+    assert str(err.value.problems[0]) == (
+        f"{f}:{line}: YAML merge keys (<<) are not allowed in a rule file: write every key out "
+        "in the rule itself")
+
+
+def test_a_quoted_merge_lookalike_is_not_a_merge_key(tmp_path: Path) -> None:
+    f = _sample_with(tmp_path, "title: FP8 silently not applied under DeepSpeed",
+                     "title: \"FP8 silently << not applied: under DeepSpeed\"")
+    assert load_rules([str(f)]).get("FP8D-ACC-0001") is not None
+
+
+@pytest.mark.parametrize("text", ["", "\n\n", "# only a comment\n", "---\n"])
+def test_an_empty_rule_file_is_an_error_on_line_1(tmp_path: Path, text: str) -> None:
+    f = tmp_path / "FP8D-ACC-0100.yaml"
+    f.write_text(text)
+    with pytest.raises(RuleLoadError) as err:
+        load_rules([str(f)])
+    assert [str(p) for p in err.value.problems] == [
+        f"{f}:1: the rule file is empty: a rule file is one YAML mapping "
+        "(id, title, severity, when, ...)"]
+
+
+@pytest.mark.parametrize("fact, value, message", [
+    ("gpu.min_cc", "[1]", "test fact gpu.min_cc is a cc: its value must be a quoted "
+                          "\"major.minor\" string such as \"8.9\", not a list [1]"),
+    ("gpu.min_cc", "{a: 1}", "not a mapping {'a': 1}"),
+    ("gpu.min_cc", "true", "not the bool True"),
+    ("gpu.min_cc", "null", "not null None"),
+    ("pkg.torch.version", "[2, 5]", "test fact pkg.torch.version is a version: its value must "
+                                    "be a quoted version string such as \"2.5.1\", not a list"),
+    ("gpu.min_cc", "8.9", "is not quoted, so YAML reads it as a number"),  # unchanged
+])
+def test_a_cc_or_version_test_fact_of_the_wrong_shape_says_so(
+        tmp_path: Path, fact: str, value: str, message: str) -> None:
+    f = _sample_with(tmp_path, "{facts: {intent.fp8: true, intent.distributed: deepspeed, "
+                               "pkg.accelerate.version: \"1.2.1\"}, expect: fire}",
+                     f"{{facts: {{intent.fp8: true, intent.distributed: deepspeed, "
+                     f"pkg.accelerate.version: \"1.2.1\", {fact}: {value}}}, expect: fire}}")
+    with pytest.raises(RuleLoadError) as err:
+        load_rules([str(f)])
+    got = str(err.value.problems[0])
+    assert got.startswith(f"{f}:26: ") and message in got, got
+    if value != "8.9":  # a list is not "an unquoted number"
+        assert "reads it as a number" not in got, got
