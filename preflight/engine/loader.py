@@ -12,6 +12,7 @@ on disk: fp8-doctor writes no files the user did not ask for.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -22,7 +23,7 @@ from preflight import yamlsafe
 from preflight.engine.model import Problem, Reporter, Rule, RuleLoadError, RuleSet
 from preflight.engine.schema import build_rule
 
-_CACHE: dict[tuple[tuple[str, int, int], ...], RuleSet] = {}
+_CACHE: dict[tuple[object, ...], RuleSet] = {}
 _SUFFIXES = (".yaml", ".yml")
 _Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -55,15 +56,21 @@ def rule_files(paths: Sequence[str | os.PathLike[str]]) -> list[Path]:
     return out
 
 
-def parse_file(path: Path) -> tuple[Rule | None, list[Problem]]:
-    """Parse and validate one rule file; returns the rule (None on errors) and all problems."""
+def parse_file(path: Path, *, with_tests: bool = True) -> tuple[Rule | None, list[Problem]]:
+    """Parse and validate one rule file; returns the rule (None on errors) and all problems.
+
+    ``with_tests=False`` is the fast path for ``check``: the inline ``tests:`` block (about half
+    of a rule file's YAML, and never evaluated by a check) is blanked before parsing, keeping
+    every other line where it was, and the rule gets no test cases. ``rules lint`` / ``test``
+    and the catalogue always load the whole file.
+    """
     shown = str(path)
     try:
         data = path.read_bytes()
     except OSError as exc:
         return None, [Problem(shown, None, f"cannot read: {exc.strerror or exc}")]
     try:
-        loaded = yamlsafe.load(data)
+        loaded, data = _load_yaml(data, with_tests)
     except yamlsafe.YamlError as exc:
         return None, [Problem(shown, exc.line, exc.message)]
     if loaded.data is None:
@@ -81,6 +88,39 @@ def parse_file(path: Path) -> tuple[Rule | None, list[Problem]]:
     except RecursionError:
         return None, [Problem(shown, 1, "nested too deeply to be a rule (thousands of levels)")]
     return rule, rep.problems
+
+
+def _load_yaml(data: bytes, with_tests: bool) -> tuple[yamlsafe.Loaded, bytes]:
+    """The parsed file (and the bytes it was parsed from), tests blanked when not wanted."""
+    if not with_tests:
+        quick = without_tests(data)
+        if quick is not data:
+            try:
+                return yamlsafe.load(quick), quick
+            except yamlsafe.YamlError:
+                pass  # an unusual layout (say, flow-style tests): the whole file decides
+    return yamlsafe.load(data), data
+
+
+def without_tests(data: bytes) -> bytes:
+    """``data`` with the lines of a top-level block ``tests:`` entry made empty (line numbers of
+    everything else unchanged). Unchanged when there is no such entry, or when the tests block
+    defines a YAML anchor (a later key could refer to it)."""
+    start = data.find(b"\ntests:") + 1
+    if start == 0:
+        return data
+    lines = data[start:].split(b"\n")
+    keep = 1
+    while keep < len(lines) and lines[keep][:1] in (b" ", b"\t", b"-", b"#", b"", b"\r"):
+        keep += 1  # still inside the tests block; the next top-level key ends it
+    if _ANCHOR.search(b"\n".join(lines[:keep])):
+        return data
+    return data[:start] + b"\n" * keep + b"\n".join(lines[keep:])
+
+
+_ANCHOR = re.compile(rb"(?:^|[\s\[{,])&[^\s\[\]{},]")
+"""A YAML anchor definition (``&name``) at a token start; ``&&`` in a quoted string matches
+too, which only costs the fast path for that file."""
 
 
 def _merge_key_line(data: bytes) -> int | None:
@@ -107,7 +147,8 @@ def _merge_key_line(data: bytes) -> int | None:
 
 
 def collect(paths: Sequence[str | os.PathLike[str]] | None = None, *,
-            files: list[Path] | None = None) -> tuple[list[Rule], list[Problem], list[Path]]:
+            files: list[Path] | None = None,
+            with_tests: bool = True) -> tuple[list[Rule], list[Problem], list[Path]]:
     """Load every file, collecting *all* problems (what ``rules lint`` needs)."""
     if files is None:
         files = find_rule_files(paths)
@@ -115,7 +156,7 @@ def collect(paths: Sequence[str | os.PathLike[str]] | None = None, *,
     problems: list[Problem] = []
     seen: dict[str, Rule] = {}
     for f in files:
-        rule, probs = parse_file(f)
+        rule, probs = parse_file(f, with_tests=with_tests)
         problems.extend(probs)
         if rule is None:
             continue
@@ -150,17 +191,21 @@ def _id_line(rule: Rule, name: str) -> int | None:
     return None
 
 
-def load_rules(paths: Sequence[str | os.PathLike[str]] | None = None) -> RuleSet:
+def load_rules(paths: Sequence[str | os.PathLike[str]] | None = None, *,
+               with_tests: bool = True) -> RuleSet:
     """Load, validate and compile rules; raises :class:`RuleLoadError` naming file and line.
 
     ``None`` loads the bundled rules. Results are cached in memory while the files are unchanged.
+    ``with_tests=False`` skips the inline test cases (see :func:`parse_file`): what a check
+    evaluates is identical, it only loads faster; an error inside a ``tests:`` block is then
+    left to ``rules lint``.
     """
     files = find_rule_files(paths)
-    key = tuple(_stamp(f) for f in files)
+    key = (with_tests, *(_stamp(f) for f in files))
     cached = _CACHE.get(key)
     if cached is not None:
         return cached
-    rules, problems, _ = collect(files=files)
+    rules, problems, _ = collect(files=files, with_tests=with_tests)
     errors = [p for p in problems if p.level == "error"]
     if errors:
         raise RuleLoadError(errors)

@@ -56,6 +56,46 @@ def test_each_bundled_rule_fires_and_stays_quiet_as_its_tests_say(rule_id: str) 
         assert result["ok"], result
 
 
+def test_the_check_fast_path_loads_the_same_rules_without_their_tests() -> None:
+    """check loads rules with with_tests=False (tests blanked before parsing): every inline case
+    must still come out as expected against those rules, and nothing else may differ."""
+    from dataclasses import replace
+
+    full = load_rules()
+    quick = load_rules(with_tests=False)
+    assert [r.id for r in quick] == [r.id for r in full]
+    blanked = 0
+    for fast, whole in zip(quick, full):
+        assert fast.tests == ()
+        assert {k: v for k, v in fast.raw.items() if k != "tests"} == \
+            {k: v for k, v in whole.raw.items() if k != "tests"}
+        blanked += "tests" not in fast.raw
+        # the fast rule's condition, judged by the full rule's own test cases
+        for result in run_tests(RuleSet((replace(fast, tests=whole.tests),))):
+            assert result["ok"], result
+    assert blanked >= len(full) * 0.9, f"the fast path applied to only {blanked} rules"
+
+
+def test_blanking_tests_keeps_other_lines_and_falls_back_on_odd_layouts(tmp_path: Path) -> None:
+    from preflight.engine.loader import parse_file, without_tests
+
+    text = (b"id: X\ntests:\n  - {facts: {a: 1}, expect: fire}\n- {facts: {}, expect: quiet}\n"
+            b"modified: '2026-01-01'\n")
+    quick = without_tests(text)
+    assert quick.count(b"\n") == text.count(b"\n") and b"expect" not in quick
+    assert quick.splitlines()[4] == b"modified: '2026-01-01'"
+    anchored = b"id: X\ntests:\n  - &case {facts: {}, expect: fire}\nother: *case\n"
+    assert without_tests(anchored) is anchored          # an anchor in the tests: leave it
+    # flow-style tests whose closing bracket is at column 0: the blanked text does not parse,
+    # so the whole file is parsed instead (same rule either way)
+    src = (bundled_rules_dir() / "accelerate" / "FP8D-ACC-0001.yaml").read_text()
+    head, _, _ = src.partition("\ntests:")
+    flow = tmp_path / "FP8D-ACC-0001.yaml"
+    flow.write_text(head + "\ntests: [\n  {facts: {intent.fp8: true}, expect: fire}\n]\n")
+    rule, problems = parse_file(flow, with_tests=False)
+    assert rule is not None and not [p for p in problems if p.level == "error"], problems
+
+
 def test_every_bundled_rule_file_loads() -> None:
     files = sorted(p.stem for p in bundled_rules_dir().rglob("*.yaml"))
     assert files, f"no rule files under {bundled_rules_dir()}"
