@@ -96,7 +96,8 @@ def run(facts: Mapping[str, Any], options: SmokeOptions | None = None,
                 [{"device": f"cuda:{i}", "backends": ["scaled_mm"], "gemm_only": True}
                  for i in range(1, n)], opts.timeout, command=opts.command, env=opts.env,
                 progress=progress)
-        facts_out = outcome.to_facts(main, others, shapes, all_gpus=opts.all_gpus)
+        facts_out = outcome.to_facts(main, others, shapes, all_gpus=opts.all_gpus,
+                                     requested=opts.backends)
         details = outcome.to_details(main, others, facts_out)
         if isinstance(main.doc.get("speed"), dict) and not shapes:
             details["speed_note"] = ("the job's GEMM shapes are unknown (intent.shapes.*): only "

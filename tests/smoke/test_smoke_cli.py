@@ -75,3 +75,16 @@ def test_check_refuses_an_infinite_smoke_timeout(capsys) -> None:
         cli.main(["check", "--smoke-timeout", "inf"])
     assert exc.value.code == 2
     assert "finite" in capsys.readouterr().err
+
+
+def test_a_named_backend_that_is_not_installed_fails(capsys) -> None:
+    """`smoke --backend te` without Transformer Engine: exit 1 and says so (was: ok, exit 0)."""
+    import importlib.util
+
+    pytest.importorskip("torch")
+    if importlib.util.find_spec("transformer_engine") is not None:
+        pytest.skip("Transformer Engine is installed here")
+    code, out = _smoke(capsys, "--backend", "te", "--format", "json")
+    doc = json.loads(out)
+    assert code == 1 and doc["facts"]["smoke.status"] == "failed"
+    assert "requested backend te is not installed" in doc["facts"]["smoke.te.error"]
