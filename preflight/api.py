@@ -169,7 +169,8 @@ def run_check(options: CheckOptions, progress: Progress = _silent) -> Report:
         # The facts describe another machine: this one's GPU proves nothing about it.
         want, why_not = False, "skipped: facts replayed from a snapshot, not this machine"
     else:
-        want, why_not = smoke_mod.should_run(facts, requested)
+        device = getattr(options.smoke_options, "device", None) or "cuda"
+        want, why_not = smoke_mod.should_run(facts, requested, device)
     if want:
         progress("running the FP8 smoke step (child process)")
         outcome = smoke_mod.run(facts, options.smoke_options, progress=progress)

@@ -1,7 +1,8 @@
 """``fp8-doctor smoke``: run only the FP8 smoke step and print its results (text or JSON).
 
-Exit code 0 when the smoke status is ``ok``, 1 when a check failed or the child crashed / hung
-(the findings say which), 2 for a bad ``--shape`` or ``--timeout``. Output is redacted like every
+Exit code 0 when the smoke status is ``ok``, 1 when a check failed, the child crashed / hung
+(the output says which) or nothing could be checked (no CUDA device here: ``--device cpu`` runs
+the same checks emulated), 2 for a bad ``--shape`` or ``--timeout``. Output is redacted like every
 other report (an import error or a child's stderr can carry a token or a home path);
 ``--no-redact`` opts out.
 """
@@ -76,6 +77,8 @@ def _fmt(v: Any) -> str:
 
 def render_text(facts: dict[str, Any]) -> str:
     """A short human summary: one line per fact, grouped by backend."""
+    if facts.get("smoke.ran") is False:
+        return f"fp8-doctor smoke: {facts.get('smoke.skip_reason', 'skipped')}"
     lines = [f"fp8-doctor smoke: {facts.get('smoke.status')} on {facts.get('smoke.device', '?')}"
              f" (torch {facts.get('smoke.torch_version', '?')}, {facts.get('smoke.duration_s', 0):.1f} s)"]
     if facts.get("smoke.error"):
