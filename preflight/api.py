@@ -29,26 +29,48 @@ def _silent(_: str) -> None:
 
 
 class PreflightError(AssertionError):
-    """Raised by :func:`assert_ready` when the checks find problems; carries the report."""
+    """Raised by :func:`assert_ready` when the checks find problems; carries the report.
+
+    ``str(err)`` is redacted like every report format (tracebacks and CI logs get pasted into
+    bug trackers): tokens, URL credentials, the home directory, host names. The raw data stays
+    on the object: ``err.report`` / ``err.findings`` are unredacted, and
+    ``err.report.render("text", redact=False)`` shows everything.
+    """
 
     def __init__(self, report: Report, fail_on: str = "error") -> None:
         self.report = report
         self.fail_on = fail_on
         bad = [f for f in report.sorted_findings() if at_or_above(f.severity, fail_on)]
         self.findings = tuple(bad)
-        noun = "finding" if len(bad) == 1 else "findings"
-        lines = [f"fp8-doctor: {len(bad)} {noun} at or above '{fail_on}':"]
-        for f in bad:
-            lines.append(f"  [{f.severity.value}] {f.rule_id}: {f.title}")
-            lines.append(f"      {f.message}")
-            if f.location:
-                lines.append(f"      at {f.location}")
-            if f.fix.text:
-                lines.append(f"      fix: {f.fix.text}")
-            lines.extend(f"        $ {cmd}" for cmd in f.fix.commands)
-        lines.append("The full report is on this exception: err.report.render('text') "
-                     "(or 'json' / 'markdown').")
-        super().__init__("\n".join(lines))
+        super().__init__(_error_message(report, fail_on, len(bad)))
+
+
+def _error_message(report: Report, fail_on: str, count: int) -> str:
+    """The exception text, built from the report's redacted document (as the renderers do), so
+    a secret-named fact interpolated into a message or a token in a config path is masked."""
+    from preflight.redact import redact_text
+    from preflight.render import document
+
+    doc = document(report, redact=True)
+    # The document sorts findings as Report.sorted_findings does; keep those at the threshold.
+    bad = [f for f in doc["findings"] if at_or_above(Severity(f["severity"]), fail_on)]
+    noun = "finding" if count == 1 else "findings"
+    lines = [f"fp8-doctor: {count} {noun} at or above '{fail_on}':"]
+    for f in bad:
+        lines.append(f"  [{f['severity']}] {f['id']}: {f['title']}")
+        lines.append(f"      {f['message']}")
+        loc = f.get("location")
+        if loc:
+            lines.append(f"      at {loc['path']}:{loc['line']}" if loc.get("line")
+                         else f"      at {loc['path']}")
+        fix = f.get("fix") or {}
+        if fix.get("text"):
+            lines.append(f"      fix: {fix['text']}")
+        lines.extend(f"        $ {cmd}" for cmd in fix.get("commands") or ())
+    lines.append("The full report is on this exception: err.report.render('text') "
+                 "(or 'json' / 'markdown'; redact=False for the raw values).")
+    # The same second pass as the renderers: a value assembled from several parts is checked too.
+    return redact_text("\n".join(lines), hex_runs=False)
 
 
 @dataclass(frozen=True)
@@ -176,7 +198,8 @@ def run_check(options: CheckOptions, progress: Progress = _silent) -> Report:
         # The facts describe another machine: this one's GPU proves nothing about it.
         want, why_not = False, "skipped: facts replayed from a snapshot, not this machine"
     else:
-        want, why_not = smoke_mod.should_run(facts, requested)
+        device = getattr(options.smoke_options, "device", None) or "cuda"
+        want, why_not = smoke_mod.should_run(facts, requested, device)
     if want:
         progress("running the FP8 smoke step (child process)")
         outcome = smoke_mod.run(facts, options.smoke_options, progress=progress)

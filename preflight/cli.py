@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 from collections.abc import Sequence
@@ -39,13 +40,17 @@ def _fatal(code: int, msg: str, tip: str | None = None) -> NoReturn:
 
 
 def positive_seconds(text: str) -> float:
-    """argparse type: a timeout in seconds, > 0."""
+    """argparse type: a timeout in seconds, > 0 and finite.
+
+    ``nan`` fails ``> 0``; ``inf`` would pass it and switch the hang protection off, which is
+    what the timeout is for, so it is refused too.
+    """
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be more than 0 seconds, not {text}")
+    if not (value > 0 and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds above 0, not {text}")
     return value
 
 
@@ -117,8 +122,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("report", help="a redacted Markdown support report (check + all facts)")
     _add_collect(p)
-    p.add_argument("--smoke", dest="smoke", action="store_true", default=False,
-                   help="include the smoke step")
+    smoke = p.add_mutually_exclusive_group()
+    smoke.add_argument("--smoke", dest="smoke", action="store_true", default=False,
+                       help="include the smoke step (default: not included)")
+    # Accepted so that one flag set works for `check` and `report` alike (it is the default).
+    smoke.add_argument("--no-smoke", dest="smoke", action="store_false",
+                       help="leave the smoke step out (the default)")
     p.add_argument("--fail-on", choices=FAIL_ON_CHOICES, default="never",
                    help="lowest severity that makes the exit code 1 (default: %(default)s)")
     p.add_argument("--rules", action="append", default=[], metavar="DIR", help=argparse.SUPPRESS)

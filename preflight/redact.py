@@ -8,9 +8,16 @@ layers, both needed:
   allow-listed env prefix (reviews of vllm-project/vllm#9293 and NVIDIA/cudnn-frontend#400 found
   tokens under "harmless" prefixes);
 - **by content** (:meth:`Redactor.text`): tokens with a known shape (``hf_``, ``ghp_``,
-  ``AKIA``, ``sk-``, JWTs, long hex / base64 runs), ``user:pass@`` in URLs, ``token=`` in query
-  strings, GPU/MIG UUIDs, the home directory (shown as ``~``), other users' home folders, the
-  user name as a path segment and this machine's host names.
+  ``glpat-``, ``npm_``, ``AKIA``, ``sk-``, ``sk_live_``, ``xox?-``, JWTs, long hex / base64
+  runs), ``user:pass@`` with or without a scheme (the password may hold ``/`` or ``@``),
+  ``token=`` in query strings, ``NAME=VALUE`` / ``NAME: VALUE`` / ``--name VALUE`` where NAME
+  says credential, GPU/MIG UUIDs, the home directory (shown as ``~``), other users' home folders,
+  the user name as a path segment and this machine's host names;
+- **single values** (:func:`looks_secret`, used for every ``env.*`` value and ``--assume``
+  value): on top of the above, a word of 16+ characters that mixes letters and digits the way
+  generated tokens do (see :func:`_token_like`) masks the whole value. This is stricter than
+  free-text redaction on purpose: an allow-listed variable's value is one short datum, where a
+  random-looking word is far more likely a credential than in a log line or a message.
 
 ``env.*`` facts are also filtered against an allow-list of variable names (an allow-list, not a
 block-list: a block-list misses ``AWS_SECRET_ACCESS_KEY``; vllm-project/vllm#9293).
@@ -19,8 +26,11 @@ block-list: a block-list misses ``AWS_SECRET_ACCESS_KEY``; vllm-project/vllm#929
 from __future__ import annotations
 
 import getpass
+import hashlib
+import hmac
 import os
 import re
+import secrets
 import socket
 from dataclasses import dataclass
 from functools import lru_cache
@@ -73,10 +83,18 @@ ENV_NAMES: frozenset[str] = frozenset({
 _GPU_UUID = re.compile(
     r"\b(GPU|MIG)-(?:GPU-)?[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
     r"[0-9a-fA-F]{12}(?:/\d+/\d+)?")
+_URL_STOP = "\\s\"'`<>"   # characters that end a URL in prose, JSON, Markdown or a shell line
 _CONTENT: tuple[tuple[re.Pattern[str], str], ...] = (
     (_GPU_UUID, r"\1-" + MASK),
-    # scheme://user:pass@host -> scheme://[REDACTED]@host
-    (re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^/\s:@]+:[^/\s@]+@"), r"\1" + MASK + "@"),
+    # scheme://user:pass@host -> scheme://[REDACTED]@host. The password runs to the *last* "@"
+    # of the URL, so "p@ss" and "pa/ssw0rd" (both seen in proxy URLs) are masked whole; the user
+    # may be empty ("redis://:pw@cache"). Cost: "https://host:8080/a@b" is over-masked.
+    (re.compile(rf"(?i)\b([a-z][a-z0-9+.\-]*://)[^/@:{_URL_STOP}]*:[^{_URL_STOP}]*@"),
+     r"\1" + MASK + "@"),
+    # user:pass@host:port without a scheme (http_proxy values, pip/conda configs).
+    (re.compile(rf"(?<![\w.:/@\-\[])[A-Za-z0-9._~%+\-]+:(?!/)[^{_URL_STOP}]+?@"
+                r"(?=[A-Za-z0-9](?:[A-Za-z0-9\-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9\-]+)*"
+                r"(?::\d{1,5})?(?![\w.\-@]))"), MASK + "@"),
     # ?token=..., &api_key=..., sig=...
     (re.compile(r"(?i)([?&;](?:access_token|token|api_key|apikey|key|secret|password|passwd|"
                 r"sig|signature|auth|x-amz-signature|x-amz-credential|x-amz-security-token)=)"
@@ -85,14 +103,31 @@ _CONTENT: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"(?<![A-Za-z0-9])hf_[A-Za-z0-9]{20,}"), MASK),
     (re.compile(r"(?<![A-Za-z0-9])(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})"),
      MASK),
+    # GitLab tokens (personal, deploy, runner, trigger, ... prefixes from GitLab's token docs).
+    (re.compile(r"(?<![A-Za-z0-9])gl(?:pat|dt|rt|ptt|soat|cbt|imt|ft|ffct|oas|agent)-"
+                r"[A-Za-z0-9_\-]{10,}"), MASK),
+    (re.compile(r"(?<![A-Za-z0-9])npm_[A-Za-z0-9]{16,}"), MASK),
+    (re.compile(r"(?<![A-Za-z0-9])pypi-AgE[A-Za-z0-9_\-]{16,}"), MASK),
+    (re.compile(r"(?<![A-Za-z0-9])AIza[0-9A-Za-z_\-]{30,}"), MASK),
     (re.compile(r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])"), MASK),
     (re.compile(r"(?<![A-Za-z0-9])sk-[A-Za-z0-9_\-]{16,}"), MASK),
-    (re.compile(r"(?<![A-Za-z0-9])xox[abprs]-[A-Za-z0-9\-]{10,}"), MASK),
+    # Stripe-style live / test keys (also seen pasted after a vendor prefix: "stripe_sk_live_").
+    (re.compile(r"(?<![A-Za-z0-9])[rsp]k_(?:live|test)_[A-Za-z0-9]{6,}"), MASK),
+    # Slack: the prefix is distinctive enough that a short body is still a token.
+    (re.compile(r"(?<![A-Za-z0-9])(?:xox[abeoprs]|xapp)-[A-Za-z0-9\-]{4,}"), MASK),
     (re.compile(r"(?<![A-Za-z0-9])eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
      MASK),
     (re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?-----END [A-Z ]*PRIVATE KEY-----", re.S),
      MASK),
 )
+# NAME=VALUE, NAME: VALUE and --name VALUE / --name=VALUE in free text (a pasted command line, an
+# exception message, an env dump): the value is masked when NAME says credential. Only NAME and
+# the separator are matched here, so a non-secret pair never swallows the secret pair after it
+# ("note: password: hunter2"); the value is found from the end of the match. A bare "NAME VALUE"
+# without "=" or ":" counts only for --flags, or every pair of words in prose would be a candidate.
+_NAMED = re.compile(r"(?<![\w.\-])(?:--?([A-Za-z][A-Za-z0-9_.\-]*)(?:=|[ \t]+)|"
+                    r"([A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*[=:][ \t]*)")
+_NAMED_VALUE = re.compile(r"\"[^\"\n]*\"|'[^'\n]*'|[^\s\"'`,;&|)\]}<>]+")
 _HEX_RUN = re.compile(r"(?<![0-9A-Za-z])[0-9a-fA-F]{32,}(?![0-9A-Za-z])")
 _B64_RUN = re.compile(r"(?<![A-Za-z0-9+/=_\-])[A-Za-z0-9+/_\-]{32,}={0,2}(?![A-Za-z0-9+/=_\-])")
 # Keys whose values are commit hashes or versions: long hex there is an identifier, not a secret.
@@ -105,6 +140,72 @@ def _looks_random(run: str) -> bool:
         return False
     return (any(c.isupper() for c in run) and any(c.islower() for c in run)
             and any(c.isdigit() for c in run))
+
+
+# Words of a single value judged by _token_like: runs of token characters. "." ":" "/" "," "="
+# "@" and spaces split them, so versions (2.4.0a0+3bcc3cd.nv24.07), paths, lists and
+# KEY=VALUE parts are judged piece by piece.
+_WORD = re.compile(r"[A-Za-z0-9_+\-]+")
+_HEX_WORD = re.compile(r"[0-9a-fA-F]+")
+
+
+def _char_class(c: str) -> str:
+    return "u" if c.isupper() else "l" if c.islower() else "d" if c.isdigit() else ""
+
+
+def _token_like(word: str) -> bool:
+    """True for a 16+ character word that mixes letters and digits like a generated token.
+
+    The decision, and why: a generated credential (base62 / base64 / hex) switches between
+    upper case, lower case and digits every two or three characters; names, versions and
+    temporary folders do not ("TransformerEngine2": 4 switches in 18 characters,
+    "torchelastic_8ulkm2dz": 4 in 20; "Xk9pQ2mZ7rT4vW8yB1nC5q": 20 in 22). So: at least 16
+    letters-or-digits (16 base62 characters are ~95 bits), at least two letters and two digits,
+    and a class switch for at least every third character. "_" "-" "+" are skipped when
+    counting, so "Xk9p_Q2mZ-7rT4..." is judged like "Xk9pQ2mZ7rT4...". Shorter or more regular
+    secrets are caught by name (HF_TOKEN ...) or by a known shape (hf_, glpat-, ...), not here.
+    """
+    classes = [k for k in map(_char_class, word) if k]
+    if len(classes) < 16 or classes.count("d") < 2 or len(classes) - classes.count("d") < 2:
+        return False
+    switches = sum(a != b for a, b in zip(classes, classes[1:]))
+    return switches * 3 >= len(classes)
+
+
+def _value_has_token(name: str, value: str) -> bool:
+    """Some word of ``value`` is :func:`_token_like`.
+
+    Hex words are exempt under a commit / version name, and at 32+ characters everywhere: those
+    are the long-hex rule's (masked in place by :meth:`Redactor.text` unless the key says commit
+    or version), because a commit hash inside a cache path must not hide the whole path.
+    """
+    hex_ok = bool(_HEX_OK_KEY.search(name))
+    return any(_token_like(w) and not (_HEX_WORD.fullmatch(w) and (hex_ok or len(w) >= 32))
+               for w in _WORD.findall(value))
+
+
+def _mask_named(text: str) -> str:
+    """Mask the VALUE of every ``NAME=VALUE`` / ``NAME: VALUE`` / ``--name VALUE`` whose NAME
+    says credential (see :data:`_NAMED`)."""
+    out: list[str] = []
+    pos = 0
+    for m in _NAMED.finditer(text):
+        name = m.group(1) or m.group(2) or ""
+        if m.start() < pos or not is_secret_name(name) or text.startswith(MASK, m.end()):
+            continue  # not a credential, or already masked (by a shape rule or an earlier pass)
+        value = _NAMED_VALUE.match(text, m.end())
+        if value is None:
+            continue
+        out += [text[pos:value.start()], MASK]
+        pos = value.end()
+    return "".join(out) + text[pos:] if out else text
+
+
+def _mask_content(text: str) -> str:
+    """Every content rule that needs no knowledge of this machine (tokens, URLs, NAME=VALUE)."""
+    for pattern, repl in _CONTENT:
+        text = pattern.sub(repl, text)
+    return _mask_named(text)
 
 
 def is_secret_name(name: str) -> bool:
@@ -121,15 +222,42 @@ def env_allowed(var: str) -> bool:
 
 
 def looks_secret(name: str, value: str) -> bool:
-    """True when a variable's name or its content looks like a credential (mask it whole)."""
+    """True when one variable's value should be masked whole: its name says credential, or its
+    content holds a token, a URL credential, a secret ``NAME=VALUE``, a long random run, or a
+    word that reads like a generated token (:func:`_token_like`).
+
+    For single values (``env.*``, ``--assume``), not for free text: see the module docstring.
+    """
     if is_secret_name(name):
         return True
     # GPU / MIG UUIDs are identifiers (renderers mask them in place); long hex runs are mostly
     # commit hashes in paths. Neither makes the whole value a secret.
     value = _GPU_UUID.sub(" ", value)
-    if any(p.search(value) for p, _ in _CONTENT if p is not _GPU_UUID):
+    if _mask_content(value) != value:
         return True
-    return any(_looks_random(m.group(0)) for m in _B64_RUN.finditer(value))
+    if any(_looks_random(m.group(0)) for m in _B64_RUN.finditer(value)):
+        return True
+    return _value_has_token(name, value)
+
+
+def fingerprint(value: str, key: bytes | None = None) -> str:
+    """``<masked:0123456789ab>``: a keyed fingerprint of a secret, so two values can be told
+    apart (rank 3 has another NVTE_* token than rank 0) without showing either.
+
+    HMAC-SHA256 under ``key``, not a plain hash: a plain ``sha256(value)[:8]`` in a report lets
+    anyone confirm a guess offline ("is it hunter2?") and brute-force short secrets. Without the
+    key the fingerprint confirms nothing. ``key`` defaults to random bytes made once per process,
+    which is right when nothing outside this process compares the fingerprints; processes that
+    must compare (the ranks of one job) pass a key they share and that no report contains.
+    """
+    digest = hmac.new(key or _process_key(), value.encode("utf-8", "surrogatepass"),
+                      hashlib.sha256).hexdigest()
+    return f"<masked:{digest[:12]}>"
+
+
+@lru_cache(maxsize=1)
+def _process_key() -> bytes:
+    return secrets.token_bytes(32)
 
 
 @dataclass(frozen=True)
@@ -151,11 +279,12 @@ class Redactor:
         uses it, because only the key-aware pass can tell a commit hash (``cuda.torch_git``)
         from a hex API key, and that pass has already run on the document.
         """
-        if key is not None and is_secret_name(key) and value:
+        if key is not None and value and (
+                is_secret_name(key) or (key.startswith("env.") and looks_secret(key[4:], value))):
+            # An env.* value is one datum of an allow-listed variable: judged whole, with the
+            # stricter single-value test (also for snapshots written before that test existed).
             return MASK
-        out = value
-        for pattern, repl in _CONTENT:
-            out = pattern.sub(repl, out)
+        out = _mask_content(value)
         if hex_runs and not (key and _HEX_OK_KEY.search(key)):
             out = _HEX_RUN.sub(MASK, out)
         out = _B64_RUN.sub(lambda m: MASK if _looks_random(m.group(0)) else m.group(0), out)
@@ -200,7 +329,12 @@ class Redactor:
         for k, v in doc.items():
             if isinstance(k, str) and k.startswith("env.") and not env_allowed(k[4:]):
                 continue  # not on the allow-list: drop the variable entirely
-            if k == "value" and named is not None:
+            if parent == "provenance":
+                # {fact name: "file:line" / probe name}: where a value came from is not the
+                # value, so a secret-named fact keeps its location (redacted by content: ~, a
+                # token in the path); only the value itself, under "facts", is masked.
+                child_key, child_secret = None, False
+            elif k == "value" and named is not None:
                 if named.startswith("env.") and not env_allowed(named[4:]):
                     out[k] = MASK
                     continue

@@ -57,7 +57,14 @@ class Report:
         return sorted(self.findings, key=lambda f: (-f.severity.rank, f.rule_id))
 
     def to_dict(self) -> dict[str, Any]:
-        """The ``--format json`` document (contract: the top-level keys)."""
+        """The ``--format json`` document (contract: the top-level keys), **not redacted**.
+
+        Raw on purpose: this is the data API (code that inspects a report in-process needs the
+        real values, e.g. to compare a path), and redaction is a property of *output*. Every
+        way out of the process redacts by default: :meth:`render` (all formats),
+        ``preflight.render.document(report)`` (the redacted dict), snapshots, the CLI, and
+        ``str(PreflightError)``. Use one of those before writing this dict anywhere.
+        """
         facts_json = facts_to_json(self.facts)
         return {
             "schema_version": JSON_SCHEMA_VERSION,

@@ -165,19 +165,22 @@ def _watchdog(rank: int, seconds: float) -> None:
 def run(args: argparse.Namespace) -> int:
     from preflight.dist import collectives
     from preflight.dist.collect import collect_rank
-    from preflight.dist.gather import Gathered, LateRank, RankZeroSilent, announce, exchange
+    from preflight.dist.gather import (
+        Gathered, LateRank, RankZeroSilent, announce, exchange, shared_mask_key,
+    )
     from preflight.dist.launch import open_store, rank_info
     from preflight.dist.merge import merge
 
     info = rank_info()
     options = _options(args)
     deadline = time.monotonic() + args.timeout
-    store = None
+    store = mask_key = None
     if info.world_size > 1:
         _watchdog(info.rank, args.timeout + WATCHDOG_GRACE_S)
         store = open_store(info, args.timeout)
         announce(store, info)
-    payload, local = collect_rank(info, options)
+        mask_key = shared_mask_key(store, info)
+    payload, local = collect_rank(info, options, mask_key=mask_key)
     if args.collectives:
         left = max(deadline - time.monotonic(), 10.0)
         result = collectives.run(info, timeout_s=left, backend=args.collectives_backend,

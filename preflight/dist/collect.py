@@ -20,7 +20,7 @@ from typing import Any
 from preflight.api import CheckOptions, collect_facts
 from preflight.dist.launch import DeviceSlot, RankInfo, device_slot, nvml_uuids
 from preflight.facts import Facts, encode_value
-from preflight.redact import env_allowed, looks_secret
+from preflight.redact import env_allowed, fingerprint, looks_secret
 
 # Variables whose value must agree on every rank: a rank with another NVTE_* recipe or NCCL_*
 # transport setting trains differently or hangs in the first collective. This says which
@@ -30,11 +30,15 @@ ENV_PREFIXES = ("NVTE_", "NCCL_", "TORCH_NCCL_", "ACCELERATE_")
 ENV_NAMES = ("CUDA_DEVICE_MAX_CONNECTIONS", "PYTORCH_CUDA_ALLOC_CONF", "NVIDIA_TF32_OVERRIDE")
 
 
-def job_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
+def job_env(env: Mapping[str, str] | None = None, *, key: bytes | None = None
+            ) -> dict[str, str]:
     """The compared environment variables that the report policy allows; secrets masked.
 
-    Secret-looking values become ``<masked:hash>``: the short hash lets rank 0 tell two different
-    secrets apart without ever seeing them.
+    Secret-looking values become ``<masked:...>``, a keyed fingerprint
+    (:func:`preflight.redact.fingerprint`): rank 0 can tell two different secrets apart without
+    seeing them, and the report cannot be used to confirm a guess. ``key`` must be the same on
+    every rank (``gather.shared_mask_key``), or equal secrets would look different; without it
+    the key is this process's own (fine for a job of one).
     """
     env = os.environ if env is None else env
     out: dict[str, str] = {}
@@ -44,7 +48,7 @@ def job_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
         # The name policy is the report's own (preflight.redact); values are checked here too,
         # because a masked value must be masked before it leaves the rank.
         if looks_secret(name, value):
-            value = "<masked:" + hashlib.sha256(value.encode()).hexdigest()[:8] + ">"
+            value = fingerprint(value, key)
         out[name] = value
     return out
 
@@ -105,8 +109,11 @@ def _error_into(payload: dict[str, Any], stage: str) -> Iterator[None]:
 Local = tuple[Facts, tuple[Any, ...], list[Any], list[str]]
 
 
-def collect_rank(info: RankInfo, options: CheckOptions) -> tuple[dict[str, Any], Local | None]:
+def collect_rank(info: RankInfo, options: CheckOptions, *, mask_key: bytes | None = None
+                 ) -> tuple[dict[str, Any], Local | None]:
     """This rank's payload (JSON-ready, sent to rank 0) and its full local pipeline result.
+
+    ``mask_key``: the job's shared key for fingerprints of secret env values (see job_env).
 
     The second value is ``(facts, probes, extra_findings, inputs)`` as ``collect_facts`` returns
     them (smoke facts merged in), or None when collection failed (then ``payload['error']``).
@@ -117,7 +124,8 @@ def collect_rank(info: RankInfo, options: CheckOptions) -> tuple[dict[str, Any],
         "rank": info.rank, "local_rank": info.local_rank, "host": info.hostname,
         "node_id": node_id(info.hostname),
         "launcher": info.launcher, "pid": os.getpid(), "device": slot.to_dict(),
-        "env": job_env(), "facts": {}, "smoke": None, "error": None, "collectives": None,
+        "env": job_env(key=mask_key), "facts": {}, "smoke": None, "error": None,
+        "collectives": None,
     }
     local = None
     with _error_into(payload, "collecting facts"):

@@ -14,6 +14,7 @@ does not say which rank it was. So the exchange has two steps, both on torch.dis
 from __future__ import annotations
 
 import json
+import secrets
 import time
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -48,6 +49,24 @@ def _keys(info: RankInfo) -> str:
 def announce(store: Any, info: RankInfo) -> None:
     """Mark this rank as started, so a rank that later hangs is told apart from one never seen."""
     store.set(_keys(info) + f"alive/{info.rank}", "1")
+
+
+def shared_mask_key(store: Any, info: RankInfo) -> bytes | None:
+    """Random bytes, the same on every rank of this run, for fingerprints of masked env values.
+
+    Rank 0 makes them and puts them on the job's own store; the others wait for them there. The
+    key never leaves the job, so the ``<masked:...>`` fingerprints in a report confirm no guess
+    offline, yet equal secrets on two ranks still compare equal. None when the key cannot be
+    read (rank 0 gone): the rank then masks with its own key, and the roster step that follows
+    reports rank 0 as it does today.
+    """
+    name = _keys(info) + "mask_key"
+    try:
+        if info.rank == 0:
+            store.set(name, secrets.token_hex(32))
+        return bytes.fromhex(store.get(name).decode("ascii"))
+    except Exception:  # noqa: BLE001 - DistStoreError / timeout: fall back, never fail here
+        return None
 
 
 def _roll_call(store: Any, info: RankInfo, deadline: float) -> tuple[list[int], dict[int, str]]:

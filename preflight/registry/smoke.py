@@ -10,7 +10,7 @@ from preflight.facts import FactSpec as F
 _COMMON = (
     F("smoke.ran", "bool", "The smoke step ran (false when skipped; see smoke.skip_reason)"),
     F("smoke.skip_reason", "str", "Why the smoke step did not run"),
-    F("smoke.status", "str", "ok | failed (a check failed) | timeout (child killed) | crash (child died or hit a CUDA error)"),
+    F("smoke.status", "str", "ok | failed (a check failed, a backend named in --backend cannot be imported, or the speed stage raised) | timeout (child killed) | crash (child died or hit a CUDA error)"),
     F("smoke.error", "str", "Error text when the smoke child crashed, hit a CUDA error or hung"),
     F("smoke.stage", "str", "The stage the child was in when it crashed or hung (e.g. 'torchao')"),
     F("smoke.device", "str", "Device the smoke step ran on, e.g. 'NVIDIA H100 80GB HBM3' or 'cpu'"),

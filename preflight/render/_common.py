@@ -155,6 +155,32 @@ def config_inputs(doc: dict[str, Any]) -> list[str]:
     return [str(i) for i in doc.get("inputs") or []]
 
 
+# The finding the pipeline raises for a config file that cannot be read (preflight/api.py).
+CONFIG_UNREADABLE = "FP8D-CFG-UNREADABLE"
+NO_INPUTS = "none found (no PATH given and no accelerate default config, or none in the given folders)"
+
+
+def unreadable_configs(doc: dict[str, Any]) -> list[str]:
+    """``path:line`` of every config file that was given but could not be read."""
+    return [location_text(f) or str(f.get("message", "")) for f in doc.get("findings") or []
+            if f.get("id") == CONFIG_UNREADABLE]
+
+
+def inputs_summary(doc: dict[str, Any]) -> str | None:
+    """The line to show instead of the inputs when none could be used, else None.
+
+    Paths that were given but could not be parsed are not "no PATH given": the report says
+    they failed (their findings hold the file, line and parser message).
+    """
+    if config_inputs(doc):
+        return None
+    bad = unreadable_configs(doc)
+    if bad:
+        noun = "file was" if len(bad) == 1 else "files were"
+        return f"none readable: {len(bad)} config {noun} given but could not be read ({CONFIG_UNREADABLE})"
+    return NO_INPUTS
+
+
 def smoke_rows(doc: dict[str, Any]) -> tuple[str, list[tuple[str, str]]]:
     """A one-line smoke status and flattened (key, value) rows of the smoke details."""
     facts = doc.get("facts") or {}
@@ -184,13 +210,31 @@ def _flatten(prefix: str, value: Any, out: list[tuple[str, str]]) -> None:
 
 
 def smoke_value(key: str, value: Any) -> str:
-    """Units by naming convention: keys with ``sqnr`` are dB, keys with ``speedup`` ratios."""
+    """Units by naming convention: keys with ``sqnr`` are dB, keys with ``speedup`` ratios.
+
+    A child's stderr is shown by its end: a traceback starts with frozen runpy frames and ends
+    with the error, so the first 200 characters would show everything but the error.
+    """
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         if "sqnr" in key:
             return f"{value:.1f} dB"
         if "speedup" in key:
             return f"{value:.2f}×"
+    if key.endswith("stderr_tail") and isinstance(value, str):
+        return tail_text(value, 400)
     return fmt_value(value, limit=200)
+
+
+def tail_text(text: str, limit: int) -> str:
+    """The last ``limit`` characters of ``text``, from a line start where possible, "…" first."""
+    text = text.rstrip()
+    if len(text) <= limit:
+        return text
+    cut = text[-(limit - 1):]
+    newline = cut.find("\n")
+    if 0 <= newline < len(cut) - 1:
+        cut = cut[newline + 1:]
+    return "…" + cut
 
 
 def summary_line(doc: dict[str, Any]) -> str:

@@ -14,11 +14,13 @@ from preflight.render._common import (
     SEVERITY_ORDER,
     config_inputs,
     environment_rows,
+    inputs_summary,
     fmt_value,
     location_text,
     smoke_rows,
     summary_line,
     unknown_reasons,
+    unreadable_configs,
 )
 
 
@@ -55,8 +57,10 @@ def render_markdown(doc: dict[str, Any]) -> str:
     rows = environment_rows(doc.get("facts") or {})
     out += [f"| {_cell(label)} | {_cell(value)} |" for label, value in rows] or ["| | none |"]
     out += ["", "## Inputs", ""]
-    inputs = config_inputs(doc)
-    out += [f"- {_code(i)}" for i in inputs] or ["- none (no config files read)"]
+    summary = inputs_summary(doc)
+    out += [f"- {_prose(summary)}"] if summary else []
+    out += [f"- {_code(i)}" for i in config_inputs(doc)]
+    out += [f"- {MARKS['error']} {_code(i)} (unreadable)" for i in unreadable_configs(doc)]
     out += ["", "## Findings", ""]
     _findings(doc, out)
     _undetermined(doc, out)

@@ -17,15 +17,18 @@ from rich.table import Table
 from rich.text import Text
 
 from preflight.render._common import (
+    CONFIG_UNREADABLE,
     MARKS,
     SEVERITY_ORDER,
     config_inputs,
     environment_rows,
+    inputs_summary,
     is_unknown,
     location_text,
     smoke_rows,
     summary_line,
     unknown_reasons,
+    unreadable_configs,
 )
 
 WIDTH = 100
@@ -70,10 +73,6 @@ def render_text(doc: dict[str, Any], color: bool = False) -> str:
     return "\n".join(line.rstrip() for line in buf.getvalue().splitlines()) + "\n"
 
 
-# The finding the pipeline raises for a config file that cannot be read (preflight/api.py).
-_CONFIG_UNREADABLE = "FP8D-CFG-UNREADABLE"
-
-
 def environment_mark(facts: dict[str, Any]) -> str:
     """``"warning"`` when no GPU is visible or its count / compute capability is unknown."""
     count = facts.get("gpu.count")
@@ -85,7 +84,7 @@ def environment_mark(facts: dict[str, Any]) -> str:
 
 def inputs_mark(doc: dict[str, Any]) -> str:
     """``"error"`` when some config file could not be read, else ``"ok"``."""
-    unreadable = any(f.get("id") == _CONFIG_UNREADABLE for f in doc.get("findings") or [])
+    unreadable = any(f.get("id") == CONFIG_UNREADABLE for f in doc.get("findings") or [])
     return "error" if unreadable else "ok"
 
 
@@ -104,12 +103,15 @@ def _environment(console: Console, doc: dict[str, Any]) -> None:
 
 
 def _inputs(console: Console, doc: dict[str, Any]) -> None:
-    inputs = config_inputs(doc)
     _heading(console, inputs_mark(doc), "Config files read")
-    if not inputs:
-        _indented(console, "none (no PATH given and no accelerate default config found)", 4)
-    for item in inputs:
+    summary = inputs_summary(doc)
+    if summary:
+        _indented(console, summary, 4)
+    for item in config_inputs(doc):
         _indented(console, f"• {item}", 4)
+    for item in unreadable_configs(doc):
+        _indented(console, Text.assemble((f"{MARKS['error']} ", _STYLE["error"]), item,
+                                         (" (unreadable)", "dim")), 4)
 
 
 def _findings(console: Console, doc: dict[str, Any]) -> None:
@@ -118,7 +120,7 @@ def _findings(console: Console, doc: dict[str, Any]) -> None:
         _heading(console, "ok", "Findings: no known problem matched")
         return
     worst = next(s for s in SEVERITY_ORDER if any(f["severity"] == s for f in findings))
-    counts = ", ".join(f"{n} {s}" for s in SEVERITY_ORDER
+    counts = ", ".join(f"{n} {s}{'s' if n != 1 and s != 'info' else ''}" for s in SEVERITY_ORDER
                        if (n := sum(f["severity"] == s for f in findings)))
     _heading(console, worst, f"Findings: {counts}")
     for sev in SEVERITY_ORDER:

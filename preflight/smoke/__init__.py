@@ -43,15 +43,25 @@ class SmokeOutcome:
     details: dict[str, Any]
 
 
-def should_run(facts: Mapping[str, Any], requested: bool | None) -> tuple[bool, str]:
-    """(run it?, why / why not). ``requested`` None = auto: an FP8-capable GPU and torch present."""
+def should_run(facts: Mapping[str, Any], requested: bool | None, device: str = "cuda"
+               ) -> tuple[bool, str]:
+    """(run it?, why / why not). ``requested`` None = auto: an FP8-capable GPU and torch present.
+
+    Even when requested, a CUDA smoke step is skipped (with the reason) where this machine's
+    facts say it cannot run: torch is a CPU-only build, or the probes found no GPU. Running it
+    would only report "crashed" (torch.cuda.is_available() is False), a false alarm on top of
+    the finding that already names the cause. ``device="cpu"`` runs anywhere.
+    """
     if requested is False:
         return False, "skipped: --no-smoke"
+    if device.startswith("cuda"):
+        blocker = _no_cuda_here(facts)
+        if blocker:
+            return False, f"skipped: {blocker}; {CPU_HINT}"
     if requested is True:
         return True, "requested"
-    source = getattr(facts, "source", None)
-    gpu_from = source("gpu.min_cc") if callable(source) else None
-    if gpu_from in ("snapshot", "assume"):
+    gpu_from = _source(facts, "gpu.min_cc")
+    if gpu_from in _ELSEWHERE:
         # The GPU described is not this machine's (a replayed snapshot or a planned one).
         return False, f"skipped: the GPU facts come from {gpu_from}, not from this machine"
     torch_version = facts.get("pkg.torch.version")
@@ -63,6 +73,34 @@ def should_run(facts: Mapping[str, Any], requested: bool | None) -> tuple[bool, 
     if cc < FP8_MIN_CC:
         return False, f"skipped: GPU compute capability {cc[0]}.{cc[1]} has no FP8 (needs >= 8.9)"
     return True, f"auto: FP8-capable GPU (cc {cc[0]}.{cc[1]}) and torch {torch_version}"
+
+
+CPU_HINT = "`fp8-doctor smoke --device cpu` runs the same checks emulated on the CPU"
+_ELSEWHERE = ("snapshot", "assume")
+
+
+def _source(facts: Mapping[str, Any], name: str) -> str | None:
+    source = getattr(facts, "source", None)
+    return source(name) if callable(source) else None
+
+
+def _no_cuda_here(facts: Mapping[str, Any]) -> str | None:
+    """Why this machine cannot run a CUDA smoke step, from facts probed here; None if it may."""
+    variant = facts.get("cuda.torch_variant")
+    if variant == "cpu" and _source(facts, "cuda.torch_variant") not in _ELSEWHERE:
+        version = facts.get("pkg.torch.version")
+        torch = f"torch {version}" if isinstance(version, str) else "torch"
+        return f"{torch} is a CPU-only build (no CUDA)"
+    count = facts.get("gpu.count")
+    if (isinstance(count, int) and not isinstance(count, bool) and count == 0
+            and _source(facts, "gpu.count") not in _ELSEWHERE):
+        return "no GPU is visible to this process"
+    return None
+
+
+def _gpus_seen(facts: Mapping[str, Any]) -> bool:
+    count = facts.get("gpu.count")
+    return isinstance(count, int) and not isinstance(count, bool) and count > 0
 
 
 def _gpu_count(facts: Mapping[str, Any]) -> int:
@@ -89,6 +127,15 @@ def run(facts: Mapping[str, Any], options: SmokeOptions | None = None,
         runs = runner.run_children(requests, opts.timeout, command=opts.command,
                                    env=opts.env, progress=progress)
         main, others = runs[0], runs[1:]
+        fatal = main.doc.get("fatal") or {}
+        if fatal.get("kind") == "no_device" and not _gpus_seen(facts):
+            # torch sees no CUDA device and the probes found no GPU either (or could not tell,
+            # e.g. no driver at all): nothing to smoke-test here, which is not a crash. With
+            # GPUs on record, the same answer stays a crash: a GPU torch cannot use is a problem.
+            reason = (f"skipped: no CUDA device here (the smoke child says: {fatal.get('text')}); "
+                      f"{CPU_HINT}")
+            return SmokeOutcome({"smoke.ran": False, "smoke.skip_reason": reason},
+                                {"status": "skipped", "reason": reason})
         if opts.all_gpus and not others and main.doc.get("device_count", 1) > 1:
             # gpu.count was unknown: the first child counted the GPUs; check the rest now.
             n = int(main.doc["device_count"])
@@ -96,7 +143,8 @@ def run(facts: Mapping[str, Any], options: SmokeOptions | None = None,
                 [{"device": f"cuda:{i}", "backends": ["scaled_mm"], "gemm_only": True}
                  for i in range(1, n)], opts.timeout, command=opts.command, env=opts.env,
                 progress=progress)
-        facts_out = outcome.to_facts(main, others, shapes, all_gpus=opts.all_gpus)
+        facts_out = outcome.to_facts(main, others, shapes, all_gpus=opts.all_gpus,
+                                     requested=opts.backends)
         details = outcome.to_details(main, others, facts_out)
         if isinstance(main.doc.get("speed"), dict) and not shapes:
             details["speed_note"] = ("the job's GEMM shapes are unknown (intent.shapes.*): only "

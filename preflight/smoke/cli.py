@@ -1,7 +1,10 @@
 """``fp8-doctor smoke``: run only the FP8 smoke step and print its results (text or JSON).
 
-Exit code 0 when the smoke status is ``ok``, 1 when a check failed or the child crashed / hung
-(the findings say which), 2 for a bad ``--shape``.
+Exit code 0 when the smoke status is ``ok``, 1 when a check failed, the child crashed / hung
+(the output says which) or nothing could be checked (no CUDA device here: ``--device cpu`` runs
+the same checks emulated), 2 for a bad ``--shape`` or ``--timeout``. Output is redacted like every
+other report (an import error or a child's stderr can carry a token or a home path);
+``--no-redact`` opts out.
 """
 
 from __future__ import annotations
@@ -37,12 +40,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="a GEMM shape of your job for the FP8-vs-BF16 speed check (repeatable)")
     p.add_argument("--all-gpus", action="store_true",
                    help="run the GEMM checks on every visible GPU (one child per GPU)")
-    p.add_argument("--timeout", type=float, default=120.0, metavar="S",
+    from preflight.cli import positive_seconds  # the validator `check --smoke-timeout` uses
+
+    p.add_argument("--timeout", type=positive_seconds, default=120.0, metavar="S",
                    help="seconds before a smoke child is killed (default: %(default)s)")
     p.add_argument("--no-speed", dest="speed", action="store_false",
                    help="skip the FP8-vs-BF16 speed measurement")
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
+    p.add_argument("--no-redact", action="store_true",
+                   help="do not mask secrets, home directory, hostnames and GPU UUIDs")
 
 
 def _facts_for_shapes() -> dict[str, Any]:
@@ -70,6 +77,8 @@ def _fmt(v: Any) -> str:
 
 def render_text(facts: dict[str, Any]) -> str:
     """A short human summary: one line per fact, grouped by backend."""
+    if facts.get("smoke.ran") is False:
+        return f"fp8-doctor smoke: {facts.get('smoke.skip_reason', 'skipped')}"
     lines = [f"fp8-doctor smoke: {facts.get('smoke.status')} on {facts.get('smoke.device', '?')}"
              f" (torch {facts.get('smoke.torch_version', '?')}, {facts.get('smoke.duration_s', 0):.1f} s)"]
     if facts.get("smoke.error"):
@@ -93,9 +102,23 @@ def main(args: argparse.Namespace, write: Write) -> int:
                            speed=args.speed)
     facts = _facts_for_shapes() if args.all_gpus else {}
     outcome = run(facts, options, progress=lambda msg: print(msg, file=sys.stderr, flush=True))
-    if args.format == "json":
-        text = json.dumps({"facts": outcome.facts, "smoke": outcome.details}, indent=2)
-    else:
-        text = render_text(outcome.facts)
-    write(text, args.output)
+    write(render(outcome.facts, outcome.details, args.format,
+                 redact=not getattr(args, "no_redact", False)), args.output)
     return 0 if outcome.facts.get("smoke.status") == "ok" else 1
+
+
+def render(facts: dict[str, Any], details: dict[str, Any], fmt: str, *, redact: bool = True
+           ) -> str:
+    """The command's output, redacted as ``check`` redacts its reports (same redactor, same
+    two passes: the key-aware document pass, then the content pass over the finished text)."""
+    doc = {"facts": facts, "smoke": details}
+    if redact:
+        from preflight.redact import redact_document
+
+        doc = redact_document(doc)
+    text = json.dumps(doc, indent=2) if fmt == "json" else render_text(doc["facts"])
+    if redact:
+        from preflight.redact import redact_text
+
+        text = redact_text(text, hex_runs=False)
+    return text

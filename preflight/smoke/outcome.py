@@ -48,7 +48,7 @@ def job_shapes(facts: Mapping[str, Any], extra: Sequence[Sequence[int]] = ()) ->
     return out
 
 
-def _status(main: ChildRun, gpu_runs: Sequence[ChildRun]) -> str:
+def _status(main: ChildRun, gpu_runs: Sequence[ChildRun], requested: Sequence[str]) -> str:
     if main.status != "ok":
         return main.status
     for name in BACKEND_FIELDS:
@@ -57,8 +57,15 @@ def _status(main: ChildRun, gpu_runs: Sequence[ChildRun]) -> str:
             continue
         if any(res.get(k) is False for k in MUST_BE_TRUE) or any(res.get(k) is True for k in MUST_BE_FALSE):
             return "failed"
-        if res.get("error") and res.get("importable", True):
+        # A backend that cannot be imported is only a failure when it was asked for by name:
+        # "auto" checks what is installed, so an absent TE is not a problem there.
+        if res.get("error") and (res.get("importable", True) or name in requested):
             return "failed"
+    speed = main.doc.get("speed")
+    if isinstance(speed, dict) and speed.get("error"):
+        # An OOM or an exception at the job's own shapes: the "worth it" answer is missing, and
+        # "ok" would say it was measured (FP8D-SMOKE-0016 reports it as a warning).
+        return "failed"
     if any(r.status != "ok" or _gpu_problem(r) for r in gpu_runs):
         return "failed"
     return "ok"
@@ -75,10 +82,14 @@ def _gpu_problem(run: ChildRun) -> str | None:
 
 
 def to_facts(main: ChildRun, gpu_runs: Sequence[ChildRun] = (), job: Sequence[Sequence[int]] = (),
-             *, all_gpus: bool = False) -> dict[str, Any]:
-    """Flat smoke.* facts from the main child and the per-GPU children (--all-gpus)."""
+             *, all_gpus: bool = False, requested: Sequence[str] = ("auto",)) -> dict[str, Any]:
+    """Flat smoke.* facts from the main child and the per-GPU children (--all-gpus).
+
+    ``requested`` are the backends asked for (``SmokeOptions.backends``): one named there that
+    cannot be imported makes the run "failed"; under "auto" an absent backend is simply skipped.
+    """
     doc = main.doc
-    f: dict[str, Any] = {"smoke.ran": True, "smoke.status": _status(main, gpu_runs),
+    f: dict[str, Any] = {"smoke.ran": True, "smoke.status": _status(main, gpu_runs, requested),
                          "smoke.duration_s": main.seconds}
     if main.error:
         f["smoke.error"] = main.error
@@ -96,7 +107,9 @@ def to_facts(main: ChildRun, gpu_runs: Sequence[ChildRun] = (), job: Sequence[Se
         if not isinstance(res, dict):
             continue
         if res.get("importable") is False:
-            f[f"smoke.{backend}.error"] = res["error"]
+            f[f"smoke.{backend}.error"] = (
+                f"requested backend {backend} is not installed or cannot be imported "
+                f"({res['error']})" if backend in requested else res["error"])
             continue
         ran.append(backend)
         for k in fields:

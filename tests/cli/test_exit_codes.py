@@ -136,3 +136,13 @@ def test_help_lists_every_command() -> None:
 
 def test_no_command_is_a_usage_error() -> None:
     assert run().returncode == 2
+
+
+def test_report_accepts_no_smoke_like_check(tmp_path: Path, capsys) -> None:
+    """One flag set for `check` and `report`: --no-smoke (report's default) is not a usage error."""
+    target = tmp_path / "report.md"
+    assert cli.main(["report", "--no-smoke", *example_paths(), "-o", str(target)]) == 0
+    assert "Status: skipped: --no-smoke" in target.read_text()
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["report", "--smoke", "--no-smoke"])
+    assert exc.value.code == 2

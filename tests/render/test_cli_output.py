@@ -99,3 +99,19 @@ def test_missing_path_is_a_usage_error(capsys) -> None:
     assert info.value.code == 2
     _, err = capsys.readouterr()
     assert "no such file or folder" in err
+
+
+@pytest.mark.parametrize("fmt", ["text", "markdown"])
+def test_unreadable_paths_are_not_reported_as_no_path_given(capsys, tmp_path: Path,
+                                                           fmt: str) -> None:
+    bad = tmp_path / "accelerate.yaml"
+    bad.write_text("mixed_precision: 'fp8\n")          # an unterminated quote
+    worse = tmp_path / "ds_config.json"
+    worse.write_text('{"zero_optimization": {"stage": 3,}}')
+    code, out, _ = run(capsys, "check", str(bad), str(worse), "--no-smoke", "--format", fmt)
+    assert code == 1
+    assert "no PATH given" not in out
+    assert "none readable: 2 config files were given but could not be read" in out
+    assert "accelerate.yaml:" in out and "ds_config.json:" in out and "(unreadable)" in out
+    if fmt == "text":
+        assert "Findings: 2 errors" in out

@@ -158,3 +158,23 @@ def test_sarif_locates_findings_at_config_file_and_line() -> None:
                                       ("job/ds.json", "job/ds.json")])
 def test_artifact_uri(path: str, uri: str) -> None:
     assert artifact_uri(path) == uri
+
+
+_RUNPY_TRACEBACK = (
+    "Traceback (most recent call last):\n"
+    '  File "<frozen runpy>", line 198, in _run_module_as_main\n'
+    '  File "<frozen runpy>", line 88, in _run_code\n'
+    '  File "/opt/preflight/smoke/child.py", line 145, in <module>\n'
+    "    sys.exit(main(sys.argv))\n" + "             ^^^^^^^^^^^^^^\n" * 8
+    + '  File "/opt/venv/torch/__init__.py", line 1, in <module>\n'
+    "RuntimeError: CUDA driver version is insufficient for CUDA runtime version\n")
+
+
+@pytest.mark.parametrize("fmt", ["text", "markdown"])
+def test_smoke_stderr_shows_the_error_at_its_end(fmt: str) -> None:
+    report = dataclasses.replace(
+        _with(clean_report(), {"smoke.status": "crash", "smoke.error": "exited with code 1"}),
+        smoke={"status": "crash", "stderr_tail": _RUNPY_TRACEBACK})
+    out = render(report, fmt, redactor=NEUTRAL)
+    assert "RuntimeError: CUDA driver version is insufficient" in out
+    assert "<frozen runpy>" not in out and "…" in out

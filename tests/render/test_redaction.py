@@ -23,7 +23,9 @@ from preflight.redact import (
     Redactor,
     default_redactor,
     env_allowed,
+    fingerprint,
     is_secret_name,
+    looks_secret,
     redact_document,
 )
 from preflight.render import FORMATS, render
@@ -188,3 +190,85 @@ def test_host_named_like_a_fact_namespace_leaves_fact_names_alone() -> None:
     r = Redactor(hostnames=("gpu",))
     doc = r.document({"facts": {"gpu.count": 8}, "note": "built on gpu"})
     assert doc == {"facts": {"gpu.count": 8}, "note": "built on [HOST]"}
+
+
+@pytest.mark.parametrize("raw,expected", [
+    ("glpat-PLANTEDgitlab12345", MASK),
+    ("npm_PLANTEDnpmTokenAbc123", MASK),
+    ("key sk_live_PLANTEDstripe1234 here", f"key {MASK} here"),
+    ("stripe_sk_live_PLANTED99", f"stripe_{MASK}"),
+    ("xoxp-1234-abcd", MASK),
+    ("https://dave:pa/ssw0rd@proxy.corp:3128", f"https://{MASK}@proxy.corp:3128"),
+    ("redis://:hunter2secret@cache:6379/0", f"redis://{MASK}@cache:6379/0"),
+    ("https://bob:p@ss@host", f"https://{MASK}@host"),
+    ("proxy bob:hunter2@proxy.corp:3128 set", f"proxy {MASK}@proxy.corp:3128 set"),
+    ("WANDB_API_KEY=abc123def456", f"WANDB_API_KEY={MASK}"),
+    ("run --hf_token abcdEFGH1234 --seed 1", f"run --hf_token {MASK} --seed 1"),
+    ("--hf-token=abcd", f"--hf-token={MASK}"),
+    ("password: hunter2", f"password: {MASK}"),
+    ("note: password: hunter2", f"note: password: {MASK}"),
+    ('api_key="ab cd"', f"api_key={MASK}"),
+    ("export HF_TOKEN=hf_QwErTyUiOpAsDfGhJkLzXcVbNm123456", f"export HF_TOKEN={MASK}"),
+    # left alone: ordinary name/value pairs, git remotes, URLs with "@" in the path
+    ("max_tokens: 2048, tokens=4", "max_tokens: 2048, tokens=4"),
+    ("NCCL_SOCKET_IFNAME=eth0", "NCCL_SOCKET_IFNAME=eth0"),
+    ("git@github.com:org/repo.git", "git@github.com:org/repo.git"),
+    ("https://github.com/org/repo/tree/a@b", "https://github.com/org/repo/tree/a@b"),
+    ("FP8D-SMOKE-0001 at 28.5 dB", "FP8D-SMOKE-0001 at 28.5 dB"),
+])
+def test_redact_text_more_shapes(raw: str, expected: str) -> None:
+    assert R.text(raw) == expected
+    assert R.text(expected) == expected  # idempotent
+
+
+@pytest.mark.parametrize("value", [
+    "glpat-PLANTEDgitlab12345", "Xk9pQ2mZ7rT4vW8yB1nC5q", "Xk9p_Q2mZ-7rT4vW8yB1n", "a8f3k2m9x7q1w5e4",
+    "npm_PLANTEDnpmTokenAbc123", "sk_live_PLANTEDstripe1234", "xoxp-1234-abcd",
+    "https://dave:pa/ssw0rd@proxy.corp:3128", "redis://:hunter2secret@cache:6379/0",
+    "bob:hunter2@proxy.corp:3128", "WANDB_API_KEY=abc123def456 --hf_token x password: y",
+    "0f4c2e6a8b1d3f5e",
+])
+def test_env_values_that_look_secret(value: str) -> None:
+    """Allow-listed names, values a redactor must recognise by content alone."""
+    assert looks_secret("NVTE_DEBUG_LEVEL", value)
+    assert R.document({"facts": {"env.NVTE_DEBUG_LEVEL": value}}) == \
+        {"facts": {"env.NVTE_DEBUG_LEVEL": MASK}}
+
+
+@pytest.mark.parametrize("name,value", [
+    ("NCCL_SOCKET_IFNAME", "eth0"), ("NCCL_SOCKET_IFNAME", "^lo,docker0"),
+    ("CUDA_VISIBLE_DEVICES", "0,1,2,3"), ("NVTE_FP8_DPA_BWD", "1"), ("NCCL_DEBUG", "INFO"),
+    ("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True,max_split_size_mb:512"),
+    ("TORCH_CUDA_ARCH_LIST", "8.0;8.6;9.0+PTX"), ("TORCHINDUCTOR_MAX_AUTOTUNE", "max-autotune"),
+    ("TORCHELASTIC_ERROR_FILE", "/tmp/torchelastic_8ulkm2dz/none_x/attempt_0/0/error.json"),
+    ("NVTE_BUILD_VERSION", "2.4.0a0+3bcc3cd.nv24.07"), ("NVTE_FRAMEWORK", "TransformerEngine2"),
+    ("TORCH_GIT_COMMIT", "0123456789abcdef0123456789abcdef01234567"),
+    ("CUDA_HOME", "/usr/local/cuda-12.8"), ("TORCH_LOGS", "+dynamo,recompiles"),
+])
+def test_env_values_that_stay_readable(name: str, value: str) -> None:
+    assert not looks_secret(name, value)
+    assert R.document({"facts": {f"env.{name}": value}})["facts"][f"env.{name}"] == value
+
+
+def test_provenance_of_a_secret_named_fact_keeps_its_location() -> None:
+    """The value is masked; where it came from (file:line, probe) is not the secret."""
+    doc = R.document({
+        "facts": {"env.NVTE_PAT": "x", "config.megatron.hf_token": "abcd"},
+        "provenance": {"env.NVTE_PAT": "runtime",
+                       "config.megatron.hf_token": f"/home/alice/{PATH_TOKEN}/run.sh:5",
+                       "env.HF_TOKEN": "runtime"}})
+    assert doc["facts"] == {"env.NVTE_PAT": MASK, "config.megatron.hf_token": MASK}
+    assert doc["provenance"] == {"env.NVTE_PAT": "runtime",
+                                 "config.megatron.hf_token": f"~/{MASK}/run.sh:5"}
+
+
+def test_fingerprint_is_keyed_not_a_plain_hash() -> None:
+    import hashlib
+
+    value = "hunter2"
+    a, b = fingerprint(value, b"k" * 32), fingerprint(value, b"j" * 32)
+    assert a.startswith("<masked:") and a != b                 # depends on the key
+    assert a == fingerprint(value, b"k" * 32)                  # stable under one key
+    assert fingerprint("x", b"k" * 32) != fingerprint("y", b"k" * 32)
+    assert hashlib.sha256(value.encode()).hexdigest()[:8] not in a + fingerprint(value)
+    assert fingerprint(value) == fingerprint(value)            # one key per process

@@ -80,3 +80,22 @@ def test_job_shapes_from_intent() -> None:
 def test_job_shapes_are_always_positive_triples(facts: dict) -> None:
     for shape in outcome.job_shapes(facts):
         assert len(shape) == 3 and all(isinstance(v, int) and v > 0 for v in shape)
+
+
+def test_a_backend_asked_for_by_name_that_cannot_be_imported_fails_the_run() -> None:
+    missing = {"scaled_mm": GOOD_SMM,
+               "te": {"error": "not importable: No module named 'transformer_engine'",
+                      "importable": False}}
+    named = outcome.to_facts(_run(missing), requested=("te",))
+    assert named["smoke.status"] == "failed"
+    assert named["smoke.te.error"].startswith("requested backend te is not installed")
+    # "auto" checks what is installed: an absent backend there is no failure.
+    assert outcome.to_facts(_run(missing), requested=("auto",))["smoke.status"] == "ok"
+    assert outcome.to_facts(_run(missing))["smoke.status"] == "ok"
+
+
+def test_a_failed_speed_stage_is_not_ok() -> None:
+    oom = "OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"
+    f = outcome.to_facts(_run({"scaled_mm": GOOD_SMM, "speed": {"error": oom}}))
+    assert f["smoke.status"] == "failed"
+    assert f["smoke.speed.error"] == oom

@@ -52,3 +52,30 @@ def test_deciding_does_not_import_torch() -> None:
             "import preflight.smoke.cli, preflight.smoke.outcome, preflight.smoke.runner; "
             "assert 'torch' not in sys.modules, 'torch imported'")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+CPU_TORCH = {"pkg.torch.version": "2.13.0+cpu", "cuda.torch_variant": "cpu"}
+
+
+@pytest.mark.parametrize(("facts", "requested", "device", "want", "says"), [
+    # Requested, but this machine cannot run a CUDA smoke step: skipped with the reason.
+    (CPU_TORCH, True, "cuda", False, "CPU-only build"),
+    ({**H100, **CPU_TORCH}, None, "cuda", False, "CPU-only build"),  # GPU host, CPU torch
+    ({"gpu.count": 0, "pkg.torch.version": "2.11.0"}, True, "cuda", False, "no GPU"),
+    # The CPU device runs anywhere; a GPU on record runs as before.
+    (CPU_TORCH, True, "cpu", True, "requested"),
+    ({"gpu.count": 8, "cuda.torch_variant": "cuda"}, True, "cuda", True, "requested"),
+    ({"gpu.count": Unknown("no NVML")}, True, "cuda", True, "requested"),
+])
+def test_no_cuda_here_skips_instead_of_crashing(facts: dict, requested: bool | None, device: str,
+                                                want: bool, says: str) -> None:
+    ok, reason = should_run(facts, requested, device)
+    assert ok is want and says in reason
+    if not ok:
+        assert "--device cpu" in reason
+
+
+def test_facts_from_elsewhere_do_not_skip_a_requested_run() -> None:
+    facts = Facts({"gpu.count": 0, **CPU_TORCH},
+                  {"gpu.count": "snapshot", "cuda.torch_variant": "snapshot"})
+    assert should_run(facts, True)[0] is True
