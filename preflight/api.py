@@ -233,7 +233,8 @@ def evaluate_facts(facts: Facts, *, rules_paths: Sequence[str] = (),
         progress(f"rule warning: {warning}")
     if len(rules) == 0:
         if rules_paths:
-            raise UserInputError(f"no rule files (*.yaml) found in {', '.join(rules_paths)}")
+            raise UserInputError(f"no rule files found in {', '.join(map(str, rules_paths))} "
+                                 "(rule files end in .yaml or .yml)")
         raise RuntimeError("the bundled rule base is empty: this installation of fp8-doctor "
                            "is broken (rules/ did not ship)")
     result = engine.evaluate(rules, facts)
