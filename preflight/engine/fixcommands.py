@@ -18,7 +18,9 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 
-from packaging.requirements import InvalidRequirement, Requirement
+import re
+
+from packaging.version import InvalidVersion, Version
 
 # Outside quotes these make the line more than one simple command (| & ; ( )), redirect (< >),
 # expand (* ? [ ] ~ { }), start a comment (#) or expand history (!).
@@ -154,6 +156,12 @@ def _operand(name: str, kind: str, word: str) -> str | None:
     if kind == "any":
         return None
     if kind == "requirement":
+        if _plain_requirement(word):
+            return None
+        # Anything unusual gets packaging's full PEP 508 parser (imported only then: it pulls in
+        # markers, tags, logging and platform, ~12 ms that every check would otherwise pay).
+        from packaging.requirements import InvalidRequirement, Requirement
+
         try:
             req = Requirement(word)
         except InvalidRequirement:
@@ -163,3 +171,25 @@ def _operand(name: str, kind: str, word: str) -> str | None:
             return f"{word!r} installs from a URL; fix commands install from the default index"
         return None
     return f"unexpected argument {word!r} for {name}"
+
+
+_PLAIN = re.compile(r"([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)(\[[A-Za-z0-9._,-]+\])?"
+                    r"((?:~=|==|!=|<=|>=|<|>)[^,]+(?:,(?:~=|==|!=|<=|>=|<|>)[^,]+)*)?")
+_CLAUSE_SPLIT = re.compile(r"(~=|==|!=|<=|>=|<|>)")
+
+
+def _plain_requirement(word: str) -> bool:
+    """``name[extras]`` with optional ``op version`` clauses whose versions parse: certainly a
+    valid PEP 508 requirement without a URL (what every bundled fix command is)."""
+    m = _PLAIN.fullmatch(word)
+    if m is None:
+        return False
+    for clause in filter(None, (m.group(3) or "").split(",")):
+        _, op, version = _CLAUSE_SPLIT.split(clause, maxsplit=1)
+        if op in ("==", "!=") and version.endswith(".*"):
+            version = version[:-2]
+        try:
+            Version(version)
+        except InvalidVersion:
+            return False
+    return True

@@ -39,7 +39,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from packaging.specifiers import InvalidSpecifier, Specifier
 from packaging.version import InvalidVersion, Version
 
 from preflight.probes.gpu_table import parse_cc as fact_cc
@@ -129,15 +128,46 @@ _ORDERED = {
 
 @dataclass(frozen=True)
 class _Clause:
-    op: str
-    bound: Version | None          # for ordered clauses
-    spec: Specifier | None         # for == != ~= ===
+    """One PEP 440 clause, evaluated natively (``packaging.specifiers`` is not imported: it drags
+    in ``packaging.tags`` and with it logging, platform and subprocess, ~10 ms a check)."""
 
-    def test(self, key: Version) -> bool:
-        if self.bound is not None:
-            return _ORDERED[self.op](key, self.bound)
-        assert self.spec is not None
-        return self.spec.contains(key, prereleases=True)
+    op: str
+    version: Version | None = None          # the clause's version (comparison key for < <= > >=)
+    prefix: tuple[int, ...] | None = None   # release prefix of ==X.* / !=X.* / ~=
+    text: str = ""                          # the version as written (=== compares it)
+
+    def test(self, key: Version, raw: str) -> bool:
+        op = self.op
+        if op in _ORDERED:
+            assert self.version is not None
+            return _ORDERED[op](key, self.version)
+        if op == "===":
+            return raw.strip().lower() == self.text.lower()
+        if op == "~=":
+            assert self.version is not None and self.prefix is not None
+            return key >= self.version and _has_prefix(key, self.version.epoch, self.prefix)
+        equal = self._equal(key, raw)
+        return equal if op == "==" else not equal
+
+    def _equal(self, key: Version, raw: str) -> bool:
+        assert self.version is not None
+        if self.prefix is not None:                       # ==2.5.* : release prefix
+            return _has_prefix(key, self.version.epoch, self.prefix)
+        if self.version.local is not None:                # ==2.5.1+cu124 : label and all
+            try:
+                return Version(raw) == self.version
+            except InvalidVersion:
+                return False
+        return key == self.version                        # PEP 440: candidate's label ignored
+
+
+def _has_prefix(key: Version, epoch: int, prefix: tuple[int, ...]) -> bool:
+    """PEP 440 prefix match on the release segment (zero-padded), epochs equal."""
+    release = key.release + (0,) * max(0, len(prefix) - len(key.release))
+    return key.epoch == epoch and release[:len(prefix)] == prefix
+
+
+_CLAUSE_RE = re.compile(r"(~=|===|==|!=|<=|>=|<|>)\s*(\S+)")
 
 
 class SpecifierMatcher(VersionMatcher):
@@ -145,48 +175,62 @@ class SpecifierMatcher(VersionMatcher):
 
     def __init__(self, text: str, clauses: Sequence[_Clause]) -> None:
         self.text = text
-        self._clauses = tuple(c for c in clauses if not _is_exact(c))
-        self._exact = tuple(c for c in clauses if _is_exact(c))
+        self._clauses = tuple(clauses)
 
     def contains_key(self, key: Version) -> bool:
-        return all(c.test(key) for c in self._clauses)
+        return all(c.test(key, str(key)) for c in self._clauses)
 
     def contains(self, version: str) -> bool | None:
-        inside = super().contains(version)
-        if inside is None or not self._exact:
-            return inside
-        # ``===`` compares the version exactly as written, local label and all.
-        return inside and all(c.spec is not None and c.spec.contains(version, prereleases=True)
-                              for c in self._exact)
+        key = comparison_key(version) if isinstance(version, str) else None
+        if key is None:
+            return None
+        return all(c.test(key, version) for c in self._clauses)
 
     def __repr__(self) -> str:
         return f"SpecifierMatcher({self.text!r})"
-
-
-def _is_exact(clause: _Clause) -> bool:
-    return clause.spec is not None and clause.spec.operator == "==="
 
 
 def compile_specifier(text: str) -> SpecifierMatcher:
     """Parse a comma-separated PEP 440 specifier set; raises :class:`InvalidRange`."""
     if not isinstance(text, str) or not text.strip():
         raise InvalidRange("a version specifier must be a non-empty string such as \">=1.6,<1.12\"")
-    clauses: list[_Clause] = []
-    for part in text.split(","):
-        part = part.strip()
-        try:
-            spec = Specifier(part)
-        except InvalidSpecifier:
-            raise InvalidRange(
-                f"{part!r} is not a PEP 440 specifier clause (write e.g. \">=2.4,<2.6\")") from None
-        if spec.operator in _ORDERED:
-            bound = comparison_key(spec.version)
-            if bound is None:  # pragma: no cover - Specifier already validated it
-                raise InvalidRange(f"{spec.version!r} is not a version")
-            clauses.append(_Clause(spec.operator, bound, None))
-        else:
-            clauses.append(_Clause(spec.operator, None, spec))
-    return SpecifierMatcher(text, clauses)
+    return SpecifierMatcher(text, [_clause(part.strip()) for part in text.split(",")])
+
+
+def _clause(part: str) -> _Clause:
+    bad = InvalidRange(f"{part!r} is not a PEP 440 specifier clause (write e.g. \">=2.4,<2.6\")")
+    m = _CLAUSE_RE.fullmatch(part)
+    if m is None:
+        raise bad
+    op, text = m.groups()
+    if op == "===":
+        return _Clause(op, text=text)
+    wildcard = text.endswith(".*")
+    if wildcard and op not in ("==", "!="):
+        raise bad  # PEP 440: a trailing .* only with == and !=
+    try:
+        version = Version(text[:-2] if wildcard else text)
+    except InvalidVersion:
+        raise bad from None
+    if wildcard:
+        if version.local is not None or not _release_only(version):
+            raise bad
+        return _Clause(op, version, prefix=version.release, text=text)
+    if op in _ORDERED or op == "~=":
+        if version.local is not None:
+            raise bad  # PEP 440: no local labels in ordered or compatible-release clauses
+        if op == "~=":
+            if len(version.release) < 2:
+                raise bad  # ~=2 has no meaning; write ~=2.0
+            return _Clause(op, version, prefix=version.release[:-1], text=text)
+        key = comparison_key(text)
+        assert key is not None  # Version() parsed it
+        return _Clause(op, key, text=text)
+    return _Clause(op, version, text=text)
+
+
+def _release_only(version: Version) -> bool:
+    return version.pre is None and version.post is None and version.dev is None
 
 
 @dataclass(frozen=True)

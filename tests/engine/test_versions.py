@@ -132,6 +132,31 @@ def test_specifier_agrees_with_packaging_on_plain_releases(spec: str, version: s
 flavour = st.sampled_from(["cu118", "cu124", "cu130", "cpu", "rocm6.2", "xpu", "cu124.cxx11abi"])
 
 
+candidates = st.tuples(st.integers(0, 2), release, pre).map(
+    lambda t: (f"{t[0]}!" if t[0] else "") + t[1] + t[2])
+equality = st.tuples(st.sampled_from(["==", "!="]), release, st.booleans()).map(
+    lambda t: f"{t[0]}{t[1]}{'.*' if t[2] else ''}")
+compatible = st.lists(st.integers(0, 30), min_size=2, max_size=4).map(
+    lambda p: "~=" + ".".join(map(str, p)))
+
+
+@settings(deadline=None)  # a shared, loaded CI box must not flake
+@given(st.one_of(equality, compatible), candidates)
+def test_native_equality_and_compatible_clauses_agree_with_packaging(clause: str,
+                                                                      version: str) -> None:
+    """==, != (exact and X.*) and ~= are evaluated without packaging.specifiers (import cost);
+    on versions without a local label they must say exactly what packaging says."""
+    assert compile_specifier(clause).contains(version) is \
+        SpecifierSet(clause).contains(version, prereleases=True), (clause, version)
+
+
+@pytest.mark.parametrize("text", ["<2.5.*", ">=2.5+cu121", "~=2", "~=2.5+cu121", "==2.5rc1.*",
+                                  "=>2.5", "2.5", "==", "== 2.5 2.6", ">=2.x"])
+def test_malformed_clauses_are_refused(text: str) -> None:
+    with pytest.raises(InvalidRange):
+        compile_specifier(text)
+
+
 @settings(deadline=None)  # a shared, loaded CI box must not flake
 @given(release, pre, local)
 def test_local_label_builds_compare_by_release(base: str, suffix: str, label: str) -> None:
