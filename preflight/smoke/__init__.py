@@ -103,6 +103,23 @@ def _gpus_seen(facts: Mapping[str, Any]) -> bool:
     return isinstance(count, int) and not isinstance(count, bool) and count > 0
 
 
+def job_backends(facts: Mapping[str, Any], backends: tuple[str, ...]) -> tuple[str, ...] | None:
+    """Which FP8 backends ``auto`` checks besides the raw ``_scaled_mm``: the job's own, when its
+    configs name one; None (every installed backend) when they do not or when backends are named.
+
+    A Transformer Engine job learns nothing from a torchao training step, and on a slow node the
+    torchao stage alone takes 4-10 s (docs/gpu-results.md), so it is left out.
+    """
+    if tuple(backends) != ("auto",):
+        return None
+    backend = facts.get("intent.backend")
+    if backend in ("te", "torchao"):
+        return (backend,)
+    if backend in ("msamp", "none"):
+        return ()   # MS-AMP has no smoke path here; "none": the job is not FP8
+    return None
+
+
 def _gpu_count(facts: Mapping[str, Any]) -> int:
     count = facts.get("gpu.count")
     return count if isinstance(count, int) and count > 0 else 1
@@ -118,6 +135,9 @@ def run(facts: Mapping[str, Any], options: SmokeOptions | None = None,
         shapes = outcome.job_shapes(facts, opts.shapes)
         base = {"device": opts.device, "backends": list(opts.backends), "shapes": shapes,
                 "speed": opts.speed}
+        only = job_backends(facts, opts.backends)
+        if only is not None:
+            base["only"] = list(only)
         requests = [base]
         if opts.all_gpus and opts.device.startswith("cuda"):
             requests += [{"device": f"cuda:{i}", "backends": ["scaled_mm"], "gemm_only": True}
@@ -146,6 +166,12 @@ def run(facts: Mapping[str, Any], options: SmokeOptions | None = None,
         facts_out = outcome.to_facts(main, others, shapes, all_gpus=opts.all_gpus,
                                      requested=opts.backends)
         details = outcome.to_details(main, others, facts_out)
+        if only is not None:
+            details["backends_note"] = (
+                "the job's FP8 backend (intent.backend) is "
+                f"{facts.get('intent.backend')}: only "
+                f"{', '.join(('scaled_mm',) + only)} checked; `fp8-doctor smoke` checks every "
+                "installed backend")
         if isinstance(main.doc.get("speed"), dict) and not shapes:
             details["speed_note"] = ("the job's GEMM shapes are unknown (intent.shapes.*): only "
                                      "8192^3 was timed; pass --shape MxKxN for your own")

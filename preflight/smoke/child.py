@@ -65,9 +65,14 @@ def _run_stage(res: Results, name: str, fn: Any) -> bool:
     return True
 
 
-def _wanted(backend: str, requested: list[str], module: str) -> bool:
+def _wanted(backend: str, requested: list[str], module: str,
+            only: list[str] | None = None) -> bool:
+    """Named backends always run; ``auto`` runs each installed one, or only the job's own
+    (``only``, set by the parent when the job's configs name its FP8 backend)."""
     if backend in requested:
         return True
+    if only is not None and backend not in only:
+        return False
     return "auto" in requested and importlib.util.find_spec(module) is not None
 
 
@@ -107,6 +112,7 @@ def main(argv: list[str]) -> int:
         res.doc["device_name"] = "cpu"
     res.doc["device"] = device
     requested = list(req.get("backends") or ["auto"])
+    only = req.get("only")  # None: every installed backend
     on_cuda = device.startswith("cuda")
 
     from preflight.smoke import scaled_mm as smm
@@ -115,12 +121,12 @@ def main(argv: list[str]) -> int:
     if "auto" in requested or "scaled_mm" in requested or req.get("gemm_only"):
         stages.append(("scaled_mm", lambda: smm.run_all(device, strict_e5m2=on_cuda)))
     if not req.get("gemm_only"):
-        if _wanted("torchao", requested, "torchao"):
+        if _wanted("torchao", requested, "torchao", only):
             from preflight.smoke import torchao_check
 
             emulate = not on_cuda or (cc is not None and cc < (8, 9))
             stages.append(("torchao", lambda: torchao_check.run_all(device, emulate)))
-        if _wanted("te", requested, "transformer_engine"):
+        if _wanted("te", requested, "transformer_engine", only):
             from preflight.smoke import te_check
 
             stages.append(("te", lambda: te_check.run_all(device, cc)))

@@ -94,3 +94,22 @@ def test_text_render_names_status_and_checks() -> None:
     text = smoke_cli.render_text({"smoke.status": "failed", "smoke.device": "cpu",
                                   "smoke.duration_s": 1.0, "smoke.scaled_mm.scale_ok": False})
     assert "failed on cpu" in text and "scale_ok: False" in text
+
+
+def test_auto_checks_only_the_jobs_own_backend() -> None:
+    """A Transformer Engine job learns nothing from a torchao training step: with the job's
+    backend known, `auto` runs the raw _scaled_mm checks and that backend (when installed)."""
+    from preflight.smoke import job_backends
+
+    assert job_backends({"intent.backend": "te"}, ("auto",)) == ("te",)
+    assert job_backends({"intent.backend": "torchao"}, ("auto",)) == ("torchao",)
+    assert job_backends({"intent.backend": "none"}, ("auto",)) == ()
+    assert job_backends({}, ("auto",)) is None                        # no job: every backend
+    assert job_backends({"intent.backend": "te"}, ("torchao",)) is None  # named: as asked
+
+    pytest.importorskip("torchao")
+    out = run({"intent.backend": "te"}, SmokeOptions(device="cpu", timeout=120))
+    assert out.facts["smoke.status"] == "ok", out.facts.get("smoke.error")
+    assert out.facts["smoke.backends"] == ["scaled_mm"]    # TE is not installed here; no torchao
+    assert "torchao" not in out.details["backends"]
+    assert "is te: only scaled_mm, te checked" in out.details["backends_note"]
