@@ -402,3 +402,56 @@ def test_values_outside_the_vocabulary_become_unknown(tmp_path: Path) -> None:
     assert values["intent.fp8"] is True
     assert isinstance(values["intent.recipe"], Unknown)
     assert "custom" in values["intent.recipe"].reason
+
+
+@pytest.mark.parametrize("name,content", [
+    ("tt.toml", '[model]\nname = "llama3"\nconverters = ["float8"]\n[float8]\n'
+                'recipe_name = ["rowwise"]\n'),
+    ("meg.yaml", "MODEL_ARGS:\n  --fp8-format: hybrid\n  --fp8-recipe: [delayed]\n"
+                 "TEST_TYPE: regular\n"),
+    ("meg.args", "--fp8-format hybrid --fp8-recipe delayed\n"),
+])
+def test_list_valued_vocabulary_settings_are_unknown_not_a_crash(tmp_path: Path, name: str,
+                                                                 content: str) -> None:
+    # audit: `recipe_name = ["rowwise"]` raised TypeError (unhashable list) in intent
+    (tmp_path / name).write_text(content)
+    read = read_paths([str(tmp_path / name)])
+    assert read.problems == []
+    values, _ = derive(Facts(read.facts, read.provenance))
+    assert values["intent.fp8"] is True
+    if name == "meg.args":
+        assert values["intent.recipe"] == "delayed"
+    else:
+        assert isinstance(values["intent.recipe"], Unknown)
+        assert "not a single name" in values["intent.recipe"].reason
+
+
+@pytest.mark.parametrize("content", [
+    "--fp8-format hybrid --hidden-size 4096 --micro-batch-size {big} --seq-length {big}\n",
+    "--fp8-format hybrid --hidden-size {big} --seq-length 4096\n",
+    "--fp8-format hybrid --hidden-size 4096 --micro-batch-size 4 --seq-length {big5k}\n",
+])
+def test_implausible_sizes_are_unknown_and_json_safe(tmp_path: Path, content: str) -> None:
+    import json
+
+    path = tmp_path / "a.args"
+    path.write_text(content.format(big="7" * 3000, big5k="9" * 5000))
+    read = read_paths([str(path)])
+    assert read.problems == []
+    values, _ = derive(Facts(read.facts, read.provenance))
+    json.dumps({k: v for k, v in values.items() if not isinstance(v, Unknown)})
+    json.dumps(read.facts)
+    unknown = [n for n in ("intent.shapes.tokens", "intent.shapes.hidden")
+               if isinstance(values[n], Unknown) and "plausible" in values[n].reason]
+    assert unknown, values
+
+
+def test_implausible_size_given_as_a_string_is_unknown(tmp_path: Path) -> None:
+    path = tmp_path / "a.yaml"
+    path.write_text(f"language_model:\n  fp8: hybrid\n  hidden_size: '{'1' * 5000}'\n"
+                    "  seq_length: 2048\ntransformer_impl: transformer_engine\n")
+    read = read_paths([str(path)])
+    assert read.problems == []
+    values, _ = derive(Facts(read.facts, read.provenance))
+    assert isinstance(values["intent.shapes.hidden"], Unknown)
+    assert "plausible" in values["intent.shapes.hidden"].reason

@@ -133,11 +133,26 @@ def _yaml_precheck(text: str) -> None:
             prev = ch
 
 
+_HUGE_NUMBER = re.compile(r"\d{4000,}")
+
+
+def _huge_number(text: str) -> ParseError | None:
+    """Python's ``int()`` refuses more than 4,300 digits (CVE-2020-10735), so every parser raises
+    a bare ValueError on such a number; say so, with the line."""
+    match = _HUGE_NUMBER.search(text)
+    if match is None:
+        return None
+    return ParseError(f"a number with {len(match.group(0)):,} digits; no setting is that large",
+                      text.count("\n", 0, match.start()) + 1)
+
+
 def parse_yaml(text: str) -> Parsed:
     _yaml_precheck(text)
     try:
         loaded = yamlsafe.load(text)
     except yamlsafe.YamlError as exc:
+        if "digits" in exc.message and (huge := _huge_number(text)) is not None:
+            raise huge from None
         raise ParseError(f"invalid YAML: {exc.message}", exc.line) from None
     except RecursionError:
         raise ParseError("invalid YAML: nested too deeply") from None
@@ -151,6 +166,8 @@ def parse_json(text: str) -> Parsed:
         raise ParseError(f"invalid JSON: {exc.msg}", exc.lineno) from None
     except RecursionError:
         raise ParseError("invalid JSON: nested too deeply") from None
+    except ValueError:
+        raise _huge_number(text) or ParseError("invalid JSON: a value cannot be read") from None
     return Parsed(data, _json_key_lines(text), text)
 
 
@@ -162,6 +179,8 @@ def parse_toml(text: str) -> Parsed:
         raise ParseError(f"invalid TOML: {exc}", int(match.group(1)) if match else None) from None
     except RecursionError:
         raise ParseError("invalid TOML: nested too deeply") from None
+    except ValueError:
+        raise _huge_number(text) or ParseError("invalid TOML: a value cannot be read") from None
     return Parsed(data, _toml_key_lines(text), text)
 
 

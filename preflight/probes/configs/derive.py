@@ -18,6 +18,16 @@ from preflight.facts import Unknown
 
 Derived = dict[str, tuple[Any, str]]
 
+MAX_PLAUSIBLE = 2 ** 53
+"""No real size, count or degree is larger. Above it JSON readers lose precision, and Python
+refuses to print integers of more than 4,300 digits (``json.dumps`` raised on a 6,000-digit
+token count built from two 3,000-digit arguments). :func:`preflight.intent` turns any intent
+value beyond it into ``Unknown("not a plausible size")``."""
+
+IMPLAUSIBLE = MAX_PLAUSIBLE + 1
+"""What :meth:`View.int` gives for a digit string too long to be a real size: it stays "too big"
+through products, so intent reports it as implausible instead of as absent."""
+
 _ACC_DIST = {"DEEPSPEED": "deepspeed", "MULTI_GPU": "ddp", "NO": "none", "MEGATRON_LM": "megatron",
              "MULTI_CPU": "ddp", "MULTI_XPU": "ddp", "MULTI_NPU": "ddp", "MULTI_MLU": "ddp",
              "MULTI_MUSA": "ddp", "MULTI_HPU": "ddp", "MULTI_SDAA": "ddp", "XLA": "none",
@@ -49,6 +59,10 @@ class View:
         return self.prov.get(self.prefix + key, fallback)
 
     def int(self, key: str) -> int | None:
+        """An integer setting (``4`` or ``"4"``); None when absent or not an integer.
+
+        Larger than :data:`MAX_PLAUSIBLE` stays larger (a 5,000-digit string gives
+        :data:`IMPLAUSIBLE` rather than ``int()``, which refuses more than 4,300 digits)."""
         value = self.get(key)
         if isinstance(value, bool):
             return None
@@ -56,6 +70,9 @@ class View:
             return value
         # ASCII digits only: str.isdigit() accepts "²", which int() refuses.
         if isinstance(value, str) and re.fullmatch(r"-?[0-9]+", value.strip()):
+            digits = value.strip().lstrip("-")
+            if len(digits.lstrip("0")) > 16:
+                return -IMPLAUSIBLE if value.strip().startswith("-") else IMPLAUSIBLE
             return int(value)
         return None
 

@@ -55,7 +55,9 @@ def typed(raw: str, variables: dict[str, str]) -> Any:
         elif m.group(2) is not None:
             raw = m.group(2)
     if re.fullmatch(r"-?\d+", raw):
-        return int(raw)
+        # int() refuses more than 4,300 digits; such a "number" is no real setting: keep the text
+        # (intent calls it implausible).
+        return int(raw) if len(raw) <= 1000 else raw
     if re.fullmatch(r"-?(\d+\.\d*|\.\d+|\d+(\.\d*)?[eE]-?\d+)", raw):
         return float(raw)
     return raw

@@ -47,6 +47,13 @@ TABLE = [
     ("many_items.yaml", b"a: [" + b"1," * 20_000 + b"1]\n", "far larger", None),
     ("bad_link.yaml", b"distributed_type: DEEPSPEED\ndeepspeed_config:\n"
                       b"  deepspeed_config_file: nowhere/ds.json\n", "does not exist", 3),
+    # int() refuses > 4,300 digits: each parser raised a bare ValueError (audit 4, bug 3)
+    ("bigint.json", b'{"zero_optimization":\n {"stage": ' + b"1" * 5000 + b"}}", "5,000 digits",
+     2),
+    ("bigint.toml", b'[model]\nname = "llama3"\n[training]\nseq_len = ' + b"1" * 5000 + b"\n",
+     "5,000 digits", 4),
+    ("bigint.yaml", b"mixed_precision: fp8\nnum_processes: " + b"1" * 5000 + b"\n",
+     "5,000 digits", 2),
 ]
 
 
