@@ -91,8 +91,17 @@ def _read_file(path: str, kind: str | None, explicit: bool) -> tuple[str | None,
                 launch.LAUNCH.search(text) or launch.HF_HINT.search(text)):
             out = launch.read(path, text)
             got = launch.kind_of(out.facts) or (out.linked[0].kind if out.linked else None)
-            if got is not None and kind in (None, got):
+            if got is not None and kind is None:
                 return got, out
+            if kind is not None and (any(n.startswith(f"config.{kind}.") for n in out.facts) or
+                                     any(link.kind == kind for link in out.linked)):
+                return kind, out   # `--kind hf_trainer` on an `accelerate launch ... --bf16` line
+        if kind in ("accelerate", "hf_trainer"):
+            if not explicit:
+                return None, ReaderOutput()
+            other = launch.kind_of(launch.read(path, text).facts)
+            raise ParseError(_NO_LAUNCH[kind] + (f" (it holds {other} settings: --kind {other})"
+                                                 if other else ""))
         if kind is None and not megatron.TEXT_HINTS.search(text):
             if explicit:
                 raise ParseError("cannot tell which framework this file is for (no `accelerate "
@@ -127,6 +136,13 @@ def _read_file(path: str, kind: str | None, explicit: bool) -> tuple[str | None,
         raise ParseError(f"this does not look like a {kind} config (none of its keys); it looks "
                          f"like a {detected} config", parsed.line_of(()))
     return kind, _READERS[kind](path, parsed)
+
+
+_NO_LAUNCH = {
+    "accelerate": "no `accelerate launch` command in this script",
+    "hf_trainer": "no HF Trainer arguments (--output_dir, --per_device_train_batch_size) in this "
+                  "script",
+}
 
 
 def _best_any_format(data: Any) -> str | None:

@@ -195,3 +195,33 @@ def test_forced_kind_on_a_folder_reads_only_that_kind(tmp_path: Path) -> None:
     read = read_paths([str(tmp_path)], kind="deepspeed")
     assert read.problems == []
     assert read.files == [(str(tmp_path / "ds.json"), "deepspeed")]
+
+
+@pytest.mark.parametrize("rel,kind", [
+    ("accelerate/launch_fp8_fsdp.sh", "accelerate"),
+    ("accelerate/launch_fp8_hf_bf16.sh", "hf_trainer"),
+    ("accelerate/launch_fp8_hf_bf16.sh", "accelerate"),
+    ("hf_trainer/run_sft_deepspeed.sh", "hf_trainer"),
+])
+def test_forced_accelerate_or_hf_kind_reads_a_launch_script(rel: str, kind: str) -> None:
+    # audit 4, bug 5: FORMATS lacked "text" for these kinds, so the script was parsed as YAML
+    read = read_paths([fixture(rel)], kind=kind)
+    assert read.problems == []
+    assert read.files[0] == (fixture(rel), kind)
+    assert kind in read.facts["config.kinds"]
+
+
+def test_forced_accelerate_kind_on_a_script_without_accelerate_launch() -> None:
+    read = read_paths([fixture("hf_trainer/run_sft_deepspeed.sh")], kind="accelerate")
+    assert len(read.problems) == 1
+    assert "no `accelerate launch`" in read.problems[0].message
+    assert "hf_trainer" in read.problems[0].message
+
+
+def test_forced_accelerate_kind_on_a_folder_keeps_launch_scripts(tmp_path: Path) -> None:
+    shutil.copy(FIXTURES / "accelerate/launch_fp8_hf_bf16.sh", tmp_path / "launch.sh")
+    (tmp_path / "flags.args").write_text("--num-layers 2\n--fp8-format hybrid\n")
+    read = read_paths([str(tmp_path)], kind="accelerate")
+    assert read.problems == []
+    assert read.files == [(str(tmp_path / "launch.sh"), "accelerate")]
+    assert read.facts["config.accelerate.mixed_precision"] == "fp8"
