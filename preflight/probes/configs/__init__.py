@@ -8,9 +8,8 @@ be used. It never raises for bad input: every failure is a :class:`ConfigProblem
 (and line where there is one). Per-kind details are in :mod:`.readers`, :mod:`.llmfoundry`,
 :mod:`.megatron`; kind detection in :mod:`.detect`; parsing limits in :mod:`._parse`.
 
-A folder is one job: its config files are read (two levels deep), one file per kind. A DeepSpeed
-JSON that another file names is the job's; other DeepSpeed JSONs beside it are left out. Two
-files of the same kind that nothing disambiguates are a problem (name the one the job uses).
+A folder is one job: its config files are read (two levels deep); a launch script and the files
+it names are one job, and a folder holding several jobs is a problem naming them (:mod:`.jobs`).
 """
 
 from __future__ import annotations
@@ -24,6 +23,7 @@ from preflight.probes.configs._parse import (MAX_BYTES, Parsed, ParseError, pars
                                              parse_toml, parse_yaml, read_text)
 from preflight.probes.configs._types import ConfigProblem, ConfigRead, ReaderOutput
 from preflight.probes.configs.detect import FORMATS, KINDS, detect, format_of, score
+from preflight.probes.configs.jobs import FileRead, one_job
 
 __all__ = ["ConfigProblem", "ConfigRead", "KINDS", "MAX_BYTES", "default_paths", "read_paths",
            "read_file"]
@@ -197,9 +197,8 @@ def _read_paths(paths: Sequence[str], kind: str | None) -> ConfigRead:
     if kind is not None and kind not in KINDS:
         return ConfigRead(problems=[ConfigProblem(
             str(kind), None, f"unknown config kind {kind!r}; known: {', '.join(KINDS)}")])
-    outputs: list[tuple[str, str, ReaderOutput, bool]] = []   # (path, kind, output, from folder)
     seen: set[str] = set()
-    todo: list[tuple[str, str | None, bool]] = []              # (path, kind, from folder)
+    todo: list[tuple[str, str | None, str]] = []               # (path, kind, origin)
     for path in paths:
         path = os.fspath(path)
         if os.path.isdir(path):
@@ -213,40 +212,41 @@ def _read_paths(paths: Sequence[str], kind: str | None) -> ConfigRead:
                     "that is not one job's configs. Name the job's files (or a folder with just "
                     "them)")))
                 continue
-            todo.extend((p, kind, True) for p in scanned)
+            todo.extend((p, kind, "folder") for p in scanned)
         elif os.path.lexists(path):
-            todo.append((path, kind, False))
+            todo.append((path, kind, "given"))
         else:
             problems.append(ConfigProblem(path, None, "no such file or folder"))
-    linked_paths: set[str] = set()
+    given = {os.path.realpath(p) for p, _, origin in todo if origin == "given"}
     overriding: set[str] = set()
+    read: list[FileRead] = []
     while todo:
-        path, want, from_folder = todo.pop(0)
+        path, want, origin = todo.pop(0)
         real = os.path.realpath(path)
         if real in seen:
             continue
         seen.add(real)
-        got, out = read_file(path, want, explicit=not from_folder)
+        got, out = read_file(path, want, explicit=origin != "folder")
         problems.extend(out.problems)
         if got is None or (not out.facts and out.problems):
             continue
-        outputs.append((path, got, out, from_folder))
+        read.append(FileRead(path, got, out, "given" if real in given else origin))
         for link in out.linked:
-            linked_paths.add(os.path.realpath(link.path))
             if link.overrides:
                 overriding.add(os.path.realpath(link.path))
-            todo.insert(0, (link.path, link.kind, False))
-    outputs = _one_job(outputs, linked_paths, problems)
+        # what a file names is read next (before the rest of a folder)
+        todo[:0] = [(link.path, link.kind, "linked") for link in out.linked]
+    outputs = [(f.path, f.kind, f.out) for f in one_job(read, problems)]
     facts: dict[str, Any] = {}
     prov: dict[str, str] = {}
     # Earlier files win a name, except files that replace their parent's values (--yaml-cfg).
     ranked = sorted(outputs, key=lambda o: os.path.realpath(o[0]) not in overriding)
-    for _path, _kind, out, _ in ranked:
+    for _path, _kind, out in ranked:
         for name, value in out.facts.items():
             if name not in facts:
                 facts[name] = value
                 prov[name] = out.provenance.get(name, _path)
-    files = [(p, k) for p, k, _, _ in outputs]
+    files = [(p, k) for p, k, _ in outputs]
     if files:
         facts["config.files"] = [{"path": p, "kind": k} for p, k in files]
         # A launch script can hold two kinds (accelerate flags, then HF Trainer arguments).
@@ -256,26 +256,3 @@ def _read_paths(paths: Sequence[str], kind: str | None) -> ConfigRead:
         prov["config.files"] = prov["config.kinds"] = "config"
     return ConfigRead(facts, prov, problems, files)
 
-
-def _one_job(outputs: list[tuple[str, str, ReaderOutput, bool]], linked: set[str],
-             problems: list[ConfigProblem]) -> list[tuple[str, str, ReaderOutput, bool]]:
-    """Keep one file per kind among folder-scanned files (linked files win); report ties."""
-    by_kind: dict[str, list[tuple[str, str, ReaderOutput, bool]]] = {}
-    for item in outputs:
-        by_kind.setdefault(item[1], []).append(item)
-    keep: list[tuple[str, str, ReaderOutput, bool]] = []
-    for kind, items in by_kind.items():
-        named = [i for i in items if not i[3] or os.path.realpath(i[0]) in linked]
-        scanned = [i for i in items if i not in named]
-        if named:
-            keep.extend(named)
-        elif len(scanned) == 1:
-            keep.extend(scanned)
-        else:
-            problems.append(ConfigProblem(
-                os.path.dirname(scanned[0][0]) or ".", None,
-                f"the folder holds {len(scanned)} {kind} configs "
-                f"({', '.join(os.path.basename(i[0]) for i in scanned)}); name the one the job "
-                "uses (fp8-doctor check FILE ...)"))
-    order = {id(item): n for n, item in enumerate(outputs)}
-    return sorted(keep, key=lambda i: order[id(i)])
