@@ -29,7 +29,7 @@ import os
 import re
 from typing import Any
 
-from preflight.probes.configs._parse import usable_key
+from preflight.probes.configs._parse import MAX_FACTS_PER_FILE, usable_key
 from preflight.probes.configs._types import ConfigProblem, Linked, ReaderOutput
 from preflight.probes.configs.megatron import collect_variables, strip_comments, typed
 
@@ -144,6 +144,8 @@ class _Out:
         return f"{self.path}:{bisect.bisect_right(self.lines, pos)}"
 
     def put(self, name: str, value: Any, pos: int) -> None:
+        if len(self.facts) >= MAX_FACTS_PER_FILE and name not in self.facts:
+            return          # 100,000 flags are no launch line; each fact costs time to report
         self.facts[name] = value
         self.prov[name] = self.where(pos)
 

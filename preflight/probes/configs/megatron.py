@@ -24,7 +24,8 @@ import os
 import re
 from typing import Any
 
-from preflight.probes.configs._parse import Parsed, jsonable, flatten, usable_key
+from preflight.probes.configs._parse import (MAX_FACTS_PER_FILE, MAX_ITEMS_PER_FILE, Parsed,
+                                             fact_value, flatten, usable_key)
 from preflight.probes.configs._types import ConfigProblem, Linked, ReaderOutput
 
 PREFIX = "config.megatron"
@@ -88,10 +89,13 @@ def read_args_text(path: str, text: str) -> ReaderOutput:
     variables = collect_variables(text)
     facts: dict[str, Any] = {}
     prov: dict[str, str] = {}
+    budget = [MAX_ITEMS_PER_FILE]
     line_starts = [0] + [m.end() for m in re.finditer(r"\n", text)]
     for m in _FLAG.finditer(text):
         flag = m.group(1).rstrip("-")
         if not flag:
+            continue
+        if len(facts) >= MAX_FACTS_PER_FILE and f"{PREFIX}.{flag.replace('-', '_')}" not in facts:
             continue
         name = f"{PREFIX}.{flag.replace('-', '_')}"
         lineno = bisect.bisect_right(line_starts, m.start())
@@ -110,7 +114,7 @@ def read_args_text(path: str, text: str) -> ReaderOutput:
                 if flag not in _MULTI:
                     break
             if flag in _MULTI:
-                value = values
+                value = fact_value(values, budget)
             else:
                 value = values[0] if values else True
         facts.pop(name, None)  # argparse keeps the last occurrence; keep insertion order too
@@ -145,6 +149,7 @@ def read_yaml(path: str, parsed: Parsed) -> ReaderOutput:
     prov: dict[str, str] = {}
     rest = dict(data)
     model_args = rest.pop("MODEL_ARGS", None)
+    budget = [MAX_ITEMS_PER_FILE]
     flatten(rest, parsed, PREFIX, path, facts=facts, prov=prov)
     if isinstance(model_args, dict):
         for key, value in model_args.items():
@@ -154,7 +159,7 @@ def read_yaml(path: str, parsed: Parsed) -> ReaderOutput:
             name = f"{PREFIX}.{flag.replace('-', '_')}"
             if isinstance(value, str) and flag in _MULTI:
                 value = value.split()
-            facts[name] = jsonable(value)
+            facts[name] = fact_value(value, budget)
             line = parsed.line_of(("MODEL_ARGS", key))
             prov[name] = f"{path}:{line}" if line else path
     return ReaderOutput(facts, prov)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from preflight.facts import Facts
+from preflight.facts import Facts, Unknown
 from preflight.intent import derive
 from preflight.probes.configs import ConfigRead, read_paths
 
@@ -29,8 +29,15 @@ def _timed(path: Path) -> tuple[ConfigRead, float]:
     start = time.perf_counter()
     read = read_paths([str(path)])
     values, _ = derive(Facts(read.facts, read.provenance))
-    json.dumps(read.facts, allow_nan=False)
+    _dumps(read.facts)
+    _dumps(values)
     return read, time.perf_counter() - start
+
+
+def _dumps(facts: dict) -> str:
+    """Facts as the JSON report writes them (strict JSON: no NaN)."""
+    return json.dumps(facts, allow_nan=False,
+                      default=lambda v: {"$unknown": v.reason} if isinstance(v, Unknown) else v)
 
 
 FOUNDRY_TAIL = "model:\n  name: mpt_causal_lm\nprecision: amp_fp8\nmax_duration: 1ba\n" \
@@ -111,3 +118,77 @@ def test_ordinary_anchors_are_fine(tmp_path: Path) -> None:
     read = read_paths([str(path)])
     assert read.problems == []
     assert read.facts["config.accelerate.fp8_config.backend"] == "TE"
+
+
+@pytest.mark.parametrize("name,text,words,line", [
+    # 20 KB: 2.3 s before; 40k parts: 47 s and 6 GB
+    ("key.toml", "# torchtitan\n" + ".".join(["a"] * 10_000) + " = 1\n", "more than 64 parts", 2),
+    ("header.toml", "[" + ".".join(["a"] * 10_000) + "]\nb = 1\n", "more than 64 parts", 1),
+    ("quoted.toml", ".".join(['"a"'] * 5_000) + " = 1\n", "more than 64 parts", 1),
+    ("invalid.toml", "[model]\n" + ".".join(["a"] * 50_000) + "\n", "more than 64 parts", 2),
+    # 1 MB of [t0] .. [t55902]: 2.2 s before
+    ("tables.toml", '[model]\nname = "llama3"\n' + "".join(f"[t{i}]\nk = {i}\n"
+                                                         for i in range(55_000)),
+     "over the 262,144 limit", None),
+])
+def test_slow_toml_is_refused_before_parsing(tmp_path: Path, name: str, text: str, words: str,
+                                             line: int | None) -> None:
+    path = tmp_path / name
+    path.write_text(text)
+    read, elapsed = _timed(path)
+    assert elapsed < 2.0, elapsed
+    assert len(read.problems) == 1 and words in read.problems[0].message
+    assert read.problems[0].line == line
+
+
+def test_ordinary_toml_with_dotted_keys_and_floats_reads(tmp_path: Path) -> None:
+    path = tmp_path / "job.toml"
+    path.write_text('[model]\nname = "llama3"\nconverters = ["quantize.linear.float8"]\n'
+                    '[quantize.linear.float8]\nrecipe_name = "rowwise"\n[optimizer]\nlr = 8e-4\n'
+                    "betas = [0.9, 0.95]\n" + "training.seq_len = 8192\n")
+    read = read_paths([str(path)])
+    assert read.problems == []
+    assert read.facts["config.torchtitan.quantize.linear.float8.recipe_name"] == "rowwise"
+
+
+def test_a_list_too_long_to_be_a_setting_is_unknown(tmp_path: Path) -> None:
+    # 900 KB: a list of 100,000 strings took 2.7 s to report (each item redacted and rendered)
+    path = tmp_path / "ds.json"
+    path.write_text('{"zero_optimization": {"stage": 2}, "s": [' + ", ".join(['"ab"'] * 100_000)
+                    + "]}")
+    read, elapsed = _timed(path)
+    assert elapsed < 2.0
+    assert read.problems == []
+    assert read.facts["config.deepspeed.zero_optimization.stage"] == 2
+    value = read.facts["config.deepspeed.s"]
+    assert isinstance(value, Unknown) and "more than 2,048 items" in value.reason
+
+
+def test_many_lists_share_one_budget(tmp_path: Path) -> None:
+    path = tmp_path / "ds.json"
+    path.write_text('{"zero_optimization": {"stage": 2}, '
+                    + ", ".join(f'"k{i}": [{", ".join(["1"] * 1000)}]' for i in range(20)) + "}")
+    read = read_paths([str(path)])
+    kept = [n for n, v in read.facts.items() if n.startswith("config.deepspeed.k") and
+            isinstance(v, list)]
+    assert len(kept) == 16
+    assert isinstance(read.facts["config.deepspeed.k19"], Unknown)
+
+
+@pytest.mark.parametrize("name,text", [
+    ("nan.json", '{"zero_optimization": {"stage": NaN}, "gradient_clipping": Infinity, '
+                 '"train_micro_batch_size_per_gpu": -Infinity}'),
+    ("nan.toml", '[model]\nname = "llama3"\nflavor = "8B"\nconverters = ["float8"]\n[training]\n'
+                 "lr = nan\nseq_len = 8192\nlocal_batch_size = inf\n"),
+    ("nan.yaml", "mixed_precision: fp8\ndistributed_type: MULTI_GPU\nnum_processes: .nan\n"
+                 "x: [.inf, -.inf]\n"),
+])
+def test_nan_and_infinity_become_strings(tmp_path: Path, name: str, text: str) -> None:
+    # JSON has no NaN: the report held bare NaN / Infinity that strict readers refuse
+    path = tmp_path / name
+    path.write_text(text)
+    read = read_paths([str(path)])
+    assert read.problems == []
+    _dumps(read.facts)
+    values, _ = derive(Facts(read.facts, read.provenance))
+    _dumps(values)
