@@ -18,7 +18,7 @@ import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from preflight.probes.configs import launch, llmfoundry, megatron, readers
+from preflight.probes.configs import launch, llmfoundry, megatron, readers, shell
 from preflight.probes.configs._parse import (MAX_BYTES, Parsed, ParseError, parse_json,
                                              parse_toml, parse_yaml, read_text)
 from preflight.probes.configs._types import ConfigProblem, ConfigRead, ReaderOutput
@@ -86,6 +86,10 @@ def _read_file(path: str, kind: str | None, explicit: bool) -> tuple[str | None,
         fmt = FORMATS[kind][0]
     if not text.strip():
         raise ParseError("empty file")
+    if fmt == "text" and _is_shell(path, text) and (open_at := shell.unterminated(text)):
+        what, line = open_at
+        raise ParseError(f"{what} opened here is never closed: bash stops at the end of the file "
+                         "with a syntax error, so this script would not start the job", line)
     if fmt == "text":
         if kind in (None, "accelerate", "hf_trainer") and (
                 launch.LAUNCH.search(text) or launch.HF_HINT.search(text)):
@@ -136,6 +140,12 @@ def _read_file(path: str, kind: str | None, explicit: bool) -> tuple[str | None,
         raise ParseError(f"this does not look like a {kind} config (none of its keys); it looks "
                          f"like a {detected} config", parsed.line_of(()))
     return kind, _READERS[kind](path, parsed)
+
+
+def _is_shell(path: str, text: str) -> bool:
+    """A shell script (argparse ``@file`` argument files have no shell quoting)."""
+    return path.lower().endswith((".sh", ".bash", ".slurm", ".sbatch")) or (
+        text.startswith("#!") and "sh" in text.split("\n", 1)[0])
 
 
 _NO_LAUNCH = {

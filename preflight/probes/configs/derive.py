@@ -55,6 +55,11 @@ class View:
         value = self.facts.get(self.prefix + key, default)
         return default if isinstance(value, Unknown) else value
 
+    def unknown(self, key: str) -> Unknown | None:
+        """The ``Unknown`` a reader stored for ``key`` (e.g. a flag given without its value)."""
+        value = self.facts.get(self.prefix + key)
+        return value if isinstance(value, Unknown) else None
+
     def src(self, key: str, fallback: str = "intent") -> str:
         return self.prov.get(self.prefix + key, fallback)
 

@@ -34,6 +34,9 @@ def from_megatron(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     if fp4 and not fp8:
         src = m.src("fp4_format")
     out["fp8"] = (fp8 or fp4, src or prov.get("config.files", "config"))
+    broken = next((u for u in map(m.unknown, ("fp8_format", "fp4_format")) if u), None)
+    if broken is not None and not (fp8 or fp4):
+        out["fp8"] = (broken, m.src("fp8_format", m.src("fp4_format")))
     impl = m.get("transformer_impl")
     if fp8 or fp4:
         if fp8:

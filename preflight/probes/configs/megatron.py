@@ -26,6 +26,7 @@ from typing import Any
 
 from preflight.probes.configs._parse import (MAX_FACTS_PER_FILE, MAX_ITEMS_PER_FILE, Parsed,
                                              fact_value, flatten, usable_key)
+from preflight.facts import Unknown
 from preflight.probes.configs._types import ConfigProblem, Linked, ReaderOutput
 
 PREFIX = "config.megatron"
@@ -33,6 +34,15 @@ PREFIX = "config.megatron"
 # Flags declared with nargs='+' / '*' in megatron/training/arguments.py that matter to us.
 _MULTI = {"recompute-modules", "data-path", "train-data-path", "valid-data-path",
           "test-data-path", "moe-layer-freq", "cuda-graph-scope"}
+
+# Flags that take exactly one value (megatron/training/arguments.py, torchrun) among those intent
+# reads: given bare, argparse refuses the command line.
+NEEDS_VALUE = frozenset({
+    "fp8-format", "fp8-recipe", "fp4-format", "fp4-recipe", "transformer-impl", "hidden-size",
+    "ffn-hidden-size", "seq-length", "micro-batch-size", "global-batch-size", "num-layers",
+    "num-attention-heads", "num-query-groups", "context-parallel-size",
+    "tensor-model-parallel-size", "pipeline-model-parallel-size", "recompute-granularity",
+    "recompute-method", "yaml-cfg", "nproc_per_node", "nproc-per-node", "nnodes"})
 
 _FLAG = re.compile(r"(?<![\w-])--([A-Za-z0-9][A-Za-z0-9_-]*)(?:=(\S+))?")
 _VALUE = re.compile(r"""[ \t]+("[^"\n]*"|'[^'\n]*'|[^\s\\)"';|&#]+)""")
@@ -89,6 +99,7 @@ def read_args_text(path: str, text: str) -> ReaderOutput:
     variables = collect_variables(text)
     facts: dict[str, Any] = {}
     prov: dict[str, str] = {}
+    problems: list[ConfigProblem] = []
     budget = [MAX_ITEMS_PER_FILE]
     line_starts = [0] + [m.end() for m in re.finditer(r"\n", text)]
     for m in _FLAG.finditer(text):
@@ -115,12 +126,21 @@ def read_args_text(path: str, text: str) -> ReaderOutput:
                     break
             if flag in _MULTI:
                 value = fact_value(values, budget)
+            elif values:
+                value = values[0]
+            elif flag in NEEDS_VALUE:
+                # argparse stops the job ("expected one argument"); a cut-off file ends this way
+                why = f"--{flag} has no value here; Megatron's argparse would stop with " \
+                      "'expected one argument'"
+                problems.append(ConfigProblem(path, lineno, why))
+                value = Unknown(why)
             else:
-                value = values[0] if values else True
+                value = True
         facts.pop(name, None)  # argparse keeps the last occurrence; keep insertion order too
         facts[name] = value
         prov[name] = f"{path}:{lineno}"
-    return ReaderOutput(facts, prov, *_yaml_cfg_link(path, facts, prov))
+    more, linked = _yaml_cfg_link(path, facts, prov)
+    return ReaderOutput(facts, prov, (*problems, *more), linked)
 
 
 def _yaml_cfg_link(path: str, facts: dict[str, Any], prov: dict[str, str],
