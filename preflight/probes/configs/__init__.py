@@ -168,15 +168,16 @@ def _size(path: str) -> int:
         return 0
 
 
-def _small(path: str) -> bool:
-    """In a folder scan, files over the size cap are data (a dataset JSON), not configs: skip."""
+def _too_big(path: str) -> int:
+    """Size of a file over the cap (0 when within it or unreadable: read_file reports that)."""
     try:
-        return os.path.getsize(path) <= MAX_BYTES
+        size = os.path.getsize(path)
     except OSError:
-        return True   # let read_file report it
+        return 0
+    return size if size > MAX_BYTES else 0
 
 
-def _scan(folder: str) -> list[str]:
+def _scan(folder: str, problems: list[ConfigProblem]) -> list[str]:
     found: list[str] = []
     for root, dirs, files in os.walk(folder):
         depth = os.path.relpath(root, folder).count(os.sep) + (root != folder)
@@ -184,11 +185,19 @@ def _scan(folder: str) -> list[str]:
                          and d not in {"__pycache__", "node_modules"})
         for name in sorted(files):
             full = os.path.join(root, name)
-            if not name.startswith(".") and name.lower().endswith(_SCAN_EXT) and \
-                    _small(full):
-                found.append(full)
-                if len(found) >= _SCAN_MAX_FILES:
-                    return found
+            if name.startswith(".") or not name.lower().endswith(_SCAN_EXT):
+                continue
+            if size := _too_big(full):
+                # A big JSON beside the configs is data (a dataset); a big YAML/TOML/script is
+                # not, and leaving it out silently would hide the job's config.
+                if not name.lower().endswith(".json"):
+                    problems.append(ConfigProblem(full, None, (
+                        f"not read: {size:,} bytes, over the {MAX_BYTES:,}-byte limit for a "
+                        "config file (is this really a training config?)")))
+                continue
+            found.append(full)
+            if len(found) >= _SCAN_MAX_FILES:
+                return found
     return found
 
 
@@ -212,7 +221,7 @@ def _read_paths(paths: Sequence[str], kind: str | None) -> ConfigRead:
     for path in paths:
         path = os.fspath(path)
         if os.path.isdir(path):
-            scanned = _scan(path)
+            scanned = _scan(path, problems)
             total = sum(_size(p) for p in scanned)
             if len(scanned) >= _SCAN_MAX_FILES or total > _SCAN_MAX_BYTES:
                 # A repository or a data folder, not one job: reading it all could take minutes.

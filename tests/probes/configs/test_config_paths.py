@@ -319,3 +319,16 @@ def test_files_naming_each_other_in_a_cycle_are_one_job(tmp_path: Path) -> None:
     assert read.problems == []
     assert [os.path.basename(p) for p, _ in read.files] == ["a.sh", "b.sh"]
     assert read.facts["config.accelerate.mixed_precision"] == "fp8"
+
+
+def test_folder_with_an_oversized_config_says_so(tmp_path: Path) -> None:
+    # audit 4: a 25 MB accelerate.yaml in a job folder was skipped with no word
+    shutil.copy(FIXTURES / "torchtitan/v02_rowwise_allgather.toml", tmp_path / "job.toml")
+    with open(tmp_path / "accelerate.yaml", "wb") as fh:
+        fh.truncate(25 * 1024 * 1024)
+    with open(tmp_path / "train_data.json", "wb") as fh:     # data: still skipped quietly
+        fh.truncate(25 * 1024 * 1024)
+    read = read_paths([str(tmp_path)])
+    assert [(os.path.basename(p.path), "over the" in p.message) for p in read.problems] == [
+        ("accelerate.yaml", True)]
+    assert read.files == [(str(tmp_path / "job.toml"), "torchtitan")]
