@@ -37,8 +37,9 @@ them the way the frameworks themselves interact at launch:
 - **Shapes**: ``intent.shapes.gemms`` are the forward GEMMs of one dense transformer layer per
   rank, ``[M, K, N]`` with ``M`` = tokens per micro-batch per rank and tensor parallelism
   dividing the sharded dimension: QKV ``[M, h, 3h/tp]``, attention out ``[M, h/tp, h]``, FC1
-  ``[M, h, ffn/tp]``, FC2 ``[M, ffn/tp, h]`` (GQA and gated MLPs make real shapes somewhat
-  different; the point is the size class for the speed check and the divisibility rules).
+  ``[M, h, ffn/tp]``, FC2 ``[M, ffn/tp, h]``. Where the config says (Megatron, NeMo),
+  grouped-query attention makes QKV ``[M, h, kv*(heads + 2*groups)/tp]`` and attention out
+  ``[M, kv*heads/tp, h]``, and a gated MLP (``--swiglu``) doubles FC1's N.
 
   ``shapes.dims_align`` / ``shapes.tokens_align`` are the largest power of two (capped at 128)
   dividing both hidden and FFN sizes / the tokens per rank (``tokens / tp`` with Megatron or NeMo
@@ -77,7 +78,8 @@ NAMES = ("fp8", "fp8_source", "fp8_overridden_by", "frameworks", "backend", "rec
          "recompute_granularity", "compile",
          "num_gpus", "shapes.hidden", "shapes.ffn", "shapes.tokens", "shapes.gemms",
          "shapes.dims_align", "shapes.tokens_align")
-_INTERNAL = ("shapes.tp", "shapes.sp", "overrides_fp8")
+_INTERNAL = ("shapes.tp", "shapes.sp", "shapes.qkv_out", "shapes.proj_in", "shapes.fc1_out",
+             "overrides_fp8")
 
 _FROM: dict[str, Callable[[Mapping[str, Any], Mapping[str, str]], derive.Derived]] = {
     "hf_trainer": derive.from_hf_trainer,
@@ -227,8 +229,13 @@ def _fill(got: dict[str, tuple[Any, str]]) -> None:
     if isinstance(tp_value, Unknown):
         got["shapes.gemms"] = (Unknown(f"tensor parallelism: {tp_value.reason}"), "intent")
     elif all(_positive(v) for v in (h, ffn, tokens)):
-        got["shapes.gemms"] = ([[tokens, h, 3 * h // tp], [tokens, h // tp, h],
-                                [tokens, h, ffn // tp], [tokens, ffn // tp, h]], "intent")
+        qkv_out, proj_in, fc1_out = (
+            v if _positive(v) and v <= MAX_PLAUSIBLE else default for v, default in (
+                (got.get("shapes.qkv_out", (None,))[0], 3 * h),
+                (got.get("shapes.proj_in", (None,))[0], h),
+                (got.get("shapes.fc1_out", (None,))[0], ffn)))
+        got["shapes.gemms"] = ([[tokens, h, qkv_out // tp], [tokens, proj_in // tp, h],
+                                [tokens, h, fc1_out // tp], [tokens, ffn // tp, h]], "intent")
     if _positive(h) and _positive(ffn):
         got["shapes.dims_align"] = (_align(math.gcd(h, ffn)), "intent")
     if _positive(tokens):

@@ -357,14 +357,24 @@ def from_torchtitan(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
                 "quantize.linear.float8.recipe_name") else "float8.recipe_name"
             out["recipe"] = (t.get(key, "tensorwise"), t.src(key, "torchao default (tensorwise)"))
         out["precision"] = ("bf16", fp8_src)
+    # torchtitan/distributed/parallel_dims.py: fully_shard when dp_shard > 1 or cp > 1 (dp_shard
+    # -1, the default, takes the ranks TP/PP/CP leave); DDP when only dp_replicate > 1; with
+    # dp_shard = dp_replicate = 1 there is no data-parallel wrapper at all (TP/PP only).
     shard = t.int("parallelism.data_parallel_shard_degree")
-    replicate = t.int("parallelism.data_parallel_replicate_degree")
-    if shard == 1 and replicate and replicate > 1:
-        out["distributed"] = ("ddp", t.src("parallelism.data_parallel_shard_degree"))
+    replicate = t.int("parallelism.data_parallel_replicate_degree") or 1
+    cp_degree = t.int("parallelism.context_parallel_degree") or 1
+    shard_src = t.src("parallelism.data_parallel_shard_degree")
+    if shard == 1 and cp_degree <= 1:
+        out["distributed"] = ("ddp", shard_src) if replicate > 1 else ("none", shard_src)
     else:
         out["distributed"] = ("fsdp2", t.src("parallelism", "torchtitan shards with FSDP2"))
     key = "compile.enable" if t.has("compile.enable") else "training.compile"
     out["compile"] = (t.truthy(key), t.src(key, "torchtitan default (off)"))
+    components = t.get("compile.components")
+    if key == "compile.enable" and t.truthy(key) and isinstance(components, list) and \
+            "model" not in [str(c) for c in components]:
+        # [compile] components = ["loss"]: only the loss is compiled, the model runs eager
+        out["compile"] = (False, t.src("compile.components"))
     mode = t.get("activation_checkpoint.mode")
     out["activation_checkpointing"] = (
         str(mode).lower() != "none" if mode is not None else True,

@@ -59,12 +59,16 @@ def typed(raw: str, variables: dict[str, str]) -> Any:
     """A flag value: quotes removed, ``$VAR`` / ``${VAR:-default}`` substituted, numbers typed."""
     if raw[:1] in "\"'" and raw[-1:] == raw[:1]:
         raw = raw[1:-1]
-    m = _VAR.match(raw)
-    if m:
+    for _ in range(8):       # NNODES=${SLURM_NNODES:-4}; --nnodes $NNODES: follow the chain
+        m = _VAR.match(raw)
+        if not m:
+            break
         if m.group(1) in variables:
             raw = variables[m.group(1)]
         elif m.group(2) is not None:
-            raw = m.group(2)
+            raw = m.group(2)    # the ${X:-default} default: X is not set in the script
+        else:
+            break
     if re.fullmatch(r"-?\d+", raw):
         # int() refuses more than 4,300 digits; such a "number" is no real setting: keep the text
         # (intent calls it implausible).
