@@ -18,7 +18,7 @@ import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from preflight.probes.configs import launch, llmfoundry, megatron, readers, shell
+from preflight.probes.configs import llmfoundry, megatron, readers, scripts
 from preflight.probes.configs._parse import (MAX_BYTES, Parsed, ParseError, parse_json,
                                              parse_toml, parse_yaml, read_text)
 from preflight.probes.configs._types import ConfigProblem, ConfigRead, ReaderOutput
@@ -86,36 +86,9 @@ def _read_file(path: str, kind: str | None, explicit: bool) -> tuple[str | None,
         fmt = FORMATS[kind][0]
     if not text.strip():
         raise ParseError("empty file")
-    if fmt == "text" and _is_shell(path, text) and (open_at := shell.unterminated(text)):
-        what, line = open_at
-        raise ParseError(f"{what} opened here is never closed: bash stops at the end of the file "
-                         "with a syntax error, so this script would not start the job", line)
     if fmt == "text":
-        if kind in (None, "accelerate", "hf_trainer") and (
-                launch.LAUNCH.search(text) or launch.HF_HINT.search(text)):
-            out = launch.read(path, text)
-            got = launch.kind_of(out.facts) or (out.linked[0].kind if out.linked else None)
-            if got is not None and kind is None:
-                return got, out
-            if kind is not None and (any(n.startswith(f"config.{kind}.") for n in out.facts) or
-                                     any(link.kind == kind for link in out.linked)):
-                return kind, out   # `--kind hf_trainer` on an `accelerate launch ... --bf16` line
-        if kind in ("accelerate", "hf_trainer"):
-            if not explicit:
-                return None, ReaderOutput()
-            other = launch.kind_of(launch.read(path, text).facts)
-            raise ParseError(_NO_LAUNCH[kind] + (f" (it holds {other} settings: --kind {other})"
-                                                 if other else ""))
-        if kind is None and not megatron.TEXT_HINTS.search(text):
-            if explicit:
-                raise ParseError("cannot tell which framework this file is for (no `accelerate "
-                                 "launch` or HF Trainer command, no Megatron arguments); pass "
-                                 "--kind to say")
-            return None, ReaderOutput()
-        out = megatron.read_args_text(path, text)
-        if not out.facts:
-            raise ParseError("no --arguments found in this file")
-        return "megatron", out
+        got, out = scripts.read(path, text, kind, explicit)
+        return got, out
     parsed = _PARSERS[fmt](text)
     if parsed.data is None:
         raise ParseError("empty document (only comments or nothing)")
@@ -127,6 +100,13 @@ def _read_file(path: str, kind: str | None, explicit: bool) -> tuple[str | None,
         if detected is None:
             if not explicit:
                 return None, ReaderOutput()
+            other = _best_any_format(parsed.data)
+            if not scores and other is not None:
+                # e.g. a DeepSpeed config saved as .yaml: DeepSpeed opens it with json.load
+                raise ParseError(f"this looks like a {other} config, but {other} reads "
+                                 f"{' or '.join(f.upper() for f in FORMATS[other])} only, not "
+                                 f"{fmt.upper()}; the job could not load it",
+                                 parsed.line_of(()))
             why = (f"it matches {' and '.join(k for k, _ in scores[:2])} equally" if scores
                    else "none of the known frameworks' keys are in it")
             raise ParseError(f"cannot tell which framework this config is for ({why}); pass "
@@ -140,19 +120,6 @@ def _read_file(path: str, kind: str | None, explicit: bool) -> tuple[str | None,
         raise ParseError(f"this does not look like a {kind} config (none of its keys); it looks "
                          f"like a {detected} config", parsed.line_of(()))
     return kind, _READERS[kind](path, parsed)
-
-
-def _is_shell(path: str, text: str) -> bool:
-    """A shell script (argparse ``@file`` argument files have no shell quoting)."""
-    return path.lower().endswith((".sh", ".bash", ".slurm", ".sbatch")) or (
-        text.startswith("#!") and "sh" in text.split("\n", 1)[0])
-
-
-_NO_LAUNCH = {
-    "accelerate": "no `accelerate launch` command in this script",
-    "hf_trainer": "no HF Trainer arguments (--output_dir, --per_device_train_batch_size) in this "
-                  "script",
-}
 
 
 def _best_any_format(data: Any) -> str | None:

@@ -73,6 +73,9 @@ def read_text(path: str) -> str:
     try:
         st = os.stat(path)
     except OSError as exc:
+        if os.path.islink(path):
+            raise ParseError(f"a broken symbolic link (to {os.readlink(path)!r}: "
+                             f"{exc.strerror or exc})") from None
         raise ParseError(f"cannot read: {exc.strerror or exc}") from None
     if not stat.S_ISREG(st.st_mode):
         raise ParseError("not a regular file")
@@ -86,6 +89,10 @@ def read_text(path: str) -> str:
         raise ParseError(f"cannot read: {exc.strerror or exc}") from None
     if len(raw) > MAX_BYTES:  # grew between stat and read
         raise ParseError(f"file is over the {MAX_BYTES:,}-byte limit for a config file")
+    if raw[:2] in (b"\xff\xfe", b"\xfe\xff") or (b"\x00" in raw[:64] and _utf16_like(raw)):
+        # Windows editors and PowerShell's `>` write UTF-16; every reader here wants UTF-8
+        raise ParseError("UTF-16 text (as PowerShell and some Windows editors write it), not "
+                         "UTF-8; save it as UTF-8", 1)
     if b"\x00" in raw:
         raise ParseError("binary data (NUL bytes), not a text config file",
                          raw[:raw.index(b"\x00")].count(b"\n") + 1)
@@ -95,6 +102,13 @@ def read_text(path: str) -> str:
         raise ParseError(f"not UTF-8 text (invalid byte at offset {exc.start})",
                          raw[:exc.start].count(b"\n") + 1) from None
     return text
+
+
+def _utf16_like(raw: bytes) -> bool:
+    """ASCII text in UTF-16 without a BOM: every other byte of the start is NUL."""
+    head = raw[:64]
+    return len(head) >= 8 and (head[1::2].count(0) == len(head[1::2]) or
+                               head[0::2].count(0) == len(head[0::2]))
 
 
 _BLOCK_LEAD = re.compile(r"(?:[-?:][ \t]+)*")

@@ -45,7 +45,12 @@ NEEDS_VALUE = frozenset({
     "recompute-method", "yaml-cfg", "nproc_per_node", "nproc-per-node", "nnodes"})
 
 _FLAG = re.compile(r"(?<![\w-])--([A-Za-z0-9][A-Za-z0-9_-]*)(?:=(\S+))?")
-_VALUE = re.compile(r"""[ \t]+("[^"\n]*"|'[^'\n]*'|[^\s\\)"';|&#]+)""")
+_WORD = r"""("[^"\n]*"|'[^'\n]*'|[^\s\\)"';|&#]+)"""
+# A value follows its flag after blanks or a `\`-newline continuation; a flag that must take a
+# value may also find it on the next line (one argument per line in an argument file or a bash
+# array). Other flags stop at a plain newline: `--bf16` then `export X=1` is no value.
+_VALUE = re.compile(r"(?:[ \t]|\\\n)+" + _WORD)
+_VALUE_NEXT_LINE = re.compile(r"(?:[ \t\n]|\\\n)+" + _WORD)
 _ASSIGN = re.compile(r"""^\s*(?:export\s+|local\s+|declare\s+(?:-\w+\s+)?)?([A-Za-z_]\w*)="""
                      r"""("[^"\n]*"|'[^'\n]*'|[^\s;#()]*)\s*(?:#.*)?$""")
 _VAR = re.compile(r"^\$\{?([A-Za-z_]\w*)(?::-([^}]*))?\}?$")
@@ -120,8 +125,9 @@ def read_args_text(path: str, text: str) -> ReaderOutput:
         else:
             values: list[Any] = []
             pos = m.end()
+            pattern = _VALUE_NEXT_LINE if flag in NEEDS_VALUE else _VALUE
             while True:
-                v = _VALUE.match(text, pos)
+                v = pattern.match(text, pos)
                 if not v or v.group(1).startswith("--"):
                     break
                 values.append(typed(v.group(1), variables))

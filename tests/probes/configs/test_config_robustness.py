@@ -134,3 +134,43 @@ def test_missing_path_is_a_problem(tmp_path: Path) -> None:
 def test_non_path_input_is_a_problem_not_a_crash() -> None:
     read = read_paths([None], kind=None)  # type: ignore[list-item]
     assert read.problems and read.files == []
+
+
+@pytest.mark.parametrize("name,content,words,line", [
+    # audit 4 (minor): each gave a generic or misleading message
+    ("ds.yaml", b'{"zero_optimization": {"stage": 2}, "train_micro_batch_size_per_gpu": 1}\n',
+     "looks like a deepspeed config, but deepspeed reads JSON only, not YAML", 1),
+    ("utf16.json", '{"zero_optimization": {"stage": 2}}'.encode("utf-16"), "UTF-16", 1),
+    ("utf16_nobom.yaml", "mixed_precision: fp8\n".encode("utf-16-le"), "UTF-16", 1),
+])
+def test_clear_messages(tmp_path: Path, name: str, content: bytes, words: str,
+                        line: int | None) -> None:
+    path = tmp_path / name
+    path.write_bytes(content)
+    _check(path, words, line)
+
+
+def test_crlf_launch_script_is_read_and_reported(tmp_path: Path) -> None:
+    path = tmp_path / "launch.sh"
+    path.write_bytes(b"#!/bin/bash\r\naccelerate launch \\\r\n  --mixed_precision fp8 \\\r\n"
+                     b"  --fp8_backend TE train.py\r\n")
+    read = read_paths([str(path)])
+    assert [(p.line, "CRLF" in p.message) for p in read.problems] == [(1, True)]
+    assert read.facts["config.accelerate.mixed_precision"] == "fp8"
+    assert read.facts["config.accelerate.fp8_config.backend"] == "TE"
+
+
+def test_crlf_argument_file_is_fine(tmp_path: Path) -> None:
+    # argparse reads @file lines with universal newlines: no problem there
+    path = tmp_path / "flags.args"
+    path.write_bytes(b"--fp8-format\r\nhybrid\r\n--hidden-size\r\n4096\r\n")
+    read = read_paths([str(path)])
+    assert read.problems == []
+    assert read.facts["config.megatron.fp8_format"] == "hybrid"
+
+
+@pytest.mark.skipif(not hasattr(os, "symlink"), reason="needs symlinks")
+def test_broken_symlink_says_so(tmp_path: Path) -> None:
+    link = tmp_path / "acc.yaml"
+    link.symlink_to(tmp_path / "gone.yaml")
+    _check(link, "broken symbolic link", None)

@@ -91,3 +91,16 @@ def test_what_we_flag_bash_refuses(pieces: list[str]) -> None:
     if unterminated(text) is not None:
         proc = subprocess.run([BASH, "-n"], input=text.encode(), capture_output=True)
         assert proc.returncode != 0, text
+
+
+@pytest.mark.parametrize("text", [
+    "torchrun pretrain_gpt.py --fp8-format \\\n    hybrid --bf16\n",       # continuation line
+    "GPT_ARGS=(\n  --fp8-format\n  hybrid\n)\ntorchrun pretrain_gpt.py ${GPT_ARGS[@]}\n",
+])
+def test_a_value_on_the_next_line_is_read(tmp_path: Path, text: str) -> None:
+    # before: --fp8-format read as a bare flag (true), so intent said no FP8
+    path = tmp_path / "run.sh"
+    path.write_text(text)
+    read = read_paths([str(path)])
+    assert read.problems == []
+    assert read.facts["config.megatron.fp8_format"] == "hybrid"
