@@ -23,7 +23,7 @@ command-line flags win over the config file they override (accelerate >= 1.5, PR
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from preflight.probes.configs._types import ConfigProblem, ReaderOutput
@@ -114,7 +114,7 @@ def _unused(root: str, others: list[str], jobs: dict[str, list[str]],
                any(by_real[r].kind == kind for r in jobs[other][1:]) for other in others)
 
 
-def _conflict_groups(roots: list[str], conflict) -> list[list[str]]:  # noqa: ANN001
+def _conflict_groups(roots: list[str], conflict: Callable[[str, str], bool]) -> list[list[str]]:
     """Roots joined by conflicts (transitively), each group in the roots' order."""
     groups: list[list[str]] = []
     for root in roots:

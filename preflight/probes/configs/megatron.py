@@ -44,6 +44,9 @@ NEEDS_VALUE = frozenset({
     "tensor-model-parallel-size", "pipeline-model-parallel-size", "recompute-granularity",
     "recompute-method", "yaml-cfg", "nproc_per_node", "nproc-per-node", "nnodes"})
 
+MAX_FLAGS = 10_000
+"""Flags read from one file: Megatron-LM has about 600, and each costs time to read."""
+
 _FLAG = re.compile(r"(?<![\w-])--([A-Za-z0-9][A-Za-z0-9_-]*)(?:=(\S+))?")
 _WORD = r"""("[^"\n]*"|'[^'\n]*'|[^\s\\)"';|&#]+)"""
 # A value follows its flag after blanks or a `\`-newline continuation; a flag that must take a
@@ -111,7 +114,12 @@ def read_args_text(path: str, text: str) -> ReaderOutput:
     problems: list[ConfigProblem] = []
     budget = [MAX_ITEMS_PER_FILE]
     line_starts = [0] + [m.end() for m in re.finditer(r"\n", text)]
-    for m in _FLAG.finditer(text):
+    for count, m in enumerate(_FLAG.finditer(text)):
+        if count >= MAX_FLAGS:
+            problems.append(ConfigProblem(path, bisect.bisect_right(line_starts, m.start()), (
+                f"more than {MAX_FLAGS:,} --flags; only those before this line were read (no "
+                "real job has that many)")))
+            break
         flag = m.group(1).rstrip("-")
         if not flag:
             continue

@@ -29,7 +29,7 @@ CASES = [
                   "hybrid --fp8-recipe delayed\ntorchrun pretrain_gpt.py $GPT_ARGS $FP8 --name "
                   "'oops\n", "a '...' string", 4),
     ("subst.sbatch", "#!/bin/bash\nNODES=$(scontrol show hostnames | head -n 1\n"
-                     "torchrun --fp8-format hybrid x.py\n", "a (", 2),
+                     "torchrun --fp8-format hybrid x.py\n", "a $(", 2),
 ]
 
 
@@ -79,11 +79,13 @@ def test_valid_shell_is_not_flagged(text: str) -> None:
 
 
 _PIECES = ["(", ")", '"', "'", "$(", "`", "\\", "\n", " ", "#", "<<EOF\n", "EOF\n", "$'",
-           "--fp8-format hybrid", "echo", "case x in a)", "esac", "${X}", "$#", "x"]
+           "--fp8-format hybrid", "echo", "case x in a)", "esac", "${X}", "$#", "x", "'x'",
+           '"a b"', "\\'", '\\"', "$(( 1 ))", "# c'm\n", "<<-E\n\tx'\n\tE\n", "\\(", "\\#",
+           "$((", "))"]
 
 
 @pytest.mark.skipif(BASH is None, reason="needs bash")
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=500, deadline=None)
 @given(st.lists(st.sampled_from(_PIECES), max_size=14))
 def test_what_we_flag_bash_refuses(pieces: list[str]) -> None:
     # the checker may miss errors, never invent one: bash -n must fail whenever it reports
