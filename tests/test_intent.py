@@ -563,3 +563,21 @@ def test_nemo_gemm_shapes_follow_gqa_and_swiglu(tmp_path: Path) -> None:
         "  activation: fast-swiglu\n  transformer_engine: true\n  fp8: true\n"))
     assert values["shapes.gemms"] == [[4096, 4096, 6144], [4096, 4096, 4096],
                                       [4096, 4096, 28672], [4096, 14336, 4096]]
+
+
+def test_torchtitan_pre_release_fp8_linear_string(tmp_path: Path) -> None:
+    # before torchtitan PR #413 (2024-07-16): --training.fp8_linear was "" or "dynamic"
+    values = _intent_of_text(tmp_path, "tt.toml", '[model]\nname = "llama3"\nflavor = "8B"\n'
+                             '[training]\nbatch_size = 1\nseq_len = 8192\n'
+                             'fp8_linear = "dynamic"\ncompile = true\n')
+    assert values["fp8"] is True and values["recipe"] == "tensorwise"
+    values = _intent_of_text(tmp_path, "tt.toml", '[model]\nname = "llama3"\n[training]\n'
+                             'fp8_linear = ""\n')
+    assert values["fp8"] is False
+
+
+@pytest.mark.parametrize("value", ["{a: 1}", "[HYBRID]", "3"])
+def test_llmfoundry_fp8_format_that_is_no_name_is_unknown(tmp_path: Path, value: str) -> None:
+    values = _intent_of_text(tmp_path, "f.yaml", "model:\n  name: mpt_causal_lm\nprecision: amp_fp8\n"
+                             f"max_duration: 1ba\nprecision_config:\n  fp8_format: {value}\n")
+    assert isinstance(values["format"], Unknown)     # not the default "hybrid"

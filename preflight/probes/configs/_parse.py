@@ -11,6 +11,7 @@ package turns into a ``ConfigProblem``.
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
@@ -74,8 +75,9 @@ def read_text(path: str) -> str:
         st = os.stat(path)
     except OSError as exc:
         if os.path.islink(path):
-            raise ParseError(f"a broken symbolic link (to {os.readlink(path)!r}: "
-                             f"{exc.strerror or exc})") from None
+            what = "a loop of symbolic links" if exc.errno == errno.ELOOP else \
+                "a broken symbolic link"
+            raise ParseError(f"{what} (to {os.readlink(path)!r})") from None
         raise ParseError(f"cannot read: {exc.strerror or exc}") from None
     if not stat.S_ISREG(st.st_mode):
         raise ParseError("not a regular file")

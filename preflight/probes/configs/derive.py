@@ -289,6 +289,12 @@ def from_llmfoundry(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
         fmt = m.get("precision_config.fp8_format")
         out["format"] = (str(fmt).lower() if isinstance(fmt, str) else "hybrid",
                          m.src("precision_config.fp8_format", psrc))
+        mapping = not m.has("precision_config.fp8_format") and \
+            m.any_prefix("precision_config.fp8_format")
+        if (fmt is not None and not isinstance(fmt, str)) or mapping:
+            # a list or mapping where composer wants a Format name: no default applies
+            out["format"] = (Unknown("precision_config.fp8_format is not a format name"),
+                             m.src("precision_config.fp8_format", psrc))
         out["precision"] = ("bf16", psrc)
     else:
         out["precision"] = ({"amp_bf16": "bf16", "amp_fp16": "fp16", "fp32": "fp32"}.get(
@@ -338,7 +344,9 @@ def from_torchtitan(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
         fp8_src = t.src("model.converters")
     elif t.truthy("float8.enable_float8_linear"):      # 2024-07 .. 2025-02 layout
         fp8_src = t.src("float8.enable_float8_linear")
-    elif t.truthy("training.enable_fp8_linear") or t.truthy("training.fp8_linear"):
+    elif t.truthy("training.enable_fp8_linear") or t.truthy("training.fp8_linear") or \
+            str(t.get("training.fp8_linear", "")).lower() in {"dynamic", "delayed"}:
+        # before 2024-07-16 (PR #413) `fp8_linear` was a string choice: "" (off) or "dynamic"
         key = "training.enable_fp8_linear" if t.has("training.enable_fp8_linear") \
             else "training.fp8_linear"
         fp8_src = t.src(key)
@@ -352,6 +360,8 @@ def from_torchtitan(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
             out["recipe"] = ("mxfp8", fp8_src)
         elif delayed:   # 2024 layout: [float8] scaling_type_* = "delayed" (torchao delayed scaling)
             out["recipe"] = ("delayed", t.src(delayed[0]))
+        elif str(t.get("training.fp8_linear", "")).lower() == "dynamic":
+            out["recipe"] = ("tensorwise", t.src("training.fp8_linear"))   # dynamic per-tensor
         else:
             key = "quantize.linear.float8.recipe_name" if t.has(
                 "quantize.linear.float8.recipe_name") else "float8.recipe_name"

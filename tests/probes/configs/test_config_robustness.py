@@ -174,3 +174,10 @@ def test_broken_symlink_says_so(tmp_path: Path) -> None:
     link = tmp_path / "acc.yaml"
     link.symlink_to(tmp_path / "gone.yaml")
     _check(link, "broken symbolic link", None)
+
+
+@pytest.mark.skipif(not hasattr(os, "symlink"), reason="needs symlinks")
+def test_symlink_loop_says_so(tmp_path: Path) -> None:
+    (tmp_path / "a.yaml").symlink_to(tmp_path / "b.yaml")
+    (tmp_path / "b.yaml").symlink_to(tmp_path / "a.yaml")
+    _check(tmp_path / "a.yaml", "loop of symbolic links", None)
