@@ -37,8 +37,9 @@ them the way the frameworks themselves interact at launch:
 - **Shapes**: ``intent.shapes.gemms`` are the forward GEMMs of one dense transformer layer per
   rank, ``[M, K, N]`` with ``M`` = tokens per micro-batch per rank and tensor parallelism
   dividing the sharded dimension: QKV ``[M, h, 3h/tp]``, attention out ``[M, h/tp, h]``, FC1
-  ``[M, h, ffn/tp]``, FC2 ``[M, ffn/tp, h]`` (GQA and gated MLPs make real shapes somewhat
-  different; the point is the size class for the speed check and the divisibility rules).
+  ``[M, h, ffn/tp]``, FC2 ``[M, ffn/tp, h]``. Where the config says (Megatron, NeMo),
+  grouped-query attention makes QKV ``[M, h, kv*(heads + 2*groups)/tp]`` and attention out
+  ``[M, kv*heads/tp, h]``, and a gated MLP (``--swiglu``) doubles FC1's N.
 
   ``shapes.dims_align`` / ``shapes.tokens_align`` are the largest power of two (capped at 128)
   dividing both hidden and FFN sizes / the tokens per rank (``tokens / tp`` with Megatron or NeMo
@@ -68,6 +69,7 @@ from typing import Any
 
 from preflight.facts import Unknown
 from preflight.probes.configs import derive, derive_megatron
+from preflight.probes.configs.derive import MAX_PLAUSIBLE
 
 NO_CONFIG = "no job config given"
 
@@ -76,7 +78,8 @@ NAMES = ("fp8", "fp8_source", "fp8_overridden_by", "frameworks", "backend", "rec
          "recompute_granularity", "compile",
          "num_gpus", "shapes.hidden", "shapes.ffn", "shapes.tokens", "shapes.gemms",
          "shapes.dims_align", "shapes.tokens_align")
-_INTERNAL = ("shapes.tp", "shapes.sp", "overrides_fp8")
+_INTERNAL = ("shapes.tp", "shapes.sp", "shapes.qkv_out", "shapes.proj_in", "shapes.fc1_out",
+             "overrides_fp8")
 
 _FROM: dict[str, Callable[[Mapping[str, Any], Mapping[str, str]], derive.Derived]] = {
     "hf_trainer": derive.from_hf_trainer,
@@ -187,11 +190,23 @@ def _fill(got: dict[str, tuple[Any, str]]) -> None:
     """Unknown for what no framework stated; drop what does not apply; compute the GEMMs."""
     for name, allowed in VOCAB.items():
         value, source = got.get(name, (None, ""))
-        if value is not None and not isinstance(value, Unknown) and value not in allowed:
+        if value is None or isinstance(value, Unknown):
+            continue
+        if not isinstance(value, str):
+            # `recipe_name = ["rowwise"]` (TOML) or `--fp8-recipe: [delayed]` (YAML): the
+            # framework would reject it; a list is also unhashable, so `in allowed` would raise.
+            got[name] = (Unknown(f"{name} is {_short(value)}, not a single name"), source)
+        elif value not in allowed:
             # e.g. Megatron --fp8-recipe custom, a misspelt fp8_format: the config.* fact keeps
             # the raw value for rules; intent only speaks the closed vocabulary.
-            got[name] = (Unknown(f"{name} {value!r} is none of {', '.join(sorted(allowed))}"),
-                         source)
+            got[name] = (Unknown(f"{name} {_short(value)} is none of "
+                                 f"{', '.join(sorted(allowed))}"), source)
+    for name, (value, source) in list(got.items()):
+        if _positive(value) and value > MAX_PLAUSIBLE or \
+                _int(value) and value < -MAX_PLAUSIBLE:
+            # Two 3,000-digit arguments made a 6,000-digit token count that json.dumps refused.
+            got[name] = (Unknown(f"{name.split('.')[-1]} is larger than 2**53: not a plausible "
+                                 "size"), source)
     fp8 = got["fp8"][0]
     if not fp8:
         got.setdefault("backend", ("none", got["fp8"][1]))
@@ -209,22 +224,46 @@ def _fill(got: dict[str, tuple[Any, str]]) -> None:
     h = got.get("shapes.hidden", (None,))[0]
     ffn = got.get("shapes.ffn", (None,))[0]
     tokens = got.get("shapes.tokens", (None,))[0]
-    tp = got.get("shapes.tp", (1,))[0] or 1
-    if all(_positive(v) for v in (h, ffn, tokens)):
-        got["shapes.gemms"] = ([[tokens, h, 3 * h // tp], [tokens, h // tp, h],
-                                [tokens, h, ffn // tp], [tokens, ffn // tp, h]], "intent")
+    tp_value = got.get("shapes.tp", (1,))[0]
+    tp = tp_value if _positive(tp_value) else 1
+    if isinstance(tp_value, Unknown):
+        got["shapes.gemms"] = (Unknown(f"tensor parallelism: {tp_value.reason}"), "intent")
+    elif all(_positive(v) for v in (h, ffn, tokens)):
+        qkv_out, proj_in, fc1_out = (
+            v if _positive(v) and v <= MAX_PLAUSIBLE else default for v, default in (
+                (got.get("shapes.qkv_out", (None,))[0], 3 * h),
+                (got.get("shapes.proj_in", (None,))[0], h),
+                (got.get("shapes.fc1_out", (None,))[0], ffn)))
+        got["shapes.gemms"] = ([[tokens, h, qkv_out // tp], [tokens, proj_in // tp, h],
+                                [tokens, h, fc1_out // tp], [tokens, ffn // tp, h]], "intent")
     if _positive(h) and _positive(ffn):
         got["shapes.dims_align"] = (_align(math.gcd(h, ffn)), "intent")
     if _positive(tokens):
         # With Megatron sequence parallelism the non-GEMM parts hold tokens / tp per rank.
         split = tokens // tp if got.get("shapes.sp", (False,))[0] and tokens % tp == 0 else tokens
         got["shapes.tokens_align"] = (_align(math.gcd(tokens, split)), "intent")
+    # What is computed from an input that is Unknown for a stated reason keeps that reason.
+    for name, inputs in (("shapes.gemms", (h, ffn, tokens)), ("shapes.dims_align", (h, ffn)),
+                         ("shapes.tokens_align", (tokens,))):
+        unknown = next((v for v in inputs if isinstance(v, Unknown)), None)
+        if unknown is not None:
+            got.setdefault(name, (unknown, "intent"))
     for name, reason in _UNSTATED.items():
         got.setdefault(name, (Unknown(reason), "intent"))
 
 
+def _int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def _positive(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value > 0
+    return _int(value) and value > 0
+
+
+def _short(value: Any) -> str:
+    """``repr`` of a config value, cut short (a reason must stay one readable line)."""
+    text = repr(value) if not _int(value) or value.bit_length() < 200 else "a huge number"
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _align(n: int) -> int:

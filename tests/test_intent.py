@@ -91,9 +91,10 @@ CASES = [
     (("megatron/pretrain_gpt_2023_string.sh",),
      {"fp8": True, "format": "hybrid", "precision": "fp16", "shapes.ffn": 8192}),
     (("megatron/mxfp8_no_overlap.args",), {"fp8": True, "recipe": "mxfp8"}),
+    # --use-torch-fsdp2: Megatron wraps the model in torch FSDP2 (training.py), not its DDP
     (("megatron/nvfp4_fsdp2.args",),
      {"fp8": True, "recipe": "nvfp4", "backend": "te", "shapes.tokens": 4096,
-      "distributed": "megatron"}),
+      "distributed": "fsdp2"}),
     (("accelerate/te_mxfp8_deepspeed_inline.yaml",),
      {"fp8": True, "recipe": "mxfp8", "format": "e4m3", "zero_stage": 1,
       "distributed": "deepspeed", "precision": "bf16"}),
@@ -402,3 +403,181 @@ def test_values_outside_the_vocabulary_become_unknown(tmp_path: Path) -> None:
     assert values["intent.fp8"] is True
     assert isinstance(values["intent.recipe"], Unknown)
     assert "custom" in values["intent.recipe"].reason
+
+
+@pytest.mark.parametrize("name,content", [
+    ("tt.toml", '[model]\nname = "llama3"\nconverters = ["float8"]\n[float8]\n'
+                'recipe_name = ["rowwise"]\n'),
+    ("meg.yaml", "MODEL_ARGS:\n  --fp8-format: hybrid\n  --fp8-recipe: [delayed]\n"
+                 "TEST_TYPE: regular\n"),
+    ("meg.args", "--fp8-format hybrid --fp8-recipe delayed\n"),
+])
+def test_list_valued_vocabulary_settings_are_unknown_not_a_crash(tmp_path: Path, name: str,
+                                                                 content: str) -> None:
+    # audit: `recipe_name = ["rowwise"]` raised TypeError (unhashable list) in intent
+    (tmp_path / name).write_text(content)
+    read = read_paths([str(tmp_path / name)])
+    assert read.problems == []
+    values, _ = derive(Facts(read.facts, read.provenance))
+    assert values["intent.fp8"] is True
+    if name == "meg.args":
+        assert values["intent.recipe"] == "delayed"
+    else:
+        assert isinstance(values["intent.recipe"], Unknown)
+        assert "not a single name" in values["intent.recipe"].reason
+
+
+@pytest.mark.parametrize("content", [
+    "--fp8-format hybrid --hidden-size 4096 --micro-batch-size {big} --seq-length {big}\n",
+    "--fp8-format hybrid --hidden-size {big} --seq-length 4096\n",
+    "--fp8-format hybrid --hidden-size 4096 --micro-batch-size 4 --seq-length {big5k}\n",
+])
+def test_implausible_sizes_are_unknown_and_json_safe(tmp_path: Path, content: str) -> None:
+    import json
+
+    path = tmp_path / "a.args"
+    path.write_text(content.format(big="7" * 3000, big5k="9" * 5000))
+    read = read_paths([str(path)])
+    assert read.problems == []
+    values, _ = derive(Facts(read.facts, read.provenance))
+    json.dumps({k: v for k, v in values.items() if not isinstance(v, Unknown)})
+    json.dumps(read.facts)
+    unknown = [n for n in ("intent.shapes.tokens", "intent.shapes.hidden")
+               if isinstance(values[n], Unknown) and "plausible" in values[n].reason]
+    assert unknown, values
+
+
+def test_implausible_size_given_as_a_string_is_unknown(tmp_path: Path) -> None:
+    path = tmp_path / "a.yaml"
+    path.write_text(f"language_model:\n  fp8: hybrid\n  hidden_size: '{'1' * 5000}'\n"
+                    "  seq_length: 2048\ntransformer_impl: transformer_engine\n")
+    read = read_paths([str(path)])
+    assert read.problems == []
+    values, _ = derive(Facts(read.facts, read.provenance))
+    assert isinstance(values["intent.shapes.hidden"], Unknown)
+    assert "plausible" in values["intent.shapes.hidden"].reason
+
+
+def _intent_of_text(tmp_path: Path, name: str, text: str) -> dict:
+    (tmp_path / name).write_text(text)
+    read = read_paths([str(tmp_path / name)])
+    assert read.problems == []
+    values, _ = derive(Facts(read.facts, read.provenance))
+    return {k[len("intent."):]: v for k, v in values.items()}
+
+
+TT_8B = '[model]\nname = "llama3"\nflavor = "8B"\nconverters = ["quantize.linear.float8"]\n' \
+        "[training]\nlocal_batch_size = 1\nseq_len = 8192\n"
+
+
+@pytest.mark.parametrize("extra,expected", [
+    ('[compile]\nenable = true\ncomponents = ["loss"]\n', False),   # only the loss is compiled
+    ('[compile]\nenable = true\ncomponents = ["model", "loss"]\n', True),
+    ("[compile]\nenable = true\n", True),                          # default: model and loss
+    ('[compile]\nenable = false\ncomponents = ["model"]\n', False),
+])
+def test_torchtitan_compile_means_the_model(tmp_path: Path, extra: str, expected: bool) -> None:
+    assert _intent_of_text(tmp_path, "tt.toml", TT_8B + extra)["compile"] is expected
+
+
+@pytest.mark.parametrize("parallelism,expected", [
+    ("data_parallel_shard_degree = 1\ndata_parallel_replicate_degree = 1\n"
+     "tensor_parallel_degree = 8\n", "none"),                     # TP only: no FSDP, no DDP
+    ("data_parallel_shard_degree = 1\ndata_parallel_replicate_degree = 8\n", "ddp"),
+    ("data_parallel_shard_degree = 1\ncontext_parallel_degree = 2\n", "fsdp2"),  # fully_shard
+    ("data_parallel_shard_degree = -1\ntensor_parallel_degree = 2\n", "fsdp2"),
+    ("data_parallel_shard_degree = 4\ndata_parallel_replicate_degree = 2\n", "fsdp2"),  # HSDP
+])
+def test_torchtitan_data_parallel_wrapper(tmp_path: Path, parallelism: str,
+                                          expected: str) -> None:
+    values = _intent_of_text(tmp_path, "tt.toml", TT_8B + "[parallelism]\n" + parallelism)
+    assert values["distributed"] == expected
+
+
+@pytest.mark.parametrize("strategy,stage", [
+    ("deepspeed_stage_3_offload", 3), ("deepspeed_stage_3_offload_nvme", 3),
+    ("deepspeed_stage_2_offload", 2), ("deepspeed_stage_1", 1), ("deepspeed", 2),
+])
+def test_lightning_deepspeed_strategy_names_give_the_stage(tmp_path: Path, strategy: str,
+                                                           stage: int) -> None:
+    values = _intent_of_text(tmp_path, "lit.yaml", f"trainer:\n  devices: 8\n  strategy: "
+                                                   f"{strategy}\n  precision: transformer-engine\n")
+    assert values["distributed"] == "deepspeed" and values["zero_stage"] == stage
+
+
+def test_lightning_deepspeed_strategy_class_with_stage(tmp_path: Path) -> None:
+    values = _intent_of_text(tmp_path, "lit.yaml", (
+        "trainer:\n  devices: 8\n  strategy:\n    class_path: lightning.pytorch.strategies."
+        "DeepSpeedStrategy\n    init_args:\n      stage: 3\n  precision: transformer-engine\n"))
+    assert values["zero_stage"] == 3
+
+
+def test_megatron_nnodes_from_a_variable_with_a_default(tmp_path: Path) -> None:
+    script = ("#!/bin/bash\nGPUS_PER_NODE=8\nNNODES=${SLURM_NNODES:-4}\n"
+              'DIST="--nproc_per_node $GPUS_PER_NODE --nnodes $NNODES"\n'
+              "torchrun $DIST pretrain_gpt.py --fp8-format hybrid --hidden-size 1024\n")
+    assert _intent_of_text(tmp_path, "run.sh", script)["num_gpus"] == 32
+    unset = script.replace("NNODES=${SLURM_NNODES:-4}", "NNODES=$SLURM_NNODES")
+    values = _intent_of_text(tmp_path, "run.sh", unset)
+    assert isinstance(values["num_gpus"], Unknown)     # not 8: the node count is set at launch
+
+
+def test_megatron_torch_fsdp2_is_fsdp2(tmp_path: Path) -> None:
+    values = _intent_of_text(tmp_path, "a.args", "--fp8-format hybrid --use-torch-fsdp2\n")
+    assert values["distributed"] == "fsdp2"
+    assert _intent_of_text(tmp_path, "a.args", "--fp8-format hybrid\n")["distributed"] == \
+        "megatron"
+
+
+@pytest.mark.parametrize("args,gemms", [
+    # dense, no GQA, no gating: the plain shapes
+    ("--hidden-size 4096 --ffn-hidden-size 16384 --num-attention-heads 32",
+     [[4096, 4096, 12288], [4096, 4096, 4096], [4096, 4096, 16384], [4096, 16384, 4096]]),
+    # Llama-3-70B-like: GQA 64 heads / 8 groups, SwiGLU, TP 4 (audit's D_megatron job)
+    ("--hidden-size 8192 --ffn-hidden-size 28672 --num-attention-heads 64 "
+     "--group-query-attention --num-query-groups 8 --swiglu --tensor-model-parallel-size 4",
+     [[4096, 8192, 2560], [4096, 2048, 8192], [4096, 8192, 14336], [4096, 7168, 8192]]),
+    # --num-query-groups without --group-query-attention is ignored by Megatron
+    ("--hidden-size 4096 --num-attention-heads 32 --num-query-groups 8",
+     [[4096, 4096, 12288], [4096, 4096, 4096], [4096, 4096, 16384], [4096, 16384, 4096]]),
+    # --swiglu without --ffn-hidden-size: int(8h/3 / 64) * 64 = 10880, FC1 doubled
+    ("--hidden-size 4096 --num-attention-heads 32 --swiglu",
+     [[4096, 4096, 12288], [4096, 4096, 4096], [4096, 4096, 21760], [4096, 10880, 4096]]),
+    # --kv-channels other than hidden / heads
+    ("--hidden-size 2048 --num-attention-heads 16 --kv-channels 256 --group-query-attention "
+     "--num-query-groups 2",
+     [[4096, 2048, 5120], [4096, 4096, 2048], [4096, 2048, 8192], [4096, 8192, 2048]]),
+])
+def test_megatron_gemm_shapes_follow_gqa_and_swiglu(tmp_path: Path, args: str,
+                                                    gemms: list) -> None:
+    values = _intent_of_text(tmp_path, "a.args",
+                             f"--fp8-format hybrid --seq-length 4096 --micro-batch-size 1 {args}\n")
+    assert values["shapes.gemms"] == gemms
+
+
+def test_nemo_gemm_shapes_follow_gqa_and_swiglu(tmp_path: Path) -> None:
+    values = _intent_of_text(tmp_path, "nemo.yaml", (
+        "name: megatron_gpt\ntrainer: {devices: 8}\nmodel:\n  mcore_gpt: true\n"
+        "  micro_batch_size: 1\n  encoder_seq_length: 4096\n  hidden_size: 4096\n"
+        "  ffn_hidden_size: 14336\n  num_attention_heads: 32\n  num_query_groups: 8\n"
+        "  activation: fast-swiglu\n  transformer_engine: true\n  fp8: true\n"))
+    assert values["shapes.gemms"] == [[4096, 4096, 6144], [4096, 4096, 4096],
+                                      [4096, 4096, 28672], [4096, 14336, 4096]]
+
+
+def test_torchtitan_pre_release_fp8_linear_string(tmp_path: Path) -> None:
+    # before torchtitan PR #413 (2024-07-16): --training.fp8_linear was "" or "dynamic"
+    values = _intent_of_text(tmp_path, "tt.toml", '[model]\nname = "llama3"\nflavor = "8B"\n'
+                             '[training]\nbatch_size = 1\nseq_len = 8192\n'
+                             'fp8_linear = "dynamic"\ncompile = true\n')
+    assert values["fp8"] is True and values["recipe"] == "tensorwise"
+    values = _intent_of_text(tmp_path, "tt.toml", '[model]\nname = "llama3"\n[training]\n'
+                             'fp8_linear = ""\n')
+    assert values["fp8"] is False
+
+
+@pytest.mark.parametrize("value", ["{a: 1}", "[HYBRID]", "3"])
+def test_llmfoundry_fp8_format_that_is_no_name_is_unknown(tmp_path: Path, value: str) -> None:
+    values = _intent_of_text(tmp_path, "f.yaml", "model:\n  name: mpt_causal_lm\nprecision: amp_fp8\n"
+                             f"max_duration: 1ba\nprecision_config:\n  fp8_format: {value}\n")
+    assert isinstance(values["format"], Unknown)     # not the default "hybrid"

@@ -8,9 +8,8 @@ be used. It never raises for bad input: every failure is a :class:`ConfigProblem
 (and line where there is one). Per-kind details are in :mod:`.readers`, :mod:`.llmfoundry`,
 :mod:`.megatron`; kind detection in :mod:`.detect`; parsing limits in :mod:`._parse`.
 
-A folder is one job: its config files are read (two levels deep), one file per kind. A DeepSpeed
-JSON that another file names is the job's; other DeepSpeed JSONs beside it are left out. Two
-files of the same kind that nothing disambiguates are a problem (name the one the job uses).
+A folder is one job: its config files are read (two levels deep); a launch script and the files
+it names are one job, and a folder holding several jobs is a problem naming them (:mod:`.jobs`).
 """
 
 from __future__ import annotations
@@ -19,11 +18,12 @@ import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from preflight.probes.configs import launch, llmfoundry, megatron, readers
+from preflight.probes.configs import llmfoundry, megatron, readers, scripts
 from preflight.probes.configs._parse import (MAX_BYTES, Parsed, ParseError, parse_json,
                                              parse_toml, parse_yaml, read_text)
 from preflight.probes.configs._types import ConfigProblem, ConfigRead, ReaderOutput
 from preflight.probes.configs.detect import FORMATS, KINDS, detect, format_of, score
+from preflight.probes.configs.jobs import FileRead, one_job
 
 __all__ = ["ConfigProblem", "ConfigRead", "KINDS", "MAX_BYTES", "default_paths", "read_paths",
            "read_file"]
@@ -87,22 +87,8 @@ def _read_file(path: str, kind: str | None, explicit: bool) -> tuple[str | None,
     if not text.strip():
         raise ParseError("empty file")
     if fmt == "text":
-        if kind in (None, "accelerate", "hf_trainer") and (
-                launch.LAUNCH.search(text) or launch.HF_HINT.search(text)):
-            out = launch.read(path, text)
-            got = launch.kind_of(out.facts) or (out.linked[0].kind if out.linked else None)
-            if got is not None and kind in (None, got):
-                return got, out
-        if kind is None and not megatron.TEXT_HINTS.search(text):
-            if explicit:
-                raise ParseError("cannot tell which framework this file is for (no `accelerate "
-                                 "launch` or HF Trainer command, no Megatron arguments); pass "
-                                 "--kind to say")
-            return None, ReaderOutput()
-        out = megatron.read_args_text(path, text)
-        if not out.facts:
-            raise ParseError("no --arguments found in this file")
-        return "megatron", out
+        got, out = scripts.read(path, text, kind, explicit)
+        return got, out
     parsed = _PARSERS[fmt](text)
     if parsed.data is None:
         raise ParseError("empty document (only comments or nothing)")
@@ -114,6 +100,13 @@ def _read_file(path: str, kind: str | None, explicit: bool) -> tuple[str | None,
         if detected is None:
             if not explicit:
                 return None, ReaderOutput()
+            other = _best_any_format(parsed.data)
+            if not scores and other is not None:
+                # e.g. a DeepSpeed config saved as .yaml: DeepSpeed opens it with json.load
+                raise ParseError(f"this looks like a {other} config, but {other} reads "
+                                 f"{' or '.join(f.upper() for f in FORMATS[other])} only, not "
+                                 f"{fmt.upper()}; the job could not load it",
+                                 parsed.line_of(()))
             why = (f"it matches {' and '.join(k for k, _ in scores[:2])} equally" if scores
                    else "none of the known frameworks' keys are in it")
             raise ParseError(f"cannot tell which framework this config is for ({why}); pass "
@@ -142,15 +135,16 @@ def _size(path: str) -> int:
         return 0
 
 
-def _small(path: str) -> bool:
-    """In a folder scan, files over the size cap are data (a dataset JSON), not configs: skip."""
+def _too_big(path: str) -> int:
+    """Size of a file over the cap (0 when within it or unreadable: read_file reports that)."""
     try:
-        return os.path.getsize(path) <= MAX_BYTES
+        size = os.path.getsize(path)
     except OSError:
-        return True   # let read_file report it
+        return 0
+    return size if size > MAX_BYTES else 0
 
 
-def _scan(folder: str) -> list[str]:
+def _scan(folder: str, problems: list[ConfigProblem]) -> list[str]:
     found: list[str] = []
     for root, dirs, files in os.walk(folder):
         depth = os.path.relpath(root, folder).count(os.sep) + (root != folder)
@@ -158,11 +152,19 @@ def _scan(folder: str) -> list[str]:
                          and d not in {"__pycache__", "node_modules"})
         for name in sorted(files):
             full = os.path.join(root, name)
-            if not name.startswith(".") and name.lower().endswith(_SCAN_EXT) and \
-                    _small(full):
-                found.append(full)
-                if len(found) >= _SCAN_MAX_FILES:
-                    return found
+            if name.startswith(".") or not name.lower().endswith(_SCAN_EXT):
+                continue
+            if size := _too_big(full):
+                # A big JSON beside the configs is data (a dataset); a big YAML/TOML/script is
+                # not, and leaving it out silently would hide the job's config.
+                if not name.lower().endswith(".json"):
+                    problems.append(ConfigProblem(full, None, (
+                        f"not read: {size:,} bytes, over the {MAX_BYTES:,}-byte limit for a "
+                        "config file (is this really a training config?)")))
+                continue
+            found.append(full)
+            if len(found) >= _SCAN_MAX_FILES:
+                return found
     return found
 
 
@@ -181,13 +183,12 @@ def _read_paths(paths: Sequence[str], kind: str | None) -> ConfigRead:
     if kind is not None and kind not in KINDS:
         return ConfigRead(problems=[ConfigProblem(
             str(kind), None, f"unknown config kind {kind!r}; known: {', '.join(KINDS)}")])
-    outputs: list[tuple[str, str, ReaderOutput, bool]] = []   # (path, kind, output, from folder)
     seen: set[str] = set()
-    todo: list[tuple[str, str | None, bool]] = []              # (path, kind, from folder)
+    todo: list[tuple[str, str | None, str]] = []               # (path, kind, origin)
     for path in paths:
         path = os.fspath(path)
         if os.path.isdir(path):
-            scanned = _scan(path)
+            scanned = _scan(path, problems)
             total = sum(_size(p) for p in scanned)
             if len(scanned) >= _SCAN_MAX_FILES or total > _SCAN_MAX_BYTES:
                 # A repository or a data folder, not one job: reading it all could take minutes.
@@ -197,40 +198,41 @@ def _read_paths(paths: Sequence[str], kind: str | None) -> ConfigRead:
                     "that is not one job's configs. Name the job's files (or a folder with just "
                     "them)")))
                 continue
-            todo.extend((p, kind, True) for p in scanned)
+            todo.extend((p, kind, "folder") for p in scanned)
         elif os.path.lexists(path):
-            todo.append((path, kind, False))
+            todo.append((path, kind, "given"))
         else:
             problems.append(ConfigProblem(path, None, "no such file or folder"))
-    linked_paths: set[str] = set()
+    given = {os.path.realpath(p) for p, _, origin in todo if origin == "given"}
     overriding: set[str] = set()
+    read: list[FileRead] = []
     while todo:
-        path, want, from_folder = todo.pop(0)
+        path, want, origin = todo.pop(0)
         real = os.path.realpath(path)
         if real in seen:
             continue
         seen.add(real)
-        got, out = read_file(path, want, explicit=not from_folder)
+        got, out = read_file(path, want, explicit=origin != "folder")
         problems.extend(out.problems)
         if got is None or (not out.facts and out.problems):
             continue
-        outputs.append((path, got, out, from_folder))
+        read.append(FileRead(path, got, out, "given" if real in given else origin))
         for link in out.linked:
-            linked_paths.add(os.path.realpath(link.path))
             if link.overrides:
                 overriding.add(os.path.realpath(link.path))
-            todo.insert(0, (link.path, link.kind, False))
-    outputs = _one_job(outputs, linked_paths, problems)
+        # what a file names is read next (before the rest of a folder)
+        todo[:0] = [(link.path, link.kind, "linked") for link in out.linked]
+    outputs = [(f.path, f.kind, f.out) for f in one_job(read, problems)]
     facts: dict[str, Any] = {}
     prov: dict[str, str] = {}
     # Earlier files win a name, except files that replace their parent's values (--yaml-cfg).
     ranked = sorted(outputs, key=lambda o: os.path.realpath(o[0]) not in overriding)
-    for _path, _kind, out, _ in ranked:
+    for _path, _kind, out in ranked:
         for name, value in out.facts.items():
             if name not in facts:
                 facts[name] = value
                 prov[name] = out.provenance.get(name, _path)
-    files = [(p, k) for p, k, _, _ in outputs]
+    files = [(p, k) for p, k, _ in outputs]
     if files:
         facts["config.files"] = [{"path": p, "kind": k} for p, k in files]
         # A launch script can hold two kinds (accelerate flags, then HF Trainer arguments).
@@ -240,26 +242,3 @@ def _read_paths(paths: Sequence[str], kind: str | None) -> ConfigRead:
         prov["config.files"] = prov["config.kinds"] = "config"
     return ConfigRead(facts, prov, problems, files)
 
-
-def _one_job(outputs: list[tuple[str, str, ReaderOutput, bool]], linked: set[str],
-             problems: list[ConfigProblem]) -> list[tuple[str, str, ReaderOutput, bool]]:
-    """Keep one file per kind among folder-scanned files (linked files win); report ties."""
-    by_kind: dict[str, list[tuple[str, str, ReaderOutput, bool]]] = {}
-    for item in outputs:
-        by_kind.setdefault(item[1], []).append(item)
-    keep: list[tuple[str, str, ReaderOutput, bool]] = []
-    for kind, items in by_kind.items():
-        named = [i for i in items if not i[3] or os.path.realpath(i[0]) in linked]
-        scanned = [i for i in items if i not in named]
-        if named:
-            keep.extend(named)
-        elif len(scanned) == 1:
-            keep.extend(scanned)
-        else:
-            problems.append(ConfigProblem(
-                os.path.dirname(scanned[0][0]) or ".", None,
-                f"the folder holds {len(scanned)} {kind} configs "
-                f"({', '.join(os.path.basename(i[0]) for i in scanned)}); name the one the job "
-                "uses (fp8-doctor check FILE ...)"))
-    order = {id(item): n for n, item in enumerate(outputs)}
-    return sorted(keep, key=lambda i: order[id(i)])

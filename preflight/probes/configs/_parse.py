@@ -11,7 +11,9 @@ package turns into a ``ConfigProblem``.
 
 from __future__ import annotations
 
+import errno
 import json
+import math
 import os
 import re
 import stat
@@ -20,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from preflight import yamlsafe
+from preflight.facts import Unknown
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -67,6 +70,10 @@ def read_text(path: str) -> str:
     try:
         st = os.stat(path)
     except OSError as exc:
+        if os.path.islink(path):
+            what = "a loop of symbolic links" if exc.errno == errno.ELOOP else \
+                "a broken symbolic link"
+            raise ParseError(f"{what} (to {os.readlink(path)!r})") from None
         raise ParseError(f"cannot read: {exc.strerror or exc}") from None
     if not stat.S_ISREG(st.st_mode):
         raise ParseError("not a regular file")
@@ -80,6 +87,10 @@ def read_text(path: str) -> str:
         raise ParseError(f"cannot read: {exc.strerror or exc}") from None
     if len(raw) > MAX_BYTES:  # grew between stat and read
         raise ParseError(f"file is over the {MAX_BYTES:,}-byte limit for a config file")
+    if raw[:2] in (b"\xff\xfe", b"\xfe\xff") or (b"\x00" in raw[:64] and _utf16_like(raw)):
+        # Windows editors and PowerShell's `>` write UTF-16; every reader here wants UTF-8
+        raise ParseError("UTF-16 text (as PowerShell and some Windows editors write it), not "
+                         "UTF-8; save it as UTF-8", 1)
     if b"\x00" in raw:
         raise ParseError("binary data (NUL bytes), not a text config file",
                          raw[:raw.index(b"\x00")].count(b"\n") + 1)
@@ -91,6 +102,13 @@ def read_text(path: str) -> str:
     return text
 
 
+def _utf16_like(raw: bytes) -> bool:
+    """ASCII text in UTF-16 without a BOM: every other byte of the start is NUL."""
+    head = raw[:64]
+    return len(head) >= 8 and (head[1::2].count(0) == len(head[1::2]) or
+                               head[0::2].count(0) == len(head[0::2]))
+
+
 def _yaml_precheck(text: str) -> None:
     """Refuse YAML whose size would make parsing slow. (Nesting deep enough to crash libyaml is
     refused by yamlsafe.load itself, for every caller.)"""
@@ -100,15 +118,74 @@ def _yaml_precheck(text: str) -> None:
                          "training config; refusing to parse it")
 
 
+_HUGE_NUMBER = re.compile(r"\d{4000,}")
+
+
+def _huge_number(text: str) -> ParseError | None:
+    """Python's ``int()`` refuses more than 4,300 digits (CVE-2020-10735), so every parser raises
+    a bare ValueError on such a number; say so, with the line."""
+    match = _HUGE_NUMBER.search(text)
+    if match is None:
+        return None
+    return ParseError(f"a number with {len(match.group(0)):,} digits; no setting is that large",
+                      text.count("\n", 0, match.start()) + 1)
+
+
 def parse_yaml(text: str) -> Parsed:
     _yaml_precheck(text)
     try:
         loaded = yamlsafe.load(text)
     except yamlsafe.YamlError as exc:
+        if "digits" in exc.message and (huge := _huge_number(text)) is not None:
+            raise huge from None
         raise ParseError(f"invalid YAML: {exc.message}", exc.line) from None
     except RecursionError:
         raise ParseError("invalid YAML: nested too deeply") from None
-    return Parsed(loaded.data, dict(loaded.lines), text)
+    parsed = Parsed(loaded.data, dict(loaded.lines), text)
+    if "&" in text and "*" in text:
+        _check_expanded_size(parsed)
+    return parsed
+
+
+MAX_EXPANDED_BYTES = MAX_BYTES
+"""Bytes of keys and scalars a YAML document may expand to through aliases: no more than the
+largest file read. yamlsafe counts alias-expanded *nodes*, not bytes, so an 11 KB file whose
+aliases copy one 10 KB string 10,000 times passed, then took 87 s and 101 MB of JSON to report
+(every copy redacted and written)."""
+
+
+def _check_expanded_size(parsed: Parsed) -> None:
+    """Refuse a document whose aliases expand to more than :data:`MAX_EXPANDED_BYTES`.
+
+    Aliases are shared objects after loading, so sizes are memoised by object: linear in the
+    document, not in its expansion."""
+    sizes: dict[int, int] = {}
+    todo: list[tuple[Any, bool]] = [(parsed.data, False)]
+    while todo:
+        node, done = todo.pop()
+        if not isinstance(node, (dict, list)) or id(node) in sizes:
+            continue
+        items = list(node.items()) if isinstance(node, dict) else [(None, v) for v in node]
+        if not done:
+            todo.append((node, True))
+            todo.extend((v, False) for _, v in items)
+            continue
+        sizes[id(node)] = sum(_scalar_size(k) + (sizes.get(id(v), 0) if isinstance(
+            v, (dict, list)) else _scalar_size(v)) for k, v in items)
+    total = sizes.get(id(parsed.data), 0)
+    if total <= MAX_EXPANDED_BYTES:
+        return
+    line, under = None, ""
+    if isinstance(parsed.data, dict) and parsed.data:
+        key = max(parsed.data, key=lambda k: sizes.get(id(parsed.data[k]), 0))
+        line, under = parsed.line_of((key,)), f"; most of it under {str(key)[:40]!r}"
+    raise ParseError(f"aliases expand the document to {total:,} bytes (more than "
+                     f"{MAX_EXPANDED_BYTES:,}{under}): copies of copies, not a training config; "
+                     "refusing to read it", line)
+
+
+def _scalar_size(value: Any) -> int:
+    return len(value) if isinstance(value, str) else 8
 
 
 def parse_json(text: str) -> Parsed:
@@ -118,10 +195,42 @@ def parse_json(text: str) -> Parsed:
         raise ParseError(f"invalid JSON: {exc.msg}", exc.lineno) from None
     except RecursionError:
         raise ParseError("invalid JSON: nested too deeply") from None
+    except ValueError:
+        raise _huge_number(text) or ParseError("invalid JSON: a value cannot be read") from None
     return Parsed(data, _json_key_lines(text), text)
 
 
+MAX_TOML_BYTES = 256 * 1024
+"""TOML files above this are refused unparsed. ``tomllib`` is pure Python: about 0.6 MB/s on a
+busy machine for plain tables, and slower per dotted-key segment (a 1 MB file of ``[t1]`` ...
+``[t55902]`` tables took 2.2 s). torchtitan's own TOMLs are a few KB."""
+
+MAX_TOML_KEY_PARTS = 64
+"""More dotted parts in one key (``a.b.c`` has 3) are refused before parsing: tomllib's time
+grows with the square of the parts (20 KB of ``a.a.a...`` took 2.3 s, 80 KB 47 s and 6 GB).
+torchtitan's deepest key has 4 parts."""
+
+_TOML_TOKEN = r"""[A-Za-z0-9_-]+|"[^"\n]*"|'[^'\n]*'"""
+_TOML_RUN = re.compile(rf"(?:{_TOML_TOKEN})(?:[ \t]*\.[ \t]*(?:{_TOML_TOKEN}))*")
+
+
+def _toml_precheck(text: str) -> None:
+    """Refuse TOML that ``tomllib`` would take seconds on, with the line; linear time."""
+    if len(text) > MAX_TOML_BYTES:
+        raise ParseError(f"{len(text):,} characters of TOML, over the {MAX_TOML_BYTES:,} limit for "
+                         "a TOML config (torchtitan's are a few KB); refusing to parse it")
+    for m in _TOML_RUN.finditer(text):
+        # a run of dotted tokens anywhere (a key, a table header, a bare line): counting them
+        # outside keys too only over-counts text that is no valid TOML value anyway
+        if m.group(0).count(".") >= MAX_TOML_KEY_PARTS and \
+                len(re.findall(_TOML_TOKEN, m.group(0))) > MAX_TOML_KEY_PARTS:
+            raise ParseError(f"a dotted key of more than {MAX_TOML_KEY_PARTS} parts; no config has "
+                             "one, and TOML parsers take quadratic time on them", text.count(
+                                 "\n", 0, m.start()) + 1)
+
+
 def parse_toml(text: str) -> Parsed:
+    _toml_precheck(text)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -129,7 +238,15 @@ def parse_toml(text: str) -> Parsed:
         raise ParseError(f"invalid TOML: {exc}", int(match.group(1)) if match else None) from None
     except RecursionError:
         raise ParseError("invalid TOML: nested too deeply") from None
+    except ValueError:
+        raise _huge_number(text) or ParseError("invalid TOML: a value cannot be read") from None
     return Parsed(data, _toml_key_lines(text), text)
+
+
+# One token per match: a string, a bracket, a comma, a newline run, or a scalar (anything else up
+# to the next structural character). Skipping whitespace and scalars in C rather than one
+# character at a time in Python made a 1 MB JSON file's scan about three times faster.
+_JSON_TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*"|[{}\[\],]|\n+|[^\s{}\[\],:"]+')
 
 
 def _json_key_lines(text: str) -> dict[Path, int]:
@@ -141,50 +258,40 @@ def _json_key_lines(text: str) -> dict[Path, int]:
     lines: dict[Path, int] = {(): 1}
     # stack entries: [bracket, path, current key, array index, item started, seen keys]
     stack: list[list[Any]] = []
-    line, i, n = 1, 0, len(text)
-
-    def item_started() -> None:
-        if stack and stack[-1][0] == "[" and not stack[-1][4]:
-            stack[-1][4] = True
-            lines.setdefault((*stack[-1][1], stack[-1][3]), line)
-
-    while i < n:
-        c = text[i]
+    line = 1
+    for m in _JSON_TOKEN.finditer(text):
+        tok = m.group(0)
+        c = tok[0]
         if c == "\n":
-            line += 1
-        elif c == '"':
-            j = i + 1
-            while text[j] != '"':
-                j += 2 if text[j] == "\\" else 1
-            top = stack[-1] if stack else None
-            if top is not None and top[0] == "{" and top[2] is None:
-                key = json.loads(text[i:j + 1])
-                if key in top[5]:
-                    raise ParseError(f"duplicate key {key!r} (first at line {top[5][key]}); JSON "
-                                     "readers silently keep only the last one", line)
-                top[5][key] = line
-                top[2] = key
-                lines.setdefault((*top[1], key), line)
-            else:
-                item_started()
-            i = j
-        elif c in "{[":
-            item_started()
-            top = stack[-1] if stack else None
-            path: Path = () if top is None else (*top[1], top[2] if top[0] == "{" else top[3])
-            stack.append([c, path, None, 0, False, {}])
-        elif c in "}]":
+            line += len(tok)
+            continue
+        top = stack[-1] if stack else None
+        if c == '"' and top is not None and top[0] == "{" and top[2] is None:
+            key = json.loads(tok) if "\\" in tok else tok[1:-1]
+            if key in top[5]:
+                raise ParseError(f"duplicate key {key!r} (first at line {top[5][key]}); JSON "
+                                 "readers silently keep only the last one", line)
+            top[5][key] = line
+            top[2] = key
+            lines.setdefault((*top[1], key), line)
+            continue
+        if c in "}]":
             stack.pop()
-        elif c == ",":
-            top = stack[-1]
+            continue
+        if c == ",":
             if top[0] == "{":
                 top[2] = None
             else:
                 top[3] += 1
                 top[4] = False
-        elif c not in " \t\r:":
-            item_started()
-        i += 1
+            continue
+        # a value starts: a string, a scalar or a nested container
+        if top is not None and top[0] == "[" and not top[4]:
+            top[4] = True
+            lines.setdefault((*top[1], top[3]), line)
+        if c in "{[":
+            path: Path = () if top is None else (*top[1], top[2] if top[0] == "{" else top[3])
+            stack.append([c, path, None, 0, False, {}])
     return lines
 
 
@@ -218,7 +325,18 @@ def _toml_key_lines(text: str) -> dict[Path, int]:
     return lines
 
 
-MAX_FACTS_PER_FILE = 5000
+MAX_FACTS_PER_FILE = 2000
+"""Facts kept from one file. NeMo's full megatron_gpt_config.yaml has about 300 keys and
+Megatron-LM has about 600 flags; every fact costs ~40 us to redact and render, so a 1 MB JSON of
+72,000 keys spent a second there at the old cap of 5,000."""
+
+MAX_ITEMS_PER_FACT = 2048
+"""A list (or mapping kept whole) with more items is no setting a rule reads: it is kept as
+``Unknown``. Every item is later redacted and rendered one by one (~30 us each), so a 900 KB JSON
+list of 100,000 short strings took 2.7 s to report."""
+
+MAX_ITEMS_PER_FILE = 8192
+"""All list items of one file's facts together (the same cost, spread over many keys)."""
 
 
 def usable_key(key: Any) -> bool:
@@ -238,6 +356,7 @@ def flatten(data: Any, parsed: Parsed, prefix: str, where: str, base: Path = (),
     """
     facts = {} if facts is None else facts
     prov = {} if prov is None else prov
+    budget = [MAX_ITEMS_PER_FILE]
     todo: list[tuple[Any, Path]] = [(data, base)]
     while todo:
         node, path = todo.pop()
@@ -252,14 +371,48 @@ def flatten(data: Any, parsed: Parsed, prefix: str, where: str, base: Path = (),
         if len(facts) >= MAX_FACTS_PER_FILE:
             break
         name = prefix + "." + ".".join(str(p) for p in path)
-        facts[name] = jsonable(node)
+        facts[name] = fact_value(node, budget)
         line = parsed.line_of(path)
         prov[name] = f"{where}:{line}" if line else where
     return facts, prov
 
 
+def fact_value(value: Any, budget: list[int]) -> Any:
+    """:func:`jsonable`, or ``Unknown`` for a list too long to be a setting (see
+    :data:`MAX_ITEMS_PER_FACT`); ``budget`` holds the items the file may still spend."""
+    if isinstance(value, (list, tuple, dict)):
+        items = _items(value, MAX_ITEMS_PER_FACT + 1)
+        what = "mapping" if isinstance(value, dict) else "list"
+        if items > MAX_ITEMS_PER_FACT:
+            return Unknown(f"a {what} of more than {MAX_ITEMS_PER_FACT:,} items: too large to "
+                           "keep as a setting")
+        if items > budget[0]:
+            return Unknown(f"a {what} of {items:,} items, after the file's lists already held "
+                           f"{MAX_ITEMS_PER_FILE - budget[0]:,}: too large to keep as a setting")
+        budget[0] -= items
+    return jsonable(value)
+
+
+def _items(value: Any, limit: int) -> int:
+    """Items in nested lists/mappings, counting stops at ``limit``."""
+    count = 0
+    todo = [value]
+    while todo and count < limit:
+        node = todo.pop()
+        if isinstance(node, dict):
+            node = list(node.values())
+        if isinstance(node, (list, tuple)):
+            count += len(node)
+            todo.extend(v for v in node if isinstance(v, (list, tuple, dict)))
+    return count
+
+
 def jsonable(value: Any) -> Any:
-    """Values as parsed, but JSON-serializable (dates and the like become strings)."""
+    """Values as parsed, but JSON-serializable: dates and the like become strings, and so do
+    NaN and infinities (``.nan``, ``nan``, ``NaN``): JSON has no such numbers, and
+    ``json.dumps`` writes bare ``NaN`` that strict JSON readers refuse."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     if isinstance(value, (list, tuple)):

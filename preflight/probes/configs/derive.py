@@ -18,6 +18,16 @@ from preflight.facts import Unknown
 
 Derived = dict[str, tuple[Any, str]]
 
+MAX_PLAUSIBLE = 2 ** 53
+"""No real size, count or degree is larger. Above it JSON readers lose precision, and Python
+refuses to print integers of more than 4,300 digits (``json.dumps`` raised on a 6,000-digit
+token count built from two 3,000-digit arguments). :func:`preflight.intent` turns any intent
+value beyond it into ``Unknown("not a plausible size")``."""
+
+IMPLAUSIBLE = MAX_PLAUSIBLE + 1
+"""What :meth:`View.int` gives for a digit string too long to be a real size: it stays "too big"
+through products, so intent reports it as implausible instead of as absent."""
+
 _ACC_DIST = {"DEEPSPEED": "deepspeed", "MULTI_GPU": "ddp", "NO": "none", "MEGATRON_LM": "megatron",
              "MULTI_CPU": "ddp", "MULTI_XPU": "ddp", "MULTI_NPU": "ddp", "MULTI_MLU": "ddp",
              "MULTI_MUSA": "ddp", "MULTI_HPU": "ddp", "MULTI_SDAA": "ddp", "XLA": "none",
@@ -45,10 +55,19 @@ class View:
         value = self.facts.get(self.prefix + key, default)
         return default if isinstance(value, Unknown) else value
 
+    def unknown(self, key: str) -> Unknown | None:
+        """The ``Unknown`` a reader stored for ``key`` (e.g. a flag given without its value)."""
+        value = self.facts.get(self.prefix + key)
+        return value if isinstance(value, Unknown) else None
+
     def src(self, key: str, fallback: str = "intent") -> str:
         return self.prov.get(self.prefix + key, fallback)
 
     def int(self, key: str) -> int | None:
+        """An integer setting (``4`` or ``"4"``); None when absent or not an integer.
+
+        Larger than :data:`MAX_PLAUSIBLE` stays larger (a 5,000-digit string gives
+        :data:`IMPLAUSIBLE` rather than ``int()``, which refuses more than 4,300 digits)."""
         value = self.get(key)
         if isinstance(value, bool):
             return None
@@ -56,6 +75,9 @@ class View:
             return value
         # ASCII digits only: str.isdigit() accepts "²", which int() refuses.
         if isinstance(value, str) and re.fullmatch(r"-?[0-9]+", value.strip()):
+            digits = value.strip().lstrip("-")
+            if len(digits.lstrip("0")) > 16:
+                return -IMPLAUSIBLE if value.strip().startswith("-") else IMPLAUSIBLE
             return int(value)
         return None
 
@@ -267,6 +289,12 @@ def from_llmfoundry(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
         fmt = m.get("precision_config.fp8_format")
         out["format"] = (str(fmt).lower() if isinstance(fmt, str) else "hybrid",
                          m.src("precision_config.fp8_format", psrc))
+        mapping = not m.has("precision_config.fp8_format") and \
+            m.any_prefix("precision_config.fp8_format")
+        if (fmt is not None and not isinstance(fmt, str)) or mapping:
+            # a list or mapping where composer wants a Format name: no default applies
+            out["format"] = (Unknown("precision_config.fp8_format is not a format name"),
+                             m.src("precision_config.fp8_format", psrc))
         out["precision"] = ("bf16", psrc)
     else:
         out["precision"] = ({"amp_bf16": "bf16", "amp_fp16": "fp16", "fp32": "fp32"}.get(
@@ -316,7 +344,9 @@ def from_torchtitan(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
         fp8_src = t.src("model.converters")
     elif t.truthy("float8.enable_float8_linear"):      # 2024-07 .. 2025-02 layout
         fp8_src = t.src("float8.enable_float8_linear")
-    elif t.truthy("training.enable_fp8_linear") or t.truthy("training.fp8_linear"):
+    elif t.truthy("training.enable_fp8_linear") or t.truthy("training.fp8_linear") or \
+            str(t.get("training.fp8_linear", "")).lower() in {"dynamic", "delayed"}:
+        # before 2024-07-16 (PR #413) `fp8_linear` was a string choice: "" (off) or "dynamic"
         key = "training.enable_fp8_linear" if t.has("training.enable_fp8_linear") \
             else "training.fp8_linear"
         fp8_src = t.src(key)
@@ -330,19 +360,31 @@ def from_torchtitan(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
             out["recipe"] = ("mxfp8", fp8_src)
         elif delayed:   # 2024 layout: [float8] scaling_type_* = "delayed" (torchao delayed scaling)
             out["recipe"] = ("delayed", t.src(delayed[0]))
+        elif str(t.get("training.fp8_linear", "")).lower() == "dynamic":
+            out["recipe"] = ("tensorwise", t.src("training.fp8_linear"))   # dynamic per-tensor
         else:
             key = "quantize.linear.float8.recipe_name" if t.has(
                 "quantize.linear.float8.recipe_name") else "float8.recipe_name"
             out["recipe"] = (t.get(key, "tensorwise"), t.src(key, "torchao default (tensorwise)"))
         out["precision"] = ("bf16", fp8_src)
+    # torchtitan/distributed/parallel_dims.py: fully_shard when dp_shard > 1 or cp > 1 (dp_shard
+    # -1, the default, takes the ranks TP/PP/CP leave); DDP when only dp_replicate > 1; with
+    # dp_shard = dp_replicate = 1 there is no data-parallel wrapper at all (TP/PP only).
     shard = t.int("parallelism.data_parallel_shard_degree")
-    replicate = t.int("parallelism.data_parallel_replicate_degree")
-    if shard == 1 and replicate and replicate > 1:
-        out["distributed"] = ("ddp", t.src("parallelism.data_parallel_shard_degree"))
+    replicate = t.int("parallelism.data_parallel_replicate_degree") or 1
+    cp_degree = t.int("parallelism.context_parallel_degree") or 1
+    shard_src = t.src("parallelism.data_parallel_shard_degree")
+    if shard == 1 and cp_degree <= 1:
+        out["distributed"] = ("ddp", shard_src) if replicate > 1 else ("none", shard_src)
     else:
         out["distributed"] = ("fsdp2", t.src("parallelism", "torchtitan shards with FSDP2"))
     key = "compile.enable" if t.has("compile.enable") else "training.compile"
     out["compile"] = (t.truthy(key), t.src(key, "torchtitan default (off)"))
+    components = t.get("compile.components")
+    if key == "compile.enable" and t.truthy(key) and isinstance(components, list) and \
+            "model" not in [str(c) for c in components]:
+        # [compile] components = ["loss"]: only the loss is compiled, the model runs eager
+        out["compile"] = (False, t.src("compile.components"))
     mode = t.get("activation_checkpoint.mode")
     out["activation_checkpointing"] = (
         str(mode).lower() != "none" if mode is not None else True,

@@ -6,6 +6,7 @@ Same contract as :mod:`.derive`: ``{intent_name: (value, source)}``; ``shapes.tp
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -34,6 +35,9 @@ def from_megatron(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     if fp4 and not fp8:
         src = m.src("fp4_format")
     out["fp8"] = (fp8 or fp4, src or prov.get("config.files", "config"))
+    broken = next((u for u in map(m.unknown, ("fp8_format", "fp4_format")) if u), None)
+    if broken is not None and not (fp8 or fp4):
+        out["fp8"] = (broken, m.src("fp8_format", m.src("fp4_format")))
     impl = m.get("transformer_impl")
     if fp8 or fp4:
         if fp8:
@@ -72,14 +76,33 @@ def from_megatron(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
         out["activation_checkpointing"] = (False, "no --recompute-* argument")
         out["recompute_granularity"] = ("none", "no --recompute-* argument")
     out["compile"] = (False, "Megatron does not torch.compile the model")
+    if m.truthy("use_torch_fsdp2"):
+        # training.py wraps the model in TorchFullyShardedDataParallel (torch fully_shard)
+        # instead of Megatron's DDP (core_v0.12.0+)
+        out["distributed"] = ("fsdp2", m.src("use_torch_fsdp2"))
     hidden_key = _first(m, "hidden_size", "language_model.hidden_size")
     hidden = m.int(hidden_key) if hidden_key else None
     if hidden:
         out["shapes.hidden"] = (hidden, m.src(hidden_key))
+        gated_key = _first(m, "swiglu", "language_model.gated_linear_unit")
+        gated = bool(gated_key) and m.truthy(gated_key)
         ffn_key = _first(m, "ffn_hidden_size", "language_model.ffn_hidden_size")
         ffn = m.int(ffn_key) if ffn_key else None
-        out["shapes.ffn"] = ((ffn, m.src(ffn_key)) if ffn else
-                             (4 * hidden, "Megatron default (4 x hidden)"))
+        if ffn:
+            out["shapes.ffn"] = (ffn, m.src(ffn_key))
+        elif gated:
+            # arguments.py validate_args: with --swiglu the default keeps the parameter count of
+            # a 4h MLP spread over two projections, rounded down to a multiple of 64
+            ffn = int((4 * hidden * 2 / 3) / 64) * 64
+            out["shapes.ffn"] = (ffn, "Megatron default with --swiglu (8h/3, multiple of 64)")
+        else:
+            ffn = 4 * hidden
+            out["shapes.ffn"] = (ffn, "Megatron default (4 x hidden)")
+        _attention_and_mlp_widths(m, out, hidden, ffn, gated, gated_key, {
+            "heads": ("num_attention_heads", "language_model.num_attention_heads"),
+            "groups": ("num_query_groups", "language_model.num_query_groups"),
+            "kv": ("kv_channels", "language_model.kv_channels")},
+            gqa=m.truthy("group_query_attention") or m.has("language_model.num_query_groups"))
     seq_key = _first(m, "seq_length", "language_model.seq_length")
     mb_key = _first(m, "micro_batch_size", "language_model.micro_batch_size")
     seq = m.int(seq_key) if seq_key else None
@@ -95,8 +118,35 @@ def from_megatron(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
         out["shapes.sp"] = (True, m.src("sequence_parallel"))
     gpus, nodes = m.int("nproc_per_node"), m.int("nnodes")
     if gpus:
-        out["num_gpus"] = (gpus * (nodes or 1), m.src("nproc_per_node"))
+        if m.has("nnodes") and nodes is None:
+            out["num_gpus"] = (Unknown(f"--nnodes is {str(m.get('nnodes'))[:40]!r}, set at "
+                                       "launch"), m.src("nnodes"))
+        else:
+            out["num_gpus"] = (gpus * (nodes or 1), m.src("nproc_per_node"))
     return out
+
+
+def _attention_and_mlp_widths(v: View, out: Derived, hidden: int, ffn: int, gated: bool,
+                              gated_key: str | None, keys: dict[str, tuple[str, str]],
+                              gqa: bool) -> None:
+    """Full (unsharded) output widths of the QKV and FC1 GEMMs, for ``intent.shapes.gemms``.
+
+    megatron/core/transformer/attention.py: QKV has ``kv_channels * (heads + 2 * groups)``
+    outputs (``kv_channels`` defaults to hidden / heads; groups = heads without grouped-query
+    attention), and the output projection takes ``kv_channels * heads`` inputs. mlp.py doubles
+    FC1's outputs for a gated linear unit (``--swiglu``)."""
+    heads_key = _first(v, *keys["heads"])
+    heads = v.int(heads_key) if heads_key else None
+    if heads and heads > 0:
+        groups_key = _first(v, *keys["groups"]) if gqa else None
+        groups = (v.int(groups_key) if groups_key else None) or heads
+        kv_key = _first(v, *keys["kv"])
+        kv = (v.int(kv_key) if kv_key else None) or hidden // heads
+        src = v.src(groups_key or heads_key)
+        out["shapes.qkv_out"] = (kv * (heads + 2 * groups), src)
+        out["shapes.proj_in"] = (kv * heads, v.src(kv_key or heads_key))
+    if gated:
+        out["shapes.fc1_out"] = (2 * ffn, v.src(gated_key or "swiglu"))
 
 
 def from_nemo(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
@@ -139,6 +189,12 @@ def from_nemo(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
         ffn = n.int("model.ffn_hidden_size")
         out["shapes.ffn"] = ((ffn, n.src("model.ffn_hidden_size")) if ffn
                              else (4 * hidden, "NeMo default (4 x hidden)"))
+        # NeMo's activation names a gated unit by "glu" (swiglu, fast-geglu, reglu ...)
+        gated = "glu" in str(n.get("model.activation", "")).lower()
+        _attention_and_mlp_widths(n, out, hidden, ffn or 4 * hidden, gated, "model.activation", {
+            "heads": ("model.num_attention_heads", "model.num_attention_heads"),
+            "groups": ("model.num_query_groups", "model.num_query_groups"),
+            "kv": ("model.kv_channels", "model.kv_channels")}, gqa=True)
     seq, mb = n.int("model.encoder_seq_length"), n.int("model.micro_batch_size")
     cp = n.int("model.context_parallel_size") or 1
     if seq and mb:
@@ -176,8 +232,16 @@ def from_lightning(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
         src = lit.src("trainer.strategy")
         if s.startswith("deepspeed"):
             out["distributed"] = ("deepspeed", src)
-            if s[-1:].isdigit():
-                out["zero_stage"] = (int(s[-1]), src)
+            # lightning/pytorch/strategies/deepspeed.py register_strategies: deepspeed_stage_N
+            # (also _offload, _offload_nvme); "deepspeed" and DeepSpeedStrategy default stage=2
+            stage = re.match(r"deepspeed_stage_(\d)", s)
+            if stage:
+                out["zero_stage"] = (int(stage.group(1)), src)
+            elif s == "deepspeedstrategy" and lit.int("trainer.strategy.init_args.stage"):
+                out["zero_stage"] = (lit.int("trainer.strategy.init_args.stage"),
+                                     lit.src("trainer.strategy.init_args.stage"))
+            elif s in ("deepspeed", "deepspeedstrategy"):
+                out["zero_stage"] = (2, "Lightning default (DeepSpeedStrategy stage=2)")
         elif s.startswith("fsdp"):
             out["distributed"] = ("fsdp1", src)
         elif s.startswith("modelparallel") or s.startswith("model_parallel"):

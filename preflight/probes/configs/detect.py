@@ -18,15 +18,17 @@ JSON_EXT = (".json",)
 TOML_EXT = (".toml",)
 TEXT_EXT = (".sh", ".bash", ".args", ".txt", ".slurm", ".sbatch", ".cfg", "")
 
-# Formats each kind can be written in (DeepSpeed opens its config with json.load only).
+# Formats each kind can be written in (DeepSpeed opens its config with json.load only). The
+# first is what a file of another format is parsed as when the user forces the kind. "text" is a
+# launch script or argument file: `accelerate launch` flags, HF Trainer flags, Megatron flags.
 FORMATS: dict[str, tuple[str, ...]] = {
-    "accelerate": ("yaml", "json"),
+    "accelerate": ("yaml", "json", "text"),
     "deepspeed": ("json",),
     "llmfoundry": ("yaml",),
     "torchtitan": ("toml",),
     "megatron": ("text", "yaml"),
     "lightning": ("yaml",),
-    "hf_trainer": ("yaml", "json"),
+    "hf_trainer": ("yaml", "json", "text"),
     "nemo": ("yaml",),
 }
 

@@ -29,7 +29,7 @@ import os
 import re
 from typing import Any
 
-from preflight.probes.configs._parse import usable_key
+from preflight.probes.configs._parse import MAX_FACTS_PER_FILE, usable_key
 from preflight.probes.configs._types import ConfigProblem, Linked, ReaderOutput
 from preflight.probes.configs.megatron import collect_variables, strip_comments, typed
 
@@ -70,15 +70,29 @@ def _command_at(text: str, pos: int) -> tuple[int, int]:
         end = nl + 1
 
 
+MAX_ARGS = 10_000
+"""Words of one command line read; a real launch line has fewer than a hundred, and each word
+costs time (900 KB of `--x 1 \\` lines took 1.5 s)."""
+
+
 def _tokens(text: str, start: int, end: int) -> list[Token]:
     out: list[Token] = []
     for m in _TOKEN.finditer(text, start, end):
         if m.group(0) == "\\":
             continue
-        if m.group(0) in _END:
+        if m.group(0) in _END or len(out) > MAX_ARGS:
             break
         out.append((m.group(0), m.start()))
     return out
+
+
+def _too_long(out: _Out, tokens: list[Token]) -> None:
+    if len(tokens) > MAX_ARGS:
+        out.problems.append(ConfigProblem(
+            out.path, bisect.bisect_right(out.lines, tokens[MAX_ARGS][1]),
+            f"the command line has more than {MAX_ARGS:,} words; only those before this line "
+            "were read (no real launch line is that long)"))
+        del tokens[MAX_ARGS:]
 
 
 def _flags(tokens: list[Token], bare: set[str], stop_at_positional: bool,
@@ -144,6 +158,8 @@ class _Out:
         return f"{self.path}:{bisect.bisect_right(self.lines, pos)}"
 
     def put(self, name: str, value: Any, pos: int) -> None:
+        if len(self.facts) >= MAX_FACTS_PER_FILE and name not in self.facts:
+            return          # 100,000 flags are no launch line; each fact costs time to report
         self.facts[name] = value
         self.prov[name] = self.where(pos)
 
@@ -185,6 +201,7 @@ def read(path: str, text: str) -> ReaderOutput:
     if match is not None:
         start, end = _command_at(text, match.start())
         tokens = _tokens(text, match.end(), end)
+        _too_long(out, tokens)
         flags, stop = _flags(tokens, _BARE, stop_at_positional=True)
         for flag, raw, pos in flags:
             value = _value(raw, variables)
@@ -200,6 +217,7 @@ def read(path: str, text: str) -> ReaderOutput:
         if hint is not None:
             start, end = _command_at(text, hint.start())
             tokens = _tokens(text, start, end)
+            _too_long(out, tokens)
             # launcher flags (torchrun --nproc_per_node ...) come before the training script
             script = next((i for i, (t, _) in enumerate(tokens) if t.endswith(".py")), -1)
             _hf_args(out, tokens[script + 1:], variables)

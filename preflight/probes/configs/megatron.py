@@ -24,7 +24,9 @@ import os
 import re
 from typing import Any
 
-from preflight.probes.configs._parse import Parsed, jsonable, flatten, usable_key
+from preflight.probes.configs._parse import (MAX_FACTS_PER_FILE, MAX_ITEMS_PER_FILE, Parsed,
+                                             fact_value, flatten, usable_key)
+from preflight.facts import Unknown
 from preflight.probes.configs._types import ConfigProblem, Linked, ReaderOutput
 
 PREFIX = "config.megatron"
@@ -33,8 +35,25 @@ PREFIX = "config.megatron"
 _MULTI = {"recompute-modules", "data-path", "train-data-path", "valid-data-path",
           "test-data-path", "moe-layer-freq", "cuda-graph-scope"}
 
+# Flags that take exactly one value (megatron/training/arguments.py, torchrun) among those intent
+# reads: given bare, argparse refuses the command line.
+NEEDS_VALUE = frozenset({
+    "fp8-format", "fp8-recipe", "fp4-format", "fp4-recipe", "transformer-impl", "hidden-size",
+    "ffn-hidden-size", "seq-length", "micro-batch-size", "global-batch-size", "num-layers",
+    "num-attention-heads", "num-query-groups", "context-parallel-size",
+    "tensor-model-parallel-size", "pipeline-model-parallel-size", "recompute-granularity",
+    "recompute-method", "yaml-cfg", "nproc_per_node", "nproc-per-node", "nnodes"})
+
+MAX_FLAGS = 10_000
+"""Flags read from one file: Megatron-LM has about 600, and each costs time to read."""
+
 _FLAG = re.compile(r"(?<![\w-])--([A-Za-z0-9][A-Za-z0-9_-]*)(?:=(\S+))?")
-_VALUE = re.compile(r"""[ \t]+("[^"\n]*"|'[^'\n]*'|[^\s\\)"';|&#]+)""")
+_WORD = r"""("[^"\n]*"|'[^'\n]*'|[^\s\\)"';|&#]+)"""
+# A value follows its flag after blanks or a `\`-newline continuation; a flag that must take a
+# value may also find it on the next line (one argument per line in an argument file or a bash
+# array). Other flags stop at a plain newline: `--bf16` then `export X=1` is no value.
+_VALUE = re.compile(r"(?:[ \t]|\\\n)+" + _WORD)
+_VALUE_NEXT_LINE = re.compile(r"(?:[ \t\n]|\\\n)+" + _WORD)
 _ASSIGN = re.compile(r"""^\s*(?:export\s+|local\s+|declare\s+(?:-\w+\s+)?)?([A-Za-z_]\w*)="""
                      r"""("[^"\n]*"|'[^'\n]*'|[^\s;#()]*)\s*(?:#.*)?$""")
 _VAR = re.compile(r"^\$\{?([A-Za-z_]\w*)(?::-([^}]*))?\}?$")
@@ -48,14 +67,20 @@ def typed(raw: str, variables: dict[str, str]) -> Any:
     """A flag value: quotes removed, ``$VAR`` / ``${VAR:-default}`` substituted, numbers typed."""
     if raw[:1] in "\"'" and raw[-1:] == raw[:1]:
         raw = raw[1:-1]
-    m = _VAR.match(raw)
-    if m:
+    for _ in range(8):       # NNODES=${SLURM_NNODES:-4}; --nnodes $NNODES: follow the chain
+        m = _VAR.match(raw)
+        if not m:
+            break
         if m.group(1) in variables:
             raw = variables[m.group(1)]
         elif m.group(2) is not None:
-            raw = m.group(2)
+            raw = m.group(2)    # the ${X:-default} default: X is not set in the script
+        else:
+            break
     if re.fullmatch(r"-?\d+", raw):
-        return int(raw)
+        # int() refuses more than 4,300 digits; such a "number" is no real setting: keep the text
+        # (intent calls it implausible).
+        return int(raw) if len(raw) <= 1000 else raw
     if re.fullmatch(r"-?(\d+\.\d*|\.\d+|\d+(\.\d*)?[eE]-?\d+)", raw):
         return float(raw)
     return raw
@@ -86,10 +111,19 @@ def read_args_text(path: str, text: str) -> ReaderOutput:
     variables = collect_variables(text)
     facts: dict[str, Any] = {}
     prov: dict[str, str] = {}
+    problems: list[ConfigProblem] = []
+    budget = [MAX_ITEMS_PER_FILE]
     line_starts = [0] + [m.end() for m in re.finditer(r"\n", text)]
-    for m in _FLAG.finditer(text):
+    for count, m in enumerate(_FLAG.finditer(text)):
+        if count >= MAX_FLAGS:
+            problems.append(ConfigProblem(path, bisect.bisect_right(line_starts, m.start()), (
+                f"more than {MAX_FLAGS:,} --flags; only those before this line were read (no "
+                "real job has that many)")))
+            break
         flag = m.group(1).rstrip("-")
         if not flag:
+            continue
+        if len(facts) >= MAX_FACTS_PER_FILE and f"{PREFIX}.{flag.replace('-', '_')}" not in facts:
             continue
         name = f"{PREFIX}.{flag.replace('-', '_')}"
         lineno = bisect.bisect_right(line_starts, m.start())
@@ -99,8 +133,9 @@ def read_args_text(path: str, text: str) -> ReaderOutput:
         else:
             values: list[Any] = []
             pos = m.end()
+            pattern = _VALUE_NEXT_LINE if flag in NEEDS_VALUE else _VALUE
             while True:
-                v = _VALUE.match(text, pos)
+                v = pattern.match(text, pos)
                 if not v or v.group(1).startswith("--"):
                     break
                 values.append(typed(v.group(1), variables))
@@ -108,13 +143,22 @@ def read_args_text(path: str, text: str) -> ReaderOutput:
                 if flag not in _MULTI:
                     break
             if flag in _MULTI:
-                value = values
+                value = fact_value(values, budget)
+            elif values:
+                value = values[0]
+            elif flag in NEEDS_VALUE:
+                # argparse stops the job ("expected one argument"); a cut-off file ends this way
+                why = f"--{flag} has no value here; Megatron's argparse would stop with " \
+                      "'expected one argument'"
+                problems.append(ConfigProblem(path, lineno, why))
+                value = Unknown(why)
             else:
-                value = values[0] if values else True
+                value = True
         facts.pop(name, None)  # argparse keeps the last occurrence; keep insertion order too
         facts[name] = value
         prov[name] = f"{path}:{lineno}"
-    return ReaderOutput(facts, prov, *_yaml_cfg_link(path, facts, prov))
+    more, linked = _yaml_cfg_link(path, facts, prov)
+    return ReaderOutput(facts, prov, (*problems, *more), linked)
 
 
 def _yaml_cfg_link(path: str, facts: dict[str, Any], prov: dict[str, str],
@@ -143,6 +187,7 @@ def read_yaml(path: str, parsed: Parsed) -> ReaderOutput:
     prov: dict[str, str] = {}
     rest = dict(data)
     model_args = rest.pop("MODEL_ARGS", None)
+    budget = [MAX_ITEMS_PER_FILE]
     flatten(rest, parsed, PREFIX, path, facts=facts, prov=prov)
     if isinstance(model_args, dict):
         for key, value in model_args.items():
@@ -152,7 +197,7 @@ def read_yaml(path: str, parsed: Parsed) -> ReaderOutput:
             name = f"{PREFIX}.{flag.replace('-', '_')}"
             if isinstance(value, str) and flag in _MULTI:
                 value = value.split()
-            facts[name] = jsonable(value)
+            facts[name] = fact_value(value, budget)
             line = parsed.line_of(("MODEL_ARGS", key))
             prov[name] = f"{path}:{line}" if line else path
     return ReaderOutput(facts, prov)

@@ -25,7 +25,7 @@ from typing import Any
 
 from preflight.probes.configs._parse import Parsed, flatten
 from preflight.probes.configs._types import ConfigProblem, Linked, ReaderOutput
-from preflight.probes.configs.llmfoundry import resolve
+from preflight.probes.configs.interpolate import resolve
 
 
 def _where(path: str, parsed: Parsed, key: tuple[Any, ...]) -> tuple[str, int | None]:
@@ -96,7 +96,7 @@ def read_hf_trainer(path: str, parsed: Parsed) -> ReaderOutput:
 def read_nemo(path: str, parsed: Parsed) -> ReaderOutput:
     """NeMo 1.x: Hydra/OmegaConf YAML, so ``${model.x}`` / ``${.x}`` are resolved first."""
     data = parsed.data if isinstance(parsed.data, dict) else {}
-    facts, prov = flatten(resolve(data, data), parsed, "config.nemo", path)
+    facts, prov = flatten(resolve(data, parsed.line_of), parsed, "config.nemo", path)
     return ReaderOutput(facts, prov)
 
 

@@ -188,10 +188,147 @@ def test_forced_kind_on_a_folder_reads_only_that_kind(tmp_path: Path) -> None:
     # DeepSpeed JSONs the job uses
     assert [p.message for p in read.problems] == [
         "the folder holds 2 deepspeed configs (ds_zero2.json, ds_zero3_unused.json); name the "
-        "one the job uses (fp8-doctor check FILE ...)"]
+        "one the job uses (fp8-doctor check FILE ...); none of them was read"]
     assert not any(n.startswith("config.accelerate.") for n in read.facts)
     shutil.copy(FIXTURES / "deepspeed/zero1_bf16_off.json", tmp_path / "ds.json")
     shutil.copy(FIXTURES / "accelerate/fsdp1_bf16_old.yaml", tmp_path / "acc.yaml")
     read = read_paths([str(tmp_path)], kind="deepspeed")
     assert read.problems == []
     assert read.files == [(str(tmp_path / "ds.json"), "deepspeed")]
+
+
+@pytest.mark.parametrize("rel,kind", [
+    ("accelerate/launch_fp8_fsdp.sh", "accelerate"),
+    ("accelerate/launch_fp8_hf_bf16.sh", "hf_trainer"),
+    ("accelerate/launch_fp8_hf_bf16.sh", "accelerate"),
+    ("hf_trainer/run_sft_deepspeed.sh", "hf_trainer"),
+])
+def test_forced_accelerate_or_hf_kind_reads_a_launch_script(rel: str, kind: str) -> None:
+    # audit 4, bug 5: FORMATS lacked "text" for these kinds, so the script was parsed as YAML
+    read = read_paths([fixture(rel)], kind=kind)
+    assert read.problems == []
+    assert read.files[0] == (fixture(rel), kind)
+    assert kind in read.facts["config.kinds"]
+
+
+def test_forced_accelerate_kind_on_a_script_without_accelerate_launch() -> None:
+    read = read_paths([fixture("hf_trainer/run_sft_deepspeed.sh")], kind="accelerate")
+    assert len(read.problems) == 1
+    assert "no `accelerate launch`" in read.problems[0].message
+    assert "hf_trainer" in read.problems[0].message
+
+
+def test_forced_accelerate_kind_on_a_folder_keeps_launch_scripts(tmp_path: Path) -> None:
+    shutil.copy(FIXTURES / "accelerate/launch_fp8_hf_bf16.sh", tmp_path / "launch.sh")
+    (tmp_path / "flags.args").write_text("--num-layers 2\n--fp8-format hybrid\n")
+    read = read_paths([str(tmp_path)], kind="accelerate")
+    assert read.problems == []
+    assert read.files == [(str(tmp_path / "launch.sh"), "accelerate")]
+    assert read.facts["config.accelerate.mixed_precision"] == "fp8"
+
+
+# -- a folder is one job: a launch script with the files it names (audit 4, bugs 1 and 2) --------
+
+def test_folder_with_a_launch_script_reads_the_script_and_what_it_names() -> None:
+    read = read_paths([fixture("jobs/launch_accel_ds")])
+    assert read.problems == []
+    assert [os.path.basename(p) for p, _ in read.files] == [
+        "launch.sh", "accelerate_config.yaml", "ds_config.json"]
+    # the script's flags win over the YAML they override (accelerate >= 1.5)
+    assert read.facts["config.accelerate.num_processes"] == 16
+    assert read.provenance["config.accelerate.num_processes"].endswith("launch.sh:8")
+    assert read.facts["config.accelerate.mixed_precision"] == "fp8"
+    assert read.facts["config.hf_trainer.gradient_checkpointing"] is True
+    assert read.facts["config.deepspeed.zero_optimization.stage"] == 3
+
+
+def test_folder_read_equals_reading_its_launch_script() -> None:
+    folder = read_paths([fixture("jobs/launch_accel_ds")])
+    script = read_paths([fixture("jobs/launch_accel_ds/launch.sh")])
+    assert folder.facts == script.facts
+    assert folder.files == script.files
+
+
+def test_megatron_script_and_its_yaml_cfg_are_one_job(tmp_path: Path) -> None:
+    for name in ("run_with_yaml_cfg.sh", "gpt_yaml_cfg_local_impl.yaml"):
+        shutil.copy(FIXTURES / "megatron" / name, tmp_path / name)
+    read = read_paths([str(tmp_path)])
+    assert read.problems == []
+    assert [os.path.basename(p) for p, _ in read.files] == [
+        "run_with_yaml_cfg.sh", "gpt_yaml_cfg_local_impl.yaml"]
+    assert read.facts == read_paths([str(tmp_path / "run_with_yaml_cfg.sh")]).facts
+
+
+def test_folder_of_several_megatron_jobs_is_ambiguous(tmp_path: Path) -> None:
+    shutil.copytree(FIXTURES / "megatron", tmp_path / "megatron")
+    read = read_paths([str(tmp_path / "megatron")])
+    assert read.files == []
+    assert len(read.problems) == 1
+    message = read.problems[0].message
+    assert "separate megatron jobs" in message and "none of them was read" in message
+    assert "run_with_yaml_cfg.sh, which names gpt_yaml_cfg_local_impl.yaml" in message
+    for name in ("pretrain_gpt_fp8_array.sh", "mxfp8_no_overlap.args",
+                 "functional_test_model_config.yaml"):
+        assert name in message
+
+
+def test_ambiguous_folder_drops_the_files_only_its_candidates_name(tmp_path: Path) -> None:
+    # a.yaml (fp8) names ds_a.json (fp16); b.yaml (bf16) names ds_b.json (bf16). Both YAMLs were
+    # dropped as ambiguous but both JSONs were kept and merged: a false DeepSpeed conflict.
+    for name, prec, ds in (("a", "fp8", '"fp16": {"enabled": true}'),
+                           ("b", "bf16", '"bf16": {"enabled": true}')):
+        (tmp_path / f"{name}.yaml").write_text(
+            f"distributed_type: DEEPSPEED\nmixed_precision: {prec}\ndeepspeed_config:\n"
+            f"  deepspeed_config_file: ds_{name}.json\n")
+        (tmp_path / f"ds_{name}.json").write_text(
+            f'{{"zero_optimization": {{"stage": 2}}, {ds}}}')
+    read = read_paths([str(tmp_path)])
+    assert read.files == []
+    assert not any(n.startswith("config.") and n != "config.files" for n in read.facts)
+    assert [p.message for p in read.problems] == [
+        "the folder holds 2 separate accelerate jobs (a.yaml, which names ds_a.json; b.yaml, "
+        "which names ds_b.json); name the one the job uses (fp8-doctor check FILE ...); none of "
+        "them was read"]
+
+
+def test_two_scripts_naming_one_yaml_are_two_jobs(tmp_path: Path) -> None:
+    (tmp_path / "acc.yaml").write_text("distributed_type: MULTI_GPU\nnum_processes: 8\n")
+    for name, prec in (("fp8.sh", "fp8"), ("bf16.sh", "bf16")):
+        (tmp_path / name).write_text(
+            f"accelerate launch --config_file acc.yaml --mixed_precision {prec} train.py\n")
+    read = read_paths([str(tmp_path)])
+    assert read.files == []
+    assert "bf16.sh, which names acc.yaml; fp8.sh, which names acc.yaml" in \
+        read.problems[0].message
+
+
+def test_a_named_file_wins_over_a_folder_of_the_same_kind(tmp_path: Path) -> None:
+    shutil.copy(FIXTURES / "accelerate/fsdp1_bf16_old.yaml", tmp_path / "acc.yaml")
+    other = fixture("accelerate/fp8_te_multi_gpu.yaml")
+    read = read_paths([other, str(tmp_path)])
+    assert read.problems == []
+    assert read.files == [(other, "accelerate")]
+
+
+def test_files_naming_each_other_in_a_cycle_are_one_job(tmp_path: Path) -> None:
+    # nonsense, but it must neither hang nor lose the files: the first file leads
+    (tmp_path / "a.sh").write_text("accelerate launch --config_file b.sh --num_processes 2 x.py\n")
+    (tmp_path / "b.sh").write_text("accelerate launch --config_file a.sh --mixed_precision fp8 "
+                                   "x.py\n")
+    read = read_paths([str(tmp_path)])
+    assert read.problems == []
+    assert [os.path.basename(p) for p, _ in read.files] == ["a.sh", "b.sh"]
+    assert read.facts["config.accelerate.mixed_precision"] == "fp8"
+
+
+def test_folder_with_an_oversized_config_says_so(tmp_path: Path) -> None:
+    # audit 4: a 25 MB accelerate.yaml in a job folder was skipped with no word
+    shutil.copy(FIXTURES / "torchtitan/v02_rowwise_allgather.toml", tmp_path / "job.toml")
+    with open(tmp_path / "accelerate.yaml", "wb") as fh:
+        fh.truncate(25 * 1024 * 1024)
+    with open(tmp_path / "train_data.json", "wb") as fh:     # data: still skipped quietly
+        fh.truncate(25 * 1024 * 1024)
+    read = read_paths([str(tmp_path)])
+    assert [(os.path.basename(p.path), "over the" in p.message) for p in read.problems] == [
+        ("accelerate.yaml", True)]
+    assert read.files == [(str(tmp_path / "job.toml"), "torchtitan")]

@@ -47,6 +47,13 @@ TABLE = [
     ("many_items.yaml", b"a: [" + b"1," * 20_000 + b"1]\n", "far larger", None),
     ("bad_link.yaml", b"distributed_type: DEEPSPEED\ndeepspeed_config:\n"
                       b"  deepspeed_config_file: nowhere/ds.json\n", "does not exist", 3),
+    # int() refuses > 4,300 digits: each parser raised a bare ValueError (audit 4, bug 3)
+    ("bigint.json", b'{"zero_optimization":\n {"stage": ' + b"1" * 5000 + b"}}", "5,000 digits",
+     2),
+    ("bigint.toml", b'[model]\nname = "llama3"\n[training]\nseq_len = ' + b"1" * 5000 + b"\n",
+     "5,000 digits", 4),
+    ("bigint.yaml", b"mixed_precision: fp8\nnum_processes: " + b"1" * 5000 + b"\n",
+     "5,000 digits", 2),
 ]
 
 
@@ -127,3 +134,50 @@ def test_missing_path_is_a_problem(tmp_path: Path) -> None:
 def test_non_path_input_is_a_problem_not_a_crash() -> None:
     read = read_paths([None], kind=None)  # type: ignore[list-item]
     assert read.problems and read.files == []
+
+
+@pytest.mark.parametrize("name,content,words,line", [
+    # audit 4 (minor): each gave a generic or misleading message
+    ("ds.yaml", b'{"zero_optimization": {"stage": 2}, "train_micro_batch_size_per_gpu": 1}\n',
+     "looks like a deepspeed config, but deepspeed reads JSON only, not YAML", 1),
+    ("utf16.json", '{"zero_optimization": {"stage": 2}}'.encode("utf-16"), "UTF-16", 1),
+    ("utf16_nobom.yaml", "mixed_precision: fp8\n".encode("utf-16-le"), "UTF-16", 1),
+])
+def test_clear_messages(tmp_path: Path, name: str, content: bytes, words: str,
+                        line: int | None) -> None:
+    path = tmp_path / name
+    path.write_bytes(content)
+    _check(path, words, line)
+
+
+def test_crlf_launch_script_is_read_and_reported(tmp_path: Path) -> None:
+    path = tmp_path / "launch.sh"
+    path.write_bytes(b"#!/bin/bash\r\naccelerate launch \\\r\n  --mixed_precision fp8 \\\r\n"
+                     b"  --fp8_backend TE train.py\r\n")
+    read = read_paths([str(path)])
+    assert [(p.line, "CRLF" in p.message) for p in read.problems] == [(1, True)]
+    assert read.facts["config.accelerate.mixed_precision"] == "fp8"
+    assert read.facts["config.accelerate.fp8_config.backend"] == "TE"
+
+
+def test_crlf_argument_file_is_fine(tmp_path: Path) -> None:
+    # argparse reads @file lines with universal newlines: no problem there
+    path = tmp_path / "flags.args"
+    path.write_bytes(b"--fp8-format\r\nhybrid\r\n--hidden-size\r\n4096\r\n")
+    read = read_paths([str(path)])
+    assert read.problems == []
+    assert read.facts["config.megatron.fp8_format"] == "hybrid"
+
+
+@pytest.mark.skipif(not hasattr(os, "symlink"), reason="needs symlinks")
+def test_broken_symlink_says_so(tmp_path: Path) -> None:
+    link = tmp_path / "acc.yaml"
+    link.symlink_to(tmp_path / "gone.yaml")
+    _check(link, "broken symbolic link", None)
+
+
+@pytest.mark.skipif(not hasattr(os, "symlink"), reason="needs symlinks")
+def test_symlink_loop_says_so(tmp_path: Path) -> None:
+    (tmp_path / "a.yaml").symlink_to(tmp_path / "b.yaml")
+    (tmp_path / "b.yaml").symlink_to(tmp_path / "a.yaml")
+    _check(tmp_path / "a.yaml", "loop of symbolic links", None)
