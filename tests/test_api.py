@@ -42,7 +42,7 @@ def test_assert_ready_takes_one_path_too() -> None:
 
 def test_rules_paths_takes_one_folder(tmp_path: Path) -> None:
     # An empty folder holds no rule: the usage error names the folder, not its characters.
-    with pytest.raises(UserInputError, match=f"found in {re.escape(str(tmp_path))}$"):
+    with pytest.raises(UserInputError, match=f"found in {re.escape(str(tmp_path))} "):
         preflight.check(str(EXAMPLE), rules_paths=str(tmp_path))
 
 
