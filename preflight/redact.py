@@ -26,11 +26,8 @@ block-list: a block-list misses ``AWS_SECRET_ACCESS_KEY``; vllm-project/vllm#929
 from __future__ import annotations
 
 import getpass
-import hashlib
-import hmac
 import os
 import re
-import secrets
 import socket
 from dataclasses import dataclass
 from functools import lru_cache
@@ -250,6 +247,9 @@ def fingerprint(value: str, key: bytes | None = None) -> str:
     which is right when nothing outside this process compares the fingerprints; processes that
     must compare (the ranks of one job) pass a key they share and that no report contains.
     """
+    import hashlib  # only dist fingerprints need these (~4 ms of import on every check)
+    import hmac
+
     digest = hmac.new(key or _process_key(), value.encode("utf-8", "surrogatepass"),
                       hashlib.sha256).hexdigest()
     return f"<masked:{digest[:12]}>"
@@ -257,6 +257,8 @@ def fingerprint(value: str, key: bytes | None = None) -> str:
 
 @lru_cache(maxsize=1)
 def _process_key() -> bytes:
+    import secrets
+
     return secrets.token_bytes(32)
 
 
@@ -278,7 +280,13 @@ class Redactor:
         ``hex_runs=False`` leaves long hex runs alone: the post-render pass over a whole output
         uses it, because only the key-aware pass can tell a commit hash (``cuda.torch_git``)
         from a hex API key, and that pass has already run on the document.
+
+        Memoised: a report repeats most strings (a fact name is a key under facts, provenance
+        and evidence), ~860 calls for ~200 distinct strings; the redactor is immutable.
         """
+        return _text(self, value, key, hex_runs)
+
+    def _text(self, value: str, key: str | None, hex_runs: bool) -> str:
         if key is not None and value and (
                 is_secret_name(key) or (key.startswith("env.") and looks_secret(key[4:], value))):
             # An env.* value is one datum of an allow-listed variable: judged whole, with the
@@ -347,6 +355,11 @@ class Redactor:
             new_key = self.text(k) if isinstance(k, str) else k
             out[new_key] = self.document(v, key=child_key, secret=child_secret)
         return out
+
+
+@lru_cache(maxsize=16384)
+def _text(redactor: Redactor, value: str, key: str | None, hex_runs: bool) -> str:
+    return redactor._text(value, key, hex_runs)
 
 
 def _hostnames() -> tuple[str, ...]:

@@ -24,10 +24,14 @@ from typing import Any
 from preflight import yamlsafe
 from preflight.facts import Unknown
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
+
+def _tomllib() -> Any:
+    """The TOML parser, imported on first use: most checks read no TOML (torchtitan only)."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on 3.10 only
+        import tomli as tomllib
+    return tomllib
 
 MAX_BYTES = 1024 * 1024
 """Files above this size are refused unread (configs are a few KB; a launch script < 100 KB)."""
@@ -231,6 +235,7 @@ def _toml_precheck(text: str) -> None:
 
 def parse_toml(text: str) -> Parsed:
     _toml_precheck(text)
+    tomllib = _tomllib()
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
