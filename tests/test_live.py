@@ -290,7 +290,13 @@ def test_gpu_inspect_script_runs_its_cpu_case(tmp_path) -> None:
     case = doc["cases"]["torchao_direct"]
     assert case["status"] == "ok", case
     assert case["facts"]["runtime.fp8.converted"] == 3
-    assert doc["cases"]["deepspeed_zero3"]["status"] == "skipped"
+    # Skipped (with its reason) where DeepSpeed is absent, as in CI; run for real where it is
+    # installed (the GPU machine carries a DeepSpeed wheel): either way never an error.
+    import importlib.util
+
+    zero3 = doc["cases"]["deepspeed_zero3"]
+    expected = "ok" if importlib.util.find_spec("deepspeed") else "skipped"
+    assert zero3["status"] == expected, zero3
     assert proc.returncode == 0
 
 
