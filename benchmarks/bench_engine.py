@@ -220,6 +220,12 @@ def main(argv: list[str] | None = None) -> int:
             load_rules()
 
         out[f"load_cold_bundled_{n}"] = _timed(cold_bundled, args.load_repeat)
+
+        def cold_bundled_check() -> None:
+            loader._CACHE.clear()
+            load_rules(with_tests=False)  # what `fp8-doctor check` loads (no inline tests)
+
+        out[f"load_cold_bundled_{n}_check"] = _timed(cold_bundled_check, args.load_repeat)
         out[f"evaluate_bundled_{n}"] = _timed(lambda: evaluate(load_rules(), facts), args.repeat)
     evaluate(ruleset, facts)  # warm the version-key cache, as any run after the first rule does
     out[f"evaluate_{len(ruleset)}"] = _timed(lambda: evaluate(ruleset, facts), args.repeat)
