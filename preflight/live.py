@@ -36,6 +36,7 @@ DIMS = "dims_not_multiple_of_16"
 SIBLING = "after_unaligned_sibling"
 FIRST_LAST = "first_or_last_linear"
 FILTERED = "filtered"
+NONE_CONVERTED = "model_not_converted"  # no FP8 module anywhere: no per-layer guess applies
 _BACKEND_NAMES = {"TE": "te", "AO": "torchao", "MSAMP": "msamp", "NO": "none"}
 
 
@@ -73,7 +74,8 @@ def model_facts(model: Any, *, backend: str | None = None,
         elif isinstance(module, torch.nn.Linear):
             gemms.append((name, module, False))
     backend = backend or (sorted(backends)[0] if len(backends) == 1 else None)
-    unconverted = [_unconverted(i, gemms, backend) for i, g in enumerate(gemms) if not g[2]]
+    unconverted = [_unconverted(i, gemms, backend, any_fp8=bool(converted))
+                   for i, g in enumerate(gemms) if not g[2]]
     params: dict[str, int] = {}
     for p in model.parameters():
         params[_dtype(p)] = params.get(_dtype(p), 0) + _numel(p)
@@ -109,10 +111,15 @@ def _unaligned(module: Any) -> bool:
 
 
 def _unconverted(index: int, gemms: Sequence[tuple[str, Any, bool]],
-                 backend: str | None) -> dict[str, Any]:
+                 backend: str | None, *, any_fp8: bool = True) -> dict[str, Any]:
     name, module, _ = gemms[index]
     i, o = _dims(module)
-    if _unaligned(module):
+    if not any_fp8 and not _unaligned(module):
+        # Nothing was converted at all (FP8D-RT-0001): "first/last" or "filtered" would be a
+        # guess about a conversion that never ran. Unaligned dims stay worth naming: those
+        # layers would stay in high precision even once conversion works.
+        reason = NONE_CONVERTED
+    elif _unaligned(module):
         # FP8 GEMMs need both dims divisible by 16; accelerate's torchao filter skips such layers
         # (accelerate/utils/ao.py filter_linear_layers) and TE's convert_model stops at them.
         reason = DIMS
@@ -370,6 +377,9 @@ def inspect(model: Any, optimizer: Any = None, accelerator: Any = None, expect_f
     from preflight import engine as rules_engine
     from preflight.api import evaluate_facts
 
+    if model is None or not callable(getattr(model, "named_modules", None)):
+        raise TypeError("preflight.inspect(model, ...) needs a torch.nn.Module (the model after "
+                        f"accelerator.prepare / deepspeed.initialize), not {type(model).__name__}")
     facts = runtime_facts(model, optimizer, accelerator, expect_fp8, engine=engine,
                           ds_config=ds_config, backend=backend, max_listed=max_listed)
     if extra_facts:

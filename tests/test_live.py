@@ -69,6 +69,19 @@ def test_plain_model_has_no_fp8_modules() -> None:
     assert facts["runtime.fp8.unconverted_count"] == 5
     assert facts["runtime.params.dtypes"] == ["float32"]
     assert facts["runtime.params.low_precision"] is False
+    # Nothing was converted: no guess about first/last or filters; the unaligned router is still
+    # named (it would stay in high precision once conversion works).
+    reasons = {u["name"]: u["reason"] for u in facts["runtime.fp8.unconverted"]}
+    assert reasons == {"inp": "model_not_converted", "router": DIMS, "e1": "model_not_converted",
+                       "e2": "model_not_converted", "head": "model_not_converted"}
+
+
+@pytest.mark.parametrize("thing", [None, "model.pt", object()])
+def test_inspect_of_something_that_is_not_a_model_is_a_clear_type_error(thing: object) -> None:
+    from preflight import inspect
+
+    with pytest.raises(TypeError, match="needs a torch.nn.Module"):
+        inspect(thing)
 
 
 def test_fully_converted_model() -> None:

@@ -17,7 +17,7 @@ SPECS = (
     F("runtime.fp8.linear_total", "int", "FP8 modules plus torch.nn.Linear layers left in high precision"),
     F("runtime.fp8.unconverted", "list", "Linear layers left in high precision: [{name, in, out, reason}] (first 64)"),
     F("runtime.fp8.unconverted_count", "int", "How many torch.nn.Linear layers are not FP8 modules"),
-    F("runtime.fp8.unconverted_reasons", "list", "Distinct reasons: dims_not_multiple_of_16 | after_unaligned_sibling | first_or_last_linear | filtered"),
+    F("runtime.fp8.unconverted_reasons", "list", "Distinct reasons: dims_not_multiple_of_16 | after_unaligned_sibling | first_or_last_linear | filtered | model_not_converted (no FP8 module at all)"),
     # parameters and optimizer
     F("runtime.params.dtypes", "list", "Dtypes of the model's parameters, e.g. ['bfloat16', 'float32']"),
     F("runtime.params.numel_by_dtype", "dict", "Parameter elements per dtype (ZeRO-3: full sizes, ds_numel)"),

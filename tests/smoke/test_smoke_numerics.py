@@ -75,3 +75,22 @@ def test_sqnr_edge_cases() -> None:
     assert math.isnan(nm.sqnr_db(a, a * float("inf")))
     assert nm.finite_or_none(math.inf) == 999.0 and nm.finite_or_none(math.nan) is None
     assert abs(nm.sqnr_db(a, a * 1.1) - 20.0) < 1e-4  # float32 1.1
+
+
+@pytest.mark.parametrize("claims_converted", [False, True])
+def test_torchao_that_silently_stays_bf16_is_caught(monkeypatch: pytest.MonkeyPatch,
+                                                     claims_converted: bool) -> None:
+    """The mission's first failure: an "FP8" run whose layers compute in BF16. Whether the
+    conversion reports nothing converted, or reports a layer as converted while it still runs a
+    BF16 GEMM, the torchao layer check must not call FP8 engaged (real torch and torchao;
+    only our own conversion step is replaced)."""
+    pytest.importorskip("torchao")
+    from preflight.smoke import torchao_check as tc
+
+    config, _ = tc.make_config(emulate=True)
+    names = ["0"] if claims_converted else []
+    monkeypatch.setattr(tc, "convert", lambda model, cfg: (model, names, []))
+    res = tc.layer_numerics("cpu", config)
+    assert res["sqnr_db"] > nm.BYPASS_SQNR_DB     # BF16 fidelity, not the FP8 band
+    assert res["engaged"] is False
+    assert res["finite"] is True
