@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import math
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -47,10 +48,11 @@ _INT64 = 2**63
 
 def _int(key: str, value: str, minimum: int = 0, maximum: int = _INT64 - 1,
          what: str = "") -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        raise AssumeError(f"{_flag(key, value)}: expected a whole number") from None
+    # ASCII digits only: int() also takes "٣" (Arabic-Indic three) and "1_000", which no config
+    # or command line means.
+    if not re.fullmatch(r"[+-]?[0-9]{1,64}", value):
+        raise AssumeError(f"{_flag(key, value)}: expected a whole number")
+    number = int(value)
     if number < minimum:
         raise AssumeError(f"{_flag(key, value)}: must be at least {minimum}")
     if number > maximum:
@@ -64,7 +66,8 @@ def _gpu_count(value: str) -> int:
 
 def _cc(key: str, value: str) -> str:
     parsed = parse_cc(value)
-    if parsed is None:
+    # Real compute capabilities run from 1.0 to 12.x; a generous bound still catches 999.999.
+    if parsed is None or not (1 <= parsed[0] <= 99 and 0 <= parsed[1] <= 9):
         raise AssumeError(f"{_flag(key, value)}: expected a compute capability like 8.9 or 10.0")
     return format_cc(*parsed)
 
@@ -92,9 +95,12 @@ def coerce(key: str, value: str, fact_type: str) -> Any:
         return _int(key, value, minimum=-_INT64)
     if fact_type == "float":
         try:
-            return float(value)
+            number = float(value)
         except ValueError:
             raise AssumeError(f"{_flag(key, value)}: expected a number") from None
+        if not math.isfinite(number):
+            raise AssumeError(f"{_flag(key, value)}: expected a finite number")
+        return number
     if fact_type == "version":
         return _version(key, value)
     if fact_type == "cc":
@@ -111,6 +117,9 @@ def coerce(key: str, value: str, fact_type: str) -> Any:
         if fact_type == "list":
             if isinstance(parsed, list):
                 return parsed
+            if value.lstrip().startswith(("{", "[")):
+                raise AssumeError(f"{_flag(key, value)}: expected a JSON list or "
+                                  "comma-separated values")
             return [part.strip() for part in value.split(",") if part.strip()]
         return value if parsed is None else parsed
     return value
@@ -268,6 +277,11 @@ def apply_assumptions(facts: Facts, assume: Mapping[str, str]) -> Facts:
     assumed.update(_derived_pkg(merged, touched))
 
     for key, value in generic.items():  # explicit facts win over anything derived above
+        if key.startswith("smoke."):
+            # The smoke step writes every smoke.* fact itself (or smoke.ran=false when it is
+            # skipped), so a planned one would be silently replaced.
+            raise AssumeError(f"{_flag(key, value)}: smoke.* facts are measured by the smoke "
+                              "step, not planned; use --snapshot to replay another run's")
         spec = registry().lookup(key)
         if spec is None:
             raise _unknown_key(key, value)

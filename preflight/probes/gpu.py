@@ -31,6 +31,8 @@ from preflight.probes.base import ProbeResult, ProbeStatus
 from preflight.probes.gpu_table import arch_for_cc, cc_key, format_cc, lookup
 
 SMI_TIMEOUT_S = 5.0
+SMI_MAX_BYTES = 256 * 1024
+"""More nvidia-smi output than this is not a GPU list (~150 bytes a GPU) and is not parsed."""
 NVML_TIMEOUT_S = 10.0
 """How long NVML may take to answer. A GPU that has fallen off the bus or a wedged driver can make
 ``nvmlInit``/``nvmlDeviceGet*`` block (DCGM diag treats that as a failed check, not a hang)."""
@@ -189,18 +191,27 @@ def read_smi(executable: str, timeout: float = SMI_TIMEOUT_S) -> HostView | str:
         detail = (res.stderr or res.stdout).strip().splitlines()
         why = res.error or f"exit code {res.returncode}" + (f": {detail[0]}" if detail else "")
         return f"nvidia-smi failed ({why})"
+    if len(res.stdout) > SMI_MAX_BYTES:
+        # One CSV line per GPU is ~150 bytes; megabytes mean something else is answering (a
+        # wrapper script, a broken driver spewing): parsing it would take minutes.
+        return (f"nvidia-smi printed {len(res.stdout):,} bytes, far more than a GPU list; "
+                "not parsed")
     gpus = []
+    seen: set[int] = set()
     driver = ""
     for line in res.stdout.splitlines():
         values = [c.strip() for c in line.split(",")]
-        if len(values) != len(fields) or not values[0].isdigit():
-            continue
+        if len(values) != len(fields) or not values[0].isdigit() or int(values[0]) in seen:
+            continue  # not a GPU line, or the same index again
+        seen.add(int(values[0]))
         col = dict(zip(fields, values, strict=True))
         cc_text = col.get("compute_cap", "")
         if re.fullmatch(r"\d+\.\d+", cc_text):
             cc: str | None = cc_text
         else:
-            known = lookup(col["name"]) if "compute_cap" not in fields else None
+            # No compute_cap field (drivers before R510) or "[N/A]" in it: the GPU table knows
+            # the compute capability of every named product.
+            known = lookup(col["name"])
             cc = known.cc if known else None
         # "[N/A]" / "[Not Supported]": a GPU without MIG, the same as NVML's NOT_SUPPORTED
         mode = col["mig.mode.current"]

@@ -157,6 +157,14 @@ SMI_SCRIPTS: Mapping[str, str] = {
     # A hang through a grandchild (sleep), the way a stuck driver call holds a real nvidia-smi.
     "hang": "#!/bin/sh\nsleep 30\necho never\n",
     "garbage": "#!/bin/sh\necho 'No devices were found, or something else entirely'\n",
+    # Megabytes of GPU-shaped lines (a wrapper gone wrong): must not be parsed for minutes.
+    "flood": "#!/bin/sh\nyes '0, NVIDIA H100 80GB HBM3, GPU-aaaa, 9.0, 81559, Disabled, 550.54.15' "
+             "| head -n 200000\n",
+    # The same index twice, and a blank compute_cap for an L4 (cc from the GPU table).
+    "dupes": "#!/bin/sh\nif [ -n \"$1\" ]; then\ncat <<'EOF'\n0, NVIDIA L4, GPU-dddd0000-1111-2222-3333"
+             "-444455550000, [N/A], 23034, [N/A], 550.54.15\n0, NVIDIA L4, GPU-dddd0000-1111-2222-3333-"
+             "444455550000, [N/A], 23034, [N/A], 550.54.15\nEOF\nelse\ncat <<'EOF'\n" + _SMI_HEADER
+             + "EOF\nfi\n",
     # A pre-R510 driver: rejects the compute_cap field, answers without it.
     "old": "#!/bin/sh\ncase \"$1\" in\n*compute_cap*) echo 'Field \"compute_cap\" is not a valid "
            "field to query.' >&2; exit 2;;\n--query-gpu*) echo '0, Tesla V100-SXM2-32GB, "

@@ -59,6 +59,7 @@ def test_gpu_with_count_and_explicit_driver() -> None:
     ("RTX 5090", "12.0", "blackwell"), ("RTX PRO 6000 Blackwell", "12.0", "blackwell"),
     ("DGX Spark GB10", "12.1", "blackwell"), ("GB10", "12.1", "blackwell"),
     ("V100", "7.0", "volta"), ("T4", "7.5", "turing"), ("geforce rtx-4090", "8.9", "ada"),
+    ("L20", "8.9", "ada"), ("RTX 4000 Ada", "8.9", "ada"), ("RTX 5070", "12.0", "blackwell"),
 ])
 def test_known_gpus(name: str, cc: str, arch: str) -> None:
     f = plan(gpu=name)
@@ -70,7 +71,10 @@ def test_known_gpus(name: str, cc: str, arch: str) -> None:
     ("NVIDIA GH200 480GB", "GH200"), ("NVIDIA RTX 6000 Ada Generation", "RTX 6000 Ada"),
     ("NVIDIA RTX PRO 6000 Blackwell Server Edition", "RTX PRO 6000 Blackwell"),
     ("NVIDIA GeForce RTX 4080", "RTX 4080"), ("Tesla T4", "T4"), ("NVIDIA GB10", "GB10"),
-    ("NVIDIA GeForce RTX 4060", None),  # not in the table: never a partial-word match like T4
+    ("NVIDIA GeForce RTX 4060", "RTX 4060"), ("NVIDIA L20", "L20"),
+    ("NVIDIA RTX 4000 SFF Ada Generation", "RTX 4000 Ada"),
+    ("NVIDIA GeForce RTX 4070 Ti SUPER", "RTX 4070"),
+    ("NVIDIA GeForce RTX 2080", None),  # not in the table: never a partial-word match like T4
 ])
 def test_product_names_as_nvml_prints_them(product: str, name: str | None) -> None:
     found = lookup(product)
@@ -162,6 +166,11 @@ def test_registered_facts_are_coerced(key: str, value: str, expected: object) ->
     ("intent.zero_stage", "three", "whole number"),
     ("pkg.te.versions", "x", "JSON object"),
     ("gpu.driver", "new", "not a valid version"),
+    ("gpu.count", "\u0663", "whole number"),          # Arabic-Indic 3: int() would take it
+    ("gpu.count", "1_000", "whole number"),
+    ("gpu.cc", "999.999", "compute capability like 8.9"),
+    ("gpu.mem_total_mib", "{}", "JSON list or comma-separated"),
+    ("smoke.ran", "true", "measured by the smoke step"),
 ])
 def test_bad_values(key: str, value: str, message: str) -> None:
     with pytest.raises(AssumeError, match=message):

@@ -189,6 +189,24 @@ def test_smi_garbage_is_a_fact(fake_smi: Any) -> None:
     assert isinstance(f["gpu.count"], Unknown) and "expected CSV" in f["gpu.count"].reason
 
 
+def test_a_flood_of_smi_output_is_refused_quickly(fake_smi: Any) -> None:
+    fake_smi("flood")
+    nvml = FakeNVML(init_error=NVMLError_LibraryNotFound("NVML Shared Library Not Found"))
+    start = time.monotonic()
+    f = probe_gpu(nvml=nvml, env=dict(os.environ)).facts
+    assert time.monotonic() - start < 5.0
+    assert isinstance(f["gpu.count"], Unknown)
+    assert "far more than a GPU list" in f["gpu.count"].reason
+
+
+def test_duplicate_smi_lines_count_once_and_blank_cc_comes_from_the_table(fake_smi: Any) -> None:
+    fake_smi("dupes")
+    nvml = FakeNVML(init_error=NVMLError_LibraryNotFound("NVML Shared Library Not Found"))
+    f = probe_gpu(nvml=nvml, env=dict(os.environ)).facts
+    assert f["gpu.host_count"] == 1 and f["gpu.count"] == 1
+    assert f["gpu.cc"] == "8.9"          # NVIDIA L4, from the GPU table
+
+
 def test_hanging_smi_returns_within_timeout(fake_smi: Any) -> None:
     fake_smi("hang")
     nvml = FakeNVML(init_error=NVMLError_LibraryNotFound("NVML Shared Library Not Found"))
