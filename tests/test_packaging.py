@@ -73,6 +73,11 @@ def test_wheel_ships_the_rules(wheel: Path) -> None:
     assert not any(n.startswith(("tests/", "fixtures/")) for n in names)
 
 
+def test_wheel_ships_the_json_report_schema(wheel: Path) -> None:
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "preflight/render/report.schema.json" in names
+
+
 def test_installed_not_editable(venv: Path, tmp_path: Path) -> None:
     res = _run([str(venv / "bin" / "python"), "-c", "import preflight; print(preflight.__file__)"],
                cwd=tmp_path)

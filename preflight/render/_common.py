@@ -91,6 +91,14 @@ def environment_rows(facts: dict[str, Any]) -> list[tuple[str, str]]:
         parts = [f"{d} {fmt_value(facts[f'pkg.{d}.version'])}" for d in dists
                  if f"pkg.{d}.version" in facts]
         rows.append((label, _join(parts) or "none installed"))
+    broken = _get(facts, "pkg.broken")
+    if isinstance(broken, list) and broken:
+        # A distribution whose metadata cannot be read has no version fact: the rules see it as
+        # not installed. Say so, so a "not installed" finding is not taken at face value.
+        shown = "; ".join(str(b) for b in broken[:3]) + (f"; +{len(broken) - 3} more"
+                                                         if len(broken) > 3 else "")
+        rows.append(("Broken installs", f"{len(broken)} with unreadable metadata "
+                                        f"(counted as not installed): {shown}"))
     intent = _intent(facts)
     if intent:
         rows.append(("Job asks for", intent))

@@ -101,6 +101,17 @@ def test_text_environment_mark_warns_when_the_gpu_is_unknown(facts) -> None:
     assert "[✓] Environment" in render(clean_report(), "text", redactor=NEUTRAL)
 
 
+def test_broken_installs_are_shown_in_the_environment() -> None:
+    broken = ["transformer_engine-1.11.0.dist-info: METADATA has no Version",
+              "torchao-0.9.0.dist-info: cannot read METADATA"]
+    for fmt in ("text", "markdown"):
+        out = render(_with(clean_report(), {"pkg.broken": broken}), fmt, redactor=NEUTRAL)
+        assert "Broken installs" in out and "2 with unreadable metadata" in out, fmt
+        assert "transformer_engine-1.11.0.dist-info" in out
+    assert "Broken installs" not in render(_with(clean_report(), {"pkg.broken": []}), "text",
+                                           redactor=NEUTRAL)
+
+
 def test_markdown_escapes_table_cells_and_html() -> None:
     md = render(findings_report(), "markdown", redactor=NEUTRAL)
     assert "drift | checkpointed layers &lt;recompute&gt;" not in md  # '>' is left alone
