@@ -36,6 +36,7 @@ from typing import Any
 MASK = "[REDACTED]"
 HOST_MASK = "[HOST]"
 USER_MASK = "[USER]"
+EMAIL_MASK = "[EMAIL]"
 
 # Name-based: a key segment that says "this is a credential". Matched per word part so that
 # "monkey" or "author" do not match, while "HF_TOKEN", "wandb_api_key" and
@@ -116,7 +117,17 @@ _CONTENT: tuple[tuple[re.Pattern[str], str], ...] = (
      MASK),
     (re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?-----END [A-Z ]*PRIVATE KEY-----", re.S),
      MASK),
+    # E-mail addresses (a git author in a config comment, a W&B entity): personal data. The TLD
+    # must be letters, so repo@v2.5 and NVIDIA/TransformerEngine@v1.11 stay.
+    # (git@host:org/repo is an SSH remote, not a mailbox.)
+    (re.compile(r"(?<![\w.+\-])(?!git@)[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*"
+                r"\.[A-Za-z]{2,}(?![\w\-])"), EMAIL_MASK),
 )
+# Settings whose value names another machine (accelerate's main_process_ip, torchrun's
+# rdzv_endpoint, DeepSpeed's hostfile, MASTER_ADDR): "no hostnames" covers the cluster's
+# other hosts too, not only this one.
+_HOST_KEY = re.compile(r"(?i)(?:^|_)(?:ip|ips|host|hosts|hostname|hostfile|addr|address|"
+                       r"endpoint|nodelist|node_list|nodes)$")
 # NAME=VALUE, NAME: VALUE and --name VALUE / --name=VALUE in free text (a pasted command line, an
 # exception message, an env dump): the value is masked when NAME says credential. Only NAME and
 # the separator are matched here, so a non-secret pair never swallows the secret pair after it
@@ -292,6 +303,9 @@ class Redactor:
             # An env.* value is one datum of an allow-listed variable: judged whole, with the
             # stricter single-value test (also for snapshots written before that test existed).
             return MASK
+        if key is not None and value and _HOST_KEY.search(key.rsplit(".", 1)[-1]) \
+                and value not in ("localhost", "127.0.0.1", "::1"):
+            return HOST_MASK
         out = _mask_content(value)
         if hex_runs and not (key and _HEX_OK_KEY.search(key)):
             out = _HEX_RUN.sub(MASK, out)

@@ -128,9 +128,28 @@ R = Redactor(home="/home/alice", user="alice", hostnames=("n17.example.org", "n1
     ("/opt/conda/lib/python3.11/site-packages/torch",
      "/opt/conda/lib/python3.11/site-packages/torch"),
     ("NVIDIA H100 80GB HBM3", "NVIDIA H100 80GB HBM3"),
+    # e-mail addresses are personal data; a repo@tag reference and an SSH remote are not mail
+    ("author: Alice Doe <alice.doe@corp.example.com>", "author: Alice Doe <[EMAIL]>"),
+    ("see NVIDIA/TransformerEngine@v1.11", "see NVIDIA/TransformerEngine@v1.11"),
+    ("git@github.com:org/repo.git", "git@github.com:org/repo.git"),
 ])
 def test_redact_text(raw: str, expected: str) -> None:
     assert R.text(raw) == expected
+
+
+@pytest.mark.parametrize("key,value,expected", [
+    ("config.accelerate.main_process_ip", "10.20.30.40", "[HOST]"),
+    ("env.MASTER_ADDR", "node-17.cluster.internal", "[HOST]"),
+    ("config.llmfoundry.dist.rdzv_endpoint", "head-0:29400", "[HOST]"),
+    ("config.deepspeed.hostfile", "/etc/hosts_job", "[HOST]"),
+    ("config.accelerate.main_process_ip", "localhost", "localhost"),    # says nothing
+    ("config.accelerate.main_process_port", "29500", "29500"),
+    ("host.os", "Linux", "Linux"),
+])
+def test_settings_that_name_another_machine_are_masked(key: str, value: str,
+                                                       expected: str) -> None:
+    """"No hostnames" covers the cluster's other machines, not only this one."""
+    assert R.text(value, key=key) == expected
 
 
 def test_hex_kept_under_version_keys() -> None:
