@@ -109,6 +109,37 @@ def test_check_from_the_wheel(venv: Path, tmp_path: Path) -> None:
     assert "host.python" in doc["facts"] and "gpu.count" in doc["facts"]
 
 
+def test_wheel_ships_a_rule_index_for_every_rule(wheel: Path) -> None:
+    with zipfile.ZipFile(wheel) as zf:
+        doc = json.loads(zf.read("preflight/_rules_index.json"))
+    in_repo = {p.relative_to(REPO / "rules").as_posix() for p in (REPO / "rules").rglob("*.yaml")}
+    assert set(doc["rules"]) == in_repo
+
+
+def test_check_from_the_wheel_uses_the_index_and_finds_what_the_source_finds(
+        venv: Path, tmp_path: Path) -> None:
+    """With the index, a check that reads no YAML config never imports PyYAML; its findings
+    are the source tree's (which parses the rules' YAML) on the same facts."""
+    # One set of facts for both runs (a snapshot of the example job on a planned H100), so
+    # only the way the rules are loaded differs.
+    snap = tmp_path / "snap.json"
+    made = _run([sys.executable, "-m", "preflight", "snapshot", "--example", "--assume",
+                 "gpu=H100", "-o", str(snap)], cwd=REPO)
+    assert made.returncode == 0, made.stderr[-2000:]
+    argv = ["check", "--format", "json", "--snapshot", str(snap)]
+    res = _run([str(venv / "bin" / "python"), "-X", "importtime", "-m", "preflight", *argv],
+               cwd=tmp_path)
+    assert res.returncode in (0, 1), res.stderr[-3000:]
+    imported = {line.rsplit("|", 1)[1].strip() for line in res.stderr.splitlines()
+                if line.startswith("import time:")}
+    assert "yaml" not in imported and "preflight.yamlsafe" not in imported
+    src = _run([sys.executable, "-m", "preflight", *argv], cwd=REPO)
+    ids = lambda out: sorted(f["id"] for f in json.loads(out)["findings"])  # noqa: E731
+    assert ids(res.stdout) == ids(src.stdout) and ids(res.stdout)   # the example has findings
+    undetermined = lambda out: sorted(u["id"] for u in json.loads(out)["undetermined"])  # noqa
+    assert undetermined(res.stdout) == undetermined(src.stdout)
+
+
 def test_readme_first_command_from_the_wheel(venv: Path, tmp_path: Path) -> None:
     """The README's first command, its check part exactly, on a non-editable install."""
     first = _readme_bash_blocks()[0]

@@ -13,19 +13,24 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-
-import yaml
+from typing import TYPE_CHECKING, Any
 
 import preflight
-from preflight import yamlsafe
+from preflight.engine import index as rules_index
 from preflight.engine.model import Problem, Reporter, Rule, RuleLoadError, RuleSet
 from preflight.engine.schema import build_rule
 
+if TYPE_CHECKING:
+    from preflight import yamlsafe
+
+# PyYAML (and yamlsafe over it) is imported where a file is parsed, not here: a check on an
+# installed wheel loads the bundled rules from their index (preflight.engine.index) and, with no
+# YAML config to read, never needs it (~11 ms of import).
+
 _CACHE: dict[tuple[object, ...], RuleSet] = {}
 _SUFFIXES = (".yaml", ".yml")
-_Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def bundled_rules_dir() -> Path:
@@ -56,7 +61,8 @@ def rule_files(paths: Sequence[str | os.PathLike[str]]) -> list[Path]:
     return out
 
 
-def parse_file(path: Path, *, with_tests: bool = True) -> tuple[Rule | None, list[Problem]]:
+def parse_file(path: Path, *, with_tests: bool = True,
+               entry: Mapping[str, Any] | None = None) -> tuple[Rule | None, list[Problem]]:
     """Parse and validate one rule file; returns the rule (None on errors) and all problems.
 
     ``with_tests=False`` is the fast path for ``check``: the inline ``tests:`` block (about half
@@ -69,6 +75,14 @@ def parse_file(path: Path, *, with_tests: bool = True) -> tuple[Rule | None, lis
         data = path.read_bytes()
     except OSError as exc:
         return None, [Problem(shown, None, f"cannot read: {exc.strerror or exc}")]
+    if not with_tests and entry is not None and b"<<" not in data \
+            and entry.get("digest") == rules_index.digest(data):
+        rule, problems = _from_index(shown, data, entry.get("data"))
+        if rule is not None and not problems:
+            return rule, problems
+        # Anything to report needs the YAML's line numbers: parse the file after all.
+    from preflight import yamlsafe
+
     try:
         loaded, data = _load_yaml(data, with_tests)
     except yamlsafe.YamlError as exc:
@@ -90,8 +104,19 @@ def parse_file(path: Path, *, with_tests: bool = True) -> tuple[Rule | None, lis
     return rule, rep.problems
 
 
+def _from_index(shown: str, data: bytes, doc: Any) -> tuple[Rule | None, list[Problem]]:
+    """A rule from its index entry (the file still matches it): the same validation, no YAML."""
+    rep = Reporter(shown, lambda _path: None, data.decode("utf-8", "replace"))
+    try:
+        return build_rule(doc, rep), rep.problems
+    except RecursionError:  # pragma: no cover - the index was built from a file that loaded
+        return None, [Problem(shown, 1, "nested too deeply to be a rule")]
+
+
 def _load_yaml(data: bytes, with_tests: bool) -> tuple[yamlsafe.Loaded, bytes]:
     """The parsed file (and the bytes it was parsed from), tests blanked when not wanted."""
+    from preflight import yamlsafe
+
     if not with_tests:
         quick = without_tests(data)
         if quick is not data:
@@ -127,7 +152,9 @@ def _merge_key_line(data: bytes) -> int | None:
     """Line of the first ``<<`` merge key in the file, or None. Only run on a file that yamlsafe accepted
     (so not too deep) and that contains ``<<`` at all: it composes the file a second time, and
     only the node graph tells a merge key from ``"<<"`` inside a string."""
-    node = yaml.compose(data, Loader=_Loader)
+    import yaml
+
+    node = yaml.compose(data, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     todo = [node] if node is not None else []
     seen: set[int] = set()
     lines: list[int] = []
@@ -147,16 +174,26 @@ def _merge_key_line(data: bytes) -> int | None:
 
 
 def collect(paths: Sequence[str | os.PathLike[str]] | None = None, *,
-            files: list[Path] | None = None,
-            with_tests: bool = True) -> tuple[list[Rule], list[Problem], list[Path]]:
-    """Load every file, collecting *all* problems (what ``rules lint`` needs)."""
+            files: list[Path] | None = None, with_tests: bool = True,
+            index: Mapping[str, Any] | None = None, index_root: Path | None = None,
+            ) -> tuple[list[Rule], list[Problem], list[Path]]:
+    """Load every file, collecting *all* problems (what ``rules lint`` needs).
+
+    ``index`` (entries keyed by path relative to ``index_root``) lets unchanged files skip YAML.
+    """
     if files is None:
         files = find_rule_files(paths)
     rules: list[Rule] = []
     problems: list[Problem] = []
     seen: dict[str, Rule] = {}
     for f in files:
-        rule, probs = parse_file(f, with_tests=with_tests)
+        entry = None
+        if index is not None and index_root is not None:
+            try:
+                entry = index.get(f.relative_to(index_root).as_posix())
+            except ValueError:  # not under the indexed folder
+                entry = None
+        rule, probs = parse_file(f, with_tests=with_tests, entry=entry)
         problems.extend(probs)
         if rule is None:
             continue
@@ -205,7 +242,12 @@ def load_rules(paths: Sequence[str | os.PathLike[str]] | None = None, *,
     cached = _CACHE.get(key)
     if cached is not None:
         return cached
-    rules, problems, _ = collect(files=files, with_tests=with_tests)
+    index, root = None, None
+    if paths is None and not with_tests:
+        root = bundled_rules_dir()
+        index = rules_index.read_index(Path(preflight.__file__).resolve().parent
+                                       / rules_index.INDEX_NAME)
+    rules, problems, _ = collect(files=files, with_tests=with_tests, index=index, index_root=root)
     errors = [p for p in problems if p.level == "error"]
     if errors:
         raise RuleLoadError(errors)

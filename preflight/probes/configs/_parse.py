@@ -21,7 +21,6 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from preflight import yamlsafe
 from preflight.facts import Unknown
 
 
@@ -136,6 +135,8 @@ def _huge_number(text: str) -> ParseError | None:
 
 
 def parse_yaml(text: str) -> Parsed:
+    from preflight import yamlsafe  # imported on first use: PyYAML costs ~11 ms to import
+
     _yaml_precheck(text)
     try:
         loaded = yamlsafe.load(text)

@@ -1,0 +1,64 @@
+"""A precomputed index of the bundled rule files, for the check path of an installed wheel.
+
+Parsing YAML is most of what loading the rule base costs a ``fp8-doctor check`` (~40 ms for the
+bundled rules even without their inline tests, plus ~11 ms to import PyYAML at all). The wheel
+build (``hatch_build.py``) therefore stores, next to ``preflight/_rules``, every rule file's
+parsed data (without its ``tests:`` block, which a check never evaluates) and the size and CRC-32
+of the file it came from. The loader uses an entry only when the installed file still matches, so
+an edited or replaced rule file is parsed from its YAML as usual; the index can make loading
+faster, never different. Source checkouts and editable installs have no index and always parse
+the YAML.
+
+The index is data produced by the same safe loader (:mod:`preflight.yamlsafe`) from the same
+files: JSON, no code.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+INDEX_VERSION = 1
+INDEX_NAME = "_rules_index.json"
+
+
+def digest(data: bytes) -> str:
+    """What an index entry is keyed by: the file's size and CRC-32.
+
+    It detects an edited or replaced rule file, which is all it is for (someone who can change
+    installed rule files can change the code that reads them too, so a cryptographic hash would
+    add nothing); zlib is already loaded, hashlib would cost ~3 ms of import on every check.
+    """
+    return f"{len(data)}:{zlib.crc32(data):08x}"
+
+
+def build_index(rules_dir: Path, files: Sequence[Path]) -> dict[str, Any]:
+    """The index document for ``files`` (all under ``rules_dir``); raises on a file that does
+    not parse, since a wheel must not ship a rule base that fails to load."""
+    from preflight import yamlsafe
+    from preflight.engine.loader import without_tests
+
+    entries: dict[str, Any] = {}
+    for path in files:
+        data = path.read_bytes()
+        parsed = yamlsafe.load(without_tests(data)).data
+        if json.loads(json.dumps(parsed)) != parsed:
+            continue  # a date or non-string key JSON cannot carry: this file stays YAML-only
+        entries[path.relative_to(rules_dir).as_posix()] = {"digest": digest(data),
+                                                           "data": parsed}
+    return {"index_version": INDEX_VERSION, "rules": entries}
+
+
+def read_index(path: Path) -> dict[str, Any] | None:
+    """The entries of the index at ``path``, or None when there is none or it is unusable."""
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(doc, dict) or doc.get("index_version") != INDEX_VERSION:
+        return None
+    rules = doc.get("rules")
+    return rules if isinstance(rules, dict) else None
