@@ -53,6 +53,12 @@ def _indented(console: Console, item: RenderableType, indent: int) -> None:
     console.print(Padding(Text(item) if isinstance(item, str) else item, (0, 0, 0, indent)))
 
 
+def _unwrapped(console: Console, item: str | Text, indent: int) -> None:
+    """One line that is never folded (a path or file:line broken mid-word cannot be copied);
+    the terminal wraps it, if at all."""
+    console.print(Text.assemble(" " * indent, item), soft_wrap=True)
+
+
 def render_text(doc: dict[str, Any], color: bool = False) -> str:
     """The human report for a terminal or a CI log."""
     console, buf = _console(color)
@@ -108,7 +114,7 @@ def _inputs(console: Console, doc: dict[str, Any]) -> None:
     if summary:
         _indented(console, summary, 4)
     for item in config_inputs(doc):
-        _indented(console, f"• {item}", 4)
+        _unwrapped(console, f"• {item}", 4)
     for item in unreadable_configs(doc):
         _indented(console, Text.assemble((f"{MARKS['error']} ", _STYLE["error"]), item,
                                          (" (unreadable)", "dim")), 4)
@@ -136,7 +142,7 @@ def _finding(console: Console, f: dict[str, Any]) -> None:
     _indented(console, Text(f["message"]), 6)
     loc = location_text(f)
     if loc:
-        _indented(console, Text.assemble(("at ", "dim"), loc), 6)
+        _unwrapped(console, Text.assemble(("at ", "dim"), loc), 6)
     fix = f.get("fix") or {}
     if fix.get("text"):
         _indented(console, Text.assemble(("fix: ", "green"), fix["text"]), 6)
