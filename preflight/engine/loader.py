@@ -68,7 +68,8 @@ def parse_file(path: Path, *, with_tests: bool = True,
     ``with_tests=False`` is the fast path for ``check``: the inline ``tests:`` block (about half
     of a rule file's YAML, and never evaluated by a check) is blanked before parsing, keeping
     every other line where it was, and the rule gets no test cases. ``rules lint`` / ``test``
-    and the catalogue always load the whole file.
+    and the catalogue always load the whole file. On that path an ``entry`` of the wheel's rule
+    index (:mod:`preflight.engine.index`) replaces the YAML when the file still matches it.
     """
     shown = str(path)
     try:
