@@ -232,11 +232,7 @@ def evaluate_facts(facts: Facts, *, rules_paths: Sequence[str] = (),
         # Unknown keys, rules that need a newer fp8-doctor: worth a line, never fatal.
         progress(f"rule warning: {warning}")
     if len(rules) == 0:
-        if rules_paths:
-            raise UserInputError(f"no rule files found in {', '.join(map(str, rules_paths))} "
-                                 "(rule files end in .yaml or .yml)")
-        raise RuntimeError("the bundled rule base is empty: this installation of fp8-doctor "
-                           "is broken (rules/ did not ship)")
+        raise engine.loader.no_rule_files(list(rules_paths))
     result = engine.evaluate(rules, facts)
     return Report(
         facts=facts,

@@ -13,7 +13,7 @@ from typing import Any
 from preflight import __version__
 from preflight.facts import (
     SNAPSHOT_SCHEMA_VERSION, Facts, SnapshotError, Unknown, decode_value, facts_to_json,
-    read_snapshot, registry, value_fits,
+    MAX_NESTING, read_snapshot, registry, value_fits,
 )
 from preflight.findings import Finding
 from preflight.probes.base import ProbeResult
@@ -48,15 +48,30 @@ def snapshot_document(facts: Facts, probes: Sequence[ProbeResult], inputs: Seque
 def _checked(name: str, value: Any) -> Any:
     """A registered fact whose value has the wrong shape becomes Unknown (a hand-edited or
     corrupted snapshot must not make rules decide on ``gpu.count: "eight"``). Names this
-    version does not register are kept: no rule can name them, and a newer fp8-doctor may."""
+    version does not register are kept: no rule can name them, and a newer fp8-doctor may.
+    A value nested deeper than any config (:data:`~preflight.facts.MAX_NESTING`) becomes
+    Unknown too: json.loads takes ~1,000 levels, rendering and evaluation recurse per level."""
     if isinstance(value, Unknown):
         return value
+    if _deeper_than(value, MAX_NESTING):
+        return Unknown(f"the snapshot's value is nested more than {MAX_NESTING} deep")
     spec = registry().lookup(name)
     if spec is None or value_fits(value, spec.type):
         return value
     shown = repr(value)
     shown = shown if len(shown) <= 40 else shown[:37] + "..."
     return Unknown(f"the snapshot's value {shown} is not of type {spec.type}")
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    todo = [(value, 0)]
+    while todo:  # iterative: the point is not to recurse on it
+        cur, depth = todo.pop()
+        if isinstance(cur, (list, dict)):
+            if depth >= limit:
+                return True
+            todo.extend((v, depth + 1) for v in (cur.values() if isinstance(cur, dict) else cur))
+    return False
 
 
 def load(path: str, *, drop_job: bool = False) -> tuple[Facts, list[Finding]]:
@@ -68,11 +83,8 @@ def load(path: str, *, drop_job: bool = False) -> tuple[Facts, list[Finding]]:
     doc = read_snapshot(path)
     prov_raw = doc.get("provenance")
     prov = {str(k): str(v) for k, v in prov_raw.items()} if isinstance(prov_raw, dict) else {}
-    try:
-        values = {str(k): _checked(str(k), decode_value(v)) for k, v in doc["facts"].items()
-                  if not (drop_job and str(k).startswith(JOB_NAMESPACES))}
-    except RecursionError:
-        raise SnapshotError(f"{path}: a fact value is nested too deeply") from None
+    values = {str(k): _checked(str(k), decode_value(v)) for k, v in doc["facts"].items()
+              if not (drop_job and str(k).startswith(JOB_NAMESPACES))}
     findings: list[Finding] = []
     for i, raw in enumerate(doc.get("findings") or ()):
         try:

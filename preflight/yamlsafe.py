@@ -17,13 +17,15 @@ from typing import Any
 
 import yaml
 
+from preflight.facts import MAX_NESTING
+
 # libyaml's C parser is ~10x faster on large files; fall back to the pure-Python one.
 _BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 MAX_EXPANDED_NODES = 200_000
 """Alias expansion beyond this many nodes is refused (a real config has a few thousand)."""
 
-MAX_DEPTH = 64
+MAX_DEPTH = MAX_NESTING
 """Collections nested deeper than this are refused before composing. libyaml's C composer
 recurses once per level with no limit, so ``[[[[...]]]]`` (or ``- - - -``, or indented block
 mappings) some 30,000 deep kills the interpreter with SIGSEGV instead of raising; on a thread's
@@ -189,11 +191,8 @@ def _count_depth(text: str, limit: int) -> None:
 def load(text: str | bytes) -> Loaded:
     """Parse one YAML document safely. Raises :class:`YamlError` with a line number."""
     text = _decode(text)
-    check_depth(text)
-    try:
-        return _load(text, fast=True)
-    except RecursionError:
-        raise YamlError("the document is nested too deeply (thousands of levels)") from None
+    check_depth(text)  # after it, nothing below recurses deeper than MAX_DEPTH levels
+    return _load(text, fast=True)
 
 
 def _decode(text: str | bytes) -> str:

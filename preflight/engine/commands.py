@@ -21,7 +21,7 @@ from typing import Any
 
 from preflight.engine import catalogue
 from preflight.engine.evaluate import outcome
-from preflight.engine.loader import collect, find_rule_files, load_rules
+from preflight.engine.loader import collect, find_rule_files, load_rules, no_rule_files
 from preflight.engine.model import Problem, Rule, RuleSet
 from preflight.errors import UserInputError
 from preflight.facts import Facts, encode_value
@@ -96,13 +96,8 @@ def main(args: argparse.Namespace, write: Write) -> int:
 def _require_rule_files(paths: list[str] | None) -> None:
     """A rule set with no file is a usage error, as in ``check``: a gate that checks nothing
     (a typo'd folder, an empty checkout) must not pass with exit 0."""
-    if find_rule_files(paths):
-        return
-    if paths is None:
-        raise RuntimeError("the bundled rule base is empty: this installation of fp8-doctor "
-                           "is broken (rules/ did not ship)")
-    raise UserInputError(f"no rule files found in {', '.join(paths)} "
-                         "(rule files end in .yaml or .yml)")
+    if not find_rule_files(paths):
+        raise no_rule_files(paths)
 
 
 def rule_to_dict(rule: Rule) -> dict[str, Any]:

@@ -15,12 +15,11 @@ variable to set, a config line to change) belongs in ``fix.text``.
 
 from __future__ import annotations
 
+import re
 import shlex
 from dataclasses import dataclass
 
-import re
-
-from packaging.version import InvalidVersion, Version
+from preflight.engine.versions import InvalidRange, compile_specifier
 
 # Outside quotes these make the line more than one simple command (| & ; ( )), redirect (< >),
 # expand (* ? [ ] ~ { }), start a comment (#) or expand history (!).
@@ -173,23 +172,19 @@ def _operand(name: str, kind: str, word: str) -> str | None:
     return f"unexpected argument {word!r} for {name}"
 
 
-_PLAIN = re.compile(r"([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)(\[[A-Za-z0-9._,-]+\])?"
-                    r"((?:~=|==|!=|<=|>=|<|>)[^,]+(?:,(?:~=|==|!=|<=|>=|<|>)[^,]+)*)?")
-_CLAUSE_SPLIT = re.compile(r"(~=|==|!=|<=|>=|<|>)")
+_PLAIN = re.compile(r"([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)(\[[A-Za-z0-9._,-]+\])?(.*)")
 
 
 def _plain_requirement(word: str) -> bool:
-    """``name[extras]`` with optional ``op version`` clauses whose versions parse: certainly a
-    valid PEP 508 requirement without a URL (what every bundled fix command is)."""
+    """``name[extras]`` with an optional specifier the rule engine's own PEP 440 parser accepts:
+    certainly a valid PEP 508 requirement without a URL (what every bundled fix command is)."""
     m = _PLAIN.fullmatch(word)
     if m is None:
         return False
-    for clause in filter(None, (m.group(3) or "").split(",")):
-        _, op, version = _CLAUSE_SPLIT.split(clause, maxsplit=1)
-        if op in ("==", "!=") and version.endswith(".*"):
-            version = version[:-2]
-        try:
-            Version(version)
-        except InvalidVersion:
-            return False
+    if not m.group(3):
+        return True
+    try:
+        compile_specifier(m.group(3))
+    except InvalidRange:
+        return False
     return True

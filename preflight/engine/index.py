@@ -52,8 +52,9 @@ def build_index(rules_dir: Path, files: Sequence[Path]) -> dict[str, Any]:
     return {"index_version": INDEX_VERSION, "rules": entries}
 
 
-def read_index(path: Path) -> dict[str, Any] | None:
-    """The entries of the index at ``path``, or None when there is none or it is unusable."""
+def read_index(path: Path, root: Path) -> dict[Path, Any] | None:
+    """The entries of the index at ``path`` by rule file (``root`` / the relative path they were
+    built with), or None when there is no index or it is unusable."""
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -61,4 +62,9 @@ def read_index(path: Path) -> dict[str, Any] | None:
     if not isinstance(doc, dict) or doc.get("index_version") != INDEX_VERSION:
         return None
     rules = doc.get("rules")
-    return rules if isinstance(rules, dict) else None
+    return keyed(rules, root) if isinstance(rules, dict) else None
+
+
+def keyed(rules: dict[str, Any], root: Path) -> dict[Path, Any]:
+    """Index entries (keyed by path relative to the rules folder) by the files' own paths."""
+    return {root / rel: entry for rel, entry in rules.items()}

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import preflight
+from preflight.errors import UserInputError
 from preflight.engine import index as rules_index
 from preflight.engine.model import Problem, Reporter, Rule, RuleLoadError, RuleSet
 from preflight.engine.schema import build_rule
@@ -33,9 +34,13 @@ _CACHE: dict[tuple[object, ...], RuleSet] = {}
 _SUFFIXES = (".yaml", ".yml")
 
 
+def _package_dir() -> Path:
+    return Path(preflight.__file__).resolve().parent
+
+
 def bundled_rules_dir() -> Path:
     """The bundled rules: repo ``rules/`` in a checkout, ``preflight/_rules`` in a wheel."""
-    pkg = Path(preflight.__file__).resolve().parent
+    pkg = _package_dir()
     installed = pkg / "_rules"
     if installed.is_dir():
         return installed
@@ -78,7 +83,7 @@ def parse_file(path: Path, *, with_tests: bool = True,
         return None, [Problem(shown, None, f"cannot read: {exc.strerror or exc}")]
     if not with_tests and entry is not None and b"<<" not in data \
             and entry.get("digest") == rules_index.digest(data):
-        rule, problems = _from_index(shown, data, entry.get("data"))
+        rule, problems = _from_index(shown, entry.get("data"))
         if rule is not None and not problems:
             return rule, problems
         # Anything to report needs the YAML's line numbers: parse the file after all.
@@ -97,21 +102,17 @@ def parse_file(path: Path, *, with_tests: bool = True,
         # `severity: error` loads silently with one of the two, and a reviewer reads the other.
         return None, [Problem(shown, merge, "YAML merge keys (<<) are not allowed in a rule "
                                             "file: write every key out in the rule itself")]
+    # yamlsafe refused anything nested more than MAX_DEPTH deep, so build_rule cannot recurse
+    # out of the stack.
     rep = Reporter(shown, loaded.line_of, data.decode("utf-8", "replace"))
-    try:
-        rule = build_rule(loaded.data, rep)
-    except RecursionError:
-        return None, [Problem(shown, 1, "nested too deeply to be a rule (thousands of levels)")]
-    return rule, rep.problems
+    return build_rule(loaded.data, rep), rep.problems
 
 
-def _from_index(shown: str, data: bytes, doc: Any) -> tuple[Rule | None, list[Problem]]:
-    """A rule from its index entry (the file still matches it): the same validation, no YAML."""
-    rep = Reporter(shown, lambda _path: None, data.decode("utf-8", "replace"))
-    try:
-        return build_rule(doc, rep), rep.problems
-    except RecursionError:  # pragma: no cover - the index was built from a file that loaded
-        return None, [Problem(shown, 1, "nested too deeply to be a rule")]
+def _from_index(shown: str, doc: Any) -> tuple[Rule | None, list[Problem]]:
+    """A rule from its index entry (the file still matches it): the same validation, no YAML.
+    No line map and no text: with anything to report, the caller parses the YAML instead."""
+    rep = Reporter(shown, lambda _path: None)
+    return build_rule(doc, rep), rep.problems
 
 
 def _load_yaml(data: bytes, with_tests: bool) -> tuple[yamlsafe.Loaded, bytes]:
@@ -176,11 +177,12 @@ def _merge_key_line(data: bytes) -> int | None:
 
 def collect(paths: Sequence[str | os.PathLike[str]] | None = None, *,
             files: list[Path] | None = None, with_tests: bool = True,
-            index: Mapping[str, Any] | None = None, index_root: Path | None = None,
+            index: Mapping[Path, Any] | None = None,
             ) -> tuple[list[Rule], list[Problem], list[Path]]:
     """Load every file, collecting *all* problems (what ``rules lint`` needs).
 
-    ``index`` (entries keyed by path relative to ``index_root``) lets unchanged files skip YAML.
+    ``index`` (entries by file path, :func:`preflight.engine.index.read_index`) lets unchanged
+    files skip YAML.
     """
     if files is None:
         files = find_rule_files(paths)
@@ -188,12 +190,7 @@ def collect(paths: Sequence[str | os.PathLike[str]] | None = None, *,
     problems: list[Problem] = []
     seen: dict[str, Rule] = {}
     for f in files:
-        entry = None
-        if index is not None and index_root is not None:
-            try:
-                entry = index.get(f.relative_to(index_root).as_posix())
-            except ValueError:  # not under the indexed folder
-                entry = None
+        entry = index.get(f) if index is not None else None
         rule, probs = parse_file(f, with_tests=with_tests, entry=entry)
         problems.extend(probs)
         if rule is None:
@@ -243,12 +240,11 @@ def load_rules(paths: Sequence[str | os.PathLike[str]] | None = None, *,
     cached = _CACHE.get(key)
     if cached is not None:
         return cached
-    index, root = None, None
+    index = None
     if paths is None and not with_tests:
         root = bundled_rules_dir()
-        index = rules_index.read_index(Path(preflight.__file__).resolve().parent
-                                       / rules_index.INDEX_NAME)
-    rules, problems, _ = collect(files=files, with_tests=with_tests, index=index, index_root=root)
+        index = rules_index.read_index(_package_dir() / rules_index.INDEX_NAME, root)
+    rules, problems, _ = collect(files=files, with_tests=with_tests, index=index)
     errors = [p for p in problems if p.level == "error"]
     if errors:
         raise RuleLoadError(errors)
@@ -256,6 +252,16 @@ def load_rules(paths: Sequence[str | os.PathLike[str]] | None = None, *,
                       tuple(str(f) for f in files))
     _CACHE[key] = ruleset
     return ruleset
+
+
+def no_rule_files(paths: Sequence[str | os.PathLike[str]] | None) -> Exception:
+    """The error for a rule set without a single file: a usage error for folders the user named
+    (a gate that checks nothing must not pass), a broken install for the bundled rules."""
+    if paths:
+        return UserInputError(f"no rule files found in {', '.join(map(str, paths))} "
+                              "(rule files end in .yaml or .yml)")
+    return RuntimeError("the bundled rule base is empty: this installation of fp8-doctor is "
+                        "broken (rules/ did not ship)")
 
 
 def find_rule_files(paths: Sequence[str | os.PathLike[str]] | str | None) -> list[Path]:

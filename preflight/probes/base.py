@@ -47,10 +47,10 @@ Probe = Callable[[], ProbeResult]
 
 
 def guarded(name: str, probe: Probe,
-            owns: Callable[[], Iterable[str]] | Iterable[str] = ()) -> ProbeResult:
+            owns: Callable[[], Iterable[str]] = tuple) -> ProbeResult:
     """Run ``probe``; an exception becomes a CRASHED result naming the exception and where.
 
-    ``owns`` names the facts the probe is responsible for (or returns them: computed only after a
+    ``owns`` returns the names of the facts the probe is responsible for (called only after a
     crash); each becomes ``Unknown`` with the crash as its reason, so rules that need them are
     undetermined rather than deciding on a missing fact.
     """
@@ -62,7 +62,7 @@ def guarded(name: str, probe: Probe,
         where = f" at {tb[-1].filename.rsplit('/', 1)[-1]}:{tb[-1].lineno}" if tb else ""
         reason = f"{type(exc).__name__}: {exc}{where}"
         why = Unknown(f"the {name} probe crashed: {reason}")
-        names = tuple(owns() if callable(owns) else owns)
+        names = tuple(owns())
         return ProbeResult(name, {n: why for n in names}, {n: f"{name} (crashed)" for n in names},
                            status=ProbeStatus.CRASHED, reason=reason,
                            seconds=time.perf_counter() - start)

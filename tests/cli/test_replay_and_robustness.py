@@ -103,6 +103,21 @@ def test_a_snapshot_nested_too_deeply_is_a_usage_error(tmp_path: Path, capsys) -
     assert "nested too deeply" in capsys.readouterr().err
 
 
+def test_a_snapshot_value_json_can_parse_but_too_deep_to_walk_becomes_unknown(
+        tmp_path: Path, capsys) -> None:
+    """900 levels parse as JSON, then overflow the stack in evaluation and rendering (was exit 3):
+    such a value is Unknown from the moment the snapshot is read."""
+    value: object = 0
+    for _ in range(900):
+        value = [value]
+    snap = tmp_path / "snap.json"
+    snap.write_text(json.dumps({"schema_version": "1.0", "facts": {"some.future.fact": value}}))
+    code = cli.main(["check", "--snapshot", str(snap), "--format", "json"])
+    assert code in (0, 1)
+    assert _json(capsys)["facts"]["some.future.fact"] == {
+        "$unknown": "the snapshot's value is nested more than 64 deep"}
+
+
 def test_snapshot_values_of_the_wrong_type_become_unknown(tmp_path: Path, capsys) -> None:
     """A hand-edited snapshot must not let rules decide on gpu.count: "eight"."""
     snap = tmp_path / "snap.json"

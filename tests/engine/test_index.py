@@ -23,7 +23,7 @@ def test_index_loads_the_same_rules_as_the_yaml() -> None:
     root = bundled_rules_dir()
     entries = _indexed(root)
     assert len(entries) == len(find_rule_files([root]))      # every bundled file is indexed
-    fast, problems, _ = collect([root], with_tests=False, index=entries, index_root=root)
+    fast, problems, _ = collect([root], with_tests=False, index=index.keyed(entries, root))
     assert problems == []
     whole = {r.id: r for r in load_rules()}
     yaml_fast = {r.id: r for r in load_rules(with_tests=False)}
@@ -44,7 +44,7 @@ def test_an_edited_rule_file_is_read_from_its_yaml(tmp_path: Path) -> None:
     entries = _indexed(root)
     target = root / "te" / "FP8D-TE-0001.yaml"
     target.write_text(target.read_text().replace("severity: error", "severity: warning", 1))
-    rules, problems, _ = collect([root], with_tests=False, index=entries, index_root=root)
+    rules, problems, _ = collect([root], with_tests=False, index=index.keyed(entries, root))
     assert problems == []
     assert {r.id: r for r in rules}["FP8D-TE-0001"].severity.value == "warning"
 
@@ -55,17 +55,17 @@ def test_a_rule_with_something_to_report_gets_its_yaml_line_numbers(tmp_path: Pa
     src = (bundled_rules_dir() / "te" / "FP8D-TE-0001.yaml").read_text()
     (root / "te" / "FP8D-TE-0001.yaml").write_text(src.replace("tags:", "severty: error\ntags:", 1))
     entries = _indexed(root)                                   # indexed as it is: it loads
-    _, problems, _ = collect([root], with_tests=False, index=entries, index_root=root)
+    _, problems, _ = collect([root], with_tests=False, index=index.keyed(entries, root))
     warning = [p for p in problems if "severty" in p.message]
     assert warning and warning[0].line is not None             # from the YAML, not the index
 
 
 def test_an_unusable_index_is_ignored(tmp_path: Path) -> None:
     path = tmp_path / index.INDEX_NAME
-    assert index.read_index(path) is None                      # missing
+    assert index.read_index(path, tmp_path) is None            # missing
     path.write_text("{not json")
-    assert index.read_index(path) is None
+    assert index.read_index(path, tmp_path) is None
     path.write_text(json.dumps({"index_version": 999, "rules": {}}))
-    assert index.read_index(path) is None
+    assert index.read_index(path, tmp_path) is None
     path.write_text(json.dumps({"index_version": index.INDEX_VERSION, "rules": {}}))
-    assert index.read_index(path) == {}
+    assert index.read_index(path, tmp_path) == {}
