@@ -42,27 +42,27 @@ class PreflightError(AssertionError):
         self.fail_on = fail_on
         bad = [f for f in report.sorted_findings() if at_or_above(f.severity, fail_on)]
         self.findings = tuple(bad)
-        super().__init__(_error_message(report, fail_on, len(bad)))
+        super().__init__(_error_message(report, fail_on))
 
 
-def _error_message(report: Report, fail_on: str, count: int) -> str:
+def _error_message(report: Report, fail_on: str) -> str:
     """The exception text, built from the report's redacted document (as the renderers do), so
     a secret-named fact interpolated into a message or a token in a config path is masked."""
     from preflight.redact import redact_text
     from preflight.render import document
+    from preflight.render._common import location_text
 
     doc = document(report, redact=True)
     # The document sorts findings as Report.sorted_findings does; keep those at the threshold.
     bad = [f for f in doc["findings"] if at_or_above(Severity(f["severity"]), fail_on)]
-    noun = "finding" if count == 1 else "findings"
-    lines = [f"fp8-doctor: {count} {noun} at or above '{fail_on}':"]
+    noun = "finding" if len(bad) == 1 else "findings"
+    lines = [f"fp8-doctor: {len(bad)} {noun} at or above '{fail_on}':"]
     for f in bad:
         lines.append(f"  [{f['severity']}] {f['id']}: {f['title']}")
         lines.append(f"      {f['message']}")
-        loc = f.get("location")
+        loc = location_text(f)
         if loc:
-            lines.append(f"      at {loc['path']}:{loc['line']}" if loc.get("line")
-                         else f"      at {loc['path']}")
+            lines.append(f"      at {loc}")
         fix = f.get("fix") or {}
         if fix.get("text"):
             lines.append(f"      fix: {fix['text']}")

@@ -39,11 +39,17 @@ def _fatal(code: int, msg: str, tip: str | None = None) -> NoReturn:
     raise SystemExit(code)
 
 
+MAX_TIMEOUT_S = 7 * 24 * 3600.0
+"""The longest timeout any flag takes: a child or rank silent for a week is hung, not slow, and
+subprocess / timedelta / threading.Timer overflow on huge values (an OverflowError long after
+the flag was read)."""
+
+
 def positive_seconds(text: str) -> float:
-    """argparse type: a timeout in seconds, > 0 and finite.
+    """argparse type: a timeout in seconds, > 0 and at most :data:`MAX_TIMEOUT_S`.
 
     ``nan`` fails ``> 0``; ``inf`` would pass it and switch the hang protection off, which is
-    what the timeout is for, so it is refused too.
+    what the timeout is for, so it is refused too, as is anything past a week.
     """
     try:
         value = float(text)
@@ -51,6 +57,9 @@ def positive_seconds(text: str) -> float:
         raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
     if not (value > 0 and math.isfinite(value)):
         raise argparse.ArgumentTypeError(f"must be a finite number of seconds above 0, not {text}")
+    if value > MAX_TIMEOUT_S:
+        raise argparse.ArgumentTypeError(
+            f"must be at most {MAX_TIMEOUT_S:.0f} seconds (7 days), not {text}")
     return value
 
 

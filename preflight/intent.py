@@ -69,7 +69,7 @@ from typing import Any
 
 from preflight.facts import Unknown
 from preflight.probes.configs import derive, derive_megatron
-from preflight.probes.configs.derive import MAX_PLAUSIBLE
+from preflight.probes.configs.derive import MAX_PLAUSIBLE  # `derive` is rebound below
 
 NO_CONFIG = "no job config given"
 
@@ -100,6 +100,8 @@ _UNSTATED = {
     "distributed": "the configs read do not say how the job is distributed",
     "activation_checkpointing": "activation checkpointing is set in the training script, not "
                                 "in the configs read",
+    "recompute_granularity": "the configs read do not say the activation recompute "
+                             "granularity (a Megatron / NeMo setting)",
     "compile": "torch.compile is set in the training script, not in the configs read",
     "num_gpus": "the configs read do not say how many GPUs",
     "shapes.hidden": "the configs read do not give the model's hidden size",
@@ -202,8 +204,7 @@ def _fill(got: dict[str, tuple[Any, str]]) -> None:
             got[name] = (Unknown(f"{name} {_short(value)} is none of "
                                  f"{', '.join(sorted(allowed))}"), source)
     for name, (value, source) in list(got.items()):
-        if _positive(value) and value > MAX_PLAUSIBLE or \
-                _int(value) and value < -MAX_PLAUSIBLE:
+        if _int(value) and abs(value) > MAX_PLAUSIBLE:
             # Two 3,000-digit arguments made a 6,000-digit token count that json.dumps refused.
             got[name] = (Unknown(f"{name.split('.')[-1]} is larger than 2**53: not a plausible "
                                  "size"), source)
@@ -230,7 +231,7 @@ def _fill(got: dict[str, tuple[Any, str]]) -> None:
         got["shapes.gemms"] = (Unknown(f"tensor parallelism: {tp_value.reason}"), "intent")
     elif all(_positive(v) for v in (h, ffn, tokens)):
         qkv_out, proj_in, fc1_out = (
-            v if _positive(v) and v <= MAX_PLAUSIBLE else default for v, default in (
+            v if _positive(v) else default for v, default in (
                 (got.get("shapes.qkv_out", (None,))[0], 3 * h),
                 (got.get("shapes.proj_in", (None,))[0], h),
                 (got.get("shapes.fc1_out", (None,))[0], ffn)))

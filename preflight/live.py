@@ -111,18 +111,18 @@ def _unaligned(module: Any) -> bool:
 
 
 def _unconverted(index: int, gemms: Sequence[tuple[str, Any, bool]],
-                 backend: str | None, *, any_fp8: bool = True) -> dict[str, Any]:
+                 backend: str | None, *, any_fp8: bool) -> dict[str, Any]:
     name, module, _ = gemms[index]
     i, o = _dims(module)
-    if not any_fp8 and not _unaligned(module):
-        # Nothing was converted at all (FP8D-RT-0001): "first/last" or "filtered" would be a
-        # guess about a conversion that never ran. Unaligned dims stay worth naming: those
-        # layers would stay in high precision even once conversion works.
-        reason = NONE_CONVERTED
-    elif _unaligned(module):
+    if _unaligned(module):
         # FP8 GEMMs need both dims divisible by 16; accelerate's torchao filter skips such layers
         # (accelerate/utils/ao.py filter_linear_layers) and TE's convert_model stops at them.
+        # Worth naming even when nothing was converted: they would stay in high precision.
         reason = DIMS
+    elif not any_fp8:
+        # Nothing was converted at all (FP8D-RT-0001): "first/last" or "filtered" would be a
+        # guess about a conversion that never ran.
+        reason = NONE_CONVERTED
     elif backend == "te" and _after_unaligned_sibling(name, gemms[:index]):
         # accelerate's TE convert_model does `return` instead of `continue` at an unaligned
         # Linear, leaving every later sibling in high precision (accelerate PR #1188, unfixed).

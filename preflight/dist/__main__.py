@@ -32,20 +32,6 @@ FORMATS = ("text", "json", "markdown", "sarif")
 # A rank still busy this long after --timeout is stuck (a probe or smoke child that ignores its
 # own timeout, a dead store): it leaves, so the launcher ends the job instead of waiting forever.
 WATCHDOG_GRACE_S = 90.0
-# The longest --timeout / --smoke-timeout: a rank silent for a week is hung, not slow; and
-# timedelta / threading.Timer overflow on inf (an OverflowError long after the flag was read).
-MAX_TIMEOUT_S = 7 * 24 * 3600.0
-
-
-def timeout_seconds(text: str) -> float:
-    """argparse type: ``positive_seconds`` (the check CLI's), and finite: at most a week."""
-    value = positive_seconds(text)
-    if not value <= MAX_TIMEOUT_S:
-        raise argparse.ArgumentTypeError(
-            f"must be at most {MAX_TIMEOUT_S:.0f} seconds (7 days), not {text}")
-    return value
-
-
 def positive_mib(text: str) -> int:
     """argparse type: a whole number of MiB, at least 1 (0 would time an empty collective)."""
     try:
@@ -71,14 +57,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--deep", action="store_true", help="also run the child-process import probe")
     p.add_argument("--smoke", action="store_true",
                    help="run the FP8 smoke step on every rank, each on its own GPU")
-    p.add_argument("--smoke-timeout", type=timeout_seconds, default=120.0, metavar="S")
+    p.add_argument("--smoke-timeout", type=positive_seconds, default=120.0, metavar="S")
     p.add_argument("--collectives", action="store_true",
                    help="also run an all-reduce and a uint8 all-gather across all ranks")
     p.add_argument("--collectives-backend", choices=("nccl", "gloo"), default="nccl",
                    help="nccl on the GPUs (default) or gloo on CPU tensors")
     p.add_argument("--collectives-mib", type=positive_mib, default=16, metavar="MIB",
                    help="MiB per rank moved by each collective (default: %(default)s)")
-    p.add_argument("--timeout", type=timeout_seconds, default=180.0, metavar="S",
+    p.add_argument("--timeout", type=positive_seconds, default=180.0, metavar="S",
                    help="seconds rank 0 waits for every rank to report; ranks not ready by then "
                         "are named in the report (default: %(default)s)")
     p.add_argument("--fail-on", choices=FAIL_ON_CHOICES, default="error")
@@ -132,7 +118,7 @@ def _render(args: argparse.Namespace, report: Any, view: Any) -> str:
                                        and sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
     if args.format == "json":
         doc = json.loads(report.render("json", redact=redact))
-        doc["cluster"] = json.loads(_scrub(json.dumps(section_json(view, redact=redact)), redact))
+        doc["cluster"] = section_json(view, redact=redact)
         return json.dumps(doc, indent=2, ensure_ascii=False)
     body = report.render(args.format, redact=redact, color=color)
     if args.format == "sarif":
@@ -140,16 +126,6 @@ def _render(args: argparse.Namespace, report: Any, view: Any) -> str:
     # render_section redacts cell by cell itself: scrubbing the laid-out table afterwards would
     # shorten cells (/home/u/x -> ~/x) and shift the columns after them.
     return render_section(view, args.format, redact=redact) + "\n" + body
-
-
-def _scrub(text: str, redact: bool) -> str:
-    """The JSON cluster section goes through the same content redaction as the rest of the report
-    ($HOME, host names, secret-looking values): env values such as NCCL_TOPO_FILE hold paths."""
-    if not redact:
-        return text
-    from preflight.redact import redact_text
-
-    return redact_text(text)
 
 
 def _watchdog(rank: int, seconds: float) -> None:

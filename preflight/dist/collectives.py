@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sys
 import time
 import traceback
@@ -34,29 +33,21 @@ MARGIN_S = 15.0
 ERROR_CHARS = 300
 # How much of the child's stderr travels back as ``detail`` (logged on the rank, not reported).
 DETAIL_CHARS = 4000
-# An unindented "pkg.module.SomeError: message" line: the last one is the exception that ended it.
-_EXC_LINE = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning)\b:?")
 
 
 def summarize_error(text: str) -> str:
-    """One line for a finding from a child's stderr (or an exception's text).
-
-    The last ``SomeError: message`` line when there is one (a Python traceback ends with it),
-    else the last non-empty line; whitespace collapsed, capped at :data:`ERROR_CHARS`.
-    """
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    if not lines:
-        return ""
-    exc = [ln for ln in lines if _EXC_LINE.match(ln)]
-    line = " ".join((exc or lines)[-1].split())
-    return line if len(line) <= ERROR_CHARS else line[: ERROR_CHARS - 1] + "…"
+    """One line for a finding from a child's stderr (or an exception's text)."""
+    return proc.error_line(text, ERROR_CHARS)
 
 
 def _failed(backend: str, error: str, stderr: str = "") -> dict[str, Any]:
-    out: dict[str, Any] = {"status": "failed", "backend": backend, "error": error}
+    return _with_detail({"status": "failed", "backend": backend, "error": error}, stderr)
+
+
+def _with_detail(result: dict[str, Any], stderr: str) -> dict[str, Any]:
     if stderr.strip():
-        out["detail"] = stderr.strip()[-DETAIL_CHARS:]
-    return out
+        result["detail"] = stderr.strip()[-DETAIL_CHARS:]
+    return result
 
 
 def run(info: RankInfo, *, timeout_s: float, backend: str = "nccl", mib: int = 16,
@@ -97,8 +88,8 @@ def run(info: RankInfo, *, timeout_s: float, backend: str = "nccl", mib: int = 1
                                     f"({summarize_error(str(result))}): {lines[-1][:200]}",
                            res.stderr)
         result["seconds"] = round(res.seconds, 3)
-        if result.get("status") not in ("ok", "skipped") and res.stderr.strip():
-            result["detail"] = res.stderr.strip()[-DETAIL_CHARS:]
+        if result.get("status") not in ("ok", "skipped"):
+            _with_detail(result, res.stderr)
         return result
     return _failed(backend, f"child exited with {res.returncode}: "
                             f"{summarize_error(res.stderr) or 'no output'}", res.stderr)
@@ -215,7 +206,7 @@ def main() -> int:
         traceback.print_exc(file=sys.stderr)
         text = f"{type(exc).__name__}: {exc}"
         result = {"status": "failed", "backend": spec.get("backend"),
-                  "error": summarize_error(text) or type(exc).__name__}
+                  "error": summarize_error(text)}
     print(json.dumps(result), flush=True)
     return 0
 

@@ -165,11 +165,23 @@ def render_section(view: ClusterView, fmt: str, *, redact: bool = True) -> str:
 
 
 def section_json(view: ClusterView, *, redact: bool = True) -> dict[str, Any]:
-    """The ``cluster`` key of the JSON report."""
-    return {
+    """The ``cluster`` key of the JSON report, every string cell redacted as in the text and
+    Markdown tables ($HOME, host names, secret-looking values: env values such as
+    NCCL_TOPO_FILE hold paths)."""
+    return _strings(_redactor(redact), {
         "nodes": [{"node": n.label, "ranks": list(n.ranks), **({} if redact else {"host": n.host})}
                   for n in view.nodes],
         "differences": [{"kind": k, "text": t} for k, t in _differences(view)],
         "ranks": rows(view),
-    }
+    })
+
+
+def _strings(clean: Callable[[str], str], doc: Any) -> Any:
+    if isinstance(doc, str):
+        return clean(doc)
+    if isinstance(doc, dict):
+        return {k: _strings(clean, v) for k, v in doc.items()}
+    if isinstance(doc, list):
+        return [_strings(clean, v) for v in doc]
+    return doc
 

@@ -19,6 +19,7 @@ Hung ``nvidia-smi`` is a known field problem (NordicHPC/sonar#92, netdata/netdat
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import time
@@ -151,3 +152,23 @@ def run(argv: Sequence[str], timeout: float, *, env: Mapping[str, str] | None = 
         cwd: str | None = None) -> ProcResult:
     """Run ``argv``; never raises, never waits longer than ``timeout`` plus the kill grace."""
     return collect(start(argv, timeout, env=env, cwd=cwd))
+
+
+# An unindented "pkg.module.SomeError: message" line: the last one is the exception that ended it.
+_EXC_LINE = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning)\b:?")
+_ERRORISH = ("Error", "error", "Fatal", "Abort")
+
+
+def error_line(text: str, limit: int) -> str:
+    """The one line of a child's stderr (or an exception's text) that says what went wrong.
+
+    The last ``SomeError: message`` line (a Python traceback ends with it), else the last line
+    that mentions an error, a fatal signal or an abort (``Fatal Python error: Segmentation
+    fault``), else the last non-empty line; whitespace collapsed, cut at ``limit`` characters.
+    """
+    lines = [" ".join(ln.split()) for ln in text.splitlines() if ln.strip()]
+    if not lines:
+        return ""
+    line = next((ln for ln in reversed(lines) if _EXC_LINE.match(ln)), None) or next(
+        (ln for ln in reversed(lines) if any(w in ln for w in _ERRORISH)), lines[-1])
+    return line if len(line) <= limit else line[: limit - 1] + "…"

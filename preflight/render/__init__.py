@@ -23,9 +23,7 @@ FORMATS = ("text", "json", "markdown", "sarif")
 def document(report: Report, *, redact: bool = True,
              redactor: Redactor | None = None) -> dict[str, Any]:
     """The report's JSON document, redacted unless ``redact`` is False."""
-    doc = report.to_dict()
-    doc.setdefault("fail_on", report.fail_on)
-    doc["redacted"] = redact
+    doc = _document(report, redact)
     if redact:
         from preflight.redact import redact_document
 
@@ -40,12 +38,28 @@ def render(report: Report, fmt: str, *, redact: bool = True, color: bool = False
     ``redactor`` replaces the one built for this machine (tests plant a home, user and host).
     """
     renderer = _renderer(fmt)
-    out = renderer(document(report, redact=redact, redactor=redactor), color)
-    if redact:
-        from preflight.redact import redact_text
-
-        out = redact_text(out, redactor=redactor, hex_runs=False)
+    out = render_document(_document(report, redact), lambda doc: renderer(doc, color),
+                          redact=redact, redactor=redactor)
     return out if out.endswith("\n") else out + "\n"
+
+
+def render_document(doc: dict[str, Any], renderer: Callable[[dict[str, Any]], str], *,
+                    redact: bool = True, redactor: Redactor | None = None) -> str:
+    """``renderer(doc)`` with the two redaction passes described above (also what
+    ``fp8-doctor smoke`` prints)."""
+    if not redact:
+        return renderer(doc)
+    from preflight.redact import redact_document, redact_text
+
+    return redact_text(renderer(redact_document(doc, redactor=redactor)), redactor=redactor,
+                       hex_runs=False)
+
+
+def _document(report: Report, redact: bool) -> dict[str, Any]:
+    doc = report.to_dict()
+    doc.setdefault("fail_on", report.fail_on)
+    doc["redacted"] = redact
+    return doc
 
 
 def _renderer(fmt: str) -> Callable[[dict[str, Any], bool], str]:

@@ -17,7 +17,6 @@ from rich.table import Table
 from rich.text import Text
 
 from preflight.render._common import (
-    CONFIG_UNREADABLE,
     MARKS,
     SEVERITY_ORDER,
     config_inputs,
@@ -90,8 +89,7 @@ def environment_mark(facts: dict[str, Any]) -> str:
 
 def inputs_mark(doc: dict[str, Any]) -> str:
     """``"error"`` when some config file could not be read, else ``"ok"``."""
-    unreadable = any(f.get("id") == CONFIG_UNREADABLE for f in doc.get("findings") or [])
-    return "error" if unreadable else "ok"
+    return "error" if unreadable_configs(doc) else "ok"
 
 
 def _environment(console: Console, doc: dict[str, Any]) -> None:

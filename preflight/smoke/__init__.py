@@ -91,16 +91,21 @@ def _no_cuda_here(facts: Mapping[str, Any]) -> str | None:
         version = facts.get("pkg.torch.version")
         torch = f"torch {version}" if isinstance(version, str) else "torch"
         return f"{torch} is a CPU-only build (no CUDA)"
-    count = facts.get("gpu.count")
-    if (isinstance(count, int) and not isinstance(count, bool) and count == 0
-            and _source(facts, "gpu.count") not in _ELSEWHERE):
+    if _gpu_count(facts) == 0 and _source(facts, "gpu.count") not in _ELSEWHERE:
         return "no GPU is visible to this process"
     return None
 
 
-def _gpus_seen(facts: Mapping[str, Any]) -> bool:
+def _gpu_count(facts: Mapping[str, Any]) -> int | None:
+    """``gpu.count`` when it is a count (not Unknown, not a bool), else None."""
     count = facts.get("gpu.count")
-    return isinstance(count, int) and not isinstance(count, bool) and count > 0
+    return count if isinstance(count, int) and not isinstance(count, bool) else None
+
+
+def _gemm_checks(devices: range) -> list[dict[str, Any]]:
+    """Child requests for the raw-GEMM check on each further GPU of ``--all-gpus``."""
+    return [{"device": f"cuda:{i}", "backends": ["scaled_mm"], "gemm_only": True}
+            for i in devices]
 
 
 def job_backends(facts: Mapping[str, Any], backends: tuple[str, ...]) -> tuple[str, ...] | None:
@@ -120,11 +125,6 @@ def job_backends(facts: Mapping[str, Any], backends: tuple[str, ...]) -> tuple[s
     return None
 
 
-def _gpu_count(facts: Mapping[str, Any]) -> int:
-    count = facts.get("gpu.count")
-    return count if isinstance(count, int) and count > 0 else 1
-
-
 def run(facts: Mapping[str, Any], options: SmokeOptions | None = None,
         progress: Progress = lambda _: None) -> SmokeOutcome:
     """Run the smoke child(ren) and return facts + details; never raises."""
@@ -140,15 +140,14 @@ def run(facts: Mapping[str, Any], options: SmokeOptions | None = None,
             base["only"] = list(only)
         requests = [base]
         if opts.all_gpus and opts.device.startswith("cuda"):
-            requests += [{"device": f"cuda:{i}", "backends": ["scaled_mm"], "gemm_only": True}
-                         for i in range(1, _gpu_count(facts))]
+            requests += _gemm_checks(range(1, _gpu_count(facts) or 1))
             base["device"] = "cuda:0"
         progress(f"smoke: {len(requests)} child process(es), timeout {opts.timeout:g} s")
         runs = runner.run_children(requests, opts.timeout, command=opts.command,
                                    env=opts.env, progress=progress)
         main, others = runs[0], runs[1:]
         fatal = main.doc.get("fatal") or {}
-        if fatal.get("kind") == "no_device" and not _gpus_seen(facts):
+        if fatal.get("kind") == "no_device" and (_gpu_count(facts) or 0) <= 0:
             # torch sees no CUDA device and the probes found no GPU either (or could not tell,
             # e.g. no driver at all): nothing to smoke-test here, which is not a crash. With
             # GPUs on record, the same answer stays a crash: a GPU torch cannot use is a problem.
@@ -159,10 +158,8 @@ def run(facts: Mapping[str, Any], options: SmokeOptions | None = None,
         if opts.all_gpus and not others and main.doc.get("device_count", 1) > 1:
             # gpu.count was unknown: the first child counted the GPUs; check the rest now.
             n = int(main.doc["device_count"])
-            others = runner.run_children(
-                [{"device": f"cuda:{i}", "backends": ["scaled_mm"], "gemm_only": True}
-                 for i in range(1, n)], opts.timeout, command=opts.command, env=opts.env,
-                progress=progress)
+            others = runner.run_children(_gemm_checks(range(1, n)), opts.timeout,
+                                         command=opts.command, env=opts.env, progress=progress)
         facts_out = outcome.to_facts(main, others, shapes, all_gpus=opts.all_gpus,
                                      requested=opts.backends)
         details = outcome.to_details(main, others, facts_out)

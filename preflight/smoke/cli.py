@@ -111,14 +111,9 @@ def render(facts: dict[str, Any], details: dict[str, Any], fmt: str, *, redact: 
            ) -> str:
     """The command's output, redacted as ``check`` redacts its reports (same redactor, same
     two passes: the key-aware document pass, then the content pass over the finished text)."""
-    doc = {"facts": facts, "smoke": details}
-    if redact:
-        from preflight.redact import redact_document
+    from preflight.render import render_document
 
-        doc = redact_document(doc)
-    text = json.dumps(doc, indent=2) if fmt == "json" else render_text(doc["facts"])
-    if redact:
-        from preflight.redact import redact_text
-
-        text = redact_text(text, hex_runs=False)
-    return text
+    return render_document(
+        {"facts": facts, "smoke": details},
+        lambda doc: json.dumps(doc, indent=2) if fmt == "json" else render_text(doc["facts"]),
+        redact=redact)

@@ -109,7 +109,7 @@ def _finish(live: _Live, timeout: float) -> ChildRun:
                         rc, seconds, tail, live.device)
     if rc != 0 or not doc.get("done"):
         why = _describe_exit(rc)
-        last = _last_error_line(tail)
+        last = proc.error_line(tail, 500)
         return ChildRun(doc, "crash", f"{why} during: {stage}" + (f"; {last}" if last else ""),
                         rc, seconds, tail, live.device)
     return ChildRun(doc, "ok", None, rc, seconds, tail, live.device)
@@ -122,14 +122,6 @@ def _describe_exit(rc: int | None) -> str:
         except ValueError:
             return f"killed by signal {-rc}"
     return f"exited with code {rc}"
-
-
-def _last_error_line(tail: str) -> str:
-    lines = [ln.strip() for ln in tail.splitlines() if ln.strip()]
-    for ln in reversed(lines):
-        if "Error" in ln or "error" in ln or "Fatal" in ln or "Abort" in ln:
-            return ln[:500]
-    return lines[-1][:500] if lines else ""
 
 
 def _cleanup(workdir: str) -> None:

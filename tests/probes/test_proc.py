@@ -6,7 +6,9 @@ import sys
 import time
 from pathlib import Path
 
-from preflight.probes.proc import run
+import pytest
+
+from preflight.probes.proc import error_line, run
 
 
 def test_output_and_exit_code() -> None:
@@ -119,3 +121,18 @@ def test_a_finished_child_leaves_nothing_running(tmp_path: Path) -> None:
     finally:
         if pidfile.exists():
             _kill(int(pidfile.read_text()))
+
+
+@pytest.mark.parametrize("stderr, line", [
+    # A segfault: faulthandler prints "Fatal Python error" and then the stack; the stack's last
+    # line is not what went wrong (the dist copy of this helper used to pick it).
+    ("Fatal Python error: Segmentation fault\n\nCurrent thread:\n"
+     '  File "/x/nccl.py", line 3 in init\n', "Fatal Python error: Segmentation fault"),
+    ("Traceback (most recent call last):\n  File \"x.py\", line 1\n"
+     "RuntimeError:   CUDA   error: no kernel image\n", "RuntimeError: CUDA error: no kernel image"),
+    ("plain words\n", "plain words"),
+    ("", ""),
+])
+def test_error_line_names_what_went_wrong(stderr: str, line: str) -> None:
+    assert error_line(stderr, 300) == line
+    assert len(error_line("E" * 1000, 300)) == 300

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import socket
+import time
 
 import pytest
 from hypothesis import given
@@ -238,6 +239,18 @@ def test_host_named_like_a_fact_namespace_leaves_fact_names_alone() -> None:
 def test_redact_text_more_shapes(raw: str, expected: str) -> None:
     assert R.text(raw) == expected
     assert R.text(expected) == expected  # idempotent
+
+
+def test_long_url_passwords_are_masked_and_colon_runs_take_linear_time() -> None:
+    """A 1,000-character password is still masked whole; text that only starts a ``user:pass@``
+    over and over is not scanned to its end from every start (128 KB of it took 29 s)."""
+    password = "p4ss-" * 200
+    assert R.text(f"https://bob:{password}@proxy.corp:3128") == f"https://{MASK}@proxy.corp:3128"
+    assert R.text(f"bob:{password}@proxy.corp:3128") == f"{MASK}@proxy.corp:3128"
+    for text in ("x,y:" * 32_000, "a://b:" * 32_000):
+        start = time.perf_counter()
+        R.text(text)
+        assert time.perf_counter() - start < 5, text[:12]
 
 
 @pytest.mark.parametrize("value", [

@@ -77,6 +77,17 @@ def test_check_refuses_an_infinite_smoke_timeout(capsys) -> None:
     assert "finite" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("argv", [["check", "--smoke-timeout", "1e300"],
+                                  ["smoke", "--timeout", "1e300"]])
+def test_a_timeout_past_a_week_is_refused_everywhere(argv: list[str], capsys) -> None:
+    """1e300 is finite but as good as no hang protection (and overflows a subprocess timeout);
+    the week cap dist had applies to every timeout flag."""
+    with pytest.raises(SystemExit) as exc:
+        cli.main(argv)
+    assert exc.value.code == 2
+    assert "at most 604800 seconds" in capsys.readouterr().err
+
+
 def test_a_named_backend_that_is_not_installed_fails(capsys) -> None:
     """`smoke --backend te` without Transformer Engine: exit 1 and says so (was: ok, exit 0)."""
     import importlib.util

@@ -87,8 +87,7 @@ def _read_file(path: str, kind: str | None, explicit: bool) -> tuple[str | None,
     if not text.strip():
         raise ParseError("empty file")
     if fmt == "text":
-        got, out = scripts.read(path, text, kind, explicit)
-        return got, out
+        return scripts.read(path, text, kind, explicit)
     parsed = _PARSERS[fmt](text)
     if parsed.data is None:
         raise ParseError("empty document (only comments or nothing)")
@@ -135,17 +134,10 @@ def _size(path: str) -> int:
         return 0
 
 
-def _too_big(path: str) -> int:
-    """Size of a file over the cap (0 when within it or unreadable: read_file reports that)."""
-    try:
-        size = os.path.getsize(path)
-    except OSError:
-        return 0
-    return size if size > MAX_BYTES else 0
-
-
-def _scan(folder: str, problems: list[ConfigProblem]) -> list[str]:
+def _scan(folder: str, problems: list[ConfigProblem]) -> tuple[list[str], int]:
+    """Config-like files under ``folder`` (up to the scan limits) and their total size."""
     found: list[str] = []
+    total = 0
     for root, dirs, files in os.walk(folder):
         depth = os.path.relpath(root, folder).count(os.sep) + (root != folder)
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and depth < _SCAN_DEPTH - 1
@@ -154,7 +146,7 @@ def _scan(folder: str, problems: list[ConfigProblem]) -> list[str]:
             full = os.path.join(root, name)
             if name.startswith(".") or not name.lower().endswith(_SCAN_EXT):
                 continue
-            if size := _too_big(full):
+            if (size := _size(full)) > MAX_BYTES:
                 # A big JSON beside the configs is data (a dataset); a big YAML/TOML/script is
                 # not, and leaving it out silently would hide the job's config.
                 if not name.lower().endswith(".json"):
@@ -163,9 +155,10 @@ def _scan(folder: str, problems: list[ConfigProblem]) -> list[str]:
                         "config file (is this really a training config?)")))
                 continue
             found.append(full)
+            total += size
             if len(found) >= _SCAN_MAX_FILES:
-                return found
-    return found
+                return found, total
+    return found, total
 
 
 def read_paths(paths: Sequence[str], kind: str | None = None) -> ConfigRead:
@@ -188,8 +181,7 @@ def _read_paths(paths: Sequence[str], kind: str | None) -> ConfigRead:
     for path in paths:
         path = os.fspath(path)
         if os.path.isdir(path):
-            scanned = _scan(path, problems)
-            total = sum(_size(p) for p in scanned)
+            scanned, total = _scan(path, problems)
             if len(scanned) >= _SCAN_MAX_FILES or total > _SCAN_MAX_BYTES:
                 # A repository or a data folder, not one job: reading it all could take minutes.
                 more = "+" if len(scanned) >= _SCAN_MAX_FILES else ""

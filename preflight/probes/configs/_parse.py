@@ -144,53 +144,7 @@ def parse_yaml(text: str) -> Parsed:
         if "digits" in exc.message and (huge := _huge_number(text)) is not None:
             raise huge from None
         raise ParseError(f"invalid YAML: {exc.message}", exc.line) from None
-    except RecursionError:
-        raise ParseError("invalid YAML: nested too deeply") from None
-    parsed = Parsed(loaded.data, dict(loaded.lines), text)
-    if "&" in text and "*" in text:
-        _check_expanded_size(parsed)
-    return parsed
-
-
-MAX_EXPANDED_BYTES = MAX_BYTES
-"""Bytes of keys and scalars a YAML document may expand to through aliases: no more than the
-largest file read. yamlsafe counts alias-expanded *nodes*, not bytes, so an 11 KB file whose
-aliases copy one 10 KB string 10,000 times passed, then took 87 s and 101 MB of JSON to report
-(every copy redacted and written)."""
-
-
-def _check_expanded_size(parsed: Parsed) -> None:
-    """Refuse a document whose aliases expand to more than :data:`MAX_EXPANDED_BYTES`.
-
-    Aliases are shared objects after loading, so sizes are memoised by object: linear in the
-    document, not in its expansion."""
-    sizes: dict[int, int] = {}
-    todo: list[tuple[Any, bool]] = [(parsed.data, False)]
-    while todo:
-        node, done = todo.pop()
-        if not isinstance(node, (dict, list)) or id(node) in sizes:
-            continue
-        items = list(node.items()) if isinstance(node, dict) else [(None, v) for v in node]
-        if not done:
-            todo.append((node, True))
-            todo.extend((v, False) for _, v in items)
-            continue
-        sizes[id(node)] = sum(_scalar_size(k) + (sizes.get(id(v), 0) if isinstance(
-            v, (dict, list)) else _scalar_size(v)) for k, v in items)
-    total = sizes.get(id(parsed.data), 0)
-    if total <= MAX_EXPANDED_BYTES:
-        return
-    line, under = None, ""
-    if isinstance(parsed.data, dict) and parsed.data:
-        key = max(parsed.data, key=lambda k: sizes.get(id(parsed.data[k]), 0))
-        line, under = parsed.line_of((key,)), f"; most of it under {str(key)[:40]!r}"
-    raise ParseError(f"aliases expand the document to {total:,} bytes (more than "
-                     f"{MAX_EXPANDED_BYTES:,}{under}): copies of copies, not a training config; "
-                     "refusing to read it", line)
-
-
-def _scalar_size(value: Any) -> int:
-    return len(value) if isinstance(value, str) else 8
+    return Parsed(loaded.data, dict(loaded.lines), text)
 
 
 def parse_json(text: str) -> Parsed:
@@ -353,16 +307,17 @@ def usable_key(key: Any) -> bool:
 
 def flatten(data: Any, parsed: Parsed, prefix: str, where: str, base: Path = (),
             facts: dict[str, Any] | None = None, prov: dict[str, str] | None = None,
-            ) -> tuple[dict[str, Any], dict[str, str]]:
+            budget: list[int] | None = None) -> tuple[dict[str, Any], dict[str, str]]:
     """``{prefix.k1.k2: leaf}`` for every leaf of ``data`` (a mapping), provenance ``where:line``.
 
     Leaves are scalars and lists (lists stay lists); an empty mapping stays ``{}`` so that its
     presence is visible. Keys are kept as written; empty keys are skipped (no fact name can hold
-    them). Iterative, and capped, so no document can exhaust the stack or memory here.
+    them). Iterative, and capped (``budget``: items left for the whole file, shared with the
+    caller's other readings of it), so no document can exhaust the stack or memory here.
     """
     facts = {} if facts is None else facts
     prov = {} if prov is None else prov
-    budget = [MAX_ITEMS_PER_FILE]
+    budget = [MAX_ITEMS_PER_FILE] if budget is None else budget
     todo: list[tuple[Any, Path]] = [(data, base)]
     while todo:
         node, path = todo.pop()

@@ -98,11 +98,10 @@ def from_megatron(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
         else:
             ffn = 4 * hidden
             out["shapes.ffn"] = (ffn, "Megatron default (4 x hidden)")
-        _attention_and_mlp_widths(m, out, hidden, ffn, gated, gated_key, {
-            "heads": ("num_attention_heads", "language_model.num_attention_heads"),
-            "groups": ("num_query_groups", "language_model.num_query_groups"),
-            "kv": ("kv_channels", "language_model.kv_channels")},
-            gqa=m.truthy("group_query_attention") or m.has("language_model.num_query_groups"))
+        _attention_and_mlp_widths(m, out, hidden, ffn, gated_key if gated else None,
+                                  ("", "language_model."),
+                                  gqa=m.truthy("group_query_attention") or
+                                  m.has("language_model.num_query_groups"))
     seq_key = _first(m, "seq_length", "language_model.seq_length")
     mb_key = _first(m, "micro_batch_size", "language_model.micro_batch_size")
     seq = m.int(seq_key) if seq_key else None
@@ -126,27 +125,26 @@ def from_megatron(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     return out
 
 
-def _attention_and_mlp_widths(v: View, out: Derived, hidden: int, ffn: int, gated: bool,
-                              gated_key: str | None, keys: dict[str, tuple[str, str]],
-                              gqa: bool) -> None:
+def _attention_and_mlp_widths(v: View, out: Derived, hidden: int, ffn: int, gated_key: str | None,
+                              roots: tuple[str, ...], gqa: bool) -> None:
     """Full (unsharded) output widths of the QKV and FC1 GEMMs, for ``intent.shapes.gemms``.
 
     megatron/core/transformer/attention.py: QKV has ``kv_channels * (heads + 2 * groups)``
     outputs (``kv_channels`` defaults to hidden / heads; groups = heads without grouped-query
     attention), and the output projection takes ``kv_channels * heads`` inputs. mlp.py doubles
     FC1's outputs for a gated linear unit (``--swiglu``)."""
-    heads_key = _first(v, *keys["heads"])
+    heads_key = _first(v, *(r + "num_attention_heads" for r in roots))
     heads = v.int(heads_key) if heads_key else None
     if heads and heads > 0:
-        groups_key = _first(v, *keys["groups"]) if gqa else None
+        groups_key = _first(v, *(r + "num_query_groups" for r in roots)) if gqa else None
         groups = (v.int(groups_key) if groups_key else None) or heads
-        kv_key = _first(v, *keys["kv"])
+        kv_key = _first(v, *(r + "kv_channels" for r in roots))
         kv = (v.int(kv_key) if kv_key else None) or hidden // heads
         src = v.src(groups_key or heads_key)
         out["shapes.qkv_out"] = (kv * (heads + 2 * groups), src)
         out["shapes.proj_in"] = (kv * heads, v.src(kv_key or heads_key))
-    if gated:
-        out["shapes.fc1_out"] = (2 * ffn, v.src(gated_key or "swiglu"))
+    if gated_key:
+        out["shapes.fc1_out"] = (2 * ffn, v.src(gated_key))
 
 
 def from_nemo(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
@@ -191,10 +189,8 @@ def from_nemo(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
                              else (4 * hidden, "NeMo default (4 x hidden)"))
         # NeMo's activation names a gated unit by "glu" (swiglu, fast-geglu, reglu ...)
         gated = "glu" in str(n.get("model.activation", "")).lower()
-        _attention_and_mlp_widths(n, out, hidden, ffn or 4 * hidden, gated, "model.activation", {
-            "heads": ("model.num_attention_heads", "model.num_attention_heads"),
-            "groups": ("model.num_query_groups", "model.num_query_groups"),
-            "kv": ("model.kv_channels", "model.kv_channels")}, gqa=True)
+        _attention_and_mlp_widths(n, out, hidden, ffn or 4 * hidden,
+                                  "model.activation" if gated else None, ("model.",), gqa=True)
     seq, mb = n.int("model.encoder_seq_length"), n.int("model.micro_batch_size")
     cp = n.int("model.context_parallel_size") or 1
     if seq and mb:

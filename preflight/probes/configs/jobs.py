@@ -38,27 +38,22 @@ class FileRead:
     out: ReaderOutput
     origin: str                  # "given" (named by the user) | "folder" (scanned) | "linked"
 
-    @property
-    def real(self) -> str:
-        return os.path.realpath(self.path)
-
 
 def one_job(files: Sequence[FileRead], problems: list[ConfigProblem]) -> list[FileRead]:
     """The files of the one job among ``files``; problems for folders holding several jobs."""
-    by_real = {f.real: f for f in files}
-    names = {f.real: [r for r in dict.fromkeys(os.path.realpath(link.path)
-                                               for link in f.out.linked)
-                      if r in by_real and r != f.real] for f in files}
+    reals = [os.path.realpath(f.path) for f in files]
+    by_real = dict(zip(reals, files))
+    names = {real: [r for r in dict.fromkeys(os.path.realpath(link.path) for link in f.out.linked)
+                    if r in by_real and r != real] for real, f in zip(reals, files)}
     named = {r for targets in names.values() for r in targets}
-    roots = [f.real for f in files if f.real not in named or f.origin == "given"]
-    reached: set[str] = set()
-    for root in roots:
-        reached.update(_closure(root, names))
-    for f in files:                 # a cycle of files naming each other: its first file leads
-        if f.real not in reached:
-            roots.append(f.real)
-            reached.update(_closure(f.real, names))
+    roots = [real for real, f in zip(reals, files) if real not in named or f.origin == "given"]
     jobs = {root: _closure(root, names) for root in roots}
+    reached = {r for job in jobs.values() for r in job}
+    for real in reals:              # a cycle of files naming each other: its first file leads
+        if real not in reached:
+            roots.append(real)
+            jobs[real] = _closure(real, names)
+            reached.update(jobs[real])
     given = [r for r in roots if by_real[r].origin == "given"]
     folder = [r for r in roots if by_real[r].origin != "given"]
 
@@ -82,7 +77,7 @@ def one_job(files: Sequence[FileRead], problems: list[ConfigProblem]) -> list[Fi
             keep.extend(group)
         else:
             problems.append(_ambiguous(group, jobs, by_real, shape))
-    order = {f.real: n for n, f in enumerate(files)}
+    order = {real: n for n, real in enumerate(reals)}
     out: list[str] = []
     for root in sorted(keep, key=order.__getitem__):
         for real in jobs[root]:

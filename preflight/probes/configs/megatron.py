@@ -123,9 +123,9 @@ def read_args_text(path: str, text: str) -> ReaderOutput:
         flag = m.group(1).rstrip("-")
         if not flag:
             continue
-        if len(facts) >= MAX_FACTS_PER_FILE and f"{PREFIX}.{flag.replace('-', '_')}" not in facts:
-            continue
         name = f"{PREFIX}.{flag.replace('-', '_')}"
+        if len(facts) >= MAX_FACTS_PER_FILE and name not in facts:
+            continue
         lineno = bisect.bisect_right(line_starts, m.start())
         value: Any
         if m.group(2) is not None:
@@ -188,7 +188,7 @@ def read_yaml(path: str, parsed: Parsed) -> ReaderOutput:
     rest = dict(data)
     model_args = rest.pop("MODEL_ARGS", None)
     budget = [MAX_ITEMS_PER_FILE]
-    flatten(rest, parsed, PREFIX, path, facts=facts, prov=prov)
+    flatten(rest, parsed, PREFIX, path, facts=facts, prov=prov, budget=budget)
     if isinstance(model_args, dict):
         for key, value in model_args.items():
             flag = str(key).lstrip("-").rstrip("-")

@@ -23,21 +23,22 @@ _NO_LAUNCH = {
 def is_shell(path: str, text: str) -> bool:
     """A shell script (argparse ``@file`` argument files have no shell quoting)."""
     return path.lower().endswith((".sh", ".bash", ".slurm", ".sbatch")) or (
-        text.startswith("#!") and "sh" in text.split("\n", 1)[0])
+        text.startswith("#!") and "sh" in text.partition("\n")[0])
 
 
 def read(path: str, text: str, kind: str | None, explicit: bool,
          ) -> tuple[str | None, ReaderOutput]:
     """(kind, facts) of a text config; raises :class:`ParseError` for an unusable one."""
     crlf: ConfigProblem | None = None
-    if is_shell(path, text) and "\r\n" in text:
+    shell_script = is_shell(path, text)   # \r\n below does not change the #! line's "sh"
+    if shell_script and "\r\n" in text:
         # bash keeps the \r: `\<CR><LF>` is no line continuation and every word ends in \r
         # ("$'\r': command not found"). Read what the script means, and say it will not run.
         crlf = ConfigProblem(path, text.count("\n", 0, text.index("\r\n")) + 1, (
             "Windows (CRLF) line endings: bash keeps the \\r, so line continuations break and "
             "commands fail ($'\\r': command not found); convert it with dos2unix"))
     text = text.replace("\r\n", "\n")   # argument files: Python reads them with universal newlines
-    if is_shell(path, text) and (open_at := shell.unterminated(text)):
+    if shell_script and (open_at := shell.unterminated(text)):
         what, line = open_at
         raise ParseError(f"{what} opened here is never closed: bash stops at the end of the file "
                          "with a syntax error, so this script would not start the job", line)
@@ -49,6 +50,7 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
 
 def _read(path: str, text: str, kind: str | None, explicit: bool,
           ) -> tuple[str | None, ReaderOutput]:
+    out: ReaderOutput | None = None
     if kind in (None, "accelerate", "hf_trainer") and (
             launch.LAUNCH.search(text) or launch.HF_HINT.search(text)):
         out = launch.read(path, text)
@@ -61,7 +63,7 @@ def _read(path: str, text: str, kind: str | None, explicit: bool,
     if kind in ("accelerate", "hf_trainer"):
         if not explicit:
             return None, ReaderOutput()
-        other = launch.kind_of(launch.read(path, text).facts)
+        other = launch.kind_of((out if out is not None else launch.read(path, text)).facts)
         raise ParseError(_NO_LAUNCH[kind] + (f" (it holds {other} settings: --kind {other})"
                                              if other else ""))
     if kind is None and not megatron.TEXT_HINTS.search(text):
