@@ -25,6 +25,10 @@ _BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoade
 MAX_EXPANDED_NODES = 200_000
 """Alias expansion beyond this many nodes is refused (a real config has a few thousand)."""
 
+MAX_EXPANDED_CHARS = 1024 * 1024
+"""Characters of keys and scalars alias expansion may reach (counting nodes misses one long
+string copied many times)."""
+
 MAX_DEPTH = MAX_NESTING
 """Collections nested deeper than this are refused before composing. libyaml's C composer
 recurses once per level with no limit, so ``[[[[...]]]]`` (or ``- - - -``, or indented block
@@ -69,6 +73,7 @@ def _line(node: yaml.Node) -> int:
 def _check_graph(root: yaml.Node, lines: dict[Path, int]) -> None:
     """Reject duplicate keys and alias bombs; record key lines. Iterative: no recursion limit."""
     sizes: dict[int, int] = {}
+    chars: dict[int, int] = {}     # characters of keys and scalars, aliases expanded
     # Post-order size computation with memoization per node identity: aliases point at the same
     # node object, so a bomb is detected in time linear in the *document*, not its expansion.
     stack: list[tuple[yaml.Node, bool]] = [(root, False)]
@@ -80,10 +85,13 @@ def _check_graph(root: yaml.Node, lines: dict[Path, int]) -> None:
             on_path.discard(nid)
             if isinstance(node, yaml.MappingNode):
                 size = 1 + sum(sizes.get(id(k), 1) + sizes.get(id(v), 1) for k, v in node.value)
+                chars[nid] = sum(chars[id(k)] + chars[id(v)] for k, v in node.value)
             elif isinstance(node, yaml.SequenceNode):
                 size = 1 + sum(sizes.get(id(v), 1) for v in node.value)
+                chars[nid] = sum(chars[id(v)] for v in node.value)
             else:
                 size = 1
+                chars[nid] = len(node.value)
             sizes[nid] = size
             if size > MAX_EXPANDED_NODES:
                 raise YamlError(
@@ -110,6 +118,14 @@ def _check_graph(root: yaml.Node, lines: dict[Path, int]) -> None:
                 stack.append((value, False))
         elif isinstance(node, yaml.SequenceNode):
             stack.extend((v, False) for v in node.value)
+    total = chars[id(root)]
+    if total > MAX_EXPANDED_CHARS:
+        line, under = _line(root), ""
+        if isinstance(root, yaml.MappingNode) and root.value:
+            key, _ = max(root.value, key=lambda kv: chars[id(kv[1])])
+            line, under = _line(key), f"; most of it under {str(key.value)[:40]!r}"
+        raise YamlError(f"aliases expand the document to {total:,} characters (more than "
+                        f"{MAX_EXPANDED_CHARS:,}{under}); refusing to load it", line)
 
 
 def _record_lines(node: yaml.Node, path: Path, lines: dict[Path, int], budget: list[int]) -> None:
@@ -165,27 +181,54 @@ def check_depth(text: str, limit: int = MAX_DEPTH) -> None:
 
 
 def _count_depth(text: str, limit: int) -> None:
-    """Exact check: walk the parser's events (no nodes are built) and stop past ``limit``."""
+    """Exact check: walk the parser's events (no nodes are built) and stop past ``limit``.
+
+    libyaml 0.2.5 as bundled in PyYAML 6.0.4 has a nesting limit of its own (1,000 levels) that
+    its *scanner* enforces while it reads ahead for a possible simple key, so on ``[[[[...`` the
+    C walk fails with libyaml's wording before a single event reaches our limit. Whatever a
+    given PyYAML does, the promise is ours (our message, with the line): when the C walk fails,
+    the pure-Python parser, which has no such limit and keeps its state on the heap, walks the
+    text up to the failure point again. Invalid YAML fails there too, at or before that point,
+    so the second walk costs no more than the part of the file already read."""
     loader = _BaseLoader(text)
-    depth = 0
     try:
-        while loader.check_event():
-            event = loader.get_event()
-            cls = event.__class__
-            if cls is yaml.SequenceStartEvent or cls is yaml.MappingStartEvent:
-                depth += 1
-                if depth > limit:
-                    raise YamlError(
-                        f"collections nested more than {limit} deep (deeper than any real rule "
-                        "or config); refusing to parse it", event.start_mark.line + 1)
-            elif cls is yaml.SequenceEndEvent or cls is yaml.MappingEndEvent:
-                depth -= 1
+        _walk_events(loader, limit)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        end = mark.index if mark is not None and mark.index is not None else len(text)
+    except yaml.YAMLError:
+        end = len(text)
+    else:
+        return
+    finally:
+        loader.dispose()
+    if _BaseLoader is yaml.SafeLoader:
+        return      # this walk was the pure-Python one already: loading reports the error
+    slow = yaml.SafeLoader(text[: end + 1])
+    try:
+        _walk_events(slow, limit)
     except yaml.YAMLError:
         # Invalid YAML: loading reports it properly. The composer reads the same events in the
         # same order, so it fails at the same place, never deeper than this walk went.
         return
     finally:
-        loader.dispose()
+        slow.dispose()
+
+
+def _walk_events(loader: yaml.SafeLoader, limit: int) -> None:
+    """Count collection depth over the parser's events; :class:`YamlError` past ``limit``."""
+    depth = 0
+    while loader.check_event():
+        event = loader.get_event()
+        cls = event.__class__
+        if cls is yaml.SequenceStartEvent or cls is yaml.MappingStartEvent:
+            depth += 1
+            if depth > limit:
+                raise YamlError(
+                    f"collections nested more than {limit} deep (deeper than any real rule "
+                    "or config); refusing to parse it", event.start_mark.line + 1)
+        elif cls is yaml.SequenceEndEvent or cls is yaml.MappingEndEvent:
+            depth -= 1
 
 
 def load(text: str | bytes) -> Loaded:

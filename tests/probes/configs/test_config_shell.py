@@ -78,6 +78,11 @@ def test_valid_shell_is_not_flagged(text: str) -> None:
     assert unterminated(text) is None
 
 
+def test_arithmetic_is_skipped_as_a_whole_and_what_follows_still_checked() -> None:
+    # "(" and quotes inside $(( )) are arithmetic text; the quote opened after it is real
+    assert unterminated("N=$(( (2+3) * 4 )) M=$((1<<3))\necho 'open\n") == ("a '...' string", 2)
+
+
 _PIECES = ["(", ")", '"', "'", "$(", "`", "\\", "\n", " ", "#", "<<EOF\n", "EOF\n", "$'",
            "--fp8-format hybrid", "echo", "case x in a)", "esac", "${X}", "$#", "x", "'x'",
            '"a b"', "\\'", '\\"', "$(( 1 ))", "# c'm\n", "<<-E\n\tx'\n\tE\n", "\\(", "\\#",
@@ -85,7 +90,7 @@ _PIECES = ["(", ")", '"', "'", "$(", "`", "\\", "\n", " ", "#", "<<EOF\n", "EOF\
 
 
 @pytest.mark.skipif(BASH is None, reason="needs bash")
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=int(__import__("os").environ.get("SHELL_EXAMPLES", "500")), deadline=None)
 @given(st.lists(st.sampled_from(_PIECES), max_size=14))
 def test_what_we_flag_bash_refuses(pieces: list[str]) -> None:
     # the checker may miss errors, never invent one: bash -n must fail whenever it reports
