@@ -144,6 +144,16 @@ def build_parser() -> argparse.ArgumentParser:
                    help=argparse.SUPPRESS)
     _add_output(p, default="markdown")
 
+    p = sub.add_parser("plan", help="the fewest package version changes that clear every "
+                                    "version-gated finding, proven by re-evaluating the rules")
+    _add_collect(p)
+    p.add_argument("--rules", action="append", default=[], metavar="DIR", help=argparse.SUPPRESS)
+    p.add_argument("--format", choices=("text", "json"), default="text",
+                   help="output format (default: %(default)s)")
+    p.add_argument("-o", "--output", metavar="FILE", help="write the plan to FILE instead of stdout")
+    p.add_argument("--allow-downgrade", action="store_true",
+                   help="also consider older releases (an older release may predate the feature)")
+
     p = sub.add_parser("smoke", help="run only the FP8 smoke step")
     from preflight.smoke.cli import add_arguments as add_smoke_arguments
 
@@ -240,6 +250,16 @@ def _cmd_snapshot(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_plan(args: argparse.Namespace) -> int:
+    from preflight.plan.render import render_json, render_text
+    from preflight.plan.run import plan
+
+    args.smoke = False
+    result = plan(_options(args), progress=_stderr, downgrades=args.allow_downgrade)
+    _write(render_json(result) if args.format == "json" else render_text(result), args.output)
+    return 1 if result.uncleared else 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the exit code."""
     parser = build_parser()
@@ -252,6 +272,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cmd_check(args)
         if args.command == "snapshot":
             return _cmd_snapshot(args)
+        if args.command == "plan":
+            return _cmd_plan(args)
         if args.command == "smoke":
             from preflight.smoke.cli import main as smoke_main
 

@@ -78,6 +78,10 @@ def test_wheel_ships_the_json_report_schema(wheel: Path) -> None:
     assert "preflight/render/report.schema.json" in names
 
 
+def test_wheel_ships_the_plan_release_data(wheel: Path) -> None:
+    assert "preflight/data/releases.json" in zipfile.ZipFile(wheel).namelist()
+
+
 def test_installed_not_editable(venv: Path, tmp_path: Path) -> None:
     res = _run([str(venv / "bin" / "python"), "-c", "import preflight; print(preflight.__file__)"],
                cwd=tmp_path)

@@ -1,0 +1,166 @@
+"""fp8-doctor plan: the smallest version change that clears version-gated findings, proven by
+evaluating the real rule base again (real engine, real rules, facts planned with --assume)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from preflight import api, engine
+from preflight.cli import main
+from preflight.engine.versions import comparison_key
+from preflight.plan import Releases, candidates, make_plan, pip_line, shipped_releases
+from preflight.plan.render import render_text, to_dict
+from preflight.plan.run import rederive
+
+ACCELERATE_TE = """\
+compute_environment: LOCAL_MACHINE
+distributed_type: MULTI_GPU
+mixed_precision: fp8
+num_processes: 8
+fp8_config:
+  backend: TE
+  fp8_format: HYBRID
+"""
+H100_OLD_TE = {"gpu": "H100", "pkg.accelerate": "1.11.0", "pkg.transformer-engine": "1.11.0",
+               "pkg.torch": "2.4.0+cu124"}
+
+
+@pytest.fixture(scope="module")
+def rules() -> engine.RuleSet:
+    return engine.load_rules(None, with_tests=False)
+
+
+def _facts(tmp_path: Path, assume: dict[str, str], text: str = ACCELERATE_TE):
+    job = tmp_path / "acc.yaml"
+    job.write_text(text)
+    facts, *_ = api.collect_facts(api.CheckOptions(paths=(str(job),), assume=assume, smoke=False))
+    return facts, job
+
+
+def test_one_upgrade_clears_the_finding_and_the_proof_holds(tmp_path: Path, rules) -> None:
+    facts, job = _facts(tmp_path, H100_OLD_TE)
+    plan = make_plan(facts, rules, rederive)
+    assert plan.gated == ("FP8D-TE-0015",)
+    assert [(c.package, c.current) for c in plan.changes] == [("transformer-engine", "1.11.0")]
+    change = plan.changes[0]
+    assert change.upgrade and change.clears == ("FP8D-TE-0015",)
+    assert not plan.uncleared
+    # The proof, independently: a check with the planned version assumed no longer fires it,
+    # and raises no warning or error the original check did not.
+    before = api.check(str(job), assume=H100_OLD_TE)
+    after = api.check(str(job), assume={**H100_OLD_TE, "pkg.transformer-engine": change.target})
+    serious = {f.rule_id for f in after.findings if f.severity.value in ("error", "warning")}
+    assert "FP8D-TE-0015" in {f.rule_id for f in before.findings}
+    assert "FP8D-TE-0015" not in serious
+    assert serious <= {f.rule_id for f in before.findings}
+    assert pip_line(plan) == f"pip install 'transformer-engine[pytorch]=={change.target}'"
+
+
+def test_nothing_version_gated_means_no_change(tmp_path: Path, rules) -> None:
+    facts, _ = _facts(tmp_path, {**H100_OLD_TE, "pkg.transformer-engine": "2.8.0",
+                                 "pkg.accelerate": "1.10.1"})
+    plan = make_plan(facts, rules, rederive)
+    assert plan.gated == () and plan.changes == () and plan.uncleared == ()
+    assert "nothing to change" in render_text(plan)
+
+
+def test_a_finding_no_upgrade_clears_is_said_not_guessed(tmp_path: Path, rules) -> None:
+    # The releases the plan may choose from stop at the installed TE: no newer one exists.
+    facts, _ = _facts(tmp_path, H100_OLD_TE)
+    frozen = Releases("2026-01-01", "test", {"transformer-engine": ("1.11.0", "1.10.0")})
+    plan = make_plan(facts, rules, rederive, frozen)
+    assert plan.changes == ()
+    assert plan.uncleared == ("FP8D-TE-0015",)
+    assert plan.why
+    doc = to_dict(plan)
+    assert doc["pip_install"] is None and doc["uncleared"] == ["FP8D-TE-0015"]
+
+
+def test_downgrades_only_when_asked(tmp_path: Path, rules) -> None:
+    facts, _ = _facts(tmp_path, H100_OLD_TE)
+    no_newer = Releases("2026-01-01", "test", {"transformer-engine": ("1.11.0", "1.5.0")})
+    assert make_plan(facts, rules, rederive, no_newer).changes == ()
+    # TE-0015 needs TE < 2.0 with accelerate >= 1.11: only a newer TE clears it, so even an
+    # allowed downgrade of TE must not be offered as a fix.
+    down = make_plan(facts, rules, rederive, no_newer, downgrades=True)
+    assert all(c.package != "transformer-engine" or c.upgrade for c in down.changes)
+
+
+def test_partial_plan_on_the_example_job_names_what_it_leaves(rules) -> None:
+    from preflight.examples import example_paths
+
+    assume = {"gpu": "H100", "pkg.accelerate": "1.8.0", "pkg.transformer-engine": "1.11.0",
+              "pkg.torch": "2.4.0+cu124", "pkg.torchao": "0.9.0"}
+    facts, *_ = api.collect_facts(api.CheckOptions(paths=tuple(example_paths()), assume=assume))
+    plan = make_plan(facts, rules, rederive)
+    assert plan.gated and plan.uncleared
+    assert set(plan.uncleared) <= set(plan.gated) | set(plan.new_findings)
+    text = render_text(plan)
+    assert "Partial" in text and "Proof" not in text
+    # every change is an upgrade and is applied in the proof facts
+    assert all(c.upgrade for c in plan.changes)
+
+
+def test_cuda_build_label_kept_and_torch_index_named() -> None:
+    from preflight.plan import Change, Plan
+
+    plan = Plan(("X",), (Change("torch", "2.4.0+cu124", "2.6.0+cu124", ("X",)),))
+    assert pip_line(plan) == ("pip install 'torch==2.6.0' --extra-index-url "
+                              "https://download.pytorch.org/whl/cu124")
+
+
+def test_shipped_release_data_is_dated_and_sane() -> None:
+    data = shipped_releases()
+    assert data.age_days() is not None and data.age_days() >= 0
+    for name in ("torch", "transformer-engine", "torchao", "accelerate", "deepspeed"):
+        assert data.packages[name], name
+        assert all(comparison_key(v) is not None and "+" not in v for v in data.packages[name])
+
+
+VERSIONS = st.lists(st.tuples(st.integers(0, 3), st.integers(0, 12), st.integers(0, 3)),
+                    min_size=1, max_size=25).map(lambda ts: [f"{a}.{b}.{c}" for a, b, c in ts])
+
+
+@given(VERSIONS, st.lists(st.tuples(st.integers(0, 3), st.integers(0, 12)), max_size=4),
+       st.tuples(st.integers(0, 3), st.integers(0, 12), st.integers(0, 3)), st.booleans())
+def test_candidates_are_real_releases_and_never_the_current_one(
+        releases: list[str], bounds: list[tuple[int, int]], now: tuple[int, int, int],
+        down: bool) -> None:
+    current = ".".join(map(str, now))
+    named = [f"{a}.{b}.0" for a, b in bounds]
+    got = candidates("pkg", current, named, Releases("x", "", {"pkg": tuple(releases)}),
+                     downgrades=down)
+    assert set(got) <= set(releases)
+    assert all(comparison_key(v) != comparison_key(current) for v in got)
+    if not down:
+        assert all(comparison_key(v) > comparison_key(current) for v in got)
+    newest = max(releases, key=comparison_key)
+    if comparison_key(newest) > comparison_key(current):
+        assert newest in got
+
+
+def test_cli_plan_json_to_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    job = tmp_path / "acc.yaml"
+    job.write_text(ACCELERATE_TE)
+    out = tmp_path / "plan.json"
+    argv = ["plan", str(job), "--format", "json", "-o", str(out)]
+    for key, value in H100_OLD_TE.items():
+        argv += ["--assume", f"{key}={value}"]
+    assert main(argv) == 0
+    doc = json.loads(out.read_text())
+    assert doc["changes"][0]["package"] == "transformer-engine"
+    assert doc["releases"]["generated"] == shipped_releases().generated
+    assert doc["proof"]["still_firing"] is not None
+
+
+def test_cli_plan_exit_code_1_when_something_stays(tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    assume = ["--assume", "gpu=H100", "--assume", "pkg.accelerate=1.8.0", "--assume",
+              "pkg.transformer-engine=1.11.0", "--assume", "pkg.torchao=0.9.0"]
+    assert main(["plan", "--example", *assume]) == 1
+    assert "Still firing" in capsys.readouterr().out
