@@ -122,6 +122,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="lowest severity that makes the exit code 1 (default: %(default)s)")
     p.add_argument("--rules", action="append", default=[], metavar="DIR",
                    help="load rules from DIR instead of the bundled rule base (repeatable)")
+    p.add_argument("--diff", action="store_true",
+                   help="print the config fixes as a unified diff (git apply / patch -p1) "
+                        "instead of the report; fixes that are no file edit are listed above it")
     _add_output(p)
 
     p = sub.add_parser("snapshot", help="write the facts of this machine (and configs) as JSON")
@@ -235,6 +238,11 @@ def _cmd_check(args: argparse.Namespace) -> int:
     from preflight.api import run_check
 
     report = run_check(_options(args), progress=_stderr)
+    if getattr(args, "diff", False):
+        from preflight.fixdiff import render_diff
+
+        _write(render_diff(report), args.output)
+        return report.exit_code()
     _write(report.render(args.format, redact=not args.no_redact, color=_use_color(args)),
            args.output)
     return report.exit_code()

@@ -46,10 +46,22 @@ class Reference:
 
 @dataclass(frozen=True)
 class Fix:
-    """What to do: prose, plus commands that are safe to run as printed."""
+    """What to do: prose, plus commands that are safe to run as printed, plus the config edits
+    that carry the fix out (``fp8-doctor check --diff``)."""
 
     text: str
     commands: tuple[str, ...] = ()
+    edits: tuple[EditSpec, ...] = ()
+
+
+@dataclass(frozen=True)
+class EditSpec:
+    """One change to a config file a fix makes: ``action`` is ``set`` (to ``value``) or
+    ``delete``, on the key or flag behind the ``config.<kind>.<key>`` fact ``fact``."""
+
+    fact: str
+    action: str
+    value: Any = None
 
 
 @dataclass(frozen=True)
@@ -111,7 +123,9 @@ class Finding:
             "title": self.title,
             "message": self.message,
             "confidence": self.confidence,
-            "fix": {"text": self.fix.text, "commands": list(self.fix.commands)},
+            "fix": {"text": self.fix.text, "commands": list(self.fix.commands),
+                    **({"edits": [{"fact": e.fact, "action": e.action, "value": e.value}
+                                  for e in self.fix.edits]} if self.fix.edits else {})},
             "references": [{"type": r.type, "url": r.url} for r in self.references],
             "evidence": [e.to_dict() for e in self.evidence],
             "location": (
