@@ -62,10 +62,34 @@ def _match_key(fmt: str, key: str, line: str) -> re.Match[str]:
     return m
 
 
+_INLINE = {
+    "json": r'(?P<pre>"{key}"\s*:\s*)(?P<value>true|false|null|-?[\d.eE+-]+|"(?:[^"\\]|\\.)*")',
+    "yaml": r"(?P<pre>(?<=[{{,\s])['\"]?{key}['\"]?\s*:\s+)(?P<value>[^,}}\]\s#]+)",
+}
+
+
+def _set_inline(lines: list[str], fmt: str, key: str, line: int, value: Any) -> bool:
+    """``{"enabled": true}`` on one line: replace the one scalar value of ``key`` in it."""
+    if fmt not in _INLINE:
+        return False
+    cur = lines[line - 1]
+    hits = list(re.finditer(_INLINE[fmt].format(key=re.escape(key)), cur))
+    if len(hits) != 1:
+        return False
+    m = hits[0]
+    lines[line - 1] = cur[:m.start("value")] + scalar(value, fmt) + cur[m.end("value"):]
+    return True
+
+
 def set_value(text: str, fmt: str, key: str, line: int, value: Any) -> str:
-    """Replace the value of ``key`` on ``line`` (a scalar on its own line)."""
+    """Replace the value of ``key`` on ``line`` (a scalar on its own line, or the one scalar of
+    that key in a flow / inline mapping on the line)."""
     lines = lines_of(text)
-    m = _match_key(fmt, key, _line(lines, line))
+    cur = _line(lines, line)
+    if not re.match(_KEY_LINE[fmt].format(key=re.escape(key)), cur) and _set_inline(
+            lines, fmt, key, line, value):
+        return "".join(lines)
+    m = _match_key(fmt, key, cur)
     old = m.group("value").strip()
     if fmt in ("yaml", "toml") and old in ("", "|", ">", "|-", ">-") or old.startswith(("{", "[")) \
             and fmt != "yaml":

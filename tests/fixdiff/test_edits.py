@@ -47,6 +47,15 @@ def test_json_set_and_delete_keep_it_valid() -> None:
         "x": 1, "enabled": False}
 
 
+def test_inline_mappings_get_their_one_value_replaced() -> None:
+    text = '{\n  "fp16": {"enabled": true, "loss_scale": 0},\n  "x": 1\n}\n'
+    out = E.set_value(text, "json", "enabled", 2, False)
+    assert json.loads(out) == {"fp16": {"enabled": False, "loss_scale": 0}, "x": 1}
+    ytext = "fp16: {enabled: true, loss_scale: 0}  # keep\n"
+    out = E.set_value(ytext, "yaml", "enabled", 1, False)
+    assert out == "fp16: {enabled: false, loss_scale: 0}  # keep\n"
+
+
 def test_shell_flags_keep_the_continuation() -> None:
     text = "torchrun a.py \\\n    --fp8-format hybrid --fp8-interval 4 \\\n    --bf16\n"
     out = E.delete_flag(text, "fp8_interval", 2)
