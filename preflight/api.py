@@ -221,7 +221,7 @@ def evaluate_facts(facts: Facts, *, rules_paths: Sequence[str] = (),
     """Run the rule engine over ``facts`` and assemble the :class:`Report`.
 
     The one place a Report is built from facts: ``check``, ``preflight.inspect`` and
-    ``preflight.dist`` all end here. ``rules_paths`` replaces the bundled rule base; naming
+    ``preflight.cluster`` all end here. ``rules_paths`` replaces the bundled rule base; naming
     folders that hold no rule at all is a usage error (a gate that checks nothing must not pass).
     """
     from preflight import engine

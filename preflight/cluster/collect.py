@@ -18,7 +18,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from preflight.api import CheckOptions, collect_facts
-from preflight.dist.launch import DeviceSlot, RankInfo, device_slot, nvml_uuids
+from preflight.cluster.launch import DeviceSlot, RankInfo, device_slot, nvml_uuids
 from preflight.facts import Facts, encode_value
 from preflight.redact import env_allowed, fingerprint, looks_secret
 

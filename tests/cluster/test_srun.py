@@ -10,8 +10,8 @@ from datetime import timedelta
 from collections.abc import Callable
 from pathlib import Path
 
-from preflight.dist.gather import _roll_call
-from preflight.dist.launch import RankInfo
+from preflight.cluster.gather import _roll_call
+from preflight.cluster.launch import RankInfo
 
 
 def test_srun_style_job_compares_ranks_and_exits_with_the_report_code(
@@ -28,7 +28,7 @@ def test_srun_style_job_compares_ranks_and_exits_with_the_report_code(
                     "SLURM_JOB_ID": "4242", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port)})
         if rank == 1:
             env["NCCL_ALGO"] = "Ring"
-        cmd = [sys.executable, "-W", "ignore", "-m", "preflight.dist", "--timeout", "40",
+        cmd = [sys.executable, "-W", "ignore", "-m", "preflight.cluster", "--timeout", "40",
                "--format", "json", "-o", str(out), "--fail-on", "warning"]
         procs.append(subprocess.Popen(cmd, cwd=repo_root, env=env, stdout=subprocess.PIPE,
                                       stderr=subprocess.PIPE, text=True))
