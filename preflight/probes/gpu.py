@@ -178,24 +178,27 @@ def read_smi(executable: str, timeout: float = SMI_TIMEOUT_S) -> HostView | str:
     """
     fields = _SMI_FIELDS
     res = proc.run([executable, f"--query-gpu={','.join(fields)}",
-                    "--format=csv,noheader,nounits"], timeout)
+                    "--format=csv,noheader,nounits"], timeout, max_bytes=SMI_MAX_BYTES)
+    if res.overflowed:
+        # One CSV line per GPU is ~150 bytes; more means something else is answering (a wrapper
+        # script, a broken driver spewing). Read no further: issue 13 saw 6.7 GB buffered.
+        return (f"nvidia-smi printed more than {SMI_MAX_BYTES:,} bytes, far more than a GPU "
+                f"list; not parsed ({res.overflow_reason})")
     if not res.ok and not res.timed_out and "compute_cap" in res.stdout + res.stderr:
         # Drivers before R510 reject the compute_cap field: ask again without it and take the
         # compute capability from the GPU table by product name.
         fields = tuple(f for f in _SMI_FIELDS if f != "compute_cap")
         res = proc.run([executable, f"--query-gpu={','.join(fields)}",
-                        "--format=csv,noheader,nounits"], timeout)
+                        "--format=csv,noheader,nounits"], timeout, max_bytes=SMI_MAX_BYTES)
     if res.timed_out:
         return f"nvidia-smi did not answer within {timeout:g} s (killed)"
     if not res.ok:
         detail = (res.stderr or res.stdout).strip().splitlines()
         why = res.error or f"exit code {res.returncode}" + (f": {detail[0]}" if detail else "")
         return f"nvidia-smi failed ({why})"
-    if len(res.stdout) > SMI_MAX_BYTES:
-        # One CSV line per GPU is ~150 bytes; megabytes mean something else is answering (a
-        # wrapper script, a broken driver spewing): parsing it would take minutes.
-        return (f"nvidia-smi printed {len(res.stdout):,} bytes, far more than a GPU list; "
-                "not parsed")
+    if res.overflowed:
+        return (f"nvidia-smi printed more than {SMI_MAX_BYTES:,} bytes, far more than a GPU "
+                f"list; not parsed ({res.overflow_reason})")
     gpus = []
     seen: set[int] = set()
     driver = ""
@@ -224,7 +227,7 @@ def read_smi(executable: str, timeout: float = SMI_TIMEOUT_S) -> HostView | str:
         return f"nvidia-smi printed output that is not the expected CSV: {shown!r}"
     cuda_driver: str | Unknown = Unknown("nvidia-smi did not report a CUDA version")
     if gpus:  # the max CUDA version is only in the plain header ("CUDA Version: 12.4")
-        head = proc.run([executable], timeout)
+        head = proc.run([executable], timeout, max_bytes=SMI_MAX_BYTES)
         m = re.search(r"CUDA Version:\s*(\d+\.\d+)", head.stdout)
         if m:
             cuda_driver = m.group(1)
