@@ -118,6 +118,9 @@ def collect_facts(options: CheckOptions, progress: Progress = _silent
             facts = facts.merged(result.facts, result.provenance, source=result.name)
             if result.status is ProbeStatus.CRASHED:
                 extra.append(_probe_crashed(result))
+        from preflight.import_findings import import_failures
+
+        extra.extend(f for result in probes for f in import_failures(result))
 
     paths = list(options.paths)
     if not paths and not options.snapshot:
