@@ -173,11 +173,23 @@ def nvml_uuids() -> dict[int, str]:
 
 
 def open_store(info: RankInfo, timeout_s: float) -> Any:
-    """The job's c10d store (a TCPStore client, or the server on rank 0 outside torchrun)."""
+    """The job's c10d store (a TCPStore client, or the server on rank 0 outside torchrun).
+
+    Under torchrun the agent's own store (``env://`` rendezvous). Otherwise (srun, a hand-made
+    launch) rank 0 hosts a TCPStore that does *not* wait for every rank to connect: ``env://``
+    builds it with ``wait_for_workers=True``, so one rank that never started ended rank 0 in
+    "DistStoreError: Timed out ... waiting for clients" and no report (issue 13 item 4). The roll
+    call (:mod:`preflight.cluster.gather`) names the missing ranks instead, as under torchrun.
+    """
     import torch.distributed as dist
 
     os.environ.setdefault("MASTER_ADDR", info.master_addr or "127.0.0.1")
     os.environ.setdefault("MASTER_PORT", str(info.master_port or DEFAULT_PORT))
-    store, _, _ = next(dist.rendezvous("env://", rank=info.rank, world_size=info.world_size,
-                                       timeout=timedelta(seconds=timeout_s)))
-    return store
+    timeout = timedelta(seconds=timeout_s)
+    if os.environ.get("TORCHELASTIC_USE_AGENT_STORE") == "True":
+        store, _, _ = next(dist.rendezvous("env://", rank=info.rank, world_size=info.world_size,
+                                           timeout=timeout))
+        return store
+    return dist.TCPStore(os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"]),
+                         info.world_size, is_master=info.rank == 0, timeout=timeout,
+                         wait_for_workers=False)
