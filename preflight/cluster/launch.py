@@ -150,26 +150,20 @@ def device_slot(local_rank: int, env: Mapping[str, str] | None = None,
 
 
 def nvml_uuids() -> dict[int, str]:
-    """Host GPU index -> UUID through NVML; empty when NVML is not usable (no driver, no GPU)."""
-    try:
-        import pynvml  # nvidia-ml-py; a core dependency, no torch involved
+    """Host GPU index -> UUID through NVML; empty when NVML is not usable (no driver, no GPU).
 
-        pynvml.nvmlInit()
-    except Exception:  # noqa: BLE001 - no driver is a normal state on CPU machines
-        return {}
+    NVML is read in a child process, as by the gpu probe: a crash in the native library costs
+    this rank its UUIDs, not its report (issue 13 item 3).
+    """
+    from preflight.probes.nvml import NVMLCrash, collect_nvml, start_nvml
+
     try:
-        out = {}
-        for i in range(pynvml.nvmlDeviceGetCount()):
-            uuid = pynvml.nvmlDeviceGetUUID(pynvml.nvmlDeviceGetHandleByIndex(i))
-            out[i] = uuid.decode() if isinstance(uuid, bytes) else str(uuid)
-        return out
-    except Exception:  # noqa: BLE001
+        host = collect_nvml(start_nvml(), 10.0)
+    except NVMLCrash:
         return {}
-    finally:
-        try:
-            pynvml.nvmlShutdown()
-        except Exception:  # noqa: BLE001
-            pass
+    if isinstance(host, str):
+        return {}
+    return {g.index: g.uuid for g in host.gpus if g.uuid}
 
 
 def open_store(info: RankInfo, timeout_s: float) -> Any:

@@ -99,3 +99,13 @@ def test_check_still_reports_when_nvml_crashes(fake_lib: Path, tmp_path: Path,
     doc = json.loads(out.stdout)
     crash = [f for f in doc["findings"] if f["id"] == "FP8D-PROBE-CRASH"]
     assert crash and "'gpu'" in crash[0]["title"]
+
+
+def test_cluster_uuids_come_from_the_child_and_survive_a_crash(nvml_mode) -> None:
+    from preflight.cluster.launch import nvml_uuids
+
+    nvml_mode("ok")
+    assert nvml_uuids() == {0: "GPU-00000000-2222-3333-4444-555555555555",
+                            1: "GPU-11111111-2222-3333-4444-555555555555"}
+    nvml_mode("segv")
+    assert nvml_uuids() == {}
