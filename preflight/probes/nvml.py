@@ -100,7 +100,8 @@ def start_nvml(timeout: float = NVML_TIMEOUT_S) -> proc.Child:
     Started first by :func:`preflight.probes.collect_all`, so its start-up overlaps the other
     probes. It inherits this process's environment (``LD_LIBRARY_PATH``, ``PYTHONPATH``).
     """
-    return proc.start([sys.executable or "python", nvml_child.__file__], timeout,
+    # -S: the child adds site-packages itself once the library loads (see nvml_child).
+    return proc.start([sys.executable or "python", "-S", nvml_child.__file__], timeout,
                       max_bytes=NVML_MAX_BYTES)
 
 

@@ -7,8 +7,10 @@ output), so such a crash ends only this child and becomes a finding. The same :f
 serves the in-process path for test fakes of the pynvml interface.
 
 Only the standard library is imported here, never ``preflight``: the child's start-up is what
-the static check pays (about the cost of ``import pynvml`` itself), and it runs while the other
-probes do.
+the static check pays, and it runs while the other probes do. It is started with ``python -S``
+(no ``site``: no ``.pth`` files, no site-packages) and loads ``site`` only once
+``libnvidia-ml.so.1`` has loaded, since pynvml lives in site-packages: on a machine without the
+NVIDIA driver the child costs an interpreter start and one failed ``dlopen``.
 
 Output: ``{"ok": true, "gpus": [...], "driver": ..., "cuda_driver": ...}`` where a value NVML
 could not give is ``{"unknown": reason}``; or ``{"ok": false, "reason": ..., "stage": ...}``.
@@ -25,8 +27,7 @@ if __name__ == "__main__" and sys.path and sys.path[0] and \
     # module here can shadow one that pynvml or the standard library imports.
     del sys.path[0]
 
-import json  # noqa: E402 - after the sys.path fix above
-from typing import Any  # noqa: E402
+from typing import Any  # noqa: E402 - after the sys.path fix above
 
 _MIB = 1024 * 1024
 NVML_HINTS = {
@@ -137,6 +138,10 @@ def load() -> Any:
         except OSError as exc:
             return {"ok": False, "stage": "load",
                     "reason": f"NVML: {NVML_HINTS['LibraryNotFound']} ({exc})"}
+    if "site" not in sys.modules:  # started with -S: site-packages (pynvml) only now
+        import site
+
+        site.main()
     try:
         import pynvml  # nvidia-ml-py
     except ImportError as exc:
@@ -145,6 +150,31 @@ def load() -> Any:
         return {"ok": False, "stage": "import",
                 "reason": f"pynvml could not be loaded: {type(exc).__name__}: {exc}"}
     return pynvml
+
+
+def _escape(code: int) -> str:
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    code -= 0x10000  # a UTF-16 surrogate pair, as JSON spells characters past the BMP
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+
+
+def dumps(value: Any) -> str:
+    """JSON for the document's values (str, int, bool, None, list, dict). Not ``json``: importing
+    it (with ``re`` and ``enum``) would be a third of this child's start-up on a driverless
+    machine. The parent reads it with ``json.loads``."""
+    if value is None or isinstance(value, bool):
+        return {None: "null", True: "true", False: "false"}[value]
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str):  # ASCII out, whatever this child's stdout encoding is
+        return '"' + "".join(c if " " <= c <= "~" and c not in '"\\' else _escape(ord(c))
+                             for c in value) + '"'
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(dumps(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{dumps(str(k))}: {dumps(v)}" for k, v in value.items()) + "}"
+    return dumps(str(value))
 
 
 def main() -> int:
@@ -156,7 +186,7 @@ def main() -> int:
             doc = read(nvml)
         except Exception as exc:  # noqa: BLE001 - no driver / an NVML error is a fact
             doc = {"ok": False, "stage": "nvml", "reason": nvml_reason(exc)}
-    sys.stdout.write(json.dumps(doc) + "\n")
+    sys.stdout.write(dumps(doc) + "\n")
     sys.stdout.flush()
     return 0
 

@@ -17,6 +17,8 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from preflight.facts import Unknown
 from preflight.probes.base import ProbeStatus
@@ -109,3 +111,17 @@ def test_cluster_uuids_come_from_the_child_and_survive_a_crash(nvml_mode) -> Non
                             1: "GPU-11111111-2222-3333-4444-555555555555"}
     nvml_mode("segv")
     assert nvml_uuids() == {}
+
+
+_JSONABLE = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=20)
+
+
+@given(_JSONABLE)
+def test_the_childs_own_json_encoder_round_trips(value: object) -> None:
+    from preflight.probes.nvml_child import dumps
+
+    text = dumps(value)
+    assert text.isascii() and json.loads(text) == value
