@@ -61,7 +61,7 @@ def node_id(hostname: str) -> str:
     """
     try:
         with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as fh:
-            boot = fh.read().strip()
+            boot = fh.read(64).strip()  # a UUID; never more
     except OSError:
         boot = ""
     return hashlib.sha256(f"{hostname}\0{boot}".encode()).hexdigest()[:16]
