@@ -105,7 +105,7 @@ def _report(args: argparse.Namespace, options: Any, local: Any, cluster_facts: d
     from preflight.facts import Facts
 
     facts, probes, extra, inputs = local if local else (Facts(), (), [], [])
-    facts = facts.merged(cluster_facts, source="dist")
+    facts = facts.merged(cluster_facts, source="cluster")
     return evaluate_facts(facts, rules_paths=options.rules_paths, extra=extra, probes=probes,
                           smoke=smoke, fail_on=options.fail_on, inputs=inputs)
 
