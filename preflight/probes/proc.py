@@ -179,8 +179,9 @@ def start(argv: Sequence[str], timeout: float, *, env: Mapping[str, str] | None 
         proc = subprocess.Popen(
             list(args), stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr,
             env=dict(env) if env is not None else None, cwd=cwd, **_session_kwargs())
-    except (OSError, ValueError) as exc:
-        return Child(args, None, now, now, error=f"{args[0]}: {getattr(exc, 'strerror', None) or exc}")
+    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in argv or env
+        why = getattr(exc, "strerror", None) or exc
+        return Child(args, None, now, now, error=f"{args[0]}: {why}")
 
     def overflow() -> None:
         kill_group(proc)
