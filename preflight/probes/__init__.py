@@ -15,13 +15,17 @@ def collect_all(*, deep: bool = False) -> list[ProbeResult]:
 
     The NVML part of the gpu probe runs in a child process (:mod:`preflight.probes.nvml`).
     """
-    from preflight.probes.gpu import probe_gpu, start_nvml
+    from preflight.probes.nvml import start_nvml
+
+    # NVML runs in a child (a native crash there must not end the run). It is started before
+    # anything else is imported, so its start-up overlaps those imports and the in-process
+    # probes (a driverless machine's child needs ~40 ms of wall time, about what they take).
+    # probe_gpu collects (and reaps) it.
+    nvml = start_nvml()
+    from preflight.probes.gpu import probe_gpu
     from preflight.probes.packages import probe_packages
     from preflight.probes.runtime import probe_runtime
 
-    # NVML runs in a child (a native crash there must not end the run); started first, its
-    # start-up overlaps the in-process probes. probe_gpu collects (and reaps) it.
-    nvml = start_nvml()
     try:
         later = [
             guarded("packages", probe_packages, owns=_package_facts),

@@ -9,16 +9,22 @@ itself is :mod:`preflight.probes.nvml_child` (standard library only), run as a s
 
 from __future__ import annotations
 
-import json
+import os
 import signal
 import sys
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from preflight.facts import Unknown
-from preflight.probes import nvml_child, proc
+from preflight.probes import proc
+
+if TYPE_CHECKING:
+    from preflight.facts import Unknown
+
+# Imported by collect_all before anything else, to start the child early: what is only needed
+# once the answer is read (json, preflight.facts, the child module itself) is imported then.
+CHILD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "nvml_child.py")
 
 NVML_TIMEOUT_S = 10.0
 """How long NVML may take to answer. A GPU that has fallen off the bus or a wedged driver can make
@@ -52,6 +58,8 @@ class HostView:
 
 def _unknown(value: Any) -> str | Unknown:
     """A value of the NVML child's document: a string, or ``{"unknown": reason}``."""
+    from preflight.facts import Unknown
+
     if isinstance(value, dict):
         return Unknown(str(value.get("unknown", "NVML gave no value")))
     return str(value)
@@ -67,6 +75,8 @@ def host_from_doc(doc: Mapping[str, Any]) -> HostView:
 
 def read_nvml(nvml: Any) -> HostView:
     """The host view through an NVML module (``pynvml`` or a fake); raises if NVML fails."""
+    from preflight.probes import nvml_child
+
     return host_from_doc(nvml_child.read(nvml))
 
 
@@ -101,7 +111,7 @@ def start_nvml(timeout: float = NVML_TIMEOUT_S) -> proc.Child:
     probes. It inherits this process's environment (``LD_LIBRARY_PATH``, ``PYTHONPATH``).
     """
     # -S: the child adds site-packages itself once the library loads (see nvml_child).
-    return proc.start([sys.executable or "python", "-S", nvml_child.__file__], timeout,
+    return proc.start([sys.executable or "python", "-S", CHILD], timeout,
                       max_bytes=NVML_MAX_BYTES)
 
 
@@ -114,6 +124,10 @@ def collect_nvml(child: proc.Child, timeout: float) -> HostView | str:
 
     Raises :class:`NVMLCrash` when the child died: a native crash, not a missing driver.
     """
+    import json
+
+    from preflight.probes import nvml_child
+
     res = proc.collect(child)
     if res.timed_out:
         return (f"NVML did not answer within {timeout:g} s (a GPU that fell off the bus or a "
