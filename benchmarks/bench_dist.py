@@ -1,4 +1,4 @@
-"""Aggregation time of ``python -m preflight.dist``: roll call + gloo gather + merge on rank 0.
+"""Aggregation time of ``python -m preflight.cluster``: roll call + gloo gather + merge on rank 0.
 
 Process start, torch import and fact collection are excluded: each job first builds its payload,
 then runs the exchange ``--iters`` times (each with a fresh roll call and a fresh gloo group, as
@@ -44,9 +44,9 @@ def synthetic_payload(rank: int, local_rank: int, n_facts: int) -> dict[str, Any
 
 
 def worker(iters: int, n_facts: int) -> None:
-    from preflight.dist.gather import announce, exchange
-    from preflight.dist.launch import open_store, rank_info
-    from preflight.dist.merge import merge
+    from preflight.cluster.gather import announce, exchange
+    from preflight.cluster.launch import open_store, rank_info
+    from preflight.cluster.merge import merge
 
     info = rank_info()
     store = open_store(info, 120)

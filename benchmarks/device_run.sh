@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call for the GPU work that the smoke verification (gpu_verify.py) does not cover:
 #   1. preflight.inspect on real Accelerate + torchao FP8 and real DeepSpeed ZeRO 0-3 (gpu_inspect.py)
-#   2. python -m preflight.dist --smoke --collectives on every GPU of the machine (NCCL)
+#   2. python -m preflight.cluster --smoke --collectives on every GPU of the machine (NCCL)
 #   3. check --no-smoke vs collect_env on a GPU machine (bench_check.py)
 #   4. wall time of `fp8-doctor check --example` with the smoke step (on by default there)
 # Usage (device tool, kind nvidia-h200-x2, carry [".whl"]): bash benchmarks/device_run.sh "$OUT"
@@ -20,7 +20,7 @@ log=$out/device_run.log
   echo "== 2. dist --smoke --collectives on $(nvidia-smi -L | wc -l) GPUs"
   start=$(date +%s%N)
   timeout 300 python3 -m torch.distributed.run --nproc-per-node "$(nvidia-smi -L | wc -l)" \
-    -m preflight.dist --smoke --collectives --format json -o "$out/dist.json"; echo "rc=$?"
+    -m preflight.cluster --smoke --collectives --format json -o "$out/dist.json"; echo "rc=$?"
   echo "wall_ms=$(( ($(date +%s%N) - start) / 1000000 ))"
   echo "== 3. bench_check"
   python3 benchmarks/bench_check.py -n 10 --markdown > "$out/bench_check.md"; echo "rc=$?"

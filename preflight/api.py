@@ -118,6 +118,9 @@ def collect_facts(options: CheckOptions, progress: Progress = _silent
             facts = facts.merged(result.facts, result.provenance, source=result.name)
             if result.status is ProbeStatus.CRASHED:
                 extra.append(_probe_crashed(result))
+        from preflight.import_findings import import_failures
+
+        extra.extend(f for result in probes for f in import_failures(result))
 
     paths = list(options.paths)
     if not paths and not options.snapshot:
@@ -221,7 +224,7 @@ def evaluate_facts(facts: Facts, *, rules_paths: Sequence[str] = (),
     """Run the rule engine over ``facts`` and assemble the :class:`Report`.
 
     The one place a Report is built from facts: ``check``, ``preflight.inspect`` and
-    ``preflight.dist`` all end here. ``rules_paths`` replaces the bundled rule base; naming
+    ``preflight.cluster`` all end here. ``rules_paths`` replaces the bundled rule base; naming
     folders that hold no rule at all is a usage error (a gate that checks nothing must not pass).
     """
     from preflight import engine

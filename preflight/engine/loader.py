@@ -22,6 +22,7 @@ from preflight.errors import UserInputError
 from preflight.engine import index as rules_index
 from preflight.engine.model import Problem, Reporter, Rule, RuleLoadError, RuleSet
 from preflight.engine.schema import build_rule
+from preflight.probes import bounded
 
 if TYPE_CHECKING:
     from preflight import yamlsafe
@@ -32,6 +33,8 @@ if TYPE_CHECKING:
 
 _CACHE: dict[tuple[object, ...], RuleSet] = {}
 _SUFFIXES = (".yaml", ".yml")
+RULE_FILE_MAX_BYTES = 1024 * 1024
+"""A rule file is a few KiB; more is not a rule (and is not read past this)."""
 
 
 def _package_dir() -> Path:
@@ -61,6 +64,10 @@ def rule_files(paths: Sequence[str | os.PathLike[str]]) -> list[Path]:
             out.extend(Path(f) for f in sorted(found))
         elif path.is_file():
             out.append(path)
+        elif os.path.exists(path):
+            # A FIFO, device or socket named on the command line: refused, never opened.
+            kind = bounded.kind_of(os.stat(path).st_mode)
+            raise RuleLoadError([Problem(str(path), None, f"is {kind}, not a rule file")])
         else:
             raise RuleLoadError([Problem(str(path), None, "no such rule file or folder")])
     return out
@@ -78,7 +85,14 @@ def parse_file(path: Path, *, with_tests: bool = True,
     """
     shown = str(path)
     try:
-        data = path.read_bytes()
+        # Regular files only, capped: a FIFO named *.yaml in a rule folder hung `rules lint`
+        # and `check --rules` (issue 13 item 2).
+        data = bounded.read_bytes(path, RULE_FILE_MAX_BYTES)
+    except bounded.NotRegularFile as exc:
+        return None, [Problem(shown, None, f"is {exc.kind}, not a rule file; not read")]
+    except bounded.TooLarge:
+        return None, [Problem(shown, None, f"over {RULE_FILE_MAX_BYTES:,} bytes, far larger "
+                                           "than a rule file; not read")]
     except OSError as exc:
         return None, [Problem(shown, None, f"cannot read: {exc.strerror or exc}")]
     if not with_tests and entry is not None and b"<<" not in data \
@@ -216,7 +230,8 @@ def collect(paths: Sequence[str | os.PathLike[str]] | None = None, *,
 def _id_line(rule: Rule, name: str) -> int | None:
     """Line of ``id:`` (or of the alias) in the rule file, found by a cheap re-scan."""
     try:
-        lines = Path(rule.path).read_text(encoding="utf-8").splitlines()
+        lines = bounded.read_bytes(rule.path, RULE_FILE_MAX_BYTES).decode(
+            "utf-8", "replace").splitlines()
     except OSError:
         return None
     key = "id:" if name == rule.id else name
@@ -276,5 +291,8 @@ def find_rule_files(paths: Sequence[str | os.PathLike[str]] | str | None) -> lis
 
 def _stamp(path: Path) -> tuple[str, int, int]:
     name = os.path.abspath(path)  # not resolve(): one stat per file keeps the cache check cheap
-    st = os.stat(name)
+    try:
+        st = os.stat(name)
+    except OSError:  # a dangling link: parse_file reports it; nothing to key the cache on
+        return (name, -1, -1)
     return (name, st.st_size, st.st_mtime_ns)

@@ -11,16 +11,35 @@ from preflight.probes.base import ProbeResult, guarded
 
 
 def collect_all(*, deep: bool = False) -> list[ProbeResult]:
-    """Run every probe (gpu, packages, runtime; imports only when ``deep``)."""
+    """Run every probe (gpu, packages, runtime; imports only when ``deep``).
+
+    The NVML part of the gpu probe runs in a child process (:mod:`preflight.probes.nvml`).
+    """
+    from preflight.probes.nvml import start_nvml
+
+    # NVML runs in a child (a native crash there must not end the run). It is started before
+    # anything else is imported, so its start-up overlaps those imports and the in-process
+    # probes (a driverless machine's child needs ~40 ms of wall time, about what they take).
+    # probe_gpu collects (and reaps) it.
+    nvml = start_nvml()
     from preflight.probes.gpu import probe_gpu
     from preflight.probes.packages import probe_packages
     from preflight.probes.runtime import probe_runtime
 
-    results = [
-        guarded("gpu", probe_gpu, owns=lambda: _registered("gpu.")),
-        guarded("packages", probe_packages, owns=_package_facts),
-        guarded("runtime", probe_runtime, owns=lambda: _registered("host.")),
-    ]
+    try:
+        later = [
+            guarded("packages", probe_packages, owns=_package_facts),
+            guarded("runtime", probe_runtime, owns=lambda: _registered("host.")),
+        ]
+    except BaseException:  # Ctrl-C: leave no NVML child behind
+        from preflight.probes import proc
+
+        if nvml.proc is not None:
+            proc.kill_group(nvml.proc)
+        proc.collect(nvml)
+        raise
+    results = [guarded("gpu", lambda: probe_gpu(nvml_started=nvml),
+                       owns=lambda: _registered("gpu.")), *later]
     if deep:
         from preflight.probes.imports import probe_imports
 

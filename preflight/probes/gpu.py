@@ -1,6 +1,7 @@
 """GPU probe: what GPUs the host has (NVML, else ``nvidia-smi``) and which this process sees.
 
-NVML (nvidia-ml-py, in-process, ~0.1 s, no CUDA context) reports the *host* view; the *process*
+NVML (nvidia-ml-py, no CUDA context) reports the *host* view, read in a child process
+(:mod:`preflight.probes.nvml`: a native crash in NVML ends the child, not the run); the *process*
 view is what CUDA will expose after ``CUDA_VISIBLE_DEVICES`` (indices, ``GPU-`` UUIDs or
 ``MIG-`` UUIDs; an empty string hides every GPU; CUDA stops at the first entry it cannot
 resolve). ``torch.utils.collect_env`` mixes the two views (it lists an ``nvidia-smi`` GPU and says
@@ -19,47 +20,24 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import sys
-import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from preflight.facts import Unknown
-from preflight.probes import proc
+from preflight.probes import nvml_child, proc
 from preflight.probes.base import ProbeResult, ProbeStatus
-from preflight.probes.gpu_table import arch_for_cc, cc_key, format_cc, lookup
+from preflight.probes.gpu_table import arch_for_cc, cc_key, lookup
+from preflight.probes.nvml import (
+    NVML_TIMEOUT_S, HostGPU, HostView, NVMLCrash, collect_nvml, read_nvml, start_nvml, within,
+)
+
+__all__ = ["HostGPU", "HostView", "probe_gpu", "read_nvml", "read_smi", "resolve_visible",
+           "start_nvml"]
 
 SMI_TIMEOUT_S = 5.0
 SMI_MAX_BYTES = 256 * 1024
 """More nvidia-smi output than this is not a GPU list (~150 bytes a GPU) and is not parsed."""
-NVML_TIMEOUT_S = 10.0
-"""How long NVML may take to answer. A GPU that has fallen off the bus or a wedged driver can make
-``nvmlInit``/``nvmlDeviceGet*`` block (DCGM diag treats that as a failed check, not a hang)."""
-_MIB = 1024 * 1024
-
-
-@dataclass(frozen=True)
-class HostGPU:
-    """One physical GPU as NVML / nvidia-smi sees it (host index order)."""
-
-    index: int
-    name: str
-    cc: str | None
-    uuid: str = ""
-    mem_total_mib: int | None = None
-    mig: bool | None = None
-    mig_uuids: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class HostView:
-    """Every GPU on the host plus driver facts, and which tool said so."""
-
-    gpus: tuple[HostGPU, ...]
-    driver: str | Unknown
-    cuda_driver: str | Unknown
-    source: str
 
 
 @dataclass(frozen=True)
@@ -68,98 +46,6 @@ class Visible:
 
     gpu: HostGPU
     mig_slice: bool = False
-
-
-def _text(value: Any) -> str:
-    """nvidia-ml-py returns bytes before 11.515 and str after; accept both."""
-    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
-
-
-def _err(exc: BaseException) -> str:
-    msg = str(exc) or type(exc).__name__
-    return f"{type(exc).__name__}: {msg}" if type(exc).__name__ not in msg else msg
-
-
-_NVML_HINTS = {
-    "LibraryNotFound": "NVML library (libnvidia-ml.so.1) not found: no NVIDIA driver is "
-                       "installed here, or it is not mounted into this container",
-    "DriverNotLoaded": "the NVIDIA kernel driver is not loaded",
-    "NoPermission": "no permission to talk to the NVIDIA driver",
-}
-
-
-def _nvml_reason(exc: BaseException) -> str:
-    for key, hint in _NVML_HINTS.items():
-        if key in type(exc).__name__:
-            return f"NVML: {hint} ({_err(exc)})"
-    return f"NVML: {_err(exc)}"
-
-
-def _cuda_version(raw: int) -> str:
-    """NVML's 12040 -> "12.4"."""
-    return f"{raw // 1000}.{(raw % 1000) // 10}"
-
-
-def _nvml_mig(nvml: Any, handle: Any) -> tuple[bool | None, tuple[str, ...]]:
-    try:
-        current, _pending = nvml.nvmlDeviceGetMigMode(handle)
-    except Exception as exc:  # noqa: BLE001 - NOT_SUPPORTED on GPUs without MIG means "off"
-        return (False if "NotSupported" in type(exc).__name__ else None), ()
-    if not current:
-        return False, ()
-    uuids: list[str] = []
-    try:
-        for i in range(int(nvml.nvmlDeviceGetMaxMigDeviceCount(handle))):
-            try:
-                mig = nvml.nvmlDeviceGetMigDeviceHandleByIndex(handle, i)
-            except Exception:  # noqa: BLE001 - an unpopulated slot
-                continue
-            uuids.append(_text(nvml.nvmlDeviceGetUUID(mig)))
-    except Exception:  # noqa: BLE001 - MIG enumeration is best effort
-        pass
-    return True, tuple(uuids)
-
-
-def read_nvml(nvml: Any) -> HostView:
-    """The host view through an NVML module (``pynvml`` or a fake); raises if NVML fails."""
-    nvml.nvmlInit()
-    try:
-        gpus = []
-        for index in range(int(nvml.nvmlDeviceGetCount())):
-            handle = nvml.nvmlDeviceGetHandleByIndex(index)
-            try:
-                cc: str | None = format_cc(*nvml.nvmlDeviceGetCudaComputeCapability(handle))
-            except Exception:  # noqa: BLE001 - reported as an Unknown cc below
-                cc = None
-            try:
-                uuid = _text(nvml.nvmlDeviceGetUUID(handle))
-            except Exception:  # noqa: BLE001
-                uuid = ""
-            try:
-                mem: int | None = int(nvml.nvmlDeviceGetMemoryInfo(handle).total) // _MIB
-            except Exception:  # noqa: BLE001
-                mem = None
-            mig, mig_uuids = _nvml_mig(nvml, handle)
-            gpus.append(HostGPU(index, _text(nvml.nvmlDeviceGetName(handle)), cc, uuid, mem,
-                                mig, mig_uuids))
-        driver: str | Unknown
-        try:
-            driver = _text(nvml.nvmlSystemGetDriverVersion())
-        except Exception as exc:  # noqa: BLE001
-            driver = Unknown(f"NVML: {_err(exc)}")
-        cuda_driver: str | Unknown
-        try:
-            getter = getattr(nvml, "nvmlSystemGetCudaDriverVersion_v2", None) or \
-                nvml.nvmlSystemGetCudaDriverVersion
-            cuda_driver = _cuda_version(int(getter()))
-        except Exception as exc:  # noqa: BLE001
-            cuda_driver = Unknown(f"NVML: {_err(exc)}")
-    finally:
-        try:
-            nvml.nvmlShutdown()
-        except Exception:  # noqa: BLE001 - shutting down is best effort
-            pass
-    return HostView(tuple(gpus), driver, cuda_driver, "nvml")
 
 
 _SMI_FIELDS: tuple[str, ...] = ("index", "name", "uuid", "compute_cap", "memory.total",
@@ -178,24 +64,27 @@ def read_smi(executable: str, timeout: float = SMI_TIMEOUT_S) -> HostView | str:
     """
     fields = _SMI_FIELDS
     res = proc.run([executable, f"--query-gpu={','.join(fields)}",
-                    "--format=csv,noheader,nounits"], timeout)
+                    "--format=csv,noheader,nounits"], timeout, max_bytes=SMI_MAX_BYTES)
+    if res.overflowed:
+        # One CSV line per GPU is ~150 bytes; more means something else is answering (a wrapper
+        # script, a broken driver spewing). Read no further: issue 13 saw 6.7 GB buffered.
+        return (f"nvidia-smi printed more than {SMI_MAX_BYTES:,} bytes, far more than a GPU "
+                f"list; not parsed ({res.overflow_reason})")
     if not res.ok and not res.timed_out and "compute_cap" in res.stdout + res.stderr:
         # Drivers before R510 reject the compute_cap field: ask again without it and take the
         # compute capability from the GPU table by product name.
         fields = tuple(f for f in _SMI_FIELDS if f != "compute_cap")
         res = proc.run([executable, f"--query-gpu={','.join(fields)}",
-                        "--format=csv,noheader,nounits"], timeout)
+                        "--format=csv,noheader,nounits"], timeout, max_bytes=SMI_MAX_BYTES)
     if res.timed_out:
         return f"nvidia-smi did not answer within {timeout:g} s (killed)"
     if not res.ok:
         detail = (res.stderr or res.stdout).strip().splitlines()
         why = res.error or f"exit code {res.returncode}" + (f": {detail[0]}" if detail else "")
         return f"nvidia-smi failed ({why})"
-    if len(res.stdout) > SMI_MAX_BYTES:
-        # One CSV line per GPU is ~150 bytes; megabytes mean something else is answering (a
-        # wrapper script, a broken driver spewing): parsing it would take minutes.
-        return (f"nvidia-smi printed {len(res.stdout):,} bytes, far more than a GPU list; "
-                "not parsed")
+    if res.overflowed:
+        return (f"nvidia-smi printed more than {SMI_MAX_BYTES:,} bytes, far more than a GPU "
+                f"list; not parsed ({res.overflow_reason})")
     gpus = []
     seen: set[int] = set()
     driver = ""
@@ -224,7 +113,7 @@ def read_smi(executable: str, timeout: float = SMI_TIMEOUT_S) -> HostView | str:
         return f"nvidia-smi printed output that is not the expected CSV: {shown!r}"
     cuda_driver: str | Unknown = Unknown("nvidia-smi did not report a CUDA version")
     if gpus:  # the max CUDA version is only in the plain header ("CUDA Version: 12.4")
-        head = proc.run([executable], timeout)
+        head = proc.run([executable], timeout, max_bytes=SMI_MAX_BYTES)
         m = re.search(r"CUDA Version:\s*(\d+\.\d+)", head.stdout)
         if m:
             cuda_driver = m.group(1)
@@ -330,81 +219,39 @@ _ALL_GPU_FACTS = ("gpu.host_count", "gpu.count", "gpu.host_names", "gpu.host_ccs
                   "gpu.mig", "gpu.visible_indices")
 
 
-class _NoNVML(Exception):
-    """The NVML library is not on this machine (checked before importing pynvml)."""
-
-
-def _load_pynvml() -> Any:
-    """pynvml, once the library it wraps is known to load.
-
-    On Linux pynvml does nothing but ``CDLL("libnvidia-ml.so.1")``; trying that first costs a
-    failed dlopen on a machine without a driver and saves importing pynvml's ~5,000 lines.
-    """
-    if sys.platform.startswith("linux"):
-        import ctypes
-
-        try:
-            ctypes.CDLL("libnvidia-ml.so.1")
-        except OSError as exc:
-            raise _NoNVML(f"NVML: {_NVML_HINTS['LibraryNotFound']} ({exc})") from None
-    import pynvml  # nvidia-ml-py
-
-    return pynvml
-
-
-def _within(seconds: float, fn: Any, *args: Any) -> Any:
-    """``fn(*args)`` in a daemon thread; TimeoutError if it has not returned after ``seconds``.
-
-    NVML is reached through ctypes, which releases the GIL during the call, so a call that blocks
-    in the driver only blocks its own thread. The thread is abandoned (a daemon: it does not keep
-    the process alive), which is the best a process can do with a call that never returns.
-    """
-    box: dict[str, Any] = {}
-
-    def run() -> None:
-        try:
-            box["value"] = fn(*args)
-        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
-            box["error"] = exc
-
-    worker = threading.Thread(target=run, name="fp8-doctor-nvml", daemon=True)
-    worker.start()
-    worker.join(seconds)
-    if worker.is_alive():
-        raise TimeoutError(f"no answer within {seconds} s")
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
-
-
 def probe_gpu(*, nvml: Any = None, env: Mapping[str, str] | None = None,
               smi: str = "nvidia-smi", smi_timeout: float = SMI_TIMEOUT_S,
-              nvml_timeout: float = NVML_TIMEOUT_S) -> ProbeResult:
-    """The ``gpu.*`` facts. ``nvml`` (an object with the pynvml calls used) is for tests."""
+              nvml_timeout: float = NVML_TIMEOUT_S,
+              nvml_started: proc.Child | None = None) -> ProbeResult:
+    """The ``gpu.*`` facts.
+
+    NVML is read in a child process (``nvml_started``, from :func:`start_nvml`, or one started
+    here). ``nvml`` (an object with the pynvml calls used) is read in-process instead: for tests.
+    A child that crashes makes this a CRASHED result naming the crash, with every fact Unknown.
+    """
     env = os.environ if env is None else env
     spec = env.get("CUDA_VISIBLE_DEVICES")
-    nvml_error = ""
-    if nvml is None:
-        try:
-            nvml = _load_pynvml()
-        except _NoNVML as exc:
-            nvml_error = str(exc)
-        except ImportError as exc:
-            nvml_error = f"nvidia-ml-py is not installed ({exc})"
-        except Exception as exc:  # noqa: BLE001 - a broken pynvml install is a fact too
-            nvml_error = f"pynvml could not be loaded: {type(exc).__name__}: {exc}"
-    host: HostView | None = None
+    host: HostView | str
     if nvml is not None:
+        if nvml_started is not None and nvml_started.proc is not None:
+            proc.kill_group(nvml_started.proc)  # a fake replaces it: do not wait for it
+            proc.collect(nvml_started)
         try:
-            host = _within(nvml_timeout, read_nvml, nvml)
+            host = within(nvml_timeout, read_nvml, nvml)
         except TimeoutError:
-            nvml_error = (f"NVML did not answer within {nvml_timeout:g} s (a GPU that fell off the "
-                          "bus or a wedged driver?); `nvidia-smi -q` shows more")
+            host = (f"NVML did not answer within {nvml_timeout:g} s (a GPU that fell off the "
+                    "bus or a wedged driver?); `nvidia-smi -q` shows more")
         except Exception as exc:  # noqa: BLE001 - no driver / NVML error is a fact
-            nvml_error = _nvml_reason(exc)
-    if host is not None:
+            host = nvml_child.nvml_reason(exc)
+    else:
+        try:
+            host = collect_nvml(nvml_started or start_nvml(nvml_timeout), nvml_timeout)
+        except NVMLCrash as exc:
+            return _crashed(str(exc), spec)
+    if isinstance(host, HostView):
         facts = _device_facts(host, spec)
         return ProbeResult("gpu", facts, {n: "nvml" for n in facts})
+    nvml_error = host
 
     exe = shutil.which(smi, path=env.get("PATH")) if os.sep not in smi else smi
     if exe is None:
@@ -416,11 +263,27 @@ def probe_gpu(*, nvml: Any = None, env: Mapping[str, str] | None = None,
             facts["gpu.nvml_error"] = nvml_error
             return ProbeResult("gpu", facts, {n: "nvidia-smi" for n in facts})
         reason = f"{nvml_error}; {smi_host}"
-    facts = {name: Unknown(reason) for name in _ALL_GPU_FACTS}
+    facts, prov = _unknown_facts(reason, nvml_error, spec)
+    return ProbeResult("gpu", facts, prov, status=ProbeStatus.SKIPPED, reason=reason)
+
+
+def _unknown_facts(reason: str, nvml_error: str,
+                   spec: str | None) -> tuple[dict[str, Any], dict[str, str]]:
+    facts: dict[str, Any] = {name: Unknown(reason) for name in _ALL_GPU_FACTS}
     facts["gpu.source"] = "none"
     facts["gpu.nvml_error"] = nvml_error
     prov = {n: "nvml" for n in facts}
     if spec is not None and spec.strip() == "":
         facts["gpu.count"] = 0  # CUDA_VISIBLE_DEVICES="" hides every GPU, whatever the host has
         prov["gpu.count"] = "runtime"
-    return ProbeResult("gpu", facts, prov, status=ProbeStatus.SKIPPED, reason=reason)
+    return facts, prov
+
+
+def _crashed(why: str, spec: str | None) -> ProbeResult:
+    """NVML took its child down: the probe crashed (a finding), its facts are unknown.
+
+    nvidia-smi is not tried: it loads the same library, and a report that says the GPU facts
+    are unknown because NVML crashes is more useful than one guessed around the crash.
+    """
+    facts, prov = _unknown_facts(f"the gpu probe crashed: {why}", why, spec)
+    return ProbeResult("gpu", facts, prov, status=ProbeStatus.CRASHED, reason=why)

@@ -102,6 +102,9 @@ def _result(module: str, res: ProcResult, timeout: float) -> dict[str, Any]:
     if res.timed_out:
         return {f"{p}.ok": False, f"{p}.error_kind": "timeout", f"{p}.seconds": round(seconds, 3),
                 f"{p}.error": f"import {module} did not finish within {timeout:g} s (killed)"}
+    if res.overflowed:  # a flood of warnings, not an import: stopped at the cap (issue 13)
+        return {f"{p}.ok": False, f"{p}.error_kind": "crash", f"{p}.seconds": round(seconds, 3),
+                f"{p}.error": f"import {module} printed without end ({res.overflow_reason})"}
     payload = None
     for line in reversed(out.splitlines()):
         if line.startswith(_MARK):

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from preflight.facts import Unknown
+from preflight.probes import bounded
 from preflight.probes.base import ProbeResult
 
 SOURCE = "importlib.metadata"
@@ -46,6 +47,13 @@ PREFIXES: tuple[str, ...] = ("nvidia-", "transformer-engine")
 
 TE_PARTS = ("transformer-engine", "transformer-engine-cu12", "transformer-engine-cu13",
             "transformer-engine-torch")
+
+# Only Name and Version are needed, at the top of the header: read up to the header's end (the
+# first blank line) and never past this. A METADATA symlinked to /dev/zero was read whole
+# (issue 13: OOM at 24 GB); a long legacy Description header still fits.
+METADATA_MAX_BYTES = 256 * 1024
+# torch/version.py is ~300 bytes; CUDA's version.json a few KiB.
+SMALL_FILE_MAX_BYTES = 1024 * 1024
 
 _NORMALIZE = re.compile(r"[-_.]+")
 _HEADER = re.compile(r"^(Name|Version):[ \t]*(.*?)[ \t]*$", re.MULTILINE)
@@ -82,6 +90,26 @@ def _meta_path(dist: md.Distribution) -> str:
     return str(path) if path is not None else repr(dist)
 
 
+def _read_header(dist: md.Distribution) -> str | None:
+    """The METADATA (or PKG-INFO) header of ``dist``, bounded; None when it has none.
+
+    Path distributions are read here (regular files only, up to the header's end, at most
+    :data:`METADATA_MAX_BYTES`); any other kind through its own ``read_text``.
+    """
+    folder = getattr(dist, "_path", None)
+    if not isinstance(folder, os.PathLike | str):
+        return dist.read_text("METADATA") or dist.read_text("PKG-INFO") or dist.read_text("")
+    base = os.fspath(folder)
+    # dist-info has METADATA, egg-info PKG-INFO; a single-file .egg-info is itself the header.
+    for candidate in (os.path.join(base, "METADATA"), os.path.join(base, "PKG-INFO"), base):
+        if not os.path.lexists(candidate) or os.path.isdir(candidate):
+            continue
+        raw = bounded.read_bytes(candidate, METADATA_MAX_BYTES, stop=b"\n\n", partial=True)
+        if raw:
+            return raw.decode("utf-8", "replace").replace("\r\n", "\n")
+    return None
+
+
 def scan(dists: Iterable[md.Distribution] | None = None) -> Scan:
     """One pass over the installed distributions, reading Name and Version from METADATA text."""
     if dists is None:
@@ -100,8 +128,10 @@ def scan(dists: Iterable[md.Distribution] | None = None) -> Scan:
         seen.add(real)
         label = os.path.basename(where.rstrip("/")) or where
         try:
-            # dist-info has METADATA, egg-info PKG-INFO; a single-file .egg-info is read as "".
-            text = dist.read_text("METADATA") or dist.read_text("PKG-INFO") or dist.read_text("")
+            text = _read_header(dist)
+        except bounded.NotRegularFile as exc:
+            broken.append(f"{label}: metadata is {exc.kind}, not a regular file; not read")
+            continue
         except Exception as exc:  # noqa: BLE001 - one unreadable distribution is a fact
             broken.append(f"{label}: metadata unreadable ({type(exc).__name__})")
             continue
@@ -143,7 +173,8 @@ def read_torch_version_file(path: str | Path) -> dict[str, Any]:
 
     Parsed with ``ast`` and ``literal_eval``: the file is never executed.
     """
-    tree = ast.parse(Path(path).read_text(encoding="utf-8"), filename=str(path))
+    text = bounded.read_bytes(path, SMALL_FILE_MAX_BYTES).decode("utf-8")
+    tree = ast.parse(text, filename=str(path))
     values: dict[str, Any] = {}
     for node in tree.body:
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
@@ -235,10 +266,10 @@ def _toolkit_version(env: Mapping[str, str]) -> str | None:
         if not root:
             continue
         try:
-            with open(os.path.join(root, "version.json"), encoding="utf-8") as fh:
-                doc = json.load(fh)
+            doc = json.loads(bounded.read_bytes(os.path.join(root, "version.json"),
+                                                SMALL_FILE_MAX_BYTES))
             return str(doc["cuda"]["version"])
-        except (OSError, ValueError, KeyError, TypeError):
+        except (OSError, ValueError, KeyError, TypeError, RecursionError):
             continue
     return None
 

@@ -10,6 +10,15 @@ gets SIGKILL and the output is read with a bounded wait, so a hang costs ``timeo
 After a child exits on its own, what it left running in its group is killed too.
 Hung ``nvidia-smi`` is a known field problem (NordicHPC/sonar#92, netdata/netdata#18690).
 
+Output read through pipes is bounded while it is read: a reader thread per pipe keeps at most
+``max_bytes`` (default :data:`MAX_OUTPUT_BYTES`) and, past it, stops reading and kills the
+group, so a child that prints forever costs that much memory and no more (issue 13: an
+``nvidia-smi`` printing forever was buffered to 6.7 GB). The result says ``overflowed``.
+
+Process groups are POSIX: where ``os.setsid`` / ``os.killpg`` do not exist (Windows), a child gets
+its own process group through ``CREATE_NEW_PROCESS_GROUP`` and a timeout kills the child itself;
+:data:`GROUP_KILL` says which of the two this platform gets.
+
 - :func:`run`: start, wait, collect - one child.
 - :func:`start` / :func:`collect`: several children in parallel (start all, then collect each;
   every child has its own deadline, counted from its start). :meth:`Child.done` and
@@ -22,6 +31,8 @@ import os
 import re
 import signal
 import subprocess
+import sys
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -33,6 +44,11 @@ KILL_GRACE_S = 2.0
 # A child that has already exited may take this long to hand over its output, even past its
 # deadline (in a parallel collect the deadline may pass while an earlier child is collected).
 EXITED_GRACE_S = 5.0
+MAX_OUTPUT_BYTES = 16 * 1024 * 1024
+"""Default cap on what is kept of one pipe of one child; past it the child's group is killed."""
+_CHUNK = 64 * 1024
+GROUP_KILL = hasattr(os, "killpg") and hasattr(os, "setsid")
+"""True where a timeout kills the child's whole process group (POSIX), not only the child."""
 
 Output = int | IO[Any]
 
@@ -47,10 +63,54 @@ class ProcResult:
     timed_out: bool = False
     error: str = ""
     seconds: float = 0.0
+    overflowed: int = 0   # the cap in bytes when a pipe went past it (the group was killed)
 
     @property
     def ok(self) -> bool:
-        return self.returncode == 0 and not self.timed_out and not self.error
+        return (self.returncode == 0 and not self.timed_out and not self.error
+                and not self.overflowed)
+
+    @property
+    def overflow_reason(self) -> str:
+        return f"killed: output over {self.overflowed:,} bytes" if self.overflowed else ""
+
+
+class _Capture:
+    """Reads one pipe in a daemon thread, keeping at most ``limit`` bytes.
+
+    Past the limit it calls ``on_overflow`` (which kills the child's group) and stops reading,
+    so neither memory nor the time spent reading grows with what the child prints.
+    """
+
+    def __init__(self, stream: IO[bytes], limit: int, on_overflow: Any) -> None:
+        self.stream = stream
+        self.limit = limit
+        self.data = bytearray()
+        self.over = False
+        self._on_overflow = on_overflow
+        self.thread = threading.Thread(target=self._read, name="fp8-doctor-pipe", daemon=True)
+        self.thread.start()
+
+    def _read(self) -> None:
+        fd = self.stream.fileno()
+        try:
+            while True:
+                chunk = os.read(fd, _CHUNK)
+                if not chunk:
+                    return
+                room = self.limit - len(self.data)
+                if len(chunk) > room:
+                    self.data += chunk[:room]
+                    self.over = True
+                    self._on_overflow()
+                    return
+                self.data += chunk
+        except (OSError, ValueError):  # the pipe was closed under us
+            return
+
+    def text(self) -> str:
+        raw = bytes(self.data).decode("utf-8", "replace")
+        return raw.replace("\r\n", "\n").replace("\r", "\n")  # as text=True pipes did
 
 
 @dataclass(frozen=True)
@@ -58,10 +118,11 @@ class Child:
     """A started child (from :func:`start`); hand it to :func:`collect` exactly once."""
 
     argv: tuple[str, ...]
-    proc: subprocess.Popen[str] | None   # None: it could not be started (see ``error``)
-    started: float                       # time.monotonic()
+    proc: subprocess.Popen[bytes] | None   # None: it could not be started (see ``error``)
+    started: float                         # time.monotonic()
     deadline: float
     error: str = ""
+    captures: tuple[_Capture | None, _Capture | None] = (None, None)  # stdout, stderr readers
 
     @property
     def pid(self) -> int | None:
@@ -76,41 +137,58 @@ class Child:
 
 
 def kill_group(proc: subprocess.Popen[Any]) -> None:
-    """SIGKILL ``proc``'s process group (it leads its own session); at least ``proc`` itself."""
+    """SIGKILL ``proc``'s process group (it leads its own session); at least ``proc`` itself.
+
+    Without ``os.killpg`` (Windows) only the child itself can be killed.
+    """
+    killpg = getattr(os, "killpg", None)
+    if killpg is not None and GROUP_KILL:
+        try:
+            killpg(proc.pid, signal.SIGKILL)
+            return
+        except (ProcessLookupError, PermissionError):
+            pass
     try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
         proc.kill()  # a no-op once proc has been reaped
+    except OSError:
+        pass
+
+
+def _session_kwargs() -> dict[str, Any]:
+    """How to start a child in its own process group on this platform."""
+    if GROUP_KILL:
+        return {"start_new_session": True}
+    if sys.platform == "win32":  # pragma: no cover - CI runs Linux; tested by simulation
+        return {"creationflags": getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)}
+    return {}
 
 
 def start(argv: Sequence[str], timeout: float, *, env: Mapping[str, str] | None = None,
           cwd: str | None = None, stdout: Output = subprocess.PIPE,
-          stderr: Output = subprocess.PIPE) -> Child:
+          stderr: Output = subprocess.PIPE, max_bytes: int = MAX_OUTPUT_BYTES) -> Child:
     """Start ``argv`` in its own session; never raises (a failed start is ``Child.error``).
 
     ``env=None`` inherits this process's environment; an explicit mapping, even an empty one, is
     the child's whole environment. ``stdout`` / ``stderr`` may be open files instead of pipes
-    (then the result's text is empty).
+    (then the result's text is empty), or ``subprocess.STDOUT`` for stderr. Each pipe is read as
+    the child writes it, keeping at most ``max_bytes``; past that the child's group is killed.
     """
     now = time.monotonic()
     args = tuple(str(a) for a in argv)
     try:
         proc = subprocess.Popen(
-            list(args), stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr, text=True,
-            errors="replace", env=dict(env) if env is not None else None, cwd=cwd,
-            start_new_session=True)
-    except OSError as exc:
-        return Child(args, None, now, now, error=f"{args[0]}: {exc.strerror or exc}")
-    return Child(args, proc, now, now + timeout)
+            list(args), stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr,
+            env=dict(env) if env is not None else None, cwd=cwd, **_session_kwargs())
+    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in argv or env
+        why = getattr(exc, "strerror", None) or exc
+        return Child(args, None, now, now, error=f"{args[0]}: {why}")
 
+    def overflow() -> None:
+        kill_group(proc)
 
-def _close_pipes(proc: subprocess.Popen[Any]) -> None:
-    for pipe in (proc.stdout, proc.stderr):
-        if pipe is not None:
-            try:
-                pipe.close()
-            except OSError:
-                pass
+    captures = tuple(_Capture(pipe, max_bytes, overflow) if pipe is not None else None
+                     for pipe in (proc.stdout, proc.stderr))
+    return Child(args, proc, now, now + timeout, captures=(captures[0], captures[1]))
 
 
 def collect(child: Child) -> ProcResult:
@@ -126,32 +204,49 @@ def collect(child: Child) -> ProcResult:
     if proc.poll() is not None:
         remaining = max(remaining, EXITED_GRACE_S)
     timed_out = False
+    readers = [c for c in child.captures if c is not None]
+    end = time.monotonic() + max(remaining, 0.01)
     try:
-        out, err = proc.communicate(timeout=max(remaining, 0.01))
+        proc.wait(timeout=max(remaining, 0.01))
+        # It exited; its output must reach EOF by the same deadline. A grandchild in its group
+        # that still holds the pipes makes it a timeout, as it did with communicate().
+        for reader in readers:
+            reader.thread.join(max(end - time.monotonic(), 0.01))
+        timed_out = any(r.thread.is_alive() for r in readers)
     except subprocess.TimeoutExpired:
         timed_out = True
-        kill_group(proc)
-        try:
-            out, err = proc.communicate(timeout=KILL_GRACE_S)
-        except subprocess.TimeoutExpired:
-            # Something outside the group (it called setsid) still holds the pipes: give up on
-            # the output rather than wait for it.
-            out, err = "", ""
-            _close_pipes(proc)
+    kill_group(proc)  # on timeout; and leftovers of a finished child
+    for reader in readers:
+        # After the kill the output arrives within the grace, unless something outside the
+        # group (it called setsid) holds the pipe: then the rest of the output is given up.
+        reader.thread.join(KILL_GRACE_S)
+    try:
+        proc.wait(timeout=KILL_GRACE_S)
+    except subprocess.TimeoutExpired:  # pragma: no cover - an unkillable (D-state) child
+        pass
+    if not any(r.thread.is_alive() for r in readers):
+        _close_pipes(proc)
+    out, err = child.captures
+    over = [c.limit for c in readers if c.over]
+    return ProcResult(proc.returncode, out.text() if out else "", err.text() if err else "",
+                      timed_out=timed_out and not over, seconds=time.monotonic() - child.started,
+                      overflowed=over[0] if over else 0)
+
+
+def _close_pipes(proc: subprocess.Popen[Any]) -> None:
+    for pipe in (proc.stdout, proc.stderr):
+        if pipe is not None:
             try:
-                proc.wait(timeout=KILL_GRACE_S)
-            except subprocess.TimeoutExpired:  # pragma: no cover - an unkillable (D-state) child
+                pipe.close()
+            except OSError:
                 pass
-    else:
-        kill_group(proc)  # leftovers of a finished child
-    return ProcResult(proc.returncode, out or "", err or "", timed_out=timed_out,
-                      seconds=time.monotonic() - child.started)
 
 
 def run(argv: Sequence[str], timeout: float, *, env: Mapping[str, str] | None = None,
-        cwd: str | None = None) -> ProcResult:
-    """Run ``argv``; never raises, never waits longer than ``timeout`` plus the kill grace."""
-    return collect(start(argv, timeout, env=env, cwd=cwd))
+        cwd: str | None = None, max_bytes: int = MAX_OUTPUT_BYTES) -> ProcResult:
+    """Run ``argv``; never raises, never waits longer than ``timeout`` plus the kill grace,
+    never keeps more than ``max_bytes`` of either pipe."""
+    return collect(start(argv, timeout, env=env, cwd=cwd, max_bytes=max_bytes))
 
 
 # An unindented "pkg.module.SomeError: message" line: the last one is the exception that ended it.

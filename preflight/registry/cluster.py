@@ -1,4 +1,4 @@
-"""``cluster.*``: the multi-rank view merged on rank 0 (producer: preflight/dist/merge.py).
+"""``cluster.*``: the multi-rank view merged on rank 0 (producer: preflight/cluster/merge.py).
 
 A difference is ``{"name": ..., "values": {value: [ranks]}}``; ``<absent>`` means not installed /
 not reported on those ranks, ``<unset>`` an environment variable not set there. ``cluster.summary.*``

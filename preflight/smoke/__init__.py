@@ -8,6 +8,7 @@ happens - results, a crash, a CUDA error, a hang - into ``smoke.*`` facts for th
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -86,6 +87,10 @@ def _source(facts: Mapping[str, Any], name: str) -> str | None:
 
 def _no_cuda_here(facts: Mapping[str, Any]) -> str | None:
     """Why this machine cannot run a CUDA smoke step, from facts probed here; None if it may."""
+    if sys.platform == "darwin":
+        # CUDA 10.2 was the last CUDA release for macOS (its release notes); torch's macOS
+        # wheels have none. Said plainly rather than as a missing-GPU or CPU-build guess.
+        return "macOS has no CUDA (the last CUDA release for macOS was 10.2)"
     variant = facts.get("cuda.torch_variant")
     if variant == "cpu" and _source(facts, "cuda.torch_variant") not in _ELSEWHERE:
         version = facts.get("pkg.torch.version")

@@ -217,3 +217,46 @@ def test_a_cc_or_version_test_fact_of_the_wrong_shape_says_so(
     assert got.startswith(f"{f}:26: ") and message in got, got
     if value != "8.9":  # a list is not "an unquoted number"
         assert "reads it as a number" not in got, got
+
+
+def _cli(*argv: str) -> "subprocess.CompletedProcess[str]":
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    return subprocess.run([sys.executable, "-m", "preflight", *argv], capture_output=True,
+                          text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": str(root)})
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo"), reason="needs FIFOs (POSIX)")
+def test_a_fifo_in_a_rule_folder_is_refused_not_waited_on(tmp_path: Path) -> None:
+    # issue 13 item 2: `rules lint` and `check --rules` hung forever on a FIFO named *.yaml.
+    import os
+    import shutil
+
+    good = next(Path(__file__).resolve().parents[2].glob("rules/te/FP8D-TE-0001.yaml"))
+    shutil.copy(good, tmp_path / good.name)
+    fifo = tmp_path / "FP8D-TE-0999.yaml"
+    os.mkfifo(fifo)
+    with pytest.raises(RuleLoadError) as err:
+        load_rules([tmp_path])
+    [problem] = err.value.problems
+    assert problem.path == str(fifo) and "FIFO" in problem.message
+    lint = _cli("rules", "lint", str(tmp_path))
+    assert lint.returncode == 1 and f"{fifo}:" in lint.stdout + lint.stderr
+    check = _cli("check", "--no-smoke", "--rules", str(tmp_path))
+    assert check.returncode == 2 and f"{fifo}:" in check.stderr
+    assert "Traceback" not in check.stderr + lint.stderr
+    with pytest.raises(RuleLoadError) as err:  # named on its own
+        load_rules([fifo])
+    assert "FIFO" in err.value.problems[0].message
+
+
+def test_a_rule_file_linked_to_dev_zero_is_not_read(tmp_path: Path) -> None:
+    link = tmp_path / "FP8D-TE-0998.yaml"
+    link.symlink_to("/dev/zero")
+    with pytest.raises(RuleLoadError) as err:
+        load_rules([tmp_path])
+    assert "character device" in err.value.problems[0].message

@@ -160,6 +160,9 @@ SMI_SCRIPTS: Mapping[str, str] = {
     # Megabytes of GPU-shaped lines (a wrapper gone wrong): must not be parsed for minutes.
     "flood": "#!/bin/sh\nyes '0, NVIDIA H100 80GB HBM3, GPU-aaaa, 9.0, 81559, Disabled, 550.54.15' "
              "| head -n 200000\n",
+    # Prints forever (issue 13: 6.7 GB buffered in 5 s before the output was capped while read).
+    "flood-forever": "#!/bin/sh\nexec yes '0, NVIDIA H100 80GB HBM3, GPU-aaaa, 9.0, 81559, Disabled, "
+                     "550.54.15'\n",
     # The same index twice, and a blank compute_cap for an L4 (cc from the GPU table).
     "dupes": "#!/bin/sh\nif [ -n \"$1\" ]; then\ncat <<'EOF'\n0, NVIDIA L4, GPU-dddd0000-1111-2222-3333"
              "-444455550000, [N/A], 23034, [N/A], 550.54.15\n0, NVIDIA L4, GPU-dddd0000-1111-2222-3333-"

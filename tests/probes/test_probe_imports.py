@@ -144,3 +144,17 @@ def test_unstartable_python_is_a_crash_fact(tmp_path: Path) -> None:
     f = import_facts(["torch"], timeout=5, python=str(tmp_path / "no-python"))
     assert f["import.torch.ok"] is False and f["import.torch.error_kind"] == "crash"
     assert "cannot start" in f["import.torch.error"]
+
+
+def test_an_import_that_prints_without_end_is_stopped_at_the_cap(tmp_path: Path) -> None:
+    # issue 13 item 2: child output is capped while read; the import probe says so.
+    import sys
+
+    (tmp_path / "chatty").mkdir()
+    (tmp_path / "chatty" / "__init__.py").write_text(
+        "import sys\nwhile True: sys.stderr.write('warning ' * 8192)\n")
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    facts = import_facts(("chatty",), timeout=60, env=env, python=sys.executable)
+    assert facts["import.chatty.ok"] is False and facts["import.chatty.error_kind"] == "crash"
+    assert "killed: output over" in facts["import.chatty.error"]
+    assert facts["import.chatty.seconds"] < 30

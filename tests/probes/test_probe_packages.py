@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib.metadata as md
+import os
+import time
 from pathlib import Path
 
 import pytest
@@ -130,6 +132,39 @@ def test_broken_metadata_is_a_fact(tmp_path: Path) -> None:
     assert "noversion-0.dist-info: METADATA has no Version" in broken
     assert "garbled-1.0.dist-info: METADATA has no Name or Version" in broken
     assert f["pkg.torchao.version"] == "0.10.0"  # the good ones still reported
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs (POSIX)")
+def test_metadata_that_is_dev_zero_or_a_fifo_is_refused_not_read(tmp_path: Path) -> None:
+    # issue 13 item 2: a METADATA symlinked to /dev/zero was read whole (OOM at 24 GB); one that
+    # was a FIFO hung the run forever. Both are now named in pkg.broken, at once.
+    site = tmp_path / "site"
+    make_dist(site, "torchao", "0.10.0")
+    zero = make_dist(site, "zero", "1.0", metadata="") / "METADATA"
+    zero.symlink_to("/dev/zero")
+    os.mkfifo(make_dist(site, "fifo", "1.0", metadata="") / "METADATA")
+    os.mkfifo(site / "pipe-2.0.dist-info")  # the distribution "folder" itself
+    start = time.monotonic()
+    f = facts_for(tmp_path, site)
+    assert time.monotonic() - start < 5.0
+    broken = " | ".join(f["pkg.broken"])
+    assert "zero-1.0.dist-info: metadata is a character device, not a regular file" in broken
+    assert "fifo-1.0.dist-info: metadata is a FIFO (named pipe), not a regular file" in broken
+    assert "pipe-2.0.dist-info: metadata is a FIFO" in broken
+    assert f["pkg.torchao.version"] == "0.10.0"
+
+
+def test_only_the_metadata_header_is_read(tmp_path: Path) -> None:
+    # A body of 8 MiB after the header is never read: the reader stops at the blank line.
+    site = tmp_path / "site"
+    body = "Name: not-this\nVersion: 9.9\n" + "x" * (8 * 1024 * 1024)
+    folder = make_dist(site, "peft", "0.13.0",
+                       metadata="Metadata-Version: 2.1\nName: peft\nVersion: 0.13.0\n\n" + body)
+    from preflight.probes import bounded
+
+    head = bounded.read_bytes(folder / "METADATA", 1024, stop=b"\n\n")
+    assert head.endswith(b"Version: 0.13.0\n\n") and len(head) < 100
+    assert facts_for(tmp_path, site)["pkg.peft.version"] == "0.13.0"
 
 
 def test_egg_info_folder_and_file(tmp_path: Path) -> None:

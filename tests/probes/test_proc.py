@@ -136,3 +136,43 @@ def test_a_finished_child_leaves_nothing_running(tmp_path: Path) -> None:
 def test_error_line_names_what_went_wrong(stderr: str, line: str) -> None:
     assert error_line(stderr, 300) == line
     assert len(error_line("E" * 1000, 300)) == 300
+
+
+def test_a_flooding_child_is_killed_at_the_byte_cap() -> None:
+    # issue 13 item 2: output is capped while it is read, not after it was all buffered.
+    start = time.monotonic()
+    res = run([sys.executable, "-c", "import sys\nwhile True: sys.stdout.write('x' * 65536)"],
+              timeout=60, max_bytes=100_000)
+    assert time.monotonic() - start < 10.0
+    assert res.overflowed == 100_000 and len(res.stdout) == 100_000
+    assert not res.ok and not res.timed_out
+    assert "killed: output over 100,000 bytes" == res.overflow_reason
+
+
+def test_a_flood_on_stderr_is_capped_too() -> None:
+    res = run([sys.executable, "-c",
+               "import sys\nwhile True: sys.stderr.write('e' * 65536)"], timeout=60,
+              max_bytes=50_000)
+    assert res.overflowed == 50_000 and len(res.stderr) == 50_000 and res.stdout == ""
+
+
+def test_output_exactly_at_the_cap_is_not_an_overflow() -> None:
+    res = run([sys.executable, "-c", "import sys; sys.stdout.write('y' * 4096)"], timeout=60,
+              max_bytes=4096)
+    assert res.ok and res.overflowed == 0 and res.stdout == "y" * 4096
+
+
+def test_without_process_groups_a_timeout_still_kills_the_child(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # issue 12 item 7: Windows has no os.killpg / os.setsid. Simulated here (CI is Linux): the
+    # child is started without a new session and a timeout kills the child itself.
+    from preflight.probes import proc
+
+    monkeypatch.setattr(proc, "GROUP_KILL", False)
+    monkeypatch.delattr(proc.os, "killpg")
+    assert proc._session_kwargs() in ({}, {"creationflags": 512})
+    start = time.monotonic()
+    res = proc.run([sys.executable, "-c", "import time; time.sleep(30)"], timeout=0.5)
+    assert res.timed_out and time.monotonic() - start < 5.0
+    res = proc.run([sys.executable, "-c", "print('fine')"], timeout=30)
+    assert res.ok and res.stdout.strip() == "fine"

@@ -67,7 +67,7 @@ def test_the_distributed_report_of_a_job_of_one(tmp_path: Path) -> None:
     pytest.importorskip("torch")
     out = tmp_path / "cluster.json"
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run([sys.executable, "-m", "preflight.dist", "--timeout", "60",
+    proc = subprocess.run([sys.executable, "-m", "preflight.cluster", "--timeout", "60",
                            "--format", "json", "-o", str(out)], capture_output=True, text=True,
                           env=env, timeout=180, cwd=tmp_path)
     assert proc.returncode in (0, 1), proc.stderr[-2000:]

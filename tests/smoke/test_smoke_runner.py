@@ -107,3 +107,22 @@ def test_a_result_that_is_not_an_object_is_a_crash_not_an_exception() -> None:
         sys.executable, "-c", "import sys; open(sys.argv[2], 'w').write('[1, 2]')"))
     assert res.status == "crash" and res.doc == {}
     assert "during: start" in res.error
+
+
+def test_a_flooding_child_is_killed_at_the_output_cap_and_writes_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from preflight.smoke import runner
+
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(runner.tempfile, "tempdir", None)  # re-read TMPDIR
+    t0 = time.monotonic()
+    [res] = run_children([{"device": "cpu"}], timeout=60.0,
+                         command=(sys.executable, str(CHILDREN / "flood.py")))
+    assert time.monotonic() - t0 < 15, "the flood ran until the timeout"
+    assert res.status == "crash"
+    assert f"killed: output over {runner.OUTPUT_MAX_BYTES:,} bytes" in res.error
+    assert "scaled_mm" in res.error                          # the stage it was in
+    assert len(res.stderr_tail) <= 4000
+    # Nothing left in (or written to) the temp folder: the output went through a pipe.
+    leftovers = [p for p in tmp_path.rglob("*")]
+    assert leftovers == [], leftovers

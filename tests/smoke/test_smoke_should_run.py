@@ -79,3 +79,16 @@ def test_facts_from_elsewhere_do_not_skip_a_requested_run() -> None:
     facts = Facts({"gpu.count": 0, **CPU_TORCH},
                   {"gpu.count": "snapshot", "cuda.torch_variant": "snapshot"})
     assert should_run(facts, True)[0] is True
+
+
+@pytest.mark.parametrize("requested", [None, True])
+def test_macos_says_why_the_cuda_smoke_step_cannot_run(monkeypatch: pytest.MonkeyPatch,
+                                                       requested: bool | None) -> None:
+    # issue 12 item 7: simulated (CI is Linux). The static checks still run; the smoke step is
+    # skipped with the platform as the reason, even when asked for, while --device cpu runs.
+    import preflight.smoke as smoke
+
+    monkeypatch.setattr(smoke.sys, "platform", "darwin")
+    run, why = should_run(H100, requested)
+    assert not run and "macOS has no CUDA" in why
+    assert should_run(H100, True, device="cpu") == (True, "requested")

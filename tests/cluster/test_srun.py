@@ -10,8 +10,8 @@ from datetime import timedelta
 from collections.abc import Callable
 from pathlib import Path
 
-from preflight.dist.gather import _roll_call
-from preflight.dist.launch import RankInfo
+from preflight.cluster.gather import _roll_call
+from preflight.cluster.launch import RankInfo
 
 
 def test_srun_style_job_compares_ranks_and_exits_with_the_report_code(
@@ -28,7 +28,7 @@ def test_srun_style_job_compares_ranks_and_exits_with_the_report_code(
                     "SLURM_JOB_ID": "4242", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port)})
         if rank == 1:
             env["NCCL_ALGO"] = "Ring"
-        cmd = [sys.executable, "-W", "ignore", "-m", "preflight.dist", "--timeout", "40",
+        cmd = [sys.executable, "-W", "ignore", "-m", "preflight.cluster", "--timeout", "40",
                "--format", "json", "-o", str(out), "--fail-on", "warning"]
         procs.append(subprocess.Popen(cmd, cwd=repo_root, env=env, stdout=subprocess.PIPE,
                                       stderr=subprocess.PIPE, text=True))
@@ -57,3 +57,28 @@ def test_roll_call_tells_a_hung_rank_from_one_never_seen(free_port: Callable[[],
     assert "started but did not finish" in missing[1]
     assert "never reached the rendezvous" in missing[2]
     assert json.loads(store.get("fp8d/t/roster")) == [0]
+
+
+def test_srun_rank_that_never_starts_is_named_in_rank_0s_report(
+        tmp_path: Path, free_port: Callable[[], int], job_env: Callable[[], dict[str, str]],
+        repo_root: Path) -> None:
+    # issue 13 item 4: under srun rank 0 hosts the store and used to wait there for every rank to
+    # connect, ending in "internal error: DistStoreError" and no report when one never started.
+    # Under torchrun the same rank is named; now under srun too.
+    env = job_env()
+    env.update({"SLURM_PROCID": "0", "SLURM_NTASKS": "2", "SLURM_LOCALID": "0",
+                "SLURM_JOB_ID": "4243", "MASTER_ADDR": "127.0.0.1",
+                "MASTER_PORT": str(free_port())})
+    out = tmp_path / "report.json"
+    start = time.monotonic()
+    proc = subprocess.run([sys.executable, "-W", "ignore", "-m", "preflight.cluster",
+                           "--timeout", "8", "--format", "json", "-o", str(out)],
+                          cwd=repo_root, env=env, capture_output=True, text=True, timeout=120)
+    assert time.monotonic() - start < 60
+    assert "internal error" not in proc.stderr, proc.stderr[-2000:]
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    doc = json.loads(out.read_text())
+    assert doc["facts"]["cluster.world_size"] == 2
+    assert doc["facts"]["cluster.missing_ranks"] == [1]
+    [entry] = doc["facts"]["cluster.missing"]
+    assert entry["rank"] == 1 and "never reached the rendezvous" in entry["reason"]

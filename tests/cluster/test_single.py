@@ -1,4 +1,4 @@
-"""``python -m preflight.dist`` without a launcher, usage errors, the collectives child off-GPU."""
+"""``python -m preflight.cluster`` without a launcher, usage errors, the collectives child off-GPU."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from preflight.dist.collectives import _child
+from preflight.cluster.collectives import _child
 
 
 def _run(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-W", "ignore", "-m", "preflight.dist", *args],
+    return subprocess.run([sys.executable, "-W", "ignore", "-m", "preflight.cluster", *args],
                           cwd=cwd, env=env, capture_output=True, text=True, timeout=60)
 
 
@@ -99,3 +99,27 @@ def test_nccl_collectives_without_a_gpu_are_skipped_not_failed() -> None:
     result = _child({"backend": "nccl", "rank": 0, "world_size": 1, "local_rank": 0,
                      "timeout": 5, "addr": "127.0.0.1", "port": 1, "prefix": "x", "mib": 1})
     assert result["status"] == "skipped" and "no CUDA device" in result["error"]
+
+
+def test_smoke_pair_is_the_same_as_checks(job_env: Callable[[], dict[str, str]],
+                                          repo_root: Path) -> None:
+    # issue 14: `--no-smoke` exists as in `fp8-doctor check`, and the pair is exclusive.
+    from preflight.cluster.__main__ import build_parser
+
+    parser = build_parser()
+    assert parser.parse_args([]).smoke is False
+    assert parser.parse_args(["--smoke"]).smoke is True
+    assert parser.parse_args(["--no-smoke"]).smoke is False
+    proc = _run(["--smoke", "--no-smoke"], _no_launcher(job_env()), repo_root)
+    assert proc.returncode == 2 and "--no-smoke" in proc.stderr and proc.stdout == ""
+
+
+def test_the_old_module_name_still_runs_and_says_it_is_deprecated(
+        job_env: Callable[[], dict[str, str]], repo_root: Path) -> None:
+    proc = subprocess.run([sys.executable, "-W", "ignore", "-m", "preflight.dist", "--no-smoke",
+                           "--format", "json"], cwd=repo_root, env=_no_launcher(job_env()),
+                          capture_output=True, text=True, timeout=60)
+    doc = json.loads(proc.stdout)
+    assert proc.returncode == doc["exit_code"]
+    assert doc["facts"]["cluster.world_size"] == 1
+    assert "preflight.cluster" in proc.stderr and "deprecated" in proc.stderr

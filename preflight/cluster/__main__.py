@@ -1,10 +1,10 @@
-"""``python -m preflight.dist``: fp8-doctor on every rank of a job, compared on rank 0.
+"""``python -m preflight.cluster``: fp8-doctor on every rank of a job, compared on rank 0.
 
 Run it under the launcher the job uses::
 
-    torchrun --nproc-per-node 8 --nnodes 4 ... -m preflight.dist [PATH ...] [--smoke]
-    srun --ntasks-per-node 8 python -m preflight.dist ...
-    accelerate launch -m preflight.dist ...
+    torchrun --nproc-per-node 8 --nnodes 4 ... -m preflight.cluster [PATH ...] [--smoke]
+    srun --ntasks-per-node 8 python -m preflight.cluster ...
+    accelerate launch -m preflight.cluster ...
 
 Every rank collects its facts through the normal pipeline (and runs the smoke step on its own GPU
 with ``--smoke``); rank 0 gathers them over gloo, merges them into ``cluster.*`` facts, runs the
@@ -23,12 +23,11 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from preflight.cli import positive_seconds
+from preflight.cli import _add_output, _use_color, positive_seconds
 from preflight.findings import FAIL_ON_CHOICES
 from preflight.probes.configs.detect import KINDS as CONFIG_KINDS
+from preflight.render import FORMATS
 from preflight.report import EXIT_INTERNAL, EXIT_USAGE
-
-FORMATS = ("text", "json", "markdown", "sarif")
 # A rank still busy this long after --timeout is stuck (a probe or smoke child that ignores its
 # own timeout, a dead store): it leaves, so the launcher ends the job instead of waiting forever.
 WATCHDOG_GRACE_S = 90.0
@@ -45,7 +44,7 @@ def positive_mib(text: str) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="python -m preflight.dist",
+        prog="python -m preflight.cluster",
         description="Run fp8-doctor on every rank (torchrun / srun / accelerate launch) and "
                     "report what differs between ranks.",
         epilog="exit codes (rank 0): 0 ok, 1 findings at or above --fail-on, 2 usage error, "
@@ -55,8 +54,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--assume", action="append", default=[], metavar="KEY=VALUE",
                    help="plan an environment (applied on every rank that receives the flag)")
     p.add_argument("--deep", action="store_true", help="also run the child-process import probe")
-    p.add_argument("--smoke", action="store_true",
-                   help="run the FP8 smoke step on every rank, each on its own GPU")
+    # The same pair as `fp8-doctor check`, but off by default: a smoke step on every rank of a
+    # large job is a decision to make, not a side effect of checking the cluster.
+    smoke = p.add_mutually_exclusive_group()
+    smoke.add_argument("--smoke", dest="smoke", action="store_true", default=False,
+                       help="run the FP8 smoke step on every rank, each on its own GPU")
+    smoke.add_argument("--no-smoke", dest="smoke", action="store_false",
+                       help="skip the smoke step (the default)")
     p.add_argument("--smoke-timeout", type=positive_seconds, default=120.0, metavar="S")
     p.add_argument("--collectives", action="store_true",
                    help="also run an all-reduce and a uint8 all-gather across all ranks")
@@ -69,11 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "are named in the report (default: %(default)s)")
     p.add_argument("--fail-on", choices=FAIL_ON_CHOICES, default="error")
     p.add_argument("--rules", action="append", default=[], metavar="DIR")
-    p.add_argument("--format", choices=FORMATS, default="text")
-    p.add_argument("-o", "--output", metavar="FILE", help="write the report (rank 0) to FILE")
-    p.add_argument("--no-redact", action="store_true",
-                   help="show host names and unmasked values in the report")
-    p.add_argument("--color", choices=("auto", "always", "never"), default="auto")
+    _add_output(p, formats=FORMATS)  # -o: rank 0 writes the report
     return p
 
 
@@ -105,17 +105,16 @@ def _report(args: argparse.Namespace, options: Any, local: Any, cluster_facts: d
     from preflight.facts import Facts
 
     facts, probes, extra, inputs = local if local else (Facts(), (), [], [])
-    facts = facts.merged(cluster_facts, source="dist")
+    facts = facts.merged(cluster_facts, source="cluster")
     return evaluate_facts(facts, rules_paths=options.rules_paths, extra=extra, probes=probes,
                           smoke=smoke, fail_on=options.fail_on, inputs=inputs)
 
 
 def _render(args: argparse.Namespace, report: Any, view: Any) -> str:
-    from preflight.dist.view import render_section, section_json
+    from preflight.cluster.view import render_section, section_json
 
     redact = not args.no_redact
-    color = args.color == "always" or (args.color == "auto" and not args.output
-                                       and sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
+    color = _use_color(args)
     if args.format == "json":
         doc = json.loads(report.render("json", redact=redact))
         doc["cluster"] = section_json(view, redact=redact)
@@ -139,13 +138,13 @@ def _watchdog(rank: int, seconds: float) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from preflight.dist import collectives
-    from preflight.dist.collect import collect_rank
-    from preflight.dist.gather import (
+    from preflight.cluster import collectives
+    from preflight.cluster.collect import collect_rank
+    from preflight.cluster.gather import (
         Gathered, LateRank, RankZeroSilent, announce, exchange, shared_mask_key,
     )
-    from preflight.dist.launch import open_store, rank_info
-    from preflight.dist.merge import merge
+    from preflight.cluster.launch import open_store, rank_info
+    from preflight.cluster.merge import merge
 
     info = rank_info()
     options = _options(args)

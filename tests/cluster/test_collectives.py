@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from preflight.dist import collectives
-from preflight.dist.launch import RankInfo
+from preflight.cluster import collectives
+from preflight.cluster.launch import RankInfo
 
 INFO = RankInfo(rank=0, world_size=1, local_rank=0, launcher="none", master_addr="127.0.0.1",
                 master_port=1, run_id="test", hostname="host")

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from preflight.dist.launch import RankInfo
+from preflight.cluster.launch import RankInfo
 
 
 @dataclass(frozen=True)

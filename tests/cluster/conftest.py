@@ -1,4 +1,4 @@
-"""Fixtures for tests/dist: start REAL torchrun jobs of ``python -m preflight.dist`` on CPU (gloo).
+"""Fixtures for tests/cluster: start REAL torchrun jobs of ``python -m preflight.cluster`` on CPU (gloo).
 
 Per-rank differences are planted for real: a wrapper script (run by torchrun with ``--no-python``)
 sets an environment variable or puts a directory holding a ``*.dist-info`` on one rank's
@@ -65,7 +65,7 @@ def _job_env() -> dict[str, str]:
 def torchrun(tmp_path: Path) -> Callable[..., Job]:
     """Run ``torchrun --nproc-per-node N --no-python bash wrapper.sh ARGS`` and collect the result.
 
-    ``per_rank`` maps a rank to shell lines run before ``exec python -m preflight.dist`` on it.
+    ``per_rank`` maps a rank to shell lines run before ``exec python -m preflight.cluster`` on it.
     """
 
     def run(nproc: int, args: Sequence[str] = (), per_rank: Mapping[int, str] | None = None,
@@ -74,7 +74,7 @@ def torchrun(tmp_path: Path) -> Callable[..., Job]:
         lines = ["#!/bin/bash"]
         for rank, shell in (per_rank or {}).items():
             lines.append(f'if [ "$RANK" = "{rank}" ]; then\n{shell}\nfi')
-        lines.append(f'exec "{sys.executable}" -W ignore -m preflight.dist "$@"')
+        lines.append(f'exec "{sys.executable}" -W ignore -m preflight.cluster "$@"')
         wrapper.write_text("\n".join(lines) + "\n")
         out = tmp_path / "report.json"
         cmd = [sys.executable, "-W", "ignore", "-m", "torch.distributed.run",

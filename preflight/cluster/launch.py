@@ -150,34 +150,40 @@ def device_slot(local_rank: int, env: Mapping[str, str] | None = None,
 
 
 def nvml_uuids() -> dict[int, str]:
-    """Host GPU index -> UUID through NVML; empty when NVML is not usable (no driver, no GPU)."""
-    try:
-        import pynvml  # nvidia-ml-py; a core dependency, no torch involved
+    """Host GPU index -> UUID through NVML; empty when NVML is not usable (no driver, no GPU).
 
-        pynvml.nvmlInit()
-    except Exception:  # noqa: BLE001 - no driver is a normal state on CPU machines
-        return {}
+    NVML is read in a child process, as by the gpu probe: a crash in the native library costs
+    this rank its UUIDs, not its report (issue 13 item 3).
+    """
+    from preflight.probes.nvml import NVMLCrash, collect_nvml, start_nvml
+
     try:
-        out = {}
-        for i in range(pynvml.nvmlDeviceGetCount()):
-            uuid = pynvml.nvmlDeviceGetUUID(pynvml.nvmlDeviceGetHandleByIndex(i))
-            out[i] = uuid.decode() if isinstance(uuid, bytes) else str(uuid)
-        return out
-    except Exception:  # noqa: BLE001
+        host = collect_nvml(start_nvml(), 10.0)
+    except NVMLCrash:
         return {}
-    finally:
-        try:
-            pynvml.nvmlShutdown()
-        except Exception:  # noqa: BLE001
-            pass
+    if isinstance(host, str):
+        return {}
+    return {g.index: g.uuid for g in host.gpus if g.uuid}
 
 
 def open_store(info: RankInfo, timeout_s: float) -> Any:
-    """The job's c10d store (a TCPStore client, or the server on rank 0 outside torchrun)."""
+    """The job's c10d store (a TCPStore client, or the server on rank 0 outside torchrun).
+
+    Under torchrun the agent's own store (``env://`` rendezvous). Otherwise (srun, a hand-made
+    launch) rank 0 hosts a TCPStore that does *not* wait for every rank to connect: ``env://``
+    builds it with ``wait_for_workers=True``, so one rank that never started ended rank 0 in
+    "DistStoreError: Timed out ... waiting for clients" and no report (issue 13 item 4). The roll
+    call (:mod:`preflight.cluster.gather`) names the missing ranks instead, as under torchrun.
+    """
     import torch.distributed as dist
 
     os.environ.setdefault("MASTER_ADDR", info.master_addr or "127.0.0.1")
     os.environ.setdefault("MASTER_PORT", str(info.master_port or DEFAULT_PORT))
-    store, _, _ = next(dist.rendezvous("env://", rank=info.rank, world_size=info.world_size,
-                                       timeout=timedelta(seconds=timeout_s)))
-    return store
+    timeout = timedelta(seconds=timeout_s)
+    if os.environ.get("TORCHELASTIC_USE_AGENT_STORE") == "True":
+        store, _, _ = next(dist.rendezvous("env://", rank=info.rank, world_size=info.world_size,
+                                           timeout=timeout))
+        return store
+    return dist.TCPStore(os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"]),
+                         info.world_size, is_master=info.rank == 0, timeout=timeout,
+                         wait_for_workers=False)

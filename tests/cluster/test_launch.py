@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from preflight.dist.launch import LaunchError, device_slot, first_slurm_host, rank_info
+from preflight.cluster.launch import LaunchError, device_slot, first_slurm_host, rank_info
 
 
 def test_torchrun_environment() -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from preflight.dist.merge import DIFF_KINDS, NO_GPU, UNKNOWN, ClusterView, fact_value, own_gpu
+from preflight.cluster.merge import DIFF_KINDS, NO_GPU, UNKNOWN, ClusterView, fact_value, own_gpu
 
 _KIND_LABEL = {"packages": "package", "gpu": "gpu", "driver": "driver", "cuda": "cuda",
                "env": "env"}

@@ -22,7 +22,7 @@ import traceback
 from collections.abc import Sequence
 from typing import Any
 
-from preflight.dist.launch import RankInfo
+from preflight.cluster.launch import RankInfo
 from preflight.probes import proc
 
 _ENV = "FP8D_COLLECTIVES"
@@ -67,7 +67,7 @@ def run(info: RankInfo, *, timeout_s: float, backend: str = "nccl", mib: int = 1
     limit = timeout_s + MARGIN_S
     # proc.run: the child leads its own process group, so a timeout also kills whatever it
     # started (subprocess.run would kill only the child itself).
-    res = proc.run(list(argv or (sys.executable, "-m", "preflight.dist.collectives")), limit,
+    res = proc.run(list(argv or (sys.executable, "-m", "preflight.cluster.collectives")), limit,
                    env=env)
     if res.error:
         return _failed(backend, f"could not start the collectives child: "

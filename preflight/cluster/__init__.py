@@ -1,6 +1,6 @@
 """Multi-rank fp8-doctor over torch.distributed: run it under torchrun / srun / accelerate launch.
 
-``python -m preflight.dist`` (see ``__main__``) collects facts on every rank, gathers them to
+``python -m preflight.cluster`` (see ``__main__``) collects facts on every rank, gathers them to
 rank 0 over gloo and reports what differs between ranks. Modules:
 
 - ``launch``: rank / world / local rank and the GPU slot from the launcher's environment;

@@ -18,7 +18,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from preflight.api import CheckOptions, collect_facts
-from preflight.dist.launch import DeviceSlot, RankInfo, device_slot, nvml_uuids
+from preflight.cluster.launch import DeviceSlot, RankInfo, device_slot, nvml_uuids
 from preflight.facts import Facts, encode_value
 from preflight.redact import env_allowed, fingerprint, looks_secret
 
@@ -61,7 +61,7 @@ def node_id(hostname: str) -> str:
     """
     try:
         with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as fh:
-            boot = fh.read().strip()
+            boot = fh.read(64).strip()  # a UUID; never more
     except OSError:
         boot = ""
     return hashlib.sha256(f"{hostname}\0{boot}".encode()).hexdigest()[:16]

@@ -7,10 +7,10 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from preflight.dist.collect import job_env
-from preflight.dist.collectives import merge_results
-from preflight.dist.merge import merge
-from preflight.dist.view import render_section, section_json
+from preflight.cluster.collect import job_env
+from preflight.cluster.collectives import merge_results
+from preflight.cluster.merge import merge
+from preflight.cluster.view import render_section, section_json
 
 
 def payload(rank: int, host: str = "h0", local: int | None = None,

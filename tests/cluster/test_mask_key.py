@@ -8,7 +8,7 @@ import hashlib
 from collections.abc import Callable
 from typing import Any
 
-from preflight.dist.collect import job_env
+from preflight.cluster.collect import job_env
 
 SECRET = "hunter2"
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from typing import Any
 
-Job = Any  # tests/dist/conftest.py: Job
+Job = Any  # tests/cluster/conftest.py: Job
 
 
 def _ids(job: Job) -> set[str]:

@@ -1,0 +1,17 @@
+"""Deprecated alias of :mod:`preflight.cluster` (the multi-rank mode was renamed in issue 14).
+
+``python -m preflight.dist`` still runs ``python -m preflight.cluster`` and says so on stderr;
+the rule text of FP8D-CLU-0001 and older job scripts name it. A module, not a package, so that
+``preflight/dist/`` stays a plain rename of ``preflight/cluster/`` in git's history.
+"""
+
+from __future__ import annotations
+
+import sys
+
+if __name__ == "__main__":
+    from preflight.cluster.__main__ import main
+
+    print("fp8-doctor: `python -m preflight.dist` is deprecated; use `python -m preflight.cluster`",
+          file=sys.stderr, flush=True)
+    raise SystemExit(main())
