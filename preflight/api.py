@@ -98,7 +98,7 @@ def collect_facts(options: CheckOptions, progress: Progress = _silent
     from preflight import intent, snapshot
     from preflight.probes import collect_all
     from preflight.probes.assume import apply_assumptions
-    from preflight.probes.configs import default_paths, read_paths
+    from preflight.jobs.read import default_paths, read_paths
     from preflight.redact import MASK, looks_secret
 
     inputs: list[str] = []

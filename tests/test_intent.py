@@ -8,7 +8,7 @@ import pytest
 
 from preflight.facts import Facts, Unknown, registry
 from preflight.intent import NAMES, derive
-from preflight.probes.configs import read_paths
+from preflight.jobs.read import read_paths
 
 FIX = Path(__file__).resolve().parent.parent / "fixtures" / "configs"
 
@@ -372,7 +372,7 @@ def test_derive_never_raises_on_odd_facts() -> None:
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from preflight.probes.configs import KINDS
+    from preflight.jobs.read import KINDS
 
     @settings(max_examples=300, deadline=None)
     @given(st.dictionaries(st.sampled_from(_NAMES), _values(), max_size=12),

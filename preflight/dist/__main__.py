@@ -25,7 +25,7 @@ from typing import Any
 
 from preflight.cli import positive_seconds
 from preflight.findings import FAIL_ON_CHOICES
-from preflight.probes.configs.detect import KINDS as CONFIG_KINDS
+from preflight.frameworks import KINDS as CONFIG_KINDS
 from preflight.report import EXIT_INTERNAL, EXIT_USAGE
 
 FORMATS = ("text", "json", "markdown", "sarif")

@@ -23,6 +23,7 @@ from preflight.engine import catalogue
 from preflight.engine.evaluate import outcome
 from preflight.engine.loader import collect, find_rule_files, load_rules, no_rule_files
 from preflight.engine.model import Problem, Rule, RuleSet
+from preflight.engine.vocab import outside_vocabulary
 from preflight.errors import UserInputError
 from preflight.facts import Facts, encode_value
 
@@ -204,6 +205,8 @@ def lint_rule(rule: Rule) -> list[Problem]:
             f"(expected {rule.id}.yaml)")
     if not rule.references:
         add("no references: every rule needs at least one", "references")
+    for msg in outside_vocabulary(rule.when):   # closed vocabularies (engine/vocab.py)
+        add(msg, "when")
     kinds = {c.expect for c in rule.tests}
     for needed in ("fire", "quiet"):
         if needed not in kinds:

@@ -1,4 +1,4 @@
-"""``config.*``: normalized values read from the job's config files (producer: probes/configs/).
+"""``config.*``: normalized values read from the job's config files (producers: preflight/frameworks/, preflight/jobs/).
 
 ``config.<kind>.<path>`` mirrors the file's own key path after normalization (kind is one of
 accelerate, deepspeed, llmfoundry, torchtitan, megatron, lightning, hf_trainer, nemo).

@@ -259,7 +259,7 @@ def test_wizard_misspellings_are_not_renamed() -> None:
 
 
 def test_megatron_last_occurrence_wins(tmp_path) -> None:
-    from preflight.probes.configs import read_paths
+    from preflight.jobs.read import read_paths
 
     script = tmp_path / "run.sh"
     script.write_text("ARGS=\"--fp8-format e4m3 --hidden-size 1024\"\n"
@@ -276,7 +276,7 @@ def test_megatron_shell_variables_are_substituted() -> None:
 
 
 def test_llmfoundry_unresolvable_reference_stays_literal(tmp_path) -> None:
-    from preflight.probes.configs import read_paths
+    from preflight.jobs.read import read_paths
 
     cfg = tmp_path / "train.yaml"
     cfg.write_text("variables: {a: 1}\nmodel:\n  name: mpt_causal_lm\n  d_model: ${variables.b}\n"
@@ -289,7 +289,7 @@ def test_llmfoundry_unresolvable_reference_stays_literal(tmp_path) -> None:
 
 
 def test_llmfoundry_reference_cycle_terminates(tmp_path) -> None:
-    from preflight.probes.configs import read_paths
+    from preflight.jobs.read import read_paths
 
     cfg = tmp_path / "train.yaml"
     cfg.write_text("variables: {a: '${variables.b}', b: '${variables.a}'}\n"
@@ -321,7 +321,7 @@ def test_accelerate_launch_flags_win_over_the_config_file() -> None:
 
 
 def test_accelerate_launch_missing_config_file(tmp_path) -> None:
-    from preflight.probes.configs import read_paths
+    from preflight.jobs.read import read_paths
 
     script = tmp_path / "go.sh"
     script.write_text("accelerate launch --config_file nope.yaml --mixed_precision fp8 t.py\n")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from preflight.probes.configs import ConfigRead, read_paths
+from preflight.jobs.read import ConfigRead, read_paths
 
-FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "configs"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "configs"
 
 
 def fixture(rel: str) -> str:

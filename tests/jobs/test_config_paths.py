@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from cfg_helpers import FIXTURES, fixture, line_of
-from preflight.probes.configs import default_paths, read_paths
+from preflight.jobs.read import default_paths, read_paths
 
 
 def test_deepspeed_config_file_is_followed_relative_to_the_yaml() -> None:

@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 from cfg_helpers import FIXTURES
 from preflight.facts import Facts, Unknown
 from preflight.intent import derive
-from preflight.probes.configs import read_paths
-from preflight.probes.configs.shell import unterminated
+from preflight.jobs.read import read_paths
+from preflight.jobs.shell import unterminated
 
 BASH = shutil.which("bash")
 

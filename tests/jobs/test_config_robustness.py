@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from preflight.probes.configs import MAX_BYTES, read_paths
+from preflight.jobs.read import MAX_BYTES, read_paths
 
 BILLION_LAUGHS = "\n".join(
     ["a: &a [x, x, x, x, x, x, x, x, x, x]"]

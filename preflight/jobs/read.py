@@ -1,44 +1,34 @@
-"""Config readers: the files people launch FP8 jobs with -> ``config.<kind>.*`` facts.
+"""Reading a job: the files people launch FP8 jobs with -> ``config.<kind>.*`` facts.
 
 :func:`read_paths` reads files and folders, detects each file's kind (or takes ``kind``),
 follows files a config names (accelerate's ``deepspeed_config_file``, HF ``deepspeed:``), and
 returns :class:`ConfigRead`: flat facts ``config.<kind>.<key path as written>`` with
 ``file:line`` provenance, ``config.files`` / ``config.kinds``, and problems for files that cannot
 be used. It never raises for bad input: every failure is a :class:`ConfigProblem` naming the file
-(and line where there is one). Per-kind details are in :mod:`.readers`, :mod:`.llmfoundry`,
-:mod:`.megatron`; kind detection in :mod:`.detect`; parsing limits in :mod:`._parse`.
+(and line where there is one). Per-framework details are in :mod:`preflight.frameworks`;
+parsing limits in :mod:`.parse`.
 
 A folder is one job: its config files are read (two levels deep); a launch script and the files
-it names are one job, and a folder holding several jobs is a problem naming them (:mod:`.jobs`).
+it names are one job, and a folder holding several jobs is a problem naming them (:mod:`.graph`).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-from preflight.probes.configs import llmfoundry, megatron, readers, scripts
-from preflight.probes.configs._parse import (MAX_BYTES, Parsed, ParseError, parse_json,
-                                             parse_toml, parse_yaml, read_text)
-from preflight.probes.configs._types import ConfigProblem, ConfigRead, ReaderOutput
-from preflight.probes.configs.detect import FORMATS, KINDS, detect, format_of, score
-from preflight.probes.configs.jobs import FileRead, one_job
+from preflight.frameworks import BY_KIND, FORMATS, KINDS, best_any_format, detect, score
+from preflight.jobs import scripts
+from preflight.jobs.formats import format_of
+from preflight.jobs.graph import FileRead, one_job
+from preflight.jobs.parse import (MAX_BYTES, ParseError, parse_json, parse_toml, parse_yaml,
+                                  read_text)
+from preflight.jobs.types import ConfigProblem, ConfigRead, ReaderOutput
 
 __all__ = ["ConfigProblem", "ConfigRead", "KINDS", "MAX_BYTES", "default_paths", "read_paths",
            "read_file"]
 
-Reader = Callable[[str, Parsed], ReaderOutput]
-_READERS: dict[str, Reader] = {
-    "accelerate": readers.read_accelerate,
-    "deepspeed": readers.read_deepspeed,
-    "llmfoundry": llmfoundry.read,
-    "torchtitan": readers.read_torchtitan,
-    "megatron": megatron.read_yaml,
-    "lightning": readers.read_lightning,
-    "hf_trainer": readers.read_hf_trainer,
-    "nemo": readers.read_nemo,
-}
 _PARSERS = {"yaml": parse_yaml, "json": parse_json, "toml": parse_toml}
 _SCAN_EXT = (".yaml", ".yml", ".json", ".toml", ".sh", ".bash", ".args", ".slurm", ".sbatch")
 _SCAN_MAX_FILES = 50
@@ -99,7 +89,7 @@ def _read_file(path: str, kind: str | None, explicit: bool) -> tuple[str | None,
         if detected is None:
             if not explicit:
                 return None, ReaderOutput()
-            other = _best_any_format(parsed.data)
+            other = best_any_format(parsed.data)
             if not scores and other is not None:
                 # e.g. a DeepSpeed config saved as .yaml: DeepSpeed opens it with json.load
                 raise ParseError(f"this looks like a {other} config, but {other} reads "
@@ -111,20 +101,15 @@ def _read_file(path: str, kind: str | None, explicit: bool) -> tuple[str | None,
             raise ParseError(f"cannot tell which framework this config is for ({why}); pass "
                              "--kind to say", parsed.line_of(()))
         kind = detected
-    elif score(kind, parsed.data) == 0 and (other := _best_any_format(parsed.data)) not in (
+    elif score(kind, parsed.data) == 0 and (other := best_any_format(parsed.data)) not in (
             None, kind):
         if not explicit:
             return None, ReaderOutput()
         detected = other
         raise ParseError(f"this does not look like a {kind} config (none of its keys); it looks "
                          f"like a {detected} config", parsed.line_of(()))
-    return kind, _READERS[kind](path, parsed)
+    return kind, BY_KIND[kind].read(path, parsed)
 
-
-def _best_any_format(data: Any) -> str | None:
-    """The kind ``data`` looks most like, whatever format it came in (for wrong-kind checks)."""
-    best = max(KINDS, key=lambda k: score(k, data))
-    return best if score(best, data) > 0 else None
 
 
 def _size(path: str) -> int:

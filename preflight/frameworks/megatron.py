@@ -1,21 +1,32 @@
-"""Per-framework intent for the Megatron family (Megatron-LM args/YAML, NeMo 1.x) and Lightning.
+"""Megatron-LM: launch scripts and argument files, ``--yaml-cfg`` YAML, functional-test YAML.
 
-Same contract as :mod:`.derive`: ``{intent_name: (value, source)}``; ``shapes.tp`` and
-``overrides_fp8`` are internal keys that :mod:`preflight.intent` consumes.
+Reading is in :mod:`.megatron_args` (flags by their own name: ``--fp8-format hybrid`` ->
+``config.megatron.fp8_format``). This module recognises Megatron files, derives intent from
+them (``_attention_and_mlp_widths`` is shared with NeMo, which runs on Megatron) and holds the
+framework record.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
 from preflight.facts import Unknown
-from preflight.probes.configs.derive import LIT_PRECISION, Derived, View
+from preflight.frameworks._record import Default, Framework, Reference
+from preflight.frameworks._view import Derived, View, first
+from preflight.frameworks.megatron_args import read_yaml
+
+KIND = "megatron"
+_first = first
 
 
-def _first(v: View, *keys: str) -> str | None:
-    return next((k for k in keys if v.has(k) and v.get(k) is not None), None)
+def score(data: Any) -> int:
+    """How strongly a parsed mapping looks like a Megatron YAML (--yaml-cfg or test case)."""
+    top = {str(k) for k in data}
+    s = 4 * len(top & {"language_model", "model_parallel", "MODEL_ARGS"})
+    s += 2 * len(top & {"transformer_impl", "use_distributed_optimizer", "ENV_VARS",
+                        "TEST_TYPE"})
+    return s
 
 
 def from_megatron(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
@@ -147,106 +158,19 @@ def _attention_and_mlp_widths(v: View, out: Derived, hidden: int, ffn: int, gate
         out["shapes.fc1_out"] = (2 * ffn, v.src(gated_key))
 
 
-def from_nemo(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
-    n = View(f, "nemo", prov)
-    out: Derived = {"distributed": ("megatron", n.src("model", "NeMo runs on Megatron"))}
-    fp8 = n.truthy("model.fp8")
-    if fp8:
-        out["fp8"] = (True, n.src("model.fp8"))
-        # NeMo docs: "If this argument [transformer_engine] is not set to True, all subsequent
-        # arguments will be ignored." (docs/source/features/mixed_precision.rst)
-        if not n.truthy("model.transformer_engine"):
-            out["overrides_fp8"] = (True, n.src("model.transformer_engine",
-                                                "model.transformer_engine not set"))
-        out["backend"] = ("te", n.src("model.transformer_engine", n.src("model.fp8")))
-        out["recipe"] = ("delayed", n.src("model.fp8"))
-        # NeMo checks fp8_e4m3 before fp8_hybrid on both code paths (FP8D-NEMO-0002), so E4M3
-        # wins when both are set.
-        e4 = n.truthy("model.fp8_e4m3")
-        key = "model.fp8_e4m3" if e4 else "model.fp8_hybrid"
-        out["format"] = ("e4m3" if e4 else "hybrid", n.src(key, n.src("model.fp8")))
-    else:
-        out["fp8"] = (False, n.src("model.fp8", "model.fp8 not set"))
-    prec = n.get("trainer.precision")
-    if prec is not None:
-        out["precision"] = (LIT_PRECISION.get(str(prec), Unknown(f"trainer.precision {prec!r}")),
-                            n.src("trainer.precision"))
-    gran = n.get("model.activations_checkpoint_granularity")
-    meth = n.get("model.activations_checkpoint_method")
-    ac_src = n.src("model.activations_checkpoint_granularity",
-                   n.src("model.activations_checkpoint_method", "no activations_checkpoint_*"))
-    out["activation_checkpointing"] = (gran is not None or meth is not None, ac_src)
-    if gran is not None:
-        out["recompute_granularity"] = (str(gran).lower(), ac_src)
-    elif meth is None:
-        out["recompute_granularity"] = ("none", ac_src)
-    out["compile"] = (False, "NeMo 1.x does not torch.compile the model")
-    hidden = n.int("model.hidden_size")
-    if hidden:
-        out["shapes.hidden"] = (hidden, n.src("model.hidden_size"))
-        ffn = n.int("model.ffn_hidden_size")
-        out["shapes.ffn"] = ((ffn, n.src("model.ffn_hidden_size")) if ffn
-                             else (4 * hidden, "NeMo default (4 x hidden)"))
-        # NeMo's activation names a gated unit by "glu" (swiglu, fast-geglu, reglu ...)
-        gated = "glu" in str(n.get("model.activation", "")).lower()
-        _attention_and_mlp_widths(n, out, hidden, ffn or 4 * hidden,
-                                  "model.activation" if gated else None, ("model.",), gqa=True)
-    seq, mb = n.int("model.encoder_seq_length"), n.int("model.micro_batch_size")
-    cp = n.int("model.context_parallel_size") or 1
-    if seq and mb:
-        out["shapes.tokens"] = (seq * mb // cp, n.src("model.micro_batch_size"))
-    if n.truthy("model.sequence_parallel"):
-        out["shapes.sp"] = (True, n.src("model.sequence_parallel"))
-    if n.int("model.tensor_model_parallel_size"):
-        out["shapes.tp"] = (n.int("model.tensor_model_parallel_size"),
-                            n.src("model.tensor_model_parallel_size"))
-    devices, nodes = n.int("trainer.devices"), n.int("trainer.num_nodes")
-    if devices:
-        out["num_gpus"] = (devices * (nodes or 1), n.src("trainer.devices"))
-    return out
 
-
-def from_lightning(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
-    lit = View(f, "lightning", prov)
-    out: Derived = {}
-    prec = lit.get("trainer.precision")
-    if prec is not None:
-        mapped = LIT_PRECISION.get(str(prec))
-        src = lit.src("trainer.precision")
-        if mapped == "fp8":
-            out["fp8"] = (True, src)
-            out["backend"] = ("te", src)
-            out["recipe"] = ("delayed", src)   # TransformerEnginePrecision: DelayedScaling()
-            out["format"] = ("hybrid", src)    # ... whose default fp8_format is HYBRID
-            out["precision"] = ("fp16" if str(prec).endswith("float16") else "bf16", src)
-        else:
-            out["fp8"] = (False, src)
-            out["precision"] = (mapped or Unknown(f"trainer.precision {prec!r}"), src)
-    strategy = lit.get("trainer.strategy")
-    if isinstance(strategy, str):
-        s = strategy.lower().rsplit(".", 1)[-1]
-        src = lit.src("trainer.strategy")
-        if s.startswith("deepspeed"):
-            out["distributed"] = ("deepspeed", src)
-            # lightning/pytorch/strategies/deepspeed.py register_strategies: deepspeed_stage_N
-            # (also _offload, _offload_nvme); "deepspeed" and DeepSpeedStrategy default stage=2
-            stage = re.match(r"deepspeed_stage_(\d)", s)
-            if stage:
-                out["zero_stage"] = (int(stage.group(1)), src)
-            elif s == "deepspeedstrategy" and lit.int("trainer.strategy.init_args.stage"):
-                out["zero_stage"] = (lit.int("trainer.strategy.init_args.stage"),
-                                     lit.src("trainer.strategy.init_args.stage"))
-            elif s in ("deepspeed", "deepspeedstrategy"):
-                out["zero_stage"] = (2, "Lightning default (DeepSpeedStrategy stage=2)")
-        elif s.startswith("fsdp"):
-            out["distributed"] = ("fsdp1", src)
-        elif s.startswith("modelparallel") or s.startswith("model_parallel"):
-            out["distributed"] = ("fsdp2", src)
-        elif s.startswith("ddp"):
-            out["distributed"] = ("ddp", src)
-        elif s in {"single_device", "singledevicestrategy"}:
-            out["distributed"] = ("none", src)
-    devices, nodes = lit.int("trainer.devices"), lit.int("trainer.num_nodes")
-    if devices:
-        out["num_gpus"] = (devices * (nodes or 1), lit.src("trainer.devices"))
-    return out
+FRAMEWORK = Framework(
+    kind=KIND, title="Megatron-LM / megatron-core", formats=("text", "yaml"), score=score,
+    read=read_yaml, derive=from_megatron, precedence=5,
+    references=(
+        Reference("--yaml-cfg", "megatron",
+                  "opened relative to the launch directory; its values replace the command "
+                  "line's (megatron/training/arguments.py load_yaml)"),
+    ),
+    defaults=(
+        Default("--transformer-impl", "local before core 0.6.0, transformer_engine from 0.6.0",
+                "megatron-core", "megatron/training/arguments.py"),
+        Default("--fp8-recipe", "delayed", "all", "megatron/training/arguments.py"),
+        Default("--bf16 / --fp16", "fp32", "all", "megatron/training/arguments.py"),
+    ),
+)

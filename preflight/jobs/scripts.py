@@ -9,9 +9,10 @@ script as meant.
 
 from __future__ import annotations
 
-from preflight.probes.configs import launch, megatron, shell
-from preflight.probes.configs._parse import ParseError
-from preflight.probes.configs._types import ConfigProblem, ReaderOutput
+from preflight.frameworks import megatron_args as megatron
+from preflight.jobs import launch, shell
+from preflight.jobs.parse import ParseError
+from preflight.jobs.types import ConfigProblem, ReaderOutput
 
 _NO_LAUNCH = {
     "accelerate": "no `accelerate launch` command in this script",

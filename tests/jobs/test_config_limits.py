@@ -15,7 +15,7 @@ import pytest
 
 from preflight.facts import Facts, Unknown
 from preflight.intent import derive
-from preflight.probes.configs import ConfigRead, read_paths
+from preflight.jobs.read import ConfigRead, read_paths
 
 
 def _interp_bomb(levels: int, head: str, ref: str) -> str:

@@ -29,9 +29,9 @@ import os
 import re
 from typing import Any
 
-from preflight.probes.configs._parse import MAX_FACTS_PER_FILE, usable_key
-from preflight.probes.configs._types import ConfigProblem, Linked, ReaderOutput
-from preflight.probes.configs.megatron import collect_variables, strip_comments, typed
+from preflight.jobs.parse import MAX_FACTS_PER_FILE, usable_key
+from preflight.jobs.shellvars import collect_variables, strip_comments, typed
+from preflight.jobs.types import ConfigProblem, Linked, ReaderOutput
 
 LAUNCH = re.compile(r"(?<![\w-])accelerate(?:[ \t]+launch|-launch)\b")
 HF_HINT = re.compile(r"--(?:output_dir|per_device_train_batch_size)\b")

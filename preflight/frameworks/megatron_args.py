@@ -1,4 +1,4 @@
-"""Megatron-LM job configs: launch scripts and argument files, ``--yaml-cfg`` YAML, test-case YAML.
+"""Reading Megatron-LM job configs: launch scripts and argument files, ``--yaml-cfg`` YAML, test-case YAML.
 
 Launch scripts build the argument list in many ways (bash arrays ``GPT_ARGS=( ... )``, strings
 ``GPT_ARGS="--num-layers 24 ..."`` over several lines, ``\\``-continued ``torchrun`` lines, files
@@ -24,10 +24,11 @@ import os
 import re
 from typing import Any
 
-from preflight.probes.configs._parse import (MAX_FACTS_PER_FILE, MAX_ITEMS_PER_FILE, Parsed,
-                                             fact_value, flatten, usable_key)
 from preflight.facts import Unknown
-from preflight.probes.configs._types import ConfigProblem, Linked, ReaderOutput
+from preflight.jobs.parse import (MAX_FACTS_PER_FILE, MAX_ITEMS_PER_FILE, Parsed, fact_value,
+                                  flatten, usable_key)
+from preflight.jobs.shellvars import collect_variables, strip_comments, typed
+from preflight.jobs.types import ConfigProblem, Linked, ReaderOutput
 
 PREFIX = "config.megatron"
 
@@ -54,55 +55,10 @@ _WORD = r"""("[^"\n]*"|'[^'\n]*'|[^\s\\)"';|&#]+)"""
 # array). Other flags stop at a plain newline: `--bf16` then `export X=1` is no value.
 _VALUE = re.compile(r"(?:[ \t]|\\\n)+" + _WORD)
 _VALUE_NEXT_LINE = re.compile(r"(?:[ \t\n]|\\\n)+" + _WORD)
-_ASSIGN = re.compile(r"""^\s*(?:export\s+|local\s+|declare\s+(?:-\w+\s+)?)?([A-Za-z_]\w*)="""
-                     r"""("[^"\n]*"|'[^'\n]*'|[^\s;#()]*)\s*(?:#.*)?$""")
-_VAR = re.compile(r"^\$\{?([A-Za-z_]\w*)(?::-([^}]*))?\}?$")
 
 TEXT_HINTS = re.compile(r"--(?:num-layers|hidden-size|num-attention-heads|fp8-format|fp8-recipe|"
                         r"fp8-hybrid|fp8-e4m3|tensor-model-parallel-size|seq-length|"
                         r"micro-batch-size|transformer-impl|use-mcore-models|ffn-hidden-size)\b")
-
-
-def typed(raw: str, variables: dict[str, str]) -> Any:
-    """A flag value: quotes removed, ``$VAR`` / ``${VAR:-default}`` substituted, numbers typed."""
-    if raw[:1] in "\"'" and raw[-1:] == raw[:1]:
-        raw = raw[1:-1]
-    for _ in range(8):       # NNODES=${SLURM_NNODES:-4}; --nnodes $NNODES: follow the chain
-        m = _VAR.match(raw)
-        if not m:
-            break
-        if m.group(1) in variables:
-            raw = variables[m.group(1)]
-        elif m.group(2) is not None:
-            raw = m.group(2)    # the ${X:-default} default: X is not set in the script
-        else:
-            break
-    if re.fullmatch(r"-?\d+", raw):
-        # int() refuses more than 4,300 digits; such a "number" is no real setting: keep the text
-        # (intent calls it implausible).
-        return int(raw) if len(raw) <= 1000 else raw
-    if re.fullmatch(r"-?(\d+\.\d*|\.\d+|\d+(\.\d*)?[eE]-?\d+)", raw):
-        return float(raw)
-    return raw
-
-
-def strip_comments(text: str) -> str:
-    """Blank out ``# ...`` comments (not ``$#`` or ``${#x}``), keeping offsets and lines."""
-    return re.sub(r"(^|[ \t])#[^\n]*", lambda m: m.group(1) + " " * (len(m.group(0)) - 1), text,
-                  flags=re.M)
-
-
-def collect_variables(text: str) -> dict[str, str]:
-    """``NAME=value`` shell assignments (first one wins), for ``$NAME`` in flag values."""
-    variables: dict[str, str] = {}
-    for line in text.splitlines():
-        m = _ASSIGN.match(line)
-        if m:
-            value = m.group(2)
-            if value[:1] in "\"'" and value[-1:] == value[:1] and len(value) >= 2:
-                value = value[1:-1]
-            variables.setdefault(m.group(1), value)
-    return variables
 
 
 def read_args_text(path: str, text: str) -> ReaderOutput:

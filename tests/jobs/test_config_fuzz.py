@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from preflight.facts import Facts, facts_to_json, registry
 from preflight.intent import derive
-from preflight.probes.configs import KINDS, ConfigRead, read_paths
+from preflight.jobs.read import KINDS, ConfigRead, read_paths
 
 EXTS = [".yaml", ".json", ".toml", ".sh", ".args", ".txt", ""]
 KIND_OR_NONE = st.sampled_from([None, *KINDS])
