@@ -20,13 +20,13 @@ hybrid}``) is normalized like command-line flags.
 from __future__ import annotations
 
 import bisect
-import os
 import re
 from typing import Any
 
 from preflight.facts import Unknown
 from preflight.jobs.parse import (MAX_FACTS_PER_FILE, MAX_ITEMS_PER_FILE, Parsed, fact_value,
                                   flatten, usable_key)
+from preflight.jobs.refs import named
 from preflight.jobs.shellvars import collect_variables, strip_comments, typed
 from preflight.jobs.types import ConfigProblem, Linked, ReaderOutput
 
@@ -123,17 +123,11 @@ def _yaml_cfg_link(path: str, facts: dict[str, Any], prov: dict[str, str],
     target = facts.get(f"{PREFIX}.yaml_cfg")
     if not isinstance(target, str) or "$" in target:
         return (), ()
-    base = os.path.dirname(path)
-    for cand in ([target] if os.path.isabs(target) else [os.path.join(base, target), target]):
-        if os.path.isfile(cand):
-            # megatron/training/arguments.py: `args = load_yaml(args.yaml_cfg)` replaces the
-            # parsed command line, so the YAML's values win over the script's.
-            return (), (Linked(os.path.normpath(cand), "megatron", prov[f"{PREFIX}.yaml_cfg"],
-                               overrides=True),)
     line = int(prov[f"{PREFIX}.yaml_cfg"].rsplit(":", 1)[1])
-    return (ConfigProblem(path, line, f"--yaml-cfg names {target!r}, which does not exist "
-                                      "(looked next to this file and in the current directory)"),
-            ), ()
+    # megatron/training/arguments.py: `args = load_yaml(args.yaml_cfg)` replaces the parsed
+    # command line, so the YAML's values win over the script's.
+    return (), (named(target, "megatron", path, prov[f"{PREFIX}.yaml_cfg"], key="--yaml-cfg",
+                      line=line, overrides=True),)
 
 
 def read_yaml(path: str, parsed: Parsed) -> ReaderOutput:

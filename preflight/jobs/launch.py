@@ -25,11 +25,11 @@ Values: numbers as int/float, ``true``/``false`` (any case) as bools, bare flags
 from __future__ import annotations
 
 import bisect
-import os
 import re
 from typing import Any
 
 from preflight.jobs.parse import MAX_FACTS_PER_FILE, usable_key
+from preflight.jobs.refs import named
 from preflight.jobs.shellvars import collect_variables, strip_comments, typed
 from preflight.jobs.types import ConfigProblem, Linked, ReaderOutput
 
@@ -166,17 +166,8 @@ class _Out:
     def link(self, target: Any, kind: str, pos: int, flag: str) -> None:
         if not isinstance(target, str) or "$" in target:
             return
-        target = os.path.expanduser(target)
-        cands = [target] if os.path.isabs(target) else [
-            os.path.join(os.path.dirname(self.path), target), target]
-        found = next((c for c in cands if os.path.isfile(c)), None)
-        if found:
-            self.linked.append(Linked(os.path.normpath(found), kind, self.where(pos)))
-        else:
-            self.problems.append(ConfigProblem(
-                self.path, bisect.bisect_right(self.lines, pos),
-                f"{flag} names {target!r}, which does not exist (looked next to this script "
-                "and in the current directory)"))
+        self.linked.append(named(target, kind, self.path, self.where(pos), key=flag,
+                                 line=bisect.bisect_right(self.lines, pos)))
 
 
 def _hf_args(out: _Out, tokens: list[Token], variables: dict[str, str]) -> None:

@@ -46,10 +46,10 @@ Path = tuple[Any, ...]
 class ParseError(ValueError):
     """A file that cannot be used as a config; ``line`` is 1-based when known."""
 
-    def __init__(self, message: str, line: int | None = None) -> None:
+    def __init__(self, message: str, line: int | None = None, *, code: str = "unreadable",
+                 level: str = "error", fix: str | None = None) -> None:
         super().__init__(message)
-        self.message = message
-        self.line = line
+        self.message, self.line, self.code, self.level, self.fix = message, line, code, level, fix
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ be used. It never raises for bad input: every failure is a :class:`ConfigProblem
 (and line where there is one). Per-framework details are in :mod:`preflight.frameworks`;
 parsing limits in :mod:`.parse`.
 
-A folder is one job: its config files are read (two levels deep); a launch script and the files
+A folder is one job: its config files are read (:mod:`.scan`, several levels deep); a launch script and the files
 it names are one job, and a folder holding several jobs is a problem naming them (:mod:`.graph`).
 """
 
@@ -16,12 +16,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from preflight.frameworks import BY_KIND, FORMATS, KINDS, best_any_format, detect, score
 from preflight.jobs import scripts
 from preflight.jobs.formats import format_of
 from preflight.jobs.graph import FileRead, one_job
+from preflight.jobs.refs import not_found, resolve_missing
+from preflight.jobs.scan import SCAN_DEPTH, SCAN_EXT, SCAN_MAX_BYTES, SCAN_MAX_FILES, scan
 from preflight.jobs.parse import (MAX_BYTES, ParseError, parse_json, parse_toml, parse_yaml,
                                   read_text)
 from preflight.jobs.types import ConfigProblem, ConfigRead, ReaderOutput
@@ -30,10 +33,6 @@ __all__ = ["ConfigProblem", "ConfigRead", "KINDS", "MAX_BYTES", "default_paths",
            "read_file"]
 
 _PARSERS = {"yaml": parse_yaml, "json": parse_json, "toml": parse_toml}
-_SCAN_EXT = (".yaml", ".yml", ".json", ".toml", ".sh", ".bash", ".args", ".slurm", ".sbatch")
-_SCAN_MAX_FILES = 50
-_SCAN_MAX_BYTES = 2 * MAX_BYTES
-_SCAN_DEPTH = 2
 
 
 def default_paths() -> list[str]:
@@ -59,7 +58,8 @@ def read_file(path: str, kind: str | None = None, *, explicit: bool = True,
     try:
         return _read_file(path, kind, explicit)
     except ParseError as exc:
-        return kind, ReaderOutput(problems=(ConfigProblem(path, exc.line, exc.message),))
+        return kind, ReaderOutput(problems=(ConfigProblem(path, exc.line, exc.message, exc.level,
+                                                          exc.fix, exc.code),))
     except RecursionError:
         return kind, ReaderOutput(problems=(ConfigProblem(path, None, "nested too deeply"),))
     except Exception as exc:  # noqa: BLE001 - a reader bug must still name the file, not crash
@@ -67,7 +67,17 @@ def read_file(path: str, kind: str | None = None, *, explicit: bool = True,
             path, None, f"could not interpret this file ({type(exc).__name__}: {exc})"),))
 
 
+_SCRIPT_EXT = (".py", ".ipynb", ".pyw")
+
+
 def _read_file(path: str, kind: str | None, explicit: bool) -> tuple[str | None, ReaderOutput]:
+    if path.lower().endswith(_SCRIPT_EXT):
+        # issue 12: `check job/train.py` was "invalid YAML ... the job would fail on it too"
+        raise ParseError("this is a Python program, not a config: fp8-doctor reads the files a "
+                         "job is configured with and the shell script that launches it; did "
+                         "you mean the launch script?", code="not_a_config", level="warning",
+                         fix="Name the launch script (train.sh) and the config files it uses, "
+                             "or the job's folder.")
     text = read_text(path)
     fmt = format_of(path, text[:4096])
     if kind is not None and fmt not in FORMATS[kind]:
@@ -112,40 +122,6 @@ def _read_file(path: str, kind: str | None, explicit: bool) -> tuple[str | None,
 
 
 
-def _size(path: str) -> int:
-    try:
-        return os.path.getsize(path)
-    except OSError:
-        return 0
-
-
-def _scan(folder: str, problems: list[ConfigProblem]) -> tuple[list[str], int]:
-    """Config-like files under ``folder`` (up to the scan limits) and their total size."""
-    found: list[str] = []
-    total = 0
-    for root, dirs, files in os.walk(folder):
-        depth = os.path.relpath(root, folder).count(os.sep) + (root != folder)
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and depth < _SCAN_DEPTH - 1
-                         and d not in {"__pycache__", "node_modules"})
-        for name in sorted(files):
-            full = os.path.join(root, name)
-            if name.startswith(".") or not name.lower().endswith(_SCAN_EXT):
-                continue
-            if (size := _size(full)) > MAX_BYTES:
-                # A big JSON beside the configs is data (a dataset); a big YAML/TOML/script is
-                # not, and leaving it out silently would hide the job's config.
-                if not name.lower().endswith(".json"):
-                    problems.append(ConfigProblem(full, None, (
-                        f"not read: {size:,} bytes, over the {MAX_BYTES:,}-byte limit for a "
-                        "config file (is this really a training config?)")))
-                continue
-            found.append(full)
-            total += size
-            if len(found) >= _SCAN_MAX_FILES:
-                return found, total
-    return found, total
-
-
 def read_paths(paths: Sequence[str], kind: str | None = None) -> ConfigRead:
     """Read ``paths`` (files and folders) into one job's config facts. Never raises."""
     try:
@@ -163,13 +139,17 @@ def _read_paths(paths: Sequence[str], kind: str | None) -> ConfigRead:
             str(kind), None, f"unknown config kind {kind!r}; known: {', '.join(KINDS)}")])
     seen: set[str] = set()
     todo: list[tuple[str, str | None, str]] = []               # (path, kind, origin)
+    roots: list[str] = []                                      # job roots, for named files
+    scanned_other = 0
     for path in paths:
         path = os.fspath(path)
         if os.path.isdir(path):
-            scanned, total = _scan(path, problems)
-            if len(scanned) >= _SCAN_MAX_FILES or total > _SCAN_MAX_BYTES:
+            roots.append(path)
+            scanned, total, other = scan(path, problems)
+            scanned_other += other
+            if len(scanned) >= SCAN_MAX_FILES or total > SCAN_MAX_BYTES:
                 # A repository or a data folder, not one job: reading it all could take minutes.
-                more = "+" if len(scanned) >= _SCAN_MAX_FILES else ""
+                more = "+" if len(scanned) >= SCAN_MAX_FILES else ""
                 problems.append(ConfigProblem(path, None, (
                     f"the folder holds {len(scanned)}{more} config-like files ({total:,} bytes); "
                     "that is not one job's configs. Name the job's files (or a folder with just "
@@ -177,10 +157,13 @@ def _read_paths(paths: Sequence[str], kind: str | None) -> ConfigRead:
                 continue
             todo.extend((p, kind, "folder") for p in scanned)
         elif os.path.lexists(path):
+            roots.append(os.path.dirname(os.path.abspath(path)))
             todo.append((path, kind, "given"))
         else:
             problems.append(ConfigProblem(path, None, "no such file or folder"))
     given = {os.path.realpath(p) for p, _, origin in todo if origin == "given"}
+    known = [p for p, _, _ in todo]
+    roots = list(dict.fromkeys(roots))
     overriding: set[str] = set()
     read: list[FileRead] = []
     while todo:
@@ -193,6 +176,7 @@ def _read_paths(paths: Sequence[str], kind: str | None) -> ConfigRead:
         problems.extend(out.problems)
         if got is None or (not out.facts and out.problems):
             continue
+        out = _resolve_links(path, got, out, known, roots, problems)
         read.append(FileRead(path, got, out, "given" if real in given else origin))
         for link in out.linked:
             if link.overrides:
@@ -217,5 +201,43 @@ def _read_paths(paths: Sequence[str], kind: str | None) -> ConfigRead:
             n.split(".", 2)[1] for n in facts if n.count(".") >= 2 and
             n.split(".", 2)[1] in KINDS})
         prov["config.files"] = prov["config.kinds"] = "config"
+    elif paths and not any(p.level == "error" for p in problems):
+        problems.append(_nothing_read(paths, known, scanned_other))
     return ConfigRead(facts, prov, problems, files)
+
+
+def _resolve_links(path: str, kind: str, out: ReaderOutput, known: list[str], roots: list[str],
+                   problems: list[ConfigProblem]) -> ReaderOutput:
+    """Look further for the files ``out`` names that its reader did not find (:mod:`.refs`)."""
+    if not any(link.missing for link in out.linked):
+        return out
+    linked = []
+    for link in out.linked:
+        if not link.missing:
+            linked.append(link)
+            continue
+        found = resolve_missing(link, known, roots)
+        if found is not None:
+            linked.append(replace(link, path=found, missing=False))
+            continue
+        ref = next((r for r in BY_KIND[kind].references if r.key.endswith(link.key)), None)
+        problems.append(not_found(link, path, roots, ref.resolution if ref else
+                                  "relative to the directory the job is launched from"))
+    return replace(out, linked=tuple(linked))
+
+
+def _nothing_read(paths: Sequence[str], scanned: list[str], other: int) -> ConfigProblem:
+    """The problem for a run that read no job config: never "no known problem" (issue 14)."""
+    where = ", ".join(map(str, paths))
+    if scanned:
+        why = (f"{len(scanned)} config-like file(s) found, none recognised as a config of "
+               f"{', '.join(KINDS)}")
+    else:
+        why = (f"no config-like file ({' '.join(SCAN_EXT)}) found, {SCAN_DEPTH} folder levels "
+               f"deep" + (f"; {other} other file(s) seen" if other else ""))
+    return ConfigProblem(where, None, f"no job config was read: {why}. Nothing about the job "
+                         "was checked", code="no_job",
+                         fix="Name the job's config files or launch script (fp8-doctor check "
+                             "FILE ...), with --kind KIND for a file of a known framework that "
+                             "is not recognised.")
 

@@ -4,11 +4,11 @@ and following a file that a config names (``deepspeed_config_file``, HF ``deepsp
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from typing import Any
 
 from preflight.jobs.parse import Parsed, flatten
+from preflight.jobs.refs import named
 from preflight.jobs.types import ConfigProblem, Linked, ReaderOutput
 
 
@@ -19,23 +19,15 @@ def where(path: str, parsed: Parsed, key: tuple[Any, ...]) -> tuple[str, int | N
 
 
 def link(path: str, parsed: Parsed, key: tuple[Any, ...], target: Any, kind: str,
-          ) -> tuple[list[Linked], list[ConfigProblem]]:
-    """Resolve a file named inside a config (relative to the config's folder, then the cwd)."""
+         ) -> tuple[list[Linked], list[ConfigProblem]]:
+    """A file named inside a config: found next to the config or in the current directory, else
+    a missing link the job reader looks for further (:mod:`preflight.jobs.refs`)."""
     source, line = where(path, parsed, key)
     if not isinstance(target, str) or not target.strip() or target.strip().lower() == "none":
         return [], []
-    target = os.path.expanduser(target.strip())
     # accelerate/transformers open it relative to the launch directory; a job folder usually
     # keeps it next to the YAML, so that is tried first.
-    candidates = [target] if os.path.isabs(target) else [
-        os.path.join(os.path.dirname(path), target), target]
-    for cand in candidates:
-        if os.path.isfile(cand):
-            return [Linked(os.path.normpath(cand), kind, source)], []
-    return [], [ConfigProblem(path, line, f"{'.'.join(map(str, key))} names {target!r}, which "
-                              "does not exist (looked next to this file and in the current "
-                              "directory); the launch would fail to open it")]
-
+    return [named(target, kind, path, source, key=".".join(map(str, key)), line=line)], []
 
 
 def read_plain(prefix: str) -> Callable[[str, Parsed], ReaderOutput]:

@@ -13,6 +13,13 @@ class ConfigProblem:
     path: str
     line: int | None
     message: str
+    level: str = "error"
+    """``error``: the file (or job) cannot be used; ``warning``: it was read, with a caveat (a
+    referenced file not found here that the framework may find at launch, a duplicate key)."""
+    fix: str | None = None
+    """Fix text specific to this problem (None: the generic "fix the file so it parses")."""
+    code: str = "unreadable"
+    """unreadable | reference | duplicate_key | no_job | not_a_config (picks the finding id)."""
 
     def __str__(self) -> str:
         return f"{self.path}:{self.line}: {self.message}" if self.line else \
@@ -27,6 +34,10 @@ class Linked:
     kind: str
     source: str      # "file:line" of the key that names it
     overrides: bool = False   # its values win over the naming file's (Megatron --yaml-cfg)
+    missing: bool = False     # not found next to the naming file or in the current directory:
+                              # ``path`` is the value as written; the job reader looks further
+    key: str = ""             # the key or flag that names it, as written
+    line: int | None = None   # its line in the naming file
 
 
 @dataclass(frozen=True)

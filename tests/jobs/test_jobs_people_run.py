@@ -1,0 +1,134 @@
+"""The jobs people really run (issue 14 item 2; issue 12 item 4; issue 13 item 4).
+
+Built from a reduction of LLaMA-Factory's repository layout (fixtures/configs/jobs/
+llamafactory_repo/README.md cites the commits): a YAML three folders below the repository root
+that names its DeepSpeed JSON relative to that root, where the job is launched from.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from cfg_helpers import FIXTURES
+
+import preflight
+from preflight.jobs.read import read_paths
+
+REPO = FIXTURES / "jobs" / "llamafactory_repo"
+YAML = REPO / "examples" / "extras" / "fp8" / "llama3_fp8_deepspeed_sft.yaml"
+JSON = REPO / "examples" / "deepspeed" / "ds_z3_fp8_config.json"
+
+
+def _errors(read) -> list:
+    return [p for p in read.problems if p.level == "error"]
+
+
+def test_reference_found_through_the_file_given_on_the_same_command_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)                       # run from another folder
+    read = read_paths([str(YAML), str(JSON)])
+    assert read.problems == []
+    assert [k for _, k in read.files] == ["hf_trainer", "deepspeed"]
+    assert read.facts["config.deepspeed.zero_optimization.stage"] == 3
+
+
+def test_reference_resolved_against_the_job_root_of_a_deep_folder_scan(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    read = read_paths([str(REPO)])                    # the YAML is 3 folders down
+    assert read.problems == []
+    assert sorted(k for _, k in read.files) == ["deepspeed", "hf_trainer"]
+    path = dict((k, p) for p, k in read.files)["deepspeed"]
+    assert os.path.samefile(path, JSON)               # the path used is the one reported
+
+
+def test_reference_not_found_is_a_warning_naming_the_key_line_and_places(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    read = read_paths([str(YAML)])
+    assert _errors(read) == []
+    (problem,) = read.problems
+    assert problem.level == "warning" and problem.code == "reference"
+    assert problem.path == str(YAML) and problem.line == 42
+    assert str(YAML.parent) in problem.message
+    assert problem.fix and "launch" in problem.fix
+    assert read.facts["config.hf_trainer.fp8"] is True   # the YAML itself is read
+
+
+def test_missing_deepspeed_config_file_gets_its_own_fix() -> None:
+    report = preflight.check([str(FIXTURES / "accelerate" / "ds_file_missing.yaml")])
+    (finding,) = [f for f in report.findings if f.rule_id.startswith("FP8D-CFG-")]
+    assert finding.rule_id == "FP8D-CFG-REFERENCE"
+    assert finding.severity.value == "warning"
+    assert "deepspeed_config_file" in finding.message
+    assert "parses" not in finding.fix.text            # not the generic "fix the file" text
+
+
+def test_empty_folder_is_no_all_clear(tmp_path: Path) -> None:
+    read = read_paths([str(tmp_path)])
+    (problem,) = read.problems
+    assert problem.code == "no_job" and problem.level == "error"
+    report = preflight.check(str(tmp_path))
+    assert not report.ok()
+    assert [f.rule_id for f in report.findings if f.rule_id.startswith("FP8D-CFG")] == [
+        "FP8D-CFG-NO-JOB"]
+
+
+def test_folder_with_nothing_recognised_says_so(tmp_path: Path) -> None:
+    (tmp_path / "notes.yaml").write_text("shopping: [milk, eggs]\n")
+    (tmp_path / "data.csv").write_text("a,b\n")
+    read = read_paths([str(tmp_path)])
+    (problem,) = read.problems
+    assert problem.code == "no_job" and "1 config-like file" in problem.message
+
+
+@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="root reads mode 000")
+def test_unreadable_folder_is_an_error_not_silence(tmp_path: Path) -> None:
+    job = tmp_path / "job"
+    shutil.copytree(REPO, job)
+    job.chmod(0)
+    try:
+        read = read_paths([str(job)])
+        assert [(p.code, p.level) for p in read.problems] == [("unreadable", "error")]
+        assert not preflight.check(str(job)).ok()
+    finally:
+        job.chmod(0o755)
+
+
+@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="root reads mode 000")
+def test_unreadable_subfolder_is_reported(tmp_path: Path) -> None:
+    job = tmp_path / "job"
+    shutil.copytree(REPO, job)
+    sub = job / "examples" / "deepspeed"
+    sub.chmod(0)
+    try:
+        read = read_paths([str(job)])
+        codes = sorted((p.code, p.level) for p in read.problems)
+        # the subfolder, and then the JSON its YAML names, which could not be found
+        assert ("unreadable", "warning") in codes and ("reference", "warning") in codes
+        assert all(p.path == str(sub) for p in read.problems if p.code == "unreadable")
+    finally:
+        sub.chmod(0o755)
+
+
+def test_scan_depth_is_bounded(tmp_path: Path) -> None:
+    deep = tmp_path.joinpath(*[f"d{i}" for i in range(12)])
+    deep.mkdir(parents=True)
+    shutil.copy(JSON, deep / "ds.json")
+    read = read_paths([str(tmp_path)])
+    assert read.files == [] and read.problems[0].code == "no_job"
+
+
+def test_a_python_script_is_not_read_as_broken_yaml(tmp_path: Path) -> None:
+    script = tmp_path / "train.py"
+    script.write_text("from transformers import Trainer\nargs = dict(bf16=True)\n")
+    read = read_paths([str(script)])
+    kinds = [(p.code, p.level) for p in read.problems]
+    assert ("not_a_config", "warning") in kinds
+    assert all("YAML" not in p.message for p in read.problems)
+    report = preflight.check(str(script))
+    ids = {f.rule_id for f in report.findings}
+    assert "FP8D-CFG-NOT-CONFIG" in ids and "FP8D-CFG-UNREADABLE" not in ids
