@@ -64,6 +64,9 @@ class Framework:
     """Its explicit precision beats the precision of the framework that asked for FP8."""
     zero_stage_rank: int | None = None
     """Order in which frameworks state the ZeRO stage (the DeepSpeed JSON first); None: never."""
+    duplicate_keys: str = "last"
+    """How the framework's YAML loader treats a key given twice: ``last`` (PyYAML keeps the
+    later value: a warning) or ``error`` (OmegaConf's loader refuses the file: the job stops)."""
     derive_also: tuple[tuple[str, str], ...] = ()
     """``(kind, fact)``: derive ``kind`` too when ``fact`` is a string (HF Trainer reads
     ``ACCELERATE_MIXED_PRECISION`` itself)."""

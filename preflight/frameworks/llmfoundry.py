@@ -139,6 +139,9 @@ def from_llmfoundry(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
 FRAMEWORK = Framework(
     kind=KIND, title="llm-foundry (Composer)", formats=("yaml",), score=score, read=read,
     derive=from_llmfoundry, precedence=3,
+    # OmegaConf's YAML loader refuses a key given twice ("found duplicate key"; omry/omegaconf
+    # 0019bcaca49e, omegaconf/_utils.py get_yaml_loader), so the job would not start.
+    duplicate_keys="error",
     defaults=(
         Default("precision", "amp_bf16", "all", "composer Trainer(precision=None)"),
         Default("fsdp_config", "DDP across ranks", "all", "llmfoundry/command_utils/train.py"),

@@ -59,6 +59,9 @@ class Parsed:
     data: Any
     lines: dict[Path, int]
     text: str
+    duplicates: tuple[tuple[Path, int, int], ...] = ()
+    """YAML keys given twice in one mapping: (key path, first line, later line); the later
+    value is the one in ``data``, as PyYAML keeps it."""
 
     def line_of(self, path: Path) -> int | None:
         while path:
@@ -139,12 +142,12 @@ def parse_yaml(text: str) -> Parsed:
 
     _yaml_precheck(text)
     try:
-        loaded = yamlsafe.load(text)
+        loaded = yamlsafe.load(text, keep_last=True)
     except yamlsafe.YamlError as exc:
         if "digits" in exc.message and (huge := _huge_number(text)) is not None:
             raise huge from None
         raise ParseError(f"invalid YAML: {exc.message}", exc.line) from None
-    return Parsed(loaded.data, dict(loaded.lines), text)
+    return Parsed(loaded.data, dict(loaded.lines), text, loaded.duplicates)
 
 
 def parse_json(text: str) -> Parsed:

@@ -118,7 +118,27 @@ def _read_file(path: str, kind: str | None, explicit: bool) -> tuple[str | None,
         detected = other
         raise ParseError(f"this does not look like a {kind} config (none of its keys); it looks "
                          f"like a {detected} config", parsed.line_of(()))
-    return kind, BY_KIND[kind].read(path, parsed)
+    out = BY_KIND[kind].read(path, parsed)
+    if parsed.duplicates:
+        out = replace(out, problems=(*_duplicates(path, kind, parsed), *out.problems))
+    return kind, out
+
+
+def _duplicates(path: str, kind: str, parsed: Any) -> list[ConfigProblem]:
+    """A key given twice: read as the framework's YAML loader reads it (issue 14)."""
+    fw = BY_KIND[kind]
+    key, first, later = parsed.duplicates[0]
+    name = ".".join(map(str, key))
+    if fw.duplicate_keys == "error":
+        raise ParseError(f"{name!r} is set twice (lines {first} and {later}); {fw.title} loads "
+                         "its YAML with OmegaConf, which refuses duplicate keys, so the job "
+                         "would stop here", later)
+    return [ConfigProblem(path, later, (
+        f"{'.'.join(map(str, k))!r} is set twice (line {a} and line {b}); {fw.title} loads YAML "
+        f"with PyYAML, which keeps the last value (line {b}), and so does fp8-doctor"),
+        level="warning", code="duplicate_key",
+        fix=f"Delete one of the two (line {a} or line {b}) so the file says what the job uses.")
+        for k, a, b in parsed.duplicates]
 
 
 

@@ -27,7 +27,7 @@ TABLE = [
     ("binary.yaml", b"mixed_precision: fp8\n\x00\x01\x02\xff", "binary", 2),
     ("latin1.yaml", b"mixed_precision: fp8\nname: caf\xe9\n", "not UTF-8", 2),
     ("dup.yaml", b"mixed_precision: fp8\nnum_processes: 8\nmixed_precision: bf16\n",
-     "duplicate key 'mixed_precision'", 3),
+     "'mixed_precision' is set twice (line 1 and line 3)", 3),   # a warning: PyYAML keeps the last
     ("dup.json", b'{\n  "bf16": {"enabled": true},\n  "zero_optimization": {"stage": 2},\n'
                  b'  "bf16": {"enabled": false}\n}\n', "duplicate key 'bf16'", 4),
     ("dup_nested.json", b'{"zero_optimization": {\n "stage": 2,\n "stage": 3}}', "duplicate key",

@@ -132,3 +132,28 @@ def test_a_python_script_is_not_read_as_broken_yaml(tmp_path: Path) -> None:
     report = preflight.check(str(script))
     ids = {f.rule_id for f in report.findings}
     assert "FP8D-CFG-NOT-CONFIG" in ids and "FP8D-CFG-UNREADABLE" not in ids
+
+
+def test_duplicate_yaml_key_is_read_as_pyyaml_reads_it_with_a_warning(tmp_path: Path) -> None:
+    # accelerate loads its YAML with yaml.safe_load: the later value is what the job uses
+    path = tmp_path / "acc.yaml"
+    path.write_text("distributed_type: MULTI_GPU\nmixed_precision: bf16\nnum_processes: 8\n"
+                    "mixed_precision: fp8\nfp8_config:\n  backend: TE\n")
+    read = read_paths([str(path)])
+    (problem,) = read.problems
+    assert (problem.code, problem.level, problem.line) == ("duplicate_key", "warning", 4)
+    assert "line 2" in problem.message and "line 4" in problem.message
+    assert read.facts["config.accelerate.mixed_precision"] == "fp8"
+    assert read.provenance["config.accelerate.mixed_precision"] == f"{path}:4"
+    report = preflight.check(str(path))
+    assert "FP8D-CFG-UNREADABLE" not in {f.rule_id for f in report.findings}
+    assert report.facts["intent.fp8"] is True
+
+
+def test_duplicate_key_is_an_error_where_the_framework_refuses_it(tmp_path: Path) -> None:
+    # llm-foundry loads through OmegaConf, whose loader raises "found duplicate key"
+    path = tmp_path / "yamls.yaml"
+    path.write_text("max_duration: 10ba\nprecision: amp_bf16\ntrain_loader: {name: text}\n"
+                    "precision: amp_fp8\nmodel: {name: mpt_causal_lm}\n")
+    read = read_paths([str(path)])
+    assert [(p.code, p.level, p.line) for p in read.problems] == [("unreadable", "error", 4)]
