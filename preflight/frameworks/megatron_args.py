@@ -27,7 +27,8 @@ from preflight.facts import Unknown
 from preflight.jobs.parse import (MAX_FACTS_PER_FILE, MAX_ITEMS_PER_FILE, Parsed, fact_value,
                                   flatten, usable_key)
 from preflight.jobs.refs import named
-from preflight.jobs.shellvars import collect_variables, strip_comments, typed
+from preflight.jobs.shellvars import (collect_variables, expand_flag_names, strip_comments,
+                                      typed)
 from preflight.jobs.types import ConfigProblem, Linked, ReaderOutput
 
 PREFIX = "config.megatron"
@@ -61,10 +62,12 @@ TEXT_HINTS = re.compile(r"--(?:num-layers|hidden-size|num-attention-heads|fp8-fo
                         r"micro-batch-size|transformer-impl|use-mcore-models|ffn-hidden-size)\b")
 
 
-def read_args_text(path: str, text: str) -> ReaderOutput:
-    """Flags from a launch script or an argument file."""
+def read_args_text(path: str, text: str, outer: dict[str, str] | None = None) -> ReaderOutput:
+    """Flags from a launch script or an argument file (``outer``: variables set by the scripts
+    it sources; ``--${PRECISION:-bf16}`` is expanded)."""
     text = strip_comments(text)
-    variables = collect_variables(text)
+    variables = collect_variables(text, outer)
+    text = expand_flag_names(text, variables)
     facts: dict[str, Any] = {}
     prov: dict[str, str] = {}
     problems: list[ConfigProblem] = []

@@ -30,7 +30,8 @@ from typing import Any
 
 from preflight.jobs.parse import MAX_FACTS_PER_FILE, usable_key
 from preflight.jobs.refs import named
-from preflight.jobs.shellvars import collect_variables, strip_comments, typed
+from preflight.jobs.shellvars import (collect_variables, expand_flag_names, strip_comments,
+                                      typed)
 from preflight.jobs.types import ConfigProblem, Linked, ReaderOutput
 
 LAUNCH = re.compile(r"(?<![\w-])accelerate(?:[ \t]+launch|-launch)\b")
@@ -183,10 +184,12 @@ def _hf_args(out: _Out, tokens: list[Token], variables: dict[str, str]) -> None:
             out.link(value, "deepspeed", pos, "--deepspeed")
 
 
-def read(path: str, text: str) -> ReaderOutput:
-    """Facts from the first ``accelerate launch`` / HF Trainer command line in a script."""
+def read(path: str, text: str, outer: dict[str, str] | None = None) -> ReaderOutput:
+    """Facts from the first ``accelerate launch`` / HF Trainer command line in a script
+    (``outer``: variables set by the scripts it sources)."""
     text = strip_comments(text)
-    variables = collect_variables(text)
+    variables = collect_variables(text, outer)
+    text = expand_flag_names(text, variables)
     out = _Out(path, text)
     match = LAUNCH.search(text)
     if match is not None:

@@ -53,10 +53,11 @@ def default_paths() -> list[str]:
 
 
 def read_file(path: str, kind: str | None = None, *, explicit: bool = True,
-              ) -> tuple[str | None, ReaderOutput]:
-    """Read one file; returns (kind or None, output). Never raises."""
+              inherited: dict[str, str] | None = None) -> tuple[str | None, ReaderOutput]:
+    """Read one file; returns (kind or None, output). Never raises. ``inherited``: shell
+    variables a script that sources this one has set."""
     try:
-        return _read_file(path, kind, explicit)
+        return _read_file(path, kind, explicit, inherited)
     except ParseError as exc:
         return kind, ReaderOutput(problems=(ConfigProblem(path, exc.line, exc.message, exc.level,
                                                           exc.fix, exc.code),))
@@ -70,7 +71,8 @@ def read_file(path: str, kind: str | None = None, *, explicit: bool = True,
 _SCRIPT_EXT = (".py", ".ipynb", ".pyw")
 
 
-def _read_file(path: str, kind: str | None, explicit: bool) -> tuple[str | None, ReaderOutput]:
+def _read_file(path: str, kind: str | None, explicit: bool, inherited: dict[str, str] | None,
+               ) -> tuple[str | None, ReaderOutput]:
     if path.lower().endswith(_SCRIPT_EXT):
         # issue 12: `check job/train.py` was "invalid YAML ... the job would fail on it too"
         raise ParseError("this is a Python program, not a config: fp8-doctor reads the files a "
@@ -87,7 +89,7 @@ def _read_file(path: str, kind: str | None, explicit: bool) -> tuple[str | None,
     if not text.strip():
         raise ParseError("empty file")
     if fmt == "text":
-        return scripts.read(path, text, kind, explicit)
+        return scripts.read(path, text, kind, explicit, inherited)
     parsed = _PARSERS[fmt](text)
     if parsed.data is None:
         raise ParseError("empty document (only comments or nothing)")
@@ -159,6 +161,8 @@ def _read_paths(paths: Sequence[str], kind: str | None) -> ConfigRead:
             str(kind), None, f"unknown config kind {kind!r}; known: {', '.join(KINDS)}")])
     seen: set[str] = set()
     todo: list[tuple[str, str | None, str]] = []               # (path, kind, origin)
+    inherited: dict[str, dict[str, str]] = {}                  # sourced file -> variables
+    redone: set[str] = set()
     roots: list[str] = []                                      # job roots, for named files
     scanned_other = 0
     for path in paths:
@@ -189,10 +193,15 @@ def _read_paths(paths: Sequence[str], kind: str | None) -> ConfigRead:
     while todo:
         path, want, origin = todo.pop(0)
         real = os.path.realpath(path)
-        if real in seen:
+        if real in seen and not (origin == "sourced" and real in inherited and real not in redone):
             continue
+        if real in seen:
+            # read before the script that sources it: read again with that script's variables
+            redone.add(real)
+            read = [f for f in read if os.path.realpath(f.path) != real]
         seen.add(real)
-        got, out = read_file(path, want, explicit=origin != "folder")
+        got, out = read_file(path, want, explicit=origin not in ("folder", "sourced"),
+                             inherited=inherited.get(real))
         problems.extend(out.problems)
         if got is None or (not out.facts and out.problems):
             continue
@@ -202,7 +211,10 @@ def _read_paths(paths: Sequence[str], kind: str | None) -> ConfigRead:
             if link.overrides:
                 overriding.add(os.path.realpath(link.path))
         # what a file names is read next (before the rest of a folder)
-        todo[:0] = [(link.path, link.kind, "linked") for link in out.linked]
+        todo[:0] = [(link.path, link.kind, "sourced" if link.optional else "linked")
+                    for link in out.linked]
+        inherited.update((os.path.realpath(link.path), dict(link.variables))
+                         for link in out.linked if link.variables)
     outputs = [(f.path, f.kind, f.out) for f in one_job(read, problems)]
     facts: dict[str, Any] = {}
     prov: dict[str, str] = {}

@@ -9,10 +9,14 @@ script as meant.
 
 from __future__ import annotations
 
+import re
+
 from preflight.frameworks import megatron_args as megatron
 from preflight.jobs import launch, shell
+from preflight.jobs.shellvars import collect_variables, strip_comments, unterminated_heredoc
+from preflight.jobs.sourcing import sourced
 from preflight.jobs.parse import ParseError
-from preflight.jobs.types import ConfigProblem, ReaderOutput
+from preflight.jobs.types import ConfigProblem, Linked, ReaderOutput
 
 _NO_LAUNCH = {
     "accelerate": "no `accelerate launch` command in this script",
@@ -28,7 +32,7 @@ def is_shell(path: str, text: str) -> bool:
 
 
 def read(path: str, text: str, kind: str | None, explicit: bool,
-         ) -> tuple[str | None, ReaderOutput]:
+         inherited: dict[str, str] | None = None) -> tuple[str | None, ReaderOutput]:
     """(kind, facts) of a text config; raises :class:`ParseError` for an unusable one."""
     crlf: ConfigProblem | None = None
     shell_script = is_shell(path, text)   # \r\n below does not change the #! line's "sh"
@@ -43,18 +47,45 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
         what, line = open_at
         raise ParseError(f"{what} opened here is never closed: bash stops at the end of the file "
                          "with a syntax error, so this script would not start the job", line)
-    got, out = _read(path, text, kind, explicit)
+    heredoc = unterminated_heredoc(text) if shell_script and "<<" in text else None
+    if heredoc is not None:
+        # The body runs to the end of the file as the here-document's text: no command after
+        # its start runs, so none of it is a launch line. Blank it, keeping the lines.
+        line, delimiter = heredoc
+        start = sum(len(x) + 1 for x in text.split("\n")[:line])
+        text = text[:start] + re.sub(r"[^\n]", " ", text[start:])
+        crlf_or_doc = ConfigProblem(path, line, (
+            f"a here-document (<<{delimiter}) opened here is never closed: bash takes the rest of "
+            "the file as its text, so nothing after this line runs; its lines were not read as "
+            "commands"), level="warning", fix=f"Add a line {delimiter} where the text ends.")
+        crlf = crlf or crlf_or_doc
+    files, outer = sourced(path, text) if shell_script else ([], {})
+    outer = {**(inherited or {}), **outer}
+    try:
+        got, out = _read(path, text, kind, explicit, outer)
+    except ParseError as exc:
+        if heredoc is None:
+            raise
+        raise ParseError(f"{exc.message}; the here-document (<<{heredoc[1]}) opened at line "
+                         f"{heredoc[0]} is never closed, so bash takes the rest of the file as its "
+                         "text and nothing after that line runs", heredoc[0]) from None
+    if got is not None and files:
+        own = collect_variables(strip_comments(text), inherited)
+        # what it sources belongs to this job (read as this kind, if it holds any settings)
+        out = ReaderOutput(out.facts, out.provenance, out.problems, (*out.linked, *(
+            Linked(f, got, path, key="source", optional=True, variables=tuple(own.items()))
+            for f in files)))
     if crlf is not None and got is not None:
         out = ReaderOutput(out.facts, out.provenance, (crlf, *out.problems), out.linked)
     return got, out
 
 
-def _read(path: str, text: str, kind: str | None, explicit: bool,
+def _read(path: str, text: str, kind: str | None, explicit: bool, outer: dict[str, str],
           ) -> tuple[str | None, ReaderOutput]:
     out: ReaderOutput | None = None
     if kind in (None, "accelerate", "hf_trainer") and (
             launch.LAUNCH.search(text) or launch.HF_HINT.search(text)):
-        out = launch.read(path, text)
+        out = launch.read(path, text, outer)
         got = launch.kind_of(out.facts) or (out.linked[0].kind if out.linked else None)
         if got is not None and kind is None:
             return got, out
@@ -73,7 +104,9 @@ def _read(path: str, text: str, kind: str | None, explicit: bool,
                              "launch` or HF Trainer command, no Megatron arguments); pass "
                              "--kind to say")
         return None, ReaderOutput()
-    out = megatron.read_args_text(path, text)
+    out = megatron.read_args_text(path, text, outer)
     if not out.facts:
+        if not explicit:
+            return None, ReaderOutput()
         raise ParseError("no --arguments found in this file")
     return "megatron", out

@@ -22,12 +22,11 @@ def typed(raw: str, variables: dict[str, str]) -> Any:
         m = _VAR.match(raw)
         if not m:
             break
-        if m.group(1) in variables:
-            raw = variables[m.group(1)]
-        elif m.group(2) is not None:
-            raw = m.group(2)    # the ${X:-default} default: X is not set in the script
-        else:
+        # the ${X:-default} default when X is not set in the script (or set from itself)
+        value = lookup(m.group(1), m.group(2), variables)
+        if value is None or value == raw:
             break
+        raw = value
     if re.fullmatch(r"-?\d+", raw):
         # int() refuses more than 4,300 digits; such a "number" is no real setting: keep the text
         # (intent calls it implausible).
@@ -43,15 +42,77 @@ def strip_comments(text: str) -> str:
                   flags=re.M)
 
 
-def collect_variables(text: str) -> dict[str, str]:
-    """``NAME=value`` shell assignments (first one wins), for ``$NAME`` in flag values."""
-    variables: dict[str, str] = {}
+def collect_variables(text: str, outer: dict[str, str] | None = None) -> dict[str, str]:
+    """``NAME=value`` shell assignments (first one wins), for ``$NAME`` in flag values.
+
+    ``outer``: what sourced scripts set; the script's own assignments override them, except
+    ``X=${X:-default}``, which keeps the sourced value."""
+    variables: dict[str, str] = dict(outer or {})
+    own: set[str] = set()
     for line in text.splitlines():
         m = _ASSIGN.match(line)
         if m:
             value = m.group(2)
             if value[:1] in "\"'" and value[-1:] == value[:1] and len(value) >= 2:
                 value = value[1:-1]
-            variables.setdefault(m.group(1), value)
+            name = m.group(1)
+            if name in own:
+                continue
+            own.add(name)
+            ref = _VAR.match(value)
+            if not (ref and ref.group(1) == name and name in variables):
+                variables[name] = value
     return variables
 
+
+
+_FLAG_REF = re.compile(r"(?<![\w-])(--[A-Za-z0-9_-]*)\$(?:\{([A-Za-z_]\w*)(?::-([\w.-]*))?\}|"
+                       r"([A-Za-z_]\w*))")
+
+
+def lookup(name: str, default: str | None, variables: dict[str, str]) -> str | None:
+    """The value of ``$name`` as bash would see it from the script's own assignments, following
+    ``X=$Y`` chains (bounded); ``PRECISION=${PRECISION:-bf16}`` falls back to its default."""
+    seen: set[str] = set()
+    while name in variables and name not in seen:
+        seen.add(name)
+        m = _VAR.match(variables[name])
+        if not m:
+            return variables[name]
+        name, default = m.group(1), m.group(2) if m.group(2) is not None else default
+    return default
+
+
+def expand_flag_names(text: str, variables: dict[str, str]) -> str:
+    """``--${PRECISION:-bf16}`` -> ``--bf16`` where the value is known: a flag whose name comes
+    from a variable (Megatron-LM's example scripts). Only names of letters, digits, ``_`` and
+    ``-`` are put in, so lines and the other flags stay where they are."""
+    def put(m: re.Match[str]) -> str:
+        value = lookup(m.group(2) or m.group(4), m.group(3), variables)
+        if value is None or not re.fullmatch(r"[\w-]+", value):
+            return m.group(0)
+        return m.group(1) + value
+    return _FLAG_REF.sub(put, text) if "--" in text and "$" in text else text
+
+
+_HEREDOC_OPEN = re.compile(r"<<(-?)[ \t]*(['\"]?)([A-Za-z_][\w-]*)\2")
+
+
+def unterminated_heredoc(text: str) -> tuple[int, str] | None:
+    """``(line, delimiter)`` of a here-document never closed: bash warns ("delimited by
+    end-of-file") and takes the rest of the file as its text (issue 13 item 9)."""
+    lines = text.split("\n")
+    i = 0
+    while i < len(lines):
+        pending = [(m.group(3), m.group(1) == "-") for m in _HEREDOC_OPEN.finditer(lines[i])
+                   if not lines[i][:m.start()].rstrip().endswith("<")]
+        opened = i
+        i += 1
+        for delimiter, strip_tabs in pending:
+            while i < len(lines) and (lines[i].lstrip("\t") if strip_tabs else lines[i]) \
+                    != delimiter:
+                i += 1
+            if i >= len(lines):
+                return opened + 1, delimiter
+            i += 1
+    return None

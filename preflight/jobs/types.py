@@ -38,6 +38,8 @@ class Linked:
                               # ``path`` is the value as written; the job reader looks further
     key: str = ""             # the key or flag that names it, as written
     line: int | None = None   # its line in the naming file
+    optional: bool = False    # a sourced script: read if it holds settings, else left out
+    variables: tuple[tuple[str, str], ...] = ()   # what the sourcing script set (bash passes it)
 
 
 @dataclass(frozen=True)

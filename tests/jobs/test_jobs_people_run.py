@@ -157,3 +157,51 @@ def test_duplicate_key_is_an_error_where_the_framework_refuses_it(tmp_path: Path
                     "precision: amp_fp8\nmodel: {name: mpt_causal_lm}\n")
     read = read_paths([str(path)])
     assert [(p.code, p.level, p.line) for p in read.problems] == [("unreadable", "error", 4)]
+
+
+MEGATRON_RL = FIXTURES / "jobs" / "megatron_rl_source"
+
+
+def test_sourced_script_is_part_of_the_job_and_flag_names_are_expanded() -> None:
+    # Megatron-LM examples/rl/model_configs (README cites the commit): the folder is one job
+    read = read_paths([str(MEGATRON_RL)])
+    assert read.problems == []
+    assert sorted(os.path.basename(p) for p, _ in read.files) == [
+        "common.sh", "llama3p1_8b_instruct.sh"]
+    assert read.facts["config.megatron.bf16"] is True          # --${PRECISION:-bf16}
+    assert read.provenance["config.megatron.bf16"].endswith("common.sh:13")
+    # $TP is set by the script that sources common.sh, as bash passes it on
+    assert read.facts["config.megatron.tensor_model_parallel_size"] == 8
+    assert read.facts["config.megatron.hidden_size"] == 4096
+
+
+def test_sourced_value_wins_over_a_self_default(tmp_path: Path) -> None:
+    (tmp_path / "env.sh").write_text("PRECISION=fp16\n")
+    (tmp_path / "run.sh").write_text(
+        "#!/bin/bash\nsource ./env.sh\nPRECISION=${PRECISION:-bf16}\n"
+        "torchrun pretrain_gpt.py --num-layers 2 --hidden-size 64 --${PRECISION}\n")
+    read = read_paths([str(tmp_path / "run.sh")])
+    assert read.facts.get("config.megatron.fp16") is True
+    assert "config.megatron.bf16" not in read.facts
+
+
+def test_sourcing_is_bounded_and_never_executes(tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    (tmp_path / "a.sh").write_text(f"touch {marker}\nsource ./a.sh\n")   # sources itself
+    (tmp_path / "run.sh").write_text("#!/bin/bash\nsource ./a.sh\n"
+                                     "torchrun pretrain_gpt.py --num-layers 2 --bf16\n")
+    read = read_paths([str(tmp_path / "run.sh")])
+    assert read.facts["config.megatron.bf16"] is True
+    assert not marker.exists()
+
+
+def test_unterminated_heredoc_body_is_not_the_launch_line(tmp_path: Path) -> None:
+    script = tmp_path / "run.sh"
+    script.write_text("#!/bin/bash\ntorchrun pretrain_gpt.py --num-layers 2 --bf16\n"
+                      "cat > notes.txt <<EOF\n"
+                      "torchrun pretrain_gpt.py --num-layers 2 --fp8-format hybrid\n")
+    read = read_paths([str(script)])
+    assert read.facts["config.megatron.bf16"] is True
+    assert "config.megatron.fp8_format" not in read.facts
+    (problem,) = read.problems
+    assert (problem.level, problem.line) == ("warning", 3)
