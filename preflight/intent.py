@@ -129,12 +129,17 @@ def derive_intent(facts: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, s
                 derive_kinds.add(other)
     per = {k: BY_KIND[k].derive(facts, prov) for k in _ORDER if k in derive_kinds}
     got: dict[str, tuple[Any, str]] = {"frameworks": (list(kinds), "config")}
-    names = {n for d in per.values() for n in d}
+    names = {n for d in per.values() for n in d if not n.startswith("default.")}
     for name in names - {"fp8", "overrides_fp8"}:
         for kind in _ORDER_BY_NAME.get(name, _ORDER):
             if name in per.get(kind, {}):
                 got[name] = per[kind][name]
                 break
+    # A framework's default ("default.<name>") counts only where no framework states the value.
+    for kind in _ORDER:
+        for name, value in per.get(kind, {}).items():
+            if name.startswith("default.") and name[8:] not in got:
+                got[name[8:]] = value
     _combine_fp8(per, got)
     _fill(got)
     values = {f"intent.{n}": v for n, (v, _) in got.items() if n not in _INTERNAL}

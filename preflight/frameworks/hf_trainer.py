@@ -80,6 +80,9 @@ def from_hf_trainer(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
                                            h.src("gradient_checkpointing"))
     if h.has("torch_compile"):
         out["compile"] = (h.truthy("torch_compile"), h.src("torch_compile"))
+    else:
+        # a default: another framework's explicit setting (accelerate's dynamo_backend) wins
+        out["default.compile"] = (False, "TrainingArguments default (torch_compile=False)")
     if h.get("deepspeed"):
         out["distributed"] = ("deepspeed", h.src("deepspeed"))
     elif h.get("fsdp"):
@@ -110,6 +113,7 @@ FRAMEWORK = Framework(
     defaults=(
         Default("fp16 / bf16", "fp32 (then accelerate's mixed precision or "
                 "ACCELERATE_MIXED_PRECISION)", "all", "transformers/training_args.py"),
+        Default("torch_compile", "False", "all", "transformers/training_args.py"),
     ),
     references=(
         Reference("deepspeed", "deepspeed",

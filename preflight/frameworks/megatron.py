@@ -14,6 +14,7 @@ from typing import Any
 from preflight.facts import Unknown
 from preflight.frameworks._record import Default, Framework, Reference
 from preflight.frameworks._view import Derived, View, first
+from preflight.engine.versions import comparison_key
 from preflight.frameworks.megatron_args import read_yaml
 
 KIND = "megatron"
@@ -58,9 +59,7 @@ def from_megatron(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
         elif impl == "local":
             out["backend"] = ("none", m.src("transformer_impl"))
         else:
-            out["backend"] = (Unknown("--transformer-impl not given: Megatron's default is local "
-                                      "before core 0.6.0 and transformer_engine from 0.6.0"),
-                              src)
+            out["backend"] = _impl_default(f, src)
         rkey = _first(m, "fp8_recipe", "language_model.fp8_recipe")
         out["recipe"] = (m.get(rkey) if rkey else "delayed",
                          m.src(rkey) if rkey else "Megatron default (delayed)")
@@ -136,6 +135,25 @@ def from_megatron(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     return out
 
 
+def _impl_default(f: Mapping[str, Any], src: str | None) -> tuple[Any, str]:
+    """The backend ``--transformer-impl`` defaults to, by the megatron-core installed here.
+
+    megatron/training/arguments.py: ``default='local'`` at core_v0.5.0, ``'transformer_engine'``
+    from core_v0.6.0 (issue 14: one job left the backend unknown, its explicit twin fired)."""
+    version = f.get("pkg.megatron-core.version")
+    key = comparison_key(version) if isinstance(version, str) else None
+    if key is None:
+        why = ("not installed here" if version is None else
+               str(version.reason) if isinstance(version, Unknown) else f"{version!r}")
+        return (Unknown("--transformer-impl not given: Megatron's default is local before core "
+                        f"0.6.0 and transformer_engine from 0.6.0, and megatron-core is {why} "
+                        "(run on the training node, or --assume pkg.megatron-core=V)"),
+                src or "intent")
+    if key >= comparison_key("0.6.0"):
+        return "te", f"megatron-core {version} default (--transformer-impl transformer_engine)"
+    return "none", f"megatron-core {version} default (--transformer-impl local)"
+
+
 def _attention_and_mlp_widths(v: View, out: Derived, hidden: int, ffn: int, gated_key: str | None,
                               roots: tuple[str, ...], gqa: bool) -> None:
     """Full (unsharded) output widths of the QKV and FC1 GEMMs, for ``intent.shapes.gemms``.
@@ -169,7 +187,8 @@ FRAMEWORK = Framework(
     ),
     defaults=(
         Default("--transformer-impl", "local before core 0.6.0, transformer_engine from 0.6.0",
-                "megatron-core", "megatron/training/arguments.py"),
+                "megatron-core (the version installed where the check runs)",
+                "megatron/training/arguments.py at core_v0.5.0 and core_v0.6.0"),
         Default("--fp8-recipe", "delayed", "all", "megatron/training/arguments.py"),
         Default("--bf16 / --fp16", "fp32", "all", "megatron/training/arguments.py"),
     ),

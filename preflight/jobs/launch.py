@@ -12,7 +12,8 @@ Many FP8 jobs are started as ``accelerate launch --config_file fsdp.yaml --mixed
   YAML's ``backend``, ``amax_history_len``), DeepSpeed flags -> ``deepspeed_config.<key>``,
   ``--fsdp_*`` -> ``fsdp_config.fsdp_*``, ``--dynamo_*`` -> ``dynamo_config.dynamo_*``,
   ``--use_deepspeed`` / ``--use_fsdp`` / ``--multi_gpu`` / ``--use_megatron_lm`` ->
-  ``distributed_type``; other flags keep their name (``--mixed_precision``).
+  ``distributed_type``; other flags keep their name (``--mixed_precision``). Each flag is also
+  ``config.accelerate.cli.<same name>``, so rules can tell a flag from the YAML key it overrides.
 - **HF TrainingArguments** given as flags to the training script (after ``accelerate launch
   ... train.py``, or on any ``torchrun`` / ``deepspeed`` / ``python`` line that carries
   ``--output_dir`` or ``--per_device_train_batch_size``) -> ``config.hf_trainer.<flag>``, as
@@ -205,6 +206,9 @@ def read(path: str, text: str, outer: dict[str, str] | None = None) -> ReaderOut
                 out.put("config.accelerate.distributed_type", _DIST[flag], pos)
             elif usable_key(flag) and flag not in {"m", "module"}:
                 out.put(f"config.accelerate.{_acc_name(flag)}", value, pos)
+                # The same setting as given on the command line, apart: a rule can tell the
+                # YAML's key from the flag that overrides it (FP8D-ACC-0003, issue 12).
+                out.put(f"config.accelerate.cli.{_acc_name(flag)}", value, pos)
         _hf_args(out, tokens[stop + 1:], variables)
     else:
         hint = HF_HINT.search(text)

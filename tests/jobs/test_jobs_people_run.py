@@ -205,3 +205,31 @@ def test_unterminated_heredoc_body_is_not_the_launch_line(tmp_path: Path) -> Non
     assert "config.megatron.fp8_format" not in read.facts
     (problem,) = read.problems
     assert (problem.level, problem.line) == ("warning", 3)
+
+
+SCENARIO = Path(__file__).resolve().parents[1] / "scenarios" / "acc-ds-config-file-conflicts"
+
+
+def _acc0003(folder: Path, *paths: str) -> list:
+    report = preflight.check([str(folder / p) for p in paths],
+                             snapshot=str(SCENARIO.parent / "_envs" / "h100.json"),
+                             assume={"pkg.accelerate": "1.11.0", "pkg.deepspeed": "0.16.4"})
+    return [f for f in report.findings if f.rule_id == "FP8D-ACC-0003"]
+
+
+def test_following_the_acc_0003_fix_clears_it(tmp_path: Path) -> None:
+    # issue 12: done as the fix says, the error still fired, at launch.sh, with a false text
+    shutil.copy(SCENARIO / "accelerate_config.yaml", tmp_path)
+    shutil.copy(SCENARIO / "ds_config.json", tmp_path)
+    (firing,) = _acc0003(tmp_path, "accelerate_config.yaml", "ds_config.json")
+    assert firing.location.path.endswith("accelerate_config.yaml")
+    yaml_path = tmp_path / "accelerate_config.yaml"
+    yaml_path.write_text("".join(line for line in yaml_path.read_text().splitlines(True)
+                                 if not line.startswith("mixed_precision:")))
+    (tmp_path / "launch.sh").write_text(
+        "#!/bin/bash\naccelerate launch --config_file accelerate_config.yaml "
+        "--mixed_precision fp8 train.py\n")
+    assert _acc0003(tmp_path, "launch.sh", "ds_config.json") == []
+    # the flag alone, with the YAML key still there, is what accelerate accepts too
+    shutil.copy(SCENARIO / "accelerate_config.yaml", tmp_path)
+    assert _acc0003(tmp_path, "launch.sh", "ds_config.json") == []
