@@ -290,6 +290,7 @@ _CONFIG_FINDINGS = {
     "no_job": ("FP8D-CFG-NO-JOB", "No job config was read: nothing about the job was checked"),
     "not_a_config": ("FP8D-CFG-NOT-CONFIG", "A path given is not a config file"),
     "duplicate_key": ("FP8D-CFG-DUPLICATE-KEY", "A config key is set twice; the last one wins"),
+    "kind_forced": ("FP8D-CFG-KIND-FORCED", "A config was read as the --kind given, against its keys"),
 }
 
 

@@ -113,14 +113,20 @@ def _read_file(path: str, kind: str | None, explicit: bool, inherited: dict[str,
             raise ParseError(f"cannot tell which framework this config is for ({why}); pass "
                              "--kind to say", parsed.line_of(()))
         kind = detected
-    elif score(kind, parsed.data) == 0 and (other := best_any_format(parsed.data)) not in (
-            None, kind):
+    forced: list[ConfigProblem] = []
+    if kind is not None and score(kind, parsed.data) == 0 and \
+            (other := best_any_format(parsed.data)) not in (None, kind):
         if not explicit:
             return None, ReaderOutput()
-        detected = other
-        raise ParseError(f"this does not look like a {kind} config (none of its keys); it looks "
-                         f"like a {detected} config", parsed.line_of(()))
+        # --kind is the user's word: a fragment of a docs page may lack the framework's marker
+        # keys and share another's (issue 14). Read it as asked, and say so.
+        forced.append(ConfigProblem(path, parsed.line_of(()), (
+            f"read as a {kind} config, as --kind says, although none of its keys is a {kind} "
+            f"marker and it looks like a {other} config"), level="warning", code="kind_forced",
+            fix=f"If the file is a {other} config, drop --kind or pass --kind {other}."))
     out = BY_KIND[kind].read(path, parsed)
+    if forced:
+        out = replace(out, problems=(*forced, *out.problems))
     if parsed.duplicates:
         out = replace(out, problems=(*_duplicates(path, kind, parsed), *out.problems))
     return kind, out

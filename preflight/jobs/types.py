@@ -19,7 +19,8 @@ class ConfigProblem:
     fix: str | None = None
     """Fix text specific to this problem (None: the generic "fix the file so it parses")."""
     code: str = "unreadable"
-    """unreadable | reference | duplicate_key | no_job | not_a_config (picks the finding id)."""
+    """unreadable | reference | duplicate_key | no_job | not_a_config | kind_forced (picks the
+    finding id)."""
 
     def __str__(self) -> str:
         return f"{self.path}:{self.line}: {self.message}" if self.line else \

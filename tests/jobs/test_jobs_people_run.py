@@ -233,3 +233,15 @@ def test_following_the_acc_0003_fix_clears_it(tmp_path: Path) -> None:
     # the flag alone, with the YAML key still there, is what accelerate accepts too
     shutil.copy(SCENARIO / "accelerate_config.yaml", tmp_path)
     assert _acc0003(tmp_path, "launch.sh", "ds_config.json") == []
+
+
+def test_kind_is_honoured_for_a_fragment_that_looks_like_another_framework(tmp_path: Path
+                                                                          ) -> None:
+    # a docs fragment: llm-foundry's precision_config with an FSDP block that scores as accelerate
+    path = tmp_path / "fragment.yaml"
+    path.write_text("precision_config:\n  fp8_format: HYBRID\nfsdp_config:\n"
+                    "  fsdp_sharding_strategy: FULL_SHARD\n")
+    read = read_paths([str(path)], kind="llmfoundry")
+    assert [(p.code, p.level) for p in read.problems] == [("kind_forced", "warning")]
+    assert read.facts["config.llmfoundry.precision_config.fp8_format"] == "HYBRID"
+    assert read.files == [(str(path), "llmfoundry")]
