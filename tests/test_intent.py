@@ -127,7 +127,7 @@ CASES = [
     (("hf_trainer/train_args_noprec.json",), {"fp8": False, "compile": True}),
     (("hf_trainer/llamafactory_fp8_bf16.yaml",),
      {"fp8": True, "backend": "te", "distributed": "deepspeed", "zero_stage": 2,
-      "precision": "bf16", "frameworks": ["deepspeed", "hf_trainer"]}),
+      "precision": "bf16", "frameworks": ["deepspeed", "llamafactory"]}),
     (("hf_trainer/axolotl_fp8_fsdp2.yaml",),
      {"fp8": True, "backend": "torchao", "recipe": "tensorwise", "distributed": "fsdp2",
       "compile": True, "activation_checkpointing": True, "shapes.tokens": 8192}),

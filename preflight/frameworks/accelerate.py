@@ -149,7 +149,7 @@ def _accelerate_fp8(a: View, f: Mapping[str, Any], prov: Mapping[str, str], out:
 
 FRAMEWORK = Framework(
     kind=KIND, title="Hugging Face Accelerate", formats=("yaml", "json", "text"),
-    score=score, read=read_accelerate, derive=from_accelerate, precedence=1, zero_stage_rank=1,
+    score=score, read=read_accelerate, derive=from_accelerate, precedence=3, zero_stage_rank=1,
     references=(
         Reference("deepspeed_config.deepspeed_config_file", "deepspeed",
                   "opened relative to the launch directory (accelerate DeepSpeedPlugin)"),

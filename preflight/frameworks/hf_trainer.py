@@ -52,7 +52,12 @@ def read_hf_trainer(path: str, parsed: Parsed) -> ReaderOutput:
 
 
 def from_hf_trainer(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
-    h = View(f, "hf_trainer", prov)
+    return training_args(View(f, KIND, prov))
+
+
+def training_args(h: View) -> Derived:
+    """Intent from TrainingArguments-style keys (shared by the tools that build them from their
+    own YAML: axolotl, LLaMA-Factory), under ``h``'s kind."""
     out: Derived = {}
     if h.get("fp8") is True:
         # LlamaFactory (Fp8Arguments: fp8, fp8_backend) and axolotl (fp8: true, torchao
@@ -62,8 +67,6 @@ def from_hf_trainer(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
         raw = h.get("fp8_backend")
         backend = {"te": "te", "torchao": "torchao", "ao": "torchao", "msamp": "msamp"}.get(
             str(raw).lower()) if raw is not None else None
-        if backend is None and h.has("base_model"):           # axolotl: torchao only
-            backend, raw = "torchao", "axolotl"
         out["backend"] = ((backend, h.src("fp8_backend", src)) if backend else
                           (Unknown(f"fp8_backend {raw or 'auto'!r}: picked at run time from "
                                    "what is installed"), h.src("fp8_backend", src)))
@@ -88,10 +91,6 @@ def from_hf_trainer(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     elif h.get("fsdp"):
         v2 = h.int("fsdp_config.fsdp_version") == 2 or h.int("fsdp_config.version") == 2
         out["distributed"] = ("fsdp2" if v2 else "fsdp1", h.src("fsdp"))
-    elif h.has("base_model") and h.any_prefix("fsdp_config"):   # axolotl: fsdp_config is FSDP
-        v2 = h.int("fsdp_version") == 2 or h.int("fsdp_config.fsdp_version") == 2
-        out["distributed"] = ("fsdp2" if v2 else "fsdp1",
-                              h.src("fsdp_version", h.src("fsdp_config")))
     mb_key = "per_device_train_batch_size" if h.has("per_device_train_batch_size") \
         else "micro_batch_size"
     mb = h.int(mb_key)

@@ -96,7 +96,7 @@ def from_lightning(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
 
 FRAMEWORK = Framework(
     kind=KIND, title="PyTorch Lightning", formats=("yaml",), score=score, read=read_lightning,
-    derive=from_lightning, precedence=7, zero_stage_rank=2,
+    derive=from_lightning, precedence=9, zero_stage_rank=2,
     defaults=(
         Default("trainer.strategy: deepspeed", "ZeRO stage 2", "all",
                 "lightning/pytorch/strategies/deepspeed.py"),

@@ -138,7 +138,7 @@ def from_llmfoundry(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
 
 FRAMEWORK = Framework(
     kind=KIND, title="llm-foundry (Composer)", formats=("yaml",), score=score, read=read,
-    derive=from_llmfoundry, precedence=3,
+    derive=from_llmfoundry, precedence=5,
     # OmegaConf's YAML loader refuses a key given twice ("found duplicate key"; omry/omegaconf
     # 0019bcaca49e, omegaconf/_utils.py get_yaml_loader), so the job would not start.
     duplicate_keys="error",

@@ -179,7 +179,7 @@ def _attention_and_mlp_widths(v: View, out: Derived, hidden: int, ffn: int, gate
 
 FRAMEWORK = Framework(
     kind=KIND, title="Megatron-LM / megatron-core", formats=("text", "yaml"), score=score,
-    read=read_yaml, derive=from_megatron, precedence=5,
+    read=read_yaml, derive=from_megatron, precedence=7,
     references=(
         Reference("--yaml-cfg", "megatron",
                   "opened relative to the launch directory; its values replace the command "

@@ -108,7 +108,7 @@ def from_nemo(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
 
 FRAMEWORK = Framework(
     kind=KIND, title="NeMo 1.x", formats=("yaml",), score=score, read=read_nemo,
-    derive=from_nemo, precedence=6, cancels_fp8_of=(KIND,),
+    derive=from_nemo, precedence=8, cancels_fp8_of=(KIND,),
     # OmegaConf's YAML loader refuses a key given twice ("found duplicate key"; omry/omegaconf
     # 0019bcaca49e, omegaconf/_utils.py get_yaml_loader), so the job would not start.
     duplicate_keys="error",

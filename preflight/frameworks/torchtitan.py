@@ -109,7 +109,7 @@ def from_torchtitan(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
 
 FRAMEWORK = Framework(
     kind=KIND, title="torchtitan", formats=("toml",), score=score,
-    read=read_plain("config.torchtitan"), derive=from_torchtitan, precedence=4,
+    read=read_plain("config.torchtitan"), derive=from_torchtitan, precedence=6,
     defaults=(
         Default("activation_checkpoint.mode", "selective", "all", "torchtitan/config/job_config.py"),
         Default("float8.recipe_name", "tensorwise", "all", "torchao Float8LinearConfig()"),

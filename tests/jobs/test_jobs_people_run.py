@@ -31,7 +31,7 @@ def test_reference_found_through_the_file_given_on_the_same_command_line(
     monkeypatch.chdir(tmp_path)                       # run from another folder
     read = read_paths([str(YAML), str(JSON)])
     assert read.problems == []
-    assert [k for _, k in read.files] == ["hf_trainer", "deepspeed"]
+    assert [k for _, k in read.files] == ["llamafactory", "deepspeed"]
     assert read.facts["config.deepspeed.zero_optimization.stage"] == 3
 
 
@@ -40,7 +40,7 @@ def test_reference_resolved_against_the_job_root_of_a_deep_folder_scan(
     monkeypatch.chdir(tmp_path)
     read = read_paths([str(REPO)])                    # the YAML is 3 folders down
     assert read.problems == []
-    assert sorted(k for _, k in read.files) == ["deepspeed", "hf_trainer"]
+    assert sorted(k for _, k in read.files) == ["deepspeed", "llamafactory"]
     path = dict((k, p) for p, k in read.files)["deepspeed"]
     assert os.path.samefile(path, JSON)               # the path used is the one reported
 
@@ -55,7 +55,7 @@ def test_reference_not_found_is_a_warning_naming_the_key_line_and_places(
     assert problem.path == str(YAML) and problem.line == 42
     assert str(YAML.parent) in problem.message
     assert problem.fix and "launch" in problem.fix
-    assert read.facts["config.hf_trainer.fp8"] is True   # the YAML itself is read
+    assert read.facts["config.llamafactory.fp8"] is True   # the YAML itself is read
 
 
 def test_missing_deepspeed_config_file_gets_its_own_fix() -> None:

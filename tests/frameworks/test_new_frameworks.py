@@ -1,0 +1,55 @@
+"""axolotl and LLaMA-Factory read as themselves (issue 14 item 3), from their public configs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import preflight
+from preflight.facts import Facts
+from preflight.intent import derive
+from preflight.jobs.read import read_paths
+
+FIX = Path(__file__).resolve().parents[2] / "fixtures" / "configs"
+LF_REPO = FIX / "jobs" / "llamafactory_repo"
+
+
+def _intent(*paths: Path) -> tuple[dict, dict, list]:
+    read = read_paths([str(p) for p in paths])
+    values, prov = derive(Facts(read.facts, read.provenance))
+    return ({k[7:]: v for k, v in values.items()}, read.facts, read.files)
+
+
+def test_axolotl_example_is_axolotl_not_hf_trainer() -> None:
+    # axolotl examples/llama-3/3b-fp8-fsdp2.yaml (README cites the commit)
+    intent, facts, files = _intent(FIX / "axolotl" / "3b-fp8-fsdp2.yaml")
+    assert [k for _, k in files] == ["axolotl"]
+    assert facts["config.axolotl.fp8_enable_fsdp_float8_all_gather"] is True
+    assert not any(n.startswith("config.hf_trainer.") for n in facts)
+    assert intent["fp8"] is True and intent["backend"] == "torchao"
+    assert intent["recipe"] == "tensorwise" and intent["distributed"] == "fsdp2"
+    assert intent["compile"] is True and intent["shapes.tokens"] == 16 * 512
+    assert intent["frameworks"] == ["axolotl"]
+
+
+def test_llamafactory_torchao_recipe_is_rowwise_and_all_gather_is_a_no_op(tmp_path: Path) -> None:
+    yaml = LF_REPO / "examples" / "extras" / "fp8" / "llama3_fp8_deepspeed_sft.yaml"
+    intent, facts, _ = _intent(yaml, LF_REPO / "examples" / "deepspeed" / "ds_z3_fp8_config.json")
+    assert intent["backend"] == "torchao" and intent["recipe"] == "rowwise"
+    assert intent["distributed"] == "deepspeed" and intent["zero_stage"] == 3
+    # the same example with the all-gather key switched on (as its FSDP twin has it)
+    text = yaml.read_text().replace("fp8_enable_fsdp_float8_all_gather: false",
+                                    "fp8_enable_fsdp_float8_all_gather: true")
+    on = tmp_path / "fsdp.yaml"
+    on.write_text(text.replace("deepspeed: examples/deepspeed/ds_z3_fp8_config.json\n", ""))
+    ids = {f.rule_id for f in preflight.check(str(on)).findings}
+    assert "FP8D-LF-0001" in ids
+    assert "FP8D-LF-0001" not in {f.rule_id for f in preflight.check(str(yaml)).findings}
+
+
+def test_llamafactory_te_backend_has_no_torchao_recipe(tmp_path: Path) -> None:
+    path = tmp_path / "te.yaml"
+    path.write_text("model_name_or_path: m\nstage: sft\nfinetuning_type: full\n"
+                    "output_dir: out\nfp8: true\nfp8_backend: te\n")
+    intent, _, files = _intent(path)
+    assert [k for _, k in files] == ["llamafactory"]
+    assert intent["backend"] == "te" and intent["recipe"] != "rowwise"
