@@ -31,7 +31,12 @@ def score(data: Any) -> int:
 
 
 def from_megatron(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
-    m = View(f, "megatron", prov)
+    return megatron_intent(View(f, KIND, prov), f, prov)
+
+
+def megatron_intent(m: View, f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
+    """Intent from Megatron arguments by their dest names, under ``m``'s kind (ms-swift's
+    Megatron path passes the same arguments with underscores)."""
     out: Derived = {"distributed": ("megatron", prov.get("config.files", "config"))}
     fmt_key = _first(m, "fp8_format", "fp8", "language_model.fp8")
     fmt: Any = None

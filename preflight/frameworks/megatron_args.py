@@ -62,7 +62,8 @@ TEXT_HINTS = re.compile(r"--(?:num-layers|hidden-size|num-attention-heads|fp8-fo
                         r"micro-batch-size|transformer-impl|use-mcore-models|ffn-hidden-size)\b")
 
 
-def read_args_text(path: str, text: str, outer: dict[str, str] | None = None) -> ReaderOutput:
+def read_args_text(path: str, text: str, outer: dict[str, str] | None = None,
+                   prefix: str = PREFIX) -> ReaderOutput:
     """Flags from a launch script or an argument file (``outer``: variables set by the scripts
     it sources; ``--${PRECISION:-bf16}`` is expanded)."""
     text = strip_comments(text)
@@ -82,7 +83,7 @@ def read_args_text(path: str, text: str, outer: dict[str, str] | None = None) ->
         flag = m.group(1).rstrip("-")
         if not flag:
             continue
-        name = f"{PREFIX}.{flag.replace('-', '_')}"
+        name = f"{prefix}.{flag.replace('-', '_')}"
         if len(facts) >= MAX_FACTS_PER_FILE and name not in facts:
             continue
         lineno = bisect.bisect_right(line_starts, m.start())
@@ -116,6 +117,8 @@ def read_args_text(path: str, text: str, outer: dict[str, str] | None = None) ->
         facts.pop(name, None)  # argparse keeps the last occurrence; keep insertion order too
         facts[name] = value
         prov[name] = f"{path}:{lineno}"
+    if prefix != PREFIX:
+        return ReaderOutput(facts, prov, tuple(problems))
     more, linked = _yaml_cfg_link(path, facts, prov)
     return ReaderOutput(facts, prov, (*problems, *more), linked)
 

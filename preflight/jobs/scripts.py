@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from preflight.frameworks import megatron_args as megatron
+from preflight.frameworks import swift
 from preflight.jobs import launch, shell
 from preflight.jobs.shellvars import collect_variables, strip_comments, unterminated_heredoc
 from preflight.jobs.sourcing import sourced
@@ -83,6 +84,9 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
 def _read(path: str, text: str, kind: str | None, explicit: bool, outer: dict[str, str],
           ) -> tuple[str | None, ReaderOutput]:
     out: ReaderOutput | None = None
+    if kind == "swift" or (kind is None and swift.COMMAND.search(text)):
+        # `megatron sft --fp8_recipe ...`: ms-swift, before the Megatron and HF checks below
+        return "swift", swift.read_text(path, text, outer)
     if kind in (None, "accelerate", "hf_trainer") and (
             launch.LAUNCH.search(text) or launch.HF_HINT.search(text)):
         out = launch.read(path, text, outer)

@@ -53,3 +53,36 @@ def test_llamafactory_te_backend_has_no_torchao_recipe(tmp_path: Path) -> None:
     intent, _, files = _intent(path)
     assert [k for _, k in files] == ["llamafactory"]
     assert intent["backend"] == "te" and intent["recipe"] != "rowwise"
+
+
+SWIFT = FIX / "swift"
+
+
+def test_ms_swift_megatron_command_line_is_read_with_its_underscore_flags() -> None:
+    # ms-swift examples/megatron/fp8/llm.sh (README cites the commit): was "cannot tell"
+    intent, facts, files = _intent(SWIFT / "llm.sh")
+    assert [k for _, k in files] == ["swift"]
+    assert facts["config.swift.command"] == "megatron sft"
+    assert facts["config.swift.fp8_param_gather"] is True
+    assert intent["fp8"] is True and intent["recipe"] == "blockwise"
+    assert intent["format"] == "e4m3" and intent["distributed"] == "megatron"
+
+
+def test_ms_swift_lora_merged_into_fp8_fires_and_its_fix_clears(tmp_path: Path) -> None:
+    ids = {f.rule_id for f in preflight.check(str(SWIFT / "lora.sh")).findings}
+    assert "FP8D-SWIFT-0001" in ids
+    fixed = tmp_path / "lora.sh"
+    fixed.write_text((SWIFT / "lora.sh").read_text().replace("--merge_lora true",
+                                                             "--merge_lora false"))
+    ids = {f.rule_id for f in preflight.check(str(fixed)).findings}
+    assert "FP8D-SWIFT-0001" not in ids and not any(i.startswith("FP8D-CFG") for i in ids)
+
+
+def test_ms_swift_deepspeed_path(tmp_path: Path) -> None:
+    script = tmp_path / "sft.sh"
+    script.write_text("#!/bin/bash\nNPROC_PER_NODE=8 swift sft --model Qwen/Qwen2.5-7B "
+                      "--train_type full --deepspeed zero3 --torch_dtype bfloat16\n")
+    intent, _, files = _intent(script)
+    assert [k for _, k in files] == ["swift"]
+    assert intent["distributed"] == "deepspeed" and intent["zero_stage"] == 3
+    assert intent["precision"] == "bf16"
