@@ -15,7 +15,8 @@ from __future__ import annotations
 from typing import Any
 
 from preflight.frameworks import (accelerate, axolotl, deepspeed, hf_trainer, lightning,
-                                  llamafactory, llmfoundry, megatron, nemo, swift, torchtitan)
+                                  llamafactory, llmfoundry, mcli, megatron, nemo, swift,
+                                  torchtitan)
 from preflight.frameworks._record import Default, Derived, Framework, Reference
 
 __all__ = ["BY_KIND", "FORMATS", "FRAMEWORKS", "KINDS", "Default", "Derived", "Framework",
@@ -24,7 +25,7 @@ __all__ = ["BY_KIND", "FORMATS", "FRAMEWORKS", "KINDS", "Default", "Derived", "F
 FRAMEWORKS: tuple[Framework, ...] = (
     accelerate.FRAMEWORK, deepspeed.FRAMEWORK, llmfoundry.FRAMEWORK, torchtitan.FRAMEWORK,
     megatron.FRAMEWORK, lightning.FRAMEWORK, hf_trainer.FRAMEWORK, nemo.FRAMEWORK,
-    axolotl.FRAMEWORK, llamafactory.FRAMEWORK, swift.FRAMEWORK,
+    axolotl.FRAMEWORK, llamafactory.FRAMEWORK, swift.FRAMEWORK, mcli.FRAMEWORK,
 )
 """Every framework, in detection order (on equal scores the earlier one is named first)."""
 

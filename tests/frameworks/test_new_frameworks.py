@@ -86,3 +86,32 @@ def test_ms_swift_deepspeed_path(tmp_path: Path) -> None:
     assert [k for _, k in files] == ["swift"]
     assert intent["distributed"] == "deepspeed" and intent["zero_stage"] == 3
     assert intent["precision"] == "bf16"
+
+
+MCLI = FIX / "mcli" / "mcli-llama3-finetune.yaml"
+
+
+def test_mcli_run_yaml_feeds_llmfoundry_facts_with_its_own_lines(tmp_path: Path) -> None:
+    # llm-foundry mcli/mcli-llama3-finetune.yaml (README cites the commit)
+    intent, facts, files = _intent(MCLI)
+    assert [k for _, k in files] == ["mcli"]
+    assert facts["config.llmfoundry.precision"] == "amp_bf16"
+    assert facts["config.llmfoundry.max_seq_len"] == 4096          # ${variables.x} resolved
+    read = read_paths([str(MCLI)])
+    assert read.provenance["config.llmfoundry.precision"] == f"{MCLI}:116"
+    assert intent["num_gpus"] == 8 and intent["distributed"] == "fsdp1"
+    assert intent["fp8"] is False and set(intent["frameworks"]) == {"llmfoundry", "mcli"}
+    fp8 = tmp_path / "run.yaml"
+    fp8.write_text(MCLI.read_text().replace("precision: amp_bf16", "precision: amp_fp8"))
+    intent, _, _ = _intent(fp8)
+    assert intent["fp8"] is True and intent["backend"] == "te"
+
+
+def test_msamp_block_in_a_deepspeed_json_asks_for_fp8() -> None:
+    # Azure/MS-AMP v0.4.0 examples/ds_config_zero_te_msamp.json
+    intent, facts, files = _intent(FIX / "deepspeed" / "msamp" / "ds_config_zero_te_msamp.json")
+    assert [k for _, k in files] == ["deepspeed"]
+    assert facts["config.deepspeed.msamp.opt_level"] == "O3"
+    assert facts["config.deepspeed.msamp.use_te"] is True
+    assert intent["fp8"] is True and intent["backend"] == "msamp"
+    assert intent["zero_stage"] == 2 and intent["precision"] == "fp16"
