@@ -98,7 +98,7 @@ def collect_facts(options: CheckOptions, progress: Progress = _silent
     from preflight import intent, snapshot
     from preflight.probes import collect_all
     from preflight.probes.assume import apply_assumptions
-    from preflight.probes.configs import default_paths, read_paths
+    from preflight.jobs.read import default_paths, read_paths
     from preflight.redact import MASK, looks_secret
 
     inputs: list[str] = []
@@ -286,14 +286,29 @@ def _probe_crashed(result: ProbeResult) -> Finding:
     )
 
 
+# ConfigProblem.code -> (finding id, title); the severity is the problem's level.
+_CONFIG_FINDINGS = {
+    "unreadable": ("FP8D-CFG-UNREADABLE", "A config file cannot be read"),
+    "reference": ("FP8D-CFG-REFERENCE", "A file the config names was not found here"),
+    "no_job": ("FP8D-CFG-NO-JOB", "No job config was read: nothing about the job was checked"),
+    "not_a_config": ("FP8D-CFG-NOT-CONFIG", "A path given is not a config file"),
+    "duplicate_key": ("FP8D-CFG-DUPLICATE-KEY", "A config key is set twice; the last one wins"),
+    "kind_forced": ("FP8D-CFG-KIND-FORCED", "A config was read as the --kind given, against its keys"),
+}
+
+
 def _config_problem(problem: Any) -> Finding:
     loc = Location(problem.path, problem.line)
+    rule_id, title = _CONFIG_FINDINGS.get(getattr(problem, "code", "unreadable"),
+                                          _CONFIG_FINDINGS["unreadable"])
     return Finding(
-        rule_id="FP8D-CFG-UNREADABLE",
-        severity=Severity.ERROR,
-        title="A config file cannot be read",
+        rule_id=rule_id,
+        severity=Severity.WARNING if getattr(problem, "level", "error") == "warning"
+        else Severity.ERROR,
+        title=title,
         message=f"{loc}: {problem.message}",
-        fix=Fix("Fix the file so it parses; the training job would fail on it too."),
+        fix=Fix(getattr(problem, "fix", None) or
+                "Fix the file so it parses; the training job would fail on it too."),
         evidence=(Evidence("config.files", problem.path, str(loc)),),
         location=loc,
         confidence="verified",

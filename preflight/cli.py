@@ -17,7 +17,7 @@ from typing import NoReturn
 
 from preflight import __version__
 from preflight.findings import FAIL_ON_CHOICES
-from preflight.probes.configs.detect import KINDS as CONFIG_KINDS
+from preflight.frameworks import KINDS as CONFIG_KINDS
 from preflight.report import EXIT_INTERNAL, EXIT_USAGE
 
 FORMATS = ("text", "json", "markdown", "sarif")

@@ -74,6 +74,9 @@ class FactSpec:
     name: str
     type: FactType
     doc: str
+    choices: tuple[str, ...] = ()
+    """A closed vocabulary: the only values a producer emits (``rules lint`` refuses a rule
+    comparing the fact with anything else). Empty: open."""
 
     @property
     def is_template(self) -> bool:

@@ -1,7 +1,7 @@
 """Derive ``intent.*`` (what the job asks for) from the ``config.*`` facts of every framework.
 
-Each framework's own reading is in ``preflight/probes/configs/derive*.py``; this module combines
-them the way the frameworks themselves interact at launch:
+Each framework's own reading is its module's ``derive`` (``preflight/frameworks/<kind>.py``);
+this module only combines them the way the frameworks themselves interact at launch:
 
 - **FP8 asked for** when any framework asks (accelerate ``mixed_precision: fp8`` or
   ``ACCELERATE_MIXED_PRECISION=fp8``, llm-foundry ``precision: amp_fp8``, torchtitan float8/MX
@@ -64,12 +64,13 @@ setting, or a short phrase naming the framework default that decided it, or ``in
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from preflight.facts import Unknown
-from preflight.probes.configs import derive, derive_megatron
-from preflight.probes.configs.derive import MAX_PLAUSIBLE  # `derive` is rebound below
+from preflight.frameworks import BY_KIND, FRAMEWORKS, Derived
+from preflight.frameworks._view import MAX_PLAUSIBLE
+from preflight.registry.intent import SPECS as INTENT_SPECS
 
 NO_CONFIG = "no job config given"
 
@@ -81,18 +82,12 @@ NAMES = ("fp8", "fp8_source", "fp8_overridden_by", "frameworks", "backend", "rec
 _INTERNAL = ("shapes.tp", "shapes.sp", "shapes.qkv_out", "shapes.proj_in", "shapes.fc1_out",
              "overrides_fp8")
 
-_FROM: dict[str, Callable[[Mapping[str, Any], Mapping[str, str]], derive.Derived]] = {
-    "hf_trainer": derive.from_hf_trainer,
-    "accelerate": derive.from_accelerate,
-    "deepspeed": derive.from_deepspeed,
-    "llmfoundry": derive.from_llmfoundry,
-    "torchtitan": derive.from_torchtitan,
-    "megatron": derive_megatron.from_megatron,
-    "nemo": derive_megatron.from_nemo,
-    "lightning": derive_megatron.from_lightning,
-}
-_ORDER = tuple(_FROM)
-_ORDER_BY_NAME = {"zero_stage": ("deepspeed", "accelerate", "lightning", "hf_trainer")}
+# The order in which frameworks state a value, and the exceptions by name (each framework's
+# record says where it stands: Framework.precedence / zero_stage_rank).
+_ORDER = tuple(f.kind for f in sorted(FRAMEWORKS, key=lambda f: f.precedence))
+_ORDER_BY_NAME = {"zero_stage": tuple(f.kind for f in sorted(
+    (f for f in FRAMEWORKS if f.zero_stage_rank is not None),
+    key=lambda f: f.zero_stage_rank or 0))}
 
 _UNSTATED = {
     "backend": "the configs read do not say which FP8 backend",
@@ -126,17 +121,25 @@ def derive_intent(facts: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, s
         values = {f"intent.{n}": Unknown(NO_CONFIG) for n in NAMES}
         return values, {name: "intent" for name in values}
     derive_kinds = set(kinds)
-    if "hf_trainer" in kinds and isinstance(facts.get("env.ACCELERATE_MIXED_PRECISION"), str):
-        # Trainer reads ACCELERATE_MIXED_PRECISION itself when its bf16/fp16 are off.
-        derive_kinds.add("accelerate")
-    per = {k: _FROM[k](facts, prov) for k in _ORDER if k in derive_kinds}
+    for kind in kinds:
+        # e.g. HF Trainer reads ACCELERATE_MIXED_PRECISION itself when its bf16/fp16 are off.
+        fw = BY_KIND.get(kind)
+        for other, fact in (fw.derive_also if fw else ()):
+            if isinstance(facts.get(fact), str):
+                derive_kinds.add(other)
+    per = {k: BY_KIND[k].derive(facts, prov) for k in _ORDER if k in derive_kinds}
     got: dict[str, tuple[Any, str]] = {"frameworks": (list(kinds), "config")}
-    names = {n for d in per.values() for n in d}
+    names = {n for d in per.values() for n in d if not n.startswith("default.")}
     for name in names - {"fp8", "overrides_fp8"}:
         for kind in _ORDER_BY_NAME.get(name, _ORDER):
             if name in per.get(kind, {}):
                 got[name] = per[kind][name]
                 break
+    # A framework's default ("default.<name>") counts only where no framework states the value.
+    for kind in _ORDER:
+        for name, value in per.get(kind, {}).items():
+            if name.startswith("default.") and name[8:] not in got:
+                got[name[8:]] = value
     _combine_fp8(per, got)
     _fill(got)
     values = {f"intent.{n}": v for n, (v, _) in got.items() if n not in _INTERNAL}
@@ -144,7 +147,7 @@ def derive_intent(facts: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, s
     return values, provenance
 
 
-def _combine_fp8(per: dict[str, derive.Derived], got: dict[str, tuple[Any, str]]) -> None:
+def _combine_fp8(per: dict[str, Derived], got: dict[str, tuple[Any, str]]) -> None:
     asking = [(k, d["fp8"][1]) for k, d in per.items() if d.get("fp8", (False,))[0] is True]
     undecided = [d["fp8"] for d in per.values() if isinstance(d.get("fp8", (False,))[0], Unknown)]
     if not asking and undecided:
@@ -157,19 +160,20 @@ def _combine_fp8(per: dict[str, derive.Derived], got: dict[str, tuple[Any, str]]
     kind, source = asking[0]
     got["fp8"] = (True, source)
     got["fp8_source"] = (source, source)
-    override = None
-    if kind == "accelerate" and "overrides_fp8" in per.get("hf_trainer", {}):
-        override = per["hf_trainer"]["overrides_fp8"][1]
-    elif kind == "nemo" and "overrides_fp8" in per.get(kind, {}):
-        override = per[kind]["overrides_fp8"][1]
+    # A framework that cancels the asking one's FP8 (HF Trainer's bf16 over accelerate's fp8,
+    # NeMo without transformer_engine over its own fp8 keys).
+    override = next((d["overrides_fp8"][1] for k, d in per.items()
+                     if kind in BY_KIND[k].cancels_fp8_of and "overrides_fp8" in d), None)
+    explicit = any(BY_KIND[k].explicit_precision_wins and "overrides_fp8" in d
+                   for k, d in per.items())
     if override is not None and len(asking) == 1:
         got["fp8"] = (False, override)
         got["fp8_overridden_by"] = (override, override)
         got["backend"] = ("none", override)
         got.pop("recipe", None)
         got.pop("format", None)
-    elif kind != "hf_trainer" and kind in per and "precision" in per[kind] and \
-            "overrides_fp8" not in per.get("hf_trainer", {}):
+    elif not BY_KIND[kind].explicit_precision_wins and kind in per and \
+            "precision" in per[kind] and not explicit:
         got["precision"] = per[kind]["precision"]
     if got["fp8"][0] and kind in per:
         for name in ("backend", "recipe", "format"):   # from the framework that asked for FP8
@@ -177,15 +181,9 @@ def _combine_fp8(per: dict[str, derive.Derived], got: dict[str, tuple[Any, str]]
                 got[name] = per[kind][name]
 
 
-VOCAB = {
-    "backend": {"te", "torchao", "msamp", "none"},
-    "recipe": {"delayed", "current", "tensorwise", "rowwise", "rowwise_with_gw_hp", "mxfp8",
-               "blockwise", "nvfp4"},
-    "format": {"hybrid", "e4m3", "e5m2"},
-    "precision": {"bf16", "fp16", "fp32"},
-    "distributed": {"none", "ddp", "fsdp1", "fsdp2", "deepspeed", "megatron"},
-    "recompute_granularity": {"full", "selective", "none"},
-}
+# The closed vocabularies, from the fact registry (rules lint checks rules against the same).
+VOCAB = {spec.name.removeprefix("intent."): set(spec.choices) for spec in INTENT_SPECS
+         if spec.choices}
 
 
 def _fill(got: dict[str, tuple[Any, str]]) -> None:

@@ -91,6 +91,6 @@ def load(path: str, *, drop_job: bool = False) -> tuple[Facts, list[Finding]]:
             finding = Finding.from_dict(raw)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise SnapshotError(f"{path}: findings[{i}] is malformed ({exc!r})") from None
-        if not (drop_job and finding.rule_id == "FP8D-CFG-UNREADABLE"):
+        if not (drop_job and finding.rule_id.startswith("FP8D-CFG-")):
             findings.append(finding)
     return Facts(values, {k: v for k, v in prov.items() if k in values}), findings

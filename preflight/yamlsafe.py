@@ -56,6 +56,9 @@ class Loaded:
 
     data: Any
     lines: dict[Path, int]
+    duplicates: tuple[tuple[Path, int, int], ...] = ()
+    """With ``load(..., keep_last=True)``: ``(key path, first line, later line)`` of each key
+    given twice in one mapping (PyYAML keeps the later value)."""
 
     def line_of(self, path: Path) -> int | None:
         """Line of ``path`` or of its nearest ancestor that has one."""
@@ -70,7 +73,8 @@ def _line(node: yaml.Node) -> int:
     return node.start_mark.line + 1
 
 
-def _check_graph(root: yaml.Node, lines: dict[Path, int]) -> None:
+def _check_graph(root: yaml.Node, lines: dict[Path, int],
+                 dups: list[tuple[Path, int, int]] | None = None) -> None:
     """Reject duplicate keys and alias bombs; record key lines. Iterative: no recursion limit."""
     sizes: dict[int, int] = {}
     chars: dict[int, int] = {}     # characters of keys and scalars, aliases expanded
@@ -110,9 +114,12 @@ def _check_graph(root: yaml.Node, lines: dict[Path, int]) -> None:
             for key, value in node.value:
                 if isinstance(key, yaml.ScalarNode) and key.tag != "tag:yaml.org,2002:merge":
                     if key.value in seen:
-                        raise YamlError(
-                            f"duplicate key {key.value!r} (first at line {seen[key.value]}); "
-                            "YAML would silently keep only the last one", _line(key))
+                        if dups is None:
+                            raise YamlError(
+                                f"duplicate key {key.value!r} (first at line "
+                                f"{seen[key.value]}); YAML would silently keep only the last "
+                                "one", _line(key))
+                        dups.append(((key.value,), seen[key.value], _line(key)))
                     seen[key.value] = _line(key)
                 stack.append((key, False))
                 stack.append((value, False))
@@ -231,11 +238,15 @@ def _walk_events(loader: yaml.SafeLoader, limit: int) -> None:
             depth -= 1
 
 
-def load(text: str | bytes) -> Loaded:
-    """Parse one YAML document safely. Raises :class:`YamlError` with a line number."""
+def load(text: str | bytes, *, keep_last: bool = False) -> Loaded:
+    """Parse one YAML document safely. Raises :class:`YamlError` with a line number.
+
+    ``keep_last``: a key given twice in one mapping is kept as PyYAML keeps it (the last value)
+    and listed in ``Loaded.duplicates`` instead of being an error (job configs: the frameworks
+    load them with PyYAML, issue 14)."""
     text = _decode(text)
     check_depth(text)  # after it, nothing below recurses deeper than MAX_DEPTH levels
-    return _load(text, fast=True)
+    return _load(text, fast=True, dups=[] if keep_last else None)
 
 
 def _decode(text: str | bytes) -> str:
@@ -249,7 +260,8 @@ def _decode(text: str | bytes) -> str:
     return text
 
 
-def _load(text: str | bytes, *, fast: bool) -> Loaded:
+def _load(text: str | bytes, *, fast: bool,
+          dups: list[tuple[Path, int, int]] | None = None) -> Loaded:
     text = _decode(text)
     loader = _BaseLoader(text)
     try:
@@ -268,11 +280,13 @@ def _load(text: str | bytes, *, fast: bool) -> Loaded:
             # loading a rule file about twice as fast; anything unusual falls back below.
             lines: dict[Path, int] = {(): _line(root)}
             try:
-                return Loaded(_build_tree(loader, root, (), lines, [0]), lines)
+                data = _build_tree(loader, root, (), lines, [0], dups)
+                return Loaded(data, lines, tuple(dups or ()))
             except _Fallback:
-                pass
+                if dups:
+                    dups.clear()
         lines = {(): _line(root)}
-        _check_graph(root, lines)
+        _check_graph(root, lines, dups)
         _record_lines(root, (), lines, [MAX_EXPANDED_NODES])
         try:
             data = loader.construct_document(root)
@@ -281,7 +295,7 @@ def _load(text: str | bytes, *, fast: bool) -> Loaded:
             raise YamlError(_describe(exc), mark.line + 1 if mark else None) from None
         except (yaml.YAMLError, TypeError, ValueError) as exc:
             raise YamlError(f"cannot construct value: {exc}") from None
-        return Loaded(data, lines)
+        return Loaded(data, lines, tuple(dups or ()))
     finally:
         loader.dispose()
 
@@ -295,7 +309,7 @@ class _Fallback(Exception):
 
 
 def _build_tree(loader: yaml.SafeLoader, node: yaml.Node, path: Path, lines: dict[Path, int],
-                count: list[int]) -> Any:
+                count: list[int], dups: list[tuple[Path, int, int]] | None = None) -> Any:
     """Plain data from an alias-free node tree, checking duplicate keys and recording key lines
     exactly as :func:`_check_graph` and :func:`_record_lines` do."""
     count[0] += 1
@@ -316,7 +330,7 @@ def _build_tree(loader: yaml.SafeLoader, node: yaml.Node, path: Path, lines: dic
             items = []
             for i, item in enumerate(node.value):
                 lines.setdefault((*path, i), _line(item))
-                items.append(_build_tree(loader, item, (*path, i), lines, count))
+                items.append(_build_tree(loader, item, (*path, i), lines, count, dups))
             return items
         if cls is yaml.MappingNode and tag == _TAG + "map":
             out: dict[Any, Any] = {}
@@ -325,15 +339,20 @@ def _build_tree(loader: yaml.SafeLoader, node: yaml.Node, path: Path, lines: dic
                 if key.__class__ is not yaml.ScalarNode or key.tag == _TAG + "merge":
                     raise _Fallback
                 line = _line(key)
-                if key.value in seen:
-                    raise YamlError(
-                        f"duplicate key {key.value!r} (first at line {seen[key.value]}); "
-                        "YAML would silently keep only the last one", line)
-                seen[key.value] = line
                 kp = (*path, key.value)
+                if key.value in seen:
+                    if dups is None:
+                        raise YamlError(
+                            f"duplicate key {key.value!r} (first at line {seen[key.value]}); "
+                            "YAML would silently keep only the last one", line)
+                    dups.append((kp, seen[key.value], line))
+                    # the later value wins: its lines replace the earlier one's
+                    for stale in [p for p in lines if p[:len(kp)] == kp]:
+                        del lines[stale]
+                seen[key.value] = line
                 lines.setdefault(kp, line)
-                out[_build_tree(loader, key, path, lines, count)] = _build_tree(
-                    loader, value, kp, lines, count)
+                out[_build_tree(loader, key, path, lines, count, dups)] = _build_tree(
+                    loader, value, kp, lines, count, dups)
             return out
     except RecursionError:
         raise _Fallback from None

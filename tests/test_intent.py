@@ -8,7 +8,7 @@ import pytest
 
 from preflight.facts import Facts, Unknown, registry
 from preflight.intent import NAMES, derive
-from preflight.probes.configs import read_paths
+from preflight.jobs.read import read_paths
 
 FIX = Path(__file__).resolve().parent.parent / "fixtures" / "configs"
 
@@ -127,7 +127,7 @@ CASES = [
     (("hf_trainer/train_args_noprec.json",), {"fp8": False, "compile": True}),
     (("hf_trainer/llamafactory_fp8_bf16.yaml",),
      {"fp8": True, "backend": "te", "distributed": "deepspeed", "zero_stage": 2,
-      "precision": "bf16", "frameworks": ["deepspeed", "hf_trainer"]}),
+      "precision": "bf16", "frameworks": ["deepspeed", "llamafactory"]}),
     (("hf_trainer/axolotl_fp8_fsdp2.yaml",),
      {"fp8": True, "backend": "torchao", "recipe": "tensorwise", "distributed": "fsdp2",
       "compile": True, "activation_checkpointing": True, "shapes.tokens": 8192}),
@@ -372,7 +372,7 @@ def test_derive_never_raises_on_odd_facts() -> None:
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from preflight.probes.configs import KINDS
+    from preflight.jobs.read import KINDS
 
     @settings(max_examples=300, deadline=None)
     @given(st.dictionaries(st.sampled_from(_NAMES), _values(), max_size=12),

@@ -25,7 +25,7 @@ from typing import Any
 
 from preflight.cli import _add_output, _use_color, positive_seconds
 from preflight.findings import FAIL_ON_CHOICES
-from preflight.probes.configs.detect import KINDS as CONFIG_KINDS
+from preflight.frameworks import KINDS as CONFIG_KINDS
 from preflight.render import FORMATS
 from preflight.report import EXIT_INTERNAL, EXIT_USAGE
 # A rank still busy this long after --timeout is stuck (a probe or smoke child that ignores its

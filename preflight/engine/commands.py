@@ -23,12 +23,13 @@ from preflight.engine import catalogue
 from preflight.engine.evaluate import outcome
 from preflight.engine.loader import collect, find_rule_files, load_rules, no_rule_files
 from preflight.engine.model import Problem, Rule, RuleSet
+from preflight.engine.vocab import outside_vocabulary
 from preflight.errors import UserInputError
 from preflight.facts import Facts, encode_value
 
 Write = Callable[[str, "str | None"], None]
 AREAS = ("HW", "CUDA", "TORCH", "TE", "TAO", "ACC", "DS", "FSDP", "LLMF", "MEG", "TT", "PL", "HF",
-         "NEMO", "SMOKE", "RT", "CLU")
+         "NEMO", "SMOKE", "RT", "CLU", "AXO", "LF", "SWIFT", "MCLI")
 ID_RE = re.compile(r"^FP8D-(?P<area>[A-Z]+)-(?P<num>\d{4})$")
 _STATE = {True: "fire", False: "quiet", None: "undetermined"}
 
@@ -204,6 +205,8 @@ def lint_rule(rule: Rule) -> list[Problem]:
             f"(expected {rule.id}.yaml)")
     if not rule.references:
         add("no references: every rule needs at least one", "references")
+    for msg in outside_vocabulary(rule.when):   # closed vocabularies (engine/vocab.py)
+        add(msg, "when")
     kinds = {c.expect for c in rule.tests}
     for needed in ("fire", "quiet"):
         if needed not in kinds:

@@ -1,7 +1,9 @@
-"""``config.*``: normalized values read from the job's config files (producer: probes/configs/).
+"""``config.*``: normalized values read from the job's config files (producers: preflight/frameworks/, preflight/jobs/).
 
 ``config.<kind>.<path>`` mirrors the file's own key path after normalization (kind is one of
-accelerate, deepspeed, llmfoundry, torchtitan, megatron, lightning, hf_trainer, nemo).
+``preflight.frameworks.KINDS``: accelerate, deepspeed, llmfoundry, torchtitan, megatron,
+lightning, hf_trainer, nemo, axolotl, llamafactory). ``config.accelerate.cli.<key>`` is a
+setting given as an ``accelerate launch`` flag (also in ``config.accelerate.<key>``).
 Provenance of each value is ``file:line``. Normalizations (documented in the readers):
 Megatron flags by flag name (``--fp8-format`` -> ``config.megatron.fp8_format``, bare flag ->
 true, ``--no-x`` -> ``no_x = true``); llm-foundry ``${...}`` resolved, ``model.fc_type`` always

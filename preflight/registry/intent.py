@@ -1,6 +1,24 @@
-"""``intent.*``: what the job asks for, whichever framework said it (producer: preflight/intent.py)."""
+"""``intent.*``: what the job asks for, whichever framework said it (producer: preflight/intent.py).
+
+Names with a closed vocabulary carry ``choices``: :mod:`preflight.intent` turns any other value
+into ``Unknown`` (the raw value stays in the ``config.*`` fact), and ``rules lint`` refuses a rule
+that compares the fact with a value outside them (it could never match).
+"""
 
 from preflight.facts import FactSpec as F
+
+BACKENDS = ("te", "torchao", "msamp", "none")
+RECIPES = ("delayed", "current", "tensorwise", "rowwise", "rowwise_with_gw_hp", "mxfp8",
+           "blockwise", "nvfp4")
+FORMATS = ("hybrid", "e4m3", "e5m2")
+PRECISIONS = ("bf16", "fp16", "fp32")
+DISTRIBUTED = ("none", "ddp", "fsdp1", "fsdp2", "deepspeed", "megatron")
+GRANULARITIES = ("full", "selective", "none")
+
+
+def _one_of(values: tuple[str, ...]) -> str:
+    return " | ".join(values)
+
 
 SPECS = (
     F("intent.fp8", "bool", "The job asks for FP8 training"),
@@ -9,16 +27,18 @@ SPECS = (
       "file:line of a setting that silently turns the requested FP8 off (HF bf16/fp16, NeMo "
       "transformer_engine: false); intent.fp8 is then false"),
     F("intent.frameworks", "list", "Frameworks the job uses, from its config files"),
-    F("intent.backend", "str", "FP8 backend: te | torchao | msamp | none"),
-    F("intent.recipe", "str", "FP8 recipe: delayed | current | tensorwise | rowwise | rowwise_with_gw_hp | mxfp8 | blockwise | nvfp4"),
-    F("intent.format", "str", "FP8 format: hybrid | e4m3 | e5m2"),
-    F("intent.precision", "str", "Non-FP8 compute precision asked for: bf16 | fp16 | fp32"),
-    F("intent.distributed", "str", "Distribution: none | ddp | fsdp1 | fsdp2 | deepspeed | megatron"),
+    F("intent.backend", "str", f"FP8 backend: {_one_of(BACKENDS)}", BACKENDS),
+    F("intent.recipe", "str", f"FP8 recipe: {_one_of(RECIPES)}", RECIPES),
+    F("intent.format", "str", f"FP8 format: {_one_of(FORMATS)}", FORMATS),
+    F("intent.precision", "str", f"Non-FP8 compute precision asked for: {_one_of(PRECISIONS)}",
+      PRECISIONS),
+    F("intent.distributed", "str", f"Distribution: {_one_of(DISTRIBUTED)}", DISTRIBUTED),
     F("intent.zero_stage", "int", "DeepSpeed ZeRO stage asked for (0-3)"),
     F("intent.activation_checkpointing", "bool", "Activation checkpointing / recompute is on"),
     F("intent.recompute_granularity", "str",
       "Megatron / NeMo activation recompute: full (whole layers, through te.checkpoint when FP8 "
-      "is on) | selective (core attention only) | none; absent for other frameworks"),
+      "is on) | selective (core attention only) | none; absent for other frameworks",
+      GRANULARITIES),
     F("intent.compile", "bool", "torch.compile is on"),
     F("intent.num_gpus", "int", "GPUs the job asks for in total, when a config says"),
     F("intent.shapes.hidden", "int", "Model hidden size"),

@@ -76,14 +76,15 @@ def test_bad_flag_exits_2() -> None:
 def test_unparseable_config_is_an_error_finding_with_file_and_line(tmp_path: Path,
                                                                     capsys) -> None:
     bad = tmp_path / "accelerate.yaml"
-    bad.write_text("compute_environment: LOCAL_MACHINE\nmixed_precision: fp8\nmixed_precision: bf16\n")
+    # (a duplicate key is no longer unparseable: PyYAML keeps the last one, and so do we)
+    bad.write_text("compute_environment: LOCAL_MACHINE\nmixed_precision: fp8\nnum_processes: 8: 2\n")
     code = cli.main(["check", str(bad), "--no-smoke", "--format", "json"])
     doc = json.loads(capsys.readouterr().out)
     unreadable = [f for f in doc["findings"] if f["id"] == "FP8D-CFG-UNREADABLE"]
     assert code == 1
     assert unreadable and unreadable[0]["location"]["line"] == 3
-    assert "duplicate key" in unreadable[0]["message"]
-    assert bad.read_text().count("mixed_precision") == 2  # the user's file is untouched
+    assert "invalid YAML" in unreadable[0]["message"]
+    assert bad.read_text().count("num_processes: 8: 2") == 1  # the user's file is untouched
 
 
 def test_internal_error_exits_3_without_traceback(monkeypatch, capsys) -> None:

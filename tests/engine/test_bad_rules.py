@@ -32,6 +32,8 @@ TABLE = {
     "missing_test_kinds": (15, "no test case that expects 'quiet'", False),
     "wrong_file_name": (2, "does not match its file name 'FP8D-ACC-0010.yaml'", False),
     "bad_id_scheme": (2, "does not follow FP8D-<AREA>-NNNN", False),
+    # intent.backend is one of te | torchao | msamp | none (registry choices): never matches
+    "outside_vocabulary": (6, "no reader produces that value", False),
 }
 
 

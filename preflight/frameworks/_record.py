@@ -1,0 +1,72 @@
+"""The record each framework module exports: everything fp8-doctor knows about one framework.
+
+A framework module (``preflight/frameworks/<kind>.py``) builds one :class:`Framework`; the
+registry in :mod:`preflight.frameworks` lists them, and detection, reading, intent, the CLI's
+``--kind`` choices and the docs iterate that list. Nothing outside the module keys behaviour on
+the framework's name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from preflight.jobs.parse import Parsed
+from preflight.jobs.types import ReaderOutput
+
+Derived = dict[str, tuple[Any, str]]
+"""``{intent name: (value, source)}`` as one framework states it (source: ``file:line`` or a
+phrase naming the framework default that decided it)."""
+
+Reader = Callable[[str, Parsed], ReaderOutput]
+Deriver = Callable[[Mapping[str, Any], Mapping[str, str]], Derived]
+Scorer = Callable[[Any], int]
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A key or flag whose value names another file, and how the framework resolves it."""
+
+    key: str            # as written: ``deepspeed_config.deepspeed_config_file``, ``--deepspeed``
+    kind: str           # the kind the named file is read as
+    resolution: str     # how the framework opens a relative path (for the docs and messages)
+
+
+@dataclass(frozen=True)
+class Default:
+    """A value the framework uses when the config says nothing (with the versions it holds for)."""
+
+    setting: str        # the config key or flag left out
+    value: str          # what the framework then uses
+    versions: str       # e.g. "megatron-core >= 0.6.0", "all"
+    source: str         # pinned upstream location
+
+
+@dataclass(frozen=True)
+class Framework:
+    """One framework: formats, recognition, reading, references, defaults, intent, precedence."""
+
+    kind: str                        # the ``config.<kind>.*`` segment and the ``--kind`` value
+    title: str                       # how people name it
+    formats: tuple[str, ...]         # yaml | json | toml | text; the first is forced by --kind
+    score: Scorer                    # how strongly a parsed mapping looks like this framework's
+    read: Reader                     # a parsed YAML/JSON/TOML file -> config.<kind>.* facts
+    derive: Deriver                  # config.<kind>.* facts -> what it says about intent.*
+    precedence: int                  # lower states intent values first (HF Trainer's explicit
+                                     # bf16/fp16 beat accelerate's, ...)
+    references: tuple[Reference, ...] = ()
+    defaults: tuple[Default, ...] = ()
+    cancels_fp8_of: tuple[str, ...] = ()
+    """Kinds whose FP8 request this framework's ``overrides_fp8`` turns off (HF Trainer's
+    bf16/fp16 replace accelerate's mixed precision; NeMo's missing transformer_engine its own)."""
+    explicit_precision_wins: bool = False
+    """Its explicit precision beats the precision of the framework that asked for FP8."""
+    zero_stage_rank: int | None = None
+    """Order in which frameworks state the ZeRO stage (the DeepSpeed JSON first); None: never."""
+    duplicate_keys: str = "last"
+    """How the framework's YAML loader treats a key given twice: ``last`` (PyYAML keeps the
+    later value: a warning) or ``error`` (OmegaConf's loader refuses the file: the job stops)."""
+    derive_also: tuple[tuple[str, str], ...] = ()
+    """``(kind, fact)``: derive ``kind`` too when ``fact`` is a string (HF Trainer reads
+    ``ACCELERATE_MIXED_PRECISION`` itself)."""

@@ -1,0 +1,165 @@
+"""accelerate: the ``accelerate config`` / ``--config_file`` YAML (old installs: JSON).
+
+Every key as written (the wizard's misspellings ``amax_history_length``, ``amax_compute_algorithm``,
+``optimization_level`` stay visible; ``override_linear_precision`` keeps its type: list,
+``"(false, false, false)"`` string or bare bool). ``deepspeed_config.deepspeed_config_file`` is
+followed and read as a DeepSpeed JSON: accelerate opens it relative to the launch directory; we
+try the YAML's folder first, then the current directory, and report a missing file as a problem
+at the key's line. ``accelerate launch`` flags are read by :mod:`preflight.jobs.launch` into the
+same ``config.accelerate.*`` names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from preflight.facts import Unknown
+from preflight.frameworks._record import Default, Framework, Reference
+from preflight.frameworks._view import Derived, View
+from preflight.frameworks.deepspeed import ds_precision
+from preflight.jobs.parse import Parsed, flatten
+from preflight.jobs.readers import link
+from preflight.jobs.types import ConfigProblem, Linked, ReaderOutput
+
+KIND = "accelerate"
+
+
+def score(data: Any) -> int:
+    """How strongly a parsed mapping looks like an accelerate config."""
+    top = {str(k) for k in data}
+    s = 3 * len(top & {"compute_environment", "distributed_type", "fp8_config",
+                       "main_training_function", "deepspeed_config", "dynamo_config",
+                       "downcast_bf16", "megatron_lm_config", "rdzv_backend",
+                       "same_network", "tpu_use_cluster", "enable_cpu_affinity"})
+    s += len(top & {"mixed_precision", "num_processes", "num_machines", "machine_rank",
+                    "use_cpu", "gpu_ids", "main_process_ip", "main_process_port"})
+    fsdp = data.get("fsdp_config")
+    if isinstance(fsdp, dict) and any(str(k).startswith("fsdp_") for k in fsdp):
+        s += 2
+    return s
+
+
+def read_accelerate(path: str, parsed: Parsed) -> ReaderOutput:
+    data = parsed.data if isinstance(parsed.data, dict) else {}
+    facts, prov = flatten(data, parsed, "config.accelerate", path)
+    ds = data.get("deepspeed_config")
+    linked: list[Linked] = []
+    problems: list[ConfigProblem] = []
+    if isinstance(ds, dict) and "deepspeed_config_file" in ds:
+        linked, problems = link(path, parsed, ("deepspeed_config", "deepspeed_config_file"),
+                                 ds["deepspeed_config_file"], "deepspeed")
+    return ReaderOutput(facts, prov, tuple(problems), tuple(linked))
+
+
+
+_ACC_DIST = {"DEEPSPEED": "deepspeed", "MULTI_GPU": "ddp", "NO": "none", "MEGATRON_LM": "megatron",
+             "MULTI_CPU": "ddp", "MULTI_XPU": "ddp", "MULTI_NPU": "ddp", "MULTI_MLU": "ddp",
+             "MULTI_MUSA": "ddp", "MULTI_HPU": "ddp", "MULTI_SDAA": "ddp", "XLA": "none",
+             "TPU": "none"}
+
+
+_ACC_BACKEND = {"TE": "te", "MSAMP": "msamp", "AO": "torchao"}
+
+
+def from_accelerate(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
+    a = View(f, "accelerate", prov)
+    out: Derived = {}
+    mp = a.get("mixed_precision")
+    mp_src = a.src("mixed_precision")
+    if mp is None and isinstance(f.get("env.ACCELERATE_MIXED_PRECISION"), str):
+        mp, mp_src = f["env.ACCELERATE_MIXED_PRECISION"], prov.get(
+            "env.ACCELERATE_MIXED_PRECISION", "env.ACCELERATE_MIXED_PRECISION")
+    fp8 = str(mp).lower() == "fp8"
+    if mp is not None:
+        out["fp8"] = (fp8, mp_src)
+    elif a.any_prefix("fp8_config"):
+        # With a deepspeed_config_file, mixed_precision must stay out of the YAML (FP8D-ACC-0003)
+        # and comes from `accelerate launch --mixed_precision` or the script: an fp8_config block
+        # says FP8 is meant, but only the launch line can say it is on.
+        out["fp8"] = (Unknown("the accelerate YAML has an fp8_config but no mixed_precision: "
+                              "FP8 is switched on by --mixed_precision fp8 or in the script"),
+                      next((prov[k] for k in prov if k.startswith(a.prefix + "fp8_config.")),
+                           "accelerate config"))
+    if mp is False or str(mp).lower() in {"no", "bf16", "fp16"}:
+        out["precision"] = ({"no": "fp32", "false": "fp32"}.get(str(mp).lower(), str(mp).lower()),
+                            mp_src)
+    dist = a.get("distributed_type")
+    if isinstance(dist, str):
+        value = _ACC_DIST.get(dist.upper())
+        if dist.upper() == "FSDP":
+            value = "fsdp2" if a.int("fsdp_config.fsdp_version") == 2 else "fsdp1"
+        if value:
+            out["distributed"] = (value, a.src("distributed_type"))
+    if a.int("deepspeed_config.zero_stage") is not None:
+        out["zero_stage"] = (a.int("deepspeed_config.zero_stage"),
+                             a.src("deepspeed_config.zero_stage"))
+    if a.int("num_processes") is not None:
+        out["num_gpus"] = (a.int("num_processes"), a.src("num_processes"))
+    backend_key = "dynamo_config.dynamo_backend" if a.has("dynamo_config.dynamo_backend") \
+        else "dynamo_backend"
+    dyn = a.get(backend_key)
+    if dyn is not None and str(dyn).upper() not in {"NO", "FALSE", "NONE"}:
+        out["compile"] = (True, a.src(backend_key))
+    else:
+        # accelerate will not compile. A torch.compile call in the script is invisible to a config
+        # reader; the rules (FP8D-TAO-0004, CONFIG_FACTS_USED.md) want the config's answer.
+        out["compile"] = (False, a.src(backend_key, "accelerate config has no dynamo backend"))
+    if a.has("fsdp_config.fsdp_activation_checkpointing"):
+        out["activation_checkpointing"] = (a.truthy("fsdp_config.fsdp_activation_checkpointing"),
+                                           a.src("fsdp_config.fsdp_activation_checkpointing"))
+    if fp8:
+        _accelerate_fp8(a, f, prov, out)
+    return out
+
+
+def _accelerate_fp8(a: View, f: Mapping[str, Any], prov: Mapping[str, str], out: Derived) -> None:
+    raw = a.get("fp8_config.backend")
+    src = a.src("fp8_config.backend")
+    if raw is None and isinstance(f.get("env.ACCELERATE_FP8_BACKEND"), str):
+        raw, src = f["env.ACCELERATE_FP8_BACKEND"], "env.ACCELERATE_FP8_BACKEND"
+    backend = _ACC_BACKEND.get(str(raw).upper()) if raw is not None else None
+    if backend is None:
+        out["backend"] = (Unknown("fp8_config.backend not set: accelerate picks the backend "
+                                  "from what is installed (torchao, TE, MS-AMP from 1.4.0)"), src)
+    else:
+        out["backend"] = (backend, src)
+    if backend == "te":
+        mx = a.truthy("fp8_config.use_mxfp8_block_scaling")
+        out["recipe"] = ("mxfp8" if mx else "delayed",
+                         a.src("fp8_config.use_mxfp8_block_scaling", src))
+    elif backend == "torchao":
+        out["recipe"] = ("tensorwise", src)  # AORecipeKwargs default Float8LinearConfig()
+    fmt = a.get("fp8_config.fp8_format")
+    if isinstance(fmt, str):
+        out["format"] = (fmt.lower(), a.src("fp8_config.fp8_format"))
+    elif backend in (None, "te"):
+        out["format"] = (Unknown("fp8_format not set: `accelerate launch` exported E4M3 before "
+                                 "1.8.1 and HYBRID from 1.8.1"), "intent")
+    if out.get("distributed", (None,))[0] == "deepspeed":
+        ds = ds_precision(f, prov, under_fp8=True)
+        if ds is not None:
+            out["precision"] = ds
+        else:
+            out["precision"] = ("bf16", "accelerate sets DeepSpeed bf16 for fp8")
+    else:
+        out["precision"] = ("bf16", "accelerate autocasts non-FP8 ops to bf16 under fp8")
+
+
+
+FRAMEWORK = Framework(
+    kind=KIND, title="Hugging Face Accelerate", formats=("yaml", "json", "text"),
+    score=score, read=read_accelerate, derive=from_accelerate, precedence=3, zero_stage_rank=1,
+    references=(
+        Reference("deepspeed_config.deepspeed_config_file", "deepspeed",
+                  "opened relative to the launch directory (accelerate DeepSpeedPlugin)"),
+        Reference("accelerate launch --config_file", "accelerate",
+                  "opened relative to the launch directory"),
+    ),
+    defaults=(
+        Default("dynamo_config.dynamo_backend", "no torch.compile", "all",
+                "accelerate/utils/dataclasses.py (DynamoBackend.NO)"),
+        Default("fp8_config.fp8_format", "E4M3 before 1.8.1, HYBRID from 1.8.1",
+                "accelerate < 1.8.1 / >= 1.8.1", "accelerate commands/launch.py"),
+    ),
+)

@@ -1,0 +1,81 @@
+"""axolotl: its training YAML (``base_model``, ``sequence_len``, ``micro_batch_size``, ...).
+
+axolotl builds TrainingArguments from this YAML, so the TrainingArguments keys it shares mean
+what they mean to HF Trainer (:func:`.hf_trainer.training_args`); its own keys are read here:
+``fp8: true`` asks for FP8 through accelerate with torchao (axolotl has no other FP8 backend;
+the ``Float8LinearConfig`` it passes keeps torchao's default recipe, tensorwise),
+``fp8_enable_fsdp_float8_all_gather``, and ``fsdp_config`` / ``fsdp_version`` (FSDP without
+a ``fsdp:`` list). It was read as an HF Trainer config before (issue 14).
+
+This module is the worked example of docs/internals.md ("Adding a framework").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from preflight.frameworks import hf_trainer
+from preflight.frameworks._record import Default, Framework, Reference
+from preflight.frameworks._view import Derived, View
+from preflight.jobs.parse import Parsed
+from preflight.jobs.readers import link, read_plain
+from preflight.jobs.types import ReaderOutput
+
+KIND = "axolotl"
+
+# Keys only axolotl writes (axolotl src/axolotl/utils/schemas/config.py).
+_MARKERS = frozenset({"base_model", "sequence_len", "micro_batch_size", "datasets", "adapter",
+                      "lora_r", "lora_target_modules", "load_in_8bit", "load_in_4bit",
+                      "sample_packing", "wandb_project", "special_tokens", "fsdp_version",
+                      "base_model_config", "chat_template", "val_set_size"})
+
+
+def score(data: Any) -> int:
+    """axolotl when ``base_model`` and another axolotl key are there; ahead of HF Trainer,
+    whose keys an axolotl YAML shares."""
+    top = {str(k) for k in data}
+    if "base_model" not in top or len(top & _MARKERS) < 2:
+        return 0
+    return hf_trainer.score(data) + 4 * len(top & _MARKERS)
+
+
+def read(path: str, parsed: Parsed) -> ReaderOutput:
+    """Every key as written under ``config.axolotl``; ``deepspeed: ds.json`` is followed."""
+    out = read_plain(f"config.{KIND}")(path, parsed)
+    data = parsed.data if isinstance(parsed.data, dict) else {}
+    ds = data.get("deepspeed")
+    if isinstance(ds, str) and ds.endswith(".json"):
+        linked, problems = link(path, parsed, ("deepspeed",), ds, "deepspeed")
+        return ReaderOutput(out.facts, out.provenance, tuple(problems), tuple(linked))
+    return out
+
+
+def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
+    a = View(f, KIND, prov)
+    out = hf_trainer.training_args(a)
+    if a.get("fp8") is True:
+        src = a.src("fp8")
+        out["backend"] = ("torchao", src)          # axolotl's FP8 path is torchao only
+        out["recipe"] = ("tensorwise", src)
+    if not a.get("fsdp") and a.any_prefix("fsdp_config"):   # fsdp_config alone means FSDP
+        v2 = a.int("fsdp_version") == 2 or a.int("fsdp_config.fsdp_version") == 2
+        out["distributed"] = ("fsdp2" if v2 else "fsdp1",
+                              a.src("fsdp_version", a.src("fsdp_config")))
+    return out
+
+
+FRAMEWORK = Framework(
+    kind=KIND, title="axolotl", formats=("yaml",), score=score, read=read, derive=derive,
+    # its bf16/fp16 are TrainingArguments' and beat accelerate's mixed precision, as HF's do
+    precedence=1, cancels_fp8_of=("accelerate",), explicit_precision_wins=True,
+    zero_stage_rank=4,
+    references=(
+        Reference("deepspeed", "deepspeed",
+                  "opened relative to the directory `axolotl train` runs in"),
+    ),
+    defaults=(
+        Default("fp8 recipe", "tensorwise (torchao Float8LinearConfig())", "all",
+                "axolotl src/axolotl/core/trainers/base.py"),
+    ),
+)

@@ -1,0 +1,121 @@
+"""HF Trainer: ``TrainingArguments`` as YAML/JSON (HfArgumentParser, TRL) or as flags on a launch
+line (read by :mod:`preflight.jobs.launch`); a ``deepspeed: ds.json`` key is followed.
+
+Its explicit ``bf16`` / ``fp16`` replace accelerate's mixed precision (Trainer sets
+``mixed_precision`` from its own fields), and it reads ``ACCELERATE_MIXED_PRECISION`` itself
+when they are off.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from preflight.facts import Unknown
+from preflight.frameworks._record import Default, Framework, Reference
+from preflight.frameworks._view import Derived, View
+from preflight.jobs.parse import Parsed
+from preflight.jobs.readers import link, read_plain
+from preflight.jobs.types import ReaderOutput
+
+KIND = "hf_trainer"
+
+
+def score(data: Any) -> int:
+    """How strongly a parsed mapping looks like TrainingArguments."""
+    top = {str(k) for k in data}
+    s = 3 * len(top & {"output_dir", "per_device_train_batch_size",
+                       "per_device_eval_batch_size", "num_train_epochs", "logging_steps",
+                       "save_steps", "save_strategy", "eval_strategy",
+                       "evaluation_strategy", "lr_scheduler_type", "warmup_ratio",
+                       "model_name_or_path", "report_to", "optim",
+                       "gradient_checkpointing", "torch_compile"})
+    s += len(top & {"learning_rate", "max_steps", "gradient_accumulation_steps", "seed",
+                    "weight_decay", "warmup_steps", "deepspeed", "fsdp"})
+    for key in ("bf16", "fp16"):
+        if isinstance(data.get(key), bool):
+            s += 1
+    if top & {"log_history", "global_step", "best_model_checkpoint"}:
+        s = 0   # trainer_state.json in a checkpoint folder, not the job's arguments
+    return s
+
+
+def read_hf_trainer(path: str, parsed: Parsed) -> ReaderOutput:
+    out = read_plain("config.hf_trainer")(path, parsed)
+    data = parsed.data if isinstance(parsed.data, dict) else {}
+    ds = data.get("deepspeed")
+    if isinstance(ds, str) and ds.endswith(".json"):
+        linked, problems = link(path, parsed, ("deepspeed",), ds, "deepspeed")
+        return ReaderOutput(out.facts, out.provenance, tuple(problems), tuple(linked))
+    return out
+
+
+
+def from_hf_trainer(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
+    return training_args(View(f, KIND, prov))
+
+
+def training_args(h: View) -> Derived:
+    """Intent from TrainingArguments-style keys (shared by the tools that build them from their
+    own YAML: axolotl, LLaMA-Factory), under ``h``'s kind."""
+    out: Derived = {}
+    if h.get("fp8") is True:
+        # LlamaFactory (Fp8Arguments: fp8, fp8_backend) and axolotl (fp8: true, torchao
+        # tensorwise) add their own fp8 key on top of TrainingArguments.
+        src = h.src("fp8")
+        out["fp8"] = (True, src)
+        raw = h.get("fp8_backend")
+        backend = {"te": "te", "torchao": "torchao", "ao": "torchao", "msamp": "msamp"}.get(
+            str(raw).lower()) if raw is not None else None
+        out["backend"] = ((backend, h.src("fp8_backend", src)) if backend else
+                          (Unknown(f"fp8_backend {raw or 'auto'!r}: picked at run time from "
+                                   "what is installed"), h.src("fp8_backend", src)))
+        if backend == "torchao":
+            out["recipe"] = ("tensorwise", src)
+    # TrainingArguments: fp16 is checked first, then bf16 (Trainer's mixed-precision setup).
+    for key in ("fp16", "bf16"):
+        if h.get(key) is True:
+            out["precision"] = (key, h.src(key))
+            out["overrides_fp8"] = (True, h.src(key))
+            break
+    if h.has("gradient_checkpointing"):
+        out["activation_checkpointing"] = (h.truthy("gradient_checkpointing"),
+                                           h.src("gradient_checkpointing"))
+    if h.has("torch_compile"):
+        out["compile"] = (h.truthy("torch_compile"), h.src("torch_compile"))
+    else:
+        # a default: another framework's explicit setting (accelerate's dynamo_backend) wins
+        out["default.compile"] = (False, "TrainingArguments default (torch_compile=False)")
+    if h.get("deepspeed"):
+        out["distributed"] = ("deepspeed", h.src("deepspeed"))
+    elif h.get("fsdp"):
+        v2 = h.int("fsdp_config.fsdp_version") == 2 or h.int("fsdp_config.version") == 2
+        out["distributed"] = ("fsdp2" if v2 else "fsdp1", h.src("fsdp"))
+    mb_key = "per_device_train_batch_size" if h.has("per_device_train_batch_size") \
+        else "micro_batch_size"
+    mb = h.int(mb_key)
+    for seq_key in ("max_seq_length", "max_length", "max_seq_len", "block_size", "sequence_len",
+                    "cutoff_len"):
+        seq = h.int(seq_key)
+        if mb and seq:
+            out["shapes.tokens"] = (mb * seq, h.src(seq_key))
+            break
+    return out
+
+
+
+FRAMEWORK = Framework(
+    kind=KIND, title="Hugging Face Trainer (TrainingArguments)", formats=("yaml", "json", "text"),
+    score=score, read=read_hf_trainer, derive=from_hf_trainer, precedence=0,
+    cancels_fp8_of=("accelerate",), explicit_precision_wins=True, zero_stage_rank=3,
+    derive_also=(("accelerate", "env.ACCELERATE_MIXED_PRECISION"),),
+    defaults=(
+        Default("fp16 / bf16", "fp32 (then accelerate's mixed precision or "
+                "ACCELERATE_MIXED_PRECISION)", "all", "transformers/training_args.py"),
+        Default("torch_compile", "False", "all", "transformers/training_args.py"),
+    ),
+    references=(
+        Reference("deepspeed", "deepspeed",
+                  "opened relative to the launch directory (TrainingArguments.deepspeed)"),
+    ),
+)

@@ -1,0 +1,82 @@
+"""LLaMA-Factory: its training YAML (``stage``, ``finetuning_type``, ``template``, ...).
+
+LLaMA-Factory builds TrainingArguments from the same YAML, so those keys mean what they mean to
+HF Trainer (:func:`.hf_trainer.training_args`). Its FP8 keys (``ModelArguments``): ``fp8``,
+``fp8_backend`` (``auto`` | ``torchao`` | ``te`` | ``msamp``) and
+``fp8_enable_fsdp_float8_all_gather``. With ``auto`` or ``torchao`` it builds torchao's
+``Float8LinearConfig.from_recipe_name("rowwise")`` (hiyouga/LLaMA-Factory 7f564fdb,
+src/llamafactory/train/fp8_utils.py), not the tensorwise default; the all-gather key is only
+logged there (FP8D-LF-0001). It was read as an HF Trainer config before (issue 14).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from preflight.frameworks import hf_trainer
+from preflight.frameworks._record import Default, Framework, Reference
+from preflight.frameworks._view import Derived, View
+from preflight.jobs.parse import Parsed
+from preflight.jobs.readers import link, read_plain
+from preflight.jobs.types import ReaderOutput
+
+KIND = "llamafactory"
+
+_STAGES = frozenset({"pt", "sft", "rm", "ppo", "dpo", "kto"})
+_MARKERS = frozenset({"finetuning_type", "template", "cutoff_len", "lora_target", "plot_loss",
+                      "preprocessing_num_workers", "max_samples", "overwrite_cache",
+                      "fp8_backend", "fp8_enable_fsdp_float8_all_gather"})
+_BACKENDS = {"te": "te", "torchao": "torchao", "auto": "torchao", "msamp": "msamp"}
+
+
+def score(data: Any) -> int:
+    """LLaMA-Factory when ``stage`` is one of its stages or ``finetuning_type`` is there."""
+    top = {str(k) for k in data}
+    if str(data.get("stage")) not in _STAGES and "finetuning_type" not in top:
+        return 0
+    return hf_trainer.score(data) + 10 + 4 * len(top & _MARKERS)
+
+
+def read(path: str, parsed: Parsed) -> ReaderOutput:
+    """Every key as written under ``config.llamafactory``; ``deepspeed: ds.json`` is followed."""
+    out = read_plain(f"config.{KIND}")(path, parsed)
+    data = parsed.data if isinstance(parsed.data, dict) else {}
+    ds = data.get("deepspeed")
+    if isinstance(ds, str) and ds.endswith(".json"):
+        linked, problems = link(path, parsed, ("deepspeed",), ds, "deepspeed")
+        return ReaderOutput(out.facts, out.provenance, tuple(problems), tuple(linked))
+    return out
+
+
+def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
+    v = View(f, KIND, prov)
+    out = hf_trainer.training_args(v)
+    if v.get("fp8") is True:
+        src = v.src("fp8")
+        raw = str(v.get("fp8_backend", "auto")).lower()
+        backend = _BACKENDS.get(raw)
+        bsrc = v.src("fp8_backend", "LLaMA-Factory default (fp8_backend: auto -> torchao)")
+        if backend is not None:
+            out["backend"] = (backend, bsrc)
+        if backend == "torchao":
+            out["recipe"] = ("rowwise", bsrc)    # from_recipe_name("rowwise") in fp8_utils.py
+        elif "recipe" in out:
+            del out["recipe"]
+    return out
+
+
+FRAMEWORK = Framework(
+    kind=KIND, title="LLaMA-Factory", formats=("yaml", "json"), score=score, read=read,
+    derive=derive, precedence=2, cancels_fp8_of=("accelerate",), explicit_precision_wins=True,
+    zero_stage_rank=5,
+    references=(
+        Reference("deepspeed", "deepspeed",
+                  "opened relative to the directory `llamafactory-cli train` runs in (its "
+                  "examples name examples/deepspeed/*.json from the repository root)"),
+    ),
+    defaults=(
+        Default("fp8_backend", "auto (torchao, rowwise recipe)", "LLaMA-Factory 7f564fdb",
+                "src/llamafactory/train/fp8_utils.py"),
+    ),
+)

@@ -1,0 +1,67 @@
+"""MosaicML ``mcli run -f run.yaml``: a run YAML (``name``, ``image``, ``compute``,
+``integrations``, ``command``) whose ``parameters:`` block is the llm-foundry training YAML,
+mounted as ``/mnt/config/parameters.yaml`` (mosaicml/llm-foundry ``mcli/*.yaml``).
+
+The run's own keys go to ``config.mcli.*`` (``compute.gpus`` -> ``intent.num_gpus``); the
+``parameters:`` block is read by the llm-foundry reader into ``config.llmfoundry.*`` with the
+lines of this file, so every llm-foundry rule applies to it (issue 14: it was not read).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from preflight.frameworks import llmfoundry
+from preflight.frameworks._record import Framework
+from preflight.frameworks._view import Derived, View
+from preflight.jobs.parse import Parsed, flatten
+from preflight.jobs.types import ReaderOutput
+
+KIND = "mcli"
+_RUN_KEYS = frozenset({"image", "compute", "integrations", "command", "scheduling", "env_variables",
+                       "gpu_num", "gpu_type", "cluster", "run_name"})
+
+
+def score(data: Any) -> int:
+    """A run YAML: ``parameters`` (a mapping) or ``command`` beside mcli's run keys."""
+    top = {str(k) for k in data}
+    run = len(top & _RUN_KEYS)
+    if run < 2 or not ({"parameters", "command"} & top):
+        return 0
+    params = data.get("parameters") or {}
+    if not isinstance(params, dict):
+        return 0
+    return 10 + 4 * run + llmfoundry.score(params)
+
+
+def read(path: str, parsed: Parsed) -> ReaderOutput:
+    data = parsed.data if isinstance(parsed.data, dict) else {}
+    run = {k: v for k, v in data.items() if k != "parameters"}
+    facts, prov = flatten(run, parsed, f"config.{KIND}", path)
+    params = data.get("parameters")
+    if isinstance(params, dict) and params:
+        inner = Parsed(params, {k[1:]: v for k, v in parsed.lines.items()
+                                if k[:1] == ("parameters",)}, parsed.text)
+        out = llmfoundry.read(path, inner)
+        facts.update(out.facts)
+        prov.update(out.provenance)
+        return ReaderOutput(facts, prov, out.problems, out.linked)
+    return ReaderOutput(facts, prov)
+
+
+def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
+    m = View(f, KIND, prov)
+    out: Derived = {}
+    gpus = m.int("compute.gpus") or m.int("gpu_num")
+    if gpus:
+        out["num_gpus"] = (gpus, m.src("compute.gpus", m.src("gpu_num")))
+    return out
+
+
+FRAMEWORK = Framework(
+    kind=KIND, title="MosaicML mcli run YAML", formats=("yaml",), score=score, read=read,
+    derive=derive, precedence=11,
+    # mcli parses with PyYAML; the parameters block then goes through OmegaConf (llm-foundry)
+    duplicate_keys="error",
+)

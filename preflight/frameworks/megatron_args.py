@@ -1,0 +1,159 @@
+"""Reading Megatron-LM job configs: launch scripts and argument files, ``--yaml-cfg`` YAML, test-case YAML.
+
+Launch scripts build the argument list in many ways (bash arrays ``GPT_ARGS=( ... )``, strings
+``GPT_ARGS="--num-layers 24 ..."`` over several lines, ``\\``-continued ``torchrun`` lines, files
+of one flag per line for argparse ``@file``). Rather than emulate bash, the reader finds every
+``--flag [value]`` token on a line, substitutes simple ``NAME=value`` shell variables, and keeps
+the last occurrence (argparse semantics).
+
+Fact names: ``config.megatron.<flag with - -> _>``: ``--fp8-format hybrid`` ->
+``config.megatron.fp8_format = "hybrid"`` (Megatron's argparse dest for that flag is ``fp8``;
+we keep the flag's own name so the file is recognizable, as internals.md fixes), a bare flag ->
+``true`` (``--no-fp8-wgrad`` -> ``config.megatron.no_fp8_wgrad = true``), numbers as int/float.
+Flags that take several values (``--recompute-modules a b``) give a list.
+
+``--yaml-cfg`` files (``megatron/training/yaml_arguments.py``) keep their own key paths
+(``config.megatron.language_model.fp8``). Functional-test YAML (``MODEL_ARGS: {--fp8-format:
+hybrid}``) is normalized like command-line flags.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from typing import Any
+
+from preflight.facts import Unknown
+from preflight.jobs.parse import (MAX_FACTS_PER_FILE, MAX_ITEMS_PER_FILE, Parsed, fact_value,
+                                  flatten, usable_key)
+from preflight.jobs.refs import named
+from preflight.jobs.shellvars import (collect_variables, expand_flag_names, strip_comments,
+                                      typed)
+from preflight.jobs.types import ConfigProblem, Linked, ReaderOutput
+
+PREFIX = "config.megatron"
+
+# Flags declared with nargs='+' / '*' in megatron/training/arguments.py that matter to us.
+_MULTI = {"recompute-modules", "data-path", "train-data-path", "valid-data-path",
+          "test-data-path", "moe-layer-freq", "cuda-graph-scope"}
+
+# Flags that take exactly one value (megatron/training/arguments.py, torchrun) among those intent
+# reads: given bare, argparse refuses the command line.
+NEEDS_VALUE = frozenset({
+    "fp8-format", "fp8-recipe", "fp4-format", "fp4-recipe", "transformer-impl", "hidden-size",
+    "ffn-hidden-size", "seq-length", "micro-batch-size", "global-batch-size", "num-layers",
+    "num-attention-heads", "num-query-groups", "context-parallel-size",
+    "tensor-model-parallel-size", "pipeline-model-parallel-size", "recompute-granularity",
+    "recompute-method", "yaml-cfg", "nproc_per_node", "nproc-per-node", "nnodes"})
+
+MAX_FLAGS = 10_000
+"""Flags read from one file: Megatron-LM has about 600, and each costs time to read."""
+
+_FLAG = re.compile(r"(?<![\w-])--([A-Za-z0-9][A-Za-z0-9_-]*)(?:=(\S+))?")
+_WORD = r"""("[^"\n]*"|'[^'\n]*'|[^\s\\)"';|&#]+)"""
+# A value follows its flag after blanks or a `\`-newline continuation; a flag that must take a
+# value may also find it on the next line (one argument per line in an argument file or a bash
+# array). Other flags stop at a plain newline: `--bf16` then `export X=1` is no value.
+_VALUE = re.compile(r"(?:[ \t]|\\\n)+" + _WORD)
+_VALUE_NEXT_LINE = re.compile(r"(?:[ \t\n]|\\\n)+" + _WORD)
+
+TEXT_HINTS = re.compile(r"--(?:num-layers|hidden-size|num-attention-heads|fp8-format|fp8-recipe|"
+                        r"fp8-hybrid|fp8-e4m3|tensor-model-parallel-size|seq-length|"
+                        r"micro-batch-size|transformer-impl|use-mcore-models|ffn-hidden-size)\b")
+
+
+def read_args_text(path: str, text: str, outer: dict[str, str] | None = None,
+                   prefix: str = PREFIX) -> ReaderOutput:
+    """Flags from a launch script or an argument file (``outer``: variables set by the scripts
+    it sources; ``--${PRECISION:-bf16}`` is expanded)."""
+    text = strip_comments(text)
+    variables = collect_variables(text, outer)
+    text = expand_flag_names(text, variables)
+    facts: dict[str, Any] = {}
+    prov: dict[str, str] = {}
+    problems: list[ConfigProblem] = []
+    budget = [MAX_ITEMS_PER_FILE]
+    line_starts = [0] + [m.end() for m in re.finditer(r"\n", text)]
+    for count, m in enumerate(_FLAG.finditer(text)):
+        if count >= MAX_FLAGS:
+            problems.append(ConfigProblem(path, bisect.bisect_right(line_starts, m.start()), (
+                f"more than {MAX_FLAGS:,} --flags; only those before this line were read (no "
+                "real job has that many)")))
+            break
+        flag = m.group(1).rstrip("-")
+        if not flag:
+            continue
+        name = f"{prefix}.{flag.replace('-', '_')}"
+        if len(facts) >= MAX_FACTS_PER_FILE and name not in facts:
+            continue
+        lineno = bisect.bisect_right(line_starts, m.start())
+        value: Any
+        if m.group(2) is not None:
+            value = typed(m.group(2), variables)
+        else:
+            values: list[Any] = []
+            pos = m.end()
+            pattern = _VALUE_NEXT_LINE if flag in NEEDS_VALUE else _VALUE
+            while True:
+                v = pattern.match(text, pos)
+                if not v or v.group(1).startswith("--"):
+                    break
+                values.append(typed(v.group(1), variables))
+                pos = v.end()
+                if flag not in _MULTI:
+                    break
+            if flag in _MULTI:
+                value = fact_value(values, budget)
+            elif values:
+                value = values[0]
+            elif flag in NEEDS_VALUE:
+                # argparse stops the job ("expected one argument"); a cut-off file ends this way
+                why = f"--{flag} has no value here; Megatron's argparse would stop with " \
+                      "'expected one argument'"
+                problems.append(ConfigProblem(path, lineno, why))
+                value = Unknown(why)
+            else:
+                value = True
+        facts.pop(name, None)  # argparse keeps the last occurrence; keep insertion order too
+        facts[name] = value
+        prov[name] = f"{path}:{lineno}"
+    if prefix != PREFIX:
+        return ReaderOutput(facts, prov, tuple(problems))
+    more, linked = _yaml_cfg_link(path, facts, prov)
+    return ReaderOutput(facts, prov, (*problems, *more), linked)
+
+
+def _yaml_cfg_link(path: str, facts: dict[str, Any], prov: dict[str, str],
+                   ) -> tuple[tuple[ConfigProblem, ...], tuple[Linked, ...]]:
+    """``--yaml-cfg FILE`` in a script: read that YAML too (relative to the script, then cwd)."""
+    target = facts.get(f"{PREFIX}.yaml_cfg")
+    if not isinstance(target, str) or "$" in target:
+        return (), ()
+    line = int(prov[f"{PREFIX}.yaml_cfg"].rsplit(":", 1)[1])
+    # megatron/training/arguments.py: `args = load_yaml(args.yaml_cfg)` replaces the parsed
+    # command line, so the YAML's values win over the script's.
+    return (), (named(target, "megatron", path, prov[f"{PREFIX}.yaml_cfg"], key="--yaml-cfg",
+                      line=line, overrides=True),)
+
+
+def read_yaml(path: str, parsed: Parsed) -> ReaderOutput:
+    """``--yaml-cfg`` YAML (own key paths) or a functional-test YAML (``MODEL_ARGS`` flags)."""
+    data = parsed.data if isinstance(parsed.data, dict) else {}
+    facts: dict[str, Any] = {}
+    prov: dict[str, str] = {}
+    rest = dict(data)
+    model_args = rest.pop("MODEL_ARGS", None)
+    budget = [MAX_ITEMS_PER_FILE]
+    flatten(rest, parsed, PREFIX, path, facts=facts, prov=prov, budget=budget)
+    if isinstance(model_args, dict):
+        for key, value in model_args.items():
+            flag = str(key).lstrip("-").rstrip("-")
+            if not usable_key(flag):
+                continue
+            name = f"{PREFIX}.{flag.replace('-', '_')}"
+            if isinstance(value, str) and flag in _MULTI:
+                value = value.split()
+            facts[name] = fact_value(value, budget)
+            line = parsed.line_of(("MODEL_ARGS", key))
+            prov[name] = f"{path}:{line}" if line else path
+    return ReaderOutput(facts, prov)

@@ -1,0 +1,119 @@
+"""NeMo 1.x: Hydra/OmegaConf model YAML (``${model.x}`` / ``${.x}`` resolved as OmegaConf would).
+
+NeMo ignores every ``model.fp8*`` key unless ``model.transformer_engine`` is true (NeMo docs,
+``features/mixed_precision.rst``), so that framework cancels its own FP8 request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from preflight.facts import Unknown
+from preflight.frameworks._record import Default, Framework
+from preflight.frameworks._view import LIT_PRECISION, Derived, View
+from preflight.frameworks.megatron import _attention_and_mlp_widths
+from preflight.jobs.interpolate import resolve
+from preflight.jobs.parse import Parsed, flatten
+from preflight.jobs.types import ReaderOutput
+
+KIND = "nemo"
+
+
+def nemo_model_keys(model: Any) -> int:
+    """How many NeMo-only keys a ``model:`` mapping has (Lightning's score subtracts them)."""
+    keys = {str(k) for k in model} if isinstance(model, dict) else set()
+    return len(keys & {"transformer_engine", "fp8", "fp8_hybrid", "fp8_e4m3",
+                       "megatron_amp_O2", "mcore_gpt", "encoder_seq_length",
+                       "tensor_model_parallel_size", "nemo_version"})
+
+
+def score(data: Any) -> int:
+    """How strongly a parsed mapping looks like a NeMo 1.x model YAML."""
+    s = 4 * nemo_model_keys(data.get("model"))
+    if isinstance(data.get("trainer"), dict) and "exp_manager" in data:
+        s += 3
+    if str(data.get("name", "")).startswith("megatron"):
+        s += 3
+    return s
+
+
+def read_nemo(path: str, parsed: Parsed) -> ReaderOutput:
+    """NeMo 1.x: Hydra/OmegaConf YAML, so ``${model.x}`` / ``${.x}`` are resolved first."""
+    data = parsed.data if isinstance(parsed.data, dict) else {}
+    facts, prov = flatten(resolve(data, parsed.line_of), parsed, "config.nemo", path)
+    return ReaderOutput(facts, prov)
+
+
+
+def from_nemo(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
+    n = View(f, "nemo", prov)
+    out: Derived = {"distributed": ("megatron", n.src("model", "NeMo runs on Megatron"))}
+    fp8 = n.truthy("model.fp8")
+    if fp8:
+        out["fp8"] = (True, n.src("model.fp8"))
+        # NeMo docs: "If this argument [transformer_engine] is not set to True, all subsequent
+        # arguments will be ignored." (docs/source/features/mixed_precision.rst)
+        if not n.truthy("model.transformer_engine"):
+            out["overrides_fp8"] = (True, n.src("model.transformer_engine",
+                                                "model.transformer_engine not set"))
+        out["backend"] = ("te", n.src("model.transformer_engine", n.src("model.fp8")))
+        out["recipe"] = ("delayed", n.src("model.fp8"))
+        # NeMo checks fp8_e4m3 before fp8_hybrid on both code paths (FP8D-NEMO-0002), so E4M3
+        # wins when both are set.
+        e4 = n.truthy("model.fp8_e4m3")
+        key = "model.fp8_e4m3" if e4 else "model.fp8_hybrid"
+        out["format"] = ("e4m3" if e4 else "hybrid", n.src(key, n.src("model.fp8")))
+    else:
+        out["fp8"] = (False, n.src("model.fp8", "model.fp8 not set"))
+    prec = n.get("trainer.precision")
+    if prec is not None:
+        out["precision"] = (LIT_PRECISION.get(str(prec), Unknown(f"trainer.precision {prec!r}")),
+                            n.src("trainer.precision"))
+    gran = n.get("model.activations_checkpoint_granularity")
+    meth = n.get("model.activations_checkpoint_method")
+    ac_src = n.src("model.activations_checkpoint_granularity",
+                   n.src("model.activations_checkpoint_method", "no activations_checkpoint_*"))
+    out["activation_checkpointing"] = (gran is not None or meth is not None, ac_src)
+    if gran is not None:
+        out["recompute_granularity"] = (str(gran).lower(), ac_src)
+    elif meth is None:
+        out["recompute_granularity"] = ("none", ac_src)
+    out["compile"] = (False, "NeMo 1.x does not torch.compile the model")
+    hidden = n.int("model.hidden_size")
+    if hidden:
+        out["shapes.hidden"] = (hidden, n.src("model.hidden_size"))
+        ffn = n.int("model.ffn_hidden_size")
+        out["shapes.ffn"] = ((ffn, n.src("model.ffn_hidden_size")) if ffn
+                             else (4 * hidden, "NeMo default (4 x hidden)"))
+        # NeMo's activation names a gated unit by "glu" (swiglu, fast-geglu, reglu ...)
+        gated = "glu" in str(n.get("model.activation", "")).lower()
+        _attention_and_mlp_widths(n, out, hidden, ffn or 4 * hidden,
+                                  "model.activation" if gated else None, ("model.",), gqa=True)
+    seq, mb = n.int("model.encoder_seq_length"), n.int("model.micro_batch_size")
+    cp = n.int("model.context_parallel_size") or 1
+    if seq and mb:
+        out["shapes.tokens"] = (seq * mb // cp, n.src("model.micro_batch_size"))
+    if n.truthy("model.sequence_parallel"):
+        out["shapes.sp"] = (True, n.src("model.sequence_parallel"))
+    if n.int("model.tensor_model_parallel_size"):
+        out["shapes.tp"] = (n.int("model.tensor_model_parallel_size"),
+                            n.src("model.tensor_model_parallel_size"))
+    devices, nodes = n.int("trainer.devices"), n.int("trainer.num_nodes")
+    if devices:
+        out["num_gpus"] = (devices * (nodes or 1), n.src("trainer.devices"))
+    return out
+
+
+
+FRAMEWORK = Framework(
+    kind=KIND, title="NeMo 1.x", formats=("yaml",), score=score, read=read_nemo,
+    derive=from_nemo, precedence=8, cancels_fp8_of=(KIND,),
+    # OmegaConf's YAML loader refuses a key given twice ("found duplicate key"; omry/omegaconf
+    # 0019bcaca49e, omegaconf/_utils.py get_yaml_loader), so the job would not start.
+    duplicate_keys="error",
+    defaults=(
+        Default("model.ffn_hidden_size", "4 x hidden", "NeMo 1.x",
+                "nemo/collections/nlp/models/language_modeling/megatron_base_model.py"),
+    ),
+)

@@ -1,0 +1,99 @@
+"""ms-swift: ``megatron sft|pt|rlhf ...`` (its Megatron path) and ``swift sft|pt|rlhf ...`` (its
+Transformers / DeepSpeed path) command lines, flags with underscores.
+
+``megatron sft --fp8_recipe blockwise --fp8_format e4m3 --tensor_model_parallel_size 2`` passes
+Megatron's own arguments by their dest names, so intent comes from the Megatron derivation
+(:func:`.megatron.megatron_intent`) over ``config.swift.*``; it was "cannot tell which
+framework" before (issue 14). ms-swift takes the compute dtype from the model's config unless
+``--torch_dtype`` (or ``--bf16``/``--fp16``) says, so Megatron's fp32 default does not apply.
+``swift sft --deepspeed zero3`` names one of ms-swift's bundled DeepSpeed configs (zero0 ...
+zero3_offload) or a JSON file, which is followed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from preflight.facts import Unknown
+from preflight.frameworks._record import Default, Framework, Reference
+from preflight.frameworks._view import Derived, View
+from preflight.frameworks.megatron import megatron_intent
+from preflight.frameworks.megatron_args import read_args_text
+from preflight.jobs.parse import Parsed, ParseError
+from preflight.jobs.refs import named
+from preflight.jobs.types import ReaderOutput
+
+KIND = "swift"
+PREFIX = f"config.{KIND}"
+COMMAND = re.compile(r"(?<![\w/-])(megatron|swift)[ \t]+(sft|pt|rlhf|export|train)\b")
+_DTYPES = {"bfloat16": "bf16", "bf16": "bf16", "float16": "fp16", "fp16": "fp16",
+           "float32": "fp32", "fp32": "fp32"}
+
+
+def score(data: Any) -> int:
+    """ms-swift is read from command lines only (its ``--config`` YAML is not read yet)."""
+    return 0
+
+
+def read_yaml(path: str, parsed: Parsed) -> ReaderOutput:
+    raise ParseError("ms-swift is read from its `megatron sft` / `swift sft` command lines; "
+                     "pass the launch script")
+
+
+def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
+    """Flags of the script's ms-swift command line(s), ``--deepspeed x.json`` followed."""
+    command = COMMAND.search(text)
+    out = read_args_text(path, text, outer, prefix=PREFIX)
+    facts, prov = dict(out.facts), dict(out.provenance)
+    for name, value in facts.items():     # ms-swift's flags take true/false (argparse bools)
+        if isinstance(value, str) and value.lower() in {"true", "false"}:
+            facts[name] = value.lower() == "true"
+    if command is not None:
+        line = text.count("\n", 0, command.start()) + 1
+        facts[f"{PREFIX}.command"] = f"{command.group(1)} {command.group(2)}"
+        prov[f"{PREFIX}.command"] = f"{path}:{line}"
+    ds = facts.get(f"{PREFIX}.deepspeed")
+    linked = ()
+    if isinstance(ds, str) and ds.endswith(".json") and "$" not in ds:
+        where = prov[f"{PREFIX}.deepspeed"]
+        linked = (named(ds, "deepspeed", path, where, key="--deepspeed",
+                        line=int(where.rsplit(":", 1)[1])),)
+    return ReaderOutput(facts, prov, out.problems, linked)
+
+
+def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
+    s = View(f, KIND, prov)
+    if str(s.get("command", "")).startswith("megatron"):
+        out = megatron_intent(s, f, prov)
+    else:
+        out = {}
+        ds = s.get("deepspeed")
+        if isinstance(ds, str):
+            out["distributed"] = ("deepspeed", s.src("deepspeed"))
+            stage = re.match(r"zero(\d)", ds)
+            if stage:       # ms-swift's bundled swift/llm/ds_config/zero<N>*.json
+                out["zero_stage"] = (int(stage.group(1)), s.src("deepspeed"))
+    dtype = s.get("torch_dtype")
+    if not (s.truthy("bf16") or s.truthy("fp16")):
+        out["precision"] = ((_DTYPES.get(str(dtype).lower(), Unknown(f"torch_dtype {dtype!r}")),
+                             s.src("torch_dtype")) if dtype is not None else
+                            (Unknown("ms-swift takes the dtype from the model's config "
+                                     "(--torch_dtype not given)"), "intent"))
+    return out
+
+
+FRAMEWORK = Framework(
+    kind=KIND, title="ms-swift", formats=("text",), score=score, read=read_yaml, derive=derive,
+    precedence=10, zero_stage_rank=6,
+    references=(
+        Reference("--deepspeed", "deepspeed",
+                  "a bundled name (zero0 ... zero3_offload) or a JSON path relative to the "
+                  "launch directory"),
+    ),
+    defaults=(
+        Default("--torch_dtype", "the model's config.json torch_dtype", "all",
+                "swift/llm/argument/base_args/model_args.py"),
+    ),
+)

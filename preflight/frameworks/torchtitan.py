@@ -1,0 +1,118 @@
+"""torchtitan: the job TOML, tables as written (``[quantize.linear.float8]`` ->
+``config.torchtitan.quantize.linear.float8.*``); float8 / MX converters ask for FP8 (torchao).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from preflight.frameworks._record import Default, Framework
+from preflight.frameworks._view import Derived, View
+from preflight.jobs.readers import read_plain
+
+KIND = "torchtitan"
+
+
+def score(data: Any) -> int:
+    """How strongly a parsed mapping looks like a torchtitan job TOML."""
+    top = {str(k) for k in data}
+    s = 3 * len(top & {"float8", "parallelism", "quantize", "activation_checkpoint",
+                       "experimental", "mx"})
+    s += len(top & {"job", "training", "model", "optimizer", "lr_scheduler", "checkpoint",
+                    "metrics", "compile", "comm"})
+    return s
+
+
+# torchtitan llama3 flavors (torchtitan/models/llama3/__init__.py): dim, FFN hidden size.
+_TT_FLAVORS = {("llama3", "8B"): (4096, 14336), ("llama3", "70B"): (8192, 28672),
+               ("llama3", "405B"): (16384, 53248), ("llama3", "debugmodel"): (256, 768)}
+
+
+_TT_FP8 = {"float8", "quantize.linear.float8", "quantize.grouped_mm.float8"}
+
+
+_TT_MX = {"mx", "quantize.linear.mx", "quantize.grouped_mm.mx"}
+
+
+def from_torchtitan(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
+    t = View(f, "torchtitan", prov)
+    out: Derived = {}
+    converters = t.get("model.converters") or []
+    converters = [str(c) for c in converters] if isinstance(converters, list) else []
+    fp8_src = None
+    if _TT_FP8 & set(converters) or _TT_MX & set(converters):
+        fp8_src = t.src("model.converters")
+    elif t.truthy("float8.enable_float8_linear"):      # 2024-07 .. 2025-02 layout
+        fp8_src = t.src("float8.enable_float8_linear")
+    elif t.truthy("training.enable_fp8_linear") or t.truthy("training.fp8_linear") or \
+            str(t.get("training.fp8_linear", "")).lower() in {"dynamic", "delayed"}:
+        # before 2024-07-16 (PR #413) `fp8_linear` was a string choice: "" (off) or "dynamic"
+        key = "training.enable_fp8_linear" if t.has("training.enable_fp8_linear") \
+            else "training.fp8_linear"
+        fp8_src = t.src(key)
+    out["fp8"] = (fp8_src is not None, fp8_src or t.src("model", "no float8 converter"))
+    if fp8_src is not None:
+        out["backend"] = ("torchao", fp8_src)
+        delayed = [k for k in ("float8.scaling_type_input", "float8.scaling_type_weight",
+                               "float8.scaling_type_grad_output")
+                   if str(t.get(k, "")).lower() == "delayed"]
+        if _TT_MX & set(converters):
+            out["recipe"] = ("mxfp8", fp8_src)
+        elif delayed:   # 2024 layout: [float8] scaling_type_* = "delayed" (torchao delayed scaling)
+            out["recipe"] = ("delayed", t.src(delayed[0]))
+        elif str(t.get("training.fp8_linear", "")).lower() == "dynamic":
+            out["recipe"] = ("tensorwise", t.src("training.fp8_linear"))   # dynamic per-tensor
+        else:
+            key = "quantize.linear.float8.recipe_name" if t.has(
+                "quantize.linear.float8.recipe_name") else "float8.recipe_name"
+            out["recipe"] = (t.get(key, "tensorwise"), t.src(key, "torchao default (tensorwise)"))
+        out["precision"] = ("bf16", fp8_src)
+    # torchtitan/distributed/parallel_dims.py: fully_shard when dp_shard > 1 or cp > 1 (dp_shard
+    # -1, the default, takes the ranks TP/PP/CP leave); DDP when only dp_replicate > 1; with
+    # dp_shard = dp_replicate = 1 there is no data-parallel wrapper at all (TP/PP only).
+    shard = t.int("parallelism.data_parallel_shard_degree")
+    replicate = t.int("parallelism.data_parallel_replicate_degree") or 1
+    cp_degree = t.int("parallelism.context_parallel_degree") or 1
+    shard_src = t.src("parallelism.data_parallel_shard_degree")
+    if shard == 1 and cp_degree <= 1:
+        out["distributed"] = ("ddp", shard_src) if replicate > 1 else ("none", shard_src)
+    else:
+        out["distributed"] = ("fsdp2", t.src("parallelism", "torchtitan shards with FSDP2"))
+    key = "compile.enable" if t.has("compile.enable") else "training.compile"
+    out["compile"] = (t.truthy(key), t.src(key, "torchtitan default (off)"))
+    components = t.get("compile.components")
+    if key == "compile.enable" and t.truthy(key) and isinstance(components, list) and \
+            "model" not in [str(c) for c in components]:
+        # [compile] components = ["loss"]: only the loss is compiled, the model runs eager
+        out["compile"] = (False, t.src("compile.components"))
+    mode = t.get("activation_checkpoint.mode")
+    out["activation_checkpointing"] = (
+        str(mode).lower() != "none" if mode is not None else True,
+        t.src("activation_checkpoint.mode", "torchtitan default (selective)"))
+    dims = _TT_FLAVORS.get((str(t.get("model.name")), str(t.get("model.flavor"))))
+    if dims:
+        out["shapes.hidden"] = (dims[0], t.src("model.flavor"))
+        out["shapes.ffn"] = (dims[1], t.src("model.flavor"))
+    mb_key = "training.local_batch_size" if t.has("training.local_batch_size") \
+        else "training.batch_size"
+    mb, seq = t.int(mb_key), t.int("training.seq_len")
+    cp = t.int("parallelism.context_parallel_degree") or 1
+    if mb and seq:
+        out["shapes.tokens"] = (mb * seq // max(cp, 1), t.src("training.seq_len"))
+    tp = t.int("parallelism.tensor_parallel_degree") or t.int("training.tensor_parallel_degree")
+    if tp:
+        out["shapes.tp"] = (tp, t.src("parallelism.tensor_parallel_degree"))
+    return out
+
+
+
+FRAMEWORK = Framework(
+    kind=KIND, title="torchtitan", formats=("toml",), score=score,
+    read=read_plain("config.torchtitan"), derive=from_torchtitan, precedence=6,
+    defaults=(
+        Default("activation_checkpoint.mode", "selective", "all", "torchtitan/config/job_config.py"),
+        Default("float8.recipe_name", "tensorwise", "all", "torchao Float8LinearConfig()"),
+        Default("compile.enable", "false", "all", "torchtitan/config/job_config.py"),
+    ),
+)

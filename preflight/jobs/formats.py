@@ -1,0 +1,37 @@
+"""A config file's format (yaml | json | toml | text), from its extension or its first bytes.
+
+Which framework a parsed file belongs to is decided by the frameworks' scores
+(:func:`preflight.frameworks.detect`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+YAML_EXT = (".yaml", ".yml")
+JSON_EXT = (".json",)
+TOML_EXT = (".toml",)
+TEXT_EXT = (".sh", ".bash", ".args", ".txt", ".slurm", ".sbatch", ".cfg", "")
+
+
+def format_of(path: str, head: str) -> str:
+    """yaml | json | toml | text, from the extension, else from the first characters."""
+    ext = os.path.splitext(path)[1].lower()
+    if ext in YAML_EXT:
+        return "yaml"
+    if ext in JSON_EXT:
+        return "json"
+    if ext in TOML_EXT:
+        return "toml"
+    if ext in TEXT_EXT and ext:
+        return "text"
+    stripped = head.lstrip()
+    if stripped.startswith("{"):
+        return "json"
+    # A shebang, or a line that starts with a --flag (argument files, launch scripts); a YAML
+    # file whose comments or strings merely contain "--" stays YAML.
+    if stripped.startswith("#!") or re.search(r"(?m)^\s*--[A-Za-z]", head) or \
+            re.search(r"(?m)^\s*(?:accelerate|torchrun|deepspeed|python3?|srun)\s", head):
+        return "text"
+    return "yaml"

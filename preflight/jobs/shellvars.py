@@ -1,0 +1,118 @@
+"""Shell values in launch scripts: comments blanked, ``NAME=value`` assignments, and a flag's
+value typed with ``$VAR`` / ``${VAR:-default}`` substituted. Nothing is executed.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+_ASSIGN = re.compile(r"""^\s*(?:export\s+|local\s+|declare\s+(?:-\w+\s+)?)?([A-Za-z_]\w*)="""
+                     r"""("[^"\n]*"|'[^'\n]*'|[^\s;#()]*)\s*(?:#.*)?$""")
+
+
+_VAR = re.compile(r"^\$\{?([A-Za-z_]\w*)(?::-([^}]*))?\}?$")
+
+
+def typed(raw: str, variables: dict[str, str]) -> Any:
+    """A flag value: quotes removed, ``$VAR`` / ``${VAR:-default}`` substituted, numbers typed."""
+    if raw[:1] in "\"'" and raw[-1:] == raw[:1]:
+        raw = raw[1:-1]
+    for _ in range(8):       # NNODES=${SLURM_NNODES:-4}; --nnodes $NNODES: follow the chain
+        m = _VAR.match(raw)
+        if not m:
+            break
+        # the ${X:-default} default when X is not set in the script (or set from itself)
+        value = lookup(m.group(1), m.group(2), variables)
+        if value is None or value == raw:
+            break
+        raw = value
+    if re.fullmatch(r"-?\d+", raw):
+        # int() refuses more than 4,300 digits; such a "number" is no real setting: keep the text
+        # (intent calls it implausible).
+        return int(raw) if len(raw) <= 1000 else raw
+    if re.fullmatch(r"-?(\d+\.\d*|\.\d+|\d+(\.\d*)?[eE]-?\d+)", raw):
+        return float(raw)
+    return raw
+
+
+def strip_comments(text: str) -> str:
+    """Blank out ``# ...`` comments (not ``$#`` or ``${#x}``), keeping offsets and lines."""
+    return re.sub(r"(^|[ \t])#[^\n]*", lambda m: m.group(1) + " " * (len(m.group(0)) - 1), text,
+                  flags=re.M)
+
+
+def collect_variables(text: str, outer: dict[str, str] | None = None) -> dict[str, str]:
+    """``NAME=value`` shell assignments (first one wins), for ``$NAME`` in flag values.
+
+    ``outer``: what sourced scripts set; the script's own assignments override them, except
+    ``X=${X:-default}``, which keeps the sourced value."""
+    variables: dict[str, str] = dict(outer or {})
+    own: set[str] = set()
+    for line in text.splitlines():
+        m = _ASSIGN.match(line)
+        if m:
+            value = m.group(2)
+            if value[:1] in "\"'" and value[-1:] == value[:1] and len(value) >= 2:
+                value = value[1:-1]
+            name = m.group(1)
+            if name in own:
+                continue
+            own.add(name)
+            ref = _VAR.match(value)
+            if not (ref and ref.group(1) == name and name in variables):
+                variables[name] = value
+    return variables
+
+
+
+_FLAG_REF = re.compile(r"(?<![\w-])(--[A-Za-z0-9_-]*)\$(?:\{([A-Za-z_]\w*)(?::-([\w.-]*))?\}|"
+                       r"([A-Za-z_]\w*))")
+
+
+def lookup(name: str, default: str | None, variables: dict[str, str]) -> str | None:
+    """The value of ``$name`` as bash would see it from the script's own assignments, following
+    ``X=$Y`` chains (bounded); ``PRECISION=${PRECISION:-bf16}`` falls back to its default."""
+    seen: set[str] = set()
+    while name in variables and name not in seen:
+        seen.add(name)
+        m = _VAR.match(variables[name])
+        if not m:
+            return variables[name]
+        name, default = m.group(1), m.group(2) if m.group(2) is not None else default
+    return default
+
+
+def expand_flag_names(text: str, variables: dict[str, str]) -> str:
+    """``--${PRECISION:-bf16}`` -> ``--bf16`` where the value is known: a flag whose name comes
+    from a variable (Megatron-LM's example scripts). Only names of letters, digits, ``_`` and
+    ``-`` are put in, so lines and the other flags stay where they are."""
+    def put(m: re.Match[str]) -> str:
+        value = lookup(m.group(2) or m.group(4), m.group(3), variables)
+        if value is None or not re.fullmatch(r"[\w-]+", value):
+            return m.group(0)
+        return m.group(1) + value
+    return _FLAG_REF.sub(put, text) if "--" in text and "$" in text else text
+
+
+_HEREDOC_OPEN = re.compile(r"<<(-?)[ \t]*(['\"]?)([A-Za-z_][\w-]*)\2")
+
+
+def unterminated_heredoc(text: str) -> tuple[int, str] | None:
+    """``(line, delimiter)`` of a here-document never closed: bash warns ("delimited by
+    end-of-file") and takes the rest of the file as its text (issue 13 item 9)."""
+    lines = text.split("\n")
+    i = 0
+    while i < len(lines):
+        pending = [(m.group(3), m.group(1) == "-") for m in _HEREDOC_OPEN.finditer(lines[i])
+                   if not lines[i][:m.start()].rstrip().endswith("<")]
+        opened = i
+        i += 1
+        for delimiter, strip_tabs in pending:
+            while i < len(lines) and (lines[i].lstrip("\t") if strip_tabs else lines[i]) \
+                    != delimiter:
+                i += 1
+            if i >= len(lines):
+                return opened + 1, delimiter
+            i += 1
+    return None

@@ -1,0 +1,63 @@
+"""``source FILE`` / ``. FILE`` in a launch script: followed inside the job, never executed.
+
+Megatron-LM's example scripts keep shared settings in a script they ``source``; read alone, the
+main script's ``--${PRECISION:-bf16}`` and ``$GPT_ARGS`` were empty, and the two scripts in one
+folder looked like two jobs (issue 14). :func:`sourced` finds the files a script sources (its own
+folder, then the current directory; ``$(dirname "$0")``-style prefixes mean the script's folder),
+reads them bounded (:data:`MAX_DEPTH` levels, :data:`MAX_FILES` files, each through the same
+size-capped reader as any config) and returns them with the variables they assign. A path built
+from other variables is not guessed at.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from preflight.jobs.parse import ParseError, read_text
+from preflight.jobs.shellvars import collect_variables, strip_comments
+
+MAX_DEPTH = 3
+MAX_FILES = 8
+
+_SOURCE = re.compile(r"""^[ \t]*(?:source|\.)[ \t]+("[^"\n]+"|'[^'\n]+'|(?:\$\([^)\n]*\)|[^\s;&|])+)""",
+                     re.M)
+# `$(dirname $0)/`, `$(dirname "${BASH_SOURCE[0]}")/`, `$(dirname $SCRIPT_PATH)/` (Megatron-LM
+# examples/rl/model_configs), `${BASH_SOURCE%/*}/`, `$SCRIPT_DIR/`: the script's own folder.
+_SELF_DIR = re.compile(r"""^"?(?:\$\(\s*dirname\s+[^)]*\)|\$\{BASH_SOURCE(?:\[0\])?%/\*\}|"""
+                       r"""\$\{?(?:SCRIPT_DIR|DIR)\}?)"?/""")
+
+
+def _target(raw: str, script: str) -> str | None:
+    raw = raw.strip("\"'")
+    raw = _SELF_DIR.sub(lambda _: os.path.dirname(os.path.abspath(script)) + os.sep, raw)
+    if "$" in raw or "`" in raw:
+        return None
+    raw = os.path.expanduser(raw)
+    cands = [raw] if os.path.isabs(raw) else [os.path.join(os.path.dirname(script), raw), raw]
+    return next((os.path.normpath(c) for c in cands if os.path.isfile(c)), None)
+
+
+def sourced(script: str, text: str) -> tuple[list[str], dict[str, str]]:
+    """Files ``script`` sources (transitively, bounded) and the variables they set."""
+    found: list[str] = []
+    variables: dict[str, str] = {}
+    todo = [(script, text, 0)]
+    while todo:
+        path, body, depth = todo.pop(0)
+        for m in _SOURCE.finditer(strip_comments(body)):
+            target = _target(m.group(1), path)
+            if target is None or os.path.realpath(target) in {os.path.realpath(p) for p in
+                                                              (script, *found)}:
+                continue
+            if len(found) >= MAX_FILES:
+                return found, variables
+            try:
+                inner = read_text(target)
+            except (ParseError, OSError):
+                continue          # the job reader reports it when it reads that file itself
+            found.append(target)
+            variables = collect_variables(inner, variables)
+            if depth + 1 < MAX_DEPTH:
+                todo.append((target, inner, depth + 1))
+    return found, variables
