@@ -48,7 +48,7 @@ def _timer(torch: Any):
     return best
 
 
-def _casts(torch: Any, rowwise: bool) -> Any:
+def _casts(torch: Any, rowwise: bool, *, compiled: bool = True) -> Any:
     fmax = {torch.float8_e4m3fn: 448.0, torch.float8_e5m2: 57344.0}
 
     def cast(t: Any, dtype: Any) -> tuple[Any, Any, Any, Any]:
@@ -61,6 +61,8 @@ def _casts(torch: Any, rowwise: bool) -> Any:
         q = (t.float() * scale).clamp(-fmax[dtype], fmax[dtype]).to(dtype)
         qt = (t.float() * scale_t).clamp(-fmax[dtype], fmax[dtype]).to(dtype).t().contiguous()
         return q, qt, scale.reciprocal(), scale_t.reciprocal().t()
+    if not compiled:
+        return cast
     try:
         return torch.compile(cast, dynamic=True)
     except Exception:  # noqa: BLE001 - eager casts still give an (upper-bound) answer
@@ -74,6 +76,8 @@ def time_linear_scaled_mm(torch: Any, best: Any, cast: Any, tokens: int, d_in: i
     w = torch.randn(d_out, d_in, device=device, dtype=bf) * 0.02
     dy = torch.randn(tokens, d_out, device=device, dtype=bf) * 1e-3
     e4, e5 = torch.float8_e4m3fn, (torch.float8_e4m3fn if rowwise else torch.float8_e5m2)
+    modelled = cast is not None
+    cast = cast or _casts(torch, rowwise, compiled=False)
     x8, x8t, sx, sxt = cast(x, e4)
     w8, w8t, sw, swt = cast(w, e4)
     d8, d8t, sd, sdt = cast(dy, e5)
@@ -94,9 +98,28 @@ def time_linear_scaled_mm(torch: Any, best: Any, cast: Any, tokens: int, d_in: i
                           ("wgrad", lambda: dy.t() @ x, wgr8)):
         out["bf16"][name] = best(f16)
         out["fp8"][name] = best(f8)
-    out["cast"] = {"x": best(lambda: cast(x, e4)), "w": best(lambda: cast(w, e4)),
-                   "dy": best(lambda: cast(dy, e5))}
+    if modelled:
+        out["cast"] = {"x": best(lambda: cast(x, e4)), "w": best(lambda: cast(w, e4)),
+                       "dy": best(lambda: cast(dy, e5))}
     return out
+
+
+def time_linear_torchao(torch: Any, best: Any, tokens: int, d_in: int, d_out: int,
+                        rowwise: bool, device: str) -> dict[str, float]:
+    """One linear's forward + backward, whole, compiled: ``nn.Linear`` in BF16 against the same
+    layer converted by torchao (``convert_to_float8_training``), as a compiled training step
+    runs it: torchao's own casts, fused by inductor, and its FP8 GEMMs."""
+    import copy
+
+    from torchao.float8 import Float8LinearConfig, convert_to_float8_training
+
+    config = Float8LinearConfig.from_recipe_name("rowwise") if rowwise else Float8LinearConfig()
+    m16 = torch.nn.Sequential(torch.nn.Linear(d_in, d_out, bias=False)).to(device, torch.bfloat16)
+    m8 = convert_to_float8_training(copy.deepcopy(m16), config=config)
+    x = torch.randn(tokens, d_in, device=device, dtype=torch.bfloat16, requires_grad=True)
+    g = torch.randn(tokens, d_out, device=device, dtype=torch.bfloat16) * 1e-3
+    c16, c8 = torch.compile(m16), torch.compile(m8)
+    return {"bf16_s": best(lambda: c16(x).backward(g)), "fp8_s": best(lambda: c8(x).backward(g))}
 
 
 def time_linear_te(torch: Any, best: Any, tokens: int, d_in: int, d_out: int,
@@ -184,19 +207,31 @@ def run(request: dict[str, Any]) -> dict[str, Any]:
         except Exception as exc:  # noqa: BLE001
             return {"status": "failed", "reason": f"backend te: transformer_engine does not "
                     f"import here ({type(exc).__name__}: {str(exc)[:200]})"}
-    cast = None if use_te else _casts(torch, rowwise)
+    torchao = None
+    if not use_te:
+        try:
+            import torchao  # noqa: F401
+        except Exception as exc:  # noqa: BLE001 - the modelled casts still give an answer
+            torchao = f"torchao does not import ({type(exc).__name__}): casts modelled instead"
+    cast = None if use_te or torchao is None else _casts(torch, rowwise)
     linears = []
     for lin in request["linears"]:
         if use_te:
             t = time_linear_te(torch, best, tokens, lin["d_in"], lin["d_out"], recipe, device)
         else:
+            # The GEMMs alone (for the per-GEMM table and chart), then the whole layer as
+            # torchao runs it, which is what the prediction uses.
             t = time_linear_scaled_mm(torch, best, cast, tokens, lin["d_in"], lin["d_out"],
                                       rowwise, device)
+            if torchao is None:
+                t["whole"] = time_linear_torchao(torch, best, tokens, lin["d_in"],
+                                                 lin["d_out"], rowwise, device)
         linears.append({**lin, **t})
         torch.cuda.empty_cache()
     other = other_time(torch, best, shape, device)
     return {"status": "ok", "device_name": torch.cuda.get_device_name(0), "torch": torch.__version__,
-            "backend": "te" if use_te else "scaled_mm", "recipe": recipe, "linears": linears,
+            "backend": "te" if use_te else "torchao" if torchao is None else "scaled_mm",
+            "note": torchao, "recipe": recipe, "linears": linears,
             "other": other, "seconds": round(time.perf_counter() - started, 2)}
 
 

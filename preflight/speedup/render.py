@@ -56,11 +56,12 @@ def _lines(report: SpeedupReport, md: bool) -> list[str]:
         out.append("  ".join(h.ljust(w) for h, w in zip(head, widths)))
         out += ["  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows]
     out.append("")
-    for lin in report.timing.get("linears") or []:
-        cast = sum((lin.get("cast") or {}).values())
-        if cast:
-            out.append(f"  {lin['name']}: FP8 casts {cast * 1e3:.3f} ms of "
-                       f"{(sum(lin['fp8'].values()) + cast) * 1e3:.3f} ms")
+    from preflight.speedup.run import timings_from
+
+    for t in timings_from(report.timing):
+        out.append(f"  {t.linear}: BF16 {t.bf16_s * 1e3:.3f} ms, FP8 {t.fp8_s * 1e3:.3f} ms "
+                   f"(GEMMs {t.fp8_gemm_s * 1e3:.3f}, casts and the rest "
+                   f"{t.cast_s * 1e3:.3f}) per layer, forward + backward")
     if p is None:
         return out + ["", f"Undetermined: {report.why_not}"]
     other = report.timing.get("other") or {}
