@@ -207,13 +207,14 @@ def run(request: dict[str, Any]) -> dict[str, Any]:
         except Exception as exc:  # noqa: BLE001
             return {"status": "failed", "reason": f"backend te: transformer_engine does not "
                     f"import here ({type(exc).__name__}: {str(exc)[:200]})"}
-    torchao = None
+    ao_problem: str | None = None
     if not use_te:
         try:
-            import torchao  # noqa: F401
+            import torchao.float8  # noqa: F401
         except Exception as exc:  # noqa: BLE001 - the modelled casts still give an answer
-            torchao = f"torchao does not import ({type(exc).__name__}): casts modelled instead"
-    cast = None if use_te or torchao is None else _casts(torch, rowwise)
+            ao_problem = (f"torchao.float8 does not import ({type(exc).__name__}): casts "
+                          "modelled instead of timed")
+    cast = None if use_te or ao_problem is None else _casts(torch, rowwise)
     linears = []
     for lin in request["linears"]:
         if use_te:
@@ -223,15 +224,15 @@ def run(request: dict[str, Any]) -> dict[str, Any]:
             # torchao runs it, which is what the prediction uses.
             t = time_linear_scaled_mm(torch, best, cast, tokens, lin["d_in"], lin["d_out"],
                                       rowwise, device)
-            if torchao is None:
+            if ao_problem is None:
                 t["whole"] = time_linear_torchao(torch, best, tokens, lin["d_in"],
                                                  lin["d_out"], rowwise, device)
         linears.append({**lin, **t})
         torch.cuda.empty_cache()
     other = other_time(torch, best, shape, device)
     return {"status": "ok", "device_name": torch.cuda.get_device_name(0), "torch": torch.__version__,
-            "backend": "te" if use_te else "torchao" if torchao is None else "scaled_mm",
-            "note": torchao, "recipe": recipe, "linears": linears,
+            "backend": "te" if use_te else "torchao" if ao_problem is None else "scaled_mm",
+            "note": ao_problem, "recipe": recipe, "linears": linears,
             "other": other, "seconds": round(time.perf_counter() - started, 2)}
 
 
