@@ -157,6 +157,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--allow-downgrade", action="store_true",
                    help="also consider older releases (an older release may predate the feature)")
 
+    p = sub.add_parser("speedup", help="the FP8 speed-up to expect for this model: its GEMMs "
+                                       "timed in BF16 and FP8 on this GPU, and a verdict")
+    _add_collect(p)
+    p.add_argument("--model-config", metavar="FILE",
+                   help="the model's Hugging Face config.json (when the job configs do not say)")
+    p.add_argument("--seq", type=int, metavar="N", help="sequence length (overrides the configs)")
+    p.add_argument("--micro-batch", type=int, metavar="N",
+                   help="micro-batch size per rank (overrides the configs)")
+    p.add_argument("--backend", choices=("torchao", "te"),
+                   help="FP8 backend to time (default: the job's, else torchao)")
+    p.add_argument("--recipe", choices=("tensorwise", "rowwise", "delayed", "current", "mxfp8"),
+                   help="FP8 recipe to time (default: the job's)")
+    p.add_argument("--format", choices=("text", "json", "markdown"), default="text",
+                   help="output format (default: %(default)s)")
+    p.add_argument("-o", "--output", metavar="FILE", help="write the result to FILE instead of stdout")
+    p.add_argument("--chart", metavar="PNG", help="also draw FP8 vs BF16 by GEMM shape (matplotlib)")
+    p.add_argument("--timeout", type=positive_seconds, default=300.0, metavar="S",
+                   help="seconds before the timing child is killed (default: %(default)s)")
+
     p = sub.add_parser("smoke", help="run only the FP8 smoke step")
     from preflight.smoke.cli import add_arguments as add_smoke_arguments
 
@@ -268,6 +287,51 @@ def _cmd_plan(args: argparse.Namespace) -> int:
     return 1 if result.uncleared else 0
 
 
+def _cmd_speedup(args: argparse.Namespace) -> int:
+    from preflight.api import collect_facts
+    from preflight.speedup.render import render_json, render_markdown, render_text, write_chart
+    from preflight.speedup.run import speedup
+    from preflight.speedup.shapes import model_shape
+
+    for value, flag in ((args.seq, "--seq"), (args.micro_batch, "--micro-batch")):
+        if value is not None and not 0 < value <= 1 << 24:
+            raise UsageError(f"{flag} must be between 1 and {1 << 24}, not {value}")
+    if args.model_config and not os.path.isfile(args.model_config):
+        raise UsageError(f"no such model config: {args.model_config}")
+    args.smoke = False
+    options = _options(args)
+    if args.chart:
+        _refuse_overwrite(args.chart, [*options.paths, args.model_config or "", args.output or ""])
+    facts, _, _, _ = collect_facts(options, progress=_stderr)
+    shape = model_shape(facts.values, model_config=args.model_config, seq=args.seq,
+                        micro_batch=args.micro_batch)
+    _stderr("timing the GEMMs in a child process" if not hasattr(shape, "reason") else
+            "no model shape: listing nothing to time")
+    report = speedup(facts.values, shape, backend=args.backend, recipe=args.recipe,
+                     timeout=args.timeout)
+    chart = None
+    if args.chart:
+        why = write_chart(report, args.chart)
+        if why:
+            _stderr(f"no chart: {why}")
+        else:
+            chart = args.chart
+            _stderr(f"wrote {args.chart}")
+    text = (render_json(report) if args.format == "json" else
+            render_markdown(report, chart) if args.format == "markdown" else render_text(report))
+    _write(text, args.output)
+    p = report.prediction
+    return 1 if p is not None and p.step_speedup < 1.05 else 0
+
+
+def _refuse_overwrite(target: str, inputs: Sequence[str]) -> None:
+    """An output file must never be one of the inputs (data loss)."""
+    for path in inputs:
+        if path and os.path.exists(path) and os.path.exists(target) and os.path.samefile(
+                path, target):
+            raise UsageError(f"refusing to write {target}: it is an input of this run")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the exit code."""
     parser = build_parser()
@@ -280,6 +344,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cmd_check(args)
         if args.command == "snapshot":
             return _cmd_snapshot(args)
+        if args.command == "speedup":
+            return _cmd_speedup(args)
         if args.command == "plan":
             return _cmd_plan(args)
         if args.command == "smoke":

@@ -1,0 +1,132 @@
+"""The speed-up to expect from FP8 for *this* model: its shapes, every distinct GEMM of a training
+step, and the arithmetic that turns timed GEMMs into a predicted step speed-up.
+
+A transformer layer's linear layers (QKV, attention output, FC1 (gate+up for a gated MLP), FC2)
+each run three GEMMs per training step: forward ``Y = X W^T`` ([T, in] x [in, out]), the input
+gradient ``dX = dY W`` ([T, out] x [out, in]) and the weight gradient ``dW = dY^T X``
+([out, T] x [T, in]), T being the tokens per micro-batch per rank. In FP8 each of X, W and dY is
+also cast (amax, scale, cast, and a transposed copy for the GEMMs that need it), which is what
+makes FP8 lose at small shapes. Timing (GPU, in a child) is in :mod:`.child`; combining the
+times into a prediction is :func:`predict`; shapes come from :mod:`.shapes`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+PASSES = ("fwd", "dgrad", "wgrad")
+
+
+@dataclass(frozen=True)
+class ModelShape:
+    """What the prediction needs to know about the model and the micro-batch, per rank."""
+
+    hidden: int
+    ffn: int
+    heads: int
+    kv_heads: int
+    layers: int | None          # None: the per-layer prediction only (head/optimizer left out)
+    vocab: int | None
+    seq: int
+    micro_batch: int
+    gated: bool = True          # SwiGLU-style MLP: FC1 has 2 x ffn outputs
+    tp: int = 1                 # tensor parallel: linears are split across ranks
+    source: tuple[str, ...] = ()  # where each value came from ("hidden=4096 from config.json:3")
+
+    @property
+    def tokens(self) -> int:
+        return self.seq * self.micro_batch
+
+    @property
+    def head_dim(self) -> int:
+        return self.hidden // self.heads
+
+
+@dataclass(frozen=True)
+class Linear:
+    """One distinct linear layer of a transformer block, per rank."""
+
+    name: str
+    d_in: int
+    d_out: int
+    count: int                  # per training step (layers)
+
+    def gemms(self, tokens: int) -> list[tuple[str, int, int, int]]:
+        """(pass, M, K, N) of its three GEMMs."""
+        return [("fwd", tokens, self.d_in, self.d_out),
+                ("dgrad", tokens, self.d_out, self.d_in),
+                ("wgrad", self.d_out, tokens, self.d_in)]
+
+
+def linears(shape: ModelShape) -> list[Linear]:
+    """The block's linear layers per rank (column-parallel split of out, row-parallel of in)."""
+    layers = shape.layers or 1
+    kv = shape.head_dim * shape.kv_heads
+    tp = max(shape.tp, 1)
+    fc1 = (2 if shape.gated else 1) * shape.ffn
+    return [Linear("qkv", shape.hidden, (shape.hidden + 2 * kv) // tp, layers),
+            Linear("attn_out", shape.hidden // tp, shape.hidden, layers),
+            Linear("fc1", shape.hidden, fc1 // tp, layers),
+            Linear("fc2", shape.ffn // tp, shape.hidden, layers)]
+
+
+def gemm_table(shape: ModelShape) -> list[dict[str, Any]]:
+    """Every distinct GEMM of a training step with its count (what the report lists)."""
+    rows = []
+    for lin in linears(shape):
+        for pas, m, k, n in lin.gemms(shape.tokens):
+            rows.append({"linear": lin.name, "pass": pas, "m": m, "k": k, "n": n,
+                         "count": lin.count, "gflop": round(2 * m * k * n / 1e9, 2)})
+    return rows
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Seconds per call of one linear's training triple, BF16 and FP8 (casts included)."""
+
+    linear: str
+    bf16_s: float
+    fp8_s: float
+    fp8_gemm_s: float           # of fp8_s: the three FP8 GEMMs alone
+    cast_s: float               # of fp8_s: amax + scale + cast (+ transposed copy) of X, W, dY
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """The predicted speed-ups and what they rest on."""
+
+    linear_speedup: float                    # Σ BF16 linear time / Σ FP8 linear time
+    step_speedup: float                      # the same with the untimed rest added to both
+    per_linear: dict[str, float]
+    other_s: float                           # attention, norms, optimizer ... (estimated)
+    linear_bf16_s: float
+    linear_fp8_s: float
+    verdict: str
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+
+NOT_WORTH = 1.05
+"""Below this predicted step speed-up FP8 does not pay for its numerical risk and extra
+moving parts (the verdict says so)."""
+
+
+def predict(shape: ModelShape, timings: list[Timing], other_s: float,
+            notes: tuple[str, ...] = ()) -> Prediction:
+    """Combine per-linear timings (per layer) and the estimated rest of the step."""
+    count = {lin.name: lin.count for lin in linears(shape)}
+    bf16 = sum(t.bf16_s * count[t.linear] for t in timings)
+    fp8 = sum(t.fp8_s * count[t.linear] for t in timings)
+    lin = bf16 / fp8 if fp8 > 0 else 0.0
+    step = (bf16 + other_s) / (fp8 + other_s) if fp8 + other_s > 0 else 0.0
+    per = {t.linear: round(t.bf16_s / t.fp8_s, 3) if t.fp8_s > 0 else 0.0 for t in timings}
+    if step < 1.0:
+        verdict = (f"FP8 will be slower than BF16 at these shapes (step {step:.2f}x): the casts "
+                   "cost more than the faster GEMMs save. Stay in BF16, or grow the "
+                   "micro-batch / sequence.")
+    elif step < NOT_WORTH:
+        verdict = (f"FP8 will not pay at these shapes (step {step:.2f}x, under "
+                   f"{NOT_WORTH:.2f}x): not worth its numerical risk.")
+    else:
+        verdict = f"FP8 should pay: about {step:.2f}x per training step ({lin:.2f}x on the linears)."
+    return Prediction(round(lin, 3), round(step, 3), per, other_s, bf16, fp8, verdict, notes)

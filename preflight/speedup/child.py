@@ -1,0 +1,250 @@
+"""GPU timing for the speed-up prediction; runs as a child process (``python -m
+preflight.speedup.child REQUEST_JSON``), one result JSON line on stdout.
+
+Per distinct linear layer it times, at the job's own shapes, the three BF16 GEMMs of a training
+step and the three FP8 GEMMs of the job's recipe (``torch._scaled_mm``: tensorwise, or rowwise
+scales), plus the casts FP8 adds (amax, scale, cast, and the transposed copy the dgrad and wgrad
+GEMMs need, for X, W and dY), compiled with ``torch.compile`` as torchao's training path fuses
+them. With ``backend: te`` and Transformer Engine importable, each linear is instead timed whole
+as a ``te.Linear`` forward + backward under ``fp8_autocast`` (TE's own casts and kernels) against
+the same module in BF16. What the step does besides linears is timed where it can be
+(attention: BF16 SDPA forward + backward; the LM head GEMMs) and estimated where it cannot
+(norms, activations, residuals, loss, optimizer: bytes moved at the measured copy bandwidth).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from typing import Any
+
+ROUNDS = 3
+BUDGET_S = 0.04            # timed seconds per op per round
+# Bytes moved per token per layer by what is not a GEMM or attention, forward + backward, in
+# BF16 under torch.compile: the two RMSNorms, residual adds and RoPE (~24 x hidden) and the
+# SwiGLU activation (~18 x ffn). An estimate: the validation run (benchmarks) checks it.
+ELEM_BYTES_PER_HIDDEN = 24
+ELEM_BYTES_PER_FFN = 18
+OPTIMIZER_BYTES_PER_PARAM = 16   # fused AdamW: param, grad, two moments, read and written
+
+
+def _timer(torch: Any):
+    def per_call(fn: Any, n: int) -> float:
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(n):
+            fn()
+        end.record()
+        end.synchronize()
+        return start.elapsed_time(end) / 1e3 / n
+
+    def best(fn: Any) -> float:
+        for _ in range(3):
+            fn()
+        once = max(per_call(fn, 1), 1e-6)
+        n = int(min(100, max(2, BUDGET_S / once)))
+        return min(per_call(fn, n) for _ in range(ROUNDS))
+    return best
+
+
+def _casts(torch: Any, rowwise: bool, *, compiled: bool = True) -> Any:
+    fmax = {torch.float8_e4m3fn: 448.0, torch.float8_e5m2: 57344.0}
+
+    def cast(t: Any, dtype: Any) -> tuple[Any, Any, Any, Any]:
+        if rowwise:
+            amax = t.abs().amax(dim=1, keepdim=True).float().clamp(min=1e-12)
+            amax_t = t.abs().amax(dim=0, keepdim=True).float().clamp(min=1e-12)
+        else:
+            amax = amax_t = t.abs().amax().float().clamp(min=1e-12)
+        scale, scale_t = fmax[dtype] / amax, fmax[dtype] / amax_t
+        q = (t.float() * scale).clamp(-fmax[dtype], fmax[dtype]).to(dtype)
+        qt = (t.float() * scale_t).clamp(-fmax[dtype], fmax[dtype]).to(dtype).t().contiguous()
+        return q, qt, scale.reciprocal(), scale_t.reciprocal().t()
+    if not compiled:
+        return cast
+    try:
+        return torch.compile(cast, dynamic=True)
+    except Exception:  # noqa: BLE001 - eager casts still give an (upper-bound) answer
+        return cast
+
+
+def time_linear_scaled_mm(torch: Any, best: Any, cast: Any, tokens: int, d_in: int, d_out: int,
+                          rowwise: bool, device: str) -> dict[str, Any]:
+    bf = torch.bfloat16
+    x = torch.randn(tokens, d_in, device=device, dtype=bf)
+    w = torch.randn(d_out, d_in, device=device, dtype=bf) * 0.02
+    dy = torch.randn(tokens, d_out, device=device, dtype=bf) * 1e-3
+    e4, e5 = torch.float8_e4m3fn, (torch.float8_e4m3fn if rowwise else torch.float8_e5m2)
+    modelled = cast is not None
+    cast = cast or _casts(torch, rowwise, compiled=False)
+    x8, x8t, sx, sxt = cast(x, e4)
+    w8, w8t, sw, swt = cast(w, e4)
+    d8, d8t, sd, sdt = cast(dy, e5)
+
+    def smm(a: Any, b: Any, sa: Any, sb: Any) -> Any:
+        return torch._scaled_mm(a, b, scale_a=sa, scale_b=sb, out_dtype=bf)
+    if rowwise:
+        # rowwise: per-row scales of A ([M,1]) and per-column scales of B ([1,N])
+        fwd8 = lambda: smm(x8, w8.t(), sx, sw.t())  # noqa: E731
+        dgr8 = lambda: smm(d8, w8t.t(), sd, swt.t())  # noqa: E731
+        wgr8 = lambda: smm(d8t, x8t.t(), sdt, sxt.t())  # noqa: E731
+    else:
+        fwd8 = lambda: smm(x8, w8.t(), sx, sw)  # noqa: E731
+        dgr8 = lambda: smm(d8, w8t.t(), sd, swt)  # noqa: E731
+        wgr8 = lambda: smm(d8t, x8t.t(), sdt, sxt)  # noqa: E731
+    out: dict[str, Any] = {"bf16": {}, "fp8": {}}
+    for name, f16, f8 in (("fwd", lambda: x @ w.t(), fwd8), ("dgrad", lambda: dy @ w, dgr8),
+                          ("wgrad", lambda: dy.t() @ x, wgr8)):
+        out["bf16"][name] = best(f16)
+        out["fp8"][name] = best(f8)
+    if modelled:
+        out["cast"] = {"x": best(lambda: cast(x, e4)), "w": best(lambda: cast(w, e4)),
+                       "dy": best(lambda: cast(dy, e5))}
+    return out
+
+
+def time_linear_torchao(torch: Any, best: Any, tokens: int, d_in: int, d_out: int,
+                        rowwise: bool, device: str) -> dict[str, float]:
+    """One linear's forward + backward, whole, compiled: ``nn.Linear`` in BF16 against the same
+    layer converted by torchao (``convert_to_float8_training``), as a compiled training step
+    runs it: torchao's own casts, fused by inductor, and its FP8 GEMMs."""
+    import copy
+
+    from torchao.float8 import Float8LinearConfig, convert_to_float8_training
+
+    config = Float8LinearConfig.from_recipe_name("rowwise") if rowwise else Float8LinearConfig()
+    m16 = torch.nn.Sequential(torch.nn.Linear(d_in, d_out, bias=False)).to(device, torch.bfloat16)
+    m8 = convert_to_float8_training(copy.deepcopy(m16), config=config)
+    x = torch.randn(tokens, d_in, device=device, dtype=torch.bfloat16, requires_grad=True)
+    g = torch.randn(tokens, d_out, device=device, dtype=torch.bfloat16) * 1e-3
+    c16, c8 = torch.compile(m16), torch.compile(m8)
+    return {"bf16_s": best(lambda: c16(x).backward(g)), "fp8_s": best(lambda: c8(x).backward(g))}
+
+
+def time_linear_te(torch: Any, best: Any, tokens: int, d_in: int, d_out: int,
+                   recipe_name: str, device: str) -> dict[str, Any]:
+    import transformer_engine.pytorch as te
+    from transformer_engine.common import recipe as te_recipe
+
+    recipe = (te_recipe.DelayedScaling() if recipe_name in ("delayed", "") else
+              te_recipe.Float8CurrentScaling() if recipe_name == "current" else
+              te_recipe.MXFP8BlockScaling() if recipe_name == "mxfp8" else te_recipe.DelayedScaling())
+    lin = te.Linear(d_in, d_out, bias=False, params_dtype=torch.bfloat16, device=device)
+    x = torch.randn(tokens, d_in, device=device, dtype=torch.bfloat16, requires_grad=True)
+    g = torch.randn(tokens, d_out, device=device, dtype=torch.bfloat16) * 1e-3
+
+    def step(fp8: bool) -> None:
+        with te.fp8_autocast(enabled=fp8, fp8_recipe=recipe):
+            y = lin(x)
+        y.backward(g)
+    bf16_s = best(lambda: step(False))
+    fp8_s = best(lambda: step(True))
+    return {"bf16": {"fwd+bwd": bf16_s}, "fp8": {"fwd+bwd": fp8_s}, "cast": {}}
+
+
+def other_time(torch: Any, best: Any, shape: dict[str, Any], device: str) -> dict[str, Any]:
+    """Attention (timed), LM head (timed), the rest (estimated from the copy bandwidth)."""
+    import torch.nn.functional as F
+
+    bf = torch.bfloat16
+    tp = max(int(shape.get("tp") or 1), 1)
+    heads, hd = shape["heads"] // tp, shape["hidden"] // shape["heads"]
+    mb, seq, tokens = shape["micro_batch"], shape["seq"], shape["micro_batch"] * shape["seq"]
+    q = torch.randn(mb, heads, seq, hd, device=device, dtype=bf, requires_grad=True)
+    k = torch.randn(mb, heads, seq, hd, device=device, dtype=bf, requires_grad=True)
+    v = torch.randn(mb, heads, seq, hd, device=device, dtype=bf, requires_grad=True)
+    go = torch.randn(mb, heads, seq, hd, device=device, dtype=bf)
+
+    def attn() -> None:
+        F.scaled_dot_product_attention(q, k, v, is_causal=True).backward(go)
+    attn_s = best(attn)
+    del q, k, v, go
+    buf = torch.empty(64 << 20, device=device, dtype=torch.uint8)
+    dst = torch.empty_like(buf)
+    copy_s = best(lambda: dst.copy_(buf))
+    bandwidth = 2 * buf.numel() / copy_s           # bytes read + written per second
+    del buf, dst
+    layers = shape.get("layers") or 1
+    elem_bytes = tokens * (ELEM_BYTES_PER_HIDDEN * shape["hidden"] + ELEM_BYTES_PER_FFN *
+                           shape["ffn"] // tp) * layers
+    out = {"attention_s": attn_s * layers, "elementwise_s": elem_bytes / bandwidth,
+           "bandwidth_gbs": round(bandwidth / 1e9, 1), "head_s": 0.0, "optimizer_s": 0.0}
+    if shape.get("layers") and shape.get("vocab"):
+        vocab = shape["vocab"] // tp
+        x = torch.randn(tokens, shape["hidden"], device=device, dtype=bf)
+        w = torch.randn(vocab, shape["hidden"], device=device, dtype=bf)
+        dy = torch.randn(tokens, vocab, device=device, dtype=bf)
+        out["head_s"] = best(lambda: x @ w.t()) + best(lambda: dy @ w) + best(lambda: dy.t() @ x)
+        out["head_s"] += 3 * tokens * vocab * 4 / bandwidth          # softmax + loss, fp32
+        del x, w, dy
+        h, f = shape["hidden"], shape["ffn"]
+        kv = h // shape["heads"] * shape["kv_heads"]
+        per_layer = h * (h + 2 * kv) + h * h + h * f * (3 if shape.get("gated", True) else 2)
+        params = (per_layer * layers + 2 * vocab * h) / tp
+        out["optimizer_s"] = params * OPTIMIZER_BYTES_PER_PARAM / bandwidth
+    return out
+
+
+def run(request: dict[str, Any]) -> dict[str, Any]:
+    import torch
+
+    device = request.get("device", "cuda")
+    if not torch.cuda.is_available():
+        return {"status": "skipped", "reason": "torch sees no CUDA device (timing needs a GPU)",
+                "torch": torch.__version__}
+    torch.backends.cuda.matmul.allow_tf32 = True
+    best = _timer(torch)
+    shape = request["shape"]
+    tokens = shape["micro_batch"] * shape["seq"]
+    backend, recipe = request.get("backend") or "torchao", request.get("recipe") or "tensorwise"
+    rowwise = recipe == "rowwise"
+    started = time.perf_counter()
+    use_te = backend == "te"
+    if use_te:
+        try:
+            import transformer_engine.pytorch  # noqa: F401
+        except Exception as exc:  # noqa: BLE001
+            return {"status": "failed", "reason": f"backend te: transformer_engine does not "
+                    f"import here ({type(exc).__name__}: {str(exc)[:200]})"}
+    ao_problem: str | None = None
+    if not use_te:
+        try:
+            import torchao.float8  # noqa: F401
+        except Exception as exc:  # noqa: BLE001 - the modelled casts still give an answer
+            ao_problem = (f"torchao.float8 does not import ({type(exc).__name__}): casts "
+                          "modelled instead of timed")
+    cast = None if use_te or ao_problem is None else _casts(torch, rowwise)
+    linears = []
+    for lin in request["linears"]:
+        if use_te:
+            t = time_linear_te(torch, best, tokens, lin["d_in"], lin["d_out"], recipe, device)
+        else:
+            # The GEMMs alone (for the per-GEMM table and chart), then the whole layer as
+            # torchao runs it, which is what the prediction uses.
+            t = time_linear_scaled_mm(torch, best, cast, tokens, lin["d_in"], lin["d_out"],
+                                      rowwise, device)
+            if ao_problem is None:
+                t["whole"] = time_linear_torchao(torch, best, tokens, lin["d_in"],
+                                                 lin["d_out"], rowwise, device)
+        linears.append({**lin, **t})
+        torch.cuda.empty_cache()
+    other = other_time(torch, best, shape, device)
+    return {"status": "ok", "device_name": torch.cuda.get_device_name(0), "torch": torch.__version__,
+            "backend": "te" if use_te else "torchao" if ao_problem is None else "scaled_mm",
+            "note": ao_problem, "recipe": recipe, "linears": linears,
+            "other": other, "seconds": round(time.perf_counter() - started, 2)}
+
+
+def main() -> int:
+    try:
+        request = json.loads(sys.argv[1])
+        result = run(request)
+    except Exception as exc:  # noqa: BLE001 - the parent turns this into a clear failure
+        result = {"status": "failed", "reason": f"{type(exc).__name__}: {str(exc)[:500]}"}
+    print(json.dumps(result), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,113 @@
+"""Text, Markdown and JSON output of ``fp8-doctor speedup``, and the optional PNG chart of FP8
+vs BF16 by GEMM shape (matplotlib, the ``plot`` extra; without it the chart is skipped, said)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from preflight.speedup.run import SpeedupReport
+
+
+def gemm_rows(report: SpeedupReport) -> list[dict[str, Any]]:
+    """Per GEMM: shape, count, and (when timed) BF16 / FP8 ms and the GEMM-only speed-up."""
+    timed = {lin["name"]: lin for lin in report.timing.get("linears") or []}
+    rows = []
+    for g in report.gemms:
+        row = dict(g)
+        lin = timed.get(g["linear"])
+        if lin and g["pass"] in lin["bf16"]:
+            b, f = lin["bf16"][g["pass"]], lin["fp8"][g["pass"]]
+            row.update(bf16_ms=round(b * 1e3, 3), fp8_ms=round(f * 1e3, 3),
+                       speedup=round(b / f, 2) if f else None)
+        rows.append(row)
+    return rows
+
+
+def render_json(report: SpeedupReport) -> str:
+    doc = report.to_dict()
+    doc["gemms"] = gemm_rows(report)
+    return json.dumps(doc, indent=2)
+
+
+def _lines(report: SpeedupReport, md: bool) -> list[str]:
+    s, p = report.shape, report.prediction
+    out = [("## " if md else "") + "FP8 speed-up to expect for this model", ""]
+    if s is None:
+        return out + [f"Undetermined: {report.why_not}"]
+    layers = s.layers if s.layers else "? (per layer)"
+    out.append(f"Model: hidden {s.hidden}, FFN {s.ffn}{' (gated)' if s.gated else ''}, "
+               f"{s.heads} heads ({s.kv_heads} KV), {layers} layers, vocab {s.vocab or '?'}; "
+               f"micro-batch {s.micro_batch} x seq {s.seq} = {s.tokens} tokens per rank"
+               + (f", TP {s.tp}" if s.tp > 1 else ""))
+    out.append(f"FP8 recipe timed: {report.backend} {report.recipe}"
+               + (f" on {report.timing.get('device_name')}" if report.timing.get("device_name")
+                  else ""))
+    out.append("")
+    head = ["linear", "pass", "M x K x N", "count", "BF16 ms", "FP8 ms", "speed-up"]
+    rows = [[r["linear"], r["pass"], f"{r['m']} x {r['k']} x {r['n']}", str(r["count"]),
+             str(r.get("bf16_ms", "-")), str(r.get("fp8_ms", "-")),
+             f"{r['speedup']:.2f}x" if r.get("speedup") else "-"] for r in gemm_rows(report)]
+    if md:
+        out += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        out += ["| " + " | ".join(r) + " |" for r in rows]
+    else:
+        widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)]
+        out.append("  ".join(h.ljust(w) for h, w in zip(head, widths)))
+        out += ["  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows]
+    out.append("")
+    from preflight.speedup.run import timings_from
+
+    for t in timings_from(report.timing):
+        out.append(f"  {t.linear}: BF16 {t.bf16_s * 1e3:.3f} ms, FP8 {t.fp8_s * 1e3:.3f} ms "
+                   f"(GEMMs {t.fp8_gemm_s * 1e3:.3f}, casts and the rest "
+                   f"{t.cast_s * 1e3:.3f}) per layer, forward + backward")
+    if p is None:
+        return out + ["", f"Undetermined: {report.why_not}"]
+    other = report.timing.get("other") or {}
+    out += ["", f"Linear layers: {p.linear_speedup:.2f}x  ({p.linear_bf16_s * 1e3:.1f} ms BF16 -> "
+                f"{p.linear_fp8_s * 1e3:.1f} ms FP8 per step)",
+            f"Rest of the step (not FP8): {p.other_s * 1e3:.1f} ms (attention "
+            f"{other.get('attention_s', 0) * 1e3:.1f}, LM head {other.get('head_s', 0) * 1e3:.1f}"
+            f" timed; elementwise {other.get('elementwise_s', 0) * 1e3:.1f}, optimizer "
+            f"{other.get('optimizer_s', 0) * 1e3:.1f} estimated)",
+            f"Predicted step speed-up: {p.step_speedup:.2f}x", "", p.verdict]
+    out += [f"  note: {n}" for n in p.notes]
+    return out
+
+
+def render_text(report: SpeedupReport) -> str:
+    return "\n".join(_lines(report, md=False)) + "\n"
+
+
+def render_markdown(report: SpeedupReport, chart: str | None = None) -> str:
+    lines = _lines(report, md=True)
+    if chart:
+        lines += ["", f"![FP8 vs BF16 by GEMM shape]({chart})"]
+    return "\n".join(lines) + "\n"
+
+
+def write_chart(report: SpeedupReport, path: str) -> str | None:
+    """A bar chart of the GEMM-only speed-up per GEMM; the reason when it cannot be drawn."""
+    rows = [r for r in gemm_rows(report) if r.get("speedup")]
+    if not rows:
+        return "no timed GEMM to plot"
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return "matplotlib is not installed (pip install 'fp8-doctor[plot]')"
+    fig, ax = plt.subplots(figsize=(max(6, len(rows) * 0.55), 3.6))
+    labels = [f"{r['linear']} {r['pass']}\n{r['m']}x{r['k']}x{r['n']}" for r in rows]
+    colors = ["#2a9d8f" if r["speedup"] >= 1 else "#e76f51" for r in rows]
+    ax.bar(range(len(rows)), [r["speedup"] for r in rows], color=colors)
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_xticks(range(len(rows)), labels, fontsize=6, rotation=60, ha="right")
+    ax.set_ylabel("FP8 GEMM speed-up vs BF16")
+    ax.set_title("FP8 vs BF16 by GEMM shape (GEMMs only, casts excluded)", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return None

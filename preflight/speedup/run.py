@@ -1,0 +1,107 @@
+"""``fp8-doctor speedup``: shapes from the job, GPU timing in a child, the prediction.
+
+The child (:mod:`.child`) imports torch, so it never runs in this process; it is bounded in
+time and output like every other child (:mod:`preflight.probes.proc`). Without a GPU the GEMM
+list is still shown and the prediction is undetermined, with the reason.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from preflight.facts import Unknown
+from preflight.speedup import ModelShape, Prediction, Timing, gemm_table, linears, predict
+
+TIMEOUT_S = 300.0
+
+
+@dataclass(frozen=True)
+class SpeedupReport:
+    shape: ModelShape | None
+    gemms: list[dict[str, Any]]
+    prediction: Prediction | None
+    timing: dict[str, Any]                # the child's raw result (device, per-GEMM times)
+    why_not: str = ""                     # set when no prediction could be made
+    backend: str = "torchao"
+    recipe: str = "tensorwise"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"schema_version": "1.0",
+                "shape": asdict(self.shape) if self.shape else None,
+                "backend": self.backend, "recipe": self.recipe,
+                "gemms": self.gemms, "timing": self.timing,
+                "prediction": asdict(self.prediction) if self.prediction else None,
+                "why_not": self.why_not or None}
+
+
+def backend_of(facts: Mapping[str, Any]) -> tuple[str, str]:
+    """The job's FP8 backend and recipe (intent.*), torchao tensorwise when unsaid."""
+    backend = facts.get("intent.backend")
+    recipe = facts.get("intent.recipe")
+    b = backend if backend in ("te", "torchao") else "torchao"
+    r = recipe if isinstance(recipe, str) and not isinstance(recipe, Unknown) else (
+        "delayed" if b == "te" else "tensorwise")
+    return b, r
+
+
+def timings_from(result: Mapping[str, Any]) -> list[Timing]:
+    out = []
+    for lin in result.get("linears") or []:
+        bf16 = sum(lin["bf16"].values())
+        gemm8 = sum(lin["fp8"].values())
+        whole = lin.get("whole")
+        if whole:       # the layer as the backend runs it: casts are what the GEMMs do not explain
+            out.append(Timing(lin["name"], whole["bf16_s"], whole["fp8_s"], gemm8,
+                              max(0.0, whole["fp8_s"] - gemm8)))
+            continue
+        cast = sum((lin.get("cast") or {}).values())
+        out.append(Timing(lin["name"], bf16, gemm8 + cast, gemm8, cast))
+    return out
+
+
+def other_seconds(other: Mapping[str, Any]) -> float:
+    return float(sum(other.get(k, 0.0) for k in ("attention_s", "elementwise_s", "head_s",
+                                                  "optimizer_s")))
+
+
+def speedup(facts: Mapping[str, Any], shape: ModelShape | Unknown, *, device: str = "cuda",
+            backend: str | None = None, recipe: str | None = None,
+            timeout: float = TIMEOUT_S) -> SpeedupReport:
+    from preflight.probes import proc
+
+    b, r = backend_of(facts)
+    b, r = backend or b, recipe or r
+    if isinstance(shape, Unknown):
+        return SpeedupReport(None, [], None, {}, why_not=shape.reason, backend=b, recipe=r)
+    gemms = gemm_table(shape)
+    request = {"device": device, "backend": b, "recipe": r, "shape": asdict(shape),
+               "linears": [{"name": lin.name, "d_in": lin.d_in, "d_out": lin.d_out}
+                           for lin in linears(shape)]}
+    res = proc.run([sys.executable, "-m", "preflight.speedup.child", json.dumps(request)],
+                   timeout)
+    last = res.stdout.strip().splitlines()[-1:] if res.stdout.strip() else []
+    try:
+        result = json.loads(last[0]) if last else {}
+    except ValueError:
+        result = {}
+    if not isinstance(result, dict) or result.get("status") != "ok":
+        why = (result.get("reason") if isinstance(result, dict) and result.get("reason") else
+               "timed out" if res.timed_out else
+               f"timing child ended with {res.returncode}: "
+               f"{proc.error_line(res.stderr, 300) or res.error or 'no output'}")
+        return SpeedupReport(shape, gemms, None, result if isinstance(result, dict) else {},
+                             why_not=f"no timing: {why}", backend=b, recipe=r)
+    notes = tuple(n for n in shape.source if "unknown" in n)
+    if result.get("note"):
+        notes += (str(result["note"]),)
+    elif result.get("backend") == "torchao":
+        notes += ("each linear timed whole (forward + backward) as torchao's compiled Float8Linear "
+                  "against a compiled nn.Linear; the GEMM columns are the FP8 GEMMs alone",)
+    notes += ("attention and the LM head timed in BF16 (they stay BF16); norms, activations, "
+              "residuals, loss and optimizer estimated from the measured copy bandwidth",)
+    prediction = predict(shape, timings_from(result), other_seconds(result["other"]), notes)
+    return SpeedupReport(shape, gemms, prediction, result, backend=b, recipe=r)

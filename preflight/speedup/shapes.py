@@ -1,0 +1,191 @@
+"""The model's shapes, from what the job gives: an HF ``config.json`` (named, or next to the
+model a config names), a known model name, or the framework's own size flags (Megatron, NeMo,
+llm-foundry, torchtitan flavors) as the config readers already turned them into facts.
+
+Every value says where it came from; what is not given is either a stated default (and said so)
+or makes the whole shape Unknown with the reason: a prediction on guessed shapes is no
+prediction.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from preflight.facts import Unknown
+from preflight.speedup import ModelShape
+
+MAX_CONFIG_BYTES = 1 << 20   # an HF config.json is a few KB
+
+# (hidden, ffn, heads, kv_heads, layers, vocab), from each model's config.json on the Hugging
+# Face Hub (hidden_size, intermediate_size, num_attention_heads, num_key_value_heads,
+# num_hidden_layers, vocab_size). Matched on the lower-cased name's last path part.
+KNOWN: dict[str, tuple[int, int, int, int, int, int]] = {
+    "llama-2-7b": (4096, 11008, 32, 32, 32, 32000),
+    "llama-2-13b": (5120, 13824, 40, 40, 40, 32000),
+    "llama-2-70b": (8192, 28672, 64, 8, 80, 32000),
+    "meta-llama-3-8b": (4096, 14336, 32, 8, 32, 128256),
+    "llama-3.1-8b": (4096, 14336, 32, 8, 32, 128256),
+    "meta-llama-3.1-8b": (4096, 14336, 32, 8, 32, 128256),
+    "meta-llama-3-70b": (8192, 28672, 64, 8, 80, 128256),
+    "llama-3.1-70b": (8192, 28672, 64, 8, 80, 128256),
+    "llama-3.3-70b": (8192, 28672, 64, 8, 80, 128256),
+    "llama-3.2-1b": (2048, 8192, 32, 8, 16, 128256),
+    "llama-3.2-3b": (3072, 8192, 24, 8, 28, 128256),
+    "mistral-7b": (4096, 14336, 32, 8, 32, 32000),
+    "qwen2.5-0.5b": (896, 4864, 14, 2, 24, 151936),
+    "qwen2.5-1.5b": (1536, 8960, 12, 2, 28, 151936),
+    "qwen2.5-7b": (3584, 18944, 28, 4, 28, 152064),
+    "qwen2.5-14b": (5120, 13824, 40, 8, 48, 152064),
+    "qwen2.5-72b": (8192, 29568, 64, 8, 80, 152064),
+}
+# torchtitan llama3 flavors (torchtitan/models/llama3/__init__.py at v0.1.0): heads, kv, layers.
+TITAN = {"8B": (32, 8, 32), "70B": (64, 8, 80), "405B": (128, 8, 126)}
+TITAN_VOCAB = 128256
+
+# Fact names that carry each value, per framework (raw config keys as the readers give them).
+_KEYS: dict[str, tuple[str, ...]] = {
+    "heads": ("config.megatron.num_attention_heads", "config.nemo.model.num_attention_heads",
+              "config.llmfoundry.model.n_heads"),
+    "kv_heads": ("config.megatron.num_query_groups", "config.nemo.model.num_query_groups",
+                 "config.llmfoundry.model.attn_config.kv_n_heads"),
+    "layers": ("config.megatron.num_layers", "config.nemo.model.num_layers",
+               "config.llmfoundry.model.n_layers"),
+    "vocab": ("config.llmfoundry.model.vocab_size", "config.megatron.vocab_size"),
+    "seq": ("config.megatron.seq_length", "config.nemo.model.encoder_seq_length",
+            "config.llmfoundry.max_seq_len", "config.torchtitan.training.seq_len",
+            "config.hf_trainer.max_seq_length", "config.hf_trainer.cutoff_len",
+            "config.hf_trainer.sequence_len"),
+    "micro_batch": ("config.megatron.micro_batch_size", "config.nemo.model.micro_batch_size",
+                    "config.llmfoundry.device_train_microbatch_size",
+                    "config.torchtitan.training.local_batch_size",
+                    "config.torchtitan.training.batch_size",
+                    "config.hf_trainer.per_device_train_batch_size",
+                    "config.hf_trainer.micro_batch_size"),
+    "tp": ("config.megatron.tensor_model_parallel_size",
+           "config.nemo.model.tensor_model_parallel_size"),
+    "model": ("config.hf_trainer.model_name_or_path", "config.hf_trainer.base_model"),
+}
+
+
+def _int(v: Any) -> int | None:
+    return v if isinstance(v, int) and not isinstance(v, bool) and 0 < v < 2**40 else None
+
+
+def _first(facts: Mapping[str, Any], what: str) -> tuple[Any, str] | None:
+    for name in _KEYS[what]:
+        if name in facts and not isinstance(facts[name], Unknown):
+            return facts[name], name
+    return None
+
+
+def read_hf_config(path: str) -> dict[str, Any]:
+    """An HF ``config.json`` (bounded read); raises ValueError with the reason."""
+    try:
+        if not os.path.isfile(path):
+            raise ValueError(f"{path}: not a regular file")
+        with open(path, "rb") as fh:
+            raw = fh.read(MAX_CONFIG_BYTES + 1)
+    except OSError as exc:
+        raise ValueError(f"{path}: {exc.strerror or exc}") from None
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ValueError(f"{path}: over {MAX_CONFIG_BYTES} bytes, not a model config.json")
+    try:
+        doc = json.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        raise ValueError(f"{path}: not JSON ({exc})") from None
+    if not isinstance(doc, dict):
+        raise ValueError(f"{path}: not a JSON object")
+    cfg = doc.get("text_config") if isinstance(doc.get("text_config"), dict) else doc
+    need = ("hidden_size", "intermediate_size", "num_attention_heads", "num_hidden_layers")
+    missing = [k for k in need if _int(cfg.get(k)) is None]
+    if missing:
+        raise ValueError(f"{path}: no usable {', '.join(missing)} (is it a decoder LM config?)")
+    return cfg
+
+
+def _from_hf(cfg: Mapping[str, Any], where: str) -> dict[str, tuple[Any, str]]:
+    heads = cfg["num_attention_heads"]
+    return {"hidden": (cfg["hidden_size"], where), "ffn": (cfg["intermediate_size"], where),
+            "heads": (heads, where), "layers": (cfg["num_hidden_layers"], where),
+            "kv_heads": (_int(cfg.get("num_key_value_heads")) or heads, where),
+            "vocab": (_int(cfg.get("vocab_size")), where),
+            "gated": (str(cfg.get("hidden_act", "silu")) in ("silu", "swiglu", "gelu_pytorch_tanh",
+                                                               "geglu"), where)}
+
+
+def _known(name: str) -> dict[str, tuple[Any, str]] | None:
+    key = name.rstrip("/").rsplit("/", 1)[-1].lower()
+    for stem in sorted(KNOWN, key=len, reverse=True):
+        if key.startswith(stem) or key == stem:
+            h, f, a, kv, n, v = KNOWN[stem]
+            where = f"known model {stem} (its config.json on the Hugging Face Hub)"
+            return {k: (val, where) for k, val in zip(
+                ("hidden", "ffn", "heads", "kv_heads", "layers", "vocab"), (h, f, a, kv, n, v))}
+    return None
+
+
+def model_shape(facts: Mapping[str, Any], *, model_config: str | None = None,
+                seq: int | None = None, micro_batch: int | None = None) -> ModelShape | Unknown:
+    """The shape for ``facts`` (config facts and intent.shapes.*), or Unknown with the reason."""
+    got: dict[str, tuple[Any, str]] = {}
+    if model_config:
+        try:
+            got.update(_from_hf(read_hf_config(model_config), model_config))
+        except ValueError as exc:
+            return Unknown(str(exc))
+    elif (model := _first(facts, "model")) and isinstance(model[0], str):
+        local = os.path.join(model[0], "config.json")
+        if os.path.isfile(local):
+            try:
+                got.update(_from_hf(read_hf_config(local), local))
+            except ValueError as exc:
+                return Unknown(str(exc))
+        elif known := _known(model[0]):
+            got.update(known)
+    flavor = facts.get("config.torchtitan.model.flavor")
+    if isinstance(flavor, str) and flavor in TITAN:
+        a, kv, n = TITAN[flavor]
+        where = f"torchtitan llama3 flavor {flavor}"
+        got.update({"heads": (a, where), "kv_heads": (kv, where), "layers": (n, where),
+                    "vocab": (TITAN_VOCAB, where)})
+    for what, fact in (("hidden", "intent.shapes.hidden"), ("ffn", "intent.shapes.ffn")):
+        if what not in got and _int(facts.get(fact)):
+            got[what] = (facts[fact], fact)
+    for what in ("heads", "kv_heads", "layers", "vocab", "seq", "micro_batch", "tp"):
+        if what not in got and (hit := _first(facts, what)) and _int(hit[0]):
+            got[what] = hit
+    if seq:
+        got["seq"] = (seq, "--seq")
+    if micro_batch:
+        got["micro_batch"] = (micro_batch, "--micro-batch")
+    if "gated" not in got and isinstance(facts.get("config.megatron.swiglu"), bool):
+        got["gated"] = (facts["config.megatron.swiglu"], "config.megatron.swiglu")
+    missing = [k for k in ("hidden", "ffn", "heads") if k not in got]
+    if missing:
+        return Unknown(f"the configs read do not give the model's {', '.join(missing)}: pass "
+                       "--model-config path/to/config.json (an HF model config)")
+    notes = []
+    if "seq" not in got or "micro_batch" not in got:
+        tokens = _int(facts.get("intent.shapes.tokens"))
+        if not tokens and "seq" not in got:
+            return Unknown("the configs read do not give the sequence length and micro-batch: "
+                           "pass --seq N --micro-batch N")
+        if "seq" not in got:
+            got["seq"] = (tokens, "intent.shapes.tokens (micro-batch of 1 assumed)")
+        if "micro_batch" not in got:
+            got["micro_batch"] = (max(1, (tokens or got["seq"][0]) // got["seq"][0]),
+                                  "intent.shapes.tokens / seq" if tokens else "default 1")
+    for key, default in (("kv_heads", got["heads"][0]), ("tp", 1), ("gated", True)):
+        if key not in got:
+            got[key] = (default, f"default {default}")
+    if "layers" not in got:
+        notes.append("layers unknown: per-layer prediction, the LM head and optimizer left out")
+    return ModelShape(
+        hidden=got["hidden"][0], ffn=got["ffn"][0], heads=got["heads"][0],
+        kv_heads=got["kv_heads"][0], layers=got.get("layers", (None,))[0],
+        vocab=got.get("vocab", (None,))[0], seq=got["seq"][0],
+        micro_batch=got["micro_batch"][0], gated=bool(got["gated"][0]), tp=got["tp"][0],
+        source=tuple(f"{k}={v[0]} from {v[1]}" for k, v in got.items()) + tuple(notes))
