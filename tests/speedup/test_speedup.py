@@ -95,6 +95,25 @@ def test_shape_from_megatron_flags_read_by_the_config_readers(tmp_path: Path) ->
     assert s.gated
 
 
+AXOLOTL = """\
+base_model: meta-llama/Llama-3.1-8B
+sequence_len: 4096
+micro_batch_size: 2
+datasets:
+  - path: tatsu-lab/alpaca
+    type: alpaca
+"""
+
+
+def test_shape_from_an_axolotl_job_naming_a_known_model(tmp_path: Path) -> None:
+    job = tmp_path / "axolotl.yaml"
+    job.write_text(AXOLOTL)
+    facts, *_ = api.collect_facts(api.CheckOptions(paths=(str(job),)))
+    s = model_shape(facts.values)
+    assert isinstance(s, ModelShape), s
+    assert (s.hidden, s.layers, s.seq, s.micro_batch) == (4096, 32, 4096, 2)
+
+
 def test_known_model_name_and_unknown_shapes(tmp_path: Path) -> None:
     s = model_shape({"config.hf_trainer.model_name_or_path": "meta-llama/Llama-3.1-8B",
                      "config.hf_trainer.per_device_train_batch_size": 2,
