@@ -122,6 +122,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="lowest severity that makes the exit code 1 (default: %(default)s)")
     p.add_argument("--rules", action="append", default=[], metavar="DIR",
                    help="load rules from DIR instead of the bundled rule base (repeatable)")
+    p.add_argument("--strict", action="store_true", default=None,
+                   help="also fail (exit 1) on rules left undetermined at or above --fail-on, "
+                        "and when the job asks for FP8 but the smoke step could not run")
     _add_output(p)
 
     p = sub.add_parser("snapshot", help="write the facts of this machine (and configs) as JSON")
@@ -218,6 +221,7 @@ def _options(args: argparse.Namespace):  # -> CheckOptions
         smoke=getattr(args, "smoke", False), smoke_options=smoke_options, deep=args.deep,
         rules_paths=tuple(getattr(args, "rules", []) or ()),
         fail_on=getattr(args, "fail_on", "error"),
+        strict=bool(getattr(args, "strict", False)),
     )
 
 
