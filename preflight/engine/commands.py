@@ -21,6 +21,7 @@ from typing import Any
 
 from preflight.engine import catalogue
 from preflight.engine.evaluate import outcome
+from preflight.engine.fixcheck import check_fixed, needs_fixed_case
 from preflight.engine.loader import collect, find_rule_files, load_rules, no_rule_files
 from preflight.engine.model import Problem, Rule, RuleSet
 from preflight.errors import UserInputError
@@ -121,7 +122,10 @@ def rule_to_dict(rule: Rule) -> dict[str, Any]:
         "fix": {"text": rule.fix.text, "commands": list(rule.fix.commands)},
         "references": [{"type": r.type, "url": r.url} for r in rule.references],
         "tests": [{"name": c.name, "facts": {k: encode_value(v) for k, v in c.facts.items()},
-                   "expect": c.expect, "line": c.line} for c in rule.tests],
+                   "expect": c.expect, "line": c.line,
+                   **({"fixed": {"set": {k: encode_value(v) for k, v in c.fixed.set.items()},
+                                 "unset": list(c.fixed.unset)}} if c.fixed else {})}
+                  for c in rule.tests],
         "withdrawn": rule.withdrawn,
         "modified": rule.modified,
         "published": rule.published,
@@ -161,6 +165,8 @@ def run_tests(ruleset: RuleSet) -> list[dict[str, Any]]:
             results.append({"rule": rule.id, "case": case.name, "line": case.line,
                             "path": rule.path, "expected": case.expect, "got": got,
                             "ok": got == case.expect})
+            if case.fixed is not None:
+                results.append(check_fixed(rule, case, ruleset))
     return results
 
 
@@ -204,6 +210,11 @@ def lint_rule(rule: Rule) -> list[Problem]:
             f"(expected {rule.id}.yaml)")
     if not rule.references:
         add("no references: every rule needs at least one", "references")
+    if needs_fixed_case(rule):
+        out.append(Problem(rule.path, _key_line(rule.path, "tests"),
+                           "no fix round-trip: the condition reads a config setting, so a fire "
+                           "case should say what following the fix changes (fixed: {set, "
+                           "unset}); see docs/rule-format.md", "warning"))
     kinds = {c.expect for c in rule.tests}
     for needed in ("fire", "quiet"):
         if needed not in kinds:
