@@ -44,6 +44,10 @@ class Report:
     strict: bool = False
     """``--strict``: undetermined rules and an FP8 job's smoke step that could not run became
     findings (``FP8D-STRICT-*``) when the report was built."""
+    baselined: tuple[Finding, ...] = ()
+    """Findings the ``--baseline`` file accepted: shown, never counted for the exit code."""
+    ignored: tuple[str, ...] = ()
+    """Rule ids ``--ignore`` dropped from ``findings`` and ``undetermined``."""
 
     def summary(self) -> dict[str, int]:
         """Counts of fired findings per severity."""
@@ -90,6 +94,9 @@ class Report:
             "summary": self.summary(),
             "environment": self.environment.to_dict() if self.environment else None,
             "strict": self.strict,
+            "baselined": [f.to_dict() for f in sorted(
+                self.baselined, key=lambda f: (-f.severity.rank, f.rule_id))],
+            "ignored": list(self.ignored),
             "exit_code": self.exit_code(),
         }
 

@@ -22,7 +22,9 @@ from typing import Any
 from preflight.engine import catalogue
 from preflight.engine.evaluate import outcome
 from preflight.engine.fixcheck import check_fixed, needs_fixed_case
-from preflight.engine.loader import collect, find_rule_files, load_rules, no_rule_files
+from preflight.engine.loader import (
+    bundled_rules_dir, collect, find_rule_files, load_rules, no_rule_files,
+)
 from preflight.engine.model import Problem, Rule, RuleSet
 from preflight.errors import UserInputError
 from preflight.facts import Facts, encode_value
@@ -31,6 +33,9 @@ Write = Callable[[str, "str | None"], None]
 AREAS = ("HW", "CUDA", "TORCH", "TE", "TAO", "ACC", "DS", "FSDP", "LLMF", "MEG", "TT", "PL", "HF",
          "NEMO", "SMOKE", "RT", "CLU")
 ID_RE = re.compile(r"^FP8D-(?P<area>[A-Z]+)-(?P<num>\d{4})$")
+# A rule pack's own ids (issue 12): PREFIX-NNNN or PREFIX-AREA-NNNN, e.g. ACME-0001, ACME-DS-0001.
+# FP8D- stays the bundled base's scheme (a pack using it must follow it, areas included).
+PACK_ID_RE = re.compile(r"^[A-Z][A-Z0-9]{1,15}(?:-[A-Z][A-Z0-9]{0,15})?-\d{4}$")
 _STATE = {True: "fire", False: "quiet", None: "undetermined"}
 
 
@@ -202,8 +207,13 @@ def lint_rule(rule: Rule) -> list[Problem]:
         out.append(Problem(rule.path, _key_line(rule.path, key), msg))
 
     m = ID_RE.match(rule.id)
-    if not m or m.group("area") not in AREAS:
-        add(f"id {rule.id!r} does not follow FP8D-<AREA>-NNNN with AREA in {' '.join(AREAS)}")
+    if rule.id.startswith("FP8D-") or _bundled(rule):
+        if not m or m.group("area") not in AREAS:
+            add(f"id {rule.id!r} does not follow FP8D-<AREA>-NNNN with AREA in "
+                f"{' '.join(AREAS)}")
+    elif not PACK_ID_RE.match(rule.id):
+        add(f"id {rule.id!r} does not follow PREFIX-NNNN or PREFIX-AREA-NNNN (upper-case "
+            "letters and digits, e.g. ACME-0001 or ACME-DS-0001)")
     stem = Path(rule.path).stem
     if stem != rule.id:
         add(f"id {rule.id!r} does not match its file name {Path(rule.path).name!r} "
@@ -221,6 +231,14 @@ def lint_rule(rule: Rule) -> list[Problem]:
             add(f"no test case that expects {needed!r}: each rule needs at least one case where "
                 "it fires and one where it stays quiet", "tests" if rule.tests else "id")
     return out
+
+
+def _bundled(rule: Rule) -> bool:
+    """A rule file of the bundled base (which must use the FP8D- scheme)."""
+    try:
+        return Path(rule.path).resolve().is_relative_to(bundled_rules_dir().resolve())
+    except OSError:
+        return False
 
 
 def _key_line(path: str, key: str) -> int | None:
