@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 # Findings that arise outside the rules (they can be ignored by id like any rule).
 BUILTIN_IDS = frozenset({"FP8D-CFG-UNREADABLE", "FP8D-PROBE-CRASH", "FP8D-ENV-NOT-TRAINING",
+                         "FP8D-ENV-FP8-ON-CPU",
                          "FP8D-STRICT-UNDETERMINED", "FP8D-STRICT-SMOKE"})
 
 Progress = Callable[[str], None]

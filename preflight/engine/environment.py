@@ -209,3 +209,44 @@ def environment_finding(judged: EnvironmentJudged, facts: Mapping[str, Any]) -> 
         confidence="verified",
         tags=("environment",),
     )
+
+
+LIVE_CPU_ID = "FP8D-ENV-FP8-ON-CPU"
+
+
+def live_environment(facts: Any) -> Any:
+    """``facts`` plus this process's packages and allow-listed settings (``preflight.inspect``).
+
+    importlib.metadata and the environment only: nothing imported, nothing native loaded.
+    """
+    from preflight.probes.base import guarded
+    from preflight.probes.packages import probe_packages
+    from preflight.probes.runtime import probe_runtime
+
+    for name, probe in (("packages", probe_packages), ("runtime", probe_runtime)):
+        result = guarded(name, probe)
+        new = {k: v for k, v in result.facts.items() if k not in facts}
+        facts = facts.merged(new, result.provenance, source=result.name)
+    return facts
+
+
+def live_finding(facts: Mapping[str, Any]) -> Finding | None:
+    """FP8 expected but the model lives on the CPU: say so (issue 12: an HF run with
+    ACCELERATE_MIXED_PRECISION=fp8 on a CPU reported 0 errors and nothing else)."""
+    devices = facts.get("runtime.model.device_types")
+    if facts.get("runtime.expect_fp8") is not True or devices != ["cpu"]:
+        return None
+    return Finding(
+        rule_id=LIVE_CPU_ID,
+        severity=Severity.WARNING,
+        title="FP8 is expected but the model is on the CPU",
+        message=(f"FP8 is expected ({facts.get('runtime.expect_fp8_from')}) but every parameter "
+                 "of the inspected model is on the CPU: whatever FP8 modules it holds, no GPU FP8 "
+                 "GEMM runs here, so this inspection says nothing about FP8 on the training GPU."),
+        fix=Fix("Inspect the run on the training GPU node (the model moved to CUDA), or "
+                f"{facts.get('runtime.expect_fp8_off')} for a CPU dry run."),
+        evidence=(Evidence("runtime.model.device_types", devices, "inspect"),
+                  Evidence("runtime.expect_fp8", True, "inspect")),
+        confidence="verified",
+        tags=("environment", "runtime"),
+    )
