@@ -334,7 +334,6 @@ def runtime_facts(model: Any, optimizer: Any = None, accelerator: Any = None,
         optimizer = getattr(engine, "optimizer", None)
     optimizer = _unwrap_optimizer(optimizer)
     values: dict[str, Any] = {"runtime.inspected": True, "runtime.expect_fp8": expect_fp8,
-                              # What the messages say; a callback replaces them with its own terms.
                               "runtime.expect_fp8_from": f"inspect(expect_fp8={expect_fp8})",
                               "runtime.expect_fp8_off": "call inspect(..., expect_fp8=False)",
                               "runtime.inspect_point": "the model returned by accelerator.prepare() "
@@ -394,11 +393,8 @@ def inspect(model: Any, optimizer: Any = None, accelerator: Any = None, expect_f
     # Only the runtime rules by default: host / package / config facts were not collected here,
     # and rules that test those for absence must not fire on an inspection that never looked.
     paths = list(rules_paths) or [str(rules_engine.bundled_rules_dir() / "runtime")]
-    # The report's environment block shows this process's packages and settings (issue 12: it
-    # said "FP8 libraries none installed" beside torchao); only the runtime rules judge them.
-    from preflight.engine.environment import live_environment, live_finding
+    from preflight.engine.environment import live_environment  # packages, env: issue 12
 
-    facts = live_environment(facts)
-    extra = [f for f in (live_finding(facts),) if f is not None]
+    facts, extra = live_environment(facts)
     return evaluate_facts(facts, rules_paths=paths, fail_on=fail_on, extra=extra,
                           inputs=("live objects: preflight.inspect",))

@@ -214,10 +214,14 @@ def environment_finding(judged: EnvironmentJudged, facts: Mapping[str, Any]) -> 
 LIVE_CPU_ID = "FP8D-ENV-FP8-ON-CPU"
 
 
-def live_environment(facts: Any) -> Any:
-    """``facts`` plus this process's packages and allow-listed settings (``preflight.inspect``).
+def live_environment(facts: Any) -> tuple[Any, list[Finding]]:
+    """``facts`` plus this process's packages and allow-listed settings, and the findings about
+    them, for ``preflight.inspect`` (issue 12: its environment block said "FP8 libraries none
+    installed" beside torchao). Only the runtime rules judge these facts there.
 
-    importlib.metadata and the environment only: nothing imported, nothing native loaded.
+    importlib.metadata and the environment only: nothing imported, nothing native loaded. The
+    ``runtime.expect_fp8_from`` / ``_off`` / ``inspect_point`` facts are what rule messages say;
+    a callback replaces inspect's defaults with its own terms.
     """
     from preflight.probes.base import guarded
     from preflight.probes.packages import probe_packages
@@ -227,7 +231,7 @@ def live_environment(facts: Any) -> Any:
         result = guarded(name, probe)
         new = {k: v for k, v in result.facts.items() if k not in facts}
         facts = facts.merged(new, result.provenance, source=result.name)
-    return facts
+    return facts, [f for f in (live_finding(facts),) if f is not None]
 
 
 def live_finding(facts: Mapping[str, Any]) -> Finding | None:
