@@ -139,7 +139,13 @@ def judge(facts: Mapping[str, Any], where: str, planned: frozenset[str] = frozen
                if not any(_installed(facts, d) or d in planned for d in n.dists)]
     unknowns = {f"pkg.{d}.version": Unknown(not_installed_reason(d, where))
                 for n in missing for d in n.dists}
-    reasons = [f"not installed: {n.label()} ({n.why})" for n in missing]
+    # megatron-core / torchtitan / NeMo often run from a source checkout: their absence as a
+    # distribution leaves their version rules undetermined but says nothing about the machine.
+    hard = [n for n in missing if not set(n.dists) <= FROM_SOURCE_OK]
+    reasons = [f"not installed: {n.label()} ({n.why})" if n in hard else
+               f"not installed as a package: {n.label()} ({n.why}; fine when the job runs it "
+               "from a source checkout, but its version rules cannot be decided)"
+               for n in missing]
     gpus = facts.get("gpu.count")
     has_torch = isinstance(facts.get("pkg.torch.version"), str)
     has_gpu = isinstance(gpus, int) and not isinstance(gpus, bool) and gpus > 0
@@ -150,9 +156,9 @@ def judge(facts: Mapping[str, Any], where: str, planned: frozenset[str] = frozen
         reasons.append(f"no GPU is visible ({gpus.reason})" if isinstance(gpus, Unknown)
                        else "no GPU is visible")
     gpu_node = has_gpu and has_torch
-    if missing or fp8_without_gpu:
+    if hard or fp8_without_gpu:
         training: bool | None = False
-    elif not needed_packages(facts) or not gpu_node:
+    elif missing or not needed_packages(facts) or not gpu_node:
         training = None      # no job read, or no GPU facts: nothing says either way
     else:
         training = True
@@ -174,15 +180,17 @@ def environment_finding(judged: EnvironmentJudged, facts: Mapping[str, Any]) -> 
     where GPUs and torch are present but a package the job imports is not: a job started there
     would fail at import.
     """
-    if judged.training is not False:
+    if judged.training is not False and not judged.missing:
         return None
     fatal = blocks_import(judged)
     lines = "; ".join(judged.reasons)
     if judged.missing:
         dists = [d for n in judged.missing for d in n.dists]
         example = " ".join(f"--assume pkg.{d}=VERSION" for d in dists[:2])
-        message = (f"The environment judged ({judged.where}) is not the training environment: "
-                   f"{lines}. Rules about these packages are undetermined, not passed.")
+        verdict = "is not" if judged.training is False else "may not be"
+        message = (f"The environment judged ({judged.where}) {verdict} the training "
+                   f"environment: {lines}. Rules about these packages are undetermined, not "
+                   "passed.")
         if fatal:
             message += (" GPUs and torch are here, so if the job trains here it fails to import "
                         f"{', '.join(n.label() for n in fatal)}.")
@@ -202,7 +210,9 @@ def environment_finding(judged: EnvironmentJudged, facts: Mapping[str, Any]) -> 
     return Finding(
         rule_id=ENV_RULE_ID,
         severity=Severity.ERROR if fatal else Severity.WARNING,
-        title="The environment judged is not the training environment",
+        title=("The environment judged is not the training environment"
+               if judged.training is False else
+               "Packages the job needs are not installed where it was judged"),
         message=message,
         fix=fix,
         evidence=evidence,

@@ -95,6 +95,7 @@ def test_missing_on_a_gpu_node_is_an_error_except_what_runs_from_source() -> Non
     finding = environment_finding(judged, megatron)
     assert finding is not None and finding.rule_id == ENV_RULE_ID
     assert finding.severity is Severity.WARNING   # Megatron-LM runs from its checkout
+    assert judged.training is None and "may not be" in finding.message
     _, judged = judge({**JOB, "gpu.count": 0, "pkg.torch.version": "2.5.1"}, "this machine")
     assert environment_finding(judged, {}).severity is Severity.WARNING  # type: ignore[union-attr]
 
