@@ -5,6 +5,7 @@ Public API (DESIGN.md contract)::
     import preflight
     report = preflight.check(paths=[...], smoke=False, assume={...})
     preflight.assert_ready(paths=[...], smoke=True, fail_on="error")   # raises PreflightError
+    preflight.assert_ready(paths=[...], strict=True)   # undetermined rules / skipped smoke fail too
     preflight.inspect(model, optimizer=None, accelerator=None, expect_fp8=True)
 
 ``paths`` is one path (str or os.PathLike) or a list of them.

@@ -9,15 +9,22 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from preflight.errors import UserInputError
 from preflight.facts import Facts
-from preflight.findings import (
-    FAIL_ON_CHOICES, Evidence, Finding, Fix, Location, Severity, at_or_above,
-)
+from preflight.findings import Evidence, FailOn, Finding, Fix, Location, Severity, at_or_above
 from preflight.probes.base import ProbeResult, ProbeStatus
 from preflight.report import Report
+
+if TYPE_CHECKING:
+    from preflight.baseline import Baseline
+    from preflight.engine.environment import EnvironmentJudged
+
+# Findings that arise outside the rules (they can be ignored by id like any rule).
+BUILTIN_IDS = frozenset({"FP8D-CFG-UNREADABLE", "FP8D-PROBE-CRASH", "FP8D-ENV-NOT-TRAINING",
+                         "FP8D-ENV-FP8-ON-CPU",
+                         "FP8D-STRICT-UNDETERMINED", "FP8D-STRICT-SMOKE"})
 
 Progress = Callable[[str], None]
 # What ``check`` / ``assert_ready`` accept for ``paths`` and ``rules_paths``: one path, or several.
@@ -37,15 +44,15 @@ class PreflightError(AssertionError):
     ``err.report.render("text", redact=False)`` shows everything.
     """
 
-    def __init__(self, report: Report, fail_on: str = "error") -> None:
+    def __init__(self, report: Report, fail_on: FailOn | str = FailOn.ERROR) -> None:
         self.report = report
-        self.fail_on = fail_on
+        self.fail_on = fail_on = FailOn.parse(fail_on)
         bad = [f for f in report.sorted_findings() if at_or_above(f.severity, fail_on)]
         self.findings = tuple(bad)
         super().__init__(_error_message(report, fail_on))
 
 
-def _error_message(report: Report, fail_on: str) -> str:
+def _error_message(report: Report, fail_on: FailOn) -> str:
     """The exception text, built from the report's redacted document (as the renderers do), so
     a secret-named fact interpolated into a message or a token in a config path is masked."""
     from preflight.redact import redact_text
@@ -84,8 +91,12 @@ class CheckOptions:
     smoke: bool | None = None          # None = auto (FP8-capable GPU and torch present)
     smoke_options: Any = None          # preflight.smoke.SmokeOptions, when given
     deep: bool = False                 # also run the child-process import probe
-    rules_paths: tuple[str, ...] = ()  # extra / replacement rule folders
-    fail_on: str = "error"
+    rules_paths: tuple[str, ...] = ()  # rule packs: added to the bundled rules
+    fail_on: FailOn | str = FailOn.ERROR
+    strict: bool = False               # undetermined rules / an unrun FP8 smoke step fail too
+    bundled_rules: bool = True         # False: rules_paths replace the bundled rule base
+    ignore: tuple[str, ...] = ()       # rule ids dropped from the report
+    baseline: str | None = None        # accepted findings: reported as baselined, never failing
 
 
 def collect_facts(options: CheckOptions, progress: Progress = _silent
@@ -173,16 +184,23 @@ def _as_paths(value: Any, name: str) -> tuple[str, ...]:
 
 def check(paths: PathsArg = (), *, smoke: bool | None = False,
           assume: Mapping[str, str] | None = None, snapshot: str | None = None,
-          kind: str | None = None, deep: bool = False, fail_on: str = "error",
-          rules_paths: PathsArg = (), smoke_options: Any = None,
+          kind: str | None = None, deep: bool = False, fail_on: FailOn | str = FailOn.ERROR,
+          rules_paths: PathsArg = (), smoke_options: Any = None, strict: bool = False,
+          bundled_rules: bool = True, ignore: Sequence[str] = (), baseline: str | None = None,
           progress: Progress = _silent) -> Report:
     """Run the whole check and return a :class:`Report` (never raises for findings).
 
     ``paths`` (and ``rules_paths``) is one path (a str or os.PathLike) or a list of them; other
-    types raise TypeError.
+    types raise TypeError. ``strict``: a rule left undetermined (at or above ``fail_on``) and,
+    where the job asks for FP8, a smoke step that could not run, fail the check too.
+    ``rules_paths`` are rule packs added to the bundled rules (``bundled_rules=False``: instead
+    of them); ``ignore`` drops rule ids; ``baseline`` is a file of accepted findings.
     """
+    if isinstance(ignore, str):
+        ignore = (ignore,)
     options = CheckOptions(_as_paths(paths, "paths"), kind, snapshot, assume, smoke,
-                           smoke_options, deep, _as_paths(rules_paths, "rules_paths"), fail_on)
+                           smoke_options, deep, _as_paths(rules_paths, "rules_paths"),
+                           FailOn.parse(fail_on), strict, bundled_rules, tuple(ignore), baseline)
     return run_check(options, progress)
 
 
@@ -190,9 +208,7 @@ def run_check(options: CheckOptions, progress: Progress = _silent) -> Report:
     """:func:`check` with its options as one value (what the CLI calls)."""
     from preflight import smoke as smoke_mod
 
-    if options.fail_on not in FAIL_ON_CHOICES:
-        raise UserInputError(f"fail_on must be one of {', '.join(FAIL_ON_CHOICES)}, "
-                             f"not {options.fail_on!r}")
+    fail_on = FailOn.parse(options.fail_on)
     facts, probes, extra, inputs = collect_facts(options, progress)
 
     smoke_details: dict[str, Any] | None = None
@@ -210,55 +226,133 @@ def run_check(options: CheckOptions, progress: Progress = _silent) -> Report:
         smoke_details = outcome.details
     else:
         facts = facts.merged({"smoke.ran": False, "smoke.skip_reason": why_not}, source="smoke")
+        if options.strict and facts.get("intent.fp8") is True and requested is not False:
+            from preflight.engine.strict import smoke_finding
 
+            extra.append(smoke_finding(why_not))
+
+    facts, judged, env_finding = _judge_environment(facts, options)
+    if env_finding is not None:
+        extra.insert(0, env_finding)
     progress("evaluating rules")
-    return evaluate_facts(facts, rules_paths=options.rules_paths, extra=extra, probes=probes,
-                          smoke=smoke_details, fail_on=options.fail_on, inputs=inputs,
-                          progress=progress)
+    from preflight.baseline import read_baseline
+
+    packs = {"rule_packs" if options.bundled_rules else "rules_paths": options.rules_paths}
+    return evaluate_facts(facts, extra=extra, probes=probes, smoke=smoke_details,
+                          fail_on=fail_on, inputs=inputs, progress=progress,
+                          environment=judged, strict=options.strict, ignore=options.ignore,
+                          baseline=read_baseline(options.baseline) if options.baseline else None,
+                          **packs)
 
 
 def evaluate_facts(facts: Facts, *, rules_paths: Sequence[str] = (),
                    extra: Sequence[Finding] = (), probes: Sequence[ProbeResult] = (),
-                   smoke: dict[str, Any] | None = None, fail_on: str = "error",
-                   inputs: Sequence[str] = (), progress: Progress = _silent) -> Report:
+                   smoke: dict[str, Any] | None = None, fail_on: FailOn | str = FailOn.ERROR,
+                   inputs: Sequence[str] = (), progress: Progress = _silent,
+                   environment: EnvironmentJudged | None = None,
+                   strict: bool = False, rule_packs: Sequence[str] = (),
+                   ignore: Sequence[str] = (), baseline: Baseline | None = None) -> Report:
     """Run the rule engine over ``facts`` and assemble the :class:`Report`.
 
     The one place a Report is built from facts: ``check``, ``preflight.inspect`` and
-    ``preflight.cluster`` all end here. ``rules_paths`` replaces the bundled rule base; naming
-    folders that hold no rule at all is a usage error (a gate that checks nothing must not pass).
+    ``preflight.cluster`` all end here. ``rules_paths`` replaces the bundled rule base (what
+    ``preflight.inspect`` uses for the runtime rules), ``rule_packs`` add to it; naming folders
+    that hold no rule at all is a usage error (a gate that checks nothing must not pass).
+    ``ignore``: rule ids (or aliases) whose findings and undetermined results are dropped; an id
+    no rule or finding has is a usage error (a typo must not pass silently). ``baseline``:
+    matching findings move to ``Report.baselined``.
+    ``strict``: undetermined rules at or above ``fail_on`` become one ``FP8D-STRICT-UNDETERMINED``
+    error finding. ``fail_on`` is checked here too, before any rule runs.
     """
     from preflight import engine
+    from preflight.engine.packs import load_check_rules
+
+    fail_on = FailOn.parse(fail_on)
 
     # A check never runs the rules' inline tests: skip parsing them (about half the YAML).
-    rules = engine.load_rules(list(rules_paths) or None, with_tests=False)
+    rules = load_check_rules(list(rules_paths), bundled=False) if rules_paths else \
+        load_check_rules(list(rule_packs), bundled=True)
     for warning in rules.warnings:
         # Unknown keys, rules that need a newer fp8-doctor: worth a line, never fatal.
         progress(f"rule warning: {warning}")
     if len(rules) == 0:
         raise engine.loader.no_rule_files(list(rules_paths))
     result = engine.evaluate(rules, facts)
+    dropped = _ignored_ids(ignore, rules, [*extra, *result.findings])
+    extra = [f for f in extra if f.rule_id not in dropped]
+    fired = [f for f in result.findings if f.rule_id not in dropped]
+    undetermined = [u for u in result.undetermined if u.rule_id not in dropped]
+    strict_findings: tuple[Finding, ...] = ()
+    if strict:
+        blocking = [u for u in undetermined if at_or_above(u.severity, fail_on)]
+        from preflight.engine.strict import undetermined_finding
+
+        strict_findings = (undetermined_finding(blocking, fail_on),) if blocking else ()
+    findings = tuple(extra) + strict_findings + tuple(fired)
+    baselined: tuple[Finding, ...] = ()
+    if baseline is not None:
+        findings, baselined = baseline.split(findings)
     return Report(
         facts=facts,
-        findings=tuple(extra) + tuple(result.findings),
-        undetermined=tuple(result.undetermined),
+        findings=findings,
+        undetermined=tuple(undetermined),
         probes=tuple(probes),
         smoke=smoke,
         rules_evaluated=len(rules),
-        fail_on=fail_on,
+        fail_on=fail_on.value,
         inputs=tuple(inputs),
+        environment=environment,
+        strict=strict,
+        baselined=baselined,
+        ignored=tuple(sorted(dropped)),
     )
 
 
+def _ignored_ids(ignore: Sequence[str], rules: Any, findings: Sequence[Finding]) -> set[str]:
+    """The rule ids ``ignore`` names (aliases resolved); an unknown one is a usage error."""
+    out: set[str] = set()
+    produced = {f.rule_id for f in findings}
+    for name in ignore:
+        rule = rules.get(name)
+        if rule is not None:
+            out.add(rule.id)
+        elif name in produced or name in BUILTIN_IDS:
+            out.add(name)
+        else:
+            raise UserInputError(f"--ignore {name}: no rule or finding has this id "
+                                 "(see `fp8-doctor rules list`)")
+    return out
+
+
 def assert_ready(paths: PathsArg = (), *, smoke: bool | None = True,
-                 fail_on: str = "error", **kwargs: Any) -> Report:
+                 fail_on: FailOn | str = FailOn.ERROR, strict: bool = False,
+                 **kwargs: Any) -> Report:
     """Check, and raise :class:`PreflightError` when a finding reaches ``fail_on``.
 
-    ``paths`` as in :func:`check`: one path or a list of them.
+    ``paths`` as in :func:`check`: one path or a list of them. ``strict=True``: undetermined
+    rules, and a smoke step that could not run where the job asks for FP8, raise too.
     """
-    report = check(paths, smoke=smoke, fail_on=fail_on, **kwargs)
+    fail_on = FailOn.parse(fail_on)
+    report = check(paths, smoke=smoke, fail_on=fail_on, strict=strict, **kwargs)
     if not report.ok(fail_on):
         raise PreflightError(report, fail_on)
     return report
+
+
+def _judge_environment(facts: Facts, options: CheckOptions
+                       ) -> tuple[Facts, EnvironmentJudged, Finding | None]:
+    """Packages the job needs but the judged environment lacks become Unknown (their rules are
+    undetermined, not passed), and the report learns whether it judged the training environment.
+    """
+    from preflight.engine.environment import environment_finding, judge
+    from preflight.probes.packages import normalize
+
+    where = f"snapshot {options.snapshot}" if options.snapshot else "this machine"
+    planned = frozenset(normalize(k[4:].removesuffix(".version"))
+                        for k in (options.assume or {}) if k.startswith("pkg."))
+    unknowns, judged = judge(facts, where, planned)
+    facts = facts.merged(unknowns, source="environment")
+    return facts, judged, environment_finding(judged, facts)
 
 
 def _refuse_unlisted_env(assume: Mapping[str, str]) -> None:

@@ -118,10 +118,26 @@ def build_parser() -> argparse.ArgumentParser:
     smoke.add_argument("--no-smoke", dest="smoke", action="store_false", help="skip the smoke step")
     p.add_argument("--smoke-timeout", type=positive_seconds, default=120.0, metavar="S",
                    help="seconds before the smoke child is killed (default: %(default)s)")
-    p.add_argument("--fail-on", choices=FAIL_ON_CHOICES, default="error",
-                   help="lowest severity that makes the exit code 1 (default: %(default)s)")
+    p.add_argument("--fail-on", choices=FAIL_ON_CHOICES, default=None,
+                   help="lowest severity that makes the exit code 1 (default: error, or "
+                        "fail-on in [tool.fp8-doctor])")
     p.add_argument("--rules", action="append", default=[], metavar="DIR",
-                   help="load rules from DIR instead of the bundled rule base (repeatable)")
+                   help="a rule pack: add the rules in DIR to the bundled ones (repeatable; "
+                        "pack ids may use their own prefix, e.g. ACME-0001)")
+    p.add_argument("--no-bundled-rules", action="store_true",
+                   help="evaluate only the --rules packs, not the bundled rule base")
+    p.add_argument("--strict", action="store_true", default=None,
+                   help="also fail (exit 1) on rules left undetermined at or above --fail-on, "
+                        "and when the job asks for FP8 but the smoke step could not run")
+    p.add_argument("--ignore", action="append", default=[], metavar="ID",
+                   help="drop a rule's findings and undetermined result (repeatable)")
+    p.add_argument("--baseline", metavar="FILE",
+                   help="accepted findings (from --write-baseline): reported as baselined, "
+                        "they do not fail the run")
+    p.add_argument("--write-baseline", metavar="FILE",
+                   help="write this run's findings to FILE as the accepted baseline (exit 0)")
+    p.add_argument("--no-project-config", action="store_true",
+                   help="ignore [tool.fp8-doctor] in the nearest pyproject.toml")
     p.add_argument("--diff", action="store_true",
                    help="print the config fixes as a unified diff (git apply / patch -p1) "
                         "instead of the report; fixes that are no file edit are listed above it")
@@ -244,19 +260,41 @@ def _options(args: argparse.Namespace):  # -> CheckOptions
         from preflight.smoke import SmokeOptions
 
         smoke_options = SmokeOptions(timeout=getattr(args, "smoke_timeout", 120.0))
+    assume = _parse_assume(args.assume)
+    fail_on = getattr(args, "fail_on", None) or "error"
+    strict = bool(getattr(args, "strict", False))
+    rules = list(getattr(args, "rules", []) or ())
+    ignore = list(getattr(args, "ignore", []) or ())
+    baseline = getattr(args, "baseline", None)
+    if args.command == "check" and not args.no_project_config:
+        # [tool.fp8-doctor] gives defaults; what the command line says wins (projectconfig.py).
+        from preflight.projectconfig import find_pyproject, load_project_config
+
+        project = load_project_config(find_pyproject(args.paths))
+        fail_on = args.fail_on or project.fail_on or "error"
+        strict = bool(args.strict if args.strict is not None else project.strict)
+        rules = [*project.rules, *rules]
+        ignore = [*project.ignore, *ignore]
+        baseline = baseline or project.baseline
+        assume = {**project.assume, **assume}
     return CheckOptions(
         paths=tuple(paths), kind=args.kind, snapshot=args.snapshot,
-        assume=_parse_assume(args.assume) or None,
+        assume=assume or None,
         smoke=getattr(args, "smoke", False), smoke_options=smoke_options, deep=args.deep,
-        rules_paths=tuple(getattr(args, "rules", []) or ()),
-        fail_on=getattr(args, "fail_on", "error"),
+        rules_paths=tuple(rules), fail_on=fail_on, strict=strict,
+        bundled_rules=not getattr(args, "no_bundled_rules", False),
+        ignore=tuple(ignore), baseline=baseline,
     )
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
     from preflight.api import run_check
 
-    report = run_check(_options(args), progress=_stderr)
+    options = _options(args)
+    target = getattr(args, "write_baseline", None)
+    if target and args.output and os.path.abspath(target) == os.path.abspath(args.output):
+        raise UsageError("--write-baseline and -o name the same file")
+    report = run_check(options, progress=_stderr)
     if getattr(args, "diff", False):
         from preflight.fixdiff import render_diff
 
@@ -264,6 +302,18 @@ def _cmd_check(args: argparse.Namespace) -> int:
         return report.exit_code()
     _write(report.render(args.format, redact=not args.no_redact, color=_use_color(args)),
            args.output)
+    if target:
+        from preflight.baseline import write_baseline
+
+        accepted = (*report.findings, *report.baselined)
+        read = report.facts.get("config.files")
+        files = [f["path"] for f in read if isinstance(f, dict) and "path" in f] \
+            if isinstance(read, list) else []
+        inputs = [*options.paths, *files, *options.rules_paths,
+                  *(p for p in (options.snapshot, options.baseline) if p)]
+        write_baseline(accepted, target, inputs)
+        _stderr(f"wrote baseline {target} ({len(accepted)} finding(s) accepted)")
+        return 0
     return report.exit_code()
 
 

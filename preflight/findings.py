@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from preflight.errors import UserInputError
 from preflight.facts import Unknown, decode_value, encode_value
 
 
@@ -26,14 +27,44 @@ class Severity(str, enum.Enum):
         return {"error": 3, "warning": 2, "info": 1}[self.value]
 
 
-FAIL_ON_CHOICES = ("error", "warning", "info", "never")
+class FailOn(str, enum.Enum):
+    """The ``--fail-on`` threshold, parsed once where it enters (CLI, API, callbacks).
+
+    Why (issue 14): a bad string used to pass silently until a finding existed to compare it
+    with, so ``evaluate_facts(..., fail_on="warnings")`` on a clean report returned "ok".
+    """
+
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+    NEVER = "never"
+
+    def __str__(self) -> str:
+        return self.value
+
+    @classmethod
+    def parse(cls, value: FailOn | str) -> FailOn:
+        """The enum for ``value``; a clear :class:`UserInputError` for anything else."""
+        if isinstance(value, cls):
+            return value
+        if isinstance(value, str):
+            try:
+                return cls(value)
+            except ValueError:
+                pass
+        raise UserInputError(f"fail_on must be one of {', '.join(FAIL_ON_CHOICES)}, "
+                             f"not {value!r}")
 
 
-def at_or_above(severity: Severity, fail_on: str) -> bool:
+FAIL_ON_CHOICES = tuple(f.value for f in FailOn)
+
+
+def at_or_above(severity: Severity, fail_on: FailOn | str) -> bool:
     """True when ``severity`` reaches the ``--fail-on`` threshold."""
-    if fail_on == "never":
+    threshold = FailOn.parse(fail_on)
+    if threshold is FailOn.NEVER:
         return False
-    return severity.rank >= Severity(fail_on).rank
+    return severity.rank >= Severity(threshold.value).rank
 
 
 @dataclass(frozen=True)

@@ -333,7 +333,11 @@ def runtime_facts(model: Any, optimizer: Any = None, accelerator: Any = None,
     if optimizer is None and engine is not None:
         optimizer = getattr(engine, "optimizer", None)
     optimizer = _unwrap_optimizer(optimizer)
-    values: dict[str, Any] = {"runtime.inspected": True, "runtime.expect_fp8": expect_fp8}
+    values: dict[str, Any] = {"runtime.inspected": True, "runtime.expect_fp8": expect_fp8,
+                              "runtime.expect_fp8_from": f"inspect(expect_fp8={expect_fp8})",
+                              "runtime.expect_fp8_off": "call inspect(..., expect_fp8=False)",
+                              "runtime.inspect_point": "the model returned by accelerator.prepare() "
+                                                       "(or after the FP8 conversion)"}
     acc = accelerate_facts(accelerator) if accelerator is not None else {}
     if backend is None and isinstance(acc.get("runtime.accelerate.fp8_backend"), str):
         backend = acc["runtime.accelerate.fp8_backend"]
@@ -348,6 +352,8 @@ def runtime_facts(model: Any, optimizer: Any = None, accelerator: Any = None,
     elif optimizer is not None and type(optimizer).__module__.startswith("deepspeed."):
         values.update(deepspeed_facts(None, ds_config, optimizer=optimizer, model=model))
     values.update(fsdp_facts(model))
+    values["runtime.model.device_types"] = sorted(
+        {str(getattr(getattr(p, "device", None), "type", "unknown")) for p in model.parameters()})
     return Facts(values, {name: "inspect" for name in values})
 
 
@@ -387,5 +393,8 @@ def inspect(model: Any, optimizer: Any = None, accelerator: Any = None, expect_f
     # Only the runtime rules by default: host / package / config facts were not collected here,
     # and rules that test those for absence must not fire on an inspection that never looked.
     paths = list(rules_paths) or [str(rules_engine.bundled_rules_dir() / "runtime")]
-    return evaluate_facts(facts, rules_paths=paths, fail_on=fail_on,
+    from preflight.engine.environment import live_environment  # packages, env: issue 12
+
+    facts, extra = live_environment(facts)
+    return evaluate_facts(facts, rules_paths=paths, fail_on=fail_on, extra=extra,
                           inputs=("live objects: preflight.inspect",))

@@ -7,12 +7,15 @@ function of the findings and ``--fail-on``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from preflight import __version__
 from preflight.facts import Facts, facts_to_json
-from preflight.findings import Finding, Severity, Undetermined, at_or_above
+from preflight.findings import FailOn, Finding, Severity, Undetermined, at_or_above
 from preflight.probes.base import ProbeResult
+
+if TYPE_CHECKING:
+    from preflight.engine.environment import EnvironmentJudged
 
 JSON_SCHEMA_VERSION = "1.0"
 
@@ -32,9 +35,19 @@ class Report:
     probes: tuple[ProbeResult, ...] = ()
     smoke: dict[str, Any] | None = None
     rules_evaluated: int = 0
-    fail_on: str = "error"
+    fail_on: FailOn | str = FailOn.ERROR
     inputs: tuple[str, ...] = field(default_factory=tuple)
     """Config files / snapshot / assumptions the run used, as shown to the user."""
+    environment: EnvironmentJudged | None = None
+    """Whether the environment judged is the training environment (None: not judged, e.g. a
+    live ``inspect``, which runs inside the training process)."""
+    strict: bool = False
+    """``--strict``: undetermined rules and an FP8 job's smoke step that could not run became
+    findings (``FP8D-STRICT-*``) when the report was built."""
+    baselined: tuple[Finding, ...] = ()
+    """Findings the ``--baseline`` file accepted: shown, never counted for the exit code."""
+    ignored: tuple[str, ...] = ()
+    """Rule ids ``--ignore`` dropped from ``findings`` and ``undetermined``."""
 
     def summary(self) -> dict[str, int]:
         """Counts of fired findings per severity."""
@@ -43,12 +56,12 @@ class Report:
             counts[f.severity.value] += 1
         return counts
 
-    def ok(self, fail_on: str | None = None) -> bool:
+    def ok(self, fail_on: FailOn | str | None = None) -> bool:
         """True when no finding reaches ``fail_on`` (default: the report's own threshold)."""
         threshold = fail_on or self.fail_on
         return not any(at_or_above(f.severity, threshold) for f in self.findings)
 
-    def exit_code(self, fail_on: str | None = None) -> int:
+    def exit_code(self, fail_on: FailOn | str | None = None) -> int:
         """0 when :meth:`ok`, else 1 (DESIGN.md exit-code contract)."""
         return EXIT_OK if self.ok(fail_on) else EXIT_FINDINGS
 
@@ -79,6 +92,11 @@ class Report:
             "smoke": self.smoke,
             "rules_evaluated": self.rules_evaluated,
             "summary": self.summary(),
+            "environment": self.environment.to_dict() if self.environment else None,
+            "strict": self.strict,
+            "baselined": [f.to_dict() for f in sorted(
+                self.baselined, key=lambda f: (-f.severity.rank, f.rule_id))],
+            "ignored": list(self.ignored),
             "exit_code": self.exit_code(),
         }
 

@@ -106,7 +106,8 @@ def _report(args: argparse.Namespace, options: Any, local: Any, cluster_facts: d
 
     facts, probes, extra, inputs = local if local else (Facts(), (), [], [])
     facts = facts.merged(cluster_facts, source="cluster")
-    return evaluate_facts(facts, rules_paths=options.rules_paths, extra=extra, probes=probes,
+    # --rules packs add to the bundled rules, as for `fp8-doctor check` (issue 12).
+    return evaluate_facts(facts, rule_packs=options.rules_paths, extra=extra, probes=probes,
                           smoke=smoke, fail_on=options.fail_on, inputs=inputs)
 
 

@@ -21,7 +21,10 @@ from typing import Any
 
 from preflight.engine import catalogue
 from preflight.engine.evaluate import outcome
-from preflight.engine.loader import collect, find_rule_files, load_rules, no_rule_files
+from preflight.engine.fixcheck import check_fixed, needs_fixed_case
+from preflight.engine.loader import (
+    bundled_rules_dir, collect, find_rule_files, load_rules, no_rule_files,
+)
 from preflight.engine.model import Problem, Rule, RuleSet
 from preflight.engine.vocab import outside_vocabulary
 from preflight.errors import UserInputError
@@ -31,6 +34,9 @@ Write = Callable[[str, "str | None"], None]
 AREAS = ("HW", "CUDA", "TORCH", "TE", "TAO", "ACC", "DS", "FSDP", "LLMF", "MEG", "TT", "PL", "HF",
          "NEMO", "SMOKE", "RT", "CLU", "AXO", "LF", "SWIFT", "MCLI")
 ID_RE = re.compile(r"^FP8D-(?P<area>[A-Z]+)-(?P<num>\d{4})$")
+# A rule pack's own ids (issue 12): PREFIX-NNNN or PREFIX-AREA-NNNN, e.g. ACME-0001, ACME-DS-0001.
+# FP8D- stays the bundled base's scheme (a pack using it must follow it, areas included).
+PACK_ID_RE = re.compile(r"^[A-Z][A-Z0-9]{1,15}(?:-[A-Z][A-Z0-9]{0,15})?-\d{4}$")
 _STATE = {True: "fire", False: "quiet", None: "undetermined"}
 
 
@@ -122,7 +128,10 @@ def rule_to_dict(rule: Rule) -> dict[str, Any]:
         "fix": {"text": rule.fix.text, "commands": list(rule.fix.commands)},
         "references": [{"type": r.type, "url": r.url} for r in rule.references],
         "tests": [{"name": c.name, "facts": {k: encode_value(v) for k, v in c.facts.items()},
-                   "expect": c.expect, "line": c.line} for c in rule.tests],
+                   "expect": c.expect, "line": c.line,
+                   **({"fixed": {"set": {k: encode_value(v) for k, v in c.fixed.set.items()},
+                                 "unset": list(c.fixed.unset)}} if c.fixed else {})}
+                  for c in rule.tests],
         "withdrawn": rule.withdrawn,
         "modified": rule.modified,
         "published": rule.published,
@@ -162,6 +171,8 @@ def run_tests(ruleset: RuleSet) -> list[dict[str, Any]]:
             results.append({"rule": rule.id, "case": case.name, "line": case.line,
                             "path": rule.path, "expected": case.expect, "got": got,
                             "ok": got == case.expect})
+            if case.fixed is not None:
+                results.append(check_fixed(rule, case, ruleset))
     return results
 
 
@@ -197,8 +208,13 @@ def lint_rule(rule: Rule) -> list[Problem]:
         out.append(Problem(rule.path, _key_line(rule.path, key), msg))
 
     m = ID_RE.match(rule.id)
-    if not m or m.group("area") not in AREAS:
-        add(f"id {rule.id!r} does not follow FP8D-<AREA>-NNNN with AREA in {' '.join(AREAS)}")
+    if rule.id.startswith("FP8D-") or _bundled(rule):
+        if not m or m.group("area") not in AREAS:
+            add(f"id {rule.id!r} does not follow FP8D-<AREA>-NNNN with AREA in "
+                f"{' '.join(AREAS)}")
+    elif not PACK_ID_RE.match(rule.id):
+        add(f"id {rule.id!r} does not follow PREFIX-NNNN or PREFIX-AREA-NNNN (upper-case "
+            "letters and digits, e.g. ACME-0001 or ACME-DS-0001)")
     stem = Path(rule.path).stem
     if stem != rule.id:
         add(f"id {rule.id!r} does not match its file name {Path(rule.path).name!r} "
@@ -207,12 +223,25 @@ def lint_rule(rule: Rule) -> list[Problem]:
         add("no references: every rule needs at least one", "references")
     for msg in outside_vocabulary(rule.when):   # closed vocabularies (engine/vocab.py)
         add(msg, "when")
+    if needs_fixed_case(rule):
+        out.append(Problem(rule.path, _key_line(rule.path, "tests"),
+                           "no fix round-trip: the condition reads a config setting, so a fire "
+                           "case should say what following the fix changes (fixed: {set, "
+                           "unset}); see docs/rule-format.md", "warning"))
     kinds = {c.expect for c in rule.tests}
     for needed in ("fire", "quiet"):
         if needed not in kinds:
             add(f"no test case that expects {needed!r}: each rule needs at least one case where "
                 "it fires and one where it stays quiet", "tests" if rule.tests else "id")
     return out
+
+
+def _bundled(rule: Rule) -> bool:
+    """A rule file of the bundled base (which must use the FP8D- scheme)."""
+    try:
+        return Path(rule.path).resolve().is_relative_to(bundled_rules_dir().resolve())
+    except OSError:
+        return False
 
 
 def _key_line(path: str, key: str) -> int | None:

@@ -66,6 +66,20 @@ class TestCase:
     expect: str          # fire | quiet | undetermined
     name: str
     line: int | None
+    fixed: FixedFacts | None = None   # a fire case after following the fix (engine/fixcheck.py)
+
+
+@dataclass(frozen=True)
+class FixedFacts:
+    """What following a rule's fix changes in a firing case: facts set, facts removed."""
+
+    set: Mapping[str, Any]
+    unset: tuple[str, ...] = ()
+
+    def apply(self, facts: Mapping[str, Any]) -> dict[str, Any]:
+        out = {k: v for k, v in facts.items() if k not in self.unset}
+        out.update(self.set)
+        return out
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from typing import Any
 
 import preflight
 from preflight.engine import conditions, fixcommands, interpolate
+from preflight.engine.fixcheck import parse_fixed
 from preflight.engine.model import Affected, Reporter, Rule, TestCase
 from preflight.engine.versions import InvalidRange, comparison_key, compile_osv
 from preflight.facts import Unknown, decode_value, value_fits
@@ -231,32 +232,44 @@ def _tests(doc: Mapping[str, Any], rep: Reporter) -> tuple[TestCase, ...]:
         if not isinstance(facts, Mapping):
             rep.error((*where, "facts"), "facts must be a mapping of fact name -> value")
             continue
-        values: dict[str, Any] = {}
-        for name, value in facts.items():
-            fwhere = (*where, "facts", name)
-            ftype = conditions.fact_type(name, rep, fwhere)
-            value = decode_value(value)
-            if ftype in ("version", "cc") and _is_number(value):
-                written = rep.as_written(fwhere, value)
-                rep.error(fwhere, f"versions must be quoted strings: test fact {name} is a "
-                                  f"{ftype} but {written} is not quoted, so YAML reads it as a "
-                                  f"number (2.10 becomes 2.1); write \"{written}\"")
-            elif ftype in ("version", "cc") and not isinstance(value, (str, Unknown)):
-                # A list, mapping, bool or null: quoting is not the problem, the shape is.
-                shape = {"cc": "a quoted \"major.minor\" string such as \"8.9\"",
-                         "version": "a quoted version string such as \"2.5.1\""}[ftype]
-                rep.error(fwhere, f"test fact {name} is a {ftype}: its value must be {shape}, "
-                                  f"not {_kind(value)} {value!r}")
-            elif ftype and not isinstance(value, Unknown) and not _has_type(value, ftype):
-                rep.error(fwhere, f"test fact {name} is registered as {ftype}; "
-                                  f"{value!r} is not a {ftype}")
-            values[str(name)] = value
+        values = _test_facts(facts, (*where, "facts"), rep)
+        fixed = parse_fixed(case, where, rep, _test_facts) if "fixed" in case else None
+        if fixed is not None and expect != "fire":
+            rep.error((*where, "fixed"), "fixed: belongs on a case that expects fire (it is "
+                                         "that case after following the rule's fix)")
         for k in case:
-            if k not in ("facts", "expect", "name"):
+            if k not in ("facts", "expect", "name", "fixed"):
                 rep.warn((*where, k), f"unknown key {k!r} in test case ignored")
         name = case.get("name") if isinstance(case.get("name"), str) else f"tests[{i}]"
-        out.append(TestCase(values, expect, name, rep.line(where)))
+        out.append(TestCase(values, expect, name, rep.line(where), fixed))
     return tuple(out)
+
+
+def _test_facts(facts: Mapping[str, Any], where: tuple[Any, ...], rep: Reporter
+                ) -> dict[str, Any]:
+    """A test case's facts (or the facts a ``fixed:`` block sets), each checked against the
+    registry: registered name, quoted versions, the registered type."""
+    values: dict[str, Any] = {}
+    for name, value in facts.items():
+        fwhere = (*where, name)
+        ftype = conditions.fact_type(name, rep, fwhere)
+        value = decode_value(value)
+        if ftype in ("version", "cc") and _is_number(value):
+            written = rep.as_written(fwhere, value)
+            rep.error(fwhere, f"versions must be quoted strings: test fact {name} is a "
+                              f"{ftype} but {written} is not quoted, so YAML reads it as a "
+                              f"number (2.10 becomes 2.1); write \"{written}\"")
+        elif ftype in ("version", "cc") and not isinstance(value, (str, Unknown)):
+            # A list, mapping, bool or null: quoting is not the problem, the shape is.
+            shape = {"cc": "a quoted \"major.minor\" string such as \"8.9\"",
+                     "version": "a quoted version string such as \"2.5.1\""}[ftype]
+            rep.error(fwhere, f"test fact {name} is a {ftype}: its value must be {shape}, "
+                              f"not {_kind(value)} {value!r}")
+        elif ftype and not isinstance(value, Unknown) and not _has_type(value, ftype):
+            rep.error(fwhere, f"test fact {name} is registered as {ftype}; "
+                              f"{value!r} is not a {ftype}")
+        values[str(name)] = value
+    return values
 
 
 def _is_number(value: Any) -> bool:

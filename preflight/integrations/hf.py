@@ -15,7 +15,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from preflight.integrations.core import GateOptions, Inspector, gate
+import os
+
+from preflight.integrations.core import Expectation, GateOptions, Inspector, explicit, gate
 
 __all__ = ["FP8DoctorCallback", "on_train_begin"]
 
@@ -27,11 +29,39 @@ def deepspeed_config_of(args: Any) -> Any:
     return config if config is not None else getattr(args, "deepspeed", None)
 
 
+_POINT = "the model the Trainer handed FP8DoctorCallback.on_train_begin"
+
+
+def expectation(options: GateOptions, args: Any, accelerator: Any = None,
+                env: Any = None) -> Expectation:
+    """FP8 or not, as the run itself says: the Accelerator's mixed_precision when one is given,
+    else the Trainer's own rule (bf16 / fp16 in TrainingArguments win; otherwise accelerate
+    reads ACCELERATE_MIXED_PRECISION)."""
+    if options.expect_fp8 is not None:
+        return explicit(options.expect_fp8, "FP8DoctorCallback", _POINT)
+    env = os.environ if env is None else env
+    off = ("if FP8 was meant, fix that setting; otherwise nothing to do (or pass "
+           "FP8DoctorCallback(expect_fp8=False))")
+    mixed = getattr(accelerator, "mixed_precision", None)
+    if isinstance(mixed, str):
+        return Expectation(mixed == "fp8", f"Accelerator(mixed_precision={mixed!r})", off,
+                           _POINT)
+    for flag in ("bf16", "fp16"):
+        if getattr(args, flag, False) is True:
+            return Expectation(False, f"TrainingArguments({flag}=True)", off, _POINT)
+    value = env.get("ACCELERATE_MIXED_PRECISION")
+    if value:
+        return Expectation(value == "fp8", f"ACCELERATE_MIXED_PRECISION={value}", off, _POINT)
+    return Expectation(False, "TrainingArguments without bf16, fp16 or an FP8 accelerate "
+                       "setting (FP32)", off, _POINT)
+
+
 def on_train_begin(options: GateOptions, args: Any, kwargs: dict[str, Any],
                    accelerator: Any = None, *, inspector: Inspector | None = None) -> Any:
     """What the callback does, without transformers: returns the Report (or raises)."""
     return gate(kwargs.get("model"), kwargs.get("optimizer"), accelerator, options=options,
-                ds_config=deepspeed_config_of(args), inspector=inspector)
+                ds_config=deepspeed_config_of(args), inspector=inspector,
+                expectation=expectation(options, args, accelerator))
 
 
 def _build() -> type:
@@ -45,7 +75,7 @@ def _build() -> type:
         """Inspect the model and optimizer when training begins; fail fast or warn."""
 
         def __init__(self, on_failure: str = "raise", fail_on: str = "error",
-                     expect_fp8: bool = True, accelerator: Any = None,
+                     expect_fp8: bool | None = None, accelerator: Any = None,
                      **inspect_kwargs: Any) -> None:
             self.options = GateOptions(on_failure, fail_on, expect_fp8,  # type: ignore[arg-type]
                                        inspect_kwargs)

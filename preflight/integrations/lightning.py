@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from preflight.integrations.core import GateOptions, Inspector, gate
+from preflight.integrations.core import Expectation, GateOptions, Inspector, explicit, gate
 
 __all__ = ["FP8DoctorCallback", "on_train_start"]
 
@@ -23,6 +23,21 @@ def lightning_facts(trainer: Any) -> dict[str, Any]:
     return {"runtime.lightning.precision": str(precision)} if precision is not None else {}
 
 
+_POINT = "the LightningModule at FP8DoctorCallback.on_train_start (after the strategy's setup)"
+
+
+def expectation(options: GateOptions, trainer: Any) -> Expectation:
+    """FP8 or not, as the run says: Lightning's precision ``transformer-engine`` (or
+    ``transformer-engine-float16``) is its FP8 setting; anything else is not FP8."""
+    if options.expect_fp8 is not None:
+        return explicit(options.expect_fp8, "FP8DoctorCallback", _POINT)
+    precision = getattr(trainer, "precision", None)
+    fp8 = isinstance(precision, str) and precision.startswith("transformer-engine")
+    return Expectation(fp8, f"Trainer(precision={precision!r})",
+                       "if FP8 was meant, set Trainer(precision='transformer-engine'); otherwise "
+                       "nothing to do (or pass FP8DoctorCallback(expect_fp8=False))", _POINT)
+
+
 def on_train_start(options: GateOptions, trainer: Any, pl_module: Any, *,
                    inspector: Inspector | None = None) -> Any:
     """What the callback does, without Lightning: returns the Report (or raises)."""
@@ -31,7 +46,8 @@ def on_train_start(options: GateOptions, trainer: Any, pl_module: Any, *,
     optimizers = list(getattr(trainer, "optimizers", None) or [])
     return gate(pl_module, optimizers[0] if optimizers else None, None, options=options,
                 engine=engine, ds_config=getattr(strategy, "config", None),
-                extra_facts=lightning_facts(trainer), inspector=inspector)
+                extra_facts=lightning_facts(trainer), inspector=inspector,
+                expectation=expectation(options, trainer))
 
 
 def _build() -> type:
@@ -48,7 +64,7 @@ def _build() -> type:
         """Inspect the LightningModule and its optimizer at train start; fail fast or warn."""
 
         def __init__(self, on_failure: str = "raise", fail_on: str = "error",
-                     expect_fp8: bool = True, **inspect_kwargs: Any) -> None:
+                     expect_fp8: bool | None = None, **inspect_kwargs: Any) -> None:
             super().__init__()
             self.options = GateOptions(on_failure, fail_on, expect_fp8,  # type: ignore[arg-type]
                                        inspect_kwargs)

@@ -175,7 +175,8 @@ def test_an_ascii_only_terminal_still_gets_the_report() -> None:
 def test_rule_load_warnings_reach_stderr(tmp_path: Path, capsys) -> None:
     src = (REPO / "rules" / "hardware" / "FP8D-HW-0001.yaml").read_text()
     (tmp_path / "FP8D-HW-0001.yaml").write_text(src + "x_team_note: reviewed\n")
-    assert cli.main(["check", "--no-smoke", "--rules", str(tmp_path), "--format", "json"]) == 0
+    assert cli.main(["check", "--no-smoke", "--no-bundled-rules", "--rules", str(tmp_path),
+                     "--format", "json"]) == 0
     captured = capsys.readouterr()
     assert "rule warning:" in captured.err and "x_team_note" in captured.err
     json.loads(captured.out)  # stdout still carries only the report

@@ -31,7 +31,9 @@ TABLE = {
     "duplicate_id": (3, "duplicate rule id 'FP8D-ACC-0009'", True),
     "missing_test_kinds": (15, "no test case that expects 'quiet'", False),
     "wrong_file_name": (2, "does not match its file name 'FP8D-ACC-0010.yaml'", False),
-    "bad_id_scheme": (2, "does not follow FP8D-<AREA>-NNNN", False),
+    # A pack may use its own prefix (ACME-0001); ACC-9 follows no scheme at all.
+    "bad_id_scheme": (2, "does not follow PREFIX-NNNN or PREFIX-AREA-NNNN", False),
+    "bad_fp8d_area": (2, "does not follow FP8D-<AREA>-NNNN", False),
     # intent.backend is one of te | torchao | msamp | none (registry choices): never matches
     "outside_vocabulary": (6, "no reader produces that value", False),
 }

@@ -49,7 +49,7 @@ def test_show_by_id_and_alias(run_rules: Run) -> None:
 
 def test_test_passes_on_the_samples(run_rules: Run) -> None:
     code, out = run_rules("test", "--rules", RULES)
-    assert (code, out) == (0, "12 passed, 0 failed, 4 rule(s)")
+    assert (code, out) == (0, "13 passed, 0 failed, 4 rule(s)")
 
 
 def test_test_reports_a_failing_case(run_rules: Run, tmp_path: Path) -> None:
@@ -91,7 +91,7 @@ def test_cli_level_rules_commands(capsys: pytest.CaptureFixture[str]) -> None:
     from preflight.cli import main
 
     assert main(["rules", "test", "--rules", RULES]) == 0
-    assert capsys.readouterr().out == "12 passed, 0 failed, 4 rule(s)\n"
+    assert capsys.readouterr().out == "13 passed, 0 failed, 4 rule(s)\n"
     assert main(["rules", "list", "--format", "json", "--rules", RULES]) == 0
     assert len(json.loads(capsys.readouterr().out)["rules"]) == 4
     bad = str(Path(__file__).parent / "data" / "bad" / "unknown_fact")
@@ -130,7 +130,7 @@ def test_no_rule_files_exits_2_through_the_cli(action: str, tmp_path: Path,
 
 def test_positional_paths_work_like_rules(run_rules: Run) -> None:
     assert run_rules("lint", RULES) == run_rules("lint", "--rules", RULES)
-    assert run_rules("test", RULES) == (0, "12 passed, 0 failed, 4 rule(s)")
+    assert run_rules("test", RULES) == (0, "13 passed, 0 failed, 4 rule(s)")
     one = str(Path(RULES) / "hw" / "FP8D-HW-0001.yaml")
     two = str(Path(RULES) / "acc" / "FP8D-ACC-0001.yaml")
     code, out = run_rules("lint", one, two)

@@ -87,7 +87,7 @@ def test_gate_with_real_inspect_on_a_real_model() -> None:
     torch = pytest.importorskip("torch")
     model = torch.nn.Sequential(torch.nn.Linear(16, 16)).to(torch.bfloat16)
     with pytest.raises(PreflightError, match="FP8D-RT-0001"):
-        gate(model, torch.optim.AdamW(model.parameters()))
+        gate(model, torch.optim.AdamW(model.parameters()), options=GateOptions(expect_fp8=True))
     report = gate(model, options=GateOptions(expect_fp8=False, fail_on="error"))
     assert report.ok()
 
@@ -115,7 +115,7 @@ def test_hf_callback_is_a_real_trainer_callback() -> None:
 
     from preflight.integrations.hf import FP8DoctorCallback
 
-    cb = FP8DoctorCallback(on_failure="warn")
+    cb = FP8DoctorCallback(on_failure="warn", expect_fp8=True)
     assert isinstance(cb, TrainerCallback)
     torch = pytest.importorskip("torch")
     model = torch.nn.Linear(16, 16)
@@ -146,4 +146,88 @@ def test_lightning_core_uses_strategy_engine_and_precision() -> None:
     on_train_start(GateOptions(), trainer, "MODULE", inspector=inspector)
     call = inspector.calls[0]
     assert (call["model"], call["optimizer"], call["engine"]) == ("MODULE", "OPT", "ENG")
-    assert call["extra_facts"] == {"runtime.lightning.precision": "transformer-engine"}
+    assert call["extra_facts"]["runtime.lightning.precision"] == "transformer-engine"
+    assert call["expect_fp8"] is True   # the run's own precision asks for FP8
+
+
+# --- issue 12: expect_fp8 follows the run; messages in the callback's own terms ---------------
+
+def _hf(options: GateOptions, args: object, env: dict[str, str], accelerator: object = None):
+    from preflight.integrations.hf import expectation
+
+    return expectation(options, args, accelerator, env=env)
+
+
+@pytest.mark.parametrize("args, env, accelerator, fp8, source", [
+    (SimpleNamespace(bf16=True), {"ACCELERATE_MIXED_PRECISION": "fp8"}, None, False,
+     "TrainingArguments(bf16=True)"),
+    (SimpleNamespace(bf16=False, fp16=False), {"ACCELERATE_MIXED_PRECISION": "fp8"}, None, True,
+     "ACCELERATE_MIXED_PRECISION=fp8"),
+    (SimpleNamespace(), {}, SimpleNamespace(mixed_precision="fp8"), True,
+     "Accelerator(mixed_precision='fp8')"),
+    (SimpleNamespace(), {}, None, False, "FP32"),
+])
+def test_hf_expectation_follows_the_runs_precision(args, env, accelerator, fp8, source) -> None:
+    got = _hf(GateOptions(), args, env, accelerator)
+    assert got.fp8 is fp8 and source in got.source
+    assert "accelerator.prepare" not in got.inspect_point
+
+
+def test_an_explicit_expect_fp8_is_quoted_back_in_the_callbacks_terms() -> None:
+    got = _hf(GateOptions(expect_fp8=True), SimpleNamespace(bf16=True), {})
+    assert got.fp8 is True and got.source == "FP8DoctorCallback(expect_fp8=True)"
+    assert "FP8DoctorCallback(expect_fp8=False)" in got.turn_off
+
+
+@pytest.mark.parametrize("precision, fp8", [("transformer-engine", True),
+                                            ("transformer-engine-float16", True),
+                                            ("bf16-mixed", False), ("32-true", False)])
+def test_lightning_expectation_follows_the_trainers_precision(precision: str, fp8: bool) -> None:
+    from preflight.integrations.lightning import expectation
+
+    got = expectation(GateOptions(), SimpleNamespace(precision=precision))
+    assert got.fp8 is fp8 and precision in got.source
+    assert "accelerator.prepare" not in got.inspect_point + got.turn_off
+
+
+def test_a_bf16_run_with_the_default_callback_raises_nothing() -> None:
+    torch = pytest.importorskip("torch")
+    from preflight.integrations.lightning import on_train_start
+
+    model = torch.nn.Sequential(torch.nn.Linear(16, 16)).to(torch.bfloat16)
+    trainer = SimpleNamespace(precision="bf16-mixed", optimizers=[], strategy=None)
+    report = on_train_start(GateOptions(), trainer, model)
+    assert report.ok() and report.facts["runtime.expect_fp8"] is False
+
+
+def test_lightning_messages_speak_lightning_not_accelerate_or_inspect() -> None:
+    torch = pytest.importorskip("torch")
+    from preflight.integrations.lightning import on_train_start
+
+    model = torch.nn.Sequential(torch.nn.Linear(16, 16))        # FP32
+    trainer = SimpleNamespace(precision="32-true", optimizers=[], strategy=None)
+    with pytest.raises(PreflightError) as err:
+        on_train_start(GateOptions(expect_fp8=True), trainer, model)
+    finding = next(f for f in err.value.findings if f.rule_id == "FP8D-RT-0001")
+    text = finding.message + finding.fix.text + finding.title
+    assert "FP8DoctorCallback(expect_fp8=True)" in text
+    assert "FP8DoctorCallback(expect_fp8=False)" in text
+    assert "accelerator.prepare" not in text and "inspect(..., expect_fp8" not in text
+    assert "BF16" not in text and "float32" in text
+
+
+def test_hf_fp8_env_on_a_cpu_is_not_a_silent_all_clear() -> None:
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("torchao")
+    from preflight.integrations.hf import expectation
+    from preflight.integrations.core import gate as real_gate
+
+    model = torch.nn.Sequential(torch.nn.Linear(16, 16))
+    expect = expectation(GateOptions(), SimpleNamespace(bf16=False, fp16=False), None,
+                         env={"ACCELERATE_MIXED_PRECISION": "fp8"})
+    report = real_gate(model, options=GateOptions(on_failure="warn", fail_on="never"),
+                       expectation=expect)
+    ids = {f.rule_id for f in report.findings}
+    assert "FP8D-ENV-FP8-ON-CPU" in ids and report.summary()["error"] >= 1
+    # The environment the report shows is this process's: torchao is installed here.
+    assert isinstance(report.facts.get("pkg.torchao.version"), str)

@@ -1,0 +1,266 @@
+"""Is the environment judged the training environment? Packages the job needs but lacks here.
+
+Why (issue 12, "no false all-clear"): a check on a CI runner, a laptop or a login node sees the
+core install only. A package that is *absent* reads as "the job does not use it", so every rule
+that compares ``pkg.X.version`` stayed quiet: 76 version rules passed silently while the same job
+with the training node's versions fired 7 findings. This module tells the two apart:
+
+- :func:`needed_packages` says which distributions the job's own configs ask for (the framework
+  of each config read, ``intent.backend``, ``intent.distributed``), each with the fact that asks;
+- :func:`judge` finds those absent from the facts, and returns the ``pkg.X.version`` facts to set
+  to ``Unknown("not installed here: ...")`` (which makes every rule about them *undetermined*
+  with that reason, no per-rule change) plus an :class:`EnvironmentJudged` record for the report.
+
+Pure functions over a facts mapping: the API applies the result (``preflight.api``); rendering
+only reads :meth:`EnvironmentJudged.to_dict`. A value the user assumed (``--assume pkg.X=V``,
+or ``=none`` to plan it uninstalled) is never overridden.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from preflight.facts import Unknown
+from preflight.findings import Evidence, Finding, Fix, Severity
+
+ENV_RULE_ID = "FP8D-ENV-NOT-TRAINING"
+"""The built-in finding: the environment judged is not (or may not be) the training environment."""
+
+# Distributions each config kind's framework imports. Several names: any one of them will do
+# (Lightning ships as `lightning` and as the older `pytorch-lightning`).
+KIND_PACKAGES: dict[str, tuple[str, ...]] = {
+    "accelerate": ("accelerate",),
+    "deepspeed": ("deepspeed",),
+    "hf_trainer": ("transformers",),
+    "lightning": ("lightning", "pytorch-lightning"),
+    "llmfoundry": ("llm-foundry",),
+    "megatron": ("megatron-core",),
+    "nemo": ("nemo-toolkit",),
+    "torchtitan": ("torchtitan",),
+}
+BACKEND_PACKAGES: dict[str, tuple[str, ...]] = {
+    "te": ("transformer-engine",),
+    "torchao": ("torchao",),
+    "msamp": ("ms-amp",),
+}
+# accelerate's mixed_precision fp8 with no backend named picks whichever of these is installed.
+ANY_FP8_BACKEND = ("transformer-engine", "torchao", "ms-amp")
+# Often run from a source checkout (Megatron-LM's pretrain_gpt.py, torchtitan's train.py, NeMo
+# containers), so their absence as a distribution does not prove the job cannot import them.
+FROM_SOURCE_OK = frozenset({"megatron-core", "torchtitan", "nemo-toolkit"})
+
+
+@dataclass(frozen=True)
+class Need:
+    """Distributions the job needs (any one of ``dists`` will do), and the fact that says so."""
+
+    dists: tuple[str, ...]
+    why: str
+    source: str | None = None
+
+    def label(self) -> str:
+        return " or ".join(self.dists)
+
+
+@dataclass(frozen=True)
+class EnvironmentJudged:
+    """What the report says about the environment it judged, near the top (a summary field)."""
+
+    where: str                       # "this machine" | "snapshot <file>"
+    training: bool | None            # True: looks like the training environment; None: cannot tell
+    missing: tuple[Need, ...] = ()   # packages the job needs that are not installed there
+    reasons: tuple[str, ...] = ()    # why it is not (or may not be) the training environment
+    gpu_node: bool = False           # GPUs and torch are there: a job run there would fail
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "where": self.where,
+            "is_training_environment": self.training,
+            "missing_packages": [{"packages": list(n.dists), "needed_because": n.why,
+                                  "source": n.source} for n in self.missing],
+            "reasons": list(self.reasons),
+        }
+
+
+def _source(facts: Mapping[str, Any], name: str) -> str | None:
+    prov = getattr(facts, "provenance", None)
+    return prov.get(name) if isinstance(prov, Mapping) else None
+
+
+def needed_packages(facts: Mapping[str, Any]) -> list[Need]:
+    """The distributions the job's configs ask for; empty when no job config was read."""
+    kinds = facts.get("config.kinds")
+    if not isinstance(kinds, list) or not kinds:
+        return []
+    needs = [Need(("torch",), "every job the configs describe trains with PyTorch")]
+    for kind in kinds:
+        if kind in KIND_PACKAGES:
+            needs.append(Need(KIND_PACKAGES[kind], f"the job has a {kind} config", "config.kinds"))
+    backend = facts.get("intent.backend")
+    fp8 = facts.get("intent.fp8")
+    src = _source(facts, "intent.backend")
+    if isinstance(backend, str) and backend in BACKEND_PACKAGES:
+        needs.append(Need(BACKEND_PACKAGES[backend], f"intent.backend is {backend}", src))
+    elif fp8 is True and "accelerate" in kinds and not isinstance(backend, str):
+        needs.append(Need(ANY_FP8_BACKEND, "accelerate fp8 with no backend named picks an "
+                          "installed one", _source(facts, "intent.fp8")))
+    if facts.get("intent.distributed") == "deepspeed":
+        needs.append(Need(("deepspeed",), "intent.distributed is deepspeed",
+                          _source(facts, "intent.distributed")))
+    # One entry per distribution set (a deepspeed config and intent.distributed name one need).
+    seen: dict[tuple[str, ...], Need] = {}
+    for need in needs:
+        seen.setdefault(need.dists, need)
+    return list(seen.values())
+
+
+def _installed(facts: Mapping[str, Any], dist: str) -> bool:
+    """Present at all (a version string, or Unknown from a probe that could not read it)."""
+    return f"pkg.{dist}.version" in facts
+
+
+def not_installed_reason(dist: str, where: str) -> str:
+    """The reason an absent needed package makes its rules undetermined (issue 12 wording)."""
+    place = "here" if where == "this machine" else f"in the {where}"
+    return (f"{dist} is not installed {place}: run on the training node, pass --snapshot from "
+            f"it, or --assume pkg.{dist}=VERSION")
+
+
+def judge(facts: Mapping[str, Any], where: str, planned: frozenset[str] = frozenset()
+          ) -> tuple[dict[str, Unknown], EnvironmentJudged]:
+    """``(pkg.X.version -> Unknown for needed, absent X; the record for the report)``.
+
+    ``planned``: distributions the user assumed (``--assume pkg.X=V`` or ``=none``); their
+    presence or absence is the plan, never "not installed here".
+    """
+    missing = [n for n in needed_packages(facts)
+               if not any(_installed(facts, d) or d in planned for d in n.dists)]
+    unknowns = {f"pkg.{d}.version": Unknown(not_installed_reason(d, where))
+                for n in missing for d in n.dists}
+    # megatron-core / torchtitan / NeMo often run from a source checkout: their absence as a
+    # distribution leaves their version rules undetermined but says nothing about the machine.
+    hard = [n for n in missing if not set(n.dists) <= FROM_SOURCE_OK]
+    reasons = [f"not installed: {n.label()} ({n.why})" if n in hard else
+               f"not installed as a package: {n.label()} ({n.why}; fine when the job runs it "
+               "from a source checkout, but its version rules cannot be decided)"
+               for n in missing]
+    gpus = facts.get("gpu.count")
+    has_torch = isinstance(facts.get("pkg.torch.version"), str)
+    has_gpu = isinstance(gpus, int) and not isinstance(gpus, bool) and gpus > 0
+    fp8_without_gpu = facts.get("intent.fp8") is True and not has_gpu
+    if fp8_without_gpu:
+        # An FP8 job trains on a GPU: where none is seen (none there, or no driver to ask),
+        # this is not the machine it trains on, whatever else is installed.
+        reasons.append(f"no GPU is visible ({gpus.reason})" if isinstance(gpus, Unknown)
+                       else "no GPU is visible")
+    gpu_node = has_gpu and has_torch
+    if hard or fp8_without_gpu:
+        training: bool | None = False
+    elif missing or not needed_packages(facts) or not gpu_node:
+        training = None      # no job read, or no GPU facts: nothing says either way
+    else:
+        training = True
+    return unknowns, EnvironmentJudged(where, training, tuple(missing), tuple(reasons), gpu_node)
+
+
+def blocks_import(judged: EnvironmentJudged) -> list[Need]:
+    """Missing needs a job run in the judged environment would fail to import (an error there)."""
+    if not judged.gpu_node:
+        return []
+    return [n for n in judged.missing if not set(n.dists) <= FROM_SOURCE_OK]
+
+
+def environment_finding(judged: EnvironmentJudged, facts: Mapping[str, Any]) -> Finding | None:
+    """The built-in finding that says, near the top, the environment judged is not the training
+    environment; None when nothing says so.
+
+    A warning, since the check usually runs elsewhere on purpose (CI, a login node); an error
+    where GPUs and torch are present but a package the job imports is not: a job started there
+    would fail at import.
+    """
+    if judged.training is not False and not judged.missing:
+        return None
+    fatal = blocks_import(judged)
+    lines = "; ".join(judged.reasons)
+    if judged.missing:
+        dists = [d for n in judged.missing for d in n.dists]
+        example = " ".join(f"--assume pkg.{d}=VERSION" for d in dists[:2])
+        verdict = "is not" if judged.training is False else "may not be"
+        message = (f"The environment judged ({judged.where}) {verdict} the training "
+                   f"environment: {lines}. Rules about these packages are undetermined, not "
+                   "passed.")
+        if fatal:
+            message += (" GPUs and torch are here, so if the job trains here it fails to import "
+                        f"{', '.join(n.label() for n in fatal)}.")
+        fix = Fix("Run fp8-doctor on the training node, or pass --snapshot FILE written there "
+                  f"by `fp8-doctor snapshot`, or plan its versions: {example}.")
+    else:
+        message = (f"The environment judged ({judged.where}) is not the training environment: "
+                   f"{lines}. GPU rules and the smoke step say nothing about the training node.")
+        fix = Fix("Run fp8-doctor on the training node, or pass --snapshot FILE written there "
+                  "by `fp8-doctor snapshot`; --strict fails the check when the smoke step "
+                  "could not run.")
+    prov = getattr(facts, "provenance", {}) or {}
+    evidence = tuple(Evidence(f"pkg.{d}.version", Unknown(not_installed_reason(d, judged.where)),
+                              n.source) for n in judged.missing for d in n.dists)
+    if "gpu.count" in facts:
+        evidence += (Evidence("gpu.count", facts["gpu.count"], prov.get("gpu.count")),)
+    return Finding(
+        rule_id=ENV_RULE_ID,
+        severity=Severity.ERROR if fatal else Severity.WARNING,
+        title=("The environment judged is not the training environment"
+               if judged.training is False else
+               "Packages the job needs are not installed where it was judged"),
+        message=message,
+        fix=fix,
+        evidence=evidence,
+        confidence="verified",
+        tags=("environment",),
+    )
+
+
+LIVE_CPU_ID = "FP8D-ENV-FP8-ON-CPU"
+
+
+def live_environment(facts: Any) -> tuple[Any, list[Finding]]:
+    """``facts`` plus this process's packages and allow-listed settings, and the findings about
+    them, for ``preflight.inspect`` (issue 12: its environment block said "FP8 libraries none
+    installed" beside torchao). Only the runtime rules judge these facts there.
+
+    importlib.metadata and the environment only: nothing imported, nothing native loaded. The
+    ``runtime.expect_fp8_from`` / ``_off`` / ``inspect_point`` facts are what rule messages say;
+    a callback replaces inspect's defaults with its own terms.
+    """
+    from preflight.probes.base import guarded
+    from preflight.probes.packages import probe_packages
+    from preflight.probes.runtime import probe_runtime
+
+    for name, probe in (("packages", probe_packages), ("runtime", probe_runtime)):
+        result = guarded(name, probe)
+        new = {k: v for k, v in result.facts.items() if k not in facts}
+        facts = facts.merged(new, result.provenance, source=result.name)
+    return facts, [f for f in (live_finding(facts),) if f is not None]
+
+
+def live_finding(facts: Mapping[str, Any]) -> Finding | None:
+    """FP8 expected but the model lives on the CPU: say so (issue 12: an HF run with
+    ACCELERATE_MIXED_PRECISION=fp8 on a CPU reported 0 errors and nothing else)."""
+    devices = facts.get("runtime.model.device_types")
+    if facts.get("runtime.expect_fp8") is not True or devices != ["cpu"]:
+        return None
+    return Finding(
+        rule_id=LIVE_CPU_ID,
+        severity=Severity.WARNING,
+        title="FP8 is expected but the model is on the CPU",
+        message=(f"FP8 is expected ({facts.get('runtime.expect_fp8_from')}) but every parameter "
+                 "of the inspected model is on the CPU: whatever FP8 modules it holds, no GPU FP8 "
+                 "GEMM runs here, so this inspection says nothing about FP8 on the training GPU."),
+        fix=Fix("Inspect the run on the training GPU node (the model moved to CUDA), or "
+                f"{facts.get('runtime.expect_fp8_off')} for a CPU dry run."),
+        evidence=(Evidence("runtime.model.device_types", devices, "inspect"),
+                  Evidence("runtime.expect_fp8", True, "inspect")),
+        confidence="verified",
+        tags=("environment", "runtime"),
+    )

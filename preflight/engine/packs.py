@@ -1,0 +1,44 @@
+"""The rules a check evaluates: the bundled base plus the team's own rule packs (``--rules DIR``).
+
+Why (issue 12): ``--rules DIR`` used to *replace* the bundled rules, so adding one team rule
+dropped every known-bug check. Packs now add to the base; ``--no-bundled-rules`` replaces it.
+Pack rule ids may use their own prefix (``ACME-0001``); an id or alias that is already taken
+(by the base or another pack) is a load error naming both files, never a silent override.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from preflight.engine.loader import load_rules, no_rule_files
+from preflight.engine.model import Problem, RuleLoadError, RuleSet
+
+
+def load_check_rules(packs: Sequence[str] = (), *, bundled: bool = True,
+                     with_tests: bool = False) -> RuleSet:
+    """The bundled rules (unless ``bundled`` is False) and every rule in ``packs``, as one set.
+
+    Raises :class:`RuleLoadError` for a pack file that does not load or that reuses an id, and
+    a usage error when there is no rule at all (a gate that checks nothing must not pass).
+    """
+    base = load_rules(None, with_tests=with_tests) if bundled else None
+    extra = load_rules(list(packs), with_tests=with_tests) if packs else None
+    if extra is not None and len(extra) == 0:
+        raise no_rule_files(list(packs))
+    if base is None and extra is None:
+        raise no_rule_files(list(packs))
+    if base is None or extra is None:
+        return base if base is not None else extra  # type: ignore[return-value]
+    clashes = []
+    for rule in extra:
+        for name in (rule.id, *rule.aliases):
+            other = base.get(name)
+            if other is not None:
+                clashes.append(Problem(rule.path, None,
+                                       f"rule id {name!r} is already used by the bundled rule "
+                                       f"{other.path}; give the pack its own prefix "
+                                       "(e.g. ACME-0001)"))
+    if clashes:
+        raise RuleLoadError(clashes)
+    rules = tuple(sorted((*base.rules, *extra.rules), key=lambda r: r.id))
+    return RuleSet(rules, base.warnings + extra.warnings, base.sources + extra.sources)
