@@ -67,7 +67,7 @@ def load_project_config(path: str | None) -> ProjectConfig:
     """Read ``[tool.fp8-doctor]`` from ``path`` (None: no file, empty defaults)."""
     if path is None:
         return ProjectConfig()
-    from preflight.probes.configs._parse import ParseError, parse_toml, read_text
+    from preflight.jobs.parse import ParseError, parse_toml, read_text
 
     try:
         # read_text refuses FIFOs, devices, oversized and binary files (a hang or a flood).

@@ -8,7 +8,7 @@ writer then returns at once instead of waiting for one), checked with ``fstat`` 
 chunks up to ``limit`` bytes, or only up to the end of a header when ``stop`` is given.
 
 Used by the packages probe and the rule loader; config files have their own reader
-(``probes/configs/_parse.py``, same policy).
+(``jobs/parse.py``, same policy).
 """
 
 from __future__ import annotations

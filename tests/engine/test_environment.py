@@ -119,7 +119,7 @@ def test_the_bundled_version_rules_turn_undetermined_not_quiet() -> None:
     its FP8 stack absent, version rules that were quietly false become undetermined, with why."""
     from preflight import intent
     from preflight.examples import example_paths
-    from preflight.probes.configs import read_paths
+    from preflight.jobs.read import read_paths
 
     read = read_paths(example_paths())
     facts = Facts({**NODE, "gpu.min_cc": "9.0"}).merged(read.facts, read.provenance)
