@@ -138,7 +138,7 @@ def main() -> None:
     res: dict = {"device": torch.cuda.get_device_name(0), "torch": torch.__version__,
                  "date": time.strftime("%Y-%m-%d"), "small_model": SMALL.__dict__}
     t0 = time.perf_counter()
-    pred = speedup({}, SMALL, backend="torchao", recipe="tensorwise")
+    pred = speedup({}, SMALL, backend="torchao", recipe="tensorwise", measure_layers=True)
     res["torchao_prediction_wall_s"] = round(time.perf_counter() - t0, 1)
     res["torchao_prediction"] = pred.to_dict()
     try:
@@ -148,7 +148,12 @@ def main() -> None:
         p = pred.prediction.step_speedup if pred.prediction else None
         if p:
             m = res["torchao_measured"]["measured_speedup"]
+            res["torchao_predicted"] = p
             res["torchao_error_pct"] = round(100 * (p - m) / m, 1)
+            if pred.unfused:
+                res["torchao_predicted_unfused"] = pred.unfused.step_speedup
+                res["torchao_unfused_error_pct"] = round(
+                    100 * (pred.unfused.step_speedup - m) / m, 1)
     except Exception as exc:  # noqa: BLE001
         res["torchao_measured"] = {"error": f"{type(exc).__name__}: {exc}"[:500]}
     try:
@@ -161,6 +166,7 @@ def main() -> None:
         res["te_measured"] = run_te(SMALL, args.steps)
         if tpred.prediction:
             m = res["te_measured"]["measured_speedup"]
+            res["te_predicted"] = tpred.prediction.step_speedup
             res["te_error_pct"] = round(100 * (tpred.prediction.step_speedup - m) / m, 1)
     except Exception as exc:  # noqa: BLE001
         res["te_measured"] = {"error": f"{type(exc).__name__}: {exc}"[:500]}

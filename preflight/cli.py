@@ -191,6 +191,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--chart", metavar="PNG", help="also draw FP8 vs BF16 by GEMM shape (matplotlib)")
     p.add_argument("--timeout", type=positive_seconds, default=300.0, metavar="S",
                    help="seconds before the timing child is killed (default: %(default)s)")
+    p.add_argument("--measure-layers", action="store_true",
+                   help="also time each linear whole as torchao runs it alone (compiles each; "
+                        "an upper bound on the cast cost, slower)")
 
     p = sub.add_parser("smoke", help="run only the FP8 smoke step")
     from preflight.smoke.cli import add_arguments as add_smoke_arguments
@@ -358,7 +361,7 @@ def _cmd_speedup(args: argparse.Namespace) -> int:
     _stderr("timing the GEMMs in a child process" if not hasattr(shape, "reason") else
             "no model shape: listing nothing to time")
     report = speedup(facts.values, shape, backend=args.backend, recipe=args.recipe,
-                     timeout=args.timeout)
+                     timeout=args.timeout, measure_layers=args.measure_layers)
     chart = None
     if args.chart:
         why = write_chart(report, args.chart)

@@ -60,8 +60,8 @@ def _lines(report: SpeedupReport, md: bool) -> list[str]:
 
     for t in timings_from(report.timing):
         out.append(f"  {t.linear}: BF16 {t.bf16_s * 1e3:.3f} ms, FP8 {t.fp8_s * 1e3:.3f} ms "
-                   f"(GEMMs {t.fp8_gemm_s * 1e3:.3f}, casts and the rest "
-                   f"{t.cast_s * 1e3:.3f}) per layer, forward + backward")
+                   f"(GEMMs {t.fp8_gemm_s * 1e3:.3f} + casts {t.cast_s * 1e3:.3f}) per layer, "
+                   "forward + backward")
     if p is None:
         return out + ["", f"Undetermined: {report.why_not}"]
     other = report.timing.get("other") or {}
@@ -71,7 +71,9 @@ def _lines(report: SpeedupReport, md: bool) -> list[str]:
             f"{other.get('attention_s', 0) * 1e3:.1f}, LM head {other.get('head_s', 0) * 1e3:.1f}"
             f" timed; elementwise {other.get('elementwise_s', 0) * 1e3:.1f}, optimizer "
             f"{other.get('optimizer_s', 0) * 1e3:.1f} estimated)",
-            f"Predicted step speed-up: {p.step_speedup:.2f}x", "", p.verdict]
+            f"Predicted step speed-up: {p.step_speedup:.2f}x"
+            + (f" (casts unfused, each layer timed alone: {report.unfused.step_speedup:.2f}x)"
+               if report.unfused else ""), "", p.verdict]
     out += [f"  note: {n}" for n in p.notes]
     return out
 

@@ -25,6 +25,7 @@ class SpeedupReport:
     gemms: list[dict[str, Any]]
     prediction: Prediction | None
     timing: dict[str, Any]                # the child's raw result (device, per-GEMM times)
+    unfused: Prediction | None = None     # each linear timed whole, alone (an upper bound)
     why_not: str = ""                     # set when no prediction could be made
     backend: str = "torchao"
     recipe: str = "tensorwise"
@@ -35,6 +36,7 @@ class SpeedupReport:
                 "backend": self.backend, "recipe": self.recipe,
                 "gemms": self.gemms, "timing": self.timing,
                 "prediction": asdict(self.prediction) if self.prediction else None,
+                "prediction_unfused": asdict(self.unfused) if self.unfused else None,
                 "why_not": self.why_not or None}
 
 
@@ -48,17 +50,21 @@ def backend_of(facts: Mapping[str, Any]) -> tuple[str, str]:
     return b, r
 
 
-def timings_from(result: Mapping[str, Any]) -> list[Timing]:
+def timings_from(result: Mapping[str, Any], *, whole: bool = False) -> list[Timing]:
+    """Per-linear timings: the timed GEMMs plus the modelled (fused) casts; with ``whole``, the
+    layer timed whole as the backend runs it alone (None when not measured)."""
     out = []
     for lin in result.get("linears") or []:
         bf16 = sum(lin["bf16"].values())
         gemm8 = sum(lin["fp8"].values())
-        whole = lin.get("whole")
-        if whole:       # the layer as the backend runs it: casts are what the GEMMs do not explain
-            out.append(Timing(lin["name"], whole["bf16_s"], whole["fp8_s"], gemm8,
-                              max(0.0, whole["fp8_s"] - gemm8)))
+        if whole:
+            w = lin.get("whole")
+            if not w:
+                return []
+            out.append(Timing(lin["name"], w["bf16_s"], w["fp8_s"], gemm8,
+                              max(0.0, w["fp8_s"] - gemm8)))
             continue
-        cast = sum((lin.get("cast") or {}).values())
+        cast = float(lin.get("cast_model_s") or 0.0)
         out.append(Timing(lin["name"], bf16, gemm8 + cast, gemm8, cast))
     return out
 
@@ -70,7 +76,7 @@ def other_seconds(other: Mapping[str, Any]) -> float:
 
 def speedup(facts: Mapping[str, Any], shape: ModelShape | Unknown, *, device: str = "cuda",
             backend: str | None = None, recipe: str | None = None,
-            timeout: float = TIMEOUT_S) -> SpeedupReport:
+            timeout: float = TIMEOUT_S, measure_layers: bool = False) -> SpeedupReport:
     from preflight.probes import proc
 
     b, r = backend_of(facts)
@@ -79,6 +85,7 @@ def speedup(facts: Mapping[str, Any], shape: ModelShape | Unknown, *, device: st
         return SpeedupReport(None, [], None, {}, why_not=shape.reason, backend=b, recipe=r)
     gemms = gemm_table(shape)
     request = {"device": device, "backend": b, "recipe": r, "shape": asdict(shape),
+               "measure_layers": measure_layers,
                "linears": [{"name": lin.name, "d_in": lin.d_in, "d_out": lin.d_out}
                            for lin in linears(shape)]}
     res = proc.run([sys.executable, "-m", "preflight.speedup.child", json.dumps(request)],
@@ -98,10 +105,14 @@ def speedup(facts: Mapping[str, Any], shape: ModelShape | Unknown, *, device: st
     notes = tuple(n for n in shape.source if "unknown" in n)
     if result.get("note"):
         notes += (str(result["note"]),)
-    elif result.get("backend") == "torchao":
-        notes += ("each linear timed whole (forward + backward) as torchao's compiled Float8Linear "
-                  "against a compiled nn.Linear; the GEMM columns are the FP8 GEMMs alone",)
+    if result.get("backend") != "te":
+        notes += ("FP8 casts (amax, cast, transposed copy of X, W and dY) modelled as the bytes "
+                  "they move at the measured copy bandwidth, as a compiled model fuses them",)
     notes += ("attention and the LM head timed in BF16 (they stay BF16); norms, activations, "
               "residuals, loss and optimizer estimated from the measured copy bandwidth",)
-    prediction = predict(shape, timings_from(result), other_seconds(result["other"]), notes)
-    return SpeedupReport(shape, gemms, prediction, result, backend=b, recipe=r)
+    other = other_seconds(result["other"])
+    prediction = predict(shape, timings_from(result), other, notes)
+    whole = timings_from(result, whole=True)
+    unfused = predict(shape, whole, other, ("each linear timed whole and alone: its casts fused "
+                                            "with nothing else",)) if whole else None
+    return SpeedupReport(shape, gemms, prediction, result, unfused, backend=b, recipe=r)

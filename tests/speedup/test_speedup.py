@@ -23,6 +23,14 @@ SHAPE = ModelShape(hidden=4096, ffn=14336, heads=32, kv_heads=8, layers=32, voca
                    seq=4096, micro_batch=1)
 
 
+def test_modelled_cast_time_counts_the_bytes_of_x_w_and_dy() -> None:
+    from preflight.speedup.child import CAST_BYTES_PER_ELEMENT, cast_seconds
+
+    # X [8192, 2048], W [2048, 2048], dY [8192, 2048] at 1 TB/s
+    got = cast_seconds(8192, 2048, 2048, 1e12)
+    assert got == pytest.approx(CAST_BYTES_PER_ELEMENT * (2 * 8192 * 2048 + 2048 * 2048) / 1e12)
+
+
 def test_gemms_of_a_llama_block_with_gqa_and_swiglu() -> None:
     lins = {lin.name: lin for lin in linears(SHAPE)}
     assert (lins["qkv"].d_in, lins["qkv"].d_out) == (4096, 4096 + 2 * 1024)
@@ -135,12 +143,18 @@ def test_the_child_runs_on_this_machines_torch_and_says_why_not() -> None:
 def test_timings_from_a_child_result_and_render() -> None:
     lin = {"name": "qkv", "d_in": 1, "d_out": 1, "bf16": {"fwd": 1e-3, "dgrad": 1e-3,
            "wgrad": 1e-3}, "fp8": {"fwd": 5e-4, "dgrad": 5e-4, "wgrad": 5e-4},
-           "cast": {"x": 1e-4, "w": 1e-4, "dy": 1e-4}}
+           "cast_model_s": 3e-4}
     result = {"status": "ok", "linears": [{**lin, "name": n} for n in
                                           ("qkv", "attn_out", "fc1", "fc2")],
               "other": {"attention_s": 0.0}}
     t = timings_from(result)
     assert t[0].bf16_s == pytest.approx(3e-3) and t[0].fp8_s == pytest.approx(1.8e-3)
+    assert t[0].cast_s == pytest.approx(3e-4)
+    assert timings_from(result, whole=True) == []          # no whole-layer timing measured
+    whole = {**result, "linears": [{**lin, "name": n, "whole": {"bf16_s": 4e-3, "fp8_s": 2e-3}}
+                                   for n in ("qkv", "attn_out", "fc1", "fc2")]}
+    w = timings_from(whole, whole=True)
+    assert w[0].fp8_s == pytest.approx(2e-3) and w[0].cast_s == pytest.approx(5e-4)
     report = SpeedupReport(SHAPE, gemm_table(SHAPE), predict(SHAPE, t, 0.0), result)
     md = render_markdown(report, chart="chart.png")
     assert "| qkv | fwd |" in md and "2.00x" in md and "![FP8 vs BF16" in md
