@@ -7,7 +7,9 @@
 The rule format is docs/rule-format.md. Modules: model (Rule, RuleSet, problems), schema (field
 validation), conditions (condition trees, three-valued logic), operators (the operator table),
 versions (PEP 440 / OSV policy), interpolate (messages), loader, evaluate, catalogue (docs/rules.md
-and ``rules show``), commands (the CLI).
+and ``rules show``), commands (the CLI), packs (bundled rules plus rule packs), fixcheck (fix
+round-trips in ``rules test``), environment (packages the job needs but the judged environment
+lacks), strict (``--strict`` findings).
 """
 
 from __future__ import annotations

@@ -40,6 +40,12 @@ KIND_PACKAGES: dict[str, tuple[str, ...]] = {
     "nemo": ("nemo-toolkit",),
     "torchtitan": ("torchtitan",),
 }
+# What those frameworks run on in turn: the HF Trainer on accelerate (transformers' Trainer
+# imports it), llm-foundry on composer (the `mosaicml` distribution).
+KIND_RUNS_ON: dict[str, tuple[str, ...]] = {
+    "hf_trainer": ("accelerate",),
+    "llmfoundry": ("mosaicml",),
+}
 BACKEND_PACKAGES: dict[str, tuple[str, ...]] = {
     "te": ("transformer-engine",),
     "torchao": ("torchao",),
@@ -98,6 +104,8 @@ def needed_packages(facts: Mapping[str, Any]) -> list[Need]:
     for kind in kinds:
         if kind in KIND_PACKAGES:
             needs.append(Need(KIND_PACKAGES[kind], f"the job has a {kind} config", "config.kinds"))
+        for dist in KIND_RUNS_ON.get(kind, ()):
+            needs.append(Need((dist,), f"the job's {kind} config runs on {dist}", "config.kinds"))
     backend = facts.get("intent.backend")
     fp8 = facts.get("intent.fp8")
     src = _source(facts, "intent.backend")

@@ -62,6 +62,12 @@ def test_planned_packages_are_the_plan_not_missing() -> None:
     assert unknowns == {}
 
 
+def test_frameworks_need_what_they_run_on() -> None:
+    assert _dists({"config.kinds": ["hf_trainer"]}) == [("torch",), ("transformers",),
+                                                        ("accelerate",)]
+    assert ("mosaicml",) in _dists({"config.kinds": ["llmfoundry"]})
+
+
 def test_lightning_is_satisfied_by_either_distribution() -> None:
     facts = {"config.kinds": ["lightning"], **NODE, "pkg.pytorch-lightning.version": "2.0.9"}
     assert judge(facts, "this machine")[0] == {}
