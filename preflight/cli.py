@@ -1,8 +1,12 @@
 """The ``fp8-doctor`` command line: argument parsing, wiring and exit codes only.
 
 Exit codes (DESIGN.md contract): 0 no finding at or above ``--fail-on``; 1 such findings;
-2 usage error (bad flag, a path that does not exist, a bad ``--assume``); 3 internal error.
-stdout carries the report only; progress and errors go to stderr.
+2 usage error (bad flag, a path that does not exist, a bad ``--assume``, ``-o`` naming an input,
+and a report that cannot be delivered: unwritable ``-o``, stdout closed or full); 3 internal
+error; 130 interrupted (Ctrl-C), at any moment after the interpreter has started.
+stdout carries the report only; progress and errors go to stderr (nowhere when it is closed).
+Module-level imports are stdlib only, so that Ctrl-C while the package loads is still caught
+by :func:`main` (issue 13, item 7).
 """
 
 from __future__ import annotations
@@ -16,12 +20,10 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from preflight import __version__
-from preflight.findings import FAIL_ON_CHOICES
-from preflight.probes.configs.detect import KINDS as CONFIG_KINDS
-from preflight.report import EXIT_INTERNAL, EXIT_USAGE
 
 FORMATS = ("text", "json", "markdown", "sarif")
-
+EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 2, 3, 130   # = preflight.report's; a test checks
+_STDOUT_CLOSED = False   # set by main() when descriptor 1 was closed at start-up
 
 
 class UsageError(Exception):
@@ -89,6 +91,8 @@ def _add_collect(p: argparse.ArgumentParser) -> None:
                    help="config files or folders of the job (accelerate, DeepSpeed, llm-foundry, "
                         "torchtitan, Megatron, Lightning, HF Trainer, NeMo); with none, "
                         "accelerate's default config is used if present")
+    from preflight.probes.configs.detect import KINDS as CONFIG_KINDS
+
     p.add_argument("--kind", choices=CONFIG_KINDS, help="force the config kind of every PATH")
     p.add_argument("--snapshot", metavar="FILE", help="use facts from a snapshot instead of probing")
     p.add_argument("--assume", action="append", default=[], metavar="KEY=VALUE",
@@ -102,6 +106,8 @@ def _add_collect(p: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     """The whole CLI, as one argparse tree."""
+    from preflight.findings import FAIL_ON_CHOICES
+
     parser = argparse.ArgumentParser(
         prog="fp8-doctor",
         description="Preflight checks for FP8 training: probes, known-bug rules, FP8 smoke step.",
@@ -157,28 +163,32 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _write(text: str, output: str | None) -> None:
-    data = text if text.endswith("\n") else text + "\n"
+    from preflight.outfile import write_report
+
+    write_report(text, output, stdout_closed=_STDOUT_CLOSED)
     if output:
-        try:
-            with open(output, "w", encoding="utf-8") as fh:
-                fh.write(data)
-        except OSError as exc:
-            raise UsageError(f"cannot write {output}: {exc.strerror or exc}") from None
         _stderr(f"wrote {output}")
-        return
-    try:
-        try:
-            sys.stdout.write(data)
-        except UnicodeEncodeError:
-            # A terminal that cannot show the check marks still gets the report.
-            sys.stdout.flush()
-            sys.stdout.buffer.write(data.encode(sys.stdout.encoding or "utf-8", "replace"))
-        sys.stdout.flush()
-    except BrokenPipeError:
-        # The reader went away (`| head`): the report's exit code still stands. Point stdout
-        # at /dev/null so the interpreter's final flush does not raise again.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+
+
+def _guard_output(args: argparse.Namespace) -> None:
+    """Refuse, before anything runs, an ``-o`` that names an input or a closed stdout."""
+    from preflight.outfile import OutputError, refuse_input_as_output
+
+    output = getattr(args, "output", None)
+    if not output and _STDOUT_CLOSED:
+        raise OutputError("stdout is closed: the report has nowhere to go (use -o FILE)")
+    configs = list(getattr(args, "paths", None) or ())
+    rules = list(getattr(args, "rules", None) or ())
+    if args.command == "rules":
+        rules += configs   # `rules lint PATH`: the positional paths are rule files
+        configs = []
+    elif args.command in ("check", "report", "snapshot") and not configs \
+            and not getattr(args, "snapshot", None):
+        from preflight.probes.configs import default_paths
+
+        configs = default_paths()   # accelerate's default config, read when no path is given
+    refuse_input_as_output(output, configs=configs, snapshot=getattr(args, "snapshot", None),
+                           rules=rules)
 
 
 def _use_color(args: argparse.Namespace) -> bool:
@@ -242,12 +252,47 @@ def _cmd_snapshot(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the exit code."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        # Also while the package loads or argparse runs (issue 13: an early Ctrl-C printed a
+        # traceback and the process died by the signal instead of exiting 130).
+        _fatal(EXIT_INTERRUPTED, "interrupted")
+
+
+def entry() -> int:
+    """The console script and ``python -m preflight``: :func:`main`, with a sure 130 on Ctrl-C.
+
+    CPython 3.11 remembers a KeyboardInterrupt that passed through ``exec`` (dataclasses build
+    their ``__init__`` with it) even when it was caught, and then ends the process by SIGINT
+    instead of with our exit code; so an interrupted run leaves with ``os._exit(130)`` once its
+    message is out and every ``finally`` (temporary folders, children) has run.
+    """
+    try:
+        return main()
+    except SystemExit as exc:
+        if exc.code != EXIT_INTERRUPTED:
+            raise
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError, AttributeError):
+            pass
+    os._exit(EXIT_INTERRUPTED)
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    global _STDOUT_CLOSED
+    from preflight.outfile import guard_std_streams
+
+    _STDOUT_CLOSED = "stdout" in guard_std_streams()
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     try:
+        _guard_output(args)
         if args.command in ("check", "report"):
             return _cmd_check(args)
         if args.command == "snapshot":
@@ -263,7 +308,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         _fatal(EXIT_USAGE, str(exc))
     except KeyboardInterrupt:
-        _fatal(130, "interrupted")
+        raise
     except Exception as exc:  # noqa: BLE001 - the last line of defence: no tracebacks for users
         from preflight.errors import UserInputError
 
@@ -277,4 +322,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    raise SystemExit(main())
+    raise SystemExit(entry())

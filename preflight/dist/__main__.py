@@ -88,6 +88,9 @@ def _options(args: argparse.Namespace) -> Any:
     for path in args.paths:
         if not os.path.exists(path):
             raise UsageError(f"no such file or folder: {path}")
+    from preflight.outfile import refuse_input_as_output
+
+    refuse_input_as_output(args.output, configs=args.paths, rules=args.rules)
     smoke_options = None
     if args.smoke:
         from preflight.smoke import SmokeOptions
@@ -195,18 +198,11 @@ def run(args: argparse.Namespace) -> int:
         "merge_s": round(time.perf_counter() - t0, 4)}
     report = _report(args, options, local, cluster_facts, payload.get("smoke"))
     text = _render(args, report, view)
-    if args.output:
-        from preflight.cli import UsageError
+    from preflight.outfile import write_report
 
-        try:
-            with open(args.output, "w", encoding="utf-8") as fh:
-                fh.write(text if text.endswith("\n") else text + "\n")
-        except OSError as exc:
-            raise UsageError(f"cannot write {args.output}: {exc.strerror or exc}") from None
+    write_report(text, args.output)   # atomic -o; a closed or full stdout is a usage error
+    if args.output:
         _log(0, f"wrote {args.output}")
-    else:
-        sys.stdout.write(text if text.endswith("\n") else text + "\n")
-        sys.stdout.flush()
     return report.exit_code()
 
 
