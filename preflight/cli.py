@@ -31,7 +31,13 @@ class UsageError(Exception):
 
 
 def _stderr(msg: str) -> None:
-    print(msg, file=sys.stderr, flush=True)
+    # Messages quote paths and values from outside: no terminal escapes through them either.
+    from preflight.render.sanitize import clean_text
+
+    try:
+        print(clean_text(msg), file=sys.stderr, flush=True)
+    except (OSError, ValueError):
+        pass   # stderr gone mid-run (a closed pty): progress is optional, the report is not
 
 
 def _fatal(code: int, msg: str, tip: str | None = None) -> NoReturn:

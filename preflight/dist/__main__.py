@@ -121,14 +121,18 @@ def _render(args: argparse.Namespace, report: Any, view: Any) -> str:
                                        and sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
     if args.format == "json":
         doc = json.loads(report.render("json", redact=redact))
-        doc["cluster"] = section_json(view, redact=redact)
+        from preflight.render.sanitize import clean_document
+
+        doc["cluster"] = clean_document(section_json(view, redact=redact))
         return json.dumps(doc, indent=2, ensure_ascii=False)
     body = report.render(args.format, redact=redact, color=color)
     if args.format == "sarif":
         return body
     # render_section redacts cell by cell itself: scrubbing the laid-out table afterwards would
     # shorten cells (/home/u/x -> ~/x) and shift the columns after them.
-    return render_section(view, args.format, redact=redact) + "\n" + body
+    from preflight.render.sanitize import clean_text   # host and GPU names come from outside
+
+    return clean_text(render_section(view, args.format, redact=redact)) + "\n" + body
 
 
 def _watchdog(rank: int, seconds: float) -> None:
