@@ -42,7 +42,9 @@ def snapshot_document(facts: Facts, probes: Sequence[ProbeResult], inputs: Seque
         from preflight.redact import redact_document
 
         doc = redact_document(doc)
-    return doc
+    from preflight.render.sanitize import finite_document
+
+    return finite_document(doc)   # JSON has no NaN: a bare NaN breaks every strict reader
 
 
 def _checked(name: str, value: Any) -> Any:
@@ -80,7 +82,19 @@ def load(path: str, *, drop_job: bool = False) -> tuple[Facts, list[Finding]]:
     ``drop_job`` leaves out what the snapshot's own config files said (``config.*``,
     ``intent.*`` and the findings about those files), for a replay with new config paths.
     """
-    doc = read_snapshot(path)
+    try:
+        doc = read_snapshot(path)
+        if "findings" in doc and not isinstance(doc["findings"], (list, type(None))):
+            raise SnapshotError(f"{path}: 'findings' must be a list, not "
+                                f"{type(doc['findings']).__name__}")
+        str(doc.get("schema_version"))   # a 5,000-digit number raises here, not later
+    except SnapshotError:
+        raise
+    except ValueError as exc:
+        # json.loads refuses integers of more than 4,300 digits with a plain ValueError (and
+        # str() of one does too): not an internal error but a bad snapshot (issue 13, item 8).
+        why = str(exc).split(":", 1)[0]   # "Exceeds the limit (4300 digits) for integer ..."
+        raise SnapshotError(f"{path}: not a usable snapshot ({why})") from None
     prov_raw = doc.get("provenance")
     prov = {str(k): str(v) for k, v in prov_raw.items()} if isinstance(prov_raw, dict) else {}
     values = {str(k): _checked(str(k), decode_value(v)) for k, v in doc["facts"].items()

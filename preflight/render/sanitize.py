@@ -17,13 +17,19 @@ how Python would print it):
   U+2029 line and paragraph separators: they reorder or break what a reviewer sees ("Trojan
   Source", CVE-2021-42574).
 
+Non-finite numbers (a config's ``.nan``, a snapshot's ``NaN`` or a 400-digit float read as
+``inf``) become the strings ``"nan"`` / ``"inf"`` / ``"-inf"``: Python's json writes them as bare
+``NaN`` / ``Infinity``, which no strict JSON reader (jq, JavaScript, SARIF viewers) accepts.
+
 Rich markup needs no escaping here: the text renderer builds ``rich.text.Text`` objects with
 ``markup=False``, so ``[bold red]`` in a value is printed as written (a test holds it).
 """
 
 from __future__ import annotations
 
+import math
 import re
+from collections.abc import Callable
 from typing import Any
 
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
@@ -39,20 +45,41 @@ def clean_text(value: str) -> str:
     return _CONTROL.sub(_escape, value) if _CONTROL.search(value) else value
 
 
+def _scalar(value: Any) -> Any:
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)   # "nan", "inf", "-inf"
+    return value
+
+
+def _finite(value: Any) -> Any:
+    return str(value) if isinstance(value, float) and not math.isfinite(value) else value
+
+
 def clean_document(doc: Any) -> Any:
     """A copy of a JSON-like document with :func:`clean_text` applied to every string, keys
-    included. Iterative, so a document nested as deep as the readers allow cannot overflow the
-    stack here; unchanged subtrees are rebuilt anyway (a report is a few hundred KB at most)."""
+    included, and non-finite floats as strings."""
+    return _rebuild(doc, _scalar)
+
+
+def finite_document(doc: Any) -> Any:
+    """A copy of a JSON-like document with non-finite floats as strings (snapshots: their
+    strings are data for replay and stay as they were)."""
+    return _rebuild(doc, _finite)
+
+
+def _rebuild(doc: Any, leaf: Callable[[Any], Any]) -> Any:
+    """``doc`` rebuilt with ``leaf`` applied to every scalar and string key. Iterative, so a
+    document nested as deep as the readers allow cannot overflow the stack here."""
     root: list[Any] = [None]
     todo: list[tuple[Any, Any, Any]] = [(doc, root, 0)]   # (value, container, slot)
     while todo:
         value, parent, slot = todo.pop()
-        if isinstance(value, str):
-            parent[slot] = clean_text(value)
-        elif isinstance(value, dict):
+        if isinstance(value, dict):
             new: dict[Any, Any] = {}
             for k, v in value.items():
-                key = clean_text(k) if isinstance(k, str) else k
+                key = leaf(k) if isinstance(k, str) else k
                 new[key] = None
                 todo.append((v, new, key))
             parent[slot] = new
@@ -61,5 +88,5 @@ def clean_document(doc: Any) -> Any:
             todo.extend((v, items, i) for i, v in enumerate(value))
             parent[slot] = items
         else:
-            parent[slot] = value
+            parent[slot] = leaf(value)
     return root[0]
