@@ -20,6 +20,25 @@ from preflight.probes.base import ProbeResult
 
 # What a job's config files contribute; replaced whole when a replay is given new config paths.
 JOB_NAMESPACES = ("config.", "intent.")
+MAX_SNAPSHOT_BYTES = 16 * 1024 * 1024
+"""A snapshot is ~100 KB (a few hundred facts); a bigger file is refused unread, and so is one
+that is not a regular file (a FIFO would block the read forever, /dev/zero would fill memory)."""
+
+
+def _refuse_unreadable(path: str) -> None:
+    import os
+    import stat
+
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        raise SnapshotError(f"{path}: cannot read snapshot: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise SnapshotError(f"{path}: not a regular file; a snapshot is the JSON file that "
+                            "`fp8-doctor snapshot` writes")
+    if st.st_size > MAX_SNAPSHOT_BYTES:
+        raise SnapshotError(f"{path}: {st.st_size:,} bytes, over the {MAX_SNAPSHOT_BYTES:,}-byte "
+                            "limit for a snapshot")
 
 
 def snapshot_document(facts: Facts, probes: Sequence[ProbeResult], inputs: Sequence[str],
@@ -82,6 +101,7 @@ def load(path: str, *, drop_job: bool = False) -> tuple[Facts, list[Finding]]:
     ``drop_job`` leaves out what the snapshot's own config files said (``config.*``,
     ``intent.*`` and the findings about those files), for a replay with new config paths.
     """
+    _refuse_unreadable(path)
     try:
         doc = read_snapshot(path)
         if "findings" in doc and not isinstance(doc["findings"], (list, type(None))):

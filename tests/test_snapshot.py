@@ -78,3 +78,23 @@ def test_assumed_cc_alone_shows_no_raw_unknown_dict(capsys) -> None:
     assert _exit(["check", "--no-smoke", "--assume", "gpu.cc=9.0", "--fail-on", "never"]) == 0
     out = capsys.readouterr().out
     assert "$unknown" not in out and "(cc 9.0)" in out
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev_zero", "too_big"])
+def test_a_snapshot_that_is_not_a_bounded_regular_file_is_refused_unread(tmp_path: Path,
+                                                                         kind: str) -> None:
+    import os
+
+    from preflight.errors import UserInputError
+    from preflight.snapshot import MAX_SNAPSHOT_BYTES, load
+
+    snap = tmp_path / "s.json"
+    if kind == "fifo":
+        os.mkfifo(snap)                        # a read would block forever
+    elif kind == "dev_zero":
+        snap.symlink_to("/dev/zero")           # a read would fill memory
+    else:
+        with open(snap, "wb") as fh:
+            fh.truncate(MAX_SNAPSHOT_BYTES + 1)   # sparse: no disk used
+    with pytest.raises(UserInputError, match="s.json"):
+        load(str(snap))
