@@ -85,7 +85,9 @@ def _parse_assume(items: Sequence[str]) -> dict[str, str]:
 def _add_output(p: argparse.ArgumentParser, *, formats: Sequence[str] = FORMATS,
                 default: str = "text") -> None:
     p.add_argument("--format", choices=formats, default=default, help="output format (default: %(default)s)")
-    p.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout")
+    p.add_argument("-o", "--output", metavar="FILE",
+                   help="write the report to FILE instead of stdout (atomically; never one of "
+                        "the inputs)")
     p.add_argument("--no-redact", action="store_true",
                    help="do not mask secrets, home directory, hostnames and GPU UUIDs")
     p.add_argument("--color", choices=("auto", "always", "never"), default="auto",
@@ -117,7 +119,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="fp8-doctor",
         description="Preflight checks for FP8 training: probes, known-bug rules, FP8 smoke step.",
-        epilog="exit codes: 0 ok, 1 findings at or above --fail-on, 2 usage error, 3 internal error",
+        epilog="exit codes: 0 ok, 1 findings at or above --fail-on, 2 usage error (also: -o names "
+               "an input, or the report cannot be written), 3 internal error, 130 interrupted",
     )
     parser.add_argument("--version", action="version", version=f"fp8-doctor {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
