@@ -184,3 +184,8 @@ def test_early_ctrl_c_exits_130_without_traceback(job: Path, delay: float) -> No
         pytest.skip("the run finished before the signal (a fast machine)")
     assert proc.returncode == 130, err
     assert "Traceback" not in err and out == ""
+
+
+def test_output_to_dev_full_is_exit_2(job: Path, capsys) -> None:
+    assert _exit(["check", str(job), "--no-smoke", "-o", "/dev/full"]) == 2
+    assert "/dev/full" in capsys.readouterr().err
