@@ -98,3 +98,13 @@ def test_a_snapshot_that_is_not_a_bounded_regular_file_is_refused_unread(tmp_pat
             fh.truncate(MAX_SNAPSHOT_BYTES + 1)   # sparse: no disk used
     with pytest.raises(UserInputError, match="s.json"):
         load(str(snap))
+
+
+def test_a_version_past_the_int_digit_limit_is_undetermined_not_an_internal_error(
+        tmp_path: Path, capsys) -> None:
+    # Found by tests/fuzz: packaging's Version() raised a plain ValueError (exit 3).
+    snap = tmp_path / "s.json"
+    snap.write_text(json.dumps({"schema_version": "1.0",
+                                "facts": {"pkg.torch.version": HUGE, "pkg.torchao.version": HUGE}}))
+    assert _exit(["check", "--snapshot", str(snap), "--format", "json"]) in (0, 1)
+    assert "internal error" not in capsys.readouterr().err
