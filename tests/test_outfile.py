@@ -196,3 +196,10 @@ def test_early_ctrl_c_exits_130_without_traceback(job: Path, delay: float) -> No
 def test_output_to_dev_full_is_exit_2(job: Path, capsys) -> None:
     assert _exit(["check", str(job), "--no-smoke", "-o", "/dev/full"]) == 2
     assert "/dev/full" in capsys.readouterr().err
+
+
+def test_the_clis_exit_codes_are_the_reports() -> None:
+    # cli.py keeps its module imports to the stdlib (Ctrl-C while loading), so it restates them.
+    from preflight import report
+
+    assert (cli.EXIT_USAGE, cli.EXIT_INTERNAL) == (report.EXIT_USAGE, report.EXIT_INTERNAL)
