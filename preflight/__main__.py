@@ -1,5 +1,5 @@
 """``python -m preflight`` runs the ``fp8-doctor`` command line."""
 
-from preflight.cli import main
+from preflight.cli import entry
 
-raise SystemExit(main())
+raise SystemExit(entry())

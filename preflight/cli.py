@@ -1,8 +1,12 @@
 """The ``fp8-doctor`` command line: argument parsing, wiring and exit codes only.
 
 Exit codes (DESIGN.md contract): 0 no finding at or above ``--fail-on``; 1 such findings;
-2 usage error (bad flag, a path that does not exist, a bad ``--assume``); 3 internal error.
-stdout carries the report only; progress and errors go to stderr.
+2 usage error (bad flag, a path that does not exist, a bad ``--assume``, ``-o`` naming an input,
+and a report that cannot be delivered: unwritable ``-o``, stdout closed or full); 3 internal
+error; 130 interrupted (Ctrl-C), at any moment after the interpreter has started.
+stdout carries the report only; progress and errors go to stderr (nowhere when it is closed).
+Module-level imports are stdlib only, so that Ctrl-C while the package loads is still caught
+by :func:`main` (issue 13, item 7).
 """
 
 from __future__ import annotations
@@ -16,12 +20,10 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from preflight import __version__
-from preflight.findings import FAIL_ON_CHOICES
-from preflight.frameworks import KINDS as CONFIG_KINDS
-from preflight.report import EXIT_INTERNAL, EXIT_USAGE
 
 FORMATS = ("text", "json", "markdown", "sarif")
-
+EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 2, 3, 130   # = preflight.report's; a test checks
+_STDOUT_CLOSED = False   # set by main() when descriptor 1 was closed at start-up
 
 
 class UsageError(Exception):
@@ -29,7 +31,13 @@ class UsageError(Exception):
 
 
 def _stderr(msg: str) -> None:
-    print(msg, file=sys.stderr, flush=True)
+    # Messages quote paths and values from outside: no terminal escapes through them either.
+    from preflight.render.sanitize import clean_text
+
+    try:
+        print(clean_text(msg), file=sys.stderr, flush=True)
+    except (OSError, ValueError):
+        pass   # stderr gone mid-run (a closed pty): progress is optional, the report is not
 
 
 def _fatal(code: int, msg: str, tip: str | None = None) -> NoReturn:
@@ -77,7 +85,9 @@ def _parse_assume(items: Sequence[str]) -> dict[str, str]:
 def _add_output(p: argparse.ArgumentParser, *, formats: Sequence[str] = FORMATS,
                 default: str = "text") -> None:
     p.add_argument("--format", choices=formats, default=default, help="output format (default: %(default)s)")
-    p.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout")
+    p.add_argument("-o", "--output", metavar="FILE",
+                   help="write the report to FILE instead of stdout (atomically; never one of "
+                        "the inputs)")
     p.add_argument("--no-redact", action="store_true",
                    help="do not mask secrets, home directory, hostnames and GPU UUIDs")
     p.add_argument("--color", choices=("auto", "always", "never"), default="auto",
@@ -89,6 +99,8 @@ def _add_collect(p: argparse.ArgumentParser) -> None:
                    help="config files or folders of the job (accelerate, DeepSpeed, llm-foundry, "
                         "torchtitan, Megatron, Lightning, HF Trainer, NeMo); with none, "
                         "accelerate's default config is used if present")
+    from preflight.frameworks import KINDS as CONFIG_KINDS
+
     p.add_argument("--kind", choices=CONFIG_KINDS, help="force the config kind of every PATH")
     p.add_argument("--snapshot", metavar="FILE", help="use facts from a snapshot instead of probing")
     p.add_argument("--assume", action="append", default=[], metavar="KEY=VALUE",
@@ -102,10 +114,13 @@ def _add_collect(p: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     """The whole CLI, as one argparse tree."""
+    from preflight.findings import FAIL_ON_CHOICES
+
     parser = argparse.ArgumentParser(
         prog="fp8-doctor",
         description="Preflight checks for FP8 training: probes, known-bug rules, FP8 smoke step.",
-        epilog="exit codes: 0 ok, 1 findings at or above --fail-on, 2 usage error, 3 internal error",
+        epilog="exit codes: 0 ok, 1 findings at or above --fail-on, 2 usage error (also: -o names "
+               "an input, or the report cannot be written), 3 internal error, 130 interrupted",
     )
     parser.add_argument("--version", action="version", version=f"fp8-doctor {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -208,28 +223,36 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _write(text: str, output: str | None) -> None:
-    data = text if text.endswith("\n") else text + "\n"
+    from preflight.outfile import write_report
+
+    write_report(text, output, stdout_closed=_STDOUT_CLOSED)
     if output:
-        try:
-            with open(output, "w", encoding="utf-8") as fh:
-                fh.write(data)
-        except OSError as exc:
-            raise UsageError(f"cannot write {output}: {exc.strerror or exc}") from None
         _stderr(f"wrote {output}")
-        return
-    try:
-        try:
-            sys.stdout.write(data)
-        except UnicodeEncodeError:
-            # A terminal that cannot show the check marks still gets the report.
-            sys.stdout.flush()
-            sys.stdout.buffer.write(data.encode(sys.stdout.encoding or "utf-8", "replace"))
-        sys.stdout.flush()
-    except BrokenPipeError:
-        # The reader went away (`| head`): the report's exit code still stands. Point stdout
-        # at /dev/null so the interpreter's final flush does not raise again.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+
+
+def _guard_output(args: argparse.Namespace) -> None:
+    """Refuse, before anything runs, an ``-o`` that names an input or a closed stdout."""
+    from preflight.outfile import OutputError, refuse_input_as_output
+
+    output = getattr(args, "output", None)
+    if not output and _STDOUT_CLOSED:
+        raise OutputError("stdout is closed: the report has nowhere to go (use -o FILE)")
+    configs = list(getattr(args, "paths", None) or ())
+    configs += [p for p in (getattr(args, "model_config", None),) if p]
+    rules = list(getattr(args, "rules", None) or ())
+    if args.command == "rules":
+        rules += configs   # `rules lint PATH`: the positional paths are rule files
+        configs = []
+    elif args.command in ("check", "report", "snapshot") and not configs \
+            and not getattr(args, "snapshot", None):
+        from preflight.jobs.read import default_paths
+
+        configs = default_paths()   # accelerate's default config, read when no path is given
+    refuse_input_as_output(output, configs=configs, snapshot=getattr(args, "snapshot", None),
+                           rules=rules)
+    if getattr(args, "chart", None):      # speedup --chart is a second output: same rule
+        refuse_input_as_output(args.chart, configs=configs + [output or ""],
+                               snapshot=getattr(args, "snapshot", None), rules=rules)
 
 
 def _use_color(args: argparse.Namespace) -> bool:
@@ -353,8 +376,6 @@ def _cmd_speedup(args: argparse.Namespace) -> int:
         raise UsageError(f"no such model config: {args.model_config}")
     args.smoke = False
     options = _options(args)
-    if args.chart:
-        _refuse_overwrite(args.chart, [*options.paths, args.model_config or "", args.output or ""])
     facts, _, _, _ = collect_facts(options, progress=_stderr)
     shape = model_shape(facts.values, model_config=args.model_config, seq=args.seq,
                         micro_batch=args.micro_batch)
@@ -377,22 +398,49 @@ def _cmd_speedup(args: argparse.Namespace) -> int:
     return 1 if p is not None and p.step_speedup < 1.05 else 0
 
 
-def _refuse_overwrite(target: str, inputs: Sequence[str]) -> None:
-    """An output file must never be one of the inputs (data loss)."""
-    for path in inputs:
-        if path and os.path.exists(path) and os.path.exists(target) and os.path.samefile(
-                path, target):
-            raise UsageError(f"refusing to write {target}: it is an input of this run")
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the exit code."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        # Also while the package loads or argparse runs (issue 13: an early Ctrl-C printed a
+        # traceback and the process died by the signal instead of exiting 130).
+        _fatal(EXIT_INTERRUPTED, "interrupted")
+
+
+def entry() -> int:
+    """The console script and ``python -m preflight``: :func:`main`, with a sure 130 on Ctrl-C.
+
+    CPython 3.11 remembers a KeyboardInterrupt that passed through ``exec`` (dataclasses build
+    their ``__init__`` with it) even when it was caught, and then ends the process by SIGINT
+    instead of with our exit code; so an interrupted run leaves with ``os._exit(130)`` once its
+    message is out and every ``finally`` (temporary folders, children) has run.
+    """
+    try:
+        return main()
+    except SystemExit as exc:
+        if exc.code != EXIT_INTERRUPTED:
+            raise
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError, AttributeError):
+            pass
+    os._exit(EXIT_INTERRUPTED)
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    global _STDOUT_CLOSED
+    from preflight.outfile import guard_std_streams
+
+    _STDOUT_CLOSED = "stdout" in guard_std_streams()
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     try:
+        _guard_output(args)
         if args.command in ("check", "report"):
             return _cmd_check(args)
         if args.command == "snapshot":
@@ -412,7 +460,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         _fatal(EXIT_USAGE, str(exc))
     except KeyboardInterrupt:
-        _fatal(130, "interrupted")
+        raise
     except Exception as exc:  # noqa: BLE001 - the last line of defence: no tracebacks for users
         from preflight.errors import UserInputError
 
@@ -426,4 +474,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    raise SystemExit(main())
+    raise SystemExit(entry())

@@ -12,7 +12,8 @@ layers, both needed:
   runs), ``user:pass@`` with or without a scheme (the password may hold ``/`` or ``@``),
   ``token=`` in query strings, ``NAME=VALUE`` / ``NAME: VALUE`` / ``--name VALUE`` where NAME
   says credential, GPU/MIG UUIDs, the home directory (shown as ``~``), other users' home folders,
-  the user name as a path segment and this machine's host names;
+  the user name as a path segment, this machine's host names, and other machines' names and
+  addresses by allow-list (:mod:`preflight.redact_hosts`);
 - **single values** (:func:`looks_secret`, used for every ``env.*`` value and ``--assume``
   value): on top of the above, a word of 16+ characters that mixes letters and digits the way
   generated tokens do (see :func:`_token_like`) masks the whole value. This is stricter than
@@ -33,8 +34,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from preflight.redact_hosts import HOST_MASK, mask_hosts
+
 MASK = "[REDACTED]"
-HOST_MASK = "[HOST]"
 USER_MASK = "[USER]"
 EMAIL_MASK = "[EMAIL]"
 
@@ -44,7 +46,7 @@ EMAIL_MASK = "[EMAIL]"
 _SECRET_WORDS = re.compile(
     r"(?:^|[_.\-\s])(?:token|secret|secrets|password|passwd|passphrase|credential|"
     r"credentials|auth|authorization|apikey|api_key|key|private|privkey|cookie|"
-    r"signature|bearer|pat)(?:$|[_.\-\s])",
+    r"signature|bearer|pat|pw|pass|passcode)(?:$|[_.\-\s])",
     re.IGNORECASE,
 )
 # The same words run together ("HFTOKEN", "wandbApiKey"); "token" only at the end, so that
@@ -90,7 +92,10 @@ _CONTENT: tuple[tuple[re.Pattern[str], str], ...] = (
     # may be empty ("redis://:pw@cache"). Cost: "https://host:8080/a@b" is over-masked.
     # User and password are bounded (_USER, _PASSWORD): unbounded, each candidate start scanned
     # to the end of the text, and 48 KB of "a://b:" took 1.4 s.
-    (re.compile(rf"(?i)\b([a-z][a-z0-9+.\-]*://)[^/@:{_URL_STOP}]{{0,{_USER}}}:"
+    # The scheme is bounded and starts where no scheme character precedes it: "\b[a-z][...]*"
+    # rescanned "a.b.a.b..." from every label (64 KB took 14 s; issue 13 fuzzing).
+    (re.compile(rf"(?i)(?<![a-z0-9+.\-])([a-z][a-z0-9+.\-]{{0,31}}://)"
+                rf"[^/@:{_URL_STOP}]{{0,{_USER}}}:"
                 rf"[^{_URL_STOP}]{{0,{_PASSWORD}}}@"), r"\1" + MASK + "@"),
     # user:pass@host:port without a scheme (http_proxy values, pip/conda configs).
     (re.compile(rf"(?<![\w.:/@\-\[])[A-Za-z0-9._~%+\-]{{1,{_USER}}}:(?!/)"
@@ -315,6 +320,7 @@ class Redactor:
             out = _HEX_RUN.sub(MASK, out)
         out = _B64_RUN.sub(lambda m: MASK if _looks_random(m.group(0)) else m.group(0), out)
         out = self._paths(out)
+        out = mask_hosts(out, key)   # other machines, by allow-list (issue 13, item 5)
         for host in self.hostnames:
             # Not before ".word": a host called "gpu" must not turn fact names like gpu.count.
             out = re.sub(rf"(?i)(?<![\w.\-]){re.escape(host)}(?![\w\-]|\.\w)", HOST_MASK, out)

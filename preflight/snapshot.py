@@ -20,6 +20,25 @@ from preflight.probes.base import ProbeResult
 
 # What a job's config files contribute; replaced whole when a replay is given new config paths.
 JOB_NAMESPACES = ("config.", "intent.")
+MAX_SNAPSHOT_BYTES = 16 * 1024 * 1024
+"""A snapshot is ~100 KB (a few hundred facts); a bigger file is refused unread, and so is one
+that is not a regular file (a FIFO would block the read forever, /dev/zero would fill memory)."""
+
+
+def _refuse_unreadable(path: str) -> None:
+    import os
+    import stat
+
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        raise SnapshotError(f"{path}: cannot read snapshot: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise SnapshotError(f"{path}: not a regular file; a snapshot is the JSON file that "
+                            "`fp8-doctor snapshot` writes")
+    if st.st_size > MAX_SNAPSHOT_BYTES:
+        raise SnapshotError(f"{path}: {st.st_size:,} bytes, over the {MAX_SNAPSHOT_BYTES:,}-byte "
+                            "limit for a snapshot")
 
 
 def snapshot_document(facts: Facts, probes: Sequence[ProbeResult], inputs: Sequence[str],
@@ -42,7 +61,9 @@ def snapshot_document(facts: Facts, probes: Sequence[ProbeResult], inputs: Seque
         from preflight.redact import redact_document
 
         doc = redact_document(doc)
-    return doc
+    from preflight.render.sanitize import finite_document
+
+    return finite_document(doc)   # JSON has no NaN: a bare NaN breaks every strict reader
 
 
 def _checked(name: str, value: Any) -> Any:
@@ -80,7 +101,20 @@ def load(path: str, *, drop_job: bool = False) -> tuple[Facts, list[Finding]]:
     ``drop_job`` leaves out what the snapshot's own config files said (``config.*``,
     ``intent.*`` and the findings about those files), for a replay with new config paths.
     """
-    doc = read_snapshot(path)
+    _refuse_unreadable(path)
+    try:
+        doc = read_snapshot(path)
+        if "findings" in doc and not isinstance(doc["findings"], (list, type(None))):
+            raise SnapshotError(f"{path}: 'findings' must be a list, not "
+                                f"{type(doc['findings']).__name__}")
+        str(doc.get("schema_version"))   # a 5,000-digit number raises here, not later
+    except SnapshotError:
+        raise
+    except ValueError as exc:
+        # json.loads refuses integers of more than 4,300 digits with a plain ValueError (and
+        # str() of one does too): not an internal error but a bad snapshot (issue 13, item 8).
+        why = str(exc).split(":", 1)[0]   # "Exceeds the limit (4300 digits) for integer ..."
+        raise SnapshotError(f"{path}: not a usable snapshot ({why})") from None
     prov_raw = doc.get("provenance")
     prov = {str(k): str(v) for k, v in prov_raw.items()} if isinstance(prov_raw, dict) else {}
     values = {str(k): _checked(str(k), decode_value(v)) for k, v in doc["facts"].items()

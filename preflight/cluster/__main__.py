@@ -88,6 +88,9 @@ def _options(args: argparse.Namespace) -> Any:
     for path in args.paths:
         if not os.path.exists(path):
             raise UsageError(f"no such file or folder: {path}")
+    from preflight.outfile import refuse_input_as_output
+
+    refuse_input_as_output(args.output, configs=args.paths, rules=args.rules)
     smoke_options = None
     if args.smoke:
         from preflight.smoke import SmokeOptions
@@ -118,14 +121,18 @@ def _render(args: argparse.Namespace, report: Any, view: Any) -> str:
     color = _use_color(args)
     if args.format == "json":
         doc = json.loads(report.render("json", redact=redact))
-        doc["cluster"] = section_json(view, redact=redact)
+        from preflight.render.sanitize import clean_document
+
+        doc["cluster"] = clean_document(section_json(view, redact=redact))
         return json.dumps(doc, indent=2, ensure_ascii=False)
     body = report.render(args.format, redact=redact, color=color)
     if args.format == "sarif":
         return body
     # render_section redacts cell by cell itself: scrubbing the laid-out table afterwards would
     # shorten cells (/home/u/x -> ~/x) and shift the columns after them.
-    return render_section(view, args.format, redact=redact) + "\n" + body
+    from preflight.render.sanitize import clean_text   # host and GPU names come from outside
+
+    return clean_text(render_section(view, args.format, redact=redact)) + "\n" + body
 
 
 def _watchdog(rank: int, seconds: float) -> None:
@@ -195,18 +202,11 @@ def run(args: argparse.Namespace) -> int:
         "merge_s": round(time.perf_counter() - t0, 4)}
     report = _report(args, options, local, cluster_facts, payload.get("smoke"))
     text = _render(args, report, view)
-    if args.output:
-        from preflight.cli import UsageError
+    from preflight.outfile import write_report
 
-        try:
-            with open(args.output, "w", encoding="utf-8") as fh:
-                fh.write(text if text.endswith("\n") else text + "\n")
-        except OSError as exc:
-            raise UsageError(f"cannot write {args.output}: {exc.strerror or exc}") from None
+    write_report(text, args.output)   # atomic -o; a closed or full stdout is a usage error
+    if args.output:
         _log(0, f"wrote {args.output}")
-    else:
-        sys.stdout.write(text if text.endswith("\n") else text + "\n")
-        sys.stdout.flush()
     return report.exit_code()
 
 

@@ -42,7 +42,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from preflight.probes.gpu_table import parse_cc as fact_cc
 
@@ -68,7 +68,9 @@ def comparison_key(text: str) -> Version | None:
     """
     try:
         v = Version(text)
-    except (InvalidVersion, TypeError):
+    except (ValueError, TypeError):
+        # ValueError, not only InvalidVersion: a release part past Python's 4,300-digit int
+        # limit raises a plain ValueError (a hostile METADATA or snapshot; issue 13 fuzzing).
         return None
     if v.local is not None:
         if _FLAVOUR.fullmatch(v.local):
@@ -158,7 +160,7 @@ class _Clause:
         if self.version.local is not None:                # ==2.5.1+cu124 : label and all
             try:
                 return Version(raw) == self.version
-            except InvalidVersion:
+            except ValueError:  # InvalidVersion, or a part past the int-digit limit
                 return False
         return key == self.version                        # PEP 440: candidate's label ignored
 
@@ -212,7 +214,7 @@ def _clause(part: str) -> _Clause:
         raise bad  # PEP 440: a trailing .* only with == and !=
     try:
         version = Version(text[:-2] if wildcard else text)
-    except InvalidVersion:
+    except ValueError:   # InvalidVersion, or a part past the int-digit limit
         raise bad from None
     if wildcard:
         if version.local is not None or not _release_only(version):

@@ -64,11 +64,18 @@ def _gpu_count(value: str) -> int:
     return _int("gpu.count", value, maximum=MAX_GPUS_PER_NODE, what=" (GPUs per node)")
 
 
+# The newest compute capability any released GPU has: Blackwell 12.x (sm_120 / sm_121). A plan
+# for a GPU past it cannot be judged anyway (gpu_table has no architecture for it), so 13.0 and
+# 99.9 are refused rather than planned as an "unknown" architecture that every rule skips
+# (issue 13, item 8).
+MAX_CC_MAJOR = 12
+
+
 def _cc(key: str, value: str) -> str:
     parsed = parse_cc(value)
-    # Real compute capabilities run from 1.0 to 12.x; a generous bound still catches 999.999.
-    if parsed is None or not (1 <= parsed[0] <= 99 and 0 <= parsed[1] <= 9):
-        raise AssumeError(f"{_flag(key, value)}: expected a compute capability like 8.9 or 10.0")
+    if parsed is None or not (1 <= parsed[0] <= MAX_CC_MAJOR and 0 <= parsed[1] <= 9):
+        raise AssumeError(f"{_flag(key, value)}: expected a compute capability like 8.9 or "
+                          f"10.0, from 1.0 to {MAX_CC_MAJOR}.9")
     return format_cc(*parsed)
 
 

@@ -4,8 +4,9 @@ Every format renders from the report's JSON document (:meth:`Report.to_dict`), r
 unless ``redact=False``; after rendering, the string is passed through the content redactor once
 more, so a value a format assembles from several parts cannot slip through. That second pass has
 no keys, so it leaves long hex runs alone: the key-aware document pass already masked those where
-they are not identifiers (a commit hash under ``cuda.torch_git`` stays readable). Renderers never
-probe.
+they are not identifiers (a commit hash under ``cuda.torch_git`` stays readable). Before either,
+control characters in the document are escaped (:mod:`preflight.render.sanitize`), with or
+without redaction. Renderers never probe.
 """
 
 from __future__ import annotations
@@ -22,8 +23,11 @@ FORMATS = ("text", "json", "markdown", "sarif")
 
 def document(report: Report, *, redact: bool = True,
              redactor: Redactor | None = None) -> dict[str, Any]:
-    """The report's JSON document, redacted unless ``redact`` is False."""
-    doc = _document(report, redact)
+    """The report's JSON document, control characters escaped, redacted unless ``redact`` is
+    False."""
+    from preflight.render.sanitize import clean_document
+
+    doc = clean_document(_document(report, redact))
     if redact:
         from preflight.redact import redact_document
 
@@ -45,8 +49,11 @@ def render(report: Report, fmt: str, *, redact: bool = True, color: bool = False
 
 def render_document(doc: dict[str, Any], renderer: Callable[[dict[str, Any]], str], *,
                     redact: bool = True, redactor: Redactor | None = None) -> str:
-    """``renderer(doc)`` with the two redaction passes described above (also what
-    ``fp8-doctor smoke`` prints)."""
+    """``renderer(doc)`` with control characters escaped and the two redaction passes described
+    above (also what ``fp8-doctor smoke`` prints)."""
+    from preflight.render.sanitize import clean_document
+
+    doc = clean_document(doc)
     if not redact:
         return renderer(doc)
     from preflight.redact import redact_document, redact_text

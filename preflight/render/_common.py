@@ -66,6 +66,8 @@ def environment_rows(facts: dict[str, Any]) -> list[tuple[str, str]]:
         else:
             names = _get(facts, "gpu.names")
             name = (names[0] if isinstance(names, list) and names else _get(facts, "gpu.name"))
+            if is_unknown(name) or not isinstance(name, str):
+                name = None   # --assume gpu.cc alone: the model is Unknown, never a raw dict
             gpu = f"{count} × {name}" if name else f"{count} GPU(s)"
             cc = _get(facts, "gpu.min_cc") or _get(facts, "gpu.cc")
             if cc is not None and not is_unknown(cc):

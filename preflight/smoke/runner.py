@@ -63,8 +63,12 @@ def _spawn(request: dict[str, Any], timeout: float, command: Sequence[str] | Non
            env: Mapping[str, str] | None) -> _Live | ChildRun:
     workdir = tempfile.mkdtemp(prefix="fp8-doctor-smoke-")
     req_path = os.path.join(workdir, "request.json")
-    with open(req_path, "w", encoding="utf-8") as fh:
-        json.dump(request, fh)
+    try:
+        with open(req_path, "w", encoding="utf-8") as fh:
+            json.dump(request, fh)
+    except BaseException:
+        _cleanup(workdir)
+        raise
     argv = list(command or (sys.executable, "-m", "preflight.smoke.child"))
     argv += [req_path, os.path.join(workdir, "result.json")]
     child_env = dict(os.environ)
@@ -151,15 +155,33 @@ def run_children(requests: Sequence[dict[str, Any]], timeout: float, *,
             lives.append(ChildRun({}, "crash", f"could not start the smoke child: {exc}",
                                   None, 0.0, "", req.get("device", "")))
     results: list[ChildRun | None] = [x if isinstance(x, ChildRun) else None for x in lives]
-    while any(r is None for r in results):
+    try:
+        while any(r is None for r in results):
+            for i, live in enumerate(lives):
+                if results[i] is not None or isinstance(live, ChildRun):
+                    continue
+                if live.child.done():
+                    run = results[i] = _finish(live, timeout)
+                    progress(f"smoke child on {live.device} finished in {run.seconds:.1f} s")
+                elif live.child.expired():
+                    results[i] = _finish(live, timeout)
+                    progress(f"smoke child on {live.device} timed out after {timeout:g} s; killed")
+            time.sleep(0.05)
+    finally:
+        # Ctrl-C (or any error) mid-run: kill the children still running and remove their work
+        # folders, which a normal finish does in _finish (issue 13, item 7).
         for i, live in enumerate(lives):
-            if results[i] is not None or isinstance(live, ChildRun):
-                continue
-            if live.child.done():
-                run = results[i] = _finish(live, timeout)
-                progress(f"smoke child on {live.device} finished in {run.seconds:.1f} s")
-            elif live.child.expired():
-                results[i] = _finish(live, timeout)
-                progress(f"smoke child on {live.device} timed out after {timeout:g} s; killed")
-        time.sleep(0.05)
+            if results[i] is None and isinstance(live, _Live):
+                _abandon(live)
     return [r for r in results if r is not None]
+
+
+def _abandon(live: _Live) -> None:
+    if live.child.proc is not None:
+        proc.kill_group(live.child.proc)
+        try:
+            live.child.proc.wait(timeout=5)
+        except Exception:  # noqa: BLE001 - unkillable (D state): the folder is removed anyway
+            pass
+    live.stderr.close()
+    _cleanup(live.workdir)

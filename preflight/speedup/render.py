@@ -110,6 +110,19 @@ def write_chart(report: SpeedupReport, path: str) -> str | None:
     ax.set_ylabel("FP8 GEMM speed-up vs BF16")
     ax.set_title("FP8 vs BF16 by GEMM shape (GEMMs only, casts excluded)", fontsize=9)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    # Like every report: a temporary file in the same folder, renamed into place.
+    import os
+    import tempfile
+
+    fd, tmp = tempfile.mkstemp(prefix=".fp8-doctor-chart-", suffix=".png",
+                               dir=os.path.dirname(os.path.abspath(path)))
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fig.savefig(fh, dpi=120, format="png")
+        os.replace(tmp, path)
+    except OSError as exc:
+        os.unlink(tmp)
+        return f"cannot write {path}: {exc.strerror or exc}"
+    finally:
+        plt.close(fig)
     return None

@@ -291,3 +291,15 @@ def test_version_check_is_the_rule_engines() -> None:
         except AssumeError:
             accepted = False
         assert accepted == (version_problem(text) is None), text
+
+
+@given(st.integers(min_value=13, max_value=999), st.integers(min_value=0, max_value=9))
+def test_a_compute_capability_past_any_released_gpu_is_refused(major: int, minor: int) -> None:
+    # issue 13, item 8: gpu.cc=99.9 was planned as an "unknown" architecture.
+    with pytest.raises(AssumeError, match="gpu.cc"):
+        plan(gpu__cc=f"{major}.{minor}")
+
+
+@given(st.integers(min_value=1, max_value=12), st.integers(min_value=0, max_value=9))
+def test_every_compute_capability_up_to_blackwell_is_planned(major: int, minor: int) -> None:
+    assert plan(gpu__cc=f"{major}.{minor}")["gpu.cc"] == f"{major}.{minor}"

@@ -20,6 +20,7 @@ from render_cases import (
 )
 
 from preflight.redact import (
+    HOST_MASK,
     MASK,
     Redactor,
     default_redactor,
@@ -116,7 +117,7 @@ R = Redactor(home="/home/alice", user="alice", hostnames=("n17.example.org", "n1
     ("/home/bob/x.yaml", "~/x.yaml"),
     ("/Users/carol/x.yaml", "~/x.yaml"),
     ("/scratch/alice/run", "/scratch/[USER]/run"),
-    ("https://u:p@hub.example/x?token=abc&x=1", f"https://{MASK}@hub.example/x?token={MASK}&x=1"),
+    ("https://u:p@hub.example/x?token=abc&x=1", f"https://{MASK}@{HOST_MASK}/x?token={MASK}&x=1"),
     ("GPU-12345678-1234-1234-1234-123456789abc", f"GPU-{MASK}"),
     ("MIG-GPU-12345678-1234-1234-1234-123456789abc/1/0", f"MIG-{MASK}"),
     ("on n17.example.org and n17.", "on [HOST] and [HOST]."),
@@ -218,10 +219,10 @@ def test_host_named_like_a_fact_namespace_leaves_fact_names_alone() -> None:
     ("key sk_live_PLANTEDstripe1234 here", f"key {MASK} here"),
     ("stripe_sk_live_PLANTED99", f"stripe_{MASK}"),
     ("xoxp-1234-abcd", MASK),
-    ("https://dave:pa/ssw0rd@proxy.corp:3128", f"https://{MASK}@proxy.corp:3128"),
-    ("redis://:hunter2secret@cache:6379/0", f"redis://{MASK}@cache:6379/0"),
-    ("https://bob:p@ss@host", f"https://{MASK}@host"),
-    ("proxy bob:hunter2@proxy.corp:3128 set", f"proxy {MASK}@proxy.corp:3128 set"),
+    ("https://dave:pa/ssw0rd@proxy.corp:3128", f"https://{MASK}@{HOST_MASK}:3128"),
+    ("redis://:hunter2secret@cache:6379/0", f"redis://{MASK}@{HOST_MASK}:6379/0"),
+    ("https://bob:p@ss@host", f"https://{MASK}@{HOST_MASK}"),
+    ("proxy bob:hunter2@proxy.corp:3128 set", f"proxy {MASK}@{HOST_MASK}:3128 set"),
     ("WANDB_API_KEY=abc123def456", f"WANDB_API_KEY={MASK}"),
     ("run --hf_token abcdEFGH1234 --seed 1", f"run --hf_token {MASK} --seed 1"),
     ("--hf-token=abcd", f"--hf-token={MASK}"),
@@ -245,8 +246,8 @@ def test_long_url_passwords_are_masked_and_colon_runs_take_linear_time() -> None
     """A 1,000-character password is still masked whole; text that only starts a ``user:pass@``
     over and over is not scanned to its end from every start (128 KB of it took 29 s)."""
     password = "p4ss-" * 200
-    assert R.text(f"https://bob:{password}@proxy.corp:3128") == f"https://{MASK}@proxy.corp:3128"
-    assert R.text(f"bob:{password}@proxy.corp:3128") == f"{MASK}@proxy.corp:3128"
+    assert R.text(f"https://bob:{password}@proxy.corp:3128") == f"https://{MASK}@{HOST_MASK}:3128"
+    assert R.text(f"bob:{password}@proxy.corp:3128") == f"{MASK}@{HOST_MASK}:3128"
     for text in ("x,y:" * 32_000, "a://b:" * 32_000):
         start = time.perf_counter()
         R.text(text)
