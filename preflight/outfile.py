@@ -76,11 +76,11 @@ def _same(a: str, b: str) -> bool:
 
 def _folder_files(folder: str) -> list[str]:
     """The files the config reader would read in ``folder`` (its own scan, its own limits)."""
-    from preflight.probes.configs import _scan
+    from preflight.jobs.scan import scan
 
     try:
-        return _scan(folder, [])[0]
-    except Exception:  # noqa: BLE001 - an unreadable folder: nothing found to protect
+        return scan(folder, [])[0]
+    except OSError:   # an unreadable folder: nothing found to protect
         return []
 
 

@@ -90,8 +90,8 @@ def test_rule_files_are_not_overwritten(tmp_path: Path) -> None:
     assert rule.read_text() == "# a rule file\n"
 
 
-def test_dist_refuses_an_input_as_output(job: Path) -> None:
-    from preflight.dist.__main__ import build_parser, _options
+def test_cluster_refuses_an_input_as_output(job: Path) -> None:
+    from preflight.cluster.__main__ import build_parser, _options
 
     args = build_parser().parse_args([str(job / "ds.json"), "-o", str(job / "ds.json")])
     with pytest.raises(OutputError):

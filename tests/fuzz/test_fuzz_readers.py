@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from preflight.api import evaluate_facts
 from preflight.facts import Facts
-from preflight.probes.configs import read_paths
+from preflight.jobs.read import read_paths
 
 EXAMPLES = int(os.environ.get("FP8D_FUZZ_EXAMPLES", "40"))   # raise it locally to hunt
 SECONDS = 5.0
