@@ -81,7 +81,14 @@ def _add_output(p: argparse.ArgumentParser, *, formats: Sequence[str] = FORMATS,
     p.add_argument("--no-redact", action="store_true",
                    help="do not mask secrets, home directory, hostnames and GPU UUIDs")
     p.add_argument("--color", choices=("auto", "always", "never"), default="auto",
-                   help="colour in text output (default: auto, only on a TTY)")
+                   help="colour in text output (default: auto: on a TTY or when FORCE_COLOR is "
+                        "set, never when NO_COLOR is)")
+    detail = p.add_mutually_exclusive_group()
+    detail.add_argument("-q", "--quiet", dest="detail", action="store_const", const="quiet",
+                        default="normal",
+                        help="text: one line per finding (path:line: severity ID title)")
+    detail.add_argument("-v", "--verbose", dest="detail", action="store_const", const="verbose",
+                        help="text: every reference, each finding's evidence, the probes")
 
 
 def _add_collect(p: argparse.ArgumentParser) -> None:
@@ -153,6 +160,10 @@ def build_parser() -> argparse.ArgumentParser:
     from preflight.engine.commands import add_arguments as add_rules_arguments
 
     add_rules_arguments(p)
+
+    p = sub.add_parser("completion", help="print a shell completion script (bash, zsh, fish)")
+    p.add_argument("shell", choices=("bash", "zsh", "fish"),
+                   help='the shell; e.g. eval "$(fp8-doctor completion bash)" in ~/.bashrc')
     return parser
 
 
@@ -182,12 +193,29 @@ def _write(text: str, output: str | None) -> None:
 
 
 def _use_color(args: argparse.Namespace) -> bool:
+    """--color wins; then no colour into a file (-o) or under NO_COLOR (no-color.org); then
+    FORCE_COLOR (force-color.org: any non-empty value; CI logs that render ANSI); then a TTY."""
     choice = getattr(args, "color", "auto")
     if choice == "always":
         return True
     if choice == "never" or getattr(args, "output", None) or os.environ.get("NO_COLOR"):
         return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
     return sys.stdout.isatty()
+
+
+def _text_width(args: argparse.Namespace) -> int | None:
+    """Columns for text output: COLUMNS when set (what shells and CI export), else the terminal's
+    when stdout is one, else None (the renderer's fixed 100, stable for logs and -o files)."""
+    cols = os.environ.get("COLUMNS", "").strip()
+    if cols.isdigit() and int(cols) > 0:
+        return int(cols)
+    if not getattr(args, "output", None) and sys.stdout.isatty():
+        import shutil
+
+        return shutil.get_terminal_size().columns
+    return None
 
 
 def _check_paths(paths: Sequence[str]) -> None:
@@ -224,8 +252,11 @@ def _options(args: argparse.Namespace):  # -> CheckOptions
 def _cmd_check(args: argparse.Namespace) -> int:
     from preflight.api import run_check
 
+    from preflight.render import render
+
     report = run_check(_options(args), progress=_stderr)
-    _write(report.render(args.format, redact=not args.no_redact, color=_use_color(args)),
+    _write(render(report, args.format, redact=not args.no_redact, color=_use_color(args),
+                  width=_text_width(args), detail=getattr(args, "detail", "normal")),
            args.output)
     return report.exit_code()
 
@@ -260,6 +291,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             from preflight.engine.commands import main as rules_main
 
             return rules_main(args, write=_write)
+        if args.command == "completion":
+            from preflight.completion import script
+
+            _write(script(parser, args.shell), None)
+            return 0
     except UsageError as exc:
         _fatal(EXIT_USAGE, str(exc))
     except KeyboardInterrupt:
