@@ -253,8 +253,10 @@ def _cmd_check(args: argparse.Namespace) -> int:
     from preflight.api import run_check
 
     from preflight.render import render
+    from preflight.smoke.progress import progress_display
 
-    report = run_check(_options(args), progress=_stderr)
+    with progress_display(f"fp8-doctor {args.command}") as progress:
+        report = run_check(_options(args), progress=progress)
     _write(render(report, args.format, redact=not args.no_redact, color=_use_color(args),
                   width=_text_width(args), detail=getattr(args, "detail", "normal")),
            args.output)

@@ -16,7 +16,7 @@ from typing import Any
 
 from preflight.smoke import numerics as nm
 
-PASS, FAIL, NOT_MEASURED = "pass", "fail", "not measured"
+PASS, FAIL, NOT_MEASURED, NOTE = "pass", "fail", "not measured", "note"
 BACKEND_LABELS = {"scaled_mm": "torch._scaled_mm", "torchao": "torchao Float8Linear",
                   "te": "Transformer Engine", "speed": "FP8 vs BF16 speed"}
 
@@ -27,7 +27,7 @@ class SmokeCheck:
 
     group: str          # scaled_mm | torchao | te | speed
     name: str           # what was checked, in words
-    verdict: str        # pass | fail | not measured
+    verdict: str        # pass | fail | not measured | note (shown, not judged)
     measured: str       # the value, with its unit ("28.5 dB", "exact", "1.77×")
     threshold: str      # what it had to be ("20-40 dB", "exact", ">= 1.00×")
 
@@ -105,8 +105,11 @@ def smoke_checks(facts: Mapping[str, Any]) -> list[SmokeCheck]:
                 rows.append(_sqnr_row(group, what, facts[name], lo, hi))
         unconverted = facts.get(f"smoke.{group}.unconverted_count")
         if isinstance(unconverted, int) and unconverted:
-            rows.append(SmokeCheck(group, "Linear layers left in high precision", FAIL,
-                                   str(unconverted), "0"))
+            # The tiny model keeps layers the backend cannot convert on purpose (a head whose
+            # dims are not multiples of 16); the child judges conversion in "engaged". Shown so
+            # a reader sees that the count is expected, not judged here.
+            rows.append(SmokeCheck(group, "Linear layers left in high precision (expected)",
+                                   NOTE, str(unconverted), "-"))
         error = facts.get(f"smoke.{group}.error")
         if error:
             rows.append(SmokeCheck(group, "ran without an exception", FAIL,
@@ -136,6 +139,7 @@ def smoke_headline(facts: Mapping[str, Any]) -> str:
     status = str(facts.get("smoke.status", "not run"))
     where = f" on {facts['smoke.device']}" if facts.get("smoke.device") else ""
     checks = smoke_checks(facts)
-    failed = sum(c.verdict == FAIL for c in checks)
-    counts = (f" ({len(checks) - failed} of {len(checks)} checks passed)" if checks else "")
+    judged = [c for c in checks if c.verdict in (PASS, FAIL)]
+    passed = sum(c.verdict == PASS for c in judged)
+    counts = f" ({passed} of {len(judged)} checks passed)" if judged else ""
     return f"{status}{where}{counts}"

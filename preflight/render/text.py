@@ -40,6 +40,7 @@ from preflight.render._common import (
 from preflight.render.smoke_checks import (
     BACKEND_LABELS,
     FAIL,
+    NOTE,
     PASS,
     SmokeCheck,
     smoke_checks,
@@ -299,9 +300,10 @@ def smoke_table(checks: list[SmokeCheck]) -> Table:
         if c.group != group:
             group = c.group
             table.add_row(Text(BACKEND_LABELS.get(group, group), style="bold"), "", "", "")
-        mark = {PASS: "ok", FAIL: "error"}.get(c.verdict, "undetermined")
+        mark = {PASS: "ok", FAIL: "error", NOTE: "info"}.get(c.verdict, "undetermined")
+        need = "" if c.threshold == "-" else f"need {c.threshold}"
         table.add_row(Text.assemble("  ", (MARKS[mark] + " ", _STYLE[mark]), c.name),
-                      Text(c.measured), Text(f"need {c.threshold}", style="dim"),
+                      Text(c.measured), Text(need, style="dim"),
                       Text(c.verdict, style=_STYLE[mark]))
     return table
 

@@ -79,6 +79,22 @@ def _spawn(request: dict[str, Any], timeout: float, command: Sequence[str] | Non
     return live
 
 
+STAGE_POLL_S = 0.25
+"""How often the running children's stage is read for the progress display."""
+
+
+def _stage(live: _Live) -> str | None:
+    """The stage the child is in, from the result file it rewrites after every stage change
+    (child.py writes it atomically; a partial or missing file is simply no news)."""
+    try:
+        with open(os.path.join(live.workdir, "result.json"), encoding="utf-8") as fh:
+            doc = json.loads(fh.read(1 << 20))
+    except (OSError, ValueError):
+        return None
+    stage = doc.get("stage") if isinstance(doc, dict) else None
+    return str(stage)[:60] if stage else None
+
+
 def _finish(live: _Live, timeout: float) -> ChildRun:
     res = proc.collect(live.child)  # kills the group: on timeout, and leftovers of a finished run
     live.stderr.close()
@@ -148,10 +164,22 @@ def run_children(requests: Sequence[dict[str, Any]], timeout: float, *,
             lives.append(ChildRun({}, "crash", f"could not start the smoke child: {exc}",
                                   None, 0.0, "", req.get("device", "")))
     results: list[ChildRun | None] = [x if isinstance(x, ChildRun) else None for x in lives]
+    started = time.monotonic()
+    stages: dict[int, str] = {}
+    next_look = 0.0
     while any(r is None for r in results):
+        look = time.monotonic() >= next_look
+        if look:
+            next_look = time.monotonic() + STAGE_POLL_S
         for i, live in enumerate(lives):
             if results[i] is not None or isinstance(live, ChildRun):
                 continue
+            if look:
+                stage = _stage(live)
+                if stage and stage != stages.get(i) and stage != "done":
+                    stages[i] = stage
+                    progress(f"smoke child on {live.device}: {stage} "
+                             f"({time.monotonic() - started:.0f} s)")
             if live.child.done():
                 run = results[i] = _finish(live, timeout)
                 progress(f"smoke child on {live.device} finished in {run.seconds:.1f} s")
