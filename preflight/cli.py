@@ -205,7 +205,7 @@ def _use_color(args: argparse.Namespace) -> bool:
     return sys.stdout.isatty()
 
 
-def _text_width(args: argparse.Namespace) -> int | None:
+def text_width(args: argparse.Namespace) -> int | None:
     """Columns for text output: COLUMNS when set (what shells and CI export), else the terminal's
     when stdout is one, else None (the renderer's fixed 100, stable for logs and -o files)."""
     cols = os.environ.get("COLUMNS", "").strip()
@@ -258,7 +258,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     with progress_display(f"fp8-doctor {args.command}") as progress:
         report = run_check(_options(args), progress=progress)
     _write(render(report, args.format, redact=not args.no_redact, color=_use_color(args),
-                  width=_text_width(args), detail=getattr(args, "detail", "normal")),
+                  width=text_width(args), detail=getattr(args, "detail", "normal")),
            args.output)
     return report.exit_code()
 

@@ -50,7 +50,8 @@ def artifact_location(path: str, roots: tuple[str, ...] = ()) -> dict[str, Any]:
     document (raw and, when redacted, with the home shown as ``~``)."""
     posix = path.replace(os.sep, "/") if os.sep != "/" else path
     rel = _relative_to(posix, tuple(r.replace(os.sep, "/") for r in roots))
-    if rel is None and not posix.startswith(("/", "~")) and not (len(posix) > 1 and posix[1] == ":"):
+    drive = len(posix) > 1 and posix[1] == ":"          # C:/... on Windows
+    if rel is None and not posix.startswith(("/", "~")) and not drive:
         rel = posix                      # relative as given: relative to the run directory
     if rel is not None:
         rel = posixpath.normpath(rel)

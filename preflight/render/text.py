@@ -55,10 +55,12 @@ _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan", "ok": "green
           "undetermined": "magenta"}
 
 
-def _console(color: bool, width: int = WIDTH) -> tuple[Console, StringIO]:
+def console_for(color: bool, width: int = WIDTH) -> tuple[Console, StringIO]:
+    """An in-memory rich console (no terminal probing) and its buffer; see :func:`finish_text`."""
     buf = StringIO()
     console = Console(file=buf, force_terminal=color, color_system="standard" if color else None,
-                      width=max(MIN_WIDTH, min(int(width), MAX_WIDTH)), highlight=False, emoji=False, markup=False,
+                      width=max(MIN_WIDTH, min(int(width), MAX_WIDTH)), highlight=False,
+                      emoji=False, markup=False,
                       legacy_windows=False, soft_wrap=False)
     return console, buf
 
@@ -68,7 +70,8 @@ def _heading(console: Console, mark: str, title: str) -> None:
                                 (title, "bold")))
 
 
-def _indented(console: Console, item: RenderableType, indent: int) -> None:
+def indented(console: Console, item: RenderableType, indent: int) -> None:
+    """``item`` printed ``indent`` columns in, wrapped to the console's width."""
     console.print(Padding(Text(item) if isinstance(item, str) else item, (0, 0, 0, indent)))
 
 
@@ -89,10 +92,10 @@ def render_text(doc: dict[str, Any], color: bool = False, *, width: int = WIDTH,
     """
     if detail not in DETAILS:
         raise ValueError(f"unknown detail {detail!r}; choose one of {', '.join(DETAILS)}")
-    console, buf = _console(color, width)
+    console, buf = console_for(color, width)
     if detail == "quiet":
         _quiet(console, doc)
-        return _finish(buf)
+        return finish_text(buf)
     tool = doc.get("tool") or {}
     console.print(Text.assemble((f"{tool.get('name', 'fp8-doctor')} {tool.get('version', '')}",
                                  "bold"), " · FP8 preflight check"))
@@ -107,10 +110,11 @@ def render_text(doc: dict[str, Any], color: bool = False, *, width: int = WIDTH,
         _probes(console, doc)
     console.print()
     console.print(_summary(doc))
-    return _finish(buf)
+    return finish_text(buf)
 
 
-def _finish(buf: StringIO) -> str:
+def finish_text(buf: StringIO) -> str:
+    """The console's text, each line's trailing blanks removed, ending with a newline."""
     # Padding fills lines to the console width; trailing blanks only make golden diffs noisy.
     return "\n".join(line.rstrip() for line in buf.getvalue().splitlines()) + "\n"
 
@@ -130,8 +134,9 @@ def _quiet(console: Console, doc: dict[str, Any]) -> None:
                                     first_line(notice, 200)), soft_wrap=True)
     for f in ordered_findings(doc.get("findings") or []):
         loc = location_text(f)
-        console.print(Text.assemble(f"{loc}: " if loc else "", (f["severity"], _STYLE[f["severity"]]),
-                                    " ", (f["id"], "bold"), " ", f["title"]), soft_wrap=True)
+        sev = f["severity"]
+        console.print(Text.assemble(f"{loc}: " if loc else "", (sev, _STYLE[sev]), " ",
+                                    (f["id"], "bold"), " ", f["title"]), soft_wrap=True)
     for u in doc.get("undetermined") or []:
         console.print(Text.assemble(("undetermined", _STYLE["undetermined"]), " ",
                                     (u["id"], "bold"), " ", u["title"]), soft_wrap=True)
@@ -146,7 +151,7 @@ def _notice(console: Console, doc: dict[str, Any]) -> None:
     notice = environment_notice(doc)
     if notice:
         _heading(console, "warning", "Not the training environment")
-        _indented(console, Text(notice), 4)
+        indented(console, Text(notice), 4)
 
 
 def environment_mark(facts: dict[str, Any]) -> str:
@@ -175,18 +180,18 @@ def _environment(console: Console, doc: dict[str, Any]) -> None:
         table.add_row(label, Text(value))
     if not rows:
         table.add_row("", Text("no environment facts (nothing probed)"))
-    _indented(console, table, 4)
+    indented(console, table, 4)
 
 
 def _inputs(console: Console, doc: dict[str, Any]) -> None:
     _heading(console, inputs_mark(doc), "Config files read")
     summary = inputs_summary(doc)
     if summary:
-        _indented(console, summary, 4)
+        indented(console, summary, 4)
     for item in config_inputs(doc):
         _unwrapped(console, f"• {item}", 4)
     for item in unreadable_configs(doc):
-        _indented(console, Text.assemble((f"{MARKS['error']} ", _STYLE["error"]), item,
+        indented(console, Text.assemble((f"{MARKS['error']} ", _STYLE["error"]), item,
                                          (" (unreadable)", "dim")), 4)
 
 
@@ -207,7 +212,7 @@ def _findings(console: Console, doc: dict[str, Any], *, verbose: bool = False) -
     for f in findings:
         if impact(f) != group:
             group = impact(f)
-            _indented(console, Text(IMPACT_TITLES[group], style="bold underline"), 4)
+            indented(console, Text(IMPACT_TITLES[group], style="bold underline"), 4)
         _finding(console, f, verbose=verbose)
 
 
@@ -215,19 +220,19 @@ def _finding(console: Console, f: dict[str, Any], *, verbose: bool = False) -> N
     sev = f["severity"]
     head = Text.assemble((f"{MARKS[sev]} {sev:<7} ", _STYLE[sev]), (f["id"], "bold"), "  ",
                          f["title"])
-    _indented(console, head, 4)
+    indented(console, head, 4)
     if f.get("id") == ENV_NOT_TRAINING:
-        _indented(console, Text("(the notice at the top)", style="dim"), 6)
+        indented(console, Text("(the notice at the top)", style="dim"), 6)
         return
-    _indented(console, Text(f["message"]), 6)
+    indented(console, Text(f["message"]), 6)
     loc = location_text(f)
     if loc:
         _unwrapped(console, Text.assemble(("at ", "dim"), loc), 6)
     fix = f.get("fix") or {}
     if fix.get("text"):
-        _indented(console, Text.assemble(("fix: ", "green"), fix["text"]), 6)
+        indented(console, Text.assemble(("fix: ", "green"), fix["text"]), 6)
     for cmd in fix.get("commands") or []:
-        _indented(console, Text.assemble(("$ ", "dim"), cmd), 8)
+        indented(console, Text.assemble(("$ ", "dim"), cmd), 8)
     refs = f.get("references") or []
     shown = refs if verbose else refs[:REFERENCES_SHOWN]
     for ref in shown:
@@ -235,10 +240,10 @@ def _finding(console: Console, f: dict[str, Any], *, verbose: bool = False) -> N
         console.print(Text.assemble("      ", ("see: ", "dim"), f"{ref['url']} ({ref['type']})"),
                       soft_wrap=True)
     if len(refs) > len(shown):
-        _indented(console, Text(f"+{len(refs) - len(shown)} more reference(s): -v, or "
+        indented(console, Text(f"+{len(refs) - len(shown)} more reference(s): -v, or "
                                 f"fp8-doctor rules show {f['id']}", style="dim"), 6)
     if f.get("confidence") and f["confidence"] != "verified":
-        _indented(console, Text(f"confidence: {f['confidence']}", style="dim"), 6)
+        indented(console, Text(f"confidence: {f['confidence']}", style="dim"), 6)
     if verbose:
         for e in f.get("evidence") or []:
             _unwrapped(console, Text.assemble(("evidence: ", "dim"), e["fact"], " = ",
@@ -254,13 +259,13 @@ def _undetermined(console: Console, doc: dict[str, Any]) -> None:
     _heading(console, "undetermined",
              f"Undetermined: {len(items)} rule(s) could not be decided (facts unknown)")
     for u in items:
-        _indented(console, Text.assemble(("? ", _STYLE["undetermined"]), (u["id"], "bold"), "  ",
+        indented(console, Text.assemble(("? ", _STYLE["undetermined"]), (u["id"], "bold"), "  ",
                                          u["title"]), 4)
         needs = ", ".join(e["fact"] for e in u.get("unknown") or [])
-        _indented(console, Text.assemble(("needs: ", "dim"), needs), 6)
-    _indented(console, Text("Why those facts are unknown:", style="dim"), 4)
+        indented(console, Text.assemble(("needs: ", "dim"), needs), 6)
+    indented(console, Text("Why those facts are unknown:", style="dim"), 4)
     for reason, names in unknown_reasons(doc):
-        _indented(console, Text.assemble((", ".join(names), "bold"), ": ", reason), 6)
+        indented(console, Text.assemble((", ".join(names), "bold"), ": ", reason), 6)
 
 
 _SMOKE_PROBLEM_KEYS = ("error", "stage", "stderr_tail")
@@ -274,9 +279,10 @@ def _smoke(console: Console, doc: dict[str, Any], *, verbose: bool = False) -> N
     checks = smoke_checks(facts)
     failed = facts.get("smoke.status") not in (None, "ok") and facts.get("smoke.ran") is not False
     mark = "error" if failed else ("ok" if facts.get("smoke.status") == "ok" else "info")
-    _heading(console, mark, f"Smoke step: {status if failed or not checks else smoke_headline(facts)}")
+    headline = status if failed or not checks else smoke_headline(facts)
+    _heading(console, mark, f"Smoke step: {headline}")
     if checks:
-        _indented(console, smoke_table(checks), 4)
+        indented(console, smoke_table(checks), 4)
     # The raw details only where they add something: -v, a document with no judged checks (an
     # older snapshot), and the child's error, stage and stderr when it crashed.
     if not (verbose or not checks):
@@ -287,7 +293,7 @@ def _smoke(console: Console, doc: dict[str, Any], *, verbose: bool = False) -> N
         table.add_column()
         for key, value in rows:
             table.add_row(key, Text(value))
-        _indented(console, table, 4)
+        indented(console, table, 4)
 
 
 def smoke_table(checks: list[SmokeCheck]) -> Table:
@@ -315,5 +321,5 @@ def _probes(console: Console, doc: dict[str, Any]) -> None:
     _heading(console, "info", f"Probes ({len(probes)})")
     for p in probes:
         reason = f": {first_line(str(p['reason']), 160)}" if p.get("reason") else ""
-        _indented(console, Text(f"{p['name']}: {p['status']}, {p.get('facts', '?')} facts, "
+        indented(console, Text(f"{p['name']}: {p['status']}, {p.get('facts', '?')} facts, "
                                 f"{p.get('seconds', '?')} s{reason}"), 4)

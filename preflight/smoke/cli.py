@@ -101,35 +101,35 @@ def render_text(facts: dict[str, Any], details: dict[str, Any] | None = None, *,
 
     from preflight.render._common import tail_text
     from preflight.render.smoke_checks import smoke_checks, smoke_headline
-    from preflight.render.text import WIDTH, _console, _finish, _indented, smoke_table
+    from preflight.render.text import WIDTH, console_for, finish_text, indented, smoke_table
 
-    console, buf = _console(False, width or WIDTH)
+    console, buf = console_for(False, width or WIDTH)
     code = exit_code(facts, strict=strict)
     if facts.get("smoke.ran") is False:
         console.print(Text(f"fp8-doctor smoke: {smoke_headline(facts)}"))
         console.print(Text(f"exit {code}: nothing was checked here" +
                            ("" if strict else " (--strict makes a skip exit 1)")))
-        return _finish(buf)
+        return finish_text(buf)
     torch = facts.get("smoke.torch_version", "?")
     seconds = facts.get("smoke.duration_s", 0) or 0
     console.print(Text(f"fp8-doctor smoke: {smoke_headline(facts)} · torch {torch}, "
                        f"{float(seconds):.1f} s"))
     if facts.get("smoke.error"):
-        _indented(console, Text(f"error: {facts['smoke.error']}"), 2)
+        indented(console, Text(f"error: {facts['smoke.error']}"), 2)
     checks = smoke_checks(facts)
     if checks:
-        _indented(console, smoke_table(checks), 2)
+        indented(console, smoke_table(checks), 2)
     for key in ("backends_note", "speed_note"):
         if (details or {}).get(key):
-            _indented(console, Text(f"note: {details[key]}", style="dim"), 2)
+            indented(console, Text(f"note: {details[key]}", style="dim"), 2)
     tail = (details or {}).get("stderr_tail")
     if code == EXIT_CRASH and isinstance(tail, str) and tail.strip():
-        _indented(console, Text("child stderr (end):"), 2)
-        _indented(console, Text(tail_text(tail, 1200)), 4)
+        indented(console, Text("child stderr (end):"), 2)
+        indented(console, Text(tail_text(tail, 1200)), 4)
     verdict = {EXIT_OK: "every check passed", EXIT_FAILED: "a check failed",
                EXIT_CRASH: "the smoke child crashed or hung before finishing"}[code]
     console.print(Text(f"exit {code}: {verdict}"))
-    return _finish(buf)
+    return finish_text(buf)
 
 
 def main(args: argparse.Namespace, write: Write) -> int:
@@ -143,10 +143,10 @@ def main(args: argparse.Namespace, write: Write) -> int:
     with progress_display("fp8-doctor smoke") as progress:
         outcome = run(facts, options, progress=progress)
     strict = bool(getattr(args, "strict", False))
-    from preflight.cli import _text_width
+    from preflight.cli import text_width
 
     write(render(outcome.facts, outcome.details, args.format,
-                 redact=not getattr(args, "no_redact", False), width=_text_width(args),
+                 redact=not getattr(args, "no_redact", False), width=text_width(args),
                  strict=strict), args.output)
     return exit_code(outcome.facts, strict=strict)
 

@@ -239,3 +239,14 @@ def test_smoke_stderr_shows_the_error_at_its_end(fmt: str) -> None:
     out = render(report, fmt, redactor=NEUTRAL)
     assert "RuntimeError: CUDA driver version is insufficient" in out
     assert "<frozen runpy>" not in out and "…" in out
+
+
+def test_sarif_srcroot_uri_only_when_not_redacted() -> None:
+    """The run directory's absolute URI names the home on most machines: redacted logs leave it
+    out (GitHub resolves %SRCROOT% to the checkout itself); --no-redact keeps it."""
+    raw = json.loads(render(findings_report(), "sarif", redact=False, srcroot="/work"))
+    assert raw["runs"][0]["originalUriBaseIds"]["%SRCROOT%"]["uri"] == "file:///work/"
+    red = json.loads(render(findings_report(), "sarif", redactor=NEUTRAL, srcroot="/work"))
+    assert "uri" not in red["runs"][0]["originalUriBaseIds"]["%SRCROOT%"]
+    loc = red["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]
+    assert loc == {"uri": "job/accelerate.yaml", "uriBaseId": "%SRCROOT%"}

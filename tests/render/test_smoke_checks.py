@@ -7,7 +7,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from preflight.render.smoke_checks import FAIL, NOT_MEASURED, NOTE, PASS, smoke_checks, smoke_headline
+from preflight.render.smoke_checks import (
+    FAIL,
+    NOT_MEASURED,
+    NOTE,
+    PASS,
+    smoke_checks,
+    smoke_headline,
+)
 from preflight.smoke import numerics as nm
 from preflight.smoke.cli import EXIT_CRASH, EXIT_FAILED, EXIT_OK, exit_code
 
