@@ -279,6 +279,8 @@ def _smoke(console: Console, doc: dict[str, Any], *, verbose: bool = False) -> N
     checks = smoke_checks(facts)
     failed = facts.get("smoke.status") not in (None, "ok") and facts.get("smoke.ran") is not False
     mark = "error" if failed else ("ok" if facts.get("smoke.status") == "ok" else "info")
+    if mark == "ok" and any(c.verdict == FAIL for c in checks):
+        mark = "warning"   # the child ran fine, but a measured value missed its threshold
     headline = status if failed or not checks else smoke_headline(facts)
     _heading(console, mark, f"Smoke step: {headline}")
     if checks:

@@ -13,7 +13,7 @@ from preflight.redact import Redactor
 from preflight.render import FORMATS, render
 from preflight.render.sarif import artifact_location, artifact_uri, sarif_document
 
-from render_cases import check_golden, clean_report, findings_report
+from render_cases import check_golden, clean_report, findings_report, smoke_report
 
 # A redactor that matches nothing machine-specific, so goldens are the same on every machine.
 NEUTRAL = Redactor(home=None, user=None, hostnames=())
@@ -25,6 +25,14 @@ EXT = {"text": "txt", "json": "json", "markdown": "md", "sarif": "sarif.json"}
 def test_golden(fmt: str, name: str, make) -> None:
     # srcroot pinned: SARIF paths are relative to it, so the golden must not depend on the cwd.
     check_golden(f"{name}.{EXT[fmt]}", render(make(), fmt, redactor=NEUTRAL, srcroot="/work"))
+
+
+@pytest.mark.parametrize("fmt", ["text", "markdown"])
+def test_golden_smoke_verdicts(fmt: str) -> None:
+    """The smoke step as a verdict per check: measured value, threshold, pass / fail."""
+    text = render(smoke_report(), fmt, redactor=NEUTRAL)
+    check_golden(f"smoke.{EXT[fmt]}", text)
+    assert "kernel_sqnr_db" not in text.split("Details")[0].split("<details>")[0]
 
 
 def test_render_is_deterministic() -> None:
