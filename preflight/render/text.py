@@ -218,8 +218,12 @@ def _findings(console: Console, doc: dict[str, Any], *, verbose: bool = False) -
 
 def _finding(console: Console, f: dict[str, Any], *, verbose: bool = False) -> None:
     sev = f["severity"]
-    head = Text.assemble((f"{MARKS[sev]} {sev:<7} ", _STYLE[sev]), (f["id"], "bold"), "  ",
-                         f["title"])
+    # A grid, so a long title wraps under the id (a hanging indent), not under the mark.
+    head = Table.grid(padding=(0, 1))
+    head.add_column(no_wrap=True)
+    head.add_column()
+    head.add_row(Text(f"{MARKS[sev]} {sev:<7}", style=_STYLE[sev]),
+                 Text.assemble((f["id"], "bold"), "  ", f["title"]))
     indented(console, head, 4)
     if f.get("id") == ENV_NOT_TRAINING:
         indented(console, Text("(the notice at the top)", style="dim"), 6)
