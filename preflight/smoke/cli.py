@@ -119,10 +119,11 @@ def render_text(facts: dict[str, Any], details: dict[str, Any] | None = None, *,
     checks = smoke_checks(facts)
     if checks:
         indented(console, smoke_table(checks), 2)
+    details = details or {}
     for key in ("backends_note", "speed_note"):
-        if (details or {}).get(key):
+        if details.get(key):
             indented(console, Text(f"note: {details[key]}", style="dim"), 2)
-    tail = (details or {}).get("stderr_tail")
+    tail = details.get("stderr_tail")
     if code == EXIT_CRASH and isinstance(tail, str) and tail.strip():
         indented(console, Text("child stderr (end):"), 2)
         indented(console, Text(tail_text(tail, 1200)), 4)
