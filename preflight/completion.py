@@ -37,6 +37,8 @@ class Command:
     subcommands: tuple[Command, ...]
     words: tuple[str, ...] = ()
     """Values of a positional argument with ``choices`` (``completion bash``)."""
+    files: bool = False
+    """A positional argument without choices (PATH...): the shell completes file names."""
 
 
 def _help(action: argparse.Action) -> str:
@@ -49,6 +51,7 @@ def walk(parser: argparse.ArgumentParser, path: tuple[str, ...] = (), help: str 
     options: list[Option] = []
     subs: list[Command] = []
     words: list[str] = []
+    files = False
     for action in parser._actions:  # argparse has no public iterator over its actions
         if isinstance(action, argparse._SubParsersAction):
             helps = {a.dest: a.help or "" for a in action._choices_actions}
@@ -56,6 +59,8 @@ def walk(parser: argparse.ArgumentParser, path: tuple[str, ...] = (), help: str 
                 subs.append(walk(sub, (*path, name), str(helps.get(name, ""))))
         elif not action.option_strings and action.choices is not None:
             words += [str(c) for c in action.choices]
+        elif not action.option_strings:
+            files = True
         elif action.option_strings and action.help != argparse.SUPPRESS:
             if action.nargs == 0:
                 choices: tuple[str, ...] | None = ()
@@ -64,7 +69,7 @@ def walk(parser: argparse.ArgumentParser, path: tuple[str, ...] = (), help: str 
             else:
                 choices = None
             options.append(Option(tuple(action.option_strings), choices, _help(action)))
-    return Command(path, help, tuple(options), tuple(subs), tuple(words))
+    return Command(path, help, tuple(options), tuple(subs), tuple(words), files)
 
 
 def _all(cmd: Command) -> list[Command]:
@@ -178,8 +183,7 @@ def fish(tree: Command) -> str:
                        f"-d '{_fish_escape(o.help)}'")
         if cmd.words:
             out.append(f"complete -c {PROG} -n '{cond}' -a '{' '.join(cmd.words)}'")
-        elif cmd.path and not cmd.subcommands and cmd.path[0] in ("check", "snapshot", "report",
-                                                                  "rules"):
+        elif cmd.files:
             out.append(f"complete -c {PROG} -n '{cond}' -F")  # PATH arguments are files
     return "\n".join(out) + "\n"
 

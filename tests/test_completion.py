@@ -80,6 +80,8 @@ def test_fish_script_has_subcommands_and_choices() -> None:
     assert "-n '__fish_seen_subcommand_from check' -l format -x -a 'text json markdown sarif'" \
         in text
     assert "__fish_seen_subcommand_from rules && __fish_seen_subcommand_from show" in text
+    assert "-n '__fish_seen_subcommand_from check' -F" in text       # PATH: files
+    assert "-n '__fish_seen_subcommand_from completion' -F" not in text
 
 
 def test_cli_prints_the_script_and_refuses_an_unknown_shell(capsys) -> None:
