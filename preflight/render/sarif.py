@@ -11,7 +11,8 @@ finding, in the order a person acts on them (render/_common.py). Locations:
 - findings with no config involved (the machine, the installed packages) carry no location, as
   the SARIF spec allows (pip-audit's maintainers chose the same in pypa/pip-audit#206).
 
-Each result has ``partialFingerprints`` (rule id, file and the facts that fired it; not the line,
+Results come in reading order, each with ``properties.impact`` (blocks | no-fp8 | other, see
+render/_common.py) and ``partialFingerprints`` (rule id, file and the facts that fired it; not the line,
 which moves when the file is edited), so code scanning tracks one alert across runs and machines.
 Undetermined rules are not results - they are neither pass nor fail of the code - but
 ``toolExecutionNotifications`` of the invocation (level ``note``, ``associatedRule`` pointing at
@@ -27,7 +28,7 @@ import posixpath
 from typing import Any
 from urllib.parse import quote
 
-from preflight.render._common import ordered_findings
+from preflight.render._common import impact, ordered_findings
 
 SCHEMA_URI = ("https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/"
               "sarif-schema-2.1.0.json")
@@ -134,7 +135,7 @@ def sarif_document(doc: dict[str, Any], *, roots: tuple[str, ...] = (),
             "ruleId": f["id"], "ruleIndex": index[f["id"]], "kind": "fail",
             "level": _LEVEL[f["severity"]], "message": {"text": text},
             "partialFingerprints": {FINGERPRINT_KEY: fingerprint(f, uri)},
-            "properties": {"evidence": f.get("evidence") or [],
+            "properties": {"impact": impact(f), "evidence": f.get("evidence") or [],
                            "fixCommands": list((f.get("fix") or {}).get("commands") or [])},
         }
         if locations:
