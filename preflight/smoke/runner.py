@@ -83,6 +83,30 @@ STAGE_POLL_S = 0.25
 """How often the running children's stage is read for the progress display."""
 
 
+class _StageReporter:
+    """Reports each stage a running child enters ("smoke child on cuda:0: te (12 s)"), read from
+    the result file at most every :data:`STAGE_POLL_S`, so a slow or hung step shows where it is
+    while it runs (issue 12: the progress was one line)."""
+
+    def __init__(self, progress: Progress) -> None:
+        self.progress = progress
+        self.started = self.next_look = time.monotonic()
+        self.seen: dict[int, str] = {}
+
+    def poll(self, lives: Sequence[_Live | ChildRun], results: Sequence[ChildRun | None]) -> None:
+        now = time.monotonic()
+        if now < self.next_look:
+            return
+        self.next_look = now + STAGE_POLL_S
+        for i, live in enumerate(lives):
+            if results[i] is not None or isinstance(live, ChildRun):
+                continue
+            stage = _stage(live)
+            if stage and stage != "done" and stage != self.seen.get(i):
+                self.seen[i] = stage
+                self.progress(f"smoke child on {live.device}: {stage} ({now - self.started:.0f} s)")
+
+
 def _stage(live: _Live) -> str | None:
     """The stage the child is in, from the result file it rewrites after every stage change
     (child.py writes it atomically; a partial or missing file is simply no news)."""
@@ -164,22 +188,12 @@ def run_children(requests: Sequence[dict[str, Any]], timeout: float, *,
             lives.append(ChildRun({}, "crash", f"could not start the smoke child: {exc}",
                                   None, 0.0, "", req.get("device", "")))
     results: list[ChildRun | None] = [x if isinstance(x, ChildRun) else None for x in lives]
-    started = time.monotonic()
-    stages: dict[int, str] = {}
-    next_look = 0.0
+    stages = _StageReporter(progress)
     while any(r is None for r in results):
-        look = time.monotonic() >= next_look
-        if look:
-            next_look = time.monotonic() + STAGE_POLL_S
+        stages.poll(lives, results)
         for i, live in enumerate(lives):
             if results[i] is not None or isinstance(live, ChildRun):
                 continue
-            if look:
-                stage = _stage(live)
-                if stage and stage != stages.get(i) and stage != "done":
-                    stages[i] = stage
-                    progress(f"smoke child on {live.device}: {stage} "
-                             f"({time.monotonic() - started:.0f} s)")
             if live.child.done():
                 run = results[i] = _finish(live, timeout)
                 progress(f"smoke child on {live.device} finished in {run.seconds:.1f} s")
