@@ -317,9 +317,12 @@ def ordered_findings(findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 # The notice that the facts judged are not those of the training environment (a login node, a
-# CI runner): trust-a's pipeline sets ``summary.environment_is_training: false`` and/or raises a
-# finding with this id. Either may be absent; then there is no notice.
+# CI runner). The pipeline raises a built-in finding with this id and/or records the judgement
+# in the document: ``environment: {is_training_environment, where, reasons, missing_packages}``
+# (or, older, ``summary.environment_is_training``). Any may be absent; then there is no notice.
 ENV_NOT_TRAINING = "FP8D-ENV-NOT-TRAINING"
+_ENV_ADVICE = ("run on the training node, pass --snapshot from it, or --assume pkg.NAME=VERSION "
+               "for its stack")
 
 
 def environment_notice(doc: dict[str, Any]) -> str | None:
@@ -328,13 +331,39 @@ def environment_notice(doc: dict[str, Any]) -> str | None:
                    None)
     if finding is not None:
         return str(finding.get("message") or finding.get("title") or "")
+    env = doc.get("environment")
+    if isinstance(env, dict) and env.get("is_training_environment") is not True and (
+            env.get("is_training_environment") is False or env.get("reasons")):
+        verb = "is not" if env.get("is_training_environment") is False else "may not be"
+        where = str(env.get("where") or "this machine")
+        parts = [str(r) for r in env.get("reasons") or []]
+        missing = [" or ".join(m.get("packages") or []) for m in env.get("missing_packages") or []
+                   if isinstance(m, dict)]
+        if missing:
+            parts.append("not installed there: " + ", ".join(m for m in missing if m))
+        why = f": {'; '.join(parts)}" if parts else ""
+        return f"The environment judged ({where}) {verb} the training environment{why}. " \
+               f"Rules about it are undetermined, not passed: {_ENV_ADVICE}."
     summary = doc.get("summary") or {}
     if summary.get("environment_is_training") is False:
         reason = summary.get("environment_reason")
         return ("This is not the training environment" + (f": {reason}" if reason else "")
-                + ". Rules about packages and GPUs judged this machine, not the training node: "
-                  "run on the training node, pass --snapshot from it, or --assume its versions.")
+                + f". Rules about packages and GPUs judged this machine, not the training node: "
+                  f"{_ENV_ADVICE}.")
     return None
+
+
+def accepted_findings(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """Findings a ``--baseline`` file accepted (shown, not counted), in reading order."""
+    items = doc.get("baselined")
+    return ordered_findings([f for f in items if isinstance(f, dict)]) \
+        if isinstance(items, list) else []
+
+
+def ignored_ids(doc: dict[str, Any]) -> list[str]:
+    """Rule ids ``--ignore`` dropped."""
+    items = doc.get("ignored")
+    return [str(i) for i in items] if isinstance(items, list) else []
 
 
 def first_line(text: str, limit: int = 0) -> str:

@@ -12,6 +12,8 @@ from typing import Any
 
 from preflight.render._common import (
     IMPACT_TITLES,
+    accepted_findings,
+    ignored_ids,
     MARKS,
     config_inputs,
     environment_notice,
@@ -63,6 +65,15 @@ def render_markdown(doc: dict[str, Any]) -> str:
     # Findings first, by what blocks the run (render/_common.py IMPACTS); context after.
     out += ["## Findings", ""]
     _findings(doc, out)
+    accepted = accepted_findings(doc)
+    if accepted:
+        out += ["## Accepted by the baseline", "",
+                "Shown, not counted for the exit code.", ""]
+        out += [f"- {MARKS[f['severity']]} {_code(f['id'])} {_prose(f['title'])}"
+                + (f" ({_code(loc)})" if (loc := location_text(f)) else "") for f in accepted]
+        out.append("")
+    if ignored_ids(doc):
+        out += [f"Ignored (`--ignore`): {', '.join(_code(i) for i in ignored_ids(doc))}", ""]
     _undetermined(doc, out)
     out += ["## Smoke step", ""]
     status, smoke = smoke_rows(doc)

@@ -19,6 +19,8 @@ from rich.text import Text
 
 from preflight.render._common import (
     ENV_NOT_TRAINING,
+    accepted_findings,
+    ignored_ids,
     IMPACT_TITLES,
     MARKS,
     SEVERITY_ORDER,
@@ -102,6 +104,7 @@ def render_text(doc: dict[str, Any], color: bool = False, *, width: int = WIDTH,
     console.print()
     _notice(console, doc)
     _findings(console, doc, verbose=detail == "verbose")
+    _accepted(console, doc)
     _undetermined(console, doc)
     _smoke(console, doc, verbose=detail == "verbose")
     _inputs(console, doc)
@@ -136,6 +139,10 @@ def _quiet(console: Console, doc: dict[str, Any]) -> None:
         loc = location_text(f)
         sev = f["severity"]
         console.print(Text.assemble(f"{loc}: " if loc else "", (sev, _STYLE[sev]), " ",
+                                    (f["id"], "bold"), " ", f["title"]), soft_wrap=True)
+    for f in accepted_findings(doc):
+        loc = location_text(f)
+        console.print(Text.assemble(f"{loc}: " if loc else "", ("baselined", "dim"), " ",
                                     (f["id"], "bold"), " ", f["title"]), soft_wrap=True)
     for u in doc.get("undetermined") or []:
         console.print(Text.assemble(("undetermined", _STYLE["undetermined"]), " ",
@@ -254,6 +261,22 @@ def _finding(console: Console, f: dict[str, Any], *, verbose: bool = False) -> N
                                               fmt_value(e.get("value"), limit=200),
                                               (f"  ({e['source']})" if e.get("source") else "",
                                                "dim")), 6)
+
+
+def _accepted(console: Console, doc: dict[str, Any]) -> None:
+    """Findings a baseline accepted (one line each: they were read before) and ignored ids."""
+    accepted = accepted_findings(doc)
+    if accepted:
+        _heading(console, "info", f"Accepted by the baseline: {len(accepted)} finding(s), not "
+                                  "counted for the exit code")
+        for f in accepted:
+            loc = location_text(f)
+            indented(console, Text.assemble((f"{MARKS[f['severity']]} ", _STYLE[f["severity"]]),
+                                            (f["id"], "bold"), "  ", f["title"],
+                                            (f"  ({loc})" if loc else "", "dim")), 4)
+    ignored = ignored_ids(doc)
+    if ignored:
+        _heading(console, "info", f"Ignored (--ignore): {', '.join(ignored)}")
 
 
 def _undetermined(console: Console, doc: dict[str, Any]) -> None:

@@ -120,3 +120,49 @@ def test_quiet_and_verbose() -> None:
     assert "Probes (2)" in verbose and "packages: crashed" in verbose
     with pytest.raises(ValueError, match="detail"):
         render(report, "text", detail="loud")
+
+
+def _doc_text(report, extra: dict, fmt: str = "text", detail: str = "normal") -> str:
+    """Render ``report``'s document with keys the pipeline adds (environment judgement, baseline,
+    ignore) merged in, through the same redaction path as :func:`render`."""
+    from preflight.render import render_document
+    from preflight.render.markdown import render_markdown
+    from preflight.render.text import render_text
+
+    doc = {**report.to_dict(), **extra}
+    fn = (lambda d: render_text(d, detail=detail)) if fmt == "text" else render_markdown
+    return render_document(doc, fn, redactor=NEUTRAL)
+
+
+@pytest.mark.parametrize("training,expected", [(False, "is not"), (None, "may not be")])
+def test_environment_judgement_gives_the_notice(training, expected: str) -> None:
+    env = {"where": "this machine", "is_training_environment": training,
+           "reasons": ["no GPU is visible"],
+           "missing_packages": [{"packages": ["transformer-engine"],
+                                 "needed_because": "intent.backend is te", "source": None}]}
+    for fmt in ("text", "markdown"):
+        text = _doc_text(findings_report(), {"environment": env}, fmt)
+        head = " ".join(text.split("## Findings")[0].split("Findings:")[0].split())
+        assert f"(this machine) {expected} the training environment" in head, fmt
+        assert "no GPU is visible" in head and "transformer-engine" in head
+    quiet = _doc_text(findings_report(), {"environment": env}, detail="quiet")
+    assert quiet.startswith("! not the training environment: ")
+    env["is_training_environment"] = True
+    assert "training environment" not in _doc_text(findings_report(), {"environment": env})
+
+
+def test_baselined_and_ignored_are_shown_not_counted() -> None:
+    base = findings_report()
+    accepted = [f.to_dict() for f in base.findings[:1]]
+    extra = {"baselined": accepted, "ignored": ["FP8D-HW-0009"]}
+    report = dataclasses.replace(base, findings=base.findings[1:])
+    text = _doc_text(report, extra)
+    assert "Accepted by the baseline: 1 finding(s)" in text
+    assert "Ignored (--ignore): FP8D-HW-0009" in text
+    assert "Findings: 1 warning, 1 info" in text
+    quiet = _doc_text(report, extra, detail="quiet")
+    assert "/work/job/accelerate.yaml:4: baselined FP8D-ACC-0001" in quiet
+    md = _doc_text(report, extra, "markdown")
+    assert "## Accepted by the baseline" in md and "`FP8D-HW-0009`" in md
+    plain = render(report, "text", redactor=NEUTRAL)
+    assert "baseline" not in plain and "Ignored" not in plain
