@@ -12,8 +12,9 @@ finding, in the order a person acts on them (render/_common.py). Locations:
   the SARIF spec allows (pip-audit's maintainers chose the same in pypa/pip-audit#206).
 
 Results come in reading order, each with ``properties.impact`` (blocks | no-fp8 | other, see
-render/_common.py) and ``partialFingerprints`` (rule id, file and the facts that fired it; not the line,
-which moves when the file is edited), so code scanning tracks one alert across runs and machines.
+render/_common.py) and ``partialFingerprints`` (rule id, file and the facts that fired it; not
+the line, which moves when the file is edited), so code scanning tracks one alert across runs
+and machines.
 Undetermined rules are not results - they are neither pass nor fail of the code - but
 ``toolExecutionNotifications`` of the invocation (level ``note``, ``associatedRule`` pointing at
 the rule), so they are visible without opening alerts.
