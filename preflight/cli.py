@@ -151,10 +151,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help=argparse.SUPPRESS)
     _add_output(p, default="markdown")
 
-    p = sub.add_parser("smoke", help="run only the FP8 smoke step",
-                       epilog="exit codes: 0 every check passed, or skipped here (1 with "
-                              "--strict), 1 a check failed, 2 usage error, 3 the smoke child "
-                              "crashed or hung")
+    p = sub.add_parser("smoke", help="run only the FP8 smoke step")
     from preflight.smoke.cli import add_arguments as add_smoke_arguments
 
     add_smoke_arguments(p)

@@ -38,6 +38,8 @@ def parse_shape(text: str) -> tuple[int, int, int]:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.epilog = ("exit codes: 0 every check passed, or skipped here (1 with --strict), 1 a check "
+                "failed, 2 usage error, 3 the smoke child crashed or hung")
     p.add_argument("--backend", action="append", choices=BACKENDS, default=None,
                    help="backend to check (repeatable; default: auto = raw _scaled_mm plus "
                         "torchao and Transformer Engine when installed)")
