@@ -136,6 +136,8 @@ def _quiet(console: Console, doc: dict[str, Any]) -> None:
         console.print(Text.assemble(("! not the training environment: ", _STYLE["warning"]),
                                     first_line(notice, 200)), soft_wrap=True)
     for f in ordered_findings(doc.get("findings") or []):
+        if notice and f.get("id") == ENV_NOT_TRAINING:
+            continue   # the notice line above is this finding's line
         loc = location_text(f)
         sev = f["severity"]
         console.print(Text.assemble(f"{loc}: " if loc else "", (sev, _STYLE[sev]), " ",
