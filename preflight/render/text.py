@@ -288,13 +288,22 @@ def _undetermined(console: Console, doc: dict[str, Any]) -> None:
     _heading(console, "undetermined",
              f"Undetermined: {len(items)} rule(s) could not be decided (facts unknown)")
     for u in items:
-        indented(console, Text.assemble(("? ", _STYLE["undetermined"]), (u["id"], "bold"), "  ",
-                                         u["title"]), 4)
         needs = ", ".join(e["fact"] for e in u.get("unknown") or [])
-        indented(console, Text.assemble(("needs: ", "dim"), needs), 6)
+        line = Table.grid(padding=(0, 1))
+        line.add_column(no_wrap=True)
+        line.add_column()
+        line.add_row(Text("?", style=_STYLE["undetermined"]),
+                     Text.assemble((u["id"], "bold"), "  ", u["title"],
+                                   (f"  (needs {needs})" if needs else "", "dim")))
+        indented(console, line, 4)
     indented(console, Text("Why those facts are unknown:", style="dim"), 4)
+    notice = environment_notice(doc) or ""
     for reason, names in unknown_reasons(doc):
-        indented(console, Text.assemble((", ".join(names), "bold"), ": ", reason), 6)
+        # A reason the notice at the top already gave (a 4-line NVML error) is not repeated.
+        said = len(reason) > 40 and reason in notice
+        indented(console, Text.assemble((", ".join(names), "bold"), ": ",
+                                        ("given in the notice at the top", "dim") if said
+                                        else reason), 6)
 
 
 _SMOKE_PROBLEM_KEYS = ("error", "stage", "stderr_tail")
