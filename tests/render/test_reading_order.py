@@ -166,3 +166,16 @@ def test_baselined_and_ignored_are_shown_not_counted() -> None:
     assert "## Accepted by the baseline" in md and "`FP8D-HW-0009`" in md
     plain = render(report, "text", redactor=NEUTRAL)
     assert "baseline" not in plain and "Ignored" not in plain
+
+
+def test_a_reason_given_in_the_notice_is_not_repeated() -> None:
+    nvml = "NVML: NVML library (libnvidia-ml.so.1) not found: no NVIDIA driver is installed here"
+    base = findings_report()
+    report = dataclasses.replace(base, undetermined=(
+        Undetermined("FP8D-HW-0001", Severity.ERROR, "No FP8 tensor cores",
+                     (Evidence("gpu.min_cc", Unknown(nvml), "nvml"),)),))
+    env = {"where": "this machine", "is_training_environment": False,
+           "reasons": [f"no GPU is visible ({nvml})"], "missing_packages": []}
+    text = " ".join(_doc_text(report, {"environment": env}).split())
+    assert text.count("libnvidia-ml.so.1") == 1
+    assert "gpu.min_cc: given in the notice at the top" in text
