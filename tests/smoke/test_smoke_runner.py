@@ -107,4 +107,3 @@ def test_a_result_that_is_not_an_object_is_a_crash_not_an_exception() -> None:
         sys.executable, "-c", "import sys; open(sys.argv[2], 'w').write('[1, 2]')"))
     assert res.status == "crash" and res.doc == {}
     assert "during: start" in res.error
-
