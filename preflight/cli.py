@@ -91,7 +91,14 @@ def _add_output(p: argparse.ArgumentParser, *, formats: Sequence[str] = FORMATS,
     p.add_argument("--no-redact", action="store_true",
                    help="do not mask secrets, home directory, hostnames and GPU UUIDs")
     p.add_argument("--color", choices=("auto", "always", "never"), default="auto",
-                   help="colour in text output (default: auto, only on a TTY)")
+                   help="colour in text output (default: auto: on a TTY or when FORCE_COLOR is "
+                        "set, never when NO_COLOR is)")
+    detail = p.add_mutually_exclusive_group()
+    detail.add_argument("-q", "--quiet", dest="detail", action="store_const", const="quiet",
+                        default="normal",
+                        help="text: one line per finding (path:line: severity ID title)")
+    detail.add_argument("-v", "--verbose", dest="detail", action="store_const", const="verbose",
+                        help="text: every reference, each finding's evidence, the probes")
 
 
 def _add_collect(p: argparse.ArgumentParser) -> None:
@@ -219,6 +226,10 @@ def build_parser() -> argparse.ArgumentParser:
     from preflight.engine.commands import add_arguments as add_rules_arguments
 
     add_rules_arguments(p)
+
+    p = sub.add_parser("completion", help="print a shell completion script (bash, zsh, fish)")
+    p.add_argument("shell", choices=("bash", "zsh", "fish"),
+                   help='the shell; e.g. eval "$(fp8-doctor completion bash)" in ~/.bashrc')
     return parser
 
 
@@ -256,12 +267,29 @@ def _guard_output(args: argparse.Namespace) -> None:
 
 
 def _use_color(args: argparse.Namespace) -> bool:
+    """--color wins; then no colour into a file (-o) or under NO_COLOR (no-color.org); then
+    FORCE_COLOR (force-color.org: any non-empty value; CI logs that render ANSI); then a TTY."""
     choice = getattr(args, "color", "auto")
     if choice == "always":
         return True
     if choice == "never" or getattr(args, "output", None) or os.environ.get("NO_COLOR"):
         return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
     return sys.stdout.isatty()
+
+
+def text_width(args: argparse.Namespace) -> int | None:
+    """Columns for text output: COLUMNS when set (what shells and CI export), else the terminal's
+    when stdout is one, else None (the renderer's fixed 100, stable for logs and -o files)."""
+    cols = os.environ.get("COLUMNS", "").strip()
+    if cols.isdigit() and int(cols) > 0:
+        return int(cols)
+    if not getattr(args, "output", None) and sys.stdout.isatty():
+        import shutil
+
+        return shutil.get_terminal_size().columns
+    return None
 
 
 def _check_paths(paths: Sequence[str]) -> None:
@@ -315,18 +343,22 @@ def _options(args: argparse.Namespace):  # -> CheckOptions
 
 def _cmd_check(args: argparse.Namespace) -> int:
     from preflight.api import run_check
+    from preflight.render import render
+    from preflight.smoke.progress import progress_display
 
     options = _options(args)
     target = getattr(args, "write_baseline", None)
     if target and args.output and os.path.abspath(target) == os.path.abspath(args.output):
         raise UsageError("--write-baseline and -o name the same file")
-    report = run_check(options, progress=_stderr)
+    with progress_display(f"fp8-doctor {args.command}") as progress:
+        report = run_check(options, progress=progress)
     if getattr(args, "diff", False):
         from preflight.fixdiff import render_diff
 
         _write(render_diff(report), args.output)
         return report.exit_code()
-    _write(report.render(args.format, redact=not args.no_redact, color=_use_color(args)),
+    _write(render(report, args.format, redact=not args.no_redact, color=_use_color(args),
+                  width=text_width(args), detail=getattr(args, "detail", "normal")),
            args.output)
     if target:
         from preflight.baseline import write_baseline
@@ -457,6 +489,11 @@ def _main(argv: Sequence[str] | None) -> int:
             from preflight.engine.commands import main as rules_main
 
             return rules_main(args, write=_write)
+        if args.command == "completion":
+            from preflight.completion import script
+
+            _write(script(parser, args.shell), None)
+            return 0
     except UsageError as exc:
         _fatal(EXIT_USAGE, str(exc))
     except KeyboardInterrupt:

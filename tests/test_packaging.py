@@ -195,3 +195,14 @@ def test_optional_extras_in_the_wheel(wheel: Path) -> None:
     # A floor, not a pin: `pip install fp8-doctor[torch]` must not replace the user's torch.
     (torch_req,) = by_extra["torch"]
     assert torch_req.startswith("torch>=") and "==" not in torch_req, torch_req
+
+
+def test_wheel_is_typed_and_names_its_urls(wheel: Path) -> None:
+    """PEP 561: py.typed in the package, so mypy checks code that imports preflight; and the
+    [project.urls] of pyproject.toml reach the metadata (Project-URL)."""
+    with zipfile.ZipFile(wheel) as zf:
+        assert "preflight/py.typed" in zf.namelist()
+        name = next(n for n in zf.namelist() if n.endswith(".dist-info/METADATA"))
+        meta = email.message_from_bytes(zf.read(name))
+    labels = {u.split(",")[0].strip().lower() for u in meta.get_all("Project-URL") or []}
+    assert {"source", "issues", "documentation"} <= labels, labels

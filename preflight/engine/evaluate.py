@@ -63,13 +63,23 @@ def _evidence(leaves: list[Leaf], facts: Facts, *, unknown: bool = False) -> tup
     return tuple(out.values())
 
 
+CONTEXT_FACTS = frozenset({"intent.fp8", "intent.fp8_source", "intent.backend",
+                           "intent.frameworks"})
+"""Facts most rules test to set the scene; a finding is placed at one only when no other
+evidence has a line (the rule's ``location:`` overrides this)."""
+
+
 def finding(rule: Rule, facts: Facts) -> Finding:
     """The finding of a rule that fired."""
     evidence = _evidence(rule.when.deciding(facts.values, True), facts)
     # The first config file:line among the evidence, a literal setting (config.*) before a
-    # derived one (intent.* points at whichever file asked for it); a bare path only if no line.
+    # derived one (intent.* points at whichever file asked for it), and the facts that set the
+    # scene of nearly every rule ("the job asks for FP8 with TE") after the one that makes this
+    # rule fire: TE-0001 points at the line that turns checkpointing on, not at the fp8 flag
+    # (issue 12); a bare path only if no line.
     ranked = sorted(evidence, key=lambda ev: (ev.fact != rule.location,
-                                              not ev.fact.startswith("config.")))
+                                              not ev.fact.startswith("config."),
+                                              ev.fact in CONTEXT_FACTS))
     locations = [loc for loc in (Location.from_source(ev.source) for ev in ranked) if loc]
     location = next((loc for loc in locations if loc.line), locations[0] if locations else None)
     return Finding(

@@ -11,7 +11,9 @@ without redaction. Renderers never probe.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -36,13 +38,20 @@ def document(report: Report, *, redact: bool = True,
 
 
 def render(report: Report, fmt: str, *, redact: bool = True, color: bool = False,
-           redactor: Redactor | None = None) -> str:
+           redactor: Redactor | None = None, width: int | None = None, detail: str = "normal",
+           srcroot: str | None = None) -> str:
     """Render ``report`` in ``fmt`` (one of :data:`FORMATS`); the result ends with a newline.
 
     ``redactor`` replaces the one built for this machine (tests plant a home, user and host).
+    Text only: ``width`` (columns; default 100, the CLI passes the terminal's) and ``detail``
+    (``quiet`` | ``normal`` | ``verbose``). SARIF only: ``srcroot``, the directory config paths
+    are made relative to (default: the current directory).
     """
+    options = _Options(color=color, width=width, detail=detail,
+                       roots=_roots(fmt, srcroot, redact, redactor),
+                       root_uri=None if redact else _root_uri(fmt, srcroot))
     renderer = _renderer(fmt)
-    out = render_document(_document(report, redact), lambda doc: renderer(doc, color),
+    out = render_document(_document(report, redact), lambda doc: renderer(doc, options),
                           redact=redact, redactor=redactor)
     return out if out.endswith("\n") else out + "\n"
 
@@ -69,21 +78,53 @@ def _document(report: Report, redact: bool) -> dict[str, Any]:
     return doc
 
 
-def _renderer(fmt: str) -> Callable[[dict[str, Any], bool], str]:
-    if fmt == "text":
-        from preflight.render.text import render_text
+@dataclass(frozen=True)
+class _Options:
+    color: bool = False
+    width: int | None = None
+    detail: str = "normal"
+    roots: tuple[str, ...] = ()
+    root_uri: str | None = None
 
-        return render_text
+
+def _roots(fmt: str, srcroot: str | None, redact: bool, redactor: Redactor | None
+           ) -> tuple[str, ...]:
+    """The run directory as the (redacted) document writes paths: raw, and with the home as ``~``
+    (on a GitHub runner the workspace is under the home, so redaction rewrites it)."""
+    if fmt != "sarif":
+        return ()
+    root = os.path.abspath(srcroot or os.getcwd())
+    if not redact:
+        return (root,)
+    from preflight.redact import redact_text
+
+    return (redact_text(root, redactor=redactor, hex_runs=False), root)
+
+
+def _root_uri(fmt: str, srcroot: str | None) -> str | None:
+    if fmt != "sarif":
+        return None
+    from urllib.parse import quote
+
+    root = os.path.abspath(srcroot or os.getcwd()).replace(os.sep, "/")
+    return "file://" + quote(root if root.startswith("/") else "/" + root) + "/"
+
+
+def _renderer(fmt: str) -> Callable[[dict[str, Any], _Options], str]:
+    if fmt == "text":
+        from preflight.render.text import WIDTH, render_text
+
+        return lambda doc, o: render_text(doc, o.color, width=o.width or WIDTH, detail=o.detail)
     if fmt == "json":
         from preflight.render.json_ import render_json
 
-        return lambda doc, _color: render_json(doc)
+        return lambda doc, _o: render_json(doc)
     if fmt in ("markdown", "md"):
         from preflight.render.markdown import render_markdown
 
-        return lambda doc, _color: render_markdown(doc)
+        return lambda doc, _o: render_markdown(doc)
     if fmt == "sarif":
         from preflight.render.sarif import render_sarif
 
-        return lambda doc, _color: render_sarif(doc)
+        return lambda doc, o: render_sarif(doc, roots=o.roots, root_uri=o.root_uri)
     raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")

@@ -8,6 +8,7 @@ and redaction applied once covers every format.
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from typing import Any
 
 MARKS = {"error": "✗", "warning": "!", "info": "i", "ok": "✓", "undetermined": "?"}
@@ -51,12 +52,24 @@ def _join(parts: list[str]) -> str:
     return ", ".join(p for p in parts if p)
 
 
-def environment_rows(facts: dict[str, Any]) -> list[tuple[str, str]]:
-    """(label, value) rows summarising the environment; only rows with something to say."""
+def _unknown_text(value: Any, told: Collection[str]) -> str:
+    """An Unknown as text; its reason only once per report (``told``: reasons shown elsewhere, a
+    4-line NVML error under "Why those facts are unknown" is not repeated here)."""
+    if is_unknown(value) and str(value["$unknown"]) in told:
+        return "unknown (see \"Why those facts are unknown\" above)"
+    return fmt_value(value)
+
+
+def environment_rows(facts: dict[str, Any], told: Collection[str] = ()
+                     ) -> list[tuple[str, str]]:
+    """(label, value) rows summarising the environment; only rows with something to say.
+
+    ``told``: Unknown reasons the report already shows (they are referred to, not repeated).
+    """
     rows: list[tuple[str, str]] = []
     count = _get(facts, "gpu.count")
     if is_unknown(count):
-        rows.append(("GPU", fmt_value(count)))
+        rows.append(("GPU", _unknown_text(count, told)))
     elif count is not None:
         if count == 0:
             gpu = "none visible to this process"
@@ -79,7 +92,7 @@ def environment_rows(facts: dict[str, Any]) -> list[tuple[str, str]]:
     # An unknown driver for the same reason as an unknown GPU count says nothing new.
     if driver is not None and not (is_unknown(driver) and driver == count):
         cuda = _get(facts, "gpu.cuda_driver")
-        rows.append(("Driver", fmt_value(driver) + (f" (CUDA {fmt_value(cuda)})"
+        rows.append(("Driver", _unknown_text(driver, told) + (f" (CUDA {fmt_value(cuda)})"
                                                     if cuda and not is_unknown(cuda) else "")))
     py = _get(facts, "host.python")
     if py is not None:
@@ -274,3 +287,91 @@ def location_text(finding: dict[str, Any]) -> str | None:
     if not loc:
         return None
     return f"{loc['path']}:{loc['line']}" if loc.get("line") else str(loc["path"])
+
+
+# --- What blocks the run: the order findings are shown in (issue 12, item 5) -----------------
+#
+# A person reading a report acts on the first finding first, so findings are grouped by impact
+# rather than by id: (1) ``blocks`` - an error that stops the job or breaks its training; (2)
+# ``no-fp8`` - the job runs but FP8 is silently not applied (rules tagged ``silent-no-fp8``, the
+# documented tag; ``silent-bf16`` is read as the same), whatever their severity; (3) ``other`` -
+# everything else, by severity. The class is derived from a rule's severity and tags, so a rule
+# author chooses it with data, and a rule pack needs no new field.
+IMPACTS = ("blocks", "no-fp8", "other")
+IMPACT_TITLES = {"blocks": "Stops or breaks the job", "no-fp8": "FP8 silently not applied",
+                 "other": "Other findings"}
+NO_FP8_TAGS = frozenset({"silent-no-fp8", "silent-bf16"})
+
+
+def impact(finding: dict[str, Any]) -> str:
+    """The finding's class in :data:`IMPACTS`."""
+    if NO_FP8_TAGS.intersection(finding.get("tags") or ()):
+        return "no-fp8"
+    return "blocks" if finding.get("severity") == "error" else "other"
+
+
+def ordered_findings(findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Findings in reading order: by impact, then severity, then id (stable for goldens)."""
+    rank = {s: i for i, s in enumerate(SEVERITY_ORDER)}
+    return sorted(findings, key=lambda f: (IMPACTS.index(impact(f)),
+                                           rank.get(f.get("severity", "info"), 3),
+                                           str(f.get("id", ""))))
+
+
+# The notice that the facts judged are not those of the training environment (a login node, a
+# CI runner). The pipeline raises a built-in finding with this id and/or records the judgement
+# in the document: ``environment: {is_training_environment, where, reasons, missing_packages}``
+# (or, older, ``summary.environment_is_training``). Any may be absent; then there is no notice.
+ENV_NOT_TRAINING = "FP8D-ENV-NOT-TRAINING"
+_ENV_ADVICE = ("run on the training node, pass --snapshot from it, or --assume pkg.NAME=VERSION "
+               "for its stack")
+
+
+def environment_notice(doc: dict[str, Any]) -> str | None:
+    """One paragraph to show near the top when the report judged another environment, else None."""
+    finding = next((f for f in doc.get("findings") or [] if f.get("id") == ENV_NOT_TRAINING),
+                   None)
+    if finding is not None:
+        return str(finding.get("message") or finding.get("title") or "")
+    env = doc.get("environment")
+    if isinstance(env, dict) and env.get("is_training_environment") is not True and (
+            env.get("is_training_environment") is False or env.get("reasons")):
+        verb = "is not" if env.get("is_training_environment") is False else "may not be"
+        where = str(env.get("where") or "this machine")
+        parts = [str(r) for r in env.get("reasons") or []]
+        missing = [" or ".join(m.get("packages") or []) for m in env.get("missing_packages") or []
+                   if isinstance(m, dict)]
+        if missing:
+            parts.append("not installed there: " + ", ".join(m for m in missing if m))
+        why = f": {'; '.join(parts)}" if parts else ""
+        return f"The environment judged ({where}) {verb} the training environment{why}. " \
+               f"Rules about it are undetermined, not passed: {_ENV_ADVICE}."
+    summary = doc.get("summary") or {}
+    if summary.get("environment_is_training") is False:
+        reason = summary.get("environment_reason")
+        return ("This is not the training environment" + (f": {reason}" if reason else "")
+                + f". Rules about packages and GPUs judged this machine, not the training node: "
+                  f"{_ENV_ADVICE}.")
+    return None
+
+
+def accepted_findings(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """Findings a ``--baseline`` file accepted (shown, not counted), in reading order."""
+    items = doc.get("baselined")
+    return ordered_findings([f for f in items if isinstance(f, dict)]) \
+        if isinstance(items, list) else []
+
+
+def ignored_ids(doc: dict[str, Any]) -> list[str]:
+    """Rule ids ``--ignore`` dropped."""
+    items = doc.get("ignored")
+    return [str(i) for i in items] if isinstance(items, list) else []
+
+
+def first_line(text: str, limit: int = 0) -> str:
+    """The first line of ``text`` (a multi-line probe error shown once in full elsewhere)."""
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    more = line != text.strip()
+    if limit and len(line) > limit:
+        line, more = line[: limit - 1], True
+    return line + ("…" if more else "")

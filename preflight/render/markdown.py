@@ -1,8 +1,9 @@
 """``--format markdown`` / ``fp8-doctor report``: the support report to paste into a bug tracker.
 
-Redacted by default (the caller passes the redacted document): environment table, inputs,
-findings with fixes and references, undetermined rules, smoke results, then every fact and probe
-inside collapsible ``<details>`` blocks so the report stays short on GitHub.
+Redacted by default (the caller passes the redacted document): the "not the training
+environment" notice, findings by what blocks the run with fixes and references, undetermined
+rules, the smoke step's verdict per check, then inputs, the environment table, and every fact
+and probe inside collapsible ``<details>`` blocks so the report stays short on GitHub.
 """
 
 from __future__ import annotations
@@ -10,10 +11,15 @@ from __future__ import annotations
 from typing import Any
 
 from preflight.render._common import (
+    IMPACT_TITLES,
+    accepted_findings,
+    ignored_ids,
     MARKS,
-    SEVERITY_ORDER,
     config_inputs,
+    environment_notice,
     environment_rows,
+    impact,
+    ordered_findings,
     inputs_summary,
     fmt_value,
     location_text,
@@ -22,6 +28,7 @@ from preflight.render._common import (
     unknown_reasons,
     unreadable_configs,
 )
+from preflight.render.smoke_checks import BACKEND_LABELS, smoke_checks
 
 
 def _cell(text: str) -> str:
@@ -52,24 +59,47 @@ def render_markdown(doc: dict[str, Any]) -> str:
                   "redacted (`--no-redact` keeps them)." if _redacted(doc) else
                   "**Not redacted** (`--no-redact`): check before sharing."))
     out += ["", f"**Result:** {summary_line(doc)}", ""]
+    notice = environment_notice(doc)
+    if notice:
+        out += [f"> **Not the training environment.** {_prose(notice)}", ""]
+    # Findings first, by what blocks the run (render/_common.py IMPACTS); context after.
+    out += ["## Findings", ""]
+    _findings(doc, out)
+    accepted = accepted_findings(doc)
+    if accepted:
+        out += ["## Accepted by the baseline", "",
+                "Shown, not counted for the exit code.", ""]
+        out += [f"- {MARKS[f['severity']]} {_code(f['id'])} {_prose(f['title'])}"
+                + (f" ({_code(loc)})" if (loc := location_text(f)) else "") for f in accepted]
+        out.append("")
+    if ignored_ids(doc):
+        out += [f"Ignored (`--ignore`): {', '.join(_code(i) for i in ignored_ids(doc))}", ""]
+    _undetermined(doc, out)
+    out += ["## Smoke step", ""]
+    status, smoke = smoke_rows(doc)
+    facts = doc.get("facts") or {}
+    checks = smoke_checks(facts)
+    out += [_prose(f"Status: {status}"), ""]
+    if checks:
+        out += ["| check | measured | threshold | verdict |", "|---|---|---|---|"]
+        out += [f"| {_cell(BACKEND_LABELS.get(c.group, c.group))}: {_cell(c.name)} | "
+                f"{_cell(c.measured)} | {_cell(c.threshold)} | {c.verdict} |" for c in checks]
+        out += [""]
+    if smoke:
+        out += ["<details><summary>Smoke details</summary>", "", "| result | value |",
+                "|---|---|"]
+        out += [f"| {_code(k)} | {_cell(v)} |" for k, v in smoke] + ["", "</details>", ""]
 
-    out += ["## Environment", "", "| | |", "|---|---|"]
-    rows = environment_rows(doc.get("facts") or {})
-    out += [f"| {_cell(label)} | {_cell(value)} |" for label, value in rows] or ["| | none |"]
-    out += ["", "## Inputs", ""]
+    out += ["## Inputs", ""]
     summary = inputs_summary(doc)
     out += [f"- {_prose(summary)}"] if summary else []
     out += [f"- {_code(i)}" for i in config_inputs(doc)]
     out += [f"- {MARKS['error']} {_code(i)} (unreadable)" for i in unreadable_configs(doc)]
-    out += ["", "## Findings", ""]
-    _findings(doc, out)
-    _undetermined(doc, out)
-    out += ["## Smoke step", ""]
-    status, smoke = smoke_rows(doc)
-    out += [_prose(f"Status: {status}"), ""]
-    if smoke:
-        out += ["| result | value |", "|---|---|"]
-        out += [f"| {_code(k)} | {_cell(v)} |" for k, v in smoke] + [""]
+    out += ["", "## Environment", "", "| | |", "|---|---|"]
+    told = {reason for reason, _ in unknown_reasons(doc)}
+    rows = environment_rows(facts, told)
+    out += [f"| {_cell(label)} | {_cell(value)} |" for label, value in rows] or ["| | none |"]
+    out += [""]
     _all_facts(doc, out)
     return "\n".join(out).rstrip("\n") + "\n"
 
@@ -83,30 +113,34 @@ def _findings(doc: dict[str, Any], out: list[str]) -> None:
     if not findings:
         out += [f"{MARKS['ok']} No known problem matched.", ""]
         return
-    for sev in SEVERITY_ORDER:
-        for f in (f for f in findings if f["severity"] == sev):
-            out += [f"### {MARKS[sev]} {_code(f['id'])} {_prose(f['title'])}", "",
-                    f"*{sev}*, confidence *{f.get('confidence', 'verified')}*", "",
-                    _prose(f["message"]), ""]
-            loc = location_text(f)
-            if loc:
-                out += [f"**Where:** {_code(loc)}", ""]
-            fix = f.get("fix") or {}
-            if fix.get("text"):
-                out += [f"**Fix:** {_prose(fix['text'])}", ""]
-            if fix.get("commands"):
-                out += ["```sh", *fix["commands"], "```", ""]
-            refs = f.get("references") or []
-            if refs:
-                out += ["**References:** " + " · ".join(f"[{r['type']}]({r['url']})"
-                                                        for r in refs), ""]
-            evidence = f.get("evidence") or []
-            if evidence:
-                out += ["<details><summary>Evidence</summary>", "", "| fact | value | source |",
-                        "|---|---|---|"]
-                out += [f"| {_code(e['fact'])} | {_cell(fmt_value(e.get('value')))} | "
-                        f"{_cell(str(e.get('source') or ''))} |" for e in evidence]
-                out += ["", "</details>", ""]
+    group = None
+    for f in ordered_findings(findings):
+        sev = f["severity"]
+        if impact(f) != group:
+            group = impact(f)
+            out += [f"**{IMPACT_TITLES[group]}**", ""]
+        out += [f"### {MARKS[sev]} {_code(f['id'])} {_prose(f['title'])}", "",
+                f"*{sev}*, confidence *{f.get('confidence', 'verified')}*", "",
+                _prose(f["message"]), ""]
+        loc = location_text(f)
+        if loc:
+            out += [f"**Where:** {_code(loc)}", ""]
+        fix = f.get("fix") or {}
+        if fix.get("text"):
+            out += [f"**Fix:** {_prose(fix['text'])}", ""]
+        if fix.get("commands"):
+            out += ["```sh", *fix["commands"], "```", ""]
+        refs = f.get("references") or []
+        if refs:
+            out += ["**References:** " + " · ".join(f"[{r['type']}]({r['url']})"
+                                                    for r in refs), ""]
+        evidence = f.get("evidence") or []
+        if evidence:
+            out += ["<details><summary>Evidence</summary>", "", "| fact | value | source |",
+                    "|---|---|---|"]
+            out += [f"| {_code(e['fact'])} | {_cell(fmt_value(e.get('value')))} | "
+                    f"{_cell(str(e.get('source') or ''))} |" for e in evidence]
+            out += ["", "</details>", ""]
 
 
 def _undetermined(doc: dict[str, Any], out: list[str]) -> None:

@@ -1,8 +1,9 @@
 """``--format text``: doctor-style sections with ✓ / ! / ✗ marks, fix hints and references.
 
-Built with rich on an in-memory console (``width=100``), so the output is a plain string: colour
-only when asked (the CLI asks on a TTY), and byte-identical between runs for golden tests (no
-timestamps, no terminal-size probing). Text is assembled from ``rich.text.Text`` objects, never
+Built with rich on an in-memory console, so the output is a plain string: colour only when asked
+(the CLI asks on a TTY or under ``FORCE_COLOR``), and byte-identical between runs for golden
+tests (no timestamps; the width is a parameter: the CLI passes the terminal's, honouring
+``COLUMNS``, and everything else gets 100). Text is assembled from ``rich.text.Text`` objects, never
 markup, so a ``[REDACTED]`` or a ``[section]`` in a value is printed as written.
 """
 
@@ -17,28 +18,51 @@ from rich.table import Table
 from rich.text import Text
 
 from preflight.render._common import (
+    ENV_NOT_TRAINING,
+    accepted_findings,
+    ignored_ids,
+    IMPACT_TITLES,
     MARKS,
     SEVERITY_ORDER,
     config_inputs,
+    environment_notice,
     environment_rows,
+    first_line,
+    fmt_value,
+    impact,
     inputs_summary,
     is_unknown,
     location_text,
+    ordered_findings,
     smoke_rows,
     summary_line,
     unknown_reasons,
     unreadable_configs,
 )
+from preflight.render.smoke_checks import (
+    BACKEND_LABELS,
+    FAIL,
+    NOTE,
+    PASS,
+    SmokeCheck,
+    smoke_checks,
+    smoke_headline,
+)
 
 WIDTH = 100
+"""The width when none is given (the API, golden files); the CLI passes the terminal's."""
+MIN_WIDTH, MAX_WIDTH = 40, 400
+DETAILS = ("quiet", "normal", "verbose")
 _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan", "ok": "green",
           "undetermined": "magenta"}
 
 
-def _console(color: bool) -> tuple[Console, StringIO]:
+def console_for(color: bool, width: int = WIDTH) -> tuple[Console, StringIO]:
+    """An in-memory rich console (no terminal probing) and its buffer; see :func:`finish_text`."""
     buf = StringIO()
     console = Console(file=buf, force_terminal=color, color_system="standard" if color else None,
-                      width=WIDTH, highlight=False, emoji=False, markup=False,
+                      width=max(MIN_WIDTH, min(int(width), MAX_WIDTH)), highlight=False,
+                      emoji=False, markup=False,
                       legacy_windows=False, soft_wrap=False)
     return console, buf
 
@@ -48,7 +72,8 @@ def _heading(console: Console, mark: str, title: str) -> None:
                                 (title, "bold")))
 
 
-def _indented(console: Console, item: RenderableType, indent: int) -> None:
+def indented(console: Console, item: RenderableType, indent: int) -> None:
+    """``item`` printed ``indent`` columns in, wrapped to the console's width."""
     console.print(Padding(Text(item) if isinstance(item, str) else item, (0, 0, 0, indent)))
 
 
@@ -58,24 +83,84 @@ def _unwrapped(console: Console, item: str | Text, indent: int) -> None:
     console.print(Text.assemble(" " * indent, item), soft_wrap=True)
 
 
-def render_text(doc: dict[str, Any], color: bool = False) -> str:
-    """The human report for a terminal or a CI log."""
-    console, buf = _console(color)
+def render_text(doc: dict[str, Any], color: bool = False, *, width: int = WIDTH,
+                detail: str = "normal") -> str:
+    """The human report for a terminal or a CI log.
+
+    Reading order is what a person acts on (issue 12): the "not the training environment"
+    notice, findings by what blocks the run (see ``_common.IMPACTS``), undetermined rules, the
+    smoke step, then the inputs and the environment as context. ``detail``: ``quiet`` (one
+    line per finding), ``normal``, ``verbose`` (every reference, the evidence with its source).
+    """
+    if detail not in DETAILS:
+        raise ValueError(f"unknown detail {detail!r}; choose one of {', '.join(DETAILS)}")
+    console, buf = console_for(color, width)
+    if detail == "quiet":
+        _quiet(console, doc)
+        return finish_text(buf)
     tool = doc.get("tool") or {}
     console.print(Text.assemble((f"{tool.get('name', 'fp8-doctor')} {tool.get('version', '')}",
                                  "bold"), " · FP8 preflight check"))
     console.print()
-    _environment(console, doc)
-    _inputs(console, doc)
-    _findings(console, doc)
+    _notice(console, doc)
+    _findings(console, doc, verbose=detail == "verbose")
+    _accepted(console, doc)
     _undetermined(console, doc)
-    _smoke(console, doc)
+    _smoke(console, doc, verbose=detail == "verbose")
+    _inputs(console, doc)
+    _environment(console, doc)
+    if detail == "verbose":
+        _probes(console, doc)
     console.print()
-    worst = next((s for s in SEVERITY_ORDER if (doc.get("summary") or {}).get(s)), None)
-    console.print(Text.assemble(("Summary: ", "bold"),
-                                (summary_line(doc), _STYLE[worst] if worst else _STYLE["ok"])))
+    console.print(_summary(doc))
+    return finish_text(buf)
+
+
+def finish_text(buf: StringIO) -> str:
+    """The console's text, each line's trailing blanks removed, ending with a newline."""
     # Padding fills lines to the console width; trailing blanks only make golden diffs noisy.
     return "\n".join(line.rstrip() for line in buf.getvalue().splitlines()) + "\n"
+
+
+def _summary(doc: dict[str, Any]) -> Text:
+    worst = next((s for s in SEVERITY_ORDER if (doc.get("summary") or {}).get(s)), None)
+    return Text.assemble(("Summary: ", "bold"),
+                         (summary_line(doc), _STYLE[worst] if worst else _STYLE["ok"]))
+
+
+def _quiet(console: Console, doc: dict[str, Any]) -> None:
+    """``-q``: one line per finding, compiler style (``path:line: severity ID title``), so an
+    editor or CI log links the location; then the notice, if any, and the summary."""
+    notice = environment_notice(doc)
+    if notice:
+        console.print(Text.assemble(("! not the training environment: ", _STYLE["warning"]),
+                                    first_line(notice, 200)), soft_wrap=True)
+    for f in ordered_findings(doc.get("findings") or []):
+        if notice and f.get("id") == ENV_NOT_TRAINING:
+            continue   # the notice line above is this finding's line
+        loc = location_text(f)
+        sev = f["severity"]
+        console.print(Text.assemble(f"{loc}: " if loc else "", (sev, _STYLE[sev]), " ",
+                                    (f["id"], "bold"), " ", f["title"]), soft_wrap=True)
+    for f in accepted_findings(doc):
+        loc = location_text(f)
+        console.print(Text.assemble(f"{loc}: " if loc else "", ("baselined", "dim"), " ",
+                                    (f["id"], "bold"), " ", f["title"]), soft_wrap=True)
+    for u in doc.get("undetermined") or []:
+        console.print(Text.assemble(("undetermined", _STYLE["undetermined"]), " ",
+                                    (u["id"], "bold"), " ", u["title"]), soft_wrap=True)
+    facts = doc.get("facts") or {}
+    if facts.get("smoke.ran") is True and facts.get("smoke.status") != "ok":
+        console.print(Text.assemble(("smoke", _STYLE["error"]), " ", smoke_headline(facts)),
+                      soft_wrap=True)
+    console.print(_summary(doc), soft_wrap=True)
+
+
+def _notice(console: Console, doc: dict[str, Any]) -> None:
+    notice = environment_notice(doc)
+    if notice:
+        _heading(console, "warning", "Not the training environment")
+        indented(console, Text(notice), 4)
 
 
 def environment_mark(facts: dict[str, Any]) -> str:
@@ -94,7 +179,8 @@ def inputs_mark(doc: dict[str, Any]) -> str:
 
 def _environment(console: Console, doc: dict[str, Any]) -> None:
     facts = doc.get("facts") or {}
-    rows = environment_rows(facts)
+    told = {reason for reason, _ in unknown_reasons(doc)}
+    rows = environment_rows(facts, told)
     _heading(console, environment_mark(facts), "Environment")
     table = Table.grid(padding=(0, 2))
     table.add_column(style="dim", no_wrap=True)
@@ -103,23 +189,27 @@ def _environment(console: Console, doc: dict[str, Any]) -> None:
         table.add_row(label, Text(value))
     if not rows:
         table.add_row("", Text("no environment facts (nothing probed)"))
-    _indented(console, table, 4)
+    indented(console, table, 4)
 
 
 def _inputs(console: Console, doc: dict[str, Any]) -> None:
     _heading(console, inputs_mark(doc), "Config files read")
     summary = inputs_summary(doc)
     if summary:
-        _indented(console, summary, 4)
+        indented(console, summary, 4)
     for item in config_inputs(doc):
         _unwrapped(console, f"• {item}", 4)
     for item in unreadable_configs(doc):
-        _indented(console, Text.assemble((f"{MARKS['error']} ", _STYLE["error"]), item,
+        indented(console, Text.assemble((f"{MARKS['error']} ", _STYLE["error"]), item,
                                          (" (unreadable)", "dim")), 4)
 
 
-def _findings(console: Console, doc: dict[str, Any]) -> None:
-    findings = doc.get("findings") or []
+REFERENCES_SHOWN = 2
+"""References printed per finding without ``-v`` (one rule cites up to 8; the rest are counted)."""
+
+
+def _findings(console: Console, doc: dict[str, Any], *, verbose: bool = False) -> None:
+    findings = ordered_findings(doc.get("findings") or [])
     if not findings:
         _heading(console, "ok", "Findings: no known problem matched")
         return
@@ -127,31 +217,68 @@ def _findings(console: Console, doc: dict[str, Any]) -> None:
     counts = ", ".join(f"{n} {s}{'s' if n != 1 and s != 'info' else ''}" for s in SEVERITY_ORDER
                        if (n := sum(f["severity"] == s for f in findings)))
     _heading(console, worst, f"Findings: {counts}")
-    for sev in SEVERITY_ORDER:
-        for f in (f for f in findings if f["severity"] == sev):
-            _finding(console, f)
+    group = None
+    for f in findings:
+        if impact(f) != group:
+            group = impact(f)
+            indented(console, Text(IMPACT_TITLES[group], style="bold underline"), 4)
+        _finding(console, f, verbose=verbose)
 
 
-def _finding(console: Console, f: dict[str, Any]) -> None:
+def _finding(console: Console, f: dict[str, Any], *, verbose: bool = False) -> None:
     sev = f["severity"]
-    head = Text.assemble((f"{MARKS[sev]} {sev:<7} ", _STYLE[sev]), (f["id"], "bold"), "  ",
-                         f["title"])
-    _indented(console, head, 4)
-    _indented(console, Text(f["message"]), 6)
+    # A grid, so a long title wraps under the id (a hanging indent), not under the mark.
+    head = Table.grid(padding=(0, 1))
+    head.add_column(no_wrap=True)
+    head.add_column()
+    head.add_row(Text(f"{MARKS[sev]} {sev:<7}", style=_STYLE[sev]),
+                 Text.assemble((f["id"], "bold"), "  ", f["title"]))
+    indented(console, head, 4)
+    if f.get("id") == ENV_NOT_TRAINING:
+        indented(console, Text("(the notice at the top)", style="dim"), 6)
+        return
+    indented(console, Text(f["message"]), 6)
     loc = location_text(f)
     if loc:
         _unwrapped(console, Text.assemble(("at ", "dim"), loc), 6)
     fix = f.get("fix") or {}
     if fix.get("text"):
-        _indented(console, Text.assemble(("fix: ", "green"), fix["text"]), 6)
+        indented(console, Text.assemble(("fix: ", "green"), fix["text"]), 6)
     for cmd in fix.get("commands") or []:
-        _indented(console, Text.assemble(("$ ", "dim"), cmd), 8)
-    for ref in f.get("references") or []:
+        indented(console, Text.assemble(("$ ", "dim"), cmd), 8)
+    refs = f.get("references") or []
+    shown = refs if verbose else refs[:REFERENCES_SHOWN]
+    for ref in shown:
         # Printed unwrapped: a URL broken across lines is no longer clickable.
         console.print(Text.assemble("      ", ("see: ", "dim"), f"{ref['url']} ({ref['type']})"),
                       soft_wrap=True)
+    if len(refs) > len(shown):
+        indented(console, Text(f"+{len(refs) - len(shown)} more reference(s): -v, or "
+                                f"fp8-doctor rules show {f['id']}", style="dim"), 6)
     if f.get("confidence") and f["confidence"] != "verified":
-        _indented(console, Text(f"confidence: {f['confidence']}", style="dim"), 6)
+        indented(console, Text(f"confidence: {f['confidence']}", style="dim"), 6)
+    if verbose:
+        for e in f.get("evidence") or []:
+            _unwrapped(console, Text.assemble(("evidence: ", "dim"), e["fact"], " = ",
+                                              fmt_value(e.get("value"), limit=200),
+                                              (f"  ({e['source']})" if e.get("source") else "",
+                                               "dim")), 6)
+
+
+def _accepted(console: Console, doc: dict[str, Any]) -> None:
+    """Findings a baseline accepted (one line each: they were read before) and ignored ids."""
+    accepted = accepted_findings(doc)
+    if accepted:
+        _heading(console, "info", f"Accepted by the baseline: {len(accepted)} finding(s), not "
+                                  "counted for the exit code")
+        for f in accepted:
+            loc = location_text(f)
+            indented(console, Text.assemble((f"{MARKS[f['severity']]} ", _STYLE[f["severity"]]),
+                                            (f["id"], "bold"), "  ", f["title"],
+                                            (f"  ({loc})" if loc else "", "dim")), 4)
+    ignored = ignored_ids(doc)
+    if ignored:
+        _heading(console, "info", f"Ignored (--ignore): {', '.join(ignored)}")
 
 
 def _undetermined(console: Console, doc: dict[str, Any]) -> None:
@@ -161,27 +288,78 @@ def _undetermined(console: Console, doc: dict[str, Any]) -> None:
     _heading(console, "undetermined",
              f"Undetermined: {len(items)} rule(s) could not be decided (facts unknown)")
     for u in items:
-        _indented(console, Text.assemble(("? ", _STYLE["undetermined"]), (u["id"], "bold"), "  ",
-                                         u["title"]), 4)
         needs = ", ".join(e["fact"] for e in u.get("unknown") or [])
-        _indented(console, Text.assemble(("needs: ", "dim"), needs), 6)
-    _indented(console, Text("Why those facts are unknown:", style="dim"), 4)
+        line = Table.grid(padding=(0, 1))
+        line.add_column(no_wrap=True)
+        line.add_column()
+        line.add_row(Text("?", style=_STYLE["undetermined"]),
+                     Text.assemble((u["id"], "bold"), "  ", u["title"],
+                                   (f"  (needs {needs})" if needs else "", "dim")))
+        indented(console, line, 4)
+    indented(console, Text("Why those facts are unknown:", style="dim"), 4)
+    notice = environment_notice(doc) or ""
     for reason, names in unknown_reasons(doc):
-        _indented(console, Text.assemble((", ".join(names), "bold"), ": ", reason), 6)
+        # A reason the notice at the top already gave (a 4-line NVML error) is not repeated.
+        said = len(reason) > 40 and reason in notice
+        indented(console, Text.assemble((", ".join(names), "bold"), ": ",
+                                        ("given in the notice at the top", "dim") if said
+                                        else reason), 6)
 
 
-def _smoke(console: Console, doc: dict[str, Any]) -> None:
-    status, rows = smoke_rows(doc)
+_SMOKE_PROBLEM_KEYS = ("error", "stage", "stderr_tail")
+
+
+def _smoke(console: Console, doc: dict[str, Any], *, verbose: bool = False) -> None:
     facts = doc.get("facts") or {}
-    if facts.get("runtime.inspected") is True and "smoke.ran" not in facts and not rows:
+    if facts.get("runtime.inspected") is True and "smoke.ran" not in facts and not doc.get("smoke"):
         return  # a live inspection has no smoke step; saying "not run" would only be noise
+    status, rows = smoke_rows(doc)
+    checks = smoke_checks(facts)
     failed = facts.get("smoke.status") not in (None, "ok") and facts.get("smoke.ran") is not False
-    mark = "error" if failed else ("ok" if rows or facts.get("smoke.status") == "ok" else "info")
-    _heading(console, mark, f"Smoke step: {status}")
+    mark = "error" if failed else ("ok" if facts.get("smoke.status") == "ok" else "info")
+    if mark == "ok" and any(c.verdict == FAIL for c in checks):
+        mark = "warning"   # the child ran fine, but a measured value missed its threshold
+    headline = status if failed or not checks else smoke_headline(facts)
+    _heading(console, mark, f"Smoke step: {headline}")
+    if checks:
+        indented(console, smoke_table(checks), 4)
+    # The raw details only where they add something: -v, a document with no judged checks (an
+    # older snapshot), and the child's error, stage and stderr when it crashed.
+    if not (verbose or not checks):
+        rows = [(k, v) for k, v in rows if k in _SMOKE_PROBLEM_KEYS]
     if rows:
         table = Table.grid(padding=(0, 2))
         table.add_column(style="dim", no_wrap=True)
         table.add_column()
         for key, value in rows:
             table.add_row(key, Text(value))
-        _indented(console, table, 4)
+        indented(console, table, 4)
+
+
+def smoke_table(checks: list[SmokeCheck]) -> Table:
+    """The verdict table (also what ``fp8-doctor smoke`` prints)."""
+    table = Table.grid(padding=(0, 2))
+    for _ in range(4):
+        table.add_column()
+    group = None
+    for c in checks:
+        if c.group != group:
+            group = c.group
+            table.add_row(Text(BACKEND_LABELS.get(group, group), style="bold"), "", "", "")
+        mark = {PASS: "ok", FAIL: "error", NOTE: "info"}.get(c.verdict, "undetermined")
+        need = "" if c.threshold == "-" else f"need {c.threshold}"
+        table.add_row(Text.assemble("  ", (MARKS[mark] + " ", _STYLE[mark]), c.name),
+                      Text(c.measured), Text(need, style="dim"),
+                      Text(c.verdict, style=_STYLE[mark]))
+    return table
+
+
+def _probes(console: Console, doc: dict[str, Any]) -> None:
+    probes = doc.get("probes") or []
+    if not probes:
+        return
+    _heading(console, "info", f"Probes ({len(probes)})")
+    for p in probes:
+        reason = f": {first_line(str(p['reason']), 160)}" if p.get("reason") else ""
+        indented(console, Text(f"{p['name']}: {p['status']}, {p.get('facts', '?')} facts, "
+                                f"{p.get('seconds', '?')} s{reason}"), 4)

@@ -1,10 +1,17 @@
 """``fp8-doctor smoke``: run only the FP8 smoke step and print its results (text or JSON).
 
-Exit code 0 when the smoke status is ``ok``, 1 when a check failed, the child crashed / hung
-(the output says which) or nothing could be checked (no CUDA device here: ``--device cpu`` runs
-the same checks emulated), 2 for a bad ``--shape`` or ``--timeout``. Output is redacted like every
-other report (an import error or a child's stderr can carry a token or a home path);
-``--no-redact`` opts out.
+Text output is a verdict per check: the measured value, the threshold it had to meet
+(preflight/render/smoke_checks.py) and pass / fail, grouped by backend. Progress (the stage each
+child is in) goes to stderr, as a rich status line on a terminal.
+
+Exit codes (the DESIGN.md contract, applied to this command): **0** every check passed, or the
+step was skipped because it cannot run here (no CUDA device: the output says why and that
+``--device cpu`` runs the same checks emulated; ``--strict`` makes a skip **1**); **1** a check
+failed (numerics out of band, FP8 not engaged, a backend named with ``--backend`` not
+importable, the speed stage raised); **2** a bad ``--shape`` or ``--timeout``; **3** the smoke
+child crashed or hung (the output names the stage and shows the end of its stderr). Output is
+redacted like every other report (an import error or a child's stderr can carry a token or a home
+path); ``--no-redact`` opts out.
 """
 
 from __future__ import annotations
@@ -31,6 +38,8 @@ def parse_shape(text: str) -> tuple[int, int, int]:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.epilog = ("exit codes: 0 every check passed, or skipped here (1 with --strict), 1 a check "
+                "failed, 2 usage error, 3 the smoke child crashed or hung")
     p.add_argument("--backend", action="append", choices=BACKENDS, default=None,
                    help="backend to check (repeatable; default: auto = raw _scaled_mm plus "
                         "torchao and Transformer Engine when installed)")
@@ -50,6 +59,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
     p.add_argument("--no-redact", action="store_true",
                    help="do not mask secrets, home directory, hostnames and GPU UUIDs")
+    p.add_argument("--strict", action="store_true",
+                   help="exit 1 when the smoke step could not run here (default: 0, with the "
+                        "reason)")
 
 
 def _facts_for_shapes() -> dict[str, Any]:
@@ -67,53 +79,98 @@ def _facts_for_shapes() -> dict[str, Any]:
     return out
 
 
-def _fmt(v: Any) -> str:
-    if isinstance(v, float):
-        return f"{v:.2f}"
-    if isinstance(v, list):
-        return ", ".join(map(str, v)) if v else "-"
-    return str(v)
+EXIT_OK, EXIT_FAILED, EXIT_CRASH = 0, 1, 3
 
 
-def render_text(facts: dict[str, Any]) -> str:
-    """A short human summary: one line per fact, grouped by backend."""
+def exit_code(facts: dict[str, Any], *, strict: bool = False) -> int:
+    """The command's exit code (module docstring): 0 ok or skipped (1 under --strict), 1 a check
+    failed, 3 the child crashed or hung."""
     if facts.get("smoke.ran") is False:
-        return f"fp8-doctor smoke: {facts.get('smoke.skip_reason', 'skipped')}"
-    lines = [f"fp8-doctor smoke: {facts.get('smoke.status')} on {facts.get('smoke.device', '?')}"
-             f" (torch {facts.get('smoke.torch_version', '?')}, {facts.get('smoke.duration_s', 0):.1f} s)"]
+        return EXIT_FAILED if strict else EXIT_OK
+    status = facts.get("smoke.status")
+    if status == "ok":
+        return EXIT_OK
+    if status in ("crash", "timeout"):
+        return EXIT_CRASH
+    return EXIT_FAILED
+
+
+def render_text(facts: dict[str, Any], details: dict[str, Any] | None = None, *,
+                width: int | None = None, strict: bool = False) -> str:
+    """A verdict per check (measured value, threshold, pass/fail), grouped by backend, then the
+    outcome and exit code in one line."""
+    from rich.text import Text
+
+    from preflight.render._common import tail_text
+    from preflight.render.smoke_checks import smoke_checks, smoke_headline
+    from preflight.render.text import WIDTH, console_for, finish_text, indented, smoke_table
+
+    console, buf = console_for(False, width or WIDTH)
+    code = exit_code(facts, strict=strict)
+    if facts.get("smoke.ran") is False:
+        console.print(Text(f"fp8-doctor smoke: {smoke_headline(facts)}"))
+        console.print(Text(f"exit {code}: nothing was checked here" +
+                           ("" if strict else " (--strict makes a skip exit 1)")))
+        return finish_text(buf)
+    torch = facts.get("smoke.torch_version", "?")
+    seconds = facts.get("smoke.duration_s", 0) or 0
+    console.print(Text(f"fp8-doctor smoke: {smoke_headline(facts)} · torch {torch}, "
+                       f"{float(seconds):.1f} s"))
     if facts.get("smoke.error"):
-        lines.append(f"  error: {facts['smoke.error']}")
-    groups: dict[str, list[str]] = {}
-    for name in sorted(facts):
-        parts = name.split(".")
-        if len(parts) >= 3:
-            groups.setdefault(parts[1], []).append(f"    {'.'.join(parts[2:])}: {_fmt(facts[name])}")
-    for group, rows in groups.items():
-        lines.append(f"  {group}")
-        lines.extend(rows)
-    return "\n".join(lines)
+        indented(console, Text(f"error: {facts['smoke.error']}"), 2)
+    checks = smoke_checks(facts)
+    if checks:
+        indented(console, smoke_table(checks), 2)
+    details = details or {}
+    for key in ("backends_note", "speed_note"):
+        if details.get(key):
+            indented(console, Text(f"note: {details[key]}", style="dim"), 2)
+    tail = details.get("stderr_tail")
+    if code == EXIT_CRASH and isinstance(tail, str) and tail.strip():
+        indented(console, Text("child stderr (end):"), 2)
+        indented(console, Text(tail_text(tail, 1200)), 4)
+    verdict = {EXIT_OK: "every check passed", EXIT_FAILED: "a check failed",
+               EXIT_CRASH: "the smoke child crashed or hung before finishing"}[code]
+    console.print(Text(f"exit {code}: {verdict}"))
+    return finish_text(buf)
 
 
 def main(args: argparse.Namespace, write: Write) -> int:
     from preflight.smoke import run
+    from preflight.smoke.progress import progress_display
 
     options = SmokeOptions(timeout=args.timeout, backends=tuple(args.backend or ("auto",)),
                            device=args.device, shapes=tuple(args.shape), all_gpus=args.all_gpus,
                            speed=args.speed)
     facts = _facts_for_shapes() if args.all_gpus else {}
-    outcome = run(facts, options, progress=lambda msg: print(msg, file=sys.stderr, flush=True))
+    with progress_display("fp8-doctor smoke") as progress:
+        outcome = run(facts, options, progress=progress)
+    strict = bool(getattr(args, "strict", False))
+    from preflight.cli import text_width
+
     write(render(outcome.facts, outcome.details, args.format,
-                 redact=not getattr(args, "no_redact", False)), args.output)
-    return 0 if outcome.facts.get("smoke.status") == "ok" else 1
+                 redact=not getattr(args, "no_redact", False), width=text_width(args),
+                 strict=strict), args.output)
+    return exit_code(outcome.facts, strict=strict)
 
 
-def render(facts: dict[str, Any], details: dict[str, Any], fmt: str, *, redact: bool = True
-           ) -> str:
+def render(facts: dict[str, Any], details: dict[str, Any], fmt: str, *, redact: bool = True,
+           width: int | None = None, strict: bool = False) -> str:
     """The command's output, redacted as ``check`` redacts its reports (same redactor, same
-    two passes: the key-aware document pass, then the content pass over the finished text)."""
+    two passes: the key-aware document pass, then the content pass over the finished text).
+    JSON adds ``checks`` (the verdict rows) and ``exit_code``."""
+    from dataclasses import asdict
+
     from preflight.render import render_document
+    from preflight.render.smoke_checks import smoke_checks
+
+    def as_json(doc: dict[str, Any]) -> str:
+        out = dict(doc, checks=[asdict(c) for c in smoke_checks(doc["facts"])],
+                   exit_code=exit_code(doc["facts"], strict=strict))
+        return json.dumps(out, indent=2)
 
     return render_document(
         {"facts": facts, "smoke": details},
-        lambda doc: json.dumps(doc, indent=2) if fmt == "json" else render_text(doc["facts"]),
+        lambda doc: as_json(doc) if fmt == "json" else render_text(
+            doc["facts"], doc.get("smoke"), width=width, strict=strict),
         redact=redact)

@@ -89,6 +89,46 @@ def _spawn(request: dict[str, Any], timeout: float, command: Sequence[str] | Non
     return live
 
 
+STAGE_POLL_S = 0.25
+"""How often the running children's stage is read for the progress display."""
+
+
+class _StageReporter:
+    """Reports each stage a running child enters ("smoke child on cuda:0: te (12 s)"), read from
+    the result file at most every :data:`STAGE_POLL_S`, so a slow or hung step shows where it is
+    while it runs (issue 12: the progress was one line)."""
+
+    def __init__(self, progress: Progress) -> None:
+        self.progress = progress
+        self.started = self.next_look = time.monotonic()
+        self.seen: dict[int, str] = {}
+
+    def poll(self, lives: Sequence[_Live | ChildRun], results: Sequence[ChildRun | None]) -> None:
+        now = time.monotonic()
+        if now < self.next_look:
+            return
+        self.next_look = now + STAGE_POLL_S
+        for i, live in enumerate(lives):
+            if results[i] is not None or isinstance(live, ChildRun):
+                continue
+            stage = _stage(live)
+            if stage and stage != "done" and stage != self.seen.get(i):
+                self.seen[i] = stage
+                self.progress(f"smoke child on {live.device}: {stage} ({now - self.started:.0f} s)")
+
+
+def _stage(live: _Live) -> str | None:
+    """The stage the child is in, from the result file it rewrites after every stage change
+    (child.py writes it atomically; a partial or missing file is simply no news)."""
+    try:
+        with open(os.path.join(live.workdir, "result.json"), encoding="utf-8") as fh:
+            doc = json.loads(fh.read(1 << 20))
+    except (OSError, ValueError):
+        return None
+    stage = doc.get("stage") if isinstance(doc, dict) else None
+    return str(stage)[:60] if stage else None
+
+
 def _finish(live: _Live, timeout: float) -> ChildRun:
     res = proc.collect(live.child)  # kills the group: on timeout, and leftovers of a finished run
     seconds = round(res.seconds, 3)
@@ -155,8 +195,10 @@ def run_children(requests: Sequence[dict[str, Any]], timeout: float, *,
             lives.append(ChildRun({}, "crash", f"could not start the smoke child: {exc}",
                                   None, 0.0, "", req.get("device", "")))
     results: list[ChildRun | None] = [x if isinstance(x, ChildRun) else None for x in lives]
+    stages = _StageReporter(progress)
     try:
         while any(r is None for r in results):
+            stages.poll(lives, results)
             for i, live in enumerate(lives):
                 if results[i] is not None or isinstance(live, ChildRun):
                     continue

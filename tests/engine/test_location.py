@@ -60,3 +60,39 @@ def test_bad_location_is_a_load_error_with_file_and_line(tmp_path: Path, value: 
     with pytest.raises(RuleLoadError) as err:
         load_rules([str(tmp_path)])
     assert message in str(err.value) and "FP8D-DS-9001.yaml:6" in str(err.value)
+
+
+INTENT_RULE = """\
+schema_version: "1.0"
+id: FP8D-TE-9002
+title: t
+severity: warning
+confidence: inferred
+when:
+  all:
+    - {fact: intent.fp8, op: eq, value: true}
+    - {fact: intent.backend, op: eq, value: te}
+    - {fact: intent.activation_checkpointing, op: eq, value: true}
+message: m
+fix: {text: f}
+references: [{type: WEB, url: "https://example.org"}]
+tests:
+  - {facts: {intent.fp8: true, intent.backend: te, intent.activation_checkpointing: true}, expect: fire}
+  - {facts: {intent.fp8: false}, expect: quiet}
+"""
+
+
+def test_the_fact_that_makes_the_rule_fire_places_it_not_the_fp8_flag(tmp_path: Path) -> None:
+    """Without `location:`, a finding is placed at the line of the fact particular to the rule
+    (here: the launch-script line turning checkpointing on), not at the fp8 flag or backend that
+    nearly every rule tests; those place it only when nothing else has a line (issue 12)."""
+    (tmp_path / "FP8D-TE-9002.yaml").write_text(INTENT_RULE)
+    rules = load_rules([str(tmp_path)])
+    prov = {"intent.fp8": "/job/launch.sh:7", "intent.backend": "/job/accel.yaml:8",
+            "intent.activation_checkpointing": "/job/launch.sh:15"}
+    values = {"intent.fp8": True, "intent.backend": "te", "intent.activation_checkpointing": True}
+    (found,) = evaluate(rules, Facts(values, prov)).findings
+    assert str(found.location) == "/job/launch.sh:15"
+    prov["intent.activation_checkpointing"] = "intent"          # a default: no line
+    (found,) = evaluate(rules, Facts(values, prov)).findings
+    assert str(found.location) == "/job/launch.sh:7"

@@ -11,9 +11,9 @@ from preflight.facts import Unknown
 from preflight.findings import Finding, Fix, Location, Severity
 from preflight.redact import Redactor
 from preflight.render import FORMATS, render
-from preflight.render.sarif import artifact_uri, sarif_document
+from preflight.render.sarif import artifact_location, artifact_uri, sarif_document
 
-from render_cases import check_golden, clean_report, findings_report
+from render_cases import check_golden, clean_report, findings_report, smoke_report
 
 # A redactor that matches nothing machine-specific, so goldens are the same on every machine.
 NEUTRAL = Redactor(home=None, user=None, hostnames=())
@@ -23,7 +23,16 @@ EXT = {"text": "txt", "json": "json", "markdown": "md", "sarif": "sarif.json"}
 @pytest.mark.parametrize("fmt", FORMATS)
 @pytest.mark.parametrize("name,make", [("findings", findings_report), ("clean", clean_report)])
 def test_golden(fmt: str, name: str, make) -> None:
-    check_golden(f"{name}.{EXT[fmt]}", render(make(), fmt, redactor=NEUTRAL))
+    # srcroot pinned: SARIF paths are relative to it, so the golden must not depend on the cwd.
+    check_golden(f"{name}.{EXT[fmt]}", render(make(), fmt, redactor=NEUTRAL, srcroot="/work"))
+
+
+@pytest.mark.parametrize("fmt", ["text", "markdown"])
+def test_golden_smoke_verdicts(fmt: str) -> None:
+    """The smoke step as a verdict per check: measured value, threshold, pass / fail."""
+    text = render(smoke_report(), fmt, redactor=NEUTRAL)
+    check_golden(f"smoke.{EXT[fmt]}", text)
+    assert "kernel_sqnr_db" not in text.split("Details")[0].split("<details>")[0]
 
 
 def test_render_is_deterministic() -> None:
@@ -151,17 +160,66 @@ def test_sarif_schema_catches_a_broken_log() -> None:
 def test_sarif_locates_findings_at_config_file_and_line() -> None:
     from preflight.render import document
 
-    log = sarif_document(document(findings_report(), redactor=NEUTRAL))
-    results = log["runs"][0]["results"]
+    log = sarif_document(document(findings_report(), redactor=NEUTRAL), roots=("/work",))
+    run = log["runs"][0]
+    results = run["results"]
     first = results[0]
     assert first["ruleId"] == "FP8D-ACC-0001" and first["level"] == "error"
     loc = first["locations"][0]["physicalLocation"]
-    assert loc == {"artifactLocation": {"uri": "file:///work/job/accelerate.yaml"},
+    assert loc == {"artifactLocation": {"uri": "job/accelerate.yaml", "uriBaseId": "%SRCROOT%"},
                    "region": {"startLine": 4}}
-    assert [r["level"] for r in results] == ["error", "warning", "note", "none"]
-    assert results[-1]["kind"] == "open"
-    rules = log["runs"][0]["tool"]["driver"]["rules"]
+    assert "%SRCROOT%" in run["originalUriBaseIds"]
+    assert [r["level"] for r in results] == ["error", "warning", "note"]
+    assert all(r["kind"] == "fail" for r in results)
+    rules = run["tool"]["driver"]["rules"]
     assert [rules[r["ruleIndex"]]["id"] for r in results] == [r["ruleId"] for r in results]
+
+
+def test_sarif_undetermined_rules_are_notifications_not_results() -> None:
+    from preflight.render import document
+
+    run = sarif_document(document(findings_report(), redactor=NEUTRAL))["runs"][0]
+    assert "FP8D-HW-0001" not in {r["ruleId"] for r in run["results"]}
+    notes = run["invocations"][0]["toolExecutionNotifications"]
+    assert [n["associatedRule"]["id"] for n in notes] == ["FP8D-HW-0001"]
+    rules = run["tool"]["driver"]["rules"]
+    assert rules[notes[0]["associatedRule"]["index"]]["id"] == "FP8D-HW-0001"
+    assert notes[0]["level"] == "note"
+
+
+def test_sarif_fingerprints_are_stable_and_distinct() -> None:
+    """The same finding at another line (the file was edited) keeps its fingerprint; another rule
+    or another file gets another one."""
+    from preflight.render import document
+
+    def fps(report) -> list[str]:
+        run = sarif_document(document(report, redactor=NEUTRAL), roots=("/work",))["runs"][0]
+        return [r["partialFingerprints"]["fp8DoctorFinding/v1"] for r in run["results"]]
+
+    base = findings_report()
+    moved = dataclasses.replace(base, findings=tuple(
+        dataclasses.replace(f, location=Location(f.location.path, 40)) if f.location else f
+        for f in base.findings))
+    other_file = dataclasses.replace(base, findings=tuple(
+        dataclasses.replace(f, location=Location("/work/job/other.yaml", 4)) if f.location else f
+        for f in base.findings))
+    assert fps(base) == fps(moved)
+    assert len(set(fps(base))) == len(fps(base))
+    assert fps(base)[0] != fps(other_file)[0]
+
+
+@pytest.mark.parametrize("path,roots,expected", [
+    ("/repo/job/ds.json", ("/repo",), {"uri": "job/ds.json", "uriBaseId": "%SRCROOT%"}),
+    ("~/work/r/r/ds.json", ("~/work/r/r", "/home/u/work/r/r"),
+     {"uri": "ds.json", "uriBaseId": "%SRCROOT%"}),
+    ("job/a b.yaml", ("/repo",), {"uri": "job/a%20b.yaml", "uriBaseId": "%SRCROOT%"}),
+    ("./job/../ds.json", (), {"uri": "ds.json", "uriBaseId": "%SRCROOT%"}),
+    ("/elsewhere/c.yaml", ("/repo",), {"uri": "file:///elsewhere/c.yaml"}),
+    ("/repository/c.yaml", ("/repo",), {"uri": "file:///repository/c.yaml"}),
+    ("../up.yaml", ("/repo",), {"uri": "../up.yaml"}),
+])
+def test_artifact_location(path: str, roots: tuple[str, ...], expected: dict) -> None:
+    assert artifact_location(path, roots) == expected
 
 
 @pytest.mark.parametrize("path,uri", [("/a b/c.yaml", "file:///a%20b/c.yaml"),
@@ -189,3 +247,14 @@ def test_smoke_stderr_shows_the_error_at_its_end(fmt: str) -> None:
     out = render(report, fmt, redactor=NEUTRAL)
     assert "RuntimeError: CUDA driver version is insufficient" in out
     assert "<frozen runpy>" not in out and "…" in out
+
+
+def test_sarif_srcroot_uri_only_when_not_redacted() -> None:
+    """The run directory's absolute URI names the home on most machines: redacted logs leave it
+    out (GitHub resolves %SRCROOT% to the checkout itself); --no-redact keeps it."""
+    raw = json.loads(render(findings_report(), "sarif", redact=False, srcroot="/work"))
+    assert raw["runs"][0]["originalUriBaseIds"]["%SRCROOT%"]["uri"] == "file:///work/"
+    red = json.loads(render(findings_report(), "sarif", redactor=NEUTRAL, srcroot="/work"))
+    assert "uri" not in red["runs"][0]["originalUriBaseIds"]["%SRCROOT%"]
+    loc = red["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]
+    assert loc == {"uri": "job/accelerate.yaml", "uriBaseId": "%SRCROOT%"}

@@ -91,9 +91,29 @@ def test_shape_argument_is_validated() -> None:
 
 
 def test_text_render_names_status_and_checks() -> None:
-    text = smoke_cli.render_text({"smoke.status": "failed", "smoke.device": "cpu",
-                                  "smoke.duration_s": 1.0, "smoke.scaled_mm.scale_ok": False})
-    assert "failed on cpu" in text and "scale_ok: False" in text
+    text = smoke_cli.render_text({"smoke.ran": True, "smoke.status": "failed",
+                                  "smoke.device": "cpu", "smoke.duration_s": 1.0,
+                                  "smoke.scaled_mm.scale_ok": False,
+                                  "smoke.scaled_mm.sqnr_db": 28.5})
+    assert "failed on cpu (1 of 2 checks passed)" in text
+    row = next(ln for ln in text.splitlines() if "dequantization factors" in ln)
+    assert row.split()[-1] == "fail" and "need yes" in row
+    row = next(ln for ln in text.splitlines() if "forward SQNR" in ln)
+    assert "28.5 dB" in row and "20-40 dB" in row and row.split()[-1] == "pass"
+    assert text.rstrip().endswith("exit 1: a check failed")
+
+
+def test_smoke_command_text_on_cpu_shows_a_verdict_per_check(capsys) -> None:
+    """The real CPU run: every judged row passes, with its measured value and threshold."""
+    from preflight import cli
+
+    assert cli.main(["smoke", "--device", "cpu", "--backend", "scaled_mm", "--no-speed"]) == 0
+    out, err = capsys.readouterr()
+    rows = [ln for ln in out.splitlines() if ln.rstrip().endswith((" pass", " fail"))]
+    assert len(rows) >= 4 and all(ln.rstrip().endswith(" pass") for ln in rows)
+    assert any("dB" in ln and "need " in ln for ln in rows)
+    assert "kernel_sqnr_db:" not in out                       # no raw key dump
+    assert "smoke child on cpu" in err and "smoke child" not in out
 
 
 def test_auto_checks_only_the_jobs_own_backend() -> None:

@@ -6,6 +6,8 @@ These run the real pipeline and the real smoke child, and only where torch has n
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 import preflight
@@ -42,9 +44,14 @@ def test_child_without_cuda_is_a_crash_when_the_probes_saw_gpus() -> None:
     assert out.facts["smoke.status"] == "crash"
 
 
-def test_smoke_command_on_cuda_says_skipped_and_exits_1(capsys) -> None:
+def test_smoke_command_on_cuda_says_skipped_exits_0_and_1_under_strict(capsys) -> None:
+    """Skipped is not failed (exit 0, with the reason and the --device cpu hint); --strict makes
+    a step that could not run a failure (exit 1)."""
     from preflight import cli
 
-    assert cli.main(["smoke", "--timeout", "120"]) == 1
+    assert cli.main(["smoke", "--timeout", "120"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("fp8-doctor smoke: skipped: no CUDA device here") and "--device cpu" in out
+    assert "--strict" in out
+    assert cli.main(["smoke", "--timeout", "120", "--strict", "--format", "json"]) == 1
+    assert json.loads(capsys.readouterr().out)["exit_code"] == 1

@@ -1,0 +1,181 @@
+"""What a person reads first (issue 12, item 5): findings by what blocks the run, the "not the
+training environment" notice at the top, an Unknown reason printed once, text sized to a width,
+and the -q / -v levels of the text renderer."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+import pytest
+
+from preflight.facts import Unknown
+from preflight.findings import Evidence, Finding, Fix, Location, Severity, Undetermined
+from preflight.redact import Redactor
+from preflight.render import render
+from preflight.render._common import IMPACTS, impact, ordered_findings
+
+from render_cases import findings_report
+
+NEUTRAL = Redactor(home=None, user=None, hostnames=())
+
+
+def _f(rule_id: str, severity: Severity, tags: tuple[str, ...] = ()) -> Finding:
+    return Finding(rule_id, severity, f"title {rule_id}", f"message {rule_id}", Fix("do it"),
+                   tags=tags, location=Location("/job/a.yaml", 3))
+
+
+def _report(*findings: Finding, **changes):
+    return dataclasses.replace(findings_report(), findings=findings, **changes)
+
+
+def _ids(text: str) -> list[str]:
+    return re.findall(r"\b(?:X|FP8D)-[A-Z]+-\d+\b", text)
+
+
+def test_blocking_errors_then_silent_no_fp8_then_the_rest() -> None:
+    report = _report(_f("X-A-0003", Severity.INFO), _f("X-A-0002", Severity.WARNING),
+                     _f("X-A-0009", Severity.WARNING, ("silent-no-fp8",)),
+                     _f("X-A-0001", Severity.ERROR, ("silent-no-fp8",)),
+                     _f("X-A-0005", Severity.ERROR))
+    want = ["X-A-0005", "X-A-0001", "X-A-0009", "X-A-0002", "X-A-0003"]
+    for fmt, detail in (("text", "normal"), ("text", "quiet"), ("markdown", "normal")):
+        text = render(report, fmt, redactor=NEUTRAL, detail=detail)
+        seen = [i for i in dict.fromkeys(_ids(text)) if i.startswith("X-")]
+        assert seen == want, (fmt, detail, seen)
+    text = render(report, "text", redactor=NEUTRAL)
+    assert text.index("Stops or breaks the job") < text.index("FP8 silently not applied") \
+        < text.index("Other findings")
+
+
+def test_impact_is_a_total_order_over_severity_and_tags() -> None:
+    docs = [{"id": f"X-{s}-{t}", "severity": s, "tags": [t]}
+            for s in ("error", "warning", "info") for t in ("silent-no-fp8", "silent-bf16", "x")]
+    ordered = ordered_findings(docs)
+    ranks = [IMPACTS.index(impact(d)) for d in ordered]
+    assert ranks == sorted(ranks)
+    assert {impact(d) for d in docs} == set(IMPACTS)
+
+
+@pytest.mark.parametrize("how", ["summary", "finding"])
+def test_not_the_training_environment_notice_is_at_the_top(how: str) -> None:
+    base = findings_report()
+    if how == "finding":
+        note = Finding("FP8D-ENV-NOT-TRAINING", Severity.WARNING, "Not the training environment",
+                       "No FP8 stack is installed here (a CI runner?).", Fix("Use --snapshot."))
+        report = dataclasses.replace(base, findings=(*base.findings, note))
+        docs = None
+    else:
+        report, docs = base, {"environment_is_training": False,
+                              "environment_reason": "no FP8 stack installed here"}
+    if docs:
+        # The pipeline (trust-a) sets the flag in the summary; emulate its document here.
+        from preflight.render import render_document
+        from preflight.render.text import render_text
+
+        doc = report.to_dict()
+        doc["summary"] = {**doc["summary"], **docs}
+        text = render_document(doc, lambda d: render_text(d), redactor=NEUTRAL)
+    else:
+        text = render(report, "text", redactor=NEUTRAL)
+    head = text.split("Findings:")[0]
+    assert "Not the training environment" in head
+    assert ("no FP8 stack installed here" if docs else "a CI runner?") in head
+    assert "Not the training environment" not in render(base, "text", redactor=NEUTRAL)
+
+
+def test_an_unknown_reason_is_printed_once() -> None:
+    nvml = ("NVML: NVML library (libnvidia-ml.so.1) not found: no NVIDIA driver is installed "
+            "here, or it is not mounted into this container; nvidia-smi not found on PATH")
+    base = findings_report()
+    report = dataclasses.replace(
+        base, facts=base.facts.merged({"gpu.count": Unknown(nvml), "gpu.driver": Unknown(nvml)}),
+        undetermined=(Undetermined("FP8D-HW-0001", Severity.ERROR, "No FP8 tensor cores",
+                                   (Evidence("gpu.count", Unknown(nvml), "nvml"),)),))
+    for fmt in ("text", "markdown"):
+        # The Markdown report's collapsed appendix lists every fact as-is, by design.
+        body = render(report, fmt, redactor=NEUTRAL, width=400).split("## Details")[0]
+        flat = " ".join(body.split())
+        assert flat.count("libnvidia-ml.so.1") == 1, fmt
+
+
+@pytest.mark.parametrize("width", [50, 70, 160])
+def test_text_is_wrapped_to_the_width(width: int) -> None:
+    text = render(findings_report(), "text", redactor=NEUTRAL, width=width)
+    prose = [ln for ln in text.splitlines() if "/" not in ln and "see: " not in ln]
+    assert max(map(len, prose)) <= width
+    if width == 160:   # the long message is no longer wrapped at a fixed 100
+        assert max(map(len, prose)) > 100
+
+
+def test_quiet_and_verbose() -> None:
+    report = findings_report()
+    quiet = render(report, "text", redactor=NEUTRAL, detail="quiet").splitlines()
+    assert quiet[0] == "/work/job/accelerate.yaml:4: error FP8D-ACC-0001 FP8 silently not " \
+                       "applied under DeepSpeed"
+    assert len([ln for ln in quiet if " FP8D-" in ln]) == len(report.findings) + 1  # + undetermined
+    verbose = render(report, "text", redactor=NEUTRAL, detail="verbose")
+    assert "evidence: config.accelerate.mixed_precision = fp8  (/work/job/accelerate.yaml:4)" \
+        in verbose
+    assert "Probes (2)" in verbose and "packages: crashed" in verbose
+    with pytest.raises(ValueError, match="detail"):
+        render(report, "text", detail="loud")
+
+
+def _doc_text(report, extra: dict, fmt: str = "text", detail: str = "normal") -> str:
+    """Render ``report``'s document with keys the pipeline adds (environment judgement, baseline,
+    ignore) merged in, through the same redaction path as :func:`render`."""
+    from preflight.render import render_document
+    from preflight.render.markdown import render_markdown
+    from preflight.render.text import render_text
+
+    doc = {**report.to_dict(), **extra}
+    fn = (lambda d: render_text(d, detail=detail)) if fmt == "text" else render_markdown
+    return render_document(doc, fn, redactor=NEUTRAL)
+
+
+@pytest.mark.parametrize("training,expected", [(False, "is not"), (None, "may not be")])
+def test_environment_judgement_gives_the_notice(training, expected: str) -> None:
+    env = {"where": "this machine", "is_training_environment": training,
+           "reasons": ["no GPU is visible"],
+           "missing_packages": [{"packages": ["transformer-engine"],
+                                 "needed_because": "intent.backend is te", "source": None}]}
+    for fmt in ("text", "markdown"):
+        text = _doc_text(findings_report(), {"environment": env}, fmt)
+        head = " ".join(text.split("## Findings")[0].split("Findings:")[0].split())
+        assert f"(this machine) {expected} the training environment" in head, fmt
+        assert "no GPU is visible" in head and "transformer-engine" in head
+    quiet = _doc_text(findings_report(), {"environment": env}, detail="quiet")
+    assert quiet.startswith("! not the training environment: ")
+    env["is_training_environment"] = True
+    assert "training environment" not in _doc_text(findings_report(), {"environment": env})
+
+
+def test_baselined_and_ignored_are_shown_not_counted() -> None:
+    base = findings_report()
+    accepted = [f.to_dict() for f in base.findings[:1]]
+    extra = {"baselined": accepted, "ignored": ["FP8D-HW-0009"]}
+    report = dataclasses.replace(base, findings=base.findings[1:])
+    text = _doc_text(report, extra)
+    assert "Accepted by the baseline: 1 finding(s)" in text
+    assert "Ignored (--ignore): FP8D-HW-0009" in text
+    assert "Findings: 1 warning, 1 info" in text
+    quiet = _doc_text(report, extra, detail="quiet")
+    assert "/work/job/accelerate.yaml:4: baselined FP8D-ACC-0001" in quiet
+    md = _doc_text(report, extra, "markdown")
+    assert "## Accepted by the baseline" in md and "`FP8D-HW-0009`" in md
+    plain = render(report, "text", redactor=NEUTRAL)
+    assert "baseline" not in plain and "Ignored" not in plain
+
+
+def test_a_reason_given_in_the_notice_is_not_repeated() -> None:
+    nvml = "NVML: NVML library (libnvidia-ml.so.1) not found: no NVIDIA driver is installed here"
+    base = findings_report()
+    report = dataclasses.replace(base, undetermined=(
+        Undetermined("FP8D-HW-0001", Severity.ERROR, "No FP8 tensor cores",
+                     (Evidence("gpu.min_cc", Unknown(nvml), "nvml"),)),))
+    env = {"where": "this machine", "is_training_environment": False,
+           "reasons": [f"no GPU is visible ({nvml})"], "missing_packages": []}
+    text = " ".join(_doc_text(report, {"environment": env}).split())
+    assert text.count("libnvidia-ml.so.1") == 1
+    assert "gpu.min_cc: given in the notice at the top" in text
