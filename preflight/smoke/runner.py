@@ -219,11 +219,12 @@ def run_children(requests: Sequence[dict[str, Any]], timeout: float, *,
 
 
 def _abandon(live: _Live) -> None:
+    """Kill a child still running at an interrupt and remove its work folder (its output goes
+    through a bounded pipe that dies with it: nothing else to close)."""
     if live.child.proc is not None:
         proc.kill_group(live.child.proc)
         try:
             live.child.proc.wait(timeout=5)
         except Exception:  # noqa: BLE001 - unkillable (D state): the folder is removed anyway
             pass
-    live.stderr.close()
     _cleanup(live.workdir)
