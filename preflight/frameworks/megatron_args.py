@@ -1,4 +1,5 @@
-"""Reading Megatron-LM job configs: launch scripts and argument files, ``--yaml-cfg`` YAML, test-case YAML.
+"""Reading Megatron-LM job configs: launch scripts and argument files, ``--yaml-cfg`` YAML,
+test-case YAML.
 
 Launch scripts build the argument list in many ways (bash arrays ``GPT_ARGS=( ... )``, strings
 ``GPT_ARGS="--num-layers 24 ..."`` over several lines, ``\\``-continued ``torchrun`` lines, files
