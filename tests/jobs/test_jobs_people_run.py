@@ -260,3 +260,15 @@ def test_provenance_is_a_value_not_text_to_reparse(tmp_path: Path) -> None:
     source = read_paths([str(path)]).provenance["config.accelerate.mixed_precision"]
     assert isinstance(source, Source) and (source.path, source.line) == (str(path), 2)
     assert str(source) == f"{path}:2"               # what reports and snapshots show
+
+
+def test_a_folder_that_cannot_be_listed_is_an_error_naming_it(tmp_path: Path) -> None:
+    # the scan's own error path, driven by a real listing failure (the folder is gone by the
+    # time it is listed); the mode-000 tests above need a non-root user
+    from preflight.jobs.scan import scan
+
+    problems: list = []
+    gone = tmp_path / "gone"
+    assert scan(str(gone), problems) == ([], 0, 0)
+    (problem,) = problems
+    assert (problem.level, problem.code, problem.path) == ("error", "unreadable", str(gone))
