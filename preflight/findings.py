@@ -107,6 +107,21 @@ class Evidence:
         return {"fact": self.fact, "value": encode_value(self.value), "source": self.source}
 
 
+class Source(str):
+    """Where a config value was read: the text ``path:line`` (what snapshots, JSON and the reports
+    show, so it stays a ``str``), with ``path`` and ``line`` kept as values, so a location is never
+    re-parsed from the text (a path may itself hold ``:12``). A replayed snapshot gives plain
+    strings, which :meth:`Location.from_source` still parses."""
+
+    path: str
+    line: int | None
+
+    def __new__(cls, path: str, line: int | None = None) -> Source:
+        obj = super().__new__(cls, f"{path}:{line}" if line else path)
+        obj.path, obj.line = path, line
+        return obj
+
+
 @dataclass(frozen=True)
 class Location:
     """A place in a config file."""
@@ -124,6 +139,8 @@ class Location:
         """Parse a provenance string like ``/job/ds.json:12``; None when it is not a file."""
         if not source:
             return None
+        if isinstance(source, Source):
+            return cls(source.path, source.line)
         m = cls._RE.match(source)
         if m:
             return cls(m.group("path"), int(m.group("line")))

@@ -53,7 +53,6 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     v = View(f, KIND, prov)
     out = hf_trainer.training_args(v)
     if v.get("fp8") is True:
-        src = v.src("fp8")
         raw = str(v.get("fp8_backend", "auto")).lower()
         backend = _BACKENDS.get(raw)
         bsrc = v.src("fp8_backend", "LLaMA-Factory default (fp8_backend: auto -> torchao)")

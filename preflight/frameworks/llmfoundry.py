@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from preflight.facts import Unknown
+from preflight.findings import Source
 from preflight.frameworks._record import Default, Framework
 from preflight.frameworks._view import Derived, View
 from preflight.jobs.interpolate import resolve
@@ -57,13 +58,13 @@ def read(path: str, parsed: Parsed) -> ReaderOutput:
     facts, prov = flatten(data, parsed, PREFIX, path)
     if isinstance(fc_type, dict):
         line = parsed.line_of(("model", "fc_type"))
-        where = f"{path}:{line}" if line else path
+        where = Source(path, line)
         facts[f"{PREFIX}.model.fc_type_is_mapping"] = True
         prov[f"{PREFIX}.model.fc_type_is_mapping"] = where
         if "name" in fc_type:
             facts[f"{PREFIX}.model.fc_type"] = fc_type["name"]
             line = parsed.line_of(("model", "fc_type", "name"))
-            prov[f"{PREFIX}.model.fc_type"] = f"{path}:{line}" if line else where
+            prov[f"{PREFIX}.model.fc_type"] = Source(path, line) if line else where
         kwargs = {k: v for k, v in fc_type.items() if k != "name"}
         if kwargs:
             flatten(kwargs, parsed, f"{PREFIX}.model.fc_type_kwargs", path,
@@ -72,11 +73,11 @@ def read(path: str, parsed: Parsed) -> ReaderOutput:
                 line = parsed.line_of(("model", "fc_type", k))
                 stem = f"{PREFIX}.model.fc_type_kwargs.{k}"
                 for name in [n for n in facts if n == stem or n.startswith(stem + ".")]:
-                    prov[name] = f"{path}:{line}" if line else where
+                    prov[name] = Source(path, line) if line else where
     elif fc_type is not None:
         facts[f"{PREFIX}.model.fc_type_is_mapping"] = False
         line = parsed.line_of(("model", "fc_type"))
-        prov[f"{PREFIX}.model.fc_type_is_mapping"] = f"{path}:{line}" if line else path
+        prov[f"{PREFIX}.model.fc_type_is_mapping"] = Source(path, line)
     return ReaderOutput(facts, prov)
 
 

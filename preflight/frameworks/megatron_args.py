@@ -1,4 +1,5 @@
-"""Reading Megatron-LM job configs: launch scripts and argument files, ``--yaml-cfg`` YAML, test-case YAML.
+"""Reading Megatron-LM job configs: launch scripts and argument files, ``--yaml-cfg`` YAML,
+test-case YAML.
 
 Launch scripts build the argument list in many ways (bash arrays ``GPT_ARGS=( ... )``, strings
 ``GPT_ARGS="--num-layers 24 ..."`` over several lines, ``\\``-continued ``torchrun`` lines, files
@@ -24,6 +25,7 @@ import re
 from typing import Any
 
 from preflight.facts import Unknown
+from preflight.findings import Source
 from preflight.jobs.parse import (MAX_FACTS_PER_FILE, MAX_ITEMS_PER_FILE, Parsed, fact_value,
                                   flatten, usable_key)
 from preflight.jobs.refs import named
@@ -116,7 +118,7 @@ def read_args_text(path: str, text: str, outer: dict[str, str] | None = None,
                 value = True
         facts.pop(name, None)  # argparse keeps the last occurrence; keep insertion order too
         facts[name] = value
-        prov[name] = f"{path}:{lineno}"
+        prov[name] = Source(path, lineno)
     if prefix != PREFIX:
         return ReaderOutput(facts, prov, tuple(problems))
     more, linked = _yaml_cfg_link(path, facts, prov)
@@ -129,7 +131,7 @@ def _yaml_cfg_link(path: str, facts: dict[str, Any], prov: dict[str, str],
     target = facts.get(f"{PREFIX}.yaml_cfg")
     if not isinstance(target, str) or "$" in target:
         return (), ()
-    line = int(prov[f"{PREFIX}.yaml_cfg"].rsplit(":", 1)[1])
+    line = getattr(prov[f"{PREFIX}.yaml_cfg"], "line", None)
     # megatron/training/arguments.py: `args = load_yaml(args.yaml_cfg)` replaces the parsed
     # command line, so the YAML's values win over the script's.
     return (), (named(target, "megatron", path, prov[f"{PREFIX}.yaml_cfg"], key="--yaml-cfg",
@@ -155,5 +157,5 @@ def read_yaml(path: str, parsed: Parsed) -> ReaderOutput:
                 value = value.split()
             facts[name] = fact_value(value, budget)
             line = parsed.line_of(("MODEL_ARGS", key))
-            prov[name] = f"{path}:{line}" if line else path
+            prov[name] = Source(path, line)
     return ReaderOutput(facts, prov)

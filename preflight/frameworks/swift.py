@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from preflight.facts import Unknown
+from preflight.findings import Source
 from preflight.frameworks._record import Default, Framework, Reference
 from preflight.frameworks._view import Derived, View
 from preflight.frameworks.megatron import megatron_intent
@@ -53,13 +54,13 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
     if command is not None:
         line = text.count("\n", 0, command.start()) + 1
         facts[f"{PREFIX}.command"] = f"{command.group(1)} {command.group(2)}"
-        prov[f"{PREFIX}.command"] = f"{path}:{line}"
+        prov[f"{PREFIX}.command"] = Source(path, line)
     ds = facts.get(f"{PREFIX}.deepspeed")
     linked = ()
     if isinstance(ds, str) and ds.endswith(".json") and "$" not in ds:
         where = prov[f"{PREFIX}.deepspeed"]
         linked = (named(ds, "deepspeed", path, where, key="--deepspeed",
-                        line=int(where.rsplit(":", 1)[1])),)
+                        line=getattr(where, "line", None)),)
     return ReaderOutput(facts, prov, out.problems, linked)
 
 

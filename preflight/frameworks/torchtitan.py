@@ -111,7 +111,8 @@ FRAMEWORK = Framework(
     kind=KIND, title="torchtitan", formats=("toml",), score=score,
     read=read_plain("config.torchtitan"), derive=from_torchtitan, precedence=6,
     defaults=(
-        Default("activation_checkpoint.mode", "selective", "all", "torchtitan/config/job_config.py"),
+        Default("activation_checkpoint.mode", "selective", "all",
+                "torchtitan/config/job_config.py"),
         Default("float8.recipe_name", "tensorwise", "all", "torchao Float8LinearConfig()"),
         Default("compile.enable", "false", "all", "torchtitan/config/job_config.py"),
     ),

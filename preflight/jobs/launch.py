@@ -29,6 +29,7 @@ import bisect
 import re
 from typing import Any
 
+from preflight.findings import Source
 from preflight.jobs.parse import MAX_FACTS_PER_FILE, usable_key
 from preflight.jobs.refs import named
 from preflight.jobs.shellvars import (collect_variables, expand_flag_names, strip_comments,
@@ -157,7 +158,7 @@ class _Out:
         self.linked: list[Linked] = []
 
     def where(self, pos: int) -> str:
-        return f"{self.path}:{bisect.bisect_right(self.lines, pos)}"
+        return Source(self.path, bisect.bisect_right(self.lines, pos))
 
     def put(self, name: str, value: Any, pos: int) -> None:
         if len(self.facts) >= MAX_FACTS_PER_FILE and name not in self.facts:

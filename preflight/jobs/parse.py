@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from preflight.facts import Unknown
+from preflight.findings import Source
 
 
 def _tomllib() -> Any:
@@ -337,7 +338,7 @@ def flatten(data: Any, parsed: Parsed, prefix: str, where: str, base: Path = (),
         name = prefix + "." + ".".join(str(p) for p in path)
         facts[name] = fact_value(node, budget)
         line = parsed.line_of(path)
-        prov[name] = f"{where}:{line}" if line else where
+        prov[name] = Source(where, line)
     return facts, prov
 
 

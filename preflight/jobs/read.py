@@ -8,8 +8,9 @@ be used. It never raises for bad input: every failure is a :class:`ConfigProblem
 (and line where there is one). Per-framework details are in :mod:`preflight.frameworks`;
 parsing limits in :mod:`.parse`.
 
-A folder is one job: its config files are read (:mod:`.scan`, several levels deep); a launch script and the files
-it names are one job, and a folder holding several jobs is a problem naming them (:mod:`.graph`).
+A folder is one job: its config files are read (:mod:`.scan`, several levels deep); a launch
+script and the files it names are one job, and a folder holding several jobs is a problem
+naming them (:mod:`.graph`).
 """
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from preflight.findings import Source
 from preflight.jobs.parse import Parsed, flatten
 from preflight.jobs.refs import named
 from preflight.jobs.types import ConfigProblem, Linked, ReaderOutput
@@ -15,7 +16,7 @@ from preflight.jobs.types import ConfigProblem, Linked, ReaderOutput
 def where(path: str, parsed: Parsed, key: tuple[Any, ...]) -> tuple[str, int | None]:
     """``("file:line", line)`` of ``key`` in ``path`` (``(path, None)`` when not known)."""
     line = parsed.line_of(key)
-    return (f"{path}:{line}" if line else path), line
+    return Source(path, line), line
 
 
 def link(path: str, parsed: Parsed, key: tuple[Any, ...], target: Any, kind: str,

@@ -20,8 +20,8 @@ from preflight.jobs.shellvars import collect_variables, strip_comments
 MAX_DEPTH = 3
 MAX_FILES = 8
 
-_SOURCE = re.compile(r"""^[ \t]*(?:source|\.)[ \t]+("[^"\n]+"|'[^'\n]+'|(?:\$\([^)\n]*\)|[^\s;&|])+)""",
-                     re.M)
+_SOURCE = re.compile(r"""^[ \t]*(?:source|\.)[ \t]+"""
+                     r"""("[^"\n]+"|'[^'\n]+'|(?:\$\([^)\n]*\)|[^\s;&|])+)""", re.M)
 # `$(dirname $0)/`, `$(dirname "${BASH_SOURCE[0]}")/`, `$(dirname $SCRIPT_PATH)/` (Megatron-LM
 # examples/rl/model_configs), `${BASH_SOURCE%/*}/`, `$SCRIPT_DIR/`: the script's own folder.
 _SELF_DIR = re.compile(r"""^"?(?:\$\(\s*dirname\s+[^)]*\)|\$\{BASH_SOURCE(?:\[0\])?%/\*\}|"""

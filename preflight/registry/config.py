@@ -1,4 +1,5 @@
-"""``config.*``: normalized values read from the job's config files (producers: preflight/frameworks/, preflight/jobs/).
+"""``config.*``: normalized values read from the job's config files (producers:
+preflight/frameworks/, preflight/jobs/).
 
 ``config.<kind>.<path>`` mirrors the file's own key path after normalization (kind is one of
 ``preflight.frameworks.KINDS``: accelerate, deepspeed, llmfoundry, torchtitan, megatron,

@@ -115,3 +115,12 @@ def test_msamp_block_in_a_deepspeed_json_asks_for_fp8() -> None:
     assert facts["config.deepspeed.msamp.use_te"] is True
     assert intent["fp8"] is True and intent["backend"] == "msamp"
     assert intent["zero_stage"] == 2 and intent["precision"] == "fp16"
+
+
+def test_axolotl_fp8_without_compile_warns_and_its_fix_clears(tmp_path: Path) -> None:
+    example = FIX / "axolotl" / "3b-fp8-fsdp2.yaml"
+    assert "FP8D-AXO-0001" not in {f.rule_id for f in preflight.check(str(example)).findings}
+    slow = tmp_path / "slow.yaml"
+    slow.write_text(example.read_text().replace("torch_compile: true\n", ""))
+    (finding,) = [f for f in preflight.check(str(slow)).findings if f.rule_id == "FP8D-AXO-0001"]
+    assert finding.location is not None and finding.location.path == str(slow)

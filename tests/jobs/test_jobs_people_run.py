@@ -245,3 +245,30 @@ def test_kind_is_honoured_for_a_fragment_that_looks_like_another_framework(tmp_p
     assert [(p.code, p.level) for p in read.problems] == [("kind_forced", "warning")]
     assert read.facts["config.llmfoundry.precision_config.fp8_format"] == "HYBRID"
     assert read.files == [(str(path), "llmfoundry")]
+
+
+def test_provenance_is_a_value_not_text_to_reparse(tmp_path: Path) -> None:
+    from preflight.findings import Location, Source
+
+    # a file whose own name ends in ":<digits>" (no line): text parsing took "12" for a line
+    assert Location.from_source(Source(str(tmp_path / "ds:12"))) == Location(
+        str(tmp_path / "ds:12"), None)
+    folder = tmp_path / "run:7"
+    folder.mkdir()
+    path = folder / "acc.yaml"
+    path.write_text("distributed_type: MULTI_GPU\nmixed_precision: fp8\n")
+    source = read_paths([str(path)]).provenance["config.accelerate.mixed_precision"]
+    assert isinstance(source, Source) and (source.path, source.line) == (str(path), 2)
+    assert str(source) == f"{path}:2"               # what reports and snapshots show
+
+
+def test_a_folder_that_cannot_be_listed_is_an_error_naming_it(tmp_path: Path) -> None:
+    # the scan's own error path, driven by a real listing failure (the folder is gone by the
+    # time it is listed); the mode-000 tests above need a non-root user
+    from preflight.jobs.scan import scan
+
+    problems: list = []
+    gone = tmp_path / "gone"
+    assert scan(str(gone), problems) == ([], 0, 0)
+    (problem,) = problems
+    assert (problem.level, problem.code, problem.path) == ("error", "unreadable", str(gone))
