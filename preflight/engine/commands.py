@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from preflight.engine import catalogue
+from preflight.engine import catalogue, evidence
 from preflight.engine.evaluate import outcome
 from preflight.engine.loader import collect, find_rule_files, load_rules, no_rule_files
 from preflight.engine.model import Problem, Rule, RuleSet
@@ -129,6 +129,8 @@ def rule_to_dict(rule: Rule) -> dict[str, Any]:
         "help_uri": rule.help_uri,
         "min_tool_version": rule.min_tool_version,
         "location": rule.location,
+        "read_at": list(rule.read_at),
+        "measured": dict(rule.measured) or None,
         "area": rule.area,
         "facts": rule.facts_used(),
         "path": rule.path,
@@ -204,12 +206,27 @@ def lint_rule(rule: Rule) -> list[Problem]:
             f"(expected {rule.id}.yaml)")
     if not rule.references:
         add("no references: every rule needs at least one", "references")
+    for key, index, msg, level in evidence.lint(rule):
+        text = rule.references[index].url if key == "references" and index is not None else (
+            rule.read_at[index] if key == "read_at" and index is not None else None)
+        line = _text_line(rule.path, text) if text else None
+        out.append(Problem(rule.path, line or _key_line(rule.path, key), msg, level))
     kinds = {c.expect for c in rule.tests}
     for needed in ("fire", "quiet"):
         if needed not in kinds:
             add(f"no test case that expects {needed!r}: each rule needs at least one case where "
                 "it fires and one where it stays quiet", "tests" if rule.tests else "id")
     return out
+
+
+def _text_line(path: str, text: str) -> int | None:
+    try:
+        for i, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+            if text in line:
+                return i
+    except OSError:
+        return None
+    return None
 
 
 def _key_line(path: str, key: str) -> int | None:
