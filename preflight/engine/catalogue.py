@@ -41,7 +41,8 @@ def markdown(ruleset: RuleSet) -> str:
         "do not edit by hand. -->",
         "",
         f"{active} active rule(s), {len(ruleset) - active} withdrawn. Severity: error / warning / "
-        "info. Confidence: **verified** (read in upstream source at a tag), **stated** (an "
+        "info. Confidence: **verified** (read in upstream source at a tag or commit, listed as "
+        "*read at*), **measured** (run on hardware: device and date given), **stated** (an "
         "issue, PR or doc says so), **inferred**. The format is described in "
         "[rule-format.md](rule-format.md).",
         "",
@@ -73,6 +74,10 @@ def _rule_section(r: Rule) -> list[str]:
     if r.affected:
         out.append(f"- affected: {_affected_text(r)}")
     out.append("- facts: " + ", ".join(f"`{n}`" for n in r.facts_used()))
+    if r.read_at:
+        out.append("- read at: " + ", ".join(f"`{x}`" for x in r.read_at))
+    if r.measured:
+        out.append("- measured: " + ", ".join(f"{k} {v}" for k, v in r.measured))
     out += ["", f"> {_one_line(r.message.source)}", "", f"**Fix:** {_one_line(r.fix.text)}"]
     for cmd in r.fix.commands:
         out.append(f"- `{cmd}`" if "`" not in cmd else f"- ``{cmd}``")
@@ -92,6 +97,10 @@ def rule_text(r: Rule) -> str:
         lines.append(f"  aliases: {', '.join(r.aliases)}")
     if r.affected:
         lines.append(f"  affected: {_affected_text(r)}")
+    if r.read_at:
+        lines.append(f"  read at: {', '.join(r.read_at)}")
+    if r.measured:
+        lines.append("  measured: " + ", ".join(f"{k} {v}" for k, v in r.measured))
     lines.append(f"  when: {json.dumps(r.when.to_data())}")
     lines.append(f"  message: {_one_line(r.message.source)}")
     lines.append(f"  fix: {_one_line(r.fix.text)}")

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from preflight.engine import catalogue
+from preflight.engine import catalogue, evidence
 from preflight.engine.evaluate import outcome
 from preflight.engine.fixcheck import check_fixed, needs_fixed_case
 from preflight.engine.loader import (
@@ -32,7 +32,7 @@ from preflight.facts import Facts, encode_value
 
 Write = Callable[[str, "str | None"], None]
 AREAS = ("HW", "CUDA", "TORCH", "TE", "TAO", "ACC", "DS", "FSDP", "LLMF", "MEG", "TT", "PL", "HF",
-         "NEMO", "SMOKE", "RT", "CLU", "AXO", "LF", "SWIFT", "MCLI")
+         "NEMO", "SMOKE", "RT", "CLU", "AXO", "LF", "SWIFT", "MCLI", "MSAMP", "CKPT")
 ID_RE = re.compile(r"^FP8D-(?P<area>[A-Z]+)-(?P<num>\d{4})$")
 # A rule pack's own ids (issue 12): PREFIX-NNNN or PREFIX-AREA-NNNN, e.g. ACME-0001, ACME-DS-0001.
 # FP8D- stays the bundled base's scheme (a pack using it must follow it, areas included).
@@ -139,6 +139,8 @@ def rule_to_dict(rule: Rule) -> dict[str, Any]:
         "help_uri": rule.help_uri,
         "min_tool_version": rule.min_tool_version,
         "location": rule.location,
+        "read_at": list(rule.read_at),
+        "measured": dict(rule.measured) or None,
         "area": rule.area,
         "facts": rule.facts_used(),
         "path": rule.path,
@@ -228,6 +230,11 @@ def lint_rule(rule: Rule) -> list[Problem]:
                            "no fix round-trip: the condition reads a config setting, so a fire "
                            "case should say what following the fix changes (fixed: {set, "
                            "unset}); see docs/rule-format.md", "warning"))
+    for key, index, msg, level in evidence.lint(rule):
+        text = rule.references[index].url if key == "references" and index is not None else (
+            rule.read_at[index] if key == "read_at" and index is not None else None)
+        line = _text_line(rule.path, text) if text else None
+        out.append(Problem(rule.path, line or _key_line(rule.path, key), msg, level))
     kinds = {c.expect for c in rule.tests}
     for needed in ("fire", "quiet"):
         if needed not in kinds:
@@ -242,6 +249,16 @@ def _bundled(rule: Rule) -> bool:
         return Path(rule.path).resolve().is_relative_to(bundled_rules_dir().resolve())
     except OSError:
         return False
+
+
+def _text_line(path: str, text: str) -> int | None:
+    try:
+        for i, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+            if text in line:
+                return i
+    except OSError:
+        return None
+    return None
 
 
 def _key_line(path: str, key: str) -> int | None:

@@ -112,6 +112,10 @@ class Rule:
     """min_tool_version when it is newer than this fp8-doctor: the rule is not evaluated."""
     location: str | None = None
     """The fact whose ``file:line`` provenance places a finding; else the first config fact's."""
+    read_at: tuple[str, ...] = ()
+    """``owner/repo@tag-or-commit`` whose source was read to write (or re-check) the rule."""
+    measured: tuple[tuple[str, str], ...] = ()
+    """``(("device", ...), ("date", ...))`` for ``confidence: measured``."""
 
     @property
     def area(self) -> str:

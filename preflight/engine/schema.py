@@ -15,6 +15,7 @@ from typing import Any
 
 import preflight
 from preflight.engine import conditions, fixcommands, interpolate
+from preflight.engine.evidence import measured_block, read_at_list
 from preflight.engine.fixcheck import parse_fixed
 from preflight.engine.model import Affected, Reporter, Rule, TestCase
 from preflight.engine.versions import InvalidRange, comparison_key, compile_osv
@@ -23,13 +24,15 @@ from preflight.findings import EditSpec, Fix, Reference, Severity
 
 SCHEMA_MAJOR = "1"
 SEVERITIES = ("error", "warning", "info")
-CONFIDENCES = ("verified", "stated", "inferred")
+CONFIDENCES = ("verified", "measured", "stated", "inferred")
 REFERENCE_TYPES = ("REPORT", "FIX", "SOURCE", "DOCS", "ARTICLE", "WEB", "ADVISORY", "PACKAGE",
                    "DISCUSSION", "EVIDENCE", "INTRODUCED", "DETECTION")
 EXPECT = ("fire", "quiet", "undetermined")
 REQUIRED = ("id", "title", "severity", "confidence", "when", "message", "fix", "references")
 OPTIONAL = ("schema_version", "aliases", "tags", "affected", "tests", "withdrawn", "modified",
-            "published", "details", "help_uri", "min_tool_version", "location")
+            "published", "details", "help_uri", "min_tool_version", "location", "read_at",
+            "measured")
+
 KNOWN = frozenset(REQUIRED + OPTIONAL)
 
 
@@ -341,6 +344,8 @@ def build_rule(doc: Any, rep: Reporter) -> Rule | None:
     help_uri = _url(doc, "help_uri", rep)
     min_tool_version, too_new = _min_tool_version(doc, rep)
     location = _location(doc, when, rep)
+    read_at = read_at_list(doc, rep)
+    measured = measured_block(doc, confidence, rep)
     if rep.errors or when is None or rid is None or title is None or message is None:
         return None
     return Rule(
@@ -350,7 +355,9 @@ def build_rule(doc: Any, rep: Reporter) -> Rule | None:
         withdrawn=withdrawn, modified=modified, published=published, details=details,
         help_uri=help_uri, schema_version=sv if isinstance(sv, str) else "1.0",
         min_tool_version=min_tool_version, too_new=too_new, location=location,
+        read_at=read_at, measured=measured,
     )
+
 
 
 def _location(doc: Mapping[str, Any], when: Any, rep: Reporter) -> str | None:

@@ -238,5 +238,5 @@ def test_optional_fields_are_checked(tmp_path: Path, extra: str, message: str) -
     src = Path(RULES) / "acc" / "FP8D-ACC-0001.yaml"
     f = tmp_path / "FP8D-ACC-0001.yaml"
     f.write_text(src.read_text() + extra)
-    with pytest.raises(RuleLoadError, match=re.escape(f"FP8D-ACC-0001.yaml:30: {message}")):
+    with pytest.raises(RuleLoadError, match=re.escape(f"FP8D-ACC-0001.yaml:31: {message}")):
         load_rules([str(f)])

@@ -33,7 +33,9 @@ def test_rule_shape(path: Path) -> None:
     rule = yaml.safe_load(path.read_text())
     assert rule["id"] == path.stem
     assert rule["severity"] in ("error", "warning", "info")
-    assert rule["confidence"] in ("verified", "stated", "inferred")
+    assert rule["confidence"] in ("verified", "measured", "stated", "inferred")
+    if rule["confidence"] == "measured":   # established on hardware: which device, and when
+        assert rule["measured"]["device"] and rule["measured"]["date"]
     assert rule["references"] and all(r["url"].startswith("https://") for r in rule["references"])
     reg = registry()
     for leaf in _leaves(rule["when"]):
