@@ -137,16 +137,28 @@ def _arith_end(text: str, i: int, closes: dict[int, int]) -> int:
     return outer + 1 if outer > 0 and closes.get(i + 1) == outer - 1 else -1
 
 
-def _word_starts(text: str, i: int) -> bool:
-    """Whether a word starts at ``i`` (after a blank or an operator that is not escaped)."""
-    if i == 0:
-        return True
-    if text[i - 1] not in _COMMENT_BEFORE:
-        return False
-    j = i - 1
+def _backslashes_before(text: str, k: int) -> int:
+    """How many backslashes end just before offset ``k``."""
+    j = k
     while j > 0 and text[j - 1] == "\\":
         j -= 1
-    return (i - 1 - j) % 2 == 0
+    return k - j
+
+
+def _word_starts(text: str, i: int) -> bool:
+    """Whether a word starts at ``i`` (after a blank or an operator that is not escaped).
+
+    A backslash-newline is a line continuation that bash removes before it splits words, so
+    ``x \\<newline># c`` is ``x # c`` (a comment) and ``x\\<newline># c`` is ``x# c`` (not one):
+    what counts is the character before the continuation (hypothesis found the first case)."""
+    prev = i - 1
+    while prev >= 1 and text[prev] == "\n" and _backslashes_before(text, prev) % 2 == 1:
+        prev -= 2                     # skip the "\\\n" continuation
+    if prev < 0:
+        return True
+    if text[prev] not in _COMMENT_BEFORE:
+        return False
+    return _backslashes_before(text, prev) % 2 == 0
 
 
 def _backquote_end(text: str, i: int) -> int:

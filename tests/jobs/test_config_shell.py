@@ -78,6 +78,17 @@ def test_valid_shell_is_not_flagged(text: str) -> None:
     assert unterminated(text) is None
 
 
+@pytest.mark.parametrize("text, flagged", [
+    ("x \\\n# c'm\n", False),     # continuation: "x # c'm", a comment (bash -n accepts)
+    ("x\\\n# c'm\n", True),       # "x# c'm": no comment, an open quote (bash -n refuses)
+    ("x \\\\\n# c'm\n", False),  # an escaped backslash, then a real newline: a comment
+])
+def test_a_line_continuation_before_a_hash(text: str, flagged: bool) -> None:
+    assert (unterminated(text) is not None) is flagged
+    if BASH:
+        assert (subprocess.run([BASH, "-n"], input=text.encode()).returncode != 0) is flagged
+
+
 def test_arithmetic_is_skipped_as_a_whole_and_what_follows_still_checked() -> None:
     # "(" and quotes inside $(( )) are arithmetic text; the quote opened after it is real
     assert unterminated("N=$(( (2+3) * 4 )) M=$((1<<3))\necho 'open\n") == ("a '...' string", 2)
