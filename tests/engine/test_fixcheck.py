@@ -37,6 +37,7 @@ tests:
     expect: fire
 {fixed}
   - {{facts: {{intent.fp8: true}}, expect: quiet}}
+read_at: [deepspeedai/DeepSpeed@v0.16.4]
 """
 # A second error rule that a bad fix can trip: fires on bf16 with ZeRO-0 (made up for the test).
 OTHER = RULE.replace("config.deepspeed.fp16.enabled, op: eq", "config.deepspeed.bf16.enabled, op: eq") \
