@@ -149,14 +149,14 @@ def _place(spec: EditSpec, facts: Any, texts: dict[str, str]
     sib_fact, loc, depth = sib
     text, fmt = _text(loc.path, texts)
     value = spec.value
+    line = loc.line or 0          # _sibling only picks facts with a line
     if fmt == "shell":
-        line = loc.line
         return loc.path, line, "add", lambda t: E.add_flag_after(t, key, line, value)
     sib_path = _split(sib_fact)[1]
     if fmt != "yaml" and not len(sib_path) == len(path) == depth + 1:
         raise E.EditError(f"no key beside {'.'.join(path)} in {loc.path} to place it by "
                           "(a new JSON object or TOML table is not a one-line edit)")
-    line = _key_line(text, fmt, sib_path[: depth + 1], loc.line)
+    line = _key_line(text, fmt, sib_path[: depth + 1], line)
     rest = path[depth:]
     return loc.path, line, "add", lambda t: E.add_key_before(t, fmt, rest, line, value)
 

@@ -166,8 +166,8 @@ def candidates(package: str, current: str, named: Iterable[str],
 
     Downgrades only when asked: an older release "clears" a rule about a bug it predates
     because it predates the feature too (accelerate 0.33 has no FP8 under DeepSpeed at all)."""
-    known = [v for v in releases.packages.get(package, ()) if comparison_key(v) is not None]
-    keyed = sorted(((comparison_key(v), v) for v in known), key=lambda kv: kv[0])
+    keyed = sorted((k, v) for v in releases.packages.get(package, ())
+                   if (k := comparison_key(v)) is not None)
     now = comparison_key(current)
     if not keyed or now is None:
         return []

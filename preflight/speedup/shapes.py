@@ -103,7 +103,8 @@ def read_hf_config(path: str) -> dict[str, Any]:
         raise ValueError(f"{path}: not JSON ({exc})") from None
     if not isinstance(doc, dict):
         raise ValueError(f"{path}: not a JSON object")
-    cfg = doc.get("text_config") if isinstance(doc.get("text_config"), dict) else doc
+    text_config = doc.get("text_config")
+    cfg: dict[str, Any] = text_config if isinstance(text_config, dict) else doc
     need = ("hidden_size", "intermediate_size", "num_attention_heads", "num_hidden_layers")
     missing = [k for k in need if _int(cfg.get(k)) is None]
     if missing:
