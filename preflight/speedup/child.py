@@ -46,9 +46,7 @@ def copy_bandwidth(torch: Any, best: Any, device: str) -> float:
     """Bytes per second a device-to-device copy moves (read + write)."""
     buf = torch.empty(64 << 20, device=device, dtype=torch.uint8)
     dst = torch.empty_like(buf)
-    seconds = best(lambda: dst.copy_(buf))
-    del buf, dst
-    return 2 * (64 << 20) / seconds
+    return 2 * (64 << 20) / best(lambda: dst.copy_(buf))   # the buffers go with this frame
 
 
 def _timer(torch: Any):
@@ -158,23 +156,34 @@ def time_linear_te(torch: Any, best: Any, tokens: int, d_in: int, d_out: int,
     return {"bf16": {"fwd+bwd": bf16_s}, "fp8": {"fwd+bwd": fp8_s}, "cast": {}}
 
 
-def other_time(torch: Any, best: Any, shape: dict[str, Any], device: str) -> dict[str, Any]:
-    """Attention (timed), LM head (timed), the rest (estimated from the copy bandwidth)."""
+def _attention_seconds(torch: Any, best: Any, mb: int, heads: int, seq: int, hd: int,
+                       device: str) -> float:
+    """Causal SDPA forward + backward in BF16, per layer (its tensors go with this frame)."""
     import torch.nn.functional as F
 
     bf = torch.bfloat16
+    q, k, v = (torch.randn(mb, heads, seq, hd, device=device, dtype=bf, requires_grad=True)
+               for _ in range(3))
+    go = torch.randn(mb, heads, seq, hd, device=device, dtype=bf)
+    return best(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True).backward(go))
+
+
+def _head_seconds(torch: Any, best: Any, tokens: int, hidden: int, vocab: int,
+                  device: str) -> float:
+    """The LM head's three GEMMs in BF16 (it stays BF16)."""
+    bf = torch.bfloat16
+    x = torch.randn(tokens, hidden, device=device, dtype=bf)
+    w = torch.randn(vocab, hidden, device=device, dtype=bf)
+    dy = torch.randn(tokens, vocab, device=device, dtype=bf)
+    return best(lambda: x @ w.t()) + best(lambda: dy @ w) + best(lambda: dy.t() @ x)
+
+
+def other_time(torch: Any, best: Any, shape: dict[str, Any], device: str) -> dict[str, Any]:
+    """Attention (timed), LM head (timed), the rest (estimated from the copy bandwidth)."""
     tp = max(int(shape.get("tp") or 1), 1)
     heads, hd = shape["heads"] // tp, shape["hidden"] // shape["heads"]
     mb, seq, tokens = shape["micro_batch"], shape["seq"], shape["micro_batch"] * shape["seq"]
-    q = torch.randn(mb, heads, seq, hd, device=device, dtype=bf, requires_grad=True)
-    k = torch.randn(mb, heads, seq, hd, device=device, dtype=bf, requires_grad=True)
-    v = torch.randn(mb, heads, seq, hd, device=device, dtype=bf, requires_grad=True)
-    go = torch.randn(mb, heads, seq, hd, device=device, dtype=bf)
-
-    def attn() -> None:
-        F.scaled_dot_product_attention(q, k, v, is_causal=True).backward(go)
-    attn_s = best(attn)
-    del q, k, v, go
+    attn_s = _attention_seconds(torch, best, mb, heads, seq, hd, device)
     bandwidth = copy_bandwidth(torch, best, device)
     layers = shape.get("layers") or 1
     elem_bytes = tokens * (ELEM_BYTES_PER_HIDDEN * shape["hidden"] + ELEM_BYTES_PER_FFN *
@@ -183,12 +192,8 @@ def other_time(torch: Any, best: Any, shape: dict[str, Any], device: str) -> dic
            "bandwidth_gbs": round(bandwidth / 1e9, 1), "head_s": 0.0, "optimizer_s": 0.0}
     if shape.get("layers") and shape.get("vocab"):
         vocab = shape["vocab"] // tp
-        x = torch.randn(tokens, shape["hidden"], device=device, dtype=bf)
-        w = torch.randn(vocab, shape["hidden"], device=device, dtype=bf)
-        dy = torch.randn(tokens, vocab, device=device, dtype=bf)
-        out["head_s"] = best(lambda: x @ w.t()) + best(lambda: dy @ w) + best(lambda: dy.t() @ x)
+        out["head_s"] = _head_seconds(torch, best, tokens, shape["hidden"], vocab, device)
         out["head_s"] += 3 * tokens * vocab * 4 / bandwidth          # softmax + loss, fp32
-        del x, w, dy
         h, f = shape["hidden"], shape["ffn"]
         kv = h // shape["heads"] * shape["kv_heads"]
         per_layer = h * (h + 2 * kv) + h * h + h * f * (3 if shape.get("gated", True) else 2)
