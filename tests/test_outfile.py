@@ -221,3 +221,12 @@ def test_a_config_deep_in_a_given_folder_is_an_input(tmp_path: Path) -> None:
     assert _exit(["check", str(tmp_path / "job"), "--no-smoke",
                   "-o", str(deep / "ds.json")]) == 2
     assert (deep / "ds.json").read_text() == DS
+
+
+def test_multi_rank_mode_with_closed_stdout_is_exit_2(job: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.run([sys.executable, "-m", "preflight.dist", str(job)], cwd=REPO, env=env,
+                          text=True, timeout=120, stderr=subprocess.PIPE,
+                          preexec_fn=lambda: os.close(1))
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr and "stdout" in proc.stderr
