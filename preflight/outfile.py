@@ -74,14 +74,28 @@ def _same(a: str, b: str) -> bool:
         return False
 
 
-def _folder_files(folder: str) -> list[str]:
-    """The files the config reader would read in ``folder`` (its own scan, its own limits)."""
-    from preflight.jobs.scan import scan
+# Every suffix the config reader's folder scan reads, and more (a superset refuses more, never
+# less), down to a depth past the scan's: self-contained, so that a change in the reader's
+# private scan (or its module moving) cannot silently switch this protection off.
+_CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".toml", ".sh", ".bash", ".args", ".slurm",
+                    ".sbatch", ".txt", ".cfg", ".ini", ".conf", ".py")
+_FOLDER_DEPTH = 7            # the reader scans 6 levels (jobs/scan.py SCAN_DEPTH)
+_FOLDER_MAX_ENTRIES = 20_000   # a job folder holds tens of files; never walk a whole disk
 
-    try:
-        return scan(folder, [])[0]
-    except OSError:   # an unreadable folder: nothing found to protect
-        return []
+
+def _folder_files(folder: str) -> list[str]:
+    """Files in ``folder`` the config reader could read (see :data:`_CONFIG_SUFFIXES`)."""
+    found: list[str] = []
+    seen = 0
+    for root, dirs, files in os.walk(folder):   # errors (an unreadable subfolder) are skipped
+        depth = os.path.relpath(root, folder).count(os.sep) + (root != folder)
+        if depth >= _FOLDER_DEPTH:
+            dirs[:] = []
+        seen += len(files) + len(dirs)
+        found += [os.path.join(root, f) for f in files if f.lower().endswith(_CONFIG_SUFFIXES)]
+        if seen > _FOLDER_MAX_ENTRIES:
+            break
+    return found
 
 
 def _rule_files(path: str) -> Iterable[str]:

@@ -76,9 +76,8 @@ def _host(m: re.Match[str]) -> str:
 
 def _url(m: re.Match[str]) -> str:
     host = m.group(2)
-    if host.startswith("[") or is_public(host) or host == HOST_MASK:
-        return m.group(0) if not host.startswith("[") or host.strip("[]") in _LOCAL \
-            else m.group(1) + HOST_MASK
+    if host == HOST_MASK or is_public(host.strip("[]")):   # "[::1]" is loopback
+        return m.group(0)
     return m.group(1) + HOST_MASK
 
 

@@ -186,11 +186,12 @@ def test_early_ctrl_c_exits_130_without_traceback(job: Path, delay: float) -> No
             break
     time.sleep(delay)
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=60)
+    _out, err = proc.communicate(timeout=60)
     if proc.returncode in (0, 1):
         pytest.skip("the run finished before the signal (a fast machine)")
     assert proc.returncode == 130, err
-    assert "Traceback" not in err and "KeyboardInterrupt" not in err and out == ""
+    # (stdout may hold the whole report: a signal after it was written still exits 130)
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err
 
 
 def test_output_to_dev_full_is_exit_2(job: Path, capsys) -> None:
@@ -203,3 +204,30 @@ def test_the_clis_exit_codes_are_the_reports() -> None:
     from preflight import report
 
     assert (cli.EXIT_USAGE, cli.EXIT_INTERNAL) == (report.EXIT_USAGE, report.EXIT_INTERNAL)
+
+
+def test_every_suffix_the_folder_scan_reads_is_protected() -> None:
+    # outfile keeps its own list (no dependency on the reader's private scan): a superset.
+    from preflight.jobs.scan import SCAN_DEPTH, SCAN_EXT
+    from preflight.outfile import _CONFIG_SUFFIXES, _FOLDER_DEPTH
+
+    assert set(SCAN_EXT) <= set(_CONFIG_SUFFIXES)
+    assert _FOLDER_DEPTH > SCAN_DEPTH      # and at least as deep as the reader goes
+
+
+def test_a_config_deep_in_a_given_folder_is_an_input(tmp_path: Path) -> None:
+    deep = tmp_path / "job" / "a" / "b"
+    deep.mkdir(parents=True)
+    (deep / "ds.json").write_text(DS)
+    assert _exit(["check", str(tmp_path / "job"), "--no-smoke",
+                  "-o", str(deep / "ds.json")]) == 2
+    assert (deep / "ds.json").read_text() == DS
+
+
+def test_multi_rank_mode_with_closed_stdout_is_exit_2(job: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.run([sys.executable, "-m", "preflight.dist", str(job)], cwd=REPO, env=env,
+                          text=True, timeout=120, stderr=subprocess.PIPE,
+                          preexec_fn=lambda: os.close(1))
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr and "stdout" in proc.stderr

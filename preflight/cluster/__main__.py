@@ -204,13 +204,22 @@ def run(args: argparse.Namespace) -> int:
     text = _render(args, report, view)
     from preflight.outfile import write_report
 
-    write_report(text, args.output)   # atomic -o; a closed or full stdout is a usage error
+    # atomic -o; a closed or full stdout is a usage error
+    write_report(text, args.output, stdout_closed=_STDOUT_CLOSED)
     if args.output:
         _log(0, f"wrote {args.output}")
     return report.exit_code()
 
 
+_STDOUT_CLOSED = False
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    global _STDOUT_CLOSED
+    from preflight.outfile import guard_std_streams
+
+    # Closed descriptors re-opened on /dev/null: rank logs never land in the report.
+    _STDOUT_CLOSED = "stdout" in guard_std_streams()
     args = build_parser().parse_args(argv)
     from preflight.cli import UsageError
     from preflight.errors import UserInputError
