@@ -151,7 +151,9 @@ class Facts(Mapping[str, FactValue]):
     ``importlib.metadata``), a config location (``/job/ds.json:12``), ``assume`` or ``snapshot``.
     """
 
-    values: Mapping[str, FactValue] = field(default_factory=dict)
+    # The field is named `values` on purpose (the rules' view of the facts); it shadows
+    # Mapping.values(), which nothing here calls.
+    values: Mapping[str, FactValue] = field(default_factory=dict)  # type: ignore[assignment]
     provenance: Mapping[str, str] = field(default_factory=dict)
 
     def __getitem__(self, name: str) -> FactValue:

@@ -65,7 +65,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeGuard
 
 from preflight.facts import Unknown
 from preflight.frameworks import BY_KIND, FRAMEWORKS, Derived
@@ -227,7 +227,7 @@ def _fill(got: dict[str, tuple[Any, str]]) -> None:
     tp = tp_value if _positive(tp_value) else 1
     if isinstance(tp_value, Unknown):
         got["shapes.gemms"] = (Unknown(f"tensor parallelism: {tp_value.reason}"), "intent")
-    elif all(_positive(v) for v in (h, ffn, tokens)):
+    elif _positive(h) and _positive(ffn) and _positive(tokens):
         qkv_out, proj_in, fc1_out = (
             v if _positive(v) else default for v, default in (
                 (got.get("shapes.qkv_out", (None,))[0], 3 * h),
@@ -255,8 +255,8 @@ def _int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _positive(value: Any) -> bool:
-    return _int(value) and value > 0
+def _positive(value: Any) -> TypeGuard[int]:
+    return bool(_int(value) and value > 0)
 
 
 def _short(value: Any) -> str:

@@ -405,6 +405,7 @@ def _hostnames() -> tuple[str, ...]:
 @lru_cache(maxsize=1)
 def default_redactor() -> Redactor:
     """A redactor for this machine and user (cached; the facts do not change in a process)."""
+    user: str | None
     try:
         user = getpass.getuser()
     except Exception:  # noqa: BLE001 - no passwd entry in some containers

@@ -181,7 +181,8 @@ def check_depth(text: str, limit: int = MAX_DEPTH) -> None:
     if flow <= limit:
         # splitlines() breaks at every YAML line break (\r, \x85, \u2028 ...) and at a few more;
         # extra breaks only add line starts, so the bound stays an over-estimate.
-        lead = max((_BLOCK_LEAD.match(line).end() for line in text.splitlines()), default=0)
+        lead = max(((m.end() if (m := _BLOCK_LEAD.match(line)) else 0)   # always matches
+                    for line in text.splitlines()), default=0)
         if 2 * (lead + 1) + flow <= limit:
             return
     _count_depth(text, limit)

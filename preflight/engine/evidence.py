@@ -144,10 +144,10 @@ def lint(rule: Rule) -> list[tuple[str, int | None, str, str]]:
         if ref.type == "FIX" and not is_fix_link(ref.url):
             out.append(("references", i, f"FIX reference {ref.url} is not a pull request or "
                                          "commit: label it by what it is (REPORT, DOCS, ...)", "error"))
-    for j, ref in enumerate(rule.read_at):
-        branch = ref.rsplit("@", 1)[-1]
+    for j, at in enumerate(rule.read_at):
+        branch = at.rsplit("@", 1)[-1]
         if branch in MOVING:
-            out.append(("read_at", j, f"read_at {ref!r} names the moving {branch!r}: name the "
+            out.append(("read_at", j, f"read_at {at!r} names the moving {branch!r}: name the "
                                       "tag or commit that was read", "error"))
     types = {r.type for r in rule.references}
     if rule.confidence == "stated" and not types & STATEMENTS:

@@ -243,7 +243,8 @@ def _tests(doc: Mapping[str, Any], rep: Reporter) -> tuple[TestCase, ...]:
         for k in case:
             if k not in ("facts", "expect", "name", "fixed"):
                 rep.warn((*where, k), f"unknown key {k!r} in test case ignored")
-        name = case.get("name") if isinstance(case.get("name"), str) else f"tests[{i}]"
+        raw_name = case.get("name")
+        name = raw_name if isinstance(raw_name, str) else f"tests[{i}]"
         out.append(TestCase(values, expect, name, rep.line(where), fixed))
     return tuple(out)
 

@@ -242,7 +242,7 @@ def _json_key_lines(text: str) -> dict[Path, int]:
         if c in "}]":
             stack.pop()
             continue
-        if c == ",":
+        if c == "," and top is not None:     # valid JSON: a comma is always in a container
             if top[0] == "{":
                 top[2] = None
             else:

@@ -44,7 +44,8 @@ def unterminated(text: str) -> tuple[str, int] | None:
             stack.pop()
             i = j + 1
             continue
-        i = (_PLAIN if heredocs else _PLAIN_NL).match(text, i).end()
+        m = (_PLAIN if heredocs else _PLAIN_NL).match(text, i)   # matches, maybe empty
+        i = m.end() if m else i
         if i >= n:
             break
         c = text[i]
