@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 try:  # Python >= 3.11
@@ -42,7 +43,8 @@ JSON_TYPES = {
     "str": (str,), "int": (int,), "float": (float,), "bool": (bool,), "list": (list,),
     "dict": (dict,), "null": (type(None),),
 }
-_ORDER_OPS = {"lt": lambda a, b: a < b, "le": lambda a, b: a <= b,
+_ORDER_OPS: dict[str, Callable[[Any, Any], bool]] = {
+    "lt": lambda a, b: a < b, "le": lambda a, b: a <= b,
               "gt": lambda a, b: a > b, "ge": lambda a, b: a >= b}
 
 
@@ -132,107 +134,146 @@ def _eq_test(ftype: str, cv: Any) -> Test:
     return lambda v: json_eq(v, cv)
 
 
-def build_test(op: str, ftype: str, value: Any, fact: str, rep: Reporter,
-                where: tuple[Any, ...]) -> Test:
-    vwhere = (*where, "value")
+@dataclass(frozen=True)
+class _Ctx:
+    """What an operator's builder needs: the rule's value, the fact, and where to report."""
 
-    def bad(msg: str) -> CompileError:
-        rep.error(vwhere, msg)
+    op: str
+    ftype: str
+    value: Any
+    fact: str
+    rep: Reporter
+    where: tuple[Any, ...]
+
+    def bad(self, msg: str) -> CompileError:
+        self.rep.error(self.where, msg)
         return CompileError()
 
-    if op in ("exists", "missing"):
-        return (lambda v: True) if op == "exists" else (lambda v: False)
-    if op in ("eq", "ne"):
-        t = _eq_test(ftype, _check_scalar(ftype, value, rep, vwhere, fact))
-        if op == "eq":
-            return t
-        return lambda v: (lambda r: None if r is None else not r)(t(v))
-    if op in ("in", "not_in"):
-        if not isinstance(value, list) or not value:
-            raise bad(f"{op} takes a non-empty list of values, not {value!r}")
-        tests = [_eq_test(ftype, _check_scalar(ftype, x, rep, (*vwhere, i), fact))
-                 for i, x in enumerate(value)]
-        negate = op == "not_in"
 
-        def member(v: Any) -> bool | None:
-            und = False
-            for t in tests:
-                r = t(v)
-                if r is True:
-                    return not negate
-                if r is None:
-                    und = True
-            return None if und else negate
-        return member
-    if op in _ORDER_OPS:
-        cmp = _ORDER_OPS[op]
-        if ftype in ("version", "cc"):
-            cv = _check_scalar(ftype, value, rep, vwhere, fact)
-            keyf = _key_fn(ftype)
-            assert keyf is not None
+def _presence(c: _Ctx) -> Test:
+    return (lambda v: True) if c.op == "exists" else (lambda v: False)
 
-            def ordered(v: Any) -> bool | None:
-                k = keyf(v)
-                return None if k is None else cmp(k, cv)
-            return ordered
-        if ftype in ("int", "float", "any"):
-            if not _is_number(value):
-                raise bad(f"{op} compares numbers (or versions / compute capabilities on facts "
-                          f"of those types); {value!r} is not a number")
-            return lambda v: _is_number(v) and cmp(v, value)
-        raise bad(f"{op} cannot compare fact {fact} of type {ftype}; it works on numbers, "
-                  "versions and compute capabilities (use eq / in / matches instead)")
-    if op == "version_in":
-        if ftype not in ("version", "str", "any"):
-            raise bad(f"version_in needs a version fact; {fact} is of type {ftype}")
-        found = rep.unquoted_number(vwhere, value)
-        if found:
-            rep.error(found[0], f"versions must be quoted strings: {found[1]} is not quoted, "
-                                f"so YAML reads it as a number (2.10 becomes 2.1); "
-                                f"write \"{found[1]}\"")
-            raise CompileError()
-        try:
-            matcher: VersionMatcher = compile_matcher(value, "value")
-        except InvalidRange as exc:
-            raise bad(str(exc)) from None
-        return matcher.contains
-    if op == "matches":
-        if ftype not in ("str", "version", "cc", "any"):
-            raise bad(f"matches needs a string fact; {fact} is of type {ftype}")
-        if not isinstance(value, str):
-            raise bad(f"matches takes a quoted regular expression, not {value!r}")
-        try:
-            rx = re.compile(value)
-        except (re.error, OverflowError, RecursionError, ValueError) as exc:
-            # OverflowError: a{99999999999}; RecursionError: thousands of nested groups.
-            raise bad(f"bad regular expression {value!r}: {exc}") from None
-        danger = backtracking_hazard(value)
-        if danger:
-            raise bad(f"regular expression {value!r} can take exponential time ({danger}); "
-                      "rewrite it without the nested repetition") from None
-        full = rx.fullmatch  # anchored: the whole value must match
 
-        def matches(v: Any) -> bool | None:
-            if not isinstance(v, str):
-                return False
-            if len(v) > MATCH_LIMIT:
-                return None  # not scanned: see Leaf.reason
-            return full(v) is not None
-        return matches
-    if op == "contains":
-        if ftype not in ("list", "any"):
-            raise bad(f"contains needs a list fact; {fact} is of type {ftype}")
-        if isinstance(value, (list, dict)):
-            raise bad(f"contains takes one scalar value to look for, not {value!r}")
-        return lambda v: isinstance(v, list) and any(json_eq(x, value) for x in v)
-    if op == "type_is":
-        if value not in JSON_TYPES:
-            raise bad(f"type_is takes one of {', '.join(JSON_TYPES)}, not {value!r}")
-        if value == "int":
-            return lambda v: isinstance(v, int) and not isinstance(v, bool)
-        types = JSON_TYPES[value]
-        return lambda v: isinstance(v, types)
-    raise AssertionError(op)  # pragma: no cover - OPERATORS is closed
+def _equality(c: _Ctx) -> Test:
+    t = _eq_test(c.ftype, _check_scalar(c.ftype, c.value, c.rep, c.where, c.fact))
+    if c.op == "eq":
+        return t
+    return lambda v: (lambda r: None if r is None else not r)(t(v))
+
+
+def _membership(c: _Ctx) -> Test:
+    if not isinstance(c.value, list) or not c.value:
+        raise c.bad(f"{c.op} takes a non-empty list of values, not {c.value!r}")
+    tests = [_eq_test(c.ftype, _check_scalar(c.ftype, x, c.rep, (*c.where, i), c.fact))
+             for i, x in enumerate(c.value)]
+    negate = c.op == "not_in"
+
+    def member(v: Any) -> bool | None:
+        und = False
+        for t in tests:
+            r = t(v)
+            if r is True:
+                return not negate
+            if r is None:
+                und = True
+        return None if und else negate
+    return member
+
+
+def _order(c: _Ctx) -> Test:
+    cmp = _ORDER_OPS[c.op]
+    if c.ftype in ("version", "cc"):
+        cv = _check_scalar(c.ftype, c.value, c.rep, c.where, c.fact)
+        keyf = _key_fn(c.ftype)
+        assert keyf is not None
+
+        def ordered(v: Any) -> bool | None:
+            k = keyf(v)
+            return None if k is None else cmp(k, cv)
+        return ordered
+    if c.ftype in ("int", "float", "any"):
+        if not _is_number(c.value):
+            raise c.bad(f"{c.op} compares numbers (or versions / compute capabilities on facts "
+                        f"of those types); {c.value!r} is not a number")
+        value = c.value
+        return lambda v: _is_number(v) and cmp(v, value)
+    raise c.bad(f"{c.op} cannot compare fact {c.fact} of type {c.ftype}; it works on numbers, "
+                "versions and compute capabilities (use eq / in / matches instead)")
+
+
+def _version_in(c: _Ctx) -> Test:
+    if c.ftype not in ("version", "str", "any"):
+        raise c.bad(f"version_in needs a version fact; {c.fact} is of type {c.ftype}")
+    found = c.rep.unquoted_number(c.where, c.value)
+    if found:
+        c.rep.error(found[0], f"versions must be quoted strings: {found[1]} is not quoted, "
+                              f"so YAML reads it as a number (2.10 becomes 2.1); "
+                              f"write \"{found[1]}\"")
+        raise CompileError()
+    try:
+        matcher: VersionMatcher = compile_matcher(c.value, "value")
+    except InvalidRange as exc:
+        raise c.bad(str(exc)) from None
+    return matcher.contains
+
+
+def _matches(c: _Ctx) -> Test:
+    if c.ftype not in ("str", "version", "cc", "any"):
+        raise c.bad(f"matches needs a string fact; {c.fact} is of type {c.ftype}")
+    if not isinstance(c.value, str):
+        raise c.bad(f"matches takes a quoted regular expression, not {c.value!r}")
+    try:
+        rx = re.compile(c.value)
+    except (re.error, OverflowError, RecursionError, ValueError) as exc:
+        # OverflowError: a{99999999999}; RecursionError: thousands of nested groups.
+        raise c.bad(f"bad regular expression {c.value!r}: {exc}") from None
+    danger = backtracking_hazard(c.value)
+    if danger:
+        raise c.bad(f"regular expression {c.value!r} can take exponential time ({danger}); "
+                    "rewrite it without the nested repetition") from None
+    full = rx.fullmatch  # anchored: the whole value must match
+
+    def matches(v: Any) -> bool | None:
+        if not isinstance(v, str):
+            return False
+        if len(v) > MATCH_LIMIT:
+            return None  # not scanned: see Leaf.reason
+        return full(v) is not None
+    return matches
+
+
+def _contains(c: _Ctx) -> Test:
+    if c.ftype not in ("list", "any"):
+        raise c.bad(f"contains needs a list fact; {c.fact} is of type {c.ftype}")
+    if isinstance(c.value, (list, dict)):
+        raise c.bad(f"contains takes one scalar value to look for, not {c.value!r}")
+    value = c.value
+    return lambda v: isinstance(v, list) and any(json_eq(x, value) for x in v)
+
+
+def _type_is(c: _Ctx) -> Test:
+    if c.value not in JSON_TYPES:
+        raise c.bad(f"type_is takes one of {', '.join(JSON_TYPES)}, not {c.value!r}")
+    if c.value == "int":
+        return lambda v: isinstance(v, int) and not isinstance(v, bool)
+    types = JSON_TYPES[c.value]
+    return lambda v: isinstance(v, types)
+
+
+# The operator table (after packaging.markers' `_operators`): one builder per operator; the
+# vocabulary is closed (OPERATORS), and a test below keeps the two in step.
+_BUILDERS: dict[str, Callable[[_Ctx], Test]] = {
+    "exists": _presence, "missing": _presence, "eq": _equality, "ne": _equality,
+    "in": _membership, "not_in": _membership, **{op: _order for op in _ORDER_OPS},
+    "version_in": _version_in, "matches": _matches, "contains": _contains, "type_is": _type_is,
+}
+
+
+def build_test(op: str, ftype: str, value: Any, fact: str, rep: Reporter,
+               where: tuple[Any, ...]) -> Test:
+    """The compiled test of one ``{fact, op, value}`` leaf; reports and raises
+    :class:`CompileError` for a value the operator cannot take."""
+    return _BUILDERS[op](_Ctx(op, ftype, value, fact, rep, (*where, "value")))
 
 
 def backtracking_hazard(pattern: str) -> str | None:
