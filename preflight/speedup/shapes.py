@@ -133,24 +133,32 @@ def _known(name: str) -> dict[str, tuple[Any, str]] | None:
     return None
 
 
-def model_shape(facts: Mapping[str, Any], *, model_config: str | None = None,
-                seq: int | None = None, micro_batch: int | None = None) -> ModelShape | Unknown:
-    """The shape for ``facts`` (config facts and intent.shapes.*), or Unknown with the reason."""
-    got: dict[str, tuple[Any, str]] = {}
+Got = dict[str, tuple[Any, str]]
+
+
+def _from_model(facts: Mapping[str, Any], model_config: str | None) -> Got | Unknown:
+    """What an HF config.json (named, or next to the model a config names) or a known model
+    name gives."""
     if model_config:
         try:
-            got.update(_from_hf(read_hf_config(model_config), model_config))
+            return _from_hf(read_hf_config(model_config), model_config)
         except ValueError as exc:
             return Unknown(str(exc))
-    elif (model := _first(facts, "model")) and isinstance(model[0], str):
-        local = os.path.join(model[0], "config.json")
-        if os.path.isfile(local):
-            try:
-                got.update(_from_hf(read_hf_config(local), local))
-            except ValueError as exc:
-                return Unknown(str(exc))
-        elif known := _known(model[0]):
-            got.update(known)
+    model = _first(facts, "model")
+    if not model or not isinstance(model[0], str):
+        return {}
+    local = os.path.join(model[0], "config.json")
+    if os.path.isfile(local):
+        try:
+            return _from_hf(read_hf_config(local), local)
+        except ValueError as exc:
+            return Unknown(str(exc))
+    return _known(model[0]) or {}
+
+
+def _from_facts(facts: Mapping[str, Any], got: Got) -> None:
+    """Fill what the model did not give from the framework facts (torchtitan flavors, the
+    config readers' intent.shapes.* and raw size flags)."""
     flavor = facts.get("config.torchtitan.model.flavor")
     if isinstance(flavor, str) and flavor in TITAN:
         a, kv, n = TITAN[flavor]
@@ -163,35 +171,52 @@ def model_shape(facts: Mapping[str, Any], *, model_config: str | None = None,
     for what in ("heads", "kv_heads", "layers", "vocab", "seq", "micro_batch", "tp"):
         if what not in got and (hit := _first(facts, what)) and _int(hit[0]):
             got[what] = hit
+    if "gated" not in got and isinstance(facts.get("config.megatron.swiglu"), bool):
+        got["gated"] = (facts["config.megatron.swiglu"], "config.megatron.swiglu")
+
+
+def _batch(facts: Mapping[str, Any], got: Got) -> str | None:
+    """Sequence length and micro-batch, from intent.shapes.tokens when not given; the reason
+    when neither can be had."""
+    if "seq" in got and "micro_batch" in got:
+        return None
+    tokens = _int(facts.get("intent.shapes.tokens"))
+    if not tokens and "seq" not in got:
+        return ("the configs read do not give the sequence length and micro-batch: pass "
+                "--seq N --micro-batch N")
+    if "seq" not in got:
+        got["seq"] = (tokens, "intent.shapes.tokens (micro-batch of 1 assumed)")
+    if "micro_batch" not in got:
+        got["micro_batch"] = (max(1, (tokens or got["seq"][0]) // got["seq"][0]),
+                              "intent.shapes.tokens / seq" if tokens else "default 1")
+    return None
+
+
+def model_shape(facts: Mapping[str, Any], *, model_config: str | None = None,
+                seq: int | None = None, micro_batch: int | None = None) -> ModelShape | Unknown:
+    """The shape for ``facts`` (config facts and intent.shapes.*), or Unknown with the reason."""
+    got = _from_model(facts, model_config)
+    if isinstance(got, Unknown):
+        return got
+    _from_facts(facts, got)
     if seq:
         got["seq"] = (seq, "--seq")
     if micro_batch:
         got["micro_batch"] = (micro_batch, "--micro-batch")
-    if "gated" not in got and isinstance(facts.get("config.megatron.swiglu"), bool):
-        got["gated"] = (facts["config.megatron.swiglu"], "config.megatron.swiglu")
     missing = [k for k in ("hidden", "ffn", "heads") if k not in got]
     if missing:
         return Unknown(f"the configs read do not give the model's {', '.join(missing)}: pass "
                        "--model-config path/to/config.json (an HF model config)")
-    notes = []
-    if "seq" not in got or "micro_batch" not in got:
-        tokens = _int(facts.get("intent.shapes.tokens"))
-        if not tokens and "seq" not in got:
-            return Unknown("the configs read do not give the sequence length and micro-batch: "
-                           "pass --seq N --micro-batch N")
-        if "seq" not in got:
-            got["seq"] = (tokens, "intent.shapes.tokens (micro-batch of 1 assumed)")
-        if "micro_batch" not in got:
-            got["micro_batch"] = (max(1, (tokens or got["seq"][0]) // got["seq"][0]),
-                                  "intent.shapes.tokens / seq" if tokens else "default 1")
+    if (why := _batch(facts, got)) is not None:
+        return Unknown(why)
     for key, default in (("kv_heads", got["heads"][0]), ("tp", 1), ("gated", True)):
         if key not in got:
             got[key] = (default, f"default {default}")
-    if "layers" not in got:
-        notes.append("layers unknown: per-layer prediction, the LM head and optimizer left out")
+    notes = () if "layers" in got else (
+        "layers unknown: per-layer prediction, the LM head and optimizer left out",)
     return ModelShape(
         hidden=got["hidden"][0], ffn=got["ffn"][0], heads=got["heads"][0],
         kv_heads=got["kv_heads"][0], layers=got.get("layers", (None,))[0],
         vocab=got.get("vocab", (None,))[0], seq=got["seq"][0],
         micro_batch=got["micro_batch"][0], gated=bool(got["gated"][0]), tp=got["tp"][0],
-        source=tuple(f"{k}={v[0]} from {v[1]}" for k, v in got.items()) + tuple(notes))
+        source=tuple(f"{k}={v[0]} from {v[1]}" for k, v in got.items()) + notes)
