@@ -78,10 +78,8 @@ def unterminated(text: str) -> tuple[str, int] | None:
             i = n if j == -1 else j
             continue
         if c == "$" and text.startswith("'", i + 1):          # $'...': backslash escapes
-            j = i + 2
-            while j < n and text[j] != "'":
-                j += 2 if text[j] == "\\" else 1
-            if j >= n:
+            j = _ansi_c_end(text, i + 2)
+            if j < 0:
                 stack.append(("'", i))
                 break
             i = j + 1
@@ -96,26 +94,44 @@ def unterminated(text: str) -> tuple[str, int] | None:
             i = j          # $(( ... )): bash matches the parentheses only, quotes are literal
             word_goes_on = j - 1
             continue
-        if c in "'\"":
-            stack.append((c, i))
-        elif c == "(":
-            stack.append(("$(" if i and text[i - 1] == "$" else "(", i))
-        elif c == ")":
-            if top in ("(", "$("):
-                stack.pop()
-                if top == "$(":
-                    word_goes_on = i
-        elif c == "<" and text.startswith("<<", i) and not text.startswith("<<<", i):
-            m = _HEREDOC.match(text, i)
-            if m:
-                heredocs.append((m.group(3), m.group(1) == "-"))
-                i = m.end()
-                continue
-        i += 1
+        i, closed = _opener_or_closer(text, i, top, stack, heredocs)
+        if closed:
+            word_goes_on = closed
     if not stack:
         return None
     what, where = stack[0]
     return _WHAT[what], text.count("\n", 0, where) + 1
+
+
+def _ansi_c_end(text: str, j: int) -> int:
+    """Offset of the ``'`` closing a ``$'...'`` whose body starts at ``j`` (backslash escapes
+    inside), or -1."""
+    n = len(text)
+    while j < n and text[j] != "'":
+        j += 2 if text[j] == "\\" else 1
+    return j if j < n else -1
+
+
+def _opener_or_closer(text: str, i: int, top: str, stack: list[tuple[str, int]],
+                      heredocs: list[tuple[str, bool]]) -> tuple[int, int]:
+    """An unquoted quote, parenthesis or here-document operator at ``i``: update the stack (or
+    the pending here-documents) and return where to go on, and the offset of a ``)`` that closed
+    a ``$(`` (0 for none: a ``#`` right after it is no comment)."""
+    c = text[i]
+    if c in "'\"":
+        stack.append((c, i))
+    elif c == "(":
+        stack.append(("$(" if i and text[i - 1] == "$" else "(", i))
+    elif c == ")" and top in ("(", "$("):
+        stack.pop()
+        if top == "$(":
+            return i + 1, i
+    elif c == "<" and text.startswith("<<", i) and not text.startswith("<<<", i):
+        m = _HEREDOC.match(text, i)
+        if m:
+            heredocs.append((m.group(3), m.group(1) == "-"))
+            return m.end(), 0
+    return i + 1, 0
 
 
 _PAREN = re.compile(r"\\[\s\S]|[()]")
