@@ -348,6 +348,9 @@ def runtime_facts(model: Any, optimizer: Any = None, accelerator: Any = None,
     elif optimizer is not None and type(optimizer).__module__.startswith("deepspeed."):
         values.update(deepspeed_facts(None, ds_config, optimizer=optimizer, model=model))
     values.update(fsdp_facts(model))
+    from preflight.live_resume import resume_facts  # FP8 scaling state after a resume
+
+    values.update(resume_facts(model, optimizer))
     return Facts(values, {name: "inspect" for name in values})
 
 
@@ -386,6 +389,7 @@ def inspect(model: Any, optimizer: Any = None, accelerator: Any = None, expect_f
         facts = facts.merged(dict(extra_facts), source="inspect")
     # Only the runtime rules by default: host / package / config facts were not collected here,
     # and rules that test those for absence must not fire on an inspection that never looked.
-    paths = list(rules_paths) or [str(rules_engine.bundled_rules_dir() / "runtime")]
+    paths = list(rules_paths) or [str(rules_engine.bundled_rules_dir() / d)
+                                  for d in ("runtime", "checkpoint/live")]
     return evaluate_facts(facts, rules_paths=paths, fail_on=fail_on,
                           inputs=("live objects: preflight.inspect",))

@@ -28,7 +28,7 @@ from preflight.facts import Facts, encode_value
 
 Write = Callable[[str, "str | None"], None]
 AREAS = ("HW", "CUDA", "TORCH", "TE", "TAO", "ACC", "DS", "FSDP", "LLMF", "MEG", "TT", "PL", "HF",
-         "NEMO", "SMOKE", "RT", "CLU")
+         "NEMO", "SMOKE", "RT", "CLU", "CKPT")
 ID_RE = re.compile(r"^FP8D-(?P<area>[A-Z]+)-(?P<num>\d{4})$")
 _STATE = {True: "fire", False: "quiet", None: "undetermined"}
 
