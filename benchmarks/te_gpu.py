@@ -124,6 +124,26 @@ def _negative() -> Any:
     return {"fixed": fixed, "pre_1254_emulated": emulated, "after_unpatch": after}
 
 
+@part("profile_te_stage")
+def _profile() -> Any:
+    """Where the TE stage's seconds go, in-process (TE already imported by the parts above)."""
+    import cProfile
+    import io
+    import pstats
+
+    from preflight.smoke import te_check
+
+    prof = cProfile.Profile()
+    t0 = time.perf_counter()
+    prof.enable()
+    res = te_check.run_all("cuda:0", (9, 0))
+    prof.disable()
+    wall = round(time.perf_counter() - t0, 2)
+    buf = io.StringIO()
+    pstats.Stats(prof, stream=buf).sort_stats("cumulative").print_stats(45)
+    return {"wall_s": wall, "timings": res.get("timings"), "top": buf.getvalue()[-9000:]}
+
+
 @part("inspect_te")
 def _inspect() -> Any:
     import torch

@@ -191,7 +191,17 @@ def run_all(device: str, cc: tuple[int, int] | None, resume: bool = True) -> dic
     stage's seconds go (benchmarks/te_stage.py reads them)."""
     t0 = time.perf_counter()
     import transformer_engine
-    import transformer_engine.pytorch as te_pt
+
+    try:
+        import transformer_engine.pytorch as te_pt
+    except OSError as exc:
+        # An incomplete install: TE 2.x finds its torch library (transformer_engine_torch) only
+        # here, with "Could not find shared object file for Transformer Engine torch lib".
+        raise RuntimeError(
+            "Transformer Engine's PyTorch extension (transformer_engine_torch) is missing or "
+            f"cannot be loaded ({type(exc).__name__}: {exc}); install transformer-engine[pytorch] "
+            "built for this torch (pip install --no-build-isolation 'transformer-engine[pytorch]') "
+            "or build the transformer_engine_torch sdist against it") from exc
 
     timings: dict[str, float] = {"import": round(time.perf_counter() - t0, 3)}
     res: dict[str, Any] = {"version": getattr(transformer_engine, "__version__", None),
