@@ -67,7 +67,9 @@ def fix_for(error: str | None, status: str) -> str | None:
                 f"{UNSAFE_PICKLE_ENV}=1 when loading checkpoints you trust, or train with a "
                 "stateless recipe (Float8CurrentScaling, MXFP8); never drop _extra_state to get "
                 "past the error (the FP8 scales restart at 1.0)")
-    if status == "refused" and error and "weights_only" in error.lower().replace(" ", "_"):
+    if status == "refused" and error and error.startswith("unreadable"):
+        return "the checkpoint file is truncated or not a torch checkpoint: save it again"
+    if status == "refused" and error and "Unsupported global" in error:
         return ("torch.load(weights_only=True) refuses the float8 tensor subclass: register it "
                 "with torch.serialization.add_safe_globals([...]), or load checkpoints you trust "
                 "with weights_only=False")
@@ -77,8 +79,6 @@ def fix_for(error: str | None, status: str) -> str | None:
                 "size changes with its content (empty before the first FP8 forward), so the load "
                 "fails. Save and load TE models with torch.save / load_state_dict (or Megatron's "
                 "dist_checkpointing, which handles TE's extra state), or use a stateless recipe")
-    if status == "refused" and error and error.startswith("unreadable"):
-        return "the checkpoint file is truncated or not a torch checkpoint: save it again"
     if status == "refused":
         return "see the error; the checkpoint cannot be loaded into a fresh model"
     if status == "drifted":
@@ -140,7 +140,7 @@ def torch_load(path: str, weights_only: bool | None = None) -> tuple[Any, str | 
         return torch.load(path, **kwargs), None
     except BaseException as exc:  # noqa: BLE001 - every failure is a result
         text = failure(exc)
-        if "weights_only" in text.lower().replace(" ", "_") or "Unsupported global" in text:
+        if "Unsupported global" in text:   # a readable file holding a class not allow-listed
             return None, text
         return None, f"unreadable checkpoint {os.path.basename(path)}: {text}"
 
