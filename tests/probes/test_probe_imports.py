@@ -146,3 +146,18 @@ def test_unstartable_python_is_a_crash_fact(tmp_path: Path) -> None:
     f = import_facts(["torch"], timeout=5, python=str(tmp_path / "no-python"))
     assert f["import.torch.ok"] is False and f["import.torch.error_kind"] == "crash"
     assert "cannot start" in f["import.torch.error"]
+
+
+def test_te_without_its_torch_extension_is_not_ok(tmp_path: Path) -> None:
+    """TE 2.x's top package imports without its torch library; only transformer_engine.pytorch
+    fails (seen with TE 2.20.2 on the GPU machine, the extension removed: issue 15)."""
+    pkg = tmp_path / "transformer_engine"
+    (pkg / "pytorch").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("__version__ = '2.20.2'\n")
+    (pkg / "pytorch" / "__init__.py").write_text(
+        "raise FileNotFoundError('Could not find shared object file for Transformer Engine "
+        "torch lib.')\n")
+    f = import_facts(["transformer_engine"], env={**os.environ, "PYTHONPATH": str(tmp_path)},
+                     timeout=60)
+    assert f["import.transformer_engine.ok"] is False
+    assert f["import.transformer_engine.error_kind"] == "missing_library"
