@@ -96,6 +96,11 @@ def _smoke_te_warm() -> Any:
     return smoke_summary(cli(["smoke", "--backend", "te", "--format", "json"]))
 
 
+@part("smoke_te_warm2")
+def _smoke_te_warm2() -> Any:
+    return smoke_summary(cli(["smoke", "--backend", "te", "--format", "json"]))
+
+
 @part("smoke_te_unsafe_env")
 def _smoke_te_env() -> Any:
     return smoke_summary(cli(["smoke", "--backend", "te", "--format", "json"], {VAR: "1"}))

@@ -13,8 +13,12 @@ run-time detector for the activation-checkpointing backward-scale bug (TE issue 
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import importlib.abc
+import sys
 import time
+from collections.abc import Iterator
 from typing import Any
 
 from preflight.smoke import numerics as nm
@@ -190,10 +194,10 @@ def run_all(device: str, cc: tuple[int, int] | None, resume: bool = True) -> dic
     """Every TE check; raises ImportError when TE is not importable. ``timings`` says where the
     stage's seconds go (benchmarks/te_stage.py reads them)."""
     t0 = time.perf_counter()
-    import transformer_engine
-
     try:
-        import transformer_engine.pytorch as te_pt
+        with _without_te_jax():
+            import transformer_engine
+            import transformer_engine.pytorch as te_pt
     except OSError as exc:
         # An incomplete install: TE 2.x finds its torch library (transformer_engine_torch) only
         # here, with "Could not find shared object file for Transformer Engine torch lib".
@@ -245,6 +249,31 @@ def run_all(device: str, cc: tuple[int, int] | None, resume: bool = True) -> dic
             res["resume_error"] = f"{type(exc).__name__}: {exc}"[:600]
         lap("resume")
     return res
+
+
+class _SkipTEJax(importlib.abc.MetaPathFinder):
+    """Refuses ``transformer_engine.jax`` while TE is imported here.
+
+    TE's package ``__init__`` imports its JAX side as well whenever JAX is installed (1.0 s of the
+    7.4 s ``import transformer_engine.pytorch`` on the GPU image, ``python -X importtime``; issue
+    15). The smoke step checks the PyTorch side only, and ImportError is what that ``__init__``
+    expects when TE has no JAX support (``try: from . import jax / except ImportError: pass``).
+    """
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> None:
+        if name == "transformer_engine.jax" or name.startswith("transformer_engine.jax."):
+            raise ImportError("the fp8-doctor smoke child does not import transformer_engine.jax")
+        return None
+
+
+@contextlib.contextmanager
+def _without_te_jax() -> Iterator[None]:
+    finder = _SkipTEJax()
+    sys.meta_path.insert(0, finder)
+    try:
+        yield
+    finally:
+        sys.meta_path.remove(finder)
 
 
 class _Lap:

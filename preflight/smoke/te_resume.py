@@ -102,9 +102,12 @@ def check_recipe(te_pt: Any, device: str, recipe_factory: Any, modes: tuple[str,
                               if not k.endswith(rc.EXTRA_STATE_SUFFIX)}
                 if err is None:
                     err = rc.load_into(fresh, loaded, strict=mode != "dropped")
+        # Read before the next step runs (which fills a fresh history): None = no state at all.
+        loaded = _state(fresh) if err is None else None
         res[mode] = rc.outcome(mode, ref, fresh, step, err, _state, trained, stateful)
         if err is None:
-            res[mode]["state_initial"] = _initial(_state(fresh))
+            res[mode]["state_initial"] = _initial(loaded)
+            res[mode]["state_after_load"] = "none" if loaded is None else "present"
     return res
 
 
