@@ -43,6 +43,13 @@ def failure(exc: BaseException) -> str:
     """
     if isinstance(exc, (KeyboardInterrupt, SystemExit)):
         raise exc
+    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+    if len(lines) > 1:
+        # DCP wraps the rank's traceback into its message: the last error line is the cause
+        # ("ValueError: Size mismatch between saved ... for ..._extra_state").
+        cause = next((ln for ln in reversed(lines) if "Error" in ln or "Exception" in ln),
+                     lines[-1])
+        return f"{type(exc).__name__}: {cause}"[:600]
     return f"{type(exc).__name__}: {exc}"[:600]
 
 

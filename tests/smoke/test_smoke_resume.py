@@ -37,6 +37,21 @@ def test_fix_names_the_variable_for_the_pickle_refusal() -> None:
     assert "strict=True" in rc.fix_for(None, "drifted")
 
 
+def test_failure_names_the_cause_of_a_wrapped_error() -> None:
+    class CheckpointException(BaseException):   # torch.distributed.checkpoint's is one too
+        pass
+
+    exc = CheckpointException("CheckpointException ranks:dict_keys([0])\nTraceback (most recent "
+                              "call last): (RANK 0)\n  File x.py, line 3\nValueError: Size mismatch "
+                              "between saved torch.Size([1945]) and current: torch.Size([0]) for "
+                              "_extra_state")
+    text = rc.failure(exc)
+    assert text.startswith("CheckpointException: ValueError: Size mismatch")
+    assert "in place" in rc.fix_for(text, "refused")
+    with pytest.raises(KeyboardInterrupt):
+        rc.failure(KeyboardInterrupt())
+
+
 def test_env_set_restores_the_environment() -> None:
     name = "FP8_DOCTOR_TEST_RESUME_VAR"
     os.environ.pop(name, None)
