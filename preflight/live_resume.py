@@ -2,12 +2,12 @@
 
 After ``load_state_dict`` / a resume, Transformer Engine DelayedScaling modules must carry the
 scales and amax history they had when the checkpoint was saved (``fp8_meta["scaling_fwd"|
-"scaling_bwd"]``). When ``_extra_state`` was dropped (``strict=False`` to get past TE >= 2.18's
-pickle refusal, or a TE 1.x checkpoint TE 2.x < 2.4 could not read, TE issue 1623) the scales
-restart at 1.0 with an empty history while the optimizer has already taken steps: the loss spike
-after a resume (TE issues 982, 759). Read here without importing torch or TE (the objects are
-live; TE's module path and ``fp8_meta`` shape are duck-typed). The rules are
-rules/checkpoint/live/FP8D-CKPT-0008 and -0009.
+"scaling_bwd"]``). When ``_extra_state`` was dropped (``strict=False`` to get past the pickle
+refusal of TE 2.16.1, 2.17.1 and >= 2.18, or a TE 1.x checkpoint TE 2.0-2.3 could not read, TE
+issue 1623) the scales restart at 1.0 with an empty history while the optimizer has already
+taken steps: the loss spike after a resume (TE issues 982, 759). Read here without importing
+torch or TE (the objects are live; TE's module path and ``fp8_meta`` shape are duck-typed). The
+rules are rules/checkpoint/live/FP8D-CKPT-0008, -0009 and -0010.
 """
 
 from __future__ import annotations
@@ -63,9 +63,10 @@ def te_state(named_modules: Iterable[tuple[str, Any]]) -> dict[str, Any]:
             unreadable.append(name)
             continue
         stateful += 1
-        if all(x == 1.0 for s in scales for x in s or []) and all(x == 0.0 for f in flat for x in f or []):
+        unit = all(x == 1.0 for s in scales for x in s or [])
+        if unit and all(x == 0.0 for f in flat for x in f or []):
             initial.append(name or "<model>")
-        fwd = meta["scaling_fwd"].amax_history if hasattr(meta["scaling_fwd"], "amax_history") else None
+        fwd = getattr(meta["scaling_fwd"], "amax_history", None)
         if fwd is not None:
             rows = _filled_rows(fwd)
             if rows is not None:
@@ -100,7 +101,8 @@ def optimizer_steps(optimizer: Any) -> int | Unknown:
     except Exception as exc:  # noqa: BLE001
         return Unknown(f"optimizer state unreadable: {type(exc).__name__}")
     if best is None:
-        return Unknown("the optimizer state holds no step count (no step taken yet, or not Adam-style)")
+        return Unknown("the optimizer state holds no step count (no step taken yet, or not "
+                       "Adam-style)")
     return best
 
 
@@ -114,7 +116,8 @@ def resume_facts(model: Any, optimizer: Any = None) -> dict[str, Any]:
     if optimizer is not None:
         steps = optimizer_steps(optimizer)
         out["runtime.optimizer.steps"] = steps
-        rows, length = out.get("runtime.fp8.te_history_rows_min"), out.get("runtime.fp8.te_history_len")
+        rows = out.get("runtime.fp8.te_history_rows_min")
+        length = out.get("runtime.fp8.te_history_len")
         if isinstance(steps, int) and rows is not None and length:
             # A full history shows len - 1 filled rows: TE zeroes the row of the step to come
             # after the roll (TE 2.20.2 on an H100: 3 of 4 after 6 steps, 2 after 2).

@@ -30,7 +30,8 @@ class AfterResume:
     start: int | None = None
 
     def arm(self, facts: dict[str, Any], global_step: Any) -> None:
-        self.start = global_step if facts.get("runtime.resumed") and isinstance(global_step, int) else None
+        resumed = facts.get("runtime.resumed") and isinstance(global_step, int)
+        self.start = global_step if resumed else None
 
     def due(self, global_step: Any) -> bool:
         if self.start is None or not isinstance(global_step, int) or global_step <= self.start:

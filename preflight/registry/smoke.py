@@ -82,7 +82,7 @@ _TE = (
 _VERDICT = "restored | refused | drifted | not_applicable (the recipe keeps no FP8 state) | error"
 _RESUME = (
     F("smoke.te.resume_status", "str", "DelayedScaling te.Linear trained, torch.save(state_dict()), torch.load, load_state_dict into a fresh module in the job's environment: " + _VERDICT),
-    F("smoke.te.resume_error", "str", "Why loading the TE checkpoint failed (e.g. TE >= 2.18's pickle refusal)"),
+    F("smoke.te.resume_error", "str", "Why loading the TE checkpoint failed (e.g. TE's pickle refusal (2.16.1, 2.17.1, >= 2.18))"),
     F("smoke.te.resume_fix", "str", "What to do about a refused or drifted TE resume"),
     F("smoke.te.resume_max_abs_diff", "float", "Next step after the TE resume vs the uninterrupted run: largest absolute difference (output, x.grad, w.grad)"),
     F("smoke.te.resume_unsafe_env_status", "str", "The same resume with NVTE_ALLOW_UNSAFE_PICKLE_EXTRA_STATE=1: " + _VERDICT),

@@ -4,9 +4,10 @@ fresh model, then compare the scaling state and the next step's output and gradi
 Runs inside the smoke child only (imports torch). Every outcome is one of :data:`STATUSES`:
 
 - ``restored``: the state and the next step match the uninterrupted model;
-- ``refused``: loading raised (TE >= 2.18 refuses pickled DelayedScaling ``_extra_state`` unless
-  ``NVTE_ALLOW_UNSAFE_PICKLE_EXTRA_STATE=1``, TE PR 3123; ``torch.load(weights_only=True)`` refuses
-  tensor subclasses it does not know, torchtitan issue 651);
+- ``refused``: loading raised (TE 2.16.1, 2.17.1 and >= 2.18 refuse pickled DelayedScaling
+  ``_extra_state`` unless ``NVTE_ALLOW_UNSAFE_PICKLE_EXTRA_STATE=1``, TE PR 3123;
+  ``torch.load(weights_only=True)`` refuses classes not allow-listed, torchtitan issue 651; DCP
+  cannot load TE's extra state in place, TE issue 1860);
 - ``drifted``: loading succeeded but the state or the next step differs (``_extra_state`` dropped:
   scales restart at 1.0, the loss spike after a resume of TE issues 982 and 759);
 - ``not_applicable``: the recipe keeps no FP8 state (current scaling, MXFP8, torchao dynamic
@@ -28,7 +29,7 @@ from typing import Any
 STATUSES = ("restored", "refused", "drifted", "not_applicable", "error")
 STEPS = 3               # optimizer steps before the save: fills a DelayedScaling amax history
 RESUME_REL_TOL = 1e-3   # bf16 reruns of the same kernels are bit-identical; dropped scales are not
-UNSAFE_PICKLE_ENV = "NVTE_ALLOW_UNSAFE_PICKLE_EXTRA_STATE"   # TE >= 2.18 (PR 3123)
+UNSAFE_PICKLE_ENV = "NVTE_ALLOW_UNSAFE_PICKLE_EXTRA_STATE"   # TE 2.16.1, 2.17.1, >= 2.18 (PR 3123)
 EXTRA_STATE_SUFFIX = "_extra_state"
 
 Step = Callable[[Any], dict[str, Any]]
@@ -70,9 +71,9 @@ def classify(load_error: str | None, rel_diff: float | None, state_equal: bool |
 def fix_for(error: str | None, status: str) -> str | None:
     """What to do about a refused or drifted resume (None when nothing is to be done)."""
     if status == "refused" and error and UNSAFE_PICKLE_ENV in error:
-        return (f"Transformer Engine >= 2.18 refuses pickled DelayedScaling extra state: set "
-                f"{UNSAFE_PICKLE_ENV}=1 when loading checkpoints you trust, or train with a "
-                "stateless recipe (Float8CurrentScaling, MXFP8); never drop _extra_state to get "
+        return ("Transformer Engine 2.16.1, 2.17.1 and >= 2.18 refuse pickled DelayedScaling "
+                f"extra state: set {UNSAFE_PICKLE_ENV}=1 when loading checkpoints you trust, or "
+                "train with a stateless recipe (Float8CurrentScaling, MXFP8); never drop _extra_state to get "
                 "past the error (the FP8 scales restart at 1.0)")
     if status == "refused" and error and error.startswith("unreadable"):
         return "the checkpoint file is truncated or not a torch checkpoint: save it again"
@@ -80,7 +81,8 @@ def fix_for(error: str | None, status: str) -> str | None:
         return ("torch.load(weights_only=True) refuses the float8 tensor subclass: register it "
                 "with torch.serialization.add_safe_globals([...]), or load checkpoints you trust "
                 "with weights_only=False")
-    if status == "refused" and error and "_extra_state" in error and "size mismatch" in error.lower():
+    mismatch = bool(error) and "_extra_state" in error and "size mismatch" in error.lower()
+    if status == "refused" and mismatch:
         return ("torch.distributed.checkpoint loads in place, into tensors of the size the fresh "
                 "model has: Transformer Engine's DelayedScaling _extra_state is a pickle whose "
                 "size changes with its content (empty before the first FP8 forward), so the load "

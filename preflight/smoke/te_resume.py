@@ -5,7 +5,8 @@ and ``amax_history``), saved as ``_extra_state``. Four ways of loading it, as jo
 
 - ``torch_save``: ``torch.save(model.state_dict())``, ``torch.load`` (torch's default
   ``weights_only``), ``load_state_dict`` - the job's own environment decides (a job with
-  ``NVTE_ALLOW_UNSAFE_PICKLE_EXTRA_STATE=1`` restores; without it TE >= 2.18 refuses);
+  ``NVTE_ALLOW_UNSAFE_PICKLE_EXTRA_STATE=1`` restores; without it TE 2.16.1, 2.17.1 and >= 2.18
+  refuse);
 - ``unsafe_env``: the same with that variable set to 1 (TE's documented opt-in);
 - ``dropped``: ``_extra_state`` removed and ``strict=False``, what people do to get past the error;
 - ``dcp``: ``torch.distributed.checkpoint`` save and load on one rank.
@@ -87,8 +88,8 @@ def check_recipe(te_pt: Any, device: str, recipe_factory: Any, modes: tuple[str,
     trained = _state(model)
     stateful = bool(trained) and not _initial(trained)
     ref = step(model)   # the uninterrupted run's next step (after the save, as a job goes on)
-    res: dict[str, Any] = {"stateful": stateful,
-                           "extra_state_keys": sorted(k for k in sd if k.endswith(rc.EXTRA_STATE_SUFFIX))}
+    extra = sorted(k for k in sd if k.endswith(rc.EXTRA_STATE_SUFFIX))
+    res: dict[str, Any] = {"stateful": stateful, "extra_state_keys": extra}
     for mode in modes:
         fresh = build(99)
         err: str | None
