@@ -354,6 +354,9 @@ def runtime_facts(model: Any, optimizer: Any = None, accelerator: Any = None,
     values.update(fsdp_facts(model))
     values["runtime.model.device_types"] = sorted(
         {str(getattr(getattr(p, "device", None), "type", "unknown")) for p in model.parameters()})
+    from preflight.live_resume import resume_facts  # FP8 scaling state after a resume
+
+    values.update(resume_facts(model, optimizer))
     return Facts(values, {name: "inspect" for name in values})
 
 
@@ -392,7 +395,8 @@ def inspect(model: Any, optimizer: Any = None, accelerator: Any = None, expect_f
         facts = facts.merged(dict(extra_facts), source="inspect")
     # Only the runtime rules by default: host / package / config facts were not collected here,
     # and rules that test those for absence must not fire on an inspection that never looked.
-    paths = list(rules_paths) or [str(rules_engine.bundled_rules_dir() / "runtime")]
+    paths = list(rules_paths) or [str(rules_engine.bundled_rules_dir() / d)
+                                  for d in ("runtime", "checkpoint/live")]
     from preflight.engine.environment import live_environment  # packages, env: issue 12
 
     facts, extra = live_environment(facts)

@@ -18,6 +18,7 @@ from typing import Any
 import os
 
 from preflight.integrations.core import Expectation, GateOptions, Inspector, explicit, gate
+from preflight.integrations.resume import AfterResume, resumed_facts
 
 __all__ = ["FP8DoctorCallback", "on_train_begin"]
 
@@ -57,11 +58,15 @@ def expectation(options: GateOptions, args: Any, accelerator: Any = None,
 
 
 def on_train_begin(options: GateOptions, args: Any, kwargs: dict[str, Any],
-                   accelerator: Any = None, *, inspector: Inspector | None = None) -> Any:
-    """What the callback does, without transformers: returns the Report (or raises)."""
+                   accelerator: Any = None, *, inspector: Inspector | None = None,
+                   state: Any = None) -> Any:
+    """What the callback does, without transformers: returns the Report (or raises).
+    ``state`` (the TrainerState) tells whether the run resumed: its global_step is restored from
+    the checkpoint before on_train_begin."""
     return gate(kwargs.get("model"), kwargs.get("optimizer"), accelerator, options=options,
                 ds_config=deepspeed_config_of(args), inspector=inspector,
-                expectation=expectation(options, args, accelerator))
+                expectation=expectation(options, args, accelerator),
+                extra_facts=resumed_facts(getattr(state, "global_step", None)))
 
 
 def _build() -> type:
@@ -81,9 +86,19 @@ def _build() -> type:
                                        inspect_kwargs)
             self.accelerator = accelerator
             self.report: Any = None
+            self.after_resume = AfterResume()
 
         def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
-            self.report = on_train_begin(self.options, args, kwargs, self.accelerator)
+            step = getattr(state, "global_step", None)
+            self.after_resume.arm(resumed_facts(step), step)
+            self.report = on_train_begin(self.options, args, kwargs, self.accelerator, state=state)
+            return control
+
+        def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
+            # Once, after the first step of a resumed run: a lost FP8 state shows now (CKPT-0009).
+            if self.after_resume.due(getattr(state, "global_step", None)):
+                self.report = on_train_begin(self.options, args, kwargs, self.accelerator,
+                                             state=state)
             return control
 
     return FP8DoctorCallback

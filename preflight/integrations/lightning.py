@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from preflight.integrations.core import Expectation, GateOptions, Inspector, explicit, gate
+from preflight.integrations.resume import AfterResume, resumed_facts
 
 __all__ = ["FP8DoctorCallback", "on_train_start"]
 
@@ -46,8 +47,9 @@ def on_train_start(options: GateOptions, trainer: Any, pl_module: Any, *,
     optimizers = list(getattr(trainer, "optimizers", None) or [])
     return gate(pl_module, optimizers[0] if optimizers else None, None, options=options,
                 engine=engine, ds_config=getattr(strategy, "config", None),
-                extra_facts=lightning_facts(trainer), inspector=inspector,
-                expectation=expectation(options, trainer))
+                extra_facts={**lightning_facts(trainer), **resumed_facts(
+                    getattr(trainer, "global_step", None), getattr(trainer, "ckpt_path", None))},
+                inspector=inspector, expectation=expectation(options, trainer))
 
 
 def _build() -> type:
@@ -69,9 +71,17 @@ def _build() -> type:
             self.options = GateOptions(on_failure, fail_on, expect_fp8,  # type: ignore[arg-type]
                                        inspect_kwargs)
             self.report: Any = None
+            self.after_resume = AfterResume()
 
         def on_train_start(self, trainer: Any, pl_module: Any) -> None:
+            step = getattr(trainer, "global_step", None)
+            self.after_resume.arm(resumed_facts(step, getattr(trainer, "ckpt_path", None)), step)
             self.report = on_train_start(self.options, trainer, pl_module)
+
+        def on_train_batch_end(self, trainer: Any, pl_module: Any, *args: Any) -> None:
+            # Once, after the first optimizer step of a resumed run (FP8D-CKPT-0009).
+            if self.after_resume.due(getattr(trainer, "global_step", None)):
+                self.report = on_train_start(self.options, trainer, pl_module)
 
     return FP8DoctorCallback
 

@@ -278,6 +278,10 @@ def apply_assumptions(facts: Facts, assume: Mapping[str, str]) -> Facts:
             generic[key] = value
     if touched & set(TE_PARTS):
         _drop(values, prov, "pkg.te.")
+        # This machine's other TE parts say nothing about the planned TE: a GPU machine with TE
+        # 2.20.2 installed made a plan for TE 2.8.0 look like a mixed install (FP8D-TE-0008).
+        for part in set(TE_PARTS) - touched:
+            _drop(values, prov, f"pkg.{part}.")
     if "torch" in touched:  # this machine's torch build says nothing about the planned torch
         _drop(values, prov, "cuda.torch_")
     merged = {**values, **assumed}

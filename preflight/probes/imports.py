@@ -47,6 +47,10 @@ out = {"module": name}
 t0 = time.perf_counter()
 try:
     mod = __import__(name)
+    if name == "transformer_engine":
+        # TE 2.x loads its torch extension in transformer_engine.pytorch only: the top package
+        # imports fine without it (TE 2.20.2 on an H100, fp8-doctor issue 15).
+        __import__("transformer_engine.pytorch")
     out["ok"] = True
     out["version"] = str(getattr(mod, "__version__", "") or "")
     if name == "torch":

@@ -56,4 +56,15 @@ SPECS = (
     F("runtime.fsdp.param_dtype", "str", "Mixed-precision policy param_dtype, or none"),
     F("runtime.fsdp.reduce_dtype", "str", "Mixed-precision policy reduce_dtype, or none"),
     F("runtime.fsdp.mixed_precision", "bool", "An FSDP mixed-precision policy with a param_dtype is set"),
+    # FP8 scaling state after a resume (producer: preflight/live_resume.py)
+    F("runtime.resumed", "bool", "The caller says this run resumed from a checkpoint (inspect(extra_facts={'runtime.resumed': True}); the HF and Lightning callbacks set it)"),
+    F("runtime.optimizer.steps", "int", "Largest 'step' in the optimizer state (Adam-style); Unknown before the first step"),
+    F("runtime.fp8.te_state_modules", "int", "Transformer Engine modules holding DelayedScaling state (fp8_meta scaling_fwd with a scale)"),
+    F("runtime.fp8.te_stateless_modules", "int", "Transformer Engine modules with no FP8 scaling state (no forward in FP8 yet, or a stateless recipe)"),
+    F("runtime.fp8.te_state_initial", "list", "Names of TE modules whose FP8 scales are all 1.0 and amax history all zero (first 16)"),
+    F("runtime.fp8.te_state_initial_count", "int", "How many TE modules hold initial (never trained, or not restored) FP8 state"),
+    F("runtime.fp8.te_state_unreadable", "list", "TE modules whose fp8_meta could not be read (first 16)"),
+    F("runtime.fp8.te_history_rows_min", "int", "Fewest filled rows of a forward amax history over the TE modules"),
+    F("runtime.fp8.te_history_len", "int", "Length of the forward amax history (DelayedScaling amax_history_len)"),
+    F("runtime.fp8.te_history_short", "bool", "Some TE amax history holds fewer filled rows than the optimizer steps taken (capped at its length): the state restarted after a resume"),
 )

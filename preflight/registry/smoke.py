@@ -79,6 +79,33 @@ _TE = (
     F("smoke.te.error", "str", "Exception raised by the TE checks (or 'not importable: ...')"),
 )
 
+_VERDICT = "restored | refused | drifted | not_applicable (the recipe keeps no FP8 state) | error"
+_RESUME = (
+    F("smoke.te.resume_status", "str", "DelayedScaling te.Linear trained, torch.save(state_dict()), torch.load, load_state_dict into a fresh module in the job's environment: " + _VERDICT),
+    F("smoke.te.resume_error", "str", "Why loading the TE checkpoint failed (e.g. TE's pickle refusal (2.16.1, 2.17.1, >= 2.18))"),
+    F("smoke.te.resume_fix", "str", "What to do about a refused or drifted TE resume"),
+    F("smoke.te.resume_max_abs_diff", "float", "Next step after the TE resume vs the uninterrupted run: largest absolute difference (output, x.grad, w.grad)"),
+    F("smoke.te.resume_unsafe_env_status", "str", "The same resume with NVTE_ALLOW_UNSAFE_PICKLE_EXTRA_STATE=1: " + _VERDICT),
+    F("smoke.te.resume_unsafe_env_error", "str", "Why loading failed even with NVTE_ALLOW_UNSAFE_PICKLE_EXTRA_STATE=1"),
+    F("smoke.te.resume_unsafe_env_max_abs_diff", "float", "Next-step difference after the resume with the variable set"),
+    F("smoke.te.resume_dropped_status", "str", "The resume with _extra_state dropped and strict=False (the usual workaround): " + _VERDICT),
+    F("smoke.te.resume_dropped_max_abs_diff", "float", "Next-step difference when _extra_state was dropped (the scales restarted at 1.0)"),
+    F("smoke.te.resume_dcp_status", "str", "torch.distributed.checkpoint save and load on one rank: " + _VERDICT),
+    F("smoke.te.resume_dcp_error", "str", "Why the DCP round trip of the TE module failed"),
+    F("smoke.te.resume_dcp_max_abs_diff", "float", "Next-step difference after the DCP round trip"),
+    F("smoke.te.resume_stateless_recipes", "list", "TE recipes whose resume check found no FP8 state to carry (current, mxfp8)"),
+    F("smoke.torchao.resume_status", "str", "Float8Linear (tensorwise) trained, torch.save, torch.load (default weights_only), load_state_dict: " + _VERDICT),
+    F("smoke.torchao.resume_error", "str", "Why loading the torchao checkpoint failed"),
+    F("smoke.torchao.resume_fix", "str", "What to do about a refused or drifted torchao resume"),
+    F("smoke.torchao.resume_rowwise_status", "str", "The same for the rowwise recipe: " + _VERDICT),
+    F("smoke.torchao.resume_rowwise_error", "str", "Why the rowwise resume check failed"),
+    F("smoke.torchao.resume_tensorwise_fsdp_all_gather_status", "str", "The same with enable_fsdp_float8_all_gather (float8 weight subclasses in the checkpoint): " + _VERDICT),
+    F("smoke.torchao.resume_tensorwise_fsdp_all_gather_error", "str", "Why loading the checkpoint with float8 weight subclasses failed (torchtitan issue 651)"),
+    F("smoke.torchao.resume_tensorwise_fsdp_all_gather_fix", "str", "What to do about it"),
+    F("smoke.torchao.resume_dcp_status", "str", "torch.distributed.checkpoint round trip of the tensorwise model on one rank: " + _VERDICT),
+    F("smoke.torchao.resume_dcp_error", "str", "Why the DCP round trip of the torchao model failed"),
+)
+
 _SPEED_GPUS = (
     F("smoke.speed.job_speedup_min", "float", "Lowest FP8/BF16 GEMM speedup over the job's shapes (t_bf16 / t_fp8)"),
     F("smoke.speed.job_shapes", "list", "[M, K, N] job shapes measured (padded to multiples of 16)"),
@@ -90,4 +117,4 @@ _SPEED_GPUS = (
     F("smoke.gpus.bad_count", "int", "Number of GPUs that failed the GEMM checks"),
 )
 
-SPECS = _COMMON + _SCALED_MM + _TORCHAO + _TE + _SPEED_GPUS
+SPECS = _COMMON + _SCALED_MM + _TORCHAO + _TE + _RESUME + _SPEED_GPUS

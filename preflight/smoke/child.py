@@ -114,6 +114,7 @@ def main(argv: list[str]) -> int:
     requested = list(req.get("backends") or ["auto"])
     only = req.get("only")  # None: every installed backend
     on_cuda = device.startswith("cuda")
+    resume = bool(req.get("resume", True))
 
     from preflight.smoke import scaled_mm as smm
 
@@ -125,11 +126,13 @@ def main(argv: list[str]) -> int:
             from preflight.smoke import torchao_check
 
             emulate = not on_cuda or (cc is not None and cc < (8, 9))
-            stages.append(("torchao", lambda: torchao_check.run_all(device, emulate)))
-        if _wanted("te", requested, "transformer_engine", only):
+            stages.append(("torchao", lambda: torchao_check.run_all(device, emulate, resume)))
+        # TE has no CPU path: under "auto" on the CPU it is not applicable (asked for by name,
+        # it runs and reports what TE says).
+        if (on_cuda or "te" in requested) and _wanted("te", requested, "transformer_engine", only):
             from preflight.smoke import te_check
 
-            stages.append(("te", lambda: te_check.run_all(device, cc)))
+            stages.append(("te", lambda: te_check.run_all(device, cc, resume)))
         if on_cuda and req.get("speed", True):
             from preflight.smoke import speed
 

@@ -13,7 +13,12 @@ run-time detector for the activation-checkpointing backward-scale bug (TE issue 
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import importlib.abc
+import sys
+import time
+from collections.abc import Iterator
 from typing import Any
 
 from preflight.smoke import numerics as nm
@@ -185,19 +190,34 @@ def _with_bias(te_pt: Any, device: str, new: Any, old: Any) -> Any:
     return lin
 
 
-def run_all(device: str, cc: tuple[int, int] | None) -> dict[str, Any]:
-    """Every TE check; raises ImportError when TE is not importable."""
-    import transformer_engine
-    import transformer_engine.pytorch as te_pt
+def run_all(device: str, cc: tuple[int, int] | None, resume: bool = True) -> dict[str, Any]:
+    """Every TE check; raises ImportError when TE is not importable. ``timings`` says where the
+    stage's seconds go (benchmarks/te_stage.py reads them)."""
+    t0 = time.perf_counter()
+    try:
+        with _without_te_jax():
+            import transformer_engine
+            import transformer_engine.pytorch as te_pt
+    except OSError as exc:
+        # An incomplete install: TE 2.x finds its torch library (transformer_engine_torch) only
+        # here, with "Could not find shared object file for Transformer Engine torch lib".
+        raise RuntimeError(
+            "Transformer Engine's PyTorch extension (transformer_engine_torch) is missing or "
+            f"cannot be loaded ({type(exc).__name__}: {exc}); install transformer-engine[pytorch] "
+            "built for this torch (pip install --no-build-isolation 'transformer-engine[pytorch]') "
+            "or build the transformer_engine_torch sdist against it") from exc
 
+    timings: dict[str, float] = {"import": round(time.perf_counter() - t0, 3)}
     res: dict[str, Any] = {"version": getattr(transformer_engine, "__version__", None),
                            "api": "autocast" if hasattr(te_pt, "autocast") else "fp8_autocast",
-                           "recipe": "delayed"}
+                           "recipe": "delayed", "timings": timings}
     ok, reason = fp8_available(te_pt)
     res["available"], res["reason"] = ok, reason
     if not ok:
         return res
+    lap = _Lap(timings)
     n = numerics(te_pt, device, delayed_recipe)
+    lap("numerics")
     res.update({
         "sqnr_db": nm.finite_or_none(n["fwd"]), "xgrad_sqnr_db": nm.finite_or_none(n["xgrad"]),
         "finite": n["finite"], "engaged": nm.engaged(n["fwd"]),
@@ -205,13 +225,64 @@ def run_all(device: str, cc: tuple[int, int] | None) -> dict[str, Any]:
         "fwd_scales_updated": any(v != 1.0 for v in n.get("fwd_scale") or [1.0]),
     })
     recipes = {"delayed": res["sqnr_db"]}
-    for name, rec in extra_recipes(cc).items():
+    extra = extra_recipes(cc)
+    for name, rec in extra.items():
         try:
             recipes[name] = nm.finite_or_none(numerics(te_pt, device, lambda r=rec: r)["fwd"])
         except Exception as exc:  # noqa: BLE001 - one recipe failing is a result, not an abort
             recipes[name] = None
             res.setdefault("recipe_errors", {})[name] = f"{type(exc).__name__}: {exc}"[:300]
     res["recipe_sqnr_db"] = recipes
+    lap("recipes")
     res.update(drift(te_pt, device))
+    lap("drift")
     res.update(train_check(te_pt, device))
+    lap("train")
+    if resume:
+        from preflight.smoke import te_resume
+
+        try:
+            res.update(te_resume.run_all(te_pt, device, {
+                k: v for k, v in extra.items() if k not in res.get("recipe_errors", {})}))
+        except Exception as exc:  # noqa: BLE001 - the other checks' results must survive
+            res["resume_status"] = "error"
+            res["resume_error"] = f"{type(exc).__name__}: {exc}"[:600]
+        lap("resume")
     return res
+
+
+class _SkipTEJax(importlib.abc.MetaPathFinder):
+    """Refuses ``transformer_engine.jax`` while TE is imported here.
+
+    TE's package ``__init__`` imports its JAX side as well whenever JAX is installed (1.0 s of the
+    7.4 s ``import transformer_engine.pytorch`` on the GPU image, ``python -X importtime``; issue
+    15). The smoke step checks the PyTorch side only, and ImportError is what that ``__init__``
+    expects when TE has no JAX support (``try: from . import jax / except ImportError: pass``).
+    """
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> None:
+        if name == "transformer_engine.jax" or name.startswith("transformer_engine.jax."):
+            raise ImportError("the fp8-doctor smoke child does not import transformer_engine.jax")
+        return None
+
+
+@contextlib.contextmanager
+def _without_te_jax() -> Iterator[None]:
+    finder = _SkipTEJax()
+    sys.meta_path.insert(0, finder)
+    try:
+        yield
+    finally:
+        sys.meta_path.remove(finder)
+
+
+class _Lap:
+    """Records the seconds since the previous lap under a name."""
+
+    def __init__(self, into: dict[str, float]) -> None:
+        self.into, self.t = into, time.perf_counter()
+
+    def __call__(self, name: str) -> None:
+        now = time.perf_counter()
+        self.into[name] = round(now - self.t, 3)
+        self.t = now

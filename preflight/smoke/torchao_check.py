@@ -17,7 +17,6 @@ from preflight.smoke import numerics as nm
 from preflight.smoke import train as tr
 
 
-
 def is_fp8(mod: Any) -> bool:
     return type(mod).__name__ == "Float8Linear"
 
@@ -94,7 +93,7 @@ def layer_numerics(device: str, config: Any) -> dict[str, Any]:
     }
 
 
-def run_all(device: str, emulate: bool) -> dict[str, Any]:
+def run_all(device: str, emulate: bool, resume: bool = True) -> dict[str, Any]:
     """Every torchao check; raises ImportError when torchao is not importable."""
     import torchao
 
@@ -108,4 +107,8 @@ def run_all(device: str, emulate: bool) -> dict[str, Any]:
     x, y = tr.batch(device)
     gsqnr = tr.grad_sqnr(model, reference, converted, x, y, tr.nullctx)
     res.update(tr.judge(tr.train(model, x, y, tr.nullctx), gsqnr))
+    if resume:
+        from preflight.smoke import ao_resume
+
+        res.update(ao_resume.run_all(device, emulate))
     return res

@@ -144,6 +144,18 @@ def test_te_set_dropped_when_planned_uninstalled() -> None:
     assert not any(k.startswith("pkg.te") or k.startswith("pkg.transformer") for k in f)
 
 
+def test_planned_te_drops_this_machines_other_te_parts() -> None:
+    """A machine with TE 2.20.2 (cu13 core + torch extension) planning a TE 2.8.0 job: the
+    machine's parts are not part of the plan (they made FP8D-TE-0008 fire on the GPU machine)."""
+    here = Facts({f"pkg.{n}.version": "2.20.2" for n in
+                  ("transformer-engine", "transformer-engine-cu13", "transformer-engine-torch")})
+    f = apply_assumptions(here, {"pkg.transformer-engine": "2.8.0"})
+    assert f["pkg.transformer-engine.version"] == "2.8.0"
+    assert "pkg.transformer-engine-cu13.version" not in f
+    assert "pkg.transformer-engine-torch.version" not in f
+    assert f["pkg.te.versions_agree"] is True
+
+
 @pytest.mark.parametrize("key, value, expected", [
     ("intent.zero_stage", "3", 3),
     ("intent.fp8", "yes", True),
