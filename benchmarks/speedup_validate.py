@@ -1,6 +1,6 @@
 """GPU: check `fp8-doctor speedup`'s prediction against a real short training run.
 
-    python benchmarks/speedup_validate.py --out DIR [--steps 20]
+    python benchmarks/speedup_validate.py --out DIR [--steps 20] [--only torchao|te|llama8b]
 
 1. A small Llama-style model (RMSNorm, GQA attention through SDPA, SwiGLU MLP, untied LM head;
    hidden 2048, FFN 5632, 16 heads / 4 KV, 8 layers, vocab 32000, micro-batch 4 x seq 2048),
@@ -11,6 +11,9 @@
 2. The prediction for the same shapes and recipe from preflight.speedup (its child process).
 3. The prediction's GPU time for Llama-3-8B shapes (seq 4096, micro-batch 1): target < 30 s.
 Writes DIR/speedup_validate.json and a chart DIR/speedup_chart.png when matplotlib imports.
+`--only te` runs the TE part alone, in a fresh process that imports Transformer Engine first:
+importing TE after torch has loaded its own cuDNN failed on the GPU machine
+("libcudnn_cnn.so.9: undefined symbol ... libcudnn_graph.so.9").
 """
 
 from __future__ import annotations
@@ -132,11 +135,27 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
     ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--only", choices=("torchao", "te", "llama8b"))
     args = ap.parse_args()
+    if args.only == "te":
+        import transformer_engine.pytorch  # noqa: F401 - before torch loads its cuDNN
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     res: dict = {"device": torch.cuda.get_device_name(0), "torch": torch.__version__,
                  "date": time.strftime("%Y-%m-%d"), "small_model": SMALL.__dict__}
+    if args.only in (None, "torchao"):
+        _torchao(res, args.steps)
+    if args.only in (None, "te"):
+        _te(res, args.steps)
+    if args.only in (None, "llama8b"):
+        _llama8b(res, out)
+    name = f"speedup_validate{'_' + args.only if args.only else ''}.json"
+    (out / name).write_text(json.dumps(res, indent=2, default=str))
+    summary = {k: v for k, v in res.items() if "prediction" not in k or k.endswith("wall_s")}
+    print(json.dumps(summary, indent=2, default=str))
+
+
+def _torchao(res: dict, steps: int) -> None:
     t0 = time.perf_counter()
     pred = speedup({}, SMALL, backend="torchao", recipe="tensorwise", measure_layers=True)
     res["torchao_prediction_wall_s"] = round(time.perf_counter() - t0, 1)
@@ -144,7 +163,7 @@ def main() -> None:
     try:
         import torchao
         res["torchao"] = torchao.__version__
-        res["torchao_measured"] = run_torchao(SMALL, args.steps)
+        res["torchao_measured"] = run_torchao(SMALL, steps)
         p = pred.prediction.step_speedup if pred.prediction else None
         if p:
             m = res["torchao_measured"]["measured_speedup"]
@@ -156,6 +175,9 @@ def main() -> None:
                     100 * (pred.unfused.step_speedup - m) / m, 1)
     except Exception as exc:  # noqa: BLE001
         res["torchao_measured"] = {"error": f"{type(exc).__name__}: {exc}"[:500]}
+
+
+def _te(res: dict, steps: int) -> None:
     try:
         import transformer_engine
         res["te"] = transformer_engine.__version__
@@ -163,26 +185,26 @@ def main() -> None:
         tpred = speedup({}, SMALL, backend="te", recipe="delayed")
         res["te_prediction_wall_s"] = round(time.perf_counter() - t0, 1)
         res["te_prediction"] = tpred.to_dict()
-        res["te_measured"] = run_te(SMALL, args.steps)
+        res["te_measured"] = run_te(SMALL, steps)
         if tpred.prediction:
             m = res["te_measured"]["measured_speedup"]
             res["te_predicted"] = tpred.prediction.step_speedup
             res["te_error_pct"] = round(100 * (tpred.prediction.step_speedup - m) / m, 1)
     except Exception as exc:  # noqa: BLE001
         res["te_measured"] = {"error": f"{type(exc).__name__}: {exc}"[:500]}
+
+
+def _llama8b(res: dict, out: Path) -> None:
     t0 = time.perf_counter()
     big = speedup({}, LLAMA8B, backend="torchao", recipe="tensorwise")
     res["llama8b_prediction_wall_s"] = round(time.perf_counter() - t0, 1)
     res["llama8b_prediction"] = big.to_dict()
-    (out / "speedup_validate.json").write_text(json.dumps(res, indent=2, default=str))
     try:
         from preflight.speedup.render import render_text, write_chart
         print(render_text(big))
         write_chart(big, str(out / "speedup_chart.png"))
     except Exception as exc:  # noqa: BLE001
         print("chart:", exc)
-    summary = {k: v for k, v in res.items() if "prediction" not in k or k.endswith("wall_s")}
-    print(json.dumps(summary, indent=2, default=str))
 
 
 if __name__ == "__main__":
