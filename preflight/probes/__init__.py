@@ -34,9 +34,10 @@ def collect_all(*, deep: bool = False) -> list[ProbeResult]:
     except BaseException:  # Ctrl-C: leave no NVML child behind
         from preflight.probes import proc
 
-        if nvml.proc is not None:
-            proc.kill_group(nvml.proc)
-        proc.collect(nvml)
+        if isinstance(nvml, proc.Child):
+            if nvml.proc is not None:
+                proc.kill_group(nvml.proc)
+            proc.collect(nvml)
         raise
     results = [guarded("gpu", lambda: probe_gpu(nvml_started=nvml),
                        owns=lambda: _registered("gpu.")), *later]

@@ -222,7 +222,7 @@ _ALL_GPU_FACTS = ("gpu.host_count", "gpu.count", "gpu.host_names", "gpu.host_ccs
 def probe_gpu(*, nvml: Any = None, env: Mapping[str, str] | None = None,
               smi: str = "nvidia-smi", smi_timeout: float = SMI_TIMEOUT_S,
               nvml_timeout: float = NVML_TIMEOUT_S,
-              nvml_started: proc.Child | None = None) -> ProbeResult:
+              nvml_started: proc.Child | str | None = None) -> ProbeResult:
     """The ``gpu.*`` facts.
 
     NVML is read in a child process (``nvml_started``, from :func:`start_nvml`, or one started
@@ -233,7 +233,7 @@ def probe_gpu(*, nvml: Any = None, env: Mapping[str, str] | None = None,
     spec = env.get("CUDA_VISIBLE_DEVICES")
     host: HostView | str
     if nvml is not None:
-        if nvml_started is not None and nvml_started.proc is not None:
+        if isinstance(nvml_started, proc.Child) and nvml_started.proc is not None:
             proc.kill_group(nvml_started.proc)  # a fake replaces it: do not wait for it
             proc.collect(nvml_started)
         try:

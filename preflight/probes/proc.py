@@ -27,6 +27,7 @@ its own process group through ``CREATE_NEW_PROCESS_GROUP`` and a timeout kills t
 
 from __future__ import annotations
 
+import collections
 import os
 import re
 import signal
@@ -64,6 +65,7 @@ class ProcResult:
     error: str = ""
     seconds: float = 0.0
     overflowed: int = 0   # the cap in bytes when a pipe went past it (the group was killed)
+    dropped: int = 0      # bytes not kept from the start of the output (``keep_tail``)
 
     @property
     def ok(self) -> bool:
@@ -78,14 +80,20 @@ class ProcResult:
 class _Capture:
     """Reads one pipe in a daemon thread, keeping at most ``limit`` bytes.
 
-    Past the limit it calls ``on_overflow`` (which kills the child's group) and stops reading,
-    so neither memory nor the time spent reading grows with what the child prints.
+    Past the limit, by default, it calls ``on_overflow`` (which kills the child's group) and
+    stops reading, so neither memory nor the time spent reading grows with what the child
+    prints. With ``tail`` it keeps reading and keeps only the last ``limit`` bytes (``dropped``
+    counts the rest): for a child whose chatter is no fault and whose end says what went wrong.
     """
 
-    def __init__(self, stream: IO[bytes], limit: int, on_overflow: Any) -> None:
+    def __init__(self, stream: IO[bytes], limit: int, on_overflow: Any, *,
+                 tail: bool = False) -> None:
         self.stream = stream
         self.limit = limit
-        self.data = bytearray()
+        self.tail = tail
+        self.chunks: collections.deque[bytes] = collections.deque()
+        self.size = 0
+        self.dropped = 0
         self.over = False
         self._on_overflow = on_overflow
         self.thread = threading.Thread(target=self._read, name="fp8-doctor-pipe", daemon=True)
@@ -98,18 +106,29 @@ class _Capture:
                 chunk = os.read(fd, _CHUNK)
                 if not chunk:
                     return
-                room = self.limit - len(self.data)
-                if len(chunk) > room:
-                    self.data += chunk[:room]
+                room = self.limit - self.size
+                if len(chunk) > room and not self.tail:
+                    self._keep(chunk[:room])
                     self.over = True
                     self._on_overflow()
                     return
-                self.data += chunk
+                self._keep(chunk)
+                while self.size > self.limit:  # tail: drop whole chunks, then part of one
+                    first = self.chunks.popleft()
+                    cut = min(len(first), self.size - self.limit)
+                    self.size -= cut
+                    self.dropped += cut
+                    if cut < len(first):
+                        self.chunks.appendleft(first[cut:])
         except (OSError, ValueError):  # the pipe was closed under us
             return
 
+    def _keep(self, chunk: bytes) -> None:
+        self.chunks.append(chunk)
+        self.size += len(chunk)
+
     def text(self) -> str:
-        raw = bytes(self.data).decode("utf-8", "replace")
+        raw = b"".join(self.chunks).decode("utf-8", "replace")
         return raw.replace("\r\n", "\n").replace("\r", "\n")  # as text=True pipes did
 
 
@@ -165,13 +184,15 @@ def _session_kwargs() -> dict[str, Any]:
 
 def start(argv: Sequence[str], timeout: float, *, env: Mapping[str, str] | None = None,
           cwd: str | None = None, stdout: Output = subprocess.PIPE,
-          stderr: Output = subprocess.PIPE, max_bytes: int = MAX_OUTPUT_BYTES) -> Child:
+          stderr: Output = subprocess.PIPE, max_bytes: int = MAX_OUTPUT_BYTES,
+          keep_tail: bool = False) -> Child:
     """Start ``argv`` in its own session; never raises (a failed start is ``Child.error``).
 
     ``env=None`` inherits this process's environment; an explicit mapping, even an empty one, is
     the child's whole environment. ``stdout`` / ``stderr`` may be open files instead of pipes
     (then the result's text is empty), or ``subprocess.STDOUT`` for stderr. Each pipe is read as
-    the child writes it, keeping at most ``max_bytes``; past that the child's group is killed.
+    the child writes it, keeping at most ``max_bytes``; past that the child's group is killed,
+    or with ``keep_tail`` the child goes on and only the last ``max_bytes`` are kept.
     """
     now = time.monotonic()
     args = tuple(str(a) for a in argv)
@@ -186,8 +207,8 @@ def start(argv: Sequence[str], timeout: float, *, env: Mapping[str, str] | None 
     def overflow() -> None:
         kill_group(proc)
 
-    captures = tuple(_Capture(pipe, max_bytes, overflow) if pipe is not None else None
-                     for pipe in (proc.stdout, proc.stderr))
+    captures = tuple(_Capture(pipe, max_bytes, overflow, tail=keep_tail)
+                     if pipe is not None else None for pipe in (proc.stdout, proc.stderr))
     return Child(args, proc, now, now + timeout, captures=(captures[0], captures[1]))
 
 
@@ -230,7 +251,7 @@ def collect(child: Child) -> ProcResult:
     over = [c.limit for c in readers if c.over]
     return ProcResult(proc.returncode, out.text() if out else "", err.text() if err else "",
                       timed_out=timed_out and not over, seconds=time.monotonic() - child.started,
-                      overflowed=over[0] if over else 0)
+                      overflowed=over[0] if over else 0, dropped=sum(c.dropped for c in readers))
 
 
 def _close_pipes(proc: subprocess.Popen[Any]) -> None:

@@ -125,3 +125,44 @@ def test_the_childs_own_json_encoder_round_trips(value: object) -> None:
 
     text = dumps(value)
     assert text.isascii() and json.loads(text) == value
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's loader (Linux)")
+def test_library_absent_is_said_only_when_certain(tmp_path: Path) -> None:
+    from preflight.probes.nvml import library_absent
+
+    cache = tmp_path / "ld.so.cache"
+    cache.write_bytes(b"glibc-ld.so.cache1.1" + b"\0libc.so.6\0/usr/lib/libc.so.6\0")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    system_has_it = any(Path(d, "libnvidia-ml.so.1").exists()
+                        for d in ("/lib", "/usr/lib", "/lib64", "/usr/lib64"))
+    if not system_has_it:
+        why = library_absent({"LD_LIBRARY_PATH": str(empty)}, str(cache))
+        assert why and why.startswith("NVML: ") and str(cache) in why
+    # In the cache, on LD_LIBRARY_PATH, or no usable cache at all: the child must look.
+    listed = tmp_path / "listed.cache"
+    listed.write_bytes(b"glibc-ld.so.cache1.1\0libnvidia-ml.so.1\0/usr/lib/x/libnvidia-ml.so.1\0")
+    assert library_absent({}, str(listed)) is None
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    (lib / "libnvidia-ml.so.1").write_bytes(b"")
+    assert library_absent({"LD_LIBRARY_PATH": f"{empty}:{lib}"}, str(cache)) is None
+    assert library_absent({}, str(tmp_path / "no-cache")) is None
+    (tmp_path / "garbage").write_bytes(b"not a cache")
+    assert library_absent({}, str(tmp_path / "garbage")) is None
+    if hasattr(os, "mkfifo"):
+        os.mkfifo(tmp_path / "fifo")
+        assert library_absent({}, str(tmp_path / "fifo")) is None  # refused, not waited on
+
+
+def test_no_child_is_started_where_the_library_certainly_is_not(no_smi_path: str) -> None:
+    from preflight.probes import nvml
+
+    if nvml.library_absent() is None:
+        pytest.skip("this machine may have libnvidia-ml.so.1")
+    started = nvml.start_nvml()
+    assert isinstance(started, str) and started.startswith("NVML: ")
+    result = probe_gpu(env={"PATH": no_smi_path}, nvml_started=started)
+    assert result.facts["gpu.nvml_error"] == started
+    assert isinstance(result.facts["gpu.count"], Unknown)

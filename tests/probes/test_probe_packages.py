@@ -253,3 +253,27 @@ def test_real_environment_matches_importlib_metadata() -> None:
             assert f["cuda.torch_variant"] == "cpu" and "cuda.torch_build" not in f
         if local.startswith("cu"):
             assert f["cuda.torch_build"].replace(".", "") == local[2:]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs (POSIX)")
+def test_check_end_to_end_with_a_dev_zero_and_a_fifo_metadata_on_sys_path(tmp_path: Path) -> None:
+    # issue 13 item 2 as reported: the whole `fp8-doctor check`, with such distributions on
+    # PYTHONPATH, used to reach the OOM killer (/dev/zero) or hang forever (FIFO).
+    import json
+    import subprocess
+    import sys
+
+    site = tmp_path / "site"
+    (make_dist(site, "zero", "1.0", metadata="") / "METADATA").symlink_to("/dev/zero")
+    os.mkfifo(make_dist(site, "fifo", "1.0", metadata="") / "METADATA")
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(root)])}
+    start = time.monotonic()
+    out = subprocess.run([sys.executable, "-m", "preflight", "check", "--no-smoke", "--format",
+                          "json"], capture_output=True, text=True, timeout=120, env=env,
+                         cwd=tmp_path)
+    assert time.monotonic() - start < 60
+    assert out.returncode in (0, 1), out.stderr[-2000:]
+    broken = " | ".join(json.loads(out.stdout)["facts"]["pkg.broken"])
+    assert "zero-1.0.dist-info: metadata is a character device" in broken
+    assert "fifo-1.0.dist-info: metadata is a FIFO" in broken

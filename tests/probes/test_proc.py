@@ -176,3 +176,14 @@ def test_without_process_groups_a_timeout_still_kills_the_child(
     assert res.timed_out and time.monotonic() - start < 5.0
     res = proc.run([sys.executable, "-c", "print('fine')"], timeout=30)
     assert res.ok and res.stdout.strip() == "fine"
+
+
+def test_keep_tail_reads_on_and_keeps_the_end() -> None:
+    from preflight.probes.proc import start, collect
+
+    code = ("import sys\nfor i in range(2000): sys.stdout.write(f'{i:09d}\\n')\n"
+            "sys.stdout.write('the end\\n')")
+    res = collect(start([sys.executable, "-c", code], 60, max_bytes=1000, keep_tail=True))
+    assert res.ok and res.overflowed == 0
+    assert len(res.stdout) == 1000 and res.stdout.endswith("the end\n")
+    assert res.dropped == 2000 * 10 + len("the end\n") - 1000
