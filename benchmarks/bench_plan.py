@@ -1,4 +1,4 @@
-"""How much `fp8-doctor plan` adds to a static check (target: <= 0.1 s).
+"""How much `fp8-doctor plan` and `check --diff` add to a static check (target: <= 0.1 s each).
 
     python benchmarks/bench_plan.py [-n 7]
 
@@ -38,10 +38,13 @@ def main() -> None:
     ap.add_argument("-n", type=int, default=7)
     n = ap.parse_args().n
     rules = engine.load_rules(None, with_tests=False)
-    print(f"{'case':<20} {'check (s)':>10} {'plan adds (s)':>14} {'candidates':>11}")
+    from preflight.fixdiff import render_diff
+
+    print(f"{'case':<20} {'check (s)':>10} {'plan adds (s)':>14} {'candidates':>11} "
+          f"{'--diff adds (s)':>16}")
     for name, assume in CASES.items():
         options = api.CheckOptions(paths=tuple(example_paths()), assume=assume, smoke=False)
-        checks, plans, tried = [], [], 0
+        checks, plans, diffs, tried = [], [], [], 0
         for _ in range(n):
             t0 = time.perf_counter()
             facts, *_ = api.collect_facts(options)
@@ -52,8 +55,12 @@ def main() -> None:
             checks.append(t1 - t0)
             plans.append(t2 - t1)
             tried = plan.candidates_tried
+            report = api.evaluate_facts(facts)
+            t3 = time.perf_counter()
+            render_diff(report)
+            diffs.append(time.perf_counter() - t3)
         print(f"{name:<20} {statistics.median(checks):>10.3f} {statistics.median(plans):>14.3f} "
-              f"{tried:>11}")
+              f"{tried:>11} {statistics.median(diffs):>16.4f}")
 
 
 if __name__ == "__main__":

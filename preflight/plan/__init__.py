@@ -206,10 +206,22 @@ def make_plan(facts: Facts, ruleset: RuleSet, rederive: Any,
     active = [r for r in ruleset.rules if r.withdrawn is None and r.too_new is None]
     serious = {r.id for r in active if r.severity in (Severity.ERROR, Severity.WARNING)}
 
-    def firing(values: Mapping[str, Any]) -> set[str]:
-        return {r.id for r in active if r.when.fn(values) is True}
+    before = {r.id for r in active if r.when.fn(facts.values) is True}
+    # A candidate changes a few facts (versions, what derives from them): only the rules that
+    # read one of those are evaluated again; the rest keep their outcome (half the plan's time).
+    readers: dict[str, list[Rule]] = {}
+    for rule in active:
+        for name in rule.facts_used():
+            readers.setdefault(name, []).append(rule)
+    base = facts.values
+    missing = object()
 
-    before = firing(facts.values)
+    def firing(values: Mapping[str, Any]) -> set[str]:
+        changed = {k for k, v in values.items() if base.get(k, missing) != v}
+        changed |= {k for k in base if k not in values}
+        touched = {r.id: r for k in changed for r in readers.get(k, ())}
+        return (before - set(touched)) | {rid for rid, r in touched.items()
+                                          if r.when.fn(values) is True}
     by_id = {r.id: r for r in active}
     gated = {rid for rid in before if gating_packages(by_id[rid], installed)}
     other = tuple(sorted(before - gated))
