@@ -56,7 +56,7 @@ def _unknown_text(value: Any, told: Collection[str]) -> str:
     """An Unknown as text; its reason only once per report (``told``: reasons shown elsewhere, a
     4-line NVML error under "Why those facts are unknown" is not repeated here)."""
     if is_unknown(value) and str(value["$unknown"]) in told:
-        return "unknown (see \"Why those facts are unknown\" above)"
+        return "unknown (why: above)"
     return fmt_value(value)
 
 
@@ -99,9 +99,10 @@ def environment_rows(facts: dict[str, Any], told: Collection[str] = ()
     torch = _get(facts, "pkg.torch.version")
     if torch is not None:
         build = _get(facts, "cuda.torch_build")
-        rows.append(("torch", fmt_value(torch) + (f" (CUDA {fmt_value(build)})" if build else "")))
+        rows.append(("torch", _unknown_text(torch, told)
+                     + (f" (CUDA {fmt_value(build)})" if build else "")))
     for label, dists in (("FP8 libraries", FP8_LIBS), ("Frameworks", FRAMEWORKS)):
-        parts = [f"{d} {fmt_value(facts[f'pkg.{d}.version'])}" for d in dists
+        parts = [f"{d} {_unknown_text(facts[f'pkg.{d}.version'], told)}" for d in dists
                  if f"pkg.{d}.version" in facts]
         rows.append((label, _join(parts) or "none installed"))
     broken = _get(facts, "pkg.broken")
