@@ -52,11 +52,14 @@ def _join(parts: list[str]) -> str:
     return ", ".join(p for p in parts if p)
 
 
-def _unknown_text(value: Any, told: Collection[str]) -> str:
+def _unknown_text(value: Any, told: Collection[str], *, short: bool = False) -> str:
     """An Unknown as text; its reason only once per report (``told``: reasons shown elsewhere, a
-    4-line NVML error under "Why those facts are unknown" is not repeated here)."""
+    4-line NVML error under "Why those facts are unknown" is not repeated here). ``short``: only
+    the reason's first clause ("deepspeed is not installed here"), for one item of a list."""
     if is_unknown(value) and str(value["$unknown"]) in told:
-        return "unknown (see \"Why those facts are unknown\" above)"
+        return "unknown (why: above)"
+    if short and is_unknown(value):
+        return f"unknown ({str(value['$unknown']).split(': ', 1)[0]})"
     return fmt_value(value)
 
 
@@ -101,9 +104,11 @@ def environment_rows(facts: dict[str, Any], told: Collection[str] = ()
     torch = _get(facts, "pkg.torch.version")
     if torch is not None:
         build = _get(facts, "cuda.torch_build")
-        rows.append(("torch", fmt_value(torch) + (f" (CUDA {fmt_value(build)})" if build else "")))
+        rows.append(("torch", _unknown_text(torch, told, short=True)
+                     + (f" (CUDA {fmt_value(build)})" if build else "")))
     for label, dists in (("FP8 libraries", FP8_LIBS), ("Frameworks", FRAMEWORKS)):
-        parts = [f"{d} {fmt_value(facts[f'pkg.{d}.version'])}" for d in dists
+        parts = [f"{d} {_unknown_text(facts[f'pkg.{d}.version'], told, short=True)}"
+                 for d in dists
                  if f"pkg.{d}.version" in facts]
         rows.append((label, _join(parts) or "none installed"))
     broken = _get(facts, "pkg.broken")

@@ -129,12 +129,15 @@ def _summary(doc: dict[str, Any]) -> Text:
 
 
 def _quiet(console: Console, doc: dict[str, Any]) -> None:
-    """``-q``: one line per finding, compiler style (``path:line: severity ID title``), so an
-    editor or CI log links the location; then the notice, if any, and the summary."""
+    """``-q``: the notice, if any, first; one line per finding, compiler style
+    (``path:line: severity ID title``), so an editor or CI log links the location; then the
+    summary."""
     notice = environment_notice(doc)
     if notice:
+        env = next((f for f in doc.get("findings") or [] if f.get("id") == ENV_NOT_TRAINING), None)
+        label = f"{env['severity']} {ENV_NOT_TRAINING} " if env else ""
         console.print(Text.assemble(("! not the training environment: ", _STYLE["warning"]),
-                                    first_line(notice, 200)), soft_wrap=True)
+                                    label, first_line(notice, 200)), soft_wrap=True)
     for f in ordered_findings(doc.get("findings") or []):
         if notice and f.get("id") == ENV_NOT_TRAINING:
             continue   # the notice line above is this finding's line

@@ -36,7 +36,7 @@ def test_quiet_is_one_line_per_finding_at_its_location(capsys, monkeypatch) -> N
     _, doc = _check(capsys, "--format", "json")
     findings = json.loads(doc)["findings"]
     lines = out.splitlines()
-    finding_lines = [ln for ln in lines if re.search(r"\b(error|warning|info) FP8D-", ln)]
+    finding_lines = [ln for ln in lines if re.match(r"^(\S+:\d+: )?(error|warning|info) FP8D-", ln)]
     notice = [f for f in findings if f["id"] == "FP8D-ENV-NOT-TRAINING"]
     if notice:   # that finding's one line is the notice, printed first
         assert lines[0].startswith("! not the training environment: ")

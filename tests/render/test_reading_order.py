@@ -179,3 +179,24 @@ def test_a_reason_given_in_the_notice_is_not_repeated() -> None:
     text = " ".join(_doc_text(report, {"environment": env}).split())
     assert text.count("libnvidia-ml.so.1") == 1
     assert "gpu.min_cc: given in the notice at the top" in text
+
+
+def test_environment_block_keeps_unknown_package_reasons_short() -> None:
+    """Absent packages the job needs are Unknown with a long reason: the environment block shows
+    its first clause, or "why: above" when the undetermined section already gave it."""
+    why = ("deepspeed is not installed here: run on the training node, pass --snapshot from it, "
+           "or --assume pkg.deepspeed=VERSION")
+    base = findings_report()
+    report = dataclasses.replace(
+        base, facts=base.facts.merged({"pkg.deepspeed.version": Unknown(why),
+                                       "pkg.torch.version": Unknown(why.replace("deepspeed",
+                                                                                "torch"))}),
+        undetermined=(Undetermined("FP8D-TORCH-0004", Severity.ERROR, "t",
+                                   (Evidence("pkg.torch.version",
+                                             Unknown(why.replace("deepspeed", "torch")),
+                                             "importlib.metadata"),)),))
+    text = render(report, "text", redactor=NEUTRAL, width=200)
+    env = text.split("Environment")[1]
+    assert "deepspeed unknown (deepspeed is not installed here)" in env
+    assert "torch          unknown (why: above)" in env
+    assert "--assume" not in env
