@@ -194,7 +194,8 @@ def _parallel_and_features(m: View, out: Derived, prov: Mapping[str, str]) -> No
                                        "fp8_dot_product_attention False; no flag sets it)")
     impl = m.get("cuda_graph_impl")
     graphs = [k for k in ("enable_cuda_graph", "external_cuda_graph") if m.truthy(k)]
-    if isinstance(impl, str) and impl.strip().lower() in {"local", "transformer_engine"}:
+    if isinstance(impl, str) and impl.strip().lower() in {"local", "transformer_engine",
+                                                     "full_iteration"}:
         out["cuda_graphs"] = (True, m.src("cuda_graph_impl"))
     elif graphs:
         out["cuda_graphs"] = (True, m.src(graphs[0]))

@@ -61,7 +61,7 @@ SPECS = (
       " / fp8_multi_head_attention) is asked for"),
     F("intent.cuda_graphs", "bool",
       "CUDA graphs are on (Megatron --enable-cuda-graph / --external-cuda-graph / "
-      "--cuda-graph-impl local|transformer_engine, NeMo model.enable_cuda_graph)"),
+      "--cuda-graph-impl local|transformer_engine|full_iteration, NeMo model.enable_cuda_graph)"),
     F("intent.fp8_params", "bool",
       "Parameters kept in FP8 (Megatron --fp8-param-gather, NeMo model.fp8_params)"),
     F("intent.tp_comm_overlap", "bool",
