@@ -86,3 +86,11 @@ def test_frameworks_without_the_setting_leave_it_unknown(tmp_path: Path) -> None
     for name in NEW:
         assert isinstance(v[name], Unknown), name
         assert v[name].reason
+
+
+def test_megatron_cp_comm_type_keeps_every_value(tmp_path: Path) -> None:
+    # --cp-comm-type is nargs='+' (one type per layer, arguments.py at core_v0.14.0)
+    (tmp_path / "run.sh").write_text("torchrun pretrain_gpt.py --cp-comm-type p2p all_gather "
+                                     "--context-parallel-size 2 --fp8-format hybrid\n")
+    read = read_paths([str(tmp_path / "run.sh")])
+    assert read.facts["config.megatron.cp_comm_type"] == ["p2p", "all_gather"]
