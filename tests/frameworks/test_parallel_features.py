@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from preflight.facts import Facts, Unknown
 from preflight.intent import derive
 from preflight.jobs.read import read_paths
@@ -94,3 +97,25 @@ def test_megatron_cp_comm_type_keeps_every_value(tmp_path: Path) -> None:
                                      "--context-parallel-size 2 --fp8-format hybrid\n")
     read = read_paths([str(tmp_path / "run.sh")])
     assert read.facts["config.megatron.cp_comm_type"] == ["p2p", "all_gather"]
+
+
+def _megatron_values(args: str) -> dict:
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        values, _ = _intent(Path(tmp), "run.sh", f"torchrun pretrain_gpt.py {args}\n")
+    return values
+
+
+@settings(max_examples=40, deadline=None)
+@given(tp=st.integers(1, 64), cp=st.integers(1, 16), sp=st.booleans(),
+       impl=st.sampled_from([None, "none", "local", "transformer_engine", "full_iteration"]))
+def test_megatron_sizes_and_graphs_follow_the_flags(tp: int, cp: int, sp: bool,
+                                                    impl: str | None) -> None:
+    args = f"--fp8-format hybrid --tensor-model-parallel-size {tp} --context-parallel-size {cp}"
+    args += " --sequence-parallel" if sp else ""
+    args += f" --cuda-graph-impl {impl}" if impl else ""
+    v = _megatron_values(args)
+    assert (v["tp"], v["cp"]) == (tp, cp)
+    # arguments.py validate_args: sequence parallelism is switched off when TP is 1
+    assert v["sequence_parallel"] is (sp and tp > 1)
+    assert v["cuda_graphs"] is (impl not in (None, "none"))
