@@ -78,7 +78,8 @@ NAMES = ("fp8", "fp8_source", "fp8_overridden_by", "frameworks", "backend", "rec
          "precision", "distributed", "zero_stage", "activation_checkpointing",
          "recompute_granularity", "compile",
          "num_gpus", "shapes.hidden", "shapes.ffn", "shapes.tokens", "shapes.gemms",
-         "shapes.dims_align", "shapes.tokens_align")
+         "shapes.dims_align", "shapes.tokens_align", "tp", "cp", "sequence_parallel",
+         "fp8_attention", "cuda_graphs", "fp8_params", "tp_comm_overlap")
 _INTERNAL = ("shapes.tp", "shapes.sp", "shapes.qkv_out", "shapes.proj_in", "shapes.fc1_out",
              "overrides_fp8")
 
@@ -105,6 +106,20 @@ _UNSTATED = {
     "shapes.gemms": "hidden size, FFN size or tokens per micro-batch are not known",
     "shapes.dims_align": "the configs read do not give the model's hidden and FFN sizes",
     "shapes.tokens_align": "the configs read do not give micro-batch size and sequence length",
+    "tp": "the configs read do not say the tensor-parallel size (a Megatron / NeMo / torchtitan "
+          "setting)",
+    "cp": "the configs read do not say the context-parallel size (a Megatron / NeMo / "
+          "torchtitan setting)",
+    "sequence_parallel": "the configs read do not say whether sequence parallelism is on (a "
+                         "Megatron / NeMo setting)",
+    "fp8_attention": "the configs read do not say whether attention runs in FP8 (TE fp8_dpa is "
+                     "set in code or by Megatron / NeMo)",
+    "cuda_graphs": "the configs read do not say whether CUDA graphs are used (set in code, or "
+                   "by Megatron / NeMo)",
+    "fp8_params": "the configs read do not say whether parameters are kept in FP8 (TE "
+                  "fp8_model_init in code, or Megatron / NeMo)",
+    "tp_comm_overlap": "the configs read do not say whether TP communication overlap is on (a "
+                       "Megatron / NeMo setting)",
 }
 
 

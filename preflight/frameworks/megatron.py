@@ -130,6 +130,7 @@ def megatron_intent(m: View, f: Mapping[str, Any], prov: Mapping[str, str]) -> D
         out["shapes.tp"] = (m.int(tp_key), m.src(tp_key))
     if m.truthy("sequence_parallel") or m.truthy("model_parallel.sequence_parallel"):
         out["shapes.sp"] = (True, m.src("sequence_parallel"))
+    _parallel_and_features(m, out, prov)
     gpus, nodes = m.int("nproc_per_node"), m.int("nnodes")
     if gpus:
         if m.has("nnodes") and nodes is None:
@@ -138,6 +139,76 @@ def megatron_intent(m: View, f: Mapping[str, Any], prov: Mapping[str, str]) -> D
         else:
             out["num_gpus"] = (gpus * (nodes or 1), m.src("nproc_per_node"))
     return out
+
+
+def _size(m: View, out: Derived, name: str, keys: tuple[str, ...], flag: str) -> int | None:
+    """A parallel size by the first of ``keys``: the integer, 1 by Megatron's default when
+    absent, ``Unknown`` when given but not an integer (set at launch: ``$TP``)."""
+    key = _first(m, *keys)
+    if key is None:
+        out[name] = (1, f"Megatron default ({flag} 1)")
+        return 1
+    value = m.int(key)
+    if value is None:
+        out[name] = (Unknown(f"{flag} is {str(m.get(key))[:40]!r}, set at launch"), m.src(key))
+        return None
+    out[name] = (value, m.src(key))
+    return value
+
+
+def _parallel_and_features(m: View, out: Derived, prov: Mapping[str, str]) -> None:
+    """Parallel sizes and FP8 features (issue 16), by Megatron's own argument names.
+
+    Flags read at core_v0.12.0 - core_v0.19.0 (megatron/training/arguments.py): validate_args
+    turns --sequence-parallel off when TP is 1; --cuda-graph-impl (none | local |
+    transformer_engine) supersedes --enable-cuda-graph / --external-cuda-graph. FP8 attention
+    (TransformerConfig.fp8_dot_product_attention / fp8_multi_head_attention) has no flag: the
+    generated arguments exclude it (core_v0.16.0+), so only a --yaml-cfg can set it."""
+    tp = _size(m, out, "tp", ("tensor_model_parallel_size",
+                               "model_parallel.tensor_model_parallel_size"),
+               "--tensor-model-parallel-size")
+    _size(m, out, "cp", ("context_parallel_size", "model_parallel.context_parallel_size"),
+          "--context-parallel-size")
+    sp_key = _first(m, "sequence_parallel", "model_parallel.sequence_parallel")
+    if sp_key is None:
+        out["sequence_parallel"] = (False, "Megatron default (no --sequence-parallel)")
+    elif tp == 1:
+        out["sequence_parallel"] = (False, m.src("tensor_model_parallel_size",
+                                                 "Megatron turns sequence parallel off at TP 1"))
+    elif tp is None:
+        out["sequence_parallel"] = (Unknown("--sequence-parallel is set, but Megatron turns it "
+                                            "off when TP is 1 and TP is set at launch"),
+                                    m.src(sp_key))
+    else:
+        out["sequence_parallel"] = (m.truthy(sp_key), m.src(sp_key))
+    att = _first(m, "fp8_dot_product_attention", "fp8_multi_head_attention",
+                 "language_model.fp8_dot_product_attention",
+                 "language_model.fp8_multi_head_attention")
+    if att is not None:
+        on = any(m.truthy(k) for k in ("fp8_dot_product_attention", "fp8_multi_head_attention",
+                                       "language_model.fp8_dot_product_attention",
+                                       "language_model.fp8_multi_head_attention"))
+        out["fp8_attention"] = (on, m.src(att))
+    else:
+        out["fp8_attention"] = (False, "Megatron default (TransformerConfig "
+                                       "fp8_dot_product_attention False; no flag sets it)")
+    impl = m.get("cuda_graph_impl")
+    graphs = [k for k in ("enable_cuda_graph", "external_cuda_graph") if m.truthy(k)]
+    if isinstance(impl, str) and impl.strip().lower() in {"local", "transformer_engine",
+                                                     "full_iteration"}:
+        out["cuda_graphs"] = (True, m.src("cuda_graph_impl"))
+    elif graphs:
+        out["cuda_graphs"] = (True, m.src(graphs[0]))
+    elif impl is not None and not (isinstance(impl, str) and impl.strip().lower() == "none"):
+        out["cuda_graphs"] = (Unknown(f"--cuda-graph-impl is {str(impl)[:40]!r}"),
+                              m.src("cuda_graph_impl"))
+    else:
+        out["cuda_graphs"] = (False, m.src("cuda_graph_impl", "Megatron default (no CUDA "
+                                                             "graphs)"))
+    for name, key, flag in (("fp8_params", "fp8_param_gather", "--fp8-param-gather"),
+                            ("tp_comm_overlap", "tp_comm_overlap", "--tp-comm-overlap")):
+        out[name] = ((True, m.src(key)) if m.truthy(key)
+                     else (False, m.src(key, f"Megatron default (no {flag})")))
 
 
 def _impl_default(f: Mapping[str, Any], src: str | None) -> tuple[Any, str]:

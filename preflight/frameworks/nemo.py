@@ -99,11 +99,52 @@ def from_nemo(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     if n.int("model.tensor_model_parallel_size"):
         out["shapes.tp"] = (n.int("model.tensor_model_parallel_size"),
                             n.src("model.tensor_model_parallel_size"))
+    _parallel_and_features(n, out)
     devices, nodes = n.int("trainer.devices"), n.int("trainer.num_nodes")
     if devices:
         out["num_gpus"] = (devices * (nodes or 1), n.src("trainer.devices"))
     return out
 
+
+def _parallel_and_features(n: View, out: Derived) -> None:
+    """Parallel sizes and FP8 features (issue 16) from ``model.*``.
+
+    NeMo v2.1.0 megatron_base_model.py: every TransformerConfig field named in ``model`` is
+    copied by name (build_transformer_config), so ``fp8_dot_product_attention`` /
+    ``fp8_multi_head_attention`` reach Transformer Engine; ``sequence_parallel`` is turned off
+    at TP 1; ``fp8_params`` is the FP8 param gather; ``ub_tp_comm_overlap`` the TP overlap;
+    ``enable_cuda_graph`` the CUDA graphs (megatron_gpt_model.py)."""
+    sizes: dict[str, int | None] = {}
+    for name, key in (("tp", "model.tensor_model_parallel_size"),
+                      ("cp", "model.context_parallel_size")):
+        value = n.int(key)
+        sizes[name] = value if n.has(key) else 1
+        if not n.has(key) or n.get(key) is None:
+            out[name] = (1, f"NeMo default ({key.removeprefix('model.')} 1)")
+            sizes[name] = 1
+        elif value is None:
+            out[name] = (Unknown(f"{key} is {str(n.get(key))[:40]!r}"), n.src(key))
+        else:
+            out[name] = (value, n.src(key))
+    sp = n.truthy("model.sequence_parallel")
+    if sp and sizes["tp"] is None:
+        out["sequence_parallel"] = (Unknown("sequence_parallel is set but NeMo turns it off at "
+                                            "TP 1, and the TP size is not a number"),
+                                    n.src("model.sequence_parallel"))
+    else:
+        out["sequence_parallel"] = (sp and sizes["tp"] != 1,
+                                    n.src("model.sequence_parallel",
+                                          "NeMo default (sequence_parallel False)"))
+    att = [k for k in ("model.fp8_dot_product_attention", "model.fp8_multi_head_attention")
+           if n.truthy(k)]
+    out["fp8_attention"] = ((True, n.src(att[0])) if att else
+                            (False, n.src("model.fp8_dot_product_attention",
+                                          "NeMo default (fp8_dot_product_attention False)")))
+    for name, key in (("cuda_graphs", "model.enable_cuda_graph"),
+                      ("fp8_params", "model.fp8_params"),
+                      ("tp_comm_overlap", "model.ub_tp_comm_overlap")):
+        out[name] = (n.truthy(key), n.src(key, f"NeMo default ({key.removeprefix('model.')} "
+                                               "False)"))
 
 
 FRAMEWORK = Framework(

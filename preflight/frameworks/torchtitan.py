@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from preflight.facts import Unknown
 from preflight.frameworks._record import Default, Framework
 from preflight.frameworks._view import Derived, View
 from preflight.jobs.readers import read_plain
@@ -103,6 +104,20 @@ def from_torchtitan(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     tp = t.int("parallelism.tensor_parallel_degree") or t.int("training.tensor_parallel_degree")
     if tp:
         out["shapes.tp"] = (tp, t.src("parallelism.tensor_parallel_degree"))
+    # Parallel sizes (issue 16): job_config.py Parallelism defaults both degrees to 1.
+    for name, keys in (("tp", ("parallelism.tensor_parallel_degree",
+                               "training.tensor_parallel_degree")),
+                       ("cp", ("parallelism.context_parallel_degree",))):
+        key = next((k for k in keys if t.has(k) and t.get(k) is not None), None)
+        if key is None:
+            out[name] = (1, f"torchtitan default ({keys[0]} 1)")
+        elif t.int(key) is None:
+            out[name] = (Unknown(f"{key} is {str(t.get(key))[:40]!r}"), t.src(key))
+        else:
+            out[name] = (t.int(key), t.src(key))
+    # torchao's float8 / MX converters swap Linear and grouped-MM layers only; attention stays
+    # in high precision (torchtitan components/quantization at v0.2.2).
+    out["fp8_attention"] = (False, t.src("model.converters", "torchtitan converters"))
     return out
 
 

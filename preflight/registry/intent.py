@@ -47,4 +47,24 @@ SPECS = (
     F("intent.shapes.gemms", "list", "Per-rank GEMM shapes [M, K, N] the job will run"),
     F("intent.shapes.dims_align", "int", "Largest power of two (capped at 128) dividing both hidden and ffn; FP8 GEMMs need 16 (per-tensor) or 32 (MXFP8)"),
     F("intent.shapes.tokens_align", "int", "Largest power of two (capped at 128) dividing tokens per micro-batch per rank (after TP sequence parallel / CP split)"),
+    # Parallelism and FP8 features (issue 16): read from every framework that has the setting;
+    # Unknown with the reason where the configs read cannot say.
+    F("intent.tp", "int", "Tensor-parallel size (Megatron --tensor-model-parallel-size, NeMo "
+      "model.tensor_model_parallel_size, torchtitan parallelism.tensor_parallel_degree)"),
+    F("intent.cp", "int", "Context-parallel size (Megatron --context-parallel-size, NeMo "
+      "model.context_parallel_size, torchtitan parallelism.context_parallel_degree)"),
+    F("intent.sequence_parallel", "bool",
+      "Megatron / NeMo sequence parallelism is on (Megatron turns it off when TP is 1)"),
+    F("intent.fp8_attention", "bool",
+      "FP8 attention (TE fp8_dpa / fp8_mha: Megatron TransformerConfig "
+      "fp8_dot_product_attention / fp8_multi_head_attention, NeMo model.fp8_dot_product_attention"
+      " / fp8_multi_head_attention) is asked for"),
+    F("intent.cuda_graphs", "bool",
+      "CUDA graphs are on (Megatron --enable-cuda-graph / --external-cuda-graph / "
+      "--cuda-graph-impl local|transformer_engine|full_iteration, NeMo model.enable_cuda_graph)"),
+    F("intent.fp8_params", "bool",
+      "Parameters kept in FP8 (Megatron --fp8-param-gather, NeMo model.fp8_params)"),
+    F("intent.tp_comm_overlap", "bool",
+      "Tensor-parallel communication overlap (Userbuffers) is on (Megatron --tp-comm-overlap, "
+      "NeMo model.ub_tp_comm_overlap)"),
 )
