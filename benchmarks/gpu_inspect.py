@@ -69,7 +69,7 @@ def train_steps(torch: Any, model: Any, opt: Any, device: str, steps: int = 2,
     for _ in range(steps):
         x = torch.randn(16, 64, device=device, dtype=dtype)
         loss = model(x).float().pow(2).mean()
-        (backward or (lambda l: l.backward()))(loss)
+        (backward or (lambda value: value.backward()))(loss)
         opt.step()
         opt.zero_grad()
 

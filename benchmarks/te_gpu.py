@@ -118,9 +118,9 @@ def _smoke_auto() -> Any:
 @part("negative_control_1190")
 def _negative() -> Any:
     import transformer_engine.pytorch as te_pt
+    from te_prefix import pre_1254_recompute
 
     from preflight.smoke import te_check
-    from te_prefix import pre_1254_recompute
 
     fixed = te_check.drift(te_pt, "cuda:0")
     with pre_1254_recompute():

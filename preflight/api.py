@@ -107,9 +107,9 @@ def collect_facts(options: CheckOptions, progress: Progress = _silent
     config files, crashed probes) and a list of the inputs used, for the report header.
     """
     from preflight import intent, snapshot
+    from preflight.jobs.read import default_paths, read_paths
     from preflight.probes import collect_all
     from preflight.probes.assume import apply_assumptions
-    from preflight.jobs.read import default_paths, read_paths
     from preflight.redact import MASK, looks_secret
 
     inputs: list[str] = []

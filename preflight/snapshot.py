@@ -12,8 +12,16 @@ from typing import Any
 
 from preflight import __version__
 from preflight.facts import (
-    SNAPSHOT_SCHEMA_VERSION, Facts, SnapshotError, Unknown, decode_value, facts_to_json,
-    MAX_NESTING, read_snapshot, registry, value_fits,
+    MAX_NESTING,
+    SNAPSHOT_SCHEMA_VERSION,
+    Facts,
+    SnapshotError,
+    Unknown,
+    decode_value,
+    facts_to_json,
+    read_snapshot,
+    registry,
+    value_fits,
 )
 from preflight.findings import Finding
 from preflight.probes.base import ProbeResult

@@ -9,8 +9,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from preflight.facts import (
-    Facts, FactSpec, Registry, SnapshotError, Unknown, decode_value, encode_value,
-    facts_to_json, load_snapshot, registry,
+    Facts,
+    FactSpec,
+    Registry,
+    SnapshotError,
+    Unknown,
+    decode_value,
+    encode_value,
+    facts_to_json,
+    load_snapshot,
+    registry,
 )
 
 

@@ -28,6 +28,7 @@ from preflight.findings import FAIL_ON_CHOICES
 from preflight.frameworks import KINDS as CONFIG_KINDS
 from preflight.render import FORMATS
 from preflight.report import EXIT_INTERNAL, EXIT_USAGE
+
 # A rank still busy this long after --timeout is stuck (a probe or smoke child that ignores its
 # own timeout, a dead store): it leaves, so the launcher ends the job instead of waiting forever.
 WATCHDOG_GRACE_S = 90.0
@@ -130,7 +131,7 @@ def _render(args: argparse.Namespace, report: Any, view: Any) -> str:
         return body
     # render_section redacts cell by cell itself: scrubbing the laid-out table afterwards would
     # shorten cells (/home/u/x -> ~/x) and shift the columns after them.
-    from preflight.render.sanitize import clean_text   # host and GPU names come from outside
+    from preflight.render.sanitize import clean_text  # host and GPU names come from outside
 
     return clean_text(render_section(view, args.format, redact=redact)) + "\n" + body
 
@@ -149,7 +150,12 @@ def run(args: argparse.Namespace) -> int:
     from preflight.cluster import collectives
     from preflight.cluster.collect import collect_rank
     from preflight.cluster.gather import (
-        Gathered, LateRank, RankZeroSilent, announce, exchange, shared_mask_key,
+        Gathered,
+        LateRank,
+        RankZeroSilent,
+        announce,
+        exchange,
+        shared_mask_key,
     )
     from preflight.cluster.launch import open_store, rank_info
     from preflight.cluster.merge import merge

@@ -9,7 +9,7 @@ redacted *before* the column widths are computed: redacting the laid-out text af
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from preflight.cluster.merge import DIFF_KINDS, NO_GPU, UNKNOWN, ClusterView, fact_value, own_gpu
@@ -18,7 +18,7 @@ _KIND_LABEL = {"packages": "package", "gpu": "gpu", "driver": "driver", "cuda": 
                "env": "env"}
 
 
-def _status(payload: dict[str, Any]) -> str:
+def _status(payload: Mapping[str, Any]) -> str:
     if payload.get("error"):
         return "error: " + str(payload["error"])[:80]
     facts = payload.get("facts") or {}

@@ -23,7 +23,11 @@ from preflight.engine import catalogue, evidence
 from preflight.engine.evaluate import outcome
 from preflight.engine.fixcheck import check_fixed, needs_fixed_case
 from preflight.engine.loader import (
-    bundled_rules_dir, collect, find_rule_files, load_rules, no_rule_files,
+    bundled_rules_dir,
+    collect,
+    find_rule_files,
+    load_rules,
+    no_rule_files,
 )
 from preflight.engine.model import Problem, Rule, RuleSet
 from preflight.engine.vocab import outside_vocabulary

@@ -26,7 +26,12 @@ from typing import Any
 
 from preflight.engine.model import Reporter
 from preflight.engine.operators import (
-    MATCH_LIMIT, OPERATORS, VERSION_OPS, CompileError, Test, build_test,
+    MATCH_LIMIT,
+    OPERATORS,
+    VERSION_OPS,
+    CompileError,
+    Test,
+    build_test,
 )
 from preflight.engine.versions import fact_cc, version_problem
 from preflight.facts import Unknown, registry

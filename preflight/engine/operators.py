@@ -32,7 +32,12 @@ except ImportError:  # pragma: no cover - Python 3.10
 
 from preflight.engine.model import Reporter
 from preflight.engine.versions import (
-    InvalidRange, VersionMatcher, compile_matcher, comparison_key, fact_cc, parse_cc,
+    InvalidRange,
+    VersionMatcher,
+    comparison_key,
+    compile_matcher,
+    fact_cc,
+    parse_cc,
 )
 
 Test = Callable[[Any], "bool | None"]

@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from preflight.fixdiff import edits as E
 from preflight.findings import EditSpec, Location
+from preflight.fixdiff import edits as E
 
 _SHELL_EXT = (".sh", ".bash", ".slurm", ".sbatch", ".txt", ".args")
 

@@ -14,9 +14,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from preflight.frameworks import (accelerate, axolotl, deepspeed, hf_trainer, lightning,
-                                  llamafactory, llmfoundry, mcli, megatron, nemo, swift,
-                                  torchtitan)
+from preflight.frameworks import (
+    accelerate,
+    axolotl,
+    deepspeed,
+    hf_trainer,
+    lightning,
+    llamafactory,
+    llmfoundry,
+    mcli,
+    megatron,
+    nemo,
+    swift,
+    torchtitan,
+)
 from preflight.frameworks._record import Default, Derived, Framework, Reference
 
 __all__ = ["BY_KIND", "FORMATS", "FRAMEWORKS", "KINDS", "Default", "Derived", "Framework",

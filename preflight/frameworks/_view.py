@@ -42,7 +42,9 @@ class View:
     def has(self, key: str) -> bool:
         return self.prefix + key in self.facts
 
-    def get(self, key: str, default: Any = None) -> Any:
+    def get(self, key: str | None, default: Any = None) -> Any:
+        if key is None:       # a _first() that found none of its keys
+            return default
         value = self.facts.get(self.prefix + key, default)
         return default if isinstance(value, Unknown) else value
 
@@ -51,8 +53,8 @@ class View:
         value = self.facts.get(self.prefix + key)
         return value if isinstance(value, Unknown) else None
 
-    def src(self, key: str, fallback: str = "intent") -> str:
-        return self.prov.get(self.prefix + key, fallback)
+    def src(self, key: str | None, fallback: str = "intent") -> str:
+        return fallback if key is None else self.prov.get(self.prefix + key, fallback)
 
     def int(self, key: str) -> int | None:
         """An integer setting (``4`` or ``"4"``); None when absent or not an integer.
@@ -72,7 +74,7 @@ class View:
             return int(value)
         return None
 
-    def truthy(self, key: str) -> bool:
+    def truthy(self, key: str | None) -> bool:
         value = self.get(key)
         if isinstance(value, str):
             return value.strip().lower() in {"true", "1", "yes"}

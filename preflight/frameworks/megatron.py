@@ -11,10 +11,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from packaging.version import Version
+
+from preflight.engine.versions import comparison_key
 from preflight.facts import Unknown
 from preflight.frameworks._record import Default, Framework, Reference
 from preflight.frameworks._view import Derived, View, first
-from preflight.engine.versions import comparison_key
 from preflight.frameworks.megatron_args import read_yaml
 
 KIND = "megatron"
@@ -58,7 +60,7 @@ def megatron_intent(m: View, f: Mapping[str, Any], prov: Mapping[str, str]) -> D
     impl = m.get("transformer_impl")
     if fp8 or fp4:
         if fp8:
-            out["format"] = (str(fmt).lower(), src)
+            out["format"] = (str(fmt).lower(), src or "intent")
         if impl == "transformer_engine":
             out["backend"] = ("te", m.src("transformer_impl"))
         elif impl == "local":
@@ -78,45 +80,13 @@ def megatron_intent(m: View, f: Mapping[str, Any], prov: Mapping[str, str]) -> D
             break
     else:
         out["precision"] = ("fp32", "Megatron default (fp32)")
-    rc = _first(m, "recompute_granularity", "language_model.recompute_granularity")
-    if rc:
-        gran = str(m.get(rc)).lower()
-        out["activation_checkpointing"] = (gran not in {"none", "null"}, m.src(rc))
-        out["recompute_granularity"] = ("none" if gran in {"none", "null"} else gran, m.src(rc))
-    elif m.truthy("recompute_activations"):
-        # Megatron's arguments.py turns --recompute-activations into granularity 'selective'.
-        out["activation_checkpointing"] = (True, m.src("recompute_activations"))
-        out["recompute_granularity"] = ("selective", m.src("recompute_activations"))
-    else:
-        out["activation_checkpointing"] = (False, "no --recompute-* argument")
-        out["recompute_granularity"] = ("none", "no --recompute-* argument")
+    _recompute(m, out)
     out["compile"] = (False, "Megatron does not torch.compile the model")
     if m.truthy("use_torch_fsdp2"):
         # training.py wraps the model in TorchFullyShardedDataParallel (torch fully_shard)
         # instead of Megatron's DDP (core_v0.12.0+)
         out["distributed"] = ("fsdp2", m.src("use_torch_fsdp2"))
-    hidden_key = _first(m, "hidden_size", "language_model.hidden_size")
-    hidden = m.int(hidden_key) if hidden_key else None
-    if hidden:
-        out["shapes.hidden"] = (hidden, m.src(hidden_key))
-        gated_key = _first(m, "swiglu", "language_model.gated_linear_unit")
-        gated = bool(gated_key) and m.truthy(gated_key)
-        ffn_key = _first(m, "ffn_hidden_size", "language_model.ffn_hidden_size")
-        ffn = m.int(ffn_key) if ffn_key else None
-        if ffn:
-            out["shapes.ffn"] = (ffn, m.src(ffn_key))
-        elif gated:
-            # arguments.py validate_args: with --swiglu the default keeps the parameter count of
-            # a 4h MLP spread over two projections, rounded down to a multiple of 64
-            ffn = int((4 * hidden * 2 / 3) / 64) * 64
-            out["shapes.ffn"] = (ffn, "Megatron default with --swiglu (8h/3, multiple of 64)")
-        else:
-            ffn = 4 * hidden
-            out["shapes.ffn"] = (ffn, "Megatron default (4 x hidden)")
-        _attention_and_mlp_widths(m, out, hidden, ffn, gated_key if gated else None,
-                                  ("", "language_model."),
-                                  gqa=m.truthy("group_query_attention") or
-                                  m.has("language_model.num_query_groups"))
+    _widths(m, out)
     seq_key = _first(m, "seq_length", "language_model.seq_length")
     mb_key = _first(m, "micro_batch_size", "language_model.micro_batch_size")
     seq = m.int(seq_key) if seq_key else None
@@ -139,6 +109,48 @@ def megatron_intent(m: View, f: Mapping[str, Any], prov: Mapping[str, str]) -> D
         else:
             out["num_gpus"] = (gpus * (nodes or 1), m.src("nproc_per_node"))
     return out
+
+
+def _recompute(m: View, out: Derived) -> None:
+    """Activation checkpointing and its granularity (``--recompute-*``)."""
+    rc = _first(m, "recompute_granularity", "language_model.recompute_granularity")
+    if rc:
+        gran = str(m.get(rc)).lower()
+        out["activation_checkpointing"] = (gran not in {"none", "null"}, m.src(rc))
+        out["recompute_granularity"] = ("none" if gran in {"none", "null"} else gran, m.src(rc))
+    elif m.truthy("recompute_activations"):
+        # Megatron's arguments.py turns --recompute-activations into granularity 'selective'.
+        out["activation_checkpointing"] = (True, m.src("recompute_activations"))
+        out["recompute_granularity"] = ("selective", m.src("recompute_activations"))
+    else:
+        out["activation_checkpointing"] = (False, "no --recompute-* argument")
+        out["recompute_granularity"] = ("none", "no --recompute-* argument")
+
+
+def _widths(m: View, out: Derived) -> None:
+    """Hidden and FFN sizes (Megatron's defaults when unset) and the GEMM widths."""
+    hidden_key = _first(m, "hidden_size", "language_model.hidden_size")
+    hidden = m.int(hidden_key) if hidden_key else None
+    if hidden:
+        out["shapes.hidden"] = (hidden, m.src(hidden_key))
+        gated_key = _first(m, "swiglu", "language_model.gated_linear_unit")
+        gated = bool(gated_key) and m.truthy(gated_key)
+        ffn_key = _first(m, "ffn_hidden_size", "language_model.ffn_hidden_size")
+        ffn = m.int(ffn_key) if ffn_key else None
+        if ffn:
+            out["shapes.ffn"] = (ffn, m.src(ffn_key))
+        elif gated:
+            # arguments.py validate_args: with --swiglu the default keeps the parameter count of
+            # a 4h MLP spread over two projections, rounded down to a multiple of 64
+            ffn = int((4 * hidden * 2 / 3) / 64) * 64
+            out["shapes.ffn"] = (ffn, "Megatron default with --swiglu (8h/3, multiple of 64)")
+        else:
+            ffn = 4 * hidden
+            out["shapes.ffn"] = (ffn, "Megatron default (4 x hidden)")
+        _attention_and_mlp_widths(m, out, hidden, ffn, gated_key if gated else None,
+                                  ("", "language_model."),
+                                  gqa=m.truthy("group_query_attention") or
+                                  m.has("language_model.num_query_groups"))
 
 
 def _size(m: View, out: Derived, name: str, keys: tuple[str, ...], flag: str) -> int | None:
@@ -211,6 +223,9 @@ def _parallel_and_features(m: View, out: Derived, prov: Mapping[str, str]) -> No
                      else (False, m.src(key, f"Megatron default (no {flag})")))
 
 
+_CORE_0_6 = Version("0.6.0")   # --transformer-impl defaults to transformer_engine from here
+
+
 def _impl_default(f: Mapping[str, Any], src: str | None) -> tuple[Any, str]:
     """The backend ``--transformer-impl`` defaults to, by the megatron-core installed here.
 
@@ -225,7 +240,7 @@ def _impl_default(f: Mapping[str, Any], src: str | None) -> tuple[Any, str]:
                         f"0.6.0 and transformer_engine from 0.6.0, and megatron-core is {why} "
                         "(run on the training node, or --assume pkg.megatron-core=V)"),
                 src or "intent")
-    if key >= comparison_key("0.6.0"):
+    if key >= _CORE_0_6:
         return "te", f"megatron-core {version} default (--transformer-impl transformer_engine)"
     return "none", f"megatron-core {version} default (--transformer-impl local)"
 

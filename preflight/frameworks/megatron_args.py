@@ -26,11 +26,16 @@ from typing import Any
 
 from preflight.facts import Unknown
 from preflight.findings import Source
-from preflight.jobs.parse import (MAX_FACTS_PER_FILE, MAX_ITEMS_PER_FILE, Parsed, fact_value,
-                                  flatten, usable_key)
+from preflight.jobs.parse import (
+    MAX_FACTS_PER_FILE,
+    MAX_ITEMS_PER_FILE,
+    Parsed,
+    fact_value,
+    flatten,
+    usable_key,
+)
 from preflight.jobs.refs import named
-from preflight.jobs.shellvars import (collect_variables, expand_flag_names, strip_comments,
-                                      typed)
+from preflight.jobs.shellvars import collect_variables, expand_flag_names, strip_comments, typed
 from preflight.jobs.types import ConfigProblem, Linked, ReaderOutput
 
 PREFIX = "config.megatron"

@@ -24,7 +24,7 @@ from preflight.frameworks.megatron import megatron_intent
 from preflight.frameworks.megatron_args import read_args_text
 from preflight.jobs.parse import Parsed, ParseError
 from preflight.jobs.refs import named
-from preflight.jobs.types import ReaderOutput
+from preflight.jobs.types import Linked, ReaderOutput
 
 KIND = "swift"
 PREFIX = f"config.{KIND}"
@@ -56,7 +56,7 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
         facts[f"{PREFIX}.command"] = f"{command.group(1)} {command.group(2)}"
         prov[f"{PREFIX}.command"] = Source(path, line)
     ds = facts.get(f"{PREFIX}.deepspeed")
-    linked = ()
+    linked: tuple[Linked, ...] = ()
     if isinstance(ds, str) and ds.endswith(".json") and "$" not in ds:
         where = prov[f"{PREFIX}.deepspeed"]
         linked = (named(ds, "deepspeed", path, where, key="--deepspeed",

@@ -108,13 +108,13 @@ def from_torchtitan(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     for name, keys in (("tp", ("parallelism.tensor_parallel_degree",
                                "training.tensor_parallel_degree")),
                        ("cp", ("parallelism.context_parallel_degree",))):
-        key = next((k for k in keys if t.has(k) and t.get(k) is not None), None)
-        if key is None:
+        given = next((k for k in keys if t.has(k) and t.get(k) is not None), None)
+        if given is None:
             out[name] = (1, f"torchtitan default ({keys[0]} 1)")
-        elif t.int(key) is None:
-            out[name] = (Unknown(f"{key} is {str(t.get(key))[:40]!r}"), t.src(key))
+        elif t.int(given) is None:
+            out[name] = (Unknown(f"{given} is {str(t.get(given))[:40]!r}"), t.src(given))
         else:
-            out[name] = (t.int(key), t.src(key))
+            out[name] = (t.int(given), t.src(given))
     # torchao's float8 / MX converters swap Linear and grouped-MM layers only; attention stays
     # in high precision (torchtitan components/quantization at v0.2.2).
     out["fp8_attention"] = (False, t.src("model.converters", "torchtitan converters"))

@@ -81,7 +81,9 @@ def gate(model: Any, optimizer: Any = None, accelerator: Any = None, *,
     from preflight.api import PreflightError
 
     if inspector is None:
-        from preflight.live import inspect as inspector
+        from preflight.live import inspect as live_inspect
+
+        inspector = live_inspect
     expect = expectation.fp8 if expectation is not None else bool(options.expect_fp8)
     facts = {**(expectation.facts() if expectation is not None else {}), **(extra_facts or {})}
     report = inspector(model, optimizer, accelerator, expect, engine=engine,

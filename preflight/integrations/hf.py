@@ -13,14 +13,13 @@ configured stage comes from ``args.hf_deepspeed_config`` / ``args.deepspeed``.
 
 from __future__ import annotations
 
-from typing import Any
-
 import os
+from typing import Any
 
 from preflight.integrations.core import Expectation, GateOptions, Inspector, explicit, gate
 from preflight.integrations.resume import AfterResume, resumed_facts
 
-__all__ = ["FP8DoctorCallback", "on_train_begin"]
+__all__ = ["FP8DoctorCallback", "on_train_begin"]  # noqa: F822 - made by __getattr__ below
 
 
 def deepspeed_config_of(args: Any) -> Any:

@@ -15,7 +15,7 @@ from typing import Any
 from preflight.integrations.core import Expectation, GateOptions, Inspector, explicit, gate
 from preflight.integrations.resume import AfterResume, resumed_facts
 
-__all__ = ["FP8DoctorCallback", "on_train_start"]
+__all__ = ["FP8DoctorCallback", "on_train_start"]  # noqa: F822 - made by __getattr__ below
 
 
 def lightning_facts(trainer: Any) -> dict[str, Any]:

@@ -32,8 +32,7 @@ from typing import Any
 from preflight.findings import Source
 from preflight.jobs.parse import MAX_FACTS_PER_FILE, usable_key
 from preflight.jobs.refs import named
-from preflight.jobs.shellvars import (collect_variables, expand_flag_names, strip_comments,
-                                      typed)
+from preflight.jobs.shellvars import collect_variables, expand_flag_names, strip_comments, typed
 from preflight.jobs.types import ConfigProblem, Linked, ReaderOutput
 
 LAUNCH = re.compile(r"(?<![\w-])accelerate(?:[ \t]+launch|-launch)\b")

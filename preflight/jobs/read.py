@@ -24,10 +24,16 @@ from preflight.frameworks import BY_KIND, FORMATS, KINDS, best_any_format, detec
 from preflight.jobs import scripts
 from preflight.jobs.formats import format_of
 from preflight.jobs.graph import FileRead, one_job
+from preflight.jobs.parse import (
+    MAX_BYTES,
+    ParseError,
+    parse_json,
+    parse_toml,
+    parse_yaml,
+    read_text,
+)
 from preflight.jobs.refs import not_found, resolve_missing
 from preflight.jobs.scan import SCAN_DEPTH, SCAN_EXT, SCAN_MAX_BYTES, SCAN_MAX_FILES, scan
-from preflight.jobs.parse import (MAX_BYTES, ParseError, parse_json, parse_toml, parse_yaml,
-                                  read_text)
 from preflight.jobs.types import ConfigProblem, ConfigRead, ReaderOutput
 
 __all__ = ["ConfigProblem", "ConfigRead", "KINDS", "MAX_BYTES", "default_paths", "read_paths",

@@ -14,9 +14,9 @@ import re
 from preflight.frameworks import megatron_args as megatron
 from preflight.frameworks import swift
 from preflight.jobs import launch, shell
+from preflight.jobs.parse import ParseError
 from preflight.jobs.shellvars import collect_variables, strip_comments, unterminated_heredoc
 from preflight.jobs.sourcing import sourced
-from preflight.jobs.parse import ParseError
 from preflight.jobs.types import ConfigProblem, Linked, ReaderOutput
 
 _NO_LAUNCH = {

@@ -183,9 +183,10 @@ def candidates(package: str, current: str, named: Iterable[str],
         if below:
             picked.add(below[-1])
     order = {v: i for i, (_, v) in enumerate(keyed)}
+    key_of = dict((v, k) for k, v in keyed)     # every picked version is one of the releases
     here = next((i for i, (k, _) in enumerate(keyed) if k >= now), len(keyed))
-    out = [v for v in picked if comparison_key(v) != now and (downgrades or comparison_key(v) > now)]
-    return sorted(out, key=lambda v: (comparison_key(v) < now, abs(order[v] - here)))
+    out = [v for v in picked if key_of[v] != now and (downgrades or key_of[v] > now)]
+    return sorted(out, key=lambda v: (key_of[v] < now, abs(order[v] - here)))
 
 
 def _with_label(version: str, current: str) -> str:
@@ -318,10 +319,14 @@ class _Search:
         return self.best is not None and self.best[0][0] == 0
 
 
+def _older(a: str, b: str) -> bool:
+    ka, kb = comparison_key(a), comparison_key(b)
+    return ka is not None and kb is not None and ka < kb
+
+
 def _cost(plan: Mapping[str, str], installed: Mapping[str, str],
           cands: Mapping[str, Sequence[str]]) -> tuple[int, int, int]:
-    downgrades = sum(1 for p, v in plan.items()
-                     if (comparison_key(v) or 0) < (comparison_key(installed[p]) or 0))
+    downgrades = sum(1 for p, v in plan.items() if _older(v, installed[p]))
     distance = sum(list(cands[p]).index(v.split("+")[0]) if v.split("+")[0] in cands[p] else 99
                    for p, v in plan.items())
     return len(plan), downgrades, distance

@@ -22,7 +22,7 @@ from preflight.engine.versions import version_problem
 from preflight.errors import UserInputError
 from preflight.facts import Facts, Unknown, registry
 from preflight.probes.gpu_table import arch_for_cc, format_cc, known_names, lookup, parse_cc
-from preflight.probes.packages import TE_PARTS, normalize, te_facts, Installed, version_facts
+from preflight.probes.packages import TE_PARTS, Installed, normalize, te_facts, version_facts
 
 SOURCE = "assume"
 _SPECIAL = ("gpu=NAME", "gpu.count=N", "gpu.cc=MAJOR.MINOR", "pkg.NAME=VERSION")

@@ -29,7 +29,14 @@ from preflight.probes import nvml_child, proc
 from preflight.probes.base import ProbeResult, ProbeStatus
 from preflight.probes.gpu_table import arch_for_cc, cc_key, lookup
 from preflight.probes.nvml import (
-    NVML_TIMEOUT_S, HostGPU, HostView, NVMLCrash, collect_nvml, read_nvml, start_nvml, within,
+    NVML_TIMEOUT_S,
+    HostGPU,
+    HostView,
+    NVMLCrash,
+    collect_nvml,
+    read_nvml,
+    start_nvml,
+    within,
 )
 
 __all__ = ["HostGPU", "HostView", "probe_gpu", "read_nvml", "read_smi", "resolve_visible",

@@ -19,16 +19,16 @@ from rich.text import Text
 
 from preflight.render._common import (
     ENV_NOT_TRAINING,
-    accepted_findings,
-    ignored_ids,
     IMPACT_TITLES,
     MARKS,
     SEVERITY_ORDER,
+    accepted_findings,
     config_inputs,
     environment_notice,
     environment_rows,
     first_line,
     fmt_value,
+    ignored_ids,
     impact,
     inputs_summary,
     is_unknown,

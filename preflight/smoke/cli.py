@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import sys
 from collections.abc import Callable
 from typing import Any
 

@@ -49,7 +49,7 @@ def job_shapes(facts: Mapping[str, Any], extra: Sequence[Sequence[int]] = ()) ->
                 and all(isinstance(v, int) and v > 0 for v in g)]
     else:
         h, f, t = (facts.get(f"intent.shapes.{k}") for k in ("hidden", "ffn", "tokens"))
-        if all(isinstance(v, int) and v > 0 for v in (h, t)):
+        if isinstance(h, int) and isinstance(t, int) and h > 0 and t > 0:
             out.append([t, h, h])           # attention projections
             if isinstance(f, int) and f > 0:
                 out += [[t, h, f], [t, f, h]]  # MLP up / down

@@ -81,7 +81,7 @@ def fix_for(error: str | None, status: str) -> str | None:
         return ("torch.load(weights_only=True) refuses the float8 tensor subclass: register it "
                 "with torch.serialization.add_safe_globals([...]), or load checkpoints you trust "
                 "with weights_only=False")
-    mismatch = bool(error) and "_extra_state" in error and "size mismatch" in error.lower()
+    mismatch = error is not None and "_extra_state" in error and "size mismatch" in error.lower()
     if status == "refused" and mismatch:
         return ("torch.distributed.checkpoint loads in place, into tensors of the size the fresh "
                 "model has: Transformer Engine's DelayedScaling _extra_state is a pickle whose "

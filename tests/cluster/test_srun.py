@@ -6,8 +6,8 @@ import json
 import subprocess
 import sys
 import time
-from datetime import timedelta
 from collections.abc import Callable
+from datetime import timedelta
 from pathlib import Path
 
 from preflight.cluster.gather import _roll_call

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-
 from typing import Any
 
 Job = Any  # tests/cluster/conftest.py: Job

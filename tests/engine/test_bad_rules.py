@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -223,7 +224,7 @@ def test_a_cc_or_version_test_fact_of_the_wrong_shape_says_so(
         assert "reads it as a number" not in got, got
 
 
-def _cli(*argv: str) -> "subprocess.CompletedProcess[str]":
+def _cli(*argv: str) -> subprocess.CompletedProcess[str]:
     import os
     import subprocess
     import sys

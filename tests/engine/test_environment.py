@@ -13,7 +13,11 @@ from hypothesis import strategies as st
 
 from preflight.engine import evaluate, load_rules
 from preflight.engine.environment import (
-    ENV_RULE_ID, KIND_PACKAGES, environment_finding, judge, needed_packages,
+    ENV_RULE_ID,
+    KIND_PACKAGES,
+    environment_finding,
+    judge,
+    needed_packages,
 )
 from preflight.facts import Facts, Unknown
 from preflight.findings import Severity

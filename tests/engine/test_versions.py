@@ -8,9 +8,14 @@ from hypothesis import strategies as st
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from preflight.engine.versions import _FLAVOUR
 from preflight.engine.versions import (
-    InvalidRange, compile_matcher, compile_osv, compile_specifier, comparison_key, describe_range,
+    _FLAVOUR,
+    InvalidRange,
+    comparison_key,
+    compile_matcher,
+    compile_osv,
+    compile_specifier,
+    describe_range,
     parse_cc,
 )
 

@@ -219,8 +219,8 @@ def test_lightning_messages_speak_lightning_not_accelerate_or_inspect() -> None:
 def test_hf_fp8_env_on_a_cpu_is_not_a_silent_all_clear() -> None:
     torch = pytest.importorskip("torch")
     pytest.importorskip("torchao")
-    from preflight.integrations.hf import expectation
     from preflight.integrations.core import gate as real_gate
+    from preflight.integrations.hf import expectation
 
     model = torch.nn.Sequential(torch.nn.Linear(16, 16))
     expect = expectation(GateOptions(), SimpleNamespace(bf16=False, fp16=False), None,

@@ -8,10 +8,10 @@ from types import SimpleNamespace
 from hypothesis import given
 from hypothesis import strategies as st
 
+from preflight.facts import Facts
 from preflight.integrations.core import GateOptions
 from preflight.integrations.resume import AfterResume, resumed_facts
 from preflight.report import Report
-from preflight.facts import Facts
 
 
 def recorder():  # noqa: ANN201 - a fake of our own preflight.inspect

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 
 import pytest
-
 from cfg_helpers import line_of, read_fixture
 
 # (fixture, fact name, value, line in the fixture)
@@ -240,6 +239,7 @@ def test_every_fact_is_registered_and_json_serializable() -> None:
     import json
 
     from cfg_helpers import FIXTURES
+
     from preflight.facts import registry
 
     for path in sorted(FIXTURES.glob("*/*")):

@@ -7,8 +7,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from cfg_helpers import FIXTURES, fixture, line_of
+
 from preflight.jobs.read import default_paths, read_paths
 
 

@@ -9,10 +9,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from cfg_helpers import FIXTURES
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cfg_helpers import FIXTURES
 from preflight.facts import Facts, Unknown
 from preflight.intent import derive
 from preflight.jobs.read import read_paths

@@ -15,7 +15,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from probe_fakes import (
-    A100, H100, FakeGPU, FakeNVML, NVMLError_LibraryNotFound, assert_registered, uuid,
+    A100,
+    H100,
+    FakeGPU,
+    FakeNVML,
+    NVMLError_LibraryNotFound,
+    assert_registered,
+    uuid,
 )
 
 from preflight.facts import Unknown

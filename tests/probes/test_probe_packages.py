@@ -12,7 +12,11 @@ from probe_fakes import assert_registered, make_dist
 
 from preflight.facts import Unknown
 from preflight.probes.packages import (
-    probe_packages, read_torch_version_file, scan, torch_build_facts, version_facts,
+    probe_packages,
+    read_torch_version_file,
+    scan,
+    torch_build_facts,
+    version_facts,
 )
 
 CUDA_VERSION_PY = """from typing import Optional

@@ -14,7 +14,13 @@ from probe_fakes import assert_registered
 
 from preflight.facts import Unknown
 from preflight.probes.runtime import (
-    MASK, container_hint, detect_launcher, env_facts, host_facts, looks_secret, probe_runtime,
+    MASK,
+    container_hint,
+    detect_launcher,
+    env_facts,
+    host_facts,
+    looks_secret,
+    probe_runtime,
     shm_bytes,
 )
 

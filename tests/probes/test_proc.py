@@ -179,7 +179,7 @@ def test_without_process_groups_a_timeout_still_kills_the_child(
 
 
 def test_keep_tail_reads_on_and_keeps_the_end() -> None:
-    from preflight.probes.proc import start, collect
+    from preflight.probes.proc import collect, start
 
     code = ("import sys\nfor i in range(2000): sys.stdout.write(f'{i:09d}\\n')\n"
             "sys.stdout.write('the end\\n')")

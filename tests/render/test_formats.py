@@ -6,14 +6,13 @@ import dataclasses
 import json
 
 import pytest
+from render_cases import check_golden, clean_report, findings_report, smoke_report
 
 from preflight.facts import Unknown
 from preflight.findings import Finding, Fix, Location, Severity
 from preflight.redact import Redactor
 from preflight.render import FORMATS, render
 from preflight.render.sarif import artifact_location, artifact_uri, sarif_document
-
-from render_cases import check_golden, clean_report, findings_report, smoke_report
 
 # A redactor that matches nothing machine-specific, so goldens are the same on every machine.
 NEUTRAL = Redactor(home=None, user=None, hostnames=())

@@ -8,14 +8,13 @@ import dataclasses
 import re
 
 import pytest
+from render_cases import findings_report
 
 from preflight.facts import Unknown
 from preflight.findings import Evidence, Finding, Fix, Location, Severity, Undetermined
 from preflight.redact import Redactor
 from preflight.render import render
 from preflight.render._common import IMPACTS, impact, ordered_findings
-
-from render_cases import findings_report
 
 NEUTRAL = Redactor(home=None, user=None, hostnames=())
 

@@ -15,7 +15,8 @@ import stat
 from pathlib import Path
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 import preflight
 from preflight import cli

@@ -12,7 +12,8 @@ import re
 from pathlib import Path
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from preflight import cli
 from preflight.render.sanitize import clean_document, clean_text

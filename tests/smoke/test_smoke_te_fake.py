@@ -13,9 +13,9 @@ from preflight.smoke import SmokeOptions, run  # noqa: E402
 @pytest.mark.parametrize("api", [1, 2])
 def test_drift_detector_tells_fixed_from_buggy(fake_te_path, api: int) -> None:
     fake_te_path(bug=False, api=api)
-    from preflight.smoke import te_check
-
     import transformer_engine.pytorch as te_pt
+
+    from preflight.smoke import te_check
 
     ok = te_check.drift(te_pt, "cpu")
     assert ok["ckpt_scale_drift"] is False and ok["ckpt_bwd_scales_updated"] is True

@@ -55,9 +55,9 @@ def test_te_resume_verdicts(te_outcome) -> None:
 
 def test_recompute_check_fires_on_emulated_pre_1254_te() -> None:
     import transformer_engine.pytorch as te_pt
+    from te_prefix import pre_1254_recompute
 
     from preflight.smoke import te_check
-    from te_prefix import pre_1254_recompute
 
     with pre_1254_recompute():
         bad = te_check.drift(te_pt, "cuda")
