@@ -11,9 +11,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from preflight.builtin_findings import config_problem, probe_crashed
 from preflight.errors import UserInputError
 from preflight.facts import Facts
-from preflight.findings import Evidence, FailOn, Finding, Fix, Location, Severity, at_or_above
+from preflight.findings import FailOn, Finding, Severity, at_or_above
 from preflight.probes.base import ProbeResult, ProbeStatus
 from preflight.report import Report
 
@@ -128,7 +129,7 @@ def collect_facts(options: CheckOptions, progress: Progress = _silent
         for result in probes:
             facts = facts.merged(result.facts, result.provenance, source=result.name)
             if result.status is ProbeStatus.CRASHED:
-                extra.append(_probe_crashed(result))
+                extra.append(probe_crashed(result))
         from preflight.import_findings import import_failures
 
         extra.extend(f for result in probes for f in import_failures(result))
@@ -142,7 +143,7 @@ def collect_facts(options: CheckOptions, progress: Progress = _silent
         progress(f"reading {len(paths)} config path(s)")
         read = read_paths(paths, kind=options.kind)
         facts = facts.merged(read.facts, read.provenance, source="config")
-        extra.extend(_config_problem(p) for p in read.problems)
+        extra.extend(config_problem(p) for p in read.problems)
         inputs.extend(f"{kind}: {path}" for path, kind in read.files)
 
     if options.assume:
@@ -365,45 +366,3 @@ def _refuse_unlisted_env(assume: Mapping[str, str]) -> None:
                 f"--assume {key}: {key[4:]} is not on fp8-doctor's environment allow-list "
                 "(NVTE_*, ACCELERATE_*, selected NCCL_*, CUDA_VISIBLE_DEVICES, ...); no rule "
                 "can use it and reports never show it")
-
-
-def _probe_crashed(result: ProbeResult) -> Finding:
-    return Finding(
-        rule_id="FP8D-PROBE-CRASH",
-        severity=Severity.WARNING,
-        title=f"Probe '{result.name}' crashed; its facts are unknown",
-        message=f"The {result.name} probe could not finish: {result.reason}. Its facts are "
-                "unknown, so rules that need them are reported as undetermined.",
-        fix=Fix("Re-run with FP8_DOCTOR_DEBUG=1 and attach `fp8-doctor report` to an issue."),
-        evidence=(Evidence(f"probe.{result.name}", result.reason, result.name),),
-        confidence="verified",
-    )
-
-
-# ConfigProblem.code -> (finding id, title); the severity is the problem's level.
-_CONFIG_FINDINGS = {
-    "unreadable": ("FP8D-CFG-UNREADABLE", "A config file cannot be read"),
-    "reference": ("FP8D-CFG-REFERENCE", "A file the config names was not found here"),
-    "no_job": ("FP8D-CFG-NO-JOB", "No job config was read: nothing about the job was checked"),
-    "not_a_config": ("FP8D-CFG-NOT-CONFIG", "A path given is not a config file"),
-    "duplicate_key": ("FP8D-CFG-DUPLICATE-KEY", "A config key is set twice; the last one wins"),
-    "kind_forced": ("FP8D-CFG-KIND-FORCED", "A config was read as the --kind given, against its keys"),
-}
-
-
-def _config_problem(problem: Any) -> Finding:
-    loc = Location(problem.path, problem.line)
-    rule_id, title = _CONFIG_FINDINGS.get(getattr(problem, "code", "unreadable"),
-                                          _CONFIG_FINDINGS["unreadable"])
-    return Finding(
-        rule_id=rule_id,
-        severity=Severity.WARNING if getattr(problem, "level", "error") == "warning"
-        else Severity.ERROR,
-        title=title,
-        message=f"{loc}: {problem.message}",
-        fix=Fix(getattr(problem, "fix", None) or
-                "Fix the file so it parses; the training job would fail on it too."),
-        evidence=(Evidence("config.files", problem.path, str(loc)),),
-        location=loc,
-        confidence="verified",
-    )

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import sys
 from collections.abc import Sequence
@@ -21,13 +20,8 @@ from typing import NoReturn
 
 from preflight import __version__
 
-FORMATS = ("text", "json", "markdown", "sarif")
 EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 2, 3, 130   # = preflight.report's; a test checks
 _STDOUT_CLOSED = False   # set by main() when descriptor 1 was closed at start-up
-
-
-class UsageError(Exception):
-    """A problem with what the user asked for; exit code 2."""
 
 
 def _stderr(msg: str) -> None:
@@ -47,76 +41,13 @@ def _fatal(code: int, msg: str, tip: str | None = None) -> NoReturn:
     raise SystemExit(code)
 
 
-MAX_TIMEOUT_S = 7 * 24 * 3600.0
-"""The longest timeout any flag takes: a child or rank silent for a week is hung, not slow, and
-subprocess / timedelta / threading.Timer overflow on huge values (an OverflowError long after
-the flag was read)."""
-
-
-def positive_seconds(text: str) -> float:
-    """argparse type: a timeout in seconds, > 0 and at most :data:`MAX_TIMEOUT_S`.
-
-    ``nan`` fails ``> 0``; ``inf`` would pass it and switch the hang protection off, which is
-    what the timeout is for, so it is refused too, as is anything past a week.
-    """
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    if not (value > 0 and math.isfinite(value)):
-        raise argparse.ArgumentTypeError(f"must be a finite number of seconds above 0, not {text}")
-    if value > MAX_TIMEOUT_S:
-        raise argparse.ArgumentTypeError(
-            f"must be at most {MAX_TIMEOUT_S:.0f} seconds (7 days), not {text}")
-    return value
-
-
-def _parse_assume(items: Sequence[str]) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip() or not value.strip():
-            raise UsageError(f"--assume expects KEY=VALUE, got {item!r} "
-                             "(e.g. gpu=H100, gpu.cc=8.9, gpu.count=8, pkg.torch=2.5.1)")
-        out[key.strip()] = value.strip()
-    return out
-
-
-def _add_output(p: argparse.ArgumentParser, *, formats: Sequence[str] = FORMATS,
-                default: str = "text") -> None:
-    p.add_argument("--format", choices=formats, default=default, help="output format (default: %(default)s)")
-    p.add_argument("-o", "--output", metavar="FILE",
-                   help="write the report to FILE instead of stdout (atomically; never one of "
-                        "the inputs)")
-    p.add_argument("--no-redact", action="store_true",
-                   help="do not mask secrets, home directory, hostnames and GPU UUIDs")
-    p.add_argument("--color", choices=("auto", "always", "never"), default="auto",
-                   help="colour in text output (default: auto: on a TTY or when FORCE_COLOR is "
-                        "set, never when NO_COLOR is)")
-    detail = p.add_mutually_exclusive_group()
-    detail.add_argument("-q", "--quiet", dest="detail", action="store_const", const="quiet",
-                        default="normal",
-                        help="text: one line per finding (path:line: severity ID title)")
-    detail.add_argument("-v", "--verbose", dest="detail", action="store_const", const="verbose",
-                        help="text: every reference, each finding's evidence, the probes")
-
-
-def _add_collect(p: argparse.ArgumentParser) -> None:
-    p.add_argument("paths", nargs="*", metavar="PATH",
-                   help="config files or folders of the job (accelerate, DeepSpeed, llm-foundry, "
-                        "torchtitan, Megatron, Lightning, HF Trainer, NeMo); with none, "
-                        "accelerate's default config is used if present")
-    from preflight.frameworks import KINDS as CONFIG_KINDS
-
-    p.add_argument("--kind", choices=CONFIG_KINDS, help="force the config kind of every PATH")
-    p.add_argument("--snapshot", metavar="FILE", help="use facts from a snapshot instead of probing")
-    p.add_argument("--assume", action="append", default=[], metavar="KEY=VALUE",
-                   help="plan an environment: gpu=H100 | gpu.cc=8.9 | gpu.count=8 | pkg.NAME=VER")
-    p.add_argument("--deep", action="store_true",
-                   help="also import torch / transformer_engine / torchao / deepspeed in a child "
-                        "process and classify failures")
-    p.add_argument("--example", action="store_true",
-                   help="add the bundled example job (accelerate + DeepSpeed ZeRO-3 + TE FP8)")
+from preflight.cli_args import (  # noqa: E402 - stdlib-only module: Ctrl-C stays caught
+    UsageError,
+    _add_collect,
+    _add_output,
+    _parse_assume,
+    positive_seconds,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -185,37 +116,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help=argparse.SUPPRESS)
     _add_output(p, default="markdown")
 
-    p = sub.add_parser("plan", help="the fewest package version changes that clear every "
-                                    "version-gated finding, proven by re-evaluating the rules")
-    _add_collect(p)
-    p.add_argument("--rules", action="append", default=[], metavar="DIR", help=argparse.SUPPRESS)
-    p.add_argument("--format", choices=("text", "json"), default="text",
-                   help="output format (default: %(default)s)")
-    p.add_argument("-o", "--output", metavar="FILE", help="write the plan to FILE instead of stdout")
-    p.add_argument("--allow-downgrade", action="store_true",
-                   help="also consider older releases (an older release may predate the feature)")
+    from preflight.plan.cli import add_arguments as add_plan_arguments
+    from preflight.speedup.cli import add_arguments as add_speedup_arguments
 
-    p = sub.add_parser("speedup", help="the FP8 speed-up to expect for this model: its GEMMs "
-                                       "timed in BF16 and FP8 on this GPU, and a verdict")
-    _add_collect(p)
-    p.add_argument("--model-config", metavar="FILE",
-                   help="the model's Hugging Face config.json (when the job configs do not say)")
-    p.add_argument("--seq", type=int, metavar="N", help="sequence length (overrides the configs)")
-    p.add_argument("--micro-batch", type=int, metavar="N",
-                   help="micro-batch size per rank (overrides the configs)")
-    p.add_argument("--backend", choices=("torchao", "te"),
-                   help="FP8 backend to time (default: the job's, else torchao)")
-    p.add_argument("--recipe", choices=("tensorwise", "rowwise", "delayed", "current", "mxfp8"),
-                   help="FP8 recipe to time (default: the job's)")
-    p.add_argument("--format", choices=("text", "json", "markdown"), default="text",
-                   help="output format (default: %(default)s)")
-    p.add_argument("-o", "--output", metavar="FILE", help="write the result to FILE instead of stdout")
-    p.add_argument("--chart", metavar="PNG", help="also draw FP8 vs BF16 by GEMM shape (matplotlib)")
-    p.add_argument("--timeout", type=positive_seconds, default=300.0, metavar="S",
-                   help="seconds before the timing child is killed (default: %(default)s)")
-    p.add_argument("--measure-layers", action="store_true",
-                   help="also time each linear whole as torchao runs it alone (compiles each; "
-                        "an upper bound on the cast cost, slower)")
+    add_plan_arguments(sub.add_parser(
+        "plan", help="the fewest package version changes that clear every version-gated "
+                     "finding, proven by re-evaluating the rules"), _add_collect)
+    add_speedup_arguments(sub.add_parser(
+        "speedup", help="the FP8 speed-up to expect for this model: its GEMMs timed in BF16 "
+                        "and FP8 on this GPU, and a verdict"), _add_collect, positive_seconds)
 
     p = sub.add_parser("smoke", help="run only the FP8 smoke step")
     from preflight.smoke.cli import add_arguments as add_smoke_arguments
@@ -243,53 +152,21 @@ def _write(text: str, output: str | None) -> None:
 
 def _guard_output(args: argparse.Namespace) -> None:
     """Refuse, before anything runs, an ``-o`` that names an input or a closed stdout."""
-    from preflight.outfile import OutputError, refuse_input_as_output
+    from preflight.outfile import guard_output
 
-    output = getattr(args, "output", None)
-    if not output and _STDOUT_CLOSED:
-        raise OutputError("stdout is closed: the report has nowhere to go (use -o FILE)")
-    configs = list(getattr(args, "paths", None) or ())
-    configs += [p for p in (getattr(args, "model_config", None),) if p]
-    rules = list(getattr(args, "rules", None) or ())
-    if args.command == "rules":
-        rules += configs   # `rules lint PATH`: the positional paths are rule files
-        configs = []
-    elif args.command in ("check", "report", "snapshot") and not configs \
-            and not getattr(args, "snapshot", None):
-        from preflight.jobs.read import default_paths
-
-        configs = default_paths()   # accelerate's default config, read when no path is given
-    refuse_input_as_output(output, configs=configs, snapshot=getattr(args, "snapshot", None),
-                           rules=rules)
-    if getattr(args, "chart", None):      # speedup --chart is a second output: same rule
-        refuse_input_as_output(args.chart, configs=configs + [output or ""],
-                               snapshot=getattr(args, "snapshot", None), rules=rules)
+    guard_output(args, stdout_closed=_STDOUT_CLOSED)
 
 
 def _use_color(args: argparse.Namespace) -> bool:
-    """--color wins; then no colour into a file (-o) or under NO_COLOR (no-color.org); then
-    FORCE_COLOR (force-color.org: any non-empty value; CI logs that render ANSI); then a TTY."""
-    choice = getattr(args, "color", "auto")
-    if choice == "always":
-        return True
-    if choice == "never" or getattr(args, "output", None) or os.environ.get("NO_COLOR"):
-        return False
-    if os.environ.get("FORCE_COLOR"):
-        return True
-    return sys.stdout.isatty()
+    from preflight.render.terminal import use_color
+
+    return use_color(args)
 
 
 def text_width(args: argparse.Namespace) -> int | None:
-    """Columns for text output: COLUMNS when set (what shells and CI export), else the terminal's
-    when stdout is one, else None (the renderer's fixed 100, stable for logs and -o files)."""
-    cols = os.environ.get("COLUMNS", "").strip()
-    if cols.isdigit() and int(cols) > 0:
-        return int(cols)
-    if not getattr(args, "output", None) and sys.stdout.isatty():
-        import shutil
+    from preflight.render.terminal import text_width as width
 
-        return shutil.get_terminal_size().columns
-    return None
+    return width(args)
 
 
 def _check_paths(paths: Sequence[str]) -> None:
@@ -385,51 +262,6 @@ def _cmd_snapshot(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_plan(args: argparse.Namespace) -> int:
-    from preflight.plan.render import render_json, render_text
-    from preflight.plan.run import plan
-
-    args.smoke = False
-    result = plan(_options(args), progress=_stderr, downgrades=args.allow_downgrade)
-    _write(render_json(result) if args.format == "json" else render_text(result), args.output)
-    return 1 if result.uncleared else 0
-
-
-def _cmd_speedup(args: argparse.Namespace) -> int:
-    from preflight.api import collect_facts
-    from preflight.speedup.render import render_json, render_markdown, render_text, write_chart
-    from preflight.speedup.run import speedup
-    from preflight.speedup.shapes import model_shape
-
-    for value, flag in ((args.seq, "--seq"), (args.micro_batch, "--micro-batch")):
-        if value is not None and not 0 < value <= 1 << 24:
-            raise UsageError(f"{flag} must be between 1 and {1 << 24}, not {value}")
-    if args.model_config and not os.path.isfile(args.model_config):
-        raise UsageError(f"no such model config: {args.model_config}")
-    args.smoke = False
-    options = _options(args)
-    facts, _, _, _ = collect_facts(options, progress=_stderr)
-    shape = model_shape(facts.values, model_config=args.model_config, seq=args.seq,
-                        micro_batch=args.micro_batch)
-    _stderr("timing the GEMMs in a child process" if not hasattr(shape, "reason") else
-            "no model shape: listing nothing to time")
-    report = speedup(facts.values, shape, backend=args.backend, recipe=args.recipe,
-                     timeout=args.timeout, measure_layers=args.measure_layers)
-    chart = None
-    if args.chart:
-        why = write_chart(report, args.chart)
-        if why:
-            _stderr(f"no chart: {why}")
-        else:
-            chart = args.chart
-            _stderr(f"wrote {args.chart}")
-    text = (render_json(report) if args.format == "json" else
-            render_markdown(report, chart) if args.format == "markdown" else render_text(report))
-    _write(text, args.output)
-    p = report.prediction
-    return 1 if p is not None and p.step_speedup < 1.05 else 0
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the exit code."""
     try:
@@ -477,10 +309,13 @@ def _main(argv: Sequence[str] | None) -> int:
             return _cmd_check(args)
         if args.command == "snapshot":
             return _cmd_snapshot(args)
-        if args.command == "speedup":
-            return _cmd_speedup(args)
-        if args.command == "plan":
-            return _cmd_plan(args)
+        if args.command in ("plan", "speedup"):
+            from preflight.plan.cli import main as plan_main
+            from preflight.speedup.cli import main as speedup_main
+
+            args.smoke = False
+            command = plan_main if args.command == "plan" else speedup_main
+            return command(args, _options(args), write=_write, progress=_stderr)
         if args.command == "smoke":
             from preflight.smoke.cli import main as smoke_main
 

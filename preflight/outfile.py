@@ -32,6 +32,7 @@ import stat
 import sys
 import tempfile
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from preflight.errors import UserInputError
 
@@ -221,3 +222,26 @@ def write_report(text: str, output: str | None, *, stdout_closed: bool = False) 
         write_atomic(output, data)
     else:
         write_stdout(data, closed=stdout_closed)
+
+
+def guard_output(args: Any, *, stdout_closed: bool) -> None:
+    """Refuse, before anything runs, an ``-o`` that names an input or a closed stdout."""
+    output = getattr(args, "output", None)
+    if not output and stdout_closed:
+        raise OutputError("stdout is closed: the report has nowhere to go (use -o FILE)")
+    configs = list(getattr(args, "paths", None) or ())
+    configs += [p for p in (getattr(args, "model_config", None),) if p]
+    rules = list(getattr(args, "rules", None) or ())
+    if args.command == "rules":
+        rules += configs   # `rules lint PATH`: the positional paths are rule files
+        configs = []
+    elif args.command in ("check", "report", "snapshot") and not configs \
+            and not getattr(args, "snapshot", None):
+        from preflight.jobs.read import default_paths
+
+        configs = default_paths()   # accelerate's default config, read when no path is given
+    refuse_input_as_output(output, configs=configs, snapshot=getattr(args, "snapshot", None),
+                           rules=rules)
+    if getattr(args, "chart", None):      # speedup --chart is a second output: same rule
+        refuse_input_as_output(args.chart, configs=configs + [output or ""],
+                               snapshot=getattr(args, "snapshot", None), rules=rules)

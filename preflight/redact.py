@@ -16,7 +16,7 @@ layers, both needed:
   addresses by allow-list (:mod:`preflight.redact_hosts`);
 - **single values** (:func:`looks_secret`, used for every ``env.*`` value and ``--assume``
   value): on top of the above, a word of 16+ characters that mixes letters and digits the way
-  generated tokens do (see :func:`_token_like`) masks the whole value. This is stricter than
+  generated tokens do (see :func:`preflight.redact_tokens.token_like`) masks the whole value. This is stricter than
   free-text redaction on purpose: an allow-listed variable's value is one short datum, where a
   random-looking word is far more likely a credential than in a log line or a message.
 
@@ -35,6 +35,7 @@ from functools import lru_cache
 from typing import Any
 
 from preflight.redact_hosts import HOST_MASK, mask_hosts
+from preflight.redact_tokens import HEX_OK_KEY, looks_random, value_has_token
 
 MASK = "[REDACTED]"
 USER_MASK = "[USER]"
@@ -148,60 +149,6 @@ _NAMED = re.compile(r"(?<![\w.\-])(?:--?([A-Za-z][A-Za-z0-9_.\-]*)(?:=|[ \t]+)|"
 _NAMED_VALUE = re.compile(r"\"[^\"\n]*\"|'[^'\n]*'|[^\s\"'`,;&|)\]}<>]+")
 _HEX_RUN = re.compile(r"(?<![0-9A-Za-z])[0-9a-fA-F]{32,}(?![0-9A-Za-z])")
 _B64_RUN = re.compile(r"(?<![A-Za-z0-9+/=_\-])[A-Za-z0-9+/_\-]{32,}={0,2}(?![A-Za-z0-9+/=_\-])")
-# Keys whose values are commit hashes or versions: long hex there is an identifier, not a secret.
-_HEX_OK_KEY = re.compile(r"(?i)(?:version|commit|git|sha|hash|digest|build)")
-
-
-def _looks_random(run: str) -> bool:
-    """A 32+ character run with upper, lower and digits that is not a path: likely a key."""
-    if run.startswith("/") or run.count("/") > 2:
-        return False
-    return (any(c.isupper() for c in run) and any(c.islower() for c in run)
-            and any(c.isdigit() for c in run))
-
-
-# Words of a single value judged by _token_like: runs of token characters. "." ":" "/" "," "="
-# "@" and spaces split them, so versions (2.4.0a0+3bcc3cd.nv24.07), paths, lists and
-# KEY=VALUE parts are judged piece by piece.
-_WORD = re.compile(r"[A-Za-z0-9_+\-]+")
-_HEX_WORD = re.compile(r"[0-9a-fA-F]+")
-
-
-def _char_class(c: str) -> str:
-    return "u" if c.isupper() else "l" if c.islower() else "d" if c.isdigit() else ""
-
-
-def _token_like(word: str) -> bool:
-    """True for a 16+ character word that mixes letters and digits like a generated token.
-
-    The decision, and why: a generated credential (base62 / base64 / hex) switches between
-    upper case, lower case and digits every two or three characters; names, versions and
-    temporary folders do not ("TransformerEngine2": 4 switches in 18 characters,
-    "torchelastic_8ulkm2dz": 4 in 20; "Xk9pQ2mZ7rT4vW8yB1nC5q": 20 in 22). So: at least 16
-    letters-or-digits (16 base62 characters are ~95 bits), at least two letters and two digits,
-    and a class switch for at least every third character. "_" "-" "+" are skipped when
-    counting, so "Xk9p_Q2mZ-7rT4..." is judged like "Xk9pQ2mZ7rT4...". Shorter or more regular
-    secrets are caught by name (HF_TOKEN ...) or by a known shape (hf_, glpat-, ...), not here.
-    """
-    classes = [k for k in map(_char_class, word) if k]
-    if len(classes) < 16 or classes.count("d") < 2 or len(classes) - classes.count("d") < 2:
-        return False
-    switches = sum(a != b for a, b in zip(classes, classes[1:]))
-    return switches * 3 >= len(classes)
-
-
-def _value_has_token(name: str, value: str) -> bool:
-    """Some word of ``value`` is :func:`_token_like`.
-
-    Hex words are exempt under a commit / version name, and at 32+ characters everywhere: those
-    are the long-hex rule's (masked in place by :meth:`Redactor.text` unless the key says commit
-    or version), because a commit hash inside a cache path must not hide the whole path.
-    """
-    hex_ok = bool(_HEX_OK_KEY.search(name))
-    return any(_token_like(w) and not (_HEX_WORD.fullmatch(w) and (hex_ok or len(w) >= 32))
-               for w in _WORD.findall(value))
-
-
 def _mask_named(text: str) -> str:
     """Mask the VALUE of every ``NAME=VALUE`` / ``NAME: VALUE`` / ``--name VALUE`` whose NAME
     says credential (see :data:`_NAMED`)."""
@@ -242,7 +189,7 @@ def env_allowed(var: str) -> bool:
 def looks_secret(name: str, value: str) -> bool:
     """True when one variable's value should be masked whole: its name says credential, or its
     content holds a token, a URL credential, a secret ``NAME=VALUE``, a long random run, or a
-    word that reads like a generated token (:func:`_token_like`).
+    word that reads like a generated token (:func:`preflight.redact_tokens.token_like`).
 
     For single values (``env.*``, ``--assume``), not for free text: see the module docstring.
     """
@@ -253,9 +200,9 @@ def looks_secret(name: str, value: str) -> bool:
     value = _GPU_UUID.sub(" ", value)
     if _mask_content(value) != value:
         return True
-    if any(_looks_random(m.group(0)) for m in _B64_RUN.finditer(value)):
+    if any(looks_random(m.group(0)) for m in _B64_RUN.finditer(value)):
         return True
-    return _value_has_token(name, value)
+    return value_has_token(name, value)
 
 
 def fingerprint(value: str, key: bytes | None = None) -> str:
@@ -317,9 +264,9 @@ class Redactor:
                 and value not in ("localhost", "127.0.0.1", "::1"):
             return HOST_MASK
         out = _mask_content(value)
-        if hex_runs and not (key and _HEX_OK_KEY.search(key)):
+        if hex_runs and not (key and HEX_OK_KEY.search(key)):
             out = _HEX_RUN.sub(MASK, out)
-        out = _B64_RUN.sub(lambda m: MASK if _looks_random(m.group(0)) else m.group(0), out)
+        out = _B64_RUN.sub(lambda m: MASK if looks_random(m.group(0)) else m.group(0), out)
         out = self._paths(out)
         out = mask_hosts(out, key)   # other machines, by allow-list (issue 13, item 5)
         for host in self.hostnames:

@@ -23,12 +23,11 @@ from preflight.live import (  # noqa: E402
     FILTERED,
     FIRST_LAST,
     SIBLING,
-    _effective_stage,
-    _stage_of,
     model_facts,
     optimizer_facts,
     runtime_facts,
 )
+from preflight.live_deepspeed import _effective_stage, _stage_of  # noqa: E402
 
 nn = torch.nn
 

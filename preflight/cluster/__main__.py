@@ -23,10 +23,11 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from preflight.cli import _add_output, _use_color, positive_seconds
+from preflight.cli_args import _add_output, positive_seconds
 from preflight.findings import FAIL_ON_CHOICES
 from preflight.frameworks import KINDS as CONFIG_KINDS
 from preflight.render import FORMATS
+from preflight.render.terminal import use_color as _use_color
 from preflight.report import EXIT_INTERNAL, EXIT_USAGE
 
 # A rank still busy this long after --timeout is stuck (a probe or smoke child that ignores its

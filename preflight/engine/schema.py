@@ -17,10 +17,11 @@ import preflight
 from preflight.engine import conditions, fixcommands, interpolate
 from preflight.engine.evidence import measured_block, read_at_list
 from preflight.engine.fixcheck import parse_fixed
+from preflight.engine.fixedits import parse_edits
 from preflight.engine.model import Affected, Reporter, Rule, TestCase
 from preflight.engine.versions import InvalidRange, comparison_key, compile_osv
 from preflight.facts import Unknown, decode_value, value_fits
-from preflight.findings import EditSpec, Fix, Reference, Severity
+from preflight.findings import Fix, Reference, Severity
 
 SCHEMA_MAJOR = "1"
 SEVERITIES = ("error", "warning", "info")
@@ -113,33 +114,8 @@ def _fix(doc: Mapping[str, Any], rep: Reporter) -> tuple[Fix, interpolate.Templa
                       "safe to run as printed; see \"Fix commands\" in docs/rule-format.md)")
     # Commands are printed as written, never interpolated: a fact value from a config file must
     # not be able to put text into something the user may paste into a shell.
-    edits = _edits(raw.get("edits"), rep)
+    edits = parse_edits(raw.get("edits"), rep)
     return Fix(text.strip(), tuple(cmds), edits), _template(text.strip(), ("fix", "text"), rep)
-
-
-def _edits(raw: Any, rep: Reporter) -> tuple[EditSpec, ...]:
-    """``fix.edits``: ``[{fact: config.<kind>.<key>, set: VALUE} | {fact: ..., delete: true}]``,
-    the config changes ``check --diff`` makes (docs/rule-format.md, "Fix edits")."""
-    if raw is None:
-        return ()
-    if not isinstance(raw, list):
-        rep.error(("fix", "edits"), "fix.edits must be a list of {fact, set|delete}")
-        return ()
-    out = []
-    for i, item in enumerate(raw):
-        where = ("fix", "edits", i)
-        fact = item.get("fact") if isinstance(item, Mapping) else None
-        if not isinstance(fact, str) or not fact.startswith("config.") or fact.count(".") < 2:
-            rep.error(where, "an edit needs fact: config.<kind>.<key> (a file's own key)")
-            continue
-        keys = set(item) - {"fact"}
-        if keys == {"set"} and isinstance(item["set"], (str, int, float, bool)):
-            out.append(EditSpec(fact, "set", item["set"]))
-        elif keys == {"delete"} and item["delete"] is True:
-            out.append(EditSpec(fact, "delete"))
-        else:
-            rep.error(where, "an edit is {fact, set: SCALAR} or {fact, delete: true}")
-    return tuple(out)
 
 
 def _references(doc: Mapping[str, Any], rep: Reporter) -> tuple[Reference, ...]:

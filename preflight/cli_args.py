@@ -1,0 +1,90 @@
+"""The parser pieces every front door shares (check, report, snapshot, plan, speedup and the
+multi-rank mode): output flags, the job's inputs, ``--assume`` and timeouts.
+
+Standard library only at import, like :mod:`preflight.cli`, so that Ctrl-C while the package
+loads is still caught there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from collections.abc import Sequence
+
+FORMATS = ("text", "json", "markdown", "sarif")
+
+
+class UsageError(Exception):
+    """A problem with what the user asked for; exit code 2."""
+
+
+MAX_TIMEOUT_S = 7 * 24 * 3600.0
+"""The longest timeout any flag takes: a child or rank silent for a week is hung, not slow, and
+subprocess / timedelta / threading.Timer overflow on huge values (an OverflowError long after
+the flag was read)."""
+
+
+def positive_seconds(text: str) -> float:
+    """argparse type: a timeout in seconds, > 0 and at most :data:`MAX_TIMEOUT_S`.
+
+    ``nan`` fails ``> 0``; ``inf`` would pass it and switch the hang protection off, which is
+    what the timeout is for, so it is refused too, as is anything past a week.
+    """
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not (value > 0 and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds above 0, not {text}")
+    if value > MAX_TIMEOUT_S:
+        raise argparse.ArgumentTypeError(
+            f"must be at most {MAX_TIMEOUT_S:.0f} seconds (7 days), not {text}")
+    return value
+
+
+def _parse_assume(items: Sequence[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise UsageError(f"--assume expects KEY=VALUE, got {item!r} "
+                             "(e.g. gpu=H100, gpu.cc=8.9, gpu.count=8, pkg.torch=2.5.1)")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def _add_output(p: argparse.ArgumentParser, *, formats: Sequence[str] = FORMATS,
+                default: str = "text") -> None:
+    p.add_argument("--format", choices=formats, default=default, help="output format (default: %(default)s)")
+    p.add_argument("-o", "--output", metavar="FILE",
+                   help="write the report to FILE instead of stdout (atomically; never one of "
+                        "the inputs)")
+    p.add_argument("--no-redact", action="store_true",
+                   help="do not mask secrets, home directory, hostnames and GPU UUIDs")
+    p.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                   help="colour in text output (default: auto: on a TTY or when FORCE_COLOR is "
+                        "set, never when NO_COLOR is)")
+    detail = p.add_mutually_exclusive_group()
+    detail.add_argument("-q", "--quiet", dest="detail", action="store_const", const="quiet",
+                        default="normal",
+                        help="text: one line per finding (path:line: severity ID title)")
+    detail.add_argument("-v", "--verbose", dest="detail", action="store_const", const="verbose",
+                        help="text: every reference, each finding's evidence, the probes")
+
+
+def _add_collect(p: argparse.ArgumentParser) -> None:
+    p.add_argument("paths", nargs="*", metavar="PATH",
+                   help="config files or folders of the job (accelerate, DeepSpeed, llm-foundry, "
+                        "torchtitan, Megatron, Lightning, HF Trainer, NeMo); with none, "
+                        "accelerate's default config is used if present")
+    from preflight.frameworks import KINDS as CONFIG_KINDS
+
+    p.add_argument("--kind", choices=CONFIG_KINDS, help="force the config kind of every PATH")
+    p.add_argument("--snapshot", metavar="FILE", help="use facts from a snapshot instead of probing")
+    p.add_argument("--assume", action="append", default=[], metavar="KEY=VALUE",
+                   help="plan an environment: gpu=H100 | gpu.cc=8.9 | gpu.count=8 | pkg.NAME=VER")
+    p.add_argument("--deep", action="store_true",
+                   help="also import torch / transformer_engine / torchao / deepspeed in a child "
+                        "process and classify failures")
+    p.add_argument("--example", action="store_true",
+                   help="add the bundled example job (accelerate + DeepSpeed ZeRO-3 + TE FP8)")

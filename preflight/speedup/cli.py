@@ -1,0 +1,72 @@
+"""``fp8-doctor speedup``: its flags and its command (wiring only; shapes, timing and the
+prediction are in :mod:`preflight.speedup`)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Callable
+from typing import Any
+
+from preflight.errors import UserInputError as UsageError
+from preflight.speedup import NOT_WORTH
+
+
+def add_arguments(p: argparse.ArgumentParser,
+                  add_collect: Callable[[argparse.ArgumentParser], None],
+                  seconds: Callable[[str], float]) -> None:
+    add_collect(p)
+    p.add_argument("--model-config", metavar="FILE",
+                   help="the model's Hugging Face config.json (when the job configs do not say)")
+    p.add_argument("--seq", type=int, metavar="N", help="sequence length (overrides the configs)")
+    p.add_argument("--micro-batch", type=int, metavar="N",
+                   help="micro-batch size per rank (overrides the configs)")
+    p.add_argument("--backend", choices=("torchao", "te"),
+                   help="FP8 backend to time (default: the job's, else torchao)")
+    p.add_argument("--recipe", choices=("tensorwise", "rowwise", "delayed", "current", "mxfp8"),
+                   help="FP8 recipe to time (default: the job's)")
+    p.add_argument("--format", choices=("text", "json", "markdown"), default="text",
+                   help="output format (default: %(default)s)")
+    p.add_argument("-o", "--output", metavar="FILE",
+                   help="write the result to FILE instead of stdout")
+    p.add_argument("--chart", metavar="PNG", help="also draw FP8 vs BF16 by GEMM shape (matplotlib)")
+    p.add_argument("--timeout", type=seconds, default=300.0, metavar="S",
+                   help="seconds before the timing child is killed (default: %(default)s)")
+    p.add_argument("--measure-layers", action="store_true",
+                   help="also time each linear whole as torchao runs it alone (compiles each; "
+                        "an upper bound on the cast cost, slower)")
+
+
+def main(args: argparse.Namespace, options: Any, *, write: Callable[[str, str | None], None],
+         progress: Callable[[str], None]) -> int:
+    """0 with a prediction that pays (or none possible, said), 1 when FP8 will not pay."""
+    from preflight.api import collect_facts
+    from preflight.speedup.render import render_json, render_markdown, render_text, write_chart
+    from preflight.speedup.run import speedup
+    from preflight.speedup.shapes import model_shape
+
+    for value, flag in ((args.seq, "--seq"), (args.micro_batch, "--micro-batch")):
+        if value is not None and not 0 < value <= 1 << 24:
+            raise UsageError(f"{flag} must be between 1 and {1 << 24}, not {value}")
+    if args.model_config and not os.path.isfile(args.model_config):
+        raise UsageError(f"no such model config: {args.model_config}")
+    facts, _, _, _ = collect_facts(options, progress=progress)
+    shape = model_shape(facts.values, model_config=args.model_config, seq=args.seq,
+                        micro_batch=args.micro_batch)
+    progress("timing the GEMMs in a child process" if not hasattr(shape, "reason") else
+             "no model shape: listing nothing to time")
+    report = speedup(facts.values, shape, backend=args.backend, recipe=args.recipe,
+                     timeout=args.timeout, measure_layers=args.measure_layers)
+    chart = None
+    if args.chart:
+        why = write_chart(report, args.chart)
+        if why:
+            progress(f"no chart: {why}")
+        else:
+            chart = args.chart
+            progress(f"wrote {args.chart}")
+    text = (render_json(report) if args.format == "json" else
+            render_markdown(report, chart) if args.format == "markdown" else render_text(report))
+    write(text, args.output)
+    p = report.prediction
+    return 1 if p is not None and p.step_speedup < NOT_WORTH else 0
