@@ -108,7 +108,7 @@ def collect_facts(options: CheckOptions, progress: Progress = _silent
     config files, crashed probes) and a list of the inputs used, for the report header.
     """
     from preflight import intent, snapshot
-    from preflight.jobs.read import default_paths, read_paths
+    from preflight.jobs.defaults import default_paths
     from preflight.probes import collect_all
     from preflight.probes.assume import apply_assumptions
     from preflight.redact import MASK, looks_secret
@@ -141,6 +141,8 @@ def collect_facts(options: CheckOptions, progress: Progress = _silent
             inputs.append(f"default config: {', '.join(paths)}")
     if paths:
         progress(f"reading {len(paths)} config path(s)")
+        from preflight.jobs.read import read_paths  # the readers, only when there is a job
+
         read = read_paths(paths, kind=options.kind)
         facts = facts.merged(read.facts, read.provenance, source="config")
         extra.extend(config_problem(p) for p in read.problems)

@@ -65,11 +65,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any, TypeGuard
 
 from preflight.facts import Unknown
-from preflight.frameworks import BY_KIND, FRAMEWORKS, Derived
-from preflight.frameworks._view import MAX_PLAUSIBLE
+from preflight.frameworks._view import MAX_PLAUSIBLE, Derived
 from preflight.registry.intent import SPECS as INTENT_SPECS
 
 NO_CONFIG = "no job config given"
@@ -83,12 +83,19 @@ NAMES = ("fp8", "fp8_source", "fp8_overridden_by", "frameworks", "backend", "rec
 _INTERNAL = ("shapes.tp", "shapes.sp", "shapes.qkv_out", "shapes.proj_in", "shapes.fc1_out",
              "overrides_fp8")
 
-# The order in which frameworks state a value, and the exceptions by name (each framework's
-# record says where it stands: Framework.precedence / zero_stage_rank).
-_ORDER = tuple(f.kind for f in sorted(FRAMEWORKS, key=lambda f: f.precedence))
-_ORDER_BY_NAME = {"zero_stage": tuple(f.kind for f in sorted(
-    (f for f in FRAMEWORKS if f.zero_stage_rank is not None),
-    key=lambda f: f.zero_stage_rank or 0))}
+
+@lru_cache(maxsize=1)
+def _orders() -> tuple[Any, tuple[str, ...], dict[str, tuple[str, ...]]]:
+    """The frameworks registry, the order in which frameworks state a value, and the exceptions
+    by name (each framework's record says where it stands: precedence / zero_stage_rank).
+    Imported on first use: a check with no job config never loads the readers."""
+    from preflight.frameworks import BY_KIND, FRAMEWORKS
+
+    order = tuple(f.kind for f in sorted(FRAMEWORKS, key=lambda f: f.precedence))
+    by_name = {"zero_stage": tuple(f.kind for f in sorted(
+        (f for f in FRAMEWORKS if f.zero_stage_rank is not None),
+        key=lambda f: f.zero_stage_rank or 0))}
+    return BY_KIND, order, by_name
 
 _UNSTATED = {
     "backend": "the configs read do not say which FP8 backend",
@@ -135,23 +142,24 @@ def derive_intent(facts: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, s
     if not isinstance(kinds, list) or not kinds:
         values = {f"intent.{n}": Unknown(NO_CONFIG) for n in NAMES}
         return values, {name: "intent" for name in values}
+    by_kind, order, by_name = _orders()
     derive_kinds = set(kinds)
     for kind in kinds:
         # e.g. HF Trainer reads ACCELERATE_MIXED_PRECISION itself when its bf16/fp16 are off.
-        fw = BY_KIND.get(kind)
+        fw = by_kind.get(kind)
         for other, fact in (fw.derive_also if fw else ()):
             if isinstance(facts.get(fact), str):
                 derive_kinds.add(other)
-    per = {k: BY_KIND[k].derive(facts, prov) for k in _ORDER if k in derive_kinds}
+    per = {k: by_kind[k].derive(facts, prov) for k in order if k in derive_kinds}
     got: dict[str, tuple[Any, str]] = {"frameworks": (list(kinds), "config")}
     names = {n for d in per.values() for n in d if not n.startswith("default.")}
     for name in names - {"fp8", "overrides_fp8"}:
-        for kind in _ORDER_BY_NAME.get(name, _ORDER):
+        for kind in by_name.get(name, order):
             if name in per.get(kind, {}):
                 got[name] = per[kind][name]
                 break
     # A framework's default ("default.<name>") counts only where no framework states the value.
-    for kind in _ORDER:
+    for kind in order:
         for name, value in per.get(kind, {}).items():
             if name.startswith("default.") and name[8:] not in got:
                 got[name[8:]] = value
@@ -173,13 +181,14 @@ def _combine_fp8(per: dict[str, Derived], got: dict[str, tuple[Any, str]]) -> No
                                   "no FP8 setting in the configs read"))
         return
     kind, source = asking[0]
+    by_kind = _orders()[0]
     got["fp8"] = (True, source)
     got["fp8_source"] = (source, source)
     # A framework that cancels the asking one's FP8 (HF Trainer's bf16 over accelerate's fp8,
     # NeMo without transformer_engine over its own fp8 keys).
     override = next((d["overrides_fp8"][1] for k, d in per.items()
-                     if kind in BY_KIND[k].cancels_fp8_of and "overrides_fp8" in d), None)
-    explicit = any(BY_KIND[k].explicit_precision_wins and "overrides_fp8" in d
+                     if kind in by_kind[k].cancels_fp8_of and "overrides_fp8" in d), None)
+    explicit = any(by_kind[k].explicit_precision_wins and "overrides_fp8" in d
                    for k, d in per.items())
     if override is not None and len(asking) == 1:
         got["fp8"] = (False, override)
@@ -187,7 +196,7 @@ def _combine_fp8(per: dict[str, Derived], got: dict[str, tuple[Any, str]]) -> No
         got["backend"] = ("none", override)
         got.pop("recipe", None)
         got.pop("format", None)
-    elif not BY_KIND[kind].explicit_precision_wins and kind in per and \
+    elif not by_kind[kind].explicit_precision_wins and kind in per and \
             "precision" in per[kind] and not explicit:
         got["precision"] = per[kind]["precision"]
     if got["fp8"][0] and kind in per:

@@ -12,47 +12,50 @@ detection), and add its tests under ``tests/frameworks/`` (docs/internals.md wal
 
 from __future__ import annotations
 
+from functools import lru_cache
+from importlib import import_module
 from typing import Any
 
-from preflight.frameworks import (
-    accelerate,
-    axolotl,
-    deepspeed,
-    hf_trainer,
-    lightning,
-    llamafactory,
-    llmfoundry,
-    mcli,
-    megatron,
-    nemo,
-    swift,
-    torchtitan,
-)
 from preflight.frameworks._record import Default, Derived, Framework, Reference
 
 __all__ = ["BY_KIND", "FORMATS", "FRAMEWORKS", "KINDS", "Default", "Derived", "Framework",
            "Reference", "best_any_format", "detect", "score"]
 
-FRAMEWORKS: tuple[Framework, ...] = (
-    accelerate.FRAMEWORK, deepspeed.FRAMEWORK, llmfoundry.FRAMEWORK, torchtitan.FRAMEWORK,
-    megatron.FRAMEWORK, lightning.FRAMEWORK, hf_trainer.FRAMEWORK, nemo.FRAMEWORK,
-    axolotl.FRAMEWORK, llamafactory.FRAMEWORK, swift.FRAMEWORK, mcli.FRAMEWORK,
+KINDS: tuple[str, ...] = (
+    "accelerate", "deepspeed", "llmfoundry", "torchtitan", "megatron", "lightning", "hf_trainer",
+    "nemo", "axolotl", "llamafactory", "swift", "mcli",
 )
-"""Every framework, in detection order (on equal scores the earlier one is named first)."""
+"""Every framework's kind, which is its module's name, in detection order (on equal scores the
+earlier one is named first). The modules are imported on first use of :data:`FRAMEWORKS`,
+:data:`BY_KIND` or :data:`FORMATS`: a check with no job config, and ``--help``, load none of
+the readers (a test holds KINDS and the records in step)."""
 
-BY_KIND: dict[str, Framework] = {f.kind: f for f in FRAMEWORKS}
-KINDS: tuple[str, ...] = tuple(BY_KIND)
-FORMATS: dict[str, tuple[str, ...]] = {f.kind: f.formats for f in FRAMEWORKS}
+
+@lru_cache(maxsize=1)
+def _registry() -> dict[str, Any]:
+    frameworks: tuple[Framework, ...] = tuple(
+        import_module(f"preflight.frameworks.{kind}").FRAMEWORK for kind in KINDS)
+    return {"FRAMEWORKS": frameworks, "BY_KIND": {f.kind: f for f in frameworks},
+            "FORMATS": {f.kind: f.formats for f in frameworks}}
+
+
+def __getattr__(name: str) -> Any:
+    """``FRAMEWORKS`` (every :class:`Framework`, in detection order), ``BY_KIND`` and
+    ``FORMATS`` (the file formats of each kind), built on first use."""
+    if name in ("FRAMEWORKS", "BY_KIND", "FORMATS"):
+        return _registry()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def score(kind: str, data: Any) -> int:
     """How strongly ``data`` (a parsed mapping) looks like a config of ``kind``."""
-    return BY_KIND[kind].score(data) if isinstance(data, dict) else 0
+    return _registry()["BY_KIND"][kind].score(data) if isinstance(data, dict) else 0
 
 
 def detect(fmt: str, data: Any) -> tuple[str | None, list[tuple[str, int]]]:
     """Best kind for parsed ``data`` of format ``fmt`` (None when nothing or a tie)."""
-    scores = sorted(((k, score(k, data)) for k in KINDS if fmt in FORMATS[k]),
+    formats = _registry()["FORMATS"]
+    scores = sorted(((k, score(k, data)) for k in KINDS if fmt in formats[k]),
                     key=lambda kv: -kv[1])
     scores = [(k, s) for k, s in scores if s > 0]
     if not scores:

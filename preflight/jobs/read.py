@@ -22,6 +22,7 @@ from typing import Any
 
 from preflight.frameworks import BY_KIND, FORMATS, KINDS, best_any_format, detect, score
 from preflight.jobs import scripts
+from preflight.jobs.defaults import default_paths
 from preflight.jobs.formats import format_of
 from preflight.jobs.graph import FileRead, one_job
 from preflight.jobs.parse import (
@@ -40,23 +41,6 @@ __all__ = ["ConfigProblem", "ConfigRead", "KINDS", "MAX_BYTES", "default_paths",
            "read_file"]
 
 _PARSERS = {"yaml": parse_yaml, "json": parse_json, "toml": parse_toml}
-
-
-def default_paths() -> list[str]:
-    """accelerate's default config file, if present (what ``accelerate launch`` uses by default).
-
-    Lookup as in ``accelerate/commands/config/config_args.py``: ``$HF_HOME`` else
-    ``${XDG_CACHE_HOME:-~/.cache}/huggingface``, then ``accelerate/default_config.yaml``, with
-    the legacy ``default_config.json`` used only when the YAML does not exist. accelerate itself
-    reads no ``ACCELERATE_CONFIG_FILE`` variable, so neither do we.
-    """
-    home = os.path.expanduser(os.environ.get(
-        "HF_HOME", os.path.join(os.environ.get("XDG_CACHE_HOME", "~/.cache"), "huggingface")))
-    for name in ("default_config.yaml", "default_config.json"):
-        candidate = os.path.join(home, "accelerate", name)
-        if os.path.isfile(candidate):
-            return [candidate]
-    return []
 
 
 def read_file(path: str, kind: str | None = None, *, explicit: bool = True,
