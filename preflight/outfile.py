@@ -237,7 +237,7 @@ def guard_output(args: Any, *, stdout_closed: bool) -> None:
         configs = []
     elif args.command in ("check", "report", "snapshot") and not configs \
             and not getattr(args, "snapshot", None):
-        from preflight.jobs.read import default_paths
+        from preflight.jobs.defaults import default_paths
 
         configs = default_paths()   # accelerate's default config, read when no path is given
     refuse_input_as_output(output, configs=configs, snapshot=getattr(args, "snapshot", None),

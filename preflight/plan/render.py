@@ -1,11 +1,11 @@
-"""Text and JSON output of ``fp8-doctor plan`` (the search is in :mod:`preflight.plan`)."""
+"""Text and JSON output of ``fp8-doctor plan`` (the search is in :mod:`preflight.plan.search`)."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from preflight.plan import Plan, pip_line
+from preflight.plan.search import Plan, pip_line
 
 SCHEMA_VERSION = "1.0"
 

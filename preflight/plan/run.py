@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from preflight.facts import Facts
-from preflight.plan import Plan, make_plan
+from preflight.plan.search import Plan, make_plan
 
 
 def rederive(facts: Facts, versions: Mapping[str, str]) -> Facts:
