@@ -8,7 +8,7 @@ when they are off.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from preflight.facts import Unknown
@@ -40,14 +40,22 @@ def score(data: Any) -> int:
     return s
 
 
-def read_hf_trainer(path: str, parsed: Parsed) -> ReaderOutput:
-    out = read_plain("config.hf_trainer")(path, parsed)
-    data = parsed.data if isinstance(parsed.data, dict) else {}
-    ds = data.get("deepspeed")
-    if isinstance(ds, str) and ds.endswith(".json"):
-        linked, problems = link(path, parsed, ("deepspeed",), ds, "deepspeed")
-        return ReaderOutput(out.facts, out.provenance, tuple(problems), tuple(linked))
-    return out
+def read_with_deepspeed(kind: str) -> Callable[[str, Parsed], ReaderOutput]:
+    """A reader of every key as written under ``config.<kind>`` that follows a
+    ``deepspeed: ds.json`` key to the DeepSpeed config (TrainingArguments, and the frameworks
+    built on it: axolotl, LLaMA-Factory)."""
+    def read(path: str, parsed: Parsed) -> ReaderOutput:
+        out = read_plain(f"config.{kind}")(path, parsed)
+        data = parsed.data if isinstance(parsed.data, dict) else {}
+        ds = data.get("deepspeed")
+        if isinstance(ds, str) and ds.endswith(".json"):
+            linked, problems = link(path, parsed, ("deepspeed",), ds, "deepspeed")
+            return ReaderOutput(out.facts, out.provenance, tuple(problems), tuple(linked))
+        return out
+    return read
+
+
+read_hf_trainer = read_with_deepspeed("hf_trainer")
 
 
 

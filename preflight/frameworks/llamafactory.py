@@ -17,9 +17,6 @@ from typing import Any
 from preflight.frameworks import hf_trainer
 from preflight.frameworks._record import Default, Framework, Reference
 from preflight.frameworks._view import Derived, View
-from preflight.jobs.parse import Parsed
-from preflight.jobs.readers import link, read_plain
-from preflight.jobs.types import ReaderOutput
 
 KIND = "llamafactory"
 
@@ -38,15 +35,8 @@ def score(data: Any) -> int:
     return hf_trainer.score(data) + 10 + 4 * len(top & _MARKERS)
 
 
-def read(path: str, parsed: Parsed) -> ReaderOutput:
-    """Every key as written under ``config.llamafactory``; ``deepspeed: ds.json`` is followed."""
-    out = read_plain(f"config.{KIND}")(path, parsed)
-    data = parsed.data if isinstance(parsed.data, dict) else {}
-    ds = data.get("deepspeed")
-    if isinstance(ds, str) and ds.endswith(".json"):
-        linked, problems = link(path, parsed, ("deepspeed",), ds, "deepspeed")
-        return ReaderOutput(out.facts, out.provenance, tuple(problems), tuple(linked))
-    return out
+# Every key as written under ``config.llamafactory``; ``deepspeed: ds.json`` is followed.
+read = hf_trainer.read_with_deepspeed(KIND)
 
 
 def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
