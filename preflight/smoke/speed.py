@@ -29,7 +29,9 @@ def _events() -> tuple[Any, Any]:
     return torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
 
 
-def _per_call(fn: Any, n: int) -> float:
+def per_call(fn: Any, n: int) -> float:
+    """Seconds per call of ``fn`` over ``n`` calls, by CUDA events (also the speed-up
+    prediction's timer, preflight/speedup/child.py)."""
     start, end = _events()
     start.record()
     for _ in range(n):
@@ -43,7 +45,7 @@ def _calls_for(fn: Any, budget: float) -> int:
     """Warm up (3 calls, then one timed call) and size a round to ``budget`` seconds."""
     for _ in range(3):
         fn()
-    once = max(_per_call(fn, 1), 1e-6)
+    once = max(per_call(fn, 1), 1e-6)
     return int(min(200, max(3, budget / once)))
 
 
@@ -52,8 +54,8 @@ def time_pair(f1: Any, f2: Any) -> tuple[float, float]:
     n1, n2 = _calls_for(f1, BUDGET_S / ROUNDS), _calls_for(f2, BUDGET_S / ROUNDS)
     t1, t2 = [], []
     for _ in range(ROUNDS):
-        t1.append(_per_call(f1, n1))
-        t2.append(_per_call(f2, n2))
+        t1.append(per_call(f1, n1))
+        t2.append(per_call(f2, n2))
     return min(t1), min(t2)
 
 

@@ -50,15 +50,9 @@ def copy_bandwidth(torch: Any, best: Any, device: str) -> float:
     return 2 * (64 << 20) / best(lambda: dst.copy_(buf))   # the buffers go with this frame
 
 
-def _timer(torch: Any):
-    def per_call(fn: Any, n: int) -> float:
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(n):
-            fn()
-        end.record()
-        end.synchronize()
-        return start.elapsed_time(end) / 1e3 / n
+def _timer(torch: Any) -> Any:
+    """Best-of-ROUNDS seconds per call, each round sized to BUDGET_S (the smoke step's timer)."""
+    from preflight.smoke.speed import per_call
 
     def best(fn: Any) -> float:
         for _ in range(3):
