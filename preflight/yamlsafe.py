@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 
 from preflight.facts import MAX_NESTING
+from preflight.keypaths import Path, nearest_line
 
 # libyaml's C parser is ~10x faster on large files; fall back to the pure-Python one.
 _BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -35,7 +36,6 @@ recurses once per level with no limit, so ``[[[[...]]]]`` (or ``- - - -``, or in
 mappings) some 30,000 deep kills the interpreter with SIGSEGV instead of raising; on a thread's
 smaller stack far less is needed. Real rule files are about 12 deep, real configs fewer than 20."""
 
-Path = tuple[Any, ...]
 
 
 class YamlError(ValueError):
@@ -62,11 +62,7 @@ class Loaded:
 
     def line_of(self, path: Path) -> int | None:
         """Line of ``path`` or of its nearest ancestor that has one."""
-        while path:
-            if path in self.lines:
-                return self.lines[path]
-            path = path[:-1]
-        return self.lines.get(())
+        return nearest_line(self.lines, path)
 
 
 def _line(node: yaml.Node) -> int:

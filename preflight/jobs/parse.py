@@ -23,6 +23,7 @@ from typing import Any
 
 from preflight.facts import Unknown
 from preflight.findings import Source
+from preflight.keypaths import Path, nearest_line
 
 
 def _tomllib() -> Any:
@@ -41,7 +42,6 @@ MAX_YAML_NODES = 10_000
 safe loading costs ~50 us per line on a busy machine (40k lines took 2.9 s), and the largest
 real training configs (NeMo's megatron_gpt_config.yaml) have a few hundred lines."""
 
-Path = tuple[Any, ...]
 
 
 class ParseError(ValueError):
@@ -65,11 +65,7 @@ class Parsed:
     value is the one in ``data``, as PyYAML keeps it."""
 
     def line_of(self, path: Path) -> int | None:
-        while path:
-            if path in self.lines:
-                return self.lines[path]
-            path = path[:-1]
-        return self.lines.get(())
+        return nearest_line(self.lines, path)
 
 
 def read_text(path: str) -> str:
