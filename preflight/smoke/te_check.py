@@ -192,7 +192,7 @@ def _with_bias(te_pt: Any, device: str, new: Any, old: Any) -> Any:
 
 def run_all(device: str, cc: tuple[int, int] | None, resume: bool = True) -> dict[str, Any]:
     """Every TE check; raises ImportError when TE is not importable. ``timings`` says where the
-    stage's seconds go (benchmarks/te_stage.py reads them)."""
+    stage's seconds go (benchmarks/te_stage.py and te_gpu.py read them)."""
     t0 = time.perf_counter()
     try:
         with _without_te_jax():
