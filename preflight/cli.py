@@ -49,10 +49,21 @@ from preflight.cli_args import (  # noqa: E402 - stdlib-only module: Ctrl-C stay
     positive_seconds,
 )
 
+COMMANDS = ("check", "snapshot", "report", "plan", "speedup", "smoke", "rules", "completion")
 
-def build_parser() -> argparse.ArgumentParser:
-    """The whole CLI, as one argparse tree."""
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole CLI, as one argparse tree.
+
+    ``only``: the command about to run. Every command is still registered (help, completion and
+    "invalid choice" see them all), but only that one gets its arguments, so a ``check`` does not
+    import the smoke, plan, speedup and rules modules just to describe their flags (issue 14,
+    item 4: start-up time).
+    """
     from preflight.findings import FAIL_ON_CHOICES
+
+    def full(command: str) -> bool:
+        return only is None or only == command
 
     parser = argparse.ArgumentParser(
         prog="fp8-doctor",
@@ -64,6 +75,52 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     p = sub.add_parser("check", help="probe, read configs, evaluate rules, run the smoke step")
+    if full("check"):
+        _add_check_arguments(p, FAIL_ON_CHOICES)
+
+    p = sub.add_parser("snapshot", help="write the facts of this machine (and configs) as JSON")
+    if full("snapshot"):
+        _add_collect(p)
+        p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
+        p.add_argument("--no-redact", action="store_true",
+                       help="keep paths, hostnames and UUIDs")
+
+    p = sub.add_parser("report", help="a redacted Markdown support report (check + all facts)")
+    if full("report"):
+        _add_report_arguments(p, FAIL_ON_CHOICES)
+
+    p = sub.add_parser("plan", help="the fewest package version changes that clear every "
+                                    "version-gated finding, proven by re-evaluating the rules")
+    if full("plan"):
+        from preflight.plan.cli import add_arguments as add_plan_arguments
+
+        add_plan_arguments(p, _add_collect)
+    p = sub.add_parser("speedup", help="the FP8 speed-up to expect for this model: its GEMMs "
+                                       "timed in BF16 and FP8 on this GPU, and a verdict")
+    if full("speedup"):
+        from preflight.speedup.cli import add_arguments as add_speedup_arguments
+
+        add_speedup_arguments(p, _add_collect, positive_seconds)
+
+    p = sub.add_parser("smoke", help="run only the FP8 smoke step")
+    if full("smoke"):
+        from preflight.smoke.cli import add_arguments as add_smoke_arguments
+
+        add_smoke_arguments(p)
+
+    p = sub.add_parser("rules", help="list, show, lint or test the rule base")
+    if full("rules"):
+        from preflight.engine.commands import add_arguments as add_rules_arguments
+
+        add_rules_arguments(p)
+
+    p = sub.add_parser("completion", help="print a shell completion script (bash, zsh, fish)")
+    p.add_argument("shell", choices=("bash", "zsh", "fish"),
+                   help='the shell; e.g. eval "$(fp8-doctor completion bash)" in ~/.bashrc')
+    return parser
+
+
+def _add_check_arguments(p: argparse.ArgumentParser, fail_on_choices: Sequence[str]) -> None:
     _add_collect(p)
     smoke = p.add_mutually_exclusive_group()
     smoke.add_argument("--smoke", dest="smoke", action="store_true", default=None,
@@ -71,7 +128,7 @@ def build_parser() -> argparse.ArgumentParser:
     smoke.add_argument("--no-smoke", dest="smoke", action="store_false", help="skip the smoke step")
     p.add_argument("--smoke-timeout", type=positive_seconds, default=120.0, metavar="S",
                    help="seconds before the smoke child is killed (default: %(default)s)")
-    p.add_argument("--fail-on", choices=FAIL_ON_CHOICES, default=None,
+    p.add_argument("--fail-on", choices=fail_on_choices, default=None,
                    help="lowest severity that makes the exit code 1 (default: error, or "
                         "fail-on in [tool.fp8-doctor])")
     p.add_argument("--rules", action="append", default=[], metavar="DIR",
@@ -96,12 +153,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "instead of the report; fixes that are no file edit are listed above it")
     _add_output(p)
 
-    p = sub.add_parser("snapshot", help="write the facts of this machine (and configs) as JSON")
-    _add_collect(p)
-    p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
-    p.add_argument("--no-redact", action="store_true", help="keep paths, hostnames and UUIDs")
 
-    p = sub.add_parser("report", help="a redacted Markdown support report (check + all facts)")
+def _add_report_arguments(p: argparse.ArgumentParser, fail_on_choices: Sequence[str]) -> None:
     _add_collect(p)
     smoke = p.add_mutually_exclusive_group()
     smoke.add_argument("--smoke", dest="smoke", action="store_true", default=False,
@@ -109,37 +162,12 @@ def build_parser() -> argparse.ArgumentParser:
     # Accepted so that one flag set works for `check` and `report` alike (it is the default).
     smoke.add_argument("--no-smoke", dest="smoke", action="store_false",
                        help="leave the smoke step out (the default)")
-    p.add_argument("--fail-on", choices=FAIL_ON_CHOICES, default="never",
+    p.add_argument("--fail-on", choices=fail_on_choices, default="never",
                    help="lowest severity that makes the exit code 1 (default: %(default)s)")
     p.add_argument("--rules", action="append", default=[], metavar="DIR", help=argparse.SUPPRESS)
     p.add_argument("--smoke-timeout", type=positive_seconds, default=120.0,
                    help=argparse.SUPPRESS)
     _add_output(p, default="markdown")
-
-    from preflight.plan.cli import add_arguments as add_plan_arguments
-    from preflight.speedup.cli import add_arguments as add_speedup_arguments
-
-    add_plan_arguments(sub.add_parser(
-        "plan", help="the fewest package version changes that clear every version-gated "
-                     "finding, proven by re-evaluating the rules"), _add_collect)
-    add_speedup_arguments(sub.add_parser(
-        "speedup", help="the FP8 speed-up to expect for this model: its GEMMs timed in BF16 "
-                        "and FP8 on this GPU, and a verdict"), _add_collect, positive_seconds)
-
-    p = sub.add_parser("smoke", help="run only the FP8 smoke step")
-    from preflight.smoke.cli import add_arguments as add_smoke_arguments
-
-    add_smoke_arguments(p)
-
-    p = sub.add_parser("rules", help="list, show, lint or test the rule base")
-    from preflight.engine.commands import add_arguments as add_rules_arguments
-
-    add_rules_arguments(p)
-
-    p = sub.add_parser("completion", help="print a shell completion script (bash, zsh, fish)")
-    p.add_argument("shell", choices=("bash", "zsh", "fish"),
-                   help='the shell; e.g. eval "$(fp8-doctor completion bash)" in ~/.bashrc')
-    return parser
 
 
 def _write(text: str, output: str | None) -> None:
@@ -298,8 +326,10 @@ def _main(argv: Sequence[str] | None) -> int:
     from preflight.outfile import guard_std_streams
 
     _STDOUT_CLOSED = "stdout" in guard_std_streams()
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    first = words[0] if words and words[0] in COMMANDS else None
+    parser = build_parser(None if first == "completion" else first)
+    args = parser.parse_args(words)
     if args.command is None:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
