@@ -4,9 +4,11 @@ LLaMA-Factory builds TrainingArguments from the same YAML, so those keys mean wh
 HF Trainer (:func:`.hf_trainer.training_args`). Its FP8 keys (``ModelArguments``): ``fp8``,
 ``fp8_backend`` (``auto`` | ``torchao`` | ``te`` | ``msamp``) and
 ``fp8_enable_fsdp_float8_all_gather``. With ``auto`` or ``torchao`` it builds torchao's
-``Float8LinearConfig.from_recipe_name("rowwise")`` (hiyouga/LLaMA-Factory 7f564fdb,
-src/llamafactory/train/fp8_utils.py), not the tensorwise default; the all-gather key is only
-logged there (FP8D-LF-0001). It was read as an HF Trainer config before (issue 14).
+``Float8LinearConfig.from_recipe_name("rowwise")`` but only logs how many kwargs it made: nothing
+hands them to the Accelerator (v0.9.5 train/fp8_utils.py configure_fp8_environment; only the
+``te`` backend patches ``Accelerator.__init__``), so accelerate converts with its own default,
+``Float8LinearConfig()``: tensorwise. The all-gather key is only logged (FP8D-LF-0001). It was
+read as an HF Trainer config before (issue 14).
 """
 
 from __future__ import annotations
@@ -49,7 +51,9 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
         if backend is not None:
             out["backend"] = (backend, bsrc)
         if backend == "torchao":
-            out["recipe"] = ("rowwise", bsrc)    # from_recipe_name("rowwise") in fp8_utils.py
+            # the rowwise config fp8_utils.py builds is discarded (v0.9.5 L144-145): accelerate's
+            # AORecipeKwargs() default applies
+            out["recipe"] = ("tensorwise", bsrc)
         elif "recipe" in out:
             del out["recipe"]
     return out
@@ -65,7 +69,7 @@ FRAMEWORK = Framework(
                   "examples name examples/deepspeed/*.json from the repository root)"),
     ),
     defaults=(
-        Default("fp8_backend", "auto (torchao, rowwise recipe)", "LLaMA-Factory 7f564fdb",
-                "src/llamafactory/train/fp8_utils.py"),
+        Default("fp8_backend", "auto (torchao through accelerate's default config: tensorwise)",
+                "LLaMA-Factory 0.9.5", "src/llamafactory/train/fp8_utils.py"),
     ),
 )

@@ -31,10 +31,12 @@ def test_axolotl_example_is_axolotl_not_hf_trainer() -> None:
     assert intent["frameworks"] == ["axolotl"]
 
 
-def test_llamafactory_torchao_recipe_is_rowwise_and_all_gather_is_a_no_op(tmp_path: Path) -> None:
+def test_llamafactory_torchao_recipe_is_accelerates_default_and_all_gather_is_a_no_op(
+        tmp_path: Path) -> None:
     yaml = LF_REPO / "examples" / "extras" / "fp8" / "llama3_fp8_deepspeed_sft.yaml"
     intent, facts, _ = _intent(yaml, LF_REPO / "examples" / "deepspeed" / "ds_z3_fp8_config.json")
-    assert intent["backend"] == "torchao" and intent["recipe"] == "rowwise"
+    # fp8_utils.py builds a rowwise config and drops it (v0.9.5): accelerate's default applies
+    assert intent["backend"] == "torchao" and intent["recipe"] == "tensorwise"
     assert intent["distributed"] == "deepspeed" and intent["zero_stage"] == 3
     # the same example with the all-gather key switched on (as its FSDP twin has it)
     text = yaml.read_text().replace("fp8_enable_fsdp_float8_all_gather: false",
