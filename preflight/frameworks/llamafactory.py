@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from preflight.facts import Unknown
 from preflight.frameworks import hf_trainer
 from preflight.frameworks._record import Default, Framework, Reference
 from preflight.frameworks._view import Derived, View
@@ -26,7 +27,12 @@ _STAGES = frozenset({"pt", "sft", "rm", "ppo", "dpo", "kto"})
 _MARKERS = frozenset({"finetuning_type", "template", "cutoff_len", "lora_target", "plot_loss",
                       "preprocessing_num_workers", "max_samples", "overwrite_cache",
                       "fp8_backend", "fp8_enable_fsdp_float8_all_gather"})
-_BACKENDS = {"te": "te", "torchao": "torchao", "auto": "torchao", "msamp": "msamp"}
+_BACKENDS = {"te": "te", "torchao": "torchao", "auto": "torchao"}
+# Only `te` is handed to accelerate (a patched Accelerator.__init__); any other value is left to
+# accelerate's auto-detection, torchao first, then Transformer Engine, then MS-AMP (accelerate
+# accelerator.py from v1.5.0; FP8D-LF-0013).
+_MSAMP = ("LLaMA-Factory does not hand fp8_backend msamp to accelerate (v0.9.5 fp8_utils.py), "
+          "which picks torchao, then Transformer Engine, then MS-AMP, whichever is installed")
 
 
 def score(data: Any) -> int:
@@ -50,6 +56,8 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
         bsrc = v.src("fp8_backend", "LLaMA-Factory default (fp8_backend: auto -> torchao)")
         if backend is not None:
             out["backend"] = (backend, bsrc)
+        elif raw == "msamp":
+            out["backend"] = (Unknown(_MSAMP), bsrc)
         if backend == "torchao":
             # the rowwise config fp8_utils.py builds is discarded (v0.9.5 L144-145): accelerate's
             # AORecipeKwargs() default applies

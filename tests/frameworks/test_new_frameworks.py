@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import preflight
-from preflight.facts import Facts
+from preflight.facts import Facts, Unknown
 from preflight.intent import derive
 from preflight.jobs.read import read_paths
 
@@ -55,6 +55,16 @@ def test_llamafactory_te_backend_has_no_torchao_recipe(tmp_path: Path) -> None:
     intent, _, files = _intent(path)
     assert [k for _, k in files] == ["llamafactory"]
     assert intent["backend"] == "te" and intent["recipe"] != "rowwise"
+
+
+def test_llamafactory_msamp_backend_is_left_to_accelerate(tmp_path: Path) -> None:
+    # v0.9.5 fp8_utils.py hands only fp8_backend te to accelerate; msamp is auto-detected away
+    path = tmp_path / "msamp.yaml"
+    path.write_text("model_name_or_path: m\nstage: sft\nfinetuning_type: full\n"
+                    "output_dir: out\nfp8: true\nfp8_backend: msamp\n")
+    intent, _, _ = _intent(path)
+    assert isinstance(intent["backend"], Unknown) and "msamp" in intent["backend"].reason
+    assert not isinstance(intent.get("recipe"), str)
 
 
 SWIFT = FIX / "swift"
