@@ -114,9 +114,9 @@ _UNSTATED = {
     "shapes.dims_align": "the configs read do not give the model's hidden and FFN sizes",
     "shapes.tokens_align": "the configs read do not give micro-batch size and sequence length",
     "tp": "the configs read do not say the tensor-parallel size (a Megatron / NeMo / torchtitan "
-          "setting)",
+          "/ accelerate parallelism_config setting)",
     "cp": "the configs read do not say the context-parallel size (a Megatron / NeMo / "
-          "torchtitan setting)",
+          "torchtitan / accelerate parallelism_config setting)",
     "sequence_parallel": "the configs read do not say whether sequence parallelism is on (a "
                          "Megatron / NeMo setting)",
     "fp8_attention": "the configs read do not say whether attention runs in FP8 (TE fp8_dpa is "

@@ -7,6 +7,11 @@ followed and read as a DeepSpeed JSON: accelerate opens it relative to the launc
 try the YAML's folder first, then the current directory, and report a missing file as a problem
 at the key's line. ``accelerate launch`` flags are read by :mod:`preflight.jobs.launch` into the
 same ``config.accelerate.*`` names.
+
+``parallelism_config`` (accelerate >= 1.10.0: ``parallelism_config_tp_size``, ``_cp_size``, ...
+under that key, or the same names as ``accelerate launch`` flags, which win) gives intent.tp and
+intent.cp. Without it the sizes stay unstated: a script can still pass
+``Accelerator(parallelism_config=ParallelismConfig(...))``, which no reader sees.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from typing import Any
 
 from preflight.facts import Unknown
 from preflight.frameworks._record import Default, Framework, Reference
-from preflight.frameworks._view import Derived, View
+from preflight.frameworks._view import Derived, View, first
 from preflight.frameworks.deepspeed import ds_precision
 from preflight.jobs.parse import Parsed, flatten
 from preflight.jobs.readers import link
@@ -105,12 +110,30 @@ def from_accelerate(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
         # accelerate will not compile. A torch.compile call in the script is invisible to a config
         # reader; the rules (FP8D-TAO-0004, CONFIG_FACTS_USED.md) want the config's answer.
         out["compile"] = (False, a.src(backend_key, "accelerate config has no dynamo backend"))
+    _parallelism(a, out)
     if a.has("fsdp_config.fsdp_activation_checkpointing"):
         out["activation_checkpointing"] = (a.truthy("fsdp_config.fsdp_activation_checkpointing"),
                                            a.src("fsdp_config.fsdp_activation_checkpointing"))
     if fp8:
         _accelerate_fp8(a, f, prov, out)
     return out
+
+
+def _parallelism(a: View, out: Derived) -> None:
+    """intent.tp / intent.cp from ``parallelism_config`` (accelerate >= 1.10.0).
+
+    ``accelerate launch`` copies ``parallelism_config.<key>`` of the YAML to the flag of the same
+    name unless that flag was given (commands/launch.py _validate_launch_command at v1.10.0 and
+    v1.14.0), so a flag wins over the YAML key."""
+    for name, size in (("tp", "parallelism_config_tp_size"), ("cp", "parallelism_config_cp_size")):
+        key = first(a, size, f"parallelism_config.{size}")
+        if key is None:
+            continue
+        value = a.int(key)
+        if value is None or value < 1:
+            out[name] = (Unknown(f"{size} is {str(a.get(key))[:40]!r}, not a size"), a.src(key))
+        else:
+            out[name] = (value, a.src(key))
 
 
 def _accelerate_fp8(a: View, f: Mapping[str, Any], prov: Mapping[str, str], out: Derived) -> None:
@@ -161,5 +184,7 @@ FRAMEWORK = Framework(
                 "accelerate/utils/dataclasses.py (DynamoBackend.NO)"),
         Default("fp8_config.fp8_format", "E4M3 before 1.8.1, HYBRID from 1.8.1",
                 "accelerate < 1.8.1 / >= 1.8.1", "accelerate commands/launch.py"),
+        Default("parallelism_config.parallelism_config_tp_size / _cp_size", "1 (no TP / CP)",
+                ">= 1.10.0", "accelerate commands/launch.py (--parallelism_config_* default 1)"),
     ),
 )

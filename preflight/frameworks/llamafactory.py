@@ -4,9 +4,11 @@ LLaMA-Factory builds TrainingArguments from the same YAML, so those keys mean wh
 HF Trainer (:func:`.hf_trainer.training_args`). Its FP8 keys (``ModelArguments``): ``fp8``,
 ``fp8_backend`` (``auto`` | ``torchao`` | ``te`` | ``msamp``) and
 ``fp8_enable_fsdp_float8_all_gather``. With ``auto`` or ``torchao`` it builds torchao's
-``Float8LinearConfig.from_recipe_name("rowwise")`` (hiyouga/LLaMA-Factory 7f564fdb,
-src/llamafactory/train/fp8_utils.py), not the tensorwise default; the all-gather key is only
-logged there (FP8D-LF-0001). It was read as an HF Trainer config before (issue 14).
+``Float8LinearConfig.from_recipe_name("rowwise")`` but only logs how many kwargs it made: nothing
+hands them to the Accelerator (v0.9.5 train/fp8_utils.py configure_fp8_environment; only the
+``te`` backend patches ``Accelerator.__init__``), so accelerate converts with its own default,
+``Float8LinearConfig()``: tensorwise. The all-gather key is only logged (FP8D-LF-0001). It was
+read as an HF Trainer config before (issue 14).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from preflight.facts import Unknown
 from preflight.frameworks import hf_trainer
 from preflight.frameworks._record import Default, Framework, Reference
 from preflight.frameworks._view import Derived, View
@@ -24,7 +27,12 @@ _STAGES = frozenset({"pt", "sft", "rm", "ppo", "dpo", "kto"})
 _MARKERS = frozenset({"finetuning_type", "template", "cutoff_len", "lora_target", "plot_loss",
                       "preprocessing_num_workers", "max_samples", "overwrite_cache",
                       "fp8_backend", "fp8_enable_fsdp_float8_all_gather"})
-_BACKENDS = {"te": "te", "torchao": "torchao", "auto": "torchao", "msamp": "msamp"}
+_BACKENDS = {"te": "te", "torchao": "torchao", "auto": "torchao"}
+# Only `te` is handed to accelerate (a patched Accelerator.__init__); any other value is left to
+# accelerate's auto-detection, torchao first, then Transformer Engine, then MS-AMP (accelerate
+# accelerator.py from v1.5.0; FP8D-LF-0013).
+_MSAMP = ("LLaMA-Factory does not hand fp8_backend msamp to accelerate (v0.9.5 fp8_utils.py), "
+          "which picks torchao, then Transformer Engine, then MS-AMP, whichever is installed")
 
 
 def score(data: Any) -> int:
@@ -48,8 +56,12 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
         bsrc = v.src("fp8_backend", "LLaMA-Factory default (fp8_backend: auto -> torchao)")
         if backend is not None:
             out["backend"] = (backend, bsrc)
+        elif raw == "msamp":
+            out["backend"] = (Unknown(_MSAMP), bsrc)
         if backend == "torchao":
-            out["recipe"] = ("rowwise", bsrc)    # from_recipe_name("rowwise") in fp8_utils.py
+            # the rowwise config fp8_utils.py builds is discarded (v0.9.5 L144-145): accelerate's
+            # AORecipeKwargs() default applies
+            out["recipe"] = ("tensorwise", bsrc)
         elif "recipe" in out:
             del out["recipe"]
     return out
@@ -65,7 +77,7 @@ FRAMEWORK = Framework(
                   "examples name examples/deepspeed/*.json from the repository root)"),
     ),
     defaults=(
-        Default("fp8_backend", "auto (torchao, rowwise recipe)", "LLaMA-Factory 7f564fdb",
-                "src/llamafactory/train/fp8_utils.py"),
+        Default("fp8_backend", "auto (torchao through accelerate's default config: tensorwise)",
+                "LLaMA-Factory 0.9.5", "src/llamafactory/train/fp8_utils.py"),
     ),
 )

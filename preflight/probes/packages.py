@@ -42,6 +42,8 @@ INTERESTING: frozenset[str] = frozenset({
     "xformers", "apex", "bitsandbytes", "liger-kernel", "llm-foundry", "mosaicml", "composer",
     "megatron-core", "megatron-lm", "lightning", "pytorch-lightning", "torchtitan",
     "nemo-toolkit", "nemo-run", "nvidia-ml-py", "pynvml", "fp8-doctor",
+    # fine-tuning front ends whose rules read their version (FP8D-LF-*, FP8D-AXO-*, FP8D-SWIFT-*)
+    "axolotl", "llamafactory", "ms-swift",
 })
 PREFIXES: tuple[str, ...] = ("nvidia-", "transformer-engine")
 

@@ -50,9 +50,11 @@ SPECS = (
     # Parallelism and FP8 features (issue 16): read from every framework that has the setting;
     # Unknown with the reason where the configs read cannot say.
     F("intent.tp", "int", "Tensor-parallel size (Megatron --tensor-model-parallel-size, NeMo "
-      "model.tensor_model_parallel_size, torchtitan parallelism.tensor_parallel_degree)"),
+      "model.tensor_model_parallel_size, torchtitan parallelism.tensor_parallel_degree, accelerate "
+      "parallelism_config_tp_size)"),
     F("intent.cp", "int", "Context-parallel size (Megatron --context-parallel-size, NeMo "
-      "model.context_parallel_size, torchtitan parallelism.context_parallel_degree)"),
+      "model.context_parallel_size, torchtitan parallelism.context_parallel_degree, accelerate "
+      "parallelism_config_cp_size)"),
     F("intent.sequence_parallel", "bool",
       "Megatron / NeMo sequence parallelism is on (Megatron turns it off when TP is 1)"),
     F("intent.fp8_attention", "bool",

@@ -62,6 +62,21 @@ learning_rate: 1.0e-5
 bf16: true
 """
 
+LF = """\
+### model
+model_name_or_path: meta-llama/Llama-3.1-8B
+### method
+stage: sft
+do_train: true
+finetuning_type: full
+fp8_enable_fsdp_float8_all_gather: true  # the FSDP2 float8 all-gather
+### train
+output_dir: saves/llama3-8b/full/sft
+per_device_train_batch_size: 1
+bf16: true
+torch_compile: true
+"""
+
 CASES: dict[str, tuple[dict[str, str], dict[str, str]]] = {
     "FP8D-ACC-0008": ({"acc.yaml": ACC.format(dist="MULTI_GPU", extra=(
         "fp8_config:\n  backend: TE\n  override_linear_precision: (false, false, false)\n"))},
@@ -109,6 +124,8 @@ CASES: dict[str, tuple[dict[str, str], dict[str, str]]] = {
                                              "pkg.llm-foundry": "0.12.0"}),
     "FP8D-MEG-0012": ({"train.sh": MEG}, {"pkg.transformer-engine": "2.4.0"}),
     "FP8D-NEMO-0001": ({"nemo.yaml": NEMO}, {}),
+    "FP8D-LF-0012": ({"lf.yaml": LF}, {"pkg.llamafactory": "0.9.5", "pkg.torchao": "0.13.0",
+                                       "pkg.accelerate": "1.11.0"}),
 }
 GIT = shutil.which("git")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import preflight
-from preflight.facts import Facts
+from preflight.facts import Facts, Unknown
 from preflight.intent import derive
 from preflight.jobs.read import read_paths
 
@@ -31,10 +31,12 @@ def test_axolotl_example_is_axolotl_not_hf_trainer() -> None:
     assert intent["frameworks"] == ["axolotl"]
 
 
-def test_llamafactory_torchao_recipe_is_rowwise_and_all_gather_is_a_no_op(tmp_path: Path) -> None:
+def test_llamafactory_torchao_recipe_is_accelerates_default_and_all_gather_is_a_no_op(
+        tmp_path: Path) -> None:
     yaml = LF_REPO / "examples" / "extras" / "fp8" / "llama3_fp8_deepspeed_sft.yaml"
     intent, facts, _ = _intent(yaml, LF_REPO / "examples" / "deepspeed" / "ds_z3_fp8_config.json")
-    assert intent["backend"] == "torchao" and intent["recipe"] == "rowwise"
+    # fp8_utils.py builds a rowwise config and drops it (v0.9.5): accelerate's default applies
+    assert intent["backend"] == "torchao" and intent["recipe"] == "tensorwise"
     assert intent["distributed"] == "deepspeed" and intent["zero_stage"] == 3
     # the same example with the all-gather key switched on (as its FSDP twin has it)
     text = yaml.read_text().replace("fp8_enable_fsdp_float8_all_gather: false",
@@ -53,6 +55,16 @@ def test_llamafactory_te_backend_has_no_torchao_recipe(tmp_path: Path) -> None:
     intent, _, files = _intent(path)
     assert [k for _, k in files] == ["llamafactory"]
     assert intent["backend"] == "te" and intent["recipe"] != "rowwise"
+
+
+def test_llamafactory_msamp_backend_is_left_to_accelerate(tmp_path: Path) -> None:
+    # v0.9.5 fp8_utils.py hands only fp8_backend te to accelerate; msamp is auto-detected away
+    path = tmp_path / "msamp.yaml"
+    path.write_text("model_name_or_path: m\nstage: sft\nfinetuning_type: full\n"
+                    "output_dir: out\nfp8: true\nfp8_backend: msamp\n")
+    intent, _, _ = _intent(path)
+    assert isinstance(intent["backend"], Unknown) and "msamp" in intent["backend"].reason
+    assert not isinstance(intent.get("recipe"), str)
 
 
 SWIFT = FIX / "swift"

@@ -91,6 +91,55 @@ def test_frameworks_without_the_setting_leave_it_unknown(tmp_path: Path) -> None
         assert v[name].reason
 
 
+# huggingface/accelerate@beb0672a (v1.14.0) examples/torch_native_parallelism/configs/tp_hsdp.yaml,
+# reduced, with mixed_precision fp8 and a TE fp8_config in place of bf16.
+ACC_TP_HSDP = """\
+compute_environment: LOCAL_MACHINE
+distributed_type: FSDP
+fsdp_config:
+  fsdp_auto_wrap_policy: TRANSFORMER_BASED_WRAP
+  fsdp_reshard_after_forward: true
+  fsdp_state_dict_type: SHARDED_STATE_DICT
+  fsdp_version: 2
+mixed_precision: fp8
+fp8_config:
+  backend: TE
+num_machines: 1
+num_processes: 8
+parallelism_config:
+  parallelism_config_cp_size: 1
+  parallelism_config_dp_replicate_size: 2
+  parallelism_config_dp_shard_size: 2
+  parallelism_config_tp_size: 2
+"""
+
+
+def test_accelerate_parallelism_config(tmp_path: Path) -> None:
+    v, prov = _intent(tmp_path, "tp_hsdp.yaml", ACC_TP_HSDP)
+    assert (v["tp"], v["cp"], v["backend"], v["distributed"]) == (2, 1, "te", "fsdp2")
+    assert prov["tp"].endswith("tp_hsdp.yaml:17") and prov["cp"].endswith("tp_hsdp.yaml:14")
+    for name in ("sequence_parallel", "fp8_attention", "cuda_graphs"):
+        assert isinstance(v[name], Unknown), name     # accelerate has no such setting
+
+
+def test_accelerate_launch_flag_wins_over_the_yaml(tmp_path: Path) -> None:
+    (tmp_path / "acc.yaml").write_text(ACC_TP_HSDP)
+    (tmp_path / "run.sh").write_text(
+        "accelerate launch --config_file acc.yaml --parallelism_config_tp_size 4 \\\n"
+        "  --parallelism_config_cp_size $CP train.py\n")
+    read = read_paths([str(tmp_path / "run.sh")])
+    values, prov = derive(Facts(read.facts, read.provenance))
+    assert values["intent.tp"] == 4 and prov["intent.tp"].endswith("run.sh:1")
+    assert isinstance(values["intent.cp"], Unknown)    # set at launch: not a size we can read
+
+
+def test_accelerate_parallelism_sizes_that_are_not_sizes(tmp_path: Path) -> None:
+    for bad in ("0", "auto", "-2"):
+        v, _ = _intent(tmp_path, "acc.yaml", ACC_TP_HSDP.replace(
+            "parallelism_config_tp_size: 2", f"parallelism_config_tp_size: {bad}"))
+        assert isinstance(v["tp"], Unknown) and "parallelism_config_tp_size" in v["tp"].reason
+
+
 def test_megatron_cp_comm_type_keeps_every_value(tmp_path: Path) -> None:
     # --cp-comm-type is nargs='+' (one type per layer, arguments.py at core_v0.14.0)
     (tmp_path / "run.sh").write_text("torchrun pretrain_gpt.py --cp-comm-type p2p all_gather "

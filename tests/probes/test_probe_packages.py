@@ -97,6 +97,17 @@ def test_fake_site_packages(tmp_path: Path) -> None:
     assert f["pkg.broken"] == []
 
 
+def test_fine_tuning_front_ends_are_reported(tmp_path: Path) -> None:
+    # their rules read the version (FP8D-LF-0011..0013, FP8D-AXO-0002..0005, FP8D-SWIFT-0003)
+    site = tmp_path / "site"
+    make_dist(site, "llamafactory", "0.9.5")
+    make_dist(site, "axolotl", "0.18.0")
+    make_dist(site, "ms_swift", "4.5.2")
+    f = facts_for(tmp_path, site)
+    assert (f["pkg.llamafactory.version"], f["pkg.axolotl.version"]) == ("0.9.5", "0.18.0")
+    assert f["pkg.ms-swift.version"] == "4.5.2"   # PEP 503 name of ms_swift
+
+
 def test_te_agreement_and_source_build(tmp_path: Path) -> None:
     a = tmp_path / "a"
     for name in ("transformer_engine", "transformer_engine_cu13", "transformer_engine_torch"):
