@@ -238,13 +238,16 @@ def run_check(options: CheckOptions, progress: Progress = _silent) -> Report:
     if env_finding is not None:
         extra.insert(0, env_finding)
     progress("evaluating rules")
-    from preflight.baseline import read_baseline
+    accepted = None
+    if options.baseline:
+        from preflight.baseline import read_baseline
 
+        accepted = read_baseline(options.baseline)
     packs = {"rule_packs" if options.bundled_rules else "rules_paths": options.rules_paths}
     return evaluate_facts(facts, extra=extra, probes=probes, smoke=smoke_details,
                           fail_on=fail_on, inputs=inputs, progress=progress,
                           environment=judged, strict=options.strict, ignore=options.ignore,
-                          baseline=read_baseline(options.baseline) if options.baseline else None,
+                          baseline=accepted,
                           **packs)
 
 

@@ -30,7 +30,6 @@ from __future__ import annotations
 import os
 import stat
 import sys
-import tempfile
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -162,6 +161,8 @@ def write_atomic(output: str, data: str) -> None:
             with open(target, "wb") as fh:
                 fh.write(encoded)
             return
+        import tempfile  # only when writing a file: ~5 ms of every check's start-up otherwise
+
         fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.",
                                    suffix=".fp8-doctor.tmp", dir=os.path.dirname(target) or ".")
     except OSError as exc:
