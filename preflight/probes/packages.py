@@ -16,19 +16,22 @@ whether its parts agree (TE asserts "Transformer Engine package version mismatch
 from __future__ import annotations
 
 import ast
-import importlib.metadata as md
 import importlib.util
 import json
 import os
 import re
-from collections.abc import Iterable, Mapping, Sequence
+import sys
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from preflight.facts import Unknown
 from preflight.probes import bounded
 from preflight.probes.base import ProbeResult
+
+if TYPE_CHECKING:
+    import importlib.metadata as md
 
 SOURCE = "importlib.metadata"
 
@@ -112,10 +115,62 @@ def _read_header(dist: md.Distribution) -> str | None:
     return None
 
 
-def scan(dists: Iterable[md.Distribution] | None = None) -> Scan:
+@dataclass(frozen=True)
+class _Found:
+    """A ``.dist-info`` / ``.egg-info`` folder, as :class:`importlib.metadata.PathDistribution`
+    shows it to :func:`scan` (``_path`` and ``locate_file``), without its import cost."""
+
+    _path: Path
+
+    def locate_file(self, path: str) -> Path:
+        return self._path.parent / path
+
+
+def discover() -> Iterable[Any]:
+    """The distributions ``importlib.metadata.distributions()`` yields, in its order.
+
+    Importing importlib.metadata costs ~10 ms of every check (it loads the e-mail package and
+    zipfile, issue 14 item 4), and all it does here is list ``*.dist-info`` / ``*.egg-info``
+    folders on ``sys.path``. So that listing is done here, the way its ``Lookup`` does it
+    (grouped by normalized name, then ``.egg`` folders' EGG-INFO); anything else on the path (a
+    zip or an .egg file) or another finder that provides distributions goes through
+    importlib.metadata itself. tests/probes/test_probe_packages.py compares the two.
+    """
+    from importlib.machinery import PathFinder
+
+    if any(hasattr(f, "find_distributions") and f is not PathFinder for f in sys.meta_path) \
+            or any(p and os.path.exists(p) and not os.path.isdir(p) for p in sys.path):
+        import importlib.metadata as md
+
+        return md.distributions()
+    return _listed(sys.path)
+
+
+def _listed(path: Sequence[str]) -> Iterator[_Found]:
+    for root in path:
+        try:
+            children = os.listdir(root or ".")
+        except (OSError, ValueError, TypeError):
+            continue  # missing or unreadable: importlib.metadata finds nothing there either
+        base = os.path.basename(root).lower()
+        infos: dict[str, list[str]] = {}
+        eggs: list[str] = []
+        for child in children:
+            low = child.lower()
+            if low.endswith((".dist-info", ".egg-info")):
+                name = low.rpartition(".")[0].partition("-")[0]
+                infos.setdefault(_NORMALIZE.sub("-", name).lower().replace("-", "_"),
+                                 []).append(child)
+            elif base.endswith(".egg") and low == "egg-info":
+                eggs.append(child)
+        for child in (*(c for group in infos.values() for c in group), *eggs):
+            yield _Found(Path(root, child))
+
+
+def scan(dists: Iterable[Any] | None = None) -> Scan:
     """One pass over the installed distributions, reading Name and Version from METADATA text."""
     if dists is None:
-        dists = md.distributions()
+        dists = discover()
     installed: list[Installed] = []
     broken: list[str] = []
     seen: set[str] = set()
