@@ -43,3 +43,14 @@ def test_every_command_is_registered_whatever_runs(command: str) -> None:
 def test_the_scoped_parser_parses_like_the_full_one() -> None:
     argv = ["check", "--no-smoke", "--fail-on", "warning", "--format", "json", "job"]
     assert vars(build_parser("check").parse_args(argv)) == vars(build_parser().parse_args(argv))
+
+
+def test_main_leaves_the_garbage_collector_as_it_found_it(capsys: pytest.CaptureFixture[str]) -> None:
+    import gc
+
+    from preflight.cli import main
+
+    before = gc.get_threshold()
+    assert main(["completion", "bash"]) == 0
+    assert "fp8-doctor" in capsys.readouterr().out
+    assert gc.get_threshold() == before
