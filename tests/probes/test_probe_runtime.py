@@ -146,3 +146,16 @@ def test_real_probe() -> None:
     for name, value in os.environ.items():
         if f"env.{name}" in f and f[f"env.{name}"] != MASK:
             assert f[f"env.{name}"] == value
+
+
+def test_platform_facts_say_what_the_platform_module_says() -> None:
+    # runtime.py reads them from os.uname / sys to keep `import platform` off the check path.
+    import platform
+
+    from preflight.probes.runtime import _platform_facts
+
+    assert _platform_facts() == {
+        "host.python": platform.python_version(),
+        "host.python_impl": platform.python_implementation(),
+        "host.os": platform.system(), "host.os_release": platform.release(),
+        "host.arch": platform.machine()}
