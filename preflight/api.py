@@ -276,8 +276,9 @@ def evaluate_facts(facts: Facts, *, rules_paths: Sequence[str] = (),
     fail_on = FailOn.parse(fail_on)
 
     # A check never runs the rules' inline tests: skip parsing them (about half the YAML).
+    names = frozenset(facts.values if isinstance(facts, Facts) else facts)
     rules = load_check_rules(list(rules_paths), bundled=False) if rules_paths else \
-        load_check_rules(list(rule_packs), bundled=True)
+        load_check_rules(list(rule_packs), bundled=True, present=names)
     for warning in rules.warnings:
         # Unknown keys, rules that need a newer fp8-doctor: worth a line, never fatal.
         progress(f"rule warning: {warning}")
@@ -319,9 +320,9 @@ def _ignored_ids(ignore: Sequence[str], rules: Any, findings: Sequence[Finding])
     out: set[str] = set()
     produced = {f.rule_id for f in findings}
     for name in ignore:
-        rule = rules.get(name)
-        if rule is not None:
-            out.add(rule.id)
+        rule_id = rules.canonical(name)
+        if rule_id is not None:
+            out.add(rule_id)
         elif name in produced or name in BUILTIN_IDS:
             out.add(name)
         else:

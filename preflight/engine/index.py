@@ -11,6 +11,13 @@ the YAML.
 
 The index is data produced by the same safe loader (:mod:`preflight.yamlsafe`) from the same
 files: JSON, no code.
+
+Each entry also carries a ``gate``: the facts the rule's condition reads and whether the rule is
+quiet when none of them is present, found by compiling and evaluating it at build time. A check
+whose facts include none of them need not build the rule at all (its outcome cannot differ:
+a condition reads nothing but its own facts), which is most of the rule base on a machine or job
+that uses one framework (issue 14, item 4). tests/engine/test_index.py evaluates every bundled
+rule's test cases both ways.
 """
 
 from __future__ import annotations
@@ -21,7 +28,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-INDEX_VERSION = 1
+INDEX_VERSION = 2   # 2: entries carry a gate
 INDEX_NAME = "_rules_index.json"
 
 
@@ -47,9 +54,39 @@ def build_index(rules_dir: Path, files: Sequence[Path]) -> dict[str, Any]:
         parsed = yamlsafe.load(without_tests(data)).data
         if json.loads(json.dumps(parsed)) != parsed:
             continue  # a date or non-string key JSON cannot carry: this file stays YAML-only
-        entries[path.relative_to(rules_dir).as_posix()] = {"digest": digest(data),
-                                                           "data": parsed}
+        entry: dict[str, Any] = {"digest": digest(data), "data": parsed}
+        gate = _gate(parsed, str(path))
+        if gate is not None:
+            entry["gate"] = gate
+        entries[path.relative_to(rules_dir).as_posix()] = entry
     return {"index_version": INDEX_VERSION, "rules": entries}
+
+
+def _gate(parsed: Any, shown: str) -> dict[str, Any] | None:
+    """The facts the rule reads and whether it is quiet when all are absent; None when the rule
+    does not build cleanly (it is then always built at load, and reports its problems)."""
+    from preflight.engine.model import Reporter
+    from preflight.engine.schema import build_rule
+
+    rep = Reporter(shown, lambda _path: None)
+    rule = build_rule(parsed, rep)
+    if rule is None or rep.problems:
+        return None
+    return {"facts": sorted(set(rule.when.fact_names())), "quiet": rule.when.fn({}) is False,
+            "names": [rule.id, *rule.aliases]}
+
+
+def skippable(entry: Any, present: frozenset[str]) -> list[str] | None:
+    """The rule's id and aliases when its gate says it is quiet on facts named ``present`` (none
+    of its facts is there), else None. The caller still checks the file against the entry."""
+    gate = entry.get("gate") if isinstance(entry, dict) else None
+    if not isinstance(gate, dict) or gate.get("quiet") is not True:
+        return None
+    facts, names = gate.get("facts"), gate.get("names")
+    if not isinstance(facts, list) or not isinstance(names, list) or not names \
+            or not all(isinstance(n, str) for n in (*facts, *names)):
+        return None
+    return None if present.intersection(facts) else list(names)
 
 
 def read_index(path: Path, root: Path) -> dict[Path, Any] | None:

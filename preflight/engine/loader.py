@@ -192,11 +192,13 @@ def _merge_key_line(data: bytes) -> int | None:
 def collect(paths: Sequence[str | os.PathLike[str]] | None = None, *,
             files: list[Path] | None = None, with_tests: bool = True,
             index: Mapping[Path, Any] | None = None,
+            present: frozenset[str] | None = None, skipped: dict[str, str] | None = None,
             ) -> tuple[list[Rule], list[Problem], list[Path]]:
     """Load every file, collecting *all* problems (what ``rules lint`` needs).
 
     ``index`` (entries by file path, :func:`preflight.engine.index.read_index`) lets unchanged
-    files skip YAML.
+    files skip YAML. With ``present`` (the names of a check's facts), an unchanged file whose
+    entry's gate says the rule is quiet on them is not built: its names go into ``skipped``.
     """
     if files is None:
         files = find_rule_files(paths)
@@ -205,6 +207,11 @@ def collect(paths: Sequence[str | os.PathLike[str]] | None = None, *,
     seen: dict[str, Rule] = {}
     for f in files:
         entry = index.get(f) if index is not None else None
+        if present is not None and skipped is not None and entry is not None:
+            names = _skippable(f, entry, present)
+            if names is not None and not any(n in seen or n in skipped for n in names):
+                skipped.update((n, names[0]) for n in names)
+                continue
         rule, probs = parse_file(f, with_tests=with_tests, entry=entry)
         problems.extend(probs)
         if rule is None:
@@ -218,13 +225,30 @@ def collect(paths: Sequence[str | os.PathLike[str]] | None = None, *,
                     rule.path, line,
                     f"duplicate rule id {name!r}: already used (as id or alias) by {other.path}"))
                 clash = True
-        if clash:
+        if clash or (skipped and any(n in skipped for n in (rule.id, *rule.aliases))):
+            # A name a skipped rule holds: build that one after all, so the clash is reported.
+            if not clash and skipped is not None:
+                skipped.clear()
+                return collect(files=files, with_tests=with_tests, index=index)
             continue
         for name in (rule.id, *rule.aliases):
             seen[name] = rule
         rules.append(rule)
     rules.sort(key=lambda r: r.id)
     return rules, problems, files
+
+
+def _skippable(path: Path, entry: Any, present: frozenset[str]) -> list[str] | None:
+    """The rule's names when its index gate says it is quiet on ``present`` and the file is still
+    the one indexed (the same check as :func:`parse_file`'s); else None."""
+    names = rules_index.skippable(entry, present)
+    if names is None:
+        return None
+    try:
+        data = bounded.read_bytes(path, RULE_FILE_MAX_BYTES)
+    except (OSError, bounded.NotRegularFile, bounded.TooLarge):
+        return None   # parse_file reports it
+    return names if entry.get("digest") == rules_index.digest(data) else None
 
 
 def _id_line(rule: Rule, name: str) -> int | None:
@@ -242,15 +266,31 @@ def _id_line(rule: Rule, name: str) -> int | None:
 
 
 def load_rules(paths: Sequence[str | os.PathLike[str]] | None = None, *,
-               with_tests: bool = True) -> RuleSet:
+               with_tests: bool = True, present: frozenset[str] | None = None) -> RuleSet:
     """Load, validate and compile rules; raises :class:`RuleLoadError` naming file and line.
 
     ``None`` loads the bundled rules. Results are cached in memory while the files are unchanged.
     ``with_tests=False`` skips the inline test cases (see :func:`parse_file`): what a check
     evaluates is identical, it only loads faster; an error inside a ``tests:`` block is then
     left to ``rules lint``.
+    ``present`` (a check's fact names; bundled rules of a wheel, ``with_tests=False``): rules
+    that are certainly quiet on those facts are counted but not built (see
+    :mod:`preflight.engine.index`); such a set is for evaluating those facts only, so it is not
+    cached.
     """
     files = find_rule_files(paths)
+    if present is not None and paths is None and not with_tests:
+        index = rules_index.read_index(_package_dir() / rules_index.INDEX_NAME,
+                                       bundled_rules_dir())
+        if index is not None:
+            skipped: dict[str, str] = {}
+            rules, problems, _ = collect(files=files, with_tests=False, index=index,
+                                         present=present, skipped=skipped)
+            errors = [p for p in problems if p.level == "error"]
+            if errors:
+                raise RuleLoadError(errors)
+            return RuleSet(tuple(rules), tuple(p for p in problems if p.level != "error"),
+                           tuple(str(f) for f in files), skipped=skipped)
     key = (with_tests, *(_stamp(f) for f in files))
     cached = _CACHE.get(key)
     if cached is not None:

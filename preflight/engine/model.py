@@ -136,6 +136,10 @@ class RuleSet:
     warnings: tuple[Problem, ...] = ()
     sources: tuple[str, ...] = ()
     _by_id: Mapping[str, Rule] = field(default_factory=dict, repr=False, compare=False)
+    skipped: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
+    """Rules not built because they are quiet on the facts of this check (their index gate; see
+    preflight/engine/index.py), by id and alias -> id. They count in ``len`` and ``in``; only
+    ``load_rules(present=...)`` makes them, for one evaluation of those facts."""
 
     def __post_init__(self) -> None:
         if not self._by_id:
@@ -147,13 +151,18 @@ class RuleSet:
             object.__setattr__(self, "_by_id", index)
 
     def __len__(self) -> int:
-        return len(self.rules)
+        return len(self.rules) + len(set(self.skipped.values()))
 
     def __iter__(self) -> Iterator[Rule]:
         return iter(self.rules)
 
     def __contains__(self, rule_id: object) -> bool:
-        return rule_id in self._by_id
+        return rule_id in self._by_id or rule_id in self.skipped
+
+    def canonical(self, rule_id: str) -> str | None:
+        """The id of the rule this id or alias names, built or skipped; None when none does."""
+        rule = self._by_id.get(rule_id)
+        return rule.id if rule is not None else self.skipped.get(rule_id)
 
     def get(self, rule_id: str) -> Rule | None:
         """The rule with this id (or alias), or None."""

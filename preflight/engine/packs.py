@@ -15,13 +15,16 @@ from preflight.engine.model import Problem, RuleLoadError, RuleSet
 
 
 def load_check_rules(packs: Sequence[str] = (), *, bundled: bool = True,
-                     with_tests: bool = False) -> RuleSet:
+                     with_tests: bool = False, present: frozenset[str] | None = None) -> RuleSet:
     """The bundled rules (unless ``bundled`` is False) and every rule in ``packs``, as one set.
+
+    ``present``: the fact names of the one check this set will evaluate; bundled rules certainly
+    quiet on them are then counted but not built (:func:`preflight.engine.loader.load_rules`).
 
     Raises :class:`RuleLoadError` for a pack file that does not load or that reuses an id, and
     a usage error when there is no rule at all (a gate that checks nothing must not pass).
     """
-    base = load_rules(None, with_tests=with_tests) if bundled else None
+    base = load_rules(None, with_tests=with_tests, present=present) if bundled else None
     extra = load_rules(list(packs), with_tests=with_tests) if packs else None
     if extra is not None and len(extra) == 0:
         raise no_rule_files(list(packs))
@@ -32,13 +35,15 @@ def load_check_rules(packs: Sequence[str] = (), *, bundled: bool = True,
     clashes = []
     for rule in extra:
         for name in (rule.id, *rule.aliases):
-            other = base.get(name)
-            if other is not None:
+            if name in base:
+                other = base.get(name)
+                where = other.path if other is not None else base.canonical(name)
                 clashes.append(Problem(rule.path, None,
                                        f"rule id {name!r} is already used by the bundled rule "
-                                       f"{other.path}; give the pack its own prefix "
+                                       f"{where}; give the pack its own prefix "
                                        "(e.g. ACME-0001)"))
     if clashes:
         raise RuleLoadError(clashes)
     rules = tuple(sorted((*base.rules, *extra.rules), key=lambda r: r.id))
-    return RuleSet(rules, base.warnings + extra.warnings, base.sources + extra.sources)
+    return RuleSet(rules, base.warnings + extra.warnings, base.sources + extra.sources,
+                   skipped=base.skipped)

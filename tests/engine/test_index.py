@@ -8,6 +8,8 @@ import shutil
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from preflight.engine import RuleSet, bundled_rules_dir, index, load_rules
 from preflight.engine.commands import run_tests
 from preflight.engine.loader import collect, find_rule_files
@@ -69,3 +71,91 @@ def test_an_unusable_index_is_ignored(tmp_path: Path) -> None:
     assert index.read_index(path, tmp_path) is None
     path.write_text(json.dumps({"index_version": index.INDEX_VERSION, "rules": {}}))
     assert index.read_index(path, tmp_path) == {}
+
+
+def _gated_load(root: Path, entries: dict, present: frozenset[str]) -> tuple[list, dict]:
+    skipped: dict[str, str] = {}
+    rules, problems, _ = collect([root], with_tests=False, index=index.keyed(entries, root),
+                                 present=present, skipped=skipped)
+    assert problems == []
+    return rules, skipped
+
+
+def test_a_gated_load_judges_every_test_case_as_the_whole_rule_base_does() -> None:
+    # The gate (index entries say which facts a rule reads and that it is quiet without them)
+    # lets a check skip building rules that cannot speak on its facts: never a different result.
+    from preflight.engine import evaluate
+    from preflight.engine.model import RuleSet as RS
+
+    root = bundled_rules_dir()
+    entries = _indexed(root)
+    whole = load_rules()
+    assert sum("gate" in e for e in entries.values()) == len(entries)
+    cases = [case.facts for rule in whole for case in rule.tests]
+    cases.append({})                                            # no fact at all
+    by_names: dict[frozenset[str], list[dict]] = {}
+    for facts in cases:                                         # one load per set of names
+        by_names.setdefault(frozenset(facts), []).append(facts)
+    skipped_any = 0
+    for names, group in by_names.items():
+        built, skipped = _gated_load(root, entries, names)
+        skipped_any += bool(skipped)
+        gated = RS(tuple(built), skipped=skipped)
+        assert len(gated) == len(whole)
+        for facts in group:
+            a, b = evaluate(whole, facts), evaluate(gated, facts)
+            assert [f.rule_id for f in a.findings] == [f.rule_id for f in b.findings], facts
+            assert [u.rule_id for u in a.undetermined] == \
+                [u.rule_id for u in b.undetermined], facts
+    assert skipped_any > len(by_names) // 2                     # and it does skip
+
+
+def test_a_rule_that_fires_on_absent_facts_is_never_skipped(tmp_path: Path) -> None:
+    root = tmp_path / "rules"
+    (root / "x").mkdir(parents=True)
+    import yaml
+
+    doc = yaml.safe_load((bundled_rules_dir() / "te" / "FP8D-TE-0001.yaml").read_text())
+    doc["when"] = {"fact": "pkg.transformer-engine.version", "op": "missing"}
+    for key in ("location", "tests"):
+        doc.pop(key, None)
+    (root / "x" / "A.yaml").write_text(yaml.safe_dump(doc))
+    entries = _indexed(root)
+    gate = next(iter(entries.values()))["gate"]
+    assert gate["quiet"] is False
+    built, skipped = _gated_load(root, entries, frozenset())
+    assert skipped == {} and [r.id for r in built] == ["FP8D-TE-0001"]
+
+
+def test_an_edited_file_is_built_whatever_its_gate_says(tmp_path: Path) -> None:
+    root = tmp_path / "rules"
+    shutil.copytree(bundled_rules_dir(), root)
+    entries = _indexed(root)
+    target = root / "te" / "FP8D-TE-0001.yaml"
+    target.write_text(target.read_text() + "\n")
+    built, skipped = _gated_load(root, entries, frozenset())
+    assert "FP8D-TE-0001" not in skipped.values()
+    assert "FP8D-TE-0001" in {r.id for r in built}
+
+
+def test_a_check_on_a_wheel_counts_skipped_rules_and_can_ignore_them(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # As installed from a wheel: an index next to the package. A skipped rule still counts,
+    # and --ignore of its id is no "unknown id" usage error.
+    from preflight.api import evaluate_facts
+    from preflight.engine import loader
+    from preflight.facts import Facts
+
+    root = bundled_rules_dir()
+    (tmp_path / index.INDEX_NAME).write_text(json.dumps(index.build_index(
+        root, find_rule_files([root]))))
+    monkeypatch.setattr(loader, "_package_dir", lambda: tmp_path)
+    monkeypatch.setattr(loader, "bundled_rules_dir", lambda: root)
+    facts = Facts({"pkg.torch.version": "2.5.1"})
+    skipped = load_rules(None, with_tests=False, present=frozenset(facts.values)).skipped
+    assert "FP8D-TE-0001" in skipped                            # reads nothing this check has
+    report = evaluate_facts(facts, ignore=["FP8D-TE-0001"])
+    assert report.rules_evaluated == len(find_rule_files([root]))
+    assert report.ignored == ("FP8D-TE-0001",)
+    with pytest.raises(Exception, match="no rule or finding"):
+        evaluate_facts(facts, ignore=["FP8D-NOPE-0001"])
