@@ -44,8 +44,9 @@ def _fatal(code: int, msg: str, tip: str | None = None) -> NoReturn:
 
 from preflight.cli_args import (  # noqa: E402 - stdlib-only module: Ctrl-C stays caught
     UsageError,
+    _add_check_arguments,
     _add_collect,
-    _add_output,
+    _add_report_arguments,
     _parse_assume,
     positive_seconds,
 )
@@ -119,56 +120,6 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("shell", choices=("bash", "zsh", "fish"),
                    help='the shell; e.g. eval "$(fp8-doctor completion bash)" in ~/.bashrc')
     return parser
-
-
-def _add_check_arguments(p: argparse.ArgumentParser, fail_on_choices: Sequence[str]) -> None:
-    _add_collect(p)
-    smoke = p.add_mutually_exclusive_group()
-    smoke.add_argument("--smoke", dest="smoke", action="store_true", default=None,
-                       help="run the FP8 smoke step (default: when an FP8-capable GPU and torch are present)")
-    smoke.add_argument("--no-smoke", dest="smoke", action="store_false", help="skip the smoke step")
-    p.add_argument("--smoke-timeout", type=positive_seconds, default=120.0, metavar="S",
-                   help="seconds before the smoke child is killed (default: %(default)s)")
-    p.add_argument("--fail-on", choices=fail_on_choices, default=None,
-                   help="lowest severity that makes the exit code 1 (default: error, or "
-                        "fail-on in [tool.fp8-doctor])")
-    p.add_argument("--rules", action="append", default=[], metavar="DIR",
-                   help="a rule pack: add the rules in DIR to the bundled ones (repeatable; "
-                        "pack ids may use their own prefix, e.g. ACME-0001)")
-    p.add_argument("--no-bundled-rules", action="store_true",
-                   help="evaluate only the --rules packs, not the bundled rule base")
-    p.add_argument("--strict", action="store_true", default=None,
-                   help="also fail (exit 1) on rules left undetermined at or above --fail-on, "
-                        "and when the job asks for FP8 but the smoke step could not run")
-    p.add_argument("--ignore", action="append", default=[], metavar="ID",
-                   help="drop a rule's findings and undetermined result (repeatable)")
-    p.add_argument("--baseline", metavar="FILE",
-                   help="accepted findings (from --write-baseline): reported as baselined, "
-                        "they do not fail the run")
-    p.add_argument("--write-baseline", metavar="FILE",
-                   help="write this run's findings to FILE as the accepted baseline (exit 0)")
-    p.add_argument("--no-project-config", action="store_true",
-                   help="ignore [tool.fp8-doctor] in the nearest pyproject.toml")
-    p.add_argument("--diff", action="store_true",
-                   help="print the config fixes as a unified diff (git apply / patch -p1) "
-                        "instead of the report; fixes that are no file edit are listed above it")
-    _add_output(p)
-
-
-def _add_report_arguments(p: argparse.ArgumentParser, fail_on_choices: Sequence[str]) -> None:
-    _add_collect(p)
-    smoke = p.add_mutually_exclusive_group()
-    smoke.add_argument("--smoke", dest="smoke", action="store_true", default=False,
-                       help="include the smoke step (default: not included)")
-    # Accepted so that one flag set works for `check` and `report` alike (it is the default).
-    smoke.add_argument("--no-smoke", dest="smoke", action="store_false",
-                       help="leave the smoke step out (the default)")
-    p.add_argument("--fail-on", choices=fail_on_choices, default="never",
-                   help="lowest severity that makes the exit code 1 (default: %(default)s)")
-    p.add_argument("--rules", action="append", default=[], metavar="DIR", help=argparse.SUPPRESS)
-    p.add_argument("--smoke-timeout", type=positive_seconds, default=120.0,
-                   help=argparse.SUPPRESS)
-    _add_output(p, default="markdown")
 
 
 def _write(text: str, output: str | None) -> None:
