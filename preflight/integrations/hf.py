@@ -32,18 +32,42 @@ def deepspeed_config_of(args: Any) -> Any:
 _POINT = "the model the Trainer handed FP8DoctorCallback.on_train_begin"
 
 
+def _fp8_backend(accelerator: Any) -> str | None:
+    """The FP8 backend accelerate's prepare() converts by (TE / AO / MSAMP), or None.
+    The property raises on some versions (a lower-case ACCELERATE_FP8_BACKEND from 1.9.0)."""
+    try:
+        backend = getattr(accelerator, "fp8_backend", None)
+    except Exception:  # noqa: BLE001 - a broken setting is the rules' business, not ours
+        return None
+    raw = str(getattr(backend, "value", backend))
+    return raw if raw in ("TE", "AO", "MSAMP") else None
+
+
+def _is_deepspeed(accelerator: Any) -> bool:
+    dist = getattr(accelerator, "distributed_type", None)
+    return str(getattr(dist, "value", dist)) == "DEEPSPEED"
+
+
 def expectation(options: GateOptions, args: Any, accelerator: Any = None,
                 env: Any = None) -> Expectation:
-    """FP8 or not, as the run itself says: the Accelerator's mixed_precision when one is given,
-    else the Trainer's own rule (bf16 / fp16 in TrainingArguments win; otherwise accelerate
-    reads ACCELERATE_MIXED_PRECISION)."""
+    """FP8 or not, as the run itself says: an FP8 backend the Accelerator converts by, else its
+    mixed_precision when one is given, else the Trainer's own rule (bf16 / fp16 in
+    TrainingArguments win; otherwise accelerate reads ACCELERATE_MIXED_PRECISION).
+
+    prepare() converts by Accelerator.fp8_backend, not by mixed_precision (accelerate 1.4.0 on),
+    and under DeepSpeed mixed_precision reads the DeepSpeed config: "bf16" even when fp8 was asked
+    for, before 1.11.0 (PR 3688, https://github.com/huggingface/accelerate/pull/3688). Trusting
+    it there would expect no FP8 in exactly the runs that silently lose it (FP8D-RT-0007)."""
     if options.expect_fp8 is not None:
         return explicit(options.expect_fp8, "FP8DoctorCallback", _POINT)
     env = os.environ if env is None else env
     off = ("if FP8 was meant, fix that setting; otherwise nothing to do (or pass "
            "FP8DoctorCallback(expect_fp8=False))")
+    backend = _fp8_backend(accelerator)
+    if backend is not None:
+        return Expectation(True, f"Accelerator.fp8_backend={backend}", off, _POINT)
     mixed = getattr(accelerator, "mixed_precision", None)
-    if isinstance(mixed, str):
+    if isinstance(mixed, str) and (mixed == "fp8" or not _is_deepspeed(accelerator)):
         return Expectation(mixed == "fp8", f"Accelerator(mixed_precision={mixed!r})", off,
                            _POINT)
     for flag in ("bf16", "fp16"):

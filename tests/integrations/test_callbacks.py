@@ -173,6 +173,58 @@ def test_hf_expectation_follows_the_runs_precision(args, env, accelerator, fp8, 
     assert "accelerator.prepare" not in got.inspect_point
 
 
+class _Backend:
+    """The shape of accelerate's FP8BackendType (1.9.0 on): a str enum with a .value."""
+
+    def __init__(self, value: str) -> None:
+        self.value = value
+
+
+class _RaisingBackend:
+    """An Accelerator whose fp8_backend property raises (1.9+ with ACCELERATE_FP8_BACKEND=te)."""
+
+    mixed_precision = "fp8"
+    distributed_type = _Backend("MULTI_GPU")
+
+    @property
+    def fp8_backend(self) -> str:
+        raise ValueError("'te' is not a valid FP8BackendType")
+
+
+_DS = _Backend("DEEPSPEED")
+
+
+@pytest.mark.parametrize("args, env, accelerator, fp8, source", [
+    # accelerate<1.11 under DeepSpeed: mixed_precision reads the DeepSpeed config ("bf16") though
+    # fp8 was launched; the launch setting decides (FP8D-RT-0007's case, not an all-clear)
+    (SimpleNamespace(bf16=False, fp16=False), {"ACCELERATE_MIXED_PRECISION": "fp8"},
+     SimpleNamespace(mixed_precision="bf16", distributed_type=_DS, fp8_backend=None), True,
+     "ACCELERATE_MIXED_PRECISION=fp8"),
+    (SimpleNamespace(), {"ACCELERATE_MIXED_PRECISION": "fp8"},
+     SimpleNamespace(mixed_precision="bf16", distributed_type=_DS, fp8_backend=_Backend("NO")),
+     True, "ACCELERATE_MIXED_PRECISION=fp8"),
+    (SimpleNamespace(), {"ACCELERATE_MIXED_PRECISION": "bf16"},
+     SimpleNamespace(mixed_precision="bf16", distributed_type=_DS, fp8_backend=None), False,
+     "ACCELERATE_MIXED_PRECISION=bf16"),
+    # outside DeepSpeed the Accelerator's own precision stands
+    (SimpleNamespace(), {"ACCELERATE_MIXED_PRECISION": "fp8"},
+     SimpleNamespace(mixed_precision="bf16", distributed_type=_Backend("MULTI_GPU"),
+                     fp8_backend=None), False, "Accelerator(mixed_precision='bf16')"),
+    # prepare() converts by fp8_backend (1.9+ falls back to ACCELERATE_FP8_BACKEND), whatever
+    # mixed_precision and the Trainer's bf16 say
+    (SimpleNamespace(bf16=True), {"ACCELERATE_MIXED_PRECISION": "bf16"},
+     SimpleNamespace(mixed_precision="bf16", distributed_type=_DS, fp8_backend=_Backend("TE")),
+     True, "Accelerator.fp8_backend=TE"),
+    (SimpleNamespace(), {}, SimpleNamespace(mixed_precision="bf16", fp8_backend="MSAMP"), True,
+     "Accelerator.fp8_backend=MSAMP"),
+    (SimpleNamespace(), {}, _RaisingBackend(), True, "Accelerator(mixed_precision='fp8')"),
+])
+def test_hf_expectation_does_not_trust_deepspeeds_mixed_precision(args, env, accelerator, fp8,
+                                                                   source) -> None:
+    got = _hf(GateOptions(), args, env, accelerator)
+    assert got.fp8 is fp8 and source in got.source
+
+
 def test_an_explicit_expect_fp8_is_quoted_back_in_the_callbacks_terms() -> None:
     got = _hf(GateOptions(expect_fp8=True), SimpleNamespace(bf16=True), {})
     assert got.fp8 is True and got.source == "FP8DoctorCallback(expect_fp8=True)"
