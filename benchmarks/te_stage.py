@@ -3,17 +3,18 @@
     python3 benchmarks/te_stage.py OUT_DIR [-n 3] [--pyc-prefix DIR]   (real TE importable, on the GPU)
 
 Each measurement runs in a fresh process, because an import is only slow once per process:
-  smoke      `fp8-doctor smoke --backend te --json`: wall, torch import, the TE stage and its laps;
+  smoke      `fp8-doctor smoke --backend te --format json`: wall, torch import, the TE stage and its laps;
   bare       `import torch`, then `import transformer_engine.pytorch`, timed;
   ctx_first  the same after a CUDA context exists (the smoke child's order: setup, then the stage);
   profile    cProfile of the TE import in the ctx_first order: the 30 costliest calls;
   importtime `python -X importtime` of the TE import in the ctx_first order;
-  overlap    the TE import in a thread while the main thread makes the CUDA context and warms
-             cuBLAS (work that may release the GIL): is there real overlap to win?
+  sequential / overlap  the TE import before, or in a thread during, the main thread's CUDA
+             context and cuBLAS warm-up (work that may release the GIL): is there overlap to win?
   bytecode   whether torch, sympy, torch._dynamo and TE have cached bytecode here.
 --pyc-prefix DIR measures with PYTHONPYCACHEPREFIX=DIR after one untimed warm-up run: the condition
 of a normal install (pip compiles bytecode when it installs) on an image that cannot cache it.
-Writes OUT_DIR/te_stage.json (te_stage_pyc.json with --pyc-prefix) (and te_stage_profile.txt, te_stage_importtime.txt).
+Writes OUT_DIR/te_stage.json (te_stage_pyc.json with --pyc-prefix), te_stage[_pyc]_profile.txt
+and te_stage[_pyc]_importtime.txt; --smoke-only: the smoke runs and the bytecode report only.
 """
 
 from __future__ import annotations
