@@ -279,34 +279,34 @@ def load_rules(paths: Sequence[str | os.PathLike[str]] | None = None, *,
     cached.
     """
     files = find_rule_files(paths)
-    if present is not None and paths is None and not with_tests:
-        index = rules_index.read_index(_package_dir() / rules_index.INDEX_NAME,
-                                       bundled_rules_dir())
+    fast = paths is None and not with_tests      # a check's bundled rules: the index applies
+    if fast and present is not None:
+        index = _bundled_index()
         if index is not None:
-            skipped: dict[str, str] = {}
-            rules, problems, _ = collect(files=files, with_tests=False, index=index,
-                                         present=present, skipped=skipped)
-            errors = [p for p in problems if p.level == "error"]
-            if errors:
-                raise RuleLoadError(errors)
-            return RuleSet(tuple(rules), tuple(p for p in problems if p.level != "error"),
-                           tuple(str(f) for f in files), skipped=skipped)
+            return _build(files, False, index, present)   # depends on the facts: not cached
     key = (with_tests, *(_stamp(f) for f in files))
     cached = _CACHE.get(key)
     if cached is not None:
         return cached
-    index = None
-    if paths is None and not with_tests:
-        root = bundled_rules_dir()
-        index = rules_index.read_index(_package_dir() / rules_index.INDEX_NAME, root)
-    rules, problems, _ = collect(files=files, with_tests=with_tests, index=index)
+    ruleset = _build(files, with_tests, _bundled_index() if fast else None)
+    _CACHE[key] = ruleset
+    return ruleset
+
+
+def _bundled_index() -> Mapping[Path, Any] | None:
+    return rules_index.read_index(_package_dir() / rules_index.INDEX_NAME, bundled_rules_dir())
+
+
+def _build(files: list[Path], with_tests: bool, index: Mapping[Path, Any] | None,
+           present: frozenset[str] | None = None) -> RuleSet:
+    skipped: dict[str, str] = {}
+    rules, problems, _ = collect(files=files, with_tests=with_tests, index=index,
+                                 present=present, skipped=skipped)
     errors = [p for p in problems if p.level == "error"]
     if errors:
         raise RuleLoadError(errors)
-    ruleset = RuleSet(tuple(rules), tuple(p for p in problems if p.level != "error"),
-                      tuple(str(f) for f in files))
-    _CACHE[key] = ruleset
-    return ruleset
+    return RuleSet(tuple(rules), tuple(p for p in problems if p.level != "error"),
+                   tuple(str(f) for f in files), skipped=skipped)
 
 
 def no_rule_files(paths: Sequence[str | os.PathLike[str]] | None) -> Exception:
