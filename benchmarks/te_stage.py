@@ -146,8 +146,9 @@ def _bytecode() -> dict[str, Any] | str:
         return f"rc={p.returncode}: {p.stderr[-800:]}"
 
 
-def _import_run(ctx: bool) -> dict[str, float] | str:
-    p = _py(_IMPORT.format(ctx=ctx, pre=_NO_JAX))
+def _timed_run(code: str) -> dict[str, float] | str:
+    """The seconds one fresh process printed as its last line (JSON), or why there are none."""
+    p = _py(code)
     try:
         return {k: round(v, 3) for k, v in json.loads(p.stdout.strip().splitlines()[-1]).items()}
     except (ValueError, IndexError):
@@ -205,21 +206,14 @@ def main() -> int:
         _write(a.out, doc)
         return 0
     for name, ctx in (("bare", False), ("ctx_first", True)):
-        runs = [_import_run(ctx) for _ in range(a.n)]
+        runs = [_timed_run(_IMPORT.format(ctx=ctx, pre=_NO_JAX)) for _ in range(a.n)]
         doc[name] = runs
         ok = [r["te"] for r in runs if isinstance(r, dict)]
         if ok:
             doc[name + "_te_import_s"] = _summary(ok)
         print(name, runs, flush=True)
     for name, code in (("sequential", _SEQUENTIAL), ("overlap", _OVERLAP)):
-        runs: list[Any] = []
-        for _ in range(a.n):
-            q = _py(code)
-            try:
-                runs.append({k: round(v, 3) for k, v in
-                             json.loads(q.stdout.strip().splitlines()[-1]).items()})
-            except (ValueError, IndexError):
-                runs.append(f"rc={q.returncode}: {q.stderr[-800:]}")
+        runs = [_timed_run(code) for _ in range(a.n)]
         doc[name] = runs
         print(name, runs, flush=True)
     prof = _py(_PROFILE)
