@@ -17,8 +17,6 @@ from typing import Any
 
 from preflight.smoke import resume_check as rc
 
-DIM, TOKENS = 256, 128
-
 
 def _config(recipe: str, emulate: bool, all_gather: bool) -> Any:
     from torchao.float8 import Float8LinearConfig
@@ -40,27 +38,12 @@ def check_recipe(device: str, config: Any, folder: str) -> dict[str, Any]:
 
     def build(seed: int) -> Any:
         torch.manual_seed(seed)
-        ref = nn.Sequential(nn.Linear(DIM, DIM, bias=True)).to(device=device, dtype=torch.bfloat16)
+        ref = nn.Sequential(nn.Linear(rc.DIM, rc.DIM, bias=True)).to(device=device,
+                                                                      dtype=torch.bfloat16)
         return convert_to_float8_training(ref, config=copy.deepcopy(config))
 
-    g = torch.Generator(device="cpu").manual_seed(31)
-    xs = [torch.randn((TOKENS, DIM), generator=g).to(device=device, dtype=torch.bfloat16)
-          for _ in range(rc.STEPS + 1)]
-    go = torch.randn((TOKENS, DIM), generator=g).to(device=device, dtype=torch.bfloat16)
     model = build(7)
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
-    for x in xs[:-1]:
-        opt.zero_grad(set_to_none=True)
-        model(x).float().pow(2).mean().backward()
-        opt.step()
-
-    def step(m: Any) -> dict[str, Any]:
-        m.zero_grad(set_to_none=True)
-        x = xs[-1].clone().requires_grad_(True)
-        y = m(x)
-        y.backward(go)
-        return {"out": y.detach().clone(), "xgrad": x.grad.detach().clone(),
-                "wgrad": m[0].weight.grad.detach().clone()}
+    step = rc.train(model, device, lambda m, x: m(x), lambda m: m[0].weight, seed=31)
 
     sd = model.state_dict()
     path = os.path.join(folder, "model.pt")

@@ -31,6 +31,7 @@ STEPS = 3               # optimizer steps before the save: fills a DelayedScalin
 RESUME_REL_TOL = 1e-3   # bf16 reruns of the same kernels are bit-identical; dropped scales are not
 UNSAFE_PICKLE_ENV = "NVTE_ALLOW_UNSAFE_PICKLE_EXTRA_STATE"   # TE 2.16.1, 2.17.1, >= 2.18 (PR 3123)
 EXTRA_STATE_SUFFIX = "_extra_state"
+DIM, TOKENS = 256, 128  # one Linear: FP8 GEMMs engage, and it stays quick on the CPU
 
 Step = Callable[[Any], dict[str, Any]]
 
@@ -94,6 +95,34 @@ def fix_for(error: str | None, status: str) -> str | None:
         return ("load the FP8 state with the weights (keep _extra_state, load_state_dict with "
                 "strict=True) so that the scales and amax history resume where they stopped")
     return None
+
+
+def train(model: Any, device: str, forward: Callable[[Any, Any], Any],
+          weight: Callable[[Any], Any], *, seed: int, scale: float = 1.0) -> Step:
+    """Train ``model`` :data:`STEPS` AdamW steps on fixed bf16 inputs; ``forward(model, x)`` runs
+    it (inside the backend's autocast, where it has one). Returns the next step, to run on this
+    model and on every loaded copy: output, input gradient and ``weight(model)``'s gradient."""
+    import torch
+
+    g = torch.Generator(device="cpu").manual_seed(seed)
+    xs = [torch.randn((TOKENS, DIM), generator=g).to(device=device, dtype=torch.bfloat16) * scale
+          for _ in range(STEPS + 1)]
+    go = torch.randn((TOKENS, DIM), generator=g).to(device=device, dtype=torch.bfloat16)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    for x in xs[:-1]:
+        opt.zero_grad(set_to_none=True)
+        forward(model, x).float().pow(2).mean().backward()
+        opt.step()
+
+    def step(m: Any) -> dict[str, Any]:
+        m.zero_grad(set_to_none=True)
+        x = xs[-1].clone().requires_grad_(True)
+        y = forward(m, x)
+        y.backward(go)
+        return {"out": y.detach().clone(), "xgrad": x.grad.detach().clone(),
+                "wgrad": weight(m).grad.detach().clone()}
+
+    return step
 
 
 def rel_diff(ref: dict[str, Any], got: dict[str, Any]) -> float:

@@ -22,8 +22,6 @@ from typing import Any
 
 from preflight.smoke import resume_check as rc
 
-DIM, TOKENS = 256, 128
-
 
 def _state(model: Any) -> dict[str, list[float]] | None:
     """Scales and amax history of a te module (None where the recipe keeps none)."""
@@ -58,29 +56,14 @@ def check_recipe(te_pt: Any, device: str, recipe_factory: Any, modes: tuple[str,
 
     def build(seed: int) -> Any:
         torch.manual_seed(seed)
-        return te_pt.Linear(DIM, DIM, bias=True, params_dtype=torch.bfloat16).to(device)
+        return te_pt.Linear(rc.DIM, rc.DIM, bias=True, params_dtype=torch.bfloat16).to(device)
 
-    g = torch.Generator(device="cpu").manual_seed(21)
-    xs = [torch.randn((TOKENS, DIM), generator=g).to(device=device, dtype=torch.bfloat16) * 3
-          for _ in range(rc.STEPS + 1)]
-    go = torch.randn((TOKENS, DIM), generator=g).to(device=device, dtype=torch.bfloat16)
+    def forward(m: Any, x: Any) -> Any:
+        with autocast(te_pt, recipe_factory()):
+            return m(x)
+
     model = build(7)
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
-    for x in xs[:-1]:
-        opt.zero_grad(set_to_none=True)
-        with autocast(te_pt, recipe_factory()):
-            y = model(x)
-        y.float().pow(2).mean().backward()
-        opt.step()
-
-    def step(m: Any) -> dict[str, Any]:
-        m.zero_grad(set_to_none=True)
-        x = xs[-1].clone().requires_grad_(True)
-        with autocast(te_pt, recipe_factory()):
-            y = m(x)
-        y.backward(go)
-        return {"out": y.detach().clone(), "xgrad": x.grad.detach().clone(),
-                "wgrad": m.weight.grad.detach().clone()}
+    step = rc.train(model, device, forward, lambda m: m.weight, seed=21, scale=3)
 
     sd = model.state_dict()
     path = os.path.join(folder, "model.pt")
