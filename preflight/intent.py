@@ -79,7 +79,9 @@ NAMES = ("fp8", "fp8_source", "fp8_overridden_by", "frameworks", "backend", "rec
          "recompute_granularity", "compile",
          "num_gpus", "shapes.hidden", "shapes.ffn", "shapes.tokens", "shapes.gemms",
          "shapes.dims_align", "shapes.tokens_align", "tp", "cp", "sequence_parallel",
-         "fp8_attention", "cuda_graphs", "fp8_params", "tp_comm_overlap")
+         "fp8_attention", "cuda_graphs", "fp8_params", "tp_comm_overlap", "stack", "seq_len",
+         "micro_batch", "packing", "pad_multiple", "moe.experts", "moe.top_k", "ep",
+         "rollout.engine", "rollout.fp8", "rollout.recipe", "rollout.kv_cache_fp8")
 _INTERNAL = ("shapes.tp", "shapes.sp", "shapes.qkv_out", "shapes.proj_in", "shapes.fc1_out",
              "overrides_fp8")
 
@@ -127,7 +129,16 @@ _UNSTATED = {
                   "fp8_model_init in code, or Megatron / NeMo)",
     "tp_comm_overlap": "the configs read do not say whether TP communication overlap is on (a "
                        "Megatron / NeMo setting)",
+    "seq_len": "the configs read do not give the sequence length",
+    "micro_batch": "the configs read do not give the micro-batch size",
+    "packing": "the configs read do not say whether samples are packed",
+    "pad_multiple": "the configs read do not say to what multiple sequences are padded",
+    "moe.experts": "the configs read do not say whether the model has MoE experts",
+    "moe.top_k": "the configs read do not give the MoE router's top-k",
+    "ep": "the configs read do not say the expert-parallel size",
 }
+# Not in _UNSTATED: rollout.* exist only for a job with an RL rollout (a framework that has one
+# states them, Unknown where it cannot tell); a supervised job has no rollout (absent = false).
 
 
 def _facts_and_prov(facts: Mapping[str, Any]) -> tuple[Mapping[str, Any], Mapping[str, str]]:
@@ -151,7 +162,8 @@ def derive_intent(facts: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, s
             if isinstance(facts.get(fact), str):
                 derive_kinds.add(other)
     per = {k: by_kind[k].derive(facts, prov) for k in order if k in derive_kinds}
-    got: dict[str, tuple[Any, str]] = {"frameworks": (list(kinds), "config")}
+    got: dict[str, tuple[Any, str]] = {"frameworks": (list(kinds), "config"),
+                                       "stack": (list(kinds), "config")}
     names = {n for d in per.values() for n in d if not n.startswith("default.")}
     for name in names - {"fp8", "overrides_fp8"}:
         for kind in by_name.get(name, order):

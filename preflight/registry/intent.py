@@ -14,6 +14,7 @@ FORMATS = ("hybrid", "e4m3", "e5m2")
 PRECISIONS = ("bf16", "fp16", "fp32")
 DISTRIBUTED = ("none", "ddp", "fsdp1", "fsdp2", "deepspeed", "megatron")
 GRANULARITIES = ("full", "selective", "none")
+ROLLOUT_ENGINES = ("vllm", "sglang", "trtllm", "hf", "megatron")
 
 
 def _one_of(values: tuple[str, ...]) -> str:
@@ -69,4 +70,23 @@ SPECS = (
     F("intent.tp_comm_overlap", "bool",
       "Tensor-parallel communication overlap (Userbuffers) is on (Megatron --tp-comm-overlap, "
       "NeMo model.ub_tp_comm_overlap)"),
+    # The whole stack and dynamic shapes (issues 22, 23): wrappers state what they run on, and
+    # the settings that decide which FP8 divisibility a packed or MoE run needs at run time.
+    F("intent.stack", "list",
+      "Every framework the job runs on: the ones whose configs were read and what they run on "
+      "(LLaMA-Factory -> hf_trainer -> accelerate)"),
+    F("intent.seq_len", "int", "Sequence length (tokens per sample, or per packed row)"),
+    F("intent.micro_batch", "int", "Micro-batch size per rank"),
+    F("intent.packing", "bool", "Samples are packed into rows (variable sequence boundaries)"),
+    F("intent.pad_multiple", "int",
+      "Sequences (or packed rows) are padded to a multiple of this many tokens"),
+    F("intent.moe.experts", "int", "Number of MoE experts (absent for a dense model)"),
+    F("intent.moe.top_k", "int", "Experts each token is routed to"),
+    F("intent.ep", "int", "Expert-parallel size"),
+    F("intent.rollout.engine", "str",
+      f"RL rollout / generation engine: {_one_of(ROLLOUT_ENGINES)}", ROLLOUT_ENGINES),
+    F("intent.rollout.fp8", "bool", "RL rollout (generation) runs with FP8 weights"),
+    F("intent.rollout.recipe", "str", f"FP8 recipe of the rollout engine: {_one_of(RECIPES)}",
+      RECIPES),
+    F("intent.rollout.kv_cache_fp8", "bool", "The rollout engine keeps its KV cache in FP8"),
 )
