@@ -70,3 +70,9 @@ class Framework:
     derive_also: tuple[tuple[str, str], ...] = ()
     """``(kind, fact)``: derive ``kind`` too when ``fact`` is a string (HF Trainer reads
     ``ACCELERATE_MIXED_PRECISION`` itself)."""
+    runs_on: tuple[str, ...] = ()
+    """Kinds this framework runs on, whose rules therefore apply to its jobs (LLaMA-Factory ->
+    ``hf_trainer``; the HF Trainer -> ``accelerate``). Declared per module; wired by issue 22."""
+    distributions: tuple[str, ...] = ()
+    """PEP 503 names of the distributions the framework ships as (any one will do: Lightning is
+    ``lightning`` or ``pytorch-lightning``). Declared per module; wired by issue 22."""
