@@ -154,7 +154,7 @@ def test_the_diff_applies_and_clears_the_finding(rule_id: str, tmp_path: Path,
     paths = sorted(files)
     before = api.check(paths, assume=assume)
     assert rule_id in {f.rule_id for f in before.findings}, rule_id
-    diff = render_diff(before)
+    diff = render_diff(before, paths)
     assert "--- a/" in diff, diff
     originals = {n: (job / n).read_text() for n in files}
     subprocess.run([GIT, "init", "-q"], cwd=job, check=True)
@@ -170,4 +170,4 @@ def test_the_diff_applies_and_clears_the_finding(rule_id: str, tmp_path: Path,
         comments = [ln for ln in text.splitlines() if ln.lstrip().startswith("#")]
         assert all(c in new.splitlines() for c in comments), name
     # and the check never wrote: the diff went to a string, the files changed only by git apply
-    assert render_diff(after).count("--- a/") <= diff.count("--- a/")
+    assert render_diff(after, paths).count("--- a/") <= diff.count("--- a/")
