@@ -1,11 +1,13 @@
 """``fp8-doctor check --diff``: the fixes of config findings as one unified diff.
 
-A rule whose fix is a change to a config file the job owns says so as data (``fix.edits``: set
-or delete a ``config.<kind>.<key>`` fact). Each edit is placed by the fact's provenance (the
-file and line that set it) or, for a key the file does not have yet, next to a sibling key of
-the same mapping; :mod:`.edits` makes the change as a line edit, so comments, key order and
-formatting stay as written. Findings whose fix is not a file edit, and edits that cannot be
-placed without guessing, are listed beside the diff with the reason. fp8-doctor still writes no
+A rule whose fix is a change to a config file the job owns says so as data (``fix.edits``: set,
+replace, delete or move a ``config.<kind>.<key>`` fact). :mod:`.place` puts each edit where the
+fact's provenance says it was read or, for a key the file does not have yet, beside its nearest
+sibling; round-trip editors make it (:mod:`.yamledit` on ruamel.yaml, :mod:`.tomledit` on
+tomlkit, :mod:`.jsonedit`, :mod:`.shelledit` for launch-line flags), changing only the value,
+key or flag concerned, so comments, key order, quoting and continuations stay as written, and
+each proves its result by reloading it. Findings whose fix is not a file edit, and edits that
+cannot be placed without guessing, are listed beside the diff with the reason. fp8-doctor still writes no
 user file: the diff goes to stdout or ``-o``; ``git apply`` / ``patch -p1`` apply it.
 
 The diff names and shows only files this run read inside the job the user named, under safe
@@ -22,8 +24,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from preflight.findings import EditSpec, Location
-from preflight.fixdiff import edits as E
 from preflight.fixdiff import safety
+from preflight.fixdiff.common import EditError
+from preflight.fixdiff.place import Placed, expand, place
 
 _SHELL_EXT = (".sh", ".bash", ".slurm", ".sbatch", ".txt", ".args")
 WIDTH = 100
@@ -119,7 +122,7 @@ class _Files:
             self.texts[path] = safety.read_text(path)
         fmt = fmt_of(path, self.texts[path])
         if fmt is None:
-            raise E.EditError("not a format fp8-doctor edits")
+            raise EditError("not a format fp8-doctor edits")
         return self.texts[path], fmt
 
 
@@ -132,7 +135,7 @@ def build(findings: Sequence[Any], facts: Any, roots: Collection[str] = (),
     operation); then each file's edits are made from its last line up, so an edit never moves
     the line another one was placed at."""
     result = DiffResult()
-    placed: list[tuple[str, int, str, Any, str, EditSpec]] = []
+    placed: list[tuple[Placed, str, EditSpec]] = []
     seen: set[tuple[str, str]] = set()
     files = _Files(facts, roots, cwd)
     for finding in findings:
@@ -141,121 +144,37 @@ def build(findings: Sequence[Any], facts: Any, roots: Collection[str] = (),
             if finding.fix.text:
                 result.listed.append((finding.rule_id, "not a config edit: " + finding.fix.text))
             continue
-        for spec in specs:
+        for spec in (s for given in specs for s in expand(given, facts.values)):
             if (spec.fact, spec.action) in seen:
                 continue
             seen.add((spec.fact, spec.action))
             try:
-                op = _place(spec, facts, files)
-            except (E.EditError, safety.Refused) as exc:
+                op = place(spec, facts, files)
+            except (EditError, safety.Refused) as exc:
                 where = _where(spec.fact, facts)
                 result.listed.append((finding.rule_id, f"{spec.fact}{where}: {exc}"))
                 continue
             if op is not None:
-                placed.append((*op, finding.rule_id, spec))
-    for path, line, _, _, _, _ in placed:
-        result.files.setdefault(path, (files.texts[path], files.texts[path]))
+                placed.append((op, finding.rule_id, spec))
+    for op, _, _ in placed:
+        result.files.setdefault(op.path, (files.texts[op.path], files.texts[op.path]))
     result.names = dict(files.names)
-    for path, line, kind, apply, rule_id, spec in sorted(placed, key=lambda p: (p[0], -p[1])):
-        old, cur = result.files[path]
+    for op, rule_id, spec in sorted(placed, key=lambda p: (p[0].path, -p[0].line)):
+        old, cur = result.files[op.path]
         try:
-            result.files[path] = (old, apply(cur))
-        except E.EditError as exc:
-            result.listed.append((rule_id, f"{spec.fact}: {exc}"))
+            result.files[op.path] = (old, op.make(cur))
+        except EditError as exc:
+            result.listed.append((rule_id, f"{spec.fact}{_where(spec.fact, facts)}: {exc}"))
             continue
         result.applied.append((rule_id, spec))
-        result.placed_in.append((rule_id, spec, path))
+        result.placed_in.append((rule_id, spec, op.path))
     return result
-
-
-def _split(fact: str) -> tuple[str, tuple[str, ...]]:
-    parts = fact.split(".")
-    if len(parts) < 3 or parts[0] != "config":
-        raise E.EditError(f"{fact} is not a config fact")
-    return parts[1], tuple(parts[2:])
 
 
 def _where(fact: str, facts: Any) -> str:
     """`` (in NAME)`` for a listed edit: the file's name as the user named it, escaped."""
     loc = Location.from_source(facts.source(fact)) if fact in facts.values else None
     return f" (in {safety.escape(loc.path)})" if loc is not None else ""
-
-
-def _place(spec: EditSpec, facts: Any, files: _Files) -> tuple[str, int, str, Any] | None:
-    """(file, line, what, text -> new text) for one edit; None when there is nothing to do."""
-    kind, path = _split(spec.fact)
-    values = facts.values
-    key = path[-1]
-    if spec.fact in values:
-        loc = Location.from_source(facts.source(spec.fact))
-        if loc is None or not loc.line:
-            raise E.EditError("the file and line that set it are not known")
-        if spec.action == "set" and values[spec.fact] == spec.value:
-            return None
-        text, fmt = files.text(loc.path)
-        line, value = loc.line, spec.value
-        if fmt == "shell":
-            fn = ((lambda t: E.delete_flag(t, key, line)) if spec.action == "delete" else
-                  (lambda t: E.set_flag(t, key, line, value)))
-        else:
-            fn = ((lambda t: E.delete_key(t, fmt, key, line)) if spec.action == "delete" else
-                  (lambda t: E.set_value(t, fmt, key, line, value)))
-        return loc.path, line, spec.action, fn
-    if spec.action == "delete":
-        return None             # not set anywhere: nothing to remove
-    sib = _sibling(kind, path, facts)
-    if sib is None:
-        raise E.EditError(f"no {kind} file read that could take it")
-    sib_fact, loc, depth = sib
-    text, fmt = files.text(loc.path)
-    value = spec.value
-    line = loc.line or 0          # _sibling only picks facts with a line
-    if fmt == "shell":
-        return loc.path, line, "add", lambda t: E.add_flag_after(t, key, line, value)
-    sib_path = _split(sib_fact)[1]
-    if fmt != "yaml" and not len(sib_path) == len(path) == depth + 1:
-        raise E.EditError(f"no key beside {'.'.join(path)} in {loc.path} to place it by "
-                          "(a new JSON object or TOML table is not a one-line edit)")
-    line = _key_line(text, fmt, sib_path[: depth + 1], line)
-    rest = path[depth:]
-    return loc.path, line, "add", lambda t: E.add_key_before(t, fmt, rest, line, value)
-
-
-def _sibling(kind: str, path: tuple[str, ...], facts: Any
-             ) -> tuple[str, Location, int] | None:
-    """The config fact of the same kind sharing the longest key prefix with ``path`` (and a
-    file line), and the length of that prefix."""
-    best: tuple[int, str, Location] | None = None
-    prefix = f"config.{kind}."
-    for name in facts.values:
-        if not name.startswith(prefix):
-            continue
-        loc = Location.from_source(facts.source(name))
-        if loc is None or not loc.line:
-            continue
-        other = _split(name)[1]
-        common = 0
-        while common < min(len(other), len(path)) - 1 and other[common] == path[common]:
-            common += 1
-        if best is None or common > best[0]:
-            best = (common, name, loc)
-    return None if best is None else (best[1], best[2], best[0])
-
-
-def _key_line(text: str, fmt: str, key_path: tuple[str, ...], leaf_line: int) -> int:
-    """The line of ``key_path`` (a sibling's ancestor at the insertion depth)."""
-    if fmt == "yaml":
-        from preflight import yamlsafe
-
-        try:
-            lines = yamlsafe.load(text).lines
-        except yamlsafe.YamlError as exc:
-            raise E.EditError(f"cannot re-read the YAML: {exc}") from None
-        for k, line in lines.items():
-            if tuple(str(p) for p in k) == key_path:
-                return line
-        raise E.EditError(f"cannot find {'.'.join(key_path)} in the YAML")
-    return leaf_line            # JSON / TOML: only a sibling leaf of the same object
 
 
 @dataclass(frozen=True)
