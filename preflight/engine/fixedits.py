@@ -24,7 +24,8 @@ def _is_config_fact(fact: Any) -> bool:
 def parse_edits(raw: Any, rep: Reporter) -> tuple[EditSpec, ...]:
     """``fix.edits``: the config changes ``check --diff`` makes (docs/rule-format.md, "Fix
     edits"), each ``{fact: config.<kind>.<key>, ...}`` with one of ``set: VALUE`` (change or
-    add), ``replace: VALUE`` (change only where the job sets it), ``delete: true``, or
+    add), ``replace: VALUE`` (change only where the job sets it), ``delete: true`` (``delete: parent``:
+    the block that holds the key), or
     ``move_to: config.<kind>.<key>`` (a renamed or relocated key, its value kept). VALUE is a
     scalar or a list of scalars."""
     if raw is None:
@@ -44,12 +45,13 @@ def parse_edits(raw: Any, rep: Reporter) -> tuple[EditSpec, ...]:
         action = next(iter(keys)) if len(keys) == 1 else None
         if action in ("set", "replace") and _value_ok(item[action]):
             out.append(EditSpec(fact, action, item[action]))
-        elif action == "delete" and item["delete"] is True:
-            out.append(EditSpec(fact, "delete"))
+        elif action == "delete" and item["delete"] in (True, "parent"):
+            out.append(EditSpec(fact, "delete", None if item["delete"] is True else "parent"))
         elif action == "move_to" and _is_config_fact(item["move_to"]):
             out.append(EditSpec(fact, "move", item["move_to"]))
         else:
-            rep.error(where, "an edit is {fact, set|replace: VALUE}, {fact, delete: true} or "
+            rep.error(where, "an edit is {fact, set|replace: VALUE}, {fact, delete: true|parent} "
+                             "or "
                              "{fact, move_to: config.<kind>.<key>} (VALUE: a scalar or a list "
                              "of scalars)")
     return tuple(out)

@@ -144,18 +144,35 @@ def build(findings: Sequence[Any], facts: Any, roots: Collection[str] = (),
             if finding.fix.text:
                 result.listed.append((finding.rule_id, "not a config edit: " + finding.fix.text))
             continue
+        # A finding's edits go in together or not at all: half of "delete it from the YAML
+        # and pass it on the launch line" would drop the setting.
+        mine: list[tuple[Placed, str, EditSpec]] = []
+        failed = False
         for spec in (s for given in specs for s in expand(given, facts.values)):
             if (spec.fact, spec.action) in seen:
                 continue
-            seen.add((spec.fact, spec.action))
             try:
                 op = place(spec, facts, files)
             except (EditError, safety.Refused) as exc:
                 where = _where(spec.fact, facts)
                 result.listed.append((finding.rule_id, f"{spec.fact}{where}: {exc}"))
+                failed = True
                 continue
             if op is not None:
-                placed.append((op, finding.rule_id, spec))
+                try:
+                    op.make(files.texts[op.path])   # each edit is proven on its own first
+                except EditError as exc:
+                    result.listed.append((finding.rule_id,
+                                          f"{spec.fact}{_where(spec.fact, facts)}: {exc}"))
+                    failed = True
+                    continue
+                mine.append((op, finding.rule_id, spec))
+        if failed and mine:
+            result.listed.append((finding.rule_id, "its other edits are left out too (they "
+                                  "belong together): " + ", ".join(s.fact for _, _, s in mine)))
+        elif not failed:
+            placed.extend(mine)
+            seen.update((s.fact, s.action) for _, _, s in mine)
     for op, _, _ in placed:
         result.files.setdefault(op.path, (files.texts[op.path], files.texts[op.path]))
     result.names = dict(files.names)

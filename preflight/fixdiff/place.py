@@ -62,8 +62,11 @@ def place(spec: EditSpec, facts: Any, files: FileSource) -> Placed | None:
             raise EditError("the file that sets it is not known")
         text, fmt = files.text(loc.path)
         action = "delete" if spec.action == "delete" else "set"
-        return Placed(loc.path, loc.line or 0,
-                      _maker(fmt, text, action, path, spec.value, loc.line, values[spec.fact]))
+        up = spec.action == "delete" and spec.value == "parent"
+        if up and (fmt == "shell" or len(path) < 2):
+            raise EditError("only a key inside a block has a block to remove")
+        return Placed(loc.path, loc.line or 0, _maker(fmt, text, action, path, spec.value,
+                                                      loc.line, values[spec.fact], up))
     if spec.action in ("delete", "replace"):
         return None             # not set anywhere: nothing to remove or replace
     sib = _sibling(kind, path, facts, files)
@@ -92,8 +95,9 @@ def place(spec: EditSpec, facts: Any, files: FileSource) -> Placed | None:
 
 
 def _maker(fmt: str, text: str, action: str, path: tuple[str, ...], value: Any,
-           line: int | None, current: Any) -> Callable[[str], str]:
-    """``text -> new text`` for one edit in a file of format ``fmt``."""
+           line: int | None, current: Any, up: bool = False) -> Callable[[str], str]:
+    """``text -> new text`` for one edit in a file of format ``fmt``; ``up``: the edit is on
+    the block that holds ``path`` (``delete: parent``)."""
     if fmt == "shell":
         if not line:
             raise EditError("the line that passes it is not known")
@@ -110,15 +114,17 @@ def _maker(fmt: str, text: str, action: str, path: tuple[str, ...], value: Any,
         from preflight.fixdiff import yamledit
 
         where = yamledit.locate(text, path, line) if line else path
+        where = where[:-1] if up else where
         return lambda t: yamledit.apply(t, Op(action, where, value, line))
+    where = path[:-1] if up else path
     if fmt == "toml":
         from preflight.fixdiff import tomledit
 
-        return lambda t: tomledit.apply(t, Op(action, path, value, line))
+        return lambda t: tomledit.apply(t, Op(action, where, value, line))
     if fmt == "json":
         from preflight.fixdiff import jsonedit
 
-        return lambda t: jsonedit.apply(t, Op(action, path, value, line))
+        return lambda t: jsonedit.apply(t, Op(action, where, value, line))
     raise EditError(f"not a format fp8-doctor edits ({fmt})")
 
 
@@ -135,14 +141,18 @@ def _sibling(kind: str, path: tuple[str, ...], facts: Any, files: FileSource
         if loc is None or not loc.line:
             continue
         try:
-            _, fmt = files.text(loc.path)
+            text, fmt = files.text(loc.path)
         except (EditError, ValueError):
             continue
         other = split(name)[1]
         if fmt == "shell":
-            # flags are flat; config.<kind>.cli.* facts come only from the launch line
+            from preflight.fixdiff import shelledit
+
+            # flags are flat; config.<kind>.cli.* facts come only from the launch line; the
+            # sibling must be a flag on its line (not a subcommand or a variable)
             if not (len(path) == 1 and len(other) == 1 or
-                    len(path) == len(other) == 2 and path[0] == other[0] == "cli"):
+                    len(path) == len(other) == 2 and path[0] == other[0] == "cli") or \
+                    not shelledit.passes(text, loc.line, other[-1]):
                 continue
         elif path[0] == "cli" or other[0] == "cli":
             continue

@@ -124,6 +124,14 @@ def _line(text: str, number: int) -> tuple[list[str], str]:
     return lines, cur
 
 
+def passes(text: str, number: int, flag: str) -> bool:
+    """Whether line ``number`` passes ``--flag`` (as a word of its own)."""
+    try:
+        return _find(words(_line(text, number)[1]), flag) is not None
+    except EditError:
+        return False
+
+
 def _word(flag: str, value: Any, as_written: str | None) -> str:
     name = as_written or f"--{flag}"
     return name if value is True else f"{name} {scalar(value, 'shell')}"
