@@ -261,3 +261,11 @@ def test_bounds_come_from_the_typed_affected_ranges(rules) -> None:
     pkg = rule.affected[0].package
     events = {v for r in rule.affected[0].ranges for _, v in r.events if v[:1].isdigit()}
     assert events and {e for e in events if "." in e} <= bounds(rule, pkg)
+
+
+def test_release_data_never_holds_what_pypi_does_not_release() -> None:
+    """TE skipped 2.20.0 and 2.20.1 on PyPI (2.20.2 followed 2.19.0) and 2.21.0 is on GitHub
+    only (issue 23 item 6): a plan never suggests a version pip cannot install."""
+    te = shipped_releases().packages["transformer-engine"]
+    assert "2.20.2" in te and not {"2.20.0", "2.20.1"} & set(te)
+    assert "2.15.0" in shipped_releases().packages["torch"]
