@@ -93,4 +93,8 @@ SPECS = (
     F("intent.rollout.recipe", "str", f"FP8 recipe of the rollout engine: {_one_of(RECIPES)}",
       RECIPES),
     F("intent.rollout.kv_cache_fp8", "bool", "The rollout engine keeps its KV cache in FP8"),
+    F("intent.rollout.is_correction", "bool",
+      "The RL loss corrects for the rollout/trainer mismatch with importance sampling (verl "
+      "rollout_correction / TIS, NeMo-RL loss_fn.use_importance_sampling_correction, slime "
+      "--use-tis)"),
 )
