@@ -15,7 +15,8 @@ AREA_TITLES = {
     "HW": "Hardware", "CUDA": "CUDA and drivers", "TORCH": "PyTorch", "TE": "Transformer Engine",
     "TAO": "torchao", "ACC": "Accelerate", "DS": "DeepSpeed", "FSDP": "FSDP", "LLMF": "llm-foundry",
     "MEG": "Megatron", "TT": "torchtitan", "PL": "Lightning", "HF": "HF Trainer", "NEMO": "NeMo",
-    "SMOKE": "Smoke step", "RT": "Runtime (live objects)", "CLU": "Cluster", "CKPT": "Checkpoint and resume (FP8 scaling state)", "OTHER": "Other",
+    "SMOKE": "Smoke step", "RT": "Runtime (live objects)", "CLU": "Cluster", "CKPT": "Checkpoint and resume (FP8 scaling state)",
+    "RL": "RL rollout (FP8 generation and weight sync)", "OTHER": "Other",
 }
 
 

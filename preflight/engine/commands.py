@@ -36,7 +36,7 @@ from preflight.facts import Facts, encode_value
 
 Write = Callable[[str, "str | None"], None]
 AREAS = ("HW", "CUDA", "TORCH", "TE", "TAO", "ACC", "DS", "FSDP", "LLMF", "MEG", "TT", "PL", "HF",
-         "NEMO", "SMOKE", "RT", "CLU", "AXO", "LF", "SWIFT", "MCLI", "MSAMP", "CKPT")
+         "NEMO", "SMOKE", "RT", "CLU", "AXO", "LF", "SWIFT", "MCLI", "MSAMP", "CKPT", "RL")
 ID_RE = re.compile(r"^FP8D-(?P<area>[A-Z]+)-(?P<num>\d{4})$")
 # A rule pack's own ids (issue 12): PREFIX-NNNN or PREFIX-AREA-NNNN, e.g. ACME-0001, ACME-DS-0001.
 # FP8D- stays the bundled base's scheme (a pack using it must follow it, areas included).
