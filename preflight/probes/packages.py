@@ -47,6 +47,8 @@ INTERESTING: frozenset[str] = frozenset({
     "nemo-toolkit", "nemo-run", "nvidia-ml-py", "pynvml", "fp8-doctor",
     # fine-tuning front ends whose rules read their version (FP8D-LF-*, FP8D-AXO-*, FP8D-SWIFT-*)
     "axolotl", "llamafactory", "ms-swift",
+    # RL rollout engines whose FP8 paths the RL rules read (issue 23: FP8 rollout, weight sync)
+    "vllm", "sglang",
 })
 PREFIXES: tuple[str, ...] = ("nvidia-", "transformer-engine")
 
