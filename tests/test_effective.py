@@ -7,6 +7,8 @@ v2.6, v2.9, v2.18).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -176,3 +178,18 @@ def test_apply_recomputes_and_keeps_only_what_was_assumed() -> None:
     assert out["effective.token_align_needed"] == 32
     assert out.source("effective.token_align_needed") == \
         "effective.recipe, intent.tp, intent.cp"
+
+
+@pytest.mark.parametrize(("env", "recipe"), [("b200", "mxfp8"), ("h100", "delayed")])
+def test_the_check_reports_the_gpu_dependent_default_end_to_end(env: str, recipe: str) -> None:
+    # A job that leaves the recipe to TE (what a reader of `te.autocast()` without a recipe
+    # states), replayed on a B200 and an H100 node: the same job, two recipes (FP8D-TE-0050).
+    import preflight
+
+    snapshot = Path(__file__).resolve().parent / "scenarios" / "_envs" / f"{env}.json"
+    report = preflight.check([], smoke=False, snapshot=str(snapshot), assume={
+        "intent.fp8": "true", "intent.backend": "te", "intent.recipe_by_backend": "true",
+        "pkg.transformer-engine": "2.8.0"})
+    found = {f.rule_id: f for f in report.findings}
+    assert "FP8D-TE-0050" in found
+    assert f" {recipe} on this " in found["FP8D-TE-0050"].message
