@@ -206,7 +206,7 @@ def trial(shape: ModelShape | Unknown, *, backend: str, recipe: str, compiled: b
     if odd:
         return TrialReport(shape, depths=chosen, bf16=bf16, fp8=fp8, notes=notes, child=result,
                            why_not=f"inconclusive: the {' and '.join(odd)} step did not grow "
-                                   "with depth (timing noise: is the GPU busy with other work?)",
+                                   "with depth (timing noise: is the machine busy with other work?)",
                            **base)
     ratio = bf16.step_s / fp8.step_s
     return TrialReport(shape, depths=chosen, bf16=bf16, fp8=fp8, speedup=round(ratio, 3),

@@ -106,6 +106,8 @@ def run(req: dict[str, Any]) -> dict[str, Any]:
             return {"status": "skipped", "torch": torch.__version__,
                     "reason": "torch sees no CUDA device (the trial trains on a GPU; "
                               "--device cpu runs it on the CPU)"}
+        if ":" not in device:   # set_device and the memory queries want an index
+            device = req["device"] = f"cuda:{torch.cuda.current_device()}"
         torch.cuda.set_device(device)
         free, total = torch.cuda.mem_get_info(device)
         cap = float(req["mem_fraction"]) * free

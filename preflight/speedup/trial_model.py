@@ -6,8 +6,9 @@ names a model type from :data:`HF_TYPES`, otherwise a generic decoder (``_define
 what matters for speed (RMSNorm, grouped-query causal SDPA, a SwiGLU or plain MLP, an untied LM
 head, a float32 cross-entropy). Then the job's FP8 backend is applied: torchao
 ``convert_to_float8_training`` with the recipe, or every ``nn.Linear`` swapped for a ``te.Linear``
-(what accelerate's ``convert_model`` does), the LM head left in BF16 either way (torchao's and
-accelerate's filters keep the last layer out; FP8 GEMMs also need dimensions divisible by 16).
+(what accelerate's ``convert_model`` does, the LM head included), with torchao the LM head left
+in BF16 (torchao's recipes and torchtitan filter the output layer out); FP8 GEMMs also need
+dimensions divisible by 16.
 
 Nothing from the job folder is imported or executed: the HF config arrives as a JSON document,
 reduced here to plain values, and only built-in transformers classes are used (no remote code).
@@ -148,9 +149,9 @@ def train_loss(model: Any, ids: Any, generic: bool) -> Any:
     return model(ids) if generic else model(input_ids=ids, labels=ids).loss
 
 
-def _fp8_ok(lin: Any, fqn: str) -> bool:
-    """FP8 GEMMs need both dimensions divisible by 16; the LM head stays BF16."""
-    return not fqn.endswith("lm_head") and lin.in_features % 16 == 0 \
+def _fp8_ok(lin: Any, fqn: str, head: bool = False) -> bool:
+    """FP8 GEMMs need both dimensions divisible by 16; the LM head only with ``head``."""
+    return (head or not fqn.endswith("lm_head")) and lin.in_features % 16 == 0 \
         and lin.out_features % 16 == 0
 
 
@@ -170,16 +171,19 @@ def to_torchao(torch: Any, model: Any, recipe: str, emulate: bool) -> int:
     return sum(1 for m in model.modules() if type(m).__name__ == "Float8Linear")
 
 
-def to_te(torch: Any, model: Any, device: str) -> int:
-    """Swap each eligible ``nn.Linear`` for a ``te.Linear`` with the same weights (accelerate's
-    ``convert_model``); returns how many were swapped."""
+def to_te(torch: Any, model: Any, device: str, head: bool = True) -> int:
+    """Swap each eligible ``nn.Linear`` for a ``te.Linear`` with the same weights; returns how
+    many were swapped. ``head``: the LM head too, as accelerate's ``convert_model`` does (it
+    converts every ``nn.Linear`` whose weight dimensions are multiples of 16:
+    huggingface/accelerate commit 0fade1b4, src/accelerate/utils/transformer_engine.py,
+    ``convert_model``)."""
     import transformer_engine.pytorch as te
 
     swapped = 0
     for parent_name, parent in list(model.named_modules()):
         for name, child in list(parent.named_children()):
             fqn = f"{parent_name}.{name}" if parent_name else name
-            if type(child) is not torch.nn.Linear or not _fp8_ok(child, fqn):
+            if type(child) is not torch.nn.Linear or not _fp8_ok(child, fqn, head):
                 continue
             new = te.Linear(child.in_features, child.out_features, bias=child.bias is not None,
                             params_dtype=torch.bfloat16, device=device)
