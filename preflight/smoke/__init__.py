@@ -145,15 +145,17 @@ def prestart(options: SmokeOptions | None, requested: bool | None) -> Any:
             or not opts.device.startswith("cuda"):
         return None
     try:
-        from preflight.smoke import parallel
-
-        if not parallel.installed("torch"):
-            return None
-        if requested is None:
+        if requested is None:   # cheapest first: a driverless machine pays one cache lookup
             from preflight.probes.nvml import library_absent
 
             if library_absent() is not None:
                 return None
+        import importlib.util
+
+        if importlib.util.find_spec("torch") is None:
+            return None
+        from preflight.smoke import parallel
+
         return parallel.prestart(opts, parallel.parts_for(opts.backends, None, opts.device,
                                                           opts.speed))
     except Exception:  # noqa: BLE001 - an early start is an optimisation, never a failure
