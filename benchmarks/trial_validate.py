@@ -99,7 +99,13 @@ def real_run(name: str, backend: str, recipe: str, compiled: bool, fp8: bool, de
         convert_to_float8_training(model, config=conf,
                                    module_filter_fn=lambda m, fqn: fqn != "lm_head")
     elif fp8 and backend == "te":
+        from accelerate import Accelerator
         from accelerate.utils.transformer_engine import convert_model
+
+        # convert_model gathers parameters through accelerate's state, which must exist: the
+        # H200 run of 2026-11-27 failed here ("Please make sure to properly initialize your
+        # accelerator via `accelerator = Accelerator()`"). Not re-run since (no device time).
+        Accelerator()
         from transformer_engine.common import recipe as te_recipe
 
         with torch.no_grad():

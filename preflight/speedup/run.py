@@ -25,10 +25,11 @@ from preflight.speedup import (
 )
 
 TIMEOUT_S = 300.0
-QUICK_ERROR = ("a modelled estimate (--quick): against real training runs it was off by +5.5% to "
-               "+10.5% for torchao (1.31x predicted, 1.19x measured on an 8-layer Llama-3-8B, "
-               "H200) and -15% for TE (H100); `fp8-doctor speedup` without --quick trains the "
-               "model instead (docs/gpu-results.md)")
+QUICK_ERROR = ("a modelled estimate (--quick), not a measurement: against real compiled training "
+               "of an 8-layer Llama-3-8B (H200, 2026-11-27) it said 1.32x where 1.20x was "
+               "measured with torchao tensorwise (+10%) and 1.30x where 1.06x was measured with "
+               "rowwise (+23%); for TE it was -15% (H100, 2026-11-24). `fp8-doctor speedup` "
+               "without --quick trains the model instead (docs/gpu-results.md)")
 """How far the modelled estimate was from real training, said in its output (issue 26)."""
 
 
