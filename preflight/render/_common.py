@@ -278,7 +278,14 @@ def summary_line(doc: dict[str, Any]) -> str:
     und = len(doc.get("undetermined") or [])
     if und:
         rules += f", {und} undetermined"
+    if doc.get("job_read") is False:
+        rules = f"no job read (this machine only) · {rules}"
     return f"{counts} · {rules} · exit {doc.get('exit_code', 0)} (fail-on {fail_on(doc)})"
+
+
+NO_JOB_CLEAN = "Findings: none, but no job was read: only this machine was checked"
+"""The heading of a report with no finding that judged no job: never the green mark
+(issue 24 item 1), even when ``--ignore FP8D-CFG-NO-JOB`` dropped the finding that says so."""
 
 
 def fail_on(doc: dict[str, Any]) -> str:

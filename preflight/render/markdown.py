@@ -13,6 +13,7 @@ from typing import Any
 from preflight.render._common import (
     IMPACT_TITLES,
     MARKS,
+    NO_JOB_CLEAN,
     accepted_findings,
     config_inputs,
     environment_notice,
@@ -111,7 +112,8 @@ def _redacted(doc: dict[str, Any]) -> bool:
 def _findings(doc: dict[str, Any], out: list[str]) -> None:
     findings = doc.get("findings") or []
     if not findings:
-        out += [f"{MARKS['ok']} No known problem matched.", ""]
+        out += [f"{MARKS['info']} {NO_JOB_CLEAN}." if doc.get("job_read") is False else
+                f"{MARKS['ok']} No known problem matched.", ""]
         return
     group = None
     for f in ordered_findings(findings):

@@ -21,6 +21,7 @@ from preflight.render._common import (
     ENV_NOT_TRAINING,
     IMPACT_TITLES,
     MARKS,
+    NO_JOB_CLEAN,
     SEVERITY_ORDER,
     accepted_findings,
     config_inputs,
@@ -214,7 +215,10 @@ REFERENCES_SHOWN = 2
 def _findings(console: Console, doc: dict[str, Any], *, verbose: bool = False) -> None:
     findings = ordered_findings(doc.get("findings") or [])
     if not findings:
-        _heading(console, "ok", "Findings: no known problem matched")
+        if doc.get("job_read") is False:
+            _heading(console, "info", NO_JOB_CLEAN)
+        else:
+            _heading(console, "ok", "Findings: no known problem matched")
         return
     worst = next(s for s in SEVERITY_ORDER if any(f["severity"] == s for f in findings))
     counts = ", ".join(f"{n} {s}{'s' if n != 1 and s != 'info' else ''}" for s in SEVERITY_ORDER
