@@ -113,7 +113,7 @@ def probe_crashed(result: ProbeResult) -> Finding:
         f"The {result.name} probe could not finish: {result.reason}. Its facts are "
         "unknown, so rules that need them are reported as undetermined.",
         "Re-run with FP8_DOCTOR_DEBUG=1 and attach `fp8-doctor report` to an issue.",
-        detail=result.name,
+        detail=repr(result.name),
         evidence=(Evidence(f"probe.{result.name}", result.reason, result.name),),
     )
 

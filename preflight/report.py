@@ -19,10 +19,12 @@ if TYPE_CHECKING:
 
 JSON_SCHEMA_VERSION = "1.0"
 
-EXIT_OK = 0
-EXIT_FINDINGS = 1
-EXIT_USAGE = 2
-EXIT_INTERNAL = 3
+from preflight.outputs import (  # noqa: E402,F401 - the exit codes, defined once there
+    EXIT_FINDINGS,
+    EXIT_INTERNAL,
+    EXIT_OK,
+    EXIT_USAGE,
+)
 
 
 @dataclass(frozen=True)

@@ -42,7 +42,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from preflight.builtin_findings import BUILTIN
-from preflight.facts import Unknown
+from preflight.facts import Unknown, reason_head
 from preflight.findings import Evidence, Finding, Fix, Severity
 
 ENV_RULE_ID = "FP8D-ENV-NOT-TRAINING"
@@ -196,14 +196,6 @@ def judge_place(facts: Mapping[str, Any], *, ci: bool = False) -> str:
     return CI_RUNNER if ci else PLANNING
 
 
-def short_reason(reason: str) -> str:
-    """The head of a long Unknown reason, for a list of reasons ("NVML: NVML library
-    (libnvidia-ml.so.1) not found"); the whole reason is shown once, where the fact is."""
-    head = reason.split("; ", 1)[0]
-    parts = head.split(": ")
-    return ": ".join(parts[:2]) if len(parts) > 2 else head
-
-
 def judge(facts: Mapping[str, Any], where: str, planned: frozenset[str] = frozenset(),
           *, ci: bool = False) -> tuple[dict[str, Unknown], EnvironmentJudged]:
     """``(pkg.X.version -> Unknown for needed, absent X; the record for the report)``.
@@ -232,7 +224,7 @@ def judge(facts: Mapping[str, Any], where: str, planned: frozenset[str] = frozen
         # this is not the machine it trains on, whatever else is installed.
         # The reason's head only: the whole NVML search (10 lines on a laptop) is shown once,
         # under the GPU fact, not at the top of every report (issue 24 item 5).
-        reasons.append(f"no GPU is visible ({short_reason(gpus.reason)})"
+        reasons.append(f"no GPU is visible ({reason_head(gpus.reason)})"
                        if isinstance(gpus, Unknown) else "no GPU is visible")
     place = judge_place(facts, ci=ci)
     if hard or fp8_without_gpu:
