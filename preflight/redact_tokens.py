@@ -1,5 +1,6 @@
 """Whether a value reads like a generated credential: the token heuristics of
-:mod:`preflight.redact` (mixed-case-and-digit words, random-looking base64 runs)."""
+:mod:`preflight.redact` (mixed-case-and-digit words, random-looking base64 runs), and where a
+long hex run is an identifier instead (a commit in a public forge's URL)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,40 @@ import re
 
 # Keys whose values are commit hashes or versions: long hex there is an identifier, not a secret.
 HEX_OK_KEY = re.compile(r"(?i)(?:version|commit|git|sha|hash|digest|build)")
+
+# Public forges whose URLs name a commit in the path (issue 24 item 6: the 40-hex commit of
+# FP8D-HF-0001's SOURCE link was masked as a secret in every format, so the link was dead).
+FORGES = ("github.com", "gitlab.com", "huggingface.co", "hf.co", "bitbucket.org", "codeberg.org",
+          "sourceware.org", "git.kernel.org", "gitee.com")
+# .../<owner>/<repo>/{blob,tree,commit,commits,raw,blame,resolve}/<hex>/... (GitLab: /-/blob/...),
+# raw.githubusercontent.com/<owner>/<repo>/<hex>/..., and /pull/N/commits/<hex>. The path may
+# hold no "?" or "#": a hex run in a query string or a fragment is never exempt, nor one in a URL
+# with credentials (they are masked first, and the host no longer follows the scheme).
+_FORGE_HEX = re.compile(
+    r"(?i)(?<![\w.+\-])https?://(?:www\.)?(?:" + "|".join(re.escape(f) for f in FORGES) + r")"
+    r"/[^\s?#\"'`<>@]{1,512}?/(?:-/)?(?:blob|tree|commit|commits|raw|blame|resolve)/"
+    r"([0-9a-f]{7,64})(?=[/#?\s\"'`<>)\]]|$)"
+    r"|(?<![\w.+\-])https?://raw\.githubusercontent\.com/[^/\s?#\"'`<>@]{1,100}/"
+    r"[^/\s?#\"'`<>@]{1,100}/([0-9a-f]{40})(?=/)")
+
+
+# A rule's own reference (a typed link the rule file cites, on any host): a hex run that is a
+# whole segment of the URL's path, never in its query, fragment or credentials.
+_URL_PATH = re.compile(r"(?i)^https?://[^/\s?#\"'`<>@]+(?P<path>/[^\s?#\"'`<>]*)")
+_SEGMENT_HEX = re.compile(r"(?<=/)[0-9a-fA-F]{7,64}(?=/|$)")
+
+
+def forge_commit_spans(text: str, *, reference: bool = False) -> set[tuple[int, int]]:
+    """The (start, end) of every commit hash that is a path segment of a public forge's URL in
+    ``text``: an identifier that keeps the link working, not a secret. ``reference``: ``text``
+    is a rule's reference URL, whose path segments are kept on any host."""
+    spans = {m.span(1 if m.group(1) else 2) for m in _FORGE_HEX.finditer(text)}
+    url = _URL_PATH.match(text) if reference else None
+    if url:
+        base = url.start("path")
+        spans |= {(base + m.start(), base + m.end())
+                  for m in _SEGMENT_HEX.finditer(url.group("path"))}
+    return spans
 
 
 def looks_random(run: str) -> bool:
