@@ -17,7 +17,6 @@ from preflight.engine import evaluate, load_rules
 from preflight.engine.environment import (
     CI_RUNNER,
     ENV_RULE_ID,
-    KIND_PACKAGES,
     OFF_NODE_TAG,
     PLANNING,
     TRAINING_NODE,
@@ -31,6 +30,7 @@ from preflight.engine.environment import (
 )
 from preflight.facts import Facts, Unknown
 from preflight.findings import Evidence, Finding, Fix, Severity
+from preflight.frameworks._index import DISTRIBUTIONS
 
 JOB = {"config.kinds": ["accelerate", "deepspeed"], "intent.fp8": True, "intent.backend": "te",
        "intent.distributed": "deepspeed"}
@@ -120,8 +120,8 @@ def test_missing_on_a_gpu_node_is_an_error_except_what_runs_from_source() -> Non
     assert environment_finding(judged, {}).severity is Severity.WARNING  # type: ignore[union-attr]
 
 
-@given(kinds=st.lists(st.sampled_from(sorted(KIND_PACKAGES)), min_size=1, unique=True),
-       installed=st.sets(st.sampled_from(sorted({d for ds in KIND_PACKAGES.values() for d in ds}
+@given(kinds=st.lists(st.sampled_from(sorted(DISTRIBUTIONS)), min_size=1, unique=True),
+       installed=st.sets(st.sampled_from(sorted({d for ds in DISTRIBUTIONS.values() for d in ds}
                                                 | {"torch", "transformer-engine"}))))
 def test_unknown_only_for_needed_and_absent_never_over_an_installed_one(
         kinds: list[str], installed: set[str]) -> None:
