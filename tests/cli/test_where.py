@@ -75,6 +75,16 @@ def test_a_cpu_laptop_checking_a_correct_fp8_job_exits_0(places, capsys) -> None
     assert not [f for f in doc["findings"] if f["severity"] == "error"]
 
 
+def test_a_laptops_report_does_not_open_with_the_nvml_search(places, capsys) -> None:
+    # Issue 24 item 5: the notice at the top gave the 10-line search for libnvidia-ml.so.1.
+    capsys.readouterr()
+    cli.main(["check", str(JOB), "--no-project-config", "--snapshot", str(places["laptop"])])
+    out = capsys.readouterr().out
+    assert "ld.so.cache" not in "\n".join(out.splitlines()[:12])
+    assert out.count("ld.so.cache") == 1 and "NVML library (libnvidia-ml.so.1) not found" in \
+        out.split("Findings")[0]
+
+
 def test_the_same_laptop_with_strict_exits_1(places, capsys) -> None:
     code, doc = _check(capsys, "--snapshot", str(places["laptop"]), "--strict")
     assert code == 1 and _cpu_torch(doc)["severity"] == "error"
