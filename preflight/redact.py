@@ -35,28 +35,19 @@ from functools import lru_cache
 from typing import Any
 
 from preflight.redact_hosts import HOST_MASK, mask_hosts
-from preflight.redact_tokens import HEX_OK_KEY, forge_commit_spans, looks_random, value_has_token
+from preflight.redact_tokens import (
+    HEX_OK_KEY,
+    forge_commit_spans,
+    is_secret_name,
+    looks_random,
+    value_has_token,
+)
 
 MASK = "[REDACTED]"
 REFERENCE_URL = "reference.url"
 """The key a rule reference's URL is judged under: a commit in its path is kept on any host."""
 USER_MASK = "[USER]"
 EMAIL_MASK = "[EMAIL]"
-
-# Name-based: a key segment that says "this is a credential". Matched per word part so that
-# "monkey" or "author" do not match, while "HF_TOKEN", "wandb_api_key" and
-# "AWS_SECRET_ACCESS_KEY" do.
-_SECRET_WORDS = re.compile(
-    r"(?:^|[_.\-\s])(?:token|secret|secrets|password|passwd|passphrase|credential|"
-    r"credentials|auth|authorization|apikey|api_key|key|private|privkey|cookie|"
-    r"signature|bearer|pat|pw|pwd|pass|passcode)(?:$|[_.\-\s])",
-    re.IGNORECASE,
-)
-# The same words run together ("HFTOKEN", "wandbApiKey"); "token" only at the end, so that
-# "tokenizer_name" and "tokens" stay readable.
-# "pwd" only at the end too ("dbpwd", "MYSQL_PWD"), "passwd" through "passw".
-_SECRET_COMPACT = re.compile(r"(?:secret|passw|credential|apikey|accesskey|privatekey|authtoken|"
-                             r"token$|pwd$)", re.IGNORECASE)
 
 # The one environment allow-list: the runtime probe collects only these variables, and reports
 # keep only env.* facts that match (then still mask a value whose name or content looks secret).
@@ -176,14 +167,6 @@ def _mask_content(text: str) -> str:
     for pattern, repl in _CONTENT:
         text = pattern.sub(repl, text)
     return _mask_named(text)
-
-
-def is_secret_name(name: str) -> bool:
-    """True when a key / fact / env-var name says its value is a credential."""
-    last = name.rsplit(".", 1)[-1]
-    if _SECRET_WORDS.search(last):
-        return True
-    return bool(_SECRET_COMPACT.search(last.replace("_", "").replace("-", "")))
 
 
 def env_allowed(var: str) -> bool:

@@ -6,6 +6,49 @@ from __future__ import annotations
 
 import re
 
+# Name-based: a key segment that says "this is a credential". Matched per word part so that
+# "monkey" or "author" do not match, while "wandb_api_key" and "AWS_SECRET_ACCESS_KEY" do.
+# "token" is judged apart (_credential_token).
+_SECRET_WORDS = re.compile(
+    r"(?:^|[_.\-\s])(?:secret|secrets|password|passwd|passphrase|credential|"
+    r"credentials|auth|authorization|apikey|api_key|key|private|privkey|cookie|"
+    r"signature|bearer|pat|pw|pwd|pass|passcode)(?:$|[_.\-\s])",
+    re.IGNORECASE,
+)
+# The same words run together ("HFTOKEN", "wandbApiKey"); "token" only at the end, so that
+# "tokenizer_name" and "tokens" stay readable; "pwd" only at the end too ("dbpwd", "MYSQL_PWD"),
+# "passwd" through "passw".
+_SECRET_COMPACT = re.compile(r"(?:secret|passw|credential|apikey|accesskey|privatekey|authtoken|"
+                             r"token$|pwd$)", re.IGNORECASE)
+_WORDS = re.compile(r"[_.\-\s]+")
+# A model's vocabulary, not a credential: pad_token, eos_token, image_token ...
+_VOCAB = frozenset({"pad", "eos", "bos", "unk", "sep", "cls", "mask", "special", "start", "end",
+                    "image", "video", "audio", "vision", "chat", "default"})
+
+
+def _credential_token(words: list[str]) -> bool:
+    """The word "token" names a credential when it ends the name (hub_token, HF_TOKEN) or is
+    followed by "value" / "secret" / "key", and not after a vocabulary word (pad_token); so
+    Megatron's --moe-token-dispatcher-type, token_dropping or eos_token stay readable."""
+    for i, word in enumerate(words):
+        if word != "token" or (i and words[i - 1] in _VOCAB):
+            continue
+        if i == len(words) - 1 or words[i + 1] in ("value", "secret", "key", "str", "string"):
+            return True
+    return False
+
+
+def is_secret_name(name: str) -> bool:
+    """True when a key / fact / env-var name says its value is a credential."""
+    last = name.rsplit(".", 1)[-1]
+    if _SECRET_WORDS.search(last):
+        return True
+    words = [w for w in _WORDS.split(last.lower()) if w]
+    if "token" in words:
+        return _credential_token(words)
+    return bool(_SECRET_COMPACT.search(last.replace("_", "").replace("-", "")))
+
+
 # Keys whose values are commit hashes or versions: long hex there is an identifier, not a secret.
 HEX_OK_KEY = re.compile(r"(?i)(?:version|commit|git|sha|hash|digest|build)")
 

@@ -155,3 +155,39 @@ def test_redact_diff_masks_context_lines_and_keeps_the_markers() -> None:
         assert secret not in text, secret
     assert f"blob/{COMMIT}/" in text and f"revision_sha: {COMMIT}" in text
     assert "-mixed_precision: fp8" in out and "+mixed_precision: bf16" in out
+
+
+@pytest.mark.parametrize("name, secret", [
+    ("HF_TOKEN", True), ("hub_token", True), ("access-token", True), ("token", True),
+    ("token_value", True), ("HFTOKEN", True),
+    # A model's vocabulary or a setting about tokens: readable (Megatron's flag was masked,
+    # so the --diff of FP8D-MEG rules could not pass the redaction).
+    ("moe-token-dispatcher-type", False), ("moe_token_dispatcher_type", False),
+    ("eos_token", False), ("pad_token", False), ("max_tokens", False), ("HF_TOKEN_PATH", False),
+])
+def test_token_names(name: str, secret: bool) -> None:
+    from preflight.redact import is_secret_name
+
+    assert is_secret_name(name) is secret
+
+
+def test_the_diff_writer_uses_the_key_aware_redaction(tmp_path: Path) -> None:
+    """``check --diff`` (fixdiff.diff_output) masks with :func:`redact_diff`: a ``db_pwd`` line
+    next to the edit narrows the hunk past it, and a Megatron flag stays readable."""
+    from preflight import api
+    from preflight.facts import Facts
+    from preflight.findings import EditSpec
+    from preflight.fixdiff import diff_output
+
+    job = tmp_path / "job"
+    job.mkdir()
+    (job / "acc.yaml").write_text("db_pwd: Tr0ub4dor&3\nx: 1\ny: 2\nmixed_precision: fp8\n"
+                                  "fp8_config:\n  backend: TE\n  fp8_format: E4M3\n")
+    path = str(job / "acc.yaml")
+    facts = Facts({"config.accelerate.fp8_config.fp8_format": "E4M3",
+                   "config.files": [{"path": path, "kind": "accelerate"}]},
+                  {"config.accelerate.fp8_config.fp8_format": f"{path}:7"})
+    finding = Finding("X-1", Severity.ERROR, "t", "m", Fix("f", edits=(EditSpec(
+        "config.accelerate.fp8_config.fp8_format", "set", "HYBRID"),)))
+    out = diff_output(api.Report(facts=facts, findings=(finding,)), [str(job)], str(tmp_path))
+    assert "Tr0ub4dor" not in out.patch + out.notes and "+  fp8_format: HYBRID" in out.patch
