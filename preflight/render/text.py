@@ -186,8 +186,11 @@ def environment_mark(facts: dict[str, Any]) -> str:
 
 
 def inputs_mark(doc: dict[str, Any]) -> str:
-    """``"error"`` when some config file could not be read, else ``"ok"``."""
-    return "error" if unreadable_configs(doc) else "ok"
+    """``"error"`` when some config file could not be read, ``"info"`` when none was read (no
+    green mark for a check that judged no job, issue 24 item 1), else ``"ok"``."""
+    if unreadable_configs(doc):
+        return "error"
+    return "info" if doc.get("job_read") is False else "ok"
 
 
 def _environment(console: Console, doc: dict[str, Any], *, verbose: bool = False) -> None:

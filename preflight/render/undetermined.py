@@ -53,10 +53,18 @@ class Group:
 
     @property
     def advice(self) -> str:
+        """How to give what the group needs, in the order of the label."""
         hints = [h for k, _, _, h in _NEEDS if k in self.needs and k in _NODE]
-        parts = ["run there, or --snapshot from there, or --assume " + " / ".join(hints)] \
-            if hints else []
-        parts += [h for k, _, _, h in (*_NEEDS, _OTHER) if k in self.needs and k not in _NODE]
+        parts: list[str] = []
+        for k, _, _, how in (*_NEEDS, _OTHER):
+            if k not in self.needs:
+                continue
+            if k not in _NODE:
+                parts.append(how)
+            elif hints:   # the node's packages and GPU: one piece of advice
+                parts.append("run there, or --snapshot from there, or --assume "
+                             + " / ".join(hints))
+                hints = []
         return "; ".join(parts)
 
 
