@@ -20,8 +20,13 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from preflight import __version__
+from preflight.outputs import (  # the exit codes, defined once (stdlib-only module)
+    EXIT_HELP,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+)
 
-EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 2, 3, 130   # = preflight.report's; a test checks
 _STDOUT_CLOSED = False   # set by main() when descriptor 1 was closed at start-up
 
 
@@ -70,8 +75,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="fp8-doctor",
         description="Preflight checks for FP8 training: probes, known-bug rules, FP8 smoke step.",
-        epilog="exit codes: 0 ok, 1 findings at or above --fail-on, 2 usage error (also: -o names "
-               "an input, or the report cannot be written), 3 internal error, 130 interrupted",
+        epilog=EXIT_HELP,
     )
     parser.add_argument("--version", action="version", version=f"fp8-doctor {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -149,6 +153,15 @@ def text_width(args: argparse.Namespace) -> int | None:
     return width(args)
 
 
+def _progress(args: argparse.Namespace):  # -> ContextManager[Progress]
+    """Progress on stderr: a status line erased when done on a terminal; nothing with -q or into
+    a pipe, a file or a log (pre-commit, CI); notes (rule warnings, files written) always."""
+    from preflight.render.progress import progress_for
+
+    return progress_for(f"fp8-doctor {args.command}",
+                        quiet=getattr(args, "detail", "normal") == "quiet")
+
+
 def _check_paths(paths: Sequence[str]) -> None:
     for path in paths:
         if not os.path.exists(path):
@@ -203,13 +216,12 @@ def _options(args: argparse.Namespace):  # -> CheckOptions
 def _cmd_check(args: argparse.Namespace) -> int:
     from preflight.api import run_check
     from preflight.render import render
-    from preflight.smoke.progress import progress_display
 
     options = _options(args)
     target = getattr(args, "write_baseline", None)
     if target and args.output and os.path.abspath(target) == os.path.abspath(args.output):
         raise UsageError("--write-baseline and -o name the same file")
-    with progress_display(f"fp8-doctor {args.command}") as progress:
+    with _progress(args) as progress:
         report = run_check(options, progress=progress)
     if getattr(args, "diff", False):
         from preflight.fixdiff import diff_output
@@ -249,7 +261,8 @@ def _cmd_snapshot(args: argparse.Namespace) -> int:
     from preflight.api import collect_facts
     from preflight.snapshot import snapshot_document
 
-    facts, probes, extra, inputs = collect_facts(_options(args), progress=_stderr)
+    with _progress(args) as progress:
+        facts, probes, extra, inputs = collect_facts(_options(args), progress=progress)
     doc = snapshot_document(facts, probes, inputs, extra, redact=not args.no_redact)
     _write(json.dumps(doc, indent=2, sort_keys=False), args.output)
     return 0
@@ -331,7 +344,8 @@ def _main(argv: Sequence[str] | None) -> int:
 
             args.smoke = False
             command = plan_main if args.command == "plan" else speedup_main
-            return command(args, _options(args), write=_write, progress=_stderr)
+            with _progress(args) as progress:
+                return command(args, _options(args), write=_write, progress=progress)
         if args.command == "smoke":
             from preflight.smoke.cli import main as smoke_main
 

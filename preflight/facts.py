@@ -60,6 +60,14 @@ class Unknown:
         return f"unknown ({self.reason})"
 
 
+def reason_head(reason: str) -> str:
+    """The first clause of an Unknown reason, a one-word source tag kept ("NVML: NVML library
+    (libnvidia-ml.so.1) not found", "deepspeed is not installed here"): what lists of reasons
+    show, the whole reason being given once where the fact is (issue 24 item 5)."""
+    parts = reason.split("; ", 1)[0].split(": ")
+    return ": ".join(parts[:2]) if len(parts) > 1 and " " not in parts[0] else parts[0]
+
+
 FactValue = Any  # JSON scalar / list / dict, or Unknown
 
 
