@@ -15,6 +15,7 @@ import os
 import re
 
 from preflight.jobs.parse import ParseError, read_text
+from preflight.jobs.shell import blank_heredocs
 from preflight.jobs.shellvars import collect_variables, strip_comments
 
 MAX_DEPTH = 3
@@ -53,7 +54,8 @@ def sourced(script: str, text: str) -> tuple[list[str], dict[str, str]]:
             if len(found) >= MAX_FILES:
                 return found, variables
             try:
-                inner = read_text(target)
+                # a here-document's body is text: no `source` or assignment in it counts
+                inner = blank_heredocs(read_text(target))
             except (ParseError, OSError):
                 continue          # the job reader reports it when it reads that file itself
             found.append(target)
