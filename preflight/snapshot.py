@@ -13,6 +13,7 @@ from typing import Any
 from preflight import __version__
 from preflight.facts import (
     MAX_NESTING,
+    SNAPSHOT_MAX_BYTES,
     SNAPSHOT_SCHEMA_VERSION,
     Facts,
     SnapshotError,
@@ -28,7 +29,7 @@ from preflight.probes.base import ProbeResult
 
 # What a job's config files contribute; replaced whole when a replay is given new config paths.
 JOB_NAMESPACES = ("config.", "intent.")
-MAX_SNAPSHOT_BYTES = 16 * 1024 * 1024
+MAX_SNAPSHOT_BYTES = SNAPSHOT_MAX_BYTES
 """A snapshot is ~100 KB (a few hundred facts); a bigger file is refused unread, and so is one
 that is not a regular file (a FIFO would block the read forever, /dev/zero would fill memory)."""
 

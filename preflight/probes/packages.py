@@ -20,6 +20,7 @@ import importlib.util
 import json
 import os
 import re
+import stat
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -102,6 +103,9 @@ def _read_header(dist: md.Distribution) -> str | None:
     :data:`METADATA_MAX_BYTES`); any other kind through its own ``read_text``.
     """
     folder = getattr(dist, "_path", None)
+    if hasattr(folder, "joinpath") and hasattr(folder, "open") and not isinstance(
+            folder, os.PathLike | str):
+        return _zip_header(folder)
     if not isinstance(folder, os.PathLike | str):
         return dist.read_text("METADATA") or dist.read_text("PKG-INFO") or dist.read_text("")
     base = os.fspath(folder)
@@ -113,6 +117,35 @@ def _read_header(dist: md.Distribution) -> str | None:
         if raw:
             return raw.decode("utf-8", "replace").replace("\r\n", "\n")
     return None
+
+
+def _zip_header(folder: Any) -> str | None:
+    """The METADATA header of a distribution inside a zip or ``.egg`` file on ``sys.path``
+    (a ``zipfile.Path``): read from the decompressed stream up to the header's end, never past
+    :data:`METADATA_MAX_BYTES` (a 1.5 GB METADATA in a zip was read whole: 2 GB, issue 21)."""
+    for name in ("METADATA", "PKG-INFO"):
+        member = folder.joinpath(name)
+        if not member.is_file():
+            continue
+        with member.open("rb") as fh:
+            raw = fh.read(METADATA_MAX_BYTES)
+        head = raw.split(b"\n\n", 1)[0] + b"\n\n" if b"\n\n" in raw else raw
+        return head.decode("utf-8", "replace").replace("\r\n", "\n")
+    return None
+
+
+def unusable_path_entries(path: Sequence[str]) -> list[tuple[str, str]]:
+    """``(entry, what it is)`` for ``sys.path`` entries that exist but are neither a folder nor
+    a regular file: a FIFO there hung the probe (importlib.metadata opens it as a zip)."""
+    out = []
+    for entry in path:
+        try:
+            mode = os.stat(entry or ".").st_mode
+        except (OSError, ValueError, TypeError):
+            continue
+        if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
+            out.append((entry, bounded.kind_of(mode)))
+    return out
 
 
 @dataclass(frozen=True)
@@ -142,7 +175,9 @@ def discover() -> Iterable[Any]:
             or any(p and os.path.exists(p) and not os.path.isdir(p) for p in sys.path):
         import importlib.metadata as md
 
-        return md.distributions()
+        # never a FIFO or a device on the path: opened as a zip, it blocks (issue 21 item 4)
+        skip = {entry for entry, _ in unusable_path_entries(sys.path)}
+        return md.distributions(path=[p for p in sys.path if p not in skip])
     return _listed(sys.path)
 
 
@@ -169,10 +204,12 @@ def _listed(path: Sequence[str]) -> Iterator[_Found]:
 
 def scan(dists: Iterable[Any] | None = None) -> Scan:
     """One pass over the installed distributions, reading Name and Version from METADATA text."""
+    broken: list[str] = []
     if dists is None:
         dists = discover()
+        broken += [f"{entry}: on sys.path but {what}, not a folder or a zip; not read"
+                   for entry, what in unusable_path_entries(sys.path)]
     installed: list[Installed] = []
-    broken: list[str] = []
     seen: set[str] = set()
     for dist in dists:
         where = _meta_path(dist)
