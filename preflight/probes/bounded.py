@@ -7,8 +7,11 @@ writer then returns at once instead of waiting for one), checked with ``fstat`` 
 (no window between the check and the read), refused unless it is a regular file, and read in
 chunks up to ``limit`` bytes, or only up to the end of a header when ``stop`` is given.
 
-Used by the packages probe and the rule loader; config files have their own reader
-(``jobs/parse.py``, same policy).
+Used by the packages probe, the rule loader, snapshots, baselines and the config reader
+(``jobs/parse.py``). Every file read is remembered by identity (:func:`files_read`): the outputs
+(``-o``, ``--write-baseline``) are never written over anything this run read, whoever read it
+(issue 21 item 3: the ``pyproject.toml`` read for ``[tool.fp8-doctor]``, a DeepSpeed JSON a YAML
+names, a sourced script, a rule file of a pack, the baseline itself).
 """
 
 from __future__ import annotations
@@ -20,6 +23,25 @@ _CHUNK = 64 * 1024
 _KINDS = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
           (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"),
           (stat.S_ISDIR, "a folder"))
+
+
+_READ: set[tuple[int, int, int]] = set()
+
+
+def files_read() -> frozenset[tuple[int, int, int]]:
+    """``(device, inode, ctime_ns)`` of every file read since :func:`forget_reads`."""
+    return frozenset(_READ)
+
+
+def identity(st: os.stat_result) -> tuple[int, int, int]:
+    """What :func:`files_read` compares: the file, not its name (a hard link or another
+    spelling is the same file; ``ctime`` tells a new file that reuses a deleted one's inode)."""
+    return st.st_dev, st.st_ino, st.st_ctime_ns
+
+
+def forget_reads() -> None:
+    """Start a new run's record (the CLI does it as each command starts)."""
+    _READ.clear()
 
 
 class NotRegularFile(OSError):
@@ -69,9 +91,10 @@ def read_bytes(path: str | os.PathLike[str], limit: int, *, stop: bytes | None =
         raise NotRegularFile(name, kind_of(before))
     fd = os.open(name, flags)
     try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):  # replaced between the stat and the open
-            raise NotRegularFile(name, kind_of(mode))
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):  # replaced between the stat and the open
+            raise NotRegularFile(name, kind_of(st.st_mode))
+        _READ.add(identity(st))
         buf = bytearray()
         while len(buf) <= limit:
             chunk = os.read(fd, min(_CHUNK, limit + 1 - len(buf)))
