@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from preflight.errors import UserInputError
 from preflight.facts import encode_value
 from preflight.findings import Finding
+from preflight.jobs.types import ConfigProblem
 
 SCHEMA = "fp8-doctor-baseline/1"
 MAX_BYTES = 1024 * 1024
@@ -106,6 +107,17 @@ def read_baseline(path: str) -> Baseline:
         accepted.add((entry["id"], entry["fingerprint"]))
     root = os.path.dirname(os.path.abspath(path))
     return Baseline(path, root, frozenset(accepted))
+
+
+def read_trusted(path: str) -> tuple[Baseline | None, tuple[ConfigProblem, ...]]:
+    """:func:`read_baseline`, unless the file is not one the user can trust (owned by another
+    user, or writable by others: :mod:`preflight.trust`): then no baseline, and the warning."""
+    from preflight.trust import skipped, untrusted
+
+    why = untrusted(path)
+    if why is not None:
+        return None, (skipped(path, why, "a baseline (no finding was accepted)"),)
+    return read_baseline(path), ()
 
 
 def _no_constant(name: str) -> None:

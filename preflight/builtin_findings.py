@@ -30,7 +30,9 @@ _CONFIG_FINDINGS = {
     "not_a_config": ("FP8D-CFG-NOT-CONFIG", "A path given is not a config file"),
     "duplicate_key": ("FP8D-CFG-DUPLICATE-KEY", "A config key is set twice; the last one wins"),
     "kind_forced": ("FP8D-CFG-KIND-FORCED", "A config was read as the --kind given, against its keys"),
-    "outside": ("FP8D-CFG-OUTSIDE", "A file the job references lies outside the job: not read"),
+    "outside_job": ("FP8D-CFG-OUTSIDE", "A file the job references lies outside the job: not read"),
+    "untrusted": ("FP8D-CFG-UNTRUSTED", "A configuration file was not used: another user could "
+                                        "have written it"),
 }
 
 

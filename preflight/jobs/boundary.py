@@ -153,7 +153,7 @@ def outside_problem(target: str, naming_file: str, line: int | None, what: str,
     return ConfigProblem(
         naming_file, line,
         f"{what} {target!r}, a file outside the job (job root: {boundary.where()}): not read",
-        level="warning", code="outside",
+        level="warning", code="outside_job",
         fix=("fp8-doctor reads only the files named and what they reference inside the job. If "
              "that file belongs to the job, name it too (fp8-doctor check "
              f"{os.path.basename(naming_file)} {target}); otherwise nothing in it is checked."))

@@ -79,7 +79,7 @@ def read_text(path: str) -> str:
     ``stat`` and the ``open`` used to hang the run (issue 21 item 4)."""
     why = refuse(path)
     if why is not None:
-        raise ParseError(why, code="outside", level="warning")
+        raise ParseError(why, code="outside_job", level="warning")
     try:
         st = os.stat(path)
     except OSError as exc:

@@ -52,7 +52,7 @@ def _leaks(read) -> bool:
 
 
 def _outside(read, path: Path, line: int) -> None:
-    found = [p for p in read.problems if p.code == "outside"]
+    found = [p for p in read.problems if p.code == "outside_job"]
     assert [(p.path, p.line, p.level) for p in found] == [(str(path), line, "warning")], found
     assert "outside the job" in found[0].message and "not read" in found[0].message
 
@@ -140,7 +140,7 @@ def test_a_symlink_in_a_scanned_folder_pointing_out_is_not_read(world: Path) -> 
     read = read_paths([str(job)])
     assert not _leaks(read)
     assert [os.path.basename(p) for p, _ in read.files] == ["run.sh"]
-    (problem,) = [p for p in read.problems if p.code == "outside"]
+    (problem,) = [p for p in read.problems if p.code == "outside_job"]
     assert problem.path.endswith("ds.json") and problem.level == "warning"
 
 
@@ -150,7 +150,7 @@ def test_a_file_named_on_the_command_line_is_always_read(world: Path) -> None:
     read = read_paths([str(link), str(world / "outside" / "acc.yaml")])
     assert read.facts["config.deepspeed.zero_optimization.stage"] == 3
     assert read.facts["config.accelerate.mixed_precision"] == "fp8"
-    assert not [p for p in read.problems if p.code == "outside"]
+    assert not [p for p in read.problems if p.code == "outside_job"]
 
 
 def _repo(world: Path, *, git: bool) -> tuple[Path, Path]:
