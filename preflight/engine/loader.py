@@ -218,7 +218,9 @@ def collect(paths: Sequence[str | os.PathLike[str]] | None = None, *,
             continue
         clash = False
         for name in (rule.id, *rule.aliases):
-            other = seen.get(name)
+            # ids are compared without case: FP8D-DS-0002 and fp8d-ds-0002 name one rule to a
+            # reader, and a pack rule under the other spelling would pass for the bundled one
+            other = seen.get(name.casefold())
             if other is not None:
                 line = _id_line(rule, name)
                 problems.append(Problem(
@@ -232,7 +234,7 @@ def collect(paths: Sequence[str | os.PathLike[str]] | None = None, *,
                 return collect(files=files, with_tests=with_tests, index=index)
             continue
         for name in (rule.id, *rule.aliases):
-            seen[name] = rule
+            seen[name.casefold()] = rule
         rules.append(rule)
     rules.sort(key=lambda r: r.id)
     return rules, problems, files
