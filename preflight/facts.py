@@ -221,7 +221,7 @@ class SnapshotError(UserInputError):
 
 def read_snapshot(path: str) -> dict[str, Any]:
     """The validated JSON document of a snapshot; errors name the file (and line)."""
-    from preflight.probes import bounded
+    from preflight import bounded
 
     try:
         # non-blocking, re-checked on the descriptor: a FIFO swapped in after the caller's

@@ -6,17 +6,27 @@ files it names and how the framework resolves them, its defaults, how it derives
 and its precedence. Detection (:func:`detect`), reading (:mod:`preflight.jobs.read`), intent
 (:mod:`preflight.intent`), the CLI's ``--kind`` choices and the docs iterate :data:`FRAMEWORKS`.
 
-Adding a framework: write its module, add it to :data:`FRAMEWORKS` (the order breaks ties in
-detection), and add its tests under ``tests/frameworks/`` (docs/internals.md walks through one).
+Adding a framework: write its module, add its kind to :data:`KINDS` (the order breaks ties in
+detection), run ``python -m preflight.frameworks._index`` (the distributions every check probes,
+without importing the readers), and add its tests under ``tests/frameworks/``
+(docs/internals.md walks through one). Nothing outside this package names a framework
+(tests/frameworks/test_one_module.py).
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
 from importlib import import_module
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from preflight.frameworks._record import Default, Derived, Framework, Reference
+
+if TYPE_CHECKING:
+    # the types of the names __getattr__ builds on first use: declared, so that a type checker
+    # does not depend on the order it meets the import cycles through this package in
+    FRAMEWORKS: tuple[Framework, ...]
+    BY_KIND: dict[str, Framework]
+    FORMATS: dict[str, tuple[str, ...]]
 
 __all__ = ["BY_KIND", "FORMATS", "FRAMEWORKS", "KINDS", "Default", "Derived", "Framework",
            "Reference", "best_any_format", "detect", "score"]

@@ -20,35 +20,35 @@ import importlib.util
 import json
 import os
 import re
-import stat
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from preflight import bounded
 from preflight.facts import Unknown
-from preflight.probes import bounded
+from preflight.frameworks._index import DISTRIBUTIONS
 from preflight.probes.base import ProbeResult
+from preflight.probes.pathentries import unusable_path_entries, zip_header
 
 if TYPE_CHECKING:
     import importlib.metadata as md
 
 SOURCE = "importlib.metadata"
 
-# Distributions that matter to FP8 training (PEP 503 names); plus every name starting with a
-# prefix below (nvidia-cudnn-cu12, nvidia-cublas-cu12, nvidia-nccl-cu12, transformer-engine-*...).
+# Distributions that matter to FP8 training (PEP 503 names): these, every framework's own
+# (each record's distributions and requires, through the generated index so that no reader is
+# imported), and every name starting with a prefix below (nvidia-cudnn-cu12, nvidia-cublas-cu12,
+# nvidia-nccl-cu12, transformer-engine-*...).
 INTERESTING: frozenset[str] = frozenset({
     "torch", "torchvision", "torchaudio", "triton", "pytorch-triton", "numpy",
     "transformer-engine", "transformer-engine-cu12", "transformer-engine-cu13",
-    "transformer-engine-torch", "transformer-engine-jax", "torchao", "ms-amp", "deepspeed",
-    "accelerate", "transformers", "peft", "trl", "safetensors", "flash-attn", "flash-attn-3",
-    "xformers", "apex", "bitsandbytes", "liger-kernel", "llm-foundry", "mosaicml", "composer",
-    "megatron-core", "megatron-lm", "lightning", "pytorch-lightning", "torchtitan",
-    "nemo-toolkit", "nemo-run", "nvidia-ml-py", "pynvml", "fp8-doctor",
-    # fine-tuning front ends whose rules read their version (FP8D-LF-*, FP8D-AXO-*, FP8D-SWIFT-*)
-    "axolotl", "llamafactory", "ms-swift",
-})
+    "transformer-engine-torch", "transformer-engine-jax", "torchao", "ms-amp",
+    "peft", "trl", "safetensors", "flash-attn", "flash-attn-3",
+    "xformers", "apex", "bitsandbytes", "liger-kernel", "composer",
+    "megatron-lm", "nemo-run", "nvidia-ml-py", "pynvml", "fp8-doctor",
+}) | frozenset(d for dists in DISTRIBUTIONS.values() for d in dists)
 PREFIXES: tuple[str, ...] = ("nvidia-", "transformer-engine")
 
 TE_PARTS = ("transformer-engine", "transformer-engine-cu12", "transformer-engine-cu13",
@@ -105,7 +105,7 @@ def _read_header(dist: md.Distribution) -> str | None:
     folder = getattr(dist, "_path", None)
     if hasattr(folder, "joinpath") and hasattr(folder, "open") and not isinstance(
             folder, os.PathLike | str):
-        return _zip_header(folder)
+        return zip_header(folder, METADATA_MAX_BYTES)
     if not isinstance(folder, os.PathLike | str):
         return dist.read_text("METADATA") or dist.read_text("PKG-INFO") or dist.read_text("")
     base = os.fspath(folder)
@@ -117,35 +117,6 @@ def _read_header(dist: md.Distribution) -> str | None:
         if raw:
             return raw.decode("utf-8", "replace").replace("\r\n", "\n")
     return None
-
-
-def _zip_header(folder: Any) -> str | None:
-    """The METADATA header of a distribution inside a zip or ``.egg`` file on ``sys.path``
-    (a ``zipfile.Path``): read from the decompressed stream up to the header's end, never past
-    :data:`METADATA_MAX_BYTES` (a 1.5 GB METADATA in a zip was read whole: 2 GB, issue 21)."""
-    for name in ("METADATA", "PKG-INFO"):
-        member = folder.joinpath(name)
-        if not member.is_file():
-            continue
-        with member.open("rb") as fh:
-            raw = fh.read(METADATA_MAX_BYTES)
-        head = raw.split(b"\n\n", 1)[0] + b"\n\n" if b"\n\n" in raw else raw
-        return head.decode("utf-8", "replace").replace("\r\n", "\n")
-    return None
-
-
-def unusable_path_entries(path: Sequence[str]) -> list[tuple[str, str]]:
-    """``(entry, what it is)`` for ``sys.path`` entries that exist but are neither a folder nor
-    a regular file: a FIFO there hung the probe (importlib.metadata opens it as a zip)."""
-    out = []
-    for entry in path:
-        try:
-            mode = os.stat(entry or ".").st_mode
-        except (OSError, ValueError, TypeError):
-            continue
-        if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
-            out.append((entry, bounded.kind_of(mode)))
-    return out
 
 
 @dataclass(frozen=True)
