@@ -56,12 +56,7 @@ def rule_files(paths: Sequence[str | os.PathLike[str]]) -> list[Path]:
     for p in paths:
         path = Path(p)
         if path.is_dir():
-            found: list[str] = []
-            for folder, dirs, names in os.walk(path):
-                dirs[:] = [d for d in dirs if not d.startswith(".")]  # no .git, .cache, ...
-                found.extend(os.path.join(folder, n) for n in names
-                             if n.endswith(_SUFFIXES) and not n.startswith("."))
-            out.extend(Path(f) for f in sorted(found))
+            out.extend(Path(f) for f in sorted(_walk(path)))
         elif path.is_file():
             out.append(path)
         elif os.path.exists(path):
@@ -71,6 +66,36 @@ def rule_files(paths: Sequence[str | os.PathLike[str]]) -> list[Path]:
         else:
             raise RuleLoadError([Problem(str(path), None, "no such rule file or folder")])
     return out
+
+
+RULES_MAX_FILES = 2000
+"""Rule files one folder may hold (the bundled base has a few hundred)."""
+RULES_MAX_ENTRIES = 20_000
+"""Files and folders a rule-folder walk looks at before it gives up: ``--rules /`` walked and
+parsed the whole disk (issue 21 item 6); folder scans of jobs stop the same way."""
+RULES_MAX_DEPTH = 8
+"""Folder levels below a rule folder."""
+
+
+def _walk(folder: Path) -> list[str]:
+    """The rule files under ``folder``; a folder past the limits is a load error naming it."""
+    found: list[str] = []
+    seen = 0
+    top = str(folder).rstrip(os.sep).count(os.sep)
+    for root, dirs, names in os.walk(folder):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]  # no .git, .cache, ...
+        seen += len(dirs) + len(names)
+        found.extend(os.path.join(root, n) for n in names
+                     if n.endswith(_SUFFIXES) and not n.startswith("."))
+        deep = root.rstrip(os.sep).count(os.sep) - top >= RULES_MAX_DEPTH and dirs
+        if seen > RULES_MAX_ENTRIES or len(found) > RULES_MAX_FILES or deep:
+            why = (f"folders nested more than {RULES_MAX_DEPTH} deep" if deep and
+                   seen <= RULES_MAX_ENTRIES and len(found) <= RULES_MAX_FILES else
+                   f"more than {RULES_MAX_FILES:,} rule files or {RULES_MAX_ENTRIES:,} entries")
+            raise RuleLoadError([Problem(str(folder), None, (
+                f"holds {why}: not a rule pack (a folder of rule files); name the pack's "
+                "folder, not a parent of it"))])
+    return found
 
 
 def parse_file(path: Path, *, with_tests: bool = True,
