@@ -220,3 +220,39 @@ def test_a_check_opens_nothing_outside_the_job(world: Path) -> None:
     assert SECRET not in proc.stdout
     ids = [f["id"] for f in json.loads(proc.stdout)["findings"]]
     assert ids.count("FP8D-CFG-OUTSIDE") == 3
+
+
+def test_a_hostile_snapshots_provenance_opens_nothing(world: Path) -> None:
+    # a replayed snapshot names files of another machine: shown, never opened here, and a
+    # "path" with a newline or tab (a forged line) is dropped
+    outside = world / "outside" / "ds.json"
+    snap = world / "job" / "snap.json"
+    snap.write_text(json.dumps({
+        "schema_version": "1.0",
+        "facts": {"config.deepspeed.zero_optimization.stage": 3, "intent.fp8": True,
+                  "config.deepspeed.fp16.enabled": True, "config.deepspeed.bf16.enabled": True},
+        "provenance": {"config.deepspeed.zero_optimization.stage": f"{outside}:3",
+                       "config.deepspeed.fp16.enabled": "~/.config/gh/hosts.yml:1",
+                       "config.deepspeed.bf16.enabled": "x.json:1\n+++ b/../../etc/passwd",
+                       "intent.fp8": {"not": "a string"}}}))
+    from preflight import snapshot
+
+    facts, _ = snapshot.load(str(snap))
+    assert facts.source("config.deepspeed.bf16.enabled") is None
+    assert facts.source("intent.fp8") is None
+    for fmt in ("text", "json", "markdown", "sarif"):
+        audit = (
+            "import sys\n"
+            f"bad = ({str(world / 'outside')!r}, {str(world / 'home')!r})\n"
+            "def hook(event, args):\n"
+            "    if event == 'open' and isinstance(args[0], str) and args[0].startswith(bad):\n"
+            "        sys.stderr.write('OPENED ' + args[0] + '\\n')\n"
+            "sys.addaudithook(hook)\n"
+            f"sys.argv = ['fp8-doctor', 'check', '--format', {fmt!r}, '--snapshot', sys.argv[1]]\n"
+            "from preflight.cli import main\n"
+            "raise SystemExit(main())\n")
+        proc = subprocess.run([sys.executable, "-c", audit, str(snap)], capture_output=True,
+                              text=True, timeout=120, cwd=world / "cwd",
+                              env={**os.environ, "HOME": str(world / "home")})
+        assert proc.returncode in (0, 1) and "OPENED" not in proc.stderr, proc.stderr
+        assert "+++ b/../../etc/passwd" not in proc.stdout
