@@ -11,8 +11,9 @@ whose ``deepspeed_config_file`` is ``../../.ssh/config.json``, or a symlink in t
   file given; the top of the git work tree holding a path given (the nearest folder above it
   with a ``.git`` entry: a recipe repository's configs name each other from its top, as
   LLaMA-Factory's ``examples/train_full/llama3_full_sft.yaml`` names
-  ``examples/deepspeed/ds_z3_config.json``); and the current directory when it holds a path
-  given (people launch from the repository's top). A root that is not a folder given must not be
+  ``examples/deepspeed/ds_z3_config.json``); and, outside a git work tree, the current
+  directory when it holds a path given at most :data:`CWD_MAX_LEVELS` folders down (people
+  launch from the repository's top). A root that is not a folder given must not be
   a place no single job owns: the filesystem root, the home directory or a folder above it, or a
   world-writable folder (``/tmp``); there only the named file itself is inside;
 - the documented machine probes and fp8-doctor's own configuration (``[tool.fp8-doctor]``, a
@@ -91,6 +92,20 @@ def _git_top(folder: str) -> str | None:
     return None
 
 
+CWD_MAX_LEVELS = 4
+"""Without a git work tree, the current directory is a job root only when the job lies at most
+this many folders below it (LLaMA-Factory's YAMLs are 3 below the top): run from ``~/src``,
+a job in ``~/src/repo/job`` must not open every other repository under ``~/src``."""
+
+
+def _levels_below(folder: str, top: str) -> int | None:
+    """How many folders ``folder`` lies below ``top`` (0: the same), None when not below."""
+    if folder == top:
+        return 0
+    prefix = top.rstrip(os.sep) + os.sep
+    return folder[len(prefix):].count(os.sep) + 1 if folder.startswith(prefix) else None
+
+
 def boundary_for(paths: Sequence[str], cwd: str | None = None) -> Boundary:
     """The boundary of a run given ``paths`` (see the module docstring)."""
     here = _real(cwd or os.getcwd())
@@ -106,10 +121,12 @@ def boundary_for(paths: Sequence[str], cwd: str | None = None) -> Boundary:
             named.add(real)
             base = _real(os.path.dirname(os.path.abspath(path)))
             roots.append(base)
-        derived = [_git_top(base)]
-        if base == here or base.startswith(here.rstrip(os.sep) + os.sep):
-            derived.append(here)
-        roots += [d for d in derived if d is not None]
+        top = _git_top(base)
+        below = _levels_below(base, here)
+        if top is not None:
+            roots.append(top)
+        elif below is not None and below <= CWD_MAX_LEVELS:
+            roots.append(here)
     kept = [r for i, r in enumerate(roots) if r not in roots[:i]]
     given_folders = {_real(p) for p in paths if os.path.isdir(p)}
     return Boundary(frozenset(named),

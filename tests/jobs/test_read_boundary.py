@@ -256,3 +256,21 @@ def test_a_hostile_snapshots_provenance_opens_nothing(world: Path) -> None:
                               env={**os.environ, "HOME": str(world / "home")})
         assert proc.returncode in (0, 1) and "OPENED" not in proc.stderr, proc.stderr
         assert "+++ b/../../etc/passwd" not in proc.stdout
+
+
+def test_the_current_directory_far_above_the_job_is_no_root(
+        world: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # run from ~/src, a job in ~/src/a/b/c/d/e/job must not open ~/src/other/.env
+    src = world / "src"
+    job = src / "a" / "b" / "c" / "d" / "e" / "job"
+    job.mkdir(parents=True)
+    (src / "other").mkdir()
+    (src / "other" / "env.sh").write_text(f"PREC=fp8\nTOKEN={SECRET}\n")
+    script = job / "run.sh"
+    script.write_text("#!/bin/bash\nsource ../../../../../../other/env.sh\n" + LAUNCH)
+    monkeypatch.chdir(src)
+    read = read_paths([str(script)])
+    assert read.facts["config.accelerate.mixed_precision"] == "bf16" and not _leaks(read)
+    _outside(read, script, 2)
+    monkeypatch.chdir(job.parent.parent)              # two levels up: launched from there
+    assert os.path.realpath(job.parent.parent) in boundary_for([str(script)]).roots
