@@ -240,7 +240,8 @@ def test_a_hostile_snapshots_provenance_opens_nothing(world: Path) -> None:
     facts, _ = snapshot.load(str(snap))
     assert facts.source("config.deepspeed.bf16.enabled") is None
     assert facts.source("intent.fp8") is None
-    for fmt in ("text", "json", "markdown", "sarif"):
+    runs = [["--format", f] for f in ("text", "json", "markdown", "sarif")] + [["--diff"]]
+    for extra in runs:
         audit = (
             "import sys\n"
             f"bad = ({str(world / 'outside')!r}, {str(world / 'home')!r})\n"
@@ -248,7 +249,7 @@ def test_a_hostile_snapshots_provenance_opens_nothing(world: Path) -> None:
             "    if event == 'open' and isinstance(args[0], str) and args[0].startswith(bad):\n"
             "        sys.stderr.write('OPENED ' + args[0] + '\\n')\n"
             "sys.addaudithook(hook)\n"
-            f"sys.argv = ['fp8-doctor', 'check', '--format', {fmt!r}, '--snapshot', sys.argv[1]]\n"
+            f"sys.argv = ['fp8-doctor', 'check', *{extra!r}, '--snapshot', sys.argv[1]]\n"
             "from preflight.cli import main\n"
             "raise SystemExit(main())\n")
         proc = subprocess.run([sys.executable, "-c", audit, str(snap)], capture_output=True,
