@@ -50,6 +50,8 @@ class CheckOptions:
     bundled_rules: bool = True         # False: rules_paths replace the bundled rule base
     ignore: tuple[str, ...] = ()       # rule ids dropped from the report
     baseline: str | None = None        # accepted findings: reported as baselined, never failing
+    notices: tuple[Any, ...] = ()      # ConfigProblems found before the run (an untrusted
+                                       # pyproject.toml skipped: preflight/trust.py)
 
 
 def collect_facts(options: CheckOptions, progress: Progress = _silent
@@ -66,7 +68,7 @@ def collect_facts(options: CheckOptions, progress: Progress = _silent
     from preflight.redact import MASK, looks_secret
 
     inputs: list[str] = []
-    extra: list[Finding] = []
+    extra: list[Finding] = [config_problem(p) for p in options.notices]
     probes: tuple[ProbeResult, ...] = ()
     if options.snapshot:
         progress(f"replaying snapshot {options.snapshot}")
@@ -217,9 +219,10 @@ def _run_check(options: CheckOptions, progress: Progress, fail_on: FailOn, early
     progress("evaluating rules")
     accepted = None
     if options.baseline:
-        from preflight.baseline import read_baseline
+        from preflight.baseline import read_trusted
 
-        accepted = read_baseline(options.baseline)
+        accepted, skipped = read_trusted(options.baseline)
+        extra.extend(config_problem(p) for p in skipped)
     packs = {"rule_packs" if options.bundled_rules else "rules_paths": options.rules_paths}
     return evaluate_facts(facts, extra=extra, probes=probes, smoke=smoke_details,
                           fail_on=fail_on, inputs=inputs, progress=progress,

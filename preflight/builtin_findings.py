@@ -82,6 +82,14 @@ _CATALOGUE = (
     BuiltinFinding("FP8D-CFG-KIND-FORCED",
                    "A config was read as the --kind given, against its keys", _W,
                    "--kind forced a reader the file's keys do not match", "kind_forced"),
+    # The read boundary and configuration trust (jobs/boundary.py, trust.py; issue 21).
+    BuiltinFinding("FP8D-CFG-OUTSIDE", "A file the job references lies outside the job: not read",
+                   _W, "a script sources, or a config names, a file outside every job root "
+                   "(~/.bashrc, ../../x.json): it is named, never read", "outside_job"),
+    BuiltinFinding("FP8D-CFG-UNTRUSTED",
+                   "A configuration file was not used: another user could have written it", _W,
+                   "a [tool.fp8-doctor] pyproject.toml or a baseline owned by another user, "
+                   "world-writable, or in an unsafe shared folder was skipped", "untrusted"),
     # Probes (api.collect_facts, import_findings.py).
     BuiltinFinding("FP8D-PROBE-CRASH", "A probe crashed; its facts are unknown", _W,
                    "a probe of this machine raised, crashed or timed out"),
