@@ -21,7 +21,7 @@ from dataclasses import replace
 from typing import Any
 
 from preflight.frameworks import BY_KIND, FORMATS, KINDS, best_any_format, detect, score
-from preflight.jobs import scripts
+from preflight.jobs import pyjob, scripts
 from preflight.jobs.defaults import default_paths
 from preflight.jobs.formats import format_of
 from preflight.jobs.graph import FileRead, one_job
@@ -44,10 +44,14 @@ _PARSERS = {"yaml": parse_yaml, "json": parse_json, "toml": parse_toml}
 
 
 def read_file(path: str, kind: str | None = None, *, explicit: bool = True,
-              inherited: dict[str, str] | None = None) -> tuple[str | None, ReaderOutput]:
+              inherited: dict[str, str] | None = None, argv: tuple[str, ...] | None = None,
+              ) -> tuple[str | None, ReaderOutput]:
     """Read one file; returns (kind or None, output). Never raises. ``inherited``: shell
-    variables a script that sources this one has set."""
+    variables a script that sources this one has set; ``argv``: the arguments a launch line
+    passes to this (Python) script."""
     try:
+        if path.lower().endswith(_SCRIPT_EXT):
+            return pyjob.read(path, kind, explicit, argv)
         return _read_file(path, kind, explicit, inherited)
     except ParseError as exc:
         return kind, ReaderOutput(problems=(ConfigProblem(path, exc.line, exc.message, exc.level,
@@ -64,13 +68,6 @@ _SCRIPT_EXT = (".py", ".ipynb", ".pyw")
 
 def _read_file(path: str, kind: str | None, explicit: bool, inherited: dict[str, str] | None,
                ) -> tuple[str | None, ReaderOutput]:
-    if path.lower().endswith(_SCRIPT_EXT):
-        # issue 12: `check job/train.py` was "invalid YAML ... the job would fail on it too"
-        raise ParseError("this is a Python program, not a config: fp8-doctor reads the files a "
-                         "job is configured with and the shell script that launches it; did "
-                         "you mean the launch script?", code="not_a_config", level="warning",
-                         fix="Name the launch script (train.sh) and the config files it uses, "
-                             "or the job's folder.")
     text = read_text(path)
     fmt = format_of(path, text[:4096])
     if kind is not None and fmt not in FORMATS[kind]:
@@ -159,6 +156,7 @@ def _read_paths(paths: Sequence[str], kind: str | None) -> ConfigRead:
     seen: set[str] = set()
     todo: list[tuple[str, str | None, str]] = []               # (path, kind, origin)
     inherited: dict[str, dict[str, str]] = {}                  # sourced file -> variables
+    argvs: dict[str, tuple[str, ...]] = {}                     # script -> its launch arguments
     redone: set[str] = set()
     roots: list[str] = []                                      # job roots, for named files
     scanned_other = 0
@@ -197,8 +195,8 @@ def _read_paths(paths: Sequence[str], kind: str | None) -> ConfigRead:
             redone.add(real)
             read = [f for f in read if os.path.realpath(f.path) != real]
         seen.add(real)
-        got, out = read_file(path, want, explicit=origin not in ("folder", "sourced"),
-                             inherited=inherited.get(real))
+        got, out = read_file(path, want or None, explicit=origin not in ("folder", "sourced"),
+                             inherited=inherited.get(real), argv=argvs.get(real))
         problems.extend(out.problems)
         if got is None or (not out.facts and out.problems):
             continue
@@ -212,6 +210,8 @@ def _read_paths(paths: Sequence[str], kind: str | None) -> ConfigRead:
                     for link in out.linked]
         inherited.update((os.path.realpath(link.path), dict(link.variables))
                          for link in out.linked if link.variables)
+        argvs.update((os.path.realpath(link.path), link.argv)
+                     for link in out.linked if link.argv is not None)
     outputs = [(f.path, f.kind, f.out) for f in one_job(read, problems)]
     facts: dict[str, Any] = {}
     prov: dict[str, str] = {}

@@ -1,0 +1,140 @@
+"""Frameworks reading Python job files (issue 22 item 1): each record's ``read_python`` maps the
+calls it knows onto the same ``config.<kind>.*`` facts its YAML gives, at the script's lines."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from preflight import intent
+from preflight.facts import Facts, Unknown
+from preflight.jobs.read import read_paths
+
+
+def _write(folder: Path, name: str, text: str) -> str:
+    path = folder / name
+    path.write_text(textwrap.dedent(text))
+    return str(path)
+
+
+def test_training_arguments_and_trl_configs_are_the_hf_trainer_keys(tmp_path: Path) -> None:
+    script = _write(tmp_path, "sft.py", """
+        from trl import SFTConfig
+        cfg = SFTConfig(output_dir="o", bf16=True, gradient_checkpointing=True,
+                        deepspeed="ds.json", fsdp_config={"fsdp_version": 2})
+    """)
+    read = read_paths([script])
+    facts, prov = read.facts, read.provenance
+    assert facts["config.hf_trainer.bf16"] is True and prov["config.hf_trainer.bf16"].line == 3
+    assert facts["config.hf_trainer.gradient_checkpointing"] is True
+    assert facts["config.hf_trainer.fsdp_config.fsdp_version"] == 2
+    assert facts["config.hf_trainer.code.args_class"] == "SFTConfig"
+    assert read.files == [(script, "hf_trainer")]
+    assert any(p.code == "reference" and "ds.json" in p.message for p in read.problems)
+
+
+def test_a_subclass_in_the_script_is_training_arguments(tmp_path: Path) -> None:
+    script = _write(tmp_path, "train.py", """
+        from dataclasses import dataclass
+        import transformers
+        @dataclass
+        class Args(transformers.TrainingArguments):
+            extra: int = 1
+        Args(output_dir="o", fp16=True)
+    """)
+    assert read_paths([script]).facts["config.hf_trainer.fp16"] is True
+
+
+def test_an_unknown_double_star_makes_the_precision_unknown_not_absent(tmp_path: Path) -> None:
+    script = _write(tmp_path, "train.py", """
+        import json
+        from transformers import TrainingArguments
+        TrainingArguments(output_dir="o", **json.load(open("args.json")))
+    """)
+    facts = read_paths([script]).facts
+    assert isinstance(facts["config.hf_trainer.bf16"], Unknown)
+    assert "**" in facts["config.hf_trainer.bf16"].reason
+
+
+def test_accelerator_with_a_recipe_handler(tmp_path: Path) -> None:
+    # the shape of huggingface/accelerate v1.14.0 benchmarks/fp8/transformer_engine/*.py
+    script = _write(tmp_path, "train.py", """
+        from accelerate import Accelerator
+        from accelerate.utils import TERecipeKwargs
+        from transformer_engine.common.recipe import Format
+        handler = TERecipeKwargs(fp8_format=Format.E4M3, amax_history_len=32,
+                                 use_mxfp8_block_scaling=True)
+        accelerator = Accelerator(mixed_precision="fp8", kwargs_handlers=[handler])
+    """)
+    read = read_paths([script])
+    f = read.facts
+    assert f["config.accelerate.mixed_precision"] == "fp8"
+    assert f["config.accelerate.kwargs_handlers"] == ["TERecipeKwargs"]
+    assert f["config.accelerate.fp8_config.backend"] == "TE"
+    assert f["config.accelerate.kwargs_handlers.TERecipeKwargs.fp8_format"] == "E4M3"
+    assert not any(n.startswith("config.accelerate.fp8_config.amax") for n in f)
+    values, _ = intent.derive(Facts(read.facts, read.provenance))
+    assert values["intent.fp8"] is True and values["intent.backend"] == "te"
+    assert values["intent.recipe"] == "mxfp8" and values["intent.format"] == "e4m3"
+
+
+def test_torchao_handler_recipe_and_filter(tmp_path: Path) -> None:
+    script = _write(tmp_path, "train.py", """
+        from accelerate import Accelerator
+        from accelerate.utils import AORecipeKwargs
+        from torchao.float8 import Float8LinearConfig
+        def keep(module, fqn):
+            return "lm_head" not in fqn
+        cfg = Float8LinearConfig.from_recipe_name("rowwise")
+        Accelerator(mixed_precision="fp8",
+                    kwargs_handlers=[AORecipeKwargs(config=cfg, module_filter_func=keep)])
+    """)
+    read = read_paths([script])
+    assert read.facts["config.accelerate.kwargs_handlers.AORecipeKwargs.recipe_name"] == "rowwise"
+    assert read.facts["config.accelerate.kwargs_handlers.AORecipeKwargs.module_filter_func"]
+    values, _ = intent.derive(Facts(read.facts, read.provenance))
+    assert values["intent.backend"] == "torchao" and values["intent.recipe"] == "rowwise"
+
+
+def test_the_script_a_launch_line_runs_is_read_with_its_arguments(tmp_path: Path) -> None:
+    _write(tmp_path, "train.py", """
+        import argparse
+        from transformers import TrainingArguments
+        p = argparse.ArgumentParser()
+        p.add_argument("--precision", default="bf16")
+        a = p.parse_args()
+        TrainingArguments(output_dir="o", bf16=a.precision)
+    """)
+    launch = _write(tmp_path, "run.sh", """\
+        #!/bin/bash
+        accelerate launch --mixed_precision fp8 train.py --precision fp16
+    """)
+    read = read_paths([launch])
+    assert read.facts["config.hf_trainer.bf16"] == "fp16"
+    assert [k for _, k in read.files] == ["accelerate", "hf_trainer"]
+
+
+def test_hf_argument_parser_takes_the_yaml_the_launch_line_passes(tmp_path: Path) -> None:
+    # TRL's trl/scripts/sft.py (huggingface/trl v1.9.0): TrlParser((..., SFTConfig, ...))
+    _write(tmp_path, "sft.py", """
+        from trl import ModelConfig, ScriptArguments, SFTConfig, TrlParser
+        def make_parser():
+            dataclass_types = (ScriptArguments, SFTConfig, ModelConfig)
+            return TrlParser(dataclass_types)
+        parser = make_parser()
+        script_args, training_args, model_args = parser.parse_args_and_config()
+    """)
+    _write(tmp_path, "recipe.yaml", "output_dir: o\nbf16: true\nper_device_train_batch_size: 2\n")
+    launch = _write(tmp_path, "run.sh", "accelerate launch --mixed_precision fp8 sft.py "
+                                        "--config recipe.yaml\n")
+    read = read_paths([launch])
+    assert read.facts["config.hf_trainer.bf16"] is True
+    assert read.provenance["config.hf_trainer.bf16"].endswith("recipe.yaml:2")
+
+
+def test_a_python_file_with_nothing_known_is_said_so(tmp_path: Path) -> None:
+    script = _write(tmp_path, "model.py", "import torch\nclass Net(torch.nn.Module):\n    pass\n")
+    read = read_paths([script])
+    assert read.files == []
+    assert [p.code for p in read.problems][:1] == ["not_a_config"]
+    assert "was parsed, not run" in read.problems[0].message
