@@ -100,6 +100,8 @@ def from_accelerate(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
             value = "fsdp2" if a.int("fsdp_config.fsdp_version") == 2 else "fsdp1"
         if value:
             out["distributed"] = (value, a.src("distributed_type"))
+        if value in ("deepspeed", "megatron"):       # DEEPSPEED / MEGATRON_LM plugins
+            out["runs_on"] = ([value], a.src("distributed_type"))
     if a.int("deepspeed_config.zero_stage") is not None:
         out["zero_stage"] = (a.int("deepspeed_config.zero_stage"),
                              a.src("deepspeed_config.zero_stage"))

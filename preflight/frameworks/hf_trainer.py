@@ -208,6 +208,7 @@ def training_args(h: View) -> Derived:
         out["default.compile"] = (False, "TrainingArguments default (torch_compile=False)")
     if h.get("deepspeed"):
         out["distributed"] = ("deepspeed", h.src("deepspeed"))
+        out["runs_on"] = (["deepspeed"], h.src("deepspeed"))
     elif h.get("fsdp"):
         v2 = h.int("fsdp_config.fsdp_version") == 2 or h.int("fsdp_config.version") == 2
         out["distributed"] = ("fsdp2" if v2 else "fsdp1", h.src("fsdp"))

@@ -69,6 +69,7 @@ def from_lightning(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
         src = lit.src("trainer.strategy")
         if s.startswith("deepspeed"):
             out["distributed"] = ("deepspeed", src)
+            out["runs_on"] = (["deepspeed"], src)
             # lightning/pytorch/strategies/deepspeed.py register_strategies: deepspeed_stage_N
             # (also _offload, _offload_nvme); "deepspeed" and DeepSpeedStrategy default stage=2
             stage = re.match(r"deepspeed_stage_(\d)", s)

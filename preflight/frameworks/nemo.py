@@ -151,6 +151,8 @@ FRAMEWORK = Framework(
     kind=KIND, title="NeMo 1.x", formats=("yaml",), score=score, read=read_nemo,
     derive=from_nemo, precedence=8, cancels_fp8_of=(KIND,),
     distributions=("nemo-toolkit",), from_source=True, rule_area="NEMO", area_title="NeMo",
+    # its GPT models are megatron-core's (TE layers, the FP8 recipe built by megatron-core)
+    runs_on=("megatron",),
     shape_keys=(("heads", ("model.num_attention_heads",)),
                 ("kv_heads", ("model.num_query_groups",)), ("layers", ("model.num_layers",)),
                 ("seq", ("model.encoder_seq_length",)),

@@ -68,11 +68,13 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     s = View(f, KIND, prov)
     if str(s.get("command", "")).startswith("megatron"):
         out = megatron_intent(s, f, prov)
+        out["runs_on"] = (["megatron"], s.src("command"))   # megatron-core builds the model
     else:
-        out = {}
+        out = {"runs_on": (["hf_trainer"], s.src("command"))}   # swift sft: a Trainer subclass
         ds = s.get("deepspeed")
         if isinstance(ds, str):
             out["distributed"] = ("deepspeed", s.src("deepspeed"))
+            out["runs_on"] = (["hf_trainer", "deepspeed"], s.src("deepspeed"))
             stage = re.match(r"zero(\d)", ds)
             if stage:       # ms-swift's bundled swift/llm/ds_config/zero<N>*.json
                 out["zero_stage"] = (int(stage.group(1)), s.src("deepspeed"))
