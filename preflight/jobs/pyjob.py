@@ -19,7 +19,7 @@ NOTEBOOK = (".ipynb",)
 
 
 def read(path: str, kind: str | None, explicit: bool, argv: tuple[str, ...] | None,
-         ) -> tuple[str | None, ReaderOutput]:
+         entry: str | None = None) -> tuple[str | None, ReaderOutput]:
     """``(kind, facts)`` of a Python job file; raises :class:`ParseError` for one that cannot
     be used. ``kind``: only that framework's calls (``--kind``)."""
     from preflight.frameworks import BY_KIND, FRAMEWORKS
@@ -43,7 +43,7 @@ def read(path: str, kind: str | None, explicit: bool, argv: tuple[str, ...] | No
             return None, ReaderOutput()
         raise ParseError(nothing_found(readers), code="not_a_config", level="warning",
                          fix=NOTHING_FIX)
-    module = _module(path, text, argv)
+    module = _module(path, text, argv, entry)
     facts: dict[str, Any] = {}
     prov: dict[str, str] = {}
     problems: list[ConfigProblem] = []
@@ -61,6 +61,8 @@ def read(path: str, kind: str | None, explicit: bool, argv: tuple[str, ...] | No
     if got is None:
         if not explicit:
             return None, ReaderOutput()
+        if problems:         # a reader said why (a torchtitan registry with several configs)
+            return None, ReaderOutput(problems=tuple(problems))
         raise ParseError(nothing_found(readers), code="not_a_config", level="warning",
                          fix=NOTHING_FIX)
     return got, ReaderOutput(facts, prov, tuple(problems), tuple(linked))
@@ -75,18 +77,18 @@ def peek(path: str, kind: str | None, argv: tuple[str, ...] | None,
         return None, ReaderOutput()
 
 
-def _module(path: str, text: str, argv: tuple[str, ...] | None) -> Module:
+def _module(path: str, text: str, argv: tuple[str, ...] | None, entry: str | None) -> Module:
     """The parsed file, kept for the next read of the same text (a launch script peeks at the
     script it runs before the job reader reads it)."""
-    key = (path, hash(text), argv)
+    key = (path, hash(text), argv, entry)
     if key not in _CACHE:
         if len(_CACHE) >= 8:
             _CACHE.pop(next(iter(_CACHE)))
-        _CACHE[key] = Module(path, parse(path, text), argv)
+        _CACHE[key] = Module(path, parse(path, text), argv, entry)
     return _CACHE[key]
 
 
-_CACHE: dict[tuple[str, int, tuple[str, ...] | None], Module] = {}
+_CACHE: dict[tuple[str, int, tuple[str, ...] | None, str | None], Module] = {}
 
 
 NOTHING_FIX = ("If the job sets its precision elsewhere, name that file (the launch script, the "

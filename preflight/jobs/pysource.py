@@ -75,9 +75,12 @@ def parse(path: str, text: str) -> ast.Module:
 class Module(Layout):
     """A parsed Python file: its calls with their arguments resolved as far as the text says."""
 
-    def __init__(self, path: str, tree: ast.Module, argv: tuple[str, ...] | None = None) -> None:
+    def __init__(self, path: str, tree: ast.Module, argv: tuple[str, ...] | None = None,
+                 entry: str | None = None) -> None:
         super().__init__(tree)
         self.path, self.argv = path, argv
+        self.entry = entry
+        """The function the user named (``FILE.py::NAME``): which config of a registry is the job."""
         self.options: dict[str, Arg] = {}
         self._inlining = 0
         self._calls: list[tuple[Call, Scope]] | None = None

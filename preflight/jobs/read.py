@@ -45,13 +45,14 @@ _PARSERS = {"yaml": parse_yaml, "json": parse_json, "toml": parse_toml}
 
 def read_file(path: str, kind: str | None = None, *, explicit: bool = True,
               inherited: dict[str, str] | None = None, argv: tuple[str, ...] | None = None,
-              ) -> tuple[str | None, ReaderOutput]:
+              entry: str | None = None) -> tuple[str | None, ReaderOutput]:
     """Read one file; returns (kind or None, output). Never raises. ``inherited``: shell
     variables a script that sources this one has set; ``argv``: the arguments a launch line
-    passes to this (Python) script."""
+    passes to this (Python) script; ``entry``: the function of a Python file the user named
+    (``config_registry.py::llama3_8b``)."""
     try:
         if path.lower().endswith(_SCRIPT_EXT):
-            return pyjob.read(path, kind, explicit, argv)
+            return pyjob.read(path, kind, explicit, argv, entry)
         return _read_file(path, kind, explicit, inherited)
     except ParseError as exc:
         return kind, ReaderOutput(problems=(ConfigProblem(path, exc.line, exc.message, exc.level,
@@ -64,6 +65,15 @@ def read_file(path: str, kind: str | None = None, *, explicit: bool = True,
 
 
 _SCRIPT_EXT = (".py", ".ipynb", ".pyw")
+
+
+def split_entry(path: str) -> tuple[str, str | None]:
+    """``("file.py", "name")`` for ``file.py::name`` (a function of a Python config registry:
+    which config is the job), else ``(path, None)``."""
+    base, sep, entry = path.rpartition("::")
+    if sep and entry and not os.path.lexists(path) and base.lower().endswith(_SCRIPT_EXT):
+        return base, entry
+    return path, None
 
 
 def _read_file(path: str, kind: str | None, explicit: bool, inherited: dict[str, str] | None,
@@ -160,8 +170,13 @@ def _read_paths(paths: Sequence[str], kind: str | None) -> ConfigRead:
     redone: set[str] = set()
     roots: list[str] = []                                      # job roots, for named files
     scanned_other = 0
+    entries: dict[str, str] = {}                               # FILE.py::NAME -> NAME
     for path in paths:
         path = os.fspath(path)
+        base, entry = split_entry(path)
+        if entry is not None and os.path.lexists(base):
+            path = base
+            entries[os.path.realpath(base)] = entry
         if os.path.isdir(path):
             roots.append(path)
             scanned, total, other = scan(path, problems)
@@ -196,7 +211,8 @@ def _read_paths(paths: Sequence[str], kind: str | None) -> ConfigRead:
             read = [f for f in read if os.path.realpath(f.path) != real]
         seen.add(real)
         got, out = read_file(path, want or None, explicit=origin not in ("folder", "sourced"),
-                             inherited=inherited.get(real), argv=argvs.get(real))
+                             inherited=inherited.get(real), argv=argvs.get(real),
+                             entry=entries.get(real))
         problems.extend(out.problems)
         if got is None or (not out.facts and out.problems):
             continue

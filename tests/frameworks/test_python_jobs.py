@@ -138,3 +138,59 @@ def test_a_python_file_with_nothing_known_is_said_so(tmp_path: Path) -> None:
     assert read.files == []
     assert [p.code for p in read.problems][:1] == ["not_a_config"]
     assert "was parsed, not run" in read.problems[0].message
+
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "configs"
+REGISTRY = FIXTURES / "torchtitan/python/torchtitan/models/llama3/config_registry.py"
+
+
+def _intent(paths: list[str]) -> dict:
+    read = read_paths(paths)
+    values, _ = intent.derive(Facts(read.facts, read.provenance))
+    return values
+
+
+def test_a_lightning_script_with_the_te_plugin() -> None:
+    script = str(FIXTURES / "lightning/python/train_te.py")
+    read = read_paths([script])
+    assert read.files == [(script, "lightning")] and read.problems == []
+    plugin = "config.lightning.trainer.plugins.TransformerEnginePrecision"
+    assert read.facts[f"{plugin}.recipe.amax_history_len"] == 16
+    values = _intent([script])
+    assert values["intent.fp8"] is True and values["intent.backend"] == "te"
+    assert values["intent.recipe"] == "delayed" and values["intent.format"] == "hybrid"
+    assert values["intent.precision"] == "bf16" and values["intent.distributed"] == "fsdp1"
+    assert values["intent.num_gpus"] == 8
+
+
+def test_a_lightning_precision_string_and_a_strategy_object(tmp_path: Path) -> None:
+    script = _write(tmp_path, "train.py", """
+        import pytorch_lightning as pl
+        from pytorch_lightning.strategies import DeepSpeedStrategy
+        pl.Trainer(precision="transformer-engine-float16", strategy=DeepSpeedStrategy(stage=3))
+    """)
+    values = _intent([script])
+    assert values["intent.fp8"] is True and values["intent.precision"] == "fp16"
+    assert values["intent.zero_stage"] == 3 and "deepspeed" in values["intent.stack"]
+
+
+def test_a_torchtitan_config_function_is_its_toml() -> None:
+    values = _intent([f"{REGISTRY}::llama3_405b"])
+    assert values["intent.fp8"] is True and values["intent.backend"] == "torchao"
+    assert values["intent.recipe"] == "rowwise"     # Float8LinearConverter.Config default
+    assert values["intent.tp"] == 8 and values["intent.compile"] is True
+    assert values["intent.shapes.hidden"] == 16384 and values["intent.shapes.tokens"] == 16384
+    mx = _intent([f"{REGISTRY}::llama3_8b_mxfp8"])
+    assert mx["intent.recipe"] == "mxfp8" and mx["intent.activation_checkpointing"] is True
+    plain = _intent([f"{REGISTRY}::llama3_8b"])
+    assert plain["intent.fp8"] is False
+
+
+def test_a_torchtitan_registry_with_several_configs_asks_which() -> None:
+    read = read_paths([str(REGISTRY)])
+    assert read.files == []
+    problem = read.problems[0]
+    assert problem.code == "not_a_config" and "llama3_8b_mxfp8" in problem.message
+    assert "::llama3_8b" in (problem.fix or "")
+    named = read_paths([f"{REGISTRY}::no_such_config"])
+    assert "'no_such_config' is none of them" in named.problems[0].message
