@@ -30,6 +30,9 @@ _CONFIG_FINDINGS = {
     "not_a_config": ("FP8D-CFG-NOT-CONFIG", "A path given is not a config file"),
     "duplicate_key": ("FP8D-CFG-DUPLICATE-KEY", "A config key is set twice; the last one wins"),
     "kind_forced": ("FP8D-CFG-KIND-FORCED", "A config was read as the --kind given, against its keys"),
+    "not_read": ("FP8D-CFG-NOT-READ", "Files of the job folder were not read"),
+    "unknown_framework": ("FP8D-CFG-UNKNOWN-FRAMEWORK",
+                          "A file fp8-doctor does not read (it is not broken)"),
 }
 
 
@@ -39,8 +42,8 @@ def config_problem(problem: Any) -> Finding:
                                           _CONFIG_FINDINGS["unreadable"])
     return Finding(
         rule_id=rule_id,
-        severity=Severity.WARNING if getattr(problem, "level", "error") == "warning"
-        else Severity.ERROR,
+        severity={"warning": Severity.WARNING, "info": Severity.INFO}.get(
+            getattr(problem, "level", "error"), Severity.ERROR),
         title=title,
         message=f"{loc}: {problem.message}",
         fix=Fix(getattr(problem, "fix", None) or

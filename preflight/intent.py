@@ -176,6 +176,13 @@ def derive_intent(facts: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, s
             if name.startswith("default.") and name[8:] not in got:
                 got[name[8:]] = value
     _combine_fp8(per, got)
+    unrecognised = facts.get("config.unrecognised")
+    if got["fp8"][0] is False and isinstance(unrecognised, list) and unrecognised:
+        # a file forced by --kind held none of that framework's settings: "no FP8 setting" there
+        # means nothing was understood, not that FP8 is off (issue 22 item 5)
+        got["fp8"] = (Unknown(f"{', '.join(map(str, unrecognised[:3]))}: none of the settings of "
+                              "the framework --kind names were found, so whether the job asks "
+                              "for FP8 is not known"), "config")
     _fill(got)
     values = {f"intent.{n}": v for n, (v, _) in got.items() if n not in _INTERNAL}
     provenance = {f"intent.{n}": s for n, (_, s) in got.items() if n not in _INTERNAL}

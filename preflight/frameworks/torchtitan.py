@@ -22,9 +22,10 @@ def score(data: Any) -> int:
     top = {str(k) for k in data}
     s = 3 * len(top & {"float8", "parallelism", "quantize", "activation_checkpoint",
                        "experimental", "mx"})
-    s += len(top & {"job", "training", "model", "optimizer", "lr_scheduler", "checkpoint",
-                    "metrics", "compile", "comm"})
-    return s
+    weak = len(top & {"job", "training", "model", "optimizer", "lr_scheduler", "checkpoint",
+                      "metrics", "compile", "comm"})
+    # a lone `model:` (an llm-foundry or NeMo snippet) is no torchtitan job (issue 22 item 5)
+    return s + weak if s or weak >= 2 else 0
 
 
 # torchtitan llama3 flavors (torchtitan/models/llama3/__init__.py): dim, FFN hidden size.

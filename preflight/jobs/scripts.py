@@ -138,13 +138,23 @@ def _read(path: str, text: str, kind: str | None, explicit: bool, outer: dict[st
                              f"pass its config file ({', '.join(fw.formats)})")
         known = [f.title for f in FRAMEWORKS if f.launch is not None]
         raise ParseError("cannot tell which framework this file is for (no launch command or "
-                         f"arguments of {', '.join(known)}); pass --kind to say")
+                         f"arguments of {', '.join(known)}); it may start a framework "
+                         "fp8-doctor does not read", code="unknown_framework", level="warning",
+                         fix="If it launches one of those, pass --kind KIND; otherwise its "
+                             "settings are not checked (the script itself is not faulted).")
     out = fw.launch.read(path, text, outer)
     got = _kind_of(fw.kind, out, [f.kind for f in FRAMEWORKS])
     if kind is None and got is not None:
         return got, out
     if kind is not None and (any(n.startswith(f"config.{kind}.") for n in out.facts) or
                              any(link.kind == kind for link in out.linked)):
+        if _detect(text, [fw]) is None:
+            # --kind megatron on a line of `--config-file x.yaml model.fp8=e4m3`: every --flag
+            # reads as a Megatron one, but none is Megatron's (issue 22 item 5)
+            from preflight.jobs.read import UNRECOGNISED, kind_forced
+
+            out = replace(out, facts={**out.facts, UNRECOGNISED: [path]}, problems=(
+                kind_forced(path, None, kind, None), *out.problems))
         return kind, out   # `--kind hf_trainer` on an `accelerate launch ... --bf16` line
     if not explicit:
         return None, ReaderOutput()
