@@ -77,7 +77,8 @@ class Framework:
 
     kind: str                        # the ``config.<kind>.*`` segment and the ``--kind`` value
     title: str                       # how people name it
-    formats: tuple[str, ...]         # yaml | json | toml | text; the first is forced by --kind
+    formats: tuple[str, ...]         # yaml | json | toml | text | python; the first is forced by
+                                     # --kind (python: read only from .py files, read_python)
     score: Scorer                    # how strongly a parsed mapping looks like this framework's
     read: Reader                     # a parsed YAML/JSON/TOML file -> config.<kind>.* facts
     derive: Deriver                  # config.<kind>.* facts -> what it says about intent.*

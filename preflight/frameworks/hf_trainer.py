@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from preflight.facts import Unknown
+from preflight.frameworks import trl
 from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, View
 from preflight.jobs import launch
@@ -95,20 +96,13 @@ def script_line(out: launch.Out, text: str, variables: dict[str, str]) -> None:
     script_args(out, words[script + 1:], variables)
 
 
-# TrainingArguments and the TRL configs that subclass it (trl v1.9.0 a785283:
-# trl/trainer/base_config.py `_BaseConfig(TrainingArguments)` and every `*Config(_BaseConfig)`).
+# TrainingArguments and the TRL configs that subclass it (frameworks/trl.py).
 ARGS_CLASSES = frozenset({"TrainingArguments", "Seq2SeqTrainingArguments"})
-TRL_CONFIGS = frozenset({
-    "SFTConfig", "DPOConfig", "GRPOConfig", "KTOConfig", "RewardConfig", "RLOOConfig",
-    "ORPOConfig", "CPOConfig", "BCOConfig", "PPOConfig", "PRMConfig", "OnlineDPOConfig",
-    "XPOConfig", "NashMDConfig", "GKDConfig", "GOLDConfig", "GMPOConfig", "MiniLLMConfig",
-    "AsyncGRPOConfig", "DistillationConfig", "GRPOWithReplayBufferConfig", "IWOPDConfig",
-    "SDFTConfig", "SDPOConfig", "SSDConfig", "TPOConfig"})
 WATCH = ("bf16", "fp16", "gradient_checkpointing", "deepspeed", "fsdp", "torch_compile")
 """The TrainingArguments a rule reads: Unknown when a ``**mapping`` the text does not give may
 set them."""
 PY_HINT = re.compile(r"TrainingArguments|\b(?:%s)\b|HfArgumentParser|TrlParser"
-                     % "|".join(sorted(TRL_CONFIGS)))
+                     % "|".join(sorted(trl.CONFIGS)))
 
 
 def is_training_args(module: Module, func: str) -> bool:
@@ -117,7 +111,7 @@ def is_training_args(module: Module, func: str) -> bool:
     for name in module.lineage(func):
         root, last = name.split(".", 1)[0], name.rsplit(".", 1)[-1]
         if (root == "transformers" and last in ARGS_CLASSES) or \
-                (root == "trl" and last in TRL_CONFIGS):
+                (root == "trl" and last in trl.CONFIGS):
             return True
     return False
 
@@ -136,10 +130,12 @@ def read_python(module: Module) -> ReaderOutput:
                     str(call.kwargs["deepspeed"]).endswith(".json"):
                 out.link(call.kwargs["deepspeed"], "deepspeed",
                          call.lines.get("deepspeed", call.line), "deepspeed=")
-        elif call.name in ("HfArgumentParser", "TrlParser") and any(
-                is_training_args(module, getattr(a, "name", "")) for a in _classes(call)):
+        elif call.name in ("HfArgumentParser", "TrlParser") and (args := [
+                a for a in _classes(call) if is_training_args(module, getattr(a, "name", ""))]):
             parsed_args = True
             out.put(f"config.{KIND}.code.parser", call.name, call.line)
+            out.put(f"config.{KIND}.code.args_class", args[0].name.rsplit(".", 1)[-1],
+                    call.line)
     if parsed_args and module.argv:
         _argv(out, module.argv)
     return out.output()

@@ -79,6 +79,9 @@ def _read_file(path: str, kind: str | None, explicit: bool, inherited: dict[str,
     if kind is not None and fmt not in FORMATS[kind]:
         if not explicit:       # `--kind X folder/`: files of other formats are not X configs
             return None, ReaderOutput()
+        if FORMATS[kind][0] == "python":
+            raise ParseError(f"--kind {kind} is read from Python scripts only", code="not_a_config",
+                             level="warning")
         fmt = FORMATS[kind][0]
     if not text.strip():
         raise ParseError("empty file")

@@ -44,7 +44,7 @@ INTERESTING: frozenset[str] = frozenset({
     "torch", "torchvision", "torchaudio", "triton", "pytorch-triton", "numpy",
     "transformer-engine", "transformer-engine-cu12", "transformer-engine-cu13",
     "transformer-engine-torch", "transformer-engine-jax", "torchao", "ms-amp",
-    "peft", "trl", "safetensors", "flash-attn", "flash-attn-3",
+    "peft", "safetensors", "flash-attn", "flash-attn-3",
     "xformers", "apex", "bitsandbytes", "liger-kernel", "composer",
     "megatron-lm", "nemo-run", "nvidia-ml-py", "pynvml", "fp8-doctor",
 }) | frozenset(d for dists in DISTRIBUTIONS.values() for d in dists)

@@ -194,3 +194,75 @@ def test_a_torchtitan_registry_with_several_configs_asks_which() -> None:
     assert "::llama3_8b" in (problem.fix or "")
     named = read_paths([f"{REGISTRY}::no_such_config"])
     assert "'no_such_config' is none of them" in named.problems[0].message
+
+
+def test_a_te_training_loop_with_torch_checkpoint(tmp_path: Path) -> None:
+    # the calls of NVIDIA/TransformerEngine v2.18 examples/pytorch (te.autocast, recipes)
+    script = _write(tmp_path, "train.py", """
+        import torch
+        import transformer_engine.pytorch as te
+        from transformer_engine.common.recipe import DelayedScaling, Format
+        from torch.utils.checkpoint import checkpoint
+        model = te.TransformerLayer(4096, 16384, 32)
+        recipe = DelayedScaling(fp8_format=Format.E4M3, amax_history_len=16)
+        with te.autocast(enabled=True, recipe=recipe):
+            out = checkpoint(model, torch.randn(8, 8, 4096), use_reentrant=True)
+    """)
+    read = read_paths([script])
+    assert read.files == [(script, "pytorch")]
+    values = _intent([script])
+    assert values["intent.fp8"] is True and values["intent.backend"] == "te"
+    assert values["intent.recipe"] == "delayed" and values["intent.format"] == "e4m3"
+    assert values["intent.activation_checkpointing"] is True
+    from preflight.engine import evaluate, load_rules
+
+    facts = Facts(read.facts, read.provenance).merged(*intent.derive(
+        Facts(read.facts, read.provenance)))
+    fired = {f.rule_id for f in evaluate(load_rules(with_tests=False), facts).findings}
+    assert "FP8D-TE-0002" in fired
+
+
+def test_te_autocast_off_and_fp8_autocast_defaults(tmp_path: Path) -> None:
+    off = _write(tmp_path, "off.py", """
+        import transformer_engine.pytorch as te
+        with te.fp8_autocast(enabled=False):
+            pass
+    """)
+    assert _intent([off])["intent.fp8"] is False
+    default = _write(tmp_path, "default.py", """
+        from transformer_engine.pytorch import fp8_autocast
+        from transformer_engine.common.recipe import MXFP8BlockScaling
+        with fp8_autocast(fp8_recipe=MXFP8BlockScaling()):
+            pass
+    """)
+    values = _intent([default])
+    assert values["intent.fp8"] is True          # enabled defaults to True from TE 1.0
+    assert values["intent.recipe"] == "mxfp8" and values["intent.format"] == "e4m3"
+
+
+def test_torchao_conversion_recipe_and_filter(tmp_path: Path) -> None:
+    script = _write(tmp_path, "train.py", """
+        import torch
+        from torchao.float8 import Float8LinearConfig, convert_to_float8_training
+        config = Float8LinearConfig.from_recipe_name("rowwise")
+        convert_to_float8_training(model, config=config)
+        model = torch.compile(model)
+    """)
+    read = read_paths([script])
+    assert read.facts["config.pytorch.torchao.module_filter_fn"] is False
+    values = _intent([script])
+    assert values["intent.backend"] == "torchao" and values["intent.recipe"] == "rowwise"
+    assert values["intent.compile"] is True
+
+
+def test_a_trl_config_is_read_as_trl_on_the_hf_trainer(tmp_path: Path) -> None:
+    script = _write(tmp_path, "train.py", """
+        from trl import GRPOConfig
+        GRPOConfig(output_dir="o", gradient_checkpointing=True)
+    """)
+    read = read_paths([script])
+    assert read.facts["config.trl.config_class"] == "GRPOConfig"
+    assert read.facts["config.hf_trainer.gradient_checkpointing"] is True
+    values = _intent([script])
+    assert values["intent.stack"][:3] == ["hf_trainer", "trl", "accelerate"] or \
+        {"hf_trainer", "trl", "accelerate"} <= set(values["intent.stack"])
