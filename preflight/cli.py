@@ -150,7 +150,7 @@ def text_width(args: argparse.Namespace) -> int | None:
 
 
 def _check_paths(paths: Sequence[str]) -> None:
-    from preflight.jobs.read import split_entry
+    from preflight.jobs.formats import split_entry
 
     for path in paths:
         if not os.path.exists(split_entry(path)[0]):   # config_registry.py::llama3_8b

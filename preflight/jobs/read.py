@@ -22,7 +22,7 @@ from typing import Any
 from preflight.frameworks import BY_KIND, FORMATS, KINDS, best_any_format, detect, score
 from preflight.jobs import pyjob, scripts
 from preflight.jobs.defaults import default_paths
-from preflight.jobs.formats import format_of
+from preflight.jobs.formats import SCRIPT_EXT, format_of, split_entry
 from preflight.jobs.parse import (
     MAX_BYTES,
     ParseError,
@@ -32,7 +32,7 @@ from preflight.jobs.parse import (
     read_text,
 )
 from preflight.jobs.types import ConfigProblem, ConfigRead, ReaderOutput
-from preflight.jobs.walk import SCRIPT_EXT, UNRECOGNISED, Walk, split_entry
+from preflight.jobs.walk import UNRECOGNISED, Walk
 
 __all__ = ["ConfigProblem", "ConfigRead", "KINDS", "MAX_BYTES", "UNRECOGNISED", "default_paths",
            "read_file", "read_paths", "split_entry"]

@@ -11,6 +11,7 @@ from dataclasses import replace
 from typing import Any
 
 from preflight.jobs import unread
+from preflight.jobs.formats import SCRIPT_EXT, split_entry
 from preflight.jobs.graph import FileRead, one_job
 from preflight.jobs.refs import not_found, resolve_missing
 from preflight.jobs.scan import SCAN_DEPTH, SCAN_EXT, SCAN_MAX_BYTES, SCAN_MAX_FILES, scan
@@ -18,16 +19,6 @@ from preflight.jobs.types import ConfigProblem, ConfigRead, ReaderOutput
 
 Todo = tuple[str, str | None, str]          # (path, kind, origin)
 UNRECOGNISED = "config.unrecognised"
-SCRIPT_EXT = (".py", ".ipynb", ".pyw")
-
-
-def split_entry(path: str) -> tuple[str, str | None]:
-    """``("file.py", "name")`` for ``file.py::name`` (a function of a Python config registry:
-    which config is the job), else ``(path, None)``."""
-    base, sep, entry = path.rpartition("::")
-    if sep and entry and not os.path.lexists(path) and base.lower().endswith(SCRIPT_EXT):
-        return base, entry
-    return path, None
 
 
 class Walk:
