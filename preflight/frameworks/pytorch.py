@@ -5,8 +5,9 @@ Transformer Engine (read at NVIDIA/TransformerEngine v2.18 62f366a,
 transformer_engine/pytorch/quantization.py and common/recipe/__init__.py): ``te.autocast`` /
 ``te.fp8_autocast(enabled=True, recipe=...)`` (``enabled`` defaults to True from TE 1.0; 0.x
 defaulted to False), a recipe object (``DelayedScaling`` and ``Float8CurrentScaling`` default to
-HYBRID, ``MXFP8BlockScaling`` and ``Float8BlockScaling`` to E4M3; no recipe is
-``DelayedScaling()``), ``quantized_model_init`` / ``fp8_model_init`` (FP8 parameters), TE modules,
+HYBRID, ``MXFP8BlockScaling`` and ``Float8BlockScaling`` to E4M3; no recipe is TE's
+``get_default_fp8_recipe()``, which depends on the TE version and the GPU:
+``intent.recipe_by_backend``), ``quantized_model_init`` / ``fp8_model_init`` (FP8 parameters), TE modules,
 and activation checkpointing through ``torch.utils.checkpoint`` (TE layers recompute outside the
 autocast: FP8D-TE-0002) or TE's own ``checkpoint``. torchao: ``convert_to_float8_training(model,
 config=..., module_filter_fn=...)`` with ``Float8LinearConfig.from_recipe_name(...)`` (no config:
@@ -81,7 +82,9 @@ def _autocast(out: PyOut, call: Call, what: str, recipe_key: str) -> None:
                     value.last if isinstance(value, Ref) else value,
                     recipe.lines.get(key, recipe.line))
     elif recipe is None:
-        out.put(f"{PREFIX}.{what}.recipe", "DelayedScaling", call.line)   # TE's default
+        # TE's get_default_fp8_recipe(): which one depends on the TE version and the GPU
+        # (effective.recipe from intent.recipe_by_backend)
+        out.put(f"{PREFIX}.{what}.recipe_by_backend", True, call.line)
     else:
         out.put(f"{PREFIX}.{what}.recipe", recipe, call.lines.get(recipe_key, call.line))
 
@@ -120,10 +123,14 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
         out["fp8"] = (enabled if isinstance(enabled, bool) else
                       p.unknown("te.autocast.enabled") or Unknown(f"enabled={enabled!r}"), src)
         out["backend"] = ("te", src)
-        cls = str(p.get("te.autocast.recipe", "DelayedScaling"))
+        if p.truthy("te.autocast.recipe_by_backend"):
+            out["recipe_by_backend"] = (True, p.src("te.autocast.recipe_by_backend"))
+            return _rest(p, out)
+        cls = str(p.get("te.autocast.recipe"))
         recipe, fmt = _RECIPES.get(cls, (None, None))
         rsrc = p.src("te.autocast.recipe", src)
-        out["recipe"] = (recipe or Unknown(f"a {cls} recipe"), rsrc)
+        out["recipe"] = (p.unknown("te.autocast.recipe") or recipe or Unknown(f"a {cls} recipe"),
+                         rsrc)
         given = p.get("te.autocast.recipe_args.fp8_format")
         if given is not None or fmt is not None:
             out["format"] = (str(given or fmt).lower(),
@@ -136,6 +143,11 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
         out["recipe"] = (recipe if isinstance(recipe, str) else
                          p.unknown("torchao.recipe") or Unknown("torchao recipe"),
                          p.src("torchao.recipe", src))
+    return _rest(p, out)
+
+
+def _rest(p: View, out: Derived) -> Derived:
+    """Checkpointing, FP8 parameters and compile, whatever the backend."""
     if p.has("checkpoint"):
         out["activation_checkpointing"] = (True, p.src("checkpoint"))
     if p.has("te.model_init.enabled"):
@@ -152,8 +164,8 @@ FRAMEWORK = Framework(
     defaults=(
         Default("te.autocast(enabled=)", "True", "transformer-engine >= 1.0",
                 "transformer_engine/pytorch/quantization.py (v2.18)"),
-        Default("autocast recipe", "DelayedScaling() (HYBRID)", "all",
-                "transformer_engine/common/recipe/__init__.py (v2.18)"),
+        Default("autocast recipe", "get_default_fp8_recipe(): by TE version and GPU "
+                "(effective.recipe)", "all", "transformer_engine/pytorch/quantization.py"),
         Default("convert_to_float8_training(config=)", "Float8LinearConfig(): tensorwise",
                 "all", "torchao/float8/config.py"),
     ),

@@ -57,6 +57,40 @@ _TT_MX = {"mx", "quantize.linear.mx", "quantize.grouped_mm.mx"}
 _TT_NVFP4 = {"quantize.linear.nvfp4"}
 
 
+def _sequence(t: View, out: Derived) -> None:
+    """Tokens per micro-batch, sequence length, micro-batch, packing and EP (issue 23 facts)."""
+    mb_key = "training.local_batch_size" if t.has("training.local_batch_size") \
+        else "training.batch_size"
+    mb, seq = t.int(mb_key), t.int("training.seq_len")
+    cp = t.int("parallelism.context_parallel_degree") or 1
+    tokens = t.int("training.num_tokens_per_microbatch_per_dp_rank")   # Python configs (2026)
+    if mb and seq:
+        out["shapes.tokens"] = (mb * seq // max(cp, 1), t.src("training.seq_len"))
+    elif tokens:
+        out["shapes.tokens"] = (tokens // max(cp, 1),
+                                t.src("training.num_tokens_per_microbatch_per_dp_rank"))
+    # The shared sequence facts (issue 23): torchtitan's text datasets cut the token stream into
+    # samples of exactly training.seq_len (datasets/hf_datasets.py), nothing is packed at run time.
+    if seq:
+        out["seq_len"] = (seq, t.src("training.seq_len"))
+    if mb:
+        out["micro_batch"] = (mb, t.src(mb_key))
+    out["packing"] = (False, "torchtitan datasets yield fixed training.seq_len samples")
+    if t.has("job.config_function"):
+        # The Python configs (2026, pytorch/torchtitan b5bcd76) choose a packing dataset
+        # (ConcatThenSplitPackingConfig, FirstFitPackingConfig) and a max_context_length
+        dataset = str(t.get("dataloader.dataset.class", ""))
+        out["packing"] = ((dataset.endswith("PackingConfig") if dataset else
+                           Unknown("the Python config's dataset is not given in the text")),
+                          t.src("dataloader.dataset.class", t.src("job.config_function")))
+        if t.int("training.max_context_length"):
+            out["seq_len"] = (t.int("training.max_context_length"),
+                              t.src("training.max_context_length"))
+    ep = t.int("parallelism.expert_parallel_degree")
+    if ep:
+        out["ep"] = (ep, t.src("parallelism.expert_parallel_degree"))
+
+
 def from_torchtitan(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     t = View(f, "torchtitan", prov)
     out: Derived = {}
@@ -118,16 +152,7 @@ def from_torchtitan(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     if dims:
         out["shapes.hidden"] = (dims[0], t.src("model.flavor"))
         out["shapes.ffn"] = (dims[1], t.src("model.flavor"))
-    mb_key = "training.local_batch_size" if t.has("training.local_batch_size") \
-        else "training.batch_size"
-    mb, seq = t.int(mb_key), t.int("training.seq_len")
-    cp = t.int("parallelism.context_parallel_degree") or 1
-    tokens = t.int("training.num_tokens_per_microbatch_per_dp_rank")   # Python configs (2026)
-    if mb and seq:
-        out["shapes.tokens"] = (mb * seq // max(cp, 1), t.src("training.seq_len"))
-    elif tokens:
-        out["shapes.tokens"] = (tokens // max(cp, 1),
-                                t.src("training.num_tokens_per_microbatch_per_dp_rank"))
+    _sequence(t, out)
     tp = t.int("parallelism.tensor_parallel_degree") or t.int("training.tensor_parallel_degree")
     if tp:
         out["shapes.tp"] = (tp, t.src("parallelism.tensor_parallel_degree"))

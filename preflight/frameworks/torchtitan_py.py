@@ -88,6 +88,8 @@ def _tree(out: PyOut, prefix: str, call: Call, depth: int, module: Module) -> No
             out.put(f"{name}.mode", _AC.get(cls, Unresolved(f"activation checkpointing {cls}")),
                     line)
         elif isinstance(value, Call) and depth < _MAX_DEPTH:
+            cls = value.func.rsplit(".", 2)[-2] if value.name == "Config" else value.name
+            out.put(f"{name}.class", cls, value.line)
             _tree(out, name, value, depth + 1, module)
         elif not isinstance(value, (Call, dict)):
             out.put(name, value, line)

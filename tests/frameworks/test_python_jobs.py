@@ -266,3 +266,15 @@ def test_a_trl_config_is_read_as_trl_on_the_hf_trainer(tmp_path: Path) -> None:
     values = _intent([script])
     assert values["intent.stack"][:3] == ["hf_trainer", "trl", "accelerate"] or \
         {"hf_trainer", "trl", "accelerate"} <= set(values["intent.stack"])
+
+
+def test_te_autocast_with_no_recipe_leaves_it_to_te(tmp_path: Path) -> None:
+    # TE's get_default_fp8_recipe() depends on its version and the GPU: no recipe is stated
+    script = _write(tmp_path, "train.py", """
+        import transformer_engine.pytorch as te
+        with te.autocast():
+            pass
+    """)
+    values = _intent([script])
+    assert values["intent.fp8"] is True and values["intent.recipe_by_backend"] is True
+    assert isinstance(values["intent.recipe"], Unknown)
