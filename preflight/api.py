@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 from preflight.builtin_findings import BUILTIN_IDS, config_problem, no_job_read, probe_crashed
 from preflight.errors import UserInputError
 from preflight.facts import Facts
-from preflight.findings import FailOn, Finding, Severity, at_or_above
+from preflight.findings import FailOn, Finding, at_or_above
+from preflight.preflight_error import PreflightError
 from preflight.probes.base import ProbeResult, ProbeStatus
 from preflight.report import Report
 
@@ -30,51 +31,6 @@ PathsArg = str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
 
 def _silent(_: str) -> None:
     """The library API stays quiet; the CLI passes a stderr printer instead."""
-
-
-class PreflightError(AssertionError):
-    """Raised by :func:`assert_ready` when the checks find problems; carries the report.
-
-    ``str(err)`` is redacted like every report format (tracebacks and CI logs get pasted into
-    bug trackers): tokens, URL credentials, the home directory, host names. The raw data stays
-    on the object: ``err.report`` / ``err.findings`` are unredacted, and
-    ``err.report.render("text", redact=False)`` shows everything.
-    """
-
-    def __init__(self, report: Report, fail_on: FailOn | str = FailOn.ERROR) -> None:
-        self.report = report
-        self.fail_on = fail_on = FailOn.parse(fail_on)
-        bad = [f for f in report.sorted_findings() if at_or_above(f.severity, fail_on)]
-        self.findings = tuple(bad)
-        super().__init__(_error_message(report, fail_on))
-
-
-def _error_message(report: Report, fail_on: FailOn) -> str:
-    """The exception text, built from the report's redacted document (as the renderers do), so
-    a secret-named fact interpolated into a message or a token in a config path is masked."""
-    from preflight.redact import redact_text
-    from preflight.render import document
-    from preflight.render._common import location_text
-
-    doc = document(report, redact=True)
-    # The document sorts findings as Report.sorted_findings does; keep those at the threshold.
-    bad = [f for f in doc["findings"] if at_or_above(Severity(f["severity"]), fail_on)]
-    noun = "finding" if len(bad) == 1 else "findings"
-    lines = [f"fp8-doctor: {len(bad)} {noun} at or above '{fail_on}':"]
-    for f in bad:
-        lines.append(f"  [{f['severity']}] {f['id']}: {f['title']}")
-        lines.append(f"      {f['message']}")
-        loc = location_text(f)
-        if loc:
-            lines.append(f"      at {loc}")
-        fix = f.get("fix") or {}
-        if fix.get("text"):
-            lines.append(f"      fix: {fix['text']}")
-        lines.extend(f"        $ {cmd}" for cmd in fix.get("commands") or ())
-    lines.append("The full report is on this exception: err.report.render('text') "
-                 "(or 'json' / 'markdown'; redact=False for the raw values).")
-    # The same second pass as the renderers: a value assembled from several parts is checked too.
-    return redact_text("\n".join(lines), hex_runs=False)
 
 
 @dataclass(frozen=True)
@@ -94,6 +50,8 @@ class CheckOptions:
     bundled_rules: bool = True         # False: rules_paths replace the bundled rule base
     ignore: tuple[str, ...] = ()       # rule ids dropped from the report
     baseline: str | None = None        # accepted findings: reported as baselined, never failing
+    notices: tuple[Any, ...] = ()      # ConfigProblems found before the run (an untrusted
+                                       # pyproject.toml skipped: preflight/trust.py)
 
 
 def collect_facts(options: CheckOptions, progress: Progress = _silent
@@ -110,7 +68,7 @@ def collect_facts(options: CheckOptions, progress: Progress = _silent
     from preflight.redact import MASK, looks_secret
 
     inputs: list[str] = []
-    extra: list[Finding] = []
+    extra: list[Finding] = [config_problem(p) for p in options.notices]
     probes: tuple[ProbeResult, ...] = ()
     if options.snapshot:
         progress(f"replaying snapshot {options.snapshot}")
@@ -261,9 +219,10 @@ def _run_check(options: CheckOptions, progress: Progress, fail_on: FailOn, early
     progress("evaluating rules")
     accepted = None
     if options.baseline:
-        from preflight.baseline import read_baseline
+        from preflight.baseline import read_trusted
 
-        accepted = read_baseline(options.baseline)
+        accepted, skipped = read_trusted(options.baseline)
+        extra.extend(config_problem(p) for p in skipped)
     packs = {"rule_packs" if options.bundled_rules else "rules_paths": options.rules_paths}
     return evaluate_facts(facts, extra=extra, probes=probes, smoke=smoke_details,
                           fail_on=fail_on, inputs=inputs, progress=progress,

@@ -163,8 +163,10 @@ def _progress(args: argparse.Namespace):  # -> ContextManager[Progress]
 
 
 def _check_paths(paths: Sequence[str]) -> None:
+    from preflight.jobs.formats import split_entry
+
     for path in paths:
-        if not os.path.exists(path):
+        if not os.path.exists(split_entry(path)[0]):   # config_registry.py::llama3_8b
             raise UsageError(f"no such file or folder: {path}")
 
 
@@ -192,6 +194,7 @@ def _options(args: argparse.Namespace):  # -> CheckOptions
     rules = list(getattr(args, "rules", []) or ())
     ignore = list(getattr(args, "ignore", []) or ())
     baseline = getattr(args, "baseline", None)
+    notices: tuple = ()
     if args.command == "check" and not args.no_project_config:
         # [tool.fp8-doctor] gives defaults; what the command line says wins (projectconfig.py).
         from preflight.projectconfig import find_pyproject, load_project_config
@@ -203,13 +206,14 @@ def _options(args: argparse.Namespace):  # -> CheckOptions
         ignore = [*project.ignore, *ignore]
         baseline = baseline or project.baseline
         assume = {**project.assume, **assume}
+        notices = project.problems
     return CheckOptions(
         paths=tuple(paths), kind=args.kind, snapshot=args.snapshot,
         assume=assume or None,
         smoke=getattr(args, "smoke", False), smoke_options=smoke_options, deep=args.deep,
         rules_paths=tuple(rules), fail_on=fail_on, strict=strict,
         bundled_rules=not getattr(args, "no_bundled_rules", False),
-        ignore=tuple(ignore), baseline=baseline,
+        ignore=tuple(ignore), baseline=baseline, notices=notices,
     )
 
 

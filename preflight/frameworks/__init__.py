@@ -17,16 +17,23 @@ from __future__ import annotations
 
 from functools import lru_cache
 from importlib import import_module
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from preflight.frameworks._record import Default, Derived, Framework, Reference
+
+if TYPE_CHECKING:
+    # the types of the names __getattr__ builds on first use: declared, so that a type checker
+    # does not depend on the order it meets the import cycles through this package in
+    FRAMEWORKS: tuple[Framework, ...]
+    BY_KIND: dict[str, Framework]
+    FORMATS: dict[str, tuple[str, ...]]
 
 __all__ = ["BY_KIND", "FORMATS", "FRAMEWORKS", "KINDS", "Default", "Derived", "Framework",
            "Reference", "best_any_format", "detect", "score"]
 
 KINDS: tuple[str, ...] = (
     "accelerate", "deepspeed", "llmfoundry", "torchtitan", "megatron", "lightning", "hf_trainer",
-    "nemo", "axolotl", "llamafactory", "swift", "mcli",
+    "nemo", "axolotl", "llamafactory", "swift", "mcli", "pytorch", "trl",
 )
 """Every framework's kind, which is its module's name, in detection order (on equal scores the
 earlier one is named first). The modules are imported on first use of :data:`FRAMEWORKS`,

@@ -23,6 +23,8 @@ DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
     "llamafactory": ("llamafactory",),
     "swift": ("ms-swift",),
     "mcli": (),
+    "pytorch": (),
+    "trl": ("trl",),
 }
 """kind -> the distributions it ships as, then those it requires."""
 # END GENERATED

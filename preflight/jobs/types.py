@@ -19,7 +19,8 @@ class ConfigProblem:
     fix: str | None = None
     """Fix text specific to this problem (None: the generic "fix the file so it parses")."""
     code: str = "unreadable"
-    """unreadable | reference | duplicate_key | no_job | not_a_config | kind_forced (picks the
+    """unreadable | reference | duplicate_key | no_job | not_a_config | kind_forced | outside_job
+    (a file outside the job, not read: jobs/boundary.py) | untrusted (picks the
     finding id)."""
 
     def __str__(self) -> str:
@@ -41,6 +42,7 @@ class Linked:
     line: int | None = None   # its line in the naming file
     optional: bool = False    # a sourced script: read if it holds settings, else left out
     variables: tuple[tuple[str, str], ...] = ()   # what the sourcing script set (bash passes it)
+    argv: tuple[str, ...] | None = None   # a Python script's arguments on the launch line
 
 
 @dataclass(frozen=True)
