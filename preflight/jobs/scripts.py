@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from preflight.frameworks import _launchers as launchers
 from preflight.frameworks import megatron_args as megatron
 from preflight.frameworks import swift
 from preflight.jobs import launch, shell
@@ -84,6 +85,18 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
 def _read(path: str, text: str, kind: str | None, explicit: bool, outer: dict[str, str],
           ) -> tuple[str | None, ReaderOutput]:
     out: ReaderOutput | None = None
+    # override launch lines (verl, NeMo-RL, Megatron-Bridge, NeMo-Automodel) and slime
+    launched = kind if kind in launchers.KINDS else \
+        launchers.detect(text) if kind is None else None
+    if launched is not None:
+        out = launchers.read_text(launched, path, text, outer)
+        if out.facts:
+            return launched, out
+        if kind is not None:
+            if not explicit:
+                return None, ReaderOutput()
+            raise ParseError(f"no {launched} launch line found in this script")
+        out = None
     if kind == "swift" or (kind is None and swift.COMMAND.search(text)):
         # `megatron sft --fp8_recipe ...`: ms-swift, before the Megatron and HF checks below
         return "swift", swift.read_text(path, text, outer)

@@ -1,0 +1,28 @@
+"""Which framework a launch script runs, for the frameworks read from override launch lines.
+
+Each module here exports ``HINT`` (a regular expression its launch scripts match) and
+``read_text(path, text, outer)``. The order decides between them: slime's scripts carry
+Megatron arguments and a ``train.py`` that other scripts use too, so its own flags are looked
+for first; the others name entry points no other framework has. The modules are imported only
+when a text file is read (the registry stays lazy).
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+KINDS = ("slime", "verl", "nemo_rl", "megatron_bridge", "automodel")
+
+
+def detect(text: str) -> str | None:
+    """The first of :data:`KINDS` whose launch line the script holds."""
+    for kind in KINDS:
+        if import_module(f"preflight.frameworks.{kind}").HINT.search(text):
+            return kind
+    return None
+
+
+def read_text(kind: str, path: str, text: str, outer: dict[str, str]) -> Any:
+    """That framework's reading of the script (a ``ReaderOutput``)."""
+    return import_module(f"preflight.frameworks.{kind}").read_text(path, text, outer)
