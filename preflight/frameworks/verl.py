@@ -101,8 +101,7 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
     facts[f"{PREFIX}.entry"], prov[f"{PREFIX}.entry"] = read.launch.entry.text, entry_src
     if name is not None:
         facts[f"{PREFIX}.config_name"], prov[f"{PREFIX}.config_name"] = name
-    linked = merged.linked if base is not None and merged.base is not None else ()
-    return ReaderOutput(facts, prov, tuple(read.problems), linked)
+    return ReaderOutput(facts, prov, tuple(read.problems), merged.linked)
 
 
 def _get(v: View, key: str) -> tuple[Any, str]:

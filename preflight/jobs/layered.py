@@ -120,11 +120,14 @@ class Layered:
 
     def _drop(self, path: Key) -> None:
         parent = self._get(path[:-1]) if len(path) > 1 else self.data
-        if isinstance(parent, dict):
-            parent.pop(path[-1], None)
-        n = len(path)
-        for key in [k for k in self.where if k[:n] == path]:
-            del self.where[key]
+        old = parent.pop(path[-1], None) if isinstance(parent, dict) else None
+        self.where.pop(path, None)
+        if isinstance(old, dict) and old:
+            # a mapping: forget where its keys were set (only then is `where` walked, so
+            # 10,000 overrides of plain keys stay linear)
+            n = len(path)
+            for key in [k for k in self.where if k[:n] == path]:
+                del self.where[key]
 
     def resolve(self) -> None:
         """Resolve ``${...}`` over the merged config (raises ParseError when it explodes)."""

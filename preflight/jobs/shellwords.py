@@ -67,6 +67,8 @@ _NAME = re.compile(r"[A-Za-z_]\w*")
 _ASSIGN = re.compile(r"([A-Za-z_]\w*)(\+?)=")
 _HEREDOC = re.compile(r"<<-?[ \t]*(['\"]?)([A-Za-z_][\w-]*)\1")
 _SEPARATORS = {";", "&", "|", "\n", "(", ")"}
+_PLAIN = re.compile(r"[^\s\\'\"$`<>;&|()#]+")
+_PLAIN_DQ = re.compile(r'[^"\\$`]+')
 _REDIRECT = re.compile(r"[<>&|]+(-?\d*)?")
 _TO_FD = re.compile(r"&\d+-?$|&-$")
 _DECLARE = {"declare", "local", "export", "typeset", "readonly"}
@@ -97,6 +99,7 @@ class _Lexer:
 
     # -- building words ---------------------------------------------------------------------
     def add_lit(self, ch: str, at: int, quoted: bool) -> None:
+        """Literal text (one character or a run) written at ``at``."""
         if self.lit and self.lit_quoted != quoted:
             self.flush_lit()
         if not self.lit:
@@ -215,8 +218,10 @@ class _Lexer:
                 self.end_statement(sep)
                 self.i += len(sep)
             else:
-                self.add_lit(c, self.i, False)
-                self.i += 1
+                m = _PLAIN.match(text, self.i)       # a run of ordinary characters at once
+                end = m.end() if m and m.end() > self.i else self.i + 1
+                self.add_lit(text[self.i:end], self.i, False)
+                self.i = end
         self.end_statement()
         if self.array_name is not None:          # an unterminated array: keep what it held
             name, append, at = self.array_name
@@ -247,7 +252,15 @@ class _Lexer:
             self.i += 1
 
     def redirection(self) -> None:
-        """``> log``, ``2>&1``, ``&> out``: the operator and its target are no arguments."""
+        """``> log``, ``2>&1``, ``&> out``: the operator and its target are no arguments;
+        ``<<EOF``: a here-document, whose body (after this line) is skipped."""
+        heredoc = _HEREDOC.match(self.text, self.i) if not self.text.startswith(
+            "<<<", self.i) else None
+        if heredoc is not None:
+            self.heredocs.append(heredoc.group(2))
+            self.end_word()
+            self.i = heredoc.end()
+            return
         if self.lit and not self.cur and "".join(self.lit).isdigit():
             self.lit = []                # the file descriptor in front of it
         self.end_word()
@@ -276,8 +289,8 @@ class _Lexer:
         if end == self.i + 1:
             self.flush_lit()
             self.add_part(Part("", self.i, quoted=True))
-        for k in range(self.i + 1, end):
-            self.add_lit(self.text[k], k, True)
+        if end > self.i + 1:
+            self.add_lit(self.text[self.i + 1:end], self.i + 1, True)
         self.i = end + 1
 
     def double(self) -> None:
@@ -300,8 +313,10 @@ class _Lexer:
                 self.backquote()
                 i = self.i
             else:
-                self.add_lit(c, i, True)
-                i += 1
+                m = _PLAIN_DQ.match(text, i)
+                end = m.end() if m and m.end() > i else i + 1
+                self.add_lit(text[i:end], i, True)
+                i = end
         if empty:
             self.flush_lit()
             self.add_part(Part("", self.i, quoted=True))
