@@ -76,6 +76,10 @@ class Launch:
 
 _BLANK = re.compile(r"\S+")
 _SHELLS = {"bash", "sh", "zsh", "dash"}
+_NOT_LAUNCHERS = {"echo", "printf", "cat", "grep", "sed", "awk", "ls", "cp", "mv", "rm", "ln",
+                  "test", "[", "[[", "cd", "mkdir", "tee", "head", "tail", "chmod", "touch", "wc",
+                  "wget", "curl", "git", "pip", "find", "readlink", "realpath", "dirname",
+                  "basename", "which", "type", "command", "sleep", "kill", "pkill", "tar"}
 
 
 class _Eval:
@@ -288,6 +292,8 @@ def _launch(split: Split, is_entry: Callable[[str], bool], ev: _Eval, prefix: tu
                 return replace(found, offset=ev.remap(st.offset))
             continue
         texts = ["".join(s.text for s in f) for f in fields]
+        if texts and os.path.basename(texts[0]) in _NOT_LAUNCHERS:
+            continue          # `echo "... train.py ..."`, `cp train.py x`: nothing runs it
         at = next((n for n, t in enumerate(texts) if is_entry(t)), None)
         if at is None:
             continue
