@@ -53,6 +53,10 @@ def from_torchtitan(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
             else "training.fp8_linear"
         fp8_src = t.src(key)
     out["fp8"] = (fp8_src is not None, fp8_src or t.src("model", "no float8 converter"))
+    base = f.get("config.torchtitan.base_config")
+    if fp8_src is None and isinstance(base, Unknown):
+        # a launch line whose --job.config_file was not read: the converters may be there
+        out["fp8"] = (base, t.src("base_config"))
     if fp8_src is not None:
         out["backend"] = ("torchao", fp8_src)
         delayed = [k for k in ("float8.scaling_type_input", "float8.scaling_type_weight",

@@ -209,7 +209,8 @@ def _entries(defaults: Any, style: str, chain: Chain) -> list[str]:
 def _load(path: str, parsed: Parsed, chain: Chain, depth: int, seen: set[str],
           style: str) -> None:
     data = parsed.data if isinstance(parsed.data, dict) else {}
-    parents = _entries(data.get("defaults"), style, chain)
+    # a TOML job file (torchtitan) has no defaults chain
+    parents = _entries(data.get("defaults"), style, chain) if style != "toml" else []
     line = parsed.line_of(("defaults",))
     for parent in parents:
         target = parent if os.path.isabs(parent) else \

@@ -33,7 +33,7 @@ from preflight.jobs.overrides import (
     parse_flag,
     parse_hydra,
 )
-from preflight.jobs.parse import ParseError, parse_yaml, read_text
+from preflight.jobs.parse import ParseError, parse_toml, parse_yaml, read_text
 from preflight.jobs.refs import locate, named
 from preflight.jobs.shellexpand import Arg, Launch, TooLarge, launch_args
 from preflight.jobs.shellvars import strip_comments
@@ -186,7 +186,8 @@ def merged_facts(read: LaunchRead, kind: str, base: tuple[Any, Source] | None,
         unread = f"{key} {target} was not found here"
         if found is not None:
             try:
-                chain = load_chain(found, parse_yaml(read_text(found)), style)
+                parse = parse_toml if style == "toml" else parse_yaml
+                chain = load_chain(found, parse(read_text(found)), style)
                 config.merge(chain.config.data,
                              lambda p: chain.config.where.get(p, found))
                 base_path, unread = found, None

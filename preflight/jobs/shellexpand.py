@@ -72,6 +72,8 @@ class Launch:
     before: tuple[Arg, ...]         # the wrappers and their flags (torchrun --nproc_per_node 8)
     offset: int                     # where the command statement starts
     forwarded: bool = False         # "$@" passes the caller's arguments on: more may come
+    env: tuple[tuple[str, str], ...] = ()   # the script's variables there, as text (values
+                                            # with a run-time part left out)
 
 
 _BLANK = re.compile(r"\S+")
@@ -89,6 +91,22 @@ class _Eval:
         self.outer = outer or {}     # set by the scripts this one sources (no offsets here)
         self.spent = 0
         self.remap = remap or (lambda offset: offset)   # offsets of a `bash -c` string
+        self.runs: dict[int, bool | None] = {}      # branch -> runs (None: cannot tell)
+
+    def decide(self, st: Statement) -> None:
+        """Whether the branch an ``if`` / ``elif`` / ``else`` opens runs, from its test and
+        the branches before it (None where a test cannot be evaluated here)."""
+        assert st.test is not None
+        branch, before = st.test
+        earlier = [self.runs.get(b) for b in before]
+        if any(r is True for r in earlier):
+            self.runs[branch] = False
+        elif not st.words:                      # else
+            self.runs[branch] = True if all(r is False for r in earlier) else None
+        else:
+            got = _test([f for w in st.words for f in self.word(w, st.branch, True)])
+            self.runs[branch] = got if all(r is False for r in earlier) or got is False \
+                else None
 
     def charge(self, fields: list[Field], at: int) -> None:
         self.spent += sum(len(s.text) + 1 for f in fields for s in f)
@@ -162,6 +180,28 @@ class _Eval:
         return fields
 
 
+def _test(fields: list[Field]) -> bool | None:
+    """``[ -n X ]``, ``[ -z X ]``, ``[ X = Y ]``, ``[ X != Y ]`` (and ``[[ ]]``, ``!``) on
+    values known here; None for any other test, or one on a run-time value."""
+    if any(s.opaque for f in fields for s in f):
+        return None
+    words = ["".join(s.text for s in f) for f in fields]
+    negate = bool(words) and words[0] == "!"
+    words = words[1:] if negate else words
+    if len(words) < 2 or (words[0], words[-1]) not in (("[", "]"), ("[[", "]]")):
+        return None
+    inner = words[1:-1]
+    if len(inner) == 2 and inner[0] in ("-n", "-z"):
+        got = bool(inner[1]) == (inner[0] == "-n")
+    elif len(inner) == 1:
+        got = bool(inner[0])
+    elif len(inner) == 3 and inner[1] in ("=", "==", "!="):
+        got = (inner[0] == inner[2]) == (inner[1] != "!=")
+    else:
+        return None
+    return got != negate
+
+
 def _nonempty(value: list[Field]) -> bool:
     return any(s.text for f in value for s in f)
 
@@ -202,11 +242,13 @@ def _split(field: Field) -> list[Field]:
     return out
 
 
-def _arg(field: Field, branch: tuple[int, ...]) -> Arg:
+def _arg(field: Field, branch: tuple[int, ...], runs: dict[int, bool | None]) -> Arg:
     text = "".join(s.text for s in field)
     opaque = next((s.opaque for s in field if s.opaque), None)
-    # set inside an if/case branch that the launch command itself is not in
-    cond = next((s.offset for s in field if branch[:len(s.branch)] != s.branch), None)
+    # set inside an if/case branch that the launch command itself is not in, and that is not
+    # known to run
+    cond = next((s.offset for s in field if any(
+        b not in branch and runs.get(b) is not True for b in s.branch)), None)
     start = next((s.offset for s in field if s.text), field[0].offset if field else 0)
     return Arg(text, start, opaque, cond)
 
@@ -276,7 +318,13 @@ def _launch(split: Split, is_entry: Callable[[str], bool], ev: _Eval, prefix: tu
             depth: int) -> Launch | None:
     for st in split.statements:
         if prefix:    # a `bash -c` string: its branches sit inside the command that runs it
-            st = replace(st, branch=prefix + tuple(-b for b in st.branch))
+            st = replace(st, branch=prefix + tuple(-b for b in st.branch),
+                         test=(-st.test[0], tuple(-b for b in st.test[1])) if st.test else None)
+        if any(ev.runs.get(b) is False for b in st.branch):
+            continue          # in a branch whose test is false here: it does not run
+        if st.test is not None:
+            ev.decide(st)
+            continue
         if st.assign is not None:
             ev.assign(st)
             continue
@@ -285,7 +333,7 @@ def _launch(split: Split, is_entry: Callable[[str], bool], ev: _Eval, prefix: tu
         if inner is not None:
             text, remap = _flatten(inner[1])
             child = _Eval(ev.outer, remap)
-            child.env, child.spent = dict(ev.env), ev.spent
+            child.env, child.spent, child.runs = dict(ev.env), ev.spent, ev.runs
             found = _launch(split_text(text), is_entry, child, st.branch, depth + 1)
             ev.spent = child.spent
             if found is not None:
@@ -298,11 +346,13 @@ def _launch(split: Split, is_entry: Callable[[str], bool], ev: _Eval, prefix: tu
         if at is None:
             continue
         forwarded = any(t in ("$@", "$*") for t in texts[at + 1:])
-        args = [_arg(f, st.branch) for f, t in zip(fields[at + 1:], texts[at + 1:])
+        args = [_arg(f, st.branch, ev.runs) for f, t in zip(fields[at + 1:], texts[at + 1:])
                 if t not in ("$@", "$*")][:MAX_ARGS]
-        before = tuple(_arg(f, st.branch) for f in fields[:at])
-        return Launch(_arg(fields[at], st.branch), tuple(args), before, ev.remap(st.offset),
-                      forwarded)
+        before = tuple(_arg(f, st.branch, ev.runs) for f in fields[:at])
+        env = tuple((name, "".join(s.text for s in value[0])) for name, value in ev.env.items()
+                    if len(value) == 1 and not any(s.opaque for s in value[0]))
+        return Launch(_arg(fields[at], st.branch, ev.runs), tuple(args), before, ev.remap(st.offset),
+                      forwarded, env)
     return None
 
 

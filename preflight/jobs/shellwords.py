@@ -21,7 +21,7 @@ Bounded: at most :data:`MAX_PARTS` parts in all; past it the rest of the script 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 MAX_PARTS = 200_000
 """Parts (literal pieces and references) split from one script: a real launch script has a few
@@ -55,6 +55,10 @@ class Statement:
     assign: str | None = None      # the variable assigned
     append: bool = False           # ``+=``
     array: bool = False            # ``NAME=( ... )``
+    test: tuple[int, tuple[int, ...]] | None = None
+    """An ``if`` / ``elif`` / ``else`` opening branch ``test[0]``: its condition words are
+    ``words`` (none for ``else``); ``test[1]`` are the branches of the same ``if`` before it
+    (a branch runs only if none of them did)."""
 
 
 @dataclass
@@ -95,6 +99,8 @@ class _Lexer:
         self.heredocs: list[str] = []
         self.drop_next = False       # the word after a redirection (its target) is no argument
         self.branches: list[int] = []
+        self.siblings: list[list[int]] = []   # per open if/case: its branches so far
+        self.chained = False         # the statement before ended in && or ||
         self.next_branch = 0
 
     # -- building words ---------------------------------------------------------------------
@@ -138,9 +144,24 @@ class _Lexer:
             return                       # newlines inside NAME=( ... ) separate items only
         words, self.words = self.words, []
         if words:
+            before = len(self.out.statements)
             self.statement(words)
+            last = self.out.statements[-1] if len(self.out.statements) > before else None
+            if last is not None and last.test is not None and sep in ("||", "&&", "|"):
+                # `if [ a ] || [ b ]`: only part of the test was split off; leave it undecided
+                self.out.statements[-1] = replace(last, words=((Part(
+                    "[...]", last.offset, var=True, opaque="a compound test"),),))
+        # `test && A=1 || A=2`: what follows && / || runs or not at run time
+        self.chained = sep in ("&&", "||") and bool(words)
         if sep == ";;" and self.branches:           # next case pattern: a new branch
             self.branches[-1] = self.new_branch()
+            self.siblings[-1].append(self.branches[-1])
+
+    def opened(self, condition: list[Word]) -> None:
+        """Record the test that decides whether the branch just opened runs."""
+        before = tuple(self.siblings[-1][:-1])
+        self.out.statements.append(Statement(tuple(condition), self.i, tuple(self.branches[:-1]),
+                                             test=(self.branches[-1], before)))
 
     def new_branch(self) -> int:
         self.next_branch += 1
@@ -150,6 +171,8 @@ class _Lexer:
         first = _literal(words[0])
         if first in ("elif", "else") and self.branches:
             self.branches[-1] = self.new_branch()
+            self.siblings[-1].append(self.branches[-1])
+            self.opened(words[1:] if first == "elif" else [])
             if first == "elif" or len(words) == 1:
                 return                   # an elif's condition is not part of the job either
             words = words[1:]
@@ -159,14 +182,20 @@ class _Lexer:
             first = _literal(words[0])
         if first in ("if", "case"):
             self.branches.append(self.new_branch())
+            self.siblings.append([self.branches[-1]])
+            if first == "if":
+                self.opened(words[1:])
             return                       # the condition is not part of the job
         if first in ("fi", "esac"):
             if self.branches:
                 self.branches.pop()
+                self.siblings.pop()
             return
         if first in ("while", "until", "for", "done", "then", "do", "else", "{", "}", "function"):
             return
         branch = tuple(self.branches)
+        if self.chained:         # a branch of its own whose test nobody evaluates
+            branch = (*branch, self.new_branch())
         # leading NAME=value words: assignments (before a command, they are its environment)
         while words:
             assigned = _assignment(words[0])
@@ -214,7 +243,8 @@ class _Lexer:
             elif c in "<>" or (c == "&" and text.startswith(">", self.i + 1)):
                 self.redirection()
             elif c in _SEPARATORS:
-                sep = ";;" if text.startswith(";;", self.i) else c
+                two = text[self.i:self.i + 2]
+                sep = two if two in (";;", "&&", "||") else c
                 self.end_statement(sep)
                 self.i += len(sep)
             else:
@@ -405,7 +435,8 @@ def _braced(inner: str, at: int, quoted: bool, depth: int = 0) -> Part:
     if m:
         default = m.group(4)
         parts: tuple[Part, ...] = ()
-        if default is not None and "$" in default and depth < 8:
+        # a default with references or quotes (``${A:-"x y"}``) is split like a word
+        if default is not None and any(c in default for c in "$'\"\\") and depth < 8:
             start = at + 2 + m.start(4)
             lexer = _Lexer(default, depth + 1)
             lexer.lit_quoted = quoted

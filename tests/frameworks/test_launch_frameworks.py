@@ -48,11 +48,15 @@ def test_verl_commented_fp8_lines_mean_bf16() -> None:
     assert intent["fp8"][0] is False and intent["rollout.fp8"][0] is False
 
 
-def test_verl_fp8_rollout_inside_an_if_is_undetermined() -> None:
-    intent, _ = _read(FIX / "verl" / "run_qwen3_30b_a3b_megatron.sh")
-    assert intent["fp8"][0] is False
-    rollout, src = intent["rollout.fp8"]
-    assert isinstance(rollout, Unknown) and "if/case branch (line 244)" in rollout.reason
+def test_verl_fp8_rollout_behind_an_unset_knob_is_off_by_default() -> None:
+    # `if [ "${ROLLOUT_QUANTIZATION}" = fp8 ]` with ROLLOUT_QUANTIZATION=${...:-}: the branch
+    # that adds +actor_rollout_ref.rollout.quantization=fp8 does not run
+    intent, read = _read(FIX / "verl" / "run_qwen3_30b_a3b_megatron.sh")
+    assert intent["fp8"][0] is False and intent["rollout.fp8"][0] is False
+    assert "config.verl.actor_rollout_ref.rollout.quantization" not in read.facts
+    # the `if [ "${infer_tp}" = 4 ] || ...` test is not one fp8-doctor evaluates
+    seqs = read.facts["config.verl.actor_rollout_ref.rollout.max_num_seqs"]
+    assert isinstance(seqs, Unknown) and "if/case branch" in seqs.reason
     assert intent["seq_len"][0] == 2048 + 8192
 
 
@@ -243,3 +247,37 @@ def test_ten_thousand_overrides_are_bounded(tmp_path: Path) -> None:
                    f"actor_rollout_ref.rollout.name=x{'y' * 70_000}\n")
     _, read = _read(run)
     assert any("more than 10,000 overrides" in p.message for p in read.problems)
+
+
+# ---- torchtitan launch lines -----------------------------------------------------------------
+
+TT = FIX / "torchtitan" / "launch"
+
+
+def test_torchtitan_flags_override_the_toml_with_their_line() -> None:
+    intent, read = _read(TT / "float8_rowwise.sh")
+    assert [k for _, k in read.files] == ["torchtitan", "torchtitan"]
+    assert intent["fp8"][0] is True and intent["recipe"][0] == "rowwise"
+    assert _line(intent["recipe"][1]) == ("float8_rowwise.sh", 3)
+    assert read.facts["config.torchtitan.model.converters"] == ["quantize.linear.float8"]
+    # what the line does not set comes from the TOML, with its line
+    assert _line(read.provenance["config.torchtitan.training.seq_len"]) == ("llama3_8b.toml", 33)
+
+
+def test_torchtitan_tyro_spellings(tmp_path: Path) -> None:
+    (tmp_path / "c.toml").write_text("[compile]\nenable = true\n[model]\nconverters = []\n")
+    run = tmp_path / "run.sh"
+    run.write_text("torchrun --nproc_per_node=8 -m torchtitan.train --job.config-file=c.toml "
+                   "--compile.no-enable --model.converters quantize.linear.float8,"
+                   "quantize.grouped_mm.float8 --parallelism.tensor-parallel-degree 2\n")
+    _, read = _read(run)
+    assert read.facts["config.torchtitan.compile.enable"] is False
+    assert read.facts["config.torchtitan.model.converters"] == [
+        "quantize.linear.float8", "quantize.grouped_mm.float8"]
+    assert read.facts["config.torchtitan.parallelism.tensor_parallel_degree"] == 2
+
+
+def test_torchtitan_run_train_without_its_toml_is_undetermined() -> None:
+    intent, read = _read(TT / "run_train.sh")
+    assert isinstance(intent["fp8"][0], Unknown)
+    assert any(p.code == "reference" for p in read.problems)

@@ -83,6 +83,31 @@ def test_a_value_set_in_another_if_branch_is_conditional() -> None:
     assert by["plain=1"].conditional is None
 
 
+@pytest.mark.parametrize("setting, args, conditional", [
+    ("Q=fp8", ["x=1", "k=1"], False),          # the test holds: its branch runs
+    ("Q=bf16", ["y=2", "k=2"], False),         # it does not: the else branch runs
+    ("Q=${QUANT:-}", ["z=3", "k=3"], False),   # an unset knob takes its default ("")
+    ("Q=$QUANT", ["x=1", "y=2", "k=2"], True),  # from the environment: cannot tell
+])
+def test_simple_tests_on_known_values_decide_the_branch(setting: str, args: list[str],
+                                                        conditional: bool) -> None:
+    text = (setting + "\nE=()\nif [ \"$Q\" = fp8 ]; then\n  E+=(x=1); K=1\n"
+            "elif [[ -n \"$Q\" ]]; then\n  E+=(y=2); K=2\nelse\n  E+=(z=3); K=3\nfi\n"
+            "python train.py \"${E[@]}\" k=$K\n")
+    launch = _launch(text)
+    if not conditional:
+        assert [a.text for a in launch.args] == args
+        assert all(a.conditional is None for a in launch.args)
+    else:
+        assert all(a.conditional is not None for a in launch.args)
+
+
+def test_the_launch_in_a_branch_that_does_not_run_is_skipped() -> None:
+    text = ('MODE=${MODE:-""}\nif [ -n "$MODE" ]; then\n  python train.py debug=1\nelse\n'
+            '  torchrun train.py real=1\nfi\n')
+    assert _args(text) == ["real=1"]
+
+
 def test_a_launch_inside_a_branch_sees_its_own_branch_values_as_certain() -> None:
     text = "if true; then\n  A=(x=1)\n  python train.py \"${A[@]}\"\nfi\n"
     assert [a.conditional for a in _launch(text).args] == [None]
@@ -119,3 +144,15 @@ def test_unterminated_constructs_do_not_raise() -> None:
     for text in ['A=(x=1\npython train.py "${A[@]}"', 'python train.py "unterminated',
                  "python train.py ${X:-${Y", "python train.py $(echo (", "X=$'a\\'b'\n"]:
         split(text)            # bash would refuse these; the reader must not raise
+
+
+def test_assignments_after_and_or_are_conditional() -> None:
+    text = ('PP=2\n[ "$PP" -gt 1 ] && V=2 || V=null\ncd /w && python train.py v=$V\n')
+    launch = _launch(text)
+    assert launch.args[0].conditional is not None
+
+
+def test_a_compound_if_test_is_not_decided_from_its_first_part() -> None:
+    text = ('T=2\nif [ "$T" = 4 ] || [ "$T" = 2 ]; then\n  S=1024\nelse\n  S=384\nfi\n'
+            'python train.py s=$S\n')
+    assert _launch(text).args[0].conditional is not None
