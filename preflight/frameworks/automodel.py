@@ -24,7 +24,7 @@ from typing import Any
 
 from preflight.facts import Unknown
 from preflight.findings import Source
-from preflight.frameworks._record import Default, Framework, Reference
+from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, View
 from preflight.jobs.overridelaunch import Syntax, base_unread, find_launch, merged_facts
 from preflight.jobs.readers import read_plain
@@ -66,7 +66,7 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
     if config is None:
         config = next(((v, s) for v, s in read.positional
                        if isinstance(v, str) and v.endswith((".yaml", ".yml"))), None)
-    merged = merged_facts(read, KIND, config, style="nemo_rl", key="<config.yaml>")
+    merged = merged_facts(read, KIND, config, style="paths", key="<config.yaml>")
     facts, prov = merged.facts, merged.provenance
     facts[f"{PREFIX}.entry"] = read.launch.entry.text
     prov[f"{PREFIX}.entry"] = Source(path, text.count("\n", 0, read.launch.offset) + 1)
@@ -153,5 +153,10 @@ FRAMEWORK = Framework(
         Default("model.backend.te_fp8.recipe", "current", "nemo-automodel 0.5.0",
                 "nemo_automodel/components/models/common/utils.py"),
     ),
-    distributions=("nemo-automodel",),
+    distributions=("nemo-automodel",), rule_area="AUTOMODEL", area_title="NeMo-Automodel",
+    launch=Launch(read_text, command=HINT),
+    shape_keys=(("model", ("model.pretrained_model_name_or_path",)),
+                ("seq", ("packed_sequence.packed_sequence_size",)),
+                ("micro_batch", ("step_scheduler.local_batch_size",)),
+                ("tp", ("distributed.tp_size",))),
 )

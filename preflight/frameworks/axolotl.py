@@ -59,7 +59,10 @@ FRAMEWORK = Framework(
     kind=KIND, title="axolotl", formats=("yaml",), score=score, read=read, derive=derive,
     # its bf16/fp16 are TrainingArguments' and beat accelerate's mixed precision, as HF's do
     precedence=1, cancels_fp8_of=("accelerate",), explicit_precision_wins=True,
-    zero_stage_rank=4,
+    zero_stage_rank=4, runs_on=("hf_trainer",), distributions=("axolotl",), rule_area="AXO",
+    area_title="axolotl",
+    shape_keys=(("seq", ("sequence_len",)), ("micro_batch", ("micro_batch_size",)),
+                ("model", ("base_model",))),
     references=(
         Reference("deepspeed", "deepspeed",
                   "opened relative to the directory `axolotl train` runs in"),

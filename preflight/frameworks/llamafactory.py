@@ -70,7 +70,10 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
 FRAMEWORK = Framework(
     kind=KIND, title="LLaMA-Factory", formats=("yaml", "json"), score=score, read=read,
     derive=derive, precedence=2, cancels_fp8_of=("accelerate",), explicit_precision_wins=True,
-    zero_stage_rank=5,
+    zero_stage_rank=5, runs_on=("hf_trainer",), distributions=("llamafactory",),
+    rule_area="LF", area_title="LLaMA-Factory",
+    shape_keys=(("seq", ("cutoff_len",)), ("micro_batch", ("per_device_train_batch_size",)),
+                ("model", ("model_name_or_path",))),
     references=(
         Reference("deepspeed", "deepspeed",
                   "opened relative to the directory `llamafactory-cli train` runs in (its "

@@ -15,9 +15,9 @@ from packaging.version import Version
 
 from preflight.engine.versions import comparison_key
 from preflight.facts import Unknown
-from preflight.frameworks._record import Default, Framework, Reference
+from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, View, first
-from preflight.frameworks.megatron_args import read_yaml
+from preflight.frameworks.megatron_args import TEXT_HINTS, read_args_text, read_yaml
 
 KIND = "megatron"
 _first = first
@@ -271,6 +271,12 @@ def _attention_and_mlp_widths(v: View, out: Derived, hidden: int, ffn: int, gate
 FRAMEWORK = Framework(
     kind=KIND, title="Megatron-LM / megatron-core", formats=("text", "yaml"), score=score,
     read=read_yaml, derive=from_megatron, precedence=7,
+    distributions=("megatron-core",), from_source=True, rule_area="MEG", area_title="Megatron",
+    launch=Launch(read_args_text, flags=TEXT_HINTS),
+    shape_keys=(("heads", ("num_attention_heads",)), ("kv_heads", ("num_query_groups",)),
+                ("layers", ("num_layers",)), ("vocab", ("vocab_size",)),
+                ("seq", ("seq_length",)), ("micro_batch", ("micro_batch_size",)),
+                ("tp", ("tensor_model_parallel_size",)), ("gated", ("swiglu",))),
     references=(
         Reference("--yaml-cfg", "megatron",
                   "opened relative to the launch directory; its values replace the command "

@@ -29,7 +29,7 @@ from typing import Any
 from preflight.facts import Unknown
 from preflight.findings import Source
 from preflight.frameworks import megatron_bridge_presets as presets
-from preflight.frameworks._record import Default, Framework, Reference
+from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, View
 from preflight.jobs.overridelaunch import Syntax, base_unread, find_launch, merged_facts
 from preflight.jobs.overrides import parse_hydra
@@ -95,7 +95,7 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
         convenience.append((parse_hydra(f"{key}={value}", why), src))
     read.overrides[:0] = convenience
     merged = merged_facts(read, KIND, read.flag("config-file", "config_file"),
-                          style="nemo_rl", key="--config-file")
+                          style="paths", key="--config-file")
     facts, prov = merged.facts, merged.provenance
     recipe = read.flag("recipe")
     model, mode = read.flag("model"), read.flag("mode")
@@ -225,5 +225,13 @@ FRAMEWORK = Framework(
                 presets.SOURCE),
     ),
     runs_on=("megatron",),
-    distributions=("megatron-bridge",),
+    distributions=("megatron-bridge",), requires=("megatron-core",),
+    # NVIDIA's containers run it from /opt/Megatron-Bridge (PYTHONPATH=.../src)
+    from_source=True, rule_area="MBR", area_title="Megatron-Bridge",
+    launch=Launch(read_text, command=HINT),
+    shape_keys=(("heads", ("model.num_attention_heads",)),
+                ("kv_heads", ("model.num_query_groups",)), ("layers", ("model.num_layers",)),
+                ("seq", ("dataset.seq_length", "model.seq_length")),
+                ("micro_batch", ("train.micro_batch_size",)),
+                ("tp", ("model.tensor_model_parallel_size",))),
 )

@@ -150,6 +150,12 @@ def _parallel_and_features(n: View, out: Derived) -> None:
 FRAMEWORK = Framework(
     kind=KIND, title="NeMo 1.x", formats=("yaml",), score=score, read=read_nemo,
     derive=from_nemo, precedence=8, cancels_fp8_of=(KIND,),
+    distributions=("nemo-toolkit",), from_source=True, rule_area="NEMO", area_title="NeMo",
+    shape_keys=(("heads", ("model.num_attention_heads",)),
+                ("kv_heads", ("model.num_query_groups",)), ("layers", ("model.num_layers",)),
+                ("seq", ("model.encoder_seq_length",)),
+                ("micro_batch", ("model.micro_batch_size",)),
+                ("tp", ("model.tensor_model_parallel_size",))),
     # OmegaConf's YAML loader refuses a key given twice ("found duplicate key"; omry/omegaconf
     # 0019bcaca49e, omegaconf/_utils.py get_yaml_loader), so the job would not start.
     duplicate_keys="error",

@@ -24,7 +24,7 @@ from typing import Any
 
 from preflight.facts import Unknown
 from preflight.findings import Source
-from preflight.frameworks._record import Default, Framework, Reference
+from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, View
 from preflight.jobs.layered import load_chain, source_of
 from preflight.jobs.overridelaunch import Syntax, base_unread, find_launch, merged_facts
@@ -63,7 +63,7 @@ def score(data: Any) -> int:
 
 def read_yaml(path: str, parsed: Parsed) -> ReaderOutput:
     """The YAML over its ``defaults:`` chain, ``${...}`` resolved on the merged config."""
-    chain = load_chain(path, parsed, style="nemo_rl")
+    chain = load_chain(path, parsed, style="paths")
     chain.config.resolve()
     facts, prov = chain.config.facts(PREFIX)
     where = source_of(path, parsed)(("defaults",))
@@ -78,7 +78,7 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
     if read.launch is None or (read.flag("config") is None and not read.overrides):
         # not NeMo-RL's command line (no --config, no overrides): left to the other readers
         return ReaderOutput(problems=tuple(read.problems))
-    merged = merged_facts(read, KIND, read.flag("config"), style="nemo_rl", key="--config")
+    merged = merged_facts(read, KIND, read.flag("config"), style="paths", key="--config")
     facts, prov = merged.facts, merged.provenance
     line = text.count("\n", 0, read.launch.offset) + 1
     facts[f"{PREFIX}.entry"] = read.launch.entry.text
@@ -236,6 +236,13 @@ FRAMEWORK = Framework(
         Default("policy.generation.vllm_cfg.precision", "${policy.precision} (bfloat16)",
                 "nemo-rl 0.7.0", "examples/configs/grpo_math_1B.yaml"),
     ),
-    runs_on=("megatron",),
-    distributions=("nemo-rl",),
+    # Megatron-Core or DTensor (FSDP2), by policy.megatron_cfg.enabled: not "always"
+    distributions=("nemo-rl",), rule_area="NRL", area_title="NeMo-RL",
+    # run with `uv run` from a checkout of the repository
+    from_source=True,
+    launch=Launch(read_text, command=HINT),
+    shape_keys=(("model", ("policy.model_name",)), ("seq", ("policy.max_total_sequence_length",)),
+                ("micro_batch", ("policy.train_micro_batch_size",)),
+                ("tp", (f"{MEG}.tensor_model_parallel_size",
+                        "policy.dtensor_cfg.tensor_parallel_size"))),
 )

@@ -25,7 +25,7 @@ from typing import Any
 
 from preflight.facts import Unknown
 from preflight.findings import Source
-from preflight.frameworks._record import Default, Framework
+from preflight.frameworks._record import Default, Framework, Launch
 from preflight.frameworks._view import Derived, View
 from preflight.frameworks.megatron import megatron_intent
 from preflight.frameworks.megatron_args import read_args_text
@@ -108,5 +108,11 @@ FRAMEWORK = Framework(
                 "megatron/training/arguments.py"),
     ),
     runs_on=("megatron",),
-    distributions=("slime",),
+    # run as `python3 train.py` from a checkout, Megatron-LM on PYTHONPATH
+    distributions=("slime",), from_source=True, rule_area="SLIME",
+    launch=Launch(read_text, command=HINT),
+    shape_keys=(("heads", ("num_attention_heads",)), ("kv_heads", ("num_query_groups",)),
+                ("layers", ("num_layers",)), ("seq", ("seq_length",)),
+                ("micro_batch", ("micro_batch_size",)), ("tp", ("tensor_model_parallel_size",)),
+                ("model", ("hf_checkpoint",)), ("gated", ("swiglu",))),
 )

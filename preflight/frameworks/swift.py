@@ -18,7 +18,7 @@ from typing import Any
 
 from preflight.facts import Unknown
 from preflight.findings import Source
-from preflight.frameworks._record import Default, Framework, Reference
+from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, View
 from preflight.frameworks.megatron import megatron_intent
 from preflight.frameworks.megatron_args import read_args_text
@@ -87,7 +87,10 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
 
 FRAMEWORK = Framework(
     kind=KIND, title="ms-swift", formats=("text",), score=score, read=read_yaml, derive=derive,
-    precedence=10, zero_stage_rank=6,
+    precedence=10, zero_stage_rank=6, distributions=("ms-swift",), rule_area="SWIFT",
+    area_title="ms-swift", launch=Launch(read_text, command=COMMAND),
+    shape_keys=(("seq", ("max_length",)), ("micro_batch", ("micro_batch_size",)),
+                ("model", ("model",))),
     references=(
         Reference("--deepspeed", "deepspeed",
                   "a bundled name (zero0 ... zero3_offload) or a JSON path relative to the "

@@ -8,7 +8,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from preflight.facts import Unknown
-from preflight.frameworks._record import Default, Framework
+from preflight.frameworks import torchtitan_launch
+from preflight.frameworks._record import Default, Framework, Launch
 from preflight.frameworks._view import Derived, View
 from preflight.jobs.readers import read_plain
 
@@ -28,6 +29,23 @@ def score(data: Any) -> int:
 # torchtitan llama3 flavors (torchtitan/models/llama3/__init__.py): dim, FFN hidden size.
 _TT_FLAVORS = {("llama3", "8B"): (4096, 14336), ("llama3", "70B"): (8192, 28672),
                ("llama3", "405B"): (16384, 53248), ("llama3", "debugmodel"): (256, 768)}
+
+
+# torchtitan llama3 flavors (torchtitan/models/llama3/__init__.py at v0.1.0): heads, kv heads,
+# layers; every flavor has the Llama 3 tokenizer's vocabulary.
+_TT_HEADS = {"8B": (32, 8, 32), "70B": (64, 8, 80), "405B": (128, 8, 126)}
+_TT_VOCAB = 128256
+
+
+def model_shape(f: Mapping[str, Any]) -> dict[str, tuple[Any, str]]:
+    """Heads, KV heads, layers and vocabulary of the llama3 flavor the job names."""
+    flavor = f.get(f"config.{KIND}.model.flavor")
+    if not isinstance(flavor, str) or flavor not in _TT_HEADS:
+        return {}
+    a, kv, n = _TT_HEADS[flavor]
+    where = f"torchtitan llama3 flavor {flavor}"
+    return {"heads": (a, where), "kv_heads": (kv, where), "layers": (n, where),
+            "vocab": (_TT_VOCAB, where)}
 
 
 _TT_FP8 = {"float8", "quantize.linear.float8", "quantize.grouped_mm.float8"}
@@ -127,8 +145,14 @@ def from_torchtitan(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
 
 
 FRAMEWORK = Framework(
-    kind=KIND, title="torchtitan", formats=("toml",), score=score,
+    kind=KIND, title="torchtitan", formats=("toml", "text"), score=score,
     read=read_plain("config.torchtitan"), derive=from_torchtitan, precedence=6,
+    distributions=("torchtitan",), from_source=True, rule_area="TT", area_title="torchtitan",
+    shape_keys=(("seq", ("training.seq_len",)),
+                ("micro_batch", ("training.local_batch_size", "training.batch_size"))),
+    shape_table=model_shape,
+    # `-m torchtitan.train --job.config_file X.toml --a.b v` (issue 22 item 2)
+    launch=Launch(torchtitan_launch.read_text, command=torchtitan_launch.HINT),
     defaults=(
         Default("activation_checkpoint.mode", "selective", "all",
                 "torchtitan/config/job_config.py"),

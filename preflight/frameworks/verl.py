@@ -27,7 +27,7 @@ from typing import Any
 
 from preflight.facts import Unknown
 from preflight.findings import Source
-from preflight.frameworks._record import Default, Framework, Reference
+from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, View
 from preflight.jobs.layered import load_chain, source_of
 from preflight.jobs.overridelaunch import Syntax, base_unread, find_launch, merged_facts
@@ -238,6 +238,10 @@ FRAMEWORK = Framework(
                                     "list); other entries are verl's packaged configs"),
     ),
     defaults=tuple(Default(k, str(v), "verl 0.9.0", s) for k, (v, s) in PACKAGED.items()),
-    runs_on=("megatron",),
-    distributions=("verl",),
+    # Megatron-Core or FSDP, by the job's engine: not "always" (derive says which)
+    distributions=("verl",), rule_area="VERL",
+    launch=Launch(read_text, command=HINT),
+    shape_keys=(("model", ("actor_rollout_ref.model.path",)),
+                ("micro_batch", (f"{ACTOR}.ppo_micro_batch_size_per_gpu",)),
+                ("tp", (f"{MEG}.tensor_model_parallel_size",))),
 )

@@ -181,10 +181,10 @@ def source_of(path: str, parsed: Parsed) -> Callable[[Key], str]:
     return lambda key: Source(path, parsed.line_of(key))
 
 
-def load_chain(path: str, parsed: Parsed, style: str = "nemo_rl") -> Chain:
+def load_chain(path: str, parsed: Parsed, style: str = "paths") -> Chain:
     """``path`` (already parsed) over its ``defaults:`` parents.
 
-    ``nemo_rl``: each entry is a file path relative to the naming file's folder (NeMo-RL
+    ``paths``: each entry is a file path relative to the naming file's folder (NeMo-RL
     ``load_config_with_inheritance``). ``hydra``: each plain entry names ``<entry>.yaml`` in the
     same config folder (a Hydra defaults list; ``_self_``, ``override ...`` and group entries
     are framework-packaged configs, listed in :attr:`Chain.packaged`, not read)."""
@@ -199,7 +199,7 @@ def _entries(defaults: Any, style: str, chain: Chain) -> list[str]:
     out = []
     for item in items:
         if isinstance(item, str) and item.strip() and item != "_self_":
-            out.append(item if style == "nemo_rl" or item.endswith((".yaml", ".yml"))
+            out.append(item if style == "paths" or item.endswith((".yaml", ".yml"))
                        else item + ".yaml")
         elif item != "_self_":
             chain.packaged.append(str(item)[:80])

@@ -167,7 +167,7 @@ class Merged:
 
 
 def merged_facts(read: LaunchRead, kind: str, base: tuple[Any, Source] | None,
-                 style: str = "nemo_rl", key: str = "--config",
+                 style: str = "paths", key: str = "--config",
                  layered: Layered | None = None) -> Merged:
     """The base config named by ``base`` (its ``defaults:`` chain too) with the launch line's
     overrides applied in order, as ``config.<kind>.*`` facts.

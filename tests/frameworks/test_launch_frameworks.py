@@ -237,7 +237,8 @@ def test_kind_on_a_script_without_that_launch_line_is_an_error(tmp_path: Path) -
     run = tmp_path / "run.sh"
     run.write_text("echo hello\n")
     _, read = _read(run, kind="verl")
-    assert not read.files and any("no verl launch line" in p.message for p in read.problems)
+    assert not read.files
+    assert [(Path(p.path).name, p.level) for p in read.problems] == [("run.sh", "error")]
 
 
 def test_ten_thousand_overrides_are_bounded(tmp_path: Path) -> None:
