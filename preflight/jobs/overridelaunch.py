@@ -125,7 +125,7 @@ def find_launch(path: str, text: str, syntax: Syntax,
                 try:
                     out.overrides.append((parse_flag(flag, value, why, syntax.typing), src))
                 except OverrideError as exc:
-                    out.problems.append(ConfigProblem(path, src.line, str(exc)))
+                    out.problems.append(_refused(path, src, exc))
                 continue
             out.flags[flag] = (Unknown(why) if why else (True if value is None else value), src)
         elif is_dotlist(body):
@@ -136,8 +136,7 @@ def find_launch(path: str, text: str, syntax: Syntax,
             try:
                 out.overrides.append((parse_hydra(body, why), src))
             except OverrideError as exc:
-                out.problems.append(ConfigProblem(path, src.line, (
-                    f"{exc}; the framework's override parser would stop the job here")))
+                out.problems.append(_refused(path, src, exc))
         else:
             out.positional.append((Unknown(why) if why else body, src))
     return out
@@ -152,10 +151,17 @@ def _unknown(arg: Arg, where: Callable[[int], Source]) -> str | None:
     return None
 
 
+def _refused(path: str, src: Source, exc: OverrideError) -> ConfigProblem:
+    if exc.bound:      # our limit, not the framework's: the setting is left unread
+        return ConfigProblem(path, src.line, f"{exc}: not read", level="warning")
+    return ConfigProblem(path, src.line, (
+        f"{exc}; the framework's override parser would stop the job here"))
+
+
 def _too_many(path: str, src: Source) -> ConfigProblem:
     return ConfigProblem(path, src.line, (
         f"more than {MAX_OVERRIDES:,} overrides on one launch line; only those before this "
-        "line were read (no real job has that many)"))
+        "line were read (no real job has that many)"), level="warning")
 
 
 @dataclass

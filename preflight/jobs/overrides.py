@@ -53,7 +53,12 @@ class Override:
 
 
 class OverrideError(ValueError):
-    """An argument that the framework's override parser refuses (the job would not start)."""
+    """An argument that the framework's override parser refuses (the job would not start), or,
+    with ``bound`` set, one past fp8-doctor's own limits (not read, the job may well run)."""
+
+    def __init__(self, message: str, bound: bool = False) -> None:
+        super().__init__(message)
+        self.bound = bound
 
 
 def is_dotlist(text: str) -> bool:
@@ -68,7 +73,7 @@ def parse_hydra(text: str, unknown: str | None = None) -> Override:
     """A Hydra override; ``unknown``: why its value cannot be known here (it is still a key)."""
     if len(text) > MAX_VALUE_CHARS:
         raise OverrideError(f"an override of {len(text):,} characters; no real setting is that "
-                            "long")
+                            "long", bound=True)
     op = "set"
     body = text
     if body.startswith("++"):
@@ -99,7 +104,7 @@ def parse_flag(flag: str, raw: str | None, unknown: str | None = None,
         return Override("force", path, True, f"--{flag}")
     if len(raw) > MAX_VALUE_CHARS:
         raise OverrideError(f"--{flag} has a value of {len(raw):,} characters; no real "
-                            "setting is that long")
+                            "setting is that long", bound=True)
     value = python_literal(raw) if typing == "python" else scalar(raw)
     return Override("force", path, value, f"--{flag} {raw}")
 
@@ -110,7 +115,8 @@ def _path(key: str) -> tuple[str, ...]:
                             "- between dots)")
     parts = tuple(re.split(r"[./]", key))
     if len(parts) > MAX_KEY_PARTS:
-        raise OverrideError(f"a key of {len(parts):,} parts; no real config is nested that deep")
+        raise OverrideError(f"a key of {len(parts):,} parts; no real config is nested that deep",
+                            bound=True)
     return parts
 
 
@@ -144,7 +150,7 @@ class _Value:
 
     def parse(self, i: int, depth: int) -> tuple[Any, int]:
         if depth > MAX_NESTING:
-            raise OverrideError(f"a value nested more than {MAX_NESTING} deep")
+            raise OverrideError(f"a value nested more than {MAX_NESTING} deep", bound=True)
         t = self.text
         i = self.blank(i)
         if i >= len(t):

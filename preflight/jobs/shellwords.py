@@ -21,58 +21,17 @@ Bounded: at most :data:`MAX_PARTS` parts in all; past it the rest of the script 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
-MAX_PARTS = 200_000
-"""Parts (literal pieces and references) split from one script: a real launch script has a few
-thousand; each one costs time to expand and read."""
+from preflight.jobs.shellquote import QuoteScanner
+from preflight.jobs.shelltypes import MAX_PARTS, Part, Split, Statement, Word
 
+__all__ = ["MAX_PARTS", "Part", "Split", "Statement", "Word", "split"]
 
-@dataclass(frozen=True)
-class Part:
-    """A piece of a word: literal text, or a reference to a variable."""
-
-    text: str                      # the literal text, or the variable's name
-    offset: int                    # where it starts in the script
-    var: bool = False              # ``$NAME`` / ``${NAME...}``
-    default: str | None = None     # ``${NAME:-default}`` / ``${NAME-default}``
-    default_parts: tuple[Part, ...] = ()   # the default's own parts (``${A:-${B}/x}``)
-    array: bool = False            # ``${NAME[@]}`` / ``${NAME[*]}``: every element
-    quoted: bool = False           # inside "...": no word splitting when expanded
-    opaque: str | None = None      # a value decided at run time (``$(...)``, ``$1``): why
-
-
-Word = tuple[Part, ...]
-
-
-@dataclass(frozen=True)
-class Statement:
-    """One simple command, or one assignment (its value words in ``words``)."""
-
-    words: tuple[Word, ...]
-    offset: int
-    branch: tuple[int, ...]        # the ``if``/``case`` branches it stands in, outermost first
-    assign: str | None = None      # the variable assigned
-    append: bool = False           # ``+=``
-    array: bool = False            # ``NAME=( ... )``
-    test: tuple[int, tuple[int, ...]] | None = None
-    """An ``if`` / ``elif`` / ``else`` opening branch ``test[0]``: its condition words are
-    ``words`` (none for ``else``); ``test[1]`` are the branches of the same ``if`` before it
-    (a branch runs only if none of them did)."""
-
-
-@dataclass
-class Split:
-    statements: list[Statement] = field(default_factory=list)
-    truncated_at: int | None = None     # offset where splitting stopped (budget spent)
-
-
-_NAME = re.compile(r"[A-Za-z_]\w*")
 _ASSIGN = re.compile(r"([A-Za-z_]\w*)(\+?)=")
 _HEREDOC = re.compile(r"<<-?[ \t]*(['\"]?)([A-Za-z_][\w-]*)\1")
 _SEPARATORS = {";", "&", "|", "\n", "(", ")"}
 _PLAIN = re.compile(r"[^\s\\'\"$`<>;&|()#]+")
-_PLAIN_DQ = re.compile(r'[^"\\$`]+')
 _REDIRECT = re.compile(r"[<>&|]+(-?\d*)?")
 _TO_FD = re.compile(r"&\d+-?$|&-$")
 _DECLARE = {"declare", "local", "export", "typeset", "readonly"}
@@ -80,7 +39,7 @@ _SKIP_FIRST = {"then", "do", "else", "{", "}", "!", "time", "export", "local", "
                "declare", "typeset"}
 
 
-class _Lexer:
+class _Lexer(QuoteScanner):
     def __init__(self, text: str, depth: int = 0) -> None:
         self.depth = depth
         self.text = text
@@ -312,162 +271,6 @@ class _Lexer:
         self.array_name = (m.group(1), bool(m.group(2)), self.lit_at)
         self.lit = []
         return True
-
-    def single(self) -> None:
-        j = self.text.find("'", self.i + 1)
-        end = self.n if j == -1 else j
-        if end == self.i + 1:
-            self.flush_lit()
-            self.add_part(Part("", self.i, quoted=True))
-        if end > self.i + 1:
-            self.add_lit(self.text[self.i + 1:end], self.i + 1, True)
-        self.i = end + 1
-
-    def double(self) -> None:
-        text, n = self.text, self.n
-        i = self.i + 1
-        empty = True
-        while i < n and text[i] != '"':
-            c = text[i]
-            empty = False
-            if c == "\\" and i + 1 < n and text[i + 1] in '"\\$`\n':
-                if text[i + 1] != "\n":
-                    self.add_lit(text[i + 1], i + 1, True)
-                i += 2
-            elif c == "$":
-                self.i = i
-                self.dollar(quoted=True)
-                i = self.i
-            elif c == "`":
-                self.i = i
-                self.backquote()
-                i = self.i
-            else:
-                m = _PLAIN_DQ.match(text, i)
-                end = m.end() if m and m.end() > i else i + 1
-                self.add_lit(text[i:end], i, True)
-                i = end
-        if empty:
-            self.flush_lit()
-            self.add_part(Part("", self.i, quoted=True))
-        self.i = i + 1
-
-    def dollar(self, quoted: bool) -> None:
-        text, i = self.text, self.i
-        nxt = text[i + 1] if i + 1 < self.n else ""
-        if nxt == "'" and not quoted:                      # $'...' (escapes kept simple)
-            self.i += 1
-            self.single()
-            return
-        if nxt == "(":
-            end = _matching(text, i + 1)
-            what = "arithmetic" if text.startswith("((", i + 1) else "command substitution"
-            self.flush_lit()
-            # the text stands in for the value: it must stay one plain word when a `bash -c`
-            # string holding it is split again
-            self.add_part(Part("$(...)", i, var=True, quoted=quoted,
-                               opaque=f"{what} {text[i:end][:60]!r} is computed at run time"))
-            self.i = end
-            return
-        if nxt == "{":
-            end = _brace_end(text, i + 2)
-            self.flush_lit()
-            self.add_part(_braced(text[i + 2:end], i, quoted, self.depth))
-            self.i = end + 1
-            return
-        m = _NAME.match(text, i + 1)
-        if m:
-            self.flush_lit()
-            self.add_part(Part(m.group(0), i, var=True, quoted=quoted))
-            self.i = m.end()
-            return
-        if nxt and (nxt.isdigit() or nxt in "@*#?$!-"):
-            self.flush_lit()
-            self.add_part(Part("$" + nxt, i, var=True, quoted=quoted,
-                               opaque=f"${nxt} is given when the script is run"))
-            self.i = i + 2
-            return
-        self.add_lit("$", i, quoted)
-        self.i = i + 1
-
-    def backquote(self) -> None:
-        j = self.text.find("`", self.i + 1)
-        end = self.n if j == -1 else j + 1
-        self.flush_lit()
-        self.add_part(Part("`...`", self.i, var=True,
-                           opaque="a `...` command substitution is computed at run time"))
-        self.i = end
-
-    def skip_heredocs(self) -> None:
-        for delimiter in self.heredocs:
-            while self.i < self.n:
-                j = self.text.find("\n", self.i)
-                line = self.text[self.i:self.n if j == -1 else j]
-                self.i = self.n if j == -1 else j + 1
-                if line.strip("\t") == delimiter:
-                    break
-        self.heredocs = []
-
-
-def _brace_end(text: str, start: int) -> int:
-    """Offset of the ``}`` closing a ``${`` whose name starts at ``start`` (nested ones too)."""
-    depth = 1
-    i = start
-    while i < len(text):
-        c = text[i]
-        if c == "}":
-            depth -= 1
-            if depth == 0:
-                return i
-        elif c == "$" and text.startswith("{", i + 1):
-            depth += 1
-            i += 1
-        elif c == "\n":
-            return i             # bash would refuse it; stop at the line's end
-        i += 1
-    return len(text) - 1
-
-
-def _braced(inner: str, at: int, quoted: bool, depth: int = 0) -> Part:
-    """``${NAME}``, ``${NAME:-default}``, ``${NAME[@]}``; anything else is opaque. A default
-    holding references (``${A:-${B}/x}``) keeps them as parts, nested at most 8 deep."""
-    m = re.fullmatch(r"([A-Za-z_]\w*)(?:\[([@*])\])?(?:(:?-)(.*))?", inner, re.S)
-    if m:
-        default = m.group(4)
-        parts: tuple[Part, ...] = ()
-        # a default with references or quotes (``${A:-"x y"}``) is split like a word
-        if default is not None and any(c in default for c in "$'\"\\") and depth < 8:
-            start = at + 2 + m.start(4)
-            lexer = _Lexer(default, depth + 1)
-            lexer.lit_quoted = quoted
-            lexer.run()
-            words = [p for st in lexer.out.statements for w in st.words for p in w]
-            parts = tuple(Part(p.text, p.offset + start, p.var, p.default,
-                               p.default_parts, p.array, quoted, p.opaque) for p in words)
-        return Part(m.group(1), at, var=True, default=default, default_parts=parts,
-                    array=bool(m.group(2)), quoted=quoted)
-    return Part("${" + inner[:60] + "}", at, var=True, quoted=quoted,
-                opaque=f"${{{inner[:60]}}} is computed at run time")
-
-
-def _matching(text: str, open_at: int) -> int:
-    """Offset just past the ``)`` that closes the ``(`` at ``open_at`` (or the end)."""
-    depth = 0
-    i = open_at
-    while i < len(text):
-        c = text[i]
-        if c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-            if depth == 0:
-                return i + 1
-        elif c in "'\"":
-            j = text.find(c, i + 1)
-            i = len(text) if j == -1 else j
-        i += 1
-    return len(text)
-
 
 def _literal(word: Word) -> str | None:
     """The word's text when it is all literal and unquoted (a keyword candidate)."""

@@ -282,3 +282,31 @@ def test_torchtitan_run_train_without_its_toml_is_undetermined() -> None:
     intent, read = _read(TT / "run_train.sh")
     assert isinstance(intent["fp8"][0], Unknown)
     assert any(p.code == "reference" for p in read.problems)
+
+
+def test_an_entry_point_in_a_comment_does_not_decide_the_framework(tmp_path: Path) -> None:
+    run = tmp_path / "run.sh"
+    run.write_text("# converted from: python3 -m verl.trainer.main_ppo ...\n"
+                   "torchrun pretrain_gpt.py --num-layers 2 --fp8-format hybrid\n")
+    _, read = _read(run)
+    assert [k for _, k in read.files] == ["megatron"]
+
+
+def test_wrappers_before_the_entry_point(tmp_path: Path) -> None:
+    run = tmp_path / "run.sh"
+    run.write_text('ray job submit --address="http://127.0.0.1:8265" --runtime-env=env.yaml '
+                   "-- python3 -m verl.trainer.main_ppo model_engine=megatron "
+                   "+actor_rollout_ref.actor.megatron.override_transformer_config.fp8=hybrid\n"
+                   "uv run --no-sync python -m verl.trainer.main_ppo trainer.nnodes=2\n")
+    intent, read = _read(run)
+    assert intent["fp8"][0] is True and intent["format"][0] == "hybrid"
+    assert "config.verl.trainer.nnodes" not in read.facts      # the first launch is the job
+
+
+def test_a_megabyte_value_is_a_problem_with_its_line(tmp_path: Path) -> None:
+    run = tmp_path / "run.sh"
+    run.write_text("python3 -m verl.trainer.main_ppo \\\n  a.b=1 \\\n"
+                   f"  c.d={'x' * 900_000}\n")
+    _, read = _read(run)
+    assert read.facts["config.verl.a.b"] == 1 and "config.verl.c.d" not in read.facts
+    assert [(p.line, p.level) for p in read.problems] == [(3, "warning")]
