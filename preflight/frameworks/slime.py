@@ -90,6 +90,10 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     out["rollout.kv_cache_fp8"] = (str(kv).lower().startswith("fp8") if kv is not None
                                    else False, s.src("sglang_kv_cache_dtype",
                                                      "SGLang default (kv_cache_dtype auto)"))
+    for name, key in (("moe.experts", "num_experts"), ("moe.top_k", "moe_router_topk"),
+                      ("ep", "expert_model_parallel_size")):
+        if s.int(key) is not None:
+            out[name] = (s.int(key), s.src(key))
     if s.truthy("use_dynamic_batch_size"):
         out["packing"] = (True, s.src("use_dynamic_batch_size"))
     nodes, gpus = s.int("actor_num_nodes"), s.int("actor_num_gpus_per_node")

@@ -224,6 +224,9 @@ def test_slime_blockwise_training_and_sglang_rollout() -> None:
     assert intent["backend"][0] == "te" and intent["rollout.engine"][0] == "sglang"
     assert isinstance(intent["rollout.fp8"][0], Unknown)     # from the checkpoint's config
     assert read.facts["config.slime.env.NVTE_FP8_BLOCK_SCALING_FP32_SCALES"] == "1"
+    # the model arguments come from the script it sources (scripts/models/qwen3-30B-A3B.sh)
+    assert intent["moe.experts"][0] == 128 and intent["moe.top_k"][0] == 8
+    assert _line(intent["moe.experts"][1])[0] == "qwen3-30B-A3B.sh"
 
 
 def test_slime_fp8_named_script_without_fp8_flags_trains_in_bf16() -> None:
