@@ -34,9 +34,9 @@ from preflight.jobs.types import ReaderOutput
 
 KIND = "slime"
 PREFIX = f"config.{KIND}"
-HINT = re.compile(r"(?<![\w-])(?:train|train_async)\.py\b[\s\S]*--(?:rollout-|sglang-|"
-                  r"actor-num-gpus-per-node|hf-checkpoint)|--(?:rollout-num-gpus-per-engine|"
-                  r"actor-num-gpus-per-node)\b")
+# flags only slime's train.py / train_async.py take (slime/utils/arguments.py at v0.3.1)
+HINT = re.compile(r"--(?:rollout-num-gpus-per-engine|actor-num-gpus-per-node|actor-num-nodes|"
+                  r"rollout-batch-size|n-samples-per-prompt|sglang-mem-fraction-static)\b")
 _ENV = re.compile(r"""\\?["'](NVTE_[A-Z0-9_]+|NCCL_[A-Z0-9_]+)\\?["']\s*:\s*\\?["']([^"'\\]*)""")
 
 

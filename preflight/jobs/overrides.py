@@ -37,6 +37,9 @@ MAX_VALUE_CHARS = 64 * 1024
 MAX_NESTING = 32
 
 _KEY = re.compile(r"[A-Za-z_][\w\-]*(?:[./@][\w\-]+)*")
+_MAP_KEY = re.compile(r"[^:,{}\[\]]+")
+_IN_LIST = re.compile(r"[^,\]\}]*")
+_REST = re.compile(r".*", re.S)
 _INT = re.compile(r"[+-]?(?:0|[1-9][\d_]*)")
 _FLOAT = re.compile(r"[+-]?(?:(?:\d[\d_]*)?\.\d[\d_]*(?:[eE][+-]?\d+)?|\d[\d_]*[eE][+-]?\d+|"
                     r"\d[\d_]*\.(?:[eE][+-]?\d+)?|inf|nan)", re.I)
@@ -186,7 +189,7 @@ class _Value:
                 i = self.blank(i)
                 if i < len(t) and t[i] == "}":
                     return mapping, i + 1
-                m = re.compile(r"[^:,{}\[\]]+").match(t, i)
+                m = _MAP_KEY.match(t, i)
                 if not m:
                     return mapping, i
                 key = m.group(0).strip().strip("'\"")
@@ -205,8 +208,7 @@ class _Value:
             if depth == 0:
                 return t[i:].strip(), len(t)    # "${a}x" etc.: text resolved later
             return t[i:j], j
-        stop = r",\]\}" if depth else ""
-        m = re.compile(rf"[^{stop}]*" if stop else r".*", re.S).match(t, i)
+        m = (_IN_LIST if depth else _REST).match(t, i)
         assert m is not None
         return scalar(m.group(0)), m.end()
 

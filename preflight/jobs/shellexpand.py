@@ -27,8 +27,9 @@ from dataclasses import dataclass, replace
 
 from preflight.jobs.shellwords import Part, Split, Statement, Word, split
 
-MAX_CHARS = 4 * 1024 * 1024
-"""Characters all expansions of one script may produce (a real script: kilobytes)."""
+MAX_CHARS = 2 * 1024 * 1024
+"""Characters all expansions of one script may produce, each piece counting 16 more (a real
+script: kilobytes; a 1 MB script expanded once fits)."""
 
 MAX_ARGS = 20_000
 """Arguments of the launch command read (10,000 overrides is already no real job)."""
@@ -109,7 +110,7 @@ class _Eval:
                 else None
 
     def charge(self, fields: list[Field], at: int) -> None:
-        self.spent += sum(len(s.text) + 1 for f in fields for s in f)
+        self.spent += sum(len(s.text) + 16 for f in fields for s in f)
         if self.spent > MAX_CHARS:
             raise TooLarge(at)
 
