@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from preflight.jobs.shellexpand import MAX_CHARS, Launch, TooLarge, launch_args
 from preflight.jobs.shellwords import MAX_PARTS, split
@@ -156,3 +158,18 @@ def test_a_compound_if_test_is_not_decided_from_its_first_part() -> None:
     text = ('T=2\nif [ "$T" = 4 ] || [ "$T" = 2 ]; then\n  S=1024\nelse\n  S=384\nfi\n'
             'python train.py s=$S\n')
     assert _launch(text).args[0].conditional is not None
+
+
+_SHELLISH = st.lists(st.sampled_from(
+    list("ab=.$@{}[]()\"'\\`#;&|<>\n -:+~") +
+    ["train.py", "A=(", "${A[@]}", "bash -c ", "if ", "then ", "fi", "else ", "[ ", " ]",
+     "<<EOF\n", "$(", "${X:-", "elif "]), max_size=60).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_SHELLISH)
+def test_any_script_splits_and_expands_without_raising(text: str) -> None:
+    try:
+        launch_args(split(text), lambda w: w.endswith("train.py"), {"A": "x y"})
+    except TooLarge:
+        pass
