@@ -17,10 +17,10 @@ AREA_TITLES = {
     "HW": "Hardware", "CUDA": "CUDA and drivers", "TORCH": "PyTorch", "TE": "Transformer Engine",
     "TAO": "torchao", "FSDP": "FSDP", "SMOKE": "Smoke step", "RT": "Runtime (live objects)",
     "CLU": "Cluster", "CKPT": "Checkpoint and resume (FP8 scaling state)", "MSAMP": "MS-AMP",
-    "OTHER": "Other",
+    "RL": "RL rollout (FP8 generation and weight sync)", "OTHER": "Other",
 }
 ORDER = ("HW", "CUDA", "TORCH", "TE", "TAO", "ACC", "DS", "FSDP", "LLMF", "MEG", "TT", "PL", "HF",
-         "NEMO", "SMOKE", "RT", "CLU", "CKPT")
+         "NEMO", "SMOKE", "RT", "CLU", "CKPT", "RL")
 
 
 def titles() -> dict[str, str]:

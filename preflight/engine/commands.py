@@ -36,7 +36,8 @@ from preflight.facts import Facts, encode_value
 
 Write = Callable[[str, "str | None"], None]
 # Areas of no one framework; each framework's own is its record's rule_area (areas()).
-BASE_AREAS = ("HW", "CUDA", "TORCH", "TE", "TAO", "FSDP", "SMOKE", "RT", "CLU", "MSAMP", "CKPT")
+BASE_AREAS = ("HW", "CUDA", "TORCH", "TE", "TAO", "FSDP", "SMOKE", "RT", "CLU", "MSAMP", "CKPT",
+              "RL")
 
 
 def areas() -> tuple[str, ...]:

@@ -48,11 +48,32 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
         src = a.src("fp8")
         out["backend"] = ("torchao", src)          # axolotl's FP8 path is torchao only
         out["recipe"] = ("tensorwise", src)
+    _padding(a, out)
     if not a.get("fsdp") and a.any_prefix("fsdp_config"):   # fsdp_config alone means FSDP
         v2 = a.int("fsdp_version") == 2 or a.int("fsdp_config.fsdp_version") == 2
         out["distributed"] = ("fsdp2" if v2 else "fsdp1",
                               a.src("fsdp_version", a.src("fsdp_config")))
     return out
+
+
+def _padding(a: View, out: Derived) -> None:
+    """What axolotl's collator pads a micro-batch's rows to (core/builders/causal.py at v0.18.0
+    L386-L394; the multipack collators take the same ``pad_to_multiple_of``,
+    utils/collators/batching.py L75-L79): ``pad_to_multiple_of`` (default 64) unless
+    ``pad_to_sequence_len: false`` (the longest row only) or ``batch_flattening`` (no padding);
+    ``pad_to_sequence_len: true`` pads every row to sequence_len rounded up to that multiple."""
+    multiple = a.int("pad_to_multiple_of") or 64
+    src = a.src("pad_to_multiple_of", "axolotl default (pad_to_multiple_of 64)")
+    seq = a.int("sequence_len")
+    if a.truthy("batch_flattening"):
+        out["pad_multiple"] = (1, a.src("batch_flattening"))
+    elif a.get("pad_to_sequence_len") is True:
+        out["pad_multiple"] = ((multiple * -(-seq // multiple), a.src("pad_to_sequence_len"))
+                               if seq else (multiple, src))
+    elif a.get("pad_to_sequence_len") is False:
+        out["pad_multiple"] = (1, a.src("pad_to_sequence_len"))
+    else:
+        out["pad_multiple"] = (multiple, src)
 
 
 FRAMEWORK = Framework(

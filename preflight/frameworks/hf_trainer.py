@@ -147,10 +147,34 @@ def training_args(h: View) -> Derived:
     for seq_key in ("max_seq_length", "max_length", "max_seq_len", "block_size", "sequence_len",
                     "cutoff_len"):
         seq = h.int(seq_key)
+        if seq:
+            out["seq_len"] = (seq, h.src(seq_key))
         if mb and seq:
             out["shapes.tokens"] = (mb * seq, h.src(seq_key))
             break
+    _packing(h, out, mb, mb_key)
     return out
+
+
+# Keys that pack samples: TRL SFTConfig packing / padding_free, axolotl sample_packing /
+# batch_flattening, LLaMA-Factory packing / neat_packing (issue 23: dynamic token counts).
+_PACKING_KEYS = ("packing", "padding_free", "sample_packing", "batch_flattening", "neat_packing")
+
+
+def _packing(h: View, out: Derived, mb: int | None, mb_key: str) -> None:
+    """The shared dynamic-shape facts: micro-batch, packing, pad multiple (``pad_to_multiple_of``
+    of TRL's SFTConfig / DataCollator and axolotl)."""
+    if mb:
+        out["micro_batch"] = (mb, h.src(mb_key))
+    stated = [k for k in _PACKING_KEYS if h.has(k)]
+    on = next((k for k in stated if h.truthy(k)), None)
+    if on is not None:
+        out["packing"] = (True, h.src(on))
+    elif stated:
+        out["packing"] = (False, h.src(stated[0]))
+    pad = h.int("pad_to_multiple_of")
+    if pad:
+        out["pad_multiple"] = (pad, h.src("pad_to_multiple_of"))
 
 
 

@@ -123,6 +123,16 @@ def from_torchtitan(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     cp = t.int("parallelism.context_parallel_degree") or 1
     if mb and seq:
         out["shapes.tokens"] = (mb * seq // max(cp, 1), t.src("training.seq_len"))
+    # The shared sequence facts (issue 23): torchtitan's text datasets cut the token stream into
+    # samples of exactly training.seq_len (datasets/hf_datasets.py), nothing is packed at run time.
+    if seq:
+        out["seq_len"] = (seq, t.src("training.seq_len"))
+    if mb:
+        out["micro_batch"] = (mb, t.src(mb_key))
+    out["packing"] = (False, "torchtitan datasets yield fixed training.seq_len samples")
+    ep = t.int("parallelism.expert_parallel_degree")
+    if ep:
+        out["ep"] = (ep, t.src("parallelism.expert_parallel_degree"))
     tp = t.int("parallelism.tensor_parallel_degree") or t.int("training.tensor_parallel_degree")
     if tp:
         out["shapes.tp"] = (tp, t.src("parallelism.tensor_parallel_degree"))

@@ -47,6 +47,8 @@ INTERESTING: frozenset[str] = frozenset({
     "peft", "trl", "safetensors", "flash-attn", "flash-attn-3",
     "xformers", "apex", "bitsandbytes", "liger-kernel", "composer",
     "megatron-lm", "nemo-run", "nvidia-ml-py", "pynvml", "fp8-doctor",
+    # RL rollout engines whose FP8 paths the RL rules read (issue 23: FP8 rollout, weight sync)
+    "vllm", "sglang",
 }) | frozenset(d for dists in DISTRIBUTIONS.values() for d in dists)
 PREFIXES: tuple[str, ...] = ("nvidia-", "transformer-engine")
 

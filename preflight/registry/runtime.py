@@ -69,6 +69,7 @@ SPECS = (
     F("runtime.fp8.te_state_initial_count", "int", "How many TE modules hold initial (never trained, or not restored) FP8 state"),
     F("runtime.fp8.te_state_unreadable", "list", "TE modules whose fp8_meta could not be read (first 16)"),
     F("runtime.fp8.te_history_rows_min", "int", "Fewest filled rows of a forward amax history over the TE modules"),
+    F("runtime.fp8.te_history_rows_max", "int", "Most filled rows of a forward amax history over the TE modules (from TE 1.7 a module that did not run in a step does not roll its history)"),
     F("runtime.fp8.te_history_len", "int", "Length of the forward amax history (DelayedScaling amax_history_len)"),
-    F("runtime.fp8.te_history_short", "bool", "Some TE amax history holds fewer filled rows than the optimizer steps taken (capped at its length): the state restarted after a resume"),
+    F("runtime.fp8.te_history_short", "bool", "Even the fullest TE amax history holds fewer filled rows than the optimizer steps taken (capped at its length - 1): the state restarted after a resume"),
 )
