@@ -153,11 +153,37 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
                                Unknown(f"make_sequence_length_divisible_by is "
                                        f"{str(pad)[:60]!r}"),
                                v.src("policy.make_sequence_length_divisible_by"))
+    if megatron and out.get("packing", (False,))[0] is True:
+        _packed_row_padding(v, out)
     gpus, nodes = v.int("cluster.gpus_per_node"), v.int("cluster.num_nodes")
     if gpus:
         out["num_gpus"] = (gpus * (nodes or 1), v.src("cluster.gpus_per_node"))
     _generation(v, out)
     return out
+
+
+def _packed_row_padding(v: View, out: Derived) -> None:
+    """On the Megatron path NeMo-RL pads each packed row by itself: to 128 tokens for blockwise
+    FP8, 32 for MXFP8, 16 for other FP8 recipes (128 for the HybridEP flex dispatcher), times
+    ``2 x CP`` and TP under sequence parallelism (nemo_rl/models/megatron/data.py
+    ``_get_pack_sequence_parameters_for_megatron`` at v0.7.0; PR 1884)."""
+    divisor = 1
+    if out.get("fp8", (False,))[0] is True:
+        recipe = out.get("recipe", (None,))[0]
+        divisor = 128 if recipe == "blockwise" else 32 if recipe == "mxfp8" else 16
+    if v.get(f"{MEG}.moe_token_dispatcher_type") == "flex" and \
+            v.get(f"{MEG}.moe_flex_dispatcher_backend") == "hybridep":
+        divisor = max(divisor, 128)
+    if divisor == 1:
+        return
+    tp, cp = out.get("tp", (1,))[0], out.get("cp", (1,))[0]
+    if not all(isinstance(x, int) and not isinstance(x, bool) for x in (tp, cp)):
+        return
+    multiple = divisor * (2 * cp if cp > 1 else 1) * (
+        tp if tp > 1 and out.get("sequence_parallel", (False,))[0] is True else 1)
+    out["pad_multiple"] = (multiple, f"{v.src(f'{FP8}.fp8_recipe', v.src(f'{MEG}.enabled'))} "
+                                     "(NeMo-RL pads packed rows for the FP8 recipe: "
+                                     "models/megatron/data.py at v0.7.0)")
 
 
 def _parallel(v: View, out: Derived, megatron: bool) -> None:

@@ -101,6 +101,9 @@ def test_nemo_rl_yaml_is_nemo_rl_not_lightning() -> None:
     assert intent["rollout.fp8"][0] is True and intent["rollout.engine"][0] == "vllm"
     assert read.facts["config.nemo_rl.policy.megatron_cfg.env_vars."
                       "NVTE_FP8_BLOCK_SCALING_FP32_SCALES"] == "1"
+    # make_sequence_length_divisible_by is 1, but on the Megatron path NeMo-RL pads every packed
+    # row to 128 tokens for blockwise FP8 by itself (data.py at v0.7.0)
+    assert intent["packing"][0] is True and intent["pad_multiple"][0] == 128
 
 
 def test_nemo_rl_fp8_kv_cache_and_interpolated_padding() -> None:
