@@ -224,6 +224,13 @@ def _generation(v: View, out: Derived) -> None:
     engine = str(backend).lower()
     out["rollout.engine"] = (engine if engine in {"vllm", "sglang", "megatron"} else
                              Unknown(f"generation backend {backend!r}"), src)
+    isc = v.facts.get(f"{PREFIX}.loss_fn.use_importance_sampling_correction")
+    out["rollout.is_correction"] = (
+        isc if isinstance(isc, Unknown) else
+        Unknown(base.reason) if isc is None and (base := base_unread(v.facts, KIND)) else
+        v.truthy("loss_fn.use_importance_sampling_correction"),
+        v.src("loss_fn.use_importance_sampling_correction",
+              "NeMo-RL default (use_importance_sampling_correction false)"))
     if engine == "vllm":
         prec = v.facts.get(f"{PREFIX}.{VLLM}.precision")
         fp8 = str(prec).lower() == "fp8"

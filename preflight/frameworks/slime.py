@@ -86,6 +86,10 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     else:
         out["rollout.fp8"] = (Unknown("no --hf-checkpoint given: the rollout precision is not "
                                       "known"), "intent")
+    # --use-tis: truncated importance sampling of the rollout/trainer mismatch
+    # (slime/utils/arguments.py at v0.3.1; off unless given)
+    out["rollout.is_correction"] = (s.truthy("use_tis"), s.src("use_tis", "slime default "
+                                                                          "(no --use-tis)"))
     kv = s.get("sglang_kv_cache_dtype")
     out["rollout.kv_cache_fp8"] = (str(kv).lower().startswith("fp8") if kv is not None
                                    else False, s.src("sglang_kv_cache_dtype",

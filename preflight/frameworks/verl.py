@@ -57,6 +57,8 @@ PACKAGED: dict[str, tuple[Any, str]] = {
     f"{MEG}.sequence_parallel": (True, f"{_SRC}/_generated_ppo_megatron_trainer.yaml"),
     f"{MEG}.use_remove_padding": (True, f"{_SRC}/_generated_ppo_megatron_trainer.yaml"),
     "actor_rollout_ref.model.use_remove_padding": (True, f"{_SRC}/model/hf_model.yaml"),
+    "algorithm.rollout_correction.rollout_is": (
+        None, f"{_SRC}/algorithm/rollout_correction.yaml (rollout_is: null)"),
 }
 
 
@@ -213,6 +215,10 @@ def _rollout(v: View, out: Derived) -> None:
         out["rollout.fp8"] = (on, qsrc)
         if on:   # vLLM: weight_block_size [128, 128], dynamic activation scales
             out["rollout.recipe"] = ("blockwise", qsrc)
+    tis, tsrc = _get(v, "algorithm.rollout_correction.rollout_is")
+    # docs/algo/rollout_corr.md: rollout_is token | sequence turns the IS correction on
+    out["rollout.is_correction"] = (tis if isinstance(tis, Unknown) else
+                                    tis not in (None, False, "null", ""), tsrc)
     engine = out["rollout.engine"][0]
     kv_key = f"{ROLLOUT}.engine_kwargs.{engine}.kv_cache_dtype" if isinstance(engine, str) \
         else None

@@ -316,3 +316,16 @@ def test_a_megabyte_value_is_a_problem_with_its_line(tmp_path: Path) -> None:
     _, read = _read(run)
     assert read.facts["config.verl.a.b"] == 1 and "config.verl.c.d" not in read.facts
     assert [(p.line, p.level) for p in read.problems] == [(3, "warning")]
+
+
+def test_rollout_importance_sampling_correction_of_each_rl_stack() -> None:
+    verl = FIX / "verl"
+    assert _read(verl / "run_nemotron_nano_v3_30b_a3b_megatron_fp8.sh")[0][
+        "rollout.is_correction"][0] is False       # verl's packaged rollout_is: null
+    tis = _read(verl / "run_nemotron_nano_v3_30b_a3b_megatron_fp8_tis.sh")[0]
+    assert tis["rollout.is_correction"][0] is True
+    assert _line(tis["rollout.is_correction"][1])[1] == 206
+    assert _read(NRL / "grpo_math_8B_megatron_fp8.yaml")[0]["rollout.is_correction"][0] is True
+    assert _read(NRL / "grpo_math_1B.yaml")[0]["rollout.is_correction"][0] is False
+    slime = _read(FIX / "slime" / "low_precision" / "run-qwen3-30b-a3b-fp8.sh")[0]
+    assert slime["rollout.is_correction"][0] is True            # --use-tis
