@@ -25,6 +25,11 @@ DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
     "mcli": (),
     "pytorch": (),
     "trl": ("trl",),
+    "megatron_bridge": ("megatron-bridge", "megatron-core"),
+    "verl": ("verl",),
+    "nemo_rl": ("nemo-rl",),
+    "automodel": ("nemo-automodel",),
+    "slime": ("slime",),
 }
 """kind -> the distributions it ships as, then those it requires."""
 # END GENERATED

@@ -9,7 +9,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from preflight.facts import Unknown
-from preflight.frameworks._record import Default, Framework
+from preflight.frameworks import torchtitan_launch
+from preflight.frameworks._record import Default, Framework, Launch
 from preflight.frameworks._view import Derived, View
 from preflight.frameworks.torchtitan_py import read_python
 from preflight.jobs.readers import read_plain
@@ -108,6 +109,10 @@ def from_torchtitan(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
             else "training.fp8_linear"
         fp8_src = t.src(key)
     out["fp8"] = (fp8_src is not None, fp8_src or t.src("model", "no float8 converter"))
+    base = f.get("config.torchtitan.base_config")
+    if fp8_src is None and isinstance(base, Unknown):
+        # a launch line whose --job.config_file was not read: the converters may be there
+        out["fp8"] = (base, t.src("base_config"))
     if fp8_src is not None:
         out["backend"] = ("torchao", fp8_src)
         delayed = [k for k in ("float8.scaling_type_input", "float8.scaling_type_weight",
@@ -175,13 +180,15 @@ def from_torchtitan(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
 
 
 FRAMEWORK = Framework(
-    kind=KIND, title="torchtitan", formats=("toml",), score=score,
+    kind=KIND, title="torchtitan", formats=("toml", "text"), score=score,
     read=read_plain("config.torchtitan"), derive=from_torchtitan, precedence=6,
     distributions=("torchtitan",), from_source=True, rule_area="TT", area_title="torchtitan",
     shape_keys=(("seq", ("training.seq_len",)),
                 ("micro_batch", ("training.local_batch_size", "training.batch_size"))),
     shape_table=model_shape, read_python=read_python,
     python_hint=re.compile(r"\bTrainer\.Config\b|\bJobConfig\b"),
+    # `-m torchtitan.train --job.config_file X.toml --a.b v` (issue 22 item 2)
+    launch=Launch(torchtitan_launch.read_text, command=torchtitan_launch.HINT),
     defaults=(
         Default("activation_checkpoint.mode", "selective", "all",
                 "torchtitan/config/job_config.py"),

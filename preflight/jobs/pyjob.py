@@ -13,7 +13,7 @@ from typing import Any
 
 from preflight.jobs.parse import MAX_BYTES, ParseError, read_text
 from preflight.jobs.pysource import Module, parse
-from preflight.jobs.types import ConfigProblem, ReaderOutput
+from preflight.jobs.types import ConfigProblem, Linked, ReaderOutput
 
 NOTEBOOK = (".ipynb",)
 
@@ -47,7 +47,7 @@ def read(path: str, kind: str | None, explicit: bool, argv: tuple[str, ...] | No
     facts: dict[str, Any] = {}
     prov: dict[str, str] = {}
     problems: list[ConfigProblem] = []
-    linked = []
+    linked: list[Linked] = []
     for fw in hinted:
         assert fw.read_python is not None
         out = fw.read_python(module)

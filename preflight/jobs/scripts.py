@@ -130,7 +130,8 @@ def _read(path: str, text: str, kind: str | None, explicit: bool, outer: dict[st
     command occurs first in it, else whose flags occur first (each record's ``launch``)."""
     from preflight.frameworks import BY_KIND, FRAMEWORKS
 
-    fw = BY_KIND[kind] if kind is not None else _detect(text, FRAMEWORKS)
+    # a command named in a comment (`# see verl.trainer.main_ppo`) launches nothing
+    fw = BY_KIND[kind] if kind is not None else _detect(strip_comments(text), FRAMEWORKS)
     if fw is None or fw.launch is None:
         if not explicit:
             return None, ReaderOutput()

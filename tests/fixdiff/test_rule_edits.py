@@ -28,6 +28,9 @@ GIT = shutil.which("git")
 RULES = engine.load_rules(None)
 
 NOT_AN_EDIT = {
+    "FP8D-MBR-0001": "the fix is a Hydra override on the launch line (mixed_precision.fp8=...) "
+                     "in place of model.fp8=...; --diff edits config files and flags, not "
+                     "key=value overrides",
     "FP8D-MEG-0017": "the fix is the user's own quantizer factory (a Python import path)",
     "FP8D-MEG-0032": "the value to set is the job's dense tensor parallelism (ETP = TP), or a "
                      "short trial run: no literal value fits every job",
