@@ -142,7 +142,7 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
 
 FRAMEWORK = Framework(
     kind=KIND, title="NeMo-Automodel", formats=("yaml", "text"), score=score, read=read_yaml,
-    derive=derive, precedence=15,
+    derive=derive, precedence=17,
     references=(
         Reference("<config.yaml>", KIND, "relative to the launch directory (nemo_automodel/"
                                          "cli/app.py)"),

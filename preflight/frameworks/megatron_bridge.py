@@ -212,7 +212,7 @@ def _num(v: View, key: str) -> Any:
 
 FRAMEWORK = Framework(
     kind=KIND, title="Megatron-Bridge", formats=("yaml", "text"), score=score, read=read_yaml,
-    derive=derive, precedence=12,
+    derive=derive, precedence=14,
     duplicate_keys="error",          # OmegaConf.load refuses a key given twice
     references=(
         Reference("--config-file", KIND, "relative to the launch directory; merged over the "

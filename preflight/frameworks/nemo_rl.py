@@ -254,7 +254,7 @@ def _generation(v: View, out: Derived) -> None:
 
 FRAMEWORK = Framework(
     kind=KIND, title="NeMo-RL", formats=("yaml", "text"), score=score, read=read_yaml,
-    derive=derive, precedence=14,
+    derive=derive, precedence=16,
     # OmegaConf.load refuses a key given twice
     duplicate_keys="error",
     references=(

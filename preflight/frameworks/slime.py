@@ -108,7 +108,7 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
 
 FRAMEWORK = Framework(
     kind=KIND, title="slime", formats=("text",), score=score, read=read_yaml, derive=derive,
-    precedence=16,
+    precedence=18,
     defaults=(
         Default("NVTE_FP8_BLOCK_SCALING_FP32_SCALES", "1 (set for the Ray actors)",
                 "slime 0.3.1", "slime/ray/actor_group.py"),

@@ -233,7 +233,7 @@ def _rollout(v: View, out: Derived) -> None:
 
 FRAMEWORK = Framework(
     kind=KIND, title="verl", formats=("yaml", "text"), score=score, read=read_yaml,
-    derive=derive, precedence=13,
+    derive=derive, precedence=15,
     # Hydra loads YAML with OmegaConf, which refuses a key given twice
     duplicate_keys="error",
     references=(

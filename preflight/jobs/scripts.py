@@ -150,7 +150,8 @@ def _read(path: str, text: str, kind: str | None, explicit: bool, outer: dict[st
         return got, out
     if kind is not None and (any(n.startswith(f"config.{kind}.") for n in out.facts) or
                              any(link.kind == kind for link in out.linked)):
-        if _detect(text, [fw]) is None:
+        if explicit and _detect(text, [fw]) is None:
+            # (a script another one sources takes its kind from that one: not a --kind forced)
             # --kind megatron on a line of `--config-file x.yaml model.fp8=e4m3`: every --flag
             # reads as a Megatron one, but none is Megatron's (issue 22 item 5)
             from preflight.jobs.read import UNRECOGNISED, kind_forced

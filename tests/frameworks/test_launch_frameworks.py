@@ -3,6 +3,7 @@ scripts and YAML (issue 22 items 2 and 4; fixtures cite repository and commit)."
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -113,9 +114,11 @@ def test_nemo_rl_fp8_kv_cache_and_interpolated_padding() -> None:
 
 
 def test_launch_line_override_beats_the_yaml_with_its_own_line(tmp_path: Path) -> None:
+    # the configs inside the job (a YAML outside it is never read: the read boundary)
+    shutil.copytree(NRL, tmp_path / "configs")
     run = tmp_path / "run.sh"
-    run.write_text(f"#!/bin/bash\nuv run examples/run_grpo.py \\\n"
-                   f"  --config {NRL / 'grpo_math_8B_megatron_fp8.yaml'} \\\n"
+    run.write_text("#!/bin/bash\nuv run examples/run_grpo.py \\\n"
+                   "  --config configs/grpo_math_8B_megatron_fp8.yaml \\\n"
                    "  policy.megatron_cfg.fp8_cfg.fp8_recipe=tensorwise \\\n"
                    "  ++policy.megatron_cfg.fp8_cfg.fp8='hybrid' \\\n"
                    "  ~policy.generation.vllm_cfg.precision\n")
@@ -210,8 +213,9 @@ def test_automodel_torchao_and_te_fp8_blocks() -> None:
 
 
 def test_automodel_dotted_flags_override_the_yaml(tmp_path: Path) -> None:
+    shutil.copy(FIX / "automodel" / "llama3_1_8b_hellaswag_fp8.yaml", tmp_path)
     run = tmp_path / "run.sh"
-    run.write_text(f"automodel {FIX / 'automodel' / 'llama3_1_8b_hellaswag_fp8.yaml'} "
+    run.write_text("automodel llama3_1_8b_hellaswag_fp8.yaml "
                    "--nproc-per-node 8 --fp8.recipe_name rowwise --compile.enabled=False\n")
     intent, _ = _read(run)
     assert intent["recipe"][0] == "rowwise" and _line(intent["recipe"][1]) == ("run.sh", 1)
