@@ -222,10 +222,15 @@ def _combine_fp8(per: dict[str, Derived], got: dict[str, tuple[Any, str]]) -> No
     got["fp8_source"] = (source, source)
     # A framework that cancels the asking one's FP8 (HF Trainer's bf16 over accelerate's fp8,
     # NeMo without transformer_engine over its own fp8 keys).
-    override = next((d["overrides_fp8"][1] for k, d in per.items()
-                     if kind in by_kind[k].cancels_fp8_of and "overrides_fp8" in d), None)
+    cancel = next((d["overrides_fp8"] for k, d in per.items()
+                   if kind in by_kind[k].cancels_fp8_of and "overrides_fp8" in d), None)
+    override = cancel[1] if cancel is not None else None
     explicit = any(by_kind[k].explicit_precision_wins and "overrides_fp8" in d
                    for k, d in per.items())
+    if cancel is not None and isinstance(cancel[0], Unknown) and len(asking) == 1:
+        # e.g. TrainingArguments(bf16=<set under a condition the text does not decide>)
+        got["fp8"] = (Unknown(f"FP8 is asked at {source}, but {cancel[0].reason}"), cancel[1])
+        return
     if override is not None and len(asking) == 1:
         got["fp8"] = (False, override)
         got["fp8_overridden_by"] = (override, override)

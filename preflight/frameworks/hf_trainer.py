@@ -122,7 +122,7 @@ def read_python(module: Module) -> ReaderOutput:
     line instead (its flags, or the YAML / JSON file it passes), which is read with it."""
     out = PyOut(module)
     parsed_args = False
-    for call, _ in module.calls():
+    for call, _ in out.calls():
         if is_training_args(module, call.func):
             out.put(f"config.{KIND}.code.args_class", call.name, call.line)
             out.put_all(f"config.{KIND}", call, WATCH)
@@ -188,11 +188,22 @@ def training_args(h: View) -> Derived:
                                    "what is installed"), h.src("fp8_backend", src)))
         if backend == "torchao":
             out["recipe"] = ("tensorwise", src)
+    elif h.unknown("fp8"):
+        unknown = h.unknown("fp8")
+        assert unknown is not None
+        out["fp8"] = (Unknown(f"fp8 is not known: {unknown.reason}"), h.src("fp8"))
     # TrainingArguments: fp16 is checked first, then bf16 (Trainer's mixed-precision setup).
     for key in ("fp16", "bf16"):
         if h.get(key) is True:
             out["precision"] = (key, h.src(key))
             out["overrides_fp8"] = (True, h.src(key))
+            break
+        unknown = h.unknown(key)
+        if unknown is not None:
+            # may replace accelerate's FP8 or not: never read as either (issue 22 item 5)
+            out["precision"] = (Unknown(f"{key} is not known: {unknown.reason}"), h.src(key))
+            out["overrides_fp8"] = (Unknown(f"{key} may replace accelerate's mixed precision: "
+                                            f"{unknown.reason}"), h.src(key))
             break
     if h.has("gradient_checkpointing"):
         out["activation_checkpointing"] = (h.truthy("gradient_checkpointing"),

@@ -67,8 +67,7 @@ def read_python(module: Module) -> ReaderOutput:
             fix=f"Name one: fp8-doctor check {os.path.basename(module.path)}::{names[0]}"))
         return out.output()
     fn, scope = module.functions[chosen]
-    result = module.evaluate(scope.returns[0], scope) if len(scope.returns) == 1 else \
-        Unresolved(f"{chosen}() has no single return", fn.lineno)
+    result = module.result(scope)
     if not isinstance(result, Call):
         out.put(f"{PREFIX}.model.converters", result, fn.lineno)
         return out.output()

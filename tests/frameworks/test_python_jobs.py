@@ -278,3 +278,102 @@ def test_te_autocast_with_no_recipe_leaves_it_to_te(tmp_path: Path) -> None:
     values = _intent([script])
     assert values["intent.fp8"] is True and values["intent.recipe_by_backend"] is True
     assert isinstance(values["intent.recipe"], Unknown)
+
+
+# -- a setting under a condition (issue 22 item 5): the branch the launch line decides, else
+# Unknown with the condition -- never "FP8: no".
+
+_FSDP2_FP8 = """
+    # huggingface/accelerate 638759bb examples/torch_native_parallelism/fsdp2_fp8.py, reduced
+    import argparse
+    from torchao.float8 import Float8LinearConfig
+    from accelerate import Accelerator
+    from accelerate.utils import AORecipeKwargs, FullyShardedDataParallelPlugin, TorchDynamoPlugin
+    def parse_args():
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--precision", type=str, default="fp8", choices=["fp8", "bf16"])
+        return parser.parse_args()
+    def main():
+        args = parse_args()
+        fsdp2_plugin = FullyShardedDataParallelPlugin(fsdp_version=2,
+                                                      cpu_ram_efficient_loading=False)
+        dynamo_plugin = TorchDynamoPlugin(backend="inductor", use_regional_compilation=True)
+        fp8_config = Float8LinearConfig(enable_fsdp_float8_all_gather=True)
+        kwargs = []
+        if args.precision == "fp8":
+            kwargs = [AORecipeKwargs(config=fp8_config)]
+        accelerator = Accelerator(fsdp_plugin=fsdp2_plugin, dynamo_plugin=dynamo_plugin,
+                                  kwargs_handlers=kwargs)
+    if __name__ == "__main__":
+        main()
+"""
+
+
+def _derive(paths: list[str]) -> dict[str, object]:
+    read = read_paths(paths)
+    return intent.derive(Facts(read.facts, read.provenance))[0]
+
+
+def test_a_recipe_handler_chosen_by_the_launch_line_asks_for_fp8(tmp_path: Path) -> None:
+    _write(tmp_path, "fsdp2_fp8.py", _FSDP2_FP8)
+    launch = _write(tmp_path, "run.sh", "accelerate launch fsdp2_fp8.py --precision fp8\n")
+    values = _derive([launch])
+    # no mixed_precision anywhere: the AO handler alone makes prepare() convert the model
+    assert values["intent.fp8"] is True and values["intent.backend"] == "torchao"
+    assert values["intent.recipe"] == "tensorwise"
+    assert values["intent.distributed"] == "fsdp2" and values["intent.compile"] is True
+    bf16 = _write(tmp_path, "bf16.sh", "accelerate launch fsdp2_fp8.py --precision bf16\n")
+    assert _derive([bf16])["intent.fp8"] is False
+
+
+def test_a_recipe_handler_nothing_decides_leaves_fp8_unknown(tmp_path: Path) -> None:
+    script = _write(tmp_path, "fsdp2_fp8.py", _FSDP2_FP8)
+    fp8 = _derive([script])["intent.fp8"]
+    assert isinstance(fp8, Unknown)
+    assert "args.precision == 'fp8'" in fp8.reason and "--precision" in fp8.reason
+
+
+def test_settings_under_an_undecided_condition_are_unknown_not_off(tmp_path: Path) -> None:
+    cases = {
+        "lightning.py": """
+            import os
+            import lightning as L
+            if os.environ.get("FP8"):
+                trainer = L.Trainer(precision="transformer-engine")
+            else:
+                trainer = L.Trainer(precision="bf16-mixed")
+        """,
+        "ao.py": """
+            import torch
+            from torchao.float8 import convert_to_float8_training
+            model = build()
+            if torch.cuda.get_device_capability() >= (8, 9):
+                convert_to_float8_training(model)
+        """,
+        "te.py": """
+            import os
+            import transformer_engine.pytorch as te
+            if os.environ.get("FP8") == "1":
+                with te.autocast(enabled=True):
+                    step()
+        """,
+    }
+    for name, text in cases.items():
+        fp8 = _derive([_write(tmp_path, name, text)])["intent.fp8"]
+        assert isinstance(fp8, Unknown), (name, fp8)
+        assert "does not decide" in fp8.reason or "set to" in fp8.reason, (name, fp8)
+
+
+def test_bf16_under_an_undecided_condition_may_or_may_not_replace_fp8(tmp_path: Path) -> None:
+    _write(tmp_path, "train.py", """
+        import os
+        from transformers import TrainingArguments
+        bf16 = False
+        if os.environ.get("BF16"):
+            bf16 = True
+        TrainingArguments(output_dir="o", bf16=bf16)
+    """)
+    launch = _write(tmp_path, "run.sh", "accelerate launch --mixed_precision fp8 train.py\n")
+    values = _derive([launch])
+    assert isinstance(values["intent.fp8"], Unknown)
+    assert "bf16" in values["intent.fp8"].reason
