@@ -76,6 +76,9 @@ CASES = [
     (("torchtitan/v01_converters_float8.toml",),
      {"fp8": True, "recipe": "tensorwise", "compile": True, "shapes.tokens": 4096}),
     (("torchtitan/2024_enable_float8_linear.toml",), {"fp8": True, "backend": "torchao"}),
+    # converters = "float8": the comma list torchtitan's 2025-04 argparse config split it into
+    (("torchtitan/2025_04_string_converters.toml",),
+     {"fp8": True, "backend": "torchao", "recipe": "tensorwise", "tp": 8, "compile": True}),
     (("torchtitan/2024_delayed_scaling.toml",),
      {"fp8": True, "recipe": "delayed", "compile": True, "shapes.hidden": 256,
       "shapes.tokens": 16384}),

@@ -92,11 +92,20 @@ def _sequence(t: View, out: Derived) -> None:
         out["ep"] = (ep, t.src("parallelism.expert_parallel_degree"))
 
 
+def converter_names(raw: Any) -> list[str]:
+    """The converters ``[model] converters`` asks for. A string is the comma list torchtitan's
+    argparse config split it into (``string_list``, config_manager.py l.31-45 at 01424cb2; its
+    2025-04 presets say ``converters = "float8"``): FP8 is asked either way, though from 0.1.0
+    the typed config keeps the string and fails on it at start-up (FP8D-TT-0020)."""
+    if isinstance(raw, str):
+        return [s.strip() for s in raw.split(",") if s.strip()]
+    return [str(c) for c in raw] if isinstance(raw, list) else []
+
+
 def from_torchtitan(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     t = View(f, "torchtitan", prov)
     out: Derived = {}
-    converters = t.get("model.converters") or []
-    converters = [str(c) for c in converters] if isinstance(converters, list) else []
+    converters = converter_names(t.get("model.converters"))
     fp8_src = None
     if (_TT_FP8 | _TT_MX | _TT_NVFP4) & set(converters):
         fp8_src = t.src("model.converters")
