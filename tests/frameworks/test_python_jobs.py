@@ -186,14 +186,64 @@ def test_a_torchtitan_config_function_is_its_toml() -> None:
     assert plain["intent.fp8"] is False
 
 
-def test_a_torchtitan_registry_with_several_configs_asks_which() -> None:
+def test_a_torchtitan_registry_read_whole_states_only_what_its_configs_agree_on() -> None:
     read = read_paths([str(REGISTRY)])
-    assert read.files == []
-    problem = read.problems[0]
-    assert problem.code == "not_a_config" and "llama3_8b_mxfp8" in problem.message
-    assert "::llama3_8b" in (problem.fix or "")
+    assert [k for _, k in read.files] == ["torchtitan"]
+    f = read.facts
+    converters = f["config.torchtitan.model.converters"]
+    assert isinstance(converters, Unknown)
+    assert "llama3_405b" in converters.reason and "not set in llama3_8b" in converters.reason
+    assert "::llama3_8b" in converters.reason         # how to name one
+    values, _ = intent.derive(Facts(read.facts, read.provenance))
+    # some configs ask for FP8 and some do not: never "no", never one config taken for the job
+    for name in ("intent.fp8", "intent.tp", "intent.compile"):
+        assert isinstance(values[name], Unknown), name
     named = read_paths([f"{REGISTRY}::no_such_config"])
     assert "'no_such_config' is none of them" in named.problems[0].message
+
+
+REGISTRY_2026_04 = FIXTURES / "torchtitan/python_2026_04/torchtitan/models/llama3/config_registry.py"
+
+
+def test_the_2026_04_registry_layout_model_converters_and_ac_mode() -> None:
+    # pytorch/torchtitan 00d1c0e4: model_converters=ModelConvertersContainer.Config(converters=[
+    # Float8LinearConverter.Config(...)]), recipe_name None (tensorwise), ActivationCheckpointConfig
+    big = _intent([f"{REGISTRY_2026_04}::llama3_405b"])
+    assert big["intent.fp8"] is True and big["intent.recipe"] == "tensorwise"
+    assert big["intent.tp"] == 8 and big["intent.compile"] is True
+    assert big["intent.activation_checkpointing"] is True
+    debug = _intent([f"{REGISTRY_2026_04}::llama3_debugmodel_float8_emulate"])
+    assert debug["intent.fp8"] is True and debug["intent.compile"] is False
+    assert _intent([f"{REGISTRY_2026_04}::llama3_8b"])["intent.fp8"] is False
+    whole = _intent([str(REGISTRY_2026_04)])
+    assert isinstance(whole["intent.fp8"], Unknown)
+    assert whole["intent.distributed"] == "fsdp2"      # every config leaves dp_shard at -1
+
+
+def test_a_launch_line_picks_the_registry_config(tmp_path: Path) -> None:
+    # torchtitan 00d1c0e4 run_train.sh: MODULE / CONFIG -> -m torchtitan.train --module M --config C
+    home = tmp_path / "torchtitan/models/llama3"
+    home.mkdir(parents=True)
+    (home / "config_registry.py").write_text(REGISTRY_2026_04.read_text())
+    env_line = _write(tmp_path, "run.sh", "MODULE=llama3 CONFIG=llama3_405b ./run_train.sh "
+                                          "--training.steps 10\n")
+    read = read_paths([env_line])
+    assert read.facts["config.torchtitan.job.config_function"] == "llama3_405b"
+    assert read.facts["config.torchtitan.training.steps"] == 10        # the line wins
+    values, _ = intent.derive(Facts(read.facts, read.provenance))
+    assert values["intent.fp8"] is True and values["intent.tp"] == 8
+    flags = _write(tmp_path, "run2.sh", "torchrun --nproc_per_node 8 -m torchtitan.train "
+                                        "--module llama3 --config llama3_8b\n")
+    assert _intent([flags])["intent.fp8"] is False
+
+
+def test_a_registry_the_launch_line_names_but_not_here_leaves_fp8_unknown(tmp_path: Path) -> None:
+    line = _write(tmp_path, "run.sh", "MODULE=llama3 CONFIG=llama3_405b ./run_train.sh\n")
+    read = read_paths([line])
+    assert any(p.code == "reference" for p in read.problems)
+    values, _ = intent.derive(Facts(read.facts, read.provenance))
+    assert isinstance(values["intent.fp8"], Unknown)
+    assert "llama3_405b" in values["intent.fp8"].reason
 
 
 def test_a_te_training_loop_with_torch_checkpoint(tmp_path: Path) -> None:
