@@ -20,6 +20,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from packaging.version import Version
+
+from preflight.engine.versions import comparison_key
 from preflight.facts import Unknown
 from preflight.frameworks import accelerate_launch
 from preflight.frameworks._record import Default, Framework, Launch, Reference
@@ -137,7 +140,43 @@ def from_accelerate(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
                                            a.src("fsdp_config.fsdp_activation_checkpointing"))
     if fp8:
         _accelerate_fp8(a, f, prov, out, str(mp).lower() == "fp8")
+        if str(mp).lower() == "fp8":
+            _kept_backend(a, f, prov, out)
     return out
+
+
+_V1_9 = Version("1.9.0")
+
+
+def _kept_backend(a: View, f: Mapping[str, Any], prov: Mapping[str, str], out: Derived) -> None:
+    """The FP8 backend that still converts the model when another framework (the HF Trainer's
+    ``bf16``) replaces accelerate's mixed precision: ``survives_override``.
+
+    ``accelerate launch`` with ``mixed_precision: fp8`` exports ``ACCELERATE_FP8_BACKEND`` from
+    ``fp8_config.backend`` (utils/launch.py setup_fp8_env at v1.11.0). From accelerate 1.9.0
+    (PR 3677) ``Accelerator.fp8_backend`` falls back to that variable when no recipe handler
+    is set (accelerator.py l.3998-4012 at v1.9.0), and ``prepare()`` converts by it: a TE
+    backend is applied after the Trainer rewrote ``ACCELERATE_MIXED_PRECISION`` to bf16, with
+    ``DelayedScaling()`` (no handler: utils/transformer_engine.py apply_fp8_autowrap l.161-177
+    at v1.11.0). Before 1.9.0 nothing is converted (FP8D-HF-0001). Only TE: torchao and
+    MS-AMP read a handler that was never built, and prepare() fails."""
+    raw = a.get("cli.fp8_config.backend", a.get("fp8_config.backend"))
+    src = a.src("cli.fp8_config.backend", a.src("fp8_config.backend"))
+    if raw is None and isinstance(f.get("env.ACCELERATE_FP8_BACKEND"), str):
+        raw, src = f["env.ACCELERATE_FP8_BACKEND"], "env.ACCELERATE_FP8_BACKEND"
+    if str(raw).upper() != "TE":
+        return
+    version = f.get("pkg.accelerate.version")
+    key = comparison_key(version) if isinstance(version, str) else None
+    if key is None:
+        why = (version.reason if isinstance(version, Unknown) else "not installed here"
+               if version is None else f"{str(version)[:40]!r}")
+        out["survives_override"] = (Unknown(
+            "accelerate >= 1.9.0 still converts the model with the TE backend `accelerate "
+            f"launch` exports, earlier releases do not, and accelerate is {why} (--assume "
+            "pkg.accelerate=V)"), src)
+    elif key >= _V1_9:
+        out["survives_override"] = ("te", src)
 
 
 # Recipe handlers (accelerate v1.14.0 09228237 utils/dataclasses.py): the backend each selects.

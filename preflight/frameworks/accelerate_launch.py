@@ -17,7 +17,8 @@ Many FP8 jobs are started as ``accelerate launch --config_file fsdp.yaml --mixed
 - **HF TrainingArguments** given as flags to the training script (after ``accelerate launch
   ... train.py``, or on any ``torchrun`` / ``deepspeed`` / ``python`` line that carries
   ``--output_dir`` or ``--per_device_train_batch_size``) -> ``config.hf_trainer.<flag>``
-  (:func:`.hf_trainer.script_args`).
+  (:func:`.hf_trainer.script_args`); LLaMA-Factory's ``src/train.py`` with its flags or YAML ->
+  ``config.llamafactory.*`` (:mod:`.llamafactory_launch`).
 """
 
 from __future__ import annotations
@@ -89,5 +90,6 @@ def read(path: str, text: str, outer: dict[str, str] | None = None) -> ReaderOut
             # The same setting as given on the command line, apart: a rule can tell the
             # YAML's key from the flag that overrides it (FP8D-ACC-0003, issue 12).
             out.put(f"config.{KIND}.cli.{_acc_name(flag)}", value, pos)
-    hf_trainer.script_args(out, words[stop + 1:], variables)
+    script = str(launch.value(words[stop][0], variables)) if stop < len(words) else ""
+    hf_trainer.script_args(out, words[stop + 1:], variables, script)
     return ReaderOutput(out.facts, out.prov, tuple(out.problems), tuple(out.linked))

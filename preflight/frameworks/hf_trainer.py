@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from preflight.facts import Unknown
-from preflight.frameworks import trl
+from preflight.frameworks import llamafactory_launch, trl
 from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, View
 from preflight.jobs import launch
@@ -67,10 +67,15 @@ def read_with_deepspeed(kind: str) -> Callable[[str, Parsed], ReaderOutput]:
 read_hf_trainer = read_with_deepspeed("hf_trainer")
 
 
-def script_args(out: launch.Out, words: list[launch.Token], variables: dict[str, str]) -> None:
+def script_args(out: launch.Out, words: list[launch.Token], variables: dict[str, str],
+                script: str = "") -> None:
     """TrainingArguments given as flags to the training script -> ``config.hf_trainer.<flag>``,
     as HfArgumentParser reads them (bare ``--bf16`` is true); ``--deepspeed ds.json`` is
-    followed. Nothing unless the flags carry :data:`HINT`."""
+    followed. Nothing unless the flags carry :data:`HINT`. LLaMA-Factory's ``src/train.py`` (or
+    flags only it takes) is read as LLaMA-Factory's (:mod:`.llamafactory_launch`)."""
+    if llamafactory_launch.launched(script, words, variables):
+        llamafactory_launch.script_args(out, words, variables)
+        return
     found, _ = launch.flags(words, set(), stop_at_positional=False)
     if not any(HINT.match("--" + f) for f, _, _ in found):
         return
@@ -93,7 +98,7 @@ def script_line(out: launch.Out, text: str, variables: dict[str, str]) -> None:
     words = launch.tokens(text, start, end)
     out.too_long(words)
     script = next((i for i, (t, _) in enumerate(words) if t.endswith(".py")), -1)
-    script_args(out, words[script + 1:], variables)
+    script_args(out, words[script + 1:], variables, words[script][0] if script >= 0 else "")
 
 
 # TrainingArguments and the TRL configs that subclass it (frameworks/trl.py).
