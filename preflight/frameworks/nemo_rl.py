@@ -153,6 +153,12 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
                                Unknown(f"make_sequence_length_divisible_by is "
                                        f"{str(pad)[:60]!r}"),
                                v.src("policy.make_sequence_length_divisible_by"))
+    fp32 = f.get(f"{PREFIX}.{MEG}.env_vars.NVTE_FP8_BLOCK_SCALING_FP32_SCALES")
+    if megatron and fp32 is not None:
+        # megatron_cfg.env_vars go into the Megatron policy workers' environment
+        # (examples/configs/grpo_math_8B_megatron_fp8.yaml at v0.7.0 sets this one)
+        out["block_scales_fp32"] = (fp32 if isinstance(fp32, Unknown) else str(fp32) == "1",
+                                    v.src(f"{MEG}.env_vars.NVTE_FP8_BLOCK_SCALING_FP32_SCALES"))
     if megatron and out.get("packing", (False,))[0] is True:
         _packed_row_padding(v, out)
     gpus, nodes = v.int("cluster.gpus_per_node"), v.int("cluster.num_nodes")

@@ -94,6 +94,8 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     out["rollout.kv_cache_fp8"] = (str(kv).lower().startswith("fp8") if kv is not None
                                    else False, s.src("sglang_kv_cache_dtype",
                                                      "SGLang default (kv_cache_dtype auto)"))
+    if out.get("recipe", (None,))[0] == "blockwise":
+        out["block_scales_fp32"] = _fp32_scales(s, f, prov)
     for name, key in (("moe.experts", "num_experts"), ("moe.top_k", "moe_router_topk"),
                       ("ep", "expert_model_parallel_size")):
         if s.int(key) is not None:
@@ -104,6 +106,18 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     if gpus:
         out["num_gpus"] = (gpus * (nodes or 1), s.src("actor_num_gpus_per_node"))
     return out
+
+
+def _fp32_scales(s: View, f: Mapping[str, Any], prov: Mapping[str, str]) -> tuple[Any, str]:
+    """slime's Ray actors get ``NVTE_FP8_BLOCK_SCALING_FP32_SCALES`` from the driver's
+    environment, ``"1"`` when it is not set there (slime/ray/actor_group.py at v0.3.1): the
+    ``--runtime-env-json`` value, else this machine's, else 1."""
+    name = "NVTE_FP8_BLOCK_SCALING_FP32_SCALES"
+    if s.has(f"env.{name}"):
+        return str(s.get(f"env.{name}")) == "1", s.src(f"env.{name}")
+    if isinstance(f.get(f"env.{name}"), str):
+        return f[f"env.{name}"] == "1", prov.get(f"env.{name}", f"env.{name}")
+    return True, "slime default for its Ray actors (slime/ray/actor_group.py: 1 unless set)"
 
 
 FRAMEWORK = Framework(

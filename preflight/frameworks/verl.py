@@ -46,6 +46,7 @@ ACTOR = "actor_rollout_ref.actor"
 MEG = f"{ACTOR}.megatron"
 TFC = f"{MEG}.override_transformer_config"
 ROLLOUT = "actor_rollout_ref.rollout"
+_FP32_SCALES = "env.NVTE_FP8_BLOCK_SCALING_FP32_SCALES"   # the launch script's, read_text
 _SRC = "verl v0.9.0 verl/trainer/config"
 PACKAGED: dict[str, tuple[Any, str]] = {
     # what the packaged config holds when the job does not say (read at v0.9.0)
@@ -103,6 +104,15 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
     facts[f"{PREFIX}.entry"], prov[f"{PREFIX}.entry"] = read.launch.entry.text, entry_src
     if name is not None:
         facts[f"{PREFIX}.config_name"], prov[f"{PREFIX}.config_name"] = name
+    for var, value in read.launch.env:
+        # what the script sets for the trainer: verl's Ray workers inherit the driver's
+        # environment (trainer/constants_ppo.py get_ppo_ray_runtime_env at v0.9.0 adds its own
+        # variables only), so `export NVTE_...=1` before main_ppo reaches Transformer Engine
+        if var.startswith("NVTE_"):
+            at = re.search(rf"(?m)^[ \t]*(?:export[ \t]+)?{var}=|[ \t]{var}=", text)
+            facts[f"{PREFIX}.env.{var}"] = value
+            prov[f"{PREFIX}.env.{var}"] = Source(path, text.count("\n", 0, at.start()) + 1) \
+                if at else entry_src
     return ReaderOutput(facts, prov, tuple(read.problems), merged.linked)
 
 
@@ -166,6 +176,9 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     if gpus:
         out["num_gpus"] = (gpus * (nodes or 1), v.src("trainer.n_gpus_per_node"))
     _rollout(v, out)
+    fp32 = v.get(_FP32_SCALES)
+    if fp32 is not None:
+        out["block_scales_fp32"] = (str(fp32) == "1", v.src(_FP32_SCALES))
     return out
 
 
