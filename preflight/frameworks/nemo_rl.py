@@ -245,9 +245,14 @@ def _generation(v: View, out: Derived) -> None:
         if fp8:
             out["rollout.recipe"] = ("blockwise", v.src(f"{VLLM}.precision"))
         kv = v.facts.get(f"{PREFIX}.{VLLM}.kv_cache_dtype")
-        out["rollout.kv_cache_fp8"] = (kv if isinstance(kv, Unknown) else
-                                       str(kv).lower().startswith("fp8"),
-                                       v.src(f"{VLLM}.kv_cache_dtype", src))
+        # kv_cache_dtype reaches vLLM only through init_fp8's kwargs, which the worker builds
+        # only for precision fp8 (vllm_worker.py, quantization/fp8.py at v0.7.0): without FP8
+        # weights it is ignored (FP8D-NRL-0001)
+        out["rollout.kv_cache_fp8"] = (
+            kv if isinstance(kv, Unknown) else
+            prec if isinstance(prec, Unknown) and str(kv).lower().startswith("fp8") else
+            fp8 and str(kv).lower().startswith("fp8"),
+            v.src(f"{VLLM}.kv_cache_dtype", src))
     elif engine == "megatron":
         # generation runs on the training model: its precision is the policy's
         out["rollout.fp8"] = (out["fp8"][0], out["fp8"][1])

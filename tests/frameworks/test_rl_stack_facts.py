@@ -1,0 +1,77 @@
+"""Facts of the RL stacks that their FP8 rules read (issue 23 follow-ups): FP32 block scales as
+each job sets them, and NeMo-RL's FP8 KV cache, which exists only with FP8 weights."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+from preflight.facts import Facts
+from preflight.intent import derive
+from preflight.jobs.read import read_paths
+
+FIX = Path(__file__).resolve().parents[2] / "fixtures" / "configs"
+NRL = FIX / "nemo_rl" / "examples" / "configs"
+VERL_FP8 = FIX / "verl" / "run_nemotron_nano_v3_30b_a3b_megatron_fp8.sh"
+
+
+def _intent(*paths: Path) -> dict[str, tuple[Any, str]]:
+    read = read_paths([str(p) for p in paths])
+    values, prov = derive(Facts(read.facts, read.provenance))
+    return {k[7:]: (v, prov[k]) for k, v in values.items()}
+
+
+def test_verl_export_in_the_launch_script_is_the_trainers_block_scales(tmp_path: Path) -> None:
+    run = tmp_path / "run.sh"
+    text = VERL_FP8.read_text()
+    run.write_text(text.replace("set -xeuo pipefail\n",
+                                "set -xeuo pipefail\nexport NVTE_FP8_BLOCK_SCALING_FP32_SCALES=1\n",
+                                1))
+    intent = _intent(run)
+    assert intent["block_scales_fp32"][0] is True
+    assert intent["block_scales_fp32"][1] == f"{run}:3"
+    # without it the job says nothing: this machine's environment decides (env.*)
+    assert "block_scales_fp32" not in _intent(VERL_FP8)
+
+
+def test_verl_prefix_assignment_on_the_launch_line(tmp_path: Path) -> None:
+    run = tmp_path / "run.sh"
+    run.write_text("NVTE_FP8_BLOCK_SCALING_FP32_SCALES=0 python3 -m verl.trainer.main_ppo "
+                   "model_engine=megatron actor_rollout_ref.rollout.name=vllm\n")
+    assert _intent(run)["block_scales_fp32"][0] is False
+
+
+def test_nemo_rl_env_vars_and_slime_default() -> None:
+    nrl = _intent(NRL / "grpo_math_8B_megatron_fp8.yaml")
+    assert nrl["block_scales_fp32"][0] is True
+    assert nrl["block_scales_fp32"][1].endswith("grpo_math_8B_megatron_fp8.yaml:22")
+    slime = _intent(FIX / "slime" / "low_precision" / "run-qwen3-30b-a3b-fp8.sh")
+    assert slime["block_scales_fp32"][0] is True          # its --runtime-env-json
+    assert slime["block_scales_fp32"][1].endswith("run-qwen3-30b-a3b-fp8.sh:160")
+
+
+def test_slime_without_the_runtime_env_value_takes_its_actor_default(tmp_path: Path) -> None:
+    src = FIX / "slime" / "low_precision" / "run-qwen3-30b-a3b-fp8.sh"
+    (tmp_path / "low_precision").mkdir()
+    shutil.copytree(FIX / "slime" / "scripts", tmp_path / "scripts")
+    run = tmp_path / "low_precision" / src.name
+    run.write_text(src.read_text().replace('\\"NVTE_FP8_BLOCK_SCALING_FP32_SCALES\\": \\"1\\",',
+                                           ""))
+    intent = _intent(run)
+    assert intent["recipe"][0] == "blockwise"
+    assert intent["block_scales_fp32"][0] is True
+    assert "actor_group.py" in intent["block_scales_fp32"][1]
+
+
+def test_nemo_rl_fp8_kv_cache_needs_fp8_weights(tmp_path: Path) -> None:
+    # the kvcache recipe sets precision fp8 too: FP8 KV cache
+    kv = _intent(NRL / "recipes" / "llm" / "grpo-qwen3-8b-base-1n8g-fp8-kvcache-megatron.yaml")
+    assert kv["rollout.kv_cache_fp8"][0] is True
+    # kv_cache_dtype fp8 over BF16 weights is dropped by NeMo-RL's vLLM worker (FP8D-NRL-0001)
+    shutil.copytree(NRL, tmp_path / "configs")
+    cfg = tmp_path / "configs" / "kv_only.yaml"
+    cfg.write_text("defaults: grpo_math_1B.yaml\npolicy:\n  generation:\n    vllm_cfg:\n"
+                   "      kv_cache_dtype: fp8\n")
+    intent = _intent(cfg)
+    assert intent["rollout.fp8"][0] is False and intent["rollout.kv_cache_fp8"][0] is False
