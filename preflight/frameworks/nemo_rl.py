@@ -66,6 +66,12 @@ def read_yaml(path: str, parsed: Parsed) -> ReaderOutput:
     chain = load_chain(path, parsed, style="paths")
     chain.config.resolve()
     facts, prov = chain.config.facts(PREFIX)
+    if chain.unread:
+        # what the missing parent would set is not known: derive leaves it undetermined
+        # (overridelaunch.base_unread), never answers it from the framework's defaults
+        facts[f"{PREFIX}.base_config"] = Unknown(
+            f"{chain.unread[0]}, so the settings it holds are not known")
+        prov[f"{PREFIX}.base_config"] = Source(path, parsed.line_of(("defaults",)))
     where = source_of(path, parsed)(("defaults",))
     linked = tuple(Linked(p, KIND, where, key="defaults", line=parsed.line_of(("defaults",)))
                    for p in chain.files)
@@ -219,14 +225,19 @@ def _parallel(v: View, out: Derived, megatron: bool) -> None:
 
 def _generation(v: View, out: Derived) -> None:
     raw = v.facts.get(f"{PREFIX}.policy.generation.backend")
-    if isinstance(raw, Unknown):
+    precision = v.facts.get(f"{PREFIX}.{VLLM}.precision")
+    if (raw is None or isinstance(raw, Unknown)) and isinstance(precision, str):
+        # the job sets vllm_cfg.precision while generation.backend is in a base file not read
+        # (or left out): vllm_cfg is the vLLM generation section, so the job generates with vLLM
+        backend, src = "vllm", v.src(f"{VLLM}.precision")
+    elif isinstance(raw, Unknown):
         out["rollout.engine"] = (raw, v.src("policy.generation.backend"))
         out["rollout.fp8"] = (raw, v.src("policy.generation.backend"))
         return
-    backend = v.get("policy.generation.backend")
+    else:
+        backend, src = v.get("policy.generation.backend"), v.src("policy.generation.backend")
     if backend is None:
         return           # SFT / DPO: no generation
-    src = v.src("policy.generation.backend")
     engine = str(backend).lower()
     out["rollout.engine"] = (engine if engine in {"vllm", "sglang", "megatron"} else
                              Unknown(f"generation backend {backend!r}"), src)

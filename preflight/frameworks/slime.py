@@ -37,6 +37,8 @@ PREFIX = f"config.{KIND}"
 # flags only slime's train.py / train_async.py take (slime/utils/arguments.py at v0.3.1)
 HINT = re.compile(r"--(?:rollout-num-gpus-per-engine|actor-num-gpus-per-node|actor-num-nodes|"
                   r"rollout-batch-size|n-samples-per-prompt|sglang-mem-fraction-static)\b")
+# a path part named FP8 (Qwen3-4B-FP8, model_fp8/, ...-fp8-block): an FP8 checkpoint
+_FP8_NAME = re.compile(r"(?i)(?:^|[-_./])fp8(?:$|[-_./])")
 _ENV = re.compile(r"""\\?["'](NVTE_[A-Z0-9_]+|NCCL_[A-Z0-9_]+)\\?["']\s*:\s*\\?["']([^"'\\]*)""")
 
 
@@ -79,6 +81,11 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     ckpt = s.get("hf_checkpoint")
     if quant is not None:
         out["rollout.fp8"] = (str(quant).lower().startswith("fp8"), s.src("sglang_quantization"))
+    elif isinstance(ckpt, str) and _FP8_NAME.search(ckpt):
+        # SGLang serves the checkpoint in the precision of its quantization_config (not read
+        # here); a checkpoint named ...-FP8 is the FP8 conversion slime's docs tell users to make
+        # for FP8 rollout (docs/en/advanced/low-precision.md at v0.3.1; Qwen/Qwen3-4B-FP8)
+        out["rollout.fp8"] = (True, s.src("hf_checkpoint"))
     elif ckpt is not None:
         out["rollout.fp8"] = (Unknown(f"SGLang serves --hf-checkpoint {str(ckpt)[:80]!r} in the "
                                       "precision of its quantization_config, which is not "

@@ -77,6 +77,12 @@ def read_yaml(path: str, parsed: Parsed) -> ReaderOutput:
     chain = load_chain(path, parsed, style="hydra")
     chain.config.resolve()
     facts, prov = chain.config.facts(PREFIX)
+    if chain.unread:
+        # what the missing parent would set is not known: derive leaves it undetermined
+        # (overridelaunch.base_unread), never answers it from the framework's defaults
+        facts[f"{PREFIX}.base_config"] = Unknown(
+            f"{chain.unread[0]}, so the settings it holds are not known")
+        prov[f"{PREFIX}.base_config"] = Source(path, parsed.line_of(("defaults",)))
     if chain.packaged:
         facts[f"{PREFIX}.defaults_packaged"] = chain.packaged
         prov[f"{PREFIX}.defaults_packaged"] = Source(path, parsed.line_of(("defaults",)))
@@ -97,7 +103,8 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
     if name is not None and isinstance(name[0], str):
         file = name[0] if name[0].endswith((".yaml", ".yml")) else name[0] + ".yaml"
         if cpath is not None and isinstance(cpath[0], str):
-            base = (os.path.join(cpath[0].removeprefix("file://"), file), name[1])
+            where = _config_file(read.launch.entry.text, cpath[0], file)
+            base = (where, name[1]) if where is not None else None
     merged = merged_facts(read, KIND, base, style="hydra", key="--config-name")
     facts, prov = merged.facts, merged.provenance
     entry_src = Source(path, text.count("\n", 0, read.launch.offset) + 1)
@@ -114,6 +121,27 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
             prov[f"{PREFIX}.env.{var}"] = Source(path, text.count("\n", 0, at.start()) + 1) \
                 if at else entry_src
     return ReaderOutput(facts, prov, tuple(read.problems), merged.linked)
+
+
+def _config_file(entry: str, cpath: str, file: str) -> str | None:
+    """The YAML ``--config-path CPATH --config-name FILE`` names, for the launch directory; None
+    for verl's own packaged trainer configs (:data:`PACKAGED` knows what they decide).
+
+    Hydra takes a relative ``--config-path`` from the file that declares ``@hydra.main``, not
+    from the current directory (hydra.cc "Hydra's command line flags"; internal
+    ``compute_search_path_dir``): with ``python3 -m verl.trainer.main_ppo --config-path=config``
+    (35 of verl v0.9.0's example scripts) that is verl/trainer/config of the installed verl."""
+    cpath = cpath.removeprefix("file://")
+    if os.path.isabs(cpath):
+        return os.path.join(cpath, file)
+    if entry.endswith(".py"):
+        return os.path.join(os.path.dirname(entry), cpath, file)
+    package = entry.rpartition(".")[0].replace(".", "/")
+    if package == "verl/trainer" and os.path.normpath(cpath) == "config" and \
+            file in ("ppo_trainer.yaml", "ppo_megatron_trainer.yaml"):
+        return None
+    # a folder of the installed package: found only where the job is a checkout of it
+    return os.path.join(package, cpath, file)
 
 
 def _get(v: View, key: str) -> tuple[Any, str]:
@@ -251,8 +279,10 @@ FRAMEWORK = Framework(
     duplicate_keys="error",
     references=(
         Reference("--config-name", KIND,
-                  "<--config-path>/<--config-name>.yaml, --config-path relative to the launch "
-                  "directory; without --config-path, verl's packaged config"),
+                  "<--config-path>/<--config-name>.yaml, a relative --config-path taken from the "
+                  "folder of the module that declares @hydra.main (verl/trainer/ for "
+                  "verl.trainer.main_ppo: --config-path=config is verl's packaged config); "
+                  "without --config-path, verl's packaged config"),
         Reference("defaults", KIND, "<name>.yaml in the same config folder (Hydra defaults "
                                     "list); other entries are verl's packaged configs"),
     ),

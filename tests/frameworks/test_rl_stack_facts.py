@@ -75,3 +75,26 @@ def test_nemo_rl_fp8_kv_cache_needs_fp8_weights(tmp_path: Path) -> None:
                    "      kv_cache_dtype: fp8\n")
     intent = _intent(cfg)
     assert intent["rollout.fp8"][0] is False and intent["rollout.kv_cache_fp8"][0] is False
+
+
+def test_nemo_rl_recipe_whose_base_file_is_not_here_is_undetermined_not_bf16(
+        tmp_path: Path) -> None:
+    # NeMo-RL recipes keep policy.megatron_cfg.enabled in the file their defaults: names; read
+    # without it, fp8_cfg.enabled: true decides nothing (it applies to the Megatron path only)
+    recipe = tmp_path / "recipe-fp8.yaml"
+    recipe.write_text('defaults: "./recipe-megatron.yaml"\nloss_fn:\n'
+                      "  use_importance_sampling_correction: true\npolicy:\n  generation:\n"
+                      '    vllm_cfg:\n      precision: "fp8"\n  megatron_cfg:\n    fp8_cfg:\n'
+                      '      enabled: true\n      fp8: "e4m3"\n      fp8_recipe: "blockwise"\n')
+    intent = _intent(recipe)
+    fp8 = intent["fp8"][0]
+    assert not isinstance(fp8, bool) and "recipe-megatron.yaml" in fp8.reason
+    # vllm_cfg.precision is the job's own: vLLM generation in FP8, with the IS correction
+    assert intent["rollout.fp8"][0] is True and intent["rollout.engine"][0] == "vllm"
+    assert intent["rollout.fp8"][1] == f"{recipe}:7"
+    assert intent["rollout.is_correction"][0] is True
+    # with its base file there, the chain decides
+    (tmp_path / "recipe-megatron.yaml").write_text(
+        (NRL / "grpo_math_8B_megatron.yaml").read_text().replace(
+            "defaults: ", "# defaults: "))
+    assert _intent(recipe)["fp8"][0] is True
