@@ -113,6 +113,9 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     dtensor = v.truthy("policy.dtensor_cfg.enabled")
     if megatron:
         out["distributed"] = ("megatron", v.src(f"{MEG}.enabled"))
+        # the Megatron policy worker builds a Megatron-Core model (models/megatron/setup.py at
+        # v0.7.0): Megatron's rules reach the job through intent.stack
+        out["runs_on"] = (["megatron"], v.src(f"{MEG}.enabled"))
     elif dtensor:
         out["distributed"] = ("fsdp2", v.src("policy.dtensor_cfg.enabled"))
     fp8_on = f.get(f"{PREFIX}.{FP8}.enabled")
@@ -219,8 +222,18 @@ def _parallel(v: View, out: Derived, megatron: bool) -> None:
                                         v.src(f"{MEG}.sequence_parallel"))
         ac = v.get(f"{MEG}.activation_checkpointing")
         if ac is not None:
-            out["activation_checkpointing"] = (v.truthy(f"{MEG}.activation_checkpointing"),
-                                               v.src(f"{MEG}.activation_checkpointing"))
+            on = v.truthy(f"{MEG}.activation_checkpointing")
+            out["activation_checkpointing"] = (on, v.src(f"{MEG}.activation_checkpointing"))
+            # models/megatron/setup.py _apply_performance_config at v0.7.0: granularity "full"
+            # unless megatron_cfg.recompute_granularity says "selective"
+            gran = str(v.get(f"{MEG}.recompute_granularity", "full")).lower() if on else "none"
+            out["recompute_granularity"] = (gran if gran in {"full", "selective", "none"} else
+                                            Unknown(f"recompute_granularity {gran[:40]!r}"),
+                                            v.src(f"{MEG}.recompute_granularity",
+                                                  v.src(f"{MEG}.activation_checkpointing")))
+        # only fp8 / fp8_recipe / fp8_param of fp8_cfg reach the TransformerConfig (setup.py at
+        # v0.7.0): attention stays out of FP8 (TransformerConfig fp8_dot_product_attention False)
+        out["fp8_attention"] = (False, v.src(f"{FP8}.enabled", "NeMo-RL sets no FP8 attention"))
 
 
 def _generation(v: View, out: Derived) -> None:

@@ -184,6 +184,7 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
         out["fp8"] = (False, why)
     out["precision"] = ("bf16", v.src(f"{MEG}.dtype", "verl default (dtype bfloat16)"))
     if megatron:
+        _on_megatron(v, out)
         for name, key in (("tp", "tensor_model_parallel_size"), ("cp", "context_parallel_size"),
                           ("ep", "expert_model_parallel_size")):
             value, src = _get(v, f"{MEG}.{key}")
@@ -208,6 +209,34 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     if fp32 is not None:
         out["block_scales_fp32"] = (str(fp32) == "1", v.src(_FP32_SCALES))
     return out
+
+
+def _on_megatron(v: View, out: Derived) -> None:
+    """The Megatron engine builds a Megatron-Core model from a TransformerConfig that
+    ``override_transformer_config`` feeds field by field (workers/engine/megatron at v0.9.0), so
+    the job runs on Megatron-Core: Megatron's rules reach it through ``intent.stack``."""
+    src = v.src("model_engine", v.src("config_name", v.src(f"{ACTOR}.strategy", "verl")))
+    out["runs_on"] = (["megatron"], src)
+    att = next((k for k in (f"{TFC}.fp8_dot_product_attention", f"{TFC}.fp8_multi_head_attention")
+                if v.has(k)), None)
+    out["fp8_attention"] = (
+        (any(v.truthy(k) for k in (f"{TFC}.fp8_dot_product_attention",
+                                    f"{TFC}.fp8_multi_head_attention")), v.src(att))
+        if att else _unread_or(v, False, "TransformerConfig default (fp8_dot_product_attention "
+                                         "False)"))
+    gran, gsrc = _get(v, f"{TFC}.recompute_granularity")
+    if isinstance(gran, Unknown):
+        out["recompute_granularity"] = (gran, gsrc)
+    else:
+        name = "none" if gran in (None, "null", "none") else str(gran).lower()
+        out["recompute_granularity"] = (name, gsrc if gran is not None else
+                                        f"{_SRC}/engine/megatron.yaml (recompute_granularity: null)")
+        out["activation_checkpointing"] = (name != "none", out["recompute_granularity"][1])
+
+
+def _unread_or(v: View, value: Any, src: str) -> tuple[Any, str]:
+    unread = base_unread(v.facts, KIND)
+    return (unread, v.src("base_config")) if unread is not None else (value, src)
 
 
 def _int(value: Any, key: str) -> Any:

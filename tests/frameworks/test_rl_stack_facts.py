@@ -98,3 +98,20 @@ def test_nemo_rl_recipe_whose_base_file_is_not_here_is_undetermined_not_bf16(
         (NRL / "grpo_math_8B_megatron.yaml").read_text().replace(
             "defaults: ", "# defaults: "))
     assert _intent(recipe)["fp8"][0] is True
+
+
+def test_verl_and_nemo_rl_run_on_megatron_core_only_when_the_job_says(tmp_path: Path) -> None:
+    # Megatron rules reach an RL job through intent.stack (issue 22 item 3)
+    verl = _intent(VERL_FP8)                                   # model_engine=megatron
+    assert verl["stack"][0] == ["verl", "megatron"]
+    assert verl["fp8_attention"][0] is False
+    # +...override_transformer_config.recompute_granularity=full (line 119)
+    assert verl["recompute_granularity"][0] == "full" and verl["activation_checkpointing"][0]
+    assert verl["recompute_granularity"][1].endswith(":119")
+    fsdp = tmp_path / "fsdp.sh"
+    fsdp.write_text("python3 -m verl.trainer.main_ppo actor_rollout_ref.rollout.name=vllm "
+                    "actor_rollout_ref.actor.strategy=fsdp2\n")
+    assert _intent(fsdp)["stack"][0] == ["verl"]
+    nrl = _intent(NRL / "grpo_math_8B_megatron_fp8.yaml")     # megatron_cfg.enabled: true
+    assert nrl["stack"][0] == ["nemo_rl", "megatron"]
+    assert _intent(NRL / "grpo_math_1B.yaml")["stack"][0] == ["nemo_rl"]   # DTensor policy
