@@ -150,6 +150,8 @@ def read_python(module: Module) -> ReaderOutput:
         for key in ("mixed_precision", "gradient_accumulation_steps", "cpu"):
             if key in call.kwargs:
                 out.put(f"config.{KIND}.{key}", call.kwargs[key], call.lines.get(key))
+                # the code's own argument, told apart from the YAML key and the launch flag
+                out.put(f"config.{KIND}.accelerator.{key}", call.kwargs[key], call.lines.get(key))
         handlers = call.value("kwargs_handlers")
         if isinstance(handlers, list):
             _handlers(out, [h for h in handlers if isinstance(h, Call) and h.name in _HANDLERS],

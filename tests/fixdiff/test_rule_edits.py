@@ -42,6 +42,8 @@ NOT_AN_EDIT = {
     "FP8D-TE-0002": "the fix is Python code: TE's checkpoint instead of torch.utils.checkpoint",
     "FP8D-ACC-0150": "the handler is built in Python code (the script's, or LLaMA-Factory's "
                      "patch of Accelerator): no config key to set",
+    "FP8D-ACC-0032": "the setting to drop is a keyword argument of Accelerator(...) in the "
+                     "script's Python code, which --diff does not edit",
     "FP8D-AXO-0007": "an info whose fix is conditional (turn FP8 off only if the first steps "
                      "show NaN): a patch that switches FP8 off would decide it for the user",
 }
