@@ -72,3 +72,20 @@ def test_code_and_launcher_agree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     paths = _job(tmp_path, "accelerate launch --mixed_precision bf16 train.py",
                  'mixed_precision="bf16"')
     assert "FP8D-ACC-0032" not in _fired(paths)
+
+
+def test_te_recipe_in_code_is_dropped_under_deepspeed(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    # FP8D-ACC-0012: the DeepSpeed path wraps with self.fp8_recipe_handler only (accelerator.py
+    # L2285 at v1.14.0 and main 16cb6eb), so a TERecipeKwargs in kwargs_handlers is not used
+    monkeypatch.chdir(tmp_path)
+    yaml = ("compute_environment: LOCAL_MACHINE\ndistributed_type: DEEPSPEED\n"
+            "deepspeed_config:\n  zero_stage: 2\nnum_processes: 8\n")
+    args = ('mixed_precision="fp8", kwargs_handlers=[TERecipeKwargs(fp8_format="E4M3", '
+            "amax_history_len=16)]")
+    paths = _job(tmp_path, "accelerate launch --config_file acc.yaml train.py", args, yaml)
+    (tmp_path / "train.py").write_text((tmp_path / "train.py").read_text().replace(
+        "from accelerate import Accelerator",
+        "from accelerate import Accelerator\nfrom accelerate.utils import TERecipeKwargs"))
+    fired = _fired(paths)
+    assert "FP8D-ACC-0012" in fired and "FP8D-ACC-0032" not in fired
