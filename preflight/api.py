@@ -108,11 +108,14 @@ def collect_facts(options: CheckOptions, progress: Progress = _silent
     config files, crashed probes) and a list of the inputs used, for the report header.
     """
     from preflight import intent, snapshot
+    from preflight.isolate import add_job_roots
     from preflight.jobs.defaults import default_paths
     from preflight.probes import collect_all
     from preflight.probes.assume import apply_assumptions
     from preflight.redact import MASK, looks_secret
 
+    # Children (import probe, smoke, speedup) get no PYTHONPATH entry inside the job (issue 21)
+    add_job_roots(options.paths)
     inputs: list[str] = []
     extra: list[Finding] = []
     probes: tuple[ProbeResult, ...] = ()

@@ -17,13 +17,13 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from preflight import isolate
 from preflight.probes import proc
 
 Progress = Callable[[str], None]
@@ -53,13 +53,6 @@ class _Live:
     device: str
 
 
-def _package_root() -> str:
-    """The folder holding ``preflight/``, so ``-m preflight.smoke.child`` works from a checkout."""
-    import preflight
-
-    return os.path.realpath(os.path.dirname(os.path.dirname(os.path.abspath(preflight.__file__))))
-
-
 def _spawn(request: dict[str, Any], timeout: float, command: Sequence[str] | None,
            env: Mapping[str, str] | None) -> _Live | ChildRun:
     workdir = tempfile.mkdtemp(prefix="fp8-doctor-smoke-")
@@ -70,16 +63,10 @@ def _spawn(request: dict[str, Any], timeout: float, command: Sequence[str] | Non
     except BaseException:
         _cleanup(workdir)
         raise
-    argv = list(command or (sys.executable, "-m", "preflight.smoke.child"))
+    # isolate: nothing from the job or the cwd importable, ``preflight`` itself found (issue 21)
+    argv = list(command or isolate.python_argv("-m", "preflight.smoke.child"))
     argv += [req_path, os.path.join(workdir, "result.json")]
-    child_env = dict(os.environ)
-    child_env.update(env or {})
-    root = _package_root()
-    if not any(os.path.realpath(p) == root for p in sys.path[1:] if p):
-        # A source checkout, not an installed package: let the child find ``preflight`` too.
-        child_env["PYTHONPATH"] = os.pathsep.join(
-            p for p in (child_env.get("PYTHONPATH", ""), root) if p)
-    child_env["PYTHONUNBUFFERED"] = "1"
+    child_env = isolate.python_env(extra={**(env or {}), "PYTHONUNBUFFERED": "1"})
     child = proc.start(argv, timeout, env=child_env, stderr=subprocess.STDOUT,
                        max_bytes=OUTPUT_TAIL_BYTES, keep_tail=True)
     live = _Live(child, workdir, request.get("device", ""))
@@ -219,10 +206,5 @@ def run_children(requests: Sequence[dict[str, Any]], timeout: float, *,
 def _abandon(live: _Live) -> None:
     """Kill a child still running at an interrupt and remove its work folder (its output goes
     through a bounded pipe that dies with it: nothing else to close)."""
-    if live.child.proc is not None:
-        proc.kill_group(live.child.proc)
-        try:
-            live.child.proc.wait(timeout=5)
-        except Exception:  # noqa: BLE001 - unkillable (D state): the folder is removed anyway
-            pass
+    proc.abandon(live.child)   # its group killed, reaped, its private working folder removed
     _cleanup(live.workdir)

@@ -104,7 +104,7 @@ def test_nccl_collectives_without_a_gpu_are_skipped_not_failed() -> None:
 def test_smoke_pair_is_the_same_as_checks(job_env: Callable[[], dict[str, str]],
                                           repo_root: Path) -> None:
     # issue 14: `--no-smoke` exists as in `fp8-doctor check`, and the pair is exclusive.
-    from preflight.cluster.__main__ import build_parser
+    from preflight.cluster.cli import build_parser
 
     parser = build_parser()
     assert parser.parse_args([]).smoke is False
