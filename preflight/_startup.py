@@ -127,17 +127,21 @@ def _on_signal(signum: int, frame: "FrameType | None") -> None:
 
 def install_signals() -> None:
     """SIGINT, SIGTERM and SIGHUP unwind the main thread as KeyboardInterrupt (``finally``
-    blocks run), and :func:`exit_code` remembers which one it was."""
-    import signal
+    blocks run), and :func:`exit_code` remembers which one it was.
+
+    Through ``_signal`` (built into the interpreter; ``signal`` wraps it in enums, a few
+    hundred microseconds of imports during which SIGTERM would still kill the process where it
+    stands)."""
+    import _signal
 
     for name in ("SIGINT", "SIGTERM", "SIGHUP"):
-        number = getattr(signal, name, None)
+        number = getattr(_signal, name, None)
         if number is None:
             continue
         try:
-            if name == "SIGINT" and signal.getsignal(number) is signal.SIG_IGN:
+            if name == "SIGINT" and _signal.getsignal(number) == _signal.SIG_IGN:
                 continue   # started in the background with Ctrl-C ignored (nohup, `&`): keep it
-            signal.signal(number, _on_signal)
+            _signal.signal(number, _on_signal)
         except (OSError, ValueError):   # not the main thread (embedded), or not allowed
             pass
 
@@ -177,14 +181,13 @@ def interrupted() -> "NoReturn":
 
 def _ignore_signals() -> None:
     """While cleaning up, a second Ctrl-C must not abort the cleanup half-way."""
-    signal = sys.modules.get("signal")
-    if signal is None:
-        return
+    import _signal
+
     for name in ("SIGINT", "SIGTERM", "SIGHUP"):
-        number = getattr(signal, name, None)
+        number = getattr(_signal, name, None)
         if number is not None:
             try:
-                signal.signal(number, signal.SIG_IGN)
+                _signal.signal(number, _signal.SIG_IGN)
             except (OSError, ValueError):
                 pass
 

@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from console_script import write_script
 
 pytestmark = pytest.mark.slow
 
@@ -74,28 +75,8 @@ def _run(argv: list[str], cwd: Path, env: dict[str, str],
                           timeout=timeout)
 
 
-def _console_script() -> list[str]:
-    """The console script exactly as pip writes it, for the entry point pyproject declares
-    (a stale script in a venv installed before a change cannot hide it)."""
-    try:
-        import tomllib
-    except ImportError:  # Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef]
-
-    target = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"][
-        "fp8-doctor"]
-    module, func = target.split(":")
-    return [sys.executable, "-c",
-            f"import re, sys\nfrom {module} import {func}\nsys.exit({func}())"]
-
-
 def _script(tmp: Path) -> list[str]:
-    # A file in its own folder, as pip installs it: sys.path[0] is that folder, not the cwd.
-    code = _console_script()[2]
-    bin_dir = tmp / "bin"
-    bin_dir.mkdir(exist_ok=True)
-    (bin_dir / "fp8-doctor").write_text(code + "\n")
-    return [sys.executable, str(bin_dir / "fp8-doctor")]
+    return write_script(tmp / "bin")
 
 
 def _torch_version() -> str:
