@@ -179,6 +179,16 @@ def interrupted() -> "NoReturn":
     finish(130)
 
 
+def terminated() -> bool:
+    """True when SIGTERM or SIGHUP (a launcher or the system stopping us), not Ctrl-C, came."""
+    return bool(_received) and _received[0] != 2
+
+
+def hold_signals() -> None:
+    """Ignore further SIGINT / SIGTERM / SIGHUP: what runs now is the last, bounded step."""
+    _ignore_signals()
+
+
 def _ignore_signals() -> None:
     """While cleaning up, a second Ctrl-C must not abort the cleanup half-way."""
     import _signal

@@ -148,7 +148,18 @@ def _watchdog(rank: int, seconds: float) -> None:
     timer.start()
 
 
-def run(args: argparse.Namespace) -> int:
+class _Progress:
+    """What this rank has so far, for a report when the launcher stops the job mid-way."""
+
+    def __init__(self) -> None:
+        self.info: Any = None
+        self.options: Any = None
+        self.store: Any = None
+        self.payload: dict[str, Any] | None = None
+        self.local: Any = None
+
+
+def run(args: argparse.Namespace, progress: _Progress | None = None) -> int:
     from preflight.cluster import collectives
     from preflight.cluster.collect import collect_rank
     from preflight.cluster.gather import (
@@ -160,18 +171,28 @@ def run(args: argparse.Namespace) -> int:
         shared_mask_key,
     )
     from preflight.cluster.launch import open_store, rank_info
-    from preflight.cluster.merge import merge
 
-    info = rank_info()
-    options = _options(args)
+    got = progress or _Progress()
+    info = got.info = rank_info()
+    options = got.options = _options(args)
     deadline = time.monotonic() + args.timeout
     store = mask_key = None
     if info.world_size > 1:
         _watchdog(info.rank, args.timeout + WATCHDOG_GRACE_S)
-        store = open_store(info, args.timeout)
+        try:
+            store = got.store = open_store(info, args.timeout)
+        except Exception as exc:  # noqa: BLE001 - DistStoreError: rank 0's store is not there
+            if info.rank == 0:
+                raise
+            _log(info.rank, f"could not reach rank 0's store at {info.master_addr}:"
+                            f"{info.master_port} within {args.timeout:g}s ({type(exc).__name__}):"
+                            " rank 0 has finished (this rank came too late) or never started; "
+                            "this rank's facts are in no report")
+            return 1
         announce(store, info)
         mask_key = shared_mask_key(store, info)
     payload, local = collect_rank(info, options, mask_key=mask_key)
+    got.payload, got.local = payload, local
     if args.collectives:
         left = max(deadline - time.monotonic(), 10.0)
         result = collectives.run(info, timeout_s=left, backend=args.collectives_backend,
@@ -190,25 +211,29 @@ def run(args: argparse.Namespace) -> int:
             _log(info.rank, f"{exc}; rank 0 reports this rank as not answering")
             return 0
         except RankZeroSilent as exc:
-            _log(info.rank, str(exc))
-            return EXIT_INTERNAL
-        except Exception as exc:  # noqa: BLE001 - the gather broke mid-way (a rank died)
-            if info.rank != 0:
-                raise
-            _log(0, f"gather failed: {type(exc).__name__}: {exc}")
-            gathered = Gathered({0: payload}, {r: f"gather failed ({type(exc).__name__})"
-                                               for r in range(1, info.world_size)})
+            # Not fp8-doctor's fault (3) and not delivered (0): rank 0 is gone or stuck.
+            _log(info.rank, f"{exc}; this rank's facts are in no report")
+            return 1
     if info.rank != 0 or gathered is None:
         return 0
+    return _finish_report(args, options, local, payload, gathered, info.world_size)
+
+
+def _finish_report(args: argparse.Namespace, options: Any, local: Any,
+                   payload: dict[str, Any] | None, gathered: Any, world_size: int) -> int:
+    """Rank 0: merge what arrived, evaluate, render, write; the report's exit code."""
+    from preflight.cluster import collectives
+    from preflight.cluster.merge import merge
+
     t0 = time.perf_counter()
-    view = merge(gathered.payloads, gathered.missing, info.world_size)
+    view = merge(gathered.payloads, gathered.missing, world_size)
     cluster_facts = dict(view.facts)
     cluster_facts.update(collectives.merge_results(
         {r: p.get("collectives") for r, p in gathered.payloads.items()}))
     cluster_facts["cluster.timing"] = {
         "wait_s": round(gathered.wait_seconds, 4), "gather_s": round(gathered.gather_seconds, 4),
         "merge_s": round(time.perf_counter() - t0, 4)}
-    report = _report(args, options, local, cluster_facts, payload.get("smoke"))
+    report = _report(args, options, local, cluster_facts, (payload or {}).get("smoke"))
     text = _render(args, report, view)
     from preflight.outfile import write_report
 
@@ -217,6 +242,37 @@ def run(args: argparse.Namespace) -> int:
     if args.output:
         _log(0, f"wrote {args.output}")
     return report.exit_code()
+
+
+def _stopped_report(args: argparse.Namespace, got: _Progress) -> int:
+    """Rank 0 after SIGTERM / SIGHUP (torchrun stops every rank when one fails; scancel): the
+    report of what is known, each other rank a row saying how far it got. Never waits."""
+    from preflight import _startup
+    from preflight.cluster.gather import Gathered, status
+
+    _startup.hold_signals()   # a second SIGTERM must not cut the report in half
+    info = got.info
+    signal = _startup.reason()
+    missing: dict[int, str] = {}
+    ready: list[int] = []
+    if got.store is not None:
+        try:
+            ready, missing = status(got.store, info)
+        except Exception:  # noqa: BLE001 - the store went with the launcher
+            missing = {r: "no word from it before the launcher stopped the job"
+                       for r in range(1, info.world_size)}
+    for r in ready:
+        missing[r] = "was ready, but the launcher stopped the job before its facts reached rank 0"
+    for r in list(missing):
+        missing[r] = f"{missing[r]} ({signal})"
+    payloads = {0: got.payload} if got.payload is not None else {}
+    if got.payload is None:
+        missing[0] = f"rank 0 was stopped while collecting its own facts ({signal})"
+    else:
+        missing.pop(0, None)
+    _log(0, f"{signal}: reporting what rank 0 has")
+    return _finish_report(args, got.options, got.local, got.payload,
+                          Gathered(payloads, dict(sorted(missing.items()))), info.world_size)
 
 
 _STDOUT_CLOSED = False
@@ -229,16 +285,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Closed descriptors re-opened on /dev/null: rank logs never land in the report.
     _STDOUT_CLOSED = "stdout" in guard_std_streams()
     args = build_parser().parse_args(argv)
+    from preflight import _startup
     from preflight.cli import UsageError
     from preflight.errors import UserInputError
 
-    rank = int(os.environ.get("RANK", os.environ.get("SLURM_PROCID", "0")) or 0)
+    raw = os.environ.get("RANK", os.environ.get("SLURM_PROCID", "0")).strip()
+    rank = int(raw) if raw.isascii() and raw.isdigit() and len(raw) < 9 else 0  # for log lines
+    got = _Progress()
     try:
-        return run(args)
+        return run(args, got)
     except (UsageError, UserInputError) as exc:
         _log(rank, f"error: {exc}")
         return EXIT_USAGE
     except KeyboardInterrupt:
+        if rank == 0 and got.info is not None and _startup.terminated():
+            return _stopped_report(args, got)
         return 130
     except Exception as exc:  # noqa: BLE001 - no tracebacks for users
         if os.environ.get("FP8_DOCTOR_DEBUG"):
@@ -246,4 +307,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         _log(rank, f"internal error: {type(exc).__name__}: {exc} "
                    "(re-run with FP8_DOCTOR_DEBUG=1 for the traceback)")
         return EXIT_INTERNAL
-

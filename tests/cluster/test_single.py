@@ -61,7 +61,7 @@ def test_usage_errors_exit_2_with_a_message(job_env: Callable[[], dict[str, str]
     assert "no such file or folder: /no/such/job.yaml" in proc.stderr
     env = dict(job_env(), RANK="3", WORLD_SIZE="2")
     proc = _run([], env, repo_root)
-    assert proc.returncode == 2 and "rank 3 is outside a world of 2" in proc.stderr
+    assert proc.returncode == 2 and "RANK=3 is outside WORLD_SIZE=2" in proc.stderr
     assert "Traceback" not in proc.stderr
     proc = _run(["-o", "/no/such/dir/report.json"], job_env(), repo_root)
     assert proc.returncode == 2 and "cannot write /no/such/dir/report.json" in proc.stderr
