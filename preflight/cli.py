@@ -3,7 +3,8 @@
 Exit codes (DESIGN.md contract): 0 no finding at or above ``--fail-on``; 1 such findings;
 2 usage error (bad flag, a path that does not exist, a bad ``--assume``, ``-o`` naming an input,
 and a report that cannot be delivered: unwritable ``-o``, stdout closed or full); 3 internal
-error; 130 interrupted (Ctrl-C), at any moment after the interpreter has started.
+error; 130 interrupted (Ctrl-C), from fp8-doctor's first line on (143 SIGTERM, 129 SIGHUP: see
+preflight/_startup.py, where the console script starts).
 stdout carries the report only; progress and errors go to stderr (nowhere when it is closed).
 Module-level imports are stdlib only, so that Ctrl-C while the package loads is still caught
 by :func:`main` (issue 13, item 7).
@@ -71,7 +72,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         prog="fp8-doctor",
         description="Preflight checks for FP8 training: probes, known-bug rules, FP8 smoke step.",
         epilog="exit codes: 0 ok, 1 findings at or above --fail-on, 2 usage error (also: -o names "
-               "an input, or the report cannot be written), 3 internal error, 130 interrupted",
+               "an input, or the report cannot be written), 3 internal error, 130 interrupted "
+               "(143 terminated)",
     )
     parser.add_argument("--version", action="version", version=f"fp8-doctor {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
