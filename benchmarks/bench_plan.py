@@ -57,7 +57,7 @@ def main() -> None:
             tried = plan.candidates_tried
             report = api.evaluate_facts(facts)
             t3 = time.perf_counter()
-            render_diff(report)
+            render_diff(report, options.paths)
             diffs.append(time.perf_counter() - t3)
         print(f"{name:<20} {statistics.median(checks):>10.3f} {statistics.median(plans):>14.3f} "
               f"{tried:>11} {statistics.median(diffs):>16.4f}")

@@ -163,6 +163,11 @@ def collect_facts(options: CheckOptions, progress: Progress = _silent
     values, prov = intent.derive(facts)
     values = {k: v for k, v in values.items() if facts.source(k) != "assume"}
     facts = facts.merged(values, prov, source="intent")
+    # What really runs on this machine (effective.*: the recipe a backend picks, the token
+    # divisibility it needs) depends on intent and the machine, so it comes after both.
+    from preflight import effective
+
+    facts = effective.apply(facts)
     return facts, probes, extra, inputs
 
 

@@ -212,9 +212,20 @@ def _cmd_check(args: argparse.Namespace) -> int:
     with progress_display(f"fp8-doctor {args.command}") as progress:
         report = run_check(options, progress=progress)
     if getattr(args, "diff", False):
-        from preflight.fixdiff import render_diff
+        from preflight.fixdiff import diff_output
 
-        _write(render_diff(report), args.output)
+        # Only the files of the job named here (never a snapshot's provenance); nothing to
+        # apply is an empty patch (git apply --allow-empty, patch -p1), the notes on stderr.
+        diff = diff_output(report, options.paths, redact=not args.no_redact)
+        if diff.patch:
+            _write(diff.patch, args.output)
+        else:
+            _stderr(diff.notes.rstrip("\n"))
+            if args.output:
+                from preflight.outfile import write_atomic
+
+                write_atomic(args.output, "")
+                _stderr(f"wrote {args.output} (empty)")
         return report.exit_code()
     _write(render(report, args.format, redact=not args.no_redact, color=_use_color(args),
                   width=text_width(args), detail=getattr(args, "detail", "normal")),

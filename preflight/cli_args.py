@@ -75,9 +75,9 @@ def _add_output(p: argparse.ArgumentParser, *, formats: Sequence[str] = FORMATS,
 
 def _add_collect(p: argparse.ArgumentParser) -> None:
     p.add_argument("paths", nargs="*", metavar="PATH",
-                   help="config files or folders of the job (accelerate, DeepSpeed, llm-foundry, "
-                        "torchtitan, Megatron, Lightning, HF Trainer, NeMo); with none, "
-                        "accelerate's default config is used if present")
+                   help="config files, launch scripts, training scripts or folders of the job "
+                        "(of the frameworks --kind lists); with none, accelerate's default "
+                        "config is used if present")
     from preflight.frameworks import KINDS as CONFIG_KINDS
 
     p.add_argument("--kind", choices=CONFIG_KINDS, help="force the config kind of every PATH")

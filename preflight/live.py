@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from preflight.facts import Facts, Unknown
+from preflight.live_coverage import coverage_facts
 from preflight.report import Report
 
 # (module-path prefix, class names) -> backend. Only GEMM-carrying modules are counted, so a TE
@@ -91,6 +92,7 @@ def model_facts(model: Any, *, backend: str | None = None,
         "runtime.params.numel_by_dtype": dict(sorted(params.items())),
         "runtime.params.low_precision": any(d in LOW_PRECISION for d in params),
     }
+    facts.update(coverage_facts(model, gemms))
     return facts
 
 

@@ -5,7 +5,10 @@ scales and amax history they had when the checkpoint was saved (``fp8_meta["scal
 "scaling_bwd"]``). When ``_extra_state`` was dropped (``strict=False`` to get past the pickle
 refusal of TE 2.16.1, 2.17.1 and >= 2.18, or a TE 1.x checkpoint TE 2.0-2.3 could not read, TE
 issue 1623) the scales restart at 1.0 with an empty history while the optimizer has already
-taken steps: the loss spike after a resume (TE issues 982, 759). Read here without importing
+taken steps: the loss spike after a resume (TE issues 982, 759). From TE 1.7 a module that did
+not run in a step keeps its history unrolled (its amax is 0: delayed_scaling.cu, PR 825), so a
+module that skips steps (an MoE expert no token chose, a branch) has fewer rows than the steps
+taken; only a restart empties every history, so the fullest one decides. Read here without importing
 torch or TE (the objects are live; TE's module path and ``fp8_meta`` shape are duck-typed). The
 rules are rules/checkpoint/live/FP8D-CKPT-0008, -0009 and -0010.
 """
@@ -40,6 +43,7 @@ def te_state(named_modules: Iterable[tuple[str, Any]]) -> dict[str, Any]:
     """Scaling state of every TE module: which hold DelayedScaling state, which are initial."""
     stateful, stateless, initial = 0, 0, []
     rows_min: int | None = None
+    rows_max: int | None = None
     hist_len: int | None = None
     unreadable = []
     for name, mod in named_modules:
@@ -71,6 +75,7 @@ def te_state(named_modules: Iterable[tuple[str, Any]]) -> dict[str, Any]:
             rows = _filled_rows(fwd)
             if rows is not None:
                 rows_min = rows if rows_min is None else min(rows_min, rows)
+                rows_max = rows if rows_max is None else max(rows_max, rows)
             try:
                 hist_len = int(fwd.shape[0])
             except Exception:  # noqa: BLE001
@@ -83,6 +88,8 @@ def te_state(named_modules: Iterable[tuple[str, Any]]) -> dict[str, Any]:
         out["runtime.fp8.te_state_unreadable"] = unreadable[:MAX_NAMES]
     if rows_min is not None:
         out["runtime.fp8.te_history_rows_min"] = rows_min
+    if rows_max is not None:
+        out["runtime.fp8.te_history_rows_max"] = rows_max
     if hist_len is not None:
         out["runtime.fp8.te_history_len"] = hist_len
     return out
@@ -107,8 +114,9 @@ def optimizer_steps(optimizer: Any) -> int | Unknown:
 
 
 def resume_facts(model: Any, optimizer: Any = None) -> dict[str, Any]:
-    """All facts of this module; ``te_history_short``: the history holds fewer filled rows than
-    the optimizer steps taken (capped at its length - 1), so it restarted after some steps."""
+    """All facts of this module; ``te_history_short``: even the fullest history holds fewer filled
+    rows than the optimizer steps taken (capped at its length - 1), so it restarted after some
+    steps (a module that skipped steps has fewer rows without any restart, TE >= 1.7)."""
     try:
         out = te_state(model.named_modules())
     except Exception as exc:  # noqa: BLE001
@@ -116,7 +124,7 @@ def resume_facts(model: Any, optimizer: Any = None) -> dict[str, Any]:
     if optimizer is not None:
         steps = optimizer_steps(optimizer)
         out["runtime.optimizer.steps"] = steps
-        rows = out.get("runtime.fp8.te_history_rows_min")
+        rows = out.get("runtime.fp8.te_history_rows_max")
         length = out.get("runtime.fp8.te_history_len")
         if isinstance(steps, int) and rows is not None and length:
             # A full history shows len - 1 filled rows: TE zeroes the row of the step to come

@@ -65,6 +65,26 @@ def test_history_short(rows: int, steps: int, short: bool) -> None:
     assert f["runtime.fp8.te_history_short"] is short
 
 
+def test_a_module_that_skipped_steps_is_not_a_restart() -> None:
+    # TE >= 1.7 does not roll the history of a module that did not run in a step (amax 0:
+    # delayed_scaling.cu at v1.7, PR 825): an MoE expert chosen in 1 of 6 steps has 1 row while
+    # the others have a full history. Only a restart empties every history (issue 23 item 5:
+    # the rule read the emptiest history and warned falsely).
+    model = torch.nn.Sequential(te_like("trained", rows=3), te_like("trained", rows=1))
+    f = resume_facts(model, adam_after(6, model))
+    assert f["runtime.fp8.te_history_rows_min"] == 1
+    assert f["runtime.fp8.te_history_rows_max"] == 3
+    assert f["runtime.fp8.te_history_short"] is False
+    report = inspect(model, adam_after(6, model))
+    assert "FP8D-CKPT-0009" not in {x.rule_id for x in report.findings}
+
+
+def test_every_history_restarted_is_short() -> None:
+    model = torch.nn.Sequential(te_like("trained", rows=2), te_like("trained", rows=1))
+    f = resume_facts(model, adam_after(8, model))
+    assert f["runtime.fp8.te_history_short"] is True
+
+
 def test_no_step_yet_is_unknown_not_zero() -> None:
     model = torch.nn.Sequential(te_like("trained", rows=2))
     f = resume_facts(model, torch.optim.AdamW(model.parameters()))

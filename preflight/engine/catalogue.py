@@ -11,12 +11,24 @@ import json
 from preflight.engine.model import Rule, RuleSet
 from preflight.engine.versions import describe_range
 
+# Headings of the areas of no one framework; a framework's area is titled by its record
+# (area_title). The order of the catalogue: these codes, then any other area alphabetically.
 AREA_TITLES = {
     "HW": "Hardware", "CUDA": "CUDA and drivers", "TORCH": "PyTorch", "TE": "Transformer Engine",
-    "TAO": "torchao", "ACC": "Accelerate", "DS": "DeepSpeed", "FSDP": "FSDP", "LLMF": "llm-foundry",
-    "MEG": "Megatron", "TT": "torchtitan", "PL": "Lightning", "HF": "HF Trainer", "NEMO": "NeMo",
-    "SMOKE": "Smoke step", "RT": "Runtime (live objects)", "CLU": "Cluster", "CKPT": "Checkpoint and resume (FP8 scaling state)", "OTHER": "Other",
+    "TAO": "torchao", "FSDP": "FSDP", "SMOKE": "Smoke step", "RT": "Runtime (live objects)",
+    "CLU": "Cluster", "CKPT": "Checkpoint and resume (FP8 scaling state)", "MSAMP": "MS-AMP",
+    "RL": "RL rollout (FP8 generation and weight sync)", "OTHER": "Other",
 }
+ORDER = ("HW", "CUDA", "TORCH", "TE", "TAO", "ACC", "DS", "FSDP", "LLMF", "MEG", "TT", "PL", "HF",
+         "NEMO", "SMOKE", "RT", "CLU", "CKPT", "RL")
+
+
+def titles() -> dict[str, str]:
+    """Every area's heading: the base areas' and each framework record's."""
+    from preflight.frameworks import FRAMEWORKS
+
+    return {**AREA_TITLES, **{f.rule_area: f.area_title or f.title for f in FRAMEWORKS
+                              if f.rule_area}}
 
 
 def _affected_text(rule: Rule) -> str:
@@ -30,7 +42,8 @@ def _one_line(text: str) -> str:
 
 def markdown(ruleset: RuleSet) -> str:
     """The rule catalogue, grouped by area."""
-    order = list(AREA_TITLES)
+    order = list(ORDER)
+    heading = titles()
     areas = sorted({r.area for r in ruleset},
                    key=lambda a: (order.index(a) if a in order else 99, a))
     active = len(ruleset.active)
@@ -49,7 +62,7 @@ def markdown(ruleset: RuleSet) -> str:
     ]
     for area in areas:
         rules = [r for r in ruleset if r.area == area]
-        out += [f"## {AREA_TITLES.get(area, area)}", "",
+        out += [f"## {heading.get(area, area)}", "",
                 "| ID | Severity | Confidence | Title |", "|---|---|---|---|"]
         for r in rules:
             title = r.title.replace("|", "\\|") + (" *(withdrawn)*" if r.withdrawn else "")

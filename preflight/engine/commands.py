@@ -35,8 +35,18 @@ from preflight.errors import UserInputError
 from preflight.facts import Facts, encode_value
 
 Write = Callable[[str, "str | None"], None]
-AREAS = ("HW", "CUDA", "TORCH", "TE", "TAO", "ACC", "DS", "FSDP", "LLMF", "MEG", "TT", "PL", "HF",
-         "NEMO", "SMOKE", "RT", "CLU", "AXO", "LF", "SWIFT", "MCLI", "MSAMP", "CKPT")
+# Areas of no one framework; each framework's own is its record's rule_area (areas()).
+BASE_AREAS = ("HW", "CUDA", "TORCH", "TE", "TAO", "FSDP", "SMOKE", "RT", "CLU", "MSAMP", "CKPT",
+              "RL")
+
+
+def areas() -> tuple[str, ...]:
+    """Every AREA a bundled rule id may have: the base areas and each framework's."""
+    from preflight.frameworks import FRAMEWORKS
+
+    return BASE_AREAS + tuple(f.rule_area for f in FRAMEWORKS if f.rule_area)
+
+
 ID_RE = re.compile(r"^FP8D-(?P<area>[A-Z]+)-(?P<num>\d{4})$")
 # A rule pack's own ids (issue 12): PREFIX-NNNN or PREFIX-AREA-NNNN, e.g. ACME-0001, ACME-DS-0001.
 # FP8D- stays the bundled base's scheme (a pack using it must follow it, areas included).
@@ -215,9 +225,9 @@ def lint_rule(rule: Rule) -> list[Problem]:
 
     m = ID_RE.match(rule.id)
     if rule.id.startswith("FP8D-") or _bundled(rule):
-        if not m or m.group("area") not in AREAS:
+        if not m or m.group("area") not in areas():
             add(f"id {rule.id!r} does not follow FP8D-<AREA>-NNNN with AREA in "
-                f"{' '.join(AREAS)}")
+                f"{' '.join(areas())}")
     elif not PACK_ID_RE.match(rule.id):
         add(f"id {rule.id!r} does not follow PREFIX-NNNN or PREFIX-AREA-NNNN (upper-case "
             "letters and digits, e.g. ACME-0001 or ACME-DS-0001)")

@@ -28,34 +28,23 @@ from preflight.findings import Evidence, Finding, Fix, Severity
 ENV_RULE_ID = "FP8D-ENV-NOT-TRAINING"
 """The built-in finding: the environment judged is not (or may not be) the training environment."""
 
-# Distributions each config kind's framework imports. Several names: any one of them will do
-# (Lightning ships as `lightning` and as the older `pytorch-lightning`).
-KIND_PACKAGES: dict[str, tuple[str, ...]] = {
-    "accelerate": ("accelerate",),
-    "deepspeed": ("deepspeed",),
-    "hf_trainer": ("transformers",),
-    "lightning": ("lightning", "pytorch-lightning"),
-    "llmfoundry": ("llm-foundry",),
-    "megatron": ("megatron-core",),
-    "nemo": ("nemo-toolkit",),
-    "torchtitan": ("torchtitan",),
-}
-# What those frameworks run on in turn: the HF Trainer on accelerate (transformers' Trainer
-# imports it), llm-foundry on composer (the `mosaicml` distribution).
-KIND_RUNS_ON: dict[str, tuple[str, ...]] = {
-    "hf_trainer": ("accelerate",),
-    "llmfoundry": ("mosaicml",),
-}
+# What each framework ships as and imports is its record's (preflight/frameworks/<kind>.py:
+# distributions, requires, runs_on, from_source); the registry is loaded only once a job was read.
 BACKEND_PACKAGES: dict[str, tuple[str, ...]] = {
     "te": ("transformer-engine",),
     "torchao": ("torchao",),
     "msamp": ("ms-amp",),
 }
-# accelerate's mixed_precision fp8 with no backend named picks whichever of these is installed.
+# FP8 with no backend named (accelerate's mixed_precision fp8) picks whichever is installed.
 ANY_FP8_BACKEND = ("transformer-engine", "torchao", "ms-amp")
-# Often run from a source checkout (Megatron-LM's pretrain_gpt.py, torchtitan's train.py, NeMo
-# containers), so their absence as a distribution does not prove the job cannot import them.
-FROM_SOURCE_OK = frozenset({"megatron-core", "torchtitan", "nemo-toolkit"})
+
+
+def from_source_ok() -> frozenset[str]:
+    """Distributions often run from a source checkout (Megatron-LM's pretrain_gpt.py, torchtitan's
+    train.py, NeMo containers): their absence does not prove the job cannot import them."""
+    from preflight.frameworks import FRAMEWORKS
+
+    return frozenset(d for f in FRAMEWORKS if f.from_source for d in f.distributions)
 
 
 @dataclass(frozen=True)
@@ -100,20 +89,30 @@ def needed_packages(facts: Mapping[str, Any]) -> list[Need]:
     kinds = facts.get("config.kinds")
     if not isinstance(kinds, list) or not kinds:
         return []
+    from preflight.frameworks import BY_KIND
+
     needs = [Need(("torch",), "every job the configs describe trains with PyTorch")]
     for kind in kinds:
-        if kind in KIND_PACKAGES:
-            needs.append(Need(KIND_PACKAGES[kind], f"the job has a {kind} config", "config.kinds"))
-        for dist in KIND_RUNS_ON.get(kind, ()):
+        fw = BY_KIND.get(kind)
+        if fw is None:
+            continue
+        if fw.distributions:
+            needs.append(Need(fw.distributions, f"the job has a {kind} config", "config.kinds"))
+        for dist in fw.requires:
             needs.append(Need((dist,), f"the job's {kind} config runs on {dist}", "config.kinds"))
+        for base in fw.runs_on:
+            if BY_KIND[base].distributions:
+                needs.append(Need(BY_KIND[base].distributions,
+                                  f"the job's {kind} config runs on {base}", "config.kinds"))
     backend = facts.get("intent.backend")
     fp8 = facts.get("intent.fp8")
     src = _source(facts, "intent.backend")
     if isinstance(backend, str) and backend in BACKEND_PACKAGES:
         needs.append(Need(BACKEND_PACKAGES[backend], f"intent.backend is {backend}", src))
-    elif fp8 is True and "accelerate" in kinds and not isinstance(backend, str):
-        needs.append(Need(ANY_FP8_BACKEND, "accelerate fp8 with no backend named picks an "
-                          "installed one", _source(facts, "intent.fp8")))
+    elif fp8 is True and not isinstance(backend, str):
+        # accelerate (and what runs on it) picks whichever FP8 backend is installed
+        needs.append(Need(ANY_FP8_BACKEND, "FP8 with no backend named: one of these is picked "
+                          "from what is installed", _source(facts, "intent.fp8")))
     if facts.get("intent.distributed") == "deepspeed":
         needs.append(Need(("deepspeed",), "intent.distributed is deepspeed",
                           _source(facts, "intent.distributed")))
@@ -149,7 +148,7 @@ def judge(facts: Mapping[str, Any], where: str, planned: frozenset[str] = frozen
                 for n in missing for d in n.dists}
     # megatron-core / torchtitan / NeMo often run from a source checkout: their absence as a
     # distribution leaves their version rules undetermined but says nothing about the machine.
-    hard = [n for n in missing if not set(n.dists) <= FROM_SOURCE_OK]
+    hard = [n for n in missing if not set(n.dists) <= from_source_ok()]
     reasons = [f"not installed: {n.label()} ({n.why})" if n in hard else
                f"not installed as a package: {n.label()} ({n.why}; fine when the job runs it "
                "from a source checkout, but its version rules cannot be decided)"
@@ -177,7 +176,7 @@ def blocks_import(judged: EnvironmentJudged) -> list[Need]:
     """Missing needs a job run in the judged environment would fail to import (an error there)."""
     if not judged.gpu_node:
         return []
-    return [n for n in judged.missing if not set(n.dists) <= FROM_SOURCE_OK]
+    return [n for n in judged.missing if not set(n.dists) <= from_source_ok()]
 
 
 def environment_finding(judged: EnvironmentJudged, facts: Mapping[str, Any]) -> Finding | None:

@@ -1,26 +1,36 @@
 """``fp8-doctor check --diff``: the fixes of config findings as one unified diff.
 
-A rule whose fix is a change to a config file the job owns says so as data (``fix.edits``: set
-or delete a ``config.<kind>.<key>`` fact). Each edit is placed by the fact's provenance (the
-file and line that set it) or, for a key the file does not have yet, next to a sibling key of
-the same mapping; :mod:`.edits` makes the change as a line edit, so comments, key order and
-formatting stay as written. Findings whose fix is not a file edit, and edits that cannot be
-placed without guessing, are listed beside the diff with the reason. fp8-doctor still writes no
+A rule whose fix is a change to a config file the job owns says so as data (``fix.edits``: set,
+replace, delete or move a ``config.<kind>.<key>`` fact). :mod:`.place` puts each edit where the
+fact's provenance says it was read or, for a key the file does not have yet, beside its nearest
+sibling; round-trip editors make it (:mod:`.yamledit` on ruamel.yaml, :mod:`.tomledit` on
+tomlkit, :mod:`.jsonedit`, :mod:`.shelledit` for launch-line flags), changing only the value,
+key or flag concerned, so comments, key order, quoting and continuations stay as written, and
+each proves its result by reloading it. Findings whose fix is not a file edit, and edits that
+cannot be placed without guessing, are listed beside the diff with the reason. fp8-doctor still writes no
 user file: the diff goes to stdout or ``-o``; ``git apply`` / ``patch -p1`` apply it.
+
+The diff names and shows only files this run read inside the job the user named, under safe
+names, with context lines redacted (:mod:`.safety`, issue 21).
 """
 
 from __future__ import annotations
 
 import difflib
 import os
-from collections.abc import Sequence
+import textwrap
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from preflight.findings import EditSpec, Location
-from preflight.fixdiff import edits as E
+from preflight.fixdiff import safety
+from preflight.fixdiff.common import EditError
+from preflight.fixdiff.place import Placed, expand, place
 
 _SHELL_EXT = (".sh", ".bash", ".slurm", ".sbatch", ".txt", ".args")
+WIDTH = 100
+"""``#`` lines are wrapped at this width (between words: issue 24 found fix texts cut mid-word)."""
 
 
 @dataclass
@@ -30,20 +40,45 @@ class DiffResult:
     files: dict[str, tuple[str, str]] = field(default_factory=dict)
     applied: list[tuple[str, EditSpec]] = field(default_factory=list)
     listed: list[tuple[str, str]] = field(default_factory=list)   # (rule id, why not a diff)
+    placed_in: list[tuple[str, EditSpec, str]] = field(default_factory=list)  # (.., file)
+    names: dict[str, str] = field(default_factory=dict)            # path -> header name
 
-    def unified(self, cwd: str | None = None) -> str:
+    def unified(self, cwd: str | None = None,
+                redact: Callable[[str], str] | None = None) -> str:
+        """The patch. Each file's header name was checked when the file was read
+        (:func:`safety.header_name`); with ``redact``, a hunk whose lines the redaction would
+        change gets less context, and a file whose edit cannot be shown without such a line is
+        left out (listed with the reason), as a patch with masked lines would not apply."""
         out = []
         for path, (old, new) in sorted(self.files.items()):
             if old == new:
                 continue
-            rel = os.path.relpath(path, cwd or os.getcwd())
-            chunk = list(difflib.unified_diff(_nl(old), _nl(new), f"a/{rel}", f"b/{rel}"))
-            out.append("".join(_mark_eof(chunk)))
+            name = self.names.get(path) or os.path.relpath(path, cwd or os.getcwd())
+            chunk = _hunks(old, new, redact)
+            if chunk is None:
+                self.listed.append(("--diff", f"{safety.escape(name)}: the lines of the edit "
+                                    "or next to it hold what looks like a secret or a personal "
+                                    "path; not shown (--no-redact shows it)"))
+                continue
+            tab = "\t" if " " in name else ""   # as git writes it, so patch -p1 reads the name
+            out.append(f"--- a/{name}{tab}\n+++ b/{name}{tab}\n" + "".join(chunk))
         return "".join(out)
 
 
+def _hunks(old: str, new: str, redact: Callable[[str], str] | None) -> list[str] | None:
+    for context in (3, 2, 1):
+        chunk = list(difflib.unified_diff(_nl(old), _nl(new), n=context, lineterm="\n"))[2:]
+        if redact is None or all(ln.startswith("@@") or redact(ln) == ln for ln in chunk):
+            return _mark_eof(chunk)
+    return None
+
+
 def _nl(text: str) -> list[str]:
-    return E.lines_of(text)
+    """Lines as git and patch split them: at ``\\n`` only (``str.splitlines`` also splits at
+    ``\\r``, ``\\x0c``, ``\\u2028`` ..., which would put two of git's lines in one hunk line)."""
+    lines = text.split("\n")
+    out = [ln + "\n" for ln in lines[:-1]]
+    return out + [lines[-1]] if lines[-1] else out
 
 
 def _mark_eof(chunk: list[str]) -> list[str]:
@@ -64,152 +99,148 @@ def fmt_of(path: str, text: str) -> str | None:
     return None
 
 
-def build(findings: Sequence[Any], facts: Any) -> DiffResult:
+class _Files:
+    """The files an edit may touch: read once, through :mod:`.safety` (only what this run read
+    inside the named job, under a safe name)."""
+
+    def __init__(self, facts: Any, roots: Collection[str], cwd: str | None) -> None:
+        read = facts.get("config.files") if roots else None
+        self.read = [f["path"] for f in read if isinstance(f, dict)
+                     and isinstance(f.get("path"), str)] if isinstance(read, list) else []
+        self.roots = [r if os.path.isdir(r) else os.path.dirname(os.path.abspath(r))
+                      for r in roots]
+        self.cwd = cwd or os.getcwd()
+        self.texts: dict[str, str] = {}
+        self.names: dict[str, str] = {}
+
+    def text(self, path: str) -> tuple[str, str]:
+        if path not in self.texts:
+            if not self.roots:
+                raise safety.Refused("no job named on the command line (--diff edits only the "
+                                     "files of the job you name: fp8-doctor check job/ --diff)")
+            self.names[path] = safety.header_name(path, self.cwd, self.roots, self.read)
+            self.texts[path] = safety.read_text(path)
+        fmt = fmt_of(path, self.texts[path])
+        if fmt is None:
+            raise EditError("not a format fp8-doctor edits")
+        return self.texts[path], fmt
+
+
+def build(findings: Sequence[Any], facts: Any, roots: Collection[str] = (),
+          cwd: str | None = None) -> DiffResult:
     """The diff for ``findings`` (each with ``fix.edits``) against the facts' provenance.
 
-    Every edit is first placed (file, line, operation); then each file's edits are made from
-    its last line up, so an edit never moves the line another one was placed at."""
+    ``roots``: the paths the user named (folders, files); only config files this run read
+    under them are edited (:mod:`.safety`). Every edit is first placed (file, line,
+    operation); then each file's edits are made from its last line up, so an edit never moves
+    the line another one was placed at."""
     result = DiffResult()
-    placed: list[tuple[str, int, str, Any, str, EditSpec]] = []
+    placed: list[tuple[Placed, str, EditSpec]] = []
     seen: set[tuple[str, str]] = set()
-    texts: dict[str, str] = {}
+    files = _Files(facts, roots, cwd)
     for finding in findings:
         specs = getattr(finding.fix, "edits", ()) or ()
         if not specs:
             if finding.fix.text:
                 result.listed.append((finding.rule_id, "not a config edit: " + finding.fix.text))
             continue
-        for spec in specs:
+        # A finding's edits go in together or not at all: half of "delete it from the YAML
+        # and pass it on the launch line" would drop the setting.
+        mine: list[tuple[Placed, str, EditSpec]] = []
+        failed = False
+        for spec in (s for given in specs for s in expand(given, facts.values)):
             if (spec.fact, spec.action) in seen:
                 continue
-            seen.add((spec.fact, spec.action))
             try:
-                op = _place(spec, facts, texts)
-            except (E.EditError, OSError, UnicodeDecodeError) as exc:
-                result.listed.append((finding.rule_id, f"{spec.fact}: {exc}"))
+                op = place(spec, facts, files)
+            except (EditError, safety.Refused) as exc:
+                where = _where(spec.fact, facts)
+                result.listed.append((finding.rule_id, f"{spec.fact}{where}: {exc}"))
+                failed = True
                 continue
             if op is not None:
-                placed.append((*op, finding.rule_id, spec))
-    for path, line, _, _, _, _ in placed:
-        result.files.setdefault(path, (texts[path], texts[path]))
-    for path, line, kind, apply, rule_id, spec in sorted(placed, key=lambda p: (p[0], -p[1])):
-        old, cur = result.files[path]
+                try:
+                    op.make(files.texts[op.path])   # each edit is proven on its own first
+                except EditError as exc:
+                    result.listed.append((finding.rule_id,
+                                          f"{spec.fact}{_where(spec.fact, facts)}: {exc}"))
+                    failed = True
+                    continue
+                mine.append((op, finding.rule_id, spec))
+        if failed and mine:
+            result.listed.append((finding.rule_id, "its other edits are left out too (they "
+                                  "belong together): " + ", ".join(s.fact for _, _, s in mine)))
+        elif not failed:
+            placed.extend(mine)
+            seen.update((s.fact, s.action) for _, _, s in mine)
+    for op, _, _ in placed:
+        result.files.setdefault(op.path, (files.texts[op.path], files.texts[op.path]))
+    result.names = dict(files.names)
+    for op, rule_id, spec in sorted(placed, key=lambda p: (p[0].path, -p[0].line)):
+        old, cur = result.files[op.path]
         try:
-            result.files[path] = (old, apply(cur))
-        except E.EditError as exc:
-            result.listed.append((rule_id, f"{spec.fact}: {exc}"))
+            result.files[op.path] = (old, op.make(cur))
+        except EditError as exc:
+            result.listed.append((rule_id, f"{spec.fact}{_where(spec.fact, facts)}: {exc}"))
             continue
         result.applied.append((rule_id, spec))
+        result.placed_in.append((rule_id, spec, op.path))
     return result
 
 
-def _split(fact: str) -> tuple[str, tuple[str, ...]]:
-    parts = fact.split(".")
-    if len(parts) < 3 or parts[0] != "config":
-        raise E.EditError(f"{fact} is not a config fact")
-    return parts[1], tuple(parts[2:])
+def _where(fact: str, facts: Any) -> str:
+    """`` (in NAME)`` for a listed edit: the file's name as the user named it, escaped."""
+    loc = Location.from_source(facts.source(fact)) if fact in facts.values else None
+    return f" (in {safety.escape(loc.path)})" if loc is not None else ""
 
 
-def _text(path: str, texts: dict[str, str]) -> tuple[str, str]:
-    if path not in texts:
-        with open(path, encoding="utf-8") as fh:
-            texts[path] = fh.read(1 << 20)
-    fmt = fmt_of(path, texts[path])
-    if fmt is None:
-        raise E.EditError(f"{path}: not a format fp8-doctor edits")
-    return texts[path], fmt
+@dataclass(frozen=True)
+class DiffOutput:
+    """What ``check --diff`` prints: ``patch`` on stdout (or ``-o``): the ``#`` notes, then the
+    diff; empty when there is nothing to apply, so ``git apply --allow-empty`` and ``patch -p1``
+    take it. ``notes`` alone go to stderr when the patch is empty."""
+
+    patch: str
+    notes: str
+    edits: int
 
 
-def _place(spec: EditSpec, facts: Any, texts: dict[str, str]
-           ) -> tuple[str, int, str, Any] | None:
-    """(file, line, what, text -> new text) for one edit; None when there is nothing to do."""
-    kind, path = _split(spec.fact)
-    values = facts.values
-    key = path[-1]
-    if spec.fact in values:
-        loc = Location.from_source(facts.source(spec.fact))
-        if loc is None or not loc.line:
-            raise E.EditError("the file and line that set it are not known")
-        if spec.action == "set" and values[spec.fact] == spec.value:
-            return None
-        text, fmt = _text(loc.path, texts)
-        line, value = loc.line, spec.value
-        if fmt == "shell":
-            fn = ((lambda t: E.delete_flag(t, key, line)) if spec.action == "delete" else
-                  (lambda t: E.set_flag(t, key, line, value)))
-        else:
-            fn = ((lambda t: E.delete_key(t, fmt, key, line)) if spec.action == "delete" else
-                  (lambda t: E.set_value(t, fmt, key, line, value)))
-        return loc.path, line, spec.action, fn
-    if spec.action == "delete":
-        return None             # not set anywhere: nothing to remove
-    sib = _sibling(kind, path, facts)
-    if sib is None:
-        raise E.EditError(f"no {kind} file read that could take it")
-    sib_fact, loc, depth = sib
-    text, fmt = _text(loc.path, texts)
-    value = spec.value
-    line = loc.line or 0          # _sibling only picks facts with a line
-    if fmt == "shell":
-        return loc.path, line, "add", lambda t: E.add_flag_after(t, key, line, value)
-    sib_path = _split(sib_fact)[1]
-    if fmt != "yaml" and not len(sib_path) == len(path) == depth + 1:
-        raise E.EditError(f"no key beside {'.'.join(path)} in {loc.path} to place it by "
-                          "(a new JSON object or TOML table is not a one-line edit)")
-    line = _key_line(text, fmt, sib_path[: depth + 1], line)
-    rest = path[depth:]
-    return loc.path, line, "add", lambda t: E.add_key_before(t, fmt, rest, line, value)
+def diff_output(report: Any, roots: Collection[str], cwd: str | None = None, *,
+                redact: bool = True) -> DiffOutput:
+    """The ``--diff`` of ``report`` for the job the user named (``roots``: the paths given on
+    the command line); ``redact``: the context lines and notes pass the report's redaction
+    (a hunk that would show a masked line is narrowed, else left out and listed)."""
+    from preflight.redact import redact_text  # trust-report may give this a --diff entry point
 
-
-def _sibling(kind: str, path: tuple[str, ...], facts: Any
-             ) -> tuple[str, Location, int] | None:
-    """The config fact of the same kind sharing the longest key prefix with ``path`` (and a
-    file line), and the length of that prefix."""
-    best: tuple[int, str, Location] | None = None
-    prefix = f"config.{kind}."
-    for name in facts.values:
-        if not name.startswith(prefix):
-            continue
-        loc = Location.from_source(facts.source(name))
-        if loc is None or not loc.line:
-            continue
-        other = _split(name)[1]
-        common = 0
-        while common < min(len(other), len(path)) - 1 and other[common] == path[common]:
-            common += 1
-        if best is None or common > best[0]:
-            best = (common, name, loc)
-    return None if best is None else (best[1], best[2], best[0])
-
-
-def _key_line(text: str, fmt: str, key_path: tuple[str, ...], leaf_line: int) -> int:
-    """The line of ``key_path`` (a sibling's ancestor at the insertion depth)."""
-    if fmt == "yaml":
-        from preflight import yamlsafe
-
-        try:
-            lines = yamlsafe.load(text).lines
-        except yamlsafe.YamlError as exc:
-            raise E.EditError(f"cannot re-read the YAML: {exc}") from None
-        for k, line in lines.items():
-            if tuple(str(p) for p in k) == key_path:
-                return line
-        raise E.EditError(f"cannot find {'.'.join(key_path)} in the YAML")
-    return leaf_line            # JSON / TOML: only a sibling leaf of the same object
-
-
-def render_diff(report: Any, cwd: str | None = None) -> str:
-    """What ``check --diff`` prints: a comment header (git apply and patch skip it), the
-    findings that are no file edit, then the diff."""
-    result = build(report.sorted_findings(), report.facts)
-    diff = result.unified(cwd)
-    ids = sorted({rid for rid, _ in result.applied})
-    head = [f"# fp8-doctor check --diff: {len(result.applied)} edit(s) for "
-            f"{len(ids)} finding(s){' (' + ', '.join(ids) + ')' if ids else ''}; apply with "
-            "`git apply` or `patch -p1` from this folder, then check again."]
+    mask = redact_text if redact else None
+    result = build(report.sorted_findings(), report.facts, roots, cwd)
+    diff = result.unified(cwd, mask)
+    shown = {path for path, (old, new) in result.files.items() if old != new}
+    applied = [(rid, spec) for rid, spec, path in result.placed_in if path in shown]
+    ids = sorted({rid for rid, _ in applied})
+    head = _wrap(f"fp8-doctor check --diff: {len(applied)} edit(s) for {len(ids)} finding(s) "
+                 f"({', '.join(ids)}); apply with `git apply` or `patch -p1` from this folder, "
+                 "then check again." if diff else
+                 "fp8-doctor check --diff: no config edit to make (the patch is empty).")
     if result.listed:
         head.append("# Not turned into an edit (do these by hand):")
-        head += [f"#   {rid}: {' '.join(why.split())[:300]}" for rid, why in result.listed]
-    if not diff:
-        head.append("# No config edit to make.")
-    return "\n".join(head) + "\n" + diff
+        for rid, why in result.listed:
+            head += _wrap(f"{rid}: {why}", "#   ", "#       ")
+    notes = "\n".join(head) + "\n"
+    if mask is not None:
+        notes = "\n".join(mask(line) for line in notes.split("\n"))
+    return DiffOutput(notes + diff if diff else "", notes, len(applied))
+
+
+def _wrap(text: str, first: str = "# ", rest: str = "#   ") -> list[str]:
+    """``#`` lines of at most :data:`WIDTH` columns, broken between words (a word longer than
+    the width, such as a URL, stays whole on its own line)."""
+    return textwrap.wrap(safety.comment(text), WIDTH, initial_indent=first,
+                         subsequent_indent=rest, break_long_words=False,
+                         break_on_hyphens=False) or [first.rstrip()]
+
+
+def render_diff(report: Any, roots: Collection[str], cwd: str | None = None, *,
+                redact: bool = True) -> str:
+    """The patch text of :func:`diff_output` (notes and diff; empty when nothing to apply)."""
+    return diff_output(report, roots, cwd, redact=redact).patch

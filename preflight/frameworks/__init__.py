@@ -6,8 +6,11 @@ files it names and how the framework resolves them, its defaults, how it derives
 and its precedence. Detection (:func:`detect`), reading (:mod:`preflight.jobs.read`), intent
 (:mod:`preflight.intent`), the CLI's ``--kind`` choices and the docs iterate :data:`FRAMEWORKS`.
 
-Adding a framework: write its module, add it to :data:`FRAMEWORKS` (the order breaks ties in
-detection), and add its tests under ``tests/frameworks/`` (docs/internals.md walks through one).
+Adding a framework: write its module, add its kind to :data:`KINDS` (the order breaks ties in
+detection), run ``python -m preflight.frameworks._index`` (the distributions every check probes,
+without importing the readers), and add its tests under ``tests/frameworks/``
+(docs/internals.md walks through one). Nothing outside this package names a framework
+(tests/frameworks/test_one_module.py).
 """
 
 from __future__ import annotations

@@ -1,13 +1,15 @@
 """The record each framework module exports: everything fp8-doctor knows about one framework.
 
 A framework module (``preflight/frameworks/<kind>.py``) builds one :class:`Framework`; the
-registry in :mod:`preflight.frameworks` lists them, and detection, reading, intent, the CLI's
-``--kind`` choices and the docs iterate that list. Nothing outside the module keys behaviour on
-the framework's name.
+registry in :mod:`preflight.frameworks` lists them, and detection, reading (config files and
+launch lines), intent, the packages probed and judged, the speed-up's shapes, the rule areas, the
+CLI's ``--kind`` choices and the docs iterate that list. Nothing outside ``preflight/frameworks/``
+keys behaviour on a framework's name (tests/frameworks/test_one_module.py holds it, issue 22).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +24,12 @@ phrase naming the framework default that decided it)."""
 Reader = Callable[[str, Parsed], ReaderOutput]
 Deriver = Callable[[Mapping[str, Any], Mapping[str, str]], Derived]
 Scorer = Callable[[Any], int]
+TextReader = Callable[[str, str, dict[str, str]], ReaderOutput]
+"""``(path, text, shell variables set by the scripts that source it) -> facts`` of a launch
+script or argument file."""
+ShapeTable = Callable[[Mapping[str, Any]], dict[str, tuple[Any, str]]]
+"""The job's facts -> model shape values the framework knows from a name (torchtitan's flavors):
+``{quantity: (value, where)}``, quantities as in :attr:`Framework.shape_keys`."""
 
 
 @dataclass(frozen=True)
@@ -41,6 +49,21 @@ class Default:
     value: str          # what the framework then uses
     versions: str       # e.g. "megatron-core >= 0.6.0", "all"
     source: str         # pinned upstream location
+
+
+@dataclass(frozen=True)
+class Launch:
+    """How the framework shows in a launch script or argument file, and how it is read there.
+
+    A text file is read by the framework whose :attr:`command` occurs first in it; with no
+    command of any framework, by the one whose :attr:`flags` occur first
+    (:mod:`preflight.jobs.scripts`)."""
+
+    read: TextReader
+    command: re.Pattern[str] | None = None
+    """A command that starts this framework (``accelerate launch``, ``megatron sft``)."""
+    flags: re.Pattern[str] | None = None
+    """Flags that mark its arguments on any command line (``--output_dir``, ``--num-layers``)."""
 
 
 @dataclass(frozen=True)
@@ -71,8 +94,27 @@ class Framework:
     """``(kind, fact)``: derive ``kind`` too when ``fact`` is a string (HF Trainer reads
     ``ACCELERATE_MIXED_PRECISION`` itself)."""
     runs_on: tuple[str, ...] = ()
-    """Kinds this framework runs on, whose rules therefore apply to its jobs (LLaMA-Factory ->
-    ``hf_trainer``; the HF Trainer -> ``accelerate``). Declared per module; wired by issue 22."""
+    """Kinds this framework always runs on, whose rules therefore apply to its jobs
+    (LLaMA-Factory -> ``hf_trainer``; the HF Trainer -> ``accelerate``); followed transitively
+    into ``intent.stack``. What depends on the job (ms-swift's Megatron path, a DeepSpeed config)
+    its ``derive`` states as the internal value ``runs_on`` (a list of kinds), added to these."""
     distributions: tuple[str, ...] = ()
     """PEP 503 names of the distributions the framework ships as (any one will do: Lightning is
-    ``lightning`` or ``pytorch-lightning``). Declared per module; wired by issue 22."""
+    ``lightning`` or ``pytorch-lightning``): probed, and needed by a job that runs on it."""
+    requires: tuple[str, ...] = ()
+    """Other distributions it imports, each needed (llm-foundry runs on composer: ``mosaicml``)."""
+    from_source: bool = False
+    """Often run from a source checkout (Megatron-LM's pretrain_gpt.py, torchtitan's train.py):
+    its distribution missing does not prove the job cannot import it."""
+    rule_area: str = ""
+    """The ``AREA`` of its rules' ids (``FP8D-<AREA>-NNNN``)."""
+    area_title: str = ""
+    """The heading of its rules in docs/rules.md (default: :attr:`title`)."""
+    launch: Launch | None = None
+    """How its launch lines and argument files are recognised and read (None: not from text)."""
+    shape_keys: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """``(quantity, key paths under config.<kind>)`` that give the model's shape to the
+    speed-up estimate: heads, kv_heads, layers, vocab, seq, micro_batch, tp (int), model (a model
+    name or folder), gated (bool); the first key set wins."""
+    shape_table: ShapeTable | None = None
+    """Shape values it knows from a name in the config (torchtitan's model flavors)."""

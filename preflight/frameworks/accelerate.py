@@ -5,7 +5,7 @@ Every key as written (the wizard's misspellings ``amax_history_length``, ``amax_
 ``"(false, false, false)"`` string or bare bool). ``deepspeed_config.deepspeed_config_file`` is
 followed and read as a DeepSpeed JSON: accelerate opens it relative to the launch directory; we
 try the YAML's folder first, then the current directory, and report a missing file as a problem
-at the key's line. ``accelerate launch`` flags are read by :mod:`preflight.jobs.launch` into the
+at the key's line. ``accelerate launch`` flags are read by :mod:`.accelerate_launch` into the
 same ``config.accelerate.*`` names.
 
 ``parallelism_config`` (accelerate >= 1.10.0: ``parallelism_config_tp_size``, ``_cp_size``, ...
@@ -20,7 +20,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from preflight.facts import Unknown
-from preflight.frameworks._record import Default, Framework, Reference
+from preflight.frameworks import accelerate_launch
+from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, View, first
 from preflight.frameworks.deepspeed import ds_precision
 from preflight.jobs.parse import Parsed, flatten
@@ -173,6 +174,8 @@ def _accelerate_fp8(a: View, f: Mapping[str, Any], prov: Mapping[str, str], out:
 FRAMEWORK = Framework(
     kind=KIND, title="Hugging Face Accelerate", formats=("yaml", "json", "text"),
     score=score, read=read_accelerate, derive=from_accelerate, precedence=3, zero_stage_rank=1,
+    distributions=("accelerate",), rule_area="ACC", area_title="Accelerate",
+    launch=Launch(accelerate_launch.read, command=accelerate_launch.COMMAND),
     references=(
         Reference("deepspeed_config.deepspeed_config_file", "deepspeed",
                   "opened relative to the launch directory (accelerate DeepSpeedPlugin)"),

@@ -48,6 +48,7 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
         src = a.src("fp8")
         out["backend"] = ("torchao", src)          # axolotl's FP8 path is torchao only
         out["recipe"] = ("tensorwise", src)
+    _padding(a, out)
     if not a.get("fsdp") and a.any_prefix("fsdp_config"):   # fsdp_config alone means FSDP
         v2 = a.int("fsdp_version") == 2 or a.int("fsdp_config.fsdp_version") == 2
         out["distributed"] = ("fsdp2" if v2 else "fsdp1",
@@ -55,11 +56,34 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     return out
 
 
+def _padding(a: View, out: Derived) -> None:
+    """What axolotl's collator pads a micro-batch's rows to (core/builders/causal.py at v0.18.0
+    L386-L394; the multipack collators take the same ``pad_to_multiple_of``,
+    utils/collators/batching.py L75-L79): ``pad_to_multiple_of`` (default 64) unless
+    ``pad_to_sequence_len: false`` (the longest row only) or ``batch_flattening`` (no padding);
+    ``pad_to_sequence_len: true`` pads every row to sequence_len rounded up to that multiple."""
+    multiple = a.int("pad_to_multiple_of") or 64
+    src = a.src("pad_to_multiple_of", "axolotl default (pad_to_multiple_of 64)")
+    seq = a.int("sequence_len")
+    if a.truthy("batch_flattening"):
+        out["pad_multiple"] = (1, a.src("batch_flattening"))
+    elif a.get("pad_to_sequence_len") is True:
+        out["pad_multiple"] = ((multiple * -(-seq // multiple), a.src("pad_to_sequence_len"))
+                               if seq else (multiple, src))
+    elif a.get("pad_to_sequence_len") is False:
+        out["pad_multiple"] = (1, a.src("pad_to_sequence_len"))
+    else:
+        out["pad_multiple"] = (multiple, src)
+
+
 FRAMEWORK = Framework(
     kind=KIND, title="axolotl", formats=("yaml",), score=score, read=read, derive=derive,
     # its bf16/fp16 are TrainingArguments' and beat accelerate's mixed precision, as HF's do
     precedence=1, cancels_fp8_of=("accelerate",), explicit_precision_wins=True,
-    zero_stage_rank=4,
+    zero_stage_rank=4, runs_on=("hf_trainer",), distributions=("axolotl",), rule_area="AXO",
+    area_title="axolotl",
+    shape_keys=(("seq", ("sequence_len",)), ("micro_batch", ("micro_batch_size",)),
+                ("model", ("base_model",))),
     references=(
         Reference("deepspeed", "deepspeed",
                   "opened relative to the directory `axolotl train` runs in"),

@@ -87,6 +87,7 @@ def from_deepspeed(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
 FRAMEWORK = Framework(
     kind=KIND, title="DeepSpeed", formats=("json",), score=score,
     read=read_plain("config.deepspeed"), derive=from_deepspeed, precedence=4, zero_stage_rank=0,
+    distributions=("deepspeed",), rule_area="DS", area_title="DeepSpeed",
     defaults=(
         Default("zero_optimization.stage", "0", "all", "deepspeed/runtime/zero/config.py"),
         Default("bf16.enabled / fp16.enabled", "fp32", "all", "deepspeed/runtime/config.py"),

@@ -1,5 +1,6 @@
 """HF Trainer: ``TrainingArguments`` as YAML/JSON (HfArgumentParser, TRL) or as flags on a launch
-line (read by :mod:`preflight.jobs.launch`); a ``deepspeed: ds.json`` key is followed.
+line (:func:`script_args`); a ``deepspeed: ds.json`` key or ``--deepspeed ds.json`` flag is
+followed.
 
 Its explicit ``bf16`` / ``fp16`` replace accelerate's mixed precision (Trainer sets
 ``mixed_precision`` from its own fields), and it reads ``ACCELERATE_MIXED_PRECISION`` itself
@@ -8,17 +9,22 @@ when they are off.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from preflight.facts import Unknown
-from preflight.frameworks._record import Default, Framework, Reference
+from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, View
-from preflight.jobs.parse import Parsed
+from preflight.jobs import launch
+from preflight.jobs.parse import Parsed, usable_key
 from preflight.jobs.readers import link, read_plain
 from preflight.jobs.types import ReaderOutput
 
 KIND = "hf_trainer"
+HINT = re.compile(r"--(?:output_dir|per_device_train_batch_size)\b")
+"""Flags every HF Trainer command line carries (HfArgumentParser requires ``--output_dir``
+before transformers 4.50)."""
 
 
 def score(data: Any) -> int:
@@ -56,6 +62,42 @@ def read_with_deepspeed(kind: str) -> Callable[[str, Parsed], ReaderOutput]:
 
 
 read_hf_trainer = read_with_deepspeed("hf_trainer")
+
+
+def script_args(out: launch.Out, words: list[launch.Token], variables: dict[str, str]) -> None:
+    """TrainingArguments given as flags to the training script -> ``config.hf_trainer.<flag>``,
+    as HfArgumentParser reads them (bare ``--bf16`` is true); ``--deepspeed ds.json`` is
+    followed. Nothing unless the flags carry :data:`HINT`."""
+    found, _ = launch.flags(words, set(), stop_at_positional=False)
+    if not any(HINT.match("--" + f) for f, _, _ in found):
+        return
+    for flag, raw, pos in found:
+        if not usable_key(flag):
+            continue
+        value = launch.value(raw, variables)
+        out.put(f"config.{KIND}.{flag}", value, pos)
+        if flag == "deepspeed" and isinstance(value, str) and value.endswith(".json"):
+            out.link(value, "deepspeed", pos, "--deepspeed")
+
+
+def script_line(out: launch.Out, text: str, variables: dict[str, str]) -> None:
+    """The first ``torchrun`` / ``deepspeed`` / ``python`` line carrying :data:`HINT`: the
+    launcher's flags come before the training script, TrainingArguments after it."""
+    hint = HINT.search(text)
+    if hint is None:
+        return
+    start, end = launch.command_at(text, hint.start())
+    words = launch.tokens(text, start, end)
+    out.too_long(words)
+    script = next((i for i, (t, _) in enumerate(words) if t.endswith(".py")), -1)
+    script_args(out, words[script + 1:], variables)
+
+
+def _read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
+    # an `accelerate launch ... train.py --bf16` line holds both kinds: one reader for both
+    from preflight.frameworks.accelerate_launch import read
+
+    return read(path, text, outer)
 
 
 
@@ -105,10 +147,34 @@ def training_args(h: View) -> Derived:
     for seq_key in ("max_seq_length", "max_length", "max_seq_len", "block_size", "sequence_len",
                     "cutoff_len"):
         seq = h.int(seq_key)
+        if seq:
+            out["seq_len"] = (seq, h.src(seq_key))
         if mb and seq:
             out["shapes.tokens"] = (mb * seq, h.src(seq_key))
             break
+    _packing(h, out, mb, mb_key)
     return out
+
+
+# Keys that pack samples: TRL SFTConfig packing / padding_free, axolotl sample_packing /
+# batch_flattening, LLaMA-Factory packing / neat_packing (issue 23: dynamic token counts).
+_PACKING_KEYS = ("packing", "padding_free", "sample_packing", "batch_flattening", "neat_packing")
+
+
+def _packing(h: View, out: Derived, mb: int | None, mb_key: str) -> None:
+    """The shared dynamic-shape facts: micro-batch, packing, pad multiple (``pad_to_multiple_of``
+    of TRL's SFTConfig / DataCollator and axolotl)."""
+    if mb:
+        out["micro_batch"] = (mb, h.src(mb_key))
+    stated = [k for k in _PACKING_KEYS if h.has(k)]
+    on = next((k for k in stated if h.truthy(k)), None)
+    if on is not None:
+        out["packing"] = (True, h.src(on))
+    elif stated:
+        out["packing"] = (False, h.src(stated[0]))
+    pad = h.int("pad_to_multiple_of")
+    if pad:
+        out["pad_multiple"] = (pad, h.src("pad_to_multiple_of"))
 
 
 
@@ -117,6 +183,11 @@ FRAMEWORK = Framework(
     score=score, read=read_hf_trainer, derive=from_hf_trainer, precedence=0,
     cancels_fp8_of=("accelerate",), explicit_precision_wins=True, zero_stage_rank=3,
     derive_also=(("accelerate", "env.ACCELERATE_MIXED_PRECISION"),),
+    runs_on=("accelerate",), distributions=("transformers",), rule_area="HF",
+    area_title="HF Trainer", launch=Launch(_read_text, flags=HINT),
+    shape_keys=(("seq", ("max_seq_length", "cutoff_len", "sequence_len")),
+                ("micro_batch", ("per_device_train_batch_size", "micro_batch_size")),
+                ("model", ("model_name_or_path", "base_model"))),
     defaults=(
         Default("fp16 / bf16", "fp32 (then accelerate's mixed precision or "
                 "ACCELERATE_MIXED_PRECISION)", "all", "transformers/training_args.py"),

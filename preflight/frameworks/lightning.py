@@ -97,6 +97,7 @@ def from_lightning(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
 FRAMEWORK = Framework(
     kind=KIND, title="PyTorch Lightning", formats=("yaml",), score=score, read=read_lightning,
     derive=from_lightning, precedence=9, zero_stage_rank=2,
+    distributions=("lightning", "pytorch-lightning"), rule_area="PL", area_title="Lightning",
     defaults=(
         Default("trainer.strategy: deepspeed", "ZeRO stage 2", "all",
                 "lightning/pytorch/strategies/deepspeed.py"),

@@ -64,13 +64,36 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
             out["recipe"] = ("tensorwise", bsrc)
         elif "recipe" in out:
             del out["recipe"]
+    _packing(v, out)
     return out
+
+
+def _packing(v: View, out: Derived) -> None:
+    """Packing and padding (v0.9.5): ``packing`` defaults to on for ``stage: pt`` only
+    (hparams/data_args.py), ``neat_packing`` implies it; a packed row is padded to cutoff_len + 1
+    tokens (data/processor/supervised.py L218-L231) and the SFT collator pads to a multiple of 8
+    (train/sft/workflow.py L65), so a packed row holds the multiple of 8 above cutoff_len."""
+    packing = v.truthy("packing") or v.truthy("neat_packing")
+    if not v.has("packing") and not v.has("neat_packing"):
+        packing = str(v.get("stage")) == "pt"
+        out["packing"] = (packing, "LLaMA-Factory default (packing on for stage pt only)")
+    else:
+        out["packing"] = (packing, v.src("neat_packing" if v.truthy("neat_packing") else "packing"))
+    cutoff = v.int("cutoff_len") or 2048
+    if packing:
+        out["pad_multiple"] = (-(-(cutoff + 1) // 8) * 8,
+                               v.src("cutoff_len", "LLaMA-Factory default (cutoff_len 2048)"))
+    else:
+        out["pad_multiple"] = (8, "LLaMA-Factory SFT collator (pad_to_multiple_of 8)")
 
 
 FRAMEWORK = Framework(
     kind=KIND, title="LLaMA-Factory", formats=("yaml", "json"), score=score, read=read,
     derive=derive, precedence=2, cancels_fp8_of=("accelerate",), explicit_precision_wins=True,
-    zero_stage_rank=5,
+    zero_stage_rank=5, runs_on=("hf_trainer",), distributions=("llamafactory",),
+    rule_area="LF", area_title="LLaMA-Factory",
+    shape_keys=(("seq", ("cutoff_len",)), ("micro_batch", ("per_device_train_batch_size",)),
+                ("model", ("model_name_or_path",))),
     references=(
         Reference("deepspeed", "deepspeed",
                   "opened relative to the directory `llamafactory-cli train` runs in (its "

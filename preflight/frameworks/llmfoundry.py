@@ -140,6 +140,11 @@ def from_llmfoundry(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
 FRAMEWORK = Framework(
     kind=KIND, title="llm-foundry (Composer)", formats=("yaml",), score=score, read=read,
     derive=from_llmfoundry, precedence=5,
+    distributions=("llm-foundry",), requires=("mosaicml",), rule_area="LLMF",
+    area_title="llm-foundry",
+    shape_keys=(("heads", ("model.n_heads",)), ("kv_heads", ("model.attn_config.kv_n_heads",)),
+                ("layers", ("model.n_layers",)), ("vocab", ("model.vocab_size",)),
+                ("seq", ("max_seq_len",)), ("micro_batch", ("device_train_microbatch_size",))),
     # OmegaConf's YAML loader refuses a key given twice ("found duplicate key"; omry/omegaconf
     # 0019bcaca49e, omegaconf/_utils.py get_yaml_loader), so the job would not start.
     duplicate_keys="error",

@@ -62,6 +62,8 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
 FRAMEWORK = Framework(
     kind=KIND, title="MosaicML mcli run YAML", formats=("yaml",), score=score, read=read,
     derive=derive, precedence=11,
+    # mcli submits the run; the training node runs llm-foundry with the parameters block
+    runs_on=("llmfoundry",), rule_area="MCLI", area_title="MosaicML mcli",
     # mcli parses with PyYAML; the parameters block then goes through OmegaConf (llm-foundry)
     duplicate_keys="error",
 )

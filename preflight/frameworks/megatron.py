@@ -15,9 +15,9 @@ from packaging.version import Version
 
 from preflight.engine.versions import comparison_key
 from preflight.facts import Unknown
-from preflight.frameworks._record import Default, Framework, Reference
+from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, View, first
-from preflight.frameworks.megatron_args import read_yaml
+from preflight.frameworks.megatron_args import TEXT_HINTS, read_args_text, read_yaml
 
 KIND = "megatron"
 _first = first
@@ -101,6 +101,7 @@ def megatron_intent(m: View, f: Mapping[str, Any], prov: Mapping[str, str]) -> D
     if m.truthy("sequence_parallel") or m.truthy("model_parallel.sequence_parallel"):
         out["shapes.sp"] = (True, m.src("sequence_parallel"))
     _parallel_and_features(m, out, prov)
+    _dynamic_shapes(m, out, seq_key, mb_key)
     gpus, nodes = m.int("nproc_per_node"), m.int("nnodes")
     if gpus:
         if m.has("nnodes") and nodes is None:
@@ -109,6 +110,29 @@ def megatron_intent(m: View, f: Mapping[str, Any], prov: Mapping[str, str]) -> D
         else:
             out["num_gpus"] = (gpus * (nodes or 1), m.src("nproc_per_node"))
     return out
+
+
+def _dynamic_shapes(m: View, out: Derived, seq_key: str | None, mb_key: str | None) -> None:
+    """The shared sequence and MoE facts (issue 23): Megatron-LM's GPT datasets yield samples of
+    exactly --seq-length tokens (documents concatenated, gpt_dataset.py), so nothing is packed at
+    run time; ms-swift's path restates ``packing`` (swift.py). MoE: --num-experts,
+    --moe-router-topk (default 2), --expert-model-parallel-size (default 1), read at core_v0.12.0
+    - core_v0.19.0 (megatron/training/arguments.py)."""
+    if seq_key and m.int(seq_key):
+        out["seq_len"] = (m.int(seq_key), m.src(seq_key))
+    if mb_key and m.int(mb_key):
+        out["micro_batch"] = (m.int(mb_key), m.src(mb_key))
+    out["packing"] = (False, "Megatron-LM GPT datasets yield fixed --seq-length samples")
+    experts = _first(m, "num_experts", "language_model.num_moe_experts")
+    if experts is None or not m.int(experts):
+        return
+    out["moe.experts"] = (m.int(experts), m.src(experts))
+    topk = _first(m, "moe_router_topk", "language_model.moe_router_topk")
+    out["moe.top_k"] = ((m.int(topk), m.src(topk)) if topk and m.int(topk) else
+                        (2, "Megatron default (--moe-router-topk 2)"))
+    ep = _first(m, "expert_model_parallel_size", "model_parallel.expert_model_parallel_size")
+    out["ep"] = ((m.int(ep), m.src(ep)) if ep and m.int(ep) else
+                 (1, "Megatron default (--expert-model-parallel-size 1)"))
 
 
 def _recompute(m: View, out: Derived) -> None:
@@ -271,6 +295,12 @@ def _attention_and_mlp_widths(v: View, out: Derived, hidden: int, ffn: int, gate
 FRAMEWORK = Framework(
     kind=KIND, title="Megatron-LM / megatron-core", formats=("text", "yaml"), score=score,
     read=read_yaml, derive=from_megatron, precedence=7,
+    distributions=("megatron-core",), from_source=True, rule_area="MEG", area_title="Megatron",
+    launch=Launch(read_args_text, flags=TEXT_HINTS),
+    shape_keys=(("heads", ("num_attention_heads",)), ("kv_heads", ("num_query_groups",)),
+                ("layers", ("num_layers",)), ("vocab", ("vocab_size",)),
+                ("seq", ("seq_length",)), ("micro_batch", ("micro_batch_size",)),
+                ("tp", ("tensor_model_parallel_size",)), ("gated", ("swiglu",))),
     references=(
         Reference("--yaml-cfg", "megatron",
                   "opened relative to the launch directory; its values replace the command "

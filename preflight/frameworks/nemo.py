@@ -94,6 +94,7 @@ def from_nemo(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     cp = n.int("model.context_parallel_size") or 1
     if seq and mb:
         out["shapes.tokens"] = (seq * mb // cp, n.src("model.micro_batch_size"))
+    _dynamic_shapes(n, out, seq, mb)
     if n.truthy("model.sequence_parallel"):
         out["shapes.sp"] = (True, n.src("model.sequence_parallel"))
     if n.int("model.tensor_model_parallel_size"):
@@ -104,6 +105,28 @@ def from_nemo(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     if devices:
         out["num_gpus"] = (devices * (nodes or 1), n.src("trainer.devices"))
     return out
+
+
+def _dynamic_shapes(n: View, out: Derived, seq: int | None, mb: int | None) -> None:
+    """The shared sequence and MoE facts (issue 23): ``model.data.train_ds.packed_sequence``
+    (SFT on packed .npy data), ``model.num_moe_experts`` / ``moe_router_topk`` /
+    ``expert_model_parallel_size`` (TransformerConfig fields copied by name)."""
+    if seq:
+        out["seq_len"] = (seq, n.src("model.encoder_seq_length"))
+    if mb:
+        out["micro_batch"] = (mb, n.src("model.micro_batch_size"))
+    if n.has("model.data.train_ds.packed_sequence"):
+        out["packing"] = (n.truthy("model.data.train_ds.packed_sequence"),
+                          n.src("model.data.train_ds.packed_sequence"))
+    experts = n.int("model.num_moe_experts")
+    if experts:
+        out["moe.experts"] = (experts, n.src("model.num_moe_experts"))
+        if n.int("model.moe_router_topk"):
+            out["moe.top_k"] = (n.int("model.moe_router_topk"), n.src("model.moe_router_topk"))
+        out["ep"] = ((n.int("model.expert_model_parallel_size"),
+                      n.src("model.expert_model_parallel_size"))
+                     if n.int("model.expert_model_parallel_size") else
+                     (1, "NeMo default (expert_model_parallel_size 1)"))
 
 
 def _parallel_and_features(n: View, out: Derived) -> None:
@@ -150,6 +173,12 @@ def _parallel_and_features(n: View, out: Derived) -> None:
 FRAMEWORK = Framework(
     kind=KIND, title="NeMo 1.x", formats=("yaml",), score=score, read=read_nemo,
     derive=from_nemo, precedence=8, cancels_fp8_of=(KIND,),
+    distributions=("nemo-toolkit",), from_source=True, rule_area="NEMO", area_title="NeMo",
+    shape_keys=(("heads", ("model.num_attention_heads",)),
+                ("kv_heads", ("model.num_query_groups",)), ("layers", ("model.num_layers",)),
+                ("seq", ("model.encoder_seq_length",)),
+                ("micro_batch", ("model.micro_batch_size",)),
+                ("tp", ("model.tensor_model_parallel_size",))),
     # OmegaConf's YAML loader refuses a key given twice ("found duplicate key"; omry/omegaconf
     # 0019bcaca49e, omegaconf/_utils.py get_yaml_loader), so the job would not start.
     duplicate_keys="error",

@@ -16,9 +16,12 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from packaging.version import Version
+
+from preflight.engine.versions import comparison_key
 from preflight.facts import Unknown
 from preflight.findings import Source
-from preflight.frameworks._record import Default, Framework, Reference
+from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, View
 from preflight.frameworks.megatron import megatron_intent
 from preflight.frameworks.megatron_args import read_args_text
@@ -29,6 +32,7 @@ from preflight.jobs.types import Linked, ReaderOutput
 KIND = "swift"
 PREFIX = f"config.{KIND}"
 COMMAND = re.compile(r"(?<![\w/-])(megatron|swift)[ \t]+(sft|pt|rlhf|export|train)\b")
+_V3_7, _V3_11, _V4_3, _V4_4_3 = Version("3.7"), Version("3.11"), Version("4.3"), Version("4.4.3")
 _DTYPES = {"bfloat16": "bf16", "bf16": "bf16", "float16": "fp16", "fp16": "fp16",
            "float32": "fp32", "fp32": "fp32"}
 
@@ -64,10 +68,50 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
     return ReaderOutput(facts, prov, out.problems, linked)
 
 
+def _padding_to(s: View, f: Mapping[str, Any]) -> tuple[Any, str]:
+    """What ms-swift's Megatron collator pads every micro-batch to (``get_padding_to``), by the
+    ms-swift installed: read at v3.7.0 - v3.9.0 (megatron/train/sft.py), v3.10.0 - v4.5.2
+    (megatron/utils/utils.py). FP8 padding from 3.7 (max(p*8, 16)), blockwise x128 and fused
+    attention x64 from 3.11, x16 from 4.3, MXFP8 x32 from 4.4.3 (PR 9722)."""
+    version = f.get("pkg.ms-swift.version")
+    key = comparison_key(version) if isinstance(version, str) else None
+    if key is None:
+        why = (version.reason if isinstance(version, Unknown) else "not installed here"
+               if version is None else f"{str(version)[:40]!r}")
+        return (Unknown(f"ms-swift pads packed batches by version (get_padding_to) and ms-swift "
+                        f"is {why} (--assume pkg.ms-swift=V)"), "pkg.ms-swift.version")
+    tp, cp = s.int("tensor_model_parallel_size") or 1, s.int("context_parallel_size") or 1
+    pad = tp if tp > 1 and s.truthy("sequence_parallel") else None
+    if cp > 1:
+        pad = (pad or 1) * cp
+    origin = pad
+    recipe = s.get("fp8_recipe")
+    fp8 = s.get("fp8_format") is not None or (key >= _V4_3 and s.get("fp4_format") is not None)
+    if recipe == "blockwise" and key >= _V3_11:
+        pad = (pad or 1) * 128
+    elif recipe == "mxfp8" and key >= _V4_4_3:
+        pad = (pad or 1) * 32
+    elif fp8 and key >= _V4_3:
+        pad = (pad or 1) * 16
+    elif fp8 and key >= _V3_7:
+        pad = max((pad or 1) * 8, 16)
+    if s.get("attention_backend") == "fused" and key >= _V3_11:
+        pad = max(pad or 1, (origin or 1) * 64)
+    return pad or 1, f"ms-swift {version} get_padding_to"
+
+
 def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     s = View(f, KIND, prov)
     if str(s.get("command", "")).startswith("megatron"):
         out = megatron_intent(s, f, prov)
+        # Megatron-SWIFT packs every micro-batch into one padding-free (THD) sequence unless
+        # --padding_free false (default True; --packing forces it), padded by get_padding_to.
+        packed = s.truthy("packing") or not s.has("padding_free") or s.truthy("padding_free")
+        out["packing"] = (packed, s.src("packing", s.src("padding_free",
+                                                        "ms-swift default (padding_free true)")))
+        if s.int("max_length"):
+            out["seq_len"] = (s.int("max_length"), s.src("max_length"))
+        out["pad_multiple"] = _padding_to(s, f)
     else:
         out = {}
         ds = s.get("deepspeed")
@@ -87,7 +131,10 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
 
 FRAMEWORK = Framework(
     kind=KIND, title="ms-swift", formats=("text",), score=score, read=read_yaml, derive=derive,
-    precedence=10, zero_stage_rank=6,
+    precedence=10, zero_stage_rank=6, distributions=("ms-swift",), rule_area="SWIFT",
+    area_title="ms-swift", launch=Launch(read_text, command=COMMAND),
+    shape_keys=(("seq", ("max_length",)), ("micro_batch", ("micro_batch_size",)),
+                ("model", ("model",))),
     references=(
         Reference("--deepspeed", "deepspeed",
                   "a bundled name (zero0 ... zero3_offload) or a JSON path relative to the "

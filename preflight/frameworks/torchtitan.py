@@ -30,6 +30,23 @@ _TT_FLAVORS = {("llama3", "8B"): (4096, 14336), ("llama3", "70B"): (8192, 28672)
                ("llama3", "405B"): (16384, 53248), ("llama3", "debugmodel"): (256, 768)}
 
 
+# torchtitan llama3 flavors (torchtitan/models/llama3/__init__.py at v0.1.0): heads, kv heads,
+# layers; every flavor has the Llama 3 tokenizer's vocabulary.
+_TT_HEADS = {"8B": (32, 8, 32), "70B": (64, 8, 80), "405B": (128, 8, 126)}
+_TT_VOCAB = 128256
+
+
+def model_shape(f: Mapping[str, Any]) -> dict[str, tuple[Any, str]]:
+    """Heads, KV heads, layers and vocabulary of the llama3 flavor the job names."""
+    flavor = f.get(f"config.{KIND}.model.flavor")
+    if not isinstance(flavor, str) or flavor not in _TT_HEADS:
+        return {}
+    a, kv, n = _TT_HEADS[flavor]
+    where = f"torchtitan llama3 flavor {flavor}"
+    return {"heads": (a, where), "kv_heads": (kv, where), "layers": (n, where),
+            "vocab": (_TT_VOCAB, where)}
+
+
 _TT_FP8 = {"float8", "quantize.linear.float8", "quantize.grouped_mm.float8"}
 
 
@@ -101,6 +118,16 @@ def from_torchtitan(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     cp = t.int("parallelism.context_parallel_degree") or 1
     if mb and seq:
         out["shapes.tokens"] = (mb * seq // max(cp, 1), t.src("training.seq_len"))
+    # The shared sequence facts (issue 23): torchtitan's text datasets cut the token stream into
+    # samples of exactly training.seq_len (datasets/hf_datasets.py), nothing is packed at run time.
+    if seq:
+        out["seq_len"] = (seq, t.src("training.seq_len"))
+    if mb:
+        out["micro_batch"] = (mb, t.src(mb_key))
+    out["packing"] = (False, "torchtitan datasets yield fixed training.seq_len samples")
+    ep = t.int("parallelism.expert_parallel_degree")
+    if ep:
+        out["ep"] = (ep, t.src("parallelism.expert_parallel_degree"))
     tp = t.int("parallelism.tensor_parallel_degree") or t.int("training.tensor_parallel_degree")
     if tp:
         out["shapes.tp"] = (tp, t.src("parallelism.tensor_parallel_degree"))
@@ -125,6 +152,10 @@ def from_torchtitan(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
 FRAMEWORK = Framework(
     kind=KIND, title="torchtitan", formats=("toml",), score=score,
     read=read_plain("config.torchtitan"), derive=from_torchtitan, precedence=6,
+    distributions=("torchtitan",), from_source=True, rule_area="TT", area_title="torchtitan",
+    shape_keys=(("seq", ("training.seq_len",)),
+                ("micro_batch", ("training.local_batch_size", "training.batch_size"))),
+    shape_table=model_shape,
     defaults=(
         Default("activation_checkpoint.mode", "selective", "all",
                 "torchtitan/config/job_config.py"),

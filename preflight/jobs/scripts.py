@@ -1,5 +1,6 @@
-"""Text configs: launch scripts (``accelerate launch``, HF Trainer flags, Megatron flags) and
-argparse argument files, to facts; a script bash would not run is a problem.
+"""Text configs: launch scripts and argparse argument files, to facts, by the framework whose
+launch command or flags they hold (each framework record's ``launch``: ``accelerate launch``, HF
+Trainer flags, ``megatron sft``, Megatron flags); a script bash would not run is a problem.
 
 Shell scripts (by extension or a ``#!...sh`` first line; argument files have no shell syntax)
 are checked before their flags are read: an unterminated quote or ``(`` (:mod:`.shell`) makes
@@ -10,20 +11,17 @@ script as meant.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from preflight.frameworks import megatron_args as megatron
-from preflight.frameworks import swift
-from preflight.jobs import launch, shell
+from preflight.jobs import shell
 from preflight.jobs.parse import ParseError
 from preflight.jobs.shellvars import collect_variables, strip_comments, unterminated_heredoc
 from preflight.jobs.sourcing import sourced
 from preflight.jobs.types import ConfigProblem, Linked, ReaderOutput
 
-_NO_LAUNCH = {
-    "accelerate": "no `accelerate launch` command in this script",
-    "hf_trainer": "no HF Trainer arguments (--output_dir, --per_device_train_batch_size) in this "
-                  "script",
-}
+if TYPE_CHECKING:
+    from preflight.frameworks import Framework
 
 
 def is_shell(path: str, text: str) -> bool:
@@ -83,34 +81,53 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
 
 def _read(path: str, text: str, kind: str | None, explicit: bool, outer: dict[str, str],
           ) -> tuple[str | None, ReaderOutput]:
-    out: ReaderOutput | None = None
-    if kind == "swift" or (kind is None and swift.COMMAND.search(text)):
-        # `megatron sft --fp8_recipe ...`: ms-swift, before the Megatron and HF checks below
-        return "swift", swift.read_text(path, text, outer)
-    if kind in (None, "accelerate", "hf_trainer") and (
-            launch.LAUNCH.search(text) or launch.HF_HINT.search(text)):
-        out = launch.read(path, text, outer)
-        got = launch.kind_of(out.facts) or (out.linked[0].kind if out.linked else None)
-        if got is not None and kind is None:
-            return got, out
-        if kind is not None and (any(n.startswith(f"config.{kind}.") for n in out.facts) or
-                                 any(link.kind == kind for link in out.linked)):
-            return kind, out   # `--kind hf_trainer` on an `accelerate launch ... --bf16` line
-    if kind in ("accelerate", "hf_trainer"):
+    """Read ``text`` with the framework ``kind`` (``--kind``), else with the framework whose launch
+    command occurs first in it, else whose flags occur first (each record's ``launch``)."""
+    from preflight.frameworks import BY_KIND, FRAMEWORKS
+
+    fw = BY_KIND[kind] if kind is not None else _detect(text, FRAMEWORKS)
+    if fw is None or fw.launch is None:
         if not explicit:
             return None, ReaderOutput()
-        other = launch.kind_of((out if out is not None else launch.read(path, text)).facts)
-        raise ParseError(_NO_LAUNCH[kind] + (f" (it holds {other} settings: --kind {other})"
-                                             if other else ""))
-    if kind is None and not megatron.TEXT_HINTS.search(text):
-        if explicit:
-            raise ParseError("cannot tell which framework this file is for (no `accelerate "
-                             "launch` or HF Trainer command, no Megatron arguments); pass "
-                             "--kind to say")
+        if fw is not None:        # --kind X, X not read from launch scripts
+            raise ParseError(f"{fw.title} is not read from launch scripts or argument files; "
+                             f"pass its config file ({', '.join(fw.formats)})")
+        known = [f.title for f in FRAMEWORKS if f.launch is not None]
+        raise ParseError("cannot tell which framework this file is for (no launch command or "
+                         f"arguments of {', '.join(known)}); pass --kind to say")
+    out = fw.launch.read(path, text, outer)
+    got = _kind_of(fw.kind, out, [f.kind for f in FRAMEWORKS])
+    if kind is None and got is not None:
+        return got, out
+    if kind is not None and (any(n.startswith(f"config.{kind}.") for n in out.facts) or
+                             any(link.kind == kind for link in out.linked)):
+        return kind, out   # `--kind hf_trainer` on an `accelerate launch ... --bf16` line
+    if not explicit:
         return None, ReaderOutput()
-    out = megatron.read_args_text(path, text, outer)
-    if not out.facts:
-        if not explicit:
-            return None, ReaderOutput()
-        raise ParseError("no --arguments found in this file")
-    return "megatron", out
+    if kind is None:
+        raise ParseError(f"no {fw.title} settings found in this file")
+    other = _detect(text, [f for f in FRAMEWORKS if f.kind != kind])
+    raise ParseError(f"no {fw.title} settings found in this file" + (
+        f" (it holds {other.title} settings: --kind {other.kind})" if other else ""))
+
+
+def _detect(text: str, frameworks: Sequence[Framework]) -> Framework | None:
+    """The framework whose launch command occurs first in ``text``; else whose flags do."""
+    for attr in ("command", "flags"):
+        hits = [(m.start(), n, f) for n, f in enumerate(frameworks) if f.launch is not None and
+                (pattern := getattr(f.launch, attr)) is not None and
+                (m := pattern.search(text)) is not None]
+        if hits:
+            return min(hits, key=lambda h: (h[0], h[1]))[2]
+    return None
+
+
+def _kind_of(launched: str, out: ReaderOutput, kinds: list[str]) -> str | None:
+    """The kind a script is filed under: the framework read it for when it holds its settings,
+    else the first kind whose settings it holds (an ``accelerate launch`` line with only HF
+    Trainer flags), else the kind of the first file it names."""
+    present = {n.split(".", 2)[1] for n in out.facts if n.count(".") >= 2}
+    if launched in present:
+        return launched
+    return next((k for k in kinds if k in present),
+                out.linked[0].kind if out.linked else None)

@@ -27,6 +27,8 @@ def to_dict(plan: Plan) -> dict[str, Any]:
         "uncleared": list(plan.uncleared),
         "not_version_gated": list(plan.other),
         "why": plan.why or None,
+        "installable": {"requirements_recorded": plan.releases.requires is not None,
+                        "blocked": list(plan.blocked), "not_checked": list(plan.unchecked)},
     }
 
 
@@ -61,11 +63,13 @@ def render_text(plan: Plan) -> str:
         info = [r for r in plan.new_findings if r not in plan.uncleared]
         if info:
             lines.append(f"  New info-level findings with the plan: {', '.join(info)}")
+        lines += _installable(plan)
     elif plan.uncleared:
         lines += ["", f"No plan: {plan.why}.",
                   f"  Not cleared by any known release: {', '.join(plan.uncleared)}"]
         if plan.truncated:
             lines.append(f"  (search stopped after {plan.candidates_tried} candidate stacks)")
+        lines += [f"  Not installable: {b}" for b in plan.blocked[1:3]]
     if plan.other:
         lines.append("")
         lines.append(f"Findings a version change cannot clear (config or hardware; see "
@@ -74,3 +78,16 @@ def render_text(plan: Plan) -> str:
         lines.append(f"\nThe release data is {age} days old: newer releases may clear more "
                      "(refresh it with tools/refresh_releases.py).")
     return "\n".join(lines) + "\n"
+
+
+def _installable(plan: Plan) -> list[str]:
+    """What the plan's installability rests on (issue 24: a plan pip would refuse)."""
+    if plan.releases.requires is None:
+        return ["  Installability not checked: this release data records no requirements "
+                "(refresh it with tools/refresh_releases.py)."]
+    out = ["  Installable: every recorded requirement between the stack's packages holds."]
+    if plan.unchecked:
+        out.append(f"  Not checked (no wheel metadata recorded): {', '.join(plan.unchecked)}")
+    if plan.blocked:
+        out.append(f"  Passed over as not installable: {plan.blocked[0]}")
+    return out

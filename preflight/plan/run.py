@@ -11,13 +11,13 @@ from preflight.plan.search import Plan, make_plan
 def rederive(facts: Facts, versions: Mapping[str, str]) -> Facts:
     """``facts`` with ``pkg.<name>=<version>`` assumed and ``intent.*`` derived again (what
     ``check --assume`` does), so a version-dependent default is seen as the plan would set it."""
-    from preflight import intent
+    from preflight import effective, intent
     from preflight.probes.assume import apply_assumptions
 
     planned = apply_assumptions(facts, {f"pkg.{p}": v for p, v in versions.items()})
     values, prov = intent.derive(planned)
     values = {k: v for k, v in values.items() if planned.source(k) != "assume"}
-    return planned.merged(values, prov, source="intent")
+    return effective.apply(planned.merged(values, prov, source="intent"))
 
 
 def plan(options: object, progress: Callable[[str], None] = lambda _: None, *,

@@ -8,7 +8,10 @@ side) and from the release lists shipped in ``preflight/data/releases.json`` (no
 time; ``tools/refresh_releases.py`` refreshes it). The compatibility tables (torch <-> torchao,
 TE <-> torch, driver <-> CUDA build, ...) are rules too, so a candidate that clears one finding
 and raises another is rejected: a plan is accepted only when re-evaluating the whole rule base
-gives no version-gated finding and no finding (warning or error) that was not there before.
+gives no version-gated finding and no finding (warning or error) that was not there before,
+and only when the stack can be installed: every release's recorded ``Requires-Dist`` holds for
+the planned versions (:mod:`.requires`); a release that needs another package moved brings that
+package into the search, with the releases that meet the requirement.
 
 Search: single changes first, then pairs, then triples (the smallest set wins; among equals,
 upgrades before downgrades, then the nearest releases). Each candidate costs one evaluation of
@@ -33,6 +36,7 @@ from preflight.engine.model import Rule, RuleSet
 from preflight.engine.versions import comparison_key
 from preflight.facts import Facts
 from preflight.findings import Severity
+from preflight.plan.requires import Requires, Table, environment
 
 MAX_CHANGES = 3
 """Plans change at most this many packages (a larger change is a migration, not a plan)."""
@@ -45,11 +49,14 @@ _PKG_FACT = re.compile(r"^pkg\.([a-z0-9][a-z0-9._-]*)\.version$")
 
 @dataclass(frozen=True)
 class Releases:
-    """The shipped release lists: ``packages[name]`` newest first, and when they were made."""
+    """The shipped release lists: ``packages[name]`` newest first, when they were made, and
+    ``requires[name][version]``: the release's requirements on the other packages (None: not
+    recorded, so installability cannot be checked)."""
 
     generated: str
     source: str
     packages: Mapping[str, tuple[str, ...]]
+    requires: Table | None = None
 
     def age_days(self, today: dt.date | None = None) -> int | None:
         try:
@@ -74,7 +81,13 @@ def shipped_releases() -> Releases:
 def releases_from(doc: Mapping[str, Any]) -> Releases:
     packages = {str(k): tuple(str(v) for v in vs) for k, vs in (doc.get("packages") or {}).items()
                 if isinstance(vs, list)}
-    return Releases(str(doc.get("generated", "unknown")), str(doc.get("source", "")), packages)
+    raw = doc.get("requires")
+    requires = {str(p): {str(v): tuple(str(r) for r in rs) for v, rs in vs.items()
+                         if isinstance(rs, list)}
+                for p, vs in raw.items() if isinstance(vs, Mapping)} \
+        if isinstance(raw, Mapping) else None
+    return Releases(str(doc.get("generated", "unknown")), str(doc.get("source", "")), packages,
+                    requires)
 
 
 @dataclass(frozen=True)
@@ -108,6 +121,8 @@ class Plan:
     why: str = ""
     releases: Releases = field(default_factory=lambda: Releases("unknown", "", {}))
     truncated: bool = False
+    blocked: tuple[str, ...] = ()              # why candidate stacks could not be installed
+    unchecked: tuple[str, ...] = ()            # planned releases without recorded requirements
 
 
 def versions_of(facts: Facts) -> dict[str, str]:
@@ -140,11 +155,13 @@ def gating_packages(rule: Rule, installed: Mapping[str, str]) -> set[str]:
 
 
 def bounds(rule: Rule, package: str) -> set[str]:
-    """Every version the rule names for ``package``: range events and specifier bounds."""
+    """Every version the rule names for ``package``: its typed ``affected`` range events and
+    the bounds of its version conditions."""
     found: set[str] = set()
-    for affected in rule.raw.get("affected") or ():
-        if isinstance(affected, Mapping) and affected.get("package") == package:
-            found.update(_VERSION.findall(json.dumps(_plain(affected.get("ranges")))))
+    for affected in rule.affected:
+        if affected.package == package:
+            found.update(v for r in affected.ranges for _, v in r.events
+                         if _VERSION.fullmatch(v))
     for leaf in _leaves(rule.when):
         if leaf.fact == f"pkg.{package}.version":
             found.update(_VERSION.findall(json.dumps(_plain(leaf.value))))
@@ -229,22 +246,31 @@ def make_plan(facts: Facts, ruleset: RuleSet, rederive: Any,
     if not gated:
         return Plan((), other=other, rules_evaluated=len(active), releases=releases,
                     why="no finding depends on a package version")
+    requires = Requires(releases.requires, environment(facts.values))
     search = _Search(facts, installed, gated, before, serious, by_id, firing, rederive, releases,
-                     downgrades)
+                     downgrades, requires)
     rules_in_play = set(gated)
     for _ in range(ROUNDS):
         # Each round widens the search to the packages and bounds of the rules that the last
         # round's candidates newly raised (upgrading accelerate can raise a TE rule: then TE's
-        # versions join the search).
-        if search.run(rules_in_play) or not search.raised - rules_in_play:
+        # versions join the search), and to the packages a candidate's requirements need moved.
+        searched = set(search.needed)
+        if search.run(rules_in_play) or not (search.raised - rules_in_play
+                                             or set(search.needed) - searched):
             break
         rules_in_play |= search.raised
     best = search.best
+    blocked = tuple(search.blocked)
+    if best is not None and best[0][0] >= len(gated):
+        best = None                  # it clears nothing: not a plan (issue 24, newcomer #3)
     if best is None:
-        why = "no known release of the packages these findings test was found"
+        why = "no known release of the packages these findings test clears them"
+        if blocked:
+            why += (f" in a stack that can be installed ({search.rejected} candidate stacks "
+                    f"passed over as not installable, e.g. {blocked[0]})")
         return Plan(tuple(sorted(gated)), uncleared=tuple(sorted(gated)), other=other,
                     rules_evaluated=len(active), candidates_tried=search.tried, why=why,
-                    releases=releases, truncated=search.truncated)
+                    releases=releases, truncated=search.truncated, blocked=blocked)
     (left, *_), plan, after = best
     changes = tuple(
         Change(p, installed[p], v, tuple(sorted(rid for rid in gated - after
@@ -255,15 +281,15 @@ def make_plan(facts: Facts, ruleset: RuleSet, rederive: Any,
     why = ""
     if left:
         why = (f"no combination of up to {MAX_CHANGES} known releases ({releases.generated} "
-               "data) clears every version-gated finding without raising another; the plan "
-               "below gets closest, and what it leaves needs a config change or no release "
-               "fixes it yet")
+               "data) that can be installed together clears every version-gated finding "
+               "without raising another; the plan below gets closest, and what it leaves needs "
+               "a config change or no release fixes it yet")
     return Plan(tuple(sorted(gated)), changes, uncleared=tuple(sorted(set(remaining) | {
                     r for r in raised if r in serious})), other=other,
                 rules_evaluated=len(active), candidates_tried=search.tried,
                 proof=tuple(sorted(after)), new_findings=raised, releases=releases,
-                truncated=search.truncated, why=why)
-
+                truncated=search.truncated, why=why, blocked=blocked,
+                unchecked=tuple(requires.unchecked({**installed, **plan}, list(plan))))
 
 ROUNDS = 3
 
@@ -274,10 +300,14 @@ class _Search:
 
     def __init__(self, facts: Facts, installed: Mapping[str, str], gated: set[str],
                  before: set[str], serious: set[str], by_id: Mapping[str, Rule],
-                 firing: Any, rederive: Any, releases: Releases, downgrades: bool) -> None:
+                 firing: Any, rederive: Any, releases: Releases, downgrades: bool,
+                 requires: Requires) -> None:
         self.facts, self.installed, self.gated, self.before = facts, installed, gated, before
         self.serious, self.by_id, self.firing, self.rederive = serious, by_id, firing, rederive
-        self.releases, self.downgrades = releases, downgrades
+        self.releases, self.downgrades, self.requires = releases, downgrades, requires
+        self.needed: dict[str, set[str]] = {}     # package -> specifiers a candidate needs
+        self.blocked: list[str] = []
+        self.rejected = 0
         self.tried = 0
         self.truncated = False
         self.raised: set[str] = set()
@@ -288,10 +318,14 @@ class _Search:
         """Search with the packages and bounds of ``rules``; True once a clean plan is found."""
         installed = self.installed
         packages = sorted(set().union(*(gating_packages(self.by_id[r], installed)
-                                        for r in rules)))
+                                        for r in rules)) | set(self.needed))
         cands = {p: candidates(p, installed[p], set().union(
-            *(bounds(self.by_id[r], p) for r in rules)), self.releases,
+            *(bounds(self.by_id[r], p) for r in rules if r in self.by_id)), self.releases,
             downgrades=self.downgrades) for p in packages}
+        for p, specs in self.needed.items():
+            # the releases that meet what a candidate required of p come first
+            fit = self.requires.satisfying(p, sorted(specs), self.releases.packages.get(p, ()))
+            cands[p] = list(dict.fromkeys([*fit, *cands[p]]))
         for size in range(1, min(MAX_CHANGES, len(packages)) + 1):
             for combo in itertools.combinations(packages, size):
                 for versions in itertools.product(*(cands[p] for p in combo)):
@@ -304,6 +338,8 @@ class _Search:
                         continue
                     self._seen.add(key)
                     self.tried += 1
+                    if not self._installable(plan):
+                        continue
                     after = self.firing(self.rederive(self.facts, plan).values)
                     new_serious = (after - self.before) & self.serious
                     self.raised |= new_serious
@@ -317,6 +353,22 @@ class _Search:
 
     def _clean(self) -> bool:
         return self.best is not None and self.best[0][0] == 0
+
+    def _installable(self, plan: Mapping[str, str]) -> bool:
+        """Whether the stack with ``plan`` meets every recorded requirement; if not, say why
+        and bring the packages that would have to move into the next round."""
+        bad = self.requires.conflicts({**self.installed, **plan}, list(plan))
+        if not bad:
+            return True
+        self.rejected += 1
+        why = "; ".join(map(str, bad[:2]))
+        if len(self.blocked) < 5 and why not in self.blocked:
+            self.blocked.append(why)
+        for c in bad:
+            mover, spec = (c.other, c.specifier) if c.package in plan else (c.package, "")
+            if mover in self.installed and mover not in plan:
+                self.needed.setdefault(mover, set()).update([spec] if spec else [])
+        return False
 
 
 def _older(a: str, b: str) -> bool:

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from preflight.facts import Unknown
+from preflight.frameworks._index import DISTRIBUTIONS
 from preflight.probes import bounded
 from preflight.probes.base import ProbeResult
 
@@ -35,19 +36,20 @@ if TYPE_CHECKING:
 
 SOURCE = "importlib.metadata"
 
-# Distributions that matter to FP8 training (PEP 503 names); plus every name starting with a
-# prefix below (nvidia-cudnn-cu12, nvidia-cublas-cu12, nvidia-nccl-cu12, transformer-engine-*...).
+# Distributions that matter to FP8 training (PEP 503 names): these, every framework's own
+# (each record's distributions and requires, through the generated index so that no reader is
+# imported), and every name starting with a prefix below (nvidia-cudnn-cu12, nvidia-cublas-cu12,
+# nvidia-nccl-cu12, transformer-engine-*...).
 INTERESTING: frozenset[str] = frozenset({
     "torch", "torchvision", "torchaudio", "triton", "pytorch-triton", "numpy",
     "transformer-engine", "transformer-engine-cu12", "transformer-engine-cu13",
-    "transformer-engine-torch", "transformer-engine-jax", "torchao", "ms-amp", "deepspeed",
-    "accelerate", "transformers", "peft", "trl", "safetensors", "flash-attn", "flash-attn-3",
-    "xformers", "apex", "bitsandbytes", "liger-kernel", "llm-foundry", "mosaicml", "composer",
-    "megatron-core", "megatron-lm", "lightning", "pytorch-lightning", "torchtitan",
-    "nemo-toolkit", "nemo-run", "nvidia-ml-py", "pynvml", "fp8-doctor",
-    # fine-tuning front ends whose rules read their version (FP8D-LF-*, FP8D-AXO-*, FP8D-SWIFT-*)
-    "axolotl", "llamafactory", "ms-swift",
-})
+    "transformer-engine-torch", "transformer-engine-jax", "torchao", "ms-amp",
+    "peft", "trl", "safetensors", "flash-attn", "flash-attn-3",
+    "xformers", "apex", "bitsandbytes", "liger-kernel", "composer",
+    "megatron-lm", "nemo-run", "nvidia-ml-py", "pynvml", "fp8-doctor",
+    # RL rollout engines whose FP8 paths the RL rules read (issue 23: FP8 rollout, weight sync)
+    "vllm", "sglang",
+}) | frozenset(d for dists in DISTRIBUTIONS.values() for d in dists)
 PREFIXES: tuple[str, ...] = ("nvidia-", "transformer-engine")
 
 TE_PARTS = ("transformer-engine", "transformer-engine-cu12", "transformer-engine-cu13",

@@ -12,8 +12,8 @@ from importlib import import_module
 from preflight.facts import FactSpec
 
 _NAMESPACES = (
-    "host", "gpu", "cuda", "pkg", "imports", "env", "config", "intent", "smoke", "runtime",
-    "cluster",
+    "host", "gpu", "cuda", "pkg", "imports", "env", "config", "intent", "effective", "smoke",
+    "runtime", "cluster",
 )
 
 

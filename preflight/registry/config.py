@@ -2,8 +2,7 @@
 preflight/frameworks/, preflight/jobs/).
 
 ``config.<kind>.<path>`` mirrors the file's own key path after normalization (kind is one of
-``preflight.frameworks.KINDS``: accelerate, deepspeed, llmfoundry, torchtitan, megatron,
-lightning, hf_trainer, nemo, axolotl, llamafactory). ``config.accelerate.cli.<key>`` is a
+``preflight.frameworks.KINDS``, one module each). ``config.accelerate.cli.<key>`` is a
 setting given as an ``accelerate launch`` flag (also in ``config.accelerate.<key>``).
 Provenance of each value is ``file:line``. Normalizations (documented in the readers):
 Megatron flags by flag name (``--fp8-format`` -> ``config.megatron.fp8_format``, bare flag ->

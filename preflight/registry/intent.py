@@ -83,10 +83,18 @@ SPECS = (
     F("intent.moe.experts", "int", "Number of MoE experts (absent for a dense model)"),
     F("intent.moe.top_k", "int", "Experts each token is routed to"),
     F("intent.ep", "int", "Expert-parallel size"),
+    F("intent.recipe_by_backend", "bool",
+      "The job names no FP8 recipe and its framework passes none (te.autocast() / "
+      "fp8_autocast() without fp8_recipe): the backend's default runs, which for Transformer "
+      "Engine depends on its version and the GPU (effective.recipe)"),
     F("intent.rollout.engine", "str",
       f"RL rollout / generation engine: {_one_of(ROLLOUT_ENGINES)}", ROLLOUT_ENGINES),
     F("intent.rollout.fp8", "bool", "RL rollout (generation) runs with FP8 weights"),
     F("intent.rollout.recipe", "str", f"FP8 recipe of the rollout engine: {_one_of(RECIPES)}",
       RECIPES),
     F("intent.rollout.kv_cache_fp8", "bool", "The rollout engine keeps its KV cache in FP8"),
+    F("intent.rollout.is_correction", "bool",
+      "The RL loss corrects for the rollout/trainer mismatch with importance sampling (verl "
+      "rollout_correction / TIS, NeMo-RL loss_fn.use_importance_sampling_correction, slime "
+      "--use-tis)"),
 )

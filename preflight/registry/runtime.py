@@ -22,6 +22,10 @@ SPECS = (
     F("runtime.fp8.unconverted", "list", "Linear layers left in high precision: [{name, in, out, reason}] (first 64)"),
     F("runtime.fp8.unconverted_count", "int", "How many torch.nn.Linear layers are not FP8 modules"),
     F("runtime.fp8.unconverted_reasons", "list", "Distinct reasons: dims_not_multiple_of_16 | after_unaligned_sibling | first_or_last_linear | filtered | model_not_converted (no FP8 module at all)"),
+    F("runtime.fp8.linear_params_share", "float", "Share (0-1) of the GEMM modules' weight elements held by FP8 modules (logical sizes: DTensor global shape, ZeRO-3 ds_numel)"),
+    F("runtime.fp8.gemm_flops_share", "float", "Share (0-1) of the GEMM FLOPs of one training step that run in FP8, from shapes: every GEMM sees every token except MoE experts (top_k/experts of them)"),
+    F("runtime.fp8.gemm_flops_basis", "str", "What runtime.fp8.gemm_flops_share assumes (dense, or MoE with top_k/experts), or why it is unknown"),
+    F("runtime.fp8.high_precision_top", "list", "The high-precision GEMM modules doing the most work: [{name, share}] (first 8, largest first)"),
     # parameters and optimizer
     F("runtime.params.dtypes", "list", "Dtypes of the model's parameters, e.g. ['bfloat16', 'float32']"),
     F("runtime.params.numel_by_dtype", "dict", "Parameter elements per dtype (ZeRO-3: full sizes, ds_numel)"),
@@ -65,6 +69,7 @@ SPECS = (
     F("runtime.fp8.te_state_initial_count", "int", "How many TE modules hold initial (never trained, or not restored) FP8 state"),
     F("runtime.fp8.te_state_unreadable", "list", "TE modules whose fp8_meta could not be read (first 16)"),
     F("runtime.fp8.te_history_rows_min", "int", "Fewest filled rows of a forward amax history over the TE modules"),
+    F("runtime.fp8.te_history_rows_max", "int", "Most filled rows of a forward amax history over the TE modules (from TE 1.7 a module that did not run in a step does not roll its history)"),
     F("runtime.fp8.te_history_len", "int", "Length of the forward amax history (DelayedScaling amax_history_len)"),
-    F("runtime.fp8.te_history_short", "bool", "Some TE amax history holds fewer filled rows than the optimizer steps taken (capped at its length): the state restarted after a resume"),
+    F("runtime.fp8.te_history_short", "bool", "Even the fullest TE amax history holds fewer filled rows than the optimizer steps taken (capped at its length - 1): the state restarted after a resume"),
 )

@@ -11,13 +11,15 @@ import json
 from collections.abc import Collection
 from typing import Any
 
+from preflight.frameworks._index import DISTRIBUTIONS
+
 MARKS = {"error": "✗", "warning": "!", "info": "i", "ok": "✓", "undetermined": "?"}
 SEVERITY_ORDER = ("error", "warning", "info")
 
 # Distributions shown in the environment summary, by group (PEP 503 names, as in pkg.<dist>.*).
 FP8_LIBS = ("transformer-engine", "torchao", "ms-amp")
-FRAMEWORKS = ("accelerate", "deepspeed", "transformers", "lightning", "pytorch-lightning",
-              "megatron-core", "llm-foundry", "mosaicml", "torchtitan", "nemo-toolkit")
+FRAMEWORKS = tuple(dict.fromkeys(d for dists in DISTRIBUTIONS.values() for d in dists))
+"""Every framework's distributions (its record's, through the generated index)."""
 
 
 def is_unknown(value: Any) -> bool:

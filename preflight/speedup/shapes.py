@@ -1,6 +1,6 @@
 """The model's shapes, from what the job gives: an HF ``config.json`` (named, or next to the
-model a config names), a known model name, or the framework's own size flags (Megatron, NeMo,
-llm-foundry, torchtitan flavors) as the config readers already turned them into facts.
+model a config names), a known model name, or the framework's own size flags (each framework record's
+``shape_keys`` and ``shape_table``) as the config readers already turned them into facts.
 
 Every value says where it came from; what is not given is either a stated default (and said so)
 or makes the whole shape Unknown with the reason: a prediction on guessed shapes is no
@@ -41,38 +41,15 @@ KNOWN: dict[str, tuple[int, int, int, int, int, int]] = {
     "qwen2.5-14b": (5120, 13824, 40, 8, 48, 152064),
     "qwen2.5-72b": (8192, 29568, 64, 8, 80, 152064),
 }
-# torchtitan llama3 flavors (torchtitan/models/llama3/__init__.py at v0.1.0): heads, kv, layers.
-TITAN = {"8B": (32, 8, 32), "70B": (64, 8, 80), "405B": (128, 8, 126)}
-TITAN_VOCAB = 128256
 
-# Fact names that carry each value, per framework (raw config keys as the readers give them).
-_KEYS: dict[str, tuple[str, ...]] = {
-    "heads": ("config.megatron.num_attention_heads", "config.nemo.model.num_attention_heads",
-              "config.llmfoundry.model.n_heads"),
-    "kv_heads": ("config.megatron.num_query_groups", "config.nemo.model.num_query_groups",
-                 "config.llmfoundry.model.attn_config.kv_n_heads"),
-    "layers": ("config.megatron.num_layers", "config.nemo.model.num_layers",
-               "config.llmfoundry.model.n_layers"),
-    "vocab": ("config.llmfoundry.model.vocab_size", "config.megatron.vocab_size"),
-    "seq": ("config.megatron.seq_length", "config.nemo.model.encoder_seq_length",
-            "config.llmfoundry.max_seq_len", "config.torchtitan.training.seq_len",
-            "config.hf_trainer.max_seq_length", "config.hf_trainer.cutoff_len",
-            "config.hf_trainer.sequence_len", "config.axolotl.sequence_len",
-            "config.llamafactory.cutoff_len", "config.swift.max_length"),
-    "micro_batch": ("config.megatron.micro_batch_size", "config.nemo.model.micro_batch_size",
-                    "config.llmfoundry.device_train_microbatch_size",
-                    "config.torchtitan.training.local_batch_size",
-                    "config.torchtitan.training.batch_size",
-                    "config.hf_trainer.per_device_train_batch_size",
-                    "config.hf_trainer.micro_batch_size", "config.axolotl.micro_batch_size",
-                    "config.llamafactory.per_device_train_batch_size",
-                    "config.swift.micro_batch_size"),
-    "tp": ("config.megatron.tensor_model_parallel_size",
-           "config.nemo.model.tensor_model_parallel_size"),
-    "model": ("config.hf_trainer.model_name_or_path", "config.hf_trainer.base_model",
-              "config.axolotl.base_model", "config.llamafactory.model_name_or_path",
-              "config.swift.model"),
-}
+
+def _keys(what: str) -> tuple[str, ...]:
+    """Fact names that carry ``what`` (heads, seq, model, ...): each framework record's
+    ``shape_keys``, in the registry's order."""
+    from preflight.frameworks import FRAMEWORKS
+
+    return tuple(f"config.{f.kind}.{key}" for f in FRAMEWORKS for name, keys in f.shape_keys
+                 if name == what for key in keys)
 
 
 def _int(v: Any) -> int | None:
@@ -80,7 +57,7 @@ def _int(v: Any) -> int | None:
 
 
 def _first(facts: Mapping[str, Any], what: str) -> tuple[Any, str] | None:
-    for name in _KEYS[what]:
+    for name in _keys(what):
         if name in facts and not isinstance(facts[name], Unknown):
             return facts[name], name
     return None
@@ -159,20 +136,20 @@ def _from_model(facts: Mapping[str, Any], model_config: str | None) -> Got | Unk
 def _from_facts(facts: Mapping[str, Any], got: Got) -> None:
     """Fill what the model did not give from the framework facts (torchtitan flavors, the
     config readers' intent.shapes.* and raw size flags)."""
-    flavor = facts.get("config.torchtitan.model.flavor")
-    if isinstance(flavor, str) and flavor in TITAN:
-        a, kv, n = TITAN[flavor]
-        where = f"torchtitan llama3 flavor {flavor}"
-        got.update({"heads": (a, where), "kv_heads": (kv, where), "layers": (n, where),
-                    "vocab": (TITAN_VOCAB, where)})
+    from preflight.frameworks import FRAMEWORKS
+
+    for fw in FRAMEWORKS:          # a shape a framework knows by name (torchtitan's flavors)
+        if fw.shape_table is not None:
+            got.update(fw.shape_table(facts))
     for what, fact in (("hidden", "intent.shapes.hidden"), ("ffn", "intent.shapes.ffn")):
         if what not in got and _int(facts.get(fact)):
             got[what] = (facts[fact], fact)
     for what in ("heads", "kv_heads", "layers", "vocab", "seq", "micro_batch", "tp"):
         if what not in got and (hit := _first(facts, what)) and _int(hit[0]):
             got[what] = hit
-    if "gated" not in got and isinstance(facts.get("config.megatron.swiglu"), bool):
-        got["gated"] = (facts["config.megatron.swiglu"], "config.megatron.swiglu")
+    gated = next((name for name in _keys("gated") if isinstance(facts.get(name), bool)), None)
+    if "gated" not in got and gated is not None:
+        got["gated"] = (facts[gated], gated)
 
 
 def _batch(facts: Mapping[str, Any], got: Got) -> str | None:

@@ -14,13 +14,13 @@ from hypothesis import strategies as st
 from preflight.engine import evaluate, load_rules
 from preflight.engine.environment import (
     ENV_RULE_ID,
-    KIND_PACKAGES,
     environment_finding,
     judge,
     needed_packages,
 )
 from preflight.facts import Facts, Unknown
 from preflight.findings import Severity
+from preflight.frameworks._index import DISTRIBUTIONS
 
 JOB = {"config.kinds": ["accelerate", "deepspeed"], "intent.fp8": True, "intent.backend": "te",
        "intent.distributed": "deepspeed"}
@@ -110,8 +110,8 @@ def test_missing_on_a_gpu_node_is_an_error_except_what_runs_from_source() -> Non
     assert environment_finding(judged, {}).severity is Severity.WARNING  # type: ignore[union-attr]
 
 
-@given(kinds=st.lists(st.sampled_from(sorted(KIND_PACKAGES)), min_size=1, unique=True),
-       installed=st.sets(st.sampled_from(sorted({d for ds in KIND_PACKAGES.values() for d in ds}
+@given(kinds=st.lists(st.sampled_from(sorted(DISTRIBUTIONS)), min_size=1, unique=True),
+       installed=st.sets(st.sampled_from(sorted({d for ds in DISTRIBUTIONS.values() for d in ds}
                                                 | {"torch", "transformer-engine"}))))
 def test_unknown_only_for_needed_and_absent_never_over_an_installed_one(
         kinds: list[str], installed: set[str]) -> None:

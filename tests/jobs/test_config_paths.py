@@ -214,8 +214,8 @@ def test_forced_accelerate_or_hf_kind_reads_a_launch_script(rel: str, kind: str)
 def test_forced_accelerate_kind_on_a_script_without_accelerate_launch() -> None:
     read = read_paths([fixture("hf_trainer/run_sft_deepspeed.sh")], kind="accelerate")
     assert len(read.problems) == 1
-    assert "no `accelerate launch`" in read.problems[0].message
-    assert "hf_trainer" in read.problems[0].message
+    assert "no Hugging Face Accelerate settings" in read.problems[0].message
+    assert "--kind hf_trainer" in read.problems[0].message
 
 
 def test_forced_accelerate_kind_on_a_folder_keeps_launch_scripts(tmp_path: Path) -> None:

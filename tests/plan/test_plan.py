@@ -94,7 +94,10 @@ def test_downgrades_only_when_asked(tmp_path: Path, rules) -> None:
 def test_partial_plan_on_the_example_job_names_what_it_leaves(rules) -> None:
     from preflight.examples import example_paths
 
-    assume = {"gpu": "H100", "pkg.accelerate": "1.8.0", "pkg.transformer-engine": "1.11.0",
+    # On an A100 no accelerate release clears the example job: below 1.9 fp8 silently becomes
+    # fp16 (ACC-0019), from 1.9 the named TE backend fails (ACC-0094). (On an H100 its only
+    # unclearable finding was ACC-0012, quiet since its HYBRID/1024/max equal TE's defaults.)
+    assume = {"gpu": "A100", "pkg.accelerate": "1.8.0", "pkg.transformer-engine": "1.11.0",
               "pkg.torch": "2.4.0+cu124", "pkg.torchao": "0.9.0"}
     facts, *_ = api.collect_facts(api.CheckOptions(paths=tuple(example_paths()), assume=assume))
     plan = make_plan(facts, rules, rederive)
@@ -160,7 +163,112 @@ def test_cli_plan_json_to_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[s
 
 def test_cli_plan_exit_code_1_when_something_stays(tmp_path: Path,
                                                    capsys: pytest.CaptureFixture[str]) -> None:
-    assume = ["--assume", "gpu=H100", "--assume", "pkg.accelerate=1.8.0", "--assume",
+    assume = ["--assume", "gpu=A100", "--assume", "pkg.accelerate=1.8.0", "--assume",
               "pkg.transformer-engine=1.11.0", "--assume", "pkg.torchao=0.9.0"]
     assert main(["plan", "--example", *assume]) == 1
     assert "Still firing" in capsys.readouterr().out
+
+
+# The newcomer's b_foundry job (issue 24, item 4; shared/research/newcomer-review-2026-11.md #3):
+# an MPT-1B llm-foundry YAML with TE layers, meta init and FSDP, on TE 1.11 / torch 2.4.
+FOUNDRY = """\
+variables:
+  run_name: mpt-1b-fp8
+max_seq_len: 2048
+precision: amp_fp8
+model:
+  name: mpt_causal_lm
+  init_device: meta
+  d_model: 2048
+  n_heads: 16
+  n_layers: 24
+  fc_type: te
+  ffn_config:
+    ffn_type: te_ln_mlp
+fsdp_config:
+  sharding_strategy: FULL_SHARD
+  activation_checkpointing: true
+"""
+FOUNDRY_STACK = {"gpu": "H100", "pkg.transformer-engine": "1.11.0", "pkg.torch": "2.4.0+cu124",
+                 "pkg.llm-foundry": "0.14.0", "pkg.mosaicml": "0.26.0"}
+
+
+def _installable(plan, releases) -> list[str]:
+    """Every recorded requirement of the planned stack that fails (should be none)."""
+    from preflight.plan.requires import Requires
+
+    stack = {**{k[4:]: v for k, v in FOUNDRY_STACK.items() if k.startswith("pkg.")},
+             **{c.package: c.target for c in plan.changes}}
+    req = Requires(releases.requires, {"python_version": "3.11", "python_full_version":
+                                       "3.11.7", "platform_system": "Linux",
+                                       "sys_platform": "linux", "platform_machine": "x86_64",
+                                       "extra": "", "os_name": "posix",
+                                       "platform_python_implementation": "CPython",
+                                       "implementation_name": "cpython"})
+    return [str(c) for c in req.conflicts(stack, list(stack))
+            if c.package in {ch.package for ch in plan.changes}
+            or c.other in {ch.package for ch in plan.changes}]
+
+
+def test_the_llm_foundry_plan_is_installable_or_says_none_is(tmp_path: Path, rules) -> None:
+    """llm-foundry 0.22.0 requires torch>=2.7.0,<2.7.1 and mosaicml>=0.32.1,<0.33: a plan
+    that moves llm-foundry alone on torch 2.4 cannot be installed and is never proposed."""
+    releases = shipped_releases()
+    assert releases.requires is not None
+    assert "torch<2.7.1,>=2.7.0" in releases.requires["llm-foundry"]["0.22.0"]
+    facts, _ = _facts(tmp_path, FOUNDRY_STACK, FOUNDRY)
+    plan = make_plan(facts, rules, rederive, releases)
+    moved = {c.package: c.target for c in plan.changes}
+    assert moved.get("llm-foundry") != "0.22.0" or moved.get("torch", "").startswith("2.7.0")
+    assert _installable(plan, releases) == []
+    if not plan.changes:
+        assert plan.uncleared and plan.why
+    text = render_text(plan)
+    assert "Installable" in text or "No plan" in text
+
+
+def test_a_plan_pip_would_refuse_is_never_proposed(tmp_path: Path, rules) -> None:
+    """The same job against release data of three packages, where the only release that
+    clears the finding needs a newer torch: the plan moves torch too, or says none exists."""
+    real = shipped_releases()
+    facts, _ = _facts(tmp_path, FOUNDRY_STACK, FOUNDRY)
+    free = make_plan(facts, rules, rederive, Releases("2026-11-27", "test", real.packages, None))
+    assert "Installability not checked" in render_text(free) or not free.changes
+    pinned = make_plan(facts, rules, rederive, real)
+    for change in pinned.changes:
+        assert change.target.split("+")[0] in real.packages[change.package]
+    assert _installable(pinned, real) == []
+    doc = to_dict(pinned)
+    assert doc["installable"]["requirements_recorded"] is True
+
+
+def test_requirements_follow_markers_and_ignore_what_the_job_lacks() -> None:
+    from preflight.plan.requires import Requires, environment
+
+    table = {"a": {"1.0": ["b<2", "c==9; python_version < '3.0'"]}, "b": {"1.5": [], "2.0": []}}
+    req = Requires(table, environment({"host.python": "3.11.7", "host.os": "Linux",
+                                       "host.arch": "x86_64"}))
+    assert req.conflicts({"a": "1.0", "b": "1.5"}, ["a"]) == []
+    bad = req.conflicts({"a": "1.0", "b": "2.0+cu12"}, ["b"])
+    assert [(c.package, c.other, c.specifier) for c in bad] == [("a", "b", "<2")]
+    assert req.conflicts({"a": "1.0", "b": "2.0"}, ["x"]) == []     # the job's own conflict
+    assert req.conflicts({"a": "1.0", "c": "1.0"}, ["a"]) == []     # marker false on 3.11
+    assert req.unchecked({"a": "1.0", "b": "3.0"}, ["b"]) == ["b 3.0"]
+    assert req.satisfying("b", ["<2"], ["1.0", "1.5", "2.0"]) == ["1.0", "1.5"]
+
+
+def test_bounds_come_from_the_typed_affected_ranges(rules) -> None:
+    from preflight.plan.search import bounds
+
+    rule = next(r for r in rules if r.affected)
+    pkg = rule.affected[0].package
+    events = {v for r in rule.affected[0].ranges for _, v in r.events if v[:1].isdigit()}
+    assert events and {e for e in events if "." in e} <= bounds(rule, pkg)
+
+
+def test_release_data_never_holds_what_pypi_does_not_release() -> None:
+    """TE skipped 2.20.0 and 2.20.1 on PyPI (2.20.2 followed 2.19.0) and 2.21.0 is on GitHub
+    only (issue 23 item 6): a plan never suggests a version pip cannot install."""
+    te = shipped_releases().packages["transformer-engine"]
+    assert "2.20.2" in te and not {"2.20.0", "2.20.1"} & set(te)
+    assert "2.15.0" in shipped_releases().packages["torch"]

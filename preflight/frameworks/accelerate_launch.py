@@ -1,0 +1,93 @@
+"""``accelerate launch ...`` lines and HF TrainingArguments flags in launch scripts.
+
+Many FP8 jobs are started as ``accelerate launch --config_file fsdp.yaml --mixed_precision fp8
+--fp8_backend te train.py --bf16 True --output_dir out``. Two things are read from such a line:
+
+- **accelerate flags** (before the training script) -> ``config.accelerate.*``. They override the
+  config file (accelerate >= 1.5.0, PR #3409: "CLI args take precedence over the config file"),
+  so they come first when facts are combined, and ``--config_file`` is followed. Flags are
+  normalized to the config-file key they override, so one rule sees both spellings:
+  ``--fp8_format`` -> ``fp8_config.fp8_format``, other ``--fp8_<key>`` -> ``fp8_config.<key>``
+  (``commands/launch.py`` defines ``--fp8_backend``, ``--fp8_amax_history_len`` ... for the
+  YAML's ``backend``, ``amax_history_len``), DeepSpeed flags -> ``deepspeed_config.<key>``,
+  ``--fsdp_*`` -> ``fsdp_config.fsdp_*``, ``--dynamo_*`` -> ``dynamo_config.dynamo_*``,
+  ``--use_deepspeed`` / ``--use_fsdp`` / ``--multi_gpu`` / ``--use_megatron_lm`` ->
+  ``distributed_type``; other flags keep their name (``--mixed_precision``). Each flag is also
+  ``config.accelerate.cli.<same name>``, so rules can tell a flag from the YAML key it overrides.
+- **HF TrainingArguments** given as flags to the training script (after ``accelerate launch
+  ... train.py``, or on any ``torchrun`` / ``deepspeed`` / ``python`` line that carries
+  ``--output_dir`` or ``--per_device_train_batch_size``) -> ``config.hf_trainer.<flag>``
+  (:func:`.hf_trainer.script_args`).
+"""
+
+from __future__ import annotations
+
+import re
+
+from preflight.frameworks import hf_trainer
+from preflight.jobs import launch
+from preflight.jobs.parse import usable_key
+from preflight.jobs.shellvars import collect_variables, expand_flag_names, strip_comments
+from preflight.jobs.types import ReaderOutput
+
+KIND = "accelerate"
+COMMAND = re.compile(r"(?<![\w-])accelerate(?:[ \t]+launch|-launch)\b")
+
+_DS_KEYS = {"zero_stage", "offload_optimizer_device", "offload_param_device",
+            "offload_optimizer_nvme_path", "offload_param_nvme_path",
+            "gradient_accumulation_steps", "gradient_clipping", "zero3_init_flag",
+            "zero3_save_16bit_model", "deepspeed_config_file", "deepspeed_hostfile",
+            "deepspeed_exclusion_filter", "deepspeed_inclusion_filter",
+            "deepspeed_multinode_launcher", "deepspeed_moe_layer_cls_names"}
+_DIST = {"use_deepspeed": "DEEPSPEED", "use_fsdp": "FSDP", "multi_gpu": "MULTI_GPU",
+         "use_megatron_lm": "MEGATRON_LM"}
+# store_true flags of `accelerate launch` (commands/launch.py): they never take a value.
+_BARE = frozenset({
+    "cpu", "multi_gpu", "tpu", "ipex", "use_xpu", "use_deepspeed", "use_fsdp",
+    "use_megatron_lm", "debug", "quiet", "m", "module", "no_python", "same_network",
+    "enable_cpu_affinity", "dynamo_use_fullgraph", "dynamo_use_dynamic", "tpu_use_cluster",
+    "tpu_use_sudo", "downcast_bf16", "dynamo_use_regional_compilation"})
+
+
+def _acc_name(flag: str) -> str:
+    if flag == "fp8_format":     # the YAML key is already fp8_format (no double prefix)
+        return "fp8_config.fp8_format"
+    if flag.startswith("fp8_"):
+        return f"fp8_config.{flag[4:]}"
+    if flag in _DS_KEYS:
+        return f"deepspeed_config.{flag}"
+    if flag.startswith("fsdp_"):
+        return f"fsdp_config.{flag}"
+    if flag.startswith("dynamo_"):
+        return f"dynamo_config.{flag}"
+    return flag
+
+
+def read(path: str, text: str, outer: dict[str, str] | None = None) -> ReaderOutput:
+    """Facts from the first ``accelerate launch`` / HF Trainer command line in a script
+    (``outer``: variables set by the scripts it sources)."""
+    text = strip_comments(text)
+    variables = collect_variables(text, outer)
+    text = expand_flag_names(text, variables)
+    out = launch.Out(path, text)
+    match = COMMAND.search(text)
+    if match is None:
+        hf_trainer.script_line(out, text, variables)
+        return ReaderOutput(out.facts, out.prov, tuple(out.problems), tuple(out.linked))
+    _, end = launch.command_at(text, match.start())
+    words = launch.tokens(text, match.end(), end)
+    out.too_long(words)
+    found, stop = launch.flags(words, _BARE, stop_at_positional=True)
+    for flag, raw, pos in found:
+        value = launch.value(raw, variables)
+        if flag == "config_file":
+            out.link(value, KIND, pos, "--config_file")
+        elif flag in _DIST:
+            out.put(f"config.{KIND}.distributed_type", _DIST[flag], pos)
+        elif usable_key(flag) and flag not in {"m", "module"}:
+            out.put(f"config.{KIND}.{_acc_name(flag)}", value, pos)
+            # The same setting as given on the command line, apart: a rule can tell the
+            # YAML's key from the flag that overrides it (FP8D-ACC-0003, issue 12).
+            out.put(f"config.{KIND}.cli.{_acc_name(flag)}", value, pos)
+    hf_trainer.script_args(out, words[stop + 1:], variables)
+    return ReaderOutput(out.facts, out.prov, tuple(out.problems), tuple(out.linked))
