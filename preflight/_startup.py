@@ -34,9 +34,10 @@ if TYPE_CHECKING:
     from typing import NoReturn
 
 THIRD_PARTY = ("preflight", "yaml", "_yaml", "packaging", "rich", "pygments", "markdown_it",
-               "mdurl", "pynvml", "tomli", "typing_extensions", "torch", "torchao",
-               "transformer_engine", "transformer_engine_torch", "deepspeed", "numpy", "triton",
-               "accelerate", "transformers", "nvidia")
+               "mdurl", "pynvml", "tomli", "ruamel", "tomlkit", "typing_extensions", "torch",
+               "torchao", "transformer_engine", "transformer_engine_torch", "deepspeed", "numpy",
+               "triton", "accelerate", "transformers", "pytorch_lightning", "lightning",
+               "matplotlib", "nvidia")
 """Top-level modules beyond the standard library that fp8-doctor or its children import."""
 MAX_LISTED = 10_000
 """Entries of a folder looked at for shadows (a huge folder is not listed to its end)."""
