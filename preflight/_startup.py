@@ -34,11 +34,10 @@ if TYPE_CHECKING:
     from typing import NoReturn
 
 THIRD_PARTY = ("preflight", "yaml", "_yaml", "packaging", "rich", "pygments", "markdown_it",
-               "mdurl", "pynvml", "tomli", "ruamel", "tomlkit", "typing_extensions", "torch",
-               "torchao", "transformer_engine", "transformer_engine_torch", "deepspeed", "numpy",
-               "triton", "accelerate", "transformers", "pytorch_lightning", "lightning",
-               "matplotlib", "nvidia")
-"""Top-level modules beyond the standard library that fp8-doctor or its children import."""
+               "mdurl", "pynvml", "tomli", "ruamel", "tomlkit", "typing_extensions", "numpy",
+               "triton", "transformer_engine_torch", "matplotlib", "nvidia")
+"""Top-level modules beyond the standard library that fp8-doctor or its children import (with
+the FP8 stack the import probe imports, ``probes.imports.MODULES``)."""
 MAX_LISTED = 10_000
 """Entries of a folder looked at for shadows (a huge folder is not listed to its end)."""
 
@@ -49,7 +48,9 @@ def _shadows(folder: str) -> "list[str]":
     """Names in ``folder`` that would be imported instead of a module we (or a child) import."""
     import _imp
 
-    wanted = set(getattr(sys, "stdlib_module_names", ())) | set(THIRD_PARTY)
+    from preflight.probes.imports import MODULES  # the folder is off sys.path by now
+
+    wanted = set(getattr(sys, "stdlib_module_names", ())) | set(THIRD_PARTY) | set(MODULES)
     suffixes = [".py", ".pyc", *_imp.extension_suffixes()]
     ours = os.path.dirname(os.path.realpath(sys.modules["preflight"].__file__ or ""))
     found: "list[str]" = []
