@@ -191,3 +191,31 @@ def test_python_m_warns_of_a_shadow_in_the_current_folder(tmp_path: Path, name: 
     shown = name.split("/")[0] + ("/" if "/" in name else "")
     assert "warning" in res.stderr and shown in res.stderr
     assert not marker.exists()
+
+
+def test_every_child_is_started_through_the_one_helper() -> None:
+    # One place decides how children start (issue 21 item 1): subprocess only in probes/proc.py,
+    # the interpreter's path only in isolate.py, so a new spawn site cannot forget the isolation.
+    import ast
+
+    spawn = {("subprocess", n) for n in ("Popen", "run", "call", "check_call", "check_output",
+                                         "getoutput", "getstatusoutput")}
+    spawn |= {("os", n) for n in ("system", "popen", "execv", "execve", "execvp", "execvpe",
+                                  "execl", "execlp", "spawnv", "spawnve", "posix_spawn",
+                                  "posix_spawnp", "fork", "forkpty")}
+    found = []
+    for path in sorted((REPO / "preflight").rglob("*.py")):
+        rel = path.relative_to(REPO).as_posix()
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+                pair = (node.value.id, node.attr)
+                if pair in spawn and rel != "preflight/probes/proc.py":
+                    found.append(f"{rel}:{node.lineno}: {'.'.join(pair)}")
+                if pair == ("sys", "executable") and rel != "preflight/isolate.py":
+                    found.append(f"{rel}:{node.lineno}: sys.executable")
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                names = [a.name for a in node.names] + [getattr(node, "module", None) or ""]
+                if any(n.split(".")[0] == "multiprocessing" for n in names):
+                    found.append(f"{rel}:{node.lineno}: multiprocessing")
+    assert found == []

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import signal
-import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -150,8 +149,9 @@ def _result(module: str, res: ProcResult, timeout: float) -> dict[str, Any]:
 
 def import_facts(modules: Sequence[str] = MODULES, *, timeout: float = TIMEOUT_S,
                  env: Mapping[str, str] | None = None,
-                 python: str = sys.executable) -> dict[str, Any]:
-    """``import.<module>.*`` facts; every module imported in its own child, in parallel."""
+                 python: str | None = None) -> dict[str, Any]:
+    """``import.<module>.*`` facts; every module imported in its own child, in parallel
+    (``python``: another interpreter than this one)."""
     # All children start at once and each has its own deadline, so the probe takes about as long
     # as the slowest import (bounded by ``timeout``), not the sum.
     # isolate: the job's and the cwd's modules are not importable there (issue 21 item 1)
