@@ -218,8 +218,24 @@ def check(paths: PathsArg = (), *, smoke: bool | None = False,
 def run_check(options: CheckOptions, progress: Progress = _silent) -> Report:
     """:func:`check` with its options as one value (what the CLI calls)."""
     from preflight import smoke as smoke_mod
+    from preflight.isolate import add_job_roots
 
     fail_on = FailOn.parse(options.fail_on)
+    # Before any child starts: none gets a PYTHONPATH entry inside the job (issue 21 item 1).
+    add_job_roots(options.paths)
+    # The smoke children start now and import torch / TE while the static check runs; they wait
+    # for their request, or are ended below when the facts say no (issue 26; smoke/parallel.py).
+    early = None if options.snapshot else smoke_mod.prestart(options.smoke_options, options.smoke)
+    try:
+        return _run_check(options, progress, fail_on, early)
+    finally:
+        if early is not None:
+            early.cancel()
+
+
+def _run_check(options: CheckOptions, progress: Progress, fail_on: FailOn, early: Any) -> Report:
+    from preflight import smoke as smoke_mod
+
     facts, probes, extra, inputs = collect_facts(options, progress)
 
     smoke_details: dict[str, Any] | None = None
@@ -232,7 +248,7 @@ def run_check(options: CheckOptions, progress: Progress = _silent) -> Report:
         want, why_not = smoke_mod.should_run(facts, requested, device)
     if want:
         progress("running the FP8 smoke step (child process)")
-        outcome = smoke_mod.run(facts, options.smoke_options, progress=progress)
+        outcome = smoke_mod.run(facts, options.smoke_options, progress=progress, early=early)
         facts = facts.merged(outcome.facts, source="smoke")
         smoke_details = outcome.details
     else:

@@ -99,8 +99,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         from preflight.plan.cli import add_arguments as add_plan_arguments
 
         add_plan_arguments(p, _add_collect)
-    p = sub.add_parser("speedup", help="the FP8 speed-up to expect for this model: its GEMMs "
-                                       "timed in BF16 and FP8 on this GPU, and a verdict")
+    p = sub.add_parser("speedup", help="the FP8 speed-up to expect for this model: a short "
+                                       "training trial in BF16 and FP8 on this GPU, and a verdict")
     if full("speedup"):
         from preflight.speedup.cli import add_arguments as add_speedup_arguments
 
@@ -172,7 +172,9 @@ def _options(args: argparse.Namespace):  # -> CheckOptions
     if getattr(args, "smoke", False) is not False:
         from preflight.smoke import SmokeOptions
 
-        smoke_options = SmokeOptions(timeout=getattr(args, "smoke_timeout", 120.0))
+        smoke_options = SmokeOptions(timeout=getattr(args, "smoke_timeout", 120.0),
+                                     cache=not getattr(args, "no_cache", False),
+                                     cache_dir=getattr(args, "cache_dir", None))
     assume = _parse_assume(args.assume)
     fail_on = getattr(args, "fail_on", None) or "error"
     strict = bool(getattr(args, "strict", False))

@@ -91,6 +91,16 @@ def _add_collect(p: argparse.ArgumentParser) -> None:
                    help="add the bundled example job (accelerate + DeepSpeed ZeRO-3 + TE FP8)")
 
 
+def add_cache_arguments(p: argparse.ArgumentParser) -> None:
+    """The smoke children's bytecode cache (preflight/smoke/cache.py), for check and smoke."""
+    p.add_argument("--cache-dir", metavar="DIR", default=None,
+                   help="bytecode cache of the smoke children, used where the installed torch "
+                        "has none (default: $FP8_DOCTOR_CACHE_DIR, $XDG_CACHE_HOME/fp8-doctor or "
+                        "~/.cache/fp8-doctor; the only place fp8-doctor writes besides -o)")
+    p.add_argument("--no-cache", action="store_true",
+                   help="write no bytecode cache (also FP8_DOCTOR_NO_CACHE=1)")
+
+
 def _add_check_arguments(p: argparse.ArgumentParser, fail_on_choices: Sequence[str]) -> None:
     _add_collect(p)
     smoke = p.add_mutually_exclusive_group()
@@ -99,6 +109,7 @@ def _add_check_arguments(p: argparse.ArgumentParser, fail_on_choices: Sequence[s
     smoke.add_argument("--no-smoke", dest="smoke", action="store_false", help="skip the smoke step")
     p.add_argument("--smoke-timeout", type=positive_seconds, default=120.0, metavar="S",
                    help="seconds before the smoke child is killed (default: %(default)s)")
+    add_cache_arguments(p)
     p.add_argument("--fail-on", choices=fail_on_choices, default=None,
                    help="lowest severity that makes the exit code 1 (default: error, or "
                         "fail-on in [tool.fp8-doctor])")

@@ -219,3 +219,20 @@ def test_every_child_is_started_through_the_one_helper() -> None:
                 if any(n.split(".")[0] == "multiprocessing" for n in names):
                     found.append(f"{rel}:{node.lineno}: multiprocessing")
     assert found == []
+
+
+def test_the_job_is_known_before_the_smoke_children_start(tmp_path: Path, monkeypatch) -> None:
+    # The smoke children start before the static check reads the job (issue 26's prestart):
+    # the job's folders must already be kept out of their PYTHONPATH then.
+    from preflight import api, smoke
+
+    monkeypatch.setattr(isolate, "_roots", {})
+    seen: list[tuple[str, ...]] = []
+
+    def prestart(*args: object, **kwargs: object) -> None:
+        seen.append(isolate.job_roots())
+
+    monkeypatch.setattr(smoke, "prestart", prestart)
+    (tmp_path / "job").mkdir()
+    api.check(paths=[str(tmp_path / "job")], smoke=False)
+    assert seen == [(str(tmp_path / "job"),)]

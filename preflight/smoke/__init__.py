@@ -31,9 +31,14 @@ class SmokeOptions:
     shapes: tuple[tuple[int, int, int], ...] = ()   # extra [M, K, N] beyond intent.shapes.*
     all_gpus: bool = False
     speed: bool = True
-    # Seams for tests and odd installs: the child's argv prefix and extra environment.
+    # Seams for tests and odd installs: the child's argv prefix and extra environment. A
+    # command of its own runs one child with every stage (no parts side by side).
     command: tuple[str, ...] | None = None
     env: Mapping[str, str] = field(default_factory=dict)
+    # The children's bytecode cache (smoke/cache.py): off with --no-cache; its folder.
+    cache: bool = True
+    cache_dir: str | None = None
+    parallel: bool = True     # one child per backend, side by side (smoke/parallel.py)
 
 
 @dataclass(frozen=True)
@@ -130,12 +135,41 @@ def job_backends(facts: Mapping[str, Any], backends: tuple[str, ...]) -> tuple[s
     return None
 
 
+def prestart(options: SmokeOptions | None, requested: bool | None) -> Any:
+    """Start the smoke children now, before the static check, when the step will likely run
+    (asked for, or auto with torch installed and an NVIDIA driver library that can load): they
+    import while the probes run (smoke/parallel.py). None when not; ``.cancel()`` otherwise, once
+    the facts say the step does not run. Never raises."""
+    opts = options or SmokeOptions()
+    if requested is False or not opts.parallel or opts.command is not None \
+            or not opts.device.startswith("cuda"):
+        return None
+    try:
+        if requested is None:   # cheapest first: a driverless machine pays one cache lookup
+            from preflight.probes.nvml import library_absent
+
+            if library_absent() is not None:
+                return None
+        import importlib.util
+
+        if importlib.util.find_spec("torch") is None:
+            return None
+        from preflight.smoke import parallel
+
+        return parallel.prestart(opts, parallel.parts_for(opts.backends, None, opts.device,
+                                                          opts.speed))
+    except Exception:  # noqa: BLE001 - an early start is an optimisation, never a failure
+        return None
+
+
 def run(facts: Mapping[str, Any], options: SmokeOptions | None = None,
-        progress: Progress = lambda _: None) -> SmokeOutcome:
-    """Run the smoke child(ren) and return facts + details; never raises."""
-    from preflight.smoke import outcome, runner
+        progress: Progress = lambda _: None, early: Any = None) -> SmokeOutcome:
+    """Run the smoke child(ren) and return facts + details; never raises. ``early``: children
+    :func:`prestart` started (unused ones are ended)."""
+    from preflight.smoke import outcome, parallel, runner
 
     opts = options or SmokeOptions()
+    extra_details: dict[str, Any] = {}
     try:
         shapes = outcome.job_shapes(facts, opts.shapes)
         base = {"device": opts.device, "backends": list(opts.backends), "shapes": shapes,
@@ -143,14 +177,21 @@ def run(facts: Mapping[str, Any], options: SmokeOptions | None = None,
         only = job_backends(facts, opts.backends)
         if only is not None:
             base["only"] = list(only)
-        requests = [base]
+        others_req = []
         if opts.all_gpus and opts.device.startswith("cuda"):
-            requests += _gemm_checks(range(1, _gpu_count(facts) or 1))
+            others_req = _gemm_checks(range(1, _gpu_count(facts) or 1))
             base["device"] = "cuda:0"
-        progress(f"smoke: {len(requests)} child process(es), timeout {opts.timeout:g} s")
-        runs = runner.run_children(requests, opts.timeout, command=opts.command,
-                                   env=opts.env, progress=progress)
-        main, others = runs[0], runs[1:]
+        parts = parallel.parts_for(opts.backends, only, opts.device, opts.speed)
+        if opts.parallel and opts.command is None and parallel.supported() and parts:
+            gemm = [runner.spawn(r, opts.timeout, env=opts.env) for r in others_req]
+            main, extra_details = parallel.run_parts(base, parts, opts, progress, early)
+            others = runner.collect_all(gemm, opts.timeout, progress)
+        else:
+            requests = [base, *others_req]
+            progress(f"smoke: {len(requests)} child process(es), timeout {opts.timeout:g} s")
+            runs = runner.run_children(requests, opts.timeout, command=opts.command,
+                                       env=opts.env, progress=progress)
+            main, others = runs[0], runs[1:]
         fatal = main.doc.get("fatal") or {}
         if fatal.get("kind") == "no_device" and (_gpu_count(facts) or 0) <= 0:
             # torch sees no CUDA device and the probes found no GPU either (or could not tell,
@@ -168,6 +209,7 @@ def run(facts: Mapping[str, Any], options: SmokeOptions | None = None,
         facts_out = outcome.to_facts(main, others, shapes, all_gpus=opts.all_gpus,
                                      requested=opts.backends)
         details = outcome.to_details(main, others, facts_out)
+        details.update(extra_details)
         if only is not None:
             details["backends_note"] = (
                 "the job's FP8 backend (intent.backend) is "
@@ -180,5 +222,7 @@ def run(facts: Mapping[str, Any], options: SmokeOptions | None = None,
         return SmokeOutcome(facts_out, details)
     except Exception as exc:  # noqa: BLE001 - the smoke step reports, it never aborts the doctor
         err = f"the smoke step itself failed: {type(exc).__name__}: {exc}"
+        if early is not None:
+            early.cancel()
         return SmokeOutcome({"smoke.ran": True, "smoke.status": "crash", "smoke.error": err},
                             {"status": "crash", "error": err})

@@ -1,19 +1,30 @@
-"""The smoke child: ``python -m preflight.smoke.child REQUEST.json RESULT.json``.
+"""The smoke child: ``python -m preflight.smoke.child REQUEST.json RESULT.json [--part P]
+[--wait]``.
 
 This is the only place fp8-doctor imports torch / torchao / transformer_engine. It runs the
 checks stage by stage and rewrites RESULT.json after each stage, so that when a later stage
 crashes the process or hangs (and the parent kills it) the earlier results survive. A CUDA error
 stops the run: the CUDA context is unusable after one, and later numbers would be noise.
+
+``--part`` runs one part of the step, so that the backends' children run side by side (issue
+26): ``base`` (the raw ``_scaled_mm`` checks and the speed stage), ``torchao`` or ``te``; without
+it, every stage, one after the other. ``--wait``: the child was started before the doctor knew
+what to ask (while its static check runs); it imports torch (and its backend) first, then waits
+for REQUEST.json to appear (``{"cancel": true}`` ends it). With a ``gpu_lock`` file in the request
+the stages take it shared and the speed stage exclusive (``fcntl.flock``): timings are never taken
+while another child's checks run on the same GPU.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import os
 import sys
 import time
 import traceback
+from collections.abc import Iterator
 from typing import Any
 
 CUDA_ERROR_MARKERS = ("CUDA error", "CUBLAS_STATUS", "cuBLAS", "device-side assert",
@@ -42,12 +53,36 @@ def _is_cuda_error(text: str) -> bool:
     return any(m in text for m in CUDA_ERROR_MARKERS)
 
 
-def _run_stage(res: Results, name: str, fn: Any) -> bool:
+PARTS = ("base", "torchao", "te")
+STAGES_OF = {"base": ("scaled_mm", "speed"), "torchao": ("torchao",), "te": ("te",)}
+WAIT_POLL_S = 0.02
+
+
+@contextlib.contextmanager
+def _gpu_lock(path: str | None, exclusive: bool) -> Iterator[None]:
+    """The request's GPU lock, shared for checks and exclusive for timings; none without."""
+    try:
+        import fcntl
+    except ImportError:   # not POSIX: the parent runs one child only (smoke/__init__.py)
+        path = None
+    if not path:
+        yield
+        return
+    fd = os.open(path, os.O_RDWR | getattr(os, "O_NOFOLLOW", 0))
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+        yield
+    finally:
+        os.close(fd)   # closing releases the lock
+
+
+def _run_stage(res: Results, name: str, fn: Any, lock: str | None = None) -> bool:
     """Run one stage; record its result or its error. False when the run must stop."""
     res.stage(name)
     t0 = time.perf_counter()
     try:
-        out = fn()
+        with _gpu_lock(lock, exclusive=name == "speed"):
+            out = fn()
     except ImportError as exc:
         res.doc[name] = {"error": f"not importable: {exc}", "importable": False}
         return True
@@ -76,16 +111,56 @@ def _wanted(backend: str, requested: list[str], module: str,
     return "auto" in requested and importlib.util.find_spec(module) is not None
 
 
+def _pre_import(part: str | None, res: Results) -> None:
+    """What a part imports before its request arrives: its backend (TE's JAX side refused, as
+    its stage does). A failure is left for the stage to report when it imports again."""
+    if part not in ("torchao", "te"):
+        return
+    res.stage(f"import {part}")
+    t0 = time.perf_counter()
+    try:
+        if part == "te":
+            from preflight.smoke.te_check import _without_te_jax
+
+            with _without_te_jax():
+                import transformer_engine.pytorch  # noqa: F401
+        else:
+            import torchao.float8  # noqa: F401
+    except BaseException:  # noqa: BLE001 - the stage imports again and reports it
+        pass
+    res.doc[f"{part}_import_s"] = round(time.perf_counter() - t0, 3)
+
+
+def _await_request(path: str) -> dict[str, Any]:
+    """The request, once the parent has written it (atomically); the parent's timeout bounds
+    the wait."""
+    while True:
+        try:
+            with open(path, encoding="utf-8") as fh:
+                doc = json.load(fh)
+            return doc if isinstance(doc, dict) else {"cancel": True}
+        except FileNotFoundError:
+            time.sleep(WAIT_POLL_S)
+
+
 def main(argv: list[str]) -> int:
     req_path, out_path = argv[1], argv[2]
-    with open(req_path, encoding="utf-8") as fh:
-        req = json.load(fh)
+    part = argv[argv.index("--part") + 1] if "--part" in argv[3:] else None
     res = Results(out_path)
+    if "--wait" not in argv[3:]:
+        with open(req_path, encoding="utf-8") as fh:
+            req = json.load(fh)
     res.stage("import torch")
     t0 = time.perf_counter()
     import torch
 
     res.doc["torch_import_s"] = round(time.perf_counter() - t0, 3)
+    if "--wait" in argv[3:]:
+        _pre_import(part, res)
+        res.stage("waiting for the request")
+        req = _await_request(req_path)
+        if req.get("cancel"):
+            return 0
     res.doc["torch_version"] = torch.__version__
     device = req.get("device", "cuda")
     res.doc["device"] = device
@@ -118,6 +193,7 @@ def main(argv: list[str]) -> int:
 
     from preflight.smoke import scaled_mm as smm
 
+    res.doc["part"] = part
     stages: list[tuple[str, Any]] = []
     if "auto" in requested or "scaled_mm" in requested or req.get("gemm_only"):
         stages.append(("scaled_mm", lambda: smm.run_all(device, strict_e5m2=on_cuda)))
@@ -138,8 +214,11 @@ def main(argv: list[str]) -> int:
 
             shapes = req.get("shapes") or []
             stages.append(("speed", lambda: speed.run_all(device, shapes)))
+    if part in STAGES_OF:
+        stages = [(name, fn) for name, fn in stages if name in STAGES_OF[part]]
+    lock = req.get("gpu_lock") if on_cuda else None
     for name, fn in stages:
-        if not _run_stage(res, name, fn):
+        if not _run_stage(res, name, fn, lock):
             return 0
     if on_cuda:
         torch.cuda.synchronize(device)

@@ -54,6 +54,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="seconds before a smoke child is killed (default: %(default)s)")
     p.add_argument("--no-speed", dest="speed", action="store_false",
                    help="skip the FP8-vs-BF16 speed measurement")
+    from preflight.cli_args import add_cache_arguments
+
+    add_cache_arguments(p)
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
     p.add_argument("--no-redact", action="store_true",
@@ -140,7 +143,7 @@ def main(args: argparse.Namespace, write: Write) -> int:
 
     options = SmokeOptions(timeout=args.timeout, backends=tuple(args.backend or ("auto",)),
                            device=args.device, shapes=tuple(args.shape), all_gpus=args.all_gpus,
-                           speed=args.speed)
+                           speed=args.speed, cache=not args.no_cache, cache_dir=args.cache_dir)
     facts = _facts_for_shapes() if args.all_gpus else {}
     with progress_display("fp8-doctor smoke") as progress:
         outcome = run(facts, options, progress=progress)

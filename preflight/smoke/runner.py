@@ -51,25 +51,36 @@ class _Live:
     child: proc.Child
     workdir: str
     device: str
+    part: str | None = None
 
 
-def _spawn(request: dict[str, Any], timeout: float, command: Sequence[str] | None,
-           env: Mapping[str, str] | None) -> _Live | ChildRun:
+def _spawn(request: dict[str, Any] | None, timeout: float, command: Sequence[str] | None,
+           env: Mapping[str, str] | None, *, part: str | None = None,
+           pycache: str | None = None) -> _Live | ChildRun:
+    """Start one child. ``request`` None: it starts now and waits for :func:`send` (``--wait``);
+    ``part``: one part of the step (child.py); ``pycache``: the bytecode cache (cache.py)."""
     workdir = tempfile.mkdtemp(prefix="fp8-doctor-smoke-")
     req_path = os.path.join(workdir, "request.json")
-    try:
-        with open(req_path, "w", encoding="utf-8") as fh:
-            json.dump(request, fh)
-    except BaseException:
-        _cleanup(workdir)
-        raise
+    if request is not None:
+        try:
+            with open(req_path, "w", encoding="utf-8") as fh:
+                json.dump(request, fh)
+        except BaseException:
+            _cleanup(workdir)
+            raise
     # isolate: nothing from the job or the cwd importable, ``preflight`` itself found (issue 21)
-    argv = list(command or isolate.python_argv("-m", "preflight.smoke.child"))
+    python = isolate.python_argv(*(["-X", f"pycache_prefix={pycache}"] if pycache else []))
+    argv = list(command or (*python, "-m", "preflight.smoke.child"))
     argv += [req_path, os.path.join(workdir, "result.json")]
+    argv += (["--part", part] if part else []) + (["--wait"] if request is None else [])
     child_env = isolate.python_env(extra={**(env or {}), "PYTHONUNBUFFERED": "1"})
+    if pycache:
+        # -X pycache_prefix says where; these would stop the writing or point elsewhere.
+        for name in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX"):
+            child_env.pop(name, None)
     child = proc.start(argv, timeout, env=child_env, stderr=subprocess.STDOUT,
                        max_bytes=OUTPUT_TAIL_BYTES, keep_tail=True)
-    live = _Live(child, workdir, request.get("device", ""))
+    live = _Live(child, workdir, (request or {}).get("device", ""), part)
     if child.error:
         _cleanup(workdir)
         return ChildRun({}, "crash", f"could not start the smoke child: {child.error}", None, 0.0,
@@ -102,7 +113,8 @@ class _StageReporter:
             stage = _stage(live)
             if stage and stage != "done" and stage != self.seen.get(i):
                 self.seen[i] = stage
-                self.progress(f"smoke child on {live.device}: {stage} ({now - self.started:.0f} s)")
+                self.progress(f"smoke child on {live.device}{_named(live)}: {stage} "
+                              f"({now - self.started:.0f} s)")
 
 
 def _stage(live: _Live) -> str | None:
@@ -147,6 +159,10 @@ def _finish(live: _Live, timeout: float) -> ChildRun:
     return ChildRun(doc, "ok", None, rc, seconds, tail, live.device)
 
 
+def _named(live: _Live) -> str:
+    return f" ({live.part})" if live.part else ""
+
+
 def _describe_exit(rc: int | None) -> str:
     if rc is not None and rc < 0:
         try:
@@ -157,7 +173,7 @@ def _describe_exit(rc: int | None) -> str:
 
 
 def _cleanup(workdir: str) -> None:
-    for name in ("request.json", "result.json", "result.json.tmp"):
+    for name in ("request.json", "request.json.tmp", "result.json", "result.json.tmp"):
         try:
             os.unlink(os.path.join(workdir, name))
         except OSError:
@@ -168,17 +184,44 @@ def _cleanup(workdir: str) -> None:
         pass
 
 
+def spawn(request: dict[str, Any] | None, timeout: float, *,
+          command: Sequence[str] | None = None, env: Mapping[str, str] | None = None,
+          part: str | None = None, pycache: str | None = None) -> _Live | ChildRun:
+    """Start one child (see :func:`_spawn`); a failure to start is a crashed :class:`ChildRun`."""
+    try:
+        return _spawn(request, timeout, command, env, part=part, pycache=pycache)
+    except OSError as exc:  # the request or work folder could not be written
+        return ChildRun({}, "crash", f"could not start the smoke child: {exc}",
+                        None, 0.0, "", (request or {}).get("device", ""))
+
+
+def send(live: _Live | ChildRun, request: dict[str, Any]) -> _Live | ChildRun:
+    """Give a waiting child its request (written whole, then renamed into place)."""
+    if isinstance(live, ChildRun):
+        return live
+    path = os.path.join(live.workdir, "request.json")
+    try:
+        with open(path + ".tmp", "w", encoding="utf-8") as fh:
+            json.dump(request, fh)
+        os.replace(path + ".tmp", path)
+    except OSError as exc:
+        abandon(live)
+        return ChildRun({}, "crash", f"could not give the smoke child its request: {exc}",
+                        None, 0.0, "", request.get("device", ""))
+    return _Live(live.child, live.workdir, request.get("device", live.device), live.part)
+
+
 def run_children(requests: Sequence[dict[str, Any]], timeout: float, *,
                  command: Sequence[str] | None = None, env: Mapping[str, str] | None = None,
                  progress: Progress = lambda _: None) -> list[ChildRun]:
     """Start every request as its own child at once; each gets ``timeout`` seconds."""
-    lives: list[_Live | ChildRun] = []
-    for req in requests:
-        try:
-            lives.append(_spawn(req, timeout, command, env))
-        except OSError as exc:  # the request or work folder could not be written
-            lives.append(ChildRun({}, "crash", f"could not start the smoke child: {exc}",
-                                  None, 0.0, "", req.get("device", "")))
+    return collect_all([spawn(req, timeout, command=command, env=env) for req in requests],
+                       timeout, progress)
+
+
+def collect_all(lives: Sequence[_Live | ChildRun], timeout: float,
+                progress: Progress = lambda _: None) -> list[ChildRun]:
+    """Wait for every started child (reporting stages), each within its own deadline."""
     results: list[ChildRun | None] = [x if isinstance(x, ChildRun) else None for x in lives]
     stages = _StageReporter(progress)
     try:
@@ -189,22 +232,26 @@ def run_children(requests: Sequence[dict[str, Any]], timeout: float, *,
                     continue
                 if live.child.done():
                     run = results[i] = _finish(live, timeout)
-                    progress(f"smoke child on {live.device} finished in {run.seconds:.1f} s")
+                    progress(f"smoke child on {live.device}{_named(live)} finished in "
+                             f"{run.seconds:.1f} s")
                 elif live.child.expired():
                     results[i] = _finish(live, timeout)
-                    progress(f"smoke child on {live.device} timed out after {timeout:g} s; killed")
+                    progress(f"smoke child on {live.device}{_named(live)} timed out after "
+                             f"{timeout:g} s; killed")
             time.sleep(0.05)
     finally:
         # Ctrl-C (or any error) mid-run: kill the children still running and remove their work
         # folders, which a normal finish does in _finish (issue 13, item 7).
         for i, live in enumerate(lives):
             if results[i] is None and isinstance(live, _Live):
-                _abandon(live)
+                abandon(live)
     return [r for r in results if r is not None]
 
 
-def _abandon(live: _Live) -> None:
+def abandon(live: _Live | ChildRun) -> None:
     """Kill a child still running at an interrupt and remove its work folder (its output goes
     through a bounded pipe that dies with it: nothing else to close)."""
+    if isinstance(live, ChildRun):
+        return
     proc.abandon(live.child)   # its group killed, reaped, its private working folder removed
     _cleanup(live.workdir)

@@ -33,6 +33,11 @@ class ModelShape:
     gated: bool = True          # SwiGLU-style MLP: FC1 has 2 x ffn outputs
     tp: int = 1                 # tensor parallel: linears are split across ranks
     source: tuple[str, ...] = ()  # where each value came from ("hidden=4096 from config.json:3")
+    model_type: str | None = None  # the HF model_type, when a config or known model gives it
+    tied: bool = False          # LM head tied to the embedding (tie_word_embeddings)
+    # The HF config document itself (the trial builds the framework's class from it); not
+    # printed, not compared.
+    hf_config: dict[str, Any] | None = field(default=None, compare=False, repr=False)
 
     @property
     def tokens(self) -> int:
@@ -111,6 +116,28 @@ NOT_WORTH = 1.05
 moving parts (the verdict says so)."""
 
 
+def verdict_for(step: float, linear: float | None = None) -> str:
+    """The verdict line for a step speed-up (modelled or measured)."""
+    if step < 1.0:
+        return (f"FP8 will be slower than BF16 at these shapes (step {step:.2f}x): the casts "
+                "cost more than the faster GEMMs save. Stay in BF16, or grow the "
+                "micro-batch / sequence.")
+    if step < NOT_WORTH:
+        return (f"FP8 will not pay at these shapes (step {step:.2f}x, under "
+                f"{NOT_WORTH:.2f}x): not worth its numerical risk.")
+    on_linears = f" ({linear:.2f}x on the linears)" if linear else ""
+    return f"FP8 should pay: about {step:.2f}x per training step{on_linears}."
+
+
+def shape_dict(shape: ModelShape) -> dict[str, Any]:
+    """The shape as JSON for reports and requests, without the HF config document."""
+    from dataclasses import asdict
+
+    doc = asdict(shape)
+    doc.pop("hf_config", None)
+    return doc
+
+
 def predict(shape: ModelShape, timings: list[Timing], other_s: float,
             notes: tuple[str, ...] = ()) -> Prediction:
     """Combine per-linear timings (per layer) and the estimated rest of the step."""
@@ -120,13 +147,5 @@ def predict(shape: ModelShape, timings: list[Timing], other_s: float,
     lin = bf16 / fp8 if fp8 > 0 else 0.0
     step = (bf16 + other_s) / (fp8 + other_s) if fp8 + other_s > 0 else 0.0
     per = {t.linear: round(t.bf16_s / t.fp8_s, 3) if t.fp8_s > 0 else 0.0 for t in timings}
-    if step < 1.0:
-        verdict = (f"FP8 will be slower than BF16 at these shapes (step {step:.2f}x): the casts "
-                   "cost more than the faster GEMMs save. Stay in BF16, or grow the "
-                   "micro-batch / sequence.")
-    elif step < NOT_WORTH:
-        verdict = (f"FP8 will not pay at these shapes (step {step:.2f}x, under "
-                   f"{NOT_WORTH:.2f}x): not worth its numerical risk.")
-    else:
-        verdict = f"FP8 should pay: about {step:.2f}x per training step ({lin:.2f}x on the linears)."
-    return Prediction(round(lin, 3), round(step, 3), per, other_s, bf16, fp8, verdict, notes)
+    return Prediction(round(lin, 3), round(step, 3), per, other_s, bf16, fp8,
+                      verdict_for(step, lin), notes)

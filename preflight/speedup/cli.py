@@ -1,5 +1,12 @@
 """``fp8-doctor speedup``: its flags and its command (wiring only; shapes, timing and the
-prediction are in :mod:`preflight.speedup`)."""
+prediction are in :mod:`preflight.speedup`).
+
+Two modes. The default is the trial (:mod:`.trial`): the job's model trained for real at two small
+depths in BF16 and FP8, extrapolated to its full depth. ``--quick`` is the modelled estimate
+(:mod:`.run`: each GEMM timed alone, the rest modelled), which a validation on real training runs
+found too far off to decide on (``run.QUICK_ERROR``, docs/gpu-results.md), so it is no longer the
+default; its output says how far off it was.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +17,9 @@ from typing import Any
 
 from preflight.errors import UserInputError as UsageError
 from preflight.speedup import NOT_WORTH
+
+TRIAL_TIMEOUT = 900.0
+QUICK_TIMEOUT = 300.0
 
 
 def add_arguments(p: argparse.ArgumentParser,
@@ -30,11 +40,26 @@ def add_arguments(p: argparse.ArgumentParser,
     p.add_argument("-o", "--output", metavar="FILE",
                    help="write the result to FILE instead of stdout")
     p.add_argument("--chart", metavar="PNG", help="also draw FP8 vs BF16 by GEMM shape (matplotlib)")
-    p.add_argument("--timeout", type=seconds, default=300.0, metavar="S",
-                   help="seconds before the timing child is killed (default: %(default)s)")
+    p.add_argument("--timeout", type=seconds, default=None, metavar="S",
+                   help=f"seconds before the child is killed (default: {TRIAL_TIMEOUT:g} for the "
+                        f"trial, {QUICK_TIMEOUT:g} with --quick)")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--measure", dest="quick", action="store_false", default=False,
+                      help="train the model for real at two small depths in BF16 and FP8 and "
+                           "extrapolate to its depth (the default)")
+    mode.add_argument("--quick", dest="quick", action="store_true",
+                      help="a modelled estimate instead: each GEMM timed alone, the rest "
+                           "modelled (faster, less accurate: the output says how far off)")
+    p.add_argument("--compile", dest="compile", action="store_true", default=None,
+                   help="trial: torch.compile the model (default: as the job does, intent.compile)")
+    p.add_argument("--no-compile", dest="compile", action="store_false",
+                   help="trial: run the model eager")
+    p.add_argument("--device", choices=("cuda", "cpu"), default="cuda",
+                   help="trial: cuda (default) or cpu (FP8 emulated by torchao: tests the path, "
+                        "not the speed)")
     p.add_argument("--measure-layers", action="store_true",
-                   help="also time each linear whole as torchao runs it alone (compiles each; "
-                        "an upper bound on the cast cost, slower)")
+                   help="with --quick: also time each linear whole as torchao runs it alone "
+                        "(compiles each; an upper bound on the cast cost, slower)")
 
 
 def main(args: argparse.Namespace, options: Any, *, write: Callable[[str, str | None], None],
@@ -53,10 +78,12 @@ def main(args: argparse.Namespace, options: Any, *, write: Callable[[str, str | 
     facts, _, _, _ = collect_facts(options, progress=progress)
     shape = model_shape(facts.values, model_config=args.model_config, seq=args.seq,
                         micro_batch=args.micro_batch)
+    if not args.quick:
+        return _trial(args, facts.values, shape, write=write, progress=progress)
     progress("timing the GEMMs in a child process" if not hasattr(shape, "reason") else
              "no model shape: listing nothing to time")
     report = speedup(facts.values, shape, backend=args.backend, recipe=args.recipe,
-                     timeout=args.timeout, measure_layers=args.measure_layers)
+                     timeout=args.timeout or QUICK_TIMEOUT, measure_layers=args.measure_layers)
     chart = None
     if args.chart:
         why = write_chart(report, args.chart)
@@ -70,3 +97,25 @@ def main(args: argparse.Namespace, options: Any, *, write: Callable[[str, str | 
     write(text, args.output)
     p = report.prediction
     return 1 if p is not None and p.step_speedup < NOT_WORTH else 0
+
+
+def _trial(args: argparse.Namespace, facts: Any, shape: Any, *,
+           write: Callable[[str, str | None], None], progress: Callable[[str], None]) -> int:
+    """The default mode: the training trial; exit 1 when FP8 will not pay."""
+    from preflight.speedup.run import backend_of
+    from preflight.speedup.trial import trial
+    from preflight.speedup.trial_render import render_json, render_markdown, render_text
+
+    if args.chart:
+        progress("no chart: --chart draws the GEMMs of --quick")
+    backend, recipe = backend_of(facts)
+    backend, recipe = args.backend or backend, args.recipe or recipe
+    compiled = args.compile if args.compile is not None else facts.get("intent.compile") is True
+    progress(f"training the model at two small depths, BF16 and {backend} {recipe} "
+             f"({'compiled' if compiled else 'eager'}) in a child process")
+    report = trial(shape, backend=backend, recipe=recipe, compiled=compiled, device=args.device,
+                   timeout=args.timeout or TRIAL_TIMEOUT)
+    text = (render_json(report) if args.format == "json" else
+            render_markdown(report) if args.format == "markdown" else render_text(report))
+    write(text, args.output)
+    return 1 if report.speedup is not None and report.speedup < NOT_WORTH else 0

@@ -13,9 +13,23 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from preflight.facts import Unknown
-from preflight.speedup import ModelShape, Prediction, Timing, gemm_table, linears, predict
+from preflight.speedup import (
+    ModelShape,
+    Prediction,
+    Timing,
+    gemm_table,
+    linears,
+    predict,
+    shape_dict,
+)
 
 TIMEOUT_S = 300.0
+QUICK_ERROR = ("a modelled estimate (--quick), not a measurement: against real compiled training "
+               "of an 8-layer Llama-3-8B (H200, 2026-11-27) it said 1.32x where 1.20x was "
+               "measured with torchao tensorwise (+10%) and 1.30x where 1.06x was measured with "
+               "rowwise (+23%); for TE it was -15% (H100, 2026-11-24). `fp8-doctor speedup` "
+               "without --quick trains the model instead (docs/gpu-results.md)")
+"""How far the modelled estimate was from real training, said in its output (issue 26)."""
 
 
 @dataclass(frozen=True)
@@ -31,7 +45,7 @@ class SpeedupReport:
 
     def to_dict(self) -> dict[str, Any]:
         return {"schema_version": "1.0",
-                "shape": asdict(self.shape) if self.shape else None,
+                "shape": shape_dict(self.shape) if self.shape else None,
                 "backend": self.backend, "recipe": self.recipe,
                 "gemms": self.gemms, "timing": self.timing,
                 "prediction": asdict(self.prediction) if self.prediction else None,
@@ -84,7 +98,7 @@ def speedup(facts: Mapping[str, Any], shape: ModelShape | Unknown, *, device: st
     if isinstance(shape, Unknown):
         return SpeedupReport(None, [], None, {}, why_not=shape.reason, backend=b, recipe=r)
     gemms = gemm_table(shape)
-    request = {"device": device, "backend": b, "recipe": r, "shape": asdict(shape),
+    request = {"device": device, "backend": b, "recipe": r, "shape": shape_dict(shape),
                "measure_layers": measure_layers,
                "linears": [{"name": lin.name, "d_in": lin.d_in, "d_out": lin.d_out}
                            for lin in linears(shape)]}
@@ -102,7 +116,7 @@ def speedup(facts: Mapping[str, Any], shape: ModelShape | Unknown, *, device: st
                f"{proc.error_line(res.stderr, 300) or res.error or 'no output'}")
         return SpeedupReport(shape, gemms, None, result if isinstance(result, dict) else {},
                              why_not=f"no timing: {why}", backend=b, recipe=r)
-    notes = tuple(n for n in shape.source if "unknown" in n)
+    notes = (QUICK_ERROR,) + tuple(n for n in shape.source if "unknown" in n)
     if result.get("note"):
         notes += (str(result["note"]),)
     if result.get("backend") == "te":

@@ -41,6 +41,11 @@ KNOWN: dict[str, tuple[int, int, int, int, int, int]] = {
     "qwen2.5-14b": (5120, 13824, 40, 8, 48, 152064),
     "qwen2.5-72b": (8192, 29568, 64, 8, 80, 152064),
 }
+# The HF model_type of each known model's family, and the ones whose LM head is tied to the
+# embedding (tie_word_embeddings in their config.json), for the trial's model.
+KNOWN_TYPE = (("llama", "llama"), ("meta-llama", "llama"), ("mistral", "mistral"),
+              ("qwen2.5", "qwen2"))
+TIED = ("llama-3.2-1b", "llama-3.2-3b", "qwen2.5-0.5b", "qwen2.5-1.5b")
 
 
 def _keys(what: str) -> tuple[str, ...]:
@@ -96,21 +101,32 @@ def _from_hf(cfg: Mapping[str, Any], where: str) -> dict[str, tuple[Any, str]]:
             "kv_heads": (_int(cfg.get("num_key_value_heads")) or heads, where),
             "vocab": (_int(cfg.get("vocab_size")), where),
             "gated": (str(cfg.get("hidden_act", "silu")) in ("silu", "swiglu", "gelu_pytorch_tanh",
-                                                               "geglu"), where)}
+                                                               "geglu"), where),
+            "tied": (cfg.get("tie_word_embeddings") is True, where),
+            "hf": (dict(cfg), where)}
 
 
-def _known(name: str) -> dict[str, tuple[Any, str]] | None:
+Got = dict[str, tuple[Any, str]]
+
+
+def _known(name: str) -> Got | None:
     key = name.rstrip("/").rsplit("/", 1)[-1].lower()
     for stem in sorted(KNOWN, key=len, reverse=True):
         if key.startswith(stem) or key == stem:
             h, f, a, kv, n, v = KNOWN[stem]
             where = f"known model {stem} (its config.json on the Hugging Face Hub)"
-            return {k: (val, where) for k, val in zip(
+            got: Got = {k: (val, where) for k, val in zip(
                 ("hidden", "ffn", "heads", "kv_heads", "layers", "vocab"), (h, f, a, kv, n, v))}
+            got["tied"] = (stem in TIED, where)
+            kind = next((t for prefix, t in KNOWN_TYPE if stem.startswith(prefix)), None)
+            if kind:
+                got["hf"] = ({"model_type": kind, "hidden_size": h, "intermediate_size": f,
+                              "num_attention_heads": a, "num_key_value_heads": kv,
+                              "num_hidden_layers": n, "vocab_size": v, "hidden_act": "silu",
+                              "tie_word_embeddings": stem in TIED}, where)
+            return got
     return None
 
-
-Got = dict[str, tuple[Any, str]]
 
 
 def _from_model(facts: Mapping[str, Any], model_config: str | None) -> Got | Unknown:
@@ -191,9 +207,13 @@ def model_shape(facts: Mapping[str, Any], *, model_config: str | None = None,
             got[key] = (default, f"default {default}")
     notes = () if "layers" in got else (
         "layers unknown: per-layer prediction, the LM head and optimizer left out",)
+    hf = got.pop("hf", (None, ""))[0]
+    tied = bool(got.pop("tied", (False, ""))[0])
     return ModelShape(
         hidden=got["hidden"][0], ffn=got["ffn"][0], heads=got["heads"][0],
         kv_heads=got["kv_heads"][0], layers=got.get("layers", (None,))[0],
         vocab=got.get("vocab", (None,))[0], seq=got["seq"][0],
         micro_batch=got["micro_batch"][0], gated=bool(got["gated"][0]), tp=got["tp"][0],
-        source=tuple(f"{k}={v[0]} from {v[1]}" for k, v in got.items()) + notes)
+        source=tuple(f"{k}={v[0]} from {v[1]}" for k, v in got.items()) + notes,
+        model_type=hf.get("model_type") if isinstance(hf, dict) and isinstance(
+            hf.get("model_type"), str) else None, tied=tied, hf_config=hf)

@@ -37,6 +37,8 @@ NOT_AN_EDIT = {
     "FP8D-TT-0001": "the converter name depends on the torchtitan version (float8 in 0.1.x, "
                     "quantize.linear.float8 in 0.2.x), which the rule does not know",
     "FP8D-TT-0003": "the converter name depends on the torchtitan version (as FP8D-TT-0001)",
+    "FP8D-AXO-0007": "an info whose fix is conditional (turn FP8 off only if the first steps "
+                     "show NaN): a patch that switches FP8 off would decide it for the user",
 }
 
 # What a generated job needs beyond its case's facts: planned packages or GPU, a launch script.

@@ -164,10 +164,15 @@ def test_cli_speedup_without_gpu_and_the_chart_never_overwrites_an_input(tmp_pat
     cfg = tmp_path / "config.json"
     cfg.write_text(json.dumps(LLAMA8B))
     out = tmp_path / "out.json"
+    assert main(["speedup", "--quick", "--model-config", str(cfg), "--seq", "512",
+                 "--micro-batch", "1", "--format", "json", "-o", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    assert doc["prediction"] is None and doc["why_not"] and len(doc["gemms"]) == 12
+    # the default mode is the trial: on a machine without a GPU it is undetermined, said
     assert main(["speedup", "--model-config", str(cfg), "--seq", "512", "--micro-batch", "1",
                  "--format", "json", "-o", str(out)]) == 0
     doc = json.loads(out.read_text())
-    assert doc["prediction"] is None and doc["why_not"] and len(doc["gemms"]) == 12
+    assert doc["mode"] == "trial" and doc["step_speedup"] is None and doc["why_not"]
     with pytest.raises(SystemExit) as exc:
         main(["speedup", "--model-config", str(cfg), "--seq", "512", "--micro-batch", "1",
               "--chart", str(cfg)])

@@ -1,0 +1,244 @@
+"""``fp8-doctor speedup`` measured: a short training trial of the job's model, extrapolated.
+
+The model (:mod:`.trial_model`) is trained for real in a child (:mod:`.trial_child`) at two small
+depths, in BF16 and in the job's FP8 backend and recipe, compiled when the job compiles. A
+decoder's step time is affine in its depth (the embedding, LM head, loss and their optimizer
+share are paid once; every layer adds the same forward, backward and optimizer work), so the
+step at the full depth is extrapolated from the two measured depths: ``t(L) = t(d2) + (L - d2) *
+(t(d2) - t(d1)) / (d2 - d1)``; peak memory likewise. The output says that it is extrapolated and
+from which depths.
+
+Bad input is refused here, before a child starts or anything is allocated: every dimension must
+be a positive integer within :data:`LIMITS` (a config's hidden size of 1e12, a negative head
+count, NaN or a string never reach torch), and the trial's estimated memory
+(:func:`need_bytes`) is compared in the child with :data:`MEM_FRACTION` of the GPU's free memory,
+which also caps the child's allocator.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from preflight.facts import Unknown
+from preflight.speedup import ModelShape, shape_dict, verdict_for
+
+MEM_FRACTION = 0.8
+"""The most of the GPU's free memory a trial may allocate (the child's allocator is capped)."""
+TIMEOUT_S = 900.0
+WARMUP, STEPS = 5, 12
+MAX_TRIAL_DEPTH = 4
+# Bounds on each dimension (inclusive): far above any real model, low enough that nothing
+# absurd is ever allocated.
+LIMITS: dict[str, int] = {"hidden": 1 << 17, "ffn": 1 << 19, "heads": 1024, "kv_heads": 1024,
+                          "layers": 4096, "vocab": 1 << 22, "seq": 1 << 20, "micro_batch": 1 << 16,
+                          "tokens": 1 << 21}
+
+
+def refuse(shape: ModelShape) -> str | None:
+    """Why the trial will not run these shapes (absurd or inconsistent), or None."""
+    values = {k: getattr(shape, k) for k in ("hidden", "ffn", "heads", "kv_heads", "layers",
+                                             "vocab", "seq", "micro_batch")}
+    for key, value in values.items():
+        if value is None and key in ("layers", "vocab"):
+            return (f"the model's {key} is unknown: the trial builds the whole model (pass "
+                    "--model-config path/to/config.json)")
+        if not isinstance(value, int) or isinstance(value, bool):
+            return f"{key} is {value!r}, not an integer"
+        if not 0 < value <= LIMITS[key]:
+            return f"{key} = {value} is outside 1..{LIMITS[key]}"
+    tokens = shape.seq * shape.micro_batch
+    if tokens > LIMITS["tokens"]:
+        return f"micro-batch x seq = {tokens} tokens is over {LIMITS['tokens']}"
+    if shape.hidden % shape.heads:
+        return f"hidden {shape.hidden} is not divisible by the {shape.heads} heads"
+    if shape.heads % shape.kv_heads:
+        return f"{shape.heads} heads are not divisible by the {shape.kv_heads} KV heads"
+    if shape.tp != 1:
+        return (f"tensor parallel {shape.tp}: the trial trains one rank's whole model; "
+                "use --quick for the per-rank estimate")
+    return None
+
+
+def depths_for(layers: int) -> tuple[int, ...]:
+    """The two depths trained: (d, 2d) with 2d = min(layers, 4); the depth itself when <= 2."""
+    if layers <= 2:
+        return (layers,)
+    top = min(layers, MAX_TRIAL_DEPTH)
+    return (max(1, top // 2), top)
+
+
+def params_at(shape: ModelShape, depth: int) -> int:
+    kv = shape.hidden // shape.heads * shape.kv_heads
+    per_layer = (shape.hidden * (shape.hidden + 2 * kv) + shape.hidden ** 2 +
+                 shape.hidden * shape.ffn * (3 if shape.gated else 2))
+    return (shape.vocab or 0) * shape.hidden * (1 if shape.tied else 2) + depth * per_layer
+
+
+def need_bytes(shape: ModelShape, depth: int) -> int:
+    """A floor on the trial's memory at ``depth``: BF16 parameters, gradients and two AdamW
+    moments (8 bytes a parameter), the activations a layer keeps for backward (~10 x hidden +
+    4 x ffn BF16 values a token) and the logits with their float32 loss copy and gradient."""
+    tokens = shape.seq * shape.micro_batch
+    act = tokens * depth * (10 * shape.hidden + 4 * shape.ffn) * 2
+    logits = tokens * (shape.vocab or 0) * 10
+    return params_at(shape, depth) * 8 + act + logits
+
+
+@dataclass(frozen=True)
+class Side:
+    """One precision at the full depth (extrapolated) and as measured at each depth."""
+
+    step_s: float
+    tokens_per_s: float
+    peak_bytes: int | None
+    measured: dict[int, float]            # depth -> median step seconds
+    measured_peak: dict[int, int | None]
+
+
+@dataclass(frozen=True)
+class TrialReport:
+    shape: ModelShape | None
+    backend: str
+    recipe: str
+    compiled: bool
+    depths: tuple[int, ...] = ()
+    bf16: Side | None = None
+    fp8: Side | None = None
+    speedup: float | None = None
+    verdict: str = ""
+    why_not: str = ""
+    notes: tuple[str, ...] = ()
+    child: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        from dataclasses import asdict
+
+        return {"schema_version": "1.0", "mode": "trial",
+                "shape": shape_dict(self.shape) if self.shape else None,
+                "backend": self.backend, "recipe": self.recipe, "compiled": self.compiled,
+                "depths": list(self.depths),
+                "bf16": asdict(self.bf16) if self.bf16 else None,
+                "fp8": asdict(self.fp8) if self.fp8 else None,
+                "step_speedup": self.speedup, "verdict": self.verdict or None,
+                "why_not": self.why_not or None, "notes": list(self.notes),
+                "device_name": self.child.get("device_name"), "torch": self.child.get("torch"),
+                "runs": self.child.get("runs", [])}
+
+
+def extrapolate(points: Mapping[int, float], depth: int) -> float:
+    """The value at ``depth`` on the line through the shallowest and deepest points."""
+    ds = sorted(points)
+    if depth in points or len(ds) == 1:
+        return points.get(depth, points[ds[-1]])
+    d1, d2 = ds[0], ds[-1]
+    slope = (points[d2] - points[d1]) / (d2 - d1)
+    return points[d2] + (depth - d2) * slope
+
+
+def _side(runs: list[dict[str, Any]], precision: str, shape: ModelShape) -> Side:
+    mine = [r for r in runs if r["precision"] == precision]
+    times = {int(r["depth"]): float(r["median_s"]) for r in mine}
+    peaks = {int(r["depth"]): r.get("peak_bytes") for r in mine}
+    layers = shape.layers or max(times)
+    step = extrapolate(times, layers)
+    known = {d: float(p) for d, p in peaks.items() if isinstance(p, (int, float))}
+    peak = int(extrapolate(known, layers)) if len(known) == len(peaks) and known else None
+    return Side(step, shape.seq * shape.micro_batch / step if step > 0 else 0.0, peak,
+                times, peaks)
+
+
+def _notes(shape: ModelShape, depths: tuple[int, ...], bf16: Side, fp8: Side,
+           result: Mapping[str, Any]) -> tuple[str, ...]:
+    notes = []
+    if shape.layers and shape.layers not in depths:
+        notes.append(f"extrapolated to {shape.layers} layers from real training steps at "
+                     f"depths {' and '.join(map(str, depths))} (step time and peak memory are "
+                     "affine in depth)")
+    models = {r.get("model") for r in result.get("runs", [])}
+    notes += [f"model: {m}, random weights" for m in sorted(m for m in models if m)]
+    if bf16.peak_bytes and fp8.peak_bytes:
+        extra = fp8.peak_bytes - bf16.peak_bytes
+        if extra > 0.02 * bf16.peak_bytes:
+            notes.append(f"FP8 needs more memory than BF16 here: peak {fp8.peak_bytes / 2**30:.1f}"
+                         f" GiB vs {bf16.peak_bytes / 2**30:.1f} GiB (+{extra / 2**30:.1f} GiB, "
+                         f"{100 * extra / bf16.peak_bytes:+.0f}%)")
+    return tuple(notes)
+
+
+def trial(shape: ModelShape | Unknown, *, backend: str, recipe: str, compiled: bool,
+          device: str = "cuda", timeout: float = TIMEOUT_S, warmup: int = WARMUP,
+          steps: int = STEPS, depths: tuple[int, ...] | None = None,
+          mem_fraction: float = MEM_FRACTION) -> TrialReport:
+    """Run the trial (in a child) and extrapolate; never raises for a bad shape or a failure."""
+    base: dict[str, Any] = {"backend": backend, "recipe": recipe, "compiled": compiled}
+    if isinstance(shape, Unknown):
+        return TrialReport(None, why_not=shape.reason, **base)
+    why = refuse(shape)
+    if why:
+        return TrialReport(shape, why_not=f"refused before anything was allocated: {why}", **base)
+    if backend == "te" and not device.startswith("cuda"):
+        return TrialReport(shape, why_not="Transformer Engine has no CPU path", **base)
+    assert shape.layers is not None   # refuse() said so
+    chosen = depths or depths_for(shape.layers)
+    spec = {**shape_dict(shape), "hf_config": shape.hf_config}
+    request = {"device": device, "backend": backend, "recipe": recipe, "compile": compiled,
+               "depths": list(chosen), "warmup": warmup, "steps": steps, "spec": spec,
+               "mem_fraction": mem_fraction, "need_bytes": need_bytes(shape, max(chosen))}
+    result = _run_child(request, timeout)
+    if result.get("status") != "ok":
+        return TrialReport(shape, depths=chosen, child=result,
+                           why_not=f"no trial: {result.get('reason') or 'the child failed'}",
+                           **base)
+    bf16, fp8 = _side(result["runs"], "bf16", shape), _side(result["runs"], "fp8", shape)
+    notes = _notes(shape, chosen, bf16, fp8, result)
+    if not device.startswith("cuda"):
+        notes += ("on the CPU, FP8 is emulated by torchao: these numbers exercise the trial, they "
+                  "say nothing about FP8's speed",)
+    odd = [name for name, side in (("BF16", bf16), ("FP8", fp8))
+           if len(side.measured) > 1 and side.measured[max(side.measured)]
+           <= side.measured[min(side.measured)]]
+    if odd:
+        return TrialReport(shape, depths=chosen, bf16=bf16, fp8=fp8, notes=notes, child=result,
+                           why_not=f"inconclusive: the {' and '.join(odd)} step did not grow "
+                                   "with depth (timing noise: is the machine busy with other work?)",
+                           **base)
+    ratio = bf16.step_s / fp8.step_s
+    return TrialReport(shape, depths=chosen, bf16=bf16, fp8=fp8, speedup=round(ratio, 3),
+                       verdict=verdict_for(ratio), notes=notes, child=result, **base)
+
+
+def _run_child(request: dict[str, Any], timeout: float) -> dict[str, Any]:
+    """The child's result document, or a failure document saying why there is none."""
+    from preflight import isolate
+    from preflight.probes import proc
+
+    workdir = tempfile.mkdtemp(prefix="fp8-doctor-trial-")
+    path = os.path.join(workdir, "request.json")
+    try:
+        with open(path, "w", encoding="utf-8") as fh:
+            json.dump(request, fh)
+        # isolate: nothing from the job or the cwd importable there (issue 21 item 1)
+        res = proc.run(isolate.python_argv("-m", "preflight.speedup.trial_child", path), timeout,
+                       env=isolate.python_env())
+    finally:
+        for name in (path, workdir):
+            try:
+                (os.rmdir if name == workdir else os.unlink)(name)
+            except OSError:
+                pass
+    last = res.stdout.strip().splitlines()[-1:] if res.stdout.strip() else []
+    try:
+        doc = json.loads(last[0]) if last else None
+    except ValueError:
+        doc = None
+    if isinstance(doc, dict):
+        return doc
+    why = ("timed out after %g s" % timeout if res.timed_out else
+           f"the trial child ended with {res.returncode}: "
+           f"{proc.error_line(res.stderr, 300) or res.error or 'no output'}")
+    return {"status": "failed", "reason": why}
