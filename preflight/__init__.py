@@ -30,7 +30,7 @@ __all__ = ["PreflightError", "Report", "assert_ready", "check", "inspect", "__ve
 _LAZY = {
     "check": ("preflight.api", "check"),
     "assert_ready": ("preflight.api", "assert_ready"),
-    "PreflightError": ("preflight.api", "PreflightError"),
+    "PreflightError": ("preflight.preflight_error", "PreflightError"),
     "Report": ("preflight.report", "Report"),
     # The live-object inspector lives in preflight.live: a submodule named ``inspect`` would be
     # bound over this function the moment it is imported.

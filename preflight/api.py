@@ -11,10 +11,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from preflight.builtin_findings import config_problem, probe_crashed
+from preflight.builtin_findings import BUILTIN_IDS, config_problem, no_job_read, probe_crashed
 from preflight.errors import UserInputError
 from preflight.facts import Facts
-from preflight.findings import FailOn, Finding, Severity, at_or_above
+from preflight.findings import FailOn, Finding, at_or_above
+from preflight.preflight_error import PreflightError
 from preflight.probes.base import ProbeResult, ProbeStatus
 from preflight.report import Report
 
@@ -22,10 +23,6 @@ if TYPE_CHECKING:
     from preflight.baseline import Baseline
     from preflight.engine.environment import EnvironmentJudged
 
-# Findings that arise outside the rules (they can be ignored by id like any rule).
-BUILTIN_IDS = frozenset({"FP8D-CFG-UNREADABLE", "FP8D-PROBE-CRASH", "FP8D-ENV-NOT-TRAINING",
-                         "FP8D-ENV-FP8-ON-CPU",
-                         "FP8D-STRICT-UNDETERMINED", "FP8D-STRICT-SMOKE"})
 
 Progress = Callable[[str], None]
 # What ``check`` / ``assert_ready`` accept for ``paths`` and ``rules_paths``: one path, or several.
@@ -34,51 +31,6 @@ PathsArg = str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
 
 def _silent(_: str) -> None:
     """The library API stays quiet; the CLI passes a stderr printer instead."""
-
-
-class PreflightError(AssertionError):
-    """Raised by :func:`assert_ready` when the checks find problems; carries the report.
-
-    ``str(err)`` is redacted like every report format (tracebacks and CI logs get pasted into
-    bug trackers): tokens, URL credentials, the home directory, host names. The raw data stays
-    on the object: ``err.report`` / ``err.findings`` are unredacted, and
-    ``err.report.render("text", redact=False)`` shows everything.
-    """
-
-    def __init__(self, report: Report, fail_on: FailOn | str = FailOn.ERROR) -> None:
-        self.report = report
-        self.fail_on = fail_on = FailOn.parse(fail_on)
-        bad = [f for f in report.sorted_findings() if at_or_above(f.severity, fail_on)]
-        self.findings = tuple(bad)
-        super().__init__(_error_message(report, fail_on))
-
-
-def _error_message(report: Report, fail_on: FailOn) -> str:
-    """The exception text, built from the report's redacted document (as the renderers do), so
-    a secret-named fact interpolated into a message or a token in a config path is masked."""
-    from preflight.redact import redact_text
-    from preflight.render import document
-    from preflight.render._common import location_text
-
-    doc = document(report, redact=True)
-    # The document sorts findings as Report.sorted_findings does; keep those at the threshold.
-    bad = [f for f in doc["findings"] if at_or_above(Severity(f["severity"]), fail_on)]
-    noun = "finding" if len(bad) == 1 else "findings"
-    lines = [f"fp8-doctor: {len(bad)} {noun} at or above '{fail_on}':"]
-    for f in bad:
-        lines.append(f"  [{f['severity']}] {f['id']}: {f['title']}")
-        lines.append(f"      {f['message']}")
-        loc = location_text(f)
-        if loc:
-            lines.append(f"      at {loc}")
-        fix = f.get("fix") or {}
-        if fix.get("text"):
-            lines.append(f"      fix: {fix['text']}")
-        lines.extend(f"        $ {cmd}" for cmd in fix.get("commands") or ())
-    lines.append("The full report is on this exception: err.report.render('text') "
-                 "(or 'json' / 'markdown'; redact=False for the raw values).")
-    # The same second pass as the renderers: a value assembled from several parts is checked too.
-    return redact_text("\n".join(lines), hex_runs=False)
 
 
 @dataclass(frozen=True)
@@ -98,6 +50,8 @@ class CheckOptions:
     bundled_rules: bool = True         # False: rules_paths replace the bundled rule base
     ignore: tuple[str, ...] = ()       # rule ids dropped from the report
     baseline: str | None = None        # accepted findings: reported as baselined, never failing
+    notices: tuple[Any, ...] = ()      # ConfigProblems found before the run (an untrusted
+                                       # pyproject.toml skipped: preflight/trust.py)
 
 
 def collect_facts(options: CheckOptions, progress: Progress = _silent
@@ -117,7 +71,7 @@ def collect_facts(options: CheckOptions, progress: Progress = _silent
     # Children (import probe, smoke, speedup) get no PYTHONPATH entry inside the job (issue 21)
     add_job_roots(options.paths)
     inputs: list[str] = []
-    extra: list[Finding] = []
+    extra: list[Finding] = [config_problem(p) for p in options.notices]
     probes: tuple[ProbeResult, ...] = ()
     if options.snapshot:
         progress(f"replaying snapshot {options.snapshot}")
@@ -261,18 +215,32 @@ def _run_check(options: CheckOptions, progress: Progress, fail_on: FailOn, early
     facts, judged, env_finding = _judge_environment(facts, options)
     if env_finding is not None:
         extra.insert(0, env_finding)
+    job_read = job_was_read(facts)
+    if not job_read and not options.paths and not any(f.rule_id.startswith("FP8D-CFG-")
+                                                      for f in extra):
+        # A machine-only check must say that no job was judged (issue 24 item 1): never the
+        # green "no known problem" of a job checked and found clean. A config that was found
+        # but could not be used (a replayed snapshot's) already says so, as an error.
+        extra.append(no_job_read(options.strict))
     progress("evaluating rules")
     accepted = None
     if options.baseline:
-        from preflight.baseline import read_baseline
+        from preflight.baseline import read_trusted
 
-        accepted = read_baseline(options.baseline)
+        accepted, skipped = read_trusted(options.baseline)
+        extra.extend(config_problem(p) for p in skipped)
     packs = {"rule_packs" if options.bundled_rules else "rules_paths": options.rules_paths}
     return evaluate_facts(facts, extra=extra, probes=probes, smoke=smoke_details,
                           fail_on=fail_on, inputs=inputs, progress=progress,
                           environment=judged, strict=options.strict, ignore=options.ignore,
-                          baseline=accepted,
+                          baseline=accepted, job_read=job_read,
                           **packs)
+
+
+def job_was_read(facts: Any) -> bool:
+    """True when some job config was read into the facts (``config.kinds`` names one)."""
+    kinds = facts.get("config.kinds")
+    return isinstance(kinds, list) and bool(kinds)
 
 
 def evaluate_facts(facts: Facts, *, rules_paths: Sequence[str] = (),
@@ -281,7 +249,8 @@ def evaluate_facts(facts: Facts, *, rules_paths: Sequence[str] = (),
                    inputs: Sequence[str] = (), progress: Progress = _silent,
                    environment: EnvironmentJudged | None = None,
                    strict: bool = False, rule_packs: Sequence[str] = (),
-                   ignore: Sequence[str] = (), baseline: Baseline | None = None) -> Report:
+                   ignore: Sequence[str] = (), baseline: Baseline | None = None,
+                   job_read: bool | None = None) -> Report:
     """Run the rule engine over ``facts`` and assemble the :class:`Report`.
 
     The one place a Report is built from facts: ``check``, ``preflight.inspect`` and
@@ -292,9 +261,13 @@ def evaluate_facts(facts: Facts, *, rules_paths: Sequence[str] = (),
     no rule or finding has is a usage error (a typo must not pass silently). ``baseline``:
     matching findings move to ``Report.baselined``.
     ``strict``: undetermined rules at or above ``fail_on`` become one ``FP8D-STRICT-UNDETERMINED``
-    error finding. ``fail_on`` is checked here too, before any rule runs.
+    error finding. ``fail_on`` is checked here too, before any rule runs. ``environment``: where
+    the facts were judged; off the training node, errors that hold only there are warnings
+    (``engine.environment.off_node``; not under ``strict``). ``job_read``: whether a job config
+    was read (None: not a job check, e.g. ``preflight.inspect``).
     """
     from preflight import engine
+    from preflight.engine.environment import off_node
     from preflight.engine.packs import load_check_rules
 
     fail_on = FailOn.parse(fail_on)
@@ -319,7 +292,8 @@ def evaluate_facts(facts: Facts, *, rules_paths: Sequence[str] = (),
         from preflight.engine.strict import undetermined_finding
 
         strict_findings = (undetermined_finding(blocking, fail_on),) if blocking else ()
-    findings = tuple(extra) + strict_findings + tuple(fired)
+    findings = off_node(tuple(extra) + strict_findings + tuple(fired), environment,
+                        strict=strict)
     baselined: tuple[Finding, ...] = ()
     if baseline is not None:
         findings, baselined = baseline.split(findings)
@@ -336,6 +310,7 @@ def evaluate_facts(facts: Facts, *, rules_paths: Sequence[str] = (),
         strict=strict,
         baselined=baselined,
         ignored=tuple(sorted(dropped)),
+        job_read=job_read,
     )
 
 
@@ -375,14 +350,17 @@ def _judge_environment(facts: Facts, options: CheckOptions
     """Packages the job needs but the judged environment lacks become Unknown (their rules are
     undetermined, not passed), and the report learns whether it judged the training environment.
     """
-    from preflight.engine.environment import environment_finding, judge
+    from preflight.engine.environment import environment_finding, judge, running_in_ci
     from preflight.probes.packages import normalize
 
     where = f"snapshot {options.snapshot}" if options.snapshot else "this machine"
     planned = frozenset(normalize(k[4:].removesuffix(".version"))
                         for k in (options.assume or {}) if k.startswith("pkg."))
-    unknowns, judged = judge(facts, where, planned)
-    facts = facts.merged(unknowns, source="environment")
+    # A snapshot's facts are another machine's: this runner's CI variables say nothing of it.
+    ci = not options.snapshot and running_in_ci(os.environ)
+    unknowns, judged = judge(facts, where, planned, ci=ci)
+    place = {} if facts.source("host.place") == "assume" else {"host.place": judged.place}
+    facts = facts.merged({**unknowns, **place}, source="environment")
     return facts, judged, environment_finding(judged, facts)
 
 

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from preflight.errors import UserInputError
 from preflight.facts import encode_value
 from preflight.findings import Finding
+from preflight.jobs.types import ConfigProblem
 
 SCHEMA = "fp8-doctor-baseline/1"
 MAX_BYTES = 1024 * 1024
@@ -69,17 +69,19 @@ def fingerprint(finding: Finding, root: str) -> str:
 
 def read_baseline(path: str) -> Baseline:
     """Load a baseline file; a clear :class:`BaselineError` naming the file for anything odd."""
+    from preflight import bounded
+
     try:
-        st = os.stat(path)
-        if not stat.S_ISREG(st.st_mode):   # a FIFO or a device would block or flood
-            raise BaselineError(f"{path}: not a regular file: not a baseline")
-        if st.st_size > MAX_BYTES:
-            raise BaselineError(f"{path}: over {MAX_BYTES:,} bytes: not a baseline file")
-        with open(path, encoding="utf-8") as fh:
-            doc = json.loads(fh.read(MAX_BYTES + 1))
+        # non-blocking and re-checked on the descriptor: a FIFO or a device would block or flood
+        raw = bounded.read_bytes(path, MAX_BYTES)
+        doc = json.loads(raw.decode("utf-8"), parse_constant=_no_constant)
     except FileNotFoundError:
         raise BaselineError(f"no such baseline file: {path} (write one with "
                             "`fp8-doctor check --write-baseline FILE ...`)") from None
+    except bounded.NotRegularFile as exc:
+        raise BaselineError(f"{path}: {exc.kind}, not a regular file: not a baseline") from None
+    except bounded.TooLarge:
+        raise BaselineError(f"{path}: over {MAX_BYTES:,} bytes: not a baseline file") from None
     except OSError as exc:
         raise BaselineError(f"{path}: cannot read the baseline: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
@@ -88,6 +90,11 @@ def read_baseline(path: str) -> Baseline:
         raise BaselineError(f"{path}:{exc.lineno}: not valid JSON: {exc.msg}") from None
     except RecursionError:
         raise BaselineError(f"{path}: JSON nested too deeply to be a baseline") from None
+    except ValueError as exc:
+        # NaN / Infinity (strict JSON has neither) and integers past Python's 4,300-digit limit
+        # (json.loads raises a plain ValueError): a bad baseline, a usage error (issue 21 item 10)
+        why = str(exc).split(":", 1)[0]
+        raise BaselineError(f"{path}: not a usable baseline ({why})") from None
     entries = doc.get("findings") if isinstance(doc, dict) else None
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA or not isinstance(entries, list):
         raise BaselineError(f"{path}: not an fp8-doctor baseline (expected \"schema\": "
@@ -102,6 +109,21 @@ def read_baseline(path: str) -> Baseline:
     return Baseline(path, root, frozenset(accepted))
 
 
+def read_trusted(path: str) -> tuple[Baseline | None, tuple[ConfigProblem, ...]]:
+    """:func:`read_baseline`, unless the file is not one the user can trust (owned by another
+    user, or writable by others: :mod:`preflight.trust`): then no baseline, and the warning."""
+    from preflight.trust import skipped, untrusted
+
+    why = untrusted(path)
+    if why is not None:
+        return None, (skipped(path, why, "a baseline (no finding was accepted)"),)
+    return read_baseline(path), ()
+
+
+def _no_constant(name: str) -> None:
+    raise ValueError(f"{name} is not JSON (a baseline is strict JSON)")
+
+
 def baseline_document(findings: Sequence[Finding], path: str) -> dict[str, object]:
     """The JSON a baseline file holds for ``findings`` (paths relative to ``path``'s folder)."""
     root = os.path.dirname(os.path.abspath(path))
@@ -113,7 +135,10 @@ def baseline_document(findings: Sequence[Finding], path: str) -> dict[str, objec
 
 
 def write_baseline(findings: Sequence[Finding], path: str, inputs: Sequence[str]) -> None:
-    """Write the baseline; refuses to write over one of the run's inputs (fp8-doctor only reads)."""
+    """Write the baseline; refuses to write over one of the run's inputs (fp8-doctor only reads),
+    through a symbolic link or to anything but a regular file (:func:`outfile.write_atomic`)."""
+    from preflight.outfile import OutputError, write_atomic
+
     for given in inputs:
         try:
             if os.path.exists(path) and os.path.exists(given) and os.path.samefile(path, given):
@@ -123,7 +148,6 @@ def write_baseline(findings: Sequence[Finding], path: str, inputs: Sequence[str]
             continue
     text = json.dumps(baseline_document(findings, path), indent=2) + "\n"
     try:
-        with open(path, "w", encoding="utf-8") as fh:
-            fh.write(text)
-    except OSError as exc:
-        raise BaselineError(f"cannot write {path}: {exc.strerror or exc}") from None
+        write_atomic(path, text, flag="--write-baseline")
+    except OutputError as exc:
+        raise BaselineError(str(exc)) from None

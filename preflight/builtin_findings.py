@@ -1,51 +1,156 @@
-"""Findings that arise outside the rules: a probe that crashed, a config file that cannot be used
-(unreadable, not found, not a config, a key set twice, a kind forced), no job read at all."""
+"""The one catalogue of built-in findings: every finding that arises outside the rule files.
+
+Why (issue 24 item 8, structure review P3): twelve built-in ids were minted in four modules and
+listed by hand in a fifth (``api.BUILTIN_IDS``, 6 of the 12), so ``--ignore FP8D-CFG-REFERENCE``
+was a usage error on a run where that finding did not occur. Now each id is defined here once,
+with its title, usual severity and when it arises; every producer builds its findings through
+:meth:`BuiltinFinding.make` (so an id that is not in :data:`BUILTIN` cannot be produced: a
+KeyError in tests), and ``--ignore`` / ``rules list`` read :data:`BUILTIN_IDS`.
+
+**Adding one** is one entry in :data:`_CATALOGUE`. A finding made from a config reader's
+``ConfigProblem`` names the problem's ``code`` in ``problem_code`` and needs nothing else:
+:func:`config_problem` finds the entry by that code (the reader emits
+``ConfigProblem(..., code="outside_job")``, the catalogue maps ``outside_job`` to its id). Any
+other producer calls ``BUILTIN["FP8D-..."].make(message, fix, ...)``.
+tests/test_builtin_findings.py fails when a module holds an id that is not here, or builds a
+``Finding`` by hand.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from preflight.findings import Evidence, Finding, Fix, Location, Severity
-from preflight.probes.base import ProbeResult
+
+if TYPE_CHECKING:
+    from preflight.probes.base import ProbeResult
+
+
+@dataclass(frozen=True)
+class BuiltinFinding:
+    """One built-in finding id: what it is called, how bad it usually is, when it arises."""
+
+    id: str
+    title: str
+    severity: Severity
+    when: str
+    """When a run produces it (shown by ``rules list`` / ``rules show``)."""
+    problem_code: str | None = None
+    """The ``ConfigProblem.code`` that produces it (config readers), if any."""
+    training_node_only: bool = False
+    """It holds only on the machine where the job trains (an import that fails *here*): off that
+    machine it is a warning with the reason, unless ``--strict`` (engine/environment.py)."""
+
+    def make(self, message: str, fix: Fix | str, *, detail: str | None = None,
+             severity: Severity | None = None, evidence: tuple[Evidence, ...] = (),
+             location: Location | None = None, tags: tuple[str, ...] = ()) -> Finding:
+        """A finding of this id. ``detail`` specialises the title (``title: detail``) without
+        renaming it; ``severity`` overrides the usual one where the situation decides."""
+        return Finding(
+            rule_id=self.id,
+            severity=severity or self.severity,
+            title=f"{self.title}: {detail}" if detail else self.title,
+            message=message,
+            fix=fix if isinstance(fix, Fix) else Fix(fix),
+            evidence=evidence,
+            confidence="verified",
+            location=location,
+            tags=tags,
+        )
+
+
+_E, _W = Severity.ERROR, Severity.WARNING
+_CATALOGUE = (
+    # Config files (jobs/read.py and the framework readers: ConfigProblem.code).
+    BuiltinFinding("FP8D-CFG-UNREADABLE", "A config file cannot be read", _E,
+                   "a config file given or found cannot be read or parsed", "unreadable"),
+    BuiltinFinding("FP8D-CFG-REFERENCE", "A file the config names was not found here", _W,
+                   "a config names another file (a DeepSpeed JSON, a sourced script) that is not "
+                   "found where fp8-doctor looked", "reference"),
+    BuiltinFinding("FP8D-CFG-NO-JOB", "No job config was read: nothing about the job was checked",
+                   _E, "paths were given but no job config was read in them (an error); or no "
+                   "path was given and none was found, a machine-only check (info; an error "
+                   "under --strict)", "no_job"),
+    BuiltinFinding("FP8D-CFG-NOT-CONFIG", "A path given is not a config file", _W,
+                   "a path given is not a config file fp8-doctor reads (a .py script)",
+                   "not_a_config"),
+    BuiltinFinding("FP8D-CFG-DUPLICATE-KEY", "A config key is set twice; the last one wins", _W,
+                   "a key is set twice in one file (an error where the framework's loader "
+                   "refuses it)", "duplicate_key"),
+    BuiltinFinding("FP8D-CFG-KIND-FORCED",
+                   "A config was read as the --kind given, against its keys", _W,
+                   "--kind forced a reader the file's keys do not match", "kind_forced"),
+    # The read boundary and configuration trust (jobs/boundary.py, trust.py; issue 21).
+    BuiltinFinding("FP8D-CFG-OUTSIDE", "A file the job references lies outside the job: not read",
+                   _W, "a script sources, or a config names, a file outside every job root "
+                   "(~/.bashrc, ../../x.json): it is named, never read", "outside_job"),
+    BuiltinFinding("FP8D-CFG-UNTRUSTED",
+                   "A configuration file was not used: another user could have written it", _W,
+                   "a [tool.fp8-doctor] pyproject.toml or a baseline owned by another user, "
+                   "world-writable, or in an unsafe shared folder was skipped", "untrusted"),
+    # Probes (api.collect_facts, import_findings.py).
+    BuiltinFinding("FP8D-PROBE-CRASH", "A probe crashed; its facts are unknown", _W,
+                   "a probe of this machine raised, crashed or timed out"),
+    BuiltinFinding("FP8D-IMPORT-FAIL", "An import of the training stack failed", _E,
+                   "with --deep, importing a package of the stack in a child process crashed, "
+                   "hung or failed in a way no rule covers", training_node_only=True),
+    # Where the check ran (engine/environment.py).
+    BuiltinFinding("FP8D-ENV-NOT-TRAINING", "The environment judged is not the training "
+                   "environment", _W, "packages the job needs are missing where it was judged, "
+                   "or an FP8 job was judged where no GPU is visible (an error on the training "
+                   "node, where the job would fail to import them)"),
+    BuiltinFinding("FP8D-ENV-FP8-ON-CPU", "FP8 is expected but the model is on the CPU", _W,
+                   "preflight.inspect / a callback: FP8 expected, every parameter on the CPU"),
+    # --strict (engine/strict.py).
+    BuiltinFinding("FP8D-STRICT-UNDETERMINED", "Rules undetermined under --strict", _E,
+                   "--strict: rules at or above --fail-on could not be decided"),
+    BuiltinFinding("FP8D-STRICT-SMOKE", "FP8 smoke step could not run under --strict", _E,
+                   "--strict: the job asks for FP8 and the smoke step could not run"),
+)
+
+BUILTIN: Mapping[str, BuiltinFinding] = {b.id: b for b in _CATALOGUE}
+"""Every built-in finding, by id."""
+BUILTIN_IDS = frozenset(BUILTIN)
+_BY_CODE = {b.problem_code: b for b in _CATALOGUE if b.problem_code}
 
 
 def probe_crashed(result: ProbeResult) -> Finding:
-    return Finding(
-        rule_id="FP8D-PROBE-CRASH",
-        severity=Severity.WARNING,
-        title=f"Probe '{result.name}' crashed; its facts are unknown",
-        message=f"The {result.name} probe could not finish: {result.reason}. Its facts are "
-                "unknown, so rules that need them are reported as undetermined.",
-        fix=Fix("Re-run with FP8_DOCTOR_DEBUG=1 and attach `fp8-doctor report` to an issue."),
+    return BUILTIN["FP8D-PROBE-CRASH"].make(
+        f"The {result.name} probe could not finish: {result.reason}. Its facts are "
+        "unknown, so rules that need them are reported as undetermined.",
+        "Re-run with FP8_DOCTOR_DEBUG=1 and attach `fp8-doctor report` to an issue.",
+        detail=repr(result.name),
         evidence=(Evidence(f"probe.{result.name}", result.reason, result.name),),
-        confidence="verified",
     )
 
 
-# ConfigProblem.code -> (finding id, title); the severity is the problem's level.
-_CONFIG_FINDINGS = {
-    "unreadable": ("FP8D-CFG-UNREADABLE", "A config file cannot be read"),
-    "reference": ("FP8D-CFG-REFERENCE", "A file the config names was not found here"),
-    "no_job": ("FP8D-CFG-NO-JOB", "No job config was read: nothing about the job was checked"),
-    "not_a_config": ("FP8D-CFG-NOT-CONFIG", "A path given is not a config file"),
-    "duplicate_key": ("FP8D-CFG-DUPLICATE-KEY", "A config key is set twice; the last one wins"),
-    "kind_forced": ("FP8D-CFG-KIND-FORCED", "A config was read as the --kind given, against its keys"),
-}
-
-
 def config_problem(problem: Any) -> Finding:
+    """The finding for a reader's ``ConfigProblem`` (its ``code`` picks the entry, its
+    ``level`` the severity)."""
     loc = Location(problem.path, problem.line)
-    rule_id, title = _CONFIG_FINDINGS.get(getattr(problem, "code", "unreadable"),
-                                          _CONFIG_FINDINGS["unreadable"])
-    return Finding(
-        rule_id=rule_id,
+    entry = _BY_CODE.get(getattr(problem, "code", "unreadable"), _BY_CODE["unreadable"])
+    return entry.make(
+        f"{loc}: {problem.message}",
+        getattr(problem, "fix", None) or
+        "Fix the file so it parses; the training job would fail on it too.",
         severity=Severity.WARNING if getattr(problem, "level", "error") == "warning"
         else Severity.ERROR,
-        title=title,
-        message=f"{loc}: {problem.message}",
-        fix=Fix(getattr(problem, "fix", None) or
-                "Fix the file so it parses; the training job would fail on it too."),
         evidence=(Evidence("config.files", problem.path, str(loc)),),
         location=loc,
-        confidence="verified",
+    )
+
+
+def no_job_read(strict: bool) -> Finding:
+    """A check given no path that found no job config: it judged the machine only (issue 24
+    item 1: it printed the green "no known problem" mark). Info, so a machine check still
+    passes; an error under ``--strict``, where "nothing about the job was checked" must fail."""
+    return BUILTIN["FP8D-CFG-NO-JOB"].make(
+        "No path was given and no job config was found (no accelerate default config): only "
+        "this machine was checked, not a training job. Rules about the job's settings are "
+        "undetermined.",
+        "Name the job: `fp8-doctor check job/` (a folder, a launch script or config files).",
+        severity=Severity.ERROR if strict else Severity.INFO,
+        evidence=(Evidence("config.files", [], "config"),),
     )

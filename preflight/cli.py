@@ -6,8 +6,8 @@ and a report that cannot be delivered: unwritable ``-o``, stdout closed or full)
 error; 130 interrupted (Ctrl-C), from fp8-doctor's first line on (143 SIGTERM, 129 SIGHUP: see
 preflight/_startup.py, where the console script starts).
 stdout carries the report only; progress and errors go to stderr (nowhere when it is closed).
-Module-level imports are stdlib only, so that Ctrl-C while the package loads is still caught
-by :func:`main` (issue 13, item 7).
+Module-level imports are stdlib only; the console script starts in :mod:`preflight._startup`,
+whose handlers are in place before this module loads (issue 13 item 7, issue 21 item 8).
 """
 
 from __future__ import annotations
@@ -21,8 +21,13 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from preflight import __version__
+from preflight.outputs import (  # the exit codes, defined once (stdlib-only module)
+    EXIT_HELP,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+)
 
-EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 2, 3, 130   # = preflight.report's; a test checks
 _STDOUT_CLOSED = False   # set by main() when descriptor 1 was closed at start-up
 
 
@@ -71,9 +76,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="fp8-doctor",
         description="Preflight checks for FP8 training: probes, known-bug rules, FP8 smoke step.",
-        epilog="exit codes: 0 ok, 1 findings at or above --fail-on, 2 usage error (also: -o names "
-               "an input, or the report cannot be written), 3 internal error, 130 interrupted "
-               "(143 terminated)",
+        epilog=EXIT_HELP,
     )
     parser.add_argument("--version", action="version", version=f"fp8-doctor {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -151,6 +154,15 @@ def text_width(args: argparse.Namespace) -> int | None:
     return width(args)
 
 
+def _progress(args: argparse.Namespace):  # -> ContextManager[Progress]
+    """Progress on stderr: a status line erased when done on a terminal; nothing with -q or into
+    a pipe, a file or a log (pre-commit, CI); notes (rule warnings, files written) always."""
+    from preflight.render.progress import progress_for
+
+    return progress_for(f"fp8-doctor {args.command}",
+                        quiet=getattr(args, "detail", "normal") == "quiet")
+
+
 def _check_paths(paths: Sequence[str]) -> None:
     for path in paths:
         if not os.path.exists(path):
@@ -181,6 +193,7 @@ def _options(args: argparse.Namespace):  # -> CheckOptions
     rules = list(getattr(args, "rules", []) or ())
     ignore = list(getattr(args, "ignore", []) or ())
     baseline = getattr(args, "baseline", None)
+    notices: tuple = ()
     if args.command == "check" and not args.no_project_config:
         # [tool.fp8-doctor] gives defaults; what the command line says wins (projectconfig.py).
         from preflight.projectconfig import find_pyproject, load_project_config
@@ -192,26 +205,26 @@ def _options(args: argparse.Namespace):  # -> CheckOptions
         ignore = [*project.ignore, *ignore]
         baseline = baseline or project.baseline
         assume = {**project.assume, **assume}
+        notices = project.problems
     return CheckOptions(
         paths=tuple(paths), kind=args.kind, snapshot=args.snapshot,
         assume=assume or None,
         smoke=getattr(args, "smoke", False), smoke_options=smoke_options, deep=args.deep,
         rules_paths=tuple(rules), fail_on=fail_on, strict=strict,
         bundled_rules=not getattr(args, "no_bundled_rules", False),
-        ignore=tuple(ignore), baseline=baseline,
+        ignore=tuple(ignore), baseline=baseline, notices=notices,
     )
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
     from preflight.api import run_check
     from preflight.render import render
-    from preflight.smoke.progress import progress_display
 
     options = _options(args)
     target = getattr(args, "write_baseline", None)
     if target and args.output and os.path.abspath(target) == os.path.abspath(args.output):
         raise UsageError("--write-baseline and -o name the same file")
-    with progress_display(f"fp8-doctor {args.command}") as progress:
+    with _progress(args) as progress:
         report = run_check(options, progress=progress)
     if getattr(args, "diff", False):
         from preflight.fixdiff import diff_output
@@ -251,7 +264,8 @@ def _cmd_snapshot(args: argparse.Namespace) -> int:
     from preflight.api import collect_facts
     from preflight.snapshot import snapshot_document
 
-    facts, probes, extra, inputs = collect_facts(_options(args), progress=_stderr)
+    with _progress(args) as progress:
+        facts, probes, extra, inputs = collect_facts(_options(args), progress=progress)
     doc = snapshot_document(facts, probes, inputs, extra, redact=not args.no_redact)
     _write(json.dumps(doc, indent=2, sort_keys=False), args.output)
     return 0
@@ -340,7 +354,8 @@ def _main(argv: Sequence[str] | None) -> int:
 
             args.smoke = False
             command = plan_main if args.command == "plan" else speedup_main
-            return command(args, _options(args), write=_write, progress=_stderr)
+            with _progress(args) as progress:
+                return command(args, _options(args), write=_write, progress=progress)
         if args.command == "smoke":
             from preflight.smoke.cli import main as smoke_main
 

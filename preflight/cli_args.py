@@ -12,11 +12,10 @@ import argparse
 import math
 from collections.abc import Sequence
 
-FORMATS = ("text", "json", "markdown", "sarif")
+from preflight.errors import UserInputError as UsageError  # one usage-error type (exit 2)
+from preflight.outputs import COMMAND_FORMATS, FORMATS
 
-
-class UsageError(Exception):
-    """A problem with what the user asked for; exit code 2."""
+__all__ = ["COMMAND_FORMATS", "FORMATS", "UsageError", "add_output", "positive_seconds"]
 
 
 MAX_TIMEOUT_S = 7 * 24 * 3600.0
@@ -54,11 +53,25 @@ def _parse_assume(items: Sequence[str]) -> dict[str, str]:
     return out
 
 
-def _add_output(p: argparse.ArgumentParser, *, formats: Sequence[str] = FORMATS,
-                default: str = "text") -> None:
-    p.add_argument("--format", choices=formats, default=default, help="output format (default: %(default)s)")
+QUIET_HELP = {
+    "smoke": "text: one line per check that did not pass, then the verdict; no progress",
+    "plan": "no progress on stderr (the plan is printed as it is)",
+    "speedup": "no progress on stderr (the result is printed as it is)",
+}
+VERBOSE_HELP = {
+    "smoke": "text: also the raw measurements",
+}
+
+
+def add_output(p: argparse.ArgumentParser, command: str, *, default: str = "text") -> None:
+    """The output flags every command shares (issue 24 item 9): ``--format`` (the command's
+    formats, :data:`preflight.outputs.COMMAND_FORMATS`), ``-o``, ``--no-redact``, ``--color``,
+    ``-q`` / ``-v``."""
+    formats = COMMAND_FORMATS[command]
+    p.add_argument("--format", choices=formats, default=default,
+                   help="output format (default: %(default)s)")
     p.add_argument("-o", "--output", metavar="FILE",
-                   help="write the report to FILE instead of stdout (atomically; never one of "
+                   help="write the output to FILE instead of stdout (atomically; never one of "
                         "the inputs)")
     p.add_argument("--no-redact", action="store_true",
                    help="do not mask secrets, home directory, hostnames and GPU UUIDs")
@@ -68,9 +81,13 @@ def _add_output(p: argparse.ArgumentParser, *, formats: Sequence[str] = FORMATS,
     detail = p.add_mutually_exclusive_group()
     detail.add_argument("-q", "--quiet", dest="detail", action="store_const", const="quiet",
                         default="normal",
-                        help="text: one line per finding (path:line: severity ID title)")
+                        help=QUIET_HELP.get(command, "text: one line per finding (path:line: "
+                                                     "severity ID title), then a summary line; "
+                                                     "no progress"))
     detail.add_argument("-v", "--verbose", dest="detail", action="store_const", const="verbose",
-                        help="text: every reference, each finding's evidence, the probes")
+                        help=VERBOSE_HELP.get(command, "text: every reference, each finding's "
+                                                       "evidence, every undetermined rule, the "
+                                                       "probes"))
 
 
 def _add_collect(p: argparse.ArgumentParser) -> None:
@@ -133,7 +150,7 @@ def _add_check_arguments(p: argparse.ArgumentParser, fail_on_choices: Sequence[s
     p.add_argument("--diff", action="store_true",
                    help="print the config fixes as a unified diff (git apply / patch -p1) "
                         "instead of the report; fixes that are no file edit are listed above it")
-    _add_output(p)
+    add_output(p, "check")
 
 
 def _add_report_arguments(p: argparse.ArgumentParser, fail_on_choices: Sequence[str]) -> None:
@@ -149,4 +166,4 @@ def _add_report_arguments(p: argparse.ArgumentParser, fail_on_choices: Sequence[
     p.add_argument("--rules", action="append", default=[], metavar="DIR", help=argparse.SUPPRESS)
     p.add_argument("--smoke-timeout", type=positive_seconds, default=120.0,
                    help=argparse.SUPPRESS)
-    _add_output(p, default="markdown")
+    add_output(p, "report", default="markdown")

@@ -60,6 +60,14 @@ class Unknown:
         return f"unknown ({self.reason})"
 
 
+def reason_head(reason: str) -> str:
+    """The first clause of an Unknown reason, a one-word source tag kept ("NVML: NVML library
+    (libnvidia-ml.so.1) not found", "deepspeed is not installed here"): what lists of reasons
+    show, the whole reason being given once where the fact is (issue 24 item 5)."""
+    parts = reason.split("; ", 1)[0].split(": ")
+    return ": ".join(parts[:2]) if len(parts) > 1 and " " not in parts[0] else parts[0]
+
+
 FactValue = Any  # JSON scalar / list / dict, or Unknown
 
 
@@ -211,15 +219,28 @@ def facts_to_json(facts: Facts) -> dict[str, Any]:
     }
 
 
+SNAPSHOT_MAX_BYTES = 16 * 1024 * 1024
+"""The most a snapshot file may hold (snapshot.MAX_SNAPSHOT_BYTES, the limit it documents)."""
+
+
 class SnapshotError(UserInputError):
     """A snapshot file that cannot be used, with the file (and line) named in the message."""
 
 
 def read_snapshot(path: str) -> dict[str, Any]:
     """The validated JSON document of a snapshot; errors name the file (and line)."""
+    from preflight import bounded
+
     try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
+        # non-blocking, re-checked on the descriptor: a FIFO swapped in after the caller's
+        # check must not hang the run (issue 21 item 4)
+        text = bounded.read_bytes(path, SNAPSHOT_MAX_BYTES).decode("utf-8")
+    except bounded.NotRegularFile as exc:
+        raise SnapshotError(f"{path}: {exc.kind}, not a regular file; a snapshot is the JSON "
+                            "file that `fp8-doctor snapshot` writes") from None
+    except bounded.TooLarge:
+        raise SnapshotError(f"{path}: over the {SNAPSHOT_MAX_BYTES:,}-byte limit for a "
+                            "snapshot") from None
     except OSError as exc:
         raise SnapshotError(f"{path}: cannot read snapshot: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from preflight.findings import Evidence, Finding, Fix, Severity
+from preflight.builtin_findings import BUILTIN
+from preflight.findings import Evidence, Finding, Fix
 from preflight.probes.base import ProbeResult
 
-RULE_ID = "FP8D-IMPORT-FAIL"
+RULE_ID = "FP8D-IMPORT-FAIL"   # defined in preflight.builtin_findings
 # error_kind values the bundled rules already turn into findings, per module.
 _RULED: dict[str, frozenset[str]] = {
     "transformer_engine": frozenset({"abi_undefined_symbol", "missing_library",
@@ -51,16 +52,13 @@ def _finding(module: str, kind: str, error: Any, facts: Any) -> Finding:
     p = f"import.{module}"
     evidence = tuple(Evidence(n, facts[n], "import-probe")
                      for n in (f"{p}.ok", f"{p}.error_kind", f"{p}.error") if n in facts)
-    return Finding(
-        rule_id=RULE_ID,
-        severity=Severity.ERROR,
-        title=f"`import {module}` {what} in a child process",
-        message=f"fp8-doctor --deep imported {module} in a child Python the way the training "
-                f"job will: it {what} ({kind}): {error}. The job would stop at the same import.",
-        fix=Fix(f"Run `python -c 'import {module}'` in the job's environment to see the whole "
-                "error; reinstall the package (and its CUDA libraries) built for this torch / "
-                "CUDA, or remove the variable or path that breaks it."),
+    return BUILTIN[RULE_ID].make(
+        f"fp8-doctor --deep imported {module} in a child Python the way the training "
+        f"job will: it {what} ({kind}): {error}. The job would stop at the same import.",
+        Fix(f"Run `python -c 'import {module}'` in the job's environment to see the whole "
+            "error; reinstall the package (and its CUDA libraries) built for this torch / "
+            "CUDA, or remove the variable or path that breaks it."),
+        detail=f"`import {module}` {what} in a child process",
         evidence=evidence,
-        confidence="verified",
         tags=("deep", "import"),
     )

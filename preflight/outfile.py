@@ -9,13 +9,17 @@ config with the report). So, before anything runs:
   spelling): config files, files the folder scan would read in a given folder, a snapshot being
   replayed, rule files and files in rule folders.
 
-and when writing:
+and when writing (issue 21 item 3, the write boundary):
 
 - :func:`write_report` writes ``-o`` through a temporary file in the same folder, renamed into
   place (``os.replace`` is atomic on POSIX), so an interrupted or failed run never leaves half a
-  report, and a symlinked ``-o`` is followed (the link stays a link). A target that is not a
-  regular file (``/dev/stdout``, ``/dev/null``, a pipe) cannot be renamed over and is written
-  in place.
+  report. Only a regular file is written: a symbolic link is refused, never followed (a pull
+  request shipping the Action's ``fp8-doctor.sarif`` as a link replaced a dotfile), and so is a
+  FIFO (the write blocked), a device or a folder; and never a file this run read, compared by
+  identity with every file read through :mod:`preflight.bounded` (the pyproject.toml
+  read for ``[tool.fp8-doctor]``, a DeepSpeed JSON a YAML names, a sourced script, a pack's
+  rule file, the baseline, the snapshot), checked again just before the rename.
+  ``--write-baseline`` goes through the same :func:`write_atomic`.
 - stdout that is closed, full (``/dev/full``) or gone (``| head``) ends with a one-line error
   and exit 2 (the report could not be delivered, like an unwritable ``-o``), never a traceback.
 
@@ -110,16 +114,16 @@ def _rule_files(path: str) -> Iterable[str]:
 
 
 def refuse_input_as_output(output: str | None, *, configs: Sequence[str] = (),
-                           snapshot: str | None = None, rules: Sequence[str] = ()) -> None:
-    """Raise :class:`OutputError` when ``output`` is (a link to) one of the inputs.
+                           snapshot: str | None = None, rules: Sequence[str] = (),
+                           flag: str = "-o", others: Sequence[tuple[str, str]] = ()) -> None:
+    """Raise :class:`OutputError` when ``output`` is (a link to) one of the inputs, or is
+    anything but a regular file (:func:`_target`: a symbolic link, a FIFO, a folder).
 
     Nothing is compared when ``output`` does not exist yet: a new file cannot be an input.
     """
-    if not output or not os.path.lexists(output):
+    if not output or _target(output, flag) is None:
         return
-    if os.path.isdir(output):
-        raise OutputError(f"-o {output}: is a folder, not a file")
-    candidates: list[tuple[str, str]] = []
+    candidates: list[tuple[str, str]] = list(others)
     for path in configs:
         files = _folder_files(path) if os.path.isdir(path) else [path]
         candidates += [(f, "a config file this run reads") for f in files]
@@ -130,41 +134,61 @@ def refuse_input_as_output(output: str | None, *, configs: Sequence[str] = (),
     for path, what in candidates:
         if _same(output, path):
             shown = "" if os.path.normpath(path) == os.path.normpath(output) else f" ({path})"
-            raise OutputError(f"-o {output} is {what}{shown}; fp8-doctor never writes over its "
-                              "inputs: choose another file")
+            raise OutputError(f"{flag} {output} is {what}{shown}; fp8-doctor never writes over "
+                              "its inputs: choose another file")
 
 
-def _mode_for(target: str) -> int:
+def _target(output: str, flag: str) -> os.stat_result | None:
+    """The state of the file ``output`` names, or None when there is none; raises
+    :class:`OutputError` for anything fp8-doctor must not write: a symbolic link (never
+    followed: a pull request that ships ``fp8-doctor.sarif`` as a link to a dotfile had the
+    Action replace the dotfile), a folder, a FIFO or device (a FIFO blocks the write until a
+    reader comes), or a file this run read (by identity, :func:`bounded.files_read`)."""
+    from preflight import bounded
+
     try:
-        return stat.S_IMODE(os.stat(target).st_mode)   # replacing a file keeps its mode
-    except OSError:
-        umask = os.umask(0)
-        os.umask(umask)
-        return 0o666 & ~umask                           # what open(target, "w") would give
+        st = os.lstat(output)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise OutputError(f"cannot write {output}: {why}") from None
+    if stat.S_ISLNK(st.st_mode):
+        try:
+            to = f" (to {os.readlink(output)})"
+        except OSError:
+            to = ""
+        raise OutputError(f"{flag} {output} is a symbolic link{to}; fp8-doctor never writes "
+                          "through a symbolic link: remove it or choose another file")
+    if stat.S_ISDIR(st.st_mode):
+        raise OutputError(f"{flag} {output}: is a folder, not a file")
+    if not stat.S_ISREG(st.st_mode):
+        raise OutputError(f"{flag} {output} is {bounded.kind_of(st.st_mode)}, not a regular "
+                          "file; fp8-doctor writes only regular files (use the shell's > for "
+                          "anything else)")
+    if bounded.identity(st) in bounded.files_read():
+        raise OutputError(f"{flag} {output} is a file this run read; fp8-doctor never writes "
+                          "over its inputs: choose another file")
+    return st
 
 
-def write_atomic(output: str, data: str) -> None:
-    """Write ``data`` to ``output`` via a temporary file renamed into place.
+def write_atomic(output: str, data: str, *, flag: str = "-o") -> None:
+    """Write ``data`` to the regular file ``output`` via a temporary file renamed into place.
 
-    Raises :class:`OutputError` naming the file on any OS error; the temporary file is removed
-    on every failure, including KeyboardInterrupt.
+    Refused (:class:`OutputError`, exit 2) before anything is written, and checked again just
+    before the rename, by :func:`_target`: a symbolic link, anything not a regular file, a file
+    this run read. The rename replaces the name itself, so a link planted in between is replaced,
+    not followed. A replaced file keeps its mode. Raises :class:`OutputError` naming the file on
+    any OS error; the temporary file is removed on every failure, including KeyboardInterrupt.
     """
-    target = os.path.realpath(output)   # follow a symlink: the link itself stays
-    try:
-        st = os.stat(target)
-    except OSError:
-        st = None
+    st = _target(output, flag)
     encoded = data.encode("utf-8", "surrogateescape")
     try:
-        if st is not None and not stat.S_ISREG(st.st_mode):
-            # /dev/stdout, /dev/null, a FIFO: nothing to rename over; written in place.
-            with open(target, "wb") as fh:
-                fh.write(encoded)
-            return
         import tempfile  # only when writing a file: ~5 ms of every check's start-up otherwise
 
-        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.",
-                                   suffix=".fp8-doctor.tmp", dir=os.path.dirname(target) or ".")
+        # mkstemp opens O_CREAT | O_EXCL: never an existing file, never through a link
+        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(output)}.",
+                                   suffix=".fp8-doctor.tmp", dir=os.path.dirname(output) or ".")
     except OSError as exc:
         raise OutputError(f"cannot write {output}: {exc.strerror or exc}") from None
     try:
@@ -172,8 +196,9 @@ def write_atomic(output: str, data: str) -> None:
             fh.write(encoded)
             fh.flush()
             os.fsync(fh.fileno())
-        os.chmod(tmp, _mode_for(target))
-        os.replace(tmp, target)
+            os.fchmod(fh.fileno(), _mode_for(st))
+        _target(output, flag)
+        os.replace(tmp, output)
     except BaseException as exc:
         try:
             os.unlink(tmp)
@@ -182,6 +207,14 @@ def write_atomic(output: str, data: str) -> None:
         if isinstance(exc, OSError):
             raise OutputError(f"cannot write {output}: {exc.strerror or exc}") from None
         raise
+
+
+def _mode_for(st: os.stat_result | None) -> int:
+    if st is not None:
+        return stat.S_IMODE(st.st_mode)                 # replacing a file keeps its mode
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask                               # what open(target, "w") would give
 
 
 def _silence_stdout() -> None:
@@ -227,6 +260,9 @@ def write_report(text: str, output: str | None, *, stdout_closed: bool = False) 
 
 def guard_output(args: Any, *, stdout_closed: bool) -> None:
     """Refuse, before anything runs, an ``-o`` that names an input or a closed stdout."""
+    from preflight import bounded
+
+    bounded.forget_reads()      # a new run: what it reads from here on is its inputs
     output = getattr(args, "output", None)
     if not output and stdout_closed:
         raise OutputError("stdout is closed: the report has nowhere to go (use -o FILE)")
@@ -241,8 +277,14 @@ def guard_output(args: Any, *, stdout_closed: bool) -> None:
         from preflight.jobs.defaults import default_paths
 
         configs = default_paths()   # accelerate's default config, read when no path is given
-    refuse_input_as_output(output, configs=configs, snapshot=getattr(args, "snapshot", None),
-                           rules=rules)
-    if getattr(args, "chart", None):      # speedup --chart is a second output: same rule
-        refuse_input_as_output(args.chart, configs=configs + [output or ""],
-                               snapshot=getattr(args, "snapshot", None), rules=rules)
+    snapshot = getattr(args, "snapshot", None)
+    refuse_input_as_output(output, configs=configs, snapshot=snapshot, rules=rules)
+    # second outputs: the same rule (files found while the run reads, such as a pyproject.toml
+    # or a linked DeepSpeed JSON, are caught by write_atomic itself)
+    for flag, extra in (("--chart", getattr(args, "chart", None)),
+                        ("--write-baseline", getattr(args, "write_baseline", None))):
+        if extra:
+            others = [(p, what) for p, what in ((output, "the report's -o"), (
+                getattr(args, "baseline", None), "the baseline this run reads")) if p]
+            refuse_input_as_output(extra, configs=configs, snapshot=snapshot, rules=rules,
+                                   flag=flag, others=others)

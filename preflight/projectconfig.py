@@ -14,8 +14,14 @@ repeated on every command line (and in CI, the pre-commit hook, the Action). The
 
 Command-line flags win: a scalar given on the command line replaces the file's; ``ignore`` and
 ``rules`` are added to; an ``--assume`` key replaces the same key. A key not listed here, a value
-of the wrong type, or TOML that does not parse is a usage error naming the file (and line), never
-silently ignored.
+of the wrong type (an ``assume`` value the ``--assume`` flag would refuse, a TOML number for a key
+that is not a number: ``"gpu.cc" = 99`` is no compute capability, ``2.10`` reads as ``2.1``), a
+``pyproject.toml`` that is a FIFO or a device, or TOML that does not parse is a usage error
+naming the file (and line), never silently ignored (issue 21 item 10).
+
+The file is used only when its owner is the user or root and no other user can change it
+(:mod:`preflight.trust`, issue 21 item 4: another user's ``/tmp/pyproject.toml`` decided the
+result of checks under ``/tmp``); otherwise it is skipped and the report says so.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from typing import Any
 
 from preflight.errors import UserInputError
 from preflight.findings import FailOn
+from preflight.jobs.types import ConfigProblem
 
 FILE = "pyproject.toml"
 _KEYS = ("fail-on", "strict", "ignore", "rules", "baseline", "assume")
@@ -47,6 +54,7 @@ class ProjectConfig:
     rules: tuple[str, ...] = ()        # absolute paths
     baseline: str | None = None        # absolute path
     assume: dict[str, str] = field(default_factory=dict)
+    problems: tuple[ConfigProblem, ...] = ()   # a file skipped as untrusted, for the report
 
 
 def find_pyproject(paths: Sequence[str], cwd: str | None = None) -> str | None:
@@ -55,7 +63,8 @@ def find_pyproject(paths: Sequence[str], cwd: str | None = None) -> str | None:
     folder = start if os.path.isdir(start) else os.path.dirname(start)
     while True:
         candidate = os.path.join(folder, FILE)
-        if os.path.isfile(candidate):
+        # not isfile(): a FIFO or a /dev/zero link is found too, and refused by the reader
+        if os.path.lexists(candidate) and not os.path.isdir(candidate):
             return candidate
         parent = os.path.dirname(folder)
         if parent == folder:
@@ -67,6 +76,11 @@ def load_project_config(path: str | None) -> ProjectConfig:
     """Read ``[tool.fp8-doctor]`` from ``path`` (None: no file, empty defaults)."""
     if path is None:
         return ProjectConfig()
+    from preflight.trust import skipped, untrusted
+
+    why = untrusted(path)
+    if why is not None:
+        return ProjectConfig(problems=(skipped(path, why, "[tool.fp8-doctor] defaults"),))
     from preflight.jobs.parse import ParseError, parse_toml, read_text
 
     try:
@@ -115,15 +129,37 @@ def _parse_table(table: dict[str, Any], path: str, where: str) -> ProjectConfig:
     baseline = table.get("baseline")
     if baseline is not None and not (isinstance(baseline, str) and baseline):
         raise ProjectConfigError(f"{where}: baseline must be a path (a string)")
-    assume = table.get("assume", {})
-    if not isinstance(assume, dict) or not all(
-            isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in assume.values()):
-        raise ProjectConfigError(f"{where}: assume must be a table of KEY = \"VALUE\"")
+    assume = _assume(table.get("assume", {}), where)
     rules = _strings(table.get("rules", []), "rules", where)
     return ProjectConfig(
         path=path, fail_on=fail_on, strict=strict,
         ignore=_strings(table.get("ignore", []), "ignore", where),
         rules=tuple(os.path.join(root, r) for r in rules),
         baseline=os.path.join(root, baseline) if baseline else None,
-        assume={str(k): str(v) for k, v in assume.items()},
+        assume=assume,
     )
+
+
+def _assume(assume: Any, where: str) -> dict[str, str]:
+    """The ``assume`` table as ``--assume`` strings, refused here (naming the file) whenever
+    the flag would refuse it."""
+    if not isinstance(assume, dict) or not all(
+            isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in assume.values()):
+        raise ProjectConfigError(f"{where}: assume must be a table of KEY = \"VALUE\"")
+    from preflight.facts import Facts, registry
+    from preflight.probes.assume import AssumeError, apply_assumptions
+
+    for key, value in assume.items():
+        spec = registry().lookup(str(key)) if key != "gpu.count" else None
+        numeric = key == "gpu.count" or (spec is not None and spec.type in ("int", "float"))
+        if isinstance(value, (int, float)) and not numeric:
+            raise ProjectConfigError(
+                f"{where}: assume {key!r} = {value!r}: write the value as a string "
+                f"({key!r} = \"...\"): a TOML number loses how it was written (99 is no "
+                "compute capability, 2.10 reads as 2.1)")
+    out = {str(k): str(v) for k, v in assume.items()}
+    try:
+        apply_assumptions(Facts(), out)
+    except AssumeError as exc:
+        raise ProjectConfigError(f"{where}: assume: {exc}") from None
+    return out

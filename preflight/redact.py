@@ -35,25 +35,19 @@ from functools import lru_cache
 from typing import Any
 
 from preflight.redact_hosts import HOST_MASK, mask_hosts
-from preflight.redact_tokens import HEX_OK_KEY, looks_random, value_has_token
+from preflight.redact_tokens import (
+    HEX_OK_KEY,
+    forge_commit_spans,
+    is_secret_name,
+    looks_random,
+    value_has_token,
+)
 
 MASK = "[REDACTED]"
+REFERENCE_URL = "reference.url"
+"""The key a rule reference's URL is judged under: a commit in its path is kept on any host."""
 USER_MASK = "[USER]"
 EMAIL_MASK = "[EMAIL]"
-
-# Name-based: a key segment that says "this is a credential". Matched per word part so that
-# "monkey" or "author" do not match, while "HF_TOKEN", "wandb_api_key" and
-# "AWS_SECRET_ACCESS_KEY" do.
-_SECRET_WORDS = re.compile(
-    r"(?:^|[_.\-\s])(?:token|secret|secrets|password|passwd|passphrase|credential|"
-    r"credentials|auth|authorization|apikey|api_key|key|private|privkey|cookie|"
-    r"signature|bearer|pat|pw|pass|passcode)(?:$|[_.\-\s])",
-    re.IGNORECASE,
-)
-# The same words run together ("HFTOKEN", "wandbApiKey"); "token" only at the end, so that
-# "tokenizer_name" and "tokens" stay readable.
-_SECRET_COMPACT = re.compile(r"(?:secret|passw|credential|apikey|accesskey|privatekey|authtoken|"
-                             r"token$)", re.IGNORECASE)
 
 # The one environment allow-list: the runtime probe collects only these variables, and reports
 # keep only env.* facts that match (then still mask a value whose name or content looks secret).
@@ -105,7 +99,8 @@ _CONTENT: tuple[tuple[re.Pattern[str], str], ...] = (
                 r"(?=[A-Za-z0-9](?:[A-Za-z0-9\-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9\-]+)*"
                 r"(?::\d{1,5})?(?![\w.\-@]))"), MASK + "@"),
     # ?token=..., &api_key=..., sig=...
-    (re.compile(r"(?i)([?&;](?:access_token|token|api_key|apikey|key|secret|password|passwd|"
+    (re.compile(r"(?i)([?&;](?:access_token|refresh_token|id_token|private_token|token|api_key|"
+                r"apikey|key|secret|client_secret|password|passwd|pwd|pass|passphrase|"
                 r"sig|signature|auth|x-amz-signature|x-amz-credential|x-amz-security-token)=)"
                 r"[^&\s#\"']+"), r"\1" + MASK),
     (re.compile(r"(?i)\b(authorization:\s*(?:bearer|basic|token)\s+)\S+"), r"\1" + MASK),
@@ -146,7 +141,8 @@ _HOST_KEY = re.compile(r"(?i)(?:^|_)(?:ip|ips|host|hosts|hostname|hostfile|addr|
 # without "=" or ":" counts only for --flags, or every pair of words in prose would be a candidate.
 _NAMED = re.compile(r"(?<![\w.\-])(?:--?([A-Za-z][A-Za-z0-9_.\-]*)(?:=|[ \t]+)|"
                     r"([A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*[=:][ \t]*)")
-_NAMED_VALUE = re.compile(r"\"[^\"\n]*\"|'[^'\n]*'|[^\s\"'`,;&|)\]}<>]+")
+# A value: quoted, braced (ODBC: Pwd={a;b}), or a bare run to the next separator.
+_NAMED_VALUE = re.compile(r"\"[^\"\n]*\"|'[^'\n]*'|\{[^}\n]*\}|[^\s\"'`,;&|)\]}<>]+")
 _HEX_RUN = re.compile(r"(?<![0-9A-Za-z])[0-9a-fA-F]{32,}(?![0-9A-Za-z])")
 _B64_RUN = re.compile(r"(?<![A-Za-z0-9+/=_\-])[A-Za-z0-9+/_\-]{32,}={0,2}(?![A-Za-z0-9+/=_\-])")
 def _mask_named(text: str) -> str:
@@ -171,14 +167,6 @@ def _mask_content(text: str) -> str:
     for pattern, repl in _CONTENT:
         text = pattern.sub(repl, text)
     return _mask_named(text)
-
-
-def is_secret_name(name: str) -> bool:
-    """True when a key / fact / env-var name says its value is a credential."""
-    last = name.rsplit(".", 1)[-1]
-    if _SECRET_WORDS.search(last):
-        return True
-    return bool(_SECRET_COMPACT.search(last.replace("_", "").replace("-", "")))
 
 
 def env_allowed(var: str) -> bool:
@@ -265,7 +253,10 @@ class Redactor:
             return HOST_MASK
         out = _mask_content(value)
         if hex_runs and not (key and HEX_OK_KEY.search(key)):
-            out = _HEX_RUN.sub(MASK, out)
+            # A commit in a public forge's URL is an identifier: masked, the link is dead.
+            keep = forge_commit_spans(out, reference=key == REFERENCE_URL) \
+                if "://" in out else set()
+            out = _HEX_RUN.sub(lambda m: m.group(0) if m.span() in keep else MASK, out)
         out = _B64_RUN.sub(lambda m: MASK if looks_random(m.group(0)) else m.group(0), out)
         out = self._paths(out)
         out = mask_hosts(out, key)   # other machines, by allow-list (issue 13, item 5)
@@ -305,6 +296,10 @@ class Redactor:
     def _dict(self, doc: dict[Any, Any], parent: str | None, secret: bool) -> dict[Any, Any]:
         # Evidence entries are {"fact": NAME, "value": V}: the value is judged by NAME.
         named = doc.get("fact") if isinstance(doc.get("fact"), str) else None
+        # A rule's reference is {"type": T, "url": U}: a commit in its path is its pin.
+        if set(doc) == {"type", "url"} and isinstance(doc["url"], str) and not secret:
+            return {self.text(k): self.text(v, key=REFERENCE_URL) if k == "url"
+                    else self.document(v, key=k) for k, v in doc.items()}
         out: dict[Any, Any] = {}
         for k, v in doc.items():
             if isinstance(k, str) and k.startswith("env.") and not env_allowed(k[4:]):
@@ -320,8 +315,12 @@ class Redactor:
                     continue
                 child_key, child_secret = named, secret
             elif k == "$unknown":
-                # {"$unknown": reason} stands for the parent's value; the reason is prose.
-                child_key, child_secret = None, False
+                # {"$unknown": reason} stands for the parent's value; the reason is prose, but
+                # it may quote the value (a replayed snapshot's "the snapshot's value 'hunter2'
+                # is not of type int"): masked under a secret name, judged as the value itself
+                # under an env.* name.
+                env = parent is not None and parent.startswith("env.")
+                child_key, child_secret = (parent if env else None), secret
             else:
                 child_key, child_secret = str(k), secret
             new_key = self.text(k) if isinstance(k, str) else k

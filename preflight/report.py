@@ -19,10 +19,12 @@ if TYPE_CHECKING:
 
 JSON_SCHEMA_VERSION = "1.0"
 
-EXIT_OK = 0
-EXIT_FINDINGS = 1
-EXIT_USAGE = 2
-EXIT_INTERNAL = 3
+from preflight.outputs import (  # noqa: E402,F401 - the exit codes, defined once there
+    EXIT_FINDINGS,
+    EXIT_INTERNAL,
+    EXIT_OK,
+    EXIT_USAGE,
+)
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,9 @@ class Report:
     """Findings the ``--baseline`` file accepted: shown, never counted for the exit code."""
     ignored: tuple[str, ...] = ()
     """Rule ids ``--ignore`` dropped from ``findings`` and ``undetermined``."""
+    job_read: bool | None = None
+    """Whether a job config was read (False: the check judged this machine only, and says so;
+    None: not a job check, e.g. a live ``inspect``)."""
 
     def summary(self) -> dict[str, int]:
         """Counts of fired findings per severity."""
@@ -97,6 +102,7 @@ class Report:
             "baselined": [f.to_dict() for f in sorted(
                 self.baselined, key=lambda f: (-f.severity.rank, f.rule_id))],
             "ignored": list(self.ignored),
+            "job_read": self.job_read,
             "exit_code": self.exit_code(),
         }
 

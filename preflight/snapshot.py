@@ -13,6 +13,7 @@ from typing import Any
 from preflight import __version__
 from preflight.facts import (
     MAX_NESTING,
+    SNAPSHOT_MAX_BYTES,
     SNAPSHOT_SCHEMA_VERSION,
     Facts,
     SnapshotError,
@@ -28,7 +29,7 @@ from preflight.probes.base import ProbeResult
 
 # What a job's config files contribute; replaced whole when a replay is given new config paths.
 JOB_NAMESPACES = ("config.", "intent.")
-MAX_SNAPSHOT_BYTES = 16 * 1024 * 1024
+MAX_SNAPSHOT_BYTES = SNAPSHOT_MAX_BYTES
 """A snapshot is ~100 KB (a few hundred facts); a bigger file is refused unread, and so is one
 that is not a regular file (a FIFO would block the read forever, /dev/zero would fill memory)."""
 
@@ -103,6 +104,10 @@ def _deeper_than(value: Any, limit: int) -> bool:
     return False
 
 
+def _plain(value: Any) -> bool:
+    return isinstance(value, str) and len(value) <= 4096 and value.isprintable()
+
+
 def load(path: str, *, drop_job: bool = False) -> tuple[Facts, list[Finding]]:
     """Facts and stored findings of a snapshot.
 
@@ -124,7 +129,12 @@ def load(path: str, *, drop_job: bool = False) -> tuple[Facts, list[Finding]]:
         why = str(exc).split(":", 1)[0]   # "Exceeds the limit (4300 digits) for integer ..."
         raise SnapshotError(f"{path}: not a usable snapshot ({why})") from None
     prov_raw = doc.get("provenance")
-    prov = {str(k): str(v) for k, v in prov_raw.items()} if isinstance(prov_raw, dict) else {}
+    # Provenance from a snapshot names files on the machine it was taken on: text to show, never
+    # a file to open here (issue 21; --diff checks the same, fixdiff/safety.py). Only plain,
+    # short strings without control characters are kept: a newline or tab in a "path" could
+    # forge lines of a patch or a report.
+    prov = {str(k): v for k, v in prov_raw.items() if _plain(v)} \
+        if isinstance(prov_raw, dict) else {}
     values = {str(k): _checked(str(k), decode_value(v)) for k, v in doc["facts"].items()
               if not (drop_job and str(k).startswith(JOB_NAMESPACES))}
     findings: list[Finding] = []

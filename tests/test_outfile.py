@@ -98,15 +98,19 @@ def test_cluster_refuses_an_input_as_output(job: Path) -> None:
         _options(args)
 
 
-def test_output_through_a_symlink_keeps_the_link_and_mode(job: Path, tmp_path: Path) -> None:
+def test_output_through_a_symlink_is_refused_and_a_file_keeps_its_mode(job: Path,
+                                                                      tmp_path: Path) -> None:
+    # issue 21 item 3: a symlinked -o used to be followed (the link's target replaced); now it
+    # is refused, and a regular file replaced keeps its mode
     real = tmp_path / "real.txt"
     real.write_text("old")
     real.chmod(0o640)
     link = tmp_path / "link.txt"
     link.symlink_to(real)
-    assert _exit(["check", str(job), "--no-smoke", "--fail-on", "never", "-o", str(link)]) == 0
-    assert link.is_symlink() and "fp8-doctor" in real.read_text()
-    assert (real.stat().st_mode & 0o777) == 0o640
+    assert _exit(["check", str(job), "--no-smoke", "--fail-on", "never", "-o", str(link)]) == 2
+    assert link.is_symlink() and real.read_text() == "old"
+    assert _exit(["check", str(job), "--no-smoke", "--fail-on", "never", "-o", str(real)]) == 0
+    assert "fp8-doctor" in real.read_text() and (real.stat().st_mode & 0o777) == 0o640
     assert sorted(p.name for p in tmp_path.iterdir()) == ["job", "link.txt", "real.txt"]
 
 

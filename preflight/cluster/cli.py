@@ -24,10 +24,9 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from preflight.cli_args import _add_output, positive_seconds
+from preflight.cli_args import add_output, positive_seconds
 from preflight.findings import FAIL_ON_CHOICES
 from preflight.frameworks import KINDS as CONFIG_KINDS
-from preflight.render import FORMATS
 from preflight.render.terminal import use_color as _use_color
 from preflight.report import EXIT_INTERNAL, EXIT_USAGE
 
@@ -76,7 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "are named in the report (default: %(default)s)")
     p.add_argument("--fail-on", choices=FAIL_ON_CHOICES, default="error")
     p.add_argument("--rules", action="append", default=[], metavar="DIR")
-    _add_output(p, formats=FORMATS)  # -o: rank 0 writes the report
+    add_output(p, "cluster")  # -o: rank 0 writes the report
     return p
 
 
@@ -128,9 +127,14 @@ def _render(args: argparse.Namespace, report: Any, view: Any) -> str:
 
         doc["cluster"] = clean_document(section_json(view, redact=redact))
         return json.dumps(doc, indent=2, ensure_ascii=False)
-    body = report.render(args.format, redact=redact, color=color)
-    if args.format == "sarif":
-        return body
+    from preflight.render import render
+    from preflight.render.terminal import text_width
+
+    detail = getattr(args, "detail", "normal")
+    body = render(report, args.format, redact=redact, color=color, width=text_width(args),
+                  detail=detail)
+    if args.format == "sarif" or (args.format == "text" and detail == "quiet"):
+        return body   # -q: one line per finding (the ranks' differences are findings too)
     # render_section redacts cell by cell itself: scrubbing the laid-out table afterwards would
     # shorten cells (/home/u/x -> ~/x) and shift the columns after them.
     from preflight.render.sanitize import clean_text  # host and GPU names come from outside

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from preflight.builtin_findings import BUILTIN
 from preflight.engine import catalogue, evidence
 from preflight.engine.evaluate import outcome
 from preflight.engine.fixcheck import check_fixed, needs_fixed_case
@@ -85,6 +86,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace, write: Write) -> int:
     """Run one ``rules`` action; returns the exit code."""
     action = args.rules_command
+    write = _escaped(write, getattr(args, "format", "text"))
     paths = [*(args.rules or ()), *getattr(args, "paths", ())] or None
     _require_rule_files(paths)
     if action == "lint":
@@ -102,6 +104,9 @@ def main(args: argparse.Namespace, write: Write) -> int:
         return 0
     if action == "show":
         rule = ruleset.get(args.rule_id)
+        if rule is None and args.rule_id in BUILTIN:
+            write(_builtin(args.rule_id, args.format), args.output)
+            return 0
         if rule is None:
             raise UserInputError(f"no rule {args.rule_id!r} (see `fp8-doctor rules list`)")
         if args.format == "json":
@@ -112,6 +117,32 @@ def main(args: argparse.Namespace, write: Write) -> int:
     if action == "test":
         return _test(ruleset, args.format, args.output, write)
     raise UserInputError(f"unknown rules action {action!r}")  # pragma: no cover - argparse
+
+
+def _escaped(write: Write, fmt: str) -> Write:
+    """``write`` with control characters escaped (issue 21 item 5: a rule pack's title with
+    terminal escapes reached the terminal through ``rules list`` / ``show``). JSON needs none:
+    ``json.dumps`` escapes every control character and non-ASCII one."""
+    if fmt == "json":
+        return write
+    from preflight.render.sanitize import clean_text
+
+    return lambda text, output: write(clean_text(text), output)
+
+
+def _builtin(rule_id: str, fmt: str) -> str:
+    """``rules show`` for a built-in finding (preflight/builtin_findings.py): no rule file, but
+    ``--ignore`` takes its id and reports refer to it."""
+    entry = BUILTIN[rule_id]
+    if fmt == "json":
+        return _dumps({"id": entry.id, "title": entry.title, "severity": entry.severity.value,
+                       "when": entry.when, "builtin": True,
+                       "training_node_only": entry.training_node_only})
+    return "\n".join([f"{entry.id}: {entry.title}",
+                      f"  built-in finding (no rule file)   severity: {entry.severity.value} "
+                      "(usually)" + ("   holds only on the training node"
+                                     if entry.training_node_only else ""),
+                      f"  when: {entry.when}"])
 
 
 def _require_rule_files(paths: list[str] | None) -> None:

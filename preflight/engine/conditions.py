@@ -26,13 +26,13 @@ from typing import Any
 
 from preflight.engine.model import Reporter
 from preflight.engine.operators import (
-    MATCH_LIMIT,
     OPERATORS,
     VERSION_OPS,
     CompileError,
     Test,
     build_test,
 )
+from preflight.engine.regexbounds import budget_spent, subject_limit
 from preflight.engine.versions import fact_cc, version_problem
 from preflight.facts import Unknown, registry
 
@@ -94,9 +94,14 @@ class Leaf(Node):
             return None if fact_cc(v) else f"{v!r} is not a compute capability \"major.minor\""
         if self.op == "version_in" or (self.ftype == "version" and self.op in VERSION_OPS):
             return version_problem(v)
-        if self.op == "matches" and isinstance(v, str) and len(v) > MATCH_LIMIT:
-            return (f"the value is {len(v)} characters long; matches scans at most "
-                    f"{MATCH_LIMIT} (a bound on regular-expression time)")
+        if self.op == "matches" and isinstance(v, str) and isinstance(self.value, str):
+            limit = subject_limit(self.value)
+            if len(v) > limit:
+                return (f"the value is {len(v)} characters long; matches scans at most "
+                        f"{limit} with this pattern (a bound on regular-expression time)")
+            if budget_spent():
+                return ("this evaluation's budget for regular-expression matching is spent "
+                        "(a bound on time: too many long values to match)")
         return None
 
     def to_data(self) -> Any:

@@ -11,6 +11,25 @@ with the training node's versions fired 7 findings. This module tells the two ap
   to ``Unknown("not installed here: ...")`` (which makes every rule about them *undetermined*
   with that reason, no per-rule change) plus an :class:`EnvironmentJudged` record for the report.
 
+Where the check runs (issue 24 item 2, "no red on a laptop"): one model with three places,
+the fact ``host.place`` (:func:`judge_place`):
+
+- ``training-node``: a GPU is visible to a probe of the machine judged (this one, or the one a
+  snapshot was taken on). What is missing or broken there breaks the job: errors stay errors.
+- ``planning``: no GPU was probed (none there, or GPUs only assumed with ``--assume``): a
+  laptop, a login node, a plan for another machine;
+- ``ci-runner``: the same, where a CI system's variable is set (``CI``, ``GITHUB_ACTIONS`` ...).
+
+Off the training node, findings that only hold where the job trains become warnings with the
+reason (:func:`off_node`), unless ``--strict``: built-in findings the catalogue marks
+``training_node_only`` (an import that fails here) and findings whose evidence is a probed fact
+about this machine's build of the stack (``cuda.*``: a CPU-only torch, its CUDA build;
+``import.*``: an import that fails here). Versions of installed packages are not in that set:
+a venv usually pins the job's versions, while the torch *build* a laptop or runner installs
+(CPU, another CUDA) is chosen for that machine. A missing package is an import error only on the
+training node (:func:`blocks_import`). No rule id is special-cased: rules may also read
+``host.place`` themselves.
+
 Pure functions over a facts mapping: the API applies the result (``preflight.api``); rendering
 only reads :meth:`EnvironmentJudged.to_dict`. A value the user assumed (``--assume pkg.X=V``,
 or ``=none`` to plan it uninstalled) is never overridden.
@@ -18,15 +37,31 @@ or ``=none`` to plan it uninstalled) is never overridden.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
-from preflight.facts import Unknown
+from preflight.builtin_findings import BUILTIN
+from preflight.facts import Unknown, reason_head
 from preflight.findings import Evidence, Finding, Fix, Severity
 
 ENV_RULE_ID = "FP8D-ENV-NOT-TRAINING"
 """The built-in finding: the environment judged is not (or may not be) the training environment."""
+
+TRAINING_NODE, PLANNING, CI_RUNNER = PLACES = ("training-node", "planning", "ci-runner")
+"""The values of ``host.place`` (registry/host.py)."""
+PLACE_TEXT = {
+    TRAINING_NODE: "the training node (a GPU is visible)",
+    PLANNING: "a planning run (no GPU visible; GPUs assumed or none)",
+    CI_RUNNER: "a CI runner (no GPU visible)",
+}
+# Variables CI systems set (GitHub Actions, GitLab, Buildkite, Jenkins, Azure, CircleCI,
+# TeamCity, Bitbucket, Travis; most also set CI=true).
+_CI_VARS = ("CI", "GITHUB_ACTIONS", "GITLAB_CI", "BUILDKITE", "JENKINS_URL", "TF_BUILD",
+            "CIRCLECI", "TEAMCITY_VERSION", "BITBUCKET_BUILD_NUMBER", "TRAVIS")
+MACHINE_BUILD_FACTS = ("cuda.", "import.")
+"""Facts about the build of the stack installed on the machine probed (see the module doc)."""
+OFF_NODE_TAG = "training-node-only"
 
 # What each framework ships as and imports is its record's (preflight/frameworks/<kind>.py:
 # distributions, requires, runs_on, from_source); the registry is loaded only once a job was read.
@@ -67,11 +102,17 @@ class EnvironmentJudged:
     training: bool | None            # True: looks like the training environment; None: cannot tell
     missing: tuple[Need, ...] = ()   # packages the job needs that are not installed there
     reasons: tuple[str, ...] = ()    # why it is not (or may not be) the training environment
-    gpu_node: bool = False           # GPUs and torch are there: a job run there would fail
+    place: str = PLANNING            # host.place: training-node | planning | ci-runner
+
+    @property
+    def gpu_node(self) -> bool:
+        """A GPU was probed there: a job run there would fail on what is missing."""
+        return self.place == TRAINING_NODE
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "where": self.where,
+            "place": self.place,
             "is_training_environment": self.training,
             "missing_packages": [{"packages": list(n.dists), "needed_because": n.why,
                                   "source": n.source} for n in self.missing],
@@ -135,12 +176,32 @@ def not_installed_reason(dist: str, where: str) -> str:
             f"it, or --assume pkg.{dist}=VERSION")
 
 
-def judge(facts: Mapping[str, Any], where: str, planned: frozenset[str] = frozenset()
-          ) -> tuple[dict[str, Unknown], EnvironmentJudged]:
+def running_in_ci(environ: Mapping[str, str]) -> bool:
+    """True when a CI system's variable is set (to anything but an empty, ``0`` or ``false``)."""
+    return any(environ.get(v, "").strip().lower() not in ("", "0", "false") for v in _CI_VARS)
+
+
+def judge_place(facts: Mapping[str, Any], *, ci: bool = False) -> str:
+    """``host.place``: the training node when a probe of the machine judged saw a GPU (not an
+    ``--assume``), else a CI runner (``ci``) or a planning run. ``--assume host.place=...``
+    wins (a GPU node whose driver cannot be asked is still the training node)."""
+    said = facts.get("host.place")
+    if said in PLACES and _source(facts, "host.place") == "assume":
+        return str(said)
+    gpus = facts.get("gpu.count")
+    probed = _source(facts, "gpu.count") != "assume"
+    if isinstance(gpus, int) and not isinstance(gpus, bool) and gpus > 0 and probed:
+        return TRAINING_NODE
+    return CI_RUNNER if ci else PLANNING
+
+
+def judge(facts: Mapping[str, Any], where: str, planned: frozenset[str] = frozenset(),
+          *, ci: bool = False) -> tuple[dict[str, Unknown], EnvironmentJudged]:
     """``(pkg.X.version -> Unknown for needed, absent X; the record for the report)``.
 
     ``planned``: distributions the user assumed (``--assume pkg.X=V`` or ``=none``); their
-    presence or absence is the plan, never "not installed here".
+    presence or absence is the plan, never "not installed here". ``ci``: this run is on a CI
+    runner (:func:`running_in_ci`; the caller knows whether the facts are this machine's).
     """
     missing = [n for n in needed_packages(facts)
                if not any(_installed(facts, d) or d in planned for d in n.dists)]
@@ -160,21 +221,24 @@ def judge(facts: Mapping[str, Any], where: str, planned: frozenset[str] = frozen
     if fp8_without_gpu:
         # An FP8 job trains on a GPU: where none is seen (none there, or no driver to ask),
         # this is not the machine it trains on, whatever else is installed.
-        reasons.append(f"no GPU is visible ({gpus.reason})" if isinstance(gpus, Unknown)
-                       else "no GPU is visible")
-    gpu_node = has_gpu and has_torch
+        # The reason's head only: the whole NVML search (10 lines on a laptop) is shown once,
+        # under the GPU fact, not at the top of every report (issue 24 item 5).
+        reasons.append(f"no GPU is visible ({reason_head(gpus.reason)})"
+                       if isinstance(gpus, Unknown) else "no GPU is visible")
+    place = judge_place(facts, ci=ci)
     if hard or fp8_without_gpu:
         training: bool | None = False
-    elif missing or not needed_packages(facts) or not gpu_node:
+    elif missing or not needed_packages(facts) or place != TRAINING_NODE or not has_torch:
         training = None      # no job read, or no GPU facts: nothing says either way
     else:
         training = True
-    return unknowns, EnvironmentJudged(where, training, tuple(missing), tuple(reasons), gpu_node)
+    return unknowns, EnvironmentJudged(where, training, tuple(missing), tuple(reasons), place)
 
 
 def blocks_import(judged: EnvironmentJudged) -> list[Need]:
-    """Missing needs a job run in the judged environment would fail to import (an error there)."""
-    if not judged.gpu_node:
+    """Missing needs a job run in the judged environment would fail to import: an error on the
+    training node only (an assumed GPU beside a laptop's torch is a plan, not a node)."""
+    if judged.place != TRAINING_NODE:
         return []
     return [n for n in judged.missing if not set(n.dists) <= from_source_ok()]
 
@@ -199,8 +263,13 @@ def environment_finding(judged: EnvironmentJudged, facts: Mapping[str, Any]) -> 
                    f"environment: {lines}. Rules about these packages are undetermined, not "
                    "passed.")
         if fatal:
-            message += (" GPUs and torch are here, so if the job trains here it fails to import "
+            message += (" A GPU is visible here, so if the job trains here it fails to import "
                         f"{', '.join(n.label() for n in fatal)}.")
+        elif judged.place != TRAINING_NODE and any(
+                not set(n.dists) <= from_source_ok() for n in judged.missing):
+            message += (f" A warning, not an error: this is {PLACE_TEXT[judged.place]}, not the "
+                        "node the job trains on; there, a missing package fails the import "
+                        "(--strict fails this check).")
         fix = Fix("Run fp8-doctor on the training node, or pass --snapshot FILE written there "
                   f"by `fp8-doctor snapshot`, or plan its versions: {example}.")
     else:
@@ -214,18 +283,39 @@ def environment_finding(judged: EnvironmentJudged, facts: Mapping[str, Any]) -> 
                               n.source) for n in judged.missing for d in n.dists)
     if "gpu.count" in facts:
         evidence += (Evidence("gpu.count", facts["gpu.count"], prov.get("gpu.count")),)
-    return Finding(
-        rule_id=ENV_RULE_ID,
+    return BUILTIN[ENV_RULE_ID].make(
+        message, fix,
+        detail=None if judged.training is False else "packages the job needs are missing there",
         severity=Severity.ERROR if fatal else Severity.WARNING,
-        title=("The environment judged is not the training environment"
-               if judged.training is False else
-               "Packages the job needs are not installed where it was judged"),
-        message=message,
-        fix=fix,
         evidence=evidence,
-        confidence="verified",
         tags=("environment",),
     )
+
+
+def training_node_only(finding: Finding) -> bool:
+    """The finding holds only where the job trains (module doc): its catalogue entry says so,
+    or its evidence is a probed fact about this machine's build of the stack."""
+    entry = BUILTIN.get(finding.rule_id)
+    if entry is not None and entry.training_node_only:
+        return True
+    return any(e.fact.startswith(MACHINE_BUILD_FACTS) and e.source != "assume"
+               for e in finding.evidence)
+
+
+def off_node(findings: Sequence[Finding], judged: EnvironmentJudged | None, *,
+             strict: bool = False) -> tuple[Finding, ...]:
+    """``findings`` with the errors that hold only on the training node turned into warnings
+    with the reason, when the place judged is not the training node (``--strict``: unchanged,
+    they still fail the check)."""
+    if judged is None or judged.place == TRAINING_NODE or strict:
+        return tuple(findings)
+    note = (f" Not an error here: this check ran on {PLACE_TEXT[judged.place]}, and this holds "
+            "on the machine the job trains on; run there, or pass --snapshot from there "
+            "(--strict keeps it an error).")
+    return tuple(replace(f, severity=Severity.WARNING, message=f.message + note,
+                         tags=(*f.tags, OFF_NODE_TAG))
+                 if f.severity is Severity.ERROR and training_node_only(f) else f
+                 for f in findings)
 
 
 LIVE_CPU_ID = "FP8D-ENV-FP8-ON-CPU"
@@ -257,17 +347,13 @@ def live_finding(facts: Mapping[str, Any]) -> Finding | None:
     devices = facts.get("runtime.model.device_types")
     if facts.get("runtime.expect_fp8") is not True or devices != ["cpu"]:
         return None
-    return Finding(
-        rule_id=LIVE_CPU_ID,
-        severity=Severity.WARNING,
-        title="FP8 is expected but the model is on the CPU",
-        message=(f"FP8 is expected ({facts.get('runtime.expect_fp8_from')}) but every parameter "
-                 "of the inspected model is on the CPU: whatever FP8 modules it holds, no GPU FP8 "
-                 "GEMM runs here, so this inspection says nothing about FP8 on the training GPU."),
-        fix=Fix("Inspect the run on the training GPU node (the model moved to CUDA), or "
-                f"{facts.get('runtime.expect_fp8_off')} for a CPU dry run."),
+    return BUILTIN[LIVE_CPU_ID].make(
+        f"FP8 is expected ({facts.get('runtime.expect_fp8_from')}) but every parameter "
+        "of the inspected model is on the CPU: whatever FP8 modules it holds, no GPU FP8 "
+        "GEMM runs here, so this inspection says nothing about FP8 on the training GPU.",
+        Fix("Inspect the run on the training GPU node (the model moved to CUDA), or "
+            f"{facts.get('runtime.expect_fp8_off')} for a CPU dry run."),
         evidence=(Evidence("runtime.model.device_types", devices, "inspect"),
                   Evidence("runtime.expect_fp8", True, "inspect")),
-        confidence="verified",
         tags=("environment", "runtime"),
     )

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from preflight.engine import regexbounds
 from preflight.engine.conditions import Leaf
 from preflight.engine.model import Rule, RuleSet
 from preflight.facts import Facts, Unknown
@@ -38,14 +39,15 @@ def evaluate(ruleset: RuleSet, facts: Facts | Mapping[str, Any]) -> Evaluation:
     values = facts.values
     findings: list[Finding] = []
     undetermined: list[Undetermined] = []
-    for rule in ruleset.rules:
-        if rule.withdrawn is not None or rule.too_new is not None:
-            continue
-        result = rule.when.fn(values)
-        if result is True:
-            findings.append(finding(rule, facts))
-        elif result is None:
-            undetermined.append(undetermined_of(rule, facts))
+    with regexbounds.budget():     # one bounded matching budget per evaluation (issue 21)
+        for rule in ruleset.rules:
+            if rule.withdrawn is not None or rule.too_new is not None:
+                continue
+            result = rule.when.fn(values)
+            if result is True:
+                findings.append(finding(rule, facts))
+            elif result is None:
+                undetermined.append(undetermined_of(rule, facts))
     return Evaluation(findings, undetermined)
 
 

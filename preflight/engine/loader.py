@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import preflight
+from preflight import bounded
 from preflight.engine import index as rules_index
 from preflight.engine.model import Problem, Reporter, Rule, RuleLoadError, RuleSet
 from preflight.engine.schema import build_rule
 from preflight.errors import UserInputError
-from preflight.probes import bounded
 
 if TYPE_CHECKING:
     from preflight import yamlsafe
@@ -56,12 +56,7 @@ def rule_files(paths: Sequence[str | os.PathLike[str]]) -> list[Path]:
     for p in paths:
         path = Path(p)
         if path.is_dir():
-            found: list[str] = []
-            for folder, dirs, names in os.walk(path):
-                dirs[:] = [d for d in dirs if not d.startswith(".")]  # no .git, .cache, ...
-                found.extend(os.path.join(folder, n) for n in names
-                             if n.endswith(_SUFFIXES) and not n.startswith("."))
-            out.extend(Path(f) for f in sorted(found))
+            out.extend(Path(f) for f in sorted(_walk(path)))
         elif path.is_file():
             out.append(path)
         elif os.path.exists(path):
@@ -71,6 +66,36 @@ def rule_files(paths: Sequence[str | os.PathLike[str]]) -> list[Path]:
         else:
             raise RuleLoadError([Problem(str(path), None, "no such rule file or folder")])
     return out
+
+
+RULES_MAX_FILES = 2000
+"""Rule files one folder may hold (the bundled base has a few hundred)."""
+RULES_MAX_ENTRIES = 20_000
+"""Files and folders a rule-folder walk looks at before it gives up: ``--rules /`` walked and
+parsed the whole disk (issue 21 item 6); folder scans of jobs stop the same way."""
+RULES_MAX_DEPTH = 8
+"""Folder levels below a rule folder."""
+
+
+def _walk(folder: Path) -> list[str]:
+    """The rule files under ``folder``; a folder past the limits is a load error naming it."""
+    found: list[str] = []
+    seen = 0
+    top = str(folder).rstrip(os.sep).count(os.sep)
+    for root, dirs, names in os.walk(folder):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]  # no .git, .cache, ...
+        seen += len(dirs) + len(names)
+        found.extend(os.path.join(root, n) for n in names
+                     if n.endswith(_SUFFIXES) and not n.startswith("."))
+        deep = root.rstrip(os.sep).count(os.sep) - top >= RULES_MAX_DEPTH and dirs
+        if seen > RULES_MAX_ENTRIES or len(found) > RULES_MAX_FILES or deep:
+            why = (f"folders nested more than {RULES_MAX_DEPTH} deep" if deep and
+                   seen <= RULES_MAX_ENTRIES and len(found) <= RULES_MAX_FILES else
+                   f"more than {RULES_MAX_FILES:,} rule files or {RULES_MAX_ENTRIES:,} entries")
+            raise RuleLoadError([Problem(str(folder), None, (
+                f"holds {why}: not a rule pack (a folder of rule files); name the pack's "
+                "folder, not a parent of it"))])
+    return found
 
 
 def parse_file(path: Path, *, with_tests: bool = True,
@@ -218,7 +243,9 @@ def collect(paths: Sequence[str | os.PathLike[str]] | None = None, *,
             continue
         clash = False
         for name in (rule.id, *rule.aliases):
-            other = seen.get(name)
+            # ids are compared without case: FP8D-DS-0002 and fp8d-ds-0002 name one rule to a
+            # reader, and a pack rule under the other spelling would pass for the bundled one
+            other = seen.get(name.casefold())
             if other is not None:
                 line = _id_line(rule, name)
                 problems.append(Problem(
@@ -232,7 +259,7 @@ def collect(paths: Sequence[str | os.PathLike[str]] | None = None, *,
                 return collect(files=files, with_tests=with_tests, index=index)
             continue
         for name in (rule.id, *rule.aliases):
-            seen[name] = rule
+            seen[name.casefold()] = rule
         rules.append(rule)
     rules.sort(key=lambda r: r.id)
     return rules, problems, files

@@ -12,10 +12,12 @@ equality: ``true`` is not ``1``, ``"1"`` is not ``1``, ``1`` equals ``1.0``. On 
 on ``cc`` facts ``(major, minor)`` tuples; a fact value that does not parse gives None
 (undetermined), never an exception.
 
-``matches`` is guarded against catastrophic backtracking, since a ``--rules`` file is user input:
-patterns with nested unbounded quantifiers (``(a+)+``, ``(a*)*``, ``(a+)*``) or a repeated group
-with duplicate alternatives (``(a|a)+``) are load errors, and a value longer than
-:data:`MATCH_LIMIT` characters is not scanned (the leaf is undetermined).
+``matches`` is guarded against catastrophic backtracking, since a ``--rules`` file is user input
+(:mod:`preflight.engine.regexbounds`): patterns with nested unbounded quantifiers (``(a+)+``) or a
+repeated group with duplicate alternatives (``(a|a)+``) are load errors, so are three unbounded
+repetitions in a row that can match the same text (``.*a.*a.*b``), and a value longer than the
+pattern's subject limit, or past the evaluation's matching budget, is not scanned (the leaf is
+undetermined).
 """
 
 from __future__ import annotations
@@ -25,12 +27,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-try:  # Python >= 3.11
-    import re._parser as _sre_parse  # type: ignore[import-not-found]
-except ImportError:  # pragma: no cover - Python 3.10
-    import sre_parse as _sre_parse  # type: ignore[no-redef]
-
+from preflight.engine import regexbounds
 from preflight.engine.model import Reporter
+from preflight.engine.regexbounds import MATCH_LIMIT, backtracking_hazard
 from preflight.engine.versions import (
     InvalidRange,
     VersionMatcher,
@@ -53,9 +52,7 @@ _ORDER_OPS: dict[str, Callable[[Any, Any], bool]] = {
               "gt": lambda a, b: a > b, "ge": lambda a, b: a >= b}
 
 
-# The longest string ``matches`` is applied to: with the nested-quantifier check this bounds
-# evaluation time even for the polynomial patterns (``.*x.*``) that remain legal.
-MATCH_LIMIT = 4096
+__all__ = ["MATCH_LIMIT", "OPERATORS", "backtracking_hazard", "build_test"]
 
 
 class CompileError(Exception):
@@ -236,12 +233,19 @@ def _matches(c: _Ctx) -> Test:
     if danger:
         raise c.bad(f"regular expression {c.value!r} can take exponential time ({danger}); "
                     "rewrite it without the nested repetition") from None
+    deg = regexbounds.degree(c.value)
+    if deg > regexbounds.MAX_DEGREE:
+        raise c.bad(f"regular expression {c.value!r} can take polynomial time of degree {deg} "
+                    f"({deg} unbounded repetitions in a row that can match the same text, like "
+                    ".*a.*a.*b): at most 2 are allowed; anchor the parts with characters the "
+                    "repetitions cannot match ([^a]*a), or split the test into several leaves")
     full = rx.fullmatch  # anchored: the whole value must match
+    pattern, limit = c.value, regexbounds.subject_limit(c.value)
 
     def matches(v: Any) -> bool | None:
         if not isinstance(v, str):
             return False
-        if len(v) > MATCH_LIMIT:
+        if len(v) > limit or not regexbounds.charge(regexbounds.cost(pattern, len(v))):
             return None  # not scanned: see Leaf.reason
         return full(v) is not None
     return matches
@@ -279,98 +283,3 @@ def build_test(op: str, ftype: str, value: Any, fact: str, rep: Reporter,
     """The compiled test of one ``{fact, op, value}`` leaf; reports and raises
     :class:`CompileError` for a value the operator cannot take."""
     return _BUILDERS[op](_Ctx(op, ftype, value, fact, rep, (*where, "value")))
-
-
-def backtracking_hazard(pattern: str) -> str | None:
-    """Why ``pattern`` can backtrack exponentially (the classic shapes), or None.
-
-    Flags a quantifier that may repeat more than once around a sub-pattern that itself holds
-    such a quantifier (``(a+)+``, ``(a*)*``, ``(a+)*b``, ``(\\w+\\s?)+$``), and a repeated
-    group whose alternatives can start with the same character (``(a|a)+``, ``(a|b|ab)*``,
-    ``(\\w|\\d)+``): either way ``re`` may try exponentially many ways to split one input.
-    Possessive quantifiers and atomic groups do not backtrack and are left alone. Conservative
-    on purpose: a character class it cannot enumerate counts as overlapping everything, so some
-    harmless patterns are refused too (rewrite them with disjoint alternatives).
-    See https://owasp.org/www-community/attacks/ReDoS.
-    """
-    try:
-        parsed = _sre_parse.parse(pattern)
-    except (re.error, OverflowError, RecursionError):  # pragma: no cover - compiled first
-        return None
-    try:
-        return _hazard(list(parsed), inside_repeat=False)
-    except RecursionError:
-        return "the pattern is nested too deeply to check"
-
-
-def _hazard(items: list[Any], *, inside_repeat: bool) -> str | None:
-    for op, av in items:
-        name = getattr(op, "name", str(op))
-        found: str | None = None
-        if name in ("MAX_REPEAT", "MIN_REPEAT"):
-            _lo, hi, body = av
-            repeats = hi > 1
-            if repeats and inside_repeat and body.getwidth()[1] > 0:
-                return "a repeated group contains another unbounded repetition, like (a+)+"
-            found = _hazard(list(body), inside_repeat=inside_repeat or repeats)
-        elif name == "SUBPATTERN":
-            found = _hazard(list(av[-1]), inside_repeat=inside_repeat)
-        elif name == "BRANCH":
-            alts = av[1]
-            if inside_repeat and _alternatives_overlap(alts):
-                return ("a repeated group has alternatives that can start with the same "
-                        "character, like (a|b|ab)*")
-            for alt in alts:
-                found = found or _hazard(list(alt), inside_repeat=inside_repeat)
-        elif name in ("ASSERT", "ASSERT_NOT"):
-            found = _hazard(list(av[1]), inside_repeat=inside_repeat)
-        elif name == "GROUPREF_EXISTS":
-            found = next((h for sub in av[1:] if sub is not None
-                          for h in [_hazard(list(sub), inside_repeat=inside_repeat)] if h), None)
-        if found:
-            return found
-    return None
-
-
-_ANY: frozenset[int] = frozenset({-1})
-"""Marker set: "could start with any character" (overlaps everything)."""
-
-
-def _alternatives_overlap(alts: list[Any]) -> bool:
-    seen: set[int] = set()
-    for alt in alts:
-        first = _first_chars(list(alt))
-        if first is _ANY or seen & first:
-            return True
-        seen |= first
-    return False
-
-
-def _first_chars(items: list[Any]) -> frozenset[int]:
-    """Lower-cased code points a match of ``items`` can start with, or ``_ANY`` when unsure."""
-    if not items:
-        return _ANY  # an empty alternative: overlaps (and repeats) anything
-    op, av = items[0]
-    name = getattr(op, "name", str(op))
-    if name == "LITERAL":
-        return frozenset({ord(chr(av).lower())})
-    if name == "IN":
-        out: set[int] = set()
-        for sub_op, sub_av in av:
-            sub = getattr(sub_op, "name", str(sub_op))
-            if sub == "LITERAL":
-                out.add(ord(chr(sub_av).lower()))
-            elif sub == "RANGE" and sub_av[1] - sub_av[0] <= 256:
-                out.update(ord(chr(c).lower()) for c in range(sub_av[0], sub_av[1] + 1))
-            else:  # NEGATE, CATEGORY (\w, \d), wide ranges
-                return _ANY
-        return frozenset(out)
-    if name == "SUBPATTERN":
-        return _first_chars(list(av[-1]) + items[1:]) if av[-1].getwidth()[0] == 0 \
-            else _first_chars(list(av[-1]))
-    if name == "BRANCH":
-        firsts = [_first_chars(list(a)) for a in av[1]]
-        return _ANY if any(f is _ANY for f in firsts) else frozenset().union(*firsts)
-    if name in ("MAX_REPEAT", "MIN_REPEAT") and av[0] > 0:
-        return _first_chars(list(av[2]))
-    return _ANY  # ANY (.), categories, optional parts, anchors, lookarounds: be conservative

@@ -33,14 +33,19 @@ def load_check_rules(packs: Sequence[str] = (), *, bundled: bool = True,
     if base is None or extra is None:
         return base if base is not None else extra  # type: ignore[return-value]
     clashes = []
+    # without case (issue 21 item 10): a pack's fp8d-ds-0002 would pass for the bundled rule
+    taken = {n.casefold(): n for r in base for n in (r.id, *r.aliases)}
+    taken.update((n.casefold(), n) for n in base.skipped)
     for rule in extra:
-        for name in (rule.id, *rule.aliases):
-            if name in base:
+        for own in (rule.id, *rule.aliases):
+            name = taken.get(own.casefold())
+            if name is not None:
                 other = base.get(name)
                 where = other.path if other is not None else base.canonical(name)
+                same = "" if name == own else f" (as {name!r}: ids are compared without case)"
                 clashes.append(Problem(rule.path, None,
-                                       f"rule id {name!r} is already used by the bundled rule "
-                                       f"{where}; give the pack its own prefix "
+                                       f"rule id {own!r} is already used by the bundled rule "
+                                       f"{where}{same}; give the pack its own prefix "
                                        "(e.g. ACME-0001)"))
     if clashes:
         raise RuleLoadError(clashes)

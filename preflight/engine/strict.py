@@ -14,8 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from preflight.findings import Evidence, FailOn, Finding, Fix, Severity, Undetermined
+from preflight.builtin_findings import BUILTIN
+from preflight.findings import Evidence, FailOn, Finding, Fix, Undetermined
 
+# Defined in preflight.builtin_findings (the one catalogue of built-in findings).
 UNDETERMINED_ID = "FP8D-STRICT-UNDETERMINED"
 SMOKE_ID = "FP8D-STRICT-SMOKE"
 _SHOWN = 8
@@ -29,32 +31,24 @@ def undetermined_finding(blocking: Sequence[Undetermined], fail_on: FailOn) -> F
     reasons = sorted({r for u in blocking for r in u.reasons})
     why = "; ".join(reasons[:3]) + (f"; and {len(reasons) - 3} more" if len(reasons) > 3 else "")
     evidence = {e.fact: e for u in blocking for e in u.unknown}
-    return Finding(
-        rule_id=UNDETERMINED_ID,
-        severity=Severity.ERROR,
-        title="Rules undetermined under --strict",
-        message=(f"{len(ids)} rule(s) at or above '{fail_on}' could not be decided here: "
-                 f"{shown}. Why: {why or 'facts they need are unknown'}."),
-        fix=Fix("Give fp8-doctor the missing facts: run it on the training node, pass "
-                "--snapshot FILE from there, or --assume KEY=VALUE for what is planned; "
-                "or drop --strict to accept undetermined rules."),
+    return BUILTIN[UNDETERMINED_ID].make(
+        f"{len(ids)} rule(s) at or above '{fail_on}' could not be decided here: "
+        f"{shown}. Why: {why or 'facts they need are unknown'}.",
+        Fix("Give fp8-doctor the missing facts: run it on the training node, pass "
+            "--snapshot FILE from there, or --assume KEY=VALUE for what is planned; "
+            "or drop --strict to accept undetermined rules."),
         evidence=tuple(evidence[k] for k in sorted(evidence)),
-        confidence="verified",
         tags=("strict",),
     )
 
 
 def smoke_finding(why_not: str) -> Finding:
     """The job asks for FP8 but the smoke step did not run: nothing confirmed FP8 works."""
-    return Finding(
-        rule_id=SMOKE_ID,
-        severity=Severity.ERROR,
-        title="FP8 smoke step could not run under --strict",
-        message=(f"The job asks for FP8 but the smoke step did not run ({why_not}), so nothing "
-                 "confirmed that FP8 runs, engages and trains on the GPU."),
-        fix=Fix("Run fp8-doctor check --strict on a node with the training GPU and torch, or "
-                "pass --no-smoke to accept an unconfirmed FP8 path."),
+    return BUILTIN[SMOKE_ID].make(
+        f"The job asks for FP8 but the smoke step did not run ({why_not}), so nothing "
+        "confirmed that FP8 runs, engages and trains on the GPU.",
+        Fix("Run fp8-doctor check --strict on a node with the training GPU and torch, or "
+            "pass --no-smoke to accept an unconfirmed FP8 path."),
         evidence=(Evidence("smoke.skip_reason", why_not, "smoke"),),
-        confidence="verified",
         tags=("strict", "smoke"),
     )

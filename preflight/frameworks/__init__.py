@@ -17,9 +17,16 @@ from __future__ import annotations
 
 from functools import lru_cache
 from importlib import import_module
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from preflight.frameworks._record import Default, Derived, Framework, Reference
+
+if TYPE_CHECKING:
+    # the types of the names __getattr__ builds on first use: declared, so that a type checker
+    # does not depend on the order it meets the import cycles through this package in
+    FRAMEWORKS: tuple[Framework, ...]
+    BY_KIND: dict[str, Framework]
+    FORMATS: dict[str, tuple[str, ...]]
 
 __all__ = ["BY_KIND", "FORMATS", "FRAMEWORKS", "KINDS", "Default", "Derived", "Framework",
            "Reference", "best_any_format", "detect", "score"]

@@ -21,8 +21,10 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
+from preflight import bounded
 from preflight.facts import Unknown
 from preflight.findings import Source
+from preflight.jobs.boundary import refuse
 from preflight.keypaths import Path, nearest_line
 
 
@@ -69,7 +71,15 @@ class Parsed:
 
 
 def read_text(path: str) -> str:
-    """The file's text, refusing non-regular, oversized, binary and non-UTF-8 files."""
+    """The file's text, refusing non-regular, oversized, binary and non-UTF-8 files, and a file
+    outside the job being read (:mod:`.boundary`).
+
+    The file is opened non-blocking and checked again on the open descriptor
+    (:func:`preflight.bounded.read_bytes`): a FIFO swapped in for a config between the
+    ``stat`` and the ``open`` used to hang the run (issue 21 item 4)."""
+    why = refuse(path)
+    if why is not None:
+        raise ParseError(why, code="outside_job", level="warning")
     try:
         st = os.stat(path)
     except OSError as exc:
@@ -78,18 +88,21 @@ def read_text(path: str) -> str:
                 "a broken symbolic link"
             raise ParseError(f"{what} (to {os.readlink(path)!r})") from None
         raise ParseError(f"cannot read: {exc.strerror or exc}") from None
+    except ValueError:      # a NUL byte in the path
+        raise ParseError("cannot read: the path holds a NUL byte") from None
     if not stat.S_ISREG(st.st_mode):
-        raise ParseError("not a regular file")
+        raise ParseError(f"not a regular file ({bounded.kind_of(st.st_mode)})")
     if st.st_size > MAX_BYTES:
         raise ParseError(f"file is {st.st_size:,} bytes, over the {MAX_BYTES:,}-byte limit for a "
                          "config file; refusing to read it (is this really a training config?)")
     try:
-        with open(path, "rb") as fh:
-            raw = fh.read(MAX_BYTES + 1)
+        raw = bounded.read_bytes(path, MAX_BYTES)
+    except bounded.NotRegularFile as exc:     # replaced between the stat and the open
+        raise ParseError(f"not a regular file ({exc.kind})") from None
+    except bounded.TooLarge:                  # grew between stat and read
+        raise ParseError(f"file is over the {MAX_BYTES:,}-byte limit for a config file") from None
     except OSError as exc:
         raise ParseError(f"cannot read: {exc.strerror or exc}") from None
-    if len(raw) > MAX_BYTES:  # grew between stat and read
-        raise ParseError(f"file is over the {MAX_BYTES:,}-byte limit for a config file")
     if raw[:2] in (b"\xff\xfe", b"\xfe\xff") or (b"\x00" in raw[:64] and _utf16_like(raw)):
         # Windows editors and PowerShell's `>` write UTF-16; every reader here wants UTF-8
         raise ParseError("UTF-16 text (as PowerShell and some Windows editors write it), not "

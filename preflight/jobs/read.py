@@ -22,6 +22,7 @@ from typing import Any
 
 from preflight.frameworks import BY_KIND, FORMATS, KINDS, best_any_format, detect, score
 from preflight.jobs import scripts
+from preflight.jobs.boundary import enforced
 from preflight.jobs.defaults import default_paths
 from preflight.jobs.formats import format_of
 from preflight.jobs.graph import FileRead, one_job
@@ -142,9 +143,15 @@ def _duplicates(path: str, kind: str, parsed: Any) -> list[ConfigProblem]:
 
 
 def read_paths(paths: Sequence[str], kind: str | None = None) -> ConfigRead:
-    """Read ``paths`` (files and folders) into one job's config facts. Never raises."""
+    """Read ``paths`` (files and folders) into one job's config facts. Never raises.
+
+    Only files inside the job are read (:mod:`.boundary`, issue 21 item 2); a reference that
+    leaves it is a warning at the line that makes it."""
     try:
-        return _read_paths(paths, kind)
+        with enforced(paths) as bound:
+            read = _read_paths(paths, kind)
+        read.problems.extend(p for p in bound.refused if p not in read.problems)
+        return read
     except Exception as exc:  # noqa: BLE001 - e.g. a path that is not a string; still a result
         return ConfigRead(problems=[ConfigProblem(
             ", ".join(map(str, paths)) if isinstance(paths, (list, tuple)) else str(paths), None,

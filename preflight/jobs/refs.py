@@ -8,7 +8,9 @@ what it cannot find comes back as a ``Linked(missing=True)``, and the job reader
 the same command line, whose path ends with the value as written), then each job root (a folder
 given, or the folder of a file given). Still not found is a *warning* naming every place looked
 at: the file may exist where the job is launched (issue 14: it was an error when fp8-doctor ran
-from another folder).
+from another folder). Only files inside the job are candidates (:mod:`.boundary`): a reference
+found only outside it (``deepspeed: ../../x.json``, an absolute path, a symlink out) is a warning
+that it was not read (issue 21 item 2).
 """
 
 from __future__ import annotations
@@ -16,15 +18,22 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
+from preflight.jobs.boundary import current, outside_problem, refuse
 from preflight.jobs.types import ConfigProblem, Linked
 
 
-def locate(target: str, naming_file: str) -> str | None:
-    """``target`` next to ``naming_file``, else in the current directory, else None."""
+def _existing(target: str, naming_file: str) -> list[str]:
+    """Where ``target`` exists: next to ``naming_file``, then in the current directory."""
     target = os.path.expanduser(target.strip())
     candidates = [target] if os.path.isabs(target) else [
         os.path.join(os.path.dirname(naming_file), target), target]
-    return next((os.path.normpath(c) for c in candidates if os.path.isfile(c)), None)
+    return [os.path.normpath(c) for c in candidates if os.path.isfile(c)]
+
+
+def locate(target: str, naming_file: str) -> str | None:
+    """``target`` next to ``naming_file``, else in the current directory, else None; only a
+    file inside the job counts (:mod:`.boundary`: one outside is reported, never read)."""
+    return next((c for c in _existing(target, naming_file) if not refuse(c)), None)
 
 
 def named(target: str, kind: str, naming_file: str, source: str, *, key: str,
@@ -43,18 +52,31 @@ def resolve_missing(link: Linked, known: Sequence[str], roots: Sequence[str]) ->
     tail = os.sep + target
     for path in known:
         norm = os.path.normpath(os.path.abspath(path))
-        if norm.endswith(tail) and os.path.isfile(norm):
+        if norm.endswith(tail) and os.path.isfile(norm) and not refuse(norm):
             return norm
-    for root in roots:
+    boundary = current()
+    # then the job's wider roots (its git work tree's top, the current directory holding it):
+    # where a recipe repository is launched from
+    wider = boundary.roots if boundary is not None else ()
+    for root in dict.fromkeys((*roots, *wider)):
         cand = os.path.normpath(os.path.join(root, target))
-        if os.path.isfile(cand):
+        if os.path.isfile(cand) and not refuse(cand):
             return cand
     return None
 
 
 def not_found(link: Linked, naming_file: str, roots: Sequence[str], resolution: str,
               ) -> ConfigProblem:
-    """The warning for a named file found nowhere, with a fix for this reference."""
+    """The warning for a named file found nowhere, with a fix for this reference; for one found
+    only outside the job, the warning that it was not read (:mod:`.boundary`)."""
+    target = os.path.expanduser(link.path.strip())
+    outside = _existing(target, naming_file) + [
+        c for c in (os.path.normpath(os.path.join(r, target)) for r in roots)
+        if not os.path.isabs(target) and os.path.isfile(c)]
+    problem = outside_problem(outside[0], naming_file, link.line,
+                              f"{link.key or 'this key'} names") if outside else None
+    if problem is not None:
+        return problem
     looked = [os.path.dirname(naming_file) or ".", *roots, "the current directory"]
     looked = list(dict.fromkeys(looked))
     what = link.key or "this key"

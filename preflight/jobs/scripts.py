@@ -10,13 +10,12 @@ script as meant.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from preflight.jobs import shell
 from preflight.jobs.parse import ParseError
-from preflight.jobs.shellvars import collect_variables, strip_comments, unterminated_heredoc
+from preflight.jobs.shellvars import collect_variables, strip_comments
 from preflight.jobs.sourcing import sourced
 from preflight.jobs.types import ConfigProblem, Linked, ReaderOutput
 
@@ -46,13 +45,15 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
         what, line = open_at
         raise ParseError(f"{what} opened here is never closed: bash stops at the end of the file "
                          "with a syntax error, so this script would not start the job", line)
-    heredoc = unterminated_heredoc(text) if shell_script and "<<" in text else None
+    docs = shell.heredocs(text) if shell_script else []
+    # Here-document bodies are text (a config written out, `python - <<EOF` code), never the
+    # script's commands: blanked, keeping the lines (issue 21 item 9; jobs/shell.py).
+    text = shell.blank_heredocs(text, docs)
+    heredoc = next(((d.line, d.delimiter) for d in docs if not d.closed), None)
     if heredoc is not None:
         # The body runs to the end of the file as the here-document's text: no command after
-        # its start runs, so none of it is a launch line. Blank it, keeping the lines.
+        # its start runs, so none of it is a launch line.
         line, delimiter = heredoc
-        start = sum(len(x) + 1 for x in text.split("\n")[:line])
-        text = text[:start] + re.sub(r"[^\n]", " ", text[start:])
         crlf_or_doc = ConfigProblem(path, line, (
             f"a here-document (<<{delimiter}) opened here is never closed: bash takes the rest of "
             "the file as its text, so nothing after this line runs; its lines were not read as "

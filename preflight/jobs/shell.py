@@ -1,4 +1,4 @@
-"""Is a launch script's quoting balanced? A cut-off or mis-quoted script never runs.
+r"""Is a launch script's quoting balanced? A cut-off or mis-quoted script never runs.
 
 The flag readers (:mod:`.megatron`, :mod:`.launch`) look for ``--flag value`` tokens and do not
 emulate bash, so a script truncated inside ``GPT_ARGS=( ...`` or with an unterminated ``"`` still
@@ -8,30 +8,81 @@ the first quote, ``(``, ``$(`` or backquote still open at the end of the file, i
 
 It is deliberately partial: it knows single and double quotes (``$'...'`` with its escapes),
 backslashes, comments, ``$(``/``(``/``)`` nesting (a ``)`` with no ``(``, as in ``case``
-patterns, is ignored), backquotes and here-documents (the insides of both are skipped, as
-``bash -n`` does). Anything it
-does not know can only make it *miss* an error, not invent one on a script bash accepts; the
-fixtures and Megatron-LM's own example scripts are the check of that.
+patterns, is ignored), ``((...))`` arithmetic, backquotes and here-documents (the insides of
+both are skipped, as ``bash -n`` does). Anything it does not know can only make it *miss* an
+error, not invent one on a script bash accepts; the fixtures and Megatron-LM's own example
+scripts are the check of that.
+
+The same pass finds every here-document (:func:`heredocs`) as bash reads them (issue 21 item 9:
+``<<-EOF``, ``<<'EOF'``, ``<<"END X"``, ``<<\EOF`` and two on one line were read as the launch):
+the delimiter is the next shell word after quote removal; the bodies of all the here-documents
+opened on a line start after that line's first unquoted newline, in order; a body line ends the
+document when it equals the delimiter (after leading tabs are removed, for ``<<-``), and when the
+delimiter was not quoted a backslash-newline joins two body lines first, so ``x\`` over ``EOF``
+ends nothing (POSIX.1-2017 XCU 2.7.4; bash 5.2 agrees, and tests/fuzz/test_fuzz_shell.py checks
+this module against the bash on the test machine). :func:`blank_heredocs` blanks the bodies and
+closing lines, so no reader takes a body's text (``python - <<EOF`` code, a generated config) for
+the script's own commands; an unclosed one runs to the end of the file, as in bash.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 # Ordinary characters and backslash escapes, skipped in C rather than one by one (800 KB of
 # `\`-newlines took 0.8 s); newlines too unless a here-document body follows.
 _PLAIN = re.compile(r"(?:[^\n'\"\\#$()`<]|\\[\s\S])*")
 _PLAIN_NL = re.compile(r"(?:[^'\"\\#$()`<]|\\[\s\S])*")
-_HEREDOC = re.compile(r"<<(-?)[ \t]*(['\"]?)([A-Za-z_][\w-]*)\2")
+_HEREDOC_OP = re.compile(r"<<(-?)[ \t]*")
+# Characters that end a shell word (bash's shell metacharacters): the delimiter word stops there.
+_WORD_END = frozenset(" \t\n;&|()<>")
 _COMMENT_BEFORE = frozenset(" \t\n;&|()")
 _WHAT = {"'": "a '...' string", '"': 'a "..." string', "(": "a (", "$(": "a $(",
          "`": "a `...` command"}
 
 
+@dataclass(frozen=True)
+class HereDoc:
+    """One here-document: where its ``<<`` is and which characters are its body."""
+
+    line: int              # 1-based line of the ``<<`` operator
+    delimiter: str         # after quote removal, as bash compares it
+    start: int             # offset of the body's first character
+    end: int               # offset just past its closing line (or the end of the text)
+    closed: bool           # False: no line ends it, bash takes the rest of the file
+
+
 def unterminated(text: str) -> tuple[str, int] | None:
     """``(what, line)`` of the first construct still open at the end of ``text``, or None."""
+    return _scan(text)[0]
+
+
+def heredocs(text: str) -> list[HereDoc]:
+    """Every here-document of ``text``, in order, as bash reads them."""
+    return _scan(text)[1] if "<<" in text else []
+
+
+def blank_heredocs(text: str, docs: list[HereDoc] | None = None) -> str:
+    """``text`` with each here-document's body and closing line blanked (newlines kept, so
+    every other line keeps its number): what is left is what bash would run as commands."""
+    docs = heredocs(text) if docs is None else docs
+    if not docs:
+        return text
+    out: list[str] = []
+    at = 0
+    for doc in docs:
+        out += [text[at:doc.start], re.sub(r"[^\n]", " ", text[doc.start:doc.end])]
+        at = doc.end
+    out.append(text[at:])
+    return "".join(out)
+
+
+def _scan(text: str) -> tuple[tuple[str, int] | None, list[HereDoc]]:
+    """The first construct still open at the end (or None), and the here-documents read."""
     stack: list[tuple[str, int]] = []          # (what, offset where it opened)
-    heredocs: list[tuple[str, bool]] = []
+    heredocs: list[tuple[str, bool, bool, int]] = []   # pending: delimiter, <<-, quoted, offset
+    found: list[HereDoc] = []
     word_goes_on = -2      # offset of a `)` closing `$(`: a `#` right after it is no comment
     i, n = 0, len(text)
     closes: dict[int, int] = {}     # filled on the first $((: offset of each ( -> its )
@@ -52,7 +103,7 @@ def unterminated(text: str) -> tuple[str, int] | None:
         if c == "\n":                          # only with a here-document pending
             i += 1
             if top != '"':
-                i = _skip_heredocs(text, i, heredocs)
+                i = _skip_heredocs(text, i, heredocs, found)
                 heredocs.clear()
             continue
         if c == "`":
@@ -84,23 +135,38 @@ def unterminated(text: str) -> tuple[str, int] | None:
                 break
             i = j + 1
             continue
-        if c == "$" and text.startswith("((", i + 1):
-            j = _arith_end(text, i + 1, closes)
-            if j < 0:
-                # Not arithmetic: bash then re-reads it as $( (...) ... ) by rules this checker
-                # does not model (bash -n accepts "$(()#)" and "$(()# c'm\n($')", refuses
-                # "$(()#()"). It may miss an error, never invent one: stop, report nothing.
-                return None
-            i = j          # $(( ... )): bash matches the parentheses only, quotes are literal
-            word_goes_on = j - 1
+        j = _arithmetic(text, i, closes)
+        if j < 0:
+            # `$((` that is not arithmetic: bash then re-reads it as $( (...) ... ) by rules
+            # this checker does not model (bash -n accepts "$(()#)" and "$(()# c'm\n($')",
+            # refuses "$(()#()"). It may miss an error, never invent one: stop, report nothing.
+            return None, found
+        if j:
+            # bash matches the parentheses only, quotes are literal; a `#` right after the
+            # `))` of `$((...))` is part of the word, no comment
+            word_goes_on = j - 1 if c == "$" else word_goes_on
+            i = j
             continue
         i, closed = _opener_or_closer(text, i, top, stack, heredocs)
         if closed:
             word_goes_on = closed
+    if heredocs:       # opened on the last line, which has no newline: empty bodies
+        i = _skip_heredocs(text, n, heredocs, found)
     if not stack:
-        return None
+        return None, found
     what, where = stack[0]
-    return _WHAT[what], text.count("\n", 0, where) + 1
+    return (_WHAT[what], text.count("\n", 0, where) + 1), found
+
+
+def _arithmetic(text: str, i: int, closes: dict[int, int]) -> int:
+    """Offset past ``$((...))`` or an arithmetic command ``((...))`` starting at ``i`` (whose
+    ``<<`` is a shift, not a here-document); 0 when there is none; -1 for a ``$((`` that does
+    not close as arithmetic."""
+    if text.startswith("$((", i):
+        return _arith_end(text, i + 1, closes)
+    if text.startswith("((", i) and _word_starts(text, i):
+        return max(_arith_end(text, i, closes), 0)   # else a subshell in a subshell: ( (x) )
+    return 0
 
 
 def _ansi_c_end(text: str, j: int) -> int:
@@ -113,7 +179,7 @@ def _ansi_c_end(text: str, j: int) -> int:
 
 
 def _opener_or_closer(text: str, i: int, top: str, stack: list[tuple[str, int]],
-                      heredocs: list[tuple[str, bool]]) -> tuple[int, int]:
+                      heredocs: list[tuple[str, bool, bool, int]]) -> tuple[int, int]:
     """An unquoted quote, parenthesis or here-document operator at ``i``: update the stack (or
     the pending here-documents) and return where to go on, and the offset of a ``)`` that closed
     a ``$(`` (0 for none: a ``#`` right after it is no comment)."""
@@ -126,12 +192,58 @@ def _opener_or_closer(text: str, i: int, top: str, stack: list[tuple[str, int]],
         stack.pop()
         if top == "$(":
             return i + 1, i
-    elif c == "<" and text.startswith("<<", i) and not text.startswith("<<<", i):
-        m = _HEREDOC.match(text, i)
-        if m:
-            heredocs.append((m.group(3), m.group(1) == "-"))
-            return m.end(), 0
+    elif c == "<" and text.startswith("<<<", i):
+        return i + 3, 0                        # a here-string, not a here-document
+    elif c == "<" and text.startswith("<<", i):
+        op = _HEREDOC_OP.match(text, i)
+        assert op is not None
+        word = _delimiter_word(text, op.end())
+        if word is not None:
+            delimiter, quoted, end = word
+            heredocs.append((delimiter, op.group(1) == "-", quoted, i))
+            return end, 0
+        return op.end(), 0
     return i + 1, 0
+
+
+def _delimiter_word(text: str, j: int) -> tuple[str, bool, int] | None:
+    """The word after ``<<``: ``(delimiter after quote removal, whether any of it was quoted,
+    offset past it)``, or None when there is no word (bash: a syntax error)."""
+    out: list[str] = []
+    quoted = False
+    n = len(text)
+    while j < n and text[j] not in _WORD_END:
+        c = text[j]
+        if c == "\\":
+            if text.startswith("\n", j + 1):          # a line continuation: removed
+                j += 2
+                continue
+            quoted = True
+            out.append(text[j + 1:j + 2])
+            j += 2
+        elif c == "'" or (c == "$" and text.startswith("'", j + 1)):
+            k = j + (2 if c == "$" else 1)
+            close = _ansi_c_end(text, k) if c == "$" else text.find("'", k)
+            if close < 0:
+                return None
+            out.append(text[k:close])
+            quoted, j = True, close + 1
+        elif c == '"':
+            k = j + 1
+            while k < n and text[k] != '"':
+                if text[k] == "\\" and k + 1 < n and text[k + 1] in '"\\$`\n':
+                    out.append("" if text[k + 1] == "\n" else text[k + 1])
+                    k += 2
+                    continue
+                out.append(text[k])
+                k += 1
+            if k >= n:
+                return None
+            quoted, j = True, k + 1
+        else:
+            out.append(c)
+            j += 1
+    return ("".join(out), quoted, j) if out or quoted else None
 
 
 _PAREN = re.compile(r"\\[\s\S]|[()]")
@@ -190,14 +302,28 @@ def _backquote_end(text: str, i: int) -> int:
         i = j + 1
 
 
-def _skip_heredocs(text: str, i: int, pending: list[tuple[str, bool]]) -> int:
-    """Skip the bodies of the here-documents opened on the line that just ended."""
-    for delimiter, strip_tabs in pending:
-        while i < len(text):
-            j = text.find("\n", i)
-            end = len(text) if j == -1 else j
-            body = text[i:end]
-            i = end + 1
-            if (body.lstrip("\t") if strip_tabs else body) == delimiter:
+def _skip_heredocs(text: str, i: int, pending: list[tuple[str, bool, bool, int]],
+                   found: list[HereDoc]) -> int:
+    """Skip the bodies of the here-documents opened on the line that just ended (``i`` is the
+    offset after its newline), recording each in ``found``."""
+    n = len(text)
+    for delimiter, strip_tabs, quoted, at in pending:
+        start, closed = min(i, n), False
+        while i < n:
+            # one logical line: with an unquoted delimiter, backslash-newline joins the next
+            parts: list[str] = []
+            while True:
+                j = text.find("\n", i)
+                end = n if j == -1 else j
+                piece = text[i:end]
+                i = end + 1
+                if quoted or j == -1 or _backslashes_before(text, end) % 2 == 0:
+                    parts.append(piece)
+                    break
+                parts.append(piece[:-1])
+            line = "".join(parts)
+            if (line.lstrip("\t") if strip_tabs else line) == delimiter:
+                closed = True
                 break
-    return min(i, len(text))
+        found.append(HereDoc(text.count("\n", 0, at) + 1, delimiter, start, min(i, n), closed))
+    return min(i, n)

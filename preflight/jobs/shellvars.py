@@ -93,26 +93,3 @@ def expand_flag_names(text: str, variables: dict[str, str]) -> str:
             return m.group(0)
         return m.group(1) + value
     return _FLAG_REF.sub(put, text) if "--" in text and "$" in text else text
-
-
-_HEREDOC_OPEN = re.compile(r"<<(-?)[ \t]*(['\"]?)([A-Za-z_][\w-]*)\2")
-
-
-def unterminated_heredoc(text: str) -> tuple[int, str] | None:
-    """``(line, delimiter)`` of a here-document never closed: bash warns ("delimited by
-    end-of-file") and takes the rest of the file as its text (issue 13 item 9)."""
-    lines = text.split("\n")
-    i = 0
-    while i < len(lines):
-        pending = [(m.group(3), m.group(1) == "-") for m in _HEREDOC_OPEN.finditer(lines[i])
-                   if not lines[i][:m.start()].rstrip().endswith("<")]
-        opened = i
-        i += 1
-        for delimiter, strip_tabs in pending:
-            while i < len(lines) and (lines[i].lstrip("\t") if strip_tabs else lines[i]) \
-                    != delimiter:
-                i += 1
-            if i >= len(lines):
-                return opened + 1, delimiter
-            i += 1
-    return None

@@ -6,7 +6,9 @@ folder looked like two jobs (issue 14). :func:`sourced` finds the files a script
 folder, then the current directory; ``$(dirname "$0")``-style prefixes mean the script's folder),
 reads them bounded (:data:`MAX_DEPTH` levels, :data:`MAX_FILES` files, each through the same
 size-capped reader as any config) and returns them with the variables they assign. A path built
-from other variables is not guessed at.
+from other variables is not guessed at. A file outside the job (``~/.bashrc``,
+``/etc/environment``, ``../../x``, a symlink out of the job: :mod:`.boundary`) is never read: it
+is a warning at the ``source`` line (issue 21 item 2).
 """
 
 from __future__ import annotations
@@ -14,7 +16,9 @@ from __future__ import annotations
 import os
 import re
 
+from preflight.jobs.boundary import outside_reference, refuse
 from preflight.jobs.parse import ParseError, read_text
+from preflight.jobs.shell import blank_heredocs
 from preflight.jobs.shellvars import collect_variables, strip_comments
 
 MAX_DEPTH = 3
@@ -28,14 +32,28 @@ _SELF_DIR = re.compile(r"""^"?(?:\$\(\s*dirname\s+[^)]*\)|\$\{BASH_SOURCE(?:\[0\
                        r"""\$\{?(?:SCRIPT_DIR|DIR)\}?)"?/""")
 
 
-def _target(raw: str, script: str) -> str | None:
+def _candidates(raw: str, script: str) -> list[str]:
+    """Existing files ``source RAW`` in ``script`` may mean: its folder first, then the current
+    directory; none for a path built from variables (not guessed at)."""
     raw = raw.strip("\"'")
     raw = _SELF_DIR.sub(lambda _: os.path.dirname(os.path.abspath(script)) + os.sep, raw)
     if "$" in raw or "`" in raw:
-        return None
+        return []
     raw = os.path.expanduser(raw)
     cands = [raw] if os.path.isabs(raw) else [os.path.join(os.path.dirname(script), raw), raw]
-    return next((os.path.normpath(c) for c in cands if os.path.isfile(c)), None)
+    return [os.path.normpath(c) for c in cands if os.path.isfile(c)]
+
+
+def _target(raw: str, script: str, line: int) -> str | None:
+    """The file to follow, or None; one that lies only outside the job is reported
+    (:func:`preflight.jobs.boundary.outside_reference`), never read."""
+    found = _candidates(raw, script)
+    inside = [c for c in found if not refuse(c)]
+    if inside:
+        return inside[0]
+    if found:
+        outside_reference(found[0], script, line, "sources")
+    return None
 
 
 def sourced(script: str, text: str) -> tuple[list[str], dict[str, str]]:
@@ -46,14 +64,15 @@ def sourced(script: str, text: str) -> tuple[list[str], dict[str, str]]:
     while todo:
         path, body, depth = todo.pop(0)
         for m in _SOURCE.finditer(strip_comments(body)):
-            target = _target(m.group(1), path)
+            target = _target(m.group(1), path, body.count("\n", 0, m.start(1)) + 1)
             if target is None or os.path.realpath(target) in {os.path.realpath(p) for p in
                                                               (script, *found)}:
                 continue
             if len(found) >= MAX_FILES:
                 return found, variables
             try:
-                inner = read_text(target)
+                # a here-document's body is text: no `source` or assignment in it counts
+                inner = blank_heredocs(read_text(target))
             except (ParseError, OSError):
                 continue          # the job reader reports it when it reads that file itself
             found.append(target)

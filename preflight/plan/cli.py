@@ -12,9 +12,9 @@ def add_arguments(p: argparse.ArgumentParser,
                   add_collect: Callable[[argparse.ArgumentParser], None]) -> None:
     add_collect(p)
     p.add_argument("--rules", action="append", default=[], metavar="DIR", help=argparse.SUPPRESS)
-    p.add_argument("--format", choices=("text", "json"), default="text",
-                   help="output format (default: %(default)s)")
-    p.add_argument("-o", "--output", metavar="FILE", help="write the plan to FILE instead of stdout")
+    from preflight.cli_args import add_output
+
+    add_output(p, "plan")   # the output flags every command shares (issue 24 item 9)
     p.add_argument("--allow-downgrade", action="store_true",
                    help="also consider older releases (an older release may predate the feature)")
 
@@ -25,7 +25,9 @@ def main(args: argparse.Namespace, options: Any, *, write: Callable[[str, str | 
     stays."""
     from preflight.plan.render import render_json, render_text
     from preflight.plan.run import plan
+    from preflight.render.output import finish_output
 
     result = plan(options, progress=progress, downgrades=args.allow_downgrade)
-    write(render_json(result) if args.format == "json" else render_text(result), args.output)
+    text = render_json(result) if args.format == "json" else render_text(result)
+    write(finish_output(text, args.format, redact=not args.no_redact), args.output)
     return 1 if result.uncleared else 0

@@ -1,6 +1,6 @@
 """``--assume KEY=VALUE``: plan an environment that is not installed.
 
-Keys: ``gpu=NAME`` (a known model: sets every derived ``gpu.*`` fact), ``gpu.count=N`` (0 to
+Keys: ``gpu=NAME`` (a known model: sets every derived ``gpu.*`` fact), ``gpu.count=N`` (1 to
 4096 GPUs per node), ``gpu.cc=M.m``, ``pkg.NAME=VERSION`` (``none`` plans it uninstalled; a planned
 torch replaces every ``cuda.torch_*`` fact of this machine with what its ``+cu124`` / ``+cpu`` /
 ``+rocm`` label says, Unknown without one), and any other registered
@@ -61,7 +61,14 @@ def _int(key: str, value: str, minimum: int = 0, maximum: int = _INT64 - 1,
 
 
 def _gpu_count(value: str) -> int:
-    return _int("gpu.count", value, maximum=MAX_GPUS_PER_NODE, what=" (GPUs per node)")
+    # A plan of a node with no GPU judges nothing an FP8 job could run on (issue 21 item 10:
+    # gpu.count=0 came out as exit 0 or 1, a "result" for an impossible plan): a usage error.
+    if re.fullmatch(r"[+-]?0+", value.strip()):
+        raise AssumeError(f"{_flag('gpu.count', value)}: a planned node has at least one GPU "
+                          "(FP8 trains on GPUs); to judge a machine without one, run fp8-doctor "
+                          "on it without --assume gpu.count")
+    return _int("gpu.count", value, minimum=1, maximum=MAX_GPUS_PER_NODE,
+                what=" (GPUs per node)")
 
 
 # The newest compute capability any released GPU has: Blackwell 12.x (sm_120 / sm_121). A plan
@@ -260,9 +267,6 @@ def apply_assumptions(facts: Facts, assume: Mapping[str, str]) -> Facts:
         for stale in _GPU_STALE:
             values.pop(stale, None)
             prov.pop(stale, None)
-        if "gpu.count" in gpu and gpu.get("gpu.count") == 0:
-            for stale in ("gpu.cc", "gpu.min_cc", "gpu.max_cc", "gpu.arch", "gpu.name"):
-                values.pop(stale, None)
     assumed.update(gpu)
 
     touched: set[str] = set()

@@ -1,92 +1,22 @@
-"""Reading files we do not control: regular files only, never more than a given number of bytes.
+"""Bounded reads of files we do not control: now :mod:`preflight.bounded`.
 
-Issue 13 item 2: a package's ``METADATA`` that was a symlink to ``/dev/zero`` was read whole (the
-run reached the OOM killer at 24 GB) and one that was a FIFO hung the run forever; a FIFO in a rule
-folder hung ``rules lint``. Here a path is opened with ``O_NONBLOCK`` (opening a FIFO without a
-writer then returns at once instead of waiting for one), checked with ``fstat`` on the open file
-(no window between the check and the read), refused unless it is a regular file, and read in
-chunks up to ``limit`` bytes, or only up to the end of a header when ``stop`` is given.
-
-Used by the packages probe and the rule loader; config files have their own reader
-(``jobs/parse.py``, same policy).
+It moved out of ``probes`` when the config reader, snapshots, baselines and the outputs started
+to use it (issue 21): importing it from ``preflight.probes`` made an import cycle through the
+packages probe and the framework records. This name stays for existing imports.
 """
 
 from __future__ import annotations
 
-import os
-import stat
+from preflight.bounded import (
+    NotRegularFile,
+    TooLarge,
+    files_read,
+    forget_reads,
+    identity,
+    is_regular,
+    kind_of,
+    read_bytes,
+)
 
-_CHUNK = 64 * 1024
-_KINDS = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
-          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"),
-          (stat.S_ISDIR, "a folder"))
-
-
-class NotRegularFile(OSError):
-    """The path names something other than a regular file (after following symlinks)."""
-
-    def __init__(self, path: str, kind: str) -> None:
-        super().__init__(f"{path} is {kind}, not a regular file")
-        self.kind = kind
-
-
-class TooLarge(OSError):
-    """The file is longer than the reader's limit (only raised when ``partial`` is False)."""
-
-
-def kind_of(mode: int) -> str:
-    """What a non-regular ``st_mode`` is, in words."""
-    return next((what for test, what in _KINDS if test(mode)), "not a regular file")
-
-
-def is_regular(path: str | os.PathLike[str]) -> bool:
-    """True when ``path`` (following symlinks) is a regular file; never opens it."""
-    try:
-        return stat.S_ISREG(os.stat(path).st_mode)
-    except (OSError, ValueError):
-        return False
-
-
-def read_bytes(path: str | os.PathLike[str], limit: int, *, stop: bytes | None = None,
-               partial: bool = False) -> bytes:
-    """At most ``limit`` bytes of the regular file ``path``.
-
-    ``stop``: stop reading once this byte string has been read (a header's end); the result then
-    ends at it. Past ``limit`` without ``stop`` found: :class:`TooLarge`, unless ``partial``,
-    which returns the first ``limit`` bytes. Raises :class:`NotRegularFile` for a FIFO, device,
-    socket or folder (the open never blocks and the file is not read), and ``OSError`` as ``open``
-    does.
-    """
-    name = os.fspath(path)
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | \
-        getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
-    try:
-        before = os.stat(name).st_mode
-    except ValueError as exc:  # a NUL byte in the path
-        raise FileNotFoundError(str(exc)) from None
-    if not stat.S_ISREG(before):
-        # Refused before the open: opening some devices has effects of its own (a tape rewinds).
-        raise NotRegularFile(name, kind_of(before))
-    fd = os.open(name, flags)
-    try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):  # replaced between the stat and the open
-            raise NotRegularFile(name, kind_of(mode))
-        buf = bytearray()
-        while len(buf) <= limit:
-            chunk = os.read(fd, min(_CHUNK, limit + 1 - len(buf)))
-            if not chunk:
-                break
-            start = max(len(buf) - len(stop) + 1, 0) if stop else 0
-            buf += chunk
-            if stop:
-                at = buf.find(stop, start, limit)
-                if at >= 0:
-                    return bytes(buf[: at + len(stop)])
-    finally:
-        os.close(fd)
-    if len(buf) > limit:
-        if not partial:
-            raise TooLarge(f"{name} is over the {limit:,}-byte limit for this file")
-        del buf[limit:]
-    return bytes(buf)
+__all__ = ["NotRegularFile", "TooLarge", "files_read", "forget_reads", "identity", "is_regular",
+           "kind_of", "read_bytes"]

@@ -122,7 +122,7 @@ def library_absent(env: Mapping[str, str] | None = None, cache: str = LD_CACHE) 
     if not sys.platform.startswith("linux"):
         return None
     env = os.environ if env is None else env
-    from preflight.probes import bounded
+    from preflight import bounded
 
     try:
         data = bounded.read_bytes(cache, 64 * 1024 * 1024)

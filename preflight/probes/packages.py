@@ -26,10 +26,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from preflight import bounded
 from preflight.facts import Unknown
 from preflight.frameworks._index import DISTRIBUTIONS
-from preflight.probes import bounded
 from preflight.probes.base import ProbeResult
+from preflight.probes.pathentries import unusable_path_entries, zip_header
 
 if TYPE_CHECKING:
     import importlib.metadata as md
@@ -104,6 +105,9 @@ def _read_header(dist: md.Distribution) -> str | None:
     :data:`METADATA_MAX_BYTES`); any other kind through its own ``read_text``.
     """
     folder = getattr(dist, "_path", None)
+    if hasattr(folder, "joinpath") and hasattr(folder, "open") and not isinstance(
+            folder, os.PathLike | str):
+        return zip_header(folder, METADATA_MAX_BYTES)
     if not isinstance(folder, os.PathLike | str):
         return dist.read_text("METADATA") or dist.read_text("PKG-INFO") or dist.read_text("")
     base = os.fspath(folder)
@@ -144,7 +148,9 @@ def discover() -> Iterable[Any]:
             or any(p and os.path.exists(p) and not os.path.isdir(p) for p in sys.path):
         import importlib.metadata as md
 
-        return md.distributions()
+        # never a FIFO or a device on the path: opened as a zip, it blocks (issue 21 item 4)
+        skip = {entry for entry, _ in unusable_path_entries(sys.path)}
+        return md.distributions(path=[p for p in sys.path if p not in skip])
     return _listed(sys.path)
 
 
@@ -171,10 +177,12 @@ def _listed(path: Sequence[str]) -> Iterator[_Found]:
 
 def scan(dists: Iterable[Any] | None = None) -> Scan:
     """One pass over the installed distributions, reading Name and Version from METADATA text."""
+    broken: list[str] = []
     if dists is None:
         dists = discover()
+        broken += [f"{entry}: on sys.path but {what}, not a folder or a zip; not read"
+                   for entry, what in unusable_path_entries(sys.path)]
     installed: list[Installed] = []
-    broken: list[str] = []
     seen: set[str] = set()
     for dist in dists:
         where = _meta_path(dist)

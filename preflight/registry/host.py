@@ -1,4 +1,5 @@
-"""``host.*``: the machine and process the job would run in (producer: probes/runtime.py)."""
+"""``host.*``: the machine and process the job would run in (producer: probes/runtime.py;
+``host.place``: engine/environment.py, from the facts judged)."""
 
 from preflight.facts import FactSpec as F
 
@@ -17,4 +18,7 @@ SPECS = (
     F("host.world_size", "int", "WORLD_SIZE (or SLURM_NTASKS) when launched under a launcher"),
     F("host.rank", "int", "RANK of this process when launched under a launcher"),
     F("host.local_rank", "int", "LOCAL_RANK of this process when launched under a launcher"),
+    F("host.place", "str", "Where the check judged the job: training-node (a GPU probed on the "
+      "machine judged) | planning (no GPU probed; assumed or none) | ci-runner (the same, on CI)",
+      choices=("training-node", "planning", "ci-runner")),
 )

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from preflight.redact import Redactor
     from preflight.report import Report
 
-FORMATS = ("text", "json", "markdown", "sarif")
+from preflight.outputs import FORMATS  # noqa: E402 - the one list of formats
 
 
 def document(report: Report, *, redact: bool = True,

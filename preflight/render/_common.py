@@ -11,6 +11,7 @@ import json
 from collections.abc import Collection
 from typing import Any
 
+from preflight.facts import reason_head
 from preflight.frameworks._index import DISTRIBUTIONS
 
 MARKS = {"error": "✗", "warning": "!", "info": "i", "ok": "✓", "undetermined": "?"}
@@ -57,24 +58,25 @@ def _join(parts: list[str]) -> str:
 def _unknown_text(value: Any, told: Collection[str], *, short: bool = False) -> str:
     """An Unknown as text; its reason only once per report (``told``: reasons shown elsewhere, a
     4-line NVML error under "Why those facts are unknown" is not repeated here). ``short``: only
-    the reason's first clause ("deepspeed is not installed here"), for one item of a list."""
+    the reason's head (:func:`reason_head`), for one item of a list."""
     if is_unknown(value) and str(value["$unknown"]) in told:
         return "unknown (why: above)"
     if short and is_unknown(value):
-        return f"unknown ({str(value['$unknown']).split(': ', 1)[0]})"
+        return f"unknown ({reason_head(str(value['$unknown']))})"
     return fmt_value(value)
 
 
-def environment_rows(facts: dict[str, Any], told: Collection[str] = ()
-                     ) -> list[tuple[str, str]]:
+def environment_rows(facts: dict[str, Any], told: Collection[str] = (), *,
+                     short: bool = False) -> list[tuple[str, str]]:
     """(label, value) rows summarising the environment; only rows with something to say.
 
-    ``told``: Unknown reasons the report already shows (they are referred to, not repeated).
+    ``told``: Unknown reasons the report already shows (they are referred to, not repeated);
+    ``short``: every Unknown by its reason's head only (a block to paste).
     """
     rows: list[tuple[str, str]] = []
     count = _get(facts, "gpu.count")
     if is_unknown(count):
-        rows.append(("GPU", _unknown_text(count, told)))
+        rows.append(("GPU", _unknown_text(count, told, short=short)))
     elif count is not None:
         if count == 0:
             gpu = "none visible to this process"
@@ -97,7 +99,8 @@ def environment_rows(facts: dict[str, Any], told: Collection[str] = ()
     # An unknown driver for the same reason as an unknown GPU count says nothing new.
     if driver is not None and not (is_unknown(driver) and driver == count):
         cuda = _get(facts, "gpu.cuda_driver")
-        rows.append(("Driver", _unknown_text(driver, told) + (f" (CUDA {fmt_value(cuda)})"
+        rows.append(("Driver", _unknown_text(driver, told, short=short)
+                     + (f" (CUDA {fmt_value(cuda)})"
                                                     if cuda and not is_unknown(cuda) else "")))
     py = _get(facts, "host.python")
     if py is not None:
@@ -280,7 +283,17 @@ def summary_line(doc: dict[str, Any]) -> str:
     und = len(doc.get("undetermined") or [])
     if und:
         rules += f", {und} undetermined"
+    if doc.get("job_read") is False:
+        rules = f"no job read (this machine only) · {rules}"
+    accepted = len(doc.get("baselined") or [])
+    if accepted:
+        counts += f" · {accepted} baselined"
     return f"{counts} · {rules} · exit {doc.get('exit_code', 0)} (fail-on {fail_on(doc)})"
+
+
+NO_JOB_CLEAN = "Findings: none, but no job was read: only this machine was checked"
+"""The heading of a report with no finding that judged no job: never the green mark
+(issue 24 item 1), even when ``--ignore FP8D-CFG-NO-JOB`` dropped the finding that says so."""
 
 
 def fail_on(doc: dict[str, Any]) -> str:

@@ -9,6 +9,7 @@ markup, so a ``[REDACTED]`` or a ``[section]`` in a value is printed as written.
 
 from __future__ import annotations
 
+import re
 from io import StringIO
 from typing import Any
 
@@ -21,6 +22,7 @@ from preflight.render._common import (
     ENV_NOT_TRAINING,
     IMPACT_TITLES,
     MARKS,
+    NO_JOB_CLEAN,
     SEVERITY_ORDER,
     accepted_findings,
     config_inputs,
@@ -48,6 +50,8 @@ from preflight.render.smoke_checks import (
     smoke_checks,
     smoke_headline,
 )
+from preflight.render.undetermined import groups as undetermined_groups
+from preflight.render.wrap import print_wrapped, prose_width
 
 WIDTH = 100
 """The width when none is given (the API, golden files); the CLI passes the terminal's."""
@@ -68,13 +72,17 @@ def console_for(color: bool, width: int = WIDTH) -> tuple[Console, StringIO]:
 
 
 def _heading(console: Console, mark: str, title: str) -> None:
-    console.print(Text.assemble(("[", "dim"), (MARKS[mark], _STYLE[mark]), ("] ", "dim"),
-                                (title, "bold")))
+    print_wrapped(console, Text(title, style="bold"), 0,
+                  first=Text.assemble(("[", "dim"), (MARKS[mark], _STYLE[mark]), ("] ", "dim")))
 
 
 def indented(console: Console, item: RenderableType, indent: int) -> None:
-    """``item`` printed ``indent`` columns in, wrapped to the console's width."""
-    console.print(Padding(Text(item) if isinstance(item, str) else item, (0, 0, 0, indent)))
+    """``item`` printed ``indent`` columns in: text wrapped at whitespace to the prose width
+    (never mid-word, :mod:`preflight.render.wrap`), a table to the console's width."""
+    if isinstance(item, (str, Text)):
+        print_wrapped(console, item, indent)
+    else:
+        console.print(Padding(item, (0, 0, 0, indent)))
 
 
 def _unwrapped(console: Console, item: str | Text, indent: int) -> None:
@@ -105,14 +113,14 @@ def render_text(doc: dict[str, Any], color: bool = False, *, width: int = WIDTH,
     _notice(console, doc)
     _findings(console, doc, verbose=detail == "verbose")
     _accepted(console, doc)
-    _undetermined(console, doc)
+    _undetermined(console, doc, verbose=detail == "verbose")
     _smoke(console, doc, verbose=detail == "verbose")
     _inputs(console, doc)
-    _environment(console, doc)
+    _environment(console, doc, verbose=detail == "verbose")
     if detail == "verbose":
         _probes(console, doc)
     console.print()
-    console.print(_summary(doc))
+    _print_summary(console, doc)
     return finish_text(buf)
 
 
@@ -128,42 +136,44 @@ def _summary(doc: dict[str, Any]) -> Text:
                          (summary_line(doc), _STYLE[worst] if worst else _STYLE["ok"]))
 
 
+def _print_summary(console: Console, doc: dict[str, Any], *, one_line: bool = False) -> None:
+    """The summary, wrapped only between its " · " parts ("exit" and "1 (fail-on error)" on
+    two lines was a bug); ``one_line`` (``-q``: a line tools read) never wrapped."""
+    summary = _summary(doc)
+    if one_line:
+        console.print(summary, soft_wrap=True)
+        return
+    room = prose_width(console.width)
+    cuts = [m.start() for m in re.finditer(" · ", summary.plain)] + [len(summary.plain)]
+    line, start = summary[:cuts[0]], cuts[0]
+    for cut in cuts[1:]:
+        part = summary[start:cut]          # " · 42 rules evaluated, 1 undetermined"
+        if len(line) + len(part) > room:
+            console.print(line, soft_wrap=True)
+            line = Text.assemble(" " * 6, part)
+        else:
+            line = Text.assemble(line, part)
+        start = cut
+    console.print(line, soft_wrap=True)
+
+
 def _quiet(console: Console, doc: dict[str, Any]) -> None:
-    """``-q``: the notice, if any, first; one line per finding, compiler style
-    (``path:line: severity ID title``), so an editor or CI log links the location; then the
-    summary."""
-    notice = environment_notice(doc)
-    if notice:
-        env = next((f for f in doc.get("findings") or [] if f.get("id") == ENV_NOT_TRAINING), None)
-        label = f"{env['severity']} {ENV_NOT_TRAINING} " if env else ""
-        console.print(Text.assemble(("! not the training environment: ", _STYLE["warning"]),
-                                    label, first_line(notice, 200)), soft_wrap=True)
+    """``-q``: exactly one line per finding, compiler style (``path:line: severity ID title``),
+    so an editor or CI log links the location; then one summary line, which counts the
+    undetermined rules (issue 24 item 5: they had a line each, 23 lines for 1 error)."""
     for f in ordered_findings(doc.get("findings") or []):
-        if notice and f.get("id") == ENV_NOT_TRAINING:
-            continue   # the notice line above is this finding's line
         loc = location_text(f)
         sev = f["severity"]
         console.print(Text.assemble(f"{loc}: " if loc else "", (sev, _STYLE[sev]), " ",
                                     (f["id"], "bold"), " ", f["title"]), soft_wrap=True)
-    for f in accepted_findings(doc):
-        loc = location_text(f)
-        console.print(Text.assemble(f"{loc}: " if loc else "", ("baselined", "dim"), " ",
-                                    (f["id"], "bold"), " ", f["title"]), soft_wrap=True)
-    for u in doc.get("undetermined") or []:
-        console.print(Text.assemble(("undetermined", _STYLE["undetermined"]), " ",
-                                    (u["id"], "bold"), " ", u["title"]), soft_wrap=True)
-    facts = doc.get("facts") or {}
-    if facts.get("smoke.ran") is True and facts.get("smoke.status") != "ok":
-        console.print(Text.assemble(("smoke", _STYLE["error"]), " ", smoke_headline(facts)),
-                      soft_wrap=True)
-    console.print(_summary(doc), soft_wrap=True)
+    _print_summary(console, doc, one_line=True)
 
 
 def _notice(console: Console, doc: dict[str, Any]) -> None:
     notice = environment_notice(doc)
     if notice:
         _heading(console, "warning", "Not the training environment")
-        indented(console, Text(notice), 4)
+        print_wrapped(console, notice, 4)
 
 
 def environment_mark(facts: dict[str, Any]) -> str:
@@ -176,23 +186,25 @@ def environment_mark(facts: dict[str, Any]) -> str:
 
 
 def inputs_mark(doc: dict[str, Any]) -> str:
-    """``"error"`` when some config file could not be read, else ``"ok"``."""
-    return "error" if unreadable_configs(doc) else "ok"
+    """``"error"`` when some config file could not be read, ``"info"`` when none was read (no
+    green mark for a check that judged no job, issue 24 item 1), else ``"ok"``."""
+    if unreadable_configs(doc):
+        return "error"
+    return "info" if doc.get("job_read") is False else "ok"
 
 
-def _environment(console: Console, doc: dict[str, Any]) -> None:
+def _environment(console: Console, doc: dict[str, Any], *, verbose: bool = False) -> None:
     facts = doc.get("facts") or {}
-    told = {reason for reason, _ in unknown_reasons(doc)}
+    # Under -v every reason was given in full with the undetermined rules; otherwise a reason
+    # is given in full here, once (the groups above give only its head).
+    told = {reason for reason, _ in unknown_reasons(doc)} if verbose else set()
     rows = environment_rows(facts, told)
     _heading(console, environment_mark(facts), "Environment")
-    table = Table.grid(padding=(0, 2))
-    table.add_column(style="dim", no_wrap=True)
-    table.add_column()
-    for label, value in rows:
-        table.add_row(label, Text(value))
     if not rows:
-        table.add_row("", Text("no environment facts (nothing probed)"))
-    indented(console, table, 4)
+        print_wrapped(console, "no environment facts (nothing probed)", 4)
+    pad = max((len(label) for label, _ in rows), default=0) + 2
+    for label, value in rows:
+        print_wrapped(console, value, 4, first=Text(label.ljust(pad), style="dim"))
 
 
 def _inputs(console: Console, doc: dict[str, Any]) -> None:
@@ -203,8 +215,8 @@ def _inputs(console: Console, doc: dict[str, Any]) -> None:
     for item in config_inputs(doc):
         _unwrapped(console, f"• {item}", 4)
     for item in unreadable_configs(doc):
-        indented(console, Text.assemble((f"{MARKS['error']} ", _STYLE["error"]), item,
-                                         (" (unreadable)", "dim")), 4)
+        _unwrapped(console, Text.assemble((f"{MARKS['error']} ", _STYLE["error"]), item,
+                                          (" (unreadable)", "dim")), 4)
 
 
 REFERENCES_SHOWN = 2
@@ -214,7 +226,10 @@ REFERENCES_SHOWN = 2
 def _findings(console: Console, doc: dict[str, Any], *, verbose: bool = False) -> None:
     findings = ordered_findings(doc.get("findings") or [])
     if not findings:
-        _heading(console, "ok", "Findings: no known problem matched")
+        if doc.get("job_read") is False:
+            _heading(console, "info", NO_JOB_CLEAN)
+        else:
+            _heading(console, "ok", "Findings: no known problem matched")
         return
     worst = next(s for s in SEVERITY_ORDER if any(f["severity"] == s for f in findings))
     counts = ", ".join(f"{n} {s}{'s' if n != 1 and s != 'info' else ''}" for s in SEVERITY_ORDER
@@ -224,42 +239,38 @@ def _findings(console: Console, doc: dict[str, Any], *, verbose: bool = False) -
     for f in findings:
         if impact(f) != group:
             group = impact(f)
-            indented(console, Text(IMPACT_TITLES[group], style="bold underline"), 4)
+            print_wrapped(console, Text(IMPACT_TITLES[group], style="bold underline"), 4)
         _finding(console, f, verbose=verbose)
 
 
 def _finding(console: Console, f: dict[str, Any], *, verbose: bool = False) -> None:
     sev = f["severity"]
-    # A grid, so a long title wraps under the id (a hanging indent), not under the mark.
-    head = Table.grid(padding=(0, 1))
-    head.add_column(no_wrap=True)
-    head.add_column()
-    head.add_row(Text(f"{MARKS[sev]} {sev:<7}", style=_STYLE[sev]),
-                 Text.assemble((f["id"], "bold"), "  ", f["title"]))
-    indented(console, head, 4)
+    # A hanging indent, so a long title wraps under the id, not under the mark.
+    print_wrapped(console, Text.assemble((f["id"], "bold"), "  ", f["title"]), 4,
+                  first=Text(f"{MARKS[sev]} {sev:<7} ", style=_STYLE[sev]))
     if f.get("id") == ENV_NOT_TRAINING:
-        indented(console, Text("(the notice at the top)", style="dim"), 6)
+        print_wrapped(console, Text("(the notice at the top)", style="dim"), 6)
         return
-    indented(console, Text(f["message"]), 6)
+    print_wrapped(console, f["message"], 6)
     loc = location_text(f)
     if loc:
         _unwrapped(console, Text.assemble(("at ", "dim"), loc), 6)
     fix = f.get("fix") or {}
     if fix.get("text"):
-        indented(console, Text.assemble(("fix: ", "green"), fix["text"]), 6)
+        print_wrapped(console, fix["text"], 6, first=Text("fix: ", style="green"))
     for cmd in fix.get("commands") or []:
-        indented(console, Text.assemble(("$ ", "dim"), cmd), 8)
+        # A command is copied whole: a newline in it would run half of it.
+        _unwrapped(console, Text.assemble(("$ ", "dim"), cmd), 8)
     refs = f.get("references") or []
     shown = refs if verbose else refs[:REFERENCES_SHOWN]
     for ref in shown:
-        # Printed unwrapped: a URL broken across lines is no longer clickable.
-        console.print(Text.assemble("      ", ("see: ", "dim"), f"{ref['url']} ({ref['type']})"),
-                      soft_wrap=True)
+        # Printed unwrapped, the type first: a URL broken across lines is no longer clickable.
+        _unwrapped(console, Text.assemble(("see: ", "dim"), f"{ref['url']} ({ref['type']})"), 6)
     if len(refs) > len(shown):
-        indented(console, Text(f"+{len(refs) - len(shown)} more reference(s): -v, or "
-                                f"fp8-doctor rules show {f['id']}", style="dim"), 6)
+        print_wrapped(console, Text(f"+{len(refs) - len(shown)} more reference(s): -v, or "
+                                    f"fp8-doctor rules show {f['id']}", style="dim"), 6)
     if f.get("confidence") and f["confidence"] != "verified":
-        indented(console, Text(f"confidence: {f['confidence']}", style="dim"), 6)
+        print_wrapped(console, Text(f"confidence: {f['confidence']}", style="dim"), 6)
     if verbose:
         for e in f.get("evidence") or []:
             _unwrapped(console, Text.assemble(("evidence: ", "dim"), e["fact"], " = ",
@@ -276,37 +287,44 @@ def _accepted(console: Console, doc: dict[str, Any]) -> None:
                                   "counted for the exit code")
         for f in accepted:
             loc = location_text(f)
-            indented(console, Text.assemble((f"{MARKS[f['severity']]} ", _STYLE[f["severity"]]),
-                                            (f["id"], "bold"), "  ", f["title"],
-                                            (f"  ({loc})" if loc else "", "dim")), 4)
+            print_wrapped(console, Text.assemble((f["id"], "bold"), "  ", f["title"],
+                                                 (f"  ({loc})" if loc else "", "dim")), 4,
+                          first=Text(f"{MARKS[f['severity']]} ", style=_STYLE[f["severity"]]))
     ignored = ignored_ids(doc)
     if ignored:
         _heading(console, "info", f"Ignored (--ignore): {', '.join(ignored)}")
 
 
-def _undetermined(console: Console, doc: dict[str, Any]) -> None:
+def _undetermined(console: Console, doc: dict[str, Any], *, verbose: bool = False) -> None:
     items = doc.get("undetermined") or []
     if not items:
         return
     _heading(console, "undetermined",
              f"Undetermined: {len(items)} rule(s) could not be decided (facts unknown)")
+    if not verbose:
+        # Grouped by what they need (issue 24 item 5): a line per group, its reasons once.
+        for group in undetermined_groups(doc):
+            print_wrapped(console, Text.assemble((group.label, "bold"), ": ", group.advice), 4,
+                          hang=2)
+            for reason in group.reasons:
+                print_wrapped(console, Text(reason, style="dim"), 6, first="why: ")
+            print_wrapped(console, ", ".join(group.rule_ids), 6)
+        print_wrapped(console, Text("Each rule's title and every reason in full: -v; one rule: "
+                                    "fp8-doctor rules show ID", style="dim"), 4)
+        return
     for u in items:
         needs = ", ".join(e["fact"] for e in u.get("unknown") or [])
-        line = Table.grid(padding=(0, 1))
-        line.add_column(no_wrap=True)
-        line.add_column()
-        line.add_row(Text("?", style=_STYLE["undetermined"]),
-                     Text.assemble((u["id"], "bold"), "  ", u["title"],
-                                   (f"  (needs {needs})" if needs else "", "dim")))
-        indented(console, line, 4)
-    indented(console, Text("Why those facts are unknown:", style="dim"), 4)
+        print_wrapped(console, Text.assemble((u["id"], "bold"), "  ", u["title"],
+                                             (f"  (needs {needs})" if needs else "", "dim")),
+                      4, first=Text("? ", style=_STYLE["undetermined"]))
+    print_wrapped(console, Text("Why those facts are unknown:", style="dim"), 4)
     notice = environment_notice(doc) or ""
     for reason, names in unknown_reasons(doc):
         # A reason the notice at the top already gave (a 4-line NVML error) is not repeated.
         said = len(reason) > 40 and reason in notice
-        indented(console, Text.assemble((", ".join(names), "bold"), ": ",
-                                        ("given in the notice at the top", "dim") if said
-                                        else reason), 6)
+        print_wrapped(console, Text.assemble((", ".join(names), "bold"), ": ",
+                                             ("given in the notice at the top", "dim") if said
+                                             else reason), 6)
 
 
 _SMOKE_PROBLEM_KEYS = ("error", "stage", "stderr_tail")
@@ -364,5 +382,5 @@ def _probes(console: Console, doc: dict[str, Any]) -> None:
     _heading(console, "info", f"Probes ({len(probes)})")
     for p in probes:
         reason = f": {first_line(str(p['reason']), 160)}" if p.get("reason") else ""
-        indented(console, Text(f"{p['name']}: {p['status']}, {p.get('facts', '?')} facts, "
-                                f"{p.get('seconds', '?')} s{reason}"), 4)
+        print_wrapped(console, f"{p['name']}: {p['status']}, {p.get('facts', '?')} facts, "
+                               f"{p.get('seconds', '?')} s{reason}", 4)

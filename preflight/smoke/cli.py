@@ -54,13 +54,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="seconds before a smoke child is killed (default: %(default)s)")
     p.add_argument("--no-speed", dest="speed", action="store_false",
                    help="skip the FP8-vs-BF16 speed measurement")
-    from preflight.cli_args import add_cache_arguments
+    from preflight.cli_args import add_cache_arguments, add_output
 
     add_cache_arguments(p)
-    p.add_argument("--format", choices=("text", "json"), default="text")
-    p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
-    p.add_argument("--no-redact", action="store_true",
-                   help="do not mask secrets, home directory, hostnames and GPU UUIDs")
+    add_output(p, "smoke")   # the output flags every command shares (issue 24 item 9)
     p.add_argument("--strict", action="store_true",
                    help="exit 1 when the smoke step could not run here (default: 0, with the "
                         "reason)")
@@ -81,7 +78,9 @@ def _facts_for_shapes() -> dict[str, Any]:
     return out
 
 
-EXIT_OK, EXIT_FAILED, EXIT_CRASH = 0, 1, 3
+from preflight.outputs import EXIT_FINDINGS as EXIT_FAILED  # noqa: E402 - one set of codes
+from preflight.outputs import EXIT_INTERNAL as EXIT_CRASH  # noqa: E402
+from preflight.outputs import EXIT_OK  # noqa: E402
 
 
 def exit_code(facts: dict[str, Any], *, strict: bool = False) -> int:
@@ -98,17 +97,28 @@ def exit_code(facts: dict[str, Any], *, strict: bool = False) -> int:
 
 
 def render_text(facts: dict[str, Any], details: dict[str, Any] | None = None, *,
-                width: int | None = None, strict: bool = False) -> str:
+                width: int | None = None, strict: bool = False, color: bool = False,
+                detail: str = "normal") -> str:
     """A verdict per check (measured value, threshold, pass/fail), grouped by backend, then the
-    outcome and exit code in one line."""
+    outcome and exit code in one line. ``detail``: ``quiet`` (``-q``: one line per check that
+    did not pass, then that line), ``verbose`` (``-v``: also the raw measurements)."""
     from rich.text import Text
 
-    from preflight.render._common import tail_text
-    from preflight.render.smoke_checks import smoke_checks, smoke_headline
+    from preflight.render._common import smoke_rows, tail_text
+    from preflight.render.smoke_checks import NOTE, PASS, smoke_checks, smoke_headline
     from preflight.render.text import WIDTH, console_for, finish_text, indented, smoke_table
 
-    console, buf = console_for(False, width or WIDTH)
+    console, buf = console_for(color, width or WIDTH)
     code = exit_code(facts, strict=strict)
+    if detail == "quiet":
+        for c in smoke_checks(facts):
+            if c.verdict not in (PASS, NOTE):
+                console.print(Text(f"{c.verdict} {c.group}: {c.name}: {c.measured}"
+                                   + (f" (need {c.threshold})" if c.threshold != "-" else "")),
+                              soft_wrap=True)
+        console.print(Text(f"fp8-doctor smoke: {smoke_headline(facts)} · exit {code}"),
+                      soft_wrap=True)
+        return finish_text(buf)
     if facts.get("smoke.ran") is False:
         console.print(Text(f"fp8-doctor smoke: {smoke_headline(facts)}"))
         console.print(Text(f"exit {code}: nothing was checked here" +
@@ -127,6 +137,9 @@ def render_text(facts: dict[str, Any], details: dict[str, Any] | None = None, *,
     for key in ("backends_note", "speed_note"):
         if details.get(key):
             indented(console, Text(f"note: {details[key]}", style="dim"), 2)
+    if detail == "verbose":
+        for key, value in smoke_rows({"facts": facts, "smoke": details})[1]:
+            indented(console, Text(f"{key}: {value}", style="dim"), 2)
     tail = details.get("stderr_tail")
     if code == EXIT_CRASH and isinstance(tail, str) and tail.strip():
         indented(console, Text("child stderr (end):"), 2)
@@ -138,26 +151,28 @@ def render_text(facts: dict[str, Any], details: dict[str, Any] | None = None, *,
 
 
 def main(args: argparse.Namespace, write: Write) -> int:
+    from preflight.render.progress import progress_for
     from preflight.smoke import run
-    from preflight.smoke.progress import progress_display
 
     options = SmokeOptions(timeout=args.timeout, backends=tuple(args.backend or ("auto",)),
                            device=args.device, shapes=tuple(args.shape), all_gpus=args.all_gpus,
                            speed=args.speed, cache=not args.no_cache, cache_dir=args.cache_dir)
     facts = _facts_for_shapes() if args.all_gpus else {}
-    with progress_display("fp8-doctor smoke") as progress:
+    detail = getattr(args, "detail", "normal")
+    with progress_for("fp8-doctor smoke", quiet=detail == "quiet") as progress:
         outcome = run(facts, options, progress=progress)
     strict = bool(getattr(args, "strict", False))
-    from preflight.cli import text_width
+    from preflight.render.terminal import text_width, use_color
 
     write(render(outcome.facts, outcome.details, args.format,
                  redact=not getattr(args, "no_redact", False), width=text_width(args),
-                 strict=strict), args.output)
+                 strict=strict, color=use_color(args), detail=detail), args.output)
     return exit_code(outcome.facts, strict=strict)
 
 
 def render(facts: dict[str, Any], details: dict[str, Any], fmt: str, *, redact: bool = True,
-           width: int | None = None, strict: bool = False) -> str:
+           width: int | None = None, strict: bool = False, color: bool = False,
+           detail: str = "normal") -> str:
     """The command's output, redacted as ``check`` redacts its reports (same redactor, same
     two passes: the key-aware document pass, then the content pass over the finished text).
     JSON adds ``checks`` (the verdict rows) and ``exit_code``."""
@@ -174,5 +189,6 @@ def render(facts: dict[str, Any], details: dict[str, Any], fmt: str, *, redact: 
     return render_document(
         {"facts": facts, "smoke": details},
         lambda doc: as_json(doc) if fmt == "json" else render_text(
-            doc["facts"], doc.get("smoke"), width=width, strict=strict),
+            doc["facts"], doc.get("smoke"), width=width, strict=strict, color=color,
+            detail=detail),
         redact=redact)

@@ -35,10 +35,9 @@ def add_arguments(p: argparse.ArgumentParser,
                    help="FP8 backend to time (default: the job's, else torchao)")
     p.add_argument("--recipe", choices=("tensorwise", "rowwise", "delayed", "current", "mxfp8"),
                    help="FP8 recipe to time (default: the job's)")
-    p.add_argument("--format", choices=("text", "json", "markdown"), default="text",
-                   help="output format (default: %(default)s)")
-    p.add_argument("-o", "--output", metavar="FILE",
-                   help="write the result to FILE instead of stdout")
+    from preflight.cli_args import add_output
+
+    add_output(p, "speedup")   # the output flags every command shares (issue 24 item 9)
     p.add_argument("--chart", metavar="PNG", help="also draw FP8 vs BF16 by GEMM shape (matplotlib)")
     p.add_argument("--timeout", type=seconds, default=None, metavar="S",
                    help=f"seconds before the child is killed (default: {TRIAL_TIMEOUT:g} for the "
@@ -92,9 +91,11 @@ def main(args: argparse.Namespace, options: Any, *, write: Callable[[str, str | 
         else:
             chart = args.chart
             progress(f"wrote {args.chart}")
+    from preflight.render.output import finish_output
+
     text = (render_json(report) if args.format == "json" else
             render_markdown(report, chart) if args.format == "markdown" else render_text(report))
-    write(text, args.output)
+    write(finish_output(text, args.format, redact=not args.no_redact), args.output)
     p = report.prediction
     return 1 if p is not None and p.step_speedup < NOT_WORTH else 0
 

@@ -70,15 +70,18 @@ def _first(facts: Mapping[str, Any], what: str) -> tuple[Any, str] | None:
 
 def read_hf_config(path: str) -> dict[str, Any]:
     """An HF ``config.json`` (bounded read); raises ValueError with the reason."""
+    from preflight import bounded
+
     try:
-        if not os.path.isfile(path):
-            raise ValueError(f"{path}: not a regular file")
-        with open(path, "rb") as fh:
-            raw = fh.read(MAX_CONFIG_BYTES + 1)
+        # non-blocking, re-checked on the descriptor (issue 21 item 4: a FIFO swapped in hung)
+        raw = bounded.read_bytes(path, MAX_CONFIG_BYTES)
+    except bounded.NotRegularFile:
+        raise ValueError(f"{path}: not a regular file") from None
+    except bounded.TooLarge:
+        raise ValueError(f"{path}: over {MAX_CONFIG_BYTES} bytes, not a model config.json") \
+            from None
     except OSError as exc:
         raise ValueError(f"{path}: {exc.strerror or exc}") from None
-    if len(raw) > MAX_CONFIG_BYTES:
-        raise ValueError(f"{path}: over {MAX_CONFIG_BYTES} bytes, not a model config.json")
     try:
         doc = json.loads(raw)
     except (ValueError, RecursionError) as exc:

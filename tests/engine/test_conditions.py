@@ -160,16 +160,19 @@ def test_regexes_re_cannot_compile_are_load_errors(pattern: str) -> None:
 
 @pytest.mark.timeout(10)
 def test_matches_does_not_scan_past_the_length_cap() -> None:
-    """A legal but polynomial pattern on a huge value: evaluation stays bounded (undetermined)."""
-    from preflight.engine.operators import MATCH_LIMIT
+    """A huge value is not scanned (undetermined): linear patterns up to MATCH_LIMIT characters,
+    quadratic ones (two unbounded repetitions that trade characters) up to QUADRATIC_LIMIT."""
+    from preflight.engine.regexbounds import MATCH_LIMIT, QUADRATIC_LIMIT
 
-    node, rep = compile_when({"all": [_leaf("gpu.name", "matches", ".*a.*a.*a.*b")]})
-    assert rep.problems == []
-    huge = {"gpu.name": "a" * 200_000}
-    assert node.fn(huge) is None
-    leaf = node.deciding(huge, None)[0]
-    assert f"matches scans at most {MATCH_LIMIT}" in (leaf.reason(huge) or "")
-    assert node.fn({"gpu.name": "a" * (MATCH_LIMIT - 1) + "b"}) is True  # at the cap: scanned
+    for pattern, cap in ((".*b", MATCH_LIMIT), (".*a.*b", QUADRATIC_LIMIT)):
+        node, rep = compile_when({"all": [_leaf("gpu.name", "matches", pattern)]})
+        assert rep.problems == []
+        huge = {"gpu.name": "a" * 200_000}
+        assert node.fn(huge) is None
+        leaf = node.deciding(huge, None)[0]
+        assert f"matches scans at most {cap} with this pattern" in (leaf.reason(huge) or "")
+        assert node.fn({"gpu.name": "a" * (cap - 1) + "b"}) is True  # at the cap: scanned
+        assert node.fn({"gpu.name": "a" * cap + "b"}) is None
 
 
 def test_deciding_leaves() -> None:

@@ -8,18 +8,28 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from preflight.builtin_findings import BUILTIN
 from preflight.engine import evaluate, load_rules
 from preflight.engine.environment import (
+    CI_RUNNER,
     ENV_RULE_ID,
+    OFF_NODE_TAG,
+    PLANNING,
+    TRAINING_NODE,
+    EnvironmentJudged,
     environment_finding,
     judge,
+    judge_place,
     needed_packages,
+    off_node,
+    running_in_ci,
 )
 from preflight.facts import Facts, Unknown
-from preflight.findings import Severity
+from preflight.findings import Evidence, Finding, Fix, Severity
 from preflight.frameworks._index import DISTRIBUTIONS
 
 JOB = {"config.kinds": ["accelerate", "deepspeed"], "intent.fp8": True, "intent.backend": "te",
@@ -145,3 +155,71 @@ def test_the_bundled_version_rules_turn_undetermined_not_quiet() -> None:
         if und.rule_id in newly:
             assert any("not installed here" in r for r in und.reasons), und
     assert judged.training is False
+
+
+# --- Where the check runs (issue 24 item 2) -------------------------------------------------
+
+def _facts(values: dict[str, Any], prov: dict[str, str] | None = None) -> Facts:
+    return Facts(values, prov or {})
+
+
+def test_the_place_is_the_training_node_only_where_a_gpu_was_probed() -> None:
+    assert judge_place(_facts({"gpu.count": 8}, {"gpu.count": "nvml"})) == TRAINING_NODE
+    # --assume gpu=H100 beside this machine's torch is a plan, not a GPU node (the false error).
+    assert judge_place(_facts({"gpu.count": 8}, {"gpu.count": "assume"})) == PLANNING
+    assert judge_place(_facts({"gpu.count": 0}, {"gpu.count": "nvml"})) == PLANNING
+    assert judge_place(_facts({"gpu.count": Unknown("NVML: not found")})) == PLANNING
+    assert judge_place(_facts({}), ci=True) == CI_RUNNER
+    assert judge_place(_facts({"gpu.count": 8}, {"gpu.count": "nvml"}), ci=True) == TRAINING_NODE
+    # The user may say where it runs (a GPU node whose driver cannot be asked).
+    said = _facts({"host.place": "training-node"}, {"host.place": "assume"})
+    assert judge_place(said) == TRAINING_NODE
+
+
+def test_ci_is_read_from_the_variables_ci_systems_set() -> None:
+    assert running_in_ci({"GITHUB_ACTIONS": "true"}) and running_in_ci({"CI": "1"})
+    assert not running_in_ci({}) and not running_in_ci({"CI": "false"})
+
+
+def test_an_assumed_gpu_with_local_torch_is_not_an_import_error() -> None:
+    facts = _facts({**JOB, "gpu.count": 8, "pkg.torch.version": "2.13.0+cpu"},
+                   {"gpu.count": "assume", "pkg.torch.version": "packages"})
+    _, judged = judge(facts, "this machine")
+    finding = environment_finding(judged, facts)
+    assert judged.place == PLANNING and not judged.gpu_node
+    assert finding is not None and finding.severity is Severity.WARNING
+    assert "not an error" in finding.message and "--strict" in finding.message
+    probed = _facts(dict(facts), {"gpu.count": "nvml"})
+    _, judged = judge(probed, "this machine")
+    assert environment_finding(judged, probed).severity is Severity.ERROR  # type: ignore[union-attr]
+
+
+def _cpu_torch_finding(source: str) -> Finding:
+    return Finding("FP8D-TORCH-0003", Severity.ERROR, "CPU torch", "m", Fix("f"),
+                   evidence=(Evidence("intent.fp8", True, "job.yaml:3"),
+                             Evidence("cuda.torch_variant", "cpu", source)))
+
+
+@pytest.mark.parametrize("place, strict, source, severity", [
+    (PLANNING, False, "packages", Severity.WARNING),
+    (CI_RUNNER, False, "packages", Severity.WARNING),
+    (PLANNING, True, "packages", Severity.ERROR),        # --strict still fails it
+    (TRAINING_NODE, False, "packages", Severity.ERROR),  # where the job trains: an error
+    (PLANNING, False, "assume", Severity.ERROR),         # the plan itself says so
+])
+def test_errors_about_this_machines_build_hold_only_on_the_training_node(
+        place: str, strict: bool, source: str, severity: Severity) -> None:
+    judged = EnvironmentJudged("this machine", None, place=place)
+    [out] = off_node([_cpu_torch_finding(source)], judged, strict=strict)
+    assert out.severity is severity
+    assert (OFF_NODE_TAG in out.tags) is (severity is Severity.WARNING)
+
+
+def test_a_finding_about_the_job_is_never_downgraded() -> None:
+    job = Finding("FP8D-ACC-0003", Severity.ERROR, "t", "m", Fix("f"),
+                  evidence=(Evidence("config.accelerate.mixed_precision", "fp8", "a.yaml:2"),))
+    crash = BUILTIN["FP8D-IMPORT-FAIL"].make("m", "f")   # catalogue: training_node_only
+    judged = EnvironmentJudged("this machine", None, place=PLANNING)
+    assert [f.severity for f in off_node([job, crash], judged)] == [Severity.ERROR,
+                                                                    Severity.WARNING]
+    assert off_node([job], None) == (job,)   # not a job check (inspect): nothing judged

@@ -102,11 +102,13 @@ def test_cc_only_and_count_zero() -> None:
     f = plan(gpu__cc="89")
     assert f["gpu.cc"] == "8.9" and f["gpu.arch"] == "ada" and f["gpu.count"] == 1
     assert isinstance(f["gpu.names"], Unknown)
-    f = plan(gpu="H100", gpu__cc="9.0", gpu__count="0")
-    assert f["gpu.count"] == 0 and "gpu.cc" not in f and f["gpu.ccs"] == []
     with pytest.raises(AssumeError, match="compute capability like 8.9"):
         plan(gpu__cc="fast")
-    with pytest.raises(AssumeError, match="at least 0"):
+    # issue 21 item 10: a plan of a node without GPUs was judged (exit 0 or 1); a usage error
+    for count in ("0", "00", "-0"):
+        with pytest.raises(AssumeError, match="at least one GPU"):
+            plan(gpu="H100", gpu__cc="9.0", gpu__count=count)
+    with pytest.raises(AssumeError, match="at least 1"):
         plan(gpu__count="-1")
 
 

@@ -336,3 +336,40 @@ def test_a_zip_on_the_path_is_left_to_importlib_metadata(tmp_path: Path,
     monkeypatch.setattr(sys, "path", [str(archive)])
     found = scan()
     assert [(i.name, i.version) for i in found.installed] == [("zipped", "1.0")]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs (POSIX)")
+def test_a_fifo_on_pythonpath_is_named_not_opened(tmp_path: Path) -> None:
+    # issue 21 item 4: importlib.metadata opened a FIFO on sys.path as a zip and waited forever
+    import json
+    import subprocess
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    proc = subprocess.run([sys.executable, "-m", "preflight", "check", "--format", "json",
+                           "--no-smoke"], capture_output=True, text=True, timeout=120,
+                          cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(fifo)})
+    assert proc.returncode in (0, 1), proc.stderr
+    broken = json.loads(proc.stdout)["facts"]["pkg.broken"]
+    assert any(str(fifo) in b and "FIFO" in b for b in broken)
+
+
+def test_metadata_in_a_zip_on_the_path_is_read_only_to_its_header(tmp_path: Path) -> None:
+    # issue 21 item 4: a 1.5 GB METADATA in a zip on PYTHONPATH was decompressed whole (2 GB)
+    import tracemalloc
+    import zipfile
+
+    archive = tmp_path / "deps.zip"
+    with zipfile.ZipFile(archive, "w", compression=zipfile.ZIP_DEFLATED) as z:
+        with z.open("torchao-0.12.0.dist-info/METADATA", "w", force_zip64=True) as fh:
+            fh.write(b"Metadata-Version: 2.1\nName: torchao\nVersion: 0.12.0\n\n")
+            for _ in range(64):
+                fh.write(b"x" * (1 << 20))              # a 64 MiB description
+    tracemalloc.start()
+    try:
+        f = facts_for(tmp_path, archive)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert f["pkg.torchao.version"] == "0.12.0"
+    assert peak < 16 * 1024 * 1024

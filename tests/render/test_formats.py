@@ -122,8 +122,8 @@ def test_broken_installs_are_shown_in_the_environment() -> None:
 
 def test_markdown_escapes_table_cells_and_html() -> None:
     md = render(findings_report(), "markdown", redactor=NEUTRAL)
-    assert "drift | checkpointed layers &lt;recompute&gt;" not in md  # '>' is left alone
-    assert "&lt;recompute> forward." in md
+    assert " <recompute>" not in md                                    # no HTML tag forms
+    assert "drift | checkpointed layers \\<recompute> forward." in md  # prose, escaped
     assert "<details><summary>All facts" in md
 
 

@@ -89,13 +89,19 @@ def test_unknown_reasons_and_evidence_are_redacted() -> None:
 
 @pytest.mark.parametrize("name", ["HF_TOKEN", "WANDB_API_KEY", "AWS_SECRET_ACCESS_KEY",
                                   "hub_token", "NVTE_AUTH_TOKEN", "db_password", "wandbApiKey",
-                                  "GITHUB_PAT", "private_key", "HFTOKEN", "credentials"])
+                                  "GITHUB_PAT", "private_key", "HFTOKEN", "credentials",
+                                  # Password spellings (issue 21 item 5); the shell's PWD is
+                                  # never collected (not on the env allow-list), ODBC's PWD= is
+                                  # a password.
+                                  "pwd", "db_pwd", "PWD", "Pwd", "MYSQL_PWD", "passwd",
+                                  "db_passwd", "PGPASSWORD", "smtp_pass", "passphrase"])
 def test_is_secret_name(name: str) -> None:
     assert is_secret_name(name)
 
 
 @pytest.mark.parametrize("name", ["max_tokens", "tokenizer_name", "author", "monkey", "path",
-                                  "intent.shapes.tokens", "NCCL_DEBUG", "keyboard", "PWD",
+                                  "intent.shapes.tokens", "NCCL_DEBUG", "keyboard", "cwd",
+                                  "passage", "compass", "bypass_cache",
                                   "zero_optimization.stage"])
 def test_harmless_names(name: str) -> None:
     assert not is_secret_name(name)

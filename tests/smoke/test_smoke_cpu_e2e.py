@@ -117,7 +117,14 @@ def test_smoke_command_text_on_cpu_shows_a_verdict_per_check(capsys) -> None:
     assert len(rows) >= 4 and all(ln.rstrip().endswith(" pass") for ln in rows)
     assert any("dB" in ln and "need " in ln for ln in rows)
     assert "kernel_sqnr_db:" not in out                       # no raw key dump
-    assert "smoke child on cpu" in err and "smoke child" not in out
+    # Progress is a status line on a terminal only, never into a pipe (issue 24 item 5).
+    assert "smoke child" not in err and "smoke child" not in out
+    # The output flags every command shares (issue 24 item 9: `--color never` was refused):
+    # -q is one line per check that did not pass (none here) and the verdict.
+    assert cli.main(["smoke", "--device", "cpu", "--backend", "scaled_mm", "--no-speed", "-q",
+                     "--color", "never"]) == 0
+    out, _ = capsys.readouterr()
+    assert out.splitlines() == [out.strip()] and out.strip().endswith("· exit 0")
 
 
 def test_auto_checks_only_the_jobs_own_backend() -> None:

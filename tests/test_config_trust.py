@@ -1,0 +1,119 @@
+"""Trust of configuration (issue 21 item 4): ``[tool.fp8-doctor]`` and baselines are used only
+from files owned by the user or root that no other user can change, as git does for
+``safe.directory``; a file skipped is a warning in the report naming it and why.
+
+Before, another user's ``pyproject.toml`` in ``/tmp`` (a world-writable folder) decided the
+result of a check under ``/tmp``: here its ``fail-on = "never"`` would turn an error into exit 0.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from preflight import cli
+from preflight.trust import untrusted
+
+DS = '{"train_batch_size": 8, "fp16": {"enabled": true}, "zero_optimization": {"stage": 3}}\n'
+ACC = ("compute_environment: LOCAL_MACHINE\ndistributed_type: DEEPSPEED\nmixed_precision: fp8\n"
+       "deepspeed_config:\n  deepspeed_config_file: ds.json\nnum_processes: 8\n")
+OTHER = 4242            # a user id that is neither the test's user nor root
+ROOT = os.geteuid() == 0 if hasattr(os, "geteuid") else False
+
+
+def _job(folder: Path) -> Path:
+    job = folder / "job"
+    job.mkdir(parents=True)
+    (job / "ds.json").write_text(DS)
+    (job / "acc.yaml").write_text(ACC)
+    return job
+
+
+def _check(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict]:
+    capsys.readouterr()
+    try:
+        code = cli.main(["check", "--no-smoke", "--format", "json", *argv])
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out = capsys.readouterr().out
+    return code, json.loads(out) if out else {}
+
+
+def _untrusted(doc: dict) -> list[dict]:
+    return [f for f in doc["findings"] if f["id"] == "FP8D-CFG-UNTRUSTED"]
+
+
+def test_a_world_writable_pyproject_is_not_used_and_the_report_says_so(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    job = _job(tmp_path)
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text('[tool.fp8-doctor]\nfail-on = "never"\n')
+    code, doc = _check(capsys, str(job))
+    assert code == 0 and doc["fail_on"] == "never"          # the team's own file: used
+    pyproject.chmod(0o666)
+    code, doc = _check(capsys, str(job))
+    assert code == 1 and doc["fail_on"] == "error"           # skipped: the errors fail again
+    (finding,) = _untrusted(doc)
+    assert finding["severity"] == "warning" and str(pyproject) in finding["message"]
+    assert "world-writable" in finding["message"]
+
+
+@pytest.mark.skipif(not ROOT, reason="planting another user's file needs root (chown)")
+def test_another_users_pyproject_in_a_shared_folder_is_not_used(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    shared = tmp_path / "tmp"
+    shared.mkdir()
+    shared.chmod(0o1777)                                     # like /tmp
+    job = _job(shared)
+    planted = shared / "pyproject.toml"
+    planted.write_text('[tool.fp8-doctor]\nfail-on = "never"\nignore = ["FP8D-DS-0002"]\n')
+    os.chown(planted, OTHER, OTHER)
+    code, doc = _check(capsys, str(job))
+    assert code == 1 and doc["ignored"] == []
+    (finding,) = _untrusted(doc)
+    assert "uid 4242" in finding["message"] and "not by you or root" in finding["message"]
+    os.chown(planted, os.getuid(), os.getgid())              # one's own file in /tmp: used
+    code, doc = _check(capsys, str(job))
+    assert code == 0 and not _untrusted(doc)
+
+
+def test_the_rules_by_owner_and_folder(tmp_path: Path) -> None:
+    me = os.getuid()
+    mine = tmp_path / "mine.toml"
+    mine.write_text("")
+    owner = me
+    if ROOT:                         # root's files are trusted by everyone: give it to a user
+        owner = OTHER + 1
+        os.chown(mine, owner, owner)
+    assert untrusted(str(mine), uid=owner) is None
+    assert "owned by" in str(untrusted(str(mine), uid=OTHER))
+    open_folder = tmp_path / "open"
+    open_folder.mkdir()
+    (open_folder / "f.toml").write_text("")
+    open_folder.chmod(0o777)                                 # world-writable, no sticky bit
+    assert "writable by every user" in str(untrusted(str(open_folder / "f.toml"), uid=me))
+    open_folder.chmod(0o1777)                                # sticky and the user's own: fine
+    assert untrusted(str(open_folder / "f.toml"), uid=me) is None
+
+
+@pytest.mark.parametrize("how", ["world-writable", "other-owner"])
+def test_an_untrusted_baseline_accepts_nothing(tmp_path: Path, how: str,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    if how == "other-owner" and not ROOT:
+        pytest.skip("needs root to chown")
+    job = _job(tmp_path)
+    base = tmp_path / "fp8-baseline.json"
+    assert cli.main(["check", "--no-smoke", str(job), "--write-baseline", str(base)]) == 0
+    code, doc = _check(capsys, str(job), "--baseline", str(base))
+    assert code == 0 and doc["baselined"]
+    if how == "world-writable":
+        base.chmod(0o666)
+    else:
+        os.chown(base, OTHER, OTHER)
+    code, doc = _check(capsys, str(job), "--baseline", str(base))
+    assert code == 1 and not doc.get("baselined")
+    (finding,) = _untrusted(doc)
+    assert str(base) in finding["message"] and "no finding was accepted" in finding["message"]
