@@ -42,6 +42,8 @@ MAX_LISTED = 10_000
 """Entries of a folder looked at for shadows (a huge folder is not listed to its end)."""
 
 _received: "list[int]" = []
+_held = [0]                  # > 0 inside held(): a signal waits for its end
+_pending: "list[int]" = []
 
 
 def _shadows(folder: str) -> "list[str]":
@@ -74,14 +76,19 @@ def _shadows(folder: str) -> "list[str]":
 
 
 def _loaded_from(folders: "list[str]") -> "list[str]":
-    """Modules already imported from ``folders`` (before our code ran), ours aside."""
+    """Top-level modules already imported from ``folders`` as path entries (before our code
+    ran), ours aside: ``F/name.py`` or ``F/name/__init__.py``, not anything deeper (a project's
+    own ``.venv`` lies inside its folder, and its site-packages are another path entry)."""
     out = []
     for name, module in list(sys.modules.items()):
         path = getattr(module, "__file__", None)
-        if not isinstance(path, str) or name == "__main__" or name.split(".")[0] == "preflight":
+        if not isinstance(path, str) or "." in name or name in ("__main__", "preflight"):
             continue
         real = os.path.realpath(path)
-        if any(real.startswith(f.rstrip(os.sep) + os.sep) for f in folders):
+        parent = os.path.dirname(real)
+        if os.path.basename(real).startswith("__init__."):
+            parent = os.path.dirname(parent)
+        if parent in folders:
             out.append(name)
     return sorted(out)
 
@@ -124,7 +131,27 @@ def guard(command: str) -> None:
 def _on_signal(signum: int, frame: "FrameType | None") -> None:
     if not _received:
         _received.append(signum)
+    if _held[0]:
+        _pending.append(signum)
+        return
     raise KeyboardInterrupt
+
+
+class held:
+    """A few lines no signal may cut in two: between making a child's folder, starting it and
+    recording both (``proc.start``), an interrupt would leave a child or a folder nobody knows
+    of. A signal that comes meanwhile is raised when the block ends. Without our handlers (a
+    library user's process) it changes nothing."""
+
+    def __enter__(self) -> None:
+        _held[0] += 1
+
+    def __exit__(self, kind: object, value: object, tb: object) -> None:
+        _held[0] -= 1
+        if not _held[0] and _pending:
+            _pending.clear()
+            if kind is None:
+                raise KeyboardInterrupt
 
 
 def install_signals() -> None:

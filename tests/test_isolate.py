@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -126,7 +127,7 @@ def test_every_child_starts_in_a_private_empty_folder_removed_afterwards(tmp_pat
                                                                          monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "json.py").write_text("raise SystemExit('shadow imported')\n")
-    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))   # where temp folders go
     (tmp_path / "tmp").mkdir()
     code = ("import os, json; listing = sorted(os.listdir('.')); open('left', 'w').write('x'); "
             "print(json.dumps([os.getcwd(), listing, os.stat('.').st_mode & 0o777]))")
@@ -140,7 +141,7 @@ def test_every_child_starts_in_a_private_empty_folder_removed_afterwards(tmp_pat
 
 def test_kill_all_kills_uncollected_children_and_removes_their_folders(tmp_path: Path,
                                                                         monkeypatch) -> None:
-    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     children = [proc.start([sys.executable, "-c", "import time; time.sleep(60)"], 120)
                 for _ in range(2)]
     assert len(list(tmp_path.iterdir())) == 2

@@ -48,6 +48,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, Any
 
+from preflight._startup import held
+
 # How long the output may take to arrive after the group was killed; past it, something outside
 # the group holds the pipes and the output is given up.
 KILL_GRACE_S = 2.0
@@ -184,30 +186,42 @@ def kill_group(proc: subprocess.Popen[Any]) -> None:
 
 
 _LIVE: dict[int, Child] = {}     # started and not yet collected, by pid
+_DIRS: set[str] = set()          # temporary folders made here and not yet removed
 _LIVE_LOCK = threading.Lock()
 
 
-def _private_dir() -> str | None:
-    """A new empty folder only this user can enter, in the temporary directory (never the cwd,
-    where ``tempfile`` falls back to); None when none can be made."""
-    for base in (os.environ.get("TMPDIR"), os.environ.get("TEMP"), os.environ.get("TMP"),
-                 "/tmp", "/var/tmp"):
+def temp_dir(prefix: str = "fp8-doctor-child-") -> str | None:
+    """A new empty folder only this user can enter, in the temporary directory (``tempfile``'s
+    choice but never the cwd, where it falls back to); None when none can be made. It is recorded before it
+    exists, so :func:`kill_all` removes it whatever interrupts its maker (:func:`remove_dir`
+    removes it and forgets it)."""
+    chosen = getattr(sys.modules.get("tempfile"), "tempdir", None)   # tempfile's override
+    for base in (chosen, os.environ.get("TMPDIR"), os.environ.get("TEMP"),
+                 os.environ.get("TMP"), "/tmp", "/var/tmp"):
         if not base or not os.path.isabs(base):
             continue
-        path = os.path.join(base, f"fp8-doctor-child-{os.getpid()}-{os.urandom(6).hex()}")
+        path = os.path.join(base, f"{prefix}{os.getpid()}-{os.urandom(6).hex()}")
+        with _LIVE_LOCK:
+            _DIRS.add(path)
         try:
             os.mkdir(path, 0o700)   # fails on anything already there, a symlink included
         except OSError:
+            with _LIVE_LOCK:
+                _DIRS.discard(path)
             continue
         return path
     return None
 
 
-def _remove_dir(path: str) -> None:
+def remove_dir(path: str) -> None:
+    """Remove a folder made by :func:`temp_dir` with everything in it, and forget it."""
     if path:
         import shutil
 
         shutil.rmtree(path, ignore_errors=True)   # never follows a symlink the child left
+        with _LIVE_LOCK:
+            _DIRS.discard(path)
+
 
 
 def _forget(child: Child) -> None:
@@ -226,7 +240,7 @@ def abandon(child: Child) -> None:
         except BaseException:  # noqa: BLE001 - unkillable (D state) or a second Ctrl-C
             pass
         _close_pipes(child.proc)
-    _remove_dir(child.workdir)
+    remove_dir(child.workdir)
 
 
 def kill_all() -> int:
@@ -240,6 +254,10 @@ def kill_all() -> int:
             kill_group(child.proc)
     for child in live:
         abandon(child)
+    with _LIVE_LOCK:
+        left = list(_DIRS)
+    for path in left:   # folders whose maker was interrupted before it could say whose they are
+        remove_dir(path)
     return len(live)
 
 
@@ -268,17 +286,20 @@ def start(argv: Sequence[str], timeout: float, *, env: Mapping[str, str] | None 
     now = time.monotonic()
     args = tuple(str(a) for a in argv)
     workdir = ""
-    if cwd is None:
-        workdir = _private_dir() or ""
-        cwd = workdir or ("/" if os.name == "posix" else None)
-    try:
-        proc = subprocess.Popen(
-            list(args), stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr,
-            env=dict(env) if env is not None else None, cwd=cwd, **_session_kwargs())
-    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in argv or env
-        _remove_dir(workdir)
-        why = getattr(exc, "strerror", None) or exc
-        return Child(args, None, now, now, error=f"{args[0]}: {why}")
+    with held():   # no interrupt between the folder, the child and recording them
+        if cwd is None:
+            workdir = temp_dir() or ""
+            cwd = workdir or ("/" if os.name == "posix" else None)
+        try:
+            proc = subprocess.Popen(
+                list(args), stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr,
+                env=dict(env) if env is not None else None, cwd=cwd, **_session_kwargs())
+        except (OSError, ValueError) as exc:  # ValueError: a NUL byte in argv or env
+            remove_dir(workdir)
+            why = getattr(exc, "strerror", None) or exc
+            return Child(args, None, now, now, error=f"{args[0]}: {why}")
+        with _LIVE_LOCK:
+            _LIVE[proc.pid] = _bare_child(proc, workdir)   # replaced by the Child below
 
     def overflow() -> None:
         kill_group(proc)
@@ -290,6 +311,11 @@ def start(argv: Sequence[str], timeout: float, *, env: Mapping[str, str] | None 
     with _LIVE_LOCK:
         _LIVE[proc.pid] = child
     return child
+
+
+def _bare_child(proc: subprocess.Popen[bytes], workdir: str) -> Child:
+    """The record of a child between its start and its :class:`Child` (no readers yet)."""
+    return Child((), proc, 0.0, 0.0, workdir=workdir)
 
 
 def collect(child: Child) -> ProcResult:
@@ -336,7 +362,7 @@ def _collect(child: Child, proc: subprocess.Popen[bytes]) -> ProcResult:
     if not any(r.thread.is_alive() for r in readers):
         _close_pipes(proc)
     _forget(child)
-    _remove_dir(child.workdir)
+    remove_dir(child.workdir)
     out, err = child.captures
     over = [c.limit for c in readers if c.over]
     return ProcResult(proc.returncode, out.text() if out else "", err.text() if err else "",

@@ -17,7 +17,6 @@ import json
 import os
 import signal
 import subprocess
-import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -59,7 +58,10 @@ def _spawn(request: dict[str, Any] | None, timeout: float, command: Sequence[str
            pycache: str | None = None) -> _Live | ChildRun:
     """Start one child. ``request`` None: it starts now and waits for :func:`send` (``--wait``);
     ``part``: one part of the step (child.py); ``pycache``: the bytecode cache (cache.py)."""
-    workdir = tempfile.mkdtemp(prefix="fp8-doctor-smoke-")
+    # proc.temp_dir: recorded before it exists, so an interrupt anywhere cannot leave it behind
+    workdir = proc.temp_dir("fp8-doctor-smoke-")
+    if workdir is None:
+        raise OSError("no temporary folder could be made for the smoke child")
     req_path = os.path.join(workdir, "request.json")
     if request is not None:
         try:
@@ -178,10 +180,7 @@ def _cleanup(workdir: str) -> None:
             os.unlink(os.path.join(workdir, name))
         except OSError:
             pass
-    try:
-        os.rmdir(workdir)
-    except OSError:
-        pass
+    proc.remove_dir(workdir)
 
 
 def spawn(request: dict[str, Any] | None, timeout: float, *,
