@@ -49,6 +49,7 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 from preflight._startup import held
+from preflight.tempdirs import remove_all, remove_dir, temp_dir
 
 # How long the output may take to arrive after the group was killed; past it, something outside
 # the group holds the pipes and the output is given up.
@@ -186,42 +187,7 @@ def kill_group(proc: subprocess.Popen[Any]) -> None:
 
 
 _LIVE: dict[int, Child] = {}     # started and not yet collected, by pid
-_DIRS: set[str] = set()          # temporary folders made here and not yet removed
 _LIVE_LOCK = threading.Lock()
-
-
-def temp_dir(prefix: str = "fp8-doctor-child-") -> str | None:
-    """A new empty folder only this user can enter, in the temporary directory (``tempfile``'s
-    choice but never the cwd, where it falls back to); None when none can be made. It is recorded before it
-    exists, so :func:`kill_all` removes it whatever interrupts its maker (:func:`remove_dir`
-    removes it and forgets it)."""
-    chosen = getattr(sys.modules.get("tempfile"), "tempdir", None)   # tempfile's override
-    for base in (chosen, os.environ.get("TMPDIR"), os.environ.get("TEMP"),
-                 os.environ.get("TMP"), "/tmp", "/var/tmp"):
-        if not base or not os.path.isabs(base):
-            continue
-        path = os.path.join(base, f"{prefix}{os.getpid()}-{os.urandom(6).hex()}")
-        with _LIVE_LOCK:
-            _DIRS.add(path)
-        try:
-            os.mkdir(path, 0o700)   # fails on anything already there, a symlink included
-        except OSError:
-            with _LIVE_LOCK:
-                _DIRS.discard(path)
-            continue
-        return path
-    return None
-
-
-def remove_dir(path: str) -> None:
-    """Remove a folder made by :func:`temp_dir` with everything in it, and forget it."""
-    if path:
-        import shutil
-
-        shutil.rmtree(path, ignore_errors=True)   # never follows a symlink the child left
-        with _LIVE_LOCK:
-            _DIRS.discard(path)
-
 
 
 def _forget(child: Child) -> None:
@@ -254,10 +220,7 @@ def kill_all() -> int:
             kill_group(child.proc)
     for child in live:
         abandon(child)
-    with _LIVE_LOCK:
-        left = list(_DIRS)
-    for path in left:   # folders whose maker was interrupted before it could say whose they are
-        remove_dir(path)
+    remove_all()   # folders whose maker was interrupted before it could say whose they are
     return len(live)
 
 
