@@ -144,8 +144,11 @@ def test_kill_all_kills_uncollected_children_and_removes_their_folders(tmp_path:
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     children = [proc.start([sys.executable, "-c", "import time; time.sleep(60)"], 120)
                 for _ in range(2)]
-    assert len(list(tmp_path.iterdir())) == 2
-    assert proc.kill_all() >= 2
+    try:
+        assert len(list(tmp_path.iterdir())) == 2
+    finally:
+        killed = proc.kill_all()
+    assert killed >= 2
     for child in children:
         assert child.proc is not None and child.proc.poll() is not None
     assert list(tmp_path.iterdir()) == []
