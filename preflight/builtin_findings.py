@@ -82,6 +82,14 @@ _CATALOGUE = (
     BuiltinFinding("FP8D-CFG-KIND-FORCED",
                    "A config was read as the --kind given, against its keys", _W,
                    "--kind forced a reader the file's keys do not match", "kind_forced"),
+    # Honest reading (jobs/read.py; issue 22 item 5).
+    BuiltinFinding("FP8D-CFG-NOT-READ", "Files of the job folder were not read", Severity.INFO,
+                   "a folder check leaves files that no job file names and no reader reads "
+                   "(named, so nothing is skipped without a word)", "not_read"),
+    BuiltinFinding("FP8D-CFG-UNKNOWN-FRAMEWORK",
+                   "A file fp8-doctor does not read (it is not broken)", _W,
+                   "a valid config of a framework fp8-doctor does not know, or a --kind whose "
+                   "settings the file does not have", "unknown_framework"),
     # The read boundary and configuration trust (jobs/boundary.py, trust.py; issue 21).
     BuiltinFinding("FP8D-CFG-OUTSIDE", "A file the job references lies outside the job: not read",
                    _W, "a script sources, or a config names, a file outside every job root "
@@ -135,8 +143,8 @@ def config_problem(problem: Any) -> Finding:
         f"{loc}: {problem.message}",
         getattr(problem, "fix", None) or
         "Fix the file so it parses; the training job would fail on it too.",
-        severity=Severity.WARNING if getattr(problem, "level", "error") == "warning"
-        else Severity.ERROR,
+        severity={"warning": Severity.WARNING, "info": Severity.INFO}.get(
+            getattr(problem, "level", "error"), Severity.ERROR),
         evidence=(Evidence("config.files", problem.path, str(loc)),),
         location=loc,
     )

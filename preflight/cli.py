@@ -164,8 +164,10 @@ def _progress(args: argparse.Namespace):  # -> ContextManager[Progress]
 
 
 def _check_paths(paths: Sequence[str]) -> None:
+    from preflight.jobs.formats import split_entry
+
     for path in paths:
-        if not os.path.exists(path):
+        if not os.path.exists(split_entry(path)[0]):   # config_registry.py::llama3_8b
             raise UsageError(f"no such file or folder: {path}")
 
 

@@ -84,7 +84,7 @@ NAMES = ("fp8", "fp8_source", "fp8_overridden_by", "frameworks", "backend", "rec
          "rollout.engine", "rollout.fp8", "rollout.recipe", "rollout.kv_cache_fp8",
          "rollout.is_correction", "recipe_by_backend")
 _INTERNAL = ("shapes.tp", "shapes.sp", "shapes.qkv_out", "shapes.proj_in", "shapes.fc1_out",
-             "overrides_fp8")
+             "overrides_fp8", "runs_on")
 
 
 @lru_cache(maxsize=1)
@@ -164,7 +164,7 @@ def derive_intent(facts: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, s
                 derive_kinds.add(other)
     per = {k: by_kind[k].derive(facts, prov) for k in order if k in derive_kinds}
     got: dict[str, tuple[Any, str]] = {"frameworks": (list(kinds), "config"),
-                                       "stack": (list(kinds), "config")}
+                                       "stack": (_stack(kinds, per, by_kind), "config")}
     names = {n for d in per.values() for n in d if not n.startswith("default.")}
     for name in names - {"fp8", "overrides_fp8"}:
         for kind in by_name.get(name, order):
@@ -177,10 +177,33 @@ def derive_intent(facts: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, s
             if name.startswith("default.") and name[8:] not in got:
                 got[name[8:]] = value
     _combine_fp8(per, got)
+    unrecognised = facts.get("config.unrecognised")
+    if got["fp8"][0] is False and isinstance(unrecognised, list) and unrecognised:
+        # a file forced by --kind held none of that framework's settings: "no FP8 setting" there
+        # means nothing was understood, not that FP8 is off (issue 22 item 5)
+        got["fp8"] = (Unknown(f"{', '.join(map(str, unrecognised[:3]))}: none of the settings of "
+                              "the framework --kind names were found, so whether the job asks "
+                              "for FP8 is not known"), "config")
     _fill(got)
     values = {f"intent.{n}": v for n, (v, _) in got.items() if n not in _INTERNAL}
     provenance = {f"intent.{n}": s for n, (_, s) in got.items() if n not in _INTERNAL}
     return values, provenance
+
+
+def _stack(kinds: list[str], per: dict[str, Derived], by_kind: Any) -> list[str]:
+    """Every framework the job runs on: the kinds read, then what each runs on (its record's
+    ``runs_on`` and, for this job, the ``runs_on`` its derive states), transitively."""
+    stack = list(dict.fromkeys(kinds))
+    todo = list(stack)
+    while todo:
+        kind = todo.pop(0)
+        fw = by_kind.get(kind)
+        stated: Any = per.get(kind, {}).get("runs_on", ([],))[0]
+        for base in (*(fw.runs_on if fw else ()), *(stated if isinstance(stated, list) else ())):
+            if base not in stack and base in by_kind:
+                stack.append(base)
+                todo.append(base)
+    return stack
 
 
 def _combine_fp8(per: dict[str, Derived], got: dict[str, tuple[Any, str]]) -> None:

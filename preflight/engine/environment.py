@@ -133,18 +133,22 @@ def needed_packages(facts: Mapping[str, Any]) -> list[Need]:
     from preflight.frameworks import BY_KIND
 
     needs = [Need(("torch",), "every job the configs describe trains with PyTorch")]
-    for kind in kinds:
+    stack = facts.get("intent.stack")
+    if not isinstance(stack, list):       # no intent derived: what the records say
+        stack = list(kinds)
+        for kind in stack:
+            fw = BY_KIND.get(kind)
+            stack.extend(b for b in (fw.runs_on if fw else ()) if b not in stack)
+    for kind in stack:
         fw = BY_KIND.get(kind)
-        if fw is None:
-            continue
+        read = kind in kinds
+        if fw is None or (not read and fw.from_source):
+            continue    # a base run from a checkout the wrapper ships (NeMo's Megatron-LM)
+        why = f"the job has a {kind} config" if read else f"the job runs on {kind}"
         if fw.distributions:
-            needs.append(Need(fw.distributions, f"the job has a {kind} config", "config.kinds"))
+            needs.append(Need(fw.distributions, why, "config.kinds" if read else "intent.stack"))
         for dist in fw.requires:
-            needs.append(Need((dist,), f"the job's {kind} config runs on {dist}", "config.kinds"))
-        for base in fw.runs_on:
-            if BY_KIND[base].distributions:
-                needs.append(Need(BY_KIND[base].distributions,
-                                  f"the job's {kind} config runs on {base}", "config.kinds"))
+            needs.append(Need((dist,), f"{why}, which runs on {dist}", "config.kinds"))
     backend = facts.get("intent.backend")
     fp8 = facts.get("intent.fp8")
     src = _source(facts, "intent.backend")

@@ -66,7 +66,7 @@ def _evidence(leaves: list[Leaf], facts: Facts, *, unknown: bool = False) -> tup
 
 
 CONTEXT_FACTS = frozenset({"intent.fp8", "intent.fp8_source", "intent.backend",
-                           "intent.frameworks"})
+                           "intent.frameworks", "intent.stack"})
 """Facts most rules test to set the scene; a finding is placed at one only when no other
 evidence has a line (the rule's ``location:`` overrides this)."""
 

@@ -23,6 +23,13 @@ DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
     "llamafactory": ("llamafactory",),
     "swift": ("ms-swift",),
     "mcli": (),
+    "pytorch": (),
+    "trl": ("trl",),
+    "megatron_bridge": ("megatron-bridge", "megatron-core"),
+    "verl": ("verl",),
+    "nemo_rl": ("nemo-rl",),
+    "automodel": ("nemo-automodel",),
+    "slime": ("slime",),
 }
 """kind -> the distributions it ships as, then those it requires."""
 # END GENERATED

@@ -12,10 +12,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from preflight.jobs.parse import Parsed
 from preflight.jobs.types import ReaderOutput
+
+if TYPE_CHECKING:
+    from preflight.jobs.pysource import Module
 
 Derived = dict[str, tuple[Any, str]]
 """``{intent name: (value, source)}`` as one framework states it (source: ``file:line`` or a
@@ -27,6 +30,8 @@ Scorer = Callable[[Any], int]
 TextReader = Callable[[str, str, dict[str, str]], ReaderOutput]
 """``(path, text, shell variables set by the scripts that source it) -> facts`` of a launch
 script or argument file."""
+PythonReader = Callable[["Module"], ReaderOutput]
+"""A Python job file's calls (:class:`preflight.jobs.pysource.Module`) -> facts."""
 ShapeTable = Callable[[Mapping[str, Any]], dict[str, tuple[Any, str]]]
 """The job's facts -> model shape values the framework knows from a name (torchtitan's flavors):
 ``{quantity: (value, where)}``, quantities as in :attr:`Framework.shape_keys`."""
@@ -72,7 +77,8 @@ class Framework:
 
     kind: str                        # the ``config.<kind>.*`` segment and the ``--kind`` value
     title: str                       # how people name it
-    formats: tuple[str, ...]         # yaml | json | toml | text; the first is forced by --kind
+    formats: tuple[str, ...]         # yaml | json | toml | text | python; the first is forced by
+                                     # --kind (python: read only from .py files, read_python)
     score: Scorer                    # how strongly a parsed mapping looks like this framework's
     read: Reader                     # a parsed YAML/JSON/TOML file -> config.<kind>.* facts
     derive: Deriver                  # config.<kind>.* facts -> what it says about intent.*
@@ -118,3 +124,9 @@ class Framework:
     name or folder), gated (bool); the first key set wins."""
     shape_table: ShapeTable | None = None
     """Shape values it knows from a name in the config (torchtitan's model flavors)."""
+    read_python: PythonReader | None = None
+    """The calls of a Python job file it knows (``TrainingArguments(...)``) -> its
+    ``config.<kind>.*`` facts at their lines (the file is parsed, never run)."""
+    python_hint: re.Pattern[str] | None = None
+    """Words a Python file holds when it has calls :attr:`read_python` knows (cheap to test
+    before parsing; a folder's ``.py`` files without any hint are not parsed)."""

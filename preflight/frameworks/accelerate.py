@@ -16,6 +16,7 @@ intent.cp. Without it the sizes stay unstated: a script can still pass
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -25,6 +26,8 @@ from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, View, first
 from preflight.frameworks.deepspeed import ds_precision
 from preflight.jobs.parse import Parsed, flatten
+from preflight.jobs.pyfacts import PyOut
+from preflight.jobs.pysource import Call, Module, Ref
 from preflight.jobs.readers import link
 from preflight.jobs.types import ConfigProblem, Linked, ReaderOutput
 
@@ -97,6 +100,8 @@ def from_accelerate(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
             value = "fsdp2" if a.int("fsdp_config.fsdp_version") == 2 else "fsdp1"
         if value:
             out["distributed"] = (value, a.src("distributed_type"))
+        if value in ("deepspeed", "megatron"):       # DEEPSPEED / MEGATRON_LM plugins
+            out["runs_on"] = ([value], a.src("distributed_type"))
     if a.int("deepspeed_config.zero_stage") is not None:
         out["zero_stage"] = (a.int("deepspeed_config.zero_stage"),
                              a.src("deepspeed_config.zero_stage"))
@@ -118,6 +123,62 @@ def from_accelerate(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     if fp8:
         _accelerate_fp8(a, f, prov, out)
     return out
+
+
+# Recipe handlers (accelerate v1.14.0 09228237 utils/dataclasses.py): the backend each selects.
+_HANDLERS = {"TERecipeKwargs": "TE", "AORecipeKwargs": "AO", "MSAMPRecipeKwargs": "MSAMP",
+             "FP8RecipeKwargs": None}
+PY_HINT = re.compile(r"\bAccelerator\b")
+
+
+def read_python(module: Module) -> ReaderOutput:
+    """``Accelerator(mixed_precision=..., kwargs_handlers=[TERecipeKwargs(...)])`` in a script.
+
+    ``mixed_precision`` given to ``Accelerator`` beats ``ACCELERATE_MIXED_PRECISION`` (what
+    ``accelerate launch --mixed_precision`` exports; state.py reads the variable only when the
+    argument is None), so it is ``config.accelerate.mixed_precision`` at this line. A recipe
+    handler is ``config.accelerate.kwargs_handlers`` (the class names) with its fields under
+    ``config.accelerate.kwargs_handlers.<Class>.<field>`` (not ``fp8_config.*``: a handler in code
+    is not the YAML's recipe, which FP8D-ACC-0091 is about), and the backend it selects is
+    ``config.accelerate.fp8_config.backend``. ``AORecipeKwargs(config=Float8LinearConfig.
+    from_recipe_name("rowwise"))`` gives ``recipe_name``; a ``module_filter_func`` is noted."""
+    out = PyOut(module)
+    for call, _ in module.calls():
+        if not any(n.split(".")[0] == "accelerate" and n.endswith(".Accelerator")
+                   for n in module.lineage(call.func)):
+            continue
+        for key in ("mixed_precision", "gradient_accumulation_steps", "cpu"):
+            if key in call.kwargs:
+                out.put(f"config.{KIND}.{key}", call.kwargs[key], call.lines.get(key))
+        handlers = call.value("kwargs_handlers")
+        if isinstance(handlers, list):
+            _handlers(out, [h for h in handlers if isinstance(h, Call) and h.name in _HANDLERS],
+                      call.lines.get("kwargs_handlers", call.line))
+        elif handlers is not None:
+            out.put(f"config.{KIND}.kwargs_handlers", handlers,
+                    call.lines.get("kwargs_handlers", call.line))
+    return out.output()
+
+
+def _handlers(out: PyOut, handlers: list[Call], line: int) -> None:
+    out.put(f"config.{KIND}.kwargs_handlers", [h.name for h in handlers], line)
+    for h in handlers:
+        backend = _HANDLERS[h.name] or h.kwargs.get("backend")
+        if isinstance(backend, str):
+            out.put(f"config.{KIND}.fp8_config.backend", backend.upper(), h.line)
+        prefix = f"config.{KIND}.kwargs_handlers.{h.name}"
+        for key, value in h.kwargs.items():
+            if key == "config" and isinstance(value, Call):
+                recipe = value.args[0] if value.name == "from_recipe_name" and value.args \
+                    else value.kwargs.get("recipe_name")
+                out.put(f"{prefix}.recipe_name", recipe if recipe is not None else "tensorwise",
+                        value.line)
+            elif key == "module_filter_func":
+                out.put(f"{prefix}.{key}", True, h.lines.get(key, h.line))
+            elif isinstance(value, Ref):          # FP8Format.HYBRID, Format.E4M3
+                out.put(f"{prefix}.{key}", value.last, h.lines.get(key, h.line))
+            else:
+                out.put(f"{prefix}.{key}", value, h.lines.get(key, h.line))
 
 
 def _parallelism(a: View, out: Derived) -> None:
@@ -148,15 +209,20 @@ def _accelerate_fp8(a: View, f: Mapping[str, Any], prov: Mapping[str, str], out:
                                   "from what is installed (torchao, TE, MS-AMP from 1.4.0)"), src)
     else:
         out["backend"] = (backend, src)
+    te_code = "kwargs_handlers.TERecipeKwargs." if a.any_prefix("kwargs_handlers.TERecipeKwargs") \
+        else "kwargs_handlers.FP8RecipeKwargs."
     if backend == "te":
-        mx = a.truthy("fp8_config.use_mxfp8_block_scaling")
-        out["recipe"] = ("mxfp8" if mx else "delayed",
-                         a.src("fp8_config.use_mxfp8_block_scaling", src))
+        mx_key = first(a, "fp8_config.use_mxfp8_block_scaling",
+                       te_code + "use_mxfp8_block_scaling")
+        out["recipe"] = ("mxfp8" if a.truthy(mx_key) else "delayed", a.src(mx_key, src))
     elif backend == "torchao":
-        out["recipe"] = ("tensorwise", src)  # AORecipeKwargs default Float8LinearConfig()
-    fmt = a.get("fp8_config.fp8_format")
+        key = first(a, "kwargs_handlers.AORecipeKwargs.recipe_name")
+        # AORecipeKwargs default Float8LinearConfig(): tensorwise
+        out["recipe"] = (a.get(key, "tensorwise"), a.src(key, src))
+    fmt_key = first(a, "fp8_config.fp8_format", te_code + "fp8_format")
+    fmt = a.get(fmt_key)
     if isinstance(fmt, str):
-        out["format"] = (fmt.lower(), a.src("fp8_config.fp8_format"))
+        out["format"] = (fmt.lower(), a.src(fmt_key))
     elif backend in (None, "te"):
         out["format"] = (Unknown("fp8_format not set: `accelerate launch` exported E4M3 before "
                                  "1.8.1 and HYBRID from 1.8.1"), "intent")
@@ -176,6 +242,7 @@ FRAMEWORK = Framework(
     score=score, read=read_accelerate, derive=from_accelerate, precedence=3, zero_stage_rank=1,
     distributions=("accelerate",), rule_area="ACC", area_title="Accelerate",
     launch=Launch(accelerate_launch.read, command=accelerate_launch.COMMAND),
+    read_python=read_python, python_hint=PY_HINT,
     references=(
         Reference("deepspeed_config.deepspeed_config_file", "deepspeed",
                   "opened relative to the launch directory (accelerate DeepSpeedPlugin)"),

@@ -70,7 +70,7 @@ def read(path: str, text: str, outer: dict[str, str] | None = None) -> ReaderOut
     variables = collect_variables(text, outer)
     text = expand_flag_names(text, variables)
     out = launch.Out(path, text)
-    match = COMMAND.search(text)
+    match = launch.find(COMMAND, text)
     if match is None:
         hf_trainer.script_line(out, text, variables)
         return ReaderOutput(out.facts, out.prov, tuple(out.problems), tuple(out.linked))

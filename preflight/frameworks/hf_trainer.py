@@ -14,10 +14,13 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from preflight.facts import Unknown
+from preflight.frameworks import trl
 from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, View
 from preflight.jobs import launch
 from preflight.jobs.parse import Parsed, usable_key
+from preflight.jobs.pyfacts import PyOut
+from preflight.jobs.pysource import Module
 from preflight.jobs.readers import link, read_plain
 from preflight.jobs.types import ReaderOutput
 
@@ -83,7 +86,7 @@ def script_args(out: launch.Out, words: list[launch.Token], variables: dict[str,
 def script_line(out: launch.Out, text: str, variables: dict[str, str]) -> None:
     """The first ``torchrun`` / ``deepspeed`` / ``python`` line carrying :data:`HINT`: the
     launcher's flags come before the training script, TrainingArguments after it."""
-    hint = HINT.search(text)
+    hint = launch.find(HINT, text)
     if hint is None:
         return
     start, end = launch.command_at(text, hint.start())
@@ -91,6 +94,69 @@ def script_line(out: launch.Out, text: str, variables: dict[str, str]) -> None:
     out.too_long(words)
     script = next((i for i, (t, _) in enumerate(words) if t.endswith(".py")), -1)
     script_args(out, words[script + 1:], variables)
+
+
+# TrainingArguments and the TRL configs that subclass it (frameworks/trl.py).
+ARGS_CLASSES = frozenset({"TrainingArguments", "Seq2SeqTrainingArguments"})
+WATCH = ("bf16", "fp16", "gradient_checkpointing", "deepspeed", "fsdp", "torch_compile")
+"""The TrainingArguments a rule reads: Unknown when a ``**mapping`` the text does not give may
+set them."""
+PY_HINT = re.compile(r"TrainingArguments|\b(?:%s)\b|HfArgumentParser|TrlParser"
+                     % "|".join(sorted(trl.CONFIGS)))
+
+
+def is_training_args(module: Module, func: str) -> bool:
+    """A TrainingArguments class: transformers', a TRL config, or a class of this file built on
+    one of them."""
+    for name in module.lineage(func):
+        root, last = name.split(".", 1)[0], name.rsplit(".", 1)[-1]
+        if (root == "transformers" and last in ARGS_CLASSES) or \
+                (root == "trl" and last in trl.CONFIGS):
+            return True
+    return False
+
+
+def read_python(module: Module) -> ReaderOutput:
+    """``TrainingArguments(...)`` (and TRL configs) in a script -> ``config.hf_trainer.*`` at
+    their lines; with ``HfArgumentParser`` / ``TrlParser`` the arguments come from the launch
+    line instead (its flags, or the YAML / JSON file it passes), which is read with it."""
+    out = PyOut(module)
+    parsed_args = False
+    for call, _ in module.calls():
+        if is_training_args(module, call.func):
+            out.put(f"config.{KIND}.code.args_class", call.name, call.line)
+            out.put_all(f"config.{KIND}", call, WATCH)
+            if isinstance(call.kwargs.get("deepspeed"), str) and \
+                    str(call.kwargs["deepspeed"]).endswith(".json"):
+                out.link(call.kwargs["deepspeed"], "deepspeed",
+                         call.lines.get("deepspeed", call.line), "deepspeed=")
+        elif call.name in ("HfArgumentParser", "TrlParser") and (args := [
+                a for a in _classes(call) if is_training_args(module, getattr(a, "name", ""))]):
+            parsed_args = True
+            out.put(f"config.{KIND}.code.parser", call.name, call.line)
+            out.put(f"config.{KIND}.code.args_class", args[0].name.rsplit(".", 1)[-1],
+                    call.line)
+    if parsed_args and module.argv:
+        _argv(out, module.argv)
+    return out.output()
+
+
+def _classes(call: Any) -> list[Any]:
+    """The dataclasses given to an argument parser (one, or a tuple / list of them)."""
+    first = call.args[0] if call.args else call.kwargs.get("dataclass_types")
+    return first if isinstance(first, list) else [first]
+
+
+def _argv(out: PyOut, argv: tuple[str, ...]) -> None:
+    """The launch line's arguments to a script that parses TrainingArguments from them: a lone
+    YAML / JSON file (HfArgumentParser.parse_yaml_file / parse_json_file), ``--config FILE``
+    (TrlParser), else ``--flag value`` pairs."""
+    files = [a for a in argv if a.lower().endswith((".yaml", ".yml", ".json"))]
+    if len(argv) == 1 and files:
+        out.link(files[0], KIND, None, "the script's argument")
+        return
+    if "--config" in argv and argv.index("--config") + 1 < len(argv):
+        out.link(argv[argv.index("--config") + 1], KIND, None, "--config")
 
 
 def _read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
@@ -138,6 +204,7 @@ def training_args(h: View) -> Derived:
         out["default.compile"] = (False, "TrainingArguments default (torch_compile=False)")
     if h.get("deepspeed"):
         out["distributed"] = ("deepspeed", h.src("deepspeed"))
+        out["runs_on"] = (["deepspeed"], h.src("deepspeed"))
     elif h.get("fsdp"):
         v2 = h.int("fsdp_config.fsdp_version") == 2 or h.int("fsdp_config.version") == 2
         out["distributed"] = ("fsdp2" if v2 else "fsdp1", h.src("fsdp"))
@@ -185,6 +252,7 @@ FRAMEWORK = Framework(
     derive_also=(("accelerate", "env.ACCELERATE_MIXED_PRECISION"),),
     runs_on=("accelerate",), distributions=("transformers",), rule_area="HF",
     area_title="HF Trainer", launch=Launch(_read_text, flags=HINT),
+    read_python=read_python, python_hint=PY_HINT,
     shape_keys=(("seq", ("max_seq_length", "cutoff_len", "sequence_len")),
                 ("micro_batch", ("per_device_train_batch_size", "micro_batch_size")),
                 ("model", ("model_name_or_path", "base_model"))),

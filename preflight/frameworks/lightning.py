@@ -1,5 +1,13 @@
-"""Lightning: LightningCLI YAML; ``trainer.strategy`` given as ``{class_path, init_args}`` also
-yields ``config.lightning.trainer.strategy = <class_path>``.
+"""Lightning: LightningCLI YAML, and scripts (``Trainer(...)`` / ``Fabric(...)`` read by their
+syntax tree); ``trainer.strategy`` given as ``{class_path, init_args}`` (or a strategy object in a
+script) also yields ``config.lightning.trainer.strategy = <class>``.
+
+In a script, ``plugins=[TransformerEnginePrecision(weights_dtype=..., recipe=...)]`` is
+``config.lightning.trainer.plugins`` (class names) with the plugin's arguments under
+``config.lightning.trainer.plugins.TransformerEnginePrecision.*`` (a dict recipe flattened, a
+recipe object's class as ``recipe_class``); Lightning builds ``DelayedScaling(**recipe)`` from a
+dict and ``DelayedScaling()`` (HYBRID) without one (docs/source-pytorch/common/
+precision_intermediate.rst at Lightning-AI/pytorch-lightning 5de217e).
 """
 
 from __future__ import annotations
@@ -13,10 +21,66 @@ from preflight.frameworks._record import Default, Framework
 from preflight.frameworks._view import LIT_PRECISION, Derived, View
 from preflight.frameworks.nemo import nemo_model_keys
 from preflight.jobs.parse import Parsed
+from preflight.jobs.pyfacts import PyOut
+from preflight.jobs.pysource import Call, Module, Ref
 from preflight.jobs.readers import read_plain, where
 from preflight.jobs.types import ReaderOutput
 
 KIND = "lightning"
+_ROOTS = ("lightning", "pytorch_lightning", "lightning_fabric")
+PY_HINT = re.compile(r"\b(?:Trainer|Fabric)\b")
+_TE_RECIPES = {"DelayedScaling": "delayed", "Float8CurrentScaling": "current",
+               "MXFP8BlockScaling": "mxfp8", "Float8BlockScaling": "blockwise",
+               "NVFP4BlockScaling": "nvfp4"}
+_DTYPES = {"bfloat16": "bf16", "bf16": "bf16", "float16": "fp16", "half": "fp16",
+           "float32": "fp32", "float": "fp32"}
+
+
+def read_python(module: Module) -> ReaderOutput:
+    """``Trainer(precision=..., strategy=..., plugins=[...])`` / ``Fabric(...)`` in a script ->
+    the LightningCLI keys ``config.lightning.trainer.*`` at their lines."""
+    out = PyOut(module)
+    base = f"config.{KIND}.trainer"
+    for call, _ in module.calls():
+        if not any(n.split(".")[0] in _ROOTS and n.rsplit(".", 1)[-1] in ("Trainer", "Fabric")
+                   for n in module.lineage(call.func)):
+            continue
+        for key in ("precision", "devices", "num_nodes", "accelerator", "max_steps"):
+            if key in call.kwargs:
+                out.put(f"{base}.{key}", call.kwargs[key], call.lines.get(key, call.line))
+        strategy = call.value("strategy")
+        if isinstance(strategy, Call):
+            out.put(f"{base}.strategy", strategy.name, strategy.line)
+            out.put_all(f"{base}.strategy.init_args", strategy)
+        elif strategy is not None:
+            out.put(f"{base}.strategy", strategy, call.lines.get("strategy", call.line))
+        plugins = call.value("plugins")
+        plugins = [plugins] if isinstance(plugins, Call) else plugins
+        if isinstance(plugins, list):
+            found = [p for p in plugins if isinstance(p, Call)]
+            out.put(f"{base}.plugins", [p.name for p in found],
+                    call.lines.get("plugins", call.line))
+            for plugin in found:
+                _plugin(out, f"{base}.plugins.{plugin.name}", plugin)
+        elif plugins is not None:
+            out.put(f"{base}.plugins", plugins, call.lines.get("plugins", call.line))
+    return out.output()
+
+
+def _plugin(out: PyOut, prefix: str, plugin: Call) -> None:
+    for key, value in plugin.kwargs.items():
+        line = plugin.lines.get(key, plugin.line)
+        if key == "recipe" and isinstance(value, Call):
+            out.put(f"{prefix}.recipe_class", value.name, value.line)
+            for k, v in value.kwargs.items():
+                out.put(f"{prefix}.recipe.{k}", v.last if isinstance(v, Ref) else v,
+                        value.lines.get(k, value.line))
+        elif key == "recipe" and isinstance(value, dict):
+            out.put(f"{prefix}.recipe_class", "DelayedScaling", line)
+            for k, v in value.items():
+                out.put(f"{prefix}.recipe.{k}", v, line)
+        else:
+            out.put(f"{prefix}.{key}", value.last if isinstance(value, Ref) else value, line)
 
 
 def score(data: Any) -> int:
@@ -47,11 +111,33 @@ def read_lightning(path: str, parsed: Parsed) -> ReaderOutput:
 
 
 
+def _te_plugin(lit: View, te: str, out: Derived) -> None:
+    """A TransformerEnginePrecision plugin given in a script: FP8 with its recipe and dtype."""
+    src = lit.src("trainer.plugins")
+    out["fp8"] = (True, src)
+    out["backend"] = ("te", src)
+    cls = lit.get(te + "recipe_class", "DelayedScaling")
+    recipe = _TE_RECIPES.get(str(cls))
+    out["recipe"] = (recipe if recipe else Unknown(f"a {cls} recipe"),
+                     lit.src(te + "recipe_class", src))
+    fmt = lit.get(te + "recipe.fp8_format")
+    if recipe in ("delayed", "current") or fmt is not None:
+        out["format"] = (str(fmt).lower() if fmt is not None else "hybrid",
+                         lit.src(te + "recipe.fp8_format", src))
+    dtype = str(lit.get(te + "weights_dtype", "")).rsplit(".", 1)[-1]
+    out["precision"] = (_DTYPES.get(dtype, Unknown(f"weights_dtype {dtype or 'not given'}")),
+                        lit.src(te + "weights_dtype", src))
+
+
 def from_lightning(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     lit = View(f, "lightning", prov)
     out: Derived = {}
     prec = lit.get("trainer.precision")
-    if prec is not None:
+    te = "trainer.plugins.TransformerEnginePrecision."
+    if isinstance(lit.get("trainer.plugins"), list) and \
+            "TransformerEnginePrecision" in lit.get("trainer.plugins"):
+        _te_plugin(lit, te, out)
+    elif prec is not None:
         mapped = LIT_PRECISION.get(str(prec))
         src = lit.src("trainer.precision")
         if mapped == "fp8":
@@ -69,6 +155,7 @@ def from_lightning(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
         src = lit.src("trainer.strategy")
         if s.startswith("deepspeed"):
             out["distributed"] = ("deepspeed", src)
+            out["runs_on"] = (["deepspeed"], src)
             # lightning/pytorch/strategies/deepspeed.py register_strategies: deepspeed_stage_N
             # (also _offload, _offload_nvme); "deepspeed" and DeepSpeedStrategy default stage=2
             stage = re.match(r"deepspeed_stage_(\d)", s)
@@ -98,6 +185,7 @@ FRAMEWORK = Framework(
     kind=KIND, title="PyTorch Lightning", formats=("yaml",), score=score, read=read_lightning,
     derive=from_lightning, precedence=9, zero_stage_rank=2,
     distributions=("lightning", "pytorch-lightning"), rule_area="PL", area_title="Lightning",
+    read_python=read_python, python_hint=PY_HINT,
     defaults=(
         Default("trainer.strategy: deepspeed", "ZeRO stage 2", "all",
                 "lightning/pytorch/strategies/deepspeed.py"),

@@ -20,6 +20,9 @@ from preflight.facts import Unknown
 from preflight.frameworks import hf_trainer
 from preflight.frameworks._record import Default, Framework, Reference
 from preflight.frameworks._view import Derived, View
+from preflight.jobs.parse import Parsed
+from preflight.jobs.readers import where
+from preflight.jobs.types import ReaderOutput
 
 KIND = "llamafactory"
 
@@ -43,13 +46,44 @@ def score(data: Any) -> int:
     return hf_trainer.score(data) + 10 + 4 * len(top & _MARKERS)
 
 
-# Every key as written under ``config.llamafactory``; ``deepspeed: ds.json`` is followed.
-read = hf_trainer.read_with_deepspeed(KIND)
+_read_keys = hf_trainer.read_with_deepspeed(KIND)
+
+# What `fp8_backend: te` hands accelerate (v0.9.5 7af9095 train/fp8_utils.py
+# patch_accelerator_for_fp8): Accelerator.__init__ patched to pass this handler (TERecipeKwargs
+# where accelerate has it, from 1.4.0; FP8RecipeKwargs(backend="TE") before) and
+# mixed_precision="fp8".
+_TE_HANDLER = {"fp8_format": "HYBRID", "amax_history_len": 16, "amax_compute_algo": "max"}
+
+
+def read(path: str, parsed: Parsed) -> ReaderOutput:
+    """Every key as written under ``config.llamafactory`` (``deepspeed: ds.json`` followed); with
+    ``fp8: true`` and ``fp8_backend: te`` also the accelerate settings that amount to
+    (``config.accelerate.kwargs_handlers`` and the handler's fields, at the ``fp8_backend``
+    line), so accelerate's rules about recipe handlers reach the job."""
+    out = _read_keys(path, parsed)
+    data = parsed.data if isinstance(parsed.data, dict) else {}
+    if data.get("fp8") is True and str(data.get("fp8_backend", "")).lower() == "te":
+        src, _ = where(path, parsed, ("fp8_backend",))
+        acc = "config.accelerate"
+        facts = {f"{acc}.kwargs_handlers": ["TERecipeKwargs"],
+                 f"{acc}.fp8_config.backend": "TE",
+                 **{f"{acc}.kwargs_handlers.TERecipeKwargs.{k}": v
+                    for k, v in _TE_HANDLER.items()}}
+        out.facts.update(facts)
+        out.provenance.update(dict.fromkeys(facts, src))
+    return out
 
 
 def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     v = View(f, KIND, prov)
     out = hf_trainer.training_args(v)
+    if not v.truthy("disable_gradient_checkpointing"):
+        # LLaMA-Factory checkpoints by default, through torch.utils.checkpoint with
+        # use_reentrant=True (v0.9.5 hparams/model_args.py disable_gradient_checkpointing=False,
+        # use_reentrant_gc=True; model/model_utils/checkpointing.py prepare_model_for_training)
+        out["activation_checkpointing"] = (True, v.src(
+            "gradient_checkpointing" if v.truthy("gradient_checkpointing") else None,
+            "LLaMA-Factory default (disable_gradient_checkpointing: false)"))
     if v.get("fp8") is True:
         raw = str(v.get("fp8_backend", "auto")).lower()
         backend = _BACKENDS.get(raw)

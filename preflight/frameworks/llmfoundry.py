@@ -78,7 +78,35 @@ def read(path: str, parsed: Parsed) -> ReaderOutput:
         facts[f"{PREFIX}.model.fc_type_is_mapping"] = False
         line = parsed.line_of(("model", "fc_type"))
         prov[f"{PREFIX}.model.fc_type_is_mapping"] = Source(path, line)
+    _custom_model(data, parsed, path, facts, prov)
     return ReaderOutput(facts, prov)
+
+
+# The models llm-foundry registers itself (llmfoundry/models/__init__.py, registry.models);
+# any other name is a class registered by the job's own code (``code_paths``), which the
+# config does not show.
+_OWN_MODELS = frozenset({"mpt_causal_lm", "hf_causal_lm", "hf_t5", "hf_prefix_lm"})
+
+
+def _custom_model(data: dict[Any, Any], parsed: Parsed, path: str, facts: dict[str, Any],
+                  prov: dict[str, Any]) -> None:
+    """A model of the job's own code (issue 22 item 5): whether its layers are Transformer
+    Engine's is not in the config, so an unset ``fc_type`` / ``ffn_config.ffn_type`` is Unknown
+    (rules about it undetermined), not MPT's default."""
+    model = data.get("model")
+    name = model.get("name") if isinstance(model, dict) else None
+    if not isinstance(name, str) or name in _OWN_MODELS:
+        return
+    code = data.get("code_paths")
+    why = (f"model {name!r} is not one of llm-foundry's own models" +
+           (" (the job registers it through code_paths)" if code else "") +
+           ": whether it builds Transformer Engine layers is in its code, not the config")
+    where = Source(path, parsed.line_of(("model", "name")))
+    for key in ("model.fc_type", "model.ffn_config.ffn_type"):
+        name_ = f"{PREFIX}.{key}"
+        if name_ not in facts:
+            facts[name_] = Unknown(why)
+            prov[name_] = where
 
 
 def from_llmfoundry(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:

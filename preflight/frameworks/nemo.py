@@ -50,7 +50,14 @@ def from_nemo(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     n = View(f, "nemo", prov)
     out: Derived = {"distributed": ("megatron", n.src("model", "NeMo runs on Megatron"))}
     fp8 = n.truthy("model.fp8")
-    if fp8:
+    raw = n.get("model.fp8")
+    if isinstance(raw, str) and raw.strip().lower() not in {"true", "false", "1", "0", "yes",
+                                                           "no", ""}:
+        # NeMo 1.x takes a bool (`fp8: e4m3` is another framework's key, e.g. Megatron-Bridge's,
+        # read with --kind nemo): a non-empty string would be truthy there, so "no" is a guess
+        out["fp8"] = (Unknown(f"model.fp8 is {raw[:40]!r}, not the true/false NeMo 1.x takes"),
+                      n.src("model.fp8"))
+    elif fp8:
         out["fp8"] = (True, n.src("model.fp8"))
         # NeMo docs: "If this argument [transformer_engine] is not set to True, all subsequent
         # arguments will be ignored." (docs/source/features/mixed_precision.rst)
@@ -174,6 +181,8 @@ FRAMEWORK = Framework(
     kind=KIND, title="NeMo 1.x", formats=("yaml",), score=score, read=read_nemo,
     derive=from_nemo, precedence=8, cancels_fp8_of=(KIND,),
     distributions=("nemo-toolkit",), from_source=True, rule_area="NEMO", area_title="NeMo",
+    # its GPT models are megatron-core's (TE layers, the FP8 recipe built by megatron-core)
+    runs_on=("megatron",),
     shape_keys=(("heads", ("model.num_attention_heads",)),
                 ("kv_heads", ("model.num_query_groups",)), ("layers", ("model.num_layers",)),
                 ("seq", ("model.encoder_seq_length",)),

@@ -104,6 +104,7 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     s = View(f, KIND, prov)
     if str(s.get("command", "")).startswith("megatron"):
         out = megatron_intent(s, f, prov)
+        out["runs_on"] = (["megatron"], s.src("command"))   # megatron-core builds the model
         # Megatron-SWIFT packs every micro-batch into one padding-free (THD) sequence unless
         # --padding_free false (default True; --packing forces it), padded by get_padding_to.
         packed = s.truthy("packing") or not s.has("padding_free") or s.truthy("padding_free")
@@ -113,10 +114,11 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
             out["seq_len"] = (s.int("max_length"), s.src("max_length"))
         out["pad_multiple"] = _padding_to(s, f)
     else:
-        out = {}
+        out = {"runs_on": (["hf_trainer"], s.src("command"))}   # swift sft: a Trainer subclass
         ds = s.get("deepspeed")
         if isinstance(ds, str):
             out["distributed"] = ("deepspeed", s.src("deepspeed"))
+            out["runs_on"] = (["hf_trainer", "deepspeed"], s.src("deepspeed"))
             stage = re.match(r"zero(\d)", ds)
             if stage:       # ms-swift's bundled swift/llm/ds_config/zero<N>*.json
                 out["zero_stage"] = (int(stage.group(1)), s.src("deepspeed"))

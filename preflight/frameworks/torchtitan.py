@@ -4,12 +4,15 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from preflight.facts import Unknown
-from preflight.frameworks._record import Default, Framework
+from preflight.frameworks import torchtitan_launch
+from preflight.frameworks._record import Default, Framework, Launch
 from preflight.frameworks._view import Derived, View
+from preflight.frameworks.torchtitan_py import read_python
 from preflight.jobs.readers import read_plain
 
 KIND = "torchtitan"
@@ -20,9 +23,10 @@ def score(data: Any) -> int:
     top = {str(k) for k in data}
     s = 3 * len(top & {"float8", "parallelism", "quantize", "activation_checkpoint",
                        "experimental", "mx"})
-    s += len(top & {"job", "training", "model", "optimizer", "lr_scheduler", "checkpoint",
-                    "metrics", "compile", "comm"})
-    return s
+    weak = len(top & {"job", "training", "model", "optimizer", "lr_scheduler", "checkpoint",
+                      "metrics", "compile", "comm"})
+    # a lone `model:` (an llm-foundry or NeMo snippet) is no torchtitan job (issue 22 item 5)
+    return s + weak if s or weak >= 2 else 0
 
 
 # torchtitan llama3 flavors (torchtitan/models/llama3/__init__.py): dim, FFN hidden size.
@@ -51,6 +55,41 @@ _TT_FP8 = {"float8", "quantize.linear.float8", "quantize.grouped_mm.float8"}
 
 
 _TT_MX = {"mx", "quantize.linear.mx", "quantize.grouped_mm.mx"}
+_TT_NVFP4 = {"quantize.linear.nvfp4"}
+
+
+def _sequence(t: View, out: Derived) -> None:
+    """Tokens per micro-batch, sequence length, micro-batch, packing and EP (issue 23 facts)."""
+    mb_key = "training.local_batch_size" if t.has("training.local_batch_size") \
+        else "training.batch_size"
+    mb, seq = t.int(mb_key), t.int("training.seq_len")
+    cp = t.int("parallelism.context_parallel_degree") or 1
+    tokens = t.int("training.num_tokens_per_microbatch_per_dp_rank")   # Python configs (2026)
+    if mb and seq:
+        out["shapes.tokens"] = (mb * seq // max(cp, 1), t.src("training.seq_len"))
+    elif tokens:
+        out["shapes.tokens"] = (tokens // max(cp, 1),
+                                t.src("training.num_tokens_per_microbatch_per_dp_rank"))
+    # The shared sequence facts (issue 23): torchtitan's text datasets cut the token stream into
+    # samples of exactly training.seq_len (datasets/hf_datasets.py), nothing is packed at run time.
+    if seq:
+        out["seq_len"] = (seq, t.src("training.seq_len"))
+    if mb:
+        out["micro_batch"] = (mb, t.src(mb_key))
+    out["packing"] = (False, "torchtitan datasets yield fixed training.seq_len samples")
+    if t.has("job.config_function"):
+        # The Python configs (2026, pytorch/torchtitan b5bcd76) choose a packing dataset
+        # (ConcatThenSplitPackingConfig, FirstFitPackingConfig) and a max_context_length
+        dataset = str(t.get("dataloader.dataset.class", ""))
+        out["packing"] = ((dataset.endswith("PackingConfig") if dataset else
+                           Unknown("the Python config's dataset is not given in the text")),
+                          t.src("dataloader.dataset.class", t.src("job.config_function")))
+        if t.int("training.max_context_length"):
+            out["seq_len"] = (t.int("training.max_context_length"),
+                              t.src("training.max_context_length"))
+    ep = t.int("parallelism.expert_parallel_degree")
+    if ep:
+        out["ep"] = (ep, t.src("parallelism.expert_parallel_degree"))
 
 
 def from_torchtitan(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
@@ -59,7 +98,7 @@ def from_torchtitan(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     converters = t.get("model.converters") or []
     converters = [str(c) for c in converters] if isinstance(converters, list) else []
     fp8_src = None
-    if _TT_FP8 & set(converters) or _TT_MX & set(converters):
+    if (_TT_FP8 | _TT_MX | _TT_NVFP4) & set(converters):
         fp8_src = t.src("model.converters")
     elif t.truthy("float8.enable_float8_linear"):      # 2024-07 .. 2025-02 layout
         fp8_src = t.src("float8.enable_float8_linear")
@@ -70,6 +109,10 @@ def from_torchtitan(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
             else "training.fp8_linear"
         fp8_src = t.src(key)
     out["fp8"] = (fp8_src is not None, fp8_src or t.src("model", "no float8 converter"))
+    base = f.get("config.torchtitan.base_config")
+    if fp8_src is None and isinstance(base, Unknown):
+        # a launch line whose --job.config_file was not read: the converters may be there
+        out["fp8"] = (base, t.src("base_config"))
     if fp8_src is not None:
         out["backend"] = ("torchao", fp8_src)
         delayed = [k for k in ("float8.scaling_type_input", "float8.scaling_type_weight",
@@ -77,6 +120,8 @@ def from_torchtitan(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
                    if str(t.get(k, "")).lower() == "delayed"]
         if _TT_MX & set(converters):
             out["recipe"] = ("mxfp8", fp8_src)
+        elif _TT_NVFP4 & set(converters):
+            out["recipe"] = ("nvfp4", fp8_src)
         elif delayed:   # 2024 layout: [float8] scaling_type_* = "delayed" (torchao delayed scaling)
             out["recipe"] = ("delayed", t.src(delayed[0]))
         elif str(t.get("training.fp8_linear", "")).lower() == "dynamic":
@@ -112,22 +157,7 @@ def from_torchtitan(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     if dims:
         out["shapes.hidden"] = (dims[0], t.src("model.flavor"))
         out["shapes.ffn"] = (dims[1], t.src("model.flavor"))
-    mb_key = "training.local_batch_size" if t.has("training.local_batch_size") \
-        else "training.batch_size"
-    mb, seq = t.int(mb_key), t.int("training.seq_len")
-    cp = t.int("parallelism.context_parallel_degree") or 1
-    if mb and seq:
-        out["shapes.tokens"] = (mb * seq // max(cp, 1), t.src("training.seq_len"))
-    # The shared sequence facts (issue 23): torchtitan's text datasets cut the token stream into
-    # samples of exactly training.seq_len (datasets/hf_datasets.py), nothing is packed at run time.
-    if seq:
-        out["seq_len"] = (seq, t.src("training.seq_len"))
-    if mb:
-        out["micro_batch"] = (mb, t.src(mb_key))
-    out["packing"] = (False, "torchtitan datasets yield fixed training.seq_len samples")
-    ep = t.int("parallelism.expert_parallel_degree")
-    if ep:
-        out["ep"] = (ep, t.src("parallelism.expert_parallel_degree"))
+    _sequence(t, out)
     tp = t.int("parallelism.tensor_parallel_degree") or t.int("training.tensor_parallel_degree")
     if tp:
         out["shapes.tp"] = (tp, t.src("parallelism.tensor_parallel_degree"))
@@ -150,12 +180,15 @@ def from_torchtitan(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
 
 
 FRAMEWORK = Framework(
-    kind=KIND, title="torchtitan", formats=("toml",), score=score,
+    kind=KIND, title="torchtitan", formats=("toml", "text"), score=score,
     read=read_plain("config.torchtitan"), derive=from_torchtitan, precedence=6,
     distributions=("torchtitan",), from_source=True, rule_area="TT", area_title="torchtitan",
     shape_keys=(("seq", ("training.seq_len",)),
                 ("micro_batch", ("training.local_batch_size", "training.batch_size"))),
-    shape_table=model_shape,
+    shape_table=model_shape, read_python=read_python,
+    python_hint=re.compile(r"\bTrainer\.Config\b|\bJobConfig\b"),
+    # `-m torchtitan.train --job.config_file X.toml --a.b v` (issue 22 item 2)
+    launch=Launch(torchtitan_launch.read_text, command=torchtitan_launch.HINT),
     defaults=(
         Default("activation_checkpoint.mode", "selective", "all",
                 "torchtitan/config/job_config.py"),

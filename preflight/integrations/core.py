@@ -53,10 +53,16 @@ class Expectation:
     source: str          # what said so: "Trainer(precision='bf16-mixed')", ...
     turn_off: str        # how the user tells the check otherwise
     inspect_point: str   # what was inspected
+    replaced_by: str | None = None
+    """A setting of the run that replaces the FP8 asked for, in the callback's terms
+    (``TrainingArguments(bf16=True)`` over the launcher's fp8: issue 22, FP8D-RT-0020)."""
 
     def facts(self) -> dict[str, Any]:
-        return {"runtime.expect_fp8_from": self.source, "runtime.expect_fp8_off": self.turn_off,
-                "runtime.inspect_point": self.inspect_point}
+        out = {"runtime.expect_fp8_from": self.source, "runtime.expect_fp8_off": self.turn_off,
+               "runtime.inspect_point": self.inspect_point}
+        if self.replaced_by is not None:
+            out["runtime.fp8_replaced_by"] = self.replaced_by
+        return out
 
 
 def explicit(expect_fp8: bool, callback: str, inspect_point: str) -> Expectation:
@@ -94,5 +100,15 @@ def gate(model: Any, optimizer: Any = None, accelerator: Any = None, *,
     error = PreflightError(report, options.fail_on)
     if options.on_failure == "raise":
         raise error
-    warnings.warn(str(error), PreflightWarning, stacklevel=3)
+    warnings.warn(warning_text(str(error)), PreflightWarning, stacklevel=3)
     return report
+
+
+def warning_text(error_text: str) -> str:
+    """The exception's text for a warning: nothing was raised, so the report is on the
+    callback (``callback.report``), not on "this exception" (issue 24 item 7)."""
+    lines = error_text.splitlines()
+    if lines and lines[-1].startswith("The full report is on this exception"):
+        lines[-1] = ("Nothing was raised (on_failure='warn'); the full report is on the "
+                     "callback: callback.report.render('text') (or 'json' / 'markdown').")
+    return "\n".join(lines)

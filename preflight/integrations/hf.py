@@ -1,7 +1,13 @@
 """A transformers ``TrainerCallback`` that runs ``preflight.inspect`` at train start.
 
     from preflight.integrations.hf import FP8DoctorCallback
-    trainer = Trainer(..., callbacks=[FP8DoctorCallback(on_failure="raise")])
+    trainer = Trainer(...)
+    FP8DoctorCallback.attach(trainer)   # = trainer.add_callback(FP8DoctorCallback(
+                                        #       accelerator=trainer.accelerator))
+
+The Trainer does not hand callbacks its Accelerator, which tells the FP8 backend prepare()
+converts by; ``attach`` (or ``accelerator=trainer.accelerator``) gives it. Without it the
+callback goes by TrainingArguments and the launcher's environment.
 
 The class is created on first access (module ``__getattr__``), so importing this module without
 transformers installed works; touching ``FP8DoctorCallback`` then raises a clear ImportError.
@@ -48,11 +54,36 @@ def _is_deepspeed(accelerator: Any) -> bool:
     return str(getattr(dist, "value", dist)) == "DEEPSPEED"
 
 
+_ENV = "ACCELERATE_MIXED_PRECISION"
+_MAX_ENVIRON = 1 << 20
+
+
+def started_with(path: str = "/proc/self/environ") -> dict[str, str]:
+    """The environment this process was started with (Linux), whatever was changed in
+    ``os.environ`` since: transformers 4.x TrainingArguments overwrote ACCELERATE_MIXED_PRECISION
+    with its own bf16 / fp16, so at train start only the start-up environment still shows the
+    launcher's fp8. Empty where it cannot be read."""
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read(_MAX_ENVIRON)
+    except OSError:
+        return {}
+    out: dict[str, str] = {}
+    for item in raw.split(b"\0"):
+        key, eq, value = item.partition(b"=")
+        if eq and key == _ENV.encode():
+            out[_ENV] = value.decode("utf-8", "replace")
+    return out
+
+
 def expectation(options: GateOptions, args: Any, accelerator: Any = None,
-                env: Any = None) -> Expectation:
-    """FP8 or not, as the run itself says: an FP8 backend the Accelerator converts by, else its
-    mixed_precision when one is given, else the Trainer's own rule (bf16 / fp16 in
-    TrainingArguments win; otherwise accelerate reads ACCELERATE_MIXED_PRECISION).
+                env: Any = None, started: Any = None) -> Expectation:
+    """FP8 or not, as the run itself says: an FP8 backend the Accelerator converts by; else the
+    launcher's fp8 that ``TrainingArguments(bf16=True)`` / ``fp16=True`` replaces (FP8 was asked
+    for and is lost: issue 22, FP8D-RT-0020); else the Accelerator's mixed_precision when one is
+    given, else the Trainer's own rule (bf16 / fp16 in TrainingArguments win; otherwise
+    accelerate reads ACCELERATE_MIXED_PRECISION). ``started``: the environment the process
+    started with (:func:`started_with` when ``env`` is not given).
 
     prepare() converts by Accelerator.fp8_backend, not by mixed_precision (accelerate 1.4.0 on),
     and under DeepSpeed mixed_precision reads the DeepSpeed config: "bf16" even when fp8 was asked
@@ -60,12 +91,23 @@ def expectation(options: GateOptions, args: Any, accelerator: Any = None,
     it there would expect no FP8 in exactly the runs that silently lose it (FP8D-RT-0007)."""
     if options.expect_fp8 is not None:
         return explicit(options.expect_fp8, "FP8DoctorCallback", _POINT)
+    if started is None:
+        started = started_with() if env is None else {}
     env = os.environ if env is None else env
     off = ("if FP8 was meant, fix that setting; otherwise nothing to do (or pass "
            "FP8DoctorCallback(expect_fp8=False))")
     backend = _fp8_backend(accelerator)
     if backend is not None:
         return Expectation(True, f"Accelerator.fp8_backend={backend}", off, _POINT)
+    # TrainingArguments checks fp16 first, then bf16 (training_args.py mixed precision)
+    flag = next((f for f in ("fp16", "bf16") if getattr(args, f, False) is True), None)
+    if flag is not None and "fp8" in (env.get(_ENV), started.get(_ENV)):
+        return Expectation(
+            True, f"{_ENV}=fp8 (what `accelerate launch --mixed_precision fp8` or an fp8 "
+                  "accelerate config sets)",
+            f"if {flag.upper()} was meant, launch without fp8 (or pass "
+            "FP8DoctorCallback(expect_fp8=False))", _POINT,
+            replaced_by=f"TrainingArguments({flag}=True)")
     mixed = getattr(accelerator, "mixed_precision", None)
     if isinstance(mixed, str) and (mixed == "fp8" or not _is_deepspeed(accelerator)):
         return Expectation(mixed == "fp8", f"Accelerator(mixed_precision={mixed!r})", off,
@@ -110,6 +152,13 @@ def _build() -> type:
             self.accelerator = accelerator
             self.report: Any = None
             self.after_resume = AfterResume()
+
+        @classmethod
+        def attach(cls, trainer: Any, **kwargs: Any) -> Any:
+            """Add a callback that knows ``trainer.accelerator`` to ``trainer``; returns it."""
+            callback = cls(accelerator=getattr(trainer, "accelerator", None), **kwargs)
+            trainer.add_callback(callback)
+            return callback
 
         def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
             step = getattr(state, "global_step", None)

@@ -35,3 +35,16 @@ def format_of(path: str, head: str) -> str:
             re.search(r"(?m)^\s*(?:accelerate|torchrun|deepspeed|python3?|srun)\s", head):
         return "text"
     return "yaml"
+
+
+SCRIPT_EXT = (".py", ".ipynb", ".pyw")
+
+
+def split_entry(path: str) -> tuple[str, str | None]:
+    """``("file.py", "name")`` for ``file.py::name`` (a function of a Python config registry:
+    which config is the job), else ``(path, None)``. Light: the CLI checks paths with it before
+    any reader is imported."""
+    base, sep, entry = path.rpartition("::")
+    if sep and entry and not os.path.lexists(path) and base.lower().endswith(SCRIPT_EXT):
+        return base, entry
+    return path, None

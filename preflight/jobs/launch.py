@@ -43,6 +43,27 @@ def command_at(text: str, pos: int) -> tuple[int, int]:
         end = nl + 1
 
 
+_MESSAGE = re.compile(r"[ \t]*(?:echo|printf|logger|log|info|warn|print)\b")
+
+
+def in_message(text: str, pos: int) -> bool:
+    """Whether ``pos`` is in a line that only prints text (``echo "Starting training with
+    accelerate launch..."`` runs no accelerate); a quoted command kept in a variable
+    (``CMD="accelerate launch ..."``) still counts."""
+    start, _ = command_at(text, pos)
+    return _MESSAGE.match(text, start) is not None
+
+
+def find(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
+    """The first match of ``pattern`` outside a line that only prints (64 tried at most)."""
+    for n, m in enumerate(pattern.finditer(text)):
+        if n >= 64:
+            return None
+        if not in_message(text, m.start()):
+            return m
+    return None
+
+
 MAX_ARGS = 10_000
 """Words of one command line read; a real launch line has fewer than a hundred, and each word
 costs time (900 KB of `--x 1 \\` lines took 1.5 s)."""
@@ -135,3 +156,32 @@ class Out:
                 f"the command line has more than {MAX_ARGS:,} words; only those before this "
                 "line were read (no real launch line is that long)"))
             del words[MAX_ARGS:]
+
+
+MAX_SCRIPTS = 8
+"""Python scripts taken from one launch script (a real one starts one or two)."""
+_LAUNCHER = re.compile(
+    r"(?<![\w/.-])(?:python[0-9.]*|torchrun|deepspeed|accelerate[ \t]+launch|accelerate-launch|"
+    r"composer|srun|mpirun|uv[ \t]+run|-m[ \t]+torch\.distributed\.(?:run|launch))(?![\w-])")
+
+
+def python_scripts(text: str, variables: dict[str, str]) -> list[tuple[str, tuple[str, ...], int]]:
+    """``(script, its arguments, offset)`` for each ``.py`` a launcher runs (``python
+    train.py ...``, ``torchrun ... train.py ...``, ``accelerate launch ... train.py``): the first
+    word ending in ``.py`` after the launcher, with ``$VAR`` expanded, and the words after it."""
+    found: list[tuple[str, tuple[str, ...], int]] = []
+    done: set[int] = set()
+    for m in _LAUNCHER.finditer(text):
+        start, end = command_at(text, m.start())
+        if start in done or len(found) >= MAX_SCRIPTS or in_message(text, m.start()):
+            continue
+        done.add(start)
+        words = tokens(text, m.end(), end)
+        script = next((i for i, (w, _) in enumerate(words)
+                       if str(typed(w, variables)).endswith(".py")), None)
+        if script is None or words[script][0].startswith("-"):
+            continue
+        path = str(typed(words[script][0], variables))
+        argv = tuple(str(typed(w, variables)) for w, _ in words[script + 1:])
+        found.append((path, argv, words[script][1]))
+    return found

@@ -15,17 +15,15 @@ naming them (:mod:`.graph`).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
 from preflight.frameworks import BY_KIND, FORMATS, KINDS, best_any_format, detect, score
-from preflight.jobs import scripts
+from preflight.jobs import pyjob, scripts
 from preflight.jobs.boundary import enforced
 from preflight.jobs.defaults import default_paths
-from preflight.jobs.formats import format_of
-from preflight.jobs.graph import FileRead, one_job
+from preflight.jobs.formats import SCRIPT_EXT, format_of, split_entry
 from preflight.jobs.parse import (
     MAX_BYTES,
     ParseError,
@@ -34,21 +32,25 @@ from preflight.jobs.parse import (
     parse_yaml,
     read_text,
 )
-from preflight.jobs.refs import not_found, resolve_missing
-from preflight.jobs.scan import SCAN_DEPTH, SCAN_EXT, SCAN_MAX_BYTES, SCAN_MAX_FILES, scan
 from preflight.jobs.types import ConfigProblem, ConfigRead, ReaderOutput
+from preflight.jobs.walk import UNRECOGNISED, Walk
 
-__all__ = ["ConfigProblem", "ConfigRead", "KINDS", "MAX_BYTES", "default_paths", "read_paths",
-           "read_file"]
+__all__ = ["ConfigProblem", "ConfigRead", "KINDS", "MAX_BYTES", "UNRECOGNISED", "default_paths",
+           "read_file", "read_paths", "split_entry"]
 
 _PARSERS = {"yaml": parse_yaml, "json": parse_json, "toml": parse_toml}
 
 
 def read_file(path: str, kind: str | None = None, *, explicit: bool = True,
-              inherited: dict[str, str] | None = None) -> tuple[str | None, ReaderOutput]:
+              inherited: dict[str, str] | None = None, argv: tuple[str, ...] | None = None,
+              entry: str | None = None) -> tuple[str | None, ReaderOutput]:
     """Read one file; returns (kind or None, output). Never raises. ``inherited``: shell
-    variables a script that sources this one has set."""
+    variables a script that sources this one has set; ``argv``: the arguments a launch line
+    passes to this (Python) script; ``entry``: the function of a Python file the user named
+    (``config_registry.py::llama3_8b``)."""
     try:
+        if path.lower().endswith(SCRIPT_EXT):
+            return pyjob.read(path, kind, explicit, argv, entry)
         return _read_file(path, kind, explicit, inherited)
     except ParseError as exc:
         return kind, ReaderOutput(problems=(ConfigProblem(path, exc.line, exc.message, exc.level,
@@ -60,23 +62,27 @@ def read_file(path: str, kind: str | None = None, *, explicit: bool = True,
             path, None, f"could not interpret this file ({type(exc).__name__}: {exc})"),))
 
 
-_SCRIPT_EXT = (".py", ".ipynb", ".pyw")
+
+
+def unknown_fix() -> str:
+    """The fix for a valid file no framework's keys match: not "the job would fail on it"."""
+    from preflight.frameworks import FRAMEWORKS
+
+    return ("fp8-doctor reads the files of " + ", ".join(f.title for f in FRAMEWORKS) +
+            ". If this file is one of those, pass --kind KIND; if it is another framework's, its "
+            "settings are not checked (the file itself is fine: it parsed).")
 
 
 def _read_file(path: str, kind: str | None, explicit: bool, inherited: dict[str, str] | None,
                ) -> tuple[str | None, ReaderOutput]:
-    if path.lower().endswith(_SCRIPT_EXT):
-        # issue 12: `check job/train.py` was "invalid YAML ... the job would fail on it too"
-        raise ParseError("this is a Python program, not a config: fp8-doctor reads the files a "
-                         "job is configured with and the shell script that launches it; did "
-                         "you mean the launch script?", code="not_a_config", level="warning",
-                         fix="Name the launch script (train.sh) and the config files it uses, "
-                             "or the job's folder.")
     text = read_text(path)
     fmt = format_of(path, text[:4096])
     if kind is not None and fmt not in FORMATS[kind]:
         if not explicit:       # `--kind X folder/`: files of other formats are not X configs
             return None, ReaderOutput()
+        if FORMATS[kind][0] == "python":
+            raise ParseError(f"--kind {kind} is read from Python scripts only", code="not_a_config",
+                             level="warning")
         fmt = FORMATS[kind][0]
     if not text.strip():
         raise ParseError("empty file")
@@ -102,26 +108,41 @@ def _read_file(path: str, kind: str | None, explicit: bool, inherited: dict[str,
                                  parsed.line_of(()))
             why = (f"it matches {' and '.join(k for k, _ in scores[:2])} equally" if scores
                    else "none of the known frameworks' keys are in it")
-            raise ParseError(f"cannot tell which framework this config is for ({why}); pass "
-                             "--kind to say", parsed.line_of(()))
+            raise ParseError(f"cannot tell which framework this config is for ({why}); the "
+                             f"file is valid {fmt.upper()}, so it may be a framework fp8-doctor "
+                             "does not read", parsed.line_of(()), code="unknown_framework",
+                             level="warning", fix=unknown_fix())
         kind = detected
     forced: list[ConfigProblem] = []
-    if kind is not None and score(kind, parsed.data) == 0 and \
-            (other := best_any_format(parsed.data)) not in (None, kind):
-        if not explicit:
+    if kind is not None and score(kind, parsed.data) == 0:
+        other = best_any_format(parsed.data)
+        if other is not None and not explicit:
             return None, ReaderOutput()
         # --kind is the user's word: a fragment of a docs page may lack the framework's marker
-        # keys and share another's (issue 14). Read it as asked, and say so.
-        forced.append(ConfigProblem(path, parsed.line_of(()), (
-            f"read as a {kind} config, as --kind says, although none of its keys is a {kind} "
-            f"marker and it looks like a {other} config"), level="warning", code="kind_forced",
-            fix=f"If the file is a {other} config, drop --kind or pass --kind {other}."))
+        # keys and share another's (issue 14). Read it as asked, and say so; with none of its
+        # settings found, nothing in it says what the job asks for: FP8 is undetermined, never
+        # "not asked" (issue 22 item 5: --kind megatron on a Megatron-Bridge file was FP8: no).
+        forced.append(kind_forced(path, parsed.line_of(()), kind, other))
     out = BY_KIND[kind].read(path, parsed)
     if forced:
-        out = replace(out, problems=(*forced, *out.problems))
+        out = replace(out, problems=(*forced, *out.problems),
+                      facts={**out.facts, UNRECOGNISED: [path]})
     if parsed.duplicates:
         out = replace(out, problems=(*_duplicates(path, kind, parsed), *out.problems))
     return kind, out
+
+
+def kind_forced(path: str, line: int | None, kind: str, other: str | None) -> ConfigProblem:
+    """The warning for a file read as ``--kind`` says with none of that framework's keys."""
+    title = BY_KIND[kind].title
+    return ConfigProblem(path, line, (
+        f"read as a {kind} config, as --kind says, although none of {title}'s settings is in it"
+        + (f" and it looks like a {other} config" if other else "")
+        + "; nothing in it says what the job asks for, so FP8 is undetermined"),
+        level="warning", code="kind_forced",
+        fix=(f"If the file is a {other} config, drop --kind or pass --kind {other}." if other
+             else f"If the file is not a {title} config, drop --kind; fp8-doctor does not read "
+                  "its framework, so name the job's files of a framework it reads."))
 
 
 def _duplicates(path: str, kind: str, parsed: Any) -> list[ConfigProblem]:
@@ -159,121 +180,10 @@ def read_paths(paths: Sequence[str], kind: str | None = None) -> ConfigRead:
 
 
 def _read_paths(paths: Sequence[str], kind: str | None) -> ConfigRead:
-    problems: list[ConfigProblem] = []
     if kind is not None and kind not in KINDS:
         return ConfigRead(problems=[ConfigProblem(
             str(kind), None, f"unknown config kind {kind!r}; known: {', '.join(KINDS)}")])
-    seen: set[str] = set()
-    todo: list[tuple[str, str | None, str]] = []               # (path, kind, origin)
-    inherited: dict[str, dict[str, str]] = {}                  # sourced file -> variables
-    redone: set[str] = set()
-    roots: list[str] = []                                      # job roots, for named files
-    scanned_other = 0
-    for path in paths:
-        path = os.fspath(path)
-        if os.path.isdir(path):
-            roots.append(path)
-            scanned, total, other = scan(path, problems)
-            scanned_other += other
-            if len(scanned) >= SCAN_MAX_FILES or total > SCAN_MAX_BYTES:
-                # A repository or a data folder, not one job: reading it all could take minutes.
-                more = "+" if len(scanned) >= SCAN_MAX_FILES else ""
-                problems.append(ConfigProblem(path, None, (
-                    f"the folder holds {len(scanned)}{more} config-like files ({total:,} bytes); "
-                    "that is not one job's configs. Name the job's files (or a folder with just "
-                    "them)")))
-                continue
-            todo.extend((p, kind, "folder") for p in scanned)
-        elif os.path.lexists(path):
-            roots.append(os.path.dirname(os.path.abspath(path)))
-            todo.append((path, kind, "given"))
-        else:
-            problems.append(ConfigProblem(path, None, "no such file or folder"))
-    given = {os.path.realpath(p) for p, _, origin in todo if origin == "given"}
-    known = [p for p, _, _ in todo]
-    roots = list(dict.fromkeys(roots))
-    overriding: set[str] = set()
-    read: list[FileRead] = []
-    while todo:
-        path, want, origin = todo.pop(0)
-        real = os.path.realpath(path)
-        if real in seen and not (origin == "sourced" and real in inherited and real not in redone):
-            continue
-        if real in seen:
-            # read before the script that sources it: read again with that script's variables
-            redone.add(real)
-            read = [f for f in read if os.path.realpath(f.path) != real]
-        seen.add(real)
-        got, out = read_file(path, want, explicit=origin not in ("folder", "sourced"),
-                             inherited=inherited.get(real))
-        problems.extend(out.problems)
-        if got is None or (not out.facts and out.problems):
-            continue
-        out = _resolve_links(path, got, out, known, roots, problems)
-        read.append(FileRead(path, got, out, "given" if real in given else origin))
-        for link in out.linked:
-            if link.overrides:
-                overriding.add(os.path.realpath(link.path))
-        # what a file names is read next (before the rest of a folder)
-        todo[:0] = [(link.path, link.kind, "sourced" if link.optional else "linked")
-                    for link in out.linked]
-        inherited.update((os.path.realpath(link.path), dict(link.variables))
-                         for link in out.linked if link.variables)
-    outputs = [(f.path, f.kind, f.out) for f in one_job(read, problems)]
-    facts: dict[str, Any] = {}
-    prov: dict[str, str] = {}
-    # Earlier files win a name, except files that replace their parent's values (--yaml-cfg).
-    ranked = sorted(outputs, key=lambda o: os.path.realpath(o[0]) not in overriding)
-    for _path, _kind, out in ranked:
-        for name, value in out.facts.items():
-            if name not in facts:
-                facts[name] = value
-                prov[name] = out.provenance.get(name, _path)
-    files = [(p, k) for p, k, _ in outputs]
-    if files:
-        facts["config.files"] = [{"path": p, "kind": k} for p, k in files]
-        # A launch script can hold two kinds (accelerate flags, then HF Trainer arguments).
-        facts["config.kinds"] = sorted({k for _, k in files} | {
-            n.split(".", 2)[1] for n in facts if n.count(".") >= 2 and
-            n.split(".", 2)[1] in KINDS})
-        prov["config.files"] = prov["config.kinds"] = "config"
-    elif paths and not any(p.level == "error" for p in problems):
-        problems.append(_nothing_read(paths, known, scanned_other))
-    return ConfigRead(facts, prov, problems, files)
-
-
-def _resolve_links(path: str, kind: str, out: ReaderOutput, known: list[str], roots: list[str],
-                   problems: list[ConfigProblem]) -> ReaderOutput:
-    """Look further for the files ``out`` names that its reader did not find (:mod:`.refs`)."""
-    if not any(link.missing for link in out.linked):
-        return out
-    linked = []
-    for link in out.linked:
-        if not link.missing:
-            linked.append(link)
-            continue
-        found = resolve_missing(link, known, roots)
-        if found is not None:
-            linked.append(replace(link, path=found, missing=False))
-            continue
-        ref = next((r for r in BY_KIND[kind].references if r.key.endswith(link.key)), None)
-        problems.append(not_found(link, path, roots, ref.resolution if ref else
-                                  "relative to the directory the job is launched from"))
-    return replace(out, linked=tuple(linked))
-
-
-def _nothing_read(paths: Sequence[str], scanned: list[str], other: int) -> ConfigProblem:
-    """The problem for a run that read no job config: never "no known problem" (issue 14)."""
-    where = ", ".join(map(str, paths))
-    if scanned:
-        why = (f"{len(scanned)} config-like file(s) found, none recognised as a config of "
-               f"{', '.join(KINDS)}")
-    else:
-        why = (f"no config-like file ({' '.join(SCAN_EXT)}) found, {SCAN_DEPTH} folder levels "
-               f"deep" + (f"; {other} other file(s) seen" if other else ""))
-    return ConfigProblem(where, None, f"no job config was read: {why}. Nothing about the job "
-                         "was checked", code="no_job",
-                         fix="Name the job's config files or launch script (fp8-doctor check "
-                             "FILE ...), with --kind KIND for a file of a known framework that "
-                             "is not recognised.")
-
+    walk = Walk(kind)
+    walk.add(paths)
+    walk.run()
+    return walk.result(paths)

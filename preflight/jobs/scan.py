@@ -35,9 +35,11 @@ def _size(path: str) -> int:
         return 0
 
 
-def scan(folder: str, problems: list[ConfigProblem]) -> tuple[list[str], int, int]:
+def scan(folder: str, problems: list[ConfigProblem], scripts: list[str] | None = None,
+         ) -> tuple[list[str], int, int]:
     """Config-like files under ``folder`` (up to the limits), their total size, and how many
-    other files were seen (for the "nothing read" message)."""
+    other files were seen (for the "nothing read" message); Python files go to ``scripts``
+    when given (issue 22: a training script is part of the job)."""
     found: list[str] = []
     total = other = dirs_seen = 0
 
@@ -62,6 +64,9 @@ def scan(folder: str, problems: list[ConfigProblem]) -> tuple[list[str], int, in
         for name in sorted(files):
             full = os.path.join(root, name)
             if name.startswith(".") or not name.lower().endswith(SCAN_EXT):
+                if scripts is not None and name.lower().endswith(".py") and \
+                        not name.startswith(".") and len(scripts) < 4 * SCAN_MAX_FILES:
+                    scripts.append(full)
                 other += 1
                 continue
             if (size := _size(full)) > MAX_BYTES:

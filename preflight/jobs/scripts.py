@@ -10,11 +10,15 @@ script as meant.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from preflight.jobs import shell
+from preflight.findings import Source
+from preflight.jobs import launch, shell
 from preflight.jobs.parse import ParseError
+from preflight.jobs.refs import named
 from preflight.jobs.shellvars import collect_variables, strip_comments
 from preflight.jobs.sourcing import sourced
 from preflight.jobs.types import ConfigProblem, Linked, ReaderOutput
@@ -61,14 +65,19 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
         crlf = crlf or crlf_or_doc
     files, outer = sourced(path, text) if shell_script else ([], {})
     outer = {**(inherited or {}), **outer}
+    runs = _python_scripts(path, text, outer)
     try:
-        got, out = _read(path, text, kind, explicit, outer)
+        got, out = _read(path, text, kind, explicit and not runs, outer)
     except ParseError as exc:
         if heredoc is None:
             raise
         raise ParseError(f"{exc.message}; the here-document (<<{heredoc[1]}) opened at line "
                          f"{heredoc[0]} is never closed, so bash takes the rest of the file as its "
                          "text and nothing after that line runs", heredoc[0]) from None
+    if runs:
+        got, out = _with_scripts(got, out, runs, kind)
+        if got is None and explicit:
+            _read(path, text, kind, explicit, outer)     # raises: what the script holds
     if got is not None and files:
         own = collect_variables(strip_comments(text), inherited)
         # what it sources belongs to this job (read as this kind, if it holds any settings)
@@ -80,13 +89,49 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
     return got, out
 
 
+def _python_scripts(path: str, text: str, outer: dict[str, str]) -> list[Linked]:
+    """The Python scripts the launch lines of ``text`` run, found here, with their arguments:
+    read with the script, after it, their settings winning (what the code sets beats the
+    launcher: ``Accelerator(mixed_precision="bf16")`` over ``--mixed_precision fp8``). One not
+    found here is left out quietly (``pretrain_gpt.py`` of a Megatron-LM checkout)."""
+    clean = strip_comments(text)
+    variables = collect_variables(clean, outer)
+    found = []
+    for script, argv, pos in launch.python_scripts(clean, variables):
+        line = clean.count("\n", 0, pos) + 1
+        link = named(script, "", path, Source(path, line), key="the launch line", line=line)
+        if not link.missing and "$" not in script:
+            found.append(replace(link, overrides=True, argv=argv))
+    return found
+
+
+def _with_scripts(got: str | None, out: ReaderOutput, runs: list[Linked], kind: str | None,
+                  ) -> tuple[str | None, ReaderOutput]:
+    """``out`` naming ``runs`` too; a script read by no framework takes the kind of the first
+    Python script it runs that one reads (``python train.py`` with ``TrainingArguments``)."""
+    from preflight.jobs import pyjob
+
+    if got is None:
+        for link in runs:
+            peek, _ = pyjob.peek(link.path, kind, link.argv)
+            if peek is not None:
+                got = peek
+                break
+        if got is None:
+            return None, out
+    named_already = {os.path.realpath(link.path) for link in out.linked}
+    extra = tuple(r for r in runs if os.path.realpath(r.path) not in named_already)
+    return got, replace(out, linked=(*out.linked, *extra))
+
+
 def _read(path: str, text: str, kind: str | None, explicit: bool, outer: dict[str, str],
           ) -> tuple[str | None, ReaderOutput]:
     """Read ``text`` with the framework ``kind`` (``--kind``), else with the framework whose launch
     command occurs first in it, else whose flags occur first (each record's ``launch``)."""
     from preflight.frameworks import BY_KIND, FRAMEWORKS
 
-    fw = BY_KIND[kind] if kind is not None else _detect(text, FRAMEWORKS)
+    # a command named in a comment (`# see verl.trainer.main_ppo`) launches nothing
+    fw = BY_KIND[kind] if kind is not None else _detect(strip_comments(text), FRAMEWORKS)
     if fw is None or fw.launch is None:
         if not explicit:
             return None, ReaderOutput()
@@ -95,13 +140,24 @@ def _read(path: str, text: str, kind: str | None, explicit: bool, outer: dict[st
                              f"pass its config file ({', '.join(fw.formats)})")
         known = [f.title for f in FRAMEWORKS if f.launch is not None]
         raise ParseError("cannot tell which framework this file is for (no launch command or "
-                         f"arguments of {', '.join(known)}); pass --kind to say")
+                         f"arguments of {', '.join(known)}); it may start a framework "
+                         "fp8-doctor does not read", code="unknown_framework", level="warning",
+                         fix="If it launches one of those, pass --kind KIND; otherwise its "
+                             "settings are not checked (the script itself is not faulted).")
     out = fw.launch.read(path, text, outer)
     got = _kind_of(fw.kind, out, [f.kind for f in FRAMEWORKS])
     if kind is None and got is not None:
         return got, out
     if kind is not None and (any(n.startswith(f"config.{kind}.") for n in out.facts) or
                              any(link.kind == kind for link in out.linked)):
+        if explicit and _detect(text, [fw]) is None:
+            # (a script another one sources takes its kind from that one: not a --kind forced)
+            # --kind megatron on a line of `--config-file x.yaml model.fp8=e4m3`: every --flag
+            # reads as a Megatron one, but none is Megatron's (issue 22 item 5)
+            from preflight.jobs.read import UNRECOGNISED, kind_forced
+
+            out = replace(out, facts={**out.facts, UNRECOGNISED: [path]}, problems=(
+                kind_forced(path, None, kind, None), *out.problems))
         return kind, out   # `--kind hf_trainer` on an `accelerate launch ... --bf16` line
     if not explicit:
         return None, ReaderOutput()
@@ -117,7 +173,7 @@ def _detect(text: str, frameworks: Sequence[Framework]) -> Framework | None:
     for attr in ("command", "flags"):
         hits = [(m.start(), n, f) for n, f in enumerate(frameworks) if f.launch is not None and
                 (pattern := getattr(f.launch, attr)) is not None and
-                (m := pattern.search(text)) is not None]
+                (m := launch.find(pattern, text)) is not None]
         if hits:
             return min(hits, key=lambda h: (h[0], h[1]))[2]
     return None

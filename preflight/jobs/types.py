@@ -42,6 +42,7 @@ class Linked:
     line: int | None = None   # its line in the naming file
     optional: bool = False    # a sourced script: read if it holds settings, else left out
     variables: tuple[tuple[str, str], ...] = ()   # what the sourcing script set (bash passes it)
+    argv: tuple[str, ...] | None = None   # a Python script's arguments on the launch line
 
 
 @dataclass(frozen=True)

@@ -45,7 +45,7 @@ INTERESTING: frozenset[str] = frozenset({
     "torch", "torchvision", "torchaudio", "triton", "pytorch-triton", "numpy",
     "transformer-engine", "transformer-engine-cu12", "transformer-engine-cu13",
     "transformer-engine-torch", "transformer-engine-jax", "torchao", "ms-amp",
-    "peft", "trl", "safetensors", "flash-attn", "flash-attn-3",
+    "peft", "safetensors", "flash-attn", "flash-attn-3",
     "xformers", "apex", "bitsandbytes", "liger-kernel", "composer",
     "megatron-lm", "nemo-run", "nvidia-ml-py", "pynvml", "fp8-doctor",
     # RL rollout engines whose FP8 paths the RL rules read (issue 23: FP8 rollout, weight sync)

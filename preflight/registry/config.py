@@ -16,5 +16,7 @@ from preflight.facts import FactSpec as F
 SPECS = (
     F("config.files", "list", "Config files read, each {path, kind}"),
     F("config.kinds", "list", "Kinds of config detected among the files read"),
+    F("config.unrecognised", "list", "Files read as --kind said although none of that "
+      "framework's settings is in them: what the job asks for (FP8 included) is undetermined"),
     F("config.<kind>.<path...>", "any", "A normalized value from a config file of that kind"),
 )

@@ -11,6 +11,7 @@ SPECS = (
     F("runtime.expect_fp8", "bool", "The caller expects this run to train in FP8 (inspect(expect_fp8=...))"),
     F("runtime.expect_fp8_from", "str", "What set runtime.expect_fp8, in the caller's terms: 'inspect(expect_fp8=True)', \"the Lightning Trainer's precision 'transformer-engine'\", ..."),
     F("runtime.expect_fp8_off", "str", "How to tell this check the run is not meant to be FP8, in the caller's terms"),
+    F("runtime.fp8_replaced_by", "str", "A setting of the run that replaces the FP8 it asked for, in the caller's terms (the HF callback: 'TrainingArguments(bf16=True)' over the launcher's fp8)"),
     F("runtime.inspect_point", "str", "What was inspected, in the caller's terms (e.g. the model returned by accelerator.prepare())"),
     F("runtime.model.device_types", "list", "Device types of the model's parameters, e.g. ['cuda'] or ['cpu']"),
     F("runtime.model.class", "str", "Qualified class name of the inspected model (or its wrapper)"),

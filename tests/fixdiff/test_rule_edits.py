@@ -28,6 +28,9 @@ GIT = shutil.which("git")
 RULES = engine.load_rules(None)
 
 NOT_AN_EDIT = {
+    "FP8D-MBR-0001": "the fix is a Hydra override on the launch line (mixed_precision.fp8=...) "
+                     "in place of model.fp8=...; --diff edits config files and flags, not "
+                     "key=value overrides",
     "FP8D-MEG-0017": "the fix is the user's own quantizer factory (a Python import path)",
     "FP8D-MEG-0032": "the value to set is the job's dense tensor parallelism (ETP = TP), or a "
                      "short trial run: no literal value fits every job",
@@ -37,6 +40,11 @@ NOT_AN_EDIT = {
     "FP8D-TT-0001": "the converter name depends on the torchtitan version (float8 in 0.1.x, "
                     "quantize.linear.float8 in 0.2.x), which the rule does not know",
     "FP8D-TT-0003": "the converter name depends on the torchtitan version (as FP8D-TT-0001)",
+    "FP8D-HF-0050": "the TRL config class is read from a Python script; bf16=False goes into "
+                    "the script's config call or its launch line, whichever the job uses",
+    "FP8D-TE-0002": "the fix is Python code: TE's checkpoint instead of torch.utils.checkpoint",
+    "FP8D-ACC-0150": "the handler is built in Python code (the script's, or LLaMA-Factory's "
+                     "patch of Accelerator): no config key to set",
     "FP8D-AXO-0007": "an info whose fix is conditional (turn FP8 off only if the first steps "
                      "show NaN): a patch that switches FP8 off would decide it for the user",
 }

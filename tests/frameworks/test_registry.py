@@ -30,7 +30,8 @@ def test_every_framework_module_exports_one_registered_record() -> None:
 
 def test_records_are_complete() -> None:
     for f in FRAMEWORKS:
-        assert f.formats and set(f.formats) <= {"yaml", "json", "toml", "text"}, f.kind
+        assert f.formats and set(f.formats) <= {"yaml", "json", "toml", "text", "python"}, f.kind
+        assert ("python" in f.formats) <= (f.read_python is not None), f.kind
         assert f.title and callable(f.score) and callable(f.read) and callable(f.derive)
         for ref in f.references:
             assert ref.kind in KINDS, (f.kind, ref)

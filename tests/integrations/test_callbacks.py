@@ -159,7 +159,7 @@ def _hf(options: GateOptions, args: object, env: dict[str, str], accelerator: ob
 
 
 @pytest.mark.parametrize("args, env, accelerator, fp8, source", [
-    (SimpleNamespace(bf16=True), {"ACCELERATE_MIXED_PRECISION": "fp8"}, None, False,
+    (SimpleNamespace(bf16=True), {"ACCELERATE_MIXED_PRECISION": "bf16"}, None, False,
      "TrainingArguments(bf16=True)"),
     (SimpleNamespace(bf16=False, fp16=False), {"ACCELERATE_MIXED_PRECISION": "fp8"}, None, True,
      "ACCELERATE_MIXED_PRECISION=fp8"),
@@ -223,6 +223,40 @@ def test_hf_expectation_does_not_trust_deepspeeds_mixed_precision(args, env, acc
                                                                    source) -> None:
     got = _hf(GateOptions(), args, env, accelerator)
     assert got.fp8 is fp8 and source in got.source
+
+
+@pytest.mark.parametrize("env, started", [
+    ({"ACCELERATE_MIXED_PRECISION": "fp8"}, {}),
+    # transformers 4.x TrainingArguments rewrote the variable; the start-up environment has it
+    ({"ACCELERATE_MIXED_PRECISION": "bf16"}, {"ACCELERATE_MIXED_PRECISION": "fp8"}),
+])
+def test_bf16_over_the_launchers_fp8_is_expected_fp8_replaced(env, started) -> None:
+    # issue 22 / newcomer review row 1: this was "FP8 not expected", an all-clear
+    from preflight.integrations.hf import expectation
+
+    accelerator = SimpleNamespace(mixed_precision="bf16", fp8_backend=None,
+                                  distributed_type=_Backend("MULTI_GPU"))
+    got = expectation(GateOptions(), SimpleNamespace(bf16=True), accelerator, env=env,
+                      started=started)
+    assert got.fp8 is True and got.replaced_by == "TrainingArguments(bf16=True)"
+    assert got.facts()["runtime.fp8_replaced_by"] == "TrainingArguments(bf16=True)"
+    assert "ACCELERATE_MIXED_PRECISION=fp8" in got.source
+
+
+def test_the_start_up_environment_is_read_bounded(tmp_path) -> None:
+    from preflight.integrations.hf import started_with
+
+    environ = tmp_path / "environ"
+    environ.write_bytes(b"A=1\0ACCELERATE_MIXED_PRECISION=fp8\0B=2\0")
+    assert started_with(str(environ)) == {"ACCELERATE_MIXED_PRECISION": "fp8"}
+    assert started_with(str(tmp_path / "absent")) == {}
+
+
+def test_warn_mode_says_the_report_is_on_the_callback() -> None:
+    from preflight.integrations.core import warning_text
+
+    text = warning_text("fp8-doctor: 1 finding\nThe full report is on this exception: err.report")
+    assert "this exception" not in text and "callback.report" in text
 
 
 def test_an_explicit_expect_fp8_is_quoted_back_in_the_callbacks_terms() -> None:

@@ -57,7 +57,9 @@ def test_kind_can_be_forced(tmp_path: Path) -> None:
     path.write_text("foo: 1\nbf16_full_eval: true\n")
     assert read_paths([str(path)]).problems          # undetectable on its own
     read = read_paths([str(path)], kind="hf_trainer")
-    assert read.problems == []
+    # read as asked, and said: none of the HF Trainer's marker keys (issue 22 item 5)
+    assert [(p.code, p.level) for p in read.problems] == [("kind_forced", "warning")]
+    assert read.facts["config.unrecognised"] == [str(path)]
     assert read.facts["config.hf_trainer.bf16_full_eval"] is True
     assert read.files == [(str(path), "hf_trainer")]
 
@@ -72,7 +74,8 @@ def test_forced_megatron_on_an_unusual_extension(tmp_path: Path) -> None:
 
 def test_folder_is_one_job_and_linked_file_wins() -> None:
     read = read_paths([fixture("jobs/accel_ds_folder")])
-    assert read.problems == []
+    assert [(p.code, p.level) for p in read.problems] == [("not_read", "info")]
+    assert "ds_zero3_unused.json (not part of the job" in read.problems[0].message
     names = sorted(os.path.basename(p) for p, _ in read.files)
     assert names == ["accelerate_config.yaml", "ds_zero2.json"]   # ds_zero3_unused.json left out
     assert read.facts["config.deepspeed.zero_optimization.stage"] == 2
@@ -94,7 +97,7 @@ def test_folder_with_two_configs_of_one_kind_is_ambiguous() -> None:
     assert "config.accelerate.mixed_precision" not in read.facts
 
 
-def test_folder_skips_unrelated_files(tmp_path: Path) -> None:
+def test_folder_names_unrelated_files_it_did_not_read(tmp_path: Path) -> None:
     shutil.copy(FIXTURES / "torchtitan/v02_rowwise_allgather.toml", tmp_path / "job.toml")
     (tmp_path / "package.json").write_text('{"name": "x", "version": "1.0.0"}')
     (tmp_path / "notes.yaml").write_text("todo: [a, b]\n")
@@ -106,7 +109,10 @@ def test_folder_skips_unrelated_files(tmp_path: Path) -> None:
     (tmp_path / ".hidden").mkdir()
     shutil.copy(FIXTURES / "deepspeed/zero3_fp16.json", tmp_path / ".hidden" / "ds.json")
     read = read_paths([str(tmp_path)])
-    assert read.problems == []
+    assert [(p.code, p.level) for p in read.problems] == [("not_read", "warning")]
+    told = read.problems[0].message    # issue 22 item 5: named, never dropped without a word
+    assert all(n in told for n in ("notes.yaml", "package.json", "trainer_state.json"))
+    assert "README.md" not in told and "ds.json" not in told and "train_data" not in told
     assert read.files == [(str(tmp_path / "job.toml"), "torchtitan")]
 
 
@@ -193,7 +199,8 @@ def test_forced_kind_on_a_folder_reads_only_that_kind(tmp_path: Path) -> None:
     shutil.copy(FIXTURES / "deepspeed/zero1_bf16_off.json", tmp_path / "ds.json")
     shutil.copy(FIXTURES / "accelerate/fsdp1_bf16_old.yaml", tmp_path / "acc.yaml")
     read = read_paths([str(tmp_path)], kind="deepspeed")
-    assert read.problems == []
+    assert [(p.code, p.level) for p in read.problems] == [("not_read", "info")]
+    assert "acc.yaml (not a deepspeed file" in read.problems[0].message
     assert read.files == [(str(tmp_path / "ds.json"), "deepspeed")]
 
 
@@ -222,7 +229,7 @@ def test_forced_accelerate_kind_on_a_folder_keeps_launch_scripts(tmp_path: Path)
     shutil.copy(FIXTURES / "accelerate/launch_fp8_hf_bf16.sh", tmp_path / "launch.sh")
     (tmp_path / "flags.args").write_text("--num-layers 2\n--fp8-format hybrid\n")
     read = read_paths([str(tmp_path)], kind="accelerate")
-    assert read.problems == []
+    assert [(p.code, p.level) for p in read.problems] == [("not_read", "info")]
     assert read.files == [(str(tmp_path / "launch.sh"), "accelerate")]
     assert read.facts["config.accelerate.mixed_precision"] == "fp8"
 
@@ -306,7 +313,8 @@ def test_a_named_file_wins_over_a_folder_of_the_same_kind(tmp_path: Path) -> Non
     shutil.copy(FIXTURES / "accelerate/fsdp1_bf16_old.yaml", tmp_path / "acc.yaml")
     other = fixture("accelerate/fp8_te_multi_gpu.yaml")
     read = read_paths([other, str(tmp_path)])
-    assert read.problems == []
+    assert [(p.code, p.level) for p in read.problems] == [("not_read", "info")]
+    assert "acc.yaml (not part of the job" in read.problems[0].message
     assert read.files == [(other, "accelerate")]
 
 

@@ -1,0 +1,237 @@
+"""Megatron-Bridge: ``torchrun ... scripts/training/run_recipe.py --recipe R [flags]
+key=value ...`` (and the examples / tutorials that take ``--config-file X.yaml`` first).
+
+How the config is built (read at v0.6.0, commit 51885cf1): the recipe (a Python function,
+not read here) gives a ``ConfigContainer``; ``--config-file`` YAML is merged over it
+(``OmegaConf.merge``, ``training/utils/omegaconf_utils.py`` ``process_config_with_overrides``);
+the convenience flags (``-tp 2`` -> ``model.tensor_model_parallel_size=2``, ...) and then the
+trailing ``KEY=VALUE`` overrides are applied with Hydra's parser
+(``scripts/training/run_recipe.py``: ``cli_overrides = [*_common_config_overrides(args),
+*trailing_overrides]``, the trailing ones win).
+
+What decides FP8 is ``mixed_precision``: a preset name (:mod:`.megatron_bridge_presets`) or a
+``MixedPrecisionConfig``. At start-up ``runtime_config_update`` copies *every* field of it onto
+the model, optimizer and DDP configs whenever they differ, ``None`` included
+(``training/mixed_precision.py`` ``update_config_with_precision_overrides``; its unit test
+``test_update_preserves_none_values``). So ``model.fp8=e4m3`` on the launch line is replaced by
+the recipe's ``mixed_precision.fp8``; every library recipe sets ``mixed_precision``
+(``recipes/common.py``: ``"bf16_mixed"`` in ``_pretrain_common`` / ``_sft_common`` /
+``_peft_common``). The FP8 switch that holds is ``mixed_precision=<preset>`` or
+``mixed_precision.fp8=...``; a benchmark recipe's name states its preset.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from preflight.facts import Unknown
+from preflight.findings import Source
+from preflight.frameworks import megatron_bridge_presets as presets
+from preflight.frameworks._record import Default, Framework, Launch, Reference
+from preflight.frameworks._view import Derived, View
+from preflight.jobs.overridelaunch import Syntax, base_unread, find_launch, merged_facts
+from preflight.jobs.overrides import parse_hydra
+from preflight.jobs.readers import read_plain
+from preflight.jobs.types import ReaderOutput
+
+KIND = "megatron_bridge"
+PREFIX = f"config.{KIND}"
+ENTRY = re.compile(r"(?:^|/)run_recipe\.py$|(?:^|/)(?:examples|tutorials)/(?:recipes|models)/"
+                   r"[\w./-]*\.py$")
+HINT = re.compile(r"run_recipe\.py|(?:examples|tutorials)/(?:recipes|models)/[\w./-]*\.py")
+# run_recipe.py's convenience flags and the field each one sets (COMMON_OVERRIDE_FIELDS).
+CONVENIENCE = {
+    "max_steps": "train.train_iters", "ms": "train.train_iters",
+    "global_batch_size": "train.global_batch_size", "gb": "train.global_batch_size",
+    "micro_batch_size": "train.micro_batch_size", "mb": "train.micro_batch_size",
+    "seq_length": "dataset.seq_length", "sl": "dataset.seq_length",
+    "tensor_model_parallel_size": "model.tensor_model_parallel_size",
+    "tp": "model.tensor_model_parallel_size",
+    "pipeline_model_parallel_size": "model.pipeline_model_parallel_size",
+    "pp": "model.pipeline_model_parallel_size",
+    "context_parallel_size": "model.context_parallel_size", "cp": "model.context_parallel_size",
+    "virtual_pipeline_model_parallel_size": "model.virtual_pipeline_model_parallel_size",
+    "vp": "model.virtual_pipeline_model_parallel_size",
+    "expert_model_parallel_size": "model.expert_model_parallel_size",
+    "ep": "model.expert_model_parallel_size",
+    "expert_tensor_parallel_size": "model.expert_tensor_parallel_size",
+    "etp": "model.expert_tensor_parallel_size",
+    "lr": "optimizer.lr", "min_lr": "optimizer.min_lr",
+    "warmup_iters": "scheduler.lr_warmup_iters",
+}
+SYNTAX = Syntax(entry=lambda w: bool(ENTRY.search(w)), value_flags=frozenset({
+    "recipe", "model", "mode", "dataset", "step-func", "step_func", "config-file", "config_file",
+    "peft_scheme", "hf_path", "pretrained_checkpoint", "save_dir", "load_dir", "save_interval",
+    *CONVENIENCE}))
+_TASK = {"pretrain": "pretrain", "sft": "sft", "lora": "peft", "dora": "peft",
+         "finetune": "sft"}
+_MP_FIELDS = ("precision", "fp8", "fp8_recipe", "fp8_param_gather", "fp4",
+              "first_last_layers_bf16")
+
+
+def score(data: Any) -> int:
+    """A ``--config-file`` YAML: ConfigContainer sections, ``train`` among them."""
+    top = {str(k) for k in data}
+    if "train" not in top or "trainer" in top:
+        return 0
+    return 2 * len(top & {"train", "ddp", "dist", "rng", "scheduler", "mixed_precision",
+                          "comm_overlap", "checkpoint", "logger", "tokenizer"})
+
+
+read_yaml = read_plain(PREFIX)
+
+
+def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
+    read = find_launch(path, text, SYNTAX, outer)
+    if read.launch is None:
+        return ReaderOutput(problems=tuple(read.problems))
+    # the convenience flags become overrides that the trailing ones can still override
+    flags = [(CONVENIENCE[k], v) for k, v in read.flags.items() if k in CONVENIENCE]
+    convenience = []
+    for key, (value, src) in flags:
+        why = value.reason if isinstance(value, Unknown) else None
+        convenience.append((parse_hydra(f"{key}={value}", why), src))
+    read.overrides[:0] = convenience
+    merged = merged_facts(read, KIND, read.flag("config-file", "config_file"),
+                          style="paths", key="--config-file")
+    facts, prov = merged.facts, merged.provenance
+    recipe = read.flag("recipe")
+    model, mode = read.flag("model"), read.flag("mode")
+    if recipe is None and model is not None and isinstance(model[0], str):
+        task = _TASK.get(str(mode[0]) if mode else "", "pretrain")
+        recipe = (f"{model[0]}_{task}_config", model[1])
+    if recipe is not None:
+        facts[f"{PREFIX}.recipe"], prov[f"{PREFIX}.recipe"] = recipe
+    facts[f"{PREFIX}.entry"] = read.launch.entry.text
+    prov[f"{PREFIX}.entry"] = Source(path, text.count("\n", 0, read.launch.offset) + 1)
+    return ReaderOutput(facts, prov, tuple(read.problems), merged.linked)
+
+
+def mixed_precision(v: View) -> tuple[dict[str, Any], dict[str, str]]:
+    """The MixedPrecisionConfig fields that decide FP8 (a value, or Unknown with the reason)
+    and where each was decided."""
+    name = v.facts.get(f"{PREFIX}.mixed_precision")
+    recipe = v.get("recipe")
+    unread = base_unread(v.facts, KIND)
+    if name is None and unread is not None:
+        name = unread        # the --config-file YAML was not read: it may set mixed_precision
+    values: dict[str, Any]
+    where: dict[str, str]
+    if isinstance(name, str):
+        got = presets.preset(name)
+        src = v.src("mixed_precision")
+        if got is None:
+            values = {k: Unknown(f"mixed_precision={name!r} is no Megatron-Bridge preset "
+                                 "(get_mixed_precision_config raises ValueError)")
+                      for k in _MP_FIELDS}
+        else:
+            values = dict(got)
+        where = {k: src for k in _MP_FIELDS}
+    elif isinstance(name, Unknown):
+        values = {k: name for k in _MP_FIELDS}
+        where = {k: v.src("mixed_precision") for k in _MP_FIELDS}
+    elif isinstance(recipe, str) and (hit := presets.for_recipe(recipe)):
+        values = hit[0]
+        src = f"{v.src('recipe')} ({hit[1]})"
+        where = {k: src for k in _MP_FIELDS}
+    else:
+        why = (f"the recipe {recipe!r} is not one of Megatron-Bridge's (v0.6.0): its "
+               "mixed_precision is set in Python, not read here" if isinstance(recipe, str)
+               else "the recipe (Python) sets mixed_precision, which is not read here")
+        values = {k: Unknown(why + "; set mixed_precision=<preset> on the launch line to "
+                             "decide it") for k in _MP_FIELDS}
+        where = {k: v.src("recipe", "Megatron-Bridge recipe") for k in _MP_FIELDS}
+    for key in ("fp8", "fp8_recipe", "fp8_param_gather", "fp4", "first_last_layers_bf16"):
+        if v.has(f"mixed_precision.{key}"):
+            values[key] = v.facts.get(f"{PREFIX}.mixed_precision.{key}")
+            where[key] = v.src(f"mixed_precision.{key}")
+    for key, prec in (("bf16", "bf16"), ("fp16", "fp16")):
+        if v.truthy(f"mixed_precision.{key}"):
+            values["precision"], where["precision"] = prec, v.src(f"mixed_precision.{key}")
+    return values, where
+
+
+def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
+    v = View(f, KIND, prov)
+    out: Derived = {"distributed": ("megatron", v.src("entry", prov.get("config.files",
+                                                                         "config")))}
+    if v.truthy("dist.use_torch_fsdp2"):
+        out["distributed"] = ("fsdp2", v.src("dist.use_torch_fsdp2"))
+    values, where = mixed_precision(v)
+    fmt, fp4 = values["fp8"], values["fp4"]
+    replaced = [k for k in ("model.fp8", "model.fp8_recipe", "model.fp8_param_gather",
+                            "ddp.fp8_param_gather") if v.has(k)]
+    note = (f"; {', '.join(replaced)} ({v.src(replaced[0])}) "
+            f"{'is' if len(replaced) == 1 else 'are'} replaced by mixed_precision at start-up "
+            "(training/mixed_precision.py update_config_with_precision_overrides)"
+            if replaced else "")
+    if isinstance(fmt, Unknown) and not (isinstance(fp4, str) and fp4):
+        out["fp8"] = (Unknown(fmt.reason + note), where["fp8"])
+    elif (isinstance(fmt, str) and fmt) or (isinstance(fp4, str) and fp4):
+        src = where["fp8"] if isinstance(fmt, str) and fmt else where["fp4"]
+        out["fp8"] = (True, src)
+        out["backend"] = ("te", src)
+        if isinstance(fmt, str) and fmt:
+            out["format"] = (fmt.lower(), where["fp8"])
+            out["recipe"] = (values["fp8_recipe"], where["fp8_recipe"])
+            out["fp8_params"] = (values["fp8_param_gather"], where["fp8_param_gather"])
+        else:
+            out["recipe"] = ("nvfp4", where["fp4"])
+    else:
+        out["fp8"] = (False, where["fp8"] + note if note else where["fp8"])
+    prec = values["precision"]
+    out["precision"] = (prec, where["precision"])
+    for name, key in (("tp", "model.tensor_model_parallel_size"),
+                      ("cp", "model.context_parallel_size"),
+                      ("ep", "model.expert_model_parallel_size"),
+                      ("micro_batch", "train.micro_batch_size"),
+                      ("moe.experts", "model.num_moe_experts"),
+                      ("moe.top_k", "model.moe_router_topk")):
+        if v.has(key):
+            out[name] = (_num(v, key), v.src(key))
+    seq_key = "dataset.seq_length" if v.has("dataset.seq_length") else "model.seq_length"
+    if v.int(seq_key):
+        out["seq_len"] = (v.int(seq_key), v.src(seq_key))
+    if v.has("model.sequence_parallel"):
+        out["sequence_parallel"] = (v.truthy("model.sequence_parallel") and
+                                    out.get("tp", (1,))[0] != 1, v.src("model.sequence_parallel"))
+    return out
+
+
+def _num(v: View, key: str) -> Any:
+    """An integer setting, the reader's ``Unknown`` (``$TP`` set at run time), or ``Unknown``
+    naming the value that is no integer."""
+    raw = v.facts.get(v.prefix + key)
+    if isinstance(raw, Unknown):
+        return raw
+    value = v.int(key)
+    return value if value is not None else Unknown(f"{key} is {str(raw)[:40]!r}, not a number")
+
+
+FRAMEWORK = Framework(
+    kind=KIND, title="Megatron-Bridge", formats=("yaml", "text"), score=score, read=read_yaml,
+    derive=derive, precedence=14,
+    duplicate_keys="error",          # OmegaConf.load refuses a key given twice
+    references=(
+        Reference("--config-file", KIND, "relative to the launch directory; merged over the "
+                                         "recipe, under the command-line overrides"),
+    ),
+    defaults=(
+        Default("mixed_precision", "bf16_mixed (library recipes)", "megatron-bridge 0.6.0",
+                "src/megatron/bridge/recipes/common.py"),
+        Default("mixed_precision.fp8_recipe", "tensorwise", "megatron-bridge 0.6.0",
+                presets.SOURCE),
+    ),
+    runs_on=("megatron",),
+    distributions=("megatron-bridge",), requires=("megatron-core",),
+    # NVIDIA's containers run it from /opt/Megatron-Bridge (PYTHONPATH=.../src)
+    from_source=True, rule_area="MBR", area_title="Megatron-Bridge",
+    launch=Launch(read_text, command=HINT),
+    shape_keys=(("heads", ("model.num_attention_heads",)),
+                ("kv_heads", ("model.num_query_groups",)), ("layers", ("model.num_layers",)),
+                ("seq", ("dataset.seq_length", "model.seq_length")),
+                ("micro_batch", ("train.micro_batch_size",)),
+                ("tp", ("model.tensor_model_parallel_size",))),
+)

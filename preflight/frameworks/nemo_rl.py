@@ -1,0 +1,281 @@
+"""NeMo-RL: ``uv run examples/run_grpo.py --config cfg.yaml policy.x=y ...`` and its YAML.
+
+``examples/run_*.py`` (v0.7.0) load ``--config`` with ``load_config`` (the YAML over the files
+its ``defaults:`` names, relative to its folder, ``_override_: true`` replacing a section:
+nemo_rl/utils/config.py ``load_config_with_inheritance``), then apply the rest of the command
+line with ``parse_hydra_overrides`` (Hydra's override parser, struct mode), then resolve
+``${...}``. :mod:`preflight.jobs.layered` does the same.
+
+FP8 (docs/fp8.md at v0.7.0; nemo_rl/models/megatron/setup.py): training in FP8 only on the
+Megatron path (``policy.megatron_cfg.enabled``) with ``policy.megatron_cfg.fp8_cfg.enabled``,
+whose ``fp8`` / ``fp8_recipe`` / ``fp8_param`` become the TransformerConfig's (Transformer
+Engine); generation in FP8 with ``policy.generation.vllm_cfg.precision: fp8`` (DeepSeek-style
+block scaling, 128x128 weight blocks: nemo_rl/models/generation/vllm/quantization/fp8.py) and
+an FP8 KV cache with ``vllm_cfg.kv_cache_dtype: fp8`` (which needs ``precision: fp8``).
+Without ``megatron_cfg.enabled`` the policy trains with DTensor (FSDP2) in
+``policy.precision``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from preflight.facts import Unknown
+from preflight.findings import Source
+from preflight.frameworks._record import Default, Framework, Launch, Reference
+from preflight.frameworks._view import Derived, View
+from preflight.jobs.layered import load_chain, source_of
+from preflight.jobs.overridelaunch import Syntax, base_unread, find_launch, merged_facts
+from preflight.jobs.parse import Parsed
+from preflight.jobs.types import Linked, ReaderOutput
+
+KIND = "nemo_rl"
+PREFIX = f"config.{KIND}"
+ENTRY = re.compile(r"(?:^|/)run_(?:grpo|sft|dpo|rm|ppo|distillation|vlm_grpo|vlm_sft|"
+                   r"xtoken_off_policy_distillation|eval)\w*\.py$")
+# NeMo-RL's examples/run_*.py, or any run_<algorithm>*.py given --config (a TRL or HF script
+# named run_sft.py takes --output_dir and TrainingArguments instead)
+HINT = re.compile(r"examples/run_(?:grpo|sft|dpo|rm|ppo|distillation|vlm_grpo|vlm_sft)\w*\.py\b|"
+                  r"run_(?:grpo|sft|dpo|rm|ppo|distillation|vlm_grpo|vlm_sft)\w*\.py"
+                  r"(?:[ \t]|\\\n)+--config\b")
+SYNTAX = Syntax(entry=lambda w: bool(ENTRY.search(w)), value_flags=frozenset({"config"}))
+MEG = "policy.megatron_cfg"
+FP8 = f"{MEG}.fp8_cfg"
+VLLM = "policy.generation.vllm_cfg"
+_DTYPES = {"bfloat16": "bf16", "bf16": "bf16", "float16": "fp16", "fp16": "fp16",
+           "float32": "fp32", "fp32": "fp32"}
+
+
+def score(data: Any) -> int:
+    """A NeMo-RL YAML: ``policy`` with its algorithm's section (grpo, sft, dpo ...)."""
+    top = {str(k) for k in data}
+    if "policy" not in top:
+        return 0
+    s = 4 + 2 * len(top & {"grpo", "sft", "dpo", "distillation", "rm", "ppo", "loss_fn",
+                           "cluster", "checkpointing", "env"})
+    defaults = data.get("defaults")
+    if isinstance(defaults, str) and defaults.endswith((".yaml", ".yml")):
+        s += 2
+    return s
+
+
+def read_yaml(path: str, parsed: Parsed) -> ReaderOutput:
+    """The YAML over its ``defaults:`` chain, ``${...}`` resolved on the merged config."""
+    chain = load_chain(path, parsed, style="paths")
+    chain.config.resolve()
+    facts, prov = chain.config.facts(PREFIX)
+    where = source_of(path, parsed)(("defaults",))
+    linked = tuple(Linked(p, KIND, where, key="defaults", line=parsed.line_of(("defaults",)))
+                   for p in chain.files)
+    return ReaderOutput(facts, prov, tuple(chain.problems), linked)
+
+
+def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
+    """The ``examples/run_*.py --config X`` launch line, its overrides over X."""
+    read = find_launch(path, text, SYNTAX, outer)
+    if read.launch is None or (read.flag("config") is None and not read.overrides):
+        # not NeMo-RL's command line (no --config, no overrides): left to the other readers
+        return ReaderOutput(problems=tuple(read.problems))
+    merged = merged_facts(read, KIND, read.flag("config"), style="paths", key="--config")
+    facts, prov = merged.facts, merged.provenance
+    line = text.count("\n", 0, read.launch.offset) + 1
+    facts[f"{PREFIX}.entry"] = read.launch.entry.text
+    prov[f"{PREFIX}.entry"] = Source(path, line)
+    return ReaderOutput(facts, prov, tuple(read.problems), merged.linked)
+
+
+def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
+    v = View(f, KIND, prov)
+    out: Derived = {}
+    unread = base_unread(f, KIND)
+    if unread is not None:
+        # --config was not read: what the launch line does not say stays unknown
+        f = {**f, **{f"{PREFIX}.{k}": unread for k in (f"{MEG}.enabled", f"{FP8}.enabled",
+                                                       "policy.dtensor_cfg.enabled",
+                                                       "policy.generation.backend",
+                                                       f"{VLLM}.precision",
+                                                       f"{VLLM}.kv_cache_dtype",
+                                                       "policy.precision")
+                     if f"{PREFIX}.{k}" not in f}}
+        prov = {**prov, **{f"{PREFIX}.{k}": prov.get(f"{PREFIX}.base_config", "intent")
+                           for k in (f"{MEG}.enabled", f"{FP8}.enabled")
+                           if f"{PREFIX}.{k}" not in prov}}
+        v = View(f, KIND, prov)
+    megatron = v.truthy(f"{MEG}.enabled")
+    dtensor = v.truthy("policy.dtensor_cfg.enabled")
+    if megatron:
+        out["distributed"] = ("megatron", v.src(f"{MEG}.enabled"))
+    elif dtensor:
+        out["distributed"] = ("fsdp2", v.src("policy.dtensor_cfg.enabled"))
+    fp8_on = f.get(f"{PREFIX}.{FP8}.enabled")
+    meg_on = f.get(f"{PREFIX}.{MEG}.enabled")
+    if isinstance(fp8_on, Unknown) or (isinstance(meg_on, Unknown) and v.truthy(f"{FP8}.enabled")):
+        why = fp8_on if isinstance(fp8_on, Unknown) else meg_on
+        out["fp8"] = (why, v.src(f"{FP8}.enabled"))
+    elif v.truthy(f"{FP8}.enabled") and megatron:
+        src = v.src(f"{FP8}.enabled")
+        out["fp8"] = (True, src)
+        out["backend"] = ("te", src)
+        fmt = v.get(f"{FP8}.fp8")
+        out["format"] = (str(fmt).lower() if fmt is not None else
+                         Unknown("fp8_cfg.fp8 is not set (NeMo-RL raises KeyError)"),
+                         v.src(f"{FP8}.fp8", src))
+        recipe = v.get(f"{FP8}.fp8_recipe")
+        out["recipe"] = (recipe if recipe is not None else
+                         Unknown("fp8_cfg.fp8_recipe is not set (NeMo-RL raises KeyError)"),
+                         v.src(f"{FP8}.fp8_recipe", src))
+        out["fp8_params"] = (v.truthy(f"{FP8}.fp8_param"), v.src(f"{FP8}.fp8_param", src))
+    elif v.truthy(f"{FP8}.enabled"):
+        out["fp8"] = (False, v.src(f"{MEG}.enabled", "policy.megatron_cfg.enabled is not "
+                                                     "set: fp8_cfg applies to the Megatron "
+                                                     "path only"))
+    else:
+        out["fp8"] = (False, v.src(f"{FP8}.enabled", "no policy.megatron_cfg.fp8_cfg"))
+    prec = v.get("policy.precision")
+    if prec is not None:
+        out["precision"] = (_DTYPES.get(str(prec).lower(), Unknown(f"policy.precision {prec!r}")),
+                            v.src("policy.precision"))
+    _parallel(v, out, megatron)
+    seq = v.int("policy.max_total_sequence_length")
+    if seq:
+        out["seq_len"] = (seq, v.src("policy.max_total_sequence_length"))
+    mb = v.int("policy.train_micro_batch_size")
+    if mb:
+        out["micro_batch"] = (mb, v.src("policy.train_micro_batch_size"))
+    if v.has("policy.sequence_packing.enabled"):
+        out["packing"] = (v.truthy("policy.sequence_packing.enabled"),
+                          v.src("policy.sequence_packing.enabled"))
+    pad = v.get("policy.make_sequence_length_divisible_by")
+    if pad is not None:
+        out["pad_multiple"] = (v.int("policy.make_sequence_length_divisible_by") or
+                               Unknown(f"make_sequence_length_divisible_by is "
+                                       f"{str(pad)[:60]!r}"),
+                               v.src("policy.make_sequence_length_divisible_by"))
+    if megatron and out.get("packing", (False,))[0] is True:
+        _packed_row_padding(v, out)
+    gpus, nodes = v.int("cluster.gpus_per_node"), v.int("cluster.num_nodes")
+    if gpus:
+        out["num_gpus"] = (gpus * (nodes or 1), v.src("cluster.gpus_per_node"))
+    _generation(v, out)
+    return out
+
+
+def _packed_row_padding(v: View, out: Derived) -> None:
+    """On the Megatron path NeMo-RL pads each packed row by itself: to 128 tokens for blockwise
+    FP8, 32 for MXFP8, 16 for other FP8 recipes (128 for the HybridEP flex dispatcher), times
+    ``2 x CP`` and TP under sequence parallelism (nemo_rl/models/megatron/data.py
+    ``_get_pack_sequence_parameters_for_megatron`` at v0.7.0; PR 1884)."""
+    divisor = 1
+    if out.get("fp8", (False,))[0] is True:
+        recipe = out.get("recipe", (None,))[0]
+        divisor = 128 if recipe == "blockwise" else 32 if recipe == "mxfp8" else 16
+    if v.get(f"{MEG}.moe_token_dispatcher_type") == "flex" and \
+            v.get(f"{MEG}.moe_flex_dispatcher_backend") == "hybridep":
+        divisor = max(divisor, 128)
+    if divisor == 1:
+        return
+    tp, cp = out.get("tp", (1,))[0], out.get("cp", (1,))[0]
+    if not all(isinstance(x, int) and not isinstance(x, bool) for x in (tp, cp)):
+        return
+    multiple = divisor * (2 * cp if cp > 1 else 1) * (
+        tp if tp > 1 and out.get("sequence_parallel", (False,))[0] is True else 1)
+    out["pad_multiple"] = (multiple, f"{v.src(f'{FP8}.fp8_recipe', v.src(f'{MEG}.enabled'))} "
+                                     "(NeMo-RL pads packed rows for the FP8 recipe: "
+                                     "models/megatron/data.py at v0.7.0)")
+
+
+def _parallel(v: View, out: Derived, megatron: bool) -> None:
+    root = MEG if megatron else "policy.dtensor_cfg"
+    keys = (("tp", "tensor_model_parallel_size" if megatron else "tensor_parallel_size"),
+            ("cp", "context_parallel_size"))
+    for name, key in keys:
+        if v.has(f"{root}.{key}"):
+            value = v.int(f"{root}.{key}")
+            out[name] = (value if value is not None else
+                         Unknown(f"{key} is {str(v.get(f'{root}.{key}'))[:40]!r}"),
+                         v.src(f"{root}.{key}"))
+    if megatron:
+        if v.has(f"{MEG}.expert_model_parallel_size"):
+            out["ep"] = (v.int(f"{MEG}.expert_model_parallel_size") or
+                         Unknown("expert_model_parallel_size is not a number"),
+                         v.src(f"{MEG}.expert_model_parallel_size"))
+        if v.has(f"{MEG}.sequence_parallel"):
+            out["sequence_parallel"] = (v.truthy(f"{MEG}.sequence_parallel") and
+                                        out.get("tp", (1,))[0] != 1,
+                                        v.src(f"{MEG}.sequence_parallel"))
+        ac = v.get(f"{MEG}.activation_checkpointing")
+        if ac is not None:
+            out["activation_checkpointing"] = (v.truthy(f"{MEG}.activation_checkpointing"),
+                                               v.src(f"{MEG}.activation_checkpointing"))
+
+
+def _generation(v: View, out: Derived) -> None:
+    raw = v.facts.get(f"{PREFIX}.policy.generation.backend")
+    if isinstance(raw, Unknown):
+        out["rollout.engine"] = (raw, v.src("policy.generation.backend"))
+        out["rollout.fp8"] = (raw, v.src("policy.generation.backend"))
+        return
+    backend = v.get("policy.generation.backend")
+    if backend is None:
+        return           # SFT / DPO: no generation
+    src = v.src("policy.generation.backend")
+    engine = str(backend).lower()
+    out["rollout.engine"] = (engine if engine in {"vllm", "sglang", "megatron"} else
+                             Unknown(f"generation backend {backend!r}"), src)
+    isc = v.facts.get(f"{PREFIX}.loss_fn.use_importance_sampling_correction")
+    out["rollout.is_correction"] = (
+        isc if isinstance(isc, Unknown) else
+        Unknown(base.reason) if isc is None and (base := base_unread(v.facts, KIND)) else
+        v.truthy("loss_fn.use_importance_sampling_correction"),
+        v.src("loss_fn.use_importance_sampling_correction",
+              "NeMo-RL default (use_importance_sampling_correction false)"))
+    if engine == "vllm":
+        prec = v.facts.get(f"{PREFIX}.{VLLM}.precision")
+        fp8 = str(prec).lower() == "fp8"
+        out["rollout.fp8"] = (prec if isinstance(prec, Unknown) else fp8,
+                              v.src(f"{VLLM}.precision", src))
+        if fp8:
+            out["rollout.recipe"] = ("blockwise", v.src(f"{VLLM}.precision"))
+        kv = v.facts.get(f"{PREFIX}.{VLLM}.kv_cache_dtype")
+        out["rollout.kv_cache_fp8"] = (kv if isinstance(kv, Unknown) else
+                                       str(kv).lower().startswith("fp8"),
+                                       v.src(f"{VLLM}.kv_cache_dtype", src))
+    elif engine == "megatron":
+        # generation runs on the training model: its precision is the policy's
+        out["rollout.fp8"] = (out["fp8"][0], out["fp8"][1])
+        if out["fp8"][0] is True and "recipe" in out:
+            out["rollout.recipe"] = out["recipe"]
+    else:
+        out["rollout.fp8"] = (Unknown(f"generation backend {engine}: its precision is not "
+                                      "read yet"), src)
+
+
+FRAMEWORK = Framework(
+    kind=KIND, title="NeMo-RL", formats=("yaml", "text"), score=score, read=read_yaml,
+    derive=derive, precedence=16,
+    # OmegaConf.load refuses a key given twice
+    duplicate_keys="error",
+    references=(
+        Reference("--config", KIND, "relative to the launch directory (examples/run_*.py "
+                                    "load_config)"),
+        Reference("defaults", KIND, "relative to the folder of the file that names it "
+                                    "(nemo_rl/utils/config.py load_config_with_inheritance)"),
+    ),
+    defaults=(
+        Default("policy.megatron_cfg.fp8_cfg.enabled", "false", "nemo-rl 0.7.0",
+                "examples/configs/grpo_math_1B.yaml"),
+        Default("policy.generation.vllm_cfg.precision", "${policy.precision} (bfloat16)",
+                "nemo-rl 0.7.0", "examples/configs/grpo_math_1B.yaml"),
+    ),
+    # Megatron-Core or DTensor (FSDP2), by policy.megatron_cfg.enabled: not "always"
+    distributions=("nemo-rl",), rule_area="NRL", area_title="NeMo-RL",
+    # run with `uv run` from a checkout of the repository
+    from_source=True,
+    launch=Launch(read_text, command=HINT),
+    shape_keys=(("model", ("policy.model_name",)), ("seq", ("policy.max_total_sequence_length",)),
+                ("micro_batch", ("policy.train_micro_batch_size",)),
+                ("tp", (f"{MEG}.tensor_model_parallel_size",
+                        "policy.dtensor_cfg.tensor_parallel_size"))),
+)

@@ -1,0 +1,172 @@
+"""A PyTorch training loop that calls Transformer Engine or torchao itself (no trainer framework):
+read from the script's syntax tree, never run.
+
+Transformer Engine (read at NVIDIA/TransformerEngine v2.18 62f366a,
+transformer_engine/pytorch/quantization.py and common/recipe/__init__.py): ``te.autocast`` /
+``te.fp8_autocast(enabled=True, recipe=...)`` (``enabled`` defaults to True from TE 1.0; 0.x
+defaulted to False), a recipe object (``DelayedScaling`` and ``Float8CurrentScaling`` default to
+HYBRID, ``MXFP8BlockScaling`` and ``Float8BlockScaling`` to E4M3; no recipe is TE's
+``get_default_fp8_recipe()``, which depends on the TE version and the GPU:
+``intent.recipe_by_backend``), ``quantized_model_init`` / ``fp8_model_init`` (FP8 parameters), TE modules,
+and activation checkpointing through ``torch.utils.checkpoint`` (TE layers recompute outside the
+autocast: FP8D-TE-0002) or TE's own ``checkpoint``. torchao: ``convert_to_float8_training(model,
+config=..., module_filter_fn=...)`` with ``Float8LinearConfig.from_recipe_name(...)`` (no config:
+``Float8LinearConfig()``, tensorwise). ``torch.compile`` calls say the model is compiled.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from preflight.facts import Unknown
+from preflight.frameworks._record import Default, Framework
+from preflight.frameworks._view import Derived, View
+from preflight.jobs.parse import Parsed, ParseError
+from preflight.jobs.pyfacts import PyOut
+from preflight.jobs.pysource import Call, Module, Ref
+from preflight.jobs.types import ReaderOutput
+
+KIND = "pytorch"
+PREFIX = f"config.{KIND}"
+PY_HINT = re.compile(r"transformer_engine|torchao|fp8_autocast|convert_to_float8_training")
+_RECIPES = {"DelayedScaling": ("delayed", "hybrid"), "Float8CurrentScaling": ("current", "hybrid"),
+            "MXFP8BlockScaling": ("mxfp8", "e4m3"), "Float8BlockScaling": ("blockwise", "e4m3"),
+            "NVFP4BlockScaling": ("nvfp4", None)}
+_TE_MODULES = frozenset({"Linear", "LayerNormLinear", "LayerNormMLP", "TransformerLayer",
+                         "GroupedLinear", "MultiheadAttention", "DotProductAttention"})
+
+
+def _te(call: Call) -> str | None:
+    return call.name if call.func.startswith("transformer_engine.") else None
+
+
+def read_python(module: Module) -> ReaderOutput:
+    """TE and torchao calls of a training loop -> ``config.pytorch.*`` at their lines."""
+    out = PyOut(module)
+    modules: set[str] = set()
+    for call, _ in module.calls():
+        te = _te(call)
+        if te in ("autocast", "fp8_autocast"):
+            _autocast(out, call, "te.autocast", "recipe" if te == "autocast" else "fp8_recipe")
+        elif te in ("quantized_model_init", "fp8_model_init"):
+            _autocast(out, call, "te.model_init", "recipe")
+        elif te in _TE_MODULES:
+            modules.add(te)
+        elif te == "checkpoint":
+            out.put(f"{PREFIX}.checkpoint", "te", call.line)
+        elif call.func in ("torch.utils.checkpoint.checkpoint",
+                           "torch.utils.checkpoint.checkpoint_sequential"):
+            out.put(f"{PREFIX}.checkpoint", "torch.utils.checkpoint", call.line)
+            if "use_reentrant" in call.kwargs:
+                out.put(f"{PREFIX}.checkpoint_use_reentrant", call.kwargs["use_reentrant"],
+                        call.lines["use_reentrant"])
+        elif call.name == "convert_to_float8_training" and call.func.startswith("torchao"):
+            _torchao(out, call)
+        elif call.func == "torch.compile":
+            out.put(f"{PREFIX}.compile", True, call.line)
+    if modules:
+        out.put(f"{PREFIX}.te.modules", sorted(modules), None)
+    return out.output()
+
+
+def _autocast(out: PyOut, call: Call, what: str, recipe_key: str) -> None:
+    enabled = call.value("enabled", True)      # the default since TE 1.0
+    out.put(f"{PREFIX}.{what}.enabled", enabled, call.lines.get("enabled", call.line))
+    recipe = call.value(recipe_key, call.value("recipe"))
+    if isinstance(recipe, Call):
+        out.put(f"{PREFIX}.{what}.recipe", recipe.name, recipe.line)
+        for key, value in recipe.kwargs.items():
+            out.put(f"{PREFIX}.{what}.recipe_args.{key}",
+                    value.last if isinstance(value, Ref) else value,
+                    recipe.lines.get(key, recipe.line))
+    elif recipe is None:
+        # TE's get_default_fp8_recipe(): which one depends on the TE version and the GPU
+        # (effective.recipe from intent.recipe_by_backend)
+        out.put(f"{PREFIX}.{what}.recipe_by_backend", True, call.line)
+    else:
+        out.put(f"{PREFIX}.{what}.recipe", recipe, call.lines.get(recipe_key, call.line))
+
+
+def _torchao(out: PyOut, call: Call) -> None:
+    out.put(f"{PREFIX}.torchao.convert", True, call.line)
+    config = call.value("config")
+    recipe: Any = "tensorwise"                  # Float8LinearConfig(): tensorwise scaling
+    if isinstance(config, Call):
+        if config.name == "from_recipe_name":
+            recipe = config.args[0] if config.args else config.kwargs.get("recipe_name")
+        elif config.kwargs:
+            recipe = Unknown("a Float8LinearConfig built field by field")
+    elif config is not None:
+        recipe = config
+    out.put(f"{PREFIX}.torchao.recipe", recipe, call.lines.get("config", call.line))
+    out.put(f"{PREFIX}.torchao.module_filter_fn", call.value("module_filter_fn") is not None,
+            call.lines.get("module_filter_fn", call.line))
+
+
+def score(data: Any) -> int:
+    """A training loop is read from Python only."""
+    return 0
+
+
+def read(path: str, parsed: Parsed) -> ReaderOutput:
+    raise ParseError("a PyTorch training loop is read from its Python script")
+
+
+def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
+    p = View(f, KIND, prov)
+    out: Derived = {}
+    if p.has("te.autocast.enabled"):
+        enabled = p.get("te.autocast.enabled")
+        src = p.src("te.autocast.enabled")
+        out["fp8"] = (enabled if isinstance(enabled, bool) else
+                      p.unknown("te.autocast.enabled") or Unknown(f"enabled={enabled!r}"), src)
+        out["backend"] = ("te", src)
+        if p.truthy("te.autocast.recipe_by_backend"):
+            out["recipe_by_backend"] = (True, p.src("te.autocast.recipe_by_backend"))
+            return _rest(p, out)
+        cls = str(p.get("te.autocast.recipe"))
+        recipe, fmt = _RECIPES.get(cls, (None, None))
+        rsrc = p.src("te.autocast.recipe", src)
+        out["recipe"] = (p.unknown("te.autocast.recipe") or recipe or Unknown(f"a {cls} recipe"),
+                         rsrc)
+        given = p.get("te.autocast.recipe_args.fp8_format")
+        if given is not None or fmt is not None:
+            out["format"] = (str(given or fmt).lower(),
+                             p.src("te.autocast.recipe_args.fp8_format", rsrc))
+    elif p.truthy("torchao.convert"):
+        src = p.src("torchao.convert")
+        out["fp8"] = (True, src)
+        out["backend"] = ("torchao", src)
+        recipe = p.get("torchao.recipe")
+        out["recipe"] = (recipe if isinstance(recipe, str) else
+                         p.unknown("torchao.recipe") or Unknown("torchao recipe"),
+                         p.src("torchao.recipe", src))
+    return _rest(p, out)
+
+
+def _rest(p: View, out: Derived) -> Derived:
+    """Checkpointing, FP8 parameters and compile, whatever the backend."""
+    if p.has("checkpoint"):
+        out["activation_checkpointing"] = (True, p.src("checkpoint"))
+    if p.has("te.model_init.enabled"):
+        out["fp8_params"] = (p.get("te.model_init.enabled") is True, p.src("te.model_init.enabled"))
+    if p.truthy("compile"):
+        out["compile"] = (True, p.src("compile"))
+    return out
+
+
+FRAMEWORK = Framework(
+    kind=KIND, title="PyTorch training loop (Transformer Engine / torchao in code)",
+    formats=("python",), score=score, read=read, derive=derive, precedence=12,
+    read_python=read_python, python_hint=PY_HINT,
+    defaults=(
+        Default("te.autocast(enabled=)", "True", "transformer-engine >= 1.0",
+                "transformer_engine/pytorch/quantization.py (v2.18)"),
+        Default("autocast recipe", "get_default_fp8_recipe(): by TE version and GPU "
+                "(effective.recipe)", "all", "transformer_engine/pytorch/quantization.py"),
+        Default("convert_to_float8_training(config=)", "Float8LinearConfig(): tensorwise",
+                "all", "torchao/float8/config.py"),
+    ),
+)

@@ -1,0 +1,126 @@
+"""slime: ``ray job submit ... -- python3 train.py`` with Megatron-LM's arguments (trainer) and
+``--sglang-*`` / ``--rollout-*`` arguments (SGLang rollout), read at v0.3.1.
+
+The Megatron part is read by :mod:`.megatron_args` (flags by their own name, under
+``config.slime.*``) and derived by :func:`.megatron.megatron_intent`, as ms-swift's Megatron path
+is. slime builds its Megatron models with Transformer Engine when ``--transformer-impl`` is
+``transformer_engine`` (slime/backends/megatron_utils/model_provider.py), Megatron-LM's default
+since core 0.6.0; slime pins a Megatron-LM checkout, not the ``megatron-core`` distribution, so
+that default is taken here rather than looked up.
+
+Rollout (docs/en/advanced/low-precision.md): always SGLang; FP8 weights come from the
+``quantization_config`` of the ``--hf-checkpoint`` it serves (not read here: unknown unless
+``--sglang-quantization fp8`` says it), the KV cache in FP8 with ``--sglang-kv-cache-dtype
+fp8_e4m3``. FP8 training is ``--fp8-format e4m3 --fp8-recipe blockwise`` with
+``NVTE_FP8_BLOCK_SCALING_FP32_SCALES=1``, which slime sets for its Ray actors unless the
+environment says otherwise (slime/ray/actor_group.py); a ``--runtime-env-json`` value for it is
+read as ``config.slime.env.<NAME>``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from preflight.facts import Unknown
+from preflight.findings import Source
+from preflight.frameworks._record import Default, Framework, Launch
+from preflight.frameworks._view import Derived, View
+from preflight.frameworks.megatron import megatron_intent
+from preflight.frameworks.megatron_args import read_args_text
+from preflight.jobs.parse import Parsed, ParseError
+from preflight.jobs.types import ReaderOutput
+
+KIND = "slime"
+PREFIX = f"config.{KIND}"
+# flags only slime's train.py / train_async.py take (slime/utils/arguments.py at v0.3.1)
+HINT = re.compile(r"--(?:rollout-num-gpus-per-engine|actor-num-gpus-per-node|actor-num-nodes|"
+                  r"rollout-batch-size|n-samples-per-prompt|sglang-mem-fraction-static)\b")
+_ENV = re.compile(r"""\\?["'](NVTE_[A-Z0-9_]+|NCCL_[A-Z0-9_]+)\\?["']\s*:\s*\\?["']([^"'\\]*)""")
+
+
+def score(data: Any) -> int:
+    """slime is read from its launch scripts only."""
+    return 0
+
+
+def read_yaml(path: str, parsed: Parsed) -> ReaderOutput:
+    raise ParseError("slime is read from the script that launches train.py; pass the launch "
+                     "script")
+
+
+def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
+    """Megatron and slime flags of the script (sourced model scripts too, via ``outer``), and
+    the ``NVTE_*`` / ``NCCL_*`` values of its Ray runtime environment JSON."""
+    out = read_args_text(path, text, outer, prefix=PREFIX)
+    facts, prov = dict(out.facts), dict(out.provenance)
+    for m in _ENV.finditer(text):
+        line = text.count("\n", 0, m.start()) + 1
+        facts[f"{PREFIX}.env.{m.group(1)}"] = m.group(2)
+        prov[f"{PREFIX}.env.{m.group(1)}"] = Source(path, line)
+    return ReaderOutput(facts, prov, out.problems, out.linked)
+
+
+def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
+    s = View(f, KIND, prov)
+    out = megatron_intent(s, f, prov)
+    if out.get("fp8", (False,))[0] is True and not s.has("transformer_impl"):
+        out["backend"] = ("te", "slime: Megatron-LM's default --transformer-impl "
+                                "transformer_engine (slime/backends/megatron_utils/"
+                                "model_provider.py)")
+    if not s.truthy("fp16"):
+        # slime/backends/megatron_utils/arguments.py: `args.bf16 = not args.fp16`
+        out["precision"] = ("bf16", s.src("bf16", "slime sets bf16 unless --fp16 "
+                                                  "(megatron_utils/arguments.py)"))
+    out["rollout.engine"] = ("sglang", s.src("rollout_num_gpus_per_engine",
+                                             "slime rolls out with SGLang"))
+    quant = s.get("sglang_quantization")
+    ckpt = s.get("hf_checkpoint")
+    if quant is not None:
+        out["rollout.fp8"] = (str(quant).lower().startswith("fp8"), s.src("sglang_quantization"))
+    elif ckpt is not None:
+        out["rollout.fp8"] = (Unknown(f"SGLang serves --hf-checkpoint {str(ckpt)[:80]!r} in the "
+                                      "precision of its quantization_config, which is not "
+                                      "read here"), s.src("hf_checkpoint"))
+    else:
+        out["rollout.fp8"] = (Unknown("no --hf-checkpoint given: the rollout precision is not "
+                                      "known"), "intent")
+    # --use-tis: truncated importance sampling of the rollout/trainer mismatch
+    # (slime/utils/arguments.py at v0.3.1; off unless given)
+    out["rollout.is_correction"] = (s.truthy("use_tis"), s.src("use_tis", "slime default "
+                                                                          "(no --use-tis)"))
+    kv = s.get("sglang_kv_cache_dtype")
+    out["rollout.kv_cache_fp8"] = (str(kv).lower().startswith("fp8") if kv is not None
+                                   else False, s.src("sglang_kv_cache_dtype",
+                                                     "SGLang default (kv_cache_dtype auto)"))
+    for name, key in (("moe.experts", "num_experts"), ("moe.top_k", "moe_router_topk"),
+                      ("ep", "expert_model_parallel_size")):
+        if s.int(key) is not None:
+            out[name] = (s.int(key), s.src(key))
+    if s.truthy("use_dynamic_batch_size"):
+        out["packing"] = (True, s.src("use_dynamic_batch_size"))
+    nodes, gpus = s.int("actor_num_nodes"), s.int("actor_num_gpus_per_node")
+    if gpus:
+        out["num_gpus"] = (gpus * (nodes or 1), s.src("actor_num_gpus_per_node"))
+    return out
+
+
+FRAMEWORK = Framework(
+    kind=KIND, title="slime", formats=("text",), score=score, read=read_yaml, derive=derive,
+    precedence=18,
+    defaults=(
+        Default("NVTE_FP8_BLOCK_SCALING_FP32_SCALES", "1 (set for the Ray actors)",
+                "slime 0.3.1", "slime/ray/actor_group.py"),
+        Default("--transformer-impl", "transformer_engine", "Megatron-LM core >= 0.6.0",
+                "megatron/training/arguments.py"),
+    ),
+    runs_on=("megatron",),
+    # run as `python3 train.py` from a checkout, Megatron-LM on PYTHONPATH
+    distributions=("slime",), from_source=True, rule_area="SLIME",
+    launch=Launch(read_text, command=HINT),
+    shape_keys=(("heads", ("num_attention_heads",)), ("kv_heads", ("num_query_groups",)),
+                ("layers", ("num_layers",)), ("seq", ("seq_length",)),
+                ("micro_batch", ("micro_batch_size",)), ("tp", ("tensor_model_parallel_size",)),
+                ("model", ("hf_checkpoint",)), ("gated", ("swiglu",))),
+)

@@ -1,0 +1,253 @@
+"""verl: ``python3 -m verl.trainer.main_ppo [--config-path D --config-name N] key=value ...``
+and its Hydra YAML trainer configs.
+
+verl composes its config with Hydra (``@hydra.main(config_path="config",
+config_name="ppo_trainer")``, verl/trainer/main_ppo.py at v0.9.0): the packaged
+``ppo_trainer.yaml`` (or ``--config-name ppo_megatron_trainer``, or a job's own YAML named by
+``--config-path`` / ``--config-name`` whose ``defaults:`` list names the packaged one), then the
+launch line's overrides. The packaged configs are not in the job folder; what they default to
+and what decides FP8 is :data:`PACKAGED` below, read at v0.9.0
+(``verl/trainer/config/_generated_ppo_megatron_trainer.yaml``, ``rollout/rollout.yaml``,
+``actor/dp_actor.yaml``).
+
+FP8 (docs/low_precision/fp8.md at v0.9.0): training in FP8 only on the Megatron engine, through
+``actor_rollout_ref.actor.megatron.override_transformer_config.fp8`` (``hybrid`` | ``e4m3``) and
+``...fp8_recipe`` (TransformerConfig fields, Transformer Engine); rollout in FP8 with
+``actor_rollout_ref.rollout.quantization=fp8`` (vLLM: block-wise 128x128 weights,
+vllm_rollout/vllm_async_server.py ``_apply_quantization``), KV cache in FP8 through the
+engine's ``kv_cache_dtype`` in ``rollout.engine_kwargs.<engine>``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from preflight.facts import Unknown
+from preflight.findings import Source
+from preflight.frameworks._record import Default, Framework, Launch, Reference
+from preflight.frameworks._view import Derived, View
+from preflight.jobs.layered import load_chain, source_of
+from preflight.jobs.overridelaunch import Syntax, base_unread, find_launch, merged_facts
+from preflight.jobs.parse import Parsed
+from preflight.jobs.types import Linked, ReaderOutput
+
+KIND = "verl"
+PREFIX = f"config.{KIND}"
+ENTRY = re.compile(r"(?:^|[/.])(?:verl[./]trainer[./]main_ppo|"
+                   r"verl[./]experimental[./]\w+[./]\w*main\w*)(?:\.py)?$")
+HINT = re.compile(r"verl[./]trainer[./]main_ppo|verl[./]experimental[./]\w+[./]\w*main")
+SYNTAX = Syntax(entry=lambda w: bool(ENTRY.search(w)),
+                value_flags=frozenset({"config-path", "config-name", "config-dir", "cp", "cn",
+                                       "cd"}))
+ACTOR = "actor_rollout_ref.actor"
+MEG = f"{ACTOR}.megatron"
+TFC = f"{MEG}.override_transformer_config"
+ROLLOUT = "actor_rollout_ref.rollout"
+_SRC = "verl v0.9.0 verl/trainer/config"
+PACKAGED: dict[str, tuple[Any, str]] = {
+    # what the packaged config holds when the job does not say (read at v0.9.0)
+    f"{ACTOR}.strategy": ("fsdp", f"{_SRC}/actor/dp_actor.yaml (strategy: fsdp)"),
+    f"{ROLLOUT}.quantization": (None, f"{_SRC}/rollout/rollout.yaml (quantization: null)"),
+    f"{MEG}.tensor_model_parallel_size": (1, f"{_SRC}/_generated_ppo_megatron_trainer.yaml"),
+    f"{MEG}.context_parallel_size": (1, f"{_SRC}/_generated_ppo_megatron_trainer.yaml"),
+    f"{MEG}.expert_model_parallel_size": (1, f"{_SRC}/_generated_ppo_megatron_trainer.yaml"),
+    f"{MEG}.sequence_parallel": (True, f"{_SRC}/_generated_ppo_megatron_trainer.yaml"),
+    f"{MEG}.use_remove_padding": (True, f"{_SRC}/_generated_ppo_megatron_trainer.yaml"),
+    "actor_rollout_ref.model.use_remove_padding": (True, f"{_SRC}/model/hf_model.yaml"),
+    "algorithm.rollout_correction.rollout_is": (
+        None, f"{_SRC}/algorithm/rollout_correction.yaml (rollout_is: null)"),
+}
+
+
+def score(data: Any) -> int:
+    """A verl trainer YAML has ``actor_rollout_ref`` and verl's other sections."""
+    top = {str(k) for k in data}
+    if "actor_rollout_ref" not in top:
+        return 0
+    return 6 + len(top & {"algorithm", "trainer", "data", "critic", "reward_model",
+                          "custom_reward_function"})
+
+
+def read_yaml(path: str, parsed: Parsed) -> ReaderOutput:
+    """A job's own trainer YAML, over the ``defaults:`` files of its folder (Hydra)."""
+    chain = load_chain(path, parsed, style="hydra")
+    chain.config.resolve()
+    facts, prov = chain.config.facts(PREFIX)
+    if chain.packaged:
+        facts[f"{PREFIX}.defaults_packaged"] = chain.packaged
+        prov[f"{PREFIX}.defaults_packaged"] = Source(path, parsed.line_of(("defaults",)))
+    linked = tuple(Linked(p, KIND, source_of(path, parsed)(("defaults",)), key="defaults",
+                          line=parsed.line_of(("defaults",))) for p in chain.files)
+    return ReaderOutput(facts, prov, tuple(chain.problems), linked)
+
+
+def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
+    """The ``main_ppo`` launch line: base config named by --config-path/--config-name, then
+    its overrides in order (Hydra applies them after composing the config)."""
+    read = find_launch(path, text, SYNTAX, outer)
+    if read.launch is None:
+        return ReaderOutput(problems=tuple(read.problems))
+    name = read.flag("config-name", "cn")
+    cpath = read.flag("config-path", "cp")
+    base = None
+    if name is not None and isinstance(name[0], str):
+        file = name[0] if name[0].endswith((".yaml", ".yml")) else name[0] + ".yaml"
+        if cpath is not None and isinstance(cpath[0], str):
+            base = (os.path.join(cpath[0].removeprefix("file://"), file), name[1])
+    merged = merged_facts(read, KIND, base, style="hydra", key="--config-name")
+    facts, prov = merged.facts, merged.provenance
+    entry_src = Source(path, text.count("\n", 0, read.launch.offset) + 1)
+    facts[f"{PREFIX}.entry"], prov[f"{PREFIX}.entry"] = read.launch.entry.text, entry_src
+    if name is not None:
+        facts[f"{PREFIX}.config_name"], prov[f"{PREFIX}.config_name"] = name
+    return ReaderOutput(facts, prov, tuple(read.problems), merged.linked)
+
+
+def _get(v: View, key: str) -> tuple[Any, str]:
+    """The job's value, or the packaged config's (with where it was read); Unknown when the
+    job's own config YAML (--config-path/--config-name) was not read."""
+    if v.has(key):
+        raw = v.facts.get(v.prefix + key)
+        return raw, v.src(key)
+    unread = base_unread(v.facts, KIND)
+    if unread is not None:
+        return unread, v.src("base_config")
+    return PACKAGED.get(key, (None, "verl default"))
+
+
+def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
+    v = View(f, KIND, prov)
+    out: Derived = {}
+    engine = _engine(v)
+    out["distributed"] = engine
+    megatron = engine[0] == "megatron"
+    fmt, fmt_src = _get(v, f"{TFC}.fp8")
+    if isinstance(fmt, Unknown):
+        out["fp8"] = (fmt, fmt_src)
+    elif isinstance(engine[0], Unknown) and fmt not in (None, False):
+        out["fp8"] = (engine[0], engine[1])
+    elif megatron and isinstance(fmt, str) and fmt.lower() in {"hybrid", "e4m3", "e5m2"}:
+        out["fp8"] = (True, fmt_src)
+        out["format"] = (fmt.lower(), fmt_src)
+        out["backend"] = ("te", fmt_src)
+        recipe, rsrc = _get(v, f"{TFC}.fp8_recipe")
+        out["recipe"] = (recipe, rsrc) if recipe is not None else \
+            ("delayed", "Megatron TransformerConfig default (fp8_recipe delayed)")
+        param, psrc = _get(v, f"{TFC}.fp8_param")
+        out["fp8_params"] = (bool(param) if not isinstance(param, Unknown) else param,
+                             psrc if param is not None else "TransformerConfig default")
+    else:
+        why = (fmt_src if fmt is not None else
+               "verl trains in BF16 unless override_transformer_config.fp8 is set on the "
+               "Megatron engine (docs/low_precision/fp8.md)")
+        out["fp8"] = (False, why)
+    out["precision"] = ("bf16", v.src(f"{MEG}.dtype", "verl default (dtype bfloat16)"))
+    if megatron:
+        for name, key in (("tp", "tensor_model_parallel_size"), ("cp", "context_parallel_size"),
+                          ("ep", "expert_model_parallel_size")):
+            value, src = _get(v, f"{MEG}.{key}")
+            out[name] = (_int(value, key), src)
+        sp, ssrc = _get(v, f"{MEG}.sequence_parallel")
+        out["sequence_parallel"] = (sp if isinstance(sp, Unknown) else
+                                    bool(sp) and out["tp"][0] != 1, ssrc)
+    pad_key = f"{MEG}.use_remove_padding" if megatron else "actor_rollout_ref.model.use_remove_padding"
+    packed, psrc = _get(v, pad_key)
+    out["packing"] = (packed if isinstance(packed, Unknown) else bool(packed), psrc)
+    prompt, resp = v.int("data.max_prompt_length"), v.int("data.max_response_length")
+    if prompt and resp:
+        out["seq_len"] = (prompt + resp, v.src("data.max_response_length"))
+    mb = v.int(f"{ACTOR}.ppo_micro_batch_size_per_gpu")
+    if mb:
+        out["micro_batch"] = (mb, v.src(f"{ACTOR}.ppo_micro_batch_size_per_gpu"))
+    gpus, nodes = v.int("trainer.n_gpus_per_node"), v.int("trainer.nnodes")
+    if gpus:
+        out["num_gpus"] = (gpus * (nodes or 1), v.src("trainer.n_gpus_per_node"))
+    _rollout(v, out)
+    return out
+
+
+def _int(value: Any, key: str) -> Any:
+    if isinstance(value, Unknown) or (isinstance(value, int) and not isinstance(value, bool)):
+        return value
+    return Unknown(f"{key} is {str(value)[:40]!r}, not a number")
+
+
+def _engine(v: View) -> tuple[Any, str]:
+    """Which training engine: Megatron or FSDP (``model_engine=megatron`` from v0.8,
+    ``--config-name ppo_megatron_trainer``, or ``actor.strategy``)."""
+    me = v.get("model_engine")
+    if isinstance(me, str):
+        return ("megatron" if me == "megatron" else
+                "fsdp2" if me == "dp" and v.get(f"{ACTOR}.strategy") == "fsdp2" else
+                "fsdp1" if me == "dp" else Unknown(f"model_engine {me!r}"), v.src("model_engine"))
+    strategy, src = _get(v, f"{ACTOR}.strategy")
+    name = str(v.get("config_name", ""))
+    if not v.has(f"{ACTOR}.strategy") and name.removesuffix(".yaml") == "ppo_megatron_trainer":
+        return "megatron", v.src("config_name")
+    packaged = v.get("defaults_packaged")
+    if not v.has(f"{ACTOR}.strategy") and isinstance(packaged, list) and \
+            any("megatron" in str(p) for p in packaged):
+        return "megatron", v.src("defaults_packaged")
+    if isinstance(strategy, Unknown):
+        return strategy, src
+    return {"megatron": "megatron", "fsdp": "fsdp1", "fsdp2": "fsdp2"}.get(
+        str(strategy), Unknown(f"actor strategy {strategy!r}")), src
+
+
+def _rollout(v: View, out: Derived) -> None:
+    name = v.facts.get(f"{PREFIX}.{ROLLOUT}.name")
+    src = v.src(f"{ROLLOUT}.name", "verl rollout/rollout.yaml (name: ??? must be given)")
+    if isinstance(name, Unknown):
+        out["rollout.engine"] = (name, src)
+    elif isinstance(name, str) and name != "???":
+        out["rollout.engine"] = (name.lower(), src)
+    else:
+        out["rollout.engine"] = (Unknown("actor_rollout_ref.rollout.name is not given (verl "
+                                         "requires it: vllm, sglang, trtllm or hf)"), src)
+    quant, qsrc = _get(v, f"{ROLLOUT}.quantization")
+    if isinstance(quant, Unknown):
+        out["rollout.fp8"] = (quant, qsrc)
+    else:
+        on = str(quant).lower() == "fp8"
+        out["rollout.fp8"] = (on, qsrc)
+        if on:   # vLLM: weight_block_size [128, 128], dynamic activation scales
+            out["rollout.recipe"] = ("blockwise", qsrc)
+    tis, tsrc = _get(v, "algorithm.rollout_correction.rollout_is")
+    # docs/algo/rollout_corr.md: rollout_is token | sequence turns the IS correction on
+    out["rollout.is_correction"] = (tis if isinstance(tis, Unknown) else
+                                    tis not in (None, False, "null", ""), tsrc)
+    engine = out["rollout.engine"][0]
+    kv_key = f"{ROLLOUT}.engine_kwargs.{engine}.kv_cache_dtype" if isinstance(engine, str) \
+        else None
+    kv = v.facts.get(f"{PREFIX}.{kv_key}") if kv_key else None
+    if isinstance(kv, Unknown):
+        out["rollout.kv_cache_fp8"] = (kv, v.src(kv_key))
+    else:
+        out["rollout.kv_cache_fp8"] = (str(kv).lower().startswith("fp8"),
+                                       v.src(kv_key, "the rollout engine's default KV cache "
+                                                     "dtype (auto)"))
+
+
+FRAMEWORK = Framework(
+    kind=KIND, title="verl", formats=("yaml", "text"), score=score, read=read_yaml,
+    derive=derive, precedence=15,
+    # Hydra loads YAML with OmegaConf, which refuses a key given twice
+    duplicate_keys="error",
+    references=(
+        Reference("--config-name", KIND,
+                  "<--config-path>/<--config-name>.yaml, --config-path relative to the launch "
+                  "directory; without --config-path, verl's packaged config"),
+        Reference("defaults", KIND, "<name>.yaml in the same config folder (Hydra defaults "
+                                    "list); other entries are verl's packaged configs"),
+    ),
+    defaults=tuple(Default(k, str(v), "verl 0.9.0", s) for k, (v, s) in PACKAGED.items()),
+    # Megatron-Core or FSDP, by the job's engine: not "always" (derive says which)
+    distributions=("verl",), rule_area="VERL",
+    launch=Launch(read_text, command=HINT),
+    shape_keys=(("model", ("actor_rollout_ref.model.path",)),
+                ("micro_batch", (f"{ACTOR}.ppo_micro_batch_size_per_gpu",)),
+                ("tp", (f"{MEG}.tensor_model_parallel_size",))),
+)

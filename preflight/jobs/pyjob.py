@@ -1,0 +1,106 @@
+"""A Python job file read by every framework that knows calls in it (``read_python``).
+
+``train.py`` named by a launch line (``accelerate launch --mixed_precision fp8 train.py``) is
+read with that line's arguments (argparse options and ``HfArgumentParser`` take their values from
+them); a ``.py`` given or found in a job folder is read alone. The file is parsed by
+:mod:`.pysource`, never imported or run. A file none of the frameworks finds anything in is said
+so, with what was looked for, and leaves the job's FP8 undetermined rather than "not asked".
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from preflight.jobs.parse import MAX_BYTES, ParseError, read_text
+from preflight.jobs.pysource import Module, parse
+from preflight.jobs.types import ConfigProblem, Linked, ReaderOutput
+
+NOTEBOOK = (".ipynb",)
+
+
+def read(path: str, kind: str | None, explicit: bool, argv: tuple[str, ...] | None,
+         entry: str | None = None) -> tuple[str | None, ReaderOutput]:
+    """``(kind, facts)`` of a Python job file; raises :class:`ParseError` for one that cannot
+    be used. ``kind``: only that framework's calls (``--kind``)."""
+    from preflight.frameworks import BY_KIND, FRAMEWORKS
+
+    if path.lower().endswith(NOTEBOOK):
+        raise ParseError("a notebook is not read (fp8-doctor reads .py scripts by their syntax "
+                         "tree); export it with `jupyter nbconvert --to script` and name the "
+                         ".py", code="not_a_config", level="warning")
+    if kind is not None and BY_KIND[kind].read_python is None:
+        if not explicit:
+            return None, ReaderOutput()
+        raise ParseError(f"{BY_KIND[kind].title} settings are not read from Python files; name "
+                         f"its config file ({', '.join(BY_KIND[kind].formats)})",
+                         code="not_a_config", level="warning")
+    text = read_text(path)
+    readers = [BY_KIND[kind]] if kind is not None else \
+        [f for f in FRAMEWORKS if f.read_python is not None]
+    hinted = [f for f in readers if f.python_hint is None or f.python_hint.search(text)]
+    if not hinted:
+        if not explicit:
+            return None, ReaderOutput()
+        raise ParseError(nothing_found(readers), code="not_a_config", level="warning",
+                         fix=NOTHING_FIX)
+    module = _module(path, text, argv, entry)
+    facts: dict[str, Any] = {}
+    prov: dict[str, str] = {}
+    problems: list[ConfigProblem] = []
+    linked: list[Linked] = []
+    for fw in hinted:
+        assert fw.read_python is not None
+        out = fw.read_python(module)
+        for name, value in out.facts.items():
+            facts.setdefault(name, value)
+            prov.setdefault(name, out.provenance.get(name, path))
+        problems.extend(out.problems)
+        linked.extend(out.linked)
+    present = {n.split(".", 2)[1] for n in facts if n.count(".") >= 2}
+    got = next((f.kind for f in FRAMEWORKS if f.kind in present), None)
+    if got is None:
+        if not explicit:
+            return None, ReaderOutput()
+        if problems:         # a reader said why (a torchtitan registry with several configs)
+            return None, ReaderOutput(problems=tuple(problems))
+        raise ParseError(nothing_found(readers), code="not_a_config", level="warning",
+                         fix=NOTHING_FIX)
+    return got, ReaderOutput(facts, prov, tuple(problems), tuple(linked))
+
+
+def peek(path: str, kind: str | None, argv: tuple[str, ...] | None,
+         ) -> tuple[str | None, ReaderOutput]:
+    """:func:`read` for a script a launch line runs, None when nothing in it is read."""
+    try:
+        return read(path, kind, False, argv)
+    except (ParseError, RecursionError):
+        return None, ReaderOutput()
+
+
+def _module(path: str, text: str, argv: tuple[str, ...] | None, entry: str | None) -> Module:
+    """The parsed file, kept for the next read of the same text (a launch script peeks at the
+    script it runs before the job reader reads it)."""
+    key = (path, hash(text), argv, entry)
+    if key not in _CACHE:
+        if len(_CACHE) >= 8:
+            _CACHE.pop(next(iter(_CACHE)))
+        _CACHE[key] = Module(path, parse(path, text), argv, entry)
+    return _CACHE[key]
+
+
+_CACHE: dict[tuple[str, int, tuple[str, ...] | None, str | None], Module] = {}
+
+
+NOTHING_FIX = ("If the job sets its precision elsewhere, name that file (the launch script, the "
+               "config it passes); if this script builds it in a way the text does not show, "
+               "check at run time with the callback (preflight.integrations.hf / .lightning).")
+
+
+def nothing_found(readers: list[Any]) -> str:
+    """The message for a Python file with no call any reader knows."""
+    return ("no setting of a framework fp8-doctor reads was found in this Python file (looked "
+            f"for {', '.join(f.title for f in readers)} calls); FP8 is not judged from it. The "
+            "file itself may be fine: it was parsed, not run")
+
+
+__all__ = ["MAX_BYTES", "read"]

@@ -1,0 +1,203 @@
+"""Walking a job's paths: the files given, a folder's files, what each file names, in the order
+the frameworks merge them; then the one job among them (:mod:`.graph`), its facts, and what was
+not read (:mod:`.unread`). The steps of :func:`preflight.jobs.read.read_paths`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+from preflight.jobs import unread
+from preflight.jobs.formats import SCRIPT_EXT, split_entry
+from preflight.jobs.graph import FileRead, one_job
+from preflight.jobs.refs import not_found, resolve_missing
+from preflight.jobs.scan import SCAN_DEPTH, SCAN_EXT, SCAN_MAX_BYTES, SCAN_MAX_FILES, scan
+from preflight.jobs.types import ConfigProblem, ConfigRead, ReaderOutput
+
+Todo = tuple[str, str | None, str]          # (path, kind, origin)
+UNRECOGNISED = "config.unrecognised"
+
+
+class Walk:
+    """The state of one read: what is still to read, what was read, and why files were not."""
+
+    def __init__(self, kind: str | None) -> None:
+        self.kind = kind
+        self.problems: list[ConfigProblem] = []
+        self.todo: list[Todo] = []
+        self.seen: set[str] = set()
+        self.inherited: dict[str, dict[str, str]] = {}     # sourced file -> variables
+        self.argvs: dict[str, tuple[str, ...]] = {}         # script -> its launch arguments
+        self.redone: set[str] = set()
+        self.roots: list[str] = []                           # job roots, for named files
+        self.scanned_other = 0
+        self.entries: dict[str, str] = {}                    # FILE.py::NAME -> NAME
+        self.not_read: dict[str, str] = {}                   # folder file -> why not read
+        self.overriding: set[str] = set()
+        self.read: list[FileRead] = []
+        self.given: set[str] = set()
+        self.known: list[str] = []
+
+    def add(self, paths: Sequence[str]) -> None:
+        """The paths given: files, ``FILE.py::NAME``, folders (scanned)."""
+        later: list[Todo] = []                               # a folder's Python scripts
+        for path in paths:
+            path = os.fspath(path)
+            base, entry = split_entry(path)
+            if entry is not None and os.path.lexists(base):
+                path = base
+                self.entries[os.path.realpath(base)] = entry
+            if os.path.isdir(path):
+                later.extend(self._folder(path))
+            elif os.path.lexists(path):
+                self.roots.append(os.path.dirname(os.path.abspath(path)))
+                self.todo.append((path, self.kind, "given"))
+            else:
+                self.problems.append(ConfigProblem(path, None, "no such file or folder"))
+        self.todo.extend(later)        # after the files launch lines name, which bring argv
+        self.given = {os.path.realpath(p) for p, _, origin in self.todo if origin == "given"}
+        self.known = [p for p, _, _ in self.todo]
+        self.roots = list(dict.fromkeys(self.roots))
+
+    def _folder(self, path: str) -> list[Todo]:
+        self.roots.append(path)
+        scripts: list[str] = []
+        scanned, total, other = scan(path, self.problems, scripts)
+        self.scanned_other += other
+        if len(scanned) >= SCAN_MAX_FILES or total > SCAN_MAX_BYTES:
+            # A repository or a data folder, not one job: reading it all could take minutes.
+            more = "+" if len(scanned) >= SCAN_MAX_FILES else ""
+            self.problems.append(ConfigProblem(path, None, (
+                f"the folder holds {len(scanned)}{more} config-like files ({total:,} bytes); "
+                "that is not one job's configs. Name the job's files (or a folder with just "
+                "them)")))
+            return []
+        self.todo.extend((p, self.kind, "folder") for p in scanned)
+        take, skip = unread.python_candidates(scripts)
+        self.not_read.update(dict.fromkeys(skip, unread.CODE))
+        return [(p, self.kind, "folder") for p in take]
+
+    def run(self) -> None:
+        """Read every file, what it names first (before the rest of a folder)."""
+        from preflight.jobs.read import read_file
+
+        while self.todo:
+            path, want, origin = self.todo.pop(0)
+            real = os.path.realpath(path)
+            if real in self.seen and not (origin == "sourced" and real in self.inherited and
+                                          real not in self.redone):
+                continue
+            if real in self.seen:
+                # read before the script that sources it: read again with that script's variables
+                self.redone.add(real)
+                self.read = [f for f in self.read if os.path.realpath(f.path) != real]
+            self.seen.add(real)
+            got, out = read_file(path, want or None, explicit=origin not in ("folder", "sourced"),
+                                 inherited=self.inherited.get(real), argv=self.argvs.get(real),
+                                 entry=self.entries.get(real))
+            self.problems.extend(out.problems)
+            if got is None and origin == "folder" and not out.problems:
+                self.not_read[path] = unread.CODE if path.lower().endswith(SCRIPT_EXT) else \
+                    unread.UNRECOGNISED if self.kind is None else unread.other_kind(self.kind)
+            if got is None or (not out.facts and out.problems):
+                continue
+            self._keep(path, real, got, out, origin)
+
+    def _keep(self, path: str, real: str, kind: str, out: ReaderOutput, origin: str) -> None:
+        out = _resolve_links(path, kind, out, self.known, self.roots, self.problems)
+        self.read.append(FileRead(path, kind, out, "given" if real in self.given else origin))
+        self.overriding.update(os.path.realpath(link.path) for link in out.linked
+                               if link.overrides)
+        self.todo[:0] = [(link.path, link.kind, "sourced" if link.optional else "linked")
+                         for link in out.linked]
+        self.inherited.update((os.path.realpath(link.path), dict(link.variables))
+                              for link in out.linked if link.variables)
+        self.argvs.update((os.path.realpath(link.path), link.argv)
+                          for link in out.linked if link.argv is not None)
+
+    def result(self, paths: Sequence[str]) -> ConfigRead:
+        """The one job's facts (earlier files win a name, except files that replace their
+        parent's values: --yaml-cfg, a script a launch line runs), files and problems."""
+        from preflight.frameworks import KINDS
+
+        before = len(self.problems)
+        kept = one_job(self.read, self.problems)
+        named = " ".join(p.message for p in self.problems[before:])   # the ambiguous ones
+        for f in self.read:
+            if f not in kept and f.origin == "folder" and os.path.basename(f.path) not in named:
+                self.not_read[f.path] = unread.LEFTOVER
+        if kept and (leftover := unread.problem(self.not_read, self.roots)) is not None:
+            self.problems.append(leftover)
+        facts: dict[str, Any] = {}
+        prov: dict[str, str] = {}
+        for f in sorted(kept, key=lambda f: os.path.realpath(f.path) not in self.overriding):
+            for name, value in f.out.facts.items():
+                if name not in facts:
+                    facts[name] = value
+                    prov[name] = f.out.provenance.get(name, f.path)
+        unrecognised = [p for f in kept for p in f.out.facts.get(UNRECOGNISED, ())]
+        if unrecognised:
+            facts[UNRECOGNISED] = unrecognised
+        files = [(f.path, f.kind) for f in kept]
+        if files:
+            facts["config.files"] = [{"path": p, "kind": k} for p, k in files]
+            # A launch script can hold two kinds (accelerate flags, then HF Trainer arguments).
+            facts["config.kinds"] = sorted({k for _, k in files} | {
+                n.split(".", 2)[1] for n in facts if n.count(".") >= 2 and
+                n.split(".", 2)[1] in KINDS})
+            prov["config.files"] = prov["config.kinds"] = "config"
+        elif paths and not any(p.level == "error" for p in self.problems):
+            self.problems.append(_nothing_read(paths, self.known, self.scanned_other))
+        return ConfigRead(facts, prov, self.problems, files)
+
+
+def _resolve_links(path: str, kind: str, out: ReaderOutput, known: list[str], roots: list[str],
+                   problems: list[ConfigProblem]) -> ReaderOutput:
+    """Look further for the files ``out`` names that its reader did not find (:mod:`.refs`)."""
+    if not any(link.missing for link in out.linked):
+        return out
+    linked = []
+    for link in out.linked:
+        if not link.missing:
+            linked.append(link)
+            continue
+        found = resolve_missing(link, known, roots)
+        if found is not None:
+            linked.append(replace(link, path=found, missing=False))
+            continue
+        ref = next((r for r in _references(kind) if r.key.endswith(link.key)), None)
+        problems.append(not_found(link, path, roots, ref.resolution if ref else
+                                  "relative to the directory the job is launched from"))
+    return replace(out, linked=tuple(linked))
+
+
+def _references(kind: str) -> Any:
+    from preflight.frameworks import BY_KIND
+
+    return BY_KIND[kind].references
+
+
+def _nothing_read(paths: Sequence[str], scanned: list[str], other: int) -> ConfigProblem:
+    """The problem for a run that read no job config: never "no known problem" (issue 14)."""
+    where = ", ".join(map(str, paths))
+    if scanned:
+        why = (f"{len(scanned)} config-like file(s) found, none recognised as a config of "
+               f"{', '.join(_kinds())}")
+    else:
+        why = (f"no config-like file ({' '.join(SCAN_EXT)}) found, {SCAN_DEPTH} folder levels "
+               f"deep" + (f"; {other} other file(s) seen" if other else ""))
+    return ConfigProblem(where, None, f"no job config was read: {why}. Nothing about the job "
+                         "was checked", code="no_job",
+                         fix="Name the job's config files or launch script (fp8-doctor check "
+                             "FILE ...), with --kind KIND for a file of a known framework that "
+                             "is not recognised.")
+
+
+
+def _kinds() -> tuple[str, ...]:
+    from preflight.frameworks import KINDS
+
+    return KINDS

@@ -1,0 +1,162 @@
+"""benchmarks/agreement.py: the real-job agreement benchmark and its jobs.
+
+Every job.yaml is well-formed, cites a public source, and names only rule ids that exist; every
+job file says where it comes from; the scoring follows its documented definition (fakes of the
+report, which is our own interface); and the benchmark runs fp8-doctor for real on two jobs.
+No network, no GPU.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _load_agreement() -> Any:
+    spec = importlib.util.spec_from_file_location("agreement", REPO / "benchmarks" / "agreement.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["agreement"] = module       # dataclasses resolve their module by name
+    spec.loader.exec_module(module)
+    return module
+
+
+ag = _load_agreement()
+JOBS = ag.load_jobs()
+RULE_IDS = set(re.findall(r"^\| \[(FP8D-[A-Z0-9-]+)\]", (REPO / "docs" / "rules.md")
+                          .read_text(encoding="utf-8"), re.M))
+
+
+def test_between_24_and_32_jobs_from_several_sources() -> None:
+    assert 24 <= len(JOBS) <= 32
+    assert len({j.source["repo"] for j in JOBS}) >= 12
+    assert {j.source["type"] for j in JOBS} >= {"issue", "example"}
+
+
+@pytest.mark.parametrize("job", JOBS, ids=lambda j: j.slug)
+def test_job_names_only_existing_rules(job: Any) -> None:
+    exp = job.expected
+    named = set(exp.fire) | set(exp.must_not_fire) | set(exp.tolerated) | set(job.accepted)
+    unknown = {r for r in named if r not in RULE_IDS and not r.startswith("FP8D-CFG-")}
+    assert not unknown, f"{job.slug}: not in docs/rules.md: {sorted(unknown)}"
+
+
+@pytest.mark.parametrize("job", JOBS, ids=lambda j: j.slug)
+def test_every_job_file_says_where_it_comes_from(job: Any) -> None:
+    owner_repo = job.source["repo"]
+    readme = job.root / "README.md"
+    for path in sorted((job.root / "files").rglob("*")):
+        if not path.is_file():
+            continue
+        if path.suffix in (".json", ".txt"):     # no comment syntax: a README beside job.yaml
+            assert readme.is_file() and path.name in readme.read_text(encoding="utf-8"), path
+            continue
+        head = "\n".join(path.read_text(encoding="utf-8").splitlines()[:12])
+        assert owner_repo in head or "RECONSTRUCTION" in head, f"{path}: no citation at the top"
+
+
+@pytest.mark.parametrize("raw, field", [
+    ({"source": None}, "source"),
+    ({"source": {"type": "example", "repo": "a/b", "url": "https://example.org/x"}}, "source.url"),
+    ({"source": {"type": "example", "repo": "a/b", "url": "https://github.com/a/b"}},
+     "source.commit"),
+    ({"expected": {"written": "x", "verdict": "x", "fire": ["HW-0001"], "must_not_fire": []}},
+     "expected.fire"),
+    ({"expected": {"written": "x", "verdict": "x", "fire": ["FP8D-HW-0001"],
+                   "must_not_fire": ["FP8D-HW-0001"]}}, "two of"),
+    ({"check": {"paths": ["../../etc/passwd"]}}, "check.paths"),
+    ({"slug": "other"}, "slug"),
+])
+def test_a_malformed_job_yaml_is_refused_naming_the_field(tmp_path: Path, raw: dict[str, Any],
+                                                          field: str) -> None:
+    good = {"schema": 1, "slug": "j", "title": "t", "assume": {"gpu": "H100"},
+            "source": {"type": "issue", "repo": "a/b", "url": "https://github.com/a/b/issues/1"},
+            "check": {"paths": ["run.sh"]},
+            "expected": {"written": "x", "verdict": "x", "fire": [], "must_not_fire": []}}
+    (tmp_path / "j" / "files").mkdir(parents=True)
+    (tmp_path / "j" / "files" / "run.sh").write_text("true\n", encoding="utf-8")
+    (tmp_path / "j" / "job.yaml").write_text(json.dumps({**good, **raw}), encoding="utf-8")
+    with pytest.raises(ag.JobError, match=re.escape(field)):
+        ag.load_job(tmp_path / "j" / "job.yaml")
+
+
+def _exp(**kw: Any) -> Any:
+    base: dict[str, Any] = dict(asks_fp8=True, rollout_fp8=None, fire=("FP8D-HW-0004",),
+                                must_not_fire=("FP8D-TE-0050",), tolerated=("FP8D-MEG-0029",),
+                                scored_gaps=(), determined=True)
+    return ag.Expected(**{**base, **kw})
+
+
+def _report(fired: dict[str, str], facts: dict[str, Any] | None = None,
+            undetermined: tuple[str, ...] = ()) -> dict[str, Any]:
+    return {"facts": {"config.megatron.fp8_format": "e4m3", "intent.fp8": True,
+                      **(facts or {})},
+            "findings": [{"id": i, "severity": s} for i, s in fired.items()],
+            "undetermined": [{"id": i} for i in undetermined]}
+
+
+def test_scoring_follows_the_documented_definition() -> None:
+    assert ag.score(_exp(), _report({"FP8D-HW-0004": "error", "FP8D-MEG-0029": "info"})
+                    ).outcome == "agree"
+    assert ag.score(_exp(), _report({})).outcome == "missed"
+    assert ag.score(_exp(), _report({}, undetermined=("FP8D-HW-0004",))).outcome == "undetermined"
+    forbidden = ag.score(_exp(), _report({"FP8D-HW-0004": "error", "FP8D-TE-0050": "info"}))
+    assert (forbidden.outcome, forbidden.false_alarms) == ("false alarm", ["FP8D-TE-0050"])
+    unlisted = ag.score(_exp(), _report({"FP8D-HW-0004": "error", "FP8D-TE-0012": "error"}))
+    assert unlisted.false_alarms == ["FP8D-TE-0012"]
+    warning = ag.score(_exp(), _report({"FP8D-HW-0004": "error", "FP8D-TE-0012": "warning"}))
+    assert warning.outcome == "agree"                  # only unlisted *errors* are false alarms
+    both = ag.score(_exp(), _report({"FP8D-TE-0050": "info"}))
+    assert both.outcome == "missed + false alarm"
+    wrong_intent = ag.score(_exp(fire=()), _report({}, {"intent.fp8": False}))
+    assert wrong_intent.outcome == "missed" and wrong_intent.intent_wrong
+    overridden = ag.score(_exp(fire=()), _report({}, {"intent.fp8": False,
+                                                      "intent.fp8_source": "a.yaml:3"}))
+    assert overridden.outcome == "agree"               # asked for, then overridden: asked
+    gap = ag.score(_exp(fire=(), scored_gaps=("no rule for X",)), _report({}))
+    assert gap.outcome == "missed"
+    assert ag.score(_exp(determined=False), _report({})).outcome == "n/a"
+
+
+def test_unread_and_reading_findings() -> None:
+    nothing = {"facts": {"intent.fp8": {"$unknown": "no job config given"}},
+               "findings": [{"id": "FP8D-CFG-NO-JOB", "severity": "error"}], "undetermined": []}
+    assert ag.score(_exp(), nothing).outcome == "unread"
+    no_intent = _report({}, {"intent.fp8": {"$unknown": "x"}})
+    assert ag.score(_exp(fire=()), no_intent).outcome == "unread"
+    # A reading error on a valid file of a job that was otherwise read is a false alarm ...
+    stray = ag.score(_exp(), _report({"FP8D-HW-0004": "error", "FP8D-CFG-UNREADABLE": "error"}))
+    assert stray.false_alarms == ["FP8D-CFG-UNREADABLE"]
+    # ... other built-ins about reading or the environment are not.
+    env = ag.score(_exp(), _report({"FP8D-HW-0004": "error", "FP8D-ENV-NOT-TRAINING": "error",
+                                    "FP8D-CFG-REFERENCE": "warning"}))
+    assert env.outcome == "agree"
+
+
+def test_review_accepts_a_finding_without_changing_the_blind_score() -> None:
+    report = _report({"FP8D-HW-0004": "error", "FP8D-TT-0002": "error"})
+    assert ag.score(_exp(), report).outcome == "false alarm"
+    assert ag.score(_exp(), report, accepted=("FP8D-TT-0002",)).outcome == "agree"
+
+
+def test_the_benchmark_runs_fp8_doctor_on_two_jobs(tmp_path: Path) -> None:
+    slugs = ["megatron-llama3-8b-h200-mxfp8", "torchtitan-llama3-8b-toml-stock"]
+    out = tmp_path / "agree.json"
+    table = tmp_path / "agree.md"
+    assert ag.main(["--only", *slugs, "--json", str(out), "-o", str(table),
+                    "--timeout", "120"]) == 0
+    data = json.loads(out.read_text(encoding="utf-8"))
+    assert [j["slug"] for j in data["jobs"]] == sorted(slugs)
+    for job in data["jobs"]:
+        assert job["error"] is None and job["outcome"] in ag.OUTCOMES
+        assert job["read"] is True                     # both are configs fp8-doctor knows
+    assert data["scored"] == 2 and 0 <= data["agree"] <= 2
+    assert all(s in table.read_text(encoding="utf-8") for s in slugs)

@@ -1,0 +1,280 @@
+"""Frameworks reading Python job files (issue 22 item 1): each record's ``read_python`` maps the
+calls it knows onto the same ``config.<kind>.*`` facts its YAML gives, at the script's lines."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from preflight import intent
+from preflight.facts import Facts, Unknown
+from preflight.jobs.read import read_paths
+
+
+def _write(folder: Path, name: str, text: str) -> str:
+    path = folder / name
+    path.write_text(textwrap.dedent(text))
+    return str(path)
+
+
+def test_training_arguments_and_trl_configs_are_the_hf_trainer_keys(tmp_path: Path) -> None:
+    script = _write(tmp_path, "sft.py", """
+        from trl import SFTConfig
+        cfg = SFTConfig(output_dir="o", bf16=True, gradient_checkpointing=True,
+                        deepspeed="ds.json", fsdp_config={"fsdp_version": 2})
+    """)
+    read = read_paths([script])
+    facts, prov = read.facts, read.provenance
+    assert facts["config.hf_trainer.bf16"] is True and prov["config.hf_trainer.bf16"].line == 3
+    assert facts["config.hf_trainer.gradient_checkpointing"] is True
+    assert facts["config.hf_trainer.fsdp_config.fsdp_version"] == 2
+    assert facts["config.hf_trainer.code.args_class"] == "SFTConfig"
+    assert read.files == [(script, "hf_trainer")]
+    assert any(p.code == "reference" and "ds.json" in p.message for p in read.problems)
+
+
+def test_a_subclass_in_the_script_is_training_arguments(tmp_path: Path) -> None:
+    script = _write(tmp_path, "train.py", """
+        from dataclasses import dataclass
+        import transformers
+        @dataclass
+        class Args(transformers.TrainingArguments):
+            extra: int = 1
+        Args(output_dir="o", fp16=True)
+    """)
+    assert read_paths([script]).facts["config.hf_trainer.fp16"] is True
+
+
+def test_an_unknown_double_star_makes_the_precision_unknown_not_absent(tmp_path: Path) -> None:
+    script = _write(tmp_path, "train.py", """
+        import json
+        from transformers import TrainingArguments
+        TrainingArguments(output_dir="o", **json.load(open("args.json")))
+    """)
+    facts = read_paths([script]).facts
+    assert isinstance(facts["config.hf_trainer.bf16"], Unknown)
+    assert "**" in facts["config.hf_trainer.bf16"].reason
+
+
+def test_accelerator_with_a_recipe_handler(tmp_path: Path) -> None:
+    # the shape of huggingface/accelerate v1.14.0 benchmarks/fp8/transformer_engine/*.py
+    script = _write(tmp_path, "train.py", """
+        from accelerate import Accelerator
+        from accelerate.utils import TERecipeKwargs
+        from transformer_engine.common.recipe import Format
+        handler = TERecipeKwargs(fp8_format=Format.E4M3, amax_history_len=32,
+                                 use_mxfp8_block_scaling=True)
+        accelerator = Accelerator(mixed_precision="fp8", kwargs_handlers=[handler])
+    """)
+    read = read_paths([script])
+    f = read.facts
+    assert f["config.accelerate.mixed_precision"] == "fp8"
+    assert f["config.accelerate.kwargs_handlers"] == ["TERecipeKwargs"]
+    assert f["config.accelerate.fp8_config.backend"] == "TE"
+    assert f["config.accelerate.kwargs_handlers.TERecipeKwargs.fp8_format"] == "E4M3"
+    assert not any(n.startswith("config.accelerate.fp8_config.amax") for n in f)
+    values, _ = intent.derive(Facts(read.facts, read.provenance))
+    assert values["intent.fp8"] is True and values["intent.backend"] == "te"
+    assert values["intent.recipe"] == "mxfp8" and values["intent.format"] == "e4m3"
+
+
+def test_torchao_handler_recipe_and_filter(tmp_path: Path) -> None:
+    script = _write(tmp_path, "train.py", """
+        from accelerate import Accelerator
+        from accelerate.utils import AORecipeKwargs
+        from torchao.float8 import Float8LinearConfig
+        def keep(module, fqn):
+            return "lm_head" not in fqn
+        cfg = Float8LinearConfig.from_recipe_name("rowwise")
+        Accelerator(mixed_precision="fp8",
+                    kwargs_handlers=[AORecipeKwargs(config=cfg, module_filter_func=keep)])
+    """)
+    read = read_paths([script])
+    assert read.facts["config.accelerate.kwargs_handlers.AORecipeKwargs.recipe_name"] == "rowwise"
+    assert read.facts["config.accelerate.kwargs_handlers.AORecipeKwargs.module_filter_func"]
+    values, _ = intent.derive(Facts(read.facts, read.provenance))
+    assert values["intent.backend"] == "torchao" and values["intent.recipe"] == "rowwise"
+
+
+def test_the_script_a_launch_line_runs_is_read_with_its_arguments(tmp_path: Path) -> None:
+    _write(tmp_path, "train.py", """
+        import argparse
+        from transformers import TrainingArguments
+        p = argparse.ArgumentParser()
+        p.add_argument("--precision", default="bf16")
+        a = p.parse_args()
+        TrainingArguments(output_dir="o", bf16=a.precision)
+    """)
+    launch = _write(tmp_path, "run.sh", """\
+        #!/bin/bash
+        accelerate launch --mixed_precision fp8 train.py --precision fp16
+    """)
+    read = read_paths([launch])
+    assert read.facts["config.hf_trainer.bf16"] == "fp16"
+    assert [k for _, k in read.files] == ["accelerate", "hf_trainer"]
+
+
+def test_hf_argument_parser_takes_the_yaml_the_launch_line_passes(tmp_path: Path) -> None:
+    # TRL's trl/scripts/sft.py (huggingface/trl v1.9.0): TrlParser((..., SFTConfig, ...))
+    _write(tmp_path, "sft.py", """
+        from trl import ModelConfig, ScriptArguments, SFTConfig, TrlParser
+        def make_parser():
+            dataclass_types = (ScriptArguments, SFTConfig, ModelConfig)
+            return TrlParser(dataclass_types)
+        parser = make_parser()
+        script_args, training_args, model_args = parser.parse_args_and_config()
+    """)
+    _write(tmp_path, "recipe.yaml", "output_dir: o\nbf16: true\nper_device_train_batch_size: 2\n")
+    launch = _write(tmp_path, "run.sh", "accelerate launch --mixed_precision fp8 sft.py "
+                                        "--config recipe.yaml\n")
+    read = read_paths([launch])
+    assert read.facts["config.hf_trainer.bf16"] is True
+    assert read.provenance["config.hf_trainer.bf16"].endswith("recipe.yaml:2")
+
+
+def test_a_python_file_with_nothing_known_is_said_so(tmp_path: Path) -> None:
+    script = _write(tmp_path, "model.py", "import torch\nclass Net(torch.nn.Module):\n    pass\n")
+    read = read_paths([script])
+    assert read.files == []
+    assert [p.code for p in read.problems][:1] == ["not_a_config"]
+    assert "was parsed, not run" in read.problems[0].message
+
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "configs"
+REGISTRY = FIXTURES / "torchtitan/python/torchtitan/models/llama3/config_registry.py"
+
+
+def _intent(paths: list[str]) -> dict:
+    read = read_paths(paths)
+    values, _ = intent.derive(Facts(read.facts, read.provenance))
+    return values
+
+
+def test_a_lightning_script_with_the_te_plugin() -> None:
+    script = str(FIXTURES / "lightning/python/train_te.py")
+    read = read_paths([script])
+    assert read.files == [(script, "lightning")] and read.problems == []
+    plugin = "config.lightning.trainer.plugins.TransformerEnginePrecision"
+    assert read.facts[f"{plugin}.recipe.amax_history_len"] == 16
+    values = _intent([script])
+    assert values["intent.fp8"] is True and values["intent.backend"] == "te"
+    assert values["intent.recipe"] == "delayed" and values["intent.format"] == "hybrid"
+    assert values["intent.precision"] == "bf16" and values["intent.distributed"] == "fsdp1"
+    assert values["intent.num_gpus"] == 8
+
+
+def test_a_lightning_precision_string_and_a_strategy_object(tmp_path: Path) -> None:
+    script = _write(tmp_path, "train.py", """
+        import pytorch_lightning as pl
+        from pytorch_lightning.strategies import DeepSpeedStrategy
+        pl.Trainer(precision="transformer-engine-float16", strategy=DeepSpeedStrategy(stage=3))
+    """)
+    values = _intent([script])
+    assert values["intent.fp8"] is True and values["intent.precision"] == "fp16"
+    assert values["intent.zero_stage"] == 3 and "deepspeed" in values["intent.stack"]
+
+
+def test_a_torchtitan_config_function_is_its_toml() -> None:
+    values = _intent([f"{REGISTRY}::llama3_405b"])
+    assert values["intent.fp8"] is True and values["intent.backend"] == "torchao"
+    assert values["intent.recipe"] == "rowwise"     # Float8LinearConverter.Config default
+    assert values["intent.tp"] == 8 and values["intent.compile"] is True
+    assert values["intent.shapes.hidden"] == 16384 and values["intent.shapes.tokens"] == 16384
+    mx = _intent([f"{REGISTRY}::llama3_8b_mxfp8"])
+    assert mx["intent.recipe"] == "mxfp8" and mx["intent.activation_checkpointing"] is True
+    plain = _intent([f"{REGISTRY}::llama3_8b"])
+    assert plain["intent.fp8"] is False
+
+
+def test_a_torchtitan_registry_with_several_configs_asks_which() -> None:
+    read = read_paths([str(REGISTRY)])
+    assert read.files == []
+    problem = read.problems[0]
+    assert problem.code == "not_a_config" and "llama3_8b_mxfp8" in problem.message
+    assert "::llama3_8b" in (problem.fix or "")
+    named = read_paths([f"{REGISTRY}::no_such_config"])
+    assert "'no_such_config' is none of them" in named.problems[0].message
+
+
+def test_a_te_training_loop_with_torch_checkpoint(tmp_path: Path) -> None:
+    # the calls of NVIDIA/TransformerEngine v2.18 examples/pytorch (te.autocast, recipes)
+    script = _write(tmp_path, "train.py", """
+        import torch
+        import transformer_engine.pytorch as te
+        from transformer_engine.common.recipe import DelayedScaling, Format
+        from torch.utils.checkpoint import checkpoint
+        model = te.TransformerLayer(4096, 16384, 32)
+        recipe = DelayedScaling(fp8_format=Format.E4M3, amax_history_len=16)
+        with te.autocast(enabled=True, recipe=recipe):
+            out = checkpoint(model, torch.randn(8, 8, 4096), use_reentrant=True)
+    """)
+    read = read_paths([script])
+    assert read.files == [(script, "pytorch")]
+    values = _intent([script])
+    assert values["intent.fp8"] is True and values["intent.backend"] == "te"
+    assert values["intent.recipe"] == "delayed" and values["intent.format"] == "e4m3"
+    assert values["intent.activation_checkpointing"] is True
+    from preflight.engine import evaluate, load_rules
+
+    facts = Facts(read.facts, read.provenance).merged(*intent.derive(
+        Facts(read.facts, read.provenance)))
+    fired = {f.rule_id for f in evaluate(load_rules(with_tests=False), facts).findings}
+    assert "FP8D-TE-0002" in fired
+
+
+def test_te_autocast_off_and_fp8_autocast_defaults(tmp_path: Path) -> None:
+    off = _write(tmp_path, "off.py", """
+        import transformer_engine.pytorch as te
+        with te.fp8_autocast(enabled=False):
+            pass
+    """)
+    assert _intent([off])["intent.fp8"] is False
+    default = _write(tmp_path, "default.py", """
+        from transformer_engine.pytorch import fp8_autocast
+        from transformer_engine.common.recipe import MXFP8BlockScaling
+        with fp8_autocast(fp8_recipe=MXFP8BlockScaling()):
+            pass
+    """)
+    values = _intent([default])
+    assert values["intent.fp8"] is True          # enabled defaults to True from TE 1.0
+    assert values["intent.recipe"] == "mxfp8" and values["intent.format"] == "e4m3"
+
+
+def test_torchao_conversion_recipe_and_filter(tmp_path: Path) -> None:
+    script = _write(tmp_path, "train.py", """
+        import torch
+        from torchao.float8 import Float8LinearConfig, convert_to_float8_training
+        config = Float8LinearConfig.from_recipe_name("rowwise")
+        convert_to_float8_training(model, config=config)
+        model = torch.compile(model)
+    """)
+    read = read_paths([script])
+    assert read.facts["config.pytorch.torchao.module_filter_fn"] is False
+    values = _intent([script])
+    assert values["intent.backend"] == "torchao" and values["intent.recipe"] == "rowwise"
+    assert values["intent.compile"] is True
+
+
+def test_a_trl_config_is_read_as_trl_on_the_hf_trainer(tmp_path: Path) -> None:
+    script = _write(tmp_path, "train.py", """
+        from trl import GRPOConfig
+        GRPOConfig(output_dir="o", gradient_checkpointing=True)
+    """)
+    read = read_paths([script])
+    assert read.facts["config.trl.config_class"] == "GRPOConfig"
+    assert read.facts["config.hf_trainer.gradient_checkpointing"] is True
+    values = _intent([script])
+    assert values["intent.stack"][:3] == ["hf_trainer", "trl", "accelerate"] or \
+        {"hf_trainer", "trl", "accelerate"} <= set(values["intent.stack"])
+
+
+def test_te_autocast_with_no_recipe_leaves_it_to_te(tmp_path: Path) -> None:
+    # TE's get_default_fp8_recipe() depends on its version and the GPU: no recipe is stated
+    script = _write(tmp_path, "train.py", """
+        import transformer_engine.pytorch as te
+        with te.autocast():
+            pass
+    """)
+    values = _intent([script])
+    assert values["intent.fp8"] is True and values["intent.recipe_by_backend"] is True
+    assert isinstance(values["intent.recipe"], Unknown)

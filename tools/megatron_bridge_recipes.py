@@ -1,0 +1,155 @@
+"""Regenerate ``preflight/data/megatron_bridge_recipes.json`` from a Megatron-Bridge checkout.
+
+Usage: ``python tools/megatron_bridge_recipes.py /path/to/Megatron-Bridge TAG COMMIT``
+
+Reads (never imports) ``src/megatron/bridge/recipes`` and ``src/megatron/bridge/perf_recipes``
+with ``ast``: every public ``*_config`` function and every ``import X as Y`` alias of one, and
+which mixed-precision preset it ends up with: a preset name in its body (``"bf16_with_mxfp8_mixed"``,
+``bf16_with_mxfp8_mixed()``), a ``_perf_precision("fp8_mx")`` call, a later
+``mixed_precision.fp8_recipe = "..."``, else the preset of the recipe function it starts from,
+else ``bf16_mixed`` (``recipes/common.py``: every ``_*_common()`` sets it).
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import json
+import re
+import sys
+import tokenize
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from preflight.frameworks.megatron_bridge_presets import PRESETS  # noqa: E402
+
+PERF = {"bf16": "bf16_mixed", "fp8_cs": "fp8cs", "fp8_mx": "bf16_with_mxfp8_mixed",
+        "nvfp4": "bf16_with_nvfp4_mixed"}
+PRESET = re.compile(r"\b((?:bf16|fp16)_with_\w+_mixed|nemotron_h_\w+_mixed|nanov2_\w+_mixed|"
+                    r"nemotron_3_super_\w+_mixed|bf16_mixed|fp16_mixed)\b")
+
+
+def _code(text: str) -> str:
+    """The source without its comments (a commented-out preset is no preset)."""
+    lines = text.split("\n")
+    for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+        if tok.type == tokenize.COMMENT:
+            row, col = tok.start
+            lines[row - 1] = lines[row - 1][:col]
+    return "\n".join(lines)
+
+
+def _collect(root: Path) -> tuple[dict[str, str], dict[str, dict[str, str]], dict[str, str],
+                                  dict[str, str]]:
+    """Function bodies (comments and docstrings dropped): public by name, private by name and
+    module; the module of each public one; ``import X as Y`` aliases."""
+    public: dict[str, str] = {}
+    private: dict[str, dict[str, str]] = {}
+    module_of: dict[str, str] = {}
+    aliases: dict[str, str] = {}
+    for sub in ("recipes", "perf_recipes"):
+        for path in sorted((root / "src/megatron/bridge" / sub).rglob("*.py")):
+            src = path.read_text(encoding="utf-8")
+            tree = ast.parse(src)
+            for node in ast.walk(tree):
+                if isinstance(node, ast.ImportFrom):
+                    for a in node.names:
+                        if a.asname and a.asname.endswith("_config"):
+                            aliases[a.asname] = a.name
+            for node in tree.body:
+                if not isinstance(node, ast.FunctionDef):
+                    continue
+                body = _code(ast.get_source_segment(src, node) or "")
+                first = node.body[0] if node.body else None
+                if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and \
+                        isinstance(first.value.value, str):
+                    # a docstring that names presets sets none
+                    body = body.replace(ast.get_source_segment(src, first) or "\0", "", 1)
+                if node.name.startswith("_"):
+                    private.setdefault(node.name, {})[str(path)] = body
+                else:
+                    public[node.name] = body
+                    module_of[node.name] = str(path)
+    return public, private, module_of, aliases
+
+
+def scan(root: Path) -> dict[str, str]:
+    """Every public recipe function or alias -> the preset it ends up with. A function's preset
+    is the last thing in its body that sets one: a preset name, a ``_perf_precision(...)`` call,
+    or a call to another function (a recipe, or a private helper: its own module's first,
+    else the one of that name elsewhere) that sets one."""
+    public, private, module_of, aliases = _collect(root)
+    memo: dict[tuple[str, str], str | None] = {}
+
+    def body_of(name: str, module: str) -> tuple[str, str] | None:
+        name = aliases.get(name, name)
+        if name in public:
+            return public[name], module_of[name]
+        found = private.get(name)
+        if not found:
+            return None
+        if module in found:
+            return found[module], module
+        path = sorted(found)[0]
+        return found[path], path
+
+    def resolve(name: str, module: str, depth: int = 0) -> str | None:
+        got = body_of(name, module)
+        if got is None or depth > 12:
+            return None
+        body, here = got
+        key = (aliases.get(name, name), here)
+        if key in memo:
+            return memo[key]
+        memo[key] = None                      # recursion guard
+        events: list[tuple[int, str]] = []
+        for m in re.finditer(r'_perf_precision\(\s*"(\w+)"\s*\)', body):
+            events.append((m.start(), PERF[m.group(1)]))
+        for m in PRESET.finditer(body):
+            events.append((m.start(), m.group(1)))
+        for m in re.finditer(r"\b(_?\w+)\s*\(", body[body.find(":") + 1:]):
+            callee = m.group(1)
+            if callee in ("_perf_precision", "get_mixed_precision_config"):
+                continue
+            sub = resolve(callee, here, depth + 1)
+            if sub is not None:
+                events.append((m.start() + body.find(":") + 1, sub))
+        preset = max(events)[1] if events else None
+        recipe = re.findall(r'mixed_precision\.fp8_recipe\s*=\s*"(\w+)"', body)
+        if preset is not None and recipe and preset.split(":")[0] not in ("bf16_mixed",
+                                                                          "fp16_mixed"):
+            # a recipe that keeps fp8=None runs no FP8 whatever its fp8_recipe says (many
+            # recipes restate the default `fp8_recipe = "tensorwise"`)
+            preset = f"{preset.split(':')[0]}:{recipe[-1]}"
+        memo[key] = preset
+        return preset
+
+    out: dict[str, str] = {}
+    for name in [*public, *aliases]:
+        if aliases.get(name, name) in public:
+            out[name] = resolve(name, module_of[aliases.get(name, name)]) or "bf16_mixed"
+    return out
+
+
+def main() -> int:
+    root, tag, commit = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
+    table = scan(root)
+    fp8 = {k: v for k, v in sorted(table.items()) if v != "bf16_mixed"}
+    assert all(v.split(":")[0] in (*PRESETS, "fp8cs") for v in fp8.values()), fp8
+    plain = sorted(k for k, v in table.items() if v == "bf16_mixed")
+    doc = {
+        "about": ("Megatron-Bridge recipe names and the mixed-precision preset each ends up "
+                  "with (fp8cs: the current-scaling preset without BF16 first/last layers; "
+                  "preset:recipe: the preset with its fp8_recipe changed). Generated by "
+                  "tools/megatron_bridge_recipes.py from the recipes' source, read with ast."),
+        "version": tag, "commit": commit, "fp8": fp8, "bf16": plain,
+    }
+    target = Path(__file__).resolve().parents[1] / "preflight/data/megatron_bridge_recipes.json"
+    target.write_text(json.dumps(doc, indent=0, sort_keys=False) + "\n", encoding="utf-8")
+    print(f"{len(fp8)} FP8 recipes, {len(plain)} BF16 recipes -> {target}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
