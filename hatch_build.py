@@ -9,7 +9,9 @@ read the source tree, which may be edited at any time) and parse the YAML as a c
 
 from __future__ import annotations
 
+import atexit
 import json
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -22,6 +24,7 @@ class RulesIndexHook(BuildHookInterface):  # type: ignore[misc]
     """Adds ``preflight/_rules_index.json`` to the wheel."""
 
     PLUGIN_NAME = "custom"
+    _tmp: str | None = None
 
     def initialize(self, version: str, build_data: dict[str, Any]) -> None:
         if self.target_name != "wheel" or version == "editable":
@@ -35,6 +38,17 @@ class RulesIndexHook(BuildHookInterface):  # type: ignore[misc]
             sys.path.pop(0)
         rules_dir = root / "rules"
         doc = build_index(rules_dir, find_rule_files([rules_dir]))
-        out = Path(tempfile.mkdtemp(prefix="fp8-doctor-index-")) / INDEX_NAME
+        # force_include needs a file that exists until the wheel is written: a private temporary
+        # folder, removed in finalize() once the wheel is built, and at the latest when the build
+        # backend's process ends (a build that fails between the two never calls finalize).
+        # Before, every wheel build left an fp8-doctor-index-* folder in the temp directory.
+        self._tmp = tempfile.mkdtemp(prefix="fp8-doctor-index-")
+        atexit.register(shutil.rmtree, self._tmp, ignore_errors=True)
+        out = Path(self._tmp) / INDEX_NAME
         out.write_text(json.dumps(doc, separators=(",", ":")), encoding="utf-8")
         build_data["force_include"][str(out)] = f"preflight/{INDEX_NAME}"
+
+    def finalize(self, version: str, build_data: dict[str, Any], artifact_path: str) -> None:
+        if self._tmp is not None:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp = None

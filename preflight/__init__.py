@@ -13,9 +13,15 @@ Public API (DESIGN.md contract)::
 Names are loaded lazily so ``import preflight`` stays cheap and never imports torch.
 """
 
-from __future__ import annotations
-
-from typing import Any
+# No imports here, not even ``from __future__`` (a real import of a module named __future__):
+# ``python -m preflight`` runs this file while the current folder is still first on sys.path,
+# before any code of ours can take it off (preflight/_startup.py), so a ``typing.py`` or
+# ``__future__.py`` there would be imported. Typing is for type checkers only (mypy honours any
+# name TYPE_CHECKING). It also keeps the window before the console script's Ctrl-C handling
+# starts short (issue 21 item 8).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __version__ = "0.1.0"
 
@@ -32,7 +38,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> "Any":
     if name in _LAZY:
         from importlib import import_module
 

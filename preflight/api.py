@@ -62,11 +62,14 @@ def collect_facts(options: CheckOptions, progress: Progress = _silent
     config files, crashed probes) and a list of the inputs used, for the report header.
     """
     from preflight import intent, snapshot
+    from preflight.isolate import add_job_roots
     from preflight.jobs.defaults import default_paths
     from preflight.probes import collect_all
     from preflight.probes.assume import apply_assumptions
     from preflight.redact import MASK, looks_secret
 
+    # Children (import probe, smoke, speedup) get no PYTHONPATH entry inside the job (issue 21)
+    add_job_roots(options.paths)
     inputs: list[str] = []
     extra: list[Finding] = [config_problem(p) for p in options.notices]
     probes: tuple[ProbeResult, ...] = ()
@@ -169,8 +172,11 @@ def check(paths: PathsArg = (), *, smoke: bool | None = False,
 def run_check(options: CheckOptions, progress: Progress = _silent) -> Report:
     """:func:`check` with its options as one value (what the CLI calls)."""
     from preflight import smoke as smoke_mod
+    from preflight.isolate import add_job_roots
 
     fail_on = FailOn.parse(options.fail_on)
+    # Before any child starts: none gets a PYTHONPATH entry inside the job (issue 21 item 1).
+    add_job_roots(options.paths)
     # The smoke children start now and import torch / TE while the static check runs; they wait
     # for their request, or are ended below when the facts say no (issue 26; smoke/parallel.py).
     early = None if options.snapshot else smoke_mod.prestart(options.smoke_options, options.smoke)

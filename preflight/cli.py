@@ -3,10 +3,11 @@
 Exit codes (DESIGN.md contract): 0 no finding at or above ``--fail-on``; 1 such findings;
 2 usage error (bad flag, a path that does not exist, a bad ``--assume``, ``-o`` naming an input,
 and a report that cannot be delivered: unwritable ``-o``, stdout closed or full); 3 internal
-error; 130 interrupted (Ctrl-C), at any moment after the interpreter has started.
+error; 130 interrupted (Ctrl-C), from fp8-doctor's first line on (143 SIGTERM, 129 SIGHUP: see
+preflight/_startup.py, where the console script starts).
 stdout carries the report only; progress and errors go to stderr (nowhere when it is closed).
-Module-level imports are stdlib only, so that Ctrl-C while the package loads is still caught
-by :func:`main` (issue 13, item 7).
+Module-level imports are stdlib only; the console script starts in :mod:`preflight._startup`,
+whose handlers are in place before this module loads (issue 13 item 7, issue 21 item 8).
 """
 
 from __future__ import annotations
@@ -285,7 +286,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         # Also while the package loads or argparse runs (issue 13: an early Ctrl-C printed a
         # traceback and the process died by the signal instead of exiting 130).
-        _fatal(EXIT_INTERRUPTED, "interrupted")
+        from preflight._startup import reason
+
+        _fatal(EXIT_INTERRUPTED, reason())
     finally:
         gc.set_threshold(*old)   # main() is also called in-process (tests, the cluster mode)
 
@@ -300,6 +303,9 @@ def entry() -> int:
     KeyboardInterrupt that passed through ``exec`` (dataclasses build their ``__init__`` with
     it) even when it was caught, and would end the process by SIGINT instead of with our code.
     A ``SystemExit`` that carries a message (not a number) leaves the ordinary way.
+    The console script starts in :func:`preflight._startup.entry` (module path, signals), which
+    calls this; :func:`preflight._startup.finish` kills any child still running and turns 130
+    into 128 + the signal when SIGTERM or SIGHUP ended the run (issue 21 item 8).
     """
     try:
         code: int = main()
@@ -310,7 +316,9 @@ def entry() -> int:
     if _flush_failed(sys.stdout) and code in (0, 1):
         code = EXIT_USAGE   # the end of the report could not be delivered (a full disk, EPIPE)
     _flush_failed(sys.stderr)
-    os._exit(code)
+    from preflight._startup import finish
+
+    finish(code)
 
 
 def _flush_failed(stream: object) -> bool:

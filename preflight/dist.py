@@ -2,16 +2,13 @@
 
 ``python -m preflight.dist`` still runs ``python -m preflight.cluster`` and says so on stderr;
 the rule text of FP8D-CLU-0001 and older job scripts name it. A module, not a package, so that
-``preflight/dist/`` stays a plain rename of ``preflight/cluster/`` in git's history.
+``preflight/dist/`` stays a plain rename of ``preflight/cluster/`` in git's history. No
+``from __future__`` here: see preflight/_startup.py (the current folder is still on sys.path).
 """
 
-from __future__ import annotations
-
-import sys
-
 if __name__ == "__main__":
-    from preflight.cluster.__main__ import main
+    from preflight import _startup
 
-    print("fp8-doctor: `python -m preflight.dist` is deprecated; use `python -m preflight.cluster`",
-          file=sys.stderr, flush=True)
-    raise SystemExit(main())
+    _startup.say("fp8-doctor: `python -m preflight.dist` is deprecated; use "
+                 "`python -m preflight.cluster`")
+    _startup.run_module("python -m preflight.dist", "preflight.cluster.cli")

@@ -30,5 +30,6 @@ EXIT_USAGE = 2             # bad flags or inputs; an -o naming an input; a repor
 EXIT_INTERNAL = 3          # fp8-doctor failed; smoke: the child crashed or hung
 EXIT_INTERRUPTED = 130     # Ctrl-C
 EXIT_HELP = ("exit codes: 0 ok, 1 findings at or above --fail-on, 2 usage error (also: -o names "
-             "an input, or the report cannot be written), 3 internal error, 130 interrupted")
+             "an input, or the report cannot be written), 3 internal error, 130 interrupted "
+             "(143 terminated)")
 """The exit-code line of ``--help`` (commands with codes of their own say how they differ)."""

@@ -91,7 +91,7 @@ def test_rule_files_are_not_overwritten(tmp_path: Path) -> None:
 
 
 def test_cluster_refuses_an_input_as_output(job: Path) -> None:
-    from preflight.cluster.__main__ import _options, build_parser
+    from preflight.cluster.cli import _options, build_parser
 
     args = build_parser().parse_args([str(job / "ds.json"), "-o", str(job / "ds.json")])
     with pytest.raises(OutputError):

@@ -34,17 +34,26 @@ def _readme_bash_blocks() -> list[str]:
     return [b.strip() for b in re.findall(r"^```bash\n(.*?)^```", text, re.M | re.S)]
 
 
-def _run(argv: list[str], cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+def _run(argv: list[str], cwd: Path, timeout: float = 600,
+         tmpdir: Path | None = None) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+    if tmpdir is not None:
+        env["TMPDIR"] = str(tmpdir)
     env["CUDA_VISIBLE_DEVICES"] = env.get("CUDA_VISIBLE_DEVICES", "")
     return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
 
 
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def build_tmp(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The temporary directory (TMPDIR) of the wheel build, to see what the build leaves there."""
+    return tmp_path_factory.mktemp("build-tmp")
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory, build_tmp: Path) -> Path:
     out = tmp_path_factory.mktemp("dist")
     res = _run([sys.executable, "-m", "build", "--wheel", "--outdir", str(out), str(REPO)],
-               cwd=out)
+               cwd=out, tmpdir=build_tmp)
     assert res.returncode == 0, f"wheel build failed:\n{res.stdout[-3000:]}\n{res.stderr[-3000:]}"
     wheels = list(out.glob("fp8_doctor-*.whl"))
     assert len(wheels) == 1, wheels
@@ -60,6 +69,12 @@ def venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
                cwd=root.parent)
     assert res.returncode == 0, f"pip install failed:\n{res.stdout[-3000:]}\n{res.stderr[-3000:]}"
     return root
+
+
+def test_the_build_leaves_no_temporary_folder(wheel: Path, build_tmp: Path) -> None:
+    # issue 21: the build hook wrote the rule index to an fp8-doctor-index-* folder it never
+    # removed, one per wheel built.
+    assert not list(build_tmp.glob("fp8-doctor-index-*"))
 
 
 def test_wheel_ships_the_rules(wheel: Path) -> None:

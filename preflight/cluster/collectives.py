@@ -22,6 +22,7 @@ import traceback
 from collections.abc import Sequence
 from typing import Any
 
+from preflight import isolate
 from preflight.cluster.launch import RankInfo
 from preflight.probes import proc
 
@@ -62,12 +63,11 @@ def run(info: RankInfo, *, timeout_s: float, backend: str = "nccl", mib: int = 1
             "port": info.master_port or int(os.environ.get("MASTER_PORT", "29500")),
             "prefix": f"fp8d/{info.run_id}/coll", "backend": backend, "mib": mib,
             "timeout": timeout_s}
-    env = dict(os.environ)
-    env[_ENV] = json.dumps(spec)
+    env = isolate.python_env(extra={_ENV: json.dumps(spec)})
     limit = timeout_s + MARGIN_S
     # proc.run: the child leads its own process group, so a timeout also kills whatever it
     # started (subprocess.run would kill only the child itself).
-    res = proc.run(list(argv or (sys.executable, "-m", "preflight.cluster.collectives")), limit,
+    res = proc.run(list(argv or isolate.python_argv("-m", "preflight.cluster.collectives")), limit,
                    env=env)
     if res.error:
         return _failed(backend, f"could not start the collectives child: "

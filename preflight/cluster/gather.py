@@ -4,11 +4,17 @@ A plain ``gather_object`` would hang the whole job on one dead rank, and gloo's 
 does not say which rank it was. So the exchange has two steps, both on torch.distributed:
 
 1. Roll call on the launcher's c10d store: each rank sets ``alive/<r>`` when it starts and
-   ``ready/<r>`` when its payload is built; rank 0 waits (up to the deadline) and publishes a
-   roster of the ranks that are ready. A rank missing from it is named, with whether it ever
-   reached the rendezvous.
+   ``ready/<r>`` when its payload is built (and appends its number to one list key for each, so
+   rank 0 reads who came in one round trip, not one per rank); rank 0 waits (up to the deadline)
+   and publishes a roster of the ranks that are ready. A rank missing from it is named, with
+   whether it ever reached the rendezvous.
 2. The ranks on the roster form a gloo process group (renumbered, so a missing rank cannot
-   block it) and gather their payloads to rank 0 as JSON bytes. gloo works without GPUs.
+   block it) and send their payloads to rank 0 as JSON bytes, each at most
+   ``payload.MAX_PAYLOAD_BYTES`` and received into a buffer of its own size (issue 21 item 7: a
+   200 MB payload grew every rank's buffer to 200 MB). The group's timeout is
+   :data:`EXCHANGE_S`, not what is left of ``--timeout``: every rank on the roster is ready, so a
+   rank that dies now costs that long, and rank 0 still reports (every roster rank it did not
+   hear from is a row). gloo works without GPUs.
 """
 
 from __future__ import annotations
@@ -21,6 +27,10 @@ from datetime import timedelta
 from typing import Any
 
 from preflight.cluster.launch import RankInfo
+from preflight.cluster.payload import Refused, accept, encode
+
+EXCHANGE_S = 45.0
+"""How long the roster's gloo group may take to form and move the payloads."""
 
 
 @dataclass(frozen=True)
@@ -28,7 +38,7 @@ class Gathered:
     """What rank 0 received: payloads by rank, and the ranks that did not answer (with why)."""
 
     payloads: dict[int, dict[str, Any]]
-    missing: dict[int, str]
+    missing: dict[int, str]           # rank -> why no payload of it is here
     wait_seconds: float = 0.0       # rank 0 waiting for the others to be ready
     gather_seconds: float = 0.0     # gloo group set-up + gather
     timings: dict[str, float] = field(default_factory=dict)
@@ -46,9 +56,54 @@ def _keys(info: RankInfo) -> str:
     return f"fp8d/{info.run_id}/"
 
 
+def _mark(store: Any, info: RankInfo, what: str) -> None:
+    pre = _keys(info)
+    store.set(pre + f"{what}/{info.rank}", "1")
+    try:
+        store.append(pre + f"{what}_list", f"{info.rank},")
+    except (AttributeError, RuntimeError, NotImplementedError):   # a store without append
+        pass
+
+
 def announce(store: Any, info: RankInfo) -> None:
     """Mark this rank as started, so a rank that later hangs is told apart from one never seen."""
-    store.set(_keys(info) + f"alive/{info.rank}", "1")
+    _mark(store, info, "alive")
+
+
+def _listed(store: Any, info: RankInfo, what: str) -> set[int] | None:
+    """The ranks that appended themselves to ``<what>_list``; None when the store cannot say
+    (no append): then each rank's key is checked instead."""
+    key = _keys(info) + f"{what}_list"
+    try:
+        if not store.check([key]):   # get() would wait for it: ask rank by rank instead
+            return None
+        raw = store.get(key).decode("ascii", "replace")
+    except Exception:  # noqa: BLE001 - a store that cannot say: ask rank by rank
+        return None
+    out = set()
+    for item in raw.split(","):
+        if item.isdigit() and int(item) < info.world_size:
+            out.add(int(item))
+    return out
+
+
+def status(store: Any, info: RankInfo) -> tuple[list[int], dict[int, str]]:
+    """(ranks ready, {rank: why it is not}) as the store shows them now; never waits."""
+    ready, alive = _listed(store, info, "ready"), _listed(store, info, "alive")
+    pre = _keys(info)
+
+    def has(what: str, listed: set[int] | None, r: int) -> bool:
+        return r in listed if listed is not None else bool(store.check([pre + f"{what}/{r}"]))
+
+    present, missing = [], {}
+    for r in range(info.world_size):
+        if has("ready", ready, r):
+            present.append(r)
+        elif has("alive", alive, r):
+            missing[r] = "started but did not finish collecting its facts before the timeout"
+        else:
+            missing[r] = "never reached the rendezvous (exited early, crashed or not started)"
+    return present, missing
 
 
 def shared_mask_key(store: Any, info: RankInfo) -> bytes | None:
@@ -76,38 +131,51 @@ def _roll_call(store: Any, info: RankInfo, deadline: float) -> tuple[list[int], 
     while store.add(pre + "ready_count", 0) < info.world_size and time.monotonic() < deadline:
         time.sleep(pause)
         pause = min(pause * 2, 0.1)
-    present, missing = [], {}
-    for r in range(info.world_size):
-        if store.check([pre + f"ready/{r}"]):
-            present.append(r)
-        elif store.check([pre + f"alive/{r}"]):
-            missing[r] = "started but did not finish collecting its facts before the timeout"
-        else:
-            missing[r] = "never reached the rendezvous (exited early, crashed or not started)"
+    present, missing = status(store, info)
     store.set(pre + "roster", json.dumps(present))
     return present, missing
 
 
-def gather_json(obj: Any, *, dst_is_me: bool, size: int) -> list[Any]:
-    """``gather_object`` for JSON values, to group rank 0 over the default (gloo) group.
+def send_payloads(data: bytes, *, me: int, size: int, timeout: timedelta
+                  ) -> tuple[dict[int, bytes], dict[int, str]]:
+    """Every member sends ``data`` to member 0 over the default (gloo) group.
 
-    Not ``gather_object`` itself: it unpickles what other ranks send (a pickle is code) and in
-    torch 2.13 decodes through ``tensor.numpy()``, so it fails where numpy is not installed.
+    Member 0 returns ({member: bytes received}, {member: why nothing usable came}); the others
+    ({}, {}). Sizes are exchanged first (all_gather of one int each); each payload then travels
+    point to point into a buffer of its own announced size, refused past the cap, so one rank's
+    flood costs rank 0 nothing and the others' payloads still arrive. Not ``gather_object``: it
+    unpickles what other ranks send (a pickle is code) and needs numpy in torch 2.13.
     """
     import torch
     import torch.distributed as dist
 
-    data = json.dumps(obj, separators=(",", ":")).encode()
+    from preflight.cluster.payload import MAX_PAYLOAD_BYTES
+
     sizes = [torch.zeros(1, dtype=torch.int64) for _ in range(size)]
     dist.all_gather(sizes, torch.tensor([len(data)], dtype=torch.int64))
-    longest = max(int(s.item()) for s in sizes)
-    mine = torch.zeros(longest, dtype=torch.uint8)
-    mine[: len(data)] = torch.frombuffer(bytearray(data), dtype=torch.uint8)
-    bufs = [torch.empty(longest, dtype=torch.uint8) for _ in range(size)] if dst_is_me else None
-    dist.gather(mine, bufs, dst=0)
-    if not dst_is_me or bufs is None:
-        return []
-    return [json.loads(bytes(b.untyped_storage())[: int(n.item())]) for b, n in zip(bufs, sizes)]
+    announced = [int(s.item()) for s in sizes]
+    if me != 0:
+        if 0 < len(data) <= MAX_PAYLOAD_BYTES:
+            dist.send(torch.frombuffer(bytearray(data), dtype=torch.uint8), dst=0)
+        return {}, {}
+    got: dict[int, bytes] = {}
+    bad: dict[int, str] = {}
+    pending = []
+    for member in range(1, size):
+        n = announced[member]
+        if not 0 < n <= MAX_PAYLOAD_BYTES:
+            bad[member] = f"it announced {n:,} bytes (the cap is {MAX_PAYLOAD_BYTES:,})"
+            continue
+        buf = torch.empty(n, dtype=torch.uint8)
+        pending.append((member, buf, dist.irecv(buf, src=member)))
+    end = time.monotonic() + timeout.total_seconds()   # one deadline for all, not one each
+    for member, buf, work in pending:
+        try:
+            work.wait(timedelta(seconds=max(end - time.monotonic(), 0.01)))
+            got[member] = bytes(buf.untyped_storage())[: buf.numel()]
+        except Exception as exc:  # noqa: BLE001 - gloo: the member died or never sent
+            bad[member] = f"its payload never arrived ({type(exc).__name__})"
+    return got, bad
 
 
 def exchange(store: Any, info: RankInfo, payload: dict[str, Any], deadline: float
@@ -120,7 +188,7 @@ def exchange(store: Any, info: RankInfo, payload: dict[str, Any], deadline: floa
     import torch.distributed as dist
 
     pre = _keys(info)
-    store.set(pre + f"ready/{info.rank}", "1")
+    _mark(store, info, "ready")
     store.add(pre + "ready_count", 1)
     t0 = time.monotonic()
     if info.rank == 0:
@@ -140,17 +208,37 @@ def exchange(store: Any, info: RankInfo, payload: dict[str, Any], deadline: floa
     t1 = time.monotonic()
 
     group_rank = present.index(info.rank)
-    timeout = timedelta(seconds=max(deadline - time.monotonic(), 0.0) + 30.0)
-    dist.init_process_group("gloo", store=dist.PrefixStore(pre + "pg", store),
-                            rank=group_rank, world_size=len(present), timeout=timeout)
-    t_init = time.monotonic()
+    timeout = timedelta(seconds=EXCHANGE_S)
+    data = encode(payload)
+    t_init = t1
+    received: dict[int, bytes] = {}
+    failed: dict[int, str] = {}
     try:
-        received = gather_json(payload, dst_is_me=info.rank == 0, size=len(present))
-    finally:
-        dist.destroy_process_group()
+        dist.init_process_group("gloo", store=dist.PrefixStore(pre + "pg", store),
+                                rank=group_rank, world_size=len(present), timeout=timeout)
+        t_init = time.monotonic()
+        try:
+            received, failed = send_payloads(data, me=group_rank, size=len(present),
+                                              timeout=timeout)
+        finally:
+            dist.destroy_process_group()
+    except Exception as exc:  # noqa: BLE001 - a rank of the roster died or hung in the exchange
+        if info.rank != 0:
+            raise
+        why = (f"was ready, but the exchange with rank 0 failed ({type(exc).__name__}: "
+               f"{str(exc)[:200]}): a rank died or hung during it")
+        failed = {m: why for m in range(1, len(present)) if m not in received}
     t2 = time.monotonic()
     if info.rank != 0:
         return None
-    by_rank = {int(p["rank"]): p for p in received if isinstance(p, dict)}
-    return Gathered(by_rank, missing, wait_seconds=t1 - t0, gather_seconds=t2 - t1,
+    by_rank: dict[int, dict[str, Any]] = {0: accept(data, 0, len(data))}
+    for member, raw in received.items():
+        try:
+            by_rank[present[member]] = accept(raw, present[member], len(raw))
+        except Refused as exc:
+            failed[member] = f"answered, but rank 0 refused its payload: {exc}"
+    for member, why in failed.items():
+        missing[present[member]] = why
+    return Gathered(by_rank, dict(sorted(missing.items())), wait_seconds=t1 - t0,
+                    gather_seconds=t2 - t1,
                     timings={"group_init_s": t_init - t1, "gather_only_s": t2 - t_init})

@@ -20,6 +20,10 @@ from typing import Any
 from preflight.errors import UserInputError
 
 DEFAULT_PORT = 29500
+MAX_WORLD_SIZE = 131072
+"""Ranks one job may have: twice the largest GPU count of a public training run (~65k-100k
+GPUs, 2025). Past it a WORLD_SIZE / SLURM_NTASKS is a usage error naming the variable (issue 21:
+SLURM_NTASKS=200000 made rank 0 wait for, then list, 200,000 ranks)."""
 
 
 class LaunchError(UserInputError):
@@ -63,10 +67,11 @@ def _int(env: Mapping[str, str], name: str) -> int | None:
     raw = env.get(name)
     if raw is None or raw == "":
         return None
-    try:
-        return int(raw)
-    except ValueError:
-        raise LaunchError(f"environment variable {name}={raw!r} is not an integer") from None
+    text = raw.strip()
+    if not (text.isascii() and text.isdigit()) or len(text) > 12:
+        raise LaunchError(f"environment variable {name}={raw[:40]!r} is not a whole number "
+                          "(the launcher sets it; check the job script)")
+    return int(text)
 
 
 def first_slurm_host(nodelist: str) -> str | None:
@@ -91,22 +96,30 @@ def rank_info(env: Mapping[str, str] | None = None) -> RankInfo:
     env = os.environ if env is None else env
     host = socket.gethostname()
     if env.get("RANK") is not None and env.get("WORLD_SIZE") is not None:
-        rank, world, local = _int(env, "RANK"), _int(env, "WORLD_SIZE"), _int(env, "LOCAL_RANK")
+        names = ("RANK", "WORLD_SIZE", "LOCAL_RANK")
         launcher = "torchrun"
     elif env.get("SLURM_PROCID") is not None and env.get("SLURM_NTASKS") is not None:
-        rank, world = _int(env, "SLURM_PROCID"), _int(env, "SLURM_NTASKS")
-        local = _int(env, "SLURM_LOCALID")
+        names = ("SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID")
         launcher = "slurm"
     else:
         return RankInfo(0, 1, 0, "none", None, None, "single", host)
-    assert rank is not None and world is not None
-    if world < 1 or not 0 <= rank < world:
-        raise LaunchError(f"rank {rank} is outside a world of {world} process(es)")
+    rank, world, local = (_int(env, n) for n in names)
+    if rank is None or world is None:
+        raise LaunchError(f"{names[0]} and {names[1]} are set but empty")
+    if not 1 <= world <= MAX_WORLD_SIZE:
+        raise LaunchError(f"{names[1]}={world} is not a number of ranks fp8-doctor can compare "
+                          f"(1 to {MAX_WORLD_SIZE:,})")
+    if not 0 <= rank < world:
+        raise LaunchError(f"{names[0]}={rank} is outside {names[1]}={world}")
+    if local is not None and local >= MAX_WORLD_SIZE:
+        raise LaunchError(f"{names[2]}={local} is not a local rank")
     addr = env.get("MASTER_ADDR")
     if not addr and launcher == "slurm":
         addr = first_slurm_host(env.get("SLURM_STEP_NODELIST") or env.get("SLURM_JOB_NODELIST")
                                 or "")
     port = _int(env, "MASTER_PORT") or (DEFAULT_PORT if launcher == "slurm" else None)
+    if port is not None and not 0 < port < 65536:
+        raise LaunchError(f"MASTER_PORT={port} is not a TCP port")
     if world > 1 and (not addr or port is None):
         raise LaunchError("MASTER_ADDR and MASTER_PORT must be set for a multi-process job "
                           "(torchrun and accelerate launch set them; under srun export them)")

@@ -100,6 +100,30 @@ def summarize(diffs: list[dict[str, Any]]) -> str:
     return " | ".join(parts)
 
 
+def _ranges(ranks: list[int]) -> str:
+    """``[1, 2, 3, 7]`` -> ``1-3, 7``."""
+    out: list[str] = []
+    start = prev = ranks[0]
+    for r in [*ranks[1:], None]:
+        if r is not None and r == prev + 1:
+            prev = r
+            continue
+        out.append(str(start) if start == prev else f"{start}-{prev}")
+        if r is not None:
+            start = prev = r
+    return ", ".join(out)
+
+
+def summarize_missing(missing: Mapping[int, str]) -> str:
+    """``rank 2 (why); ranks 4-9, 12 (why else)``: ranks grouped by reason, as ranges, so a job
+    of 100,000 ranks with most missing is one line per reason, not 100,000 (issue 21 item 7)."""
+    by_reason: dict[str, list[int]] = {}
+    for r in sorted(missing):
+        by_reason.setdefault(missing[r], []).append(r)
+    return "; ".join(f"rank{'s' if len(rs) > 1 else ''} {_ranges(rs)} ({why})"
+                     for why, rs in sorted(by_reason.items(), key=lambda kv: kv[1][0]))
+
+
 def nodes_of(payloads: Mapping[int, Mapping[str, Any]]) -> tuple[Node, ...]:
     """Nodes in order of their lowest rank, labelled node0, node1, ...
 
@@ -193,8 +217,7 @@ def merge(payloads: Mapping[int, Mapping[str, Any]], missing: Mapping[int, str],
         facts[f"cluster.summary.{kind}"] = summarize(diffs[kind])
     facts["cluster.summary.shared_gpu"] = "; ".join(
         f"ranks {', '.join(map(str, s['ranks']))} on {s['device']} of {s['node']}" for s in shared)
-    facts["cluster.summary.missing"] = "; ".join(
-        f"rank {r} ({missing[r]})" for r in sorted(missing))
+    facts["cluster.summary.missing"] = summarize_missing(missing)
     facts["cluster.summary.device_problems"] = "; ".join(
         f"rank {p['rank']} on {p['node']}: {p['problem']}" for p in device_problems)
     facts["cluster.summary.errors"] = "; ".join(f"rank {r}: {errors[r]}" for r in sorted(errors))

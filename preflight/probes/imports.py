@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import json
 import signal
-import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from preflight import isolate
 from preflight.probes import proc
 from preflight.probes.base import ProbeResult, ProbeStatus
 from preflight.probes.proc import ProcResult
@@ -149,11 +149,15 @@ def _result(module: str, res: ProcResult, timeout: float) -> dict[str, Any]:
 
 def import_facts(modules: Sequence[str] = MODULES, *, timeout: float = TIMEOUT_S,
                  env: Mapping[str, str] | None = None,
-                 python: str = sys.executable) -> dict[str, Any]:
-    """``import.<module>.*`` facts; every module imported in its own child, in parallel."""
+                 python: str | None = None) -> dict[str, Any]:
+    """``import.<module>.*`` facts; every module imported in its own child, in parallel
+    (``python``: another interpreter than this one)."""
     # All children start at once and each has its own deadline, so the probe takes about as long
     # as the slowest import (bounded by ``timeout``), not the sum.
-    children = [(module, proc.start([python, "-c", _CHILD, module], timeout, env=env))
+    # isolate: the job's and the cwd's modules are not importable there (issue 21 item 1)
+    argv, child_env = isolate.python_argv, isolate.python_env(env)
+    children = [(module, proc.start(argv("-c", _CHILD, module, executable=python), timeout,
+                                    env=child_env))
                 for module in modules]
     facts: dict[str, Any] = {}
     for module, child in children:

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from preflight import isolate
 from preflight.probes import proc
 
 if TYPE_CHECKING:
@@ -152,7 +153,7 @@ def start_nvml(timeout: float = NVML_TIMEOUT_S) -> proc.Child | str:
     if absent:
         return absent
     # -S: the child adds site-packages itself once the library loads (see nvml_child).
-    return proc.start([sys.executable or "python", "-S", CHILD], timeout,
+    return proc.start(isolate.python_argv("-S", CHILD), timeout, env=isolate.python_env(),
                       max_bytes=NVML_MAX_BYTES)
 
 

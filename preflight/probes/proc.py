@@ -15,6 +15,14 @@ Output read through pipes is bounded while it is read: a reader thread per pipe 
 group, so a child that prints forever costs that much memory and no more (issue 13: an
 ``nvidia-smi`` printing forever was buffered to 6.7 GB). The result says ``overflowed``.
 
+Every child starts in a private, empty working folder made here (unless the caller names one)
+and removed with whatever the child wrote there once it is collected or killed: nothing in the
+caller's current folder is on a Python child's ``sys.path`` (issue 21 item 1; the argv and
+environment of Python children come from :mod:`preflight.isolate`). Children not yet
+collected are remembered, so an interrupt kills them all (:func:`kill_all`, called by the entry
+points on SIGINT / SIGTERM and before they exit): a hung ``nvidia-smi`` or NVML child in its own
+session never sees the terminal's Ctrl-C and would otherwise outlive fp8-doctor.
+
 Process groups are POSIX: where ``os.setsid`` / ``os.killpg`` do not exist (Windows), a child gets
 its own process group through ``CREATE_NEW_PROCESS_GROUP`` and a timeout kills the child itself;
 :data:`GROUP_KILL` says which of the two this platform gets.
@@ -23,6 +31,7 @@ its own process group through ``CREATE_NEW_PROCESS_GROUP`` and a timeout kills t
 - :func:`start` / :func:`collect`: several children in parallel (start all, then collect each;
   every child has its own deadline, counted from its start). :meth:`Child.done` and
   :meth:`Child.expired` let a caller poll several children and collect each as it finishes.
+- :func:`abandon`: kill a started child that will not be collected; :func:`kill_all`: all of them.
 """
 
 from __future__ import annotations
@@ -38,6 +47,9 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, Any
+
+from preflight._startup import held
+from preflight.tempdirs import remove_all, remove_dir, temp_dir
 
 # How long the output may take to arrive after the group was killed; past it, something outside
 # the group holds the pipes and the output is given up.
@@ -142,6 +154,7 @@ class Child:
     deadline: float
     error: str = ""
     captures: tuple[_Capture | None, _Capture | None] = (None, None)  # stdout, stderr readers
+    workdir: str = ""                      # the private working folder made for it ("" none)
 
     @property
     def pid(self) -> int | None:
@@ -173,6 +186,44 @@ def kill_group(proc: subprocess.Popen[Any]) -> None:
         pass
 
 
+_LIVE: dict[int, Child] = {}     # started and not yet collected, by pid
+_LIVE_LOCK = threading.Lock()
+
+
+def _forget(child: Child) -> None:
+    if child.proc is not None:
+        with _LIVE_LOCK:
+            _LIVE.pop(child.proc.pid, None)
+
+
+def abandon(child: Child) -> None:
+    """Kill a started child's group, reap it and remove its working folder; never raises."""
+    _forget(child)
+    if child.proc is not None:
+        kill_group(child.proc)
+        try:
+            child.proc.wait(timeout=KILL_GRACE_S)
+        except BaseException:  # noqa: BLE001 - unkillable (D state) or a second Ctrl-C
+            pass
+        _close_pipes(child.proc)
+    remove_dir(child.workdir)
+
+
+def kill_all() -> int:
+    """Kill every child started and not yet collected (their whole process groups) and remove
+    their working folders; returns how many there were. For interrupts and the last moment
+    before an entry point exits: nothing fp8-doctor started outlives it."""
+    with _LIVE_LOCK:
+        live = list(_LIVE.values())
+    for child in live:
+        if child.proc is not None:
+            kill_group(child.proc)
+    for child in live:
+        abandon(child)
+    remove_all()   # folders whose maker was interrupted before it could say whose they are
+    return len(live)
+
+
 def _session_kwargs() -> dict[str, Any]:
     """How to start a child in its own process group on this platform."""
     if GROUP_KILL:
@@ -188,28 +239,46 @@ def start(argv: Sequence[str], timeout: float, *, env: Mapping[str, str] | None 
           keep_tail: bool = False) -> Child:
     """Start ``argv`` in its own session; never raises (a failed start is ``Child.error``).
 
-    ``env=None`` inherits this process's environment; an explicit mapping, even an empty one, is
-    the child's whole environment. ``stdout`` / ``stderr`` may be open files instead of pipes
+    ``cwd=None`` (what every caller in fp8-doctor uses) gives the child a private, empty working
+    folder, removed when it is collected. ``env=None`` inherits this process's environment; an
+    explicit mapping, even an empty one, is the child's whole environment. ``stdout`` / ``stderr`` may be open files instead of pipes
     (then the result's text is empty), or ``subprocess.STDOUT`` for stderr. Each pipe is read as
     the child writes it, keeping at most ``max_bytes``; past that the child's group is killed,
     or with ``keep_tail`` the child goes on and only the last ``max_bytes`` are kept.
     """
     now = time.monotonic()
     args = tuple(str(a) for a in argv)
-    try:
-        proc = subprocess.Popen(
-            list(args), stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr,
-            env=dict(env) if env is not None else None, cwd=cwd, **_session_kwargs())
-    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in argv or env
-        why = getattr(exc, "strerror", None) or exc
-        return Child(args, None, now, now, error=f"{args[0]}: {why}")
+    workdir = ""
+    with held():   # no interrupt between the folder, the child and recording them
+        if cwd is None:
+            workdir = temp_dir() or ""
+            cwd = workdir or ("/" if os.name == "posix" else None)
+        try:
+            proc = subprocess.Popen(
+                list(args), stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr,
+                env=dict(env) if env is not None else None, cwd=cwd, **_session_kwargs())
+        except (OSError, ValueError) as exc:  # ValueError: a NUL byte in argv or env
+            remove_dir(workdir)
+            why = getattr(exc, "strerror", None) or exc
+            return Child(args, None, now, now, error=f"{args[0]}: {why}")
+        with _LIVE_LOCK:
+            _LIVE[proc.pid] = _bare_child(proc, workdir)   # replaced by the Child below
 
     def overflow() -> None:
         kill_group(proc)
 
     captures = tuple(_Capture(pipe, max_bytes, overflow, tail=keep_tail)
                      if pipe is not None else None for pipe in (proc.stdout, proc.stderr))
-    return Child(args, proc, now, now + timeout, captures=(captures[0], captures[1]))
+    child = Child(args, proc, now, now + timeout, captures=(captures[0], captures[1]),
+                  workdir=workdir)
+    with _LIVE_LOCK:
+        _LIVE[proc.pid] = child
+    return child
+
+
+def _bare_child(proc: subprocess.Popen[bytes], workdir: str) -> Child:
+    """The record of a child between its start and its :class:`Child` (no readers yet)."""
+    return Child((), proc, 0.0, 0.0, workdir=workdir)
 
 
 def collect(child: Child) -> ProcResult:
@@ -221,6 +290,14 @@ def collect(child: Child) -> ProcResult:
     proc = child.proc
     if proc is None:
         return ProcResult(None, "", "", error=child.error)
+    try:
+        return _collect(child, proc)
+    except BaseException:   # Ctrl-C / SIGTERM while waiting: the child must not outlive us
+        abandon(child)
+        raise
+
+
+def _collect(child: Child, proc: subprocess.Popen[bytes]) -> ProcResult:
     remaining = child.deadline - time.monotonic()
     if proc.poll() is not None:
         remaining = max(remaining, EXITED_GRACE_S)
@@ -247,6 +324,8 @@ def collect(child: Child) -> ProcResult:
         pass
     if not any(r.thread.is_alive() for r in readers):
         _close_pipes(proc)
+    _forget(child)
+    remove_dir(child.workdir)
     out, err = child.captures
     over = [c.limit for c in readers if c.over]
     return ProcResult(proc.returncode, out.text() if out else "", err.text() if err else "",

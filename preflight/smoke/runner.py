@@ -17,13 +17,12 @@ import json
 import os
 import signal
 import subprocess
-import sys
-import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from preflight import isolate
 from preflight.probes import proc
 
 Progress = Callable[[str], None]
@@ -54,19 +53,15 @@ class _Live:
     part: str | None = None
 
 
-def _package_root() -> str:
-    """The folder holding ``preflight/``, so ``-m preflight.smoke.child`` works from a checkout."""
-    import preflight
-
-    return os.path.realpath(os.path.dirname(os.path.dirname(os.path.abspath(preflight.__file__))))
-
-
 def _spawn(request: dict[str, Any] | None, timeout: float, command: Sequence[str] | None,
            env: Mapping[str, str] | None, *, part: str | None = None,
            pycache: str | None = None) -> _Live | ChildRun:
     """Start one child. ``request`` None: it starts now and waits for :func:`send` (``--wait``);
     ``part``: one part of the step (child.py); ``pycache``: the bytecode cache (cache.py)."""
-    workdir = tempfile.mkdtemp(prefix="fp8-doctor-smoke-")
+    # proc.temp_dir: recorded before it exists, so an interrupt anywhere cannot leave it behind
+    workdir = proc.temp_dir("fp8-doctor-smoke-")
+    if workdir is None:
+        raise OSError("no temporary folder could be made for the smoke child")
     req_path = os.path.join(workdir, "request.json")
     if request is not None:
         try:
@@ -75,22 +70,16 @@ def _spawn(request: dict[str, Any] | None, timeout: float, command: Sequence[str
         except BaseException:
             _cleanup(workdir)
             raise
-    python = [sys.executable] + (["-X", f"pycache_prefix={pycache}"] if pycache else [])
+    # isolate: nothing from the job or the cwd importable, ``preflight`` itself found (issue 21)
+    python = isolate.python_argv(*(["-X", f"pycache_prefix={pycache}"] if pycache else []))
     argv = list(command or (*python, "-m", "preflight.smoke.child"))
     argv += [req_path, os.path.join(workdir, "result.json")]
     argv += (["--part", part] if part else []) + (["--wait"] if request is None else [])
-    child_env = dict(os.environ)
-    child_env.update(env or {})
+    child_env = isolate.python_env(extra={**(env or {}), "PYTHONUNBUFFERED": "1"})
     if pycache:
         # -X pycache_prefix says where; these would stop the writing or point elsewhere.
         for name in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX"):
             child_env.pop(name, None)
-    root = _package_root()
-    if not any(os.path.realpath(p) == root for p in sys.path[1:] if p):
-        # A source checkout, not an installed package: let the child find ``preflight`` too.
-        child_env["PYTHONPATH"] = os.pathsep.join(
-            p for p in (child_env.get("PYTHONPATH", ""), root) if p)
-    child_env["PYTHONUNBUFFERED"] = "1"
     child = proc.start(argv, timeout, env=child_env, stderr=subprocess.STDOUT,
                        max_bytes=OUTPUT_TAIL_BYTES, keep_tail=True)
     live = _Live(child, workdir, (request or {}).get("device", ""), part)
@@ -191,10 +180,7 @@ def _cleanup(workdir: str) -> None:
             os.unlink(os.path.join(workdir, name))
         except OSError:
             pass
-    try:
-        os.rmdir(workdir)
-    except OSError:
-        pass
+    proc.remove_dir(workdir)
 
 
 def spawn(request: dict[str, Any] | None, timeout: float, *,
@@ -266,10 +252,5 @@ def abandon(live: _Live | ChildRun) -> None:
     through a bounded pipe that dies with it: nothing else to close)."""
     if isinstance(live, ChildRun):
         return
-    if live.child.proc is not None:
-        proc.kill_group(live.child.proc)
-        try:
-            live.child.proc.wait(timeout=5)
-        except Exception:  # noqa: BLE001 - unkillable (D state): the folder is removed anyway
-            pass
+    proc.abandon(live.child)   # its group killed, reaped, its private working folder removed
     _cleanup(live.workdir)

@@ -8,7 +8,6 @@ list is still shown and the prediction is undetermined, with the reason.
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -91,6 +90,7 @@ def other_seconds(other: Mapping[str, Any]) -> float:
 def speedup(facts: Mapping[str, Any], shape: ModelShape | Unknown, *, device: str = "cuda",
             backend: str | None = None, recipe: str | None = None,
             timeout: float = TIMEOUT_S, measure_layers: bool = False) -> SpeedupReport:
+    from preflight import isolate
     from preflight.probes import proc
 
     b, r = backend_of(facts)
@@ -102,8 +102,8 @@ def speedup(facts: Mapping[str, Any], shape: ModelShape | Unknown, *, device: st
                "measure_layers": measure_layers,
                "linears": [{"name": lin.name, "d_in": lin.d_in, "d_out": lin.d_out}
                            for lin in linears(shape)]}
-    res = proc.run([sys.executable, "-m", "preflight.speedup.child", json.dumps(request)],
-                   timeout)
+    res = proc.run(isolate.python_argv("-m", "preflight.speedup.child", json.dumps(request)),
+                   timeout, env=isolate.python_env())
     last = res.stdout.strip().splitlines()[-1:] if res.stdout.strip() else []
     try:
         result = json.loads(last[0]) if last else {}

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -215,6 +214,7 @@ def trial(shape: ModelShape | Unknown, *, backend: str, recipe: str, compiled: b
 
 def _run_child(request: dict[str, Any], timeout: float) -> dict[str, Any]:
     """The child's result document, or a failure document saying why there is none."""
+    from preflight import isolate
     from preflight.probes import proc
 
     workdir = tempfile.mkdtemp(prefix="fp8-doctor-trial-")
@@ -222,7 +222,9 @@ def _run_child(request: dict[str, Any], timeout: float) -> dict[str, Any]:
     try:
         with open(path, "w", encoding="utf-8") as fh:
             json.dump(request, fh)
-        res = proc.run([sys.executable, "-m", "preflight.speedup.trial_child", path], timeout)
+        # isolate: nothing from the job or the cwd importable there (issue 21 item 1)
+        res = proc.run(isolate.python_argv("-m", "preflight.speedup.trial_child", path), timeout,
+                       env=isolate.python_env())
     finally:
         for name in (path, workdir):
             try:

@@ -39,6 +39,14 @@ def test_no_launcher_is_one_process() -> None:
     ({"RANK": "4", "WORLD_SIZE": "4", "MASTER_ADDR": "a", "MASTER_PORT": "1"}, "outside"),
     ({"RANK": "x", "WORLD_SIZE": "4"}, "RANK='x'"),
     ({"RANK": "1", "WORLD_SIZE": "2"}, "MASTER_ADDR"),
+    # issue 21 item 7: each names the variable, none is a traceback
+    ({"SLURM_PROCID": "0", "SLURM_NTASKS": "200000"}, "SLURM_NTASKS=200000"),
+    ({"SLURM_PROCID": "x", "SLURM_NTASKS": "2"}, "SLURM_PROCID='x'"),
+    ({"SLURM_PROCID": "2", "SLURM_NTASKS": "2"}, "SLURM_PROCID=2 is outside SLURM_NTASKS=2"),
+    ({"SLURM_PROCID": "0", "SLURM_NTASKS": "2", "SLURM_LOCALID": "1e9"}, "SLURM_LOCALID"),
+    ({"RANK": "0", "WORLD_SIZE": "2", "MASTER_ADDR": "a", "MASTER_PORT": "70000"},
+     "MASTER_PORT=70000"),
+    ({"RANK": "0", "WORLD_SIZE": "9" * 40}, "WORLD_SIZE"),
 ])
 def test_inconsistent_launcher_environment_is_a_usage_error(env: dict[str, str],
                                                             words: str) -> None:

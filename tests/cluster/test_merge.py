@@ -192,3 +192,15 @@ def test_slot_is_not_a_gpu_index_when_no_gpu_is_known() -> None:
     assert slots == {0: "<unknown>", 1: "none", 2: "GPU 2", 3: "-"}
     text = render_section(view, "text")
     assert "GPU 0" not in text and "GPU 1" not in text and "GPU 2" in text
+
+
+def test_missing_ranks_are_summarized_by_reason_as_ranges() -> None:
+    # issue 21 item 7: 131,071 missing ranks are a line per reason, not 131,071 clauses
+    from preflight.cluster.merge import summarize_missing
+
+    missing = {r: "never reached the rendezvous" for r in range(1, 131072)}
+    missing.update({5: "started but did not finish", 9: "started but did not finish"})
+    assert summarize_missing(missing) == (
+        "ranks 1-4, 6-8, 10-131071 (never reached the rendezvous); "
+        "ranks 5, 9 (started but did not finish)")
+    assert summarize_missing({2: "gone"}) == "rank 2 (gone)"

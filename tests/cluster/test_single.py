@@ -61,7 +61,7 @@ def test_usage_errors_exit_2_with_a_message(job_env: Callable[[], dict[str, str]
     assert "no such file or folder: /no/such/job.yaml" in proc.stderr
     env = dict(job_env(), RANK="3", WORLD_SIZE="2")
     proc = _run([], env, repo_root)
-    assert proc.returncode == 2 and "rank 3 is outside a world of 2" in proc.stderr
+    assert proc.returncode == 2 and "RANK=3 is outside WORLD_SIZE=2" in proc.stderr
     assert "Traceback" not in proc.stderr
     proc = _run(["-o", "/no/such/dir/report.json"], job_env(), repo_root)
     assert proc.returncode == 2 and "cannot write /no/such/dir/report.json" in proc.stderr
@@ -104,7 +104,7 @@ def test_nccl_collectives_without_a_gpu_are_skipped_not_failed() -> None:
 def test_smoke_pair_is_the_same_as_checks(job_env: Callable[[], dict[str, str]],
                                           repo_root: Path) -> None:
     # issue 14: `--no-smoke` exists as in `fp8-doctor check`, and the pair is exclusive.
-    from preflight.cluster.__main__ import build_parser
+    from preflight.cluster.cli import build_parser
 
     parser = build_parser()
     assert parser.parse_args([]).smoke is False

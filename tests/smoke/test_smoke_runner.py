@@ -114,10 +114,10 @@ def test_a_flooding_child_writes_nothing_and_ends_at_its_timeout(
     # issue 13 item 2: a child flooding stderr wrote 4.3 GB to the temp folder in 10 s. Its
     # output now goes through a pipe of which only the tail is kept; the flood ends with the
     # timeout, like a hang, naming the stage it was in.
-    from preflight.smoke import runner
+    import tempfile
 
     monkeypatch.setenv("TMPDIR", str(tmp_path))
-    monkeypatch.setattr(runner.tempfile, "tempdir", None)  # re-read TMPDIR
+    monkeypatch.setattr(tempfile, "tempdir", None)  # re-read TMPDIR
     t0 = time.monotonic()
     [res] = run_children([{"device": "cpu"}], timeout=3.0,
                          command=(sys.executable, str(CHILDREN / "flood.py")))

@@ -1,0 +1,268 @@
+"""What runs first in fp8-doctor's own processes: the module path, and signals (issue 21).
+
+The entry points are the console script ``fp8-doctor`` (:func:`entry`), ``python -m preflight``
+(``preflight/__main__.py``) and ``python -m preflight.cluster`` (``preflight/cluster/__main__.py``,
+:func:`run_module`). Library users (``import preflight``) never run this module.
+
+**The module path** (item 1). ``python -m`` puts the current folder first on ``sys.path`` before
+any code of ours runs, and ``PYTHONPATH`` may hold ``''``, ``.`` or a relative entry (Python reads
+them as the current folder): a ``json.py``, ``yaml.py`` or ``torch/`` there would be imported by
+our next import. :func:`guard` takes those entries off ``sys.path`` (``isolate.prune_sys_path``)
+and says on stderr which modules the folder would have shadowed. What it cannot cover: what
+Python imported before this module ran. That is the interpreter's own start-up, and for ``python
+-m preflight`` the ``preflight`` package itself: in a folder holding a ``preflight/`` package,
+Python runs that package, not fp8-doctor, and no code of ours can prevent it. The console script
+is not exposed (its ``sys.path[0]`` is the scripts folder), which is why the docs recommend it.
+``preflight/__init__.py`` and this module import nothing but ``os`` and ``sys`` (loaded with the
+interpreter), and not ``from __future__`` either (a real import, of a module a folder could hold).
+
+**Signals** (item 8). :func:`entry` is the console script's first code, and Ctrl-C from then on
+ends the run with exit 130 and one line, never a traceback (Ctrl-C 22 ms in, while
+``preflight.cli`` loaded, printed one). SIGTERM and SIGHUP are turned into the same clean
+unwinding (``finally`` blocks remove temporary folders) and exit 128 + the signal (143, 129),
+instead of killing the process where it stands. Children run in their own sessions, so the
+terminal's Ctrl-C never reaches them: every child still running is killed with its process group
+(``proc.kill_all``) before the process exits, whatever ended it.
+"""
+
+import os
+import sys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from types import FrameType
+    from typing import NoReturn
+
+THIRD_PARTY = ("preflight", "yaml", "_yaml", "packaging", "rich", "pygments", "markdown_it",
+               "mdurl", "pynvml", "tomli", "ruamel", "tomlkit", "typing_extensions", "numpy",
+               "triton", "transformer_engine_torch", "matplotlib", "nvidia")
+"""Top-level modules beyond the standard library that fp8-doctor or its children import (with
+the FP8 stack the import probe imports, ``probes.imports.MODULES``)."""
+MAX_LISTED = 10_000
+"""Entries of a folder looked at for shadows (a huge folder is not listed to its end)."""
+
+_received: "list[int]" = []
+_held = [0]                  # > 0 inside held(): a signal waits for its end
+_pending: "list[int]" = []
+
+
+def _shadows(folder: str) -> "list[str]":
+    """Names in ``folder`` that would be imported instead of a module we (or a child) import."""
+    import _imp
+
+    from preflight.probes.imports import MODULES  # the folder is off sys.path by now
+
+    wanted = set(getattr(sys, "stdlib_module_names", ())) | set(THIRD_PARTY) | set(MODULES)
+    suffixes = [".py", ".pyc", *_imp.extension_suffixes()]
+    ours = os.path.dirname(os.path.realpath(sys.modules["preflight"].__file__ or ""))
+    found: "list[str]" = []
+    try:
+        with os.scandir(folder) as it:
+            for n, item in enumerate(it):
+                if n >= MAX_LISTED:
+                    break
+                name = item.name
+                if os.path.isfile(os.path.join(folder, name, "__init__.py")):
+                    if name in wanted and os.path.realpath(item.path) != ours:
+                        found.append(name + "/")
+                    continue
+                for suffix in suffixes:
+                    if name.endswith(suffix) and name[: -len(suffix)] in wanted:
+                        found.append(name)
+                        break
+    except OSError:
+        return []
+    return sorted(found)
+
+
+def _loaded_from(folders: "list[str]") -> "list[str]":
+    """Top-level modules already imported from ``folders`` as path entries (before our code
+    ran), ours aside: ``F/name.py`` or ``F/name/__init__.py``, not anything deeper (a project's
+    own ``.venv`` lies inside its folder, and its site-packages are another path entry)."""
+    out = []
+    for name, module in list(sys.modules.items()):
+        path = getattr(module, "__file__", None)
+        if not isinstance(path, str) or "." in name or name in ("__main__", "preflight"):
+            continue
+        real = os.path.realpath(path)
+        parent = os.path.dirname(real)
+        if os.path.basename(real).startswith("__init__."):
+            parent = os.path.dirname(parent)
+        if parent in folders:
+            out.append(name)
+    return sorted(out)
+
+
+def say(line: str) -> None:
+    """One line on stderr, escaped (paths come from outside); nothing when stderr is gone."""
+    text = "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in line)
+    try:
+        os.write(2, (text + "\n").encode("utf-8", "replace"))
+    except OSError:
+        pass
+
+
+def guard(command: str) -> None:
+    """Take the current folder and unsafe ``PYTHONPATH`` entries off ``sys.path``; warn on
+    stderr when one of them held a module we import."""
+    from preflight import isolate
+
+    cwd = isolate._cwd()
+    isolate.notice = say
+    removed = isolate.prune_sys_path()
+    folders = list(dict.fromkeys(os.path.realpath(p or os.curdir) for p in removed))
+    folders = [f for f in folders if os.path.isdir(f)]
+    for folder in folders:
+        names = _shadows(folder)
+        if not names:
+            continue
+        shown = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
+        how = (f"`{command}` put the current folder" if folder == cwd and command.startswith(
+            "python -m") else "PYTHONPATH put it")
+        say(f"fp8-doctor: warning: {folder} holds {shown}, and {how} on Python's module path; "
+            "fp8-doctor took it off the path, so none of them is imported by fp8-doctor or "
+            "its child processes")
+    early = _loaded_from(folders)
+    if early:
+        say("fp8-doctor: warning: imported from there before fp8-doctor's code ran (that code "
+             f"has run): {', '.join(early[:8])}; run the `fp8-doctor` command instead")
+
+
+def _on_signal(signum: int, frame: "FrameType | None") -> None:
+    if not _received:
+        _received.append(signum)
+    if _held[0]:
+        _pending.append(signum)
+        return
+    raise KeyboardInterrupt
+
+
+class held:
+    """A few lines no signal may cut in two: between making a child's folder, starting it and
+    recording both (``proc.start``), an interrupt would leave a child or a folder nobody knows
+    of. A signal that comes meanwhile is raised when the block ends. Without our handlers (a
+    library user's process) it changes nothing."""
+
+    def __enter__(self) -> None:
+        _held[0] += 1
+
+    def __exit__(self, kind: object, value: object, tb: object) -> None:
+        _held[0] -= 1
+        if not _held[0] and _pending:
+            _pending.clear()
+            if kind is None:
+                raise KeyboardInterrupt
+
+
+def install_signals() -> None:
+    """SIGINT, SIGTERM and SIGHUP unwind the main thread as KeyboardInterrupt (``finally``
+    blocks run), and :func:`exit_code` remembers which one it was.
+
+    Through ``_signal`` (built into the interpreter; ``signal`` wraps it in enums, a few
+    hundred microseconds of imports during which SIGTERM would still kill the process where it
+    stands)."""
+    import _signal
+
+    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
+        number = getattr(_signal, name, None)
+        if number is None:
+            continue
+        try:
+            if name == "SIGINT" and _signal.getsignal(number) == _signal.SIG_IGN:
+                continue   # started in the background with Ctrl-C ignored (nohup, `&`): keep it
+            _signal.signal(number, _on_signal)
+        except (OSError, ValueError):   # not the main thread (embedded), or not allowed
+            pass
+
+
+def exit_code(code: int) -> int:
+    """``code``, or 128 + the signal that interrupted the run (130 for Ctrl-C)."""
+    if code == 130 and _received:
+        return 128 + _received[0]
+    return code
+
+
+def finish(code: int) -> "NoReturn":
+    """Kill every child still running (with its group) and leave with ``code`` at once."""
+    _ignore_signals()
+    proc = sys.modules.get("preflight.probes.proc")
+    if proc is not None:
+        try:
+            proc.kill_all()
+        except BaseException:  # noqa: BLE001 - leaving anyway
+            pass
+    os._exit(exit_code(code))
+
+
+def reason() -> str:
+    """What ended the run, for its last line: interrupted (Ctrl-C), terminated, hung up."""
+    return {15: "terminated (SIGTERM)", 1: "hung up (SIGHUP)"}.get(
+        _received[0] if _received else 2, "interrupted")
+
+
+def interrupted() -> "NoReturn":
+    """A signal ended the run before the command's own handling took over: one line, no
+    traceback, 128 + the signal."""
+    _ignore_signals()
+    say(f"fp8-doctor: error: {reason()}")
+    finish(130)
+
+
+def terminated() -> bool:
+    """True when SIGTERM or SIGHUP (a launcher or the system stopping us), not Ctrl-C, came."""
+    return bool(_received) and _received[0] != 2
+
+
+def hold_signals() -> None:
+    """Ignore further SIGINT / SIGTERM / SIGHUP: what runs now is the last, bounded step."""
+    _ignore_signals()
+
+
+def _ignore_signals() -> None:
+    """While cleaning up, a second Ctrl-C must not abort the cleanup half-way."""
+    import _signal
+
+    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
+        number = getattr(_signal, name, None)
+        if number is not None:
+            try:
+                _signal.signal(number, _signal.SIG_IGN)
+            except (OSError, ValueError):
+                pass
+
+
+def entry(command: str = "fp8-doctor") -> "NoReturn":
+    """The console script ``fp8-doctor`` and ``python -m preflight``."""
+    try:
+        install_signals()
+        guard(command)
+        from preflight.cli import entry as cli_entry
+
+        cli_entry()   # leaves through finish()
+    except KeyboardInterrupt:
+        interrupted()
+    raise SystemExit(3)   # pragma: no cover - cli.entry never returns
+
+
+def run_module(command: str, module: str) -> "NoReturn":
+    """``python -m preflight.cluster``: the same guard and signals, then ``module.main()``."""
+    try:
+        install_signals()
+        guard(command)
+        from importlib import import_module
+
+        main = import_module(module).main
+        code = main()
+    except KeyboardInterrupt:
+        interrupted()
+    except SystemExit as exc:   # argparse: --help, a usage error
+        if exc.code is not None and not isinstance(exc.code, int):
+            say(str(exc.code))
+            finish(1)
+        code = exc.code or 0
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    finish(code)
