@@ -66,18 +66,18 @@ def decide(guards: Sequence[Guard], evaluate: Evaluate, calls: bool) -> bool | U
             if not (guard.loop and calls) and first is None:
                 first = Unresolved(guard.why, guard.line)
             continue
-        value = truth(evaluate(guard.test))
+        got = evaluate(guard.test)
+        value = truth(got)
         if value is None:
             if first is None and not (guard.returns and calls):
-                first = Unresolved(_undecided(guard, evaluate), guard.line)
+                first = Unresolved(_undecided(guard, got), guard.line)
         elif value != guard.holds:
             return False
     return True if first is None else first
 
 
-def _undecided(guard: Guard, evaluate: Evaluate) -> str:
+def _undecided(guard: Guard, got: Any) -> str:
     assert guard.test is not None
-    got = evaluate(guard.test)
     why = got.reason if isinstance(got, Unresolved) else "its value is known only when the " \
         "script runs"
     where = (f"after `if {text(guard.test)}: return` (line {guard.line})" if guard.returns else

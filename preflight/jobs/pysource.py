@@ -51,7 +51,7 @@ from preflight.jobs.pyvalues import (
     dotted,
     number,
     option_of,
-    typed,
+    option_value,
 )
 
 __all__ = ["MAX_BYTES", "Call", "Module", "Ref", "Unresolved", "parse"]
@@ -93,12 +93,16 @@ class Module(Layout):
         self.options: dict[str, Arg] = {}
         self._inlining = 0
         self._memo: dict[tuple[int, str, int | None, int], tuple[Scope, Any]] = {}
+        self._tested: dict[tuple[int, int, int], tuple[Scope, Any]] = {}
+        self._decided: dict[tuple[int, int, bool, int], tuple[Guards, Scope, Any]] = {}
         self._calls: list[tuple[Call, Scope]] | None = None
         for scope in self.scopes:       # argparse options first: `args.x` reads them anywhere
             for node in scope.calls:
                 if isinstance(node.func, ast.Attribute) and node.func.attr == "add_argument":
                     self._call(node, scope, 0)
         self._memo.clear()      # names read before every option was known
+        self._tested.clear()
+        self._decided.clear()
 
     # -- what a call's arguments are -------------------------------------------------------
 
@@ -132,8 +136,18 @@ class Module(Layout):
     def runs(self, guards: Guards, scope: Scope, calls: bool = False,
              depth: int = 0) -> bool | Unresolved:
         """Whether code under ``guards`` in ``scope`` runs: True, False, or Unresolved with the
-        condition the text does not decide (:func:`.pyguards.decide`)."""
-        return decide(guards, lambda test: self.evaluate(test, scope, depth + 1), calls)
+        condition the text does not decide (:func:`.pyguards.decide`). Worked out once per block
+        and each test once per scope: 5,000 calls under one long test, or 90 nested ones, must
+        not evaluate (and quote) it 5,000 times."""
+        def test(node: ast.expr) -> Any:
+            at = (id(node), id(scope), depth)
+            if at not in self._tested:
+                self._tested[at] = (scope, self.evaluate(node, scope, depth + 1))
+            return self._tested[at][1]
+        key = (id(guards), id(scope), calls, depth)
+        if key not in self._decided:
+            self._decided[key] = (guards, scope, decide(guards, test, calls))
+        return self._decided[key][2]
 
     def result(self, scope: Scope, depth: int = 0) -> Any:
         """What a function returns: its return that runs, as far as the text decides which."""
@@ -165,25 +179,8 @@ class Module(Layout):
         return tuple(out)
 
     def option(self, dest: str) -> Any:
-        """An argparse option's value: from the launch line's arguments when known, else its
-        default (a launch line was read and does not pass it), else Unresolved."""
-        opt = self.options.get(dest)
-        if opt is None:
-            return Unresolved(f"args.{dest} is not an option this file declares")
-        where = f"{self.path}:{opt.line}"
-        if self.argv is None:
-            return Unresolved(f"args.{dest} comes from the command line ({'/'.join(opt.flags)}, "
-                              f"default {opt.default!r} at {where}); no launch line that runs "
-                              "this script was read", opt.line)
-        for i, word in enumerate(self.argv):
-            flag, eq, inline = word.partition("=")
-            if flag in opt.flags:
-                if opt.store is not None:
-                    return opt.store
-                raw = inline if eq else (self.argv[i + 1] if i + 1 < len(self.argv) else None)
-                return typed(raw) if raw is not None else Unresolved(
-                    f"{flag} is given without a value")
-        return opt.default
+        """An argparse option's value (:func:`.pyvalues.option_value`)."""
+        return option_value(self.options.get(dest), dest, self.argv, self.path)
 
     def evaluate(self, node: ast.expr, scope: Scope, depth: int = 0) -> Any:
         """The value of ``node`` in ``scope`` as far as the text gives it."""

@@ -139,6 +139,26 @@ def option_of(call: Call) -> Arg | None:
     return Arg(dest, flags, default, store, call.line)
 
 
+def option_value(opt: Arg | None, dest: str, argv: tuple[str, ...] | None, path: str) -> Any:
+    """An argparse option's value: from the launch line's arguments ``argv`` when known, else
+    its default (a launch line was read and does not pass it), else Unresolved."""
+    if opt is None:
+        return Unresolved(f"args.{dest} is not an option this file declares")
+    if argv is None:
+        return Unresolved(f"args.{dest} comes from the command line ({'/'.join(opt.flags)}, "
+                          f"default {opt.default!r} at {path}:{opt.line}); no launch line that "
+                          "runs this script was read", opt.line)
+    for i, word in enumerate(argv):
+        flag, eq, inline = word.partition("=")
+        if flag in opt.flags:
+            if opt.store is not None:
+                return opt.store
+            raw = inline if eq else (argv[i + 1] if i + 1 < len(argv) else None)
+            return typed(raw) if raw is not None else Unresolved(
+                f"{flag} is given without a value")
+    return opt.default
+
+
 def number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 

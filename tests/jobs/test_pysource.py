@@ -323,3 +323,20 @@ def test_a_chain_of_names_used_twice_is_worked_out_once() -> None:
     call = _call(m, "f")
     assert call.kwargs["x"] == 2 ** 20
     assert isinstance(call.kwargs["y"], Unresolved)        # past MAX_DEPTH or 2**63
+
+
+def test_a_long_test_over_many_calls_is_evaluated_and_quoted_once(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # hostile input: 5,000 calls under one 2,000-term test took 17 s when each call's guard
+    # was evaluated and quoted again (counted here, not timed)
+    from preflight.jobs import pyguards
+
+    quoted: list[object] = []
+    real = pyguards.text
+    monkeypatch.setattr(pyguards, "text", lambda test: quoted.append(test) or real(test))
+    test = " + ".join(f"x{i}" for i in range(50))
+    body = "\n".join(f"    f(a={i})" for i in range(300))
+    m = _module(f"if {test}:\n{body}\n")
+    made = [c for c, _ in m.calls() if c.name == "f"]
+    assert len(made) == 300 and all(isinstance(c.when, Unresolved) for c in made)
+    assert len(quoted) <= 2
