@@ -13,6 +13,9 @@ what to ask (while its static check runs); it imports torch (and its backend) fi
 for REQUEST.json to appear (``{"cancel": true}`` ends it). With a ``gpu_lock`` file in the request
 the stages take it shared and the speed stage exclusive (``fcntl.flock``): timings are never taken
 while another child's checks run on the same GPU.
+
+A request ``{"fill": ...}`` makes this process the bytecode cache's filler (smoke/cache.py): it
+imports and records, nothing else.
 """
 
 from __future__ import annotations
@@ -150,6 +153,14 @@ def main(argv: list[str]) -> int:
     if "--wait" not in argv[3:]:
         with open(req_path, encoding="utf-8") as fh:
             req = json.load(fh)
+        if isinstance(req, dict) and isinstance(req.get("fill"), dict):
+            from preflight.smoke import cache
+
+            res.stage("fill")
+            res.doc["fill"] = cache.fill(req["fill"])
+            res.doc.update(done=True, stage="done")
+            res.flush()
+            return 0
     res.stage("import torch")
     t0 = time.perf_counter()
     import torch
