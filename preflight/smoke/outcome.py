@@ -167,6 +167,7 @@ def to_details(main: ChildRun, gpu_runs: Sequence[ChildRun], facts: Mapping[str,
         "device": doc.get("device_name") or doc.get("device") or main.device, "cc": doc.get("cc"),
         "torch_version": doc.get("torch_version"), "duration_s": main.seconds,
         "torch_import_s": doc.get("torch_import_s"),
+        **{k: doc[k] for k in ("torchao_import_s", "te_import_s") if doc.get(k) is not None},
         "backends": {b: _clean(doc[b]) for b in BACKEND_FIELDS if isinstance(doc.get(b), dict)},
     }
     if isinstance(doc.get("speed"), dict):
