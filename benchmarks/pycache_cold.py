@@ -20,12 +20,15 @@ Scenarios, each with a fresh prefix where it says cold, repeated ``-r`` times, i
 - ``cold, every child writes``: every child gets the empty prefix (the code before this change);
 - ``cold, one writer``: the largest child writes, the others compile in memory;
 - ``cold, filler``: every child compiles in memory, and one more child at the lowest CPU priority
-  imports all of it into the prefix (what the smoke step does now, smoke/cache.py);
+  (``cache.lowest_priority``) imports all of it into the prefix (what the smoke step does now,
+  smoke/cache.py); it is killed when the others are done, as the smoke step ends it;
 - ``warm``: every child reads the filled prefix.
 
 For each: the slowest child's wall time (the critical path), each child's, and the CPU time of
-all of them (``os.wait4``), plus the number of ``.pyc`` files a cold run writes. No timing is
-asserted anywhere: this is a measurement.
+all of them (``os.wait4``), plus the number of ``.pyc`` files a cold run writes. Every child
+starts in a session of its own, as fp8-doctor's do. ``--only te-like`` runs one child (with the
+filler: two processes, what a 2-core box can hold without the checks waiting for a core, as on
+the 16-core GPU machines). No timing is asserted anywhere: this is a measurement.
 """
 
 from __future__ import annotations
@@ -39,7 +42,11 @@ import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from preflight.smoke.cache import lowest_priority  # noqa: E402
 
 CHILDREN = {
     "base": "import torch",
@@ -71,9 +78,11 @@ def start(code: str, farm: str, prefix: str | None, write: bool, nice: bool = Fa
         env["PYTHONDONTWRITEBYTECODE"] = "1"
     argv = [sys.executable, "-S", *(["-X", f"pycache_prefix={prefix}"] if prefix else []),
             "-c", code]
-    pre = (lambda: os.nice(19)) if nice else None
+    # Each child in a session of its own, as preflight.probes.proc starts them; the filler lowers
+    # itself as cache.fill does (nice 19, SCHED_IDLE, its session's autogroup).
+    pre = (lambda: lowest_priority() and None) if nice else None
     return (subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL,
-                             stderr=subprocess.DEVNULL, preexec_fn=pre),
+                             stderr=subprocess.DEVNULL, preexec_fn=pre, start_new_session=True),
             time.perf_counter())
 
 

@@ -231,3 +231,23 @@ def test_a_cold_smoke_run_says_the_cache_is_filling(tmp_path: Path,
     # torch has bytecode here; the package has none: the cache is cold and a filler ran
     assert got["status"] == "filling" and got["dir"] == str(tmp_path / "cache" / "pycache")
     assert got["filler"].startswith(("complete", "stopped"))
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/autogroup"), reason="Linux autogroups")
+@pytest.mark.parametrize("own_session", [True, False])
+def test_the_filler_yields_the_cpu_and_lowers_only_its_own_session(own_session: bool) -> None:
+    """nice and SCHED_IDLE weigh nothing against other sessions where the kernel groups by
+    session (the checks each run in one); the filler lowers its own session's group, and never
+    the caller's."""
+    code = ("import os, json; from preflight.smoke.cache import lowest_priority; "
+            "done = lowest_priority(); "
+            "print(json.dumps([done, os.nice(0), os.sched_getscheduler(0) == os.SCHED_IDLE, "
+            "open('/proc/self/autogroup').read().split()[-1]]))")
+    before = open("/proc/self/autogroup").read()
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60, start_new_session=own_session)
+    done, nice, idle, group_nice = json.loads(proc.stdout)
+    assert nice == 19 and idle is True
+    assert ("autogroup nice 19" in done) is own_session
+    assert group_nice == ("19" if own_session else before.split()[-1])
+    assert open("/proc/self/autogroup").read() == before      # ours untouched
