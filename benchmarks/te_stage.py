@@ -166,8 +166,10 @@ def _smoke_run() -> dict[str, Any]:
         return {"rc": p.returncode, "wall_s": wall, "stderr": p.stderr[-1500:]}
     smoke = doc.get("smoke") or {}
     te = (smoke.get("backends") or {}).get("te") or {}
+    # Since 2026-11-27 (speed2) TE is imported before its stage takes the GPU lock: the stage's
+    # own "import" lap is ~0 and the import is te_import_s.
     return {"rc": p.returncode, "wall_s": wall, "torch_import_s": smoke.get("torch_import_s"),
-            "te_stage_s": te.get("seconds"), "te_timings": te.get("timings"),
+            "te_import_s": smoke.get("te_import_s"), "te_stage_s": te.get("seconds"), "te_timings": te.get("timings"),
             "child_seconds": smoke.get("duration_s"),
             "verdict": {k: v for k, v in (doc.get("facts") or {}).items()
                         if k.startswith("smoke.te.") and not isinstance(v, (dict, list))}}

@@ -41,6 +41,7 @@ _TORCHAO = (
     F("smoke.torchao.unconverted", "list", "Linear layers left in high precision, 'name: reason'"),
     F("smoke.torchao.converted_count", "int", "Number of converted Linear layers"),
     F("smoke.torchao.unconverted_count", "int", "Number of Linear layers left in high precision"),
+    F("smoke.torchao.gemm_flops_share", "float", "Tiny model: share (0-1) of its GEMM work per step that runs in FP8, from weight shapes as runtime.fp8.gemm_flops_share (its 64x10 head stays in high precision on purpose: 0.96)"),
     F("smoke.torchao.sqnr_db", "float", "Float8Linear output vs fp32 reference, dB"),
     F("smoke.torchao.xgrad_sqnr_db", "float", "Float8Linear input gradient vs fp32 reference, dB"),
     F("smoke.torchao.wgrad_sqnr_db", "float", "Float8Linear weight gradient vs fp32 reference, dB"),
@@ -76,6 +77,7 @@ _TE = (
     F("smoke.te.unconverted", "list", "Linear layers left as torch.nn.Linear, 'name: reason'"),
     F("smoke.te.converted_count", "int", "Number of te.Linear layers"),
     F("smoke.te.unconverted_count", "int", "Number of layers left as torch.nn.Linear"),
+    F("smoke.te.gemm_flops_share", "float", "Tiny TE model: share (0-1) of its GEMM work per step in te.Linear, from weight shapes as runtime.fp8.gemm_flops_share (its 64x10 head stays torch.nn.Linear on purpose: 0.96)"),
     F("smoke.te.error", "str", "Exception raised by the TE checks (or 'not importable: ...')"),
 )
 

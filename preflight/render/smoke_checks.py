@@ -110,6 +110,12 @@ def smoke_checks(facts: Mapping[str, Any]) -> list[SmokeCheck]:
             # a reader sees that the count is expected, not judged here.
             rows.append(SmokeCheck(group, "Linear layers left in high precision (expected)",
                                    NOTE, str(unconverted), "-"))
+        share = facts.get(f"smoke.{group}.gemm_flops_share")
+        if isinstance(share, (int, float)) and not isinstance(share, bool):
+            # Coverage by work (issue 23 item 4), as `inspect` reports it for a live model; the
+            # tiny model's head stays in high precision on purpose, so it is shown, not judged.
+            rows.append(SmokeCheck(group, "tiny model: share of its GEMM work in FP8", NOTE,
+                                   f"{100 * float(share):.1f}%", "-"))
         error = facts.get(f"smoke.{group}.error")
         if error:
             rows.append(SmokeCheck(group, "ran without an exception", FAIL,

@@ -12,7 +12,17 @@ it, every stage, one after the other. ``--wait``: the child was started before t
 what to ask (while its static check runs); it imports torch (and its backend) first, then waits
 for REQUEST.json to appear (``{"cancel": true}`` ends it). With a ``gpu_lock`` file in the request
 the stages take it shared and the speed stage exclusive (``fcntl.flock``): timings are never taken
-while another child's checks run on the same GPU.
+while another child's checks run on the same GPU. A backend is imported before its stage takes
+the lock (an import needs no GPU), so a speed stage never waits for another child's import.
+
+A request ``{"fill": ...}`` makes this process the bytecode cache's filler (smoke/cache.py): it
+imports and records, nothing else.
+
+The process leaves with ``os._exit`` once RESULT.json is written: the interpreter's teardown
+after torch and a backend were imported (module finalisation, atexit hooks, the CUDA runtime's
+own) took 0.6 s (torch) and 1.2 s (torch and torchao) on the dev box, 0.03-0.06 s with
+``os._exit`` (``benchmarks/child_exit.py``, docs/benchmarks.md), and decides nothing: the parent
+waits for that exit, and kills the child's process group afterwards anyway.
 """
 
 from __future__ import annotations
@@ -150,6 +160,14 @@ def main(argv: list[str]) -> int:
     if "--wait" not in argv[3:]:
         with open(req_path, encoding="utf-8") as fh:
             req = json.load(fh)
+        if isinstance(req, dict) and isinstance(req.get("fill"), dict):
+            from preflight.smoke import cache
+
+            res.stage("fill")
+            res.doc["fill"] = cache.fill(req["fill"])
+            res.doc.update(done=True, stage="done")
+            res.flush()
+            return 0
     res.stage("import torch")
     t0 = time.perf_counter()
     import torch
@@ -218,6 +236,8 @@ def main(argv: list[str]) -> int:
         stages = [(name, fn) for name, fn in stages if name in STAGES_OF[part]]
     lock = req.get("gpu_lock") if on_cuda else None
     for name, fn in stages:
+        if name in ("torchao", "te") and f"{name}_import_s" not in res.doc:
+            _pre_import(name, res)   # before the GPU lock: another child may time meanwhile
         if not _run_stage(res, name, fn, lock):
             return 0
     if on_cuda:
@@ -229,5 +249,15 @@ def main(argv: list[str]) -> int:
     return 0
 
 
+def _leave(code: int) -> None:
+    """Exit now, skipping the interpreter's teardown (see the module doc)."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError, AttributeError):
+            pass
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    _leave(main(sys.argv))

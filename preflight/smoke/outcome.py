@@ -16,7 +16,8 @@ from preflight.smoke.runner import ChildRun
 BACKEND_FIELDS: dict[str, tuple[str, ...]] = {
     "scaled_mm": ("api", "identity_ok", "scale_ok", "e5m2_refused", "sqnr_db", "kernel_sqnr_db",
                   "engaged", "accurate", "finite", "error"),
-    "torchao": ("api", "emulate", "converted", "unconverted", "sqnr_db", "xgrad_sqnr_db",
+    "torchao": ("api", "emulate", "converted", "unconverted", "gemm_flops_share", "sqnr_db",
+                "xgrad_sqnr_db",
                 "wgrad_sqnr_db", "engaged", "accurate", "finite", "train_ok", "loss_decreased",
                 "train_grad_sqnr_db", "resume_status", "resume_error", "resume_fix",
                 "resume_rowwise_status", "resume_rowwise_error",
@@ -26,7 +27,7 @@ BACKEND_FIELDS: dict[str, tuple[str, ...]] = {
     "te": ("version", "available", "reason", "api", "recipe", "sqnr_db", "xgrad_sqnr_db",
            "engaged", "accurate", "finite", "fwd_scales_updated", "ckpt_bwd_scales_updated",
            "ckpt_scale_drift", "ckpt_agree_sqnr_db", "ckpt_xgrad_sqnr_db", "train_ok",
-           "loss_decreased", "train_grad_sqnr_db", "converted", "unconverted",
+           "loss_decreased", "train_grad_sqnr_db", "converted", "unconverted", "gemm_flops_share",
            "resume_status", "resume_error", "resume_fix", "resume_max_abs_diff",
            "resume_unsafe_env_status", "resume_unsafe_env_error", "resume_unsafe_env_max_abs_diff",
            "resume_dropped_status", "resume_dropped_max_abs_diff", "resume_dcp_status",
@@ -167,6 +168,7 @@ def to_details(main: ChildRun, gpu_runs: Sequence[ChildRun], facts: Mapping[str,
         "device": doc.get("device_name") or doc.get("device") or main.device, "cc": doc.get("cc"),
         "torch_version": doc.get("torch_version"), "duration_s": main.seconds,
         "torch_import_s": doc.get("torch_import_s"),
+        **{k: doc[k] for k in ("torchao_import_s", "te_import_s") if doc.get(k) is not None},
         "backends": {b: _clean(doc[b]) for b in BACKEND_FIELDS if isinstance(doc.get(b), dict)},
     }
     if isinstance(doc.get("speed"), dict):

@@ -24,6 +24,7 @@ from typing import Any
 
 from preflight import isolate
 from preflight.probes import proc
+from preflight.smoke.cache import Launch
 
 Progress = Callable[[str], None]
 OUTPUT_TAIL_BYTES = 1024 * 1024
@@ -55,9 +56,10 @@ class _Live:
 
 def _spawn(request: dict[str, Any] | None, timeout: float, command: Sequence[str] | None,
            env: Mapping[str, str] | None, *, part: str | None = None,
-           pycache: str | None = None) -> _Live | ChildRun:
+           launch: Launch | None = None) -> _Live | ChildRun:
     """Start one child. ``request`` None: it starts now and waits for :func:`send` (``--wait``);
-    ``part``: one part of the step (child.py); ``pycache``: the bytecode cache (cache.py)."""
+    ``part``: one part of the step (child.py); ``launch``: its interpreter flags and
+    environment for the bytecode cache (``cache.launch``)."""
     # proc.temp_dir: recorded before it exists, so an interrupt anywhere cannot leave it behind
     workdir = proc.temp_dir("fp8-doctor-smoke-")
     if workdir is None:
@@ -71,15 +73,15 @@ def _spawn(request: dict[str, Any] | None, timeout: float, command: Sequence[str
             _cleanup(workdir)
             raise
     # isolate: nothing from the job or the cwd importable, ``preflight`` itself found (issue 21)
-    python = isolate.python_argv(*(["-X", f"pycache_prefix={pycache}"] if pycache else []))
+    launch = launch or Launch()
+    python = isolate.python_argv(*launch.flags)
     argv = list(command or (*python, "-m", "preflight.smoke.child"))
     argv += [req_path, os.path.join(workdir, "result.json")]
     argv += (["--part", part] if part else []) + (["--wait"] if request is None else [])
-    child_env = isolate.python_env(extra={**(env or {}), "PYTHONUNBUFFERED": "1"})
-    if pycache:
-        # -X pycache_prefix says where; these would stop the writing or point elsewhere.
-        for name in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX"):
-            child_env.pop(name, None)
+    child_env = isolate.python_env(extra={**(env or {}), **launch.set_env,
+                                          "PYTHONUNBUFFERED": "1"})
+    for name in launch.drop_env:
+        child_env.pop(name, None)
     child = proc.start(argv, timeout, env=child_env, stderr=subprocess.STDOUT,
                        max_bytes=OUTPUT_TAIL_BYTES, keep_tail=True)
     live = _Live(child, workdir, (request or {}).get("device", ""), part)
@@ -185,10 +187,10 @@ def _cleanup(workdir: str) -> None:
 
 def spawn(request: dict[str, Any] | None, timeout: float, *,
           command: Sequence[str] | None = None, env: Mapping[str, str] | None = None,
-          part: str | None = None, pycache: str | None = None) -> _Live | ChildRun:
+          part: str | None = None, launch: Launch | None = None) -> _Live | ChildRun:
     """Start one child (see :func:`_spawn`); a failure to start is a crashed :class:`ChildRun`."""
     try:
-        return _spawn(request, timeout, command, env, part=part, pycache=pycache)
+        return _spawn(request, timeout, command, env, part=part, launch=launch)
     except OSError as exc:  # the request or work folder could not be written
         return ChildRun({}, "crash", f"could not start the smoke child: {exc}",
                         None, 0.0, "", (request or {}).get("device", ""))

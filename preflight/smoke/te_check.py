@@ -163,8 +163,8 @@ def train_check(te_pt: Any, device: str) -> dict[str, Any]:
             continue
         new = _linear(te_pt, device, old.in_features, old.out_features, old.weight)
         setattr(model, name, _with_bias(te_pt, device, new, old))
-    converted, unconverted = tr.linear_report(
-        model, lambda m: type(m).__module__.startswith("transformer_engine"), reasons)
+    converted, unconverted = tr.linear_report(model, is_te_module, reasons)
+    share = tr.gemm_flops_share(model, is_te_module)
     recipe = delayed_recipe()
 
     def ctx() -> Any:
@@ -174,7 +174,12 @@ def train_check(te_pt: Any, device: str) -> dict[str, Any]:
     gsqnr = tr.grad_sqnr(model, reference, converted, x, y, ctx, warmup=1)
     res = tr.judge(tr.train(model, x, y, ctx), gsqnr)
     res["converted"], res["unconverted"] = converted, unconverted
+    res["gemm_flops_share"] = share
     return res
+
+
+def is_te_module(module: Any) -> bool:
+    return type(module).__module__.startswith("transformer_engine")
 
 
 def _with_bias(te_pt: Any, device: str, new: Any, old: Any) -> Any:

@@ -104,6 +104,7 @@ def run_all(device: str, emulate: bool, resume: bool = True) -> dict[str, Any]:
     reference = tr.build_reference(device)
     model, converted, unconverted = convert(copy.deepcopy(reference), config)
     res["converted"], res["unconverted"] = converted, unconverted
+    res["gemm_flops_share"] = tr.gemm_flops_share(model, is_fp8)
     x, y = tr.batch(device)
     gsqnr = tr.grad_sqnr(model, reference, converted, x, y, tr.nullctx)
     res.update(tr.judge(tr.train(model, x, y, tr.nullctx), gsqnr))

@@ -70,6 +70,20 @@ def linear_report(model: Any, is_fp8: Callable[[Any], bool], reasons: dict[str, 
     return converted, unconverted
 
 
+def gemm_flops_share(model: Any, is_fp8: Callable[[Any], bool]) -> float | None:
+    """Share of the model's GEMM work per step that runs in FP8, as ``fp8-doctor inspect``
+    computes it for a live model (preflight/live_coverage.py: from weight shapes; every GEMM of a
+    dense model sees every token). None where it cannot be said."""
+    from torch import nn
+
+    from preflight.live_coverage import coverage_facts
+
+    gemms = [(name, mod, is_fp8(mod)) for name, mod in model.named_modules()
+             if is_fp8(mod) or isinstance(mod, nn.Linear)]
+    share = coverage_facts(model, gemms).get("runtime.fp8.gemm_flops_share")
+    return share if isinstance(share, float) else None
+
+
 def grad_sqnr(model: Any, reference: Any, names: list[str], x: Any, y: Any, ctx: Ctx,
               warmup: int = 0) -> float:
     """Lowest weight-gradient SQNR of the FP8 layers ``names`` against an fp32 copy.

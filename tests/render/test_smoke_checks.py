@@ -67,6 +67,14 @@ def test_speed_not_measured_and_expected_unconverted_layers_are_not_judged() -> 
     assert smoke_headline(facts) == "ok (1 of 1 checks passed)"
 
 
+def test_gemm_work_share_is_shown_not_judged() -> None:
+    facts = {"smoke.ran": True, "smoke.status": "ok", "smoke.te.finite": True,
+             "smoke.te.gemm_flops_share": 0.9624}
+    row = _row(facts, "GEMM work in FP8")
+    assert row.verdict == NOTE and row.measured == "96.2%" and row.group == "te"
+    assert smoke_headline(facts) == "ok (1 of 1 checks passed)"
+
+
 def test_a_backend_error_is_a_failed_row() -> None:
     row = _row({"smoke.te.error": "ImportError: libcudnn.so.9\nmore"}, "without an exception")
     assert row.verdict == FAIL and "\n" not in row.measured

@@ -43,6 +43,22 @@ def test_cpu_run_is_healthy(cpu_outcome) -> None:
     assert f["smoke.torchao.resume_dcp_status"] == "not_applicable"
 
 
+def test_the_share_of_gemm_work_in_fp8_is_reported(cpu_outcome) -> None:
+    """Issue 23 item 4 in the smoke step: the converted tiny model's GEMM work in FP8, computed
+    from its weight shapes as for a live model. fc1 (64x128) and fc2 (128x64) are Float8Linear,
+    the 64x10 head is not (dims not multiples of 16)."""
+    from preflight.render.smoke_checks import NOTE, smoke_checks
+    from preflight.smoke import train as tr
+
+    fp8 = tr.IN * tr.HIDDEN + tr.HIDDEN * tr.IN
+    want = round(fp8 / (fp8 + tr.IN * tr.OUT), 4)
+    assert cpu_outcome.facts["smoke.torchao.gemm_flops_share"] == pytest.approx(want)
+    assert 0.9 < want < 1.0
+    row = next(c for c in smoke_checks(cpu_outcome.facts)
+               if c.group == "torchao" and "GEMM work" in c.name)
+    assert row.verdict == NOTE and row.measured == f"{100 * want:.1f}%"
+
+
 def test_every_fact_is_registered(cpu_outcome) -> None:
     reg = registry()
     missing = [n for n in cpu_outcome.facts if reg.lookup(n) is None]

@@ -143,6 +143,10 @@ def test_cache_is_used_only_where_bytecode_is_missing(tmp_path: Path,
     name = _pkg_without_bytecode(tmp_path, monkeypatch)
     root = tmp_path / "cache" / "fp8-doctor"
     got = bytecode.resolve([name], folder=str(root), env={})
+    assert got.status == "filling" and got.fill is not None    # cold: a filler's job first
+    assert got.fill.prefix == str(root / "pycache") and got.prefix is None
+    bytecode.write_marker(got.fill.marker, got.fill.key, str(sys.implementation.cache_tag), {})
+    got = bytecode.resolve([name], folder=str(root), env={})
     assert got.status == "used" and got.prefix == str(root / "pycache")
     for folder in (root, root / "pycache"):
         assert stat.S_IMODE(os.lstat(folder).st_mode) == 0o700
@@ -189,7 +193,10 @@ def test_cache_location_follows_env_then_xdg_then_home(tmp_path: Path) -> None:
 def test_a_child_with_the_cache_writes_its_bytecode_there(tmp_path: Path,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     name = _pkg_without_bytecode(tmp_path, monkeypatch)
-    cache = bytecode.resolve([name], folder=str(tmp_path / "c"), env={})
+    cold = bytecode.resolve([name], folder=str(tmp_path / "c"), env={})
+    assert cold.fill is not None
+    bytecode.write_marker(cold.fill.marker, cold.fill.key, str(sys.implementation.cache_tag), {})
+    cache = bytecode.resolve([name], folder=str(tmp_path / "c"), env={})   # complete: read it
     assert cache.prefix
     monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")   # the GPU image's setting
     monkeypatch.setattr(parallel, "resolve_cache", lambda opts, parts: cache)

@@ -138,3 +138,22 @@ def test_a_verbose_child_that_finishes_is_ok_not_failed_for_its_output(tmp_path:
     [res] = run_children([{"device": "cpu"}], timeout=60.0, command=(sys.executable, str(script)))
     assert res.status == "ok", res.error
     assert res.stderr_tail.rstrip().endswith("last line")
+
+
+def test_the_child_leaves_without_the_interpreters_teardown(tmp_path: Path) -> None:
+    """Once its result is written the smoke child ends with os._exit: the teardown after torch
+    was imported (0.6-1.2 s on the dev box, benchmarks/child_exit.py) decides nothing. An atexit
+    hook of something it imported (here a sitecustomize on PYTHONPATH) therefore never runs;
+    the result is complete all the same."""
+    site = tmp_path / "site"
+    site.mkdir()
+    mark = tmp_path / "teardown-ran"
+    (site / "sitecustomize.py").write_text(
+        f"import atexit\natexit.register(lambda: open({str(mark)!r}, 'w').close())\n")
+    old = os.environ.get("PYTHONPATH", "")
+    env = {"PYTHONPATH": os.pathsep.join(p for p in (str(site), old) if p)}
+    out = run({}, SmokeOptions(device="cpu", backends=("scaled_mm",), timeout=120, speed=False,
+                               env=env, cache=False))
+    assert out.facts["smoke.status"] == "ok", out.facts
+    assert out.facts["smoke.scaled_mm.identity_ok"] is True
+    assert not mark.exists()

@@ -41,6 +41,7 @@ def test_full_te_check_on_a_correct_fake(fake_te_path) -> None:
     assert 27.5 < ok["sqnr_db"] < 29.5 and 23.5 < ok["xgrad_sqnr_db"] < 25.5
     assert set(ok["recipe_sqnr_db"]) == {"delayed", "current"}
     assert ok["converted"] == ["fc1", "fc2"] and ok["unconverted"][0].startswith("head:")
+    assert 0.96 < ok["gemm_flops_share"] < 0.97          # fc1 + fc2 of fc1, fc2 and the head
     assert ok["ckpt_scale_drift"] is False
 
 

@@ -33,6 +33,7 @@ def test_te_smoke_is_healthy(te_outcome) -> None:
     assert f["smoke.te.engaged"] and f["smoke.te.accurate"] and f["smoke.te.finite"]
     assert f["smoke.te.ckpt_scale_drift"] is False and f["smoke.te.ckpt_bwd_scales_updated"]
     assert f["smoke.te.converted"] == ["fc1", "fc2"] and f["smoke.te.unconverted_count"] == 1
+    assert 0.96 < f["smoke.te.gemm_flops_share"] < 0.97       # fc1 + fc2 of fc1, fc2, head
 
 
 def test_te_resume_verdicts(te_outcome) -> None:
