@@ -105,7 +105,7 @@ def say(line: str) -> None:
 def guard(command: str) -> None:
     """Take the current folder and unsafe ``PYTHONPATH`` entries off ``sys.path``; warn on
     stderr when one of them held a module we import."""
-    from preflight import isolate
+    from preflight.base import isolate
 
     cwd = isolate._cwd()
     isolate.notice = say
@@ -185,7 +185,7 @@ def exit_code(code: int) -> int:
 def finish(code: int) -> "NoReturn":
     """Kill every child still running (with its group) and leave with ``code`` at once."""
     _ignore_signals()
-    proc = sys.modules.get("preflight.probes.proc")
+    proc = sys.modules.get("preflight.base.proc")
     if proc is not None:
         try:
             proc.kill_all()

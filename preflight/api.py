@@ -62,7 +62,7 @@ def collect_facts(options: CheckOptions, progress: Progress = _silent
     config files, crashed probes) and a list of the inputs used, for the report header.
     """
     from preflight import intent, snapshot
-    from preflight.isolate import add_job_roots
+    from preflight.base.isolate import add_job_roots
     from preflight.jobs.defaults import default_paths
     from preflight.probes import collect_all
     from preflight.probes.assume import apply_assumptions
@@ -172,7 +172,7 @@ def check(paths: PathsArg = (), *, smoke: bool | None = False,
 def run_check(options: CheckOptions, progress: Progress = _silent) -> Report:
     """:func:`check` with its options as one value (what the CLI calls)."""
     from preflight import smoke as smoke_mod
-    from preflight.isolate import add_job_roots
+    from preflight.base.isolate import add_job_roots
 
     fail_on = FailOn.parse(options.fail_on)
     # Before any child starts: none gets a PYTHONPATH entry inside the job (issue 21 item 1).

@@ -69,7 +69,7 @@ def fingerprint(finding: Finding, root: str) -> str:
 
 def read_baseline(path: str) -> Baseline:
     """Load a baseline file; a clear :class:`BaselineError` naming the file for anything odd."""
-    from preflight import bounded
+    from preflight.base import bounded
 
     try:
         # non-blocking and re-checked on the descriptor: a FIFO or a device would block or flood

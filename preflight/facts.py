@@ -229,7 +229,7 @@ class SnapshotError(UserInputError):
 
 def read_snapshot(path: str) -> dict[str, Any]:
     """The validated JSON document of a snapshot; errors name the file (and line)."""
-    from preflight import bounded
+    from preflight.base import bounded
 
     try:
         # non-blocking, re-checked on the descriptor: a FIFO swapped in after the caller's

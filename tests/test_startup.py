@@ -93,8 +93,8 @@ sys.meta_path.insert(0, _SignalAt())
 
 @pytest.mark.parametrize("signum, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)],
                          ids=["SIGINT", "SIGTERM"])
-@pytest.mark.parametrize("module", ["signal", "preflight.isolate", "preflight.cli", "argparse",
-                                    "preflight.api", "preflight.probes.proc", "yaml"])
+@pytest.mark.parametrize("module", ["signal", "preflight.base.isolate", "preflight.cli", "argparse",
+                                    "preflight.api", "preflight.base.proc", "yaml"])
 def test_a_signal_while_any_module_loads_exits_cleanly(area: Path, module: str, signum: int,
                                                        code: int) -> None:
     fired = area / "fired"

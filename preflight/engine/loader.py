@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import preflight
-from preflight import bounded
+from preflight.base import bounded
 from preflight.engine import index as rules_index
 from preflight.engine.model import Problem, Reporter, Rule, RuleLoadError, RuleSet
 from preflight.engine.schema import build_rule

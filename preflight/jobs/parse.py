@@ -21,7 +21,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from preflight import bounded
+from preflight.base import bounded
 from preflight.facts import Unknown
 from preflight.findings import Source
 from preflight.jobs.boundary import refuse
@@ -75,7 +75,7 @@ def read_text(path: str) -> str:
     outside the job being read (:mod:`.boundary`).
 
     The file is opened non-blocking and checked again on the open descriptor
-    (:func:`preflight.bounded.read_bytes`): a FIFO swapped in for a config between the
+    (:func:`preflight.base.bounded.read_bytes`): a FIFO swapped in for a config between the
     ``stat`` and the ``open`` used to hang the run (issue 21 item 4)."""
     why = refuse(path)
     if why is not None:

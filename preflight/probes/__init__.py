@@ -32,7 +32,7 @@ def collect_all(*, deep: bool = False) -> list[ProbeResult]:
             guarded("runtime", probe_runtime, owns=lambda: _registered("host.")),
         ]
     except BaseException:  # Ctrl-C: leave no NVML child behind
-        from preflight.probes import proc
+        from preflight.base import proc
 
         if isinstance(nvml, proc.Child):
             if nvml.proc is not None:

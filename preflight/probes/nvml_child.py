@@ -2,7 +2,7 @@
 
 Issue 13 item 3: NVML is a native library; an ``nvmlInit`` that segfaults, aborts or calls
 ``_exit`` ended fp8-doctor with no report (exit 139 / 134 / 42). :mod:`preflight.probes.gpu` runs
-this file as ``python nvml_child.py`` through :mod:`preflight.probes.proc` (timeout, capped
+this file as ``python nvml_child.py`` through :mod:`preflight.base.proc` (timeout, capped
 output), so such a crash ends only this child and becomes a finding. The same :func:`read`
 serves the in-process path for test fakes of the pynvml interface.
 

@@ -18,7 +18,7 @@ group, so a child that prints forever costs that much memory and no more (issue 
 Every child starts in a private, empty working folder made here (unless the caller names one)
 and removed with whatever the child wrote there once it is collected or killed: nothing in the
 caller's current folder is on a Python child's ``sys.path`` (issue 21 item 1; the argv and
-environment of Python children come from :mod:`preflight.isolate`). Children not yet
+environment of Python children come from :mod:`preflight.base.isolate`). Children not yet
 collected are remembered, so an interrupt kills them all (:func:`kill_all`, called by the entry
 points on SIGINT / SIGTERM and before they exit): a hung ``nvidia-smi`` or NVML child in its own
 session never sees the terminal's Ctrl-C and would otherwise outlive fp8-doctor.
@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 from preflight._startup import held
-from preflight.tempdirs import remove_all, remove_dir, temp_dir
+from preflight.base.tempdirs import remove_all, remove_dir, temp_dir
 
 # How long the output may take to arrive after the group was killed; past it, something outside
 # the group holds the pipes and the output is given up.

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from preflight.probes.bounded import NotRegularFile, TooLarge, is_regular, read_bytes
+from preflight.base.bounded import NotRegularFile, TooLarge, is_regular, read_bytes
 
 
 def test_limit_and_partial(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""preflight/isolate.py and the private working folder of every child (issue 21 item 1).
+"""preflight/base/isolate.py and the private working folder of every child (issue 21 item 1).
 
 The end-to-end promise (planted shadows, every entry point) is tests/test_shadows.py; here the
 rules themselves: which PYTHONPATH entries a child gets, that fp8-doctor's own package stays
@@ -17,10 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from preflight import isolate
-from preflight.probes import proc
+from preflight.base import isolate, proc
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_pythonpath_keeps_the_users_entries_and_drops_the_job_and_the_cwd(
@@ -162,7 +161,7 @@ def test_entry_points_take_the_cwd_and_unsafe_pythonpath_entries_off_sys_path(
     here, site = tmp_path / "here", tmp_path / "site"
     for folder in (here / "inside", site):
         folder.mkdir(parents=True)
-    code = ("import json, sys\nfrom preflight import isolate\n"
+    code = ("import json, sys\nfrom preflight.base import isolate\n"
             "before = list(sys.path)\nremoved = isolate.prune_sys_path()\n"
             "print(json.dumps([before, removed, sys.path]))")
     (here / "probe.py").write_text(code)
@@ -198,8 +197,8 @@ def test_python_m_warns_of_a_shadow_in_the_current_folder(tmp_path: Path, name: 
 
 
 def test_every_child_is_started_through_the_one_helper() -> None:
-    # One place decides how children start (issue 21 item 1): subprocess only in probes/proc.py,
-    # the interpreter's path only in isolate.py, so a new spawn site cannot forget the isolation.
+    # One place decides how children start (issue 21 item 1): subprocess only in base/proc.py,
+    # the interpreter's path only in base/isolate.py, so a new spawn site cannot forget the isolation.
     import ast
 
     spawn = {("subprocess", n) for n in ("Popen", "run", "call", "check_call", "check_output",
@@ -214,9 +213,9 @@ def test_every_child_is_started_through_the_one_helper() -> None:
         for node in ast.walk(tree):
             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
                 pair = (node.value.id, node.attr)
-                if pair in spawn and rel != "preflight/probes/proc.py":
+                if pair in spawn and rel != "preflight/base/proc.py":
                     found.append(f"{rel}:{node.lineno}: {'.'.join(pair)}")
-                if pair == ("sys", "executable") and rel != "preflight/isolate.py":
+                if pair == ("sys", "executable") and rel != "preflight/base/isolate.py":
                     found.append(f"{rel}:{node.lineno}: sys.executable")
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 names = [a.name for a in node.names] + [getattr(node, "module", None) or ""]

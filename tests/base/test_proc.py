@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from preflight.probes.proc import error_line, run
+from preflight.base.proc import error_line, run
 
 
 def test_output_and_exit_code() -> None:
@@ -72,7 +72,7 @@ def test_an_explicit_empty_env_is_empty_not_inherited() -> None:
 
 
 def test_start_collect_runs_children_in_parallel() -> None:
-    from preflight.probes.proc import collect, start
+    from preflight.base.proc import collect, start
 
     t0 = time.monotonic()
     children = [start([sys.executable, "-c", f"import time; time.sleep(1); print({i})"], 30)
@@ -84,14 +84,14 @@ def test_start_collect_runs_children_in_parallel() -> None:
 
 
 def test_start_failure_is_collected_as_an_error(tmp_path: Path) -> None:
-    from preflight.probes.proc import collect, start
+    from preflight.base.proc import collect, start
 
     child = start([str(tmp_path / "missing")], 5)
     assert child.done() and collect(child).error
 
 
 def test_collect_is_bounded_when_a_grandchild_escapes_the_group(tmp_path: Path) -> None:
-    from preflight.probes.proc import KILL_GRACE_S, collect, start
+    from preflight.base.proc import KILL_GRACE_S, collect, start
 
     script, pidfile = _escaping_script(tmp_path)
     t0 = time.monotonic()
@@ -166,7 +166,7 @@ def test_without_process_groups_a_timeout_still_kills_the_child(
         monkeypatch: pytest.MonkeyPatch) -> None:
     # issue 12 item 7: Windows has no os.killpg / os.setsid. Simulated here (CI is Linux): the
     # child is started without a new session and a timeout kills the child itself.
-    from preflight.probes import proc
+    from preflight.base import proc
 
     monkeypatch.setattr(proc, "GROUP_KILL", False)
     monkeypatch.delattr(proc.os, "killpg")
@@ -179,7 +179,7 @@ def test_without_process_groups_a_timeout_still_kills_the_child(
 
 
 def test_keep_tail_reads_on_and_keeps_the_end() -> None:
-    from preflight.probes.proc import collect, start
+    from preflight.base.proc import collect, start
 
     code = ("import sys\nfor i in range(2000): sys.stdout.write(f'{i:09d}\\n')\n"
             "sys.stdout.write('the end\\n')")

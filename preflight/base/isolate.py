@@ -6,7 +6,7 @@ and the cluster mode, because their children started Python with the working dir
 ``sys.path`` (``python -c`` puts ``''`` first, ``python -m`` the cwd). Users point fp8-doctor at
 repositories they did not write, so that is code from a stranger running on their machine.
 
-Every Python child is started through this module and :func:`preflight.probes.proc.start`:
+Every Python child is started through this module and :func:`preflight.base.proc.start`:
 
 - its working directory is a private, empty temporary folder (``proc.start`` makes one for every
   child and removes it with everything in it once the child is collected or killed), so what
