@@ -28,7 +28,7 @@ SNAPSHOT_SCHEMA_VERSION = "1"
 MAX_NESTING = 64
 """Deepest nesting of lists / mappings fp8-doctor accepts in a config or a fact value (real rule
 files are about 12 deep, configs fewer than 20). Deeper input is refused before anything
-recursive walks it: see preflight.yamlsafe.MAX_DEPTH and preflight.snapshot."""
+recursive walks it: see preflight.base.yamlsafe.MAX_DEPTH and preflight.snapshot."""
 
 
 _PY_TYPES: dict[str, tuple[type, ...]] = {

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import json
 
+from preflight.base.versions import describe_range
 from preflight.engine.model import Rule, RuleSet
-from preflight.engine.versions import describe_range
 
 # Headings of the areas of no one framework; a framework's area is titled by its record
 # (area_title). The order of the catalogue: these codes, then any other area alphabetically.

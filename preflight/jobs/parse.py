@@ -3,7 +3,7 @@
 Every reader goes through here, so the robustness contract lives in one place: a size cap checked
 before reading (a training config is kilobytes; a 20 MB file is a mistake or an attack), only
 regular files (a FIFO or a device would hang a plain ``read``), binary and non-UTF-8 data refused,
-YAML through :mod:`preflight.yamlsafe` (duplicate keys, alias bombs, language tags refused with
+YAML through :mod:`preflight.base.yamlsafe` (duplicate keys, alias bombs, language tags refused with
 the line), JSON with duplicate keys refused with the line, TOML with ``tomllib``/``tomli``.
 Nothing here raises for bad input: it raises :class:`ParseError` (message + line), which the
 package turns into a ``ConfigProblem``.
@@ -22,10 +22,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from preflight.base import bounded
+from preflight.base.keypaths import Path, nearest_line
 from preflight.facts import Unknown
 from preflight.findings import Source
 from preflight.jobs.boundary import refuse
-from preflight.keypaths import Path, nearest_line
 
 
 def _tomllib() -> Any:
@@ -148,7 +148,7 @@ def _huge_number(text: str) -> ParseError | None:
 
 
 def parse_yaml(text: str) -> Parsed:
-    from preflight import yamlsafe  # imported on first use: PyYAML costs ~11 ms to import
+    from preflight.base import yamlsafe  # imported on first use: PyYAML costs ~11 ms to import
 
     _yaml_precheck(text)
     try:

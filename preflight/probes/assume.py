@@ -18,10 +18,11 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from preflight.engine.versions import version_problem
+from preflight.base.cc import arch_for_cc, format_cc, parse_cc
+from preflight.base.versions import version_problem
 from preflight.errors import UserInputError
 from preflight.facts import Facts, Unknown, registry
-from preflight.probes.gpu_table import arch_for_cc, format_cc, known_names, lookup, parse_cc
+from preflight.probes.gpu_table import known_names, lookup
 from preflight.probes.packages import TE_PARTS, Installed, normalize, te_facts, version_facts
 
 SOURCE = "assume"
@@ -72,7 +73,7 @@ def _gpu_count(value: str) -> int:
 
 
 # The newest compute capability any released GPU has: Blackwell 12.x (sm_120 / sm_121). A plan
-# for a GPU past it cannot be judged anyway (gpu_table has no architecture for it), so 13.0 and
+# for a GPU past it cannot be judged anyway (base.cc has no architecture for it), so 13.0 and
 # 99.9 are refused rather than planned as an "unknown" architecture that every rule skips
 # (issue 13, item 8).
 MAX_CC_MAJOR = 12

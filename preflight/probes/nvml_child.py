@@ -60,7 +60,7 @@ def nvml_reason(exc: BaseException) -> str:
 
 
 def _cc(major: int, minor: int) -> str:
-    return f"{major}.{minor}"  # gpu_table.format_cc, without importing preflight
+    return f"{major}.{minor}"  # base.cc.format_cc, without importing preflight
 
 
 def _mig(nvml: Any, handle: Any) -> tuple[bool | None, list[str]]:

@@ -7,10 +7,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 from probe_fakes import assert_registered
 
+from preflight.base.cc import arch_for_cc, parse_cc
 from preflight.errors import UserInputError
 from preflight.facts import Facts, Unknown
 from preflight.probes.assume import AssumeError, apply_assumptions
-from preflight.probes.gpu_table import KNOWN_GPUS, arch_for_cc, lookup, parse_cc
+from preflight.probes.gpu_table import KNOWN_GPUS, lookup
 
 NO_GPU = Facts(
     {"gpu.source": "none", "gpu.count": Unknown("no NVML"), "gpu.cc": Unknown("no NVML"),
@@ -296,7 +297,7 @@ def test_huge_int_fact_is_a_user_error() -> None:
 
 
 def test_version_check_is_the_rule_engines() -> None:
-    from preflight.engine.versions import version_problem
+    from preflight.base.versions import version_problem
 
     for text in ("2.5.1", "2.4.0a0+3bcc3cd.nv24.07", "latest", "1.0-foo-bar", "v2.5"):
         accepted = True

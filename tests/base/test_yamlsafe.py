@@ -1,4 +1,4 @@
-"""Tests for preflight.yamlsafe: refusals with line numbers, and fidelity on plain YAML."""
+"""Tests for preflight.base.yamlsafe: refusals with line numbers, and fidelity on plain YAML."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from preflight.yamlsafe import YamlError, load
+from preflight.base.yamlsafe import YamlError, load
 
 
 def test_key_lines_by_path() -> None:
@@ -94,7 +94,7 @@ FAST_CASES = [
 
 @pytest.mark.parametrize("text", FAST_CASES)
 def test_fast_path_equals_full_path(text: str) -> None:
-    from preflight.yamlsafe import _load
+    from preflight.base.yamlsafe import _load
 
     def outcome(fast: bool) -> object:
         try:
@@ -112,7 +112,7 @@ def test_fast_path_equals_full_path(text: str) -> None:
     ("a: !!python/object/apply:os.system ['true']\na: 2\n", 2),  # duplicate reported first
 ])
 def test_fast_path_refusals_are_the_same(text: str, line: int) -> None:
-    from preflight.yamlsafe import _load
+    from preflight.base.yamlsafe import _load
 
     with pytest.raises(YamlError) as fast:
         _load(text, fast=True)
@@ -125,9 +125,9 @@ def test_fast_path_refusals_are_the_same(text: str, line: int) -> None:
 def test_fast_path_equals_full_path_on_every_rule_file() -> None:
     from pathlib import Path
 
-    from preflight.yamlsafe import _load
+    from preflight.base.yamlsafe import _load
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     files = sorted((root / "rules").rglob("*.yaml")) + sorted((root / "tests").rglob("*.yaml"))
     assert files
     for f in files:
@@ -146,7 +146,7 @@ def test_fast_path_equals_full_path_on_every_rule_file() -> None:
 @settings(max_examples=60, deadline=None)
 @given(plain)
 def test_fast_path_agrees_on_plain_documents(value: object) -> None:
-    from preflight.yamlsafe import _load
+    from preflight.base.yamlsafe import _load
 
     text = yaml.safe_dump(value)
     assert "&" in text or _load(text, fast=True) == _load(text, fast=False)
@@ -171,7 +171,7 @@ DEEP_CASES = {  # name: (text, line of the first level too deep)
 }
 _CHILD = """
 import sys
-from preflight import yamlsafe
+from preflight.base import yamlsafe
 try:
     yamlsafe.load(sys.stdin.buffer.read())
 except yamlsafe.YamlError as exc:
@@ -188,7 +188,7 @@ def test_deep_nesting_is_an_error_with_a_line_not_a_crash(text: str, line: int) 
     import sys
     from pathlib import Path
 
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     start = time.perf_counter()
     proc = subprocess.run([sys.executable, "-c", _CHILD], input=text.encode(),
                           capture_output=True, env=env, timeout=60, check=False)
@@ -223,9 +223,9 @@ def test_shallow_documents_with_many_brackets_still_load(text: str) -> None:
 def test_every_bundled_rule_is_far_from_the_depth_limit() -> None:
     from pathlib import Path
 
-    from preflight.yamlsafe import check_depth
+    from preflight.base.yamlsafe import check_depth
 
-    for f in sorted((Path(__file__).resolve().parents[1] / "rules").rglob("*.yaml")):
+    for f in sorted((Path(__file__).resolve().parents[2] / "rules").rglob("*.yaml")):
         check_depth(f.read_text(encoding="utf-8"), limit=20)
 
 
@@ -250,7 +250,7 @@ def test_depth_guard_is_exact_in_every_style(depth: int, kinds: list[bool], flow
                                              indent: int) -> None:
     # The cheap bound may only ever send a document on to the exact count, never let a too-deep
     # one through: in block, flow and mixed styles, at any indentation.
-    from preflight.yamlsafe import check_depth
+    from preflight.base.yamlsafe import check_depth
 
     value = _nest(depth, "x", kinds)
     text = yaml.safe_dump(value, default_flow_style=flow, indent=indent, width=10_000)

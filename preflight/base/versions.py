@@ -44,16 +44,12 @@ from typing import Any
 
 from packaging.version import Version
 
-from preflight.probes.gpu_table import parse_cc as fact_cc
-
 __all__ = [
     "InvalidRange", "OsvMatcher", "Range", "SpecifierMatcher", "VersionMatcher", "compile_matcher",
-    "compile_osv", "compile_specifier", "comparison_key", "describe_range", "fact_cc",
-    "parse_cc", "version_problem",
+    "compile_osv", "compile_specifier", "comparison_key", "describe_range", "version_problem",
 ]
 
 OSV_EVENTS = ("introduced", "fixed", "last_affected", "limit")
-_CC_RE = re.compile(r"^(\d{1,3})\.(\d{1,3})$")
 
 
 class InvalidRange(ValueError):
@@ -95,16 +91,6 @@ def version_problem(value: Any) -> str | None:
     return None
 
 
-def parse_cc(text: Any) -> tuple[int, int] | None:
-    """A rule's compute-capability value: ``"8.9"`` -> ``(8, 9)``; None unless "major.minor".
-
-    Rules are held to the documented form at load. Fact values are read by :func:`fact_cc`
-    (the probes' parser, which also takes ``"sm_90"`` / ``"90"``); this one only adds the
-    stricter shape check in front of it, so both agree on every "major.minor" string.
-    """
-    if not isinstance(text, str) or not _CC_RE.match(text.strip()):
-        return None
-    return fact_cc(text)
 
 
 class VersionMatcher:

@@ -8,7 +8,8 @@ from hypothesis import strategies as st
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from preflight.engine.versions import (
+from preflight.base.cc import parse_rule_cc
+from preflight.base.versions import (
     _FLAVOUR,
     InvalidRange,
     comparison_key,
@@ -16,7 +17,6 @@ from preflight.engine.versions import (
     compile_osv,
     compile_specifier,
     describe_range,
-    parse_cc,
 )
 
 
@@ -113,8 +113,8 @@ def test_describe_range() -> None:
 
 @pytest.mark.parametrize(("text", "cc"), [("8.9", (8, 9)), ("10.0", (10, 0)), ("9", None),
                                           ("9.0a", None), (9.0, None), ("12.1", (12, 1))])
-def test_parse_cc(text: object, cc: object) -> None:
-    assert parse_cc(text) == cc
+def test_parse_rule_cc(text: object, cc: object) -> None:
+    assert parse_rule_cc(text) == cc
 
 
 # --- properties ---------------------------------------------------------------------------------

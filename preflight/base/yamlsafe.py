@@ -17,8 +17,8 @@ from typing import Any
 
 import yaml
 
+from preflight.base.keypaths import Path, nearest_line
 from preflight.facts import MAX_NESTING
-from preflight.keypaths import Path, nearest_line
 
 # libyaml's C parser is ~10x faster on large files; fall back to the pure-Python one.
 _BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
