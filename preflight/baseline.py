@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from preflight.errors import UserInputError
 from preflight.facts import encode_value
 from preflight.findings import Finding
-from preflight.jobs.types import ConfigProblem
+from preflight.reading.types import ConfigProblem
 
 SCHEMA = "fp8-doctor-baseline/1"
 MAX_BYTES = 1024 * 1024

@@ -90,7 +90,7 @@ _CATALOGUE = (
                    "A file fp8-doctor does not read (it is not broken)", _W,
                    "a valid config of a framework fp8-doctor does not know, or a --kind whose "
                    "settings the file does not have", "unknown_framework"),
-    # The read boundary and configuration trust (jobs/boundary.py, trust.py; issue 21).
+    # The read boundary and configuration trust (reading/boundary.py, trust.py; issue 21).
     BuiltinFinding("FP8D-CFG-OUTSIDE", "A file the job references lies outside the job: not read",
                    _W, "a script sources, or a config names, a file outside every job root "
                    "(~/.bashrc, ../../x.json): it is named, never read", "outside_job"),

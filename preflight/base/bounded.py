@@ -8,7 +8,7 @@ writer then returns at once instead of waiting for one), checked with ``fstat`` 
 chunks up to ``limit`` bytes, or only up to the end of a header when ``stop`` is given.
 
 Used by the packages probe, the rule loader, snapshots, baselines and the config reader
-(``jobs/parse.py``). Every file read is remembered by identity (:func:`files_read`): the outputs
+(``reading/parse.py``). Every file read is remembered by identity (:func:`files_read`): the outputs
 (``-o``, ``--write-baseline``) are never written over anything this run read, whoever read it
 (issue 21 item 3: the ``pyproject.toml`` read for ``[tool.fp8-doctor]``, a DeepSpeed JSON a YAML
 names, a sourced script, a rule file of a pack, the baseline itself).

@@ -1,5 +1,5 @@
 """Key paths of a parsed document (YAML, JSON, TOML) and the line each was written on: what
-rule files (:mod:`preflight.base.yamlsafe`) and job configs (:mod:`preflight.jobs.parse`) share."""
+rule files (:mod:`preflight.base.yamlsafe`) and job configs (:mod:`preflight.reading.parse`) share."""
 
 from __future__ import annotations
 

@@ -21,9 +21,9 @@ import re
 from typing import Any
 
 from preflight.findings import Source
-from preflight.jobs.overridelaunch import Syntax, find_launch, merged_facts
-from preflight.jobs.overrides import Override
-from preflight.jobs.types import ReaderOutput
+from preflight.reading.overridelaunch import Syntax, find_launch, merged_facts
+from preflight.reading.overrides import Override
+from preflight.reading.types import ReaderOutput
 
 KIND = "torchtitan"
 PREFIX = f"config.{KIND}"

@@ -17,9 +17,9 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from preflight.jobs.pyfacts import PyOut
-from preflight.jobs.pysource import Call, Module, Ref, Unresolved
-from preflight.jobs.types import ConfigProblem, ReaderOutput
+from preflight.reading.pyfacts import PyOut
+from preflight.reading.pysource import Call, Module, Ref, Unresolved
+from preflight.reading.types import ConfigProblem, ReaderOutput
 
 PREFIX = "config.torchtitan"
 # converter config class -> the TOML converter name, and its recipe default at b5bcd76

@@ -16,10 +16,10 @@ from __future__ import annotations
 import os
 import re
 
-from preflight.jobs.boundary import outside_reference, refuse
-from preflight.jobs.parse import ParseError, read_text
-from preflight.jobs.shell import blank_heredocs
-from preflight.jobs.shellvars import collect_variables, strip_comments
+from preflight.reading.boundary import outside_reference, refuse
+from preflight.reading.parse import ParseError, read_text
+from preflight.reading.shell import blank_heredocs
+from preflight.reading.shellvars import collect_variables, strip_comments
 
 MAX_DEPTH = 3
 MAX_FILES = 8
@@ -46,7 +46,7 @@ def _candidates(raw: str, script: str) -> list[str]:
 
 def _target(raw: str, script: str, line: int) -> str | None:
     """The file to follow, or None; one that lies only outside the job is reported
-    (:func:`preflight.jobs.boundary.outside_reference`), never read."""
+    (:func:`preflight.reading.boundary.outside_reference`), never read."""
     found = _candidates(raw, script)
     inside = [c for c in found if not refuse(c)]
     if inside:

@@ -8,9 +8,9 @@ from collections.abc import Callable
 from typing import Any
 
 from preflight.findings import Source
-from preflight.jobs.parse import Parsed, flatten
-from preflight.jobs.refs import named
-from preflight.jobs.types import ConfigProblem, Linked, ReaderOutput
+from preflight.reading.parse import Parsed, flatten
+from preflight.reading.refs import named
+from preflight.reading.types import ConfigProblem, Linked, ReaderOutput
 
 
 def where(path: str, parsed: Parsed, key: tuple[Any, ...]) -> tuple[str, int | None]:
@@ -22,7 +22,7 @@ def where(path: str, parsed: Parsed, key: tuple[Any, ...]) -> tuple[str, int | N
 def link(path: str, parsed: Parsed, key: tuple[Any, ...], target: Any, kind: str,
          ) -> tuple[list[Linked], list[ConfigProblem]]:
     """A file named inside a config: found next to the config or in the current directory, else
-    a missing link the job reader looks for further (:mod:`preflight.jobs.refs`)."""
+    a missing link the job reader looks for further (:mod:`preflight.reading.refs`)."""
     source, line = where(path, parsed, key)
     if not isinstance(target, str) or not target.strip() or target.strip().lower() == "none":
         return [], []

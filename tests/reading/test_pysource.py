@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from preflight.jobs.parse import ParseError
-from preflight.jobs.pysource import MAX_BYTES, Call, Module, Ref, Unresolved, parse
+from preflight.reading.parse import ParseError
+from preflight.reading.pysource import MAX_BYTES, Call, Module, Ref, Unresolved, parse
 
 
 def _module(src: str, argv: tuple[str, ...] | None = None) -> Module:

@@ -17,10 +17,10 @@ import re
 from typing import Any
 
 from preflight.findings import Source
-from preflight.jobs.parse import MAX_FACTS_PER_FILE
-from preflight.jobs.refs import named
-from preflight.jobs.shellvars import typed
-from preflight.jobs.types import ConfigProblem, Linked
+from preflight.reading.parse import MAX_FACTS_PER_FILE
+from preflight.reading.refs import named
+from preflight.reading.shellvars import typed
+from preflight.reading.types import ConfigProblem, Linked
 
 _END = {";", "&&", "||", "|", "&"}
 _TOKEN = re.compile(r""""[^"\n]*"|'[^'\n]*'|[^\s]+""")

@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from preflight.facts import Unknown
-from preflight.jobs.layered import Layered, load_chain
-from preflight.jobs.overrides import (
+from preflight.reading.layered import Layered, load_chain
+from preflight.reading.overrides import (
     MAX_KEY_PARTS,
     MAX_VALUE_CHARS,
     OverrideError,
@@ -19,7 +19,7 @@ from preflight.jobs.overrides import (
     parse_hydra,
     python_literal,
 )
-from preflight.jobs.parse import parse_yaml
+from preflight.reading.parse import parse_yaml
 
 
 @pytest.mark.parametrize("text, op, path, value", [

@@ -10,7 +10,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import Any
 
-from preflight.jobs.pyvalues import attr_path, is_main_guard, own_nodes
+from preflight.reading.pyvalues import attr_path, is_main_guard, own_nodes
 
 MAX_CALLS = 20_000
 """Calls looked at in one file."""

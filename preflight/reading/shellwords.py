@@ -23,8 +23,8 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from preflight.jobs.shellquote import QuoteScanner
-from preflight.jobs.shelltypes import MAX_PARTS, Part, Split, Statement, Word
+from preflight.reading.shellquote import QuoteScanner
+from preflight.reading.shelltypes import MAX_PARTS, Part, Split, Statement, Word
 
 __all__ = ["MAX_PARTS", "Part", "Split", "Statement", "Word", "split"]
 

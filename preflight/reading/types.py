@@ -20,7 +20,7 @@ class ConfigProblem:
     """Fix text specific to this problem (None: the generic "fix the file so it parses")."""
     code: str = "unreadable"
     """unreadable | reference | duplicate_key | no_job | not_a_config | kind_forced | outside_job
-    (a file outside the job, not read: jobs/boundary.py) | untrusted (picks the
+    (a file outside the job, not read: reading/boundary.py) | untrusted (picks the
     finding id)."""
 
     def __str__(self) -> str:

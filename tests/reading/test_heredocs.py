@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from preflight.jobs.read import read_paths
-from preflight.jobs.shell import blank_heredocs, heredocs
+from preflight.reading.shell import blank_heredocs, heredocs
 
 BASH = shutil.which("bash")
 FAKE = "accelerate launch --mixed_precision fp8 fake.py"

@@ -13,10 +13,10 @@ from typing import Any
 
 from preflight.facts import Unknown
 from preflight.findings import Source
-from preflight.jobs.parse import MAX_FACTS_PER_FILE, usable_key
-from preflight.jobs.pysource import Call, Module, Ref, Unresolved
-from preflight.jobs.refs import named
-from preflight.jobs.types import ConfigProblem, Linked, ReaderOutput
+from preflight.reading.parse import MAX_FACTS_PER_FILE, usable_key
+from preflight.reading.pysource import Call, Module, Ref, Unresolved
+from preflight.reading.refs import named
+from preflight.reading.types import ConfigProblem, Linked, ReaderOutput
 
 MAX_NESTING = 8
 

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from preflight.jobs.shellexpand import MAX_CHARS, Launch, TooLarge, launch_args
-from preflight.jobs.shellwords import MAX_PARTS, split
+from preflight.reading.shellexpand import MAX_CHARS, Launch, TooLarge, launch_args
+from preflight.reading.shellwords import MAX_PARTS, split
 
 ENTRY = re.compile(r"(?:^|/)train\.py$")
 

@@ -18,8 +18,8 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from preflight.jobs.boundary import current, outside_problem, refuse
-from preflight.jobs.types import ConfigProblem, Linked
+from preflight.reading.boundary import current, outside_problem, refuse
+from preflight.reading.types import ConfigProblem, Linked
 
 
 def _existing(target: str, naming_file: str) -> list[str]:

@@ -31,9 +31,9 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
-from preflight.jobs.parse import ParseError
-from preflight.jobs.pyscopes import Layout, Scope
-from preflight.jobs.pyvalues import (
+from preflight.reading.parse import ParseError
+from preflight.reading.pyscopes import Layout, Scope
+from preflight.reading.pyvalues import (
     BUILTINS,
     MAX_DEPTH,
     Arg,

@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from preflight.jobs.parse import MAX_BYTES, ParseError
+from preflight.reading.parse import MAX_BYTES, ParseError
 
 MAX_EXPANDED = MAX_BYTES
 """Characters of resolved text a document may expand to: no more than the largest file read

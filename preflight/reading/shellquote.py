@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from preflight.jobs.shelltypes import Part
+from preflight.reading.shelltypes import Part
 
 _NAME = re.compile(r"[A-Za-z_]\w*")
 _PLAIN_DQ = re.compile(r'[^"\\$`]+')

@@ -24,8 +24,8 @@ from typing import Any
 
 from preflight.facts import Unknown
 from preflight.findings import Source
-from preflight.jobs.layered import Layered, load_chain
-from preflight.jobs.overrides import (
+from preflight.reading.layered import Layered, load_chain
+from preflight.reading.overrides import (
     MAX_OVERRIDES,
     Override,
     OverrideError,
@@ -33,12 +33,12 @@ from preflight.jobs.overrides import (
     parse_flag,
     parse_hydra,
 )
-from preflight.jobs.parse import ParseError, parse_toml, parse_yaml, read_text
-from preflight.jobs.refs import locate, named
-from preflight.jobs.shellexpand import Arg, Launch, TooLarge, launch_args
-from preflight.jobs.shellvars import strip_comments
-from preflight.jobs.shellwords import split
-from preflight.jobs.types import ConfigProblem, Linked
+from preflight.reading.parse import ParseError, parse_toml, parse_yaml, read_text
+from preflight.reading.refs import locate, named
+from preflight.reading.shellexpand import Arg, Launch, TooLarge, launch_args
+from preflight.reading.shellvars import strip_comments
+from preflight.reading.shellwords import split
+from preflight.reading.types import ConfigProblem, Linked
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from preflight.jobs.shellwords import Part, Split, Statement, Word, split
+from preflight.reading.shellwords import Part, Split, Statement, Word, split
 
 MAX_CHARS = 2 * 1024 * 1024
 """Characters all expansions of one script may produce, each piece counting 16 more (a real

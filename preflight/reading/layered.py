@@ -12,7 +12,7 @@ layer that set it.
   folder, parents merged first, depth first, the file itself last), bounded to
   :data:`MAX_CHAIN` files.
 - :meth:`Layered.facts` flattens to ``config.<kind>.<path>`` facts (the same limits as
-  :func:`preflight.jobs.parse.flatten`), an ``Unknown`` leaf staying ``Unknown``.
+  :func:`preflight.reading.parse.flatten`), an ``Unknown`` leaf staying ``Unknown``.
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ from typing import Any
 
 from preflight.facts import Unknown
 from preflight.findings import Source
-from preflight.jobs.interpolate import resolve
-from preflight.jobs.overrides import Override
-from preflight.jobs.parse import (
+from preflight.reading.interpolate import resolve
+from preflight.reading.overrides import Override
+from preflight.reading.parse import (
     MAX_FACTS_PER_FILE,
     MAX_ITEMS_PER_FILE,
     Parsed,
@@ -36,7 +36,7 @@ from preflight.jobs.parse import (
     read_text,
     usable_key,
 )
-from preflight.jobs.types import ConfigProblem
+from preflight.reading.types import ConfigProblem
 
 Key = tuple[str, ...]
 MAX_CHAIN = 16

@@ -36,7 +36,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
-from preflight.jobs.types import ConfigProblem
+from preflight.reading.types import ConfigProblem
 
 _MAX_WALK_UP = 64      # folders looked at above a path for a .git entry
 

@@ -25,7 +25,7 @@ from preflight.base import bounded
 from preflight.base.keypaths import Path, nearest_line
 from preflight.facts import Unknown
 from preflight.findings import Source
-from preflight.jobs.boundary import refuse
+from preflight.reading.boundary import refuse
 
 
 def _tomllib() -> Any:
