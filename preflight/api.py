@@ -21,7 +21,7 @@ from preflight.report import Report
 
 if TYPE_CHECKING:
     from preflight.baseline import Baseline
-    from preflight.engine.environment import EnvironmentJudged
+    from preflight.environment import EnvironmentJudged
 
 
 Progress = Callable[[str], None]
@@ -62,10 +62,10 @@ def collect_facts(options: CheckOptions, progress: Progress = _silent
     config files, crashed probes) and a list of the inputs used, for the report header.
     """
     from preflight import intent, snapshot
+    from preflight.assume import apply_assumptions
     from preflight.base.isolate import add_job_roots
     from preflight.jobs.defaults import default_paths
     from preflight.probes import collect_all
-    from preflight.probes.assume import apply_assumptions
     from preflight.redact import MASK, looks_secret
 
     # Children (import probe, smoke, speedup) get no PYTHONPATH entry inside the job (issue 21)
@@ -208,7 +208,7 @@ def _run_check(options: CheckOptions, progress: Progress, fail_on: FailOn, early
     else:
         facts = facts.merged({"smoke.ran": False, "smoke.skip_reason": why_not}, source="smoke")
         if options.strict and facts.get("intent.fp8") is True and requested is not False:
-            from preflight.engine.strict import smoke_finding
+            from preflight.strict import smoke_finding
 
             extra.append(smoke_finding(why_not))
 
@@ -267,8 +267,8 @@ def evaluate_facts(facts: Facts, *, rules_paths: Sequence[str] = (),
     was read (None: not a job check, e.g. ``preflight.inspect``).
     """
     from preflight import engine
-    from preflight.engine.environment import off_node
     from preflight.engine.packs import load_check_rules
+    from preflight.environment import off_node
 
     fail_on = FailOn.parse(fail_on)
 
@@ -289,7 +289,7 @@ def evaluate_facts(facts: Facts, *, rules_paths: Sequence[str] = (),
     strict_findings: tuple[Finding, ...] = ()
     if strict:
         blocking = [u for u in undetermined if at_or_above(u.severity, fail_on)]
-        from preflight.engine.strict import undetermined_finding
+        from preflight.strict import undetermined_finding
 
         strict_findings = (undetermined_finding(blocking, fail_on),) if blocking else ()
     findings = off_node(tuple(extra) + strict_findings + tuple(fired), environment,
@@ -350,7 +350,7 @@ def _judge_environment(facts: Facts, options: CheckOptions
     """Packages the job needs but the judged environment lacks become Unknown (their rules are
     undetermined, not passed), and the report learns whether it judged the training environment.
     """
-    from preflight.engine.environment import environment_finding, judge, running_in_ci
+    from preflight.environment import environment_finding, judge, running_in_ci
     from preflight.probes.packages import normalize
 
     where = f"snapshot {options.snapshot}" if options.snapshot else "this machine"

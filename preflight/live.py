@@ -322,7 +322,7 @@ def inspect(model: Any, optimizer: Any = None, accelerator: Any = None, expect_f
     # and rules that test those for absence must not fire on an inspection that never looked.
     paths = list(rules_paths) or [str(rules_engine.bundled_rules_dir() / d)
                                   for d in ("runtime", "checkpoint/live")]
-    from preflight.engine.environment import live_environment  # packages, env: issue 12
+    from preflight.environment import live_environment  # packages, env: issue 12
 
     facts, extra = live_environment(facts)
     return evaluate_facts(facts, rules_paths=paths, fail_on=fail_on, extra=extra,

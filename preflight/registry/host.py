@@ -1,5 +1,5 @@
 """``host.*``: the machine and process the job would run in (producer: probes/runtime.py;
-``host.place``: engine/environment.py, from the facts judged)."""
+``host.place``: environment.py, from the facts judged)."""
 
 from preflight.facts import FactSpec as F
 

@@ -1,4 +1,4 @@
-"""preflight.engine.environment: which packages the job needs, and the environment verdict.
+"""preflight.environment: which packages the job needs, and the environment verdict.
 
 Facts are plain mappings here (the module is pure); the end-to-end behaviour through the CLI is
 in tests/cli/test_strict.py.
@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from preflight.builtin_findings import BUILTIN
 from preflight.engine import evaluate, load_rules
-from preflight.engine.environment import (
+from preflight.environment import (
     CI_RUNNER,
     ENV_RULE_ID,
     OFF_NODE_TAG,

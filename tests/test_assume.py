@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from probe_fakes import assert_registered
 
+from preflight.assume import AssumeError, apply_assumptions
 from preflight.base.cc import arch_for_cc, parse_cc
 from preflight.errors import UserInputError
-from preflight.facts import Facts, Unknown
-from preflight.probes.assume import AssumeError, apply_assumptions
+from preflight.facts import Facts, Unknown, registry
 from preflight.probes.gpu_table import KNOWN_GPUS, lookup
 
 NO_GPU = Facts(
@@ -21,6 +22,12 @@ NO_GPU = Facts(
     {"gpu.source": "nvml", "gpu.count": "nvml", "gpu.cc": "nvml", "gpu.nvml_error": "nvml",
      "pkg.torch.version": "importlib.metadata"},
 )
+
+
+def assert_registered(names: Iterable[str]) -> None:
+    """Every fact name an assumption produced is in the registry (rules can only name those)."""
+    unknown = [n for n in names if registry().lookup(n) is None]
+    assert not unknown, f"unregistered fact names: {unknown}"
 
 
 def plan(**assume: str) -> Facts:
