@@ -27,7 +27,7 @@ from preflight.live import (  # noqa: E402
     optimizer_facts,
     runtime_facts,
 )
-from preflight.live_deepspeed import _effective_stage, _stage_of  # noqa: E402
+from preflight.live.deepspeed import _effective_stage, _stage_of  # noqa: E402
 
 nn = torch.nn
 
@@ -295,7 +295,7 @@ def test_gpu_inspect_script_runs_its_cpu_case(tmp_path) -> None:
     import subprocess
     from pathlib import Path
 
-    script = Path(__file__).resolve().parent.parent / "benchmarks" / "gpu_inspect.py"
+    script = Path(__file__).resolve().parents[2] / "benchmarks" / "gpu_inspect.py"
     proc = subprocess.run([sys.executable, str(script), "--device", "cpu", "--out", str(tmp_path),
                            "--case", "torchao_direct", "--case", "deepspeed_zero3"],
                           capture_output=True, text=True, timeout=280)

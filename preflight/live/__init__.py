@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from preflight.facts import Facts, Unknown
-from preflight.live_coverage import coverage_facts
+from preflight.live.coverage import coverage_facts
 from preflight.report import Report
 
 # (module-path prefix, class names) -> backend. Only GEMM-carrying modules are counted, so a TE
@@ -270,7 +270,7 @@ def runtime_facts(model: Any, optimizer: Any = None, accelerator: Any = None,
     if optimizer is not None:
         values.update(optimizer_facts(optimizer))
     values.update(acc)
-    from preflight.live_deepspeed import deepspeed_facts  # imports this module: not at the top
+    from preflight.live.deepspeed import deepspeed_facts  # imports this module: not at the top
 
     if engine is not None:
         values.update(deepspeed_facts(engine, ds_config))
@@ -279,7 +279,7 @@ def runtime_facts(model: Any, optimizer: Any = None, accelerator: Any = None,
     values.update(fsdp_facts(model))
     values["runtime.model.device_types"] = sorted(
         {str(getattr(getattr(p, "device", None), "type", "unknown")) for p in model.parameters()})
-    from preflight.live_resume import resume_facts  # FP8 scaling state after a resume
+    from preflight.live.resume import resume_facts  # FP8 scaling state after a resume
 
     values.update(resume_facts(model, optimizer))
     return Facts(values, {name: "inspect" for name in values})

@@ -1,4 +1,4 @@
-"""preflight/live_resume.py: the FP8 scaling state of Transformer Engine modules after a resume.
+"""preflight/live/resume.py: the FP8 scaling state of Transformer Engine modules after a resume.
 
 CI has no GPU, so no real TE: the modules here are plain torch modules whose class lives under
 ``transformer_engine.pytorch`` and whose ``fp8_meta`` has TE 2.x's shape (scaling_fwd /
@@ -15,7 +15,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from preflight.live import inspect  # noqa: E402
-from preflight.live_resume import optimizer_steps, resume_facts, te_state  # noqa: E402
+from preflight.live.resume import optimizer_steps, resume_facts, te_state  # noqa: E402
 
 
 def te_like(state: str, hist_len: int = 4, rows: int = 0) -> torch.nn.Module:
