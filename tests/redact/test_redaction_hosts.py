@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 import preflight
 from preflight import cli
 from preflight.redact import MASK, Redactor
-from preflight.redact_hosts import HOST_MASK, is_public, mask_hosts
+from preflight.redact.hosts import HOST_MASK, is_public, mask_hosts
 from preflight.smoke.cli import render as smoke_render
 
 HOSTS = ("wandb.internal.corp", "node-17.cluster.internal", "gpu-a7", "rdzvhost3",

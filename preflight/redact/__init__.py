@@ -13,10 +13,10 @@ layers, both needed:
   ``token=`` in query strings, ``NAME=VALUE`` / ``NAME: VALUE`` / ``--name VALUE`` where NAME
   says credential, GPU/MIG UUIDs, the home directory (shown as ``~``), other users' home folders,
   the user name as a path segment, this machine's host names, and other machines' names and
-  addresses by allow-list (:mod:`preflight.redact_hosts`);
+  addresses by allow-list (:mod:`preflight.redact.hosts`);
 - **single values** (:func:`looks_secret`, used for every ``env.*`` value and ``--assume``
   value): on top of the above, a word of 16+ characters that mixes letters and digits the way
-  generated tokens do (see :func:`preflight.redact_tokens.token_like`) masks the whole value. This is stricter than
+  generated tokens do (see :func:`preflight.redact.tokens.token_like`) masks the whole value. This is stricter than
   free-text redaction on purpose: an allow-listed variable's value is one short datum, where a
   random-looking word is far more likely a credential than in a log line or a message.
 
@@ -34,8 +34,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from preflight.redact_hosts import HOST_MASK, mask_hosts
-from preflight.redact_tokens import (
+from preflight.redact.hosts import HOST_MASK, mask_hosts
+from preflight.redact.tokens import (
     HEX_OK_KEY,
     forge_commit_spans,
     is_secret_name,
@@ -177,7 +177,7 @@ def env_allowed(var: str) -> bool:
 def looks_secret(name: str, value: str) -> bool:
     """True when one variable's value should be masked whole: its name says credential, or its
     content holds a token, a URL credential, a secret ``NAME=VALUE``, a long random run, or a
-    word that reads like a generated token (:func:`preflight.redact_tokens.token_like`).
+    word that reads like a generated token (:func:`preflight.redact.tokens.token_like`).
 
     For single values (``env.*``, ``--assume``), not for free text: see the module docstring.
     """
