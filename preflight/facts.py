@@ -12,18 +12,14 @@ probe is caught at load time rather than silently never matching.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from preflight.errors import UserInputError
-
 FactType = Literal["bool", "int", "float", "str", "version", "cc", "list", "dict", "any"]
 """Declared type of a fact. ``version`` is a PEP 440-ish string, ``cc`` is "major.minor"."""
 
-SNAPSHOT_SCHEMA_VERSION = "1"
 
 MAX_NESTING = 64
 """Deepest nesting of lists / mappings fp8-doctor accepts in a config or a fact value (real rule
@@ -190,9 +186,6 @@ class Facts(Mapping[str, FactValue]):
                 prov[name] = source
         return Facts(values, prov)
 
-    def unknown_names(self) -> list[str]:
-        """Names whose value is Unknown."""
-        return sorted(n for n, v in self.values.items() if isinstance(v, Unknown))
 
 
 # --- JSON (de)serialization -------------------------------------------------------------------
@@ -217,56 +210,3 @@ def facts_to_json(facts: Facts) -> dict[str, Any]:
         "facts": {n: encode_value(facts.values[n]) for n in sorted(facts.values)},
         "provenance": {n: facts.provenance[n] for n in sorted(facts.provenance)},
     }
-
-
-SNAPSHOT_MAX_BYTES = 16 * 1024 * 1024
-"""The most a snapshot file may hold (snapshot.MAX_SNAPSHOT_BYTES, the limit it documents)."""
-
-
-class SnapshotError(UserInputError):
-    """A snapshot file that cannot be used, with the file (and line) named in the message."""
-
-
-def read_snapshot(path: str) -> dict[str, Any]:
-    """The validated JSON document of a snapshot; errors name the file (and line)."""
-    from preflight.base import bounded
-
-    try:
-        # non-blocking, re-checked on the descriptor: a FIFO swapped in after the caller's
-        # check must not hang the run (issue 21 item 4)
-        text = bounded.read_bytes(path, SNAPSHOT_MAX_BYTES).decode("utf-8")
-    except bounded.NotRegularFile as exc:
-        raise SnapshotError(f"{path}: {exc.kind}, not a regular file; a snapshot is the JSON "
-                            "file that `fp8-doctor snapshot` writes") from None
-    except bounded.TooLarge:
-        raise SnapshotError(f"{path}: over the {SNAPSHOT_MAX_BYTES:,}-byte limit for a "
-                            "snapshot") from None
-    except OSError as exc:
-        raise SnapshotError(f"{path}: cannot read snapshot: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise SnapshotError(f"{path}: not a UTF-8 text file (byte {exc.start}); a snapshot is "
-                            "the JSON that `fp8-doctor snapshot` writes") from None
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise SnapshotError(f"{path}:{exc.lineno}: not valid JSON: {exc.msg}") from None
-    except RecursionError:
-        raise SnapshotError(f"{path}: JSON nested too deeply to be a snapshot") from None
-    if not isinstance(doc, dict) or not isinstance(doc.get("facts"), dict):
-        raise SnapshotError(f"{path}: not an fp8-doctor snapshot (no 'facts' object)")
-    version = str(doc.get("schema_version", ""))
-    if version.split(".")[0] != SNAPSHOT_SCHEMA_VERSION:
-        raise SnapshotError(
-            f"{path}: snapshot schema_version {version!r} is not supported "
-            f"(this fp8-doctor reads {SNAPSHOT_SCHEMA_VERSION}.x)"
-        )
-    return doc
-
-
-def load_snapshot(path: str) -> Facts:
-    """The facts of a snapshot written by ``fp8-doctor snapshot``, with their provenance."""
-    doc = read_snapshot(path)
-    values = {str(k): decode_value(v) for k, v in doc["facts"].items()}
-    prov_raw = doc.get("provenance") or {}
-    prov = {str(k): str(v) for k, v in prov_raw.items()} if isinstance(prov_raw, dict) else {}
-    return Facts(values, prov)

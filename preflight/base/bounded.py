@@ -61,14 +61,6 @@ def kind_of(mode: int) -> str:
     return next((what for test, what in _KINDS if test(mode)), "not a regular file")
 
 
-def is_regular(path: str | os.PathLike[str]) -> bool:
-    """True when ``path`` (following symlinks) is a regular file; never opens it."""
-    try:
-        return stat.S_ISREG(os.stat(path).st_mode)
-    except (OSError, ValueError):
-        return False
-
-
 def read_bytes(path: str | os.PathLike[str], limit: int, *, stop: bytes | None = None,
                partial: bool = False) -> bytes:
     """At most ``limit`` bytes of the regular file ``path``.

@@ -292,19 +292,6 @@ def _flatten(field: Field) -> tuple[str, Callable[[int], int]]:
     return "".join(s.text for s in field), remap
 
 
-def _unquote(field: Field) -> Field:
-    """A word from a re-split string: a pair of quotes around it is removed (approximately)."""
-    if not field:
-        return field
-    text = "".join(s.text for s in field)
-    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"" and \
-            field[0].text[:1] == text[0] and field[-1].text[-1:] == text[0]:
-        first, last = field[0], field[-1]
-        if len(field) == 1:
-            return [Seg(first.text[1:-1], first.offset + 1, first.branch, first.opaque)]
-        return [Seg(first.text[1:], first.offset + 1, first.branch, first.opaque), *field[1:-1],
-                Seg(last.text[:-1], last.offset, last.branch, last.opaque)]
-    return field
 
 
 def launch_args(split: Split, is_entry: Callable[[str], bool],

@@ -52,7 +52,6 @@ class _Lexer(QuoteScanner):
         self.lit: list[str] = []
         self.lit_at = 0
         self.lit_quoted = False
-        self.stmt_at = 0
         self.array_name: tuple[str, bool, int] | None = None   # inside NAME=( ... )
         self.array_words: list[Word] = []
         self.heredocs: list[str] = []
@@ -92,8 +91,6 @@ class _Lexer(QuoteScanner):
             if self.array_name is not None:
                 self.array_words.append(word)
             else:
-                if not self.words:
-                    self.stmt_at = word[0].offset
                 self.words.append(word)
 
     def end_statement(self, sep: str = "") -> None:
