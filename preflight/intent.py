@@ -82,7 +82,7 @@ NAMES = ("fp8", "fp8_source", "fp8_overridden_by", "frameworks", "backend", "rec
          "fp8_attention", "cuda_graphs", "fp8_params", "tp_comm_overlap", "stack", "seq_len",
          "micro_batch", "packing", "pad_multiple", "moe.experts", "moe.top_k", "ep",
          "rollout.engine", "rollout.fp8", "rollout.recipe", "rollout.kv_cache_fp8",
-         "rollout.is_correction", "recipe_by_backend")
+         "rollout.is_correction", "recipe_by_backend", "block_scales_fp32")
 _INTERNAL = ("shapes.tp", "shapes.sp", "shapes.qkv_out", "shapes.proj_in", "shapes.fc1_out",
              "overrides_fp8", "runs_on")
 

@@ -25,9 +25,10 @@ def parse_edits(raw: Any, rep: Reporter) -> tuple[EditSpec, ...]:
     """``fix.edits``: the config changes ``check --diff`` makes (docs/rule-format.md, "Fix
     edits"), each ``{fact: config.<kind>.<key>, ...}`` with one of ``set: VALUE`` (change or
     add), ``replace: VALUE`` (change only where the job sets it), ``delete: true`` (``delete: parent``:
-    the block that holds the key), or
-    ``move_to: config.<kind>.<key>`` (a renamed or relocated key, its value kept). VALUE is a
-    scalar or a list of scalars."""
+    the block that holds the key),
+    ``move_to: config.<kind>.<key>`` (a renamed or relocated key, its value kept), or
+    ``remove_item: VALUE`` (take these items out of the list the job wrote, keeping the others
+    in their order). VALUE is a scalar or a list of scalars."""
     if raw is None:
         return ()
     if not isinstance(raw, list):
@@ -49,9 +50,11 @@ def parse_edits(raw: Any, rep: Reporter) -> tuple[EditSpec, ...]:
             out.append(EditSpec(fact, "delete", None if item["delete"] is True else "parent"))
         elif action == "move_to" and _is_config_fact(item["move_to"]):
             out.append(EditSpec(fact, "move", item["move_to"]))
+        elif action == "remove_item" and _value_ok(item[action]):
+            items = item[action] if isinstance(item[action], list) else [item[action]]
+            out.append(EditSpec(fact, "remove_item", items))
         else:
-            rep.error(where, "an edit is {fact, set|replace: VALUE}, {fact, delete: true|parent} "
-                             "or "
-                             "{fact, move_to: config.<kind>.<key>} (VALUE: a scalar or a list "
-                             "of scalars)")
+            rep.error(where, "an edit is {fact, set|replace: VALUE}, {fact, delete: true|parent}, "
+                             "{fact, move_to: config.<kind>.<key>} or {fact, remove_item: VALUE} "
+                             "(VALUE: a scalar or a list of scalars)")
     return tuple(out)

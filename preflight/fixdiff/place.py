@@ -54,6 +54,8 @@ def place(spec: EditSpec, facts: Any, files: FileSource) -> Placed | None:
     """The edit for ``spec``; None when there is nothing to do (already so, or not set)."""
     kind, path = split(spec.fact)
     values = facts.values
+    if spec.action == "remove_item":
+        return _remove_items(spec, path, facts, files)
     if spec.fact in values:
         if spec.action in ("set", "replace") and values[spec.fact] == spec.value:
             return None
@@ -92,6 +94,34 @@ def place(spec: EditSpec, facts: Any, files: FileSource) -> Placed | None:
         prefix = found[: len(found) - len(sib_path)]
     return Placed(loc.path, loc.line or 0,
                   _maker(fmt, text, "set", (*prefix, *path), spec.value, None, None))
+
+
+def _remove_items(spec: EditSpec, path: tuple[str, ...], facts: Any, files: FileSource
+                  ) -> Placed | None:
+    """``remove_item``: the list the job wrote, less the items named, the others kept in their
+    order (``--recompute-modules core_attn moe_act`` -> ``--recompute-modules core_attn``); made
+    as a ``set`` of the shorter list, so each editor proves it the way it proves a set. Not set,
+    or none of the items in it: nothing to do. A list that would be left empty is not edited:
+    the framework's default list would apply, which may hold the very item (Megatron's
+    --recompute-modules defaults to core_attn)."""
+    current = facts.values.get(spec.fact)
+    if current is None:
+        return None
+    if not isinstance(current, list):
+        raise EditError("the job sets it to a single value, not a list")
+    drop = spec.value if isinstance(spec.value, list) else [spec.value]
+    kept = [item for item in current if item not in drop]
+    if kept == current:
+        return None
+    if not kept:
+        raise EditError(f"removing {', '.join(map(str, drop))} would leave it empty, and the "
+                        "framework's default list would apply instead: choose what to keep")
+    loc = Location.from_source(facts.source(spec.fact))
+    if loc is None:
+        raise EditError("the file that sets it is not known")
+    text, fmt = files.text(loc.path)
+    return Placed(loc.path, loc.line or 0, _maker(fmt, text, "set", path, kept, loc.line,
+                                                  current))
 
 
 def _maker(fmt: str, text: str, action: str, path: tuple[str, ...], value: Any,

@@ -128,7 +128,7 @@ def _set(text: str, key: Any, value: Any, new: Any) -> str:
     if type(value).__name__ != "ScalarNode" and not isinstance(new, list):
         raise EditError(f"{key.value!r} holds a block or list, not a value to replace")
     if type(value).__name__ == "SequenceNode" and not value.flow_style:
-        raise EditError(f"{key.value!r} holds a block list: not replaced as one value")
+        return _drop_items(text, key, value, new)
     start, end = value.start_mark.index, value.end_mark.index
     if getattr(value, "style", None) in ("|", ">"):
         raise EditError(f"{key.value!r} holds a block scalar")
@@ -138,6 +138,30 @@ def _set(text: str, key: Any, value: Any, new: Any) -> str:
     style = value.style if getattr(value, "style", None) in _QUOTED and isinstance(new, str) \
         else None
     return text[:start] + _styled(new, style) + text[end:]
+
+
+def _drop_items(text: str, key: Any, seq: Any, new: Any) -> str:
+    """A block list made ``new`` by taking out the ``- item`` lines of the items it lacks (the
+    ``remove_item`` edit); any other change to a block list is refused."""
+    items = list(seq.value)
+    if not isinstance(new, list) or any(type(i).__name__ != "ScalarNode" for i in items):
+        raise EditError(f"{key.value!r} holds a block list: not replaced as one value")
+    old = [_load(f"v: {text[i.start_mark.index:i.end_mark.index]}\n")["v"] for i in items]
+    drop, at = [], 0
+    for value, item in zip(old, items):
+        if at < len(new) and value == new[at]:
+            at += 1
+        else:
+            drop.append(item)
+    if at != len(new):
+        raise EditError(f"{key.value!r} holds a block list: only items can be taken out of it")
+    for item in reversed(drop):            # bottom up: the indexes above stay valid
+        start = _line_start(text, item.start_mark.index)
+        if text[start:item.start_mark.index].strip() != "-" or \
+                "\n" in text[item.start_mark.index:item.end_mark.index]:
+            raise EditError(f"{key.value!r}: an item shares its line or spans lines")
+        text = text[:start] + text[_line_end(text, item.end_mark.index):]
+    return text
 
 
 def _styled(value: Any, style: str | None) -> str:

@@ -139,7 +139,7 @@ def read_python(module: Module) -> ReaderOutput:
     argument is None), so it is ``config.accelerate.mixed_precision`` at this line. A recipe
     handler is ``config.accelerate.kwargs_handlers`` (the class names) with its fields under
     ``config.accelerate.kwargs_handlers.<Class>.<field>`` (not ``fp8_config.*``: a handler in code
-    is not the YAML's recipe, which FP8D-ACC-0091 is about), and the backend it selects is
+    is not the YAML's recipe; FP8D-ACC-0012 reads both), and the backend it selects is
     ``config.accelerate.fp8_config.backend``. ``AORecipeKwargs(config=Float8LinearConfig.
     from_recipe_name("rowwise"))`` gives ``recipe_name``; a ``module_filter_func`` is noted."""
     out = PyOut(module)
@@ -150,6 +150,8 @@ def read_python(module: Module) -> ReaderOutput:
         for key in ("mixed_precision", "gradient_accumulation_steps", "cpu"):
             if key in call.kwargs:
                 out.put(f"config.{KIND}.{key}", call.kwargs[key], call.lines.get(key))
+                # the code's own argument, told apart from the YAML key and the launch flag
+                out.put(f"config.{KIND}.accelerator.{key}", call.kwargs[key], call.lines.get(key))
         handlers = call.value("kwargs_handlers")
         if isinstance(handlers, list):
             _handlers(out, [h for h in handlers if isinstance(h, Call) and h.name in _HANDLERS],

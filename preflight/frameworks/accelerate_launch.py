@@ -89,5 +89,7 @@ def read(path: str, text: str, outer: dict[str, str] | None = None) -> ReaderOut
             # The same setting as given on the command line, apart: a rule can tell the
             # YAML's key from the flag that overrides it (FP8D-ACC-0003, issue 12).
             out.put(f"config.{KIND}.cli.{_acc_name(flag)}", value, pos)
-    hf_trainer.script_args(out, words[stop + 1:], variables)
+    script = launch.value(words[stop][0], variables) if stop < len(words) else None
+    hf_trainer.script_args(out, words[stop + 1:], variables,
+                           script if isinstance(script, str) else None)
     return ReaderOutput(out.facts, out.prov, tuple(out.problems), tuple(out.linked))

@@ -67,12 +67,15 @@ def read_with_deepspeed(kind: str) -> Callable[[str, Parsed], ReaderOutput]:
 read_hf_trainer = read_with_deepspeed("hf_trainer")
 
 
-def script_args(out: launch.Out, words: list[launch.Token], variables: dict[str, str]) -> None:
+def script_args(out: launch.Out, words: list[launch.Token], variables: dict[str, str],
+                script: str | None = None) -> None:
     """TrainingArguments given as flags to the training script -> ``config.hf_trainer.<flag>``,
     as HfArgumentParser reads them (bare ``--bf16`` is true); ``--deepspeed ds.json`` is
-    followed. Nothing unless the flags carry :data:`HINT`."""
+    followed. Nothing unless the flags carry :data:`HINT`, nor when ``script`` is found here
+    and builds no Trainer or TrainingArguments: its flags are then its own argparse options (a
+    plain ``Accelerator`` loop takes ``--model_name_or_path`` too: newcomer review row 11)."""
     found, _ = launch.flags(words, set(), stop_at_positional=False)
-    if not any(HINT.match("--" + f) for f, _, _ in found):
+    if not any(HINT.match("--" + f) for f, _, _ in found) or _not_a_trainer(script, out.path):
         return
     for flag, raw, pos in found:
         if not usable_key(flag):
@@ -81,6 +84,27 @@ def script_args(out: launch.Out, words: list[launch.Token], variables: dict[str,
         out.put(f"config.{KIND}.{flag}", value, pos)
         if flag == "deepspeed" and isinstance(value, str) and value.endswith(".json"):
             out.link(value, "deepspeed", pos, "--deepspeed")
+
+
+_TRAINER = re.compile(r"\b\w*Trainer\b")
+
+
+def _not_a_trainer(script: str | None, naming: str) -> bool:
+    """``script`` is here (inside the job) and its text neither builds a Trainer nor parses
+    TrainingArguments (:data:`PY_HINT`); a script not found here proves nothing."""
+    if not script or "$" in script:
+        return False
+    from preflight.reading.parse import ParseError, read_text
+    from preflight.reading.refs import locate
+
+    found = locate(script, naming)
+    if found is None:
+        return False
+    try:
+        text = read_text(found)
+    except (ParseError, OSError):
+        return False
+    return not (PY_HINT.search(text) or _TRAINER.search(text))
 
 
 def script_line(out: launch.Out, text: str, variables: dict[str, str]) -> None:
@@ -93,7 +117,8 @@ def script_line(out: launch.Out, text: str, variables: dict[str, str]) -> None:
     words = launch.tokens(text, start, end)
     out.too_long(words)
     script = next((i for i, (t, _) in enumerate(words) if t.endswith(".py")), -1)
-    script_args(out, words[script + 1:], variables)
+    script_args(out, words[script + 1:], variables,
+                launch.value(words[script][0], variables) if script >= 0 else None)
 
 
 # TrainingArguments and the TRL configs that subclass it (frameworks/trl.py).

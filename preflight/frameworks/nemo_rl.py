@@ -66,6 +66,12 @@ def read_yaml(path: str, parsed: Parsed) -> ReaderOutput:
     chain = load_chain(path, parsed, style="paths")
     chain.config.resolve()
     facts, prov = chain.config.facts(PREFIX)
+    if chain.unread:
+        # what the missing parent would set is not known: derive leaves it undetermined
+        # (overridelaunch.base_unread), never answers it from the framework's defaults
+        facts[f"{PREFIX}.base_config"] = Unknown(
+            f"{chain.unread[0]}, so the settings it holds are not known")
+        prov[f"{PREFIX}.base_config"] = Source(path, parsed.line_of(("defaults",)))
     where = source_of(path, parsed)(("defaults",))
     linked = tuple(Linked(p, KIND, where, key="defaults", line=parsed.line_of(("defaults",)))
                    for p in chain.files)
@@ -107,6 +113,9 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     dtensor = v.truthy("policy.dtensor_cfg.enabled")
     if megatron:
         out["distributed"] = ("megatron", v.src(f"{MEG}.enabled"))
+        # the Megatron policy worker builds a Megatron-Core model (models/megatron/setup.py at
+        # v0.7.0): Megatron's rules reach the job through intent.stack
+        out["runs_on"] = (["megatron"], v.src(f"{MEG}.enabled"))
     elif dtensor:
         out["distributed"] = ("fsdp2", v.src("policy.dtensor_cfg.enabled"))
     fp8_on = f.get(f"{PREFIX}.{FP8}.enabled")
@@ -153,6 +162,12 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
                                Unknown(f"make_sequence_length_divisible_by is "
                                        f"{str(pad)[:60]!r}"),
                                v.src("policy.make_sequence_length_divisible_by"))
+    fp32 = f.get(f"{PREFIX}.{MEG}.env_vars.NVTE_FP8_BLOCK_SCALING_FP32_SCALES")
+    if megatron and fp32 is not None:
+        # megatron_cfg.env_vars go into the Megatron policy workers' environment
+        # (examples/configs/grpo_math_8B_megatron_fp8.yaml at v0.7.0 sets this one)
+        out["block_scales_fp32"] = (fp32 if isinstance(fp32, Unknown) else str(fp32) == "1",
+                                    v.src(f"{MEG}.env_vars.NVTE_FP8_BLOCK_SCALING_FP32_SCALES"))
     if megatron and out.get("packing", (False,))[0] is True:
         _packed_row_padding(v, out)
     gpus, nodes = v.int("cluster.gpus_per_node"), v.int("cluster.num_nodes")
@@ -207,20 +222,35 @@ def _parallel(v: View, out: Derived, megatron: bool) -> None:
                                         v.src(f"{MEG}.sequence_parallel"))
         ac = v.get(f"{MEG}.activation_checkpointing")
         if ac is not None:
-            out["activation_checkpointing"] = (v.truthy(f"{MEG}.activation_checkpointing"),
-                                               v.src(f"{MEG}.activation_checkpointing"))
+            on = v.truthy(f"{MEG}.activation_checkpointing")
+            out["activation_checkpointing"] = (on, v.src(f"{MEG}.activation_checkpointing"))
+            # models/megatron/setup.py _apply_performance_config at v0.7.0: granularity "full"
+            # unless megatron_cfg.recompute_granularity says "selective"
+            gran = str(v.get(f"{MEG}.recompute_granularity", "full")).lower() if on else "none"
+            out["recompute_granularity"] = (gran if gran in {"full", "selective", "none"} else
+                                            Unknown(f"recompute_granularity {gran[:40]!r}"),
+                                            v.src(f"{MEG}.recompute_granularity",
+                                                  v.src(f"{MEG}.activation_checkpointing")))
+        # only fp8 / fp8_recipe / fp8_param of fp8_cfg reach the TransformerConfig (setup.py at
+        # v0.7.0): attention stays out of FP8 (TransformerConfig fp8_dot_product_attention False)
+        out["fp8_attention"] = (False, v.src(f"{FP8}.enabled", "NeMo-RL sets no FP8 attention"))
 
 
 def _generation(v: View, out: Derived) -> None:
     raw = v.facts.get(f"{PREFIX}.policy.generation.backend")
-    if isinstance(raw, Unknown):
+    precision = v.facts.get(f"{PREFIX}.{VLLM}.precision")
+    if (raw is None or isinstance(raw, Unknown)) and isinstance(precision, str):
+        # the job sets vllm_cfg.precision while generation.backend is in a base file not read
+        # (or left out): vllm_cfg is the vLLM generation section, so the job generates with vLLM
+        backend, src = "vllm", v.src(f"{VLLM}.precision")
+    elif isinstance(raw, Unknown):
         out["rollout.engine"] = (raw, v.src("policy.generation.backend"))
         out["rollout.fp8"] = (raw, v.src("policy.generation.backend"))
         return
-    backend = v.get("policy.generation.backend")
+    else:
+        backend, src = v.get("policy.generation.backend"), v.src("policy.generation.backend")
     if backend is None:
         return           # SFT / DPO: no generation
-    src = v.src("policy.generation.backend")
     engine = str(backend).lower()
     out["rollout.engine"] = (engine if engine in {"vllm", "sglang", "megatron"} else
                              Unknown(f"generation backend {backend!r}"), src)
@@ -239,9 +269,14 @@ def _generation(v: View, out: Derived) -> None:
         if fp8:
             out["rollout.recipe"] = ("blockwise", v.src(f"{VLLM}.precision"))
         kv = v.facts.get(f"{PREFIX}.{VLLM}.kv_cache_dtype")
-        out["rollout.kv_cache_fp8"] = (kv if isinstance(kv, Unknown) else
-                                       str(kv).lower().startswith("fp8"),
-                                       v.src(f"{VLLM}.kv_cache_dtype", src))
+        # kv_cache_dtype reaches vLLM only through init_fp8's kwargs, which the worker builds
+        # only for precision fp8 (vllm_worker.py, quantization/fp8.py at v0.7.0): without FP8
+        # weights it is ignored (FP8D-NRL-0001)
+        out["rollout.kv_cache_fp8"] = (
+            kv if isinstance(kv, Unknown) else
+            prec if isinstance(prec, Unknown) and str(kv).lower().startswith("fp8") else
+            fp8 and str(kv).lower().startswith("fp8"),
+            v.src(f"{VLLM}.kv_cache_dtype", src))
     elif engine == "megatron":
         # generation runs on the training model: its precision is the policy's
         out["rollout.fp8"] = (out["fp8"][0], out["fp8"][1])

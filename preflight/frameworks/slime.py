@@ -37,6 +37,8 @@ PREFIX = f"config.{KIND}"
 # flags only slime's train.py / train_async.py take (slime/utils/arguments.py at v0.3.1)
 HINT = re.compile(r"--(?:rollout-num-gpus-per-engine|actor-num-gpus-per-node|actor-num-nodes|"
                   r"rollout-batch-size|n-samples-per-prompt|sglang-mem-fraction-static)\b")
+# a path part named FP8 (Qwen3-4B-FP8, model_fp8/, ...-fp8-block): an FP8 checkpoint
+_FP8_NAME = re.compile(r"(?i)(?:^|[-_./])fp8(?:$|[-_./])")
 _ENV = re.compile(r"""\\?["'](NVTE_[A-Z0-9_]+|NCCL_[A-Z0-9_]+)\\?["']\s*:\s*\\?["']([^"'\\]*)""")
 
 
@@ -79,6 +81,11 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     ckpt = s.get("hf_checkpoint")
     if quant is not None:
         out["rollout.fp8"] = (str(quant).lower().startswith("fp8"), s.src("sglang_quantization"))
+    elif isinstance(ckpt, str) and _FP8_NAME.search(ckpt):
+        # SGLang serves the checkpoint in the precision of its quantization_config (not read
+        # here); a checkpoint named ...-FP8 is the FP8 conversion slime's docs tell users to make
+        # for FP8 rollout (docs/en/advanced/low-precision.md at v0.3.1; Qwen/Qwen3-4B-FP8)
+        out["rollout.fp8"] = (True, s.src("hf_checkpoint"))
     elif ckpt is not None:
         out["rollout.fp8"] = (Unknown(f"SGLang serves --hf-checkpoint {str(ckpt)[:80]!r} in the "
                                       "precision of its quantization_config, which is not "
@@ -94,6 +101,8 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     out["rollout.kv_cache_fp8"] = (str(kv).lower().startswith("fp8") if kv is not None
                                    else False, s.src("sglang_kv_cache_dtype",
                                                      "SGLang default (kv_cache_dtype auto)"))
+    if out.get("recipe", (None,))[0] == "blockwise":
+        out["block_scales_fp32"] = _fp32_scales(s, f, prov)
     for name, key in (("moe.experts", "num_experts"), ("moe.top_k", "moe_router_topk"),
                       ("ep", "expert_model_parallel_size")):
         if s.int(key) is not None:
@@ -104,6 +113,18 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     if gpus:
         out["num_gpus"] = (gpus * (nodes or 1), s.src("actor_num_gpus_per_node"))
     return out
+
+
+def _fp32_scales(s: View, f: Mapping[str, Any], prov: Mapping[str, str]) -> tuple[Any, str]:
+    """slime's Ray actors get ``NVTE_FP8_BLOCK_SCALING_FP32_SCALES`` from the driver's
+    environment, ``"1"`` when it is not set there (slime/ray/actor_group.py at v0.3.1): the
+    ``--runtime-env-json`` value, else this machine's, else 1."""
+    name = "NVTE_FP8_BLOCK_SCALING_FP32_SCALES"
+    if s.has(f"env.{name}"):
+        return str(s.get(f"env.{name}")) == "1", s.src(f"env.{name}")
+    if isinstance(f.get(f"env.{name}"), str):
+        return f[f"env.{name}"] == "1", prov.get(f"env.{name}", f"env.{name}")
+    return True, "slime default for its Ray actors (slime/ray/actor_group.py: 1 unless set)"
 
 
 FRAMEWORK = Framework(

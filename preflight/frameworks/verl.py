@@ -46,6 +46,7 @@ ACTOR = "actor_rollout_ref.actor"
 MEG = f"{ACTOR}.megatron"
 TFC = f"{MEG}.override_transformer_config"
 ROLLOUT = "actor_rollout_ref.rollout"
+_FP32_SCALES = "env.NVTE_FP8_BLOCK_SCALING_FP32_SCALES"   # the launch script's, read_text
 _SRC = "verl v0.9.0 verl/trainer/config"
 PACKAGED: dict[str, tuple[Any, str]] = {
     # what the packaged config holds when the job does not say (read at v0.9.0)
@@ -76,6 +77,12 @@ def read_yaml(path: str, parsed: Parsed) -> ReaderOutput:
     chain = load_chain(path, parsed, style="hydra")
     chain.config.resolve()
     facts, prov = chain.config.facts(PREFIX)
+    if chain.unread:
+        # what the missing parent would set is not known: derive leaves it undetermined
+        # (overridelaunch.base_unread), never answers it from the framework's defaults
+        facts[f"{PREFIX}.base_config"] = Unknown(
+            f"{chain.unread[0]}, so the settings it holds are not known")
+        prov[f"{PREFIX}.base_config"] = Source(path, parsed.line_of(("defaults",)))
     if chain.packaged:
         facts[f"{PREFIX}.defaults_packaged"] = chain.packaged
         prov[f"{PREFIX}.defaults_packaged"] = Source(path, parsed.line_of(("defaults",)))
@@ -96,14 +103,45 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
     if name is not None and isinstance(name[0], str):
         file = name[0] if name[0].endswith((".yaml", ".yml")) else name[0] + ".yaml"
         if cpath is not None and isinstance(cpath[0], str):
-            base = (os.path.join(cpath[0].removeprefix("file://"), file), name[1])
+            where = _config_file(read.launch.entry.text, cpath[0], file)
+            base = (where, name[1]) if where is not None else None
     merged = merged_facts(read, KIND, base, style="hydra", key="--config-name")
     facts, prov = merged.facts, merged.provenance
     entry_src = Source(path, text.count("\n", 0, read.launch.offset) + 1)
     facts[f"{PREFIX}.entry"], prov[f"{PREFIX}.entry"] = read.launch.entry.text, entry_src
     if name is not None:
         facts[f"{PREFIX}.config_name"], prov[f"{PREFIX}.config_name"] = name
+    for var, value in read.launch.env:
+        # what the script sets for the trainer: verl's Ray workers inherit the driver's
+        # environment (trainer/constants_ppo.py get_ppo_ray_runtime_env at v0.9.0 adds its own
+        # variables only), so `export NVTE_...=1` before main_ppo reaches Transformer Engine
+        if var.startswith("NVTE_"):
+            at = re.search(rf"(?m)^[ \t]*(?:export[ \t]+)?{var}=|[ \t]{var}=", text)
+            facts[f"{PREFIX}.env.{var}"] = value
+            prov[f"{PREFIX}.env.{var}"] = Source(path, text.count("\n", 0, at.start()) + 1) \
+                if at else entry_src
     return ReaderOutput(facts, prov, tuple(read.problems), merged.linked)
+
+
+def _config_file(entry: str, cpath: str, file: str) -> str | None:
+    """The YAML ``--config-path CPATH --config-name FILE`` names, for the launch directory; None
+    for verl's own packaged trainer configs (:data:`PACKAGED` knows what they decide).
+
+    Hydra takes a relative ``--config-path`` from the file that declares ``@hydra.main``, not
+    from the current directory (hydra.cc "Hydra's command line flags"; internal
+    ``compute_search_path_dir``): with ``python3 -m verl.trainer.main_ppo --config-path=config``
+    (35 of verl v0.9.0's example scripts) that is verl/trainer/config of the installed verl."""
+    cpath = cpath.removeprefix("file://")
+    if os.path.isabs(cpath):
+        return os.path.join(cpath, file)
+    if entry.endswith(".py"):
+        return os.path.join(os.path.dirname(entry), cpath, file)
+    package = entry.rpartition(".")[0].replace(".", "/")
+    if package == "verl/trainer" and os.path.normpath(cpath) == "config" and \
+            file in ("ppo_trainer.yaml", "ppo_megatron_trainer.yaml"):
+        return None
+    # a folder of the installed package: found only where the job is a checkout of it
+    return os.path.join(package, cpath, file)
 
 
 def _get(v: View, key: str) -> tuple[Any, str]:
@@ -146,6 +184,7 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
         out["fp8"] = (False, why)
     out["precision"] = ("bf16", v.src(f"{MEG}.dtype", "verl default (dtype bfloat16)"))
     if megatron:
+        _on_megatron(v, out)
         for name, key in (("tp", "tensor_model_parallel_size"), ("cp", "context_parallel_size"),
                           ("ep", "expert_model_parallel_size")):
             value, src = _get(v, f"{MEG}.{key}")
@@ -166,7 +205,38 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     if gpus:
         out["num_gpus"] = (gpus * (nodes or 1), v.src("trainer.n_gpus_per_node"))
     _rollout(v, out)
+    fp32 = v.get(_FP32_SCALES)
+    if fp32 is not None:
+        out["block_scales_fp32"] = (str(fp32) == "1", v.src(_FP32_SCALES))
     return out
+
+
+def _on_megatron(v: View, out: Derived) -> None:
+    """The Megatron engine builds a Megatron-Core model from a TransformerConfig that
+    ``override_transformer_config`` feeds field by field (workers/engine/megatron at v0.9.0), so
+    the job runs on Megatron-Core: Megatron's rules reach it through ``intent.stack``."""
+    src = v.src("model_engine", v.src("config_name", v.src(f"{ACTOR}.strategy", "verl")))
+    out["runs_on"] = (["megatron"], src)
+    att = next((k for k in (f"{TFC}.fp8_dot_product_attention", f"{TFC}.fp8_multi_head_attention")
+                if v.has(k)), None)
+    out["fp8_attention"] = (
+        (any(v.truthy(k) for k in (f"{TFC}.fp8_dot_product_attention",
+                                    f"{TFC}.fp8_multi_head_attention")), v.src(att))
+        if att else _unread_or(v, False, "TransformerConfig default (fp8_dot_product_attention "
+                                         "False)"))
+    gran, gsrc = _get(v, f"{TFC}.recompute_granularity")
+    if isinstance(gran, Unknown):
+        out["recompute_granularity"] = (gran, gsrc)
+    else:
+        name = "none" if gran in (None, "null", "none") else str(gran).lower()
+        out["recompute_granularity"] = (name, gsrc if gran is not None else
+                                        f"{_SRC}/engine/megatron.yaml (recompute_granularity: null)")
+        out["activation_checkpointing"] = (name != "none", out["recompute_granularity"][1])
+
+
+def _unread_or(v: View, value: Any, src: str) -> tuple[Any, str]:
+    unread = base_unread(v.facts, KIND)
+    return (unread, v.src("base_config")) if unread is not None else (value, src)
 
 
 def _int(value: Any, key: str) -> Any:
@@ -238,8 +308,10 @@ FRAMEWORK = Framework(
     duplicate_keys="error",
     references=(
         Reference("--config-name", KIND,
-                  "<--config-path>/<--config-name>.yaml, --config-path relative to the launch "
-                  "directory; without --config-path, verl's packaged config"),
+                  "<--config-path>/<--config-name>.yaml, a relative --config-path taken from the "
+                  "folder of the module that declares @hydra.main (verl/trainer/ for "
+                  "verl.trainer.main_ppo: --config-path=config is verl's packaged config); "
+                  "without --config-path, verl's packaged config"),
         Reference("defaults", KIND, "<name>.yaml in the same config folder (Hydra defaults "
                                     "list); other entries are verl's packaged configs"),
     ),

@@ -63,7 +63,8 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
             "the file as its text, so nothing after this line runs; its lines were not read as "
             "commands"), level="warning", fix=f"Add a line {delimiter} where the text ends.")
         crlf = crlf or crlf_or_doc
-    files, outer = sourced(path, text) if shell_script else ([], {})
+    missing: list[ConfigProblem] = []
+    files, outer = sourced(path, text, missing) if shell_script else ([], {})
     outer = {**(inherited or {}), **outer}
     runs = _python_scripts(path, text, outer)
     try:
@@ -84,6 +85,8 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
         out = ReaderOutput(out.facts, out.provenance, out.problems, (*out.linked, *(
             Linked(f, got, path, key="source", optional=True, variables=tuple(own.items()))
             for f in files)))
+    if missing and got is not None:
+        out = ReaderOutput(out.facts, out.provenance, (*out.problems, *missing), out.linked)
     if crlf is not None and got is not None:
         out = ReaderOutput(out.facts, out.provenance, (crlf, *out.problems), out.linked)
     return got, out

@@ -20,6 +20,7 @@ from preflight.reading.boundary import outside_reference, refuse
 from preflight.reading.parse import ParseError, read_text
 from preflight.reading.shell import blank_heredocs
 from preflight.reading.shellvars import collect_variables, strip_comments
+from preflight.reading.types import ConfigProblem
 
 MAX_DEPTH = 3
 MAX_FILES = 8
@@ -32,22 +33,68 @@ _SELF_DIR = re.compile(r"""^"?(?:\$\(\s*dirname\s+[^)]*\)|\$\{BASH_SOURCE(?:\[0\
                        r"""\$\{?(?:SCRIPT_DIR|DIR)\}?)"?/""")
 
 
-def _candidates(raw: str, script: str) -> list[str]:
-    """Existing files ``source RAW`` in ``script`` may mean: its folder first, then the current
-    directory; none for a path built from variables (not guessed at)."""
+# `set -e`, `set -ex`, `set -euo pipefail`, `set -o errexit` (on) and `set +e` (off)
+_SET = re.compile(r"^[ \t]*set[ \t]+([^\n;&|#]*)", re.M)
+
+
+def _candidates(raw: str, script: str) -> tuple[list[str], str | None]:
+    """Existing files ``source RAW`` in ``script`` may mean (its folder first, then the current
+    directory), and the path it names when that is certain: one under the script's own folder
+    (the ``$(dirname ...)`` / ``$SCRIPT_DIR`` idioms) and not built from other variables. A
+    plain relative path is resolved by bash from the launch directory, which is not known here,
+    and an absolute one is a file of the machine the job runs on: neither is certain."""
     raw = raw.strip("\"'")
+    relative = bool(_SELF_DIR.match(raw))
     raw = _SELF_DIR.sub(lambda _: os.path.dirname(os.path.abspath(script)) + os.sep, raw)
     if "$" in raw or "`" in raw:
-        return []
+        return [], None
     raw = os.path.expanduser(raw)
     cands = [raw] if os.path.isabs(raw) else [os.path.join(os.path.dirname(script), raw), raw]
-    return [os.path.normpath(c) for c in cands if os.path.isfile(c)]
+    return ([os.path.normpath(c) for c in cands if os.path.isfile(c)],
+            os.path.normpath(cands[0]) if relative else None)
+
+
+def _errexit(text: str, pos: int) -> int | None:
+    """The line of the ``set -e`` in force at ``pos`` of ``text``, if one is."""
+    line = None
+    for m in _SET.finditer(text, 0, pos):
+        words = m.group(1).split()
+        for n, word in enumerate(words):
+            if word == "-o" and n + 1 < len(words) and words[n + 1] == "errexit" or \
+                    re.fullmatch(r"-[a-zA-Z]*e[a-zA-Z]*", word):
+                line = text.count("\n", 0, m.start()) + 1
+            elif word == "+o" and n + 1 < len(words) and words[n + 1] == "errexit" or \
+                    re.fullmatch(r"\+[a-zA-Z]*e[a-zA-Z]*", word):
+                line = None
+    return line
+
+
+def _missing(raw: str, named: str, script: str, body: str, pos: int) -> ConfigProblem:
+    """``source RAW`` names a file of the job that is not there (slime v0.3.1's
+    scripts/low_precision/*.sh source ``${SCRIPT_DIR}/../scripts/models/...``, which names
+    scripts/scripts/models/)."""
+    line = body.count("\n", 0, pos) + 1
+    errexit = _errexit(body, pos)
+    where = os.path.relpath(named)
+    where = named if where.startswith("..") else where
+    then = (f"under `set -e` (line {errexit}) bash stops the script at this line, so the job "
+            "would not start" if errexit is not None else
+            "bash goes on without it, so the variables and flags it would set are missing from "
+            "the launch line")
+    return ConfigProblem(
+        script, line, f"sources {raw.strip(chr(34) + chr(39))!r}, which is {where} (the path "
+        f"starts at this script's folder), and no such file exists: {then}; its settings were "
+        "not read",
+        level="warning", code="reference",
+        fix="Fix the path (bash resolves it from the current directory, or from the script's "
+            "folder where it starts with $(dirname ...) / $SCRIPT_DIR); if the file exists where "
+            "the job is launched, name it too when you run fp8-doctor.")
 
 
 def _target(raw: str, script: str, line: int) -> str | None:
     """The file to follow, or None; one that lies only outside the job is reported
     (:func:`preflight.reading.boundary.outside_reference`), never read."""
-    found = _candidates(raw, script)
+    found, _ = _candidates(raw, script)
     inside = [c for c in found if not refuse(c)]
     if inside:
         return inside[0]
@@ -56,15 +103,23 @@ def _target(raw: str, script: str, line: int) -> str | None:
     return None
 
 
-def sourced(script: str, text: str) -> tuple[list[str], dict[str, str]]:
-    """Files ``script`` sources (transitively, bounded) and the variables they set."""
+def sourced(script: str, text: str, missing: list[ConfigProblem] | None = None,
+            ) -> tuple[list[str], dict[str, str]]:
+    """Files ``script`` sources (transitively, bounded) and the variables they set; a file of the
+    job it names that does not exist is added to ``missing``."""
     found: list[str] = []
     variables: dict[str, str] = {}
     todo = [(script, text, 0)]
     while todo:
         path, body, depth = todo.pop(0)
-        for m in _SOURCE.finditer(strip_comments(body)):
+        clean = strip_comments(body)
+        for m in _SOURCE.finditer(clean):
             target = _target(m.group(1), path, body.count("\n", 0, m.start(1)) + 1)
+            if target is None and missing is not None:
+                cands, named = _candidates(m.group(1), path)
+                if not cands and named is not None and not refuse(named) and \
+                        len(missing) < MAX_FILES:
+                    missing.append(_missing(m.group(1), named, path, clean, m.start(1)))
             if target is None or os.path.realpath(target) in {os.path.realpath(p) for p in
                                                               (script, *found)}:
                 continue

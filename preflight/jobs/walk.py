@@ -133,11 +133,24 @@ class Walk:
             self.problems.append(leftover)
         facts: dict[str, Any] = {}
         prov: dict[str, str] = {}
+        replacing: set[str] = set()
         for f in sorted(kept, key=lambda f: os.path.realpath(f.path) not in self.overriding):
+            over = os.path.realpath(f.path) in self.overriding
             for name, value in f.out.facts.items():
                 if name not in facts:
                     facts[name] = value
                     prov[name] = f.out.provenance.get(name, f.path)
+                    if over:
+                        replacing.add(name)
+                elif name in replacing and not over and value != facts[name]:
+                    # what the launcher or parent file said before the script's code (or a
+                    # --yaml-cfg) replaced it: `accelerate launch --mixed_precision fp8` under
+                    # Accelerator(mixed_precision="bf16") is FP8 asked for and silently dropped
+                    _, kind, rest = name.split(".", 2)
+                    alt = f"config.{kind}.replaced.{rest}"
+                    if alt not in facts:
+                        facts[alt] = value
+                        prov[alt] = f.out.provenance.get(name, f.path)
         unrecognised = [p for f in kept for p in f.out.facts.get(UNRECOGNISED, ())]
         if unrecognised:
             facts[UNRECOGNISED] = unrecognised

@@ -175,6 +175,7 @@ class Chain:
     files: list[str]                      # the parents, in the order they were read
     problems: list[ConfigProblem]
     packaged: list[str] = field(default_factory=list)   # Hydra defaults not in the job
+    unread: list[str] = field(default_factory=list)     # why a parent was not read (missing...)
 
 
 def source_of(path: str, parsed: Parsed) -> Callable[[Key], str]:
@@ -236,11 +237,14 @@ def _load(path: str, parsed: Parsed, chain: Chain, depth: int, seen: set[str],
                 "that need them stay undetermined", level="warning", code="reference",
                 fix="NeMo-RL opens a defaults file relative to the folder of the file that "
                     "names it; check the path, or run fp8-doctor where the job's configs are."))
+            chain.unread.append(f"defaults: {parent[:80]!r} (named in "
+                                f"{os.path.basename(path)}) was not found here")
             continue
         try:
             parent_parsed = parse_yaml(read_text(target))
         except ParseError as exc:
             chain.problems.append(ConfigProblem(target, exc.line, exc.message))
+            chain.unread.append(f"defaults: {parent[:80]!r} could not be read")
             continue
         chain.files.append(target)
         _load(target, parent_parsed, chain, depth + 1, seen | {real}, style)

@@ -87,6 +87,11 @@ SPECS = (
       "The job names no FP8 recipe and its framework passes none (te.autocast() / "
       "fp8_autocast() without fp8_recipe): the backend's default runs, which for Transformer "
       "Engine depends on its version and the GPU (effective.recipe)"),
+    F("intent.block_scales_fp32", "bool",
+      "Transformer Engine's FP8 block scaling runs with FP32 scales, not powers of 2: "
+      "NVTE_FP8_BLOCK_SCALING_FP32_SCALES=1 as the job sets it for its trainer processes "
+      "(verl's launch script, NeMo-RL policy.megatron_cfg.env_vars, slime's Ray actors, which "
+      "default to 1); absent where the job does not say (then env.* of the machine decides)"),
     F("intent.rollout.engine", "str",
       f"RL rollout / generation engine: {_one_of(ROLLOUT_ENGINES)}", ROLLOUT_ENGINES),
     F("intent.rollout.fp8", "bool", "RL rollout (generation) runs with FP8 weights"),

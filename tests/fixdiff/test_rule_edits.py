@@ -34,9 +34,6 @@ NOT_AN_EDIT = {
     "FP8D-MEG-0017": "the fix is the user's own quantizer factory (a Python import path)",
     "FP8D-MEG-0032": "the value to set is the job's dense tensor parallelism (ETP = TP), or a "
                      "short trial run: no literal value fits every job",
-    "FP8D-MEG-0004": "the fix removes moe_act / layernorm from a list the user chose; the edit "
-                     "vocabulary replaces whole values, which would drop their other modules",
-    "FP8D-MEG-0057": "the fix removes core_attn from a list the user chose (as FP8D-MEG-0004)",
     "FP8D-TT-0001": "the converter name depends on the torchtitan version (float8 in 0.1.x, "
                     "quantize.linear.float8 in 0.2.x), which the rule does not know",
     "FP8D-TT-0003": "the converter name depends on the torchtitan version (as FP8D-TT-0001)",
@@ -45,6 +42,8 @@ NOT_AN_EDIT = {
     "FP8D-TE-0002": "the fix is Python code: TE's checkpoint instead of torch.utils.checkpoint",
     "FP8D-ACC-0150": "the handler is built in Python code (the script's, or LLaMA-Factory's "
                      "patch of Accelerator): no config key to set",
+    "FP8D-ACC-0032": "the setting to drop is a keyword argument of Accelerator(...) in the "
+                     "script's Python code, which --diff does not edit",
     "FP8D-AXO-0007": "an info whose fix is conditional (turn FP8 off only if the first steps "
                      "show NaN): a patch that switches FP8 off would decide it for the user",
 }
@@ -77,6 +76,10 @@ EXTRA_FACTS: dict[str, dict[str, Any]] = {
     "FP8D-TE-0041": _FP8_ATTENTION, "FP8D-TE-0046": _FP8_ATTENTION,
     "FP8D-TE-0048": _FP8_ATTENTION,
     "FP8D-ACC-0027": {"config.deepspeed.gradient_clipping": 1.0},
+    # a Megatron launch line that asks for FP8 attention and selective recompute itself
+    "FP8D-MEG-0057": {**_FP8_ATTENTION, "config.megatron.fp8_format": "hybrid",
+                      "config.megatron.recompute_granularity": "selective",
+                      "intent.recompute_granularity": None, "intent.stack": None},
 }
 
 

@@ -70,7 +70,8 @@ def test_verl_job_yaml_named_by_config_path_is_merged_under_the_overrides(
         "    megatron:\n      override_transformer_config:\n        fp8: hybrid\n"
         "        fp8_recipe: tensorwise\n  rollout:\n    name: sglang\n")
     run = tmp_path / "run.sh"
-    run.write_text("python3 -m verl.trainer.main_ppo --config-path=conf "
+    # an absolute --config-path (a relative one is taken from verl/trainer/: the next tests)
+    run.write_text(f"python3 -m verl.trainer.main_ppo --config-path={conf} "
                    "--config-name=my_trainer \\\n  actor_rollout_ref.actor.megatron."
                    "override_transformer_config.fp8_recipe=blockwise\n")
     intent, read = _read(run)
@@ -79,6 +80,36 @@ def test_verl_job_yaml_named_by_config_path_is_merged_under_the_overrides(
     assert intent["recipe"][0] == "blockwise" and _line(intent["recipe"][1]) == ("run.sh", 2)
     assert intent["distributed"][0] == "megatron"          # defaults: ppo_megatron_trainer
     assert intent["rollout.engine"][0] == "sglang"
+
+
+def test_relative_config_path_is_taken_from_the_module_that_declares_hydra_main(
+        tmp_path: Path) -> None:
+    # verl v0.9.0 recipe scripts: `-m verl.trainer.main_ppo --config-path=config
+    # --config-name=ppo_megatron_trainer.yaml` is verl's packaged Megatron trainer config
+    # (Hydra resolves --config-path from verl/trainer/), whose rollout quantization is null
+    run = tmp_path / "run.sh"
+    run.write_text("python3 -m verl.trainer.main_ppo --config-path=config "
+                   "--config-name='ppo_megatron_trainer.yaml' actor_rollout_ref.rollout.name=vllm "
+                   "+actor_rollout_ref.actor.megatron.override_transformer_config.fp8=e4m3\n")
+    intent, read = _read(run)
+    assert not [p for p in read.problems if p.code == "reference"]
+    assert intent["distributed"][0] == "megatron" and intent["fp8"][0] is True
+    assert intent["rollout.fp8"][0] is False and intent["rollout.is_correction"][0] is False
+    # a folder of its own next to the launch script is not where Hydra looks
+    (tmp_path / "conf").mkdir()
+    (tmp_path / "conf" / "mine.yaml").write_text("actor_rollout_ref:\n  rollout:\n"
+                                                 "    name: sglang\n")
+    run.write_text("python3 -m verl.trainer.main_ppo --config-path=conf --config-name=mine\n")
+    intent, read = _read(run)
+    assert isinstance(intent["fp8"][0], Unknown)
+    assert "verl/trainer/conf/mine.yaml" in intent["fp8"][0].reason
+    # run from a checkout of verl, where verl/trainer/conf is the job's: as a module or a script
+    (tmp_path / "verl" / "trainer").mkdir(parents=True)
+    (tmp_path / "conf").rename(tmp_path / "verl" / "trainer" / "conf")
+    for line in ("python3 -m verl.trainer.main_ppo", "python3 verl/trainer/main_ppo.py"):
+        run.write_text(f"{line} --config-path=conf --config-name=mine\n")
+        intent, _ = _read(run)
+        assert intent["rollout.engine"][0] == "sglang", line
 
 
 def test_verl_job_yaml_that_is_not_here_leaves_fp8_undetermined(tmp_path: Path) -> None:
@@ -229,7 +260,10 @@ def test_slime_blockwise_training_and_sglang_rollout() -> None:
     assert read.files[0][1] == "slime"
     assert intent["fp8"][0] is True and intent["recipe"][0] == "blockwise"
     assert intent["backend"][0] == "te" and intent["rollout.engine"][0] == "sglang"
-    assert isinstance(intent["rollout.fp8"][0], Unknown)     # from the checkpoint's config
+    # SGLang serves the checkpoint in its quantization_config's precision (not read): the
+    # checkpoint slime's docs have users convert for FP8 rollout is named ...-FP8
+    assert intent["rollout.fp8"][0] is True
+    assert _line(intent["rollout.fp8"][1]) == ("run-qwen3-30b-a3b-fp8.sh", 34)
     assert read.facts["config.slime.env.NVTE_FP8_BLOCK_SCALING_FP32_SCALES"] == "1"
     # the model arguments come from the script it sources (scripts/models/qwen3-30B-A3B.sh)
     assert intent["moe.experts"][0] == 128 and intent["moe.top_k"][0] == 8
@@ -239,6 +273,19 @@ def test_slime_blockwise_training_and_sglang_rollout() -> None:
 def test_slime_fp8_named_script_without_fp8_flags_trains_in_bf16() -> None:
     intent, _ = _read(FIX / "slime" / "low_precision" / "run-qwen3-4b-fp8.sh")
     assert intent["fp8"][0] is False and intent["precision"][0] == "bf16"
+    assert intent["rollout.fp8"][0] is True          # --hf-checkpoint /root/Qwen3-4B-FP8
+
+
+def test_slime_checkpoint_not_named_fp8_leaves_the_rollout_undetermined(tmp_path: Path) -> None:
+    src = FIX / "slime" / "low_precision" / "run-qwen3-4b-fp8.sh"
+    (tmp_path / "low_precision").mkdir()
+    shutil.copytree(FIX / "slime" / "scripts", tmp_path / "scripts")
+    run = tmp_path / "low_precision" / src.name
+    run.write_text(src.read_text().replace("--hf-checkpoint /root/Qwen3-4B-FP8\n",
+                                           "--hf-checkpoint /root/Qwen3-4B\n", 1))
+    intent, _ = _read(run)
+    assert isinstance(intent["rollout.fp8"][0], Unknown)
+    assert "quantization_config" in intent["rollout.fp8"][0].reason
 
 
 # ---- detection, --kind, bounds ---------------------------------------------------------------
