@@ -223,6 +223,20 @@ def _run_check(options: CheckOptions, progress: Progress, fail_on: FailOn, early
         # but could not be used (a replayed snapshot's) already says so, as an error.
         extra.append(no_job_read(options.strict))
     progress("evaluating rules")
+    return evaluate_options(facts, options, extra=extra, probes=probes, smoke=smoke_details,
+                            inputs=inputs, progress=progress, environment=judged,
+                            job_read=job_read)
+
+
+def evaluate_options(facts: Facts, options: CheckOptions, *, extra: Sequence[Finding] = (),
+                     probes: Sequence[ProbeResult] = (), smoke: dict[str, Any] | None = None,
+                     inputs: Sequence[str] = (), progress: Progress = _silent,
+                     environment: EnvironmentJudged | None = None,
+                     job_read: bool | None = None) -> Report:
+    """:func:`evaluate_facts` with what ``options`` decide: the rule packs (added to the bundled
+    rules, or instead of them), ``fail_on``, ``strict``, ``ignore`` and the baseline (read here,
+    from a trusted file only). ``check`` and the multi-rank mode both end here."""
+    extra = list(extra)
     accepted = None
     if options.baseline:
         from preflight.baseline import read_trusted
@@ -230,11 +244,10 @@ def _run_check(options: CheckOptions, progress: Progress, fail_on: FailOn, early
         accepted, skipped = read_trusted(options.baseline)
         extra.extend(config_problem(p) for p in skipped)
     packs = {"rule_packs" if options.bundled_rules else "rules_paths": options.rules_paths}
-    return evaluate_facts(facts, extra=extra, probes=probes, smoke=smoke_details,
-                          fail_on=fail_on, inputs=inputs, progress=progress,
-                          environment=judged, strict=options.strict, ignore=options.ignore,
-                          baseline=accepted, job_read=job_read,
-                          **packs)
+    return evaluate_facts(facts, extra=extra, probes=probes, smoke=smoke,
+                          fail_on=options.fail_on, inputs=inputs, progress=progress,
+                          environment=environment, strict=options.strict,
+                          ignore=options.ignore, baseline=accepted, job_read=job_read, **packs)
 
 
 def job_was_read(facts: Any) -> bool:

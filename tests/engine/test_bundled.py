@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from preflight.engine import RuleLoadError, RuleSet, bundled_rules_dir, commands, load_rules
+from preflight.commands import rules as commands
+from preflight.commands.rules import run_tests
+from preflight.engine import RuleLoadError, RuleSet, bundled_rules_dir, load_rules
 from preflight.engine.catalogue import markdown
-from preflight.engine.commands import run_tests
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "rules.md"
 

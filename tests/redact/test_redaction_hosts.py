@@ -20,9 +20,9 @@ from hypothesis import strategies as st
 
 import preflight
 from preflight import cli
+from preflight.commands.smoke import render as smoke_render
 from preflight.redact import MASK, Redactor
 from preflight.redact.hosts import HOST_MASK, is_public, mask_hosts
-from preflight.smoke.cli import render as smoke_render
 
 HOSTS = ("wandb.internal.corp", "node-17.cluster.internal", "gpu-a7", "rdzvhost3",
          "10.1.2.3", "192.168.7.7", "100.64.0.9", "8.8.4.4", "fd00::17", "login2.hpc.example.edu",

@@ -83,6 +83,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--format", choices=("text", "json"), default="text")
 
 
+def run(args: argparse.Namespace) -> int:
+    from preflight.commands import console
+
+    return main(args, console.write)
+
+
 def main(args: argparse.Namespace, write: Write) -> int:
     """Run one ``rules`` action; returns the exit code."""
     action = args.rules_command

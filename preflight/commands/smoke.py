@@ -22,6 +22,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from preflight.commands.args import add_cache_arguments, add_output, positive_seconds
 from preflight.smoke import BACKENDS, SmokeOptions
 
 Write = Callable[[str, "str | None"], None]
@@ -48,14 +49,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="a GEMM shape of your job for the FP8-vs-BF16 speed check (repeatable)")
     p.add_argument("--all-gpus", action="store_true",
                    help="run the GEMM checks on every visible GPU (one child per GPU)")
-    from preflight.cli import positive_seconds  # the validator `check --smoke-timeout` uses
-
     p.add_argument("--timeout", type=positive_seconds, default=120.0, metavar="S",
                    help="seconds before a smoke child is killed (default: %(default)s)")
     p.add_argument("--no-speed", dest="speed", action="store_false",
                    help="skip the FP8-vs-BF16 speed measurement")
-    from preflight.cli_args import add_cache_arguments, add_output
-
     add_cache_arguments(p)
     add_output(p, "smoke")   # the output flags every command shares (issue 24 item 9)
     p.add_argument("--strict", action="store_true",
@@ -148,6 +145,12 @@ def render_text(facts: dict[str, Any], details: dict[str, Any] | None = None, *,
                EXIT_CRASH: "the smoke child crashed or hung before finishing"}[code]
     console.print(Text(f"exit {code}: {verdict}"))
     return finish_text(buf)
+
+
+def run(args: argparse.Namespace) -> int:
+    from preflight.commands import console
+
+    return main(args, write=console.write)
 
 
 def main(args: argparse.Namespace, write: Write) -> int:

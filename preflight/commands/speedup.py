@@ -13,19 +13,25 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from preflight.errors import UserInputError as UsageError
+from preflight.commands import console
+from preflight.commands.args import add_job, add_output, options_from, positive_seconds
+from preflight.errors import UserInputError
 from preflight.speedup import NOT_WORTH
+
+if TYPE_CHECKING:
+    from preflight.api import CheckOptions
+
+Write = Callable[[str, "str | None"], None]
+Progress = Callable[[str], None]
 
 TRIAL_TIMEOUT = 900.0
 QUICK_TIMEOUT = 300.0
 
 
-def add_arguments(p: argparse.ArgumentParser,
-                  add_collect: Callable[[argparse.ArgumentParser], None],
-                  seconds: Callable[[str], float]) -> None:
-    add_collect(p)
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    add_job(p)
     p.add_argument("--model-config", metavar="FILE",
                    help="the model's Hugging Face config.json (when the job configs do not say)")
     p.add_argument("--seq", type=int, metavar="N", help="sequence length (overrides the configs)")
@@ -35,11 +41,9 @@ def add_arguments(p: argparse.ArgumentParser,
                    help="FP8 backend to time (default: the job's, else torchao)")
     p.add_argument("--recipe", choices=("tensorwise", "rowwise", "delayed", "current", "mxfp8"),
                    help="FP8 recipe to time (default: the job's)")
-    from preflight.cli_args import add_output
-
     add_output(p, "speedup")   # the output flags every command shares (issue 24 item 9)
     p.add_argument("--chart", metavar="PNG", help="also draw FP8 vs BF16 by GEMM shape (matplotlib)")
-    p.add_argument("--timeout", type=seconds, default=None, metavar="S",
+    p.add_argument("--timeout", type=positive_seconds, default=None, metavar="S",
                    help=f"seconds before the child is killed (default: {TRIAL_TIMEOUT:g} for the "
                         f"trial, {QUICK_TIMEOUT:g} with --quick)")
     mode = p.add_mutually_exclusive_group()
@@ -61,9 +65,15 @@ def add_arguments(p: argparse.ArgumentParser,
                         "(compiles each; an upper bound on the cast cost, slower)")
 
 
-def main(args: argparse.Namespace, options: Any, *, write: Callable[[str, str | None], None],
-         progress: Callable[[str], None]) -> int:
+def run(args: argparse.Namespace) -> int:
     """0 with a prediction that pays (or none possible, said), 1 when FP8 will not pay."""
+    options = options_from(args)
+    with console.progress(args) as progress:
+        return _run(args, options, write=console.write, progress=progress)
+
+
+def _run(args: argparse.Namespace, options: CheckOptions, *, write: Write,
+         progress: Progress) -> int:
     from preflight.api import collect_facts
     from preflight.speedup.render import render_json, render_markdown, render_text, write_chart
     from preflight.speedup.run import speedup
@@ -71,9 +81,9 @@ def main(args: argparse.Namespace, options: Any, *, write: Callable[[str, str | 
 
     for value, flag in ((args.seq, "--seq"), (args.micro_batch, "--micro-batch")):
         if value is not None and not 0 < value <= 1 << 24:
-            raise UsageError(f"{flag} must be between 1 and {1 << 24}, not {value}")
+            raise UserInputError(f"{flag} must be between 1 and {1 << 24}, not {value}")
     if args.model_config and not os.path.isfile(args.model_config):
-        raise UsageError(f"no such model config: {args.model_config}")
+        raise UserInputError(f"no such model config: {args.model_config}")
     facts, _, _, _ = collect_facts(options, progress=progress)
     shape = model_shape(facts.values, model_config=args.model_config, seq=args.seq,
                         micro_batch=args.micro_batch)
@@ -101,7 +111,7 @@ def main(args: argparse.Namespace, options: Any, *, write: Callable[[str, str | 
 
 
 def _trial(args: argparse.Namespace, facts: Any, shape: Any, *,
-           write: Callable[[str, str | None], None], progress: Callable[[str], None]) -> int:
+           write: Write, progress: Progress) -> int:
     """The default mode: the training trial; exit 1 when FP8 will not pay."""
     from preflight.speedup.run import backend_of
     from preflight.speedup.trial import trial
