@@ -14,7 +14,11 @@ this module only combines them the way the frameworks themselves interact at lau
     (Trainer sets ``mixed_precision`` from its own fields, overriding the accelerate config /
     ``ACCELERATE_MIXED_PRECISION``; transformers ``training_args.py``, and
     https://github.com/hiyouga/LlamaFactory/issues/9500 for the silent-BF16 outcome). So
-    ``intent.fp8`` is false and ``intent.fp8_overridden_by`` names the HF setting.
+    ``intent.fp8`` is false and ``intent.fp8_overridden_by`` names the HF setting -- unless the
+    asking framework states the backend that still converts (``survives_override``: accelerate
+    >= 1.9.0 with the TE backend ``accelerate launch`` exports, PR 3677): then FP8 stays on with
+    that backend and ``DelayedScaling()``, under the overriding precision; Unknown while the
+    accelerate version is not known.
   * NeMo 1.x ignores every ``fp8*`` key unless ``model.transformer_engine`` is true
     (NeMo docs, ``features/mixed_precision.rst``).
 
@@ -84,7 +88,7 @@ NAMES = ("fp8", "fp8_source", "fp8_overridden_by", "frameworks", "backend", "rec
          "rollout.engine", "rollout.fp8", "rollout.recipe", "rollout.kv_cache_fp8",
          "rollout.is_correction", "recipe_by_backend", "block_scales_fp32")
 _INTERNAL = ("shapes.tp", "shapes.sp", "shapes.qkv_out", "shapes.proj_in", "shapes.fc1_out",
-             "overrides_fp8", "runs_on")
+             "overrides_fp8", "runs_on", "survives_override")
 
 
 @lru_cache(maxsize=1)
@@ -222,10 +226,28 @@ def _combine_fp8(per: dict[str, Derived], got: dict[str, tuple[Any, str]]) -> No
     got["fp8_source"] = (source, source)
     # A framework that cancels the asking one's FP8 (HF Trainer's bf16 over accelerate's fp8,
     # NeMo without transformer_engine over its own fp8 keys).
-    override = next((d["overrides_fp8"][1] for k, d in per.items()
-                     if kind in by_kind[k].cancels_fp8_of and "overrides_fp8" in d), None)
+    cancel = next((d["overrides_fp8"] for k, d in per.items()
+                   if kind in by_kind[k].cancels_fp8_of and "overrides_fp8" in d), None)
+    override = cancel[1] if cancel is not None else None
     explicit = any(by_kind[k].explicit_precision_wins and "overrides_fp8" in d
                    for k, d in per.items())
+    if cancel is not None and isinstance(cancel[0], Unknown) and len(asking) == 1:
+        # e.g. TrainingArguments(bf16=<set under a condition the text does not decide>)
+        got["fp8"] = (Unknown(f"FP8 is asked at {source}, but {cancel[0].reason}"), cancel[1])
+        return
+    kept = per.get(kind, {}).get("survives_override")
+    if override is not None and len(asking) == 1 and kept is not None:
+        # the asking framework still converts with this backend (accelerate >= 1.9 with the TE
+        # backend `accelerate launch` exported: DelayedScaling() over the replaced precision)
+        if isinstance(kept[0], Unknown):
+            got["fp8"] = (Unknown(f"FP8 is asked at {source} and the precision is replaced at "
+                                  f"{override}: {kept[0].reason}"), kept[1])
+            got["fp8_overridden_by"] = (override, override)
+            return
+        got["backend"] = (kept[0], kept[1])
+        got["recipe"] = ("delayed", f"{kept[1]} (no recipe handler: DelayedScaling())")
+        got["format"] = ("hybrid", f"{kept[1]} (DelayedScaling() default HYBRID)")
+        return
     if override is not None and len(asking) == 1:
         got["fp8"] = (False, override)
         got["fp8_overridden_by"] = (override, override)

@@ -76,6 +76,9 @@ CASES = [
     (("torchtitan/v01_converters_float8.toml",),
      {"fp8": True, "recipe": "tensorwise", "compile": True, "shapes.tokens": 4096}),
     (("torchtitan/2024_enable_float8_linear.toml",), {"fp8": True, "backend": "torchao"}),
+    # converters = "float8": the comma list torchtitan's 2025-04 argparse config split it into
+    (("torchtitan/2025_04_string_converters.toml",),
+     {"fp8": True, "backend": "torchao", "recipe": "tensorwise", "tp": 8, "compile": True}),
     (("torchtitan/2024_delayed_scaling.toml",),
      {"fp8": True, "recipe": "delayed", "compile": True, "shapes.hidden": 256,
       "shapes.tokens": 16384}),
@@ -152,8 +155,12 @@ def test_provenance_points_at_the_deciding_line() -> None:
     assert prov["backend"].endswith("fp8_te_multi_gpu.yaml:10")
 
 
+OLD_ACCELERATE = {"pkg.accelerate.version": "1.8.1"}
+
+
 def test_hf_bf16_overrides_accelerate_fp8() -> None:
-    values, prov = intent_of("accelerate/fp8_te_multi_gpu.yaml", "hf_trainer/train_args_bf16.yaml")
+    values, prov = intent_of("accelerate/fp8_te_multi_gpu.yaml", "hf_trainer/train_args_bf16.yaml",
+                             extra=OLD_ACCELERATE)
     assert values["fp8"] is False
     assert values["precision"] == "bf16"
     assert values["backend"] == "none"
@@ -163,11 +170,27 @@ def test_hf_bf16_overrides_accelerate_fp8() -> None:
 
 
 def test_hf_bf16_in_the_same_launch_script_overrides_fp8() -> None:
-    values, prov = intent_of("accelerate/launch_fp8_hf_bf16.sh")
+    values, prov = intent_of("accelerate/launch_fp8_hf_bf16.sh", extra=OLD_ACCELERATE)
     assert values["fp8"] is False
     assert values["fp8_overridden_by"].endswith("launch_fp8_hf_bf16.sh:9")
     assert values["frameworks"] == ["accelerate", "hf_trainer"]
     assert values["shapes.tokens"] == 4 * 4096
+
+
+@pytest.mark.parametrize("pair", [
+    ("accelerate/fp8_te_multi_gpu.yaml", "hf_trainer/train_args_bf16.yaml"),
+    ("accelerate/launch_fp8_hf_bf16.sh",),
+])
+def test_from_accelerate_1_9_the_exported_te_backend_survives_hf_bf16(pair: tuple[str, ...]) -> None:
+    # accelerate >= 1.9.0 (PR 3677): Accelerator.fp8_backend falls back to the
+    # ACCELERATE_FP8_BACKEND=TE `accelerate launch` exported; prepare() converts with
+    # DelayedScaling() although the Trainer's bf16 replaced the mixed precision
+    values, prov = intent_of(*pair, extra={"pkg.accelerate.version": "1.9.0"})
+    assert values["fp8"] is True and values["backend"] == "te"
+    assert values["recipe"] == "delayed" and values["format"] == "hybrid"
+    assert values["precision"] == "bf16" and "fp8_overridden_by" not in values
+    unknown, _ = intent_of(*pair)          # accelerate not installed here: not "no"
+    assert isinstance(unknown["fp8"], Unknown) and "1.9.0" in unknown["fp8"].reason
 
 
 def test_hf_without_precision_keeps_accelerate_fp8() -> None:

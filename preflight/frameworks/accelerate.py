@@ -20,6 +20,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from packaging.version import Version
+
+from preflight.base.versions import comparison_key
 from preflight.facts import Unknown
 from preflight.frameworks import accelerate_launch
 from preflight.frameworks._record import Default, Framework, Launch, Reference
@@ -80,9 +83,24 @@ def from_accelerate(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
         mp, mp_src = f["env.ACCELERATE_MIXED_PRECISION"], prov.get(
             "env.ACCELERATE_MIXED_PRECISION", "env.ACCELERATE_MIXED_PRECISION")
     fp8 = str(mp).lower() == "fp8"
+    handlers = f.get(a.prefix + "kwargs_handlers")
     if mp is not None:
         out["fp8"] = (fp8, mp_src)
-    elif a.any_prefix("fp8_config"):
+    if not fp8 and isinstance(handlers, list) and any(h in _HANDLERS for h in handlers):
+        # A recipe handler in code sets Accelerator.fp8_backend and prepare() converts the model
+        # with it whatever mixed_precision says (outside FSDP / DeepSpeed, Accelerator() refuses
+        # a handler without mixed_precision="fp8"): accelerator.py at v1.4.0 l.480-490,
+        # 1377-1381 and v1.10.0 l.440-512, 1541-1545.
+        fp8 = True
+        out["fp8"] = (True, a.src("kwargs_handlers"))
+    elif not fp8 and (isinstance(handlers, Unknown) or a.unknown("mixed_precision")):
+        # never "no" for what the script decides in a way the text does not show
+        unknown = a.unknown("mixed_precision") or handlers
+        assert isinstance(unknown, Unknown)
+        what = "mixed_precision" if a.unknown("mixed_precision") else "kwargs_handlers"
+        out["fp8"] = (Unknown(f"Accelerator({what}=...) is not known: {unknown.reason}"),
+                      a.src(what))
+    elif mp is None and a.any_prefix("fp8_config"):
         # With a deepspeed_config_file, mixed_precision must stay out of the YAML (FP8D-ACC-0003)
         # and comes from `accelerate launch --mixed_precision` or the script: an fp8_config block
         # says FP8 is meant, but only the launch line can say it is on.
@@ -121,8 +139,44 @@ def from_accelerate(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
         out["activation_checkpointing"] = (a.truthy("fsdp_config.fsdp_activation_checkpointing"),
                                            a.src("fsdp_config.fsdp_activation_checkpointing"))
     if fp8:
-        _accelerate_fp8(a, f, prov, out)
+        _accelerate_fp8(a, f, prov, out, str(mp).lower() == "fp8")
+        if str(mp).lower() == "fp8":
+            _kept_backend(a, f, prov, out)
     return out
+
+
+_V1_9 = Version("1.9.0")
+
+
+def _kept_backend(a: View, f: Mapping[str, Any], prov: Mapping[str, str], out: Derived) -> None:
+    """The FP8 backend that still converts the model when another framework (the HF Trainer's
+    ``bf16``) replaces accelerate's mixed precision: ``survives_override``.
+
+    ``accelerate launch`` with ``mixed_precision: fp8`` exports ``ACCELERATE_FP8_BACKEND`` from
+    ``fp8_config.backend`` (utils/launch.py setup_fp8_env at v1.11.0). From accelerate 1.9.0
+    (PR 3677) ``Accelerator.fp8_backend`` falls back to that variable when no recipe handler
+    is set (accelerator.py l.3998-4012 at v1.9.0), and ``prepare()`` converts by it: a TE
+    backend is applied after the Trainer rewrote ``ACCELERATE_MIXED_PRECISION`` to bf16, with
+    ``DelayedScaling()`` (no handler: utils/transformer_engine.py apply_fp8_autowrap l.161-177
+    at v1.11.0). Before 1.9.0 nothing is converted (FP8D-HF-0001). Only TE: torchao and
+    MS-AMP read a handler that was never built, and prepare() fails."""
+    raw = a.get("cli.fp8_config.backend", a.get("fp8_config.backend"))
+    src = a.src("cli.fp8_config.backend", a.src("fp8_config.backend"))
+    if raw is None and isinstance(f.get("env.ACCELERATE_FP8_BACKEND"), str):
+        raw, src = f["env.ACCELERATE_FP8_BACKEND"], "env.ACCELERATE_FP8_BACKEND"
+    if str(raw).upper() != "TE":
+        return
+    version = f.get("pkg.accelerate.version")
+    key = comparison_key(version) if isinstance(version, str) else None
+    if key is None:
+        why = (version.reason if isinstance(version, Unknown) else "not installed here"
+               if version is None else f"{str(version)[:40]!r}")
+        out["survives_override"] = (Unknown(
+            "accelerate >= 1.9.0 still converts the model with the TE backend `accelerate "
+            f"launch` exports, earlier releases do not, and accelerate is {why} (--assume "
+            "pkg.accelerate=V)"), src)
+    elif key >= _V1_9:
+        out["survives_override"] = ("te", src)
 
 
 # Recipe handlers (accelerate v1.14.0 09228237 utils/dataclasses.py): the backend each selects.
@@ -143,7 +197,7 @@ def read_python(module: Module) -> ReaderOutput:
     ``config.accelerate.fp8_config.backend``. ``AORecipeKwargs(config=Float8LinearConfig.
     from_recipe_name("rowwise"))`` gives ``recipe_name``; a ``module_filter_func`` is noted."""
     out = PyOut(module)
-    for call, _ in module.calls():
+    for call, _ in out.calls():
         if not any(n.split(".")[0] == "accelerate" and n.endswith(".Accelerator")
                    for n in module.lineage(call.func)):
             continue
@@ -152,6 +206,7 @@ def read_python(module: Module) -> ReaderOutput:
                 out.put(f"config.{KIND}.{key}", call.kwargs[key], call.lines.get(key))
                 # the code's own argument, told apart from the YAML key and the launch flag
                 out.put(f"config.{KIND}.accelerator.{key}", call.kwargs[key], call.lines.get(key))
+        _plugins(out, call)
         handlers = call.value("kwargs_handlers")
         if isinstance(handlers, list):
             _handlers(out, [h for h in handlers if isinstance(h, Call) and h.name in _HANDLERS],
@@ -160,6 +215,40 @@ def read_python(module: Module) -> ReaderOutput:
             out.put(f"config.{KIND}.kwargs_handlers", handlers,
                     call.lines.get("kwargs_handlers", call.line))
     return out.output()
+
+
+# FullyShardedDataParallelPlugin fields -> the accelerate YAML's fsdp_config keys (accelerate
+# v1.10.0 utils/dataclasses.py FullyShardedDataParallelPlugin, commands/config/cluster.py)
+_FSDP_KEYS = {"fsdp_version": "fsdp_version", "cpu_ram_efficient_loading":
+              "fsdp_cpu_ram_efficient_loading", "activation_checkpointing":
+              "fsdp_activation_checkpointing", "reshard_after_forward": "fsdp_reshard_after_forward",
+              "auto_wrap_policy": "fsdp_auto_wrap_policy"}
+
+
+def _plugins(out: PyOut, call: Call) -> None:
+    """``fsdp_plugin=FullyShardedDataParallelPlugin(...)`` and ``dynamo_plugin=TorchDynamoPlugin(
+    backend=...)`` as the YAML keys they stand for. A FSDP plugin makes a multi-GPU job FSDP
+    (state.py v1.10.0 l.999-1004); TorchDynamoPlugin without ``backend`` takes
+    ``ACCELERATE_DYNAMO_BACKEND`` (``--dynamo_backend``), so only a written backend is stated."""
+    fsdp = call.value("fsdp_plugin")
+    if isinstance(fsdp, Call) and fsdp.name == "FullyShardedDataParallelPlugin":
+        out.put(f"config.{KIND}.distributed_type", "FSDP", call.lines.get("fsdp_plugin"))
+        for key, yaml_key in _FSDP_KEYS.items():
+            if key in fsdp.kwargs:
+                out.put(f"config.{KIND}.fsdp_config.{yaml_key}", fsdp.kwargs[key],
+                        fsdp.lines.get(key, fsdp.line))
+    dynamo = call.value("dynamo_plugin")
+    if isinstance(dynamo, Call) and dynamo.name == "TorchDynamoPlugin":
+        backend = dynamo.value("backend")
+        if backend is not None:
+            out.put(f"config.{KIND}.dynamo_config.dynamo_backend",
+                    backend.upper() if isinstance(backend, str) else
+                    backend.last if isinstance(backend, Ref) else backend,
+                    dynamo.lines.get("backend", dynamo.line))
+        if "use_regional_compilation" in dynamo.kwargs:
+            out.put(f"config.{KIND}.dynamo_config.dynamo_use_regional_compilation",
+                    dynamo.kwargs["use_regional_compilation"],
+                    dynamo.lines.get("use_regional_compilation", dynamo.line))
 
 
 def _handlers(out: PyOut, handlers: list[Call], line: int) -> None:
@@ -200,7 +289,8 @@ def _parallelism(a: View, out: Derived) -> None:
             out[name] = (value, a.src(key))
 
 
-def _accelerate_fp8(a: View, f: Mapping[str, Any], prov: Mapping[str, str], out: Derived) -> None:
+def _accelerate_fp8(a: View, f: Mapping[str, Any], prov: Mapping[str, str], out: Derived,
+                    mixed_fp8: bool = True) -> None:
     raw = a.get("fp8_config.backend")
     src = a.src("fp8_config.backend")
     if raw is None and isinstance(f.get("env.ACCELERATE_FP8_BACKEND"), str):
@@ -228,6 +318,8 @@ def _accelerate_fp8(a: View, f: Mapping[str, Any], prov: Mapping[str, str], out:
     elif backend in (None, "te"):
         out["format"] = (Unknown("fp8_format not set: `accelerate launch` exported E4M3 before "
                                  "1.8.1 and HYBRID from 1.8.1"), "intent")
+    if not mixed_fp8:
+        return      # FP8 from a recipe handler: the rest runs in what mixed_precision says
     if out.get("distributed", (None,))[0] == "deepspeed":
         ds = ds_precision(f, prov, under_fp8=True)
         if ds is not None:

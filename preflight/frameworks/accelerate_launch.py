@@ -17,7 +17,8 @@ Many FP8 jobs are started as ``accelerate launch --config_file fsdp.yaml --mixed
 - **HF TrainingArguments** given as flags to the training script (after ``accelerate launch
   ... train.py``, or on any ``torchrun`` / ``deepspeed`` / ``python`` line that carries
   ``--output_dir`` or ``--per_device_train_batch_size``) -> ``config.hf_trainer.<flag>``
-  (:func:`.hf_trainer.script_args`).
+  (:func:`.hf_trainer.script_args`); LLaMA-Factory's ``src/train.py`` with its flags or YAML ->
+  ``config.llamafactory.*`` (:mod:`.llamafactory_launch`).
 """
 
 from __future__ import annotations

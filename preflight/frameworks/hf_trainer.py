@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from preflight.facts import Unknown
-from preflight.frameworks import trl
+from preflight.frameworks import llamafactory_launch, trl
 from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, View
 from preflight.reading import launch
@@ -73,7 +73,12 @@ def script_args(out: launch.Out, words: list[launch.Token], variables: dict[str,
     as HfArgumentParser reads them (bare ``--bf16`` is true); ``--deepspeed ds.json`` is
     followed. Nothing unless the flags carry :data:`HINT`, nor when ``script`` is found here
     and builds no Trainer or TrainingArguments: its flags are then its own argparse options (a
-    plain ``Accelerator`` loop takes ``--model_name_or_path`` too: newcomer review row 11)."""
+    plain ``Accelerator`` loop takes ``--model_name_or_path`` too: newcomer review row 11).
+    LLaMA-Factory's ``src/train.py`` (or flags only it takes) is read as LLaMA-Factory's
+    (:mod:`.llamafactory_launch`)."""
+    if llamafactory_launch.launched(str(script or ""), words, variables):
+        llamafactory_launch.script_args(out, words, variables)
+        return
     found, _ = launch.flags(words, set(), stop_at_positional=False)
     if not any(HINT.match("--" + f) for f, _, _ in found) or _not_a_trainer(script, out.path):
         return
@@ -147,7 +152,7 @@ def read_python(module: Module) -> ReaderOutput:
     line instead (its flags, or the YAML / JSON file it passes), which is read with it."""
     out = PyOut(module)
     parsed_args = False
-    for call, _ in module.calls():
+    for call, _ in out.calls():
         if is_training_args(module, call.func):
             out.put(f"config.{KIND}.code.args_class", call.name, call.line)
             out.put_all(f"config.{KIND}", call, WATCH)
@@ -213,11 +218,22 @@ def training_args(h: View) -> Derived:
                                    "what is installed"), h.src("fp8_backend", src)))
         if backend == "torchao":
             out["recipe"] = ("tensorwise", src)
+    elif h.unknown("fp8"):
+        unknown = h.unknown("fp8")
+        assert unknown is not None
+        out["fp8"] = (Unknown(f"fp8 is not known: {unknown.reason}"), h.src("fp8"))
     # TrainingArguments: fp16 is checked first, then bf16 (Trainer's mixed-precision setup).
     for key in ("fp16", "bf16"):
         if h.get(key) is True:
             out["precision"] = (key, h.src(key))
             out["overrides_fp8"] = (True, h.src(key))
+            break
+        unknown = h.unknown(key)
+        if unknown is not None:
+            # may replace accelerate's FP8 or not: never read as either (issue 22 item 5)
+            out["precision"] = (Unknown(f"{key} is not known: {unknown.reason}"), h.src(key))
+            out["overrides_fp8"] = (Unknown(f"{key} may replace accelerate's mixed precision: "
+                                            f"{unknown.reason}"), h.src(key))
             break
     if h.has("gradient_checkpointing"):
         out["activation_checkpointing"] = (h.truthy("gradient_checkpointing"),

@@ -41,7 +41,7 @@ def read_python(module: Module) -> ReaderOutput:
     the LightningCLI keys ``config.lightning.trainer.*`` at their lines."""
     out = PyOut(module)
     base = f"config.{KIND}.trainer"
-    for call, _ in module.calls():
+    for call, _ in out.calls():
         if not any(n.split(".")[0] in _ROOTS and n.rsplit(".", 1)[-1] in ("Trainer", "Fabric")
                    for n in module.lineage(call.func)):
             continue
@@ -137,6 +137,12 @@ def from_lightning(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     if isinstance(lit.get("trainer.plugins"), list) and \
             "TransformerEnginePrecision" in lit.get("trainer.plugins"):
         _te_plugin(lit, te, out)
+    elif lit.unknown("trainer.plugins") or (prec is None and lit.unknown("trainer.precision")):
+        key = "trainer.plugins" if lit.unknown("trainer.plugins") else "trainer.precision"
+        unknown = lit.unknown(key)
+        assert unknown is not None
+        out["fp8"] = (Unknown(f"{key.split('.')[-1]} is not known: {unknown.reason}"),
+                      lit.src(key))
     elif prec is not None:
         mapped = LIT_PRECISION.get(str(prec))
         src = lit.src("trainer.precision")

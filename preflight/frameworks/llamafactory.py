@@ -17,8 +17,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from preflight.facts import Unknown
-from preflight.frameworks import hf_trainer
-from preflight.frameworks._record import Default, Framework, Reference
+from preflight.frameworks import hf_trainer, llamafactory_launch
+from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, View
 from preflight.reading.parse import Parsed
 from preflight.reading.readers import where
@@ -48,13 +48,6 @@ def score(data: Any) -> int:
 
 _read_keys = hf_trainer.read_with_deepspeed(KIND)
 
-# What `fp8_backend: te` hands accelerate (v0.9.5 7af9095 train/fp8_utils.py
-# patch_accelerator_for_fp8): Accelerator.__init__ patched to pass this handler (TERecipeKwargs
-# where accelerate has it, from 1.4.0; FP8RecipeKwargs(backend="TE") before) and
-# mixed_precision="fp8".
-_TE_HANDLER = {"fp8_format": "HYBRID", "amax_history_len": 16, "amax_compute_algo": "max"}
-
-
 def read(path: str, parsed: Parsed) -> ReaderOutput:
     """Every key as written under ``config.llamafactory`` (``deepspeed: ds.json`` followed); with
     ``fp8: true`` and ``fp8_backend: te`` also the accelerate settings that amount to
@@ -62,13 +55,9 @@ def read(path: str, parsed: Parsed) -> ReaderOutput:
     line), so accelerate's rules about recipe handlers reach the job."""
     out = _read_keys(path, parsed)
     data = parsed.data if isinstance(parsed.data, dict) else {}
-    if data.get("fp8") is True and str(data.get("fp8_backend", "")).lower() == "te":
+    facts = llamafactory_launch.te_handler_facts(data.get("fp8"), data.get("fp8_backend"))
+    if facts:
         src, _ = where(path, parsed, ("fp8_backend",))
-        acc = "config.accelerate"
-        facts = {f"{acc}.kwargs_handlers": ["TERecipeKwargs"],
-                 f"{acc}.fp8_config.backend": "TE",
-                 **{f"{acc}.kwargs_handlers.TERecipeKwargs.{k}": v
-                    for k, v in _TE_HANDLER.items()}}
         out.facts.update(facts)
         out.provenance.update(dict.fromkeys(facts, src))
     return out
@@ -126,6 +115,7 @@ FRAMEWORK = Framework(
     derive=derive, precedence=2, cancels_fp8_of=("accelerate",), explicit_precision_wins=True,
     zero_stage_rank=5, runs_on=("hf_trainer",), distributions=("llamafactory",),
     rule_area="LF", area_title="LLaMA-Factory",
+    launch=Launch(llamafactory_launch.read, command=llamafactory_launch.COMMAND),
     shape_keys=(("seq", ("cutoff_len",)), ("micro_batch", ("per_device_train_batch_size",)),
                 ("model", ("model_name_or_path",))),
     references=(

@@ -46,7 +46,7 @@ def read_python(module: Module) -> ReaderOutput:
     """TE and torchao calls of a training loop -> ``config.pytorch.*`` at their lines."""
     out = PyOut(module)
     modules: set[str] = set()
-    for call, _ in module.calls():
+    for call, _ in out.calls():
         te = _te(call)
         if te in ("autocast", "fp8_autocast"):
             _autocast(out, call, "te.autocast", "recipe" if te == "autocast" else "fp8_recipe")
@@ -135,6 +135,9 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
         if given is not None or fmt is not None:
             out["format"] = (str(given or fmt).lower(),
                              p.src("te.autocast.recipe_args.fp8_format", rsrc))
+    elif p.unknown("torchao.convert"):
+        out["fp8"] = (p.unknown("torchao.convert"), p.src("torchao.convert"))
+        out["backend"] = ("torchao", p.src("torchao.convert"))
     elif p.truthy("torchao.convert"):
         src = p.src("torchao.convert")
         out["fp8"] = (True, src)

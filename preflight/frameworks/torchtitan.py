@@ -92,11 +92,20 @@ def _sequence(t: View, out: Derived) -> None:
         out["ep"] = (ep, t.src("parallelism.expert_parallel_degree"))
 
 
+def converter_names(raw: Any) -> list[str]:
+    """The converters ``[model] converters`` asks for. A string is the comma list torchtitan's
+    argparse config split it into (``string_list``, config_manager.py l.31-45 at 01424cb2; its
+    2025-04 presets say ``converters = "float8"``): FP8 is asked either way, though from 0.1.0
+    the typed config keeps the string and fails on it at start-up (FP8D-TT-0020)."""
+    if isinstance(raw, str):
+        return [s.strip() for s in raw.split(",") if s.strip()]
+    return [str(c) for c in raw] if isinstance(raw, list) else []
+
+
 def from_torchtitan(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     t = View(f, "torchtitan", prov)
     out: Derived = {}
-    converters = t.get("model.converters") or []
-    converters = [str(c) for c in converters] if isinstance(converters, list) else []
+    converters = converter_names(t.get("model.converters"))
     fp8_src = None
     if (_TT_FP8 | _TT_MX | _TT_NVFP4) & set(converters):
         fp8_src = t.src("model.converters")
@@ -110,7 +119,10 @@ def from_torchtitan(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
         fp8_src = t.src(key)
     out["fp8"] = (fp8_src is not None, fp8_src or t.src("model", "no float8 converter"))
     base = f.get("config.torchtitan.base_config")
-    if fp8_src is None and isinstance(base, Unknown):
+    if fp8_src is None and t.unknown("model.converters"):
+        # e.g. a Python config registry whose configs differ on it: not "no" (issue 22 item 5)
+        out["fp8"] = (t.unknown("model.converters"), t.src("model.converters"))
+    elif fp8_src is None and isinstance(base, Unknown):
         # a launch line whose --job.config_file was not read: the converters may be there
         out["fp8"] = (base, t.src("base_config"))
     if fp8_src is not None:
@@ -138,12 +150,17 @@ def from_torchtitan(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     replicate = t.int("parallelism.data_parallel_replicate_degree") or 1
     cp_degree = t.int("parallelism.context_parallel_degree") or 1
     shard_src = t.src("parallelism.data_parallel_shard_degree")
-    if shard == 1 and cp_degree <= 1:
+    undecided = next((u for k in ("data_parallel_shard_degree", "data_parallel_replicate_degree",
+                                  "context_parallel_degree")
+                      if (u := t.unknown(f"parallelism.{k}")) is not None), None)
+    if undecided is not None:
+        out["distributed"] = (undecided, shard_src)
+    elif shard == 1 and cp_degree <= 1:
         out["distributed"] = ("ddp", shard_src) if replicate > 1 else ("none", shard_src)
     else:
         out["distributed"] = ("fsdp2", t.src("parallelism", "torchtitan shards with FSDP2"))
     key = "compile.enable" if t.has("compile.enable") else "training.compile"
-    out["compile"] = (t.truthy(key), t.src(key, "torchtitan default (off)"))
+    out["compile"] = (t.unknown(key) or t.truthy(key), t.src(key, "torchtitan default (off)"))
     components = t.get("compile.components")
     if key == "compile.enable" and t.truthy(key) and isinstance(components, list) and \
             "model" not in [str(c) for c in components]:
@@ -151,7 +168,8 @@ def from_torchtitan(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
         out["compile"] = (False, t.src("compile.components"))
     mode = t.get("activation_checkpoint.mode")
     out["activation_checkpointing"] = (
-        str(mode).lower() != "none" if mode is not None else True,
+        t.unknown("activation_checkpoint.mode") or
+        (str(mode).lower() != "none" if mode is not None else True),
         t.src("activation_checkpoint.mode", "torchtitan default (selective)"))
     dims = _TT_FLAVORS.get((str(t.get("model.name")), str(t.get("model.flavor"))))
     if dims:
@@ -165,8 +183,11 @@ def from_torchtitan(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     for name, keys in (("tp", ("parallelism.tensor_parallel_degree",
                                "training.tensor_parallel_degree")),
                        ("cp", ("parallelism.context_parallel_degree",))):
-        given = next((k for k in keys if t.has(k) and t.get(k) is not None), None)
-        if given is None:
+        given = next((k for k in keys if t.has(k) and (t.get(k) is not None or
+                                                      t.unknown(k))), None)
+        if given is not None and t.unknown(given):
+            out[name] = (t.unknown(given), t.src(given))
+        elif given is None:
             out[name] = (1, f"torchtitan default ({keys[0]} 1)")
         elif t.int(given) is None:
             out[name] = (Unknown(f"{given} is {str(t.get(given))[:40]!r}"), t.src(given))

@@ -11,26 +11,38 @@ fields are given comma-separated (``register_tyro_rules``: ``"a,b".split(",")``)
 ``./torchtitan/models/llama3/train_configs/debug_model.toml``).
 
 The facts are ``config.torchtitan.*``, what the TOML reader gives, so the torchtitan framework
-(:mod:`.torchtitan`) derives intent from the merged config. Python config registries (torchtitan
-main since 2026-02) are read elsewhere.
+(:mod:`.torchtitan`) derives intent from the merged config.
+
+From the Python config registries (PR 2386, 2026-02) the line is ``-m torchtitan.train --module M
+--config NAME --a.b v`` (``MODULE=M CONFIG=NAME ./run_train.sh``): ``ConfigManager`` imports
+``torchtitan.models.M.config_registry`` (then ``torchtitan.experiments.M``; a dotted M as written)
+and calls ``NAME()``, and the flags win over what it returns (torchtitan/config/manager.py
+l.21-130 at 00d1c0e4). That file is linked with ``NAME`` as its entry, read by
+:mod:`.torchtitan_py`; the flags are this script's facts, which come first. A registry not found
+here leaves ``config.torchtitan.base_config`` Unknown (FP8 undetermined, not "no").
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
+from preflight.facts import Unknown
 from preflight.findings import Source
 from preflight.reading.overridelaunch import Syntax, find_launch, merged_facts
 from preflight.reading.overrides import Override
-from preflight.reading.types import ReaderOutput
+from preflight.reading.refs import named
+from preflight.reading.types import Linked, ReaderOutput
 
 KIND = "torchtitan"
 PREFIX = f"config.{KIND}"
 ENTRY = re.compile(r"^torchtitan\.train$|(?:^|/)torchtitan/train\.py$|(?:^|/)run_train\.sh$")
 HINT = re.compile(r"torchtitan[./]train\b|--job\.config[-_]file\b|"
-                  r"(?:^|[\s/])run_train\.sh\b[^\n]*--[a-z_]+\.[a-z_]")
-SYNTAX = Syntax(entry=lambda w: bool(ENTRY.search(w)), dotted_flags=True)
+                  r"(?:^|[\s/])run_train\.sh\b[^\n]*--[a-z_]+\.[a-z_]|"
+                  r"\b(?:MODULE|CONFIG)=[\w.]+[^\n]*[\s/]run_train\.sh\b")
+SYNTAX = Syntax(entry=lambda w: bool(ENTRY.search(w)), dotted_flags=True,
+                value_flags=frozenset({"module", "config"}))
 # list[str] fields of JobConfig at v0.2.2 (torchtitan/config/job_config.py)
 _LISTS = re.compile(r"^(?:model\.converters|compile\.components|checkpoint\.exclude_from_loading|"
                     r"activation_checkpoint\.per_op_sac_force_recompute_mm_shapes_by_fqns|"
@@ -58,12 +70,42 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
     for ov, src in read.overrides:
         if ov.path == ("job", "config_file"):
             base = (ov.value, src)
-    if base is None and read.launch.entry.text.endswith("run_train.sh"):
-        env = dict(read.launch.env)
-        line = Source(path, text.count("\n", 0, read.launch.offset) + 1)
+    line = Source(path, text.count("\n", 0, read.launch.offset) + 1)
+    env = dict(read.launch.env) if read.launch.entry.text.endswith("run_train.sh") else {}
+    registry = _registry(read, env, line)
+    if base is None and registry is None and \
+            read.launch.entry.text.endswith("run_train.sh"):
         base = (env.get("CONFIG_FILE", DEFAULT_CONFIG), line)
     merged = merged_facts(read, KIND, base, style="toml", key="--job.config_file")
-    facts, prov = merged.facts, merged.provenance
-    if not any(n.startswith(f"{PREFIX}.") and n != f"{PREFIX}.base_config" for n in facts):
+    facts, prov, linked = merged.facts, merged.provenance, merged.linked
+    if registry is not None:
+        linked = (*linked, registry)
+        if registry.missing:
+            facts[f"{PREFIX}.base_config"] = Unknown(
+                f"--module/--config: {registry.path} (which defines {registry.entry}()) was not "
+                "found here")
+            prov[f"{PREFIX}.base_config"] = registry.source
+    elif not any(n.startswith(f"{PREFIX}.") and n != f"{PREFIX}.base_config" for n in facts):
         return ReaderOutput(problems=tuple(read.problems))
-    return ReaderOutput(facts, prov, tuple(read.problems), merged.linked)
+    return ReaderOutput(facts, prov, tuple(read.problems), linked)
+
+
+_NAME = re.compile(r"^[A-Za-z_][\w.]*$")
+
+
+def _registry(read: Any, env: dict[str, str], line: Source) -> Linked | None:
+    """The config registry ``--module M --config NAME`` (or run_train.sh's MODULE / CONFIG)
+    names, as a link with NAME as its entry; None without a ``--config`` / CONFIG."""
+    given = read.flag("config")
+    config = given[0] if given else env.get("CONFIG")
+    where = given[1] if given else line
+    if not isinstance(config, str) or not _NAME.match(config):
+        return None
+    got = read.flag("module")
+    module = got[0] if got else env.get("MODULE", "llama3")
+    if not isinstance(module, str) or not _NAME.match(module):
+        return None
+    target = (f"torchtitan/models/{module}/config_registry.py" if "." not in module else
+              module.replace(".", "/") + "/config_registry.py")
+    link = named(target, KIND, read.path, where, key="--config", line=where.line)
+    return replace(link, entry=config)

@@ -3,13 +3,25 @@
 keys the TOML reader gives (``config.torchtitan.<table>.<key>``), so the same derivation and
 rules apply.
 
-Read at pytorch/torchtitan b5bcd76c66d0acb1a08b176d9639425bc55e0b2a: a config function returns
-``Trainer.Config(training=TrainingConfig(...), parallelism=ParallelismConfig(...),
-compile=CompileConfig(...), activation_checkpoint=SelectiveAC.Config(), model_spec=
-model_registry("8B", converters=[Float8LinearConverter.Config(...)]))``, or calls another and
-sets attributes (``config.compile = CompileConfig(enable=True, components=["model"])``). Which
-function is the job: the one ``FILE.py::NAME`` names, else the file's only one; several and no
-name is a problem listing them (the launch line's ``--config NAME`` picks one at run time).
+Two layouts, read at pytorch/torchtitan 00d1c0e4 (2026-04-17) and b5bcd76c (2026-08-21):
+
+- from the config refactor (PR 2386, 9810191b, 2026-02-23) to PR 3127 (6348d93d, 2026-04-27):
+  ``Trainer.Config(model_spec=model_registry("405B"), model_converters=ModelConvertersContainer.
+  Config(converters=[Float8LinearConverter.Config(...)]), activation_checkpoint=
+  ActivationCheckpointConfig(mode="full"), ...)``; ``Float8LinearConverter.Config.recipe_name``
+  defaults to None, which builds torchao's ``Float8LinearConfig()`` (tensorwise) with the FSDP
+  float8 all-gather (components/quantization/float8.py l.29-56, l.97-130 at 00d1c0e4);
+- from PR 3127: ``model_spec=model_registry("8B", converters=[Float8LinearConverter.Config(...)])``
+  and ``activation_checkpoint=SelectiveAC.Config()``; ``recipe_name`` defaults to "rowwise"
+  (float8.py l.58 at b5bcd76c).
+
+A config function may call another and set attributes (``config = llama3_debugmodel();
+config.model_converters = ...``). Which function is the job: the one ``FILE.py::NAME`` names
+(``run_train.sh`` / ``-m torchtitan.train --module M --config NAME`` picks it at run time,
+torchtitan/config/manager.py l.21-106 at 00d1c0e4), else the file's only one. A registry of
+several read with no name is read whole: what every config gives the same is stated, what they
+differ on is Unknown naming which config says what (so FP8 is Unknown in a registry where some
+configs ask for it), never one config taken for the job.
 """
 
 from __future__ import annotations
@@ -17,13 +29,21 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from preflight.facts import Unknown
 from preflight.reading.pyfacts import PyOut
 from preflight.reading.pysource import Call, Module, Ref, Unresolved
 from preflight.reading.types import ConfigProblem, ReaderOutput
 
 PREFIX = "config.torchtitan"
-# converter config class -> the TOML converter name, and its recipe default at b5bcd76
-# (components/quantization/float8.py recipe_name "rowwise"; mx.py "mxfp8_rceil")
+# converter config class -> the TOML converter name, and its recipe default, in the 2026-02..04
+# layout (model_converters=, 00d1c0e4: Float8LinearConverter recipe_name None = tensorwise, MXFP8Converter
+# "mxfp8_rceil") and from PR 3127 (model_registry(converters=), b5bcd76: float8.py recipe_name
+# "rowwise"; mx.py "mxfp8_rceil")
+_CONVERTERS_2026_02 = {
+    "Float8LinearConverter": ("quantize.linear.float8", None),
+    "Float8GroupedMMConverter": ("quantize.grouped_mm.float8", None),
+    "MXFP8Converter": ("quantize.linear.mx", "mxfp8_rceil"),
+}
 _CONVERTERS = {
     "Float8LinearConverter": ("quantize.linear.float8", "rowwise"),
     "Float8GroupedExpertsConverter": ("quantize.grouped_mm.float8", "rowwise"),
@@ -33,6 +53,8 @@ _CONVERTERS = {
 }
 _AC = {"SelectiveAC": "selective", "FullAC": "full", "NoAC": "none", "MemoryBudgetAC": "memory_budget"}
 _MAX_DEPTH = 8
+_MAX_CONFIGS = 64
+"""Config functions of one registry read (torchtitan's llama3 registry has about twenty)."""
 
 
 def config_functions(module: Module) -> list[str]:
@@ -51,30 +73,77 @@ def config_functions(module: Module) -> list[str]:
 
 
 def read_python(module: Module) -> ReaderOutput:
-    """The one config function of the file (or the one named) -> ``config.torchtitan.*``."""
+    """The config function named (or the file's only one) -> ``config.torchtitan.*``; a
+    registry of several and no name: every config, what they differ on Unknown."""
     out = PyOut(module)
     names = config_functions(module)
     if not names:
         return out.output()
-    chosen = module.entry if module.entry in names else (names[0] if len(names) == 1 else None)
-    if chosen is None:
+    if module.entry is not None and module.entry not in names:
         listed = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
-        what = f"{module.entry!r} is none of them" if module.entry else "which one runs is "\
-            "chosen on the launch line (--config NAME)"
         out.problems.append(ConfigProblem(module.path, None, (
-            f"this torchtitan config registry defines {len(names)} configs ({listed}); {what}, "
-            "so none was read"), level="warning", code="not_a_config",
+            f"this torchtitan config registry defines {len(names)} configs ({listed}); "
+            f"{module.entry!r} is none of them, so none was read"), level="warning",
+            code="not_a_config",
             fix=f"Name one: fp8-doctor check {os.path.basename(module.path)}::{names[0]}"))
         return out.output()
+    if module.entry is not None or len(names) == 1:
+        _config(out, module, module.entry or names[0])
+        return out.output()
+    return _registry(module, names)
+
+
+def _config(out: PyOut, module: Module, chosen: str) -> None:
     fn, scope = module.functions[chosen]
-    result = module.evaluate(scope.returns[0], scope) if len(scope.returns) == 1 else \
-        Unresolved(f"{chosen}() has no single return", fn.lineno)
+    result = module.result(scope)
     if not isinstance(result, Call):
         out.put(f"{PREFIX}.model.converters", result, fn.lineno)
-        return out.output()
+        return
     out.put(f"{PREFIX}.job.config_function", chosen, fn.lineno)
     _tree(out, PREFIX, result, 0, module)
-    return out.output()
+
+
+_ABSENT = object()
+
+
+def _registry(module: Module, names: list[str]) -> ReaderOutput:
+    """Every config of the registry: a fact they all give alike as it is, one they differ on
+    (or some leave unset) Unknown with who says what."""
+    read = {}
+    for name in names[:_MAX_CONFIGS]:
+        one = PyOut(module)
+        _config(one, module, name)
+        read[name] = one.output()
+    file = os.path.basename(module.path)
+    fix = (f"the launch line's --config picks one (name it: fp8-doctor check "
+           f"{file}::{names[0]}, or give the run_train.sh line that runs it)")
+    facts: dict[str, Any] = {}
+    prov: dict[str, str] = {}
+    keys = dict.fromkeys(k for r in read.values() for k in r.facts)
+    for key in keys:
+        values = {n: r.facts.get(key, _ABSENT) for n, r in read.items()}
+        first = next(n for n, v in values.items() if v is not _ABSENT)
+        prov[key] = read[first].provenance.get(key, module.path)
+        distinct = list({repr(v): v for v in values.values()}.values())
+        if len(distinct) == 1:
+            facts[key] = distinct[0]
+            continue
+        groups: dict[str, list[str]] = {}
+        for n, v in values.items():
+            groups.setdefault("not set" if v is _ABSENT else _short(v), []).append(n)
+        said = "; ".join(f"{v} in {', '.join(ns[:4])}{' ...' if len(ns) > 4 else ''}"
+                         for v, ns in list(groups.items())[:4])
+        facts[key] = Unknown(f"{file} is a registry of {len(names)} configs that differ here "
+                             f"({said}); {fix}")
+    facts[f"{PREFIX}.job.config_function"] = Unknown(
+        f"{file} defines {len(names)} configs ({', '.join(names[:8])}); {fix}")
+    prov[f"{PREFIX}.job.config_function"] = module.path
+    return ReaderOutput(facts, prov)
+
+
+def _short(value: Any) -> str:
+    text = f"unknown ({value.reason})" if isinstance(value, Unknown) else repr(value)
+    return text if len(text) <= 48 else text[:45] + "..."
 
 
 def _tree(out: PyOut, prefix: str, call: Call, depth: int, module: Module) -> None:
@@ -83,10 +152,15 @@ def _tree(out: PyOut, prefix: str, call: Call, depth: int, module: Module) -> No
         name = f"{prefix}.{key}"
         if key == "model_spec" and isinstance(value, Call):
             _model(out, value, module)
+        elif key == "model_converters" and isinstance(value, Call):
+            # the 2026-02..04 layout: ModelConvertersContainer.Config(converters=[...])
+            _converters(out, value.value("converters"), value.lines.get("converters", value.line),
+                        _CONVERTERS_2026_02)
         elif key == "activation_checkpoint" and isinstance(value, Call):
             cls = value.func.rsplit(".", 2)[-2] if value.name == "Config" else value.name
-            out.put(f"{name}.mode", _AC.get(cls, Unresolved(f"activation checkpointing {cls}")),
-                    line)
+            mode = value.kwargs.get("mode") if "mode" in value.kwargs else \
+                _AC.get(cls, Unresolved(f"activation checkpointing {cls}"))
+            out.put(f"{name}.mode", mode, value.lines.get("mode", line))
         elif isinstance(value, Call) and depth < _MAX_DEPTH:
             cls = value.func.rsplit(".", 2)[-2] if value.name == "Config" else value.name
             out.put(f"{name}.class", cls, value.line)
@@ -104,14 +178,22 @@ def _model(out: PyOut, spec: Call, module: Module) -> None:
     if spec.func.startswith(".") and len(parts) >= 3 and parts[-3] == "models":
         out.put(f"{PREFIX}.model.name", parts[-2], spec.line)   # models/<name>/config_registry
     converters = spec.value("converters")
+    if converters is not None or "converters" in spec.kwargs:
+        _converters(out, converters, spec.lines.get("converters", spec.line), _CONVERTERS)
+
+
+def _converters(out: PyOut, converters: Any, line: int,
+                table: dict[str, tuple[str, str | None]]) -> None:
+    """The converter Config objects as the TOML names them, each with its settings and recipe
+    (its default where the object does not set one)."""
     if not isinstance(converters, list):
         if converters is not None:
-            out.put(f"{PREFIX}.model.converters", converters, spec.lines.get("converters"))
+            out.put(f"{PREFIX}.model.converters", converters, line)
         return
     names: list[Any] = []
     for conv in converters:
         cls = conv.func.rsplit(".", 2)[-2] if isinstance(conv, Call) else None
-        known = _CONVERTERS.get(cls or "")
+        known = table.get(cls or "")
         if known is None:
             names.append(Unresolved(f"a converter the text does not name ({cls or conv!r})"))
             continue
@@ -121,4 +203,4 @@ def _model(out: PyOut, spec: Call, module: Module) -> None:
             out.put(f"{PREFIX}.{known[0]}.{key}", value, conv.lines.get(key, conv.line))
         if "recipe_name" not in conv.kwargs and known[1] is not None:
             out.put(f"{PREFIX}.{known[0]}.recipe_name", known[1], conv.line)
-    out.put(f"{PREFIX}.model.converters", names, spec.lines.get("converters", spec.line))
+    out.put(f"{PREFIX}.model.converters", names, line)

@@ -44,7 +44,7 @@ def config_class(module: Module, func: str) -> str | None:
 def read_python(module: Module) -> ReaderOutput:
     """``SFTConfig(...)`` or ``TrlParser((..., SFTConfig, ...))`` -> ``config.trl.config_class``."""
     out = PyOut(module)
-    for call, _ in module.calls():
+    for call, _ in out.calls():
         found = config_class(module, call.func)
         if found is None and call.name in ("TrlParser", "HfArgumentParser"):
             first = call.args[0] if call.args else call.kwargs.get("dataclass_types")

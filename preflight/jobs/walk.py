@@ -117,6 +117,8 @@ class Walk:
                               for link in out.linked if link.variables)
         self.argvs.update((os.path.realpath(link.path), link.argv)
                           for link in out.linked if link.argv is not None)
+        self.entries.update((os.path.realpath(link.path), link.entry)
+                            for link in out.linked if link.entry is not None)
 
     def result(self, paths: Sequence[str]) -> ConfigRead:
         """The one job's facts (earlier files win a name, except files that replace their

@@ -4,16 +4,21 @@ A framework's ``read_python`` picks the calls it knows and puts their arguments 
 ``config.<kind>.*`` names, with this file's lines, exactly as its YAML reader would (so the
 existing rules apply unchanged: ``TrainingArguments(bf16=True)`` is ``config.hf_trainer.bf16``).
 What the text does not give is an ``Unknown`` with the reason; two calls that disagree on a
-setting make it ``Unknown`` too (which one runs is the script's control flow).
+setting make it ``Unknown`` too (which one runs is the script's control flow), and so does a
+setting made under a condition the text does not decide (``if torch.cuda.is_available():``);
+one in a branch the text shows does not run (the launch line's ``--precision bf16`` against
+``if args.precision == "fp8":``) is not a setting at all.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from preflight.facts import Unknown
 from preflight.findings import Source
 from preflight.reading.parse import MAX_FACTS_PER_FILE, usable_key
+from preflight.reading.pyscopes import Scope
 from preflight.reading.pysource import Call, Module, Ref, Unresolved
 from preflight.reading.refs import named
 from preflight.reading.types import ConfigProblem, Linked, ReaderOutput
@@ -48,13 +53,25 @@ class PyOut:
         self.prov: dict[str, Source] = {}
         self.problems: list[ConfigProblem] = []
         self.linked: list[Linked] = []
+        self._when: Unresolved | None = None
+
+    def calls(self) -> Iterator[tuple[Call, Scope]]:
+        """The file's calls (:meth:`.pysource.Module.calls`); what is put while a call made under
+        a condition the text does not decide is looked at is Unknown with that condition."""
+        try:
+            for call, scope in self.module.calls():
+                self._when = call.when
+                yield call, scope
+        finally:
+            self._when = None
 
     def where(self, line: int | None) -> Source:
         return Source(self.module.path, line)
 
     def put(self, name: str, value: Any, line: int | None) -> None:
-        """One fact; a second, different value for it makes it Unknown with both lines."""
-        value = plain(value)
+        """One fact; a second, different value for it makes it Unknown with both lines (and so
+        does a value put from a call made under a condition the text does not decide)."""
+        value = plain(value if self._when is None else self._when)
         if name in self.facts:
             old = self.facts[name]
             if old != value and not (isinstance(old, Unknown) and "set to" in old.reason):

@@ -7,15 +7,21 @@ into :class:`Call` records, one per call the file makes, with each argument's va
 it can be known without running anything:
 
 - literals, lists, tuples, dicts (``**`` of a literal dict merged), ``dict(a=1)``, small integer
-  arithmetic (``8 * 2048``), names bound once to such a value in the function or at module level,
-  ``x.attr = value`` set on a call's result afterwards, the file's own functions called with
-  their result inlined (torchtitan's ``config = llama3_8b(); config.compile = ...``), and
-  argparse ``--flag`` values from the launch line that runs the script (or their ``default=``
-  when the launch line does not pass them);
+  arithmetic (``8 * 2048``), comparisons and ``and`` / ``or`` / ``not`` of such values, names
+  bound to such a value in the function or at module level (the binding a use sees: the last
+  one before it that runs), ``x.attr = value`` set on a call's result afterwards, the file's
+  own functions called with their result inlined (torchtitan's ``config = llama3_8b();
+  config.compile = ...``), and argparse ``--flag`` values from the launch line that runs the
+  script (or their ``default=`` when the launch line does not pass them);
+- conditions (:mod:`.pyguards`): an ``if`` / ``elif`` / ``else`` whose test those values decide
+  is followed (``if args.precision == "fp8": kwargs = [AORecipeKwargs()]`` with the launch
+  line's ``--precision``); a binding, attribute set, return or call under one they do not
+  decide is Unresolved (a call: :attr:`Call.when`) with the test and why it is not known, and a
+  call in a branch that does not run is not made;
 - names from imports as :class:`Ref` (``Format.HYBRID`` ->
   ``transformer_engine.common.recipe.Format.HYBRID``);
-- everything else (a function parameter, a value set conditionally or twice, a call result,
-  ``os.environ``, f-strings) as :class:`Unresolved` with the reason, never a guess.
+- everything else (a function parameter, a value set in a loop or an ``except`` handler, a call
+  result, ``os.environ``, f-strings) as :class:`Unresolved` with the reason, never a guess.
 
 Each framework module reads the calls it knows (``Framework.read_python``). Bounds: files over
 :data:`MAX_BYTES` are not parsed (a training script is tens of KB; parsing costs ~3 s per MB),
@@ -32,7 +38,8 @@ from dataclasses import replace
 from typing import Any
 
 from preflight.reading.parse import ParseError
-from preflight.reading.pyscopes import Layout, Scope
+from preflight.reading.pyguards import Guards, boolop, compare, decide, truth
+from preflight.reading.pyscopes import Bind, Layout, Scope
 from preflight.reading.pyvalues import (
     BUILTINS,
     MAX_DEPTH,
@@ -40,9 +47,11 @@ from preflight.reading.pyvalues import (
     Call,
     Ref,
     Unresolved,
+    arith,
     dotted,
     number,
-    typed,
+    option_of,
+    option_value,
 )
 
 __all__ = ["MAX_BYTES", "Call", "Module", "Ref", "Unresolved", "parse"]
@@ -83,11 +92,17 @@ class Module(Layout):
         """The function the user named (``FILE.py::NAME``): which config of a registry is the job."""
         self.options: dict[str, Arg] = {}
         self._inlining = 0
+        self._memo: dict[tuple[int, str, int | None, int], tuple[Scope, Any]] = {}
+        self._tested: dict[tuple[int, int, int], tuple[Scope, Any]] = {}
+        self._decided: dict[tuple[int, int, bool, int], tuple[Guards, Scope, Any]] = {}
         self._calls: list[tuple[Call, Scope]] | None = None
         for scope in self.scopes:       # argparse options first: `args.x` reads them anywhere
             for node in scope.calls:
                 if isinstance(node.func, ast.Attribute) and node.func.attr == "add_argument":
                     self._call(node, scope, 0)
+        self._memo.clear()      # names read before every option was known
+        self._tested.clear()
+        self._decided.clear()
 
     # -- what a call's arguments are -------------------------------------------------------
 
@@ -99,15 +114,52 @@ class Module(Layout):
         return self._calls
 
     def _resolve_calls(self) -> Iterator[tuple[Call, Scope]]:
+        made: list[tuple[Call, Scope]] = []
         for scope in self.scopes:
-            bound = {id(value): name for name, binds in scope.binds.items()
-                     for value, _, _ in binds if len(binds) == 1}
+            bound = {id(b.value): name for name, binds in scope.binds.items()
+                     for b in binds if len(binds) == 1}
             for node in scope.calls:
+                guards = scope.call_guards.get(id(node))
+                runs = self.runs(guards, scope, calls=True) if guards else True
+                if runs is False:
+                    continue        # in a branch the text shows does not run
                 call = self._call(node, scope, 0)
                 if isinstance(call, Call) and id(node) in bound:
                     call = self._apply_sets(call, scope, bound[id(node)], 0)
                 if isinstance(call, Call):
-                    yield call, scope
+                    made.append((call if runs is True else replace(call, when=runs), scope))
+        # A call in a function, under a condition on its parameters, that a call of the function
+        # elsewhere in the file decides (the result of `make_parser()` inlined): that one counts.
+        decided = {(c.func, c.line) for c, _ in made if c.when is None}
+        yield from ((c, s) for c, s in made if c.when is None or (c.func, c.line) not in decided)
+
+    def runs(self, guards: Guards, scope: Scope, calls: bool = False,
+             depth: int = 0) -> bool | Unresolved:
+        """Whether code under ``guards`` in ``scope`` runs: True, False, or Unresolved with the
+        condition the text does not decide (:func:`.pyguards.decide`). Worked out once per block
+        and each test once per scope: 5,000 calls under one long test, or 90 nested ones, must
+        not evaluate (and quote) it 5,000 times."""
+        def test(node: ast.expr) -> Any:
+            at = (id(node), id(scope), depth)
+            if at not in self._tested:
+                self._tested[at] = (scope, self.evaluate(node, scope, depth + 1))
+            return self._tested[at][1]
+        key = (id(guards), id(scope), calls, depth)
+        if key not in self._decided:
+            self._decided[key] = (guards, scope, decide(guards, test, calls))
+        return self._decided[key][2]
+
+    def result(self, scope: Scope, depth: int = 0) -> Any:
+        """What a function returns: its return that runs, as far as the text decides which."""
+        for node, guards in scope.returns:
+            state = self.runs(guards, scope, depth=depth) if guards else True
+            if state is True:
+                return self.evaluate(node, scope, depth + 1)
+            if isinstance(state, Unresolved):
+                lines = ", ".join(str(n.lineno) for n, _ in scope.returns[:6])
+                return Unresolved(f"{scope.name}() returns at line {lines}, which one depends "
+                                  f"on a condition ({state.reason})", node.lineno)
+        return Unresolved(f"{scope.name}() has no return the text shows runs")
 
     def lineage(self, func: str) -> tuple[str, ...]:
         """``func`` and, for a class of this file, its bases (qualified, transitively): a
@@ -127,25 +179,8 @@ class Module(Layout):
         return tuple(out)
 
     def option(self, dest: str) -> Any:
-        """An argparse option's value: from the launch line's arguments when known, else its
-        default (a launch line was read and does not pass it), else Unresolved."""
-        opt = self.options.get(dest)
-        if opt is None:
-            return Unresolved(f"args.{dest} is not an option this file declares")
-        where = f"{self.path}:{opt.line}"
-        if self.argv is None:
-            return Unresolved(f"args.{dest} comes from the command line ({'/'.join(opt.flags)}, "
-                              f"default {opt.default!r} at {where}); no launch line that runs "
-                              "this script was read", opt.line)
-        for i, word in enumerate(self.argv):
-            flag, eq, inline = word.partition("=")
-            if flag in opt.flags:
-                if opt.store is not None:
-                    return opt.store
-                raw = inline if eq else (self.argv[i + 1] if i + 1 < len(self.argv) else None)
-                return typed(raw) if raw is not None else Unresolved(
-                    f"{flag} is given without a value")
-        return opt.default
+        """An argparse option's value (:func:`.pyvalues.option_value`)."""
+        return option_value(self.options.get(dest), dest, self.argv, self.path)
 
     def evaluate(self, node: ast.expr, scope: Scope, depth: int = 0) -> Any:
         """The value of ``node`` in ``scope`` as far as the text gives it."""
@@ -171,12 +206,21 @@ class Module(Layout):
             value = self.evaluate(node.operand, scope, depth + 1)
             if isinstance(node.op, ast.USub) and number(value):
                 return -value
-            if isinstance(node.op, ast.Not) and isinstance(value, bool):
-                return not value
-            return Unresolved("an expression computed when the script runs", line)
+            if isinstance(node.op, ast.Not) and truth(value) is not None:
+                return not truth(value)
+            return value if isinstance(value, Unresolved) else \
+                Unresolved("an expression computed when the script runs", line)
         if isinstance(node, ast.BinOp):
             return self._arith(node, scope, depth)
+        if isinstance(node, ast.Compare) and len(node.ops) <= 8:
+            return compare(node.ops, [self.evaluate(v, scope, depth + 1)
+                                      for v in (node.left, *node.comparators)], line)
+        if isinstance(node, ast.BoolOp):
+            return boolop(node, lambda v: self.evaluate(v, scope, depth + 1))
         if isinstance(node, ast.IfExp):
+            test = truth(self.evaluate(node.test, scope, depth + 1))
+            if test is not None:
+                return self.evaluate(node.body if test else node.orelse, scope, depth + 1)
             return Unresolved("chosen by a condition when the script runs", line)
         return Unresolved("computed when the script runs", line)
 
@@ -202,13 +246,7 @@ class Module(Layout):
         for where in (scope, self.module) if scope is not self.module else (scope,):
             binds = where.binds.get(name)
             if binds:
-                if len(binds) > 1 or binds[0][2]:
-                    lines = ", ".join(str(b[1]) for b in binds)
-                    how = "set more than once" if len(binds) > 1 else "set conditionally"
-                    return Unresolved(f"{name} is {how} (line {lines})", line)
-                value = self.evaluate(binds[0][0], where, depth + 1)
-                return self._apply_sets(value, where, name, depth) if isinstance(value, Call) \
-                    else value
+                return self._bound(name, binds, where, line if where is scope else None, depth)
             if where is scope and name in scope.values:
                 return scope.values[name]
             if where is scope and name in scope.params:
@@ -218,11 +256,51 @@ class Module(Layout):
         if name in BUILTINS:
             return Ref(f"builtins.{name}")
         if name in self.functions or name in self.classes:
-            return Ref(f"{self._module_name()}.{name}")
+            return Ref(f"__main__.{name}")
         return Unresolved(f"{name} is not defined in this file", line)
 
-    def _module_name(self) -> str:
-        return "__main__"
+    def _bound(self, name: str, binds: list[Bind], scope: Scope, line: int | None,
+               depth: int) -> Any:
+        """The value of ``name`` at ``line``; each (scope, name, line, depth) is worked out once
+        (a chain of names that use each other twice would otherwise cost 2**depth; the depth is
+        in the key because a value cut short by :data:`MAX_DEPTH` must not be reused nearer
+        the top)."""
+        key = (id(scope), name, line, depth)
+        if key in self._memo:
+            return self._memo[key][1]
+        self._memo[key] = (scope, Unresolved(f"{name} depends on itself", line))
+        bind = self._reaching(name, binds, scope, line, depth)
+        value: Any
+        if not isinstance(bind, Bind):
+            value = bind if isinstance(bind, Unresolved) else \
+                Unresolved(f"{name} is set only in branches that do not run", line)
+        elif bind.value is None:
+            value = Unresolved(bind.why, line)
+        else:
+            value = self.evaluate(bind.value, scope, depth + 1)
+        if isinstance(value, Call):
+            value = self._apply_sets(value, scope, name, depth)
+        self._memo[key] = (scope, value)
+        return value
+
+    def _reaching(self, name: str, binds: list[Bind], scope: Scope,
+                  line: int | None, depth: int) -> Bind | Unresolved | None:
+        """The binding of ``name`` a use at ``line`` sees: the last one before it that runs
+        (in order; one inside a loop may come from a later line), Unresolved when a binding
+        under a condition the text does not decide may replace it, None when none runs.
+        ``line`` None (a use from another scope): the value once the scope has run."""
+        before = [b for b in binds if line is None or b.line < line or
+                  any(g.loop for g in b.guards)]
+        got: Bind | Unresolved | None = None
+        for bind in before or binds:
+            state = self.runs(bind.guards, scope, depth=depth) if bind.guards else True
+            if state is True:
+                got = bind
+            elif isinstance(state, Unresolved):
+                got = Unresolved(f"{name} is {state.reason}" + (
+                    f"; otherwise it keeps the value set at line {got.line}"
+                    if isinstance(got, Bind) else ""), bind.line)
+        return got
 
     def _attribute(self, node: ast.Attribute, scope: Scope, depth: int) -> Any:
         base = self.evaluate(node.value, scope, depth + 1)
@@ -239,30 +317,8 @@ class Module(Layout):
             Unresolved(f".{node.attr} of a value computed when the script runs", node.lineno)
 
     def _arith(self, node: ast.BinOp, scope: Scope, depth: int) -> Any:
-        left = self.evaluate(node.left, scope, depth + 1)
-        right = self.evaluate(node.right, scope, depth + 1)
-        try:
-            if number(left) and number(right):
-                if isinstance(node.op, ast.Add):
-                    value = left + right
-                elif isinstance(node.op, ast.Sub):
-                    value = left - right
-                elif isinstance(node.op, ast.Mult):
-                    value = left * right
-                elif isinstance(node.op, ast.FloorDiv):
-                    value = left // right
-                elif isinstance(node.op, ast.Div):
-                    value = left / right
-                else:
-                    raise ArithmeticError
-                if abs(value) < 2 ** 63:
-                    return value
-            if isinstance(left, str) and isinstance(right, str) and \
-                    isinstance(node.op, ast.Add) and len(left) + len(right) <= 4096:
-                return left + right
-        except (ArithmeticError, OverflowError):
-            pass
-        return Unresolved("computed when the script runs", node.lineno)
+        return arith(node.op, self.evaluate(node.left, scope, depth + 1),
+                     self.evaluate(node.right, scope, depth + 1), node.lineno)
 
     def _call(self, node: ast.Call, scope: Scope, depth: int) -> Any:
         func = self.evaluate(node.func, scope, depth + 1)
@@ -305,7 +361,7 @@ class Module(Layout):
         parameters bound to the call's arguments or their defaults."""
         assert isinstance(node.func, ast.Name)
         fn, inner = self.functions[node.func.id]
-        if len(inner.returns) != 1 or self._inlining >= MAX_INLINE:
+        if not inner.returns or self._inlining >= MAX_INLINE:
             return None
         self._inlining += 1
         try:
@@ -316,7 +372,7 @@ class Module(Layout):
             values.update((kw.arg, self.evaluate(kw.value, scope, depth + 1))
                           for kw in node.keywords if kw.arg in inner.params)
             bound = replace(inner, values=values)
-            result = self.evaluate(inner.returns[0], bound, depth + 1)
+            result = self.result(bound, depth)
             return None if isinstance(result, Ref) else result
         finally:
             self._inlining -= 1
@@ -325,26 +381,16 @@ class Module(Layout):
         """``name.a.b = value`` statements of ``scope`` applied to ``call``."""
         if name is None:
             return call
-        for path, value, line, conditional in scope.sets.get(name, ()):
-            if not path:
+        for path, value, line, guards in scope.sets.get(name, ()):
+            state = self.runs(guards, scope, depth=depth) if guards else True
+            if not path or state is False:
                 continue
-            got = Unresolved(f"{name}.{'.'.join(path)} is set conditionally (line {line})",
-                             line) if conditional else self.evaluate(value, scope, depth + 1)
+            got = self.evaluate(value, scope, depth + 1) if state is True else Unresolved(
+                f"{name}.{'.'.join(path)} is {state.reason}", line)
             call = call.with_set(path, got, line)
         return call
 
     def _option(self, call: Call) -> None:
-        flags = tuple(a for a in call.args if isinstance(a, str) and a.startswith("-"))
-        longs = [f for f in flags if f.startswith("--")]
-        if not longs:
-            return
-        dest = call.kwargs.get("dest")
-        if not isinstance(dest, str):
-            dest = longs[0][2:].replace("-", "_")
-        action = call.kwargs.get("action")
-        store: Any = {"store_true": True, "store_false": False}.get(action) \
-            if isinstance(action, str) else None
-        default = call.kwargs.get("default", (not store) if isinstance(store, bool) else None)
-        self.options.setdefault(dest, Arg(dest, flags, default, store, call.line))
-
-
+        arg = option_of(call)
+        if arg is not None:
+            self.options.setdefault(arg.dest, arg)

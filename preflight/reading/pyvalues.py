@@ -45,6 +45,8 @@ class Call:
     lines: dict[str, int] = field(default_factory=dict)
     star: Unresolved | None = None
     """A ``**mapping`` whose keys are not known: any keyword may be set there."""
+    when: Unresolved | None = None
+    """The call is made under a condition the text does not decide (which, and why)."""
 
     @property
     def name(self) -> str:
@@ -93,6 +95,68 @@ def typed(raw: str) -> Any:
         except ValueError:
             continue
     return low
+
+
+def arith(op: ast.operator, left: Any, right: Any, line: int | None) -> Any:
+    """``left op right`` for numbers (within 64 bits) and short strings, else Unresolved."""
+    try:
+        if number(left) and number(right):
+            if isinstance(op, ast.Add):
+                value = left + right
+            elif isinstance(op, ast.Sub):
+                value = left - right
+            elif isinstance(op, ast.Mult):
+                value = left * right
+            elif isinstance(op, ast.FloorDiv):
+                value = left // right
+            elif isinstance(op, ast.Div):
+                value = left / right
+            else:
+                raise ArithmeticError
+            if abs(value) < 2 ** 63:
+                return value
+        if isinstance(left, str) and isinstance(right, str) and isinstance(op, ast.Add) and \
+                len(left) + len(right) <= 4096:
+            return left + right
+    except (ArithmeticError, OverflowError):
+        pass
+    return Unresolved("computed when the script runs", line)
+
+
+def option_of(call: Call) -> Arg | None:
+    """The option a ``parser.add_argument("--x", ...)`` call declares (long flags only)."""
+    flags = tuple(a for a in call.args if isinstance(a, str) and a.startswith("-"))
+    longs = [f for f in flags if f.startswith("--")]
+    if not longs:
+        return None
+    dest = call.kwargs.get("dest")
+    if not isinstance(dest, str):
+        dest = longs[0][2:].replace("-", "_")
+    action = call.kwargs.get("action")
+    store: Any = {"store_true": True, "store_false": False}.get(action) \
+        if isinstance(action, str) else None
+    default = call.kwargs.get("default", (not store) if isinstance(store, bool) else None)
+    return Arg(dest, flags, default, store, call.line)
+
+
+def option_value(opt: Arg | None, dest: str, argv: tuple[str, ...] | None, path: str) -> Any:
+    """An argparse option's value: from the launch line's arguments ``argv`` when known, else
+    its default (a launch line was read and does not pass it), else Unresolved."""
+    if opt is None:
+        return Unresolved(f"args.{dest} is not an option this file declares")
+    if argv is None:
+        return Unresolved(f"args.{dest} comes from the command line ({'/'.join(opt.flags)}, "
+                          f"default {opt.default!r} at {path}:{opt.line}); no launch line that "
+                          "runs this script was read", opt.line)
+    for i, word in enumerate(argv):
+        flag, eq, inline = word.partition("=")
+        if flag in opt.flags:
+            if opt.store is not None:
+                return opt.store
+            raw = inline if eq else (argv[i + 1] if i + 1 < len(argv) else None)
+            return typed(raw) if raw is not None else Unresolved(
+                f"{flag} is given without a value")
+    return opt.default
 
 
 def number(value: Any) -> bool:

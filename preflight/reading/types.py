@@ -43,6 +43,7 @@ class Linked:
     optional: bool = False    # a sourced script: read if it holds settings, else left out
     variables: tuple[tuple[str, str], ...] = ()   # what the sourcing script set (bash passes it)
     argv: tuple[str, ...] | None = None   # a Python script's arguments on the launch line
+    entry: str | None = None  # the function of a Python config registry the launch line names
 
 
 @dataclass(frozen=True)

@@ -61,6 +61,11 @@ SWIFT = ("megatron sft --model Qwen/Qwen3-VL-30B-A3B-Instruct --fp8_recipe {reci
     ("4.4.0", "mxfp8", "", 32),         # issue 9723: MXFP8 fell into the x16 branch
     ("4.4.3", "mxfp8", "", 64),         # PR 9722: x32
     ("4.4.0", "blockwise", "", 256),    # x128 from 3.11
+    # the boundary, read at the tags: blockwise came with PR 6633 (62754e4b, 2025-11-27), first
+    # released in v3.11.0 (utils.py get_padding_to l.314-328); v3.10.0 (l.308-317) has no
+    # blockwise branch. examples/megatron/fp8/llm.sh (2fe36a35, version.py 3.11.0.dev0) is 3.11.
+    ("3.10.0", "blockwise", "", 16),
+    ("3.11.0", "blockwise", "", 256),
     ("4.4.0", "mxfp8", " --attention_backend fused", 128),   # max(p*16, p*64)
     ("3.6.0", "delayed", "", 2),        # no FP8 padding yet: TP under SP only
 ])

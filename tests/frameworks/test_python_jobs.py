@@ -186,14 +186,64 @@ def test_a_torchtitan_config_function_is_its_toml() -> None:
     assert plain["intent.fp8"] is False
 
 
-def test_a_torchtitan_registry_with_several_configs_asks_which() -> None:
+def test_a_torchtitan_registry_read_whole_states_only_what_its_configs_agree_on() -> None:
     read = read_paths([str(REGISTRY)])
-    assert read.files == []
-    problem = read.problems[0]
-    assert problem.code == "not_a_config" and "llama3_8b_mxfp8" in problem.message
-    assert "::llama3_8b" in (problem.fix or "")
+    assert [k for _, k in read.files] == ["torchtitan"]
+    f = read.facts
+    converters = f["config.torchtitan.model.converters"]
+    assert isinstance(converters, Unknown)
+    assert "llama3_405b" in converters.reason and "not set in llama3_8b" in converters.reason
+    assert "::llama3_8b" in converters.reason         # how to name one
+    values, _ = intent.derive(Facts(read.facts, read.provenance))
+    # some configs ask for FP8 and some do not: never "no", never one config taken for the job
+    for name in ("intent.fp8", "intent.tp", "intent.compile"):
+        assert isinstance(values[name], Unknown), name
     named = read_paths([f"{REGISTRY}::no_such_config"])
     assert "'no_such_config' is none of them" in named.problems[0].message
+
+
+REGISTRY_2026_04 = FIXTURES / "torchtitan/python_2026_04/torchtitan/models/llama3/config_registry.py"
+
+
+def test_the_2026_04_registry_layout_model_converters_and_ac_mode() -> None:
+    # pytorch/torchtitan 00d1c0e4: model_converters=ModelConvertersContainer.Config(converters=[
+    # Float8LinearConverter.Config(...)]), recipe_name None (tensorwise), ActivationCheckpointConfig
+    big = _intent([f"{REGISTRY_2026_04}::llama3_405b"])
+    assert big["intent.fp8"] is True and big["intent.recipe"] == "tensorwise"
+    assert big["intent.tp"] == 8 and big["intent.compile"] is True
+    assert big["intent.activation_checkpointing"] is True
+    debug = _intent([f"{REGISTRY_2026_04}::llama3_debugmodel_float8_emulate"])
+    assert debug["intent.fp8"] is True and debug["intent.compile"] is False
+    assert _intent([f"{REGISTRY_2026_04}::llama3_8b"])["intent.fp8"] is False
+    whole = _intent([str(REGISTRY_2026_04)])
+    assert isinstance(whole["intent.fp8"], Unknown)
+    assert whole["intent.distributed"] == "fsdp2"      # every config leaves dp_shard at -1
+
+
+def test_a_launch_line_picks_the_registry_config(tmp_path: Path) -> None:
+    # torchtitan 00d1c0e4 run_train.sh: MODULE / CONFIG -> -m torchtitan.train --module M --config C
+    home = tmp_path / "torchtitan/models/llama3"
+    home.mkdir(parents=True)
+    (home / "config_registry.py").write_text(REGISTRY_2026_04.read_text())
+    env_line = _write(tmp_path, "run.sh", "MODULE=llama3 CONFIG=llama3_405b ./run_train.sh "
+                                          "--training.steps 10\n")
+    read = read_paths([env_line])
+    assert read.facts["config.torchtitan.job.config_function"] == "llama3_405b"
+    assert read.facts["config.torchtitan.training.steps"] == 10        # the line wins
+    values, _ = intent.derive(Facts(read.facts, read.provenance))
+    assert values["intent.fp8"] is True and values["intent.tp"] == 8
+    flags = _write(tmp_path, "run2.sh", "torchrun --nproc_per_node 8 -m torchtitan.train "
+                                        "--module llama3 --config llama3_8b\n")
+    assert _intent([flags])["intent.fp8"] is False
+
+
+def test_a_registry_the_launch_line_names_but_not_here_leaves_fp8_unknown(tmp_path: Path) -> None:
+    line = _write(tmp_path, "run.sh", "MODULE=llama3 CONFIG=llama3_405b ./run_train.sh\n")
+    read = read_paths([line])
+    assert any(p.code == "reference" for p in read.problems)
+    values, _ = intent.derive(Facts(read.facts, read.provenance))
+    assert isinstance(values["intent.fp8"], Unknown)
+    assert "llama3_405b" in values["intent.fp8"].reason
 
 
 def test_a_te_training_loop_with_torch_checkpoint(tmp_path: Path) -> None:
@@ -278,3 +328,102 @@ def test_te_autocast_with_no_recipe_leaves_it_to_te(tmp_path: Path) -> None:
     values = _intent([script])
     assert values["intent.fp8"] is True and values["intent.recipe_by_backend"] is True
     assert isinstance(values["intent.recipe"], Unknown)
+
+
+# -- a setting under a condition (issue 22 item 5): the branch the launch line decides, else
+# Unknown with the condition -- never "FP8: no".
+
+_FSDP2_FP8 = """
+    # huggingface/accelerate 638759bb examples/torch_native_parallelism/fsdp2_fp8.py, reduced
+    import argparse
+    from torchao.float8 import Float8LinearConfig
+    from accelerate import Accelerator
+    from accelerate.utils import AORecipeKwargs, FullyShardedDataParallelPlugin, TorchDynamoPlugin
+    def parse_args():
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--precision", type=str, default="fp8", choices=["fp8", "bf16"])
+        return parser.parse_args()
+    def main():
+        args = parse_args()
+        fsdp2_plugin = FullyShardedDataParallelPlugin(fsdp_version=2,
+                                                      cpu_ram_efficient_loading=False)
+        dynamo_plugin = TorchDynamoPlugin(backend="inductor", use_regional_compilation=True)
+        fp8_config = Float8LinearConfig(enable_fsdp_float8_all_gather=True)
+        kwargs = []
+        if args.precision == "fp8":
+            kwargs = [AORecipeKwargs(config=fp8_config)]
+        accelerator = Accelerator(fsdp_plugin=fsdp2_plugin, dynamo_plugin=dynamo_plugin,
+                                  kwargs_handlers=kwargs)
+    if __name__ == "__main__":
+        main()
+"""
+
+
+def _derive(paths: list[str]) -> dict[str, object]:
+    read = read_paths(paths)
+    return intent.derive(Facts(read.facts, read.provenance))[0]
+
+
+def test_a_recipe_handler_chosen_by_the_launch_line_asks_for_fp8(tmp_path: Path) -> None:
+    _write(tmp_path, "fsdp2_fp8.py", _FSDP2_FP8)
+    launch = _write(tmp_path, "run.sh", "accelerate launch fsdp2_fp8.py --precision fp8\n")
+    values = _derive([launch])
+    # no mixed_precision anywhere: the AO handler alone makes prepare() convert the model
+    assert values["intent.fp8"] is True and values["intent.backend"] == "torchao"
+    assert values["intent.recipe"] == "tensorwise"
+    assert values["intent.distributed"] == "fsdp2" and values["intent.compile"] is True
+    bf16 = _write(tmp_path, "bf16.sh", "accelerate launch fsdp2_fp8.py --precision bf16\n")
+    assert _derive([bf16])["intent.fp8"] is False
+
+
+def test_a_recipe_handler_nothing_decides_leaves_fp8_unknown(tmp_path: Path) -> None:
+    script = _write(tmp_path, "fsdp2_fp8.py", _FSDP2_FP8)
+    fp8 = _derive([script])["intent.fp8"]
+    assert isinstance(fp8, Unknown)
+    assert "args.precision == 'fp8'" in fp8.reason and "--precision" in fp8.reason
+
+
+def test_settings_under_an_undecided_condition_are_unknown_not_off(tmp_path: Path) -> None:
+    cases = {
+        "lightning.py": """
+            import os
+            import lightning as L
+            if os.environ.get("FP8"):
+                trainer = L.Trainer(precision="transformer-engine")
+            else:
+                trainer = L.Trainer(precision="bf16-mixed")
+        """,
+        "ao.py": """
+            import torch
+            from torchao.float8 import convert_to_float8_training
+            model = build()
+            if torch.cuda.get_device_capability() >= (8, 9):
+                convert_to_float8_training(model)
+        """,
+        "te.py": """
+            import os
+            import transformer_engine.pytorch as te
+            if os.environ.get("FP8") == "1":
+                with te.autocast(enabled=True):
+                    step()
+        """,
+    }
+    for name, text in cases.items():
+        fp8 = _derive([_write(tmp_path, name, text)])["intent.fp8"]
+        assert isinstance(fp8, Unknown), (name, fp8)
+        assert "does not decide" in fp8.reason or "set to" in fp8.reason, (name, fp8)
+
+
+def test_bf16_under_an_undecided_condition_may_or_may_not_replace_fp8(tmp_path: Path) -> None:
+    _write(tmp_path, "train.py", """
+        import os
+        from transformers import TrainingArguments
+        bf16 = False
+        if os.environ.get("BF16"):
+            bf16 = True
+        TrainingArguments(output_dir="o", bf16=bf16)
+    """)
+    launch = _write(tmp_path, "run.sh", "accelerate launch --mixed_precision fp8 train.py\n")
+    values = _derive([launch])
+    assert isinstance(values["intent.fp8"], Unknown)
+    assert "bf16" in values["intent.fp8"].reason

@@ -46,8 +46,10 @@ def test_literals_names_and_kwargs_dicts_resolve_with_their_lines() -> None:
 
 
 @pytest.mark.parametrize("src, why", [
-    ("x = 1\nx = 2\nf(a=x)\n", "set more than once"),
-    ("import os\nif os.environ.get('B'):\n    x = True\nf(a=x)\n", "set conditionally"),
+    ("x = 1\nfor i in range(3):\n    x = 2\nf(a=x)\n", "inside a loop"),
+    ("import os\nif os.environ.get('B'):\n    x = True\nf(a=x)\n", "does not decide"),
+    ("x = 1\ntry:\n    pass\nexcept OSError:\n    x = 2\nf(a=x)\n", "except"),
+    ("a, x = g()\nf(a=x)\n", "unpacked"),
     ("def g(p):\n    f(a=p)\n", "parameter of g()"),
     ("f(a=undefined_name)\n", "not defined in this file"),
     ("f(a=1 if c else 2)\n", "condition"),
@@ -101,7 +103,7 @@ def test_own_functions_are_inlined_and_later_attribute_sets_apply() -> None:
             config.parallelism.context_parallel_degree = 2
             return config
     """)
-    result = m.evaluate(m.functions["fast"][1].returns[0], m.functions["fast"][1])
+    result = m.result(m.functions["fast"][1])
     assert isinstance(result, Call) and result.func == "torchtitan.trainer.Trainer.Config"
     compile_ = result.kwargs["compile"]
     assert isinstance(compile_, Call) and compile_.kwargs == {"enable": True,
@@ -167,3 +169,174 @@ def test_a_hostile_script_is_data_nothing_in_it_runs(tmp_path: Path) -> None:
                          timeout=120, check=True)
     assert out.stdout.strip() == "True"
     assert not marker.exists()
+
+
+# -- conditions (issue 22 item 5): a value set under a condition is that branch's only where
+# the text decides the condition; otherwise Unresolved with the condition, never "not set".
+
+_BRANCH = """
+    import argparse
+    from accelerate.utils import AORecipeKwargs
+    p = argparse.ArgumentParser()
+    p.add_argument("--precision", type=str, default="fp8", choices=["fp8", "bf16"])
+    args = p.parse_args()
+    kwargs = []
+    if args.precision == "fp8":
+        kwargs = [AORecipeKwargs()]
+    f(handlers=kwargs)
+"""
+
+
+@pytest.mark.parametrize("argv, handlers", [
+    (("--precision", "fp8"), ["AORecipeKwargs"]),
+    (("--precision=bf16",), []),
+    ((), ["AORecipeKwargs"]),                  # a launch line without it: argparse's default
+])
+def test_a_branch_the_launch_line_decides_gives_its_value(argv: tuple[str, ...],
+                                                          handlers: list[str]) -> None:
+    # huggingface/accelerate 638759bb examples/torch_native_parallelism/fsdp2_fp8.py
+    value = _call(_module(_BRANCH, argv), "f").kwargs["handlers"]
+    assert [h.name for h in value] == handlers
+
+
+def test_a_branch_nothing_decides_is_unresolved_with_the_condition() -> None:
+    value = _call(_module(_BRANCH, None), "f").kwargs["handlers"]
+    assert isinstance(value, Unresolved)
+    assert "args.precision == 'fp8'" in value.reason and "--precision" in value.reason
+    assert "line 7" in value.reason              # the value it keeps otherwise
+
+
+def test_if_elif_else_and_boolean_tests_are_decided_in_order() -> None:
+    src = """
+        import argparse
+        p = argparse.ArgumentParser()
+        p.add_argument("--mode", default="a")
+        p.add_argument("--fp8", action="store_true")
+        args = p.parse_args()
+        if args.mode == "a" and not args.fp8:
+            x = 1
+        elif args.mode in ("b", "c") or args.fp8:
+            x = 2
+        else:
+            x = 3
+        f(a=x, b=args.mode != "a", c=None if args.fp8 else "off")
+    """
+    assert _call(_module(src, ()), "f").kwargs == {"a": 1, "b": False, "c": "off"}
+    assert _call(_module(src, ("--fp8",)), "f").kwargs == {"a": 2, "b": False, "c": None}
+    assert _call(_module(src, ("--mode", "z")), "f").kwargs["a"] == 3
+
+
+def test_calls_in_a_branch_that_does_not_run_are_not_made() -> None:
+    src = """
+        import argparse
+        from accelerate import Accelerator
+        p = argparse.ArgumentParser()
+        p.add_argument("--precision", default="bf16")
+        args = p.parse_args()
+        if args.precision == "fp8":
+            Accelerator(mixed_precision="fp8")
+        else:
+            Accelerator(mixed_precision="bf16")
+    """
+    made = [c for c, _ in _module(src, ()).calls() if c.name == "Accelerator"]
+    assert [(c.kwargs["mixed_precision"], c.when) for c in made] == [("bf16", None)]
+    both = [c for c, _ in _module(src, None).calls() if c.name == "Accelerator"]
+    assert len(both) == 2 and all(isinstance(c.when, Unresolved) for c in both)
+    assert "--precision" in both[0].when.reason
+
+
+def test_early_returns_loops_and_handlers() -> None:
+    src = """
+        import argparse
+        p = argparse.ArgumentParser()
+        p.add_argument("--fp8", action="store_true")
+        args = p.parse_args()
+        def setup(model):
+            if not args.fp8:
+                return model
+            convert(model)
+            return model
+        def hook(self):
+            if self.model is not None:
+                return
+            prepare(self)
+        for step in range(10):
+            train_step()
+        try:
+            import transformer_engine
+        except ImportError:
+            fallback()
+    """
+    def made(m: Module) -> dict[str, Unresolved | None]:
+        return {c.name: c.when for c, _ in m.calls()}
+    assert "convert" not in made(_module(src, ()))          # --fp8 not given: it returns
+    assert made(_module(src, ("--fp8",)))["convert"] is None
+    alone = made(_module(src, None))
+    # undecided early exits and loop bodies count as running; an except handler does not
+    assert alone["convert"] is None and alone["prepare"] is None
+    assert alone["train_step"] is None
+    assert isinstance(alone["fallback"], Unresolved) and "except" in alone["fallback"].reason
+
+
+def test_a_function_returns_the_branch_its_arguments_decide() -> None:
+    # the shape of huggingface/trl v1.9.0 trl/scripts/sft.py make_parser()
+    m = _module("""
+        from trl import SFTConfig, TrlParser
+        def make_parser(subparsers=None):
+            if subparsers is not None:
+                parser = subparsers.add_parser("sft", dataclass_types=(SFTConfig,))
+            else:
+                parser = TrlParser((SFTConfig,))
+            return parser
+        def pick(fast):
+            if fast:
+                return 1
+            return 2
+        parser = make_parser()
+        f(a=pick(True), b=pick(False), c=pick(unknown))
+    """)
+    parsers = [c for c, _ in m.calls() if c.name == "TrlParser"]
+    assert len(parsers) == 1 and parsers[0].when is None     # decided through the call
+    call = _call(m, "f")
+    assert call.kwargs["a"] == 1 and call.kwargs["b"] == 2
+    assert isinstance(call.kwargs["c"], Unresolved)
+
+
+def test_names_in_order_and_conditions_that_refer_to_themselves() -> None:
+    m = _module("""
+        x = 1
+        f(a=x)
+        x = 2
+        f2(a=x)
+        if y:
+            y = 1
+        g(a=y)
+    """)
+    assert _call(m, "f").kwargs["a"] == 1 and _call(m, "f2").kwargs["a"] == 2
+    assert isinstance(_call(m, "g").kwargs["a"], Unresolved)
+
+
+def test_a_chain_of_names_used_twice_is_worked_out_once() -> None:
+    # without memoising, a60 would take 2**48 evaluations (MAX_DEPTH) to refuse
+    lines = ["a0 = 1"] + [f"a{i} = a{i - 1} + a{i - 1}" for i in range(1, 61)]
+    m = _module("\n".join(lines) + "\nf(y=a60, x=a20)\n")
+    call = _call(m, "f")
+    assert call.kwargs["x"] == 2 ** 20
+    assert isinstance(call.kwargs["y"], Unresolved)        # past MAX_DEPTH or 2**63
+
+
+def test_a_long_test_over_many_calls_is_evaluated_and_quoted_once(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # hostile input: 5,000 calls under one 2,000-term test took 17 s when each call's guard
+    # was evaluated and quoted again (counted here, not timed)
+    from preflight.reading import pyguards
+
+    quoted: list[object] = []
+    real = pyguards.text
+    monkeypatch.setattr(pyguards, "text", lambda test: quoted.append(test) or real(test))
+    test = " + ".join(f"x{i}" for i in range(50))
+    body = "\n".join(f"    f(a={i})" for i in range(300))
+    m = _module(f"if {test}:\n{body}\n")
+    made = [c for c, _ in m.calls() if c.name == "f"]
+    assert len(made) == 300 and all(isinstance(c.when, Unresolved) for c in made)
+    assert len(quoted) <= 2

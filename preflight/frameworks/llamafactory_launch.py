@@ -1,0 +1,98 @@
+"""LLaMA-Factory launch lines: ``llamafactory-cli train X.yaml [key=value ...]`` (or ``lmf``), and
+LLaMA-Factory's ``src/train.py`` run by ``accelerate launch`` / ``torchrun`` / ``python`` with a
+YAML or with TrainingArguments-style ``--flags`` (issue 22 item 3: a wrapper read as itself, so
+its stack -- LLaMA-Factory on the HF Trainer on accelerate -- and its defaults apply).
+
+How LLaMA-Factory reads its arguments (hparams/parser.py ``read_args`` l.68-82 at v0.9.4): a
+first argument ending in ``.yaml`` / ``.yml`` / ``.json`` is loaded with OmegaConf and the rest
+merged over it as a dotlist (``OmegaConf.from_cli``: ``key=value``); otherwise every argument goes
+to ``HfArgumentParser`` as ``--flag value``. ``llamafactory-cli train`` runs the same arguments
+(launcher.py l.38-155: ``run_exp``, or ``torchrun ... launcher.py`` with them on several GPUs).
+
+Which script is LLaMA-Factory's: ``.../LLaMA-Factory/src/train.py`` (any spelling of the checkout
+folder), ``llamafactory/launcher.py``, or any script whose arguments LLaMA-Factory alone takes
+(``--stage`` with one of its stages, ``--finetuning_type``), as its YAML reader's ``score`` decides
+for a file. Its flags become ``config.llamafactory.<flag>`` (what its YAML gives), the YAML is
+linked as a LLaMA-Factory config, and the ``key=value`` words after it win over that file.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from preflight.reading import launch
+from preflight.reading.parse import usable_key
+from preflight.reading.shellvars import collect_variables, expand_flag_names, strip_comments
+from preflight.reading.types import ReaderOutput
+
+KIND = "llamafactory"
+COMMAND = re.compile(r"(?<![\w/.-])(?:llamafactory-cli|lmf)[ \t]+train\b")
+SCRIPT = re.compile(r"(?i)(?:^|/)(?:llama[-_]?factory[^/]*/src/train|llamafactory/launcher)\.py$")
+STAGES = frozenset({"pt", "sft", "rm", "ppo", "dpo", "kto"})
+_CONFIG = (".yaml", ".yml", ".json")
+_DOTLIST = re.compile(r"^([A-Za-z_][\w.]*)=(.*)$", re.S)
+# What `fp8: true` with `fp8_backend: te` hands accelerate (v0.9.5 7af9095 train/fp8_utils.py
+# patch_accelerator_for_fp8): Accelerator.__init__ patched to pass this handler (TERecipeKwargs
+# where accelerate has it, from 1.4.0; FP8RecipeKwargs(backend="TE") before) and
+# mixed_precision="fp8".
+TE_HANDLER = {"fp8_format": "HYBRID", "amax_history_len": 16, "amax_compute_algo": "max"}
+
+
+def te_handler_facts(fp8: Any, backend: Any) -> dict[str, Any]:
+    """The accelerate settings ``fp8: true`` + ``fp8_backend: te`` amount to, else nothing."""
+    if fp8 is not True or str(backend or "").lower() != "te":
+        return {}
+    acc = "config.accelerate"
+    return {f"{acc}.kwargs_handlers": ["TERecipeKwargs"], f"{acc}.fp8_config.backend": "TE",
+            **{f"{acc}.kwargs_handlers.TERecipeKwargs.{k}": v for k, v in TE_HANDLER.items()}}
+
+
+def launched(script: str, words: list[launch.Token], variables: dict[str, str]) -> bool:
+    """Whether ``script`` run with ``words`` is LLaMA-Factory's training entry point."""
+    if SCRIPT.search(script):
+        return True
+    found, _ = launch.flags(words, set(), stop_at_positional=False)
+    given = {flag: launch.value(raw, variables) for flag, raw, _ in found}
+    return str(given.get("stage")) in STAGES or "finetuning_type" in given
+
+
+def script_args(out: launch.Out, words: list[launch.Token], variables: dict[str, str]) -> None:
+    """LLaMA-Factory's arguments -> ``config.llamafactory.*`` (a YAML first: linked, its
+    ``key=value`` overrides here; else ``--flags``); ``--deepspeed ds.json`` is followed."""
+    first = str(launch.value(words[0][0], variables)) if words else ""
+    if words and not first.startswith("-") and first.lower().endswith(_CONFIG):
+        out.link(first, KIND, words[0][1], "train.py CONFIG")
+        for word, pos in words[1:]:
+            match = _DOTLIST.match(word)
+            if match and usable_key(match.group(1)):
+                out.put(f"config.{KIND}.{match.group(1)}",
+                        launch.value(match.group(2), variables), pos)
+        return
+    found, _ = launch.flags(words, set(), stop_at_positional=False)
+    for flag, raw, pos in found:
+        if not usable_key(flag):
+            continue
+        value = launch.value(raw, variables)
+        out.put(f"config.{KIND}.{flag}", value, pos)
+        if flag == "deepspeed" and isinstance(value, str) and value.endswith(".json"):
+            out.link(value, "deepspeed", pos, "--deepspeed")
+    at = next((p for f, _, p in found if f == "fp8_backend"), 0)
+    for name, value in te_handler_facts(out.facts.get(f"config.{KIND}.fp8"),
+                                        out.facts.get(f"config.{KIND}.fp8_backend")).items():
+        out.put(name, value, at)
+
+
+def read(path: str, text: str, outer: dict[str, str] | None = None) -> ReaderOutput:
+    """The first ``llamafactory-cli train`` line of a launch script."""
+    text = strip_comments(text)
+    variables = collect_variables(text, outer)
+    text = expand_flag_names(text, variables)
+    out = launch.Out(path, text)
+    match = launch.find(COMMAND, text)
+    if match is not None:
+        _, end = launch.command_at(text, match.start())
+        words = launch.tokens(text, match.end(), end)
+        out.too_long(words)
+        script_args(out, words, variables)
+    return ReaderOutput(out.facts, out.prov, tuple(out.problems), tuple(out.linked))
