@@ -21,9 +21,10 @@ from typing import Any
 from preflight.base.cc import arch_for_cc, format_cc, parse_cc
 from preflight.base.versions import version_problem
 from preflight.errors import UserInputError
-from preflight.facts import Facts, Unknown, registry
+from preflight.facts import Facts, Unknown
 from preflight.probes.gpu_table import known_names, lookup
 from preflight.probes.packages import TE_PARTS, Installed, normalize, te_facts, version_facts
+from preflight.registry import registry
 
 SOURCE = "assume"
 _SPECIAL = ("gpu=NAME", "gpu.count=N", "gpu.cc=MAJOR.MINOR", "pkg.NAME=VERSION")

@@ -1,4 +1,4 @@
-"""Facts: the one mapping every rule sees, plus ``Unknown`` and the fact-name registry.
+"""Facts: the one mapping every rule sees, plus ``Unknown`` and how values are encoded in JSON.
 
 A fact is a flat dotted name (``gpu.min_cc``, ``pkg.torch.version``) bound to a JSON-serializable
 value, or to ``Unknown(reason)`` when a probe could not tell. A name that is *absent* from the
@@ -6,20 +6,16 @@ mapping means "does not exist here" (a package not installed, a config key not s
 to ``Unknown`` means "could not be determined". Rules treat the two differently: the first is a
 plain answer, the second makes a rule *undetermined*.
 
-Every name must match a spec in the registry (``preflight.registry``), so a typo in a rule or a
-probe is caught at load time rather than silently never matching.
+Every name must match a spec in the registry (``preflight.registry``, which also holds the spec
+types), so a typo in a rule or a probe is caught at load time rather than silently never
+matching.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
-
-FactType = Literal["bool", "int", "float", "str", "version", "cc", "list", "dict", "any"]
-"""Declared type of a fact. ``version`` is a PEP 440-ish string, ``cc`` is "major.minor"."""
-
+from typing import Any
 
 MAX_NESTING = 64
 """Deepest nesting of lists / mappings fp8-doctor accepts in a config or a fact value (real rule
@@ -65,86 +61,6 @@ def reason_head(reason: str) -> str:
 
 
 FactValue = Any  # JSON scalar / list / dict, or Unknown
-
-
-@dataclass(frozen=True)
-class FactSpec:
-    """One registered fact name (or name template) with its type and a one-line doc.
-
-    Templates use ``<segment>`` for exactly one dotted segment and ``<path...>`` for one or more
-    segments, e.g. ``pkg.<dist>.version`` or ``config.<kind>.<path...>``.
-    """
-
-    name: str
-    type: FactType
-    doc: str
-    choices: tuple[str, ...] = ()
-    """A closed vocabulary: the only values a producer emits (``rules lint`` refuses a rule
-    comparing the fact with anything else). Empty: open."""
-
-    @property
-    def is_template(self) -> bool:
-        return "<" in self.name
-
-    def pattern(self) -> re.Pattern[str]:
-        """The compiled regex a concrete name must fully match."""
-        out = []
-        for token in re.split(r"(<[^>]+>)", self.name):
-            if token.endswith("...>"):
-                out.append(r"[^.]+(?:\.[^.]+)*")
-            elif token.startswith("<"):
-                out.append(r"[^.]+")
-            else:
-                out.append(re.escape(token))
-        return re.compile("".join(out) + r"\Z")
-
-
-class Registry:
-    """All known fact specs; answers "is this name known, and what type is it"."""
-
-    def __init__(self, specs: tuple[FactSpec, ...]) -> None:
-        self._exact: dict[str, FactSpec] = {}
-        self._templates: list[tuple[re.Pattern[str], FactSpec]] = []
-        for spec in specs:
-            if spec.is_template:
-                self._templates.append((spec.pattern(), spec))
-            else:
-                if spec.name in self._exact:
-                    raise ValueError(f"fact {spec.name!r} registered twice")
-                self._exact[spec.name] = spec
-
-    def lookup(self, name: str) -> FactSpec | None:
-        """Return the spec for ``name`` (exact names win over templates), or None."""
-        spec = self._exact.get(name)
-        if spec is not None:
-            return spec
-        for pattern, tspec in self._templates:
-            if pattern.match(name):
-                return tspec
-        return None
-
-    def exact_names(self, prefix: str) -> list[str]:
-        """Registered exact (non-template) names that start with ``prefix``, sorted."""
-        return sorted(n for n in self._exact if n.startswith(prefix))
-
-    def specs(self) -> list[FactSpec]:
-        """All specs, exact names first, sorted by name."""
-        return sorted(self._exact.values(), key=lambda s: s.name) + sorted(
-            (s for _, s in self._templates), key=lambda s: s.name
-        )
-
-
-_REGISTRY: Registry | None = None
-
-
-def registry() -> Registry:
-    """The process-wide registry, built once from ``preflight.registry``."""
-    global _REGISTRY
-    if _REGISTRY is None:
-        from preflight.registry import all_specs
-
-        _REGISTRY = Registry(all_specs())
-    return _REGISTRY
 
 
 @dataclass(frozen=True)

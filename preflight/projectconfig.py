@@ -147,7 +147,8 @@ def _assume(assume: Any, where: str) -> dict[str, str]:
             isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in assume.values()):
         raise ProjectConfigError(f"{where}: assume must be a table of KEY = \"VALUE\"")
     from preflight.assume import AssumeError, apply_assumptions
-    from preflight.facts import Facts, registry
+    from preflight.facts import Facts
+    from preflight.registry import registry
 
     for key, value in assume.items():
         spec = registry().lookup(str(key)) if key != "gpu.count" else None

@@ -13,17 +13,10 @@ from typing import Any
 
 from preflight import __version__
 from preflight.errors import UserInputError
-from preflight.facts import (
-    MAX_NESTING,
-    Facts,
-    Unknown,
-    decode_value,
-    facts_to_json,
-    registry,
-    value_fits,
-)
+from preflight.facts import MAX_NESTING, Facts, Unknown, decode_value, facts_to_json, value_fits
 from preflight.findings import Finding
 from preflight.probes.base import ProbeResult
+from preflight.registry import registry
 
 # What a job's config files contribute; replaced whole when a replay is given new config paths.
 JOB_NAMESPACES = ("config.", "intent.")

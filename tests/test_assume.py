@@ -11,8 +11,9 @@ from hypothesis import strategies as st
 from preflight.assume import AssumeError, apply_assumptions
 from preflight.base.cc import arch_for_cc, parse_cc
 from preflight.errors import UserInputError
-from preflight.facts import Facts, Unknown, registry
+from preflight.facts import Facts, Unknown
 from preflight.probes.gpu_table import KNOWN_GPUS, lookup
+from preflight.registry import registry
 
 NO_GPU = Facts(
     {"gpu.source": "none", "gpu.count": Unknown("no NVML"), "gpu.cc": Unknown("no NVML"),

@@ -8,15 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from preflight.facts import (
-    Facts,
-    FactSpec,
-    Registry,
-    Unknown,
-    decode_value,
-    encode_value,
-    registry,
-)
+from preflight.facts import Facts, Unknown, decode_value, encode_value
+from preflight.registry import FactSpec, Registry, registry
 
 
 def test_templates_match_exactly_one_or_more_segments() -> None:

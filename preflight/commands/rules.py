@@ -43,9 +43,9 @@ BASE_AREAS = ("HW", "CUDA", "TORCH", "TE", "TAO", "FSDP", "SMOKE", "RT", "CLU", 
 
 def areas() -> tuple[str, ...]:
     """Every AREA a bundled rule id may have: the base areas and each framework's."""
-    from preflight.frameworks import FRAMEWORKS
+    from preflight.frameworks import rule_areas
 
-    return BASE_AREAS + tuple(f.rule_area for f in FRAMEWORKS if f.rule_area)
+    return BASE_AREAS + tuple(rule_areas())
 
 
 ID_RE = re.compile(r"^FP8D-(?P<area>[A-Z]+)-(?P<num>\d{4})$")
@@ -104,7 +104,9 @@ def main(args: argparse.Namespace, write: Write) -> int:
                    "warnings": [w.to_dict() for w in ruleset.warnings]}
             write(_dumps(doc), args.output)
         elif args.format == "markdown":
-            write(catalogue.markdown(ruleset), args.output)
+            from preflight.frameworks import rule_areas
+
+            write(catalogue.markdown(ruleset, rule_areas()), args.output)
         else:
             write(_list_text(ruleset), args.output)
         return 0

@@ -35,7 +35,8 @@ from preflight.engine.operators import (
     build_test,
 )
 from preflight.engine.regexbounds import budget_spent, subject_limit
-from preflight.facts import Unknown, registry
+from preflight.facts import Unknown
+from preflight.registry import registry
 
 Values = Mapping[str, Any]
 _LEAF_KEYS = {"fact", "op", "value"}

@@ -49,7 +49,7 @@ def collect_all(*, deep: bool = False) -> list[ProbeResult]:
 
 
 def _registered(*prefixes: str) -> list[str]:
-    from preflight.facts import registry
+    from preflight.registry import registry
 
     return [n for p in prefixes for n in registry().exact_names(p)]
 

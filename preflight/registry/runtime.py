@@ -4,7 +4,7 @@ Absent means "not part of this inspection" (no optimizer / accelerator / engine 
 Unknown means the object was there but could not tell (e.g. optimizer state before the first step).
 """
 
-from preflight.facts import FactSpec as F
+from preflight.registry import FactSpec as F
 
 SPECS = (
     F("runtime.inspected", "bool", "Facts come from live objects (preflight.inspect)"),

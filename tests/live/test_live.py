@@ -170,7 +170,7 @@ def test_bf16_params_without_master_copy() -> None:
 
 
 def test_every_runtime_fact_is_registered() -> None:
-    from preflight.facts import registry
+    from preflight.registry import registry
 
     model = Block(torch.bfloat16)
     facts = runtime_facts(model, torch.optim.SGD(model.parameters(), lr=0.1))

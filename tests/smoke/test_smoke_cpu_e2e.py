@@ -12,7 +12,7 @@ import pytest
 pytest.importorskip("torch")
 
 from preflight.commands import smoke as smoke_cli  # noqa: E402
-from preflight.facts import registry  # noqa: E402
+from preflight.registry import registry
 from preflight.smoke import SmokeOptions, run  # noqa: E402
 
 
