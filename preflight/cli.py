@@ -51,7 +51,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         # Also while the package loads or argparse runs (issue 13: an early Ctrl-C printed a
         # traceback and the process died by the signal instead of exiting 130).
-        from preflight._startup import reason
+        from preflight.base.signals import reason
 
         _fatal(EXIT_INTERRUPTED, reason())
     finally:
@@ -69,7 +69,7 @@ def entry() -> int:
     it) even when it was caught, and would end the process by SIGINT instead of with our code.
     A ``SystemExit`` that carries a message (not a number) leaves the ordinary way.
     The console script starts in :func:`preflight._startup.entry` (module path, signals), which
-    calls this; :func:`preflight._startup.finish` kills any child still running and turns 130
+    calls this; :func:`preflight.base.signals.finish` kills any child still running and turns 130
     into 128 + the signal when SIGTERM or SIGHUP ended the run (issue 21 item 8).
     """
     try:
@@ -81,7 +81,7 @@ def entry() -> int:
     if _flush_failed(sys.stdout) and code in (0, 1):
         code = EXIT_USAGE   # the end of the report could not be delivered (a full disk, EPIPE)
     _flush_failed(sys.stderr)
-    from preflight._startup import finish
+    from preflight.base.signals import finish
 
     finish(code)
 

@@ -48,7 +48,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, Any
 
-from preflight._startup import held
+from preflight.base.signals import held
 from preflight.base.tempdirs import remove_all, remove_dir, temp_dir
 
 # How long the output may take to arrive after the group was killed; past it, something outside

@@ -263,12 +263,12 @@ def _finish_report(args: argparse.Namespace, options: CheckOptions, local: Local
 def _stopped_report(args: argparse.Namespace, got: _Progress) -> int:
     """Rank 0 after SIGTERM / SIGHUP (torchrun stops every rank when one fails; scancel): the
     report of what is known, each other rank a row saying how far it got. Never waits."""
-    from preflight import _startup
+    from preflight.base import signals
     from preflight.cluster.gather import Gathered, status
 
-    _startup.hold_signals()   # a second SIGTERM must not cut the report in half
+    signals.hold_signals()   # a second SIGTERM must not cut the report in half
     info = got.info
-    signal = _startup.reason()
+    signal = signals.reason()
     missing: dict[int, str] = {}
     ready: list[int] = []
     if got.store is not None:
@@ -295,7 +295,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Closed descriptors re-opened on /dev/null: rank logs never land in the report.
     console.start()
     args = build_parser().parse_args(argv)
-    from preflight import _startup
+    from preflight.base import signals
     from preflight.errors import UserInputError
 
     raw = os.environ.get("RANK", os.environ.get("SLURM_PROCID", "0")).strip()
@@ -307,7 +307,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _log(rank, f"error: {exc}")
         return EXIT_USAGE
     except KeyboardInterrupt:
-        if rank == 0 and got.info is not None and _startup.terminated():
+        if rank == 0 and got.info is not None and signals.terminated():
             return _stopped_report(args, got)
         return 130
     except Exception as exc:  # noqa: BLE001 - no tracebacks for users
