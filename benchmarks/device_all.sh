@@ -20,6 +20,6 @@ export PYTHONPATH=/tmp/site:$PWD
 tail -c 1500 "$out/gpu_verify.log"
 timeout 330 bash benchmarks/device_run.sh "$out" > /dev/null 2>&1; echo "device_run rc=$?"
 tail -c 2500 "$out/device_run.log"
-timeout 240 python3 -m pytest -q -p no:cacheprovider tests/smoke tests/test_live.py tests/integrations \
+timeout 240 python3 -m pytest -q -p no:cacheprovider tests/smoke tests/live/test_live.py tests/integrations \
   tests/cli/test_exit_codes.py > "$out/pytest-gpu.txt" 2>&1; echo "pytest rc=$?"
 tail -5 "$out/pytest-gpu.txt"

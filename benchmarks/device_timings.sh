@@ -23,6 +23,6 @@ ms() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
   timeout 200 python3 benchmarks/bench_check.py -n 10 --markdown > "$out/bench_check.md" 2>&1; echo "rc=$?"
 } > "$out/timings.log" 2>&1
 cat "$out/timings.log"; tail -22 "$out/bench_check.md"
-timeout 280 python3 -m pytest -q -p no:cacheprovider tests/smoke tests/test_live.py tests/integrations \
+timeout 280 python3 -m pytest -q -p no:cacheprovider tests/smoke tests/live/test_live.py tests/integrations \
   tests/cli/test_exit_codes.py > "$out/pytest-gpu.txt" 2>&1; echo "pytest rc=$?"
 tail -6 "$out/pytest-gpu.txt"

@@ -28,10 +28,14 @@ terminal's Ctrl-C never reaches them: every child still running is killed with i
 import os
 import sys
 
+# The signal state every layer shares (base.proc holds signals while it starts a child); the
+# floor module imports only os and sys, like this one.
+from preflight.base.signals import finish, hold_signals, install_signals, reason
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from types import FrameType
     from typing import NoReturn
+
 
 THIRD_PARTY = ("preflight", "yaml", "_yaml", "packaging", "rich", "pygments", "markdown_it",
                "mdurl", "pynvml", "tomli", "ruamel", "tomlkit", "typing_extensions", "numpy",
@@ -41,9 +45,6 @@ the FP8 stack the import probe imports, ``probes.imports.MODULES``)."""
 MAX_LISTED = 10_000
 """Entries of a folder looked at for shadows (a huge folder is not listed to its end)."""
 
-_received: "list[int]" = []
-_held = [0]                  # > 0 inside held(): a signal waits for its end
-_pending: "list[int]" = []
 
 
 def _shadows(folder: str) -> "list[str]":
@@ -105,7 +106,7 @@ def say(line: str) -> None:
 def guard(command: str) -> None:
     """Take the current folder and unsafe ``PYTHONPATH`` entries off ``sys.path``; warn on
     stderr when one of them held a module we import."""
-    from preflight import isolate
+    from preflight.base import isolate
 
     cwd = isolate._cwd()
     isolate.notice = say
@@ -128,107 +129,12 @@ def guard(command: str) -> None:
              f"has run): {', '.join(early[:8])}; run the `fp8-doctor` command instead")
 
 
-def _on_signal(signum: int, frame: "FrameType | None") -> None:
-    if not _received:
-        _received.append(signum)
-    if _held[0]:
-        _pending.append(signum)
-        return
-    raise KeyboardInterrupt
-
-
-class held:
-    """A few lines no signal may cut in two: between making a child's folder, starting it and
-    recording both (``proc.start``), an interrupt would leave a child or a folder nobody knows
-    of. A signal that comes meanwhile is raised when the block ends. Without our handlers (a
-    library user's process) it changes nothing."""
-
-    def __enter__(self) -> None:
-        _held[0] += 1
-
-    def __exit__(self, kind: object, value: object, tb: object) -> None:
-        _held[0] -= 1
-        if not _held[0] and _pending:
-            _pending.clear()
-            if kind is None:
-                raise KeyboardInterrupt
-
-
-def install_signals() -> None:
-    """SIGINT, SIGTERM and SIGHUP unwind the main thread as KeyboardInterrupt (``finally``
-    blocks run), and :func:`exit_code` remembers which one it was.
-
-    Through ``_signal`` (built into the interpreter; ``signal`` wraps it in enums, a few
-    hundred microseconds of imports during which SIGTERM would still kill the process where it
-    stands)."""
-    import _signal
-
-    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
-        number = getattr(_signal, name, None)
-        if number is None:
-            continue
-        try:
-            if name == "SIGINT" and _signal.getsignal(number) == _signal.SIG_IGN:
-                continue   # started in the background with Ctrl-C ignored (nohup, `&`): keep it
-            _signal.signal(number, _on_signal)
-        except (OSError, ValueError):   # not the main thread (embedded), or not allowed
-            pass
-
-
-def exit_code(code: int) -> int:
-    """``code``, or 128 + the signal that interrupted the run (130 for Ctrl-C)."""
-    if code == 130 and _received:
-        return 128 + _received[0]
-    return code
-
-
-def finish(code: int) -> "NoReturn":
-    """Kill every child still running (with its group) and leave with ``code`` at once."""
-    _ignore_signals()
-    proc = sys.modules.get("preflight.probes.proc")
-    if proc is not None:
-        try:
-            proc.kill_all()
-        except BaseException:  # noqa: BLE001 - leaving anyway
-            pass
-    os._exit(exit_code(code))
-
-
-def reason() -> str:
-    """What ended the run, for its last line: interrupted (Ctrl-C), terminated, hung up."""
-    return {15: "terminated (SIGTERM)", 1: "hung up (SIGHUP)"}.get(
-        _received[0] if _received else 2, "interrupted")
-
-
 def interrupted() -> "NoReturn":
     """A signal ended the run before the command's own handling took over: one line, no
     traceback, 128 + the signal."""
-    _ignore_signals()
+    hold_signals()
     say(f"fp8-doctor: error: {reason()}")
     finish(130)
-
-
-def terminated() -> bool:
-    """True when SIGTERM or SIGHUP (a launcher or the system stopping us), not Ctrl-C, came."""
-    return bool(_received) and _received[0] != 2
-
-
-def hold_signals() -> None:
-    """Ignore further SIGINT / SIGTERM / SIGHUP: what runs now is the last, bounded step."""
-    _ignore_signals()
-
-
-def _ignore_signals() -> None:
-    """While cleaning up, a second Ctrl-C must not abort the cleanup half-way."""
-    import _signal
-
-    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
-        number = getattr(_signal, name, None)
-        if number is not None:
-            try:
-                _signal.signal(number, _signal.SIG_IGN)
-            except (OSError, ValueError):
-                pass
 
 
 def entry(command: str = "fp8-doctor") -> "NoReturn":

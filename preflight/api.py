@@ -21,7 +21,7 @@ from preflight.report import Report
 
 if TYPE_CHECKING:
     from preflight.baseline import Baseline
-    from preflight.engine.environment import EnvironmentJudged
+    from preflight.environment import EnvironmentJudged
 
 
 Progress = Callable[[str], None]
@@ -62,10 +62,10 @@ def collect_facts(options: CheckOptions, progress: Progress = _silent
     config files, crashed probes) and a list of the inputs used, for the report header.
     """
     from preflight import intent, snapshot
-    from preflight.isolate import add_job_roots
+    from preflight.assume import apply_assumptions
+    from preflight.base.isolate import add_job_roots
     from preflight.jobs.defaults import default_paths
     from preflight.probes import collect_all
-    from preflight.probes.assume import apply_assumptions
     from preflight.redact import MASK, looks_secret
 
     # Children (import probe, smoke, speedup) get no PYTHONPATH entry inside the job (issue 21)
@@ -172,7 +172,7 @@ def check(paths: PathsArg = (), *, smoke: bool | None = False,
 def run_check(options: CheckOptions, progress: Progress = _silent) -> Report:
     """:func:`check` with its options as one value (what the CLI calls)."""
     from preflight import smoke as smoke_mod
-    from preflight.isolate import add_job_roots
+    from preflight.base.isolate import add_job_roots
 
     fail_on = FailOn.parse(options.fail_on)
     # Before any child starts: none gets a PYTHONPATH entry inside the job (issue 21 item 1).
@@ -208,7 +208,7 @@ def _run_check(options: CheckOptions, progress: Progress, fail_on: FailOn, early
     else:
         facts = facts.merged({"smoke.ran": False, "smoke.skip_reason": why_not}, source="smoke")
         if options.strict and facts.get("intent.fp8") is True and requested is not False:
-            from preflight.engine.strict import smoke_finding
+            from preflight.strict import smoke_finding
 
             extra.append(smoke_finding(why_not))
 
@@ -223,6 +223,20 @@ def _run_check(options: CheckOptions, progress: Progress, fail_on: FailOn, early
         # but could not be used (a replayed snapshot's) already says so, as an error.
         extra.append(no_job_read(options.strict))
     progress("evaluating rules")
+    return evaluate_options(facts, options, extra=extra, probes=probes, smoke=smoke_details,
+                            inputs=inputs, progress=progress, environment=judged,
+                            job_read=job_read)
+
+
+def evaluate_options(facts: Facts, options: CheckOptions, *, extra: Sequence[Finding] = (),
+                     probes: Sequence[ProbeResult] = (), smoke: dict[str, Any] | None = None,
+                     inputs: Sequence[str] = (), progress: Progress = _silent,
+                     environment: EnvironmentJudged | None = None,
+                     job_read: bool | None = None) -> Report:
+    """:func:`evaluate_facts` with what ``options`` decide: the rule packs (added to the bundled
+    rules, or instead of them), ``fail_on``, ``strict``, ``ignore`` and the baseline (read here,
+    from a trusted file only). ``check`` and the multi-rank mode both end here."""
+    extra = list(extra)
     accepted = None
     if options.baseline:
         from preflight.baseline import read_trusted
@@ -230,11 +244,10 @@ def _run_check(options: CheckOptions, progress: Progress, fail_on: FailOn, early
         accepted, skipped = read_trusted(options.baseline)
         extra.extend(config_problem(p) for p in skipped)
     packs = {"rule_packs" if options.bundled_rules else "rules_paths": options.rules_paths}
-    return evaluate_facts(facts, extra=extra, probes=probes, smoke=smoke_details,
-                          fail_on=fail_on, inputs=inputs, progress=progress,
-                          environment=judged, strict=options.strict, ignore=options.ignore,
-                          baseline=accepted, job_read=job_read,
-                          **packs)
+    return evaluate_facts(facts, extra=extra, probes=probes, smoke=smoke,
+                          fail_on=options.fail_on, inputs=inputs, progress=progress,
+                          environment=environment, strict=options.strict,
+                          ignore=options.ignore, baseline=accepted, job_read=job_read, **packs)
 
 
 def job_was_read(facts: Any) -> bool:
@@ -267,8 +280,8 @@ def evaluate_facts(facts: Facts, *, rules_paths: Sequence[str] = (),
     was read (None: not a job check, e.g. ``preflight.inspect``).
     """
     from preflight import engine
-    from preflight.engine.environment import off_node
     from preflight.engine.packs import load_check_rules
+    from preflight.environment import off_node
 
     fail_on = FailOn.parse(fail_on)
 
@@ -289,7 +302,7 @@ def evaluate_facts(facts: Facts, *, rules_paths: Sequence[str] = (),
     strict_findings: tuple[Finding, ...] = ()
     if strict:
         blocking = [u for u in undetermined if at_or_above(u.severity, fail_on)]
-        from preflight.engine.strict import undetermined_finding
+        from preflight.strict import undetermined_finding
 
         strict_findings = (undetermined_finding(blocking, fail_on),) if blocking else ()
     findings = off_node(tuple(extra) + strict_findings + tuple(fired), environment,
@@ -350,7 +363,7 @@ def _judge_environment(facts: Facts, options: CheckOptions
     """Packages the job needs but the judged environment lacks become Unknown (their rules are
     undetermined, not passed), and the report learns whether it judged the training environment.
     """
-    from preflight.engine.environment import environment_finding, judge, running_in_ci
+    from preflight.environment import environment_finding, judge, running_in_ci
     from preflight.probes.packages import normalize
 
     where = f"snapshot {options.snapshot}" if options.snapshot else "this machine"

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from preflight.errors import UserInputError
 from preflight.facts import encode_value
 from preflight.findings import Finding
-from preflight.jobs.types import ConfigProblem
+from preflight.reading.types import ConfigProblem
 
 SCHEMA = "fp8-doctor-baseline/1"
 MAX_BYTES = 1024 * 1024
@@ -69,7 +69,7 @@ def fingerprint(finding: Finding, root: str) -> str:
 
 def read_baseline(path: str) -> Baseline:
     """Load a baseline file; a clear :class:`BaselineError` naming the file for anything odd."""
-    from preflight import bounded
+    from preflight.base import bounded
 
     try:
         # non-blocking and re-checked on the descriptor: a FIFO or a device would block or flood

@@ -41,7 +41,7 @@ class BuiltinFinding:
     """The ``ConfigProblem.code`` that produces it (config readers), if any."""
     training_node_only: bool = False
     """It holds only on the machine where the job trains (an import that fails *here*): off that
-    machine it is a warning with the reason, unless ``--strict`` (engine/environment.py)."""
+    machine it is a warning with the reason, unless ``--strict`` (environment.py)."""
 
     def make(self, message: str, fix: Fix | str, *, detail: str | None = None,
              severity: Severity | None = None, evidence: tuple[Evidence, ...] = (),
@@ -90,7 +90,7 @@ _CATALOGUE = (
                    "A file fp8-doctor does not read (it is not broken)", _W,
                    "a valid config of a framework fp8-doctor does not know, or a --kind whose "
                    "settings the file does not have", "unknown_framework"),
-    # The read boundary and configuration trust (jobs/boundary.py, trust.py; issue 21).
+    # The read boundary and configuration trust (reading/boundary.py, trust.py; issue 21).
     BuiltinFinding("FP8D-CFG-OUTSIDE", "A file the job references lies outside the job: not read",
                    _W, "a script sources, or a config names, a file outside every job root "
                    "(~/.bashrc, ../../x.json): it is named, never read", "outside_job"),
@@ -104,14 +104,14 @@ _CATALOGUE = (
     BuiltinFinding("FP8D-IMPORT-FAIL", "An import of the training stack failed", _E,
                    "with --deep, importing a package of the stack in a child process crashed, "
                    "hung or failed in a way no rule covers", training_node_only=True),
-    # Where the check ran (engine/environment.py).
+    # Where the check ran (environment.py).
     BuiltinFinding("FP8D-ENV-NOT-TRAINING", "The environment judged is not the training "
                    "environment", _W, "packages the job needs are missing where it was judged, "
                    "or an FP8 job was judged where no GPU is visible (an error on the training "
                    "node, where the job would fail to import them)"),
     BuiltinFinding("FP8D-ENV-FP8-ON-CPU", "FP8 is expected but the model is on the CPU", _W,
                    "preflight.inspect / a callback: FP8 expected, every parameter on the CPU"),
-    # --strict (engine/strict.py).
+    # --strict (strict.py).
     BuiltinFinding("FP8D-STRICT-UNDETERMINED", "Rules undetermined under --strict", _E,
                    "--strict: rules at or above --fail-on could not be decided"),
     BuiltinFinding("FP8D-STRICT-SMOKE", "FP8 smoke step could not run under --strict", _E,

@@ -30,7 +30,8 @@ from typing import Any
 
 from packaging.version import Version
 
-from preflight.engine.versions import comparison_key, fact_cc
+from preflight.base.cc import parse_cc
+from preflight.base.versions import comparison_key
 from preflight.facts import Facts, Unknown
 
 _TE = "pkg.transformer-engine.version"
@@ -88,7 +89,7 @@ def _te_default(facts: Mapping[str, Any]) -> tuple[Any, str]:
                        "its version (--assume pkg.transformer-engine=V)"), _TE
     if isinstance(cc_raw, Unknown):
         return Unknown(f"GPU compute capability: {cc_raw.reason}"), "gpu.cc"
-    cc = fact_cc(cc_raw)
+    cc = parse_cc(cc_raw)
     if cc is None:
         return Unknown("no GPU compute capability: Transformer Engine picks its default recipe "
                        "by the GPU it runs on (--assume gpu=H100)"), "gpu.cc"

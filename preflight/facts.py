@@ -1,4 +1,4 @@
-"""Facts: the one mapping every rule sees, plus ``Unknown`` and the fact-name registry.
+"""Facts: the one mapping every rule sees, plus ``Unknown`` and how values are encoded in JSON.
 
 A fact is a flat dotted name (``gpu.min_cc``, ``pkg.torch.version``) bound to a JSON-serializable
 value, or to ``Unknown(reason)`` when a probe could not tell. A name that is *absent* from the
@@ -6,29 +6,21 @@ mapping means "does not exist here" (a package not installed, a config key not s
 to ``Unknown`` means "could not be determined". Rules treat the two differently: the first is a
 plain answer, the second makes a rule *undetermined*.
 
-Every name must match a spec in the registry (``preflight.registry``), so a typo in a rule or a
-probe is caught at load time rather than silently never matching.
+Every name must match a spec in the registry (``preflight.registry``, which also holds the spec
+types), so a typo in a rule or a probe is caught at load time rather than silently never
+matching.
 """
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
-
-from preflight.errors import UserInputError
-
-FactType = Literal["bool", "int", "float", "str", "version", "cc", "list", "dict", "any"]
-"""Declared type of a fact. ``version`` is a PEP 440-ish string, ``cc`` is "major.minor"."""
-
-SNAPSHOT_SCHEMA_VERSION = "1"
+from typing import Any
 
 MAX_NESTING = 64
 """Deepest nesting of lists / mappings fp8-doctor accepts in a config or a fact value (real rule
 files are about 12 deep, configs fewer than 20). Deeper input is refused before anything
-recursive walks it: see preflight.yamlsafe.MAX_DEPTH and preflight.snapshot."""
+recursive walks it: see preflight.base.yamlsafe.MAX_DEPTH and preflight.snapshot."""
 
 
 _PY_TYPES: dict[str, tuple[type, ...]] = {
@@ -72,86 +64,6 @@ FactValue = Any  # JSON scalar / list / dict, or Unknown
 
 
 @dataclass(frozen=True)
-class FactSpec:
-    """One registered fact name (or name template) with its type and a one-line doc.
-
-    Templates use ``<segment>`` for exactly one dotted segment and ``<path...>`` for one or more
-    segments, e.g. ``pkg.<dist>.version`` or ``config.<kind>.<path...>``.
-    """
-
-    name: str
-    type: FactType
-    doc: str
-    choices: tuple[str, ...] = ()
-    """A closed vocabulary: the only values a producer emits (``rules lint`` refuses a rule
-    comparing the fact with anything else). Empty: open."""
-
-    @property
-    def is_template(self) -> bool:
-        return "<" in self.name
-
-    def pattern(self) -> re.Pattern[str]:
-        """The compiled regex a concrete name must fully match."""
-        out = []
-        for token in re.split(r"(<[^>]+>)", self.name):
-            if token.endswith("...>"):
-                out.append(r"[^.]+(?:\.[^.]+)*")
-            elif token.startswith("<"):
-                out.append(r"[^.]+")
-            else:
-                out.append(re.escape(token))
-        return re.compile("".join(out) + r"\Z")
-
-
-class Registry:
-    """All known fact specs; answers "is this name known, and what type is it"."""
-
-    def __init__(self, specs: tuple[FactSpec, ...]) -> None:
-        self._exact: dict[str, FactSpec] = {}
-        self._templates: list[tuple[re.Pattern[str], FactSpec]] = []
-        for spec in specs:
-            if spec.is_template:
-                self._templates.append((spec.pattern(), spec))
-            else:
-                if spec.name in self._exact:
-                    raise ValueError(f"fact {spec.name!r} registered twice")
-                self._exact[spec.name] = spec
-
-    def lookup(self, name: str) -> FactSpec | None:
-        """Return the spec for ``name`` (exact names win over templates), or None."""
-        spec = self._exact.get(name)
-        if spec is not None:
-            return spec
-        for pattern, tspec in self._templates:
-            if pattern.match(name):
-                return tspec
-        return None
-
-    def exact_names(self, prefix: str) -> list[str]:
-        """Registered exact (non-template) names that start with ``prefix``, sorted."""
-        return sorted(n for n in self._exact if n.startswith(prefix))
-
-    def specs(self) -> list[FactSpec]:
-        """All specs, exact names first, sorted by name."""
-        return sorted(self._exact.values(), key=lambda s: s.name) + sorted(
-            (s for _, s in self._templates), key=lambda s: s.name
-        )
-
-
-_REGISTRY: Registry | None = None
-
-
-def registry() -> Registry:
-    """The process-wide registry, built once from ``preflight.registry``."""
-    global _REGISTRY
-    if _REGISTRY is None:
-        from preflight.registry import all_specs
-
-        _REGISTRY = Registry(all_specs())
-    return _REGISTRY
-
-
-@dataclass(frozen=True)
 class Facts(Mapping[str, FactValue]):
     """An immutable mapping of fact name -> value, with provenance per fact.
 
@@ -190,9 +102,6 @@ class Facts(Mapping[str, FactValue]):
                 prov[name] = source
         return Facts(values, prov)
 
-    def unknown_names(self) -> list[str]:
-        """Names whose value is Unknown."""
-        return sorted(n for n, v in self.values.items() if isinstance(v, Unknown))
 
 
 # --- JSON (de)serialization -------------------------------------------------------------------
@@ -217,56 +126,3 @@ def facts_to_json(facts: Facts) -> dict[str, Any]:
         "facts": {n: encode_value(facts.values[n]) for n in sorted(facts.values)},
         "provenance": {n: facts.provenance[n] for n in sorted(facts.provenance)},
     }
-
-
-SNAPSHOT_MAX_BYTES = 16 * 1024 * 1024
-"""The most a snapshot file may hold (snapshot.MAX_SNAPSHOT_BYTES, the limit it documents)."""
-
-
-class SnapshotError(UserInputError):
-    """A snapshot file that cannot be used, with the file (and line) named in the message."""
-
-
-def read_snapshot(path: str) -> dict[str, Any]:
-    """The validated JSON document of a snapshot; errors name the file (and line)."""
-    from preflight import bounded
-
-    try:
-        # non-blocking, re-checked on the descriptor: a FIFO swapped in after the caller's
-        # check must not hang the run (issue 21 item 4)
-        text = bounded.read_bytes(path, SNAPSHOT_MAX_BYTES).decode("utf-8")
-    except bounded.NotRegularFile as exc:
-        raise SnapshotError(f"{path}: {exc.kind}, not a regular file; a snapshot is the JSON "
-                            "file that `fp8-doctor snapshot` writes") from None
-    except bounded.TooLarge:
-        raise SnapshotError(f"{path}: over the {SNAPSHOT_MAX_BYTES:,}-byte limit for a "
-                            "snapshot") from None
-    except OSError as exc:
-        raise SnapshotError(f"{path}: cannot read snapshot: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise SnapshotError(f"{path}: not a UTF-8 text file (byte {exc.start}); a snapshot is "
-                            "the JSON that `fp8-doctor snapshot` writes") from None
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise SnapshotError(f"{path}:{exc.lineno}: not valid JSON: {exc.msg}") from None
-    except RecursionError:
-        raise SnapshotError(f"{path}: JSON nested too deeply to be a snapshot") from None
-    if not isinstance(doc, dict) or not isinstance(doc.get("facts"), dict):
-        raise SnapshotError(f"{path}: not an fp8-doctor snapshot (no 'facts' object)")
-    version = str(doc.get("schema_version", ""))
-    if version.split(".")[0] != SNAPSHOT_SCHEMA_VERSION:
-        raise SnapshotError(
-            f"{path}: snapshot schema_version {version!r} is not supported "
-            f"(this fp8-doctor reads {SNAPSHOT_SCHEMA_VERSION}.x)"
-        )
-    return doc
-
-
-def load_snapshot(path: str) -> Facts:
-    """The facts of a snapshot written by ``fp8-doctor snapshot``, with their provenance."""
-    doc = read_snapshot(path)
-    values = {str(k): decode_value(v) for k, v in doc["facts"].items()}
-    prov_raw = doc.get("provenance") or {}
-    prov = {str(k): str(v) for k, v in prov_raw.items()} if isinstance(prov_raw, dict) else {}
-    return Facts(values, prov)

@@ -16,7 +16,7 @@ and when writing (issue 21 item 3, the write boundary):
   report. Only a regular file is written: a symbolic link is refused, never followed (a pull
   request shipping the Action's ``fp8-doctor.sarif`` as a link replaced a dotfile), and so is a
   FIFO (the write blocked), a device or a folder; and never a file this run read, compared by
-  identity with every file read through :mod:`preflight.bounded` (the pyproject.toml
+  identity with every file read through :mod:`preflight.base.bounded` (the pyproject.toml
   read for ``[tool.fp8-doctor]``, a DeepSpeed JSON a YAML names, a sourced script, a pack's
   rule file, the baseline, the snapshot), checked again just before the rename.
   ``--write-baseline`` goes through the same :func:`write_atomic`.
@@ -144,7 +144,7 @@ def _target(output: str, flag: str) -> os.stat_result | None:
     followed: a pull request that ships ``fp8-doctor.sarif`` as a link to a dotfile had the
     Action replace the dotfile), a folder, a FIFO or device (a FIFO blocks the write until a
     reader comes), or a file this run read (by identity, :func:`bounded.files_read`)."""
-    from preflight import bounded
+    from preflight.base import bounded
 
     try:
         st = os.lstat(output)
@@ -260,7 +260,7 @@ def write_report(text: str, output: str | None, *, stdout_closed: bool = False) 
 
 def guard_output(args: Any, *, stdout_closed: bool) -> None:
     """Refuse, before anything runs, an ``-o`` that names an input or a closed stdout."""
-    from preflight import bounded
+    from preflight.base import bounded
 
     bounded.forget_reads()      # a new run: what it reads from here on is its inputs
     output = getattr(args, "output", None)

@@ -4,7 +4,7 @@ Why (issue 24 item 9, structure review P3): the formats list lived in ``cli_args
 ``render.FORMATS``, the exit codes in ``cli.py``, ``report.py`` and ``smoke/cli.py`` (a test kept
 two of them equal), and each sub-command declared its own ``--format`` / ``-o`` (``fp8-doctor
 smoke --color never`` was a usage error while ``check`` took it). Every command now takes its
-output flags from ``cli_args.add_output`` with its formats from :data:`COMMAND_FORMATS`.
+output flags from ``commands.args.add_output`` with its formats from :data:`COMMAND_FORMATS`.
 
 Standard library only (the CLI imports it before anything else, so that Ctrl-C stays caught).
 """

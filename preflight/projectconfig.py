@@ -33,7 +33,7 @@ from typing import Any
 
 from preflight.errors import UserInputError
 from preflight.findings import FailOn
-from preflight.jobs.types import ConfigProblem
+from preflight.reading.types import ConfigProblem
 
 FILE = "pyproject.toml"
 _KEYS = ("fail-on", "strict", "ignore", "rules", "baseline", "assume")
@@ -81,7 +81,7 @@ def load_project_config(path: str | None) -> ProjectConfig:
     why = untrusted(path)
     if why is not None:
         return ProjectConfig(problems=(skipped(path, why, "[tool.fp8-doctor] defaults"),))
-    from preflight.jobs.parse import ParseError, parse_toml, read_text
+    from preflight.reading.parse import ParseError, parse_toml, read_text
 
     try:
         # read_text refuses FIFOs, devices, oversized and binary files (a hang or a flood).
@@ -146,8 +146,9 @@ def _assume(assume: Any, where: str) -> dict[str, str]:
     if not isinstance(assume, dict) or not all(
             isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in assume.values()):
         raise ProjectConfigError(f"{where}: assume must be a table of KEY = \"VALUE\"")
-    from preflight.facts import Facts, registry
-    from preflight.probes.assume import AssumeError, apply_assumptions
+    from preflight.assume import AssumeError, apply_assumptions
+    from preflight.facts import Facts
+    from preflight.registry import registry
 
     for key, value in assume.items():
         spec = registry().lookup(str(key)) if key != "gpu.count" else None

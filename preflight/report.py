@@ -15,7 +15,7 @@ from preflight.findings import FailOn, Finding, Severity, Undetermined, at_or_ab
 from preflight.probes.base import ProbeResult
 
 if TYPE_CHECKING:
-    from preflight.engine.environment import EnvironmentJudged
+    from preflight.environment import EnvironmentJudged
 
 JSON_SCHEMA_VERSION = "1.0"
 

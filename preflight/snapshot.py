@@ -6,32 +6,67 @@ same rules, so a cluster node's environment can be diagnosed anywhere.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from datetime import datetime, timezone
 from typing import Any
 
 from preflight import __version__
-from preflight.facts import (
-    MAX_NESTING,
-    SNAPSHOT_MAX_BYTES,
-    SNAPSHOT_SCHEMA_VERSION,
-    Facts,
-    SnapshotError,
-    Unknown,
-    decode_value,
-    facts_to_json,
-    read_snapshot,
-    registry,
-    value_fits,
-)
+from preflight.errors import UserInputError
+from preflight.facts import MAX_NESTING, Facts, Unknown, decode_value, facts_to_json, value_fits
 from preflight.findings import Finding
 from preflight.probes.base import ProbeResult
+from preflight.registry import registry
 
 # What a job's config files contribute; replaced whole when a replay is given new config paths.
 JOB_NAMESPACES = ("config.", "intent.")
-MAX_SNAPSHOT_BYTES = SNAPSHOT_MAX_BYTES
+MAX_SNAPSHOT_BYTES = 16 * 1024 * 1024
 """A snapshot is ~100 KB (a few hundred facts); a bigger file is refused unread, and so is one
 that is not a regular file (a FIFO would block the read forever, /dev/zero would fill memory)."""
+
+SNAPSHOT_SCHEMA_VERSION = "1"
+"""The major version of the snapshot JSON this fp8-doctor writes and reads."""
+
+
+
+class SnapshotError(UserInputError):
+    """A snapshot file that cannot be used, with the file (and line) named in the message."""
+
+
+def read_snapshot(path: str) -> dict[str, Any]:
+    """The validated JSON document of a snapshot; errors name the file (and line)."""
+    from preflight.base import bounded
+
+    try:
+        # non-blocking, re-checked on the descriptor: a FIFO swapped in after the caller's
+        # check must not hang the run (issue 21 item 4)
+        text = bounded.read_bytes(path, MAX_SNAPSHOT_BYTES).decode("utf-8")
+    except bounded.NotRegularFile as exc:
+        raise SnapshotError(f"{path}: {exc.kind}, not a regular file; a snapshot is the JSON "
+                            "file that `fp8-doctor snapshot` writes") from None
+    except bounded.TooLarge:
+        raise SnapshotError(f"{path}: over the {MAX_SNAPSHOT_BYTES:,}-byte limit for a "
+                            "snapshot") from None
+    except OSError as exc:
+        raise SnapshotError(f"{path}: cannot read snapshot: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise SnapshotError(f"{path}: not a UTF-8 text file (byte {exc.start}); a snapshot is "
+                            "the JSON that `fp8-doctor snapshot` writes") from None
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SnapshotError(f"{path}:{exc.lineno}: not valid JSON: {exc.msg}") from None
+    except RecursionError:
+        raise SnapshotError(f"{path}: JSON nested too deeply to be a snapshot") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("facts"), dict):
+        raise SnapshotError(f"{path}: not an fp8-doctor snapshot (no 'facts' object)")
+    version = str(doc.get("schema_version", ""))
+    if version.split(".")[0] != SNAPSHOT_SCHEMA_VERSION:
+        raise SnapshotError(
+            f"{path}: snapshot schema_version {version!r} is not supported "
+            f"(this fp8-doctor reads {SNAPSHOT_SCHEMA_VERSION}.x)"
+        )
+    return doc
 
 
 def _refuse_unreadable(path: str) -> None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import stat
 
-from preflight.jobs.types import ConfigProblem
+from preflight.reading.types import ConfigProblem
 
 
 def _owner(uid: int) -> str:

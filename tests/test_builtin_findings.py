@@ -19,7 +19,7 @@ from preflight import cli
 from preflight.builtin_findings import BUILTIN, BUILTIN_IDS, config_problem
 from preflight.examples import example_paths
 from preflight.findings import Severity
-from preflight.jobs.types import ConfigProblem
+from preflight.reading.types import ConfigProblem
 
 PACKAGE = Path(__file__).resolve().parents[1] / "preflight"
 # A rule id ends in digits (FP8D-ACC-0003); a built-in id ends in a word (FP8D-CFG-NO-JOB).

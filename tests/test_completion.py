@@ -12,7 +12,7 @@ import subprocess
 import pytest
 
 from preflight.cli import build_parser, main
-from preflight.completion import script, walk
+from preflight.commands.completion import script, walk
 
 BASH = shutil.which("bash")
 

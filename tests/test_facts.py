@@ -1,4 +1,4 @@
-"""Tests for preflight.facts: registry templates, Facts layering, snapshot round trips."""
+"""Tests for preflight.facts: registry templates, Facts layering, value encoding."""
 
 from __future__ import annotations
 
@@ -8,18 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from preflight.facts import (
-    Facts,
-    FactSpec,
-    Registry,
-    SnapshotError,
-    Unknown,
-    decode_value,
-    encode_value,
-    facts_to_json,
-    load_snapshot,
-    registry,
-)
+from preflight.facts import Facts, Unknown, decode_value, encode_value
+from preflight.registry import FactSpec, Registry, registry
 
 
 def test_templates_match_exactly_one_or_more_segments() -> None:
@@ -54,7 +44,6 @@ def test_merged_layers_and_provenance() -> None:
     assert top.source("a") == "probe"
     assert top.source("b") == "/f.yaml:3"
     assert top.source("c") == "config"
-    assert top.unknown_names() == ["c"]
     assert dict(base) == {"a": 1, "b": 2}  # immutable: the original is untouched
 
 
@@ -73,29 +62,3 @@ def test_encode_decode_round_trip(value: object) -> None:
     assert decode_value(json.loads(json.dumps(encode_value(value)))) == value
 
 
-def test_snapshot_round_trip(tmp_path) -> None:
-    facts = Facts({"gpu.count": 8, "gpu.min_cc": "9.0", "pkg.torch.version": Unknown("broken")},
-                  {"gpu.count": "nvml"})
-    path = tmp_path / "snap.json"
-    path.write_text(json.dumps({"schema_version": "1.0", **facts_to_json(facts)}))
-    loaded = load_snapshot(str(path))
-    assert dict(loaded) == dict(facts)
-    assert loaded.source("gpu.count") == "nvml"
-
-
-@pytest.mark.parametrize("content, expected", [
-    ("{not json", r"snap\.json:1: not valid JSON"),
-    ('{"schema_version": "1.0"}', "not an fp8-doctor snapshot"),
-    ('{"schema_version": "9.0", "facts": {}}', "schema_version '9.0' is not supported"),
-    ('[1, 2]', "not an fp8-doctor snapshot"),
-])
-def test_bad_snapshots_name_the_file(tmp_path, content: str, expected: str) -> None:
-    path = tmp_path / "snap.json"
-    path.write_text(content)
-    with pytest.raises(SnapshotError, match=expected):
-        load_snapshot(str(path))
-
-
-def test_missing_snapshot_is_a_user_error(tmp_path) -> None:
-    with pytest.raises(SnapshotError, match="cannot read snapshot"):
-        load_snapshot(str(tmp_path / "nope.json"))

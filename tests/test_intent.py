@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from preflight.facts import Facts, Unknown, registry
+from preflight.facts import Facts, Unknown
 from preflight.intent import NAMES, derive
 from preflight.jobs.read import read_paths
+from preflight.registry import registry
 
 FIX = Path(__file__).resolve().parent.parent / "fixtures" / "configs"
 

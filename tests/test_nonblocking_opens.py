@@ -36,7 +36,7 @@ def stat(path, *args, **kwargs):
 os.stat = stat
 try:
     if which == "config":
-        from preflight.jobs.parse import read_text
+        from preflight.reading.parse import read_text
         read_text(target)
     elif which == "pyproject":
         from preflight.projectconfig import load_project_config

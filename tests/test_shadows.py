@@ -61,7 +61,7 @@ def _env(job: Path, *unsafe: str, named: bool = True) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NVTE_", "FP8_DOCTOR"))}
     # PYTHONPATH entries inside the job, ahead of what the test runs with: relative ones, and an
     # absolute one where the job folder is named on the command line (one the user points into
-    # a folder not named as the job is their environment, and kept: isolate.py)
+    # a folder not named as the job is their environment, and kept: base/isolate.py)
     inside = [str(job / "lib")] if named else []
     entries = [*unsafe, "job/lib", "lib", *inside, env.get("PYTHONPATH", ""), str(REPO)]
     env["PYTHONPATH"] = os.pathsep.join(e for e in entries if e or e in unsafe)

@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 from preflight import cli
+from preflight.facts import Facts, Unknown, facts_to_json
 from preflight.render.sanitize import clean_document, finite_document
+from preflight.snapshot import SnapshotError, load
 
 
 def _exit(argv: list[str]) -> int:
@@ -86,7 +88,7 @@ def test_a_snapshot_that_is_not_a_bounded_regular_file_is_refused_unread(tmp_pat
     import os
 
     from preflight.errors import UserInputError
-    from preflight.snapshot import MAX_SNAPSHOT_BYTES, load
+    from preflight.snapshot import MAX_SNAPSHOT_BYTES
 
     snap = tmp_path / "s.json"
     if kind == "fifo":
@@ -108,3 +110,33 @@ def test_a_version_past_the_int_digit_limit_is_undetermined_not_an_internal_erro
                                 "facts": {"pkg.torch.version": HUGE, "pkg.torchao.version": HUGE}}))
     assert _exit(["check", "--snapshot", str(snap), "--format", "json"]) in (0, 1)
     assert "internal error" not in capsys.readouterr().err
+
+
+# --- the one loader (facts.load_snapshot was a second one, without its checks) ---------------
+
+def test_snapshot_round_trip(tmp_path) -> None:
+    facts = Facts({"gpu.count": 8, "gpu.min_cc": "9.0", "pkg.torch.version": Unknown("broken")},
+                  {"gpu.count": "nvml"})
+    path = tmp_path / "snap.json"
+    path.write_text(json.dumps({"schema_version": "1.0", **facts_to_json(facts)}))
+    loaded, _ = load(str(path))
+    assert dict(loaded) == dict(facts)
+    assert loaded.source("gpu.count") == "nvml"
+
+
+@pytest.mark.parametrize("content, expected", [
+    ("{not json", r"snap\.json:1: not valid JSON"),
+    ('{"schema_version": "1.0"}', "not an fp8-doctor snapshot"),
+    ('{"schema_version": "9.0", "facts": {}}', "schema_version '9.0' is not supported"),
+    ('[1, 2]', "not an fp8-doctor snapshot"),
+])
+def test_bad_snapshots_name_the_file(tmp_path, content: str, expected: str) -> None:
+    path = tmp_path / "snap.json"
+    path.write_text(content)
+    with pytest.raises(SnapshotError, match=expected):
+        load(str(path))
+
+
+def test_missing_snapshot_is_a_user_error(tmp_path) -> None:
+    with pytest.raises(SnapshotError, match="cannot read snapshot"):
+        load(str(tmp_path / "nope.json"))

@@ -93,8 +93,8 @@ sys.meta_path.insert(0, _SignalAt())
 
 @pytest.mark.parametrize("signum, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)],
                          ids=["SIGINT", "SIGTERM"])
-@pytest.mark.parametrize("module", ["signal", "preflight.isolate", "preflight.cli", "argparse",
-                                    "preflight.api", "preflight.probes.proc", "yaml"])
+@pytest.mark.parametrize("module", ["signal", "preflight.base.isolate", "preflight.cli", "argparse",
+                                    "preflight.api", "preflight.base.proc", "yaml"])
 def test_a_signal_while_any_module_loads_exits_cleanly(area: Path, module: str, signum: int,
                                                        code: int) -> None:
     fired = area / "fired"
@@ -204,11 +204,11 @@ def test_sigterm_during_the_smoke_step_kills_the_child_and_removes_its_folders(
 def test_a_signal_inside_a_held_block_waits_for_its_end(tmp_path: Path) -> None:
     # proc.start makes a child's folder, starts it and records both inside held(): a signal in
     # between (the smoke step starting its children when SIGTERM came) left either behind.
-    code = ("import os, signal\nfrom preflight import _startup\n_startup.install_signals()\n"
-            "seen = []\ntry:\n    with _startup.held():\n"
+    code = ("import os, signal\nfrom preflight.base import signals\nsignals.install_signals()\n"
+            "seen = []\ntry:\n    with signals.held():\n"
             "        os.kill(os.getpid(), signal.SIGTERM)\n        seen.append('inside')\n"
             "    seen.append('after')\nexcept KeyboardInterrupt:\n    seen.append('interrupted')\n"
-            "print(seen, _startup.exit_code(130))\n")
+            "print(seen, signals.exit_code(130))\n")
     res = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
                          text=True, timeout=60)
     assert res.stdout.strip() == "['inside', 'interrupted'] 143", res.stderr

@@ -22,13 +22,27 @@ import sys
 import threading
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from preflight.cli_args import add_output, positive_seconds
+from preflight.commands import console
+from preflight.commands.args import (
+    add_output,
+    add_project_config,
+    add_strictness,
+    options_from,
+    positive_seconds,
+    set_job_defaults,
+)
 from preflight.findings import FAIL_ON_CHOICES
 from preflight.frameworks import KINDS as CONFIG_KINDS
-from preflight.render.terminal import use_color as _use_color
-from preflight.report import EXIT_INTERNAL, EXIT_USAGE
+from preflight.outputs import EXIT_INTERNAL, EXIT_USAGE
+
+if TYPE_CHECKING:
+    from preflight.api import CheckOptions
+    from preflight.cluster.collect import Local
+    from preflight.cluster.gather import Gathered
+    from preflight.cluster.merge import ClusterView
+    from preflight.report import Report
 
 # A rank still busy this long after --timeout is stuck (a probe or smoke child that ignores its
 # own timeout, a dead store): it leaves, so the launcher ends the job instead of waiting forever.
@@ -51,6 +65,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "report what differs between ranks.",
         epilog="exit codes (rank 0): 0 ok, 1 findings at or above --fail-on, 2 usage error, "
                "3 internal error")
+    set_job_defaults(p)
+    p.set_defaults(command="cluster")
     p.add_argument("paths", nargs="*", metavar="PATH", help="config files or folders of the job")
     p.add_argument("--kind", choices=CONFIG_KINDS, help="force the config kind of every PATH")
     p.add_argument("--assume", action="append", default=[], metavar="KEY=VALUE",
@@ -73,8 +89,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=positive_seconds, default=180.0, metavar="S",
                    help="seconds rank 0 waits for every rank to report; ranks not ready by then "
                         "are named in the report (default: %(default)s)")
-    p.add_argument("--fail-on", choices=FAIL_ON_CHOICES, default="error")
-    p.add_argument("--rules", action="append", default=[], metavar="DIR")
+    p.add_argument("--fail-on", choices=FAIL_ON_CHOICES, default=None,
+                   help="lowest severity that makes the exit code 1 (default: error, or "
+                        "fail-on in [tool.fp8-doctor])")
+    p.add_argument("--rules", action="append", default=[], metavar="DIR",
+                   help="a rule pack: add the rules in DIR to the bundled ones (repeatable)")
+    # The policy flags of `fp8-doctor check`, and its [tool.fp8-doctor] defaults (issue 25).
+    add_strictness(p)
+    add_project_config(p)
     add_output(p, "cluster")  # -o: rank 0 writes the report
     return p
 
@@ -83,44 +105,35 @@ def _log(rank: int, msg: str) -> None:
     print(f"fp8-doctor[rank {rank}]: {msg}", file=sys.stderr, flush=True)
 
 
-def _options(args: argparse.Namespace) -> Any:
-    from preflight.api import CheckOptions
-    from preflight.cli import UsageError, _parse_assume
-
-    for path in args.paths:
-        if not os.path.exists(path):
-            raise UsageError(f"no such file or folder: {path}")
+def _options(args: argparse.Namespace) -> CheckOptions:
+    """The check options of every rank, as ``fp8-doctor check`` builds them (``options_from``:
+    ``[tool.fp8-doctor]``, ``--strict``, ``--ignore``, ``--baseline``); ``-o`` never an input."""
     from preflight.outfile import refuse_input_as_output
 
-    refuse_input_as_output(args.output, configs=args.paths, rules=args.rules)
-    smoke_options = None
-    if args.smoke:
-        from preflight.smoke import SmokeOptions
-
-        smoke_options = SmokeOptions(timeout=args.smoke_timeout)
-    return CheckOptions(paths=tuple(args.paths), kind=args.kind,
-                        assume=_parse_assume(args.assume) or None, smoke=bool(args.smoke),
-                        smoke_options=smoke_options, deep=args.deep,
-                        rules_paths=tuple(args.rules), fail_on=args.fail_on)
+    options = options_from(args)
+    refuse_input_as_output(args.output, configs=list(options.paths),
+                           rules=list(options.rules_paths))
+    return options
 
 
-def _report(args: argparse.Namespace, options: Any, local: Any, cluster_facts: dict[str, Any],
-            smoke: Any) -> Any:
-    from preflight.api import evaluate_facts
+def _report(options: CheckOptions, local: Local | None, cluster_facts: dict[str, Any],
+            smoke: dict[str, Any] | None) -> Report:
+    from preflight.api import evaluate_options
     from preflight.facts import Facts
 
     facts, probes, extra, inputs = local if local else (Facts(), (), [], [])
     facts = facts.merged(cluster_facts, source="cluster")
-    # --rules packs add to the bundled rules, as for `fp8-doctor check` (issue 12).
-    return evaluate_facts(facts, rule_packs=options.rules_paths, extra=extra, probes=probes,
-                          smoke=smoke, fail_on=options.fail_on, inputs=inputs)
+    # --rules packs add to the bundled rules, --baseline, --ignore and --strict apply, as for
+    # `fp8-doctor check` (issue 12, issue 25).
+    return evaluate_options(facts, options, extra=extra, probes=probes, smoke=smoke,
+                            inputs=inputs)
 
 
-def _render(args: argparse.Namespace, report: Any, view: Any) -> str:
+def _render(args: argparse.Namespace, report: Report, view: ClusterView) -> str:
     from preflight.cluster.view import render_section, section_json
 
     redact = not args.no_redact
-    color = _use_color(args)
+    color = console.use_color(args)
     if args.format == "json":
         doc = json.loads(report.render("json", redact=redact))
         from preflight.render.sanitize import clean_document
@@ -128,11 +141,10 @@ def _render(args: argparse.Namespace, report: Any, view: Any) -> str:
         doc["cluster"] = clean_document(section_json(view, redact=redact))
         return json.dumps(doc, indent=2, ensure_ascii=False)
     from preflight.render import render
-    from preflight.render.terminal import text_width
 
-    detail = getattr(args, "detail", "normal")
-    body = render(report, args.format, redact=redact, color=color, width=text_width(args),
-                  detail=detail)
+    detail = args.detail
+    body = render(report, args.format, redact=redact, color=color,
+                  width=console.text_width(args), detail=detail)
     if args.format == "sarif" or (args.format == "text" and detail == "quiet"):
         return body   # -q: one line per finding (the ranks' differences are findings too)
     # render_section redacts cell by cell itself: scrubbing the laid-out table afterwards would
@@ -223,8 +235,8 @@ def run(args: argparse.Namespace, progress: _Progress | None = None) -> int:
     return _finish_report(args, options, local, payload, gathered, info.world_size)
 
 
-def _finish_report(args: argparse.Namespace, options: Any, local: Any,
-                   payload: dict[str, Any] | None, gathered: Any, world_size: int) -> int:
+def _finish_report(args: argparse.Namespace, options: CheckOptions, local: Local | None,
+                   payload: dict[str, Any] | None, gathered: Gathered, world_size: int) -> int:
     """Rank 0: merge what arrived, evaluate, render, write; the report's exit code."""
     from preflight.cluster import collectives
     from preflight.cluster.merge import merge
@@ -237,12 +249,12 @@ def _finish_report(args: argparse.Namespace, options: Any, local: Any,
     cluster_facts["cluster.timing"] = {
         "wait_s": round(gathered.wait_seconds, 4), "gather_s": round(gathered.gather_seconds, 4),
         "merge_s": round(time.perf_counter() - t0, 4)}
-    report = _report(args, options, local, cluster_facts, (payload or {}).get("smoke"))
+    report = _report(options, local, cluster_facts, (payload or {}).get("smoke"))
     text = _render(args, report, view)
     from preflight.outfile import write_report
 
     # atomic -o; a closed or full stdout is a usage error
-    write_report(text, args.output, stdout_closed=_STDOUT_CLOSED)
+    write_report(text, args.output, stdout_closed=console.stdout_closed())
     if args.output:
         _log(0, f"wrote {args.output}")
     return report.exit_code()
@@ -251,12 +263,12 @@ def _finish_report(args: argparse.Namespace, options: Any, local: Any,
 def _stopped_report(args: argparse.Namespace, got: _Progress) -> int:
     """Rank 0 after SIGTERM / SIGHUP (torchrun stops every rank when one fails; scancel): the
     report of what is known, each other rank a row saying how far it got. Never waits."""
-    from preflight import _startup
+    from preflight.base import signals
     from preflight.cluster.gather import Gathered, status
 
-    _startup.hold_signals()   # a second SIGTERM must not cut the report in half
+    signals.hold_signals()   # a second SIGTERM must not cut the report in half
     info = got.info
-    signal = _startup.reason()
+    signal = signals.reason()
     missing: dict[int, str] = {}
     ready: list[int] = []
     if got.store is not None:
@@ -279,18 +291,11 @@ def _stopped_report(args: argparse.Namespace, got: _Progress) -> int:
                           Gathered(payloads, dict(sorted(missing.items()))), info.world_size)
 
 
-_STDOUT_CLOSED = False
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    global _STDOUT_CLOSED
-    from preflight.outfile import guard_std_streams
-
     # Closed descriptors re-opened on /dev/null: rank logs never land in the report.
-    _STDOUT_CLOSED = "stdout" in guard_std_streams()
+    console.start()
     args = build_parser().parse_args(argv)
-    from preflight import _startup
-    from preflight.cli import UsageError
+    from preflight.base import signals
     from preflight.errors import UserInputError
 
     raw = os.environ.get("RANK", os.environ.get("SLURM_PROCID", "0")).strip()
@@ -298,11 +303,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     got = _Progress()
     try:
         return run(args, got)
-    except (UsageError, UserInputError) as exc:
+    except UserInputError as exc:
         _log(rank, f"error: {exc}")
         return EXIT_USAGE
     except KeyboardInterrupt:
-        if rank == 0 and got.info is not None and _startup.terminated():
+        if rank == 0 and got.info is not None and signals.terminated():
             return _stopped_report(args, got)
         return 130
     except Exception as exc:  # noqa: BLE001 - no tracebacks for users

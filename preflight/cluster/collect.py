@@ -82,14 +82,19 @@ def pinned_gpu(slot: DeviceSlot) -> Iterator[None]:
             os.environ["CUDA_VISIBLE_DEVICES"] = old
 
 
-def _smoke(facts: Facts, options: CheckOptions, slot: DeviceSlot
+def _smoke(facts: Facts, options: CheckOptions, slot: DeviceSlot, extra: list[Any]
            ) -> tuple[Facts, dict[str, Any] | None]:
-    """The smoke part of ``api.run_check``, on this rank's own GPU."""
+    """The smoke part of ``api.run_check``, on this rank's own GPU; with ``--strict``, an FP8
+    job's smoke step that could not run is a finding in ``extra``, as for ``check``."""
     from preflight import smoke as smoke_mod
 
     want, why_not = smoke_mod.should_run(facts, options.smoke)
     if not want:
         skipped = {"smoke.ran": False, "smoke.skip_reason": why_not}
+        if options.strict and facts.get("intent.fp8") is True:
+            from preflight.strict import smoke_finding
+
+            extra.append(smoke_finding(why_not))
         return facts.merged(skipped, source="smoke"), None
     with pinned_gpu(slot):
         outcome = smoke_mod.run(facts, options.smoke_options)
@@ -132,7 +137,7 @@ def collect_rank(info: RankInfo, options: CheckOptions, *, mask_key: bytes | Non
         facts, probes, extra, inputs = collect_facts(options)
         smoke_details = None
         if options.smoke is not False:
-            facts, smoke_details = _smoke(facts, options, slot)
+            facts, smoke_details = _smoke(facts, options, slot, extra)
         payload["facts"] = {n: encode_value(v) for n, v in facts.values.items()}
         payload["smoke"] = smoke_details
         payload["problems"] = [f.title for f in extra]

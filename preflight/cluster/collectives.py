@@ -22,9 +22,8 @@ import traceback
 from collections.abc import Sequence
 from typing import Any
 
-from preflight import isolate
+from preflight.base import isolate, proc
 from preflight.cluster.launch import RankInfo
-from preflight.probes import proc
 
 _ENV = "FP8D_COLLECTIVES"
 # The child's own timeout is timeout_s (c10d store and process group); this margin covers the

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from preflight.probes.gpu_table import format_cc, parse_cc
+from preflight.base.cc import format_cc, parse_cc
 
 ABSENT = "<absent>"
 UNSET = "<unset>"

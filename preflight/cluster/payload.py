@@ -24,7 +24,7 @@ MAX_PAYLOAD_BYTES = 1024 * 1024
 MAX_FACTS = 20_000
 """Facts one rank may report (a check with every probe and a job has about a thousand)."""
 MAX_LIST_ITEMS = 2048
-"""Items of one list fact (= preflight.jobs.parse:MAX_ITEMS_PER_FACT)."""
+"""Items of one list fact (= preflight.reading.parse:MAX_ITEMS_PER_FACT)."""
 MAX_TEXT = 16 * 1024
 """Characters of one string value."""
 MAX_ENV = 2000

@@ -7,9 +7,10 @@ so a test can assert that the committed docs/rules.md equals ``rules list --form
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 
+from preflight.base.versions import describe_range
 from preflight.engine.model import Rule, RuleSet
-from preflight.engine.versions import describe_range
 
 # Headings of the areas of no one framework; a framework's area is titled by its record
 # (area_title). The order of the catalogue: these codes, then any other area alphabetically.
@@ -23,12 +24,11 @@ ORDER = ("HW", "CUDA", "TORCH", "TE", "TAO", "ACC", "DS", "FSDP", "LLMF", "MEG",
          "NEMO", "SMOKE", "RT", "CLU", "CKPT", "RL")
 
 
-def titles() -> dict[str, str]:
-    """Every area's heading: the base areas' and each framework record's."""
-    from preflight.frameworks import FRAMEWORKS
-
-    return {**AREA_TITLES, **{f.rule_area: f.area_title or f.title for f in FRAMEWORKS
-                              if f.rule_area}}
+def titles(framework_areas: Mapping[str, str]) -> dict[str, str]:
+    """Every area's heading: the base areas' and each framework's (``framework_areas``, from
+    the records: ``frameworks.rule_areas()``, passed in by the ``rules`` command, so the engine
+    imports no framework)."""
+    return {**AREA_TITLES, **framework_areas}
 
 
 def _affected_text(rule: Rule) -> str:
@@ -40,10 +40,10 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def markdown(ruleset: RuleSet) -> str:
-    """The rule catalogue, grouped by area."""
+def markdown(ruleset: RuleSet, framework_areas: Mapping[str, str]) -> str:
+    """The rule catalogue, grouped by area (headings: :func:`titles`)."""
     order = list(ORDER)
-    heading = titles()
+    heading = titles(framework_areas)
     areas = sorted({r.area for r in ruleset},
                    key=lambda a: (order.index(a) if a in order else 99, a))
     active = len(ruleset.active)

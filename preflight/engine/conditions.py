@@ -24,6 +24,8 @@ import difflib
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from preflight.base.cc import parse_cc
+from preflight.base.versions import version_problem
 from preflight.engine.model import Reporter
 from preflight.engine.operators import (
     OPERATORS,
@@ -33,8 +35,8 @@ from preflight.engine.operators import (
     build_test,
 )
 from preflight.engine.regexbounds import budget_spent, subject_limit
-from preflight.engine.versions import fact_cc, version_problem
-from preflight.facts import Unknown, registry
+from preflight.facts import Unknown
+from preflight.registry import registry
 
 Values = Mapping[str, Any]
 _LEAF_KEYS = {"fact", "op", "value"}
@@ -91,7 +93,7 @@ class Leaf(Node):
         if v is _ABSENT:
             return None
         if self.ftype == "cc" and self.op not in ("exists", "missing", "type_is", "matches"):
-            return None if fact_cc(v) else f"{v!r} is not a compute capability \"major.minor\""
+            return None if parse_cc(v) else f"{v!r} is not a compute capability \"major.minor\""
         if self.op == "version_in" or (self.ftype == "version" and self.op in VERSION_OPS):
             return version_problem(v)
         if self.op == "matches" and isinstance(v, str) and isinstance(self.value, str):

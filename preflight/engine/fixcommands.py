@@ -19,7 +19,7 @@ import re
 import shlex
 from dataclasses import dataclass
 
-from preflight.engine.versions import InvalidRange, compile_specifier
+from preflight.base.versions import InvalidRange, compile_specifier
 
 # Outside quotes these make the line more than one simple command (| & ; ( )), redirect (< >),
 # expand (* ? [ ] ~ { }), start a comment (#) or expand history (!).

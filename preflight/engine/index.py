@@ -9,7 +9,7 @@ an edited or replaced rule file is parsed from its YAML as usual; the index can 
 faster, never different. Source checkouts and editable installs have no index and always parse
 the YAML.
 
-The index is data produced by the same safe loader (:mod:`preflight.yamlsafe`) from the same
+The index is data produced by the same safe loader (:mod:`preflight.base.yamlsafe`) from the same
 files: JSON, no code.
 
 Each entry also carries a ``gate``: the facts the rule's condition reads and whether the rule is
@@ -45,7 +45,7 @@ def digest(data: bytes) -> str:
 def build_index(rules_dir: Path, files: Sequence[Path]) -> dict[str, Any]:
     """The index document for ``files`` (all under ``rules_dir``); raises on a file that does
     not parse, since a wheel must not ship a rule base that fails to load."""
-    from preflight import yamlsafe
+    from preflight.base import yamlsafe
     from preflight.engine.loader import without_tests
 
     entries: dict[str, Any] = {}

@@ -5,7 +5,7 @@ and triages every FP8 failure mode found there: caught by a rule (``status: rule
 ids), or why a preflight cannot see it (``not-detectable`` / ``out-of-scope`` with ``why``). The
 page is generated so that a test keeps it true: ``python -m preflight.engine.ledger --check``
 fails when the page is stale, a mode id is used twice, or a rule id does not exist (issue 16).
-Safe YAML only (:mod:`preflight.yamlsafe`); nothing here touches the network.
+Safe YAML only (:mod:`preflight.base.yamlsafe`); nothing here touches the network.
 """
 
 from __future__ import annotations
@@ -118,7 +118,7 @@ def _mode(raw: Any, where: str, line: int | None, problems: list[Problem]) -> Mo
 
 def load_file(path: Path) -> tuple[Tracker | None, list[Problem]]:
     """Parse and validate one ledger file (safe YAML, duplicate keys refused, lines kept)."""
-    from preflight import yamlsafe
+    from preflight.base import yamlsafe
 
     where, problems = str(path), []
     try:

@@ -2,7 +2,7 @@
 
 ``load_rules(None)`` loads the bundled rule base: ``rules/`` next to the package in a source
 checkout, else ``preflight/_rules`` inside an installed wheel (pyproject's hatch force-include).
-Files are parsed with :mod:`preflight.yamlsafe` (safe YAML, duplicate keys and language tags
+Files are parsed with :mod:`preflight.base.yamlsafe` (safe YAML, duplicate keys and language tags
 refused with line numbers) and validated by :mod:`preflight.engine.schema`.
 
 Compiled rule sets are cached in memory only (keyed by every file's path, size and mtime), never
@@ -18,14 +18,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import preflight
-from preflight import bounded
+from preflight.base import bounded
 from preflight.engine import index as rules_index
 from preflight.engine.model import Problem, Reporter, Rule, RuleLoadError, RuleSet
 from preflight.engine.schema import build_rule
 from preflight.errors import UserInputError
 
 if TYPE_CHECKING:
-    from preflight import yamlsafe
+    from preflight.base import yamlsafe
 
 # PyYAML (and yamlsafe over it) is imported where a file is parsed, not here: a check on an
 # installed wheel loads the bundled rules from their index (preflight.engine.index) and, with no
@@ -126,7 +126,7 @@ def parse_file(path: Path, *, with_tests: bool = True,
         if rule is not None and not problems:
             return rule, problems
         # Anything to report needs the YAML's line numbers: parse the file after all.
-    from preflight import yamlsafe
+    from preflight.base import yamlsafe
 
     try:
         loaded, data = _load_yaml(data, with_tests)
@@ -156,7 +156,7 @@ def _from_index(shown: str, doc: Any) -> tuple[Rule | None, list[Problem]]:
 
 def _load_yaml(data: bytes, with_tests: bool) -> tuple[yamlsafe.Loaded, bytes]:
     """The parsed file (and the bytes it was parsed from), tests blanked when not wanted."""
-    from preflight import yamlsafe
+    from preflight.base import yamlsafe
 
     if not with_tests:
         quick = without_tests(data)

@@ -16,9 +16,9 @@ from preflight.errors import UserInputError
 from preflight.findings import Fix, Reference, Severity
 
 if TYPE_CHECKING:
+    from preflight.base.versions import Range
     from preflight.engine.conditions import Node
     from preflight.engine.interpolate import Template
-    from preflight.engine.versions import Range
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ Where the registered type makes a mismatch knowable it is a load error (``lt`` o
 ``value: 1`` for a ``str`` fact, ``contains`` on a ``bool``, an unquoted version). For facts of
 type ``any`` (config values) a mismatch found at evaluation is simply false. Equality is JSON
 equality: ``true`` is not ``1``, ``"1"`` is not ``1``, ``1`` equals ``1.0``. On ``version`` facts
-``eq ne lt le gt ge in not_in`` compare PEP 440 versions (see :mod:`preflight.engine.versions`),
+``eq ne lt le gt ge in not_in`` compare PEP 440 versions (see :mod:`preflight.base.versions`),
 on ``cc`` facts ``(major, minor)`` tuples; a fact value that does not parse gives None
 (undetermined), never an exception.
 
@@ -27,17 +27,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from preflight.engine import regexbounds
-from preflight.engine.model import Reporter
-from preflight.engine.regexbounds import MATCH_LIMIT, backtracking_hazard
-from preflight.engine.versions import (
+from preflight.base.cc import parse_cc, parse_rule_cc
+from preflight.base.versions import (
     InvalidRange,
     VersionMatcher,
     comparison_key,
     compile_matcher,
-    fact_cc,
-    parse_cc,
 )
+from preflight.engine import regexbounds
+from preflight.engine.model import Reporter
+from preflight.engine.regexbounds import MATCH_LIMIT, backtracking_hazard
 
 Test = Callable[[Any], "bool | None"]
 
@@ -82,7 +81,7 @@ def _key_fn(ftype: str) -> Callable[[Any], Any] | None:
     if ftype == "version":
         return lambda v: comparison_key(v) if isinstance(v, str) else None
     if ftype == "cc":
-        return fact_cc  # facts are parsed one way everywhere (preflight.probes.gpu_table)
+        return parse_cc  # facts are parsed one way everywhere (preflight.base.cc)
     return None
 
 
@@ -103,7 +102,7 @@ def _check_scalar(ftype: str, value: Any, rep: Reporter, where: tuple[Any, ...],
         if not isinstance(value, str):
             raise bad(f"compute capability values must be quoted \"major.minor\" strings "
                       f"(YAML read {value!r}; write \"{value}\")")
-        cc = parse_cc(value)
+        cc = parse_rule_cc(value)
         if cc is None:
             raise bad(f"{value!r} is not a compute capability; write \"major.minor\" like \"9.0\"")
         return cc

@@ -14,12 +14,12 @@ from collections.abc import Mapping
 from typing import Any
 
 import preflight
+from preflight.base.versions import InvalidRange, comparison_key, compile_osv
 from preflight.engine import conditions, fixcommands, interpolate
 from preflight.engine.evidence import measured_block, read_at_list
 from preflight.engine.fixcheck import parse_fixed
 from preflight.engine.fixedits import parse_edits
 from preflight.engine.model import Affected, Reporter, Rule, TestCase
-from preflight.engine.versions import InvalidRange, comparison_key, compile_osv
 from preflight.facts import Unknown, decode_value, value_fits
 from preflight.findings import Fix, Reference, Severity
 

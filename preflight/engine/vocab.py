@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from preflight.engine.conditions import Leaf, Node
-from preflight.facts import registry
+from preflight.registry import registry
 
 _COMPARING = {"eq", "ne", "in", "not_in"}
 

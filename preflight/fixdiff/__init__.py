@@ -210,7 +210,7 @@ def diff_output(report: Any, roots: Collection[str], cwd: str | None = None, *,
     """The ``--diff`` of ``report`` for the job the user named (``roots``: the paths given on
     the command line); ``redact``: the context lines and notes pass the report's redaction
     (a hunk that would show a masked line is narrowed, else left out and listed)."""
-    from preflight.redact_diff import redact_diff  # key-aware, per diff line (issue 21.5)
+    from preflight.redact.diff import redact_diff  # key-aware, per diff line (issue 21.5)
 
     mask = redact_diff if redact else None
     result = build(report.sorted_findings(), report.facts, roots, cwd)

@@ -116,7 +116,7 @@ def apply(text: str, op: Op) -> str:
 
 
 def _load(text: str) -> Any:
-    from preflight import yamlsafe
+    from preflight.base import yamlsafe
 
     try:
         return yamlsafe.load(text).data

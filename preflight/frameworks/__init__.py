@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     FORMATS: dict[str, tuple[str, ...]]
 
 __all__ = ["BY_KIND", "FORMATS", "FRAMEWORKS", "KINDS", "Default", "Derived", "Framework",
-           "Reference", "best_any_format", "detect", "score"]
+           "Reference", "best_any_format", "detect", "rule_areas", "score"]
 
 KINDS: tuple[str, ...] = (
     "accelerate", "deepspeed", "llmfoundry", "torchtitan", "megatron", "lightning", "hf_trainer",
@@ -80,3 +80,10 @@ def best_any_format(data: Any) -> str | None:
     """The kind ``data`` looks most like, whatever format it came in (for wrong-kind checks)."""
     best = max(KINDS, key=lambda k: score(k, data))
     return best if score(best, data) > 0 else None
+
+
+def rule_areas() -> dict[str, str]:
+    """The ``AREA`` of each framework's rule ids and the heading of its rules in docs/rules.md
+    (its record's ``rule_area`` and ``area_title``), for ``rules lint`` and the catalogue."""
+    return {f.rule_area: f.area_title or f.title for f in _registry()["FRAMEWORKS"]
+            if f.rule_area}

@@ -14,11 +14,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from preflight.jobs.parse import Parsed
-from preflight.jobs.types import ReaderOutput
+from preflight.reading.parse import Parsed
+from preflight.reading.types import ReaderOutput
 
 if TYPE_CHECKING:
-    from preflight.jobs.pysource import Module
+    from preflight.reading.pysource import Module
 
 Derived = dict[str, tuple[Any, str]]
 """``{intent name: (value, source)}`` as one framework states it (source: ``file:line`` or a
@@ -31,7 +31,7 @@ TextReader = Callable[[str, str, dict[str, str]], ReaderOutput]
 """``(path, text, shell variables set by the scripts that source it) -> facts`` of a launch
 script or argument file."""
 PythonReader = Callable[["Module"], ReaderOutput]
-"""A Python job file's calls (:class:`preflight.jobs.pysource.Module`) -> facts."""
+"""A Python job file's calls (:class:`preflight.reading.pysource.Module`) -> facts."""
 ShapeTable = Callable[[Mapping[str, Any]], dict[str, tuple[Any, str]]]
 """The job's facts -> model shape values the framework knows from a name (torchtitan's flavors):
 ``{quantity: (value, where)}``, quantities as in :attr:`Framework.shape_keys`."""

@@ -22,17 +22,17 @@ from typing import Any
 
 from packaging.version import Version
 
-from preflight.engine.versions import comparison_key
+from preflight.base.versions import comparison_key
 from preflight.facts import Unknown
 from preflight.frameworks import accelerate_launch
 from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, View, first
 from preflight.frameworks.deepspeed import ds_precision
-from preflight.jobs.parse import Parsed, flatten
-from preflight.jobs.pyfacts import PyOut
-from preflight.jobs.pysource import Call, Module, Ref
-from preflight.jobs.readers import link
-from preflight.jobs.types import ConfigProblem, Linked, ReaderOutput
+from preflight.reading.parse import Parsed, flatten
+from preflight.reading.pyfacts import PyOut
+from preflight.reading.pysource import Call, Module, Ref
+from preflight.reading.readers import link
+from preflight.reading.types import ConfigProblem, Linked, ReaderOutput
 
 KIND = "accelerate"
 

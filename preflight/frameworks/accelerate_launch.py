@@ -26,10 +26,10 @@ from __future__ import annotations
 import re
 
 from preflight.frameworks import hf_trainer
-from preflight.jobs import launch
-from preflight.jobs.parse import usable_key
-from preflight.jobs.shellvars import collect_variables, expand_flag_names, strip_comments
-from preflight.jobs.types import ReaderOutput
+from preflight.reading import launch
+from preflight.reading.parse import usable_key
+from preflight.reading.shellvars import collect_variables, expand_flag_names, strip_comments
+from preflight.reading.types import ReaderOutput
 
 KIND = "accelerate"
 COMMAND = re.compile(r"(?<![\w-])accelerate(?:[ \t]+launch|-launch)\b")

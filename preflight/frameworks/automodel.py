@@ -26,9 +26,9 @@ from preflight.facts import Unknown
 from preflight.findings import Source
 from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, View
-from preflight.jobs.overridelaunch import Syntax, base_unread, find_launch, merged_facts
-from preflight.jobs.readers import read_plain
-from preflight.jobs.types import ReaderOutput
+from preflight.reading.overridelaunch import Syntax, base_unread, find_launch, merged_facts
+from preflight.reading.readers import read_plain
+from preflight.reading.types import ReaderOutput
 
 KIND = "automodel"
 PREFIX = f"config.{KIND}"

@@ -13,7 +13,7 @@ from typing import Any
 from preflight.facts import Unknown
 from preflight.frameworks._record import Default, Framework
 from preflight.frameworks._view import Derived, View
-from preflight.jobs.readers import read_plain
+from preflight.reading.readers import read_plain
 
 KIND = "deepspeed"
 

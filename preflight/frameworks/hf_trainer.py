@@ -17,12 +17,12 @@ from preflight.facts import Unknown
 from preflight.frameworks import llamafactory_launch, trl
 from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, View
-from preflight.jobs import launch
-from preflight.jobs.parse import Parsed, usable_key
-from preflight.jobs.pyfacts import PyOut
-from preflight.jobs.pysource import Module
-from preflight.jobs.readers import link, read_plain
-from preflight.jobs.types import ReaderOutput
+from preflight.reading import launch
+from preflight.reading.parse import Parsed, usable_key
+from preflight.reading.pyfacts import PyOut
+from preflight.reading.pysource import Module
+from preflight.reading.readers import link, read_plain
+from preflight.reading.types import ReaderOutput
 
 KIND = "hf_trainer"
 HINT = re.compile(r"--(?:output_dir|per_device_train_batch_size)\b")
@@ -99,8 +99,8 @@ def _not_a_trainer(script: str | None, naming: str) -> bool:
     TrainingArguments (:data:`PY_HINT`); a script not found here proves nothing."""
     if not script or "$" in script:
         return False
-    from preflight.jobs.parse import ParseError, read_text
-    from preflight.jobs.refs import locate
+    from preflight.reading.parse import ParseError, read_text
+    from preflight.reading.refs import locate
 
     found = locate(script, naming)
     if found is None:

@@ -20,11 +20,11 @@ from preflight.facts import Unknown
 from preflight.frameworks._record import Default, Framework
 from preflight.frameworks._view import LIT_PRECISION, Derived, View
 from preflight.frameworks.nemo import nemo_model_keys
-from preflight.jobs.parse import Parsed
-from preflight.jobs.pyfacts import PyOut
-from preflight.jobs.pysource import Call, Module, Ref
-from preflight.jobs.readers import read_plain, where
-from preflight.jobs.types import ReaderOutput
+from preflight.reading.parse import Parsed
+from preflight.reading.pyfacts import PyOut
+from preflight.reading.pysource import Call, Module, Ref
+from preflight.reading.readers import read_plain, where
+from preflight.reading.types import ReaderOutput
 
 KIND = "lightning"
 _ROOTS = ("lightning", "pytorch_lightning", "lightning_fabric")

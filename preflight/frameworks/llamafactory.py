@@ -20,9 +20,9 @@ from preflight.facts import Unknown
 from preflight.frameworks import hf_trainer, llamafactory_launch
 from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, View
-from preflight.jobs.parse import Parsed
-from preflight.jobs.readers import where
-from preflight.jobs.types import ReaderOutput
+from preflight.reading.parse import Parsed
+from preflight.reading.readers import where
+from preflight.reading.types import ReaderOutput
 
 KIND = "llamafactory"
 

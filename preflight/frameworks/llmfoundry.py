@@ -21,9 +21,9 @@ from preflight.facts import Unknown
 from preflight.findings import Source
 from preflight.frameworks._record import Default, Framework
 from preflight.frameworks._view import Derived, View
-from preflight.jobs.interpolate import resolve
-from preflight.jobs.parse import Parsed, flatten
-from preflight.jobs.types import ReaderOutput
+from preflight.reading.interpolate import resolve
+from preflight.reading.parse import Parsed, flatten
+from preflight.reading.types import ReaderOutput
 
 PREFIX = "config.llmfoundry"
 KIND = "llmfoundry"

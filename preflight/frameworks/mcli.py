@@ -15,8 +15,8 @@ from typing import Any
 from preflight.frameworks import llmfoundry
 from preflight.frameworks._record import Framework
 from preflight.frameworks._view import Derived, View
-from preflight.jobs.parse import Parsed, flatten
-from preflight.jobs.types import ReaderOutput
+from preflight.reading.parse import Parsed, flatten
+from preflight.reading.types import ReaderOutput
 
 KIND = "mcli"
 _RUN_KEYS = frozenset({"image", "compute", "integrations", "command", "scheduling", "env_variables",

@@ -13,7 +13,7 @@ from typing import Any
 
 from packaging.version import Version
 
-from preflight.engine.versions import comparison_key
+from preflight.base.versions import comparison_key
 from preflight.facts import Unknown
 from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, View, first

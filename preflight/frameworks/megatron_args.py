@@ -26,7 +26,7 @@ from typing import Any
 
 from preflight.facts import Unknown
 from preflight.findings import Source
-from preflight.jobs.parse import (
+from preflight.reading.parse import (
     MAX_FACTS_PER_FILE,
     MAX_ITEMS_PER_FILE,
     Parsed,
@@ -34,9 +34,9 @@ from preflight.jobs.parse import (
     flatten,
     usable_key,
 )
-from preflight.jobs.refs import named
-from preflight.jobs.shellvars import collect_variables, expand_flag_names, strip_comments, typed
-from preflight.jobs.types import ConfigProblem, Linked, ReaderOutput
+from preflight.reading.refs import named
+from preflight.reading.shellvars import collect_variables, expand_flag_names, strip_comments, typed
+from preflight.reading.types import ConfigProblem, Linked, ReaderOutput
 
 PREFIX = "config.megatron"
 

@@ -31,10 +31,10 @@ from preflight.findings import Source
 from preflight.frameworks import megatron_bridge_presets as presets
 from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, View
-from preflight.jobs.overridelaunch import Syntax, base_unread, find_launch, merged_facts
-from preflight.jobs.overrides import parse_hydra
-from preflight.jobs.readers import read_plain
-from preflight.jobs.types import ReaderOutput
+from preflight.reading.overridelaunch import Syntax, base_unread, find_launch, merged_facts
+from preflight.reading.overrides import parse_hydra
+from preflight.reading.readers import read_plain
+from preflight.reading.types import ReaderOutput
 
 KIND = "megatron_bridge"
 PREFIX = f"config.{KIND}"

@@ -13,9 +13,9 @@ from preflight.facts import Unknown
 from preflight.frameworks._record import Default, Framework
 from preflight.frameworks._view import LIT_PRECISION, Derived, View
 from preflight.frameworks.megatron import _attention_and_mlp_widths
-from preflight.jobs.interpolate import resolve
-from preflight.jobs.parse import Parsed, flatten
-from preflight.jobs.types import ReaderOutput
+from preflight.reading.interpolate import resolve
+from preflight.reading.parse import Parsed, flatten
+from preflight.reading.types import ReaderOutput
 
 KIND = "nemo"
 

@@ -4,7 +4,7 @@
 its ``defaults:`` names, relative to its folder, ``_override_: true`` replacing a section:
 nemo_rl/utils/config.py ``load_config_with_inheritance``), then apply the rest of the command
 line with ``parse_hydra_overrides`` (Hydra's override parser, struct mode), then resolve
-``${...}``. :mod:`preflight.jobs.layered` does the same.
+``${...}``. :mod:`preflight.reading.layered` does the same.
 
 FP8 (docs/fp8.md at v0.7.0; nemo_rl/models/megatron/setup.py): training in FP8 only on the
 Megatron path (``policy.megatron_cfg.enabled``) with ``policy.megatron_cfg.fp8_cfg.enabled``,
@@ -26,10 +26,10 @@ from preflight.facts import Unknown
 from preflight.findings import Source
 from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, View
-from preflight.jobs.layered import load_chain, source_of
-from preflight.jobs.overridelaunch import Syntax, base_unread, find_launch, merged_facts
-from preflight.jobs.parse import Parsed
-from preflight.jobs.types import Linked, ReaderOutput
+from preflight.reading.layered import load_chain, source_of
+from preflight.reading.overridelaunch import Syntax, base_unread, find_launch, merged_facts
+from preflight.reading.parse import Parsed
+from preflight.reading.types import Linked, ReaderOutput
 
 KIND = "nemo_rl"
 PREFIX = f"config.{KIND}"

@@ -23,10 +23,10 @@ from typing import Any
 from preflight.facts import Unknown
 from preflight.frameworks._record import Default, Framework
 from preflight.frameworks._view import Derived, View
-from preflight.jobs.parse import Parsed, ParseError
-from preflight.jobs.pyfacts import PyOut
-from preflight.jobs.pysource import Call, Module, Ref
-from preflight.jobs.types import ReaderOutput
+from preflight.reading.parse import Parsed, ParseError
+from preflight.reading.pyfacts import PyOut
+from preflight.reading.pysource import Call, Module, Ref
+from preflight.reading.types import ReaderOutput
 
 KIND = "pytorch"
 PREFIX = f"config.{KIND}"

@@ -29,8 +29,8 @@ from preflight.frameworks._record import Default, Framework, Launch
 from preflight.frameworks._view import Derived, View
 from preflight.frameworks.megatron import megatron_intent
 from preflight.frameworks.megatron_args import read_args_text
-from preflight.jobs.parse import Parsed, ParseError
-from preflight.jobs.types import ReaderOutput
+from preflight.reading.parse import Parsed, ParseError
+from preflight.reading.types import ReaderOutput
 
 KIND = "slime"
 PREFIX = f"config.{KIND}"

@@ -18,16 +18,16 @@ from typing import Any
 
 from packaging.version import Version
 
-from preflight.engine.versions import comparison_key
+from preflight.base.versions import comparison_key
 from preflight.facts import Unknown
 from preflight.findings import Source
 from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, View
 from preflight.frameworks.megatron import megatron_intent
 from preflight.frameworks.megatron_args import read_args_text
-from preflight.jobs.parse import Parsed, ParseError
-from preflight.jobs.refs import named
-from preflight.jobs.types import Linked, ReaderOutput
+from preflight.reading.parse import Parsed, ParseError
+from preflight.reading.refs import named
+from preflight.reading.types import Linked, ReaderOutput
 
 KIND = "swift"
 PREFIX = f"config.{KIND}"

@@ -13,7 +13,7 @@ from preflight.frameworks import torchtitan_launch
 from preflight.frameworks._record import Default, Framework, Launch
 from preflight.frameworks._view import Derived, View
 from preflight.frameworks.torchtitan_py import read_python
-from preflight.jobs.readers import read_plain
+from preflight.reading.readers import read_plain
 
 KIND = "torchtitan"
 

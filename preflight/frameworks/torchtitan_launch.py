@@ -30,10 +30,10 @@ from typing import Any
 
 from preflight.facts import Unknown
 from preflight.findings import Source
-from preflight.jobs.overridelaunch import Syntax, find_launch, merged_facts
-from preflight.jobs.overrides import Override
-from preflight.jobs.refs import named
-from preflight.jobs.types import Linked, ReaderOutput
+from preflight.reading.overridelaunch import Syntax, find_launch, merged_facts
+from preflight.reading.overrides import Override
+from preflight.reading.refs import named
+from preflight.reading.types import Linked, ReaderOutput
 
 KIND = "torchtitan"
 PREFIX = f"config.{KIND}"

@@ -30,9 +30,9 @@ import os
 from typing import Any
 
 from preflight.facts import Unknown
-from preflight.jobs.pyfacts import PyOut
-from preflight.jobs.pysource import Call, Module, Ref, Unresolved
-from preflight.jobs.types import ConfigProblem, ReaderOutput
+from preflight.reading.pyfacts import PyOut
+from preflight.reading.pysource import Call, Module, Ref, Unresolved
+from preflight.reading.types import ConfigProblem, ReaderOutput
 
 PREFIX = "config.torchtitan"
 # converter config class -> the TOML converter name, and its recipe default, in the 2026-02..04

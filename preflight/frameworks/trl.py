@@ -18,10 +18,10 @@ from typing import Any
 
 from preflight.frameworks._record import Framework
 from preflight.frameworks._view import Derived
-from preflight.jobs.parse import Parsed, ParseError
-from preflight.jobs.pyfacts import PyOut
-from preflight.jobs.pysource import Call, Module  # noqa: F401 - Call: the calls read
-from preflight.jobs.types import ReaderOutput
+from preflight.reading.parse import Parsed, ParseError
+from preflight.reading.pyfacts import PyOut
+from preflight.reading.pysource import Call, Module  # noqa: F401 - Call: the calls read
+from preflight.reading.types import ReaderOutput
 
 KIND = "trl"
 CONFIGS = frozenset({

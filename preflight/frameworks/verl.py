@@ -29,10 +29,10 @@ from preflight.facts import Unknown
 from preflight.findings import Source
 from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, View
-from preflight.jobs.layered import load_chain, source_of
-from preflight.jobs.overridelaunch import Syntax, base_unread, find_launch, merged_facts
-from preflight.jobs.parse import Parsed
-from preflight.jobs.types import Linked, ReaderOutput
+from preflight.reading.layered import load_chain, source_of
+from preflight.reading.overridelaunch import Syntax, base_unread, find_launch, merged_facts
+from preflight.reading.parse import Parsed
+from preflight.reading.types import Linked, ReaderOutput
 
 KIND = "verl"
 PREFIX = f"config.{KIND}"

@@ -26,7 +26,7 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from preflight.jobs.types import ConfigProblem, ReaderOutput
+from preflight.reading.types import ConfigProblem, ReaderOutput
 
 
 @dataclass(frozen=True)

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from preflight.jobs.parse import MAX_BYTES, ParseError, read_text
-from preflight.jobs.pysource import Module, parse
-from preflight.jobs.types import ConfigProblem, Linked, ReaderOutput
+from preflight.reading.parse import MAX_BYTES, ParseError, read_text
+from preflight.reading.pysource import Module, parse
+from preflight.reading.types import ConfigProblem, Linked, ReaderOutput
 
 NOTEBOOK = (".ipynb",)
 

@@ -21,10 +21,11 @@ from typing import Any
 
 from preflight.frameworks import BY_KIND, FORMATS, KINDS, best_any_format, detect, score
 from preflight.jobs import pyjob, scripts
-from preflight.jobs.boundary import enforced
 from preflight.jobs.defaults import default_paths
 from preflight.jobs.formats import SCRIPT_EXT, format_of, split_entry
-from preflight.jobs.parse import (
+from preflight.jobs.walk import UNRECOGNISED, Walk
+from preflight.reading.boundary import enforced
+from preflight.reading.parse import (
     MAX_BYTES,
     ParseError,
     parse_json,
@@ -32,8 +33,7 @@ from preflight.jobs.parse import (
     parse_yaml,
     read_text,
 )
-from preflight.jobs.types import ConfigProblem, ConfigRead, ReaderOutput
-from preflight.jobs.walk import UNRECOGNISED, Walk
+from preflight.reading.types import ConfigProblem, ConfigRead, ReaderOutput
 
 __all__ = ["ConfigProblem", "ConfigRead", "KINDS", "MAX_BYTES", "UNRECOGNISED", "default_paths",
            "read_file", "read_paths", "split_entry"]

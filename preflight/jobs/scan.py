@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import os
 
-from preflight.jobs.parse import MAX_BYTES
-from preflight.jobs.types import ConfigProblem
+from preflight.reading.parse import MAX_BYTES
+from preflight.reading.types import ConfigProblem
 
 SCAN_EXT = (".yaml", ".yml", ".json", ".toml", ".sh", ".bash", ".args", ".slurm", ".sbatch")
 SCAN_MAX_FILES = 50

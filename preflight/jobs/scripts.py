@@ -16,12 +16,12 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from preflight.findings import Source
-from preflight.jobs import launch, shell
-from preflight.jobs.parse import ParseError
-from preflight.jobs.refs import named
-from preflight.jobs.shellvars import collect_variables, strip_comments
 from preflight.jobs.sourcing import sourced
-from preflight.jobs.types import ConfigProblem, Linked, ReaderOutput
+from preflight.reading import launch, shell
+from preflight.reading.parse import ParseError
+from preflight.reading.refs import named
+from preflight.reading.shellvars import collect_variables, strip_comments
+from preflight.reading.types import ConfigProblem, Linked, ReaderOutput
 
 if TYPE_CHECKING:
     from preflight.frameworks import Framework
@@ -51,7 +51,7 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
                          "with a syntax error, so this script would not start the job", line)
     docs = shell.heredocs(text) if shell_script else []
     # Here-document bodies are text (a config written out, `python - <<EOF` code), never the
-    # script's commands: blanked, keeping the lines (issue 21 item 9; jobs/shell.py).
+    # script's commands: blanked, keeping the lines (issue 21 item 9; reading/shell.py).
     text = shell.blank_heredocs(text, docs)
     heredoc = next(((d.line, d.delimiter) for d in docs if not d.closed), None)
     if heredoc is not None:

@@ -16,11 +16,11 @@ from __future__ import annotations
 import os
 import re
 
-from preflight.jobs.boundary import outside_reference, refuse
-from preflight.jobs.parse import ParseError, read_text
-from preflight.jobs.shell import blank_heredocs
-from preflight.jobs.shellvars import collect_variables, strip_comments
-from preflight.jobs.types import ConfigProblem
+from preflight.reading.boundary import outside_reference, refuse
+from preflight.reading.parse import ParseError, read_text
+from preflight.reading.shell import blank_heredocs
+from preflight.reading.shellvars import collect_variables, strip_comments
+from preflight.reading.types import ConfigProblem
 
 MAX_DEPTH = 3
 MAX_FILES = 8
@@ -93,7 +93,7 @@ def _missing(raw: str, named: str, script: str, body: str, pos: int) -> ConfigPr
 
 def _target(raw: str, script: str, line: int) -> str | None:
     """The file to follow, or None; one that lies only outside the job is reported
-    (:func:`preflight.jobs.boundary.outside_reference`), never read."""
+    (:func:`preflight.reading.boundary.outside_reference`), never read."""
     found, _ = _candidates(raw, script)
     inside = [c for c in found if not refuse(c)]
     if inside:

@@ -13,8 +13,8 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from preflight.jobs.parse import read_text
-from preflight.jobs.types import ConfigProblem
+from preflight.reading.parse import read_text
+from preflight.reading.types import ConfigProblem
 
 MAX_SCRIPTS = 16
 """Python files of a folder tested for a framework's words (each read costs a file read)."""

@@ -13,9 +13,9 @@ from typing import Any
 from preflight.jobs import unread
 from preflight.jobs.formats import SCRIPT_EXT, split_entry
 from preflight.jobs.graph import FileRead, one_job
-from preflight.jobs.refs import not_found, resolve_missing
 from preflight.jobs.scan import SCAN_DEPTH, SCAN_EXT, SCAN_MAX_BYTES, SCAN_MAX_FILES, scan
-from preflight.jobs.types import ConfigProblem, ConfigRead, ReaderOutput
+from preflight.reading.refs import not_found, resolve_missing
+from preflight.reading.types import ConfigProblem, ConfigRead, ReaderOutput
 
 Todo = tuple[str, str | None, str]          # (path, kind, origin)
 UNRECOGNISED = "config.unrecognised"

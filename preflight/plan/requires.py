@@ -86,11 +86,6 @@ class Requires:
         self.table = table
         self.env = dict(env)
 
-    @property
-    def recorded(self) -> bool:
-        """False for release data without requirements (then nothing can be checked)."""
-        return self.table is not None
-
     def known(self, package: str, version: str) -> bool:
         pub = _public(version)
         return self.table is not None and pub is not None and \

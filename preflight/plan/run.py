@@ -12,7 +12,7 @@ def rederive(facts: Facts, versions: Mapping[str, str]) -> Facts:
     """``facts`` with ``pkg.<name>=<version>`` assumed and ``intent.*`` derived again (what
     ``check --assume`` does), so a version-dependent default is seen as the plan would set it."""
     from preflight import effective, intent
-    from preflight.probes.assume import apply_assumptions
+    from preflight.assume import apply_assumptions
 
     planned = apply_assumptions(facts, {f"pkg.{p}": v for p, v in versions.items()})
     values, prov = intent.derive(planned)

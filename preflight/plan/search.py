@@ -31,9 +31,9 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
+from preflight.base.versions import comparison_key
 from preflight.engine.conditions import Leaf, Node
 from preflight.engine.model import Rule, RuleSet
-from preflight.engine.versions import comparison_key
 from preflight.facts import Facts
 from preflight.findings import Severity
 from preflight.plan.requires import Requires, Table, environment

@@ -32,7 +32,7 @@ def collect_all(*, deep: bool = False) -> list[ProbeResult]:
             guarded("runtime", probe_runtime, owns=lambda: _registered("host.")),
         ]
     except BaseException:  # Ctrl-C: leave no NVML child behind
-        from preflight.probes import proc
+        from preflight.base import proc
 
         if isinstance(nvml, proc.Child):
             if nvml.proc is not None:
@@ -49,7 +49,7 @@ def collect_all(*, deep: bool = False) -> list[ProbeResult]:
 
 
 def _registered(*prefixes: str) -> list[str]:
-    from preflight.facts import registry
+    from preflight.registry import registry
 
     return [n for p in prefixes for n in registry().exact_names(p)]
 

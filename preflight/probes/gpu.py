@@ -24,10 +24,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from preflight.base import proc
+from preflight.base.cc import arch_for_cc, cc_key
 from preflight.facts import Unknown
-from preflight.probes import nvml_child, proc
+from preflight.probes import nvml_child
 from preflight.probes.base import ProbeResult, ProbeStatus
-from preflight.probes.gpu_table import arch_for_cc, cc_key, lookup
+from preflight.probes.gpu_table import lookup
 from preflight.probes.nvml import (
     NVML_TIMEOUT_S,
     HostGPU,

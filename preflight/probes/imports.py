@@ -25,10 +25,9 @@ import signal
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from preflight import isolate
-from preflight.probes import proc
+from preflight.base import isolate, proc
+from preflight.base.proc import ProcResult
 from preflight.probes.base import ProbeResult, ProbeStatus
-from preflight.probes.proc import ProcResult
 
 MODULES: tuple[str, ...] = ("torch", "transformer_engine", "torchao", "deepspeed")
 TIMEOUT_S = 90.0

@@ -3,7 +3,7 @@
 Issue 13 item 3: an NVML whose ``nvmlInit`` segfaults, aborts or calls ``_exit`` used to end
 fp8-doctor with no report (exit 139 / 134 / 42), the one probe that was not isolated. The reading
 itself is :mod:`preflight.probes.nvml_child` (standard library only), run as a script under
-:mod:`preflight.probes.proc` (timeout :data:`NVML_TIMEOUT_S`, output capped at
+:mod:`preflight.base.proc` (timeout :data:`NVML_TIMEOUT_S`, output capped at
 :data:`NVML_MAX_BYTES`). When it works the facts are the same as in-process NVML gave.
 """
 
@@ -17,8 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from preflight import isolate
-from preflight.probes import proc
+from preflight.base import isolate, proc
 
 if TYPE_CHECKING:
     from preflight.facts import Unknown
@@ -122,7 +121,7 @@ def library_absent(env: Mapping[str, str] | None = None, cache: str = LD_CACHE) 
     if not sys.platform.startswith("linux"):
         return None
     env = os.environ if env is None else env
-    from preflight import bounded
+    from preflight.base import bounded
 
     try:
         data = bounded.read_bytes(cache, 64 * 1024 * 1024)

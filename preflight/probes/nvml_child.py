@@ -2,7 +2,7 @@
 
 Issue 13 item 3: NVML is a native library; an ``nvmlInit`` that segfaults, aborts or calls
 ``_exit`` ended fp8-doctor with no report (exit 139 / 134 / 42). :mod:`preflight.probes.gpu` runs
-this file as ``python nvml_child.py`` through :mod:`preflight.probes.proc` (timeout, capped
+this file as ``python nvml_child.py`` through :mod:`preflight.base.proc` (timeout, capped
 output), so such a crash ends only this child and becomes a finding. The same :func:`read`
 serves the in-process path for test fakes of the pynvml interface.
 
@@ -60,7 +60,7 @@ def nvml_reason(exc: BaseException) -> str:
 
 
 def _cc(major: int, minor: int) -> str:
-    return f"{major}.{minor}"  # gpu_table.format_cc, without importing preflight
+    return f"{major}.{minor}"  # base.cc.format_cc, without importing preflight
 
 
 def _mig(nvml: Any, handle: Any) -> tuple[bool | None, list[str]]:

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from preflight import bounded
+from preflight.base import bounded
 from preflight.facts import Unknown
 from preflight.frameworks._index import DISTRIBUTIONS
 from preflight.probes.base import ProbeResult

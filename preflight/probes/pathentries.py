@@ -14,7 +14,7 @@ import stat
 from collections.abc import Sequence
 from typing import Any
 
-from preflight import bounded
+from preflight.base import bounded
 
 
 def zip_header(folder: Any, limit: int) -> str | None:

@@ -5,7 +5,7 @@ not reported on those ranks, ``<unset>`` an environment variable not set there. 
 are the same differences as one line of text, for rule messages.
 """
 
-from preflight.facts import FactSpec as F
+from preflight.registry import FactSpec as F
 
 SPECS = (
     F("cluster.world_size", "int", "WORLD_SIZE of the job (ranks expected)"),

@@ -14,7 +14,7 @@ the name string (mapping form: ``model.fc_type_kwargs.*`` and ``model.fc_type_is
 Lightning ``trainer.strategy`` given as ``{class_path: ...}`` also as its class_path string.
 """
 
-from preflight.facts import FactSpec as F
+from preflight.registry import FactSpec as F
 
 SPECS = (
     F("config.files", "list", "Config files read, each {path, kind}"),

@@ -1,6 +1,6 @@
 """``cuda.*``: CUDA user-space versions, read without importing torch (producer: probes/packages.py)."""
 
-from preflight.facts import FactSpec as F
+from preflight.registry import FactSpec as F
 
 SPECS = (
     F("cuda.torch_build", "version", "CUDA version torch was built for (torch/version.py 'cuda'), e.g. '12.4'; absent for CPU builds"),

@@ -6,7 +6,7 @@ version and the GPU, issue 23 item 3) and the token-count divisibility the run's
 under that recipe and parallel layout (issue 23 item 2).
 """
 
-from preflight.facts import FactSpec as F
+from preflight.registry import FactSpec as F
 from preflight.registry.intent import RECIPES
 
 SOURCES = ("job", "te_default")

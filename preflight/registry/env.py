@@ -4,7 +4,7 @@ The allow-list lives in probes/runtime.py; values whose name or content look sec
 even under an allow-listed prefix.
 """
 
-from preflight.facts import FactSpec as F
+from preflight.registry import FactSpec as F
 
 SPECS = (
     F("env.<var>", "str", "Value of an allow-listed environment variable (NVTE_*, ACCELERATE_*, NCCL_*, CUDA_VISIBLE_DEVICES, ...)"),

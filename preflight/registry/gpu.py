@@ -1,6 +1,6 @@
 """``gpu.*``: GPUs on the host and visible to the process (producer: probes/gpu.py)."""
 
-from preflight.facts import FactSpec as F
+from preflight.registry import FactSpec as F
 
 SPECS = (
     F("gpu.source", "str", "Where the GPU facts came from: nvml | nvidia-smi | assume | none (neither NVML nor nvidia-smi answered)"),

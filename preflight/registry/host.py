@@ -1,7 +1,7 @@
 """``host.*``: the machine and process the job would run in (producer: probes/runtime.py;
-``host.place``: engine/environment.py, from the facts judged)."""
+``host.place``: environment.py, from the facts judged)."""
 
-from preflight.facts import FactSpec as F
+from preflight.registry import FactSpec as F
 
 SPECS = (
     F("host.python", "version", "Python version running fp8-doctor, e.g. '3.11.7'"),

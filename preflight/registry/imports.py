@@ -1,6 +1,6 @@
 """``import.*``: child-process import probe results (producer: probes/imports.py)."""
 
-from preflight.facts import FactSpec as F
+from preflight.registry import FactSpec as F
 
 SPECS = (
     F("import.<module>.ok", "bool", "The module imported cleanly in a child process"),

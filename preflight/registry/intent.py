@@ -5,7 +5,7 @@ into ``Unknown`` (the raw value stays in the ``config.*`` fact), and ``rules lin
 that compares the fact with a value outside them (it could never match).
 """
 
-from preflight.facts import FactSpec as F
+from preflight.registry import FactSpec as F
 
 BACKENDS = ("te", "torchao", "msamp", "none")
 RECIPES = ("delayed", "current", "tensorwise", "rowwise", "rowwise_with_gw_hp", "mxfp8",

@@ -4,7 +4,7 @@ Distribution names are normalized as PEP 503 does (lower case, runs of ``-_.`` b
 ``pkg.transformer-engine.version``. A package that is not installed has no ``pkg.<dist>.*`` facts.
 """
 
-from preflight.facts import FactSpec as F
+from preflight.registry import FactSpec as F
 
 SPECS = (
     F("pkg.<dist>.version", "version", "Installed version, kept exactly (e.g. '2.4.0a0+3bcc3cd.nv24.07')"),

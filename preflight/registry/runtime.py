@@ -1,10 +1,10 @@
-"""``runtime.*``: facts read from live objects by ``preflight.inspect`` (producer: preflight/live.py).
+"""``runtime.*``: facts read from live objects by ``preflight.inspect`` (producer: preflight/live/__init__.py).
 
 Absent means "not part of this inspection" (no optimizer / accelerator / engine / FSDP given);
 Unknown means the object was there but could not tell (e.g. optimizer state before the first step).
 """
 
-from preflight.facts import FactSpec as F
+from preflight.registry import FactSpec as F
 
 SPECS = (
     F("runtime.inspected", "bool", "Facts come from live objects (preflight.inspect)"),
@@ -61,7 +61,7 @@ SPECS = (
     F("runtime.fsdp.param_dtype", "str", "Mixed-precision policy param_dtype, or none"),
     F("runtime.fsdp.reduce_dtype", "str", "Mixed-precision policy reduce_dtype, or none"),
     F("runtime.fsdp.mixed_precision", "bool", "An FSDP mixed-precision policy with a param_dtype is set"),
-    # FP8 scaling state after a resume (producer: preflight/live_resume.py)
+    # FP8 scaling state after a resume (producer: preflight/live/resume.py)
     F("runtime.resumed", "bool", "The caller says this run resumed from a checkpoint (inspect(extra_facts={'runtime.resumed': True}); the HF and Lightning callbacks set it)"),
     F("runtime.optimizer.steps", "int", "Largest 'step' in the optimizer state (Adam-style); Unknown before the first step"),
     F("runtime.fp8.te_state_modules", "int", "Transformer Engine modules holding DelayedScaling state (fp8_meta scaling_fwd with a scale)"),

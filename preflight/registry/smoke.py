@@ -5,7 +5,7 @@ at load time. JSON details keys that carry a signal-to-noise ratio contain ``sqn
 ratios contain ``speedup``. Thresholds behind the booleans: preflight/smoke/numerics.py.
 """
 
-from preflight.facts import FactSpec as F
+from preflight.registry import FactSpec as F
 
 _COMMON = (
     F("smoke.ran", "bool", "The smoke step ran (false when skipped; see smoke.skip_reason)"),

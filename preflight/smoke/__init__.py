@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from preflight.probes.gpu_table import parse_cc
+from preflight.base.cc import parse_cc
 
 Progress = Callable[[str], None]
 

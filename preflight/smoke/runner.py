@@ -1,6 +1,6 @@
 """Run the smoke child(ren) with a timeout and read their JSON back; never raises, never hangs.
 
-Children are started and collected with :mod:`preflight.probes.proc`: each gets its own process
+Children are started and collected with :mod:`preflight.base.proc`: each gets its own process
 group, so a timeout kills it *and* anything it started (compile workers, a stuck NCCL helper), and
 a child that finished leaves nothing running. Its stdout and stderr go to one pipe read as it is
 written (a chatty child never blocks on a full pipe), of which only the last
@@ -22,8 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from preflight import isolate
-from preflight.probes import proc
+from preflight.base import isolate, proc
 from preflight.smoke.cache import Launch
 
 Progress = Callable[[str], None]

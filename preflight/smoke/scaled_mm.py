@@ -13,8 +13,6 @@ from typing import Any
 
 from preflight.smoke import numerics as nm
 
-E4M3_MAX = 448.0
-
 # mm(a8, b8, scale_a, scale_b, out_dtype) -> Tensor: the FP8 GEMM under test. Tests inject
 # faulty ones (scales applied the wrong way) to prove the checks catch them.
 MM = Callable[[Any, Any, Any, Any, Any], Any]

@@ -1,7 +1,7 @@
 """``fp8-doctor speedup``: shapes from the job, GPU timing in a child, the prediction.
 
 The child (:mod:`.child`) imports torch, so it never runs in this process; it is bounded in
-time and output like every other child (:mod:`preflight.probes.proc`). Without a GPU the GEMM
+time and output like every other child (:mod:`preflight.base.proc`). Without a GPU the GEMM
 list is still shown and the prediction is undetermined, with the reason.
 """
 
@@ -90,8 +90,7 @@ def other_seconds(other: Mapping[str, Any]) -> float:
 def speedup(facts: Mapping[str, Any], shape: ModelShape | Unknown, *, device: str = "cuda",
             backend: str | None = None, recipe: str | None = None,
             timeout: float = TIMEOUT_S, measure_layers: bool = False) -> SpeedupReport:
-    from preflight import isolate
-    from preflight.probes import proc
+    from preflight.base import isolate, proc
 
     b, r = backend_of(facts)
     b, r = backend or b, recipe or r

@@ -70,7 +70,7 @@ def _first(facts: Mapping[str, Any], what: str) -> tuple[Any, str] | None:
 
 def read_hf_config(path: str) -> dict[str, Any]:
     """An HF ``config.json`` (bounded read); raises ValueError with the reason."""
-    from preflight import bounded
+    from preflight.base import bounded
 
     try:
         # non-blocking, re-checked on the descriptor (issue 21 item 4: a FIFO swapped in hung)

@@ -214,8 +214,7 @@ def trial(shape: ModelShape | Unknown, *, backend: str, recipe: str, compiled: b
 
 def _run_child(request: dict[str, Any], timeout: float) -> dict[str, Any]:
     """The child's result document, or a failure document saying why there is none."""
-    from preflight import isolate
-    from preflight.probes import proc
+    from preflight.base import isolate, proc
 
     workdir = tempfile.mkdtemp(prefix="fp8-doctor-trial-")
     path = os.path.join(workdir, "request.json")

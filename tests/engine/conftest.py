@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from preflight.engine import commands
+from preflight.commands import rules as commands
 
 DATA = Path(__file__).parent / "data"
 

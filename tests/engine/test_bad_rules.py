@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from preflight.commands.rules import lint_problems
 from preflight.engine import RuleLoadError, load_rules
-from preflight.engine.commands import lint_problems
 
 BAD = Path(__file__).parent / "data" / "bad"
 

@@ -8,9 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from preflight.engine import RuleLoadError, RuleSet, bundled_rules_dir, commands, load_rules
+from preflight.commands import rules as commands
+from preflight.commands.rules import run_tests
+from preflight.engine import RuleLoadError, RuleSet, bundled_rules_dir, load_rules
 from preflight.engine.catalogue import markdown
-from preflight.engine.commands import run_tests
+from preflight.frameworks import rule_areas
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "rules.md"
 
@@ -103,7 +105,7 @@ def test_every_bundled_rule_file_loads() -> None:
 
 
 def test_docs_rules_md_is_generated_from_the_rules() -> None:
-    expected = markdown(load_rules())
+    expected = markdown(load_rules(), rule_areas())
     assert DOCS.read_text(encoding="utf-8") == expected, (
         "docs/rules.md is stale: run `fp8-doctor rules list --format markdown -o docs/rules.md`")
 

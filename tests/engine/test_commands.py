@@ -87,7 +87,7 @@ def test_markdown_catalogue_is_deterministic(run_rules: Run) -> None:
 
 
 def test_cli_level_rules_commands(capsys: pytest.CaptureFixture[str]) -> None:
-    pytest.importorskip("preflight.smoke.cli")  # cli.py builds the smoke parser too
+    pytest.importorskip("preflight.commands.smoke")  # cli.py builds the smoke parser too
     from preflight.cli import main
 
     assert main(["rules", "test", "--rules", RULES]) == 0
@@ -117,7 +117,7 @@ def test_no_rule_files_is_a_usage_error(run_rules: Run, tmp_path: Path,
 @pytest.mark.parametrize("action", ["list", "lint", "test"])
 def test_no_rule_files_exits_2_through_the_cli(action: str, tmp_path: Path,
                                                capsys: pytest.CaptureFixture[str]) -> None:
-    pytest.importorskip("preflight.smoke.cli")
+    pytest.importorskip("preflight.commands.smoke")
     from preflight.cli import main
 
     with pytest.raises(SystemExit) as info:

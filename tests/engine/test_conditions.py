@@ -45,7 +45,7 @@ TABLE: list[tuple[str, str, Any, Any, bool | None]] = [
     ("gpu.min_cc", "ge", "8.9", "12.0", True),
     ("gpu.min_cc", "eq", "9.0", "9.0", True),
     ("gpu.min_cc", "lt", "8.9", "n/a", None),       # unusable cc: undetermined
-    # Facts are parsed by the one cc parser (preflight.probes.gpu_table.parse_cc) everywhere.
+    # Facts are parsed by the one cc parser (preflight.base.cc.parse_cc) everywhere.
     ("gpu.min_cc", "ge", "8.9", "sm_90", True),
     ("gpu.min_cc", "lt", "8.9", "90", False),
     ("gpu.min_cc", "eq", "9.0", "sm_90a", True),

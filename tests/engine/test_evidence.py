@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from preflight.engine import commands, evidence
+from preflight.commands import rules as commands
+from preflight.engine import evidence
 
 RULE = """schema_version: "1.0"
 id: FP8D-TE-0900

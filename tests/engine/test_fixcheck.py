@@ -12,8 +12,8 @@ from typing import Callable
 
 import pytest
 
+from preflight.commands.rules import run_tests
 from preflight.engine import RuleLoadError, load_rules
-from preflight.engine.commands import run_tests
 from preflight.engine.fixcheck import needs_fixed_case
 
 Run = Callable[..., tuple[int, str]]

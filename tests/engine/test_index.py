@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from preflight.commands.rules import run_tests
 from preflight.engine import RuleSet, bundled_rules_dir, index, load_rules
-from preflight.engine.commands import run_tests
 from preflight.engine.loader import collect, find_rule_files
 
 

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from preflight import effective
+from preflight.assume import apply_assumptions
 from preflight.facts import Facts, Unknown
 from preflight.intent import derive
 from preflight.jobs.read import read_paths
-from preflight.probes.assume import apply_assumptions
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
 

@@ -24,7 +24,7 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("registry/intent.py", "deepspeed"): "a value of intent.distributed, not a kind",
     ("registry/intent.py", "megatron"): "a value of intent.distributed / intent.rollout.engine",
     ("intent.py", "deepspeed"): "intent.distributed == 'deepspeed' keeps intent.zero_stage",
-    ("engine/environment.py", "deepspeed"): "intent.distributed == 'deepspeed'",
+    ("environment.py", "deepspeed"): "intent.distributed == 'deepspeed'",
     ("probes/imports.py", "deepspeed"): "a Python module the --deep import probe imports",
     ("integrations/hf.py", "deepspeed"): "the TrainingArguments attribute of that name",
     ("jobs/defaults.py", "accelerate"): "the folder `accelerate config` writes under HF_HOME",

@@ -1,9 +1,9 @@
 """Fuzz target for the shell reader (issue 21 item 11): hypothesis builds launch scripts from
 here-document openers, delimiter lines, continuation lines and marker commands, and checks
-:mod:`preflight.jobs.shell` against the real bash, line by line.
+:mod:`preflight.reading.shell` against the real bash, line by line.
 
 Each marker line ``echo Ln >&2`` prints ``Ln`` when bash runs it as a command. The lines
-:func:`~preflight.jobs.shell.blank_heredocs` keeps must be exactly the markers bash runs: a body
+:func:`~preflight.reading.shell.blank_heredocs` keeps must be exactly the markers bash runs: a body
 read as a command (the launch-line confusion of issue 21) or a real command blanked (a launch
 missed) both fail. The scripts only ``cat`` to ``/dev/null`` and ``echo``, run with ``--norc``
 in a temporary folder; bash is started at most :data:`EXAMPLES` times, derandomized under CI
@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from preflight.jobs.read import read_paths
-from preflight.jobs.shell import blank_heredocs, unterminated
+from preflight.reading.shell import blank_heredocs, unterminated
 
 BASH = shutil.which("bash")
 EXAMPLES = int(os.environ.get("FP8D_FUZZ_EXAMPLES", "40"))

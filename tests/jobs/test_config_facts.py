@@ -240,7 +240,8 @@ def test_every_fact_is_registered_and_json_serializable() -> None:
 
     from cfg_helpers import FIXTURES
 
-    from preflight.facts import Unknown, registry
+    from preflight.facts import Unknown
+    from preflight.registry import registry
 
     for path in sorted(FIXTURES.glob("*/*")):
         if path.suffix not in {".yaml", ".json", ".toml", ".sh", ".args"}:

@@ -17,9 +17,10 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from preflight.facts import Facts, facts_to_json, registry
+from preflight.facts import Facts, facts_to_json
 from preflight.intent import derive
 from preflight.jobs.read import KINDS, ConfigRead, read_paths
+from preflight.registry import registry
 
 EXTS = [".yaml", ".json", ".toml", ".sh", ".args", ".txt", ""]
 KIND_OR_NONE = st.sampled_from([None, *KINDS])

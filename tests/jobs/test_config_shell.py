@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from preflight.facts import Facts, Unknown
 from preflight.intent import derive
 from preflight.jobs.read import read_paths
-from preflight.jobs.shell import unterminated
+from preflight.reading.shell import unterminated
 
 BASH = shutil.which("bash")
 

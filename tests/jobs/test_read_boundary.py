@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 from cfg_helpers import FIXTURES
 
-from preflight.jobs.boundary import boundary_for
 from preflight.jobs.read import read_paths
+from preflight.reading.boundary import boundary_for
 
 SECRET = "hf_SECRETabcdefghijklmnopqrstuvwxyz0123"
 LAUNCH = "accelerate launch --mixed_precision ${PREC:-bf16} train.py\n"

@@ -11,8 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from preflight import api, engine
+from preflight.base.versions import comparison_key
 from preflight.cli import main
-from preflight.engine.versions import comparison_key
 from preflight.plan import Releases, candidates, make_plan, pip_line, shipped_releases
 from preflight.plan.render import render_text, to_dict
 from preflight.plan.run import rederive

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from preflight.facts import registry
+from preflight.registry import registry
 
 
 class NVMLError(Exception):

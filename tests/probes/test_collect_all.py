@@ -90,7 +90,7 @@ def test_static_probes_run_without_process_groups(monkeypatch: pytest.MonkeyPatc
     # static probe, the NVML child included, still runs and nothing crashes.
     import os
 
-    from preflight.probes import proc
+    from preflight.base import proc
 
     monkeypatch.setattr(proc, "GROUP_KILL", False)
     monkeypatch.delattr(os, "killpg")

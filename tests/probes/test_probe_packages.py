@@ -180,7 +180,7 @@ def test_only_the_metadata_header_is_read(tmp_path: Path) -> None:
     body = "Name: not-this\nVersion: 9.9\n" + "x" * (8 * 1024 * 1024)
     folder = make_dist(site, "peft", "0.13.0",
                        metadata="Metadata-Version: 2.1\nName: peft\nVersion: 0.13.0\n\n" + body)
-    from preflight.probes import bounded
+    from preflight.base import bounded
 
     head = bounded.read_bytes(folder / "METADATA", 1024, stop=b"\n\n")
     assert head.endswith(b"Version: 0.13.0\n\n") and len(head) < 100

@@ -22,7 +22,7 @@ from render_cases import findings_report
 from preflight import cli
 from preflight.findings import Evidence, Finding, Fix, Reference, Severity
 from preflight.redact import MASK, Redactor
-from preflight.redact_diff import redact_diff
+from preflight.redact.diff import redact_diff
 from preflight.render import FORMATS, render
 
 NEUTRAL = Redactor(home="/home/jdoe", user="jdoe", hostnames=())

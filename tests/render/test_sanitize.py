@@ -16,8 +16,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from preflight import cli
+from preflight.commands.smoke import render as smoke_render
 from preflight.render.sanitize import clean_document, clean_text
-from preflight.smoke.cli import render as smoke_render
 
 OSC_TITLE = "\x1b]0;pwned\x07"
 CLEAR = "\x1b[2J\x1b[H"

@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from preflight.commands.smoke import EXIT_CRASH, EXIT_FAILED, EXIT_OK, exit_code
 from preflight.render.smoke_checks import (
     FAIL,
     NOT_MEASURED,
@@ -16,7 +17,6 @@ from preflight.render.smoke_checks import (
     smoke_headline,
 )
 from preflight.smoke import numerics as nm
-from preflight.smoke.cli import EXIT_CRASH, EXIT_FAILED, EXIT_OK, exit_code
 
 
 def _row(facts: dict, name_part: str, group: str | None = None):

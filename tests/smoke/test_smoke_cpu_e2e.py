@@ -11,9 +11,9 @@ import pytest
 
 pytest.importorskip("torch")
 
-from preflight.facts import registry  # noqa: E402
+from preflight.commands import smoke as smoke_cli  # noqa: E402
+from preflight.registry import registry
 from preflight.smoke import SmokeOptions, run  # noqa: E402
-from preflight.smoke import cli as smoke_cli  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from preflight.facts import registry
+from preflight.registry import registry
 from preflight.smoke import outcome
 from preflight.smoke.runner import ChildRun
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from preflight.facts import registry
+from preflight.registry import registry
 
 RULES = sorted((Path(__file__).parents[2] / "rules" / "smoke").glob("*.yaml"))
 

@@ -49,7 +49,7 @@ def test_reason_names_the_missing_piece() -> None:
 def test_deciding_does_not_import_torch() -> None:
     code = ("import sys; from preflight.smoke import should_run, SmokeOptions; "
             "should_run({'gpu.min_cc': '9.0', 'pkg.torch.version': '2.11'}, None); "
-            "import preflight.smoke.cli, preflight.smoke.outcome, preflight.smoke.runner; "
+            "import preflight.commands.smoke, preflight.smoke.outcome, preflight.smoke.runner; "
             "assert 'torch' not in sys.modules, 'torch imported'")
     subprocess.run([sys.executable, "-c", code], check=True)
 

@@ -1,0 +1,187 @@
+"""Command lines in shell scripts, framework-neutral: the ``\\``-continued line around a match,
+its words, its ``--flag [value]`` pairs, and the facts a line gives with their ``file:line``.
+
+What a framework's flags mean is its own module's business (``accelerate launch`` flags in
+:mod:`preflight.frameworks.accelerate_launch`, TrainingArguments flags in
+:mod:`preflight.frameworks.hf_trainer`); this module only cuts lines into words the way the
+readers of launch lines share.
+
+Values: numbers as int/float, ``true``/``false`` (any case) as bools, bare flags as ``true``;
+``$VAR`` / ``${VAR:-default}`` from simple assignments in the same script.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from typing import Any
+
+from preflight.findings import Source
+from preflight.reading.parse import MAX_FACTS_PER_FILE
+from preflight.reading.refs import named
+from preflight.reading.shellvars import typed
+from preflight.reading.types import ConfigProblem, Linked
+
+_END = {";", "&&", "||", "|", "&"}
+_TOKEN = re.compile(r""""[^"\n]*"|'[^'\n]*'|[^\s]+""")
+
+Token = tuple[str, int]          # text, offset in the script
+
+
+def command_at(text: str, pos: int) -> tuple[int, int]:
+    """Start and end offsets of the ``\\``-continued command line that contains ``pos``."""
+    start = text.rfind("\n", 0, pos) + 1
+    while start > 1 and text[start - 2] == "\\":
+        start = text.rfind("\n", 0, start - 1) + 1
+    end = pos
+    while True:
+        nl = text.find("\n", end)
+        if nl == -1:
+            return start, len(text)
+        if text[nl - 1] != "\\":
+            return start, nl
+        end = nl + 1
+
+
+_MESSAGE = re.compile(r"[ \t]*(?:echo|printf|logger|log|info|warn|print)\b")
+
+
+def in_message(text: str, pos: int) -> bool:
+    """Whether ``pos`` is in a line that only prints text (``echo "Starting training with
+    accelerate launch..."`` runs no accelerate); a quoted command kept in a variable
+    (``CMD="accelerate launch ..."``) still counts."""
+    start, _ = command_at(text, pos)
+    return _MESSAGE.match(text, start) is not None
+
+
+def find(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
+    """The first match of ``pattern`` outside a line that only prints (64 tried at most)."""
+    for n, m in enumerate(pattern.finditer(text)):
+        if n >= 64:
+            return None
+        if not in_message(text, m.start()):
+            return m
+    return None
+
+
+MAX_ARGS = 10_000
+"""Words of one command line read; a real launch line has fewer than a hundred, and each word
+costs time (900 KB of `--x 1 \\` lines took 1.5 s)."""
+
+
+def tokens(text: str, start: int, end: int) -> list[Token]:
+    """The words of ``text[start:end]`` up to the first ``;``, ``&&``, ``|`` ... (one command)."""
+    out: list[Token] = []
+    for m in _TOKEN.finditer(text, start, end):
+        if m.group(0) == "\\":
+            continue
+        if m.group(0) in _END or len(out) > MAX_ARGS:
+            break
+        out.append((m.group(0), m.start()))
+    return out
+
+
+def flags(words: list[Token], bare: set[str] | frozenset[str], stop_at_positional: bool,
+          ) -> tuple[list[tuple[str, str | None, int]], int]:
+    """``(flag, raw value or None, offset)`` for each ``--flag``; and where parsing stopped
+    (the first positional word when ``stop_at_positional``: the training script)."""
+    found: list[tuple[str, str | None, int]] = []
+    i = 0
+    while i < len(words):
+        tok, pos = words[i]
+        if not tok.startswith("--"):
+            if stop_at_positional and not tok.startswith("-"):
+                return found, i
+            i += 1
+            continue
+        flag, eq, inline = tok[2:].partition("=")
+        raw: str | None = inline if eq else None
+        if not eq and flag not in bare and i + 1 < len(words) and \
+                not words[i + 1][0].startswith("-"):
+            nxt = words[i + 1][0]
+            if not (stop_at_positional and nxt.endswith(".py")):
+                raw = nxt
+                i += 1
+        found.append((flag, raw, pos))
+        i += 1
+        if flag in {"m", "module"} and stop_at_positional:
+            return found, i + 1
+    return found, len(words)
+
+
+def value(raw: str | None, variables: dict[str, str]) -> Any:
+    """A flag's value as the readers store it (bare flag: true; ``$VAR`` expanded)."""
+    if raw is None:
+        return True
+    got = typed(raw, variables)
+    if isinstance(got, str) and got.lower() in {"true", "false"}:
+        return got.lower() == "true"
+    return got
+
+
+class Out:
+    """What one script gives: facts with their ``file:line``, problems, files it names."""
+
+    def __init__(self, path: str, text: str) -> None:
+        self.path = path
+        self.lines = [0] + [m.end() for m in re.finditer(r"\n", text)]
+        self.facts: dict[str, Any] = {}
+        self.prov: dict[str, str] = {}
+        self.problems: list[ConfigProblem] = []
+        self.linked: list[Linked] = []
+
+    def line(self, pos: int) -> int:
+        return bisect.bisect_right(self.lines, pos)
+
+    def where(self, pos: int) -> str:
+        return Source(self.path, self.line(pos))
+
+    def put(self, name: str, value: Any, pos: int) -> None:
+        if len(self.facts) >= MAX_FACTS_PER_FILE and name not in self.facts:
+            return          # 100,000 flags are no launch line; each fact costs time to report
+        self.facts[name] = value
+        self.prov[name] = self.where(pos)
+
+    def link(self, target: Any, kind: str | None, pos: int, flag: str) -> None:
+        if not isinstance(target, str) or "$" in target:
+            return
+        self.linked.append(named(target, kind or "", self.path, self.where(pos), key=flag,
+                                 line=self.line(pos)))
+
+    def too_long(self, words: list[Token]) -> None:
+        """A problem for a command line cut at :data:`MAX_ARGS` words (and the cut)."""
+        if len(words) > MAX_ARGS:
+            self.problems.append(ConfigProblem(
+                self.path, self.line(words[MAX_ARGS][1]),
+                f"the command line has more than {MAX_ARGS:,} words; only those before this "
+                "line were read (no real launch line is that long)"))
+            del words[MAX_ARGS:]
+
+
+MAX_SCRIPTS = 8
+"""Python scripts taken from one launch script (a real one starts one or two)."""
+_LAUNCHER = re.compile(
+    r"(?<![\w/.-])(?:python[0-9.]*|torchrun|deepspeed|accelerate[ \t]+launch|accelerate-launch|"
+    r"composer|srun|mpirun|uv[ \t]+run|-m[ \t]+torch\.distributed\.(?:run|launch))(?![\w-])")
+
+
+def python_scripts(text: str, variables: dict[str, str]) -> list[tuple[str, tuple[str, ...], int]]:
+    """``(script, its arguments, offset)`` for each ``.py`` a launcher runs (``python
+    train.py ...``, ``torchrun ... train.py ...``, ``accelerate launch ... train.py``): the first
+    word ending in ``.py`` after the launcher, with ``$VAR`` expanded, and the words after it."""
+    found: list[tuple[str, tuple[str, ...], int]] = []
+    done: set[int] = set()
+    for m in _LAUNCHER.finditer(text):
+        start, end = command_at(text, m.start())
+        if start in done or len(found) >= MAX_SCRIPTS or in_message(text, m.start()):
+            continue
+        done.add(start)
+        words = tokens(text, m.end(), end)
+        script = next((i for i, (w, _) in enumerate(words)
+                       if str(typed(w, variables)).endswith(".py")), None)
+        if script is None or words[script][0].startswith("-"):
+            continue
+        path = str(typed(words[script][0], variables))
+        argv = tuple(str(typed(w, variables)) for w, _ in words[script + 1:])
+        found.append((path, argv, words[script][1]))
+    return found

@@ -1,0 +1,252 @@
+"""A config built in layers, as OmegaConf builds it: base YAML files merged in order, then the
+launch line's overrides, then ``${...}`` resolved; every value keeps the ``file:line`` of the
+layer that set it.
+
+- :meth:`Layered.merge` is ``OmegaConf.merge``: mappings merge key by key, anything else (lists
+  too) replaces. NeMo-RL's ``_override_: true`` in a mapping replaces the base mapping whole
+  (``nemo_rl/utils/config.py`` ``merge_with_override``, read at v0.7.0).
+- :meth:`Layered.apply` is one Hydra override: set / add / force-add (a mapping value merges into
+  a mapping there, as ``OmegaConf.update(merge=True)`` does), delete (the key and all below it).
+- :func:`load_chain` follows a YAML's ``defaults:`` the way NeMo-RL's
+  ``load_config_with_inheritance`` does (a path or a list of paths, relative to the file's
+  folder, parents merged first, depth first, the file itself last), bounded to
+  :data:`MAX_CHAIN` files.
+- :meth:`Layered.facts` flattens to ``config.<kind>.<path>`` facts (the same limits as
+  :func:`preflight.reading.parse.flatten`), an ``Unknown`` leaf staying ``Unknown``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from preflight.facts import Unknown
+from preflight.findings import Source
+from preflight.reading.interpolate import resolve
+from preflight.reading.overrides import Override
+from preflight.reading.parse import (
+    MAX_FACTS_PER_FILE,
+    MAX_ITEMS_PER_FILE,
+    Parsed,
+    ParseError,
+    fact_value,
+    parse_yaml,
+    read_text,
+    usable_key,
+)
+from preflight.reading.types import ConfigProblem
+
+Key = tuple[str, ...]
+MAX_CHAIN = 16
+"""Files one ``defaults:`` chain may hold (NeMo-RL's deepest recipes use 3)."""
+
+
+@dataclass
+class Layered:
+    """Nested data and where each key path was set."""
+
+    data: dict[str, Any] = field(default_factory=dict)
+    where: dict[Key, str] = field(default_factory=dict)
+
+    def merge(self, data: Any, source: Callable[[Key], str], base: Key = ()) -> None:
+        """Merge a parsed mapping over what is here (``source(path)``: its ``file:line``)."""
+        if not isinstance(data, dict):
+            return
+        for key, value in data.items():
+            if not usable_key(key) or key == "_override_":
+                continue
+            path = (*base, str(key))
+            if isinstance(value, dict) and value.get("_override_") is True:
+                self._drop(path)
+            here = self._get(path)
+            if isinstance(value, dict) and isinstance(here, dict):
+                if value:                # an empty mapping merges nothing (OmegaConf.merge)
+                    self.where.setdefault(path, source(path))
+                    self.merge(value, source, path)
+            else:
+                self._set(path, _plain(value), source(path), source)
+
+    def apply(self, ov: Override, source: str) -> None:
+        """One override from the launch line (``source``: its ``file:line``)."""
+        if ov.op == "delete":
+            if isinstance(ov.value, Unknown):
+                self._set(ov.path, ov.value, source)
+            else:
+                self._drop(ov.path)
+            return
+        here = self._get(ov.path)
+        if isinstance(ov.value, dict) and isinstance(here, dict) and ov.value:
+            self.merge(ov.value, lambda _p: source, ov.path)
+        else:
+            self._set(ov.path, ov.value, source)
+
+    def get(self, path: Key) -> Any:
+        return self._get(path)
+
+    def _get(self, path: Key) -> Any:
+        node: Any = self.data
+        for part in path:
+            if not isinstance(node, dict) or part not in node:
+                return None
+            node = node[part]
+        return node
+
+    def _set(self, path: Key, value: Any, source: str,
+             child_source: Callable[[Key], str] | None = None) -> None:
+        self._drop(path)
+        node = self.data
+        for n, part in enumerate(path[:-1]):
+            nxt = node.get(part)
+            if not isinstance(nxt, dict):
+                nxt = node[part] = {}
+                self.where.setdefault(path[:n + 1], source)
+            node = nxt
+        node[path[-1]] = value
+        self.where[path] = source
+        if isinstance(value, dict):
+            self._mark(value, path, child_source or (lambda _p: source))
+
+    def _mark(self, value: dict[str, Any], base: Key, source: Callable[[Key], str]) -> None:
+        todo = [(value, base)]
+        while todo:
+            node, at = todo.pop()
+            for k, v in node.items():
+                key = (*at, str(k))
+                self.where[key] = source(key)
+                if isinstance(v, dict):
+                    todo.append((v, key))
+
+    def _drop(self, path: Key) -> None:
+        parent = self._get(path[:-1]) if len(path) > 1 else self.data
+        old = parent.pop(path[-1], None) if isinstance(parent, dict) else None
+        self.where.pop(path, None)
+        if isinstance(old, dict) and old:
+            # a mapping: forget where its keys were set (only then is `where` walked, so
+            # 10,000 overrides of plain keys stay linear)
+            n = len(path)
+            for key in [k for k in self.where if k[:n] == path]:
+                del self.where[key]
+
+    def resolve(self) -> None:
+        """Resolve ``${...}`` over the merged config (raises ParseError when it explodes)."""
+        self.data = resolve(self.data, lambda p: None)
+
+    def facts(self, prefix: str) -> tuple[dict[str, Any], dict[str, str]]:
+        facts: dict[str, Any] = {}
+        prov: dict[str, str] = {}
+        budget = [MAX_ITEMS_PER_FILE]
+        todo: list[tuple[Any, Key]] = [(self.data, ())]
+        while todo:
+            node, path = todo.pop()
+            if isinstance(node, dict) and (node or not path):
+                for key, value in reversed(list(node.items())):
+                    if usable_key(key):
+                        todo.append((value, (*path, str(key))))
+                continue
+            if not path or len(facts) >= MAX_FACTS_PER_FILE:
+                continue
+            name = prefix + "." + ".".join(path)
+            facts[name] = node if isinstance(node, Unknown) else fact_value(node, budget)
+            prov[name] = self._where(path)
+        return facts, prov
+
+    def _where(self, path: Key) -> str:
+        while path:
+            if path in self.where:
+                return self.where[path]
+            path = path[:-1]
+        return ""
+
+
+def _plain(value: Any) -> Any:
+    """A parsed value with the ``_override_`` markers dropped."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items() if k != "_override_"}
+    return value
+
+
+@dataclass
+class Chain:
+    """A YAML and its ``defaults:`` parents, merged."""
+
+    config: Layered
+    files: list[str]                      # the parents, in the order they were read
+    problems: list[ConfigProblem]
+    packaged: list[str] = field(default_factory=list)   # Hydra defaults not in the job
+    unread: list[str] = field(default_factory=list)     # why a parent was not read (missing...)
+
+
+def source_of(path: str, parsed: Parsed) -> Callable[[Key], str]:
+    return lambda key: Source(path, parsed.line_of(key))
+
+
+def load_chain(path: str, parsed: Parsed, style: str = "paths") -> Chain:
+    """``path`` (already parsed) over its ``defaults:`` parents.
+
+    ``paths``: each entry is a file path relative to the naming file's folder (NeMo-RL
+    ``load_config_with_inheritance``). ``hydra``: each plain entry names ``<entry>.yaml`` in the
+    same config folder (a Hydra defaults list; ``_self_``, ``override ...`` and group entries
+    are framework-packaged configs, listed in :attr:`Chain.packaged`, not read)."""
+    chain = Chain(Layered(), [], [])
+    _load(path, parsed, chain, 0, {os.path.realpath(path)}, style)
+    return chain
+
+
+def _entries(defaults: Any, style: str, chain: Chain) -> list[str]:
+    items = [defaults] if isinstance(defaults, str) else \
+        defaults if isinstance(defaults, list) else []
+    out = []
+    for item in items:
+        if isinstance(item, str) and item.strip() and item != "_self_":
+            out.append(item if style == "paths" or item.endswith((".yaml", ".yml"))
+                       else item + ".yaml")
+        elif item != "_self_":
+            chain.packaged.append(str(item)[:80])
+    return out
+
+
+def _load(path: str, parsed: Parsed, chain: Chain, depth: int, seen: set[str],
+          style: str) -> None:
+    data = parsed.data if isinstance(parsed.data, dict) else {}
+    # a TOML job file (torchtitan) has no defaults chain
+    parents = _entries(data.get("defaults"), style, chain) if style != "toml" else []
+    line = parsed.line_of(("defaults",))
+    for parent in parents:
+        target = parent if os.path.isabs(parent) else \
+            os.path.join(os.path.dirname(path), parent)
+        target = os.path.normpath(target)
+        if style == "hydra" and not os.path.isfile(target):
+            chain.packaged.append(parent.removesuffix(".yaml"))
+            continue
+        real = os.path.realpath(target)
+        if real in seen:
+            chain.problems.append(ConfigProblem(path, line, (
+                f"defaults: {parent!r} names a file already in this chain (a cycle); NeMo-RL "
+                "would recurse until Python stops it")))
+            continue
+        if len(chain.files) + 1 >= MAX_CHAIN or depth >= MAX_CHAIN:
+            chain.problems.append(ConfigProblem(path, line, (
+                f"defaults: chain longer than {MAX_CHAIN} files; the rest was not read")))
+            return
+        if not os.path.isfile(target):
+            chain.problems.append(ConfigProblem(
+                path, line, f"defaults: names {parent!r}, which does not exist here (looked "
+                f"in {os.path.dirname(path) or '.'}); its settings were not read, so rules "
+                "that need them stay undetermined", level="warning", code="reference",
+                fix="NeMo-RL opens a defaults file relative to the folder of the file that "
+                    "names it; check the path, or run fp8-doctor where the job's configs are."))
+            chain.unread.append(f"defaults: {parent[:80]!r} (named in "
+                                f"{os.path.basename(path)}) was not found here")
+            continue
+        try:
+            parent_parsed = parse_yaml(read_text(target))
+        except ParseError as exc:
+            chain.problems.append(ConfigProblem(target, exc.line, exc.message))
+            chain.unread.append(f"defaults: {parent[:80]!r} could not be read")
+            continue
+        chain.files.append(target)
+        _load(target, parent_parsed, chain, depth + 1, seen | {real}, style)
+    rest = {k: v for k, v in data.items() if k != "defaults"}
+    chain.config.merge(rest, source_of(path, parsed))

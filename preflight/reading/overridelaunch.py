@@ -1,0 +1,259 @@
+"""Read an override launch line: the command a script runs, its ``--flags``, its ``a.b=c``
+overrides and the base config it names, then the base merged with the overrides.
+
+A framework module gives the entry point it is launched by and how its command line is
+parsed (:class:`Syntax`); :func:`read_launch` finds that command in the script
+(:mod:`.shellexpand`: wrappers such as ``torchrun``, ``uv run``, ``ray job submit --``,
+``srun ... bash -c "$CMD"`` come before the entry point and are skipped), sorts its arguments
+into flags, overrides and positional arguments, and :func:`merged_facts` builds the job's config
+from the base YAML chain and the overrides in the framework's order (:mod:`.layered`).
+
+An argument whose value cannot be known here (``$TP`` from the environment, a ``$(...)``) or
+that was assigned in an ``if`` branch the launch line does not share gives an ``Unknown`` value
+with the reason, never a guess. A line with more than :data:`~.overrides.MAX_OVERRIDES`
+overrides, or an override the framework's parser refuses, is a problem naming its line.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from preflight.facts import Unknown
+from preflight.findings import Source
+from preflight.reading.layered import Layered, load_chain
+from preflight.reading.overrides import (
+    MAX_OVERRIDES,
+    Override,
+    OverrideError,
+    is_dotlist,
+    parse_flag,
+    parse_hydra,
+)
+from preflight.reading.parse import ParseError, parse_toml, parse_yaml, read_text
+from preflight.reading.refs import locate, named
+from preflight.reading.shellexpand import Arg, Launch, TooLarge, launch_args
+from preflight.reading.shellvars import strip_comments
+from preflight.reading.shellwords import split
+from preflight.reading.types import ConfigProblem, Linked
+
+
+@dataclass(frozen=True)
+class Syntax:
+    """How a framework's command line is parsed."""
+
+    entry: Callable[[str], bool]            # is this word the entry point?
+    value_flags: frozenset[str] = frozenset()   # flags that take a value (``--recipe X``)
+    dotted_flags: bool = False              # ``--a.b value`` are overrides (torchtitan)
+    all_flags: bool = False                 # every ``--key value`` not in value_flags is an
+                                            # override (NeMo-Automodel's parse_cli_argv)
+    typing: str = "yaml"                    # how ``--a.b value`` is typed: yaml | python
+
+
+@dataclass
+class LaunchRead:
+    """What one launch command says."""
+
+    path: str
+    launch: Launch | None = None
+    overrides: list[tuple[Override, Source]] = field(default_factory=list)
+    flags: dict[str, tuple[Any, Source]] = field(default_factory=dict)
+    positional: list[tuple[Any, Source]] = field(default_factory=list)
+    problems: list[ConfigProblem] = field(default_factory=list)
+
+    def flag(self, *names: str) -> tuple[Any, Source] | None:
+        """The last value given for any spelling in ``names``."""
+        hits = [self.flags[n] for n in names if n in self.flags]
+        return max(hits, key=lambda h: (h[1].line or 0)) if hits else None
+
+
+def find_launch(path: str, text: str, syntax: Syntax,
+                outer: dict[str, str] | None = None) -> LaunchRead:
+    """The first command in ``text`` that runs ``syntax.entry``, its arguments sorted
+    (``outer``: variables set by the scripts it sources)."""
+    out = LaunchRead(path)
+    text = strip_comments(text.replace("\r\n", "\n"))
+    starts = [0] + [m.end() for m in re.finditer(r"\n", text)]
+
+    def where(offset: int) -> Source:
+        return Source(path, bisect.bisect_right(starts, offset))
+
+    words = split(text)
+    if words.truncated_at is not None:
+        out.problems.append(ConfigProblem(path, where(words.truncated_at).line, (
+            "the script has too many words to read past this line (no real launch script "
+            "does); only what comes before it was read")))
+    try:
+        launch = launch_args(words, syntax.entry, outer)
+    except TooLarge as exc:
+        out.problems.append(ConfigProblem(path, where(exc.offset).line, (
+            "the script's variables expand to megabytes of text here (values that repeat "
+            "other values); refusing to expand them")))
+        return out
+    if launch is None:
+        return out
+    out.launch = launch
+    args = list(launch.args)
+    count = 0
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        i += 1
+        src = where(arg.offset)
+        why = _unknown(arg, where)
+        body = arg.text
+        if body.startswith("-") and not body.startswith("---") and len(body) > 1:
+            flag, eq, raw = body.lstrip("-").partition("=")
+            value: Any = raw if eq else None
+            override = flag not in syntax.value_flags and (
+                syntax.all_flags or (syntax.dotted_flags and "." in flag))
+            takes = flag in syntax.value_flags or override
+            if not eq and i < len(args) and not args[i].text.startswith("-") and (
+                    takes or not (syntax.dotted_flags or syntax.all_flags or
+                                  is_dotlist(args[i].text))):
+                value = args[i].text
+                why = why or _unknown(args[i], where)
+                i += 1
+            if override:
+                count += 1
+                if count > MAX_OVERRIDES:
+                    out.problems.append(_too_many(path, src))
+                    break
+                try:
+                    out.overrides.append((parse_flag(flag, value, why, syntax.typing), src))
+                except OverrideError as exc:
+                    out.problems.append(_refused(path, src, exc))
+                continue
+            out.flags[flag] = (Unknown(why) if why else (True if value is None else value), src)
+        elif is_dotlist(body):
+            count += 1
+            if count > MAX_OVERRIDES:
+                out.problems.append(_too_many(path, src))
+                break
+            try:
+                out.overrides.append((parse_hydra(body, why), src))
+            except OverrideError as exc:
+                out.problems.append(_refused(path, src, exc))
+        else:
+            out.positional.append((Unknown(why) if why else body, src))
+    return out
+
+
+def _unknown(arg: Arg, where: Callable[[int], Source]) -> str | None:
+    if arg.opaque:
+        return arg.opaque
+    if arg.conditional is not None:
+        return (f"set inside an if/case branch (line {where(arg.conditional).line}) that the "
+                "launch command is not in; whether it applies depends on the condition")
+    return None
+
+
+def _refused(path: str, src: Source, exc: OverrideError) -> ConfigProblem:
+    if exc.bound:      # our limit, not the framework's: the setting is left unread
+        return ConfigProblem(path, src.line, f"{exc}: not read", level="warning")
+    return ConfigProblem(path, src.line, (
+        f"{exc}; the framework's override parser would stop the job here"))
+
+
+def _too_many(path: str, src: Source) -> ConfigProblem:
+    return ConfigProblem(path, src.line, (
+        f"more than {MAX_OVERRIDES:,} overrides on one launch line; only those before this "
+        "line were read (no real job has that many)"), level="warning")
+
+
+@dataclass
+class Merged:
+    facts: dict[str, Any]
+    provenance: dict[str, str]
+    linked: tuple[Linked, ...]
+    base: str | None             # the base config file read, if any
+
+
+def merged_facts(read: LaunchRead, kind: str, base: tuple[Any, Source] | None,
+                 style: str = "paths", key: str = "--config",
+                 layered: Layered | None = None) -> Merged:
+    """The base config named by ``base`` (its ``defaults:`` chain too) with the launch line's
+    overrides applied in order, as ``config.<kind>.*`` facts.
+
+    The base file is also returned as a :class:`Linked` so the job holds it (read again on its
+    own, its values lose to these: the launch script's facts come first). A key the launch line
+    deletes (``~a.b``) is kept as ``null`` so the base file's value cannot come back."""
+    config = layered or Layered()
+    linked: list[Linked] = []
+    base_path = None
+    unread: str | None = None
+    if base is not None and isinstance(base[0], str) and "$" not in base[0]:
+        target, src = base
+        found = locate(target, read.path)
+        linked.append(named(target, kind, read.path, src, key=key, line=src.line))
+        unread = f"{key} {target} was not found here"
+        if found is not None:
+            try:
+                parse = parse_toml if style == "toml" else parse_yaml
+                chain = load_chain(found, parse(read_text(found)), style)
+                config.merge(chain.config.data,
+                             lambda p: chain.config.where.get(p, found))
+                base_path, unread = found, None
+                if chain.problems:
+                    unread = (f"{key} {target}: part of its defaults chain was not read "
+                              f"({chain.problems[0].message[:80]})")
+            except ParseError as exc:
+                unread = f"{key} {target} could not be read ({exc.message[:80]})"
+    elif base is not None:
+        value = base[0]
+        unread = (f"{key}: {value.reason}" if isinstance(value, Unknown) else
+                  f"{key} {str(value)[:80]!r} is decided at run time")
+    before = set(_leaves(config))
+    for ov, src in read.overrides:
+        config.apply(ov, src)
+    try:
+        config.resolve()
+    except ParseError as exc:
+        read.problems.append(ConfigProblem(read.path, None, exc.message))
+    facts, prov = config.facts(f"config.{kind}")
+    if unread is not None and base is not None:
+        # the settings the launch line does not override come from a file not read: a rule
+        # that needs one of them is undetermined, never answered from defaults
+        facts[f"config.{kind}.base_config"] = Unknown(unread)
+        prov[f"config.{kind}.base_config"] = base[1]
+    elif base_path is not None and base is not None:
+        facts[f"config.{kind}.base_config"] = base_path
+        prov[f"config.{kind}.base_config"] = base[1]
+    for path, src in _deleted(read, before, config):
+        name = f"config.{kind}." + ".".join(path)
+        facts[name], prov[name] = None, src
+    return Merged(facts, prov, tuple(linked), base_path)
+
+
+def _leaves(config: Layered) -> list[tuple[str, ...]]:
+    out = []
+    todo: list[tuple[Any, tuple[str, ...]]] = [(config.data, ())]
+    while todo:
+        node, path = todo.pop()
+        if isinstance(node, dict) and node:
+            todo.extend((v, (*path, str(k))) for k, v in node.items())
+        elif path:
+            out.append(path)
+    return out
+
+
+def _deleted(read: LaunchRead, before: set[tuple[str, ...]], config: Layered,
+             ) -> list[tuple[tuple[str, ...], Source]]:
+    """Leaves of the base that a ``~key`` override removed, with that override's line."""
+    now = set(_leaves(config))
+    out: list[tuple[tuple[str, ...], Source]] = []
+    for ov, src in read.overrides:
+        if ov.op != "delete":
+            continue
+        n = len(ov.path)
+        out.extend((p, src) for p in before if p[:n] == ov.path and p not in now)
+    return out
+
+
+def base_unread(facts: Any, kind: str) -> Unknown | None:
+    """Why the base config a launch line named was not read (None: read, or none named)."""
+    value = facts.get(f"config.{kind}.base_config")
+    return value if isinstance(value, Unknown) else None

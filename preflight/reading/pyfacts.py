@@ -1,0 +1,123 @@
+"""Facts from the calls of a Python job file (:mod:`.pysource`), as the config readers give them.
+
+A framework's ``read_python`` picks the calls it knows and puts their arguments here under its
+``config.<kind>.*`` names, with this file's lines, exactly as its YAML reader would (so the
+existing rules apply unchanged: ``TrainingArguments(bf16=True)`` is ``config.hf_trainer.bf16``).
+What the text does not give is an ``Unknown`` with the reason; two calls that disagree on a
+setting make it ``Unknown`` too (which one runs is the script's control flow), and so does a
+setting made under a condition the text does not decide (``if torch.cuda.is_available():``);
+one in a branch the text shows does not run (the launch line's ``--precision bf16`` against
+``if args.precision == "fp8":``) is not a setting at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from preflight.facts import Unknown
+from preflight.findings import Source
+from preflight.reading.parse import MAX_FACTS_PER_FILE, usable_key
+from preflight.reading.pyscopes import Scope
+from preflight.reading.pysource import Call, Module, Ref, Unresolved
+from preflight.reading.refs import named
+from preflight.reading.types import ConfigProblem, Linked, ReaderOutput
+
+MAX_NESTING = 8
+
+
+def plain(value: Any, depth: int = 0) -> Any:
+    """A value as a fact holds it: literals as they are, an imported name as its dotted name
+    (``torch.bfloat16``), what the text does not give as ``Unknown`` with the reason."""
+    if isinstance(value, Unresolved):
+        return Unknown(value.reason)
+    if isinstance(value, Ref):
+        return value.name
+    if isinstance(value, Call):
+        return Unknown(f"a {value.name or 'computed'}() object built when the script runs")
+    if isinstance(value, list):
+        items = [plain(v, depth + 1) for v in value]
+        bad = next((v for v in items if isinstance(v, Unknown)), None)
+        return bad if bad is not None else items
+    if isinstance(value, dict):
+        return Unknown("a mapping")     # flattened by put_all; here only when too deep
+    return value
+
+
+class PyOut:
+    """What one Python file gives: facts with their ``file:line``, problems, files it names."""
+
+    def __init__(self, module: Module) -> None:
+        self.module = module
+        self.facts: dict[str, Any] = {}
+        self.prov: dict[str, Source] = {}
+        self.problems: list[ConfigProblem] = []
+        self.linked: list[Linked] = []
+        self._when: Unresolved | None = None
+
+    def calls(self) -> Iterator[tuple[Call, Scope]]:
+        """The file's calls (:meth:`.pysource.Module.calls`); what is put while a call made under
+        a condition the text does not decide is looked at is Unknown with that condition."""
+        try:
+            for call, scope in self.module.calls():
+                self._when = call.when
+                yield call, scope
+        finally:
+            self._when = None
+
+    def where(self, line: int | None) -> Source:
+        return Source(self.module.path, line)
+
+    def put(self, name: str, value: Any, line: int | None) -> None:
+        """One fact; a second, different value for it makes it Unknown with both lines (and so
+        does a value put from a call made under a condition the text does not decide)."""
+        value = plain(value if self._when is None else self._when)
+        if name in self.facts:
+            old = self.facts[name]
+            if old != value and not (isinstance(old, Unknown) and "set to" in old.reason):
+                first = getattr(self.prov.get(name), "line", None)
+                self.facts[name] = Unknown(
+                    f"set to {_short(old)} at line {first} and to {_short(value)} at line "
+                    f"{line}; which one runs depends on the script's control flow")
+            return
+        if len(self.facts) >= MAX_FACTS_PER_FILE:
+            return
+        self.facts[name] = value
+        self.prov[name] = self.where(line)
+
+    def put_all(self, prefix: str, call: Call, watch: tuple[str, ...] = ()) -> None:
+        """Every keyword of ``call`` under ``prefix`` (mappings flattened: ``fsdp_config={..}``
+        -> ``prefix.fsdp_config.<key>``). With a ``**mapping`` the text does not give, each of
+        ``watch`` not given is Unknown (it may be set there)."""
+        for key, value in call.kwargs.items():
+            if usable_key(key):
+                self._put_tree(f"{prefix}.{key}", value, call.lines.get(key, call.line), 0)
+        if call.star is not None:
+            for key in watch:
+                if key not in call.kwargs:
+                    self.put(f"{prefix}.{key}", Unresolved(
+                        f"{key} may be set by the **mapping passed at line "
+                        f"{call.star.line or call.line}, which the text does not give"),
+                        call.star.line or call.line)
+
+    def _put_tree(self, name: str, value: Any, line: int, depth: int) -> None:
+        if isinstance(value, dict) and depth < MAX_NESTING:
+            for key, inner in value.items():
+                if usable_key(key):
+                    self._put_tree(f"{name}.{key}", inner, line, depth + 1)
+            return
+        self.put(name, value, line)
+
+    def link(self, target: Any, kind: str, line: int | None, key: str) -> None:
+        if isinstance(target, str) and "$" not in target and "{" not in target:
+            self.linked.append(named(target, kind, self.module.path, self.where(line), key=key,
+                                     line=line))
+
+    def output(self) -> ReaderOutput:
+        return ReaderOutput(dict(self.facts), {k: v for k, v in self.prov.items()},
+                            tuple(self.problems), tuple(self.linked))
+
+
+def _short(value: Any) -> str:
+    text = f"Unknown ({value.reason})" if isinstance(value, Unknown) else repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."

@@ -1,0 +1,175 @@
+"""Where things are in a Python job file (:mod:`.pysource`): its scopes (the module, each function
+and class body), the names each binds, the attributes set on a name afterwards, its calls,
+returns and imports, each with the conditions it runs under (:class:`.pyguards.Guard`: ``if``
+branches, what follows an ``if`` that returns, loops, ``except`` handlers, ``match`` cases).
+Collected once, by walking statements (expressions are walked iteratively,
+:func:`.pyvalues.own_nodes`).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Any
+
+from preflight.reading.pyguards import Guard, Guards
+from preflight.reading.pyvalues import attr_path, is_main_guard, own_nodes
+
+MAX_CALLS = 20_000
+"""Calls looked at in one file."""
+
+
+@dataclass(frozen=True)
+class Bind:
+    """``name = value`` at ``line``, under ``guards``; ``value`` None when the text gives no
+    single expression for it (``a, b = f()``, ``x += 1``: ``why`` says which)."""
+
+    value: ast.expr | None
+    line: int
+    guards: Guards = ()
+    why: str = ""
+
+
+@dataclass
+class Scope:
+    name: str
+    body: list[ast.stmt]
+    params: tuple[str, ...] = ()
+    defaults: dict[str, ast.expr] = field(default_factory=dict)
+    binds: dict[str, list[Bind]] = field(default_factory=dict)
+    sets: dict[str, list[tuple[tuple[str, ...], ast.expr, int, Guards]]] = field(
+        default_factory=dict)
+    calls: list[ast.Call] = field(default_factory=list)
+    call_guards: dict[int, Guards] = field(default_factory=dict)
+    """The guards of each call (by ``id`` of its node) made under a condition."""
+    returns: list[tuple[ast.expr, Guards]] = field(default_factory=list)
+    values: dict[str, Any] = field(default_factory=dict)   # parameters of an inlined call
+
+
+class Layout:
+    """The scopes, functions, classes and imports of one parsed file."""
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.tree = tree
+        self.imports: dict[str, str] = {}
+        self.functions: dict[str, tuple[ast.FunctionDef | ast.AsyncFunctionDef, Scope]] = {}
+        self.classes: dict[str, ast.ClassDef] = {}
+        self.module = Scope("<module>", list(tree.body))
+        self.scopes = [self.module]
+        self._collect(self.module, tree.body, (), top=True)
+
+    def _collect(self, scope: Scope, body: list[ast.stmt], guards: Guards, top: bool) -> None:
+        for stmt in body:
+            self._statement(scope, stmt, guards, top)
+            if isinstance(stmt, ast.If) and not is_main_guard(stmt.test):
+                # `if c: return` -- what follows runs only when that branch did not return
+                ends = [bool(b) and isinstance(b[-1], ast.Return) for b in (stmt.body,
+                                                                            stmt.orelse)]
+                if ends[0] != ends[1]:
+                    guards = (*guards, Guard(stmt.lineno, stmt.test, holds=ends[1],
+                                             returns=True))
+
+    def _statement(self, scope: Scope, stmt: ast.stmt, guards: Guards, top: bool) -> None:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            args = stmt.args
+            params = tuple(a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs))
+            positional = (*args.posonlyargs, *args.args)
+            defaults = {a.arg: d for a, d in zip(positional[len(positional) -
+                                                             len(args.defaults):],
+                                                 args.defaults)}
+            defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults)
+                             if d is not None})
+            inner = Scope(stmt.name, list(stmt.body), params, defaults)
+            self.scopes.append(inner)
+            if top:
+                self.functions.setdefault(stmt.name, (stmt, inner))
+            self._collect(inner, stmt.body, (), top=False)
+            return
+        if isinstance(stmt, ast.ClassDef):
+            if top:
+                self.classes.setdefault(stmt.name, stmt)
+            inner = Scope(stmt.name, list(stmt.body))     # its own names: class attributes
+            self.scopes.append(inner)
+            self._collect(inner, stmt.body, (), top=False)
+            return
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            self._import(stmt)
+        for node in own_nodes(stmt):
+            if isinstance(node, ast.Call) and len(scope.calls) < MAX_CALLS:
+                scope.calls.append(node)
+                if guards:
+                    scope.call_guards[id(node)] = guards
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            for target in targets:
+                self._bind(scope, target, stmt.value, stmt.lineno, guards)
+        elif isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
+            scope.binds.setdefault(stmt.target.id, []).append(Bind(
+                None, stmt.lineno, guards, f"{stmt.target.id} is changed in place (line "
+                f"{stmt.lineno})"))
+        elif isinstance(stmt, ast.Return) and stmt.value is not None:
+            scope.returns.append((stmt.value, guards))
+        else:
+            self._bodies(scope, stmt, guards, top)
+
+    def _bodies(self, scope: Scope, stmt: ast.stmt, guards: Guards, top: bool) -> None:
+        """The statements nested in a compound statement, each with the guards it runs under."""
+        if isinstance(stmt, ast.If):
+            if is_main_guard(stmt.test):
+                self._collect(scope, stmt.body, guards, top)
+            else:
+                self._collect(scope, stmt.body, (*guards, Guard(stmt.lineno, stmt.test)), False)
+            self._collect(scope, stmt.orelse, (*guards, Guard(stmt.lineno, stmt.test, False)),
+                          False)
+        elif isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
+            loop = (*guards, Guard(stmt.lineno, loop=True, why=(
+                f"set inside a loop (line {stmt.lineno}): its value after the loop is that of "
+                "an iteration the text does not say")))
+            self._collect(scope, stmt.body, loop, False)
+            self._collect(scope, stmt.orelse, loop, False)
+        elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+            self._collect(scope, stmt.body, guards, top)
+        elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
+            self._collect(scope, stmt.body, guards, top)     # type: ignore[attr-defined]
+            for handler in stmt.handlers:                    # type: ignore[attr-defined]
+                self._collect(scope, handler.body, (*guards, Guard(handler.lineno, why=(
+                    f"set in an `except` handler (line {handler.lineno}), which runs only if "
+                    "the code before it fails"))), False)
+            self._collect(scope, stmt.orelse, guards, False)  # type: ignore[attr-defined]
+            self._collect(scope, stmt.finalbody, guards, False)  # type: ignore[attr-defined]
+        elif isinstance(stmt, ast.Match):
+            for case in stmt.cases:
+                self._collect(scope, case.body, (*guards, Guard(case.pattern.lineno, why=(
+                    f"set in a `match` case (line {case.pattern.lineno}), chosen when the "
+                    "script runs"))), False)
+
+    def _bind(self, scope: Scope, target: ast.expr, value: ast.expr, line: int,
+              guards: Guards) -> None:
+        if isinstance(target, ast.Name):
+            scope.binds.setdefault(target.id, []).append(Bind(value, line, guards))
+        elif isinstance(target, ast.Attribute):
+            path = attr_path(target)
+            if path is not None:
+                root, *attrs = path
+                scope.sets.setdefault(root, []).append((tuple(attrs), value, line, guards))
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for element in target.elts:      # `a, b = f()`: each name bound to an unknown
+                if isinstance(element, ast.Name):
+                    scope.binds.setdefault(element.id, []).append(Bind(
+                        None, line, guards, f"{element.id} is unpacked from a value computed "
+                        f"when the script runs (line {line})"))
+
+    def _import(self, stmt: ast.Import | ast.ImportFrom) -> None:
+        if isinstance(stmt, ast.Import):
+            for alias in stmt.names:
+                if alias.asname:
+                    self.imports[alias.asname] = alias.name
+                else:
+                    self.imports.setdefault(alias.name.split(".")[0], alias.name.split(".")[0])
+            return
+        base = "." * stmt.level + (stmt.module or "")
+        for alias in stmt.names:
+            if alias.name != "*":
+                sep = "" if base.endswith(".") or not base else "."
+                self.imports[alias.asname or alias.name] = f"{base}{sep}{alias.name}"
+

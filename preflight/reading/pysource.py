@@ -1,0 +1,396 @@
+"""Python job files read by their syntax tree: parsed with :func:`ast.parse`, never imported or
+executed (issue 22 item 1).
+
+A training script sets FP8 in code (``TrainingArguments(bf16=True)``, ``Accelerator(
+mixed_precision="fp8")``, ``te.autocast(recipe=DelayedScaling())``). This module turns a file
+into :class:`Call` records, one per call the file makes, with each argument's value as far as
+it can be known without running anything:
+
+- literals, lists, tuples, dicts (``**`` of a literal dict merged), ``dict(a=1)``, small integer
+  arithmetic (``8 * 2048``), comparisons and ``and`` / ``or`` / ``not`` of such values, names
+  bound to such a value in the function or at module level (the binding a use sees: the last
+  one before it that runs), ``x.attr = value`` set on a call's result afterwards, the file's
+  own functions called with their result inlined (torchtitan's ``config = llama3_8b();
+  config.compile = ...``), and argparse ``--flag`` values from the launch line that runs the
+  script (or their ``default=`` when the launch line does not pass them);
+- conditions (:mod:`.pyguards`): an ``if`` / ``elif`` / ``else`` whose test those values decide
+  is followed (``if args.precision == "fp8": kwargs = [AORecipeKwargs()]`` with the launch
+  line's ``--precision``); a binding, attribute set, return or call under one they do not
+  decide is Unresolved (a call: :attr:`Call.when`) with the test and why it is not known, and a
+  call in a branch that does not run is not made;
+- names from imports as :class:`Ref` (``Format.HYBRID`` ->
+  ``transformer_engine.common.recipe.Format.HYBRID``);
+- everything else (a function parameter, a value set in a loop or an ``except`` handler, a call
+  result, ``os.environ``, f-strings) as :class:`Unresolved` with the reason, never a guess.
+
+Each framework module reads the calls it knows (``Framework.read_python``). Bounds: files over
+:data:`MAX_BYTES` are not parsed (a training script is tens of KB; parsing costs ~3 s per MB),
+nesting beyond what :func:`ast.parse` accepts is a problem with the line (it raises
+``RecursionError`` / ``MemoryError`` / ``SyntaxError`` instead of crashing on 3.11), and every
+walk here is bounded by :data:`MAX_DEPTH`.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import Any
+
+from preflight.reading.parse import ParseError
+from preflight.reading.pyguards import Guards, boolop, compare, decide, truth
+from preflight.reading.pyscopes import Bind, Layout, Scope
+from preflight.reading.pyvalues import (
+    BUILTINS,
+    MAX_DEPTH,
+    Arg,
+    Call,
+    Ref,
+    Unresolved,
+    arith,
+    dotted,
+    number,
+    option_of,
+    option_value,
+)
+
+__all__ = ["MAX_BYTES", "Call", "Module", "Ref", "Unresolved", "parse"]
+
+MAX_BYTES = 256 * 1024
+"""Python files above this size are not parsed (``ast.parse`` takes ~3 s per MB here)."""
+MAX_INLINE = 6
+"""Calls to the file's own functions followed, one inside another."""
+MAX_SEQUENCE = 2048
+"""Items of a list, tuple or dict evaluated."""
+
+
+def parse(path: str, text: str) -> ast.Module:
+    """The syntax tree of ``text``, or :class:`ParseError` naming the line."""
+    if len(text.encode("utf-8", "surrogatepass")) > MAX_BYTES:
+        raise ParseError(f"a Python file over {MAX_BYTES // 1024} KB is not parsed (a training "
+                         "script is a few tens of KB)")
+    try:
+        return ast.parse(text, filename=path)
+    except SyntaxError as exc:
+        raise ParseError(f"not valid Python: {exc.msg}; Python would refuse to run it too",
+                         exc.lineno) from None
+    except (RecursionError, MemoryError):
+        raise ParseError("nested too deeply for Python's parser; Python would refuse to run it "
+                         "too") from None
+    except ValueError as exc:       # source with NUL bytes
+        raise ParseError(f"not Python source ({exc})") from None
+
+
+class Module(Layout):
+    """A parsed Python file: its calls with their arguments resolved as far as the text says."""
+
+    def __init__(self, path: str, tree: ast.Module, argv: tuple[str, ...] | None = None,
+                 entry: str | None = None) -> None:
+        super().__init__(tree)
+        self.path, self.argv = path, argv
+        self.entry = entry
+        """The function the user named (``FILE.py::NAME``): which config of a registry is the job."""
+        self.options: dict[str, Arg] = {}
+        self._inlining = 0
+        self._memo: dict[tuple[int, str, int | None, int], tuple[Scope, Any]] = {}
+        self._tested: dict[tuple[int, int, int], tuple[Scope, Any]] = {}
+        self._decided: dict[tuple[int, int, bool, int], tuple[Guards, Scope, Any]] = {}
+        self._calls: list[tuple[Call, Scope]] | None = None
+        for scope in self.scopes:       # argparse options first: `args.x` reads them anywhere
+            for node in scope.calls:
+                if isinstance(node.func, ast.Attribute) and node.func.attr == "add_argument":
+                    self._call(node, scope, 0)
+        self._memo.clear()      # names read before every option was known
+        self._tested.clear()
+        self._decided.clear()
+
+    # -- what a call's arguments are -------------------------------------------------------
+
+    def calls(self) -> list[tuple[Call, Scope]]:
+        """Every call of the file with its arguments resolved, in the scope it is made in
+        (attributes set afterwards on the name the call is bound to included)."""
+        if self._calls is None:
+            self._calls = list(self._resolve_calls())
+        return self._calls
+
+    def _resolve_calls(self) -> Iterator[tuple[Call, Scope]]:
+        made: list[tuple[Call, Scope]] = []
+        for scope in self.scopes:
+            bound = {id(b.value): name for name, binds in scope.binds.items()
+                     for b in binds if len(binds) == 1}
+            for node in scope.calls:
+                guards = scope.call_guards.get(id(node))
+                runs = self.runs(guards, scope, calls=True) if guards else True
+                if runs is False:
+                    continue        # in a branch the text shows does not run
+                call = self._call(node, scope, 0)
+                if isinstance(call, Call) and id(node) in bound:
+                    call = self._apply_sets(call, scope, bound[id(node)], 0)
+                if isinstance(call, Call):
+                    made.append((call if runs is True else replace(call, when=runs), scope))
+        # A call in a function, under a condition on its parameters, that a call of the function
+        # elsewhere in the file decides (the result of `make_parser()` inlined): that one counts.
+        decided = {(c.func, c.line) for c, _ in made if c.when is None}
+        yield from ((c, s) for c, s in made if c.when is None or (c.func, c.line) not in decided)
+
+    def runs(self, guards: Guards, scope: Scope, calls: bool = False,
+             depth: int = 0) -> bool | Unresolved:
+        """Whether code under ``guards`` in ``scope`` runs: True, False, or Unresolved with the
+        condition the text does not decide (:func:`.pyguards.decide`). Worked out once per block
+        and each test once per scope: 5,000 calls under one long test, or 90 nested ones, must
+        not evaluate (and quote) it 5,000 times."""
+        def test(node: ast.expr) -> Any:
+            at = (id(node), id(scope), depth)
+            if at not in self._tested:
+                self._tested[at] = (scope, self.evaluate(node, scope, depth + 1))
+            return self._tested[at][1]
+        key = (id(guards), id(scope), calls, depth)
+        if key not in self._decided:
+            self._decided[key] = (guards, scope, decide(guards, test, calls))
+        return self._decided[key][2]
+
+    def result(self, scope: Scope, depth: int = 0) -> Any:
+        """What a function returns: its return that runs, as far as the text decides which."""
+        for node, guards in scope.returns:
+            state = self.runs(guards, scope, depth=depth) if guards else True
+            if state is True:
+                return self.evaluate(node, scope, depth + 1)
+            if isinstance(state, Unresolved):
+                lines = ", ".join(str(n.lineno) for n, _ in scope.returns[:6])
+                return Unresolved(f"{scope.name}() returns at line {lines}, which one depends "
+                                  f"on a condition ({state.reason})", node.lineno)
+        return Unresolved(f"{scope.name}() has no return the text shows runs")
+
+    def lineage(self, func: str) -> tuple[str, ...]:
+        """``func`` and, for a class of this file, its bases (qualified, transitively): a
+        ``class Args(TrainingArguments)`` call is a TrainingArguments call."""
+        out = [func]
+        todo = [func]
+        while todo and len(out) < MAX_INLINE * 4:
+            name = todo.pop()
+            if not name.startswith("__main__."):
+                continue
+            cls = self.classes.get(name[9:])
+            for base in cls.bases if cls is not None else ():
+                value = self.evaluate(base, self.module, 1)
+                if isinstance(value, Ref) and value.name not in out:
+                    out.append(value.name)
+                    todo.append(value.name)
+        return tuple(out)
+
+    def option(self, dest: str) -> Any:
+        """An argparse option's value (:func:`.pyvalues.option_value`)."""
+        return option_value(self.options.get(dest), dest, self.argv, self.path)
+
+    def evaluate(self, node: ast.expr, scope: Scope, depth: int = 0) -> Any:
+        """The value of ``node`` in ``scope`` as far as the text gives it."""
+        if depth > MAX_DEPTH:
+            return Unresolved("nested too deeply to follow", getattr(node, "lineno", None))
+        line = getattr(node, "lineno", None)
+        if isinstance(node, ast.Constant):
+            return node.value if isinstance(node.value, (str, int, float, bool, type(None))) \
+                else Unresolved(f"a {type(node.value).__name__} constant", line)
+        if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+            if len(node.elts) > MAX_SEQUENCE:
+                return Unresolved(f"a sequence of more than {MAX_SEQUENCE} items", line)
+            return [self.evaluate(e, scope, depth + 1) for e in node.elts]
+        if isinstance(node, ast.Dict):
+            return self._dict(node, scope, depth)
+        if isinstance(node, ast.Name):
+            return self._name(node.id, scope, depth, line)
+        if isinstance(node, ast.Attribute):
+            return self._attribute(node, scope, depth)
+        if isinstance(node, ast.Call):
+            return self._call(node, scope, depth)
+        if isinstance(node, ast.UnaryOp):
+            value = self.evaluate(node.operand, scope, depth + 1)
+            if isinstance(node.op, ast.USub) and number(value):
+                return -value
+            if isinstance(node.op, ast.Not) and truth(value) is not None:
+                return not truth(value)
+            return value if isinstance(value, Unresolved) else \
+                Unresolved("an expression computed when the script runs", line)
+        if isinstance(node, ast.BinOp):
+            return self._arith(node, scope, depth)
+        if isinstance(node, ast.Compare) and len(node.ops) <= 8:
+            return compare(node.ops, [self.evaluate(v, scope, depth + 1)
+                                      for v in (node.left, *node.comparators)], line)
+        if isinstance(node, ast.BoolOp):
+            return boolop(node, lambda v: self.evaluate(v, scope, depth + 1))
+        if isinstance(node, ast.IfExp):
+            test = truth(self.evaluate(node.test, scope, depth + 1))
+            if test is not None:
+                return self.evaluate(node.body if test else node.orelse, scope, depth + 1)
+            return Unresolved("chosen by a condition when the script runs", line)
+        return Unresolved("computed when the script runs", line)
+
+    def _dict(self, node: ast.Dict, scope: Scope, depth: int) -> Any:
+        if len(node.keys) > MAX_SEQUENCE:
+            return Unresolved(f"a dict of more than {MAX_SEQUENCE} items", node.lineno)
+        out: dict[str, Any] = {}
+        for key, value in zip(node.keys, node.values):
+            if key is None:               # {**other}
+                merged = self.evaluate(value, scope, depth + 1)
+                if not isinstance(merged, dict):
+                    return Unresolved("a dict merged from one the text does not give",
+                                      node.lineno)
+                out.update(merged)
+                continue
+            k = self.evaluate(key, scope, depth + 1)
+            if not isinstance(k, str):
+                return Unresolved("a dict with keys computed when the script runs", node.lineno)
+            out[k] = self.evaluate(value, scope, depth + 1)
+        return out
+
+    def _name(self, name: str, scope: Scope, depth: int, line: int | None) -> Any:
+        for where in (scope, self.module) if scope is not self.module else (scope,):
+            binds = where.binds.get(name)
+            if binds:
+                return self._bound(name, binds, where, line if where is scope else None, depth)
+            if where is scope and name in scope.values:
+                return scope.values[name]
+            if where is scope and name in scope.params:
+                return Unresolved(f"{name} is a parameter of {scope.name}()", line)
+        if name in self.imports:
+            return Ref(self.imports[name])
+        if name in BUILTINS:
+            return Ref(f"builtins.{name}")
+        if name in self.functions or name in self.classes:
+            return Ref(f"__main__.{name}")
+        return Unresolved(f"{name} is not defined in this file", line)
+
+    def _bound(self, name: str, binds: list[Bind], scope: Scope, line: int | None,
+               depth: int) -> Any:
+        """The value of ``name`` at ``line``; each (scope, name, line, depth) is worked out once
+        (a chain of names that use each other twice would otherwise cost 2**depth; the depth is
+        in the key because a value cut short by :data:`MAX_DEPTH` must not be reused nearer
+        the top)."""
+        key = (id(scope), name, line, depth)
+        if key in self._memo:
+            return self._memo[key][1]
+        self._memo[key] = (scope, Unresolved(f"{name} depends on itself", line))
+        bind = self._reaching(name, binds, scope, line, depth)
+        value: Any
+        if not isinstance(bind, Bind):
+            value = bind if isinstance(bind, Unresolved) else \
+                Unresolved(f"{name} is set only in branches that do not run", line)
+        elif bind.value is None:
+            value = Unresolved(bind.why, line)
+        else:
+            value = self.evaluate(bind.value, scope, depth + 1)
+        if isinstance(value, Call):
+            value = self._apply_sets(value, scope, name, depth)
+        self._memo[key] = (scope, value)
+        return value
+
+    def _reaching(self, name: str, binds: list[Bind], scope: Scope,
+                  line: int | None, depth: int) -> Bind | Unresolved | None:
+        """The binding of ``name`` a use at ``line`` sees: the last one before it that runs
+        (in order; one inside a loop may come from a later line), Unresolved when a binding
+        under a condition the text does not decide may replace it, None when none runs.
+        ``line`` None (a use from another scope): the value once the scope has run."""
+        before = [b for b in binds if line is None or b.line < line or
+                  any(g.loop for g in b.guards)]
+        got: Bind | Unresolved | None = None
+        for bind in before or binds:
+            state = self.runs(bind.guards, scope, depth=depth) if bind.guards else True
+            if state is True:
+                got = bind
+            elif isinstance(state, Unresolved):
+                got = Unresolved(f"{name} is {state.reason}" + (
+                    f"; otherwise it keeps the value set at line {got.line}"
+                    if isinstance(got, Bind) else ""), bind.line)
+        return got
+
+    def _attribute(self, node: ast.Attribute, scope: Scope, depth: int) -> Any:
+        base = self.evaluate(node.value, scope, depth + 1)
+        if isinstance(base, Ref):
+            return Ref(f"{base.name}.{node.attr}")
+        if isinstance(base, Call):
+            if base.name in ("parse_args", "parse_known_args"):
+                return self.option(node.attr)
+            if node.attr in base.kwargs:
+                return base.kwargs[node.attr]
+            return Unresolved(f"{node.attr} of {base.name or 'an object'}() is not given in "
+                              "this file", node.lineno)
+        return base if isinstance(base, Unresolved) else \
+            Unresolved(f".{node.attr} of a value computed when the script runs", node.lineno)
+
+    def _arith(self, node: ast.BinOp, scope: Scope, depth: int) -> Any:
+        return arith(node.op, self.evaluate(node.left, scope, depth + 1),
+                     self.evaluate(node.right, scope, depth + 1), node.lineno)
+
+    def _call(self, node: ast.Call, scope: Scope, depth: int) -> Any:
+        func = self.evaluate(node.func, scope, depth + 1)
+        if isinstance(node.func, ast.Name) and node.func.id in self.functions and \
+                not isinstance(func, Unresolved):
+            inlined = self._inline(node, scope, depth)
+            if inlined is not None:
+                return inlined
+        name = func.name if isinstance(func, Ref) else dotted(node.func) or "?"
+        if isinstance(func, Call):          # a method of a call's result: parser.parse_args()
+            name = f"{func.func}().{dotted(node.func) or '?'}"
+            if isinstance(node.func, ast.Attribute):
+                name = f"{func.func}.{node.func.attr}"
+        call = Call(name, node.lineno,
+                    tuple(self.evaluate(a, scope, depth + 1) for a in node.args[:64]))
+        kwargs: dict[str, Any] = {}
+        lines: dict[str, int] = {}
+        star: Unresolved | None = None
+        for kw in node.keywords[:MAX_SEQUENCE]:
+            value = self.evaluate(kw.value, scope, depth + 1)
+            if kw.arg is None:
+                if isinstance(value, dict):
+                    kwargs.update(value)
+                    lines.update({k: kw.value.lineno for k in value})
+                else:
+                    star = Unresolved("keywords passed as **mapping that the text does not give",
+                                      kw.value.lineno)
+                continue
+            kwargs[kw.arg] = value
+            lines[kw.arg] = kw.value.lineno
+        call = replace(call, kwargs=kwargs, lines=lines, star=star)
+        if call.name == "dict" and not call.args:
+            return kwargs if star is None else star
+        if call.name == "add_argument":
+            self._option(call)
+        return call
+
+    def _inline(self, node: ast.Call, scope: Scope, depth: int) -> Any:
+        """The result of calling one of the file's own functions (its single return), its
+        parameters bound to the call's arguments or their defaults."""
+        assert isinstance(node.func, ast.Name)
+        fn, inner = self.functions[node.func.id]
+        if not inner.returns or self._inlining >= MAX_INLINE:
+            return None
+        self._inlining += 1
+        try:
+            values: dict[str, Any] = {p: self.evaluate(d, self.module, depth + 1)
+                                      for p, d in inner.defaults.items()}
+            values.update((p, self.evaluate(a, scope, depth + 1))
+                          for p, a in zip(inner.params, node.args))
+            values.update((kw.arg, self.evaluate(kw.value, scope, depth + 1))
+                          for kw in node.keywords if kw.arg in inner.params)
+            bound = replace(inner, values=values)
+            result = self.result(bound, depth)
+            return None if isinstance(result, Ref) else result
+        finally:
+            self._inlining -= 1
+
+    def _apply_sets(self, call: Call, scope: Scope, name: str | None, depth: int) -> Call:
+        """``name.a.b = value`` statements of ``scope`` applied to ``call``."""
+        if name is None:
+            return call
+        for path, value, line, guards in scope.sets.get(name, ()):
+            state = self.runs(guards, scope, depth=depth) if guards else True
+            if not path or state is False:
+                continue
+            got = self.evaluate(value, scope, depth + 1) if state is True else Unresolved(
+                f"{name}.{'.'.join(path)} is {state.reason}", line)
+            call = call.with_set(path, got, line)
+        return call
+
+    def _option(self, call: Call) -> None:
+        arg = option_of(call)
+        if arg is not None:
+            self.options.setdefault(arg.dest, arg)

@@ -1,0 +1,190 @@
+"""Quotes and ``$`` in a launch script, for :mod:`.shellwords`: ``'...'``, ``"..."``,
+``$'...'``, ``$NAME``, ``${NAME:-default}`` (defaults holding references or quotes are split
+like words, 8 levels deep at most), ``${NAME[@]}``, and the parts only the running shell knows
+(``$(...)``, ``$((...))``, backquotes, positional parameters) kept as opaque references.
+Here-document bodies are skipped.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from preflight.reading.shelltypes import Part
+
+_NAME = re.compile(r"[A-Za-z_]\w*")
+_PLAIN_DQ = re.compile(r'[^"\\$`]+')
+
+
+class QuoteScanner:
+    """Mixin of the lexer: the methods that read quoted text and ``$`` references."""
+
+    text: str
+    n: int
+    i: int
+    depth: int
+    heredocs: list[str]
+
+    def add_lit(self, ch: str, at: int, quoted: bool) -> None:
+        raise NotImplementedError
+
+    def flush_lit(self) -> None:
+        raise NotImplementedError
+
+    def add_part(self, part: Part) -> None:
+        raise NotImplementedError
+
+    def single(self) -> None:
+        j = self.text.find("'", self.i + 1)
+        end = self.n if j == -1 else j
+        if end == self.i + 1:
+            self.flush_lit()
+            self.add_part(Part("", self.i, quoted=True))
+        if end > self.i + 1:
+            self.add_lit(self.text[self.i + 1:end], self.i + 1, True)
+        self.i = end + 1
+
+    def double(self) -> None:
+        text, n = self.text, self.n
+        i = self.i + 1
+        empty = True
+        while i < n and text[i] != '"':
+            c = text[i]
+            empty = False
+            if c == "\\" and i + 1 < n and text[i + 1] in '"\\$`\n':
+                if text[i + 1] != "\n":
+                    self.add_lit(text[i + 1], i + 1, True)
+                i += 2
+            elif c == "$":
+                self.i = i
+                self.dollar(quoted=True)
+                i = self.i
+            elif c == "`":
+                self.i = i
+                self.backquote()
+                i = self.i
+            else:
+                m = _PLAIN_DQ.match(text, i)
+                end = m.end() if m and m.end() > i else i + 1
+                self.add_lit(text[i:end], i, True)
+                i = end
+        if empty:
+            self.flush_lit()
+            self.add_part(Part("", self.i, quoted=True))
+        self.i = i + 1
+
+    def dollar(self, quoted: bool) -> None:
+        text, i = self.text, self.i
+        nxt = text[i + 1] if i + 1 < self.n else ""
+        if nxt == "'" and not quoted:                      # $'...' (escapes kept simple)
+            self.i += 1
+            self.single()
+            return
+        if nxt == "(":
+            end = _matching(text, i + 1)
+            what = "arithmetic" if text.startswith("((", i + 1) else "command substitution"
+            self.flush_lit()
+            # the text stands in for the value: it must stay one plain word when a `bash -c`
+            # string holding it is split again
+            self.add_part(Part("$(...)", i, var=True, quoted=quoted,
+                               opaque=f"{what} {text[i:end][:60]!r} is computed at run time"))
+            self.i = end
+            return
+        if nxt == "{":
+            end = _brace_end(text, i + 2)
+            self.flush_lit()
+            self.add_part(braced(text[i + 2:end], i, quoted, self.depth, type(self)))
+            self.i = end + 1
+            return
+        m = _NAME.match(text, i + 1)
+        if m:
+            self.flush_lit()
+            self.add_part(Part(m.group(0), i, var=True, quoted=quoted))
+            self.i = m.end()
+            return
+        if nxt and (nxt.isdigit() or nxt in "@*#?$!-"):
+            self.flush_lit()
+            self.add_part(Part("$" + nxt, i, var=True, quoted=quoted,
+                               opaque=f"${nxt} is given when the script is run"))
+            self.i = i + 2
+            return
+        self.add_lit("$", i, quoted)
+        self.i = i + 1
+
+    def backquote(self) -> None:
+        j = self.text.find("`", self.i + 1)
+        end = self.n if j == -1 else j + 1
+        self.flush_lit()
+        self.add_part(Part("`...`", self.i, var=True,
+                           opaque="a `...` command substitution is computed at run time"))
+        self.i = end
+
+    def skip_heredocs(self) -> None:
+        for delimiter in self.heredocs:
+            while self.i < self.n:
+                j = self.text.find("\n", self.i)
+                line = self.text[self.i:self.n if j == -1 else j]
+                self.i = self.n if j == -1 else j + 1
+                if line.strip("\t") == delimiter:
+                    break
+        self.heredocs = []
+
+
+def _brace_end(text: str, start: int) -> int:
+    """Offset of the ``}`` closing a ``${`` whose name starts at ``start`` (nested ones too)."""
+    depth = 1
+    i = start
+    while i < len(text):
+        c = text[i]
+        if c == "}":
+            depth -= 1
+            if depth == 0:
+                return i
+        elif c == "$" and text.startswith("{", i + 1):
+            depth += 1
+            i += 1
+        elif c == "\n":
+            return i             # bash would refuse it; stop at the line's end
+        i += 1
+    return len(text) - 1
+
+
+def braced(inner: str, at: int, quoted: bool, depth: int, lexer_class: Any) -> Part:
+    """``${NAME}``, ``${NAME:-default}``, ``${NAME[@]}``; anything else is opaque. A default
+    holding references (``${A:-${B}/x}``) keeps them as parts, nested at most 8 deep."""
+    m = re.fullmatch(r"([A-Za-z_]\w*)(?:\[([@*])\])?(?:(:?-)(.*))?", inner, re.S)
+    if m:
+        default = m.group(4)
+        parts: tuple[Part, ...] = ()
+        # a default with references or quotes (``${A:-"x y"}``) is split like a word
+        if default is not None and any(c in default for c in "$'\"\\") and depth < 8:
+            start = at + 2 + m.start(4)
+            lexer = lexer_class(default, depth + 1)
+            lexer.lit_quoted = quoted
+            lexer.run()
+            words = [p for st in lexer.out.statements for w in st.words for p in w]
+            parts = tuple(Part(p.text, p.offset + start, p.var, p.default,
+                               p.default_parts, p.array, quoted, p.opaque) for p in words)
+        return Part(m.group(1), at, var=True, default=default, default_parts=parts,
+                    array=bool(m.group(2)), quoted=quoted)
+    return Part("${" + inner[:60] + "}", at, var=True, quoted=quoted,
+                opaque=f"${{{inner[:60]}}} is computed at run time")
+
+
+def _matching(text: str, open_at: int) -> int:
+    """Offset just past the ``)`` that closes the ``(`` at ``open_at`` (or the end)."""
+    depth = 0
+    i = open_at
+    while i < len(text):
+        c = text[i]
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        elif c in "'\"":
+            j = text.find(c, i + 1)
+            i = len(text) if j == -1 else j
+        i += 1
+    return len(text)

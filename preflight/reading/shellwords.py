@@ -1,0 +1,294 @@
+"""Split a launch script into statements of words, as bash would, without running anything.
+
+Override launch lines (``python3 -m verl.trainer.main_ppo "${ACTOR[@]}" ...``, ``CMD="$CMD
+$CLI_OVERRIDES"; bash -c "$CMD"``) keep their settings in bash arrays and strings, so finding
+``--flag`` tokens in the text is not enough: the words must be split, quotes removed and
+variables expanded where the launch command uses them (:mod:`.shellexpand`). This module only
+splits: each :class:`Statement` is a command or an assignment (``NAME=value``, ``NAME+=value``,
+``NAME=( ... )``) whose words are :class:`Part` sequences (literal text with its offset in the
+script, or a ``$NAME`` / ``${NAME:-default}`` / ``"${NAME[@]}"`` reference), and says in which
+``if`` / ``case`` branch it stands (a value set in a branch the launch line is not in may not
+apply).
+
+It is deliberately partial: single, double and ``$'...'`` quotes, backslashes and ``\\``-newline
+continuations, comments, ``;`` ``&&`` ``||`` ``|`` ``&`` and newlines between statements,
+array assignments over several lines, here-document bodies skipped. ``$( ... )``, backquotes and
+``$(( ... ))`` are kept as references nobody can resolve (their value is decided at run time).
+Bounded: at most :data:`MAX_PARTS` parts in all; past it the rest of the script is not split
+(:attr:`Split.truncated_at` says where).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from preflight.reading.shellquote import QuoteScanner
+from preflight.reading.shelltypes import MAX_PARTS, Part, Split, Statement, Word
+
+__all__ = ["MAX_PARTS", "Part", "Split", "Statement", "Word", "split"]
+
+_ASSIGN = re.compile(r"([A-Za-z_]\w*)(\+?)=")
+_HEREDOC = re.compile(r"<<-?[ \t]*(['\"]?)([A-Za-z_][\w-]*)\1")
+_SEPARATORS = {";", "&", "|", "\n", "(", ")"}
+_PLAIN = re.compile(r"[^\s\\'\"$`<>;&|()#]+")
+_REDIRECT = re.compile(r"[<>&|]+(-?\d*)?")
+_TO_FD = re.compile(r"&\d+-?$|&-$")
+_DECLARE = {"declare", "local", "export", "typeset", "readonly"}
+_SKIP_FIRST = {"then", "do", "else", "{", "}", "!", "time", "export", "local", "readonly",
+               "declare", "typeset"}
+
+
+class _Lexer(QuoteScanner):
+    def __init__(self, text: str, depth: int = 0) -> None:
+        self.depth = depth
+        self.text = text
+        self.n = len(text)
+        self.i = 0
+        self.parts = 0
+        self.out = Split()
+        self.words: list[Word] = []
+        self.cur: list[Part] = []
+        self.lit: list[str] = []
+        self.lit_at = 0
+        self.lit_quoted = False
+        self.array_name: tuple[str, bool, int] | None = None   # inside NAME=( ... )
+        self.array_words: list[Word] = []
+        self.heredocs: list[str] = []
+        self.drop_next = False       # the word after a redirection (its target) is no argument
+        self.branches: list[int] = []
+        self.siblings: list[list[int]] = []   # per open if/case: its branches so far
+        self.chained = False         # the statement before ended in && or ||
+        self.next_branch = 0
+
+    # -- building words ---------------------------------------------------------------------
+    def add_lit(self, ch: str, at: int, quoted: bool) -> None:
+        """Literal text (one character or a run) written at ``at``."""
+        if self.lit and self.lit_quoted != quoted:
+            self.flush_lit()
+        if not self.lit:
+            self.lit_at, self.lit_quoted = at, quoted
+        self.lit.append(ch)
+
+    def flush_lit(self) -> None:
+        if self.lit:
+            self.add_part(Part("".join(self.lit), self.lit_at, quoted=self.lit_quoted))
+            self.lit = []
+
+    def add_part(self, part: Part) -> None:
+        if part is not None:
+            self.parts += 1
+            self.cur.append(part)
+
+    def end_word(self) -> None:
+        self.flush_lit()
+        if self.cur:
+            word = tuple(self.cur)
+            self.cur = []
+            if self.drop_next:
+                self.drop_next = False
+                return
+            if self.array_name is not None:
+                self.array_words.append(word)
+            else:
+                self.words.append(word)
+
+    def end_statement(self, sep: str = "") -> None:
+        self.end_word()
+        self.drop_next = False
+        if self.array_name is not None:
+            return                       # newlines inside NAME=( ... ) separate items only
+        words, self.words = self.words, []
+        if words:
+            before = len(self.out.statements)
+            self.statement(words)
+            last = self.out.statements[-1] if len(self.out.statements) > before else None
+            if last is not None and last.test is not None and sep in ("||", "&&", "|"):
+                # `if [ a ] || [ b ]`: only part of the test was split off; leave it undecided
+                self.out.statements[-1] = replace(last, words=((Part(
+                    "[...]", last.offset, var=True, opaque="a compound test"),),))
+        # `test && A=1 || A=2`: what follows && / || runs or not at run time
+        self.chained = sep in ("&&", "||") and bool(words)
+        if sep == ";;" and self.branches:           # next case pattern: a new branch
+            self.branches[-1] = self.new_branch()
+            self.siblings[-1].append(self.branches[-1])
+
+    def opened(self, condition: list[Word]) -> None:
+        """Record the test that decides whether the branch just opened runs."""
+        before = tuple(self.siblings[-1][:-1])
+        self.out.statements.append(Statement(tuple(condition), self.i, tuple(self.branches[:-1]),
+                                             test=(self.branches[-1], before)))
+
+    def new_branch(self) -> int:
+        self.next_branch += 1
+        return self.next_branch
+
+    def statement(self, words: list[Word]) -> None:
+        first = _literal(words[0])
+        if first in ("elif", "else") and self.branches:
+            self.branches[-1] = self.new_branch()
+            self.siblings[-1].append(self.branches[-1])
+            self.opened(words[1:] if first == "elif" else [])
+            if first == "elif" or len(words) == 1:
+                return                   # an elif's condition is not part of the job either
+            words = words[1:]
+            first = _literal(words[0])
+        while first in _SKIP_FIRST and len(words) > 1:
+            words = words[1:]
+            first = _literal(words[0])
+        if first in ("if", "case"):
+            self.branches.append(self.new_branch())
+            self.siblings.append([self.branches[-1]])
+            if first == "if":
+                self.opened(words[1:])
+            return                       # the condition is not part of the job
+        if first in ("fi", "esac"):
+            if self.branches:
+                self.branches.pop()
+                self.siblings.pop()
+            return
+        if first in ("while", "until", "for", "done", "then", "do", "else", "{", "}", "function"):
+            return
+        branch = tuple(self.branches)
+        if self.chained:         # a branch of its own whose test nobody evaluates
+            branch = (*branch, self.new_branch())
+        # leading NAME=value words: assignments (before a command, they are its environment)
+        while words:
+            assigned = _assignment(words[0])
+            if assigned is None:
+                break
+            name, append, value = assigned
+            self.out.statements.append(Statement((value,) if value else (), words[0][0].offset,
+                                                 branch, name, append))
+            words = words[1:]
+        if words:
+            self.out.statements.append(Statement(tuple(words), words[0][0].offset, branch))
+
+    # -- the scan ---------------------------------------------------------------------------
+    def run(self) -> Split:
+        text, n = self.text, self.n
+        while self.i < n:
+            if self.parts > MAX_PARTS:
+                self.out.truncated_at = self.i
+                break
+            c = text[self.i]
+            if c in " \t\r":
+                self.end_word()
+                self.i += 1
+            elif c == "\\":
+                if self.i + 1 < n and text[self.i + 1] == "\n":
+                    self.end_word()      # a continuation also ends the word before it
+                    self.i += 2
+                else:
+                    if self.i + 1 < n:
+                        self.add_lit(text[self.i + 1], self.i + 1, False)
+                    self.i += 2
+            elif c == "#" and not self.cur and not self.lit:
+                j = text.find("\n", self.i)
+                self.i = n if j == -1 else j
+            elif c == "'":
+                self.single()
+            elif c == '"':
+                self.double()
+            elif c == "$":
+                self.dollar(quoted=False)
+            elif c == "`":
+                self.backquote()
+            elif c in "\n()":
+                self.newline_or_paren(c)
+            elif c in "<>" or (c == "&" and text.startswith(">", self.i + 1)):
+                self.redirection()
+            elif c in _SEPARATORS:
+                two = text[self.i:self.i + 2]
+                sep = two if two in (";;", "&&", "||") else c
+                self.end_statement(sep)
+                self.i += len(sep)
+            else:
+                m = _PLAIN.match(text, self.i)       # a run of ordinary characters at once
+                end = m.end() if m and m.end() > self.i else self.i + 1
+                self.add_lit(text[self.i:end], self.i, False)
+                self.i = end
+        self.end_statement()
+        if self.array_name is not None:          # an unterminated array: keep what it held
+            name, append, at = self.array_name
+            self.out.statements.append(Statement(tuple(self.array_words), at,
+                                                 tuple(self.branches), name, append, True))
+        return self.out
+
+    def newline_or_paren(self, c: str) -> None:
+        """A newline ends a statement (here-document bodies after it are skipped); ``(``
+        opens ``NAME=( ... )`` or a subshell, ``)`` closes the array or ends a statement."""
+        if c == "\n":
+            self.end_statement()
+            self.i += 1
+            if self.heredocs:
+                self.skip_heredocs()
+        elif c == "(" and self.array_name is None and self.starts_array():
+            self.i += 1
+        elif c == ")" and self.array_name is not None:
+            self.end_word()
+            name, append, at = self.array_name
+            self.array_name = None
+            self.out.statements.append(Statement(tuple(self.array_words), at,
+                                                 tuple(self.branches), name, append, True))
+            self.array_words = []
+            self.i += 1
+        else:
+            self.end_statement(c)
+            self.i += 1
+
+    def redirection(self) -> None:
+        """``> log``, ``2>&1``, ``&> out``: the operator and its target are no arguments;
+        ``<<EOF``: a here-document, whose body (after this line) is skipped."""
+        heredoc = _HEREDOC.match(self.text, self.i) if not self.text.startswith(
+            "<<<", self.i) else None
+        if heredoc is not None:
+            self.heredocs.append(heredoc.group(2))
+            self.end_word()
+            self.i = heredoc.end()
+            return
+        if self.lit and not self.cur and "".join(self.lit).isdigit():
+            self.lit = []                # the file descriptor in front of it
+        self.end_word()
+        m = _REDIRECT.match(self.text, self.i)
+        self.i = m.end() if m else self.i + 1
+        if not (m and _TO_FD.search(m.group(0))):
+            self.drop_next = True        # `> file`: the next word is the target
+
+    def starts_array(self) -> bool:
+        """``NAME=(`` / ``NAME+=(``: the word so far is the assignment's left side (after
+        ``declare -a`` / ``local`` and their options, if any)."""
+        if self.cur or not self.lit or any(
+                (_literal(w) or "-").lstrip("-") not in _DECLARE for w in self.words
+                if not (_literal(w) or "").startswith("-")):
+            return False
+        m = _ASSIGN.fullmatch("".join(self.lit))
+        if not m:
+            return False
+        self.array_name = (m.group(1), bool(m.group(2)), self.lit_at)
+        self.lit = []
+        return True
+
+def _literal(word: Word) -> str | None:
+    """The word's text when it is all literal and unquoted (a keyword candidate)."""
+    if all(not p.var and not p.quoted for p in word):
+        return "".join(p.text for p in word)
+    return None
+
+
+def _assignment(word: Word) -> tuple[str, bool, Word] | None:
+    """``NAME=value`` / ``NAME+=value``: (name, append, the value's parts)."""
+    first = word[0]
+    if first.var or first.quoted:
+        return None
+    m = _ASSIGN.match(first.text)
+    if not m:
+        return None
+    rest = first.text[m.end():]
+    value = ((Part(rest, first.offset + m.end()),) if rest else ()) + word[1:]
+    return m.group(1), bool(m.group(2)), value
+
+
+def split(text: str) -> Split:
+    """The statements of a shell script (see the module docstring)."""
+    return _Lexer(text).run()

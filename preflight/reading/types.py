@@ -1,0 +1,66 @@
+"""Result types shared by the config readers (kept apart so readers do not import the package)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class ConfigProblem:
+    """A config file that cannot be used (or a reference in it that cannot be followed)."""
+
+    path: str
+    line: int | None
+    message: str
+    level: str = "error"
+    """``error``: the file (or job) cannot be used; ``warning``: it was read, with a caveat (a
+    referenced file not found here that the framework may find at launch, a duplicate key)."""
+    fix: str | None = None
+    """Fix text specific to this problem (None: the generic "fix the file so it parses")."""
+    code: str = "unreadable"
+    """unreadable | reference | duplicate_key | no_job | not_a_config | kind_forced | outside_job
+    (a file outside the job, not read: reading/boundary.py) | untrusted (picks the
+    finding id)."""
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.message}" if self.line else \
+            f"{self.path}: {self.message}"
+
+
+@dataclass(frozen=True)
+class Linked:
+    """Another file a config points at (accelerate's ``deepspeed_config_file``), to read too."""
+
+    path: str
+    kind: str
+    source: str      # "file:line" of the key that names it
+    overrides: bool = False   # its values win over the naming file's (Megatron --yaml-cfg)
+    missing: bool = False     # not found next to the naming file or in the current directory:
+                              # ``path`` is the value as written; the job reader looks further
+    key: str = ""             # the key or flag that names it, as written
+    line: int | None = None   # its line in the naming file
+    optional: bool = False    # a sourced script: read if it holds settings, else left out
+    variables: tuple[tuple[str, str], ...] = ()   # what the sourcing script set (bash passes it)
+    argv: tuple[str, ...] | None = None   # a Python script's arguments on the launch line
+    entry: str | None = None  # the function of a Python config registry the launch line names
+
+
+@dataclass(frozen=True)
+class ReaderOutput:
+    """What one reader found in one file."""
+
+    facts: dict[str, Any] = field(default_factory=dict)
+    provenance: dict[str, str] = field(default_factory=dict)
+    problems: tuple[ConfigProblem, ...] = ()
+    linked: tuple[Linked, ...] = ()
+
+
+@dataclass(frozen=True)
+class ConfigRead:
+    """Everything read from the paths given: facts, their ``file:line``, problems, files+kinds."""
+
+    facts: dict[str, Any] = field(default_factory=dict)
+    provenance: dict[str, str] = field(default_factory=dict)
+    problems: list[ConfigProblem] = field(default_factory=list)
+    files: list[tuple[str, str]] = field(default_factory=list)
