@@ -34,7 +34,7 @@ from preflight.reading.overrides import (
     parse_hydra,
 )
 from preflight.reading.parse import ParseError, parse_toml, parse_yaml, read_text
-from preflight.reading.refs import locate, named
+from preflight.reading.refs import locate, named, outside
 from preflight.reading.shellexpand import Arg, Launch, TooLarge, launch_args
 from preflight.reading.shellvars import strip_comments
 from preflight.reading.shellwords import split
@@ -189,7 +189,9 @@ def merged_facts(read: LaunchRead, kind: str, base: tuple[Any, Source] | None,
         target, src = base
         found = locate(target, read.path)
         linked.append(named(target, kind, read.path, src, key=key, line=src.line))
-        unread = f"{key} {target} was not found here"
+        unread = (f"{key} {target} lies outside the job and was not read"
+                  if found is None and outside(target, read.path) else
+                  f"{key} {target} was not found here")
         if found is not None:
             try:
                 parse = parse_toml if style == "toml" else parse_yaml
@@ -197,9 +199,10 @@ def merged_facts(read: LaunchRead, kind: str, base: tuple[Any, Source] | None,
                 config.merge(chain.config.data,
                              lambda p: chain.config.where.get(p, found))
                 base_path, unread = found, None
-                if chain.problems:
+                if chain.problems or chain.unread:
+                    why = chain.unread[0] if chain.unread else chain.problems[0].message
                     unread = (f"{key} {target}: part of its defaults chain was not read "
-                              f"({chain.problems[0].message[:80]})")
+                              f"({why[:120]})")
             except ParseError as exc:
                 unread = f"{key} {target} could not be read ({exc.message[:80]})"
     elif base is not None:
