@@ -19,15 +19,22 @@ linked as a LLaMA-Factory config, and the ``key=value`` words after it win over 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 from preflight.reading import launch
 from preflight.reading.parse import usable_key
+from preflight.reading.refs import named
 from preflight.reading.shellvars import collect_variables, expand_flag_names, strip_comments
 from preflight.reading.types import ReaderOutput
 
 KIND = "llamafactory"
 COMMAND = re.compile(r"(?<![\w/.-])(?:llamafactory-cli|lmf)[ \t]+train\b")
+# the commands that do not train (launcher.py l.136-164 at v0.9.5): the YAML each names belongs to
+# the job (a folder scan must not take `llamafactory-cli export merge.yaml` for a second job) but
+# is not its config
+OTHER = re.compile(r"(?<![\w/.-])(?:llamafactory-cli|lmf)[ \t]+(?:api|chat|eval|export|webchat|"
+                   r"webui)\b")
 SCRIPT = re.compile(r"(?i)(?:^|/)(?:llama[-_]?factory[^/]*/src/train|llamafactory/launcher)\.py$")
 STAGES = frozenset({"pt", "sft", "rm", "ppo", "dpo", "kto"})
 _CONFIG = (".yaml", ".yml", ".json")
@@ -95,4 +102,15 @@ def read(path: str, text: str, outer: dict[str, str] | None = None) -> ReaderOut
         words = launch.tokens(text, match.end(), end)
         out.too_long(words)
         script_args(out, words, variables)
+    for n, other in enumerate(OTHER.finditer(text)):
+        if n >= 16 or launch.in_message(text, other.start()):
+            continue
+        _, end = launch.command_at(text, other.start())
+        words = launch.tokens(text, other.end(), end)[:1]
+        first = str(launch.value(words[0][0], variables)) if words else ""
+        if first.lower().endswith(_CONFIG) and "$" not in first:
+            link = named(first, KIND, path, out.where(words[0][1]), key="llamafactory-cli",
+                         line=out.line(words[0][1]))
+            if not link.missing:
+                out.linked.append(replace(link, after=True))
     return ReaderOutput(out.facts, out.prov, tuple(out.problems), tuple(out.linked))

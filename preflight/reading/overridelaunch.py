@@ -24,6 +24,7 @@ from typing import Any
 
 from preflight.facts import Unknown
 from preflight.findings import Source
+from preflight.reading.launch import not_training
 from preflight.reading.layered import Layered, load_chain
 from preflight.reading.overrides import (
     MAX_OVERRIDES,
@@ -72,8 +73,11 @@ class LaunchRead:
 
 def find_launch(path: str, text: str, syntax: Syntax,
                 outer: dict[str, str] | None = None) -> LaunchRead:
-    """The first command in ``text`` that runs ``syntax.entry``, its arguments sorted
-    (``outer``: variables set by the scripts it sources)."""
+    """The first command in ``text`` that runs ``syntax.entry`` and trains (else the first
+    that runs it at all: a script that only evaluates), its arguments sorted (``outer``:
+    variables set by the scripts it sources). NeMo-RL's ``run_eval.py``, verl's generation and
+    Megatron-Bridge's inference scripts before the training command are not the job's config
+    (:func:`preflight.reading.launch.not_training`)."""
     out = LaunchRead(path)
     text = strip_comments(text.replace("\r\n", "\n"))
     starts = [0] + [m.end() for m in re.finditer(r"\n", text)]
@@ -87,7 +91,8 @@ def find_launch(path: str, text: str, syntax: Syntax,
             "the script has too many words to read past this line (no real launch script "
             "does); only what comes before it was read")))
     try:
-        launch = launch_args(words, syntax.entry, outer)
+        launch = launch_args(words, lambda w: syntax.entry(w) and not not_training(w), outer) \
+            or launch_args(words, syntax.entry, outer)
     except TooLarge as exc:
         out.problems.append(ConfigProblem(path, where(exc.offset).line, (
             "the script's variables expand to megabytes of text here (values that repeat "
