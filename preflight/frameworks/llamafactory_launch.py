@@ -47,9 +47,18 @@ TE_HANDLER = {"fp8_format": "HYBRID", "amax_history_len": 16, "amax_compute_algo
 
 
 def te_handler_facts(fp8: Any, backend: Any) -> dict[str, Any]:
-    """The accelerate settings ``fp8: true`` + ``fp8_backend: te`` amount to, else nothing."""
-    if fp8 is not True or str(backend or "").lower() != "te":
+    """The accelerate settings ``fp8: true`` amounts to. With ``fp8_backend: te``: the handler
+    and backend of the patched ``Accelerator.__init__`` (above). With any other backend: only
+    ``ACCELERATE_MIXED_PRECISION=fp8``, which LLaMA-Factory puts in the training process's own
+    environment before the Trainer builds its Accelerator (train/fp8_utils.py
+    configure_fp8_environment: l.123 at v0.9.4, l.134 at v0.9.5; FP8_BACKEND, which it also sets,
+    is a name accelerate never reads), with no recipe handler: accelerate's rules on that
+    variable (FP8D-ACC-0001 under DeepSpeed) reach the job through ``env.*``. (The te path sets
+    it too, but passes ``mixed_precision="fp8"`` and its handler in code.)"""
+    if fp8 is not True:
         return {}
+    if str(backend or "").lower() != "te":
+        return {"env.ACCELERATE_MIXED_PRECISION": "fp8"}
     acc = "config.accelerate"
     return {f"{acc}.kwargs_handlers": ["TERecipeKwargs"], f"{acc}.fp8_config.backend": "TE",
             **{f"{acc}.kwargs_handlers.TERecipeKwargs.{k}": v for k, v in TE_HANDLER.items()}}
@@ -84,7 +93,8 @@ def script_args(out: launch.Out, words: list[launch.Token], variables: dict[str,
         out.put(f"config.{KIND}.{flag}", value, pos)
         if flag == "deepspeed" and isinstance(value, str) and value.endswith(".json"):
             out.link(value, "deepspeed", pos, "--deepspeed")
-    at = next((p for f, _, p in found if f == "fp8_backend"), 0)
+    at = next((p for f, _, p in found if f == "fp8_backend"),
+              next((p for f, _, p in found if f == "fp8"), 0))
     for name, value in te_handler_facts(out.facts.get(f"config.{KIND}.fp8"),
                                         out.facts.get(f"config.{KIND}.fp8_backend")).items():
         out.put(name, value, at)
