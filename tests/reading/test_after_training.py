@@ -219,3 +219,34 @@ def test_nemo_rl_eval_before_training_is_not_the_jobs_config(tmp_path: Path) -> 
     assert read.facts["config.nemo_rl.entry"] == "examples/run_grpo.py"
     assert read.facts["config.nemo_rl.base_config"].endswith("grpo.yaml")
     assert _intent(read)["fp8"] is True
+
+
+def test_axolotl_train_line_and_its_merge_and_inference_configs(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    job = tmp_path / "job"
+    job.mkdir()
+    (job / "run.sh").write_text(
+        "#!/bin/bash\naxolotl preprocess fp8.yml\n"
+        "axolotl train fp8.yml --learning-rate 2e-5 --no-gradient-checkpointing "
+        "--launcher accelerate -- --num_processes 8\n"
+        "axolotl merge-lora merge.yml --lora-model-dir ./out\n"
+        "axolotl inference infer.yml --gradio\n")
+    (job / "fp8.yml").write_text("base_model: meta-llama/Llama-3.2-3B\nsequence_len: 2048\n"
+                                 "micro_batch_size: 2\nfp8: true\ntorch_compile: true\n"
+                                 "gradient_checkpointing: true\nlearning_rate: 1.0e-4\n")
+    for name in ("merge.yml", "infer.yml"):
+        (job / name).write_text("base_model: meta-llama/Llama-3.2-3B\nsequence_len: 2048\n"
+                                "micro_batch_size: 1\nbf16: true\nfp8: false\n")
+    monkeypatch.chdir(tmp_path)
+    for paths in ([str(job / "run.sh")], [str(job)]):
+        read = read_paths(paths)
+        assert not [p for p in read.problems if p.level == "error"], read.problems
+        assert sorted(Path(p).name for p, _ in read.files) == ["fp8.yml", "run.sh"]
+        f = read.facts
+        assert f["config.axolotl.learning_rate"] == 2e-5               # the line wins
+        assert read.provenance["config.axolotl.learning_rate"] == f"{job / 'run.sh'}:3"
+        assert f["config.axolotl.gradient_checkpointing"] is False
+        assert "config.axolotl.num_processes" not in f and "config.axolotl.gradio" not in f
+        assert "merge.yml" in _not_read(read) and "infer.yml" in _not_read(read)
+        intent = _intent(read)
+        assert intent["fp8"] is True and intent["activation_checkpointing"] is False
