@@ -219,10 +219,11 @@ def blank_commands(text: str, pattern: re.Pattern[str]) -> str:
     for n, m in enumerate(pattern.finditer(text)):
         if n >= 256:
             break
+        if spans and m.start() < spans[-1][1]:
+            continue            # in a command already blanked: each line is walked once
         if in_message(text, m.start()):
             continue
-        start, end = command_at(text, m.start())
-        spans.append((start, end))
+        spans.append(command_at(text, m.start()))
     return _blank(text, spans)
 
 
