@@ -70,12 +70,15 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from functools import lru_cache
-from typing import Any, TypeGuard
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from preflight.facts import Unknown
 from preflight.frameworks._derived import INTERNAL, Derived, Sourced, Value
 from preflight.frameworks._view import MAX_PLAUSIBLE
 from preflight.registry.intent import SPECS as INTENT_SPECS
+
+if TYPE_CHECKING:
+    from preflight.frameworks._record import Framework
 
 NO_CONFIG = "no job config given"
 
@@ -91,7 +94,7 @@ NAMES = ("fp8", "fp8_source", "fp8_overridden_by", "frameworks", "backend", "rec
 
 
 @lru_cache(maxsize=1)
-def _orders() -> tuple[Any, tuple[str, ...], dict[str, tuple[str, ...]]]:
+def _orders() -> tuple[Mapping[str, Framework], tuple[str, ...], dict[str, tuple[str, ...]]]:
     """The frameworks registry, the order in which frameworks state a value, and the exceptions
     by name (each framework's record says where it stands: precedence / zero_stage_rank).
     Imported on first use: a check with no job config never loads the readers."""
@@ -193,7 +196,8 @@ def derive_intent(facts: Mapping[str, Any]) -> tuple[dict[str, Value], dict[str,
     return values, provenance
 
 
-def _stack(kinds: list[str], per: dict[str, Derived], by_kind: Any) -> list[str]:
+def _stack(kinds: list[str], per: dict[str, Derived], by_kind: Mapping[str, Framework]
+           ) -> list[str]:
     """Every framework the job runs on: the kinds read, then what each runs on (its record's
     ``runs_on`` and, for this job, the ``runs_on`` its derive states), transitively."""
     stack = list(dict.fromkeys(kinds))
