@@ -29,7 +29,7 @@ def document(report: Report, *, redact: bool = True,
     False."""
     from preflight.render.sanitize import clean_document
 
-    doc = clean_document(_document(report, redact))
+    doc: dict[str, Any] = clean_document(_document(report, redact))
     if redact:
         from preflight.redact import redact_document
 
