@@ -111,20 +111,23 @@ def _root_uri(fmt: str, srcroot: str | None) -> str | None:
 
 
 def _renderer(fmt: str) -> Callable[[dict[str, Any], _Options], str]:
-    if fmt == "text":
-        from preflight.render.text import WIDTH, render_text
-
-        return lambda doc, o: render_text(doc, o.color, width=o.width or WIDTH, detail=o.detail)
-    if fmt == "json":
+    if fmt == "json":   # the document itself (the data API)
         from preflight.render.json_ import render_json
 
         return lambda doc, _o: render_json(doc)
+    from preflight.render.view import build_view
+
+    if fmt == "text":
+        from preflight.render.text import WIDTH, render_text
+
+        return lambda doc, o: render_text(build_view(doc), o.color, width=o.width or WIDTH,
+                                          detail=o.detail)
     if fmt in ("markdown", "md"):
         from preflight.render.markdown import render_markdown
 
-        return lambda doc, _o: render_markdown(doc)
+        return lambda doc, _o: render_markdown(build_view(doc))
     if fmt == "sarif":
         from preflight.render.sarif import render_sarif
 
-        return lambda doc, o: render_sarif(doc, roots=o.roots, root_uri=o.root_uri)
+        return lambda doc, o: render_sarif(build_view(doc), roots=o.roots, root_uri=o.root_uri)
     raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
