@@ -15,13 +15,16 @@ Everything from outside (titles, messages, URLs of rule packs, config values) is
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from preflight.registry.smoke_verdict import BACKEND_LABELS
 from preflight.render._common import MARKS, NO_JOB_CLEAN, fmt_value, is_unknown
 from preflight.render.envrows import unknown_text
 from preflight.render.mdescape import md_cell, md_code, md_fence, md_inline, md_link, md_text
-from preflight.render.view import IMPACT_TITLES, ReportView
+from preflight.render.view import IMPACT_TITLES, ReportView, build_view
+
+if TYPE_CHECKING:
+    from preflight.render import Options
 
 
 class _Reasons:
@@ -40,6 +43,11 @@ class _Reasons:
         if is_unknown(value):
             return f"unknown ({self.ref(str(value['$unknown']))})"
         return fmt_value(value, limit=limit)
+
+
+def render(doc: dict[str, Any], options: Options) -> str:
+    """``--format markdown`` (the :data:`preflight.outputs.REPORT_FORMATS` entry point)."""
+    return render_markdown(build_view(doc))
 
 
 def render_markdown(view: ReportView) -> str:

@@ -26,10 +26,13 @@ import hashlib
 import json
 import os
 import posixpath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from preflight.render.view import FindingView, ReportView, UndeterminedView
+from preflight.render.view import FindingView, ReportView, UndeterminedView, build_view
+
+if TYPE_CHECKING:
+    from preflight.render import Options
 
 SCHEMA_URI = ("https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/"
               "sarif-schema-2.1.0.json")
@@ -175,6 +178,11 @@ def sarif_document(view: ReportView, *, roots: tuple[str, ...] = (),
             "results": results,
         }],
     }
+
+
+def render(doc: dict[str, Any], options: Options) -> str:
+    """``--format sarif`` (the :data:`preflight.outputs.REPORT_FORMATS` entry point)."""
+    return render_sarif(build_view(doc), roots=options.roots, root_uri=options.root_uri)
 
 
 def render_sarif(view: ReportView, *, roots: tuple[str, ...] = (),

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from io import StringIO
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console, RenderableType
 from rich.padding import Padding
@@ -30,8 +30,11 @@ from preflight.render._common import (
     is_unknown,
 )
 from preflight.render.envrows import unknown_text
-from preflight.render.view import IMPACT_TITLES, FindingView, ReportView
+from preflight.render.view import IMPACT_TITLES, FindingView, ReportView, build_view
 from preflight.render.wrap import print_wrapped, prose_width
+
+if TYPE_CHECKING:
+    from preflight.render import Options
 
 WIDTH = 100
 """The width when none is given (the API, golden files); the CLI passes the terminal's."""
@@ -69,6 +72,12 @@ def _unwrapped(console: Console, item: str | Text, indent: int) -> None:
     """One line that is never folded (a path or file:line broken mid-word cannot be copied);
     the terminal wraps it, if at all."""
     console.print(Text.assemble(" " * indent, item), soft_wrap=True)
+
+
+def render(doc: dict[str, Any], options: Options) -> str:
+    """``--format text`` (the :data:`preflight.outputs.REPORT_FORMATS` entry point)."""
+    return render_text(build_view(doc), options.color, width=options.width or WIDTH,
+                       detail=options.detail)
 
 
 def render_text(view: ReportView, color: bool = False, *, width: int = WIDTH,
