@@ -8,9 +8,9 @@ its own reading of the bands. Now the child (:mod:`preflight.smoke.numerics`, wh
 reads the rule files (tests/smoke/test_thresholds.py), the SMOKE rules' numbers agree.
 
 It sits beside the smoke facts' registry (registry/smoke.py), not in ``preflight/smoke/``: the
-renderers read it, and ``render -> smoke`` closed a package cycle (smoke's child imports
-``live.coverage``, ``live`` the API, the API the report and the report the renderers;
-tests/test_layers.py). Standard library only; no torch.
+renderers read it, and they stay below the smoke step in the import map (the structure review:
+"the renderer importing smoke/ runs against the flow"; with ``live.coverage`` inside ``live/``
+that import closed a package cycle, tests/test_layers.py). Standard library only; no torch.
 
 Each number names the measurement it rests on; the runs are in docs/gpu-results.md and
 benchmarks/results/gpu_verify-h200-*.json (NVIDIA H200, driver 580.159.04, torch 2.11.0+cu130,
