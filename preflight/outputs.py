@@ -30,6 +30,7 @@ REPORT_FORMATS: tuple[Format, ...] = (
     Format("json", "json_", document=True),
     Format("markdown", "markdown"),
     Format("sarif", "sarif", document=True),
+    Format("junit", "junit", document=True),
 )
 """The one table of report formats (issue 25 item 6): the CLI's choices, the dispatch in
 ``preflight.render`` and the multi-rank mode read it. A new format is a module and a line here."""

@@ -17,7 +17,8 @@ from preflight.render.view import build_view
 
 # A redactor that matches nothing machine-specific, so goldens are the same on every machine.
 NEUTRAL = Redactor(home=None, user=None, hostnames=())
-EXT = {"text": "txt", "json": "json", "markdown": "md", "sarif": "sarif.json"}
+EXT = {"text": "txt", "json": "json", "markdown": "md", "sarif": "sarif.json",
+       "junit": "junit.xml"}
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
