@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from preflight.coverage import coverage_facts
+from preflight.base.fp8coverage import coverage_facts
 from preflight.facts import Facts, Unknown
 from preflight.report import Report
 

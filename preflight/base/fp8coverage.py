@@ -1,9 +1,5 @@
 """How much of a live model's GEMM work runs in FP8 (issue 23, item 4).
 
-A module of its own, under both of its users: ``preflight.inspect`` (``live/``) and the smoke
-child (``smoke/train.py``). Inside ``live/`` it tied ``smoke -> live -> api -> smoke`` into a
-package cycle (tests/test_layers.py).
-
 Counting modules says little: "1 of 9 Linear layers in high precision" is harmless when that
 layer is a small router and ruinous when it is the MLP. What decides the speed-up (and what the
 user asked for) is the share of the GEMM work per training step that runs in FP8. It is computed
