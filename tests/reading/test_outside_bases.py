@@ -189,3 +189,23 @@ def test_verl_hydra_defaults_out_of_the_config_folder(elsewhere: Path) -> None:
     read = read_paths([str(job)], kind="verl")
     _warned_once(read, job, 1)
     _outside_reason(read.facts["config.verl.base_config"])
+
+
+@pytest.mark.parametrize("kind,line", [
+    ("megatron_bridge", "torchrun --nproc_per_node 8 examples/recipes/llama/run_recipe.py "
+                        "--recipe llama3_8b_pretrain_config --config-file ../../cfg/base.yaml "
+                        "model.tensor_model_parallel_size=2"),
+    ("automodel", "automodel ../../cfg/base.yaml --nproc-per-node 8 "
+                  "--step_scheduler.max_steps 20"),
+])
+def test_other_launch_lines_naming_a_base_outside_the_job(elsewhere: Path, kind: str,
+                                                          line: str) -> None:
+    (elsewhere / "cfg").mkdir(parents=True)
+    (elsewhere / "cfg" / "base.yaml").write_text(
+        f"model:\n  fp8: hybrid\nfp8:\n  enabled: true\nnote: {SECRET}\n")
+    (elsewhere / "a" / "b").mkdir(parents=True)
+    run = elsewhere / "a" / "b" / "run.sh"
+    run.write_text(f"#!/bin/bash\n{line}\n")
+    read = read_paths([str(run)])
+    _warned_once(read, run, 2)
+    _outside_reason(read.facts[f"config.{kind}.base_config"])
