@@ -62,6 +62,21 @@ def read(path: str, text: str, outer: dict[str, str] | None = None) -> ReaderOut
     return ReaderOutput(out.facts, out.prov, tuple(out.problems), tuple(out.linked))
 
 
+_MODULE = re.compile(r"^axolotl\.cli\.train$|(?:^|/)axolotl/cli/train\.py$")
+
+
+def launched(script: str) -> bool:
+    """Whether ``accelerate launch`` / ``torchrun`` runs axolotl's training entry point (``-m
+    axolotl.cli.train``, the form of axolotl's README before its ``axolotl`` command)."""
+    return bool(_MODULE.search(script))
+
+
+def train_args(out: launch.Out, words: list[launch.Token], variables: dict[str, str]) -> None:
+    """The words after ``axolotl train`` / ``-m axolotl.cli.train``: the config YAML (linked)
+    and its options (``config.axolotl.*``)."""
+    _train_args(out, words, variables)
+
+
 def _train_args(out: launch.Out, words: list[launch.Token], variables: dict[str, str]) -> None:
     """``config.yml`` (linked) and ``--key value`` / ``--flag`` / ``--no-flag`` options; the
     words after ``--`` go to the launcher (accelerate / torchrun), not to axolotl."""

@@ -250,3 +250,20 @@ def test_axolotl_train_line_and_its_merge_and_inference_configs(
         assert "merge.yml" in _not_read(read) and "infer.yml" in _not_read(read)
         intent = _intent(read)
         assert intent["fp8"] is True and intent["activation_checkpointing"] is False
+
+
+def test_axolotl_under_accelerate_launch_module_form(tmp_path: Path) -> None:
+    # axolotl's README before the `axolotl` command: accelerate launch -m axolotl.cli.train
+    (tmp_path / "fft.yml").write_text("base_model: meta-llama/Llama-3.2-3B\nsequence_len: 2048\n"
+                                      "micro_batch_size: 2\nfp8: true\n")
+    run = tmp_path / "run.sh"
+    run.write_text("#!/bin/bash\naccelerate launch -m axolotl.cli.train fft.yml "
+                   "--learning_rate 3e-5\n"
+                   "accelerate launch -m axolotl.cli.merge_lora fft.yml --lora_model_dir out\n")
+    read = read_paths([str(run)])
+    # before: "no Hugging Face Accelerate settings found in this file", an error
+    assert not [p for p in read.problems if p.level == "error"], read.problems
+    assert read.facts["config.axolotl.learning_rate"] == 3e-5
+    assert "config.axolotl.lora_model_dir" not in read.facts
+    intent = _intent(read)
+    assert intent["fp8"] is True and "accelerate" in intent["stack"]
