@@ -141,7 +141,7 @@ def test_an_evaluation_script_after_training_is_not_its_config(
     assert read.facts["config.accelerate.mixed_precision"] == "fp8"
     assert "config.accelerate.replaced.mixed_precision" not in read.facts
     assert _intent(read)["fp8"] is True
-    assert "eval.py" in _not_read(read) and "after training" in _not_read(read)
+    assert "eval.py" in _not_read(read) and "besides the training" in _not_read(read)
     assert all(not p.endswith("eval.py") for p, _ in read.files)
 
 
