@@ -183,3 +183,22 @@ def test_llamafactory_fp8_under_deepspeed_reaches_accelerates_rule(
         assert read.facts["env.ACCELERATE_MIXED_PRECISION"] == "fp8"
         assert read.provenance["env.ACCELERATE_MIXED_PRECISION"] == \
             f"{yaml}:{11 if backend else 10}"
+
+
+def test_a_job_stated_environment_variable_leaves_a_replay_with_other_configs(
+        tmp_path: Path) -> None:
+    from preflight.snapshot import load
+
+    snap = tmp_path / "snap.json"
+    snap.write_text(json.dumps({
+        "schema_version": "1.0", "tool": "fp8-doctor", "created": "2026-11-27T00:00:00Z",
+        "inputs": [], "probes": [], "findings": [],
+        "facts": {"env.ACCELERATE_MIXED_PRECISION": "fp8", "env.NVTE_DEBUG": "1",
+                  "env.ACCELERATE_FP8_BACKEND": "TE", "config.llamafactory.fp8": True},
+        "provenance": {"env.ACCELERATE_MIXED_PRECISION": "/job/sft.yaml:10",
+                       "env.NVTE_DEBUG": "runtime", "env.ACCELERATE_FP8_BACKEND": "assume",
+                       "config.llamafactory.fp8": "/job/sft.yaml:10"}}))
+    kept, _ = load(str(snap), drop_job=True)
+    # LLaMA-Factory's own ACCELERATE_MIXED_PRECISION belonged to that job's configs
+    assert set(kept.values) == {"env.NVTE_DEBUG", "env.ACCELERATE_FP8_BACKEND"}
+    assert set(load(str(snap))[0].values) >= {"env.ACCELERATE_MIXED_PRECISION"}
