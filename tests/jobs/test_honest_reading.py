@@ -136,3 +136,28 @@ def test_kind_nemo_on_a_bridge_file_is_not_fp8_no(tmp_path: Path) -> None:
     path.write_text(BRIDGE)
     fp8 = _fp8([str(path)], "nemo")
     assert isinstance(fp8, Unknown) and "e4m3" in fp8.reason
+
+
+def test_kind_of_another_format_on_a_valid_script_is_not_called_broken(tmp_path: Path) -> None:
+    # Acceptance audit of issue 22 item 5 (main eafd747): `--kind nemo` on Megatron-Bridge's
+    # slurm_pretrain_fsdp.sh parsed the shell script as YAML and gave the error "invalid YAML
+    # ... the training job would fail on it too": the file is fine, --kind picked the format.
+    script = tmp_path / "run.sh"
+    script.write_text("#!/bin/bash\nset -euo pipefail\nCMD=\"python run.py model.fp8=e4m3\"\n"
+                      "srun bash -lc \"$CMD\"\n")
+    for kind in ("nemo", "lightning", "deepspeed"):
+        read = read_paths([str(script)], kind)
+        # (then "no_job": the paths named gave no job config, an error as for any such PATH)
+        assert [(p.code, p.level) for p in read.problems][:1] == [("kind_forced", "warning")]
+        assert "unreadable" not in [p.code for p in read.problems], kind
+        assert "would fail" not in read.problems[0].message + (read.problems[0].fix or "")
+        report = preflight.check([str(script)], kind=kind)
+        assert "FP8D-CFG-UNREADABLE" not in {f.rule_id for f in report.findings}, kind
+        assert "FP8D-CFG-KIND-FORCED" in {f.rule_id for f in report.findings}, kind
+
+
+def test_kind_on_a_broken_file_of_its_own_format_is_still_unreadable(tmp_path: Path) -> None:
+    path = tmp_path / "conf.yaml"
+    path.write_text("model:\n  fp8: [unclosed\n")
+    read = read_paths([str(path)], "nemo")
+    assert [(p.code, p.level) for p in read.problems] == [("unreadable", "error")]
