@@ -96,7 +96,7 @@ def _read_file(path: str, kind: str | None, explicit: bool, inherited: dict[str,
             raise ParseError(f"top level is a {type(parsed.data).__name__}, not a mapping of "
                              "settings; not a training config", parsed.line_of(()))
     except ParseError as exc:
-        if fmt == own:
+        if fmt == own or kind is None:
             raise
         # --kind chose the format, not the file: a valid launch script read as YAML is not
         # broken, and the job would not fail on it (audit of issue 22 item 5 on eafd747).
