@@ -51,3 +51,43 @@ def test_an_edit_another_finding_already_makes_is_not_listed_again(
     result = build([te6, te6], report.facts, ["accel.yaml"], str(tmp_path))
     assert len(result.applied) == 1
     assert not [why for rid, why in result.listed if rid == "FP8D-TE-0006"]
+
+
+ACCEL_MXFP8 = """\
+# the team's accelerate config
+compute_environment: LOCAL_MACHINE
+distributed_type: MULTI_GPU
+mixed_precision: fp8
+fp8_config:
+  backend: TE
+  fp8_format: HYBRID
+  use_mxfp8_block_scaling: true
+num_processes: 8
+"""
+
+
+@pytest.mark.parametrize(("rule_id", "gpu"), [("FP8D-HW-0004", "H100"), ("FP8D-HW-0005", "12.0")])
+def test_the_accelerate_edit_of_the_mxfp8_gpu_rules_applies(
+        rule_id: str, gpu: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # test_rule_edits.py round-trips each rule's first fixed case (Megatron here); this is the
+    # accelerate half of the same edits, through real git apply.
+    import shutil
+    import subprocess
+
+    git = shutil.which("git")
+    if git is None:
+        pytest.skip("needs git")
+    (tmp_path / "accel.yaml").write_text(ACCEL_MXFP8)
+    monkeypatch.chdir(tmp_path)
+    assume = {**ASSUME, ("gpu" if gpu == "H100" else "gpu.cc"): gpu}
+    before = api.check(["accel.yaml"], assume=assume)
+    assert rule_id in {f.rule_id for f in before.findings}
+    out = diff_output(before, ["accel.yaml"], str(tmp_path), redact=False)
+    assert "+  use_mxfp8_block_scaling: false" in out.patch, out.notes
+    subprocess.run([git, "init", "-q"], cwd=tmp_path, check=True)
+    proc = subprocess.run([git, "apply", "-"], cwd=tmp_path, input=out.patch.encode(),
+                          capture_output=True)
+    assert proc.returncode == 0, proc.stderr.decode()
+    after = api.check(["accel.yaml"], assume=assume)
+    assert rule_id not in {f.rule_id for f in after.findings}
+    assert "# the team's accelerate config" in (tmp_path / "accel.yaml").read_text()
