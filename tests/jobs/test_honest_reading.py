@@ -161,3 +161,21 @@ def test_kind_on_a_broken_file_of_its_own_format_is_still_unreadable(tmp_path: P
     path.write_text("model:\n  fp8: [unclosed\n")
     read = read_paths([str(path)], "nemo")
     assert [(p.code, p.level) for p in read.problems] == [("unreadable", "error")]
+
+
+def test_a_script_the_launch_line_runs_is_named_once(tmp_path: Path) -> None:
+    # Acceptance audit of issue 22 item 5 (main 883a53b): a launch line's train.py with no call
+    # any framework reads was named twice - its own "nothing known in this Python file" warning
+    # and again in the folder's "files not read" list, which is for files nothing else names.
+    (tmp_path / "run.sh").write_text("#!/bin/bash\naccelerate launch --config_file acc.yaml "
+                                     "train.py --epochs 1\n")
+    (tmp_path / "acc.yaml").write_text("compute_environment: LOCAL_MACHINE\n"
+                                       "distributed_type: MULTI_GPU\nmixed_precision: fp8\n")
+    (tmp_path / "train.py").write_text("print('hello')\n")
+    (tmp_path / "model.py").write_text("import torch\nclass Net(torch.nn.Module):\n    pass\n")
+    read = read_paths([str(tmp_path)])
+    own = [p for p in read.problems if p.path.endswith("train.py")]
+    assert [p.code for p in own] == ["not_a_config"], [(p.code, p.message) for p in own]
+    told = [p for p in read.problems if p.code == "not_read"]
+    assert len(told) == 1 and "model.py" in told[0].message
+    assert "train.py" not in told[0].message
