@@ -326,7 +326,14 @@ def _fill(got: dict[str, Sourced]) -> None:
     if _positive(tokens):
         # With Megatron sequence parallelism the non-GEMM parts hold tokens / tp per rank.
         split = tokens // tp if got.get("shapes.sp", (False,))[0] and tokens % tp == 0 else tokens
-        got["shapes.tokens_align"] = (_align(math.gcd(tokens, split)), "intent")
+        align = _align(math.gcd(tokens, split))
+        pad, mb = got.get("pad_multiple", (None,))[0], got.get("micro_batch", (1,))[0]
+        if _positive(pad) and got.get("packing", (None,))[0] is not True and split == tokens:
+            # Rows padded to a multiple of `pad` (TRL's / axolotl's pad_to_multiple_of) make every
+            # micro-batch's token count a multiple of micro_batch x pad, whatever the sequence
+            # length (FP8D-TE-0012's fix; packed rows are FP8D-TE-0051's).
+            align = max(align, _align(pad * (mb if _positive(mb) else 1)))
+        got["shapes.tokens_align"] = (align, "intent")
     # What is computed from an input that is Unknown for a stated reason keeps that reason.
     for name, inputs in (("shapes.gemms", (h, ffn, tokens)), ("shapes.dims_align", (h, ffn)),
                          ("shapes.tokens_align", (tokens,))):

@@ -356,6 +356,22 @@ def test_sequence_parallel_splits_tokens_for_alignment(tmp_path: Path) -> None:
     assert values["intent.shapes.gemms"][0] == [4104, 4096, 6144]
 
 
+@pytest.mark.parametrize(("pad", "packing", "tok"), [
+    (None, None, 4), (32, None, 32), (4, None, 4), (32, "packing: true\n", 4)])
+def test_padding_to_a_multiple_aligns_the_token_dimension(tmp_path: Path, pad: int | None,
+                                                          packing: str | None, tok: int) -> None:
+    """Rows padded to a multiple (TRL / axolotl pad_to_multiple_of) give micro-batches whose token
+    count is a multiple of it whatever max_seq_length says: FP8D-TE-0012's fix (its --diff edit
+    sets 32) must clear it. Packed rows are FP8D-TE-0051's, not this."""
+    text = "output_dir: out\nmax_seq_length: 4100\nper_device_train_batch_size: 1\n"
+    text += f"pad_to_multiple_of: {pad}\n" if pad else ""
+    (tmp_path / "sft.yaml").write_text(text + (packing or ""))
+    read = read_paths([str(tmp_path / "sft.yaml")])
+    values, _ = derive(Facts(read.facts, read.provenance))
+    assert values["intent.shapes.tokens"] == 4100
+    assert values["intent.shapes.tokens_align"] == tok
+
+
 def test_env_fp8_reaches_an_hf_trainer_job_without_accelerate_config() -> None:
     env = {"env.ACCELERATE_MIXED_PRECISION": "fp8"}
     values, _ = intent_of("hf_trainer/train_args_noprec.json", extra=env)

@@ -148,9 +148,18 @@ def build(findings: Sequence[Any], facts: Any, roots: Collection[str] = (),
         # and pass it on the launch line" would drop the setting.
         mine: list[tuple[Placed, str, EditSpec]] = []
         failed = covered = False
+        elsewhere: list[EditSpec] = []
         for spec in (s for given in specs for s in expand(given, facts.values)):
             if (spec.fact, spec.action) in seen:
                 covered = True          # another finding's edit makes it already
+                continue
+            kind = spec.fact.split(".")[1]
+            if spec.action == "set" and not any(n.startswith(f"config.{kind}.")
+                                                for n in facts.values):
+                # A key to add for a framework this job has no file of at all: that edit is
+                # for another framework's jobs (FP8D-TAO-0011: accelerate's fsdp_version on a
+                # torchtitan job), not half of this job's fix. Said below if nothing else fits.
+                elsewhere.append(spec)
                 continue
             try:
                 op = place(spec, facts, files)
@@ -168,6 +177,11 @@ def build(findings: Sequence[Any], facts: Any, roots: Collection[str] = (),
                     failed = True
                     continue
                 mine.append((op, finding.rule_id, spec))
+        if elsewhere and not mine and not failed and not covered:
+            failed = True
+            for spec in elsewhere:
+                result.listed.append((finding.rule_id, f"{spec.fact}: no "
+                                      f"{spec.fact.split('.')[1]} file read that could take it"))
         if failed and mine:
             result.listed.append((finding.rule_id, "its other edits are left out too (they "
                                   "belong together): " + ", ".join(s.fact for _, _, s in mine)))

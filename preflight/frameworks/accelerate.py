@@ -55,6 +55,13 @@ def score(data: Any) -> int:
 def read_accelerate(path: str, parsed: Parsed) -> ReaderOutput:
     data = parsed.data if isinstance(parsed.data, dict) else {}
     facts, prov = flatten(data, parsed, "config.accelerate", path)
+    if "dynamo_backend" in data:
+        # The pre-dynamo_config key wins: accelerate's config loader replaces the whole
+        # dynamo_config with what it says ({} for NO), commands/config/config_args.py l.117-119
+        # at v0.34.0 through v1.14.0; what the file wrote under dynamo_config is never read.
+        for name in [n for n in facts if n.startswith("config.accelerate.dynamo_config.")]:
+            del facts[name]
+            prov.pop(name, None)
     ds = data.get("deepspeed_config")
     linked: list[Linked] = []
     problems: list[ConfigProblem] = []
@@ -125,6 +132,8 @@ def from_accelerate(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
                              a.src("deepspeed_config.zero_stage"))
     if a.int("num_processes") is not None:
         out["num_gpus"] = (a.int("num_processes"), a.src("num_processes"))
+    # dynamo_config.* of the YAML itself is dropped at read when a top-level dynamo_backend is
+    # there (read_accelerate); one left here is the launch line's or the script's, which win.
     backend_key = "dynamo_config.dynamo_backend" if a.has("dynamo_config.dynamo_backend") \
         else "dynamo_backend"
     dyn = a.get(backend_key)

@@ -39,10 +39,27 @@ class _Reasons:
         return f"why: {self.items.index(reason) + 1}"
 
     def value(self, value: Any, limit: int = 300) -> str:
-        """A fact value for a table: an Unknown as ``unknown (why: N)``."""
+        """A fact value for a table: an Unknown as ``unknown (why: N)``; a long text that is
+        already a numbered reason (``gpu.nvml_error`` holds NVML's) as ``see why: N``."""
         if is_unknown(value):
             return f"unknown ({self.ref(str(value['$unknown']))})"
+        if isinstance(value, str) and len(value) > self.SHORT and any(
+                value in r for r in self.items):
+            return f"see {self.text(value)}"
         return fmt_value(value, limit=limit)
+
+    def text(self, text: str) -> str:
+        """A long text as ``why: N``: the numbered reason that holds it (NVML's error is the
+        head of the GPU facts' reason), else a new one; short texts stay as they are. So the
+        230-character NVML reason is written out once however many tables meet it (issue 24
+        item 5; it was in full in a finding's evidence, ``gpu.nvml_error``, the probes and the
+        list of reasons)."""
+        if len(text) <= self.SHORT:
+            return text
+        within = next((r for r in self.items if text in r), text)
+        return self.ref(within)
+
+    SHORT = 80
 
 
 def render(doc: dict[str, Any], options: Options) -> str:
@@ -66,7 +83,7 @@ def render_markdown(view: ReportView) -> str:
         out += [f"> **Not the training environment.** {md_inline(view.notice)}", ""]
     # Findings first, by what blocks the run (preflight.findings.Impact); context after.
     out += ["## Findings", ""]
-    _findings(view, out)
+    _findings(view, out, reasons)
     if view.accepted:
         out += ["## Accepted by the baseline", "",
                 "Shown, not counted for the exit code.", ""]
@@ -110,7 +127,7 @@ def paste_lines(view: ReportView) -> list[str]:
     return [" ".join(line.split("\n")) for line in lines]
 
 
-def _findings(view: ReportView, out: list[str]) -> None:
+def _findings(view: ReportView, out: list[str], reasons: _Reasons) -> None:
     if not view.findings:
         out += [f"{MARKS['info']} {NO_JOB_CLEAN}." if view.job_read is False else
                 f"{MARKS['ok']} No known problem matched.", ""]
@@ -136,7 +153,7 @@ def _findings(view: ReportView, out: list[str]) -> None:
         if f.evidence:
             out += ["<details><summary>Evidence</summary>", "", "| fact | value | source |",
                     "|---|---|---|"]
-            out += [f"| {md_code(e.fact, table=True)} | {md_cell(fmt_value(e.value))} "
+            out += [f"| {md_code(e.fact, table=True)} | {md_cell(reasons.value(e.value))} "
                     f"| {md_cell(str(e.source or ''))} |" for e in f.evidence]
             out += ["", "</details>", ""]
 
@@ -188,7 +205,7 @@ def _all_facts(view: ReportView, out: list[str], reasons: _Reasons) -> None:
                 "| probe | status | facts | seconds | reason |", "|---|---|---|---|---|"]
         out += [f"| {md_code(p.name, table=True)} | {md_cell(p.status)} | "
                 f"{md_cell(str(p.facts))} | {md_cell(str(p.seconds))} | "
-                f"{md_cell(p.reason)} |" for p in probes]
+                f"{md_cell(reasons.text(p.reason))} |" for p in probes]
         out += ["", "</details>", ""]
     if reasons.items:
         out += ["### Why facts are unknown", ""]

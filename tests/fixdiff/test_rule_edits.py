@@ -125,7 +125,10 @@ def test_most_config_fixes_carry_an_edit_and_the_rest_say_why() -> None:
 CONFIG_FIXES_OF_DERIVED_FACTS = ("FP8D-TE-0006", "FP8D-TAO-0004", "FP8D-HW-0004",
                                  "FP8D-HW-0005", "FP8D-HW-0007",
                                  "FP8D-TAO-0001", "FP8D-HW-0006",
-                                 "FP8D-TE-0007")
+                                 "FP8D-TE-0007",
+                                 # audit "Left for you": FSDP1 -> FSDP2 (accelerate to-fsdp2),
+                                 # pad the sequence, DDP -> FSDP2 layout
+                                 "FP8D-HF-0002", "FP8D-TE-0012", "FP8D-TAO-0011")
 
 
 def test_config_fixes_of_rules_that_read_derived_facts_are_counted() -> None:
