@@ -172,9 +172,16 @@ def _target(output: str, flag: str) -> os.stat_result | None:
     return st
 
 
-def write_atomic(output: str, data: str, *, flag: str = "-o") -> None:
+def check_target(output: str, flag: str = "-o") -> None:
+    """Raise :class:`OutputError` now when ``output`` is nothing fp8-doctor may write (see
+    :func:`_target`); for an output decided late (``--chart``), checked before the work."""
+    _target(output, flag)
+
+
+def write_atomic(output: str, data: str | bytes, *, flag: str = "-o") -> None:
     """Write ``data`` to the regular file ``output`` via a temporary file renamed into place.
 
+    ``data``: text (written as UTF-8) or bytes (``--chart``'s PNG).
     Refused (:class:`OutputError`, exit 2) before anything is written, and checked again just
     before the rename, by :func:`_target`: a symbolic link, anything not a regular file, a file
     this run read. The rename replaces the name itself, so a link planted in between is replaced,
@@ -182,7 +189,7 @@ def write_atomic(output: str, data: str, *, flag: str = "-o") -> None:
     any OS error; the temporary file is removed on every failure, including KeyboardInterrupt.
     """
     st = _target(output, flag)
-    encoded = data.encode("utf-8", "surrogateescape")
+    encoded = data if isinstance(data, bytes) else data.encode("utf-8", "surrogateescape")
     try:
         import tempfile  # only when writing a file: ~5 ms of every check's start-up otherwise
 
@@ -284,6 +291,11 @@ def guard_output(args: Any, *, stdout_closed: bool) -> None:
     for flag, extra in (("--chart", getattr(args, "chart", None)),
                         ("--write-baseline", getattr(args, "write_baseline", None))):
         if extra:
+            if output and (os.path.abspath(extra) == os.path.abspath(output)
+                           or _same(extra, output)):
+                # one file, two writers: the second replaced the first (a new file is no
+                # input yet, so the identity check below cannot see it)
+                raise OutputError(f"{flag} and -o name the same file ({extra})")
             others = [(p, what) for p, what in ((output, "the report's -o"), (
                 getattr(args, "baseline", None), "the baseline this run reads")) if p]
             refuse_input_as_output(extra, configs=configs, snapshot=snapshot, rules=rules,

@@ -178,3 +178,29 @@ def test_cli_speedup_without_gpu_and_the_chart_never_overwrites_an_input(tmp_pat
               "--chart", str(cfg)])
     assert exc.value.code == 2
     assert json.loads(cfg.read_text()) == LLAMA8B
+
+
+def test_the_chart_is_held_to_the_write_boundary(tmp_path: Path, monkeypatch) -> None:
+    """--chart is an output like -o (issue 21 item 3, red team): never a file the run read
+    (a script the job sources was compared with the paths named only, so --chart env.sh
+    replaced it with a PNG), never through a symbolic link, never the -o file as well; refused
+    with exit 2 whether or not a chart could be drawn on this machine."""
+    job = tmp_path / "job"
+    job.mkdir()
+    (job / "env.sh").write_text("export NVTE_FLASH_ATTN=1\n")
+    (job / "run.sh").write_text("source env.sh\naccelerate launch --mixed_precision fp8 t.py\n")
+    (job / "config.json").write_text(json.dumps(LLAMA8B))
+    (tmp_path / "dotfile").write_text("precious\n")
+    (job / "link.png").symlink_to(tmp_path / "dotfile")
+    monkeypatch.chdir(job)
+    base = ["speedup", "--quick", "--model-config", "config.json", "--seq", "512",
+            "--micro-batch", "1", "run.sh"]
+    for extra in (["--chart", "env.sh"], ["--chart", "link.png"],
+                  ["--chart", "new.png", "-o", "new.png"],
+                  ["--chart", "new.png", "-o", "./new.png"]):
+        with pytest.raises(SystemExit) as exc:
+            main([*base, *extra])
+        assert exc.value.code == 2, extra
+    assert (job / "env.sh").read_text() == "export NVTE_FLASH_ATTN=1\n"
+    assert (tmp_path / "dotfile").read_text() == "precious\n"
+    assert not (job / "new.png").exists()
