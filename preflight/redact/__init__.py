@@ -146,11 +146,14 @@ _HOST_KEY = re.compile(r"(?i)(?:^|_)(?:ip|ips|host|hosts|hostname|hostfile|addr|
 # the key's value (issue 21, red team). A bare value after a quoted name (JSON's null, a number,
 # an opening brace) is left, and so is a dotted name: the pass over a rendered JSON report must
 # keep it valid JSON and leave its provenance (keyed by fact names) alone; every value under a
-# credential's name was masked there before rendering.
+# credential's name was masked there before rendering. Code quoted in a message (an ``if`` test
+# the Python reader could not decide) compares and subscripts: ``password == "x"``,
+# ``os.environ["API_KEY"] != "x"`` are pairs too (red team: the first showed as
+# ``password =[REDACTED] 'x'``, the mask taking the second "=").
 _NAMED = re.compile(r"(?<![\w.\-])(?:--?([A-Za-z][A-Za-z0-9_.\-]*)(?:=|[ \t]+)|"
-                    r"([A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*[=:][ \t]*|"
-                    r"([\"'])(-{0,2}[A-Za-z_][A-Za-z0-9_\-]*)\3(?:[ \t]*[=:][ \t]*|[ \t]+)"
-                    r"(?=[\"']))")
+                    r"([A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*(?:[=!:]=|[=:])[ \t]*|"
+                    r"([\"'])(-{0,2}[A-Za-z_][A-Za-z0-9_\-]*)\3\]?"
+                    r"(?:[ \t]*(?:[=!:]=|[=:])[ \t]*|[ \t]+)(?=[\"']))")
 # A value: quoted, braced (ODBC: Pwd={a;b}), or a bare run to the next separator.
 _NAMED_VALUE = re.compile(r"\"[^\"\n]*\"|'[^'\n]*'|\{[^}\n]*\}|[^\s\"'`,;&|)\]}<>]+")
 _HEX_RUN = re.compile(r"(?<![0-9A-Za-z])[0-9a-fA-F]{32,}(?![0-9A-Za-z])")

@@ -28,6 +28,10 @@ ONE_LINE = [
     "A=1 DB_PASSWORD=plainpw7 torchrun train.py",                      # shell assignments
     "torchrun train.py --lr 1 --hub-token=plainpw7",                   # flags
     "python x.py '--api_key' 'plainpw7'",                              # quoted flag
+    "if password == 'plainpw7' and rank == 0",                         # code quoted in a
+    "if os.environ['API_KEY'] != 'plainpw7':",                         # message: comparisons,
+    'os.environ["HF_TOKEN"] = "plainpw7"',                              # subscripts, walrus
+    "if (pwd := 'plainpw7'):",
 ]
 
 
@@ -82,3 +86,19 @@ def test_json_stays_json_and_fact_names_keep_their_provenance() -> None:
     doc = json.loads(out)
     assert doc["password"] == MASK and doc["token"] is None and doc["auth"] == {"a": 1}
     assert doc["config.x.hub_token"] == "run.sh:5" and doc["done"] == MASK
+
+
+def test_an_undecided_if_test_quoted_in_the_report_shows_no_password(tmp_path: Path, capsys,
+                                                                     monkeypatch) -> None:
+    """The Python reader quotes an ``if`` test it cannot decide; ``password == 'x'`` in it was
+    shown as ``password =[REDACTED] 'x'``: the mask took the second ``=``, not the value."""
+    (tmp_path / "train.py").write_text(
+        "import os\nfrom accelerate import Accelerator\n"
+        "password = os.environ.get('DB_PASSWORD')\n"
+        "if password == 'plainpw7':\n    mp = 'fp8'\nelse:\n    mp = 'bf16'\n"
+        "Accelerator(mixed_precision=mp)\n")
+    monkeypatch.chdir(tmp_path)
+    for fmt in ("text", "json", "markdown"):
+        main(["check", "--no-smoke", "-v", "--format", fmt, "train.py"])
+        out = capsys.readouterr().out
+        assert "if password ==" in out and SECRET not in out, fmt
