@@ -204,3 +204,40 @@ def test_the_chart_is_held_to_the_write_boundary(tmp_path: Path, monkeypatch) ->
     assert (job / "env.sh").read_text() == "export NVTE_FLASH_ATTN=1\n"
     assert (tmp_path / "dotfile").read_text() == "precious\n"
     assert not (job / "new.png").exists()
+
+
+def test_a_model_folder_outside_the_job_is_not_read(tmp_path: Path) -> None:
+    """The read boundary holds for the model folder a job config names (issue 21 item 2, red
+    team): ``model_name_or_path: /home/u/.docker`` made speedup open ``~/.docker/config.json``;
+    any folder's config.json gave its sizes to the report. Inside the job it is still read."""
+    import subprocess
+    import sys
+
+    outside = tmp_path / "outside" / "model"
+    outside.mkdir(parents=True)
+    (outside / "config.json").write_text(json.dumps(dict(LLAMA8B, hidden_size=777)))
+    job = tmp_path / "job"
+    (job / "model").mkdir(parents=True)
+    (job / "model" / "config.json").write_text(json.dumps(LLAMA8B))
+    (job / "out.yaml").write_text(f"model_name_or_path: {outside}\nstage: sft\nfp8: true\n")
+    (job / "in.yaml").write_text("model_name_or_path: model\nstage: sft\nfp8: true\n")
+    audit = (
+        "import sys\n"
+        f"bad = {str(tmp_path / 'outside')!r}\n"
+        "def hook(event, args):\n"
+        "    if event == 'open' and isinstance(args[0], str) and args[0].startswith(bad):\n"
+        "        sys.stderr.write('OPENED ' + args[0] + '\\n')\n"
+        "sys.addaudithook(hook)\n"
+        "sys.argv = ['fp8-doctor', 'speedup', '--quick', '--seq', '512', '--micro-batch', '1',"
+        " '--format', 'json', sys.argv[1]]\n"
+        "from preflight.cli import main\n"
+        "raise SystemExit(main())\n")
+    docs = {}
+    for name in ("out.yaml", "in.yaml"):
+        proc = subprocess.run([sys.executable, "-c", audit, name], capture_output=True,
+                              text=True, timeout=300, cwd=job)
+        assert "OPENED" not in proc.stderr, proc.stderr
+        docs[name] = json.loads(proc.stdout)
+    assert docs["out.yaml"]["shape"] is None or "777" not in json.dumps(docs["out.yaml"])
+    assert "outside the job" in json.dumps(docs["out.yaml"])
+    assert docs["in.yaml"]["shape"]["hidden"] == 4096
