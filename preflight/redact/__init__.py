@@ -139,17 +139,12 @@ _HOST_KEY = re.compile(r"(?i)(?:^|_)(?:ip|ips|host|hosts|hostname|hostfile|addr|
 # the separator are matched here, so a non-secret pair never swallows the secret pair after it
 # ("note: password: hunter2"); the value is found from the end of the match. A bare "NAME VALUE"
 # without "=" or ":" counts only for --flags, or every pair of words in prose would be a candidate.
-# A quoted NAME ('"api_key": "x"', "{'password': 'x'}", TOML '"secret" = "x"', a quoted
-# '--flag' 'x') counts too, with a quoted VALUE, whose quotes are kept ('"[REDACTED]"'): a JSON or
-# Python one-liner holds several settings on a line, and the per-line readers (redact.diff) take
-# only a line's first key as a setting, so a --diff of '{"api_key": "...", "fp16": ...}' printed
-# the key's value (issue 21, red team). A bare value after a quoted name (JSON's null, a number,
-# an opening brace) is left, and so is a dotted name: the pass over a rendered JSON report must
-# keep it valid JSON and leave its provenance (keyed by fact names) alone; every value under a
-# credential's name was masked there before rendering. Code quoted in a message (an ``if`` test
-# the Python reader could not decide) compares and subscripts: ``password == "x"``,
-# ``os.environ["API_KEY"] != "x"`` are pairs too (red team: the first showed as
-# ``password =[REDACTED] 'x'``, the mask taking the second "=").
+# A quoted NAME with a quoted VALUE counts too ('"api_key": "x"', TOML '"secret" = "x"', a quoted
+# '--flag' 'x'), the quotes kept ('"[REDACTED]"'): per-line readers (redact.diff) see only a line's
+# first key, so a --diff of a one-line JSON printed the value (issue 21, red team). Not a bare
+# value after it (null, a number, a brace) nor a dotted name: the pass over a rendered JSON report
+# keeps it JSON and its provenance (keyed by fact names). Code in messages compares and subscripts:
+# 'password == "x"', 'os.environ["API_KEY"] != "x"' (was 'password =[REDACTED] "x"').
 _NAMED = re.compile(r"(?<![\w.\-])(?:--?([A-Za-z][A-Za-z0-9_.\-]*)(?:=|[ \t]+)|"
                     r"([A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*(?:[=!:]=|[=:])[ \t]*|"
                     r"([\"'])(-{0,2}[A-Za-z_][A-Za-z0-9_\-]*)\3\]?"
