@@ -38,9 +38,13 @@ The agreement rate is agree / scored jobs. `review.accepted` in a job.yaml lists
 engineer accepts as right after seeing the run (each with its reason); they give a second rate,
 "after review", and never change `expected`.
 
-Usage: `python benchmarks/agreement.py [--only SLUG ...] [--json FILE] [-o FILE.md]
-[--timeout S] [--jobs DIR]`. Exit status 0 when every job ran, 1 when a run failed (crash,
-timeout, unparseable output), 2 on a malformed job.yaml.
+Each job.yaml names its `set`: `tuning` (the default; the jobs the readers and rules were built
+against) or `holdout` (a second set collected and scored blind, never used to tune the tool).
+`--set` runs one set; the rates are only honest per set.
+
+Usage: `python benchmarks/agreement.py [--only SLUG ...] [--set tuning|holdout] [--json FILE]
+[-o FILE.md] [--timeout S] [--jobs DIR]`. Exit status 0 when every job ran, 1 when a run failed
+(crash, timeout, unparseable output), 2 on a malformed job.yaml.
 """
 
 from __future__ import annotations
@@ -54,6 +58,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -66,6 +71,9 @@ ENV_SNAPSHOT = JOBS_DIR / "_env" / "bare-linux.json"
 NOT_SCORED = ("FP8D-CFG-", "FP8D-ENV-", "FP8D-PROBE-")
 UNREADABLE = "FP8D-CFG-UNREADABLE"
 SOURCE_TYPES = ("issue", "example", "reconstruction")
+# "tuning": the jobs the readers and rules were developed against; "holdout": a second set built and
+# scored blind, which nobody tuning the tool had seen (issue 22's held-out measurement).
+SETS = ("tuning", "holdout")
 OUTCOMES = ("agree", "missed", "false alarm", "missed + false alarm", "unread", "undetermined",
             "n/a", "error")
 
@@ -97,6 +105,7 @@ class Job:
     reader_needed: str
     expected: Expected
     accepted: tuple[str, ...] = ()
+    set: str = "tuning"
 
 
 def _ids(value: Any, where: str) -> tuple[str, ...]:
@@ -174,6 +183,9 @@ def load_job(path: Path) -> Job:
         target = (path.parent / "files" / str(rel)).resolve()
         if not target.is_relative_to((path.parent / "files").resolve()) or not target.exists():
             raise JobError(f"{where}: check.paths names {rel!r}, not a file under files/")
+    job_set = raw.get("set", "tuning")
+    if job_set not in SETS:
+        raise JobError(f"{where}: set must be one of {', '.join(SETS)}")
     review = raw.get("review") or {}
     accepted = [a.get("id") for a in review.get("accepted", [])] if isinstance(review, dict) else []
     return Job(slug=raw["slug"], title=str(raw.get("title", "")), root=path.parent,
@@ -182,11 +194,17 @@ def load_job(path: Path) -> Job:
                paths=tuple(str(p) for p in paths), kind=check.get("kind"),
                reader_needed=str(raw.get("reader_needed", "")),
                expected=_expected(raw.get("expected"), where),
-               accepted=_ids(accepted, f"{where}: review.accepted"))
+               accepted=_ids(accepted, f"{where}: review.accepted"), set=job_set)
 
 
-def load_jobs(root: Path = JOBS_DIR, only: list[str] | None = None) -> list[Job]:
+def load_jobs(root: Path = JOBS_DIR, only: list[str] | None = None,
+              job_set: str | None = None) -> list[Job]:
+    """Every job under ``root`` (or those named in ``only``), of one set when ``job_set`` is given."""
+    if job_set is not None and job_set not in SETS:
+        raise JobError(f"no such set: {job_set} (one of {', '.join(SETS)})")
     jobs = [load_job(p) for p in sorted(root.glob("*/job.yaml")) if not p.parent.name.startswith("_")]
+    if job_set is not None:
+        jobs = [j for j in jobs if j.set == job_set]
     if only:
         unknown = set(only) - {j.slug for j in jobs}
         if unknown:
@@ -364,7 +382,8 @@ def as_json(results: list[tuple[Job, Run, Score, Score]], seconds: float) -> dic
     agree, total = rate(results)
     return {"agree": agree, "scored": total, "agreement": agree / max(total, 1),
             "agree_after_review": rate(results, reviewed=True)[0], "seconds": round(seconds, 2),
-            "jobs": [{"slug": j.slug, "source": j.source.get("url"), "type": j.source["type"],
+            "jobs": [{"slug": j.slug, "set": j.set, "source": j.source.get("url"),
+                      "type": j.source["type"],
                       "reader_needed": j.reader_needed, "outcome": s.outcome,
                       "outcome_after_review": r.outcome, "seconds": round(run.seconds, 2),
                       "error": run.error, "asks_fp8": {"engineer": j.expected.asks_fp8,
@@ -382,19 +401,23 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", nargs="+", metavar="SLUG", help="run only these jobs")
     parser.add_argument("--jobs", type=Path, default=JOBS_DIR, help="folder of job folders")
+    parser.add_argument("--set", dest="job_set", choices=SETS,
+                        help="run only the jobs of this set (default: every job)")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per job (60)")
     parser.add_argument("--json", type=Path, metavar="FILE", help="also write the results as JSON")
     parser.add_argument("-o", "--output", type=Path, metavar="FILE", help="write the table here")
     args = parser.parse_args(argv)
     try:
-        jobs = load_jobs(args.jobs, args.only)
+        jobs = load_jobs(args.jobs, args.only, args.job_set)
     except JobError as exc:
         print(f"agreement.py: {exc}", file=sys.stderr)
         return 2
     start = time.monotonic()
     results = evaluate(jobs, args.timeout)
     seconds = time.monotonic() - start
-    text = markdown(results, f"{len(jobs)} jobs, {seconds:.1f} s in all (s = seconds per job)")
+    sets = ", ".join(f"{n} {s}" for s, n in sorted(Counter(j.set for j in jobs).items()))
+    text = markdown(results, f"{len(jobs)} jobs ({sets}), {seconds:.1f} s in all "
+                             "(s = seconds per job)")
     if args.output:
         args.output.write_text(text + "\n", encoding="utf-8")
     print(text)

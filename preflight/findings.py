@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import enum
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,6 +58,44 @@ class FailOn(str, enum.Enum):
 
 
 FAIL_ON_CHOICES = tuple(f.value for f in FailOn)
+
+
+class Impact(str, enum.Enum):
+    """What a finding does to the job: the order a person acts on findings in (issue 12 item 5).
+
+    ``BLOCKS``: an error that stops the job or breaks its training; ``NO_FP8``: the job runs but
+    FP8 is silently not applied (rules tagged ``silent-no-fp8``, the documented tag;
+    ``silent-bf16`` is read as the same), whatever the severity; ``OTHER``: the rest. Derived
+    from a rule's severity and tags, so a rule author chooses it with data and a rule pack needs
+    no new field. Declaration order is reading order.
+    """
+
+    BLOCKS = "blocks"
+    NO_FP8 = "no-fp8"
+    OTHER = "other"
+
+    @classmethod
+    def of(cls, severity: Severity | str, tags: Iterable[str]) -> Impact:
+        """The class of a finding with this severity and these tags."""
+        if NO_FP8_TAGS.intersection(tags):
+            return cls.NO_FP8
+        return cls.BLOCKS if Severity(severity) is Severity.ERROR else cls.OTHER
+
+    @property
+    def rank(self) -> int:
+        """0 for what is read first."""
+        return list(Impact).index(self)
+
+
+NO_FP8_TAGS = frozenset({"silent-no-fp8", "silent-bf16"})
+"""Tags that put a finding under :attr:`Impact.NO_FP8`."""
+
+
+def reading_order(severity: Severity | str, tags: Iterable[str], rule_id: str
+                  ) -> tuple[int, int, str]:
+    """The one sort key of findings (JSON, every renderer, ``--fail-on`` messages): by impact,
+    then severity (errors first), then id, so golden files stay stable."""
+    return (Impact.of(severity, tags).rank, -Severity(severity).rank, rule_id)
 
 
 def at_or_above(severity: Severity, fail_on: FailOn | str) -> bool:
@@ -163,6 +202,11 @@ class Finding:
     confidence: str = "verified"
     location: Location | None = None
     tags: tuple[str, ...] = ()
+
+    @property
+    def impact(self) -> Impact:
+        """What the finding does to the job (:class:`Impact`)."""
+        return Impact.of(self.severity, self.tags)
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -70,11 +70,15 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from functools import lru_cache
-from typing import Any, TypeGuard
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from preflight.facts import Unknown
-from preflight.frameworks._view import MAX_PLAUSIBLE, Derived
+from preflight.frameworks._derived import INTERNAL, Derived, Sourced, Value
+from preflight.frameworks._view import MAX_PLAUSIBLE
 from preflight.registry.intent import SPECS as INTENT_SPECS
+
+if TYPE_CHECKING:
+    from preflight.frameworks._record import Framework
 
 NO_CONFIG = "no job config given"
 
@@ -87,12 +91,10 @@ NAMES = ("fp8", "fp8_source", "fp8_overridden_by", "frameworks", "backend", "rec
          "micro_batch", "packing", "pad_multiple", "moe.experts", "moe.top_k", "ep",
          "rollout.engine", "rollout.fp8", "rollout.recipe", "rollout.kv_cache_fp8",
          "rollout.is_correction", "recipe_by_backend", "block_scales_fp32")
-_INTERNAL = ("shapes.tp", "shapes.sp", "shapes.qkv_out", "shapes.proj_in", "shapes.fc1_out",
-             "overrides_fp8", "runs_on", "survives_override")
 
 
 @lru_cache(maxsize=1)
-def _orders() -> tuple[Any, tuple[str, ...], dict[str, tuple[str, ...]]]:
+def _orders() -> tuple[Mapping[str, Framework], tuple[str, ...], dict[str, tuple[str, ...]]]:
     """The frameworks registry, the order in which frameworks state a value, and the exceptions
     by name (each framework's record says where it stands: precedence / zero_stage_rank).
     Imported on first use: a check with no job config never loads the readers."""
@@ -151,12 +153,12 @@ def _facts_and_prov(facts: Mapping[str, Any]) -> tuple[Mapping[str, Any], Mappin
     return facts, (prov if isinstance(prov, Mapping) else {})
 
 
-def derive_intent(facts: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+def derive_intent(facts: Mapping[str, Any]) -> tuple[dict[str, Value], dict[str, str]]:
     """``(values, provenance)`` of every ``intent.*`` fact (names with the ``intent.`` prefix)."""
     facts, prov = _facts_and_prov(facts)
     kinds = facts.get("config.kinds")
     if not isinstance(kinds, list) or not kinds:
-        values = {f"intent.{n}": Unknown(NO_CONFIG) for n in NAMES}
+        values: dict[str, Value] = {f"intent.{n}": Unknown(NO_CONFIG) for n in NAMES}
         return values, {name: "intent" for name in values}
     by_kind, order, by_name = _orders()
     derive_kinds = set(kinds)
@@ -167,19 +169,19 @@ def derive_intent(facts: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, s
             if isinstance(facts.get(fact), str):
                 derive_kinds.add(other)
     per = {k: by_kind[k].derive(facts, prov) for k in order if k in derive_kinds}
-    got: dict[str, tuple[Any, str]] = {"frameworks": (list(kinds), "config"),
-                                       "stack": (_stack(kinds, per, by_kind), "config")}
-    names = {n for d in per.values() for n in d if not n.startswith("default.")}
-    for name in names - {"fp8", "overrides_fp8"}:
+    got: dict[str, Sourced] = {"frameworks": (list(kinds), "config"),
+                               "stack": (_stack(kinds, per, by_kind), "config")}
+    names = {n for d in per.values() for n in d.values}
+    for name in names - {"fp8"}:
         for kind in by_name.get(name, order):
-            if name in per.get(kind, {}):
-                got[name] = per[kind][name]
+            if kind in per and name in per[kind].values:
+                got[name] = per[kind].values[name]
                 break
-    # A framework's default ("default.<name>") counts only where no framework states the value.
+    # A framework's default counts only where no framework states the value.
     for kind in order:
-        for name, value in per.get(kind, {}).items():
-            if name.startswith("default.") and name[8:] not in got:
-                got[name[8:]] = value
+        for name, value in (per[kind].defaults.items() if kind in per else ()):
+            if name not in got:
+                got[name] = value
     _combine_fp8(per, got)
     unrecognised = facts.get("config.unrecognised")
     if got["fp8"][0] is False and isinstance(unrecognised, list) and unrecognised:
@@ -189,12 +191,13 @@ def derive_intent(facts: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, s
                               "the framework --kind names were found, so whether the job asks "
                               "for FP8 is not known"), "config")
     _fill(got)
-    values = {f"intent.{n}": v for n, (v, _) in got.items() if n not in _INTERNAL}
-    provenance = {f"intent.{n}": s for n, (_, s) in got.items() if n not in _INTERNAL}
+    values = {f"intent.{n}": v for n, (v, _) in got.items() if n not in INTERNAL}
+    provenance = {f"intent.{n}": s for n, (_, s) in got.items() if n not in INTERNAL}
     return values, provenance
 
 
-def _stack(kinds: list[str], per: dict[str, Derived], by_kind: Any) -> list[str]:
+def _stack(kinds: list[str], per: dict[str, Derived], by_kind: Mapping[str, Framework]
+           ) -> list[str]:
     """Every framework the job runs on: the kinds read, then what each runs on (its record's
     ``runs_on`` and, for this job, the ``runs_on`` its derive states), transitively."""
     stack = list(dict.fromkeys(kinds))
@@ -202,22 +205,23 @@ def _stack(kinds: list[str], per: dict[str, Derived], by_kind: Any) -> list[str]
     while todo:
         kind = todo.pop(0)
         fw = by_kind.get(kind)
-        stated: Any = per.get(kind, {}).get("runs_on", ([],))[0]
-        for base in (*(fw.runs_on if fw else ()), *(stated if isinstance(stated, list) else ())):
+        stated = per[kind].runs_on if kind in per else ()
+        for base in (*(fw.runs_on if fw else ()), *stated):
             if base not in stack and base in by_kind:
                 stack.append(base)
                 todo.append(base)
     return stack
 
 
-def _combine_fp8(per: dict[str, Derived], got: dict[str, tuple[Any, str]]) -> None:
-    asking = [(k, d["fp8"][1]) for k, d in per.items() if d.get("fp8", (False,))[0] is True]
-    undecided = [d["fp8"] for d in per.values() if isinstance(d.get("fp8", (False,))[0], Unknown)]
+def _combine_fp8(per: dict[str, Derived], got: dict[str, Sourced]) -> None:
+    stated = {k: fp8 for k, d in per.items() if (fp8 := d.values.get("fp8")) is not None}
+    asking = [(k, fp8[1]) for k, fp8 in stated.items() if fp8[0] is True]
+    undecided = [fp8 for fp8 in stated.values() if isinstance(fp8[0], Unknown)]
     if not asking and undecided:
         got["fp8"] = undecided[0]   # e.g. an accelerate fp8_config whose switch is on the CLI
         return
     if not asking:
-        got["fp8"] = (False, next((d["fp8"][1] for d in per.values() if "fp8" in d),
+        got["fp8"] = (False, next((fp8[1] for fp8 in stated.values()),
                                   "no FP8 setting in the configs read"))
         return
     kind, source = asking[0]
@@ -226,16 +230,16 @@ def _combine_fp8(per: dict[str, Derived], got: dict[str, tuple[Any, str]]) -> No
     got["fp8_source"] = (source, source)
     # A framework that cancels the asking one's FP8 (HF Trainer's bf16 over accelerate's fp8,
     # NeMo without transformer_engine over its own fp8 keys).
-    cancel = next((d["overrides_fp8"] for k, d in per.items()
-                   if kind in by_kind[k].cancels_fp8_of and "overrides_fp8" in d), None)
+    cancel = next((d.overrides_fp8 for k, d in per.items()
+                   if kind in by_kind[k].cancels_fp8_of and d.overrides_fp8 is not None), None)
     override = cancel[1] if cancel is not None else None
-    explicit = any(by_kind[k].explicit_precision_wins and "overrides_fp8" in d
+    explicit = any(by_kind[k].explicit_precision_wins and d.overrides_fp8 is not None
                    for k, d in per.items())
     if cancel is not None and isinstance(cancel[0], Unknown) and len(asking) == 1:
         # e.g. TrainingArguments(bf16=<set under a condition the text does not decide>)
         got["fp8"] = (Unknown(f"FP8 is asked at {source}, but {cancel[0].reason}"), cancel[1])
         return
-    kept = per.get(kind, {}).get("survives_override")
+    kept = per[kind].survives_override if kind in per else None
     if override is not None and len(asking) == 1 and kept is not None:
         # the asking framework still converts with this backend (accelerate >= 1.9 with the TE
         # backend `accelerate launch` exported: DelayedScaling() over the replaced precision)
@@ -255,12 +259,12 @@ def _combine_fp8(per: dict[str, Derived], got: dict[str, tuple[Any, str]]) -> No
         got.pop("recipe", None)
         got.pop("format", None)
     elif not by_kind[kind].explicit_precision_wins and kind in per and \
-            "precision" in per[kind] and not explicit:
-        got["precision"] = per[kind]["precision"]
+            "precision" in per[kind].values and not explicit:
+        got["precision"] = per[kind].values["precision"]
     if got["fp8"][0] and kind in per:
         for name in ("backend", "recipe", "format"):   # from the framework that asked for FP8
-            if name in per[kind]:
-                got[name] = per[kind][name]
+            if name in per[kind].values:
+                got[name] = per[kind].values[name]
 
 
 # The closed vocabularies, from the fact registry (rules lint checks rules against the same).
@@ -268,7 +272,7 @@ VOCAB = {spec.name.removeprefix("intent."): set(spec.choices) for spec in INTENT
          if spec.choices}
 
 
-def _fill(got: dict[str, tuple[Any, str]]) -> None:
+def _fill(got: dict[str, Sourced]) -> None:
     """Unknown for what no framework stated; drop what does not apply; compute the GEMMs."""
     for name, allowed in VOCAB.items():
         value, source = got.get(name, (None, ""))
@@ -333,7 +337,7 @@ def _fill(got: dict[str, tuple[Any, str]]) -> None:
         got.setdefault(name, (Unknown(reason), "intent"))
 
 
-def _int(value: Any) -> bool:
+def _int(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
@@ -352,6 +356,6 @@ def _align(n: int) -> int:
     return min(n & -n, 128)
 
 
-def derive(facts: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+def derive(facts: Mapping[str, Any]) -> tuple[dict[str, Value], dict[str, str]]:
     """The interface the API calls (see docs/internals.md)."""
     return derive_intent(facts)

@@ -11,8 +11,33 @@ Standard library only (the CLI imports it before anything else, so that Ctrl-C s
 
 from __future__ import annotations
 
-FORMATS = ("text", "json", "markdown", "sarif")
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Format:
+    """A report format: its ``--format`` name and the module under ``preflight/render/`` whose
+    ``render(doc, options) -> str`` writes it. ``document``: the output is one document for
+    tools (nothing may be printed around it: the multi-rank mode adds its table to the others)."""
+
+    name: str
+    module: str
+    document: bool = False
+
+
+REPORT_FORMATS: tuple[Format, ...] = (
+    Format("text", "text"),
+    Format("json", "json_", document=True),
+    Format("markdown", "markdown"),
+    Format("sarif", "sarif", document=True),
+    Format("junit", "junit", document=True),
+)
+"""The one table of report formats (issue 25 item 6): the CLI's choices, the dispatch in
+``preflight.render`` and the multi-rank mode read it. A new format is a module and a line here."""
+
+FORMATS = tuple(f.name for f in REPORT_FORMATS)
 """Every report format (``check``, ``report``, the multi-rank mode)."""
+BY_NAME = {f.name: f for f in REPORT_FORMATS}
 
 COMMAND_FORMATS: dict[str, tuple[str, ...]] = {
     "check": FORMATS,
@@ -22,7 +47,8 @@ COMMAND_FORMATS: dict[str, tuple[str, ...]] = {
     "plan": ("text", "json"),
     "speedup": ("text", "json", "markdown"),
 }
-"""The formats each command can write: a subset of :data:`FORMATS`, in that order."""
+"""The formats each command can write: ``check``, ``report`` and the multi-rank mode every report
+format, the others those their own renderers write."""
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1          # findings at or above --fail-on; smoke: a check failed

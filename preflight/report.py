@@ -11,7 +11,14 @@ from typing import TYPE_CHECKING, Any
 
 from preflight import __version__
 from preflight.facts import Facts, facts_to_json
-from preflight.findings import FailOn, Finding, Severity, Undetermined, at_or_above
+from preflight.findings import (
+    FailOn,
+    Finding,
+    Severity,
+    Undetermined,
+    at_or_above,
+    reading_order,
+)
 from preflight.probes.base import ProbeResult
 
 if TYPE_CHECKING:
@@ -71,8 +78,9 @@ class Report:
         return EXIT_OK if self.ok(fail_on) else EXIT_FINDINGS
 
     def sorted_findings(self) -> list[Finding]:
-        """Errors first, then warnings, then info; by id within a severity."""
-        return sorted(self.findings, key=lambda f: (-f.severity.rank, f.rule_id))
+        """The findings in reading order (:func:`preflight.findings.reading_order`: by impact,
+        then severity, then id): the one order of the JSON document and every renderer."""
+        return _ordered(self.findings)
 
     def to_dict(self) -> dict[str, Any]:
         """The ``--format json`` document (contract: the top-level keys), **not redacted**.
@@ -91,7 +99,7 @@ class Report:
             "facts": facts_json["facts"],
             "provenance": facts_json["provenance"],
             "probes": [p.to_dict() for p in self.probes],
-            "findings": [f.to_dict() for f in self.sorted_findings()],
+            "findings": [_finding_dict(f) for f in self.sorted_findings()],
             "undetermined": [u.to_dict() for u in sorted(self.undetermined,
                                                          key=lambda u: u.rule_id)],
             "smoke": self.smoke,
@@ -99,8 +107,7 @@ class Report:
             "summary": self.summary(),
             "environment": self.environment.to_dict() if self.environment else None,
             "strict": self.strict,
-            "baselined": [f.to_dict() for f in sorted(
-                self.baselined, key=lambda f: (-f.severity.rank, f.rule_id))],
+            "baselined": [_finding_dict(f) for f in _ordered(self.baselined)],
             "ignored": list(self.ignored),
             "job_read": self.job_read,
             "exit_code": self.exit_code(),
@@ -111,3 +118,13 @@ class Report:
         from preflight.render import render
 
         return render(self, fmt, redact=redact, color=color)
+
+
+def _ordered(findings: tuple[Finding, ...]) -> list[Finding]:
+    return sorted(findings, key=lambda f: reading_order(f.severity, f.tags, f.rule_id))
+
+
+def _finding_dict(finding: Finding) -> dict[str, Any]:
+    """A finding of the document: :meth:`Finding.to_dict` plus its ``impact`` (what renderers
+    group by; snapshots store findings without it, it is derived)."""
+    return {**finding.to_dict(), "impact": finding.impact.value}

@@ -107,7 +107,8 @@ def snapshot_document(facts: Facts, probes: Sequence[ProbeResult], inputs: Seque
         doc = redact_document(doc)
     from preflight.render.sanitize import finite_document
 
-    return finite_document(doc)   # JSON has no NaN: a bare NaN breaks every strict reader
+    finite: dict[str, Any] = finite_document(doc)   # a copy of the same shape
+    return finite   # JSON has no NaN: a bare NaN breaks every strict reader
 
 
 def _checked(name: str, value: Any) -> Any:

@@ -13,6 +13,7 @@ import pytest
 
 from preflight.cli import build_parser, main
 from preflight.commands.completion import script, walk
+from preflight.outputs import FORMATS
 
 BASH = shutil.which("bash")
 
@@ -77,8 +78,9 @@ def test_scripts_parse(shell: str, tmp_path) -> None:
 def test_fish_script_has_subcommands_and_choices() -> None:
     text = script(build_parser(), "fish")
     assert "-n '__fish_use_subcommand' -a check" in text
-    assert "-n '__fish_seen_subcommand_from check' -l format -x -a 'text json markdown sarif'" \
-        in text
+    formats = " ".join(FORMATS)     # every report format of the table, junit included
+    assert "junit" in formats
+    assert f"-n '__fish_seen_subcommand_from check' -l format -x -a '{formats}'" in text
     assert "__fish_seen_subcommand_from rules && __fish_seen_subcommand_from show" in text
     assert "-n '__fish_seen_subcommand_from check' -F" in text       # PATH: files
     assert "-n '__fish_seen_subcommand_from completion' -F" not in text

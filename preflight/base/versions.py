@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -109,7 +109,7 @@ class VersionMatcher:
         return self.contains_key(key)
 
 
-_ORDERED = {
+_ORDERED: dict[str, Callable[[Version, Version], bool]] = {
     "<": lambda a, b: a < b,
     "<=": lambda a, b: a <= b,
     ">": lambda a, b: a > b,

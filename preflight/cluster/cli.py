@@ -146,8 +146,12 @@ def _render(args: argparse.Namespace, report: Report, view: ClusterView) -> str:
     detail = args.detail
     body = render(report, args.format, redact=redact, color=color,
                   width=console.text_width(args), detail=detail)
-    if args.format == "sarif" or (args.format == "text" and detail == "quiet"):
-        return body   # -q: one line per finding (the ranks' differences are findings too)
+    from preflight.outputs import BY_NAME
+
+    if BY_NAME[args.format].document or (args.format == "text" and detail == "quiet"):
+        # A document for tools (SARIF) stays one document; -q: one line per finding (the
+        # ranks' differences are findings too).
+        return body
     # render_section redacts cell by cell itself: scrubbing the laid-out table afterwards would
     # shorten cells (/home/u/x -> ~/x) and shift the columns after them.
     from preflight.render.sanitize import clean_text  # host and GPU names come from outside

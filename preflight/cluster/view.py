@@ -60,7 +60,7 @@ def _cell(view: ClusterView, rank: int, kind: str, name: str) -> str:
         if d["name"] == name:
             for value, ranks in d["values"].items():
                 if rank in ranks:
-                    return value
+                    return str(value)        # merge._diff keys the groups by str
     return "-"
 
 
@@ -171,12 +171,13 @@ def section_json(view: ClusterView, *, redact: bool = True) -> dict[str, Any]:
     """The ``cluster`` key of the JSON report, every string cell redacted as in the text and
     Markdown tables ($HOME, host names, secret-looking values: env values such as
     NCCL_TOPO_FILE hold paths)."""
-    return _strings(_redactor(redact), {
+    clean = _redactor(redact)
+    return {key: _strings(clean, value) for key, value in {
         "nodes": [{"node": n.label, "ranks": list(n.ranks), **({} if redact else {"host": n.host})}
                   for n in view.nodes],
         "differences": [{"kind": k, "text": t} for k, t in _differences(view)],
         "ranks": rows(view),
-    })
+    }.items()}
 
 
 def _strings(clean: Callable[[str], str], doc: Any) -> Any:

@@ -1,7 +1,7 @@
 """``fp8-doctor smoke``: run only the FP8 smoke step and print its results (text or JSON).
 
 Text output is a verdict per check: the measured value, the threshold it had to meet
-(preflight/render/smoke_checks.py) and pass / fail, grouped by backend. Progress (the stage each
+(preflight/registry/smoke_verdict.py) and pass / fail, grouped by backend. Progress (the stage each
 child is in) goes to stderr, as a rich status line on a terminal.
 
 Exit codes (the DESIGN.md contract, applied to this command): **0** every check passed, or the
@@ -101,8 +101,8 @@ def render_text(facts: dict[str, Any], details: dict[str, Any] | None = None, *,
     did not pass, then that line), ``verbose`` (``-v``: also the raw measurements)."""
     from rich.text import Text
 
+    from preflight.registry.smoke_verdict import NOTE, PASS, smoke_checks, smoke_headline
     from preflight.render._common import smoke_rows, tail_text
-    from preflight.render.smoke_checks import NOTE, PASS, smoke_checks, smoke_headline
     from preflight.render.text import WIDTH, console_for, finish_text, indented, smoke_table
 
     console, buf = console_for(color, width or WIDTH)
@@ -181,8 +181,8 @@ def render(facts: dict[str, Any], details: dict[str, Any], fmt: str, *, redact: 
     JSON adds ``checks`` (the verdict rows) and ``exit_code``."""
     from dataclasses import asdict
 
+    from preflight.registry.smoke_verdict import smoke_checks
     from preflight.render import render_document
-    from preflight.render.smoke_checks import smoke_checks
 
     def as_json(doc: dict[str, Any]) -> str:
         out = dict(doc, checks=[asdict(c) for c in smoke_checks(doc["facts"])],

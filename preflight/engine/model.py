@@ -8,7 +8,7 @@ condition (:mod:`preflight.engine.conditions`) and a compiled message template
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -183,7 +183,7 @@ _NUMBER = re.compile(r"(?<![\w.\"'])\d+(?:\.\d+)+(?![\w.\"'])")
 class Reporter:
     """Collects :class:`Problem` s for one file, turning key paths into line numbers."""
 
-    def __init__(self, path: str, line_of: Any, text: str = "") -> None:
+    def __init__(self, path: str, line_of: Callable[[tuple[Any, ...]], int | None], text: str = "") -> None:
         self.path = path
         self._line_of = line_of          # yamlsafe.Loaded.line_of
         self._text = text
@@ -198,9 +198,9 @@ class Reporter:
         if isinstance(value, float) and line and self._text:
             rows = self._text.splitlines()
             if line <= len(rows):
-                for tok in _NUMBER.findall(rows[line - 1]):
-                    if float(tok) == value:
-                        return tok
+                for number in _NUMBER.finditer(rows[line - 1]):
+                    if float(number[0]) == value:
+                        return number[0]
         return repr(value)
 
     def line(self, where: tuple[Any, ...]) -> int | None:

@@ -32,11 +32,11 @@ from functools import lru_cache
 from typing import Any
 
 try:  # Python >= 3.11
-    import re._constants as _sre_constants  # type: ignore[import-not-found]
-    import re._parser as _sre_parse  # type: ignore[import-not-found]
+    import re._constants as _sre_constants
+    import re._parser as _sre_parse
 except ImportError:  # pragma: no cover - Python 3.10
-    import sre_constants as _sre_constants  # type: ignore[no-redef]
-    import sre_parse as _sre_parse  # type: ignore[no-redef]
+    import sre_constants as _sre_constants
+    import sre_parse as _sre_parse
 
 MATCH_LIMIT = 4096
 """The longest string a linear ``matches`` pattern is applied to."""
@@ -90,7 +90,7 @@ def subject_limit(pattern: str) -> int:
 
 def cost(pattern: str, length: int) -> int:
     """Estimated steps of one match of ``pattern`` on ``length`` characters."""
-    return (length + 1) ** max(degree(pattern), 1)
+    return int((length + 1) ** max(degree(pattern), 1))   # int ** int: typeshed says Any
 
 
 @lru_cache(maxsize=1024)

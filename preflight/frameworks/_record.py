@@ -14,18 +14,16 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from preflight.frameworks._derived import Derived
 from preflight.reading.parse import Parsed
 from preflight.reading.types import ReaderOutput
 
 if TYPE_CHECKING:
     from preflight.reading.pysource import Module
 
-Derived = dict[str, tuple[Any, str]]
-"""``{intent name: (value, source)}`` as one framework states it (source: ``file:line`` or a
-phrase naming the framework default that decided it)."""
-
 Reader = Callable[[str, Parsed], ReaderOutput]
 Deriver = Callable[[Mapping[str, Any], Mapping[str, str]], Derived]
+"""``(facts, provenance) -> what the framework says about intent`` (:mod:`._derived`)."""
 Scorer = Callable[[Any], int]
 TextReader = Callable[[str, str, dict[str, str]], ReaderOutput]
 """``(path, text, shell variables set by the scripts that source it) -> facts`` of a launch
@@ -87,8 +85,9 @@ class Framework:
     references: tuple[Reference, ...] = ()
     defaults: tuple[Default, ...] = ()
     cancels_fp8_of: tuple[str, ...] = ()
-    """Kinds whose FP8 request this framework's ``overrides_fp8`` turns off (HF Trainer's
-    bf16/fp16 replace accelerate's mixed precision; NeMo's missing transformer_engine its own)."""
+    """Kinds whose FP8 request this framework's :attr:`Derived.overrides_fp8` turns off (HF
+    Trainer's bf16/fp16 replace accelerate's mixed precision; NeMo's missing transformer_engine
+    its own)."""
     explicit_precision_wins: bool = False
     """Its explicit precision beats the precision of the framework that asked for FP8."""
     zero_stage_rank: int | None = None
@@ -103,7 +102,7 @@ class Framework:
     """Kinds this framework always runs on, whose rules therefore apply to its jobs
     (LLaMA-Factory -> ``hf_trainer``; the HF Trainer -> ``accelerate``); followed transitively
     into ``intent.stack``. What depends on the job (ms-swift's Megatron path, a DeepSpeed config)
-    its ``derive`` states as the internal value ``runs_on`` (a list of kinds), added to these."""
+    its ``derive`` states as :attr:`Derived.runs_on`, added to these."""
     distributions: tuple[str, ...] = ()
     """PEP 503 names of the distributions the framework ships as (any one will do: Lightning is
     ``lightning`` or ``pytorch-lightning``): probed, and needed by a job that runs on it."""

@@ -11,9 +11,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from preflight.facts import Unknown
-from preflight.frameworks._record import Derived
+from preflight.frameworks._derived import Derived, IntentOut, Stated
 
-__all__ = ["Derived", "IMPLAUSIBLE", "LIT_PRECISION", "MAX_PLAUSIBLE", "View", "first"]
+__all__ = ["Derived", "IMPLAUSIBLE", "IntentOut", "LIT_PRECISION", "MAX_PLAUSIBLE", "Stated",
+           "View", "first"]
 
 MAX_PLAUSIBLE = 2 ** 53
 """No real size, count or degree is larger. Above it JSON readers lose precision, and Python

@@ -26,7 +26,7 @@ from preflight.base.versions import comparison_key
 from preflight.facts import Unknown
 from preflight.frameworks import accelerate_launch
 from preflight.frameworks._record import Default, Framework, Launch, Reference
-from preflight.frameworks._view import Derived, View, first
+from preflight.frameworks._view import Derived, IntentOut, Stated, View, first
 from preflight.frameworks.deepspeed import ds_precision
 from preflight.reading.parse import Parsed, flatten
 from preflight.reading.pyfacts import PyOut
@@ -76,7 +76,7 @@ _ACC_BACKEND = {"TE": "te", "MSAMP": "msamp", "AO": "torchao"}
 
 def from_accelerate(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     a = View(f, "accelerate", prov)
-    out: Derived = {}
+    out = IntentOut()
     mp = a.get("mixed_precision")
     mp_src = a.src("mixed_precision")
     if mp is None and isinstance(f.get("env.ACCELERATE_MIXED_PRECISION"), str):
@@ -119,7 +119,7 @@ def from_accelerate(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
         if value:
             out["distributed"] = (value, a.src("distributed_type"))
         if value in ("deepspeed", "megatron"):       # DEEPSPEED / MEGATRON_LM plugins
-            out["runs_on"] = ([value], a.src("distributed_type"))
+            out.runs_on = (value,)
     if a.int("deepspeed_config.zero_stage") is not None:
         out["zero_stage"] = (a.int("deepspeed_config.zero_stage"),
                              a.src("deepspeed_config.zero_stage"))
@@ -142,13 +142,13 @@ def from_accelerate(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
         _accelerate_fp8(a, f, prov, out, str(mp).lower() == "fp8")
         if str(mp).lower() == "fp8":
             _kept_backend(a, f, prov, out)
-    return out
+    return out.build()
 
 
 _V1_9 = Version("1.9.0")
 
 
-def _kept_backend(a: View, f: Mapping[str, Any], prov: Mapping[str, str], out: Derived) -> None:
+def _kept_backend(a: View, f: Mapping[str, Any], prov: Mapping[str, str], out: IntentOut) -> None:
     """The FP8 backend that still converts the model when another framework (the HF Trainer's
     ``bf16``) replaces accelerate's mixed precision: ``survives_override``.
 
@@ -171,12 +171,12 @@ def _kept_backend(a: View, f: Mapping[str, Any], prov: Mapping[str, str], out: D
     if key is None:
         why = (version.reason if isinstance(version, Unknown) else "not installed here"
                if version is None else f"{str(version)[:40]!r}")
-        out["survives_override"] = (Unknown(
+        out.survives_override = (Unknown(
             "accelerate >= 1.9.0 still converts the model with the TE backend `accelerate "
             f"launch` exports, earlier releases do not, and accelerate is {why} (--assume "
             "pkg.accelerate=V)"), src)
     elif key >= _V1_9:
-        out["survives_override"] = ("te", src)
+        out.survives_override = ("te", src)
 
 
 # Recipe handlers (accelerate v1.14.0 09228237 utils/dataclasses.py): the backend each selects.
@@ -272,13 +272,15 @@ def _handlers(out: PyOut, handlers: list[Call], line: int) -> None:
                 out.put(f"{prefix}.{key}", value, h.lines.get(key, h.line))
 
 
-def _parallelism(a: View, out: Derived) -> None:
+def _parallelism(a: View, out: IntentOut) -> None:
     """intent.tp / intent.cp from ``parallelism_config`` (accelerate >= 1.10.0).
 
     ``accelerate launch`` copies ``parallelism_config.<key>`` of the YAML to the flag of the same
     name unless that flag was given (commands/launch.py _validate_launch_command at v1.10.0 and
     v1.14.0), so a flag wins over the YAML key."""
-    for name, size in (("tp", "parallelism_config_tp_size"), ("cp", "parallelism_config_cp_size")):
+    sizes: tuple[tuple[Stated, str], ...] = (("tp", "parallelism_config_tp_size"),
+                                             ("cp", "parallelism_config_cp_size"))
+    for name, size in sizes:
         key = first(a, size, f"parallelism_config.{size}")
         if key is None:
             continue
@@ -289,7 +291,7 @@ def _parallelism(a: View, out: Derived) -> None:
             out[name] = (value, a.src(key))
 
 
-def _accelerate_fp8(a: View, f: Mapping[str, Any], prov: Mapping[str, str], out: Derived,
+def _accelerate_fp8(a: View, f: Mapping[str, Any], prov: Mapping[str, str], out: IntentOut,
                     mixed_fp8: bool = True) -> None:
     raw = a.get("fp8_config.backend")
     src = a.src("fp8_config.backend")

@@ -25,7 +25,7 @@ from typing import Any
 from preflight.facts import Unknown
 from preflight.findings import Source
 from preflight.frameworks._record import Default, Framework, Launch, Reference
-from preflight.frameworks._view import Derived, View
+from preflight.frameworks._view import Derived, IntentOut, Stated, View
 from preflight.reading.overridelaunch import Syntax, base_unread, find_launch, merged_facts
 from preflight.reading.readers import read_plain
 from preflight.reading.types import ReaderOutput
@@ -78,7 +78,7 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
 
 def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     v = View(f, KIND, prov)
-    out: Derived = {}
+    out = IntentOut()
     te = f.get(f"{PREFIX}.model.backend.te_fp8")
     te_set = any(n.startswith(f"{PREFIX}.model.backend.te_fp8.") for n in f) or \
         (te is not None and not isinstance(te, Unknown))
@@ -118,9 +118,11 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
                                              v.src("distributed._target_")))
     elif strategy.lower() == "ddp" or strategy.endswith("DDPManager"):
         out["distributed"] = ("ddp", v.src("distributed.strategy", v.src("distributed._target_")))
-    for name, key in (("tp", "distributed.tp_size"), ("cp", "distributed.cp_size"),
-                      ("ep", "distributed.ep_size"), ("micro_batch",
-                                                      "step_scheduler.local_batch_size")):
+    sizes: tuple[tuple[Stated, str], ...] = (("tp", "distributed.tp_size"),
+                                             ("cp", "distributed.cp_size"),
+                                             ("ep", "distributed.ep_size"),
+                                             ("micro_batch", "step_scheduler.local_batch_size"))
+    for name, key in sizes:
         if v.int(key) is not None:
             out[name] = (v.int(key), v.src(key))
     if v.has("distributed.sequence_parallel"):
@@ -137,7 +139,7 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     gpus = v.int("nproc_per_node")
     if gpus:
         out["num_gpus"] = (gpus, v.src("nproc_per_node"))
-    return out
+    return out.build()
 
 
 FRAMEWORK = Framework(

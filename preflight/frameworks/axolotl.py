@@ -17,7 +17,7 @@ from typing import Any
 
 from preflight.frameworks import hf_trainer
 from preflight.frameworks._record import Default, Framework, Reference
-from preflight.frameworks._view import Derived, View
+from preflight.frameworks._view import Derived, IntentOut, View
 
 KIND = "axolotl"
 
@@ -53,10 +53,10 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
         v2 = a.int("fsdp_version") == 2 or a.int("fsdp_config.fsdp_version") == 2
         out["distributed"] = ("fsdp2" if v2 else "fsdp1",
                               a.src("fsdp_version", a.src("fsdp_config")))
-    return out
+    return out.build()
 
 
-def _padding(a: View, out: Derived) -> None:
+def _padding(a: View, out: IntentOut) -> None:
     """What axolotl's collator pads a micro-batch's rows to (core/builders/causal.py at v0.18.0
     L386-L394; the multipack collators take the same ``pad_to_multiple_of``,
     utils/collators/batching.py L75-L79): ``pad_to_multiple_of`` (default 64) unless

@@ -12,7 +12,7 @@ from typing import Any
 
 from preflight.facts import Unknown
 from preflight.frameworks._record import Default, Framework
-from preflight.frameworks._view import Derived, View
+from preflight.frameworks._view import Derived, IntentOut, View
 from preflight.reading.readers import read_plain
 
 KIND = "deepspeed"
@@ -63,7 +63,8 @@ def ds_precision(facts: Mapping[str, Any], prov: Mapping[str, str], under_fp8: b
 
 def from_deepspeed(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     d = View(f, "deepspeed", prov)
-    out: Derived = {"distributed": ("deepspeed", prov.get("config.files", "config"))}
+    out = IntentOut()
+    out["distributed"] = ("deepspeed", prov.get("config.files", "config"))
     stage = d.get("zero_optimization.stage")
     if d.int("zero_optimization.stage") is not None:     # 3, or "3" as generated JSON has it
         out["zero_stage"] = (d.int("zero_optimization.stage"), d.src("zero_optimization.stage"))
@@ -80,7 +81,7 @@ def from_deepspeed(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
         # block; DeepSpeed's own "fp8" block does nothing (research DS-02) and is not read here.
         out["fp8"] = (True, d.src("msamp.enabled"))
         out["backend"] = ("msamp", d.src("msamp.enabled"))
-    return out
+    return out.build()
 
 
 

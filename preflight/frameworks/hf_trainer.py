@@ -16,7 +16,7 @@ from typing import Any
 from preflight.facts import Unknown
 from preflight.frameworks import llamafactory_launch, trl
 from preflight.frameworks._record import Default, Framework, Launch, Reference
-from preflight.frameworks._view import Derived, View
+from preflight.frameworks._view import Derived, IntentOut, View
 from preflight.reading import launch
 from preflight.reading.parse import Parsed, usable_key
 from preflight.reading.pyfacts import PyOut
@@ -198,13 +198,13 @@ def _read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
 
 
 def from_hf_trainer(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
-    return training_args(View(f, KIND, prov))
+    return training_args(View(f, KIND, prov)).build()
 
 
-def training_args(h: View) -> Derived:
+def training_args(h: View) -> IntentOut:
     """Intent from TrainingArguments-style keys (shared by the tools that build them from their
     own YAML: axolotl, LLaMA-Factory), under ``h``'s kind."""
-    out: Derived = {}
+    out = IntentOut()
     if h.get("fp8") is True:
         # LlamaFactory (Fp8Arguments: fp8, fp8_backend) and axolotl (fp8: true, torchao
         # tensorwise) add their own fp8 key on top of TrainingArguments.
@@ -226,13 +226,13 @@ def training_args(h: View) -> Derived:
     for key in ("fp16", "bf16"):
         if h.get(key) is True:
             out["precision"] = (key, h.src(key))
-            out["overrides_fp8"] = (True, h.src(key))
+            out.overrides_fp8 = (True, h.src(key))
             break
         unknown = h.unknown(key)
         if unknown is not None:
             # may replace accelerate's FP8 or not: never read as either (issue 22 item 5)
             out["precision"] = (Unknown(f"{key} is not known: {unknown.reason}"), h.src(key))
-            out["overrides_fp8"] = (Unknown(f"{key} may replace accelerate's mixed precision: "
+            out.overrides_fp8 = (Unknown(f"{key} may replace accelerate's mixed precision: "
                                             f"{unknown.reason}"), h.src(key))
             break
     if h.has("gradient_checkpointing"):
@@ -242,10 +242,10 @@ def training_args(h: View) -> Derived:
         out["compile"] = (h.truthy("torch_compile"), h.src("torch_compile"))
     else:
         # a default: another framework's explicit setting (accelerate's dynamo_backend) wins
-        out["default.compile"] = (False, "TrainingArguments default (torch_compile=False)")
+        out.default("compile", (False, "TrainingArguments default (torch_compile=False)"))
     if h.get("deepspeed"):
         out["distributed"] = ("deepspeed", h.src("deepspeed"))
-        out["runs_on"] = (["deepspeed"], h.src("deepspeed"))
+        out.runs_on = ("deepspeed",)
     elif h.get("fsdp"):
         v2 = h.int("fsdp_config.fsdp_version") == 2 or h.int("fsdp_config.version") == 2
         out["distributed"] = ("fsdp2" if v2 else "fsdp1", h.src("fsdp"))
@@ -269,7 +269,7 @@ def training_args(h: View) -> Derived:
 _PACKING_KEYS = ("packing", "padding_free", "sample_packing", "batch_flattening", "neat_packing")
 
 
-def _packing(h: View, out: Derived, mb: int | None, mb_key: str) -> None:
+def _packing(h: View, out: IntentOut, mb: int | None, mb_key: str) -> None:
     """The shared dynamic-shape facts: micro-batch, packing, pad multiple (``pad_to_multiple_of``
     of TRL's SFTConfig / DataCollator and axolotl)."""
     if mb:

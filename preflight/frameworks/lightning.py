@@ -18,7 +18,7 @@ from typing import Any
 
 from preflight.facts import Unknown
 from preflight.frameworks._record import Default, Framework
-from preflight.frameworks._view import LIT_PRECISION, Derived, View
+from preflight.frameworks._view import LIT_PRECISION, Derived, IntentOut, View
 from preflight.frameworks.nemo import nemo_model_keys
 from preflight.reading.parse import Parsed
 from preflight.reading.pyfacts import PyOut
@@ -111,7 +111,7 @@ def read_lightning(path: str, parsed: Parsed) -> ReaderOutput:
 
 
 
-def _te_plugin(lit: View, te: str, out: Derived) -> None:
+def _te_plugin(lit: View, te: str, out: IntentOut) -> None:
     """A TransformerEnginePrecision plugin given in a script: FP8 with its recipe and dtype."""
     src = lit.src("trainer.plugins")
     out["fp8"] = (True, src)
@@ -131,7 +131,7 @@ def _te_plugin(lit: View, te: str, out: Derived) -> None:
 
 def from_lightning(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     lit = View(f, "lightning", prov)
-    out: Derived = {}
+    out = IntentOut()
     prec = lit.get("trainer.precision")
     te = "trainer.plugins.TransformerEnginePrecision."
     if isinstance(lit.get("trainer.plugins"), list) and \
@@ -161,7 +161,7 @@ def from_lightning(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
         src = lit.src("trainer.strategy")
         if s.startswith("deepspeed"):
             out["distributed"] = ("deepspeed", src)
-            out["runs_on"] = (["deepspeed"], src)
+            out.runs_on = ("deepspeed",)
             # lightning/pytorch/strategies/deepspeed.py register_strategies: deepspeed_stage_N
             # (also _offload, _offload_nvme); "deepspeed" and DeepSpeedStrategy default stage=2
             stage = re.match(r"deepspeed_stage_(\d)", s)
@@ -183,7 +183,7 @@ def from_lightning(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     devices, nodes = lit.int("trainer.devices"), lit.int("trainer.num_nodes")
     if devices:
         out["num_gpus"] = (devices * (nodes or 1), lit.src("trainer.devices"))
-    return out
+    return out.build()
 
 
 

@@ -19,7 +19,7 @@ from typing import Any
 from preflight.facts import Unknown
 from preflight.frameworks import hf_trainer, llamafactory_launch
 from preflight.frameworks._record import Default, Framework, Launch, Reference
-from preflight.frameworks._view import Derived, View
+from preflight.frameworks._view import Derived, IntentOut, View
 from preflight.reading.parse import Parsed
 from preflight.reading.readers import where
 from preflight.reading.types import ReaderOutput
@@ -85,13 +85,13 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
             # the rowwise config fp8_utils.py builds is discarded (v0.9.5 L144-145): accelerate's
             # AORecipeKwargs() default applies
             out["recipe"] = ("tensorwise", bsrc)
-        elif "recipe" in out:
-            del out["recipe"]
+        else:
+            out.discard("recipe")
     _packing(v, out)
-    return out
+    return out.build()
 
 
-def _packing(v: View, out: Derived) -> None:
+def _packing(v: View, out: IntentOut) -> None:
     """Packing and padding (v0.9.5): ``packing`` defaults to on for ``stage: pt`` only
     (hparams/data_args.py), ``neat_packing`` implies it; a packed row is padded to cutoff_len + 1
     tokens (data/processor/supervised.py L218-L231) and the SFT collator pads to a multiple of 8

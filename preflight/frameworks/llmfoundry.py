@@ -20,7 +20,7 @@ from typing import Any
 from preflight.facts import Unknown
 from preflight.findings import Source
 from preflight.frameworks._record import Default, Framework
-from preflight.frameworks._view import Derived, View
+from preflight.frameworks._view import Derived, IntentOut, View
 from preflight.reading.interpolate import resolve
 from preflight.reading.parse import Parsed, flatten
 from preflight.reading.types import ReaderOutput
@@ -111,7 +111,7 @@ def _custom_model(data: dict[Any, Any], parsed: Parsed, path: str, facts: dict[s
 
 def from_llmfoundry(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     m = View(f, "llmfoundry", prov)
-    out: Derived = {}
+    out = IntentOut()
     precision = m.get("precision")
     psrc = m.src("precision", "composer default (amp_bf16)")
     precision = precision if isinstance(precision, str) else "amp_bf16"
@@ -161,7 +161,7 @@ def from_llmfoundry(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     mb = m.int("device_train_microbatch_size")
     if seq and mb:
         out["shapes.tokens"] = (seq * mb, m.src("device_train_microbatch_size"))
-    return out
+    return out.build()
 
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from preflight.frameworks import llmfoundry
 from preflight.frameworks._record import Framework
-from preflight.frameworks._view import Derived, View
+from preflight.frameworks._view import Derived, IntentOut, View
 from preflight.reading.parse import Parsed, flatten
 from preflight.reading.types import ReaderOutput
 
@@ -52,11 +52,11 @@ def read(path: str, parsed: Parsed) -> ReaderOutput:
 
 def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     m = View(f, KIND, prov)
-    out: Derived = {}
+    out = IntentOut()
     gpus = m.int("compute.gpus") or m.int("gpu_num")
     if gpus:
         out["num_gpus"] = (gpus, m.src("compute.gpus", m.src("gpu_num")))
-    return out
+    return out.build()
 
 
 FRAMEWORK = Framework(

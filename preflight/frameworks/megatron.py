@@ -16,7 +16,7 @@ from packaging.version import Version
 from preflight.base.versions import comparison_key
 from preflight.facts import Unknown
 from preflight.frameworks._record import Default, Framework, Launch, Reference
-from preflight.frameworks._view import Derived, View, first
+from preflight.frameworks._view import Derived, IntentOut, Stated, View, first
 from preflight.frameworks.megatron_args import TEXT_HINTS, read_args_text, read_yaml
 
 KIND = "megatron"
@@ -33,13 +33,14 @@ def score(data: Any) -> int:
 
 
 def from_megatron(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
-    return megatron_intent(View(f, KIND, prov), f, prov)
+    return megatron_intent(View(f, KIND, prov), f, prov).build()
 
 
-def megatron_intent(m: View, f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
+def megatron_intent(m: View, f: Mapping[str, Any], prov: Mapping[str, str]) -> IntentOut:
     """Intent from Megatron arguments by their dest names, under ``m``'s kind (ms-swift's
     Megatron path passes the same arguments with underscores)."""
-    out: Derived = {"distributed": ("megatron", prov.get("config.files", "config"))}
+    out = IntentOut()
+    out["distributed"] = ("megatron", prov.get("config.files", "config"))
     fmt_key = _first(m, "fp8_format", "fp8", "language_model.fp8")
     fmt: Any = None
     src = None
@@ -112,7 +113,7 @@ def megatron_intent(m: View, f: Mapping[str, Any], prov: Mapping[str, str]) -> D
     return out
 
 
-def _dynamic_shapes(m: View, out: Derived, seq_key: str | None, mb_key: str | None) -> None:
+def _dynamic_shapes(m: View, out: IntentOut, seq_key: str | None, mb_key: str | None) -> None:
     """The shared sequence and MoE facts (issue 23): Megatron-LM's GPT datasets yield samples of
     exactly --seq-length tokens (documents concatenated, gpt_dataset.py), so nothing is packed at
     run time; ms-swift's path restates ``packing`` (swift.py). MoE: --num-experts,
@@ -135,7 +136,7 @@ def _dynamic_shapes(m: View, out: Derived, seq_key: str | None, mb_key: str | No
                  (1, "Megatron default (--expert-model-parallel-size 1)"))
 
 
-def _recompute(m: View, out: Derived) -> None:
+def _recompute(m: View, out: IntentOut) -> None:
     """Activation checkpointing and its granularity (``--recompute-*``)."""
     rc = _first(m, "recompute_granularity", "language_model.recompute_granularity")
     if rc:
@@ -151,7 +152,7 @@ def _recompute(m: View, out: Derived) -> None:
         out["recompute_granularity"] = ("none", "no --recompute-* argument")
 
 
-def _widths(m: View, out: Derived) -> None:
+def _widths(m: View, out: IntentOut) -> None:
     """Hidden and FFN sizes (Megatron's defaults when unset) and the GEMM widths."""
     hidden_key = _first(m, "hidden_size", "language_model.hidden_size")
     hidden = m.int(hidden_key) if hidden_key else None
@@ -177,7 +178,7 @@ def _widths(m: View, out: Derived) -> None:
                                   m.has("language_model.num_query_groups"))
 
 
-def _size(m: View, out: Derived, name: str, keys: tuple[str, ...], flag: str) -> int | None:
+def _size(m: View, out: IntentOut, name: Stated, keys: tuple[str, ...], flag: str) -> int | None:
     """A parallel size by the first of ``keys``: the integer, 1 by Megatron's default when
     absent, ``Unknown`` when given but not an integer (set at launch: ``$TP``)."""
     key = _first(m, *keys)
@@ -192,7 +193,7 @@ def _size(m: View, out: Derived, name: str, keys: tuple[str, ...], flag: str) ->
     return value
 
 
-def _parallel_and_features(m: View, out: Derived, prov: Mapping[str, str]) -> None:
+def _parallel_and_features(m: View, out: IntentOut, prov: Mapping[str, str]) -> None:
     """Parallel sizes and FP8 features (issue 16), by Megatron's own argument names.
 
     Flags read at core_v0.12.0 - core_v0.19.0 (megatron/training/arguments.py): validate_args
@@ -241,8 +242,10 @@ def _parallel_and_features(m: View, out: Derived, prov: Mapping[str, str]) -> No
     else:
         out["cuda_graphs"] = (False, m.src("cuda_graph_impl", "Megatron default (no CUDA "
                                                              "graphs)"))
-    for name, key, flag in (("fp8_params", "fp8_param_gather", "--fp8-param-gather"),
-                            ("tp_comm_overlap", "tp_comm_overlap", "--tp-comm-overlap")):
+    flags: tuple[tuple[Stated, str, str], ...] = (
+        ("fp8_params", "fp8_param_gather", "--fp8-param-gather"),
+        ("tp_comm_overlap", "tp_comm_overlap", "--tp-comm-overlap"))
+    for name, key, flag in flags:
         out[name] = ((True, m.src(key)) if m.truthy(key)
                      else (False, m.src(key, f"Megatron default (no {flag})")))
 
@@ -269,7 +272,7 @@ def _impl_default(f: Mapping[str, Any], src: str | None) -> tuple[Any, str]:
     return "none", f"megatron-core {version} default (--transformer-impl local)"
 
 
-def _attention_and_mlp_widths(v: View, out: Derived, hidden: int, ffn: int, gated_key: str | None,
+def _attention_and_mlp_widths(v: View, out: IntentOut, hidden: int, ffn: int, gated_key: str | None,
                               roots: tuple[str, ...], gqa: bool) -> None:
     """Full (unsharded) output widths of the QKV and FC1 GEMMs, for ``intent.shapes.gemms``.
 

@@ -30,7 +30,7 @@ from preflight.facts import Unknown
 from preflight.findings import Source
 from preflight.frameworks import megatron_bridge_presets as presets
 from preflight.frameworks._record import Default, Framework, Launch, Reference
-from preflight.frameworks._view import Derived, View
+from preflight.frameworks._view import Derived, IntentOut, Stated, View
 from preflight.reading.overridelaunch import Syntax, base_unread, find_launch, merged_facts
 from preflight.reading.overrides import parse_hydra
 from preflight.reading.readers import read_plain
@@ -155,8 +155,8 @@ def mixed_precision(v: View) -> tuple[dict[str, Any], dict[str, str]]:
 
 def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     v = View(f, KIND, prov)
-    out: Derived = {"distributed": ("megatron", v.src("entry", prov.get("config.files",
-                                                                         "config")))}
+    out = IntentOut()
+    out["distributed"] = ("megatron", v.src("entry", prov.get("config.files", "config")))
     if v.truthy("dist.use_torch_fsdp2"):
         out["distributed"] = ("fsdp2", v.src("dist.use_torch_fsdp2"))
     values, where = mixed_precision(v)
@@ -183,12 +183,13 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
         out["fp8"] = (False, where["fp8"] + note if note else where["fp8"])
     prec = values["precision"]
     out["precision"] = (prec, where["precision"])
-    for name, key in (("tp", "model.tensor_model_parallel_size"),
-                      ("cp", "model.context_parallel_size"),
-                      ("ep", "model.expert_model_parallel_size"),
-                      ("micro_batch", "train.micro_batch_size"),
-                      ("moe.experts", "model.num_moe_experts"),
-                      ("moe.top_k", "model.moe_router_topk")):
+    sizes: tuple[tuple[Stated, str], ...] = (("tp", "model.tensor_model_parallel_size"),
+                                             ("cp", "model.context_parallel_size"),
+                                             ("ep", "model.expert_model_parallel_size"),
+                                             ("micro_batch", "train.micro_batch_size"),
+                                             ("moe.experts", "model.num_moe_experts"),
+                                             ("moe.top_k", "model.moe_router_topk"))
+    for name, key in sizes:
         if v.has(key):
             out[name] = (_num(v, key), v.src(key))
     seq_key = "dataset.seq_length" if v.has("dataset.seq_length") else "model.seq_length"
@@ -197,7 +198,7 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     if v.has("model.sequence_parallel"):
         out["sequence_parallel"] = (v.truthy("model.sequence_parallel") and
                                     out.get("tp", (1,))[0] != 1, v.src("model.sequence_parallel"))
-    return out
+    return out.build()
 
 
 def _num(v: View, key: str) -> Any:

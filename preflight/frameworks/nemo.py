@@ -11,7 +11,7 @@ from typing import Any
 
 from preflight.facts import Unknown
 from preflight.frameworks._record import Default, Framework
-from preflight.frameworks._view import LIT_PRECISION, Derived, View
+from preflight.frameworks._view import LIT_PRECISION, Derived, IntentOut, Stated, View
 from preflight.frameworks.megatron import _attention_and_mlp_widths
 from preflight.reading.interpolate import resolve
 from preflight.reading.parse import Parsed, flatten
@@ -48,7 +48,8 @@ def read_nemo(path: str, parsed: Parsed) -> ReaderOutput:
 
 def from_nemo(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     n = View(f, "nemo", prov)
-    out: Derived = {"distributed": ("megatron", n.src("model", "NeMo runs on Megatron"))}
+    out = IntentOut()
+    out["distributed"] = ("megatron", n.src("model", "NeMo runs on Megatron"))
     fp8 = n.truthy("model.fp8")
     raw = n.get("model.fp8")
     if isinstance(raw, str) and raw.strip().lower() not in {"true", "false", "1", "0", "yes",
@@ -62,7 +63,7 @@ def from_nemo(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
         # NeMo docs: "If this argument [transformer_engine] is not set to True, all subsequent
         # arguments will be ignored." (docs/source/features/mixed_precision.rst)
         if not n.truthy("model.transformer_engine"):
-            out["overrides_fp8"] = (True, n.src("model.transformer_engine",
+            out.overrides_fp8 = (True, n.src("model.transformer_engine",
                                                 "model.transformer_engine not set"))
         out["backend"] = ("te", n.src("model.transformer_engine", n.src("model.fp8")))
         out["recipe"] = ("delayed", n.src("model.fp8"))
@@ -111,10 +112,10 @@ def from_nemo(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     devices, nodes = n.int("trainer.devices"), n.int("trainer.num_nodes")
     if devices:
         out["num_gpus"] = (devices * (nodes or 1), n.src("trainer.devices"))
-    return out
+    return out.build()
 
 
-def _dynamic_shapes(n: View, out: Derived, seq: int | None, mb: int | None) -> None:
+def _dynamic_shapes(n: View, out: IntentOut, seq: int | None, mb: int | None) -> None:
     """The shared sequence and MoE facts (issue 23): ``model.data.train_ds.packed_sequence``
     (SFT on packed .npy data), ``model.num_moe_experts`` / ``moe_router_topk`` /
     ``expert_model_parallel_size`` (TransformerConfig fields copied by name)."""
@@ -136,7 +137,7 @@ def _dynamic_shapes(n: View, out: Derived, seq: int | None, mb: int | None) -> N
                      (1, "NeMo default (expert_model_parallel_size 1)"))
 
 
-def _parallel_and_features(n: View, out: Derived) -> None:
+def _parallel_and_features(n: View, out: IntentOut) -> None:
     """Parallel sizes and FP8 features (issue 16) from ``model.*``.
 
     NeMo v2.1.0 megatron_base_model.py: every TransformerConfig field named in ``model`` is
@@ -145,8 +146,9 @@ def _parallel_and_features(n: View, out: Derived) -> None:
     at TP 1; ``fp8_params`` is the FP8 param gather; ``ub_tp_comm_overlap`` the TP overlap;
     ``enable_cuda_graph`` the CUDA graphs (megatron_gpt_model.py)."""
     sizes: dict[str, int | None] = {}
-    for name, key in (("tp", "model.tensor_model_parallel_size"),
-                      ("cp", "model.context_parallel_size")):
+    parallel: tuple[tuple[Stated, str], ...] = (("tp", "model.tensor_model_parallel_size"),
+                                                ("cp", "model.context_parallel_size"))
+    for name, key in parallel:
         value = n.int(key)
         sizes[name] = value if n.has(key) else 1
         if not n.has(key) or n.get(key) is None:
@@ -170,9 +172,10 @@ def _parallel_and_features(n: View, out: Derived) -> None:
     out["fp8_attention"] = ((True, n.src(att[0])) if att else
                             (False, n.src("model.fp8_dot_product_attention",
                                           "NeMo default (fp8_dot_product_attention False)")))
-    for name, key in (("cuda_graphs", "model.enable_cuda_graph"),
-                      ("fp8_params", "model.fp8_params"),
-                      ("tp_comm_overlap", "model.ub_tp_comm_overlap")):
+    switches: tuple[tuple[Stated, str], ...] = (("cuda_graphs", "model.enable_cuda_graph"),
+                                                ("fp8_params", "model.fp8_params"),
+                                                ("tp_comm_overlap", "model.ub_tp_comm_overlap"))
+    for name, key in switches:
         out[name] = (n.truthy(key), n.src(key, f"NeMo default ({key.removeprefix('model.')} "
                                                "False)"))
 

@@ -25,7 +25,7 @@ from typing import Any
 from preflight.facts import Unknown
 from preflight.findings import Source
 from preflight.frameworks._record import Default, Framework, Launch, Reference
-from preflight.frameworks._view import Derived, View
+from preflight.frameworks._view import Derived, IntentOut, Stated, View
 from preflight.reading.layered import load_chain, source_of
 from preflight.reading.overridelaunch import Syntax, base_unread, find_launch, merged_facts
 from preflight.reading.parse import Parsed
@@ -94,7 +94,7 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
 
 def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     v = View(f, KIND, prov)
-    out: Derived = {}
+    out = IntentOut()
     unread = base_unread(f, KIND)
     if unread is not None:
         # --config was not read: what the launch line does not say stays unknown
@@ -115,7 +115,7 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
         out["distributed"] = ("megatron", v.src(f"{MEG}.enabled"))
         # the Megatron policy worker builds a Megatron-Core model (models/megatron/setup.py at
         # v0.7.0): Megatron's rules reach the job through intent.stack
-        out["runs_on"] = (["megatron"], v.src(f"{MEG}.enabled"))
+        out.runs_on = ("megatron",)
     elif dtensor:
         out["distributed"] = ("fsdp2", v.src("policy.dtensor_cfg.enabled"))
     fp8_on = f.get(f"{PREFIX}.{FP8}.enabled")
@@ -174,10 +174,10 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     if gpus:
         out["num_gpus"] = (gpus * (nodes or 1), v.src("cluster.gpus_per_node"))
     _generation(v, out)
-    return out
+    return out.build()
 
 
-def _packed_row_padding(v: View, out: Derived) -> None:
+def _packed_row_padding(v: View, out: IntentOut) -> None:
     """On the Megatron path NeMo-RL pads each packed row by itself: to 128 tokens for blockwise
     FP8, 32 for MXFP8, 16 for other FP8 recipes (128 for the HybridEP flex dispatcher), times
     ``2 x CP`` and TP under sequence parallelism (nemo_rl/models/megatron/data.py
@@ -201,10 +201,11 @@ def _packed_row_padding(v: View, out: Derived) -> None:
                                      "models/megatron/data.py at v0.7.0)")
 
 
-def _parallel(v: View, out: Derived, megatron: bool) -> None:
+def _parallel(v: View, out: IntentOut, megatron: bool) -> None:
     root = MEG if megatron else "policy.dtensor_cfg"
-    keys = (("tp", "tensor_model_parallel_size" if megatron else "tensor_parallel_size"),
-            ("cp", "context_parallel_size"))
+    keys: tuple[tuple[Stated, str], ...] = (
+        ("tp", "tensor_model_parallel_size" if megatron else "tensor_parallel_size"),
+        ("cp", "context_parallel_size"))
     for name, key in keys:
         if v.has(f"{root}.{key}"):
             value = v.int(f"{root}.{key}")
@@ -236,7 +237,7 @@ def _parallel(v: View, out: Derived, megatron: bool) -> None:
         out["fp8_attention"] = (False, v.src(f"{FP8}.enabled", "NeMo-RL sets no FP8 attention"))
 
 
-def _generation(v: View, out: Derived) -> None:
+def _generation(v: View, out: IntentOut) -> None:
     raw = v.facts.get(f"{PREFIX}.policy.generation.backend")
     precision = v.facts.get(f"{PREFIX}.{VLLM}.precision")
     if (raw is None or isinstance(raw, Unknown)) and isinstance(precision, str):

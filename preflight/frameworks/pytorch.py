@@ -22,7 +22,7 @@ from typing import Any
 
 from preflight.facts import Unknown
 from preflight.frameworks._record import Default, Framework
-from preflight.frameworks._view import Derived, View
+from preflight.frameworks._view import Derived, IntentOut, View
 from preflight.reading.parse import Parsed, ParseError
 from preflight.reading.pyfacts import PyOut
 from preflight.reading.pysource import Call, Module, Ref
@@ -116,7 +116,7 @@ def read(path: str, parsed: Parsed) -> ReaderOutput:
 
 def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     p = View(f, KIND, prov)
-    out: Derived = {}
+    out = IntentOut()
     if p.has("te.autocast.enabled"):
         enabled = p.get("te.autocast.enabled")
         src = p.src("te.autocast.enabled")
@@ -149,7 +149,7 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     return _rest(p, out)
 
 
-def _rest(p: View, out: Derived) -> Derived:
+def _rest(p: View, out: IntentOut) -> Derived:
     """Checkpointing, FP8 parameters and compile, whatever the backend."""
     if p.has("checkpoint"):
         out["activation_checkpointing"] = (True, p.src("checkpoint"))
@@ -157,7 +157,7 @@ def _rest(p: View, out: Derived) -> Derived:
         out["fp8_params"] = (p.get("te.model_init.enabled") is True, p.src("te.model_init.enabled"))
     if p.truthy("compile"):
         out["compile"] = (True, p.src("compile"))
-    return out
+    return out.build()
 
 
 FRAMEWORK = Framework(

@@ -26,7 +26,7 @@ from typing import Any
 from preflight.facts import Unknown
 from preflight.findings import Source
 from preflight.frameworks._record import Default, Framework, Launch
-from preflight.frameworks._view import Derived, View
+from preflight.frameworks._view import Derived, Stated, View
 from preflight.frameworks.megatron import megatron_intent
 from preflight.frameworks.megatron_args import read_args_text
 from preflight.reading.parse import Parsed, ParseError
@@ -103,8 +103,10 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
                                                      "SGLang default (kv_cache_dtype auto)"))
     if out.get("recipe", (None,))[0] == "blockwise":
         out["block_scales_fp32"] = _fp32_scales(s, f, prov)
-    for name, key in (("moe.experts", "num_experts"), ("moe.top_k", "moe_router_topk"),
-                      ("ep", "expert_model_parallel_size")):
+    moe: tuple[tuple[Stated, str], ...] = (("moe.experts", "num_experts"),
+                                           ("moe.top_k", "moe_router_topk"),
+                                           ("ep", "expert_model_parallel_size"))
+    for name, key in moe:
         if s.int(key) is not None:
             out[name] = (s.int(key), s.src(key))
     if s.truthy("use_dynamic_batch_size"):
@@ -112,7 +114,7 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     nodes, gpus = s.int("actor_num_nodes"), s.int("actor_num_gpus_per_node")
     if gpus:
         out["num_gpus"] = (gpus * (nodes or 1), s.src("actor_num_gpus_per_node"))
-    return out
+    return out.build()
 
 
 def _fp32_scales(s: View, f: Mapping[str, Any], prov: Mapping[str, str]) -> tuple[Any, str]:

@@ -22,7 +22,7 @@ from preflight.base.versions import comparison_key
 from preflight.facts import Unknown
 from preflight.findings import Source
 from preflight.frameworks._record import Default, Framework, Launch, Reference
-from preflight.frameworks._view import Derived, View
+from preflight.frameworks._view import Derived, IntentOut, View
 from preflight.frameworks.megatron import megatron_intent
 from preflight.frameworks.megatron_args import read_args_text
 from preflight.reading.parse import Parsed, ParseError
@@ -104,7 +104,7 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     s = View(f, KIND, prov)
     if str(s.get("command", "")).startswith("megatron"):
         out = megatron_intent(s, f, prov)
-        out["runs_on"] = (["megatron"], s.src("command"))   # megatron-core builds the model
+        out.runs_on = ("megatron",)   # megatron-core builds the model
         # Megatron-SWIFT packs every micro-batch into one padding-free (THD) sequence unless
         # --padding_free false (default True; --packing forces it), padded by get_padding_to.
         packed = s.truthy("packing") or not s.has("padding_free") or s.truthy("padding_free")
@@ -114,11 +114,12 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
             out["seq_len"] = (s.int("max_length"), s.src("max_length"))
         out["pad_multiple"] = _padding_to(s, f)
     else:
-        out = {"runs_on": (["hf_trainer"], s.src("command"))}   # swift sft: a Trainer subclass
+        out = IntentOut()
+        out.runs_on = ("hf_trainer",)   # swift sft: a Trainer subclass
         ds = s.get("deepspeed")
         if isinstance(ds, str):
             out["distributed"] = ("deepspeed", s.src("deepspeed"))
-            out["runs_on"] = (["hf_trainer", "deepspeed"], s.src("deepspeed"))
+            out.runs_on = ("hf_trainer", "deepspeed")
             stage = re.match(r"zero(\d)", ds)
             if stage:       # ms-swift's bundled swift/llm/ds_config/zero<N>*.json
                 out["zero_stage"] = (int(stage.group(1)), s.src("deepspeed"))
@@ -128,7 +129,7 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
                              s.src("torch_dtype")) if dtype is not None else
                             (Unknown("ms-swift takes the dtype from the model's config "
                                      "(--torch_dtype not given)"), "intent"))
-    return out
+    return out.build()
 
 
 FRAMEWORK = Framework(

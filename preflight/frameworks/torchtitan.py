@@ -11,7 +11,7 @@ from typing import Any
 from preflight.facts import Unknown
 from preflight.frameworks import torchtitan_launch
 from preflight.frameworks._record import Default, Framework, Launch
-from preflight.frameworks._view import Derived, View
+from preflight.frameworks._view import Derived, IntentOut, Stated, View
 from preflight.frameworks.torchtitan_py import read_python
 from preflight.reading.readers import read_plain
 
@@ -58,7 +58,7 @@ _TT_MX = {"mx", "quantize.linear.mx", "quantize.grouped_mm.mx"}
 _TT_NVFP4 = {"quantize.linear.nvfp4"}
 
 
-def _sequence(t: View, out: Derived) -> None:
+def _sequence(t: View, out: IntentOut) -> None:
     """Tokens per micro-batch, sequence length, micro-batch, packing and EP (issue 23 facts)."""
     mb_key = "training.local_batch_size" if t.has("training.local_batch_size") \
         else "training.batch_size"
@@ -104,7 +104,7 @@ def converter_names(raw: Any) -> list[str]:
 
 def from_torchtitan(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     t = View(f, "torchtitan", prov)
-    out: Derived = {}
+    out = IntentOut()
     converters = converter_names(t.get("model.converters"))
     fp8_src = None
     if (_TT_FP8 | _TT_MX | _TT_NVFP4) & set(converters):
@@ -180,9 +180,10 @@ def from_torchtitan(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     if tp:
         out["shapes.tp"] = (tp, t.src("parallelism.tensor_parallel_degree"))
     # Parallel sizes (issue 16): job_config.py Parallelism defaults both degrees to 1.
-    for name, keys in (("tp", ("parallelism.tensor_parallel_degree",
-                               "training.tensor_parallel_degree")),
-                       ("cp", ("parallelism.context_parallel_degree",))):
+    degrees: tuple[tuple[Stated, tuple[str, ...]], ...] = (
+        ("tp", ("parallelism.tensor_parallel_degree", "training.tensor_parallel_degree")),
+        ("cp", ("parallelism.context_parallel_degree",)))
+    for name, keys in degrees:
         given = next((k for k in keys if t.has(k) and (t.get(k) is not None or
                                                       t.unknown(k))), None)
         if given is not None and t.unknown(given):
@@ -196,7 +197,7 @@ def from_torchtitan(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     # torchao's float8 / MX converters swap Linear and grouped-MM layers only; attention stays
     # in high precision (torchtitan components/quantization at v0.2.2).
     out["fp8_attention"] = (False, t.src("model.converters", "torchtitan converters"))
-    return out
+    return out.build()
 
 
 

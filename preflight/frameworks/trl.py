@@ -68,7 +68,7 @@ def read(path: str, parsed: Parsed) -> ReaderOutput:
 
 
 def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
-    return {}        # its TrainingArguments are the HF Trainer's (hf_trainer derives them)
+    return Derived()        # its TrainingArguments are the HF Trainer's (hf_trainer derives them)
 
 
 FRAMEWORK = Framework(

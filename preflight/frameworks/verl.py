@@ -28,7 +28,7 @@ from typing import Any
 from preflight.facts import Unknown
 from preflight.findings import Source
 from preflight.frameworks._record import Default, Framework, Launch, Reference
-from preflight.frameworks._view import Derived, View
+from preflight.frameworks._view import Derived, IntentOut, Stated, View
 from preflight.reading.layered import load_chain, source_of
 from preflight.reading.overridelaunch import Syntax, base_unread, find_launch, merged_facts
 from preflight.reading.parse import Parsed
@@ -158,7 +158,7 @@ def _get(v: View, key: str) -> tuple[Any, str]:
 
 def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     v = View(f, KIND, prov)
-    out: Derived = {}
+    out = IntentOut()
     engine = _engine(v)
     out["distributed"] = engine
     megatron = engine[0] == "megatron"
@@ -185,8 +185,10 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     out["precision"] = ("bf16", v.src(f"{MEG}.dtype", "verl default (dtype bfloat16)"))
     if megatron:
         _on_megatron(v, out)
-        for name, key in (("tp", "tensor_model_parallel_size"), ("cp", "context_parallel_size"),
-                          ("ep", "expert_model_parallel_size")):
+        sizes: tuple[tuple[Stated, str], ...] = (("tp", "tensor_model_parallel_size"),
+                                                 ("cp", "context_parallel_size"),
+                                                 ("ep", "expert_model_parallel_size"))
+        for name, key in sizes:
             value, src = _get(v, f"{MEG}.{key}")
             out[name] = (_int(value, key), src)
         sp, ssrc = _get(v, f"{MEG}.sequence_parallel")
@@ -208,15 +210,14 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     fp32 = v.get(_FP32_SCALES)
     if fp32 is not None:
         out["block_scales_fp32"] = (str(fp32) == "1", v.src(_FP32_SCALES))
-    return out
+    return out.build()
 
 
-def _on_megatron(v: View, out: Derived) -> None:
+def _on_megatron(v: View, out: IntentOut) -> None:
     """The Megatron engine builds a Megatron-Core model from a TransformerConfig that
     ``override_transformer_config`` feeds field by field (workers/engine/megatron at v0.9.0), so
     the job runs on Megatron-Core: Megatron's rules reach it through ``intent.stack``."""
-    src = v.src("model_engine", v.src("config_name", v.src(f"{ACTOR}.strategy", "verl")))
-    out["runs_on"] = (["megatron"], src)
+    out.runs_on = ("megatron",)
     att = next((k for k in (f"{TFC}.fp8_dot_product_attention", f"{TFC}.fp8_multi_head_attention")
                 if v.has(k)), None)
     out["fp8_attention"] = (
@@ -267,7 +268,7 @@ def _engine(v: View) -> tuple[Any, str]:
         str(strategy), Unknown(f"actor strategy {strategy!r}")), src
 
 
-def _rollout(v: View, out: Derived) -> None:
+def _rollout(v: View, out: IntentOut) -> None:
     name = v.facts.get(f"{PREFIX}.{ROLLOUT}.name")
     src = v.src(f"{ROLLOUT}.name", "verl rollout/rollout.yaml (name: ??? must be given)")
     if isinstance(name, Unknown):

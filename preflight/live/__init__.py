@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from preflight.base.fp8coverage import coverage_facts
 from preflight.facts import Facts, Unknown
-from preflight.live.coverage import coverage_facts
 from preflight.report import Report
 
 # (module-path prefix, class names) -> backend. Only GEMM-carrying modules are counted, so a TE

@@ -26,7 +26,7 @@ def zip_header(folder: Any, limit: int) -> str | None:
         if not member.is_file():
             continue
         with member.open("rb") as fh:
-            raw = fh.read(limit)
+            raw: bytes = fh.read(limit)
         head = raw.split(b"\n\n", 1)[0] + b"\n\n" if b"\n\n" in raw else raw
         return head.decode("utf-8", "replace").replace("\r\n", "\n")
     return None

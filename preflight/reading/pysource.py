@@ -94,7 +94,8 @@ class Module(Layout):
         self._inlining = 0
         self._memo: dict[tuple[int, str, int | None, int], tuple[Scope, Any]] = {}
         self._tested: dict[tuple[int, int, int], tuple[Scope, Any]] = {}
-        self._decided: dict[tuple[int, int, bool, int], tuple[Guards, Scope, Any]] = {}
+        self._decided: dict[tuple[int, int, bool, int],
+                            tuple[Guards, Scope, bool | Unresolved]] = {}
         self._calls: list[tuple[Call, Scope]] | None = None
         for scope in self.scopes:       # argparse options first: `args.x` reads them anywhere
             for node in scope.calls:

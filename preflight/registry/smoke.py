@@ -2,7 +2,7 @@
 
 Every name is registered exactly (no template), so a misspelled smoke fact in a rule is caught
 at load time. JSON details keys that carry a signal-to-noise ratio contain ``sqnr`` (dB); speed
-ratios contain ``speedup``. Thresholds behind the booleans: preflight/smoke/numerics.py.
+ratios contain ``speedup``. Thresholds behind the booleans and the verdict per check: registry/smoke_verdict.py.
 """
 
 from preflight.registry import FactSpec as F

@@ -29,7 +29,7 @@ def document(report: Report, *, redact: bool = True,
     False."""
     from preflight.render.sanitize import clean_document
 
-    doc = clean_document(_document(report, redact))
+    doc: dict[str, Any] = clean_document(_document(report, redact))
     if redact:
         from preflight.redact import redact_document
 
@@ -47,9 +47,9 @@ def render(report: Report, fmt: str, *, redact: bool = True, color: bool = False
     (``quiet`` | ``normal`` | ``verbose``). SARIF only: ``srcroot``, the directory config paths
     are made relative to (default: the current directory).
     """
-    options = _Options(color=color, width=width, detail=detail,
-                       roots=_roots(fmt, srcroot, redact, redactor),
-                       root_uri=None if redact else _root_uri(fmt, srcroot))
+    options = Options(color=color, width=width, detail=detail,
+                      roots=_roots(srcroot, redact, redactor),
+                      root_uri=None if redact else _root_uri(srcroot))
     renderer = _renderer(fmt)
     out = render_document(_document(report, redact), lambda doc: renderer(doc, options),
                           redact=redact, redactor=redactor)
@@ -79,7 +79,9 @@ def _document(report: Report, redact: bool) -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
-class _Options:
+class Options:
+    """What a renderer may be asked besides the document (each format reads what it uses)."""
+
     color: bool = False
     width: int | None = None
     detail: str = "normal"
@@ -87,12 +89,9 @@ class _Options:
     root_uri: str | None = None
 
 
-def _roots(fmt: str, srcroot: str | None, redact: bool, redactor: Redactor | None
-           ) -> tuple[str, ...]:
+def _roots(srcroot: str | None, redact: bool, redactor: Redactor | None) -> tuple[str, ...]:
     """The run directory as the (redacted) document writes paths: raw, and with the home as ``~``
     (on a GitHub runner the workspace is under the home, so redaction rewrites it)."""
-    if fmt != "sarif":
-        return ()
     root = os.path.abspath(srcroot or os.getcwd())
     if not redact:
         return (root,)
@@ -101,30 +100,26 @@ def _roots(fmt: str, srcroot: str | None, redact: bool, redactor: Redactor | Non
     return (redact_text(root, redactor=redactor, hex_runs=False), root)
 
 
-def _root_uri(fmt: str, srcroot: str | None) -> str | None:
-    if fmt != "sarif":
-        return None
+def _root_uri(srcroot: str | None) -> str:
     from urllib.parse import quote
 
     root = os.path.abspath(srcroot or os.getcwd()).replace(os.sep, "/")
     return "file://" + quote(root if root.startswith("/") else "/" + root) + "/"
 
 
-def _renderer(fmt: str) -> Callable[[dict[str, Any], _Options], str]:
-    if fmt == "text":
-        from preflight.render.text import WIDTH, render_text
+_ALIASES = {"md": "markdown"}
 
-        return lambda doc, o: render_text(doc, o.color, width=o.width or WIDTH, detail=o.detail)
-    if fmt == "json":
-        from preflight.render.json_ import render_json
 
-        return lambda doc, _o: render_json(doc)
-    if fmt in ("markdown", "md"):
-        from preflight.render.markdown import render_markdown
+def _renderer(fmt: str) -> Callable[[dict[str, Any], Options], str]:
+    """``render`` of the format's module (:data:`preflight.outputs.REPORT_FORMATS`), imported
+    only now: a check imports one renderer."""
+    from importlib import import_module
 
-        return lambda doc, _o: render_markdown(doc)
-    if fmt == "sarif":
-        from preflight.render.sarif import render_sarif
+    from preflight.outputs import BY_NAME
 
-        return lambda doc, o: render_sarif(doc, roots=o.roots, root_uri=o.root_uri)
-    raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    entry = BY_NAME.get(_ALIASES.get(fmt, fmt))
+    if entry is None:
+        raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    renderer: Callable[[dict[str, Any], Options], str] = import_module(
+        f"preflight.render.{entry.module}").render
+    return renderer

@@ -1,26 +1,19 @@
-"""What every renderer shares: the environment summary, value formatting, marks and smoke rows.
+"""What the view and the renderers share: value formatting, marks, the summary line, smoke rows.
 
 Renderers work on the (redacted) JSON document of a report, never on live objects and never by
-probing: the document is the single source, so what the JSON says and what the text shows agree,
-and redaction applied once covers every format.
+probing: the document is the single source (through :mod:`preflight.render.view` for text,
+Markdown and SARIF), so what the JSON says and what the text shows agree, and redaction applied
+once covers every format.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Collection
+from collections.abc import Mapping
 from typing import Any
-
-from preflight.facts import reason_head
-from preflight.frameworks._index import DISTRIBUTIONS
 
 MARKS = {"error": "✗", "warning": "!", "info": "i", "ok": "✓", "undetermined": "?"}
 SEVERITY_ORDER = ("error", "warning", "info")
-
-# Distributions shown in the environment summary, by group (PEP 503 names, as in pkg.<dist>.*).
-FP8_LIBS = ("transformer-engine", "torchao", "ms-amp")
-FRAMEWORKS = tuple(dict.fromkeys(d for dists in DISTRIBUTIONS.values() for d in dists))
-"""Every framework's distributions (its record's, through the generated index)."""
 
 
 def is_unknown(value: Any) -> bool:
@@ -45,128 +38,6 @@ def fmt_value(value: Any, *, limit: int = 0) -> str:
     if limit and len(text) > limit:
         text = text[: limit - 1] + "…"
     return text
-
-
-def _get(facts: dict[str, Any], name: str) -> Any:
-    return facts.get(name)
-
-
-def _join(parts: list[str]) -> str:
-    return ", ".join(p for p in parts if p)
-
-
-def _unknown_text(value: Any, told: Collection[str], *, short: bool = False) -> str:
-    """An Unknown as text; its reason only once per report (``told``: reasons shown elsewhere, a
-    4-line NVML error under "Why those facts are unknown" is not repeated here). ``short``: only
-    the reason's head (:func:`reason_head`), for one item of a list."""
-    if is_unknown(value) and str(value["$unknown"]) in told:
-        return "unknown (why: above)"
-    if short and is_unknown(value):
-        return f"unknown ({reason_head(str(value['$unknown']))})"
-    return fmt_value(value)
-
-
-def environment_rows(facts: dict[str, Any], told: Collection[str] = (), *,
-                     short: bool = False) -> list[tuple[str, str]]:
-    """(label, value) rows summarising the environment; only rows with something to say.
-
-    ``told``: Unknown reasons the report already shows (they are referred to, not repeated);
-    ``short``: every Unknown by its reason's head only (a block to paste).
-    """
-    rows: list[tuple[str, str]] = []
-    count = _get(facts, "gpu.count")
-    if is_unknown(count):
-        rows.append(("GPU", _unknown_text(count, told, short=short)))
-    elif count is not None:
-        if count == 0:
-            gpu = "none visible to this process"
-            host = _get(facts, "gpu.host_count")
-            if isinstance(host, int) and host > 0:
-                gpu += f" ({host} on the host)"
-        else:
-            names = _get(facts, "gpu.names")
-            name = (names[0] if isinstance(names, list) and names else _get(facts, "gpu.name"))
-            if is_unknown(name) or not isinstance(name, str):
-                name = None   # --assume gpu.cc alone: the model is Unknown, never a raw dict
-            gpu = f"{count} × {name}" if name else f"{count} GPU(s)"
-            cc = _get(facts, "gpu.min_cc") or _get(facts, "gpu.cc")
-            if cc is not None and not is_unknown(cc):
-                gpu += f" (cc {cc})"
-            if _get(facts, "gpu.heterogeneous") is True:
-                gpu += ", mixed models"
-        rows.append(("GPU", gpu))
-    driver = _get(facts, "gpu.driver")
-    # An unknown driver for the same reason as an unknown GPU count says nothing new.
-    if driver is not None and not (is_unknown(driver) and driver == count):
-        cuda = _get(facts, "gpu.cuda_driver")
-        rows.append(("Driver", _unknown_text(driver, told, short=short)
-                     + (f" (CUDA {fmt_value(cuda)})"
-                                                    if cuda and not is_unknown(cuda) else "")))
-    py = _get(facts, "host.python")
-    if py is not None:
-        rows.append(("Python", _join([fmt_value(py), fmt_value(_get(facts, "host.os") or ""),
-                                      fmt_value(_get(facts, "host.arch") or "")])))
-    torch = _get(facts, "pkg.torch.version")
-    if torch is not None:
-        build = _get(facts, "cuda.torch_build")
-        rows.append(("torch", _unknown_text(torch, told, short=True)
-                     + (f" (CUDA {fmt_value(build)})" if build else "")))
-    for label, dists in (("FP8 libraries", FP8_LIBS), ("Frameworks", FRAMEWORKS)):
-        parts = [f"{d} {_unknown_text(facts[f'pkg.{d}.version'], told, short=True)}"
-                 for d in dists
-                 if f"pkg.{d}.version" in facts]
-        rows.append((label, _join(parts) or "none installed"))
-    broken = _get(facts, "pkg.broken")
-    if isinstance(broken, list) and broken:
-        # A distribution whose metadata cannot be read has no version fact: the rules see it as
-        # not installed. Say so, so a "not installed" finding is not taken at face value.
-        shown = "; ".join(str(b) for b in broken[:3]) + (f"; +{len(broken) - 3} more"
-                                                         if len(broken) > 3 else "")
-        rows.append(("Broken installs", f"{len(broken)} with unreadable metadata "
-                                        f"(counted as not installed): {shown}"))
-    intent = _intent(facts)
-    if intent:
-        rows.append(("Job asks for", intent))
-    launcher = _get(facts, "host.launcher")
-    if launcher not in (None, "none"):
-        ws = _get(facts, "host.world_size")
-        rows.append(("Launcher", fmt_value(launcher) + (f", world size {ws}" if ws else "")))
-    if facts.get("runtime.inspected") is True:
-        rows.append(("Live model", _runtime(facts)))
-    return rows
-
-
-def _intent(facts: dict[str, Any]) -> str:
-    fp8 = facts.get("intent.fp8")
-    if fp8 is None:
-        return ""
-    if fp8 is not True:
-        return "FP8: " + fmt_value(fp8)
-    parts = ["FP8"]
-    for name, label in (("intent.backend", "backend"), ("intent.recipe", "recipe"),
-                        ("intent.format", "format")):
-        if name in facts:
-            parts.append(f"{label} {fmt_value(facts[name])}")
-    dist = facts.get("intent.distributed")
-    if dist is not None:
-        stage = facts.get("intent.zero_stage")
-        parts.append(f"{fmt_value(dist)}" + (f" ZeRO-{fmt_value(stage)}" if stage is not None
-                                              else ""))
-    return _join(parts)
-
-
-def _runtime(facts: dict[str, Any]) -> str:
-    parts = []
-    if "runtime.fp8.converted" in facts:
-        parts.append(f"{fmt_value(facts['runtime.fp8.converted'])} FP8 module(s)")
-    if "runtime.fp8.unconverted_count" in facts:
-        parts.append(f"{fmt_value(facts['runtime.fp8.unconverted_count'])} Linear left in high "
-                     "precision")
-    if "runtime.deepspeed.zero_stage" in facts:
-        parts.append(f"DeepSpeed ZeRO-{fmt_value(facts['runtime.deepspeed.zero_stage'])}")
-    if "runtime.accelerate.mixed_precision" in facts:
-        parts.append(f"accelerate {fmt_value(facts['runtime.accelerate.mixed_precision'])}")
-    return _join(parts) or "inspected"
 
 
 def unknown_reasons(doc: dict[str, Any]) -> list[tuple[str, list[str]]]:
@@ -301,7 +172,7 @@ def fail_on(doc: dict[str, Any]) -> str:
     return str(doc.get("fail_on") or "error")
 
 
-def location_text(finding: dict[str, Any]) -> str | None:
+def location_text(finding: Mapping[str, Any]) -> str | None:
     """``path:line`` of a finding, or None."""
     loc = finding.get("location")
     if not loc:
@@ -309,39 +180,10 @@ def location_text(finding: dict[str, Any]) -> str | None:
     return f"{loc['path']}:{loc['line']}" if loc.get("line") else str(loc["path"])
 
 
-# --- What blocks the run: the order findings are shown in (issue 12, item 5) -----------------
-#
-# A person reading a report acts on the first finding first, so findings are grouped by impact
-# rather than by id: (1) ``blocks`` - an error that stops the job or breaks its training; (2)
-# ``no-fp8`` - the job runs but FP8 is silently not applied (rules tagged ``silent-no-fp8``, the
-# documented tag; ``silent-bf16`` is read as the same), whatever their severity; (3) ``other`` -
-# everything else, by severity. The class is derived from a rule's severity and tags, so a rule
-# author chooses it with data, and a rule pack needs no new field.
-IMPACTS = ("blocks", "no-fp8", "other")
-IMPACT_TITLES = {"blocks": "Stops or breaks the job", "no-fp8": "FP8 silently not applied",
-                 "other": "Other findings"}
-NO_FP8_TAGS = frozenset({"silent-no-fp8", "silent-bf16"})
-
-
-def impact(finding: dict[str, Any]) -> str:
-    """The finding's class in :data:`IMPACTS`."""
-    if NO_FP8_TAGS.intersection(finding.get("tags") or ()):
-        return "no-fp8"
-    return "blocks" if finding.get("severity") == "error" else "other"
-
-
-def ordered_findings(findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Findings in reading order: by impact, then severity, then id (stable for goldens)."""
-    rank = {s: i for i, s in enumerate(SEVERITY_ORDER)}
-    return sorted(findings, key=lambda f: (IMPACTS.index(impact(f)),
-                                           rank.get(f.get("severity", "info"), 3),
-                                           str(f.get("id", ""))))
-
-
 # The notice that the facts judged are not those of the training environment (a login node, a
 # CI runner). The pipeline raises a built-in finding with this id and/or records the judgement
-# in the document: ``environment: {is_training_environment, where, reasons, missing_packages}``
-# (or, older, ``summary.environment_is_training``). Any may be absent; then there is no notice.
+# in the document: ``environment: {is_training_environment, where, reasons, missing_packages}``.
+# Either may be absent; then there is no notice.
 ENV_NOT_TRAINING = "FP8D-ENV-NOT-TRAINING"
 _ENV_ADVICE = ("run on the training node, pass --snapshot from it, or --assume pkg.NAME=VERSION "
                "for its stack")
@@ -366,20 +208,7 @@ def environment_notice(doc: dict[str, Any]) -> str | None:
         why = f": {'; '.join(parts)}" if parts else ""
         return f"The environment judged ({where}) {verb} the training environment{why}. " \
                f"Rules about it are undetermined, not passed: {_ENV_ADVICE}."
-    summary = doc.get("summary") or {}
-    if summary.get("environment_is_training") is False:
-        reason = summary.get("environment_reason")
-        return ("This is not the training environment" + (f": {reason}" if reason else "")
-                + f". Rules about packages and GPUs judged this machine, not the training node: "
-                  f"{_ENV_ADVICE}.")
     return None
-
-
-def accepted_findings(doc: dict[str, Any]) -> list[dict[str, Any]]:
-    """Findings a ``--baseline`` file accepted (shown, not counted), in reading order."""
-    items = doc.get("baselined")
-    return ordered_findings([f for f in items if isinstance(f, dict)]) \
-        if isinstance(items, list) else []
 
 
 def ignored_ids(doc: dict[str, Any]) -> list[str]:

@@ -1,7 +1,7 @@
 """``--format sarif``: SARIF 2.1.0 for code-scanning UIs (GitHub, GitLab, VS Code SARIF viewer).
 
 One run, one ``reportingDescriptor`` per rule that fired or stayed undetermined, one result per
-finding, in the order a person acts on them (render/_common.py). Locations:
+finding, in the order a person acts on them (``preflight.findings.reading_order``). Locations:
 
 - a config path under the directory fp8-doctor ran in (``srcroot``; the repository root in CI)
   is a relative URI with ``uriBaseId: "%SRCROOT%"``, so GitHub code scanning places the
@@ -12,7 +12,7 @@ finding, in the order a person acts on them (render/_common.py). Locations:
   the SARIF spec allows (pip-audit's maintainers chose the same in pypa/pip-audit#206).
 
 Results come in reading order, each with ``properties.impact`` (blocks | no-fp8 | other, see
-render/_common.py) and ``partialFingerprints`` (rule id, file and the facts that fired it; not
+:class:`preflight.findings.Impact`) and ``partialFingerprints`` (rule id, file and the facts that fired it; not
 the line, which moves when the file is edited), so code scanning tracks one alert across runs
 and machines.
 Undetermined rules are not results - they are neither pass nor fail of the code - but
@@ -26,10 +26,13 @@ import hashlib
 import json
 import os
 import posixpath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from preflight.render._common import impact, ordered_findings
+from preflight.render.view import FindingView, ReportView, UndeterminedView, build_view
+
+if TYPE_CHECKING:
+    from preflight.render import Options
 
 SCHEMA_URI = ("https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/"
               "sarif-schema-2.1.0.json")
@@ -72,90 +75,90 @@ def artifact_uri(path: str) -> str:
     return quote(path.replace(os.sep, "/"))
 
 
-def fingerprint(finding: dict[str, Any], uri: str) -> str:
+def fingerprint(finding: FindingView, uri: str) -> str:
     """Stable across runs, machines and edits that move lines: rule, file, deciding facts."""
-    facts = sorted(str(e.get("fact")) for e in finding.get("evidence") or [])
-    text = "\0".join([str(finding["id"]), uri, *facts])
+    facts = sorted(e.fact for e in finding.evidence)
+    text = "\0".join([finding.id, uri, *facts])
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
 
 
-def _rule(entry: dict[str, Any]) -> dict[str, Any]:
-    fix = entry.get("fix") or {}
-    refs = entry.get("references") or []
-    help_lines = [fix.get("text") or ""] + [f"$ {c}" for c in fix.get("commands") or []]
-    help_lines += [f"{r['type']}: {r['url']}" for r in refs]
+def _rule(entry: FindingView | UndeterminedView) -> dict[str, Any]:
+    finding = entry if isinstance(entry, FindingView) else None
+    fix_text = finding.fix_text if finding else ""
+    commands = finding.fix_commands if finding else ()
+    refs = finding.references if finding else ()
+    help_lines = [fix_text] + [f"$ {c}" for c in commands]
+    help_lines += [f"{r.type}: {r.url}" for r in refs]
     rule: dict[str, Any] = {
-        "id": entry["id"],
-        "name": entry["id"].replace("-", ""),
-        "shortDescription": {"text": entry["title"]},
-        "defaultConfiguration": {"level": _LEVEL[entry["severity"]]},
-        "properties": {"tags": list(entry.get("tags") or []),
-                       "confidence": entry.get("confidence", "verified")},
+        "id": entry.id,
+        "name": entry.id.replace("-", ""),
+        "shortDescription": {"text": entry.title},
+        "defaultConfiguration": {"level": _LEVEL[entry.severity.value]},
+        "properties": {"tags": list(finding.tags if finding else ()),
+                       "confidence": finding.confidence if finding else "verified"},
     }
     help_text = "\n".join(line for line in help_lines if line)
     if help_text:
         rule["help"] = {"text": help_text}
     if refs:
-        rule["helpUri"] = refs[0]["url"]
+        rule["helpUri"] = refs[0].url
     return rule
 
 
-def _location(finding: dict[str, Any], roots: tuple[str, ...]) -> list[dict[str, Any]]:
-    loc = finding.get("location")
-    if not loc:
+def _location(finding: FindingView, roots: tuple[str, ...]) -> list[dict[str, Any]]:
+    if finding.path is None:
         return []
-    physical: dict[str, Any] = {"artifactLocation": artifact_location(str(loc["path"]), roots)}
-    if loc.get("line"):
-        physical["region"] = {"startLine": int(loc["line"])}
+    physical: dict[str, Any] = {"artifactLocation": artifact_location(finding.path, roots)}
+    if finding.line:
+        physical["region"] = {"startLine": int(finding.line)}
     return [{"physicalLocation": physical}]
 
 
-def sarif_document(doc: dict[str, Any], *, roots: tuple[str, ...] = (),
+def sarif_document(view: ReportView, *, roots: tuple[str, ...] = (),
                    root_uri: str | None = None) -> dict[str, Any]:
     """The SARIF log as a dict (validated against the 2.1.0 schema in tests/render/).
 
     ``roots``: the run directory as it appears in the document's paths; ``root_uri``: its
     ``file://`` URI for ``originalUriBaseIds`` (left out of redacted logs: it names the home).
     """
-    findings = ordered_findings(doc.get("findings") or [])
-    undetermined = doc.get("undetermined") or []
     rules: list[dict[str, Any]] = []
     index: dict[str, int] = {}
-    for entry in [*findings, *undetermined]:
-        if entry["id"] not in index:
-            index[entry["id"]] = len(rules)
+    entries: list[FindingView | UndeterminedView] = [*view.findings, *view.undetermined]
+    for entry in entries:
+        if entry.id not in index:
+            index[entry.id] = len(rules)
             rules.append(_rule(entry))
     results: list[dict[str, Any]] = []
-    for f in findings:
-        text = f["message"]
-        if (f.get("fix") or {}).get("text"):
-            text += f" Fix: {f['fix']['text']}"
+    for f in view.findings:
+        text = f.message
+        if f.fix_text:
+            text += f" Fix: {f.fix_text}"
         locations = _location(f, roots)
         uri = locations[0]["physicalLocation"]["artifactLocation"]["uri"] if locations else ""
         result: dict[str, Any] = {
-            "ruleId": f["id"], "ruleIndex": index[f["id"]], "kind": "fail",
-            "level": _LEVEL[f["severity"]], "message": {"text": text},
+            "ruleId": f.id, "ruleIndex": index[f.id], "kind": "fail",
+            "level": _LEVEL[f.severity.value], "message": {"text": text},
             "partialFingerprints": {FINGERPRINT_KEY: fingerprint(f, uri)},
-            "properties": {"impact": impact(f), "evidence": f.get("evidence") or [],
-                           "fixCommands": list((f.get("fix") or {}).get("commands") or [])},
+            "properties": {"impact": f.impact.value,
+                           "evidence": [e.to_dict() for e in f.evidence],
+                           "fixCommands": list(f.fix_commands)},
         }
         if locations:
             result["locations"] = locations
         results.append(result)
     notifications = []
-    for u in undetermined:
-        facts = ", ".join(e["fact"] for e in u.get("unknown") or [])
+    for u in view.undetermined:
+        facts = ", ".join(e.fact for e in u.unknown)
         notifications.append({
             "level": "note",
-            "message": {"text": f"Undetermined {u['id']} ({u['severity']}): could not decide "
-                                f"'{u['title']}': unknown facts: {facts}."},
-            "associatedRule": {"id": u["id"], "index": index[u["id"]]},
-            "properties": {"unknown": u.get("unknown") or []},
+            "message": {"text": f"Undetermined {u.id} ({u.severity.value}): could not decide "
+                                f"'{u.title}': unknown facts: {facts}."},
+            "associatedRule": {"id": u.id, "index": index[u.id]},
+            "properties": {"unknown": [e.to_dict() for e in u.unknown]},
         })
     invocation: dict[str, Any] = {
-        "executionSuccessful": True, "exitCode": int(doc.get("exit_code", 0)),
-        "properties": {"inputs": list(doc.get("inputs") or []),
-                       "summary": doc.get("summary") or {}},
+        "executionSuccessful": True, "exitCode": view.exit_code,
+        "properties": {"inputs": list(view.inputs), "summary": dict(view.counts)},
     }
     if notifications:
         invocation["toolExecutionNotifications"] = notifications
@@ -163,13 +166,11 @@ def sarif_document(doc: dict[str, Any], *, roots: tuple[str, ...] = (),
                                                     "repository root in CI)."}}
     if root_uri:
         base["uri"] = root_uri
-    tool = doc.get("tool") or {}
     return {
         "$schema": SCHEMA_URI,
         "version": "2.1.0",
         "runs": [{
-            "tool": {"driver": {"name": tool.get("name", "fp8-doctor"),
-                                "version": str(tool.get("version", "")),
+            "tool": {"driver": {"name": view.tool_name, "version": view.tool_version,
                                 "rules": rules}},
             "invocations": [invocation],
             "originalUriBaseIds": {SRCROOT: base},
@@ -179,8 +180,13 @@ def sarif_document(doc: dict[str, Any], *, roots: tuple[str, ...] = (),
     }
 
 
-def render_sarif(doc: dict[str, Any], *, roots: tuple[str, ...] = (),
+def render(doc: dict[str, Any], options: Options) -> str:
+    """``--format sarif`` (the :data:`preflight.outputs.REPORT_FORMATS` entry point)."""
+    return render_sarif(build_view(doc), roots=options.roots, root_uri=options.root_uri)
+
+
+def render_sarif(view: ReportView, *, roots: tuple[str, ...] = (),
                  root_uri: str | None = None) -> str:
     """The SARIF log as pretty JSON."""
-    return json.dumps(sarif_document(doc, roots=roots, root_uri=root_uri), indent=2,
+    return json.dumps(sarif_document(view, roots=roots, root_uri=root_uri), indent=2,
                       ensure_ascii=False) + "\n"

@@ -10,48 +10,31 @@ markup, so a ``[REDACTED]`` or a ``[section]`` in a value is printed as written.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from io import StringIO
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console, RenderableType
 from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
+from preflight.registry.smoke_verdict import BACKEND_LABELS, FAIL, NOTE, PASS, SmokeCheck
 from preflight.render._common import (
     ENV_NOT_TRAINING,
-    IMPACT_TITLES,
     MARKS,
     NO_JOB_CLEAN,
     SEVERITY_ORDER,
-    accepted_findings,
-    config_inputs,
-    environment_notice,
-    environment_rows,
     first_line,
     fmt_value,
-    ignored_ids,
-    impact,
-    inputs_summary,
     is_unknown,
-    location_text,
-    ordered_findings,
-    smoke_rows,
-    summary_line,
-    unknown_reasons,
-    unreadable_configs,
 )
-from preflight.render.smoke_checks import (
-    BACKEND_LABELS,
-    FAIL,
-    NOTE,
-    PASS,
-    SmokeCheck,
-    smoke_checks,
-    smoke_headline,
-)
-from preflight.render.undetermined import groups as undetermined_groups
+from preflight.render.envrows import unknown_text
+from preflight.render.view import IMPACT_TITLES, FindingView, ReportView, build_view
 from preflight.render.wrap import print_wrapped, prose_width
+
+if TYPE_CHECKING:
+    from preflight.render import Options
 
 WIDTH = 100
 """The width when none is given (the API, golden files); the CLI passes the terminal's."""
@@ -91,12 +74,18 @@ def _unwrapped(console: Console, item: str | Text, indent: int) -> None:
     console.print(Text.assemble(" " * indent, item), soft_wrap=True)
 
 
-def render_text(doc: dict[str, Any], color: bool = False, *, width: int = WIDTH,
+def render(doc: dict[str, Any], options: Options) -> str:
+    """``--format text`` (the :data:`preflight.outputs.REPORT_FORMATS` entry point)."""
+    return render_text(build_view(doc), options.color, width=options.width or WIDTH,
+                       detail=options.detail)
+
+
+def render_text(view: ReportView, color: bool = False, *, width: int = WIDTH,
                 detail: str = "normal") -> str:
     """The human report for a terminal or a CI log.
 
     Reading order is what a person acts on (issue 12): the "not the training environment"
-    notice, findings by what blocks the run (see ``_common.IMPACTS``), undetermined rules, the
+    notice, findings by what blocks the run (:class:`preflight.findings.Impact`), undetermined rules, the
     smoke step, then the inputs and the environment as context. ``detail``: ``quiet`` (one
     line per finding), ``normal``, ``verbose`` (every reference, the evidence with its source).
     """
@@ -104,23 +93,22 @@ def render_text(doc: dict[str, Any], color: bool = False, *, width: int = WIDTH,
         raise ValueError(f"unknown detail {detail!r}; choose one of {', '.join(DETAILS)}")
     console, buf = console_for(color, width)
     if detail == "quiet":
-        _quiet(console, doc)
+        _quiet(console, view)
         return finish_text(buf)
-    tool = doc.get("tool") or {}
-    console.print(Text.assemble((f"{tool.get('name', 'fp8-doctor')} {tool.get('version', '')}",
-                                 "bold"), " · FP8 preflight check"))
+    console.print(Text.assemble((f"{view.tool_name} {view.tool_version}", "bold"),
+                                " · FP8 preflight check"))
     console.print()
-    _notice(console, doc)
-    _findings(console, doc, verbose=detail == "verbose")
-    _accepted(console, doc)
-    _undetermined(console, doc, verbose=detail == "verbose")
-    _smoke(console, doc, verbose=detail == "verbose")
-    _inputs(console, doc)
-    _environment(console, doc, verbose=detail == "verbose")
+    _notice(console, view)
+    _findings(console, view, verbose=detail == "verbose")
+    _accepted(console, view)
+    _undetermined(console, view, verbose=detail == "verbose")
+    _smoke(console, view, verbose=detail == "verbose")
+    _inputs(console, view)
+    _environment(console, view, verbose=detail == "verbose")
     if detail == "verbose":
-        _probes(console, doc)
+        _probes(console, view)
     console.print()
-    _print_summary(console, doc)
+    _print_summary(console, view)
     return finish_text(buf)
 
 
@@ -130,16 +118,16 @@ def finish_text(buf: StringIO) -> str:
     return "\n".join(line.rstrip() for line in buf.getvalue().splitlines()) + "\n"
 
 
-def _summary(doc: dict[str, Any]) -> Text:
-    worst = next((s for s in SEVERITY_ORDER if (doc.get("summary") or {}).get(s)), None)
+def _summary(view: ReportView) -> Text:
+    worst = view.worst
     return Text.assemble(("Summary: ", "bold"),
-                         (summary_line(doc), _STYLE[worst] if worst else _STYLE["ok"]))
+                         (view.summary_line, _STYLE[worst.value] if worst else _STYLE["ok"]))
 
 
-def _print_summary(console: Console, doc: dict[str, Any], *, one_line: bool = False) -> None:
+def _print_summary(console: Console, view: ReportView, *, one_line: bool = False) -> None:
     """The summary, wrapped only between its " · " parts ("exit" and "1 (fail-on error)" on
     two lines was a bug); ``one_line`` (``-q``: a line tools read) never wrapped."""
-    summary = _summary(doc)
+    summary = _summary(view)
     if one_line:
         console.print(summary, soft_wrap=True)
         return
@@ -157,26 +145,25 @@ def _print_summary(console: Console, doc: dict[str, Any], *, one_line: bool = Fa
     console.print(line, soft_wrap=True)
 
 
-def _quiet(console: Console, doc: dict[str, Any]) -> None:
+def _quiet(console: Console, view: ReportView) -> None:
     """``-q``: exactly one line per finding, compiler style (``path:line: severity ID title``),
     so an editor or CI log links the location; then one summary line, which counts the
     undetermined rules (issue 24 item 5: they had a line each, 23 lines for 1 error)."""
-    for f in ordered_findings(doc.get("findings") or []):
-        loc = location_text(f)
-        sev = f["severity"]
-        console.print(Text.assemble(f"{loc}: " if loc else "", (sev, _STYLE[sev]), " ",
-                                    (f["id"], "bold"), " ", f["title"]), soft_wrap=True)
-    _print_summary(console, doc, one_line=True)
+    for f in view.findings:
+        sev = f.severity.value
+        console.print(Text.assemble(f"{f.location}: " if f.location else "", (sev, _STYLE[sev]),
+                                    " ", (f.id, "bold"), " ", f.title), soft_wrap=True)
+    _print_summary(console, view, one_line=True)
 
 
-def _notice(console: Console, doc: dict[str, Any]) -> None:
-    notice = environment_notice(doc)
+def _notice(console: Console, view: ReportView) -> None:
+    notice = view.notice
     if notice:
         _heading(console, "warning", "Not the training environment")
         print_wrapped(console, notice, 4)
 
 
-def environment_mark(facts: dict[str, Any]) -> str:
+def environment_mark(facts: Mapping[str, Any]) -> str:
     """``"warning"`` when no GPU is visible or its count / compute capability is unknown."""
     count = facts.get("gpu.count")
     if not isinstance(count, int) or isinstance(count, bool) or count <= 0:
@@ -185,36 +172,35 @@ def environment_mark(facts: dict[str, Any]) -> str:
     return "warning" if cc is None or is_unknown(cc) else "ok"
 
 
-def inputs_mark(doc: dict[str, Any]) -> str:
+def inputs_mark(view: ReportView) -> str:
     """``"error"`` when some config file could not be read, ``"info"`` when none was read (no
     green mark for a check that judged no job, issue 24 item 1), else ``"ok"``."""
-    if unreadable_configs(doc):
+    if view.unreadable:
         return "error"
-    return "info" if doc.get("job_read") is False else "ok"
+    return "info" if view.job_read is False else "ok"
 
 
-def _environment(console: Console, doc: dict[str, Any], *, verbose: bool = False) -> None:
-    facts = doc.get("facts") or {}
+def _environment(console: Console, view: ReportView, *, verbose: bool = False) -> None:
     # Under -v every reason was given in full with the undetermined rules; otherwise a reason
     # is given in full here, once (the groups above give only its head).
-    told = {reason for reason, _ in unknown_reasons(doc)} if verbose else set()
-    rows = environment_rows(facts, told)
-    _heading(console, environment_mark(facts), "Environment")
+    told = {reason for reason, _ in view.unknown_reasons} if verbose else set()
+    rows = view.environment
+    _heading(console, environment_mark(view.facts), "Environment")
     if not rows:
         print_wrapped(console, "no environment facts (nothing probed)", 4)
-    pad = max((len(label) for label, _ in rows), default=0) + 2
-    for label, value in rows:
-        print_wrapped(console, value, 4, first=Text(label.ljust(pad), style="dim"))
+    pad = max((len(row.label) for row in rows), default=0) + 2
+    for row in rows:
+        print_wrapped(console, row.text(lambda p: unknown_text(p, told)), 4,
+                      first=Text(row.label.ljust(pad), style="dim"))
 
 
-def _inputs(console: Console, doc: dict[str, Any]) -> None:
-    _heading(console, inputs_mark(doc), "Config files read")
-    summary = inputs_summary(doc)
-    if summary:
-        indented(console, summary, 4)
-    for item in config_inputs(doc):
+def _inputs(console: Console, view: ReportView) -> None:
+    _heading(console, inputs_mark(view), "Config files read")
+    if view.inputs_summary:
+        indented(console, view.inputs_summary, 4)
+    for item in view.inputs:
         _unwrapped(console, f"• {item}", 4)
-    for item in unreadable_configs(doc):
+    for item in view.unreadable:
         _unwrapped(console, Text.assemble((f"{MARKS['error']} ", _STYLE["error"]), item,
                                           (" (unreadable)", "dim")), 4)
 
@@ -223,87 +209,84 @@ REFERENCES_SHOWN = 2
 """References printed per finding without ``-v`` (one rule cites up to 8; the rest are counted)."""
 
 
-def _findings(console: Console, doc: dict[str, Any], *, verbose: bool = False) -> None:
-    findings = ordered_findings(doc.get("findings") or [])
+def _findings(console: Console, view: ReportView, *, verbose: bool = False) -> None:
+    findings = view.findings
     if not findings:
-        if doc.get("job_read") is False:
+        if view.job_read is False:
             _heading(console, "info", NO_JOB_CLEAN)
         else:
             _heading(console, "ok", "Findings: no known problem matched")
         return
-    worst = next(s for s in SEVERITY_ORDER if any(f["severity"] == s for f in findings))
+    worst = next(s for s in SEVERITY_ORDER if any(f.severity.value == s for f in findings))
     counts = ", ".join(f"{n} {s}{'s' if n != 1 and s != 'info' else ''}" for s in SEVERITY_ORDER
-                       if (n := sum(f["severity"] == s for f in findings)))
+                       if (n := sum(f.severity.value == s for f in findings)))
     _heading(console, worst, f"Findings: {counts}")
     group = None
     for f in findings:
-        if impact(f) != group:
-            group = impact(f)
+        if f.impact is not group:
+            group = f.impact
             print_wrapped(console, Text(IMPACT_TITLES[group], style="bold underline"), 4)
         _finding(console, f, verbose=verbose)
 
 
-def _finding(console: Console, f: dict[str, Any], *, verbose: bool = False) -> None:
-    sev = f["severity"]
+def _finding(console: Console, f: FindingView, *, verbose: bool = False) -> None:
+    sev = f.severity.value
     # A hanging indent, so a long title wraps under the id, not under the mark.
-    print_wrapped(console, Text.assemble((f["id"], "bold"), "  ", f["title"]), 4,
+    print_wrapped(console, Text.assemble((f.id, "bold"), "  ", f.title), 4,
                   first=Text(f"{MARKS[sev]} {sev:<7} ", style=_STYLE[sev]))
-    if f.get("id") == ENV_NOT_TRAINING:
+    if f.id == ENV_NOT_TRAINING:
         print_wrapped(console, Text("(the notice at the top)", style="dim"), 6)
         return
-    print_wrapped(console, f["message"], 6)
-    loc = location_text(f)
-    if loc:
-        _unwrapped(console, Text.assemble(("at ", "dim"), loc), 6)
-    fix = f.get("fix") or {}
-    if fix.get("text"):
-        print_wrapped(console, fix["text"], 6, first=Text("fix: ", style="green"))
-    for cmd in fix.get("commands") or []:
+    print_wrapped(console, f.message, 6)
+    if f.location:
+        _unwrapped(console, Text.assemble(("at ", "dim"), f.location), 6)
+    if f.fix_text:
+        print_wrapped(console, f.fix_text, 6, first=Text("fix: ", style="green"))
+    for cmd in f.fix_commands:
         # A command is copied whole: a newline in it would run half of it.
         _unwrapped(console, Text.assemble(("$ ", "dim"), cmd), 8)
-    refs = f.get("references") or []
+    refs = f.references
     shown = refs if verbose else refs[:REFERENCES_SHOWN]
     for ref in shown:
         # Printed unwrapped, the type first: a URL broken across lines is no longer clickable.
-        _unwrapped(console, Text.assemble(("see: ", "dim"), f"{ref['url']} ({ref['type']})"), 6)
+        _unwrapped(console, Text.assemble(("see: ", "dim"), f"{ref.url} ({ref.type})"), 6)
     if len(refs) > len(shown):
         print_wrapped(console, Text(f"+{len(refs) - len(shown)} more reference(s): -v, or "
-                                    f"fp8-doctor rules show {f['id']}", style="dim"), 6)
-    if f.get("confidence") and f["confidence"] != "verified":
-        print_wrapped(console, Text(f"confidence: {f['confidence']}", style="dim"), 6)
+                                    f"fp8-doctor rules show {f.id}", style="dim"), 6)
+    if f.confidence and f.confidence != "verified":
+        print_wrapped(console, Text(f"confidence: {f.confidence}", style="dim"), 6)
     if verbose:
-        for e in f.get("evidence") or []:
-            _unwrapped(console, Text.assemble(("evidence: ", "dim"), e["fact"], " = ",
-                                              fmt_value(e.get("value"), limit=200),
-                                              (f"  ({e['source']})" if e.get("source") else "",
-                                               "dim")), 6)
+        for e in f.evidence:
+            _unwrapped(console, Text.assemble(("evidence: ", "dim"), e.fact, " = ",
+                                              fmt_value(e.value, limit=200),
+                                              (f"  ({e.source})" if e.source else "", "dim")), 6)
 
 
-def _accepted(console: Console, doc: dict[str, Any]) -> None:
+def _accepted(console: Console, view: ReportView) -> None:
     """Findings a baseline accepted (one line each: they were read before) and ignored ids."""
-    accepted = accepted_findings(doc)
+    accepted = view.accepted
     if accepted:
         _heading(console, "info", f"Accepted by the baseline: {len(accepted)} finding(s), not "
                                   "counted for the exit code")
         for f in accepted:
-            loc = location_text(f)
-            print_wrapped(console, Text.assemble((f["id"], "bold"), "  ", f["title"],
-                                                 (f"  ({loc})" if loc else "", "dim")), 4,
-                          first=Text(f"{MARKS[f['severity']]} ", style=_STYLE[f["severity"]]))
-    ignored = ignored_ids(doc)
-    if ignored:
-        _heading(console, "info", f"Ignored (--ignore): {', '.join(ignored)}")
+            sev = f.severity.value
+            print_wrapped(console, Text.assemble((f.id, "bold"), "  ", f.title,
+                                                 (f"  ({f.location})" if f.location else "",
+                                                  "dim")), 4,
+                          first=Text(f"{MARKS[sev]} ", style=_STYLE[sev]))
+    if view.ignored:
+        _heading(console, "info", f"Ignored (--ignore): {', '.join(view.ignored)}")
 
 
-def _undetermined(console: Console, doc: dict[str, Any], *, verbose: bool = False) -> None:
-    items = doc.get("undetermined") or []
+def _undetermined(console: Console, view: ReportView, *, verbose: bool = False) -> None:
+    items = view.undetermined
     if not items:
         return
     _heading(console, "undetermined",
              f"Undetermined: {len(items)} rule(s) could not be decided (facts unknown)")
     if not verbose:
         # Grouped by what they need (issue 24 item 5): a line per group, its reasons once.
-        for group in undetermined_groups(doc):
+        for group in view.undetermined_groups:
             print_wrapped(console, Text.assemble((group.label, "bold"), ": ", group.advice), 4,
                           hang=2)
             for reason in group.reasons:
@@ -313,13 +296,13 @@ def _undetermined(console: Console, doc: dict[str, Any], *, verbose: bool = Fals
                                     "fp8-doctor rules show ID", style="dim"), 4)
         return
     for u in items:
-        needs = ", ".join(e["fact"] for e in u.get("unknown") or [])
-        print_wrapped(console, Text.assemble((u["id"], "bold"), "  ", u["title"],
+        needs = ", ".join(e.fact for e in u.unknown)
+        print_wrapped(console, Text.assemble((u.id, "bold"), "  ", u.title,
                                              (f"  (needs {needs})" if needs else "", "dim")),
                       4, first=Text("? ", style=_STYLE["undetermined"]))
     print_wrapped(console, Text("Why those facts are unknown:", style="dim"), 4)
-    notice = environment_notice(doc) or ""
-    for reason, names in unknown_reasons(doc):
+    notice = view.notice or ""
+    for reason, names in view.unknown_reasons:
         # A reason the notice at the top already gave (a 4-line NVML error) is not repeated.
         said = len(reason) > 40 and reason in notice
         print_wrapped(console, Text.assemble((", ".join(names), "bold"), ": ",
@@ -330,17 +313,15 @@ def _undetermined(console: Console, doc: dict[str, Any], *, verbose: bool = Fals
 _SMOKE_PROBLEM_KEYS = ("error", "stage", "stderr_tail")
 
 
-def _smoke(console: Console, doc: dict[str, Any], *, verbose: bool = False) -> None:
-    facts = doc.get("facts") or {}
-    if facts.get("runtime.inspected") is True and "smoke.ran" not in facts and not doc.get("smoke"):
+def _smoke(console: Console, view: ReportView, *, verbose: bool = False) -> None:
+    smoke = view.smoke
+    if not smoke.shown:
         return  # a live inspection has no smoke step; saying "not run" would only be noise
-    status, rows = smoke_rows(doc)
-    checks = smoke_checks(facts)
-    failed = facts.get("smoke.status") not in (None, "ok") and facts.get("smoke.ran") is not False
-    mark = "error" if failed else ("ok" if facts.get("smoke.status") == "ok" else "info")
-    if mark == "ok" and any(c.verdict == FAIL for c in checks):
+    checks, rows = list(smoke.checks), list(smoke.details)
+    mark = "error" if smoke.failed else ("ok" if smoke.ok else "info")
+    if mark == "ok" and smoke.missed:
         mark = "warning"   # the child ran fine, but a measured value missed its threshold
-    headline = status if failed or not checks else smoke_headline(facts)
+    headline = smoke.status if smoke.failed or not checks else smoke.headline
     _heading(console, mark, f"Smoke step: {headline}")
     if checks:
         indented(console, smoke_table(checks), 4)
@@ -357,7 +338,7 @@ def _smoke(console: Console, doc: dict[str, Any], *, verbose: bool = False) -> N
         indented(console, table, 4)
 
 
-def smoke_table(checks: list[SmokeCheck]) -> Table:
+def smoke_table(checks: Sequence[SmokeCheck]) -> Table:
     """The verdict table (also what ``fp8-doctor smoke`` prints)."""
     table = Table.grid(padding=(0, 2))
     for _ in range(4):
@@ -375,12 +356,12 @@ def smoke_table(checks: list[SmokeCheck]) -> Table:
     return table
 
 
-def _probes(console: Console, doc: dict[str, Any]) -> None:
-    probes = doc.get("probes") or []
+def _probes(console: Console, view: ReportView) -> None:
+    probes = view.probes
     if not probes:
         return
     _heading(console, "info", f"Probes ({len(probes)})")
     for p in probes:
-        reason = f": {first_line(str(p['reason']), 160)}" if p.get("reason") else ""
-        print_wrapped(console, f"{p['name']}: {p['status']}, {p.get('facts', '?')} facts, "
-                               f"{p.get('seconds', '?')} s{reason}", 4)
+        reason = f": {first_line(p.reason, 160)}" if p.reason else ""
+        print_wrapped(console, f"{p.name}: {p.status}, {p.facts} facts, {p.seconds} s{reason}",
+                      4)

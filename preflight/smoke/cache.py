@@ -320,11 +320,12 @@ def lowest_priority() -> list[str]:
         done.append("nice 19")
     except (AttributeError, OSError):
         pass
-    try:
-        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))  # type: ignore[attr-defined]
-        done.append("SCHED_IDLE")
-    except (AttributeError, OSError):
-        pass
+    if sys.platform == "linux":     # SCHED_IDLE is Linux's (and mypy checks per platform)
+        try:
+            os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+            done.append("SCHED_IDLE")
+        except (AttributeError, OSError):
+            pass
     try:
         # Only as the leader of a session of its own: the group is the session's, and lowering
         # the caller's session would slow the user's shell (the filler starts in a new one).

@@ -233,7 +233,7 @@ def outcome(name: str, ref: dict[str, Any], fresh: Any, step: Step, load_error: 
 
 def _same(a: Any, b: Any) -> bool:
     """Two scaling-state snapshots (dicts of float lists) are equal."""
-    return a == b
+    return bool(a == b)
 
 
 def summary(prefix: str, res: dict[str, Any]) -> dict[str, Any]:

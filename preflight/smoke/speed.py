@@ -38,7 +38,7 @@ def per_call(fn: Any, n: int) -> float:
         fn()
     end.record()
     end.synchronize()
-    return start.elapsed_time(end) / 1e3 / n
+    return float(start.elapsed_time(end)) / 1e3 / n
 
 
 def _calls_for(fn: Any, budget: float) -> int:
@@ -83,7 +83,7 @@ def run_all(device: str, job_shapes: list[list[int]], *, reference: bool = True)
     for s in job_shapes:
         t = tuple(pad16(v) for v in s)
         if len(t) == 3 and t not in seen:
-            seen.append(t)  # type: ignore[arg-type]
+            seen.append(t)
     res: dict[str, Any] = {"job": [measure(s, device) for s in seen]}
     if res["job"]:
         res["job_speedup_min"] = min(r["speedup"] for r in res["job"])

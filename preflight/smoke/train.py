@@ -72,11 +72,11 @@ def linear_report(model: Any, is_fp8: Callable[[Any], bool], reasons: dict[str, 
 
 def gemm_flops_share(model: Any, is_fp8: Callable[[Any], bool]) -> float | None:
     """Share of the model's GEMM work per step that runs in FP8, as ``fp8-doctor inspect``
-    computes it for a live model (preflight/live/coverage.py: from weight shapes; every GEMM of a
+    computes it for a live model (preflight/base/fp8coverage.py: from weight shapes; every GEMM of a
     dense model sees every token). None where it cannot be said."""
     from torch import nn
 
-    from preflight.live.coverage import coverage_facts
+    from preflight.base.fp8coverage import coverage_facts
 
     gemms = [(name, mod, is_fp8(mod)) for name, mod in model.named_modules()
              if is_fp8(mod) or isinstance(mod, nn.Linear)]

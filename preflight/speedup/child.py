@@ -21,7 +21,11 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
+
+Best = Callable[[Callable[[], object]], float]
+"""Best-of-rounds seconds per call of a function (:func:`_timer`)."""
 
 ROUNDS = 3
 BUDGET_S = 0.04            # timed seconds per op per round
@@ -43,18 +47,18 @@ def cast_seconds(tokens: int, d_in: int, d_out: int, bandwidth: float) -> float:
     return CAST_BYTES_PER_ELEMENT * elements / bandwidth
 
 
-def copy_bandwidth(torch: Any, best: Any, device: str) -> float:
+def copy_bandwidth(torch: Any, best: Best, device: str) -> float:
     """Bytes per second a device-to-device copy moves (read + write)."""
     buf = torch.empty(64 << 20, device=device, dtype=torch.uint8)
     dst = torch.empty_like(buf)
     return 2 * (64 << 20) / best(lambda: dst.copy_(buf))   # the buffers go with this frame
 
 
-def _timer(torch: Any) -> Any:
+def _timer(torch: Any) -> Best:
     """Best-of-ROUNDS seconds per call, each round sized to BUDGET_S (the smoke step's timer)."""
     from preflight.smoke.speed import per_call
 
-    def best(fn: Any) -> float:
+    def best(fn: Callable[[], object]) -> float:
         for _ in range(3):
             fn()
         once = max(per_call(fn, 1), 1e-6)
@@ -80,7 +84,7 @@ def _casts(torch: Any, rowwise: bool) -> Any:
     return cast
 
 
-def time_linear_scaled_mm(torch: Any, best: Any, tokens: int, d_in: int, d_out: int,
+def time_linear_scaled_mm(torch: Any, best: Best, tokens: int, d_in: int, d_out: int,
                           rowwise: bool, device: str, bandwidth: float) -> dict[str, Any]:
     bf = torch.bfloat16
     x = torch.randn(tokens, d_in, device=device, dtype=bf)
@@ -112,7 +116,7 @@ def time_linear_scaled_mm(torch: Any, best: Any, tokens: int, d_in: int, d_out: 
     return out
 
 
-def time_linear_torchao(torch: Any, best: Any, tokens: int, d_in: int, d_out: int,
+def time_linear_torchao(torch: Any, best: Best, tokens: int, d_in: int, d_out: int,
                         rowwise: bool, device: str) -> dict[str, float]:
     """One linear's forward + backward, whole, compiled: ``nn.Linear`` in BF16 against the same
     layer converted by torchao (``convert_to_float8_training``), as a compiled training step
@@ -130,7 +134,7 @@ def time_linear_torchao(torch: Any, best: Any, tokens: int, d_in: int, d_out: in
     return {"bf16_s": best(lambda: c16(x).backward(g)), "fp8_s": best(lambda: c8(x).backward(g))}
 
 
-def time_linear_te(torch: Any, best: Any, tokens: int, d_in: int, d_out: int,
+def time_linear_te(torch: Any, best: Best, tokens: int, d_in: int, d_out: int,
                    recipe_name: str, device: str) -> dict[str, Any]:
     import transformer_engine.pytorch as te
     from transformer_engine.common import recipe as te_recipe
@@ -155,7 +159,7 @@ def time_linear_te(torch: Any, best: Any, tokens: int, d_in: int, d_out: int,
     return {"bf16": {"fwd+bwd": bf16_s}, "fp8": {"fwd+bwd": fp8_s}, "cast": {}}
 
 
-def _attention_seconds(torch: Any, best: Any, mb: int, heads: int, seq: int, hd: int,
+def _attention_seconds(torch: Any, best: Best, mb: int, heads: int, seq: int, hd: int,
                        device: str) -> float:
     """Causal SDPA forward + backward in BF16, per layer (its tensors go with this frame)."""
     import torch.nn.functional as F
@@ -167,7 +171,7 @@ def _attention_seconds(torch: Any, best: Any, mb: int, heads: int, seq: int, hd:
     return best(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True).backward(go))
 
 
-def _head_seconds(torch: Any, best: Any, tokens: int, hidden: int, vocab: int,
+def _head_seconds(torch: Any, best: Best, tokens: int, hidden: int, vocab: int,
                   device: str) -> float:
     """The LM head's three GEMMs in BF16 (it stays BF16)."""
     bf = torch.bfloat16
@@ -177,7 +181,7 @@ def _head_seconds(torch: Any, best: Any, tokens: int, hidden: int, vocab: int,
     return best(lambda: x @ w.t()) + best(lambda: dy @ w) + best(lambda: dy.t() @ x)
 
 
-def other_time(torch: Any, best: Any, shape: dict[str, Any], device: str) -> dict[str, Any]:
+def other_time(torch: Any, best: Best, shape: dict[str, Any], device: str) -> dict[str, Any]:
     """Attention (timed), LM head (timed), the rest (estimated from the copy bandwidth)."""
     tp = max(int(shape.get("tp") or 1), 1)
     heads, hd = shape["heads"] // tp, shape["hidden"] // shape["heads"]

@@ -8,6 +8,14 @@ step at the full depth is extrapolated from the two measured depths: ``t(L) = t(
 (t(d2) - t(d1)) / (d2 - d1)``; peak memory likewise. The output says that it is extrapolated and
 from which depths.
 
+Which depths: the deepest pair that fits, (4, 8) before (2, 4) (:func:`depth_options`). The
+extrapolation multiplies any error of the measured slope by ``(L - d2) / (d2 - d1)``: 7 for a
+16-layer model from (2, 4), 2 from (4, 8). On an H200 (docs/gpu-results.md, 2026-11-27) the
+eager BF16 step of Llama-3.2-1B extrapolated from depths 2 and 4 came out 7-9% slow (the FP8
+step within 1.5%), enough to turn "will not pay" (1.00x measured) into "should pay" (1.09x).
+The child takes the first option whose memory floor fits the GPU, and falls back to the next
+one when the deeper pair runs out of memory anyway.
+
 Bad input is refused here, before a child starts or anything is allocated: every dimension must
 be a positive integer within :data:`LIMITS` (a config's hidden size of 1e12, a negative head
 count, NaN or a string never reach torch), and the trial's estimated memory
@@ -31,7 +39,8 @@ MEM_FRACTION = 0.8
 """The most of the GPU's free memory a trial may allocate (the child's allocator is capped)."""
 TIMEOUT_S = 900.0
 WARMUP, STEPS = 5, 12
-MAX_TRIAL_DEPTH = 4
+MAX_TRIAL_DEPTH = 8
+FALLBACK_TRIAL_DEPTH = 4
 # Bounds on each dimension (inclusive): far above any real model, low enough that nothing
 # absurd is ever allocated.
 LIMITS: dict[str, int] = {"hidden": 1 << 17, "ffn": 1 << 19, "heads": 1024, "kv_heads": 1024,
@@ -64,12 +73,19 @@ def refuse(shape: ModelShape) -> str | None:
     return None
 
 
-def depths_for(layers: int) -> tuple[int, ...]:
-    """The two depths trained: (d, 2d) with 2d = min(layers, 4); the depth itself when <= 2."""
+def depths_for(layers: int, most: int = MAX_TRIAL_DEPTH) -> tuple[int, ...]:
+    """The two depths trained: (d, 2d) with 2d = min(layers, most); the depth itself when <= 2."""
     if layers <= 2:
         return (layers,)
-    top = min(layers, MAX_TRIAL_DEPTH)
+    top = min(layers, most)
     return (max(1, top // 2), top)
+
+
+def depth_options(layers: int) -> tuple[tuple[int, ...], ...]:
+    """The depth pairs to try, deepest first: (4, 8), then (2, 4) where the first does not fit."""
+    first = depths_for(layers)
+    second = depths_for(layers, FALLBACK_TRIAL_DEPTH)
+    return (first,) if second == first else (first, second)
 
 
 def params_at(shape: ModelShape, depth: int) -> int:
@@ -184,12 +200,16 @@ def trial(shape: ModelShape | Unknown, *, backend: str, recipe: str, compiled: b
     if backend == "te" and not device.startswith("cuda"):
         return TrialReport(shape, why_not="Transformer Engine has no CPU path", **base)
     assert shape.layers is not None   # refuse() said so
-    chosen = depths or depths_for(shape.layers)
+    options = (depths,) if depths else depth_options(shape.layers)
+    chosen = options[-1]
     spec = {**shape_dict(shape), "hf_config": shape.hf_config}
     request = {"device": device, "backend": backend, "recipe": recipe, "compile": compiled,
-               "depths": list(chosen), "warmup": warmup, "steps": steps, "spec": spec,
-               "mem_fraction": mem_fraction, "need_bytes": need_bytes(shape, max(chosen))}
+               "depth_options": [{"depths": list(o), "need_bytes": need_bytes(shape, max(o))}
+                                 for o in options],
+               "warmup": warmup, "steps": steps, "spec": spec, "mem_fraction": mem_fraction}
     result = _run_child(request, timeout)
+    if result.get("depths"):
+        chosen = tuple(int(d) for d in result["depths"])
     if result.get("status") != "ok":
         return TrialReport(shape, depths=chosen, child=result,
                            why_not=f"no trial: {result.get('reason') or 'the child failed'}",

@@ -7,7 +7,10 @@ and train on random token ids with the job's optimizer (fused AdamW on CUDA): ``
 (compilation happens there), then ``steps`` timed steps, each the host time of forward, backward,
 optimizer step and zero_grad between two device synchronisations (what a training loop's step
 costs). The median step, every step, and the peak memory allocated are returned; the parent
-extrapolates to the full depth.
+extrapolates to the full depth. The request lists depth pairs deepest first
+(``depth_options``): the child trains the first whose memory floor fits, and the next one when
+the deeper pair runs out of memory all the same (``fell_back`` says why); the result names the
+depths it trained.
 
 Memory: before anything is allocated the caching allocator is capped at the request's
 ``mem_fraction`` of the memory free on the device (``torch.cuda.set_per_process_memory_fraction``),
@@ -101,6 +104,9 @@ def run(req: dict[str, Any]) -> dict[str, Any]:
 
     device = req.get("device", "cuda")
     out: dict[str, Any] = {"torch": torch.__version__, "device": device}
+    # Depth pairs, deepest first (trial.depth_options); a request of the older form names one.
+    options: list[dict[str, Any]] = list(req.get("depth_options") or [
+        {"depths": req.get("depths") or [], "need_bytes": req.get("need_bytes")}])
     if device.startswith("cuda"):
         if not torch.cuda.is_available():
             return {"status": "skipped", "torch": torch.__version__,
@@ -114,23 +120,46 @@ def run(req: dict[str, Any]) -> dict[str, Any]:
         torch.cuda.set_per_process_memory_fraction(min(1.0, cap / total), device)
         out.update(device_name=torch.cuda.get_device_name(device), free_bytes=free,
                    total_bytes=total, cap_bytes=int(cap))
-        if cap < float(req.get("need_bytes") or 0):
+        fitting = fits(options, cap)
+        if not fitting:
+            least = min(float(o.get("need_bytes") or 0) for o in options)
             return {**out, "status": "refused",
-                    "reason": f"the trial needs about {req['need_bytes'] / 2**30:.1f} GiB, more "
+                    "reason": f"the trial needs about {least / 2**30:.1f} GiB, more "
                               f"than {req['mem_fraction']:.0%} of the {free / 2**30:.1f} GiB "
                               "free on this GPU"}
+        options = fitting
     else:
         out["device_name"] = "cpu"
-    runs = []
     started = time.perf_counter()
+    result: dict[str, Any] = {}
+    for n, option in enumerate(options):
+        result = _train(torch, req, [int(d) for d in option["depths"]], device, out)
+        out_of_memory = result.get("status") == "refused"
+        if not out_of_memory or n == len(options) - 1:
+            break
+        out.setdefault("fell_back", []).append(result.get("reason"))
+    return {**result, "seconds": round(time.perf_counter() - started, 2)}
+
+
+def fits(options: list[dict[str, Any]], cap: float) -> list[dict[str, Any]]:
+    """The depth options whose memory floor is within ``cap`` bytes, in the request's order."""
+    return [o for o in options if cap >= float(o.get("need_bytes") or 0)]
+
+
+def _train(torch: Any, req: dict[str, Any], depths: list[int], device: str,
+           out: dict[str, Any]) -> dict[str, Any]:
+    """Both precisions at ``depths``; an out-of-memory error is "refused" (the caller may try a
+    shallower pair), any other failure "failed"."""
+    runs = []
     for precision in ("bf16", "fp8"):
-        for depth in req["depths"]:
+        for depth in depths:
             try:
                 runs.append(run_one(torch, req, depth, precision))
             except Exception as exc:  # noqa: BLE001 - an OOM or a backend error is the answer
                 text = f"{type(exc).__name__}: {str(exc)[:400]}"
                 oom = "out of memory" in text.lower()
                 return {**out, "status": "refused" if oom else "failed", "runs": runs,
+                        "depths": depths,
                         "reason": (f"{precision} at depth {depth} does not fit in "
                                    f"{req['mem_fraction']:.0%} of the free GPU memory ({text})"
                                    if oom else f"{precision} at depth {depth}: {text}")}
@@ -139,7 +168,7 @@ def run(req: dict[str, Any]) -> dict[str, Any]:
                     torch.cuda.empty_cache()
             if req.get("compile"):
                 torch._dynamo.reset()   # each model is compiled afresh, as the job compiles it
-    return {**out, "status": "ok", "runs": runs, "seconds": round(time.perf_counter() - started, 2)}
+    return {**out, "status": "ok", "runs": runs, "depths": depths}
 
 
 def main() -> int:

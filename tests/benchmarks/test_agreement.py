@@ -35,10 +35,32 @@ RULE_IDS = set(re.findall(r"^\| \[(FP8D-[A-Z0-9-]+)\]", (REPO / "docs" / "rules.
                           .read_text(encoding="utf-8"), re.M))
 
 
-def test_between_24_and_32_jobs_from_several_sources() -> None:
-    assert 24 <= len(JOBS) <= 32
-    assert len({j.source["repo"] for j in JOBS}) >= 12
-    assert {j.source["type"] for j in JOBS} >= {"issue", "example"}
+TUNING = [j for j in JOBS if j.set == "tuning"]
+HOLDOUT = [j for j in JOBS if j.set == "holdout"]
+
+
+def test_each_set_has_enough_jobs_from_several_sources() -> None:
+    assert len(TUNING) + len(HOLDOUT) == len(JOBS)
+    assert 24 <= len(TUNING) <= 32
+    assert 20 <= len(HOLDOUT) <= 25
+    for jobs, repos in ((TUNING, 12), (HOLDOUT, 10)):
+        assert len({j.source["repo"] for j in jobs}) >= repos
+        assert {j.source["type"] for j in jobs} >= {"example"}
+    assert {j.source["type"] for j in TUNING} >= {"issue", "example"}
+
+
+def _cited(job: Any) -> set[tuple[str, str]]:
+    """(repo, path or issue url) pairs a job was taken from."""
+    url = str(job.source["url"])
+    if "/issues/" in url or "/pull/" in url:
+        return {(job.source["repo"], url)}
+    return {(job.source["repo"], str(p).split(" @ ")[0]) for p in job.source.get("paths") or []}
+
+
+def test_the_holdout_set_shares_no_source_with_the_tuning_set() -> None:
+    tuned = set().union(*(_cited(j) for j in TUNING))
+    for job in HOLDOUT:
+        assert not _cited(job) & tuned, f"{job.slug} reuses a tuning job's source"
 
 
 @pytest.mark.parametrize("job", JOBS, ids=lambda j: j.slug)
@@ -74,6 +96,7 @@ def test_every_job_file_says_where_it_comes_from(job: Any) -> None:
                    "must_not_fire": ["FP8D-HW-0001"]}}, "two of"),
     ({"check": {"paths": ["../../etc/passwd"]}}, "check.paths"),
     ({"slug": "other"}, "slug"),
+    ({"set": "training"}, "set must be one of"),
 ])
 def test_a_malformed_job_yaml_is_refused_naming_the_field(tmp_path: Path, raw: dict[str, Any],
                                                           field: str) -> None:
@@ -86,6 +109,37 @@ def test_a_malformed_job_yaml_is_refused_naming_the_field(tmp_path: Path, raw: d
     (tmp_path / "j" / "job.yaml").write_text(json.dumps({**good, **raw}), encoding="utf-8")
     with pytest.raises(ag.JobError, match=re.escape(field)):
         ag.load_job(tmp_path / "j" / "job.yaml")
+
+
+def _write_job(root: Path, slug: str, **extra: Any) -> None:
+    doc = {"schema": 1, "slug": slug, "title": "t", "assume": {"gpu": "H100"},
+           "source": {"type": "issue", "repo": "a/b", "url": "https://github.com/a/b/issues/1"},
+           "check": {"paths": ["run.sh"]},
+           "expected": {"written": "x", "verdict": "x", "fire": [], "must_not_fire": []}, **extra}
+    (root / slug / "files").mkdir(parents=True)
+    (root / slug / "files" / "run.sh").write_text("true\n", encoding="utf-8")
+    (root / slug / "job.yaml").write_text(json.dumps(doc), encoding="utf-8")
+
+
+def test_a_job_is_in_the_tuning_set_unless_it_says_holdout(tmp_path: Path) -> None:
+    _write_job(tmp_path, "old")
+    _write_job(tmp_path, "new", set="holdout")
+    assert [(j.slug, j.set) for j in ag.load_jobs(tmp_path)] == [("new", "holdout"),
+                                                                 ("old", "tuning")]
+    assert [j.slug for j in ag.load_jobs(tmp_path, job_set="holdout")] == ["new"]
+    assert [j.slug for j in ag.load_jobs(tmp_path, job_set="tuning")] == ["old"]
+    with pytest.raises(ag.JobError, match="no such job"):       # --only outside the chosen set
+        ag.load_jobs(tmp_path, only=["old"], job_set="holdout")
+    with pytest.raises(ag.JobError, match="no such set"):
+        ag.load_jobs(tmp_path, job_set="blind")
+
+
+def test_the_set_flag_runs_one_set(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _write_job(tmp_path, "old")
+    assert ag.main(["--jobs", str(tmp_path), "--set", "holdout", "--only", "old"]) == 2
+    assert "no such job: old" in capsys.readouterr().err
+    with pytest.raises(SystemExit):                             # argparse: not a known set
+        ag.main(["--jobs", str(tmp_path), "--set", "blind"])
 
 
 def _exp(**kw: Any) -> Any:

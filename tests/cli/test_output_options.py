@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from preflight.cli import main
-from preflight.render._common import IMPACTS, impact
+from preflight.findings import Impact
 
 ROOT = Path(__file__).resolve().parents[2]
 JOB = ROOT / "fixtures" / "configs" / "jobs" / "launch_accel_ds"
@@ -47,10 +47,10 @@ def test_quiet_is_one_line_per_finding_at_its_location(capsys, monkeypatch) -> N
     # plan makes ACC-0001, "FP8 silently not applied under DeepSpeed", fire), then the rest.
     ids = [re.search(r"FP8D-[A-Z0-9-]+", ln).group(0) for ln in finding_lines]
     by_id = {f["id"]: f for f in findings}
-    classes = [impact(by_id[i]) for i in ids]
-    assert classes == sorted(classes, key=IMPACTS.index)
-    assert {"blocks", "no-fp8", "other"} <= set(classes) and "FP8D-ACC-0001" in ids
-    assert impact(by_id["FP8D-ACC-0001"]) == "no-fp8"
+    classes = [Impact(by_id[i]["impact"]) for i in ids]     # the JSON states each one's impact
+    assert classes == sorted(classes, key=lambda c: c.rank)
+    assert {Impact.BLOCKS, Impact.NO_FP8, Impact.OTHER} <= set(classes)
+    assert "FP8D-ACC-0001" in ids and by_id["FP8D-ACC-0001"]["impact"] == "no-fp8"
 
 
 def test_gradient_checkpointing_points_at_the_launch_script_line(capsys) -> None:

@@ -38,7 +38,7 @@ def test_the_cli_check_with_no_job_loads_no_reader(tmp_path: Path) -> None:
     loaded = {line.rsplit("|", 1)[-1].strip() for line in out.stderr.splitlines()
               if line.startswith("import time:")}
     readers = sorted(m for m in loaded if m.startswith(("preflight.frameworks.", "preflight.jobs."))
-                     and m.rsplit(".", 1)[-1] not in ("_record", "_view", "_index", "parse",
-                                                       "types", "defaults", "formats",
+                     and m.rsplit(".", 1)[-1] not in ("_record", "_view", "_derived", "_index",
+                                                       "parse", "types", "defaults", "formats",
                                                        "boundary"))
     assert readers == [], readers

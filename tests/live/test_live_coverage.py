@@ -1,4 +1,4 @@
-"""FP8 coverage by work (preflight/live/coverage.py), with real torch and real torchao modules.
+"""FP8 coverage by work (preflight/base/fp8coverage.py), with real torch and real torchao modules.
 
 The issue's case: on FSDP2 with torchao, a model with 1 of its 9 Linear layers converted got only
 the info "some Linear layers stay in high precision", the same as a model whose only BF16 layer is
@@ -21,9 +21,9 @@ torch = pytest.importorskip("torch")
 float8 = pytest.importorskip("torchao.float8")
 
 import preflight  # noqa: E402
+from preflight.base.fp8coverage import weight_elements  # noqa: E402
 from preflight.facts import Unknown  # noqa: E402
 from preflight.live import model_facts  # noqa: E402
-from preflight.live.coverage import weight_elements  # noqa: E402
 
 nn = torch.nn
 H, FFN, VOCAB, LAYERS = 64, 256, 512, 2

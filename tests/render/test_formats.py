@@ -13,10 +13,12 @@ from preflight.findings import Finding, Fix, Location, Severity
 from preflight.redact import Redactor
 from preflight.render import FORMATS, render
 from preflight.render.sarif import artifact_location, artifact_uri, sarif_document
+from preflight.render.view import build_view
 
 # A redactor that matches nothing machine-specific, so goldens are the same on every machine.
 NEUTRAL = Redactor(home=None, user=None, hostnames=())
-EXT = {"text": "txt", "json": "json", "markdown": "md", "sarif": "sarif.json"}
+EXT = {"text": "txt", "json": "json", "markdown": "md", "sarif": "sarif.json",
+       "junit": "junit.xml"}
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
@@ -159,7 +161,8 @@ def test_sarif_schema_catches_a_broken_log() -> None:
 def test_sarif_locates_findings_at_config_file_and_line() -> None:
     from preflight.render import document
 
-    log = sarif_document(document(findings_report(), redactor=NEUTRAL), roots=("/work",))
+    log = sarif_document(build_view(document(findings_report(), redactor=NEUTRAL)),
+                         roots=("/work",))
     run = log["runs"][0]
     results = run["results"]
     first = results[0]
@@ -177,7 +180,7 @@ def test_sarif_locates_findings_at_config_file_and_line() -> None:
 def test_sarif_undetermined_rules_are_notifications_not_results() -> None:
     from preflight.render import document
 
-    run = sarif_document(document(findings_report(), redactor=NEUTRAL))["runs"][0]
+    run = sarif_document(build_view(document(findings_report(), redactor=NEUTRAL)))["runs"][0]
     assert "FP8D-HW-0001" not in {r["ruleId"] for r in run["results"]}
     notes = run["invocations"][0]["toolExecutionNotifications"]
     assert [n["associatedRule"]["id"] for n in notes] == ["FP8D-HW-0001"]
@@ -192,7 +195,8 @@ def test_sarif_fingerprints_are_stable_and_distinct() -> None:
     from preflight.render import document
 
     def fps(report) -> list[str]:
-        run = sarif_document(document(report, redactor=NEUTRAL), roots=("/work",))["runs"][0]
+        run = sarif_document(build_view(document(report, redactor=NEUTRAL)),
+                             roots=("/work",))["runs"][0]
         return [r["partialFingerprints"]["fp8DoctorFinding/v1"] for r in run["results"]]
 
     base = findings_report()

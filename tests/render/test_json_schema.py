@@ -34,7 +34,11 @@ def _cli_json(capsys, argv: list[str]) -> dict:
 
 
 def test_the_bundled_example(capsys) -> None:
-    _validate(_cli_json(capsys, ["check", "--example", "--no-smoke"]))
+    doc = _cli_json(capsys, ["check", "--example", "--no-smoke"])
+    _validate(doc)
+    # Every finding states its impact (issue 25 item 2), in reading order.
+    ranks = [("blocks", "no-fp8", "other").index(f["impact"]) for f in doc["findings"]]
+    assert ranks and ranks == sorted(ranks)
 
 
 def test_unreadable_configs_and_assumptions(tmp_path: Path, capsys) -> None:
@@ -82,6 +86,7 @@ def test_the_distributed_report_of_a_job_of_one(tmp_path: Path) -> None:
     lambda d: d["findings"].append({"id": "not-an-id"}),
     lambda d: d["facts"].update({"gpu.count": {"$unknown": 3}}),
     lambda d: d.update(schema_version="2.0"),
+    lambda d: d["findings"][0].update(impact="fatal"),
 ])
 def test_the_schema_refuses_broken_documents(capsys, breakage) -> None:
     doc = _cli_json(capsys, ["check", "--example", "--no-smoke"])

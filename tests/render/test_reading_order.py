@@ -11,10 +11,18 @@ import pytest
 from render_cases import findings_report
 
 from preflight.facts import Unknown
-from preflight.findings import Evidence, Finding, Fix, Location, Severity, Undetermined
+from preflight.findings import (
+    Evidence,
+    Finding,
+    Fix,
+    Impact,
+    Location,
+    Severity,
+    Undetermined,
+    reading_order,
+)
 from preflight.redact import Redactor
 from preflight.render import render
-from preflight.render._common import IMPACTS, impact, ordered_findings
 
 NEUTRAL = Redactor(home=None, user=None, hostnames=())
 
@@ -48,38 +56,36 @@ def test_blocking_errors_then_silent_no_fp8_then_the_rest() -> None:
 
 
 def test_impact_is_a_total_order_over_severity_and_tags() -> None:
-    docs = [{"id": f"X-{s}-{t}", "severity": s, "tags": [t]}
-            for s in ("error", "warning", "info") for t in ("silent-no-fp8", "silent-bf16", "x")]
-    ordered = ordered_findings(docs)
-    ranks = [IMPACTS.index(impact(d)) for d in ordered]
+    items = [(f"X-{s}-{t}", s, (t,))
+             for s in ("error", "warning", "info") for t in ("silent-no-fp8", "silent-bf16", "x")]
+    ordered = sorted(items, key=lambda i: reading_order(i[1], i[2], i[0]))
+    ranks = [Impact.of(s, tags).rank for _, s, tags in ordered]
     assert ranks == sorted(ranks)
-    assert {impact(d) for d in docs} == set(IMPACTS)
+    assert {Impact.of(s, tags) for _, s, tags in items} == set(Impact)
 
 
-@pytest.mark.parametrize("how", ["summary", "finding"])
-def test_not_the_training_environment_notice_is_at_the_top(how: str) -> None:
+def test_one_order_of_findings_json_and_every_renderer() -> None:
+    # Issue 25 item 2: Report.sorted_findings (the JSON document) and the renderers had two
+    # orders; a silent-no-fp8 info now precedes a plain warning in both.
+    report = _report(_f("X-A-0002", Severity.WARNING), _f("X-A-0001", Severity.INFO,
+                                                          ("silent-no-fp8",)))
+    want = ["X-A-0001", "X-A-0002"]
+    assert [f.rule_id for f in report.sorted_findings()] == want
+    assert [f["id"] for f in report.to_dict()["findings"]] == want
+    assert [f["impact"] for f in report.to_dict()["findings"]] == ["no-fp8", "other"]
+    sarif = render(report, "sarif", redactor=NEUTRAL)
+    assert [i for i in dict.fromkeys(_ids(sarif)) if i.startswith("X-")] == want
+
+
+def test_not_the_training_environment_notice_is_at_the_top() -> None:
     base = findings_report()
-    if how == "finding":
-        note = Finding("FP8D-ENV-NOT-TRAINING", Severity.WARNING, "Not the training environment",
-                       "No FP8 stack is installed here (a CI runner?).", Fix("Use --snapshot."))
-        report = dataclasses.replace(base, findings=(*base.findings, note))
-        docs = None
-    else:
-        report, docs = base, {"environment_is_training": False,
-                              "environment_reason": "no FP8 stack installed here"}
-    if docs:
-        # The pipeline (trust-a) sets the flag in the summary; emulate its document here.
-        from preflight.render import render_document
-        from preflight.render.text import render_text
-
-        doc = report.to_dict()
-        doc["summary"] = {**doc["summary"], **docs}
-        text = render_document(doc, lambda d: render_text(d), redactor=NEUTRAL)
-    else:
-        text = render(report, "text", redactor=NEUTRAL)
+    note = Finding("FP8D-ENV-NOT-TRAINING", Severity.WARNING, "Not the training environment",
+                   "No FP8 stack is installed here (a CI runner?).", Fix("Use --snapshot."))
+    report = dataclasses.replace(base, findings=(*base.findings, note))
+    text = render(report, "text", redactor=NEUTRAL)
     head = text.split("Findings:")[0]
     assert "Not the training environment" in head
-    assert ("no FP8 stack installed here" if docs else "a CI runner?") in head
+    assert "a CI runner?" in head
     assert "Not the training environment" not in render(base, "text", redactor=NEUTRAL)
 
 
@@ -130,10 +136,13 @@ def _doc_text(report, extra: dict, fmt: str = "text", detail: str = "normal") ->
     from preflight.render import render_document
     from preflight.render.markdown import render_markdown
     from preflight.render.text import render_text
+    from preflight.render.view import build_view
 
     doc = {**report.to_dict(), **extra}
-    fn = (lambda d: render_text(d, detail=detail)) if fmt == "text" else render_markdown
-    return render_document(doc, fn, redactor=NEUTRAL)
+    if fmt == "text":
+        return render_document(doc, lambda d: render_text(build_view(d), detail=detail),
+                               redactor=NEUTRAL)
+    return render_document(doc, lambda d: render_markdown(build_view(d)), redactor=NEUTRAL)
 
 
 @pytest.mark.parametrize("training,expected", [(False, "is not"), (None, "may not be")])

@@ -47,7 +47,7 @@ def test_the_share_of_gemm_work_in_fp8_is_reported(cpu_outcome) -> None:
     """Issue 23 item 4 in the smoke step: the converted tiny model's GEMM work in FP8, computed
     from its weight shapes as for a live model. fc1 (64x128) and fc2 (128x64) are Float8Linear,
     the 64x10 head is not (dims not multiples of 16)."""
-    from preflight.render.smoke_checks import NOTE, smoke_checks
+    from preflight.registry.smoke_verdict import NOTE, smoke_checks
     from preflight.smoke import train as tr
 
     fp8 = tr.IN * tr.HIDDEN + tr.HIDDEN * tr.IN

@@ -72,9 +72,27 @@ def test_extrapolation_recovers_any_affine_step_time(base: int, per: int, d1: in
 
 
 def test_depths_trained() -> None:
-    assert trial.depths_for(32) == (2, 4) and trial.depths_for(8) == (2, 4)
+    assert trial.depths_for(32) == (4, 8) and trial.depths_for(8) == (4, 8)
+    assert trial.depths_for(6) == (3, 6) and trial.depths_for(4) == (2, 4)
     assert trial.depths_for(3) == (1, 3) and trial.depths_for(2) == (2,)
     assert trial.depths_for(1) == (1,)
+    # deepest first, (2, 4) where the deeper pair does not fit (the 1B case of gpu-results.md)
+    assert trial.depth_options(16) == ((4, 8), (2, 4))
+    assert trial.depth_options(6) == ((3, 6), (2, 4))
+    assert trial.depth_options(4) == ((2, 4),) and trial.depth_options(1) == ((1,),)
+
+
+def test_the_child_trains_the_deepest_pair_that_fits() -> None:
+    from preflight.speedup import trial_child
+
+    llama = ModelShape(hidden=4096, ffn=14336, heads=32, kv_heads=8, layers=32, vocab=128256,
+                       seq=4096, micro_batch=2)
+    options = [{"depths": list(o), "need_bytes": trial.need_bytes(llama, max(o))}
+               for o in trial.depth_options(32)]
+    deep, shallow = options
+    assert trial_child.fits(options, 80 * 2**30) == [deep, shallow]      # an H100
+    assert trial_child.fits(options, deep["need_bytes"] - 1) == [shallow]
+    assert trial_child.fits(options, shallow["need_bytes"] - 1) == []
 
 
 def test_memory_estimate_grows_with_depth_and_counts_states() -> None:
@@ -101,8 +119,9 @@ def test_hf_config_is_reduced_to_plain_values_cut_to_the_depth() -> None:
 @pytest.mark.skipif(not HAS_TORCHAO, reason="torchao is not installed")
 def test_trial_on_the_cpu_trains_both_precisions_at_two_depths() -> None:
     report = trial.trial(TINY, backend="torchao", recipe="tensorwise", compiled=False,
-                         device="cpu", warmup=1, steps=3)
+                         device="cpu", warmup=1, steps=3, depths=(2, 4))
     assert report.child.get("status") == "ok", report.why_not
+    assert report.depths == (2, 4) and report.child["depths"] == [2, 4]
     runs = report.child["runs"]
     assert [(r["precision"], r["depth"]) for r in runs] == [
         ("bf16", 2), ("bf16", 4), ("fp8", 2), ("fp8", 4)]

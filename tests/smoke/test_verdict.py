@@ -1,4 +1,4 @@
-"""The smoke verdict rows (preflight/render/smoke_checks.py) and ``fp8-doctor smoke``'s exit
+"""The smoke verdict rows (preflight/registry/smoke_verdict.py) and ``fp8-doctor smoke``'s exit
 codes: each row judges the measured value against the smoke step's own thresholds."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from preflight.commands.smoke import EXIT_CRASH, EXIT_FAILED, EXIT_OK, exit_code
-from preflight.render.smoke_checks import (
+from preflight.registry.smoke_verdict import (
     FAIL,
     NOT_MEASURED,
     NOTE,
