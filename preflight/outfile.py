@@ -189,7 +189,7 @@ def write_atomic(output: str, data: str | bytes, *, flag: str = "-o") -> None:
     any OS error; the temporary file is removed on every failure, including KeyboardInterrupt.
     """
     st = _target(output, flag)
-    encoded = data if isinstance(data, bytes) else data.encode("utf-8", "surrogateescape")
+    encoded = data if isinstance(data, bytes) else _encode(data)
     try:
         import tempfile  # only when writing a file: ~5 ms of every check's start-up otherwise
 
@@ -214,6 +214,15 @@ def write_atomic(output: str, data: str | bytes, *, flag: str = "-o") -> None:
         if isinstance(exc, OSError):
             raise OutputError(f"cannot write {output}: {exc.strerror or exc}") from None
         raise
+
+
+def _encode(data: str) -> bytes:
+    """UTF-8; a lone surrogate that is no escaped byte (``"\\ud800"`` from a JSON config) is
+    written as its escape rather than failing the write (an internal error, red team)."""
+    try:
+        return data.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return data.encode("utf-8", "backslashreplace")
 
 
 def _mode_for(st: os.stat_result | None) -> int:
