@@ -146,6 +146,7 @@ def _target(output: str, flag: str) -> os.stat_result | None:
     reader comes), or a file this run read (by identity, :func:`bounded.files_read`)."""
     from preflight.base import bounded
 
+    _no_linked_folder(output, flag)
     try:
         st = os.lstat(output)
     except FileNotFoundError:
@@ -176,6 +177,28 @@ def check_target(output: str, flag: str = "-o") -> None:
     """Raise :class:`OutputError` now when ``output`` is nothing fp8-doctor may write (see
     :func:`_target`); for an output decided late (``--chart``), checked before the work."""
     _target(output, flag)
+
+
+def _no_linked_folder(output: str, flag: str) -> None:
+    """Refuse a relative ``output`` whose folders (below the current one) hold a symbolic link.
+
+    Those folders are what a checked-out repository controls: red team, a pull request that
+    ships ``reports`` as a link to ``~/.ssh`` turned a workflow's ``-o reports/x`` into a write
+    there (the last component was never followed, the folders were). An absolute path, and
+    the folders above the current one, are the user's own choice."""
+    if os.path.isabs(output):
+        return
+    parts = os.path.normpath(output).split(os.sep)[:-1]
+    here = ""
+    for part in parts:
+        if part in ("", ".", ".."):
+            here = os.path.join(here, part) if part else here
+            continue
+        here = os.path.join(here, part)
+        if os.path.islink(here):
+            raise OutputError(f"{flag} {output}: its folder {here} is a symbolic link (to "
+                              f"{os.readlink(here)}); fp8-doctor never writes through a "
+                              "symbolic link: name the real folder")
 
 
 def write_atomic(output: str, data: str | bytes, *, flag: str = "-o") -> None:
