@@ -147,9 +147,10 @@ def build(findings: Sequence[Any], facts: Any, roots: Collection[str] = (),
         # A finding's edits go in together or not at all: half of "delete it from the YAML
         # and pass it on the launch line" would drop the setting.
         mine: list[tuple[Placed, str, EditSpec]] = []
-        failed = False
+        failed = covered = False
         for spec in (s for given in specs for s in expand(given, facts.values)):
             if (spec.fact, spec.action) in seen:
+                covered = True          # another finding's edit makes it already
                 continue
             try:
                 op = place(spec, facts, files)
@@ -173,6 +174,13 @@ def build(findings: Sequence[Any], facts: Any, roots: Collection[str] = (),
         elif not failed:
             placed.extend(mine)
             seen.update((s.fact, s.action) for _, _, s in mine)
+            if not mine and not covered and finding.fix.text:
+                # Every edit had nothing to change in the files read (the setting is made in
+                # Python code, or derived): the finding stands, so say it is by hand, never
+                # drop it (audit of issue 24 item 3: FP8D-TE-0006 from TERecipeKwargs vanished).
+                result.listed.append((finding.rule_id, "nothing to edit in the config files "
+                                      "read (the setting is made elsewhere, e.g. in Python "
+                                      "code): " + finding.fix.text))
     for op, _, _ in placed:
         result.files.setdefault(op.path, (files.texts[op.path], files.texts[op.path]))
     result.names = dict(files.names)

@@ -76,7 +76,7 @@ def unknown_fix() -> str:
 def _read_file(path: str, kind: str | None, explicit: bool, inherited: dict[str, str] | None,
                ) -> tuple[str | None, ReaderOutput]:
     text = read_text(path)
-    fmt = format_of(path, text[:4096])
+    fmt = own = format_of(path, text[:4096])
     if kind is not None and fmt not in FORMATS[kind]:
         if not explicit:       # `--kind X folder/`: files of other formats are not X configs
             return None, ReaderOutput()
@@ -88,12 +88,24 @@ def _read_file(path: str, kind: str | None, explicit: bool, inherited: dict[str,
         raise ParseError("empty file")
     if fmt == "text":
         return scripts.read(path, text, kind, explicit, inherited)
-    parsed = _PARSERS[fmt](text)
-    if parsed.data is None:
-        raise ParseError("empty document (only comments or nothing)")
-    if not isinstance(parsed.data, dict):
-        raise ParseError(f"top level is a {type(parsed.data).__name__}, not a mapping of "
-                         "settings; not a training config", parsed.line_of(()))
+    try:
+        parsed = _PARSERS[fmt](text)
+        if parsed.data is None:
+            raise ParseError("empty document (only comments or nothing)")
+        if not isinstance(parsed.data, dict):
+            raise ParseError(f"top level is a {type(parsed.data).__name__}, not a mapping of "
+                             "settings; not a training config", parsed.line_of(()))
+    except ParseError as exc:
+        if fmt == own or kind is None:
+            raise
+        # --kind chose the format, not the file: a valid launch script read as YAML is not
+        # broken, and the job would not fail on it (audit of issue 22 item 5 on eafd747).
+        raise ParseError(
+            f"--kind {kind} reads {' or '.join(f.upper() for f in FORMATS[kind])}, but this file "
+            f"looks like {_AS.get(own, own.upper())} and is no {fmt.upper()} config "
+            f"({exc.message}): not read, so FP8 is undetermined", exc.line, code="kind_forced",
+            level="warning", fix=f"Drop --kind {kind}, or name the job's {BY_KIND[kind].title} "
+            "config file itself.") from None
     detected, scores = detect(fmt, parsed.data)
     if kind is None:
         if detected is None:
@@ -130,6 +142,10 @@ def _read_file(path: str, kind: str | None, explicit: bool, inherited: dict[str,
     if parsed.duplicates:
         out = replace(out, problems=(*_duplicates(path, kind, parsed), *out.problems))
     return kind, out
+
+
+_AS = {"text": "a launch script or argument file", "json": "JSON", "toml": "TOML",
+       "yaml": "YAML"}
 
 
 def kind_forced(path: str, line: int | None, kind: str, other: str | None) -> ConfigProblem:

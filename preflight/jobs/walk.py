@@ -36,6 +36,7 @@ class Walk:
         self.scanned_other = 0
         self.entries: dict[str, str] = {}                    # FILE.py::NAME -> NAME
         self.not_read: dict[str, str] = {}                   # folder file -> why not read
+        self.named: set[str] = set()       # real paths read because a path or a file named them
         self.overriding: set[str] = set()
         self.read: list[FileRead] = []
         self.given: set[str] = set()
@@ -95,6 +96,8 @@ class Walk:
                 self.redone.add(real)
                 self.read = [f for f in self.read if os.path.realpath(f.path) != real]
             self.seen.add(real)
+            if origin != "folder":      # named by the user or a job file: never "not read"
+                self.named.add(real)
             got, out = read_file(path, want or None, explicit=origin not in ("folder", "sourced"),
                                  inherited=self.inherited.get(real), argv=self.argvs.get(real),
                                  entry=self.entries.get(real))
@@ -131,6 +134,8 @@ class Walk:
         for f in self.read:
             if f not in kept and f.origin == "folder" and os.path.basename(f.path) not in named:
                 self.not_read[f.path] = unread.LEFTOVER
+        self.not_read = {p: c for p, c in self.not_read.items()
+                         if os.path.realpath(p) not in self.named}
         if kept and (leftover := unread.problem(self.not_read, self.roots)) is not None:
             self.problems.append(leftover)
         facts: dict[str, Any] = {}

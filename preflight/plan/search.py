@@ -260,14 +260,17 @@ def make_plan(facts: Facts, ruleset: RuleSet, rederive: Any,
             break
         rules_in_play |= search.raised
     best = search.best
-    blocked = tuple(search.blocked)
+    blocked = tuple(dict.fromkeys(w for _, w in search.refused))[:5]
     if best is not None and best[0][0] >= len(gated):
         best = None                  # it clears nothing: not a plan (issue 24, newcomer #3)
     if best is None:
         why = "no known release of the packages these findings test clears them"
+        # pip stood in the way only if a refused stack clears one (audit of issue 24 item 4)
+        stuck = [w for p, w in search.refused if gated - search.firing(rederive(facts, p).values)]
+        blocked = tuple(dict.fromkeys(stuck))[:5]
         if blocked:
-            why += (f" in a stack that can be installed ({search.rejected} candidate stacks "
-                    f"passed over as not installable, e.g. {blocked[0]})")
+            why += (f" in a stack that can be installed ({len(stuck)} candidate stacks that would "
+                    f"clear one passed over as not installable, e.g. {blocked[0]})")
         return Plan(tuple(sorted(gated)), uncleared=tuple(sorted(gated)), other=other,
                     rules_evaluated=len(active), candidates_tried=search.tried, why=why,
                     releases=releases, truncated=search.truncated, blocked=blocked)
@@ -306,8 +309,7 @@ class _Search:
         self.serious, self.by_id, self.firing, self.rederive = serious, by_id, firing, rederive
         self.releases, self.downgrades, self.requires = releases, downgrades, requires
         self.needed: dict[str, set[str]] = {}     # package -> specifiers a candidate needs
-        self.blocked: list[str] = []
-        self.rejected = 0
+        self.refused: list[tuple[dict[str, str], str]] = []   # (stack, why not installable)
         self.tried = 0
         self.truncated = False
         self.raised: set[str] = set()
@@ -360,10 +362,8 @@ class _Search:
         bad = self.requires.conflicts({**self.installed, **plan}, list(plan))
         if not bad:
             return True
-        self.rejected += 1
         why = "; ".join(map(str, bad[:2]))
-        if len(self.blocked) < 5 and why not in self.blocked:
-            self.blocked.append(why)
+        self.refused.append((dict(plan), why))
         for c in bad:
             mover, spec = (c.other, c.specifier) if c.package in plan else (c.package, "")
             if mover in self.installed and mover not in plan:

@@ -119,3 +119,24 @@ def test_live_on_this_cpu_machine(capsys, assume: tuple[str, ...]) -> None:
     assert doc["environment"]["place"] in ("planning", "ci-runner")
     code, _ = _check(capsys, *plan, *assume, "--strict")
     assert code == 1
+
+
+@pytest.mark.skipif(not _local_torch_is_a_cpu_build(), reason="needs a CPU build of torch here")
+@pytest.mark.parametrize("ci", [{"CI": "true"}, {"GITHUB_ACTIONS": "true"}, {}])
+def test_a_ci_runner_is_the_third_place(capsys, monkeypatch: pytest.MonkeyPatch,
+                                        ci: dict[str, str]) -> None:
+    """The third place of item 2 (acceptance audit on eafd747: only the laptop and the GPU node
+    had a test): under a CI system's variable the same job is judged on a "ci-runner", the
+    CPU-only torch a warning there too, exit 0; --strict keeps it an error."""
+    from preflight.environment import _CI_VARS
+
+    for name in _CI_VARS:
+        monkeypatch.delenv(name, raising=False)
+    for name, value in ci.items():
+        monkeypatch.setenv(name, value)
+    plan = ("--assume", "pkg.accelerate=1.14.0", "--assume", "pkg.torchao=0.18.0")
+    code, doc = _check(capsys, *plan)
+    assert doc["environment"]["place"] == ("ci-runner" if ci else "planning")
+    assert code == 0 and _cpu_torch(doc)["severity"] == "warning"
+    code, doc = _check(capsys, *plan, "--strict")
+    assert code == 1 and _cpu_torch(doc)["severity"] == "error"

@@ -136,3 +136,46 @@ def test_kind_nemo_on_a_bridge_file_is_not_fp8_no(tmp_path: Path) -> None:
     path.write_text(BRIDGE)
     fp8 = _fp8([str(path)], "nemo")
     assert isinstance(fp8, Unknown) and "e4m3" in fp8.reason
+
+
+def test_kind_of_another_format_on_a_valid_script_is_not_called_broken(tmp_path: Path) -> None:
+    # Acceptance audit of issue 22 item 5 (main eafd747): `--kind nemo` on Megatron-Bridge's
+    # slurm_pretrain_fsdp.sh parsed the shell script as YAML and gave the error "invalid YAML
+    # ... the training job would fail on it too": the file is fine, --kind picked the format.
+    script = tmp_path / "run.sh"
+    script.write_text("#!/bin/bash\nset -euo pipefail\nCMD=\"python run.py model.fp8=e4m3\"\n"
+                      "srun bash -lc \"$CMD\"\n")
+    for kind in ("nemo", "lightning", "deepspeed"):
+        read = read_paths([str(script)], kind)
+        # (then "no_job": the paths named gave no job config, an error as for any such PATH)
+        assert [(p.code, p.level) for p in read.problems][:1] == [("kind_forced", "warning")]
+        assert "unreadable" not in [p.code for p in read.problems], kind
+        assert "would fail" not in read.problems[0].message + (read.problems[0].fix or "")
+        report = preflight.check([str(script)], kind=kind)
+        assert "FP8D-CFG-UNREADABLE" not in {f.rule_id for f in report.findings}, kind
+        assert "FP8D-CFG-KIND-FORCED" in {f.rule_id for f in report.findings}, kind
+
+
+def test_kind_on_a_broken_file_of_its_own_format_is_still_unreadable(tmp_path: Path) -> None:
+    path = tmp_path / "conf.yaml"
+    path.write_text("model:\n  fp8: [unclosed\n")
+    read = read_paths([str(path)], "nemo")
+    assert [(p.code, p.level) for p in read.problems] == [("unreadable", "error")]
+
+
+def test_a_script_the_launch_line_runs_is_named_once(tmp_path: Path) -> None:
+    # Acceptance audit of issue 22 item 5 (main 883a53b): a launch line's train.py with no call
+    # any framework reads was named twice - its own "nothing known in this Python file" warning
+    # and again in the folder's "files not read" list, which is for files nothing else names.
+    (tmp_path / "run.sh").write_text("#!/bin/bash\naccelerate launch --config_file acc.yaml "
+                                     "train.py --epochs 1\n")
+    (tmp_path / "acc.yaml").write_text("compute_environment: LOCAL_MACHINE\n"
+                                       "distributed_type: MULTI_GPU\nmixed_precision: fp8\n")
+    (tmp_path / "train.py").write_text("print('hello')\n")
+    (tmp_path / "model.py").write_text("import torch\nclass Net(torch.nn.Module):\n    pass\n")
+    read = read_paths([str(tmp_path)])
+    own = [p for p in read.problems if p.path.endswith("train.py")]
+    assert [p.code for p in own] == ["not_a_config"], [(p.code, p.message) for p in own]
+    told = [p for p in read.problems if p.code == "not_read"]
+    assert len(told) == 1 and "model.py" in told[0].message
+    assert "train.py" not in told[0].message

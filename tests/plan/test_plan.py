@@ -272,3 +272,27 @@ def test_release_data_never_holds_what_pypi_does_not_release() -> None:
     te = shipped_releases().packages["transformer-engine"]
     assert "2.20.2" in te and not {"2.20.0", "2.20.1"} & set(te)
     assert "2.15.0" in shipped_releases().packages["torch"]
+
+
+def test_no_plan_blames_installability_only_when_an_uninstallable_stack_would_clear(
+        tmp_path: Path, rules) -> None:
+    """Acceptance audit of issue 24 item 4 (main eafd747): on the llm-foundry job the plan said
+    "no known release ... clears them in a stack that can be installed (94 candidate stacks
+    passed over as not installable, e.g. llm-foundry 0.22.0 requires ...)", but FP8D-LLMF-0004
+    fires there on `ffn_type: te_ln_mlp` with no version in that branch: no release clears it,
+    installable or not, and the installability note sent the reader after the wrong cause."""
+    facts, _ = _facts(tmp_path, FOUNDRY_STACK, FOUNDRY)
+    plan = make_plan(facts, rules, rederive, shipped_releases())
+    assert plan.changes == () and plan.uncleared == ("FP8D-LLMF-0004",)
+    assert "install" not in plan.why and plan.blocked == ()
+    assert "Not installable" not in render_text(plan)
+    # The other way round: TE 2.8.0 would clear FP8D-TE-0015 but needs a torch that no release
+    # of this data has; then the reason is installability, and it is said.
+    facts, _ = _facts(tmp_path, H100_OLD_TE)
+    walled = Releases("2026-11-27", "test",
+                      {"transformer-engine": ("2.8.0", "1.11.0"), "torch": ("2.4.0",)},
+                      {"transformer-engine": {"2.8.0": ["torch>=99"], "1.11.0": []},
+                       "torch": {"2.4.0": []}})
+    plan = make_plan(facts, rules, rederive, walled)
+    assert plan.changes == () and "can be installed" in plan.why
+    assert plan.blocked and "torch>=99" in plan.blocked[0]
