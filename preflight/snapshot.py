@@ -29,6 +29,14 @@ SNAPSHOT_SCHEMA_VERSION = "1"
 
 
 
+def _of_the_job(name: str, prov: dict[str, Any]) -> bool:
+    """A fact the job's files gave: ``config.*``, ``intent.*``, and an ``env.*`` a job reader
+    stated (a variable the job's own process sets, e.g. LLaMA-Factory's
+    ACCELERATE_MIXED_PRECISION), not the runtime probe's."""
+    return name.startswith(JOB_NAMESPACES) or (
+        name.startswith("env.") and prov.get(name) not in (None, "runtime", "assume"))
+
+
 class SnapshotError(UserInputError):
     """A snapshot file that cannot be used, with the file (and line) named in the message."""
 
@@ -148,7 +156,8 @@ def load(path: str, *, drop_job: bool = False) -> tuple[Facts, list[Finding]]:
     """Facts and stored findings of a snapshot.
 
     ``drop_job`` leaves out what the snapshot's own config files said (``config.*``,
-    ``intent.*`` and the findings about those files), for a replay with new config paths.
+    ``intent.*``, an ``env.*`` a job reader stated, and the findings about those files), for a
+    replay with new config paths.
     """
     _refuse_unreadable(path)
     try:
@@ -172,7 +181,7 @@ def load(path: str, *, drop_job: bool = False) -> tuple[Facts, list[Finding]]:
     prov = {str(k): v for k, v in prov_raw.items() if _plain(v)} \
         if isinstance(prov_raw, dict) else {}
     values = {str(k): _checked(str(k), decode_value(v)) for k, v in doc["facts"].items()
-              if not (drop_job and str(k).startswith(JOB_NAMESPACES))}
+              if not (drop_job and _of_the_job(str(k), prov))}
     findings: list[Finding] = []
     for i, raw in enumerate(doc.get("findings") or ()):
         try:

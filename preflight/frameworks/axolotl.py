@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from preflight.frameworks import hf_trainer
-from preflight.frameworks._record import Default, Framework, Reference
+from preflight.frameworks import axolotl_launch, hf_trainer
+from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, IntentOut, View
 
 KIND = "axolotl"
@@ -82,6 +82,7 @@ FRAMEWORK = Framework(
     precedence=1, cancels_fp8_of=("accelerate",), explicit_precision_wins=True,
     zero_stage_rank=4, runs_on=("hf_trainer",), distributions=("axolotl",), rule_area="AXO",
     area_title="axolotl",
+    launch=Launch(axolotl_launch.read, command=axolotl_launch.COMMAND),
     shape_keys=(("seq", ("sequence_len",)), ("micro_batch", ("micro_batch_size",)),
                 ("model", ("base_model",))),
     references=(

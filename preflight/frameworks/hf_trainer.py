@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from preflight.facts import Unknown
-from preflight.frameworks import llamafactory_launch, trl
+from preflight.frameworks import axolotl_launch, llamafactory_launch, trl
 from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, IntentOut, View
 from preflight.reading import launch
@@ -75,9 +75,12 @@ def script_args(out: launch.Out, words: list[launch.Token], variables: dict[str,
     and builds no Trainer or TrainingArguments: its flags are then its own argparse options (a
     plain ``Accelerator`` loop takes ``--model_name_or_path`` too: newcomer review row 11).
     LLaMA-Factory's ``src/train.py`` (or flags only it takes) is read as LLaMA-Factory's
-    (:mod:`.llamafactory_launch`)."""
+    (:mod:`.llamafactory_launch`), ``-m axolotl.cli.train`` as axolotl's (:mod:`.axolotl_launch`)."""
     if llamafactory_launch.launched(str(script or ""), words, variables):
         llamafactory_launch.script_args(out, words, variables)
+        return
+    if axolotl_launch.launched(str(script or "")):
+        axolotl_launch.train_args(out, words, variables)
         return
     found, _ = launch.flags(words, set(), stop_at_positional=False)
     if not any(HINT.match("--" + f) for f, _, _ in found) or _not_a_trainer(script, out.path):

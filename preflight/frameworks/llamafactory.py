@@ -57,7 +57,7 @@ def read(path: str, parsed: Parsed) -> ReaderOutput:
     data = parsed.data if isinstance(parsed.data, dict) else {}
     facts = llamafactory_launch.te_handler_facts(data.get("fp8"), data.get("fp8_backend"))
     if facts:
-        src, _ = where(path, parsed, ("fp8_backend",))
+        src, _ = where(path, parsed, ("fp8_backend",) if "fp8_backend" in data else ("fp8",))
         out.facts.update(facts)
         out.provenance.update(dict.fromkeys(facts, src))
     return out

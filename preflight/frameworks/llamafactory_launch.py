@@ -19,15 +19,22 @@ linked as a LLaMA-Factory config, and the ``key=value`` words after it win over 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 from preflight.reading import launch
 from preflight.reading.parse import usable_key
+from preflight.reading.refs import named
 from preflight.reading.shellvars import collect_variables, expand_flag_names, strip_comments
 from preflight.reading.types import ReaderOutput
 
 KIND = "llamafactory"
 COMMAND = re.compile(r"(?<![\w/.-])(?:llamafactory-cli|lmf)[ \t]+train\b")
+# the commands that do not train (launcher.py l.136-164 at v0.9.5): the YAML each names belongs to
+# the job (a folder scan must not take `llamafactory-cli export merge.yaml` for a second job) but
+# is not its config
+OTHER = re.compile(r"(?<![\w/.-])(?:llamafactory-cli|lmf)[ \t]+(?:api|chat|eval|export|webchat|"
+                   r"webui)\b")
 SCRIPT = re.compile(r"(?i)(?:^|/)(?:llama[-_]?factory[^/]*/src/train|llamafactory/launcher)\.py$")
 STAGES = frozenset({"pt", "sft", "rm", "ppo", "dpo", "kto"})
 _CONFIG = (".yaml", ".yml", ".json")
@@ -40,9 +47,18 @@ TE_HANDLER = {"fp8_format": "HYBRID", "amax_history_len": 16, "amax_compute_algo
 
 
 def te_handler_facts(fp8: Any, backend: Any) -> dict[str, Any]:
-    """The accelerate settings ``fp8: true`` + ``fp8_backend: te`` amount to, else nothing."""
-    if fp8 is not True or str(backend or "").lower() != "te":
+    """The accelerate settings ``fp8: true`` amounts to. With ``fp8_backend: te``: the handler
+    and backend of the patched ``Accelerator.__init__`` (above). With any other backend: only
+    ``ACCELERATE_MIXED_PRECISION=fp8``, which LLaMA-Factory puts in the training process's own
+    environment before the Trainer builds its Accelerator (train/fp8_utils.py
+    configure_fp8_environment: l.123 at v0.9.4, l.134 at v0.9.5; FP8_BACKEND, which it also sets,
+    is a name accelerate never reads), with no recipe handler: accelerate's rules on that
+    variable (FP8D-ACC-0001 under DeepSpeed) reach the job through ``env.*``. (The te path sets
+    it too, but passes ``mixed_precision="fp8"`` and its handler in code.)"""
+    if fp8 is not True:
         return {}
+    if str(backend or "").lower() != "te":
+        return {"env.ACCELERATE_MIXED_PRECISION": "fp8"}
     acc = "config.accelerate"
     return {f"{acc}.kwargs_handlers": ["TERecipeKwargs"], f"{acc}.fp8_config.backend": "TE",
             **{f"{acc}.kwargs_handlers.TERecipeKwargs.{k}": v for k, v in TE_HANDLER.items()}}
@@ -77,7 +93,8 @@ def script_args(out: launch.Out, words: list[launch.Token], variables: dict[str,
         out.put(f"config.{KIND}.{flag}", value, pos)
         if flag == "deepspeed" and isinstance(value, str) and value.endswith(".json"):
             out.link(value, "deepspeed", pos, "--deepspeed")
-    at = next((p for f, _, p in found if f == "fp8_backend"), 0)
+    at = next((p for f, _, p in found if f == "fp8_backend"),
+              next((p for f, _, p in found if f == "fp8"), 0))
     for name, value in te_handler_facts(out.facts.get(f"config.{KIND}.fp8"),
                                         out.facts.get(f"config.{KIND}.fp8_backend")).items():
         out.put(name, value, at)
@@ -95,4 +112,15 @@ def read(path: str, text: str, outer: dict[str, str] | None = None) -> ReaderOut
         words = launch.tokens(text, match.end(), end)
         out.too_long(words)
         script_args(out, words, variables)
+    for n, other in enumerate(OTHER.finditer(text)):
+        if n >= 16 or launch.in_message(text, other.start()):
+            continue
+        _, end = launch.command_at(text, other.start())
+        words = launch.tokens(text, other.end(), end)[:1]
+        first = str(launch.value(words[0][0], variables)) if words else ""
+        if first.lower().endswith(_CONFIG) and "$" not in first:
+            link = named(first, KIND, path, out.where(words[0][1]), key="llamafactory-cli",
+                         line=out.line(words[0][1]))
+            if not link.missing:
+                out.linked.append(replace(link, after=True))
     return ReaderOutput(out.facts, out.prov, tuple(out.problems), tuple(out.linked))

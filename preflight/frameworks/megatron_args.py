@@ -26,6 +26,7 @@ from typing import Any
 
 from preflight.facts import Unknown
 from preflight.findings import Source
+from preflight.reading.launch import without_after_training
 from preflight.reading.parse import (
     MAX_FACTS_PER_FILE,
     MAX_ITEMS_PER_FILE,
@@ -76,6 +77,8 @@ def read_args_text(path: str, text: str, outer: dict[str, str] | None = None,
     text = strip_comments(text)
     variables = collect_variables(text, outer)
     text = expand_flag_names(text, variables)
+    # a conversion / evaluation / generation command after training is not the job's config
+    text = without_after_training(text, variables)
     facts: dict[str, Any] = {}
     prov: dict[str, str] = {}
     problems: list[ConfigProblem] = []

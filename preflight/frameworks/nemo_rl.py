@@ -44,6 +44,14 @@ SYNTAX = Syntax(entry=lambda w: bool(ENTRY.search(w)), value_flags=frozenset({"c
 MEG = "policy.megatron_cfg"
 FP8 = f"{MEG}.fp8_cfg"
 VLLM = "policy.generation.vllm_cfg"
+BASE_DECIDES = (f"{MEG}.enabled", f"{FP8}.enabled", f"{FP8}.fp8", f"{FP8}.fp8_recipe",
+                f"{FP8}.fp8_param", f"{MEG}.tensor_model_parallel_size",
+                f"{MEG}.context_parallel_size", f"{MEG}.sequence_parallel",
+                "policy.sequence_packing.enabled", "policy.dtensor_cfg.enabled",
+                "policy.generation.backend", f"{VLLM}.precision", f"{VLLM}.kv_cache_dtype",
+                "policy.precision")
+"""Settings a base file not read would decide: Unknown with its reason where the job does not
+state them (every recipe of grpo_math_1B.yaml's tree inherits fp8_cfg, TP and packing from it)."""
 _DTYPES = {"bfloat16": "bf16", "bf16": "bf16", "float16": "fp16", "fp16": "fp16",
            "float32": "fp32", "fp32": "fp32"}
 
@@ -98,16 +106,10 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     unread = base_unread(f, KIND)
     if unread is not None:
         # --config was not read: what the launch line does not say stays unknown
-        f = {**f, **{f"{PREFIX}.{k}": unread for k in (f"{MEG}.enabled", f"{FP8}.enabled",
-                                                       "policy.dtensor_cfg.enabled",
-                                                       "policy.generation.backend",
-                                                       f"{VLLM}.precision",
-                                                       f"{VLLM}.kv_cache_dtype",
-                                                       "policy.precision")
+        f = {**f, **{f"{PREFIX}.{k}": unread for k in BASE_DECIDES
                      if f"{PREFIX}.{k}" not in f}}
         prov = {**prov, **{f"{PREFIX}.{k}": prov.get(f"{PREFIX}.base_config", "intent")
-                           for k in (f"{MEG}.enabled", f"{FP8}.enabled")
-                           if f"{PREFIX}.{k}" not in prov}}
+                           for k in BASE_DECIDES if f"{PREFIX}.{k}" not in prov}}
         v = View(f, KIND, prov)
     megatron = v.truthy(f"{MEG}.enabled")
     dtensor = v.truthy("policy.dtensor_cfg.enabled")
@@ -128,14 +130,15 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
         out["fp8"] = (True, src)
         out["backend"] = ("te", src)
         fmt = v.get(f"{FP8}.fp8")
-        out["format"] = (str(fmt).lower() if fmt is not None else
+        out["format"] = (str(fmt).lower() if fmt is not None else v.unknown(f"{FP8}.fp8") or
                          Unknown("fp8_cfg.fp8 is not set (NeMo-RL raises KeyError)"),
                          v.src(f"{FP8}.fp8", src))
         recipe = v.get(f"{FP8}.fp8_recipe")
-        out["recipe"] = (recipe if recipe is not None else
+        out["recipe"] = (recipe if recipe is not None else v.unknown(f"{FP8}.fp8_recipe") or
                          Unknown("fp8_cfg.fp8_recipe is not set (NeMo-RL raises KeyError)"),
                          v.src(f"{FP8}.fp8_recipe", src))
-        out["fp8_params"] = (v.truthy(f"{FP8}.fp8_param"), v.src(f"{FP8}.fp8_param", src))
+        out["fp8_params"] = (v.unknown(f"{FP8}.fp8_param") or v.truthy(f"{FP8}.fp8_param"),
+                             v.src(f"{FP8}.fp8_param", src))
     elif v.truthy(f"{FP8}.enabled"):
         out["fp8"] = (False, v.src(f"{MEG}.enabled", "policy.megatron_cfg.enabled is not "
                                                      "set: fp8_cfg applies to the Megatron "
@@ -154,7 +157,8 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     if mb:
         out["micro_batch"] = (mb, v.src("policy.train_micro_batch_size"))
     if v.has("policy.sequence_packing.enabled"):
-        out["packing"] = (v.truthy("policy.sequence_packing.enabled"),
+        out["packing"] = (v.unknown("policy.sequence_packing.enabled") or
+                          v.truthy("policy.sequence_packing.enabled"),
                           v.src("policy.sequence_packing.enabled"))
     pad = v.get("policy.make_sequence_length_divisible_by")
     if pad is not None:
@@ -209,7 +213,7 @@ def _parallel(v: View, out: IntentOut, megatron: bool) -> None:
     for name, key in keys:
         if v.has(f"{root}.{key}"):
             value = v.int(f"{root}.{key}")
-            out[name] = (value if value is not None else
+            out[name] = (value if value is not None else v.unknown(f"{root}.{key}") or
                          Unknown(f"{key} is {str(v.get(f'{root}.{key}'))[:40]!r}"),
                          v.src(f"{root}.{key}"))
     if megatron:
@@ -218,7 +222,8 @@ def _parallel(v: View, out: IntentOut, megatron: bool) -> None:
                          Unknown("expert_model_parallel_size is not a number"),
                          v.src(f"{MEG}.expert_model_parallel_size"))
         if v.has(f"{MEG}.sequence_parallel"):
-            out["sequence_parallel"] = (v.truthy(f"{MEG}.sequence_parallel") and
+            out["sequence_parallel"] = (v.unknown(f"{MEG}.sequence_parallel") or
+                                        v.truthy(f"{MEG}.sequence_parallel") and
                                         out.get("tp", (1,))[0] != 1,
                                         v.src(f"{MEG}.sequence_parallel"))
         ac = v.get(f"{MEG}.activation_checkpointing")

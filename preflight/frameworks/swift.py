@@ -25,6 +25,7 @@ from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, IntentOut, View
 from preflight.frameworks.megatron import megatron_intent
 from preflight.frameworks.megatron_args import read_args_text
+from preflight.reading.launch import blank_commands, find
 from preflight.reading.parse import Parsed, ParseError
 from preflight.reading.refs import named
 from preflight.reading.types import Linked, ReaderOutput
@@ -32,6 +33,12 @@ from preflight.reading.types import Linked, ReaderOutput
 KIND = "swift"
 PREFIX = f"config.{KIND}"
 COMMAND = re.compile(r"(?<![\w/-])(megatron|swift)[ \t]+(sft|pt|rlhf|export|train)\b")
+# The commands that train, and those that do not (ROUTE_MAPPING of swift/cli/main.py and
+# swift/cli/_megatron/main.py at v4.5.2): a script that trains and then exports, infers or merges
+# has its training command's settings; the others' flags are blanked before reading.
+TRAINING = re.compile(r"(?<![\w/-])(megatron|swift)[ \t]+(sft|pt|rlhf|train)\b")
+OTHER = re.compile(r"(?<![\w/-])(?:megatron[ \t]+export|swift[ \t]+(?:infer|merge-lora|web-ui|"
+                   r"deploy|rollout|sample|export|eval|app))\b")
 _V3_7, _V3_11, _V4_3, _V4_4_3 = Version("3.7"), Version("3.11"), Version("4.3"), Version("4.4.3")
 _DTYPES = {"bfloat16": "bf16", "bf16": "bf16", "float16": "fp16", "fp16": "fp16",
            "float32": "fp32", "fp32": "fp32"}
@@ -48,8 +55,13 @@ def read_yaml(path: str, parsed: Parsed) -> ReaderOutput:
 
 
 def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
-    """Flags of the script's ms-swift command line(s), ``--deepspeed x.json`` followed."""
-    command = COMMAND.search(text)
+    """Flags of the script's ms-swift command line(s), ``--deepspeed x.json`` followed; a
+    script that trains has only its training commands' flags (:data:`OTHER` blanked)."""
+    command = find(TRAINING, text)
+    if command is not None:
+        text = blank_commands(text, OTHER)
+    else:
+        command = find(COMMAND, text)
     out = read_args_text(path, text, outer, prefix=PREFIX)
     facts, prov = dict(out.facts), dict(out.provenance)
     for name, value in facts.items():     # ms-swift's flags take true/false (argparse bools)

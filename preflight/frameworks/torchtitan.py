@@ -102,6 +102,21 @@ def converter_names(raw: Any) -> list[str]:
     return [str(c) for c in raw] if isinstance(raw, list) else []
 
 
+def _compile(t: View) -> tuple[Any, str]:
+    """Whether the model is compiled: ``[compile] enable`` and "model" in ``components``
+    (default ["model", "loss"]; v0.2.0 models/llama3/infra/parallelize.py l.94-110), 0.1.x
+    ``[training] compile``."""
+    key = "compile.enable" if t.has("compile.enable") else "training.compile"
+    components = t.get("compile.components")
+    if key == "compile.enable" and t.truthy(key) and t.unknown("compile.components"):
+        return t.unknown("compile.components"), t.src("compile.components")
+    if key == "compile.enable" and t.truthy(key) and isinstance(components, list) and \
+            "model" not in [str(c) for c in components]:
+        # [compile] components = ["loss"]: only the loss is compiled, the model runs eager
+        return False, t.src("compile.components")
+    return t.unknown(key) or t.truthy(key), t.src(key, "torchtitan default (off)")
+
+
 def from_torchtitan(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     t = View(f, "torchtitan", prov)
     out = IntentOut()
@@ -159,13 +174,7 @@ def from_torchtitan(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
         out["distributed"] = ("ddp", shard_src) if replicate > 1 else ("none", shard_src)
     else:
         out["distributed"] = ("fsdp2", t.src("parallelism", "torchtitan shards with FSDP2"))
-    key = "compile.enable" if t.has("compile.enable") else "training.compile"
-    out["compile"] = (t.unknown(key) or t.truthy(key), t.src(key, "torchtitan default (off)"))
-    components = t.get("compile.components")
-    if key == "compile.enable" and t.truthy(key) and isinstance(components, list) and \
-            "model" not in [str(c) for c in components]:
-        # [compile] components = ["loss"]: only the loss is compiled, the model runs eager
-        out["compile"] = (False, t.src("compile.components"))
+    out["compile"] = _compile(t)
     mode = t.get("activation_checkpoint.mode")
     out["activation_checkpointing"] = (
         t.unknown("activation_checkpoint.mode") or

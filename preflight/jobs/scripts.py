@@ -96,15 +96,20 @@ def _python_scripts(path: str, text: str, outer: dict[str, str]) -> list[Linked]
     """The Python scripts the launch lines of ``text`` run, found here, with their arguments:
     read with the script, after it, their settings winning (what the code sets beats the
     launcher: ``Accelerator(mixed_precision="bf16")`` over ``--mixed_precision fp8``). One not
-    found here is left out quietly (``pretrain_gpt.py`` of a Megatron-LM checkout)."""
+    found here is left out quietly (``pretrain_gpt.py`` of a Megatron-LM checkout), and so is
+    one that evaluates, exports or merges after a training script (``launch.not_training``):
+    its ``Accelerator(mixed_precision="bf16")`` is not the training's."""
     clean = strip_comments(text)
     variables = collect_variables(clean, outer)
     found = []
-    for script, argv, pos in launch.python_scripts(clean, variables):
+    runs = launch.python_scripts(clean, variables)
+    trains = not all(launch.not_training(script) for script, _, _ in runs)
+    for script, argv, pos in runs:
         line = clean.count("\n", 0, pos) + 1
         link = named(script, "", path, Source(path, line), key="the launch line", line=line)
         if not link.missing and "$" not in script:
-            found.append(replace(link, overrides=True, argv=argv))
+            found.append(replace(link, after=True) if trains and launch.not_training(script)
+                         else replace(link, overrides=True, argv=argv))
     return found
 
 

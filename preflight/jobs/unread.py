@@ -24,6 +24,8 @@ MAX_NAMED = 12
 UNRECOGNISED = "no framework fp8-doctor reads recognises it"
 LEFTOVER = "not part of the job: no file of the job names it"
 CODE = "Python code without a call any framework reads"
+AFTER = ("run by the launch script besides the training (data preparation, evaluation, "
+         "export, merging, conversion): not the training's config")
 WARN = (UNRECOGNISED,)
 
 

@@ -114,8 +114,17 @@ class Walk:
         self.read.append(FileRead(path, kind, out, "given" if real in self.given else origin))
         self.overriding.update(os.path.realpath(link.path) for link in out.linked
                                if link.overrides)
+        config = {os.path.realpath(link.path) for link in out.linked if not link.after}
+        for link in out.linked:
+            if link.after and (after := os.path.realpath(link.path)) not in self.given | config:
+                # evaluation / export after training: of the job (a folder scan leaves it out,
+                # or takes back what it read of it), not its config (its Accelerator(
+                # mixed_precision="bf16") is not the training's); one the user named is kept
+                self.seen.add(after)
+                self.read = [f for f in self.read if os.path.realpath(f.path) != after]
+                self.not_read[link.path] = unread.AFTER
         self.todo[:0] = [(link.path, link.kind, "sourced" if link.optional else "linked")
-                         for link in out.linked]
+                         for link in out.linked if not link.after]
         self.inherited.update((os.path.realpath(link.path), dict(link.variables))
                               for link in out.linked if link.variables)
         self.argvs.update((os.path.realpath(link.path), link.argv)

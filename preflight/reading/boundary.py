@@ -181,7 +181,10 @@ def outside_problem(target: str, naming_file: str, line: int | None, what: str,
         level="warning", code="outside_job",
         fix=("fp8-doctor reads only the files named and what they reference inside the job. If "
              "that file belongs to the job, name it too (fp8-doctor check "
-             f"{os.path.basename(naming_file)} {target}); otherwise nothing in it is checked."))
+             f"{os.path.basename(naming_file)} {target}), or run fp8-doctor from the top of "
+             "the repository holding both (its git work tree, or the current directory at "
+             f"most {CWD_MAX_LEVELS} folders above the file named); otherwise nothing in it "
+             "is checked."))
 
 
 def outside_reference(target: str, naming_file: str, line: int | None, what: str) -> bool:

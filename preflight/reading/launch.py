@@ -185,3 +185,65 @@ def python_scripts(text: str, variables: dict[str, str]) -> list[tuple[str, tupl
         argv = tuple(str(typed(w, variables)) for w, _ in words[script + 1:])
         found.append((path, argv, words[script][1]))
     return found
+
+
+# What a launch script runs after (or beside) training: evaluation, inference, export, merging
+# LoRA, checkpoint conversion, serving. Their flags are not the job's config (ms-swift's
+# examples/megatron/fp8/lora.sh trains with --merge_lora false, then runs `megatron export
+# --merge_lora true` on the BF16 model; held-out benchmark 2026-11-27).
+_AFTER_WORDS = frozenset({
+    "eval", "evals", "evaluate", "evaluation", "infer", "inference", "export", "exporter",
+    "merge", "merger", "merging", "convert", "conversion", "converter", "generate",
+    "generation", "serve", "server", "serving", "deploy", "predict", "prediction", "quantize",
+    "upload", "download", "preprocess", "prepare", "chat", "sample", "sampling"})
+_TRAIN_WORDS = frozenset({"train", "training", "trainer", "pretrain", "finetune", "sft", "ppo",
+                          "grpo", "dpo", "rlhf"})
+
+
+def not_training(script: str) -> bool:
+    """Whether a Python script's name says it evaluates, exports, merges, converts or serves
+    rather than trains (``eval.py``, ``merge_lora.py``, ``tools/checkpoint/convert.py``,
+    ``verl.trainer.main_generation``); a name with a training word (``train_eval.py``) trains."""
+    name = re.split(r"[/\\]", script.strip("\"'"))[-1].removesuffix(".py")
+    words = {w.lower() for w in re.split(r"[^A-Za-z0-9]+|(?<=[a-z])(?=[A-Z])", name) if w}
+    if "." in name:        # a module (-m pkg.mod): its last part names it
+        words = {w.lower() for w in re.split(r"[^A-Za-z0-9]+", name.rsplit(".", 1)[-1]) if w}
+    return bool(words & _AFTER_WORDS) and not words & _TRAIN_WORDS
+
+
+def blank_commands(text: str, pattern: re.Pattern[str]) -> str:
+    """``text`` with each ``\\``-continued command line holding a match of ``pattern`` blanked
+    (spaces, line breaks kept: every other line keeps its number), so a reader of the rest never
+    takes that command's flags for the job's. A line that only prints is left alone."""
+    spans: list[tuple[int, int]] = []
+    for n, m in enumerate(pattern.finditer(text)):
+        if n >= 256:
+            break
+        if spans and m.start() < spans[-1][1]:
+            continue            # in a command already blanked: each line is walked once
+        if in_message(text, m.start()):
+            continue
+        spans.append(command_at(text, m.start()))
+    return _blank(text, spans)
+
+
+def _blank(text: str, spans: list[tuple[int, int]]) -> str:
+    out, at = [], 0
+    for start, end in sorted(spans):
+        if start < at:
+            continue
+        out.append(text[at:start])
+        out.append(re.sub(r"[^\n]", " ", text[start:end]))
+        at = end
+    out.append(text[at:])
+    return "".join(out)
+
+
+def without_after_training(text: str, variables: dict[str, str]) -> str:
+    """``text`` with the command lines that run a script :func:`not_training` blanked, when
+    another line runs one that trains (a script that only evaluates is still read as it is)."""
+    runs = python_scripts(text, variables)
+    after = [pos for script, _, pos in runs if not_training(script)]
+    if not after or len(after) == len(runs):
+        return text
+    return _blank(text, list({command_at(text, pos) for pos in after}))

@@ -24,6 +24,7 @@ from typing import Any
 
 from preflight.facts import Unknown
 from preflight.findings import Source
+from preflight.reading.boundary import outside_reference
 from preflight.reading.interpolate import resolve
 from preflight.reading.overrides import Override
 from preflight.reading.parse import (
@@ -241,6 +242,14 @@ def _load(path: str, parsed: Parsed, chain: Chain, depth: int, seen: set[str],
                     "names it; check the path, or run fp8-doctor where the job's configs are."))
             chain.unread.append(f"defaults: {parent[:80]!r} (named in "
                                 f"{os.path.basename(path)}) was not found here")
+            continue
+        if outside_reference(target, path, line, "defaults: names"):
+            # a parent outside the job (issue 21: never read) is the warning FP8D-CFG-OUTSIDE at
+            # this line, recorded on the boundary for the job reader; what it would set stays
+            # undetermined (Chain.unread), what this file states is read on
+            chain.unread.append(f"defaults: {parent[:80]!r} (named in "
+                                f"{os.path.basename(path)}) lies outside the job and was not "
+                                "read")
             continue
         try:
             parent_parsed = parse_yaml(read_text(target))

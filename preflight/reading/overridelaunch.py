@@ -24,6 +24,7 @@ from typing import Any
 
 from preflight.facts import Unknown
 from preflight.findings import Source
+from preflight.reading.launch import not_training
 from preflight.reading.layered import Layered, load_chain
 from preflight.reading.overrides import (
     MAX_OVERRIDES,
@@ -34,7 +35,7 @@ from preflight.reading.overrides import (
     parse_hydra,
 )
 from preflight.reading.parse import ParseError, parse_toml, parse_yaml, read_text
-from preflight.reading.refs import locate, named
+from preflight.reading.refs import locate, named, outside
 from preflight.reading.shellexpand import Arg, Launch, TooLarge, launch_args
 from preflight.reading.shellvars import strip_comments
 from preflight.reading.shellwords import split
@@ -72,8 +73,11 @@ class LaunchRead:
 
 def find_launch(path: str, text: str, syntax: Syntax,
                 outer: dict[str, str] | None = None) -> LaunchRead:
-    """The first command in ``text`` that runs ``syntax.entry``, its arguments sorted
-    (``outer``: variables set by the scripts it sources)."""
+    """The first command in ``text`` that runs ``syntax.entry`` and trains (else the first
+    that runs it at all: a script that only evaluates), its arguments sorted (``outer``:
+    variables set by the scripts it sources). NeMo-RL's ``run_eval.py``, verl's generation and
+    Megatron-Bridge's inference scripts before the training command are not the job's config
+    (:func:`preflight.reading.launch.not_training`)."""
     out = LaunchRead(path)
     text = strip_comments(text.replace("\r\n", "\n"))
     starts = [0] + [m.end() for m in re.finditer(r"\n", text)]
@@ -87,7 +91,8 @@ def find_launch(path: str, text: str, syntax: Syntax,
             "the script has too many words to read past this line (no real launch script "
             "does); only what comes before it was read")))
     try:
-        launch = launch_args(words, syntax.entry, outer)
+        launch = launch_args(words, lambda w: syntax.entry(w) and not not_training(w), outer) \
+            or launch_args(words, syntax.entry, outer)
     except TooLarge as exc:
         out.problems.append(ConfigProblem(path, where(exc.offset).line, (
             "the script's variables expand to megabytes of text here (values that repeat "
@@ -189,7 +194,9 @@ def merged_facts(read: LaunchRead, kind: str, base: tuple[Any, Source] | None,
         target, src = base
         found = locate(target, read.path)
         linked.append(named(target, kind, read.path, src, key=key, line=src.line))
-        unread = f"{key} {target} was not found here"
+        unread = (f"{key} {target} lies outside the job and was not read"
+                  if found is None and outside(target, read.path) else
+                  f"{key} {target} was not found here")
         if found is not None:
             try:
                 parse = parse_toml if style == "toml" else parse_yaml
@@ -197,9 +204,10 @@ def merged_facts(read: LaunchRead, kind: str, base: tuple[Any, Source] | None,
                 config.merge(chain.config.data,
                              lambda p: chain.config.where.get(p, found))
                 base_path, unread = found, None
-                if chain.problems:
+                if chain.problems or chain.unread:
+                    why = chain.unread[0] if chain.unread else chain.problems[0].message
                     unread = (f"{key} {target}: part of its defaults chain was not read "
-                              f"({chain.problems[0].message[:80]})")
+                              f"({why[:120]})")
             except ParseError as exc:
                 unread = f"{key} {target} could not be read ({exc.message[:80]})"
     elif base is not None:

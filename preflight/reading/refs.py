@@ -36,6 +36,13 @@ def locate(target: str, naming_file: str) -> str | None:
     return next((c for c in _existing(target, naming_file) if not refuse(c)), None)
 
 
+def outside(target: str, naming_file: str) -> str | None:
+    """Where ``target`` exists next to ``naming_file`` or in the current directory but outside
+    the job (:mod:`.boundary`: reported, never read), or None."""
+    return next((c for c in _existing(target, naming_file) if refuse(c)), None) \
+        if locate(target, naming_file) is None else None
+
+
 def named(target: str, kind: str, naming_file: str, source: str, *, key: str,
           line: int | None, overrides: bool = False) -> Linked:
     """A :class:`Linked` for ``target``: resolved when :func:`locate` finds it, else missing."""

@@ -44,6 +44,8 @@ class Linked:
     variables: tuple[tuple[str, str], ...] = ()   # what the sourcing script set (bash passes it)
     argv: tuple[str, ...] | None = None   # a Python script's arguments on the launch line
     entry: str | None = None  # the function of a Python config registry the launch line names
+    after: bool = False       # run by the launch script after or beside training (evaluation,
+                              # export, merging: launch.not_training): of the job, not read
 
 
 @dataclass(frozen=True)

@@ -149,3 +149,13 @@ def predict(shape: ModelShape, timings: list[Timing], other_s: float,
     per = {t.linear: round(t.bf16_s / t.fp8_s, 3) if t.fp8_s > 0 else 0.0 for t in timings}
     return Prediction(round(lin, 3), round(step, 3), per, other_s, bf16, fp8,
                       verdict_for(step, lin), notes)
+
+
+def table_lines(head: list[str], rows: list[list[str]], md: bool) -> list[str]:
+    """A table of ``rows`` under ``head``: Markdown, or columns padded to their widest cell."""
+    if md:
+        return ["| " + " | ".join(head) + " |", "|" + "---|" * len(head),
+                *("| " + " | ".join(r) + " |" for r in rows)]
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)]
+    return ["  ".join(h.ljust(w) for h, w in zip(head, widths)),
+            *("  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows)]

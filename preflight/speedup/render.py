@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from preflight.speedup import table_lines
 from preflight.speedup.run import SpeedupReport
 
 
@@ -48,13 +49,7 @@ def _lines(report: SpeedupReport, md: bool) -> list[str]:
     rows = [[r["linear"], r["pass"], f"{r['m']} x {r['k']} x {r['n']}", str(r["count"]),
              str(r.get("bf16_ms", "-")), str(r.get("fp8_ms", "-")),
              f"{r['speedup']:.2f}x" if r.get("speedup") else "-"] for r in gemm_rows(report)]
-    if md:
-        out += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-        out += ["| " + " | ".join(r) + " |" for r in rows]
-    else:
-        widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)]
-        out.append("  ".join(h.ljust(w) for h, w in zip(head, widths)))
-        out += ["  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows]
+    out += table_lines(head, rows, md)
     out.append("")
     from preflight.speedup.run import timings_from
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from preflight.speedup import table_lines
 from preflight.speedup.trial import Side, TrialReport
 
 
@@ -33,13 +34,7 @@ def lines(report: TrialReport, md: bool = False) -> list[str]:
     rows = _measured_rows(report)
     if rows:
         head = ["depth", "BF16 step", "FP8 step", "BF16 peak", "FP8 peak"]
-        if md:
-            out += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-            out += ["| " + " | ".join(r) + " |" for r in rows]
-        else:
-            widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)]
-            out.append("  ".join(h.ljust(w) for h, w in zip(head, widths)))
-            out += ["  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows]
+        out += table_lines(head, rows, md)
         out.append("")
     if report.bf16 and report.fp8 and report.speedup is not None:
         out.append(f"At {s.layers} layers" + (" (extrapolated)" if s.layers not in report.depths
