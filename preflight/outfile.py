@@ -146,6 +146,7 @@ def _target(output: str, flag: str) -> os.stat_result | None:
     reader comes), or a file this run read (by identity, :func:`bounded.files_read`)."""
     from preflight.base import bounded
 
+    _no_linked_folder(output, flag)
     try:
         st = os.lstat(output)
     except FileNotFoundError:
@@ -172,9 +173,38 @@ def _target(output: str, flag: str) -> os.stat_result | None:
     return st
 
 
-def write_atomic(output: str, data: str, *, flag: str = "-o") -> None:
+def check_target(output: str, flag: str = "-o") -> None:
+    """Raise :class:`OutputError` now when ``output`` is nothing fp8-doctor may write (see
+    :func:`_target`); for an output decided late (``--chart``), checked before the work."""
+    _target(output, flag)
+
+
+def _no_linked_folder(output: str, flag: str) -> None:
+    """Refuse a relative ``output`` whose folders (below the current one) hold a symbolic link.
+
+    Those folders are what a checked-out repository controls: red team, a pull request that
+    ships ``reports`` as a link to ``~/.ssh`` turned a workflow's ``-o reports/x`` into a write
+    there (the last component was never followed, the folders were). An absolute path, and
+    the folders above the current one, are the user's own choice."""
+    if os.path.isabs(output):
+        return
+    parts = os.path.normpath(output).split(os.sep)[:-1]
+    here = ""
+    for part in parts:
+        if part in ("", ".", ".."):
+            here = os.path.join(here, part) if part else here
+            continue
+        here = os.path.join(here, part)
+        if os.path.islink(here):
+            raise OutputError(f"{flag} {output}: its folder {here} is a symbolic link (to "
+                              f"{os.readlink(here)}); fp8-doctor never writes through a "
+                              "symbolic link: name the real folder")
+
+
+def write_atomic(output: str, data: str | bytes, *, flag: str = "-o") -> None:
     """Write ``data`` to the regular file ``output`` via a temporary file renamed into place.
 
+    ``data``: text (written as UTF-8) or bytes (``--chart``'s PNG).
     Refused (:class:`OutputError`, exit 2) before anything is written, and checked again just
     before the rename, by :func:`_target`: a symbolic link, anything not a regular file, a file
     this run read. The rename replaces the name itself, so a link planted in between is replaced,
@@ -182,7 +212,7 @@ def write_atomic(output: str, data: str, *, flag: str = "-o") -> None:
     any OS error; the temporary file is removed on every failure, including KeyboardInterrupt.
     """
     st = _target(output, flag)
-    encoded = data.encode("utf-8", "surrogateescape")
+    encoded = data if isinstance(data, bytes) else _encode(data)
     try:
         import tempfile  # only when writing a file: ~5 ms of every check's start-up otherwise
 
@@ -207,6 +237,15 @@ def write_atomic(output: str, data: str, *, flag: str = "-o") -> None:
         if isinstance(exc, OSError):
             raise OutputError(f"cannot write {output}: {exc.strerror or exc}") from None
         raise
+
+
+def _encode(data: str) -> bytes:
+    """UTF-8; a lone surrogate that is no escaped byte (``"\\ud800"`` from a JSON config) is
+    written as its escape rather than failing the write (an internal error, red team)."""
+    try:
+        return data.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return data.encode("utf-8", "backslashreplace")
 
 
 def _mode_for(st: os.stat_result | None) -> int:
@@ -284,6 +323,11 @@ def guard_output(args: Any, *, stdout_closed: bool) -> None:
     for flag, extra in (("--chart", getattr(args, "chart", None)),
                         ("--write-baseline", getattr(args, "write_baseline", None))):
         if extra:
+            if output and (os.path.abspath(extra) == os.path.abspath(output)
+                           or _same(extra, output)):
+                # one file, two writers: the second replaced the first (a new file is no
+                # input yet, so the identity check below cannot see it)
+                raise OutputError(f"{flag} and -o name the same file ({extra})")
             others = [(p, what) for p, what in ((output, "the report's -o"), (
                 getattr(args, "baseline", None), "the baseline this run reads")) if p]
             refuse_input_as_output(extra, configs=configs, snapshot=snapshot, rules=rules,

@@ -99,6 +99,44 @@ def test_the_rules_by_owner_and_folder(tmp_path: Path) -> None:
     assert untrusted(str(open_folder / "f.toml"), uid=me) is None
 
 
+@pytest.mark.skipif(not ROOT, reason="needs root to chown to another user and group")
+def test_a_file_another_user_can_change_through_a_group_or_a_folder_is_not_used(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Red team: a root-owned pyproject.toml writable by another group, or in a folder another
+    user owns (who can replace it at will), decided the result: ``fail-on = "never"``."""
+    shared = tmp_path / "shared"
+    job = _job(shared)
+    pyproject = shared / "pyproject.toml"
+    pyproject.write_text('[tool.fp8-doctor]\nfail-on = "never"\n')
+    code, doc = _check(capsys, str(job))
+    assert code == 0                                          # the user's own file: used
+    os.chown(pyproject, 0, OTHER)
+    pyproject.chmod(0o664)                                    # group OTHER may write it
+    code, doc = _check(capsys, str(job))
+    assert code == 1 and "group" in _untrusted(doc)[0]["message"]
+    pyproject.chmod(0o644)
+    os.chown(shared, OTHER, OTHER)                            # another user's folder
+    code, doc = _check(capsys, str(job))
+    assert code == 1 and "could replace it" in _untrusted(doc)[0]["message"]
+    os.chown(shared, 0, OTHER)
+    shared.chmod(0o775)                                       # a folder another group writes
+    code, doc = _check(capsys, str(job))
+    assert code == 1 and _untrusted(doc)
+    shared.chmod(0o1775)                                      # sticky and root's: fine again
+    code, doc = _check(capsys, str(job))
+    assert code == 0 and not _untrusted(doc)
+
+
+def test_the_users_own_group_may_write(tmp_path: Path) -> None:
+    """Where each user has a group of their own, umask 002 makes files group-writable: that
+    group is the user's, not another user's."""
+    mine = tmp_path / "mine.toml"
+    mine.write_text("")
+    os.chown(mine, os.getuid(), os.getgid())
+    mine.chmod(0o664)
+    assert untrusted(str(mine)) is None
+
+
 @pytest.mark.parametrize("how", ["world-writable", "other-owner"])
 def test_an_untrusted_baseline_accepts_nothing(tmp_path: Path, how: str,
                                                capsys: pytest.CaptureFixture[str]) -> None:

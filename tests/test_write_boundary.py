@@ -99,6 +99,27 @@ def test_a_symlink_is_never_written_through(job: Path, tmp_path: Path, flag: str
     assert sorted(p.name for p in tmp_path.iterdir()) == [".bashrc", "job"]
 
 
+@pytest.mark.parametrize("flag", ["-o", "--write-baseline"])
+def test_a_folder_the_repository_ships_as_a_symlink_is_not_written_through(
+        job: Path, tmp_path: Path, flag: str, monkeypatch, capsys) -> None:
+    """Red team: the last component was never followed, its folders were: a pull request that
+    ships ``reports`` as a link to ``~/.ssh`` turned a workflow's ``-o reports/x`` into a write
+    there. A relative output's folders below the current one must not be links."""
+    secret_dir = tmp_path / "dot-ssh"
+    secret_dir.mkdir()
+    (secret_dir / "authorized_keys").write_text("ssh-ed25519 AAAA mine\n")
+    (job / "reports").symlink_to(secret_dir)
+    monkeypatch.chdir(job)
+    for name in ("reports/authorized_keys", "reports/new.sarif", "./reports/../reports/x"):
+        assert _exit(["check", "--no-smoke", "ds.json", flag, name]) == 2, name
+        assert "symbolic link" in capsys.readouterr().err
+    assert sorted(p.name for p in secret_dir.iterdir()) == ["authorized_keys"]
+    assert (secret_dir / "authorized_keys").read_text() == "ssh-ed25519 AAAA mine\n"
+    (job / "real").mkdir()
+    assert _exit(["check", "--no-smoke", "ds.json", flag, "real/out.txt"]) in (0, 1)
+    assert (job / "real" / "out.txt").exists()
+
+
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs (POSIX)")
 @pytest.mark.parametrize("flag", ["-o", "--write-baseline"])
 def test_a_fifo_is_refused_not_waited_on(job: Path, flag: str) -> None:

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from preflight.commands import console
 from preflight.commands.args import (
+    Parser,
     add_output,
     add_project_config,
     add_strictness,
@@ -59,7 +60,7 @@ def positive_mib(text: str) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog="python -m preflight.cluster",
         description="Run fp8-doctor on every rank (torchrun / srun / accelerate launch) and "
                     "report what differs between ranks.",

@@ -132,6 +132,8 @@ def _roll_call(store: Any, info: RankInfo, deadline: float) -> tuple[list[int], 
         time.sleep(pause)
         pause = min(pause * 2, 0.1)
     present, missing = status(store, info)
+    if 0 not in present:          # rank 0 is here, whatever another rank wrote to the list
+        present, missing = [0, *present], {r: why for r, why in missing.items() if r != 0}
     store.set(pre + "roster", json.dumps(present))
     return present, missing
 
@@ -178,6 +180,24 @@ def send_payloads(data: bytes, *, me: int, size: int, timeout: timedelta
     return got, bad
 
 
+def _roster(raw: Any, world_size: int) -> list[int]:
+    """The roster read from the job's store: distinct ranks of this world, rank 0 first.
+
+    Any rank can write the store: red team (issue 21 item 7), a rank that wrote ``x`` or
+    ``[5, 0, 1]`` there before rank 0 made the others fail with an internal error (or wait
+    45 s for a rank 5 that does not exist). Raises :class:`RankZeroSilent` for anything else."""
+    try:
+        present = json.loads(raw)
+    except (ValueError, TypeError, RecursionError):
+        present = None
+    if not (isinstance(present, list) and present and present[0] == 0
+            and all(isinstance(r, int) and not isinstance(r, bool) and 0 <= r < world_size
+                    for r in present) and len(set(present)) == len(present)):
+        raise RankZeroSilent(f"the roster on the job's store is not one rank 0 writes "
+                             f"({str(raw)[:80]!r}): another rank wrote it")
+    return present
+
+
 def exchange(store: Any, info: RankInfo, payload: dict[str, Any], deadline: float
              ) -> Gathered | None:
     """Send ``payload`` to rank 0; rank 0 returns everything it got, other ranks None.
@@ -201,7 +221,7 @@ def exchange(store: Any, info: RankInfo, payload: dict[str, Any], deadline: floa
         except Exception as exc:  # noqa: BLE001 - DistStoreError / timeout: say who is missing
             raise RankZeroSilent(f"rank 0 published no roster within {wait:.0f}s "
                                  f"({type(exc).__name__}); see rank 0's log") from None
-        present = json.loads(store.get(pre + "roster"))
+        present = _roster(store.get(pre + "roster"), info.world_size)
         missing = {}
         if info.rank not in present:
             raise LateRank(f"rank {info.rank} was ready after rank 0's deadline")
@@ -224,7 +244,10 @@ def exchange(store: Any, info: RankInfo, payload: dict[str, Any], deadline: floa
             dist.destroy_process_group()
     except Exception as exc:  # noqa: BLE001 - a rank of the roster died or hung in the exchange
         if info.rank != 0:
-            raise
+            # a peer's fault (rank 0 gone, a rank of the roster that never joined): one line
+            # and exit 1 on this rank, never "internal error" (red team, issue 21 item 7)
+            raise RankZeroSilent(f"the exchange with rank 0 failed ({type(exc).__name__}: "
+                                 f"{str(exc)[:200]})") from None
         why = (f"was ready, but the exchange with rank 0 failed ({type(exc).__name__}: "
                f"{str(exc)[:200]}): a rank died or hung during it")
         failed = {m: why for m in range(1, len(present)) if m not in received}

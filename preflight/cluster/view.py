@@ -122,8 +122,11 @@ def _node_title(node: Any, redact: bool) -> str:
 
 
 def _md(text: str) -> str:
-    """Escape what Markdown would eat: ``<absent>`` would render as an (invisible) HTML tag."""
-    return text.replace("\\", "\\\\").replace("<", "\\<").replace("|", "\\|")
+    """What a rank sent, as text in a Markdown cell or line: ``<absent>`` would render as an
+    (invisible) HTML tag, and a lying rank's ``[x](javascript:...)`` as a link (issue 21)."""
+    from preflight.base.mdescape import md_cell
+
+    return md_cell(text)
 
 
 def _redactor(redact: bool) -> Callable[[str], str]:
@@ -154,7 +157,7 @@ def render_section(view: ClusterView, fmt: str, *, redact: bool = True) -> str:
         # Redact each cell before _table_text measures it, so the columns stay aligned.
         body = [[clean(str(r[c])) for c in cols] for r in table if r["rank"] in node.ranks]
         title = clean(_node_title(node, redact))
-        lines += ["", f"## {title}" if md else title]
+        lines += ["", f"## {_md(title)}" if md else title]
         if md:
             lines.append("| " + " | ".join(_md(c) for c in header) + " |")
             lines.append("|" + "---|" * len(header))

@@ -80,7 +80,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     "invalid choice" see them all), but only that one gets its arguments, so a ``check`` does not
     import the smoke, plan, speedup and rules modules just to describe their flags.
     """
-    parser = argparse.ArgumentParser(
+    from preflight.commands.args import Parser
+
+    parser = Parser(
         prog="fp8-doctor",
         description="Preflight checks for FP8 training: probes, known-bug rules, FP8 smoke step.",
         epilog=EXIT_HELP,

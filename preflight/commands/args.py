@@ -20,7 +20,7 @@ import math
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from preflight.errors import UserInputError
 from preflight.outputs import COMMAND_FORMATS
@@ -28,6 +28,18 @@ from preflight.outputs import COMMAND_FORMATS
 if TYPE_CHECKING:
     from preflight.api import CheckOptions
     from preflight.reading.types import ConfigProblem
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse's parser, whose error messages have their control characters escaped: they quote
+    what was typed (``unrecognized arguments: --x<ESC>[2J``), and every message fp8-doctor writes
+    is escaped (issue 21 item 5; red team: argparse's own errors were not). Subparsers are of
+    the parser's class, so one class covers every command."""
+
+    def error(self, message: str) -> NoReturn:
+        from preflight.render.sanitize import clean_text
+
+        super().error(clean_text(message))
 
 
 MAX_TIMEOUT_S = 7 * 24 * 3600.0

@@ -86,7 +86,7 @@ def _run(args: argparse.Namespace, options: CheckOptions, *, write: Write,
         raise UserInputError(f"no such model config: {args.model_config}")
     facts, _, _, _ = collect_facts(options, progress=progress)
     shape = model_shape(facts.values, model_config=args.model_config, seq=args.seq,
-                        micro_batch=args.micro_batch)
+                        micro_batch=args.micro_batch, job_paths=options.paths)
     if not args.quick:
         return _trial(args, facts.values, shape, write=write, progress=progress)
     progress("timing the GEMMs in a child process" if not hasattr(shape, "reason") else

@@ -2,6 +2,9 @@
 
 The catalogue is generated, never edited by hand, and is deterministic (no dates, sorted by id)
 so a test can assert that the committed docs/rules.md equals ``rules list --format markdown``.
+Every text of a rule is shown as text (:mod:`preflight.base.mdescape`): a rule pack's message,
+fix, tags or reference URL (``[x](javascript:...)``, ``<img onerror=...>``) reached
+``rules list --format markdown`` as live Markdown (issue 21 item 5, red team).
 """
 
 from __future__ import annotations
@@ -9,6 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
+from preflight.base.mdescape import md_cell, md_code, md_inline, md_link, md_text
 from preflight.base.versions import describe_range
 from preflight.engine.model import Rule, RuleSet
 
@@ -65,39 +69,53 @@ def markdown(ruleset: RuleSet, framework_areas: Mapping[str, str]) -> str:
         out += [f"## {heading.get(area, area)}", "",
                 "| ID | Severity | Confidence | Title |", "|---|---|---|---|"]
         for r in rules:
-            title = r.title.replace("|", "\\|") + (" *(withdrawn)*" if r.withdrawn else "")
-            out.append(f"| [{r.id}](#{r.id.lower()}) | {r.severity.value} | {r.confidence} | "
-                       f"{title} |")
+            title = md_cell(r.title) + (" *(withdrawn)*" if r.withdrawn else "")
+            out.append(f"| [{md_cell(r.id)}](#{_anchor(r.id)}) | {r.severity.value} | "
+                       f"{md_cell(str(r.confidence))} | {title} |")
         out.append("")
         for r in rules:
             out += _rule_section(r)
     return "\n".join(out).rstrip() + "\n"
 
 
+def _anchor(rule_id: str) -> str:
+    """The heading's anchor as GitHub makes it: lower case, only letters, digits, ``-``, ``_``."""
+    return "".join(c for c in rule_id.lower() if c.isalnum() or c in "-_")
+
+
 def _rule_section(r: Rule) -> list[str]:
-    out = [f"### {r.id}", "", f"**{r.title}**", ""]
-    meta = [f"severity **{r.severity.value}**", f"confidence **{r.confidence}**"]
+    out = [f"### {md_inline(r.id)}", "", f"**{md_inline(r.title)}**", ""]
+    meta = [f"severity **{r.severity.value}**", f"confidence **{md_inline(str(r.confidence))}**"]
     if r.withdrawn:
-        meta.append(f"withdrawn {r.withdrawn}")
+        meta.append(f"withdrawn {md_inline(str(r.withdrawn))}")
     if r.aliases:
-        meta.append("aliases " + ", ".join(r.aliases))
+        meta.append("aliases " + ", ".join(md_inline(a) for a in r.aliases))
     if r.tags:
-        meta.append("tags " + ", ".join(r.tags))
+        meta.append("tags " + ", ".join(md_inline(t) for t in r.tags))
     out += ["- " + " · ".join(meta)]
     if r.affected:
-        out.append(f"- affected: {_affected_text(r)}")
-    out.append("- facts: " + ", ".join(f"`{n}`" for n in r.facts_used()))
+        out.append(f"- affected: {md_inline(_affected_text(r))}")
+    out.append("- facts: " + ", ".join(md_code(n) for n in r.facts_used()))
     if r.read_at:
-        out.append("- read at: " + ", ".join(f"`{x}`" for x in r.read_at))
+        out.append("- read at: " + ", ".join(md_code(x) for x in r.read_at))
     if r.measured:
-        out.append("- measured: " + ", ".join(f"{k} {v}" for k, v in r.measured))
-    out += ["", f"> {_one_line(r.message.source)}", "", f"**Fix:** {_one_line(r.fix.text)}"]
+        out.append("- measured: " + ", ".join(md_inline(f"{k} {v}") for k, v in r.measured))
+    out += ["", f"> {md_text(_one_line(r.message.source))}", "",
+            f"**Fix:** {md_text(_one_line(r.fix.text))}"]
     for cmd in r.fix.commands:
-        out.append(f"- `{cmd}`" if "`" not in cmd else f"- ``{cmd}``")
+        out.append(f"- {md_code(cmd)}")
     out += ["", "References:"]
-    out += [f"- {ref.type}: <{ref.url}>" for ref in r.references]
+    out += [f"- {_reference(ref.type, ref.url)}" for ref in r.references]
     out.append("")
     return out
+
+
+def _reference(kind: str, url: str) -> str:
+    """``TYPE: <url>`` (an autolink) for an http(s) URL a browser may follow; anything else as
+    code (``md_link``'s rule: never a ``javascript:`` link)."""
+    link = md_link(url, url)
+    return f"{md_inline(kind)}: <{url}>" if link.startswith("[") and " " not in url and \
+        ">" not in url and "<" not in url else f"{md_inline(kind)}: {md_code(url)}"
 
 
 def rule_text(r: Rule) -> str:

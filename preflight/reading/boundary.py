@@ -92,6 +92,14 @@ def _git_top(folder: str) -> str | None:
     return None
 
 
+def checkout_holding(path: str) -> str | None:
+    """The top of the git work tree holding ``path`` (symlinks resolved), or None; a ``.git``
+    in the home directory or above (a dotfiles repository) does not count. What lies there
+    is what a commit - a pull request checked out in CI - ships."""
+    top = _git_top(_real(path))
+    return None if top is None or _is_shared(top) else top
+
+
 CWD_MAX_LEVELS = 4
 """Without a git work tree, the current directory is a job root only when the job lies at most
 this many folders below it (LLaMA-Factory's YAMLs are 3 below the top): run from ``~/src``,

@@ -231,7 +231,9 @@ def _load(path: str, parsed: Parsed, chain: Chain, depth: int, seen: set[str],
             chain.problems.append(ConfigProblem(path, line, (
                 f"defaults: chain longer than {MAX_CHAIN} files; the rest was not read")))
             return
-        if not os.path.isfile(target):
+        # a FIFO, a device or a folder exists: read_text says what it is (red team: a FIFO was
+        # "does not exist here")
+        if not os.path.lexists(target):
             chain.problems.append(ConfigProblem(
                 path, line, f"defaults: names {parent!r}, which does not exist here (looked "
                 f"in {os.path.dirname(path) or '.'}); its settings were not read, so rules "

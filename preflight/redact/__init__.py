@@ -139,23 +139,40 @@ _HOST_KEY = re.compile(r"(?i)(?:^|_)(?:ip|ips|host|hosts|hostname|hostfile|addr|
 # the separator are matched here, so a non-secret pair never swallows the secret pair after it
 # ("note: password: hunter2"); the value is found from the end of the match. A bare "NAME VALUE"
 # without "=" or ":" counts only for --flags, or every pair of words in prose would be a candidate.
+# A quoted NAME with a quoted VALUE counts too ('"api_key": "x"', TOML '"secret" = "x"', a quoted
+# '--flag' 'x'), the quotes kept ('"[REDACTED]"'): per-line readers (redact.diff) see only a line's
+# first key, so a --diff of a one-line JSON printed the value (issue 21, red team). Not a bare
+# value after it (null, a number, a brace) nor a dotted name: the pass over a rendered JSON report
+# keeps it JSON and its provenance (keyed by fact names). Code in messages compares and subscripts:
+# 'password == "x"', 'os.environ["API_KEY"] != "x"' (was 'password =[REDACTED] "x"').
 _NAMED = re.compile(r"(?<![\w.\-])(?:--?([A-Za-z][A-Za-z0-9_.\-]*)(?:=|[ \t]+)|"
-                    r"([A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*[=:][ \t]*)")
+                    r"([A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*(?:[=!:]=|[=:])[ \t]*|"
+                    r"([\"'])(-{0,2}[A-Za-z_][A-Za-z0-9_\-]*)\3\]?"
+                    r"(?:[ \t]*(?:[=!:]=|[=:])[ \t]*|[ \t]+)(?=[\"']))")
 # A value: quoted, braced (ODBC: Pwd={a;b}), or a bare run to the next separator.
 _NAMED_VALUE = re.compile(r"\"[^\"\n]*\"|'[^'\n]*'|\{[^}\n]*\}|[^\s\"'`,;&|)\]}<>]+")
 _HEX_RUN = re.compile(r"(?<![0-9A-Za-z])[0-9a-fA-F]{32,}(?![0-9A-Za-z])")
 _B64_RUN = re.compile(r"(?<![A-Za-z0-9+/=_\-])[A-Za-z0-9+/_\-]{32,}={0,2}(?![A-Za-z0-9+/=_\-])")
+
+
 def _mask_named(text: str) -> str:
     """Mask the VALUE of every ``NAME=VALUE`` / ``NAME: VALUE`` / ``--name VALUE`` whose NAME
     says credential (see :data:`_NAMED`)."""
     out: list[str] = []
     pos = 0
     for m in _NAMED.finditer(text):
-        name = m.group(1) or m.group(2) or ""
+        name = m.group(1) or m.group(2) or (m.group(4) or "").lstrip("-")
         if m.start() < pos or not is_secret_name(name) or text.startswith(MASK, m.end()):
             continue  # not a credential, or already masked (by a shape rule or an earlier pass)
         value = _NAMED_VALUE.match(text, m.end())
         if value is None:
+            continue
+        if m.group(3):
+            if value.group(0)[1:-1] == MASK:
+                continue
+            # the quotes stay: '"pw": "[REDACTED]"' is still JSON, TOML, Python
+            out += [text[pos:value.start() + 1], MASK]
+            pos = value.end() - 1
             continue
         out += [text[pos:value.start()], MASK]
         pos = value.end()

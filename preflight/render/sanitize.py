@@ -15,7 +15,10 @@ how Python would print it):
   ``ensure_ascii=False`` leaves them raw);
 - Unicode bidirectional overrides and isolates (U+202A-U+202E, U+2066-U+2069) and U+2028 /
   U+2029 line and paragraph separators: they reorder or break what a reviewer sees ("Trojan
-  Source", CVE-2021-42574).
+  Source", CVE-2021-42574);
+- lone surrogates U+D800-U+DFFF (a JSON config's ``"\\ud800"``, a file name that is not UTF-8):
+  no UTF-8 writer takes them (red team: ``-o`` of a JSON or Markdown report was an internal error,
+  stdout showed ``?``).
 
 Non-finite numbers (a config's ``.nan``, a snapshot's ``NaN`` or a 400-digit float read as
 ``inf``) become the strings ``"nan"`` / ``"inf"`` / ``"-inf"``: Python's json writes them as bare
@@ -32,7 +35,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+                      "\ud800-\udfff]")
 
 
 def _escape(m: re.Match[str]) -> str:

@@ -30,7 +30,8 @@ beside the source, reading a prefix instead would only compile everything once m
 Trust: a bytecode file is code the children execute, so a poisoned cache is code execution. The
 folders are created 0700, and the cache is refused (the children then run without it, said in
 the smoke details) when the folder or its parent is a symbolic link, is not owned by this user,
-or is writable by group or others (a parent writable by others must be sticky, as /tmp is). The
+or is writable by group or others (a parent writable by others must be sticky, as /tmp is), or
+lies in a git work tree (a pull request could ship its files: :func:`_in_a_checkout`). The
 marker is data that only chooses between these two policies; it is read without following a
 link, from a regular file of at most :data:`MARKER_MAX_BYTES`.
 """
@@ -167,6 +168,24 @@ def _ensure(path: str) -> str | None:
         return f"cannot create {path}: {exc.strerror or exc}"
 
 
+def _in_a_checkout(root: str) -> str | None:
+    """Why ``root`` must not hold the cache because a commit could fill it, or None.
+
+    Red team (issue 21): ``--cache-dir .cache/fp8-doctor`` (or ``XDG_CACHE_HOME``) inside a CI
+    workspace, as one does to keep it with the CI's cache action, is a folder a pull request
+    can ship files into, owned by the runner user and not writable by others, so it passed the
+    owner and mode checks; a planted unchecked-hash ``.pyc`` (PEP 552: never compared with the
+    source) for ``torch/__init__.py`` then ran in every smoke child."""
+    from preflight.reading.boundary import checkout_holding
+
+    top = checkout_holding(root)
+    if top is None:
+        return None
+    return (f"{root} lies in the git work tree {top}: a commit (a pull request) could ship "
+            "bytecode there, which the smoke children would run; keep the cache outside "
+            "repositories (the default is ~/.cache/fp8-doctor)")
+
+
 def has_bytecode(origin: str | None) -> bool:
     """Whether a module's source has its bytecode beside it (``__pycache__``), as an install
     that compiled it leaves it; looked at without importing anything."""
@@ -273,7 +292,8 @@ def resolve(modules: Sequence[str], *, enabled: bool = True, folder: str | None 
     if missing is None:
         return Cache(None, "not needed", "the installed packages have their bytecode")
     root = folder or default_dir(env)
-    why = _ensure(root)
+    why = _in_a_checkout(root)
+    why = why or _ensure(root)
     prefix = os.path.join(root, "pycache")
     if why is None:
         why = _ensure(prefix)

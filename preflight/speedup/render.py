@@ -85,7 +85,17 @@ def render_markdown(report: SpeedupReport, chart: str | None = None) -> str:
 
 
 def write_chart(report: SpeedupReport, path: str) -> str | None:
-    """A bar chart of the GEMM-only speed-up per GEMM; the reason when it cannot be drawn."""
+    """A bar chart of the GEMM-only speed-up per GEMM; the reason when it cannot be drawn.
+
+    Written like every output (:func:`preflight.outfile.write_atomic`: a temporary file renamed
+    into place, never through a symbolic link, never over a file this run read), and the target
+    is checked before anything is drawn: ``--chart run.sh`` where the job's ``run.sh`` sources
+    ``env.sh`` was refused only for the paths named, so ``--chart env.sh`` replaced the sourced
+    script with a PNG (issue 21 item 3, red team). Raises :class:`preflight.outfile.OutputError`
+    (exit 2) for such a target, whether or not there is a chart to draw."""
+    from preflight.outfile import check_target, write_atomic
+
+    check_target(path, "--chart")
     rows = [r for r in gemm_rows(report) if r.get("speedup")]
     if not rows:
         return "no timed GEMM to plot"
@@ -96,28 +106,21 @@ def write_chart(report: SpeedupReport, path: str) -> str | None:
         import matplotlib.pyplot as plt
     except ImportError:
         return "matplotlib is not installed (pip install 'fp8-doctor[plot]')"
-    fig, ax = plt.subplots(figsize=(max(6, len(rows) * 0.55), 3.6))
-    labels = [f"{r['linear']} {r['pass']}\n{r['m']}x{r['k']}x{r['n']}" for r in rows]
-    colors = ["#2a9d8f" if r["speedup"] >= 1 else "#e76f51" for r in rows]
-    ax.bar(range(len(rows)), [r["speedup"] for r in rows], color=colors)
-    ax.axhline(1.0, color="black", linewidth=0.8)
-    ax.set_xticks(range(len(rows)), labels, fontsize=6, rotation=60, ha="right")
-    ax.set_ylabel("FP8 GEMM speed-up vs BF16")
-    ax.set_title("FP8 vs BF16 by GEMM shape (GEMMs only, casts excluded)", fontsize=9)
-    fig.tight_layout()
-    # Like every report: a temporary file in the same folder, renamed into place.
-    import os
-    import tempfile
+    import io
 
-    fd, tmp = tempfile.mkstemp(prefix=".fp8-doctor-chart-", suffix=".png",
-                               dir=os.path.dirname(os.path.abspath(path)))
+    fig, ax = plt.subplots(figsize=(max(6, len(rows) * 0.55), 3.6))
     try:
-        with os.fdopen(fd, "wb") as fh:
-            fig.savefig(fh, dpi=120, format="png")
-        os.replace(tmp, path)
-    except OSError as exc:
-        os.unlink(tmp)
-        return f"cannot write {path}: {exc.strerror or exc}"
+        labels = [f"{r['linear']} {r['pass']}\n{r['m']}x{r['k']}x{r['n']}" for r in rows]
+        colors = ["#2a9d8f" if r["speedup"] >= 1 else "#e76f51" for r in rows]
+        ax.bar(range(len(rows)), [r["speedup"] for r in rows], color=colors)
+        ax.axhline(1.0, color="black", linewidth=0.8)
+        ax.set_xticks(range(len(rows)), labels, fontsize=6, rotation=60, ha="right")
+        ax.set_ylabel("FP8 GEMM speed-up vs BF16")
+        ax.set_title("FP8 vs BF16 by GEMM shape (GEMMs only, casts excluded)", fontsize=9)
+        fig.tight_layout()
+        png = io.BytesIO()
+        fig.savefig(png, dpi=120, format="png")
     finally:
         plt.close(fig)
+    write_atomic(path, png.getvalue(), flag="--chart")
     return None

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from preflight.facts import Unknown
@@ -132,9 +132,15 @@ def _known(name: str) -> Got | None:
 
 
 
-def _from_model(facts: Mapping[str, Any], model_config: str | None) -> Got | Unknown:
+def _from_model(facts: Mapping[str, Any], model_config: str | None,
+                job_paths: Sequence[str] = ()) -> Got | Unknown:
     """What an HF config.json (named, or next to the model a config names) or a known model
-    name gives."""
+    name gives.
+
+    The model folder a config names is read only inside the job (the read boundary of
+    :mod:`preflight.reading.boundary`, roots from ``job_paths``): red team (issue 21 item 2),
+    ``model_name_or_path: /home/u/.docker`` made ``speedup`` open ``~/.docker/config.json``,
+    and any folder's ``config.json`` gave its sizes to the report."""
     if model_config:
         try:
             return _from_hf(read_hf_config(model_config), model_config)
@@ -145,6 +151,12 @@ def _from_model(facts: Mapping[str, Any], model_config: str | None) -> Got | Unk
         return {}
     local = os.path.join(model[0], "config.json")
     if os.path.isfile(local):
+        from preflight.reading.boundary import boundary_for
+
+        if not boundary_for(job_paths).allows(local):
+            return Unknown(f"the model folder {model[0]} ({model[1]}) lies outside the job: "
+                           "its config.json was not read; pass --model-config "
+                           f"{local} to use it")
         try:
             return _from_hf(read_hf_config(local), local)
         except ValueError as exc:
@@ -189,9 +201,11 @@ def _batch(facts: Mapping[str, Any], got: Got) -> str | None:
 
 
 def model_shape(facts: Mapping[str, Any], *, model_config: str | None = None,
-                seq: int | None = None, micro_batch: int | None = None) -> ModelShape | Unknown:
-    """The shape for ``facts`` (config facts and intent.shapes.*), or Unknown with the reason."""
-    got = _from_model(facts, model_config)
+                seq: int | None = None, micro_batch: int | None = None,
+                job_paths: Sequence[str] = ()) -> ModelShape | Unknown:
+    """The shape for ``facts`` (config facts and intent.shapes.*), or Unknown with the reason;
+    ``job_paths``: the paths named, whose job may hold the model folder a config names."""
+    got = _from_model(facts, model_config, job_paths)
     if isinstance(got, Unknown):
         return got
     _from_facts(facts, got)

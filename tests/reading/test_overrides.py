@@ -141,3 +141,18 @@ def test_a_missing_or_cyclic_parent_is_a_problem_not_a_crash(tmp_path: Path) -> 
     messages = " ".join(p.message for p in chain.problems)
     assert "cycle" in messages and "nowhere.yaml" in messages
     assert chain.config.facts("config.t")[0] == {"config.t.y": 2, "config.t.x": 1}
+
+
+def test_a_parent_that_is_a_fifo_or_a_folder_is_named_for_what_it_is(tmp_path: Path) -> None:
+    """Red team: ``defaults: fifo.yaml`` said the FIFO "does not exist here"; it is not read
+    (never waited on) and the problem says what it is."""
+    import os
+
+    os.mkfifo(tmp_path / "fifo.yaml")
+    (tmp_path / "dir.yaml").mkdir()
+    top = tmp_path / "top.yaml"
+    top.write_text("defaults: [fifo.yaml, dir.yaml]\nx: 1\n")
+    chain = load_chain(str(top), parse_yaml(top.read_text()))
+    messages = " ".join(p.message for p in chain.problems)
+    assert "does not exist" not in messages
+    assert "FIFO" in messages and chain.config.facts("config.t")[0] == {"config.t.x": 1}

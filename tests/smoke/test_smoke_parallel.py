@@ -182,6 +182,37 @@ def test_an_untrustworthy_cache_folder_is_refused(tmp_path: Path, monkeypatch: p
     assert str(parent) in got.reason
 
 
+def test_a_cache_inside_a_git_work_tree_is_refused(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Red team (issue 21): a cache kept in the CI workspace (``--cache-dir .cache/fp8-doctor``,
+    for the CI's cache action) is a folder a pull request ships files into, owned by the runner
+    and not writable by others; a planted unchecked-hash .pyc (PEP 552: never compared with its
+    source) and a marker made the children import it. A work tree's folder is refused."""
+    import py_compile
+
+    name = _pkg_without_bytecode(tmp_path, monkeypatch)
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    root = repo / ".cache" / "fp8-doctor"
+    root.mkdir(parents=True, mode=0o700)
+    (repo / ".cache").chmod(0o700)
+    source = tmp_path / "src" / name / "__init__.py"
+    planted = tmp_path / "planted.py"
+    planted.write_text("import os\nos.environ['PWNED'] = '1'\n")
+    pyc = Path(str(root / "pycache") + str(source.parent)) / \
+        f"__init__.{sys.implementation.cache_tag}.pyc"
+    pyc.parent.mkdir(parents=True)
+    py_compile.compile(str(planted), cfile=str(pyc),
+                       invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
+    key = bytecode.fingerprint({name: str(source)})
+    bytecode.write_marker(str(root / bytecode.MARKER), key, str(sys.implementation.cache_tag), {})
+    got = bytecode.resolve([name], folder=str(root), env={})
+    assert got.status == "refused" and got.prefix is None and got.fill is None
+    assert str(repo) in got.reason and "git work tree" in got.reason
+    (repo / ".git").rmdir()           # the same folder outside a work tree: used as before
+    assert bytecode.resolve([name], folder=str(root), env={}).status == "used"
+
+
 def test_cache_location_follows_env_then_xdg_then_home(tmp_path: Path) -> None:
     assert bytecode.default_dir({bytecode.ENV_DIR: "/x/y"}) == "/x/y"
     assert bytecode.default_dir({"XDG_CACHE_HOME": "/xdg"}) == "/xdg/fp8-doctor"

@@ -178,3 +178,66 @@ def test_cli_speedup_without_gpu_and_the_chart_never_overwrites_an_input(tmp_pat
               "--chart", str(cfg)])
     assert exc.value.code == 2
     assert json.loads(cfg.read_text()) == LLAMA8B
+
+
+def test_the_chart_is_held_to_the_write_boundary(tmp_path: Path, monkeypatch) -> None:
+    """--chart is an output like -o (issue 21 item 3, red team): never a file the run read
+    (a script the job sources was compared with the paths named only, so --chart env.sh
+    replaced it with a PNG), never through a symbolic link, never the -o file as well; refused
+    with exit 2 whether or not a chart could be drawn on this machine."""
+    job = tmp_path / "job"
+    job.mkdir()
+    (job / "env.sh").write_text("export NVTE_FLASH_ATTN=1\n")
+    (job / "run.sh").write_text("source env.sh\naccelerate launch --mixed_precision fp8 t.py\n")
+    (job / "config.json").write_text(json.dumps(LLAMA8B))
+    (tmp_path / "dotfile").write_text("precious\n")
+    (job / "link.png").symlink_to(tmp_path / "dotfile")
+    monkeypatch.chdir(job)
+    base = ["speedup", "--quick", "--model-config", "config.json", "--seq", "512",
+            "--micro-batch", "1", "run.sh"]
+    for extra in (["--chart", "env.sh"], ["--chart", "link.png"],
+                  ["--chart", "new.png", "-o", "new.png"],
+                  ["--chart", "new.png", "-o", "./new.png"]):
+        with pytest.raises(SystemExit) as exc:
+            main([*base, *extra])
+        assert exc.value.code == 2, extra
+    assert (job / "env.sh").read_text() == "export NVTE_FLASH_ATTN=1\n"
+    assert (tmp_path / "dotfile").read_text() == "precious\n"
+    assert not (job / "new.png").exists()
+
+
+def test_a_model_folder_outside_the_job_is_not_read(tmp_path: Path) -> None:
+    """The read boundary holds for the model folder a job config names (issue 21 item 2, red
+    team): ``model_name_or_path: /home/u/.docker`` made speedup open ``~/.docker/config.json``;
+    any folder's config.json gave its sizes to the report. Inside the job it is still read."""
+    import subprocess
+    import sys
+
+    outside = tmp_path / "outside" / "model"
+    outside.mkdir(parents=True)
+    (outside / "config.json").write_text(json.dumps(dict(LLAMA8B, hidden_size=777)))
+    job = tmp_path / "job"
+    (job / "model").mkdir(parents=True)
+    (job / "model" / "config.json").write_text(json.dumps(LLAMA8B))
+    (job / "out.yaml").write_text(f"model_name_or_path: {outside}\nstage: sft\nfp8: true\n")
+    (job / "in.yaml").write_text("model_name_or_path: model\nstage: sft\nfp8: true\n")
+    audit = (
+        "import sys\n"
+        f"bad = {str(tmp_path / 'outside')!r}\n"
+        "def hook(event, args):\n"
+        "    if event == 'open' and isinstance(args[0], str) and args[0].startswith(bad):\n"
+        "        sys.stderr.write('OPENED ' + args[0] + '\\n')\n"
+        "sys.addaudithook(hook)\n"
+        "sys.argv = ['fp8-doctor', 'speedup', '--quick', '--seq', '512', '--micro-batch', '1',"
+        " '--format', 'json', sys.argv[1]]\n"
+        "from preflight.cli import main\n"
+        "raise SystemExit(main())\n")
+    docs = {}
+    for name in ("out.yaml", "in.yaml"):
+        proc = subprocess.run([sys.executable, "-c", audit, name], capture_output=True,
+                              text=True, timeout=300, cwd=job)
+        assert "OPENED" not in proc.stderr, proc.stderr
+        docs[name] = json.loads(proc.stdout)
+    assert docs["out.yaml"]["shape"] is None or "777" not in json.dumps(docs["out.yaml"])
+    assert "outside the job" in json.dumps(docs["out.yaml"])
+    assert docs["in.yaml"]["shape"]["hidden"] == 4096
