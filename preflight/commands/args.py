@@ -48,6 +48,13 @@ subprocess / timedelta / threading.Timer overflow on huge values (an OverflowErr
 the flag was read)."""
 
 
+
+def file_name(value: str) -> str:
+    """A FILE argument: an empty name is a usage error (redteam: ``-o ""`` fell back to stdout)."""
+    if not value.strip():
+        raise argparse.ArgumentTypeError("an empty file name")
+    return value
+
 def positive_seconds(text: str) -> float:
     """argparse type: a timeout in seconds, > 0 and at most :data:`MAX_TIMEOUT_S`.
 
@@ -83,7 +90,7 @@ def add_output(p: argparse.ArgumentParser, command: str, *, default: str = "text
     formats = COMMAND_FORMATS[command]
     p.add_argument("--format", choices=formats, default=default,
                    help="output format (default: %(default)s)")
-    p.add_argument("-o", "--output", metavar="FILE",
+    p.add_argument("-o", "--output", metavar="FILE", type=file_name,
                    help="write the output to FILE instead of stdout (atomically; never one of "
                         "the inputs)")
     p.add_argument("--no-redact", action="store_true",

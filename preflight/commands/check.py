@@ -19,6 +19,7 @@ from preflight.commands.args import (
     add_output,
     add_project_config,
     add_strictness,
+    file_name,
     options_from,
     positive_seconds,
 )
@@ -45,7 +46,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-bundled-rules", action="store_true",
                    help="evaluate only the --rules packs, not the bundled rule base")
     add_strictness(p)
-    p.add_argument("--write-baseline", metavar="FILE",
+    p.add_argument("--write-baseline", metavar="FILE", type=file_name,
                    help="write this run's findings to FILE as the accepted baseline (exit 0)")
     add_project_config(p)
     p.add_argument("--diff", action="store_true",

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from preflight.builtin_findings import BUILTIN
+from preflight.commands.args import file_name
 from preflight.engine import catalogue, evidence
 from preflight.engine.evaluate import outcome
 from preflight.engine.fixcheck import check_fixed, needs_fixed_case
@@ -61,7 +62,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     common.add_argument("--rules", action="append", default=None, metavar="DIR",
                         help="rule folder (or file) to use instead of the bundled rules "
                              "(repeatable)")
-    common.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
+    common.add_argument("-o", "--output", metavar="FILE", type=file_name, help="write to FILE instead of stdout")
     # Positional paths too: a pre-commit hook runs `fp8-doctor rules lint FILE ...`.
     with_paths = argparse.ArgumentParser(add_help=False)
     with_paths.add_argument("paths", nargs="*", metavar="PATH",

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from preflight.commands import console
-from preflight.commands.args import add_job, add_output, options_from, positive_seconds
+from preflight.commands.args import add_job, add_output, file_name, options_from, positive_seconds
 from preflight.errors import UserInputError
 from preflight.speedup import NOT_WORTH
 
@@ -42,7 +42,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--recipe", choices=("tensorwise", "rowwise", "delayed", "current", "mxfp8"),
                    help="FP8 recipe to time (default: the job's)")
     add_output(p, "speedup")   # the output flags every command shares (issue 24 item 9)
-    p.add_argument("--chart", metavar="PNG", help="also draw FP8 vs BF16 by GEMM shape (matplotlib)")
+    p.add_argument("--chart", metavar="PNG", type=file_name,
+                   help="also draw FP8 vs BF16 by GEMM shape (matplotlib)")
     p.add_argument("--timeout", type=positive_seconds, default=None, metavar="S",
                    help=f"seconds before the child is killed (default: {TRIAL_TIMEOUT:g} for the "
                         f"trial, {QUICK_TIMEOUT:g} with --quick)")

@@ -114,3 +114,17 @@ def test_two_pack_files_with_one_id_in_two_cases(job: Path,
     (pack / "b.yaml").write_text(text.replace("id: FP8D-ACC-0001", "id: acme-0001", 1))
     err = _usage(capsys, str(job), "--rules", str(pack), "--no-bundled-rules")
     assert "duplicate rule id 'acme-0001'" in err
+
+
+@pytest.mark.parametrize("argv", [
+    ["check", "--no-smoke", "-o", ""], ["check", "--no-smoke", "--write-baseline", " "],
+    ["snapshot", "-o", ""], ["rules", "list", "-o", ""], ["smoke", "-o", ""],
+    ["plan", "-o", ""], ["speedup", "--chart", ""], ["report", "-o", ""],
+])
+def test_an_empty_file_name_is_a_usage_error(argv: list[str],
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """Red team: ``-o ""`` fell back to stdout; every FILE a command writes must be named."""
+    with pytest.raises(SystemExit) as err:
+        cli.main(argv)
+    out = capsys.readouterr()
+    assert err.value.code == 2 and "empty file name" in out.err and out.out == ""
