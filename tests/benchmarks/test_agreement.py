@@ -37,16 +37,23 @@ RULE_IDS = set(re.findall(r"^\| \[(FP8D-[A-Z0-9-]+)\]", (REPO / "docs" / "rules.
 
 TUNING = [j for j in JOBS if j.set == "tuning"]
 HOLDOUT = [j for j in JOBS if j.set == "holdout"]
+HOLDOUT2 = [j for j in JOBS if j.set == "holdout2"]
 
 
 def test_each_set_has_enough_jobs_from_several_sources() -> None:
-    assert len(TUNING) + len(HOLDOUT) == len(JOBS)
+    assert len(TUNING) + len(HOLDOUT) + len(HOLDOUT2) == len(JOBS)
     assert 24 <= len(TUNING) <= 32
     assert 20 <= len(HOLDOUT) <= 25
-    for jobs, repos in ((TUNING, 12), (HOLDOUT, 10)):
+    assert 15 <= len(HOLDOUT2) <= 20
+    for jobs, repos in ((TUNING, 12), (HOLDOUT, 10), (HOLDOUT2, 8)):
         assert len({j.source["repo"] for j in jobs}) >= repos
         assert {j.source["type"] for j in jobs} >= {"example"}
     assert {j.source["type"] for j in TUNING} >= {"issue", "example"}
+
+
+def test_the_second_holdout_set_has_controls_where_any_error_is_a_false_alarm() -> None:
+    controls = [j for j in HOLDOUT2 if j.expected.asks_fp8 is False and not j.expected.fire]
+    assert len(controls) >= 3
 
 
 def _cited(job: Any) -> set[tuple[str, str]]:
@@ -57,10 +64,26 @@ def _cited(job: Any) -> set[tuple[str, str]]:
     return {(job.source["repo"], str(p).split(" @ ")[0]) for p in job.source.get("paths") or []}
 
 
+def _reusing(jobs: list[Any], earlier: list[Any]) -> list[str]:
+    """Slugs of ``jobs`` that cite a source one of ``earlier`` cites."""
+    seen = set().union(*(_cited(j) for j in earlier))
+    return [j.slug for j in jobs if _cited(j) & seen]
+
+
 def test_the_holdout_set_shares_no_source_with_the_tuning_set() -> None:
-    tuned = set().union(*(_cited(j) for j in TUNING))
-    for job in HOLDOUT:
-        assert not _cited(job) & tuned, f"{job.slug} reuses a tuning job's source"
+    assert _reusing(HOLDOUT, TUNING) == []
+
+
+def test_the_second_holdout_set_shares_no_source_with_the_earlier_sets() -> None:
+    assert _reusing(HOLDOUT2, TUNING + HOLDOUT) == []
+
+
+def test_a_job_reusing_an_earlier_sets_source_is_caught() -> None:
+    earlier = HOLDOUT[0]
+    reused = ag.Job(slug="copy", title="", root=earlier.root, source=dict(earlier.source),
+                    assume={}, paths=earlier.paths, kind=None, reader_needed="",
+                    expected=earlier.expected, set="holdout2")
+    assert _reusing([reused, *HOLDOUT2], TUNING + HOLDOUT) == ["copy"]
 
 
 @pytest.mark.parametrize("job", JOBS, ids=lambda j: j.slug)
@@ -124,9 +147,12 @@ def _write_job(root: Path, slug: str, **extra: Any) -> None:
 def test_a_job_is_in_the_tuning_set_unless_it_says_holdout(tmp_path: Path) -> None:
     _write_job(tmp_path, "old")
     _write_job(tmp_path, "new", set="holdout")
+    _write_job(tmp_path, "newer", set="holdout2")
     assert [(j.slug, j.set) for j in ag.load_jobs(tmp_path)] == [("new", "holdout"),
+                                                                 ("newer", "holdout2"),
                                                                  ("old", "tuning")]
     assert [j.slug for j in ag.load_jobs(tmp_path, job_set="holdout")] == ["new"]
+    assert [j.slug for j in ag.load_jobs(tmp_path, job_set="holdout2")] == ["newer"]
     assert [j.slug for j in ag.load_jobs(tmp_path, job_set="tuning")] == ["old"]
     with pytest.raises(ag.JobError, match="no such job"):       # --only outside the chosen set
         ag.load_jobs(tmp_path, only=["old"], job_set="holdout")
