@@ -16,14 +16,16 @@ from __future__ import annotations
 import re
 
 # a module that runs verl's PPO trainer: verl/trainer/main_ppo, verl/experimental/<x>/*main*,
-# recipe/<x>[/<y>]/*main* (verl-recipe 48ea0a79: dapo/main_dapo.py, gkd/megatron/main_gkd.py,
-# spo/spo_main_ppo.py ...); main_eval / main_generation score or generate, they do not train
+# recipe/<x>[/<y>]/*main* run from verl's folder (verl-recipe 48ea0a79: dapo/main_dapo.py,
+# gkd/megatron/main_gkd.py, spo/spo_main_ppo.py ...); main_eval / main_generation score or
+# generate, they do not train
 ENTRY = re.compile(
     r"(?:^|[/.])(?:verl[./]trainer[./]main_ppo|verl[./]experimental[./]\w+[./]\w*main\w*)"
-    r"(?:\.py)?$|(?:^|/)recipe[./](?:\w+[./]){1,3}(?!main_eval|main_generation)\w*main\w*"
+    r"(?:\.py)?$|(?:^|verl/)recipe[./](?:\w+[./]){1,3}(?!main_eval|main_generation)\w*main\w*"
     r"(?:\.py)?$")
 HINT = re.compile(r"verl[./]trainer[./]main_ppo|verl[./]experimental[./]\w+[./]\w*main"
-                  r"|(?<![\w/.-])recipe[./](?:\w+[./]){1,3}(?!main_eval|main_generation)\w*main")
+                  r"|(?:(?<![\w/.-])|(?<=verl/))recipe[./](?:\w+[./]){1,3}"
+                  r"(?!main_eval|main_generation)\w*main")
 
 _VERL = "verl b178a3cd (2026-01-29)"
 _RECIPE = "verl-recipe 4da0651e"

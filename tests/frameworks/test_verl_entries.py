@@ -114,6 +114,7 @@ def test_rollout_quantization_spellings(tmp_path: Path, value: str, fp8: bool | 
     ("recipe.gkd.megatron.main_gkd", True), ("recipe.spo.spo_main_ppo", True),
     ("verl.experimental.one_step_off_policy.main_ppo", True), ("verl.trainer.main_ppo", True),
     ("recipe.r1.main_eval", False), ("verl.trainer.main_generation", False),
+    ("verl/recipe/dapo/main_dapo.py", True), ("examples/recipe/llama/main.py", False),
     ("examples/recipe/train.py", False), ("run_recipe.py", False)])
 def test_entry_points_as_a_class(word: str, entry: bool) -> None:
     assert bool(ENTRY.search(word)) is entry
