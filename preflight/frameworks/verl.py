@@ -35,6 +35,7 @@ from preflight.frameworks.verl_shipped import ENTRY, HINT, HYDRA_MAIN, module_pa
 from preflight.reading.layered import load_chain, source_of
 from preflight.reading.overridelaunch import Syntax, base_unread, find_launch, merged_facts
 from preflight.reading.parse import Parsed
+from preflight.reading.refs import locate
 from preflight.reading.types import Linked, ReaderOutput
 
 KIND = "verl"
@@ -125,10 +126,14 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
         if not isinstance(cp[0], str):
             base = cp
         else:
-            if not entry.endswith(".py"):
-                packaged = shipped(entry, cp[0], file)
-            where = None if packaged else _config_file(entry, cp[0], file)
-            base = (where, name[1]) if where is not None else None
+            where = _config_file(entry, cp[0], file)
+            # a shipped config: verl's (or the recipe's) own, unless the job holds that file
+            # (`python3 recipe/dapo/main_dapo.py` in a checkout that is the job)
+            ship = shipped(entry, cp[0], file)
+            if ship is not None and (not entry.endswith(".py") or locate(where, path) is None):
+                packaged = ship
+            else:
+                base = (where, name[1])
     merged = merged_facts(read, KIND, base, style="hydra", key="--config-name")
     facts, prov = merged.facts, merged.provenance
     facts[f"{PREFIX}.entry"], prov[f"{PREFIX}.entry"] = read.launch.entry.text, entry_src
@@ -150,7 +155,7 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
     return ReaderOutput(facts, prov, tuple(read.problems), merged.linked)
 
 
-def _config_file(entry: str, cpath: str, file: str) -> str | None:
+def _config_file(entry: str, cpath: str, file: str) -> str:
     """The YAML ``--config-path CPATH --config-name FILE`` names, for the launch directory (the
     configs verl and verl-recipe ship are :func:`.verl_shipped.shipped`'s).
 

@@ -129,3 +129,19 @@ def test_module_path() -> None:
 def test_evaluation_main_is_not_a_training_launch(tmp_path: Path) -> None:
     _, read = _intent(tmp_path, "python3 -m recipe.r1.main_eval data.path=x")
     assert "verl" not in [k for _, k in read.files]
+
+
+def test_recipe_run_as_a_script_reads_the_jobs_own_copy_else_the_shipped_one(
+        tmp_path: Path) -> None:
+    line = ("python3 recipe/dapo/main_dapo.py --config-path=config "
+            "--config-name=dapo_megatron_trainer actor_rollout_ref.rollout.name=vllm")
+    intent, _ = _intent(tmp_path, line)
+    assert intent["distributed"] == "megatron" and intent["fp8"] is False
+    # the job is a checkout holding that config: it is read (here it asks for FP8)
+    conf = tmp_path / "recipe" / "dapo" / "config"
+    conf.mkdir(parents=True)
+    (conf / "dapo_megatron_trainer.yaml").write_text(
+        "actor_rollout_ref:\n  actor:\n    strategy: megatron\n    megatron:\n"
+        "      override_transformer_config:\n        fp8: e4m3\n")
+    intent, read = _intent(tmp_path, line)
+    assert intent["fp8"] is True and intent["format"] == "e4m3"
