@@ -131,7 +131,7 @@ def _not_training(path: str, text: str, read: LaunchRead) -> ReaderOutput:
                          f"{text.count(chr(10), 0, entry.conditional) + 1} that may not run: "
                          "another entry point, one that trains, may run instead")
     facts: dict[str, Any] = {f"{PREFIX}.entry": entry.text, f"{PREFIX}.trains": trains}
-    prov = {f"{PREFIX}.entry": where, f"{PREFIX}.trains": where}
+    prov: dict[str, str] = {f"{PREFIX}.entry": where, f"{PREFIX}.trains": where}
     problems = list(read.problems)
     if trains is False:
         problems.append(ConfigProblem(path, where.line, (
