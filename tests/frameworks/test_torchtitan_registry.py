@@ -9,6 +9,8 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from preflight import intent
 from preflight.facts import Facts, Unknown
 from preflight.jobs.read import read_paths
@@ -91,3 +93,30 @@ def test_another_registrys_config_returned_unannotated(tmp_path: Path) -> None:
     assert values["intent.fp8"] is False            # a Trainer.Config with no converter
     read = read_paths([f"{path}::table"])           # returns a dict: not a config, as before
     assert any("'table' is none of them" in p.message for p in read.problems)
+
+
+def test_a_launch_line_module_under_experiments(tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    # --module graph_trainer.llama3 / transformers_modeling_backend: torchtitan looks in
+    # models/, then experiments/ (config/manager.py l.105-123 at b5bcd76c)
+    monkeypatch.chdir(tmp_path)
+    home = tmp_path / "torchtitan/experiments/mine"
+    home.mkdir(parents=True)
+    (home / "config_registry.py").write_text(textwrap.dedent("""
+        from torchtitan.trainer import Trainer
+
+        def mine_small():
+            return Trainer.Config(hf_assets_path="./assets")
+    """))
+    (tmp_path / "run.sh").write_text("MODULE=mine CONFIG=mine_small ./run_train.sh\n")
+    read = read_paths([str(tmp_path / "run.sh")])
+    assert not any(p.code == "reference" for p in read.problems), read.problems
+    assert read.facts["config.torchtitan.job.config_function"] == "mine_small"
+    graph = tmp_path / "torchtitan/experiments/graph_trainer/llama3"
+    graph.mkdir(parents=True)
+    (graph / "config_registry.py").write_text(GRAPH.read_text())
+    (tmp_path / "run2.sh").write_text("torchrun -m torchtitan.train --module graph_trainer.llama3 "
+                                      "--config graph_trainer_llama3_8b_mxfp8\n")
+    read, values = _intent(str(tmp_path / "run2.sh"))
+    assert isinstance(read.facts["config.torchtitan.base_config"], Unknown)
+    assert isinstance(values["intent.fp8"], Unknown)
