@@ -214,7 +214,7 @@ def _rollout(v: View, out: IntentOut) -> None:
 
 FRAMEWORK = Framework(
     kind=KIND, title="SkyRL", formats=("text",), score=score, read=read_yaml,
-    derive=derive, precedence=15,
+    derive=derive, precedence=19,
     defaults=tuple(Default(k, str(val), "skyrl (19b0e132)", s)
                    for k, (val, s) in NEW_DEFAULTS.items()) +
     tuple(Default(k, str(val), "skyrl-train (bffec2a5)", s)
