@@ -35,7 +35,7 @@ from preflight.frameworks._record import Default, Framework, Launch
 from preflight.frameworks._view import Derived, IntentOut, Stated, View
 from preflight.reading.overridelaunch import Syntax, find_launch, merged_facts
 from preflight.reading.parse import Parsed, ParseError
-from preflight.reading.types import ReaderOutput
+from preflight.reading.types import ConfigProblem, ReaderOutput
 
 KIND = "skyrl"
 PREFIX = f"config.{KIND}"
@@ -92,6 +92,17 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
     entry = read.launch.entry.text
     entry_src = Source(path, text.count("\n", 0, read.launch.offset) + 1)
     facts[f"{PREFIX}.entry"], prov[f"{PREFIX}.entry"] = entry, entry_src
+    problems = list(read.problems)
+    if "skyrl_train" not in entry:
+        for ov, src in read.overrides:
+            if ov.op in ("add", "force"):
+                # from_cli_overrides raises ValueError on it (config.py:1004-1010 at 19b0e132);
+                # skyrl-train's Hydra took `+generator.engine_init_kwargs.x=...`
+                problems.append(ConfigProblem(path, src.line, (
+                    f"SkyRL refuses the '+' prefix of {ov.raw[:80]!r} (skyrl.train's "
+                    "from_cli_overrides raises ValueError: the job stops at start); drop the "
+                    "'+': engine_init_kwargs takes new keys without it")))
+                break
     name = read.flag("config-name", "cn")
     if name is not None:
         # skyrl-train's Hydra: a config of the job's own replaces ppo_base_config.yaml
@@ -99,7 +110,7 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
             f"--config-name {str(name[0])[:80]} (a config of the job's own) was not read, so "
             "the settings it holds are not known")
         prov[f"{PREFIX}.base_config"] = name[1]
-    return ReaderOutput(facts, prov, tuple(read.problems), merged.linked)
+    return ReaderOutput(facts, prov, tuple(problems), merged.linked)
 
 
 def _layout(v: View) -> str:
