@@ -204,7 +204,10 @@ def _rollout(v: View, out: IntentOut) -> None:
         on = str(quant).lower() == "fp8"
         out["rollout.fp8"] = (on, qsrc if quant is not None else
                               "SkyRL default engine_init_kwargs {} (no quantization)")
-        if on:   # vLLM online FP8: per-tensor weight scale, dynamic activation scales
+        # vLLM's online dynamic FP8 (quantization="fp8"): every Linear but lm_head in E4M3 with
+        # a per-tensor weight scale, activations scaled dynamically per tensor
+        # (https://docs.vllm.ai/en/v0.5.4/quantization/fp8.html, "Online Dynamic Quantization").
+        if on:
             out["rollout.recipe"] = ("tensorwise", qsrc)
     kv, ksrc = _get(v, f"{kwargs}.kv_cache_dtype")
     out["rollout.kv_cache_fp8"] = (kv if isinstance(kv, Unknown) else
