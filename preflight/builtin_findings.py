@@ -89,6 +89,10 @@ _CATALOGUE = (
     BuiltinFinding("FP8D-CFG-NOT-READ", "Files of the job folder were not read", Severity.INFO,
                    "a folder check leaves files that no job file names and no reader reads "
                    "(named, so nothing is skipped without a word)", "not_read"),
+    BuiltinFinding("FP8D-CFG-NOT-TRAINING", "The job does not train: no FP8 training check "
+                   "applies", Severity.INFO, "the launch line runs only an entry point that "
+                   "evaluates, converts or exports (NeMo-RL's examples/run_eval.py)",
+                   "not_training"),
     BuiltinFinding("FP8D-CFG-UNKNOWN-FRAMEWORK",
                    "A file fp8-doctor does not read (it is not broken)", _W,
                    "a valid config of a framework fp8-doctor does not know, or a --kind whose "

@@ -144,7 +144,7 @@ def needed_packages(facts: Mapping[str, Any]) -> list[Need]:
         read = kind in kinds
         if fw is None or (not read and fw.from_source):
             continue    # a base run from a checkout the wrapper ships (NeMo's Megatron-LM)
-        why = f"the job has a {kind} config" if read else f"the job runs on {kind}"
+        why = f"the job has a config file for {kind}" if read else f"the job runs on {kind}"
         if fw.distributions:
             needs.append(Need(fw.distributions, why, "config.kinds" if read else "intent.stack"))
         for dist in fw.requires:

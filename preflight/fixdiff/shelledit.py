@@ -137,17 +137,48 @@ def _word(flag: str, value: Any, as_written: str | None) -> str:
     return name if value is True else f"{name} {scalar(value, 'shell')}"
 
 
+_FALSE = {"true": "false", "1": "0", "yes": "no", "false": "false", "0": "0", "no": "no"}
+
+
+def _false(word: str) -> str | None:
+    """``word`` (a bool value as written: ``True``, ``'true'``, ``1``) turned false in the same
+    spelling, None for a word that is no bool."""
+    bare = word.strip("'\"")
+    got = _FALSE.get(bare.lower())
+    if got is None:
+        return None
+    got = got.upper() if bare.isupper() and len(bare) > 1 else \
+        got.capitalize() if bare[:1].isupper() else got
+    return word[:len(word) - len(word.lstrip("'\""))] + got + word[len(word.rstrip("'\"")):]
+
+
 def set_flag(text: str, flag: str, number: int, value: Any, current: Any = "") -> str:
-    """Give ``--flag`` on line ``number`` the value ``value`` (True: the bare flag; False:
-    remove it; a list: several words)."""
-    if value is False:
-        return delete_flag(text, flag, number, current)
+    """Give ``--flag`` on line ``number`` the value ``value`` (True: the bare flag; a list:
+    several words; False: the flag's value word made false where it takes one -- ``--bf16
+    True``, ``--merge_lora=true``: removing it would bring back the framework's default, true
+    for ms-swift's ``--merge_lora`` -- and a bare ``store_true`` flag removed)."""
     lines, cur = _line(text, number)
     ws = words(cur)
     hit = _find(ws, flag, current)
     if hit is None:
         raise EditError(f"line {number} does not pass --{flag}")
     i, j = hit
+    if value is False:
+        written = ws[i].text.split("=", 1)[1] if "=" in ws[i].text else \
+            ws[j - 1].text if j > i + 1 else None
+        if written is None:
+            return delete_flag(text, flag, number, current)
+        word = _false(written)
+        if word is None:
+            raise EditError(f"--{flag} holds {written!r}, not a true/false value: not edited")
+        at = ws[i] if "=" in ws[i].text else ws[j - 1]
+        lines[number - 1] = cur[:at.end - len(written)] + word + cur[at.end:]
+        # proven: the line splits into the same words but that one, now false
+        if [w.text for w in words(lines[number - 1])] != [
+                w.text if w is not at else w.text[:len(w.text) - len(written)] + word
+                for w in ws]:
+            raise EditError(f"the edit of --{flag} would change other words of the line")
+        return "\n".join(lines)
     if j == i + 1 and value is not True and i + 1 < len(ws) and ws[i + 1].text == "\\":
         raise EditError(f"--{flag}'s value is on the next line: not edited")
     written = ws[i].text.split("=", 1)[0]

@@ -30,6 +30,7 @@ DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
     "nemo_rl": ("nemo-rl",),
     "automodel": ("nemo-automodel",),
     "slime": ("slime",),
+    "skyrl": ("skyrl", "skyrl-train"),
 }
 """kind -> the distributions it ships as, then those it requires."""
 # END GENERATED

@@ -30,7 +30,7 @@ from preflight.frameworks._view import Derived, IntentOut, Stated, View, first
 from preflight.frameworks.deepspeed import ds_precision
 from preflight.reading.parse import Parsed, flatten
 from preflight.reading.pyfacts import PyOut
-from preflight.reading.pysource import Call, Module, Ref
+from preflight.reading.pysource import Call, Module, Ref, Unresolved
 from preflight.reading.readers import link
 from preflight.reading.types import ConfigProblem, Linked, ReaderOutput
 
@@ -217,13 +217,24 @@ def read_python(module: Module) -> ReaderOutput:
                 out.put(f"config.{KIND}.accelerator.{key}", call.kwargs[key], call.lines.get(key))
         _plugins(out, call)
         handlers = call.value("kwargs_handlers")
+        line = call.lines.get("kwargs_handlers", call.line)
         if isinstance(handlers, list):
             _handlers(out, [h for h in handlers if isinstance(h, Call) and h.name in _HANDLERS],
-                      call.lines.get("kwargs_handlers", call.line))
+                      line)
+            hidden = next((h for h in handlers if not isinstance(h, Call)), None)
+            if hidden is not None:
+                out.put(f"config.{KIND}.accelerator.fp8_backend", Unresolved(
+                    f"a kwargs_handlers item the text does not give ({_short(hidden)}) may be a "
+                    "recipe handler"), line)
         elif handlers is not None:
-            out.put(f"config.{KIND}.kwargs_handlers", handlers,
-                    call.lines.get("kwargs_handlers", call.line))
+            out.put(f"config.{KIND}.kwargs_handlers", handlers, line)
+            out.put(f"config.{KIND}.accelerator.fp8_backend", handlers, line)
     return out.output()
+
+
+def _short(value: object) -> str:
+    text = value.reason if isinstance(value, Unresolved) else repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 # FullyShardedDataParallelPlugin fields -> the accelerate YAML's fsdp_config keys (accelerate
@@ -261,11 +272,25 @@ def _plugins(out: PyOut, call: Call) -> None:
 
 
 def _handlers(out: PyOut, handlers: list[Call], line: int) -> None:
+    """The recipe handlers passed in code. ``config.accelerate.accelerator.fp8_backend`` is what
+    ``Accelerator.fp8_backend`` returns for them whatever the state's mixed precision says
+    (from v1.4.0 a handler sets ``has_fp8_handler``: accelerator.py l.437-450, l.3684-3697 at
+    v1.4.0; l.427-440, l.3956-3970 at v1.8.1), so FP8D-ACC-0001 tells it from the YAML's
+    ``fp8_config.backend``. ``FP8RecipeKwargs`` with no ``backend`` takes
+    ``ACCELERATE_FP8_BACKEND``, else MSAMP where msamp is installed, else TE (utils/dataclasses.py
+    ``FP8RecipeKwargs.__post_init__`` at v0.34.2 and v1.10.1): Unknown here."""
     out.put(f"config.{KIND}.kwargs_handlers", [h.name for h in handlers], line)
     for h in handlers:
-        backend = _HANDLERS[h.name] or h.kwargs.get("backend")
+        backend = _HANDLERS[h.name] or h.value("backend")
         if isinstance(backend, str):
             out.put(f"config.{KIND}.fp8_config.backend", backend.upper(), h.line)
+            out.put(f"config.{KIND}.accelerator.fp8_backend", backend.upper(),
+                    h.lines.get("backend", h.line))
+        else:
+            out.put(f"config.{KIND}.accelerator.fp8_backend", backend if isinstance(
+                backend, Unresolved) else Unresolved(
+                f"{h.name}() names no backend: accelerate takes ACCELERATE_FP8_BACKEND, else "
+                "MSAMP where msamp is installed, else TE"), h.lines.get("backend", h.line))
         prefix = f"config.{KIND}.kwargs_handlers.{h.name}"
         for key, value in h.kwargs.items():
             if key == "config" and isinstance(value, Call):

@@ -20,25 +20,39 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from preflight.facts import Unknown
 from preflight.findings import Source
 from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, IntentOut, Stated, View
+from preflight.reading.launch import not_training
 from preflight.reading.layered import load_chain, source_of
-from preflight.reading.overridelaunch import Syntax, base_unread, find_launch, merged_facts
+from preflight.reading.overridelaunch import (
+    LaunchRead,
+    Syntax,
+    base_unread,
+    find_launch,
+    merged_facts,
+)
 from preflight.reading.parse import Parsed
-from preflight.reading.types import Linked, ReaderOutput
+from preflight.reading.refs import named
+from preflight.reading.types import ConfigProblem, Linked, ReaderOutput
 
 KIND = "nemo_rl"
 PREFIX = f"config.{KIND}"
 ENTRY = re.compile(r"(?:^|/)run_(?:grpo|sft|dpo|rm|ppo|distillation|vlm_grpo|vlm_sft|"
-                   r"xtoken_off_policy_distillation|eval)\w*\.py$")
+                   r"xtoken_off_policy_distillation|eval)\w*\.py$|"
+                   r"(?:^|/)examples/(?:converters/convert|modelopt/export)_\w+\.py$")
 # NeMo-RL's examples/run_*.py, or any run_<algorithm>*.py given --config (a TRL or HF script
-# named run_sft.py takes --output_dir and TrainingArguments instead)
-HINT = re.compile(r"examples/run_(?:grpo|sft|dpo|rm|ppo|distillation|vlm_grpo|vlm_sft)\w*\.py\b|"
-                  r"run_(?:grpo|sft|dpo|rm|ppo|distillation|vlm_grpo|vlm_sft)\w*\.py"
+# named run_sft.py takes --output_dir and TrainingArguments instead). Its entry points that do not
+# train (v0.7.0): examples/run_eval.py (vLLM generation over an eval set, nemo_rl/evals/eval.py),
+# examples/converters/convert_*_to_hf.py (a checkpoint to HF; its --config is the checkpoint's
+# training config.yaml) and examples/modelopt/export_quantized_to_hf.py.
+HINT = re.compile(r"examples/run_(?:grpo|sft|dpo|rm|ppo|distillation|vlm_grpo|vlm_sft|eval)"
+                  r"\w*\.py\b|examples/(?:converters/convert|modelopt/export)_\w+\.py\b|"
+                  r"run_(?:grpo|sft|dpo|rm|ppo|distillation|vlm_grpo|vlm_sft|eval)\w*\.py"
                   r"(?:[ \t]|\\\n)+--config\b")
 SYNTAX = Syntax(entry=lambda w: bool(ENTRY.search(w)), value_flags=frozenset({"config"}))
 MEG = "policy.megatron_cfg"
@@ -89,6 +103,8 @@ def read_yaml(path: str, parsed: Parsed) -> ReaderOutput:
 def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
     """The ``examples/run_*.py --config X`` launch line, its overrides over X."""
     read = find_launch(path, text, SYNTAX, outer)
+    if read.launch is not None and not_training(read.launch.entry.text):
+        return _not_training(path, text, read)
     if read.launch is None or (read.flag("config") is None and not read.overrides):
         # not NeMo-RL's command line (no --config, no overrides): left to the other readers
         return ReaderOutput(problems=tuple(read.problems))
@@ -100,9 +116,47 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
     return ReaderOutput(facts, prov, tuple(read.problems), merged.linked)
 
 
+def _not_training(path: str, text: str, read: LaunchRead) -> ReaderOutput:
+    """A launch script whose only NeMo-RL command evaluates, converts or exports (find_launch
+    takes a training command first): the job does not train, so ``config.nemo_rl.trains`` is
+    false and its ``--config`` (an eval config, or the checkpoint's training config) belongs to
+    the job without being its training config; Unknown where the entry point is chosen by a
+    branch that may not run."""
+    assert read.launch is not None
+    entry = read.launch.entry
+    where = Source(path, text.count("\n", 0, read.launch.offset) + 1)
+    trains: Any = False
+    if entry.conditional is not None:
+        trains = Unknown(f"{entry.text} is set in an if/case branch at line "
+                         f"{text.count(chr(10), 0, entry.conditional) + 1} that may not run: "
+                         "another entry point, one that trains, may run instead")
+    facts: dict[str, Any] = {f"{PREFIX}.entry": entry.text, f"{PREFIX}.trains": trains}
+    prov: dict[str, str] = {f"{PREFIX}.entry": where, f"{PREFIX}.trains": where}
+    problems = list(read.problems)
+    if trains is False:
+        problems.append(ConfigProblem(path, where.line, (
+            f"this script runs NeMo-RL's {entry.text.rsplit('/', 1)[-1]}, which evaluates, "
+            "converts or exports a model and does not train it: no FP8 training check applies "
+            "to this job"), level="info", code="not_training", fix=(
+            "To check the training job, give the script (or YAML) that runs examples/run_grpo.py "
+            "or another training entry point.")))
+    given = read.flag("config")
+    linked: tuple[Linked, ...] = ()
+    if given is not None and isinstance(given[0], str):
+        link = named(given[0], KIND, path, given[1], key="--config", line=given[1].line)
+        linked = (replace(link, after=True),)
+    return ReaderOutput(facts, prov, tuple(problems), linked)
+
+
 def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     v = View(f, KIND, prov)
     out = IntentOut()
+    trains = f.get(f"{PREFIX}.trains")
+    if trains is False or isinstance(trains, Unknown):
+        # an eval / conversion entry point: nothing here trains, so nothing about FP8 training
+        # is stated (the eval config's vLLM precision is not an RL rollout's)
+        out["fp8"] = (trains if isinstance(trains, Unknown) else False, v.src("trains"))
+        return out.build()
     unread = base_unread(f, KIND)
     if unread is not None:
         # --config was not read: what the launch line does not say stays unknown

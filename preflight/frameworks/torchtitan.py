@@ -217,7 +217,8 @@ FRAMEWORK = Framework(
     shape_keys=(("seq", ("training.seq_len",)),
                 ("micro_batch", ("training.local_batch_size", "training.batch_size"))),
     shape_table=model_shape, read_python=read_python,
-    python_hint=re.compile(r"\bTrainer\.Config\b|\bJobConfig\b"),
+    python_hint=re.compile(r"Trainer\.Config\b|\bJobConfig\b|\bTransformersBackendConfig\b|"
+                           r"\bconfig_registry\b"),
     # `-m torchtitan.train --job.config_file X.toml --a.b v` (issue 22 item 2)
     launch=Launch(torchtitan_launch.read_text, command=torchtitan_launch.HINT),
     defaults=(

@@ -32,7 +32,7 @@ from preflight.facts import Unknown
 from preflight.findings import Source
 from preflight.reading.overridelaunch import Syntax, find_launch, merged_facts
 from preflight.reading.overrides import Override
-from preflight.reading.refs import named
+from preflight.reading.refs import locate, named
 from preflight.reading.types import Linked, ReaderOutput
 
 KIND = "torchtitan"
@@ -105,7 +105,12 @@ def _registry(read: Any, env: dict[str, str], line: Source) -> Linked | None:
     module = got[0] if got else env.get("MODULE", "llama3")
     if not isinstance(module, str) or not _NAME.match(module):
         return None
-    target = (f"torchtitan/models/{module}/config_registry.py" if "." not in module else
-              module.replace(".", "/") + "/config_registry.py")
+    # a short name is looked for in models/, then experiments/, then experiments/rl/examples/
+    # (torchtitan/config/manager.py l.105-123 at b5bcd76c: --module transformers_modeling_backend,
+    # --module dapo_math); a dotted one as written
+    targets = [f"torchtitan/{d}/{module}/config_registry.py" for d in
+               ("models", "experiments", "experiments/rl/examples")] if "." not in module else \
+        [module.replace(".", "/") + "/config_registry.py"]
+    target = next((t for t in targets if locate(t, read.path)), targets[0])
     link = named(target, KIND, read.path, where, key="--config", line=where.line)
     return replace(link, entry=config)

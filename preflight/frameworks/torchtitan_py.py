@@ -1,4 +1,9 @@
-"""torchtitan's Python configs: ``config_registry.py`` functions returning ``Trainer.Config``
+"""torchtitan's Python configs: ``config_registry.py`` functions building a ``Trainer.Config``
+(or a subclass: ``GraphTrainer.Config``, ``FluxTrainer.Config``...), recognised by that return
+annotation or, without one, by what they return, as torchtitan's ConfigManager does (it calls
+``NAME()`` and takes the type of the result; a config built by code in another file -- another
+registry's ``llama3_8b()``, graph_trainer's ``to_graph_trainer_config(...)`` -- or chosen by a
+condition leaves ``config.torchtitan.base_config`` Unknown, so FP8 is undetermined)
 (torchtitan main has had no TOML train configs since 2026-02), read by their syntax tree into the
 keys the TOML reader gives (``config.torchtitan.<table>.<key>``), so the same derivation and
 rules apply.
@@ -27,6 +32,7 @@ configs ask for it), never one config taken for the job.
 from __future__ import annotations
 
 import os
+import re
 from typing import Any
 
 from preflight.facts import Unknown
@@ -53,23 +59,66 @@ _CONVERTERS = {
 }
 _AC = {"SelectiveAC": "selective", "FullAC": "full", "NoAC": "none", "MemoryBudgetAC": "memory_budget"}
 _MAX_DEPTH = 8
+_MAX_FUNCTIONS = 256
+"""Functions of one file looked at (each is evaluated to see what it returns)."""
 _MAX_CONFIGS = 64
 """Config functions of one registry read (torchtitan's llama3 registry has about twenty)."""
+
+
+# The classes a registry function builds (torchtitan's ConfigManager calls ``NAME()`` and takes
+# ``type(result)`` as the config class, whatever the annotation says: torchtitan/config/manager.py
+# l.34-46, l.143-160 at b5bcd76c): ``Trainer.Config`` (torchtitan/trainer.py l.68-70) and its
+# subclasses ``GraphTrainer.Config`` (experiments/graph_trainer/trainer.py l.104-106),
+# ``FluxTrainer.Config`` (models/flux/trainer.py l.31-33), ``FaultTolerantTrainer`` (experiments/
+# torchft/trainer.py l.35), ``TransformersBackendConfig`` (experiments/transformers_modeling_backend/
+# configs.py l.15, an ``HFTransformerTrainer.Config``); ``JobConfig`` before 2026-02.
+_CONFIG_CLASS = re.compile(r"^torchtitan\.(?:\w+\.)*(?:\w*Trainer\.Config|TransformersBackendConfig|"
+                           r"JobConfig)$")
+# a function of another registry (graph_trainer's ``llama3_8b()`` from models/llama3): a config,
+# built by a file that is not this one
+_OTHER_REGISTRY = re.compile(r"^torchtitan\.(?:\w+\.)*config_registry\.\w+$")
+
+
+def _config_class(module: Module, name: str) -> bool:
+    """``name`` (qualified) is a torchtitan trainer config class, or a class of this file that
+    subclasses one."""
+    return any(_CONFIG_CLASS.match(n) for n in module.lineage(name))
+
+
+def builds(module: Module, name: str) -> str | None:
+    """How the file's function ``name`` is a config function: "annotated" (``-> Trainer.Config``),
+    "built" (it returns a trainer config the text gives, annotated or not), "other" (it returns
+    another registry's config, whose settings are not in this file), None (not one the text
+    shows: a helper taking arguments, one returning anything else or what the text does not
+    decide)."""
+    fn, scope = module.functions[name]
+    if fn.returns is not None:
+        note = module.evaluate(fn.returns, module.module)
+        if isinstance(note, Ref) and _config_class(module, note.name):
+            return "annotated"
+    if name.startswith("_") or any(p not in scope.defaults for p in scope.params):
+        return None         # torchtitan calls NAME() with no arguments; _names are helpers
+    result = module.result(scope)
+    if isinstance(result, Call) and _config_class(module, result.func):
+        return "built"
+    if isinstance(result, Call) and _OTHER_REGISTRY.match(result.func):
+        return "other"
+    return None
+
+
+def _may_build(module: Module, name: str) -> bool:
+    """``NAME()`` returns what the text does not decide (a condition, a call to code elsewhere):
+    it may be a config."""
+    scope = module.functions[name][1]
+    return not any(p not in scope.defaults for p in scope.params) and \
+        isinstance(module.result(scope), (Call, Unresolved))
 
 
 def config_functions(module: Module) -> list[str]:
     """The file's functions that build a torchtitan ``Trainer.Config`` (by annotation or by what
     they return)."""
-    names = []
-    for name, (fn, _) in module.functions.items():
-        note = fn.returns
-        text = ""
-        if note is not None:
-            value = module.evaluate(note, module.module)
-            text = value.name if isinstance(value, Ref) else ""
-        if text.startswith("torchtitan") and text.endswith(("Trainer.Config", "JobConfig")):
-            names.append(name)
-    return names
+    return [name for name in list(module.functions)[:_MAX_FUNCTIONS]
+            if builds(module, name) is not None]
 
 
 def read_python(module: Module) -> ReaderOutput:
@@ -78,6 +127,13 @@ def read_python(module: Module) -> ReaderOutput:
     out = PyOut(module)
     names = config_functions(module)
     if not names:
+        return out.output()
+    if module.entry is not None and module.entry in module.functions and \
+            module.entry not in names and names and _may_build(module, module.entry):
+        # the launch line names a function of a registry that the text does not show building a
+        # config (it returns what a condition or code elsewhere decides): its settings are
+        # undetermined, never read as "none"
+        _undecided(out, module, module.entry)
         return out.output()
     if module.entry is not None and module.entry not in names:
         listed = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
@@ -99,8 +155,28 @@ def _config(out: PyOut, module: Module, chosen: str) -> None:
     if not isinstance(result, Call):
         out.put(f"{PREFIX}.model.converters", result, fn.lineno)
         return
+    if not _config_class(module, result.func):
+        # `-> GraphTrainer.Config` returning to_graph_trainer_config(llama3_8b(), ...), or
+        # another registry's llama3_8b(): the config is built by code not in this file
+        _undecided(out, module, chosen)
+        return
     out.put(f"{PREFIX}.job.config_function", chosen, fn.lineno)
     _tree(out, PREFIX, result, 0, module)
+
+
+def _undecided(out: PyOut, module: Module, chosen: str) -> None:
+    """``chosen()`` is the job, but what config it returns is not in the text: the config's
+    settings (FP8 among them) are Unknown with what it returns, never read as unset."""
+    fn, scope = module.functions[chosen]
+    result = module.result(scope)
+    said = f"returns {result.func}(...)" if isinstance(result, Call) else (
+        f"returns what the text does not give ({result.reason})" if isinstance(result, Unresolved)
+        else f"returns {_short(result)}")
+    out.put(f"{PREFIX}.job.config_function", chosen, fn.lineno)
+    out.put(f"{PREFIX}.base_config", Unknown(
+        f"{os.path.basename(module.path)}: {chosen}() {said}, which is built by code not in "
+        "this file (or decided when it runs): its settings, FP8 among them, are not read"),
+        fn.lineno)
 
 
 _ABSENT = object()

@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from preflight.reading.pyvalues import Unresolved
+from preflight.reading.pyvalues import Call, Unresolved
 
 __all__ = ["Guard", "boolop", "compare", "decide", "text", "truth"]
 
@@ -120,6 +120,10 @@ def truth(value: Any) -> bool | None:
 
 def compare(ops: Sequence[ast.cmpop], values: Sequence[Any], line: int | None) -> Any:
     """A chained comparison of plain values, else Unresolved."""
+    if len(ops) == 1 and isinstance(ops[0], (ast.Is, ast.IsNot)) and None in values and \
+            any(instance(v) for v in values):
+        # `recipe is not None` after `recipe = te_recipe.MXFP8BlockScaling(...)`: an instance
+        return isinstance(ops[0], ast.IsNot)
     if not all(plain(v) for v in values):
         bad = next((v for v in values if isinstance(v, Unresolved)), None)
         return bad if bad is not None else Unresolved(
@@ -135,6 +139,17 @@ def compare(ops: Sequence[ast.cmpop], values: Sequence[Any], line: int | None) -
         if not result:
             return False
     return True
+
+
+_CLASS_LIBS = ("transformer_engine.", "torchao.")
+
+
+def instance(value: Any) -> bool:
+    """A call that builds an object of one of the FP8 libraries' classes (a CamelCase name
+    under transformer_engine / torchao: ``MXFP8BlockScaling(...)``, ``Float8LinearConfig(...)``):
+    never None. Other calls may return None, so stay Unresolved."""
+    return isinstance(value, Call) and value.func.startswith(_CLASS_LIBS) and \
+        value.name[:1].isupper() and any(c.islower() for c in value.name) and value.when is None
 
 
 def _compare(op: ast.cmpop, left: Any, right: Any) -> bool | None:

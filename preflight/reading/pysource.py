@@ -181,7 +181,8 @@ class Module(Layout):
 
     def option(self, dest: str) -> Any:
         """An argparse option's value (:func:`.pyvalues.option_value`)."""
-        return option_value(self.options.get(dest), dest, self.argv, self.path)
+        longs = (f for a in self.options.values() for f in a.flags if f.startswith("--"))
+        return option_value(self.options.get(dest), dest, self.argv, self.path, longs)
 
     def evaluate(self, node: ast.expr, scope: Scope, depth: int = 0) -> Any:
         """The value of ``node`` in ``scope`` as far as the text gives it."""

@@ -5,7 +5,7 @@ with the reason for what the text does not give; and the small syntax-tree helpe
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -79,6 +79,10 @@ class Arg:
     default: Any
     store: Any          # what a bare flag stores (store_true: True), None when it takes a value
     line: int
+    convert: str = "str"    # ``type=``: int | float | str (argparse's default) | other (a
+                            # function of the script's: what it returns is not read)
+    choices: tuple[Any, ...] | None = None
+    action: str = "store"   # store | const (a bare flag) | other (count, append, a class)
 
 
 BUILTINS = frozenset({"int", "float", "str", "bool", "dict", "list", "tuple", "set", "len",
@@ -124,7 +128,8 @@ def arith(op: ast.operator, left: Any, right: Any, line: int | None) -> Any:
 
 
 def option_of(call: Call) -> Arg | None:
-    """The option a ``parser.add_argument("--x", ...)`` call declares (long flags only)."""
+    """The option a ``parser.add_argument("--x", ...)`` call declares (long flags only), with
+    its ``type=``, ``choices=`` and ``action=`` as argparse applies them (Lib/argparse.py)."""
     flags = tuple(a for a in call.args if isinstance(a, str) and a.startswith("-"))
     longs = [f for f in flags if f.startswith("--")]
     if not longs:
@@ -135,27 +140,93 @@ def option_of(call: Call) -> Arg | None:
     action = call.kwargs.get("action")
     store: Any = {"store_true": True, "store_false": False}.get(action) \
         if isinstance(action, str) else None
+    kind = "store"
+    if action == "store_const":
+        store, kind = call.kwargs.get("const"), "const"
+    elif isinstance(store, bool):
+        kind = "const"
+    elif action not in (None, "store"):
+        kind = "other"
     default = call.kwargs.get("default", (not store) if isinstance(store, bool) else None)
-    return Arg(dest, flags, default, store, call.line)
+    conv = call.kwargs.get("type")
+    convert = "str" if conv is None else \
+        conv.name[9:] if isinstance(conv, Ref) and conv.name in (
+            "builtins.int", "builtins.float", "builtins.str") else "other"
+    choices = call.kwargs.get("choices")
+    return Arg(dest, flags, default, store, call.line, convert,
+               tuple(choices) if isinstance(choices, (list, tuple)) else None, kind)
 
 
-def option_value(opt: Arg | None, dest: str, argv: tuple[str, ...] | None, path: str) -> Any:
-    """An argparse option's value: from the launch line's arguments ``argv`` when known, else
-    its default (a launch line was read and does not pass it), else Unresolved."""
+def _converted(opt: Arg, flag: str, raw: str) -> Any:
+    """``raw`` as ``type=`` turns it into the option's value, checked against ``choices``."""
+    value: Any = raw
+    if "$" in raw or "`" in raw:
+        # a variable the launch script does not set here (the environment, a `$(...)`)
+        return Unresolved(f"{flag} {raw[:40]} is known only when the launch script runs",
+                          opt.line)
+    if opt.convert == "other":
+        # the script's own converter (str2bool, a dtype table): keep the text's reading
+        return typed(raw)
+    if opt.convert in ("int", "float"):
+        try:
+            value = int(raw) if opt.convert == "int" else float(raw)
+        except ValueError:
+            return Unresolved(f"{flag} {raw[:40]!r} is not a{'n int' if opt.convert == 'int' else ' float'}: "
+                              "argparse refuses the command line", opt.line)
+    if opt.choices is not None and value not in opt.choices:
+        if any(not isinstance(c, (str, int, float)) for c in opt.choices):
+            return Unresolved(f"{flag} {raw[:40]!r}: its choices are not all known", opt.line)
+        return Unresolved(f"{flag} {raw[:40]!r} is not one of the choices {list(opt.choices)} "
+                          "(argparse refuses the command line)", opt.line)
+    return value
+
+
+def _matches(word: str, opt: Arg, longs: Iterable[str]) -> bool:
+    """argparse takes a unique prefix of a long option (``allow_abbrev``, on by default)."""
+    if word in opt.flags:
+        return True
+    if not word.startswith("--") or len(word) < 3:
+        return False
+    mine = [f for f in opt.flags if f.startswith(word)]
+    return bool(mine) and not any(f.startswith(word) for f in longs if f not in opt.flags)
+
+
+def option_value(opt: Arg | None, dest: str, argv: tuple[str, ...] | None, path: str,
+                 longs: Iterable[str] = ()) -> Any:
+    """An argparse option's value: from the launch line's arguments ``argv`` when known (the
+    last occurrence wins, converted by ``type=``, checked against ``choices=``), else its
+    default (a launch line was read and does not pass it), else Unresolved. ``longs``: every
+    long flag the script declares (to tell a unique abbreviation)."""
     if opt is None:
         return Unresolved(f"args.{dest} is not an option this file declares")
     if argv is None:
         return Unresolved(f"args.{dest} comes from the command line ({'/'.join(opt.flags)}, "
                           f"default {opt.default!r} at {path}:{opt.line}); no launch line that "
                           "runs this script was read", opt.line)
+    others = tuple(longs)
+    found: Any = None
+    given = False
     for i, word in enumerate(argv):
+        if word == "--":
+            break       # what follows is positional
         flag, eq, inline = word.partition("=")
-        if flag in opt.flags:
-            if opt.store is not None:
-                return opt.store
+        if not _matches(flag, opt, others):
+            continue
+        given = True
+        if opt.action == "other":
+            found = Unresolved(f"{flag} is an option of action the text does not follow",
+                               opt.line)
+        elif opt.action == "const":
+            found = opt.store
+        else:
             raw = inline if eq else (argv[i + 1] if i + 1 < len(argv) else None)
-            return typed(raw) if raw is not None else Unresolved(
+            found = _converted(opt, flag, raw) if raw is not None else Unresolved(
                 f"{flag} is given without a value")
+    if given:
+        return found
+    if isinstance(opt.default, str) and opt.convert in ("int", "float"):
+        # argparse passes a string default through type= too
+        return _converted(replace(opt, choices=None), "default", opt.default)
     return opt.default
 
 

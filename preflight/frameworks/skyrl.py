@@ -1,0 +1,242 @@
+"""SkyRL (NovaSky-AI/SkyRL): ``python -m skyrl.train.entrypoints.main_base key=value ...``.
+
+Two layouts, told apart by the entry point:
+
+- ``skyrl.train.entrypoints.main_base`` (the ``skyrl`` package, read at 19b0e132): no YAML;
+  ``SkyRLTrainConfig.from_cli_overrides(sys.argv[1:])`` (skyrl/train/config/config.py:979)
+  applies ``OmegaConf.from_cli`` overrides over the dataclass defaults, and refuses ``+key``.
+- ``skyrl_train.entrypoints.main_base`` (the ``skyrl-train`` package, removed 2026-03 in
+  #1249, read at bffec2a5): Hydra over the packaged ``skyrl_train/config/ppo_base_config.yaml``
+  (``@hydra.main(config_name="ppo_base_config")``, main_base.py:423); engine settings sit
+  directly under ``generator.`` there (``generator.backend``, ``generator.engine_init_kwargs``).
+  A ``--config-name`` of the job's own is not read: what it sets is Unknown.
+
+FP8: the rollout engine (vLLM) quantizes on line with ``engine_init_kwargs.quantization=fp8``
+(a pass-through to the engine's arguments, config.py:608; vLLM docs features/quantization/fp8.md
+at v0.13.0: BF16 weights quantized to E4M3 with a per-tensor scale, dynamic activation scales),
+the KV cache with ``engine_init_kwargs.kv_cache_dtype=fp8*``. Training is BF16 on FSDP
+(``trainer.bf16: true``, config.py:735; the FSDP workers have no FP8 path); on Megatron,
+``trainer.policy.megatron_config.transformer_config_kwargs`` is set field by field on the
+Megatron-Bridge provider (workers/megatron/megatron_worker.py:424), so ``...fp8=hybrid|e4m3`` is
+Transformer Engine FP8 training. The rollout/trainer mismatch is corrected by
+``trainer.algorithm.off_policy_correction.tis_ratio_type`` (token | sequence; default None,
+config.py:393) or the deprecated ``trainer.algorithm.use_tis``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from preflight.facts import Unknown
+from preflight.findings import Source
+from preflight.frameworks._record import Default, Framework, Launch
+from preflight.frameworks._view import Derived, IntentOut, Stated, View
+from preflight.reading.overridelaunch import Syntax, find_launch, merged_facts
+from preflight.reading.parse import Parsed, ParseError
+from preflight.reading.types import ConfigProblem, ReaderOutput
+
+KIND = "skyrl"
+PREFIX = f"config.{KIND}"
+ENTRY = re.compile(r"(?:^|[/.])(?:skyrl[./]train|skyrl_train)[./]entrypoints[./]main_base"
+                   r"(?:\.py)?$")
+HINT = re.compile(r"(?:skyrl[./]train|skyrl_train)[./]entrypoints[./]main_base")
+SYNTAX = Syntax(entry=lambda w: bool(ENTRY.search(w)),
+                value_flags=frozenset({"config-path", "config-name", "config-dir", "cp", "cn",
+                                       "cd"}))
+MEG = "trainer.policy.megatron_config"
+TFC = f"{MEG}.transformer_config_kwargs"
+_NEW = "SkyRL 19b0e132 skyrl/train/config/config.py"
+_OLD = "skyrl-train bffec2a5 skyrl_train/config/ppo_base_config.yaml"
+# what each layout uses when the launch line does not say: (value, where it was read)
+NEW_DEFAULTS: dict[str, tuple[Any, str]] = {
+    "trainer.strategy": ("fsdp", f"{_NEW}:713 (strategy: fsdp, FSDP2 fully_shard)"),
+    "trainer.bf16": (True, f"{_NEW}:735 (bf16: True)"),
+    "generator.inference_engine.backend": ("vllm", f"{_NEW}:568 (backend: vllm)"),
+    "trainer.algorithm.off_policy_correction.tis_ratio_type": (
+        None, f"{_NEW}:393 (tis_ratio_type: None)"),
+    "trainer.algorithm.use_tis": (False, f"{_NEW}:464 (use_tis: False)"),
+}
+OLD_DEFAULTS: dict[str, tuple[Any, str]] = {
+    "trainer.strategy": ("fsdp2", f"{_OLD}:23 (strategy: fsdp2)"),
+    "trainer.bf16": (True, f"{_OLD}:224 (bf16: true)"),
+    "generator.backend": ("vllm", f"{_OLD}:261 (backend: vllm)"),
+    "trainer.algorithm.off_policy_correction.tis_ratio_type": (
+        None, f"{_OLD}:138 (tis_ratio_type: null)"),
+    "trainer.algorithm.use_tis": (False, f"{_OLD}:125 (use_tis: false)"),
+}
+# the new package's "fsdp" is FSDP2 (fully_shard, distributed/fsdp_strategy.py asserts "fsdp");
+# skyrl-train took "fsdp" (FSDP1) and "fsdp2" (fsdp_strategy.py:71 at bffec2a5)
+_STRATEGY = {"new": {"fsdp": "fsdp2", "megatron": "megatron"},
+             "old": {"fsdp": "fsdp1", "fsdp2": "fsdp2", "megatron": "megatron"}}
+
+
+def score(data: Any) -> int:
+    """SkyRL has no config file of its own in the new layout: read from its launch line."""
+    return 0
+
+
+def read_yaml(path: str, parsed: Parsed) -> ReaderOutput:
+    raise ParseError("SkyRL is read from the script that runs skyrl.train.entrypoints."
+                     "main_base; pass the launch script")
+
+
+def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
+    """The ``main_base`` launch line: its overrides in order over the layout's defaults."""
+    read = find_launch(path, text, SYNTAX, outer)
+    if read.launch is None:
+        return ReaderOutput(problems=tuple(read.problems))
+    merged = merged_facts(read, KIND, None, style="hydra", key="--config-name")
+    facts, prov = merged.facts, merged.provenance
+    entry = read.launch.entry.text
+    entry_src = Source(path, text.count("\n", 0, read.launch.offset) + 1)
+    facts[f"{PREFIX}.entry"], prov[f"{PREFIX}.entry"] = entry, entry_src
+    problems = list(read.problems)
+    if "skyrl_train" not in entry:
+        for ov, src in read.overrides:
+            if ov.op in ("add", "force"):
+                # from_cli_overrides raises ValueError on it (config.py:1004-1010 at 19b0e132);
+                # skyrl-train's Hydra took `+generator.engine_init_kwargs.x=...`
+                problems.append(ConfigProblem(path, src.line, (
+                    f"SkyRL refuses the '+' prefix of {ov.raw[:80]!r} (skyrl.train's "
+                    "from_cli_overrides raises ValueError: the job stops at start); drop the "
+                    "'+': engine_init_kwargs takes new keys without it")))
+                break
+    name = read.flag("config-name", "cn")
+    if name is not None:
+        # skyrl-train's Hydra: a config of the job's own replaces ppo_base_config.yaml
+        facts[f"{PREFIX}.base_config"] = Unknown(
+            f"--config-name {str(name[0])[:80]} (a config of the job's own) was not read, so "
+            "the settings it holds are not known")
+        prov[f"{PREFIX}.base_config"] = name[1]
+    return ReaderOutput(facts, prov, tuple(problems), merged.linked)
+
+
+def _layout(v: View) -> str:
+    return "old" if "skyrl_train" in str(v.get("entry", "")) else "new"
+
+
+def _get(v: View, key: str) -> tuple[Any, str]:
+    """The launch line's value, else the layout's default (Unknown under a job's own base)."""
+    if v.has(key):
+        return v.facts.get(v.prefix + key), v.src(key)
+    base = v.facts.get(f"{PREFIX}.base_config")
+    if isinstance(base, Unknown):
+        return base, v.src("base_config")
+    table = OLD_DEFAULTS if _layout(v) == "old" else NEW_DEFAULTS
+    return table.get(key, (None, "SkyRL default"))
+
+
+def _engine_key(v: View, name: str) -> str:
+    """Where the rollout engine's settings sit in this layout."""
+    return f"generator.{name}" if _layout(v) == "old" else f"generator.inference_engine.{name}"
+
+
+def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
+    v = View(f, KIND, prov)
+    out = IntentOut()
+    strategy, ssrc = _get(v, "trainer.strategy")
+    engine: Any = strategy if isinstance(strategy, Unknown) else \
+        _STRATEGY[_layout(v)].get(str(strategy), Unknown(f"trainer.strategy {strategy!r}"))
+    out["distributed"] = (engine, ssrc)
+    bf16, bsrc = _get(v, "trainer.bf16")
+    out["precision"] = (bf16 if isinstance(bf16, Unknown) else
+                        "bf16" if bf16 in (True, "true", "True") else "fp32", bsrc)
+    _training_fp8(v, out, engine)
+    if engine == "megatron":
+        # the Megatron workers build Megatron-Core models through Megatron-Bridge
+        out.runs_on = ("megatron",)
+        sizes: tuple[tuple[Stated, str], ...] = (("tp", "tensor_model_parallel_size"),
+                                                 ("cp", "context_parallel_size"),
+                                                 ("ep", "expert_model_parallel_size"))
+        for name, key in sizes:
+            value = v.int(f"{MEG}.{key}")
+            out[name] = (value if value is not None else 1,
+                         v.src(f"{MEG}.{key}", f"{_NEW}:190 ({key}: 1)"))
+    mb = v.int("trainer.micro_train_batch_size_per_gpu")
+    if mb:
+        out["micro_batch"] = (mb, v.src("trainer.micro_train_batch_size_per_gpu"))
+    prompt = v.int("trainer.max_prompt_length")
+    gen = v.int("generator.sampling_params.max_generate_length")
+    if prompt and gen:
+        out["seq_len"] = (prompt + gen, v.src("generator.sampling_params.max_generate_length"))
+    gpus = v.int("trainer.placement.policy_num_gpus_per_node")
+    if gpus:
+        nodes = v.int("trainer.placement.policy_num_nodes") or 1
+        out["num_gpus"] = (gpus * nodes, v.src("trainer.placement.policy_num_gpus_per_node"))
+    _rollout(v, out)
+    return out.build()
+
+
+def _training_fp8(v: View, out: IntentOut, engine: Any) -> None:
+    fmt, fsrc = _get(v, f"{TFC}.fp8")
+    if isinstance(fmt, Unknown):
+        out["fp8"] = (fmt, fsrc)
+    elif fmt in (None, False, "null", "none", "None"):
+        out["fp8"] = (False, "SkyRL trains in BF16 (trainer.bf16); FP8 training only through "
+                             "megatron_config.transformer_config_kwargs.fp8 on Megatron")
+    elif isinstance(engine, Unknown):
+        out["fp8"] = (engine, v.src("trainer.strategy"))
+    elif engine != "megatron":
+        out["fp8"] = (False, f"{fsrc} is read only by the Megatron workers; trainer.strategy is "
+                             f"{engine}")
+    elif isinstance(fmt, str) and fmt.lower() in {"hybrid", "e4m3", "e5m2"}:
+        out["fp8"] = (True, fsrc)
+        out["format"] = (fmt.lower(), fsrc)
+        out["backend"] = ("te", fsrc)
+        recipe, rsrc = _get(v, f"{TFC}.fp8_recipe")
+        out["recipe"] = (recipe, rsrc) if recipe is not None else \
+            ("delayed", "Megatron TransformerConfig default (fp8_recipe delayed)")
+    else:
+        out["fp8"] = (Unknown(f"transformer_config_kwargs.fp8 is {str(fmt)[:40]!r}"), fsrc)
+
+
+def _rollout(v: View, out: IntentOut) -> None:
+    backend, bsrc = _get(v, _engine_key(v, "backend"))
+    out["rollout.engine"] = (backend if isinstance(backend, Unknown) else str(backend).lower(),
+                             bsrc)
+    kwargs = _engine_key(v, "engine_init_kwargs")
+    quant, qsrc = _get(v, f"{kwargs}.quantization")
+    if isinstance(quant, Unknown):
+        out["rollout.fp8"] = (quant, qsrc)
+    else:
+        on = str(quant).lower() == "fp8"
+        out["rollout.fp8"] = (on, qsrc if quant is not None else
+                              "SkyRL default engine_init_kwargs {} (no quantization)")
+        # vLLM's online dynamic FP8 (quantization="fp8"): every Linear but lm_head in E4M3 with
+        # a per-tensor weight scale, activations scaled dynamically per tensor
+        # (https://docs.vllm.ai/en/v0.5.4/quantization/fp8.html, "Online Dynamic Quantization").
+        if on:
+            out["rollout.recipe"] = ("tensorwise", qsrc)
+    kv, ksrc = _get(v, f"{kwargs}.kv_cache_dtype")
+    out["rollout.kv_cache_fp8"] = (kv if isinstance(kv, Unknown) else
+                                   str(kv).lower().startswith("fp8"),
+                                   ksrc if kv is not None else
+                                   "the rollout engine's default KV cache dtype (auto)")
+    tis, tsrc = _get(v, "trainer.algorithm.off_policy_correction.tis_ratio_type")
+    use, usrc = _get(v, "trainer.algorithm.use_tis")
+    if tis not in (None, "null", "None", "") and not isinstance(tis, Unknown):
+        out["rollout.is_correction"] = (True, tsrc)
+    elif use in (True, "true", "True"):
+        out["rollout.is_correction"] = (True, usrc)
+    elif isinstance(tis, Unknown) or isinstance(use, Unknown):
+        out["rollout.is_correction"] = ((tis, tsrc) if isinstance(tis, Unknown) else (use, usrc))
+    else:
+        out["rollout.is_correction"] = (False, tsrc)
+
+
+FRAMEWORK = Framework(
+    kind=KIND, title="SkyRL", formats=("text",), score=score, read=read_yaml,
+    derive=derive, precedence=19,
+    defaults=tuple(Default(k, str(val), "skyrl (19b0e132)", s)
+                   for k, (val, s) in NEW_DEFAULTS.items()) +
+    tuple(Default(k, str(val), "skyrl-train (bffec2a5)", s)
+          for k, (val, s) in OLD_DEFAULTS.items()),
+    # FSDP or Megatron by trainer.strategy: derive states Megatron as runs_on
+    distributions=("skyrl", "skyrl-train"), rule_area="SKYRL",
+    launch=Launch(read_text, command=HINT),
+    shape_keys=(("model", ("trainer.policy.model.path",)),
+                ("micro_batch", ("trainer.micro_train_batch_size_per_gpu",)),
+                ("tp", (f"{MEG}.tensor_model_parallel_size",))),
+)

@@ -1,0 +1,151 @@
+"""SkyRL read from its public launch scripts (fixtures/configs/skyrl, README cites repository and
+commit): rollout FP8, KV cache, TIS correction, training engine and Megatron FP8."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from preflight.facts import Facts, Unknown
+from preflight.frameworks import BY_KIND
+from preflight.intent import derive
+from preflight.jobs.read import read_paths
+
+FIX = Path(__file__).resolve().parents[2] / "fixtures" / "configs" / "skyrl"
+
+
+def _read(path: Path | str) -> tuple[dict[str, Any], Any]:
+    read = read_paths([str(path)], None)
+    values, prov = derive(Facts(read.facts, read.provenance))
+    return {k[7:]: (v, prov[k]) for k, v in values.items()}, read
+
+
+def _line(source: str) -> tuple[str, int]:
+    path, _, line = source.rpartition(":")
+    return Path(path).name, int(line)
+
+
+def _variant(tmp_path: Path, base: str, *extra: str, replace: tuple[str, str] = ("", "")) -> Path:
+    text = (FIX / base).read_text()
+    if replace[0]:
+        text = text.replace(*replace)
+    text = text.replace("  $@", "".join(f"  {e} \\\n" for e in extra) + "  $@")
+    out = tmp_path / "run.sh"
+    out.write_text(text)
+    return out
+
+
+def test_sql_fp8_rollout_with_sequence_tis() -> None:
+    intent, read = _read(FIX / "run_skyrl_sql_fp8.sh")
+    assert [k for _, k in read.files] == ["skyrl"]
+    assert intent["rollout.fp8"][0] is True
+    assert _line(intent["rollout.fp8"][1]) == ("run_skyrl_sql_fp8.sh", 62)
+    assert intent["rollout.engine"][0] == "vllm"
+    assert intent["rollout.recipe"][0] == "tensorwise"
+    assert intent["rollout.is_correction"][0] is True     # tis_ratio_type=$TIS_TYPE (sequence)
+    assert _line(intent["rollout.is_correction"][1])[1] == 29
+    assert intent["rollout.kv_cache_fp8"][0] is False
+    assert intent["fp8"][0] is False and intent["precision"][0] == "bf16"
+    assert intent["distributed"][0] == "fsdp2"
+    assert intent["stack"][0] == ["skyrl"]
+    assert intent["num_gpus"][0] == 8 and intent["micro_batch"][0] == 1
+    assert intent["seq_len"][0] == 6000 + 3000
+
+
+def test_megatron_bf16_runs_on_megatron() -> None:
+    intent, _ = _read(FIX / "run_megatron.sh")
+    assert intent["distributed"][0] == "megatron"
+    assert "megatron" in intent["stack"][0]
+    assert intent["fp8"][0] is False
+    assert intent["rollout.fp8"][0] is False
+    assert intent["rollout.is_correction"][0] is False
+    assert intent["tp"][0] == 2 and intent["cp"][0] == 1
+
+
+def test_megatron_fp8_training_from_transformer_config_kwargs(tmp_path: Path) -> None:
+    path = _variant(tmp_path, "run_megatron.sh",
+                    "trainer.policy.megatron_config.transformer_config_kwargs.fp8=hybrid",
+                    "trainer.policy.megatron_config.transformer_config_kwargs.fp8_recipe=blockwise",
+                    "generator.inference_engine.engine_init_kwargs.kv_cache_dtype=fp8_e4m3",
+                    "trainer.algorithm.use_tis=true")
+    intent, _ = _read(path)
+    assert intent["fp8"][0] is True and intent["backend"][0] == "te"
+    assert intent["format"][0] == "hybrid" and intent["recipe"][0] == "blockwise"
+    assert intent["rollout.kv_cache_fp8"][0] is True
+    assert intent["rollout.is_correction"][0] is True     # deprecated use_tis still counts
+
+
+def test_fp8_kwargs_on_fsdp_are_not_fp8_training(tmp_path: Path) -> None:
+    path = _variant(tmp_path, "run_skyrl_sql_fp8.sh",
+                    "trainer.policy.megatron_config.transformer_config_kwargs.fp8=e4m3")
+    intent, _ = _read(path)
+    assert intent["fp8"][0] is False
+    assert "Megatron" in intent["fp8"][1]
+
+
+def test_quantization_from_the_environment_is_unknown(tmp_path: Path) -> None:
+    path = _variant(tmp_path, "run_megatron.sh",
+                    "generator.inference_engine.engine_init_kwargs.quantization=$QUANT")
+    intent, _ = _read(path)
+    assert isinstance(intent["rollout.fp8"][0], Unknown)
+
+
+def test_old_skyrl_train_layout() -> None:
+    """skyrl-train (bffec2a5): engine keys under generator., strategy fsdp2; the backend comes
+    from ${INFERENCE_BACKEND:=vllm}, which the environment may change."""
+    intent, read = _read(FIX / "run_gsm8k_skyrl_train.sh")
+    assert [k for _, k in read.files] == ["skyrl"]
+    assert intent["distributed"][0] == "fsdp2"
+    assert intent["rollout.fp8"][0] is False
+    assert intent["fp8"][0] is False
+
+
+def test_old_layout_fp8_and_own_config_name(tmp_path: Path) -> None:
+    path = _variant(tmp_path, "run_gsm8k_skyrl_train.sh",
+                    "+generator.engine_init_kwargs.quantization=fp8")
+    intent, _ = _read(path)
+    assert intent["rollout.fp8"][0] is True
+    own = _variant(tmp_path, "run_gsm8k_skyrl_train.sh",
+                   replace=("skyrl_train.entrypoints.main_base",
+                            "skyrl_train.entrypoints.main_base --config-name my_exp"))
+    intent, _ = _read(own)
+    # what the job's own config sets is not known: never answered from the packaged defaults
+    assert isinstance(intent["rollout.fp8"][0], Unknown)
+    assert isinstance(intent["precision"][0], Unknown)
+    assert intent["distributed"][0] == "fsdp2"     # the launch line's override still wins
+
+
+@pytest.mark.parametrize("line", [
+    "python -m skyrl.train.entrypoints.main_base trainer.strategy=fsdp",
+    "uv run --isolated --extra fsdp -m skyrl.train.entrypoints.main_base trainer.bf16=false",
+    "python skyrl/train/entrypoints/main_base.py trainer.strategy=fsdp",
+])
+def test_launch_detected(tmp_path: Path, line: str) -> None:
+    path = tmp_path / "go.sh"
+    path.write_text(line + "\n")
+    intent, read = _read(path)
+    assert [k for _, k in read.files] == ["skyrl"]
+    assert intent["rollout.fp8"][0] is False
+
+
+def test_record_is_one_module() -> None:
+    fw = BY_KIND["skyrl"]
+    assert fw.launch is not None and fw.rule_area == "SKYRL"
+    assert set(fw.distributions) == {"skyrl", "skyrl-train"}
+    assert fw.derive.__module__ == "preflight.frameworks.skyrl"
+
+
+def test_plus_prefix_is_refused_by_the_new_layout_only(tmp_path: Path) -> None:
+    path = _variant(tmp_path, "run_megatron.sh",
+                    "+generator.inference_engine.engine_init_kwargs.quantization=fp8")
+    _, read = _read(path)
+    bad = [p for p in read.problems if p.path == str(path)]
+    assert len(bad) == 1 and bad[0].level == "error"
+    assert bad[0].line == (FIX / "run_megatron.sh").read_text().count("\n", 0, (
+        FIX / "run_megatron.sh").read_text().index("  $@")) + 1
+    old = _variant(tmp_path, "run_gsm8k_skyrl_train.sh",
+                   "+generator.engine_init_kwargs.quantization=fp8")
+    _, read = _read(old)
+    assert not [p for p in read.problems if p.path == str(old)]
