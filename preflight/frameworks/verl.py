@@ -1,5 +1,6 @@
 """verl: ``python3 -m verl.trainer.main_ppo [--config-path D --config-name N] key=value ...``
-and its Hydra YAML trainer configs.
+(or another trainer entry point: ``verl.experimental.<x>.*main*``, verl-recipe's
+``recipe.<x>.main_<x>``; :mod:`.verl_shipped`) and its Hydra YAML trainer configs.
 
 verl composes its config with Hydra (``@hydra.main(config_path="config",
 config_name="ppo_trainer")``, verl/trainer/main_ppo.py at v0.9.0): the packaged
@@ -15,7 +16,8 @@ FP8 (docs/low_precision/fp8.md at v0.9.0): training in FP8 only on the Megatron 
 ``...fp8_recipe`` (TransformerConfig fields, Transformer Engine); rollout in FP8 with
 ``actor_rollout_ref.rollout.quantization=fp8`` (vLLM: block-wise 128x128 weights,
 vllm_rollout/vllm_async_server.py ``_apply_quantization``), KV cache in FP8 through the
-engine's ``kv_cache_dtype`` in ``rollout.engine_kwargs.<engine>``.
+engine's ``kv_cache_dtype`` in ``rollout.engine_kwargs.<engine>``; ``quantization=mxfp8``
+(SGLang) is an MXFP8 rollout.
 """
 
 from __future__ import annotations
@@ -29,16 +31,15 @@ from preflight.facts import Unknown
 from preflight.findings import Source
 from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, IntentOut, Stated, View
+from preflight.frameworks.verl_shipped import ENTRY, HINT, HYDRA_MAIN, module_path, shipped
 from preflight.reading.layered import load_chain, source_of
 from preflight.reading.overridelaunch import Syntax, base_unread, find_launch, merged_facts
 from preflight.reading.parse import Parsed
+from preflight.reading.refs import locate
 from preflight.reading.types import Linked, ReaderOutput
 
 KIND = "verl"
 PREFIX = f"config.{KIND}"
-ENTRY = re.compile(r"(?:^|[/.])(?:verl[./]trainer[./]main_ppo|"
-                   r"verl[./]experimental[./]\w+[./]\w*main\w*)(?:\.py)?$")
-HINT = re.compile(r"verl[./]trainer[./]main_ppo|verl[./]experimental[./]\w+[./]\w*main")
 SYNTAX = Syntax(entry=lambda w: bool(ENTRY.search(w)),
                 value_flags=frozenset({"config-path", "config-name", "config-dir", "cp", "cn",
                                        "cd"}))
@@ -48,6 +49,12 @@ TFC = f"{MEG}.override_transformer_config"
 ROLLOUT = "actor_rollout_ref.rollout"
 _FP32_SCALES = "env.NVTE_FP8_BLOCK_SCALING_FP32_SCALES"   # the launch script's, read_text
 _SRC = "verl v0.9.0 verl/trainer/config"
+# rollout.quantization values that are FP8 rollouts, with the engine's FP8 recipe: fp8 is
+# block-wise 128x128 weights with dynamic activation scales in vLLM and SGLang
+# (vllm_async_server.py _apply_quantization / async_sglang_server.py fp8_block_quant_kwargs at
+# verl b178a3cd); mxfp8 is SGLang's MXFP8 (verl-recipe cb5a12ed
+# low_precision/run_dapo_qwen3_moe_30b_mxfp8e2e.sh: "Rollout side (SGLang): MXFP8")
+_FP8_ROLLOUT = {"fp8": "blockwise", "mxfp8": "mxfp8"}
 PACKAGED: dict[str, tuple[Any, str]] = {
     # what the packaged config holds when the job does not say (read at v0.9.0)
     f"{ACTOR}.strategy": ("fsdp", f"{_SRC}/actor/dp_actor.yaml (strategy: fsdp)"),
@@ -99,18 +106,43 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
         return ReaderOutput(problems=tuple(read.problems))
     name = read.flag("config-name", "cn")
     cpath = read.flag("config-path", "cp")
-    base = None
-    if name is not None and isinstance(name[0], str):
+    entry = read.launch.entry.text
+    entry_src = Source(path, text.count("\n", 0, read.launch.offset) + 1)
+    base: tuple[Any, Source] | None = None
+    packaged: tuple[str, str] | None = None
+    if name is None:
+        # Hydra composes the config_name @hydra.main declares (verl_shipped.HYDRA_MAIN)
+        default = HYDRA_MAIN.get(module_path(entry))
+        packaged = shipped(entry, "config", default) if default else None
+        if packaged is None:
+            base = (Unknown(f"{entry} composes the config its @hydra.main names, which is not "
+                            "in the job and which fp8-doctor does not know"), entry_src)
+    elif not isinstance(name[0], str):
+        base = name
+    else:
         file = name[0] if name[0].endswith((".yaml", ".yml")) else name[0] + ".yaml"
-        if cpath is not None and isinstance(cpath[0], str):
-            where = _config_file(read.launch.entry.text, cpath[0], file)
-            base = (where, name[1]) if where is not None else None
+        # without --config-path, Hydra looks in the config_path of @hydra.main ("config")
+        cp = ("config", name[1]) if cpath is None else cpath
+        if not isinstance(cp[0], str):
+            base = cp
+        else:
+            where = _config_file(entry, cp[0], file)
+            # a shipped config: verl's (or the recipe's) own, unless the job holds that file
+            # (`python3 recipe/dapo/main_dapo.py` in a checkout that is the job)
+            ship = shipped(entry, cp[0], file)
+            if ship is not None and (not entry.endswith(".py") or locate(where, path) is None):
+                packaged = ship
+            else:
+                base = (where, name[1])
     merged = merged_facts(read, KIND, base, style="hydra", key="--config-name")
     facts, prov = merged.facts, merged.provenance
-    entry_src = Source(path, text.count("\n", 0, read.launch.offset) + 1)
     facts[f"{PREFIX}.entry"], prov[f"{PREFIX}.entry"] = read.launch.entry.text, entry_src
     if name is not None:
         facts[f"{PREFIX}.config_name"], prov[f"{PREFIX}.config_name"] = name
+    if packaged is not None:
+        # which packaged trainer config the shipped one stands on (its engine defaults)
+        facts[f"{PREFIX}.packaged_config"] = packaged[0]
+        prov[f"{PREFIX}.packaged_config"] = name[1] if name is not None else entry_src
     for var, value in read.launch.env:
         # what the script sets for the trainer: verl's Ray workers inherit the driver's
         # environment (trainer/constants_ppo.py get_ppo_ray_runtime_env at v0.9.0 adds its own
@@ -123,9 +155,9 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
     return ReaderOutput(facts, prov, tuple(read.problems), merged.linked)
 
 
-def _config_file(entry: str, cpath: str, file: str) -> str | None:
-    """The YAML ``--config-path CPATH --config-name FILE`` names, for the launch directory; None
-    for verl's own packaged trainer configs (:data:`PACKAGED` knows what they decide).
+def _config_file(entry: str, cpath: str, file: str) -> str:
+    """The YAML ``--config-path CPATH --config-name FILE`` names, for the launch directory (the
+    configs verl and verl-recipe ship are :func:`.verl_shipped.shipped`'s).
 
     Hydra takes a relative ``--config-path`` from the file that declares ``@hydra.main``, not
     from the current directory (hydra.cc "Hydra's command line flags"; internal
@@ -137,9 +169,6 @@ def _config_file(entry: str, cpath: str, file: str) -> str | None:
     if entry.endswith(".py"):
         return os.path.join(os.path.dirname(entry), cpath, file)
     package = entry.rpartition(".")[0].replace(".", "/")
-    if package == "verl/trainer" and os.path.normpath(cpath) == "config" and \
-            file in ("ppo_trainer.yaml", "ppo_megatron_trainer.yaml"):
-        return None
     # a folder of the installed package: found only where the job is a checkout of it
     return os.path.join(package, cpath, file)
 
@@ -166,7 +195,11 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     if isinstance(fmt, Unknown):
         out["fp8"] = (fmt, fmt_src)
     elif isinstance(engine[0], Unknown) and fmt not in (None, False):
+        # the line's own value stands (an override beats any base), but whether the Megatron
+        # engine that reads it runs is the unread base's to say
         out["fp8"] = (engine[0], engine[1])
+        if isinstance(fmt, str) and fmt.lower() in {"hybrid", "e4m3", "e5m2"}:
+            out["format"] = (fmt.lower(), fmt_src)
     elif megatron and isinstance(fmt, str) and fmt.lower() in {"hybrid", "e4m3", "e5m2"}:
         out["fp8"] = (True, fmt_src)
         out["format"] = (fmt.lower(), fmt_src)
@@ -255,9 +288,9 @@ def _engine(v: View) -> tuple[Any, str]:
                 "fsdp2" if me == "dp" and v.get(f"{ACTOR}.strategy") == "fsdp2" else
                 "fsdp1" if me == "dp" else Unknown(f"model_engine {me!r}"), v.src("model_engine"))
     strategy, src = _get(v, f"{ACTOR}.strategy")
-    name = str(v.get("config_name", ""))
-    if not v.has(f"{ACTOR}.strategy") and name.removesuffix(".yaml") == "ppo_megatron_trainer":
-        return "megatron", v.src("config_name")
+    if not v.has(f"{ACTOR}.strategy") and v.get("packaged_config") == "ppo_megatron_trainer":
+        # --config-name ppo_megatron_trainer, or a shipped config over it (verl_shipped)
+        return "megatron", v.src("packaged_config")
     packaged = v.get("defaults_packaged")
     if not v.has(f"{ACTOR}.strategy") and isinstance(packaged, list) and \
             any("megatron" in str(p) for p in packaged):
@@ -279,13 +312,18 @@ def _rollout(v: View, out: IntentOut) -> None:
         out["rollout.engine"] = (Unknown("actor_rollout_ref.rollout.name is not given (verl "
                                          "requires it: vllm, sglang, trtllm or hf)"), src)
     quant, qsrc = _get(v, f"{ROLLOUT}.quantization")
+    name_q = str(quant).lower() if not isinstance(quant, Unknown) else ""
     if isinstance(quant, Unknown):
         out["rollout.fp8"] = (quant, qsrc)
+    elif quant in (None, False) or name_q in ("null", "none", ""):
+        out["rollout.fp8"] = (False, qsrc)
+    elif name_q in _FP8_ROLLOUT:
+        out["rollout.fp8"] = (True, qsrc)
+        out["rollout.recipe"] = (_FP8_ROLLOUT[name_q], qsrc)
     else:
-        on = str(quant).lower() == "fp8"
-        out["rollout.fp8"] = (on, qsrc)
-        if on:   # vLLM: weight_block_size [128, 128], dynamic activation scales
-            out["rollout.recipe"] = ("blockwise", qsrc)
+        # torchao (its config file decides the dtype), nvfp4, or a value verl added later
+        out["rollout.fp8"] = (Unknown(f"rollout quantization {str(quant)[:40]!r} is not one "
+                                      "fp8-doctor knows to be FP8 or not"), qsrc)
     tis, tsrc = _get(v, "algorithm.rollout_correction.rollout_is")
     # docs/algo/rollout_corr.md: rollout_is token | sequence turns the IS correction on
     out["rollout.is_correction"] = (tis if isinstance(tis, Unknown) else

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from preflight.findings import Source
 from preflight.jobs.sourcing import sourced
 from preflight.reading import launch, shell
+from preflight.reading.launchenv import launch_env
 from preflight.reading.parse import ParseError
 from preflight.reading.refs import named
 from preflight.reading.shellvars import collect_variables, strip_comments
@@ -79,6 +80,8 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
         got, out = _with_scripts(got, out, runs, kind)
         if got is None and explicit:
             _read(path, text, kind, explicit, outer)     # raises: what the script holds
+    if got is not None:
+        out = _with_env(path, text, outer, out)
     if got is not None and files:
         own = collect_variables(strip_comments(text), inherited)
         # what it sources belongs to this job (read as this kind, if it holds any settings)
@@ -90,6 +93,36 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
     if crlf is not None and got is not None:
         out = ReaderOutput(out.facts, out.provenance, (crlf, *out.problems), out.linked)
     return got, out
+
+
+def _with_env(path: str, text: str, outer: dict[str, str], out: ReaderOutput) -> ReaderOutput:
+    """``out`` with ``env.*`` facts for the variables the script gives its training command
+    (``export ACCELERATE_MIXED_PRECISION=fp8``, ``NVTE_X=1 torchrun ...``: :mod:`.launchenv`),
+    so rules on the environment the training sees (FP8D-HF-0050, accelerate's) see them.
+
+    Only the allow-list's framework prefixes (``ACCELERATE_``, ``NVTE_``, ``TORCH_`` ...), not
+    the machine's (``CUDA_VISIBLE_DEVICES``, ``WORLD_SIZE``): those the probes read where the
+    check runs. What the framework's reader states wins (LLaMA-Factory's ``fp8: true`` sets
+    ``ACCELERATE_MIXED_PRECISION`` in the process itself)."""
+    from preflight.frameworks import FRAMEWORKS
+    from preflight.redact import ENV_PREFIXES, MASK, looks_secret
+
+    clean = strip_comments(text)
+    variables = collect_variables(clean, outer)
+    fw = _detect(clean, FRAMEWORKS)
+    hit = launch.find(fw.launch.command, clean) if fw is not None and fw.launch is not None \
+        and fw.launch.command is not None else None
+    at = hit.start() if hit is not None else next(
+        (pos for script, _, pos in launch.python_scripts(clean, variables)
+         if not launch.not_training(script)), None)
+    if at is None:
+        return out
+    facts, prov = dict(out.facts), dict(out.provenance)
+    for name, value, pos in launch_env(clean, at, variables):
+        if name.startswith(ENV_PREFIXES) and f"env.{name}" not in facts:
+            facts[f"env.{name}"] = MASK if looks_secret(name, value) else value
+            prov[f"env.{name}"] = Source(path, clean.count("\n", 0, pos) + 1)
+    return replace(out, facts=facts, provenance=prov)
 
 
 def _python_scripts(path: str, text: str, outer: dict[str, str]) -> list[Linked]:
