@@ -13,7 +13,10 @@ The index is data produced by the same safe loader (:mod:`preflight.base.yamlsaf
 files: JSON, no code.
 
 Each entry also carries a ``gate``: the facts the rule's condition reads and whether the rule is
-quiet when none of them is present, found by compiling and evaluating it at build time. A check
+quiet when none of them is present, found by compiling and evaluating it at build time, and the
+``groups`` of a top-level ``all``: one per child that is false without its facts, so the rule is
+quiet when one group's facts are all absent (the job's config facts, typically) even though
+other facts it reads are there (the machine's packages). A check
 whose facts include none of them need not build the rule at all (its outcome cannot differ:
 a condition reads nothing but its own facts), which is most of the rule base on a machine or job
 that uses one framework (issue 14, item 4). tests/engine/test_index.py evaluates every bundled
@@ -65,6 +68,7 @@ def build_index(rules_dir: Path, files: Sequence[Path]) -> dict[str, Any]:
 def _gate(parsed: Any, shown: str) -> dict[str, Any] | None:
     """The facts the rule reads and whether it is quiet when all are absent; None when the rule
     does not build cleanly (it is then always built at load, and reports its problems)."""
+    from preflight.engine.conditions import All
     from preflight.engine.model import Reporter
     from preflight.engine.schema import build_rule
 
@@ -72,13 +76,19 @@ def _gate(parsed: Any, shown: str) -> dict[str, Any] | None:
     rule = build_rule(parsed, rep)
     if rule is None or rep.problems:
         return None
+    # Groups: the facts of each top-level ``all`` child that is false when its facts are all
+    # absent. False decides an ``all`` whatever the other children say (conditions.All), so the
+    # rule is quiet when every fact of one group is absent, though others it reads are present
+    # (a torch installed on a laptop makes pkg.torch.* present; the job's config.* are not).
+    groups = [sorted(set(c.fact_names())) for c in getattr(rule.when, "children", ())
+              if isinstance(rule.when, All) and c.fact_names() and c.fn({}) is False]
     return {"facts": sorted(set(rule.when.fact_names())), "quiet": rule.when.fn({}) is False,
-            "names": [rule.id, *rule.aliases]}
+            "names": [rule.id, *rule.aliases], "groups": groups}
 
 
 def skippable(entry: Any, present: frozenset[str]) -> list[str] | None:
     """The rule's id and aliases when its gate says it is quiet on facts named ``present`` (none
-    of its facts is there), else None. The caller still checks the file against the entry."""
+    of its facts is there, or none of one group's), else None. The caller still checks the file against the entry."""
     gate = entry.get("gate") if isinstance(entry, dict) else None
     if not isinstance(gate, dict) or gate.get("quiet") is not True:
         return None
@@ -86,7 +96,14 @@ def skippable(entry: Any, present: frozenset[str]) -> list[str] | None:
     if not isinstance(facts, list) or not isinstance(names, list) or not names \
             or not all(isinstance(n, str) for n in (*facts, *names)):
         return None
-    return None if present.intersection(facts) else list(names)
+    if not present.intersection(facts):
+        return list(names)
+    groups = gate.get("groups")
+    if isinstance(groups, list) and any(
+            isinstance(g, list) and g and all(isinstance(n, str) for n in g)
+            and not present.intersection(g) for g in groups):
+        return list(names)
+    return None
 
 
 def read_index(path: Path, root: Path) -> dict[Path, Any] | None:

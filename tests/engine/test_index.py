@@ -159,3 +159,27 @@ def test_a_check_on_a_wheel_counts_skipped_rules_and_can_ignore_them(
     assert report.ignored == ("FP8D-TE-0001",)
     with pytest.raises(Exception, match="no rule or finding"):
         evaluate_facts(facts, ignore=["FP8D-NOPE-0001"])
+
+
+def test_a_rule_is_skipped_when_one_group_of_its_all_is_absent(tmp_path: Path) -> None:
+    # A machine fact present (torch installed) does not make a job rule buildable when the
+    # job's half of its ``all`` is absent: that half is false, and false decides an ``all``.
+    root = tmp_path / "rules"
+    (root / "x").mkdir(parents=True)
+    import yaml
+
+    doc = yaml.safe_load((bundled_rules_dir() / "te" / "FP8D-TE-0001.yaml").read_text())
+    doc["when"] = {"all": [{"fact": "config.accelerate.mixed_precision", "op": "eq",
+                            "value": "fp8"},
+                           {"fact": "pkg.torch.version", "op": "version_in", "value": "<2.5"}]}
+    for key in ("location", "tests"):
+        doc.pop(key, None)
+    (root / "x" / "A.yaml").write_text(yaml.safe_dump(doc))
+    entries = _indexed(root)
+    gate = next(iter(entries.values()))["gate"]
+    assert gate["groups"] == [["config.accelerate.mixed_precision"], ["pkg.torch.version"]]
+    _, skipped = _gated_load(root, entries, frozenset({"pkg.torch.version"}))
+    assert set(skipped.values()) == {"FP8D-TE-0001"}
+    built, skipped = _gated_load(root, entries, frozenset({"pkg.torch.version",
+                                                           "config.accelerate.mixed_precision"}))
+    assert skipped == {} and [r.id for r in built] == ["FP8D-TE-0001"]
