@@ -81,6 +81,10 @@ _ACC_DIST = {"DEEPSPEED": "deepspeed", "MULTI_GPU": "ddp", "NO": "none", "MEGATR
 _ACC_BACKEND = {"TE": "te", "MSAMP": "msamp", "AO": "torchao"}
 
 
+PRECISIONS = ("no", "fp8", "fp16", "bf16")
+"""accelerate's ``PrecisionType`` values (utils/dataclasses.py at v1.14.0)."""
+
+
 def from_accelerate(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     a = View(f, "accelerate", prov)
     out = IntentOut()
@@ -91,7 +95,13 @@ def from_accelerate(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
             "env.ACCELERATE_MIXED_PRECISION", "env.ACCELERATE_MIXED_PRECISION")
     fp8 = str(mp).lower() == "fp8"
     handlers = f.get(a.prefix + "kwargs_handlers")
-    if mp is not None:
+    if isinstance(mp, str) and mp.lower() not in PRECISIONS:
+        # accelerate lower-cases the value and refuses any other (PrecisionType, state.py at
+        # v1.14.0): the job stops at Accelerator(), so whether it would use FP8 is not known.
+        # Red team: mixed_precision='fp8\u202e' read as "FP8: no".
+        out["fp8"] = (Unknown(f"mixed_precision {mp!r} is none of {', '.join(PRECISIONS)}: "
+                              "accelerate refuses it at start-up"), mp_src)
+    elif mp is not None:
         out["fp8"] = (fp8, mp_src)
     if not fp8 and isinstance(handlers, list) and any(h in _HANDLERS for h in handlers):
         # A recipe handler in code sets Accelerator.fp8_backend and prepare() converts the model

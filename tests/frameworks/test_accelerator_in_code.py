@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import preflight
+from preflight.facts import Unknown
 from preflight.jobs.read import read_paths
 
 SCRIPT = """import argparse
@@ -89,3 +90,24 @@ def test_te_recipe_in_code_is_dropped_under_deepspeed(tmp_path: Path,
         "from accelerate import Accelerator\nfrom accelerate.utils import TERecipeKwargs"))
     fired = _fired(paths)
     assert "FP8D-ACC-0012" in fired and "FP8D-ACC-0032" not in fired
+
+
+@pytest.mark.parametrize("value", ["fp8\u202e", "FP8 ", "float8", "e4m3"])
+def test_a_precision_accelerate_refuses_leaves_fp8_unknown(tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch,
+                                                           value: str) -> None:
+    # Red team: Accelerator(mixed_precision='fp8\u202e') read as "FP8: no". accelerate refuses
+    # anything but no / fp8 / fp16 / bf16 (after lower-casing) at start-up: not known, not "no".
+    monkeypatch.chdir(tmp_path)
+    paths = _job(tmp_path, "python train.py", f"mixed_precision={value!r}")
+    report = preflight.check(paths, smoke=False, assume=ASSUME)
+    fp8 = report.facts.get("intent.fp8")
+    assert isinstance(fp8, Unknown) and "refuses" in fp8.reason
+
+
+@pytest.mark.parametrize(("value", "expected"), [("FP8", True), ("Bf16", False), ("no", False)])
+def test_precisions_accelerate_takes_in_any_case(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                 value: str, expected: bool) -> None:
+    monkeypatch.chdir(tmp_path)
+    paths = _job(tmp_path, "python train.py", f"mixed_precision={value!r}")
+    assert preflight.check(paths, smoke=False, assume=ASSUME).facts.get("intent.fp8") is expected
