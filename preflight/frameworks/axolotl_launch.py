@@ -13,13 +13,10 @@ job), never its config (``Linked.after``).
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from typing import Any
 
 from preflight.reading import launch
 from preflight.reading.parse import usable_key
-from preflight.reading.refs import named
-from preflight.reading.shellvars import collect_variables, expand_flag_names, strip_comments
 from preflight.reading.types import ReaderOutput
 
 KIND = "axolotl"
@@ -29,37 +26,14 @@ OTHER = re.compile(r"(?<![\w/.-])axolotl[ \t]+(?:preprocess|evaluate|inference|m
                    r"(?<![\w.])axolotl\.cli\.(?:preprocess|evaluate|inference|merge_lora|"
                    r"merge_sharded_fsdp_weights|quantize|vllm_serve)\b")
 _CONFIG = (".yaml", ".yml")
-MAX_COMMANDS = 16
 
 
 def read(path: str, text: str, outer: dict[str, str] | None = None) -> ReaderOutput:
     """The first training command's config (linked) and options (``config.axolotl.*``, winning
     over the YAML); the configs of the other axolotl commands linked as not the job's config."""
-    text = strip_comments(text)
-    variables = collect_variables(text, outer)
-    text = expand_flag_names(text, variables)
-    out = launch.Out(path, text)
-    match = launch.find(COMMAND, text)
-    if match is not None:
-        _, end = launch.command_at(text, match.start())
-        words = launch.tokens(text, match.end(), end)
-        out.too_long(words)
-        _train_args(out, words, variables)
-    for n, other in enumerate(OTHER.finditer(text)):
-        if n >= MAX_COMMANDS or launch.in_message(text, other.start()):
-            continue
-        _, end = launch.command_at(text, other.start())
-        first = next((w for w in launch.tokens(text, other.end(), end)
-                      if not w[0].startswith("-")), None)
-        if first is None:
-            continue
-        value = str(launch.value(first[0], variables))
-        if value.lower().endswith(_CONFIG) and "$" not in value:
-            link = named(value, KIND, path, out.where(first[1]), key="axolotl",
-                         line=out.line(first[1]))
-            if not link.missing:
-                out.linked.append(replace(link, after=True))
-    return ReaderOutput(out.facts, out.prov, tuple(out.problems), tuple(out.linked))
+    return launch.read_tool_script(path, text, outer, train=COMMAND, other=OTHER, kind=KIND,
+                                   key="axolotl", train_args=_train_args, config_ends=_CONFIG,
+                                   skip_flags=True)
 
 
 _MODULE = re.compile(r"^axolotl\.cli\.train$|(?:^|/)axolotl/cli/train\.py$")

@@ -19,13 +19,10 @@ linked as a LLaMA-Factory config, and the ``key=value`` words after it win over 
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from typing import Any
 
 from preflight.reading import launch
 from preflight.reading.parse import usable_key
-from preflight.reading.refs import named
-from preflight.reading.shellvars import collect_variables, expand_flag_names, strip_comments
 from preflight.reading.types import ReaderOutput
 
 KIND = "llamafactory"
@@ -101,26 +98,8 @@ def script_args(out: launch.Out, words: list[launch.Token], variables: dict[str,
 
 
 def read(path: str, text: str, outer: dict[str, str] | None = None) -> ReaderOutput:
-    """The first ``llamafactory-cli train`` line of a launch script."""
-    text = strip_comments(text)
-    variables = collect_variables(text, outer)
-    text = expand_flag_names(text, variables)
-    out = launch.Out(path, text)
-    match = launch.find(COMMAND, text)
-    if match is not None:
-        _, end = launch.command_at(text, match.start())
-        words = launch.tokens(text, match.end(), end)
-        out.too_long(words)
-        script_args(out, words, variables)
-    for n, other in enumerate(OTHER.finditer(text)):
-        if n >= 16 or launch.in_message(text, other.start()):
-            continue
-        _, end = launch.command_at(text, other.start())
-        words = launch.tokens(text, other.end(), end)[:1]
-        first = str(launch.value(words[0][0], variables)) if words else ""
-        if first.lower().endswith(_CONFIG) and "$" not in first:
-            link = named(first, KIND, path, out.where(words[0][1]), key="llamafactory-cli",
-                         line=out.line(words[0][1]))
-            if not link.missing:
-                out.linked.append(replace(link, after=True))
-    return ReaderOutput(out.facts, out.prov, tuple(out.problems), tuple(out.linked))
+    """The first ``llamafactory-cli train`` line of a launch script; the YAML of any other
+    ``llamafactory-cli`` command (export, chat, ...) linked as not the job's config."""
+    return launch.read_tool_script(path, text, outer, train=COMMAND, other=OTHER, kind=KIND,
+                                   key="llamafactory-cli", train_args=script_args,
+                                   config_ends=_CONFIG)

@@ -14,13 +14,15 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from preflight.findings import Source
 from preflight.reading.parse import MAX_FACTS_PER_FILE
 from preflight.reading.refs import named
-from preflight.reading.shellvars import typed
-from preflight.reading.types import ConfigProblem, Linked
+from preflight.reading.shellvars import collect_variables, expand_flag_names, strip_comments, typed
+from preflight.reading.types import ConfigProblem, Linked, ReaderOutput
 
 _END = {";", "&&", "||", "|", "&"}
 _TOKEN = re.compile(r""""[^"\n]*"|'[^'\n]*'|[^\s]+""")
@@ -247,3 +249,42 @@ def without_after_training(text: str, variables: dict[str, str]) -> str:
     if not after or len(after) == len(runs):
         return text
     return _blank(text, list({command_at(text, pos) for pos in after}))
+
+
+MAX_OTHER_COMMANDS = 16
+"""Commands of a tool that do not train (export, merge, eval, ...) whose config is linked."""
+
+
+def read_tool_script(path: str, text: str, outer: dict[str, str] | None, *,
+                     train: re.Pattern[str], other: re.Pattern[str], kind: str, key: str,
+                     train_args: Callable[[Out, list[Token], dict[str, str]], None],
+                     config_ends: tuple[str, ...], skip_flags: bool = False) -> ReaderOutput:
+    """A launch script of a tool with subcommands (``axolotl train``, ``llamafactory-cli
+    train``): ``train_args`` reads the words of the first training command; the config file
+    each other command names (its first word, or first non-flag word with ``skip_flags``) is
+    linked as run after training, never as the job's config."""
+    text = strip_comments(text)
+    variables = collect_variables(text, outer)
+    text = expand_flag_names(text, variables)
+    out = Out(path, text)
+    match = find(train, text)
+    if match is not None:
+        _, end = command_at(text, match.start())
+        words = tokens(text, match.end(), end)
+        out.too_long(words)
+        train_args(out, words, variables)
+    for n, cmd in enumerate(other.finditer(text)):
+        if n >= MAX_OTHER_COMMANDS or in_message(text, cmd.start()):
+            continue
+        _, end = command_at(text, cmd.start())
+        words = tokens(text, cmd.end(), end)
+        first = next((w for w in words if not (skip_flags and w[0].startswith("-"))), None)
+        if first is None:
+            continue
+        config = str(value(first[0], variables))
+        if config.lower().endswith(config_ends) and "$" not in config:
+            link = named(config, kind, path, out.where(first[1]), key=key,
+                         line=out.line(first[1]))
+            if not link.missing:
+                out.linked.append(replace(link, after=True))
+    return ReaderOutput(out.facts, out.prov, tuple(out.problems), tuple(out.linked))
