@@ -86,14 +86,7 @@ def score(data: Any) -> int:
 def read_yaml(path: str, parsed: Parsed) -> ReaderOutput:
     """The YAML over its ``defaults:`` chain, ``${...}`` resolved on the merged config."""
     chain = load_chain(path, parsed, style="paths")
-    chain.config.resolve()
-    facts, prov = chain.config.facts(PREFIX)
-    if chain.unread:
-        # what the missing parent would set is not known: derive leaves it undetermined
-        # (overridelaunch.base_unread), never answers it from the framework's defaults
-        facts[f"{PREFIX}.base_config"] = Unknown(
-            f"{chain.unread[0]}, so the settings it holds are not known")
-        prov[f"{PREFIX}.base_config"] = Source(path, parsed.line_of(("defaults",)))
+    facts, prov = chain.facts(PREFIX, Source(path, parsed.line_of(("defaults",))))
     where = source_of(path, parsed)(("defaults",))
     linked = tuple(Linked(p, KIND, where, key="defaults", line=parsed.line_of(("defaults",)))
                    for p in chain.files)

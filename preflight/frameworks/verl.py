@@ -82,14 +82,7 @@ def score(data: Any) -> int:
 def read_yaml(path: str, parsed: Parsed) -> ReaderOutput:
     """A job's own trainer YAML, over the ``defaults:`` files of its folder (Hydra)."""
     chain = load_chain(path, parsed, style="hydra")
-    chain.config.resolve()
-    facts, prov = chain.config.facts(PREFIX)
-    if chain.unread:
-        # what the missing parent would set is not known: derive leaves it undetermined
-        # (overridelaunch.base_unread), never answers it from the framework's defaults
-        facts[f"{PREFIX}.base_config"] = Unknown(
-            f"{chain.unread[0]}, so the settings it holds are not known")
-        prov[f"{PREFIX}.base_config"] = Source(path, parsed.line_of(("defaults",)))
+    facts, prov = chain.facts(PREFIX, Source(path, parsed.line_of(("defaults",))))
     if chain.packaged:
         facts[f"{PREFIX}.defaults_packaged"] = chain.packaged
         prov[f"{PREFIX}.defaults_packaged"] = Source(path, parsed.line_of(("defaults",)))

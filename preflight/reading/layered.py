@@ -178,6 +178,19 @@ class Chain:
     packaged: list[str] = field(default_factory=list)   # Hydra defaults not in the job
     unread: list[str] = field(default_factory=list)     # why a parent was not read (missing...)
 
+    def facts(self, prefix: str, where: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The merged config's facts under ``prefix``, ``${...}`` resolved. A parent not read
+        makes ``<prefix>.base_config`` Unknown at ``where``: what it would set is not known, so
+        derive leaves it undetermined (overridelaunch.base_unread), never answers it from the
+        framework's defaults."""
+        self.config.resolve()
+        facts, prov = self.config.facts(prefix)
+        if self.unread:
+            facts[f"{prefix}.base_config"] = Unknown(
+                f"{self.unread[0]}, so the settings it holds are not known")
+            prov[f"{prefix}.base_config"] = where
+        return facts, prov
+
 
 def source_of(path: str, parsed: Parsed) -> Callable[[Key], str]:
     return lambda key: Source(path, parsed.line_of(key))
