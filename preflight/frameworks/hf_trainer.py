@@ -18,7 +18,7 @@ from preflight.frameworks import axolotl_launch, llamafactory_launch, trl
 from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, IntentOut, View
 from preflight.reading import launch
-from preflight.reading.parse import Parsed, usable_key
+from preflight.reading.parse import Parsed
 from preflight.reading.pyfacts import PyOut
 from preflight.reading.pysource import Module
 from preflight.reading.readers import link, read_plain
@@ -85,13 +85,7 @@ def script_args(out: launch.Out, words: list[launch.Token], variables: dict[str,
     found, _ = launch.flags(words, set(), stop_at_positional=False)
     if not any(HINT.match("--" + f) for f, _, _ in found) or _not_a_trainer(script, out.path):
         return
-    for flag, raw, pos in found:
-        if not usable_key(flag):
-            continue
-        value = launch.value(raw, variables)
-        out.put(f"config.{KIND}.{flag}", value, pos)
-        if flag == "deepspeed" and isinstance(value, str) and value.endswith(".json"):
-            out.link(value, "deepspeed", pos, "--deepspeed")
+    out.put_flags(found, KIND, variables, follow={"deepspeed": ".json"})
 
 
 _TRAINER = re.compile(r"\b\w*Trainer\b")

@@ -83,13 +83,7 @@ def script_args(out: launch.Out, words: list[launch.Token], variables: dict[str,
                         launch.value(match.group(2), variables), pos)
         return
     found, _ = launch.flags(words, set(), stop_at_positional=False)
-    for flag, raw, pos in found:
-        if not usable_key(flag):
-            continue
-        value = launch.value(raw, variables)
-        out.put(f"config.{KIND}.{flag}", value, pos)
-        if flag == "deepspeed" and isinstance(value, str) and value.endswith(".json"):
-            out.link(value, "deepspeed", pos, "--deepspeed")
+    out.put_flags(found, KIND, variables, follow={"deepspeed": ".json"})
     at = next((p for f, _, p in found if f == "fp8_backend"),
               next((p for f, _, p in found if f == "fp8"), 0))
     for name, value in te_handler_facts(out.facts.get(f"config.{KIND}.fp8"),

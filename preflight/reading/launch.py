@@ -19,7 +19,7 @@ from dataclasses import replace
 from typing import Any
 
 from preflight.findings import Source
-from preflight.reading.parse import MAX_FACTS_PER_FILE
+from preflight.reading.parse import MAX_FACTS_PER_FILE, usable_key
 from preflight.reading.refs import named
 from preflight.reading.shellvars import collect_variables, expand_flag_names, strip_comments, typed
 from preflight.reading.types import ConfigProblem, Linked, ReaderOutput
@@ -143,6 +143,20 @@ class Out:
             return          # 100,000 flags are no launch line; each fact costs time to report
         self.facts[name] = value
         self.prov[name] = self.where(pos)
+
+    def put_flags(self, found: list[tuple[str, str | None, int]], kind: str,
+                  variables: dict[str, str], follow: dict[str, str] | None = None) -> None:
+        """Each ``--flag value`` as ``config.<kind>.<flag>``; a flag of ``follow`` whose value
+        ends with its suffix names a config of the framework of that name, which is linked
+        (the HF Trainer's and LLaMA-Factory's ``--deepspeed ds.json``)."""
+        for flag, raw, pos in found:
+            if not usable_key(flag):
+                continue
+            value_ = value(raw, variables)
+            self.put(f"config.{kind}.{flag}", value_, pos)
+            suffix = (follow or {}).get(flag)
+            if suffix and isinstance(value_, str) and value_.endswith(suffix):
+                self.link(value_, flag, pos, f"--{flag}")
 
     def link(self, target: Any, kind: str | None, pos: int, flag: str) -> None:
         if not isinstance(target, str) or "$" in target:
