@@ -244,8 +244,13 @@ def test_the_filler_yields_the_cpu_and_lowers_only_its_own_session(own_session: 
             "print(json.dumps([done, os.nice(0), os.sched_getscheduler(0) == os.SCHED_IDLE, "
             "open('/proc/self/autogroup').read().split()[-1]]))")
     before = open("/proc/self/autogroup").read()
+    # Not its own session: still a process group of its own (setpgid, same session), so a signal
+    # or terminal job control aimed at pytest's group cannot end the child before it prints (a
+    # fresh-clone CI run once got an empty stdout here; the reason is now in the message).
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=60, start_new_session=own_session)
+                          stdin=subprocess.DEVNULL, timeout=60, start_new_session=own_session,
+                          preexec_fn=None if own_session else os.setpgrp)
+    assert proc.returncode == 0 and proc.stdout.strip(), (proc.returncode, proc.stderr[-2000:])
     done, nice, idle, group_nice = json.loads(proc.stdout)
     assert nice == 19 and idle is True
     assert ("autogroup nice 19" in done) is own_session
