@@ -73,6 +73,18 @@ PLUGIN_DEFAULTS: dict[str, Any] = {"fp8": None, "fp8_recipe": "delayed", "fp8_pa
 # scripts/performance/helpers.py set_precision_configs (l.211-248 @ 8cfedd72): -fr -> factory
 PERF_RECIPES = {"ds": "bf16_with_fp8_mixed", "cs": "bf16_with_fp8_current_scaling_mixed",
                 "mxfp8": "bf16_with_mxfp8_mixed", "ss": "bf16_with_fp8_subchannel_scaling_mixed"}
+# Recipe modules whose trainer() passes plugins=bf16_mixed() and no FP8 factory
+# (nemo/collections/llm/recipes/*.py @ 8cfedd72; Nemotron-H 47B/56B and Nemotron Nano 12B v2
+# default to FP8 current scaling, others build the plugin from arguments: not listed)
+BF16_RECIPES = frozenset({
+    "baichuan2_7b", "chatglm3_6b", "deepseek", "finetune_default", "gemma3_1b", "gemma_2b",
+    "gemma_7b", "gpt3_175b", "llama2_7b", "llama31_405b", "llama31_70b", "llama31_8b",
+    "llama31_nemotron_70b", "llama31_nemotron_nano_8b", "llama32_1b", "llama32_3b",
+    "llama3_70b", "llama3_8b", "llama4_e128", "llama4_e16", "llama_embedding_1b",
+    "llama_embedding_3b", "llama_reranker_1b", "mamba2_130m", "mamba2_1_3b", "mamba2_2_7b",
+    "mamba2_370m", "mamba2_780m", "mamba2_8b", "mamba2_hybrid_8b", "mistral_7b",
+    "mistral_nemo_12b", "nemotron_nano_9b_v2", "nemotronh_4b", "nemotronh_8b",
+    "phi3_mini_4k_instruct", "t5_11b", "t5_220m", "t5_3b"})
 _RECIPES = {"delayed": "delayed", "tensorwise": "tensorwise", "mxfp8": "mxfp8",
             "blockwise": "blockwise"}
 _STRATEGIES = {"MegatronStrategy": "megatron", "FSDP2Strategy": "fsdp2", "FSDPStrategy": "fsdp1",
@@ -93,51 +105,82 @@ def read(path: str, parsed: Parsed) -> ReaderOutput:
     raise ParseError("NeMo 2 jobs are read from their Python scripts and launch lines")
 
 
+def _recipe_module(recipe: Any) -> str | None:
+    """``llama3_8b`` of ``llama3_8b.pretrain_recipe`` / ``recipes.llama3_8b.finetune_recipe`` /
+    the CLI's ``--factory llama3_8b``."""
+    if not isinstance(recipe, str):
+        return None
+    parts = [p for p in recipe.split(".") if p]
+    if len(parts) > 1 and parts[-1].endswith(("_recipe", "_config")):
+        parts = parts[:-1]
+    return parts[-1] if parts else None
+
+
+def _perf(v: View) -> tuple[Any, str, dict[str, Any]] | None:
+    """The plugin a performance script's ``-c``/``-fr`` pick (helpers.set_precision_configs),
+    where, and the fields the helper sets on it; None when the script leaves the recipe's."""
+    compute = v.facts.get(f"{PREFIX}.perf.compute_dtype")
+    fr = v.facts.get(f"{PREFIX}.perf.fp8_recipe")
+    src = v.src("perf.compute_dtype")
+    if isinstance(compute, Unknown):
+        return compute, src, {}
+    if str(compute).lower() != "fp8":
+        return None       # bf16: the recipe's own plugin stays
+    if isinstance(fr, Unknown):
+        return fr, v.src("perf.fp8_recipe", src), {}
+    code = "ds" if fr is None else str(fr).lower()
+    name = PERF_RECIPES.get(code)
+    where = f"{v.src('perf.fp8_recipe', src)} (-fr {code}: {name}, helpers.set_precision_configs)"
+    if name is None:
+        return Unknown(f"--fp8_recipe {code!r} is none of {sorted(PERF_RECIPES)}"), where, {}
+    # helpers.py l.227-229: current scaling keeps the first/last layers in FP8 for benchmarking
+    return name, where, {"first_last_layers_bf16": False} if code == "cs" else {}
+
+
 def plugin(v: View) -> tuple[dict[str, Any], dict[str, str]]:
     """The precision plugin's FP8 fields (a value, or Unknown with the reason) and where each
-    was decided: the job's perf-script options, its factory or MegatronMixedPrecision, then
-    the fields it sets itself."""
-    name = v.facts.get(f"{PREFIX}.plugins")
-    src = v.src("plugins")
-    compute, fr = v.facts.get(f"{PREFIX}.perf.compute_dtype"), v.facts.get(f"{PREFIX}.perf.fp8_recipe")
-    if name is None and f"{PREFIX}.perf.compute_dtype" in v.facts:
-        src = v.src("perf.compute_dtype")
-        if isinstance(compute, Unknown):
-            name = compute
-        elif str(compute).lower() != "fp8":
-            return {"fp8": None, "precision": "bf16-mixed"}, dict.fromkeys(
-                ("fp8", "precision"), src + " (helpers.set_precision_configs: no FP8 plugin)")
-        elif isinstance(fr, Unknown):
-            name = fr
-        else:
-            code = "ds" if fr is None else str(fr).lower()
-            name = PERF_RECIPES.get(code) or Unknown(f"--fp8_recipe {code!r} is none of "
-                                                     f"{sorted(PERF_RECIPES)}")
-            src = f"{v.src('perf.fp8_recipe', src)} (-fr {code}: {name}, helpers.py)"
+    was decided: the recipe's plugin, replaced by the job's (or its perf-script options'), then
+    the fields the job sets on it."""
     fields = ("precision", *PLUGIN_DEFAULTS)
+    name: Any = v.facts.get(f"{PREFIX}.plugins")
+    src = v.src("plugins")
+    helper: dict[str, Any] = {}
+    if name is None and v.has("perf.compute_dtype") and (perf := _perf(v)) is not None:
+        name, src, helper = perf
+    values: dict[str, Any]
     if name is None:
         recipe = _raw(v, "recipe")
-        why = (f"the recipe {recipe} sets trainer.plugins itself (NeMo library code, not "
-               "read here): most recipes use bf16_mixed(), Nemotron-H / Nano-v2 ones FP8"
-               if recipe is not None else "no precision plugin is given")
-        if recipe is None and not v.has("trainer.strategy") and not v.has("plugins"):
-            return {"fp8": None}, {"fp8": v.src("trainer.precision", "no plugins")}
-        values: dict[str, Any] = dict.fromkeys(fields, Unknown(why)) if recipe is not None \
-            else {**PLUGIN_DEFAULTS, "fp8": None}
-        return values, dict.fromkeys(fields, v.src("recipe", src))
-    if isinstance(name, Unknown):
-        return dict.fromkeys(fields, name), dict.fromkeys(fields, src)
-    if name == "none":
-        return {"fp8": None}, {"fp8": src}
-    if name == "MegatronMixedPrecision":
-        values = dict(PLUGIN_DEFAULTS)
-        values["precision"] = Unknown("MegatronMixedPrecision(precision=) not given")
+        module = _recipe_module(recipe)
+        src = v.src("recipe", src)
+        if isinstance(recipe, Unknown):
+            values = dict.fromkeys(fields, recipe)
+        elif module in BF16_RECIPES:
+            values = {**PLUGIN_DEFAULTS, **_BF16}
+            src = f"{src} (the {module} recipe's trainer: plugins=bf16_mixed())"
+        elif recipe is not None:
+            values = dict.fromkeys(fields, Unknown(
+                f"the recipe {recipe} sets trainer.plugins itself (NeMo library code, not read "
+                "here; most recipes use bf16_mixed(), Nemotron-H 47B/56B and Nano-v2 12B an "
+                "FP8 factory)"))
+        else:
+            values = {**PLUGIN_DEFAULTS}      # no plugin: Lightning's precision, no FP8
+            fields = tuple(PLUGIN_DEFAULTS)
+            src = v.src("trainer.precision", "no precision plugin given")
+    elif isinstance(name, Unknown):
+        values = dict.fromkeys(fields, name)
+    elif name == "none":
+        values, fields = {**PLUGIN_DEFAULTS}, tuple(PLUGIN_DEFAULTS)
+    elif name == "MegatronMixedPrecision":
+        values = {**PLUGIN_DEFAULTS,
+                  "precision": Unknown("MegatronMixedPrecision(precision=) not given")}
     elif name in PRESETS:
-        values = {**PLUGIN_DEFAULTS, **PRESETS[name]}
+        values = {**PLUGIN_DEFAULTS, **PRESETS[name], **helper}
     else:
         values = dict.fromkeys(fields, Unknown(
             f"plugins={name}: no precision factory of NeMo's mixed_precision.py (8cfedd72)"))
     where = dict.fromkeys(fields, src)
+    if isinstance(name, Unknown) or name == "none":
+        return values, where
     for key in fields:
         if v.has(f"plugins.{key}"):
             values[key] = v.facts.get(f"{PREFIX}.plugins.{key}")
