@@ -31,6 +31,7 @@ from preflight.reading.types import ReaderOutput
 
 KIND = nemo2_py.KIND
 PREFIX = nemo2_py.PREFIX
+FACTORY = f"{PREFIX}.perf.factory."
 SOURCE = ("https://github.com/NVIDIA/NeMo/blob/8cfedd7203462cb251a914e700e5605444277561/"
           "nemo/collections/llm/recipes/precision/mixed_precision.py")
 _BF16 = {"precision": "bf16-mixed"}
@@ -87,6 +88,7 @@ BF16_RECIPES = frozenset({
     "phi3_mini_4k_instruct", "t5_11b", "t5_220m", "t5_3b"})
 _RECIPES = {"delayed": "delayed", "tensorwise": "tensorwise", "mxfp8": "mxfp8",
             "blockwise": "blockwise"}
+_HELPER_FACTS = (f"{PREFIX}.perf.factory.", f"{PREFIX}.perf.sets.", f"{PREFIX}.perf.defaults.")
 _STRATEGIES = {"MegatronStrategy": "megatron", "FSDP2Strategy": "fsdp2", "FSDPStrategy": "fsdp1",
                "DDPStrategy": "ddp", "SingleDeviceStrategy": "none"}
 
@@ -129,12 +131,24 @@ def _perf(v: View) -> tuple[Any, str, dict[str, Any]] | None:
     if isinstance(fr, Unknown):
         return fr, v.src("perf.fp8_recipe", src), {}
     code = "ds" if fr is None else str(fr).lower()
-    name = PERF_RECIPES.get(code)
-    where = f"{v.src('perf.fp8_recipe', src)} (-fr {code}: {name}, helpers.set_precision_configs)"
-    if name is None:
-        return Unknown(f"--fp8_recipe {code!r} is none of {sorted(PERF_RECIPES)}"), where, {}
-    # helpers.py l.227-229: current scaling keeps the first/last layers in FP8 for benchmarking
-    return name, where, {"first_last_layers_bf16": False} if code == "cs" else {}
+    where = v.src("perf.fp8_recipe", src)
+    factories = {n[len(FACTORY):]: n for n in v.facts if n.startswith(FACTORY)}
+    if factories:           # the job's helpers.py, read
+        name = v.facts.get(factories[code]) if code in factories else None
+        sets = {n.rsplit(".", 1)[-1]: val for n, val in v.facts.items()
+                if n.startswith(f"{PREFIX}.perf.sets.{code}.")}
+        where += f" (-fr {code}: {name}, set at {v.prov.get(factories.get(code, ''), '?')})"
+        known = sorted(factories)
+    else:                   # NeMo's at 8cfedd72 (helpers.py l.221-233)
+        name = PERF_RECIPES.get(code)
+        # l.227-229: current scaling keeps the first/last layers in FP8 for benchmarking
+        sets = {"first_last_layers_bf16": False} if code == "cs" else {}
+        where += f" (-fr {code}: {name}, NeMo's helpers.set_precision_configs)"
+        known = sorted(PERF_RECIPES)
+    if not isinstance(name, str):
+        return Unknown(f"--fp8_recipe {code!r} sets no plugin the helper shows (it knows "
+                       f"{', '.join(known)[:80]})"), where, {}
+    return name, where, sets
 
 
 def plugin(v: View) -> tuple[dict[str, Any], dict[str, str]]:
@@ -194,6 +208,14 @@ def plugin(v: View) -> tuple[dict[str, Any], dict[str, str]]:
 def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     v = View(f, KIND, prov)
     out = IntentOut()
+    mine = [n for n in f if n.startswith(f"{PREFIX}.")]
+    if mine and all(n.startswith(_HELPER_FACTS) for n in mine):
+        # helpers.py / argument_parser.py read without the script that imports them
+        out["fp8"] = (Unknown("only the performance scripts' helper modules were read: which "
+                              "precision plugin they set depends on the -c/-fr of the script "
+                              "that runs (name the launch script or the script)"),
+                      prov.get(mine[0], "config"))
+        return out.build()
     megatron = v.has("recipe") or v.has("plugins") or v.has("perf.compute_dtype") or \
         _raw(v, "trainer.strategy") == "MegatronStrategy"
     if v.has("model_accelerator") and not megatron:

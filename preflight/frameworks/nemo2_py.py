@@ -32,18 +32,21 @@ from __future__ import annotations
 import ast
 import os
 import re
+from dataclasses import replace
 from typing import Any
 
 from preflight.reading.parse import ParseError, read_text
 from preflight.reading.pyfacts import PyOut
 from preflight.reading.pysource import Call, Module, Ref, Unresolved, parse
+from preflight.reading.pyvalues import attr_path
+from preflight.reading.refs import named
 from preflight.reading.types import ReaderOutput
 
 KIND = "nemo2"
 PREFIX = f"config.{KIND}"
 PY_HINT = re.compile(r"\bnemo_run\b|\bnemo\.collections\.llm\b|\bnemo import lightning\b|"
                      r"\bnemo\.lightning\b|MegatronMixedPrecision|\bTEConfig\b|"
-                     r"set_primary_perf_configs|_mixed\(\)")
+                     r"set_primary_perf_configs|_mixed\(\)|def parse_cli_args\b")
 # The fields of MegatronMixedPrecision that decide FP8 (nemo/lightning/pytorch/plugins/
 # mixed_precision.py l.102-132 @ 8cfedd72)
 PLUGIN_FIELDS = ("precision", "fp8", "fp8_recipe", "fp8_param_gather", "fp8_params", "fp4",
@@ -100,6 +103,7 @@ def read_python(module: Module) -> ReaderOutput:
     for value, line in accelerators:
         _accelerator(out, value, line)
     _perf(module, out)
+    _helper_module(module, out)
     return out.output()
 
 
@@ -176,6 +180,13 @@ def _perf(module: Module, out: PyOut) -> None:
                module.imports.get(n.func.id, "").endswith(f"helpers.{n.func.id}")]
     if not setters:
         return
+    # the perf scripts' own modules belong to the job (read when they hold settings)
+    for name in ("parse_cli_args", _PERF_SETTERS[0]):
+        target = _sibling(module, name)
+        if target is not None:
+            link = named(target, KIND, module.path, out.where(setters[0].lineno),
+                         key=f"import {name}", line=None)
+            out.linked.append(replace(link, optional=True))
     parser = _argument_parser(module)
     for node in setters[:4]:
         for kw in node.keywords:
@@ -200,17 +211,72 @@ def _argument_parser(module: Module) -> Module | Unresolved:
     if not target.endswith("argument_parser.parse_cli_args"):
         return Unresolved("the script's command-line parser (parse_cli_args) is not imported "
                           "from an argument_parser module")
-    dotted = target.removesuffix(".parse_cli_args")
-    level = len(dotted) - len(dotted.lstrip("."))
-    if level == 0:
-        return Unresolved(f"the options come from {dotted} (an installed module), not read")
-    folder = os.path.dirname(module.path)
-    for _ in range(level - 1):
-        folder = os.path.dirname(folder)
-    path = os.path.join(folder, *dotted.lstrip(".").split(".")) + ".py"
+    path = _sibling(module, "parse_cli_args")
+    if path is None:
+        return Unresolved(f"the options come from {target.removesuffix('.parse_cli_args')} "
+                          "(an installed module), not read")
     try:
         return Module(path, parse(path, read_text(path)), module.argv)
     except (ParseError, OSError, RecursionError) as exc:
         why = exc.message if isinstance(exc, ParseError) else str(exc)
         return Unresolved(f"{os.path.basename(path)} (the script's command-line options) was "
                           f"not read: {why[:160]}")
+
+
+def _sibling(module: Module, name: str) -> str | None:
+    """The file of the job a relative ``from ..x import name`` takes ``name`` from (None for
+    an absolute import: an installed module)."""
+    dotted = module.imports.get(name, "").removesuffix(f".{name}")
+    level = len(dotted) - len(dotted.lstrip("."))
+    if not dotted or level == 0 or level > 16:
+        return None
+    folder = os.path.dirname(module.path)
+    for _ in range(level - 1):
+        folder = os.path.dirname(folder)
+    return os.path.join(folder, *dotted.lstrip(".").split(".")) + ".py"
+
+
+_CODE = re.compile(r"^\w{1,32}$")
+
+
+def _helper_module(module: Module, out: PyOut) -> None:
+    """The performance scripts' helper modules read alone or with the script: which factory
+    ``helpers.set_precision_configs`` sets for each ``-fr`` code (``if fp8_recipe.lower() ==
+    "mxfp8": recipe.trainer.plugins = bf16_with_mxfp8_mixed()``, and fields it sets on it),
+    and the defaults ``argument_parser.parse_cli_args`` gives ``-c`` / ``-fr``."""
+    fn = module.functions.get(_PERF_SETTERS[2])
+    for node in ast.walk(fn[0]) if fn is not None else ():
+        code = _recipe_test(node.test) if isinstance(node, ast.If) else None
+        if code is None:
+            continue
+        for stmt in node.body:     # type: ignore[attr-defined]
+            if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and
+                    isinstance(stmt.targets[0], ast.Attribute)):
+                continue
+            path = attr_path(stmt.targets[0]) or ()
+            if path[-2:] == ("trainer", "plugins") and isinstance(stmt.value, ast.Call) and \
+                    isinstance(stmt.value.func, ast.Name):
+                out.put(f"{PREFIX}.perf.factory.{code}", stmt.value.func.id, stmt.lineno)
+            elif path[-3:-1] == ("trainer", "plugins") and \
+                    isinstance(stmt.value, ast.Constant) and _CODE.match(path[-1]):
+                out.put(f"{PREFIX}.perf.sets.{code}.{path[-1]}", stmt.value.value, stmt.lineno)
+    if "parse_cli_args" in module.functions:
+        for dest in ("compute_dtype", "fp8_recipe"):
+            opt = module.options.get(dest)
+            if opt is not None:
+                out.put(f"{PREFIX}.perf.defaults.{dest}", opt.default, opt.line)
+
+
+def _recipe_test(test: ast.expr) -> str | None:
+    """``X`` of ``fp8_recipe.lower() == "X"``."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and
+            isinstance(test.ops[0], ast.Eq) and isinstance(test.left, ast.Call) and
+            isinstance(test.left.func, ast.Attribute) and test.left.func.attr == "lower" and
+            isinstance(test.left.func.value, ast.Name) and
+            test.left.func.value.id == "fp8_recipe"):
+        return None
+    value = test.comparators[0]
+    if isinstance(value, ast.Constant) and isinstance(value.value, str) and \
+            _CODE.match(value.value):
+        return value.value.lower()
+    return None

@@ -86,6 +86,29 @@ def test_perf_options_the_text_cannot_decide(tmp_path: Path, flags: str, why: st
     assert "pretrain_llama3_8b.py:2" in where        # the set_primary_perf_configs keyword
 
 
+def test_perf_factory_is_the_jobs_helpers(tmp_path: Path) -> None:
+    run = _perf(tmp_path, "-c fp8 -fr mxfp8")
+    assert "helpers.py:47" in _intent(run)["recipe"][1]   # plugins = bf16_with_mxfp8_mixed()
+    helpers = run.parent / "scripts" / "performance" / "helpers.py"
+    text = helpers.read_text()
+    # a job whose helper picks another factory for mxfp8 is read as that one
+    helpers.write_text(text.replace("plugins = bf16_with_mxfp8_mixed()",
+                                    "plugins = bf16_with_fp8_subchannel_scaling_mixed()"))
+    assert _intent(run)["recipe"][0] == "blockwise"
+    # a code the job's helper sets no plugin for (NeMo's table is not used in its place)
+    helpers.write_text(text.replace('fp8_recipe.lower() == "mxfp8"', 'fp8_recipe.lower() == "mx"'))
+    fp8 = _intent(run)["fp8"][0]
+    assert isinstance(fp8, Unknown) and "'mxfp8'" in fp8.reason
+
+
+def test_helper_modules_alone_are_undetermined() -> None:
+    for name in ("helpers.py", "argument_parser.py"):
+        read = read_paths([str(FIX / "perf" / "scripts" / "performance" / name)], None)
+        assert [k for _, k in read.files] == ["nemo2"]
+        fp8 = _intent(FIX / "perf" / "scripts" / "performance" / name)["fp8"][0]
+        assert isinstance(fp8, Unknown) and "-c/-fr" in fp8.reason
+
+
 def test_perf_without_its_argument_parser_is_undetermined(tmp_path: Path) -> None:
     run = _perf(tmp_path, "-c fp8 -fr mxfp8")
     (run.parent / "scripts" / "performance" / "argument_parser.py").unlink()
