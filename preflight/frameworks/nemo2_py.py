@@ -102,8 +102,11 @@ def read_python(module: Module) -> ReaderOutput:
                 call.line)
     for value, line in accelerators:
         _accelerator(out, value, line)
-    _perf(module, out)
-    _helper_module(module, out)
+    # the perf scripts and their helpers by their names, in a file that imports NeMo (or
+    # NeMo-Run): Megatron-Bridge's performance scripts have modules of the same names
+    if any(v.lstrip(".").split(".")[0] in ("nemo", "nemo_run") for v in module.imports.values()):
+        _perf(module, out)
+        _helper_module(module, out)
     return out.output()
 
 

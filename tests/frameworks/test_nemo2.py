@@ -109,6 +109,33 @@ def test_helper_modules_alone_are_undetermined() -> None:
         assert isinstance(fp8, Unknown) and "-c/-fr" in fp8.reason
 
 
+@pytest.mark.parametrize("how", ["symlink out of the job", "not UTF-8", "not Python"])
+def test_hostile_argument_parser(tmp_path: Path, how: str) -> None:
+    run = _perf(tmp_path / "job", "-c fp8 -fr mxfp8")
+    parser = run.parent / "scripts" / "performance" / "argument_parser.py"
+    text = parser.read_text()
+    parser.unlink()
+    if how == "symlink out of the job":
+        outside = tmp_path / "outside.py"
+        outside.write_text(text)
+        parser.symlink_to(outside)
+    elif how == "not UTF-8":
+        parser.write_bytes(b"def parse_cli_args():\n    x = '\xff\xfe'\n")
+    else:
+        parser.write_text("def parse_cli_args(:\n")
+    fp8 = _intent(run)["fp8"][0]
+    assert isinstance(fp8, Unknown) and "argument_parser.py" in fp8.reason
+
+
+def test_same_names_without_nemo_are_not_nemo2(tmp_path: Path) -> None:
+    # Megatron-Bridge's performance scripts have an argument_parser.parse_cli_args too
+    src = FIX / "perf" / "scripts" / "performance" / "argument_parser.py"
+    other = tmp_path / "argument_parser.py"
+    other.write_text(src.read_text().replace("from nemo_run.config import get_nemorun_home\n", ""))
+    read = read_paths([str(other)], None)
+    assert "nemo2" not in [k for _, k in read.files]
+
+
 def test_perf_without_its_argument_parser_is_undetermined(tmp_path: Path) -> None:
     run = _perf(tmp_path, "-c fp8 -fr mxfp8")
     (run.parent / "scripts" / "performance" / "argument_parser.py").unlink()
