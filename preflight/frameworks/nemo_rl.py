@@ -27,6 +27,7 @@ from preflight.facts import Unknown
 from preflight.findings import Source
 from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, IntentOut, Stated, View
+from preflight.frameworks.nemo_rl_shipped import lookup
 from preflight.reading.launch import not_training
 from preflight.reading.layered import load_chain, source_of
 from preflight.reading.overridelaunch import (
@@ -87,6 +88,12 @@ def read_yaml(path: str, parsed: Parsed) -> ReaderOutput:
     """The YAML over its ``defaults:`` chain, ``${...}`` resolved on the merged config."""
     chain = load_chain(path, parsed, style="paths")
     facts, prov = chain.facts(PREFIX, Source(path, parsed.line_of(("defaults",))))
+    shipped = lookup(chain.unread_paths[0]) if len(chain.unread_paths) == 1 and \
+        len(chain.unread) == 1 else None
+    if shipped is not None:
+        # the base not read is one NeMo-RL ships: derive takes what it sets from the table
+        facts[f"{PREFIX}.shipped_base"] = shipped.path
+        prov[f"{PREFIX}.shipped_base"] = prov[f"{PREFIX}.base_config"]
     where = source_of(path, parsed)(("defaults",))
     linked = tuple(Linked(p, KIND, where, key="defaults", line=parsed.line_of(("defaults",)))
                    for p in chain.files)
@@ -152,11 +159,7 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
         return out.build()
     unread = base_unread(f, KIND)
     if unread is not None:
-        # --config was not read: what the launch line does not say stays unknown
-        f = {**f, **{f"{PREFIX}.{k}": unread for k in BASE_DECIDES
-                     if f"{PREFIX}.{k}" not in f}}
-        prov = {**prov, **{f"{PREFIX}.{k}": prov.get(f"{PREFIX}.base_config", "intent")
-                           for k in BASE_DECIDES if f"{PREFIX}.{k}" not in prov}}
+        f, prov = _unread_base(f, prov, unread)
         v = View(f, KIND, prov)
     megatron = v.truthy(f"{MEG}.enabled")
     dtensor = v.truthy("policy.dtensor_cfg.enabled")
@@ -228,6 +231,31 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     return out.build()
 
 
+def _unread_base(f: Mapping[str, Any], prov: Mapping[str, str], unread: Unknown,
+                 ) -> tuple[dict[str, Any], dict[str, str]]:
+    """The base config was not read: what the job does not say stays unknown, except what a
+    base NeMo-RL ships sets alike at every release read (:mod:`.nemo_rl_shipped`)."""
+    named = f.get(f"{PREFIX}.shipped_base")
+    shipped = lookup(named) if isinstance(named, str) else None
+    facts, where = dict(f), dict(prov)
+    for key in BASE_DECIDES:
+        name = f"{PREFIX}.{key}"
+        if name in facts:
+            continue
+        value = shipped.values.get(key, unread) if shipped is not None else unread
+        if shipped is not None and value == shipped.absent:
+            continue            # the shipped base does not set it either
+        if isinstance(value, str) and value == "${policy.precision}":
+            # vllm_cfg.precision follows the policy's precision (the job's, else the base's)
+            value = facts.get(f"{PREFIX}.policy.precision",
+                              shipped.values.get("policy.precision", unread)
+                              if shipped is not None else unread)
+        facts[name] = value
+        where[name] = shipped.where() if shipped is not None and not isinstance(
+            value, Unknown) else prov.get(f"{PREFIX}.base_config", "intent")
+    return facts, where
+
+
 def _packed_row_padding(v: View, out: IntentOut) -> None:
     """On the Megatron path NeMo-RL pads each packed row by itself: to 128 tokens for blockwise
     FP8, 32 for MXFP8, 16 for other FP8 recipes (128 for the HybridEP flex dispatcher), times
@@ -236,6 +264,10 @@ def _packed_row_padding(v: View, out: IntentOut) -> None:
     divisor = 1
     if out.get("fp8", (False,))[0] is True:
         recipe = out.get("recipe", (None,))[0]
+        if isinstance(recipe, Unknown):
+            # the multiple depends on the recipe: not 16 by default
+            out["pad_multiple"] = (recipe, out["recipe"][1])
+            return
         divisor = 128 if recipe == "blockwise" else 32 if recipe == "mxfp8" else 16
     if v.get(f"{MEG}.moe_token_dispatcher_type") == "flex" and \
             v.get(f"{MEG}.moe_flex_dispatcher_backend") == "hybridep":
