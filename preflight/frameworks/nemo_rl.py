@@ -235,8 +235,7 @@ def _unread_base(f: Mapping[str, Any], prov: Mapping[str, str], unread: Unknown,
                  ) -> tuple[dict[str, Any], dict[str, str]]:
     """The base config was not read: what the job does not say stays unknown, except what a
     base NeMo-RL ships sets alike at every release read (:mod:`.nemo_rl_shipped`)."""
-    named = f.get(f"{PREFIX}.shipped_base")
-    shipped = lookup(named) if isinstance(named, str) else None
+    shipped = lookup(f[f"{PREFIX}.shipped_base"]) if f"{PREFIX}.shipped_base" in f else None
     facts, where = dict(f), dict(prov)
     for key in BASE_DECIDES:
         name = f"{PREFIX}.{key}"
