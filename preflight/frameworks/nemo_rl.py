@@ -27,7 +27,7 @@ from preflight.facts import Unknown
 from preflight.findings import Source
 from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, IntentOut, Stated, View
-from preflight.frameworks.nemo_rl_shipped import lookup
+from preflight.frameworks.nemo_rl_shipped import fill_unread, lookup
 from preflight.reading.launch import not_training
 from preflight.reading.layered import load_chain, source_of
 from preflight.reading.overridelaunch import (
@@ -159,7 +159,7 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
         return out.build()
     unread = base_unread(f, KIND)
     if unread is not None:
-        f, prov = _unread_base(f, prov, unread)
+        f, prov = fill_unread(f, prov, unread, PREFIX, BASE_DECIDES)
         v = View(f, KIND, prov)
     megatron = v.truthy(f"{MEG}.enabled")
     dtensor = v.truthy("policy.dtensor_cfg.enabled")
@@ -229,30 +229,6 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
         out["num_gpus"] = (gpus * (nodes or 1), v.src("cluster.gpus_per_node"))
     _generation(v, out)
     return out.build()
-
-
-def _unread_base(f: Mapping[str, Any], prov: Mapping[str, str], unread: Unknown,
-                 ) -> tuple[dict[str, Any], dict[str, str]]:
-    """The base config was not read: what the job does not say stays unknown, except what a
-    base NeMo-RL ships sets alike at every release read (:mod:`.nemo_rl_shipped`)."""
-    shipped = lookup(f[f"{PREFIX}.shipped_base"]) if f"{PREFIX}.shipped_base" in f else None
-    facts, where = dict(f), dict(prov)
-    for key in BASE_DECIDES:
-        name = f"{PREFIX}.{key}"
-        if name in facts:
-            continue
-        value = shipped.values.get(key, unread) if shipped is not None else unread
-        if shipped is not None and value == shipped.absent:
-            continue            # the shipped base does not set it either
-        if isinstance(value, str) and value == "${policy.precision}":
-            # vllm_cfg.precision follows the policy's precision (the job's, else the base's)
-            value = facts.get(f"{PREFIX}.policy.precision",
-                              shipped.values.get("policy.precision", unread)
-                              if shipped is not None else unread)
-        facts[name] = value
-        where[name] = shipped.where() if shipped is not None and not isinstance(
-            value, Unknown) else prov.get(f"{PREFIX}.base_config", "intent")
-    return facts, where
 
 
 def _packed_row_padding(v: View, out: IntentOut) -> None:
@@ -351,7 +327,12 @@ def _generation(v: View, out: IntentOut) -> None:
         out["rollout.fp8"] = (prec if isinstance(prec, Unknown) else fp8,
                               v.src(f"{VLLM}.precision", src))
         if fp8:
-            out["rollout.recipe"] = ("blockwise", v.src(f"{VLLM}.precision"))
+            # is_mx: true swaps in ModelOpt's MXFP8 linear / MoE methods (quantization/fp8.py
+            # l.147-160, l.212 at 7ea279ab; from ff2404c5, 2026-07); else 128x128 blocks
+            mx = v.facts.get(f"{PREFIX}.{VLLM}.is_mx")
+            out["rollout.recipe"] = (mx if isinstance(mx, Unknown) else "mxfp8" if mx is True
+                                     else "blockwise", v.src(f"{VLLM}.is_mx",
+                                                             v.src(f"{VLLM}.precision")))
         kv = v.facts.get(f"{PREFIX}.{VLLM}.kv_cache_dtype")
         # kv_cache_dtype reaches vLLM only through init_fp8's kwargs, which the worker builds
         # only for precision fp8 (vllm_worker.py, quantization/fp8.py at v0.7.0): without FP8

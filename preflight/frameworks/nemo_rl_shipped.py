@@ -16,10 +16,13 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
+
+from preflight.facts import Unknown
 
 _DATA = Path(__file__).resolve().parents[1] / "data" / "nemo_rl_shipped.json"
 
@@ -59,3 +62,29 @@ def lookup(target: str) -> Shipped | None:
     if not isinstance(entry, dict) or key is None:
         return None
     return Shipped(key, dict(entry["values"]), tuple(entry["read_at"]), absent)
+
+
+def fill_unread(f: Mapping[str, Any], prov: Mapping[str, str], unread: Unknown, prefix: str,
+                keys: Sequence[str]) -> tuple[dict[str, Any], dict[str, str]]:
+    """The base config was not read: of ``keys``, what the job does not say stays unknown
+    (``unread``), except what a base NeMo-RL ships sets alike at every release read (the job's
+    ``<prefix>.shipped_base``, :func:`lookup`)."""
+    named = f.get(f"{prefix}.shipped_base")
+    shipped = lookup(named) if isinstance(named, str) else None
+    facts, where = dict(f), dict(prov)
+    for key in keys:
+        name = f"{prefix}.{key}"
+        if name in facts:
+            continue
+        value = shipped.values.get(key, unread) if shipped is not None else unread
+        if shipped is not None and value == shipped.absent:
+            continue            # the shipped base does not set it either
+        if isinstance(value, str) and value == "${policy.precision}":
+            # vllm_cfg.precision follows the policy's precision (the job's, else the base's)
+            value = facts.get(f"{prefix}.policy.precision",
+                              shipped.values.get("policy.precision", unread)
+                              if shipped is not None else unread)
+        facts[name] = value
+        where[name] = shipped.where() if shipped is not None and not isinstance(
+            value, Unknown) else prov.get(f"{prefix}.base_config", "intent")
+    return facts, where

@@ -111,3 +111,21 @@ def test_the_table_holds_only_settings_the_reader_asks_for() -> None:
     assert lookup("/x/examples/configs/grpo_math_1B.yaml") is not None
     shipped = lookup("somewhere/grpo_math_8B_megatron.yaml")
     assert shipped is not None and shipped.values["policy.megatron_cfg.enabled"] is True
+
+
+def test_is_mx_is_an_mxfp8_rollout(tmp_path: Path) -> None:
+    # NeMo-RL 7ea279ab examples/configs/recipes/llm/performance/
+    # grpo-qwen3-30ba3b-4n4g-mxfp8-rollout.yaml (reduced): precision fp8 with is_mx true swaps
+    # in ModelOpt's MXFP8 methods (nemo_rl/models/generation/vllm/quantization/fp8.py l.147-212)
+    base = tmp_path / "base.yaml"
+    base.write_text("policy:\n  precision: bfloat16\n  megatron_cfg:\n    enabled: true\n"
+                    "  generation:\n    backend: vllm\n")
+    recipe = tmp_path / "recipe.yaml"
+    recipe.write_text("defaults: base.yaml\npolicy:\n  generation:\n    vllm_cfg:\n"
+                      '      precision: "fp8"\n      is_mx: true\n')
+    intent = _intent(recipe)
+    assert intent["rollout.fp8"][0] is True
+    assert intent["rollout.recipe"] == ("mxfp8", f"{recipe}:6")
+    recipe.write_text("defaults: base.yaml\npolicy:\n  generation:\n    vllm_cfg:\n"
+                      '      precision: "fp8"\n')
+    assert _intent(recipe)["rollout.recipe"][0] == "blockwise"
