@@ -44,14 +44,6 @@ _DTYPES = {"bfloat16": "bf16", "bf16": "bf16", "float16": "fp16", "fp16": "fp16"
            "float32": "fp32", "fp32": "fp32"}
 
 
-_TRUTHY, _FALSY = frozenset({"yes", "true", "t", "y", "1"}), frozenset({"no", "false", "f", "n",
-                                                                     "0"})
-# bool fields of ms-swift's arguments that the rules and derive read
-_BOOLS = frozenset({"merge_lora", "save_safetensors", "sequence_parallel", "packing",
-                    "padding_free", "bf16", "fp16", "fp8_param_gather", "streaming",
-                    "use_precision_aware_optimizer", "gradient_checkpointing"})
-
-
 def score(data: Any) -> int:
     """ms-swift is read from command lines only (its ``--config`` YAML is not read yet)."""
     return 0
@@ -75,10 +67,6 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
     for name, value in facts.items():     # ms-swift's flags take true/false (argparse bools)
         if isinstance(value, str) and value.lower() in {"true", "false"}:
             facts[name] = value.lower() == "true"
-        elif name.rpartition(".")[2] in _BOOLS and str(value).lower() in _TRUTHY | _FALSY:
-            # HfArgumentParser reads a bool field with transformers' string_to_bool:
-            # yes/true/t/y/1 and no/false/f/n/0 (swift/utils/utils.py parse_args at v3.12.0)
-            facts[name] = str(value).lower() in _TRUTHY
     if command is not None:
         line = text.count("\n", 0, command.start()) + 1
         facts[f"{PREFIX}.command"] = f"{command.group(1)} {command.group(2)}"
