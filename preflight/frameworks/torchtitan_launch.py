@@ -15,9 +15,10 @@ The facts are ``config.torchtitan.*``, what the TOML reader gives, so the torcht
 
 From the Python config registries (PR 2386, 2026-02) the line is ``-m torchtitan.train --module M
 --config NAME --a.b v`` (``MODULE=M CONFIG=NAME ./run_train.sh``): ``ConfigManager`` imports
-``torchtitan.models.M.config_registry`` (then ``torchtitan.experiments.M``; a dotted M as written)
-and calls ``NAME()``, and the flags win over what it returns (torchtitan/config/manager.py
-l.21-130 at 00d1c0e4). That file is linked with ``NAME`` as its entry, read by
+``torchtitan.models.M.config_registry`` (then ``torchtitan.experiments.M``, then
+``torchtitan.experiments.rl.examples.M``, dots as folders: ``--module graph_trainer.llama3``; a
+module path it does not list as written) and calls ``NAME()``, and the flags win over what it
+returns (torchtitan/config/manager.py l.21-130 at 00d1c0e4, l.94-140 at 73aed7f6). That file is linked with ``NAME`` as its entry, read by
 :mod:`.torchtitan_py`; the flags are this script's facts, which come first. A registry not found
 here leaves ``config.torchtitan.base_config`` Unknown (FP8 undetermined, not "no").
 """
@@ -105,12 +106,20 @@ def _registry(read: Any, env: dict[str, str], line: Source) -> Linked | None:
     module = got[0] if got else env.get("MODULE", "llama3")
     if not isinstance(module, str) or not _NAME.match(module):
         return None
-    # a short name is looked for in models/, then experiments/, then experiments/rl/examples/
-    # (torchtitan/config/manager.py l.105-123 at b5bcd76c: --module transformers_modeling_backend,
-    # --module dapo_math); a dotted one as written
-    targets = [f"torchtitan/{d}/{module}/config_registry.py" for d in
-               ("models", "experiments", "experiments/rl/examples")] if "." not in module else \
-        [module.replace(".", "/") + "/config_registry.py"]
+    # A name torchtitan lists (models' _supported_models, experiments' _supported_experiments:
+    # "llama3", "graph_trainer.llama3", "dapo_math") is looked for in models/, then
+    # experiments/, then experiments/rl/examples/, dots as folders; any other is a module path
+    # imported as written, M.config_registry first, then M itself (torchtitan/config/manager.py
+    # l.94-140 at 73aed7f6). Which names are listed depends on the release, so every place is
+    # tried in that order and the first found here is the one.
+    folder = module.replace(".", "/")
+    targets = [f"torchtitan/{d}/{folder}/config_registry.py" for d in
+               ("models", "experiments", "experiments/rl/examples")]
+    targets += [f"{folder}/config_registry.py", f"{folder}.py"] if "." in module else []
     target = next((t for t in targets if locate(t, read.path)), targets[0])
+    if "." in module and target == targets[0] and not locate(target, read.path):
+        # a dotted name found nowhere: an experiment's ("graph_trainer.llama3"), as torchtitan
+        # lists them, is the likelier place to name
+        target = targets[1]
     link = named(target, KIND, read.path, where, key="--config", line=where.line)
     return replace(link, entry=config)

@@ -47,6 +47,9 @@ class Call:
     """A ``**mapping`` whose keys are not known: any keyword may be set there."""
     when: Unresolved | None = None
     """The call is made under a condition the text does not decide (which, and why)."""
+    path: str | None = None
+    """The file it is written in, where that is another file of the job than the one read (a
+    value passed in from the script that imports it: :mod:`preflight.jobs.pyimports`)."""
 
     @property
     def name(self) -> str:
