@@ -24,11 +24,9 @@ it can be known without running anything:
   result, ``os.environ``, f-strings) as :class:`Unresolved` with the reason, never a guess.
 
 Each framework module reads the calls it knows (``Framework.read_python``). Bounds: files over
-:data:`MAX_BYTES` are not parsed (a training script is tens of KB; parsing costs ~3 s per MB),
-nesting beyond what :func:`ast.parse` accepts is a problem with the line (it raises
-``RecursionError`` / ``MemoryError`` / ``SyntaxError`` instead of crashing on 3.11), and every
-walk here is bounded by :data:`MAX_DEPTH`.
-"""
+:data:`MAX_BYTES` are not parsed (~3 s per MB), nesting beyond what :func:`ast.parse` accepts is
+a problem with the line (not a crash on 3.11), every walk is bounded by :data:`MAX_DEPTH` and
+every value by :data:`.pyvalues.MAX_WEIGHT` parts."""
 
 from __future__ import annotations
 
@@ -47,6 +45,7 @@ from preflight.reading.pyvalues import (
     Call,
     Ref,
     Unresolved,
+    Weights,
     arith,
     dotted,
     number,
@@ -91,7 +90,7 @@ class Module(Layout):
         self.entry = entry
         """The function the user named (``FILE.py::NAME``): which config of a registry is the job."""
         self.options: dict[str, Arg] = {}
-        self._inlining = 0
+        self._inlining, self._weights = 0, Weights()
         self._memo: dict[tuple[int, str, int | None, int], tuple[Scope, Any]] = {}
         self._tested: dict[tuple[int, int, int], tuple[Scope, Any]] = {}
         self._decided: dict[tuple[int, int, bool, int],
@@ -185,7 +184,10 @@ class Module(Layout):
         return option_value(self.options.get(dest), dest, self.argv, self.path, longs)
 
     def evaluate(self, node: ast.expr, scope: Scope, depth: int = 0) -> Any:
-        """The value of ``node`` in ``scope`` as far as the text gives it."""
+        """The value of ``node`` in ``scope`` as far as the text gives it (bounded in parts)."""
+        return self._weights.bounded(self._evaluate(node, scope, depth), node.lineno)
+
+    def _evaluate(self, node: ast.expr, scope: Scope, depth: int) -> Any:
         if depth > MAX_DEPTH:
             return Unresolved("nested too deeply to follow", getattr(node, "lineno", None))
         line = getattr(node, "lineno", None)
@@ -281,7 +283,7 @@ class Module(Layout):
         else:
             value = self.evaluate(bind.value, scope, depth + 1)
         if isinstance(value, Call):
-            value = self._apply_sets(value, scope, name, depth)
+            value = self._weights.bounded(self._apply_sets(value, scope, name, depth), line)
         self._memo[key] = (scope, value)
         return value
 
