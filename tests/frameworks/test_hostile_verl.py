@@ -17,20 +17,25 @@ import pytest
 from preflight.facts import Unknown
 from preflight.jobs.read import read_paths
 
+_RECORDING: list[list[str]] = []
+
+
+def _hook(event: str, args: tuple[object, ...]) -> None:
+    if _RECORDING and event == "open" and isinstance(args[0], str):
+        _RECORDING[-1].append(args[0])
+
 
 @pytest.fixture()
 def opened() -> Iterator[list[str]]:
-    """Paths opened while the test runs (Python's own audit hook; it cannot be removed, so it
-    records only while the list is live)."""
+    """Paths opened while the test runs (Python's own audit hook, added once: it cannot be
+    removed, so it records only while a test holds a list)."""
+    if not _RECORDING and not getattr(sys, "_fp8d_verl_hook", False):
+        sys.addaudithook(_hook)
+        sys._fp8d_verl_hook = True  # type: ignore[attr-defined]
     seen: list[str] = []
-    live = [True]
-
-    def hook(event: str, args: tuple[object, ...]) -> None:
-        if live[0] and event == "open" and isinstance(args[0], str):
-            seen.append(args[0])
-    sys.addaudithook(hook)
+    _RECORDING.append(seen)
     yield seen
-    live[0] = False
+    _RECORDING.remove(seen)
 
 
 @pytest.fixture()
