@@ -85,3 +85,23 @@ def test_the_launch_line_reaches_the_same_verdict(registry: Path,
                                  "--module mine --config spec_from_elsewhere\n")
     _, values = _values(str(root / "run.sh"))
     assert isinstance(values["intent.fp8"], Unknown)
+
+
+@pytest.mark.parametrize("line", [
+    "torchrun -m torchtitan.train --module $MODEL --config $CFG --training.steps 10",
+    "torchrun -m torchtitan.train --module llama3 --config \"$CFG\" --training.steps 10",
+    "torchrun -m torchtitan.train --module ../../outside --config llama3_8b",
+    "torchrun -m torchtitan.train --module /etc --config passwd",
+])
+def test_a_registry_chosen_at_run_time_or_not_importable_is_undetermined(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, line: str) -> None:
+    # read as no registry at all, FP8 came out "no" from the flags alone
+    monkeypatch.chdir(tmp_path)
+    script = tmp_path / "run.sh"
+    script.write_text(f"#!/bin/bash\n{line}\n")
+    read, values = _values(str(script))
+    assert [k for _, k in read.files] == ["torchtitan"]
+    assert isinstance(values["intent.fp8"], Unknown)
+    assert read.provenance["config.torchtitan.base_config"].line == 2
+    if "$" not in line:     # a name no import can take is said at its line
+        assert [(p.path, p.line, p.level) for p in read.problems] == [(str(script), 2, "warning")]
