@@ -34,7 +34,7 @@ from preflight.findings import Source
 from preflight.reading.overridelaunch import Syntax, find_launch, merged_facts
 from preflight.reading.overrides import Override
 from preflight.reading.refs import locate, named
-from preflight.reading.types import Linked, ReaderOutput
+from preflight.reading.types import ConfigProblem, Linked, ReaderOutput
 
 KIND = "torchtitan"
 PREFIX = f"config.{KIND}"
@@ -71,10 +71,13 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
     for ov, src in read.overrides:
         if ov.path == ("job", "config_file"):
             base = (ov.value, src)
-    line = Source(path, text.count("\n", 0, read.launch.offset) + 1)
+    line = Source(path, text.count("\n", 0, read.launch.entry.offset) + 1)   # (the statement
+    # offset may be the newline before it: redteam2 saw line 1 for a command on line 2)
     env = dict(read.launch.env) if read.launch.entry.text.endswith("run_train.sh") else {}
-    registry = _registry(read, env, line)
-    if base is None and registry is None and \
+    got = _registry(read, env, line)
+    undecided = got if isinstance(got, Unknown) else None
+    registry = got if isinstance(got, Linked) else None
+    if base is None and registry is None and undecided is None and \
             read.launch.entry.text.endswith("run_train.sh"):
         base = (env.get("CONFIG_FILE", DEFAULT_CONFIG), line)
     merged = merged_facts(read, KIND, base, style="toml", key="--job.config_file")
@@ -86,6 +89,8 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
                 f"--module/--config: {registry.path} (which defines {registry.entry}()) was not "
                 "found here")
             prov[f"{PREFIX}.base_config"] = registry.source
+    elif undecided is not None:
+        facts[f"{PREFIX}.base_config"], prov[f"{PREFIX}.base_config"] = undecided, line
     elif not any(n.startswith(f"{PREFIX}.") and n != f"{PREFIX}.base_config" for n in facts):
         return ReaderOutput(problems=tuple(read.problems))
     return ReaderOutput(facts, prov, tuple(read.problems), linked)
@@ -94,18 +99,29 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
 _NAME = re.compile(r"^[A-Za-z_][\w.]*$")
 
 
-def _registry(read: Any, env: dict[str, str], line: Source) -> Linked | None:
+def _registry(read: Any, env: dict[str, str], line: Source) -> Linked | Unknown | None:
     """The config registry ``--module M --config NAME`` (or run_train.sh's MODULE / CONFIG)
-    names, as a link with NAME as its entry; None without a ``--config`` / CONFIG."""
+    names, as a link with NAME as its entry; None without a ``--config`` / CONFIG; Unknown
+    when either is decided at run time (``$C``) or no name torchtitan can import (``../x``,
+    ``/etc``): read as no registry, FP8 came out "no" (redteam2)."""
     given = read.flag("config")
     config = given[0] if given else env.get("CONFIG")
     where = given[1] if given else line
-    if not isinstance(config, str) or not _NAME.match(config):
+    if config is None:
         return None
     got = read.flag("module")
     module = got[0] if got else env.get("MODULE", "llama3")
-    if not isinstance(module, str) or not _NAME.match(module):
-        return None
+    for flag, value in (("--config", config), ("--module", module)):
+        if isinstance(value, str) and _NAME.match(value):
+            continue
+        if isinstance(value, Unknown):
+            return Unknown(f"{flag}: {value.reason}; the config registry it picks, and its "
+                           "settings (FP8 among them), are not read")
+        said = f"{flag} {str(value)[:80]!r} is no name torchtitan can import"
+        read.problems.append(ConfigProblem(read.path, where.line, (
+            f"{said} (torchtitan.models.<MODULE>.config_registry.<CONFIG>); its config "
+            "registry was not read"), level="warning"))
+        return Unknown(f"{said}: its config registry was not read")
     # A name torchtitan lists (models' _supported_models, experiments' _supported_experiments:
     # "llama3", "graph_trainer.llama3", "dapo_math") is looked for in models/, then
     # experiments/, then experiments/rl/examples/, dots as folders; any other is a module path

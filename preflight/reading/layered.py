@@ -240,8 +240,9 @@ def _load(path: str, parsed: Parsed, chain: Chain, depth: int, seen: set[str],
         real = os.path.realpath(target)
         if real in seen:
             chain.problems.append(ConfigProblem(path, line, (
-                f"defaults: {parent!r} names a file already in this chain (a cycle); NeMo-RL "
-                "would recurse until Python stops it")))
+                f"defaults: {parent!r} names a file already in this chain (a cycle); " + (
+                    "NeMo-RL would recurse until Python stops it" if style == "paths" else
+                    "composing it never ends"))))      # (a verl chain's said NeMo-RL: redteam2)
             continue
         if len(chain.files) + 1 >= MAX_CHAIN or depth >= MAX_CHAIN:
             chain.problems.append(ConfigProblem(path, line, (

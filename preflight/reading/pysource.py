@@ -24,11 +24,9 @@ the file makes, each argument's value as far as it can be known without running 
   result, ``os.environ``, f-strings) as :class:`Unresolved` with the reason, never a guess.
 
 Each framework module reads the calls it knows (``Framework.read_python``). Bounds: files over
-:data:`MAX_BYTES` are not parsed (a training script is tens of KB; parsing costs ~3 s per MB),
-nesting beyond what :func:`ast.parse` accepts is a problem with the line (it raises
-``RecursionError`` / ``MemoryError`` / ``SyntaxError`` instead of crashing on 3.11), and every
-walk here is bounded by :data:`MAX_DEPTH`.
-"""
+:data:`MAX_BYTES` are not parsed (~3 s per MB), nesting beyond what :func:`ast.parse` accepts is
+a problem with the line (not a crash on 3.11), every walk is bounded by :data:`MAX_DEPTH` and
+every value by :data:`.pyvalues.MAX_WEIGHT` parts."""
 
 from __future__ import annotations
 
@@ -56,6 +54,7 @@ from preflight.reading.pyvalues import (
     Call,
     Ref,
     Unresolved,
+    Weights,
     arith,
     dotted,
     number,
@@ -92,20 +91,18 @@ class Module(Layout):
     """A parsed Python file: its calls with their arguments resolved as far as the text says."""
 
     def __init__(self, path: str, tree: ast.Module, argv: tuple[str, ...] | None = None,
-                 entry: str | None = None,
-                 bindings: Mapping[str, Sequence[Call]] | None = None) -> None:
+                 entry: str | None = None, bindings: Mapping[str, Sequence[Call]] | None = None
+                 ) -> None:
         super().__init__(tree)
-        self.path, self.argv = path, argv
-        self.entry = entry
+        self.path, self.argv, self.entry = path, argv, entry
+        """The function the user named (``FILE.py::NAME``): which config of a registry is the job."""
         self.bindings = dict(bindings or {})
-        """Calls another file of the job makes to this file's functions and classes (by name),
-        with their arguments as that file gives them (:mod:`preflight.jobs.pyimports`)."""
+        """Other job files' calls of this file's functions/classes (:mod:`.jobs.pyimports`)."""
         self._sites, self._escapes = call_sites(tree)
         self.call_scope = {id(n): sc for sc in self.scopes for n in sc.calls}
         self._params: dict[tuple[int, str, int], Any] = {}
-        """The function the user named (``FILE.py::NAME``): which config of a registry is the job."""
         self.options: dict[str, Arg] = {}
-        self._inlining = 0
+        self._inlining, self._weights = 0, Weights()
         self._memo: dict[tuple[int, str, int | None, int], tuple[Scope, Any]] = {}
         self._tested: dict[tuple[int, int, int], tuple[Scope, Any]] = {}
         self._decided: dict[tuple[int, int, bool, int],
@@ -201,7 +198,10 @@ class Module(Layout):
         return option_value(self.options.get(dest), dest, self.argv, self.path, longs)
 
     def evaluate(self, node: ast.expr, scope: Scope, depth: int = 0) -> Any:
-        """The value of ``node`` in ``scope`` as far as the text gives it."""
+        """The value of ``node`` in ``scope`` as far as the text gives it (bounded in parts)."""
+        return self._weights.bounded(self._evaluate(node, scope, depth), node.lineno)
+
+    def _evaluate(self, node: ast.expr, scope: Scope, depth: int) -> Any:
         if depth > MAX_DEPTH:
             return Unresolved("nested too deeply to follow", getattr(node, "lineno", None))
         line = getattr(node, "lineno", None)
@@ -301,7 +301,7 @@ class Module(Layout):
         else:
             value = self.evaluate(bind.value, scope, depth + 1)
         if isinstance(value, Call):
-            value = apply_sets(self, value, scope, name, depth)
+            value = self._weights.bounded(apply_sets(self, value, scope, name, depth), line)
         self._memo[key] = (scope, value)
         return value
 

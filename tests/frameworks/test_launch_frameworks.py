@@ -368,8 +368,10 @@ def test_wrappers_before_the_entry_point(tmp_path: Path) -> None:
                    "+actor_rollout_ref.actor.megatron.override_transformer_config.fp8=hybrid\n"
                    "uv run --no-sync python -m verl.trainer.main_ppo trainer.nnodes=2\n")
     intent, read = _read(run)
-    assert intent["fp8"][0] is True and intent["format"][0] == "hybrid"
-    assert "config.verl.trainer.nnodes" not in read.facts      # the first launch is the job
+    # both wrapped commands are read as launches; they train differently, and the first is no
+    # longer taken for the job (redteam2: a decoy first line hid the FP8 one)
+    assert isinstance(intent["fp8"][0], Unknown) and "lines 1, 2" in intent["fp8"][0].reason
+    assert isinstance(read.facts["config.verl.trainer.nnodes"], Unknown)
 
 
 def test_a_megabyte_value_is_a_problem_with_its_line(tmp_path: Path) -> None:
