@@ -25,6 +25,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from preflight.reading.shellvars import runtime_reason
 from preflight.reading.shellwords import Part, Split, Statement, Word, split
 
 MAX_CHARS = 2 * 1024 * 1024
@@ -105,9 +106,33 @@ class _Eval:
         elif not st.words:                      # else
             self.runs[branch] = True if all(r is False for r in earlier) else None
         else:
-            got = _test([f for w in st.words for f in self.word(w, st.branch, True)])
+            got = self.matches(st) if st.patterns is not None else \
+                _test([f for w in st.words for f in self.word(w, st.branch, True)])
             self.runs[branch] = got if all(r is False for r in earlier) or got is False \
                 else None
+
+    def matches(self, st: Statement) -> bool | None:
+        """Whether ``case SUBJECT in PATTERNS)`` picks this arm (None: cannot tell here)."""
+        assert st.patterns is not None
+        subject = _join(self.word(st.words[0], st.branch, False)) if st.words else []
+        if any(s.opaque for s in subject):
+            return None
+        text = "".join(s.text for s in subject)
+        got: bool | None = False
+        for pattern in st.patterns:
+            hit = _glob(pattern, self, st.branch)
+            if hit is None:
+                got = None
+            elif hit.fullmatch(text):
+                return True
+        return got
+
+    def exited(self, st: Statement) -> None:
+        """``exit`` in a branch nobody can decide: the launch after it is reached only when
+        that branch did not run (``if [ -z "$ROOT" ]; then usage; exit 1; fi``), so for the
+        launch it did not (a subshell's ``exit`` ends the subshell only)."""
+        if st.branch and not st.subshell and self.runs.get(st.branch[-1], None) is None:
+            self.runs[st.branch[-1]] = False
 
     def charge(self, fields: list[Field], at: int) -> None:
         self.spent += sum(len(s.text) + 16 for f in fields for s in f)
@@ -117,7 +142,9 @@ class _Eval:
     def lookup(self, part: Part, branch: tuple[int, ...]) -> list[Field]:
         value = self.env.get(part.text)
         if value is None and part.text in self.outer:
-            value = [[Seg(self.outer[part.text], part.offset, ())]]
+            why = runtime_reason(self.outer[part.text])
+            value = [[Seg(self.outer[part.text], part.offset, ()) if why is None else
+                      Seg("$" + part.text, self.remap(part.offset), branch, why)]]
         if value is not None and not (part.default is not None and not _nonempty(value)):
             return value if part.array else value[:1]
         if part.default_parts:
@@ -201,6 +228,50 @@ def _test(fields: list[Field]) -> bool | None:
     else:
         return None
     return got != negate
+
+
+def _glob(word: Word, ev: _Eval, branch: tuple[int, ...]) -> re.Pattern[str] | None:
+    """A ``case`` pattern as bash matches it: ``*``, ``?``, ``[...]`` where unquoted, quoted
+    text literally, a variable's value as a pattern unless quoted (None: run-time value)."""
+    out = []
+    for part in word:
+        if part.opaque is not None:
+            return None
+        if part.var:
+            value = _join(ev.lookup(part, branch))
+            if any(s.opaque for s in value):
+                return None
+            text, quoted = "".join(s.text for s in value), part.quoted
+        else:
+            text, quoted = part.text, part.quoted
+        if not quoted and "[:" in text:
+            return None       # [[:alpha:]] classes: not worth a guess
+        out.append(re.escape(text) if quoted else _glob_text(text))
+    try:
+        return re.compile("".join(out), re.S)
+    except re.error:
+        return None
+
+
+def _glob_text(text: str) -> str:
+    out = []
+    i = 0
+    while i < len(text):
+        c = text[i]
+        if c == "*":
+            out.append(".*")
+        elif c == "?":
+            out.append(".")
+        elif c == "[" and (end := text.find("]", i + 2)) != -1:
+            body = text[i + 1:end]
+            neg = body[:1] in ("!", "^")
+            body = body[1:] if neg else body
+            out.append("[" + ("^" if neg else "") + body.replace("\\", "\\\\") + "]")
+            i = end
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return "".join(out)
 
 
 def _nonempty(value: list[Field]) -> bool:
@@ -317,6 +388,9 @@ def _launch(split: Split, is_entry: Callable[[str], bool], ev: _Eval, prefix: tu
             ev.assign(st)
             continue
         fields = ev.command(st)
+        if fields and "".join(s.text for s in fields[0]) == "exit":
+            ev.exited(st)
+            continue
         inner = _inner_script(fields) if depth < 4 else None
         if inner is not None:
             text, remap = _flatten(inner[1])
@@ -345,3 +419,5 @@ def _launch(split: Split, is_entry: Callable[[str], bool], ev: _Eval, prefix: tu
 
 
 split_text = split
+Eval = _Eval
+"""The evaluator :func:`launch_args` walks a script with (:mod:`.shellcalls` walks it too)."""
