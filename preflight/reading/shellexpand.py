@@ -25,6 +25,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from preflight.reading.shelltests import bracket, glob
 from preflight.reading.shellvars import runtime_reason
 from preflight.reading.shellwords import Part, Split, Statement, Word, split
 
@@ -106,8 +107,11 @@ class _Eval:
         elif not st.words:                      # else
             self.runs[branch] = True if all(r is False for r in earlier) else None
         else:
-            got = self.matches(st) if st.patterns is not None else \
-                _test([f for w in st.words for f in self.word(w, st.branch, True)])
+            fields = [] if st.patterns is not None else \
+                [f for w in st.words for f in self.word(w, st.branch, True)]
+            got = self.matches(st) if st.patterns is not None else bracket(
+                None if any(s.opaque for f in fields for s in f) else
+                ["".join(s.text for s in f) for f in fields])
             self.runs[branch] = got if all(r is False for r in earlier) or got is False \
                 else None
 
@@ -119,8 +123,12 @@ class _Eval:
             return None
         text = "".join(s.text for s in subject)
         got: bool | None = False
+        def value(part: Part) -> str | None:
+            got = _join(self.lookup(part, st.branch))
+            return None if any(s.opaque for s in got) else "".join(s.text for s in got)
+
         for pattern in st.patterns:
-            hit = _glob(pattern, self, st.branch)
+            hit = glob(pattern, value)
             if hit is None:
                 got = None
             elif hit.fullmatch(text):
@@ -206,72 +214,6 @@ class _Eval:
         fields = [f for w in st.words for f in self.word(w, st.branch, True)]
         self.charge(fields, st.offset)
         return fields
-
-
-def _test(fields: list[Field]) -> bool | None:
-    """``[ -n X ]``, ``[ -z X ]``, ``[ X = Y ]``, ``[ X != Y ]`` (and ``[[ ]]``, ``!``) on
-    values known here; None for any other test, or one on a run-time value."""
-    if any(s.opaque for f in fields for s in f):
-        return None
-    words = ["".join(s.text for s in f) for f in fields]
-    negate = bool(words) and words[0] == "!"
-    words = words[1:] if negate else words
-    if len(words) < 2 or (words[0], words[-1]) not in (("[", "]"), ("[[", "]]")):
-        return None
-    inner = words[1:-1]
-    if len(inner) == 2 and inner[0] in ("-n", "-z"):
-        got = bool(inner[1]) == (inner[0] == "-n")
-    elif len(inner) == 1:
-        got = bool(inner[0])
-    elif len(inner) == 3 and inner[1] in ("=", "==", "!="):
-        got = (inner[0] == inner[2]) == (inner[1] != "!=")
-    else:
-        return None
-    return got != negate
-
-
-def _glob(word: Word, ev: _Eval, branch: tuple[int, ...]) -> re.Pattern[str] | None:
-    """A ``case`` pattern as bash matches it: ``*``, ``?``, ``[...]`` where unquoted, quoted
-    text literally, a variable's value as a pattern unless quoted (None: run-time value)."""
-    out = []
-    for part in word:
-        if part.opaque is not None:
-            return None
-        if part.var:
-            value = _join(ev.lookup(part, branch))
-            if any(s.opaque for s in value):
-                return None
-            text, quoted = "".join(s.text for s in value), part.quoted
-        else:
-            text, quoted = part.text, part.quoted
-        if not quoted and "[:" in text:
-            return None       # [[:alpha:]] classes: not worth a guess
-        out.append(re.escape(text) if quoted else _glob_text(text))
-    try:
-        return re.compile("".join(out), re.S)
-    except re.error:
-        return None
-
-
-def _glob_text(text: str) -> str:
-    out = []
-    i = 0
-    while i < len(text):
-        c = text[i]
-        if c == "*":
-            out.append(".*")
-        elif c == "?":
-            out.append(".")
-        elif c == "[" and (end := text.find("]", i + 2)) != -1:
-            body = text[i + 1:end]
-            neg = body[:1] in ("!", "^")
-            body = body[1:] if neg else body
-            out.append("[" + ("^" if neg else "") + body.replace("\\", "\\\\") + "]")
-            i = end
-        else:
-            out.append(re.escape(c))
-        i += 1
-    return "".join(out)
 
 
 def _nonempty(value: list[Field]) -> bool:

@@ -198,3 +198,16 @@ def test_cd_out_of_the_job_is_the_outside_warning(tmp_path: Path) -> None:
     read = read_paths([str(job / "bench" / "t.sh")])
     assert "config.torchtitan.model.converters" not in read.facts
     assert [Path(p.path).name for p in read.problems if p.code == "outside_job"] == ["t.sh"]
+
+
+def test_an_env_prefix_alone_on_the_launcher_is_read(tmp_path: Path) -> None:
+    # redteam2's find: no flag and no train.py here was "no Accelerate settings" (an error)
+    run = tmp_path / "run.sh"
+    run.write_text("#!/bin/bash\nACCELERATE_MIXED_PRECISION=fp8 accelerate launch train.py\n")
+    read = read_paths([str(run)])
+    assert read.facts["env.ACCELERATE_MIXED_PRECISION"] == "fp8"
+    assert read.files == [(str(run), "accelerate")]
+    assert not read.problems
+    # with nothing from the environment either, it stays what it was
+    run.write_text("#!/bin/bash\naccelerate launch train.py\n")
+    assert [p.level for p in read_paths([str(run)]).problems] == ["error"]
