@@ -69,8 +69,9 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
     missing: list[ConfigProblem] = []
     files, outer = sourced(path, text, missing) if shell_script else ([], {})
     outer = {**(inherited or {}), **outer}
-    runs = _python_scripts(path, text, outer)
-    calls = _shell_scripts(path, text, outer, inherited) if shell_script else []
+    walked = shellcalls.walk(path, text, outer, inherited) if shell_script else None
+    runs = _python_scripts(path, text, outer, walked)
+    calls = _shell_scripts(path, text, outer, walked) if walked is not None else []
     try:
         got, out = _read(path, text, kind, explicit and not runs and not calls, outer)
     except ParseError as exc:
@@ -127,16 +128,26 @@ def _with_env(path: str, text: str, outer: dict[str, str], out: ReaderOutput) ->
         if name.startswith(ENV_PREFIXES) and f"env.{name}" not in facts:
             facts[f"env.{name}"] = MASK if looks_secret(name, value) else value
             prov[f"env.{name}"] = Source(path, clean.count("\n", 0, pos) + 1)
+    # what the caller gave this script (`ACCELERATE_MIXED_PRECISION=fp8 bash train.sh`) is in
+    # the environment of everything it runs, unless it sets it again
+    for name in outer.get(shellcalls.ENVIRON, "").split(","):
+        given = variables.get(name)
+        if name.startswith(ENV_PREFIXES) and f"env.{name}" not in facts and \
+                isinstance(given, str) and "$" not in given and "\x00" not in given:
+            facts[f"env.{name}"] = MASK if looks_secret(name, given) else given
+            prov[f"env.{name}"] = outer.get(shellcalls.CALLER, path)
     return replace(out, facts=facts, provenance=prov)
 
 
-def _python_scripts(path: str, text: str, outer: dict[str, str]) -> list[Linked]:
+def _python_scripts(path: str, text: str, outer: dict[str, str],
+                    walked: shellcalls.Walked | None = None) -> list[Linked]:
     """The Python scripts the launch lines of ``text`` run, found here, with their arguments:
     read with the script, after it, their settings winning (what the code sets beats the
     launcher: ``Accelerator(mixed_precision="bf16")`` over ``--mixed_precision fp8``). One not
     found here is left out quietly (``pretrain_gpt.py`` of a Megatron-LM checkout), and so is
     one that evaluates, exports or merges after a training script (``launch.not_training``):
-    its ``Accelerator(mixed_precision="bf16")`` is not the training's."""
+    its ``Accelerator(mixed_precision="bf16")`` is not the training's. After ``cd DIR`` the
+    script is looked for in DIR only (one of a folder not known here is not guessed at)."""
     clean = strip_comments(text)
     variables = collect_variables(clean, outer)
     found = []
@@ -144,6 +155,12 @@ def _python_scripts(path: str, text: str, outer: dict[str, str]) -> list[Linked]
     trains = not all(launch.not_training(script) for script, _, _ in runs)
     for script, argv, pos in runs:
         line = clean.count("\n", 0, pos) + 1
+        moved = walked.folder_at(pos) if walked is not None else shellcalls.Folder()
+        if (moved.path or moved.why) and not os.path.isabs(os.path.expanduser(script)):
+            folder, _ = shellcalls.folder_of(moved, path, outer)
+            if folder is None:
+                continue
+            script = os.path.join(folder, script)
         link = named(script, "", path, Source(path, line), key="the launch line", line=line)
         if not link.missing and "$" not in script:
             found.append(replace(link, after=True) if trains and launch.not_training(script)
@@ -157,14 +174,13 @@ MAX_CALL_DEPTH = 3
 
 
 def _shell_scripts(path: str, text: str, outer: dict[str, str],
-                   inherited: dict[str, str] | None) -> list[Linked]:
+                   walked: shellcalls.Walked) -> list[Linked]:
     """The shell scripts ``text`` runs (``VAR=v bash x.sh``, ``sbatch x.sh``, ``./x.sh``:
     :mod:`.shellcalls`), found inside the job, each linked with the environment and folder it
     starts with, so its ``${VAR:-default}`` takes the caller's value. A relative path is
     taken from the folder the command runs in (after a ``cd``); one that cannot be known (a
     ``cd`` to a run-time folder) is not guessed at; one found only outside the job is a
     warning at its line (:mod:`.boundary`), never read."""
-    walked = shellcalls.walk(path, text, outer, inherited)
     found: list[Linked] = []
     me = os.path.realpath(path)
     for call in walked.calls:
@@ -192,6 +208,8 @@ def _shell_scripts(path: str, text: str, outer: dict[str, str],
         if not is_shell(hits[0], head):
             continue
         env = dict(call.env)
+        env[shellcalls.ENVIRON] = ",".join(n for n, _ in call.env)
+        env[shellcalls.CALLER] = Source(path, line)
         if folder is not None:
             env[shellcalls.CWD] = folder
         found.append(Linked(hits[0], "", Source(path, line), key="the launch line",

@@ -67,8 +67,10 @@ class LaunchRead:
     positional: list[tuple[Any, Source]] = field(default_factory=list)
     problems: list[ConfigProblem] = field(default_factory=list)
     folder: tuple[str | None, str | None] | None = None
-    """The folder the command runs in when the script changed it (``cd DIR``) or its caller
-    gave it: (absolute folder, None) or (None, why not known); None: the usual places."""
+    """The folder the command runs in when the script changed it (``cd DIR``): (absolute
+    folder, None) or (None, why not known); None: the usual places."""
+    started: str | None = None
+    """The folder a calling script ran this one from (looked in first when there is no cd)."""
 
     def flag(self, *names: str) -> tuple[Any, Source] | None:
         """The last value given for any spelling in ``names``."""
@@ -107,8 +109,9 @@ def find_launch(path: str, text: str, syntax: Syntax,
         return out
     out.launch = launch
     moved = walk(path, text, outer).folder_at(launch.offset)
-    if moved.path or moved.why or CWD in (outer or {}):
+    if moved.path or moved.why:
         out.folder = folder_of(moved, path, outer)
+    out.started = (outer or {}).get(CWD)
     args = list(launch.args)
     count = 0
     i = 0
@@ -205,10 +208,11 @@ def merged_facts(read: LaunchRead, kind: str, base: tuple[Any, Source] | None,
         unread = f"{key} {base[0]} is a relative path, and {read.folder[1]}"
     elif base is not None and isinstance(base[0], str) and "$" not in base[0]:
         target, src = base
-        if read.folder is not None and read.folder[0] is not None and \
-                not os.path.isabs(os.path.expanduser(target)):
+        here = read.folder[0] if read.folder is not None else read.started
+        if here is not None and not os.path.isabs(os.path.expanduser(target)) and (
+                read.folder is not None or locate(os.path.join(here, target), read.path)):
             # relative to the folder the command runs in (after `cd DIR`, or the caller's)
-            target = os.path.normpath(os.path.join(read.folder[0], target))
+            target = os.path.normpath(os.path.join(here, target))
         found = locate(target, read.path)
         linked.append(named(target, kind, read.path, src, key=key, line=src.line))
         unread = (f"{key} {target} lies outside the job and was not read"

@@ -36,6 +36,13 @@ CWD = "@cwd"
 """Key of the variables a caller passes (``Linked.variables``) that holds the absolute folder
 the called script starts in; no shell variable can have this name."""
 
+ENVIRON = "@environ"
+"""Key of the variables a caller passes that names (comma-separated) those of them that are the
+called script's environment, so what it runs inherits them (``env.*`` facts)."""
+
+CALLER = "@caller"
+"""Key of the variables a caller passes that holds the ``file:line`` of the command."""
+
 SELF = "\x01script-folder"
 """Stands for the script's own folder in a path (``$(dirname "$0")``, ``SCRIPT_DIR=$(cd
 "$(dirname "${BASH_SOURCE[0]}")" && pwd)``); :func:`folder_of` puts in the real one."""
@@ -97,8 +104,9 @@ class _Walk:
     def __init__(self, path: str, text: str, outer: dict[str, str] | None,
                  environ: dict[str, str] | None) -> None:
         self.path, self.text = path, text
-        self.ev = Eval({k: v for k, v in (outer or {}).items() if k != CWD})
-        self.exported: set[str] = {k for k in (environ or {}) if k != CWD}
+        self.ev = Eval({k: v for k, v in (outer or {}).items() if not k.startswith("@")})
+        # its own environment (names its caller marked so), passed on to what it runs
+        self.exported = set((environ or {}).get(ENVIRON, "").split(",")) - {""}
         self.allexport = False
         self.prefix: list[str] = []                      # VAR=v words of the next command
         self.folders: dict[tuple[int, ...], Folder] = {(): Folder()}

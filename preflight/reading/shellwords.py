@@ -124,7 +124,7 @@ class _Lexer(QuoteScanner):
         if self.fallthrough:        # `;&` runs this arm after the one before without a test
             subject = (Part("[...]", self.i, var=True,
                             opaque="a case arm after ;& or ;;& may run without matching"),)
-        before = tuple(self.siblings[-1][:-1])
+        before = tuple(self.siblings[-1][:-1]) if not self.fallthrough else ()
         self.out.statements.append(Statement((subject,), self.i, tuple(self.branches[:-1]),
                                              test=(self.branches[-1], before),
                                              patterns=tuple(patterns), subshell=tuple(self.subshell)))

@@ -211,3 +211,35 @@ def test_an_env_prefix_alone_on_the_launcher_is_read(tmp_path: Path) -> None:
     # with nothing from the environment either, it stays what it was
     run.write_text("#!/bin/bash\naccelerate launch train.py\n")
     assert [p.level for p in read_paths([str(run)]).problems] == ["error"]
+
+
+def test_what_the_caller_gives_reaches_the_training_command_of_the_script(
+        tmp_path: Path) -> None:
+    run = _job(tmp_path, "ACCELERATE_MIXED_PRECISION=fp8 NVTE_X=1 bash x.sh\n",
+               "#!/bin/bash\nNVTE_X=0\nexport NVTE_X\naccelerate launch train.py\n")
+    read = read_paths([str(run)])
+    assert read.facts["env.ACCELERATE_MIXED_PRECISION"] == "fp8"
+    assert read.provenance["env.ACCELERATE_MIXED_PRECISION"] == f"{run}:2"
+    assert read.facts["env.NVTE_X"] == "0"            # the script's own export wins
+    # ...and a script it runs in turn gets it too; one it only sets is not passed
+    (tmp_path / "outer.sh").write_text("#!/bin/bash\nACCELERATE_MIXED_PRECISION=fp8 bash run.sh\n")
+    (tmp_path / "run.sh").write_text("#!/bin/bash\nNVTE_Y=1\nbash x.sh\n")
+    (tmp_path / "x.sh").write_text("#!/bin/bash\naccelerate launch train.py\n")
+    read = read_paths([str(tmp_path / "outer.sh")])
+    assert read.facts["env.ACCELERATE_MIXED_PRECISION"] == "fp8"
+    assert "env.NVTE_Y" not in read.facts
+
+
+@pytest.mark.parametrize(("cd", "read_it"), [
+    ("cd src", True), ("cd src && ", True), ("cd $(mktemp -d)", False), ("", False),
+    ("(cd src)", False)])
+def test_the_python_script_a_launch_line_runs_is_found_after_cd(tmp_path: Path, cd: str,
+                                                                 read_it: bool) -> None:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "train.py").write_text(
+        "from accelerate import Accelerator\nacc = Accelerator(mixed_precision='bf16')\n")
+    sep = "" if cd.endswith("&& ") else "\n"
+    (tmp_path / "run.sh").write_text(f"#!/bin/bash\n{cd}{sep}accelerate launch "
+                                     "--mixed_precision fp8 train.py\n")
+    read = read_paths([str(tmp_path / "run.sh")])
+    assert ("config.accelerate.replaced.mixed_precision" in read.facts) is read_it
