@@ -171,6 +171,8 @@ def _python_scripts(path: str, text: str, outer: dict[str, str],
 _PEEKING: ContextVar[int] = ContextVar("fp8_doctor_called_script_depth", default=0)
 MAX_CALL_DEPTH = 3
 """Scripts calling scripts followed this deep to learn a wrapper's kind (a cycle stops too)."""
+MAX_PEEKS = 4
+"""Scripts of one wrapper looked into for its kind: 4**3 reads at most, whatever the fan-out."""
 
 
 def _shell_scripts(path: str, text: str, outer: dict[str, str],
@@ -229,7 +231,7 @@ def _with_calls(got: str | None, out: ReaderOutput, calls: list[Linked], kind: s
             return None, out
         token = _PEEKING.set(depth + 1)
         try:
-            for link in calls:
+            for link in calls[:MAX_PEEKS]:
                 peek, _ = read_file(link.path, kind, explicit=False,
                                     inherited=dict(link.variables))
                 if peek is not None:

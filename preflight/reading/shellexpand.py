@@ -122,16 +122,18 @@ class _Eval:
         if any(s.opaque for s in subject):
             return None
         text = "".join(s.text for s in subject)
-        got: bool | None = False
-        def value(part: Part) -> str | None:
-            got = _join(self.lookup(part, st.branch))
-            return None if any(s.opaque for s in got) else "".join(s.text for s in got)
 
+        def value(part: Part) -> str | None:
+            held = _join(self.lookup(part, st.branch))
+            return None if any(s.opaque for s in held) else "".join(s.text for s in held)
+
+        got: bool | None = False
         for pattern in st.patterns:
-            hit = glob(pattern, value)
+            match = glob(pattern, value)
+            hit = match(text) if match is not None else None
             if hit is None:
                 got = None
-            elif hit.fullmatch(text):
+            elif hit:
                 return True
         return got
 

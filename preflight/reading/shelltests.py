@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
 from preflight.reading.shelltypes import Part, Word
@@ -30,10 +29,19 @@ def bracket(words: list[str] | None) -> bool | None:
     return got != negate
 
 
-def glob(word: Word, value: Callable[[Part], str | None]) -> re.Pattern[str] | None:
+MAX_STEPS = 200_000
+"""Work one ``case`` match may take (subject length x pattern length); past it the arm is
+undecided. The matcher never backtracks more than that: a hostile ``*a*a*a*b`` costs no more
+than a plain one (a regex engine would take exponential time)."""
+
+Token = tuple[str, str, bool]   # kind (lit | any | star | class), chars, negated
+
+
+def glob(word: Word, value: Callable[[Part], str | None]) -> Callable[[str], bool | None] | None:
     """A ``case`` pattern as bash matches it: ``*``, ``?``, ``[...]`` where unquoted, quoted
-    text literally, a variable's value as a pattern unless quoted (None: run-time value)."""
-    out = []
+    text literally, a variable's value as a pattern unless quoted (None: a run-time value).
+    The matcher returns None where the match would cost more than :data:`MAX_STEPS`."""
+    tokens: list[Token] = []
     for part in word:
         if part.opaque is not None:
             return None
@@ -44,31 +52,79 @@ def glob(word: Word, value: Callable[[Part], str | None]) -> re.Pattern[str] | N
             text, quoted = got, part.quoted
         else:
             text, quoted = part.text, part.quoted
-        if not quoted and "[:" in text:
-            return None       # [[:alpha:]] classes: not worth a guess
-        out.append(re.escape(text) if quoted else _glob_text(text))
-    try:
-        return re.compile("".join(out), re.S)
-    except re.error:
-        return None
+        if quoted:
+            tokens.extend(("lit", c, False) for c in text)
+        elif "[:" in text or "(" in text:
+            return None       # [[:alpha:]] classes, extglob: not worth a guess
+        else:
+            tokens.extend(_tokens(text))
+    return lambda subject: _match(tokens, subject)
 
 
-def _glob_text(text: str) -> str:
-    out = []
+def _tokens(text: str) -> list[Token]:
+    out: list[Token] = []
     i = 0
     while i < len(text):
         c = text[i]
         if c == "*":
-            out.append(".*")
+            if not out or out[-1][0] != "star":
+                out.append(("star", "", False))
         elif c == "?":
-            out.append(".")
+            out.append(("any", "", False))
         elif c == "[" and (end := text.find("]", i + 2)) != -1:
             body = text[i + 1:end]
             neg = body[:1] in ("!", "^")
             body = body[1:] if neg else body
-            out.append("[" + ("^" if neg else "") + body.replace("\\", "\\\\") + "]")
+            chars = "".join(chr(x) for a, b in _ranges(body) for x in range(a, b + 1))
+            out.append(("class", chars, neg))
             i = end
         else:
-            out.append(re.escape(c))
+            out.append(("lit", c, False))
         i += 1
-    return "".join(out)
+    return out
+
+
+def _ranges(body: str) -> list[tuple[int, int]]:
+    out = []
+    i = 0
+    while i < len(body):
+        if i + 2 < len(body) and body[i + 1] == "-" and ord(body[i + 2]) - ord(body[i]) < 256:
+            out.append((ord(body[i]), ord(body[i + 2])))
+            i += 3
+        else:
+            out.append((ord(body[i]), ord(body[i])))
+            i += 1
+    return out
+
+
+def _one(token: Token, c: str) -> bool:
+    kind, chars, neg = token
+    if kind == "lit":
+        return c == chars
+    if kind == "any":
+        return True
+    return (c in chars) != neg
+
+
+def _match(tokens: list[Token], subject: str) -> bool | None:
+    """Wildcard matching with one remembered star (linear for ordinary patterns, bounded)."""
+    if len(subject) * (len(tokens) + 1) > MAX_STEPS:
+        return None
+    i = t = 0
+    star, mark = -1, 0
+    while i < len(subject):
+        if t < len(tokens) and tokens[t][0] != "star" and _one(tokens[t], subject[i]):
+            i += 1
+            t += 1
+        elif t < len(tokens) and tokens[t][0] == "star":
+            star, mark = t, i
+            t += 1
+        elif star >= 0:
+            t = star + 1
+            mark += 1
+            i = mark
+        else:
+            return False
+    while t < len(tokens) and tokens[t][0] == "star":
+        t += 1
+    return t == len(tokens)

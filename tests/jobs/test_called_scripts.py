@@ -86,10 +86,16 @@ def test_the_wrapper_is_one_job_with_the_script_it_runs(tmp_path: Path) -> None:
 
 
 def test_scripts_calling_each_other_stop(tmp_path: Path) -> None:
-    (tmp_path / "a.sh").write_text("#!/bin/bash\nX=1 bash b.sh\n")
-    (tmp_path / "b.sh").write_text("#!/bin/bash\nY=1 bash a.sh\n")
+    (tmp_path / "a.sh").write_text("#!/bin/bash\nINFER_BACKEND=sglang bash b.sh\n")
+    (tmp_path / "b.sh").write_text("#!/bin/bash\nbash a.sh\n" + CALLEE.partition("\n")[2])
     read = read_paths([str(tmp_path / "a.sh")])
-    assert read.files == [] or all(k for _, k in read.files)
+    assert read.facts[NAME] == "sglang"
+    assert sorted(Path(p).name for p, _ in read.files) == ["a.sh", "b.sh"]
+    # wrappers that only call each other: no kind, read as no framework's, and it ends
+    for n in range(8):
+        (tmp_path / f"w{n}.sh").write_text("#!/bin/bash\n" + "".join(
+            f"bash w{k}.sh\n" for k in range(8)))
+    assert read_paths([str(tmp_path / "w0.sh")]).facts.get("config.kinds") is None
 
 
 def test_a_called_script_outside_the_job_is_a_warning_never_read(tmp_path: Path) -> None:
@@ -192,7 +198,7 @@ def test_cd_to_a_folder_not_known_here_leaves_the_base_unknown(tmp_path: Path) -
 def test_cd_out_of_the_job_is_the_outside_warning(tmp_path: Path) -> None:
     job = tmp_path / "job"
     job.mkdir()
-    read = _titan(job, "cd ../../elsewhere")
+    _titan(job, "cd ../../elsewhere")
     (tmp_path / "elsewhere" / "cfg").mkdir(parents=True)
     (tmp_path / "elsewhere" / "cfg" / "a.toml").write_text(TOML)
     read = read_paths([str(job / "bench" / "t.sh")])

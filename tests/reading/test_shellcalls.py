@@ -109,3 +109,20 @@ def test_a_case_subject_from_the_caller_marker_is_unknown() -> None:
 def test_any_case_text_splits_without_error(body: str) -> None:
     split("case $X in " + body + "\nesac\npython train.py\n")
     walk("/j/run.sh", "case $X in " + body + "\nesac\nbash x.sh\n")
+
+
+def test_a_hostile_case_pattern_costs_no_backtracking() -> None:
+    subject = "a" * 2000
+    text = f"S={subject}\ncase $S in {'*a' * 40}b) V=1;; *) V=2;; esac\npython train.py $V\n"
+    assert _arg(text) == "2"          # each arm decided in linear time
+    huge = "x" * 150_000
+    assert _arg(f"S={huge}\ncase $S in *y) V=1;; esac\npython train.py $V\n") is None
+
+
+@pytest.mark.parametrize(("pattern", "subject", "hit"), [
+    ("[a-c]x", "bx", True), ("[!a-c]x", "bx", False), ("[^a]?", "zq", True),
+    ("*.yaml", "a.yaml", True), ("*.yaml", "a.yml", False), ("a*b*c", "axxbyyc", True),
+    ("a*b*c", "axxbyy", False), ('"a*"', "ab", False), ('"a*"', "a*", True)])
+def test_globs_as_bash_matches_them(pattern: str, subject: str, hit: bool) -> None:
+    text = f"S='{subject}'\ncase $S in {pattern}) V=1;; *) V=2;; esac\npython train.py $V\n"
+    assert _arg(text) == ("1" if hit else "2")
