@@ -289,15 +289,6 @@ def _read(path: str, text: str, kind: str | None, explicit: bool, outer: dict[st
     got = _kind_of(fw.kind, out, [f.kind for f in FRAMEWORKS])
     if kind is None and got is not None:
         return got, out
-    if got is None and kind is None and fw.launch.command is not None and \
-            launch.find(fw.launch.command, strip_comments(text)) is not None:
-        env = _with_env(path, text, outer, ReaderOutput())
-        if env.facts:
-            # `ACCELERATE_MIXED_PRECISION=fp8 accelerate launch train.py`, no flag: the
-            # launcher's settings come from the environment the script gives it (the
-            # framework's derive reads env.*; redteam2's find)
-            return fw.kind, replace(out, facts={**env.facts, **out.facts},
-                                    provenance={**env.provenance, **out.provenance})
     if kind is not None and (any(n.startswith(f"config.{kind}.") for n in out.facts) or
                              any(link.kind == kind for link in out.linked)):
         if explicit and _detect(text, [fw]) is None:

@@ -206,23 +206,10 @@ def test_cd_out_of_the_job_is_the_outside_warning(tmp_path: Path) -> None:
     assert [Path(p.path).name for p in read.problems if p.code == "outside_job"] == ["t.sh"]
 
 
-def test_an_env_prefix_alone_on_the_launcher_is_read(tmp_path: Path) -> None:
-    # redteam2's find: no flag and no train.py here was "no Accelerate settings" (an error)
-    run = tmp_path / "run.sh"
-    run.write_text("#!/bin/bash\nACCELERATE_MIXED_PRECISION=fp8 accelerate launch train.py\n")
-    read = read_paths([str(run)])
-    assert read.facts["env.ACCELERATE_MIXED_PRECISION"] == "fp8"
-    assert read.files == [(str(run), "accelerate")]
-    assert not read.problems
-    # with nothing from the environment either, it stays what it was
-    run.write_text("#!/bin/bash\naccelerate launch train.py\n")
-    assert [p.level for p in read_paths([str(run)]).problems] == ["error"]
-
-
 def test_what_the_caller_gives_reaches_the_training_command_of_the_script(
         tmp_path: Path) -> None:
     run = _job(tmp_path, "ACCELERATE_MIXED_PRECISION=fp8 NVTE_X=1 bash x.sh\n",
-               "#!/bin/bash\nNVTE_X=0\nexport NVTE_X\naccelerate launch train.py\n")
+               "#!/bin/bash\nNVTE_X=0\nexport NVTE_X\n" + CALLEE.partition("\n")[2])
     read = read_paths([str(run)])
     assert read.facts["env.ACCELERATE_MIXED_PRECISION"] == "fp8"
     assert read.provenance["env.ACCELERATE_MIXED_PRECISION"] == f"{run}:2"
@@ -230,7 +217,7 @@ def test_what_the_caller_gives_reaches_the_training_command_of_the_script(
     # ...and a script it runs in turn gets it too; one it only sets is not passed
     (tmp_path / "outer.sh").write_text("#!/bin/bash\nACCELERATE_MIXED_PRECISION=fp8 bash run.sh\n")
     (tmp_path / "run.sh").write_text("#!/bin/bash\nNVTE_Y=1\nbash x.sh\n")
-    (tmp_path / "x.sh").write_text("#!/bin/bash\naccelerate launch train.py\n")
+    (tmp_path / "x.sh").write_text(CALLEE)
     read = read_paths([str(tmp_path / "outer.sh")])
     assert read.facts["env.ACCELERATE_MIXED_PRECISION"] == "fp8"
     assert "env.NVTE_Y" not in read.facts
