@@ -155,6 +155,39 @@ def reached(module: Module, scope: Scope, depth: int = 0, seen: set[int] | None 
     return False
 
 
+def never_called(module: Module, scope: Scope, depth: int = 0,
+                 seen: set[int] | None = None) -> bool:
+    """A plain function of the file each of whose calls here sits in a branch the text shows
+    does not run, or in a function never called so: its code does not run (TE's MNIST example:
+    ``calibrate(..., args.use_fp8)`` only under ``if args.use_fp8_infer and not args.use_fp8``,
+    decided false by ``--use-fp8``; its autocast's ``fp8`` made the job's FP8 unknown). A
+    function with no call in the file is not one: a registry entry or an entry point is called
+    from elsewhere."""
+    owner = module.owners.get(id(scope))
+    if scope is module.module or owner is None or owner[0] is not None or \
+            owner[1] in module._escapes or owner[1] in module.bindings or owner[1] == module.entry:
+        return False
+    sites = module._sites.get(owner[1], [])
+    seen = set() if seen is None else seen
+    if not sites or len(sites) > MAX_SITES or id(scope) in seen or depth > MAX_DEPTH:
+        return False
+    seen.add(id(scope))
+    real = 0
+    for node in sites:
+        caller = _scope_of(module, node)
+        if caller is None:
+            return False
+        if caller is not module.module and (owner[1] in caller.binds or owner[1] in caller.params):
+            continue            # another `name` (a local one) is called there
+        real += 1
+        guards = caller.call_guards.get(id(node))
+        if guards and module.runs(guards, caller, depth=depth + 1) is False:
+            continue
+        if not never_called(module, caller, depth + 1, seen):
+            return False
+    return real > 0
+
+
 def _scope_of(module: Module, node: ast.Call) -> Scope | None:
     return module.call_scope.get(id(node))
 

@@ -42,6 +42,7 @@ from preflight.reading.pycallers import (
     call_sites,
     inline,
     instance_attr,
+    never_called,
     param_value,
     reached,
 )
@@ -128,8 +129,8 @@ class Module(Layout):
     def _resolve_calls(self) -> Iterator[tuple[Call, Scope]]:
         made: list[tuple[Call, Scope]] = []
         for scope in self.scopes:
-            if self.bindings and not reached(self, scope):    # a helper's, never called
-                continue
+            if (self.bindings and not reached(self, scope)) or never_called(self, scope):
+                continue                # a helper's never called; a function whose calls never run
             bound = {id(b.value): name for name, binds in scope.binds.items()
                      for b in binds if len(binds) == 1}
             for node in scope.calls:
@@ -178,8 +179,7 @@ class Module(Layout):
     def lineage(self, func: str) -> tuple[str, ...]:
         """``func`` and, for a class of this file, its bases (qualified, transitively): a
         ``class Args(TrainingArguments)`` call is a TrainingArguments call."""
-        out = [func]
-        todo = [func]
+        out, todo = [func], [func]
         while todo and len(out) < MAX_INLINE * 4:
             name = todo.pop()
             if not name.startswith("__main__."):

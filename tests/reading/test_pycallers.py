@@ -150,3 +150,65 @@ def test_an_import_inside_a_function_binds_in_its_branch() -> None:
     """)
     (net,) = _calls(m, "Net", "build")
     assert net.func == "model_fp8.Net"
+
+
+MNIST = """
+    import argparse
+    import transformer_engine.pytorch as te
+    def train(model, use_fp8):
+        with te.autocast(enabled=use_fp8):
+            model()
+    def calibrate(model, fp8):
+        with te.autocast(enabled=fp8, calibrating=True):
+            model()
+    def helper(model, fp8):
+        calibrate(model, fp8)
+    def unused(model, fp8):
+        with te.autocast(enabled=fp8):
+            model()
+    def main():
+        p = argparse.ArgumentParser()
+        p.add_argument("--use-fp8", action="store_true")
+        p.add_argument("--use-fp8-infer", action="store_true")
+        args = p.parse_args()
+        train(None, args.use_fp8)
+        if args.use_fp8_infer and not args.use_fp8:
+            calibrate(None, args.use_fp8)
+            helper(None, args.use_fp8)
+    if __name__ == "__main__":
+        main()
+"""
+
+
+def test_a_function_whose_every_call_is_in_a_branch_that_does_not_run_does_not_run() -> None:
+    """TE's MNIST example with --use-fp8: calibrate() is called only under `if use_fp8_infer
+    and not use_fp8`, so its autocast (whose fp8 made the job's FP8 unknown) is no call of the
+    job; so is what only such a function calls. A function with no call in the file (a
+    registry entry, an entry point called from elsewhere) still counts."""
+    m = _module(MNIST, argv=("--use-fp8",))
+    scopes = {s.name for c, s in m.calls() if c.name.endswith("autocast")}
+    assert "train" in scopes and "unused" in scopes
+    assert "calibrate" not in scopes
+    assert all(c.kwargs.get("enabled") is True for c, s in m.calls()
+               if c.name.endswith("autocast") and s.name == "train")
+
+
+def test_the_same_function_runs_when_the_launch_line_takes_its_branch() -> None:
+    m = _module(MNIST, argv=("--use-fp8-infer",))
+    scopes = {s.name for c, s in m.calls() if c.name.endswith("autocast")}
+    assert "calibrate" in scopes
+
+
+def test_calls_that_reach_each_other_in_a_loop_are_not_decided_never_called() -> None:
+    m = _module("""
+        import transformer_engine.pytorch as te
+        def a(n):
+            with te.autocast(enabled=True):
+                b(n)
+        def b(n):
+            a(n)
+        if False:
+            a(1)
+    """)
+    scopes = {s.name for c, s in m.calls() if c.name.endswith("autocast")}
+    assert scopes == {"a"}          # a cycle: not decided, so a's code still counts
