@@ -1,4 +1,5 @@
 #!/usr/bin/bash
+# Source: https://github.com/pytorch/torchtitan/blob/b5bcd76c66d0acb1a08b176d9639425bc55e0b2a/run_train.sh (faithful copy; only this line added)
 # Copyright (c) Meta Platforms, Inc. and affiliates.
 # All rights reserved.
 

@@ -1,4 +1,5 @@
 #!/bin/bash
+# Source: https://github.com/hiyouga/LlamaFactory/blob/ff6d4d12eeb035d6ce06805a5733dd7b29f2ac30/examples/train_lora/qwen3_lora_sft.sh (faithful copy; only this line added)
 
 set -x
 

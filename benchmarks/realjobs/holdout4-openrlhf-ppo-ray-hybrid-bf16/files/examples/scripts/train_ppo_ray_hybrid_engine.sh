@@ -1,3 +1,4 @@
+# Source: https://github.com/OpenRLHF/OpenRLHF/blob/3c3be6234e0cb353e76bb8019947db9dfe99fca7/examples/scripts/train_ppo_ray_hybrid_engine.sh (faithful copy; only this line added)
 set -x
 
 python3 -m openrlhf.cli.train_ppo_ray \

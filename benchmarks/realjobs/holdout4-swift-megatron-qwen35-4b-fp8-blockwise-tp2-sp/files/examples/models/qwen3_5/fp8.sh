@@ -1,3 +1,4 @@
+# Source: https://github.com/modelscope/ms-swift/blob/3602360a562313afbf2ef6065fdf61f271a2c5b9/examples/models/qwen3_5/fp8.sh (faithful copy; only this line added)
 # 2 * 50GiB
 # `--model` can directly accept a model with FP8 weights,
 # and the FP8 weight model will be saved directly upon training completion.

@@ -1,3 +1,4 @@
+# Source: https://github.com/pytorch/torchtitan/blob/b5bcd76c66d0acb1a08b176d9639425bc55e0b2a/torchtitan/experiments/graph_trainer/deepseek_v3/config_registry.py (faithful copy; only this line added)
 # Copyright (c) Meta Platforms, Inc. and affiliates.
 # All rights reserved.
 #

@@ -1,4 +1,5 @@
 #!/bin/bash
+# Source: https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/067f987df03b8355b03192d88d70f1709fedf51a/examples/models/nemotron/nemotron_3/nano/slurm_pretrain_fsdp.sh (faithful copy; only this line added)
 # Copyright (c) 2026, NVIDIA CORPORATION.  All rights reserved.
 #
 # Licensed under the Apache License, Version 2.0 (the "License");
