@@ -193,7 +193,7 @@ def _rollout(s: View, f: Mapping[str, Any], out: IntentOut) -> None:
 FRAMEWORK = Framework(
     kind=KIND, title="OpenRLHF", formats=("text",), score=score, read=read_yaml, derive=derive,
     # its own --ds.zero_stage builds the DeepSpeed config (deepspeed_utils.py): no JSON to rank
-    precedence=18, zero_stage_rank=7,
+    precedence=21, zero_stage_rank=7,
     defaults=(
         Default("--ds.param_dtype", "bf16", f"OpenRLHF {AT}", "openrlhf/cli/train_ppo_ray.py"),
         Default("--ds.zero_stage", "2", f"OpenRLHF {AT}", "openrlhf/cli/train_ppo_ray.py"),
