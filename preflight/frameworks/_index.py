@@ -32,6 +32,7 @@ DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
     "slime": ("slime",),
     "skyrl": ("skyrl", "skyrl-train"),
     "nemo2": ("nemo-toolkit",),
+    "openrlhf": ("openrlhf",),
 }
 """kind -> the distributions it ships as, then those it requires."""
 # END GENERATED
