@@ -247,9 +247,13 @@ def test_the_filler_yields_the_cpu_and_lowers_only_its_own_session(own_session: 
     # Not its own session: still a process group of its own (setpgid, same session), so a signal
     # or terminal job control aimed at pytest's group cannot end the child before it prints (a
     # fresh-clone CI run once got an empty stdout here; the reason is now in the message).
+    # process_group (3.11+) does the setpgid in C: a preexec_fn runs Python between fork and exec,
+    # which may deadlock where pytest has threads (the subprocess docs' warning).
+    group: dict[str, Any] = ({} if own_session else {"process_group": 0}
+                             if sys.version_info >= (3, 11) else {"preexec_fn": os.setpgrp})
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           stdin=subprocess.DEVNULL, timeout=60, start_new_session=own_session,
-                          preexec_fn=None if own_session else os.setpgrp)
+                          **group)
     assert proc.returncode == 0 and proc.stdout.strip(), (proc.returncode, proc.stderr[-2000:])
     done, nice, idle, group_nice = json.loads(proc.stdout)
     assert nice == 19 and idle is True
