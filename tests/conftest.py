@@ -8,13 +8,25 @@ CPU-time limits instead (tests/cputime.py).
 Under CI (``CI`` set, as .ci/run's environment has it) hypothesis runs derandomized: the same
 examples every run, so CI is reproducible and a rare example found by chance cannot turn a
 landing red. Locally it stays random, which is where new counter-examples are found.
+
+The interrupt tests send Ctrl-C (SIGINT) to this process and to children: a suite started with
+SIGINT ignored (``cmd &`` in a script without job control, some CI runners) passes the ignore on
+to every child across exec, and Python then installs no KeyboardInterrupt handler at all, so
+those tests failed (all 10 SIGINT cases in a run started that way) or skipped as "finished before
+the signal". The session restores the interactive disposition first.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 
 from hypothesis import HealthCheck, settings
+
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)   # children: SIG_DFL after exec
+if signal.getsignal(signal.SIGTERM) is signal.SIG_IGN:
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 settings.register_profile("fp8d", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("ci", settings.get_profile("fp8d"), derandomize=True, print_blob=True)
