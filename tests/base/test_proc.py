@@ -75,9 +75,9 @@ def test_an_explicit_empty_env_is_empty_not_inherited() -> None:
 
 
 def test_start_collect_runs_children_in_parallel(tmp_path: Path) -> None:
-    # An event, not a clock (a loaded machine made "3 x 1 s sleeps in < 3 s" a coin toss): each
-    # child announces itself and waits until all three have. Children run one after another
-    # would leave the first waiting alone until its 30 s timeout.
+    # An event, not a clock ("3 x 1 s sleeps in < 3 s" left 2 s for three interpreters to start,
+    # which a loaded machine need not give): each child announces itself and waits until all
+    # three have. Children run one after another would leave the first alone until its timeout.
     from preflight.base.proc import collect, start
 
     code = ("import os, sys, time\nfolder, me = sys.argv[1], sys.argv[2]\n"
