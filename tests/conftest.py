@@ -14,6 +14,11 @@ SIGINT ignored (``cmd &`` in a script without job control, some CI runners) pass
 to every child across exec, and Python then installs no KeyboardInterrupt handler at all, so
 those tests failed (all 10 SIGINT cases in a run started that way) or skipped as "finished before
 the signal". The session restores the interactive disposition first.
+
+The colour and width of text output follow FORCE_COLOR, NO_COLOR and COLUMNS (and rich reads
+LINES, TTY_COMPATIBLE, TTY_INTERACTIVE), which CI systems and shells often export: with
+FORCE_COLOR=1 COLUMNS=60, 10 tests that read text reports failed. They are removed for the
+session; the tests of those settings set them themselves.
 """
 
 from __future__ import annotations
@@ -27,6 +32,8 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)   # children: SIG_DFL after exec
 if signal.getsignal(signal.SIGTERM) is signal.SIG_IGN:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+for _name in ("FORCE_COLOR", "NO_COLOR", "COLUMNS", "LINES", "TTY_COMPATIBLE", "TTY_INTERACTIVE"):
+    os.environ.pop(_name, None)
 
 settings.register_profile("fp8d", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("ci", settings.get_profile("fp8d"), derandomize=True, print_blob=True)
