@@ -101,7 +101,8 @@ _CONTENT: tuple[tuple[re.Pattern[str], str], ...] = (
     # ?token=..., &api_key=..., sig=...
     (re.compile(r"(?i)([?&;](?:access_token|refresh_token|id_token|private_token|token|api_key|"
                 r"apikey|key|secret|client_secret|password|passwd|pwd|pass|passphrase|"
-                r"sig|signature|auth|x-amz-signature|x-amz-credential|x-amz-security-token)=)"
+                r"sig|signature|auth|x-amz-signature|x-amz-credential|x-amz-security-token|"
+                r"accountkey|sharedaccesskey|sharedaccesssignature)=)"
                 r"[^&\s#\"']+"), r"\1" + MASK),
     (re.compile(r"(?i)\b(authorization:\s*(?:bearer|basic|token)\s+)\S+"), r"\1" + MASK),
     (re.compile(r"(?<![A-Za-z0-9])hf_[A-Za-z0-9]{20,}"), MASK),
@@ -113,6 +114,8 @@ _CONTENT: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"(?<![A-Za-z0-9])npm_[A-Za-z0-9]{16,}"), MASK),
     (re.compile(r"(?<![A-Za-z0-9])pypi-AgE[A-Za-z0-9_\-]{16,}"), MASK),
     (re.compile(r"(?<![A-Za-z0-9])AIza[0-9A-Za-z_\-]{30,}"), MASK),
+    (re.compile(r"(?i)(?<=://)(?:hooks\.slack\.com/services|(?:\w+\.)?discord(?:app)?\.com/api/"
+                r"webhooks)/[\w/\-]{1,512}"), MASK),     # a webhook's path is its credential
     (re.compile(r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])"), MASK),
     (re.compile(r"(?<![A-Za-z0-9])sk-[A-Za-z0-9_\-]{16,}"), MASK),
     # Stripe-style live / test keys (also seen pasted after a vendor prefix: "stripe_sk_live_").
