@@ -4,7 +4,8 @@
 and renderers shared in one process), plus 8 real ``fp8-doctor check`` processes at once; every
 report must be byte-identical to the first one, in text and in JSON (probe timings, the one
 field that legitimately differs between runs, removed). CI-friendly: sized for 2 cores, bounded
-in time by :data:`BUDGET_S`.
+in CPU time by :data:`BUDGET_S` (this process's threads and the 8 processes: a loaded machine does
+not stretch it, tests/cputime.py; 15 s of it on the 2-core development box).
 """
 
 from __future__ import annotations
@@ -13,11 +14,11 @@ import json
 import os
 import subprocess
 import sys
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from cputime import cpu_seconds
 
 import preflight
 
@@ -42,7 +43,7 @@ def _one(_: int) -> tuple[str, str]:
 @pytest.mark.slow
 def test_200_concurrent_checks_of_one_folder_are_identical() -> None:
     assert JOB.is_dir()
-    start = time.perf_counter()
+    start = cpu_seconds()
     with ThreadPoolExecutor(THREADS) as pool:
         results = list(pool.map(_one, range(CALLS)))
     assert len(results) == CALLS
@@ -61,4 +62,4 @@ def test_200_concurrent_checks_of_one_folder_are_identical() -> None:
     outs = [p.communicate(timeout=BUDGET_S)[0] for p in procs]
     assert all(p.returncode == 0 for p in procs)
     assert len({_stable_json(o) for o in outs}) == 1
-    assert time.perf_counter() - start < BUDGET_S
+    assert cpu_seconds() - start < BUDGET_S      # the 8 processes were reaped: counted too

@@ -33,7 +33,7 @@ def test_fifo_device_and_folder_are_refused_without_blocking(tmp_path: Path) -> 
         with pytest.raises(NotRegularFile) as err:
             read_bytes(path, 10)
         assert err.value.kind.startswith(kind)
-    assert time.monotonic() - start < 2.0
+    assert time.monotonic() - start < 30   # a blocked FIFO waits forever; load takes seconds
 
 
 def test_missing_file_is_an_oserror(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import socket
 import subprocess
 import sys
@@ -23,10 +24,33 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def _ephemeral_low() -> int:
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range", encoding="ascii") as fh:
+            return int(fh.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768      # Linux's default elsewhere; IANA's is 49152
+
+
 def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    """A TCP port free on 127.0.0.1 now, drawn below the kernel's ephemeral range.
+
+    The port is only used later, by a child: one from ``bind(("", 0))`` is in the ephemeral range,
+    where the kernel hands it out again (another test session's bind to 0, an outgoing
+    connection's source port) in between, and the child's store fails with "address in use" on
+    a machine shared by parallel test runs. Below the range only a bind naming that very port
+    takes it: drawn at random from about 10,000, then checked free."""
+    low = _ephemeral_low()
+    draw = random.SystemRandom()
+    for _ in range(100):
+        port = draw.randrange(max(1024, low - 10_000), low) if low > 2048 else 0
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return int(s.getsockname()[1])
+    raise RuntimeError("no free TCP port on 127.0.0.1 below the ephemeral range")
 
 
 def _fake_dist_info(where: Path, name: str, version: str) -> Path:
@@ -69,7 +93,7 @@ def torchrun(tmp_path: Path) -> Callable[..., Job]:
     """
 
     def run(nproc: int, args: Sequence[str] = (), per_rank: Mapping[int, str] | None = None,
-            timeout: float = 80) -> Job:
+            timeout: float = 240) -> Job:
         wrapper = tmp_path / "wrapper.sh"
         lines = ["#!/bin/bash"]
         for rank, shell in (per_rank or {}).items():

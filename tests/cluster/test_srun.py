@@ -52,7 +52,7 @@ def test_roll_call_tells_a_hung_rank_from_one_never_seen(free_port: Callable[[],
     store.add("fp8d/t/ready_count", 1)
     start = time.monotonic()
     present, missing = _roll_call(store, info, deadline=time.monotonic() + 0.5)
-    assert 0.5 <= time.monotonic() - start < 5
+    assert 0.5 <= time.monotonic() - start < 30   # its deadline, with room for a loaded machine
     assert present == [0]
     assert "started but did not finish" in missing[1]
     assert "never reached the rendezvous" in missing[2]
@@ -73,8 +73,8 @@ def test_srun_rank_that_never_starts_is_named_in_rank_0s_report(
     start = time.monotonic()
     proc = subprocess.run([sys.executable, "-W", "ignore", "-m", "preflight.cluster",
                            "--timeout", "8", "--format", "json", "-o", str(out)],
-                          cwd=repo_root, env=env, capture_output=True, text=True, timeout=120)
-    assert time.monotonic() - start < 60
+                          cwd=repo_root, env=env, capture_output=True, text=True, timeout=240)
+    assert time.monotonic() - start < 150   # --timeout 8 and start-up on a loaded machine
     assert "internal error" not in proc.stderr, proc.stderr[-2000:]
     assert proc.returncode == 1, proc.stderr[-2000:]
     doc = json.loads(out.read_text())

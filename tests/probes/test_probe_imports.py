@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.metadata as md
 import os
+import shutil
 import time
 from pathlib import Path
 
@@ -25,7 +26,7 @@ FAKE_MODULES = {
                       "installed. Install it with extras.')",
     "fake_dep": "import fp8_doctor_no_such_dependency_xyz",
     "fake_other": "raise ValueError('something odd')",
-    "fake_hang": "import time\ntime.sleep(60)",
+    "fake_hang": "import time\ntime.sleep(600)",
     "fake_crash": "import os\nos.abort()",
     "fake_ok": "__version__ = '1.2.3'",
 }
@@ -68,13 +69,15 @@ def test_a_source_tree_in_the_current_directory_is_not_imported(
 
 
 def test_ok_timeout_and_crash_in_parallel(fake_env: dict[str, str]) -> None:
+    # 10 s: the import and the crash must end on their own first, which a loaded machine may
+    # take seconds to start; only the hang (600 s) runs into it.
     start = time.monotonic()
-    f = import_facts(["fake_ok", "fake_hang", "fake_crash"], env=fake_env, timeout=3.0)
+    f = import_facts(["fake_ok", "fake_hang", "fake_crash"], env=fake_env, timeout=10)
     elapsed = time.monotonic() - start
-    assert elapsed < 20, f"took {elapsed:.1f} s with a 3 s timeout"
+    assert elapsed < 28, f"took {elapsed:.1f} s with a 10 s timeout"
     assert f["import.fake_ok.ok"] is True and f["import.fake_ok.version"] == "1.2.3"
     assert f["import.fake_hang.error_kind"] == "timeout"
-    assert "within 3 s" in f["import.fake_hang.error"]
+    assert "within 10 s" in f["import.fake_hang.error"]
     assert f["import.fake_crash.error_kind"] == "crash"
     assert "SIGABRT" in f["import.fake_crash.error"]
     assert_registered(f)
@@ -119,6 +122,8 @@ def test_real_torch_import_agrees_with_metadata() -> None:
         assert f["import.torch.cuda_available"] is False
 
 
+# Without setsid(1) (util-linux) the grandchild stays in the group and the test proves nothing.
+@pytest.mark.skipif(shutil.which("setsid") is None, reason="needs the setsid command")
 def test_timeout_is_bounded_when_a_grandchild_escapes_and_holds_the_pipes(tmp_path: Path) -> None:
     # A "python" whose child leaves the process group (setsid) and keeps stdout open: killing
     # the group cannot close the pipes, so reading the output after the kill must be bounded.
@@ -126,8 +131,8 @@ def test_timeout_is_bounded_when_a_grandchild_escapes_and_holds_the_pipes(tmp_pa
 
     pidfile = tmp_path / "escaped.pid"
     fake_python = tmp_path / "python"
-    fake_python.write_text(f"#!/bin/sh\nsetsid sh -c 'echo $$ > {pidfile}; exec sleep 20' &\n"
-                           "sleep 20\n")
+    fake_python.write_text(f"#!/bin/sh\nsetsid sh -c 'echo $$ > {pidfile}; exec sleep 60' &\n"
+                           "sleep 60\n")
     fake_python.chmod(0o755)
     t0 = time.monotonic()
     try:
@@ -138,7 +143,7 @@ def test_timeout_is_bounded_when_a_grandchild_escapes_and_holds_the_pipes(tmp_pa
                 os.kill(int(pidfile.read_text()), signal.SIGKILL)
             except ProcessLookupError:
                 pass
-    assert time.monotonic() - t0 < 10
+    assert time.monotonic() - t0 < 30       # far under the 60 s the escapee holds the pipes
     assert f["import.torch.error_kind"] == "timeout"
 
 

@@ -166,7 +166,7 @@ def test_metadata_that_is_dev_zero_or_a_fifo_is_refused_not_read(tmp_path: Path)
     os.mkfifo(site / "pipe-2.0.dist-info")  # the distribution "folder" itself
     start = time.monotonic()
     f = facts_for(tmp_path, site)
-    assert time.monotonic() - start < 5.0
+    assert time.monotonic() - start < 30   # a FIFO read waits forever; load takes seconds
     broken = " | ".join(f["pkg.broken"])
     assert "zero-1.0.dist-info: metadata is a character device, not a regular file" in broken
     assert "fifo-1.0.dist-info: metadata is a FIFO (named pipe), not a regular file" in broken

@@ -168,12 +168,12 @@ def test_a_version_key_keeps_a_dotted_quad() -> None:
 @given(st.lists(st.sampled_from(["a", ".", "b", ":", "1", "/", "-", "://", "@", "com"]),
                 max_size=4000))
 def test_mask_hosts_is_fast_on_dotted_and_colon_runs(parts: list[str]) -> None:
-    import time
+    from cputime import cpu_seconds
 
     text = "".join(parts) * 8
-    start = time.perf_counter()
+    start = cpu_seconds()
     Redactor().text(text)
-    assert time.perf_counter() - start < 2
+    assert cpu_seconds() - start < 2     # CPU time: not stretched by load (tests/cputime.py)
 
 
 def test_allow_list_matches_whole_labels() -> None:

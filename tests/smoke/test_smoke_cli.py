@@ -9,21 +9,28 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from preflight import cli
-from preflight.redact import MASK
+from preflight.redact import MASK, default_redactor
 
 TOKEN = "hf_PLANTEDsmokeToken1234567890abcd"
 OTHER_HOME = "/home/planteduser"
 
 
 @pytest.fixture
-def broken_torch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    """A torch that fails to import with a secret in its message; returns this user's home."""
-    home = os.path.expanduser("~")
+def broken_torch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A torch that fails to import with a secret in its message; yields the run's home.
+
+    The home is a folder of the test's own: the machine's HOME may be "/" (a container user
+    without one), which the redactor rightly does not shorten to "~", and the "~/secretproj"
+    below then failed on such a machine only."""
+    home = str(tmp_path / "home")
+    monkeypatch.setenv("HOME", home)
+    default_redactor.cache_clear()      # cached per process: built again with this home
     pkg = tmp_path / "fake" / "torch"
     pkg.mkdir(parents=True)
     (pkg / "__init__.py").write_text(
@@ -31,7 +38,8 @@ def broken_torch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
         f"{OTHER_HOME}/y')\n")
     old = os.environ.get("PYTHONPATH", "")
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in (str(tmp_path / "fake"), old) if p))
-    return home
+    yield home
+    default_redactor.cache_clear()
 
 
 def _smoke(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
