@@ -214,9 +214,18 @@ def test_osv_last_affected_equals_le_specifier(hi: str, version: str) -> None:
 def test_osv_two_intervals_are_a_union(a: str, b: str, c: str, version: str) -> None:
     lo, mid, hi = sorted({Version(a), Version(b), Version(c)} | {Version("0.0.1")})[-3:] \
         if len({Version(a), Version(b), Version(c)}) == 3 else (None, None, None)
-    assume(lo is not None)
+    # OSV's introduced "0" is its "from the first version" sentinel, pre-releases (0a0) included,
+    # where ">=0" excludes them: the union below holds for a real lower bound only (hypothesis
+    # drew a=0, b=0.0.1 once, and 0a0 told the two apart).
+    assume(lo is not None and lo > Version("0"))
     osv = compile_matcher([{"introduced": str(lo)}, {"fixed": str(mid)},
                            {"introduced": str(hi)}])
     expected = compile_matcher(f">={lo},<{mid}").contains(version) or \
         compile_matcher(f">={hi}").contains(version)
     assert osv.contains(version) is expected
+
+
+def test_osv_introduced_zero_is_from_the_first_version_prereleases_included() -> None:
+    # OSV's "0" sentinel: every version, 0a0 included (">=0" would leave it out)
+    osv = compile_matcher([{"introduced": "0"}, {"fixed": "0.0.1"}])
+    assert osv.contains("0a0") is True and osv.contains("0.0.1") is False
