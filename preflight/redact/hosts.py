@@ -56,6 +56,12 @@ _IPV4 = re.compile(r"(?<![\w.])(?:25[0-5]|2[0-4]\d|1?\d?\d)(?:\.(?:25[0-5]|2[0-4
                    r"(?![\w]|\.\d)")
 _IPV6 = re.compile(r"(?<![\w:])(?:(?:[0-9a-fA-F]{1,4}:){1,7}:(?:[0-9a-fA-F]{1,4}"
                    r"(?::[0-9a-fA-F]{1,4})*)?|(?:[0-9a-fA-F]{1,4}:){7}[0-9a-fA-F]{1,4})(?![\w:])")
+# What every match of the patterns above holds (preflight.redact.content.Needs): a text without
+# it skips the pattern, which would test its look-behind at every position of the text.
+_DOTTED_HINT = re.compile(rf"\.(?:{_SUFFIXES})(?![\w\-]|\.\w)", re.IGNORECASE)
+_PORTED_HINT = re.compile(r":\d{3,5}(?![\w.:])")
+_IPV4_HINT = re.compile(r"\d\.\d")
+_IPV6_HINT = re.compile(r"[0-9a-fA-F]:[0-9a-fA-F:]")
 _VERSIONISH = re.compile(r"(?i)(?:version|ver|v|cudnn|cublas|nccl|driver|tensorrt|trt|cuda|"
                          r"build|release|rev)[\s:=]*$")
 _VERSION_KEY = re.compile(r"(?i)(?:version|commit|git|sha|hash|digest|build)")
@@ -102,9 +108,12 @@ def mask_hosts(text: str, key: str | None = None) -> str:
     """
     if "." not in text and ":" not in text:
         return text   # the common case, and the cheap one
-    out = _URL_HOST.sub(_url, text)
+    out = _URL_HOST.sub(_url, text) if "://" in text else text
     if not (key and _VERSION_KEY.search(key.rsplit(".", 1)[-1])):
-        out = _IPV4.sub(lambda m: _ip(out, m), out)
-        out = _IPV6.sub(HOST_MASK, out)
-    out = _DOTTED.sub(_host, out)
-    return _PORTED.sub(_ported, out)
+        if _IPV4_HINT.search(out):
+            out = _IPV4.sub(lambda m: _ip(out, m), out)
+        if _IPV6_HINT.search(out):
+            out = _IPV6.sub(HOST_MASK, out)
+    if _DOTTED_HINT.search(out):
+        out = _DOTTED.sub(_host, out)
+    return _PORTED.sub(_ported, out) if _PORTED_HINT.search(out) else out
