@@ -174,12 +174,14 @@ class Redactor:
                 and value not in ("localhost", "127.0.0.1", "::1"):
             return HOST_MASK
         out = mask_content(value)
-        if hex_runs and not (key and HEX_OK_KEY.search(key)):
+        # HEX_RUN and B64_RUN match 32 characters or more: most strings are shorter
+        if hex_runs and len(out) >= 32 and not (key and HEX_OK_KEY.search(key)):
             # A commit in a public forge's URL is an identifier: masked, the link is dead.
             keep = forge_commit_spans(out, reference=key == REFERENCE_URL) \
                 if "://" in out else set()
             out = HEX_RUN.sub(lambda m: m.group(0) if m.span() in keep else MASK, out)
-        out = B64_RUN.sub(lambda m: MASK if looks_random(m.group(0)) else m.group(0), out)
+        if len(out) >= 32:
+            out = B64_RUN.sub(lambda m: MASK if looks_random(m.group(0)) else m.group(0), out)
         out = self._paths(out)
         out = mask_hosts(out, key)   # other machines, by allow-list (issue 13, item 5)
         for host in self.hostnames:

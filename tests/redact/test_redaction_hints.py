@@ -38,7 +38,8 @@ PIECES = (
     "/root", "/root/.cache", "/srv/dave/", "dave", "DAVE", "gpuhost-7", "GPUHOST-7", "gpuhoſt-7",
     "gpuhost-7.example.org",
     # filler
-    "abcdef0123456789abcdef0123456789", "Xk9pQ2mZ7rT4vW8yB1nC5qA3sD6fG8hJ", "0123456789", " ",
+    "abcdef0123456789abcdef0123456789", "Xk9pQ2mZ7rT4vW8yB1nC5qA3sD6fG8hJ", "0123abcd" * 3,
+    "https://github.com/NVIDIA/TransformerEngine/blob/", "Ab1+/Cd2_-Ef3", "==", "0123456789", " ",
     "\n", "\t", '"', "'", "/", "_", "-", ":", "K", "ſ", "ı", "İ", "x", "ab", "é",
 )
 texts = st.lists(st.sampled_from(PIECES), max_size=24).map("".join)
@@ -79,6 +80,26 @@ def reference_host_names(redactor: Redactor, out: str) -> str:
     return out
 
 
+def reference_text(redactor: Redactor, value: str, key: str | None, hex_runs: bool) -> str:
+    """Redactor._text as it was: every step on every string."""
+    from preflight.redact import _HOST_KEY, HEX_OK_KEY, MASK, REFERENCE_URL, looks_secret
+    from preflight.redact.tokens import forge_commit_spans, is_secret_name, looks_random
+
+    if key is not None and value and (
+            is_secret_name(key) or (key.startswith("env.") and looks_secret(key[4:], value))):
+        return MASK
+    if key is not None and value and _HOST_KEY.search(key.rsplit(".", 1)[-1]) \
+            and value not in ("localhost", "127.0.0.1", "::1"):
+        return hosts.HOST_MASK
+    out = reference_content(value)
+    if hex_runs and not (key and HEX_OK_KEY.search(key)):
+        keep = forge_commit_spans(out, reference=key == REFERENCE_URL) if "://" in out else set()
+        out = content.HEX_RUN.sub(lambda m: m.group(0) if m.span() in keep else MASK, out)
+    out = content.B64_RUN.sub(lambda m: MASK if looks_random(m.group(0)) else m.group(0), out)
+    out = reference_paths(redactor, out)
+    return reference_host_names(redactor, reference_hosts(out, key))
+
+
 REDACTORS = (Redactor(home="/root", user="root"),
              Redactor(home="/srv/dave", user="dave", hostnames=("gpuhost-7.example.org",
                                                                  "gpuhost-7")))
@@ -90,16 +111,22 @@ def check(text: str) -> None:
         assert hosts.mask_hosts(text, key) == reference_hosts(text, key)
     for redactor in REDACTORS:
         assert redactor._paths(text) == reference_paths(redactor, text)
-        # the host-name loop is the last step of Redactor._text: compare what it adds
-        before = redactor._text(text, None, False)
-        plain = Redactor(home=redactor.home, user=redactor.user)._text(text, None, False)
-        assert before == reference_host_names(redactor, plain)
+        for key in (None, "pkg.torch.git_version", "config.deepspeed.note", "reference.url"):
+            for hex_runs in (True, False):
+                assert redactor._text(text, key, hex_runs) == \
+                    reference_text(redactor, text, key, hex_runs), (key, hex_runs)
 
 
 @settings(max_examples=400, deadline=None)
 @given(texts)
 def test_hints_change_nothing(text: str) -> None:
     check(text)
+
+
+def test_hints_change_nothing_on_each_piece() -> None:
+    for piece in PIECES:
+        check(piece)
+        check(f"x {piece} y")
 
 
 def test_hints_change_nothing_on_real_reports() -> None:
