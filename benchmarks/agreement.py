@@ -5,10 +5,14 @@
 an engineer wrote *before* fp8-doctor was run on it (`expected:`). This script runs
 `fp8-doctor check` on every job and compares.
 
-How a job is run: its `files/` are copied into an empty temporary folder; `python -m preflight
+How a job is run: its `files/` are copied into an empty temporary folder, which gets an empty
+`.git` folder: the files come from one repository (`source.repo` at `source.commit`) and a user
+runs fp8-doctor on a clone of it, where one config names another from the repository's top
+(NeMo-RL's `defaults: ../../../grpo_math_1B.yaml`) and the read boundary takes the work tree's
+top as the job root (preflight/reading/boundary.py); `python -m preflight
 check <check.paths> --snapshot realjobs/_env/bare-linux.json --assume K=V ... --format json
 --no-smoke --no-project-config --fail-on never` runs from another empty temporary folder (so no
-pyproject.toml, accelerate default config or checkout is picked up), with a minimal environment
+pyproject.toml, accelerate default config or other checkout is picked up), with a minimal environment
 (PATH, a temporary HOME, NO_COLOR), in its own process group, killed after `--timeout` seconds.
 The snapshot is a Linux host with no GPU and no packages: the GPU and every package come from
 the job's `assume:`, so the result does not depend on the machine the benchmark runs on.
@@ -40,11 +44,12 @@ engineer accepts as right after seeing the run (each with its reason); they give
 
 Each job.yaml names its `set`: `tuning` (the default; the jobs the readers and rules were built
 against), `holdout` (a second set collected and scored blind; the team then fixed its misses, so
-it is no longer blind) or `holdout2` (a third set, collected and its expectations committed before
-fp8-doctor was run on it, after the `holdout` fixes). `--set` runs one set; the rates are only
-honest per set.
+it is no longer blind), `holdout2` (a third set, collected and its expectations committed before
+fp8-doctor was run on it, after the `holdout` fixes; its misses were then fixed too) or `holdout3`
+(a fourth set, blind again, collected after the `holdout2` fixes). `--set` runs one set; the rates
+are only honest per set.
 
-Usage: `python benchmarks/agreement.py [--only SLUG ...] [--set tuning|holdout|holdout2]
+Usage: `python benchmarks/agreement.py [--only SLUG ...] [--set tuning|holdout|holdout2|holdout3]
 [--json FILE] [-o FILE.md] [--timeout S] [--jobs DIR]`. Exit status 0 when every job ran, 1 when a
 run failed (crash, timeout, unparseable output), 2 on a malformed job.yaml.
 """
@@ -75,8 +80,9 @@ UNREADABLE = "FP8D-CFG-UNREADABLE"
 SOURCE_TYPES = ("issue", "example", "reconstruction")
 # "tuning": the jobs the readers and rules were developed against; "holdout": a second set built and
 # scored blind, which nobody tuning the tool had seen (issue 22's held-out measurement), whose
-# misses were then fixed; "holdout2": a third set, blind again, built after those fixes.
-SETS = ("tuning", "holdout", "holdout2")
+# misses were then fixed; "holdout2": a third set, blind again, built after those fixes (and then
+# fixed in turn); "holdout3": a fourth set, blind, built after the holdout2 fixes.
+SETS = ("tuning", "holdout", "holdout2", "holdout3")
 OUTCOMES = ("agree", "missed", "false alarm", "missed + false alarm", "unread", "undetermined",
             "n/a", "error")
 
@@ -240,6 +246,7 @@ def run_job(job: Job, timeout: float = 60.0) -> Run:
     with tempfile.TemporaryDirectory(prefix=f"fp8d-agree-{job.slug}-") as tmp:
         jobdir, cwd, home = Path(tmp, "job"), Path(tmp, "cwd"), Path(tmp, "home")
         shutil.copytree(job.root / "files", jobdir)
+        (jobdir / ".git").mkdir(exist_ok=True)   # the job as it sits in its repository's clone
         cwd.mkdir()
         home.mkdir()
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home),

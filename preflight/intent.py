@@ -110,11 +110,12 @@ _UNSTATED = {
     "backend": "the configs read do not say which FP8 backend",
     "precision": "the configs read do not say the compute precision",
     "distributed": "the configs read do not say how the job is distributed",
-    "activation_checkpointing": "activation checkpointing is set in the training script, not "
-                                "in the configs read",
+    "activation_checkpointing": "the files read do not say whether activation checkpointing "
+                                "is on (it is often switched on in model code)",
     "recompute_granularity": "the configs read do not say the activation recompute "
                              "granularity (a Megatron / NeMo setting)",
-    "compile": "torch.compile is set in the training script, not in the configs read",
+    "compile": "the files read do not say whether the model is compiled (torch.compile is "
+               "often called in model code)",
     "num_gpus": "the configs read do not say how many GPUs",
     "shapes.hidden": "the configs read do not give the model's hidden size",
     "shapes.ffn": "the configs read do not give the model's FFN size",

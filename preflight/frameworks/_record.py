@@ -123,6 +123,12 @@ class Framework:
     name or folder), gated (bool); the first key set wins."""
     shape_table: ShapeTable | None = None
     """Shape values it knows from a name in the config (torchtitan's model flavors)."""
+    bool_keys: tuple[str, ...] = ()
+    """Key paths under ``config.<kind>`` that its parser reads as booleans: ``1`` / ``yes`` /
+    ``t`` there are true and ``0`` / ``no`` / ``f`` false (:mod:`preflight.reading.boolflags`),
+    so a rule that asks ``== true`` sees ``--bf16 1`` too."""
+    bool_on_off: bool = False
+    """Its parser also takes on/off (pydantic: axolotl)."""
     read_python: PythonReader | None = None
     """The calls of a Python job file it knows (``TrainingArguments(...)``) -> its
     ``config.<kind>.*`` facts at their lines (the file is parsed, never run)."""

@@ -82,6 +82,12 @@ FRAMEWORK = Framework(
     precedence=1, cancels_fp8_of=("accelerate",), explicit_precision_wins=True,
     zero_stage_rank=4, runs_on=("hf_trainer",), distributions=("axolotl",), rule_area="AXO",
     area_title="axolotl",
+    # bool settings of its pydantic config (on/off too); bf16 "auto" and the like stay words
+    bool_keys=("fp8", "fp8_enable_fsdp_float8_all_gather", "bf16", "fp16", "tf32",
+               "torch_compile", "batch_flattening", "pad_to_sequence_len", "sample_packing",
+               "gradient_checkpointing", "fsdp_config.cpu_ram_efficient_loading",
+               "fsdp_config.fsdp_cpu_ram_efficient_loading"),
+    bool_on_off=True,
     launch=Launch(axolotl_launch.read, command=axolotl_launch.COMMAND),
     shape_keys=(("seq", ("sequence_len",)), ("micro_batch", ("micro_batch_size",)),
                 ("model", ("base_model",))),

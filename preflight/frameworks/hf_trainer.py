@@ -290,6 +290,9 @@ FRAMEWORK = Framework(
     derive_also=(("accelerate", "env.ACCELERATE_MIXED_PRECISION"),),
     runs_on=("accelerate",), distributions=("transformers",), rule_area="HF",
     area_title="HF Trainer", launch=Launch(_read_text, flags=HINT),
+    # TrainingArguments bool fields: HfArgumentParser gives them string_to_bool (`--bf16 1`)
+    bool_keys=("bf16", "fp16", "tf32", "bf16_full_eval", "fp16_full_eval",
+               "gradient_checkpointing", "torch_compile", "use_cpu"),
     read_python=read_python, python_hint=PY_HINT,
     shape_keys=(("seq", ("max_seq_length", "cutoff_len", "sequence_len")),
                 ("micro_batch", ("per_device_train_batch_size", "micro_batch_size")),

@@ -115,6 +115,9 @@ FRAMEWORK = Framework(
     derive=derive, precedence=2, cancels_fp8_of=("accelerate",), explicit_precision_wins=True,
     zero_stage_rank=5, runs_on=("hf_trainer",), distributions=("llamafactory",),
     rule_area="LF", area_title="LLaMA-Factory",
+    # bool fields of its argument dataclasses (HfArgumentParser / parse_dict: 1 is true)
+    bool_keys=("fp8", "fp8_enable_fsdp_float8_all_gather", "bf16", "fp16", "pure_bf16",
+               "disable_gradient_checkpointing", "packing", "neat_packing"),
     launch=Launch(llamafactory_launch.read, command=llamafactory_launch.COMMAND),
     shape_keys=(("seq", ("cutoff_len",)), ("micro_batch", ("per_device_train_batch_size",)),
                 ("model", ("model_name_or_path",))),

@@ -148,6 +148,10 @@ FRAMEWORK = Framework(
     kind=KIND, title="ms-swift", formats=("text",), score=score, read=read_yaml, derive=derive,
     precedence=10, zero_stage_rank=6, distributions=("ms-swift",), rule_area="SWIFT",
     area_title="ms-swift", launch=Launch(read_text, command=COMMAND),
+    # bool fields of its argument dataclasses (HfArgumentParser: `--merge_lora 1` is true;
+    # swift/megatron/arguments/megatron_args.py l.679, l.688 @ v4.5.2)
+    bool_keys=("merge_lora", "save_safetensors", "fp8_param_gather", "bf16", "fp16",
+               "padding_free", "sequence_parallel", "gradient_checkpointing"),
     shape_keys=(("seq", ("max_length",)), ("micro_batch", ("micro_batch_size",)),
                 ("model", ("model",))),
     references=(

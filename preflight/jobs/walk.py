@@ -6,7 +6,7 @@ not read (:mod:`.unread`). The steps of :func:`preflight.jobs.read.read_paths`.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -150,9 +150,11 @@ class Walk:
         facts: dict[str, Any] = {}
         prov: dict[str, str] = {}
         replacing: set[str] = set()
+        boolean = _booleans()   # `--bf16 1`, `merge_lora: yes`: the framework's parser's bools
         for f in sorted(kept, key=lambda f: os.path.realpath(f.path) not in self.overriding):
             over = os.path.realpath(f.path) in self.overriding
             for name, value in f.out.facts.items():
+                value = boolean(name, value)
                 if name not in facts:
                     facts[name] = value
                     prov[name] = f.out.provenance.get(name, f.path)
@@ -181,6 +183,21 @@ class Walk:
         elif paths and not any(p.level == "error" for p in self.problems):
             self.problems.append(_nothing_read(paths, self.known, self.scanned_other))
         return ConfigRead(facts, prov, self.problems, files)
+
+
+def _booleans() -> Callable[[str, Any], Any]:
+    """``(name, value) -> value``, with each framework's boolean keys as its parser reads them
+    (:mod:`preflight.reading.boolflags`)."""
+    from preflight.frameworks import FRAMEWORKS
+    from preflight.reading.boolflags import as_bool, key_of
+
+    table = {fw.kind: (frozenset(fw.bool_keys), fw.bool_on_off)
+             for fw in FRAMEWORKS if fw.bool_keys}
+
+    def boolean(name: str, value: Any) -> Any:
+        found = key_of(name, table)
+        return value if found is None else as_bool(value, on_off=found)
+    return boolean
 
 
 def _resolve_links(path: str, kind: str, out: ReaderOutput, known: list[str], roots: list[str],

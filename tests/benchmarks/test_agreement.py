@@ -38,22 +38,26 @@ RULE_IDS = set(re.findall(r"^\| \[(FP8D-[A-Z0-9-]+)\]", (REPO / "docs" / "rules.
 TUNING = [j for j in JOBS if j.set == "tuning"]
 HOLDOUT = [j for j in JOBS if j.set == "holdout"]
 HOLDOUT2 = [j for j in JOBS if j.set == "holdout2"]
+HOLDOUT3 = [j for j in JOBS if j.set == "holdout3"]
 
 
 def test_each_set_has_enough_jobs_from_several_sources() -> None:
-    assert len(TUNING) + len(HOLDOUT) + len(HOLDOUT2) == len(JOBS)
+    assert len(TUNING) + len(HOLDOUT) + len(HOLDOUT2) + len(HOLDOUT3) == len(JOBS)
     assert 24 <= len(TUNING) <= 32
     assert 20 <= len(HOLDOUT) <= 25
     assert 15 <= len(HOLDOUT2) <= 20
-    for jobs, repos in ((TUNING, 12), (HOLDOUT, 10), (HOLDOUT2, 8)):
+    assert 15 <= len(HOLDOUT3) <= 20
+    for jobs, repos in ((TUNING, 12), (HOLDOUT, 10), (HOLDOUT2, 8), (HOLDOUT3, 10)):
         assert len({j.source["repo"] for j in jobs}) >= repos
         assert {j.source["type"] for j in jobs} >= {"example"}
     assert {j.source["type"] for j in TUNING} >= {"issue", "example"}
 
 
-def test_the_second_holdout_set_has_controls_where_any_error_is_a_false_alarm() -> None:
-    controls = [j for j in HOLDOUT2 if j.expected.asks_fp8 is False and not j.expected.fire]
-    assert len(controls) >= 3
+def test_the_later_holdout_sets_have_controls_where_any_error_is_a_false_alarm() -> None:
+    for jobs, least in ((HOLDOUT2, 3), (HOLDOUT3, 4)):
+        controls = [j for j in jobs if j.expected.asks_fp8 is False and not j.expected.fire
+                    and j.expected.rollout_fp8 is not True]
+        assert len(controls) >= least
 
 
 def _cited(job: Any) -> set[tuple[str, str]]:
@@ -78,12 +82,17 @@ def test_the_second_holdout_set_shares_no_source_with_the_earlier_sets() -> None
     assert _reusing(HOLDOUT2, TUNING + HOLDOUT) == []
 
 
+def test_the_third_holdout_set_shares_no_source_with_the_earlier_sets() -> None:
+    assert _reusing(HOLDOUT3, TUNING + HOLDOUT + HOLDOUT2) == []
+
+
 def test_a_job_reusing_an_earlier_sets_source_is_caught() -> None:
     earlier = HOLDOUT[0]
     reused = ag.Job(slug="copy", title="", root=earlier.root, source=dict(earlier.source),
                     assume={}, paths=earlier.paths, kind=None, reader_needed="",
                     expected=earlier.expected, set="holdout2")
     assert _reusing([reused, *HOLDOUT2], TUNING + HOLDOUT) == ["copy"]
+    assert _reusing([reused, *HOLDOUT3], TUNING + HOLDOUT + HOLDOUT2) == ["copy"]
 
 
 @pytest.mark.parametrize("job", JOBS, ids=lambda j: j.slug)
@@ -148,11 +157,14 @@ def test_a_job_is_in_the_tuning_set_unless_it_says_holdout(tmp_path: Path) -> No
     _write_job(tmp_path, "old")
     _write_job(tmp_path, "new", set="holdout")
     _write_job(tmp_path, "newer", set="holdout2")
+    _write_job(tmp_path, "newest", set="holdout3")
     assert [(j.slug, j.set) for j in ag.load_jobs(tmp_path)] == [("new", "holdout"),
                                                                  ("newer", "holdout2"),
+                                                                 ("newest", "holdout3"),
                                                                  ("old", "tuning")]
     assert [j.slug for j in ag.load_jobs(tmp_path, job_set="holdout")] == ["new"]
     assert [j.slug for j in ag.load_jobs(tmp_path, job_set="holdout2")] == ["newer"]
+    assert [j.slug for j in ag.load_jobs(tmp_path, job_set="holdout3")] == ["newest"]
     assert [j.slug for j in ag.load_jobs(tmp_path, job_set="tuning")] == ["old"]
     with pytest.raises(ag.JobError, match="no such job"):       # --only outside the chosen set
         ag.load_jobs(tmp_path, only=["old"], job_set="holdout")

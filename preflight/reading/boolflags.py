@@ -1,0 +1,55 @@
+"""Boolean settings written as words or numbers, read as their framework reads them.
+
+``--bf16 1``, ``--merge_lora yes``, ``bf16: 1`` in a YAML or ``TrainingArguments(bf16=1)`` all
+switch the setting on for the framework, but a rule that asks ``config.hf_trainer.bf16 == true``
+saw ``1`` or ``"yes"`` and stayed quiet: the most common way to lose FP8 (FP8D-HF-0001) was missed
+for a job that wrote ``--bf16 1``. Each framework's record names its boolean keys
+(:attr:`preflight.frameworks._record.Framework.bool_keys`); the walk (jobs/walk.py) turns their
+values into ``True`` / ``False`` as it merges the files' facts, whatever reader stated them.
+
+- HfArgumentParser (HF Trainer, TRL, LLaMA-Factory, ms-swift) gives a ``bool`` field
+  ``string_to_bool``: yes/true/t/y/1 and no/false/f/n/0, any case (transformers
+  src/transformers/hf_argparser.py, ``string_to_bool``, v4.57.1); a dict or YAML it gets
+  (``parse_dict``) keeps the value, which Python's truth then decides: 1 and 0 are the same.
+- axolotl's pydantic models take the same words and on/off (pydantic v2 bool validation).
+
+Any other value (``bf16: auto``, a ``$VAR`` not resolved, Unknown) is left as it is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+_TRUE = frozenset({"yes", "true", "t", "y", "1"})
+_FALSE = frozenset({"no", "false", "f", "n", "0"})
+_PYDANTIC_TRUE = _TRUE | {"on"}
+_PYDANTIC_FALSE = _FALSE | {"off"}
+
+
+def as_bool(value: Any, *, on_off: bool = False) -> Any:
+    """``value`` as the boolean a framework's parser makes of it, or ``value`` unchanged."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return bool(value) if value in (0, 1) else value
+    if isinstance(value, str):
+        word = value.strip().lower()
+        if word in (_PYDANTIC_TRUE if on_off else _TRUE):
+            return True
+        if word in (_PYDANTIC_FALSE if on_off else _FALSE):
+            return False
+    return value
+
+
+def key_of(name: str, table: Mapping[str, tuple[frozenset[str], bool]]) -> bool | None:
+    """For a fact ``config.<kind>.<key>`` (or ``config.<kind>.replaced.<key>``) whose key is
+    one of ``table[kind]``'s boolean keys: whether that parser takes on/off; else None."""
+    if not name.startswith("config."):
+        return None
+    parts = name.split(".", 2)
+    if len(parts) < 3 or parts[1] not in table:
+        return None
+    keys, on_off = table[parts[1]]
+    rest = parts[2].removeprefix("replaced.")
+    return on_off if rest in keys else None
