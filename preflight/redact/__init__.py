@@ -107,7 +107,7 @@ def looks_secret(name: str, value: str) -> bool:
         return True
     # GPU / MIG UUIDs are identifiers (renderers mask them in place); long hex runs are mostly
     # commit hashes in paths. Neither makes the whole value a secret.
-    value = GPU_UUID.sub(" ", value)
+    value = GPU_UUID().sub(" ", value)
     if mask_content(value) != value:
         return True
     if any(looks_random(m.group(0)) for m in B64_RUN.finditer(value)):

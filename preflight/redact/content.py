@@ -16,6 +16,8 @@ runs as before (tests/redact/test_redaction_hints.py compares both ways).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from functools import cache
 from typing import TypeAlias
 
 from preflight.redact.tokens import is_secret_name
@@ -26,6 +28,12 @@ EMAIL_MASK = "[EMAIL]"
 Needs: TypeAlias = "tuple[str, ...] | re.Pattern[str]"
 """What every match of a pattern contains: one of these strings (an empty tuple: no hint, the
 pattern always runs), or a match of this pattern."""
+
+
+def lazy(source: str, flags: int = 0) -> Callable[[], re.Pattern[str]]:
+    """``re.compile(source, flags)`` on first use: most texts fail most hints, and compiling the
+    ~40 patterns of redaction cost every run ~4 ms, most of them for patterns that never ran."""
+    return cache(lambda: re.compile(source, flags))
 
 
 def may_match(text: str, needs: Needs) -> bool:
@@ -40,12 +48,12 @@ def may_match(text: str, needs: Needs) -> bool:
 
 # Content-based patterns: (regex, replacement, what each match contains). Order matters:
 # specific shapes before the generic high-entropy catch-alls.
-GPU_UUID = re.compile(
-    r"\b(GPU|MIG)-(?:GPU-)?[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
-    r"[0-9a-fA-F]{12}(?:/\d+/\d+)?")
+GPU_UUID = lazy(
+                r"\b(GPU|MIG)-(?:GPU-)?[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
+                r"[0-9a-fA-F]{12}(?:/\d+/\d+)?")
 _URL_STOP = "\\s\"'`<>"   # characters that end a URL in prose, JSON, Markdown or a shell line
 _USER, _PASSWORD = 256, 1024   # longest user name / password masked in a URL (a JWT fits)
-_CONTENT: tuple[tuple[re.Pattern[str], str, Needs], ...] = (
+_CONTENT: tuple[tuple[Callable[[], re.Pattern[str]], str, Needs], ...] = (
     (GPU_UUID, r"\1-" + MASK, ("GPU-", "MIG-")),
     # scheme://user:pass@host -> scheme://[REDACTED]@host. The password runs to the *last* "@"
     # of the URL, so "p@ss" and "pa/ssw0rd" (both seen in proxy URLs) are masked whole; the user
@@ -54,50 +62,50 @@ _CONTENT: tuple[tuple[re.Pattern[str], str, Needs], ...] = (
     # to the end of the text, and 48 KB of "a://b:" took 1.4 s.
     # The scheme is bounded and starts where no scheme character precedes it: "\b[a-z][...]*"
     # rescanned "a.b.a.b..." from every label (64 KB took 14 s; issue 13 fuzzing).
-    (re.compile(rf"(?i)(?<![a-z0-9+.\-])([a-z][a-z0-9+.\-]{{0,31}}://)"
-                rf"[^/@:{_URL_STOP}]{{0,{_USER}}}:"
-                rf"[^{_URL_STOP}]{{0,{_PASSWORD}}}@"), r"\1" + MASK + "@", ("://",)),
+    (lazy(rf"(?i)(?<![a-z0-9+.\-])([a-z][a-z0-9+.\-]{{0,31}}://)"
+          rf"[^/@:{_URL_STOP}]{{0,{_USER}}}:"
+          rf"[^{_URL_STOP}]{{0,{_PASSWORD}}}@"), r"\1" + MASK + "@", ("://",)),
     # user:pass@host:port without a scheme (http_proxy values, pip/conda configs).
-    (re.compile(rf"(?<![\w.:/@\-\[])[A-Za-z0-9._~%+\-]{{1,{_USER}}}:(?!/)"
-                rf"[^{_URL_STOP}]{{1,{_PASSWORD}}}?@"
-                r"(?=[A-Za-z0-9](?:[A-Za-z0-9\-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9\-]+)*"
-                r"(?::\d{1,5})?(?![\w.\-@]))"), MASK + "@", ("@",)),
+    (lazy(rf"(?<![\w.:/@\-\[])[A-Za-z0-9._~%+\-]{{1,{_USER}}}:(?!/)"
+          rf"[^{_URL_STOP}]{{1,{_PASSWORD}}}?@"
+          r"(?=[A-Za-z0-9](?:[A-Za-z0-9\-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9\-]+)*"
+          r"(?::\d{1,5})?(?![\w.\-@]))"), MASK + "@", ("@",)),
     # ?token=..., &api_key=..., sig=...
-    (re.compile(r"(?i)([?&;](?:access_token|refresh_token|id_token|private_token|token|api_key|"
-                r"apikey|key|secret|client_secret|password|passwd|pwd|pass|passphrase|"
-                r"sig|signature|auth|x-amz-signature|x-amz-credential|x-amz-security-token)=)"
-                r"[^&\s#\"']+"), r"\1" + MASK, ("=",)),
-    (re.compile(r"(?i)\b(authorization:\s*(?:bearer|basic|token)\s+)\S+"), r"\1" + MASK,
+    (lazy(r"(?i)([?&;](?:access_token|refresh_token|id_token|private_token|token|api_key|"
+          r"apikey|key|secret|client_secret|password|passwd|pwd|pass|passphrase|"
+          r"sig|signature|auth|x-amz-signature|x-amz-credential|x-amz-security-token)=)"
+          r"[^&\s#\"']+"), r"\1" + MASK, ("=",)),
+    (lazy(r"(?i)\b(authorization:\s*(?:bearer|basic|token)\s+)\S+"), r"\1" + MASK,
      re.compile(r"(?i)authorization:")),
-    (re.compile(r"(?<![A-Za-z0-9])hf_[A-Za-z0-9]{20,}"), MASK, ("hf_",)),
-    (re.compile(r"(?<![A-Za-z0-9])(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})"),
+    (lazy(r"(?<![A-Za-z0-9])hf_[A-Za-z0-9]{20,}"), MASK, ("hf_",)),
+    (lazy(r"(?<![A-Za-z0-9])(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})"),
      MASK, ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_")),
     # GitLab tokens (personal, deploy, runner, trigger, ... prefixes from GitLab's token docs).
-    (re.compile(r"(?<![A-Za-z0-9])gl(?:pat|dt|rt|ptt|soat|cbt|imt|ft|ffct|oas|agent)-"
-                r"[A-Za-z0-9_\-]{10,}"), MASK,
+    (lazy(r"(?<![A-Za-z0-9])gl(?:pat|dt|rt|ptt|soat|cbt|imt|ft|ffct|oas|agent)-"
+          r"[A-Za-z0-9_\-]{10,}"), MASK,
      tuple(f"gl{p}-" for p in ("pat", "dt", "rt", "ptt", "soat", "cbt", "imt", "ft", "ffct",
                                 "oas", "agent"))),
-    (re.compile(r"(?<![A-Za-z0-9])npm_[A-Za-z0-9]{16,}"), MASK, ("npm_",)),
-    (re.compile(r"(?<![A-Za-z0-9])pypi-AgE[A-Za-z0-9_\-]{16,}"), MASK, ("pypi-AgE",)),
-    (re.compile(r"(?<![A-Za-z0-9])AIza[0-9A-Za-z_\-]{30,}"), MASK, ("AIza",)),
-    (re.compile(r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])"), MASK,
+    (lazy(r"(?<![A-Za-z0-9])npm_[A-Za-z0-9]{16,}"), MASK, ("npm_",)),
+    (lazy(r"(?<![A-Za-z0-9])pypi-AgE[A-Za-z0-9_\-]{16,}"), MASK, ("pypi-AgE",)),
+    (lazy(r"(?<![A-Za-z0-9])AIza[0-9A-Za-z_\-]{30,}"), MASK, ("AIza",)),
+    (lazy(r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])"), MASK,
      ("AKIA", "ASIA")),
-    (re.compile(r"(?<![A-Za-z0-9])sk-[A-Za-z0-9_\-]{16,}"), MASK, ("sk-",)),
+    (lazy(r"(?<![A-Za-z0-9])sk-[A-Za-z0-9_\-]{16,}"), MASK, ("sk-",)),
     # Stripe-style live / test keys (also seen pasted after a vendor prefix: "stripe_sk_live_").
-    (re.compile(r"(?<![A-Za-z0-9])[rsp]k_(?:live|test)_[A-Za-z0-9]{6,}"), MASK,
+    (lazy(r"(?<![A-Za-z0-9])[rsp]k_(?:live|test)_[A-Za-z0-9]{6,}"), MASK,
      ("k_live_", "k_test_")),
     # Slack: the prefix is distinctive enough that a short body is still a token.
-    (re.compile(r"(?<![A-Za-z0-9])(?:xox[abeoprs]|xapp)-[A-Za-z0-9\-]{4,}"), MASK,
+    (lazy(r"(?<![A-Za-z0-9])(?:xox[abeoprs]|xapp)-[A-Za-z0-9\-]{4,}"), MASK,
      ("xox", "xapp-")),
-    (re.compile(r"(?<![A-Za-z0-9])eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
+    (lazy(r"(?<![A-Za-z0-9])eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
      MASK, ("eyJ",)),
-    (re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?-----END [A-Z ]*PRIVATE KEY-----", re.S),
+    (lazy(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?-----END [A-Z ]*PRIVATE KEY-----", re.S),
      MASK, ("-----BEGIN ",)),
     # E-mail addresses (a git author in a config comment, a W&B entity): personal data. The TLD
     # must be letters, so repo@v2.5 and NVIDIA/TransformerEngine@v1.11 stay.
     # (git@host:org/repo is an SSH remote, not a mailbox.)
-    (re.compile(r"(?<![\w.+\-])(?!git@)[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*"
-                r"\.[A-Za-z]{2,}(?![\w\-])"), EMAIL_MASK, ("@",)),
+    (lazy(r"(?<![\w.+\-])(?!git@)[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*"
+          r"\.[A-Za-z]{2,}(?![\w\-])"), EMAIL_MASK, ("@",)),
 )
 
 
@@ -152,5 +160,5 @@ def mask_content(text: str) -> str:
     """Every content rule that needs no knowledge of this machine (tokens, URLs, NAME=VALUE)."""
     for pattern, repl, needs in _CONTENT:
         if may_match(text, needs):
-            text = pattern.sub(repl, text)
+            text = pattern().sub(repl, text)
     return mask_named(text) if may_match(text, NAMED_NEEDS) else text
