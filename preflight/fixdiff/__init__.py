@@ -54,6 +54,12 @@ class DiffResult:
             if old == new:
                 continue
             name = self.names.get(path) or os.path.relpath(path, cwd or os.getcwd())
+            chunk = _hunks(old, new, None)
+            if chunk is None:
+                self.listed.append(("--diff", f"{safety.escape(name)}: the lines of the edit "
+                                    "or next to it hold control or bidirectional characters, "
+                                    "which a terminal does not show as they are; not shown"))
+                continue
             chunk = _hunks(old, new, redact)
             if chunk is None:
                 self.listed.append(("--diff", f"{safety.escape(name)}: the lines of the edit "
@@ -68,7 +74,11 @@ class DiffResult:
 def _hunks(old: str, new: str, redact: Callable[[str], str] | None) -> list[str] | None:
     for context in (3, 2, 1):
         chunk = list(difflib.unified_diff(_nl(old), _nl(new), n=context, lineterm="\n"))[2:]
-        if redact is None or all(ln.startswith("@@") or redact(ln) == ln for ln in chunk):
+        # a line a terminal would show otherwise than it applies (an escape sequence that
+        # hides text or sets the clipboard, a bidi override: redteam2) can be neither escaped
+        # nor masked in a patch: less context, else the file is listed
+        if all(ln.startswith("@@") or safety.plain(ln) and (redact is None or redact(ln) == ln)
+               for ln in chunk):
             return _mark_eof(chunk)
     return None
 

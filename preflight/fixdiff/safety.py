@@ -54,6 +54,14 @@ def escape(text: str) -> str:
     return "".join(out)
 
 
+def plain(line: str) -> bool:
+    """Whether a diff line (ending in ``\\n``, ``\\r\\n`` or nothing) has no control, format
+    or separator character but tabs: a terminal shows it as it is and ``git apply`` applies."""
+    body = line[:-2] if line.endswith("\r\n") else line.rstrip("\n")
+    return all(ch == "\t" or unicodedata.category(ch)[0] not in "CZ" or ch == " "
+               for ch in body)
+
+
 def comment(text: str) -> str:
     """Text for ``#`` lines: whitespace runs (newlines too) folded to one space, then what is
     left of control characters escaped (see :func:`escape`)."""

@@ -31,6 +31,7 @@ DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
     "automodel": ("nemo-automodel",),
     "slime": ("slime",),
     "skyrl": ("skyrl", "skyrl-train"),
+    "nemo2": ("nemo-toolkit",),
 }
 """kind -> the distributions it ships as, then those it requires."""
 # END GENERATED

@@ -71,7 +71,6 @@ def read_accelerate(path: str, parsed: Parsed) -> ReaderOutput:
     return ReaderOutput(facts, prov, tuple(problems), tuple(linked))
 
 
-
 _ACC_DIST = {"DEEPSPEED": "deepspeed", "MULTI_GPU": "ddp", "NO": "none", "MEGATRON_LM": "megatron",
              "MULTI_CPU": "ddp", "MULTI_XPU": "ddp", "MULTI_NPU": "ddp", "MULTI_MLU": "ddp",
              "MULTI_MUSA": "ddp", "MULTI_HPU": "ddp", "MULTI_SDAA": "ddp", "XLA": "none",
@@ -117,6 +116,8 @@ def from_accelerate(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
         what = "mixed_precision" if a.unknown("mixed_precision") else "kwargs_handlers"
         out["fp8"] = (Unknown(f"Accelerator({what}=...) is not known: {unknown.reason}"),
                       a.src(what))
+    elif mp is None and a.unknown("cli.script"):    # the script it launches is not here
+        out["fp8"] = (a.unknown("cli.script"), a.src("cli.script"))
     elif mp is None and a.any_prefix("fp8_config"):
         # With a deepspeed_config_file, mixed_precision must stay out of the YAML (FP8D-ACC-0003)
         # and comes from `accelerate launch --mixed_precision` or the script: an fp8_config block
@@ -374,7 +375,6 @@ def _accelerate_fp8(a: View, f: Mapping[str, Any], prov: Mapping[str, str], out:
             out["precision"] = ("bf16", "accelerate sets DeepSpeed bf16 for fp8")
     else:
         out["precision"] = ("bf16", "accelerate autocasts non-FP8 ops to bf16 under fp8")
-
 
 
 FRAMEWORK = Framework(

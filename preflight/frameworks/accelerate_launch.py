@@ -25,9 +25,11 @@ from __future__ import annotations
 
 import re
 
+from preflight.facts import Unknown
 from preflight.frameworks import hf_trainer
 from preflight.reading import launch
 from preflight.reading.parse import usable_key
+from preflight.reading.refs import locate
 from preflight.reading.shellvars import collect_variables, expand_flag_names, strip_comments
 from preflight.reading.types import ReaderOutput
 
@@ -78,6 +80,10 @@ def read(path: str, text: str, outer: dict[str, str] | None = None) -> ReaderOut
     _, end = launch.command_at(text, match.start())
     words = launch.tokens(text, match.end(), end)
     out.too_long(words)
+    # the line itself is the job's accelerate launch, flags or not: its settings may all come
+    # from the environment (`ACCELERATE_MIXED_PRECISION=fp8 accelerate launch train.py`, the
+    # prefix read by jobs/scripts.py) or accelerate's default config
+    out.put(f"config.{KIND}.cli.launch", True, match.start())
     found, stop = launch.flags(words, _BARE, stop_at_positional=True)
     for flag, raw, pos in found:
         value = launch.value(raw, variables)
@@ -91,6 +97,12 @@ def read(path: str, text: str, outer: dict[str, str] | None = None) -> ReaderOut
             # YAML's key from the flag that overrides it (FP8D-ACC-0003, issue 12).
             out.put(f"config.{KIND}.cli.{_acc_name(flag)}", value, pos)
     script = launch.value(words[stop][0], variables) if stop < len(words) else None
+    if isinstance(script, str) and script.endswith(".py") and locate(script, path) is None:
+        # the script it runs is not here: what it sets in code (Accelerator(mixed_precision=
+        # "fp8")) is not known, so "no FP8 setting" would be a guess
+        out.put(f"config.{KIND}.cli.script", Unknown(
+            f"{script[:80]} (run by this accelerate launch line) was not found here: what it "
+            "sets in code is not known"), words[stop][1])
     hf_trainer.script_args(out, words[stop + 1:], variables,
                            script if isinstance(script, str) else None)
     return ReaderOutput(out.facts, out.prov, tuple(out.problems), tuple(out.linked))

@@ -27,6 +27,7 @@ from preflight.facts import Unknown
 from preflight.findings import Source
 from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, IntentOut, Stated, View
+from preflight.frameworks.nemo_rl_shipped import fill_unread, lookup
 from preflight.reading.launch import not_training
 from preflight.reading.layered import load_chain, source_of
 from preflight.reading.overridelaunch import (
@@ -87,6 +88,12 @@ def read_yaml(path: str, parsed: Parsed) -> ReaderOutput:
     """The YAML over its ``defaults:`` chain, ``${...}`` resolved on the merged config."""
     chain = load_chain(path, parsed, style="paths")
     facts, prov = chain.facts(PREFIX, Source(path, parsed.line_of(("defaults",))))
+    shipped = lookup(chain.unread_paths[0]) if len(chain.unread_paths) == 1 and \
+        len(chain.unread) == 1 else None
+    if shipped is not None:
+        # the base not read is one NeMo-RL ships: derive takes what it sets from the table
+        facts[f"{PREFIX}.shipped_base"] = shipped.path
+        prov[f"{PREFIX}.shipped_base"] = prov[f"{PREFIX}.base_config"]
     where = source_of(path, parsed)(("defaults",))
     linked = tuple(Linked(p, KIND, where, key="defaults", line=parsed.line_of(("defaults",)))
                    for p in chain.files)
@@ -152,11 +159,7 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
         return out.build()
     unread = base_unread(f, KIND)
     if unread is not None:
-        # --config was not read: what the launch line does not say stays unknown
-        f = {**f, **{f"{PREFIX}.{k}": unread for k in BASE_DECIDES
-                     if f"{PREFIX}.{k}" not in f}}
-        prov = {**prov, **{f"{PREFIX}.{k}": prov.get(f"{PREFIX}.base_config", "intent")
-                           for k in BASE_DECIDES if f"{PREFIX}.{k}" not in prov}}
+        f, prov = fill_unread(f, prov, unread, PREFIX, BASE_DECIDES)
         v = View(f, KIND, prov)
     megatron = v.truthy(f"{MEG}.enabled")
     dtensor = v.truthy("policy.dtensor_cfg.enabled")
@@ -236,6 +239,10 @@ def _packed_row_padding(v: View, out: IntentOut) -> None:
     divisor = 1
     if out.get("fp8", (False,))[0] is True:
         recipe = out.get("recipe", (None,))[0]
+        if isinstance(recipe, Unknown):
+            # the multiple depends on the recipe: not 16 by default
+            out["pad_multiple"] = (recipe, out["recipe"][1])
+            return
         divisor = 128 if recipe == "blockwise" else 32 if recipe == "mxfp8" else 16
     if v.get(f"{MEG}.moe_token_dispatcher_type") == "flex" and \
             v.get(f"{MEG}.moe_flex_dispatcher_backend") == "hybridep":
@@ -320,7 +327,12 @@ def _generation(v: View, out: IntentOut) -> None:
         out["rollout.fp8"] = (prec if isinstance(prec, Unknown) else fp8,
                               v.src(f"{VLLM}.precision", src))
         if fp8:
-            out["rollout.recipe"] = ("blockwise", v.src(f"{VLLM}.precision"))
+            # is_mx: true swaps in ModelOpt's MXFP8 linear / MoE methods (quantization/fp8.py
+            # l.147-160, l.212 at 7ea279ab; from ff2404c5, 2026-07); else 128x128 blocks
+            mx = v.facts.get(f"{PREFIX}.{VLLM}.is_mx")
+            out["rollout.recipe"] = (mx if isinstance(mx, Unknown) else "mxfp8" if mx is True
+                                     else "blockwise", v.src(f"{VLLM}.is_mx",
+                                                             v.src(f"{VLLM}.precision")))
         kv = v.facts.get(f"{PREFIX}.{VLLM}.kv_cache_dtype")
         # kv_cache_dtype reaches vLLM only through init_fp8's kwargs, which the worker builds
         # only for precision fp8 (vllm_worker.py, quantization/fp8.py at v0.7.0): without FP8

@@ -46,12 +46,25 @@ def read_python(module: Module) -> ReaderOutput:
     """TE and torchao calls of a training loop -> ``config.pytorch.*`` at their lines."""
     out = PyOut(module)
     modules: set[str] = set()
+    calls = [c for c, _ in out.module.calls()]
+    regions = {what: [c for c in calls if _te(c) in names] for what, names in
+               (("te.autocast", ("autocast", "fp8_autocast")),
+                ("te.model_init", ("quantized_model_init", "fp8_model_init")))}
+    for what, made in regions.items():
+        # `with te.autocast(enabled=False):` inside the FP8 region keeps that part in high
+        # precision (autocasts nest: transformer_engine/pytorch/quantization.py at v2.18): where
+        # the file also opens an FP8 one, those are exclusions, not a second setting
+        on = [c for c in made if c.value("enabled", True) is not False]
+        if on and len(on) < len(made):
+            out.put(f"{PREFIX}.{what}.disabled_regions", len(made) - len(on), None)
+        for call in on or made:
+            with out.made(call):
+                _autocast(out, call, what,
+                          "fp8_recipe" if _te(call) == "fp8_autocast" else "recipe")
     for call, _ in out.calls():
         te = _te(call)
-        if te in ("autocast", "fp8_autocast"):
-            _autocast(out, call, "te.autocast", "recipe" if te == "autocast" else "fp8_recipe")
-        elif te in ("quantized_model_init", "fp8_model_init"):
-            _autocast(out, call, "te.model_init", "recipe")
+        if te in ("autocast", "fp8_autocast", "quantized_model_init", "fp8_model_init"):
+            continue
         elif te in _TE_MODULES:
             modules.add(te)
         elif te == "checkpoint":
@@ -76,11 +89,11 @@ def _autocast(out: PyOut, call: Call, what: str, recipe_key: str) -> None:
     out.put(f"{PREFIX}.{what}.enabled", enabled, call.lines.get("enabled", call.line))
     recipe = call.value(recipe_key, call.value("recipe"))
     if isinstance(recipe, Call):
-        out.put(f"{PREFIX}.{what}.recipe", recipe.name, recipe.line)
+        out.put(f"{PREFIX}.{what}.recipe", recipe.name, recipe.line, recipe.path)
         for key, value in recipe.kwargs.items():
             out.put(f"{PREFIX}.{what}.recipe_args.{key}",
                     value.last if isinstance(value, Ref) else value,
-                    recipe.lines.get(key, recipe.line))
+                    recipe.lines.get(key, recipe.line), recipe.path)
     elif recipe is None:
         # TE's get_default_fp8_recipe(): which one depends on the TE version and the GPU
         # (effective.recipe from intent.recipe_by_backend)

@@ -35,16 +35,30 @@ from preflight.frameworks._record import Default, Framework, Launch
 from preflight.frameworks._view import Derived, IntentOut, Stated, View
 from preflight.reading.overridelaunch import Syntax, find_launch, merged_facts
 from preflight.reading.parse import Parsed, ParseError
+from preflight.reading.parse import read_text as read_text_file
+from preflight.reading.refs import locate
 from preflight.reading.types import ConfigProblem, ReaderOutput
 
 KIND = "skyrl"
 PREFIX = f"config.{KIND}"
 ENTRY = re.compile(r"(?:^|[/.])(?:skyrl[./]train|skyrl_train)[./]entrypoints[./]main_base"
                    r"(?:\.py)?$")
-HINT = re.compile(r"(?:skyrl[./]train|skyrl_train)[./]entrypoints[./]main_base")
+# A job's own entry point (SkyRL's examples: ``-m examples.train.algorithms.dapo.main_dapo``,
+# 19b0e132) subclasses BasePPOExp from main_base and parses the same overrides
+# (``DAPOConfig.from_cli_overrides(sys.argv[1:])`` over make_config's dataclasses, or skyrl-train's
+# ``@hydra.main(config_path=config_dir, config_name="ppo_base_config")`` at bffec2a5): a launch of
+# a ``main``/``entrypoint`` module given overrides only SkyRL has (``generator.inference_engine.``,
+# ``trainer.policy.model.path=``) is SkyRL's when its file, found in the job, imports main_base
+_CUSTOM_WORD = re.compile(r"^(?:[A-Za-z_]\w*\.)+\w*(?:main|entrypoint)\w*$|"
+                          r"(?:^|/)\w*(?:main|entrypoint)\w*\.py$")
+# overrides only SkyRL's configs have (a script with one is SkyRL's to read; linear to search)
+_CUSTOM_HINT = r"\b(?:generator\.inference_engine\.\w|trainer\.policy\.model\.path=)"
+HINT = re.compile(r"(?:skyrl[./]train|skyrl_train)[./]entrypoints[./]main_base|" + _CUSTOM_HINT)
+_MAIN_BASE = re.compile(r"\b(skyrl\.train|skyrl_train)\.entrypoints\.main_base\b")
 SYNTAX = Syntax(entry=lambda w: bool(ENTRY.search(w)),
                 value_flags=frozenset({"config-path", "config-name", "config-dir", "cp", "cn",
                                        "cd"}))
+CUSTOM = Syntax(entry=lambda w: bool(_CUSTOM_WORD.search(w)), value_flags=SYNTAX.value_flags)
 MEG = "trainer.policy.megatron_config"
 TFC = f"{MEG}.transformer_config_kwargs"
 _NEW = "SkyRL 19b0e132 skyrl/train/config/config.py"
@@ -83,15 +97,25 @@ def read_yaml(path: str, parsed: Parsed) -> ReaderOutput:
 
 
 def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
-    """The ``main_base`` launch line: its overrides in order over the layout's defaults."""
+    """The ``main_base`` launch line (or a job's own entry point on it): its overrides in order
+    over the layout's defaults."""
     read = find_launch(path, text, SYNTAX, outer)
+    base_entry = None
     if read.launch is None:
-        return ReaderOutput(problems=tuple(read.problems))
+        read = find_launch(path, text, CUSTOM, outer)
+        if read.launch is None:
+            return ReaderOutput(problems=tuple(read.problems))
+        base_entry = _subclassed(read.launch.entry.text, path)
+        if base_entry is None:
+            return ReaderOutput(problems=tuple(read.problems))
     merged = merged_facts(read, KIND, None, style="hydra", key="--config-name")
     facts, prov = merged.facts, merged.provenance
     entry = read.launch.entry.text
     entry_src = Source(path, text.count("\n", 0, read.launch.offset) + 1)
     facts[f"{PREFIX}.entry"], prov[f"{PREFIX}.entry"] = entry, entry_src
+    if base_entry is not None:
+        facts[f"{PREFIX}.entry_base"], prov[f"{PREFIX}.entry_base"] = base_entry
+        entry = base_entry[0]
     problems = list(read.problems)
     if "skyrl_train" not in entry:
         for ov, src in read.overrides:
@@ -113,8 +137,27 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
     return ReaderOutput(facts, prov, tuple(problems), merged.linked)
 
 
+def _subclassed(entry: str, script: str) -> tuple[str, Source] | None:
+    """The main_base a job's own entry point (``-m pkg.main_x`` / ``pkg/main_x.py``) builds on,
+    with the line of its import, when its file is found in the job; None otherwise."""
+    target = entry if entry.endswith(".py") else entry.replace(".", "/") + ".py"
+    found = locate(target, script)
+    if found is None:
+        return None
+    try:
+        text = read_text_file(found)
+    except ParseError:
+        return None
+    hit = _MAIN_BASE.search(text)
+    if hit is None:
+        return None
+    return f"{hit.group(1)}.entrypoints.main_base", Source(found, text.count("\n", 0,
+                                                                          hit.start()) + 1)
+
+
 def _layout(v: View) -> str:
-    return "old" if "skyrl_train" in str(v.get("entry", "")) else "new"
+    entry = str(v.get("entry_base", v.get("entry", "")))
+    return "old" if "skyrl_train" in entry else "new"
 
 
 def _get(v: View, key: str) -> tuple[Any, str]:

@@ -10,7 +10,8 @@ that default is taken here rather than looked up.
 
 Rollout (docs/en/advanced/low-precision.md): always SGLang; FP8 weights come from the
 ``quantization_config`` of the ``--hf-checkpoint`` it serves (not read here: unknown unless
-``--sglang-quantization fp8`` says it), the KV cache in FP8 with ``--sglang-kv-cache-dtype
+``--sglang-quantization fp8`` or its name says it: ``...-FP8``, or a model its makers publish in
+BF16 under that name, ``Qwen3-30B-A3B``), the KV cache in FP8 with ``--sglang-kv-cache-dtype
 fp8_e4m3``. FP8 training is ``--fp8-format e4m3 --fp8-recipe blockwise`` with
 ``NVTE_FP8_BLOCK_SCALING_FP32_SCALES=1``, which slime sets for its Ray actors unless the
 environment says otherwise (slime/ray/actor_group.py); a ``--runtime-env-json`` value for it is
@@ -39,6 +40,14 @@ HINT = re.compile(r"--(?:rollout-num-gpus-per-engine|actor-num-gpus-per-node|act
                   r"rollout-batch-size|n-samples-per-prompt|sglang-mem-fraction-static)\b")
 # a path part named FP8 (Qwen3-4B-FP8, model_fp8/, ...-fp8-block): an FP8 checkpoint
 _FP8_NAME = re.compile(r"(?i)(?:^|[-_./])fp8(?:$|[-_./])")
+_BF16_NAME = re.compile(r"(?i)(?:^|[-_./])bf16(?:$|[-_./])")
+# Model families whose makers publish BF16 weights under the plain name and FP8 ones as
+# <name>-FP8 (Qwen/Qwen3-30B-A3B and Qwen/Qwen3-30B-A3B-FP8, meta-llama/Llama-3.1-8B-Instruct
+# and ...-FP8, zai-org/GLM-4.5 and GLM-4.5-FP8, mistralai/...): a checkpoint folder named as
+# such a model without an FP8 marker holds BF16 weights, unless it is a conversion kept under
+# that name; any other name says nothing
+_BF16_FAMILY = re.compile(r"(?i)^(?:qwen\d*(?:\.\d+)?|qwq|(?:meta-)?llama-?3(?:\.\d+)?|"
+                          r"glm-?4(?:\.\d+)?|mistral|mixtral|gemma-?\d*)(?:[-_]|$)")
 _ENV = re.compile(r"""\\?["'](NVTE_[A-Z0-9_]+|NCCL_[A-Z0-9_]+)\\?["']\s*:\s*\\?["']([^"'\\]*)""")
 
 
@@ -86,6 +95,10 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
         # here); a checkpoint named ...-FP8 is the FP8 conversion slime's docs tell users to make
         # for FP8 rollout (docs/en/advanced/low-precision.md at v0.3.1; Qwen/Qwen3-4B-FP8)
         out["rollout.fp8"] = (True, s.src("hf_checkpoint"))
+    elif isinstance(ckpt, str) and (_BF16_NAME.search(ckpt) or _BF16_FAMILY.match(
+            ckpt.rstrip("/").rsplit("/", 1)[-1])):
+        # a public model published in BF16 (or a folder marked bf16): SGLang serves it in BF16
+        out["rollout.fp8"] = (False, s.src("hf_checkpoint"))
     elif ckpt is not None:
         out["rollout.fp8"] = (Unknown(f"SGLang serves --hf-checkpoint {str(ckpt)[:80]!r} in the "
                                       "precision of its quantization_config, which is not "

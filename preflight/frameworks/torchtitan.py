@@ -117,6 +117,37 @@ def _compile(t: View) -> tuple[Any, str]:
     return t.unknown(key) or t.truthy(key), t.src(key, "torchtitan default (off)")
 
 
+def _wrapping(t: View, out: IntentOut, unread: Unknown | None) -> None:
+    """How the model is sharded, compiled and checkpointed; what a config not read would decide
+    (``unread``) is unknown, not torchtitan's default."""
+    # torchtitan/distributed/parallel_dims.py: fully_shard when dp_shard > 1 or cp > 1 (dp_shard
+    # -1, the default, takes the ranks TP/PP/CP leave); DDP when only dp_replicate > 1; with
+    # dp_shard = dp_replicate = 1 there is no data-parallel wrapper at all (TP/PP only).
+    shard = t.int("parallelism.data_parallel_shard_degree")
+    replicate = t.int("parallelism.data_parallel_replicate_degree") or 1
+    cp_degree = t.int("parallelism.context_parallel_degree") or 1
+    shard_src = t.src("parallelism.data_parallel_shard_degree")
+    undecided = next((u for k in ("data_parallel_shard_degree", "data_parallel_replicate_degree",
+                                  "context_parallel_degree")
+                      if (u := t.unknown(f"parallelism.{k}")) is not None), None)
+    if undecided is None and not t.has("parallelism.data_parallel_shard_degree"):
+        undecided = unread
+    if undecided is not None:
+        out["distributed"] = (undecided, shard_src)
+    elif shard == 1 and cp_degree <= 1:
+        out["distributed"] = ("ddp", shard_src) if replicate > 1 else ("none", shard_src)
+    else:
+        out["distributed"] = ("fsdp2", t.src("parallelism", "torchtitan shards with FSDP2"))
+    out["compile"] = _compile(t) if unread is None or t.has("compile.enable") or \
+        t.has("training.compile") else (unread, t.src("base_config"))
+    mode = t.get("activation_checkpoint.mode")
+    out["activation_checkpointing"] = (
+        t.unknown("activation_checkpoint.mode") or
+        (str(mode).lower() != "none" if mode is not None else unread or True),
+        t.src("activation_checkpoint.mode", "torchtitan default (selective)" if unread is None
+              else t.src("base_config")))
+
+
 def from_torchtitan(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     t = View(f, "torchtitan", prov)
     out = IntentOut()
@@ -134,6 +165,9 @@ def from_torchtitan(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
         fp8_src = t.src(key)
     out["fp8"] = (fp8_src is not None, fp8_src or t.src("model", "no float8 converter"))
     base = f.get("config.torchtitan.base_config")
+    # a config file or registry config not read (or read only as far as one file sets it): what
+    # it would decide is not torchtitan's default, it is unknown
+    unread = base if isinstance(base, Unknown) else None
     if fp8_src is None and t.unknown("model.converters"):
         # e.g. a Python config registry whose configs differ on it: not "no" (issue 22 item 5)
         out["fp8"] = (t.unknown("model.converters"), t.src("model.converters"))
@@ -158,28 +192,7 @@ def from_torchtitan(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
                 "quantize.linear.float8.recipe_name") else "float8.recipe_name"
             out["recipe"] = (t.get(key, "tensorwise"), t.src(key, "torchao default (tensorwise)"))
         out["precision"] = ("bf16", fp8_src)
-    # torchtitan/distributed/parallel_dims.py: fully_shard when dp_shard > 1 or cp > 1 (dp_shard
-    # -1, the default, takes the ranks TP/PP/CP leave); DDP when only dp_replicate > 1; with
-    # dp_shard = dp_replicate = 1 there is no data-parallel wrapper at all (TP/PP only).
-    shard = t.int("parallelism.data_parallel_shard_degree")
-    replicate = t.int("parallelism.data_parallel_replicate_degree") or 1
-    cp_degree = t.int("parallelism.context_parallel_degree") or 1
-    shard_src = t.src("parallelism.data_parallel_shard_degree")
-    undecided = next((u for k in ("data_parallel_shard_degree", "data_parallel_replicate_degree",
-                                  "context_parallel_degree")
-                      if (u := t.unknown(f"parallelism.{k}")) is not None), None)
-    if undecided is not None:
-        out["distributed"] = (undecided, shard_src)
-    elif shard == 1 and cp_degree <= 1:
-        out["distributed"] = ("ddp", shard_src) if replicate > 1 else ("none", shard_src)
-    else:
-        out["distributed"] = ("fsdp2", t.src("parallelism", "torchtitan shards with FSDP2"))
-    out["compile"] = _compile(t)
-    mode = t.get("activation_checkpoint.mode")
-    out["activation_checkpointing"] = (
-        t.unknown("activation_checkpoint.mode") or
-        (str(mode).lower() != "none" if mode is not None else True),
-        t.src("activation_checkpoint.mode", "torchtitan default (selective)"))
+    _wrapping(t, out, unread)
     dims = _TT_FLAVORS.get((str(t.get("model.name")), str(t.get("model.flavor"))))
     if dims:
         out["shapes.hidden"] = (dims[0], t.src("model.flavor"))
@@ -197,6 +210,8 @@ def from_torchtitan(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
                                                       t.unknown(k))), None)
         if given is not None and t.unknown(given):
             out[name] = (t.unknown(given), t.src(given))
+        elif given is None and unread is not None:
+            out[name] = (unread, t.src("base_config"))
         elif given is None:
             out[name] = (1, f"torchtitan default ({keys[0]} 1)")
         elif t.int(given) is None:
@@ -206,6 +221,12 @@ def from_torchtitan(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     # torchao's float8 / MX converters swap Linear and grouped-MM layers only; attention stays
     # in high precision (torchtitan components/quantization at v0.2.2).
     out["fp8_attention"] = (False, t.src("model.converters", "torchtitan converters"))
+    if t.get("generator.class") == "VLLMGenerator":
+        # torchtitan's RL controller generates with vLLM; VLLMGenerator.Config has no
+        # quantization setting, only model_dtype (experiments/rl/actors/generator.py l.714-773
+        # at 73aed7f6), so its rollout is never FP8
+        out["rollout.engine"] = ("vllm", t.src("generator.class"))
+        out["rollout.fp8"] = (False, t.src("generator.class"))
     return out.build()
 
 
@@ -218,6 +239,7 @@ FRAMEWORK = Framework(
                 ("micro_batch", ("training.local_batch_size", "training.batch_size"))),
     shape_table=model_shape, read_python=read_python,
     python_hint=re.compile(r"Trainer\.Config\b|\bJobConfig\b|\bTransformersBackendConfig\b|"
+                           r"\bController\.Config\b|"
                            r"\bconfig_registry\b"),
     # `-m torchtitan.train --job.config_file X.toml --a.b v` (issue 22 item 2)
     launch=Launch(torchtitan_launch.read_text, command=torchtitan_launch.HINT),

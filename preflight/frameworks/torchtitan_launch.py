@@ -15,9 +15,10 @@ The facts are ``config.torchtitan.*``, what the TOML reader gives, so the torcht
 
 From the Python config registries (PR 2386, 2026-02) the line is ``-m torchtitan.train --module M
 --config NAME --a.b v`` (``MODULE=M CONFIG=NAME ./run_train.sh``): ``ConfigManager`` imports
-``torchtitan.models.M.config_registry`` (then ``torchtitan.experiments.M``; a dotted M as written)
-and calls ``NAME()``, and the flags win over what it returns (torchtitan/config/manager.py
-l.21-130 at 00d1c0e4). That file is linked with ``NAME`` as its entry, read by
+``torchtitan.models.M.config_registry`` (then ``torchtitan.experiments.M``, then
+``torchtitan.experiments.rl.examples.M``, dots as folders: ``--module graph_trainer.llama3``; a
+module path it does not list as written) and calls ``NAME()``, and the flags win over what it
+returns (torchtitan/config/manager.py l.21-130 at 00d1c0e4, l.94-140 at 73aed7f6). That file is linked with ``NAME`` as its entry, read by
 :mod:`.torchtitan_py`; the flags are this script's facts, which come first. A registry not found
 here leaves ``config.torchtitan.base_config`` Unknown (FP8 undetermined, not "no").
 """
@@ -33,7 +34,7 @@ from preflight.findings import Source
 from preflight.reading.overridelaunch import Syntax, find_launch, merged_facts
 from preflight.reading.overrides import Override
 from preflight.reading.refs import locate, named
-from preflight.reading.types import Linked, ReaderOutput
+from preflight.reading.types import ConfigProblem, Linked, ReaderOutput
 
 KIND = "torchtitan"
 PREFIX = f"config.{KIND}"
@@ -70,10 +71,13 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
     for ov, src in read.overrides:
         if ov.path == ("job", "config_file"):
             base = (ov.value, src)
-    line = Source(path, text.count("\n", 0, read.launch.offset) + 1)
+    line = Source(path, text.count("\n", 0, read.launch.entry.offset) + 1)   # (the statement
+    # offset may be the newline before it: redteam2 saw line 1 for a command on line 2)
     env = dict(read.launch.env) if read.launch.entry.text.endswith("run_train.sh") else {}
-    registry = _registry(read, env, line)
-    if base is None and registry is None and \
+    got = _registry(read, env, line)
+    undecided = got if isinstance(got, Unknown) else None
+    registry = got if isinstance(got, Linked) else None
+    if base is None and registry is None and undecided is None and \
             read.launch.entry.text.endswith("run_train.sh"):
         base = (env.get("CONFIG_FILE", DEFAULT_CONFIG), line)
     merged = merged_facts(read, KIND, base, style="toml", key="--job.config_file")
@@ -85,6 +89,8 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
                 f"--module/--config: {registry.path} (which defines {registry.entry}()) was not "
                 "found here")
             prov[f"{PREFIX}.base_config"] = registry.source
+    elif undecided is not None:
+        facts[f"{PREFIX}.base_config"], prov[f"{PREFIX}.base_config"] = undecided, line
     elif not any(n.startswith(f"{PREFIX}.") and n != f"{PREFIX}.base_config" for n in facts):
         return ReaderOutput(problems=tuple(read.problems))
     return ReaderOutput(facts, prov, tuple(read.problems), linked)
@@ -93,24 +99,43 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
 _NAME = re.compile(r"^[A-Za-z_][\w.]*$")
 
 
-def _registry(read: Any, env: dict[str, str], line: Source) -> Linked | None:
+def _registry(read: Any, env: dict[str, str], line: Source) -> Linked | Unknown | None:
     """The config registry ``--module M --config NAME`` (or run_train.sh's MODULE / CONFIG)
-    names, as a link with NAME as its entry; None without a ``--config`` / CONFIG."""
+    names, as a link with NAME as its entry; None without a ``--config`` / CONFIG; Unknown
+    when either is decided at run time (``$C``) or no name torchtitan can import (``../x``,
+    ``/etc``): read as no registry, FP8 came out "no" (redteam2)."""
     given = read.flag("config")
     config = given[0] if given else env.get("CONFIG")
     where = given[1] if given else line
-    if not isinstance(config, str) or not _NAME.match(config):
+    if config is None:
         return None
     got = read.flag("module")
     module = got[0] if got else env.get("MODULE", "llama3")
-    if not isinstance(module, str) or not _NAME.match(module):
-        return None
-    # a short name is looked for in models/, then experiments/, then experiments/rl/examples/
-    # (torchtitan/config/manager.py l.105-123 at b5bcd76c: --module transformers_modeling_backend,
-    # --module dapo_math); a dotted one as written
-    targets = [f"torchtitan/{d}/{module}/config_registry.py" for d in
-               ("models", "experiments", "experiments/rl/examples")] if "." not in module else \
-        [module.replace(".", "/") + "/config_registry.py"]
+    for flag, value in (("--config", config), ("--module", module)):
+        if isinstance(value, str) and _NAME.match(value):
+            continue
+        if isinstance(value, Unknown):
+            return Unknown(f"{flag}: {value.reason}; the config registry it picks, and its "
+                           "settings (FP8 among them), are not read")
+        said = f"{flag} {str(value)[:80]!r} is no name torchtitan can import"
+        read.problems.append(ConfigProblem(read.path, where.line, (
+            f"{said} (torchtitan.models.<MODULE>.config_registry.<CONFIG>); its config "
+            "registry was not read"), level="warning"))
+        return Unknown(f"{said}: its config registry was not read")
+    # A name torchtitan lists (models' _supported_models, experiments' _supported_experiments:
+    # "llama3", "graph_trainer.llama3", "dapo_math") is looked for in models/, then
+    # experiments/, then experiments/rl/examples/, dots as folders; any other is a module path
+    # imported as written, M.config_registry first, then M itself (torchtitan/config/manager.py
+    # l.94-140 at 73aed7f6). Which names are listed depends on the release, so every place is
+    # tried in that order and the first found here is the one.
+    folder = module.replace(".", "/")
+    targets = [f"torchtitan/{d}/{folder}/config_registry.py" for d in
+               ("models", "experiments", "experiments/rl/examples")]
+    targets += [f"{folder}/config_registry.py", f"{folder}.py"] if "." in module else []
     target = next((t for t in targets if locate(t, read.path)), targets[0])
+    if "." in module and target == targets[0] and not locate(target, read.path):
+        # a dotted name found nowhere: an experiment's ("graph_trainer.llama3"), as torchtitan
+        # lists them, is the likelier place to name
+        target = targets[1]
     link = named(target, KIND, read.path, where, key="--config", line=where.line)
     return replace(link, entry=config)

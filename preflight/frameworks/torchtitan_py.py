@@ -57,6 +57,9 @@ _CONVERTERS = {
     "MXFP8GroupedExpertsConverter": ("quantize.grouped_mm.mx", "mxfp8_rceil"),
     "NVFP4LinearConverter": ("quantize.linear.nvfp4", None),
 }
+# converters that change no precision to FP8 (73aed7f6: components/lora.py, experiments/rl/
+# models/cast_linear.py -- the LM head's logits in fp32 --, experiments/rl/batch_invariance.py)
+_NOT_QUANTIZING = frozenset({"LoRAConverter", "LMHeadCastConverter", "BatchInvariantFlexConverter"})
 _AC = {"SelectiveAC": "selective", "FullAC": "full", "NoAC": "none", "MemoryBudgetAC": "memory_budget"}
 _MAX_DEPTH = 8
 _MAX_FUNCTIONS = 256
@@ -72,8 +75,11 @@ _MAX_CONFIGS = 64
 # ``FluxTrainer.Config`` (models/flux/trainer.py l.31-33), ``FaultTolerantTrainer`` (experiments/
 # torchft/trainer.py l.35), ``TransformersBackendConfig`` (experiments/transformers_modeling_backend/
 # configs.py l.15, an ``HFTransformerTrainer.Config``); ``JobConfig`` before 2026-02.
+# torchtitan's RL examples (experiments/rl/examples/<x>/config_registry.py) build a
+# ``Controller.Config`` (experiments/rl/controller.py l.282-336 at 73aed7f6): model_spec and
+# compile at its top, the trainer's settings under ``trainer=PolicyTrainer.Config(...)``.
 _CONFIG_CLASS = re.compile(r"^torchtitan\.(?:\w+\.)*(?:\w*Trainer\.Config|TransformersBackendConfig|"
-                           r"JobConfig)$")
+                           r"JobConfig|rl\.(?:\w+\.)*Controller\.Config)$")
 # a function of another registry (graph_trainer's ``llama3_8b()`` from models/llama3): a config,
 # built by a file that is not this one
 _OTHER_REGISTRY = re.compile(r"^torchtitan\.(?:\w+\.)*config_registry\.\w+$")
@@ -155,13 +161,66 @@ def _config(out: PyOut, module: Module, chosen: str) -> None:
     if not isinstance(result, Call):
         out.put(f"{PREFIX}.model.converters", result, fn.lineno)
         return
-    if not _config_class(module, result.func):
-        # `-> GraphTrainer.Config` returning to_graph_trainer_config(llama3_8b(), ...), or
-        # another registry's llama3_8b(): the config is built by code not in this file
+    config, elsewhere = _unwrap(module, result, 0)
+    if config is None:
+        # returns what code not in this file (or a condition) builds
         _undecided(out, module, chosen)
         return
     out.put(f"{PREFIX}.job.config_function", chosen, fn.lineno)
-    _tree(out, PREFIX, result, 0, module)
+    if elsewhere is not None:
+        # another registry's llama3_8b(), with what this file sets on it: those settings are
+        # read, the rest of that config is not (a rule that needs it is undetermined)
+        out.put(f"{PREFIX}.base_config", Unknown(
+            f"{os.path.basename(module.path)}: {chosen}() starts from {elsewhere}, not read "
+            "here: only what this file sets on it is known"), fn.lineno)
+    _tree(out, PREFIX, config, 0, module)
+
+
+# Functions of torchtitan that turn a trainer config into another, keeping its fields: the
+# qualified name -> (the class they return, their parameters, the fields they drop (left to
+# the class default), whether a set activation_checkpoint becomes SelectiveAC).
+# to_graph_trainer_config(base_config, model_registry) copies every field of the base, pops
+# `compile` (GraphTrainer.Config's default GraphTrainerCompileConfig(), enable False) and turns
+# any activation checkpointing into SelectiveAC.Config() (experiments/graph_trainer/configs.py
+# l.239-300 at 73aed7f6); model_spec keeps the base's converters (dataclasses.replace).
+_WRAPPERS: dict[str, tuple[str, tuple[str, ...], tuple[str, ...], bool]] = {
+    "torchtitan.experiments.graph_trainer.configs.to_graph_trainer_config": (
+        "torchtitan.experiments.graph_trainer.trainer.GraphTrainer.Config",
+        ("base_config", "model_registry"), ("compile",), True),
+}
+
+
+def _unwrap(module: Module, value: Any, depth: int) -> tuple[Call | None, str | None]:
+    """The trainer config ``value`` is, as a call whose keywords are its fields as far as this
+    file gives them, and, where it starts from another registry's config function, that
+    function (whose own settings are not in this file); (None, None) when the text does not
+    show a config."""
+    if not isinstance(value, Call) or depth > _MAX_DEPTH:
+        return None, None
+    if _config_class(module, value.func):
+        return value, None
+    if _OTHER_REGISTRY.match(value.func):
+        path = value.func.rsplit(".", 1)[0].replace(".", "/") + ".py"
+        return value, f"{value.func.rsplit('.', 1)[-1]}() of {path}"
+    wrapper = _WRAPPERS.get(value.func)
+    if wrapper is None:
+        return None, None
+    cls, params, drops, selective = wrapper
+    base = value.args[0] if value.args else value.kwargs.get(params[0])
+    inner, elsewhere = _unwrap(module, base, depth + 1)
+    if inner is None:
+        return None, None
+    kwargs = {k: v for k, v in inner.kwargs.items() if k not in drops}
+    lines = {k: v for k, v in inner.lines.items() if k in kwargs}
+    if selective and "activation_checkpoint" in kwargs:
+        kwargs["activation_checkpoint"] = Call(
+            "torchtitan.distributed.activation_checkpoint.SelectiveAC.Config", value.line)
+        lines["activation_checkpoint"] = value.line
+    # what the file sets on the wrapper's result afterwards (config.compile = ...)
+    for key, got in value.kwargs.items():
+        if key not in params:
+            kwargs[key], lines[key] = got, value.lines.get(key, value.line)
+    return Call(cls, value.line, kwargs=kwargs, lines=lines, star=inner.star), elsewhere
 
 
 def _undecided(out: PyOut, module: Module, chosen: str) -> None:
@@ -226,8 +285,17 @@ def _tree(out: PyOut, prefix: str, call: Call, depth: int, module: Module) -> No
     for key, value in call.kwargs.items():
         line = call.lines.get(key, call.line)
         name = f"{prefix}.{key}"
-        if key == "model_spec" and isinstance(value, Call):
+        if key == "model_spec" and isinstance(value, Call) and value.name == "model_registry":
             _model(out, value, module)
+        elif key in ("model_spec", "model_converters") and not (
+                key == "model_converters" and isinstance(value, Call) and value.name == "Config"):
+            # the converters live in what this builds (`model_spec=make_spec()` imported from
+            # elsewhere, a name the text does not give): unknown, never "no converters" (the
+            # red team's registry made FP8 "no" and the check exit 0)
+            said = f"{value.func}(...)" if isinstance(value, Call) else _short(value)
+            out.put(f"{PREFIX}.model.converters", Unresolved(
+                f"{key}={said} is built by code not in this file: its converters are not read"),
+                line)
         elif key == "model_converters" and isinstance(value, Call):
             # the 2026-02..04 layout: ModelConvertersContainer.Config(converters=[...])
             _converters(out, value.value("converters"), value.lines.get("converters", value.line),
@@ -237,6 +305,11 @@ def _tree(out: PyOut, prefix: str, call: Call, depth: int, module: Module) -> No
             mode = value.kwargs.get("mode") if "mode" in value.kwargs else \
                 _AC.get(cls, Unresolved(f"activation checkpointing {cls}"))
             out.put(f"{name}.mode", mode, value.lines.get("mode", line))
+        elif key == "trainer" and depth == 0 and isinstance(value, Call) and \
+                value.func.endswith("PolicyTrainer.Config"):
+            # the RL controller's trainer: its parallelism, training ... are the job's
+            out.put(f"{name}.class", "PolicyTrainer", value.line)
+            _tree(out, prefix, value, depth + 1, module)
         elif isinstance(value, Call) and depth < _MAX_DEPTH:
             cls = value.func.rsplit(".", 2)[-2] if value.name == "Config" else value.name
             out.put(f"{name}.class", cls, value.line)
@@ -251,8 +324,11 @@ def _model(out: PyOut, spec: Call, module: Module) -> None:
     if spec.args:
         out.put(f"{PREFIX}.model.flavor", spec.args[0], spec.line)
     parts = os.path.normpath(module.path).split(os.sep)
+    named = re.match(r"^torchtitan\.models\.(\w+)\.model_registry$", spec.func)
     if spec.func.startswith(".") and len(parts) >= 3 and parts[-3] == "models":
         out.put(f"{PREFIX}.model.name", parts[-2], spec.line)   # models/<name>/config_registry
+    elif named:     # an experiment's registry building models/<name>'s model (graph_trainer)
+        out.put(f"{PREFIX}.model.name", named.group(1), spec.line)
     converters = spec.value("converters")
     if converters is not None or "converters" in spec.kwargs:
         _converters(out, converters, spec.lines.get("converters", spec.line), _CONVERTERS)
@@ -270,6 +346,8 @@ def _converters(out: PyOut, converters: Any, line: int,
     for conv in converters:
         cls = conv.func.rsplit(".", 2)[-2] if isinstance(conv, Call) else None
         known = table.get(cls or "")
+        if cls in _NOT_QUANTIZING:
+            continue
         if known is None:
             names.append(Unresolved(f"a converter the text does not name ({cls or conv!r})"))
             continue

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from preflight.jobs.pyimports import imports_job_module, read_helpers
 from preflight.reading.parse import MAX_BYTES, ParseError, read_text
 from preflight.reading.pysource import Module, parse
 from preflight.reading.types import ConfigProblem, Linked, ReaderOutput
@@ -38,24 +39,24 @@ def read(path: str, kind: str | None, explicit: bool, argv: tuple[str, ...] | No
     readers = [BY_KIND[kind]] if kind is not None else \
         [f for f in FRAMEWORKS if f.read_python is not None]
     hinted = [f for f in readers if f.python_hint is None or f.python_hint.search(text)]
-    if not hinted:
+    if not hinted and not imports_job_module(text, path):
         if not explicit:
             return None, ReaderOutput()
         raise ParseError(nothing_found(readers), code="not_a_config", level="warning",
                          fix=NOTHING_FIX)
     module = _module(path, text, argv, entry)
-    facts: dict[str, Any] = {}
-    prov: dict[str, str] = {}
-    problems: list[ConfigProblem] = []
-    linked: list[Linked] = []
-    for fw in hinted:
-        assert fw.read_python is not None
-        out = fw.read_python(module)
-        for name, value in out.facts.items():
-            facts.setdefault(name, value)
-            prov.setdefault(name, out.provenance.get(name, path))
-        problems.extend(out.problems)
-        linked.extend(out.linked)
+    _, out = _frameworks(module, hinted, text)
+    facts, prov = dict(out.facts), dict(out.provenance)
+    problems, linked = list(out.problems), list(out.linked)
+    for helper in read_helpers(module, lambda m, t: _frameworks(m, readers, t)):
+        # the job's own modules it calls into, read with the values it passes them: their
+        # settings are this script's (a later file's are not: this one's first)
+        for name, value in helper.out.facts.items():
+            if name not in facts:
+                facts[name] = value
+                prov[name] = helper.out.provenance.get(name, helper.path)
+        linked.append(Linked(helper.path, helper.kind or "", f"{helper.importer}:{helper.line}",
+                             key="import", line=helper.line, included=True))
     present = {n.split(".", 2)[1] for n in facts if n.count(".") >= 2}
     got = next((f.kind for f in FRAMEWORKS if f.kind in present), None)
     if got is None:
@@ -65,6 +66,30 @@ def read(path: str, kind: str | None, explicit: bool, argv: tuple[str, ...] | No
             return None, ReaderOutput(problems=tuple(problems))
         raise ParseError(nothing_found(readers), code="not_a_config", level="warning",
                          fix=NOTHING_FIX)
+    return got, ReaderOutput(facts, prov, tuple(problems), tuple(linked))
+
+
+def _frameworks(module: Module, readers: list[Any], text: str,
+                ) -> tuple[str | None, ReaderOutput]:
+    """What every framework of ``readers`` whose words ``module`` holds reads in it."""
+    from preflight.frameworks import FRAMEWORKS
+
+    facts: dict[str, Any] = {}
+    prov: dict[str, str] = {}
+    problems: list[ConfigProblem] = []
+    linked: list[Linked] = []
+    for fw in readers:
+        if fw.python_hint is not None and not fw.python_hint.search(text):
+            continue
+        assert fw.read_python is not None
+        out = fw.read_python(module)
+        for name, value in out.facts.items():
+            facts.setdefault(name, value)
+            prov.setdefault(name, out.provenance.get(name, module.path))
+        problems.extend(out.problems)
+        linked.extend(out.linked)
+    present = {n.split(".", 2)[1] for n in facts if n.count(".") >= 2}
+    got = next((f.kind for f in FRAMEWORKS if f.kind in present), None)
     return got, ReaderOutput(facts, prov, tuple(problems), tuple(linked))
 
 

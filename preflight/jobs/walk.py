@@ -116,6 +116,14 @@ class Walk:
                                if link.overrides)
         config = {os.path.realpath(link.path) for link in out.linked if not link.after}
         for link in out.linked:
+            if link.included:
+                # a module the script imports, read with it (jobs/pyimports.py): not again
+                # alone, where what the script passes it is not known
+                inside = os.path.realpath(link.path)
+                self.seen.add(inside)
+                self.named.add(inside)
+                self.read = [f for f in self.read if os.path.realpath(f.path) != inside]
+                continue
             if link.after and (after := os.path.realpath(link.path)) not in self.given | config:
                 # evaluation / export after training: of the job (a folder scan leaves it out,
                 # or takes back what it read of it), not its config (its Accelerator(
@@ -124,7 +132,7 @@ class Walk:
                 self.read = [f for f in self.read if os.path.realpath(f.path) != after]
                 self.not_read[link.path] = unread.AFTER
         self.todo[:0] = [(link.path, link.kind, "sourced" if link.optional else "linked")
-                         for link in out.linked if not link.after]
+                         for link in out.linked if not link.after and not link.included]
         self.inherited.update((os.path.realpath(link.path), dict(link.variables))
                               for link in out.linked if link.variables)
         self.argvs.update((os.path.realpath(link.path), link.argv)

@@ -177,6 +177,9 @@ class Chain:
     problems: list[ConfigProblem]
     packaged: list[str] = field(default_factory=list)   # Hydra defaults not in the job
     unread: list[str] = field(default_factory=list)     # why a parent was not read (missing...)
+    unread_paths: list[str] = field(default_factory=list)
+    """Where each parent not found here (or outside the job) would be: a framework may know the
+    file it names as one it ships (NeMo-RL's ``examples/configs/grpo_math_1B.yaml``)."""
 
     def facts(self, prefix: str, where: Any) -> tuple[dict[str, Any], dict[str, Any]]:
         """The merged config's facts under ``prefix``, ``${...}`` resolved. A parent not read
@@ -237,8 +240,9 @@ def _load(path: str, parsed: Parsed, chain: Chain, depth: int, seen: set[str],
         real = os.path.realpath(target)
         if real in seen:
             chain.problems.append(ConfigProblem(path, line, (
-                f"defaults: {parent!r} names a file already in this chain (a cycle); NeMo-RL "
-                "would recurse until Python stops it")))
+                f"defaults: {parent!r} names a file already in this chain (a cycle); " + (
+                    "NeMo-RL would recurse until Python stops it" if style == "paths" else
+                    "composing it never ends"))))      # (a verl chain's said NeMo-RL: redteam2)
             continue
         if len(chain.files) + 1 >= MAX_CHAIN or depth >= MAX_CHAIN:
             chain.problems.append(ConfigProblem(path, line, (
@@ -255,6 +259,7 @@ def _load(path: str, parsed: Parsed, chain: Chain, depth: int, seen: set[str],
                     "names it; check the path, or run fp8-doctor where the job's configs are."))
             chain.unread.append(f"defaults: {parent[:80]!r} (named in "
                                 f"{os.path.basename(path)}) was not found here")
+            chain.unread_paths.append(target)
             continue
         if outside_reference(target, path, line, "defaults: names"):
             # a parent outside the job (issue 21: never read) is the warning FP8D-CFG-OUTSIDE at
@@ -263,6 +268,7 @@ def _load(path: str, parsed: Parsed, chain: Chain, depth: int, seen: set[str],
             chain.unread.append(f"defaults: {parent[:80]!r} (named in "
                                 f"{os.path.basename(path)}) lies outside the job and was not "
                                 "read")
+            chain.unread_paths.append(target)
             continue
         try:
             parent_parsed = parse_yaml(read_text(target))

@@ -36,9 +36,9 @@ from preflight.reading.overrides import (
 )
 from preflight.reading.parse import ParseError, parse_toml, parse_yaml, read_text
 from preflight.reading.refs import locate, named, outside
-from preflight.reading.shellexpand import Arg, Launch, TooLarge, launch_args
+from preflight.reading.shellexpand import Arg, Launch, TooLarge, launch_args, launches
 from preflight.reading.shellvars import strip_comments
-from preflight.reading.shellwords import split
+from preflight.reading.shellwords import Split, split
 from preflight.reading.types import ConfigProblem, Linked
 
 
@@ -101,7 +101,15 @@ def find_launch(path: str, text: str, syntax: Syntax,
     if launch is None:
         return out
     out.launch = launch
-    args = list(launch.args)
+    _read_args(out, list(launch.args), syntax, where)
+    _differing(out, words, syntax, outer, where)
+    return out
+
+
+def _read_args(out: LaunchRead, args: list[Arg], syntax: Syntax,
+               where: Callable[[int], Source]) -> None:
+    """Sort one launch command's arguments into overrides, flags and positionals."""
+    path = out.path
     count = 0
     i = 0
     while i < len(args):
@@ -144,7 +152,48 @@ def find_launch(path: str, text: str, syntax: Syntax,
                 out.problems.append(_refused(path, src, exc))
         else:
             out.positional.append((Unknown(why) if why else body, src))
-    return out
+
+
+def _differing(out: LaunchRead, words: Split, syntax: Syntax, outer: dict[str, str] | None,
+               where: Callable[[int], Source]) -> None:
+    """Another command of the script that runs the entry point and trains (a sweep, a baseline
+    before the FP8 run, or a decoy in a function never called, behind ``if false`` / ``true
+    ||``, which are not followed here: redteam2 hid an FP8 rollout so) makes each setting the
+    commands give differently Unknown, naming their lines: the first is not taken for the job."""
+    assert out.launch is not None
+    try:
+        found = launches(words, lambda w: syntax.entry(w) and not not_training(w), outer)
+    except TooLarge:
+        return
+    others = [lr for lr in found if lr.offset != out.launch.offset]
+    if not others:
+        return
+    reads = [out]
+    for other in others:
+        read = LaunchRead(out.path)
+        _read_args(read, list(other.args), syntax, where)
+        reads.append(read)
+    lines = ", ".join(str(where(lr.offset).line) for lr in [out.launch, *others])
+    at = where(out.launch.offset)
+
+    def differ(name: str, values: list[Any]) -> Unknown | None:
+        if len({repr(v) for v in values}) == 1:
+            return None
+        return Unknown(f"the script runs the training command {len(values)} times (lines "
+                       f"{lines}) with {name} given differently; which run is the job is not "
+                       "known here")
+    given = [{ov.path: ov.value for ov, _ in read.overrides} for read in reads]
+    mine = {ov.path: src for ov, src in out.overrides}
+    for key in dict.fromkeys(k for g in given for k in g):
+        why = differ(".".join(key), [g.get(key, "(not given)") for g in given])
+        if why is not None:
+            out.overrides.append((Override("force", key, why, "(several launch lines)"),
+                                  mine.get(key, at)))
+    for flag in dict.fromkeys(f for read in reads for f in read.flags):
+        why = differ(f"--{flag}", [read.flags[flag][0] if flag in read.flags else "(not given)"
+                                   for read in reads])
+        if why is not None:
+            out.flags[flag] = (why, out.flags[flag][1] if flag in out.flags else at)
 
 
 def _unknown(arg: Arg, where: Callable[[int], Source]) -> str | None:

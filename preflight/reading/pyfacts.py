@@ -13,6 +13,7 @@ one in a branch the text shows does not run (the launch line's ``--precision bf1
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from preflight.facts import Unknown
@@ -65,10 +66,20 @@ class PyOut:
         finally:
             self._when = None
 
-    def where(self, line: int | None) -> Source:
-        return Source(self.module.path, line)
+    @contextmanager
+    def made(self, call: Call) -> Iterator[None]:
+        """Put facts from ``call`` (taken from :meth:`calls` earlier) as :meth:`calls` would:
+        Unknown with its condition when it is made under one the text does not decide."""
+        self._when = call.when
+        try:
+            yield
+        finally:
+            self._when = None
 
-    def put(self, name: str, value: Any, line: int | None) -> None:
+    def where(self, line: int | None, path: str | None = None) -> Source:
+        return Source(path or self.module.path, line)
+
+    def put(self, name: str, value: Any, line: int | None, path: str | None = None) -> None:
         """One fact; a second, different value for it makes it Unknown with both lines (and so
         does a value put from a call made under a condition the text does not decide)."""
         value = plain(value if self._when is None else self._when)
@@ -83,7 +94,7 @@ class PyOut:
         if len(self.facts) >= MAX_FACTS_PER_FILE:
             return
         self.facts[name] = value
-        self.prov[name] = self.where(line)
+        self.prov[name] = self.where(line, path)
 
     def put_all(self, prefix: str, call: Call, watch: tuple[str, ...] = ()) -> None:
         """Every keyword of ``call`` under ``prefix`` (mappings flattened: ``fsdp_config={..}``

@@ -28,6 +28,10 @@ class Bind:
     line: int
     guards: Guards = ()
     why: str = ""
+    ref: str | None = None
+    """An import inside a function: the qualified name it binds (``from te_mixtral_mxfp8 import
+    TEMixtralMXFP8ForCausalLM as ForCausalLM`` in one ``if`` branch, another module's class in
+    the other: which one the name is depends on the branch that runs)."""
 
 
 @dataclass
@@ -54,6 +58,11 @@ class Layout:
         self.imports: dict[str, str] = {}
         self.functions: dict[str, tuple[ast.FunctionDef | ast.AsyncFunctionDef, Scope]] = {}
         self.classes: dict[str, ast.ClassDef] = {}
+        self.owners: dict[int, tuple[str | None, str]] = {}
+        """Each function scope of the file's own functions and methods (by ``id``): its class
+        (None for a function) and its name."""
+        self.methods: dict[tuple[str, str], Scope] = {}
+        self._class_of: dict[int, str] = {}
         self.module = Scope("<module>", list(tree.body))
         self.scopes = [self.module]
         self._collect(self.module, tree.body, (), top=True)
@@ -83,6 +92,11 @@ class Layout:
             self.scopes.append(inner)
             if top:
                 self.functions.setdefault(stmt.name, (stmt, inner))
+                self.owners[id(inner)] = (None, stmt.name)
+            elif id(scope) in self._class_of:
+                cls = self._class_of[id(scope)]
+                self.owners[id(inner)] = (cls, stmt.name)
+                self.methods.setdefault((cls, stmt.name), inner)
             self._collect(inner, stmt.body, (), top=False)
             return
         if isinstance(stmt, ast.ClassDef):
@@ -90,10 +104,15 @@ class Layout:
                 self.classes.setdefault(stmt.name, stmt)
             inner = Scope(stmt.name, list(stmt.body))     # its own names: class attributes
             self.scopes.append(inner)
+            if top:
+                self._class_of[id(inner)] = stmt.name
             self._collect(inner, stmt.body, (), top=False)
             return
         if isinstance(stmt, (ast.Import, ast.ImportFrom)):
-            self._import(stmt)
+            for local, qualified in self._import(stmt):
+                if scope is not self.module:
+                    scope.binds.setdefault(local, []).append(Bind(
+                        None, stmt.lineno, guards, ref=qualified))
         for node in own_nodes(stmt):
             if isinstance(node, ast.Call) and len(scope.calls) < MAX_CALLS:
                 scope.calls.append(node)
@@ -159,17 +178,24 @@ class Layout:
                         None, line, guards, f"{element.id} is unpacked from a value computed "
                         f"when the script runs (line {line})"))
 
-    def _import(self, stmt: ast.Import | ast.ImportFrom) -> None:
+    def _import(self, stmt: ast.Import | ast.ImportFrom) -> list[tuple[str, str]]:
+        """The names ``stmt`` binds, qualified (also recorded file-wide in :attr:`imports`)."""
+        bound: list[tuple[str, str]] = []
         if isinstance(stmt, ast.Import):
             for alias in stmt.names:
                 if alias.asname:
                     self.imports[alias.asname] = alias.name
+                    bound.append((alias.asname, alias.name))
                 else:
-                    self.imports.setdefault(alias.name.split(".")[0], alias.name.split(".")[0])
-            return
+                    top = alias.name.split(".")[0]
+                    self.imports.setdefault(top, top)
+                    bound.append((top, top))
+            return bound
         base = "." * stmt.level + (stmt.module or "")
         for alias in stmt.names:
             if alias.name != "*":
                 sep = "" if base.endswith(".") or not base else "."
                 self.imports[alias.asname or alias.name] = f"{base}{sep}{alias.name}"
+                bound.append((alias.asname or alias.name, f"{base}{sep}{alias.name}"))
+        return bound
 

@@ -1,18 +1,18 @@
 """Python job files read by their syntax tree: parsed with :func:`ast.parse`, never imported or
 executed (issue 22 item 1).
 
-A training script sets FP8 in code (``TrainingArguments(bf16=True)``, ``Accelerator(
-mixed_precision="fp8")``, ``te.autocast(recipe=DelayedScaling())``). This module turns a file
-into :class:`Call` records, one per call the file makes, with each argument's value as far as
-it can be known without running anything:
+A training script sets FP8 in code (``Accelerator(mixed_precision="fp8")``, ``te.autocast(
+recipe=DelayedScaling())``). This module turns a file into :class:`Call` records, one per call
+the file makes, each argument's value as far as it can be known without running anything:
 
 - literals, lists, tuples, dicts (``**`` of a literal dict merged), ``dict(a=1)``, small integer
   arithmetic (``8 * 2048``), comparisons and ``and`` / ``or`` / ``not`` of such values, names
   bound to such a value in the function or at module level (the binding a use sees: the last
   one before it that runs), ``x.attr = value`` set on a call's result afterwards, the file's
   own functions called with their result inlined (torchtitan's ``config = llama3_8b();
-  config.compile = ...``), and argparse ``--flag`` values from the launch line that runs the
-  script (or their ``default=`` when the launch line does not pass them);
+  config.compile = ...``), a parameter as every call of its function passes it and ``self.x``
+  as ``__init__`` sets it (:mod:`.pycallers`), and argparse ``--flag`` values from the launch
+  line that runs the script (or their ``default=`` when the launch line does not pass them);
 - conditions (:mod:`.pyguards`): an ``if`` / ``elif`` / ``else`` whose test those values decide
   is followed (``if args.precision == "fp8": kwargs = [AORecipeKwargs()]`` with the launch
   line's ``--precision``); a binding, attribute set, return or call under one they do not
@@ -24,20 +24,27 @@ it can be known without running anything:
   result, ``os.environ``, f-strings) as :class:`Unresolved` with the reason, never a guess.
 
 Each framework module reads the calls it knows (``Framework.read_python``). Bounds: files over
-:data:`MAX_BYTES` are not parsed (a training script is tens of KB; parsing costs ~3 s per MB),
-nesting beyond what :func:`ast.parse` accepts is a problem with the line (it raises
-``RecursionError`` / ``MemoryError`` / ``SyntaxError`` instead of crashing on 3.11), and every
-walk here is bounded by :data:`MAX_DEPTH`.
-"""
+:data:`MAX_BYTES` are not parsed (~3 s per MB), nesting beyond what :func:`ast.parse` accepts is
+a problem with the line (not a crash on 3.11), every walk is bounded by :data:`MAX_DEPTH` and
+every value by :data:`.pyvalues.MAX_WEIGHT` parts."""
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 from preflight.reading.parse import ParseError
+from preflight.reading.pycallers import (
+    MAX_INLINE,
+    apply_sets,
+    call_sites,
+    inline,
+    instance_attr,
+    param_value,
+    reached,
+)
 from preflight.reading.pyguards import Guards, boolop, compare, decide, truth
 from preflight.reading.pyscopes import Bind, Layout, Scope
 from preflight.reading.pyvalues import (
@@ -47,6 +54,7 @@ from preflight.reading.pyvalues import (
     Call,
     Ref,
     Unresolved,
+    Weights,
     arith,
     dotted,
     number,
@@ -58,8 +66,6 @@ __all__ = ["MAX_BYTES", "Call", "Module", "Ref", "Unresolved", "parse"]
 
 MAX_BYTES = 256 * 1024
 """Python files above this size are not parsed (``ast.parse`` takes ~3 s per MB here)."""
-MAX_INLINE = 6
-"""Calls to the file's own functions followed, one inside another."""
 MAX_SEQUENCE = 2048
 """Items of a list, tuple or dict evaluated."""
 
@@ -85,13 +91,18 @@ class Module(Layout):
     """A parsed Python file: its calls with their arguments resolved as far as the text says."""
 
     def __init__(self, path: str, tree: ast.Module, argv: tuple[str, ...] | None = None,
-                 entry: str | None = None) -> None:
+                 entry: str | None = None, bindings: Mapping[str, Sequence[Call]] | None = None
+                 ) -> None:
         super().__init__(tree)
-        self.path, self.argv = path, argv
-        self.entry = entry
+        self.path, self.argv, self.entry = path, argv, entry
         """The function the user named (``FILE.py::NAME``): which config of a registry is the job."""
+        self.bindings = dict(bindings or {})
+        """Other job files' calls of this file's functions/classes (:mod:`.jobs.pyimports`)."""
+        self._sites, self._escapes = call_sites(tree)
+        self.call_scope = {id(n): sc for sc in self.scopes for n in sc.calls}
+        self._params: dict[tuple[int, str, int], Any] = {}
         self.options: dict[str, Arg] = {}
-        self._inlining = 0
+        self._inlining, self._weights = 0, Weights()
         self._memo: dict[tuple[int, str, int | None, int], tuple[Scope, Any]] = {}
         self._tested: dict[tuple[int, int, int], tuple[Scope, Any]] = {}
         self._decided: dict[tuple[int, int, bool, int],
@@ -117,6 +128,8 @@ class Module(Layout):
     def _resolve_calls(self) -> Iterator[tuple[Call, Scope]]:
         made: list[tuple[Call, Scope]] = []
         for scope in self.scopes:
+            if self.bindings and not reached(self, scope):    # a helper's, never called
+                continue
             bound = {id(b.value): name for name, binds in scope.binds.items()
                      for b in binds if len(binds) == 1}
             for node in scope.calls:
@@ -126,7 +139,7 @@ class Module(Layout):
                     continue        # in a branch the text shows does not run
                 call = self._call(node, scope, 0)
                 if isinstance(call, Call) and id(node) in bound:
-                    call = self._apply_sets(call, scope, bound[id(node)], 0)
+                    call = apply_sets(self, call, scope, bound[id(node)], 0)
                 if isinstance(call, Call):
                     made.append((call if runs is True else replace(call, when=runs), scope))
         # A call in a function, under a condition on its parameters, that a call of the function
@@ -185,7 +198,10 @@ class Module(Layout):
         return option_value(self.options.get(dest), dest, self.argv, self.path, longs)
 
     def evaluate(self, node: ast.expr, scope: Scope, depth: int = 0) -> Any:
-        """The value of ``node`` in ``scope`` as far as the text gives it."""
+        """The value of ``node`` in ``scope`` as far as the text gives it (bounded in parts)."""
+        return self._weights.bounded(self._evaluate(node, scope, depth), node.lineno)
+
+    def _evaluate(self, node: ast.expr, scope: Scope, depth: int) -> Any:
         if depth > MAX_DEPTH:
             return Unresolved("nested too deeply to follow", getattr(node, "lineno", None))
         line = getattr(node, "lineno", None)
@@ -252,7 +268,9 @@ class Module(Layout):
             if where is scope and name in scope.values:
                 return scope.values[name]
             if where is scope and name in scope.params:
-                return Unresolved(f"{name} is a parameter of {scope.name}()", line)
+                got = self._param(scope, name, depth)
+                return got if got is not None else \
+                    Unresolved(f"{name} is a parameter of {scope.name}()", line)
         if name in self.imports:
             return Ref(self.imports[name])
         if name in BUILTINS:
@@ -276,12 +294,14 @@ class Module(Layout):
         if not isinstance(bind, Bind):
             value = bind if isinstance(bind, Unresolved) else \
                 Unresolved(f"{name} is set only in branches that do not run", line)
+        elif bind.ref is not None:
+            value = Ref(bind.ref)           # an import in a function (one branch's)
         elif bind.value is None:
             value = Unresolved(bind.why, line)
         else:
             value = self.evaluate(bind.value, scope, depth + 1)
         if isinstance(value, Call):
-            value = self._apply_sets(value, scope, name, depth)
+            value = self._weights.bounded(apply_sets(self, value, scope, name, depth), line)
         self._memo[key] = (scope, value)
         return value
 
@@ -305,6 +325,13 @@ class Module(Layout):
         return got
 
     def _attribute(self, node: ast.Attribute, scope: Scope, depth: int) -> Any:
+        owner = self.owners.get(id(scope))
+        if isinstance(node.value, ast.Name) and owner is not None and owner[0] is not None and \
+                scope.params and node.value.id == scope.params[0] and \
+                node.value.id not in scope.binds:
+            got = instance_attr(self, owner[0], node.attr, depth)
+            if got is not None:
+                return got
         base = self.evaluate(node.value, scope, depth + 1)
         if isinstance(base, Ref):
             return Ref(f"{base.name}.{node.attr}")
@@ -326,7 +353,7 @@ class Module(Layout):
         func = self.evaluate(node.func, scope, depth + 1)
         if isinstance(node.func, ast.Name) and node.func.id in self.functions and \
                 not isinstance(func, Unresolved):
-            inlined = self._inline(node, scope, depth)
+            inlined = inline(self, node, scope, depth)
             if inlined is not None:
                 return inlined
         name = func.name if isinstance(func, Ref) else dotted(node.func) or "?"
@@ -358,39 +385,14 @@ class Module(Layout):
             self._option(call)
         return call
 
-    def _inline(self, node: ast.Call, scope: Scope, depth: int) -> Any:
-        """The result of calling one of the file's own functions (its single return), its
-        parameters bound to the call's arguments or their defaults."""
-        assert isinstance(node.func, ast.Name)
-        fn, inner = self.functions[node.func.id]
-        if not inner.returns or self._inlining >= MAX_INLINE:
-            return None
-        self._inlining += 1
-        try:
-            values: dict[str, Any] = {p: self.evaluate(d, self.module, depth + 1)
-                                      for p, d in inner.defaults.items()}
-            values.update((p, self.evaluate(a, scope, depth + 1))
-                          for p, a in zip(inner.params, node.args))
-            values.update((kw.arg, self.evaluate(kw.value, scope, depth + 1))
-                          for kw in node.keywords if kw.arg in inner.params)
-            bound = replace(inner, values=values)
-            result = self.result(bound, depth)
-            return None if isinstance(result, Ref) else result
-        finally:
-            self._inlining -= 1
-
-    def _apply_sets(self, call: Call, scope: Scope, name: str | None, depth: int) -> Call:
-        """``name.a.b = value`` statements of ``scope`` applied to ``call``."""
-        if name is None:
-            return call
-        for path, value, line, guards in scope.sets.get(name, ()):
-            state = self.runs(guards, scope, depth=depth) if guards else True
-            if not path or state is False:
-                continue
-            got = self.evaluate(value, scope, depth + 1) if state is True else Unresolved(
-                f"{name}.{'.'.join(path)} is {state.reason}", line)
-            call = call.with_set(path, got, line)
-        return call
+    def _param(self, scope: Scope, name: str, depth: int) -> Any:
+        """A parameter's value from every call of its function (or, for ``__init__``, of its
+        class) the job makes (:func:`.pycallers.param_value`); None where none is known."""
+        key = (id(scope), name, depth)
+        if key not in self._params:
+            self._params[key] = Unresolved(f"{name} depends on itself")
+            self._params[key] = param_value(self, scope, name, depth)
+        return self._params[key]
 
     def _option(self, call: Call) -> None:
         arg = option_of(call)

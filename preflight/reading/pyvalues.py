@@ -47,6 +47,9 @@ class Call:
     """A ``**mapping`` whose keys are not known: any keyword may be set there."""
     when: Unresolved | None = None
     """The call is made under a condition the text does not decide (which, and why)."""
+    path: str | None = None
+    """The file it is written in, where that is another file of the job than the one read (a
+    value passed in from the script that imports it: :mod:`preflight.jobs.pyimports`)."""
 
     @property
     def name(self) -> str:
@@ -83,6 +86,36 @@ class Arg:
                             # function of the script's: what it returns is not read)
     choices: tuple[Any, ...] | None = None
     action: str = "store"   # store | const (a bare flag) | other (count, append, a class)
+
+
+MAX_WEIGHT = 20000
+"""Parts of one value (items, dict values, call arguments), each use of a shared part counted:
+``v2 = [v1, v1]`` doubled 60 times is 2**60 parts that a report prints (redteam2: 26 s)."""
+
+
+class Weights:
+    """The number of parts of each value built, worked out once per object (parts are shared)."""
+
+    def __init__(self) -> None:
+        self._seen: dict[int, tuple[Any, int]] = {}   # the value is kept: its id stays its own
+
+    def weight(self, value: Any) -> int:
+        if not isinstance(value, (list, dict, Call)):
+            return 1
+        got = self._seen.get(id(value))
+        if got is not None and got[0] is value:
+            return got[1]
+        parts = value if isinstance(value, list) else value.values() \
+            if isinstance(value, dict) else (*value.args, *value.kwargs.values())
+        n = min(MAX_WEIGHT + 1, 1 + sum(self.weight(part) for part in parts))
+        self._seen[id(value)] = (value, n)
+        return n
+
+    def bounded(self, value: Any, line: int | None) -> Any:
+        """``value``, or Unresolved when it has more than :data:`MAX_WEIGHT` parts."""
+        return value if self.weight(value) <= MAX_WEIGHT else Unresolved(
+            f"a value of more than {MAX_WEIGHT} parts (the same list or call used over and "
+            "over): not followed", line)
 
 
 BUILTINS = frozenset({"int", "float", "str", "bool", "dict", "list", "tuple", "set", "len",

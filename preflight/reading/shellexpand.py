@@ -20,9 +20,10 @@ times over stops with :class:`TooLarge` instead of filling memory.
 from __future__ import annotations
 
 import bisect
+import itertools
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
 from preflight.reading.shellwords import Part, Split, Statement, Word, split
@@ -299,11 +300,18 @@ def launch_args(split: Split, is_entry: Callable[[str], bool],
     """The first command whose words include an entry point ``is_entry`` accepts, expanded
     (``outer``: variables the scripts it sources set). Raises :class:`TooLarge` when the
     script's variables expand beyond the budget."""
-    return _launch(split, is_entry, _Eval(outer), (), 0)
+    return next(_launches(split, is_entry, _Eval(outer), (), 0), None)
 
 
-def _launch(split: Split, is_entry: Callable[[str], bool], ev: _Eval, prefix: tuple[int, ...],
-            depth: int) -> Launch | None:
+def launches(split: Split, is_entry: Callable[[str], bool], outer: dict[str, str] | None = None,
+             limit: int = 8) -> list[Launch]:
+    """Every command (at most ``limit``) :func:`launch_args` would consider, in order: a script
+    may run the entry point more than once (redteam2: a decoy in a function never called)."""
+    return list(itertools.islice(_launches(split, is_entry, _Eval(outer), (), 0), limit))
+
+
+def _launches(split: Split, is_entry: Callable[[str], bool], ev: _Eval,
+              prefix: tuple[int, ...], depth: int) -> Iterator[Launch]:
     for st in split.statements:
         if prefix:    # a `bash -c` string: its branches sit inside the command that runs it
             st = replace(st, branch=prefix + tuple(-b for b in st.branch),
@@ -322,10 +330,10 @@ def _launch(split: Split, is_entry: Callable[[str], bool], ev: _Eval, prefix: tu
             text, remap = _flatten(inner[1])
             child = _Eval(ev.outer, remap)
             child.env, child.spent, child.runs = dict(ev.env), ev.spent, ev.runs
-            found = _launch(split_text(text), is_entry, child, st.branch, depth + 1)
+            for found in _launches(split_text(text), is_entry, child, st.branch, depth + 1):
+                ev.spent = child.spent
+                yield replace(found, offset=ev.remap(st.offset))
             ev.spent = child.spent
-            if found is not None:
-                return replace(found, offset=ev.remap(st.offset))
             continue
         texts = ["".join(s.text for s in f) for f in fields]
         if texts and os.path.basename(texts[0]) in _NOT_LAUNCHERS:
@@ -339,9 +347,8 @@ def _launch(split: Split, is_entry: Callable[[str], bool], ev: _Eval, prefix: tu
         before = tuple(_arg(f, st.branch, ev.runs) for f in fields[:at])
         env = tuple((name, "".join(s.text for s in value[0])) for name, value in ev.env.items()
                     if len(value) == 1 and not any(s.opaque for s in value[0]))
-        return Launch(_arg(fields[at], st.branch, ev.runs), tuple(args), before, ev.remap(st.offset),
-                      forwarded, env)
-    return None
+        yield Launch(_arg(fields[at], st.branch, ev.runs), tuple(args), before,
+                     ev.remap(st.offset), forwarded, env)
 
 
 split_text = split

@@ -38,7 +38,10 @@ def typed(raw: str, variables: dict[str, str]) -> Any:
 
 def strip_comments(text: str) -> str:
     """Blank out ``# ...`` comments (not ``$#`` or ``${#x}``), keeping offsets and lines."""
-    return re.sub(r"(^|[ \t])#[^\n]*", lambda m: m.group(1) + " " * (len(m.group(0)) - 1), text,
+    # (a comment at a line's start has no blank before it: the old "- 1" made the text one
+    # character shorter per such line, so offsets read here fell on the line above: redteam2)
+    return re.sub(r"(^|[ \t])#[^\n]*",
+                  lambda m: m.group(1) + " " * (len(m.group(0)) - len(m.group(1))), text,
                   flags=re.M)
 
 

@@ -46,6 +46,8 @@ class Linked:
     entry: str | None = None  # the function of a Python config registry the launch line names
     after: bool = False       # run by the launch script after or beside training (evaluation,
                               # export, merging: launch.not_training): of the job, not read
+    included: bool = False    # a module of the job the naming script imports: already read
+                              # with it, with the values it passes (jobs/pyimports.py)
 
 
 @dataclass(frozen=True)

@@ -73,7 +73,8 @@ _CONTENT: tuple[tuple[Callable[[], re.Pattern[str]], str, Needs], ...] = (
     # ?token=..., &api_key=..., sig=...
     (lazy(r"(?i)([?&;](?:access_token|refresh_token|id_token|private_token|token|api_key|"
           r"apikey|key|secret|client_secret|password|passwd|pwd|pass|passphrase|"
-          r"sig|signature|auth|x-amz-signature|x-amz-credential|x-amz-security-token)=)"
+          r"sig|signature|auth|x-amz-signature|x-amz-credential|x-amz-security-token|"
+          r"accountkey|sharedaccesskey|sharedaccesssignature)=)"
           r"[^&\s#\"']+"), r"\1" + MASK, ("=",)),
     (lazy(r"(?i)\b(authorization:\s*(?:bearer|basic|token)\s+)\S+"), r"\1" + MASK,
      re.compile(r"(?i)authorization:")),
@@ -88,6 +89,9 @@ _CONTENT: tuple[tuple[Callable[[], re.Pattern[str]], str, Needs], ...] = (
     (lazy(r"(?<![A-Za-z0-9])npm_[A-Za-z0-9]{16,}"), MASK, ("npm_",)),
     (lazy(r"(?<![A-Za-z0-9])pypi-AgE[A-Za-z0-9_\-]{16,}"), MASK, ("pypi-AgE",)),
     (lazy(r"(?<![A-Za-z0-9])AIza[0-9A-Za-z_\-]{30,}"), MASK, ("AIza",)),
+    # A webhook's path is its credential (needs: the look-behind's "://").
+    (lazy(r"(?i)(?<=://)(?:hooks\.slack\.com/services|(?:\w+\.)?discord(?:app)?\.com/api/"
+          r"webhooks)/[\w/\-]{1,512}"), MASK, ("://",)),
     (lazy(r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])"), MASK,
      ("AKIA", "ASIA")),
     (lazy(r"(?<![A-Za-z0-9])sk-[A-Za-z0-9_\-]{16,}"), MASK, ("sk-",)),

@@ -12,14 +12,15 @@ import re
 _SECRET_WORDS = re.compile(
     r"(?:^|[_.\-\s])(?:secret|secrets|password|passwd|passphrase|credential|"
     r"credentials|auth|authorization|apikey|api_key|key|private|privkey|cookie|"
-    r"signature|bearer|pat|pw|pwd|pass|passcode)(?:$|[_.\-\s])",
+    r"signature|bearer|pat|pw|pwd|pass|passcode|creds|cred|webhook|webhooks|dsn|sas|sig|jwt)"
+    r"(?:$|[_.\-\s])",
     re.IGNORECASE,
 )
 # The same words run together ("HFTOKEN", "wandbApiKey"); "token" only at the end, so that
 # "tokenizer_name" and "tokens" stay readable; "pwd" only at the end too ("dbpwd", "MYSQL_PWD"),
 # "passwd" through "passw".
 _SECRET_COMPACT = re.compile(r"(?:secret|passw|credential|apikey|accesskey|privatekey|authtoken|"
-                             r"token$|pwd$)", re.IGNORECASE)
+                             r"webhook|connstr|connectionstring|token$|pwd$)", re.IGNORECASE)
 _WORDS = re.compile(r"[_.\-\s]+")
 # A model's vocabulary, not a credential: pad_token, eos_token, image_token ...
 _VOCAB = frozenset({"pad", "eos", "bos", "unk", "sep", "cls", "mask", "special", "start", "end",

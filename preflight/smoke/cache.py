@@ -329,13 +329,37 @@ def lowest_priority() -> list[str]:
     try:
         # Only as the leader of a session of its own: the group is the session's, and lowering
         # the caller's session would slow the user's shell (the filler starts in a new one).
-        if os.getsid(0) == os.getpid():
+        # Leading it is not enough: a session it was exec'd into with others in it (`setsid sh
+        # -c 'job & exec filler'`) would slow them too (redteam2).
+        if os.getsid(0) == os.getpid() and _alone_in_session():
             with open("/proc/self/autogroup", "w", encoding="ascii") as fh:
                 fh.write("19")
             done.append("autogroup nice 19")
     except (AttributeError, OSError):
         pass
     return done
+
+
+def _alone_in_session() -> bool:
+    """Whether no other process is in this process's session (``/proc/<pid>/stat`` field 6);
+    False where that cannot be read."""
+    sid, me = os.getsid(0), os.getpid()
+    try:
+        pids = [int(n) for n in os.listdir("/proc") if n.isdigit()]
+    except OSError:
+        return False
+    for pid in pids:
+        if pid == me:
+            continue
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as fh:
+                stat = fh.read(4096)
+        except OSError:
+            continue            # gone, or not ours to read
+        fields = stat[stat.rfind(b")") + 2:].split()
+        if len(fields) > 3 and fields[3] == str(sid).encode():
+            return False
+    return True
 
 
 def fill(request: Mapping[str, Any]) -> dict[str, Any]:

@@ -276,16 +276,28 @@ def test_slime_fp8_named_script_without_fp8_flags_trains_in_bf16() -> None:
     assert intent["rollout.fp8"][0] is True          # --hf-checkpoint /root/Qwen3-4B-FP8
 
 
-def test_slime_checkpoint_not_named_fp8_leaves_the_rollout_undetermined(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("ckpt", "fp8"), [
+    # a model Qwen publishes in BF16 (Qwen/Qwen3-4B; its FP8 weights are Qwen/Qwen3-4B-FP8),
+    # or a folder marked bf16: the rollout is BF16 (holdout3-slime-qwen3-30b-a3b-bf16)
+    ("/root/Qwen3-4B", False), ("/root/Qwen3-30B-A3B/", False), ("/ckpt/model_bf16", False),
+    ("/root/Meta-Llama-3.1-8B-Instruct", False),
+    # a name that says nothing (or a family that ships FP8 weights under the plain name): the
+    # checkpoint's quantization_config decides, not read here
+    ("/root/my-model", None), ("/root/DeepSeek-V3", None), ("/root/Qwen3-4B-fp8-block", True),
+])
+def test_slime_checkpoint_not_named_fp8(tmp_path: Path, ckpt: str, fp8: bool | None) -> None:
     src = FIX / "slime" / "low_precision" / "run-qwen3-4b-fp8.sh"
     (tmp_path / "low_precision").mkdir()
     shutil.copytree(FIX / "slime" / "scripts", tmp_path / "scripts")
     run = tmp_path / "low_precision" / src.name
     run.write_text(src.read_text().replace("--hf-checkpoint /root/Qwen3-4B-FP8\n",
-                                           "--hf-checkpoint /root/Qwen3-4B\n", 1))
+                                           f"--hf-checkpoint {ckpt}\n", 1))
     intent, _ = _read(run)
-    assert isinstance(intent["rollout.fp8"][0], Unknown)
-    assert "quantization_config" in intent["rollout.fp8"][0].reason
+    if fp8 is None:
+        assert isinstance(intent["rollout.fp8"][0], Unknown)
+        assert "quantization_config" in intent["rollout.fp8"][0].reason
+    else:
+        assert intent["rollout.fp8"][0] is fp8
 
 
 # ---- detection, --kind, bounds ---------------------------------------------------------------
@@ -356,8 +368,10 @@ def test_wrappers_before_the_entry_point(tmp_path: Path) -> None:
                    "+actor_rollout_ref.actor.megatron.override_transformer_config.fp8=hybrid\n"
                    "uv run --no-sync python -m verl.trainer.main_ppo trainer.nnodes=2\n")
     intent, read = _read(run)
-    assert intent["fp8"][0] is True and intent["format"][0] == "hybrid"
-    assert "config.verl.trainer.nnodes" not in read.facts      # the first launch is the job
+    # both wrapped commands are read as launches; they train differently, and the first is no
+    # longer taken for the job (redteam2: a decoy first line hid the FP8 one)
+    assert isinstance(intent["fp8"][0], Unknown) and "lines 1, 2" in intent["fp8"][0].reason
+    assert isinstance(read.facts["config.verl.trainer.nnodes"], Unknown)
 
 
 def test_a_megabyte_value_is_a_problem_with_its_line(tmp_path: Path) -> None:

@@ -88,6 +88,15 @@ def test_ms_swift_lora_merged_into_fp8_fires_and_its_fix_clears(tmp_path: Path) 
                                                              "--merge_lora false"))
     ids = {f.rule_id for f in preflight.check(str(fixed)).findings}
     assert "FP8D-SWIFT-0001" not in ids and not any(i.startswith("FP8D-CFG") for i in ids)
+    # HfArgumentParser's bools take 1/0, yes/no too (string_to_bool); a number stays a number
+    for word, fires in (("1", True), ("yes", True), ("0", False), ("N", False)):
+        fixed.write_text((SWIFT / "lora.sh").read_text().replace(
+            "--merge_lora true", f"--merge_lora {word} --lora_rank 1"))
+        read = read_paths([str(fixed)])
+        assert read.facts["config.swift.merge_lora"] is fires
+        assert read.facts["config.swift.lora_rank"] == 1
+        ids = {f.rule_id for f in preflight.check(str(fixed)).findings}
+        assert ("FP8D-SWIFT-0001" in ids) is fires, word
 
 
 def test_ms_swift_deepspeed_path(tmp_path: Path) -> None:

@@ -149,3 +149,63 @@ def test_plus_prefix_is_refused_by_the_new_layout_only(tmp_path: Path) -> None:
                    "+generator.engine_init_kwargs.quantization=fp8")
     _, read = _read(old)
     assert not [p for p in read.problems if p.path == str(old)]
+
+
+# a job's own entry point on SkyRL's, as SkyRL's examples/train/algorithms/dapo/main_dapo.py at
+# 19b0e132 (reduced: the BasePPOExp subclass and its from_cli_overrides) and skyrl-train's
+# examples/algorithms/dapo/main_dapo.py at bffec2a5 (@hydra.main over ppo_base_config)
+NEW_MAIN = """import sys
+from skyrl.train.config import AlgorithmConfig, make_config
+from skyrl.train.entrypoints.main_base import BasePPOExp
+
+DAPOConfig = make_config(algorithm_cls=AlgorithmConfig)
+
+class DAPOExp(BasePPOExp):
+    pass
+
+def main() -> None:
+    cfg = DAPOConfig.from_cli_overrides(sys.argv[1:])
+"""
+OLD_MAIN = """import hydra
+from skyrl_train.entrypoints.main_base import BasePPOExp, config_dir, validate_cfg
+
+@hydra.main(config_path=config_dir, config_name="ppo_base_config", version_base=None)
+def main(cfg) -> None:
+    pass
+"""
+
+
+@pytest.mark.parametrize(("main", "key", "old"), [
+    (NEW_MAIN, "generator.inference_engine.engine_init_kwargs.quantization", False),
+    (OLD_MAIN, "generator.engine_init_kwargs.quantization", True),
+])
+def test_a_jobs_own_entry_point_on_main_base(tmp_path: Path, main: str, key: str,
+                                              old: bool) -> None:
+    pkg = tmp_path / "examples" / "algorithms" / "dapo"
+    pkg.mkdir(parents=True)
+    (pkg / "main_dapo.py").write_text(main)
+    run = tmp_path / "run_dapo.sh"
+    run.write_text("uv run --isolated --extra fsdp -m examples.algorithms.dapo.main_dapo \\\n"
+                   "  trainer.policy.model.path=Qwen/Qwen2.5-7B \\\n"
+                   f"  {key}=fp8 \\\n  trainer.strategy=fsdp2\n")
+    intent, read = _read(run)
+    assert [k for _, k in read.files] == ["skyrl"]
+    assert read.facts["config.skyrl.entry"] == "examples.algorithms.dapo.main_dapo"
+    assert read.facts["config.skyrl.entry_base"].startswith("skyrl_train" if old else "skyrl.")
+    assert read.provenance["config.skyrl.entry_base"].line == (3 if not old else 2)
+    assert intent["rollout.fp8"][0] is True and intent["fp8"][0] is False
+    assert _line(intent["rollout.fp8"][1]) == ("run_dapo.sh", 3)
+
+
+def test_an_entry_point_that_is_not_skyrls_is_not_read_as_skyrl(tmp_path: Path) -> None:
+    pkg = tmp_path / "mine"
+    pkg.mkdir()
+    (pkg / "main_x.py").write_text("import verl\n")
+    run = tmp_path / "run.sh"
+    run.write_text("python -m mine.main_x trainer.policy.model.path=Qwen/Qwen2.5-7B "
+                   "generator.backend=vllm\n")
+    read = read_paths([str(run)], None)
+    assert "skyrl" not in [k for _, k in read.files]
+    (pkg / "main_x.py").unlink()                    # not found here: not taken for SkyRL's
+    read = read_paths([str(run)], None)
+    assert "skyrl" not in [k for _, k in read.files]

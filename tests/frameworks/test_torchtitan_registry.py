@@ -54,14 +54,71 @@ def test_a_named_function_whose_return_a_condition_decides_leaves_fp8_unknown() 
     assert isinstance(values["intent.fp8"], Unknown)
 
 
-def test_graph_trainer_configs_built_elsewhere_are_read_with_fp8_unknown() -> None:
-    # `-> GraphTrainer.Config` (not `Trainer.Config`): the file was not read at all before
+def test_graph_trainer_configs_read_through_to_graph_trainer_config() -> None:
+    # `-> GraphTrainer.Config` returning to_graph_trainer_config(base, ...): that function keeps
+    # the base's fields and pops `compile` (experiments/graph_trainer/configs.py l.239-300 at
+    # 73aed7f6), so the converters set on the base here and the compile set afterwards are the
+    # config's; what llama3_8b() (another registry, not here) gives stays unknown
     read, values = _intent(f"{GRAPH}::graph_trainer_llama3_8b_mxfp8")
     assert [k for _, k in read.files] == ["torchtitan"]
     base = read.facts["config.torchtitan.base_config"]
-    assert isinstance(base, Unknown) and "to_graph_trainer_config" in base.reason
-    assert isinstance(values["intent.fp8"], Unknown)        # MXFP8 is set there: never "no"
+    assert isinstance(base, Unknown) and "llama3_8b()" in base.reason
+    assert "torchtitan/models/llama3/config_registry.py" in base.reason
+    assert read.facts["config.torchtitan.model.converters"] == ["quantize.linear.mx"]
+    assert read.facts["config.torchtitan.compile.enable"] is True
+    assert read.facts["config.torchtitan.model.name"] == "llama3"
+    assert values["intent.fp8"] is True and values["intent.recipe"] == "mxfp8"
+    assert values["intent.compile"] is True
+    # what the unread base decides is not torchtitan's default
+    assert isinstance(values["intent.tp"], Unknown) and "llama3_8b()" in values["intent.tp"].reason
+    assert isinstance(values["intent.distributed"], Unknown)
+    _, plain = _intent(f"{GRAPH}::graph_trainer_llama3_8b")
+    # no converter set here: llama3_8b()'s (not read) decide, so FP8 is undetermined, not "no"
+    assert isinstance(plain["intent.fp8"], Unknown)
     whole, values = _intent(str(GRAPH))
+    assert isinstance(values["intent.fp8"], Unknown)      # configs differ on it
+
+
+def test_to_graph_trainer_config_drops_the_base_compile(tmp_path: Path) -> None:
+    home = tmp_path / "torchtitan/experiments/graph_trainer/mine"
+    home.mkdir(parents=True)
+    path = home / "config_registry.py"
+    path.write_text(textwrap.dedent("""
+        from torchtitan.components.quantization import Float8LinearConverter
+        from torchtitan.config import CompileConfig
+        from torchtitan.distributed.activation_checkpoint import FullAC
+        from torchtitan.experiments.graph_trainer.configs import to_graph_trainer_config
+        from torchtitan.experiments.graph_trainer.trainer import GraphTrainer
+        from torchtitan.models.llama3 import model_registry
+        from torchtitan.trainer import Trainer
+
+        def _base():
+            return Trainer.Config(
+                model_spec=model_registry("8B", converters=[Float8LinearConverter.Config()]),
+                compile=CompileConfig(enable=True),
+                activation_checkpoint=FullAC.Config(),
+            )
+
+        def eager() -> GraphTrainer.Config:
+            return to_graph_trainer_config(_base(), model_registry)
+
+        def compiled() -> GraphTrainer.Config:
+            config = to_graph_trainer_config(_base(), model_registry)
+            config.compile = CompileConfig(enable=True)
+            return config
+
+        def unknown_wrapper() -> GraphTrainer.Config:
+            return some_other_function(_base())
+    """))
+    read, values = _intent(f"{path}::eager")
+    assert "config.torchtitan.base_config" not in read.facts     # all of it is in this file
+    assert values["intent.fp8"] is True and values["intent.recipe"] == "rowwise"
+    assert values["intent.compile"] is False     # popped: GraphTrainer.Config's default
+    assert read.facts["config.torchtitan.activation_checkpoint.mode"] == "selective"
+    _, values = _intent(f"{path}::compiled")
+    assert values["intent.compile"] is True
+    read, values = _intent(f"{path}::unknown_wrapper")
+    assert isinstance(read.facts["config.torchtitan.base_config"], Unknown)
     assert isinstance(values["intent.fp8"], Unknown)
 
 
@@ -87,8 +144,9 @@ def test_another_registrys_config_returned_unannotated(tmp_path: Path) -> None:
     """))
     read, values = _intent(f"{path}::mine_8b")
     base = read.facts["config.torchtitan.base_config"]
-    assert isinstance(base, Unknown) and "config_registry.llama3_8b" in base.reason
+    assert isinstance(base, Unknown) and "llama3_8b() of torchtitan/models/llama3" in base.reason
     assert isinstance(values["intent.fp8"], Unknown)
+    assert read.facts["config.torchtitan.compile.enable"] is True   # what this file sets
     read, values = _intent(f"{path}::mine_small")
     assert values["intent.fp8"] is False            # a Trainer.Config with no converter
     read = read_paths([f"{path}::table"])           # returns a dict: not a config, as before
@@ -118,5 +176,61 @@ def test_a_launch_line_module_under_experiments(tmp_path: Path,
     (tmp_path / "run2.sh").write_text("torchrun -m torchtitan.train --module graph_trainer.llama3 "
                                       "--config graph_trainer_llama3_8b_mxfp8\n")
     read, values = _intent(str(tmp_path / "run2.sh"))
-    assert isinstance(read.facts["config.torchtitan.base_config"], Unknown)
-    assert isinstance(values["intent.fp8"], Unknown)
+    assert not any(p.code == "reference" for p in read.problems), read.problems
+    assert values["intent.fp8"] is True and values["intent.recipe"] == "mxfp8"
+
+
+def test_module_resolution_follows_torchtitans_order(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    # --module M: models/M, then experiments/M, then experiments/rl/examples/M, dots as folders;
+    # a name it does not list is a module path (config/manager.py l.94-140 at 73aed7f6)
+    monkeypatch.chdir(tmp_path)
+    body = "from torchtitan.trainer import Trainer\n\ndef cfg():\n    return Trainer.Config({})\n"
+    for folder, arg in (("torchtitan/experiments/rl/examples/dapo_math", "hf_assets_path='rl'"),
+                        ("torchtitan/experiments/dapo_math", "hf_assets_path='exp'"),
+                        ("my_pkg/exp", "hf_assets_path='mine'")):
+        (tmp_path / folder).mkdir(parents=True)
+        (tmp_path / folder / "config_registry.py").write_text(body.format(arg))
+    (tmp_path / "a.sh").write_text("MODULE=dapo_math CONFIG=cfg ./run_train.sh\n")
+    read = read_paths([str(tmp_path / "a.sh")])
+    assert read.facts["config.torchtitan.hf_assets_path"] == "exp"   # experiments/ before rl/
+    (tmp_path / "b.sh").write_text("torchrun -m torchtitan.train --module my_pkg.exp --config cfg\n")
+    read = read_paths([str(tmp_path / "b.sh")])
+    assert read.facts["config.torchtitan.hf_assets_path"] == "mine"
+    (tmp_path / "c.sh").write_text("MODULE=graph_trainer.qwen3 CONFIG=cfg ./run_train.sh\n")
+    read = read_paths([str(tmp_path / "c.sh")])
+    base = read.facts["config.torchtitan.base_config"]
+    assert isinstance(base, Unknown)
+    assert "torchtitan/experiments/graph_trainer/qwen3/config_registry.py" in base.reason
+
+
+def test_an_rl_controller_registry(tmp_path: Path) -> None:
+    # torchtitan's RL examples build a Controller.Config (experiments/rl/examples/dapo_math/
+    # config_registry.py at 73aed7f6, reduced): the trainer's settings under trainer=, a
+    # converter that keeps the LM head's logits in fp32 (no FP8), vLLM generation without a
+    # quantization setting
+    home = tmp_path / "torchtitan/experiments/rl/examples/dapo_math"
+    home.mkdir(parents=True)
+    path = home / "config_registry.py"
+    path.write_text(textwrap.dedent("""
+        from torchtitan.config import CompileConfig, ParallelismConfig
+        from torchtitan.experiments.rl.actors.generator import VLLMGenerator
+        from torchtitan.experiments.rl.actors.trainer import PolicyTrainer
+        from torchtitan.experiments.rl.controller import Controller
+        from torchtitan.experiments.rl.models.cast_linear import LMHeadCastConverter
+        from torchtitan.models.qwen3 import model_registry
+
+        def rl_dapo_qwen3_4b_math_8k() -> Controller.Config:
+            return Controller.Config(
+                model_spec=model_registry("4B", converters=[LMHeadCastConverter.Config()]),
+                compile=CompileConfig(enable=True, backend="aot_eager"),
+                trainer=PolicyTrainer.Config(
+                    parallelism=ParallelismConfig(tensor_parallel_degree=2),
+                ),
+                generator=VLLMGenerator.Config(model_dtype="bfloat16"),
+            )
+    """))
+    read, values = _intent(str(path))
+    assert read.facts["config.torchtitan.parallelism.tensor_parallel_degree"] == 2
+    assert values["intent.fp8"] is False and values["intent.tp"] == 2
+    assert values["intent.rollout.engine"] == "vllm" and values["intent.rollout.fp8"] is False

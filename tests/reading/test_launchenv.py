@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from preflight.facts import Facts
+from preflight.facts import Facts, Unknown
 from preflight.intent import derive
 from preflight.jobs.read import read_paths
 from preflight.reading.launchenv import launch_env
@@ -77,3 +77,25 @@ def test_verl_keeps_its_own_env_facts(tmp_path: Path) -> None:
     read = read_paths([str(run)], None)
     assert read.facts["config.verl.env.NVTE_FP8_BLOCK_SCALING_FP32_SCALES"] == "1"
     assert read.facts["env.NVTE_FP8_BLOCK_SCALING_FP32_SCALES"] == "1"
+
+
+def test_an_accelerate_launch_line_with_no_flag_is_read(tmp_path: Path) -> None:
+    # red team (2026-11-27): the environment alone asks for FP8; the line was "no Accelerate
+    # settings" (an error) and its env.* facts were dropped
+    run = tmp_path / "run.sh"
+    run.write_text("ACCELERATE_MIXED_PRECISION=fp8 accelerate launch train.py\n")
+    read = read_paths([str(run)])
+    assert not [p for p in read.problems if p.level == "error"], read.problems
+    assert read.facts["env.ACCELERATE_MIXED_PRECISION"] == "fp8"
+    values, _ = derive(Facts(read.facts, read.provenance))
+    assert values["intent.fp8"] is True
+    # no environment, and the script it runs is not here: FP8 is not known, never "no"
+    run.write_text("accelerate launch train.py\n")
+    read = read_paths([str(run)])
+    values, _ = derive(Facts(read.facts, read.provenance))
+    fp8 = values["intent.fp8"]
+    assert isinstance(fp8, Unknown) and "train.py" in fp8.reason
+    (tmp_path / "train.py").write_text("print('hello')\n")       # here, and sets nothing
+    read = read_paths([str(run)])
+    values, _ = derive(Facts(read.facts, read.provenance))
+    assert values["intent.fp8"] is False

@@ -27,7 +27,8 @@ PIECES = (
     "eyJhbGciOiJIUzI1NiJ9", ".", "-----BEGIN RSA PRIVATE KEY-----", "-----END RSA PRIVATE KEY-----",
     "GPU-", "MIG-", "GPU-12345678-1234-1234-1234-123456789abc", "Authorization: Bearer ",
     "AUTHORIZATION:", "authoriſation:", "authorızation: token ", "?token=", "&api_key=", "=",
-    "://", "https://", "redis://:pw@", "user:p@ss@", "@", "a@b.co", "git@host:org/repo",
+    "://", "https://", "redis://:pw@", "hooks.slack.com/services/T0/B1/x",
+    "discord.com/api/webhooks/1/abc", "?AccountKey=", "user:p@ss@", "@", "a@b.co", "git@host:org/repo",
     "password: ", "--token ", "'api_key': ", '"secret" = "', "pw == ", "PWD=",
     # hosts
     "node7:29400", ":29500", "10.1.2.3", "1.2", "fd00::17", "a:b:c", "::", "fe80:0:0:0:0:0:0:1",
@@ -142,10 +143,11 @@ def test_each_hint_is_in_a_match_of_its_pattern() -> None:
         0: "GPU-12345678-1234-1234-1234-123456789abc", 1: "https://u:pw@host",
         2: "u:pw@proxy.corp:3128", 3: "?token=abc", 4: "authorization: bearer abc",
         5: "hf_" + "a" * 20, 6: "ghp_" + "a" * 20, 7: "glpat-" + "a" * 10, 8: "npm_" + "a" * 16,
-        9: "pypi-AgE" + "a" * 16, 10: "AIza" + "a" * 30, 11: "AKIA" + "A" * 16,
-        12: "sk-" + "a" * 16, 13: "sk_live_abcdef", 14: "xoxb-abcd",
-        15: "eyJabcdefgh.abcdefgh.abcdefgh",
-        16: "-----BEGIN X PRIVATE KEY-----x-----END X PRIVATE KEY-----", 17: "a@b.co",
+        9: "pypi-AgE" + "a" * 16, 10: "AIza" + "a" * 30,
+        11: "https://hooks.slack.com/services/T0/B1/abc", 12: "AKIA" + "A" * 16,
+        13: "sk-" + "a" * 16, 14: "sk_live_abcdef", 15: "xoxb-abcd",
+        16: "eyJabcdefgh.abcdefgh.abcdefgh",
+        17: "-----BEGIN X PRIVATE KEY-----x-----END X PRIVATE KEY-----", 18: "a@b.co",
     }
     assert len(samples) == len(content._CONTENT)
     for i, (pattern, _repl, needs) in enumerate(content._CONTENT):

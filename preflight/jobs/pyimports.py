@@ -1,0 +1,137 @@
+"""The job's own Python modules a script imports, read with what the script passes them (issue 22:
+values carried between the Python files of one job).
+
+``run_finetune_ep.py --improvement 3`` (TransformerEngine docs/examples/te_mixtral at 937c4de0)
+sets ``hp.mixed_precision = "mxfp8"`` and calls ``run_te_mixtral_finetune(hp)`` from its
+``utils.py``, which builds the recipe and hands it to ``te_mixtral_mxfp8.py``'s model class:
+the FP8 settings are in the helpers, the values that choose them in the script. For each module
+a file imports (``from utils import f``, ``import utils``, ``from .x import y``, also inside a
+function) that is a file of the job -- found next to the importing file (the script's folder
+is the first place Python looks) or in the current directory, inside the read boundary -- the
+calls the file makes to its functions and classes, with their arguments as the file gives them,
+become that module's :attr:`.pysource.Module.bindings`, and the module is read by every
+framework's ``read_python`` with them; so are the modules it imports in turn. Never imported or
+run; at most :data:`MAX_DEPTH` levels and :data:`MAX_MODULES` modules per script, each file
+bounded as any Python job file is (:func:`.pysource.parse`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from preflight.reading.parse import ParseError, read_text
+from preflight.reading.pysource import Call, Module, parse
+from preflight.reading.refs import locate
+from preflight.reading.types import ReaderOutput
+
+MAX_DEPTH = 3
+"""Imports followed one inside another (script -> utils -> model file)."""
+MAX_MODULES = 8
+"""The job's own modules read for one script."""
+MAX_SCAN = 256 * 1024
+"""Characters of a script looked through for imports (a Python job file is parsed up to this)."""
+
+
+@dataclass(frozen=True)
+class Helper:
+    path: str
+    line: int               # the line of the importing file that calls into it first
+    importer: str
+    out: ReaderOutput
+    kind: str | None
+
+
+def module_file(name: str, importer: str) -> str | None:
+    """The job file an import of ``name`` in ``importer`` loads, or None (a package installed
+    elsewhere, or not in the job)."""
+    level = len(name) - len(name.lstrip("."))
+    parts = name[level:].split(".")
+    if not all(part.isidentifier() for part in parts):
+        return None
+    if level:
+        folder = os.path.dirname(importer)
+        for _ in range(level - 1):
+            folder = os.path.dirname(folder)
+        base = os.path.join(folder, *parts)
+    else:
+        base = os.path.join(*parts)
+    for target in (base + ".py", os.path.join(base, "__init__.py")):
+        found = locate(target, importer)
+        if found is not None:
+            return found
+    return None
+
+
+def calls_into(module: Module) -> dict[str, tuple[int, dict[str, list[Call]]]]:
+    """For each job file ``module`` imports and calls into: the first line that does, and the
+    calls by the name they call there (``utils.run(hp)`` -> ``{"run": [Call]}``)."""
+    out: dict[str, tuple[int, dict[str, list[Call]]]] = {}
+    cache: dict[str, str | None] = {}
+    for call, _ in module.calls():
+        owner, _, attr = call.func.rpartition(".")
+        if not owner or not attr or call.func.startswith("__main__."):
+            continue
+        if owner not in cache:
+            cache[owner] = module_file(owner, module.path)
+        path = cache[owner]
+        if path is None or os.path.realpath(path) == os.path.realpath(module.path):
+            continue
+        line, by_name = out.setdefault(path, (call.line, {}))
+        by_name.setdefault(attr, []).append(located(call, module.path))
+    return out
+
+
+def located(value: Any, path: str, depth: int = 0) -> Any:
+    """``value`` with each call in it that does not say its file marked as written in ``path``
+    (so a fact the imported module takes from it names the right file and line)."""
+    if depth > 16:
+        return value
+    if isinstance(value, Call):
+        return replace(value, path=value.path or path,
+                       args=tuple(located(a, path, depth + 1) for a in value.args),
+                       kwargs={k: located(v, path, depth + 1) for k, v in value.kwargs.items()})
+    if isinstance(value, list):
+        return [located(v, path, depth + 1) for v in value]
+    return value
+
+
+_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+(\.*[\w.]*)[ \t]+import\b|import[ \t]+([\w.]+))",
+                     re.MULTILINE)
+
+
+def imports_job_module(text: str, path: str) -> bool:
+    """Whether ``text`` imports a module that is a file of the job (a cheap look before the
+    file is parsed: most scripts import only installed packages)."""
+    names = {m.group(1) or m.group(2) for m in _IMPORT.finditer(text[:MAX_SCAN])}
+    return any(module_file(n, path) is not None for n in list(names)[:64] if n)
+
+
+def read_helpers(module: Module,
+                 read: Callable[[Module, str], tuple[str | None, ReaderOutput]],
+                 ) -> list[Helper]:
+    """The job's own modules ``module`` imports and calls, each read by ``read`` with the calls
+    it receives, then the ones they import (breadth first, bounded)."""
+    seen = {os.path.realpath(module.path)}
+    todo = [(module, 1)]
+    helpers: list[Helper] = []
+    while todo and len(helpers) < MAX_MODULES:
+        importer, depth = todo.pop(0)
+        for path, (line, bindings) in calls_into(importer).items():
+            real = os.path.realpath(path)
+            if real in seen or len(helpers) >= MAX_MODULES:
+                continue
+            seen.add(real)
+            try:
+                text = read_text(path)
+                helper = Module(path, parse(path, text), None, None, bindings)
+                kind, out = read(helper, text)
+            except (ParseError, RecursionError, OSError):
+                continue            # a broken helper is reported when the user names it
+            helpers.append(Helper(path, line, importer.path, out, kind))
+            if depth < MAX_DEPTH:
+                todo.append((helper, depth + 1))
+    return helpers

@@ -1,0 +1,237 @@
+"""Values that reach a function through its calls (issue 22 item 1: values carried between
+functions and between the Python files of one job), for :mod:`.pysource`.
+
+A training script keeps its settings in an object it hands to helpers (``hp.mixed_precision =
+"mxfp8"; run_te_mixtral_finetune(hp)`` in the TE Mixtral tutorial), and those helpers build the
+recipe (``if hyperparams.mixed_precision == "mxfp8": fp8_recipe = MXFP8BlockScaling()``) and pass
+it on to a model class (``self._fp8_recipe = fp8_recipe``, used by ``te.autocast(recipe=
+self._fp8_recipe)``). Read without running anything:
+
+- a parameter of one of the file's functions is the value every call of that function passes
+  (its calls in this file, and those another file of the job makes, :attr:`Module.bindings`),
+  when they all pass the same one; a parameter of ``__init__`` likewise from the calls of its
+  class. A function the file also uses as a value (passed as a callback, stored) may be called
+  from elsewhere with anything: its parameters stay unknown, and so do those of a function no
+  call is seen for;
+- ``self.x`` in a method of a class is what ``__init__`` sets ``self.x`` to, when no other
+  method sets it.
+
+Anything else stays :class:`.pyvalues.Unresolved` with the reason. Each lookup is bounded by
+:data:`.pyvalues.MAX_DEPTH` (and worked out once per scope, name and depth by the caller).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from preflight.reading.pyvalues import MAX_DEPTH, Call, Ref, Unresolved
+
+if TYPE_CHECKING:
+    from preflight.reading.pyscopes import Scope
+    from preflight.reading.pysource import Module
+
+MAX_INLINE = 6
+"""Calls to the file's own functions followed, one inside another."""
+MAX_SITES = 32
+"""Calls of one function looked at for a parameter's value."""
+_CHECKS = frozenset({"isinstance", "issubclass", "type", "super"})
+
+
+def call_sites(tree: ast.Module) -> tuple[dict[str, list[ast.Call]], set[str]]:
+    """Each name called as ``name(...)`` with those calls, and the names also used as a value
+    (``callback=f``, ``fns = [f]``), whose calls the text does not all show."""
+    sites: dict[str, list[ast.Call]] = {}
+    callee: set[int] = set()
+    quiet: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            sites.setdefault(node.func.id, []).append(node)
+            callee.add(id(node.func))
+            if node.func.id in _CHECKS:
+                quiet.update(id(a) for a in node.args)
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            quiet.add(id(node.value))       # Class.attr, Class.method(...): no call of it
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.arg)):
+            for note in (getattr(node, "returns", None), getattr(node, "annotation", None)):
+                if note is not None:
+                    quiet.update(id(n) for n in ast.walk(note))
+        elif isinstance(node, ast.AnnAssign):
+            quiet.update(id(n) for n in ast.walk(node.annotation))
+    escapes = {node.id for node in ast.walk(tree)
+               if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and
+               id(node) not in callee and id(node) not in quiet}
+    return sites, escapes
+
+
+def param_value(module: Module, scope: Scope, name: str, depth: int) -> Any:
+    """``name`` (a parameter of ``scope``) as every call of its function passes it; None when
+    the text shows no such call (the caller keeps "a parameter of f()")."""
+    owner = module.owners.get(id(scope))
+    if owner is None or depth > MAX_DEPTH:
+        return None
+    cls, func = owner
+    params = scope.params
+    if cls is not None:
+        if func != "__init__" or not params or name == params[0]:
+            return None         # a method's calls go through instances: not followed
+        params = params[1:]
+    target = cls or func
+    if target in module._escapes or name not in params:
+        return None
+    index = params.index(name)
+    values: list[Any] = []
+    for call in list(module.bindings.get(target, ()))[:MAX_SITES]:
+        if index < len(call.args):
+            values.append(call.args[index])
+        elif name in call.kwargs:
+            values.append(call.kwargs[name])
+        else:
+            values.append(call.star if call.star is not None else
+                          _default(module, scope, name))
+    for node in module._sites.get(target, [])[:MAX_SITES]:
+        got = _site(module, node, target, index, name, scope, depth)
+        if got is not _SKIP:
+            values.append(got)
+    if not values:
+        return None
+    bad = next((v for v in values if isinstance(v, Unresolved)), None)
+    if bad is not None:
+        return Unresolved(f"{name} of {target}() is not known at every call ({bad.reason})",
+                          bad.line)
+    if all(_same(values[0], v) for v in values[1:]):
+        return values[0]
+    return Unresolved(f"{target}() is called with different values for {name} "
+                      f"({len(values)} calls)")
+
+
+_SKIP = object()
+
+
+def _site(module: Module, node: ast.Call, target: str, index: int, name: str, scope: Scope,
+          depth: int) -> Any:
+    """What the call ``node`` passes for ``name``, _SKIP when it is no call of the file's
+    ``target`` or in a branch that does not run."""
+    caller = _scope_of(module, node)
+    if caller is None or (caller is not module.module and
+                          (target in caller.binds or target in caller.params)):
+        return _SKIP            # another `target` (a local name) is called there
+    if module.bindings and not reached(module, caller, depth):
+        return _SKIP            # in a function of this module the job never calls
+    guards = caller.call_guards.get(id(node))
+    if guards and module.runs(guards, caller, depth=depth + 1) is False:
+        return _SKIP
+    if any(isinstance(a, ast.Starred) for a in node.args[:index + 1]) or \
+            any(kw.arg is None for kw in node.keywords):
+        return Unresolved(f"{target}() is called with *args / **kwargs at line {node.lineno}",
+                          node.lineno)
+    if index < len(node.args):
+        return module.evaluate(node.args[index], caller, depth + 1)
+    given = next((kw.value for kw in node.keywords if kw.arg == name), None)
+    if given is not None:
+        return module.evaluate(given, caller, depth + 1)
+    return _default(module, scope, name)
+
+
+def reached(module: Module, scope: Scope, depth: int = 0, seen: set[int] | None = None) -> bool:
+    """Whether the code of ``scope`` runs in a module another file of the job calls into: the
+    module's own code, a function it calls or the job calls (:attr:`Module.bindings`), one used
+    as a value (called from anywhere), a method (called through instances)."""
+    owner = module.owners.get(id(scope))
+    if scope is module.module or owner is None or owner[0] is not None or \
+            owner[1] in module._escapes or owner[1] in module.bindings:
+        return True
+    seen = set() if seen is None else seen
+    if id(scope) in seen or depth > MAX_DEPTH:
+        return False
+    seen.add(id(scope))
+    for node in module._sites.get(owner[1], [])[:MAX_SITES]:
+        caller = _scope_of(module, node)
+        guards = caller.call_guards.get(id(node)) if caller is not None else None
+        if caller is not None and not (guards and module.runs(guards, caller, depth=depth + 1)
+                                       is False) and reached(module, caller, depth + 1, seen):
+            return True
+    return False
+
+
+def _scope_of(module: Module, node: ast.Call) -> Scope | None:
+    return module.call_scope.get(id(node))
+
+
+def _default(module: Module, scope: Scope, name: str) -> Any:
+    if name in scope.defaults:
+        return module.evaluate(scope.defaults[name], module.module, 1)
+    return Unresolved(f"{name} is not passed (the call would fail)")
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal values, two calls alike wherever they are written."""
+    if isinstance(a, Call) and isinstance(b, Call):
+        return a.func == b.func and len(a.args) == len(b.args) and \
+            all(_same(x, y) for x, y in zip(a.args, b.args)) and \
+            a.kwargs.keys() == b.kwargs.keys() and \
+            all(_same(a.kwargs[k], b.kwargs[k]) for k in a.kwargs) and a.when == b.when
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, (Unresolved, Ref)) or isinstance(b, (Unresolved, Ref)):
+        return bool(a == b)
+    return type(a) is type(b) and bool(a == b)
+
+
+def instance_attr(module: Module, cls: str, attr: str, depth: int) -> Any:
+    """``self.<attr>`` in a method of ``cls``: what its ``__init__`` sets, when no other method
+    of the class sets it; None when the text does not say (the caller goes on as before)."""
+    init = module.methods.get((cls, "__init__"))
+    if init is None or not init.params or depth > MAX_DEPTH:
+        return None
+    for (owner, method), scope in module.methods.items():
+        if owner == cls and method != "__init__" and scope.params and \
+                any(path[:1] == (attr,) for path, *_ in scope.sets.get(scope.params[0], ())):
+            return Unresolved(f"self.{attr} is set again in {cls}.{method}()")
+    sets = [(path, value, line, guards) for path, value, line, guards
+            in init.sets.get(init.params[0], ()) if path == (attr,)]
+    got: Any = None
+    for _, value, line, guards in sets:
+        state = module.runs(guards, init, depth=depth) if guards else True
+        if state is True:
+            got = module.evaluate(value, init, depth + 1)
+        elif isinstance(state, Unresolved):
+            got = Unresolved(f"self.{attr} is {state.reason}", line)
+    return got
+
+
+def inline(module: Module, node: ast.Call, scope: Scope, depth: int) -> Any:
+    """The result of calling one of the file's own functions (its single return), its
+    parameters bound to the call's arguments or their defaults."""
+    assert isinstance(node.func, ast.Name)
+    fn, inner = module.functions[node.func.id]
+    if not inner.returns or module._inlining >= MAX_INLINE:
+        return None
+    module._inlining += 1
+    try:
+        values: dict[str, Any] = {p: module.evaluate(d, module.module, depth + 1)
+                                  for p, d in inner.defaults.items()}
+        values.update((p, module.evaluate(a, scope, depth + 1))
+                      for p, a in zip(inner.params, node.args))
+        values.update((kw.arg, module.evaluate(kw.value, scope, depth + 1))
+                      for kw in node.keywords if kw.arg in inner.params)
+        bound = replace(inner, values=values)
+        result = module.result(bound, depth)
+        return None if isinstance(result, Ref) else result
+    finally:
+        module._inlining -= 1
+
+
+def apply_sets(module: Module, call: Call, scope: Scope, name: str | None, depth: int) -> Call:
+    """``name.a.b = value`` statements of ``scope`` applied to ``call``."""
+    if name is None:
+        return call
+    for path, value, line, guards in scope.sets.get(name, ()):
+        state = module.runs(guards, scope, depth=depth) if guards else True
+        if not path or state is False:
+            continue
+        got = module.evaluate(value, scope, depth + 1) if state is True else Unresolved(
+            f"{name}.{'.'.join(path)} is {state.reason}", line)
+        call = call.with_set(path, got, line)
+    return call
