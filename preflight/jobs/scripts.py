@@ -12,14 +12,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from contextvars import ContextVar
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from preflight.findings import Source
 from preflight.jobs.sourcing import sourced
-from preflight.reading import launch, shell
+from preflight.reading import launch, shell, shellcalls
+from preflight.reading.boundary import outside_reference, refuse
 from preflight.reading.launchenv import launch_env
-from preflight.reading.parse import ParseError
+from preflight.reading.parse import ParseError, read_text
 from preflight.reading.refs import named
 from preflight.reading.shellvars import collect_variables, strip_comments
 from preflight.reading.types import ConfigProblem, Linked, ReaderOutput
@@ -67,9 +69,11 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
     missing: list[ConfigProblem] = []
     files, outer = sourced(path, text, missing) if shell_script else ([], {})
     outer = {**(inherited or {}), **outer}
-    runs = _python_scripts(path, text, outer)
+    walked = shellcalls.walk(path, text, outer, inherited) if shell_script else None
+    runs = _python_scripts(path, text, outer, walked)
+    calls = _shell_scripts(path, text, outer, walked) if walked is not None else []
     try:
-        got, out = _read(path, text, kind, explicit and not runs, outer)
+        got, out = _read(path, text, kind, explicit and not runs and not calls, outer)
     except ParseError as exc:
         if heredoc is None:
             raise
@@ -78,8 +82,10 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
                          "text and nothing after that line runs", heredoc[0]) from None
     if runs:
         got, out = _with_scripts(got, out, runs, kind)
-        if got is None and explicit:
-            _read(path, text, kind, explicit, outer)     # raises: what the script holds
+    if calls:
+        got, out = _with_calls(got, out, calls, kind)
+    if (runs or calls) and got is None and explicit:
+        _read(path, text, kind, explicit, outer)     # raises: what the script holds
     if got is not None:
         out = _with_env(path, text, outer, out)
     if got is not None and files:
@@ -122,16 +128,26 @@ def _with_env(path: str, text: str, outer: dict[str, str], out: ReaderOutput) ->
         if name.startswith(ENV_PREFIXES) and f"env.{name}" not in facts:
             facts[f"env.{name}"] = MASK if looks_secret(name, value) else value
             prov[f"env.{name}"] = Source(path, clean.count("\n", 0, pos) + 1)
+    # what the caller gave this script (`ACCELERATE_MIXED_PRECISION=fp8 bash train.sh`) is in
+    # the environment of everything it runs, unless it sets it again
+    for name in outer.get(shellcalls.ENVIRON, "").split(","):
+        given = variables.get(name)
+        if name.startswith(ENV_PREFIXES) and f"env.{name}" not in facts and \
+                isinstance(given, str) and "$" not in given and "\x00" not in given:
+            facts[f"env.{name}"] = MASK if looks_secret(name, given) else given
+            prov[f"env.{name}"] = outer.get(shellcalls.CALLER, path)
     return replace(out, facts=facts, provenance=prov)
 
 
-def _python_scripts(path: str, text: str, outer: dict[str, str]) -> list[Linked]:
+def _python_scripts(path: str, text: str, outer: dict[str, str],
+                    walked: shellcalls.Walked | None = None) -> list[Linked]:
     """The Python scripts the launch lines of ``text`` run, found here, with their arguments:
     read with the script, after it, their settings winning (what the code sets beats the
     launcher: ``Accelerator(mixed_precision="bf16")`` over ``--mixed_precision fp8``). One not
     found here is left out quietly (``pretrain_gpt.py`` of a Megatron-LM checkout), and so is
     one that evaluates, exports or merges after a training script (``launch.not_training``):
-    its ``Accelerator(mixed_precision="bf16")`` is not the training's."""
+    its ``Accelerator(mixed_precision="bf16")`` is not the training's. After ``cd DIR`` the
+    script is looked for in DIR only (one of a folder not known here is not guessed at)."""
     clean = strip_comments(text)
     variables = collect_variables(clean, outer)
     found = []
@@ -139,11 +155,95 @@ def _python_scripts(path: str, text: str, outer: dict[str, str]) -> list[Linked]
     trains = not all(launch.not_training(script) for script, _, _ in runs)
     for script, argv, pos in runs:
         line = clean.count("\n", 0, pos) + 1
+        moved = walked.folder_at(pos) if walked is not None else shellcalls.Folder()
+        if (moved.path or moved.why) and not os.path.isabs(os.path.expanduser(script)):
+            folder, _ = shellcalls.folder_of(moved, path, outer)
+            if folder is None:
+                continue
+            script = os.path.join(folder, script)
         link = named(script, "", path, Source(path, line), key="the launch line", line=line)
         if not link.missing and "$" not in script:
             found.append(replace(link, after=True) if trains and launch.not_training(script)
                          else replace(link, overrides=True, argv=argv))
     return found
+
+
+_PEEKING: ContextVar[int] = ContextVar("fp8_doctor_called_script_depth", default=0)
+MAX_CALL_DEPTH = 3
+"""Scripts calling scripts followed this deep to learn a wrapper's kind (a cycle stops too)."""
+MAX_PEEKS = 4
+"""Scripts of one wrapper looked into for its kind: 4**3 reads at most, whatever the fan-out."""
+
+
+def _shell_scripts(path: str, text: str, outer: dict[str, str],
+                   walked: shellcalls.Walked) -> list[Linked]:
+    """The shell scripts ``text`` runs (``VAR=v bash x.sh``, ``sbatch x.sh``, ``./x.sh``:
+    :mod:`.shellcalls`), found inside the job, each linked with the environment and folder it
+    starts with, so its ``${VAR:-default}`` takes the caller's value. A relative path is
+    taken from the folder the command runs in (after a ``cd``); one that cannot be known (a
+    ``cd`` to a run-time folder) is not guessed at; one found only outside the job is a
+    warning at its line (:mod:`.boundary`), never read."""
+    found: list[Linked] = []
+    me = os.path.realpath(path)
+    for call in walked.calls:
+        line = text.count("\n", 0, call.offset) + 1
+        folder, _ = shellcalls.folder_of(call.folder, path, outer)
+        script = call.script.replace(shellcalls.SELF, os.path.dirname(os.path.abspath(path)), 1)
+        if os.path.isabs(script):
+            cands = [script]
+        elif folder is None:
+            continue                     # `cd $(...)` before it: which file runs is not known
+        else:
+            cands = [os.path.join(folder, script)]
+            if shellcalls.CWD not in outer and not call.folder.path:
+                cands.append(script)     # launched from the current directory (as refs do)
+        hits = [os.path.normpath(c) for c in cands if os.path.isfile(c)]
+        if not hits or os.path.realpath(hits[0]) == me:
+            continue
+        if refuse(hits[0]):
+            outside_reference(hits[0], path, line, "runs")
+            continue
+        try:
+            head = read_text(hits[0])[:4096]
+        except (ParseError, OSError):
+            continue                     # the job reader reports it when it reads it itself
+        if not is_shell(hits[0], head):
+            continue
+        env = dict(call.env)
+        env[shellcalls.ENVIRON] = ",".join(n for n, _ in call.env)
+        env[shellcalls.CALLER] = Source(path, line)
+        if folder is not None:
+            env[shellcalls.CWD] = folder
+        found.append(Linked(hits[0], "", Source(path, line), key="the launch line",
+                            line=line, optional=True, variables=tuple(env.items())))
+    return found
+
+
+def _with_calls(got: str | None, out: ReaderOutput, calls: list[Linked], kind: str | None,
+                ) -> tuple[str | None, ReaderOutput]:
+    """``out`` naming the scripts it runs too; a wrapper read by no framework takes the kind
+    of the first script it runs that one reads (``VAR=v bash run_grpo.sh``)."""
+    from preflight.jobs.read import read_file
+
+    if got is None:
+        depth = _PEEKING.get()
+        if depth >= MAX_CALL_DEPTH:
+            return None, out
+        token = _PEEKING.set(depth + 1)
+        try:
+            for link in calls[:MAX_PEEKS]:
+                peek, _ = read_file(link.path, kind, explicit=False,
+                                    inherited=dict(link.variables))
+                if peek is not None:
+                    got = peek
+                    break
+        finally:
+            _PEEKING.reset(token)
+        if got is None:
+            return None, out
+    named_already = {os.path.realpath(link.path) for link in out.linked}
+    extra = tuple(c for c in calls if os.path.realpath(c.path) not in named_already)
+    return got, replace(out, linked=(*out.linked, *extra))
 
 
 def _with_scripts(got: str | None, out: ReaderOutput, runs: list[Linked], kind: str | None,

@@ -17,6 +17,7 @@ overrides, or an override the framework's parser refuses, is a problem naming it
 from __future__ import annotations
 
 import bisect
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -36,6 +37,7 @@ from preflight.reading.overrides import (
 )
 from preflight.reading.parse import ParseError, parse_toml, parse_yaml, read_text
 from preflight.reading.refs import locate, named, outside
+from preflight.reading.shellcalls import CWD, folder_of, walk
 from preflight.reading.shellexpand import Arg, Launch, TooLarge, launch_args, launches
 from preflight.reading.shellvars import strip_comments
 from preflight.reading.shellwords import Split, split
@@ -64,6 +66,11 @@ class LaunchRead:
     flags: dict[str, tuple[Any, Source]] = field(default_factory=dict)
     positional: list[tuple[Any, Source]] = field(default_factory=list)
     problems: list[ConfigProblem] = field(default_factory=list)
+    folder: tuple[str | None, str | None] | None = None
+    """The folder the command runs in when the script changed it (``cd DIR``): (absolute
+    folder, None) or (None, why not known); None: the usual places."""
+    started: str | None = None
+    """The folder a calling script ran this one from (looked in first when there is no cd)."""
 
     def flag(self, *names: str) -> tuple[Any, Source] | None:
         """The last value given for any spelling in ``names``."""
@@ -101,6 +108,10 @@ def find_launch(path: str, text: str, syntax: Syntax,
     if launch is None:
         return out
     out.launch = launch
+    moved = walk(path, text, outer).folder_at(launch.offset)
+    if moved.path or moved.why:
+        out.folder = folder_of(moved, path, outer)
+    out.started = (outer or {}).get(CWD)
     _read_args(out, list(launch.args), syntax, where)
     _differing(out, words, syntax, outer, where)
     return out
@@ -239,8 +250,18 @@ def merged_facts(read: LaunchRead, kind: str, base: tuple[Any, Source] | None,
     linked: list[Linked] = []
     base_path = None
     unread: str | None = None
-    if base is not None and isinstance(base[0], str) and "$" not in base[0]:
+    if base is not None and isinstance(base[0], str) and "$" not in base[0] and \
+            read.folder is not None and read.folder[0] is None and \
+            not os.path.isabs(os.path.expanduser(base[0])):
+        # `cd $ROOT` before it: the relative path is taken from a folder not known here
+        unread = f"{key} {base[0]} is a relative path, and {read.folder[1]}"
+    elif base is not None and isinstance(base[0], str) and "$" not in base[0]:
         target, src = base
+        here = read.folder[0] if read.folder is not None else read.started
+        if here is not None and not os.path.isabs(os.path.expanduser(target)) and (
+                read.folder is not None or locate(os.path.join(here, target), read.path)):
+            # relative to the folder the command runs in (after `cd DIR`, or the caller's)
+            target = os.path.normpath(os.path.join(here, target))
         found = locate(target, read.path)
         linked.append(named(target, kind, read.path, src, key=key, line=src.line))
         unread = (f"{key} {target} lies outside the job and was not read"

@@ -26,6 +26,8 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
+from preflight.reading.shelltests import bracket, glob
+from preflight.reading.shellvars import runtime_reason
 from preflight.reading.shellwords import Part, Split, Statement, Word, split
 
 MAX_CHARS = 2 * 1024 * 1024
@@ -106,9 +108,42 @@ class _Eval:
         elif not st.words:                      # else
             self.runs[branch] = True if all(r is False for r in earlier) else None
         else:
-            got = _test([f for w in st.words for f in self.word(w, st.branch, True)])
+            fields = [] if st.patterns is not None else \
+                [f for w in st.words for f in self.word(w, st.branch, True)]
+            got = self.matches(st) if st.patterns is not None else bracket(
+                None if any(s.opaque for f in fields for s in f) else
+                ["".join(s.text for s in f) for f in fields])
             self.runs[branch] = got if all(r is False for r in earlier) or got is False \
                 else None
+
+    def matches(self, st: Statement) -> bool | None:
+        """Whether ``case SUBJECT in PATTERNS)`` picks this arm (None: cannot tell here)."""
+        assert st.patterns is not None
+        subject = _join(self.word(st.words[0], st.branch, False)) if st.words else []
+        if any(s.opaque for s in subject):
+            return None
+        text = "".join(s.text for s in subject)
+
+        def value(part: Part) -> str | None:
+            held = _join(self.lookup(part, st.branch))
+            return None if any(s.opaque for s in held) else "".join(s.text for s in held)
+
+        got: bool | None = False
+        for pattern in st.patterns:
+            match = glob(pattern, value)
+            hit = match(text) if match is not None else None
+            if hit is None:
+                got = None
+            elif hit:
+                return True
+        return got
+
+    def exited(self, st: Statement) -> None:
+        """``exit`` in a branch nobody can decide: the launch after it is reached only when
+        that branch did not run (``if [ -z "$ROOT" ]; then usage; exit 1; fi``), so for the
+        launch it did not (a subshell's ``exit`` ends the subshell only)."""
+        if st.branch and not st.subshell and self.runs.get(st.branch[-1], None) is None:
+            self.runs[st.branch[-1]] = False
 
     def charge(self, fields: list[Field], at: int) -> None:
         self.spent += sum(len(s.text) + 16 for f in fields for s in f)
@@ -118,7 +153,9 @@ class _Eval:
     def lookup(self, part: Part, branch: tuple[int, ...]) -> list[Field]:
         value = self.env.get(part.text)
         if value is None and part.text in self.outer:
-            value = [[Seg(self.outer[part.text], part.offset, ())]]
+            why = runtime_reason(self.outer[part.text])
+            value = [[Seg(self.outer[part.text], part.offset, ()) if why is None else
+                      Seg("$" + part.text, self.remap(part.offset), branch, why)]]
         if value is not None and not (part.default is not None and not _nonempty(value)):
             return value if part.array else value[:1]
         if part.default_parts:
@@ -180,28 +217,6 @@ class _Eval:
         fields = [f for w in st.words for f in self.word(w, st.branch, True)]
         self.charge(fields, st.offset)
         return fields
-
-
-def _test(fields: list[Field]) -> bool | None:
-    """``[ -n X ]``, ``[ -z X ]``, ``[ X = Y ]``, ``[ X != Y ]`` (and ``[[ ]]``, ``!``) on
-    values known here; None for any other test, or one on a run-time value."""
-    if any(s.opaque for f in fields for s in f):
-        return None
-    words = ["".join(s.text for s in f) for f in fields]
-    negate = bool(words) and words[0] == "!"
-    words = words[1:] if negate else words
-    if len(words) < 2 or (words[0], words[-1]) not in (("[", "]"), ("[[", "]]")):
-        return None
-    inner = words[1:-1]
-    if len(inner) == 2 and inner[0] in ("-n", "-z"):
-        got = bool(inner[1]) == (inner[0] == "-n")
-    elif len(inner) == 1:
-        got = bool(inner[0])
-    elif len(inner) == 3 and inner[1] in ("=", "==", "!="):
-        got = (inner[0] == inner[2]) == (inner[1] != "!=")
-    else:
-        return None
-    return got != negate
 
 
 def _nonempty(value: list[Field]) -> bool:
@@ -325,6 +340,9 @@ def _launches(split: Split, is_entry: Callable[[str], bool], ev: _Eval,
             ev.assign(st)
             continue
         fields = ev.command(st)
+        if fields and "".join(s.text for s in fields[0]) == "exit":
+            ev.exited(st)
+            continue
         inner = _inner_script(fields) if depth < 4 else None
         if inner is not None:
             text, remap = _flatten(inner[1])
@@ -352,3 +370,5 @@ def _launches(split: Split, is_entry: Callable[[str], bool], ev: _Eval,
 
 
 split_text = split
+Eval = _Eval
+"""The evaluator :func:`launch_args` walks a script with (:mod:`.shellcalls` walks it too)."""

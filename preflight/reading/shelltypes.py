@@ -40,6 +40,12 @@ class Statement:
     """An ``if`` / ``elif`` / ``else`` opening branch ``test[0]``: its condition words are
     ``words`` (none for ``else``); ``test[1]`` are the branches of the same ``if`` before it
     (a branch runs only if none of them did)."""
+    patterns: tuple[Word, ...] | None = None
+    """A ``case`` arm's test: its patterns (``a|b)``), matched against ``words[0]`` (the
+    subject of ``case WORD in``) as bash matches them."""
+    prefix: bool = False           # ``NAME=value cmd``: in that command's environment only
+    exported: bool = False         # ``export NAME=value`` / ``export NAME`` (``words``: NAME)
+    subshell: tuple[int, ...] = ()  # the ``( ... )`` it stands in: its ``cd``, ``exit`` stay there
 
 
 @dataclass

@@ -13,6 +13,23 @@ _ASSIGN = re.compile(r"""^\s*(?:export\s+|local\s+|declare\s+(?:-\w+\s+)?)?([A-Z
 
 _VAR = re.compile(r"^\$\{?([A-Za-z_]\w*)(?::-([^}]*))?\}?$")
 
+RUNTIME = "\x00"
+"""Marks a value another script gives this one that cannot be known here (set from a
+``$(...)``, a file read or that script's own environment: ``VAR=$(date) bash x.sh``): the
+variable is set, so ``${VAR:-default}`` does not take its default, but its value is unknown.
+What follows the marker is the reason."""
+
+
+def runtime(reason: str) -> str:
+    """A variable's value that is set but cannot be known here (:data:`RUNTIME`)."""
+    return RUNTIME + reason
+
+
+def runtime_reason(value: str) -> str | None:
+    """Why ``value`` cannot be known, if it is a :func:`runtime` marker."""
+    return value[1:] if value.startswith(RUNTIME) else None
+
+
 
 def typed(raw: str, variables: dict[str, str]) -> Any:
     """A flag value: quotes removed, ``$VAR`` / ``${VAR:-default}`` substituted, numbers typed."""
@@ -79,6 +96,8 @@ def lookup(name: str, default: str | None, variables: dict[str, str]) -> str | N
     seen: set[str] = set()
     while name in variables and name not in seen:
         seen.add(name)
+        if variables[name].startswith(RUNTIME):
+            return None       # set by the caller, value unknown: the default does not apply
         m = _VAR.match(variables[name])
         if not m:
             return variables[name]

@@ -58,6 +58,10 @@ class _Lexer(QuoteScanner):
         self.drop_next = False       # the word after a redirection (its target) is no argument
         self.branches: list[int] = []
         self.siblings: list[list[int]] = []   # per open if/case: its branches so far
+        self.subjects: list[Word | None] = []  # per open if/case: a case's subject (if: None)
+        self.in_pattern = False      # between `case X in` / `;;` and the arm's `)`
+        self.fallthrough = False     # the arm before ended in `;&` / `;;&`
+        self.subshell: list[int] = []   # the open `( ... )` subshells, outermost first
         self.chained = False         # the statement before ended in && or ||
         self.next_branch = 0
 
@@ -92,6 +96,38 @@ class _Lexer(QuoteScanner):
                 self.array_words.append(word)
             else:
                 self.words.append(word)
+                self.case_opened()
+
+    def case_opened(self) -> None:
+        """``case WORD in``: a branch per arm opens; the words up to ``)`` are patterns."""
+        words = self.words
+        k = 0
+        while k < len(words) - 1 and _literal(words[k]) in _SKIP_FIRST:
+            k += 1
+        if self.in_pattern or len(words) - k != 3 or _literal(words[k]) != "case" or \
+                _literal(words[k + 2]) != "in":
+            return
+        self.words = []
+        self.branches.append(self.new_branch())
+        self.siblings.append([self.branches[-1]])
+        self.subjects.append(words[k + 1])
+        self.in_pattern, self.fallthrough = True, False
+
+    def arm(self) -> None:
+        """The ``)`` ending an arm's patterns: the test that decides whether the arm runs."""
+        self.end_word()
+        patterns, self.words = self.words, []
+        self.in_pattern = False
+        if not self.branches or not self.subjects or self.subjects[-1] is None:
+            return
+        subject = self.subjects[-1]
+        if self.fallthrough:        # `;&` runs this arm after the one before without a test
+            subject = (Part("[...]", self.i, var=True,
+                            opaque="a case arm after ;& or ;;& may run without matching"),)
+        before = tuple(self.siblings[-1][:-1]) if not self.fallthrough else ()
+        self.out.statements.append(Statement((subject,), self.i, tuple(self.branches[:-1]),
+                                             test=(self.branches[-1], before),
+                                             patterns=tuple(patterns), subshell=tuple(self.subshell)))
 
     def end_statement(self, sep: str = "") -> None:
         self.end_word()
@@ -109,15 +145,18 @@ class _Lexer(QuoteScanner):
                     "[...]", last.offset, var=True, opaque="a compound test"),),))
         # `test && A=1 || A=2`: what follows && / || runs or not at run time
         self.chained = sep in ("&&", "||") and bool(words)
-        if sep == ";;" and self.branches:           # next case pattern: a new branch
+        if sep in (";;", ";&", ";;&") and self.branches:   # next case pattern: a new branch
             self.branches[-1] = self.new_branch()
             self.siblings[-1].append(self.branches[-1])
+            if self.subjects and self.subjects[-1] is not None:
+                self.in_pattern, self.fallthrough = True, sep != ";;"
 
     def opened(self, condition: list[Word]) -> None:
         """Record the test that decides whether the branch just opened runs."""
         before = tuple(self.siblings[-1][:-1])
         self.out.statements.append(Statement(tuple(condition), self.i, tuple(self.branches[:-1]),
-                                             test=(self.branches[-1], before)))
+                                             test=(self.branches[-1], before),
+                                             subshell=tuple(self.subshell)))
 
     def new_branch(self) -> int:
         self.next_branch += 1
@@ -133,12 +172,20 @@ class _Lexer(QuoteScanner):
                 return                   # an elif's condition is not part of the job either
             words = words[1:]
             first = _literal(words[0])
+        exported = False
         while first in _SKIP_FIRST and len(words) > 1:
             words = words[1:]
+            if first in _DECLARE:
+                # `export -n`, `declare -x`: their options, then names
+                while len(words) > 1 and (_literal(words[0]) or "").startswith("-"):
+                    exported = exported or "x" in (_literal(words[0]) or "")
+                    words = words[1:]
+                exported = exported or first == "export"
             first = _literal(words[0])
         if first in ("if", "case"):
             self.branches.append(self.new_branch())
             self.siblings.append([self.branches[-1]])
+            self.subjects.append(None)
             if first == "if":
                 self.opened(words[1:])
             return                       # the condition is not part of the job
@@ -146,23 +193,38 @@ class _Lexer(QuoteScanner):
             if self.branches:
                 self.branches.pop()
                 self.siblings.pop()
+            if self.subjects:
+                self.subjects.pop()
+            self.in_pattern = False
             return
         if first in ("while", "until", "for", "done", "then", "do", "else", "{", "}", "function"):
             return
         branch = tuple(self.branches)
         if self.chained:         # a branch of its own whose test nobody evaluates
             branch = (*branch, self.new_branch())
+        if exported:      # `export A=1 B`: each name, set or not, goes to what the script runs
+            for word in words:
+                got = _assignment(word)
+                self.out.statements.append(Statement(
+                    ((got[2],) if got[2] else ()) if got else (word,), word[0].offset, branch,
+                    got[0] if got else None, got[1] if got else False, exported=True,
+                    subshell=tuple(self.subshell)))
+            return
         # leading NAME=value words: assignments (before a command, they are its environment)
+        assigns = []
         while words:
             assigned = _assignment(words[0])
             if assigned is None:
                 break
             name, append, value = assigned
-            self.out.statements.append(Statement((value,) if value else (), words[0][0].offset,
-                                                 branch, name, append))
+            assigns.append(Statement((value,) if value else (), words[0][0].offset, branch, name,
+                                     append, subshell=tuple(self.subshell)))
             words = words[1:]
+        # before a command they are its environment only (readers still see them as set)
+        self.out.statements.extend(replace(a, prefix=bool(words)) for a in assigns)
         if words:
-            self.out.statements.append(Statement(tuple(words), words[0][0].offset, branch))
+            self.out.statements.append(Statement(tuple(words), words[0][0].offset, branch,
+                                                 subshell=tuple(self.subshell)))
 
     # -- the scan ---------------------------------------------------------------------------
     def run(self) -> Split:
@@ -172,6 +234,13 @@ class _Lexer(QuoteScanner):
                 self.out.truncated_at = self.i
                 break
             c = text[self.i]
+            if self.in_pattern and c in "|()" and not text.startswith("||", self.i):
+                if c == ")":
+                    self.arm()
+                elif c == "|":
+                    self.end_word()      # `a|b)`: one more pattern
+                self.i += 1              # `(a|b)`: the optional `(` before the patterns
+                continue
             if c in " \t\r":
                 self.end_word()
                 self.i += 1
@@ -200,7 +269,8 @@ class _Lexer(QuoteScanner):
                 self.redirection()
             elif c in _SEPARATORS:
                 two = text[self.i:self.i + 2]
-                sep = two if two in (";;", "&&", "||") else c
+                sep = ";;&" if text.startswith(";;&", self.i) else \
+                    two if two in (";;", "&&", "||", ";&") else c
                 self.end_statement(sep)
                 self.i += len(sep)
             else:
@@ -230,11 +300,17 @@ class _Lexer(QuoteScanner):
             name, append, at = self.array_name
             self.array_name = None
             self.out.statements.append(Statement(tuple(self.array_words), at,
-                                                 tuple(self.branches), name, append, True))
+                                                 tuple(self.branches), name, append, True,
+                                                 subshell=tuple(self.subshell)))
             self.array_words = []
             self.i += 1
         else:
             self.end_statement(c)
+            # `( cd x; ... )`: what runs inside stays inside (a function's `f()` opens none)
+            if c == "(":
+                self.subshell.append(self.new_branch())
+            elif self.subshell:
+                self.subshell.pop()
             self.i += 1
 
     def redirection(self) -> None:

@@ -326,7 +326,10 @@ TT = FIX / "torchtitan" / "launch"
 
 def test_torchtitan_flags_override_the_toml_with_their_line() -> None:
     intent, read = _read(TT / "float8_rowwise.sh")
-    assert [k for _, k in read.files] == ["torchtitan", "torchtitan"]
+    # the line runs ./run_train.sh (CONFIG_FILE=... in its environment): it is of the job too
+    assert [(Path(p).name, k) for p, k in read.files] == [
+        ("float8_rowwise.sh", "torchtitan"), ("llama3_8b.toml", "torchtitan"),
+        ("run_train.sh", "torchtitan")]
     assert intent["fp8"][0] is True and intent["recipe"][0] == "rowwise"
     assert _line(intent["recipe"][1]) == ("float8_rowwise.sh", 3)
     assert read.facts["config.torchtitan.model.converters"] == ["quantize.linear.float8"]

@@ -1,0 +1,350 @@
+"""The scripts a launch script runs (``VAR=v bash x.sh``, ``sbatch x.sh``, ``./x.sh``), the
+environment each one starts with, and the folder every command runs in (``cd DIR``). Nothing is
+run: the statements of :mod:`.shellwords` are walked in order with :mod:`.shellexpand`'s
+evaluator (``if`` / ``case`` branches decided where the values are known).
+
+Why: a launch line is often a wrapper that sets knobs for another script, and that script's
+``${VAR:-default}`` takes them (verl examples/grpo_trainer/run_qwen3_30b_a3b_megatron.sh:16-17
+@ 1dda039 reads ``INFER_BACKEND`` / ``ROLLOUT_QUANTIZATION``; Megatron-Bridge
+examples/models/gpt_oss/slurm_sft.sh:67-76 @ 067f987 ``RECIPE_NAME``; torchao
+benchmarks/float8/training/llama3.sh @ 36027d8 ``TORCHTITAN_ROOT`` and then ``cd`` into it
+before a relative ``CONFIG_FILE``). Read alone, each of those scripts took its defaults.
+
+What a called script sees, as bash gives it: the caller's environment (what it inherited, what
+it ``export``s, everything after ``set -a``) and the ``VAR=value`` words before the command
+(``env VAR=value ...`` too; ``env -i`` starts empty). ``sbatch`` / ``srun`` pass the whole
+environment unless ``--export`` says otherwise (``NONE``: nothing; names without ``ALL``: only
+those). A value the caller cannot know (a ``$(...)``, its own environment, a branch that may not
+run) is passed as a :func:`~.shellvars.runtime` marker: the variable is set, its value unknown,
+so the callee's default does not apply. Bounded: :data:`MAX_CALLS` calls per script.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+
+from preflight.reading.shellexpand import Eval, Field, Seg, TooLarge
+from preflight.reading.shellvars import runtime, runtime_reason
+from preflight.reading.shellwords import Statement, split
+
+MAX_CALLS = 16
+"""Scripts followed from one script (a real one runs one or two)."""
+
+CWD = "@cwd"
+"""Key of the variables a caller passes (``Linked.variables``) that holds the absolute folder
+the called script starts in; no shell variable can have this name."""
+
+ENVIRON = "@environ"
+"""Key of the variables a caller passes that names (comma-separated) those of them that are the
+called script's environment, so what it runs inherits them (``env.*`` facts)."""
+
+CALLER = "@caller"
+"""Key of the variables a caller passes that holds the ``file:line`` of the command."""
+
+SELF = "\x01script-folder"
+"""Stands for the script's own folder in a path (``$(dirname "$0")``, ``SCRIPT_DIR=$(cd
+"$(dirname "${BASH_SOURCE[0]}")" && pwd)``); :func:`folder_of` puts in the real one."""
+
+_SHELLS = {"bash", "sh", "zsh", "dash", "ksh"}
+_WRAPPERS = {"nohup", "exec", "setsid", "time", "command"}
+_SLURM = {"sbatch", "srun"}
+# short options of sbatch / srun that take a value as the next word (man sbatch, man srun)
+_SLURM_SHORT = set("AabcDdeGiJLMmNnopqSTtwxCFW")
+# long options of sbatch / srun that take no value
+_SLURM_BARE = {"exclusive", "hold", "parsable", "requeue", "no-requeue", "wait", "test-only",
+               "overcommit", "spread-job", "use-min-nodes", "contiguous", "quiet", "verbose",
+               "pty", "unbuffered", "label", "exact", "overlap", "no-kill", "help", "usage",
+               "ignore-pbs", "immediate", "kill-on-bad-exit", "multi-prog", "reboot"}
+_SCRIPT_EXT = (".sh", ".bash", ".slurm", ".sbatch")
+_SELF_DIR = re.compile(
+    r"""^\$\(\s*(?:cd\s+(?:--\s+)?)?"?\$\(\s*dirname\s+(?:--\s+)?"?\$\{?(?:0|BASH_SOURCE(?:\[0\])?)\}?"?\s*\)"?"""
+    r"""\s*(?:(?:>|&>)\s*/dev/null\s*(?:2>&1\s*)?)?(?:&&\s*pwd\s*(?:-P\s*)?)?\)$|"""
+    r"""^\$\(\s*dirname\s+"?\$\{?(?:0|BASH_SOURCE(?:\[0\])?)\}?"?\s*\)$""")
+
+
+@dataclass(frozen=True)
+class Folder:
+    """Where commands run: ``path`` relative to the folder the script starts in (``""``: that
+    folder), or absolute; ``why`` when it is not known here (a ``cd`` to a run-time value, or
+    in a branch that may not run)."""
+
+    path: str = ""
+    why: str | None = None
+
+
+@dataclass(frozen=True)
+class Call:
+    """One script the walked script runs."""
+
+    script: str                              # its path, as the command names it (expanded)
+    offset: int                              # where the command starts
+    env: tuple[tuple[str, str], ...]         # what it starts with (runtime() markers inside)
+    folder: Folder                           # the folder it starts in
+    how: str                                 # bash | sbatch | srun | ./x.sh ...
+
+
+@dataclass
+class Walked:
+    calls: list[Call] = field(default_factory=list)
+    folders: list[tuple[int, Folder]] = field(default_factory=list)   # (statement offset, ...)
+
+    def folder_at(self, offset: int) -> Folder:
+        """The folder the statement at or before ``offset`` runs in."""
+        got = Folder()
+        for at, folder in self.folders:
+            if at > offset:
+                break
+            got = folder
+        return got
+
+
+class _Walk:
+    def __init__(self, path: str, text: str, outer: dict[str, str] | None,
+                 environ: dict[str, str] | None) -> None:
+        self.path, self.text = path, text
+        self.ev = Eval({k: v for k, v in (outer or {}).items() if not k.startswith("@")})
+        # its own environment (names its caller marked so), passed on to what it runs
+        self.exported = set((environ or {}).get(ENVIRON, "").split(",")) - {""}
+        self.allexport = False
+        self.prefix: list[str] = []                      # VAR=v words of the next command
+        self.folders: dict[tuple[int, ...], Folder] = {(): Folder()}
+        self.out = Walked()
+
+    def line(self, offset: int) -> int:
+        return self.text.count("\n", 0, offset) + 1
+
+    def folder(self, st: Statement) -> Folder:
+        inside = st.subshell
+        while inside not in self.folders:
+            inside = inside[:-1]
+        return self.folders[inside]
+
+    def run(self) -> Walked:
+        ev = self.ev
+        for st in split(self.text).statements:
+            if any(ev.runs.get(b) is False for b in st.branch):
+                continue
+            here = self.folder(st)
+            if not self.out.folders or self.out.folders[-1][1] != here:
+                self.out.folders.append((st.offset, here))
+            if st.test is not None:
+                ev.decide(st)
+                continue
+            if st.assign is not None:
+                self._assign(st)
+                continue
+            if st.exported:
+                self.exported.update("".join(p.text for p in w) for w in st.words)
+                continue
+            fields = ev.command(st)
+            prefix, self.prefix = self.prefix, []
+            texts = ["".join(s.text for s in f) for f in fields]
+            if not texts:
+                continue
+            if texts[0] == "exit":
+                ev.exited(st)
+            elif texts[0] in ("cd", "pushd"):
+                self.folders[st.subshell] = self._cd(st, fields, here)
+            elif texts[0] == "popd":
+                self.folders[st.subshell] = Folder(why=f"popd (line {self.line(st.offset)})")
+            elif texts[0] == "set":
+                for t in texts[1:]:
+                    if re.fullmatch(r"[-+][a-zA-Z]*a[a-zA-Z]*", t):
+                        self.allexport = t[0] == "-"
+                if "allexport" in texts and len(texts) > 2:
+                    self.allexport = texts[texts.index("allexport") - 1] == "-o"
+            elif len(self.out.calls) < MAX_CALLS:
+                call = self._call(st, fields, texts, prefix, here)
+                if call is not None:
+                    self.out.calls.append(call)
+        return self.out
+
+    def _assign(self, st: Statement) -> None:
+        word = st.words[0] if len(st.words) == 1 and not st.array else None
+        if word is not None and len(word) == 1 and word[0].opaque is not None:
+            m = _SELF_DIR.match(_source(self.text, word[0].offset))
+            if m is not None:        # SCRIPT_DIR=$(cd "$(dirname "$0")" && pwd)
+                self.ev.env[st.assign or ""] = [[Seg(SELF, word[0].offset, st.branch)]]
+                self._note(st)
+                return
+        self.ev.assign(st)
+        self._note(st)
+
+    def _note(self, st: Statement) -> None:
+        name = st.assign or ""
+        if st.prefix:
+            self.prefix.append(name)
+        elif st.exported or self.allexport:
+            self.exported.add(name)
+
+    def _value(self, name: str, st: Statement) -> str | None:
+        """What ``name`` holds for the command ``st`` (None: not set), as text or a marker."""
+        value = self.ev.env.get(name)
+        if value is None:
+            return self.ev.outer.get(name)
+        if len(value) != 1:
+            return None                  # bash does not export arrays
+        return self._text(value[0], st, name)
+
+    def _text(self, field_: Field, st: Statement, name: str) -> str:
+        where = os.path.basename(self.path)
+        field_ = [Seg(SELF, s.offset, s.branch) if s.opaque and s.text == "$(...)" and
+                  _SELF_DIR.match(_source(self.text, s.offset)) else s for s in field_]
+        for seg in field_:
+            if seg.opaque:
+                return runtime(f"{name} is given by {where}:{self.line(seg.offset)}, where "
+                               f"{seg.opaque}")
+            if runtime_reason(seg.text) is not None:
+                return seg.text
+            for b in seg.branch:
+                if b not in st.branch and self.ev.runs.get(b) is not True:
+                    return runtime(f"{name} is given by {where}, and set inside an if/case "
+                                   f"branch (line {self.line(seg.offset)}) that may not run")
+        return "".join(s.text for s in field_)
+
+    def _cd(self, st: Statement, fields: list[Field], here: Folder) -> Folder:
+        line = self.line(st.offset)
+        args = [f for f in fields[1:] if not "".join(s.text for s in f).startswith("-")]
+        if not args:
+            return Folder(why=f"cd to the home folder (line {line})")
+        target = self._text(args[0], st, "the folder")
+        why = runtime_reason(target)
+        if why is not None:
+            return Folder(why=f"the script changes folder at line {line} to one not known "
+                              f"here ({why.split(', where ', 1)[-1]})")
+        if any(self.ev.runs.get(b) is not True for b in st.branch):
+            return Folder(why=f"the script changes folder at line {line} inside a branch "
+                              "that may not run")
+        if target == "-":
+            return Folder(why=f"cd - (line {line})")
+        if target.startswith(SELF) or os.path.isabs(target):
+            return Folder(target)
+        if here.why is not None:
+            return here
+        return Folder(os.path.normpath(os.path.join(here.path, target)) if here.path else
+                      os.path.normpath(target))
+
+    def _call(self, st: Statement, fields: list[Field], texts: list[str], prefix: list[str],
+              here: Folder) -> Call | None:
+        # the command's environment: what is exported, then its own VAR=value words
+        env: dict[str, str | None] = {n: self._value(n, st) for n in [*self.exported, *prefix]}
+        given: dict[str, str | None] = {}       # set past `env -i` / `sbatch --export=NONE`
+        everything = True
+        i, how = 0, ""
+        while i < len(texts):
+            word = os.path.basename(texts[i])
+            if word in _WRAPPERS:
+                i += 1
+            elif word == "env":
+                i += 1
+                while i < len(texts):
+                    t = texts[i]
+                    if t in ("-i", "-", "--ignore-environment"):
+                        everything = False
+                    elif t == "-u" and i + 1 < len(texts):
+                        env.pop(texts[i + 1], None)
+                        i += 1
+                    elif (m := re.fullmatch(r"([A-Za-z_]\w*)=(.*)", t, re.S)) is not None:
+                        got = self._text(fields[i], st, m.group(1))
+                        given[m.group(1)] = got if runtime_reason(got) is not None else \
+                            got.split("=", 1)[1]
+                    elif t != "--":
+                        break
+                    i += 1
+            elif word in _SLURM:
+                how = word
+                i, keep = _slurm_options(texts, i + 1)
+                if keep is not None:
+                    everything = "ALL" in keep
+                    for item in keep:
+                        name, eq, value = item.partition("=")
+                        if eq:
+                            given[name] = value
+                        elif name not in ("ALL", "NONE") and not everything:
+                            given[name] = env.get(name)
+            elif word in _SHELLS:
+                how = how or word
+                i += 1
+                while i < len(texts) and texts[i][:1] in ("-", "+") and texts[i] != "--":
+                    if "c" in texts[i][1:] and not texts[i].startswith("--"):
+                        return None          # bash -c STRING: read by shellexpand
+                    i += 2 if texts[i] in ("-o", "+o", "-O", "+O") else 1
+                i += texts[i:i + 1] == ["--"]
+                break
+            else:
+                break
+        if i >= len(texts):
+            return None
+        script = texts[i]
+        direct = not how
+        if any(s.opaque for s in fields[i]) or (direct and "/" not in script) or \
+                (how in _SLURM and not script.lower().endswith(_SCRIPT_EXT)
+                 and "/" not in script):
+            return None
+        if not direct or script.lower().endswith(_SCRIPT_EXT) or "." not in \
+                os.path.basename(script):
+            kept = {**(env if everything else {}), **given}
+            return Call(script, st.offset, tuple((n, v) for n, v in kept.items()
+                                                 if v is not None), here, how or script)
+        return None
+
+
+def _slurm_options(texts: list[str], i: int) -> tuple[int, list[str] | None]:
+    """Past sbatch / srun options: (index of the first other word, ``--export`` items)."""
+    keep: list[str] | None = None
+    while i < len(texts) and texts[i].startswith("-"):
+        t = texts[i]
+        name, eq, value = t.lstrip("-").partition("=")
+        if t.startswith("--"):
+            if not eq and name not in _SLURM_BARE and i + 1 < len(texts) and \
+                    not texts[i + 1].startswith("-") and \
+                    os.path.basename(texts[i + 1]) not in _SHELLS and \
+                    not texts[i + 1].lower().endswith(_SCRIPT_EXT):
+                value = texts[i + 1]
+                i += 1
+            if name == "export":
+                keep = [v for v in value.split(",") if v]
+        elif len(t) == 2 and t[1] in _SLURM_SHORT and i + 1 < len(texts):
+            i += 1
+        i += 1
+    return i, keep
+
+
+def _source(text: str, offset: int) -> str:
+    """The ``$( ... )`` written at ``offset``, as written."""
+    depth = 0
+    for j in range(offset, min(len(text), offset + 400)):
+        c = text[j]
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                return text[offset:j + 1]
+    return ""
+
+
+def walk(path: str, text: str, outer: dict[str, str] | None = None,
+         environ: dict[str, str] | None = None) -> Walked:
+    """The scripts ``text`` (the script at ``path``) runs and the folders its commands run in;
+    ``outer``: the variables it starts with (what its caller gave, what it sources),
+    ``environ``: those of them that are its environment (passed on to what it runs)."""
+    w = _Walk(path, text, outer, environ)
+    try:
+        return w.run()
+    except TooLarge:
+        return w.out
+
+
+def folder_of(folder: Folder, path: str, outer: dict[str, str] | None) -> tuple[str | None,
+                                                                                 str | None]:
+    """(absolute folder, None) or (None, why not known) for ``folder`` of the script at
+    ``path``: relative to the folder the caller ran it from (:data:`CWD`), else to the
+    script's own (where a job is launched from, as :mod:`.refs` assumes)."""
+    if folder.why is not None:
+        return None, folder.why
+    start = (outer or {}).get(CWD) or os.path.dirname(os.path.abspath(path))
+    here = folder.path.replace(SELF, os.path.dirname(os.path.abspath(path)), 1)
+    return os.path.normpath(os.path.join(start, here)), None
