@@ -61,7 +61,7 @@ def collect_facts(options: CheckOptions, progress: Progress = _silent
     Returns the facts, the probe results, findings that arise outside the rules (unreadable
     config files, crashed probes) and a list of the inputs used, for the report header.
     """
-    from preflight import intent, snapshot
+    from preflight import intent
     from preflight.assume import apply_assumptions
     from preflight.base.isolate import add_job_roots
     from preflight.jobs.defaults import default_paths
@@ -75,6 +75,8 @@ def collect_facts(options: CheckOptions, progress: Progress = _silent
     probes: tuple[ProbeResult, ...] = ()
     if options.snapshot:
         progress(f"replaying snapshot {options.snapshot}")
+        from preflight import snapshot  # with datetime, only to replay one
+
         # New config paths replace what the snapshot's own configs said, not layer over it.
         facts, stored = snapshot.load(options.snapshot, drop_job=bool(options.paths))
         extra.extend(stored)

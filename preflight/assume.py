@@ -11,7 +11,6 @@ fact name with the value coerced to the registered type (``cuda.torch_build=12.4
 
 from __future__ import annotations
 
-import difflib
 import json
 import math
 import re
@@ -250,6 +249,8 @@ def _torch_build(local: Any) -> dict[str, Any]:
 def _unknown_key(key: str, value: str) -> AssumeError:
     names = [s.name for s in registry().specs() if not s.is_template]
     choices = sorted(set(names) | {"gpu", "gpu.count", "gpu.cc"})
+    import difflib  # only for a mistyped key's suggestions
+
     close = difflib.get_close_matches(key, choices, n=3)
     hint = f" Did you mean: {', '.join(close)}?" if close else ""
     return AssumeError(f"{_flag(key, value)}: unknown key {key!r}. Valid keys: "

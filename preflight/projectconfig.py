@@ -29,11 +29,13 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from preflight.errors import UserInputError
 from preflight.findings import FailOn
-from preflight.reading.types import ConfigProblem
+
+if TYPE_CHECKING:   # the reading kit's types are not loaded on a check without a job
+    from preflight.reading.types import ConfigProblem
 
 FILE = "pyproject.toml"
 _KEYS = ("fail-on", "strict", "ignore", "rules", "baseline", "assume")

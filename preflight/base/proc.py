@@ -40,7 +40,6 @@ import collections
 import os
 import re
 import signal
-import subprocess
 import sys
 import threading
 import time
@@ -50,6 +49,10 @@ from typing import IO, Any
 
 from preflight.base.signals import held
 from preflight.base.tempdirs import remove_all, remove_dir, temp_dir
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import subprocess
 
 # How long the output may take to arrive after the group was killed; past it, something outside
 # the group holds the pipes and the output is given up.
@@ -64,6 +67,10 @@ GROUP_KILL = hasattr(os, "killpg") and hasattr(os, "setsid")
 """True where a timeout kills the child's whole process group (POSIX), not only the child."""
 
 Output = int | IO[Any]
+PIPE = -1
+"""``subprocess.PIPE``, the default of :func:`start` (a test holds them equal): subprocess itself
+(with locale and selectors, ~3 ms) is imported when a child starts, and a check on a machine
+without an NVIDIA driver starts none (issue 26 item 4)."""
 
 
 @dataclass(frozen=True)
@@ -229,13 +236,15 @@ def _session_kwargs() -> dict[str, Any]:
     if GROUP_KILL:
         return {"start_new_session": True}
     if sys.platform == "win32":  # pragma: no cover - CI runs Linux; tested by simulation
+        import subprocess
+
         return {"creationflags": getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)}
     return {}
 
 
 def start(argv: Sequence[str], timeout: float, *, env: Mapping[str, str] | None = None,
-          cwd: str | None = None, stdout: Output = subprocess.PIPE,
-          stderr: Output = subprocess.PIPE, max_bytes: int = MAX_OUTPUT_BYTES,
+          cwd: str | None = None, stdout: Output = PIPE,
+          stderr: Output = PIPE, max_bytes: int = MAX_OUTPUT_BYTES,
           keep_tail: bool = False) -> Child:
     """Start ``argv`` in its own session; never raises (a failed start is ``Child.error``).
 
@@ -246,6 +255,8 @@ def start(argv: Sequence[str], timeout: float, *, env: Mapping[str, str] | None 
     the child writes it, keeping at most ``max_bytes``; past that the child's group is killed,
     or with ``keep_tail`` the child goes on and only the last ``max_bytes`` are kept.
     """
+    import subprocess
+
     now = time.monotonic()
     args = tuple(str(a) for a in argv)
     workdir = ""
@@ -298,6 +309,8 @@ def collect(child: Child) -> ProcResult:
 
 
 def _collect(child: Child, proc: subprocess.Popen[bytes]) -> ProcResult:
+    import subprocess  # loaded: the child was started
+
     remaining = child.deadline - time.monotonic()
     if proc.poll() is not None:
         remaining = max(remaining, EXITED_GRACE_S)

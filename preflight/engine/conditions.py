@@ -20,7 +20,6 @@ The operators themselves (and their load-time type checks) are in
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -284,6 +283,8 @@ def fact_type(name: Any, rep: Reporter, where: tuple[Any, ...]) -> str | None:
 
 
 def _suggest(name: str) -> str:
+    import difflib  # only to suggest a name for a typo
+
     names = [s.name for s in registry().specs() if not s.is_template]
     close = difflib.get_close_matches(name, names, n=1)
     return f" (did you mean {close[0]!r}?)" if close else ""

@@ -9,7 +9,6 @@ offline: lint never touches the network.
 
 from __future__ import annotations
 
-import datetime as _dt
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -69,8 +68,11 @@ def measured_block(doc: Mapping[str, Any], confidence: Any, rep: Reporter
         value = raw.get(key)
         if value is None and key == "note":
             continue
-        if isinstance(value, (_dt.date, _dt.datetime)):  # an unquoted 2026-11-23
-            value = value.isoformat()
+        if value is not None and not isinstance(value, str):
+            import datetime as _dt  # not at the top: a check builds rules from the index's strings
+
+            if isinstance(value, (_dt.date, _dt.datetime)):  # an unquoted 2026-11-23
+                value = value.isoformat()
         if not isinstance(value, str) or not value.strip():
             rep.error(("measured",), f"measured.{key} must be a non-empty string")
             continue

@@ -122,7 +122,7 @@ def parse_file(path: Path, *, with_tests: bool = True,
         return None, [Problem(shown, None, f"cannot read: {exc.strerror or exc}")]
     if not with_tests and entry is not None and b"<<" not in data \
             and entry.get("digest") == rules_index.digest(data):
-        rule, problems = _from_index(shown, entry.get("data"))
+        rule, problems = _from_index(shown, rules_index.entry_data(entry))
         if rule is not None and not problems:
             return rule, problems
         # Anything to report needs the YAML's line numbers: parse the file after all.
@@ -216,7 +216,7 @@ def _merge_key_line(data: bytes) -> int | None:
 
 def collect(paths: Sequence[str | os.PathLike[str]] | None = None, *,
             files: list[Path] | None = None, with_tests: bool = True,
-            index: Mapping[Path, Any] | None = None,
+            index: Mapping[str, Any] | None = None,
             present: frozenset[str] | None = None, skipped: dict[str, str] | None = None,
             ) -> tuple[list[Rule], list[Problem], list[Path]]:
     """Load every file, collecting *all* problems (what ``rules lint`` needs).
@@ -231,7 +231,7 @@ def collect(paths: Sequence[str | os.PathLike[str]] | None = None, *,
     problems: list[Problem] = []
     seen: dict[str, Rule] = {}
     for f in files:
-        entry = index.get(f) if index is not None else None
+        entry = index.get(str(f)) if index is not None else None
         if present is not None and skipped is not None and entry is not None:
             names = _skippable(f, entry, present)
             if names is not None and not any(n in seen or n in skipped for n in names):
@@ -320,11 +320,11 @@ def load_rules(paths: Sequence[str | os.PathLike[str]] | None = None, *,
     return ruleset
 
 
-def _bundled_index() -> Mapping[Path, Any] | None:
+def _bundled_index() -> Mapping[str, Any] | None:
     return rules_index.read_index(_package_dir() / rules_index.INDEX_NAME, bundled_rules_dir())
 
 
-def _build(files: list[Path], with_tests: bool, index: Mapping[Path, Any] | None,
+def _build(files: list[Path], with_tests: bool, index: Mapping[str, Any] | None,
            present: frozenset[str] | None = None) -> RuleSet:
     skipped: dict[str, str] = {}
     rules, problems, _ = collect(files=files, with_tests=with_tests, index=index,

@@ -9,7 +9,6 @@ error.
 
 from __future__ import annotations
 
-import datetime as _dt
 from collections.abc import Mapping
 from typing import Any
 
@@ -52,10 +51,12 @@ def _date(doc: Mapping[str, Any], key: str, rep: Reporter) -> str | None:
     value = doc.get(key)
     if value is None:
         return None
-    if isinstance(value, (_dt.date, _dt.datetime)):  # YAML reads an unquoted 2026-12-01 as a date
-        return value.isoformat()
     if isinstance(value, str) and value.strip():
         return value.strip()
+    import datetime as _dt  # not at the top: a check builds rules from the index's strings
+
+    if isinstance(value, (_dt.date, _dt.datetime)):  # YAML reads an unquoted 2026-12-01 as a date
+        return value.isoformat()
     rep.error((key,), f"{key} must be a date such as \"2026-12-01\", not {value!r}")
     return None
 

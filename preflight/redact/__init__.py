@@ -34,6 +34,14 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from preflight.redact.content import (
+    B64_RUN,
+    EMAIL_MASK,
+    GPU_UUID,
+    HEX_RUN,
+    MASK,
+    mask_content,
+)
 from preflight.redact.hosts import HOST_MASK, mask_hosts
 from preflight.redact.tokens import (
     HEX_OK_KEY,
@@ -43,11 +51,13 @@ from preflight.redact.tokens import (
     value_has_token,
 )
 
-MASK = "[REDACTED]"
+__all__ = ["EMAIL_MASK", "ENV_NAMES", "ENV_PREFIXES", "HOST_MASK", "MASK", "REFERENCE_URL",
+           "USER_MASK", "Redactor", "default_redactor", "env_allowed", "fingerprint",
+           "is_secret_name", "looks_secret", "redact_document", "redact_text"]
+
 REFERENCE_URL = "reference.url"
 """The key a rule reference's URL is judged under: a commit in its path is kept on any host."""
 USER_MASK = "[USER]"
-EMAIL_MASK = "[EMAIL]"
 
 # The one environment allow-list: the runtime probe collects only these variables, and reports
 # keep only env.* facts that match (then still mask a value whose name or content looks secret).
@@ -74,119 +84,11 @@ ENV_NAMES: frozenset[str] = frozenset({
     "NCCL_SOCKET_IFNAME", "NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS",
 })
 
-# Content-based patterns: (regex, replacement). Order matters: specific shapes before the
-# generic high-entropy catch-alls.
-_GPU_UUID = re.compile(
-    r"\b(GPU|MIG)-(?:GPU-)?[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
-    r"[0-9a-fA-F]{12}(?:/\d+/\d+)?")
-_URL_STOP = "\\s\"'`<>"   # characters that end a URL in prose, JSON, Markdown or a shell line
-_USER, _PASSWORD = 256, 1024   # longest user name / password masked in a URL (a JWT fits)
-_CONTENT: tuple[tuple[re.Pattern[str], str], ...] = (
-    (_GPU_UUID, r"\1-" + MASK),
-    # scheme://user:pass@host -> scheme://[REDACTED]@host. The password runs to the *last* "@"
-    # of the URL, so "p@ss" and "pa/ssw0rd" (both seen in proxy URLs) are masked whole; the user
-    # may be empty ("redis://:pw@cache"). Cost: "https://host:8080/a@b" is over-masked.
-    # User and password are bounded (_USER, _PASSWORD): unbounded, each candidate start scanned
-    # to the end of the text, and 48 KB of "a://b:" took 1.4 s.
-    # The scheme is bounded and starts where no scheme character precedes it: "\b[a-z][...]*"
-    # rescanned "a.b.a.b..." from every label (64 KB took 14 s; issue 13 fuzzing).
-    (re.compile(rf"(?i)(?<![a-z0-9+.\-])([a-z][a-z0-9+.\-]{{0,31}}://)"
-                rf"[^/@:{_URL_STOP}]{{0,{_USER}}}:"
-                rf"[^{_URL_STOP}]{{0,{_PASSWORD}}}@"), r"\1" + MASK + "@"),
-    # user:pass@host:port without a scheme (http_proxy values, pip/conda configs).
-    (re.compile(rf"(?<![\w.:/@\-\[])[A-Za-z0-9._~%+\-]{{1,{_USER}}}:(?!/)"
-                rf"[^{_URL_STOP}]{{1,{_PASSWORD}}}?@"
-                r"(?=[A-Za-z0-9](?:[A-Za-z0-9\-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9\-]+)*"
-                r"(?::\d{1,5})?(?![\w.\-@]))"), MASK + "@"),
-    # ?token=..., &api_key=..., sig=...
-    (re.compile(r"(?i)([?&;](?:access_token|refresh_token|id_token|private_token|token|api_key|"
-                r"apikey|key|secret|client_secret|password|passwd|pwd|pass|passphrase|"
-                r"sig|signature|auth|x-amz-signature|x-amz-credential|x-amz-security-token|"
-                r"accountkey|sharedaccesskey|sharedaccesssignature)=)"
-                r"[^&\s#\"']+"), r"\1" + MASK),
-    (re.compile(r"(?i)\b(authorization:\s*(?:bearer|basic|token)\s+)\S+"), r"\1" + MASK),
-    (re.compile(r"(?<![A-Za-z0-9])hf_[A-Za-z0-9]{20,}"), MASK),
-    (re.compile(r"(?<![A-Za-z0-9])(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})"),
-     MASK),
-    # GitLab tokens (personal, deploy, runner, trigger, ... prefixes from GitLab's token docs).
-    (re.compile(r"(?<![A-Za-z0-9])gl(?:pat|dt|rt|ptt|soat|cbt|imt|ft|ffct|oas|agent)-"
-                r"[A-Za-z0-9_\-]{10,}"), MASK),
-    (re.compile(r"(?<![A-Za-z0-9])npm_[A-Za-z0-9]{16,}"), MASK),
-    (re.compile(r"(?<![A-Za-z0-9])pypi-AgE[A-Za-z0-9_\-]{16,}"), MASK),
-    (re.compile(r"(?<![A-Za-z0-9])AIza[0-9A-Za-z_\-]{30,}"), MASK),
-    (re.compile(r"(?i)(?<=://)(?:hooks\.slack\.com/services|(?:\w+\.)?discord(?:app)?\.com/api/"
-                r"webhooks)/[\w/\-]{1,512}"), MASK),     # a webhook's path is its credential
-    (re.compile(r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])"), MASK),
-    (re.compile(r"(?<![A-Za-z0-9])sk-[A-Za-z0-9_\-]{16,}"), MASK),
-    # Stripe-style live / test keys (also seen pasted after a vendor prefix: "stripe_sk_live_").
-    (re.compile(r"(?<![A-Za-z0-9])[rsp]k_(?:live|test)_[A-Za-z0-9]{6,}"), MASK),
-    # Slack: the prefix is distinctive enough that a short body is still a token.
-    (re.compile(r"(?<![A-Za-z0-9])(?:xox[abeoprs]|xapp)-[A-Za-z0-9\-]{4,}"), MASK),
-    (re.compile(r"(?<![A-Za-z0-9])eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
-     MASK),
-    (re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?-----END [A-Z ]*PRIVATE KEY-----", re.S),
-     MASK),
-    # E-mail addresses (a git author in a config comment, a W&B entity): personal data. The TLD
-    # must be letters, so repo@v2.5 and NVIDIA/TransformerEngine@v1.11 stay.
-    # (git@host:org/repo is an SSH remote, not a mailbox.)
-    (re.compile(r"(?<![\w.+\-])(?!git@)[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*"
-                r"\.[A-Za-z]{2,}(?![\w\-])"), EMAIL_MASK),
-)
 # Settings whose value names another machine (accelerate's main_process_ip, torchrun's
 # rdzv_endpoint, DeepSpeed's hostfile, MASTER_ADDR): "no hostnames" covers the cluster's
 # other hosts too, not only this one.
 _HOST_KEY = re.compile(r"(?i)(?:^|_)(?:ip|ips|host|hosts|hostname|hostfile|addr|address|"
                        r"endpoint|nodelist|node_list|nodes)$")
-# NAME=VALUE, NAME: VALUE and --name VALUE / --name=VALUE in free text (a pasted command line, an
-# exception message, an env dump): the value is masked when NAME says credential. Only NAME and
-# the separator are matched here, so a non-secret pair never swallows the secret pair after it
-# ("note: password: hunter2"); the value is found from the end of the match. A bare "NAME VALUE"
-# without "=" or ":" counts only for --flags, or every pair of words in prose would be a candidate.
-# A quoted NAME with a quoted VALUE counts too ('"api_key": "x"', TOML '"secret" = "x"', a quoted
-# '--flag' 'x'), the quotes kept ('"[REDACTED]"'): per-line readers (redact.diff) see only a line's
-# first key, so a --diff of a one-line JSON printed the value (issue 21, red team). Not a bare
-# value after it (null, a number, a brace) nor a dotted name: the pass over a rendered JSON report
-# keeps it JSON and its provenance (keyed by fact names). Code in messages compares and subscripts:
-# 'password == "x"', 'os.environ["API_KEY"] != "x"' (was 'password =[REDACTED] "x"').
-_NAMED = re.compile(r"(?<![\w.\-])(?:--?([A-Za-z][A-Za-z0-9_.\-]*)(?:=|[ \t]+)|"
-                    r"([A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*(?:[=!:]=|[=:])[ \t]*|"
-                    r"([\"'])(-{0,2}[A-Za-z_][A-Za-z0-9_\-]*)\3\]?"
-                    r"(?:[ \t]*(?:[=!:]=|[=:])[ \t]*|[ \t]+)(?=[\"']))")
-# A value: quoted, braced (ODBC: Pwd={a;b}), or a bare run to the next separator.
-_NAMED_VALUE = re.compile(r"\"[^\"\n]*\"|'[^'\n]*'|\{[^}\n]*\}|[^\s\"'`,;&|)\]}<>]+")
-_HEX_RUN = re.compile(r"(?<![0-9A-Za-z])[0-9a-fA-F]{32,}(?![0-9A-Za-z])")
-_B64_RUN = re.compile(r"(?<![A-Za-z0-9+/=_\-])[A-Za-z0-9+/_\-]{32,}={0,2}(?![A-Za-z0-9+/=_\-])")
-
-
-def _mask_named(text: str) -> str:
-    """Mask the VALUE of every ``NAME=VALUE`` / ``NAME: VALUE`` / ``--name VALUE`` whose NAME
-    says credential (see :data:`_NAMED`)."""
-    out: list[str] = []
-    pos = 0
-    for m in _NAMED.finditer(text):
-        name = m.group(1) or m.group(2) or (m.group(4) or "").lstrip("-")
-        if m.start() < pos or not is_secret_name(name) or text.startswith(MASK, m.end()):
-            continue  # not a credential, or already masked (by a shape rule or an earlier pass)
-        value = _NAMED_VALUE.match(text, m.end())
-        if value is None:
-            continue
-        if m.group(3):
-            if value.group(0)[1:-1] == MASK:
-                continue
-            # the quotes stay: '"pw": "[REDACTED]"' is still JSON, TOML, Python
-            out += [text[pos:value.start() + 1], MASK]
-            pos = value.end() - 1
-            continue
-        out += [text[pos:value.start()], MASK]
-        pos = value.end()
-    return "".join(out) + text[pos:] if out else text
-
-
-def _mask_content(text: str) -> str:
-    """Every content rule that needs no knowledge of this machine (tokens, URLs, NAME=VALUE)."""
-    for pattern, repl in _CONTENT:
-        text = pattern.sub(repl, text)
-    return _mask_named(text)
 
 
 def env_allowed(var: str) -> bool:
@@ -205,10 +107,10 @@ def looks_secret(name: str, value: str) -> bool:
         return True
     # GPU / MIG UUIDs are identifiers (renderers mask them in place); long hex runs are mostly
     # commit hashes in paths. Neither makes the whole value a secret.
-    value = _GPU_UUID.sub(" ", value)
-    if _mask_content(value) != value:
+    value = GPU_UUID().sub(" ", value)
+    if mask_content(value) != value:
         return True
-    if any(looks_random(m.group(0)) for m in _B64_RUN.finditer(value)):
+    if any(looks_random(m.group(0)) for m in B64_RUN.finditer(value)):
         return True
     return value_has_token(name, value)
 
@@ -271,29 +173,38 @@ class Redactor:
         if key is not None and value and _HOST_KEY.search(key.rsplit(".", 1)[-1]) \
                 and value not in ("localhost", "127.0.0.1", "::1"):
             return HOST_MASK
-        out = _mask_content(value)
-        if hex_runs and not (key and HEX_OK_KEY.search(key)):
+        out = mask_content(value)
+        # HEX_RUN and B64_RUN match 32 characters or more: most strings are shorter
+        if hex_runs and len(out) >= 32 and not (key and HEX_OK_KEY.search(key)):
             # A commit in a public forge's URL is an identifier: masked, the link is dead.
             keep = forge_commit_spans(out, reference=key == REFERENCE_URL) \
                 if "://" in out else set()
-            out = _HEX_RUN.sub(lambda m: m.group(0) if m.span() in keep else MASK, out)
-        out = _B64_RUN.sub(lambda m: MASK if looks_random(m.group(0)) else m.group(0), out)
+            out = HEX_RUN.sub(lambda m: m.group(0) if m.span() in keep else MASK, out)
+        if len(out) >= 32:
+            out = B64_RUN.sub(lambda m: MASK if looks_random(m.group(0)) else m.group(0), out)
         out = self._paths(out)
         out = mask_hosts(out, key)   # other machines, by allow-list (issue 13, item 5)
         for host in self.hostnames:
             # Not before ".word": a host called "gpu" must not turn fact names like gpu.count.
-            out = re.sub(rf"(?i)(?<![\w.\-]){re.escape(host)}(?![\w\-]|\.\w)", HOST_MASK, out)
+            if _spelled(host).search(out):   # each match holds it (content.Needs)
+                out = re.sub(rf"(?i)(?<![\w.\-]){re.escape(host)}(?![\w\-]|\.\w)", HOST_MASK,
+                             out)
         return out
 
     def _paths(self, out: str) -> str:
+        # Each pattern runs only where the text holds what every match of it holds
+        # (preflight.redact.content: most strings name no folder at all).
         home = (self.home or "").rstrip("/\\")
-        if len(home) > 1:
+        if len(home) > 1 and home in out:
             out = re.sub(rf"{re.escape(home)}(?=[/\\]|$|[\s\"'`:,;)\]])", "~", out)
         # Other users' home folders: /home/<u>/..., /Users/<u>/..., C:\Users\<u>\...
-        out = re.sub(r"(?<![\w.~])/(?:home|Users)/[^/\s\"'`:]+(?=/|$|[\s\"'`:,;)\]])", "~", out)
-        out = re.sub(r"(?i)\b[A-Z]:\\Users\\[^\\\s\"']+", "~", out)
+        if "/home/" in out or "/Users/" in out:
+            out = re.sub(r"(?<![\w.~])/(?:home|Users)/[^/\s\"'`:]+(?=/|$|[\s\"'`:,;)\]])", "~",
+                         out)
+        if ":\\" in out:
+            out = re.sub(r"(?i)\b[A-Z]:\\Users\\[^\\\s\"']+", "~", out)
         user = self.user or ""
-        if len(user) >= 3 and user not in ("root", "user", "home", "admin"):
+        if len(user) >= 3 and user not in ("root", "user", "home", "admin") and user in out:
             out = re.sub(rf"(?<=[/\\]){re.escape(user)}(?=[/\\]|$|[\s\"'`:,;)\]])", USER_MASK, out)
         return out
 
@@ -346,6 +257,12 @@ class Redactor:
             new_key = self.text(k) if isinstance(k, str) else k
             out[new_key] = self.document(v, key=child_key, secret=child_secret)
         return out
+
+
+@lru_cache(maxsize=64)
+def _spelled(host: str) -> re.Pattern[str]:
+    """``host`` as the host-name pattern matches it (any case), without its boundaries."""
+    return re.compile(rf"(?i){re.escape(host)}")
 
 
 @lru_cache(maxsize=16384)

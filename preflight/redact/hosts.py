@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import re
 
+from preflight.redact.content import lazy
+
 HOST_MASK = "[HOST]"
 
 # Public upstream documentation and source hosts that rules cite and reports may show.
@@ -42,22 +44,29 @@ _SUFFIXES = ("com|net|org|edu|gov|mil|int|io|ai|co|dev|app|cloud|info|biz|xyz|me
              "nl|eu|ch|se|jp|cn|kr|in|ru|br|ca|au|internal|intranet|local|localdomain|lan|corp|"
              "cluster|svc|intra|private|home|arpa|example|test|invalid")
 _LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?"
-_URL_HOST = re.compile(r"(?i)(?<![a-z0-9+.\-])([a-z][a-z0-9+.\-]{0,31}://(?:[^/@\s\"'`<>]*@)?)"
-                       r"(\[[0-9a-f:.]+\]|[^/:?#\s\"'`<>\[\]]+)")
-_DOTTED = re.compile(rf"(?<![\w.\-/]){_LABEL}(?:\.{_LABEL})*\.(?:{_SUFFIXES})(?![\w\-]|\.\w)",
-                     re.IGNORECASE)
-_PORTED = re.compile(rf"(?<![\w.\-/:]){_LABEL}(?:\.{_LABEL})*(?=:\d{{3,5}}(?![\w.:]))")
+_URL_HOST = lazy(r"(?i)(?<![a-z0-9+.\-])([a-z][a-z0-9+.\-]{0,31}://(?:[^/@\s\"'`<>]*@)?)"
+                 r"(\[[0-9a-f:.]+\]|[^/:?#\s\"'`<>\[\]]+)")
+_DOTTED = lazy(rf"(?<![\w.\-/]){_LABEL}(?:\.{_LABEL})*\.(?:{_SUFFIXES})(?![\w\-]|\.\w)",
+               re.IGNORECASE)
+_PORTED = lazy(rf"(?<![\w.\-/:]){_LABEL}(?:\.{_LABEL})*(?=:\d{{3,5}}(?![\w.:]))")
 _NOT_HOST = frozenset({"cuda", "cpu", "gpu", "mps", "xla", "meta", "hpu", "npu", "xpu", "line",
                        "port", "rank", "step", "epoch", "size", "seed", "device", "http", "https",
                        "tcp", "env", "file", "static", "c10d", "etcd", "sm"})
-_FILE_EXT = re.compile(r"(?i)\.(?:json|ya?ml|toml|py|sh|bash|txt|cfg|ini|conf|md|log|out|err|"
-                       r"slurm|sbatch|ipynb)$")
-_IPV4 = re.compile(r"(?<![\w.])(?:25[0-5]|2[0-4]\d|1?\d?\d)(?:\.(?:25[0-5]|2[0-4]\d|1?\d?\d)){3}"
-                   r"(?![\w]|\.\d)")
-_IPV6 = re.compile(r"(?<![\w:])(?:(?:[0-9a-fA-F]{1,4}:){1,7}:(?:[0-9a-fA-F]{1,4}"
-                   r"(?::[0-9a-fA-F]{1,4})*)?|(?:[0-9a-fA-F]{1,4}:){7}[0-9a-fA-F]{1,4})(?![\w:])")
-_VERSIONISH = re.compile(r"(?i)(?:version|ver|v|cudnn|cublas|nccl|driver|tensorrt|trt|cuda|"
-                         r"build|release|rev)[\s:=]*$")
+_FILE_EXT = lazy(r"(?i)\.(?:json|ya?ml|toml|py|sh|bash|txt|cfg|ini|conf|md|log|out|err|"
+                 r"slurm|sbatch|ipynb)$")
+_IPV4 = lazy(r"(?<![\w.])(?:25[0-5]|2[0-4]\d|1?\d?\d)(?:\.(?:25[0-5]|2[0-4]\d|1?\d?\d)){3}"
+             r"(?![\w]|\.\d)")
+_IPV6 = lazy(r"(?<![\w:])(?:(?:[0-9a-fA-F]{1,4}:){1,7}:(?:[0-9a-fA-F]{1,4}"
+             r"(?::[0-9a-fA-F]{1,4})*)?|(?:[0-9a-fA-F]{1,4}:){7}[0-9a-fA-F]{1,4})(?![\w:])")
+# (The patterns above compile on first use: content.lazy.)
+# What every match of the patterns above holds (preflight.redact.content.Needs): a text without
+# it skips the pattern, which would test its look-behind at every position of the text.
+_DOTTED_HINT = re.compile(rf"\.(?:{_SUFFIXES})(?![\w\-]|\.\w)", re.IGNORECASE)
+_PORTED_HINT = re.compile(r":\d{3,5}(?![\w.:])")
+_IPV4_HINT = re.compile(r"\d\.\d")
+_IPV6_HINT = re.compile(r"[0-9a-fA-F]:[0-9a-fA-F:]")
+_VERSIONISH = lazy(r"(?i)(?:version|ver|v|cudnn|cublas|nccl|driver|tensorrt|trt|cuda|"
+                   r"build|release|rev)[\s:=]*$")
 _VERSION_KEY = re.compile(r"(?i)(?:version|commit|git|sha|hash|digest|build)")
 
 
@@ -71,7 +80,7 @@ def is_public(host: str) -> bool:
 
 def _host(m: re.Match[str]) -> str:
     name = m.group(0)
-    return name if is_public(name) or _FILE_EXT.search(name) else HOST_MASK
+    return name if is_public(name) or _FILE_EXT().search(name) else HOST_MASK
 
 
 def _url(m: re.Match[str]) -> str:
@@ -83,13 +92,13 @@ def _url(m: re.Match[str]) -> str:
 
 def _ported(m: re.Match[str]) -> str:
     name = m.group(0)
-    if name.lower() in _NOT_HOST or name.isdigit() or _FILE_EXT.search(name) or is_public(name):
+    if name.lower() in _NOT_HOST or name.isdigit() or _FILE_EXT().search(name) or is_public(name):
         return name
     return HOST_MASK
 
 
 def _ip(text: str, m: re.Match[str]) -> str:
-    if m.group(0) in _LOCAL or _VERSIONISH.search(text[max(0, m.start() - 24):m.start()]):
+    if m.group(0) in _LOCAL or _VERSIONISH().search(text[max(0, m.start() - 24):m.start()]):
         return m.group(0)
     return HOST_MASK
 
@@ -102,9 +111,12 @@ def mask_hosts(text: str, key: str | None = None) -> str:
     """
     if "." not in text and ":" not in text:
         return text   # the common case, and the cheap one
-    out = _URL_HOST.sub(_url, text)
+    out = _URL_HOST().sub(_url, text) if "://" in text else text
     if not (key and _VERSION_KEY.search(key.rsplit(".", 1)[-1])):
-        out = _IPV4.sub(lambda m: _ip(out, m), out)
-        out = _IPV6.sub(HOST_MASK, out)
-    out = _DOTTED.sub(_host, out)
-    return _PORTED.sub(_ported, out)
+        if _IPV4_HINT.search(out):
+            out = _IPV4().sub(lambda m: _ip(out, m), out)
+        if _IPV6_HINT.search(out):
+            out = _IPV6().sub(HOST_MASK, out)
+    if _DOTTED_HINT.search(out):
+        out = _DOTTED().sub(_host, out)
+    return _PORTED().sub(_ported, out) if _PORTED_HINT.search(out) else out
