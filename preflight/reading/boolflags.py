@@ -9,7 +9,8 @@ values into ``True`` / ``False`` as it merges the files' facts, whatever reader 
 
 - HfArgumentParser (HF Trainer, TRL, LLaMA-Factory, ms-swift) gives a ``bool`` field
   ``string_to_bool``: yes/true/t/y/1 and no/false/f/n/0, any case (transformers
-  src/transformers/hf_argparser.py, ``string_to_bool``, v4.57.1); a dict or YAML it gets
+  src/transformers/hf_argparser.py, ``string_to_bool`` and ``_parse_dataclass_field``, read at
+  002496228f0c); a dict or YAML it gets
   (``parse_dict``) keeps the value, which Python's truth then decides: 1 and 0 are the same.
 - axolotl's pydantic models take the same words and on/off (pydantic v2 bool validation).
 
