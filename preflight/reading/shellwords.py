@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from functools import lru_cache
 
 from preflight.reading.shellquote import QuoteScanner
 from preflight.reading.shelltypes import MAX_PARTS, Part, Split, Statement, Word
@@ -365,6 +366,10 @@ def _assignment(word: Word) -> tuple[str, bool, Word] | None:
     return m.group(1), bool(m.group(2)), value
 
 
+@lru_cache(maxsize=8)
 def split(text: str) -> Split:
-    """The statements of a shell script (see the module docstring)."""
+    """The statements of a shell script (see the module docstring). Kept for the last few
+    texts: one launch script is split by the walk of the scripts it calls, by each reader that
+    finds its launch line and by the env-prefix reader (7 times a check before); nothing
+    changes a :class:`Split` once made (its statements are frozen)."""
     return _Lexer(text).run()
