@@ -20,7 +20,7 @@ pytestmark = pytest.mark.skipif(
 
 CODE = ("import json, os; from preflight.smoke.cache import lowest_priority; "
         "done = lowest_priority(); other = int(os.environ['OTHER']); "
-        "nice = open(f'/proc/{other}/autogroup').read().split()[-1]; os.kill(other, 9); "
+        "nice = open(f'/proc/{other}/autogroup').read(); os.kill(other, 9); "
         "print(json.dumps([done, nice]))")
 
 
@@ -32,7 +32,9 @@ def test_a_filler_exec_d_into_a_shared_session_leaves_its_group_alone() -> None:
     assert proc.returncode == 0 and proc.stdout.strip(), (proc.returncode, proc.stderr[-2000:])
     done, other_nice = json.loads(proc.stdout)
     assert "nice 19" in done                      # itself: still lowest
-    assert "autogroup nice 19" not in done and other_nice == "0"
+    assert "autogroup nice 19" not in done
+    # "" for the default autogroup (a container's first session: sched/autogroup.c prints nothing)
+    assert other_nice.split()[-1:] in ([], ["0"])
 
 
 def test_a_filler_alone_in_its_session_still_lowers_it() -> None:
