@@ -278,7 +278,7 @@ FRAMEWORK = Framework(
           for k, (val, s) in OLD_DEFAULTS.items()),
     # FSDP or Megatron by trainer.strategy: derive states Megatron as runs_on
     distributions=("skyrl", "skyrl-train"), rule_area="SKYRL",
-    launch=Launch(read_text, command=HINT),
+    launch=Launch(read_text, command=HINT, heredoc_values=True),
     shape_keys=(("model", ("trainer.policy.model.path",)),
                 ("micro_batch", ("trainer.micro_train_batch_size_per_gpu",)),
                 ("tp", (f"{MEG}.tensor_model_parallel_size",))),

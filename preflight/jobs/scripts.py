@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from preflight.findings import Source
 from preflight.jobs.sourcing import sourced
-from preflight.reading import launch, shell, shellcalls
+from preflight.reading import launch, shell, shellcalls, shellheredoc
 from preflight.reading.boundary import outside_reference, refuse
 from preflight.reading.launchenv import launch_env
 from preflight.reading.parse import ParseError, read_text
@@ -54,7 +54,9 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
                          "with a syntax error, so this script would not start the job", line)
     docs = shell.heredocs(text) if shell_script else []
     # Here-document bodies are text (a config written out, `python - <<EOF` code), never the
-    # script's commands: blanked, keeping the lines (issue 21 item 9; reading/shell.py).
+    # script's commands: blanked, keeping the lines (issue 21 item 9; reading/shell.py). Those
+    # a variable takes (`read -r -d '' CMD <<EOF`) are kept for the readers that expand it.
+    values = shellheredoc.kept_text(text, docs) if docs else text
     text = shell.blank_heredocs(text, docs)
     heredoc = next(((d.line, d.delimiter) for d in docs if not d.closed), None)
     if heredoc is not None:
@@ -69,11 +71,11 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
     missing: list[ConfigProblem] = []
     files, outer = sourced(path, text, missing) if shell_script else ([], {})
     outer = {**(inherited or {}), **outer}
-    walked = shellcalls.walk(path, text, outer, inherited) if shell_script else None
+    walked = shellcalls.walk(path, values, outer, inherited) if shell_script else None
     runs = _python_scripts(path, text, outer, walked)
     calls = _shell_scripts(path, text, outer, walked) if walked is not None else []
     try:
-        got, out = _read(path, text, kind, explicit and not runs and not calls, outer)
+        got, out = _read(path, text, kind, explicit and not runs and not calls, outer, values)
     except ParseError as exc:
         if heredoc is None:
             raise
@@ -85,7 +87,7 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
     if calls:
         got, out = _with_calls(got, out, calls, kind)
     if (runs or calls) and got is None and explicit:
-        _read(path, text, kind, explicit, outer)     # raises: what the script holds
+        _read(path, text, kind, explicit, outer, values)     # raises: what the script holds
     if got is not None:
         out = _with_env(path, text, outer, out)
     if got is not None and files:
@@ -266,13 +268,18 @@ def _with_scripts(got: str | None, out: ReaderOutput, runs: list[Linked], kind: 
 
 
 def _read(path: str, text: str, kind: str | None, explicit: bool, outer: dict[str, str],
-          ) -> tuple[str | None, ReaderOutput]:
+          values: str | None = None) -> tuple[str | None, ReaderOutput]:
     """Read ``text`` with the framework ``kind`` (``--kind``), else with the framework whose launch
-    command occurs first in it, else whose flags occur first (each record's ``launch``)."""
+    command occurs first in it, else whose flags occur first (each record's ``launch``), else
+    first in the here-documents a variable takes (``values``: the text with those bodies, which
+    the readers that expand variables get: ``Launch.heredoc_values``)."""
     from preflight.frameworks import BY_KIND, FRAMEWORKS
 
+    values = text if values is None else values
     # a command named in a comment (`# see verl.trainer.main_ppo`) launches nothing
-    fw = BY_KIND[kind] if kind is not None else _detect(strip_comments(text), FRAMEWORKS)
+    fw = BY_KIND[kind] if kind is not None else (
+        _detect(strip_comments(text), FRAMEWORKS) or
+        (_detect(strip_comments(values), FRAMEWORKS) if values is not text else None))
     if fw is None or fw.launch is None:
         if not explicit:
             return None, ReaderOutput()
@@ -285,13 +292,13 @@ def _read(path: str, text: str, kind: str | None, explicit: bool, outer: dict[st
                          "fp8-doctor does not read", code="unknown_framework", level="warning",
                          fix="If it launches one of those, pass --kind KIND; otherwise its "
                              "settings are not checked (the script itself is not faulted).")
-    out = fw.launch.read(path, text, outer)
+    out = fw.launch.read(path, values if fw.launch.heredoc_values else text, outer)
     got = _kind_of(fw.kind, out, [f.kind for f in FRAMEWORKS])
     if kind is None and got is not None:
         return got, out
     if kind is not None and (any(n.startswith(f"config.{kind}.") for n in out.facts) or
                              any(link.kind == kind for link in out.linked)):
-        if explicit and _detect(text, [fw]) is None:
+        if explicit and _detect(values, [fw]) is None:
             # (a script another one sources takes its kind from that one: not a --kind forced)
             # --kind megatron on a line of `--config-file x.yaml model.fp8=e4m3`: every --flag
             # reads as a Megatron one, but none is Megatron's (issue 22 item 5)

@@ -51,6 +51,10 @@ class HereDoc:
     start: int             # offset of the body's first character
     end: int               # offset just past its closing line (or the end of the text)
     closed: bool           # False: no line ends it, bash takes the rest of the file
+    at: int = -1           # offset of the ``<<`` operator
+    quoted: bool = False   # part of the delimiter was quoted: the body is taken literally
+    strip_tabs: bool = False   # ``<<-``: leading tabs of each body line are removed
+    body_end: int = -1     # offset where the closing line starts (``end`` when unclosed)
 
 
 def unterminated(text: str) -> tuple[str, int] | None:
@@ -61,6 +65,13 @@ def unterminated(text: str) -> tuple[str, int] | None:
 def heredocs(text: str) -> list[HereDoc]:
     """Every here-document of ``text``, in order, as bash reads them."""
     return _scan(text)[1] if "<<" in text else []
+
+
+def operator_end(text: str, at: int) -> int | None:
+    """Offset just past the delimiter word of the ``<<`` operator at ``at`` (None: no word)."""
+    op = _HEREDOC_OP.match(text, at)
+    word = _delimiter_word(text, op.end()) if op is not None else None
+    return word[2] if word is not None else None
 
 
 def blank_heredocs(text: str, docs: list[HereDoc] | None = None) -> str:
@@ -309,7 +320,9 @@ def _skip_heredocs(text: str, i: int, pending: list[tuple[str, bool, bool, int]]
     n = len(text)
     for delimiter, strip_tabs, quoted, at in pending:
         start, closed = min(i, n), False
+        body_end = n
         while i < n:
+            line_start = i
             # one logical line: with an unquoted delimiter, backslash-newline joins the next
             parts: list[str] = []
             while True:
@@ -323,7 +336,8 @@ def _skip_heredocs(text: str, i: int, pending: list[tuple[str, bool, bool, int]]
                 parts.append(piece[:-1])
             line = "".join(parts)
             if (line.lstrip("\t") if strip_tabs else line) == delimiter:
-                closed = True
+                closed, body_end = True, line_start
                 break
-        found.append(HereDoc(text.count("\n", 0, at) + 1, delimiter, start, min(i, n), closed))
+        found.append(HereDoc(text.count("\n", 0, at) + 1, delimiter, start, min(i, n), closed,
+                             at, quoted, strip_tabs, body_end if closed else min(i, n)))
     return min(i, n)
