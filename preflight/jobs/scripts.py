@@ -17,7 +17,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from preflight.findings import Source
-from preflight.jobs.sourcing import sourced
+from preflight.jobs.sourcing import errexit, sourced
 from preflight.reading import launch, shell, shellcalls, shellheredoc
 from preflight.reading.boundary import outside_reference, refuse
 from preflight.reading.launchenv import launch_env
@@ -68,7 +68,7 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
             "the file as its text, so nothing after this line runs; its lines were not read as "
             "commands"), level="warning", fix=f"Add a line {delimiter} where the text ends.")
         crlf = crlf or crlf_or_doc
-    missing: list[ConfigProblem] = []
+    missing: list[ConfigProblem] = _read_stops(path, values, docs)
     files, outer = sourced(path, text, missing) if shell_script else ([], {})
     outer = {**(inherited or {}), **outer}
     walked = shellcalls.walk(path, values, outer, inherited) if shell_script else None
@@ -101,6 +101,34 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
     if crlf is not None and got is not None:
         out = ReaderOutput(out.facts, out.provenance, (crlf, *out.problems), out.linked)
     return got, out
+
+
+def _read_stops(path: str, text: str, docs: list[shell.HereDoc]) -> list[ConfigProblem]:
+    """``read -r -d '' CMD <<EOF`` under ``set -e``: ``read`` finds no NUL in the body, so it
+    returns 1 at the end of its input ("The exit status is zero, unless end-of-file is
+    encountered", bash manual, the read builtin) and errexit ends the script there: the
+    launch built from CMD never runs. ``|| true`` (or ``&&``) after it keeps the script going."""
+    for doc in docs:
+        got = shellheredoc.taken(text, doc)
+        if got is None or got.how != "read" or got.spec is None:
+            continue
+        delim = "\n" if got.spec.delim is None else got.spec.delim
+        if delim and delim in shellheredoc.body(text, doc):
+            continue                       # read stops at its delimiter: status 0
+        end = shell.operator_end(text, doc.at) or doc.at
+        rest = text[end:text.find("\n", end) if "\n" in text[end:] else len(text)].lstrip()
+        if rest.startswith(("||", "&&")):
+            continue
+        on = errexit(text, doc.at)
+        if on is None:
+            continue
+        return [ConfigProblem(path, doc.line, (
+            f"under `set -e` (line {on}) bash stops the script here: `read` reaches the end of "
+            "the here-document without its delimiter (-d '' waits for a NUL) and returns 1, so "
+            "nothing after this line runs and the job is not started; its settings were read "
+            "as meant"), fix=f"Write `<<{doc.delimiter} || true` on this line, or build the "
+                             f"variable with $(cat <<{doc.delimiter} ... {doc.delimiter}).")]
+    return []
 
 
 def _with_env(path: str, text: str, outer: dict[str, str], out: ReaderOutput) -> ReaderOutput:

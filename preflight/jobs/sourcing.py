@@ -55,7 +55,7 @@ def _candidates(raw: str, script: str) -> tuple[list[str], str | None]:
             os.path.normpath(cands[0]) if relative else None)
 
 
-def _errexit(text: str, pos: int) -> int | None:
+def errexit(text: str, pos: int) -> int | None:
     """The line of the ``set -e`` in force at ``pos`` of ``text``, if one is."""
     line = None
     for m in _SET.finditer(text, 0, pos):
@@ -75,11 +75,11 @@ def _missing(raw: str, named: str, script: str, body: str, pos: int) -> ConfigPr
     scripts/low_precision/*.sh source ``${SCRIPT_DIR}/../scripts/models/...``, which names
     scripts/scripts/models/)."""
     line = body.count("\n", 0, pos) + 1
-    errexit = _errexit(body, pos)
+    stops = errexit(body, pos)
     where = os.path.relpath(named)
     where = named if where.startswith("..") else where
-    then = (f"under `set -e` (line {errexit}) bash stops the script at this line, so the job "
-            "would not start" if errexit is not None else
+    then = (f"under `set -e` (line {stops}) bash stops the script at this line, so the job "
+            "would not start" if stops is not None else
             "bash goes on without it, so the variables and flags it would set are missing from "
             "the launch line")
     return ConfigProblem(

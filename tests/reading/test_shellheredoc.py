@@ -190,3 +190,30 @@ def test_the_words_are_those_bash_passes(tmp_path: Path, body: str) -> None:
     got = launch_args(split(kept_text(text)), lambda w: w == "args")
     assert got is not None
     assert [a.text for a in got.args] == want
+
+
+@pytest.mark.parametrize(("head", "tail", "stops"), [
+    ("set -e\n", "", True),
+    ("set -euo pipefail\n", "", True),
+    ("set -o errexit\n", "", True),
+    ("set -e\n", " || true", False),
+    ("", "", False),
+    ("set -e\nset +e\n", "", False),
+])
+def test_read_d_empty_under_set_e_stops_the_script(tmp_path: Path, head: str, tail: str,
+                                                   stops: bool) -> None:
+    text = (head + f"read -r -d '' CMD <<EOF{tail}\npython3 -m verl.trainer.main_ppo "
+            "trainer.nnodes=2\nEOF\n$CMD\n")
+    path = _script(tmp_path, text)
+    read = read_paths([str(path)])
+    assert read.facts["config.verl.trainer.nnodes"] == 2         # read as meant either way
+    found = [p for p in read.problems if "set -e" in p.message]
+    assert [(p.level, p.line) for p in found] == ([("error", 2 + head.count("\n"))] if stops
+                                                  else [])
+    if BASH is not None:       # bash agrees: the command after the read runs or not
+        (tmp_path / "python3").write_text("#!/bin/sh\necho RAN\n")
+        (tmp_path / "python3").chmod(0o755)
+        proc = subprocess.run([BASH, "--norc", "--noprofile", str(path)], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=30,
+                              env={"PATH": f"{tmp_path}:{os.environ.get('PATH', '/usr/bin')}"})
+        assert ("RAN" in proc.stdout) is not stops
