@@ -57,7 +57,8 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
     # script's commands: blanked, keeping the lines (issue 21 item 9; reading/shell.py). Those
     # a variable takes (`read -r -d '' CMD <<EOF`) are kept for the readers that expand it.
     values = shellheredoc.kept_text(text, docs) if docs else text
-    text = shell.blank_heredocs(text, docs)
+    # (`sbatch <<EOF` / `bash -s <<EOF`: the body is a script that runs, commands for everyone)
+    text = shell.blank_heredocs(text, [d for d in docs if not shellheredoc.runs(text, d)])
     heredoc = next(((d.line, d.delimiter) for d in docs if not d.closed), None)
     if heredoc is not None:
         # The body runs to the end of the file as the here-document's text: no command after

@@ -20,6 +20,10 @@ closing line kept, so the script still splits as bash splits it); :func:`values`
 values as text (``NAME=value`` of :func:`~.shellvars.collect_variables`); the parts with their
 offsets are built by :mod:`.shellwords` (:meth:`.shellquote.QuoteScanner.here_body`).
 
+A here-document a shell reads as its script (``sbatch <<EOF`` with no script named: "sbatch
+reads the script from standard input", man sbatch; ``bash -s <<EOF``) holds commands that run:
+:func:`runs` says so, and the lexer reads it as ``bash -c BODY``.
+
 What is not followed stays unknown with the reason: ``read`` with several names or ``-a``
 (split at run time), ``-n``/``-N``/``-u``, or arguments built from variables.
 """
@@ -32,14 +36,18 @@ from dataclasses import dataclass, replace
 
 from preflight.reading.shell import HereDoc, heredocs, operator_end
 from preflight.reading.shellquote import QuoteScanner
-from preflight.reading.shelltypes import Part, Split, Statement
+from preflight.reading.shelltypes import Part, Split, Statement, Word
 
 _READ = re.compile(
     r"(?:^|[;&|({]|\b(?:then|do|else)\b)[ \t]*(?:[A-Za-z_]\w*=\S*[ \t]+)*(?:builtin[ \t]+)?"
     r"read((?:[ \t]+(?:'[^'\n]*'|\"[^\"\n]*\"|\$'[^'\n]*'|[^\s'\"<>;&|()]+))*)[ \t]*$")
 _CAT = re.compile(r"(?:(?:^|[\s;&|(])(?:local[ \t]+|export[ \t]+|declare[ \t]+)?"
                   r"([A-Za-z_]\w*)=\"?)?\$\([ \t]*cat[ \t]*$")
+_RUN = re.compile(r"(?:^|[;&|({]|\b(?:then|do|else)\b)[ \t]*(?:[A-Za-z_]\w*=\S*[ \t]+)*"
+                  r"(?:(?:nohup|exec|time)[ \t]+)*(bash|sh|zsh|dash|ksh|sbatch)"
+                  r"((?:[ \t]+-[^\s<>;&|]*)*)[ \t]*$")
 _CLOSE = re.compile(r"[ \t\n]*\)")
+SHELLS = ("bash", "sh", "zsh", "dash", "ksh")
 _NAME = re.compile(r"[A-Za-z_]\w*")
 _CAT_AT = re.compile(r"\$\([ \t]*cat[ \t]*(?=<<)")
 _ASSIGN = re.compile(r"([A-Za-z_]\w*)(\+?)=")
@@ -57,11 +65,13 @@ class ReadSpec:
 
 @dataclass(frozen=True)
 class Taken:
-    """A here-document a variable takes: by ``read`` (``spec``) or ``$(cat <<EOF ...)``
-    (``close``: offset just past the ``)``; ``name``: the variable when the text says)."""
+    """A here-document whose text is used: a variable takes it, by ``read`` (``spec``) or
+    ``$(cat <<EOF ...)`` (``close``: offset just past the ``)``; ``name``: the variable when
+    the text says), or a shell runs it as its script (``sbatch <<EOF``, ``bash -s <<EOF``;
+    ``name``: the command)."""
 
     doc: HereDoc
-    how: str                      # read | cat
+    how: str                      # read | cat | run
     spec: ReadSpec | None = None
     close: int = -1
     name: str | None = None
@@ -142,6 +152,10 @@ def taken(text: str, doc: HereDoc) -> Taken | None:
         spec = read_spec(words) if words is not None else \
             ReadSpec((), why="read's arguments are not followed here")
         return Taken(doc, "read", spec=spec)
+    m = _RUN.search(before)
+    if m is not None and not (m.group(1) in SHELLS and any(
+            "c" in opt[1:] for opt in m.group(2).split() if not opt.startswith("--"))):
+        return Taken(doc, "run", name=m.group(1))     # its stdin is the script it runs
     m = _CAT.search(before)
     if m is None or not doc.closed:
         return None
@@ -155,6 +169,12 @@ def taken(text: str, doc: HereDoc) -> Taken | None:
     if close is None:
         return None
     return Taken(doc, "cat", close=close.end(), name=m.group(1))
+
+
+def runs(text: str, doc: HereDoc) -> bool:
+    """Whether a shell runs ``doc``'s text as its script (``sbatch <<EOF``): its commands run."""
+    got = taken(text, doc)
+    return got is not None and got.how == "run"
 
 
 def kept_text(text: str, docs: list[HereDoc] | None = None) -> str:
@@ -235,6 +255,17 @@ class HereValues(QuoteScanner):
         sub.here_body(doc)
         self.parts += sub.parts
         return sub.cur
+
+    def run_into(self, got: Taken, words: list[Word], branch: tuple[int, ...]) -> None:
+        """``sbatch <<EOF`` / ``bash -s <<EOF``: the body, expanded as the script expands it,
+        is the script the command runs: read as ``bash -c BODY`` (:mod:`.shellexpand` splits
+        it again, each word keeping its offset in the body)."""
+        at = words[0][0].offset
+        body = tuple(self.here_parts(got.doc)) or (Part("", at, quoted=True),)
+        shell = (Part("bash", at),) if got.name == "sbatch" else ()
+        run = [*words, *((shell,) if shell else ()), (Part("-c", at),), body]
+        self.out.statements.append(Statement(tuple(run), at, branch,
+                                             subshell=tuple(self.subshell)))
 
     def read_into(self, got: Taken, at: int, branch: tuple[int, ...]) -> None:
         """``read [-r] [-d ''] NAME <<EOF``: NAME is set to the body as ``read`` takes it."""

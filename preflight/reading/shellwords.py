@@ -228,8 +228,13 @@ class _Lexer(HereValues):
             words = words[1:]
         # before a command they are its environment only (readers still see them as set)
         self.out.statements.extend(replace(a, prefix=bool(words)) for a in assigns)
-        if words and self.reading is not None and _literal(words[0]) == "read":
-            self.read_into(self.reading, words[0][0].offset, branch)
+        doc = self.reading
+        if words and doc is not None and doc.how == "read" and _literal(words[0]) == "read":
+            self.read_into(doc, words[0][0].offset, branch)
+            return
+        if words and doc is not None and doc.how == "run" and \
+                any(_literal(w) == doc.name for w in words[:3]):    # (nohup / exec before it)
+            self.run_into(doc, words, branch)
             return
         if words:
             self.out.statements.append(Statement(tuple(words), words[0][0].offset, branch,
@@ -332,7 +337,7 @@ class _Lexer(HereValues):
             self.heredocs.append(doc)
             self.end_word()
             got = taken(self.text, doc)
-            if got is not None and got.how == "read":
+            if got is not None and got.how in ("read", "run"):
                 self.reading = got
             self.i = end
             return

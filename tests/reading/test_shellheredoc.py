@@ -217,3 +217,30 @@ def test_read_d_empty_under_set_e_stops_the_script(tmp_path: Path, head: str, ta
                               capture_output=True, text=True, timeout=30,
                               env={"PATH": f"{tmp_path}:{os.environ.get('PATH', '/usr/bin')}"})
         assert ("RAN" in proc.stdout) is not stops
+
+
+@pytest.mark.parametrize("opener", ["sbatch <<EOF", "sbatch --parsable <<'EOF'", "bash -s <<EOF",
+                                    "nohup bash <<EOF"])
+def test_a_heredoc_a_shell_runs_is_its_script(tmp_path: Path, opener: str) -> None:
+    # `sbatch <<EOF ... EOF`: the job script comes on stdin (sbatch: "If no file name is
+    # specified, sbatch reads the script from standard input")
+    path = _script(tmp_path, (
+        "NODES=2\n" + opener + "\n#!/bin/bash\n#SBATCH -N 2\nsrun python3 -m verl.trainer.main_ppo "
+        "trainer.nnodes=2 trainer.n_gpus_per_node=8\nEOF\n"))
+    read = read_paths([str(path)])
+    assert read.facts["config.verl.trainer.nnodes"] == 2
+    assert _line(read.provenance["config.verl.trainer.n_gpus_per_node"]) == 6
+
+
+def test_accelerate_launch_in_an_sbatch_heredoc_is_read(tmp_path: Path) -> None:
+    path = _script(tmp_path, (
+        "sbatch <<EOF\n#!/bin/bash\nsrun accelerate launch --mixed_precision fp8 train.py\n"
+        "EOF\n"))
+    read = read_paths([str(path)])
+    assert read.facts["config.accelerate.mixed_precision"] == "fp8"
+
+
+def test_bash_c_with_a_heredoc_is_stdin_not_the_script() -> None:
+    text = "bash -c 'cat' <<EOF\npython3 -m verl.trainer.main_ppo x=1\nEOF\n"
+    (doc,) = heredocs(text)
+    assert taken(text, doc) is None
