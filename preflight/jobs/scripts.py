@@ -58,7 +58,8 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
     # a variable takes (`read -r -d '' CMD <<EOF`) are kept for the readers that expand it.
     values = shellheredoc.kept_text(text, docs) if docs else text
     # (`sbatch <<EOF` / `bash -s <<EOF`: the body is a script that runs, commands for everyone)
-    text = shell.blank_heredocs(text, [d for d in docs if not shellheredoc.runs(text, d)])
+    text = shell.blank_heredocs(text, [d for n, d in enumerate(docs) if
+                                       n >= shellheredoc.MAX_TAKEN or not shellheredoc.runs(text, d)])
     heredoc = next(((d.line, d.delimiter) for d in docs if not d.closed), None)
     if heredoc is not None:
         # The body runs to the end of the file as the here-document's text: no command after
@@ -109,7 +110,7 @@ def _read_stops(path: str, text: str, docs: list[shell.HereDoc]) -> list[ConfigP
     returns 1 at the end of its input ("The exit status is zero, unless end-of-file is
     encountered", bash manual, the read builtin) and errexit ends the script there: the
     launch built from CMD never runs. ``|| true`` (or ``&&``) after it keeps the script going."""
-    for doc in docs:
+    for doc in docs[:shellheredoc.MAX_TAKEN]:
         got = shellheredoc.taken(text, doc)
         if got is None or got.how != "read" or got.spec is None:
             continue

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 # Ordinary characters and backslash escapes, skipped in C rather than one by one (800 KB of
 # `\`-newlines took 0.8 s); newlines too unless a here-document body follows.
@@ -64,7 +65,7 @@ def unterminated(text: str) -> tuple[str, int] | None:
 
 def heredocs(text: str) -> list[HereDoc]:
     """Every here-document of ``text``, in order, as bash reads them."""
-    return _scan(text)[1] if "<<" in text else []
+    return list(_scan(text)[1]) if "<<" in text else []
 
 
 def operator_end(text: str, at: int) -> int | None:
@@ -89,8 +90,15 @@ def blank_heredocs(text: str, docs: list[HereDoc] | None = None) -> str:
     return "".join(out)
 
 
-def _scan(text: str) -> tuple[tuple[str, int] | None, list[HereDoc]]:
-    """The first construct still open at the end (or None), and the here-documents read."""
+@lru_cache(maxsize=8)
+def _scan(text: str) -> tuple[tuple[str, int] | None, tuple[HereDoc, ...]]:
+    """The first construct still open at the end (or None), and the here-documents read (kept
+    for the last few texts: a script is checked, blanked, split and read for its values)."""
+    problem, found = _scan_text(text)
+    return problem, tuple(found)
+
+
+def _scan_text(text: str) -> tuple[tuple[str, int] | None, list[HereDoc]]:
     stack: list[tuple[str, int]] = []          # (what, offset where it opened)
     heredocs: list[tuple[str, bool, bool, int]] = []   # pending: delimiter, <<-, quoted, offset
     found: list[HereDoc] = []
@@ -338,6 +346,11 @@ def _skip_heredocs(text: str, i: int, pending: list[tuple[str, bool, bool, int]]
             if (line.lstrip("\t") if strip_tabs else line) == delimiter:
                 closed, body_end = True, line_start
                 break
-        found.append(HereDoc(text.count("\n", 0, at) + 1, delimiter, start, min(i, n), closed,
+        # (the line of the operator counted from the last one found: a count from the top per
+        # here-document made 20,000 of them on a line quadratic)
+        last = found[-1] if found else None
+        lineno = last.line + text.count("\n", last.at, at) if last is not None and \
+            last.at <= at else text.count("\n", 0, at) + 1
+        found.append(HereDoc(lineno, delimiter, start, min(i, n), closed,
                              at, quoted, strip_tabs, body_end if closed else min(i, n)))
     return min(i, n)

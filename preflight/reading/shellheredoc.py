@@ -38,14 +38,21 @@ from preflight.reading.shell import HereDoc, heredocs, operator_end
 from preflight.reading.shellquote import QuoteScanner
 from preflight.reading.shelltypes import Part, Split, Statement, Word
 
+# (each matched from the start of the last command on the operator's line, never searched:
+# a search from every position of a long line took minutes)
 _READ = re.compile(
-    r"(?:^|[;&|({]|\b(?:then|do|else)\b)[ \t]*(?:[A-Za-z_]\w*=\S*[ \t]+)*(?:builtin[ \t]+)?"
-    r"read((?:[ \t]+(?:'[^'\n]*'|\"[^\"\n]*\"|\$'[^'\n]*'|[^\s'\"<>;&|()]+))*)[ \t]*$")
-_CAT = re.compile(r"(?:(?:^|[\s;&|(])(?:local[ \t]+|export[ \t]+|declare[ \t]+)?"
-                  r"([A-Za-z_]\w*)=\"?)?\$\([ \t]*cat[ \t]*$")
-_RUN = re.compile(r"(?:^|[;&|({]|\b(?:then|do|else)\b)[ \t]*(?:[A-Za-z_]\w*=\S*[ \t]+)*"
+    r"[ \t]*(?:(?:then|do|else)[ \t]+)?(?:[A-Za-z_]\w*=\S*[ \t]+)*(?:builtin[ \t]+)?"
+    r"read((?:[ \t]+(?:'[^'\n]*'|\"[^\"\n]*\"|\$'[^'\n]*'|[^\s'\"<>;&|()]+))*)[ \t]*")
+_CAT = re.compile(r"\$\([ \t]*cat[ \t]*\Z")
+_CAT_NAME = re.compile(r"(?:^|[\s;&|(])(?:(?:local|export|declare)[ \t]+)?([A-Za-z_]\w*)=\"?\Z")
+_RUN = re.compile(r"[ \t]*(?:(?:then|do|else)[ \t]+)?(?:[A-Za-z_]\w*=\S*[ \t]+)*"
                   r"(?:(?:nohup|exec|time)[ \t]+)*(bash|sh|zsh|dash|ksh|sbatch)"
-                  r"((?:[ \t]+-[^\s<>;&|]*)*)[ \t]*$")
+                  r"((?:[ \t]+-[^\s<>;&|]*)*)[ \t]*")
+_LAST = re.compile(r"[;&|({]")
+WINDOW = 1024
+"""Characters before a ``<<`` looked at (a real command's start is well within)."""
+MAX_TAKEN = 64
+"""Here-documents of one script looked at as values (a real one has a handful)."""
 _CLOSE = re.compile(r"[ \t\n]*\)")
 SHELLS = ("bash", "sh", "zsh", "dash", "ksh")
 _NAME = re.compile(r"[A-Za-z_]\w*")
@@ -144,21 +151,27 @@ def taken(text: str, doc: HereDoc) -> Taken | None:
     operator, or ``$(cat <<EOF`` closed by a ``)`` right after the body), and how."""
     if doc.at < 0:
         return None
-    start = text.rfind("\n", 0, doc.at) + 1
+    start = max(text.rfind("\n", 0, doc.at) + 1, doc.at - WINDOW)
     before = text[start:doc.at]
-    m = _READ.search(before)
+    # the last command on the line: after its last ; & | ( { (a quoted one ends it too early:
+    # then it is not taken, as before)
+    cut = max((m.end() for m in _LAST.finditer(before)), default=0)
+    last = before[cut:]
+    m = _READ.fullmatch(last)
     if m is not None:
         words = _words(m.group(1))
         spec = read_spec(words) if words is not None else \
             ReadSpec((), why="read's arguments are not followed here")
         return Taken(doc, "read", spec=spec)
-    m = _RUN.search(before)
+    m = _RUN.fullmatch(last)
     if m is not None and not (m.group(1) in SHELLS and any(
             "c" in opt[1:] for opt in m.group(2).split() if not opt.startswith("--"))):
         return Taken(doc, "run", name=m.group(1))     # its stdin is the script it runs
-    m = _CAT.search(before)
-    if m is None or not doc.closed:
+    cat = _CAT.search(before[-64:])
+    if cat is None or not doc.closed:
         return None
+    head = before[:len(before) - len(before[-64:]) + cat.start()]
+    m = _CAT_NAME.search(head[-256:])
     word_end = operator_end(text, doc.at)
     if word_end is None:
         return None
@@ -168,7 +181,7 @@ def taken(text: str, doc: HereDoc) -> Taken | None:
     close = _CLOSE.match(text, doc.end)
     if close is None:
         return None
-    return Taken(doc, "cat", close=close.end(), name=m.group(1))
+    return Taken(doc, "cat", close=close.end(), name=m.group(1) if m is not None else None)
 
 
 def runs(text: str, doc: HereDoc) -> bool:
@@ -183,8 +196,8 @@ def kept_text(text: str, docs: list[HereDoc] | None = None) -> str:
     docs = heredocs(text) if docs is None else docs
     out: list[str] = []
     at = 0
-    for doc in docs:
-        if taken(text, doc) is not None or doc.start < at:
+    for n, doc in enumerate(docs):
+        if (n < MAX_TAKEN and taken(text, doc) is not None) or doc.start < at:
             continue
         end = doc.body_end if doc.body_end >= 0 else doc.end
         out += [text[at:doc.start], re.sub(r"[^\n]", " ", text[doc.start:end])]
@@ -222,7 +235,7 @@ def values(text: str) -> dict[str, str]:
     out: dict[str, str] = {}
     if "<<" not in text:
         return out
-    for doc in heredocs(text):
+    for doc in heredocs(text)[:MAX_TAKEN]:
         got = taken(text, doc)
         if got is None:
             continue

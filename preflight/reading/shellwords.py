@@ -25,7 +25,7 @@ from dataclasses import replace
 from functools import lru_cache
 
 from preflight.reading.shell import HereDoc, heredocs, operator_end
-from preflight.reading.shellheredoc import HereValues, Taken, taken
+from preflight.reading.shellheredoc import MAX_TAKEN, HereValues, Taken, taken
 from preflight.reading.shelltypes import MAX_PARTS, Part, Split, Statement, Word
 
 __all__ = ["MAX_PARTS", "Part", "Split", "Statement", "Word", "split"]
@@ -59,6 +59,7 @@ class _Lexer(HereValues):
         self.heredocs: list[str | HereDoc] = []
         # every here-document as bash reads it (reading/shell.py), by the offset of its `<<`
         self.docs = {d.at: d for d in heredocs(text)} if depth == 0 and "<<" in text else {}
+        self.takeable = set(list(self.docs)[:MAX_TAKEN])
         self.reading: Taken | None = None    # `read ... <<EOF` in the statement being split
         self.drop_next = False       # the word after a redirection (its target) is no argument
         self.branches: list[int] = []
@@ -336,7 +337,7 @@ class _Lexer(HereValues):
         if doc is not None and end is not None:
             self.heredocs.append(doc)
             self.end_word()
-            got = taken(self.text, doc)
+            got = taken(self.text, doc) if self.i in self.takeable else None
             if got is not None and got.how in ("read", "run"):
                 self.reading = got
             self.i = end

@@ -17,6 +17,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from cputime import cpu_seconds
 
 from preflight.jobs.read import read_paths
 from preflight.reading.shell import heredocs
@@ -244,3 +245,18 @@ def test_bash_c_with_a_heredoc_is_stdin_not_the_script() -> None:
     text = "bash -c 'cat' <<EOF\npython3 -m verl.trainer.main_ppo x=1\nEOF\n"
     (doc,) = heredocs(text)
     assert taken(text, doc) is None
+
+
+@pytest.mark.parametrize("text", [
+    "then read x " * 20000 + "( <<EOF\nbody\nEOF\n",          # a search from every `then read`
+    "X" * 100000 + "=$(cat <<EOF\nbody\nEOF\n)\n",
+    "cat " + "<<A " * 20000 + "\n" + "A\n" * 20000,
+    ("read -r -d '' X <<A\n" + "a \\\n" * 10 + "A\n") * 5000,
+])
+def test_hostile_heredocs_are_read_in_bounded_time(tmp_path: Path, text: str) -> None:
+    # a regex search over the line before each `<<` took 241 s on the first (readfix7)
+    path = _script(tmp_path, text + "python3 -m verl.trainer.main_ppo trainer.nnodes=2\n")
+    start = cpu_seconds()
+    read = read_paths([str(path)])
+    assert cpu_seconds() - start < 5.0
+    assert all(p.path == str(path) for p in read.problems)
