@@ -47,11 +47,11 @@ against), `holdout` (a second set collected and scored blind; the team then fixe
 it is no longer blind), `holdout2` (a third set, collected and its expectations committed before
 fp8-doctor was run on it, after the `holdout` fixes; its misses were then fixed too), `holdout3`
 (a fourth set, blind again, collected after the `holdout2` fixes; then fixed), `holdout4` (a
-fifth set, blind, collected after the `holdout3` fixes; then fixed) or `holdout5` (a sixth set,
-blind, collected after the `holdout4` fixes). `--set` runs one set; the rates
-are only honest per set.
+fifth set, blind, collected after the `holdout3` fixes; then fixed), `holdout5` (a sixth set,
+blind, collected after the `holdout4` fixes; then fixed) or `holdout6` (a seventh set, blind,
+collected after the `holdout5` fixes). `--set` runs one set; the rates are only honest per set.
 
-Usage: `python benchmarks/agreement.py [--only SLUG ...] [--set tuning|holdout|holdout2|holdout3|holdout4|holdout5]
+Usage: `python benchmarks/agreement.py [--only SLUG ...] [--set tuning|holdout|holdout2|holdout3|holdout4|holdout5|holdout6]
 [--json FILE] [-o FILE.md] [--timeout S] [--jobs DIR]`. Exit status 0 when every job ran, 1 when a
 run failed (crash, timeout, unparseable output), 2 on a malformed job.yaml.
 """
@@ -85,8 +85,9 @@ SOURCE_TYPES = ("issue", "example", "reconstruction")
 # misses were then fixed; "holdout2": a third set, blind again, built after those fixes (and then
 # fixed in turn); "holdout3": a fourth set, blind, built after the holdout2 fixes (then fixed);
 # "holdout4": a fifth set, blind, built after the holdout3 fixes (then fixed); "holdout5": a sixth set,
-# blind, built after the holdout4 fixes.
-SETS = ("tuning", "holdout", "holdout2", "holdout3", "holdout4", "holdout5")
+# blind, built after the holdout4 fixes (then fixed); "holdout6": a seventh set, blind, built after the
+# holdout5 fixes.
+SETS = ("tuning", "holdout", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6")
 OUTCOMES = ("agree", "missed", "false alarm", "missed + false alarm", "unread", "undetermined",
             "n/a", "error")
 
