@@ -48,6 +48,7 @@ this module only combines them the way the frameworks themselves interact at lau
   ``shapes.dims_align`` / ``shapes.tokens_align`` are the largest power of two (capped at 128)
   dividing both hidden and FFN sizes / the tokens per rank (``tokens / tp`` with Megatron or NeMo
   sequence parallelism), for the FP8 divisibility rules (16 for per-tensor, 32 for MXFP8).
+  ``fsdp_shards`` says whether FSDP2's ``fsdp_shard_size`` ranks split hidden and FFN evenly.
 - **What the config says**: accelerate without a dynamo backend gives ``intent.compile =
   false`` (accelerate will not compile; a ``torch.compile`` call in the script cannot be seen
   from the config, and the rules want the config's answer). Where the config says nothing at
