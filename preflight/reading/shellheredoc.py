@@ -269,6 +269,21 @@ class HereValues(QuoteScanner):
         self.parts += sub.parts
         return sub.cur
 
+    reading: Taken | None
+
+    def take(self, words: list[Word], branch: tuple[int, ...]) -> bool:
+        """The statement ``words`` whose here-document is used (:attr:`reading`): made into
+        the assignment or the command it stands for. False: not one."""
+        doc = self.reading
+        first = [_plain(w) for w in words[:3]]
+        if doc is not None and doc.how == "read" and first[0] == "read":
+            self.read_into(doc, words[0][0].offset, branch)
+        elif doc is not None and doc.how == "run" and doc.name in first:   # (nohup / exec)
+            self.run_into(doc, words, branch)
+        else:
+            return False
+        return True
+
     def run_into(self, got: Taken, words: list[Word], branch: tuple[int, ...]) -> None:
         """``sbatch <<EOF`` / ``bash -s <<EOF``: the body, expanded as the script expands it,
         is the script the command runs: read as ``bash -c BODY`` (:mod:`.shellexpand` splits
@@ -312,6 +327,12 @@ class HereValues(QuoteScanner):
                 "the output of `cat <<EOF ...` is split into words at run time")))
         self.i = got.close
         return True
+
+
+def _plain(word: Word) -> str | None:
+    """The word's text when it is all literal and unquoted (a command name)."""
+    return "".join(p.text for p in word) if all(not p.var and not p.quoted for p in word) \
+        else None
 
 
 def _trim(parts: list[Part], chars: str, left: bool = True) -> list[Part]:

@@ -229,13 +229,7 @@ class _Lexer(HereValues):
             words = words[1:]
         # before a command they are its environment only (readers still see them as set)
         self.out.statements.extend(replace(a, prefix=bool(words)) for a in assigns)
-        doc = self.reading
-        if words and doc is not None and doc.how == "read" and _literal(words[0]) == "read":
-            self.read_into(doc, words[0][0].offset, branch)
-            return
-        if words and doc is not None and doc.how == "run" and \
-                any(_literal(w) == doc.name for w in words[:3]):    # (nohup / exec before it)
-            self.run_into(doc, words, branch)
+        if words and self.take(words, branch):   # `read X <<EOF`, `sbatch <<EOF`
             return
         if words:
             self.out.statements.append(Statement(tuple(words), words[0][0].offset, branch,
