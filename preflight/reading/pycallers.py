@@ -26,7 +26,8 @@ import ast
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from preflight.reading.pyvalues import MAX_DEPTH, Call, Ref, Unresolved
+from preflight.reading import pyclick
+from preflight.reading.pyvalues import MAX_DEPTH, Call, Ref, Unresolved, option_value
 
 if TYPE_CHECKING:
     from preflight.reading.pyscopes import Scope
@@ -63,6 +64,27 @@ def call_sites(tree: ast.Module) -> tuple[dict[str, list[ast.Call]], set[str]]:
                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and
                id(node) not in callee and id(node) not in quiet}
     return sites, escapes
+
+
+def parameter(module: Module, scope: Scope, name: str, depth: int, line: int | None) -> Any:
+    """A parameter's value: an inlined call's, a click option's from the launch line
+    (:mod:`.pyclick`), what every call of the function passes (:func:`param_value`, worked
+    out once per scope, name and depth), else Unresolved."""
+    if name in scope.values:
+        return scope.values[name]
+    if scope.node is not None:
+        if id(scope.node) not in module._clicks:
+            module._clicks[id(scope.node)] = pyclick.options(module, scope)
+        opt = module._clicks[id(scope.node)].get(name)
+        if opt is not None:
+            return option_value(opt, name, module.argv, module.path, label=name)
+    key = (id(scope), name, depth)
+    if key not in module._params:
+        module._params[key] = Unresolved(f"{name} depends on itself")
+        module._params[key] = param_value(module, scope, name, depth)
+    got = module._params[key]
+    return got if got is not None else \
+        Unresolved(f"{name} is a parameter of {scope.name}()", line)
 
 
 def param_value(module: Module, scope: Scope, name: str, depth: int) -> Any:
