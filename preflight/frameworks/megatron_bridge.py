@@ -31,6 +31,7 @@ from preflight.findings import Source
 from preflight.frameworks import megatron_bridge_presets as presets
 from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, IntentOut, Stated, View
+from preflight.frameworks.megatron_bridge_py import PY_HINT, read_python
 from preflight.reading.overridelaunch import Syntax, base_unread, find_launch, merged_facts
 from preflight.reading.overrides import parse_hydra
 from preflight.reading.readers import read_plain
@@ -223,7 +224,8 @@ def _asks(value: Any) -> bool:
 
 
 FRAMEWORK = Framework(
-    kind=KIND, title="Megatron-Bridge", formats=("yaml", "text"), score=score, read=read_yaml,
+    kind=KIND, title="Megatron-Bridge", formats=("yaml", "text", "python"), score=score,
+    read=read_yaml, read_python=read_python, python_hint=PY_HINT,
     derive=derive, precedence=14,
     cancels_fp8_of=(KIND,),          # its recipe's mixed_precision resets model.fp8 (MBR-0001)
     duplicate_keys="error",          # OmegaConf.load refuses a key given twice
