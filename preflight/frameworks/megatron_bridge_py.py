@@ -76,7 +76,7 @@ def read_python(module: Module) -> ReaderOutput:
     out.put(f"{PREFIX}.entry", module.path, made[0].line)
     if applies and module.argv is not None:
         _overrides(out, module)
-    return ReaderOutput(out.facts, out.prov, tuple(out.problems), tuple(out.linked))
+    return out.output()
 
 
 def _edits(out: PyOut, call: Call) -> None:

@@ -83,25 +83,29 @@ def parameter(module: Module, scope: Scope, name: str, depth: int, line: int | N
         module._params[key] = Unresolved(f"{name} depends on itself")
         module._params[key] = param_value(module, scope, name, depth)
     got = module._params[key]
-    return got if got is not None else \
+    return got if got is not NO_CALL else \
         Unresolved(f"{name} is a parameter of {scope.name}()", line)
 
 
+NO_CALL = object()
+"""What :func:`param_value` gives when the text shows no call (None is a value a call passes)."""
+
+
 def param_value(module: Module, scope: Scope, name: str, depth: int) -> Any:
-    """``name`` (a parameter of ``scope``) as every call of its function passes it; None when
-    the text shows no such call (the caller keeps "a parameter of f()")."""
+    """``name`` (a parameter of ``scope``) as every call of its function passes it;
+    :data:`NO_CALL` when the text shows no such call (the caller keeps "a parameter of f()")."""
     owner = module.owners.get(id(scope))
     if owner is None or depth > MAX_DEPTH:
-        return None
+        return NO_CALL
     cls, func = owner
     params = scope.params
     if cls is not None:
         if func != "__init__" or not params or name == params[0]:
-            return None         # a method's calls go through instances: not followed
+            return NO_CALL      # a method's calls go through instances: not followed
         params = params[1:]
     target = cls or func
     if target in module._escapes or name not in params:
-        return None
+        return NO_CALL
     index = params.index(name)
     values: list[Any] = []
     for call in list(module.bindings.get(target, ()))[:MAX_SITES]:
@@ -117,7 +121,7 @@ def param_value(module: Module, scope: Scope, name: str, depth: int) -> Any:
         if got is not _SKIP:
             values.append(got)
     if not values:
-        return None
+        return NO_CALL
     bad = next((v for v in values if isinstance(v, Unresolved)), None)
     if bad is not None:
         return Unresolved(f"{name} of {target}() is not known at every call ({bad.reason})",

@@ -1,4 +1,5 @@
-"""click options bound to the parameters of the function they decorate (issue 22, holdout6).
+"""click (and typer) options bound to the parameters of the function they decorate (issue 22,
+holdout6).
 
 A training script may take its settings through click instead of argparse::
 
@@ -34,7 +35,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Any
 
-from preflight.reading.pyvalues import Arg, Call, Ref
+from preflight.reading.pyvalues import Arg, Call, Ref, Unresolved
 
 if TYPE_CHECKING:
     from preflight.reading.pyscopes import Scope
@@ -51,10 +52,12 @@ _UNSET = object()
 
 
 def options(module: Module, scope: Scope) -> dict[str, Arg]:
-    """The click options of the function of ``scope``, by the parameter each one fills."""
+    """The click (or typer) options of the function of ``scope``, by the parameter each fills."""
     node = scope.node
-    if node is None or not node.decorator_list:
+    if node is None:
         return {}
+    if _typer_command(module, node):
+        return _typer(module, node)
     out: dict[str, Arg] = {}
     for dec in node.decorator_list[:MAX_OPTIONS]:
         if not (isinstance(dec, ast.Call) and isinstance(dec.func, ast.Attribute) and
@@ -150,3 +153,83 @@ def _choices(kind: Any) -> tuple[Any, ...] | None:
             kind.value("case_sensitive", True) is True:
         return tuple(kind.args[0])
     return None
+
+
+def _typer_command(module: Module, node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """``@app.command()`` with ``app = typer.Typer(...)``, or ``typer.run(main)``."""
+    for dec in node.decorator_list[:MAX_OPTIONS]:
+        func = dec.func if isinstance(dec, ast.Call) else dec
+        if isinstance(func, ast.Attribute) and func.attr == "command":
+            owner = module.evaluate(func.value, module.module, 1)
+            if isinstance(owner, Call) and owner.func in ("typer.Typer", "typer.main.Typer"):
+                return True
+    return any(isinstance(c, ast.Call) and c.args and isinstance(c.args[0], ast.Name) and
+               c.args[0].id == node.name and isinstance(c.func, ast.Attribute) and
+               c.func.attr == "run" and isinstance(
+                   f := module.evaluate(c.func, module.module, 1), Ref) and
+               f.name in ("typer.run", "typer.main.run") for c in module.module.calls)
+
+
+def _typer(module: Module, node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, Arg]:
+    """A typer command's options, as typer turns each parameter into one (typer/main.py
+    ``get_click_param`` at 0.27.1, l.1632-1730): a parameter with a plain default, or with
+    ``typer.Option(...)`` as its default or in ``Annotated[...]``, is an option named by its
+    declarations, else ``--`` + the name with ``_`` as ``-`` (``get_default_option_flag_name``),
+    ``--x/--no-x`` for a ``bool``; one without a default is an argument (not read here). The
+    option is then click's (:func:`option`)."""
+    args = node.args
+    positional = [*args.posonlyargs, *args.args]
+    defaults: dict[str, ast.expr] = {a.arg: d for a, d in zip(
+        positional[len(positional) - len(args.defaults):], args.defaults)}
+    defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d})
+    out: dict[str, Arg] = {}
+    for param in [*positional, *args.kwonlyargs][:MAX_OPTIONS]:
+        kind, info = _annotation(module, param.annotation)
+        given = defaults.get(param.arg)
+        default: Any = _UNSET if given is None else module.evaluate(given, module.module, 1)
+        if isinstance(default, Call) and default.func in ("typer.Option", "typer.params.Option"):
+            info, default = default, default.args[0] if default.args else \
+                default.kwargs.get("default", _UNSET)
+            decls = [a for a in info.args[1:] if isinstance(a, str)]
+        elif info is not None:
+            decls = [a for a in info.args if isinstance(a, str) and a.startswith("-")]
+        elif given is not None:
+            decls = []
+        else:
+            continue                    # an argument (positional), or not an option
+        if isinstance(default, Unresolved) and "llipsis" in default.reason:
+            default = _UNSET            # `...`: required
+        flag = kind == "bool"
+        name = param.arg.replace("_", "-")
+        decls = decls or [f"--{name}/--no-{name}" if flag else f"--{name}"]
+        kwargs: dict[str, Any] = {} if default is _UNSET else {"default": default}
+        if flag:
+            kwargs["is_flag"] = True
+        elif kind in ("int", "float", "str"):
+            kwargs["type"] = Ref(f"builtins.{kind}")
+        got = option(Call("click.option", param.lineno, (param.arg, *decls), kwargs))
+        if got is not None:
+            out[param.arg] = got
+    return out
+
+
+def _annotation(module: Module, note: ast.expr | None) -> tuple[str | None, Call | None]:
+    """(the main type's name, the ``typer.Option(...)`` of an ``Annotated[...]``)."""
+    info: Call | None = None
+    for _ in range(4):
+        if isinstance(note, ast.BinOp) and isinstance(note.op, ast.BitOr):
+            note = note.left            # `str | None`
+        elif isinstance(note, ast.Subscript):
+            head = module.evaluate(note.value, module.module, 1)
+            items = note.slice.elts if isinstance(note.slice, ast.Tuple) else [note.slice]
+            if isinstance(head, Ref) and head.name.endswith("Annotated") and len(items) > 1:
+                got = module.evaluate(items[1], module.module, 1)
+                info = got if isinstance(got, Call) and got.name == "Option" else None
+            elif not (isinstance(head, Ref) and head.name.endswith("Optional")):
+                return None, info
+            note = items[0]
+        else:
+            break
+    if isinstance(note, ast.Name) and note.id in ("bool", "int", "float", "str"):
+        return note.id, info
+    return None, info

@@ -161,3 +161,58 @@ def test_a_closure_sees_the_enclosing_functions_binding() -> None:
     call = next(c for c, _ in m.calls() if c.name == "autocast")
     assert call.kwargs["recipe"].name == "Float8CurrentScaling"
     assert not isinstance(call.kwargs["recipe"], Unknown)
+
+
+_TYPER = """
+    from typing import Annotated, Optional
+    import typer
+
+    app = typer.Typer()
+
+    @app.command()
+    def main(
+        model: str,
+        fp8_recipe: Optional[str] = None,
+        include_lm_head: bool = False,
+        steps: int = 5,
+        precision: Annotated[str, typer.Option("--prec", "-p")] = "bf16",
+        use_fp8: bool = typer.Option(False, "--fp8"),
+    ):
+        record(fp8_recipe, include_lm_head, steps, precision, use_fp8)
+
+    if __name__ == "__main__":
+        app()
+"""
+
+
+def _typer(*argv: str, text: str = _TYPER) -> dict[str, Any]:
+    m = Module("train.py", parse("train.py", textwrap.dedent(text)), tuple(argv))
+    call = next(c for c, _ in m.calls() if c.name == "record")
+    return dict(zip(("fp8_recipe", "include_lm_head", "steps", "precision", "use_fp8"),
+                    call.args))
+
+
+@pytest.mark.parametrize("argv, name, value", [
+    (("m",), "fp8_recipe", None),
+    (("m", "--fp8-recipe", "mxfp8"), "fp8_recipe", "mxfp8"),   # typer: `_` -> `-`
+    (("m", "--include-lm-head"), "include_lm_head", True),     # a bool is --x/--no-x
+    (("m", "--no-include-lm-head"), "include_lm_head", False),
+    (("m", "--steps", "8"), "steps", 8),
+    (("m", "-p", "fp8"), "precision", "fp8"),                  # Annotated[..., Option(decls)]
+    (("m", "--fp8"), "use_fp8", True),                         # Option(default, *decls)
+    (("m",), "use_fp8", False),
+])
+def test_typer_gives_the_parameter_the_launch_lines_value(argv: tuple[str, ...], name: str,
+                                                          value: Any) -> None:
+    got = _typer(*argv)[name]
+    assert got == value and type(got) is type(value)
+
+
+def test_typer_run_makes_a_command_too() -> None:
+    text = _TYPER.replace("    @app.command()\n", "").replace("app()", "typer.run(main)")
+    assert _typer("m", "--fp8-recipe", "mxfp8", text=text)["fp8_recipe"] == "mxfp8"
+
+
+def test_a_plain_function_with_defaults_is_no_command() -> None:
+    text = _TYPER.replace("    @app.command()\n", "").replace("app()", "main('m')")
+    assert _typer("m", "--fp8-recipe", "mxfp8", text=text)["fp8_recipe"] is None
