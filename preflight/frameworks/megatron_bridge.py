@@ -41,6 +41,9 @@ KIND = "megatron_bridge"
 PREFIX = f"config.{KIND}"
 ENTRY = re.compile(r"(?:^|/)run_recipe\.py$|(?:^|/)(?:examples|tutorials)/(?:recipes|models)/"
                    r"[\w./-]*\.py$")
+# what a script of the job that is a Megatron-Bridge entry holds (an `examples/models/x.py` of
+# another project is not one: jobs/scripts.py `_entry`)
+ENTRY_CODE = re.compile(r"\bmegatron\.bridge\b|\bmegatron import bridge\b")
 HINT = re.compile(r"run_recipe\.py|(?:examples|tutorials)/(?:recipes|models)/[\w./-]*\.py")
 # run_recipe.py's convenience flags and the field each one sets (COMMON_OVERRIDE_FIELDS).
 CONVENIENCE = {
@@ -243,7 +246,7 @@ FRAMEWORK = Framework(
     distributions=("megatron-bridge",), requires=("megatron-core",),
     # NVIDIA's containers run it from /opt/Megatron-Bridge (PYTHONPATH=.../src)
     from_source=True, rule_area="MBR", area_title="Megatron-Bridge",
-    launch=Launch(read_text, command=HINT),
+    launch=Launch(read_text, command=HINT, entry=ENTRY_CODE),
     shape_keys=(("heads", ("model.num_attention_heads",)),
                 ("kv_heads", ("model.num_query_groups",)), ("layers", ("model.num_layers",)),
                 ("seq", ("dataset.seq_length", "model.seq_length")),

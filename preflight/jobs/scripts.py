@@ -312,20 +312,20 @@ def _read(path: str, text: str, kind: str | None, explicit: bool, outer: dict[st
 
 def _detect(text: str, frameworks: Sequence[Framework], path: str | None = None,
             ) -> Framework | None:
-    """The framework whose launch command occurs first in ``text``; else whose flags do, unless
-    the Python scripts the text runs are the job's own and none is its entry (:func:`_entry`)."""
+    """The framework whose launch command occurs first in ``text``; else whose flags do; one
+    whose entry the Python scripts the text runs (the job's own) all lack is none (:func:`_entry`)."""
     for attr in ("command", "flags"):
         hits = [(m.start(), n, f) for n, f in enumerate(frameworks) if f.launch is not None and
                 (pattern := getattr(f.launch, attr)) is not None and
                 (m := launch.find(pattern, text)) is not None and
-                (attr == "command" or _entry(f.launch.entry, text, path))]
+                _entry(f.launch.entry, text, path)]
         if hits:
             return min(hits, key=lambda h: (h[0], h[1]))[2]
     return None
 
 
 def _entry(entry: re.Pattern[str] | None, text: str, path: str | None) -> bool:
-    """Whether flags that mark a framework's arguments (``--fp8-recipe``) may be its: False
+    """Whether a framework's command or flags (``--fp8-recipe``) may be its launch: False
     only when every training script the text runs is found here (next to ``path``) and none
     holds ``entry`` (``import megatron``): ``python3 train.py --fp8-recipe mxfp8`` passes a
     click option of the job's train.py (holdout6). A script not found here (``pretrain_gpt.py``

@@ -61,3 +61,24 @@ def test_hf_trainer_flags_beside_a_plain_argparse_script_are_its_own(tmp_path: P
     codes = [p.code for p in read.problems if p.path.endswith("run.sh")]
     assert "unknown_framework" in codes and "unreadable" not in codes
     assert _kinds(tmp_path, _HF, line) == {"hf_trainer"}
+
+
+@pytest.mark.parametrize("script, line, kind", [
+    # a path alone (Megatron-Bridge's examples/models/, NeMo-RL's examples/run_sft.py) or a
+    # flag alone (slime's --rollout-batch-size) makes no framework's launch when the script is
+    # the job's own and never imports it
+    ("examples/models/train.py", "torchrun examples/models/train.py model.fp8=e4m3",
+     "megatron_bridge"),
+    ("examples/run_sft.py", "python examples/run_sft.py --config cfg.yaml", "nemo_rl"),
+    ("train.py", "python3 train.py --rollout-batch-size 8 --fp8", "slime"),
+])
+def test_a_path_or_flag_alone_beside_the_jobs_own_script(tmp_path: Path, script: str,
+                                                        line: str, kind: str) -> None:
+    (tmp_path / script).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / script).write_text(_OWN)
+    (tmp_path / "run.sh").write_text(line + "\n")
+    read = read_paths([str(tmp_path / "run.sh")], None)
+    assert kind not in {k for _, k in read.files}
+    (tmp_path / script).write_text(f"import {'megatron.bridge' if kind == 'megatron_bridge' else kind}\n")
+    read = read_paths([str(tmp_path / "run.sh")], None)
+    assert kind in {k for p, k in read.files if p.endswith("run.sh")}
