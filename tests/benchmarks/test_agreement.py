@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -269,6 +270,28 @@ def test_review_accepts_a_finding_without_changing_the_blind_score() -> None:
     report = _report({"FP8D-HW-0004": "error", "FP8D-TT-0002": "error"})
     assert ag.score(_exp(), report).outcome == "false alarm"
     assert ag.score(_exp(), report, accepted=("FP8D-TT-0002",)).outcome == "agree"
+
+
+def test_a_rule_written_after_the_run_fills_its_gap_only_after_review() -> None:
+    exp = _exp(fire=(), scored_gaps=("no rule for X",))
+    report = _report({"FP8D-TAO-0013": "error"})
+    fills = (("FP8D-TAO-0013", "no rule for X"),)
+    assert ag.score(exp, report).outcome == "missed + false alarm"          # blind: unchanged
+    assert ag.score(exp, report, ("FP8D-TAO-0013",), fills).outcome == "agree"
+    # the rule must fire, and be accepted, for the gap to count as filled
+    assert ag.score(exp, _report({}), ("FP8D-TAO-0013",), fills).outcome == "missed"
+    assert ag.score(exp, report, (), fills).outcome == "missed + false alarm"
+
+
+def test_a_review_may_fill_only_a_gap_the_expectation_lists(tmp_path: Path) -> None:
+    src = next(p for p in sorted(ag.JOBS_DIR.iterdir()) if p.name.startswith("holdout6-ao-3982"))
+    job = tmp_path / src.name
+    shutil.copytree(src, job)
+    text = (job / "job.yaml").read_text()
+    assert len(ag.load_jobs(tmp_path)[0].fills) == 1
+    (job / "job.yaml").write_text(text.replace("      gap: >-\n        ", "      gap: >-\n        x "))
+    with pytest.raises(ag.JobError, match="gap"):
+        ag.load_jobs(tmp_path)
 
 
 def test_the_benchmark_runs_fp8_doctor_on_two_jobs(tmp_path: Path) -> None:
