@@ -74,6 +74,12 @@ class Launch:
     the shell kit, and those that read a ``--flag`` wherever the script writes it (a quoted
     string's count too). Readers of one command line get every body blanked: a command in a
     body is only text there unless a variable they do not expand runs it."""
+    entry: re.Pattern[str] | None = None
+    """What the text of a Python script the launch line runs holds when it is this framework's
+    entry point (``import megatron``), for a :attr:`command` or :attr:`flags` that a path or a
+    flag name alone makes (``examples/models/x.py``, ``--fp8-recipe``). A script of the job
+    that holds none of it takes those flags as its own options (a ``train.py`` with a click
+    ``--fp8-recipe`` is no Megatron launch, holdout6); a script not found here decides nothing."""
 
 
 @dataclass(frozen=True)

@@ -11,18 +11,20 @@ script as meant.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from contextvars import ContextVar
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from preflight.findings import Source
-from preflight.jobs.sourcing import errexit, sourced
+from preflight.jobs.sourcing import sourced
 from preflight.reading import launch, shell, shellcalls, shellheredoc
 from preflight.reading.boundary import outside_reference, refuse
 from preflight.reading.launchenv import launch_env
 from preflight.reading.parse import ParseError, read_text
 from preflight.reading.refs import named
+from preflight.reading.shellstops import read_stops
 from preflight.reading.shellvars import collect_variables, strip_comments
 from preflight.reading.types import ConfigProblem, Linked, ReaderOutput
 
@@ -70,7 +72,7 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
             "the file as its text, so nothing after this line runs; its lines were not read as "
             "commands"), level="warning", fix=f"Add a line {delimiter} where the text ends.")
         crlf = crlf or crlf_or_doc
-    missing: list[ConfigProblem] = _read_stops(path, values, docs)
+    missing: list[ConfigProblem] = read_stops(path, values, docs)
     files, outer = sourced(path, text, missing) if shell_script else ([], {})
     outer = {**(inherited or {}), **outer}
     walked = shellcalls.walk(path, values, outer, inherited) if shell_script else None
@@ -107,34 +109,6 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
     return got, out
 
 
-def _read_stops(path: str, text: str, docs: list[shell.HereDoc]) -> list[ConfigProblem]:
-    """``read -r -d '' CMD <<EOF`` under ``set -e``: ``read`` finds no NUL in the body, so it
-    returns 1 at the end of its input ("The exit status is zero, unless end-of-file is
-    encountered", bash manual, the read builtin) and errexit ends the script there: the
-    launch built from CMD never runs. ``|| true`` (or ``&&``) after it keeps the script going."""
-    for doc in docs[:shellheredoc.MAX_TAKEN]:
-        got = shellheredoc.taken(text, doc)
-        if got is None or got.how != "read" or got.spec is None:
-            continue
-        delim = "\n" if got.spec.delim is None else got.spec.delim
-        if delim and delim in shellheredoc.body(text, doc):
-            continue                       # read stops at its delimiter: status 0
-        end = shell.operator_end(text, doc.at) or doc.at
-        rest = text[end:text.find("\n", end) if "\n" in text[end:] else len(text)].lstrip()
-        if rest.startswith(("||", "&&")):
-            continue
-        on = errexit(text, doc.at)
-        if on is None:
-            continue
-        return [ConfigProblem(path, doc.line, (
-            f"under `set -e` (line {on}) bash stops the script here: `read` reaches the end of "
-            "the here-document without its delimiter (-d '' waits for a NUL) and returns 1, so "
-            "nothing after this line runs and the job is not started; its settings were read "
-            "as meant"), fix=f"Write `<<{doc.delimiter} || true` on this line, or build the "
-                             f"variable with $(cat <<{doc.delimiter} ... {doc.delimiter}).")]
-    return []
-
-
 def _with_env(path: str, text: str, outer: dict[str, str], out: ReaderOutput) -> ReaderOutput:
     """``out`` with ``env.*`` facts for the variables the script gives its training command
     (``export ACCELERATE_MIXED_PRECISION=fp8``, ``NVTE_X=1 torchrun ...``: :mod:`.launchenv`),
@@ -149,7 +123,7 @@ def _with_env(path: str, text: str, outer: dict[str, str], out: ReaderOutput) ->
 
     clean = strip_comments(text)
     variables = collect_variables(clean, outer)
-    fw = _detect(clean, FRAMEWORKS)
+    fw = _detect(clean, FRAMEWORKS, path)
     hit = launch.find(fw.launch.command, clean) if fw is not None and fw.launch is not None \
         and fw.launch.command is not None else None
     at = hit.start() if hit is not None else next(
@@ -335,8 +309,8 @@ def _read(path: str, text: str, kind: str | None, explicit: bool, outer: dict[st
     values = text if values is None else values
     # a command named in a comment (`# see verl.trainer.main_ppo`) launches nothing
     fw = BY_KIND[kind] if kind is not None else (
-        _detect(strip_comments(text), FRAMEWORKS) or
-        (_detect(strip_comments(values), FRAMEWORKS) if values is not text else None))
+        _detect(strip_comments(text), FRAMEWORKS, path) or
+        (_detect(strip_comments(values), FRAMEWORKS, path) if values is not text else None))
     if fw is None or fw.launch is None:
         if not explicit:
             return None, ReaderOutput()
@@ -355,7 +329,7 @@ def _read(path: str, text: str, kind: str | None, explicit: bool, outer: dict[st
         return got, out
     if kind is not None and (any(n.startswith(f"config.{kind}.") for n in out.facts) or
                              any(link.kind == kind for link in out.linked)):
-        if explicit and _detect(values, [fw]) is None:
+        if explicit and _detect(values, [fw], path) is None:
             # (a script another one sources takes its kind from that one: not a --kind forced)
             # --kind megatron on a line of `--config-file x.yaml model.fp8=e4m3`: every --flag
             # reads as a Megatron one, but none is Megatron's (issue 22 item 5)
@@ -373,15 +347,42 @@ def _read(path: str, text: str, kind: str | None, explicit: bool, outer: dict[st
         f" (it holds {other.title} settings: --kind {other.kind})" if other else ""))
 
 
-def _detect(text: str, frameworks: Sequence[Framework]) -> Framework | None:
-    """The framework whose launch command occurs first in ``text``; else whose flags do."""
+def _detect(text: str, frameworks: Sequence[Framework], path: str | None = None,
+            ) -> Framework | None:
+    """The framework whose launch command occurs first in ``text``; else whose flags do; one
+    whose entry the Python scripts the text runs (the job's own) all lack is none (:func:`_entry`)."""
     for attr in ("command", "flags"):
         hits = [(m.start(), n, f) for n, f in enumerate(frameworks) if f.launch is not None and
                 (pattern := getattr(f.launch, attr)) is not None and
-                (m := launch.find(pattern, text)) is not None]
+                (m := launch.find(pattern, text)) is not None and
+                _entry(f.launch.entry, text, path)]
         if hits:
             return min(hits, key=lambda h: (h[0], h[1]))[2]
     return None
+
+
+def _entry(entry: re.Pattern[str] | None, text: str, path: str | None) -> bool:
+    """Whether a framework's command or flags (``--fp8-recipe``) may be its launch: False
+    only when every training script the text runs is found here (next to ``path``) and none
+    holds ``entry`` (``import megatron``): ``python3 train.py --fp8-recipe mxfp8`` passes a
+    click option of the job's train.py (holdout6). A script not found here (``pretrain_gpt.py``
+    of a checkout, ``$MEGATRON/...``) or not readable decides nothing."""
+    if entry is None or path is None:
+        return True
+    runs = [s for s, _, _ in launch.python_scripts(text, collect_variables(text, {}))
+            if not launch.not_training(s)]
+    if not runs:
+        return True
+    for script in runs[:launch.MAX_SCRIPTS]:
+        here = os.path.join(os.path.dirname(path), os.path.expanduser(script))
+        if "$" in script or not os.path.isfile(here):
+            return True
+        try:
+            if entry.search(read_text(here)):
+                return True
+        except (ParseError, OSError):
+            return True
+    return False
 
 
 def _kind_of(launched: str, out: ReaderOutput, kinds: list[str]) -> str | None:

@@ -20,6 +20,7 @@ from preflight.reading.boundary import outside_reference, refuse
 from preflight.reading.parse import ParseError, read_text
 from preflight.reading.shell import blank_heredocs
 from preflight.reading.shellheredoc import kept_text
+from preflight.reading.shellstops import errexit
 from preflight.reading.shellvars import collect_variables, strip_comments
 from preflight.reading.types import ConfigProblem
 
@@ -34,8 +35,6 @@ _SELF_DIR = re.compile(r"""^"?(?:\$\(\s*dirname\s+[^)]*\)|\$\{BASH_SOURCE(?:\[0\
                        r"""\$\{?(?:SCRIPT_DIR|DIR)\}?)"?/""")
 
 
-# `set -e`, `set -ex`, `set -euo pipefail`, `set -o errexit` (on) and `set +e` (off)
-_SET = re.compile(r"^[ \t]*set[ \t]+([^\n;&|#]*)", re.M)
 
 
 def _candidates(raw: str, script: str) -> tuple[list[str], str | None]:
@@ -53,21 +52,6 @@ def _candidates(raw: str, script: str) -> tuple[list[str], str | None]:
     cands = [raw] if os.path.isabs(raw) else [os.path.join(os.path.dirname(script), raw), raw]
     return ([os.path.normpath(c) for c in cands if os.path.isfile(c)],
             os.path.normpath(cands[0]) if relative else None)
-
-
-def errexit(text: str, pos: int) -> int | None:
-    """The line of the ``set -e`` in force at ``pos`` of ``text``, if one is."""
-    line = None
-    for m in _SET.finditer(text, 0, pos):
-        words = m.group(1).split()
-        for n, word in enumerate(words):
-            if word == "-o" and n + 1 < len(words) and words[n + 1] == "errexit" or \
-                    re.fullmatch(r"-[a-zA-Z]*e[a-zA-Z]*", word):
-                line = text.count("\n", 0, m.start()) + 1
-            elif word == "+o" and n + 1 < len(words) and words[n + 1] == "errexit" or \
-                    re.fullmatch(r"\+[a-zA-Z]*e[a-zA-Z]*", word):
-                line = None
-    return line
 
 
 def _missing(raw: str, named: str, script: str, body: str, pos: int) -> ConfigProblem:
