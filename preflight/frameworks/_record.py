@@ -67,6 +67,13 @@ class Launch:
     """A command that starts this framework (``accelerate launch``, ``megatron sft``)."""
     flags: re.Pattern[str] | None = None
     """Flags that mark its arguments on any command line (``--output_dir``, ``--num-layers``)."""
+    trains: tuple[tuple[str, ...], ...] = ()
+    """Its commands that train, as the words they start with (``("accelerate", "launch")``,
+    ``("llamafactory-cli", "train")``) or a flag only a training command carries
+    (``("--output_dir",)``); a script run by one whose name says it evaluates, exports or merges
+    does not count. A script with several is read per command, and one in a branch that does
+    not run never (:mod:`preflight.reading.launchpick`; empty: the reader takes the text as it
+    is)."""
 
 
 @dataclass(frozen=True)

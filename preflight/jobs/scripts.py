@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from preflight.findings import Source
 from preflight.jobs.sourcing import sourced
-from preflight.reading import launch, shell, shellcalls
+from preflight.reading import launch, launchpick, shell, shellcalls
 from preflight.reading.boundary import outside_reference, refuse
 from preflight.reading.launchenv import launch_env
 from preflight.reading.parse import ParseError, read_text
@@ -285,7 +285,7 @@ def _read(path: str, text: str, kind: str | None, explicit: bool, outer: dict[st
                          "fp8-doctor does not read", code="unknown_framework", level="warning",
                          fix="If it launches one of those, pass --kind KIND; otherwise its "
                              "settings are not checked (the script itself is not faulted).")
-    out = fw.launch.read(path, text, outer)
+    out = launchpick.read(fw.launch.read, path, text, outer, fw.launch.trains)
     got = _kind_of(fw.kind, out, [f.kind for f in FRAMEWORKS])
     if kind is None and got is not None:
         return got, out

@@ -255,6 +255,10 @@ def _blank(text: str, spans: list[tuple[int, int]]) -> str:
     return "".join(out)
 
 
+blank = _blank
+"""``text`` with each ``(start, end)`` span blanked, line breaks kept."""
+
+
 def without_after_training(text: str, variables: dict[str, str]) -> str:
     """``text`` with the command lines that run a script :func:`not_training` blanked, when
     another line runs one that trains (a script that only evaluates is still read as it is)."""

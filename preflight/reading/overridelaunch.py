@@ -25,6 +25,7 @@ from typing import Any
 
 from preflight.facts import Unknown
 from preflight.findings import Source
+from preflight.reading import launchpick
 from preflight.reading.launch import not_training
 from preflight.reading.layered import Layered, load_chain
 from preflight.reading.overrides import (
@@ -188,11 +189,7 @@ def _differing(out: LaunchRead, words: Split, syntax: Syntax, outer: dict[str, s
     at = where(out.launch.offset)
 
     def differ(name: str, values: list[Any]) -> Unknown | None:
-        if len({repr(v) for v in values}) == 1:
-            return None
-        return Unknown(f"the script runs the training command {len(values)} times (lines "
-                       f"{lines}) with {name} given differently; which run is the job is not "
-                       "known here")
+        return launchpick.differ(name, values, lines)
     given = [{ov.path: ov.value for ov, _ in read.overrides} for read in reads]
     mine = {ov.path: src for ov, src in out.overrides}
     for key in dict.fromkeys(k for g in given for k in g):
