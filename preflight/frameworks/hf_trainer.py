@@ -18,6 +18,7 @@ from preflight.frameworks import axolotl_launch, llamafactory_launch, trl
 from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, IntentOut, View
 from preflight.reading import launch
+from preflight.reading.boolflags import refuse_empty
 from preflight.reading.parse import Parsed
 from preflight.reading.pyfacts import PyOut
 from preflight.reading.pysource import Module
@@ -67,6 +68,11 @@ def read_with_deepspeed(kind: str) -> Callable[[str, Parsed], ReaderOutput]:
 read_hf_trainer = read_with_deepspeed("hf_trainer")
 
 
+BOOL_KEYS = ("bf16", "fp16", "tf32", "bf16_full_eval", "fp16_full_eval",
+             "gradient_checkpointing", "torch_compile", "use_cpu")
+"""TrainingArguments bool fields: HfArgumentParser gives them string_to_bool (`--bf16 1`)."""
+
+
 def script_args(out: launch.Out, words: list[launch.Token], variables: dict[str, str],
                 script: str | None = None) -> None:
     """TrainingArguments given as flags to the training script -> ``config.hf_trainer.<flag>``,
@@ -86,6 +92,7 @@ def script_args(out: launch.Out, words: list[launch.Token], variables: dict[str,
     if not any(HINT.match("--" + f) for f, _, _ in found) or _not_a_trainer(script, out.path):
         return
     out.put_flags(found, KIND, variables, follow={"deepspeed": ".json"})
+    out.problems.extend(refuse_empty(out.facts, out.prov, out.path, f"config.{KIND}", BOOL_KEYS))
 
 
 _TRAINER = re.compile(r"\b\w*Trainer\b")
@@ -293,8 +300,7 @@ FRAMEWORK = Framework(
                                                   trains=(("--output_dir",),
                                                           ("--per_device_train_batch_size",))),
     # TrainingArguments bool fields: HfArgumentParser gives them string_to_bool (`--bf16 1`)
-    bool_keys=("bf16", "fp16", "tf32", "bf16_full_eval", "fp16_full_eval",
-               "gradient_checkpointing", "torch_compile", "use_cpu"),
+    bool_keys=BOOL_KEYS,
     read_python=read_python, python_hint=PY_HINT,
     shape_keys=(("seq", ("max_seq_length", "cutoff_len", "sequence_len")),
                 ("micro_batch", ("per_device_train_batch_size", "micro_batch_size")),

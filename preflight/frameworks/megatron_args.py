@@ -57,7 +57,8 @@ NEEDS_VALUE = frozenset({
 MAX_FLAGS = 10_000
 """Flags read from one file: Megatron-LM has about 600, and each costs time to read."""
 
-_FLAG = re.compile(r"(?<![\w-])--([A-Za-z0-9][A-Za-z0-9_-]*)(?:=(\S+))?")
+# `--x=` is an empty value to argparse, never the bare flag (redteam2: `--merge_lora= true`)
+_FLAG = re.compile(r"(?<![\w-])--([A-Za-z0-9][A-Za-z0-9_-]*)(?:=(\S*))?")
 _WORD = r"""("[^"\n]*"|'[^'\n]*'|[^\s\\)"';|&#]+)"""
 # A value follows its flag after blanks or a `\`-newline continuation; a flag that must take a
 # value may also find it on the next line (one argument per line in an argument file or a bash

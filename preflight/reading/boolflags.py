@@ -19,8 +19,11 @@ Any other value (``bf16: auto``, a ``$VAR`` not resolved, Unknown) is left as it
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, MutableMapping
 from typing import Any
+
+from preflight.facts import Unknown
+from preflight.reading.types import ConfigProblem
 
 _TRUE = frozenset({"yes", "true", "t", "y", "1"})
 _FALSE = frozenset({"no", "false", "f", "n", "0"})
@@ -54,3 +57,22 @@ def key_of(name: str, table: Mapping[str, tuple[frozenset[str], bool]]) -> bool 
     keys, on_off = table[parts[1]]
     rest = parts[2].removeprefix("replaced.")
     return on_off if rest in keys else None
+
+
+def refuse_empty(facts: MutableMapping[str, Any], prov: Mapping[str, Any], path: str,
+                 prefix: str, keys: Iterable[str]) -> list[ConfigProblem]:
+    """A boolean flag given an empty value on a command line (``--merge_lora=``, ``--bf16=
+    True``): HfArgumentParser's ``string_to_bool('')`` raises, so the job stops there, and the
+    word after it is no value of it (redteam2: read as the bare flag, true, and ``--diff`` wrote
+    ``--merge_lora false true``). Its fact becomes Unknown; the problems name the lines. (In a
+    YAML, ``parse_dict`` keeps ``''``, which is false: only command lines come here.)"""
+    problems = []
+    for key in keys:
+        name = f"{prefix}.{key}"
+        if facts.get(name) != "":
+            continue
+        why = (f"--{key}= passes an empty value, which the framework's argument parser refuses "
+               "for a true/false setting (string_to_bool), so the job stops here")
+        facts[name] = Unknown(why)
+        problems.append(ConfigProblem(path, getattr(prov.get(name), "line", None), why))
+    return problems
