@@ -184,6 +184,14 @@ def derive_intent(facts: Mapping[str, Any]) -> tuple[dict[str, Value], dict[str,
             if name not in got:
                 got[name] = value
     _combine_fp8(per, got)
+    if got["fp8"] == (False, NO_FP8_SETTING):
+        # no framework states FP8, but the file holding one's settings was not read (the
+        # config a launch line names is missing, a FIFO, /dev/zero, outside the job: jobs/walk.py)
+        unread = next((v for n, v in facts.items() if n.endswith(".base_config") and
+                       n.startswith("config.") and isinstance(v, Unknown)), None)
+        if unread is not None:
+            got["fp8"] = (Unknown(f"{unread.reason}; whether the job asks for FP8 is not "
+                                  "known"), "config")
     unrecognised = facts.get("config.unrecognised")
     if got["fp8"][0] is False and isinstance(unrecognised, list) and unrecognised:
         # a file forced by --kind held none of that framework's settings: "no FP8 setting" there
@@ -214,6 +222,9 @@ def _stack(kinds: list[str], per: dict[str, Derived], by_kind: Mapping[str, Fram
     return stack
 
 
+NO_FP8_SETTING = "no FP8 setting in the configs read"
+
+
 def _combine_fp8(per: dict[str, Derived], got: dict[str, Sourced]) -> None:
     stated = {k: fp8 for k, d in per.items() if (fp8 := d.values.get("fp8")) is not None}
     asking = [(k, fp8[1]) for k, fp8 in stated.items() if fp8[0] is True]
@@ -222,8 +233,7 @@ def _combine_fp8(per: dict[str, Derived], got: dict[str, Sourced]) -> None:
         got["fp8"] = undecided[0]   # e.g. an accelerate fp8_config whose switch is on the CLI
         return
     if not asking:
-        got["fp8"] = (False, next((fp8[1] for fp8 in stated.values()),
-                                  "no FP8 setting in the configs read"))
+        got["fp8"] = (False, next((fp8[1] for fp8 in stated.values()), NO_FP8_SETTING))
         return
     kind, source = asking[0]
     by_kind = _orders()[0]

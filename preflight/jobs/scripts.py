@@ -302,11 +302,24 @@ def _read(path: str, text: str, kind: str | None, explicit: bool, outer: dict[st
         return kind, out   # `--kind hf_trainer` on an `accelerate launch ... --bf16` line
     if not explicit:
         return None, ReaderOutput()
+    # the line of its launch command: what it names was not read (`llamafactory-cli train
+    # /etc/passwd`, a script that is /dev/zero), and the finding says where (redteam2)
+    at = _command_line(strip_comments(text), fw)
+    what = " on its command line" if at else " in this file"
     if kind is None:
-        raise ParseError(f"no {fw.title} settings found in this file")
+        raise ParseError(f"no {fw.title} settings found{what}", at)
     other = _detect(text, [f for f in FRAMEWORKS if f.kind != kind])
-    raise ParseError(f"no {fw.title} settings found in this file" + (
-        f" (it holds {other.title} settings: --kind {other.kind})" if other else ""))
+    raise ParseError(f"no {fw.title} settings found{what}" + (
+        f" (it holds {other.title} settings: --kind {other.kind})" if other else ""), at)
+
+
+def _command_line(text: str, fw: Framework) -> int | None:
+    """The line of the first command (else flags) of ``fw`` in ``text``."""
+    for pattern in (fw.launch.command, fw.launch.flags) if fw.launch is not None else ():
+        hit = launch.find(pattern, text) if pattern is not None else None
+        if hit is not None:
+            return text.count("\n", 0, hit.start()) + 1
+    return None
 
 
 def _detect(text: str, frameworks: Sequence[Framework]) -> Framework | None:

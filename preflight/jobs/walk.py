@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
+from preflight.facts import Unknown
 from preflight.jobs import unread
 from preflight.jobs.formats import SCRIPT_EXT, split_entry
 from preflight.jobs.graph import FileRead, one_job
@@ -225,6 +226,17 @@ def _resolve_links(path: str, kind: str, out: ReaderOutput, known: list[str], ro
         ref = next((r for r in _references(kind) if r.key.endswith(link.key)), None)
         problems.append(not_found(link, path, roots, ref.resolution if ref else
                                   "relative to the directory the job is launched from"))
+        if link.kind == kind and not (link.after or link.optional or link.overrides):
+            # the file holding this framework's settings (`llamafactory-cli train x.yaml`,
+            # `accelerate launch --config_file x.yaml`) was not read: what it asks is Unknown,
+            # never "no FP8 setting in the configs read" (redteam3: a missing, FIFO or
+            # /dev/zero config gave FP8 "no")
+            name = f"config.{kind}.base_config"
+            if name not in out.facts:
+                out = replace(out, facts={**out.facts, name: Unknown(
+                    f"{link.key or 'the config'} {link.path[:80]} was not read here: the "
+                    "settings it holds are not known")},
+                    provenance={**out.provenance, name: link.source})
     return replace(out, linked=tuple(linked))
 
 
