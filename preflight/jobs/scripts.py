@@ -71,9 +71,11 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
     outer = {**(inherited or {}), **outer}
     walked = shellcalls.walk(path, text, outer, inherited) if shell_script else None
     runs = _python_scripts(path, text, outer, walked)
-    calls = _shell_scripts(path, text, outer, walked) if walked is not None else []
+    unread: list[ConfigProblem] = []
+    calls = _shell_scripts(path, text, outer, walked, unread) if walked is not None else []
     try:
-        got, out = _read(path, text, kind, explicit and not runs and not calls, outer)
+        got, out = _read(path, text, kind, explicit and not runs and not calls and not unread,
+                         outer)
     except ParseError as exc:
         if heredoc is None:
             raise
@@ -83,7 +85,13 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
     if runs:
         got, out = _with_scripts(got, out, runs, kind)
     if calls:
-        got, out = _with_calls(got, out, calls, kind)
+        got, out = _with_calls(got, out, calls, kind, unread)
+    missing.extend(unread)
+    if got is None and explicit and unread:
+        # its launch may be in a script it runs that could not be read: say so at that line
+        # rather than "cannot tell which framework" with no line (redteam3)
+        raise ParseError(unread[0].message, unread[0].line, level="warning",
+                         code="reference")
     if (runs or calls) and got is None and explicit:
         _read(path, text, kind, explicit, outer)     # raises: what the script holds
     if got is not None:
@@ -176,7 +184,7 @@ MAX_PEEKS = 4
 
 
 def _shell_scripts(path: str, text: str, outer: dict[str, str],
-                   walked: shellcalls.Walked) -> list[Linked]:
+                   walked: shellcalls.Walked, problems: list[ConfigProblem]) -> list[Linked]:
     """The shell scripts ``text`` runs (``VAR=v bash x.sh``, ``sbatch x.sh``, ``./x.sh``:
     :mod:`.shellcalls`), found inside the job, each linked with the environment and folder it
     starts with, so its ``${VAR:-default}`` takes the caller's value. A relative path is
@@ -198,6 +206,13 @@ def _shell_scripts(path: str, text: str, outer: dict[str, str],
             if shellcalls.CWD not in outer and not call.folder.path:
                 cands.append(script)     # launched from the current directory (as refs do)
         hits = [os.path.normpath(c) for c in cands if os.path.isfile(c)]
+        odd = next((c for c in cands if os.path.lexists(c) and not os.path.isfile(c)), None)
+        if not hits and odd is not None and refuse(odd):
+            outside_reference(odd, path, line, "runs")     # a link out of the job (/dev/zero)
+        elif not hits and odd is not None and len(problems) < 64:
+            # a FIFO, a device (a link to /dev/zero) or a folder: nothing to read (redteam3)
+            problems.append(_unread_call(path, line, call.script, "is not a regular file "
+                                         "(a FIFO, device or folder)"))
         if not hits or os.path.realpath(hits[0]) == me:
             continue
         if refuse(hits[0]):
@@ -205,8 +220,13 @@ def _shell_scripts(path: str, text: str, outer: dict[str, str],
             continue
         try:
             head = read_text(hits[0])[:4096]
-        except (ParseError, OSError):
-            continue                     # the job reader reports it when it reads it itself
+        except (ParseError, OSError) as exc:
+            # never linked, so no reader would report it: said here, at the calling line
+            if len(problems) < 64:
+                problems.append(_unread_call(path, line, call.script, "could not be read (" + (
+                    exc.message if isinstance(exc, ParseError) else type(exc).__name__)[:120]
+                    + ")"))
+            continue
         if not is_shell(hits[0], head):
             continue
         env = dict(call.env)
@@ -219,8 +239,14 @@ def _shell_scripts(path: str, text: str, outer: dict[str, str],
     return found
 
 
+def _unread_call(path: str, line: int, script: str, why: str) -> ConfigProblem:
+    return ConfigProblem(path, line, (
+        f"runs {script[:120]!r}, which {why}: the settings it gives the job were not read"),
+        level="warning", code="reference")
+
+
 def _with_calls(got: str | None, out: ReaderOutput, calls: list[Linked], kind: str | None,
-                ) -> tuple[str | None, ReaderOutput]:
+                unread: list[ConfigProblem]) -> tuple[str | None, ReaderOutput]:
     """``out`` naming the scripts it runs too; a wrapper read by no framework takes the kind
     of the first script it runs that one reads (``VAR=v bash run_grpo.sh``)."""
     from preflight.jobs.read import read_file
@@ -232,11 +258,17 @@ def _with_calls(got: str | None, out: ReaderOutput, calls: list[Linked], kind: s
         token = _PEEKING.set(depth + 1)
         try:
             for link in calls[:MAX_PEEKS]:
-                peek, _ = read_file(link.path, kind, explicit=False,
-                                    inherited=dict(link.variables))
+                peek, peeked = read_file(link.path, kind, explicit=False,
+                                         inherited=dict(link.variables))
                 if peek is not None:
                     got = peek
                     break
+                bad = next((p for p in peeked.problems if p.level == "error"), None)
+                if bad is not None and link.line is not None:
+                    # not UTF-8, NUL bytes, ...: the script it runs holds the launch, perhaps
+                    unread.append(_unread_call(getattr(link.source, "path", str(link.source)), link.line,
+                                               os.path.basename(link.path), "could not be "
+                                               f"read ({bad.message[:120]})"))
         finally:
             _PEEKING.reset(token)
         if got is None:

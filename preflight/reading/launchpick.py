@@ -26,16 +26,18 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from preflight.facts import Unknown
+from preflight.findings import Source
 from preflight.reading.launch import blank, command_at, not_training
 from preflight.reading.parse import MAX_FACTS_PER_FILE, ParseError, parse_yaml, read_text
 from preflight.reading.refs import locate
 from preflight.reading.shellexpand import TooLarge, launches
 from preflight.reading.shellvars import strip_comments
 from preflight.reading.shellwords import split
-from preflight.reading.types import Linked, ReaderOutput
+from preflight.reading.types import ConfigProblem, Linked, ReaderOutput
 
-MAX_COMMANDS = 8
-"""Training commands of one script read apart (a real sweep has a few)."""
+MAX_COMMANDS = 16
+"""Training commands of one script read apart (a real sweep has a few); past it, every setting
+the script gives is Unknown (the one that is the job may be among those not read)."""
 
 Reader = Callable[[str, str, dict[str, str]], ReaderOutput]
 
@@ -119,11 +121,30 @@ def read(reader: Reader, path: str, text: str, outer: dict[str, str],
     running = sorted(set(running))
     if len(running) <= 1:
         return reader(path, text, outer)
+    more = running[MAX_COMMANDS:]
     running = running[:MAX_COMMANDS]
     outs = [reader(path, blank(text, [_span(clean, o, every) for o in running if o != mine]),
                    outer) for mine in running]
     lines = ", ".join(str(clean.count("\n", 0, o) + 1) for o in running)
-    return _merged(outs, lines)
+    merged = _merged(outs, lines)
+    return _too_many(merged, path, clean.count("\n", 0, more[0]) + 1) if more else merged
+
+
+def _too_many(out: ReaderOutput, path: str, line: int) -> ReaderOutput:
+    """More training commands than :data:`MAX_COMMANDS`: (redteam3: nine BF16 decoys in
+    functions never called put the FP8 command past the ones compared: FP8 "no")."""
+    why = Unknown(f"the script runs the training command more than {MAX_COMMANDS} times "
+                  f"(from line {line} on they were not read); which run is the job is not known "
+                  "here")
+    facts: dict[str, Any] = {n: why for n in out.facts}
+    prov = dict(out.provenance)
+    for kind in dict.fromkeys(n.split(".")[1] for n in out.facts if n.startswith("config.")):
+        facts[f"config.{kind}.base_config"] = why
+        prov[f"config.{kind}.base_config"] = Source(path, line)
+    return ReaderOutput(facts, prov, (*out.problems, ConfigProblem(path, line, (
+        f"the script runs the training command more than {MAX_COMMANDS} times; its settings "
+        "are not read from here on (no real launch script does)"), level="warning")),
+        out.linked)
 
 
 _ABSENT = "(not given)"

@@ -112,3 +112,12 @@ def test_each_framework_with_a_launch_command_says_which_train() -> None:
     for kind in JOBS:
         record = BY_KIND[kind].launch
         assert record is not None and record.trains, kind
+
+
+def test_more_decoys_than_are_compared_never_make_it_no(tmp_path: Path) -> None:
+    # redteam3: nine decoys in functions never called put the FP8 command past the 8 compared
+    real, bf16, _ = JOBS["accelerate"]
+    decoys = "".join(f"f{i}() {{\n  {bf16}\n}}\n" for i in range(20))
+    read, got = _job(tmp_path, decoys + real + "\n")
+    assert isinstance(got["intent.fp8"], Unknown)
+    assert any(p.line and "more than" in p.message for p in read.problems)
