@@ -192,6 +192,14 @@ def derive_intent(facts: Mapping[str, Any]) -> tuple[dict[str, Value], dict[str,
         if unread is not None:
             got["fp8"] = (Unknown(f"{unread.reason}; whether the job asks for FP8 is not "
                                   "known"), "config")
+    cut = next((v for n, v in facts.items() if n.endswith(".unread_args") and
+                n.startswith("config.") and isinstance(v, Unknown)), None)
+    for name in ("fp8", "rollout.fp8"):
+        if cut is not None and name in got and got[name][0] is False:
+            # settings past a reader's bound were not read, and they win over what came
+            # before: "no" would be a guess (jobs/walk.py)
+            got[name] = (Unknown(f"{cut.reason[:200]}; whether the job asks for FP8 is not "
+                                 "known"), "config")
     unrecognised = facts.get("config.unrecognised")
     if got["fp8"][0] is False and isinstance(unrecognised, list) and unrecognised:
         # a file forced by --kind held none of that framework's settings: "no FP8 setting" there

@@ -89,7 +89,7 @@ def read_args_text(path: str, text: str, outer: dict[str, str] | None = None,
         if count >= MAX_FLAGS:
             problems.append(ConfigProblem(path, bisect.bisect_right(line_starts, m.start()), (
                 f"more than {MAX_FLAGS:,} --flags; only those before this line were read (no "
-                "real job has that many)")))
+                "real job has that many)"), cut=True))
             break
         flag = m.group(1).rstrip("-")
         if not flag:

@@ -170,7 +170,7 @@ class Out:
             self.problems.append(ConfigProblem(
                 self.path, self.line(words[MAX_ARGS][1]),
                 f"the command line has more than {MAX_ARGS:,} words; only those before this "
-                "line were read (no real launch line is that long)"))
+                "line were read (no real launch line is that long)", cut=True))
             del words[MAX_ARGS:]
 
 

@@ -143,7 +143,7 @@ def _too_many(out: ReaderOutput, path: str, line: int) -> ReaderOutput:
         prov[f"config.{kind}.base_config"] = Source(path, line)
     return ReaderOutput(facts, prov, (*out.problems, ConfigProblem(path, line, (
         f"the script runs the training command more than {MAX_COMMANDS} times; its settings "
-        "are not read from here on (no real launch script does)"), level="warning")),
+        "are not read from here on (no real launch script does)"), level="warning", cut=True)),
         out.linked)
 
 

@@ -97,14 +97,14 @@ def find_launch(path: str, text: str, syntax: Syntax,
     if words.truncated_at is not None:
         out.problems.append(ConfigProblem(path, where(words.truncated_at).line, (
             "the script has too many words to read past this line (no real launch script "
-            "does); only what comes before it was read")))
+            "does); only what comes before it was read"), cut=True))
     try:
         launch = launch_args(words, lambda w: syntax.entry(w) and not not_training(w), outer) \
             or launch_args(words, syntax.entry, outer)
     except TooLarge as exc:
         out.problems.append(ConfigProblem(path, where(exc.offset).line, (
             "the script's variables expand to megabytes of text here (values that repeat "
-            "other values); refusing to expand them")))
+            "other values); refusing to expand them"), cut=True))
         return out
     if launch is None:
         return out
@@ -223,7 +223,7 @@ def _refused(path: str, src: Source, exc: OverrideError) -> ConfigProblem:
 def _too_many(path: str, src: Source) -> ConfigProblem:
     return ConfigProblem(path, src.line, (
         f"more than {MAX_OVERRIDES:,} overrides on one launch line; only those before this "
-        "line were read (no real job has that many)"), level="warning")
+        "line were read (no real job has that many)"), level="warning", cut=True)
 
 
 @dataclass
