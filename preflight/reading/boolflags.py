@@ -14,7 +14,9 @@ values into ``True`` / ``False`` as it merges the files' facts, whatever reader 
   (``parse_dict``) keeps the value, which Python's truth then decides: 1 and 0 are the same.
 - axolotl's pydantic models take the same words and on/off (pydantic v2 bool validation).
 
-Any other value (``bf16: auto``, a ``$VAR`` not resolved, Unknown) is left as it is.
+A ``$VAR`` the script does not set (``--bf16 $BF16``) is Unknown: the shell gives it at run time
+(redteam3: kept as the text ``$BF16``, which no rule reads as true, so ``--bf16 $BF16`` under
+accelerate FP8 was "no problem"). Any other value (``bf16: auto``, Unknown) is left as it is.
 """
 
 from __future__ import annotations
@@ -43,6 +45,9 @@ def as_bool(value: Any, *, on_off: bool = False) -> Any:
             return True
         if word in (_PYDANTIC_FALSE if on_off else _FALSE):
             return False
+        if word.startswith("$"):
+            return Unknown(f"{value[:80]} is given at run time (the environment): whether the "
+                           "setting is on is not known here")
     return value
 
 
