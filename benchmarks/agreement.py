@@ -46,11 +46,12 @@ Each job.yaml names its `set`: `tuning` (the default; the jobs the readers and r
 against), `holdout` (a second set collected and scored blind; the team then fixed its misses, so
 it is no longer blind), `holdout2` (a third set, collected and its expectations committed before
 fp8-doctor was run on it, after the `holdout` fixes; its misses were then fixed too), `holdout3`
-(a fourth set, blind again, collected after the `holdout2` fixes; then fixed) or `holdout4` (a
-fifth set, blind, collected after the `holdout3` fixes). `--set` runs one set; the rates
+(a fourth set, blind again, collected after the `holdout2` fixes; then fixed), `holdout4` (a
+fifth set, blind, collected after the `holdout3` fixes; then fixed) or `holdout5` (a sixth set,
+blind, collected after the `holdout4` fixes). `--set` runs one set; the rates
 are only honest per set.
 
-Usage: `python benchmarks/agreement.py [--only SLUG ...] [--set tuning|holdout|holdout2|holdout3|holdout4]
+Usage: `python benchmarks/agreement.py [--only SLUG ...] [--set tuning|holdout|holdout2|holdout3|holdout4|holdout5]
 [--json FILE] [-o FILE.md] [--timeout S] [--jobs DIR]`. Exit status 0 when every job ran, 1 when a
 run failed (crash, timeout, unparseable output), 2 on a malformed job.yaml.
 """
@@ -83,8 +84,9 @@ SOURCE_TYPES = ("issue", "example", "reconstruction")
 # scored blind, which nobody tuning the tool had seen (issue 22's held-out measurement), whose
 # misses were then fixed; "holdout2": a third set, blind again, built after those fixes (and then
 # fixed in turn); "holdout3": a fourth set, blind, built after the holdout2 fixes (then fixed);
-# "holdout4": a fifth set, blind, built after the holdout3 fixes.
-SETS = ("tuning", "holdout", "holdout2", "holdout3", "holdout4")
+# "holdout4": a fifth set, blind, built after the holdout3 fixes (then fixed); "holdout5": a sixth set,
+# blind, built after the holdout4 fixes.
+SETS = ("tuning", "holdout", "holdout2", "holdout3", "holdout4", "holdout5")
 OUTCOMES = ("agree", "missed", "false alarm", "missed + false alarm", "unread", "undetermined",
             "n/a", "error")
 

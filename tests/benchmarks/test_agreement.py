@@ -40,23 +40,27 @@ HOLDOUT = [j for j in JOBS if j.set == "holdout"]
 HOLDOUT2 = [j for j in JOBS if j.set == "holdout2"]
 HOLDOUT3 = [j for j in JOBS if j.set == "holdout3"]
 HOLDOUT4 = [j for j in JOBS if j.set == "holdout4"]
+HOLDOUT5 = [j for j in JOBS if j.set == "holdout5"]
 
 
 def test_each_set_has_enough_jobs_from_several_sources() -> None:
-    assert len(TUNING) + len(HOLDOUT) + len(HOLDOUT2) + len(HOLDOUT3) + len(HOLDOUT4) == len(JOBS)
+    assert (len(TUNING) + len(HOLDOUT) + len(HOLDOUT2) + len(HOLDOUT3) + len(HOLDOUT4)
+            + len(HOLDOUT5)) == len(JOBS)
     assert 24 <= len(TUNING) <= 32
     assert 20 <= len(HOLDOUT) <= 25
     assert 15 <= len(HOLDOUT2) <= 20
     assert 15 <= len(HOLDOUT3) <= 20
     assert 15 <= len(HOLDOUT4) <= 20
-    for jobs, repos in ((TUNING, 12), (HOLDOUT, 10), (HOLDOUT2, 8), (HOLDOUT3, 10), (HOLDOUT4, 10)):
+    assert 15 <= len(HOLDOUT5) <= 20
+    for jobs, repos in ((TUNING, 12), (HOLDOUT, 10), (HOLDOUT2, 8), (HOLDOUT3, 10), (HOLDOUT4, 10),
+                        (HOLDOUT5, 10)):
         assert len({j.source["repo"] for j in jobs}) >= repos
         assert {j.source["type"] for j in jobs} >= {"example"}
     assert {j.source["type"] for j in TUNING} >= {"issue", "example"}
 
 
 def test_the_later_holdout_sets_have_controls_where_any_error_is_a_false_alarm() -> None:
-    for jobs, least in ((HOLDOUT2, 3), (HOLDOUT3, 4), (HOLDOUT4, 4)):
+    for jobs, least in ((HOLDOUT2, 3), (HOLDOUT3, 4), (HOLDOUT4, 4), (HOLDOUT5, 4)):
         controls = [j for j in jobs if j.expected.asks_fp8 is False and not j.expected.fire
                     and j.expected.rollout_fp8 is not True]
         assert len(controls) >= least
@@ -92,6 +96,10 @@ def test_the_fourth_holdout_set_shares_no_source_with_the_earlier_sets() -> None
     assert _reusing(HOLDOUT4, TUNING + HOLDOUT + HOLDOUT2 + HOLDOUT3) == []
 
 
+def test_the_fifth_holdout_set_shares_no_source_with_the_earlier_sets() -> None:
+    assert _reusing(HOLDOUT5, TUNING + HOLDOUT + HOLDOUT2 + HOLDOUT3 + HOLDOUT4) == []
+
+
 def test_a_job_reusing_an_earlier_sets_source_is_caught() -> None:
     earlier = HOLDOUT[0]
     reused = ag.Job(slug="copy", title="", root=earlier.root, source=dict(earlier.source),
@@ -99,6 +107,7 @@ def test_a_job_reusing_an_earlier_sets_source_is_caught() -> None:
                     expected=earlier.expected, set="holdout2")
     assert _reusing([reused, *HOLDOUT2], TUNING + HOLDOUT) == ["copy"]
     assert _reusing([reused, *HOLDOUT3], TUNING + HOLDOUT + HOLDOUT2) == ["copy"]
+    assert _reusing([reused, *HOLDOUT5], TUNING + HOLDOUT + HOLDOUT2 + HOLDOUT3 + HOLDOUT4) == ["copy"]
 
 
 @pytest.mark.parametrize("job", JOBS, ids=lambda j: j.slug)
@@ -165,15 +174,18 @@ def test_a_job_is_in_the_tuning_set_unless_it_says_holdout(tmp_path: Path) -> No
     _write_job(tmp_path, "newer", set="holdout2")
     _write_job(tmp_path, "newest", set="holdout3")
     _write_job(tmp_path, "fifth", set="holdout4")
+    _write_job(tmp_path, "sixth", set="holdout5")
     assert [(j.slug, j.set) for j in ag.load_jobs(tmp_path)] == [("fifth", "holdout4"),
                                                                  ("new", "holdout"),
                                                                  ("newer", "holdout2"),
                                                                  ("newest", "holdout3"),
-                                                                 ("old", "tuning")]
+                                                                 ("old", "tuning"),
+                                                                 ("sixth", "holdout5")]
     assert [j.slug for j in ag.load_jobs(tmp_path, job_set="holdout")] == ["new"]
     assert [j.slug for j in ag.load_jobs(tmp_path, job_set="holdout2")] == ["newer"]
     assert [j.slug for j in ag.load_jobs(tmp_path, job_set="holdout3")] == ["newest"]
     assert [j.slug for j in ag.load_jobs(tmp_path, job_set="holdout4")] == ["fifth"]
+    assert [j.slug for j in ag.load_jobs(tmp_path, job_set="holdout5")] == ["sixth"]
     assert [j.slug for j in ag.load_jobs(tmp_path, job_set="tuning")] == ["old"]
     with pytest.raises(ag.JobError, match="no such job"):       # --only outside the chosen set
         ag.load_jobs(tmp_path, only=["old"], job_set="holdout")
