@@ -66,3 +66,21 @@ def test_an_empty_bool_value_is_a_problem_at_its_line(tmp_path: Path) -> None:
     assert isinstance(read.facts["config.hf_trainer.bf16"], Unknown)
     assert [(p.path, p.line) for p in read.problems if "empty value" in p.message] == \
         [(str(script), 3)]
+
+
+@pytest.mark.parametrize("value", ["on", "1.0", "2", "true\u200b", "enabled"])
+def test_a_value_string_to_bool_refuses_is_a_problem_at_its_line(tmp_path: Path,
+                                                                 value: str) -> None:
+    # redteam3: kept as text no rule reads as true, with no word that the job stops there
+    script = tmp_path / "run.sh"
+    script.write_text(f"#!/bin/bash\nset -e\ntorchrun train.py --output_dir o --bf16 {value}\n")
+    read = read_paths([str(script)])
+    assert isinstance(read.facts["config.hf_trainer.bf16"], Unknown)
+    assert [p.line for p in read.problems if "string_to_bool" in p.message] == [3]
+
+
+@pytest.mark.parametrize("value", ["Yes", "T", "1", "0", "FALSE", "$BF16"])
+def test_values_it_takes_are_no_problem(tmp_path: Path, value: str) -> None:
+    script = tmp_path / "run.sh"
+    script.write_text(f"#!/bin/bash\ntorchrun train.py --output_dir o --bf16 {value}\n")
+    assert not [p for p in read_paths([str(script)]).problems if "string_to_bool" in p.message]

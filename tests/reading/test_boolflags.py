@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +48,8 @@ def test_a_word_is_a_bool_only_if_the_parser_says_so(word: str) -> None:
     if isinstance(got, bool):
         assert word.strip().lower() in {"yes", "true", "t", "y", "1", "on",
                                         "no", "false", "f", "n", "0", "off"}
+    elif isinstance(got, Unknown):      # a run-time value: $NAME, ${...}, $(...)
+        assert re.match(r"\$[A-Za-z_{(]", word.strip())
     else:
         assert got == word
 
