@@ -82,6 +82,7 @@ if TYPE_CHECKING:
     from preflight.frameworks._record import Framework
 
 NO_CONFIG = "no job config given"
+NO_FP8_SETTING = "no FP8 setting in the configs read"
 
 NAMES = ("fp8", "fp8_source", "fp8_overridden_by", "frameworks", "backend", "recipe", "format",
          "precision", "distributed", "zero_stage", "activation_checkpointing",
@@ -188,22 +189,14 @@ def derive_intent(facts: Mapping[str, Any]) -> tuple[dict[str, Value], dict[str,
             if name not in got:
                 got[name] = value
     _combine_fp8(per, got)
-    if got["fp8"] == (False, NO_FP8_SETTING):
-        # no framework states FP8, but the file holding one's settings was not read (the
-        # config a launch line names is missing, a FIFO, /dev/zero, outside the job: jobs/walk.py)
-        unread = next((v for n, v in facts.items() if n.endswith(".base_config") and
-                       n.startswith("config.") and isinstance(v, Unknown)), None)
-        if unread is not None:
-            got["fp8"] = (Unknown(f"{unread.reason}; whether the job asks for FP8 is not "
-                                  "known"), "config")
-    cut = next((v for n, v in facts.items() if n.endswith(".unread_args") and
-                n.startswith("config.") and isinstance(v, Unknown)), None)
-    for name in ("fp8", "rollout.fp8"):
-        if cut is not None and name in got and got[name][0] is False:
-            # settings past a reader's bound were not read, and they win over what came
-            # before: "no" would be a guess (jobs/walk.py)
-            got[name] = (Unknown(f"{cut.reason[:200]}; whether the job asks for FP8 is not "
-                                 "known"), "config")
+    for suffix in (".base_config", ".unread_args"):   # not read, so "no" is a guess (walk.py)
+        why = next((v for n, v in facts.items() if n.startswith("config.") and
+                    n.endswith(suffix) and isinstance(v, Unknown)), None)
+        for name in ("fp8", "rollout.fp8") if why is not None else ():
+            if name in got and got[name][0] is False and (suffix == ".unread_args" or
+                                                          got[name][1] == NO_FP8_SETTING):
+                got[name] = (Unknown(f"{str(getattr(why, 'reason', ''))[:200]}; whether the "
+                                     "job asks for FP8 is not known"), "config")
     unrecognised = facts.get("config.unrecognised")
     if got["fp8"][0] is False and isinstance(unrecognised, list) and unrecognised:
         # a file forced by --kind held none of that framework's settings: "no FP8 setting" there
@@ -233,8 +226,6 @@ def _stack(kinds: list[str], per: dict[str, Derived], by_kind: Mapping[str, Fram
                 todo.append(base)
     return stack
 
-
-NO_FP8_SETTING = "no FP8 setting in the configs read"
 
 
 def _combine_fp8(per: dict[str, Derived], got: dict[str, Sourced]) -> None:

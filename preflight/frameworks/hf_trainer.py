@@ -26,6 +26,7 @@ from preflight.reading.readers import link, read_plain
 from preflight.reading.types import ReaderOutput
 
 KIND = "hf_trainer"
+PREFIX = f"config.{KIND}"
 HINT = re.compile(r"--(?:output_dir|per_device_train_batch_size)\b")
 """Flags every HF Trainer command line carries (HfArgumentParser requires ``--output_dir``
 before transformers 4.50)."""
@@ -92,7 +93,7 @@ def script_args(out: launch.Out, words: list[launch.Token], variables: dict[str,
     if not any(HINT.match("--" + f) for f, _, _ in found) or _not_a_trainer(script, out.path):
         return
     out.put_flags(found, KIND, variables, follow={"deepspeed": ".json"})
-    out.problems.extend(refuse_empty(out.facts, out.prov, out.path, f"config.{KIND}", BOOL_KEYS))
+    out.problems.extend(refuse_empty(out.facts, out.prov, out.path, PREFIX, BOOL_KEYS))
 
 
 _TRAINER = re.compile(r"\b\w*Trainer\b")

@@ -87,11 +87,8 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
     if calls:
         got, out = _with_calls(got, out, calls, kind, unread)
     missing.extend(unread)
-    if got is None and explicit and unread:
-        # its launch may be in a script it runs that could not be read: say so at that line
-        # rather than "cannot tell which framework" with no line (redteam3)
-        raise ParseError(unread[0].message, unread[0].line, level="warning",
-                         code="reference")
+    if got is None and explicit and unread:   # its launch may be in a script not read (redteam3)
+        raise ParseError(unread[0].message, unread[0].line, level="warning", code="reference")
     if (runs or calls) and got is None and explicit:
         _read(path, text, kind, explicit, outer)     # raises: what the script holds
     if got is not None:
@@ -293,9 +290,9 @@ def _with_calls(got: str | None, out: ReaderOutput, calls: list[Linked], kind: s
                 bad = next((p for p in peeked.problems if p.level == "error"), None)
                 if bad is not None and link.line is not None:
                     # not UTF-8, NUL bytes, ...: the script it runs holds the launch, perhaps
-                    unread.append(_unread_call(getattr(link.source, "path", str(link.source)), link.line,
-                                               os.path.basename(link.path), "could not be "
-                                               f"read ({bad.message[:120]})"))
+                    caller = getattr(link.source, "path", str(link.source))
+                    unread.append(_unread_call(caller, link.line, os.path.basename(link.path),
+                                               f"could not be read ({bad.message[:120]})"))
         finally:
             _PEEKING.reset(token)
         if got is None:
@@ -374,11 +371,11 @@ def _read(path: str, text: str, kind: str | None, explicit: bool, outer: dict[st
 
 def _command_line(text: str, fw: Framework) -> int | None:
     """The line of the first command (else flags) of ``fw`` in ``text``."""
-    for pattern in (fw.launch.command, fw.launch.flags) if fw.launch is not None else ():
-        hit = launch.find(pattern, text) if pattern is not None else None
-        if hit is not None:
-            return text.count("\n", 0, hit.start()) + 1
-    return None
+    if fw.launch is None:
+        return None
+    hits = (launch.find(p, text) for p in (fw.launch.command, fw.launch.flags) if p is not None)
+    hit = next((h for h in hits if h is not None), None)
+    return None if hit is None else text.count("\n", 0, hit.start()) + 1
 
 
 def _detect(text: str, frameworks: Sequence[Framework]) -> Framework | None:
