@@ -16,6 +16,7 @@ import pytest
 from hostenv import can_chown_to
 
 from preflight import cli
+from preflight.redact import redact_text
 from preflight.trust import untrusted
 
 DS = '{"train_batch_size": 8, "fp16": {"enabled": true}, "zero_optimization": {"stage": 3}}\n'
@@ -26,6 +27,11 @@ ROOT = os.geteuid() == 0 if hasattr(os, "geteuid") else False
 # Planting another user's file needs chown: root, and, in a user namespace (a rootless CI
 # container), the other ids mapped; asked of the machine, not read off the user id.
 CHOWN = can_chown_to(OTHER, OTHER) and can_chown_to(OTHER + 1, OTHER + 1)
+
+
+def shown(path: Path) -> str:
+    """``path`` as the report shows it: a tmp_path under a home folder (TMPDIR there) is ~/..."""
+    return redact_text(str(path))
 
 
 def _job(folder: Path) -> Path:
@@ -61,7 +67,7 @@ def test_a_world_writable_pyproject_is_not_used_and_the_report_says_so(
     code, doc = _check(capsys, str(job))
     assert code == 1 and doc["fail_on"] == "error"           # skipped: the errors fail again
     (finding,) = _untrusted(doc)
-    assert finding["severity"] == "warning" and str(pyproject) in finding["message"]
+    assert finding["severity"] == "warning" and shown(pyproject) in finding["message"]
     assert "world-writable" in finding["message"]
 
 
@@ -160,4 +166,4 @@ def test_an_untrusted_baseline_accepts_nothing(tmp_path: Path, how: str,
     code, doc = _check(capsys, str(job), "--baseline", str(base))
     assert code == 1 and not doc.get("baselined")
     (finding,) = _untrusted(doc)
-    assert str(base) in finding["message"] and "no finding was accepted" in finding["message"]
+    assert shown(base) in finding["message"] and "no finding was accepted" in finding["message"]
