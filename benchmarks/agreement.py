@@ -40,17 +40,20 @@ describe the benchmark's planned environment, not the job. One exception: an err
 here is valid and that finding tells the user to fix a file the job runs with.
 The agreement rate is agree / scored jobs. `review.accepted` in a job.yaml lists findings the
 engineer accepts as right after seeing the run (each with its reason); they give a second rate,
-"after review", and never change `expected`.
+"after review", and never change `expected`. An accepted finding may name the scored gap it
+fills (`gap:` with the gap's `what`, word for word): a rule written after the run for knowledge the
+engineer listed as a gap then closes it in the second rate, when it fires.
 
 Each job.yaml names its `set`: `tuning` (the default; the jobs the readers and rules were built
 against), `holdout` (a second set collected and scored blind; the team then fixed its misses, so
 it is no longer blind), `holdout2` (a third set, collected and its expectations committed before
 fp8-doctor was run on it, after the `holdout` fixes; its misses were then fixed too), `holdout3`
-(a fourth set, blind again, collected after the `holdout2` fixes; then fixed) or `holdout4` (a
-fifth set, blind, collected after the `holdout3` fixes). `--set` runs one set; the rates
-are only honest per set.
+(a fourth set, blind again, collected after the `holdout2` fixes; then fixed), `holdout4` (a
+fifth set, blind, collected after the `holdout3` fixes; then fixed), `holdout5` (a sixth set,
+blind, collected after the `holdout4` fixes; then fixed) or `holdout6` (a seventh set, blind,
+collected after the `holdout5` fixes). `--set` runs one set; the rates are only honest per set.
 
-Usage: `python benchmarks/agreement.py [--only SLUG ...] [--set tuning|holdout|holdout2|holdout3|holdout4]
+Usage: `python benchmarks/agreement.py [--only SLUG ...] [--set tuning|holdout|holdout2|holdout3|holdout4|holdout5|holdout6]
 [--json FILE] [-o FILE.md] [--timeout S] [--jobs DIR]`. Exit status 0 when every job ran, 1 when a
 run failed (crash, timeout, unparseable output), 2 on a malformed job.yaml.
 """
@@ -83,8 +86,10 @@ SOURCE_TYPES = ("issue", "example", "reconstruction")
 # scored blind, which nobody tuning the tool had seen (issue 22's held-out measurement), whose
 # misses were then fixed; "holdout2": a third set, blind again, built after those fixes (and then
 # fixed in turn); "holdout3": a fourth set, blind, built after the holdout2 fixes (then fixed);
-# "holdout4": a fifth set, blind, built after the holdout3 fixes.
-SETS = ("tuning", "holdout", "holdout2", "holdout3", "holdout4")
+# "holdout4": a fifth set, blind, built after the holdout3 fixes (then fixed); "holdout5": a sixth set,
+# blind, built after the holdout4 fixes (then fixed); "holdout6": a seventh set, blind, built after the
+# holdout5 fixes.
+SETS = ("tuning", "holdout", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6")
 OUTCOMES = ("agree", "missed", "false alarm", "missed + false alarm", "unread", "undetermined",
             "n/a", "error")
 
@@ -117,6 +122,7 @@ class Job:
     expected: Expected
     accepted: tuple[str, ...] = ()
     set: str = "tuning"
+    fills: tuple[tuple[str, str], ...] = ()     # (accepted rule id, the scored gap it fills)
 
 
 def _ids(value: Any, where: str) -> tuple[str, ...]:
@@ -198,14 +204,21 @@ def load_job(path: Path) -> Job:
     if job_set not in SETS:
         raise JobError(f"{where}: set must be one of {', '.join(SETS)}")
     review = raw.get("review") or {}
-    accepted = [a.get("id") for a in review.get("accepted", [])] if isinstance(review, dict) else []
+    entries = review.get("accepted", []) if isinstance(review, dict) else []
+    accepted = [a.get("id") for a in entries]
+    fills = tuple((str(a["id"]), str(a["gap"])) for a in entries if isinstance(a, dict)
+                  and a.get("gap") is not None)
+    gaps = [str(g["what"]) for g in (raw.get("expected") or {}).get("gaps") or []
+            if isinstance(g, dict)]
+    if any(gap not in gaps for _, gap in fills):
+        raise JobError(f"{where}: review.accepted names a gap that expected.gaps does not list")
     return Job(slug=raw["slug"], title=str(raw.get("title", "")), root=path.parent,
                source=_source(raw.get("source"), where),
                assume={str(k): str(v) for k, v in assume.items()},
                paths=tuple(str(p) for p in paths), kind=check.get("kind"),
                reader_needed=str(raw.get("reader_needed", "")),
                expected=_expected(raw.get("expected"), where),
-               accepted=_ids(accepted, f"{where}: review.accepted"), set=job_set)
+               accepted=_ids(accepted, f"{where}: review.accepted"), set=job_set, fills=fills)
 
 
 def load_jobs(root: Path = JOBS_DIR, only: list[str] | None = None,
@@ -303,7 +316,8 @@ def _scored(rule_id: str) -> bool:
     return not rule_id.startswith(NOT_SCORED)
 
 
-def score(exp: Expected, report: dict[str, Any], accepted: tuple[str, ...] = ()) -> Score:
+def score(exp: Expected, report: dict[str, Any], accepted: tuple[str, ...] = (),
+          fills: tuple[tuple[str, str], ...] = ()) -> Score:
     """Compare one report with the engineer's expectation (see the module docstring)."""
     asks, rollout, read = tool_reading(report)
     findings = report.get("findings") or []
@@ -322,7 +336,8 @@ def score(exp: Expected, report: dict[str, Any], accepted: tuple[str, ...] = ())
         s.intent_wrong.append(f"FP8 asked: tool {asks}, engineer {exp.asks_fp8}")
     if exp.rollout_fp8 is not None and rollout != exp.rollout_fp8:
         s.intent_wrong.append(f"FP8 rollout: tool {rollout}, engineer {exp.rollout_fp8}")
-    s.gaps = list(exp.scored_gaps)
+    filled = {gap for rule, gap in fills if rule in fired and rule in accepted}
+    s.gaps = [g for g in exp.scored_gaps if g not in filled]
     s.outcome = _outcome(exp, s)
     return s
 
@@ -386,7 +401,7 @@ def evaluate(jobs: list[Job], timeout: float) -> list[tuple[Job, Run, Score, Sco
             results.append((job, run, blank, blank))
             continue
         results.append((job, run, score(job.expected, run.report),
-                        score(job.expected, run.report, job.accepted)))
+                        score(job.expected, run.report, job.accepted, job.fills)))
     return results
 
 

@@ -48,6 +48,7 @@ this module only combines them the way the frameworks themselves interact at lau
   ``shapes.dims_align`` / ``shapes.tokens_align`` are the largest power of two (capped at 128)
   dividing both hidden and FFN sizes / the tokens per rank (``tokens / tp`` with Megatron or NeMo
   sequence parallelism), for the FP8 divisibility rules (16 for per-tensor, 32 for MXFP8).
+  ``fsdp_shards`` says whether FSDP2's ``fsdp_shard_size`` ranks split hidden and FFN evenly.
 - **What the config says**: accelerate without a dynamo backend gives ``intent.compile =
   false`` (accelerate will not compile; a ``torch.compile`` call in the script cannot be seen
   from the config, and the rules want the config's answer). Where the config says nothing at
@@ -90,7 +91,8 @@ NAMES = ("fp8", "fp8_source", "fp8_overridden_by", "frameworks", "backend", "rec
          "fp8_attention", "cuda_graphs", "fp8_params", "tp_comm_overlap", "stack", "seq_len",
          "micro_batch", "packing", "pad_multiple", "moe.experts", "moe.top_k", "ep",
          "rollout.engine", "rollout.fp8", "rollout.recipe", "rollout.kv_cache_fp8",
-         "rollout.is_correction", "recipe_by_backend", "block_scales_fp32")
+         "rollout.is_correction", "recipe_by_backend", "block_scales_fp32", "fsdp_shard_size",
+         "fsdp_shards")
 
 
 @lru_cache(maxsize=1)
@@ -117,6 +119,8 @@ _UNSTATED = {
     "compile": "the files read do not say whether the model is compiled (torch.compile is "
                "often called in model code)",
     "num_gpus": "the configs read do not say how many GPUs",
+    "fsdp_shard_size": "the files read do not say over how many ranks FSDP2 shards parameters",
+    "fsdp_shards": "the files read do not say over how many ranks FSDP2 shards parameters",
     "shapes.hidden": "the configs read do not give the model's hidden size",
     "shapes.ffn": "the configs read do not give the model's FFN size",
     "shapes.tokens": "the configs read do not give micro-batch size and sequence length",
@@ -335,6 +339,7 @@ def _fill(got: dict[str, Sourced]) -> None:
             # length (FP8D-TE-0012's fix; packed rows are FP8D-TE-0051's).
             align = max(align, _align(pad * (mb if _positive(mb) else 1)))
         got["shapes.tokens_align"] = (align, "intent")
+    _shards(got, h, ffn)
     # What is computed from an input that is Unknown for a stated reason keeps that reason.
     for name, inputs in (("shapes.gemms", (h, ffn, tokens)), ("shapes.dims_align", (h, ffn)),
                          ("shapes.tokens_align", (tokens,))):
@@ -343,6 +348,23 @@ def _fill(got: dict[str, Sourced]) -> None:
             got.setdefault(name, (unknown, "intent"))
     for name, reason in _UNSTATED.items():
         got.setdefault(name, (Unknown(reason), "intent"))
+
+
+def _shards(got: dict[str, Sourced], h: Any, ffn: Any) -> None:
+    """``fsdp_shards``: FSDP2 splits each parameter's dim 0 over ``fsdp_shard_size`` ranks, the
+    last shard smaller when it does not divide (pytorch/ao issue 3982: float8 all-gather then
+    crashes). Where hidden and FFN are known they decide; where not, a power of two up to 128
+    divides every Linear dim a transformer has in practice (multiples of 128), any other size
+    almost never divides all of them (4096 over 3 ranks), so likely_uneven."""
+    n = got.get("fsdp_shard_size", (None,))[0]
+    if not _positive(n):
+        return
+    if _positive(h) and _positive(ffn):
+        got["fsdp_shards"] = ("uneven" if h % n or ffn % n else "even", "intent")
+    elif n == 1 or (n & (n - 1) == 0 and n <= 128):
+        got["fsdp_shards"] = ("even", "intent")
+    else:
+        got["fsdp_shards"] = ("likely_uneven", "intent")
 
 
 def _int(value: Any) -> TypeGuard[int]:

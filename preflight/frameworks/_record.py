@@ -129,6 +129,9 @@ class Framework:
     so a rule that asks ``== true`` sees ``--bf16 1`` too."""
     bool_on_off: bool = False
     """Its parser also takes on/off (pydantic: axolotl)."""
+    torchrun_size: bool = False
+    """Its jobs state their world size only on the ``torchrun`` line that runs the script: kept
+    as ``config.<kind>.launch.nproc_per_node`` / ``nnodes`` (:mod:`preflight.jobs.scripts`)."""
     read_python: PythonReader | None = None
     """The calls of a Python job file it knows (``TrainingArguments(...)``) -> its
     ``config.<kind>.*`` facts at their lines (the file is parsed, never run)."""

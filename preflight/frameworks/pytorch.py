@@ -11,7 +11,12 @@ HYBRID, ``MXFP8BlockScaling`` and ``Float8BlockScaling`` to E4M3; no recipe is T
 and activation checkpointing through ``torch.utils.checkpoint`` (TE layers recompute outside the
 autocast: FP8D-TE-0002) or TE's own ``checkpoint``. torchao: ``convert_to_float8_training(model,
 config=..., module_filter_fn=...)`` with ``Float8LinearConfig.from_recipe_name(...)`` (no config:
-``Float8LinearConfig()``, tensorwise). ``torch.compile`` calls say the model is compiled.
+``Float8LinearConfig()``, tensorwise; fields that leave the scaling alone, such as
+``enable_fsdp_float8_all_gather``, keep it tensorwise: torchao v0.16.0 float8/config.py l.180-275).
+FSDP2 ``fully_shard(...)`` (with or without a ``mesh``) and the ``torchrun --nproc_per_node N
+--nnodes M`` line that runs the script (``config.pytorch.launch.*``, :mod:`preflight.jobs.scripts`)
+give the distribution, the world size and what each parameter is sharded over. ``torch.compile``
+calls say the model is compiled.
 """
 
 from __future__ import annotations
@@ -34,6 +39,10 @@ PY_HINT = re.compile(r"transformer_engine|torchao|fp8_autocast|convert_to_float8
 _RECIPES = {"DelayedScaling": ("delayed", "hybrid"), "Float8CurrentScaling": ("current", "hybrid"),
             "MXFP8BlockScaling": ("mxfp8", "e4m3"), "Float8BlockScaling": ("blockwise", "e4m3"),
             "NVFP4BlockScaling": ("nvfp4", None)}
+# Float8LinearConfig fields that leave the scaling recipe as it is (torchao v0.16.0
+# float8/config.py l.218-246): a config built from these alone is still tensorwise.
+_NOT_SCALING = frozenset({"enable_fsdp_float8_all_gather", "pad_inner_dim", "emulate",
+                          "force_recompute_fp8_weight_in_bwd", "round_scales_to_power_of_2"})
 _TE_MODULES = frozenset({"Linear", "LayerNormLinear", "LayerNormMLP", "TransformerLayer",
                          "GroupedLinear", "MultiheadAttention", "DotProductAttention"})
 
@@ -79,6 +88,12 @@ def read_python(module: Module) -> ReaderOutput:
             _torchao(out, call)
         elif call.func == "torch.compile":
             out.put(f"{PREFIX}.compile", True, call.line)
+        elif call.name == "fully_shard" and call.func.startswith("torch.distributed"):
+            # FSDP2; without a mesh it shards over every rank (torch.distributed.fsdp
+            # fully_shard: `mesh = mesh or _init_default_fully_shard_mesh()`, v2.10.0)
+            out.put(f"{PREFIX}.fully_shard", True, call.line)
+            out.put(f"{PREFIX}.fully_shard_mesh",
+                    "mesh" in call.kwargs or len(call.args) > 1, call.line)
     if modules:
         out.put(f"{PREFIX}.te.modules", sorted(modules), None)
     return out.output()
@@ -109,8 +124,12 @@ def _torchao(out: PyOut, call: Call) -> None:
     if isinstance(config, Call):
         if config.name == "from_recipe_name":
             recipe = config.args[0] if config.args else config.kwargs.get("recipe_name")
-        elif config.kwargs:
+        elif config.args or set(config.kwargs) - _NOT_SCALING:
             recipe = Unknown("a Float8LinearConfig built field by field")
+        if "enable_fsdp_float8_all_gather" in config.kwargs:
+            out.put(f"{PREFIX}.torchao.enable_fsdp_float8_all_gather",
+                    config.kwargs["enable_fsdp_float8_all_gather"],
+                    config.lines.get("enable_fsdp_float8_all_gather", config.line), config.path)
     elif config is not None:
         recipe = config
     out.put(f"{PREFIX}.torchao.recipe", recipe, call.lines.get("config", call.line))
@@ -163,20 +182,28 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
 
 
 def _rest(p: View, out: IntentOut) -> Derived:
-    """Checkpointing, FP8 parameters and compile, whatever the backend."""
+    """Checkpointing, FP8 parameters, compile and distribution, whatever the backend."""
     if p.has("checkpoint"):
         out["activation_checkpointing"] = (True, p.src("checkpoint"))
     if p.has("te.model_init.enabled"):
         out["fp8_params"] = (p.get("te.model_init.enabled") is True, p.src("te.model_init.enabled"))
     if p.truthy("compile"):
         out["compile"] = (True, p.src("compile"))
+    gpus, nodes = p.int("launch.nproc_per_node"), p.int("launch.nnodes")
+    if gpus is not None and gpus > 0:
+        out["num_gpus"] = (gpus * (nodes if nodes is not None and nodes > 0 else 1),
+                           p.src("launch.nproc_per_node"))
+    if p.truthy("fully_shard"):
+        out["distributed"] = ("fsdp2", p.src("fully_shard"))
+        if p.get("fully_shard_mesh") is False and "num_gpus" in out:
+            out["fsdp_shard_size"] = (out["num_gpus"][0], p.src("launch.nproc_per_node"))
     return out.build()
 
 
 FRAMEWORK = Framework(
     kind=KIND, title="PyTorch training loop (Transformer Engine / torchao in code)",
     formats=("python",), score=score, read=read, derive=derive, precedence=12,
-    read_python=read_python, python_hint=PY_HINT,
+    read_python=read_python, python_hint=PY_HINT, torchrun_size=True,
     defaults=(
         Default("te.autocast(enabled=)", "True", "transformer-engine >= 1.0",
                 "transformer_engine/pytorch/quantization.py (v2.18)"),

@@ -138,6 +138,10 @@ def _wrapping(t: View, out: IntentOut, unread: Unknown | None) -> None:
         out["distributed"] = ("ddp", shard_src) if replicate > 1 else ("none", shard_src)
     else:
         out["distributed"] = ("fsdp2", t.src("parallelism", "torchtitan shards with FSDP2"))
+        if shard is not None and shard > 0:
+            # fully_shard over the "fsdp" mesh, dp_shard x cp (distributed/parallel_dims.py
+            # l.197 at v0.2.2); -1 takes what the world leaves, not known from the config alone
+            out["fsdp_shard_size"] = (shard * max(cp_degree, 1), shard_src)
     out["compile"] = _compile(t) if unread is None or t.has("compile.enable") or \
         t.has("training.compile") else (unread, t.src("base_config"))
     mode = t.get("activation_checkpoint.mode")

@@ -88,6 +88,8 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
         _read(path, text, kind, explicit, outer)     # raises: what the script holds
     if got is not None:
         out = _with_env(path, text, outer, out)
+    if got is not None:
+        out = _with_world(path, text, outer, out, got)
     if got is not None and files:
         own = collect_variables(strip_comments(text), inherited)
         # what it sources belongs to this job (read as this kind, if it holds any settings)
@@ -136,6 +138,31 @@ def _with_env(path: str, text: str, outer: dict[str, str], out: ReaderOutput) ->
                 isinstance(given, str) and "$" not in given and "\x00" not in given:
             facts[f"env.{name}"] = MASK if looks_secret(name, given) else given
             prov[f"env.{name}"] = outer.get(shellcalls.CALLER, path)
+    return replace(out, facts=facts, provenance=prov)
+
+
+def _with_world(path: str, text: str, outer: dict[str, str], out: ReaderOutput,
+                kind: str) -> ReaderOutput:
+    """``out`` with ``config.<kind>.launch.nproc_per_node`` / ``nnodes`` of the ``torchrun``
+    that runs the training script, for a framework whose record asks (``torchrun_size``: a
+    plain PyTorch loop states its world size nowhere else, and ``fully_shard(model)`` shards
+    over all of it: FP8D-TAO-0013)."""
+    from preflight.frameworks import BY_KIND
+
+    fw = BY_KIND.get(kind)
+    if fw is None or not fw.torchrun_size:
+        return out
+    clean = strip_comments(text)
+    variables = collect_variables(clean, outer)
+    runs = [(s, pos) for s, _, pos in launch.python_scripts(clean, variables)
+            if not launch.not_training(s)]
+    if not runs:
+        return out
+    facts, prov = dict(out.facts), dict(out.provenance)
+    for name, value in launch.torchrun_size(clean, variables, runs[0][1]).items():
+        facts.setdefault(f"config.{kind}.launch.{name}", value)
+        prov.setdefault(f"config.{kind}.launch.{name}",
+                        Source(path, clean.count("\n", 0, runs[0][1]) + 1))
     return replace(out, facts=facts, provenance=prov)
 
 

@@ -203,6 +203,34 @@ def python_scripts(text: str, variables: dict[str, str]) -> list[tuple[str, tupl
     return found
 
 
+_TORCHRUN = re.compile(r"(?<![\w/.-])(?:torchrun|-m[ \t]+torch\.distributed\.run)(?![\w-])")
+_SIZE_FLAGS = {"--nproc_per_node": "nproc_per_node", "--nproc-per-node": "nproc_per_node",
+               "--nnodes": "nnodes"}
+
+
+def torchrun_size(text: str, variables: dict[str, str], script_pos: int) -> dict[str, Any]:
+    """``{nproc_per_node, nnodes}`` the torchrun before the script at ``script_pos`` gives, as
+    whole numbers; a value that is not one (``gpu``, ``auto``, an elastic ``1:4``, ``$N``
+    unset) is left out (torch.distributed.run at v2.10.0: ``--nproc-per-node`` takes
+    ``auto|cpu|gpu|N``, ``--nnodes`` ``N`` or ``MIN:MAX``)."""
+    start, _ = command_at(text, script_pos)
+    m = _TORCHRUN.search(text, start, script_pos)
+    if m is None:
+        return {}
+    words = tokens(text, m.end(), script_pos)
+    out: dict[str, Any] = {}
+    for i, (word, _) in enumerate(words):
+        name, eq, value = word.partition("=")
+        if name not in _SIZE_FLAGS:
+            continue
+        if not eq:
+            value = words[i + 1][0] if i + 1 < len(words) else ""
+        got = str(typed(value, variables)).strip("\"'")
+        if re.fullmatch(r"[0-9]{1,6}", got):
+            out[_SIZE_FLAGS[name]] = int(got)
+    return out
+
+
 # What a launch script runs after (or beside) training: evaluation, inference, export, merging
 # LoRA, checkpoint conversion, serving. Their flags are not the job's config (ms-swift's
 # examples/megatron/fp8/lora.sh trains with --merge_lora false, then runs `megatron export

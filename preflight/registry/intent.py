@@ -12,6 +12,7 @@ RECIPES = ("delayed", "current", "tensorwise", "rowwise", "rowwise_with_gw_hp", 
            "blockwise", "nvfp4")
 FORMATS = ("hybrid", "e4m3", "e5m2")
 PRECISIONS = ("bf16", "fp16", "fp32")
+SHARDS = ("even", "uneven", "likely_uneven")
 DISTRIBUTED = ("none", "ddp", "fsdp1", "fsdp2", "deepspeed", "megatron")
 GRANULARITIES = ("full", "selective", "none")
 ROLLOUT_ENGINES = ("vllm", "sglang", "trtllm", "hf", "megatron")
@@ -48,6 +49,12 @@ SPECS = (
     F("intent.shapes.gemms", "list", "Per-rank GEMM shapes [M, K, N] the job will run"),
     F("intent.shapes.dims_align", "int", "Largest power of two (capped at 128) dividing both hidden and ffn; FP8 GEMMs need 16 (per-tensor) or 32 (MXFP8)"),
     F("intent.shapes.tokens_align", "int", "Largest power of two (capped at 128) dividing tokens per micro-batch per rank (after TP sequence parallel / CP split)"),
+    # FSDP2 float8 all-gather with uneven shards (pytorch/ao issue 3982: FP8D-TAO-0013)
+    F("intent.fsdp_shard_size", "int", "Ranks FSDP2 shards each parameter over (fully_shard "
+      "without a mesh: the world size; torchtitan data_parallel_shard_degree)"),
+    F("intent.fsdp_shards", "str", "Whether every FSDP2 shard of the hidden / FFN weights is "
+      f"the same size: {_one_of(SHARDS)} (likely_uneven: dims not known, a shard size that is not "
+      "a power of two)", SHARDS),
     # Parallelism and FP8 features (issue 16): read from every framework that has the setting;
     # Unknown with the reason where the configs read cannot say.
     F("intent.tp", "int", "Tensor-parallel size (Megatron --tensor-model-parallel-size, NeMo "

@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -40,23 +41,29 @@ HOLDOUT = [j for j in JOBS if j.set == "holdout"]
 HOLDOUT2 = [j for j in JOBS if j.set == "holdout2"]
 HOLDOUT3 = [j for j in JOBS if j.set == "holdout3"]
 HOLDOUT4 = [j for j in JOBS if j.set == "holdout4"]
+HOLDOUT5 = [j for j in JOBS if j.set == "holdout5"]
+HOLDOUT6 = [j for j in JOBS if j.set == "holdout6"]
 
 
 def test_each_set_has_enough_jobs_from_several_sources() -> None:
-    assert len(TUNING) + len(HOLDOUT) + len(HOLDOUT2) + len(HOLDOUT3) + len(HOLDOUT4) == len(JOBS)
+    assert (len(TUNING) + len(HOLDOUT) + len(HOLDOUT2) + len(HOLDOUT3) + len(HOLDOUT4)
+            + len(HOLDOUT5) + len(HOLDOUT6)) == len(JOBS)
     assert 24 <= len(TUNING) <= 32
     assert 20 <= len(HOLDOUT) <= 25
     assert 15 <= len(HOLDOUT2) <= 20
     assert 15 <= len(HOLDOUT3) <= 20
     assert 15 <= len(HOLDOUT4) <= 20
-    for jobs, repos in ((TUNING, 12), (HOLDOUT, 10), (HOLDOUT2, 8), (HOLDOUT3, 10), (HOLDOUT4, 10)):
+    assert 15 <= len(HOLDOUT5) <= 20
+    assert 15 <= len(HOLDOUT6) <= 20
+    for jobs, repos in ((TUNING, 12), (HOLDOUT, 10), (HOLDOUT2, 8), (HOLDOUT3, 10), (HOLDOUT4, 10),
+                        (HOLDOUT5, 10), (HOLDOUT6, 10)):
         assert len({j.source["repo"] for j in jobs}) >= repos
         assert {j.source["type"] for j in jobs} >= {"example"}
     assert {j.source["type"] for j in TUNING} >= {"issue", "example"}
 
 
 def test_the_later_holdout_sets_have_controls_where_any_error_is_a_false_alarm() -> None:
-    for jobs, least in ((HOLDOUT2, 3), (HOLDOUT3, 4), (HOLDOUT4, 4)):
+    for jobs, least in ((HOLDOUT2, 3), (HOLDOUT3, 4), (HOLDOUT4, 4), (HOLDOUT5, 4), (HOLDOUT6, 4)):
         controls = [j for j in jobs if j.expected.asks_fp8 is False and not j.expected.fire
                     and j.expected.rollout_fp8 is not True]
         assert len(controls) >= least
@@ -92,6 +99,14 @@ def test_the_fourth_holdout_set_shares_no_source_with_the_earlier_sets() -> None
     assert _reusing(HOLDOUT4, TUNING + HOLDOUT + HOLDOUT2 + HOLDOUT3) == []
 
 
+def test_the_fifth_holdout_set_shares_no_source_with_the_earlier_sets() -> None:
+    assert _reusing(HOLDOUT5, TUNING + HOLDOUT + HOLDOUT2 + HOLDOUT3 + HOLDOUT4) == []
+
+
+def test_the_sixth_holdout_set_shares_no_source_with_the_earlier_sets() -> None:
+    assert _reusing(HOLDOUT6, TUNING + HOLDOUT + HOLDOUT2 + HOLDOUT3 + HOLDOUT4 + HOLDOUT5) == []
+
+
 def test_a_job_reusing_an_earlier_sets_source_is_caught() -> None:
     earlier = HOLDOUT[0]
     reused = ag.Job(slug="copy", title="", root=earlier.root, source=dict(earlier.source),
@@ -99,6 +114,9 @@ def test_a_job_reusing_an_earlier_sets_source_is_caught() -> None:
                     expected=earlier.expected, set="holdout2")
     assert _reusing([reused, *HOLDOUT2], TUNING + HOLDOUT) == ["copy"]
     assert _reusing([reused, *HOLDOUT3], TUNING + HOLDOUT + HOLDOUT2) == ["copy"]
+    assert _reusing([reused, *HOLDOUT5], TUNING + HOLDOUT + HOLDOUT2 + HOLDOUT3 + HOLDOUT4) == ["copy"]
+    assert _reusing([reused, *HOLDOUT6],
+                    TUNING + HOLDOUT + HOLDOUT2 + HOLDOUT3 + HOLDOUT4 + HOLDOUT5) == ["copy"]
 
 
 @pytest.mark.parametrize("job", JOBS, ids=lambda j: j.slug)
@@ -165,15 +183,21 @@ def test_a_job_is_in_the_tuning_set_unless_it_says_holdout(tmp_path: Path) -> No
     _write_job(tmp_path, "newer", set="holdout2")
     _write_job(tmp_path, "newest", set="holdout3")
     _write_job(tmp_path, "fifth", set="holdout4")
+    _write_job(tmp_path, "sixth", set="holdout5")
+    _write_job(tmp_path, "seventh", set="holdout6")
     assert [(j.slug, j.set) for j in ag.load_jobs(tmp_path)] == [("fifth", "holdout4"),
                                                                  ("new", "holdout"),
                                                                  ("newer", "holdout2"),
                                                                  ("newest", "holdout3"),
-                                                                 ("old", "tuning")]
+                                                                 ("old", "tuning"),
+                                                                 ("seventh", "holdout6"),
+                                                                 ("sixth", "holdout5")]
     assert [j.slug for j in ag.load_jobs(tmp_path, job_set="holdout")] == ["new"]
     assert [j.slug for j in ag.load_jobs(tmp_path, job_set="holdout2")] == ["newer"]
     assert [j.slug for j in ag.load_jobs(tmp_path, job_set="holdout3")] == ["newest"]
     assert [j.slug for j in ag.load_jobs(tmp_path, job_set="holdout4")] == ["fifth"]
+    assert [j.slug for j in ag.load_jobs(tmp_path, job_set="holdout5")] == ["sixth"]
+    assert [j.slug for j in ag.load_jobs(tmp_path, job_set="holdout6")] == ["seventh"]
     assert [j.slug for j in ag.load_jobs(tmp_path, job_set="tuning")] == ["old"]
     with pytest.raises(ag.JobError, match="no such job"):       # --only outside the chosen set
         ag.load_jobs(tmp_path, only=["old"], job_set="holdout")
@@ -246,6 +270,28 @@ def test_review_accepts_a_finding_without_changing_the_blind_score() -> None:
     report = _report({"FP8D-HW-0004": "error", "FP8D-TT-0002": "error"})
     assert ag.score(_exp(), report).outcome == "false alarm"
     assert ag.score(_exp(), report, accepted=("FP8D-TT-0002",)).outcome == "agree"
+
+
+def test_a_rule_written_after_the_run_fills_its_gap_only_after_review() -> None:
+    exp = _exp(fire=(), scored_gaps=("no rule for X",))
+    report = _report({"FP8D-TAO-0013": "error"})
+    fills = (("FP8D-TAO-0013", "no rule for X"),)
+    assert ag.score(exp, report).outcome == "missed + false alarm"          # blind: unchanged
+    assert ag.score(exp, report, ("FP8D-TAO-0013",), fills).outcome == "agree"
+    # the rule must fire, and be accepted, for the gap to count as filled
+    assert ag.score(exp, _report({}), ("FP8D-TAO-0013",), fills).outcome == "missed"
+    assert ag.score(exp, report, (), fills).outcome == "missed + false alarm"
+
+
+def test_a_review_may_fill_only_a_gap_the_expectation_lists(tmp_path: Path) -> None:
+    src = next(p for p in sorted(ag.JOBS_DIR.iterdir()) if p.name.startswith("holdout6-ao-3982"))
+    job = tmp_path / src.name
+    shutil.copytree(src, job)
+    text = (job / "job.yaml").read_text()
+    assert len(ag.load_jobs(tmp_path)[0].fills) == 1
+    (job / "job.yaml").write_text(text.replace("      gap: >-\n        ", "      gap: >-\n        x "))
+    with pytest.raises(ag.JobError, match="gap"):
+        ag.load_jobs(tmp_path)
 
 
 def test_the_benchmark_runs_fp8_doctor_on_two_jobs(tmp_path: Path) -> None:
