@@ -67,6 +67,12 @@ class Launch:
     """A command that starts this framework (``accelerate launch``, ``megatron sft``)."""
     flags: re.Pattern[str] | None = None
     """Flags that mark its arguments on any command line (``--output_dir``, ``--num-layers``)."""
+    entry: re.Pattern[str] | None = None
+    """What the text of a Python script the launch line runs holds when it is this framework's
+    entry point (``import megatron``), for a :attr:`command` or :attr:`flags` that a path or a
+    flag name alone makes (``examples/models/x.py``, ``--fp8-recipe``). A script of the job
+    that holds none of it takes those flags as its own options (a ``train.py`` with a click
+    ``--fp8-recipe`` is no Megatron launch, holdout6); a script not found here decides nothing."""
 
 
 @dataclass(frozen=True)

@@ -289,7 +289,7 @@ FRAMEWORK = Framework(
     cancels_fp8_of=("accelerate",), explicit_precision_wins=True, zero_stage_rank=3,
     derive_also=(("accelerate", "env.ACCELERATE_MIXED_PRECISION"),),
     runs_on=("accelerate",), distributions=("transformers",), rule_area="HF",
-    area_title="HF Trainer", launch=Launch(_read_text, flags=HINT),
+    area_title="HF Trainer", launch=Launch(_read_text, flags=HINT, entry=PY_HINT),
     # TrainingArguments bool fields: HfArgumentParser gives them string_to_bool (`--bf16 1`)
     bool_keys=("bf16", "fp16", "tf32", "bf16_full_eval", "fp16_full_eval",
                "gradient_checkpointing", "torch_compile", "use_cpu"),

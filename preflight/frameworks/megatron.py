@@ -17,7 +17,7 @@ from preflight.base.versions import comparison_key
 from preflight.facts import Unknown
 from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, IntentOut, Stated, View, first
-from preflight.frameworks.megatron_args import TEXT_HINTS, read_args_text, read_yaml
+from preflight.frameworks.megatron_args import ENTRY, TEXT_HINTS, read_args_text, read_yaml
 
 KIND = "megatron"
 _first = first
@@ -299,7 +299,7 @@ FRAMEWORK = Framework(
     kind=KIND, title="Megatron-LM / megatron-core", formats=("text", "yaml"), score=score,
     read=read_yaml, derive=from_megatron, precedence=7,
     distributions=("megatron-core",), from_source=True, rule_area="MEG", area_title="Megatron",
-    launch=Launch(read_args_text, flags=TEXT_HINTS),
+    launch=Launch(read_args_text, flags=TEXT_HINTS, entry=ENTRY),
     shape_keys=(("heads", ("num_attention_heads",)), ("kv_heads", ("num_query_groups",)),
                 ("layers", ("num_layers",)), ("vocab", ("vocab_size",)),
                 ("seq", ("seq_length",)), ("micro_batch", ("micro_batch_size",)),

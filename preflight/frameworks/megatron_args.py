@@ -69,6 +69,11 @@ TEXT_HINTS = re.compile(r"--(?:num-layers|hidden-size|num-attention-heads|fp8-fo
                         r"fp8-hybrid|fp8-e4m3|tensor-model-parallel-size|seq-length|"
                         r"micro-batch-size|transformer-impl|use-mcore-models|ffn-hidden-size)\b")
 
+ENTRY = re.compile(r"(?m)^[ \t]*(?:from|import)[ \t]+megatron\b")
+"""A Megatron entry point imports megatron (Megatron-LM's pretrain_gpt.py: ``from
+megatron.training import pretrain``, at core_r0.14.0); a job's own ``train.py`` that does not
+takes ``--fp8-recipe`` as its own option (``jobs/scripts.py``, ``Launch.entry``)."""
+
 
 def read_args_text(path: str, text: str, outer: dict[str, str] | None = None,
                    prefix: str = PREFIX) -> ReaderOutput:

@@ -31,6 +31,7 @@ from preflight.findings import Source
 from preflight.frameworks import megatron_bridge_presets as presets
 from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, IntentOut, Stated, View
+from preflight.frameworks.megatron_bridge_py import PY_HINT, read_python
 from preflight.reading.overridelaunch import Syntax, base_unread, find_launch, merged_facts
 from preflight.reading.overrides import parse_hydra
 from preflight.reading.readers import read_plain
@@ -40,6 +41,9 @@ KIND = "megatron_bridge"
 PREFIX = f"config.{KIND}"
 ENTRY = re.compile(r"(?:^|/)run_recipe\.py$|(?:^|/)(?:examples|tutorials)/(?:recipes|models)/"
                    r"[\w./-]*\.py$")
+# what a script of the job that is a Megatron-Bridge entry holds (an `examples/models/x.py` of
+# another project is not one: jobs/scripts.py `_entry`)
+ENTRY_CODE = re.compile(r"\bmegatron\.bridge\b|\bmegatron import bridge\b")
 HINT = re.compile(r"run_recipe\.py|(?:examples|tutorials)/(?:recipes|models)/[\w./-]*\.py")
 # run_recipe.py's convenience flags and the field each one sets (COMMON_OVERRIDE_FIELDS).
 CONVENIENCE = {
@@ -223,7 +227,8 @@ def _asks(value: Any) -> bool:
 
 
 FRAMEWORK = Framework(
-    kind=KIND, title="Megatron-Bridge", formats=("yaml", "text"), score=score, read=read_yaml,
+    kind=KIND, title="Megatron-Bridge", formats=("yaml", "text", "python"), score=score,
+    read=read_yaml, read_python=read_python, python_hint=PY_HINT,
     derive=derive, precedence=14,
     cancels_fp8_of=(KIND,),          # its recipe's mixed_precision resets model.fp8 (MBR-0001)
     duplicate_keys="error",          # OmegaConf.load refuses a key given twice
@@ -241,7 +246,7 @@ FRAMEWORK = Framework(
     distributions=("megatron-bridge",), requires=("megatron-core",),
     # NVIDIA's containers run it from /opt/Megatron-Bridge (PYTHONPATH=.../src)
     from_source=True, rule_area="MBR", area_title="Megatron-Bridge",
-    launch=Launch(read_text, command=HINT),
+    launch=Launch(read_text, command=HINT, entry=ENTRY_CODE),
     shape_keys=(("heads", ("model.num_attention_heads",)),
                 ("kv_heads", ("model.num_query_groups",)), ("layers", ("model.num_layers",)),
                 ("seq", ("dataset.seq_length", "model.seq_length")),

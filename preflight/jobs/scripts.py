@@ -11,6 +11,7 @@ script as meant.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from contextvars import ContextVar
 from dataclasses import replace
@@ -117,7 +118,7 @@ def _with_env(path: str, text: str, outer: dict[str, str], out: ReaderOutput) ->
 
     clean = strip_comments(text)
     variables = collect_variables(clean, outer)
-    fw = _detect(clean, FRAMEWORKS)
+    fw = _detect(clean, FRAMEWORKS, path)
     hit = launch.find(fw.launch.command, clean) if fw is not None and fw.launch is not None \
         and fw.launch.command is not None else None
     at = hit.start() if hit is not None else next(
@@ -299,7 +300,7 @@ def _read(path: str, text: str, kind: str | None, explicit: bool, outer: dict[st
     from preflight.frameworks import BY_KIND, FRAMEWORKS
 
     # a command named in a comment (`# see verl.trainer.main_ppo`) launches nothing
-    fw = BY_KIND[kind] if kind is not None else _detect(strip_comments(text), FRAMEWORKS)
+    fw = BY_KIND[kind] if kind is not None else _detect(strip_comments(text), FRAMEWORKS, path)
     if fw is None or fw.launch is None:
         if not explicit:
             return None, ReaderOutput()
@@ -318,7 +319,7 @@ def _read(path: str, text: str, kind: str | None, explicit: bool, outer: dict[st
         return got, out
     if kind is not None and (any(n.startswith(f"config.{kind}.") for n in out.facts) or
                              any(link.kind == kind for link in out.linked)):
-        if explicit and _detect(text, [fw]) is None:
+        if explicit and _detect(text, [fw], path) is None:
             # (a script another one sources takes its kind from that one: not a --kind forced)
             # --kind megatron on a line of `--config-file x.yaml model.fp8=e4m3`: every --flag
             # reads as a Megatron one, but none is Megatron's (issue 22 item 5)
@@ -336,15 +337,42 @@ def _read(path: str, text: str, kind: str | None, explicit: bool, outer: dict[st
         f" (it holds {other.title} settings: --kind {other.kind})" if other else ""))
 
 
-def _detect(text: str, frameworks: Sequence[Framework]) -> Framework | None:
-    """The framework whose launch command occurs first in ``text``; else whose flags do."""
+def _detect(text: str, frameworks: Sequence[Framework], path: str | None = None,
+            ) -> Framework | None:
+    """The framework whose launch command occurs first in ``text``; else whose flags do; one
+    whose entry the Python scripts the text runs (the job's own) all lack is none (:func:`_entry`)."""
     for attr in ("command", "flags"):
         hits = [(m.start(), n, f) for n, f in enumerate(frameworks) if f.launch is not None and
                 (pattern := getattr(f.launch, attr)) is not None and
-                (m := launch.find(pattern, text)) is not None]
+                (m := launch.find(pattern, text)) is not None and
+                _entry(f.launch.entry, text, path)]
         if hits:
             return min(hits, key=lambda h: (h[0], h[1]))[2]
     return None
+
+
+def _entry(entry: re.Pattern[str] | None, text: str, path: str | None) -> bool:
+    """Whether a framework's command or flags (``--fp8-recipe``) may be its launch: False
+    only when every training script the text runs is found here (next to ``path``) and none
+    holds ``entry`` (``import megatron``): ``python3 train.py --fp8-recipe mxfp8`` passes a
+    click option of the job's train.py (holdout6). A script not found here (``pretrain_gpt.py``
+    of a checkout, ``$MEGATRON/...``) or not readable decides nothing."""
+    if entry is None or path is None:
+        return True
+    runs = [s for s, _, _ in launch.python_scripts(text, collect_variables(text, {}))
+            if not launch.not_training(s)]
+    if not runs:
+        return True
+    for script in runs[:launch.MAX_SCRIPTS]:
+        here = os.path.join(os.path.dirname(path), os.path.expanduser(script))
+        if "$" in script or not os.path.isfile(here):
+            return True
+        try:
+            if entry.search(read_text(here)):
+                return True
+        except (ParseError, OSError):
+            return True
+    return False
 
 
 def _kind_of(launched: str, out: ReaderOutput, kinds: list[str]) -> str | None:

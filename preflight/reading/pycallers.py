@@ -26,7 +26,8 @@ import ast
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from preflight.reading.pyvalues import MAX_DEPTH, Call, Ref, Unresolved
+from preflight.reading import pyclick
+from preflight.reading.pyvalues import MAX_DEPTH, Call, Ref, Unresolved, option_value
 
 if TYPE_CHECKING:
     from preflight.reading.pyscopes import Scope
@@ -65,21 +66,46 @@ def call_sites(tree: ast.Module) -> tuple[dict[str, list[ast.Call]], set[str]]:
     return sites, escapes
 
 
+def parameter(module: Module, scope: Scope, name: str, depth: int, line: int | None) -> Any:
+    """A parameter's value: an inlined call's, a click option's from the launch line
+    (:mod:`.pyclick`), what every call of the function passes (:func:`param_value`, worked
+    out once per scope, name and depth), else Unresolved."""
+    if name in scope.values:
+        return scope.values[name]
+    if scope.node is not None:
+        if id(scope.node) not in module._clicks:
+            module._clicks[id(scope.node)] = pyclick.options(module, scope)
+        opt = module._clicks[id(scope.node)].get(name)
+        if opt is not None:
+            return option_value(opt, name, module.argv, module.path, label=name)
+    key = (id(scope), name, depth)
+    if key not in module._params:
+        module._params[key] = Unresolved(f"{name} depends on itself")
+        module._params[key] = param_value(module, scope, name, depth)
+    got = module._params[key]
+    return got if got is not NO_CALL else \
+        Unresolved(f"{name} is a parameter of {scope.name}()", line)
+
+
+NO_CALL = object()
+"""What :func:`param_value` gives when the text shows no call (None is a value a call passes)."""
+
+
 def param_value(module: Module, scope: Scope, name: str, depth: int) -> Any:
-    """``name`` (a parameter of ``scope``) as every call of its function passes it; None when
-    the text shows no such call (the caller keeps "a parameter of f()")."""
+    """``name`` (a parameter of ``scope``) as every call of its function passes it;
+    :data:`NO_CALL` when the text shows no such call (the caller keeps "a parameter of f()")."""
     owner = module.owners.get(id(scope))
     if owner is None or depth > MAX_DEPTH:
-        return None
+        return NO_CALL
     cls, func = owner
     params = scope.params
     if cls is not None:
         if func != "__init__" or not params or name == params[0]:
-            return None         # a method's calls go through instances: not followed
+            return NO_CALL      # a method's calls go through instances: not followed
         params = params[1:]
     target = cls or func
     if target in module._escapes or name not in params:
-        return None
+        return NO_CALL
     index = params.index(name)
     values: list[Any] = []
     for call in list(module.bindings.get(target, ()))[:MAX_SITES]:
@@ -95,7 +121,7 @@ def param_value(module: Module, scope: Scope, name: str, depth: int) -> Any:
         if got is not _SKIP:
             values.append(got)
     if not values:
-        return None
+        return NO_CALL
     bad = next((v for v in values if isinstance(v, Unresolved)), None)
     if bad is not None:
         return Unresolved(f"{name} of {target}() is not known at every call ({bad.reason})",

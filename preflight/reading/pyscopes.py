@@ -48,6 +48,11 @@ class Scope:
     """The guards of each call (by ``id`` of its node) made under a condition."""
     returns: list[tuple[ast.expr, Guards]] = field(default_factory=list)
     values: dict[str, Any] = field(default_factory=dict)   # parameters of an inlined call
+    parent: Scope | None = None
+    """The function whose body defines this one (its names are this one's closure), None at
+    the top or in a class body (a method does not see its class's names)."""
+    node: ast.FunctionDef | ast.AsyncFunctionDef | None = None
+    """The function's own statement (its decorators: :mod:`.pyclick`)."""
 
 
 class Layout:
@@ -88,7 +93,8 @@ class Layout:
                                                  args.defaults)}
             defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults)
                              if d is not None})
-            inner = Scope(stmt.name, list(stmt.body), params, defaults)
+            inner = Scope(stmt.name, list(stmt.body), params, defaults, node=stmt,
+                          parent=scope if scope.node is not None else None)
             self.scopes.append(inner)
             if top:
                 self.functions.setdefault(stmt.name, (stmt, inner))

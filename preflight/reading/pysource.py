@@ -7,12 +7,12 @@ the file makes, each argument's value as far as it can be known without running 
 
 - literals, lists, tuples, dicts (``**`` of a literal dict merged), ``dict(a=1)``, small integer
   arithmetic (``8 * 2048``), comparisons and ``and`` / ``or`` / ``not`` of such values, names
-  bound to such a value in the function or at module level (the binding a use sees: the last
-  one before it that runs), ``x.attr = value`` set on a call's result afterwards, the file's
-  own functions called with their result inlined (torchtitan's ``config = llama3_8b();
-  config.compile = ...``), a parameter as every call of its function passes it and ``self.x``
-  as ``__init__`` sets it (:mod:`.pycallers`), and argparse ``--flag`` values from the launch
-  line that runs the script (or their ``default=`` when the launch line does not pass them);
+  bound to such a value in the function, the functions it is defined in, or at module level
+  (the binding a use sees: the last one before it that runs), ``x.attr = value`` set on a
+  call's result afterwards, the file's own functions inlined (``config = llama3_8b()``), a
+  parameter as every call of its function passes it, ``self.x`` as ``__init__`` sets it
+  (:mod:`.pycallers`), and argparse ``--flag`` values and click options (:mod:`.pyclick`) from
+  the launch line that runs the script (or their defaults when it does not pass them);
 - conditions (:mod:`.pyguards`): an ``if`` / ``elif`` / ``else`` whose test those values decide
   is followed (``if args.precision == "fp8": kwargs = [AORecipeKwargs()]`` with the launch
   line's ``--precision``); a binding, attribute set, return or call under one they do not
@@ -43,7 +43,7 @@ from preflight.reading.pycallers import (
     inline,
     instance_attr,
     never_called,
-    param_value,
+    parameter,
     reached,
 )
 from preflight.reading.pyguards import Guards, boolop, compare, decide, truth
@@ -103,6 +103,7 @@ class Module(Layout):
         self.call_scope = {id(n): sc for sc in self.scopes for n in sc.calls}
         self._params: dict[tuple[int, str, int], Any] = {}
         self.options: dict[str, Arg] = {}
+        self._clicks: dict[int, dict[str, Arg]] = {}
         self._inlining, self._weights = 0, Weights()
         self._memo: dict[tuple[int, str, int | None, int], tuple[Scope, Any]] = {}
         self._tested: dict[tuple[int, int, int], tuple[Scope, Any]] = {}
@@ -261,16 +262,21 @@ class Module(Layout):
         return out
 
     def _name(self, name: str, scope: Scope, depth: int, line: int | None) -> Any:
-        for where in (scope, self.module) if scope is not self.module else (scope,):
+        # the function's own names, then those of the functions it is defined in (a closure:
+        # their values once they have run), then the module's
+        chain, outer = [scope], scope.parent
+        while outer is not None and len(chain) < MAX_DEPTH:
+            chain.append(outer)
+            outer = outer.parent
+        if scope is not self.module:
+            chain.append(self.module)
+        for where in chain:
+            at = line if where is scope else None
             binds = where.binds.get(name)
             if binds:
-                return self._bound(name, binds, where, line if where is scope else None, depth)
-            if where is scope and name in scope.values:
-                return scope.values[name]
-            if where is scope and name in scope.params:
-                got = self._param(scope, name, depth)
-                return got if got is not None else \
-                    Unresolved(f"{name} is a parameter of {scope.name}()", line)
+                return self._bound(name, binds, where, at, depth)
+            if name in where.params or (where is scope and name in scope.values):
+                return parameter(self, where, name, depth, at)
         if name in self.imports:
             return Ref(self.imports[name])
         if name in BUILTINS:
@@ -291,7 +297,9 @@ class Module(Layout):
         self._memo[key] = (scope, Unresolved(f"{name} depends on itself", line))
         bind = self._reaching(name, binds, scope, line, depth)
         value: Any
-        if not isinstance(bind, Bind):
+        if bind is None and name in scope.params:
+            value = parameter(self, scope, name, depth, line)   # no rebinding of it runs
+        elif not isinstance(bind, Bind):
             value = bind if isinstance(bind, Unresolved) else \
                 Unresolved(f"{name} is set only in branches that do not run", line)
         elif bind.ref is not None:
@@ -314,7 +322,8 @@ class Module(Layout):
         before = [b for b in binds if line is None or b.line < line or
                   any(g.loop for g in b.guards)]
         got: Bind | Unresolved | None = None
-        for bind in before or binds:
+        # a parameter rebound later (`if x == "a": x = A()`) is the parameter before that
+        for bind in before if name in scope.params else before or binds:
             state = self.runs(bind.guards, scope, depth=depth) if bind.guards else True
             if state is True:
                 got = bind
@@ -384,15 +393,6 @@ class Module(Layout):
         if call.name == "add_argument":
             self._option(call)
         return call
-
-    def _param(self, scope: Scope, name: str, depth: int) -> Any:
-        """A parameter's value from every call of its function (or, for ``__init__``, of its
-        class) the job makes (:func:`.pycallers.param_value`); None where none is known."""
-        key = (id(scope), name, depth)
-        if key not in self._params:
-            self._params[key] = Unresolved(f"{name} depends on itself")
-            self._params[key] = param_value(self, scope, name, depth)
-        return self._params[key]
 
     def _option(self, call: Call) -> None:
         arg = option_of(call)

@@ -86,6 +86,8 @@ class Arg:
                             # function of the script's: what it returns is not read)
     choices: tuple[Any, ...] | None = None
     action: str = "store"   # store | const (a bare flag) | other (count, append, a class)
+    abbrev: bool = True     # a unique prefix of a long flag names it (argparse; not click)
+    off: tuple[str, ...] = ()   # flags that store ``not store`` (click's ``--x/--no-x``)
 
 
 MAX_WEIGHT = 20000
@@ -216,16 +218,16 @@ def _converted(opt: Arg, flag: str, raw: str) -> Any:
 
 def _matches(word: str, opt: Arg, longs: Iterable[str]) -> bool:
     """argparse takes a unique prefix of a long option (``allow_abbrev``, on by default)."""
-    if word in opt.flags:
+    if word in opt.flags or word in opt.off:
         return True
-    if not word.startswith("--") or len(word) < 3:
+    if not opt.abbrev or not word.startswith("--") or len(word) < 3:
         return False
     mine = [f for f in opt.flags if f.startswith(word)]
     return bool(mine) and not any(f.startswith(word) for f in longs if f not in opt.flags)
 
 
 def option_value(opt: Arg | None, dest: str, argv: tuple[str, ...] | None, path: str,
-                 longs: Iterable[str] = ()) -> Any:
+                 longs: Iterable[str] = (), label: str | None = None) -> Any:
     """An argparse option's value: from the launch line's arguments ``argv`` when known (the
     last occurrence wins, converted by ``type=``, checked against ``choices=``), else its
     default (a launch line was read and does not pass it), else Unresolved. ``longs``: every
@@ -233,7 +235,7 @@ def option_value(opt: Arg | None, dest: str, argv: tuple[str, ...] | None, path:
     if opt is None:
         return Unresolved(f"args.{dest} is not an option this file declares")
     if argv is None:
-        return Unresolved(f"args.{dest} comes from the command line ({'/'.join(opt.flags)}, "
+        return Unresolved(f"{label or 'args.' + dest} comes from the command line ({'/'.join(opt.flags)}, "
                           f"default {opt.default!r} at {path}:{opt.line}); no launch line that "
                           "runs this script was read", opt.line)
     others = tuple(longs)
@@ -250,7 +252,7 @@ def option_value(opt: Arg | None, dest: str, argv: tuple[str, ...] | None, path:
             found = Unresolved(f"{flag} is an option of action the text does not follow",
                                opt.line)
         elif opt.action == "const":
-            found = opt.store
+            found = (not opt.store) if flag in opt.off else opt.store
         else:
             raw = inline if eq else (argv[i + 1] if i + 1 < len(argv) else None)
             found = _converted(opt, flag, raw) if raw is not None else Unresolved(

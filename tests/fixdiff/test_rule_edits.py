@@ -28,6 +28,10 @@ GIT = shutil.which("git")
 RULES = engine.load_rules(None)
 
 NOT_AN_EDIT = {
+    "FP8D-TAO-0013": "two fixes of equal weight, neither a config edit to make for the user: "
+                     "float8 all-gather off (slower: BF16 all-gathers), or a shard count that "
+                     "divides the weights (the launch, not a key); the plain loop's switch is "
+                     "Float8LinearConfig(...) in Python, which --diff does not edit",
     "FP8D-MBR-0001": "the fix is a Hydra override on the launch line (mixed_precision.fp8=...) "
                      "in place of model.fp8=...; --diff edits config files and flags, not "
                      "key=value overrides",

@@ -1,0 +1,143 @@
+"""Megatron-Bridge scripts that build their config from a library recipe function, read by their
+syntax tree (never imported or run): ``config.megatron_bridge.*`` facts (issue 22, holdout6).
+
+Every Megatron-Bridge example script has this shape (examples/quantization/
+pretrain_quantized_llama3_8b.py at NVIDIA-NeMo/Megatron-Bridge 067f987d, lines 75, 99-121,
+150-195)::
+
+    from megatron.bridge.recipes.llama import llama3_8b_pretrain_config as pretrain_config
+    args, cli_overrides = parser.parse_known_args()
+    cfg: ConfigContainer = pretrain_config()
+    cfg.model.x = ...                      # the script's own edits
+    merged = OmegaConf.merge(OmegaConf.structured(cfg), OmegaConf.load(args.config_file))
+    merged = parse_hydra_overrides(merged, cli_overrides)   # torchrun ... key=value
+    apply_overrides(cfg, OmegaConf.to_container(merged), excluded_fields)
+
+Read here: the recipe function called, through its import (``as`` aliases included), as
+``config.megatron_bridge.recipe`` (its name; the preset it ends up with is the recipe table's,
+:func:`.megatron_bridge_presets.for_recipe`); the attributes the script sets on the result
+(``cfg.mixed_precision = "bf16_with_mxfp8_mixed"`` or a preset factory's call, ``cfg.model.fp8
+= ...``) as ``config.megatron_bridge.<section>.<field>``; and, when the script applies Hydra
+overrides from its command line (``parse_hydra_overrides`` / ``process_config_with_overrides``
+of ``megatron.bridge.training.utils.omegaconf_utils``), the ``key=value`` words of the launch line
+that runs it (those that are no value of the script's own argparse options), which win. The
+``--config-file`` YAML is read as a file of its own (``megatron_bridge.read_yaml``). A recipe
+built under a condition the text does not decide, or two different ones, leave it Unknown.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from preflight.facts import Unknown
+from preflight.findings import Source
+from preflight.frameworks import megatron_bridge_presets as presets
+from preflight.reading.overrides import OverrideError, is_dotlist, parse_hydra
+from preflight.reading.pyfacts import PyOut
+from preflight.reading.pysource import Call, Module, Unresolved
+from preflight.reading.types import ReaderOutput
+
+KIND = "megatron_bridge"
+PREFIX = f"config.{KIND}"
+PY_HINT = re.compile(r"\bmegatron\.bridge\.(?:perf_)?recipes\b")
+_RECIPES = ("megatron.bridge.recipes.", "megatron.bridge.perf_recipes.")
+# ConfigContainer's sections (src/megatron/bridge/training/config.py): the attributes of a
+# recipe's result; any other keyword of the recipe call is an argument of the function
+SECTIONS = frozenset({
+    "model", "train", "optimizer", "scheduler", "dataset", "logger", "tokenizer", "checkpoint",
+    "dist", "ddp", "rng", "mixed_precision", "comm_overlap", "peft", "profiling", "ft",
+    "straggler", "nvrx_straggler", "inprocess_restart", "rerun_state_machine", "tensor_inspect",
+    "validation"})
+_APPLIES = frozenset({"parse_hydra_overrides", "process_config_with_overrides"})
+MAX_OVERRIDES = 256
+
+
+def read_python(module: Module) -> ReaderOutput:
+    """The recipe a Megatron-Bridge script builds, its edits and its launch line's overrides."""
+    out = PyOut(module)
+    recipes: list[Call] = []
+    applies = False
+    for call, _ in out.calls():
+        if call.func.startswith(_RECIPES) and call.name.endswith("_config"):
+            recipes.append(call)
+        elif call.name in _APPLIES and call.func.startswith("megatron.bridge."):
+            applies = True
+    if not recipes:
+        return ReaderOutput()
+    # one recipe, however often called, is the job's; two (one under a condition the text
+    # does not decide) leave it Unknown naming both lines (PyOut.put)
+    made = recipes if len({c.name for c in recipes}) > 1 else \
+        [next((c for c in recipes if c.when is None), recipes[0])]
+    for call in made[:8]:
+        with out.made(call):
+            out.put(f"{PREFIX}.recipe", call.name, call.line)
+            _edits(out, call)
+    out.put(f"{PREFIX}.entry", module.path, made[0].line)
+    if applies and module.argv is not None:
+        _overrides(out, module)
+    return out.output()
+
+
+def _edits(out: PyOut, call: Call) -> None:
+    """The attributes set on the recipe's result (``cfg.a.b = v`` folded into the call)."""
+    for key, value in call.kwargs.items():
+        line = call.lines.get(key, call.line)
+        if key == "mixed_precision":
+            out.put(f"{PREFIX}.mixed_precision", _preset(value), line)
+        elif key in SECTIONS:
+            _tree(out, f"{PREFIX}.{key}", value, line, 0)
+
+
+def _preset(value: Any) -> Any:
+    """``mixed_precision``'s value as the preset name it is: a name, a preset factory called
+    (``bf16_with_mxfp8_mixed()``), ``get_mixed_precision_config("...")``; else Unknown."""
+    if isinstance(value, Call) and not value.args and not value.kwargs and \
+            presets.preset(value.name) is not None:
+        return value.name
+    if isinstance(value, Call) and value.name == "get_mixed_precision_config" and \
+            value.args and isinstance(value.args[0], str):
+        return value.args[0]
+    if isinstance(value, Call):
+        return Unresolved(f"mixed_precision is a {value.name or 'computed'}() object the text "
+                          "does not give as a preset", value.line)
+    return value
+
+
+def _tree(out: PyOut, name: str, value: Any, line: int, depth: int) -> None:
+    if isinstance(value, Call) and not value.func and depth < 8:
+        for key, inner in value.kwargs.items():     # `cfg.model.x = v` set field by field
+            _tree(out, f"{name}.{key}", inner, value.lines.get(key, line), depth + 1)
+        return
+    out.put(name, value, line)
+
+
+def _overrides(out: PyOut, module: Module) -> None:
+    """``key=value`` words of the launch line, as Hydra parses them, over what the script set
+    (``parse_known_args`` leaves them over: a value of one of its own options is no override)."""
+    argv = module.argv or ()
+    takes_value = {f for a in module.options.values() if a.action == "store" for f in a.flags}
+    i, seen = 0, 0
+    while i < len(argv) and seen < MAX_OVERRIDES:
+        word = argv[i]
+        i += 1
+        if word.startswith("-"):
+            if word in takes_value:
+                i += 1
+            continue
+        if not is_dotlist(word):
+            continue
+        seen += 1
+        try:
+            ov = parse_hydra(word, "known only when the launch script runs"
+                             if "$" in word or "`" in word else None)
+        except OverrideError as exc:
+            value: Any = Unknown(f"{word[:60]!r}: {exc}")
+            path: tuple[str, ...] = (word.split("=", 1)[0].lstrip("+~"),)
+        else:
+            if ov.op == "delete":
+                continue
+            value, path = ov.value, ov.path
+        name = f"{PREFIX}.{'.'.join(path)}"
+        out.facts[name] = value             # the command line wins over the script's edits
+        out.prov[name] = Source(module.path)
