@@ -82,6 +82,7 @@ if TYPE_CHECKING:
     from preflight.frameworks._record import Framework
 
 NO_CONFIG = "no job config given"
+NO_FP8_SETTING = "no FP8 setting in the configs read"
 
 NAMES = ("fp8", "fp8_source", "fp8_overridden_by", "frameworks", "backend", "recipe", "format",
          "precision", "distributed", "zero_stage", "activation_checkpointing",
@@ -188,6 +189,14 @@ def derive_intent(facts: Mapping[str, Any]) -> tuple[dict[str, Value], dict[str,
             if name not in got:
                 got[name] = value
     _combine_fp8(per, got)
+    for suffix in (".base_config", ".unread_args"):   # not read, so "no" is a guess (walk.py)
+        why = next((v for n, v in facts.items() if n.startswith("config.") and
+                    n.endswith(suffix) and isinstance(v, Unknown)), None)
+        for name in ("fp8", "rollout.fp8") if why is not None else ():
+            if name in got and got[name][0] is False and (suffix == ".unread_args" or
+                                                          got[name][1] == NO_FP8_SETTING):
+                got[name] = (Unknown(f"{str(getattr(why, 'reason', ''))[:200]}; whether the "
+                                     "job asks for FP8 is not known"), "config")
     unrecognised = facts.get("config.unrecognised")
     if got["fp8"][0] is False and isinstance(unrecognised, list) and unrecognised:
         # a file forced by --kind held none of that framework's settings: "no FP8 setting" there
@@ -218,6 +227,7 @@ def _stack(kinds: list[str], per: dict[str, Derived], by_kind: Mapping[str, Fram
     return stack
 
 
+
 def _combine_fp8(per: dict[str, Derived], got: dict[str, Sourced]) -> None:
     stated = {k: fp8 for k, d in per.items() if (fp8 := d.values.get("fp8")) is not None}
     asking = [(k, fp8[1]) for k, fp8 in stated.items() if fp8[0] is True]
@@ -226,8 +236,7 @@ def _combine_fp8(per: dict[str, Derived], got: dict[str, Sourced]) -> None:
         got["fp8"] = undecided[0]   # e.g. an accelerate fp8_config whose switch is on the CLI
         return
     if not asking:
-        got["fp8"] = (False, next((fp8[1] for fp8 in stated.values()),
-                                  "no FP8 setting in the configs read"))
+        got["fp8"] = (False, next((fp8[1] for fp8 in stated.values()), NO_FP8_SETTING))
         return
     kind, source = asking[0]
     by_kind = _orders()[0]

@@ -13,7 +13,10 @@ The interrupt tests send Ctrl-C (SIGINT) to this process and to children: a suit
 SIGINT ignored (``cmd &`` in a script without job control, some CI runners) passes the ignore on
 to every child across exec, and Python then installs no KeyboardInterrupt handler at all, so
 those tests failed (all 10 SIGINT cases in a run started that way) or skipped as "finished before
-the signal". The session restores the interactive disposition first.
+the signal". The session restores the interactive disposition first. A signal *blocked* in the
+mask is passed on the same way (the mask survives fork and exec): started with SIGINT, SIGTERM
+and SIGHUP blocked, the first interrupt test failed (the child finished its check, exit 1 for
+130). The session unblocks them.
 
 The colour and width of text output follow FORCE_COLOR, NO_COLOR and COLUMNS (and rich reads
 LINES, TTY_COMPATIBLE, TTY_INTERACTIVE), which CI systems and shells often export: with
@@ -32,6 +35,8 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)   # children: SIG_DFL after exec
 if signal.getsignal(signal.SIGTERM) is signal.SIG_IGN:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+if hasattr(signal, "pthread_sigmask"):
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM, signal.SIGHUP})
 for _name in ("FORCE_COLOR", "NO_COLOR", "COLUMNS", "LINES", "TTY_COMPATIBLE", "TTY_INTERACTIVE"):
     os.environ.pop(_name, None)
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hostenv import require_exec
 
 from preflight.cli import build_parser, main
 
@@ -79,6 +80,7 @@ def test_action_check_step_writes_relative_sarif_and_reports_the_exit_code(tmp_p
     step = next(s for s in _action()["runs"]["steps"] if s.get("id") == "check")
     bindir = tmp_path / "bin"
     bindir.mkdir()
+    require_exec(bindir)
     shim = bindir / "fp8-doctor"
     shim.write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} -m preflight \"$@\"\n")
     shim.chmod(0o755)
@@ -103,6 +105,7 @@ def _run_check_step(tmp_path: Path, **env: str) -> tuple[subprocess.CompletedPro
     step = next(s for s in _action()["runs"]["steps"] if s.get("id") == "check")
     bindir = tmp_path / "bin"
     bindir.mkdir(exist_ok=True)
+    require_exec(bindir)
     shim = bindir / "fp8-doctor"
     shim.write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} -m preflight \"$@\"\n")
     shim.chmod(0o755)

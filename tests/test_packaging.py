@@ -19,6 +19,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from hostenv import require_exec
 
 pytestmark = pytest.mark.slow
 
@@ -26,6 +27,12 @@ REPO = Path(__file__).resolve().parents[1]
 # What the README's first command finds on the bundled example job (preflight/examples/): the
 # FP8-under-DeepSpeed conflict and DeepSpeed's fp16 next to accelerate's fp8.
 EXAMPLE_ERRORS = {"FP8D-ACC-0003", "FP8D-DS-0002"}
+
+
+def _console_script(venv: Path) -> str:
+    """The installed ``fp8-doctor`` (the test skips where the venv's folder may not run it)."""
+    require_exec(venv)
+    return str(venv / "bin" / "fp8-doctor")
 
 
 def _readme_bash_blocks() -> list[str]:
@@ -108,7 +115,7 @@ def test_installed_not_editable(venv: Path, tmp_path: Path) -> None:
 
 
 def test_rules_list_from_the_wheel(venv: Path, tmp_path: Path) -> None:
-    res = _run([str(venv / "bin" / "fp8-doctor"), "rules", "list", "--format", "json"],
+    res = _run([_console_script(venv), "rules", "list", "--format", "json"],
                cwd=tmp_path)
     assert res.returncode == 0, res.stderr[-3000:]
     doc = json.loads(res.stdout)
@@ -119,7 +126,7 @@ def test_rules_list_from_the_wheel(venv: Path, tmp_path: Path) -> None:
 
 
 def test_check_from_the_wheel(venv: Path, tmp_path: Path) -> None:
-    res = _run([str(venv / "bin" / "fp8-doctor"), "check", "--no-smoke", "--format", "json"],
+    res = _run([_console_script(venv), "check", "--no-smoke", "--format", "json"],
                cwd=tmp_path)
     assert res.returncode in (0, 1), f"exit {res.returncode}:\n{res.stderr[-3000:]}"
     doc = json.loads(res.stdout)
@@ -166,9 +173,9 @@ def test_readme_first_command_from_the_wheel(venv: Path, tmp_path: Path) -> None
     assert shlex.split(install)[1:] == ["install", "-q", "."], install  # non-editable, as here
     argv = shlex.split(check)
     assert argv[0] == ".venv/bin/fp8-doctor", check
-    res = _run([str(venv / "bin" / "fp8-doctor"), *argv[1:]], cwd=tmp_path)
+    res = _run([_console_script(venv), *argv[1:]], cwd=tmp_path)
     assert res.returncode == 1, f"exit {res.returncode}:\n{res.stdout[-3000:]}{res.stderr[-3000:]}"
-    as_json = _run([str(venv / "bin" / "fp8-doctor"), *argv[1:], "--format", "json"],
+    as_json = _run([_console_script(venv), *argv[1:], "--format", "json"],
                    cwd=tmp_path)
     doc = json.loads(as_json.stdout)
     assert as_json.returncode == doc["exit_code"] == 1

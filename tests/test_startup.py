@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 from console_script import write_script
+from hostenv import require_exec
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 
@@ -112,6 +113,7 @@ def test_a_signal_while_any_module_loads_exits_cleanly(area: Path, module: str, 
 def test_ctrl_c_while_nvidia_smi_hangs_kills_it(area: Path) -> None:
     bin_dir = area / "smi"
     bin_dir.mkdir()
+    require_exec(bin_dir)
     pidfile = area / "smi.pid"
     smi = bin_dir / "nvidia-smi"
     smi.write_text(f"#!/bin/sh\necho $$ > {pidfile}.tmp && mv {pidfile}.tmp {pidfile}\n"

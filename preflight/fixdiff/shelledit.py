@@ -163,6 +163,13 @@ def set_flag(text: str, flag: str, number: int, value: Any, current: Any = "") -
     if hit is None:
         raise EditError(f"line {number} does not pass --{flag}")
     i, j = hit
+    if ws[i].text.endswith("=") and value is not None:
+        # `--merge_lora= true`: argparse reads an empty value (a bool flag then stops the job:
+        # HfArgumentParser's string_to_bool refuses '') and `true` as a word of its own; an edit
+        # to `--merge_lora false true` would start a job the file never described (redteam2)
+        raise EditError(f"{ws[i].text} passes an empty value (the word after it is not its "
+                        f"value: the framework's parser reads ''): not edited, write --{flag} "
+                        "and its value by hand")
     if value is False:
         written = ws[i].text.split("=", 1)[1] if "=" in ws[i].text else \
             ws[j - 1].text if j > i + 1 else None

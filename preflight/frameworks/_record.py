@@ -80,6 +80,13 @@ class Launch:
     flag name alone makes (``examples/models/x.py``, ``--fp8-recipe``). A script of the job
     that holds none of it takes those flags as its own options (a ``train.py`` with a click
     ``--fp8-recipe`` is no Megatron launch, holdout6); a script not found here decides nothing."""
+    trains: tuple[tuple[str, ...], ...] = ()
+    """Its commands that train, as the words they start with (``("accelerate", "launch")``,
+    ``("llamafactory-cli", "train")``) or a flag only a training command carries
+    (``("--output_dir",)``); a script run by one whose name says it evaluates, exports or merges
+    does not count. A script with several is read per command, and one in a branch that does
+    not run never (:mod:`preflight.reading.launchpick`; empty: the reader takes the text as it
+    is)."""
 
 
 @dataclass(frozen=True)

@@ -348,8 +348,8 @@ FRAMEWORK = Framework(
     kind=KIND, title="Hugging Face Accelerate", formats=("yaml", "json", "text"),
     score=score, read=read_accelerate, derive=from_accelerate, precedence=3, zero_stage_rank=1,
     distributions=("accelerate",), rule_area="ACC", area_title="Accelerate",
-    launch=Launch(accelerate_launch.read, command=accelerate_launch.COMMAND),
-    read_python=read_python, python_hint=PY_HINT,
+    launch=Launch(accelerate_launch.read, command=accelerate_launch.COMMAND,
+                  trains=accelerate_launch.TRAINS), read_python=read_python, python_hint=PY_HINT,
     references=(
         Reference("deepspeed_config.deepspeed_config_file", "deepspeed",
                   "opened relative to the launch directory (accelerate DeepSpeedPlugin)"),

@@ -35,6 +35,9 @@ from preflight.reading.types import ReaderOutput
 
 KIND = "accelerate"
 COMMAND = re.compile(r"(?<![\w-])accelerate(?:[ \t]+launch|-launch)\b")
+TRAINS = (("accelerate", "launch"), ("accelerate-launch",))
+"""Its commands that train (``accelerate config`` / ``env`` / ``test`` do not; nor a launch of
+``eval.py``): :attr:`Launch.trains`."""
 
 _DS_KEYS = {"zero_stage", "offload_optimizer_device", "offload_param_device",
             "offload_optimizer_nvme_path", "offload_param_nvme_path",

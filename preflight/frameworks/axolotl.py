@@ -88,7 +88,8 @@ FRAMEWORK = Framework(
                "gradient_checkpointing", "fsdp_config.cpu_ram_efficient_loading",
                "fsdp_config.fsdp_cpu_ram_efficient_loading"),
     bool_on_off=True,
-    launch=Launch(axolotl_launch.read, command=axolotl_launch.COMMAND),
+    launch=Launch(axolotl_launch.read, command=axolotl_launch.COMMAND,
+                  trains=axolotl_launch.TRAINS),
     shape_keys=(("seq", ("sequence_len",)), ("micro_batch", ("micro_batch_size",)),
                 ("model", ("base_model",))),
     references=(

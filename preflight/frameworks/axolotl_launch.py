@@ -26,6 +26,8 @@ OTHER = re.compile(r"(?<![\w/.-])axolotl[ \t]+(?:preprocess|evaluate|inference|m
                    r"(?<![\w.])axolotl\.cli\.(?:preprocess|evaluate|inference|merge_lora|"
                    r"merge_sharded_fsdp_weights|quantize|vllm_serve)\b")
 _CONFIG = (".yaml", ".yml")
+TRAINS = (("axolotl", "train"), ("axolotl.cli.train",))
+"""Its commands that train (:data:`OTHER` do not): :attr:`Launch.trains`."""
 
 
 def read(path: str, text: str, outer: dict[str, str] | None = None) -> ReaderOutput:

@@ -18,6 +18,7 @@ from preflight.frameworks import axolotl_launch, llamafactory_launch, trl
 from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, IntentOut, View
 from preflight.reading import launch
+from preflight.reading.boolflags import refuse_empty
 from preflight.reading.parse import Parsed
 from preflight.reading.pyfacts import PyOut
 from preflight.reading.pysource import Module
@@ -25,6 +26,7 @@ from preflight.reading.readers import link, read_plain
 from preflight.reading.types import ReaderOutput
 
 KIND = "hf_trainer"
+PREFIX = f"config.{KIND}"
 HINT = re.compile(r"--(?:output_dir|per_device_train_batch_size)\b")
 """Flags every HF Trainer command line carries (HfArgumentParser requires ``--output_dir``
 before transformers 4.50)."""
@@ -67,6 +69,11 @@ def read_with_deepspeed(kind: str) -> Callable[[str, Parsed], ReaderOutput]:
 read_hf_trainer = read_with_deepspeed("hf_trainer")
 
 
+BOOL_KEYS = ("bf16", "fp16", "tf32", "bf16_full_eval", "fp16_full_eval",
+             "gradient_checkpointing", "torch_compile", "use_cpu")
+"""TrainingArguments bool fields: HfArgumentParser gives them string_to_bool (`--bf16 1`)."""
+
+
 def script_args(out: launch.Out, words: list[launch.Token], variables: dict[str, str],
                 script: str | None = None) -> None:
     """TrainingArguments given as flags to the training script -> ``config.hf_trainer.<flag>``,
@@ -86,6 +93,7 @@ def script_args(out: launch.Out, words: list[launch.Token], variables: dict[str,
     if not any(HINT.match("--" + f) for f, _, _ in found) or _not_a_trainer(script, out.path):
         return
     out.put_flags(found, KIND, variables, follow={"deepspeed": ".json"})
+    out.problems.extend(refuse_empty(out.facts, out.prov, out.path, PREFIX, BOOL_KEYS))
 
 
 _TRAINER = re.compile(r"\b\w*Trainer\b")
@@ -289,10 +297,11 @@ FRAMEWORK = Framework(
     cancels_fp8_of=("accelerate",), explicit_precision_wins=True, zero_stage_rank=3,
     derive_also=(("accelerate", "env.ACCELERATE_MIXED_PRECISION"),),
     runs_on=("accelerate",), distributions=("transformers",), rule_area="HF",
-    area_title="HF Trainer", launch=Launch(_read_text, flags=HINT, entry=PY_HINT),
+    area_title="HF Trainer", launch=Launch(_read_text, flags=HINT, entry=PY_HINT,
+                                           trains=(("--output_dir",),
+                                                   ("--per_device_train_batch_size",))),
     # TrainingArguments bool fields: HfArgumentParser gives them string_to_bool (`--bf16 1`)
-    bool_keys=("bf16", "fp16", "tf32", "bf16_full_eval", "fp16_full_eval",
-               "gradient_checkpointing", "torch_compile", "use_cpu"),
+    bool_keys=BOOL_KEYS,
     read_python=read_python, python_hint=PY_HINT,
     shape_keys=(("seq", ("max_seq_length", "cutoff_len", "sequence_len")),
                 ("micro_batch", ("per_device_train_batch_size", "micro_batch_size")),

@@ -118,7 +118,8 @@ FRAMEWORK = Framework(
     # bool fields of its argument dataclasses (HfArgumentParser / parse_dict: 1 is true)
     bool_keys=("fp8", "fp8_enable_fsdp_float8_all_gather", "bf16", "fp16", "pure_bf16",
                "disable_gradient_checkpointing", "packing", "neat_packing"),
-    launch=Launch(llamafactory_launch.read, command=llamafactory_launch.COMMAND),
+    launch=Launch(llamafactory_launch.read, command=llamafactory_launch.COMMAND,
+                  trains=llamafactory_launch.TRAINS),
     shape_keys=(("seq", ("cutoff_len",)), ("micro_batch", ("per_device_train_batch_size",)),
                 ("model", ("model_name_or_path",))),
     references=(

@@ -32,6 +32,8 @@ COMMAND = re.compile(r"(?<![\w/.-])(?:llamafactory-cli|lmf)[ \t]+train\b")
 # is not its config
 OTHER = re.compile(r"(?<![\w/.-])(?:llamafactory-cli|lmf)[ \t]+(?:api|chat|eval|export|webchat|"
                    r"webui)\b")
+TRAINS = (("llamafactory-cli", "train"), ("lmf", "train"))
+"""Its commands that train (:data:`OTHER` do not): :attr:`Launch.trains`."""
 SCRIPT = re.compile(r"(?i)(?:^|/)(?:llama[-_]?factory[^/]*/src/train|llamafactory/launcher)\.py$")
 STAGES = frozenset({"pt", "sft", "rm", "ppo", "dpo", "kto"})
 _CONFIG = (".yaml", ".yml", ".json")

@@ -57,7 +57,8 @@ NEEDS_VALUE = frozenset({
 MAX_FLAGS = 10_000
 """Flags read from one file: Megatron-LM has about 600, and each costs time to read."""
 
-_FLAG = re.compile(r"(?<![\w-])--([A-Za-z0-9][A-Za-z0-9_-]*)(?:=(\S+))?")
+# `--x=` is an empty value to argparse, never the bare flag (redteam2: `--merge_lora= true`)
+_FLAG = re.compile(r"(?<![\w-])--([A-Za-z0-9][A-Za-z0-9_-]*)(?:=(\S*))?")
 _WORD = r"""("[^"\n]*"|'[^'\n]*'|[^\s\\)"';|&#]+)"""
 # A value follows its flag after blanks or a `\`-newline continuation; a flag that must take a
 # value may also find it on the next line (one argument per line in an argument file or a bash
@@ -93,7 +94,7 @@ def read_args_text(path: str, text: str, outer: dict[str, str] | None = None,
         if count >= MAX_FLAGS:
             problems.append(ConfigProblem(path, bisect.bisect_right(line_starts, m.start()), (
                 f"more than {MAX_FLAGS:,} --flags; only those before this line were read (no "
-                "real job has that many)")))
+                "real job has that many)"), cut=True))
             break
         flag = m.group(1).rstrip("-")
         if not flag:

@@ -176,6 +176,11 @@ def plugin(v: View) -> tuple[dict[str, Any], dict[str, str]]:
                 f"the recipe {recipe} sets trainer.plugins itself (NeMo library code, not read "
                 "here; most recipes use bf16_mixed(), Nemotron-H 47B/56B and Nano-v2 12B an "
                 "FP8 factory)"))
+        elif (unread := v.unknown("base_config")) is not None:
+            # the script a launch line runs (`python -m scripts.performance...`) was not read
+            # (missing, a FIFO, outside the job: jobs/walk.py): its plugin is not known
+            values = dict.fromkeys(fields, unread)   # (redteam3: "-c fp8" came out FP8 "no")
+            src = v.src("base_config", src)
         else:
             values = {**PLUGIN_DEFAULTS}      # no plugin: Lightning's precision, no FP8
             fields = tuple(PLUGIN_DEFAULTS)

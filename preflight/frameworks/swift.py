@@ -25,6 +25,7 @@ from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, IntentOut, View
 from preflight.frameworks.megatron import megatron_intent
 from preflight.frameworks.megatron_args import read_args_text
+from preflight.reading.boolflags import refuse_empty
 from preflight.reading.launch import blank_commands, find
 from preflight.reading.parse import Parsed, ParseError
 from preflight.reading.refs import named
@@ -54,6 +55,10 @@ def read_yaml(path: str, parsed: Parsed) -> ReaderOutput:
                      "pass the launch script")
 
 
+_BOOL_KEYS = ("merge_lora", "save_safetensors", "fp8_param_gather", "bf16", "fp16",
+              "padding_free", "sequence_parallel", "gradient_checkpointing")
+
+
 def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
     """Flags of the script's ms-swift command line(s), ``--deepspeed x.json`` followed; a
     script that trains has only its training commands' flags (:data:`OTHER` blanked)."""
@@ -67,6 +72,7 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
     for name, value in facts.items():     # ms-swift's flags take true/false (argparse bools)
         if isinstance(value, str) and value.lower() in {"true", "false"}:
             facts[name] = value.lower() == "true"
+    problems = [*out.problems, *refuse_empty(facts, prov, path, PREFIX, _BOOL_KEYS)]
     if command is not None:
         line = text.count("\n", 0, command.start()) + 1
         facts[f"{PREFIX}.command"] = f"{command.group(1)} {command.group(2)}"
@@ -77,7 +83,7 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
         where = prov[f"{PREFIX}.deepspeed"]
         linked = (named(ds, "deepspeed", path, where, key="--deepspeed",
                         line=getattr(where, "line", None)),)
-    return ReaderOutput(facts, prov, out.problems, linked)
+    return ReaderOutput(facts, prov, tuple(problems), linked)
 
 
 def _padding_to(s: View, f: Mapping[str, Any]) -> tuple[Any, str]:
@@ -150,8 +156,7 @@ FRAMEWORK = Framework(
     area_title="ms-swift", launch=Launch(read_text, command=COMMAND, heredoc_values=True),
     # bool fields of its argument dataclasses (HfArgumentParser: `--merge_lora 1` is true;
     # swift/megatron/arguments/megatron_args.py l.679, l.688 @ v4.5.2)
-    bool_keys=("merge_lora", "save_safetensors", "fp8_param_gather", "bf16", "fp16",
-               "padding_free", "sequence_parallel", "gradient_checkpointing"),
+    bool_keys=_BOOL_KEYS,
     shape_keys=(("seq", ("max_length",)), ("micro_batch", ("micro_batch_size",)),
                 ("model", ("model",))),
     references=(

@@ -23,10 +23,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from preflight.reading.boundary import refuse
 from preflight.reading.parse import ParseError, read_text
 from preflight.reading.pysource import Call, Module, parse
 from preflight.reading.refs import locate
-from preflight.reading.types import ReaderOutput
+from preflight.reading.types import ConfigProblem, ReaderOutput
 
 MAX_DEPTH = 3
 """Imports followed one inside another (script -> utils -> model file)."""
@@ -43,15 +44,16 @@ class Helper:
     importer: str
     out: ReaderOutput
     kind: str | None
+    broken: bool = False    # not read: ``out`` holds the problem, at the importing line
 
 
-def module_file(name: str, importer: str) -> str | None:
-    """The job file an import of ``name`` in ``importer`` loads, or None (a package installed
-    elsewhere, or not in the job)."""
+def _targets(name: str, importer: str) -> tuple[str, ...]:
+    """The files (relative to ``importer``'s folder, or from a relative import's) an import of
+    ``name`` may load."""
     level = len(name) - len(name.lstrip("."))
     parts = name[level:].split(".")
     if not all(part.isidentifier() for part in parts):
-        return None
+        return ()
     if level:
         folder = os.path.dirname(importer)
         for _ in range(level - 1):
@@ -59,16 +61,41 @@ def module_file(name: str, importer: str) -> str | None:
         base = os.path.join(folder, *parts)
     else:
         base = os.path.join(*parts)
-    for target in (base + ".py", os.path.join(base, "__init__.py")):
+    return base + ".py", os.path.join(base, "__init__.py")
+
+
+def module_file(name: str, importer: str) -> str | None:
+    """The job file an import of ``name`` in ``importer`` loads, or None (a package installed
+    elsewhere, or not in the job)."""
+    for target in _targets(name, importer):
         found = locate(target, importer)
         if found is not None:
             return found
     return None
 
 
-def calls_into(module: Module) -> dict[str, tuple[int, dict[str, list[Call]]]]:
+def unread_module(name: str, importer: str) -> tuple[str, str] | None:
+    """(the file, why) where an import of ``name`` names a file beside ``importer`` that is not
+    read: a link out of the job, a FIFO, a device, a folder (redteam3: skipped without a word,
+    so the settings the script passes it were lost silently)."""
+    for target in _targets(name, importer):
+        cand = target if os.path.isabs(target) else \
+            os.path.join(os.path.dirname(importer), target)
+        if not os.path.lexists(cand):
+            continue
+        why = refuse(cand)
+        if why is None and not os.path.isfile(cand):
+            why = "not a regular file (a FIFO, device or folder): not read"
+        if why is not None:
+            return cand, why
+    return None
+
+
+def calls_into(module: Module, unread: dict[str, tuple[int, str]] | None = None,
+               ) -> dict[str, tuple[int, dict[str, list[Call]]]]:
     """For each job file ``module`` imports and calls into: the first line that does, and the
-    calls by the name they call there (``utils.run(hp)`` -> ``{"run": [Call]}``)."""
+    calls by the name they call there (``utils.run(hp)`` -> ``{"run": [Call]}``); ``unread``
+    gets the files it calls into that are not read (:func:`unread_module`), with the line."""
     out: dict[str, tuple[int, dict[str, list[Call]]]] = {}
     cache: dict[str, str | None] = {}
     for call, _ in module.calls():
@@ -77,6 +104,10 @@ def calls_into(module: Module) -> dict[str, tuple[int, dict[str, list[Call]]]]:
             continue
         if owner not in cache:
             cache[owner] = module_file(owner, module.path)
+            bad = unread_module(owner, module.path) if cache[owner] is None and \
+                unread is not None and len(unread) < 16 else None
+            if bad is not None:
+                unread.setdefault(bad[0], (call.line, bad[1]))  # type: ignore[union-attr]
         path = cache[owner]
         if path is None or os.path.realpath(path) == os.path.realpath(module.path):
             continue
@@ -107,7 +138,8 @@ def imports_job_module(text: str, path: str) -> bool:
     """Whether ``text`` imports a module that is a file of the job (a cheap look before the
     file is parsed: most scripts import only installed packages)."""
     names = {m.group(1) or m.group(2) for m in _IMPORT.finditer(text[:MAX_SCAN])}
-    return any(module_file(n, path) is not None for n in list(names)[:64] if n)
+    return any(module_file(n, path) is not None or unread_module(n, path) is not None
+               for n in list(names)[:64] if n)
 
 
 def read_helpers(module: Module,
@@ -120,7 +152,8 @@ def read_helpers(module: Module,
     helpers: list[Helper] = []
     while todo and len(helpers) < MAX_MODULES:
         importer, depth = todo.pop(0)
-        for path, (line, bindings) in calls_into(importer).items():
+        unread: dict[str, tuple[int, str]] = {}
+        for path, (line, bindings) in calls_into(importer, unread).items():
             real = os.path.realpath(path)
             if real in seen or len(helpers) >= MAX_MODULES:
                 continue
@@ -129,9 +162,18 @@ def read_helpers(module: Module,
                 text = read_text(path)
                 helper = Module(path, parse(path, text), None, None, bindings)
                 kind, out = read(helper, text)
-            except (ParseError, RecursionError, OSError):
-                continue            # a broken helper is reported when the user names it
+            except (ParseError, RecursionError, OSError) as exc:
+                why = exc.message if isinstance(exc, ParseError) else type(exc).__name__
+                unread[path] = (line, f"could not be read ({why[:120]})")
+                continue
             helpers.append(Helper(path, line, importer.path, out, kind))
             if depth < MAX_DEPTH:
                 todo.append((helper, depth + 1))
+        for path, (line, why) in unread.items():
+            # the values the script passes it were lost: said at the importing line
+            helpers.append(Helper(path, line, importer.path, ReaderOutput(problems=(
+                ConfigProblem(importer.path, line, (
+                    f"calls into {os.path.basename(path)[:80]!r}, {why}: the settings it "
+                    "would take from this file were not read"), level="warning",
+                    code="reference"),)), None, broken=True))
     return helpers

@@ -49,6 +49,9 @@ def read(path: str, kind: str | None, explicit: bool, argv: tuple[str, ...] | No
     facts, prov = dict(out.facts), dict(out.provenance)
     problems, linked = list(out.problems), list(out.linked)
     for helper in read_helpers(module, lambda m, t: _frameworks(m, readers, t)):
+        if helper.broken:
+            problems.extend(helper.out.problems)
+            continue
         # the job's own modules it calls into, read with the values it passes them: their
         # settings are this script's (a later file's are not: this one's first)
         for name, value in helper.out.facts.items():

@@ -18,10 +18,10 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from preflight.findings import Source
+from preflight.jobs import launchfacts
 from preflight.jobs.sourcing import sourced
-from preflight.reading import launch, shell, shellcalls, shellheredoc
+from preflight.reading import launch, launchpick, shell, shellcalls, shellheredoc
 from preflight.reading.boundary import outside_reference, refuse
-from preflight.reading.launchenv import launch_env
 from preflight.reading.parse import ParseError, read_text
 from preflight.reading.refs import named
 from preflight.reading.shellstops import read_stops
@@ -77,9 +77,11 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
     outer = {**(inherited or {}), **outer}
     walked = shellcalls.walk(path, values, outer, inherited) if shell_script else None
     runs = _python_scripts(path, text, outer, walked)
-    calls = _shell_scripts(path, text, outer, walked) if walked is not None else []
+    unread: list[ConfigProblem] = []
+    calls = _shell_scripts(path, text, outer, walked, unread) if walked is not None else []
     try:
-        got, out = _read(path, text, kind, explicit and not runs and not calls, outer, values)
+        got, out = _read(path, text, kind, explicit and not runs and not calls and not unread,
+                         outer, values)
     except ParseError as exc:
         if heredoc is None:
             raise
@@ -89,13 +91,17 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
     if runs:
         got, out = _with_scripts(got, out, runs, kind)
     if calls:
-        got, out = _with_calls(got, out, calls, kind)
+        got, out = _with_calls(got, out, calls, kind, unread)
+    missing.extend(unread)
+    if got is None and explicit and unread:   # its launch may be in a script not read (redteam3)
+        raise ParseError(unread[0].message, unread[0].line, level="warning", code="reference")
     if (runs or calls) and got is None and explicit:
         _read(path, text, kind, explicit, outer, values)     # raises: what the script holds
     if got is not None:
-        out = _with_env(path, text, outer, out)
+        out = launchfacts.with_env(path, text, outer, out, _detect(
+            strip_comments(text), _frameworks(), path))
     if got is not None:
-        out = _with_world(path, text, outer, out, got)
+        out = launchfacts.with_world(path, text, outer, out, got)
     if got is not None and files:
         own = collect_variables(strip_comments(text), inherited)
         # what it sources belongs to this job (read as this kind, if it holds any settings)
@@ -109,67 +115,10 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
     return got, out
 
 
-def _with_env(path: str, text: str, outer: dict[str, str], out: ReaderOutput) -> ReaderOutput:
-    """``out`` with ``env.*`` facts for the variables the script gives its training command
-    (``export ACCELERATE_MIXED_PRECISION=fp8``, ``NVTE_X=1 torchrun ...``: :mod:`.launchenv`),
-    so rules on the environment the training sees (FP8D-HF-0050, accelerate's) see them.
-
-    Only the allow-list's framework prefixes (``ACCELERATE_``, ``NVTE_``, ``TORCH_`` ...), not
-    the machine's (``CUDA_VISIBLE_DEVICES``, ``WORLD_SIZE``): those the probes read where the
-    check runs. What the framework's reader states wins (LLaMA-Factory's ``fp8: true`` sets
-    ``ACCELERATE_MIXED_PRECISION`` in the process itself)."""
+def _frameworks() -> Sequence[Framework]:
     from preflight.frameworks import FRAMEWORKS
-    from preflight.redact import ENV_PREFIXES, MASK, looks_secret
 
-    clean = strip_comments(text)
-    variables = collect_variables(clean, outer)
-    fw = _detect(clean, FRAMEWORKS, path)
-    hit = launch.find(fw.launch.command, clean) if fw is not None and fw.launch is not None \
-        and fw.launch.command is not None else None
-    at = hit.start() if hit is not None else next(
-        (pos for script, _, pos in launch.python_scripts(clean, variables)
-         if not launch.not_training(script)), None)
-    if at is None:
-        return out
-    facts, prov = dict(out.facts), dict(out.provenance)
-    for name, value, pos in launch_env(clean, at, variables):
-        if name.startswith(ENV_PREFIXES) and f"env.{name}" not in facts:
-            facts[f"env.{name}"] = MASK if looks_secret(name, value) else value
-            prov[f"env.{name}"] = Source(path, clean.count("\n", 0, pos) + 1)
-    # what the caller gave this script (`ACCELERATE_MIXED_PRECISION=fp8 bash train.sh`) is in
-    # the environment of everything it runs, unless it sets it again
-    for name in outer.get(shellcalls.ENVIRON, "").split(","):
-        given = variables.get(name)
-        if name.startswith(ENV_PREFIXES) and f"env.{name}" not in facts and \
-                isinstance(given, str) and "$" not in given and "\x00" not in given:
-            facts[f"env.{name}"] = MASK if looks_secret(name, given) else given
-            prov[f"env.{name}"] = outer.get(shellcalls.CALLER, path)
-    return replace(out, facts=facts, provenance=prov)
-
-
-def _with_world(path: str, text: str, outer: dict[str, str], out: ReaderOutput,
-                kind: str) -> ReaderOutput:
-    """``out`` with ``config.<kind>.launch.nproc_per_node`` / ``nnodes`` of the ``torchrun``
-    that runs the training script, for a framework whose record asks (``torchrun_size``: a
-    plain PyTorch loop states its world size nowhere else, and ``fully_shard(model)`` shards
-    over all of it: FP8D-TAO-0013)."""
-    from preflight.frameworks import BY_KIND
-
-    fw = BY_KIND.get(kind)
-    if fw is None or not fw.torchrun_size:
-        return out
-    clean = strip_comments(text)
-    variables = collect_variables(clean, outer)
-    runs = [(s, pos) for s, _, pos in launch.python_scripts(clean, variables)
-            if not launch.not_training(s)]
-    if not runs:
-        return out
-    facts, prov = dict(out.facts), dict(out.provenance)
-    for name, value in launch.torchrun_size(clean, variables, runs[0][1]).items():
-        facts.setdefault(f"config.{kind}.launch.{name}", value)
-        prov.setdefault(f"config.{kind}.launch.{name}",
-                        Source(path, clean.count("\n", 0, runs[0][1]) + 1))
-    return replace(out, facts=facts, provenance=prov)
+    return FRAMEWORKS
 
 
 def _python_scripts(path: str, text: str, outer: dict[str, str],
@@ -209,7 +158,7 @@ MAX_PEEKS = 4
 
 
 def _shell_scripts(path: str, text: str, outer: dict[str, str],
-                   walked: shellcalls.Walked) -> list[Linked]:
+                   walked: shellcalls.Walked, problems: list[ConfigProblem]) -> list[Linked]:
     """The shell scripts ``text`` runs (``VAR=v bash x.sh``, ``sbatch x.sh``, ``./x.sh``:
     :mod:`.shellcalls`), found inside the job, each linked with the environment and folder it
     starts with, so its ``${VAR:-default}`` takes the caller's value. A relative path is
@@ -231,6 +180,13 @@ def _shell_scripts(path: str, text: str, outer: dict[str, str],
             if shellcalls.CWD not in outer and not call.folder.path:
                 cands.append(script)     # launched from the current directory (as refs do)
         hits = [os.path.normpath(c) for c in cands if os.path.isfile(c)]
+        odd = next((c for c in cands if os.path.lexists(c) and not os.path.isfile(c)), None)
+        if not hits and odd is not None and refuse(odd):
+            outside_reference(odd, path, line, "runs")     # a link out of the job (/dev/zero)
+        elif not hits and odd is not None and len(problems) < 64:
+            # a FIFO, a device (a link to /dev/zero) or a folder: nothing to read (redteam3)
+            problems.append(_unread_call(path, line, call.script, "is not a regular file "
+                                         "(a FIFO, device or folder)"))
         if not hits or os.path.realpath(hits[0]) == me:
             continue
         if refuse(hits[0]):
@@ -238,8 +194,13 @@ def _shell_scripts(path: str, text: str, outer: dict[str, str],
             continue
         try:
             head = read_text(hits[0])[:4096]
-        except (ParseError, OSError):
-            continue                     # the job reader reports it when it reads it itself
+        except (ParseError, OSError) as exc:
+            # never linked, so no reader would report it: said here, at the calling line
+            if len(problems) < 64:
+                problems.append(_unread_call(path, line, call.script, "could not be read (" + (
+                    exc.message if isinstance(exc, ParseError) else type(exc).__name__)[:120]
+                    + ")"))
+            continue
         if not is_shell(hits[0], head):
             continue
         env = dict(call.env)
@@ -252,8 +213,14 @@ def _shell_scripts(path: str, text: str, outer: dict[str, str],
     return found
 
 
+def _unread_call(path: str, line: int, script: str, why: str) -> ConfigProblem:
+    return ConfigProblem(path, line, (
+        f"runs {script[:120]!r}, which {why}: the settings it gives the job were not read"),
+        level="warning", code="reference")
+
+
 def _with_calls(got: str | None, out: ReaderOutput, calls: list[Linked], kind: str | None,
-                ) -> tuple[str | None, ReaderOutput]:
+                unread: list[ConfigProblem]) -> tuple[str | None, ReaderOutput]:
     """``out`` naming the scripts it runs too; a wrapper read by no framework takes the kind
     of the first script it runs that one reads (``VAR=v bash run_grpo.sh``)."""
     from preflight.jobs.read import read_file
@@ -265,11 +232,17 @@ def _with_calls(got: str | None, out: ReaderOutput, calls: list[Linked], kind: s
         token = _PEEKING.set(depth + 1)
         try:
             for link in calls[:MAX_PEEKS]:
-                peek, _ = read_file(link.path, kind, explicit=False,
-                                    inherited=dict(link.variables))
+                peek, peeked = read_file(link.path, kind, explicit=False,
+                                         inherited=dict(link.variables))
                 if peek is not None:
                     got = peek
                     break
+                bad = next((p for p in peeked.problems if p.level == "error"), None)
+                if bad is not None and link.line is not None:
+                    # not UTF-8, NUL bytes, ...: the script it runs holds the launch, perhaps
+                    caller = getattr(link.source, "path", str(link.source))
+                    unread.append(_unread_call(caller, link.line, os.path.basename(link.path),
+                                               f"could not be read ({bad.message[:120]})"))
         finally:
             _PEEKING.reset(token)
         if got is None:
@@ -323,7 +296,8 @@ def _read(path: str, text: str, kind: str | None, explicit: bool, outer: dict[st
                          "fp8-doctor does not read", code="unknown_framework", level="warning",
                          fix="If it launches one of those, pass --kind KIND; otherwise its "
                              "settings are not checked (the script itself is not faulted).")
-    out = fw.launch.read(path, values if fw.launch.heredoc_values else text, outer)
+    out = launchpick.read(fw.launch.read, path, values if fw.launch.heredoc_values else text,
+                          outer, fw.launch.trains)
     got = _kind_of(fw.kind, out, [f.kind for f in FRAMEWORKS])
     if kind is None and got is not None:
         return got, out
@@ -340,11 +314,24 @@ def _read(path: str, text: str, kind: str | None, explicit: bool, outer: dict[st
         return kind, out   # `--kind hf_trainer` on an `accelerate launch ... --bf16` line
     if not explicit:
         return None, ReaderOutput()
+    # the line of its launch command: what it names was not read (`llamafactory-cli train
+    # /etc/passwd`, a script that is /dev/zero), and the finding says where (redteam2)
+    at = _command_line(strip_comments(text), fw)
+    what = " on its command line" if at else " in this file"
     if kind is None:
-        raise ParseError(f"no {fw.title} settings found in this file")
+        raise ParseError(f"no {fw.title} settings found{what}", at)
     other = _detect(text, [f for f in FRAMEWORKS if f.kind != kind])
-    raise ParseError(f"no {fw.title} settings found in this file" + (
-        f" (it holds {other.title} settings: --kind {other.kind})" if other else ""))
+    raise ParseError(f"no {fw.title} settings found{what}" + (
+        f" (it holds {other.title} settings: --kind {other.kind})" if other else ""), at)
+
+
+def _command_line(text: str, fw: Framework) -> int | None:
+    """The line of the first command (else flags) of ``fw`` in ``text``."""
+    if fw.launch is None:
+        return None
+    hits = (launch.find(p, text) for p in (fw.launch.command, fw.launch.flags) if p is not None)
+    hit = next((h for h in hits if h is not None), None)
+    return None if hit is None else text.count("\n", 0, hit.start()) + 1
 
 
 def _detect(text: str, frameworks: Sequence[Framework], path: str | None = None,

@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
+from preflight.facts import Unknown
 from preflight.jobs import unread
 from preflight.jobs.formats import SCRIPT_EXT, split_entry
 from preflight.jobs.graph import FileRead, one_job
@@ -177,6 +178,14 @@ class Walk:
                     if alt not in facts:
                         facts[alt] = value
                         prov[alt] = f.out.provenance.get(name, f.path)
+        for f in kept:
+            cut = next((p for p in f.out.problems if p.cut), None)
+            name = f"config.{f.kind}.unread_args"
+            if cut is not None and f.kind and name not in facts:
+                # a reader stopped at a bound: what follows wins and was not read (redteam3:
+                # FP8 after 10,000 overrides came out "no")
+                facts[name] = Unknown(f"{os.path.basename(f.path)}:{cut.line}: {cut.message}")
+                prov[name] = f"{f.path}:{cut.line}" if cut.line else f.path
         unrecognised = [p for f in kept for p in f.out.facts.get(UNRECOGNISED, ())]
         if unrecognised:
             facts[UNRECOGNISED] = unrecognised
@@ -225,6 +234,17 @@ def _resolve_links(path: str, kind: str, out: ReaderOutput, known: list[str], ro
         ref = next((r for r in _references(kind) if r.key.endswith(link.key)), None)
         problems.append(not_found(link, path, roots, ref.resolution if ref else
                                   "relative to the directory the job is launched from"))
+        if link.kind == kind and not (link.after or link.optional):
+            # the file holding this framework's settings (`llamafactory-cli train x.yaml`,
+            # `accelerate launch --config_file x.yaml`) was not read: what it asks is Unknown,
+            # never "no FP8 setting in the configs read" (redteam3: a missing, FIFO or
+            # /dev/zero config gave FP8 "no")
+            name = f"config.{kind}.base_config"
+            if name not in out.facts:
+                out = replace(out, facts={**out.facts, name: Unknown(
+                    f"{link.key or 'the config'} {link.path[:80]} was not read here: the "
+                    "settings it holds are not known")},
+                    provenance={**out.provenance, name: link.source})
     return replace(out, linked=tuple(linked))
 
 

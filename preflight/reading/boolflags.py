@@ -14,16 +14,24 @@ values into ``True`` / ``False`` as it merges the files' facts, whatever reader 
   (``parse_dict``) keeps the value, which Python's truth then decides: 1 and 0 are the same.
 - axolotl's pydantic models take the same words and on/off (pydantic v2 bool validation).
 
-Any other value (``bf16: auto``, a ``$VAR`` not resolved, Unknown) is left as it is.
+A ``$VAR`` the script does not set (``--bf16 $BF16``) is Unknown: the shell gives it at run time
+(redteam3: kept as the text ``$BF16``, which no rule reads as true, so ``--bf16 $BF16`` under
+accelerate FP8 was "no problem"). Any other value (``bf16: auto``, Unknown) is left as it is.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Iterable, Mapping, MutableMapping
 from typing import Any
+
+from preflight.facts import Unknown
+from preflight.reading.types import ConfigProblem
 
 _TRUE = frozenset({"yes", "true", "t", "y", "1"})
 _FALSE = frozenset({"no", "false", "f", "n", "0"})
+_RUNTIME = re.compile(r"\$(?:[A-Za-z_{(])")
+"""``$NAME``, ``${...}``, ``$(...)``: a value the shell gives at run time."""
 _PYDANTIC_TRUE = _TRUE | {"on"}
 _PYDANTIC_FALSE = _FALSE | {"off"}
 
@@ -40,6 +48,9 @@ def as_bool(value: Any, *, on_off: bool = False) -> Any:
             return True
         if word in (_PYDANTIC_FALSE if on_off else _FALSE):
             return False
+        if _RUNTIME.match(word):
+            return Unknown(f"{value[:80]} is given at run time (the environment): whether the "
+                           "setting is on is not known here")
     return value
 
 
@@ -54,3 +65,29 @@ def key_of(name: str, table: Mapping[str, tuple[frozenset[str], bool]]) -> bool 
     keys, on_off = table[parts[1]]
     rest = parts[2].removeprefix("replaced.")
     return on_off if rest in keys else None
+
+
+def refuse_empty(facts: MutableMapping[str, Any], prov: Mapping[str, Any], path: str,
+                 prefix: str, keys: Iterable[str]) -> list[ConfigProblem]:
+    """A boolean flag given on a command line a value HfArgumentParser's ``string_to_bool``
+    refuses: empty (``--merge_lora=``, ``--bf16= True``: the word after it is no value of it;
+    redteam2 read it as the bare flag, true, and ``--diff`` wrote ``--merge_lora false true``),
+    ``on``, ``1.0``, ``2``, a word with a zero-width space (redteam3: kept as text no rule reads).
+    The parser stops the job there: its fact becomes Unknown, and the problems name the lines.
+    A ``$VAR`` is left to :func:`as_bool`. (In a YAML, ``parse_dict`` keeps the value, whose truth
+    decides: only command lines come here.)"""
+    problems = []
+    for key in keys:
+        name = f"{prefix}.{key}"
+        value = facts.get(name)
+        if name not in facts or isinstance(value, (bool, Unknown)) or \
+                (type(value) is int and value in (0, 1)) or (isinstance(value, str) and (
+                    value.strip().lower() in _TRUE | _FALSE or _RUNTIME.match(value))):
+            continue
+        shown = "an empty value" if value == "" else f"{str(value)[:40]!r}"
+        why = (f"--{key} is given {shown}, which the framework's argument parser refuses for a "
+               "true/false setting (string_to_bool takes yes/no, true/false, t/f, y/n, 1/0), so "
+               "the job stops here")
+        facts[name] = Unknown(why)
+        problems.append(ConfigProblem(path, getattr(prov.get(name), "line", None), why))
+    return problems

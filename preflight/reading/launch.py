@@ -170,7 +170,7 @@ class Out:
             self.problems.append(ConfigProblem(
                 self.path, self.line(words[MAX_ARGS][1]),
                 f"the command line has more than {MAX_ARGS:,} words; only those before this "
-                "line were read (no real launch line is that long)"))
+                "line were read (no real launch line is that long)", cut=True))
             del words[MAX_ARGS:]
 
 
@@ -281,6 +281,10 @@ def _blank(text: str, spans: list[tuple[int, int]]) -> str:
         at = end
     out.append(text[at:])
     return "".join(out)
+
+
+blank = _blank
+"""``text`` with each ``(start, end)`` span blanked, line breaks kept."""
 
 
 def without_after_training(text: str, variables: dict[str, str]) -> str:

@@ -25,6 +25,7 @@ from typing import Any
 
 from preflight.facts import Unknown
 from preflight.findings import Source
+from preflight.reading import launchpick
 from preflight.reading.launch import not_training
 from preflight.reading.layered import Layered, load_chain
 from preflight.reading.overrides import (
@@ -96,14 +97,14 @@ def find_launch(path: str, text: str, syntax: Syntax,
     if words.truncated_at is not None:
         out.problems.append(ConfigProblem(path, where(words.truncated_at).line, (
             "the script has too many words to read past this line (no real launch script "
-            "does); only what comes before it was read")))
+            "does); only what comes before it was read"), cut=True))
     try:
         launch = launch_args(words, lambda w: syntax.entry(w) and not not_training(w), outer) \
             or launch_args(words, syntax.entry, outer)
     except TooLarge as exc:
         out.problems.append(ConfigProblem(path, where(exc.offset).line, (
             "the script's variables expand to megabytes of text here (values that repeat "
-            "other values); refusing to expand them")))
+            "other values); refusing to expand them"), cut=True))
         return out
     if launch is None:
         return out
@@ -188,11 +189,7 @@ def _differing(out: LaunchRead, words: Split, syntax: Syntax, outer: dict[str, s
     at = where(out.launch.offset)
 
     def differ(name: str, values: list[Any]) -> Unknown | None:
-        if len({repr(v) for v in values}) == 1:
-            return None
-        return Unknown(f"the script runs the training command {len(values)} times (lines "
-                       f"{lines}) with {name} given differently; which run is the job is not "
-                       "known here")
+        return launchpick.differ(name, values, lines)
     given = [{ov.path: ov.value for ov, _ in read.overrides} for read in reads]
     mine = {ov.path: src for ov, src in out.overrides}
     for key in dict.fromkeys(k for g in given for k in g):
@@ -226,7 +223,7 @@ def _refused(path: str, src: Source, exc: OverrideError) -> ConfigProblem:
 def _too_many(path: str, src: Source) -> ConfigProblem:
     return ConfigProblem(path, src.line, (
         f"more than {MAX_OVERRIDES:,} overrides on one launch line; only those before this "
-        "line were read (no real job has that many)"), level="warning")
+        "line were read (no real job has that many)"), level="warning", cut=True)
 
 
 @dataclass

@@ -100,11 +100,16 @@ def not_found(link: Linked, naming_file: str, roots: Sequence[str], resolution: 
     looked = [os.path.dirname(naming_file) or ".", *roots, "the current directory"]
     looked = list(dict.fromkeys(looked))
     what = link.key or "this key"
+    near = os.path.join(os.path.dirname(naming_file), target)
+    # a FIFO, a device or a link to one (/dev/zero) is there, but no file to read (redteam3)
+    odd = not os.path.isabs(target) and os.path.lexists(near) and not os.path.isfile(near) or \
+        os.path.isabs(target) and os.path.lexists(target) and not os.path.isfile(target)
     return ConfigProblem(
         naming_file, link.line,
-        f"{what} names {link.path!r}, which does not exist here (looked in "
-        f"{', '.join(looked)}); its settings were not read, so rules that need them stay "
-        "undetermined",
+        f"{what} names {link.path!r}, " + (
+            "which is not a regular file (a FIFO, device or folder): not read; " if odd else
+            f"which does not exist here (looked in {', '.join(looked)}); ") +
+        "its settings were not read, so rules that need them stay undetermined",
         level="warning", code="reference",
         fix=(f"The framework resolves it this way: {resolution}. If the file exists where the job "
              f"is launched, run fp8-doctor from that directory or name the file too "

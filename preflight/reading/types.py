@@ -22,6 +22,10 @@ class ConfigProblem:
     """unreadable | reference | duplicate_key | no_job | not_a_config | kind_forced | outside_job
     (a file outside the job, not read: reading/boundary.py) | untrusted (picks the
     finding id)."""
+    cut: bool = False
+    """The reader stopped here at one of its bounds (more words, overrides or commands than any
+    real job has): what comes after, which wins over what came before, was not read, so the
+    job's FP8 is not known from this file (jobs/walk.py states ``config.<kind>.unread_args``)."""
 
     def __str__(self) -> str:
         return f"{self.path}:{self.line}: {self.message}" if self.line else \

@@ -46,6 +46,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from preflight.smoke.priority import lowest_priority
+
 ENV_DIR = "FP8_DOCTOR_CACHE_DIR"
 ENV_OFF = "FP8_DOCTOR_NO_CACHE"
 MARKER = "complete.json"
@@ -307,59 +309,6 @@ def resolve(modules: Sequence[str], *, enabled: bool = True, folder: str | None 
                  f"{missing} has no bytecode beside its source; the cache is not complete for "
                  f"{', '.join(sorted(key))} yet: a low-priority child fills it while the "
                  "checks run without it", Fill(prefix, marker, key))
-
-
-def lowest_priority() -> list[str]:
-    """Make this process (the filler) yield the CPU to every other: nice 19, ``SCHED_IDLE``,
-    and, where the kernel groups processes by session (``CONFIG_SCHED_AUTOGROUP``: children
-    start in a session of their own, proc.start), the session's group too, or nice alone would
-    weigh nothing against the checks' sessions. Each step is best effort; returns those taken."""
-    done: list[str] = []
-    try:
-        os.nice(19 - os.nice(0))
-        done.append("nice 19")
-    except (AttributeError, OSError):
-        pass
-    if sys.platform == "linux":     # SCHED_IDLE is Linux's (and mypy checks per platform)
-        try:
-            os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
-            done.append("SCHED_IDLE")
-        except (AttributeError, OSError):
-            pass
-    try:
-        # Only as the leader of a session of its own: the group is the session's, and lowering
-        # the caller's session would slow the user's shell (the filler starts in a new one).
-        # Leading it is not enough: a session it was exec'd into with others in it (`setsid sh
-        # -c 'job & exec filler'`) would slow them too (redteam2).
-        if os.getsid(0) == os.getpid() and _alone_in_session():
-            with open("/proc/self/autogroup", "w", encoding="ascii") as fh:
-                fh.write("19")
-            done.append("autogroup nice 19")
-    except (AttributeError, OSError):
-        pass
-    return done
-
-
-def _alone_in_session() -> bool:
-    """Whether no other process is in this process's session (``/proc/<pid>/stat`` field 6);
-    False where that cannot be read."""
-    sid, me = os.getsid(0), os.getpid()
-    try:
-        pids = [int(n) for n in os.listdir("/proc") if n.isdigit()]
-    except OSError:
-        return False
-    for pid in pids:
-        if pid == me:
-            continue
-        try:
-            with open(f"/proc/{pid}/stat", "rb") as fh:
-                stat = fh.read(4096)
-        except OSError:
-            continue            # gone, or not ours to read
-        fields = stat[stat.rfind(b")") + 2:].split()
-        if len(fields) > 3 and fields[3] == str(sid).encode():
-            return False
-    return True
 
 
 def fill(request: Mapping[str, Any]) -> dict[str, Any]:

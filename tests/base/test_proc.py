@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
+from hostenv import require_exec
 
 from preflight.base.proc import error_line, run
 
@@ -25,6 +26,7 @@ def test_missing_executable_is_an_error_not_an_exception(tmp_path: Path) -> None
 
 
 def test_timeout_kills_grandchildren_holding_the_pipes(tmp_path: Path) -> None:
+    require_exec(tmp_path)
     script = tmp_path / "wrapper.sh"
     script.write_text("#!/bin/sh\nsleep 30 &\nsleep 30\n")  # two grandchildren share stdout
     script.chmod(0o755)
@@ -55,6 +57,7 @@ def _kill(pid: int) -> None:
 
 def _escaping_script(tmp_path: Path) -> tuple[Path, Path]:
     """A child whose grandchild leaves the process group (setsid) but keeps the pipes open."""
+    require_exec(tmp_path)
     pidfile = tmp_path / "escaped.pid"
     script = tmp_path / "escape.sh"
     script.write_text(f"#!/bin/sh\nsetsid sh -c 'echo $$ > {pidfile}; exec sleep 60' &\n"
@@ -117,6 +120,7 @@ def test_collect_is_bounded_when_a_grandchild_escapes_the_group(tmp_path: Path) 
 def test_a_finished_child_leaves_nothing_running(tmp_path: Path) -> None:
     # The child exits at once; the grandchild it left behind (same group, output to a file so
     # the pipes close) must not outlive collect.
+    require_exec(tmp_path)
     pidfile = tmp_path / "left.pid"
     script = tmp_path / "leave.sh"
     script.write_text(f"#!/bin/sh\nsleep 60 > /dev/null 2>&1 &\necho $! > {pidfile}\n")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import shutil
 import socket
 import subprocess
 import sys
@@ -94,6 +95,9 @@ def torchrun(tmp_path: Path) -> Callable[..., Job]:
 
     def run(nproc: int, args: Sequence[str] = (), per_rank: Mapping[int, str] | None = None,
             timeout: float = 240) -> Job:
+        bash = shutil.which("bash")
+        if bash is None:
+            pytest.skip("needs bash: torchrun runs each rank's wrapper script with it")
         wrapper = tmp_path / "wrapper.sh"
         lines = ["#!/bin/bash"]
         for rank, shell in (per_rank or {}).items():
@@ -103,7 +107,7 @@ def torchrun(tmp_path: Path) -> Callable[..., Job]:
         out = tmp_path / "report.json"
         cmd = [sys.executable, "-W", "ignore", "-m", "torch.distributed.run",
                "--nproc-per-node", str(nproc), "--master-port", str(_free_port()),
-               "--no-python", "bash", str(wrapper), "--format", "json", "-o", str(out), *args]
+               "--no-python", bash, str(wrapper), "--format", "json", "-o", str(out), *args]
         start = time.monotonic()
         proc = subprocess.run(cmd, cwd=tmp_path, env=_job_env(), capture_output=True, text=True,
                               timeout=timeout)

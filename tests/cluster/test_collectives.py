@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hostenv import require_exec
 
 from preflight.cluster import collectives
 from preflight.cluster.launch import RankInfo
@@ -41,6 +42,7 @@ def test_good_child_output_is_the_result() -> None:
 
 def test_hang_is_a_timeout_and_kills_the_childs_children(tmp_path: Path,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    require_exec(tmp_path)
     monkeypatch.setattr(collectives, "MARGIN_S", 0.0)
     pidfile = tmp_path / "grandchild.pid"
     script = tmp_path / "hang.sh"

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from cfg_helpers import FIXTURES
+from hostenv import reads_mode_000
 
 import preflight
 from preflight.jobs.read import read_paths
@@ -85,7 +86,7 @@ def test_folder_with_nothing_recognised_says_so(tmp_path: Path) -> None:
     assert problem.code == "no_job" and "1 config-like file" in problem.message
 
 
-@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="root reads mode 000")
+@pytest.mark.skipif(reads_mode_000(), reason="this user reads mode-000 files (root)")
 def test_unreadable_folder_is_an_error_not_silence(tmp_path: Path) -> None:
     job = tmp_path / "job"
     shutil.copytree(REPO, job)
@@ -98,7 +99,7 @@ def test_unreadable_folder_is_an_error_not_silence(tmp_path: Path) -> None:
         job.chmod(0o755)
 
 
-@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="root reads mode 000")
+@pytest.mark.skipif(reads_mode_000(), reason="this user reads mode-000 files (root)")
 def test_unreadable_subfolder_is_reported(tmp_path: Path) -> None:
     job = tmp_path / "job"
     shutil.copytree(REPO, job)

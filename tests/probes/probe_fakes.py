@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hostenv import require_exec
+
 from preflight.registry import registry
 
 
@@ -180,6 +182,7 @@ SMI_SCRIPTS: Mapping[str, str] = {
 def write_smi(folder: Path, kind: str) -> Path:
     """Write a fake ``nvidia-smi`` of ``kind`` (ok | fail | hang | garbage) into ``folder``."""
     folder.mkdir(parents=True, exist_ok=True)
+    require_exec(folder)
     exe = folder / "nvidia-smi"
     exe.write_text(SMI_SCRIPTS[kind])
     exe.chmod(exe.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)

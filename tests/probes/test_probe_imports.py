@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
+from hostenv import require_exec
 from probe_fakes import assert_registered
 
 from preflight.probes.imports import classify, import_facts, probe_imports
@@ -129,6 +130,7 @@ def test_timeout_is_bounded_when_a_grandchild_escapes_and_holds_the_pipes(tmp_pa
     # the group cannot close the pipes, so reading the output after the kill must be bounded.
     import signal
 
+    require_exec(tmp_path)
     pidfile = tmp_path / "escaped.pid"
     fake_python = tmp_path / "python"
     fake_python.write_text(f"#!/bin/sh\nsetsid sh -c 'echo $$ > {pidfile}; exec sleep 60' &\n"

@@ -128,9 +128,12 @@ def test_container_hint_from_cgroup_and_env(tmp_path: Path) -> None:
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/dev/shm is Linux-only")
 def test_shm_real_and_missing(tmp_path: Path) -> None:
     size = shm_bytes()
-    assert isinstance(size, int) and size > 0
-    st_ = os.statvfs("/dev/shm")
-    assert size == st_.f_frsize * st_.f_blocks
+    if os.path.exists("/dev/shm"):
+        assert isinstance(size, int) and size > 0
+        st_ = os.statvfs("/dev/shm")
+        assert size == st_.f_frsize * st_.f_blocks
+    else:   # a sandbox without /dev/shm: the fact says so
+        assert isinstance(size, Unknown) and "/dev/shm" in size.reason
     missing = shm_bytes(str(tmp_path / "no-shm"))
     assert isinstance(missing, Unknown) and "no-shm" in missing.reason
 

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from preflight.api import check
+from preflight.facts import Unknown
 from preflight.jobs.read import read_paths
 from preflight.reading.boolflags import as_bool, key_of
 
@@ -30,7 +32,7 @@ def test_hf_words_and_numbers(raw: Any, want: bool) -> None:
     assert as_bool(raw) is want
 
 
-@pytest.mark.parametrize("raw", ["auto", "on", "off", "2", 2, -1, None, "", "$BF16", 1.0])
+@pytest.mark.parametrize("raw", ["auto", "on", "off", "2", 2, -1, None, "", 1.0])
 def test_other_values_stay(raw: Any) -> None:
     assert as_bool(raw) == raw and type(as_bool(raw)) is type(raw)
 
@@ -46,6 +48,8 @@ def test_a_word_is_a_bool_only_if_the_parser_says_so(word: str) -> None:
     if isinstance(got, bool):
         assert word.strip().lower() in {"yes", "true", "t", "y", "1", "on",
                                         "no", "false", "f", "n", "0", "off"}
+    elif isinstance(got, Unknown):      # a run-time value: $NAME, ${...}, $(...)
+        assert re.match(r"\$[A-Za-z_{(]", word.strip())
     else:
         assert got == word
 
@@ -106,3 +110,20 @@ def test_axolotl_quoted_words(tmp_path: Path) -> None:
     assert facts["config.axolotl.fp8"] is True and facts["config.axolotl.torch_compile"] is True
     assert facts["config.axolotl.bf16"] == "auto"
     assert facts["config.axolotl.micro_batch_size"] == 1
+
+
+@pytest.mark.parametrize("raw", ["$BF16", "${BF16:-}", "$(cat x)"])
+def test_a_run_time_value_is_unknown(raw: str) -> None:
+    # redteam3: `--bf16 $BF16` kept the text, which no rule reads as true ("no problem")
+    got = as_bool(raw)
+    assert isinstance(got, Unknown) and raw[:6] in got.reason
+
+
+def test_a_run_time_bool_flag_leaves_hf_0001_undetermined(tmp_path: Path) -> None:
+    (tmp_path / "train.py").write_text("from transformers import Trainer, TrainingArguments\n")
+    script = tmp_path / "run.sh"
+    script.write_text("#!/bin/bash\naccelerate launch --mixed_precision fp8 train.py "
+                      "--output_dir o --bf16 $BF16\n")
+    assert isinstance(read_paths([str(script)]).facts["config.hf_trainer.bf16"], Unknown)
+    report = check([str(script)], smoke=False)
+    assert "FP8D-HF-0001" in {u.rule_id for u in report.undetermined}

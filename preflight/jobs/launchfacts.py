@@ -1,0 +1,81 @@
+"""Facts a launch script gives the training it starts, beyond the framework's own settings:
+the environment its training command runs in (``env.*``) and the world size of the ``torchrun``
+that starts a plain PyTorch loop (``config.<kind>.launch.*``). Split from
+:mod:`preflight.jobs.scripts`, which calls both once it knows the script's kind."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from preflight.findings import Source
+from preflight.reading import launch, shellcalls
+from preflight.reading.launchenv import launch_env
+from preflight.reading.shellvars import collect_variables, strip_comments
+from preflight.reading.types import ReaderOutput
+
+if TYPE_CHECKING:
+    from preflight.frameworks import Framework
+
+
+def with_env(path: str, text: str, outer: dict[str, str], out: ReaderOutput,
+             fw: Framework | None) -> ReaderOutput:
+    """``out`` with ``env.*`` facts for the variables the script gives its training command
+    (``export ACCELERATE_MIXED_PRECISION=fp8``, ``NVTE_X=1 torchrun ...``: :mod:`.launchenv`),
+    so rules on the environment the training sees (FP8D-HF-0050, accelerate's) see them.
+
+    Only the allow-list's framework prefixes (``ACCELERATE_``, ``NVTE_``, ``TORCH_`` ...), not
+    the machine's (``CUDA_VISIBLE_DEVICES``, ``WORLD_SIZE``): those the probes read where the
+    check runs. What the framework's reader states wins (LLaMA-Factory's ``fp8: true`` sets
+    ``ACCELERATE_MIXED_PRECISION`` in the process itself). ``fw``: the framework the script
+    was detected as (its command marks the training line)."""
+    from preflight.redact import ENV_PREFIXES, MASK, looks_secret
+
+    clean = strip_comments(text)
+    variables = collect_variables(clean, outer)
+    hit = launch.find(fw.launch.command, clean) if fw is not None and fw.launch is not None \
+        and fw.launch.command is not None else None
+    at = hit.start() if hit is not None else next(
+        (pos for script, _, pos in launch.python_scripts(clean, variables)
+         if not launch.not_training(script)), None)
+    if at is None:
+        return out
+    facts, prov = dict(out.facts), dict(out.provenance)
+    for name, value, pos in launch_env(clean, at, variables):
+        if name.startswith(ENV_PREFIXES) and f"env.{name}" not in facts:
+            facts[f"env.{name}"] = MASK if looks_secret(name, value) else value
+            prov[f"env.{name}"] = Source(path, clean.count("\n", 0, pos) + 1)
+    # what the caller gave this script (`ACCELERATE_MIXED_PRECISION=fp8 bash train.sh`) is in
+    # the environment of everything it runs, unless it sets it again
+    for name in outer.get(shellcalls.ENVIRON, "").split(","):
+        given = variables.get(name)
+        if name.startswith(ENV_PREFIXES) and f"env.{name}" not in facts and \
+                isinstance(given, str) and "$" not in given and "\x00" not in given:
+            facts[f"env.{name}"] = MASK if looks_secret(name, given) else given
+            prov[f"env.{name}"] = outer.get(shellcalls.CALLER, path)
+    return replace(out, facts=facts, provenance=prov)
+
+
+def with_world(path: str, text: str, outer: dict[str, str], out: ReaderOutput,
+               kind: str) -> ReaderOutput:
+    """``out`` with ``config.<kind>.launch.nproc_per_node`` / ``nnodes`` of the ``torchrun``
+    that runs the training script, for a framework whose record asks (``torchrun_size``: a
+    plain PyTorch loop states its world size nowhere else, and ``fully_shard(model)`` shards
+    over all of it: FP8D-TAO-0013)."""
+    from preflight.frameworks import BY_KIND
+
+    fw = BY_KIND.get(kind)
+    if fw is None or not fw.torchrun_size:
+        return out
+    clean = strip_comments(text)
+    variables = collect_variables(clean, outer)
+    runs = [(s, pos) for s, _, pos in launch.python_scripts(clean, variables)
+            if not launch.not_training(s)]
+    if not runs:
+        return out
+    facts, prov = dict(out.facts), dict(out.provenance)
+    for name, value in launch.torchrun_size(clean, variables, runs[0][1]).items():
+        facts.setdefault(f"config.{kind}.launch.{name}", value)
+        prov.setdefault(f"config.{kind}.launch.{name}",
+                        Source(path, clean.count("\n", 0, runs[0][1]) + 1))
+    return replace(out, facts=facts, provenance=prov)

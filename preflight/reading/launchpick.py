@@ -1,0 +1,215 @@
+"""Which of a launch script's commands is the job, for the readers that take one command line
+from the text (``accelerate launch``, HF Trainer flags, ``llamafactory-cli train``, ``axolotl
+train``).
+
+Those readers take the first match of a pattern. A decoy before the real command (redteam2, issue
+21: ``accelerate launch --mixed_precision bf16`` in a function never called, behind ``if false``
+or ``true ||``, in a ``case`` arm that does not match) was read as the job, and the FP8 command
+after it never: FP8 "no", exit 0. Here the script's statements are walked as the override
+readers walk them (:func:`.shellexpand.launches`: ``if`` / ``case`` decided where the values are
+known, here-document bodies skipped); a framework says which of its commands train
+(``Launch.trains`` on its record: the words they start with, or a flag they carry), so its other
+commands (``export``, ``merge-lora``, a script named ``eval.py``) never count. Then:
+
+- a training command in a branch that does not run is blanked (lines kept), never read;
+- one training command that may run: read as before;
+- several (a sweep, a baseline, a decoy in a function never called, behind ``true ||``): each is
+  read on its own, and a setting they give differently is Unknown naming their lines
+  (:func:`differ`, the override readers' rule), as is each key of the config files they name
+  that differs between those files.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from preflight.facts import Unknown
+from preflight.findings import Source
+from preflight.reading.launch import blank, command_at, not_training
+from preflight.reading.parse import MAX_FACTS_PER_FILE, ParseError, parse_yaml, read_text
+from preflight.reading.refs import locate
+from preflight.reading.shellexpand import TooLarge, launches
+from preflight.reading.shellvars import strip_comments
+from preflight.reading.shellwords import split
+from preflight.reading.types import ConfigProblem, Linked, ReaderOutput
+
+MAX_COMMANDS = 16
+"""Training commands of one script read apart (a real sweep has a few); past it, every setting
+the script gives is Unknown (the one that is the job may be among those not read)."""
+
+Reader = Callable[[str, str, dict[str, str]], ReaderOutput]
+
+
+def differ(name: str, values: Sequence[Any], lines: str) -> Unknown | None:
+    """Unknown when ``values`` (one per training command, at ``lines``) are not all the same."""
+    if len({repr(v) for v in values}) == 1:
+        return None
+    return Unknown(f"the script runs the training command {len(values)} times (lines "
+                   f"{lines}) with {name} given differently; which run is the job is not "
+                   "known here")
+
+
+def _matcher(trains: Sequence[tuple[str, ...]]) -> tuple[Callable[[str], bool],
+                                                          Callable[[list[str], int], bool]]:
+    firsts = {seq[0] for seq in trains}
+
+    def entry(word: str) -> bool:
+        return os.path.basename(word) in firsts or word.split("=", 1)[0] in firsts
+
+    def training(words: list[str], at: int) -> bool:
+        """Whether the command ``words``, whose word ``at`` :func:`entry` accepts, is the
+        framework's training command, not a script whose name says it evaluates, exports or
+        merges (``accelerate launch eval.py``, ``python evaluate.py --output_dir o``)."""
+        head, tail = words[at], words[at + 1:]
+        if not any((os.path.basename(head) == seq[0] or head.split("=", 1)[0] == seq[0]) and
+                   tail[:len(seq) - 1] == list(seq[1:]) for seq in trains):
+            return False
+        script = next((w for n, w in enumerate(words) if w.endswith(".py") or
+                       (n and words[n - 1] in ("-m", "--module"))), None)
+        return script is None or not not_training(script)
+    return entry, training
+
+
+def _commands(text: str, trains: Sequence[tuple[str, ...]],
+              outer: dict[str, str] | None) -> tuple[list[int], list[int]] | None:
+    """(offsets of the training commands that may run, of those that do not), or None when
+    the script cannot be walked here (too large: read as before)."""
+    entry, training = _matcher(trains)
+    words = split(text)
+    if words.truncated_at is not None:
+        return None
+    try:
+        found = launches(words, entry, outer, limit=4 * MAX_COMMANDS)
+    except TooLarge:
+        return None
+    running = [lr.offset for lr in found if training(
+        [a.text for a in (*lr.before, lr.entry, *lr.args)], len(lr.before))]
+    # every command written in the script that trains, whether it runs or not
+    written: list[int] = []
+    for st in words.statements:
+        if st.assign is not None or st.test is not None:
+            continue
+        texts = ["".join(p.text for p in w) for w in st.words]
+        at = next((n for n, t in enumerate(texts) if entry(t)), None)
+        if at is not None and training(texts, at):
+            written.append(st.offset)
+    return running, [o for o in written if o not in running]
+
+
+def _span(text: str, offset: int, starts: list[int]) -> tuple[int, int]:
+    """From the command's start to its line's end, or to the next command's start there."""
+    _, end = command_at(text, offset)
+    after = [s for s in starts if offset < s < end]
+    return offset, min(after) if after else end
+
+
+def read(reader: Reader, path: str, text: str, outer: dict[str, str],
+         trains: Sequence[tuple[str, ...]]) -> ReaderOutput:
+    """``reader`` on ``text``, each of whose training commands (``trains``) is read apart."""
+    if not trains:
+        return reader(path, text, outer)
+    clean = strip_comments(text)
+    found = _commands(clean, trains, outer)
+    if found is None:
+        return reader(path, text, outer)
+    running, dead = found
+    every = sorted({*running, *dead})
+    if dead:
+        text = blank(text, [_span(clean, o, every) for o in dead])
+    running = sorted(set(running))
+    if len(running) <= 1:
+        return reader(path, text, outer)
+    more = running[MAX_COMMANDS:]
+    running = running[:MAX_COMMANDS]
+    outs = [reader(path, blank(text, [_span(clean, o, every) for o in running if o != mine]),
+                   outer) for mine in running]
+    lines = ", ".join(str(clean.count("\n", 0, o) + 1) for o in running)
+    merged = _merged(outs, lines)
+    return _too_many(merged, path, clean.count("\n", 0, more[0]) + 1) if more else merged
+
+
+def _too_many(out: ReaderOutput, path: str, line: int) -> ReaderOutput:
+    """More training commands than :data:`MAX_COMMANDS`: (redteam3: nine BF16 decoys in
+    functions never called put the FP8 command past the ones compared: FP8 "no")."""
+    why = Unknown(f"the script runs the training command more than {MAX_COMMANDS} times "
+                  f"(from line {line} on they were not read); which run is the job is not known "
+                  "here")
+    facts: dict[str, Any] = {n: why for n in out.facts}
+    prov = dict(out.provenance)
+    for kind in dict.fromkeys(n.split(".")[1] for n in out.facts if n.startswith("config.")):
+        facts[f"config.{kind}.base_config"] = why
+        prov[f"config.{kind}.base_config"] = Source(path, line)
+    return ReaderOutput(facts, prov, (*out.problems, ConfigProblem(path, line, (
+        f"the script runs the training command more than {MAX_COMMANDS} times; its settings "
+        "are not read from here on (no real launch script does)"), level="warning", cut=True)),
+        out.linked)
+
+
+_ABSENT = "(not given)"
+
+
+def _merged(outs: list[ReaderOutput], lines: str) -> ReaderOutput:
+    facts: dict[str, Any] = {}
+    prov: dict[str, str] = {}
+    for name in dict.fromkeys(n for out in outs for n in out.facts):
+        values = [out.facts.get(name, _ABSENT) for out in outs]
+        src = next(out.provenance[name] for out in outs if name in out.provenance)
+        why = differ(name.split(".", 2)[-1], values, lines)
+        facts[name] = why if why is not None else values[0]
+        prov[name] = src
+    problems = list(dict.fromkeys(p for out in outs for p in out.problems))
+    linked = list(dict.fromkeys(link for out in outs for link in out.linked))
+    # a config file one command names and another does not (`llamafactory-cli train a.yaml`,
+    # then `... b.yaml`): each key the files give differently is Unknown here, where the
+    # script's settings win over its files'
+    configs = [{(link.kind, link.key): link for link in out.linked if not link.after}
+               for out in outs]
+    for slot in dict.fromkeys(s for c in configs for s in c):
+        named = [c.get(slot) for c in configs]
+        if len({link.path if link else None for link in named}) == 1:
+            continue
+        kind = slot[0]
+        data = [_flat(link) if link is not None else {} for link in named]
+        at = next(link.source for link in named if link is not None)
+        for key in dict.fromkeys(k for d in data for k in d):
+            name = f"config.{kind}.{key}"
+            if name in facts:        # the command lines give it: that value wins over files
+                continue
+            why = differ(f"{key} (in the config file each names)",
+                         [d.get(key, _ABSENT) for d in data], lines)
+            if why is not None and len(facts) < MAX_FACTS_PER_FILE:
+                facts[name], prov[name] = why, at
+        if any(link is None or link.missing for link in named):
+            name = f"config.{kind}.base_config"
+            facts[name] = Unknown(f"the script runs the training command with different config "
+                                  f"files (lines {lines}), one of them not read here; which run "
+                                  "is the job is not known here")
+            prov[name] = at
+    return ReaderOutput(facts, prov, tuple(problems), tuple(linked))
+
+
+def _flat(link: Linked) -> dict[str, Any]:
+    """The keys (dotted) and values of the YAML a command names; {} when it is not read here
+    (outside the job, missing, not YAML)."""
+    found = None if link.missing else locate(link.path, link.path)
+    if found is None:
+        return {}
+    try:
+        data = parse_yaml(read_text(found)).data
+    except ParseError:
+        return {}
+    out: dict[str, Any] = {}
+
+    def walk(value: Any, prefix: str, depth: int) -> None:
+        if isinstance(value, dict) and depth < 16:
+            for k, v in value.items():
+                walk(v, f"{prefix}{k}.", depth + 1)
+        elif len(out) < MAX_FACTS_PER_FILE:
+            out[prefix.rstrip(".")] = value
+
+    if isinstance(data, dict):
+        for k, v in data.items():
+            walk(v, f"{k}.", 1)
+    return out

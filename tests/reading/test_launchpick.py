@@ -1,0 +1,123 @@
+"""The text-level launch readers (accelerate launch, HF Trainer flags, ``llamafactory-cli
+train``, ``axolotl train``) and a decoy before the real FP8 command (redteam2's open item,
+issue 21): they took the first match of their pattern, so a BF16 command in a function never
+called, behind ``if false`` / ``true ||`` or in a ``case`` arm that does not match hid the FP8
+command after it (FP8 "no", exit 0; ``true || torchrun ...`` left the job unread). Each
+framework now says which of its commands train (``Launch.trains``); a training command in a
+branch that does not run is never read, several that may run are read apart
+(reading/launchpick.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from preflight import intent
+from preflight.facts import Facts, Unknown
+from preflight.frameworks import BY_KIND
+from preflight.jobs.read import read_paths
+
+# (real FP8 command, BF16 decoy, the fact that tells them apart)
+JOBS = {
+    "accelerate": ("accelerate launch --mixed_precision fp8 train.py",
+                   "accelerate launch --mixed_precision bf16 train.py", "intent.fp8"),
+    "hf_trainer": ("torchrun --nproc_per_node 8 train.py --output_dir o --bf16 False",
+                   "torchrun --nproc_per_node 8 train.py --output_dir o --bf16 True",
+                   "config.hf_trainer.bf16"),
+    "llamafactory": ("llamafactory-cli train fp8.yaml", "llamafactory-cli train bf16.yaml",
+                     "intent.fp8"),
+    "axolotl": ("axolotl train fp8.yml", "axolotl train bf16.yml", "intent.fp8"),
+}
+REAL = {"intent.fp8": True, "config.hf_trainer.bf16": False}
+DECOYS = {
+    "function never called": "never() {{\n  {}\n}}\n",
+    "if false": "if false; then\n  {}\nfi\n",
+    "true ||": "true || {}\n",
+    "case arm": "case x in y) {} ;; esac\n",
+    "if on a value set here": 'MODE=fp8\nif [ "$MODE" = bf16 ]; then\n  {}\nfi\n',
+}
+# decided as bash decides them: the decoy never runs, so the FP8 command is the job's
+DECIDED = {"case arm", "if on a value set here"}
+
+
+def _job(tmp_path: Path, body: str) -> tuple[Any, dict[str, Any]]:
+    lmf = "model_name_or_path: x\nstage: sft\nfinetuning_type: lora\noutput_dir: o\n"
+    (tmp_path / "fp8.yaml").write_text(lmf + "fp8: true\n")
+    (tmp_path / "bf16.yaml").write_text(lmf + "bf16: true\n")
+    (tmp_path / "fp8.yml").write_text("base_model: x\nfp8: true\ndatasets: []\n")
+    (tmp_path / "bf16.yml").write_text("base_model: x\nbf16: true\ndatasets: []\n")
+    (tmp_path / "train.py").write_text("from transformers import Trainer, TrainingArguments\n")
+    script = tmp_path / "run.sh"
+    script.write_text("#!/bin/bash\nset -e\n" + body)
+    read = read_paths([str(script)])
+    values, _ = intent.derive(Facts(read.facts, read.provenance))
+    return read, {**read.facts, **values}
+
+
+@pytest.mark.parametrize("decoy", sorted(DECOYS))
+@pytest.mark.parametrize("kind", sorted(JOBS))
+def test_a_decoy_before_the_fp8_command_never_makes_it_no(tmp_path: Path, kind: str,
+                                                          decoy: str) -> None:
+    real, bf16, fact = JOBS[kind]
+    _, got = _job(tmp_path, DECOYS[decoy].format(bf16) + real + "\n")
+    if decoy in DECIDED:
+        assert got[fact] == REAL[fact]
+        return
+    assert isinstance(got[fact], Unknown), got[fact]
+    assert "2 times" in got[fact].reason
+
+
+@pytest.mark.parametrize("kind", sorted(JOBS))
+def test_the_unknown_names_both_lines(tmp_path: Path, kind: str) -> None:
+    real, bf16, fact = JOBS[kind]
+    read, got = _job(tmp_path, f"never() {{\n  {bf16}\n}}\n{real}\n")
+    assert "lines 4, 6" in got[fact].reason
+    assert all(p.line for p in read.problems if p.path.endswith("run.sh"))
+
+
+def test_a_decoy_in_a_dead_branch_is_not_read_at_all(tmp_path: Path) -> None:
+    real, bf16, _ = JOBS["accelerate"]
+    read, got = _job(tmp_path, f'if [ "a" = "b" ]; then\n  {bf16}\nfi\n{real}\n')
+    assert got["intent.fp8"] is True
+    assert read.provenance["config.accelerate.mixed_precision"].line == 6
+
+
+# Real scripts that run more than one command of the framework, only one of which trains: the
+# others are never read as the job (ms-swift lora.sh / axolotl README / LLaMA-Factory examples)
+AFTER = {
+    "accelerate": "accelerate launch --mixed_precision bf16 eval.py\n",
+    "llamafactory": "llamafactory-cli export bf16.yaml\n",
+    "axolotl": "axolotl merge-lora bf16.yml --lora-model-dir out\n",
+    "hf_trainer": "python evaluate.py --output_dir o --bf16 True\n",
+}
+
+
+@pytest.mark.parametrize("kind", sorted(AFTER))
+def test_commands_that_do_not_train_stay_out(tmp_path: Path, kind: str) -> None:
+    real, _, fact = JOBS[kind]
+    _, got = _job(tmp_path, f"{real}\n{AFTER[kind]}")
+    assert got[fact] == REAL[fact]
+
+
+@pytest.mark.parametrize("kind", sorted(JOBS))
+def test_commands_that_agree_stay_decided(tmp_path: Path, kind: str) -> None:
+    real, _, fact = JOBS[kind]
+    _, got = _job(tmp_path, f"for seed in 1 2; do\n  {real}\ndone\n{real}\n")
+    assert got[fact] == REAL[fact]
+
+
+def test_each_framework_with_a_launch_command_says_which_train() -> None:
+    for kind in JOBS:
+        record = BY_KIND[kind].launch
+        assert record is not None and record.trains, kind
+
+
+def test_more_decoys_than_are_compared_never_make_it_no(tmp_path: Path) -> None:
+    # redteam3: nine decoys in functions never called put the FP8 command past the 8 compared
+    real, bf16, _ = JOBS["accelerate"]
+    decoys = "".join(f"f{i}() {{\n  {bf16}\n}}\n" for i in range(20))
+    read, got = _job(tmp_path, decoys + real + "\n")
+    assert isinstance(got["intent.fp8"], Unknown)
+    assert any(p.line and "more than" in p.message for p in read.problems)
