@@ -67,6 +67,13 @@ class Launch:
     """A command that starts this framework (``accelerate launch``, ``megatron sft``)."""
     flags: re.Pattern[str] | None = None
     """Flags that mark its arguments on any command line (``--output_dir``, ``--num-layers``)."""
+    heredoc_values: bool = False
+    """Its reader gets the bodies of the here-documents a variable takes (``read -r -d ''
+    CMD <<EOF``, ``CMD=$(cat <<EOF ...)``: :mod:`preflight.reading.shellheredoc`), every other
+    body blanked and every closing line kept: readers that expand the script's variables with
+    the shell kit, and those that read a ``--flag`` wherever the script writes it (a quoted
+    string's count too). Readers of one command line get every body blanked: a command in a
+    body is only text there unless a variable they do not expand runs it."""
     entry: re.Pattern[str] | None = None
     """What the text of a Python script the launch line runs holds when it is this framework's
     entry point (``import megatron``), for a :attr:`command` or :attr:`flags` that a path or a

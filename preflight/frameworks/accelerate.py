@@ -27,6 +27,7 @@ from preflight.facts import Unknown
 from preflight.frameworks import accelerate_launch
 from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, IntentOut, Stated, View, first
+from preflight.frameworks.accelerate_plugins import plugins
 from preflight.frameworks.deepspeed import ds_precision
 from preflight.reading.parse import Parsed, flatten
 from preflight.reading.pyfacts import PyOut
@@ -226,7 +227,7 @@ def read_python(module: Module) -> ReaderOutput:
                 out.put(f"config.{KIND}.{key}", call.kwargs[key], call.lines.get(key))
                 # the code's own argument, told apart from the YAML key and the launch flag
                 out.put(f"config.{KIND}.accelerator.{key}", call.kwargs[key], call.lines.get(key))
-        _plugins(out, call)
+        plugins(out, call)
         handlers = call.value("kwargs_handlers")
         line = call.lines.get("kwargs_handlers", call.line)
         if isinstance(handlers, list):
@@ -246,40 +247,6 @@ def read_python(module: Module) -> ReaderOutput:
 def _short(value: object) -> str:
     text = value.reason if isinstance(value, Unresolved) else repr(value)
     return text if len(text) <= 80 else text[:77] + "..."
-
-
-# FullyShardedDataParallelPlugin fields -> the accelerate YAML's fsdp_config keys (accelerate
-# v1.10.0 utils/dataclasses.py FullyShardedDataParallelPlugin, commands/config/cluster.py)
-_FSDP_KEYS = {"fsdp_version": "fsdp_version", "cpu_ram_efficient_loading":
-              "fsdp_cpu_ram_efficient_loading", "activation_checkpointing":
-              "fsdp_activation_checkpointing", "reshard_after_forward": "fsdp_reshard_after_forward",
-              "auto_wrap_policy": "fsdp_auto_wrap_policy"}
-
-
-def _plugins(out: PyOut, call: Call) -> None:
-    """``fsdp_plugin=FullyShardedDataParallelPlugin(...)`` and ``dynamo_plugin=TorchDynamoPlugin(
-    backend=...)`` as the YAML keys they stand for. A FSDP plugin makes a multi-GPU job FSDP
-    (state.py v1.10.0 l.999-1004); TorchDynamoPlugin without ``backend`` takes
-    ``ACCELERATE_DYNAMO_BACKEND`` (``--dynamo_backend``), so only a written backend is stated."""
-    fsdp = call.value("fsdp_plugin")
-    if isinstance(fsdp, Call) and fsdp.name == "FullyShardedDataParallelPlugin":
-        out.put(f"config.{KIND}.distributed_type", "FSDP", call.lines.get("fsdp_plugin"))
-        for key, yaml_key in _FSDP_KEYS.items():
-            if key in fsdp.kwargs:
-                out.put(f"config.{KIND}.fsdp_config.{yaml_key}", fsdp.kwargs[key],
-                        fsdp.lines.get(key, fsdp.line))
-    dynamo = call.value("dynamo_plugin")
-    if isinstance(dynamo, Call) and dynamo.name == "TorchDynamoPlugin":
-        backend = dynamo.value("backend")
-        if backend is not None:
-            out.put(f"config.{KIND}.dynamo_config.dynamo_backend",
-                    backend.upper() if isinstance(backend, str) else
-                    backend.last if isinstance(backend, Ref) else backend,
-                    dynamo.lines.get("backend", dynamo.line))
-        if "use_regional_compilation" in dynamo.kwargs:
-            out.put(f"config.{KIND}.dynamo_config.dynamo_use_regional_compilation",
-                    dynamo.kwargs["use_regional_compilation"],
-                    dynamo.lines.get("use_regional_compilation", dynamo.line))
 
 
 def _handlers(out: PyOut, handlers: list[Call], line: int) -> None:

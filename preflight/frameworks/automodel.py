@@ -156,7 +156,7 @@ FRAMEWORK = Framework(
                 "nemo_automodel/components/models/common/utils.py"),
     ),
     distributions=("nemo-automodel",), rule_area="AUTOMODEL", area_title="NeMo-Automodel",
-    launch=Launch(read_text, command=HINT),
+    launch=Launch(read_text, command=HINT, heredoc_values=True),
     shape_keys=(("model", ("model.pretrained_model_name_or_path",)),
                 ("seq", ("packed_sequence.packed_sequence_size",)),
                 ("micro_batch", ("step_scheduler.local_batch_size",)),

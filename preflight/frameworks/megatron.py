@@ -299,7 +299,7 @@ FRAMEWORK = Framework(
     kind=KIND, title="Megatron-LM / megatron-core", formats=("text", "yaml"), score=score,
     read=read_yaml, derive=from_megatron, precedence=7,
     distributions=("megatron-core",), from_source=True, rule_area="MEG", area_title="Megatron",
-    launch=Launch(read_args_text, flags=TEXT_HINTS, entry=ENTRY),
+    launch=Launch(read_args_text, flags=TEXT_HINTS, entry=ENTRY, heredoc_values=True),
     shape_keys=(("heads", ("num_attention_heads",)), ("kv_heads", ("num_query_groups",)),
                 ("layers", ("num_layers",)), ("vocab", ("vocab_size",)),
                 ("seq", ("seq_length",)), ("micro_batch", ("micro_batch_size",)),

@@ -246,7 +246,7 @@ FRAMEWORK = Framework(
     distributions=("megatron-bridge",), requires=("megatron-core",),
     # NVIDIA's containers run it from /opt/Megatron-Bridge (PYTHONPATH=.../src)
     from_source=True, rule_area="MBR", area_title="Megatron-Bridge",
-    launch=Launch(read_text, command=HINT, entry=ENTRY_CODE),
+    launch=Launch(read_text, command=HINT, entry=ENTRY_CODE, heredoc_values=True),
     shape_keys=(("heads", ("model.num_attention_heads",)),
                 ("kv_heads", ("model.num_query_groups",)), ("layers", ("model.num_layers",)),
                 ("seq", ("dataset.seq_length", "model.seq_length")),

@@ -373,7 +373,8 @@ FRAMEWORK = Framework(
     distributions=("nemo-rl",), rule_area="NRL", area_title="NeMo-RL",
     # run with `uv run` from a checkout of the repository
     from_source=True,
-    launch=Launch(read_text, command=HINT, entry=re.compile(r"\bnemo_rl\b")),
+    launch=Launch(read_text, command=HINT, entry=re.compile(r"\bnemo_rl\b"),
+                  heredoc_values=True),
     shape_keys=(("model", ("policy.model_name",)), ("seq", ("policy.max_total_sequence_length",)),
                 ("micro_batch", ("policy.train_micro_batch_size",)),
                 ("tp", (f"{MEG}.tensor_model_parallel_size",

@@ -200,7 +200,7 @@ FRAMEWORK = Framework(
     ),
     runs_on=("deepspeed",),
     distributions=("openrlhf",), rule_area="ORLHF",
-    launch=Launch(read_text, command=HINT),
+    launch=Launch(read_text, command=HINT, heredoc_values=True),
     bool_keys=("ds.packing_samples", "packing_samples", "actor.gradient_checkpointing_enable",
                "model.gradient_checkpointing_enable", "gradient_checkpointing",
                "train.dynamic_batch_enable", "use_dynamic_batch", "bf16",

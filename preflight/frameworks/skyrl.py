@@ -21,6 +21,13 @@ Megatron-Bridge provider (workers/megatron/megatron_worker.py:424), so ``...fp8=
 Transformer Engine FP8 training. The rollout/trainer mismatch is corrected by
 ``trainer.algorithm.off_policy_correction.tis_ratio_type`` (token | sequence; default None,
 config.py:393) or the deprecated ``trainer.algorithm.use_tis``.
+
+A job's own entry module (SkyRL's examples run ``uv run -m examples.train.algorithms.dapo.
+main_dapo`` from the checkout's top) is looked for next to the script, in the current directory
+and from the job's roots; one the job does not hold leaves ``entry_base`` Unknown, and the
+overrides are read over the layout their keys belong to. SkyRL's FP8 PR (merge ref adcfcead,
+2026-08-17) adds ``megatron_config.fp8`` / ``fp8_recipe`` (``auto``: by the GPU) / ``fp8_param``
+and ``generator.inference_engine.serialized_weight_sync_mode`` (FP8 rollout weights).
 """
 
 from __future__ import annotations
@@ -36,7 +43,7 @@ from preflight.frameworks._view import Derived, IntentOut, Stated, View
 from preflight.reading.overridelaunch import Syntax, find_launch, merged_facts
 from preflight.reading.parse import Parsed, ParseError
 from preflight.reading.parse import read_text as read_text_file
-from preflight.reading.refs import locate
+from preflight.reading.refs import locate, under_roots
 from preflight.reading.types import ConfigProblem, ReaderOutput
 
 KIND = "skyrl"
@@ -105,7 +112,8 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
         read = find_launch(path, text, CUSTOM, outer)
         if read.launch is None:
             return ReaderOutput(problems=tuple(read.problems))
-        base_entry = _subclassed(read.launch.entry.text, path)
+        base_entry = _subclassed(read.launch.entry.text, path,
+                                 Source(path, text.count("\n", 0, read.launch.offset) + 1))
         if base_entry is None:
             return ReaderOutput(problems=tuple(read.problems))
     merged = merged_facts(read, KIND, None, style="hydra", key="--config-name")
@@ -115,9 +123,10 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
     facts[f"{PREFIX}.entry"], prov[f"{PREFIX}.entry"] = entry, entry_src
     if base_entry is not None:
         facts[f"{PREFIX}.entry_base"], prov[f"{PREFIX}.entry_base"] = base_entry
-        entry = base_entry[0]
+        entry = base_entry[0] if isinstance(base_entry[0], str) else \
+            _LAYOUT_ENTRY.get(_keys_layout(facts) or "", "")
     problems = list(read.problems)
-    if "skyrl_train" not in entry:
+    if entry and "skyrl_train" not in entry:
         for ov, src in read.overrides:
             if ov.op in ("add", "force"):
                 # from_cli_overrides raises ValueError on it (config.py:1004-1010 at 19b0e132);
@@ -137,13 +146,19 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
     return ReaderOutput(facts, prov, tuple(problems), merged.linked)
 
 
-def _subclassed(entry: str, script: str) -> tuple[str, Source] | None:
+def _subclassed(entry: str, script: str, at: Source) -> tuple[Any, Source] | None:
     """The main_base a job's own entry point (``-m pkg.main_x`` / ``pkg/main_x.py``) builds on,
-    with the line of its import, when its file is found in the job; None otherwise."""
+    with the line of its import, when its file is found in the job (next to the script, in the
+    current directory, or from a job root: ``uv run -m examples.train.algorithms.dapo.main_dapo``
+    runs from the checkout's top); None when the file found is no SkyRL entry. A file the job
+    does not hold leaves it Unknown (``at``: the launch line): the line's SkyRL-only overrides
+    are still SkyRL's (SkyRL's own examples/train/algorithms/*/main_*.py all build on main_base:
+    dapo/main_dapo.py l.12-25 @ 6ec5417e adds algorithm fields only, make_config)."""
     target = entry if entry.endswith(".py") else entry.replace(".", "/") + ".py"
-    found = locate(target, script)
+    found = locate(target, script) or under_roots(target)
     if found is None:
-        return None
+        return Unknown(f"the entry module {entry[:120]} is not in the job: which SkyRL base it "
+                       "builds on, and any default it changes, are not known here"), at
     try:
         text = read_text_file(found)
     except ParseError:
@@ -155,18 +170,45 @@ def _subclassed(entry: str, script: str) -> tuple[str, Source] | None:
                                                                           hit.start()) + 1)
 
 
+_LAYOUT_ENTRY = {"new": "skyrl.train.entrypoints.main_base",
+                 "old": "skyrl_train.entrypoints.main_base"}
+
+
+def _keys_layout(facts: Mapping[str, Any]) -> str | None:
+    """The layout the overrides' keys belong to (an entry not in the job): the engine settings
+    sit under generator.inference_engine. in skyrl, directly under generator. in skyrl-train."""
+    keys = [n[len(PREFIX) + 1:] for n in facts if n.startswith(f"{PREFIX}.generator.")]
+    if any(k.startswith("generator.inference_engine.") for k in keys):
+        return "new"
+    if any(k.split(".")[1] in ("backend", "engine_init_kwargs", "num_inference_engines")
+           for k in keys if k.count(".") >= 1):
+        return "old"
+    return None
+
+
 def _layout(v: View) -> str:
-    entry = str(v.get("entry_base", v.get("entry", "")))
-    return "old" if "skyrl_train" in entry else "new"
+    entry = v.get("entry_base", v.get("entry", ""))
+    if isinstance(entry, Unknown):
+        return _keys_layout(v.facts) or "new"
+    return "old" if "skyrl_train" in str(entry) else "new"
 
 
 def _get(v: View, key: str) -> tuple[Any, str]:
-    """The launch line's value, else the layout's default (Unknown under a job's own base)."""
+    """The launch line's value, else the layout's default (Unknown under a job's own base, or
+    an entry module not in the job whose layout its overrides do not tell)."""
     if v.has(key):
         return v.facts.get(v.prefix + key), v.src(key)
     base = v.facts.get(f"{PREFIX}.base_config")
     if isinstance(base, Unknown):
         return base, v.src("base_config")
+    entry = v.facts.get(f"{PREFIX}.entry_base")
+    if isinstance(entry, Unknown):
+        if _keys_layout(v.facts) is None:
+            return entry, v.src("entry_base")
+        old = _layout(v) == "old"
+        value, where = (OLD_DEFAULTS if old else NEW_DEFAULTS).get(key, (None, "SkyRL default"))
+        return value, (f"{where}; the entry module is not in the job, its overrides are "
+                       f"{'skyrl-train' if old else 'skyrl'}'s")
     table = OLD_DEFAULTS if _layout(v) == "old" else NEW_DEFAULTS
     return table.get(key, (None, "SkyRL default"))
 
@@ -212,8 +254,26 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     return out.build()
 
 
+# SkyRL PR merge ref adcfcead (2026-08-17; not on main at a9564572e, 2026-08-21) adds top-level
+# megatron_config.fp8 / fp8_recipe / fp8_param / fp8_amax_compute_algo, folded into
+# transformer_config_kwargs where that does not set the key (config.py:512-528, 605-613), and
+# generator.inference_engine.serialized_weight_sync_mode: "blockwise" syncs FP8 weights with
+# 128x128 block scales and serves them with vLLM quantization "fp8" (config.py:1154-1160;
+# quantization/blockwise_fp8.py:146), "mxfp8" with "modelopt_mxfp8" (quantization/mxfp8.py:184)
+_PR = "SkyRL adcfcead"
+_SYNC = {"blockwise": "blockwise", "mxfp8": "mxfp8"}
+
+
+def _tfc(v: View, key: str) -> tuple[Any, str]:
+    """A TransformerConfig kwarg: transformer_config_kwargs.<key>, else megatron_config.<key>
+    (the PR's top-level field, folded in when the kwarg is not set)."""
+    if not v.has(f"{TFC}.{key}") and v.has(f"{MEG}.{key}"):
+        return v.facts.get(f"{PREFIX}.{MEG}.{key}"), v.src(f"{MEG}.{key}")
+    return _get(v, f"{TFC}.{key}")
+
+
 def _training_fp8(v: View, out: IntentOut, engine: Any) -> None:
-    fmt, fsrc = _get(v, f"{TFC}.fp8")
+    fmt, fsrc = _tfc(v, "fp8")
     if isinstance(fmt, Unknown):
         out["fp8"] = (fmt, fsrc)
     elif fmt in (None, False, "null", "none", "None"):
@@ -228,9 +288,17 @@ def _training_fp8(v: View, out: IntentOut, engine: Any) -> None:
         out["fp8"] = (True, fsrc)
         out["format"] = (fmt.lower(), fsrc)
         out["backend"] = ("te", fsrc)
-        recipe, rsrc = _get(v, f"{TFC}.fp8_recipe")
+        recipe, rsrc = _tfc(v, "fp8_recipe")
+        if isinstance(recipe, str) and recipe.strip().lower() == "auto":
+            recipe = Unknown(f"fp8_recipe=auto: SkyRL picks mxfp8 on SM100+ (Blackwell) and "
+                             f"blockwise before, on the GPU it runs on ({_PR} distributed/"
+                             "megatron/quantization_utils.py:39-70)")
         out["recipe"] = (recipe, rsrc) if recipe is not None else \
             ("delayed", "Megatron TransformerConfig default (fp8_recipe delayed)")
+        param, psrc = _tfc(v, "fp8_param")
+        if param is not None:
+            out["fp8_params"] = (param if isinstance(param, (bool, Unknown)) else
+                                 str(param).lower() == "true", psrc)
     else:
         out["fp8"] = (Unknown(f"transformer_config_kwargs.fp8 is {str(fmt)[:40]!r}"), fsrc)
 
@@ -241,7 +309,17 @@ def _rollout(v: View, out: IntentOut) -> None:
                              bsrc)
     kwargs = _engine_key(v, "engine_init_kwargs")
     quant, qsrc = _get(v, f"{kwargs}.quantization")
-    if isinstance(quant, Unknown):
+    sync = v.facts.get(f"{PREFIX}.generator.inference_engine.serialized_weight_sync_mode")
+    if sync is not None and str(sync).lower() not in ("none", "null", ""):
+        where = v.src("generator.inference_engine.serialized_weight_sync_mode")
+        recipe = _SYNC.get(str(sync).lower()) if not isinstance(sync, Unknown) else None
+        out["rollout.fp8"] = (True, where) if recipe else (
+            sync if isinstance(sync, Unknown) else
+            Unknown(f"serialized_weight_sync_mode={str(sync)[:40]!r} is not known ({_PR})"),
+            where)
+        if recipe:   # the trainer's FP8 weights and scales, served as they are
+            out["rollout.recipe"] = (recipe, where)
+    elif isinstance(quant, Unknown):
         out["rollout.fp8"] = (quant, qsrc)
     else:
         on = str(quant).lower() == "fp8"
@@ -278,7 +356,7 @@ FRAMEWORK = Framework(
           for k, (val, s) in OLD_DEFAULTS.items()),
     # FSDP or Megatron by trainer.strategy: derive states Megatron as runs_on
     distributions=("skyrl", "skyrl-train"), rule_area="SKYRL",
-    launch=Launch(read_text, command=HINT),
+    launch=Launch(read_text, command=HINT, heredoc_values=True),
     shape_keys=(("model", ("trainer.policy.model.path",)),
                 ("micro_batch", ("trainer.micro_train_batch_size_per_gpu",)),
                 ("tp", (f"{MEG}.tensor_model_parallel_size",))),

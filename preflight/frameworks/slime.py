@@ -154,7 +154,7 @@ FRAMEWORK = Framework(
     runs_on=("megatron",),
     # run as `python3 train.py` from a checkout, Megatron-LM on PYTHONPATH
     distributions=("slime",), from_source=True, rule_area="SLIME",
-    launch=Launch(read_text, command=HINT, entry=re.compile(r"\bslime\b")),
+    launch=Launch(read_text, command=HINT, entry=re.compile(r"\bslime\b"), heredoc_values=True),
     shape_keys=(("heads", ("num_attention_heads",)), ("kv_heads", ("num_query_groups",)),
                 ("layers", ("num_layers",)), ("seq", ("seq_length",)),
                 ("micro_batch", ("micro_batch_size",)), ("tp", ("tensor_model_parallel_size",)),

@@ -153,7 +153,7 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
 FRAMEWORK = Framework(
     kind=KIND, title="ms-swift", formats=("text",), score=score, read=read_yaml, derive=derive,
     precedence=10, zero_stage_rank=6, distributions=("ms-swift",), rule_area="SWIFT",
-    area_title="ms-swift", launch=Launch(read_text, command=COMMAND),
+    area_title="ms-swift", launch=Launch(read_text, command=COMMAND, heredoc_values=True),
     # bool fields of its argument dataclasses (HfArgumentParser: `--merge_lora 1` is true;
     # swift/megatron/arguments/megatron_args.py l.679, l.688 @ v4.5.2)
     bool_keys=_BOOL_KEYS,

@@ -246,7 +246,8 @@ FRAMEWORK = Framework(
                            r"\bController\.Config\b|"
                            r"\bconfig_registry\b"),
     # `-m torchtitan.train --job.config_file X.toml --a.b v` (issue 22 item 2)
-    launch=Launch(torchtitan_launch.read_text, command=torchtitan_launch.HINT),
+    launch=Launch(torchtitan_launch.read_text, command=torchtitan_launch.HINT,
+                  heredoc_values=True),
     defaults=(
         Default("activation_checkpoint.mode", "selective", "all",
                 "torchtitan/config/job_config.py"),

@@ -350,7 +350,7 @@ FRAMEWORK = Framework(
     defaults=tuple(Default(k, str(v), "verl 0.9.0", s) for k, (v, s) in PACKAGED.items()),
     # Megatron-Core or FSDP, by the job's engine: not "always" (derive says which)
     distributions=("verl",), rule_area="VERL",
-    launch=Launch(read_text, command=HINT),
+    launch=Launch(read_text, command=HINT, heredoc_values=True),
     shape_keys=(("model", ("actor_rollout_ref.model.path",)),
                 ("micro_batch", (f"{ACTOR}.ppo_micro_batch_size_per_gpu",)),
                 ("tp", (f"{MEG}.tensor_model_parallel_size",))),

@@ -20,10 +20,11 @@ from typing import TYPE_CHECKING
 from preflight.findings import Source
 from preflight.jobs import launchfacts
 from preflight.jobs.sourcing import sourced
-from preflight.reading import launch, launchpick, shell, shellcalls
+from preflight.reading import launch, launchpick, shell, shellcalls, shellheredoc
 from preflight.reading.boundary import outside_reference, refuse
 from preflight.reading.parse import ParseError, read_text
 from preflight.reading.refs import named
+from preflight.reading.shellstops import read_stops
 from preflight.reading.shellvars import collect_variables, strip_comments
 from preflight.reading.types import ConfigProblem, Linked, ReaderOutput
 
@@ -55,8 +56,12 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
                          "with a syntax error, so this script would not start the job", line)
     docs = shell.heredocs(text) if shell_script else []
     # Here-document bodies are text (a config written out, `python - <<EOF` code), never the
-    # script's commands: blanked, keeping the lines (issue 21 item 9; reading/shell.py).
-    text = shell.blank_heredocs(text, docs)
+    # script's commands: blanked, keeping the lines (issue 21 item 9; reading/shell.py). Those
+    # a variable takes (`read -r -d '' CMD <<EOF`) are kept for the readers that expand it.
+    values = shellheredoc.kept_text(text, docs) if docs else text
+    # (`sbatch <<EOF` / `bash -s <<EOF`: the body is a script that runs, commands for everyone)
+    text = shell.blank_heredocs(text, [d for n, d in enumerate(docs) if
+                                       n >= shellheredoc.MAX_TAKEN or not shellheredoc.runs(text, d)])
     heredoc = next(((d.line, d.delimiter) for d in docs if not d.closed), None)
     if heredoc is not None:
         # The body runs to the end of the file as the here-document's text: no command after
@@ -67,16 +72,16 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
             "the file as its text, so nothing after this line runs; its lines were not read as "
             "commands"), level="warning", fix=f"Add a line {delimiter} where the text ends.")
         crlf = crlf or crlf_or_doc
-    missing: list[ConfigProblem] = []
+    missing: list[ConfigProblem] = read_stops(path, values, docs)
     files, outer = sourced(path, text, missing) if shell_script else ([], {})
     outer = {**(inherited or {}), **outer}
-    walked = shellcalls.walk(path, text, outer, inherited) if shell_script else None
+    walked = shellcalls.walk(path, values, outer, inherited) if shell_script else None
     runs = _python_scripts(path, text, outer, walked)
     unread: list[ConfigProblem] = []
     calls = _shell_scripts(path, text, outer, walked, unread) if walked is not None else []
     try:
         got, out = _read(path, text, kind, explicit and not runs and not calls and not unread,
-                         outer)
+                         outer, values)
     except ParseError as exc:
         if heredoc is None:
             raise
@@ -91,7 +96,7 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
     if got is None and explicit and unread:   # its launch may be in a script not read (redteam3)
         raise ParseError(unread[0].message, unread[0].line, level="warning", code="reference")
     if (runs or calls) and got is None and explicit:
-        _read(path, text, kind, explicit, outer)     # raises: what the script holds
+        _read(path, text, kind, explicit, outer, values)     # raises: what the script holds
     if got is not None:
         out = launchfacts.with_env(path, text, outer, out, _detect(
             strip_comments(text), _frameworks(), path))
@@ -267,13 +272,18 @@ def _with_scripts(got: str | None, out: ReaderOutput, runs: list[Linked], kind: 
 
 
 def _read(path: str, text: str, kind: str | None, explicit: bool, outer: dict[str, str],
-          ) -> tuple[str | None, ReaderOutput]:
+          values: str | None = None) -> tuple[str | None, ReaderOutput]:
     """Read ``text`` with the framework ``kind`` (``--kind``), else with the framework whose launch
-    command occurs first in it, else whose flags occur first (each record's ``launch``)."""
+    command occurs first in it, else whose flags occur first (each record's ``launch``), else
+    first in the here-documents a variable takes (``values``: the text with those bodies, which
+    the readers that expand variables get: ``Launch.heredoc_values``)."""
     from preflight.frameworks import BY_KIND, FRAMEWORKS
 
+    values = text if values is None else values
     # a command named in a comment (`# see verl.trainer.main_ppo`) launches nothing
-    fw = BY_KIND[kind] if kind is not None else _detect(strip_comments(text), FRAMEWORKS, path)
+    fw = BY_KIND[kind] if kind is not None else (
+        _detect(strip_comments(text), FRAMEWORKS, path) or
+        (_detect(strip_comments(values), FRAMEWORKS, path) if values is not text else None))
     if fw is None or fw.launch is None:
         if not explicit:
             return None, ReaderOutput()
@@ -286,13 +296,14 @@ def _read(path: str, text: str, kind: str | None, explicit: bool, outer: dict[st
                          "fp8-doctor does not read", code="unknown_framework", level="warning",
                          fix="If it launches one of those, pass --kind KIND; otherwise its "
                              "settings are not checked (the script itself is not faulted).")
-    out = launchpick.read(fw.launch.read, path, text, outer, fw.launch.trains)
+    out = launchpick.read(fw.launch.read, path, values if fw.launch.heredoc_values else text,
+                          outer, fw.launch.trains)
     got = _kind_of(fw.kind, out, [f.kind for f in FRAMEWORKS])
     if kind is None and got is not None:
         return got, out
     if kind is not None and (any(n.startswith(f"config.{kind}.") for n in out.facts) or
                              any(link.kind == kind for link in out.linked)):
-        if explicit and _detect(text, [fw], path) is None:
+        if explicit and _detect(values, [fw], path) is None:
             # (a script another one sources takes its kind from that one: not a --kind forced)
             # --kind megatron on a line of `--config-file x.yaml model.fp8=e4m3`: every --flag
             # reads as a Megatron one, but none is Megatron's (issue 22 item 5)

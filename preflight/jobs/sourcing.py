@@ -19,6 +19,8 @@ import re
 from preflight.reading.boundary import outside_reference, refuse
 from preflight.reading.parse import ParseError, read_text
 from preflight.reading.shell import blank_heredocs
+from preflight.reading.shellheredoc import kept_text
+from preflight.reading.shellstops import errexit
 from preflight.reading.shellvars import collect_variables, strip_comments
 from preflight.reading.types import ConfigProblem
 
@@ -33,8 +35,6 @@ _SELF_DIR = re.compile(r"""^"?(?:\$\(\s*dirname\s+[^)]*\)|\$\{BASH_SOURCE(?:\[0\
                        r"""\$\{?(?:SCRIPT_DIR|DIR)\}?)"?/""")
 
 
-# `set -e`, `set -ex`, `set -euo pipefail`, `set -o errexit` (on) and `set +e` (off)
-_SET = re.compile(r"^[ \t]*set[ \t]+([^\n;&|#]*)", re.M)
 
 
 def _candidates(raw: str, script: str) -> tuple[list[str], str | None]:
@@ -54,31 +54,16 @@ def _candidates(raw: str, script: str) -> tuple[list[str], str | None]:
             os.path.normpath(cands[0]) if relative else None)
 
 
-def _errexit(text: str, pos: int) -> int | None:
-    """The line of the ``set -e`` in force at ``pos`` of ``text``, if one is."""
-    line = None
-    for m in _SET.finditer(text, 0, pos):
-        words = m.group(1).split()
-        for n, word in enumerate(words):
-            if word == "-o" and n + 1 < len(words) and words[n + 1] == "errexit" or \
-                    re.fullmatch(r"-[a-zA-Z]*e[a-zA-Z]*", word):
-                line = text.count("\n", 0, m.start()) + 1
-            elif word == "+o" and n + 1 < len(words) and words[n + 1] == "errexit" or \
-                    re.fullmatch(r"\+[a-zA-Z]*e[a-zA-Z]*", word):
-                line = None
-    return line
-
-
 def _missing(raw: str, named: str, script: str, body: str, pos: int) -> ConfigProblem:
     """``source RAW`` names a file of the job that is not there (slime v0.3.1's
     scripts/low_precision/*.sh source ``${SCRIPT_DIR}/../scripts/models/...``, which names
     scripts/scripts/models/)."""
     line = body.count("\n", 0, pos) + 1
-    errexit = _errexit(body, pos)
+    stops = errexit(body, pos)
     where = os.path.relpath(named)
     where = named if where.startswith("..") else where
-    then = (f"under `set -e` (line {errexit}) bash stops the script at this line, so the job "
-            "would not start" if errexit is not None else
+    then = (f"under `set -e` (line {stops}) bash stops the script at this line, so the job "
+            "would not start" if stops is not None else
             "bash goes on without it, so the variables and flags it would set are missing from "
             "the launch line")
     return ConfigProblem(
@@ -126,12 +111,14 @@ def sourced(script: str, text: str, missing: list[ConfigProblem] | None = None,
             if len(found) >= MAX_FILES:
                 return found, variables
             try:
-                # a here-document's body is text: no `source` or assignment in it counts
-                inner = blank_heredocs(read_text(target))
+                # a here-document's body is text: no `source` or assignment in it counts,
+                # unless a variable takes it (`read -r -d '' CMD <<EOF`: reading/shellheredoc)
+                raw = read_text(target)
+                inner = blank_heredocs(raw)
             except (ParseError, OSError):
                 continue          # the job reader reports it when it reads that file itself
             found.append(target)
-            variables = collect_variables(inner, variables)
+            variables = collect_variables(kept_text(raw) if "<<" in raw else inner, variables)
             if depth + 1 < MAX_DEPTH:
                 todo.append((target, inner, depth + 1))
     return found, variables

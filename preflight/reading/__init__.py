@@ -7,7 +7,9 @@ text, never run.
 named file), :mod:`.refs` (where a named file is), :mod:`.boundary` (which files a run may read);
 shell scripts: :mod:`.shell` (would bash run it), :mod:`.shellwords` / :mod:`.shellquote` /
 :mod:`.shelltypes` (words and statements), :mod:`.shellexpand` (what a launch line passes),
-:mod:`.shellvars` (``$VAR`` values), :mod:`.launch` (command lines cut into flags);
+:mod:`.shellvars` (``$VAR`` values), :mod:`.shellheredoc` (here-documents a variable takes
+or a shell runs), :mod:`.shellcalls` (scripts it runs, ``cd``), :mod:`.shellstops` (``set -e``
+stops), :mod:`.launch` (command lines cut into flags);
 override launch lines: :mod:`.overrides`, :mod:`.layered`, :mod:`.overridelaunch`; Python job
 files by their syntax tree: :mod:`.pysource`, :mod:`.pyscopes`, :mod:`.pyvalues`,
 :mod:`.pyfacts`.

@@ -40,7 +40,6 @@ from preflight.reading.parse import ParseError, parse_toml, parse_yaml, read_tex
 from preflight.reading.refs import locate, named, outside
 from preflight.reading.shellcalls import CWD, folder_of, walk
 from preflight.reading.shellexpand import Arg, Launch, TooLarge, launch_args, launches
-from preflight.reading.shellvars import strip_comments
 from preflight.reading.shellwords import Split, split
 from preflight.reading.types import ConfigProblem, Linked
 
@@ -87,7 +86,8 @@ def find_launch(path: str, text: str, syntax: Syntax,
     Megatron-Bridge's inference scripts before the training command are not the job's config
     (:func:`preflight.reading.launch.not_training`)."""
     out = LaunchRead(path)
-    text = strip_comments(text.replace("\r\n", "\n"))
+    # comments are the lexer's to skip (strip_comments would also blank a quoted `#`)
+    text = text.replace("\r\n", "\n")
     starts = [0] + [m.end() for m in re.finditer(r"\n", text)]
 
     def where(offset: int) -> Source:

@@ -36,6 +36,19 @@ def locate(target: str, naming_file: str) -> str | None:
     return next((c for c in _existing(target, naming_file) if not refuse(c)), None)
 
 
+def under_roots(target: str) -> str | None:
+    """``target`` (relative) under one of the job's roots (its work tree's top, the current
+    directory holding it: where ``python -m pkg.mod`` is run from), inside the job only."""
+    boundary = current()
+    if boundary is None or os.path.isabs(target):
+        return None
+    for root in boundary.roots:
+        cand = os.path.normpath(os.path.join(root, target))
+        if os.path.isfile(cand) and not refuse(cand):
+            return cand
+    return None
+
+
 def outside(target: str, naming_file: str) -> str | None:
     """Where ``target`` exists next to ``naming_file`` or in the current directory but outside
     the job (:mod:`.boundary`: reported, never read), or None."""

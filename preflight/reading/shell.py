@@ -27,8 +27,10 @@ the script's own commands; an unclosed one runs to the end of the file, as in ba
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 # Ordinary characters and backslash escapes, skipped in C rather than one by one (800 KB of
 # `\`-newlines took 0.8 s); newlines too unless a here-document body follows.
@@ -51,6 +53,10 @@ class HereDoc:
     start: int             # offset of the body's first character
     end: int               # offset just past its closing line (or the end of the text)
     closed: bool           # False: no line ends it, bash takes the rest of the file
+    at: int = -1           # offset of the ``<<`` operator
+    quoted: bool = False   # part of the delimiter was quoted: the body is taken literally
+    strip_tabs: bool = False   # ``<<-``: leading tabs of each body line are removed
+    body_end: int = -1     # offset where the closing line starts (``end`` when unclosed)
 
 
 def unterminated(text: str) -> tuple[str, int] | None:
@@ -60,7 +66,14 @@ def unterminated(text: str) -> tuple[str, int] | None:
 
 def heredocs(text: str) -> list[HereDoc]:
     """Every here-document of ``text``, in order, as bash reads them."""
-    return _scan(text)[1] if "<<" in text else []
+    return list(_scan(text)[1]) if "<<" in text else []
+
+
+def operator_end(text: str, at: int) -> int | None:
+    """Offset just past the delimiter word of the ``<<`` operator at ``at`` (None: no word)."""
+    op = _HEREDOC_OP.match(text, at)
+    word = _delimiter_word(text, op.end()) if op is not None else None
+    return word[2] if word is not None else None
 
 
 def blank_heredocs(text: str, docs: list[HereDoc] | None = None) -> str:
@@ -78,14 +91,21 @@ def blank_heredocs(text: str, docs: list[HereDoc] | None = None) -> str:
     return "".join(out)
 
 
-def _scan(text: str) -> tuple[tuple[str, int] | None, list[HereDoc]]:
-    """The first construct still open at the end (or None), and the here-documents read."""
+@lru_cache(maxsize=8)
+def _scan(text: str) -> tuple[tuple[str, int] | None, tuple[HereDoc, ...]]:
+    """The first construct still open at the end (or None), and the here-documents read (kept
+    for the last few texts: a script is checked, blanked, split and read for its values)."""
+    problem, found = _scan_text(text)
+    return problem, tuple(found)
+
+
+def _scan_text(text: str) -> tuple[tuple[str, int] | None, list[HereDoc]]:
     stack: list[tuple[str, int]] = []          # (what, offset where it opened)
     heredocs: list[tuple[str, bool, bool, int]] = []   # pending: delimiter, <<-, quoted, offset
     found: list[HereDoc] = []
     word_goes_on = -2      # offset of a `)` closing `$(`: a `#` right after it is no comment
     i, n = 0, len(text)
-    closes: dict[int, int] = {}     # filled on the first $((: offset of each ( -> its )
+    closes = _Parens()              # filled on the first $((: offset of each ( -> its )
     while i < n:
         top = stack[-1][0] if stack else ""
         if top == "'":                         # nothing escapes inside '...'
@@ -158,7 +178,7 @@ def _scan(text: str) -> tuple[tuple[str, int] | None, list[HereDoc]]:
     return (_WHAT[what], text.count("\n", 0, where) + 1), found
 
 
-def _arithmetic(text: str, i: int, closes: dict[int, int]) -> int:
+def _arithmetic(text: str, i: int, closes: _Parens) -> int:
     """Offset past ``$((...))`` or an arithmetic command ``((...))`` starting at ``i`` (whose
     ``<<`` is a shift, not a here-document); 0 when there is none; -1 for a ``$((`` that does
     not close as arithmetic."""
@@ -246,24 +266,47 @@ def _delimiter_word(text: str, j: int) -> tuple[str, bool, int] | None:
     return ("".join(out), quoted, j) if out or quoted else None
 
 
-_PAREN = re.compile(r"\\[\s\S]|[()]")
+_PAREN = re.compile(r"\\[\s\S]|[()'\"]")
 
 
-def _arith_end(text: str, i: int, closes: dict[int, int]) -> int:
+class _Parens:
+    """Every ``(`` of a text matched to its ``)``, and where its quotes are (built once)."""
+
+    def __init__(self) -> None:
+        self.closes: dict[int, int] | None = None
+        self.quotes: list[int] = []           # offsets of unescaped ' and "
+
+    def build(self, text: str) -> dict[int, int]:
+        if self.closes is None:
+            self.closes = {}
+            opened: list[int] = []
+            for m in _PAREN.finditer(text):
+                c = m.group(0)
+                if c == "(":
+                    opened.append(m.start())
+                elif c == ")" and opened:
+                    self.closes[opened.pop()] = m.start()
+                elif c in "'\"":
+                    self.quotes.append(m.start())
+        return self.closes
+
+
+def _arith_end(text: str, i: int, parens: _Parens) -> int:
     """Offset just after the ``))`` closing a ``$((`` whose first ``(`` is at ``i``, or -1.
 
     Every ``(`` is matched in one pass over the text, the first time one is needed (a scan per
-    ``$((`` made ``$((`` repeated 30,000 times take minutes)."""
-    if not closes:
-        closes[-1] = -1
-        opened: list[int] = []
-        for m in _PAREN.finditer(text):
-            if m.group(0) == "(":
-                opened.append(m.start())
-            elif m.group(0) == ")" and opened:
-                closes[opened.pop()] = m.start()
+    ``$((`` made ``$((`` repeated 30,000 times take minutes). bash 5.2 reads quotes inside
+    ``$((...))`` / ``((...))`` (``$(("))"))`` and ``$(( '))' ))`` are valid, ``$(( ' ))`` is
+    not): where a quote falls inside the span the parentheses give, that span may not be the
+    arithmetic bash reads, so -1 (the checker then reports nothing rather than invent an error:
+    redteam3's hypothesis example)."""
+    closes = parens.build(text)
     outer = closes.get(i, -1)
-    return outer + 1 if outer > 0 and closes.get(i + 1) == outer - 1 else -1
+    if not (outer > 0 and closes.get(i + 1) == outer - 1):
+        return -1
+    if bisect.bisect_left(parens.quotes, outer) > bisect.bisect_right(parens.quotes, i):
+        return -1
+    return outer + 1
 
 
 def _backslashes_before(text: str, k: int) -> int:
@@ -309,7 +352,9 @@ def _skip_heredocs(text: str, i: int, pending: list[tuple[str, bool, bool, int]]
     n = len(text)
     for delimiter, strip_tabs, quoted, at in pending:
         start, closed = min(i, n), False
+        body_end = n
         while i < n:
+            line_start = i
             # one logical line: with an unquoted delimiter, backslash-newline joins the next
             parts: list[str] = []
             while True:
@@ -323,7 +368,13 @@ def _skip_heredocs(text: str, i: int, pending: list[tuple[str, bool, bool, int]]
                 parts.append(piece[:-1])
             line = "".join(parts)
             if (line.lstrip("\t") if strip_tabs else line) == delimiter:
-                closed = True
+                closed, body_end = True, line_start
                 break
-        found.append(HereDoc(text.count("\n", 0, at) + 1, delimiter, start, min(i, n), closed))
+        # (the line of the operator counted from the last one found: a count from the top per
+        # here-document made 20,000 of them on a line quadratic)
+        last = found[-1] if found else None
+        lineno = last.line + text.count("\n", last.at, at) if last is not None and \
+            last.at <= at else text.count("\n", 0, at) + 1
+        found.append(HereDoc(lineno, delimiter, start, min(i, n), closed,
+                             at, quoted, strip_tabs, body_end if closed else min(i, n)))
     return min(i, n)

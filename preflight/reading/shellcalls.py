@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import lru_cache
 
 from preflight.reading.shellexpand import Eval, Field, Seg, TooLarge
 from preflight.reading.shellvars import runtime, runtime_reason
@@ -85,10 +86,13 @@ class Call:
     how: str                                 # bash | sbatch | srun | ./x.sh ...
 
 
-@dataclass
+@dataclass(frozen=True)
 class Walked:
-    calls: list[Call] = field(default_factory=list)
-    folders: list[tuple[int, Folder]] = field(default_factory=list)   # (statement offset, ...)
+    """What :func:`walk` found; never changed once made (:func:`walk` hands out one per
+    script, text and environment)."""
+
+    calls: tuple[Call, ...] = ()
+    folders: tuple[tuple[int, Folder], ...] = ()     # (statement offset, folder from there)
 
     def folder_at(self, offset: int) -> Folder:
         """The folder the statement at or before ``offset`` runs in."""
@@ -101,16 +105,20 @@ class Walked:
 
 
 class _Walk:
-    def __init__(self, path: str, text: str, outer: dict[str, str] | None,
-                 environ: dict[str, str] | None) -> None:
+    def __init__(self, path: str, text: str, outer: dict[str, str], environ: str) -> None:
         self.path, self.text = path, text
-        self.ev = Eval({k: v for k, v in (outer or {}).items() if not k.startswith("@")})
+        self.ev = Eval({k: v for k, v in outer.items() if not k.startswith("@")})
         # its own environment (names its caller marked so), passed on to what it runs
-        self.exported = set((environ or {}).get(ENVIRON, "").split(",")) - {""}
+        self.exported = set(environ.split(",")) - {""}
         self.allexport = False
         self.prefix: list[str] = []                      # VAR=v words of the next command
         self.folders: dict[tuple[int, ...], Folder] = {(): Folder()}
-        self.out = Walked()
+        self.calls: list[Call] = []
+        self.moves: list[tuple[int, Folder]] = []
+
+    @property
+    def out(self) -> Walked:
+        return Walked(tuple(self.calls), tuple(self.moves))
 
     def line(self, offset: int) -> int:
         return self.text.count("\n", 0, offset) + 1
@@ -127,8 +135,8 @@ class _Walk:
             if any(ev.runs.get(b) is False for b in st.branch):
                 continue
             here = self.folder(st)
-            if not self.out.folders or self.out.folders[-1][1] != here:
-                self.out.folders.append((st.offset, here))
+            if not self.moves or self.moves[-1][1] != here:
+                self.moves.append((st.offset, here))
             if st.test is not None:
                 ev.decide(st)
                 continue
@@ -155,10 +163,10 @@ class _Walk:
                         self.allexport = t[0] == "-"
                 if "allexport" in texts and len(texts) > 2:
                     self.allexport = texts[texts.index("allexport") - 1] == "-o"
-            elif len(self.out.calls) < MAX_CALLS:
+            elif len(self.calls) < MAX_CALLS:
                 call = self._call(st, fields, texts, prefix, here)
                 if call is not None:
-                    self.out.calls.append(call)
+                    self.calls.append(call)
         return self.out
 
     def _assign(self, st: Statement) -> None:
@@ -330,8 +338,20 @@ def walk(path: str, text: str, outer: dict[str, str] | None = None,
          environ: dict[str, str] | None = None) -> Walked:
     """The scripts ``text`` (the script at ``path``) runs and the folders its commands run in;
     ``outer``: the variables it starts with (what its caller gave, what it sources),
-    ``environ``: those of them that are its environment (passed on to what it runs)."""
-    w = _Walk(path, text, outer, environ)
+    ``environ``: what names those of them that are its environment (its :data:`ENVIRON`
+    entry, passed on to what it runs; by default ``outer``'s, where its caller puts it).
+
+    One check asks twice for each launch script (:mod:`preflight.jobs.scripts` for the scripts
+    it calls, :func:`~.overridelaunch.find_launch` for the folder its launch runs in): the
+    answer is kept for the last few scripts, keyed by everything it depends on."""
+    outer = outer or {}
+    names = (environ if environ is not None else outer).get(ENVIRON, "")
+    return _walk(path, text, tuple(sorted(outer.items())), names)
+
+
+@lru_cache(maxsize=8)
+def _walk(path: str, text: str, outer: tuple[tuple[str, str], ...], environ: str) -> Walked:
+    w = _Walk(path, text, dict(outer), environ)
     try:
         return w.run()
     except TooLarge:

@@ -10,10 +10,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from preflight.reading.shell import HereDoc
 from preflight.reading.shelltypes import Part
 
 _NAME = re.compile(r"[A-Za-z_]\w*")
 _PLAIN_DQ = re.compile(r'[^"\\$`]+')
+_PLAIN_HERE = re.compile(r"[^\\$`\n]+")
 
 
 class QuoteScanner:
@@ -23,7 +25,7 @@ class QuoteScanner:
     n: int
     i: int
     depth: int
-    heredocs: list[str]
+    heredocs: list[str | HereDoc]
 
     def add_lit(self, ch: str, at: int, quoted: bool) -> None:
         raise NotImplementedError
@@ -73,9 +75,15 @@ class QuoteScanner:
             self.add_part(Part("", self.i, quoted=True))
         self.i = i + 1
 
+    def cat_here(self, quoted: bool) -> bool:
+        """``$(cat <<EOF ...)`` read as its text (the lexer's; False: not one)."""
+        return False
+
     def dollar(self, quoted: bool) -> None:
         text, i = self.text, self.i
         nxt = text[i + 1] if i + 1 < self.n else ""
+        if nxt == "(" and self.cat_here(quoted):
+            return
         if nxt == "'" and not quoted:                      # $'...' (escapes kept simple)
             self.i += 1
             self.single()
@@ -119,8 +127,56 @@ class QuoteScanner:
                            opaque="a `...` command substitution is computed at run time"))
         self.i = end
 
+    def here_body(self, doc: HereDoc) -> None:
+        """The parts of a here-document's body (the text a variable takes: :mod:`.shellheredoc`),
+        as bash expands it: literally when its delimiter was quoted; else ``$`` and backquote
+        expansions, ``\\``-newline removed and ``\\`` escaping only ``$`` ````` ``\\``
+        (quotes are literal). ``<<-`` removes each line's leading tabs."""
+        text = self.text
+        i, end = doc.start, doc.body_end if doc.body_end >= 0 else doc.end
+        line_start = True
+        while i < end:
+            c = text[i]
+            if line_start and doc.strip_tabs and c == "\t":
+                self.flush_lit()
+                i += 1
+                continue
+            line_start = False
+            if doc.quoted:
+                j = text.find("\n", i, end)
+                j = end if j < 0 else j + 1
+                self.add_lit(text[i:j], i, True)
+                i, line_start = j, True
+            elif c == "\\" and i + 1 < end and text[i + 1] in "\n$`\\":
+                self.flush_lit()         # a part's characters are contiguous in the script
+                if text[i + 1] != "\n":
+                    self.add_lit(text[i + 1], i + 1, True)
+                    self.flush_lit()
+                i += 2
+                line_start = text[i - 1] == "\n"
+            elif c == "$":
+                self.i = i
+                self.dollar(quoted=True)
+                i = self.i
+            elif c == "`":
+                self.i = i
+                self.backquote()
+                i = self.i
+            elif c == "\n":
+                self.add_lit("\n", i, True)
+                i, line_start = i + 1, True
+            else:
+                m = _PLAIN_HERE.match(text, i, end)
+                j = m.end() if m and m.end() > i else i + 1
+                self.add_lit(text[i:j], i, True)
+                i = j
+        self.flush_lit()
+
     def skip_heredocs(self) -> None:
         for delimiter in self.heredocs:
+            if isinstance(delimiter, HereDoc):    # found by reading/shell.py, as bash does
+                self.i = max(self.i, delimiter.end)
+                continue
             while self.i < self.n:
                 j = self.text.find("\n", self.i)
                 line = self.text[self.i:self.n if j == -1 else j]

@@ -63,12 +63,19 @@ def strip_comments(text: str) -> str:
 
 
 def collect_variables(text: str, outer: dict[str, str] | None = None) -> dict[str, str]:
-    """``NAME=value`` shell assignments (first one wins), for ``$NAME`` in flag values.
+    """``NAME=value`` shell assignments (first one wins), for ``$NAME`` in flag values, and
+    the here-documents a variable takes whose bodies ``text`` holds.
 
     ``outer``: what sourced scripts set; the script's own assignments override them, except
     ``X=${X:-default}``, which keeps the sourced value."""
     variables: dict[str, str] = dict(outer or {})
     own: set[str] = set()
+    if "<<" in text:     # `read -r -d '' CMD <<EOF`: the body (kept, see shellheredoc.kept_text)
+        from preflight.reading.shellheredoc import values
+
+        for name, value in values(text).items():
+            own.add(name)
+            variables[name] = value
     for line in text.splitlines():
         m = _ASSIGN.match(line)
         if m:

@@ -24,7 +24,8 @@ import re
 from dataclasses import replace
 from functools import lru_cache
 
-from preflight.reading.shellquote import QuoteScanner
+from preflight.reading.shell import HereDoc, heredocs, operator_end
+from preflight.reading.shellheredoc import MAX_TAKEN, HereValues, Taken, taken
 from preflight.reading.shelltypes import MAX_PARTS, Part, Split, Statement, Word
 
 __all__ = ["MAX_PARTS", "Part", "Split", "Statement", "Word", "split"]
@@ -40,7 +41,7 @@ _SKIP_FIRST = {"then", "do", "else", "{", "}", "!", "time", "export", "local", "
                "declare", "typeset"}
 
 
-class _Lexer(QuoteScanner):
+class _Lexer(HereValues):
     def __init__(self, text: str, depth: int = 0) -> None:
         self.depth = depth
         self.text = text
@@ -55,7 +56,11 @@ class _Lexer(QuoteScanner):
         self.lit_quoted = False
         self.array_name: tuple[str, bool, int] | None = None   # inside NAME=( ... )
         self.array_words: list[Word] = []
-        self.heredocs: list[str] = []
+        self.heredocs: list[str | HereDoc] = []
+        # every here-document as bash reads it (reading/shell.py), by the offset of its `<<`
+        self.docs = {d.at: d for d in heredocs(text)} if depth == 0 and "<<" in text else {}
+        self.takeable = set(list(self.docs)[:MAX_TAKEN])
+        self.reading: Taken | None = None    # `read ... <<EOF` in the statement being split
         self.drop_next = False       # the word after a redirection (its target) is no argument
         self.branches: list[int] = []
         self.siblings: list[list[int]] = []   # per open if/case: its branches so far
@@ -144,6 +149,7 @@ class _Lexer(QuoteScanner):
                 # `if [ a ] || [ b ]`: only part of the test was split off; leave it undecided
                 self.out.statements[-1] = replace(last, words=((Part(
                     "[...]", last.offset, var=True, opaque="a compound test"),),))
+        self.reading = None
         # `test && A=1 || A=2`: what follows && / || runs or not at run time
         self.chained = sep in ("&&", "||") and bool(words)
         if sep in (";;", ";&", ";;&") and self.branches:   # next case pattern: a new branch
@@ -223,6 +229,8 @@ class _Lexer(QuoteScanner):
             words = words[1:]
         # before a command they are its environment only (readers still see them as set)
         self.out.statements.extend(replace(a, prefix=bool(words)) for a in assigns)
+        if words and self.take(words, branch):   # `read X <<EOF`, `sbatch <<EOF`
+            return
         if words:
             self.out.statements.append(Statement(tuple(words), words[0][0].offset, branch,
                                                  subshell=tuple(self.subshell)))
@@ -316,7 +324,18 @@ class _Lexer(QuoteScanner):
 
     def redirection(self) -> None:
         """``> log``, ``2>&1``, ``&> out``: the operator and its target are no arguments;
-        ``<<EOF``: a here-document, whose body (after this line) is skipped."""
+        ``<<EOF``: a here-document, whose body (after this line) is skipped (``read ...
+        <<EOF``: the body is the value read, :meth:`read_into`)."""
+        doc = self.docs.get(self.i)
+        end = operator_end(self.text, self.i) if doc is not None else None
+        if doc is not None and end is not None:
+            self.heredocs.append(doc)
+            self.end_word()
+            got = taken(self.text, doc) if self.i in self.takeable else None
+            if got is not None and got.how in ("read", "run"):
+                self.reading = got
+            self.i = end
+            return
         heredoc = _HEREDOC.match(self.text, self.i) if not self.text.startswith(
             "<<<", self.i) else None
         if heredoc is not None:
@@ -331,6 +350,9 @@ class _Lexer(QuoteScanner):
         self.i = m.end() if m else self.i + 1
         if not (m and _TO_FD.search(m.group(0))):
             self.drop_next = True        # `> file`: the next word is the target
+
+    def nested(self) -> _Lexer:
+        return _Lexer(self.text, self.depth + 1)
 
     def starts_array(self) -> bool:
         """``NAME=(`` / ``NAME+=(``: the word so far is the assignment's left side (after

@@ -427,3 +427,48 @@ def test_bf16_under_an_undecided_condition_may_or_may_not_replace_fp8(tmp_path: 
     values = _derive([launch])
     assert isinstance(values["intent.fp8"], Unknown)
     assert "bf16" in values["intent.fp8"].reason
+
+
+# accelerate's benchmarks/fp8/ms_amp/distrib_deepspeed.py (huggingface/accelerate@16cb6eb80dd9,
+# l.106-111; holdout5): MS-AMP through a DeepSpeedPlugin built in the script
+_MSAMP_DS = """
+    from accelerate import Accelerator, DeepSpeedPlugin
+
+    def train_integration(zero_stage: int = 1, opt_level: str = "O1"):
+        deepspeed_plugin = DeepSpeedPlugin(
+            zero_stage=zero_stage,
+            enable_msamp=True,
+            msamp_opt_level=opt_level,
+        )
+        accelerator = Accelerator(mixed_precision="fp8", deepspeed_plugin=deepspeed_plugin)
+
+    if __name__ == "__main__":
+        train_integration(2, "O2")
+"""
+
+
+def test_a_deepspeed_plugin_with_msamp_in_code_is_msamp_under_deepspeed(tmp_path: Path) -> None:
+    from preflight.engine import evaluate, load_rules
+
+    script = _write(tmp_path, "distrib_deepspeed.py", _MSAMP_DS)
+    read = read_paths([script])
+    f = read.facts
+    assert f["config.accelerate.distributed_type"] == "DEEPSPEED"
+    assert f["config.accelerate.accelerator.fp8_backend"] == "MSAMP"
+    assert f["config.accelerate.deepspeed_config.zero_stage"] == 2
+    assert f["config.accelerate.fp8_config.opt_level"] == "O2"
+    assert read.provenance["config.accelerate.accelerator.fp8_backend"].line == 7
+    facts = Facts({**read.facts, "pkg.accelerate.version": "1.6.0"}, read.provenance)
+    facts = facts.merged(*intent.derive(facts))
+    assert facts["intent.distributed"] == "deepspeed"
+    # accelerator.py l.3840-3841 @ v1.6.0: fp8_backend returns MSAMP, msamp.deepspeed runs
+    fired = {x.rule_id for x in evaluate(load_rules(with_tests=False), facts).findings}
+    assert "FP8D-ACC-0021" not in fired
+    quiet = _write(tmp_path, "no_msamp.py", _MSAMP_DS.replace("enable_msamp=True",
+                                                              "enable_msamp=False"))
+    read = read_paths([quiet])
+    assert "config.accelerate.accelerator.fp8_backend" not in read.facts
+    facts = Facts({**read.facts, "pkg.accelerate.version": "1.6.0"}, read.provenance)
+    facts = facts.merged(*intent.derive(facts))
+    fired = {x.rule_id for x in evaluate(load_rules(with_tests=False), facts).findings}
+    assert "FP8D-ACC-0021" in fired           # no handler, no MS-AMP: the 1.4-1.7 bug

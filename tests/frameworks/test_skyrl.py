@@ -206,6 +206,81 @@ def test_an_entry_point_that_is_not_skyrls_is_not_read_as_skyrl(tmp_path: Path) 
                    "generator.backend=vllm\n")
     read = read_paths([str(run)], None)
     assert "skyrl" not in [k for _, k in read.files]
-    (pkg / "main_x.py").unlink()                    # not found here: not taken for SkyRL's
-    read = read_paths([str(run)], None)
-    assert "skyrl" not in [k for _, k in read.files]
+    # not found here (readfix7, holdout5): the SkyRL-only overrides are SkyRL's, over the
+    # layout they belong to (generator.backend: skyrl-train), the base it builds on Unknown
+    (pkg / "main_x.py").unlink()
+    intent, read = _read(run)
+    assert [k for _, k in read.files] == ["skyrl"]
+    assert isinstance(read.facts["config.skyrl.entry_base"], Unknown)
+    assert intent["rollout.engine"][0] == "vllm"
+    assert intent["distributed"][0] == "fsdp2"               # skyrl-train's default strategy
+    assert "not in the job" in intent["distributed"][1]
+
+
+# SkyRL's own example entries are run from the checkout's top (`uv run ... -m
+# examples.train.algorithms.dapo.main_dapo`, examples/train/megatron/run_megatron_dapo_qwen3.5_9b.sh
+# @ 6ec5417e); holdout5 ships the launch script only.
+DAPO_LINE = ("uv run --isolated --extra megatron -m examples.train.algorithms.dapo.main_dapo \\\n"
+             "  trainer.policy.model.path=Qwen/Qwen3.5-9B \\\n"
+             "  trainer.strategy=megatron \\\n"
+             "  generator.inference_engine.backend=vllm \\\n")
+
+
+def test_an_entry_module_not_in_the_job_keeps_the_lines_settings(tmp_path: Path) -> None:
+    run = tmp_path / "run.sh"
+    run.write_text(DAPO_LINE + "  trainer.policy.megatron_config.tensor_model_parallel_size=4\n")
+    intent, read = _read(run)
+    assert [k for _, k in read.files] == ["skyrl"]
+    assert [p for p in read.problems if p.level == "error"] == []
+    base = read.facts["config.skyrl.entry_base"]
+    assert isinstance(base, Unknown) and "not in the job" in base.reason
+    assert intent["fp8"][0] is False and intent["rollout.fp8"][0] is False
+    assert intent["tp"][0] == 4 and intent["distributed"][0] == "megatron"
+
+
+def test_an_entry_module_is_found_from_the_job_root(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()                      # a clone: its top is a job root
+    pkg = tmp_path / "examples" / "train" / "algorithms" / "dapo"
+    pkg.mkdir(parents=True)
+    (pkg / "main_dapo.py").write_text(NEW_MAIN)
+    run = tmp_path / "examples" / "train" / "megatron" / "run.sh"
+    run.parent.mkdir(parents=True)
+    run.write_text(DAPO_LINE + "  trainer.algorithm.use_kl_loss=false\n")
+    _, read = _read(run)
+    assert read.facts["config.skyrl.entry_base"] == "skyrl.train.entrypoints.main_base"
+    assert read.provenance["config.skyrl.entry_base"].path == str(pkg / "main_dapo.py")
+
+
+def test_an_entry_module_not_in_the_job_whose_layout_is_unknown(tmp_path: Path) -> None:
+    run = tmp_path / "run.sh"
+    run.write_text("python -m mine.main_x trainer.policy.model.path=Qwen/Qwen2.5-7B\n")
+    intent, _ = _read(run)
+    assert isinstance(intent["distributed"][0], Unknown)
+    assert isinstance(intent["rollout.fp8"][0], Unknown)
+
+
+@pytest.mark.parametrize(("sync", "recipe"), [("blockwise", "blockwise"), ("mxfp8", "mxfp8")])
+def test_top_level_megatron_fp8_fields_and_fp8_weight_sync(tmp_path: Path, sync: str,
+                                                           recipe: str) -> None:
+    # SkyRL adcfcead (holdout5 run_fp8_hopper_blockwise_fp8param_qwen35_9b.sh): megatron_config.fp8*
+    # fold into transformer_config_kwargs; serialized_weight_sync_mode serves FP8 in vLLM
+    run = tmp_path / "run.sh"
+    run.write_text(DAPO_LINE + "  trainer.policy.megatron_config.fp8=e4m3 \\\n"
+                   "  trainer.policy.megatron_config.fp8_recipe=blockwise \\\n"
+                   "  trainer.policy.megatron_config.fp8_param=true \\\n"
+                   f"  generator.inference_engine.serialized_weight_sync_mode={sync}\n")
+    intent, _ = _read(run)
+    assert intent["fp8"][0] is True and intent["format"][0] == "e4m3"
+    assert intent["recipe"][0] == "blockwise" and intent["fp8_params"][0] is True
+    assert intent["rollout.fp8"][0] is True and intent["rollout.recipe"][0] == recipe
+    assert _line(intent["rollout.fp8"][1]) == ("run.sh", 8)
+
+
+def test_fp8_recipe_auto_is_decided_by_the_gpu(tmp_path: Path) -> None:
+    run = tmp_path / "run.sh"
+    run.write_text(DAPO_LINE + "  trainer.policy.megatron_config.fp8=e4m3 \\\n"
+                   "  trainer.policy.megatron_config.fp8_recipe=auto \\\n"
+                   "  trainer.policy.megatron_config.transformer_config_kwargs.fp8=hybrid\n")
+    intent, _ = _read(run)
+    assert intent["fp8"][0] is True and intent["format"][0] == "hybrid"   # the kwarg wins
+    assert isinstance(intent["recipe"][0], Unknown) and "SM100" in intent["recipe"][0].reason

@@ -94,6 +94,16 @@ def test_arithmetic_is_skipped_as_a_whole_and_what_follows_still_checked() -> No
     assert unterminated("N=$(( (2+3) * 4 )) M=$((1<<3))\necho 'open\n") == ("a '...' string", 2)
 
 
+@pytest.mark.parametrize("text", ['echo $(("))"))\n', "echo $(( '))' ))\n", '(( "))" ))\n',
+                                  'echo "$(("))"))"\n'])
+def test_quotes_inside_arithmetic_are_read_as_bash_reads_them(text: str) -> None:
+    # bash 5.2 reads quotes inside $(( )) and (( )): each is valid (redteam3's hypothesis
+    # example); the checker flagged an open "..." string
+    assert unterminated(text) is None
+    if BASH:
+        assert subprocess.run([BASH, "-n"], input=text.encode()).returncode == 0
+
+
 _PIECES = ["(", ")", '"', "'", "$(", "`", "\\", "\n", " ", "#", "<<EOF\n", "EOF\n", "$'",
            "--fp8-format hybrid", "echo", "case x in a)", "esac", "${X}", "$#", "x", "'x'",
            '"a b"', "\\'", '\\"', "$(( 1 ))", "# c'm\n", "<<-E\n\tx'\n\tE\n", "\\(", "\\#",

@@ -1,0 +1,74 @@
+"""accelerate's plugins built in a script and passed to ``Accelerator(...)``: the YAML keys
+they stand for (``config.accelerate.*``), for :func:`preflight.frameworks.accelerate.read_python`.
+"""
+
+from __future__ import annotations
+
+from preflight.reading.pyfacts import PyOut
+from preflight.reading.pysource import Call, Ref
+
+KIND = "accelerate"
+
+# FullyShardedDataParallelPlugin fields -> the accelerate YAML's fsdp_config keys (accelerate
+# v1.10.0 utils/dataclasses.py FullyShardedDataParallelPlugin, commands/config/cluster.py)
+_FSDP_KEYS = {"fsdp_version": "fsdp_version", "cpu_ram_efficient_loading":
+              "fsdp_cpu_ram_efficient_loading", "activation_checkpointing":
+              "fsdp_activation_checkpointing", "reshard_after_forward": "fsdp_reshard_after_forward",
+              "auto_wrap_policy": "fsdp_auto_wrap_policy"}
+
+
+def plugins(out: PyOut, call: Call) -> None:
+    """``fsdp_plugin=FullyShardedDataParallelPlugin(...)``, ``deepspeed_plugin=DeepSpeedPlugin(...)``
+    and ``dynamo_plugin=TorchDynamoPlugin(backend=...)`` as the YAML keys they stand for. A FSDP plugin makes a multi-GPU job FSDP
+    (state.py v1.10.0 l.999-1004); TorchDynamoPlugin without ``backend`` takes
+    ``ACCELERATE_DYNAMO_BACKEND`` (``--dynamo_backend``), so only a written backend is stated."""
+    fsdp = call.value("fsdp_plugin")
+    if isinstance(fsdp, Call) and fsdp.name == "FullyShardedDataParallelPlugin":
+        out.put(f"config.{KIND}.distributed_type", "FSDP", call.lines.get("fsdp_plugin"))
+        for key, yaml_key in _FSDP_KEYS.items():
+            if key in fsdp.kwargs:
+                out.put(f"config.{KIND}.fsdp_config.{yaml_key}", fsdp.kwargs[key],
+                        fsdp.lines.get(key, fsdp.line))
+    _deepspeed(out, call)
+    dynamo = call.value("dynamo_plugin")
+    if isinstance(dynamo, Call) and dynamo.name == "TorchDynamoPlugin":
+        backend = dynamo.value("backend")
+        if backend is not None:
+            out.put(f"config.{KIND}.dynamo_config.dynamo_backend",
+                    backend.upper() if isinstance(backend, str) else
+                    backend.last if isinstance(backend, Ref) else backend,
+                    dynamo.lines.get("backend", dynamo.line))
+        if "use_regional_compilation" in dynamo.kwargs:
+            out.put(f"config.{KIND}.dynamo_config.dynamo_use_regional_compilation",
+                    dynamo.kwargs["use_regional_compilation"],
+                    dynamo.lines.get("use_regional_compilation", dynamo.line))
+
+
+def _deepspeed(out: PyOut, call: Call) -> None:
+    """``deepspeed_plugin=DeepSpeedPlugin(zero_stage=..., enable_msamp=True, msamp_opt_level=...)``
+    (accelerate v1.6.0): a plugin given makes the job DeepSpeed (accelerator.py l.316-345 sets
+    ACCELERATE_USE_DEEPSPEED, state.py l.951-953), and ``enable_msamp`` with no recipe handler makes
+    ``Accelerator.fp8_backend`` return "MSAMP" (accelerator.py l.3840-3841; l.3695 at v1.4.0), so
+    ``_prepare_deepspeed`` initializes through msamp.deepspeed: MS-AMP FP8 is applied (the
+    YAML's ``fp8_config.backend: MSAMP`` under DeepSpeed does the same through the launcher).
+    ``enable_msamp`` not given takes ``ACCELERATE_FP8_BACKEND == "MSAMP"`` (dataclasses.py
+    l.1156-1157), as the YAML's backend does: nothing is stated for it."""
+    ds = call.value("deepspeed_plugin")
+    if not (isinstance(ds, Call) and ds.name == "DeepSpeedPlugin"):
+        return
+    at = call.lines.get("deepspeed_plugin", call.line)
+    out.put(f"config.{KIND}.distributed_type", "DEEPSPEED", at)
+    if "zero_stage" in ds.kwargs:
+        out.put(f"config.{KIND}.deepspeed_config.zero_stage", ds.kwargs["zero_stage"],
+                ds.lines.get("zero_stage", ds.line))
+    if "enable_msamp" in ds.kwargs:
+        on = ds.value("enable_msamp")
+        where = ds.lines.get("enable_msamp", ds.line)
+        if on is True:
+            out.put(f"config.{KIND}.fp8_config.backend", "MSAMP", where)
+            out.put(f"config.{KIND}.accelerator.fp8_backend", "MSAMP", where)
+        elif on is not False and on is not None:
+            out.put(f"config.{KIND}.accelerator.fp8_backend", ds.kwargs["enable_msamp"], where)
+    if "msamp_opt_level" in ds.kwargs:
+        out.put(f"config.{KIND}.fp8_config.opt_level", ds.kwargs["msamp_opt_level"],
+                ds.lines.get("msamp_opt_level", ds.line))

@@ -1,0 +1,371 @@
+"""Here-documents a variable takes: ``read -r -d '' CMD <<EOF ... EOF`` and ``CMD=$(cat <<EOF
+... EOF)``. Their text is the variable's value, and the command that expands it runs it.
+
+OpenRLHF's example scripts build the whole training command so (examples/scripts/train_sft.sh
+l.3-30 @ v0.11.0: ``read -r -d '' training_commands <<EOF`` / ``openrlhf.cli.train_sft \\`` ...
+/ ``deepspeed --module $training_commands``), and so do argument lists of other trainers
+(``read -r -d '' MODEL_ARGS <<EOF``). Read as a body bash never runs, the launch expanded to
+nothing and the job was unread.
+
+What bash does (bash manual, "Here Documents" and the ``read`` builtin; POSIX.1-2017 XCU 2.7.4):
+the body, when no part of the delimiter is quoted, undergoes parameter expansion, command
+substitution and arithmetic, ``\\``-newline is removed and ``\\`` escapes only ``$``, `````
+and ``\\`` (double quotes are literal); with a quoted delimiter it is taken as written; ``<<-``
+removes leading tabs. ``read`` then reads up to its delimiter (``-d ''``: the NUL that never
+comes, so the whole body; no ``-d``: the first line), removes backslashes unless ``-r``, and
+trims blanks and newlines at both ends for one name. ``$(cat <<EOF ...)`` is the body less its
+trailing newlines. :func:`taken` says whether a here-document is one of those; :func:`kept_text`
+keeps their bodies for the readers that expand variables (every other body blanked, every
+closing line kept, so the script still splits as bash splits it); :func:`values` gives their
+values as text (``NAME=value`` of :func:`~.shellvars.collect_variables`); the parts with their
+offsets are built by :mod:`.shellwords` (:meth:`.shellquote.QuoteScanner.here_body`).
+
+A here-document a shell reads as its script (``sbatch <<EOF`` with no script named: "sbatch
+reads the script from standard input", man sbatch; ``bash -s <<EOF``) holds commands that run:
+:func:`runs` says so, and the lexer reads it as ``bash -c BODY``.
+
+What is not followed stays unknown with the reason: ``read`` with several names or ``-a``
+(split at run time), ``-n``/``-N``/``-u``, or arguments built from variables.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass, replace
+
+from preflight.reading.shell import HereDoc, heredocs, operator_end
+from preflight.reading.shellquote import QuoteScanner
+from preflight.reading.shelltypes import Part, Split, Statement, Word
+
+# (each matched from the start of the last command on the operator's line, never searched:
+# a search from every position of a long line took minutes)
+_READ = re.compile(
+    r"[ \t]*(?:(?:then|do|else)[ \t]+)?(?:[A-Za-z_]\w*=\S*[ \t]+)*(?:builtin[ \t]+)?"
+    r"read((?:[ \t]+(?:'[^'\n]*'|\"[^\"\n]*\"|\$'[^'\n]*'|[^\s'\"<>;&|()]+))*)[ \t]*")
+_CAT = re.compile(r"\$\([ \t]*cat[ \t]*\Z")
+_CAT_NAME = re.compile(r"(?:^|[\s;&|(])(?:(?:local|export|declare)[ \t]+)?([A-Za-z_]\w*)=\"?\Z")
+_RUN = re.compile(r"[ \t]*(?:(?:then|do|else)[ \t]+)?(?:[A-Za-z_]\w*=\S*[ \t]+)*"
+                  r"(?:(?:nohup|exec|time)[ \t]+)*(bash|sh|zsh|dash|ksh|sbatch)"
+                  r"((?:[ \t]+-[^\s<>;&|]*)*)[ \t]*")
+_LAST = re.compile(r"[;&|({]")
+WINDOW = 1024
+"""Characters before a ``<<`` looked at (a real command's start is well within)."""
+MAX_TAKEN = 64
+"""Here-documents of one script looked at as values (a real one has a handful)."""
+_CLOSE = re.compile(r"[ \t\n]*\)")
+SHELLS = ("bash", "sh", "zsh", "dash", "ksh")
+_NAME = re.compile(r"[A-Za-z_]\w*")
+_CAT_AT = re.compile(r"\$\([ \t]*cat[ \t]*(?=<<)")
+_ASSIGN = re.compile(r"([A-Za-z_]\w*)(\+?)=")
+
+
+@dataclass(frozen=True)
+class ReadSpec:
+    """What a ``read`` command takes from its input."""
+
+    names: tuple[str, ...] = ("REPLY",)
+    delim: str | None = None      # None: a newline; "": NUL (the whole input); else that char
+    raw: bool = False             # -r: backslashes are kept
+    why: str | None = None        # why its value cannot be known here (several names, -n ...)
+
+
+@dataclass(frozen=True)
+class Taken:
+    """A here-document whose text is used: a variable takes it, by ``read`` (``spec``) or
+    ``$(cat <<EOF ...)`` (``close``: offset just past the ``)``; ``name``: the variable when
+    the text says), or a shell runs it as its script (``sbatch <<EOF``, ``bash -s <<EOF``;
+    ``name``: the command)."""
+
+    doc: HereDoc
+    how: str                      # read | cat | run
+    spec: ReadSpec | None = None
+    close: int = -1
+    name: str | None = None
+
+
+def read_spec(args: list[str | None]) -> ReadSpec:
+    """``read``'s arguments (None: a word built from a variable) as bash's builtin reads them."""
+    names: list[str] = []
+    delim: str | None = None
+    raw = False
+    why: str | None = None
+    i = 0
+    opts = True
+    while i < len(args):
+        arg = args[i]
+        i += 1
+        if arg is None:
+            return ReadSpec((), why="an argument of read is a variable, known at run time")
+        if opts and arg == "--":
+            opts = False
+        elif opts and arg.startswith("-") and len(arg) > 1:
+            for j, c in enumerate(arg[1:], 2):
+                if c == "r":
+                    raw = True
+                elif c in "se":
+                    continue
+                elif c in "dapntuNi":
+                    value: str | None = arg[j:]
+                    if not value:
+                        value = args[i] if i < len(args) else None
+                        i += 1
+                    if value is None:
+                        return ReadSpec((), why=f"read -{c} takes a value known at run time")
+                    if c == "d":
+                        delim = "" if value in ("", "\x00") else value[0]
+                    elif c == "a":
+                        why = f"read -a {value} splits the text into an array at run time"
+                        names.append(value)
+                    elif c in "nNu":
+                        why = (f"read -{c} {value} reads " + ("another file descriptor"
+                               if c == "u" else "a number of characters") + " at run time")
+                    break
+                else:
+                    why = f"read option -{c} is not followed here"
+        else:
+            opts = False
+            names.append(arg)
+    if not names:
+        names = ["REPLY"]
+    if any(not _NAME.fullmatch(n) for n in names):
+        return ReadSpec((), why="read names something that is no variable")
+    if len(names) > 1 and why is None:
+        why = f"read splits the text among {len(names)} names at run time"
+    return ReadSpec(tuple(names), delim, raw, why)
+
+
+def _words(raw: str) -> list[str | None] | None:
+    """The words of ``read``'s arguments as written (None: one holds a ``$`` expansion)."""
+    raw = re.sub(r"\$'([^']*)'", lambda m: "'\x00'" if m.group(1) in ("\\0", "") else
+                 "'" + m.group(1)[:1] + "'", raw)
+    try:
+        words = shlex.split(raw)
+    except ValueError:
+        return None
+    return [None if "$" in w or "`" in w else w for w in words]
+
+
+def taken(text: str, doc: HereDoc) -> Taken | None:
+    """Whether a variable takes ``doc``'s text (``read ... <<EOF`` on the line of its
+    operator, or ``$(cat <<EOF`` closed by a ``)`` right after the body), and how."""
+    if doc.at < 0:
+        return None
+    start = max(text.rfind("\n", 0, doc.at) + 1, doc.at - WINDOW)
+    before = text[start:doc.at]
+    # the last command on the line: after its last ; & | ( { (a quoted one ends it too early:
+    # then it is not taken, as before)
+    cut = max((m.end() for m in _LAST.finditer(before)), default=0)
+    last = before[cut:]
+    m = _READ.fullmatch(last)
+    if m is not None:
+        words = _words(m.group(1))
+        spec = read_spec(words) if words is not None else \
+            ReadSpec((), why="read's arguments are not followed here")
+        return Taken(doc, "read", spec=spec)
+    m = _RUN.fullmatch(last)
+    if m is not None and not (m.group(1) in SHELLS and any(
+            "c" in opt[1:] for opt in m.group(2).split() if not opt.startswith("--"))):
+        return Taken(doc, "run", name=m.group(1))     # its stdin is the script it runs
+    cat = _CAT.search(before[-64:])
+    if cat is None or not doc.closed:
+        return None
+    head = before[:len(before) - len(before[-64:]) + cat.start()]
+    m = _CAT_NAME.search(head[-256:])
+    word_end = operator_end(text, doc.at)
+    if word_end is None:
+        return None
+    line_end = text.find("\n", word_end)
+    if line_end < 0 or text[word_end:line_end].strip():
+        return None               # `$(cat <<EOF | tr ...)`: more runs on the text
+    close = _CLOSE.match(text, doc.end)
+    if close is None:
+        return None
+    return Taken(doc, "cat", close=close.end(), name=m.group(1) if m is not None else None)
+
+
+def runs(text: str, doc: HereDoc) -> bool:
+    """Whether a shell runs ``doc``'s text as its script (``sbatch <<EOF``): its commands run."""
+    got = taken(text, doc)
+    return got is not None and got.how == "run"
+
+
+def kept_text(text: str, docs: list[HereDoc] | None = None) -> str:
+    """``text`` for the readers that expand variables: the bodies a variable takes kept,
+    every other body blanked (newlines kept), every closing line kept."""
+    docs = heredocs(text) if docs is None else docs
+    out: list[str] = []
+    at = 0
+    for n, doc in enumerate(docs):
+        if (n < MAX_TAKEN and taken(text, doc) is not None) or doc.start < at:
+            continue
+        end = doc.body_end if doc.body_end >= 0 else doc.end
+        out += [text[at:doc.start], re.sub(r"[^\n]", " ", text[doc.start:end])]
+        at = end
+    out.append(text[at:])
+    return "".join(out)
+
+
+def body(text: str, doc: HereDoc) -> str:
+    """The body as the command reading it gets it, expansions left as written."""
+    end = doc.body_end if doc.body_end >= 0 else doc.end
+    raw = text[doc.start:end]
+    if doc.strip_tabs:
+        raw = re.sub(r"(?m)^\t+", "", raw)
+    if not doc.quoted:
+        raw = re.sub(r"\\(\n|[$`\\])", lambda m: "" if m.group(1) == "\n" else m.group(1), raw)
+    return raw
+
+
+def read_value(value: str, spec: ReadSpec) -> str:
+    """What ``read`` (one name) puts in its variable from ``value``."""
+    if not spec.raw:
+        value = re.sub(r"\\(\n|.)", lambda m: "" if m.group(1) == "\n" else m.group(1), value,
+                       flags=re.S)
+    if spec.delim is None:
+        value = value.split("\n", 1)[0]
+    elif spec.delim:
+        value = value.split(spec.delim, 1)[0]
+    return value.strip(" \t\n")
+
+
+def values(text: str) -> dict[str, str]:
+    """``NAME: value`` of each here-document a variable takes in ``text`` (the first one of
+    a name wins, as :func:`~.shellvars.collect_variables` keeps the first assignment)."""
+    out: dict[str, str] = {}
+    if "<<" not in text:
+        return out
+    for doc in heredocs(text)[:MAX_TAKEN]:
+        got = taken(text, doc)
+        if got is None:
+            continue
+        if got.how == "read" and got.spec is not None and got.spec.why is None and \
+                got.spec.names:
+            out.setdefault(got.spec.names[0], read_value(body(text, doc), got.spec))
+        elif got.how == "cat" and got.name is not None:
+            out.setdefault(got.name, body(text, doc).rstrip("\n"))
+    return out
+
+
+class HereValues(QuoteScanner):
+    """Base of the lexer (:mod:`.shellwords`): the statements and parts a here-document a
+    variable takes gives."""
+
+    parts: int
+    cur: list[Part]
+    lit: list[str]
+    docs: dict[int, HereDoc]
+    subshell: list[int]
+    out: Split
+
+    def nested(self) -> HereValues:
+        """A lexer of the same text one level down (no here-documents of its own)."""
+        raise NotImplementedError
+
+    def here_parts(self, doc: HereDoc) -> list[Part]:
+        """The parts of ``doc``'s body, with their offsets (:meth:`QuoteScanner.here_body`)."""
+        sub = self.nested()
+        sub.here_body(doc)
+        self.parts += sub.parts
+        return sub.cur
+
+    reading: Taken | None
+
+    def take(self, words: list[Word], branch: tuple[int, ...]) -> bool:
+        """The statement ``words`` whose here-document is used (:attr:`reading`): made into
+        the assignment or the command it stands for. False: not one."""
+        doc = self.reading
+        first = [_plain(w) for w in words[:3]]
+        if doc is not None and doc.how == "read" and first[0] == "read":
+            self.read_into(doc, words[0][0].offset, branch)
+        elif doc is not None and doc.how == "run" and doc.name in first:   # (nohup / exec)
+            self.run_into(doc, words, branch)
+        else:
+            return False
+        return True
+
+    def run_into(self, got: Taken, words: list[Word], branch: tuple[int, ...]) -> None:
+        """``sbatch <<EOF`` / ``bash -s <<EOF``: the body, expanded as the script expands it,
+        is the script the command runs: read as ``bash -c BODY`` (:mod:`.shellexpand` splits
+        it again, each word keeping its offset in the body)."""
+        at = words[0][0].offset
+        body = tuple(self.here_parts(got.doc)) or (Part("", at, quoted=True),)
+        shell = (Part("bash", at),) if got.name == "sbatch" else ()
+        run = [*words, *((shell,) if shell else ()), (Part("-c", at),), body]
+        self.out.statements.append(Statement(tuple(run), at, branch,
+                                             subshell=tuple(self.subshell)))
+
+    def read_into(self, got: Taken, at: int, branch: tuple[int, ...]) -> None:
+        """``read [-r] [-d ''] NAME <<EOF``: NAME is set to the body as ``read`` takes it."""
+        spec = got.spec or ReadSpec((), why="read is not followed here")
+        if spec.why is not None:
+            for name in spec.names:
+                self.out.statements.append(Statement(((Part(
+                    "$(read)", at, var=True, quoted=True, opaque=spec.why),),), at, branch,
+                    name, subshell=tuple(self.subshell)))
+            return
+        parts = _read_value(self.here_parts(got.doc), spec)
+        self.out.statements.append(Statement((tuple(parts),) if parts else (), at, branch,
+                                             spec.names[0], subshell=tuple(self.subshell)))
+
+    def cat_here(self, quoted: bool) -> bool:
+        """``$(cat <<EOF ... EOF)`` at ``self.i``: the body less its trailing newlines, where
+        the value is not split again (an assignment or inside ``"..."``). True if read."""
+        m = _CAT_AT.match(self.text, self.i)
+        doc = self.docs.get(m.end()) if m is not None else None
+        got = taken(self.text, doc) if doc is not None else None
+        if got is None or got.how != "cat":
+            return False
+        assigning = not self.cur and bool(_ASSIGN.fullmatch("".join(self.lit)))
+        self.flush_lit()
+        if quoted or assigning:
+            parts = _trim(self.here_parts(got.doc), "\n", left=False)
+            for part in parts or [Part("", self.i, quoted=True)]:
+                self.add_part(part)
+        else:
+            self.add_part(Part("$(...)", self.i, var=True, quoted=quoted, opaque=(
+                "the output of `cat <<EOF ...` is split into words at run time")))
+        self.i = got.close
+        return True
+
+
+def _plain(word: Word) -> str | None:
+    """The word's text when it is all literal and unquoted (a command name)."""
+    return "".join(p.text for p in word) if all(not p.var and not p.quoted for p in word) \
+        else None
+
+
+def _trim(parts: list[Part], chars: str, left: bool = True) -> list[Part]:
+    """``parts`` less the ``chars`` at their end (and start, ``left``), over literal parts."""
+    out = list(parts)
+    while out and not out[-1].var and out[-1].text.rstrip(chars) != out[-1].text:
+        last = out.pop()
+        if last.text.rstrip(chars):
+            out.append(replace(last, text=last.text.rstrip(chars)))
+            break
+    while left and out and not out[0].var and out[0].text.lstrip(chars) != out[0].text:
+        first = out.pop(0)
+        if first.text.lstrip(chars):
+            cut = len(first.text) - len(first.text.lstrip(chars))
+            out.insert(0, replace(first, text=first.text[cut:], offset=first.offset + cut))
+            break
+    return out
+
+
+def _read_value(parts: list[Part], spec: ReadSpec) -> list[Part]:
+    """What ``read`` with one name keeps of ``parts``: backslashes removed unless ``-r``, up
+    to its delimiter (a newline unless ``-d``; ``-d ''``: everything), blanks trimmed."""
+    out: list[Part] = []
+    stop = "\n" if spec.delim is None else spec.delim
+    for part in parts:
+        if part.var:
+            out.append(part)
+            continue
+        text = part.text if spec.raw else re.sub(
+            r"\\(\n|.)", lambda m: "" if m.group(1) == "\n" else m.group(1), part.text,
+            flags=re.S)
+        if stop and stop in text:
+            out.append(replace(part, text=text.split(stop, 1)[0]))
+            break
+        out.append(replace(part, text=text))
+    return [p for p in _trim(out, " \t\n") if p.var or p.text]
