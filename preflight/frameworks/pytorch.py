@@ -31,6 +31,7 @@ from preflight.frameworks._view import Derived, IntentOut, View
 from preflight.reading.parse import Parsed, ParseError
 from preflight.reading.pyfacts import PyOut
 from preflight.reading.pysource import Call, Module, Ref
+from preflight.reading.pyvalues import Unresolved
 from preflight.reading.types import ReaderOutput
 
 KIND = "pytorch"
@@ -92,8 +93,10 @@ def read_python(module: Module) -> ReaderOutput:
             # FSDP2; without a mesh it shards over every rank (torch.distributed.fsdp
             # fully_shard: `mesh = mesh or _init_default_fully_shard_mesh()`, v2.10.0)
             out.put(f"{PREFIX}.fully_shard", True, call.line)
-            out.put(f"{PREFIX}.fully_shard_mesh",
-                    "mesh" in call.kwargs or len(call.args) > 1, call.line)
+            mesh = call.value("mesh")
+            out.put(f"{PREFIX}.fully_shard_mesh", Unknown("a **mapping may give the mesh")
+                    if isinstance(mesh, Unresolved) else mesh is not None or len(call.args) > 1,
+                    call.lines.get("mesh", call.line))
     if modules:
         out.put(f"{PREFIX}.te.modules", sorted(modules), None)
     return out.output()
@@ -124,7 +127,7 @@ def _torchao(out: PyOut, call: Call) -> None:
     if isinstance(config, Call):
         if config.name == "from_recipe_name":
             recipe = config.args[0] if config.args else config.kwargs.get("recipe_name")
-        elif config.args or set(config.kwargs) - _NOT_SCALING:
+        elif config.args or config.star is not None or set(config.kwargs) - _NOT_SCALING:
             recipe = Unknown("a Float8LinearConfig built field by field")
         if "enable_fsdp_float8_all_gather" in config.kwargs:
             out.put(f"{PREFIX}.torchao.enable_fsdp_float8_all_gather",

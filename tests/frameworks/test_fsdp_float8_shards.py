@@ -64,16 +64,19 @@ def test_a_world_size_not_given_as_a_number_is_not_known(tmp_path: Path, launch:
     assert isinstance(values["intent.fsdp_shards"], Unknown)
 
 
-def test_a_mesh_of_its_own_is_not_the_world(tmp_path: Path) -> None:
-    _, values = _job(tmp_path, "torchrun --nproc_per_node=3 repro.py", mesh=", mesh=dp_mesh")
+@pytest.mark.parametrize("mesh", [", mesh=dp_mesh", ", **fsdp_kwargs"])
+def test_a_mesh_of_its_own_is_not_the_world(tmp_path: Path, mesh: str) -> None:
+    _, values = _job(tmp_path, "torchrun --nproc_per_node=3 repro.py", mesh=mesh)
     assert values["intent.distributed"] == "fsdp2"
     assert isinstance(values["intent.fsdp_shard_size"], Unknown)
 
 
-def test_scaling_fields_still_make_the_recipe_unknown(tmp_path: Path) -> None:
-    (tmp_path / "train.py").write_text(textwrap.dedent("""
+@pytest.mark.parametrize("fields", ["cast_config_weight=CastConfig(), emulate=True",
+                                    "emulate=True, **more"])
+def test_scaling_fields_still_make_the_recipe_unknown(tmp_path: Path, fields: str) -> None:
+    (tmp_path / "train.py").write_text(textwrap.dedent(f"""
         from torchao.float8 import convert_to_float8_training, Float8LinearConfig, CastConfig
-        config = Float8LinearConfig(cast_config_weight=CastConfig(), emulate=True)
+        config = Float8LinearConfig({fields})
         convert_to_float8_training(model, config=config)
     """))
     read = read_paths([str(tmp_path / "train.py")])
