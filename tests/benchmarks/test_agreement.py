@@ -43,11 +43,12 @@ HOLDOUT3 = [j for j in JOBS if j.set == "holdout3"]
 HOLDOUT4 = [j for j in JOBS if j.set == "holdout4"]
 HOLDOUT5 = [j for j in JOBS if j.set == "holdout5"]
 HOLDOUT6 = [j for j in JOBS if j.set == "holdout6"]
+HOLDOUT7 = [j for j in JOBS if j.set == "holdout7"]
 
 
 def test_each_set_has_enough_jobs_from_several_sources() -> None:
     assert (len(TUNING) + len(HOLDOUT) + len(HOLDOUT2) + len(HOLDOUT3) + len(HOLDOUT4)
-            + len(HOLDOUT5) + len(HOLDOUT6)) == len(JOBS)
+            + len(HOLDOUT5) + len(HOLDOUT6) + len(HOLDOUT7)) == len(JOBS)
     assert 24 <= len(TUNING) <= 32
     assert 20 <= len(HOLDOUT) <= 25
     assert 15 <= len(HOLDOUT2) <= 20
@@ -55,15 +56,16 @@ def test_each_set_has_enough_jobs_from_several_sources() -> None:
     assert 15 <= len(HOLDOUT4) <= 20
     assert 15 <= len(HOLDOUT5) <= 20
     assert 15 <= len(HOLDOUT6) <= 20
+    assert 15 <= len(HOLDOUT7) <= 20
     for jobs, repos in ((TUNING, 12), (HOLDOUT, 10), (HOLDOUT2, 8), (HOLDOUT3, 10), (HOLDOUT4, 10),
-                        (HOLDOUT5, 10), (HOLDOUT6, 10)):
+                        (HOLDOUT5, 10), (HOLDOUT6, 10), (HOLDOUT7, 10)):
         assert len({j.source["repo"] for j in jobs}) >= repos
         assert {j.source["type"] for j in jobs} >= {"example"}
     assert {j.source["type"] for j in TUNING} >= {"issue", "example"}
 
 
 def test_the_later_holdout_sets_have_controls_where_any_error_is_a_false_alarm() -> None:
-    for jobs, least in ((HOLDOUT2, 3), (HOLDOUT3, 4), (HOLDOUT4, 4), (HOLDOUT5, 4), (HOLDOUT6, 4)):
+    for jobs, least in ((HOLDOUT2, 3), (HOLDOUT3, 4), (HOLDOUT4, 4), (HOLDOUT5, 4), (HOLDOUT6, 4), (HOLDOUT7, 4)):
         controls = [j for j in jobs if j.expected.asks_fp8 is False and not j.expected.fire
                     and j.expected.rollout_fp8 is not True]
         assert len(controls) >= least
@@ -107,6 +109,11 @@ def test_the_sixth_holdout_set_shares_no_source_with_the_earlier_sets() -> None:
     assert _reusing(HOLDOUT6, TUNING + HOLDOUT + HOLDOUT2 + HOLDOUT3 + HOLDOUT4 + HOLDOUT5) == []
 
 
+def test_the_seventh_holdout_set_shares_no_source_with_the_earlier_sets() -> None:
+    assert _reusing(HOLDOUT7, TUNING + HOLDOUT + HOLDOUT2 + HOLDOUT3 + HOLDOUT4 + HOLDOUT5
+                    + HOLDOUT6) == []
+
+
 def test_a_job_reusing_an_earlier_sets_source_is_caught() -> None:
     earlier = HOLDOUT[0]
     reused = ag.Job(slug="copy", title="", root=earlier.root, source=dict(earlier.source),
@@ -117,6 +124,8 @@ def test_a_job_reusing_an_earlier_sets_source_is_caught() -> None:
     assert _reusing([reused, *HOLDOUT5], TUNING + HOLDOUT + HOLDOUT2 + HOLDOUT3 + HOLDOUT4) == ["copy"]
     assert _reusing([reused, *HOLDOUT6],
                     TUNING + HOLDOUT + HOLDOUT2 + HOLDOUT3 + HOLDOUT4 + HOLDOUT5) == ["copy"]
+    assert _reusing([reused, *HOLDOUT7],
+                    TUNING + HOLDOUT + HOLDOUT2 + HOLDOUT3 + HOLDOUT4 + HOLDOUT5 + HOLDOUT6) == ["copy"]
 
 
 @pytest.mark.parametrize("job", JOBS, ids=lambda j: j.slug)
@@ -185,7 +194,9 @@ def test_a_job_is_in_the_tuning_set_unless_it_says_holdout(tmp_path: Path) -> No
     _write_job(tmp_path, "fifth", set="holdout4")
     _write_job(tmp_path, "sixth", set="holdout5")
     _write_job(tmp_path, "seventh", set="holdout6")
-    assert [(j.slug, j.set) for j in ag.load_jobs(tmp_path)] == [("fifth", "holdout4"),
+    _write_job(tmp_path, "eighth", set="holdout7")
+    assert [(j.slug, j.set) for j in ag.load_jobs(tmp_path)] == [("eighth", "holdout7"),
+                                                                 ("fifth", "holdout4"),
                                                                  ("new", "holdout"),
                                                                  ("newer", "holdout2"),
                                                                  ("newest", "holdout3"),
@@ -198,6 +209,7 @@ def test_a_job_is_in_the_tuning_set_unless_it_says_holdout(tmp_path: Path) -> No
     assert [j.slug for j in ag.load_jobs(tmp_path, job_set="holdout4")] == ["fifth"]
     assert [j.slug for j in ag.load_jobs(tmp_path, job_set="holdout5")] == ["sixth"]
     assert [j.slug for j in ag.load_jobs(tmp_path, job_set="holdout6")] == ["seventh"]
+    assert [j.slug for j in ag.load_jobs(tmp_path, job_set="holdout7")] == ["eighth"]
     assert [j.slug for j in ag.load_jobs(tmp_path, job_set="tuning")] == ["old"]
     with pytest.raises(ag.JobError, match="no such job"):       # --only outside the chosen set
         ag.load_jobs(tmp_path, only=["old"], job_set="holdout")
