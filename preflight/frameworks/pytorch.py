@@ -13,7 +13,8 @@ autocast: FP8D-TE-0002) or TE's own ``checkpoint``. torchao: ``convert_to_float8
 config=..., module_filter_fn=...)`` with ``Float8LinearConfig.from_recipe_name(...)`` (no config:
 ``Float8LinearConfig()``, tensorwise; fields that leave the scaling alone, such as
 ``enable_fsdp_float8_all_gather``, keep it tensorwise: torchao v0.16.0 float8/config.py l.180-275).
-FSDP2 ``fully_shard(...)`` (with or without a ``mesh``) and the ``torchrun --nproc_per_node N
+A model wrapped in ``DistributedDataParallel`` (``ddp``), FSDP1's ``FullyShardedDataParallel``
+(``fsdp1``) or FSDP2 ``fully_shard(...)`` (with or without a ``mesh``) and the ``torchrun --nproc_per_node N
 --nnodes M`` line that runs the script (``config.pytorch.launch.*``, :mod:`preflight.jobs.scripts`)
 give the distribution, the world size and what each parameter is sharded over. ``torch.compile``
 calls say the model is compiled.
@@ -44,6 +45,12 @@ _RECIPES = {"DelayedScaling": ("delayed", "hybrid"), "Float8CurrentScaling": ("c
 # float8/config.py l.218-246): a config built from these alone is still tensorwise.
 _NOT_SCALING = frozenset({"enable_fsdp_float8_all_gather", "pad_inner_dim", "emulate",
                           "force_recompute_fp8_weight_in_bwd", "round_scales_to_power_of_2"})
+# Data-parallel wrappers a training loop calls itself (torch v2.10.0: nn/parallel/distributed.py,
+# distributed/fsdp/fully_sharded_data_parallel.py); FSDP2's fully_shard is read apart (its mesh).
+_WRAPPERS = {"torch.nn.parallel.DistributedDataParallel": "ddp",
+             "torch.nn.parallel.distributed.DistributedDataParallel": "ddp",
+             "torch.distributed.fsdp.FullyShardedDataParallel": "fsdp1",
+             "torch.distributed.fsdp.fully_sharded_data_parallel.FullyShardedDataParallel": "fsdp1"}
 _TE_MODULES = frozenset({"Linear", "LayerNormLinear", "LayerNormMLP", "TransformerLayer",
                          "GroupedLinear", "MultiheadAttention", "DotProductAttention"})
 
@@ -89,6 +96,9 @@ def read_python(module: Module) -> ReaderOutput:
             _torchao(out, call)
         elif call.func == "torch.compile":
             out.put(f"{PREFIX}.compile", True, call.line)
+        elif call.func in _WRAPPERS:
+            # the model wrapped in code (torch.nn.parallel.DistributedDataParallel as DDP, ...)
+            out.put(f"{PREFIX}.wrapper.{_WRAPPERS[call.func]}", True, call.line)
         elif call.name == "fully_shard" and call.func.startswith("torch.distributed"):
             # FSDP2; without a mesh it shards over every rank (torch.distributed.fsdp
             # fully_shard: `mesh = mesh or _init_default_fully_shard_mesh()`, v2.10.0)
@@ -196,8 +206,15 @@ def _rest(p: View, out: IntentOut) -> Derived:
     if gpus is not None and gpus > 0:
         out["num_gpus"] = (gpus * (nodes if nodes is not None and nodes > 0 else 1),
                            p.src("launch.nproc_per_node"))
+    wrapped = sorted({w for w in ("ddp", "fsdp1") if p.truthy(f"wrapper.{w}")} |
+                     ({"fsdp2"} if p.truthy("fully_shard") else set()))
+    if len(wrapped) == 1:
+        key = "fully_shard" if wrapped[0] == "fsdp2" else f"wrapper.{wrapped[0]}"
+        out["distributed"] = (wrapped[0], p.src(key))
+    elif wrapped:
+        out["distributed"] = (Unknown(f"the script wraps the model in {' and '.join(wrapped)}"),
+                              p.src("fully_shard", p.src(f"wrapper.{wrapped[0]}")))
     if p.truthy("fully_shard"):
-        out["distributed"] = ("fsdp2", p.src("fully_shard"))
         if p.get("fully_shard_mesh") is False and "num_gpus" in out:
             out["fsdp_shard_size"] = (out["num_gpus"][0], p.src("launch.nproc_per_node"))
     return out.build()
