@@ -10,8 +10,8 @@ same ``config.accelerate.*`` names.
 
 ``parallelism_config`` (accelerate >= 1.10.0: ``parallelism_config_tp_size``, ``_cp_size``, ...
 under that key, or the same names as ``accelerate launch`` flags, which win) gives intent.tp and
-intent.cp. Without it the sizes stay unstated: a script can still pass
-``Accelerator(parallelism_config=ParallelismConfig(...))``, which no reader sees.
+intent.cp, and so does ``Accelerator(parallelism_config=ParallelismConfig(...))`` in a script
+(:mod:`.accelerate_plugins`). Without any of them the sizes stay unstated.
 """
 
 from __future__ import annotations

@@ -30,6 +30,7 @@ def plugins(out: PyOut, call: Call) -> None:
                 out.put(f"config.{KIND}.fsdp_config.{yaml_key}", fsdp.kwargs[key],
                         fsdp.lines.get(key, fsdp.line))
     _deepspeed(out, call)
+    _parallelism(out, call)
     dynamo = call.value("dynamo_plugin")
     if isinstance(dynamo, Call) and dynamo.name == "TorchDynamoPlugin":
         backend = dynamo.value("backend")
@@ -72,3 +73,24 @@ def _deepspeed(out: PyOut, call: Call) -> None:
     if "msamp_opt_level" in ds.kwargs:
         out.put(f"config.{KIND}.fp8_config.opt_level", ds.kwargs["msamp_opt_level"],
                 ds.lines.get("msamp_opt_level", ds.line))
+
+
+# ParallelismConfig's fields, in their order (accelerate v1.10.0 parallelism_config.py l.60-63):
+# the YAML's parallelism_config.parallelism_config_<field> keys
+_SIZES = ("dp_replicate_size", "dp_shard_size", "tp_size", "cp_size")
+
+
+def _parallelism(out: PyOut, call: Call) -> None:
+    """``parallelism_config=ParallelismConfig(tp_size=2, ...)`` as the YAML's
+    ``parallelism_config`` keys (intent.tp / intent.cp, FP8D-ACC-0093). A size it gives beats
+    the environment's ``PARALLELISM_CONFIG_*`` (``__post_init__`` reads those only for a field
+    left None: parallelism_config.py v1.10.0 l.227-236); a ``--parallelism_config_*`` launch
+    flag for the same size is still read first (a job that sets both is not handled)."""
+    pc = call.value("parallelism_config")
+    if not isinstance(pc, Call) or pc.name != "ParallelismConfig":
+        return
+    given = {**dict(zip(_SIZES, pc.args)), **{k: v for k, v in pc.kwargs.items() if k in _SIZES}}
+    for field, value in given.items():
+        out.put(f"config.{KIND}.parallelism_config.parallelism_config_{field}", value,
+                pc.lines.get(field, pc.line))
+
