@@ -6,7 +6,7 @@ that starts a plain PyTorch loop (``config.<kind>.launch.*``). Split from
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from preflight.findings import Source
 from preflight.reading import launch, shellcalls
@@ -18,29 +18,50 @@ if TYPE_CHECKING:
     from preflight.frameworks import Framework
 
 
-def with_env(path: str, text: str, outer: dict[str, str], out: ReaderOutput,
-             fw: Framework | None) -> ReaderOutput:
-    """``out`` with ``env.*`` facts for the variables the script gives its training command
-    (``export ACCELERATE_MIXED_PRECISION=fp8``, ``NVTE_X=1 torchrun ...``: :mod:`.launchenv`),
-    so rules on the environment the training sees (FP8D-HF-0050, accelerate's) see them.
+def add(path: str, text: str, outer: dict[str, str], out: ReaderOutput, fw: Framework | None,
+        kind: str) -> ReaderOutput:
+    """``out`` with what the launch script gives the training it starts (the script, its
+    variables and its training lines are worked out once for both):
 
-    Only the allow-list's framework prefixes (``ACCELERATE_``, ``NVTE_``, ``TORCH_`` ...), not
-    the machine's (``CUDA_VISIBLE_DEVICES``, ``WORLD_SIZE``): those the probes read where the
-    check runs. What the framework's reader states wins (LLaMA-Factory's ``fp8: true`` sets
-    ``ACCELERATE_MIXED_PRECISION`` in the process itself). ``fw``: the framework the script
-    was detected as (its command marks the training line)."""
-    from preflight.redact import ENV_PREFIXES, MASK, looks_secret
+    - ``env.*`` facts for the variables it gives its training command (``export
+      ACCELERATE_MIXED_PRECISION=fp8``, ``NVTE_X=1 torchrun ...``: :mod:`.launchenv`), so rules on
+      the environment the training sees (FP8D-HF-0050, accelerate's) see them. Only the
+      allow-list's framework prefixes (``ACCELERATE_``, ``NVTE_``, ``TORCH_`` ...), not the
+      machine's (``CUDA_VISIBLE_DEVICES``, ``WORLD_SIZE``): those the probes read where the check
+      runs. What the framework's reader states wins (LLaMA-Factory's ``fp8: true`` sets
+      ``ACCELERATE_MIXED_PRECISION`` in the process itself). ``fw``: the framework the script
+      was detected as (its command marks the training line).
+    - ``config.<kind>.launch.nproc_per_node`` / ``nnodes`` of the ``torchrun`` that runs the
+      training script, for a framework whose record asks (``torchrun_size``: a plain PyTorch
+      loop states its world size nowhere else, and ``fully_shard(model)`` shards over all of it:
+      FP8D-TAO-0013)."""
+    from preflight.frameworks import BY_KIND
 
     clean = strip_comments(text)
     variables = collect_variables(clean, outer)
+    trains = next((pos for script, _, pos in launch.python_scripts(clean, variables)
+                   if not launch.not_training(script)), None)
+    facts, prov = dict(out.facts), dict(out.provenance)
+    _env(path, clean, outer, variables, fw, trains, facts, prov)
+    record = BY_KIND.get(kind)
+    if record is not None and record.torchrun_size and trains is not None:
+        for name, value in launch.torchrun_size(clean, variables, trains).items():
+            facts.setdefault(f"config.{kind}.launch.{name}", value)
+            prov.setdefault(f"config.{kind}.launch.{name}",
+                            Source(path, clean.count("\n", 0, trains) + 1))
+    return replace(out, facts=facts, provenance=prov)
+
+
+def _env(path: str, clean: str, outer: dict[str, str], variables: dict[str, str],
+         fw: Framework | None, trains: int | None, facts: dict[str, Any],
+         prov: dict[str, Any]) -> None:
+    from preflight.redact import ENV_PREFIXES, MASK, looks_secret
+
     hit = launch.find(fw.launch.command, clean) if fw is not None and fw.launch is not None \
         and fw.launch.command is not None else None
-    at = hit.start() if hit is not None else next(
-        (pos for script, _, pos in launch.python_scripts(clean, variables)
-         if not launch.not_training(script)), None)
+    at = hit.start() if hit is not None else trains
     if at is None:
-        return out
-    facts, prov = dict(out.facts), dict(out.provenance)
+        return
     for name, value, pos in launch_env(clean, at, variables):
         if name.startswith(ENV_PREFIXES) and f"env.{name}" not in facts:
             facts[f"env.{name}"] = MASK if looks_secret(name, value) else value
@@ -53,29 +74,3 @@ def with_env(path: str, text: str, outer: dict[str, str], out: ReaderOutput,
                 isinstance(given, str) and "$" not in given and "\x00" not in given:
             facts[f"env.{name}"] = MASK if looks_secret(name, given) else given
             prov[f"env.{name}"] = outer.get(shellcalls.CALLER, path)
-    return replace(out, facts=facts, provenance=prov)
-
-
-def with_world(path: str, text: str, outer: dict[str, str], out: ReaderOutput,
-               kind: str) -> ReaderOutput:
-    """``out`` with ``config.<kind>.launch.nproc_per_node`` / ``nnodes`` of the ``torchrun``
-    that runs the training script, for a framework whose record asks (``torchrun_size``: a
-    plain PyTorch loop states its world size nowhere else, and ``fully_shard(model)`` shards
-    over all of it: FP8D-TAO-0013)."""
-    from preflight.frameworks import BY_KIND
-
-    fw = BY_KIND.get(kind)
-    if fw is None or not fw.torchrun_size:
-        return out
-    clean = strip_comments(text)
-    variables = collect_variables(clean, outer)
-    runs = [(s, pos) for s, _, pos in launch.python_scripts(clean, variables)
-            if not launch.not_training(s)]
-    if not runs:
-        return out
-    facts, prov = dict(out.facts), dict(out.provenance)
-    for name, value in launch.torchrun_size(clean, variables, runs[0][1]).items():
-        facts.setdefault(f"config.{kind}.launch.{name}", value)
-        prov.setdefault(f"config.{kind}.launch.{name}",
-                        Source(path, clean.count("\n", 0, runs[0][1]) + 1))
-    return replace(out, facts=facts, provenance=prov)

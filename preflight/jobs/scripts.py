@@ -79,9 +79,11 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
     runs = _python_scripts(path, text, outer, walked)
     unread: list[ConfigProblem] = []
     calls = _shell_scripts(path, text, outer, walked, unread) if walked is not None else []
+    # which framework's launch the text holds: once (its entry check reads the scripts it runs)
+    detected = _detect(strip_comments(text), _frameworks(), path)
     try:
         got, out = _read(path, text, kind, explicit and not runs and not calls and not unread,
-                         outer, values)
+                         outer, values, detected)
     except ParseError as exc:
         if heredoc is None:
             raise
@@ -96,12 +98,9 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
     if got is None and explicit and unread:   # its launch may be in a script not read (redteam3)
         raise ParseError(unread[0].message, unread[0].line, level="warning", code="reference")
     if (runs or calls) and got is None and explicit:
-        _read(path, text, kind, explicit, outer, values)     # raises: what the script holds
+        _read(path, text, kind, explicit, outer, values, detected)   # raises: what it holds
     if got is not None:
-        out = launchfacts.with_env(path, text, outer, out, _detect(
-            strip_comments(text), _frameworks(), path))
-    if got is not None:
-        out = launchfacts.with_world(path, text, outer, out, got)
+        out = launchfacts.add(path, text, outer, out, detected, got)
     if got is not None and files:
         own = collect_variables(strip_comments(text), inherited)
         # what it sources belongs to this job (read as this kind, if it holds any settings)
@@ -272,17 +271,17 @@ def _with_scripts(got: str | None, out: ReaderOutput, runs: list[Linked], kind: 
 
 
 def _read(path: str, text: str, kind: str | None, explicit: bool, outer: dict[str, str],
-          values: str | None = None) -> tuple[str | None, ReaderOutput]:
+          values: str, detected: Framework | None) -> tuple[str | None, ReaderOutput]:
     """Read ``text`` with the framework ``kind`` (``--kind``), else with the framework whose launch
-    command occurs first in it, else whose flags occur first (each record's ``launch``), else
-    first in the here-documents a variable takes (``values``: the text with those bodies, which
-    the readers that expand variables get: ``Launch.heredoc_values``)."""
+    command occurs first in it, else whose flags occur first (each record's ``launch``:
+    ``detected``, :func:`_detect` of the text without comments), else first in the
+    here-documents a variable takes (``values``: the text with those bodies, which the readers
+    that expand variables get: ``Launch.heredoc_values``)."""
     from preflight.frameworks import BY_KIND, FRAMEWORKS
 
-    values = text if values is None else values
     # a command named in a comment (`# see verl.trainer.main_ppo`) launches nothing
     fw = BY_KIND[kind] if kind is not None else (
-        _detect(strip_comments(text), FRAMEWORKS, path) or
+        detected or
         (_detect(strip_comments(values), FRAMEWORKS, path) if values is not text else None))
     if fw is None or fw.launch is None:
         if not explicit:
