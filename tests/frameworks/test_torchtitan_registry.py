@@ -234,3 +234,23 @@ def test_an_rl_controller_registry(tmp_path: Path) -> None:
     assert read.facts["config.torchtitan.parallelism.tensor_parallel_degree"] == 2
     assert values["intent.fp8"] is False and values["intent.tp"] == 2
     assert values["intent.rollout.engine"] == "vllm" and values["intent.rollout.fp8"] is False
+
+
+UNRELEASED = "config.torchtitan.job.unreleased_api"
+
+
+def test_a_config_function_read_marks_code_after_0_2_2_once_for_every_rule() -> None:
+    # config.torchtitan.job.unreleased_api: the one fact FP8D-TT-0012/0014/0017/0019 read
+    # (no torchtitan release through v0.2.2 has the registry; a main checkout reports 0.2.2)
+    read, _ = _intent(f"{PLAIN}::llama3_8b_maybe_fp8")
+    assert read.facts[UNRELEASED] is True
+    assert read.provenance[UNRELEASED] == read.provenance["config.torchtitan.job.config_function"]
+    whole, _ = _intent(str(PLAIN))      # which of the registry's configs runs is not known
+    assert isinstance(whole.facts[UNRELEASED], Unknown)
+
+
+def test_a_toml_job_has_no_unreleased_api(tmp_path: Path) -> None:
+    (tmp_path / "job.toml").write_text('[model]\nconverters = ["quantize.linear.mx"]\n'
+                                       '[job]\ndump_folder = "out"\n')
+    read = read_paths([str(tmp_path / "job.toml")], kind="torchtitan")
+    assert UNRELEASED not in read.facts
