@@ -139,3 +139,16 @@ def test_the_rule_is_undetermined_for_a_script_the_job_lacks(tmp_path: Path) -> 
     fired, undetermined = _fired(tmp_path, ["run.sh"], **{"pkg.accelerate": "1.10.0",
                                                           "pkg.transformer-engine": "2.5.0"})
     assert "FP8D-ACC-0095" in undetermined and "FP8D-ACC-0095" not in fired
+
+
+def test_under_fsdp2_the_fsdp2_rule_speaks_not_the_te_one(tmp_path: Path) -> None:
+    # accelerate checks FSDP2's pairing before _prepare_te (v1.10.0 l.1506-1521 vs l.1543):
+    # FP8D-ACC-0096 fires, FP8D-ACC-0095 stays quiet so the job gets one finding for one mistake
+    _read(tmp_path, "model = accelerator.prepare(model)\noptimizer = accelerator.prepare(optimizer)\n")
+    (tmp_path / "fsdp2.yaml").write_text(
+        "distributed_type: FSDP\nmixed_precision: fp8\nnum_processes: 8\n"
+        "fp8_config:\n  backend: TE\nfsdp_config:\n  fsdp_version: 2\n")
+    fired, undetermined = _fired(tmp_path, ["fsdp2.yaml", "train.py"], **{
+        "pkg.accelerate": "1.10.0", "pkg.transformer-engine": "2.5.0", "gpu.count": "8"})
+    assert "FP8D-ACC-0096" in fired
+    assert "FP8D-ACC-0095" not in fired | undetermined
