@@ -57,13 +57,13 @@ def _role(node: ast.expr, value: Any, module: Module) -> str:
         return "?"
     if isinstance(value, Call):
         names = module.lineage(value.func)
-        for name in names:
-            if _OPTIM.search(name):
-                return "optimizer"
-            if _LOADER.search(name):
-                return "dataloader"
+        for name in names:      # schedulers first: torch.optim.lr_scheduler.* is no optimizer
             if _SCHED.search(name):
                 return "scheduler"
+            if _LOADER.search(name):
+                return "dataloader"
+            if _OPTIM.search(name):
+                return "optimizer"
             if name.startswith("torch.nn.") or _MODEL.search(name):
                 return "model"
     text = node.attr if isinstance(node, ast.Attribute) else node.id \

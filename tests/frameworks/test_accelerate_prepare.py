@@ -51,6 +51,8 @@ def test_model_and_optimizer_together_is_false(tmp_path: Path) -> None:
     ("model, dl = accelerator.prepare(model, train_dl)\n", "model", 10),
     ("dl = accelerator.prepare(train_dl)\nopt, dl = accelerator.prepare(optimizer, train_dl)\n",
      "optimizer", 11),
+    ("sched = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, 10)\n"
+     "model, sched = accelerator.prepare(model, sched)\n", "model", 11),
     ("ema = AutoModelForCausalLM.from_pretrained('m')\n"
      "model, ema, optimizer = accelerator.prepare(model, ema, optimizer)\n", "several", 11),
 ])
