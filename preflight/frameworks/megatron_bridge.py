@@ -29,6 +29,7 @@ from typing import Any
 from preflight.facts import Unknown
 from preflight.findings import Source
 from preflight.frameworks import megatron_bridge_presets as presets
+from preflight.frameworks._claim import owns
 from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, IntentOut, Stated, View
 from preflight.frameworks.megatron_bridge_py import PY_HINT, read_python
@@ -74,12 +75,22 @@ _TASK = {"pretrain": "pretrain", "sft": "sft", "lora": "peft", "dora": "peft",
 _MP_FIELDS = ("precision", "fp8", "fp8_recipe", "fp8_param_gather", "fp4",
               "first_last_layers_bf16")
 
+_TRAIN_OWN = frozenset({"train_iters", "eval_iters", "eval_interval", "manual_gc",
+                        "manual_gc_interval", "exit_signal_handler", "skip_train"})
+"""Megatron-Bridge TrainingConfig fields (megatron/bridge/training/config.py at v0.2.0) that
+claim a ``train:`` section; ConfigContainer's ``ddp``, ``dist``, ``rng``, ``comm_overlap``
+sections claim the file too."""
+
 
 def score(data: Any) -> int:
     """A ``--config-file`` YAML: ConfigContainer sections, ``train`` among them."""
     top = {str(k) for k in data}
     if "train" not in top or "trainer" in top:
         return 0
+    train = data.get("train")
+    if not owns(top, {"ddp", "dist", "rng", "comm_overlap"}) and not (
+            isinstance(train, dict) and owns(map(str, train), _TRAIN_OWN)):
+        return 0   # `train:` and `checkpoint:` are any trainer's (frameworks/_claim.py)
     return 2 * len(top & {"train", "ddp", "dist", "rng", "scheduler", "mixed_precision",
                           "comm_overlap", "checkpoint", "logger", "tokenizer"})
 

@@ -25,8 +25,13 @@ def score(data: Any) -> int:
                        "experimental", "mx"})
     weak = len(top & {"job", "training", "model", "optimizer", "lr_scheduler", "checkpoint",
                       "metrics", "compile", "comm"})
-    # a lone `model:` (an llm-foundry or NeMo snippet) is no torchtitan job (issue 22 item 5)
-    return s + weak if s or weak >= 2 else 0
+    # a lone `model:` (an llm-foundry or NeMo snippet) is no torchtitan job (issue 22 item 5);
+    # `[model]` and `[optimizer]` are any trainer's: without a section of its own, a torchtitan
+    # job names `job.dump_folder` or `model.flavor` (torchtitan/config/job_config.py)
+    job, model = data.get("job"), data.get("model")
+    own = bool(s) or (isinstance(job, dict) and "dump_folder" in job) or (
+        isinstance(model, dict) and "flavor" in model)
+    return s + weak if own and (s or weak >= 2) else 0
 
 
 # torchtitan llama3 flavors (torchtitan/models/llama3/__init__.py): dim, FFN hidden size.
