@@ -29,7 +29,13 @@ from preflight.findings import Source
 from preflight.frameworks._record import Default, Framework, Launch
 from preflight.frameworks._view import Derived, Stated, View
 from preflight.frameworks.megatron import megatron_intent
-from preflight.frameworks.megatron_args import read_args_text
+from preflight.frameworks.megatron_args import megatron_flags, read_args_text
+from preflight.frameworks.megatron_flags import (
+    MEGATRON_BARE,
+    SLIME_BARE,
+    SLIME_FLAGS,
+    SLIME_PREFIXES,
+)
 from preflight.reading.parse import Parsed, ParseError
 from preflight.reading.types import ReaderOutput
 
@@ -63,8 +69,13 @@ def read_yaml(path: str, parsed: Parsed) -> ReaderOutput:
 
 def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
     """Megatron and slime flags of the script (sourced model scripts too, via ``outer``), and
-    the ``NVTE_*`` / ``NCCL_*`` values of its Ray runtime environment JSON."""
-    out = read_args_text(path, text, outer, prefix=PREFIX)
+    the ``NVTE_*`` / ``NCCL_*`` values of its Ray runtime environment JSON. Megatron-LM's own
+    flags are also ``config.megatron.*``, for the Megatron rules (train.py hands every flag but
+    slime's, SGLang's and the router's to Megatron's parser)."""
+    out = read_args_text(path, text, outer, prefix=PREFIX, bare=MEGATRON_BARE | SLIME_BARE)
+    if out.facts.get(f"{PREFIX}.train_backend", "megatron") == "megatron":
+        # slime before v0.3 also had `--train-backend fsdp`, which runs no Megatron
+        out = megatron_flags(out, PREFIX, SLIME_FLAGS, SLIME_PREFIXES)
     facts, prov = dict(out.facts), dict(out.provenance)
     for m in _ENV.finditer(text):
         line = text.count("\n", 0, m.start()) + 1

@@ -144,7 +144,7 @@ class Walk:
     def result(self, paths: Sequence[str]) -> ConfigRead:
         """The one job's facts (earlier files win a name, except files that replace their
         parent's values: --yaml-cfg, a script a launch line runs), files and problems."""
-        from preflight.frameworks import KINDS
+        from preflight.frameworks import HANDED_BY, KINDS
 
         before = len(self.problems)
         kept = one_job(self.read, self.problems)
@@ -193,9 +193,12 @@ class Walk:
         if files:
             facts["config.files"] = [{"path": p, "kind": k} for p, k in files]
             # A launch script can hold two kinds (accelerate flags, then HF Trainer arguments).
+            # ... but not a kind whose facts another framework handed over (slime's Megatron
+            # flags as config.megatron.*: frameworks/megatron_args.py megatron_flags)
             facts["config.kinds"] = sorted({k for _, k in files} | {
                 n.split(".", 2)[1] for n in facts if n.count(".") >= 2 and
-                n.split(".", 2)[1] in KINDS})
+                n.split(".", 2)[1] in KINDS and
+                f"config.{n.split('.', 2)[1]}.{HANDED_BY}" not in facts})
             prov["config.files"] = prov["config.kinds"] = "config"
         elif paths and not any(p.level == "error" for p in self.problems):
             self.problems.append(_nothing_read(paths, self.known, self.scanned_other))
