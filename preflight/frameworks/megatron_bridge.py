@@ -33,6 +33,7 @@ from preflight.frameworks._claim import owns
 from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, IntentOut, Stated, View
 from preflight.frameworks.megatron_bridge_py import PY_HINT, read_python
+from preflight.frameworks.megatron_bridge_recipe import recipe_in_job
 from preflight.reading.overridelaunch import Syntax, base_unread, find_launch, merged_facts
 from preflight.reading.overrides import parse_hydra
 from preflight.reading.readers import read_plain
@@ -119,6 +120,10 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
         recipe = (f"{model[0]}_{task}_config", model[1])
     if recipe is not None:
         facts[f"{PREFIX}.recipe"], prov[f"{PREFIX}.recipe"] = recipe
+        own = recipe_in_job(recipe[0], path) if isinstance(recipe[0], str) else None
+        if own is not None:     # the job's own Megatron-Bridge copy: what it runs
+            name = f"{PREFIX}.recipe_source.mixed_precision"
+            facts[name], prov[name] = own
     facts[f"{PREFIX}.entry"] = read.launch.entry.text
     prov[f"{PREFIX}.entry"] = Source(path, text.count("\n", 0, read.launch.offset) + 1)
     return ReaderOutput(facts, prov, tuple(read.problems), merged.linked)
@@ -147,12 +152,25 @@ def mixed_precision(v: View) -> tuple[dict[str, Any], dict[str, str]]:
     elif isinstance(name, Unknown):
         values = {k: name for k in _MP_FIELDS}
         where = {k: v.src("mixed_precision") for k in _MP_FIELDS}
-    elif isinstance(recipe, str) and (hit := presets.for_recipe(recipe)):
+    elif isinstance(recipe, str) and v.has("recipe_source.mixed_precision"):
+        own = v.facts[f"{PREFIX}.recipe_source.mixed_precision"]
+        got = presets.preset(own) if isinstance(own, str) else None
+        values = dict(got) if got is not None else {k: own if isinstance(own, Unknown) else Unknown(
+            f"recipe {recipe} sets mixed_precision={own!r}, no Megatron-Bridge preset")
+            for k in _MP_FIELDS}
+        where = {k: v.src("recipe_source.mixed_precision") for k in _MP_FIELDS}
+    elif isinstance(recipe, str) and isinstance(
+            hit := presets.for_recipe(recipe, v.facts.get("pkg.megatron-bridge.version")), str):
+        values = {k: Unknown(hit + "; set mixed_precision=<preset> on the launch line to "
+                             "decide it") for k in _MP_FIELDS}
+        where = {k: v.src("recipe", "Megatron-Bridge recipe") for k in _MP_FIELDS}
+    elif isinstance(recipe, str) and isinstance(hit, tuple):
         values = hit[0]
         src = f"{v.src('recipe')} ({hit[1]})"
         where = {k: src for k in _MP_FIELDS}
     else:
-        why = (f"the recipe {recipe!r} is not one of Megatron-Bridge's (v0.6.0): its "
+        why = (f"the recipe {recipe!r} is not one of Megatron-Bridge's "
+               f"({', '.join(presets.releases())}): its "
                "mixed_precision is set in Python, not read here" if isinstance(recipe, str)
                else "the recipe (Python) sets mixed_precision, which is not read here")
         values = {k: Unknown(why + "; set mixed_precision=<preset> on the launch line to "
