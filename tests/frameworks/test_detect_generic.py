@@ -45,6 +45,7 @@ def test_declared_own_keys_are_no_generic_keys() -> None:
         deepspeed,
         hf_trainer,
         lightning,
+        llamafactory,
         llmfoundry,
         mcli,
         megatron_bridge,
@@ -53,7 +54,8 @@ def test_declared_own_keys_are_no_generic_keys() -> None:
     owned = {"accelerate": accelerate.OWN_KEYS, "deepspeed": deepspeed.OWN_KEYS,
              "hf_trainer": hf_trainer.OWN_KEYS, "lightning": lightning._TRAINER_ARGS,
              "llmfoundry": llmfoundry.OWN_KEYS, "mcli": mcli._OWN,
-             "megatron_bridge": megatron_bridge._TRAIN_OWN, "nemo_rl": nemo_rl._POLICY_OWN}
+             "megatron_bridge": megatron_bridge._TRAIN_OWN, "nemo_rl": nemo_rl._POLICY_OWN,
+             "llamafactory": llamafactory.V1_KEYS}
     for kind, own in owned.items():
         assert own.isdisjoint(GENERIC), (kind, sorted(own & GENERIC))
 
@@ -99,3 +101,32 @@ def test_a_real_training_arguments_yaml_is_still_hf_trainer() -> None:
             "per_device_train_batch_size": 4, "learning_rate": 1e-5, "bf16": True}
     assert detect("yaml", data)[0] == "hf_trainer"
     assert detect("yaml", {"seed": 1, "output_dir": "o", "learning_rate": 1e-5})[0] is None
+
+
+# hiyouga/LlamaFactory @ ff6d4d12 examples/v1/train_full/train_full_fsdp2.yaml (reduced): a v1
+# YAML was claimed by HF Trainer on output_dir + learning_rate + max_steps; v1 has no FP8 setting
+LF_V1 = """\
+model: Qwen/Qwen3-0.6B
+model_class: llm
+quant_config: null
+dist_config:
+  name: fsdp2
+train_dataset: data/v1_sft_demo.yaml
+output_dir: outputs/test_fsdp2
+micro_batch_size: 1
+learning_rate: 1.0e-4
+max_steps: 10
+"""
+
+
+def test_a_llamafactory_v1_yaml_is_read_as_llamafactory_v1(tmp_path: Path) -> None:
+    path = tmp_path / "train_full_fsdp2.yaml"
+    path.write_text(LF_V1)
+    read = read_paths([str(path)])
+    assert read.facts["config.kinds"] == ["llamafactory"]
+    values, prov = intent.derive(Facts(read.facts, read.provenance))
+    assert values["intent.fp8"] is False and values["intent.precision"] == "bf16"
+    path.write_text(LF_V1 + "fp8: true\n")
+    read = read_paths([str(path)])
+    values, _ = intent.derive(Facts(read.facts, read.provenance))
+    assert isinstance(values["intent.fp8"], Unknown)
