@@ -252,4 +252,9 @@ FRAMEWORK = Framework(
                 ("seq", ("dataset.seq_length", "model.seq_length")),
                 ("micro_batch", ("train.micro_batch_size",)),
                 ("tp", ("model.tensor_model_parallel_size",))),
+    file_strings_why=(
+        "Megatron-Bridge merges the YAML into an OmegaConf config built from a plain dict and "
+        "sets each value on its dataclasses unchanged (src/megatron/bridge/training/utils/"
+        "omegaconf_utils.py l.78, 83-100, 148 @ v0.6.0): a bool field then tests its truth "
+        "(on), a str field such as model.fp8 is refused by Megatron-Core"),
 )

@@ -163,7 +163,7 @@ class Walk:
         for f in sorted(kept, key=lambda f: os.path.realpath(f.path) not in self.overriding):
             over = os.path.realpath(f.path) in self.overriding
             for name, value in f.out.facts.items():
-                value = boolean(name, value)
+                value = boolean(name, value, f.out.provenance.get(name, f.path))
                 if name not in facts:
                     facts[name] = value
                     prov[name] = f.out.provenance.get(name, f.path)
@@ -202,17 +202,30 @@ class Walk:
         return ConfigRead(facts, prov, self.problems, files)
 
 
-def _booleans() -> Callable[[str, Any], Any]:
-    """``(name, value) -> value``, with each framework's boolean keys as its parser reads them
-    (:mod:`preflight.reading.boolflags`)."""
-    from preflight.frameworks import FRAMEWORKS
-    from preflight.reading.boolflags import as_bool, key_of
+def _booleans() -> Callable[[str, Any, str], Any]:
+    """``(name, value, where) -> value``, with each framework's boolean keys as its parser
+    reads them on a command line and strings of a config file or Python code as its loader
+    takes them (:mod:`preflight.reading.boolflags`)."""
+    from preflight.frameworks import BY_KIND, FRAMEWORKS
+    from preflight.reading.boolflags import as_bool, from_file, key_of, source_kind
 
     table = {fw.kind: (frozenset(fw.bool_keys), fw.bool_on_off)
              for fw in FRAMEWORKS if fw.bool_keys}
+    numbers = {fw.kind: frozenset(k for _, keys in fw.shape_keys for k in keys)
+               for fw in FRAMEWORKS}
 
-    def boolean(name: str, value: Any) -> Any:
+    def boolean(name: str, value: Any, where: str) -> Any:
         found = key_of(name, table)
+        parts = name.split(".", 2)
+        if isinstance(value, str) and len(parts) == 3 and parts[0] == "config" and \
+                parts[1] in BY_KIND and (src := source_kind(where)) != "cli":
+            fw = BY_KIND[parts[1]]
+            how = fw.file_strings if src == "file" else fw.python_strings
+            if src == "file" or how:
+                key = parts[2].removeprefix("replaced.")
+                return from_file(value, how, key=key, on_off=bool(found), boolean=found is not None,
+                                 number=key in numbers[parts[1]], why=fw.file_strings_why,
+                                 where=str(where))
         return value if found is None else as_bool(value, on_off=found)
     return boolean
 
