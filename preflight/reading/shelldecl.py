@@ -61,6 +61,11 @@ class Decl:
         return not (self.integer or self.case or self.nameref)
 
 
+_VALID = {"export": "fnp", "readonly": "aAfp", "declare": "aAfFgiIlnprtux",
+          "typeset": "aAfFgiIlnprtux", "local": "aAfFgiIlnprtux"}
+"""Each builtin's options (bash 5.2 ``help``): any other is "invalid option", nothing is set."""
+
+
 def parse(builtin: str, options: list[str]) -> Decl:
     """``declare -rx`` -> Decl: ``options`` are the words after the builtin that start with
     ``-`` or ``+`` (``--`` ends them)."""
@@ -72,6 +77,8 @@ def parse(builtin: str, options: list[str]) -> Decl:
         if word == "--":
             break
         on = word[0] == "-"
+        if any(flag not in _VALID.get(builtin, "") for flag in word[1:]):
+            return Decl(builtin, None, False)
         for flag in word[1:]:
             if flag == "x":
                 exported = on

@@ -44,6 +44,8 @@ FORMS = [
     ("local-top-level", "local X=fp8 2>/dev/null\n", ""),
     ("declare-p", "declare -p X=fp8 2>/dev/null\n", ""),
     ("export-f", "export -f X=fp8 2>/dev/null\n", ""),
+    ("readonly-x-invalid", "readonly -x X=fp8 2>/dev/null\n", ""),
+    ("declare-invalid", "declare -Z X=fp8 2>/dev/null\n", ""),
 ]
 
 
@@ -118,3 +120,24 @@ def test_openrlhf_slurm_wrapper_read_alone(tmp_path: Path) -> None:
     assert read.facts["config.openrlhf.ds.param_dtype"] == "bf16"
     assert read.facts["config.openrlhf.ckpt.save_steps"] == -1    # argparse: `-1` is a value
     assert "config.openrlhf.1" not in read.facts
+
+
+@pytest.mark.parametrize(("line", "exported"), [
+    ("export NVTE_X=1", "1"), ("declare -x NVTE_X=1", "1"), ("typeset -rx NVTE_X=1", "1"),
+    ("declare -x -l NVTE_X=ON", "on"), ("declare NVTE_X=1", None), ("export -n NVTE_X=1", None),
+    ("readonly NVTE_X=1", None), ("readonly -x NVTE_X=1", None), ("local -x NVTE_X=1", None),
+])
+def test_the_environment_the_training_command_gets(tmp_path: Path, line: str,
+                                                   exported: str | None) -> None:
+    from preflight.reading.launchenv import launch_env
+
+    text = line + "\npython train.py\n"
+    got = {n: v for n, v, _ in launch_env(text, text.index("python"), {})}
+    assert got.get("NVTE_X") == exported
+    if BASH is not None:
+        (tmp_path / "run.sh").write_text(line + ' 2>/dev/null\nbash -c \'printf "<%s>\\n" '
+                                         '"${NVTE_X-unset}"\'\n')
+        proc = subprocess.run([BASH, "--norc", "--noprofile", "run.sh"], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=30,
+                              env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")})
+        assert proc.stdout == f"<{exported or 'unset'}>\n"
