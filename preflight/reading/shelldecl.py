@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from preflight.reading.shelltypes import Part, Word
+from preflight.reading.shelltypes import Part, Statement, Word, assignment
 
 BUILTINS = frozenset({"declare", "typeset", "local", "export", "readonly"})
 _FUNCTION = re.compile(r"(?m)^[ \t]*(?:function[ \t]+[\w.:-]+[ \t]*(?:\(\))?|[\w.:-]+[ \t]*\(\))"
@@ -133,3 +133,19 @@ def word(decl: Decl, value: Word, offset: int) -> Word:
         return (Part(got, at),) if got else ()
     return (Part("", at, var=True, opaque=f"{decl.builtin} with -i, -l, -u or -n: bash "
                  "computes the value at run time"),)
+
+
+def statements(decl: Decl, words: list[Word], branch: tuple[int, ...], subshell: list[int],
+               ) -> list[Statement]:
+    """``export A=1 B`` / ``declare -x A=1``: each name, set or not, goes to what the script runs
+    (``exported``); ``export -n B`` / ``declare +x A=1``: no longer (``unexported``)."""
+    out = []
+    for one in words:
+        got = assignment(one)
+        if got is not None and not decl.plain:
+            got = (got[0], got[1], word(decl, got[2], one[0].offset))
+        out.append(Statement(
+            ((got[2],) if got[2] else ()) if got else (one,), one[0].offset, branch,
+            got[0] if got else None, got[1] if got else False, exported=bool(decl.exported),
+            unexported=decl.exported is False, subshell=tuple(subshell)))
+    return out

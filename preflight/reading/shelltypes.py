@@ -46,6 +46,7 @@ class Statement:
     subject of ``case WORD in``) as bash matches them."""
     prefix: bool = False           # ``NAME=value cmd``: in that command's environment only
     exported: bool = False         # ``export NAME=value`` / ``export NAME`` (``words``: NAME)
+    unexported: bool = False       # ``export -n NAME[=value]``, ``declare +x``: exported no more
     subshell: tuple[int, ...] = ()  # the ``( ... )`` it stands in: its ``cd``, ``exit`` stay there
 
 

@@ -205,7 +205,6 @@ class _Lexer(HereValues):
         words, decl = self.skip_first(words)
         if not words:
             return
-        exported = decl is not None and bool(decl.exported)
         first = _literal(words[0])
         if first in ("if", "case"):
             self.branches.append(self.new_branch())
@@ -227,15 +226,8 @@ class _Lexer(HereValues):
         branch = tuple(self.branches)
         if self.chained:         # a branch of its own whose test nobody evaluates
             branch = (*branch, self.new_branch())
-        if exported:      # `export A=1 B`: each name, set or not, goes to what the script runs
-            for word in words:
-                got = _assignment(word)
-                if got is not None and decl is not None and not decl.plain:
-                    got = (got[0], got[1], shelldecl.word(decl, got[2], word[0].offset))
-                self.out.statements.append(Statement(
-                    ((got[2],) if got[2] else ()) if got else (word,), word[0].offset, branch,
-                    got[0] if got else None, got[1] if got else False, exported=True,
-                    subshell=tuple(self.subshell)))
+        if decl is not None and decl.exported is not None:     # `export A=1 B`, `export -n B`
+            self.out.statements.extend(shelldecl.statements(decl, words, branch, self.subshell))
             return
         # leading NAME=value words: assignments (before a command, they are its environment)
         assigns = []

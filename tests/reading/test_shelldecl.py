@@ -105,7 +105,8 @@ def test_declare_i_arithmetic_is_opaque_in_a_command() -> None:
 
 def test_a_declared_name_without_value_is_no_command() -> None:
     statements = split("declare -r A=1 B\nexport -n C\n").statements
-    assert [s.assign for s in statements] == ["A"]
+    assert [s.assign for s in statements] == ["A", None]
+    assert statements[1].unexported and not statements[1].exported
 
 
 def test_openrlhf_slurm_wrapper_read_alone(tmp_path: Path) -> None:
@@ -141,3 +142,23 @@ def test_the_environment_the_training_command_gets(tmp_path: Path, line: str,
                               capture_output=True, text=True, timeout=30,
                               env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")})
         assert proc.stdout == f"<{exported or 'unset'}>\n"
+
+
+@pytest.mark.parametrize(("head", "seen"), [
+    ("export X=fp8\n", "fp8"), ("declare -x X=fp8\n", "fp8"),
+    ("export X=fp8\nexport -n X\n", None), ("export X=fp8\ndeclare +x X\n", None),
+    ("export X=bf16\nexport -n X=fp8\n", None), ("declare -r X=fp8\n", None),
+])
+def test_what_a_called_script_inherits(tmp_path: Path, head: str, seen: str | None) -> None:
+    from preflight.reading.shellcalls import walk
+
+    text = head + "bash child.sh\n"
+    [call] = walk("run.sh", text).calls
+    assert dict(call.env).get("X") == seen
+    if BASH is not None:
+        (tmp_path / "run.sh").write_text(text)
+        (tmp_path / "child.sh").write_text('printf "<%s>\\n" "${X-unset}"\n')
+        proc = subprocess.run([BASH, "--norc", "--noprofile", "run.sh"], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=30,
+                              env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")})
+        assert proc.stdout == f"<{seen or 'unset'}>\n"
