@@ -156,6 +156,9 @@ class Framework:
     tests its truth (``'false'`` is on; a number stays text); ``either``: its loaders differ, so
     a value they take differently is Unknown; ``""``: not read at a tag, a quoted
     ``'true'``/``'false'`` is Unknown (:func:`preflight.reading.boolflags.from_file`)."""
+    file_strings_by_parser: tuple[tuple[str, str], ...] = ()
+    """:attr:`file_strings` once the job's code names the parser that loads the file
+    (``config.<kind>.code.parser``): HF's ``TrlParser`` converts, ``HfArgumentParser`` keeps."""
     file_strings_why: str = ""
     """The loader :attr:`file_strings` rests on, read at a tag (file and line), for reasons."""
     python_strings: str = ""

@@ -305,6 +305,7 @@ FRAMEWORK = Framework(
     # a YAML/JSON string: parse_yaml_file / parse_json_file -> parse_dict keep it and the
     # Trainer tests its truth, TRL's --config makes it an argparse default (string_to_bool)
     file_strings="either", python_strings="truth",
+    file_strings_by_parser=(("TrlParser", "words"), ("HfArgumentParser", "truth")),
     file_strings_why=(
         "HfArgumentParser.parse_yaml_file / parse_dict pass it to TrainingArguments unchanged, "
         "whose truth turns it on (transformers src/transformers/hf_argparser.py parse_dict @ "

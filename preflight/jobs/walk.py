@@ -159,7 +159,10 @@ class Walk:
         facts: dict[str, Any] = {}
         prov: dict[str, str] = {}
         replacing: set[str] = set()
-        boolean = _booleans()   # `--bf16 1`, `merge_lora: yes`: the framework's parser's bools
+        # `--bf16 1`, `merge_lora: yes`: the framework's parser's bools; a YAML's 'false' as the
+        # parser the job's code names (TrlParser / HfArgumentParser) loads it
+        boolean = _booleans({n.split(".", 2)[1]: v for f in kept for n, v in f.out.facts.items()
+                             if n.endswith(".code.parser") and n.count(".") == 3})
         for f in sorted(kept, key=lambda f: os.path.realpath(f.path) not in self.overriding):
             over = os.path.realpath(f.path) in self.overriding
             for name, value in f.out.facts.items():
@@ -202,7 +205,7 @@ class Walk:
         return ConfigRead(facts, prov, self.problems, files)
 
 
-def _booleans() -> Callable[[str, Any, str], Any]:
+def _booleans(parsers: dict[str, Any]) -> Callable[[str, Any, str], Any]:
     """``(name, value, where) -> value``, with each framework's boolean keys as its parser
     reads them on a command line and strings of a config file or Python code as its loader
     takes them (:mod:`preflight.reading.boolflags`)."""
@@ -220,7 +223,9 @@ def _booleans() -> Callable[[str, Any, str], Any]:
         if isinstance(value, str) and len(parts) == 3 and parts[0] == "config" and \
                 parts[1] in BY_KIND and (src := source_kind(where)) != "cli":
             fw = BY_KIND[parts[1]]
-            how = fw.file_strings if src == "file" else fw.python_strings
+            how = dict(fw.file_strings_by_parser).get(str(parsers.get(parts[1])),
+                                                      fw.file_strings) \
+                if src == "file" else fw.python_strings
             if src == "file" or how:
                 key = parts[2].removeprefix("replaced.")
                 return from_file(value, how, key=key, on_off=bool(found), boolean=found is not None,

@@ -161,3 +161,22 @@ def test_accelerate_yaml_string_other_than_a_boolean_is_kept(tmp_path: Path) -> 
         num_processes: 2
         """, kind="accelerate")
     assert read.facts["config.accelerate.mixed_precision"] == "no"
+
+
+@pytest.mark.parametrize(("parser", "call", "argv", "want"), [
+    # TRL's trl/scripts/sft.py at v1.9.0: TrlParser --config -> argparse default -> string_to_bool
+    ("TrlParser", "parser.parse_args_and_config()", "--config recipe.yaml", False),
+    # transformers examples: HfArgumentParser.parse_yaml_file(sys.argv[1]) -> parse_dict keeps it
+    ("HfArgumentParser", "parser.parse_yaml_file(sys.argv[1])", "recipe.yaml", True),
+])
+def test_the_parser_the_script_names_decides_a_yaml_string(
+        tmp_path: Path, parser: str, call: str, argv: str, want: bool) -> None:
+    module = "trl" if parser == "TrlParser" else "transformers"
+    (tmp_path / "sft.py").write_text(
+        f"import sys\nfrom transformers import TrainingArguments\nfrom {module} import {parser}\n"
+        f"parser = {parser}((TrainingArguments,))\nargs = {call}\n")
+    (tmp_path / "recipe.yaml").write_text("output_dir: o\nbf16: 'false'\n"
+                                          "per_device_train_batch_size: 2\n")
+    (tmp_path / "run.sh").write_text(f"accelerate launch --mixed_precision fp8 sft.py {argv}\n")
+    read = read_paths([str(tmp_path / "run.sh")])
+    assert read.facts["config.hf_trainer.bf16"] is want
