@@ -41,6 +41,10 @@ def score(data: Any) -> int:
                        "evaluation_strategy", "lr_scheduler_type", "warmup_ratio",
                        "model_name_or_path", "report_to", "optim",
                        "gradient_checkpointing", "torch_compile"})
+    if not s:
+        # keys every trainer config has (seed, learning_rate) are no evidence alone: an AReaL
+        # YAML with `seed` was read as TrainingArguments, its FP8 "no" (holdout8)
+        return 0
     s += len(top & {"learning_rate", "max_steps", "gradient_accumulation_steps", "seed",
                     "weight_decay", "warmup_steps", "deepspeed", "fsdp"})
     for key in ("bf16", "fp16"):

@@ -196,9 +196,11 @@ class Walk:
         if files:
             facts["config.files"] = [{"path": p, "kind": k} for p, k in files]
             # A launch script can hold two kinds (accelerate flags, then HF Trainer arguments).
+            # a kind whose facts another framework's reader states as its arguments (slime's
+            # flags are Megatron's: `config.megatron.args_of`) is not a kind read
             facts["config.kinds"] = sorted({k for _, k in files} | {
                 n.split(".", 2)[1] for n in facts if n.count(".") >= 2 and
-                n.split(".", 2)[1] in KINDS})
+                n.split(".", 2)[1] in KINDS and f"config.{n.split('.', 2)[1]}.args_of" not in facts})
             prov["config.files"] = prov["config.kinds"] = "config"
         elif paths and not any(p.level == "error" for p in self.problems):
             self.problems.append(_nothing_read(paths, self.known, self.scanned_other))
