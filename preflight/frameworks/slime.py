@@ -67,7 +67,7 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
     the ``NVTE_*`` / ``NCCL_*`` values of its Ray runtime environment JSON."""
     out = read_args_text(path, text, outer, prefix=PREFIX)
     facts, prov = dict(out.facts), dict(out.provenance)
-    # slime adds its own arguments to Megatron-LM's parser (slime/utils/arguments.py at v0.3.1:
+    # slime adds its own arguments to Megatron-LM's parser (slime/utils/arguments.py l.1547-1569 @ v0.3.1:
     # megatron's parse_args(extra_args_provider=...)), so every flag is a Megatron argument too:
     # stated as config.megatron.* as well, Megatron's rules read them (holdout8: MEG-0009)
     for name in list(facts):

@@ -83,3 +83,57 @@ def test_a_megatron_value_flag_still_takes_its_value(tmp_path: Path) -> None:
     read = read_paths([str(path)])
     got = read.facts["config.megatron.fp8_recipe"]
     assert isinstance(got, Unknown)          # NEEDS_VALUE: refused, not the array as a value
+
+
+# NVIDIA-NeMo/Megatron-Bridge @ 0dae7282 (2026-05): examples/models/nemotron/nemotron_3/super/
+# slurm_pretrain.sh runs `run_recipe.py --recipe nemotron_3_super_pretrain_config`, whose body in
+# src/megatron/bridge/recipes/nemotronh/nemotron_3_super.py:102 sets the NVFP4 preset (BF16 in
+# the v0.6.0 table); reduced.
+RECIPE = '''from megatron.bridge.training.config import ConfigContainer
+
+
+def nemotron_3_super_pretrain_config() -> ConfigContainer:
+    cfg = _common()
+    # Mixed Precision
+    cfg.mixed_precision = "{preset}"
+    return cfg
+'''
+
+
+def _mbridge_job(tmp_path: Path, presets: list[str]) -> Path:
+    (tmp_path / ".git").mkdir()         # a checkout: its root is the job's (jobs/boundary.py)
+    recipes = tmp_path / "src/megatron/bridge/recipes/nemotronh"
+    recipes.mkdir(parents=True)
+    body = RECIPE.format(preset=presets[0])
+    if len(presets) > 1:
+        body = body.replace(f'    cfg.mixed_precision = "{presets[0]}"\n',
+                            f'    if FLAG:\n        cfg.mixed_precision = "{presets[0]}"\n'
+                            f'    else:\n        cfg.mixed_precision = "{presets[1]}"\n')
+    (recipes / "nemotron_3_super.py").write_text(body)
+    script = tmp_path / "examples/models/nemotron/nemotron_3/super/slurm_pretrain.sh"
+    script.parent.mkdir(parents=True)
+    script.write_text("#!/bin/bash\nMODEL_NAME=nemotron_3_super\n"
+                      'CMD="uv run --no-sync python scripts/training/run_recipe.py"\n'
+                      'CMD="$CMD --recipe ${MODEL_NAME}_pretrain_config"\n$CMD\n')
+    return script
+
+
+def test_the_recipe_in_the_job_wins_over_the_table(tmp_path: Path) -> None:
+    script = _mbridge_job(tmp_path, ["nemotron_3_super_bf16_with_nvfp4_mixed"])
+    read = read_paths([str(script)])
+    assert read.facts["config.megatron_bridge.recipe_preset"] == \
+        "nemotron_3_super_bf16_with_nvfp4_mixed"
+    values, prov = derive(Facts(read.facts, read.provenance))
+    assert (values["intent.fp8"], values["intent.recipe"]) == (True, "nvfp4")
+    assert "nemotron_3_super.py:7" in prov["intent.recipe"]
+    # without the source in the job: the v0.6.0 table's BF16
+    (tmp_path / "src/megatron/bridge/recipes/nemotronh/nemotron_3_super.py").unlink()
+    read = read_paths([str(script)])
+    values, _ = derive(Facts(read.facts, read.provenance))
+    assert values["intent.fp8"] is False and values["intent.precision"] == "bf16"
+
+
+def test_a_recipe_with_two_presets_is_not_decided_by_its_source(tmp_path: Path) -> None:
+    script = _mbridge_job(tmp_path, ["bf16_with_mxfp8_mixed", "bf16_mixed"])
+    read = read_paths([str(script)])
+    assert "config.megatron_bridge.recipe_preset" not in read.facts
