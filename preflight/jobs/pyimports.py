@@ -170,9 +170,9 @@ def read_helpers(module: Module,
             seen.add(real)
             try:
                 text = read_text(path)
-                helper = Module(path, parse(path, text), None, None, bindings)
-                from preflight.jobs.pynames import link  # (pynames imports this module)
+                from preflight.jobs.pynames import imported_tree, link  # (it imports this one)
 
+                helper = Module(path, imported_tree(parse(path, text)), None, None, bindings)
                 link(helper)
                 kind, out = read(helper, text)
             except (ParseError, RecursionError, OSError) as exc:

@@ -23,7 +23,7 @@ from typing import Any
 from preflight.jobs.pyimports import MAX_DEPTH, MAX_MODULES, located, module_file
 from preflight.reading.parse import ParseError, read_text
 from preflight.reading.pysource import Module, parse
-from preflight.reading.pyvalues import Unresolved
+from preflight.reading.pyvalues import Unresolved, is_main_guard
 
 MAX_NAMES = 2_000
 """Names one ``*`` import binds (a real helper module has a few dozen)."""
@@ -43,7 +43,7 @@ class Names:
                 return None
             self.modules[real] = None           # while it is read: an import cycle stops here
             try:
-                found = Module(path, parse(path, read_text(path)))
+                found = Module(path, imported_tree(parse(path, read_text(path))))
             except (ParseError, RecursionError, OSError):
                 return None                     # pyimports reports a module it cannot read
             self.modules[real] = found
@@ -74,6 +74,18 @@ class Names:
         if isinstance(got, Unresolved):
             return Unresolved(f"{os.path.basename(path)}:{got.line or '?'}: {got.reason}", None)
         return located(got, path)
+
+
+def imported_tree(tree: ast.Module) -> ast.Module:
+    """The module as an import runs it: ``if __name__ == "__main__":`` bodies do not run (their
+    ``else:`` does), so their names and calls are not the importer's."""
+    body: list[ast.stmt] = []
+    for stmt in tree.body:
+        if isinstance(stmt, ast.If) and is_main_guard(stmt.test):
+            body.extend(stmt.orelse)
+        else:
+            body.append(stmt)
+    return ast.Module(body=body, type_ignores=tree.type_ignores)
 
 
 def public(module: Module) -> list[str]:

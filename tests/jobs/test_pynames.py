@@ -143,3 +143,20 @@ def test_a_module_outside_the_job_is_not_read(tmp_path: Path) -> None:
     (job / "outside.py").symlink_to(tmp_path / "outside.py")
     read = read_paths([str(script)])
     assert read.facts.get("config.accelerate.mixed_precision") != "fp8"
+
+
+def test_a_helpers_main_block_does_not_run_on_import(tmp_path: Path) -> None:
+    script = _job(tmp_path, {"train.py": """
+        from transformers import Trainer
+        from helpers import *
+        Trainer(model=None, args=args).train()
+        """, "helpers.py": """
+        from transformers import TrainingArguments
+        args = TrainingArguments(output_dir="h", fp16=True)
+        if __name__ == "__main__":
+            args = TrainingArguments(output_dir="h", bf16=True)
+            TrainingArguments(output_dir="x", bf16=True)
+        """})
+    read = read_paths([str(script)])
+    assert read.facts["config.hf_trainer.fp16"] is True
+    assert "config.hf_trainer.bf16" not in read.facts
