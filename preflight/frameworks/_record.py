@@ -161,6 +161,10 @@ class Framework:
     (``config.<kind>.code.parser``): HF's ``TrlParser`` converts, ``HfArgumentParser`` keeps."""
     file_strings_why: str = ""
     """The loader :attr:`file_strings` rests on, read at a tag (file and line), for reasons."""
+    cli_strings: str = ""
+    """:attr:`file_strings` for a string its command line gives a boolean key when that command
+    line is Hydra overrides (a string there was quoted: ``x.enabled='"false"'``); ``""``: the
+    :attr:`bool_keys` parser's words (argparse ``string_to_bool``)."""
     python_strings: str = ""
     """:attr:`file_strings` for its Python calls' keyword arguments (a dataclass keeps them:
     ``TrainingArguments(bf16="false")`` is on); ``""``: as the command line."""

@@ -387,13 +387,13 @@ FRAMEWORK = Framework(
                 ("micro_batch", ("policy.train_micro_batch_size",)),
                 ("tp", (f"{MEG}.tensor_model_parallel_size",
                         "policy.dtensor_cfg.tensor_parallel_size"))),
-    # the settings the derive tests: NeMo-RL tests them for truth on the dict OmegaConf made
-    # (examples/run_grpo.py l.74-81, nemo_rl/algorithms/grpo.py l.817,
-    # nemo_rl/models/megatron/setup.py l.576-579 @ v0.7.0), so a quoted 'false' is on
+    # tested for truth on OmegaConf's dict (run_grpo.py l.74-81, algorithms/grpo.py l.817,
+    # models/megatron/setup.py l.576-579 @ v0.7.0): a quoted 'false' is on
     bool_keys=(f"{MEG}.enabled", "policy.dtensor_cfg.enabled", f"{FP8}.enabled",
                f"{FP8}.fp8_param", f"{MEG}.sequence_parallel", f"{MEG}.activation_checkpointing",
                "policy.sequence_packing.enabled", "loss_fn.use_importance_sampling_correction"),
-    file_strings="truth",
+    # Hydra overrides: a quoted "false" stays a string (nemo_rl/utils/config.py l.168-188)
+    file_strings="truth", cli_strings="truth",
     file_strings_why=(
         "NeMo-RL loads the YAML with OmegaConf and hands OmegaConf.to_container's dict on "
         "unchanged (examples/run_grpo.py l.74-81 @ v0.7.0)"),

@@ -223,11 +223,11 @@ def _booleans(parsers: dict[str, Any]) -> Callable[[str, Any, str], Any]:
         found = key_of(name, table)
         parts = name.split(".", 2)
         if isinstance(value, str) and len(parts) == 3 and parts[0] == "config" and \
-                parts[1] in BY_KIND and (src := source_kind(where)) != "cli":
-            fw = BY_KIND[parts[1]]
+                parts[1] in BY_KIND:
+            fw, src = BY_KIND[parts[1]], source_kind(where)
             how = dict(fw.file_strings_by_parser).get(str(parsers.get(parts[1])),
                                                       fw.file_strings) \
-                if src == "file" else fw.python_strings
+                if src == "file" else fw.python_strings if src == "python" else fw.cli_strings
             if src == "file" or how:
                 key = parts[2].removeprefix("replaced.")
                 return from_file(value, how, key=key, on_off=bool(found), boolean=found is not None,

@@ -180,3 +180,17 @@ def test_the_parser_the_script_names_decides_a_yaml_string(
     (tmp_path / "run.sh").write_text(f"accelerate launch --mixed_precision fp8 sft.py {argv}\n")
     read = read_paths([str(tmp_path / "run.sh")])
     assert read.facts["config.hf_trainer.bf16"] is want
+
+
+@pytest.mark.parametrize(("override", "want"), [
+    ("policy.megatron_cfg.fp8_cfg.enabled=false", False),
+    # a Hydra-quoted value stays a string (nemo_rl/utils/config.py l.168-188 @ v0.7.0: Hydra's
+    # OverridesParser onto an untyped DictConfig), which NeMo-RL tests for truth
+    ("'policy.megatron_cfg.fp8_cfg.enabled=\"false\"'", True),
+])
+def test_nemo_rl_hydra_override_strings_are_tested_for_truth(
+        tmp_path: Path, override: str, want: bool) -> None:
+    (tmp_path / "grpo.yaml").write_text(textwrap.dedent(NEMO_RL.format(value="true")))
+    (tmp_path / "run.sh").write_text(f"uv run examples/run_grpo.py --config grpo.yaml {override}\n")
+    read = read_paths([str(tmp_path / "run.sh")])
+    assert read.facts["config.nemo_rl.policy.megatron_cfg.fp8_cfg.enabled"] is want
