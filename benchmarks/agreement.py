@@ -51,10 +51,11 @@ fp8-doctor was run on it, after the `holdout` fixes; its misses were then fixed 
 (a fourth set, blind again, collected after the `holdout2` fixes; then fixed), `holdout4` (a
 fifth set, blind, collected after the `holdout3` fixes; then fixed), `holdout5` (a sixth set,
 blind, collected after the `holdout4` fixes; then fixed), `holdout6` (a seventh set, blind,
-collected after the `holdout5` fixes; then fixed) or `holdout7` (an eighth set, blind, collected
-after the `holdout6` fixes). `--set` runs one set; the rates are only honest per set.
+collected after the `holdout5` fixes; then fixed), `holdout7` (an eighth set, blind, collected
+after the `holdout6` fixes) or `holdout8` (a ninth set, blind, collected after the `holdout7`
+fixes). `--set` runs one set; the rates are only honest per set.
 
-Usage: `python benchmarks/agreement.py [--only SLUG ...] [--set tuning|holdout|holdout2|holdout3|holdout4|holdout5|holdout6|holdout7]
+Usage: `python benchmarks/agreement.py [--only SLUG ...] [--set tuning|holdout|holdout2|holdout3|holdout4|holdout5|holdout6|holdout7|holdout8]
 [--json FILE] [-o FILE.md] [--timeout S] [--jobs DIR]`. Exit status 0 when every job ran, 1 when a
 run failed (crash, timeout, unparseable output), 2 on a malformed job.yaml.
 """
@@ -89,8 +90,10 @@ SOURCE_TYPES = ("issue", "example", "reconstruction")
 # fixed in turn); "holdout3": a fourth set, blind, built after the holdout2 fixes (then fixed);
 # "holdout4": a fifth set, blind, built after the holdout3 fixes (then fixed); "holdout5": a sixth set,
 # blind, built after the holdout4 fixes (then fixed); "holdout6": a seventh set, blind, built after the
-# holdout5 fixes (then fixed); "holdout7": an eighth set, blind, built after the holdout6 fixes.
-SETS = ("tuning", "holdout", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6", "holdout7")
+# holdout5 fixes (then fixed); "holdout7": an eighth set, blind, built after the holdout6 fixes;
+# "holdout8": a ninth set, blind, built after the holdout7 fixes.
+SETS = ("tuning", "holdout", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6", "holdout7",
+        "holdout8")
 OUTCOMES = ("agree", "missed", "false alarm", "missed + false alarm", "unread", "undetermined",
             "n/a", "error")
 

@@ -75,6 +75,7 @@ def verdict(stdout: str) -> dict[str, Any]:
             "exit_code": doc.get("exit_code"),
             **{k: facts.get(k) for k in VERDICT_KEYS if k in facts},
             "children": smoke.get("children"), "bytecode_cache": smoke.get("bytecode_cache"),
+            "children_setup": smoke.get("children_setup"),
             "started_early": smoke.get("started_early"), "duration_s": smoke.get("duration_s"),
             "import_s": {k: smoke.get(f"{k}_import_s") for k in ("torch", "torchao", "te")},
             "te_timings": te.get("timings"), "te_stage_s": te.get("seconds"),

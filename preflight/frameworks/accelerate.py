@@ -28,6 +28,7 @@ from preflight.frameworks import accelerate_launch
 from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, IntentOut, Stated, View, first
 from preflight.frameworks.accelerate_plugins import plugins
+from preflight.frameworks.accelerate_prepare import prepare_calls
 from preflight.frameworks.deepspeed import ds_precision
 from preflight.reading.parse import Parsed, flatten
 from preflight.reading.pyfacts import PyOut
@@ -241,6 +242,7 @@ def read_python(module: Module) -> ReaderOutput:
         elif handlers is not None:
             out.put(f"config.{KIND}.kwargs_handlers", handlers, line)
             out.put(f"config.{KIND}.accelerator.fp8_backend", handlers, line)
+    prepare_calls(out, module)      # which objects each accelerator.prepare() takes (ACC-0095)
     return out.output()
 
 

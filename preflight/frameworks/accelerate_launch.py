@@ -27,6 +27,8 @@ import re
 
 from preflight.facts import Unknown
 from preflight.frameworks import hf_trainer
+from preflight.frameworks.accelerate_prepare import FACT as PREPARE_FACT
+from preflight.frameworks.accelerate_prepare import known_trainer
 from preflight.reading import launch
 from preflight.reading.parse import usable_key
 from preflight.reading.refs import locate
@@ -69,6 +71,20 @@ def _acc_name(flag: str) -> str:
     return flag
 
 
+def _prepare(out: launch.Out, script: str, pos: int, args: list[str]) -> None:
+    """``accelerator.prepare_apart`` for a script the job does not hold: a public trainer's
+    known calls (:data:`.accelerate_prepare.KNOWN_TRAINERS`), else not known (FP8D-ACC-0095)."""
+    flags = {a[2:].split("=", 1)[0] for a in args if a.startswith("--")}
+    known = known_trainer(script, flags)
+    if known is None:
+        value: object = Unknown(f"{script[:80]} (run by this accelerate launch line) was not "
+                                "found here: which objects its accelerator.prepare() calls take "
+                                "is not known")
+    else:
+        value = known[0] if isinstance(known[0], str) else Unknown(known[0].reason)
+    out.put(PREPARE_FACT, value, pos)
+
+
 def read(path: str, text: str, outer: dict[str, str] | None = None) -> ReaderOutput:
     """Facts from the first ``accelerate launch`` / HF Trainer command line in a script
     (``outer``: variables set by the scripts it sources)."""
@@ -106,6 +122,7 @@ def read(path: str, text: str, outer: dict[str, str] | None = None) -> ReaderOut
         out.put(f"config.{KIND}.cli.script", Unknown(
             f"{script[:80]} (run by this accelerate launch line) was not found here: what it "
             "sets in code is not known"), words[stop][1])
+        _prepare(out, script, words[stop][1], [w for w, _ in words[stop + 1:]])
     hf_trainer.script_args(out, words[stop + 1:], variables,
                            script if isinstance(script, str) else None)
     return ReaderOutput(out.facts, out.prov, tuple(out.problems), tuple(out.linked))

@@ -127,7 +127,28 @@ def config_functions(module: Module) -> list[str]:
             if builds(module, name) is not None]
 
 
+UNRELEASED = f"{PREFIX}.job.unreleased_api"
+"""True for a config-registry job: it runs torchtitan code from after v0.2.2, whatever the
+checkout's version says. No release has the registry API (v0.1.0-v0.2.2 have no
+``config_registry.py``; main has 17 at b5bcd76c, the refactor is PR 2386, 9810191b, 2026-02-23),
+yet a source checkout of main still reports 0.2.2 (``assets/version.txt`` at b5bcd76c). Rules
+about the 0.2.x code (FP8D-TT-0012, 0014, 0017, 0019) are for jobs where it is not true."""
+
+
 def read_python(module: Module) -> ReaderOutput:
+    """:func:`_read_python`, plus :data:`UNRELEASED` wherever a config function was read (as
+    that function's fact is: Unknown when which one runs is not known)."""
+    got = _read_python(module)
+    chosen = got.facts.get(f"{PREFIX}.job.config_function")
+    if chosen is None:
+        return got
+    facts = {**got.facts, UNRELEASED: chosen if isinstance(chosen, Unknown) else True}
+    provenance = {**got.provenance,
+                  UNRELEASED: got.provenance.get(f"{PREFIX}.job.config_function", module.path)}
+    return ReaderOutput(facts, provenance, got.problems, got.linked)
+
+
+def _read_python(module: Module) -> ReaderOutput:
     """The config function named (or the file's only one) -> ``config.torchtitan.*``; a
     registry of several and no name: every config, what they differ on Unknown."""
     out = PyOut(module)

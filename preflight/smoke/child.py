@@ -1,5 +1,5 @@
 """The smoke child: ``python -m preflight.smoke.child REQUEST.json RESULT.json [--part P]
-[--wait]``.
+[--wait [--device DEV]]``.
 
 This is the only place fp8-doctor imports torch / torchao / transformer_engine. It runs the
 checks stage by stage and rewrites RESULT.json after each stage, so that when a later stage
@@ -10,7 +10,8 @@ stops the run: the CUDA context is unusable after one, and later numbers would b
 26): ``base`` (the raw ``_scaled_mm`` checks and the speed stage), ``torchao`` or ``te``; without
 it, every stage, one after the other. ``--wait``: the child was started before the doctor knew
 what to ask (while its static check runs); it imports torch (and its backend) first, then waits
-for REQUEST.json to appear (``{"cancel": true}`` ends it). With a ``gpu_lock`` file in the request
+for REQUEST.json to appear (``{"cancel": true}`` ends it); ``--device`` names the device its
+request will name, so that its CUDA context is made during the imports (cudawarm.py). With a ``gpu_lock`` file in the request
 the stages take it shared and the speed stage exclusive (``fcntl.flock``): timings are never taken
 while another child's checks run on the same GPU. A backend is imported before its stage takes
 the lock (an import needs no GPU), so a speed stage never waits for another child's import.
@@ -157,6 +158,7 @@ def main(argv: list[str]) -> int:
     req_path, out_path = argv[1], argv[2]
     part = argv[argv.index("--part") + 1] if "--part" in argv[3:] else None
     res = Results(out_path)
+    hint = argv[argv.index("--device") + 1] if "--device" in argv[3:-1] else None
     if "--wait" not in argv[3:]:
         with open(req_path, encoding="utf-8") as fh:
             req = json.load(fh)
@@ -168,6 +170,11 @@ def main(argv: list[str]) -> int:
             res.doc.update(done=True, stage="done")
             res.flush()
             return 0
+        hint = req.get("device", "cuda") if isinstance(req, dict) else None
+    # The CUDA context, made beside the imports below (cudawarm.py: a ctypes call frees the GIL).
+    from preflight.smoke import cudawarm
+
+    warm = cudawarm.start(hint if isinstance(hint, str) else None)
     res.stage("import torch")
     t0 = time.perf_counter()
     import torch
@@ -183,6 +190,7 @@ def main(argv: list[str]) -> int:
     device = req.get("device", "cuda")
     res.doc["device"] = device
     res.stage("setup")
+    t_setup = time.perf_counter()
     cc: tuple[int, int] | None = None
     if not hasattr(torch, "float8_e4m3fn"):
         res.doc["fatal"] = {"kind": "no_fp8", "stage": "setup",
@@ -198,9 +206,12 @@ def main(argv: list[str]) -> int:
         if ":" not in device:  # set_device and the timers want an explicit index
             device = f"cuda:{torch.cuda.current_device()}"
         torch.cuda.set_device(device)
+        if warm is not None:
+            res.doc["cuda_warm"] = warm.details()
         cc = torch.cuda.get_device_capability(device)
         res.doc.update(device_name=torch.cuda.get_device_name(device), cc=f"{cc[0]}.{cc[1]}",
-                       device_count=torch.cuda.device_count(), cuda=torch.version.cuda)
+                       device_count=torch.cuda.device_count(), cuda=torch.version.cuda,
+                       setup_s=round(time.perf_counter() - t_setup, 3))
     else:
         res.doc["device_name"] = "cpu"
     res.doc["device"] = device

@@ -149,9 +149,16 @@ def prestart(opts: Any, parts: Sequence[str]) -> Early | None:
         return None
     cache = resolve_cache(opts, parts)
     smoke = bytecode.launch(cache, "smoke")
-    lives = {p: spawn(None, opts.timeout, env=opts.env, part=p, launch=smoke)
+    lives = {p: spawn(None, opts.timeout, env=opts.env, part=p, launch=smoke,
+                      device=_request_device(opts))
              for p in in_start_order(parts)}
     return Early(lives, opts.timeout, cache, filler=start_filler(opts, cache))
+
+
+def _request_device(opts: Any) -> str:
+    """The device the request will name (smoke/__init__.py ``run``: cuda:0 with --all-gpus)."""
+    device = str(getattr(opts, "device", "cuda"))
+    return "cuda:0" if getattr(opts, "all_gpus", False) and device.startswith("cuda") else device
 
 
 def run_parts(base: dict[str, Any], parts: Sequence[str], opts: Any, progress: Progress,
@@ -200,6 +207,8 @@ def run_parts(base: dict[str, Any], parts: Sequence[str], opts: Any, progress: P
     if filled:
         cache_details["filler"] = filled
     details = {"children": {p: r.seconds for p, r in zip(parts, runs)},
+               "children_setup": {p: {k: r.doc[k] for k in ("setup_s", "cuda_warm") if k in r.doc}
+                                  for p, r in zip(parts, runs)},
                "bytecode_cache": cache_details, "started_early": bool(pre)}
     if again:
         details["run_alone"] = [parts[i] for i in again]

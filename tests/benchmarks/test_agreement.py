@@ -44,11 +44,12 @@ HOLDOUT4 = [j for j in JOBS if j.set == "holdout4"]
 HOLDOUT5 = [j for j in JOBS if j.set == "holdout5"]
 HOLDOUT6 = [j for j in JOBS if j.set == "holdout6"]
 HOLDOUT7 = [j for j in JOBS if j.set == "holdout7"]
+HOLDOUT8 = [j for j in JOBS if j.set == "holdout8"]
 
 
 def test_each_set_has_enough_jobs_from_several_sources() -> None:
     assert (len(TUNING) + len(HOLDOUT) + len(HOLDOUT2) + len(HOLDOUT3) + len(HOLDOUT4)
-            + len(HOLDOUT5) + len(HOLDOUT6) + len(HOLDOUT7)) == len(JOBS)
+            + len(HOLDOUT5) + len(HOLDOUT6) + len(HOLDOUT7) + len(HOLDOUT8)) == len(JOBS)
     assert 24 <= len(TUNING) <= 32
     assert 20 <= len(HOLDOUT) <= 25
     assert 15 <= len(HOLDOUT2) <= 20
@@ -57,15 +58,17 @@ def test_each_set_has_enough_jobs_from_several_sources() -> None:
     assert 15 <= len(HOLDOUT5) <= 20
     assert 15 <= len(HOLDOUT6) <= 20
     assert 15 <= len(HOLDOUT7) <= 20
+    assert 15 <= len(HOLDOUT8) <= 20
     for jobs, repos in ((TUNING, 12), (HOLDOUT, 10), (HOLDOUT2, 8), (HOLDOUT3, 10), (HOLDOUT4, 10),
-                        (HOLDOUT5, 10), (HOLDOUT6, 10), (HOLDOUT7, 10)):
+                        (HOLDOUT5, 10), (HOLDOUT6, 10), (HOLDOUT7, 10), (HOLDOUT8, 10)):
         assert len({j.source["repo"] for j in jobs}) >= repos
         assert {j.source["type"] for j in jobs} >= {"example"}
     assert {j.source["type"] for j in TUNING} >= {"issue", "example"}
 
 
 def test_the_later_holdout_sets_have_controls_where_any_error_is_a_false_alarm() -> None:
-    for jobs, least in ((HOLDOUT2, 3), (HOLDOUT3, 4), (HOLDOUT4, 4), (HOLDOUT5, 4), (HOLDOUT6, 4), (HOLDOUT7, 4)):
+    for jobs, least in ((HOLDOUT2, 3), (HOLDOUT3, 4), (HOLDOUT4, 4), (HOLDOUT5, 4), (HOLDOUT6, 4),
+                        (HOLDOUT7, 4), (HOLDOUT8, 4)):
         controls = [j for j in jobs if j.expected.asks_fp8 is False and not j.expected.fire
                     and j.expected.rollout_fp8 is not True]
         assert len(controls) >= least
@@ -114,6 +117,11 @@ def test_the_seventh_holdout_set_shares_no_source_with_the_earlier_sets() -> Non
                     + HOLDOUT6) == []
 
 
+def test_the_eighth_holdout_set_shares_no_source_with_the_earlier_sets() -> None:
+    assert _reusing(HOLDOUT8, TUNING + HOLDOUT + HOLDOUT2 + HOLDOUT3 + HOLDOUT4 + HOLDOUT5
+                    + HOLDOUT6 + HOLDOUT7) == []
+
+
 def test_a_job_reusing_an_earlier_sets_source_is_caught() -> None:
     earlier = HOLDOUT[0]
     reused = ag.Job(slug="copy", title="", root=earlier.root, source=dict(earlier.source),
@@ -126,6 +134,8 @@ def test_a_job_reusing_an_earlier_sets_source_is_caught() -> None:
                     TUNING + HOLDOUT + HOLDOUT2 + HOLDOUT3 + HOLDOUT4 + HOLDOUT5) == ["copy"]
     assert _reusing([reused, *HOLDOUT7],
                     TUNING + HOLDOUT + HOLDOUT2 + HOLDOUT3 + HOLDOUT4 + HOLDOUT5 + HOLDOUT6) == ["copy"]
+    assert _reusing([reused, *HOLDOUT8], TUNING + HOLDOUT + HOLDOUT2 + HOLDOUT3 + HOLDOUT4
+                    + HOLDOUT5 + HOLDOUT6 + HOLDOUT7) == ["copy"]
 
 
 @pytest.mark.parametrize("job", JOBS, ids=lambda j: j.slug)
@@ -195,11 +205,13 @@ def test_a_job_is_in_the_tuning_set_unless_it_says_holdout(tmp_path: Path) -> No
     _write_job(tmp_path, "sixth", set="holdout5")
     _write_job(tmp_path, "seventh", set="holdout6")
     _write_job(tmp_path, "eighth", set="holdout7")
+    _write_job(tmp_path, "ninth", set="holdout8")
     assert [(j.slug, j.set) for j in ag.load_jobs(tmp_path)] == [("eighth", "holdout7"),
                                                                  ("fifth", "holdout4"),
                                                                  ("new", "holdout"),
                                                                  ("newer", "holdout2"),
                                                                  ("newest", "holdout3"),
+                                                                 ("ninth", "holdout8"),
                                                                  ("old", "tuning"),
                                                                  ("seventh", "holdout6"),
                                                                  ("sixth", "holdout5")]
@@ -210,6 +222,7 @@ def test_a_job_is_in_the_tuning_set_unless_it_says_holdout(tmp_path: Path) -> No
     assert [j.slug for j in ag.load_jobs(tmp_path, job_set="holdout5")] == ["sixth"]
     assert [j.slug for j in ag.load_jobs(tmp_path, job_set="holdout6")] == ["seventh"]
     assert [j.slug for j in ag.load_jobs(tmp_path, job_set="holdout7")] == ["eighth"]
+    assert [j.slug for j in ag.load_jobs(tmp_path, job_set="holdout8")] == ["ninth"]
     assert [j.slug for j in ag.load_jobs(tmp_path, job_set="tuning")] == ["old"]
     with pytest.raises(ag.JobError, match="no such job"):       # --only outside the chosen set
         ag.load_jobs(tmp_path, only=["old"], job_set="holdout")

@@ -48,6 +48,9 @@ NOT_AN_EDIT = {
                      "patch of Accelerator): no config key to set",
     "FP8D-ACC-0032": "the setting to drop is a keyword argument of Accelerator(...) in the "
                      "script's Python code, which --diff does not edit",
+    "FP8D-ACC-0095": "the fix is the script's Python code (pass the model and its optimizer to "
+                     "one accelerator.prepare() call), which --diff does not edit",
+    "FP8D-ACC-0096": "the fix is the script's Python code (as FP8D-ACC-0095)",
     "FP8D-AXO-0007": "an info whose fix is conditional (turn FP8 off only if the first steps "
                      "show NaN): a patch that switches FP8 off would decide it for the user",
     "FP8D-TAO-0004": "compiling is the fix only off DDP: under DDP, torchao float8 with "
@@ -55,6 +58,12 @@ NOT_AN_EDIT = {
                      "dynamo_backend: INDUCTOR would trade a slow run for a failing one; "
                      "compile with FSDP2, or stay eager, is the user's choice",
 }
+
+PYTHON_CODE_FIXES = frozenset({"FP8D-ACC-0032", "FP8D-ACC-0095", "FP8D-ACC-0096", "FP8D-ACC-0150",
+                               "FP8D-TE-0002", "FP8D-MEG-0017"})
+"""NOT_AN_EDIT entries whose fix is the job's Python code (an argument of a call, a prepare() call,
+an import path): CONFIG_FIXES counts them since their facts are config.*; the share leaves them out."""
+assert PYTHON_CODE_FIXES <= set(NOT_AN_EDIT)
 
 # What a generated job needs beyond its case's facts: planned packages or GPU, a launch script.
 EXTRA_ASSUME: dict[str, dict[str, str]] = {
@@ -117,7 +126,10 @@ def test_most_config_fixes_carry_an_edit_and_the_rest_say_why() -> None:
     covered = [rid for rid in CONFIG_FIXES if rid in WITH_EDITS]
     missing = sorted(set(CONFIG_FIXES) - set(covered))
     assert missing == sorted(NOT_AN_EDIT), missing
-    assert len(covered) >= 0.9 * len(CONFIG_FIXES), (len(covered), len(CONFIG_FIXES))
+    # A fix in the script's Python code reads as a config fix here (the readers put a call's
+    # arguments under config.<kind>.*), but no config edit can make it: not counted in the share.
+    editable = [rid for rid in CONFIG_FIXES if rid not in PYTHON_CODE_FIXES]
+    assert len(covered) >= 0.9 * len(editable), (len(covered), len(editable))
     assert not set(NOT_AN_EDIT) & set(WITH_EDITS)
 
 

@@ -234,3 +234,42 @@ def test_an_rl_controller_registry(tmp_path: Path) -> None:
     assert read.facts["config.torchtitan.parallelism.tensor_parallel_degree"] == 2
     assert values["intent.fp8"] is False and values["intent.tp"] == 2
     assert values["intent.rollout.engine"] == "vllm" and values["intent.rollout.fp8"] is False
+
+
+UNRELEASED = "config.torchtitan.job.unreleased_api"
+
+
+def test_a_config_function_read_marks_code_after_0_2_2_once_for_every_rule() -> None:
+    # config.torchtitan.job.unreleased_api: the one fact FP8D-TT-0012/0014/0017/0019 read
+    # (no torchtitan release through v0.2.2 has the registry; a main checkout reports 0.2.2)
+    read, _ = _intent(f"{PLAIN}::llama3_8b_maybe_fp8")
+    assert read.facts[UNRELEASED] is True
+    assert read.provenance[UNRELEASED] == read.provenance["config.torchtitan.job.config_function"]
+    whole, _ = _intent(str(PLAIN))      # which of the registry's configs runs is not known
+    assert isinstance(whole.facts[UNRELEASED], Unknown)
+
+
+def test_a_toml_job_has_no_unreleased_api(tmp_path: Path) -> None:
+    (tmp_path / "job.toml").write_text('[model]\nconverters = ["quantize.linear.mx"]\n'
+                                       '[job]\ndump_folder = "out"\n')
+    read = read_paths([str(tmp_path / "job.toml")], kind="torchtitan")
+    assert UNRELEASED not in read.facts
+
+
+REGISTRY = FIXTURES / "python/torchtitan/models/llama3/config_registry.py"
+SNAPSHOT = Path(__file__).resolve().parents[2] / "benchmarks" / "realjobs" / "_env" / \
+    "bare-linux.json"
+
+
+@pytest.mark.parametrize("torchao, fires", [("0.17.0", True), ("0.18.0", False)])
+def test_main_s_mxfp8_linear_converter_needs_torchao_0_18(torchao: str, fires: bool) -> None:
+    # FP8D-TT-0022: torchtitan main (3c4d4702 .. b5bcd76) imports
+    # torchao.prototype.moe_training.mxfp8_linear, first in torchao v0.18.0-rc1
+    from preflight.api import CheckOptions, run_check
+    report = run_check(CheckOptions(
+        paths=(f"{REGISTRY}::llama3_8b_mxfp8",), snapshot=str(SNAPSHOT), smoke=False,
+        assume={"gpu": "B200", "gpu.count": "8", "pkg.torch": "2.11.0",
+                "pkg.torchtitan": "0.2.2", "pkg.torchao": torchao}))
+    fired = {f.rule_id for f in report.findings}
+    assert ("FP8D-TT-0022" in fired) is fires
+    assert "FP8D-TT-0014" not in fired     # the 0.2.x import error is not this job's

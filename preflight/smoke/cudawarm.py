@@ -1,0 +1,100 @@
+"""The device's CUDA context, made beside the smoke child's imports (issue 26: the check <= 5 s
+where bytecode exists).
+
+A smoke child imports torch and its backend (1.3-1.9 s and 1.9-2.9 s for TE with bytecode, H200,
+docs/gpu-results.md) and only then makes its CUDA context in ``torch.cuda.set_device`` (the driver's
+``cuInit`` and the primary context, a few hundred ms): one after the other, on the critical path.
+Making the context in a thread through torch's own calls wins nothing, because they hold the GIL
+while the imports need it (benchmarks/te_stage.py, 2026-11-24). A ``ctypes`` call releases the GIL
+for as long as the foreign function runs, so this thread calls the driver API directly:
+``cuInit(0)``, ``cuDeviceGet`` and ``cuDevicePrimaryCtxRetain``. The CUDA runtime, which torch uses,
+works in the device's *primary* context, so torch's ``set_device`` later finds it made. The driver
+API is thread-safe: whichever of the two calls first does the work, the other waits for it, so the
+child never needs to wait for this thread, and a hung driver hangs torch's own call just the same
+(the parent's timeout ends the child either way).
+
+Behaviour kept identical to a child without it: ``CUDA_MODULE_LOADING`` is set to ``LAZY`` where
+the user has not set it, before ``cuInit`` reads it, as torch does before its own initialisation
+(``maybe_set_cuda_module_loading("LAZY")``, aten/src/ATen/cuda/detail/CUDAHooks.cpp, torch
+v2.11.0); the device is the one the request names (``cuda`` is ordinal 0 of the visible devices,
+as for torch; ``CUDA_VISIBLE_DEVICES`` is applied by the driver to both). Any failure (no
+``libcuda.so.1``, no device, an error code) is recorded and changes nothing: torch then meets the
+same condition and the child reports it as before. The context is retained once more and never
+released: the process ends with ``os._exit`` (child.py).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import threading
+import time
+from typing import Any
+
+LIBCUDA = "libcuda.so.1"
+
+
+def ordinal(device: str | None) -> int | None:
+    """The CUDA ordinal a device string names (``cuda`` -> 0, ``cuda:2`` -> 2); None otherwise."""
+    if not device or not device.startswith("cuda"):
+        return None
+    if device == "cuda":
+        return 0
+    head, _, index = device.partition(":")
+    if head != "cuda" or not index.isdigit() or len(index) > 4:
+        return None
+    return int(index)
+
+
+class Warm:
+    """The thread and what it found (``details()``: seconds and driver result codes)."""
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+        self.result: dict[str, Any] = {"device": index, "status": "running"}
+        self._t0 = time.perf_counter()
+        self.thread = threading.Thread(target=self._run, name="fp8-doctor-cuda-warm", daemon=True)
+
+    def _run(self) -> None:
+        res = self.result
+        try:
+            cu = ctypes.CDLL(LIBCUDA)
+            rc = cu.cuInit(0)
+            res["init_s"] = round(time.perf_counter() - self._t0, 3)
+            if rc != 0:
+                res.update(status="driver error", call="cuInit", code=int(rc))
+                return
+            dev = ctypes.c_int()
+            rc = cu.cuDeviceGet(ctypes.byref(dev), ctypes.c_int(self.index))
+            if rc != 0:
+                res.update(status="driver error", call="cuDeviceGet", code=int(rc))
+                return
+            ctx = ctypes.c_void_p()
+            rc = cu.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev)
+            if rc != 0:
+                res.update(status="driver error", call="cuDevicePrimaryCtxRetain", code=int(rc))
+                return
+            res["status"] = "made"
+        except (OSError, AttributeError) as exc:   # no driver library, or one without the API
+            res.update(status="unavailable", error=f"{type(exc).__name__}: {exc}"[:300])
+        finally:
+            res["seconds"] = round(time.perf_counter() - self._t0, 3)
+
+    def details(self) -> dict[str, Any]:
+        """What the thread did so far (a copy: it may still be running)."""
+        return dict(self.result)
+
+
+def start(device: str | None) -> Warm | None:
+    """Start making ``device``'s primary context in a thread; None where it names no CUDA
+    device."""
+    index = ordinal(device)
+    if index is None:
+        return None
+    os.environ.setdefault("CUDA_MODULE_LOADING", "LAZY")
+    warm = Warm(index)
+    try:
+        warm.thread.start()
+    except RuntimeError:   # no thread can be started (a process limit): torch does it later
+        return None
+    return warm
