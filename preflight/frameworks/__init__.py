@@ -28,23 +28,18 @@ if TYPE_CHECKING:
     BY_KIND: dict[str, Framework]
     FORMATS: dict[str, tuple[str, ...]]
 
-__all__ = ["BY_KIND", "FORMATS", "FRAMEWORKS", "HANDED_BY", "KINDS", "Default", "Derived",
-           "Framework", "Reference", "best_any_format", "detect", "rule_areas", "score"]
+__all__ = ["BY_KIND", "FORMATS", "FRAMEWORKS", "KINDS", "Default", "Derived", "Framework",
+           "Reference", "best_any_format", "detect", "rule_areas", "score"]
 
 KINDS: tuple[str, ...] = (
     "accelerate", "deepspeed", "llmfoundry", "torchtitan", "megatron", "lightning", "hf_trainer",
     "nemo", "axolotl", "llamafactory", "swift", "mcli", "pytorch", "trl", "megatron_bridge",
-    "verl", "nemo_rl", "automodel", "slime", "skyrl", "nemo2", "openrlhf",
+    "verl", "nemo_rl", "automodel", "slime", "skyrl", "nemo2", "openrlhf", "areal",
 )
 """Every framework's kind, which is its module's name, in detection order (on equal scores the
 earlier one is named first). The modules are imported on first use of :data:`FRAMEWORKS`,
 :data:`BY_KIND` or :data:`FORMATS`: a check with no job config, and ``--help``, load none of
 the readers (a test holds KINDS and the records in step)."""
-
-HANDED_BY = "handed_over_by"
-"""``config.<kind>.handed_over_by``: the kind whose reader stated ``config.<kind>.*`` facts for
-the rules of ``kind`` (slime's Megatron flags as ``config.megatron.*``): those facts do not make
-``kind`` a kind the job was read as (``config.kinds``), so its derive does not run."""
 
 
 @lru_cache(maxsize=1)

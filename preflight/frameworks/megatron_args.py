@@ -65,6 +65,8 @@ _WORD = r"""("[^"\n]*"|'[^'\n]*'|[^\s\\)"';|&#]+)"""
 # value may also find it on the next line (one argument per line in an argument file or a bash
 # array). Other flags stop at a plain newline: `--bf16` then `export X=1` is no value.
 _VALUE = re.compile(r"(?:[ \t]|\\\n)+" + _WORD)
+# an array expanded whole (`${ARGS[@]}`, quoted or not) is the next words, no value of a flag
+_ARRAY = re.compile(r"""(["']?)\$\{[A-Za-z_]\w*\[[@*]\]\}\1""")
 _VALUE_NEXT_LINE = re.compile(r"(?:[ \t\n]|\\\n)+" + _WORD)
 
 TEXT_HINTS = re.compile(r"--(?:num-layers|hidden-size|num-attention-heads|fp8-format|fp8-recipe|"
@@ -119,8 +121,8 @@ def read_args_text(path: str, text: str, outer: dict[str, str] | None = None,
             pattern = _VALUE_NEXT_LINE if flag in NEEDS_VALUE else _VALUE
             while True:
                 v = pattern.match(text, pos)
-                if not v or v.group(1).startswith("--"):
-                    break
+                if not v or v.group(1).startswith("--") or _ARRAY.fullmatch(v.group(1)):
+                    break       # `--colocate ${PRECISION_ARGS[@]}`: the array's words are flags
                 values.append(typed(v.group(1), variables))
                 pos = v.end()
                 if flag not in _MULTI:
@@ -152,10 +154,9 @@ def megatron_flags(out: ReaderOutput, prefix: str, own: frozenset[str],
     ``config.megatron.<flag>``, at the same line: a framework that hands its command line to
     Megatron-LM's parser (slime's ``train.py``) runs Megatron with those flags, so the Megatron
     rules must see them (holdout8 meg-2582: ``--fp8-param-gather --optimizer-cpu-offload``
-    under ``config.slime.*`` left FP8D-MEG-0009 silent). ``own``: the framework's own flags
+    under ``config.slime.*`` left FP8D-MEG-0009 silent); ``config.megatron.args_of`` names the
+    framework, so ``megatron`` is no kind the job was read as. ``own``: the framework's own flags
     (dash form), ``apart``: prefixes of flags it parses apart (not Megatron's)."""
-    from preflight.frameworks import HANDED_BY
-
     own_names = {f.replace("-", "_") for f in own}
     apart_names = tuple(a.replace("-", "_") for a in apart)
     facts, prov = dict(out.facts), dict(out.provenance)
@@ -167,7 +168,9 @@ def megatron_flags(out: ReaderOutput, prefix: str, own: frozenset[str],
         if name in out.provenance:
             prov.setdefault(f"{PREFIX}.{flag}", out.provenance[name])
     if len(facts) > len(out.facts):
-        facts[f"{PREFIX}.{HANDED_BY}"] = prefix.split(".")[1]
+        # not a Megatron job of its own: Megatron's derive does not run on them (jobs/walk.py)
+        facts[f"{PREFIX}.args_of"] = prefix.split(".")[1]
+        prov[f"{PREFIX}.args_of"] = next(iter(out.provenance.values()), "config")
     return ReaderOutput(facts, prov, out.problems, out.linked)
 
 

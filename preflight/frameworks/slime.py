@@ -41,6 +41,7 @@ from preflight.reading.types import ReaderOutput
 
 KIND = "slime"
 PREFIX = f"config.{KIND}"
+MEGATRON = "config.megatron"
 # flags only slime's train.py / train_async.py take (slime/utils/arguments.py at v0.3.1)
 HINT = re.compile(r"--(?:rollout-num-gpus-per-engine|actor-num-gpus-per-node|actor-num-nodes|"
                   r"rollout-batch-size|n-samples-per-prompt|sglang-mem-fraction-static)\b")
@@ -74,7 +75,10 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
     slime's, SGLang's and the router's to Megatron's parser)."""
     out = read_args_text(path, text, outer, prefix=PREFIX, bare=MEGATRON_BARE | SLIME_BARE)
     if out.facts.get(f"{PREFIX}.train_backend", "megatron") == "megatron":
-        # slime before v0.3 also had `--train-backend fsdp`, which runs no Megatron
+        # slime adds its own arguments to Megatron-LM's parser (slime/utils/arguments.py
+        # l.1547-1569 @ v0.3.1: megatron's parse_args(extra_args_provider=...)): the others are
+        # Megatron's, for Megatron's rules (holdout8: MEG-0009). slime before v0.3 also had
+        # `--train-backend fsdp`, which runs no Megatron
         out = megatron_flags(out, PREFIX, SLIME_FLAGS, SLIME_PREFIXES)
     facts, prov = dict(out.facts), dict(out.provenance)
     for m in _ENV.finditer(text):

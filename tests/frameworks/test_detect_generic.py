@@ -60,31 +60,26 @@ def test_declared_own_keys_are_no_generic_keys() -> None:
         assert own.isdisjoint(GENERIC), (kind, sorted(own & GENERIC))
 
 
-# AReaL's examples/math/gsm8k_sft_archon_fp8.yaml (inclusionAI/AReaL @ 4aef98d8, lines 1-42),
-# reduced: its only top-level key known elsewhere is `seed`.
-AREAL = """\
-experiment_name: gsm8k-sft-archon-fp8
+# A trainer fp8-doctor does not read, in the shape of AReaL's examples/math/gsm8k_sft_archon_fp8.yaml
+# (inclusionAI/AReaL @ 4aef98d8; AReaL itself has a reader now): only generic top-level keys
+UNKNOWN = """\
+experiment_name: gsm8k-sft
 trial_name: trial0
 seed: 1
-enable_offload: false
 total_train_epochs: 1
-tokenizer_path: ${actor.path}
 cluster:
-  n_nodes: 1
   n_gpus_per_node: 8
 actor:
-  backend: "archon:d8"
   path: Qwen/Qwen3-1.7B
-  dtype: bfloat16
-  archon:
-    fp8_config:
-      mode: blockwise
+  fp8_config:
+    mode: blockwise
 """
 
 
-def test_an_areal_yaml_is_unknown_framework_and_fp8_undetermined(tmp_path: Path) -> None:
-    path = tmp_path / "gsm8k_sft_archon_fp8.yaml"
-    path.write_text(AREAL)
+def test_a_file_no_framework_claims_is_unknown_framework_and_fp8_undetermined(
+        tmp_path: Path) -> None:
+    path = tmp_path / "train.yaml"
+    path.write_text(UNKNOWN)
     read = read_paths([str(path)])
     problem = next(p for p in read.problems if p.code == "unknown_framework")
     assert problem.path == str(path)

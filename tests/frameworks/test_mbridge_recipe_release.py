@@ -64,15 +64,11 @@ def _intent(run: Path) -> dict[str, Any]:
     return {k[7:]: (v, prov[k]) for k, v in values.items()}
 
 
-def test_the_jobs_own_recipe_source_decides(tmp_path: Path) -> None:
+def test_the_jobs_own_recipe_source_decides_whatever_the_release(tmp_path: Path) -> None:
     run = _job(tmp_path, '    cfg.mixed_precision = "bf16_with_mxfp8_mixed"\n')
     intent = _intent(run)
     assert intent["fp8"][0] is True and intent["recipe"][0] == "mxfp8"
     assert "nemotron_3_super.py:6" in intent["recipe"][1]
-    # a preset function call, the last assignment wins
-    run = _job(tmp_path / "b", '    cfg.mixed_precision = "bf16_mixed"\n'
-               "    cfg.mixed_precision = nemotron_3_super_bf16_with_nvfp4_mixed()\n")
-    assert _intent(run)["recipe"][0] == "nvfp4"
 
 
 def test_the_launch_line_still_wins_over_the_recipe(tmp_path: Path) -> None:
@@ -81,10 +77,16 @@ def test_the_launch_line_still_wins_over_the_recipe(tmp_path: Path) -> None:
     assert _intent(run)["fp8"][0] is False
 
 
-def test_a_recipe_that_sets_it_under_a_condition_is_undetermined(tmp_path: Path) -> None:
-    run = _job(tmp_path, '    if True:\n        cfg.mixed_precision = "bf16_mixed"\n')
-    fp8 = _intent(run)["fp8"][0]
-    assert isinstance(fp8, Unknown) and "condition" in fp8.reason
+def test_without_the_source_the_installed_release_decides(tmp_path: Path) -> None:
+    run = tmp_path / "run.sh"
+    run.write_text(f"python scripts/training/run_recipe.py --recipe {SUPER}\n")
+    for version, fp4 in (("0.5.0", True), ("0.6.0", False)):
+        report = preflight.check(str(run), smoke=False, assume={"gpu": "H100",
+                                                               "pkg.megatron-bridge": version})
+        assert report.facts["intent.fp8"] is fp4, version
+    report = preflight.check(str(run), smoke=False, assume={"gpu": "H100"})
+    fp8 = report.facts["intent.fp8"]
+    assert isinstance(fp8, Unknown) and "pkg.megatron-bridge" in fp8.reason
 
 
 def test_holdout8_shape_fires_hw_0006_on_hopper(tmp_path: Path) -> None:

@@ -64,7 +64,7 @@ def test_handed_over_facts_do_not_make_megatron_a_kind_of_the_job(tmp_path: Path
     path.write_text(SCRIPT)
     read = read_paths([str(path)])
     assert read.facts["config.kinds"] == ["slime"]
-    assert read.facts["config.megatron.handed_over_by"] == "slime"
+    assert read.facts["config.megatron.args_of"] == "slime"
     values, _ = derive(Facts(read.facts, read.provenance))
     assert values["intent.precision"] == "bf16" and values["intent.fp8"] is True
 
