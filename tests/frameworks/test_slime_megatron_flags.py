@@ -97,3 +97,17 @@ def test_a_slime_job_with_cpu_offload_and_mxfp8_param_gather_fires_meg_0009(
     report = preflight.check(str(path), smoke=False, assume={"gpu": "B200",
                                                              "pkg.megatron-core": "0.15.0"})
     assert "FP8D-MEG-0009" not in {f.rule_id for f in report.findings}
+
+
+
+def test_ms_swift_megatron_flags_are_not_handed_to_megatron_lm_rules(tmp_path: Path) -> None:
+    # ms-swift v4.5.2 `megatron sft` builds on megatron.core with its own initialize_megatron
+    # (swift/megatron/utils/megatron_lm_utils.py l.85-97: mpu and seeds only; nothing under
+    # swift/megatron imports megatron.training), so Megatron-LM's argument checks do not run,
+    # and its defaults differ (use_distributed_optimizer: True, megatron_args.py l.587)
+    path = tmp_path / "train.sh"
+    path.write_text("megatron sft --model Qwen/Qwen3-8B --fp8_recipe blockwise --fp8_format e4m3"
+                    " --fp8_param_gather true\n")
+    read = read_paths([str(path)])
+    assert read.facts["config.kinds"] == ["swift"]
+    assert not any(n.startswith("config.megatron.") for n in read.facts)
