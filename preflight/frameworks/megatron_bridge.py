@@ -278,9 +278,20 @@ FRAMEWORK = Framework(
                 ("seq", ("dataset.seq_length", "model.seq_length")),
                 ("micro_batch", ("train.micro_batch_size",)),
                 ("tp", ("model.tensor_model_parallel_size",))),
+    # the bool fields intent reads (MixedPrecisionConfig, training/mixed_precision.py l.41-61;
+    # DistributedInitConfig.use_torch_fsdp2; ModelParallelConfig.sequence_parallel @ v0.6.0)
+    bool_keys=("mixed_precision.bf16", "mixed_precision.fp16", "mixed_precision.fp8_param_gather",
+               "mixed_precision.first_last_layers_bf16", "dist.use_torch_fsdp2",
+               "model.sequence_parallel"),
+    # the --config-file YAML and the key=value overrides (recipe_runner.apply_cli_overrides ->
+    # process_config_with_overrides) and a script's own `cfg.x = "false"` all reach the
+    # dataclass unchanged (_apply_overrides: setattr, only torch.dtype / callables converted),
+    # where `if cfg.bf16:` tests the string's truth: 'false' is on, for every boolean key
+    file_strings="truth", cli_strings="truth", python_strings="truth",
     file_strings_why=(
         "Megatron-Bridge merges the YAML into an OmegaConf config built from a plain dict and "
         "sets each value on its dataclasses unchanged (src/megatron/bridge/training/utils/"
-        "omegaconf_utils.py l.78, 83-100, 148 @ v0.6.0): a bool field then tests its truth "
-        "(on), a str field such as model.fp8 is refused by Megatron-Core"),
+        "omegaconf_utils.py l.68-78, 454-516 @ v0.6.0; scripts/training/recipe_runner.py "
+        "l.293-297): a bool field then tests its truth (on), a str field such as model.fp8 is "
+        "refused by Megatron-Core"),
 )
