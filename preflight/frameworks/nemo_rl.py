@@ -25,9 +25,9 @@ from typing import Any
 
 from preflight.facts import Unknown
 from preflight.findings import Source
-from preflight.frameworks._claim import owns
 from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, IntentOut, Stated, View
+from preflight.frameworks.nemo_rl_detect import score
 from preflight.frameworks.nemo_rl_shipped import fill_unread, lookup, shipped_config
 from preflight.reading.launch import not_training
 from preflight.reading.layered import load_chain, source_of
@@ -70,30 +70,6 @@ BASE_DECIDES = (f"{MEG}.enabled", f"{FP8}.enabled", f"{FP8}.fp8", f"{FP8}.fp8_re
 state them (every recipe of grpo_math_1B.yaml's tree inherits fp8_cfg, TP and packing from it)."""
 _DTYPES = {"bfloat16": "bf16", "bf16": "bf16", "float16": "fp16", "fp16": "fp16",
            "float32": "fp32", "fp32": "fp32"}
-
-
-_ALGORITHMS = frozenset({"grpo", "sft", "dpo", "distillation", "rm", "ppo"})
-_POLICY_OWN = frozenset({
-    "dtensor_cfg", "megatron_cfg", "train_global_batch_size", "train_micro_batch_size",
-    "logprob_batch_size", "generation_batch_size", "max_total_sequence_length",
-    "make_sequence_length_divisible_by", "dynamic_batching", "sequence_packing"})
-"""NeMo-RL PolicyConfig fields (nemo_rl/models/policy/__init__.py at v0.4.0) that claim a
-``policy:`` section; an algorithm section or a ``defaults: x.yaml`` base claims the file too."""
-
-
-def score(data: Any) -> int:
-    """A NeMo-RL YAML: ``policy`` with its algorithm's section (grpo, sft, dpo ...)."""
-    top = {str(k) for k in data}
-    if "policy" not in top:
-        return 0
-    policy, defaults = data.get("policy"), data.get("defaults")
-    yaml_base = isinstance(defaults, str) and defaults.endswith((".yaml", ".yml"))
-    if not (owns(top, _ALGORITHMS) or yaml_base
-            or (isinstance(policy, dict) and owns(map(str, policy), _POLICY_OWN))):
-        return 0   # `policy:` alone is any RL trainer's (frameworks/_claim.py)
-    s = 4 + 2 * len(top & {"grpo", "sft", "dpo", "distillation", "rm", "ppo", "loss_fn",
-                           "cluster", "checkpointing", "env"})
-    return s + 2 * yaml_base
 
 
 def read_yaml(path: str, parsed: Parsed) -> ReaderOutput:

@@ -49,12 +49,12 @@ def test_declared_own_keys_are_no_generic_keys() -> None:
         llmfoundry,
         mcli,
         megatron_bridge,
-        nemo_rl,
+        nemo_rl_detect,
     )
     owned = {"accelerate": accelerate.OWN_KEYS, "deepspeed": deepspeed.OWN_KEYS,
              "hf_trainer": hf_trainer.OWN_KEYS, "lightning": lightning._TRAINER_ARGS,
              "llmfoundry": llmfoundry.OWN_KEYS, "mcli": mcli._OWN,
-             "megatron_bridge": megatron_bridge._TRAIN_OWN, "nemo_rl": nemo_rl._POLICY_OWN,
+             "megatron_bridge": megatron_bridge._TRAIN_OWN, "nemo_rl": nemo_rl_detect._POLICY_OWN,
              "llamafactory": llamafactory.V1_KEYS}
     for kind, own in owned.items():
         assert own.isdisjoint(GENERIC), (kind, sorted(own & GENERIC))
