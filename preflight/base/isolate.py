@@ -167,6 +167,52 @@ def _tell(dropped: "list[str]") -> None:
                f"processes ({why}): it never imports code from the job or the current folder")
 
 
+LOADER_VARS = ("LD_LIBRARY_PATH", "LD_PRELOAD", "LD_AUDIT")
+"""The dynamic loader's variables that name libraries or their folders: a child loads what they
+point at before any of its own code runs (``libcuda.so.1`` for the smoke child's driver thread
+and torch, ``libnvidia-ml.so.1`` for NVML, ``nvidia-smi``'s)."""
+
+
+def loader_env(env: "Mapping[str, str]") -> "dict[str, str] | None":
+    """``env`` with the loader's entries that point into the job or the current folder left out
+    (None: nothing to leave out).
+
+    As for PYTHONPATH (redteam4, issue 21): a ``libcuda.so.1`` on ``LD_LIBRARY_PATH=$PWD/lib``
+    inside the job ran its constructor in the smoke child (``cudawarm`` loads the driver by
+    name, as torch does). A folder entry is judged as a PYTHONPATH entry is (an empty one is the
+    child's cwd, glibc splits on ``:`` and ``;``); a file entry of ``LD_PRELOAD`` / ``LD_AUDIT``
+    (split on ``:`` and blanks) by its folder, a bare name (``libjemalloc.so.2``, found in the
+    system folders) is kept."""
+    cwd, roots, exact = _cwd(), job_roots(), _file_folders()
+    out: "dict[str, str] | None" = None
+    for name in LOADER_VARS:
+        raw = env.get(name)
+        if not raw:
+            continue
+        kept: "list[str]" = []
+        for entry in raw.replace(";", ":").split(":") if name == "LD_LIBRARY_PATH" else \
+                raw.replace(":", " ").split():
+            folder = entry if name == "LD_LIBRARY_PATH" else \
+                os.path.dirname(entry) if "/" in entry else None
+            why = None if folder is None else \
+                unsafe_entry(folder or ".", cwd=cwd, roots=roots, exact=exact)
+            if why is None:
+                kept.append(entry)
+            elif entry and entry not in _noticed and notice is not None:
+                _noticed.add(entry)
+                notice(f"fp8-doctor: note: {name} entry {entry} is not given to fp8-doctor's "
+                       f"child processes ({why}): they never load a library from the job or "
+                       "the current folder")
+        joined = (":" if name == "LD_LIBRARY_PATH" else " ").join(kept)
+        if joined != raw:
+            out = dict(env) if out is None else out
+            if joined:
+                out[name] = joined
+            else:
+                out.pop(name, None)
+    return out
+
+
 def package_root() -> str:
     """The folder holding the ``preflight`` package this process runs."""
     import preflight
