@@ -173,9 +173,17 @@ point at before any of its own code runs (``libcuda.so.1`` for the smoke child's
 and torch, ``libnvidia-ml.so.1`` for NVML, ``nvidia-smi``'s)."""
 
 
+FOLDER_VARS = ("CUDA_HOME", "CUDA_PATH", "CUDNN_HOME", "CUDNN_PATH", "NVRTC_HOME", "NVRTC_PATH",
+               "CURAND_HOME", "CURAND_PATH")
+"""Folders Transformer Engine searches for a library it then loads (``glob(f"{path}/**/lib{name}.so*")``
+and ``ctypes.CDLL``: ``_load_cuda_library_from_system``, transformer_engine/common/__init__.py
+l.303-334 at v2.18; ``_load_nvrtc`` reads ``CUDA_HOME`` at v2.9): one inside the job is left out
+as a loader entry is, and TE falls back to ``/usr/local/cuda``."""
+
+
 def loader_env(env: "Mapping[str, str]") -> "dict[str, str] | None":
-    """``env`` with the loader's entries that point into the job or the current folder left out
-    (None: nothing to leave out).
+    """``env`` with the loader's entries (and :data:`FOLDER_VARS`) that point into the job or
+    the current folder left out (None: nothing to leave out).
 
     As for PYTHONPATH (redteam4, issue 21): a ``libcuda.so.1`` on ``LD_LIBRARY_PATH=$PWD/lib``
     inside the job ran its constructor in the smoke child (``cudawarm`` loads the driver by
@@ -185,6 +193,17 @@ def loader_env(env: "Mapping[str, str]") -> "dict[str, str] | None":
     system folders) is kept."""
     cwd, roots, exact = _cwd(), job_roots(), _file_folders()
     out: "dict[str, str] | None" = None
+    for name in FOLDER_VARS:
+        raw = env.get(name)
+        why = unsafe_entry(raw, cwd=cwd, roots=roots, exact=exact) if raw else None
+        if raw and why is not None:
+            out = dict(env) if out is None else out
+            out.pop(name, None)
+            if raw not in _noticed and notice is not None:
+                _noticed.add(raw)
+                notice(f"fp8-doctor: note: {name}={raw} is not given to fp8-doctor's child "
+                       f"processes ({why}): they never load a library from the job or the "
+                       "current folder")
     for name in LOADER_VARS:
         raw = env.get(name)
         if not raw:

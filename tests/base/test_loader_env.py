@@ -3,8 +3,9 @@
 The smoke child's driver thread (``smoke/cudawarm.py``) loads ``libcuda.so.1`` by name, as torch
 does, so the dynamic loader searches ``LD_LIBRARY_PATH`` first: with an entry inside the job
 (``LD_LIBRARY_PATH=$PWD/lib`` in a cloned repository) the job's own ``libcuda.so.1`` ran its
-constructor in the child. ``LD_PRELOAD`` / ``LD_AUDIT`` load a named file into every child. The
-loader's entries inside the job or the current folder are now left out, as PYTHONPATH's are."""
+constructor in the child. ``LD_PRELOAD`` / ``LD_AUDIT`` load a named file into every child, and
+Transformer Engine loads cuDNN / NVRTC / cuRAND from ``CUDA_HOME``, ``CUDNN_PATH``, ... The
+entries inside the job or the current folder are now left out, as PYTHONPATH's are."""
 
 from __future__ import annotations
 
@@ -44,6 +45,11 @@ def test_loader_entries_inside_the_job_are_left_out(tmp_path: Path,
     assert got["LD_PRELOAD"] == "libjemalloc.so.2 /opt/z.so"
     assert "LD_AUDIT" not in got and got["OTHER"] == "kept"
     assert isolate.loader_env({"LD_LIBRARY_PATH": "/usr/lib:/opt/x", "PATH": "/bin"}) is None
+    # Transformer Engine loads cuDNN / NVRTC / cuRAND from these folders (v2.18
+    # _load_cuda_library_from_system): one inside the job is left out, another kept
+    got = isolate.loader_env({"CUDA_HOME": f"{job}/cuda", "CUDNN_PATH": "/opt/cudnn",
+                              "NVRTC_HOME": str(cwd)})
+    assert got == {"CUDNN_PATH": "/opt/cudnn"}
 
 
 @pytest.mark.skipif(shutil.which("cc") is None, reason="needs a C compiler to build the library")
