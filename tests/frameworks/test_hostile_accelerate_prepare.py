@@ -65,3 +65,16 @@ def test_what_the_reader_follows_still_decides(tmp_path: Path) -> None:
     assert _fact(tmp_path, "model, optimizer = accelerator.prepare(model, optimizer)\n"
                            "tok = object()\np = tok.prepare\n") is False
     assert _fact(tmp_path, "x = 1\n") == "absent"
+
+
+@pytest.mark.parametrize("body", [
+    # the script's own class: taken for accelerate's, ACC-0095 fired on it
+    "class Accelerator:\n    def prepare(self, *a):\n        return a\n"
+    "acc2 = Accelerator()\nmodel = acc2.prepare(model)\n",
+    # the text does not order the bindings: an unused class of that name beside the real
+    # prepare(model) is Unknown too, never false
+    "model = accelerator.prepare(model)\nclass Accelerator:\n    pass\n",
+])
+def test_a_class_shadowing_accelerator_leaves_it_unknown(tmp_path: Path, body: str) -> None:
+    value = _fact(tmp_path, body)
+    assert isinstance(value, Unknown) and "its own Accelerator" in value.reason
