@@ -117,7 +117,14 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
     facts[f"{PREFIX}.entry"] = read.launch.entry.text
     prov[f"{PREFIX}.entry"] = Source(path, text.count("\n", 0, read.launch.offset) + 1)
     _with_megatron(facts, prov)
-    return ReaderOutput(facts, prov, tuple(read.problems), merged.linked)
+    linked = merged.linked
+    actor, _ = ab.engines(facts, prov)
+    if actor is None or actor.backend != "megatron":
+        # the base, read again on its own, would hand its Megatron settings to the Megatron
+        # rules although the line runs another engine (`actor.backend=fsdp:d8`): its settings
+        # are in these facts already
+        linked = tuple(x for x in linked if x.kind != KIND)
+    return ReaderOutput(facts, prov, tuple(read.problems), linked)
 
 
 def _fp8(v: View, out: IntentOut, actor: ab.Engine | None) -> None:
@@ -236,7 +243,9 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     backend = actor.backend if actor is not None else None
     if backend == "megatron":
         out.runs_on = ("megatron",)
-    if backend in ("megatron", "fsdp", "archon"):
+    if isinstance(backend, Unknown) and actor is not None:
+        out["distributed"] = (backend, actor.source)
+    elif backend in ("megatron", "fsdp", "archon"):
         out["distributed"] = ("megatron" if backend == "megatron" else "fsdp2",
                               actor.source if actor is not None else _FSDP)
     dtype = v.get("actor.dtype", "bfloat16")
