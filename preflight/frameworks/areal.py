@@ -119,7 +119,7 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
     _with_megatron(facts, prov)
     linked = merged.linked
     actor, _ = ab.engines(facts, prov)
-    if actor is None or actor.backend != "megatron":
+    if merged.base is not None and (actor is None or actor.backend != "megatron"):
         # the base, read again on its own, would hand its Megatron settings to the Megatron
         # rules although the line runs another engine (`actor.backend=fsdp:d8`): its settings
         # are in these facts already
@@ -158,7 +158,10 @@ def _fp8(v: View, out: IntentOut, actor: ab.Engine | None) -> None:
             out["format"] = (fmt if fmt in ("e4m3", "hybrid") else
                              Unknown(f"fp8_config.mode {fmt[:40]!r}"), src)
             rkey = "actor.megatron.fp8_config.recipe"
-            out["recipe"] = (str(v.get(rkey, "delayed")).lower(),
+            recipe = v.get(rkey, "delayed")
+            nested = any(n.startswith(f"{PREFIX}.{rkey}.") for n in v.facts)
+            out["recipe"] = (str(recipe).lower() if isinstance(recipe, str) and not nested else
+                             Unknown(f"fp8_config.recipe is no recipe name ({str(recipe)[:40]})"),
                              v.src(rkey, f"{_CLI}:747-752 (recipe: delayed)"))
             pkey = "actor.megatron.fp8_config.param"
             out["fp8_params"] = (ab.truthy(v.get(pkey)) or ab.truthy(

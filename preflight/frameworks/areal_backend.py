@@ -43,7 +43,7 @@ INFER = ("sglang", "vllm")
 _COMPONENT = re.compile(r"^\s*(?:([A-Za-z_]+)\s*(?:\[\s*\w+\s*\])?\s*[:.]\s*)?(.*?)\s*$", re.S)
 _DIM = re.compile(r"([dptce])\s*([1-9][0-9]{0,5})")
 _DIMS_ONLY = re.compile(r"^(?:\s*[dptce]\s*[1-9][0-9]{0,5})+\s*$")
-MAX_BACKEND = 400   # characters of an engine string looked at (AReaL's are a few dozen)
+MAX_BACKEND = 400   # characters of an engine string read (AReaL's are a few dozen)
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,8 @@ class Engine:
 
 def parse_component(text: str, source: str) -> Engine:
     """One ``backend:dims`` component (``megatron:d4p1t1``, ``sglang[r]:d2``, ``d4p1t1``)."""
-    text = text[:MAX_BACKEND]
+    if len(text) > MAX_BACKEND:
+        return Engine(_too_long(text), {}, source)
     m = _COMPONENT.match(text)
     word = (m.group(1) or "").lower() if m else ""
     dims = m.group(2) if m else text
@@ -82,11 +83,18 @@ def parse_component(text: str, source: str) -> Engine:
         "alloc_mode.py:929-936); 4aef98d8 refuses bare dimensions (alloc_mode.py:907)"))
 
 
+def _too_long(text: str) -> Unknown:
+    return Unknown(f"an engine string of {len(text):,} characters ({text[:40]!r}...), more "
+                   f"than any AReaL job writes (a few dozen): not read")
+
+
 def split_allocation(text: str, source: str) -> tuple[Engine | None, Engine | None]:
     """``(training engine, inference engine)`` of a legacy ``allocation_mode``."""
+    if len(text) > MAX_BACKEND:
+        return Engine(_too_long(text), {}, source), Engine(_too_long(text), {}, source)
     train: Engine | None = None
     infer: Engine | None = None
-    for part in re.split(r"[+|]", text[:MAX_BACKEND])[:8]:
+    for part in re.split(r"[+|]", text)[:8]:
         if not part.strip():
             continue
         eng = parse_component(part.strip(), source)
