@@ -286,7 +286,7 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
 
 FRAMEWORK = Framework(
     kind=KIND, title="AReaL", formats=("yaml", "text"), score=score, read=read_yaml,
-    derive=derive, precedence=-1,
+    derive=derive, precedence=22,
     references=(
         Reference("--config", KIND, "relative to the launch directory (cli_args.py:2902: "
                                     "Path(args.config).absolute())"),
@@ -302,7 +302,14 @@ FRAMEWORK = Framework(
                 "areal/api/cli_args.py:722"),
     ),
     # Megatron by actor.backend: derive states it as runs_on
-    distributions=("areal",), from_source=True, rule_area="AREAL",
+    distributions=("areal",), from_source=True, rule_area="AREAL", area_title="AReaL",
+    # OmegaConf.structured merges the YAML and the Hydra overrides into the dataclasses, which
+    # converts a string for a bool field ('true', 'off', ...)
+    file_strings="words", cli_strings="words",
+    file_strings_why=(
+        "AReaL merges the YAML and its overrides into OmegaConf.structured of its dataclasses "
+        "(areal/api/cli_args.py l.2950-2963 @ 4aef98d8), which converts a string for a bool "
+        "field"),
     launch=Launch(read_text, command=HINT, flags=FLAGS, entry=ENTRY, heredoc_values=True),
     shape_keys=(("model", ("actor.path",)),),
 )

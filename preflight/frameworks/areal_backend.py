@@ -43,6 +43,9 @@ INFER = ("sglang", "vllm")
 _COMPONENT = re.compile(r"^\s*(?:([A-Za-z_]+)\s*(?:\[\s*\w+\s*\])?\s*[:.]\s*)?(.*?)\s*$", re.S)
 _DIM = re.compile(r"([dptce])\s*([1-9][0-9]{0,5})")
 _DIMS_ONLY = re.compile(r"^(?:\s*[dptce]\s*[1-9][0-9]{0,5})+\s*$")
+_BOOLS = frozenset({"fp8_param_gather", "use_distributed_optimizer", "use_torch_fsdp2",
+                    "use_megatron_fsdp", "overlap_param_gather",
+                    "overlap_param_gather_with_optimizer_step", "first_last_layers_bf16"})
 MAX_BACKEND = 400   # characters of an engine string read (AReaL's are a few dozen)
 
 
@@ -167,7 +170,8 @@ def megatron_facts(facts: Mapping[str, Any], prov: Mapping[str, str]
     def put(name: str, key: str | None, default: Any, where: str) -> None:
         full = f"{PREFIX}.{key}" if key else ""
         if key and full in facts:
-            out[f"{MEGATRON}.{name}"] = facts[full]
+            value = facts[full]
+            out[f"{MEGATRON}.{name}"] = _words(value) if name in _BOOLS else value
             src[f"{MEGATRON}.{name}"] = prov.get(full, where)
         elif default is not None:
             out[f"{MEGATRON}.{name}"] = default
@@ -213,4 +217,17 @@ def megatron_facts(facts: Mapping[str, Any], prov: Mapping[str, str]
             f"{_CLI}:887 (recompute_method: uniform)")
         put("recompute_num_layers", f"{meg}.recompute_num_layers", 1,
             f"{_CLI}:888 (recompute_num_layers: 1)")
+    if out:     # AReaL's settings, not a Megatron job of its own: Megatron's derive stays off
+        out[f"{MEGATRON}.args_of"], src[f"{MEGATRON}.args_of"] = "areal", actor.source
     return out, src
+
+
+def _words(value: Any) -> Any:
+    """A string OmegaConf converts for a bool field ('true', 'off', ...), as it does."""
+    if isinstance(value, str):
+        low = value.strip().lower()
+        if low in ("true", "yes", "on", "1"):
+            return True
+        if low in ("false", "no", "off", "0"):
+            return False
+    return value

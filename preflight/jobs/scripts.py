@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from preflight.findings import Source
 from preflight.jobs import launchfacts
-from preflight.jobs.sourcing import sourced
+from preflight.jobs.sourcing import expanded, sourced
 from preflight.reading import launch, launchpick, shell, shellcalls, shellheredoc
 from preflight.reading.boundary import outside_reference, refuse
 from preflight.reading.parse import ParseError, read_text
@@ -80,7 +80,8 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
     unread: list[ConfigProblem] = []
     calls = _shell_scripts(path, text, outer, walked, unread) if walked is not None else []
     # which framework's launch the text holds: once (its entry check reads the scripts it runs)
-    detected = _detect(strip_comments(text), _frameworks(), path)
+    detected = _detect(strip_comments(text), _frameworks(), path) or \
+        _detect(expanded(strip_comments(text), outer), _frameworks(), path)
     try:
         got, out = _read(path, text, kind, explicit and not runs and not calls and not unread,
                          outer, values, detected)

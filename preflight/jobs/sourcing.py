@@ -76,6 +76,25 @@ def _missing(raw: str, named: str, script: str, body: str, pos: int) -> ConfigPr
             "the job is launched, name it too when you run fp8-doctor.")
 
 
+_REF = re.compile(r"\$(?:\{([A-Za-z_]\w*)\}|([A-Za-z_]\w*))")
+
+
+def _substituted(raw: str, text: str, at: int) -> str:
+    """``source ./${training_script}``: each ``$NAME`` the script set before that line to a
+    literal value put in (OpenRLHF's slurm wrapper, examples/scripts/train_nonrl_slurm.sh at
+    v0.11.0: ``readonly training_script="train_dpo_llama.sh"``); any other is left, and the
+    path is then not guessed at."""
+    if "$" not in raw or not _REF.search(raw):
+        return raw
+    variables = collect_variables(text[:at])
+
+    def put(m: re.Match[str]) -> str:
+        value = variables.get(m.group(1) or m.group(2))
+        ok = value is not None and not re.search(r"[$`\x00\s]", value)
+        return value if ok and value is not None else m.group(0)
+    return _REF.sub(put, raw)
+
+
 def _target(raw: str, script: str, line: int) -> str | None:
     """The file to follow, or None; one that lies only outside the job is reported
     (:func:`preflight.reading.boundary.outside_reference`), never read."""
@@ -99,12 +118,13 @@ def sourced(script: str, text: str, missing: list[ConfigProblem] | None = None,
         path, body, depth = todo.pop(0)
         clean = strip_comments(body)
         for m in _SOURCE.finditer(clean):
-            target = _target(m.group(1), path, body.count("\n", 0, m.start(1)) + 1)
+            raw = _substituted(m.group(1), clean, m.start())
+            target = _target(raw, path, body.count("\n", 0, m.start(1)) + 1)
             if target is None and missing is not None:
-                cands, named = _candidates(m.group(1), path)
+                cands, named = _candidates(raw, path)
                 if not cands and named is not None and not refuse(named) and \
                         len(missing) < MAX_FILES:
-                    missing.append(_missing(m.group(1), named, path, clean, m.start(1)))
+                    missing.append(_missing(raw, named, path, clean, m.start(1)))
             if target is None or os.path.realpath(target) in {os.path.realpath(p) for p in
                                                               (script, *found)}:
                 continue
@@ -122,3 +142,25 @@ def sourced(script: str, text: str, missing: list[ConfigProblem] | None = None,
             if depth + 1 < MAX_DEPTH:
                 todo.append((target, inner, depth + 1))
     return found, variables
+
+
+_MAX_PUT = 200_000      # characters put in, in all (bounds the text searched)
+
+
+def expanded(text: str, outer: dict[str, str]) -> str:
+    """``text`` with each ``$NAME`` a sourced script (or the caller) sets put in, to find the
+    framework whose command only that value holds: OpenRLHF's slurm wrapper sources the
+    script that builds ``training_commands`` and runs ``torchrun ... -m ${training_commands}``
+    (examples/scripts/train_nonrl_slurm.sh at v0.11.0). "" when nothing is put in."""
+    if not outer or "$" not in text:
+        return ""
+    put = [0]           # characters put in so far: at most _MAX_PUT in all
+
+    def sub(m: re.Match[str]) -> str:
+        value = outer.get(m.group(1) or m.group(2))
+        if value is None or value.startswith("\x00") or put[0] + len(value) > _MAX_PUT:
+            return m.group(0)
+        put[0] += len(value) + 1
+        return value
+    out = _REF.sub(sub, text)
+    return out if put[0] else ""

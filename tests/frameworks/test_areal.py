@@ -21,7 +21,7 @@ from preflight.jobs.read import read_paths
 from preflight.reading.parse import parse_yaml
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "configs" / "areal"
-MATH = FIX / "examples" / "math"
+MATH = FIX
 H100 = {"gpu": "H100", "gpu.count": "8", "pkg.transformer-engine": "2.10.0",
         "pkg.megatron-core": "0.15.0", "pkg.torch": "2.9.1+cu129", "cuda.torch_build": "12.9"}
 
@@ -35,6 +35,13 @@ def _read(*paths: Path | str) -> tuple[dict[str, Any], dict[str, Any]]:
 def _fired(paths: list[Path], assume: dict[str, str]) -> set[str]:
     report = preflight.check([str(p) for p in paths], smoke=False, assume=assume)
     return {f.rule_id for f in report.findings}
+
+
+def _examples(tmp_path: Path) -> None:
+    """The fixtures where AReaL's checkout holds them (examples/math/)."""
+    (tmp_path / "examples" / "math").mkdir(parents=True)
+    for name in ("gsm8k_grpo_megatron_fp8.yaml", "gsm8k_grpo.yaml", "gsm8k_sft_archon_fp8.yaml"):
+        shutil.copy(FIX / name, tmp_path / "examples" / "math" / name)
 
 
 def _job(tmp_path: Path, yaml_text: str | None = None, name: str = "exp.yaml") -> Path:
@@ -51,6 +58,7 @@ def test_megatron_blockwise_fp8_with_fp8_checkpoint_rollout() -> None:
                                                                         "blockwise")
     assert got["fp8_params"][0] is True and got["distributed"][0] == "megatron"
     assert got["stack"][0] == ["areal", "megatron"] and got["num_gpus"][0] == 8
+    assert facts["config.kinds"] == ["areal"]     # Megatron's settings, not a Megatron job
     assert (got["tp"][0], got["cp"][0], got["sequence_parallel"][0]) == (1, 1, False)
     assert got["rollout.engine"][0] == "sglang" and got["rollout.fp8"][0] is True
     assert got["rollout.kv_cache_fp8"][0] is False
@@ -151,7 +159,7 @@ def test_fp8_config_defaults_and_null(tmp_path: Path) -> None:
 
 
 def test_launch_line_overrides_win(tmp_path: Path) -> None:
-    shutil.copytree(FIX / "examples", tmp_path / "examples")
+    _examples(tmp_path)
     script = tmp_path / "run.sh"
     script.write_text(
         "#!/bin/bash\npython3 -m areal.infra.launcher.local examples/math/gsm8k_rl.py \\\n"
@@ -164,7 +172,7 @@ def test_launch_line_overrides_win(tmp_path: Path) -> None:
 
 
 def test_script_launch_line_and_engine_override(tmp_path: Path) -> None:
-    shutil.copytree(FIX / "examples", tmp_path / "examples")
+    _examples(tmp_path)
     (tmp_path / "examples" / "math" / "gsm8k_rl.py").write_text(
         "from areal.api.cli_args import GRPOConfig, load_expr_config\n")
     script = tmp_path / "run.sh"
@@ -198,7 +206,7 @@ def test_hostile_values_are_bounded(tmp_path: Path) -> None:
 
 
 def test_runtime_value_on_the_launch_line_is_unknown(tmp_path: Path) -> None:
-    shutil.copytree(FIX / "examples", tmp_path / "examples")
+    _examples(tmp_path)
     script = tmp_path / "run.sh"
     script.write_text("python3 -m areal.launcher.local x.py --config "
                       "examples/math/gsm8k_grpo.yaml actor.backend=$BACKEND\n")
@@ -209,7 +217,7 @@ def test_runtime_value_on_the_launch_line_is_unknown(tmp_path: Path) -> None:
 
 
 def test_rules_judge_the_examples(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    shutil.copytree(FIX / "examples", tmp_path / "examples")
+    _examples(tmp_path)
     monkeypatch.chdir(tmp_path)
     meg = tmp_path / "examples" / "math" / "gsm8k_grpo_megatron_fp8.yaml"
     fired = _fired([meg], H100)
@@ -235,3 +243,24 @@ def test_record() -> None:
     assert rec.distributions == ("areal",) and rec.launch is not None
     assert rec.launch.command is not None and rec.launch.command.search(
         "python3 -m areal.infra.launcher.slurm x.py --config c.yaml")
+
+
+# readfix9's cases (df52016), kept: the BF16 examples, OmegaConf's 'true', an unknown engine
+
+@pytest.mark.parametrize("name", ["gsm8k_grpo_megatron.yaml", "gsm8k_grpo.yaml"])
+def test_the_bf16_examples_ask_for_no_fp8(name: str) -> None:
+    got, _ = _read(FIX / name)
+    assert got["fp8"][0] is False
+
+
+def test_fp8_config_defaults_quoted_true_and_an_unknown_engine(tmp_path: Path) -> None:
+    text = (FIX / "gsm8k_grpo_megatron_fp8.yaml").read_text()
+    got, facts = _read(_job(tmp_path, text.replace(
+        "      mode: hybrid\n      recipe: blockwise\n      param: true\n", "      param: 'true'\n"
+    ).replace("      fp8_param_gather: true", "      fp8_param_gather: 'off'")))
+    # FP8EngineConfig defaults (areal/api/cli_args.py l.738-754); OmegaConf converts the strings
+    assert (got["format"][0], got["recipe"][0], got["fp8_params"][0]) == ("e4m3", "delayed", True)
+    assert facts["config.megatron.fp8_param_gather"] is False
+    got, _ = _read(_job(tmp_path, text.replace('backend: "megatron:d4p1t1"',
+                                               'backend: "newengine:d4"'), "new.yaml"))
+    assert isinstance(got["fp8"][0], Unknown)
