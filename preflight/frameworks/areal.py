@@ -88,9 +88,31 @@ def score(data: Any) -> int:
 
 
 def _with_megatron(facts: dict[str, Any], prov: dict[str, Any]) -> None:
+    """Megatron's own settings (config.megatron.*) and ``checkpoint_fp8``."""
     mf, mp = ab.megatron_facts(facts, prov)
     facts.update(mf)
     prov.update(mp)
+    name = f"{PREFIX}.actor.path"
+    if name in facts:
+        facts[f"{PREFIX}.checkpoint_fp8"] = checkpoint_fp8(facts[name])
+        prov[f"{PREFIX}.checkpoint_fp8"] = prov.get(name, "")
+
+
+def checkpoint_fp8(path: Any) -> Any:
+    """Whether the actor's checkpoint holds FP8 weights (``quant_method: fp8`` in its
+    config.json, which the Megatron engine reads, megatron_engine.py:364-366), as its name tells:
+    ``...-FP8`` yes; a family published in BF16 under its plain name (Qwen/Qwen3-1.7B), or a
+    ``bf16`` folder, no; any other path Unknown (the file is not read)."""
+    if isinstance(path, Unknown):
+        return path
+    if not isinstance(path, str) or not path.strip():
+        return Unknown("actor.path is not a path")
+    if _FP8_NAME.search(path[:4096]):
+        return True
+    if _BF16_NAME.search(path[:4096]) or _BF16_FAMILY.match(path.rstrip("/").rsplit("/", 1)[-1]):
+        return False
+    return Unknown(f"whether {path[:80]!r} holds FP8 weights is in its config.json "
+                   "(quantization_config), which is not read here")
 
 
 def read_yaml(path: str, parsed: Parsed) -> ReaderOutput:
@@ -193,15 +215,13 @@ def _rollout(v: View, out: IntentOut, rollout: ab.Engine | None, train_fp8: bool
     key = "sglang.model_path" if rollout.backend == "sglang" else "vllm.model"
     model = v.get(key) or v.get("actor.path")
     msrc = v.src(key, v.src("actor.path"))
-    name = str(model).rstrip("/").rsplit("/", 1)[-1] if isinstance(model, str) else ""
-    if isinstance(model, str) and _FP8_NAME.search(model):
-        out["rollout.fp8"] = (True, msrc)
+    held = checkpoint_fp8(model) if model is not None else Unknown("no model path given")
+    if not isinstance(held, Unknown):
+        out["rollout.fp8"] = (held, msrc)
     elif train_fp8 and (model == v.get("actor.path") or not v.has(key)):
         # megatron_engine.py:1188-1208: FP8 training starts only from an FP8 checkpoint, and
         # the rollout serves that same checkpoint
         out["rollout.fp8"] = (True, msrc)
-    elif isinstance(model, str) and (_BF16_NAME.search(model) or _BF16_FAMILY.match(name)):
-        out["rollout.fp8"] = (False, msrc)
     else:
         out["rollout.fp8"] = (Unknown(
             f"the rollout serves {str(model)[:80]!r} in the precision of its checkpoint "

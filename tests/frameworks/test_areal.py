@@ -150,8 +150,15 @@ def test_fp8_config_defaults_and_null(tmp_path: Path) -> None:
     assert got["sequence_parallel"][0] is True and got["tp"][0] == 2
     assert facts["config.megatron.fp8_recipe"] == "delayed"
     assert facts["config.megatron.tensor_model_parallel_size"] == 2
-    # Megatron FP8 training starts only from an FP8 checkpoint, which the rollout serves
+    # a BF16 checkpoint (Qwen2.5-1.5B-Instruct): the rollout serves BF16 (and AREAL-0001 says
+    # the engine refuses to start)
+    assert got["rollout.fp8"][0] is False and facts["config.areal.checkpoint_fp8"] is False
+    # a local checkpoint: Megatron FP8 training starts only from an FP8 one, which the rollout
+    # serves
+    got, facts = _read(_job(tmp_path, on.replace("path: Qwen/Qwen2.5-1.5B-Instruct",
+                                                  "path: /ckpt/policy"), "local.yaml"))
     assert got["rollout.fp8"][0] is True
+    assert isinstance(facts["config.areal.checkpoint_fp8"], Unknown)
     off = base.replace("  use_decoupled_loss: true", "  use_decoupled_loss: true\n"
                                                      "  megatron:\n    fp8_config: null")
     got, _ = _read(_job(tmp_path, off, "off.yaml"))
@@ -264,3 +271,26 @@ def test_fp8_config_defaults_quoted_true_and_an_unknown_engine(tmp_path: Path) -
     got, _ = _read(_job(tmp_path, text.replace('backend: "megatron:d4p1t1"',
                                                'backend: "newengine:d4"'), "new.yaml"))
     assert isinstance(got["fp8"][0], Unknown)
+
+
+def test_fp8_training_from_a_bf16_checkpoint_is_refused(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """FP8D-AREAL-0001 (megatron_engine.py:1188-1208 @ 4aef98d8) on the FP8 example itself."""
+    _examples(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    meg = tmp_path / "examples" / "math" / "gsm8k_grpo_megatron_fp8.yaml"
+    assert "FP8D-AREAL-0001" not in _fired([meg], H100)            # Qwen/Qwen3-1.7B-FP8
+    bf16 = tmp_path / "examples" / "math" / "bf16_ckpt.yaml"
+    bf16.write_text(meg.read_text().replace("path: Qwen/Qwen3-1.7B-FP8", "path: Qwen/Qwen3-1.7B"))
+    report = preflight.check([str(bf16)], smoke=False, assume=H100)
+    hit = [f for f in report.findings if f.rule_id == "FP8D-AREAL-0001"]
+    assert hit and hit[0].severity == "error"
+    # a local checkpoint: its config.json is not read, so the rule cannot tell
+    local = tmp_path / "examples" / "math" / "local_ckpt.yaml"
+    local.write_text(meg.read_text().replace("path: Qwen/Qwen3-1.7B-FP8", "path: /models/ckpt"))
+    report = preflight.check([str(local)], smoke=False, assume=H100)
+    assert "FP8D-AREAL-0001" not in {f.rule_id for f in report.findings}
+    assert "FP8D-AREAL-0001" in {u.rule_id for u in report.undetermined}
+    # Archon converts BF16 master weights itself: quiet
+    assert "FP8D-AREAL-0001" not in _fired([tmp_path / "examples" / "math" /
+                                            "gsm8k_sft_archon_fp8.yaml"], H100)
