@@ -56,10 +56,12 @@ _CLI = ab._CLI
 LAUNCHER = re.compile(r"(?:^|[/.])areal[./](?:infra[./])?launcher[./](?:local|ray|slurm)"
                       r"(?:\.py)?$")
 HINT = re.compile(r"\bareal[./](?:infra[./])?launcher[./](?:local|ray|slurm)\b")
-# overrides of keys only AReaL's experiment configs have (the script's launch line is AReaL's)
+# overrides of keys only AReaL's experiment configs have (the script's launch line is AReaL's);
+# scheduler.type=local|ray|slurm is on every launch line of its docs (README.md:140, SchedulerConfig
+# cli_args.py:2559); a script of the job without `from areal` keeps them as its own (ENTRY)
 FLAGS = re.compile(r"(?:^|[\s\"'])\+{0,2}(?:allocation_mode|actor\.backend|rollout\.backend|"
                    r"actor\.(?:megatron|archon)\.fp8_config\.\w+|cluster\.n_gpus_per_node|"
-                   r"cluster\.name_resolve\.\w+)=")
+                   r"cluster\.name_resolve\.\w+|scheduler\.type)=")
 ENTRY = re.compile(r"^\s*(?:from\s+areal[.\s]|import\s+areal\b)", re.M)
 SYNTAX = Syntax(entry=lambda w: bool(LAUNCHER.search(w)), value_flags=frozenset({"config"}))
 SCRIPT = Syntax(entry=lambda w: w.endswith(".py"), value_flags=frozenset({"config"}))

@@ -294,3 +294,26 @@ def test_fp8_training_from_a_bf16_checkpoint_is_refused(tmp_path: Path,
     # Archon converts BF16 master weights itself: quiet
     assert "FP8D-AREAL-0001" not in _fired([tmp_path / "examples" / "math" /
                                             "gsm8k_sft_archon_fp8.yaml"], H100)
+
+
+def test_areal_own_launch_script(monkeypatch: pytest.MonkeyPatch) -> None:
+    """examples/vlm_npu/qwen3_vl_2b_geometry3k_grpo.sh @ 4aef98d8, run from the checkout's top:
+    `python examples/vlm_npu/geometry3k_grpo.py --config <yaml> scheduler.type=local`."""
+    top = FIX / "vlm_npu"
+    monkeypatch.chdir(top)
+    got, facts = _read(top / "examples" / "vlm_npu" / "qwen3_vl_2b_geometry3k_grpo.sh")
+    assert facts["config.areal.scheduler.type"] == "local"
+    assert facts["config.areal.entry"] == "examples/vlm_npu/geometry3k_grpo.py"
+    assert got["fp8"][0] is False and got["distributed"][0] == "fsdp2"
+    assert got["rollout.engine"][0] == "vllm" and got["rollout.is_correction"][0] is True
+    # Qwen/Qwen3-VL-2B-Instruct: published in BF16 under its plain name
+    assert got["rollout.fp8"][0] is False
+
+
+def test_a_script_of_the_job_without_areal_keeps_its_options(tmp_path: Path) -> None:
+    (tmp_path / "train.py").write_text("import argparse\n")
+    (tmp_path / "cfg.yaml").write_text("seed: 1\n")
+    script = tmp_path / "run.sh"
+    script.write_text("python train.py --config cfg.yaml scheduler.type=local\n")
+    read = read_paths([str(script)], None)
+    assert not any(n.startswith("config.areal.") for n in read.facts)
