@@ -199,7 +199,7 @@ def run_case(case: str, args: argparse.Namespace, bf16_cache: dict[str, Any]) ->
         out["measured_verdict"] = verdict_for(measured)
         if rep.speedup:
             out["trial_error_pct"] = round(100 * (rep.speedup - measured) / measured, 2)
-            out["verdict_agrees"] = _kind(rep.speedup) == _kind(measured)
+            out["verdict_agrees"] = _agrees(rep.speedup, measured)
             if rep.bf16 and rep.fp8:
                 out["trial_bf16_step_error_pct"] = round(
                     100 * (rep.bf16.step_s - real16["median_s"]) / real16["median_s"], 2)
@@ -217,6 +217,17 @@ def run_case(case: str, args: argparse.Namespace, bf16_cache: dict[str, Any]) ->
             out["quick_error_pct"] = round(100 * (out["quick_speedup"] - m) / m, 2)
         out["quick_why_not"] = q.why_not or None
     return out
+
+
+def _agrees(trial: float, measured: float) -> bool:
+    """The trial's verdict is right: at the line (preflight.speedup.at_the_line), when the
+    measured speed-up is inside the range it states; else when both say the same kind."""
+    from preflight.speedup import TRIAL_ERROR, at_the_line, speedup_range
+
+    if at_the_line(trial, TRIAL_ERROR):
+        lo, hi = speedup_range(trial, TRIAL_ERROR)
+        return lo <= measured <= hi
+    return _kind(trial) == _kind(measured)
 
 
 def _kind(speedup: float) -> str:

@@ -7,9 +7,8 @@ crashes the process or hangs (and the parent kills it) the earlier results survi
 stops the run: the CUDA context is unusable after one, and later numbers would be noise.
 
 ``--part`` runs one part of the step, so that the backends' children run side by side (issue
-26): ``base`` (the raw ``_scaled_mm`` checks and the speed stage), ``torchao``, ``te``, or
-``te2`` (where the request says ``te_split``: ``te`` runs the first half of TE's checks and
-``te2`` the second, te_check.HALVES); without it, every stage, one after the other. ``--wait``: the child was started before the doctor knew
+26): ``base`` (the raw ``_scaled_mm`` checks and the speed stage), ``torchao`` or ``te``; without
+it, every stage, one after the other. ``--wait``: the child was started before the doctor knew
 what to ask (while its static check runs); it imports torch (and its backend) first, then waits
 for REQUEST.json to appear (``{"cancel": true}`` ends it); ``--device`` names the device its
 request will name, so that its CUDA context is made during the imports (cudawarm.py). With a ``gpu_lock`` file in the request
@@ -65,10 +64,8 @@ def _is_cuda_error(text: str) -> bool:
     return any(m in text for m in CUDA_ERROR_MARKERS)
 
 
-PARTS = ("base", "torchao", "te", "te2")
-STAGES_OF = {"base": ("scaled_mm", "speed"), "torchao": ("torchao",), "te": ("te",),
-             "te2": ("te2",)}
-IMPORTS_TE = ("te", "te2")
+PARTS = ("base", "torchao", "te")
+STAGES_OF = {"base": ("scaled_mm", "speed"), "torchao": ("torchao",), "te": ("te",)}
 WAIT_POLL_S = 0.02
 
 
@@ -128,12 +125,12 @@ def _wanted(backend: str, requested: list[str], module: str,
 def _pre_import(part: str | None, res: Results) -> None:
     """What a part imports before its request arrives: its backend (TE's JAX side refused, as
     its stage does). A failure is left for the stage to report when it imports again."""
-    if part not in ("torchao", *IMPORTS_TE):
+    if part not in ("torchao", "te"):
         return
     res.stage(f"import {part}")
     t0 = time.perf_counter()
     try:
-        if part in IMPORTS_TE:
+        if part == "te":
             from preflight.smoke.te_check import _without_te_jax
 
             with _without_te_jax():
@@ -155,44 +152,6 @@ def _await_request(path: str) -> dict[str, Any]:
             return doc if isinstance(doc, dict) else {"cancel": True}
         except FileNotFoundError:
             time.sleep(WAIT_POLL_S)
-
-
-def _stages(req: dict[str, Any], device: str, cc: tuple[int, int] | None
-            ) -> list[tuple[str, Any]]:
-    """The stages the request asks for, in order: (name, the function that runs it)."""
-    requested = list(req.get("backends") or ["auto"])
-    only = req.get("only")  # None: every installed backend
-    on_cuda = device.startswith("cuda")
-    resume = bool(req.get("resume", True))
-
-    from preflight.smoke import scaled_mm as smm
-
-    stages: list[tuple[str, Any]] = []
-    if "auto" in requested or "scaled_mm" in requested or req.get("gemm_only"):
-        stages.append(("scaled_mm", lambda: smm.run_all(device, strict_e5m2=on_cuda)))
-    if not req.get("gemm_only"):
-        if _wanted("torchao", requested, "torchao", only):
-            from preflight.smoke import torchao_check
-
-            emulate = not on_cuda or (cc is not None and cc < (8, 9))
-            stages.append(("torchao", lambda: torchao_check.run_all(device, emulate, resume)))
-        # TE has no CPU path: under "auto" on the CPU it is not applicable (asked for by name,
-        # it runs and reports what TE says).
-        if (on_cuda or "te" in requested) and _wanted("te", requested, "transformer_engine", only):
-            from preflight.smoke import te_check
-
-            # With a "te2" child beside it (smoke/parallel.py), each runs half of the checks.
-            split = bool(req.get("te_split"))
-            stages.append(("te", lambda: te_check.run_all(device, cc, resume,
-                                                          "first" if split else None)))
-            if split:
-                stages.append(("te2", lambda: te_check.run_all(device, cc, resume, "second")))
-        if on_cuda and req.get("speed", True):
-            from preflight.smoke import speed
-
-            shapes = req.get("shapes") or []
-            stages.append(("speed", lambda: speed.run_all(device, shapes)))
-    return stages
 
 
 def main(argv: list[str]) -> int:
@@ -256,21 +215,42 @@ def main(argv: list[str]) -> int:
     else:
         res.doc["device_name"] = "cpu"
     res.doc["device"] = device
+    requested = list(req.get("backends") or ["auto"])
+    only = req.get("only")  # None: every installed backend
     on_cuda = device.startswith("cuda")
+    resume = bool(req.get("resume", True))
+
+    from preflight.smoke import scaled_mm as smm
+
     res.doc["part"] = part
-    stages = _stages(req, device, cc)
+    stages: list[tuple[str, Any]] = []
+    if "auto" in requested or "scaled_mm" in requested or req.get("gemm_only"):
+        stages.append(("scaled_mm", lambda: smm.run_all(device, strict_e5m2=on_cuda)))
+    if not req.get("gemm_only"):
+        if _wanted("torchao", requested, "torchao", only):
+            from preflight.smoke import torchao_check
+
+            emulate = not on_cuda or (cc is not None and cc < (8, 9))
+            stages.append(("torchao", lambda: torchao_check.run_all(device, emulate, resume)))
+        # TE has no CPU path: under "auto" on the CPU it is not applicable (asked for by name,
+        # it runs and reports what TE says).
+        if (on_cuda or "te" in requested) and _wanted("te", requested, "transformer_engine", only):
+            from preflight.smoke import te_check
+
+            stages.append(("te", lambda: te_check.run_all(device, cc, resume)))
+        if on_cuda and req.get("speed", True):
+            from preflight.smoke import speed
+
+            shapes = req.get("shapes") or []
+            stages.append(("speed", lambda: speed.run_all(device, shapes)))
     if part in STAGES_OF:
         stages = [(name, fn) for name, fn in stages if name in STAGES_OF[part]]
     lock = req.get("gpu_lock") if on_cuda else None
     for name, fn in stages:
-        if name in ("torchao", *IMPORTS_TE) and f"{name}_import_s" not in res.doc:
+        if name in ("torchao", "te") and f"{name}_import_s" not in res.doc:
             _pre_import(name, res)   # before the GPU lock: another child may time meanwhile
         if not _run_stage(res, name, fn, lock):
             return 0
-    if part is None and isinstance(res.doc.get("te"), dict) and isinstance(res.doc.get("te2"), dict):
-        from preflight.smoke import te_check
-
-        res.doc["te"] = te_check.fold(res.doc["te"], res.doc.pop("te2"))
     if on_cuda:
         torch.cuda.synchronize(device)
     res.doc["done"] = True

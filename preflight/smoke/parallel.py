@@ -42,23 +42,16 @@ from preflight.smoke.runner import (
 )
 
 MODULES = {"base": ("torch",), "torchao": ("torch", "torchao"),
-           "te": ("torch", "transformer_engine"), "te2": ("torch", "transformer_engine")}
+           "te": ("torch", "transformer_engine")}
 IMPORTS = {"base": ("torch",), "torchao": ("torch", "torchao.float8"),
-           "te": ("torch", "transformer_engine.pytorch"),
-           "te2": ("torch", "transformer_engine.pytorch")}
+           "te": ("torch", "transformer_engine.pytorch")}
 """What each part's child imports before its checks (child.py ``_pre_import``): the filler's
 list."""
-START_ORDER = ("te", "te2", "torchao", "base")
+START_ORDER = ("te", "torchao", "base")
 """Slowest first (docs/gpu-results.md, 2026-11-27: TE 6.0-7.7 s, torchao 5.6-8.6 s, base
 3.1-8.3 s of which the speed stage waits for the others' checks)."""
 BUSY = ("busy or unavailable", "cudaErrorDevicesUnavailable")
-BACKEND_KEYS = ("scaled_mm", "torchao", "te", "te2", "speed")
-SPLIT_MIN_CPUS = 6
-"""TE's checks go to two children (``te``, ``te2``) on a GPU and with at least this many CPUs: the
-stage's first use of its kernels (NVRTC compiles, cuBLAS) is most of its 1.5-1.8 s and each half
-pays its own, so the two halves beside each other end ~0.5 s sooner (H200, 2026-11-27,
-docs/gpu-results.md); each child imports torch and TE, hence the CPUs: base, torchao, te, te2,
-the cache's filler and the doctor itself."""
+BACKEND_KEYS = ("scaled_mm", "torchao", "te", "speed")
 
 
 def supported() -> bool:
@@ -76,15 +69,9 @@ def installed(module: str) -> bool:
         return False
 
 
-def split_te(device: str) -> bool:
-    """Whether TE's checks go to two children here (:data:`SPLIT_MIN_CPUS`)."""
-    return device.startswith("cuda") and (os.cpu_count() or 1) >= SPLIT_MIN_CPUS
-
-
 def parts_for(backends: Sequence[str], only: Sequence[str] | None, device: str,
               speed: bool) -> list[str]:
-    """The parts a request needs, as child.py would run its stages in one child (TE's in two
-    where :func:`split_te` says so)."""
+    """The parts a request needs, as child.py would run its stages in one child."""
     named = set(backends) - {"auto"}
     auto = "auto" in backends
     out = ["base"] if auto or "scaled_mm" in named or (speed and device.startswith("cuda")) \
@@ -94,8 +81,6 @@ def parts_for(backends: Sequence[str], only: Sequence[str] | None, device: str,
             continue   # TE has no CPU path: under auto it is not applicable there
         if part in named or (auto and (only is None or part in only) and installed(module)):
             out.append(part)
-    if "te" in out and split_te(device):
-        out.append("te2")
     return out
 
 
@@ -185,7 +170,7 @@ def run_parts(base: dict[str, Any], parts: Sequence[str], opts: Any, progress: P
     try:
         with open(lock, "w", encoding="utf-8"):
             pass
-        request = {**base, "gpu_lock": lock, **({"te_split": True} if "te2" in parts else {})}
+        request = {**base, "gpu_lock": lock}
         live_early = early is not None and not early.used
         pre = early.lives if early is not None and live_early else {}
         filler = early.filler if early is not None and live_early else None
@@ -244,10 +229,6 @@ def merge(runs: Sequence[ChildRun], parts: Sequence[str]) -> ChildRun:
         for key, value in run.doc.items():
             if key in BACKEND_KEYS or key in ("torchao_import_s", "te_import_s") or key not in doc:
                 doc[key] = value
-    if isinstance(doc.get("te"), dict) and isinstance(doc.get("te2"), dict):
-        from preflight.smoke import te_check
-
-        doc["te"] = te_check.fold(doc["te"], doc.pop("te2"))
     bad = next((r for r in runs if r.status != "ok"), None)
     doc["done"] = all(r.doc.get("done") for r in runs)
     if bad is not None:

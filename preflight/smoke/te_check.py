@@ -195,17 +195,9 @@ def _with_bias(te_pt: Any, device: str, new: Any, old: Any) -> Any:
     return lin
 
 
-HALVES = ("first", "second")
-"""Two children can share the checks (smoke/parallel.py): ``first`` numerics, recipes and the
-recompute check; ``second`` the training run and the resume check. :func:`fold` makes one result
-of the two, the same as one child's."""
-
-
-def run_all(device: str, cc: tuple[int, int] | None, resume: bool = True,
-            half: str | None = None) -> dict[str, Any]:
-    """Every TE check (``half``: one of :data:`HALVES` only); raises ImportError when TE is not
-    importable. ``timings`` says where the stage's seconds go (benchmarks/te_stage.py and
-    te_gpu.py read them)."""
+def run_all(device: str, cc: tuple[int, int] | None, resume: bool = True) -> dict[str, Any]:
+    """Every TE check; raises ImportError when TE is not importable. ``timings`` says where the
+    stage's seconds go (benchmarks/te_stage.py and te_gpu.py read them)."""
     t0 = time.perf_counter()
     try:
         with _without_te_jax():
@@ -229,16 +221,6 @@ def run_all(device: str, cc: tuple[int, int] | None, resume: bool = True,
     if not ok:
         return res
     lap = _Lap(timings)
-    extra = extra_recipes(cc)
-    if half != "second":
-        _first_half(res, te_pt, device, extra, lap)
-    if half != "first":
-        _second_half(res, te_pt, device, extra, lap, resume)
-    return res
-
-
-def _first_half(res: dict[str, Any], te_pt: Any, device: str, extra: dict[str, Any],
-                lap: Any) -> None:
     n = numerics(te_pt, device, delayed_recipe)
     lap("numerics")
     res.update({
@@ -248,6 +230,7 @@ def _first_half(res: dict[str, Any], te_pt: Any, device: str, extra: dict[str, A
         "fwd_scales_updated": any(v != 1.0 for v in n.get("fwd_scale") or [1.0]),
     })
     recipes = {"delayed": res["sqnr_db"]}
+    extra = extra_recipes(cc)
     for name, rec in extra.items():
         try:
             recipes[name] = nm.finite_or_none(numerics(te_pt, device, lambda r=rec: r)["fwd"])
@@ -258,10 +241,6 @@ def _first_half(res: dict[str, Any], te_pt: Any, device: str, extra: dict[str, A
     lap("recipes")
     res.update(drift(te_pt, device))
     lap("drift")
-
-
-def _second_half(res: dict[str, Any], te_pt: Any, device: str, extra: dict[str, Any],
-                 lap: Any, resume: bool) -> None:
     res.update(train_check(te_pt, device))
     lap("train")
     if resume:
@@ -274,25 +253,7 @@ def _second_half(res: dict[str, Any], te_pt: Any, device: str, extra: dict[str, 
             res["resume_status"] = "error"
             res["resume_error"] = f"{type(exc).__name__}: {exc}"[:600]
         lap("resume")
-
-
-def fold(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:
-    """One result from the two halves' (what one child running both would have written): the
-    first half's fields, the second's added, both halves' laps. A recipe that failed the first
-    half is left out of the resume check, as one child does (the second half cannot know)."""
-    out = dict(first)
-    for key, value in second.items():
-        if key not in out:
-            out[key] = value
-    laps = {k: v for k, v in (second.get("timings") or {}).items() if k != "import"}
-    out["timings"] = {**(first.get("timings") or {}), **laps,
-                      "second_half": second.get("seconds")}
-    failed = set(first.get("recipe_errors") or {})
-    if failed and isinstance(out.get("resume"), dict):
-        out["resume"] = {k: v for k, v in out["resume"].items() if k not in failed}
-        out["resume_stateless_recipes"] = [
-            n for n in out.get("resume_stateless_recipes") or [] if n not in failed]
-    return out
+    return res
 
 
 class _SkipTEJax(importlib.abc.MetaPathFinder):
