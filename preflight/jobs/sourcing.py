@@ -22,6 +22,7 @@ from preflight.reading.shell import blank_heredocs
 from preflight.reading.shellheredoc import kept_text
 from preflight.reading.shellstops import errexit
 from preflight.reading.shellvars import collect_variables, strip_comments
+from preflight.reading.shellwrites import writes, written_before
 from preflight.reading.types import ConfigProblem
 
 MAX_DEPTH = 3
@@ -117,9 +118,22 @@ def sourced(script: str, text: str, missing: list[ConfigProblem] | None = None,
     while todo:
         path, body, depth = todo.pop(0)
         clean = strip_comments(body)
+        wrote = writes(clean, collect_variables(clean, variables))
         for m in _SOURCE.finditer(clean):
+            line = body.count("\n", 0, m.start(1)) + 1
             raw = _substituted(m.group(1), clean, m.start())
-            target = _target(raw, path, body.count("\n", 0, m.start(1)) + 1)
+            target = _target(raw, path, line)
+            at = written_before(wrote, target, line, os.path.dirname(os.path.abspath(path))) \
+                if target is not None else None
+            if target is not None and at is not None:
+                # the script writes it first (`cat > env.sh <<EOF`): the file in the job is
+                # not what is sourced (redteam4)
+                if missing is not None and len(missing) < MAX_FILES:
+                    missing.append(ConfigProblem(path, line, (
+                        f"sources {os.path.basename(target)[:120]!r}, which this script writes "
+                        f"itself at line {at}: the file of that name in the job is not what "
+                        "runs, so it was not read"), level="warning", code="reference"))
+                continue
             if target is None and missing is not None:
                 cands, named = _candidates(raw, path)
                 if not cands and named is not None and not refuse(named) and \

@@ -77,10 +77,14 @@ class Walk:
                 "that is not one job's configs. Name the job's files (or a folder with just "
                 "them)")))
             return []
-        self.todo.extend((p, self.kind, "folder") for p in scanned)
+        written = _written([p for p in scanned if p.lower().endswith(_SHELL_EXT)])
+        made = {p: why for p in [*scanned, *scripts]
+                if (why := written.get(os.path.abspath(p))) is not None}
+        self.not_read.update(made)
+        self.todo.extend((p, self.kind, "folder") for p in scanned if p not in made)
         take, skip = unread.python_candidates(scripts)
         self.not_read.update(dict.fromkeys(skip, unread.CODE))
-        return [(p, self.kind, "folder") for p in take]
+        return [(p, self.kind, "folder") for p in take if p not in made]
 
     def run(self) -> None:
         """Read every file, what it names first (before the rest of a folder)."""
@@ -235,6 +239,33 @@ def _booleans(parsers: dict[str, Any]) -> Callable[[str, Any, str], Any]:
                                  where=str(where))
         return value if found is None else as_bool(value, on_off=found)
     return boolean
+
+
+_SHELL_EXT = (".sh", ".bash", ".slurm", ".sbatch")
+
+
+def _written(scripts: Sequence[str]) -> dict[str, str]:
+    """The files the folder's scripts write (``cat > acc.yaml <<EOF``), by name -> why the copy
+    in the folder is not read: what runs is what the script writes (redteam4; the launch
+    script's own reading says so at the line that uses it, :mod:`.reading.shellwrites`)."""
+    from preflight.reading.parse import ParseError, read_text
+    from preflight.reading.shell import blank_heredocs
+    from preflight.reading.shellvars import collect_variables, strip_comments
+    from preflight.reading.shellwrites import writes
+
+    out: dict[str, str] = {}
+    for script in scripts:
+        try:
+            text = read_text(script)
+        except (ParseError, OSError):
+            continue
+        folder = os.path.dirname(os.path.abspath(script))
+        text = strip_comments(blank_heredocs(text))
+        for name, line in writes(text, collect_variables(text)).items():
+            out.setdefault(os.path.normpath(os.path.join(folder, name)), (
+                f"written by {os.path.basename(script)} at line {line} before it runs: the "
+                "copy here is not what the job uses"))
+    return out
 
 
 def _resolve_links(path: str, kind: str, out: ReaderOutput, known: list[str], roots: list[str],
