@@ -1,5 +1,5 @@
 """The smoke child: ``python -m preflight.smoke.child REQUEST.json RESULT.json [--part P]
-[--wait [--device DEV]]``.
+[--wait]``.
 
 This is the only place fp8-doctor imports torch / torchao / transformer_engine. It runs the
 checks stage by stage and rewrites RESULT.json after each stage, so that when a later stage
@@ -10,9 +10,10 @@ stops the run: the CUDA context is unusable after one, and later numbers would b
 26): ``base`` (the raw ``_scaled_mm`` checks and the speed stage), ``torchao`` or ``te``; without
 it, every stage, one after the other. ``--wait``: the child was started before the doctor knew
 what to ask (while its static check runs); it imports torch (and its backend) first, then waits
-for REQUEST.json to appear (``{"cancel": true}`` ends it); ``--device`` names the device its
-request will name, so that its CUDA context is made during the imports (cudawarm.py). With a ``gpu_lock`` file in the request
-the stages take it shared and the speed stage exclusive (``fcntl.flock``): timings are never taken
+for REQUEST.json to appear (``{"cancel": true}`` ends it); a thread makes its CUDA context as soon
+as the request names a CUDA device, while the imports go on (cudawarm.py). With a ``gpu_lock``
+file in the request the stages take it shared and the speed stage exclusive (``fcntl.flock``):
+timings are never taken
 while another child's checks run on the same GPU. A backend is imported before its stage takes
 the lock (an import needs no GPU), so a speed stage never waits for another child's import.
 
@@ -158,7 +159,6 @@ def main(argv: list[str]) -> int:
     req_path, out_path = argv[1], argv[2]
     part = argv[argv.index("--part") + 1] if "--part" in argv[3:] else None
     res = Results(out_path)
-    hint = argv[argv.index("--device") + 1] if "--device" in argv[3:-1] else None
     if "--wait" not in argv[3:]:
         with open(req_path, encoding="utf-8") as fh:
             req = json.load(fh)
@@ -170,11 +170,11 @@ def main(argv: list[str]) -> int:
             res.doc.update(done=True, stage="done")
             res.flush()
             return 0
-        hint = req.get("device", "cuda") if isinstance(req, dict) else None
-    # The CUDA context, made beside the imports below (cudawarm.py: a ctypes call frees the GIL).
+    # The CUDA context, made beside the imports below (cudawarm.py: a ctypes call frees the GIL);
+    # a waiting child makes it once its request names a CUDA device, never for a cancelled one.
     from preflight.smoke import cudawarm
 
-    warm = cudawarm.start(hint if isinstance(hint, str) else None)
+    warm = cudawarm.for_child(req_path, None if "--wait" in argv[3:] else req)
     res.stage("import torch")
     t0 = time.perf_counter()
     import torch

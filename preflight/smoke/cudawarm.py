@@ -29,6 +29,7 @@ redteam4: a job's own ``lib/libcuda.so.1`` would otherwise run its constructor h
 from __future__ import annotations
 
 import ctypes
+import json
 import os
 import threading
 import time
@@ -49,11 +50,23 @@ def ordinal(device: str | None) -> int | None:
     return int(index)
 
 
-class Warm:
-    """The thread and what it found (``details()``: seconds and driver result codes)."""
+REQUEST_POLL_S = 0.02
+REQUEST_WAIT_S = 900.0
+"""How long a waiting child's thread watches for its request (the parent's timeout ends the
+child sooner)."""
 
-    def __init__(self, index: int) -> None:
-        self.index = index
+
+class Warm:
+    """The thread and what it found (``details()``: seconds and driver result codes).
+
+    ``index``: make that device's context now. ``request``: first wait for the request file of a
+    child started early (child.py ``--wait``) and make the context only once it names a CUDA
+    device: a check whose facts say no smoke step (``{"cancel": true}``) leaves the GPU untouched,
+    as it did before this thread existed (a context takes GPU memory a training job beside the
+    check may need)."""
+
+    def __init__(self, index: int | None = None, request: str | None = None) -> None:
+        self.index, self.request = index, request
         self.result: dict[str, Any] = {"device": index, "status": "running"}
         self._t0 = time.perf_counter()
         self.thread = threading.Thread(target=self._run, name="fp8-doctor-cuda-warm", daemon=True)
@@ -61,14 +74,49 @@ class Warm:
     def _run(self) -> None:
         res = self.result
         try:
+            if self.request is not None:
+                self.index = self._await(self.request)
+                res["device"] = self.index
+                if self.index is None:
+                    return
+            self._make(res, int(self.index or 0))
+        finally:
+            res["seconds"] = round(time.perf_counter() - self._t0, 3)
+
+    def _await(self, path: str) -> int | None:
+        """The device ordinal the request names, once it is there (None: no context to make)."""
+        deadline = time.monotonic() + REQUEST_WAIT_S
+        while time.monotonic() < deadline:
+            try:
+                with open(path, encoding="utf-8") as fh:
+                    doc = json.load(fh)
+            except FileNotFoundError:
+                time.sleep(REQUEST_POLL_S)
+                continue
+            except (OSError, ValueError):
+                break
+            if not isinstance(doc, dict) or doc.get("cancel"):
+                break
+            device = doc.get("device", "cuda")
+            index = ordinal(device if isinstance(device, str) else None)
+            if index is None:
+                break
+            self.result["waited_s"] = round(time.perf_counter() - self._t0, 3)
+            return index
+        self.result["status"] = "not needed"
+        return None
+
+    def _make(self, res: dict[str, Any], index: int) -> None:
+        t0 = time.perf_counter()
+        try:
             cu = ctypes.CDLL(LIBCUDA)
             rc = cu.cuInit(0)
-            res["init_s"] = round(time.perf_counter() - self._t0, 3)
+            res["init_s"] = round(time.perf_counter() - t0, 3)
             if rc != 0:
                 res.update(status="driver error", call="cuInit", code=int(rc))
                 return
             dev = ctypes.c_int()
-            rc = cu.cuDeviceGet(ctypes.byref(dev), ctypes.c_int(self.index))
+            rc = cu.cuDeviceGet(ctypes.byref(dev), ctypes.c_int(index))
             if rc != 0:
                 res.update(status="driver error", call="cuDeviceGet", code=int(rc))
                 return
@@ -80,12 +128,18 @@ class Warm:
             res["status"] = "made"
         except (OSError, AttributeError) as exc:   # no driver library, or one without the API
             res.update(status="unavailable", error=f"{type(exc).__name__}: {exc}"[:300])
-        finally:
-            res["seconds"] = round(time.perf_counter() - self._t0, 3)
 
     def details(self) -> dict[str, Any]:
         """What the thread did so far (a copy: it may still be running)."""
         return dict(self.result)
+
+
+def _started(warm: Warm) -> Warm | None:
+    try:
+        warm.thread.start()
+    except RuntimeError:   # no thread can be started (a process limit): torch does it later
+        return None
+    return warm
 
 
 def start(device: str | None) -> Warm | None:
@@ -95,9 +149,21 @@ def start(device: str | None) -> Warm | None:
     if index is None:
         return None
     os.environ.setdefault("CUDA_MODULE_LOADING", "LAZY")
-    warm = Warm(index)
-    try:
-        warm.thread.start()
-    except RuntimeError:   # no thread can be started (a process limit): torch does it later
-        return None
-    return warm
+    return _started(Warm(index))
+
+
+def start_on_request(path: str) -> Warm | None:
+    """For a child started before its request: make the context once the request at ``path``
+    names a CUDA device (see :class:`Warm`). ``CUDA_MODULE_LOADING`` is set here, in the calling
+    thread: changing the environment while another thread reads it is not safe in C."""
+    os.environ.setdefault("CUDA_MODULE_LOADING", "LAZY")
+    return _started(Warm(request=path))
+
+
+def for_child(path: str, request: Any) -> Warm | None:
+    """The thread of a smoke child: ``request`` is its request, or None for a child started
+    before it (which watches ``path``)."""
+    if request is None:
+        return start_on_request(path)
+    device = request.get("device", "cuda") if isinstance(request, dict) else None
+    return start(device if isinstance(device, str) else None)

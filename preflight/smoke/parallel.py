@@ -149,16 +149,9 @@ def prestart(opts: Any, parts: Sequence[str]) -> Early | None:
         return None
     cache = resolve_cache(opts, parts)
     smoke = bytecode.launch(cache, "smoke")
-    lives = {p: spawn(None, opts.timeout, env=opts.env, part=p, launch=smoke,
-                      device=_request_device(opts))
+    lives = {p: spawn(None, opts.timeout, env=opts.env, part=p, launch=smoke)
              for p in in_start_order(parts)}
     return Early(lives, opts.timeout, cache, filler=start_filler(opts, cache))
-
-
-def _request_device(opts: Any) -> str:
-    """The device the request will name (smoke/__init__.py ``run``: cuda:0 with --all-gpus)."""
-    device = str(getattr(opts, "device", "cuda"))
-    return "cuda:0" if getattr(opts, "all_gpus", False) and device.startswith("cuda") else device
 
 
 def run_parts(base: dict[str, Any], parts: Sequence[str], opts: Any, progress: Progress,

@@ -55,11 +55,10 @@ class _Live:
 
 def _spawn(request: dict[str, Any] | None, timeout: float, command: Sequence[str] | None,
            env: Mapping[str, str] | None, *, part: str | None = None,
-           launch: Launch | None = None, device: str | None = None) -> _Live | ChildRun:
+           launch: Launch | None = None) -> _Live | ChildRun:
     """Start one child. ``request`` None: it starts now and waits for :func:`send` (``--wait``);
     ``part``: one part of the step (child.py); ``launch``: its interpreter flags and
-    environment for the bytecode cache (``cache.launch``); ``device``: the device a waiting
-    child's request will name (its CUDA context is made while it imports: cudawarm.py)."""
+    environment for the bytecode cache (``cache.launch``)."""
     # proc.temp_dir: recorded before it exists, so an interrupt anywhere cannot leave it behind
     workdir = proc.temp_dir("fp8-doctor-smoke-")
     if workdir is None:
@@ -78,8 +77,6 @@ def _spawn(request: dict[str, Any] | None, timeout: float, command: Sequence[str
     argv = list(command or (*python, "-m", "preflight.smoke.child"))
     argv += [req_path, os.path.join(workdir, "result.json")]
     argv += (["--part", part] if part else []) + (["--wait"] if request is None else [])
-    if request is None and device:
-        argv += ["--device", device]
     child_env = isolate.python_env(extra={**(env or {}), **launch.set_env,
                                           "PYTHONUNBUFFERED": "1"})
     for name in launch.drop_env:
@@ -189,11 +186,10 @@ def _cleanup(workdir: str) -> None:
 
 def spawn(request: dict[str, Any] | None, timeout: float, *,
           command: Sequence[str] | None = None, env: Mapping[str, str] | None = None,
-          part: str | None = None, launch: Launch | None = None,
-          device: str | None = None) -> _Live | ChildRun:
+          part: str | None = None, launch: Launch | None = None) -> _Live | ChildRun:
     """Start one child (see :func:`_spawn`); a failure to start is a crashed :class:`ChildRun`."""
     try:
-        return _spawn(request, timeout, command, env, part=part, launch=launch, device=device)
+        return _spawn(request, timeout, command, env, part=part, launch=launch)
     except OSError as exc:  # the request or work folder could not be written
         return ChildRun({}, "crash", f"could not start the smoke child: {exc}",
                         None, 0.0, "", (request or {}).get("device", ""))

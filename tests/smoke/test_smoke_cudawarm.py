@@ -1,12 +1,14 @@
 """The CUDA context made beside the smoke child's imports (smoke/cudawarm.py): which device a
 request names, what the thread records when the driver is missing or lacks the API, that the
-user's ``CUDA_MODULE_LOADING`` wins, and a real early child that carries the device and still runs
-its request. The GPU case (the context really made, torch then using it) runs with ``-m gpu``."""
+user's ``CUDA_MODULE_LOADING`` wins, that a child started early touches the driver only once its
+request names a CUDA device (never for a cancelled one), and a real early child. The GPU case (the context really made, torch then using it) runs with ``-m gpu``."""
 
 from __future__ import annotations
 
 import ctypes.util
+import json
 import os
+from pathlib import Path
 
 import pytest
 
@@ -65,13 +67,49 @@ def test_the_users_module_loading_setting_wins(monkeypatch: pytest.MonkeyPatch) 
     assert os.environ["CUDA_MODULE_LOADING"] == "EAGER"
 
 
-def test_an_early_child_told_its_device_runs_its_request() -> None:
+def _watch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, doc: object | None) -> dict:
+    monkeypatch.setattr(cudawarm, "LIBCUDA", "libfp8-doctor-no-such-library.so.1")
+    path = tmp_path / "request.json"
+    path.unlink(missing_ok=True)                  # each watch sees only its own request
+    warm = cudawarm.start_on_request(str(path))
+    assert warm is not None
+    if doc is not None:
+        tmp = tmp_path / "request.json.tmp"
+        tmp.write_text(json.dumps(doc) if not isinstance(doc, str) else doc)
+        os.replace(tmp, path)                     # as runner.send writes it
+    warm.thread.join(60)
+    assert not warm.thread.is_alive()
+    return warm.details()
+
+
+def test_a_waiting_child_makes_no_context_for_a_cancelled_or_cpu_request(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A check whose facts say no smoke step leaves the GPU untouched (a training job beside it
+    # may need that memory): no driver call at all.
+    for doc in ({"cancel": True}, {"device": "cpu"}, {"device": "meta"}, ["not", "a", "dict"],
+                "{broken json"):
+        got = _watch(tmp_path, monkeypatch, doc)
+        assert got["status"] == "not needed" and "init_s" not in got, (doc, got)
+
+
+def test_a_waiting_child_makes_the_context_its_request_names(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    got = _watch(tmp_path, monkeypatch, {"device": "cuda:2", "backends": ["te"]})
+    assert got["device"] == 2 and "waited_s" in got
+    assert got["status"] == "unavailable"          # the driver call was made (no driver here)
+
+
+def test_the_watch_ends_when_no_request_comes(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cudawarm, "REQUEST_WAIT_S", 0.1)
+    got = _watch(tmp_path, monkeypatch, None)
+    assert got["status"] == "not needed"
+
+
+def test_an_early_child_runs_its_request_beside_the_thread() -> None:
     pytest.importorskip("torch")
-    live = spawn(None, 120, part="base", device="cuda")
+    live = spawn(None, 120, part="base")
     assert not isinstance(live, ChildRun)
-    assert live.child.proc is not None
-    argv = live.child.proc.args
-    assert list(argv[-2:]) == ["--device", "cuda"] and "--wait" in argv
     run = collect_all([send(live, {"device": "cpu", "backends": ["scaled_mm"], "speed": False})],
                       120)[0]
     assert run.status == "ok", run.error
@@ -84,7 +122,7 @@ def test_on_a_gpu_the_context_is_made_and_torch_uses_it() -> None:
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available():
         pytest.skip("needs a CUDA GPU")
-    live = spawn(None, 300, part="base", device="cuda")
+    live = spawn(None, 300, part="base")
     assert not isinstance(live, ChildRun)
     run = collect_all([send(live, {"device": "cuda", "backends": ["scaled_mm"],
                                    "speed": False})], 300)[0]
