@@ -36,6 +36,10 @@ def main() -> int:
     ap.add_argument("-n", type=int, default=5)
     ap.add_argument("--deadline", type=float, default=None, help="seconds from the start")
     ap.add_argument("--site", default="/tmp/site")
+    ap.add_argument("--peers", type=int, default=0,
+                    help="in the first N rounds also accelerate env and collect_env")
+    ap.add_argument("--cold", type=int, default=0,
+                    help="N pairs at the end: B's first run on an empty cache, B --no-cache")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     t0 = time.monotonic()
@@ -46,6 +50,9 @@ def main() -> int:
     fp8 = [sys.executable, "-m", "preflight"]
     cmds = {"check --example": [*fp8, "check", "--example", "--format", "json"],
             "smoke": [*fp8, "smoke", "--format", "json"]}
+    peers = {"accelerate env": ["accelerate", "env"],
+             "collect_env": [sys.executable, "-m", "torch.utils.collect_env"]}
+    extra = {"check --example --no-cache": [*cmds["check --example"], "--no-cache"]}
     doc: dict[str, Any] = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                            "a": args.a, "b": args.b, "runs": {}, "skipped": []}
 
@@ -53,10 +60,13 @@ def main() -> int:
         if args.deadline is not None and time.monotonic() - t0 + estimate > args.deadline:
             doc["skipped"].append(f"{version} {name}")
             return None
-        res = timed(cmds[name], envs[version], timeout=300)
-        res["verdict"] = verdict(res.pop("stdout"))
+        argv = {**cmds, **peers, **extra}[name]
+        res = timed(argv, envs[version], timeout=300)
+        out = res.pop("stdout")
+        if name not in peers:
+            res["verdict"] = verdict(out)
         doc["runs"].setdefault(f"{version} {name}", []).append(res)
-        v = res["verdict"]
+        v = res.get("verdict") or {}
         print(f"{version} {name}: {res['wall_s']:.2f} s rc {res['rc']} children {v.get('children')} "
               f"cache {(v.get('bytecode_cache') or {}).get('status')}", flush=True)
         save()
@@ -82,6 +92,13 @@ def main() -> int:
         for name in cmds:
             for version in order:
                 record(name, version)
+        if i < args.peers:
+            for name in peers:
+                record(name, "B", estimate=20)
+    for _ in range(args.cold):
+        envs["B cold"] = {**envs["B"], "XDG_CACHE_HOME": tempfile.mkdtemp(prefix="xdg-cold-")}
+        record("check --example", "B cold", estimate=25)
+        record("check --example --no-cache", "B", estimate=25)
     save()
     for name, s in doc["summary"].items():
         print(f"{name:28} median {s['median_s']:.2f} s  {s['walls_s']}")
@@ -94,13 +111,13 @@ def summarize(doc: dict[str, Any]) -> None:
     doc["summary"] = {name: {"median_s": statistics.median(r["wall_s"] for r in rs),
                              "walls_s": [r["wall_s"] for r in rs]} for name, rs in runs.items()}
     for name, rs in runs.items():
-        te = [(r["verdict"].get("children") or {}).get("te") for r in rs]
+        te = [((r.get("verdict") or {}).get("children") or {}).get("te") for r in rs]
         te = [x for x in te if isinstance(x, (int, float))]
         if te:
             doc["summary"][name]["te_child_median_s"] = statistics.median(te)
 
     def smoke_of(r: dict[str, Any]) -> dict[str, Any]:
-        return {k: x for k, x in r["verdict"].items() if k in VERDICT_KEYS}
+        return {k: x for k, x in (r.get("verdict") or {}).items() if k in VERDICT_KEYS}
 
     for name in ("check --example", "smoke"):
         got = [smoke_of(r) for v in ("A", "B") for r in runs.get(f"{v} {name}", [])]

@@ -138,6 +138,7 @@ def real_run(name: str, backend: str, recipe: str, compiled: bool, fp8: bool, de
             times.append(time.perf_counter() - t0)
     times.sort()
     return {"median_s": times[len(times) // 2], "min_s": times[0], "max_s": times[-1],
+            "times_s": [round(t, 6) for t in times],
             "peak_bytes": torch.cuda.max_memory_allocated() if on_cuda else None,
             "wall_s": round(time.perf_counter() - t_start, 1), "loss": float(loss)}
 
@@ -153,6 +154,22 @@ def real_in_child(name: str, backend: str, recipe: str, compiled: bool, fp8: boo
         return dict(json.loads(lines[-1]))
     except (IndexError, ValueError):
         return {"error": (proc.stderr or proc.stdout)[-1500:], "rc": proc.returncode}
+
+
+def _repeated(name: str, backend: str, recipe: str, compiled: bool, fp8: bool,
+              args: argparse.Namespace) -> dict[str, Any]:
+    """``--repeat-real`` fresh real runs; the median of their medians (each run kept), so that one
+    process's luck does not decide the measured speed-up (the 1B TE delayed cell's real FP8 step
+    was 158 ms in one session and 189 ms in the next, 2026-11-27)."""
+    runs = [real_in_child(name, backend, recipe, compiled, fp8, args)
+            for _ in range(max(1, args.repeat_real))]
+    ok = [r for r in runs if "median_s" in r]
+    if len(runs) == 1 or not ok:
+        return runs[0]
+    meds = sorted(r["median_s"] for r in ok)
+    return {"median_s": meds[len(meds) // 2], "min_s": min(r["min_s"] for r in ok),
+            "max_s": max(r["max_s"] for r in ok), "run_medians_s": meds,
+            "peak_bytes": ok[0].get("peak_bytes"), "runs": runs}
 
 
 # ----------------------------------------------------------------------------- the cases
@@ -172,9 +189,9 @@ def run_case(case: str, args: argparse.Namespace, bf16_cache: dict[str, Any]) ->
     out["trial_speedup"] = rep.speedup
     key = f"{name}:{'compile' if compiled else 'eager'}"
     if key not in bf16_cache:
-        bf16_cache[key] = real_in_child(name, backend, recipe, compiled, False, args)
+        bf16_cache[key] = _repeated(name, backend, recipe, compiled, False, args)
     real16 = bf16_cache[key]
-    real8 = real_in_child(name, backend, recipe, compiled, True, args)
+    real8 = _repeated(name, backend, recipe, compiled, True, args)
     out["real_bf16"], out["real_fp8"] = real16, real8
     if "median_s" in real16 and "median_s" in real8:
         measured = real16["median_s"] / real8["median_s"]
@@ -182,7 +199,7 @@ def run_case(case: str, args: argparse.Namespace, bf16_cache: dict[str, Any]) ->
         out["measured_verdict"] = verdict_for(measured)
         if rep.speedup:
             out["trial_error_pct"] = round(100 * (rep.speedup - measured) / measured, 2)
-            out["verdict_agrees"] = _kind(rep.speedup) == _kind(measured)
+            out["verdict_agrees"] = _agrees(rep.speedup, measured)
             if rep.bf16 and rep.fp8:
                 out["trial_bf16_step_error_pct"] = round(
                     100 * (rep.bf16.step_s - real16["median_s"]) / real16["median_s"], 2)
@@ -200,6 +217,17 @@ def run_case(case: str, args: argparse.Namespace, bf16_cache: dict[str, Any]) ->
             out["quick_error_pct"] = round(100 * (out["quick_speedup"] - m) / m, 2)
         out["quick_why_not"] = q.why_not or None
     return out
+
+
+def _agrees(trial: float, measured: float) -> bool:
+    """The trial's verdict is right: at the line (preflight.speedup.at_the_line), when the
+    measured speed-up is inside the range it states; else when both say the same kind."""
+    from preflight.speedup import TRIAL_ERROR, at_the_line, speedup_range
+
+    if at_the_line(trial, TRIAL_ERROR):
+        lo, hi = speedup_range(trial, TRIAL_ERROR)
+        return lo <= measured <= hi
+    return _kind(trial) == _kind(measured)
 
 
 def _kind(speedup: float) -> str:
@@ -236,6 +264,8 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=15)
     ap.add_argument("--warmup", type=int, default=6)
     ap.add_argument("--quick", action="store_true", help="also the modelled estimate")
+    ap.add_argument("--repeat-real", type=int, default=1,
+                    help="real runs per precision, each a fresh process (median of medians)")
     ap.add_argument("--real", nargs=5, metavar=("SHAPE", "BACKEND", "RECIPE", "MODE", "PREC"))
     args = ap.parse_args()
     if args.real:

@@ -167,6 +167,71 @@ def _tell(dropped: "list[str]") -> None:
                f"processes ({why}): it never imports code from the job or the current folder")
 
 
+LOADER_VARS = ("LD_LIBRARY_PATH", "LD_PRELOAD", "LD_AUDIT")
+"""The dynamic loader's variables that name libraries or their folders: a child loads what they
+point at before any of its own code runs (``libcuda.so.1`` for the smoke child's driver thread
+and torch, ``libnvidia-ml.so.1`` for NVML, ``nvidia-smi``'s)."""
+
+
+FOLDER_VARS = ("CUDA_HOME", "CUDA_PATH", "CUDNN_HOME", "CUDNN_PATH", "NVRTC_HOME", "NVRTC_PATH",
+               "CURAND_HOME", "CURAND_PATH")
+"""Folders Transformer Engine searches for a library it then loads (``glob(f"{path}/**/lib{name}.so*")``
+and ``ctypes.CDLL``: ``_load_cuda_library_from_system``, transformer_engine/common/__init__.py
+l.303-334 at v2.18; ``_load_nvrtc`` reads ``CUDA_HOME`` at v2.9): one inside the job is left out
+as a loader entry is, and TE falls back to ``/usr/local/cuda``."""
+
+
+def loader_env(env: "Mapping[str, str]") -> "dict[str, str] | None":
+    """``env`` with the loader's entries (and :data:`FOLDER_VARS`) that point into the job or
+    the current folder left out (None: nothing to leave out).
+
+    As for PYTHONPATH (redteam4, issue 21): a ``libcuda.so.1`` on ``LD_LIBRARY_PATH=$PWD/lib``
+    inside the job ran its constructor in the smoke child (``cudawarm`` loads the driver by
+    name, as torch does). A folder entry is judged as a PYTHONPATH entry is (an empty one is the
+    child's cwd, glibc splits on ``:`` and ``;``); a file entry of ``LD_PRELOAD`` / ``LD_AUDIT``
+    (split on ``:`` and blanks) by its folder, a bare name (``libjemalloc.so.2``, found in the
+    system folders) is kept."""
+    cwd, roots, exact = _cwd(), job_roots(), _file_folders()
+    out: "dict[str, str] | None" = None
+    for name in FOLDER_VARS:
+        raw = env.get(name)
+        why = unsafe_entry(raw, cwd=cwd, roots=roots, exact=exact) if raw else None
+        if raw and why is not None:
+            out = dict(env) if out is None else out
+            out.pop(name, None)
+            if raw not in _noticed and notice is not None:
+                _noticed.add(raw)
+                notice(f"fp8-doctor: note: {name}={raw} is not given to fp8-doctor's child "
+                       f"processes ({why}): they never load a library from the job or the "
+                       "current folder")
+    for name in LOADER_VARS:
+        raw = env.get(name)
+        if not raw:
+            continue
+        kept: "list[str]" = []
+        for entry in raw.replace(";", ":").split(":") if name == "LD_LIBRARY_PATH" else \
+                raw.replace(":", " ").split():
+            folder = entry if name == "LD_LIBRARY_PATH" else \
+                os.path.dirname(entry) if "/" in entry else None
+            why = None if folder is None else \
+                unsafe_entry(folder or ".", cwd=cwd, roots=roots, exact=exact)
+            if why is None:
+                kept.append(entry)
+            elif entry and entry not in _noticed and notice is not None:
+                _noticed.add(entry)
+                notice(f"fp8-doctor: note: {name} entry {entry} is not given to fp8-doctor's "
+                       f"child processes ({why}): they never load a library from the job or "
+                       "the current folder")
+        joined = (":" if name == "LD_LIBRARY_PATH" else " ").join(kept)
+        if joined != raw:
+            out = dict(env) if out is None else out
+            if joined:
+                out[name] = joined
+            else:
+                out.pop(name, None)
+    return out
+
+
 def package_root() -> str:
     """The folder holding the ``preflight`` package this process runs."""
     import preflight

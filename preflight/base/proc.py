@@ -47,6 +47,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, Any
 
+from preflight.base import isolate
 from preflight.base.signals import held
 from preflight.base.tempdirs import remove_all, remove_dir, temp_dir
 
@@ -259,6 +260,8 @@ def start(argv: Sequence[str], timeout: float, *, env: Mapping[str, str] | None 
 
     now = time.monotonic()
     args = tuple(str(a) for a in argv)
+    # no library from the job on the loader's path (LD_LIBRARY_PATH / LD_PRELOAD, issue 21)
+    env = isolate.loader_env(os.environ if env is None else env) or env
     workdir = ""
     with held():   # no interrupt between the folder, the child and recording them
         if cwd is None:

@@ -151,7 +151,9 @@ def device_slot(local_rank: int, env: Mapping[str, str] | None = None,
     else:
         return DeviceSlot(None, None, f"LOCAL_RANK {local_rank} but CUDA_VISIBLE_DEVICES lists "
                                       f"{len(entries)} device(s)")
-    if entry.isdigit():
+    if entry.isascii() and entry.isdigit() and len(entry.lstrip("0")) <= 9:
+        # ASCII digits only (str.isdigit takes '²', which int() refuses: an internal error
+        # before any report; redteam4), and no int() of thousands of digits
         index = int(entry)
         uuid = (uuid_of_index or {}).get(index)
         return DeviceSlot(entry, uuid or f"index:{index}", index=index)

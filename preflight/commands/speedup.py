@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from preflight.commands import console
 from preflight.commands.args import add_job, add_output, file_name, options_from, positive_seconds
 from preflight.errors import UserInputError
-from preflight.speedup import NOT_WORTH
+from preflight.speedup import NOT_WORTH, TRIAL_ERROR, at_the_line
 
 if TYPE_CHECKING:
     from preflight.api import CheckOptions
@@ -130,4 +130,6 @@ def _trial(args: argparse.Namespace, facts: Any, shape: Any, *,
     text = (render_json(report) if args.format == "json" else
             render_markdown(report) if args.format == "markdown" else render_text(report))
     write(text, args.output)
-    return 1 if report.speedup is not None and report.speedup < NOT_WORTH else 0
+    # "At the line" (within the trial's measured error of NOT_WORTH) will not pay reliably.
+    return 1 if report.speedup is not None and (report.speedup < NOT_WORTH or at_the_line(
+        report.speedup, TRIAL_ERROR)) else 0

@@ -33,6 +33,7 @@ DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
     "skyrl": ("skyrl", "skyrl-train"),
     "nemo2": ("nemo-toolkit",),
     "openrlhf": ("openrlhf",),
+    "areal": ("areal",),
 }
 """kind -> the distributions it ships as, then those it requires."""
 # END GENERATED

@@ -149,6 +149,25 @@ class Framework:
     so a rule that asks ``== true`` sees ``--bf16 1`` too."""
     bool_on_off: bool = False
     """Its parser also takes on/off (pydantic: axolotl)."""
+    file_strings: str = ""
+    """How its loader takes a boolean (or, for :attr:`shape_keys`, a number) a config file or
+    its Python code gives as a string (``bf16: 'false'``, ``micro_batch_size: '4'``):
+    ``words`` converts it (pydantic, argparse defaults, accelerate's env); ``truth`` keeps it and
+    tests its truth (``'false'`` is on; a number stays text); ``either``: its loaders differ, so
+    a value they take differently is Unknown; ``""``: not read at a tag, a quoted
+    ``'true'``/``'false'`` is Unknown (:func:`preflight.reading.boolflags.from_file`)."""
+    file_strings_by_parser: tuple[tuple[str, str], ...] = ()
+    """:attr:`file_strings` once the job's code names the parser that loads the file
+    (``config.<kind>.code.parser``): HF's ``TrlParser`` converts, ``HfArgumentParser`` keeps."""
+    file_strings_why: str = ""
+    """The loader :attr:`file_strings` rests on, read at a tag (file and line), for reasons."""
+    cli_strings: str = ""
+    """:attr:`file_strings` for a string its command line gives a boolean key when that command
+    line is Hydra overrides (a string there was quoted: ``x.enabled='"false"'``); ``""``: the
+    :attr:`bool_keys` parser's words (argparse ``string_to_bool``)."""
+    python_strings: str = ""
+    """:attr:`file_strings` for its Python calls' keyword arguments (a dataclass keeps them:
+    ``TrainingArguments(bf16="false")`` is on); ``""``: as the command line."""
     torchrun_size: bool = False
     """Its jobs state their world size only on the ``torchrun`` line that runs the script: kept
     as ``config.<kind>.launch.nproc_per_node`` / ``nnodes`` (:mod:`preflight.jobs.scripts`)."""

@@ -366,4 +366,9 @@ FRAMEWORK = Framework(
         Default("parallelism_config.parallelism_config_tp_size / _cp_size", "1 (no TP / CP)",
                 ">= 1.10.0", "accelerate commands/launch.py (--parallelism_config_* default 1)"),
     ),
+    file_strings="words",
+    file_strings_why=(
+        "accelerate launch puts the YAML's values into the environment with str() "
+        "(src/accelerate/utils/launch.py l.309-316 @ v1.13.0) and the plugins read them with "
+        "str_to_bool / int() (utils/dataclasses.py l.1806, l.1862)"),
 )

@@ -88,6 +88,11 @@ FRAMEWORK = Framework(
                "gradient_checkpointing", "fsdp_config.cpu_ram_efficient_loading",
                "fsdp_config.fsdp_cpu_ram_efficient_loading"),
     bool_on_off=True,
+    file_strings="words",
+    file_strings_why=(
+        "axolotl validates the YAML (yaml.safe_load, src/axolotl/cli/config.py l.254) with its "
+        "pydantic AxolotlInputConfig in lax mode and uses model_dump (src/axolotl/utils/config/"
+        "__init__.py l.439-498 @ v0.18.0): 'false' is False, '4' is 4"),
     launch=Launch(axolotl_launch.read, command=axolotl_launch.COMMAND,
                   trains=axolotl_launch.TRAINS),
     shape_keys=(("seq", ("sequence_len",)), ("micro_batch", ("micro_batch_size",)),

@@ -41,6 +41,10 @@ def score(data: Any) -> int:
                        "evaluation_strategy", "lr_scheduler_type", "warmup_ratio",
                        "model_name_or_path", "report_to", "optim",
                        "gradient_checkpointing", "torch_compile"})
+    if not s:
+        # keys every trainer config has (seed, learning_rate) are no evidence alone: an AReaL
+        # YAML with `seed` was read as TrainingArguments, its FP8 "no" (holdout8)
+        return 0
     s += len(top & {"learning_rate", "max_steps", "gradient_accumulation_steps", "seed",
                     "weight_decay", "warmup_steps", "deepspeed", "fsdp"})
     for key in ("bf16", "fp16"):
@@ -302,6 +306,15 @@ FRAMEWORK = Framework(
                                                    ("--per_device_train_batch_size",))),
     # TrainingArguments bool fields: HfArgumentParser gives them string_to_bool (`--bf16 1`)
     bool_keys=BOOL_KEYS,
+    # a YAML/JSON string: parse_yaml_file / parse_json_file -> parse_dict keep it and the
+    # Trainer tests its truth, TRL's --config makes it an argparse default (string_to_bool)
+    file_strings="either", python_strings="truth",
+    file_strings_by_parser=(("TrlParser", "words"), ("HfArgumentParser", "truth")),
+    file_strings_why=(
+        "HfArgumentParser.parse_yaml_file / parse_dict pass it to TrainingArguments unchanged, "
+        "whose truth turns it on (transformers src/transformers/hf_argparser.py parse_dict @ "
+        "002496228f0c), while TRL's --config sets it as an argparse default, which "
+        "string_to_bool converts (trl/scripts/utils.py l.321-338, 359-372 @ v1.9.0)"),
     read_python=read_python, python_hint=PY_HINT,
     shape_keys=(("seq", ("max_seq_length", "cutoff_len", "sequence_len")),
                 ("micro_batch", ("per_device_train_batch_size", "micro_batch_size")),

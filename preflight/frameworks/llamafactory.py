@@ -118,6 +118,11 @@ FRAMEWORK = Framework(
     # bool fields of its argument dataclasses (HfArgumentParser / parse_dict: 1 is true)
     bool_keys=("fp8", "fp8_enable_fsdp_float8_all_gather", "bf16", "fp16", "pure_bf16",
                "disable_gradient_checkpointing", "packing", "neat_packing"),
+    file_strings="truth",
+    file_strings_why=(
+        "LLaMA-Factory loads it with OmegaConf.load, OmegaConf.to_container and "
+        "HfArgumentParser.parse_dict, which keep the string (src/llamafactory/hparams/parser.py "
+        "l.85-107 @ v0.9.5); the dataclass then tests its truth"),
     launch=Launch(llamafactory_launch.read, command=llamafactory_launch.COMMAND,
                   trains=llamafactory_launch.TRAINS),
     shape_keys=(("seq", ("cutoff_len",)), ("micro_batch", ("per_device_train_batch_size",)),

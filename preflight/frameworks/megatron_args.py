@@ -64,6 +64,8 @@ _WORD = r"""("[^"\n]*"|'[^'\n]*'|[^\s\\)"';|&#]+)"""
 # value may also find it on the next line (one argument per line in an argument file or a bash
 # array). Other flags stop at a plain newline: `--bf16` then `export X=1` is no value.
 _VALUE = re.compile(r"(?:[ \t]|\\\n)+" + _WORD)
+# an array expanded whole (`${ARGS[@]}`, quoted or not) is the next words, no value of a flag
+_ARRAY = re.compile(r"""(["']?)\$\{[A-Za-z_]\w*\[[@*]\]\}\1""")
 _VALUE_NEXT_LINE = re.compile(r"(?:[ \t\n]|\\\n)+" + _WORD)
 
 TEXT_HINTS = re.compile(r"--(?:num-layers|hidden-size|num-attention-heads|fp8-format|fp8-recipe|"
@@ -112,8 +114,8 @@ def read_args_text(path: str, text: str, outer: dict[str, str] | None = None,
             pattern = _VALUE_NEXT_LINE if flag in NEEDS_VALUE else _VALUE
             while True:
                 v = pattern.match(text, pos)
-                if not v or v.group(1).startswith("--"):
-                    break
+                if not v or v.group(1).startswith("--") or _ARRAY.fullmatch(v.group(1)):
+                    break       # `--colocate ${PRECISION_ARGS[@]}`: the array's words are flags
                 values.append(typed(v.group(1), variables))
                 pos = v.end()
                 if flag not in _MULTI:

@@ -32,6 +32,7 @@ from preflight.frameworks import megatron_bridge_presets as presets
 from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, IntentOut, Stated, View
 from preflight.frameworks.megatron_bridge_py import PY_HINT, read_python
+from preflight.frameworks.megatron_bridge_source import recipe_preset
 from preflight.reading.overridelaunch import Syntax, base_unread, find_launch, merged_facts
 from preflight.reading.overrides import parse_hydra
 from preflight.reading.readers import read_plain
@@ -108,6 +109,10 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
         recipe = (f"{model[0]}_{task}_config", model[1])
     if recipe is not None:
         facts[f"{PREFIX}.recipe"], prov[f"{PREFIX}.recipe"] = recipe
+        if isinstance(recipe[0], str) and (own := recipe_preset(path, recipe[0])) is not None:
+            # the job's own Megatron-Bridge source: its recipe's preset, not the table's
+            facts[f"{PREFIX}.recipe_preset"] = own[0]
+            prov[f"{PREFIX}.recipe_preset"] = Source(own[1], own[2])
     facts[f"{PREFIX}.entry"] = read.launch.entry.text
     prov[f"{PREFIX}.entry"] = Source(path, text.count("\n", 0, read.launch.offset) + 1)
     return ReaderOutput(facts, prov, tuple(read.problems), merged.linked)
@@ -136,6 +141,10 @@ def mixed_precision(v: View) -> tuple[dict[str, Any], dict[str, str]]:
     elif isinstance(name, Unknown):
         values = {k: name for k in _MP_FIELDS}
         where = {k: v.src("mixed_precision") for k in _MP_FIELDS}
+    elif isinstance(own := v.get("recipe_preset"), str) and (got := presets.preset(own)):
+        values = dict(got)
+        where = {k: f"{v.src('recipe_preset')} (recipe {recipe} in the job's Megatron-Bridge "
+                    "source)" for k in _MP_FIELDS}
     elif isinstance(recipe, str) and (hit := presets.for_recipe(recipe)):
         values = hit[0]
         src = f"{v.src('recipe')} ({hit[1]})"
@@ -252,4 +261,9 @@ FRAMEWORK = Framework(
                 ("seq", ("dataset.seq_length", "model.seq_length")),
                 ("micro_batch", ("train.micro_batch_size",)),
                 ("tp", ("model.tensor_model_parallel_size",))),
+    file_strings_why=(
+        "Megatron-Bridge merges the YAML into an OmegaConf config built from a plain dict and "
+        "sets each value on its dataclasses unchanged (src/megatron/bridge/training/utils/"
+        "omegaconf_utils.py l.78, 83-100, 148 @ v0.6.0): a bool field then tests its truth "
+        "(on), a str field such as model.fp8 is refused by Megatron-Core"),
 )

@@ -27,6 +27,7 @@ built under a condition the text does not decide, or two different ones, leave i
 
 from __future__ import annotations
 
+import ast
 import re
 from typing import Any
 
@@ -35,7 +36,7 @@ from preflight.findings import Source
 from preflight.frameworks import megatron_bridge_presets as presets
 from preflight.reading.overrides import OverrideError, is_dotlist, parse_hydra
 from preflight.reading.pyfacts import PyOut
-from preflight.reading.pysource import Call, Module, Unresolved
+from preflight.reading.pysource import Call, Module, Ref, Unresolved
 from preflight.reading.types import ReaderOutput
 
 KIND = "megatron_bridge"
@@ -73,10 +74,85 @@ def read_python(module: Module) -> ReaderOutput:
         with out.made(call):
             out.put(f"{PREFIX}.recipe", call.name, call.line)
             _edits(out, call)
+    escape = _escape(module, made)
+    if escape is not None:
+        out.put(f"{PREFIX}.mixed_precision", Unresolved(escape[1], escape[0]), escape[0])
     out.put(f"{PREFIX}.entry", module.path, made[0].line)
     if applies and module.argv is not None:
         _overrides(out, module)
     return out.output()
+
+
+# what a script may pass the recipe's result to without changing it (the example scripts:
+# OmegaConf.structured, apply_overrides with the YAML and command line read here, pretrain /
+# finetune, printing and logging)
+_KEEP = frozenset({"pretrain", "finetune", "structured", "apply_overrides", "print",
+                   "print_yaml", "to_yaml", "info", "debug", "warning", "error", "pformat",
+                   "pprint", "str", "repr", "isinstance", "getattr", "hasattr", "type", "len",
+                   "id", "log_config", "get_rank_safe"})
+_CHANGES = frozenset({"setattr", "exec", "eval", "vars", "update", "setdefault", "__setattr__",
+                      "merge_with"})
+_PRECISION_ARG = re.compile(r"precision|fp8|fp4|mxfp|nvfp", re.I)
+
+
+def _escape(module: Module, made: list[Call]) -> tuple[int, str] | None:
+    """Where the recipe's result is changed in a way :func:`_edits` does not follow: bound to
+    another name (``m = cfg.model; m.fp8 = ...``), given to a function of the script or
+    ``setattr`` / ``dataclasses.replace`` / ``exec``, changed through ``__dict__``, or the recipe
+    called with a precision argument (older recipes took ``precision_config=``; v0.6.0's take
+    none). Each left the recipe's BF16 preset standing (redteam4, issue 21): its mixed
+    precision is then Unknown, at that line."""
+    for call in made:
+        arg = next((k for k in call.kwargs if k not in SECTIONS and _PRECISION_ARG.search(k)),
+                   None)
+        if arg is not None:
+            return call.line, (f"the recipe is called with {arg}= (line {call.line}): what it "
+                               "does with it depends on the Megatron-Bridge release")
+    lines = {c.line for c in made}
+    nodes = list(ast.walk(module.tree))
+    names = {t.id for n in nodes if isinstance(n, (ast.Assign, ast.AnnAssign)) and
+             isinstance(n.value, ast.Call) and n.value.lineno in lines
+             for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
+             if isinstance(t, ast.Name)}
+    if not names:
+        return None
+
+    def rooted(expr: ast.expr, deep: bool = False) -> bool:
+        """``cfg`` or ``cfg.section`` (any depth with ``deep``)."""
+        depth = 0
+        while isinstance(expr, (ast.Attribute, ast.Subscript, ast.Starred)) and \
+                (deep or depth < 1):
+            expr, depth = expr.value, depth + (not isinstance(expr, ast.Starred))
+        return isinstance(expr, ast.Name) and expr.id in names
+
+    for node in nodes:
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) and \
+                node.value is not None and rooted(node.value) and not any(
+                    isinstance(t, ast.Name) and t.id in names for t in
+                    (node.targets if isinstance(node, ast.Assign) else [node.target])):
+            return node.lineno, (f"the recipe's config is bound to another name at line "
+                                 f"{node.lineno}: what is set through it is not followed")
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else \
+            func.id if isinstance(func, ast.Name) else ""
+        given = [*node.args, *(k.value for k in node.keywords)]
+        if name in ("exec", "eval") or name in _CHANGES and (
+                any(rooted(a, True) for a in given) or
+                isinstance(func, ast.Attribute) and rooted(func.value, True)) or \
+                name not in _KEEP and any(rooted(a) for a in given) and not _library(module, func):
+            return node.lineno, (f"{name or 'a call'}() at line {node.lineno} takes the "
+                                 "recipe's config: what it changes there is not followed")
+    return None
+
+
+def _library(module: Module, func: ast.expr) -> bool:
+    """A function of Megatron-Bridge or OmegaConf (``create_omegaconf_dict_config``,
+    ``apply_overrides``): what it does with the config is the library's, read as the example
+    scripts use it (the YAML and command-line overrides are read here)."""
+    ref = module.evaluate(func, module.module)
+    return isinstance(ref, Ref) and ref.name.startswith(("megatron.bridge.", "omegaconf."))
 
 
 def _edits(out: PyOut, call: Call) -> None:

@@ -198,4 +198,7 @@ FRAMEWORK = Framework(
         Default("model.ffn_hidden_size", "4 x hidden", "NeMo 1.x",
                 "nemo/collections/nlp/models/language_modeling/megatron_base_model.py"),
     ),
+    file_strings_why=(
+        "NeMo 1.x reads its Hydra config as a DictConfig without a schema; how each model "
+        "class reads the key was not read at a tag"),
 )

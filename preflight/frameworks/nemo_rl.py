@@ -27,7 +27,7 @@ from preflight.facts import Unknown
 from preflight.findings import Source
 from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, IntentOut, Stated, View
-from preflight.frameworks.nemo_rl_shipped import fill_unread, lookup
+from preflight.frameworks.nemo_rl_shipped import fill_unread, lookup, shipped_config
 from preflight.reading.launch import not_training
 from preflight.reading.layered import load_chain, source_of
 from preflight.reading.overridelaunch import (
@@ -110,6 +110,7 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
         return ReaderOutput(problems=tuple(read.problems))
     merged = merged_facts(read, KIND, read.flag("config"), style="paths", key="--config")
     facts, prov = merged.facts, merged.provenance
+    shipped_config(read.flag("config"), facts, prov, PREFIX)
     line = text.count("\n", 0, read.launch.offset) + 1
     facts[f"{PREFIX}.entry"] = read.launch.entry.text
     prov[f"{PREFIX}.entry"] = Source(path, line)
@@ -172,9 +173,16 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
         out["distributed"] = ("fsdp2", v.src("policy.dtensor_cfg.enabled"))
     fp8_on = f.get(f"{PREFIX}.{FP8}.enabled")
     meg_on = f.get(f"{PREFIX}.{MEG}.enabled")
-    if isinstance(fp8_on, Unknown) or (isinstance(meg_on, Unknown) and v.truthy(f"{FP8}.enabled")):
-        why = fp8_on if isinstance(fp8_on, Unknown) else meg_on
-        out["fp8"] = (why, v.src(f"{FP8}.enabled"))
+    if isinstance(fp8_on, Unknown):
+        out["fp8"] = (fp8_on, v.src(f"{FP8}.enabled"))
+    elif isinstance(meg_on, Unknown) and v.truthy(f"{FP8}.enabled"):
+        # FP8 is asked, but fp8_cfg is read on the Megatron path only (models/megatron/
+        # setup.py l.576, data.py l.1123 @ v0.7.0; the DTensor worker never reads it), and
+        # policy.megatron_cfg.enabled is the base's
+        out["fp8"] = (Unknown(f"{FP8}.enabled is true ({v.src(f'{FP8}.enabled')}), but NeMo-RL "
+                              "applies fp8_cfg only when policy.megatron_cfg.enabled is true "
+                              f"(the DTensor path ignores it), and that is not known: "
+                              f"{meg_on.reason}"), v.src(f"{FP8}.enabled"))
     elif v.truthy(f"{FP8}.enabled") and megatron:
         src = v.src(f"{FP8}.enabled")
         out["fp8"] = (True, src)
@@ -379,4 +387,14 @@ FRAMEWORK = Framework(
                 ("micro_batch", ("policy.train_micro_batch_size",)),
                 ("tp", (f"{MEG}.tensor_model_parallel_size",
                         "policy.dtensor_cfg.tensor_parallel_size"))),
+    # tested for truth on OmegaConf's dict (run_grpo.py l.74-81, algorithms/grpo.py l.817,
+    # models/megatron/setup.py l.576-579 @ v0.7.0): a quoted 'false' is on
+    bool_keys=(f"{MEG}.enabled", "policy.dtensor_cfg.enabled", f"{FP8}.enabled",
+               f"{FP8}.fp8_param", f"{MEG}.sequence_parallel", f"{MEG}.activation_checkpointing",
+               "policy.sequence_packing.enabled", "loss_fn.use_importance_sampling_correction"),
+    # Hydra overrides: a quoted "false" stays a string (nemo_rl/utils/config.py l.168-188)
+    file_strings="truth", cli_strings="truth",
+    file_strings_why=(
+        "NeMo-RL loads the YAML with OmegaConf and hands OmegaConf.to_container's dict on "
+        "unchanged (examples/run_grpo.py l.74-81 @ v0.7.0)"),
 )

@@ -88,3 +88,18 @@ def fill_unread(f: Mapping[str, Any], prov: Mapping[str, str], unread: Unknown, 
         where[name] = shipped.where() if shipped is not None and not isinstance(
             value, Unknown) else prov.get(f"{prefix}.base_config", "intent")
     return facts, where
+
+
+def shipped_config(given: tuple[Any, str] | None, facts: dict[str, Any], prov: dict[str, str],
+                   prefix: str) -> None:
+    """``--config examples/configs/X.yaml`` from a NeMo-RL checkout, not in the job: the job
+    stands on NeMo-RL's X (``<prefix>.shipped_base``), whose settings alike at every release read
+    :func:`fill_unread` gives (PR 1175's e2e FP8 usage, holdout7). Only a path under
+    ``examples/configs/``: a file of the same name elsewhere may be the user's own copy."""
+    if given is None or not isinstance(given[0], str) or "examples/configs/" not in given[0] or \
+            not isinstance(facts.get(f"{prefix}.base_config"), Unknown):
+        return
+    shipped = lookup(given[0])
+    if shipped is not None:
+        facts[f"{prefix}.shipped_base"] = shipped.path
+        prov[f"{prefix}.shipped_base"] = given[1]

@@ -35,6 +35,7 @@ from preflight.reading.types import ReaderOutput
 
 KIND = "slime"
 PREFIX = f"config.{KIND}"
+MEGATRON = "config.megatron"
 # flags only slime's train.py / train_async.py take (slime/utils/arguments.py at v0.3.1)
 HINT = re.compile(r"--(?:rollout-num-gpus-per-engine|actor-num-gpus-per-node|actor-num-nodes|"
                   r"rollout-batch-size|n-samples-per-prompt|sglang-mem-fraction-static)\b")
@@ -66,6 +67,15 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
     the ``NVTE_*`` / ``NCCL_*`` values of its Ray runtime environment JSON."""
     out = read_args_text(path, text, outer, prefix=PREFIX)
     facts, prov = dict(out.facts), dict(out.provenance)
+    # slime adds its own arguments to Megatron-LM's parser (slime/utils/arguments.py l.1547-1569 @ v0.3.1:
+    # megatron's parse_args(extra_args_provider=...)), so every flag is a Megatron argument too:
+    # stated as config.megatron.* as well, Megatron's rules read them (holdout8: MEG-0009)
+    for name in list(facts):
+        mirrored = MEGATRON + name[len(PREFIX):]
+        facts.setdefault(mirrored, facts[name])
+        prov.setdefault(mirrored, prov[name])
+    if facts:       # not a Megatron job of its own: Megatron's derive does not run on them
+        facts[f"{MEGATRON}.args_of"], prov[f"{MEGATRON}.args_of"] = KIND, Source(path, 1)
     for m in _ENV.finditer(text):
         line = text.count("\n", 0, m.start()) + 1
         facts[f"{PREFIX}.env.{m.group(1)}"] = m.group(2)

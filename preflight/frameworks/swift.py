@@ -157,6 +157,10 @@ FRAMEWORK = Framework(
     # bool fields of its argument dataclasses (HfArgumentParser: `--merge_lora 1` is true;
     # swift/megatron/arguments/megatron_args.py l.679, l.688 @ v4.5.2)
     bool_keys=_BOOL_KEYS,
+    file_strings="words",
+    file_strings_why=(
+        "ms-swift turns a YAML/JSON config into --key str(value) flags for HfArgumentParser "
+        "(swift/cli/main.py l.38-71 @ v4.5.2), whose string_to_bool converts them"),
     shape_keys=(("seq", ("max_length",)), ("micro_batch", ("micro_batch_size",)),
                 ("model", ("model",))),
     references=(

@@ -354,4 +354,9 @@ FRAMEWORK = Framework(
     shape_keys=(("model", ("actor_rollout_ref.model.path",)),
                 ("micro_batch", (f"{ACTOR}.ppo_micro_batch_size_per_gpu",)),
                 ("tp", (f"{MEG}.tensor_model_parallel_size",))),
+    file_strings_why=(
+        "verl composes a plain DictConfig with Hydra (verl/trainer/main_ppo.py l.35 @ v0.7.1), "
+        "whose values are tested for truth where read directly, while omega_conf_to_dataclass "
+        "merges the sections it converts into OmegaConf.structured(...), which turns 'false' "
+        "into False (verl/utils/config.py l.23, 60-62): which one applies depends on the key"),
 )

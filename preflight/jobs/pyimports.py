@@ -91,13 +91,23 @@ def unread_module(name: str, importer: str) -> tuple[str, str] | None:
     return None
 
 
+STAR = "<import *>"
+"""The binding a module imported with ``*`` is read with: its top-level code runs on import, its
+functions only where called (a name no function has, :func:`.pycallers.reached`)."""
+
+
 def calls_into(module: Module, unread: dict[str, tuple[int, str]] | None = None,
                ) -> dict[str, tuple[int, dict[str, list[Call]]]]:
-    """For each job file ``module`` imports and calls into: the first line that does, and the
-    calls by the name they call there (``utils.run(hp)`` -> ``{"run": [Call]}``); ``unread``
-    gets the files it calls into that are not read (:func:`unread_module`), with the line."""
+    """For each job file ``module`` imports and calls into (or imports with ``*``): the first
+    line that does, and the calls by the name they call there (``utils.run(hp)`` ->
+    ``{"run": [Call]}``); ``unread`` gets the files it calls into that are not read
+    (:func:`unread_module`), with the line."""
     out: dict[str, tuple[int, dict[str, list[Call]]]] = {}
     cache: dict[str, str | None] = {}
+    for base, line in module.stars[:MAX_MODULES]:
+        path = module_file(base, module.path)
+        if path is not None and os.path.realpath(path) != os.path.realpath(module.path):
+            out.setdefault(path, (line, {STAR: []}))
     for call, _ in module.calls():
         owner, _, attr = call.func.rpartition(".")
         if not owner or not attr or call.func.startswith("__main__."):
@@ -160,7 +170,10 @@ def read_helpers(module: Module,
             seen.add(real)
             try:
                 text = read_text(path)
-                helper = Module(path, parse(path, text), None, None, bindings)
+                from preflight.jobs.pynames import imported_tree, link  # (it imports this one)
+
+                helper = Module(path, imported_tree(parse(path, text)), None, None, bindings)
+                link(helper)
                 kind, out = read(helper, text)
             except (ParseError, RecursionError, OSError) as exc:
                 why = exc.message if isinstance(exc, ParseError) else type(exc).__name__

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from preflight.jobs.pyimports import imports_job_module, read_helpers
+from preflight.jobs.pynames import link
 from preflight.reading.parse import MAX_BYTES, ParseError, read_text
 from preflight.reading.pysource import Module, parse
 from preflight.reading.types import ConfigProblem, Linked, ReaderOutput
@@ -113,6 +114,8 @@ def _module(path: str, text: str, argv: tuple[str, ...] | None, entry: str | Non
         if len(_CACHE) >= 8:
             _CACHE.pop(next(iter(_CACHE)))
         _CACHE[key] = Module(path, parse(path, text), argv, entry)
+        if imports_job_module(text, path):
+            link(_CACHE[key])   # `from helpers import *`, values of the job's modules
     return _CACHE[key]
 
 

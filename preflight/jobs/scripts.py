@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING
 
 from preflight.findings import Source
 from preflight.jobs import launchfacts
-from preflight.jobs.sourcing import sourced
-from preflight.reading import launch, launchpick, shell, shellcalls, shellheredoc
+from preflight.jobs.sourcing import expanded, sourced
+from preflight.reading import launch, launchpick, shell, shellcalls, shellheredoc, shellwrites
 from preflight.reading.boundary import outside_reference, refuse
 from preflight.reading.parse import ParseError, read_text
 from preflight.reading.refs import named
@@ -79,8 +79,16 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
     runs = _python_scripts(path, text, outer, walked)
     unread: list[ConfigProblem] = []
     calls = _shell_scripts(path, text, outer, walked, unread) if walked is not None else []
+    # a file the script writes before using it is not the one in the job (redteam4)
+    clean = strip_comments(text) if shell_script else ""
+    written = shellwrites.writes(clean, collect_variables(clean, outer)) if shell_script else {}
+    wrote: dict[str, object] = {}
+    if written:
+        runs, calls = (shellwrites.unwritten(path, written, links, None, unread, wrote)
+                       for links in (runs, calls))
     # which framework's launch the text holds: once (its entry check reads the scripts it runs)
-    detected = _detect(strip_comments(text), _frameworks(), path)
+    detected = _detect(strip_comments(text), _frameworks(), path) or \
+        _detect(expanded(strip_comments(text), outer), _frameworks(), path)
     try:
         got, out = _read(path, text, kind, explicit and not runs and not calls and not unread,
                          outer, values, detected)
@@ -101,6 +109,10 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
         _read(path, text, kind, explicit, outer, values, detected)   # raises: what it holds
     if got is not None:
         out = launchfacts.add(path, text, outer, out, detected, got)
+    if got is not None and written:
+        facts = {**out.facts, **{f"config.{got}.{k}": v for k, v in wrote.items()}}
+        linked = shellwrites.unwritten(path, written, out.linked, got, missing, facts)
+        out = ReaderOutput(facts, out.provenance, out.problems, tuple(linked))
     if got is not None and files:
         own = collect_variables(strip_comments(text), inherited)
         # what it sources belongs to this job (read as this kind, if it holds any settings)

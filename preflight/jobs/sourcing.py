@@ -22,6 +22,7 @@ from preflight.reading.shell import blank_heredocs
 from preflight.reading.shellheredoc import kept_text
 from preflight.reading.shellstops import errexit
 from preflight.reading.shellvars import collect_variables, strip_comments
+from preflight.reading.shellwrites import writes, written_before
 from preflight.reading.types import ConfigProblem
 
 MAX_DEPTH = 3
@@ -76,6 +77,25 @@ def _missing(raw: str, named: str, script: str, body: str, pos: int) -> ConfigPr
             "the job is launched, name it too when you run fp8-doctor.")
 
 
+_REF = re.compile(r"\$(?:\{([A-Za-z_]\w*)\}|([A-Za-z_]\w*))")
+
+
+def _substituted(raw: str, text: str, at: int) -> str:
+    """``source ./${training_script}``: each ``$NAME`` the script set before that line to a
+    literal value put in (OpenRLHF's slurm wrapper, examples/scripts/train_nonrl_slurm.sh at
+    v0.11.0: ``readonly training_script="train_dpo_llama.sh"``); any other is left, and the
+    path is then not guessed at."""
+    if "$" not in raw or not _REF.search(raw):
+        return raw
+    variables = collect_variables(text[:at])
+
+    def put(m: re.Match[str]) -> str:
+        value = variables.get(m.group(1) or m.group(2))
+        ok = value is not None and not re.search(r"[$`\x00\s]", value)
+        return value if ok and value is not None else m.group(0)
+    return _REF.sub(put, raw)
+
+
 def _target(raw: str, script: str, line: int) -> str | None:
     """The file to follow, or None; one that lies only outside the job is reported
     (:func:`preflight.reading.boundary.outside_reference`), never read."""
@@ -98,13 +118,27 @@ def sourced(script: str, text: str, missing: list[ConfigProblem] | None = None,
     while todo:
         path, body, depth = todo.pop(0)
         clean = strip_comments(body)
+        wrote = writes(clean, collect_variables(clean, variables))
         for m in _SOURCE.finditer(clean):
-            target = _target(m.group(1), path, body.count("\n", 0, m.start(1)) + 1)
+            line = body.count("\n", 0, m.start(1)) + 1
+            raw = _substituted(m.group(1), clean, m.start())
+            target = _target(raw, path, line)
+            at = written_before(wrote, target, line, os.path.dirname(os.path.abspath(path))) \
+                if target is not None else None
+            if target is not None and at is not None:
+                # the script writes it first (`cat > env.sh <<EOF`): the file in the job is
+                # not what is sourced (redteam4)
+                if missing is not None and len(missing) < MAX_FILES:
+                    missing.append(ConfigProblem(path, line, (
+                        f"sources {os.path.basename(target)[:120]!r}, which this script writes "
+                        f"itself at line {at}: the file of that name in the job is not what "
+                        "runs, so it was not read"), level="warning", code="reference"))
+                continue
             if target is None and missing is not None:
-                cands, named = _candidates(m.group(1), path)
+                cands, named = _candidates(raw, path)
                 if not cands and named is not None and not refuse(named) and \
                         len(missing) < MAX_FILES:
-                    missing.append(_missing(m.group(1), named, path, clean, m.start(1)))
+                    missing.append(_missing(raw, named, path, clean, m.start(1)))
             if target is None or os.path.realpath(target) in {os.path.realpath(p) for p in
                                                               (script, *found)}:
                 continue
@@ -122,3 +156,25 @@ def sourced(script: str, text: str, missing: list[ConfigProblem] | None = None,
             if depth + 1 < MAX_DEPTH:
                 todo.append((target, inner, depth + 1))
     return found, variables
+
+
+_MAX_PUT = 200_000      # characters put in, in all (bounds the text searched)
+
+
+def expanded(text: str, outer: dict[str, str]) -> str:
+    """``text`` with each ``$NAME`` a sourced script (or the caller) sets put in, to find the
+    framework whose command only that value holds: OpenRLHF's slurm wrapper sources the
+    script that builds ``training_commands`` and runs ``torchrun ... -m ${training_commands}``
+    (examples/scripts/train_nonrl_slurm.sh at v0.11.0). "" when nothing is put in."""
+    if not outer or "$" not in text:
+        return ""
+    put = [0]           # characters put in so far: at most _MAX_PUT in all
+
+    def sub(m: re.Match[str]) -> str:
+        value = outer.get(m.group(1) or m.group(2))
+        if value is None or value.startswith("\x00") or put[0] + len(value) > _MAX_PUT:
+            return m.group(0)
+        put[0] += len(value) + 1
+        return value
+    out = _REF.sub(sub, text)
+    return out if put[0] else ""

@@ -77,10 +77,14 @@ class Walk:
                 "that is not one job's configs. Name the job's files (or a folder with just "
                 "them)")))
             return []
-        self.todo.extend((p, self.kind, "folder") for p in scanned)
+        written = _written([p for p in scanned if p.lower().endswith(_SHELL_EXT)])
+        made = {p: why for p in [*scanned, *scripts]
+                if (why := written.get(os.path.abspath(p))) is not None}
+        self.not_read.update(made)
+        self.todo.extend((p, self.kind, "folder") for p in scanned if p not in made)
         take, skip = unread.python_candidates(scripts)
         self.not_read.update(dict.fromkeys(skip, unread.CODE))
-        return [(p, self.kind, "folder") for p in take]
+        return [(p, self.kind, "folder") for p in take if p not in made]
 
     def run(self) -> None:
         """Read every file, what it names first (before the rest of a folder)."""
@@ -159,11 +163,14 @@ class Walk:
         facts: dict[str, Any] = {}
         prov: dict[str, str] = {}
         replacing: set[str] = set()
-        boolean = _booleans()   # `--bf16 1`, `merge_lora: yes`: the framework's parser's bools
+        # `--bf16 1`, `merge_lora: yes`: the framework's parser's bools; a YAML's 'false' as the
+        # parser the job's code names (TrlParser / HfArgumentParser) loads it
+        boolean = _booleans({n.split(".", 2)[1]: v for f in kept for n, v in f.out.facts.items()
+                             if n.endswith(".code.parser") and n.count(".") == 3})
         for f in sorted(kept, key=lambda f: os.path.realpath(f.path) not in self.overriding):
             over = os.path.realpath(f.path) in self.overriding
             for name, value in f.out.facts.items():
-                value = boolean(name, value)
+                value = boolean(name, value, f.out.provenance.get(name, f.path))
                 if name not in facts:
                     facts[name] = value
                     prov[name] = f.out.provenance.get(name, f.path)
@@ -193,28 +200,72 @@ class Walk:
         if files:
             facts["config.files"] = [{"path": p, "kind": k} for p, k in files]
             # A launch script can hold two kinds (accelerate flags, then HF Trainer arguments).
+            # a kind whose facts another framework's reader states as its arguments (slime's
+            # flags are Megatron's: `config.megatron.args_of`) is not a kind read
             facts["config.kinds"] = sorted({k for _, k in files} | {
                 n.split(".", 2)[1] for n in facts if n.count(".") >= 2 and
-                n.split(".", 2)[1] in KINDS})
+                n.split(".", 2)[1] in KINDS and f"config.{n.split('.', 2)[1]}.args_of" not in facts})
             prov["config.files"] = prov["config.kinds"] = "config"
         elif paths and not any(p.level == "error" for p in self.problems):
             self.problems.append(_nothing_read(paths, self.known, self.scanned_other))
         return ConfigRead(facts, prov, self.problems, files)
 
 
-def _booleans() -> Callable[[str, Any], Any]:
-    """``(name, value) -> value``, with each framework's boolean keys as its parser reads them
-    (:mod:`preflight.reading.boolflags`)."""
-    from preflight.frameworks import FRAMEWORKS
-    from preflight.reading.boolflags import as_bool, key_of
+def _booleans(parsers: dict[str, Any]) -> Callable[[str, Any, str], Any]:
+    """``(name, value, where) -> value``, with each framework's boolean keys as its parser
+    reads them on a command line and strings of a config file or Python code as its loader
+    takes them (:mod:`preflight.reading.boolflags`)."""
+    from preflight.frameworks import BY_KIND, FRAMEWORKS
+    from preflight.reading.boolflags import as_bool, from_file, key_of, source_kind
 
     table = {fw.kind: (frozenset(fw.bool_keys), fw.bool_on_off)
              for fw in FRAMEWORKS if fw.bool_keys}
+    numbers = {fw.kind: frozenset(k for _, keys in fw.shape_keys for k in keys)
+               for fw in FRAMEWORKS}
 
-    def boolean(name: str, value: Any) -> Any:
+    def boolean(name: str, value: Any, where: str) -> Any:
         found = key_of(name, table)
+        parts = name.split(".", 2)
+        if isinstance(value, str) and len(parts) == 3 and parts[0] == "config" and \
+                parts[1] in BY_KIND:
+            fw, src = BY_KIND[parts[1]], source_kind(where)
+            how = dict(fw.file_strings_by_parser).get(str(parsers.get(parts[1])),
+                                                      fw.file_strings) \
+                if src == "file" else fw.python_strings if src == "python" else fw.cli_strings
+            if src == "file" or how:
+                key = parts[2].removeprefix("replaced.")
+                return from_file(value, how, key=key, on_off=bool(found), boolean=found is not None,
+                                 number=key in numbers[parts[1]], why=fw.file_strings_why,
+                                 where=str(where))
         return value if found is None else as_bool(value, on_off=found)
     return boolean
+
+
+_SHELL_EXT = (".sh", ".bash", ".slurm", ".sbatch")
+
+
+def _written(scripts: Sequence[str]) -> dict[str, str]:
+    """The files the folder's scripts write (``cat > acc.yaml <<EOF``), by name -> why the copy
+    in the folder is not read: what runs is what the script writes (redteam4; the launch
+    script's own reading says so at the line that uses it, :mod:`.reading.shellwrites`)."""
+    from preflight.reading.parse import ParseError, read_text
+    from preflight.reading.shell import blank_heredocs
+    from preflight.reading.shellvars import collect_variables, strip_comments
+    from preflight.reading.shellwrites import writes
+
+    out: dict[str, str] = {}
+    for script in scripts:
+        try:
+            text = read_text(script)
+        except (ParseError, OSError):
+            continue
+        folder = os.path.dirname(os.path.abspath(script))
+        text = strip_comments(blank_heredocs(text))
+        for name, line in writes(text, collect_variables(text)).items():
+            out.setdefault(os.path.normpath(os.path.join(folder, name)), (
+                f"written by {os.path.basename(script)} at line {line} before it runs: the "
+                "copy here is not what the job uses"))
+    return out
 
 
 def _resolve_links(path: str, kind: str, out: ReaderOutput, known: list[str], roots: list[str],

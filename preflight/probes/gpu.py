@@ -158,8 +158,11 @@ def resolve_visible(spec: str | None, gpus: Sequence[HostGPU]) -> tuple[list[Vis
 
 
 def _resolve_entry(entry: str, gpus: Sequence[HostGPU]) -> Visible | None:
-    if re.fullmatch(r"\d+", entry):
-        index = int(entry)
+    if re.fullmatch(r"[0-9]+", entry):
+        # ASCII digits only, as the driver's C parsing reads them (`\d` took `٣` for 3); an
+        # index past any host's GPUs is none, never int() of 5,000 digits (ValueError, redteam4)
+        digits = entry.lstrip("0") or "0"
+        index = int(digits) if len(digits) <= 9 else len(gpus)
         return Visible(gpus[index]) if index < len(gpus) else None
     upper = entry.upper()
     if upper.startswith("MIG-GPU-"):  # pre-R470 form MIG-GPU-<uuid>/<gi>/<ci>

@@ -14,6 +14,13 @@ values into ``True`` / ``False`` as it merges the files' facts, whatever reader 
   (``parse_dict``) keeps the value, which Python's truth then decides: 1 and 0 are the same.
 - axolotl's pydantic models take the same words and on/off (pydantic v2 bool validation).
 
+A config file (or Python code) is another matter: a quoted ``bf16: 'false'`` is a string, and
+what it means is each framework's loader's (``Framework.file_strings``, :func:`from_file`):
+HfArgumentParser's ``parse_yaml_file`` / ``parse_dict`` keep it and the Trainer tests its truth
+(on), while TRL's ``--config`` sets it as an argparse default, which ``string_to_bool`` turns
+off; LLaMA-Factory and NeMo-RL keep it (OmegaConf -> dict); axolotl (pydantic), ms-swift (YAML
+made flags) and accelerate (``str()`` into the environment, read by ``str_to_bool``) convert it.
+
 A ``$VAR`` the script does not set (``--bf16 $BF16``) is Unknown: the shell gives it at run time
 (redteam3: kept as the text ``$BF16``, which no rule reads as true, so ``--bf16 $BF16`` under
 accelerate FP8 was "no problem"). Any other value (``bf16: auto``, Unknown) is left as it is.
@@ -65,6 +72,50 @@ def key_of(name: str, table: Mapping[str, tuple[frozenset[str], bool]]) -> bool 
     keys, on_off = table[parts[1]]
     rest = parts[2].removeprefix("replaced.")
     return on_off if rest in keys else None
+
+
+_QUOTED = frozenset({"true", "false"})
+_NUMBER = re.compile(r"[ \t]*[-+]?\d+[ \t]*\Z")
+CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".toml")
+
+
+def source_kind(where: str) -> str:
+    """``file`` (a YAML / JSON / TOML config), ``python`` or ``cli`` (a launch script or an
+    argument file: its words pass through the framework's argument parser)."""
+    path = getattr(where, "path", None) or str(where).rsplit(":", 1)[0]
+    low = path.lower()
+    return "file" if low.endswith(CONFIG_SUFFIXES) else "python" if low.endswith(".py") else "cli"
+
+
+def from_file(value: Any, how: str, *, key: str, on_off: bool, boolean: bool, number: bool,
+              why: str, where: str) -> Any:
+    """A string a config file (or Python code) gives a key, as the framework's loader takes it
+    (``how``: :attr:`preflight.frameworks._record.Framework.file_strings`); ``boolean`` /
+    ``number``: the key is one of its boolean / number settings. Anything else unchanged."""
+    if not isinstance(value, str) or _RUNTIME.match(value):
+        return as_bool(value, on_off=on_off) if boolean else value
+    shown = f"{key} is given the string {value[:40]!r} ({where})"
+    if boolean and how == "words":
+        return as_bool(value, on_off=on_off)
+    if boolean and how == "truth":
+        return bool(value)
+    if boolean and how == "either":
+        words = as_bool(value, on_off=on_off)
+        if words is bool(value):
+            return words
+        other = words if isinstance(words, bool) else "refused (the job stops)"
+        return Unknown(f"{shown}: {why}; so it is {bool(value)} or {other}, by the loader that "
+                       "reads the file, which is not known here")
+    if number and how == "words" and _NUMBER.match(value) and len(value) < 100:
+        return int(value)
+    if number and how in ("truth", "either") and _NUMBER.match(value):
+        return Unknown(f"{shown}: {why}; a number kept as text fails (or misbehaves) where the "
+                       "framework computes with it")
+    if not how and value.strip().lower() in _QUOTED:
+        return Unknown(f"{shown}: a quoted boolean{'; ' + why if why else ''}; whether the "
+                       "framework takes it as that boolean, keeps the text (true) or refuses it "
+                       "is not known here")
+    return value
 
 
 def refuse_empty(facts: MutableMapping[str, Any], prov: Mapping[str, Any], path: str,

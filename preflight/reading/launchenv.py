@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import re
 
+from preflight.reading import shelldecl
 from preflight.reading.launch import command_at, tokens
 from preflight.reading.shellvars import typed
 
 _NAME = re.compile(r"([A-Za-z_]\w*)=(.*)\Z", re.S)
-_EXPORT = re.compile(r"(?m)^[ \t]*export[ \t]+")
+# `export X=1`, `declare -x X=1`, `typeset -x`, `readonly -x`... (reading/shelldecl.py)
+_EXPORT = re.compile(r"(?m)^[ \t]*(export|declare|typeset|readonly|local)[ \t]+")
 _FUNCTION = re.compile(r"(?m)^[ \t]*(?:function[ \t]+\w+|\w+[ \t]*\(\)[ \t]*)\{?")
 MAX_VARS = 200
 """Variables kept from one script (a real one sets a few dozen)."""
@@ -38,12 +40,20 @@ def launch_env(text: str, at: int, variables: dict[str, str]) -> list[Var]:
         if any(a <= m.start() < b for a, b in body):
             continue
         line_start, line_end = command_at(text, m.start())
-        for word, pos in tokens(text, m.end(), line_end):
+        words = list(tokens(text, m.end(), line_end))
+        options, n = shelldecl.split_options([w for w, _ in words])
+        decl = shelldecl.parse(m.group(1), options)
+        if not decl.exported or not decl.assigns or m.group(1) == "local":
+            continue        # `export -n X=1`, `declare X=1` (not exported), `export -f f`; `local`
+            # outside a function (bodies are skipped above) is an error
+        for word, pos in words[n:]:
             hit = _NAME.match(word)
             name, raw = (hit.group(1), hit.group(2)) if hit else (word, None)
             if not re.fullmatch(r"[A-Za-z_]\w*", name):
                 break
             value = _value(raw, variables) if raw is not None else variables.get(name)
+            if value is not None and not decl.plain:
+                value = decl.value(value) if not decl.nameref else variables.get(value)
             if value is not None and len(found) < MAX_VARS:
                 found[name] = (name, value, pos)
     for word, pos in tokens(text, start, at):

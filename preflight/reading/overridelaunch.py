@@ -118,6 +118,11 @@ def find_launch(path: str, text: str, syntax: Syntax,
     return out
 
 
+# argparse takes `-1` / `-.5` as a value, not an option, when no option looks like a negative
+# number (CPython 3.11 Lib/argparse.py `_negative_number_matcher`): `--ckpt.save_steps -1`
+_NEGATIVE = re.compile(r"-\d+\Z|-\d*\.\d+\Z")
+
+
 def _read_args(out: LaunchRead, args: list[Arg], syntax: Syntax,
                where: Callable[[int], Source]) -> None:
     """Sort one launch command's arguments into overrides, flags and positionals."""
@@ -130,13 +135,15 @@ def _read_args(out: LaunchRead, args: list[Arg], syntax: Syntax,
         src = where(arg.offset)
         why = _unknown(arg, where)
         body = arg.text
-        if body.startswith("-") and not body.startswith("---") and len(body) > 1:
+        if body.startswith("-") and not body.startswith("---") and len(body) > 1 and \
+                not _NEGATIVE.match(body):
             flag, eq, raw = body.lstrip("-").partition("=")
             value: Any = raw if eq else None
             override = flag not in syntax.value_flags and (
                 syntax.all_flags or (syntax.dotted_flags and "." in flag))
             takes = flag in syntax.value_flags or override
-            if not eq and i < len(args) and not args[i].text.startswith("-") and (
+            if not eq and i < len(args) and (not args[i].text.startswith("-") or
+                                             _NEGATIVE.match(args[i].text)) and (
                     takes or not (syntax.dotted_flags or syntax.all_flags or
                                   is_dotlist(args[i].text))):
                 value = args[i].text

@@ -27,12 +27,20 @@ click's, read at tag 8.3.1 (src/click/core.py):
   options of an action the text does not follow.
 
 Anything else (a declaration or a default the text does not give) leaves the option out, so the
-parameter stays as :mod:`.pycallers` reads it.
+parameter stays as :mod:`.pycallers` reads it. Where the value does not come from the launch line
+or the default the text shows, it is Unresolved (redteam4, issue 21: each was read as the
+default, so ``--fp8-recipe`` given through ``FP8_RECIPE`` read as "no FP8"): an option not given
+takes ``envvar=`` (``Parameter.consume_value``, core.py:2318-2320), a ``default_map`` or an
+``auto_envvar_prefix`` variable, or asks at the terminal (``prompt=``); a ``callback=`` returns
+the value; two options filling one parameter; and a boolean flag with ``default=True`` and no
+``flag_value``, which stores ``not default`` (False) up to click 8.2.1 (core.py:2614 at 8.2.1)
+and True from 8.2.2 (core.py:2618 at 8.2.2; 2826 at 8.3.1): the installed click decides.
 """
 
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from preflight.reading.pyvalues import Arg, Call, Ref, Unresolved
@@ -67,7 +75,29 @@ def options(module: Module, scope: Scope) -> dict[str, Arg]:
         if isinstance(value, Call) and value.func in _OPTION:
             arg = option(value)
             if arg is not None and arg.dest in scope.params:
-                out.setdefault(arg.dest, arg)
+                if arg.dest in out:     # which of the two fills it is click's processing order
+                    arg = replace(out[arg.dest], action="other", default=Unresolved(
+                        f"two options fill {arg.dest} (lines {out[arg.dest].line} and "
+                        f"{arg.line})", arg.line))
+                out[arg.dest] = arg
+    return _from_settings(module, out)
+
+
+def _from_settings(module: Module, out: dict[str, Arg]) -> dict[str, Arg]:
+    """Every option's default Unresolved where the file gives click an ``auto_envvar_prefix``
+    or a ``default_map`` (a command's ``context_settings``, or the call that runs it): an option
+    not on the launch line then takes its variable or the map's value."""
+    if not out:
+        return out
+    for node in ast.walk(module.tree):
+        key = node.arg if isinstance(node, ast.keyword) else node.value if \
+            isinstance(node, ast.Constant) else node.attr if isinstance(node, ast.Attribute) \
+            else None
+        if key in ("auto_envvar_prefix", "default_map"):
+            line = getattr(node, "lineno", 0)
+            return {dest: replace(arg, default=Unresolved(
+                f"click takes {'/'.join(arg.flags)} from its {key} (line {line}) when the "
+                "launch line does not give it", arg.line)) for dest, arg in out.items()}
     return out
 
 
@@ -118,13 +148,28 @@ def option(call: Call) -> Arg | None:
     is_flag = kw.get("is_flag")
     if is_flag is None:
         is_flag = flag_value is not _UNSET or bool(secondary)
+    shown = "/".join(opts or secondary)
+    if kw.get("envvar") is not None:
+        default = Unresolved(f"{shown} takes ${kw['envvar']} when the launch line does not "
+                             "give it", call.line)
+    elif kw.get("prompt") not in (None, False):
+        default = Unresolved(f"{shown} is asked at the terminal when the launch line does not "
+                             "give it", call.line)
     if not isinstance(is_flag, bool) or isinstance(default, (Call, Ref)) or \
-            kw.get("multiple") or kw.get("count") or kw.get("nargs", 1) != 1:
-        return Arg(name, tuple(opts), None, None, call.line, action="other", abbrev=False,
+            kw.get("multiple") or kw.get("count") or kw.get("nargs", 1) != 1 or \
+            kw.get("callback") is not None:
+        if not isinstance(default, Unresolved):
+            default = Unresolved(f"{shown} is an option whose value the text does not follow "
+                                 "(a callback, multiple, count or nargs)", call.line) \
+                if kw.get("callback") is not None else None
+        return Arg(name, tuple(opts), default, None, call.line, action="other", abbrev=False,
                    off=tuple(secondary))
     if is_flag:
         if flag_value is _UNSET or isinstance(flag_value, bool):
             store = True if flag_value is _UNSET else flag_value
+            if flag_value is _UNSET and default is not _UNSET and default and not secondary:
+                store = Unresolved(f"{shown} with default={default!r}: click up to 8.2.1 "
+                                   "stores False, from 8.2.2 True", call.line)
             value = False if default is _UNSET else default
         else:
             store, value = flag_value, None if default is _UNSET else default
@@ -203,6 +248,8 @@ def _typer(module: Module, node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict
         name = param.arg.replace("_", "-")
         decls = decls or [f"--{name}/--no-{name}" if flag else f"--{name}"]
         kwargs: dict[str, Any] = {} if default is _UNSET else {"default": default}
+        kwargs.update({k: info.kwargs[k] for k in ("envvar", "prompt", "callback")
+                       if info is not None and k in info.kwargs})
         if flag:
             kwargs["is_flag"] = True
         elif kind in ("int", "float", "str"):

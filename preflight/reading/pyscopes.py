@@ -9,11 +9,12 @@ Collected once, by walking statements (expressions are walked iteratively,
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from preflight.reading.pyguards import Guard, Guards
-from preflight.reading.pyvalues import attr_path, is_main_guard, own_nodes
+from preflight.reading.pyvalues import Ref, attr_path, is_main_guard, own_nodes
 
 MAX_CALLS = 20_000
 """Calls looked at in one file."""
@@ -58,9 +59,21 @@ class Scope:
 class Layout:
     """The scopes, functions, classes and imports of one parsed file."""
 
+    imported: Callable[[str], Any] | None = None
+    """``helpers.CFG`` -> the value the job's own module ``helpers`` binds ``CFG`` to (set by
+    :mod:`preflight.jobs.pyimports`: never imported, read; None: not a value of the job's)."""
+
+    def ref(self, qualified: str) -> Any:
+        """What a name imported as ``qualified`` is: the value a job module gives it, else a
+        :class:`Ref` (an installed package's name, a function, a class)."""
+        got = self.imported(qualified) if self.imported is not None else None
+        return Ref(qualified) if got is None else got
+
     def __init__(self, tree: ast.Module) -> None:
         self.tree = tree
         self.imports: dict[str, str] = {}
+        self.stars: list[tuple[str, int]] = []
+        """``from X import *`` at the top: (X, line) (its names: :mod:`.jobs.pyimports`)."""
         self.functions: dict[str, tuple[ast.FunctionDef | ast.AsyncFunctionDef, Scope]] = {}
         self.classes: dict[str, ast.ClassDef] = {}
         self.owners: dict[int, tuple[str | None, str]] = {}
@@ -199,7 +212,9 @@ class Layout:
             return bound
         base = "." * stmt.level + (stmt.module or "")
         for alias in stmt.names:
-            if alias.name != "*":
+            if alias.name == "*":
+                self.stars.append((base, stmt.lineno))
+            else:
                 sep = "" if base.endswith(".") or not base else "."
                 self.imports[alias.asname or alias.name] = f"{base}{sep}{alias.name}"
                 bound.append((alias.asname or alias.name, f"{base}{sep}{alias.name}"))

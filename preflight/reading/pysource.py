@@ -278,7 +278,7 @@ class Module(Layout):
             if name in where.params or (where is scope and name in scope.values):
                 return parameter(self, where, name, depth, at)
         if name in self.imports:
-            return Ref(self.imports[name])
+            return self.ref(self.imports[name])
         if name in BUILTINS:
             return Ref(f"builtins.{name}")
         if name in self.functions or name in self.classes:
@@ -343,7 +343,7 @@ class Module(Layout):
                 return got
         base = self.evaluate(node.value, scope, depth + 1)
         if isinstance(base, Ref):
-            return Ref(f"{base.name}.{node.attr}")
+            return self.ref(f"{base.name}.{node.attr}")
         if isinstance(base, Call):
             if base.name in ("parse_args", "parse_known_args"):
                 return self.option(node.attr)

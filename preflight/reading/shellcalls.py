@@ -143,8 +143,9 @@ class _Walk:
             if st.assign is not None:
                 self._assign(st)
                 continue
-            if st.exported:
-                self.exported.update("".join(p.text for p in w) for w in st.words)
+            if st.exported or st.unexported:
+                names = {"".join(p.text for p in w) for w in st.words}
+                self.exported = self.exported | names if st.exported else self.exported - names
                 continue
             fields = ev.command(st)
             prefix, self.prefix = self.prefix, []
@@ -184,6 +185,8 @@ class _Walk:
         name = st.assign or ""
         if st.prefix:
             self.prefix.append(name)
+        elif st.unexported:
+            self.exported.discard(name)
         elif st.exported or self.allexport:
             self.exported.add(name)
 

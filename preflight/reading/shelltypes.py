@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 MAX_PARTS = 200_000
@@ -45,6 +46,7 @@ class Statement:
     subject of ``case WORD in``) as bash matches them."""
     prefix: bool = False           # ``NAME=value cmd``: in that command's environment only
     exported: bool = False         # ``export NAME=value`` / ``export NAME`` (``words``: NAME)
+    unexported: bool = False       # ``export -n NAME[=value]``, ``declare +x``: exported no more
     subshell: tuple[int, ...] = ()  # the ``( ... )`` it stands in: its ``cd``, ``exit`` stay there
 
 
@@ -52,3 +54,26 @@ class Statement:
 class Split:
     statements: list[Statement] = field(default_factory=list)
     truncated_at: int | None = None     # offset where splitting stopped (budget spent)
+
+
+ASSIGN = re.compile(r"([A-Za-z_]\w*)(\+?)=")
+
+
+def literal(word: Word) -> str | None:
+    """The word's text when it is all literal and unquoted (a keyword candidate)."""
+    if all(not p.var and not p.quoted for p in word):
+        return "".join(p.text for p in word)
+    return None
+
+
+def assignment(word: Word) -> tuple[str, bool, Word] | None:
+    """``NAME=value`` / ``NAME+=value``: (name, append, the value's parts)."""
+    first = word[0]
+    if first.var or first.quoted:
+        return None
+    m = ASSIGN.match(first.text)
+    if not m:
+        return None
+    rest = first.text[m.end():]
+    value = ((Part(rest, first.offset + m.end()),) if rest else ()) + word[1:]
+    return m.group(1), bool(m.group(2)), value

@@ -7,8 +7,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
-_ASSIGN = re.compile(r"""^\s*(?:export\s+|local\s+|declare\s+(?:-\w+\s+)?)?([A-Za-z_]\w*)="""
-                     r"""("[^"\n]*"|'[^'\n]*'|[^\s;#()]*)\s*(?:#.*)?$""")
+from preflight.reading import shelldecl
+
+# `NAME=value`, after a declaration builtin and its options (`readonly`, `declare -rx`,
+# `typeset -l`, `export -n`, `local`: reading/shelldecl.py)
+_ASSIGN = re.compile(r"""^\s*(?:(export|local|declare|typeset|readonly)((?:\s+[-+][A-Za-z-]*)*)\s+)?"""
+                     r"""([A-Za-z_]\w*)=("[^"\n]*"|'[^'\n]*'|[^\s;#()]*)\s*(?:#.*)?$""")
 
 
 _VAR = re.compile(r"^\$\{?([A-Za-z_]\w*)(?::-([^}]*))?\}?$")
@@ -76,15 +80,33 @@ def collect_variables(text: str, outer: dict[str, str] | None = None) -> dict[st
         for name, value in values(text).items():
             own.add(name)
             variables[name] = value
-    for line in text.splitlines():
+    spans: list[tuple[int, int]] | None = None
+    at = 0
+    for line in text.splitlines(keepends=True):
+        at += len(line)
         m = _ASSIGN.match(line)
         if m:
-            value = m.group(2)
+            value = m.group(4)
             if value[:1] in "\"'" and value[-1:] == value[:1] and len(value) >= 2:
                 value = value[1:-1]
-            name = m.group(1)
+            name = m.group(3)
             if name in own:
                 continue
+            if m.group(1):
+                decl = shelldecl.parse(m.group(1), m.group(2).split())
+                if m.group(1) == "local":
+                    spans = shelldecl.function_spans(text) if spans is None else spans
+                    if not shelldecl.in_function(spans, at - len(line)):
+                        continue     # bash: "local: can only be used in a function"
+                if not decl.assigns:
+                    continue
+                if decl.nameref:
+                    value = "${" + value + "}" if re.fullmatch(r"[A-Za-z_]\w*", value) else \
+                        runtime(f"declare -n {name}={value[:40]}: a reference bash resolves")
+                elif not decl.plain:
+                    got = decl.value(value) if "$" not in value and "`" not in value else None
+                    value = got if got is not None else runtime(
+                        f"{m.group(1)}{m.group(2)} {name}={value[:40]}: bash computes the value")
             own.add(name)
             ref = _VAR.match(value)
             if not (ref and ref.group(1) == name and name in variables):

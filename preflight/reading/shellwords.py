@@ -24,13 +24,16 @@ import re
 from dataclasses import replace
 from functools import lru_cache
 
+from preflight.reading import shelldecl
 from preflight.reading.shell import HereDoc, heredocs, operator_end
 from preflight.reading.shellheredoc import MAX_TAKEN, HereValues, Taken, taken
+from preflight.reading.shelltypes import ASSIGN as _ASSIGN
 from preflight.reading.shelltypes import MAX_PARTS, Part, Split, Statement, Word
+from preflight.reading.shelltypes import assignment as _assignment
+from preflight.reading.shelltypes import literal as _literal
 
 __all__ = ["MAX_PARTS", "Part", "Split", "Statement", "Word", "split"]
 
-_ASSIGN = re.compile(r"([A-Za-z_]\w*)(\+?)=")
 _HEREDOC = re.compile(r"<<-?[ \t]*(['\"]?)([A-Za-z_][\w-]*)\1")
 _SEPARATORS = {";", "&", "|", "\n", "(", ")"}
 _PLAIN = re.compile(r"[^\s\\'\"$`<>;&|()#]+")
@@ -56,6 +59,7 @@ class _Lexer(HereValues):
         self.lit_quoted = False
         self.array_name: tuple[str, bool, int] | None = None   # inside NAME=( ... )
         self.array_words: list[Word] = []
+        self.spans: list[tuple[int, int]] | None = None     # function bodies (`local` works there)
         self.heredocs: list[str | HereDoc] = []
         # every here-document as bash reads it (reading/shell.py), by the offset of its `<<`
         self.docs = {d.at: d for d in heredocs(text)} if depth == 0 and "<<" in text else {}
@@ -165,6 +169,25 @@ class _Lexer(HereValues):
                                              test=(self.branches[-1], before),
                                              subshell=tuple(self.subshell)))
 
+    def skip_first(self, words: list[Word]) -> tuple[list[Word], shelldecl.Decl | None]:
+        """The words past `then`, `!` ... and `declare -rx` & co. (shelldecl); [] if none set."""
+        decl = None
+        first = _literal(words[0])
+        while first in _SKIP_FIRST and len(words) > 1:
+            words = words[1:]
+            if first in _DECLARE:
+                options, n = shelldecl.split_options([_literal(w) or "" for w in words[:-1]])
+                decl = shelldecl.parse(first, options)
+                words = words[n:]
+                if not decl.assigns or (first == "local" and not self.in_function(words[0])):
+                    return [], decl   # `declare -p`, `export -f f`; `local` outside a function
+            first = _literal(words[0])
+        return words, decl
+
+    def in_function(self, word: Word) -> bool:
+        self.spans = shelldecl.function_spans(self.text) if self.spans is None else self.spans
+        return shelldecl.in_function(self.spans, word[0].offset)
+
     def new_branch(self) -> int:
         self.next_branch += 1
         return self.next_branch
@@ -179,16 +202,10 @@ class _Lexer(HereValues):
                 return                   # an elif's condition is not part of the job either
             words = words[1:]
             first = _literal(words[0])
-        exported = False
-        while first in _SKIP_FIRST and len(words) > 1:
-            words = words[1:]
-            if first in _DECLARE:
-                # `export -n`, `declare -x`: their options, then names
-                while len(words) > 1 and (_literal(words[0]) or "").startswith("-"):
-                    exported = exported or "x" in (_literal(words[0]) or "")
-                    words = words[1:]
-                exported = exported or first == "export"
-            first = _literal(words[0])
+        words, decl = self.skip_first(words)
+        if not words:
+            return
+        first = _literal(words[0])
         if first in ("if", "case"):
             self.branches.append(self.new_branch())
             self.siblings.append([self.branches[-1]])
@@ -209,13 +226,8 @@ class _Lexer(HereValues):
         branch = tuple(self.branches)
         if self.chained:         # a branch of its own whose test nobody evaluates
             branch = (*branch, self.new_branch())
-        if exported:      # `export A=1 B`: each name, set or not, goes to what the script runs
-            for word in words:
-                got = _assignment(word)
-                self.out.statements.append(Statement(
-                    ((got[2],) if got[2] else ()) if got else (word,), word[0].offset, branch,
-                    got[0] if got else None, got[1] if got else False, exported=True,
-                    subshell=tuple(self.subshell)))
+        if decl is not None and decl.exported is not None:     # `export A=1 B`, `export -n B`
+            self.out.statements.extend(shelldecl.statements(decl, words, branch, self.subshell))
             return
         # leading NAME=value words: assignments (before a command, they are its environment)
         assigns = []
@@ -224,10 +236,13 @@ class _Lexer(HereValues):
             if assigned is None:
                 break
             name, append, value = assigned
+            if decl is not None and not decl.plain:
+                value = shelldecl.word(decl, value, words[0][0].offset)
             assigns.append(Statement((value,) if value else (), words[0][0].offset, branch, name,
                                      append, subshell=tuple(self.subshell)))
             words = words[1:]
-        # before a command they are its environment only (readers still see them as set)
+        words = [] if decl is not None else words    # `declare -r A=1 B`: B is a name
+        # before a command, its environment only (readers still see them as set)
         self.out.statements.extend(replace(a, prefix=bool(words)) for a in assigns)
         if words and self.take(words, branch):   # `read X <<EOF`, `sbatch <<EOF`
             return
@@ -367,26 +382,6 @@ class _Lexer(HereValues):
         self.array_name = (m.group(1), bool(m.group(2)), self.lit_at)
         self.lit = []
         return True
-
-def _literal(word: Word) -> str | None:
-    """The word's text when it is all literal and unquoted (a keyword candidate)."""
-    if all(not p.var and not p.quoted for p in word):
-        return "".join(p.text for p in word)
-    return None
-
-
-def _assignment(word: Word) -> tuple[str, bool, Word] | None:
-    """``NAME=value`` / ``NAME+=value``: (name, append, the value's parts)."""
-    first = word[0]
-    if first.var or first.quoted:
-        return None
-    m = _ASSIGN.match(first.text)
-    if not m:
-        return None
-    rest = first.text[m.end():]
-    value = ((Part(rest, first.offset + m.end()),) if rest else ()) + word[1:]
-    return m.group(1), bool(m.group(2)), value
-
 
 @lru_cache(maxsize=8)
 def split(text: str) -> Split:

@@ -20,7 +20,10 @@ v2.11.0); the device is the one the request names (``cuda`` is ordinal 0 of the 
 as for torch; ``CUDA_VISIBLE_DEVICES`` is applied by the driver to both). Any failure (no
 ``libcuda.so.1``, no device, an error code) is recorded and changes nothing: torch then meets the
 same condition and the child reports it as before. The context is retained once more and never
-released: the process ends with ``os._exit`` (child.py).
+released: the process ends with ``os._exit`` (child.py). ``libcuda.so.1`` is found as the CUDA
+runtime under torch finds it; entries of the job's folders on ``LD_LIBRARY_PATH``,
+``LD_PRELOAD`` and the like never reach a child (``isolate.loader_env``, applied by ``proc.start``,
+redteam4: a job's own ``lib/libcuda.so.1`` would otherwise run its constructor here).
 """
 
 from __future__ import annotations

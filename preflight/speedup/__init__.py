@@ -116,8 +116,37 @@ NOT_WORTH = 1.05
 moving parts (the verdict says so)."""
 
 
-def verdict_for(step: float, linear: float | None = None) -> str:
-    """The verdict line for a step speed-up (modelled or measured)."""
+TRIAL_ERROR = 0.05
+"""How far the trial's step speed-up may land from real training: 11 of the 12 cells of the
+validation table within +-5% (H200, 2026-11-27, docs/gpu-results.md; the twelfth +6.9%). A trial
+result this close to :data:`NOT_WORTH` says so instead of picking a side: Qwen2.5-7B rowwise
+measured 1.040x (will not pay) where the trial said 1.051x (should pay)."""
+
+
+def speedup_range(step: float, error: float) -> tuple[float, float]:
+    """Where the real speed-up lies for a result ``step`` that is within ``error`` of it."""
+    return step / (1 + error), step / (1 - error)
+
+
+def at_the_line(step: float, error: float | None) -> bool:
+    """Whether ``step``, give or take ``error``, could be on either side of :data:`NOT_WORTH`."""
+    if not error or step < 1.0:
+        return False
+    lo, hi = speedup_range(step, error)
+    return lo <= NOT_WORTH <= hi
+
+
+def verdict_for(step: float, linear: float | None = None, error: float | None = None) -> str:
+    """The verdict line for a step speed-up (modelled or measured); ``error``: how far the
+    number may be from the truth (the trial's :data:`TRIAL_ERROR`), which hedges a result at the
+    line between paying and not."""
+    if at_the_line(step, error):
+        assert error is not None
+        lo, hi = speedup_range(step, error)
+        return (f"FP8 is at the line here: about {step:.2f}x per training step, which with the "
+                f"trial's +-{error:.0%} is anywhere from {lo:.2f}x to {hi:.2f}x, around the "
+                f"{NOT_WORTH:.2f}x it takes to pay: it will not pay reliably. Grow the micro-batch "
+                "/ sequence, or stay in BF16.")
     if step < 1.0:
         return (f"FP8 will be slower than BF16 at these shapes (step {step:.2f}x): the casts "
                 "cost more than the faster GEMMs save. Stay in BF16, or grow the "

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from preflight.facts import Unknown
-from preflight.speedup import ModelShape, shape_dict, verdict_for
+from preflight.speedup import TRIAL_ERROR, ModelShape, shape_dict, verdict_for
 
 MEM_FRACTION = 0.8
 """The most of the GPU's free memory a trial may allocate (the child's allocator is capped)."""
@@ -229,7 +229,8 @@ def trial(shape: ModelShape | Unknown, *, backend: str, recipe: str, compiled: b
                            **base)
     ratio = bf16.step_s / fp8.step_s
     return TrialReport(shape, depths=chosen, bf16=bf16, fp8=fp8, speedup=round(ratio, 3),
-                       verdict=verdict_for(ratio), notes=notes, child=result, **base)
+                       verdict=verdict_for(ratio, error=TRIAL_ERROR), notes=notes, child=result,
+                       **base)
 
 
 def _run_child(request: dict[str, Any], timeout: float) -> dict[str, Any]:

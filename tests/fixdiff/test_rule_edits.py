@@ -36,6 +36,8 @@ NOT_AN_EDIT = {
                      "in place of model.fp8=...; --diff edits config files and flags, not "
                      "key=value overrides",
     "FP8D-MEG-0017": "the fix is the user's own quantizer factory (a Python import path)",
+    "FP8D-AREAL-0001": "the fix is another checkpoint (the model's FP8 release or a quantized "
+                       "copy): a path only the user knows, not a value to write for them",
     "FP8D-MEG-0032": "the value to set is the job's dense tensor parallelism (ETP = TP), or a "
                      "short trial run: no literal value fits every job",
     "FP8D-TT-0001": "the converter name depends on the torchtitan version (float8 in 0.1.x, "

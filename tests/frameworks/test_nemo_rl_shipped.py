@@ -129,3 +129,45 @@ def test_is_mx_is_an_mxfp8_rollout(tmp_path: Path) -> None:
     recipe.write_text("defaults: base.yaml\npolicy:\n  generation:\n    vllm_cfg:\n"
                       '      precision: "fp8"\n')
     assert _intent(recipe)["rollout.recipe"][0] == "blockwise"
+
+
+# NVIDIA-NeMo/RL PR 1175 (2025-09-21): the e2e FP8 usage, overrides of a shipped --config that
+# the job does not hold (benchmarks/realjobs/holdout7-nemo-rl-1175-*)
+PR_1175 = """#!/bin/bash
+uv run examples/run_grpo_math.py \\
+--config {config} \\
+cluster.num_nodes=2 \\
+policy.generation.vllm_cfg.precision="fp8" \\
+loss_fn.use_importance_sampling_correction=True \\
++policy.megatron_cfg.fp8_cfg.enabled=true \\
++policy.megatron_cfg.fp8_cfg.fp8=e4m3 \\
++policy.megatron_cfg.fp8_cfg.fp8_recipe=blockwise \\
++policy.megatron_cfg.fp8_cfg.fp8_param=false
+"""
+
+
+def test_a_shipped_config_named_by_the_launch_line_decides_the_backend(tmp_path: Path) -> None:
+    """megatron_cfg.enabled is true in examples/configs/grpo_math_qwen30ba3b_megatron.yaml at
+    every release read (v0.4.0 .. v0.7.0): the explicit fp8_cfg overrides apply."""
+    path = tmp_path / "run.sh"
+    path.write_text(PR_1175.format(config="examples/configs/grpo_math_qwen30ba3b_megatron.yaml"))
+    read = read_paths([str(path)])
+    values, prov = derive(Facts(read.facts, read.provenance))
+    assert values["intent.fp8"] is True
+    assert (values["intent.backend"], values["intent.recipe"]) == ("te", "blockwise")
+    assert values["intent.distributed"] == "megatron"
+    assert "grpo_math_qwen30ba3b_megatron.yaml" in str(prov["intent.distributed"])
+
+
+@pytest.mark.parametrize("config", ["my_base.yaml",
+                                    # a shipped file's name outside examples/configs/: not taken
+                                    "configs/grpo_math_qwen30ba3b_megatron.yaml"])
+def test_fp8_overrides_on_a_base_not_known_stay_unknown_naming_the_switch(
+        tmp_path: Path, config: str) -> None:
+    path = tmp_path / "run.sh"
+    path.write_text(PR_1175.format(config=config))
+    read = read_paths([str(path)])
+    values, _ = derive(Facts(read.facts, read.provenance))
+    fp8 = values["intent.fp8"]
+    assert isinstance(fp8, Unknown)
+    assert "policy.megatron_cfg.enabled" in fp8.reason and config in fp8.reason

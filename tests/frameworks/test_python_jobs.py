@@ -110,7 +110,10 @@ def test_the_script_a_launch_line_runs_is_read_with_its_arguments(tmp_path: Path
         accelerate launch --mixed_precision fp8 train.py --precision fp16
     """)
     read = read_paths([launch])
-    assert read.facts["config.hf_trainer.bf16"] == "fp16"
+    # the launch line's "fp16" reaches TrainingArguments(bf16="fp16"), a dataclass that keeps
+    # the string: its truth turns bf16 on (readfix9: Framework.python_strings)
+    assert read.facts["config.hf_trainer.bf16"] is True
+    assert str(read.provenance["config.hf_trainer.bf16"]).endswith("train.py:7")
     assert [k for _, k in read.files] == ["accelerate", "hf_trainer"]
 
 

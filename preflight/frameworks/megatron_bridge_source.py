@@ -1,0 +1,83 @@
+"""A Megatron-Bridge recipe's mixed-precision preset read from the recipe's own source in the job.
+
+``run_recipe.py --recipe nemotron_3_super_pretrain_config`` runs the recipe of the checkout it is
+in. The preset table (``preflight/data/megatron_bridge_recipes.json``) is one release's
+(v0.6.0), where that recipe is BF16; a checkout of 2026-05 sets
+``cfg.mixed_precision = "nemotron_3_super_bf16_with_nvfp4_mixed"`` in it (holdout8: NVFP4 on
+H100 missed). When the job holds Megatron-Bridge's source (``src/megatron/bridge/recipes/``
+in a folder at or above the launch script, inside the read boundary), the recipe function's
+body is read there (parsed with ``ast``, never imported): the preset it names wins over the
+table. Bounded: :data:`MAX_UP` folders up, :data:`MAX_FILES` files, each as any job file.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+
+from preflight.reading.boundary import refuse
+from preflight.reading.parse import ParseError, read_text
+
+MAX_UP = 8
+MAX_FILES = 400
+RECIPES = os.path.join("src", "megatron", "bridge", "recipes")
+# a preset name in the recipe's body, as tools/megatron_bridge_recipes.py finds them
+PRESET = re.compile(r"(?:bf16|fp16)_with_\w+_mixed|nemotron_h_\w+_mixed|nanov2_\w+_mixed|"
+                    r"nemotron_3_super_\w+_mixed|bf16_mixed|fp16_mixed")
+
+
+def recipes_folder(script: str) -> str | None:
+    """``src/megatron/bridge/recipes`` of the checkout the launch script is in, if the job
+    holds it."""
+    folder = os.path.dirname(os.path.abspath(script))
+    for _ in range(MAX_UP):
+        cand = os.path.join(folder, RECIPES)
+        if os.path.isdir(cand) and refuse(cand) is None:
+            return cand
+        parent = os.path.dirname(folder)
+        if parent == folder or refuse(parent) is not None:
+            return None
+        folder = parent
+    return None
+
+
+def recipe_preset(script: str, recipe: str) -> tuple[str, str, int] | None:
+    """(preset name, file, line) the recipe function ``recipe`` assigns in the job's own
+    Megatron-Bridge source; None when the job does not hold it or the body names none (the
+    recipe may start from another: the table then decides)."""
+    folder = recipes_folder(script)
+    if folder is None or not recipe.isidentifier():
+        return None
+    needle = re.compile(rf"^def {re.escape(recipe)}\(", re.M)
+    seen = 0
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(f for f in files if f.endswith(".py")):
+            seen += 1
+            if seen > MAX_FILES:
+                return None
+            path = os.path.join(root, name)
+            try:
+                text = read_text(path)
+            except (ParseError, OSError):
+                continue
+            if needle.search(text):
+                return _in_function(path, text, recipe)
+    return None
+
+
+def _in_function(path: str, text: str, recipe: str) -> tuple[str, str, int] | None:
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name == recipe:
+            found = [(sub.value, sub.lineno) for sub in ast.walk(node)
+                     if isinstance(sub, ast.Constant) and isinstance(sub.value, str) and
+                     PRESET.fullmatch(sub.value)]
+            names = {n for n, _ in found}
+            # two presets in one body (a branch) are not decided here
+            return (found[0][0], path, found[0][1]) if len(names) == 1 else None
+    return None
