@@ -25,6 +25,7 @@ from packaging.version import Version
 from preflight.base.versions import comparison_key
 from preflight.facts import Unknown
 from preflight.frameworks import accelerate_launch
+from preflight.frameworks._claim import owns
 from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, IntentOut, Stated, View, first
 from preflight.frameworks.accelerate_plugins import plugins
@@ -37,21 +38,31 @@ from preflight.reading.readers import link
 from preflight.reading.types import ConfigProblem, Linked, ReaderOutput
 
 KIND = "accelerate"
+OWN_KEYS = frozenset({
+    "compute_environment", "distributed_type", "fp8_config", "main_training_function",
+    "deepspeed_config", "dynamo_config", "downcast_bf16", "megatron_lm_config", "rdzv_backend",
+    "same_network", "tpu_use_cluster", "enable_cpu_affinity", "num_processes", "num_machines",
+    "machine_rank", "gpu_ids", "main_process_ip", "main_process_port"})
+"""accelerate config fields (accelerate commands/config/config_args.py) that claim a file."""
+
+
+def _fsdp_keys(data: Any) -> bool:
+    fsdp = data.get("fsdp_config")
+    return isinstance(fsdp, dict) and any(str(k).startswith("fsdp_") for k in fsdp)
 
 
 def score(data: Any) -> int:
     """How strongly a parsed mapping looks like an accelerate config."""
     top = {str(k) for k in data}
+    if not owns(top, OWN_KEYS) and not _fsdp_keys(data):
+        return 0   # `mixed_precision` or `use_cpu` alone is any trainer's (frameworks/_claim.py)
     s = 3 * len(top & {"compute_environment", "distributed_type", "fp8_config",
                        "main_training_function", "deepspeed_config", "dynamo_config",
                        "downcast_bf16", "megatron_lm_config", "rdzv_backend",
                        "same_network", "tpu_use_cluster", "enable_cpu_affinity"})
     s += len(top & {"mixed_precision", "num_processes", "num_machines", "machine_rank",
                     "use_cpu", "gpu_ids", "main_process_ip", "main_process_port"})
-    fsdp = data.get("fsdp_config")
-    if isinstance(fsdp, dict) and any(str(k).startswith("fsdp_") for k in fsdp):
-        s += 2
-    return s
+    return s + 2 * _fsdp_keys(data)
 
 
 def read_accelerate(path: str, parsed: Parsed) -> ReaderOutput:

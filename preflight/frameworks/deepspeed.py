@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from preflight.facts import Unknown
+from preflight.frameworks._claim import owns
 from preflight.frameworks._record import Default, Framework
 from preflight.frameworks._view import Derived, IntentOut, View
 from preflight.reading.readers import read_plain
@@ -18,9 +19,21 @@ from preflight.reading.readers import read_plain
 KIND = "deepspeed"
 
 
+OWN_KEYS = frozenset({
+    "zero_optimization", "train_micro_batch_size_per_gpu", "zero_allow_untested_optimizer",
+    "steps_per_print", "wall_clock_breakdown", "bfloat16", "msamp", "flops_profiler",
+    "prescale_gradients", "communication_data_type", "comms_logger", "gradient_clipping",
+    "data_types"})
+"""DeepSpeed config keys (deepspeed/runtime/constants.py) that claim a JSON file; its
+``{"enabled": ...}`` ``fp16`` / ``bf16`` blocks claim it too."""
+
+
 def score(data: Any) -> int:
     """How strongly a parsed mapping looks like a DeepSpeed config."""
     top = {str(k) for k in data}
+    if not owns(top, OWN_KEYS) and not any(
+            isinstance(data.get(k), dict) and "enabled" in data[k] for k in ("fp16", "bf16")):
+        return 0   # `optimizer: {type: ...}` alone is any trainer's (frameworks/_claim.py)
     s = 3 * len(top & {"zero_optimization", "train_micro_batch_size_per_gpu",
                        "zero_allow_untested_optimizer", "steps_per_print",
                        "wall_clock_breakdown", "bfloat16", "msamp", "flops_profiler",

@@ -15,6 +15,7 @@ from typing import Any
 
 from preflight.facts import Unknown
 from preflight.frameworks import axolotl_launch, llamafactory_launch, trl
+from preflight.frameworks._claim import owns
 from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, IntentOut, View
 from preflight.reading import launch
@@ -32,9 +33,27 @@ HINT = re.compile(r"--(?:output_dir|per_device_train_batch_size)\b")
 before transformers 4.50)."""
 
 
+OWN_KEYS = frozenset({
+    "per_device_train_batch_size", "per_device_eval_batch_size", "num_train_epochs",
+    "logging_steps", "logging_strategy", "logging_dir", "logging_first_step", "save_steps",
+    "save_strategy", "save_total_limit", "eval_strategy", "evaluation_strategy", "eval_steps",
+    "lr_scheduler_type", "warmup_ratio", "model_name_or_path", "report_to", "optim",
+    "gradient_checkpointing", "torch_compile", "overwrite_output_dir", "do_train", "do_eval",
+    "max_grad_norm", "adam_beta1", "adam_beta2", "adam_epsilon", "bf16_full_eval",
+    "dataloader_num_workers", "remove_unused_columns", "load_best_model_at_end",
+    "metric_for_best_model", "push_to_hub", "hub_model_id", "ddp_find_unused_parameters",
+    "gradient_checkpointing_kwargs", "use_liger_kernel", "eval_accumulation_steps"})
+"""TrainingArguments fields (transformers v4.57.0 training_args.py) no other trainer's file
+spells so: one of them must be there before a file is read as TrainingArguments (``seed``,
+``output_dir`` or ``learning_rate`` alone claimed AReaL's YAMLs; frameworks/_claim.py)."""
+
+
 def score(data: Any) -> int:
-    """How strongly a parsed mapping looks like TrainingArguments."""
+    """How strongly a parsed mapping looks like TrainingArguments (0 without one of its own
+    fields)."""
     top = {str(k) for k in data}
+    if not owns(top, OWN_KEYS):
+        return 0
     s = 3 * len(top & {"output_dir", "per_device_train_batch_size",
                        "per_device_eval_batch_size", "num_train_epochs", "logging_steps",
                        "save_steps", "save_strategy", "eval_strategy",

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from preflight.facts import Unknown
+from preflight.frameworks._claim import owns
 from preflight.frameworks._record import Default, Framework
 from preflight.frameworks._view import LIT_PRECISION, Derived, IntentOut, View
 from preflight.frameworks.nemo import nemo_model_keys
@@ -83,10 +84,37 @@ def _plugin(out: PyOut, prefix: str, plugin: Call) -> None:
             out.put(f"{prefix}.{key}", value.last if isinstance(value, Ref) else value, line)
 
 
+_TRAINER_ARGS = frozenset({
+    "strategy", "devices", "accelerator", "max_epochs", "num_nodes",
+    "accumulate_grad_batches", "gradient_clip_val", "log_every_n_steps", "val_check_interval",
+    "limit_train_batches", "limit_val_batches", "enable_checkpointing", "plugins",
+    "check_val_every_n_epoch", "num_sanity_val_steps", "default_root_dir"})
+"""lightning.pytorch.Trainer's __init__ arguments (lightning 2.x trainer/trainer.py) that claim
+a ``trainer:`` section; a Lightning-spelled ``precision`` ("bf16-mixed", "transformer-engine")
+claims it too (``precision``, ``callbacks``, ``max_steps`` alone are any trainer's)."""
+
+
+def _trainer_own(trainer: Any) -> bool:
+    if not isinstance(trainer, dict):
+        return False
+    precision = str(trainer.get("precision", ""))
+    return owns(map(str, trainer), _TRAINER_ARGS) or (
+        "-" in precision and precision in LIT_PRECISION)
+
+
+def _class_path(section: Any) -> bool:
+    return isinstance(section, dict) and "class_path" in section
+
+
 def score(data: Any) -> int:
-    """How strongly a parsed mapping looks like a LightningCLI config."""
+    """How strongly a parsed mapping looks like a LightningCLI config (0 without one of its
+    own keys: ``seed_everything``, ``ckpt_path``, a ``class_path`` or a Trainer argument)."""
     top = {str(k) for k in data}
     trainer, model = data.get("trainer"), data.get("model")
+    if not (owns(top, {"seed_everything", "ckpt_path"}) or _class_path(model)
+            or _class_path(data.get("data"))
+            or _trainer_own(trainer)):
+        return 0   # `data:` or `trainer:` alone is any trainer's (frameworks/_claim.py)
     s = 0
     if isinstance(trainer, dict):
         s += 2 + len({str(k) for k in trainer} & {"precision", "strategy", "devices",

@@ -38,12 +38,39 @@ _MSAMP = ("LLaMA-Factory does not hand fp8_backend msamp to accelerate (v0.9.5 f
           "which picks torchao, then Transformer Engine, then MS-AMP, whichever is installed")
 
 
+V1_KEYS = frozenset({"model_class", "kernel_config", "quant_config", "dist_config",
+                     "init_config", "peft_config", "sample_backend", "batching_strategy",
+                     "lr_scheduler_config", "mp_shard_size", "mp_replicate_size", "cp_mode"})
+"""Fields only LLaMA-Factory's v1 schema has (src/llamafactory/v1/config/model_args.py,
+training_args.py at ff6d4d12): a v1 YAML has no ``stage`` and is no TrainingArguments file."""
+_V1_FP8 = ("LLaMA-Factory v1 has no FP8 training setting (no fp8 or float8 anywhere in "
+           "src/llamafactory/v1 at ff6d4d12; its quant_config is bitsandbytes)")
+
+
 def score(data: Any) -> int:
-    """LLaMA-Factory when ``stage`` is one of its stages or ``finetuning_type`` is there."""
+    """LLaMA-Factory when ``stage`` is one of its stages or ``finetuning_type`` is there, or a
+    v1 YAML (:data:`V1_KEYS`)."""
     top = {str(k) for k in data}
     if str(data.get("stage")) not in _STAGES and "finetuning_type" not in top:
-        return 0
+        return 10 + 4 * len(top & V1_KEYS) if top & V1_KEYS else 0
     return hf_trainer.score(data) + 10 + 4 * len(top & _MARKERS)
+
+
+def _derive_v1(v: View, f: Mapping[str, Any]) -> Derived:
+    """A v1 YAML (its own trainer, bf16 on by default): FP8 not asked, unless a key names FP8
+    (a later v1's setting, not read: undetermined)."""
+    out = IntentOut()
+    named = next((n for n in f if n.startswith(f"config.{KIND}.") and
+                  ("fp8" in n.lower() or "float8" in n.lower())), None)
+    if named is not None:
+        out["fp8"] = (Unknown(f"{named[len(KIND) + 8:]}: an FP8 setting of a LLaMA-Factory v1 "
+                              "newer than fp8-doctor reads"), v.src(named[len(KIND) + 8:]))
+    else:
+        out["fp8"] = (False, v.src("quant_config", _V1_FP8))
+    off = v.has("bf16") and not v.truthy("bf16")
+    out["precision"] = ("fp32" if off else "bf16", v.src(
+        "bf16", "LLaMA-Factory v1 default (bf16: true; v1/config/training_args.py)"))
+    return out.build()
 
 
 _read_keys = hf_trainer.read_with_deepspeed(KIND)
@@ -65,6 +92,9 @@ def read(path: str, parsed: Parsed) -> ReaderOutput:
 
 def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     v = View(f, KIND, prov)
+    if not v.has("stage") and not v.has("finetuning_type") and any(
+            v.has(k) or any(n.startswith(f"config.{KIND}.{k}.") for n in f) for k in V1_KEYS):
+        return _derive_v1(v, f)
     out = hf_trainer.training_args(v)
     if not v.truthy("disable_gradient_checkpointing"):
         # LLaMA-Factory checkpoints by default, through torch.utils.checkpoint with

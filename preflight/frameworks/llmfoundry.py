@@ -19,6 +19,7 @@ from typing import Any
 
 from preflight.facts import Unknown
 from preflight.findings import Source
+from preflight.frameworks._claim import owns
 from preflight.frameworks._record import Default, Framework
 from preflight.frameworks._view import Derived, IntentOut, View
 from preflight.reading.interpolate import resolve
@@ -29,10 +30,21 @@ PREFIX = "config.llmfoundry"
 KIND = "llmfoundry"
 
 
+OWN_KEYS = frozenset({
+    "train_loader", "eval_loader", "max_duration", "global_train_batch_size",
+    "device_train_microbatch_size", "device_eval_batch_size", "eval_first", "save_folder",
+    "icl_tasks", "eval_interval", "max_seq_len"})
+"""llm-foundry train.py config keys (llmfoundry/utils/config_utils.py TrainConfig) that claim a
+file (``variables``, ``model``, ``fsdp_config`` are other trainers' too); an ``amp_*``
+``precision`` (Composer's) claims it as well."""
+
+
 def score(data: Any) -> int:
     """How strongly a parsed mapping looks like an llm-foundry training YAML."""
     top = {str(k) for k in data}
     model = data.get("model")
+    if not owns(top, OWN_KEYS) and not str(data.get("precision", "")).startswith("amp_"):
+        return 0   # `model: {name: ...}` alone is any trainer's (frameworks/_claim.py)
     s = 3 * len(top & {"train_loader", "eval_loader", "max_duration", "variables",
                        "global_train_batch_size", "device_train_microbatch_size",
                        "eval_first", "save_folder", "fsdp_config", "icl_tasks"})

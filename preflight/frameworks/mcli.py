@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from preflight.frameworks import llmfoundry
+from preflight.frameworks._claim import owns
 from preflight.frameworks._record import Framework
 from preflight.frameworks._view import Derived, IntentOut, View
 from preflight.reading.parse import Parsed, flatten
@@ -22,11 +23,17 @@ KIND = "mcli"
 _RUN_KEYS = frozenset({"image", "compute", "integrations", "command", "scheduling", "env_variables",
                        "gpu_num", "gpu_type", "cluster", "run_name"})
 
+_OWN = frozenset({"compute", "integrations", "scheduling", "env_variables", "gpu_num",
+                  "gpu_type"})
+"""mcli run-config keys (mcli RunConfig) no other launcher's YAML spells so."""
+
 
 def score(data: Any) -> int:
     """A run YAML: ``parameters`` (a mapping) or ``command`` beside mcli's run keys."""
     top = {str(k) for k in data}
     run = len(top & _RUN_KEYS)
+    if not owns(top, _OWN):
+        return 0   # `command` and `cluster` or `image` are any launcher's (frameworks/_claim.py)
     if run < 2 or not ({"parameters", "command"} & top):
         return 0
     params = data.get("parameters") or {}

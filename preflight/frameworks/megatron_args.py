@@ -26,6 +26,7 @@ from typing import Any
 
 from preflight.facts import Unknown
 from preflight.findings import Source
+from preflight.frameworks.megatron_flags import MEGATRON_BARE
 from preflight.reading.launch import without_after_training
 from preflight.reading.parse import (
     MAX_FACTS_PER_FILE,
@@ -79,9 +80,13 @@ takes ``--fp8-recipe`` as its own option (``jobs/scripts.py``, ``Launch.entry``)
 
 
 def read_args_text(path: str, text: str, outer: dict[str, str] | None = None,
-                   prefix: str = PREFIX) -> ReaderOutput:
+                   prefix: str = PREFIX, bare: frozenset[str] | None = None) -> ReaderOutput:
     """Flags from a launch script or an argument file (``outer``: variables set by the scripts
-    it sources; ``--${PRECISION:-bf16}`` is expanded)."""
+    it sources; ``--${PRECISION:-bf16}`` is expanded). ``bare``: flags that take no value
+    (store_true; Megatron-LM's own by default under ``config.megatron``, none otherwise: ms-swift
+    spells its booleans ``--bf16 true``)."""
+    if bare is None:
+        bare = MEGATRON_BARE if prefix == PREFIX else frozenset()
     text = strip_comments(text)
     variables = collect_variables(text, outer)
     text = expand_flag_names(text, variables)
@@ -108,6 +113,8 @@ def read_args_text(path: str, text: str, outer: dict[str, str] | None = None,
         value: Any
         if m.group(2) is not None:
             value = typed(m.group(2), variables)
+        elif flag in bare:
+            value = True   # store_true: the next word is the next argument, never its value
         else:
             values: list[Any] = []
             pos = m.end()
@@ -139,6 +146,32 @@ def read_args_text(path: str, text: str, outer: dict[str, str] | None = None,
         return ReaderOutput(facts, prov, tuple(problems))
     more, linked = _yaml_cfg_link(path, facts, prov)
     return ReaderOutput(facts, prov, (*problems, *more), linked)
+
+
+def megatron_flags(out: ReaderOutput, prefix: str, own: frozenset[str],
+                   apart: tuple[str, ...] = ()) -> ReaderOutput:
+    """``out`` (flags read under ``prefix``) with every flag that is Megatron-LM's own also as
+    ``config.megatron.<flag>``, at the same line: a framework that hands its command line to
+    Megatron-LM's parser (slime's ``train.py``) runs Megatron with those flags, so the Megatron
+    rules must see them (holdout8 meg-2582: ``--fp8-param-gather --optimizer-cpu-offload``
+    under ``config.slime.*`` left FP8D-MEG-0009 silent); ``config.megatron.args_of`` names the
+    framework, so ``megatron`` is no kind the job was read as. ``own``: the framework's own flags
+    (dash form), ``apart``: prefixes of flags it parses apart (not Megatron's)."""
+    own_names = {f.replace("-", "_") for f in own}
+    apart_names = tuple(a.replace("-", "_") for a in apart)
+    facts, prov = dict(out.facts), dict(out.provenance)
+    for name, value in out.facts.items():
+        flag = name[len(prefix) + 1:]
+        if not name.startswith(f"{prefix}.") or flag in own_names or flag.startswith(apart_names):
+            continue
+        facts.setdefault(f"{PREFIX}.{flag}", value)
+        if name in out.provenance:
+            prov.setdefault(f"{PREFIX}.{flag}", out.provenance[name])
+    if len(facts) > len(out.facts):
+        # not a Megatron job of its own: Megatron's derive does not run on them (jobs/walk.py)
+        facts[f"{PREFIX}.args_of"] = prefix.split(".")[1]
+        prov[f"{PREFIX}.args_of"] = next(iter(out.provenance.values()), "config")
+    return ReaderOutput(facts, prov, out.problems, out.linked)
 
 
 def _yaml_cfg_link(path: str, facts: dict[str, Any], prov: dict[str, str],

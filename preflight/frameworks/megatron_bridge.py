@@ -29,6 +29,7 @@ from typing import Any
 from preflight.facts import Unknown
 from preflight.findings import Source
 from preflight.frameworks import megatron_bridge_presets as presets
+from preflight.frameworks._claim import owns
 from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, IntentOut, Stated, View
 from preflight.frameworks.megatron_bridge_py import PY_HINT, read_python
@@ -75,12 +76,22 @@ _TASK = {"pretrain": "pretrain", "sft": "sft", "lora": "peft", "dora": "peft",
 _MP_FIELDS = ("precision", "fp8", "fp8_recipe", "fp8_param_gather", "fp4",
               "first_last_layers_bf16")
 
+_TRAIN_OWN = frozenset({"train_iters", "eval_iters", "eval_interval", "manual_gc",
+                        "manual_gc_interval", "exit_signal_handler", "skip_train"})
+"""Megatron-Bridge TrainingConfig fields (megatron/bridge/training/config.py at v0.2.0) that
+claim a ``train:`` section; ConfigContainer's ``ddp``, ``dist``, ``rng``, ``comm_overlap``
+sections claim the file too."""
+
 
 def score(data: Any) -> int:
     """A ``--config-file`` YAML: ConfigContainer sections, ``train`` among them."""
     top = {str(k) for k in data}
     if "train" not in top or "trainer" in top:
         return 0
+    train = data.get("train")
+    if not owns(top, {"ddp", "dist", "rng", "comm_overlap"}) and not (
+            isinstance(train, dict) and owns(map(str, train), _TRAIN_OWN)):
+        return 0   # `train:` and `checkpoint:` are any trainer's (frameworks/_claim.py)
     return 2 * len(top & {"train", "ddp", "dist", "rng", "scheduler", "mixed_precision",
                           "comm_overlap", "checkpoint", "logger", "tokenizer"})
 
@@ -145,12 +156,18 @@ def mixed_precision(v: View) -> tuple[dict[str, Any], dict[str, str]]:
         values = dict(got)
         where = {k: f"{v.src('recipe_preset')} (recipe {recipe} in the job's Megatron-Bridge "
                     "source)" for k in _MP_FIELDS}
-    elif isinstance(recipe, str) and (hit := presets.for_recipe(recipe)):
+    elif isinstance(recipe, str) and isinstance(
+            hit := presets.for_recipe(recipe, v.facts.get("pkg.megatron-bridge.version")), str):
+        values = {k: Unknown(hit + "; set mixed_precision=<preset> on the launch line to "
+                             "decide it") for k in _MP_FIELDS}
+        where = {k: v.src("recipe", "Megatron-Bridge recipe") for k in _MP_FIELDS}
+    elif isinstance(recipe, str) and isinstance(hit, tuple):
         values = hit[0]
         src = f"{v.src('recipe')} ({hit[1]})"
         where = {k: src for k in _MP_FIELDS}
     else:
-        why = (f"the recipe {recipe!r} is not one of Megatron-Bridge's (v0.6.0): its "
+        why = (f"the recipe {recipe!r} is not one of Megatron-Bridge's "
+               f"({', '.join(presets.releases())}): its "
                "mixed_precision is set in Python, not read here" if isinstance(recipe, str)
                else "the recipe (Python) sets mixed_precision, which is not read here")
         values = {k: Unknown(why + "; set mixed_precision=<preset> on the launch line to "
@@ -261,9 +278,20 @@ FRAMEWORK = Framework(
                 ("seq", ("dataset.seq_length", "model.seq_length")),
                 ("micro_batch", ("train.micro_batch_size",)),
                 ("tp", ("model.tensor_model_parallel_size",))),
+    # the bool fields intent reads (MixedPrecisionConfig, training/mixed_precision.py l.41-61;
+    # DistributedInitConfig.use_torch_fsdp2; ModelParallelConfig.sequence_parallel @ v0.6.0)
+    bool_keys=("mixed_precision.bf16", "mixed_precision.fp16", "mixed_precision.fp8_param_gather",
+               "mixed_precision.first_last_layers_bf16", "dist.use_torch_fsdp2",
+               "model.sequence_parallel"),
+    # the --config-file YAML and the key=value overrides (recipe_runner.apply_cli_overrides ->
+    # process_config_with_overrides) and a script's own `cfg.x = "false"` all reach the
+    # dataclass unchanged (_apply_overrides: setattr, only torch.dtype / callables converted),
+    # where `if cfg.bf16:` tests the string's truth: 'false' is on, for every boolean key
+    file_strings="truth", cli_strings="truth", python_strings="truth",
     file_strings_why=(
         "Megatron-Bridge merges the YAML into an OmegaConf config built from a plain dict and "
         "sets each value on its dataclasses unchanged (src/megatron/bridge/training/utils/"
-        "omegaconf_utils.py l.78, 83-100, 148 @ v0.6.0): a bool field then tests its truth "
-        "(on), a str field such as model.fp8 is refused by Megatron-Core"),
+        "omegaconf_utils.py l.68-78, 454-516 @ v0.6.0; scripts/training/recipe_runner.py "
+        "l.293-297): a bool field then tests its truth (on), a str field such as model.fp8 is "
+        "refused by Megatron-Core"),
 )

@@ -27,6 +27,7 @@ from preflight.facts import Unknown
 from preflight.findings import Source
 from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, IntentOut, Stated, View
+from preflight.frameworks.nemo_rl_detect import score
 from preflight.frameworks.nemo_rl_shipped import fill_unread, lookup, shipped_config
 from preflight.reading.launch import not_training
 from preflight.reading.layered import load_chain, source_of
@@ -69,19 +70,6 @@ BASE_DECIDES = (f"{MEG}.enabled", f"{FP8}.enabled", f"{FP8}.fp8", f"{FP8}.fp8_re
 state them (every recipe of grpo_math_1B.yaml's tree inherits fp8_cfg, TP and packing from it)."""
 _DTYPES = {"bfloat16": "bf16", "bf16": "bf16", "float16": "fp16", "fp16": "fp16",
            "float32": "fp32", "fp32": "fp32"}
-
-
-def score(data: Any) -> int:
-    """A NeMo-RL YAML: ``policy`` with its algorithm's section (grpo, sft, dpo ...)."""
-    top = {str(k) for k in data}
-    if "policy" not in top:
-        return 0
-    s = 4 + 2 * len(top & {"grpo", "sft", "dpo", "distillation", "rm", "ppo", "loss_fn",
-                           "cluster", "checkpointing", "env"})
-    defaults = data.get("defaults")
-    if isinstance(defaults, str) and defaults.endswith((".yaml", ".yml")):
-        s += 2
-    return s
 
 
 def read_yaml(path: str, parsed: Parsed) -> ReaderOutput:

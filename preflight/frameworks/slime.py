@@ -29,7 +29,13 @@ from preflight.findings import Source
 from preflight.frameworks._record import Default, Framework, Launch
 from preflight.frameworks._view import Derived, Stated, View
 from preflight.frameworks.megatron import megatron_intent
-from preflight.frameworks.megatron_args import read_args_text
+from preflight.frameworks.megatron_args import megatron_flags, read_args_text
+from preflight.frameworks.megatron_flags import (
+    MEGATRON_BARE,
+    SLIME_BARE,
+    SLIME_FLAGS,
+    SLIME_PREFIXES,
+)
 from preflight.reading.parse import Parsed, ParseError
 from preflight.reading.types import ReaderOutput
 
@@ -64,18 +70,17 @@ def read_yaml(path: str, parsed: Parsed) -> ReaderOutput:
 
 def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
     """Megatron and slime flags of the script (sourced model scripts too, via ``outer``), and
-    the ``NVTE_*`` / ``NCCL_*`` values of its Ray runtime environment JSON."""
-    out = read_args_text(path, text, outer, prefix=PREFIX)
+    the ``NVTE_*`` / ``NCCL_*`` values of its Ray runtime environment JSON. Megatron-LM's own
+    flags are also ``config.megatron.*``, for the Megatron rules (train.py hands every flag but
+    slime's, SGLang's and the router's to Megatron's parser)."""
+    out = read_args_text(path, text, outer, prefix=PREFIX, bare=MEGATRON_BARE | SLIME_BARE)
+    if out.facts.get(f"{PREFIX}.train_backend", "megatron") == "megatron":
+        # slime adds its own arguments to Megatron-LM's parser (slime/utils/arguments.py
+        # l.1547-1569 @ v0.3.1: megatron's parse_args(extra_args_provider=...)): the others are
+        # Megatron's, for Megatron's rules (holdout8: MEG-0009). slime before v0.3 also had
+        # `--train-backend fsdp`, which runs no Megatron
+        out = megatron_flags(out, PREFIX, SLIME_FLAGS, SLIME_PREFIXES)
     facts, prov = dict(out.facts), dict(out.provenance)
-    # slime adds its own arguments to Megatron-LM's parser (slime/utils/arguments.py l.1547-1569 @ v0.3.1:
-    # megatron's parse_args(extra_args_provider=...)), so every flag is a Megatron argument too:
-    # stated as config.megatron.* as well, Megatron's rules read them (holdout8: MEG-0009)
-    for name in list(facts):
-        mirrored = MEGATRON + name[len(PREFIX):]
-        facts.setdefault(mirrored, facts[name])
-        prov.setdefault(mirrored, prov[name])
-    if facts:       # not a Megatron job of its own: Megatron's derive does not run on them
-        facts[f"{MEGATRON}.args_of"], prov[f"{MEGATRON}.args_of"] = KIND, Source(path, 1)
     for m in _ENV.finditer(text):
         line = text.count("\n", 0, m.start()) + 1
         facts[f"{PREFIX}.env.{m.group(1)}"] = m.group(2)

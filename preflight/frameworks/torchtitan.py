@@ -25,8 +25,22 @@ def score(data: Any) -> int:
                        "experimental", "mx"})
     weak = len(top & {"job", "training", "model", "optimizer", "lr_scheduler", "checkpoint",
                       "metrics", "compile", "comm"})
-    # a lone `model:` (an llm-foundry or NeMo snippet) is no torchtitan job (issue 22 item 5)
-    return s + weak if s or weak >= 2 else 0
+    # a lone `model:` (an llm-foundry or NeMo snippet) is no torchtitan job (issue 22 item 5);
+    # `[model]` and `[optimizer]` are any trainer's: without a section of its own, a torchtitan
+    # job names `job.dump_folder` or `model.flavor` (torchtitan/config/job_config.py)
+    own = bool(s) or any(isinstance(data.get(section), dict) and not keys.isdisjoint(
+        map(str, data[section])) for section, keys in _OWN_FIELDS)
+    return s + weak if own and (s or weak >= 2) else 0
+
+
+_OWN_FIELDS = (
+    ("job", frozenset({"dump_folder"})),
+    ("model", frozenset({"flavor", "hf_assets_path", "converters"})),
+    ("training", frozenset({"fp8_linear", "enable_float8_linear", "enable_fp8_linear",
+                            "data_parallel_shard_degree", "data_parallel_replicate_degree",
+                            "tensor_parallel_degree", "local_batch_size", "max_norm"})))
+"""JobConfig fields only torchtitan has (torchtitan/config/job_config.py; ``training.fp8_linear``
+before PR #413): one claims a TOML whose sections are all generic names."""
 
 
 # torchtitan llama3 flavors (torchtitan/models/llama3/__init__.py): dim, FFN hidden size.

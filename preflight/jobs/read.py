@@ -24,6 +24,7 @@ from preflight.jobs import pyjob, scripts
 from preflight.jobs.defaults import default_paths
 from preflight.jobs.formats import SCRIPT_EXT, format_of, split_entry
 from preflight.jobs.walk import UNRECOGNISED, Walk
+from preflight.reading import textcache
 from preflight.reading.boundary import enforced
 from preflight.reading.parse import (
     MAX_BYTES,
@@ -185,7 +186,7 @@ def read_paths(paths: Sequence[str], kind: str | None = None) -> ConfigRead:
     Only files inside the job are read (:mod:`.boundary`, issue 21 item 2); a reference that
     leaves it is a warning at the line that makes it."""
     try:
-        with enforced(paths) as bound:
+        with enforced(paths) as bound, textcache.per_check():
             read = _read_paths(paths, kind)
         read.problems.extend(p for p in bound.refused if p not in read.problems)
         return read

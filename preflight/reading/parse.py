@@ -25,6 +25,7 @@ from preflight.base import bounded
 from preflight.base.keypaths import Path, nearest_line
 from preflight.facts import Unknown
 from preflight.findings import Source
+from preflight.reading import textcache
 from preflight.reading.boundary import refuse
 
 
@@ -80,6 +81,8 @@ def read_text(path: str) -> str:
     why = refuse(path)
     if why is not None:
         raise ParseError(why, code="outside_job", level="warning")
+    if (kept := textcache.get(path)) is not None:    # one text per file per check
+        return kept
     try:
         st = os.stat(path)
     except OSError as exc:
@@ -115,7 +118,7 @@ def read_text(path: str) -> str:
     except UnicodeDecodeError as exc:
         raise ParseError(f"not UTF-8 text (invalid byte at offset {exc.start})",
                          raw[:exc.start].count(b"\n") + 1) from None
-    return text
+    return textcache.put(path, text)
 
 
 def _utf16_like(raw: bytes) -> bool:

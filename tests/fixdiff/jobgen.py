@@ -21,12 +21,13 @@ FILES = {"deepspeed": "ds.json", "torchtitan": "train.toml", "megatron": "train.
 # What makes each YAML kind recognisable when its case names few keys.
 MARKERS: dict[str, dict[str, Any]] = {
     "accelerate": {"compute_environment": "LOCAL_MACHINE"},
-    "hf_trainer": {"output_dir": "out"},
+    # output_dir alone is any trainer's (frameworks/_claim.py): a TrainingArguments-only field
+    "hf_trainer": {"output_dir": "out", "logging_steps": 10},
     "llamafactory": {"stage": "sft", "finetuning_type": "full", "torch_compile": True},
     "axolotl": {"base_model": "meta-llama/Llama-3.2-3B", "micro_batch_size": 1,
                 "sequence_len": 2048},
     "llmfoundry": {"max_seq_len": 2048},
-    "torchtitan": {"compile": {"enable": True}},
+    "torchtitan": {"job": {"dump_folder": "./outputs"}, "compile": {"enable": True}},
     "lightning": {"seed_everything": 1},
 }
 

@@ -23,7 +23,10 @@ from preflight.jobs.read import read_paths
 def test_generic_trainer_keys_alone_are_no_training_arguments(tmp_path: Path) -> None:
     assert detect("yaml", {"seed": 1, "experiment_name": "x", "actor": {"backend": "megatron"},
                            "learning_rate": 1e-5})[0] is None
-    assert detect("yaml", {"seed": 1, "output_dir": "o", "bf16": True})[0] == "hf_trainer"
+    # output_dir is any trainer's too (frameworks/_claim.py): a TrainingArguments-only field claims
+    assert detect("yaml", {"seed": 1, "output_dir": "o", "bf16": True})[0] is None
+    assert detect("yaml", {"seed": 1, "output_dir": "o", "bf16": True,
+                           "per_device_train_batch_size": 1})[0] == "hf_trainer"
     # inclusionAI/AReaL @ 4aef98d8 examples/math/gsm8k_sft_archon_fp8.yaml, reduced
     path = tmp_path / "sft.yaml"
     path.write_text("experiment_name: gsm8k-sft\nseed: 1\ntotal_train_epochs: 1\n"
@@ -126,11 +129,15 @@ def test_the_recipe_in_the_job_wins_over_the_table(tmp_path: Path) -> None:
     values, prov = derive(Facts(read.facts, read.provenance))
     assert (values["intent.fp8"], values["intent.recipe"]) == (True, "nvfp4")
     assert "nemotron_3_super.py:7" in prov["intent.recipe"]
-    # without the source in the job: the v0.6.0 table's BF16
+    # without the source in the job: the table of the installed release (v0.6.0: BF16); with no
+    # version known, undetermined, as the releases differ (NVFP4 at v0.4.0 / v0.5.0)
     (tmp_path / "src/megatron/bridge/recipes/nemotronh/nemotron_3_super.py").unlink()
     read = read_paths([str(script)])
-    values, _ = derive(Facts(read.facts, read.provenance))
+    values, _ = derive(Facts({**read.facts, "pkg.megatron-bridge.version": "0.6.0"},
+                             read.provenance))
     assert values["intent.fp8"] is False and values["intent.precision"] == "bf16"
+    values, _ = derive(Facts(read.facts, read.provenance))
+    assert isinstance(values["intent.fp8"], Unknown)
 
 
 def test_a_recipe_with_two_presets_is_not_decided_by_its_source(tmp_path: Path) -> None:

@@ -1,0 +1,82 @@
+"""One text per file per check (reading/textcache.py): a launch line's train.py is opened once
+however often detection and the readers look at it, and a new check reads it afresh."""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from preflight.base import bounded
+from preflight.jobs.read import read_paths
+from preflight.reading import textcache
+from preflight.reading.parse import read_text
+
+TRAIN = """\
+import click
+import torch
+
+
+@click.command()
+@click.option("--fp8-recipe", default="tensorwise")
+@click.option("--fp8-format", default="e4m3")
+def main(fp8_recipe, fp8_format):
+    torch.manual_seed(0)
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def _counting(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
+    opened: Counter[str] = Counter()
+    real = bounded.read_bytes
+
+    def read_bytes(path: str, limit: int) -> bytes:
+        opened[os.path.realpath(path)] += 1
+        return real(path, limit)
+
+    monkeypatch.setattr(bounded, "read_bytes", read_bytes)
+    return opened
+
+
+def test_each_job_file_is_read_once_per_check(tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "train.py").write_text(TRAIN)
+    run = tmp_path / "run.sh"
+    # Megatron's flags beside a script of the job that is no Megatron entry point (holdout6)
+    run.write_text("#!/bin/bash\npython3 train.py --fp8-recipe mxfp8 --fp8-format e4m3 "
+                   "--num-layers 2\n")
+    opened = _counting(monkeypatch)
+    read_paths([str(run)])
+    assert opened, "nothing read"
+    assert max(opened.values()) == 1, opened
+    read_paths([str(run)])
+    assert opened[os.path.realpath(tmp_path / "train.py")] == 2     # a new check reads afresh
+
+
+def test_outside_a_check_nothing_is_kept(tmp_path: Path) -> None:
+    path = tmp_path / "a.yaml"
+    path.write_text("a: 1\n")
+    assert read_text(str(path)) == "a: 1\n"
+    path.write_text("a: 2\n")
+    assert read_text(str(path)) == "a: 2\n"
+    with textcache.per_check():
+        assert read_text(str(path)) == "a: 2\n"
+        path.write_text("a: 3\n")
+        assert read_text(str(path)) == "a: 2\n"      # one text for the whole check
+    assert read_text(str(path)) == "a: 3\n"
+
+
+def test_the_kept_texts_are_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(textcache, "MAX_KEPT", 10)
+    big, small = tmp_path / "big.txt", tmp_path / "small.txt"
+    big.write_text("x" * 20)
+    small.write_text("y")
+    with textcache.per_check():
+        read_text(str(big))
+        read_text(str(small))
+        assert textcache.get(str(big)) is None and textcache.get(str(small)) == "y"
