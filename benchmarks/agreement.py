@@ -52,10 +52,11 @@ fp8-doctor was run on it, after the `holdout` fixes; its misses were then fixed 
 fifth set, blind, collected after the `holdout3` fixes; then fixed), `holdout5` (a sixth set,
 blind, collected after the `holdout4` fixes; then fixed), `holdout6` (a seventh set, blind,
 collected after the `holdout5` fixes; then fixed), `holdout7` (an eighth set, blind, collected
-after the `holdout6` fixes) or `holdout8` (a ninth set, blind, collected after the `holdout7`
-fixes). `--set` runs one set; the rates are only honest per set.
+after the `holdout6` fixes), `holdout8` (a ninth set, blind, collected after the `holdout7`
+fixes) or `holdout9` (a tenth set, blind, collected after the `holdout8` fixes). `--set` runs
+one set; the rates are only honest per set.
 
-Usage: `python benchmarks/agreement.py [--only SLUG ...] [--set tuning|holdout|holdout2|holdout3|holdout4|holdout5|holdout6|holdout7|holdout8]
+Usage: `python benchmarks/agreement.py [--only SLUG ...] [--set tuning|holdout|holdout2|holdout3|holdout4|holdout5|holdout6|holdout7|holdout8|holdout9]
 [--json FILE] [-o FILE.md] [--timeout S] [--jobs DIR]`. Exit status 0 when every job ran, 1 when a
 run failed (crash, timeout, unparseable output), 2 on a malformed job.yaml.
 """
@@ -91,9 +92,10 @@ SOURCE_TYPES = ("issue", "example", "reconstruction")
 # "holdout4": a fifth set, blind, built after the holdout3 fixes (then fixed); "holdout5": a sixth set,
 # blind, built after the holdout4 fixes (then fixed); "holdout6": a seventh set, blind, built after the
 # holdout5 fixes (then fixed); "holdout7": an eighth set, blind, built after the holdout6 fixes;
-# "holdout8": a ninth set, blind, built after the holdout7 fixes.
+# "holdout8": a ninth set, blind, built after the holdout7 fixes; "holdout9": a tenth set, blind, built
+# after the holdout8 fixes.
 SETS = ("tuning", "holdout", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6", "holdout7",
-        "holdout8")
+        "holdout8", "holdout9")
 OUTCOMES = ("agree", "missed", "false alarm", "missed + false alarm", "unread", "undetermined",
             "n/a", "error")
 

@@ -45,11 +45,12 @@ HOLDOUT5 = [j for j in JOBS if j.set == "holdout5"]
 HOLDOUT6 = [j for j in JOBS if j.set == "holdout6"]
 HOLDOUT7 = [j for j in JOBS if j.set == "holdout7"]
 HOLDOUT8 = [j for j in JOBS if j.set == "holdout8"]
+HOLDOUT9 = [j for j in JOBS if j.set == "holdout9"]
 
 
 def test_each_set_has_enough_jobs_from_several_sources() -> None:
     assert (len(TUNING) + len(HOLDOUT) + len(HOLDOUT2) + len(HOLDOUT3) + len(HOLDOUT4)
-            + len(HOLDOUT5) + len(HOLDOUT6) + len(HOLDOUT7) + len(HOLDOUT8)) == len(JOBS)
+            + len(HOLDOUT5) + len(HOLDOUT6) + len(HOLDOUT7) + len(HOLDOUT8) + len(HOLDOUT9)) == len(JOBS)
     assert 24 <= len(TUNING) <= 32
     assert 20 <= len(HOLDOUT) <= 25
     assert 15 <= len(HOLDOUT2) <= 20
@@ -59,8 +60,9 @@ def test_each_set_has_enough_jobs_from_several_sources() -> None:
     assert 15 <= len(HOLDOUT6) <= 20
     assert 15 <= len(HOLDOUT7) <= 20
     assert 15 <= len(HOLDOUT8) <= 20
+    assert 15 <= len(HOLDOUT9) <= 20
     for jobs, repos in ((TUNING, 12), (HOLDOUT, 10), (HOLDOUT2, 8), (HOLDOUT3, 10), (HOLDOUT4, 10),
-                        (HOLDOUT5, 10), (HOLDOUT6, 10), (HOLDOUT7, 10), (HOLDOUT8, 10)):
+                        (HOLDOUT5, 10), (HOLDOUT6, 10), (HOLDOUT7, 10), (HOLDOUT8, 10), (HOLDOUT9, 10)):
         assert len({j.source["repo"] for j in jobs}) >= repos
         assert {j.source["type"] for j in jobs} >= {"example"}
     assert {j.source["type"] for j in TUNING} >= {"issue", "example"}
@@ -68,7 +70,7 @@ def test_each_set_has_enough_jobs_from_several_sources() -> None:
 
 def test_the_later_holdout_sets_have_controls_where_any_error_is_a_false_alarm() -> None:
     for jobs, least in ((HOLDOUT2, 3), (HOLDOUT3, 4), (HOLDOUT4, 4), (HOLDOUT5, 4), (HOLDOUT6, 4),
-                        (HOLDOUT7, 4), (HOLDOUT8, 4)):
+                        (HOLDOUT7, 4), (HOLDOUT8, 4), (HOLDOUT9, 3)):
         controls = [j for j in jobs if j.expected.asks_fp8 is False and not j.expected.fire
                     and j.expected.rollout_fp8 is not True]
         assert len(controls) >= least
@@ -122,6 +124,18 @@ def test_the_eighth_holdout_set_shares_no_source_with_the_earlier_sets() -> None
                     + HOLDOUT6 + HOLDOUT7) == []
 
 
+def test_the_ninth_holdout_set_shares_no_source_with_the_earlier_sets() -> None:
+    assert _reusing(HOLDOUT9, TUNING + HOLDOUT + HOLDOUT2 + HOLDOUT3 + HOLDOUT4 + HOLDOUT5
+                    + HOLDOUT6 + HOLDOUT7 + HOLDOUT8) == []
+
+
+def test_the_ninth_holdout_set_is_its_own_set() -> None:
+    # `set: holdout9` is a schema value of its own: --set holdout9 selects exactly those jobs, and a
+    # job of another set never comes with them.
+    assert HOLDOUT9 and ag.load_jobs(job_set="holdout9") == HOLDOUT9
+    assert all(j.slug.startswith("holdout9-") for j in HOLDOUT9)
+
+
 def test_a_job_reusing_an_earlier_sets_source_is_caught() -> None:
     earlier = HOLDOUT[0]
     reused = ag.Job(slug="copy", title="", root=earlier.root, source=dict(earlier.source),
@@ -136,6 +150,8 @@ def test_a_job_reusing_an_earlier_sets_source_is_caught() -> None:
                     TUNING + HOLDOUT + HOLDOUT2 + HOLDOUT3 + HOLDOUT4 + HOLDOUT5 + HOLDOUT6) == ["copy"]
     assert _reusing([reused, *HOLDOUT8], TUNING + HOLDOUT + HOLDOUT2 + HOLDOUT3 + HOLDOUT4
                     + HOLDOUT5 + HOLDOUT6 + HOLDOUT7) == ["copy"]
+    assert _reusing([reused, *HOLDOUT9], TUNING + HOLDOUT + HOLDOUT2 + HOLDOUT3 + HOLDOUT4
+                    + HOLDOUT5 + HOLDOUT6 + HOLDOUT7 + HOLDOUT8) == ["copy"]
 
 
 @pytest.mark.parametrize("job", JOBS, ids=lambda j: j.slug)
