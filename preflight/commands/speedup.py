@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from preflight.commands import console
 from preflight.commands.args import add_job, add_output, file_name, options_from, positive_seconds
 from preflight.errors import UserInputError
-from preflight.speedup import NOT_WORTH, TRIAL_ERROR, at_the_line
+from preflight.speedup import TRIAL_ERROR, pays
 
 if TYPE_CHECKING:
     from preflight.api import CheckOptions
@@ -108,7 +108,7 @@ def _run(args: argparse.Namespace, options: CheckOptions, *, write: Write,
             render_markdown(report, chart) if args.format == "markdown" else render_text(report))
     write(finish_output(text, args.format, redact=not args.no_redact), args.output)
     p = report.prediction
-    return 1 if p is not None and p.step_speedup < NOT_WORTH else 0
+    return 1 if p is not None and not pays(p.step_speedup) else 0
 
 
 def _trial(args: argparse.Namespace, facts: Any, shape: Any, *,
@@ -131,5 +131,4 @@ def _trial(args: argparse.Namespace, facts: Any, shape: Any, *,
             render_markdown(report) if args.format == "markdown" else render_text(report))
     write(text, args.output)
     # "At the line" (within the trial's measured error of NOT_WORTH) will not pay reliably.
-    return 1 if report.speedup is not None and (report.speedup < NOT_WORTH or at_the_line(
-        report.speedup, TRIAL_ERROR)) else 0
+    return 1 if report.speedup is not None and not pays(report.speedup, TRIAL_ERROR) else 0

@@ -136,6 +136,12 @@ def at_the_line(step: float, error: float | None) -> bool:
     return lo <= NOT_WORTH <= hi
 
 
+def pays(step: float, error: float | None = None) -> bool:
+    """Whether the verdict for ``step`` (give or take ``error``) says FP8 should pay: the exit
+    code of ``speedup`` follows it (0 pays, 1 not)."""
+    return step >= NOT_WORTH and not at_the_line(step, error)
+
+
 def verdict_for(step: float, linear: float | None = None, error: float | None = None) -> str:
     """The verdict line for a step speed-up (modelled or measured); ``error``: how far the
     number may be from the truth (the trial's :data:`TRIAL_ERROR`), which hedges a result at the

@@ -8,7 +8,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from preflight.speedup import NOT_WORTH, TRIAL_ERROR, at_the_line, speedup_range, verdict_for
+from preflight.speedup import NOT_WORTH, TRIAL_ERROR, at_the_line, pays, speedup_range, verdict_for
 
 
 def test_the_qwen_rowwise_cell_is_at_the_line_and_its_range_holds_the_real_run() -> None:
@@ -32,6 +32,7 @@ def test_at_the_line_means_the_range_straddles_the_break_even(step: float, error
     assert lo < step < hi
     assert at_the_line(step, error) == (step >= 1.0 and lo <= NOT_WORTH <= hi)
     line = verdict_for(step, error=error)
+    assert pays(step, error) == line.startswith("FP8 should pay")   # the exit code follows it
     if at_the_line(step, error):
         assert line.startswith("FP8 is at the line")
     elif step < 1.0:
