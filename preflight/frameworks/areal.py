@@ -44,7 +44,7 @@ from preflight.findings import Source
 from preflight.frameworks import areal_backend as ab
 from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, IntentOut, Stated, View
-from preflight.frameworks.slime import _BF16_FAMILY, _BF16_NAME, _FP8_NAME
+from preflight.frameworks.ckptname import says_fp8
 from preflight.reading.layered import load_chain, source_of
 from preflight.reading.overridelaunch import Syntax, base_unread, find_launch, merged_facts
 from preflight.reading.parse import Parsed
@@ -109,10 +109,9 @@ def checkpoint_fp8(path: Any) -> Any:
         return path
     if not isinstance(path, str) or not path.strip():
         return Unknown("actor.path is not a path")
-    if _FP8_NAME.search(path[:4096]):
-        return True
-    if _BF16_NAME.search(path[:4096]) or _BF16_FAMILY.match(path.rstrip("/").rsplit("/", 1)[-1]):
-        return False
+    said = says_fp8(path)
+    if said is not None:
+        return said
     return Unknown(f"whether {path[:80]!r} holds FP8 weights is in its config.json "
                    "(quantization_config), which is not read here")
 

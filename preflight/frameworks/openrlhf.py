@@ -35,7 +35,7 @@ from preflight.findings import Source
 from preflight.frameworks._derived import IntentOut
 from preflight.frameworks._record import Default, Framework, Launch
 from preflight.frameworks._view import Derived, View
-from preflight.frameworks.slime import _FP8_NAME
+from preflight.frameworks.ckptname import FP8_NAME
 from preflight.reading.overridelaunch import Syntax, find_launch, merged_facts
 from preflight.reading.parse import Parsed, ParseError
 from preflight.reading.types import ReaderOutput
@@ -172,7 +172,7 @@ def _rollout(s: View, f: Mapping[str, Any], out: IntentOut) -> None:
     if isinstance(name, Unknown):
         fp8: Any = Unknown(f"--{model}: {name.reason}; vLLM serves it in the precision of its "
                            "quantization_config")
-    elif isinstance(name, str) and _FP8_NAME.search(name):
+    elif isinstance(name, str) and FP8_NAME.search(name[:4096]):
         fp8 = Unknown(f"--{model} {name[:80]!r} looks like an FP8 checkpoint: OpenRLHF builds "
                       "its vLLM engines with dtype bfloat16 and no quantization argument "
                       f"(vllm_engine.py l.266-282 @ {AT}), but vLLM follows the checkpoint's "

@@ -28,6 +28,7 @@ from preflight.facts import Unknown
 from preflight.findings import Source
 from preflight.frameworks._record import Default, Framework, Launch
 from preflight.frameworks._view import Derived, Stated, View
+from preflight.frameworks.ckptname import says_fp8
 from preflight.frameworks.megatron import megatron_intent
 from preflight.frameworks.megatron_args import megatron_flags, read_args_text
 from preflight.frameworks.megatron_flags import (
@@ -45,16 +46,6 @@ MEGATRON = "config.megatron"
 # flags only slime's train.py / train_async.py take (slime/utils/arguments.py at v0.3.1)
 HINT = re.compile(r"--(?:rollout-num-gpus-per-engine|actor-num-gpus-per-node|actor-num-nodes|"
                   r"rollout-batch-size|n-samples-per-prompt|sglang-mem-fraction-static)\b")
-# a path part named FP8 (Qwen3-4B-FP8, model_fp8/, ...-fp8-block): an FP8 checkpoint
-_FP8_NAME = re.compile(r"(?i)(?:^|[-_./])fp8(?:$|[-_./])")
-_BF16_NAME = re.compile(r"(?i)(?:^|[-_./])bf16(?:$|[-_./])")
-# Model families whose makers publish BF16 weights under the plain name and FP8 ones as
-# <name>-FP8 (Qwen/Qwen3-30B-A3B and Qwen/Qwen3-30B-A3B-FP8, meta-llama/Llama-3.1-8B-Instruct
-# and ...-FP8, zai-org/GLM-4.5 and GLM-4.5-FP8, mistralai/...): a checkpoint folder named as
-# such a model without an FP8 marker holds BF16 weights, unless it is a conversion kept under
-# that name; any other name says nothing
-_BF16_FAMILY = re.compile(r"(?i)^(?:qwen\d*(?:\.\d+)?|qwq|(?:meta-)?llama-?3(?:\.\d+)?|"
-                          r"glm-?4(?:\.\d+)?|mistral|mixtral|gemma-?\d*)(?:[-_]|$)")
 _ENV = re.compile(r"""\\?["'](NVTE_[A-Z0-9_]+|NCCL_[A-Z0-9_]+)\\?["']\s*:\s*\\?["']([^"'\\]*)""")
 
 
@@ -105,13 +96,12 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     ckpt = s.get("hf_checkpoint")
     if quant is not None:
         out["rollout.fp8"] = (str(quant).lower().startswith("fp8"), s.src("sglang_quantization"))
-    elif isinstance(ckpt, str) and _FP8_NAME.search(ckpt):
+    elif isinstance(ckpt, str) and says_fp8(ckpt) is True:
         # SGLang serves the checkpoint in the precision of its quantization_config (not read
         # here); a checkpoint named ...-FP8 is the FP8 conversion slime's docs tell users to make
         # for FP8 rollout (docs/en/advanced/low-precision.md at v0.3.1; Qwen/Qwen3-4B-FP8)
         out["rollout.fp8"] = (True, s.src("hf_checkpoint"))
-    elif isinstance(ckpt, str) and (_BF16_NAME.search(ckpt) or _BF16_FAMILY.match(
-            ckpt.rstrip("/").rsplit("/", 1)[-1])):
+    elif isinstance(ckpt, str) and says_fp8(ckpt) is False:
         # a public model published in BF16 (or a folder marked bf16): SGLang serves it in BF16
         out["rollout.fp8"] = (False, s.src("hf_checkpoint"))
     elif ckpt is not None:

@@ -1,0 +1,32 @@
+"""What a checkpoint's name says about its weights' precision (the file itself is not read).
+
+RL stacks roll out (and some train) in the precision of the checkpoint they are given: a path
+part named FP8 (``Qwen3-4B-FP8``, ``model_fp8/``, ``...-fp8-block``) is an FP8 conversion, and
+the families whose makers publish BF16 weights under the plain name and FP8 ones as
+``<name>-FP8`` (Qwen/Qwen3-30B-A3B and Qwen/Qwen3-30B-A3B-FP8, meta-llama/Llama-3.1-8B-Instruct
+and ...-FP8, zai-org/GLM-4.5 and GLM-4.5-FP8, mistralai/...) hold BF16 under the plain name,
+unless a conversion was kept under it; any other name says nothing. One place for the readers
+that judge a checkpoint by its name.
+"""
+
+from __future__ import annotations
+
+import re
+
+FP8_NAME = re.compile(r"(?i)(?:^|[-_./])fp8(?:$|[-_./])")
+BF16_NAME = re.compile(r"(?i)(?:^|[-_./])bf16(?:$|[-_./])")
+BF16_FAMILY = re.compile(r"(?i)^(?:qwen\d*(?:\.\d+)?|qwq|(?:meta-)?llama-?3(?:\.\d+)?|"
+                         r"glm-?4(?:\.\d+)?|mistral|mixtral|gemma-?\d*)(?:[-_]|$)")
+NAME_MAX = 4096
+"""Only this much of a path is searched (a hostile config can make it long)."""
+
+
+def says_fp8(path: str) -> bool | None:
+    """True for a path part named FP8, False for one named BF16 or a family published in BF16
+    under that name, None when the name says nothing."""
+    head = path[:NAME_MAX]
+    if FP8_NAME.search(head):
+        return True
+    if BF16_NAME.search(head) or BF16_FAMILY.match(head.rstrip("/").rsplit("/", 1)[-1]):
+        return False
+    return None
