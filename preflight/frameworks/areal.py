@@ -79,15 +79,18 @@ def score(data: Any) -> int:
     if "experiment_name" not in data or "trial_name" not in data:
         return 0
     hits = sum(1 for k in _MARKERS if k in data)
+    own = "allocation_mode" in data
     for section, names in (("actor", ab.TRAIN), ("rollout", ab.INFER)):
         sub = data.get(section)
         backend = sub.get("backend") if isinstance(sub, dict) else None
         if isinstance(backend, str) and backend.strip().lower().startswith(names):
-            hits += 3
+            hits, own = hits + 3, True
     cluster = data.get("cluster")
     if isinstance(cluster, dict) and ("name_resolve" in cluster or "fileroot" in cluster):
-        hits += 2
-    return 20 + hits if hits >= 2 else 0
+        hits, own = hits + 2, True
+    # the other markers are keys many trainers share (frameworks/_claim.py GENERIC): never
+    # enough alone (hypothesis: experiment_name, trial_name, evaluator, rollout claimed a file)
+    return 20 + hits if hits >= 2 and own else 0
 
 
 def _with_megatron(facts: dict[str, Any], prov: dict[str, Any], path: str) -> None:

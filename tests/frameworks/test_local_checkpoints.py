@@ -1,5 +1,6 @@
-"""AReaL's ``actor.path`` (and slime's ``--hf-checkpoint``) as a local checkpoint folder inside the job: its config.json's
-``quantization_config`` read (frameworks/ckptconfig.py), bounded, never outside the job.
+"""A local checkpoint folder inside the job (AReaL's ``actor.path``, slime's ``--hf-checkpoint``,
+OpenRLHF's ``--actor.model_name_or_path``): its config.json's ``quantization_config`` read by
+one shared reader (frameworks/ckptconfig.py), bounded, never outside the job.
 
 AReaL's Megatron engine reads ``hf_config.quantization_config`` and refuses FP8 training unless
 ``quant_method == "fp8"`` (areal/engine/megatron_engine.py:364-366, 1188-1208 @ 4aef98d8): a
@@ -176,3 +177,37 @@ def test_slime_hf_checkpoint_inside_the_job(tmp_path: Path, quant: Any, fp8: boo
     assert values["intent.rollout.fp8"] is fp8
     assert prov["intent.rollout.fp8"].startswith(str(tmp_path / "ckpt" / "policy" /
                                                      "config.json"))
+
+
+@pytest.mark.parametrize(("name", "quant", "fp8"), [("policy", FP8_BLOCK, True),
+                                                    ("Qwen3-8B-FP8", CT_FP8, True),
+                                                    ("Qwen3-8B-FP8", None, False)])
+def test_openrlhf_vllm_serves_the_checkpoint_inside_the_job(tmp_path: Path, name: str,
+                                                            quant: Any, fp8: bool) -> None:
+    """OpenRLHF builds its vLLM engines with no quantization argument (vllm_engine.py
+    l.266-282 @ 3c3be6234e0c): vLLM follows the checkpoint's quantization_config. Before, a
+    folder named plainly was "no FP8 rollout" and one named -FP8 Unknown."""
+    _ckpt(tmp_path / name, quant)
+    run = tmp_path / "run.sh"
+    run.write_text("python3 -m openrlhf.cli.train_ppo_ray --vllm.num_engines 2 "
+                   f"--actor.model_name_or_path ./{name}\n")
+    read = read_paths([str(run)])
+    values, prov = derive(Facts(read.facts, read.provenance))
+    assert values["intent.rollout.fp8"] is fp8
+    assert prov["intent.rollout.fp8"].startswith(str(tmp_path / name / "config.json"))
+    # outside the job (an absolute path elsewhere): as before, from the name
+    run.write_text("python3 -m openrlhf.cli.train_ppo_ray --vllm.num_engines 2 "
+                   "--actor.model_name_or_path /models/policy\n")
+    read = read_paths([str(run)])
+    assert derive(Facts(read.facts, read.provenance))[0]["intent.rollout.fp8"] is False
+
+
+def test_areal_is_not_claimed_on_generic_keys() -> None:
+    """frameworks/_claim.py GENERIC (hypothesis found experiment_name, trial_name, evaluator,
+    rollout claimed as AReaL): an AReaL-only key or value is needed too."""
+    from preflight.frameworks import score
+
+    assert score("areal", {"trial_name": 0, "evaluator": 0, "experiment_name": 0,
+                           "rollout": 0}) == 0
+    assert score("areal", {"trial_name": "t", "experiment_name": "e", "evaluator": {},
+                           "allocation_mode": "sglang:d4+megatron:d4"}) > 0
