@@ -65,9 +65,11 @@ _SC = "strategy_args.strategy_config"
 def score(data: Any) -> int:
     """A ROLL pipeline YAML: a worker section with ``strategy_args`` (ROLL's own shape,
     worker_config.py:22-46) and ROLL's top-level keys."""
+    # `critic` is any RL trainer's key (frameworks/_claim.py GENERIC): it adds weight, never claims
     workers = sum(1 for w in rw.WORKERS if isinstance(data.get(w), dict)
                   and isinstance(data[w].get("strategy_args"), dict))
-    if not workers:
+    if not any(isinstance(data.get(w), dict) and isinstance(data[w].get("strategy_args"), dict)
+               for w in ("actor_train", "actor_infer", "reference")):
         return 0
     hits = sum(1 for k in _MARKERS if k in data) + 2 * workers
     return 24 + hits if hits >= 4 else 0

@@ -220,3 +220,11 @@ def test_launch_line_config_not_found_is_unknown(tmp_path: Path,
     got, facts = _read(script)
     assert isinstance(facts["config.roll.base_config"], Unknown)
     assert isinstance(got["fp8"][0], Unknown)      # never "no" from a config not read
+
+
+def test_critic_alone_claims_nothing() -> None:
+    # `critic` is in frameworks/_claim.py GENERIC: a verl-like file with a critic section and
+    # ROLL-like top keys is not ROLL's without one of ROLL's own worker sections
+    data = {"critic": {"strategy_args": {"strategy_name": "megatron_train"}},
+            "exp_name": "x", "pretrain": "m", "rollout_batch_size": 8, "adv_estimator": "gae"}
+    assert detect("yaml", data)[0] is None
