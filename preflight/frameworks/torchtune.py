@@ -159,6 +159,8 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
         out["compile"] = (True, v.src("compile", "compile mapping (model: True by default)"))
     elif v.has("compile"):
         out["compile"] = (bool(compile_), v.src("compile"))
+    elif (unread := base_unread(f, KIND)) is not None:
+        out["compile"] = (unread, v.src("base_config"))    # the config not read may set it
     else:
         out.default("compile", (False, f"{_SRC} L343-L347 (compile unset: off)"))
     dtype = v.get("dtype")

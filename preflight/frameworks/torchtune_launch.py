@@ -151,6 +151,9 @@ def _sort(out: LaunchRead, args: list[Arg], where: Any) -> None:
                 f"{body[:80]!r}: torchtune refuses flag arguments after the recipe "
                 f"(config/_parse.py L50-L56 @ {TAG}: 'Please use --config or key=value "
                 "overrides'); the job would not start")))
+            if "=" not in body and i < len(args) and "=" not in args[i].text and \
+                    not args[i].text.startswith(("-", "~")):
+                i += 1          # its value: one refused argument, one problem
             continue
         count += 1
         if count > MAX_OVERRIDES:
