@@ -42,7 +42,7 @@ _SRC = "meta-pytorch/torchtune@bd2a0fc7 recipes/full_finetune_distributed.py"
 OWN_KEYS = frozenset({
     "enable_fp8_training", "fp8_recipe_name", "checkpointer", "fsdp_cpu_offload",
     "enable_activation_checkpointing", "enable_activation_offloading",
-    "custom_sharded_layers", "optimizer_in_bwd", "max_steps_per_epoch", "resume_from_checkpoint",
+    "custom_sharded_layers", "optimizer_in_bwd", "max_steps_per_epoch",
     "tensor_parallel_dim", "tensor_parallel_plan", "context_parallel_dim",
     "data_parallel_shard_dim", "data_parallel_replicate_dim", "fsdp_reshard_after_forward",
     "log_peak_memory_stats", "batch_size_val", "run_val_every_n_steps", "clip_grad_norm",
