@@ -23,6 +23,7 @@ Detection is by torchtune's own keys only (:mod:`._claim`): ``output_dir``, ``se
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -80,6 +81,9 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
     recipe = line.flag("recipe")
     if recipe is not None:
         name, src = recipe
+        copied = tl.copies(text).get(os.path.normpath(name)) if isinstance(name, str) else None
+        if copied is not None and copied[0] in tl.RECIPES:
+            name = copied[0]      # `tune cp full_finetune_distributed mine.py`: the package's
         facts[f"{PREFIX}.recipe"], prov[f"{PREFIX}.recipe"] = name, src
         builtin = isinstance(name, str) and name in tl.RECIPES
         facts[f"{PREFIX}.recipe_builtin"] = builtin if isinstance(name, str) else name

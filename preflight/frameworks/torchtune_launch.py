@@ -101,7 +101,13 @@ def read_line(path: str, text: str, outer: dict[str, str]) -> tuple[LaunchRead, 
     _sort(line, args[1:], where)
     line.overrides.extend(forced)
     config = line.flag("config")
-    if config is not None and isinstance(config[0], str) and _shipped(config[0], path):
+    copied = copies(text).get(os.path.normpath(config[0])) \
+        if config is not None and isinstance(config[0], str) else None
+    if config is not None and copied is not None:
+        config = (Unknown(f"--config {config[0]} is written when the script runs, by `tune cp "
+                          f"{copied[0]}` (line {copied[1]}): the config torchtune ships in the "
+                          "installed package (_cli/cp.py L73-L110), not read here"), config[1])
+    elif config is not None and isinstance(config[0], str) and _shipped(config[0], path):
         config = (Unknown(f"--config {config[0]} is a config torchtune ships (its recipe "
                           "registry's name, read from the installed package: "
                           f"torchtune/_cli/run.py L190-L195 @ {TAG}), not a file of the job; "
@@ -109,6 +115,28 @@ def read_line(path: str, text: str, outer: dict[str, str]) -> tuple[LaunchRead, 
     merged = merged_facts(line, "torchtune", config, style="paths", key="--config",
                           layered=TuneLayered())
     return line, merged
+
+
+_CP = re.compile(r"(?<![\w./-])tune\s+cp\s+([^\n;&|]*)")
+
+
+def copies(text: str) -> dict[str, tuple[str, int]]:
+    """``tune cp NAME DEST`` lines: DEST (normalised, with the suffix ``tune cp`` gives it:
+    _cli/cp.py L96-L98) -> (NAME, line). What they write is the installed package's file."""
+    out: dict[str, tuple[str, int]] = {}
+    for n, m in enumerate(_CP.finditer(text)):
+        if n >= 64:
+            break
+        words = [w.strip("\"'") for w in m.group(1).split()[:16] if not w.startswith("-")]
+        if len(words) < 2 or "$" in words[1]:
+            continue
+        name, dest = words[0], words[1]
+        suffix = ".yaml" if name not in RECIPES else ".py"
+        root, ext = os.path.splitext(dest)
+        if os.path.basename(dest) and ext != suffix:
+            dest = root + suffix
+        out.setdefault(os.path.normpath(dest), (name, text.count("\n", 0, m.start()) + 1))
+    return out
 
 
 def _shipped(config: str, path: str) -> bool:

@@ -166,3 +166,23 @@ def test_quoted_false_is_true_to_the_recipe(tmp_path: Path) -> None:
                    "enable_fp8_training: 'false'\n")
     got, _, _ = _read(cfg)
     assert got["fp8"][0] is True       # `if self._enable_fp8_training:` on a non-empty str
+
+
+def test_tune_cp_writes_the_packages_files_at_run_time(tmp_path: Path) -> None:
+    script = tmp_path / "run.sh"
+    script.write_text("tune cp llama3_1/8B_full my_cfg\n"
+                      "tune cp full_finetune_distributed my_recipe.py\n"
+                      "tune run --nproc_per_node 8 my_recipe.py --config my_cfg.yaml "
+                      "enable_fp8_training=True\n")
+    (tmp_path / "my_cfg.yaml").write_text("compile: True\ncheckpointer: {_component_: x}\n")
+    got, facts, _ = _read(script)
+    base = facts["config.torchtune.base_config"]
+    assert isinstance(base, Unknown) and "tune cp llama3_1/8B_full" in base.reason
+    assert isinstance(got["compile"][0], Unknown)    # the copy in the folder is overwritten
+    assert facts["config.torchtune.recipe"] == "full_finetune_distributed"
+    assert facts["config.torchtune.recipe_builtin"] is True and got["fp8"][0] is True
+    fired, _ = _fired([script], {**H100, "pkg.torchtune": "0.6.1"})
+    assert "FP8D-TUNE-0002" in fired
+    script.write_text("tune cp lora_finetune_distributed mine.py\n"
+                      "tune run mine.py --config my_cfg.yaml enable_fp8_training=True\n")
+    assert "FP8D-TUNE-0001" in _fired([script])[0]
