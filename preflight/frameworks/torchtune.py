@@ -46,7 +46,7 @@ OWN_KEYS = frozenset({
     "custom_sharded_layers", "optimizer_in_bwd", "max_steps_per_epoch",
     "tensor_parallel_dim", "tensor_parallel_plan", "context_parallel_dim",
     "data_parallel_shard_dim", "data_parallel_replicate_dim", "fsdp_reshard_after_forward",
-    "log_peak_memory_stats", "batch_size_val", "run_val_every_n_steps", "clip_grad_norm",
+    "log_peak_memory_stats", "batch_size_val", "run_val_every_n_steps",
 })
 """Top-level keys only torchtune's recipes read (recipes/*.py ``cfg.get`` at bd2a0fc7)."""
 _DTYPES = {"bf16": "bf16", "fp32": "fp32"}     # training/precision.py PRECISION_STR_TO_DTYPE

@@ -186,3 +186,12 @@ def test_tune_cp_writes_the_packages_files_at_run_time(tmp_path: Path) -> None:
     script.write_text("tune cp lora_finetune_distributed mine.py\n"
                       "tune run mine.py --config my_cfg.yaml enable_fp8_training=True\n")
     assert "FP8D-TUNE-0001" in _fired([script])[0]
+
+
+def test_gpu_without_fp8_and_nodes(tmp_path: Path) -> None:
+    script = _job(tmp_path, RUN.replace("--nproc_per_node 8", "--nnodes 2 --nproc_per_node=8"))
+    got, _, _ = _read(script)
+    assert got["num_gpus"][0] == 16
+    fired, _ = _fired([script], {**H100, "gpu": "A100"})
+    assert "FP8D-HW-0001" in fired
+    assert "FP8D-HW-0001" not in _fired([script])[0]
