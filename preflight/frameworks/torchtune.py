@@ -168,7 +168,9 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     else:
         out.default("compile", (False, f"{_SRC} L343-L347 (compile unset: off)"))
     dtype = v.get("dtype")
-    if dtype is not None:
+    if isinstance(dtype, Unknown):
+        out["precision"] = (dtype, v.src("dtype"))
+    elif dtype is not None:
         out["precision"] = (_DTYPES.get(str(dtype).lower()[:20], Unknown(
             f"dtype {str(dtype)[:40]!r} is none of torchtune's (bf16, fp32)")), v.src("dtype"))
     recipe = v.get("recipe")

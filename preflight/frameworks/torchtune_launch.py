@@ -28,6 +28,7 @@ from typing import Any
 
 from preflight.facts import Unknown
 from preflight.findings import Source
+from preflight.frameworks.torchtune_shipped import shipped
 from preflight.reading.launch import blank_commands
 from preflight.reading.layered import Layered
 from preflight.reading.overridelaunch import (
@@ -108,6 +109,9 @@ def read_line(path: str, text: str, outer: dict[str, str]) -> tuple[LaunchRead, 
                           f"{copied[0]}` (line {copied[1]}): the config torchtune ships in the "
                           "installed package (_cli/cp.py L73-L110), not read here"), config[1])
     elif config is not None and isinstance(config[0], str) and _shipped(config[0], path):
+        table = shipped(config[0])
+        if table is not None:
+            return line, _over_shipped(line, config, *table)
         config = (Unknown(f"--config {config[0]} is a config torchtune ships (its recipe "
                           "registry's name, read from the installed package: "
                           f"torchtune/_cli/run.py L190-L195 @ {TAG}), not a file of the job; "
@@ -115,6 +119,18 @@ def read_line(path: str, text: str, outer: dict[str, str]) -> tuple[LaunchRead, 
     merged = merged_facts(line, "torchtune", config, style="paths", key="--config",
                           layered=TuneLayered())
     return line, merged
+
+
+def _over_shipped(line: LaunchRead, config: tuple[Any, Source], values: dict[str, Any],
+                  where: str) -> Merged:
+    """The launch line's overrides over the settings of a shipped config (only those of
+    :data:`.torchtune_shipped.KEYS` are known: the rest of the file is not in the table)."""
+    layered = TuneLayered()
+    layered.merge(values, lambda _p: where)
+    merged = merged_facts(line, "torchtune", None, layered=layered)
+    merged.facts["config.torchtune.base_config"] = f"shipped:{config[0]}"
+    merged.provenance["config.torchtune.base_config"] = config[1]
+    return merged
 
 
 _CP = re.compile(r"(?<![\w./-])tune\s+cp\s+([^\n;&|]*)")

@@ -98,15 +98,32 @@ def test_shipped_config_name_is_not_read(tmp_path: Path) -> None:
                       "tune run --nnodes 1 --nproc_per_node 4 full_finetune_distributed "
                       "--config llama3_1/8B_full enable_fp8_training=True\n")
     got, facts, _ = _read(script)
+    # the shipped config's settings, alike at v0.6.1 and bd2a0fc7 (preflight/data/...json)
+    assert facts["config.torchtune.base_config"] == "shipped:llama3_1/8B_full"
+    assert got["fp8"][0] is True and got["compile"][0] is False
+    assert "shipped llama3_1/8B_full" in got["compile"][1] and got["num_gpus"][0] == 4
+    assert "FP8D-TAO-0004" in _fired([script])[0]
+    script.write_text("tune run full_finetune_distributed --config llama3_1/8B_full "
+                      "compile=True enable_fp8_training=True\n")
+    assert _read(script)[0]["compile"][0] is True
+    script.write_text("tune run full_finetune_distributed --config llama9/70B_nothing "
+                      "enable_fp8_training=True\n")
+    got, facts, _ = _read(script)
     base = facts["config.torchtune.base_config"]
-    assert isinstance(base, Unknown) and "llama3_1/8B_full" in base.reason
+    assert isinstance(base, Unknown) and "llama9/70B_nothing" in base.reason
     assert got["fp8"][0] is True and isinstance(got["compile"][0], Unknown)
-    assert got["num_gpus"][0] == 4
     fired, undetermined = _fired([script])
     assert "FP8D-TAO-0004" not in fired and "FP8D-TAO-0004" in undetermined
-    script.write_text("tune run full_finetune_distributed --config llama3_1/8B_full\n")
+    script.write_text("tune run full_finetune_distributed --config llama9/70B_nothing\n")
     got, _, _ = _read(script)
-    assert isinstance(got["fp8"][0], Unknown)      # the shipped YAML may set it
+    assert isinstance(got["fp8"][0], Unknown)      # a YAML not read may set it
+
+
+def test_shipped_setting_that_changed_between_refs_is_unknown() -> None:
+    from preflight.frameworks.torchtune_shipped import _table, shipped
+    name = next(n for n, e in _table()["configs"].items() if "dataset.packed" in e["differs"])
+    values, where = shipped(name)  # type: ignore[misc]
+    assert isinstance(values["dataset"]["packed"], Unknown) and name in where
 
 
 def test_overrides_as_torchtune_merges_them(tmp_path: Path) -> None:
