@@ -138,19 +138,27 @@ def test_an_edited_file_is_built_whatever_its_gate_says(tmp_path: Path) -> None:
     assert "FP8D-TE-0001" in {r.id for r in built}
 
 
-def test_a_check_on_a_wheel_counts_skipped_rules_and_can_ignore_them(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # As installed from a wheel: an index next to the package. A skipped rule still counts,
-    # and --ignore of its id is no "unknown id" usage error.
-    from preflight.api import evaluate_facts
+def _as_a_wheel(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The bundled rules as an installed wheel has them: an index next to the package; returns
+    the rules' folder."""
     from preflight.engine import loader
-    from preflight.facts import Facts
 
     root = bundled_rules_dir()
     (tmp_path / index.INDEX_NAME).write_text(json.dumps(index.build_index(
         root, find_rule_files([root]))))
     monkeypatch.setattr(loader, "_package_dir", lambda: tmp_path)
     monkeypatch.setattr(loader, "bundled_rules_dir", lambda: root)
+    return root
+
+
+def test_a_check_on_a_wheel_counts_skipped_rules_and_can_ignore_them(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # As installed from a wheel: an index next to the package. A skipped rule still counts,
+    # and --ignore of its id is no "unknown id" usage error.
+    from preflight.api import evaluate_facts
+    from preflight.facts import Facts
+
+    root = _as_a_wheel(tmp_path, monkeypatch)
     facts = Facts({"pkg.torch.version": "2.5.1"})
     skipped = load_rules(None, with_tests=False, present=frozenset(facts.values)).skipped
     assert "FP8D-TE-0001" in skipped                            # reads nothing this check has
@@ -212,10 +220,6 @@ def test_prewarm_does_nothing_where_the_wheel_index_builds_the_rules(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from preflight.engine import loader
 
-    root = bundled_rules_dir()
-    (tmp_path / index.INDEX_NAME).write_text(json.dumps(index.build_index(
-        root, find_rule_files([root]))))
-    monkeypatch.setattr(loader, "_package_dir", lambda: tmp_path)
-    monkeypatch.setattr(loader, "bundled_rules_dir", lambda: root)
+    _as_a_wheel(tmp_path, monkeypatch)
     assert loader.prewarm((), bundled=True) is None
     assert loader.prewarm((), bundled=False) is None
