@@ -115,6 +115,7 @@ def sourced(script: str, text: str, missing: list[ConfigProblem] | None = None,
     found: list[str] = []
     variables: dict[str, str] = {}
     todo = [(script, text, 0)]
+    reals = {os.path.realpath(script)}      # the script and what it sources: followed once
     while todo:
         path, body, depth = todo.pop(0)
         clean = strip_comments(body)
@@ -139,8 +140,7 @@ def sourced(script: str, text: str, missing: list[ConfigProblem] | None = None,
                 if not cands and named is not None and not refuse(named) and \
                         len(missing) < MAX_FILES:
                     missing.append(_missing(raw, named, path, clean, m.start(1)))
-            if target is None or os.path.realpath(target) in {os.path.realpath(p) for p in
-                                                              (script, *found)}:
+            if target is None or os.path.realpath(target) in reals:
                 continue
             if len(found) >= MAX_FILES:
                 return found, variables
@@ -152,6 +152,7 @@ def sourced(script: str, text: str, missing: list[ConfigProblem] | None = None,
             except (ParseError, OSError):
                 continue          # the job reader reports it when it reads that file itself
             found.append(target)
+            reals.add(os.path.realpath(target))
             variables = collect_variables(kept_text(raw) if "<<" in raw else inner, variables)
             if depth + 1 < MAX_DEPTH:
                 todo.append((target, inner, depth + 1))
