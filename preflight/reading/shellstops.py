@@ -21,13 +21,22 @@ def errexit(text: str, pos: int) -> int | None:
     for m in _SET.finditer(text, 0, pos):
         words = m.group(1).split()
         for n, word in enumerate(words):
-            if word == "-o" and n + 1 < len(words) and words[n + 1] == "errexit" or \
-                    re.fullmatch(r"-[a-zA-Z]*e[a-zA-Z]*", word):
+            sign = _errexit_sign(words, n)
+            if sign == "-":
                 line = text.count("\n", 0, m.start()) + 1
-            elif word == "+o" and n + 1 < len(words) and words[n + 1] == "errexit" or \
-                    re.fullmatch(r"\+[a-zA-Z]*e[a-zA-Z]*", word):
+            elif sign == "+":
                 line = None
     return line
+
+
+def _errexit_sign(words: list[str], n: int) -> str | None:
+    """``-`` where ``words[n]`` of a ``set`` turns errexit on (``-e``, ``-ex``, ``-o errexit``),
+    ``+`` where it turns it off (``+e``, ``+o errexit``), else None."""
+    word = words[n]
+    if word in ("-o", "+o") and n + 1 < len(words) and words[n + 1] == "errexit" or \
+            re.fullmatch(r"[-+][a-zA-Z]*e[a-zA-Z]*", word):
+        return word[0]
+    return None
 
 
 def read_stops(path: str, text: str, docs: list[HereDoc]) -> list[ConfigProblem]:
