@@ -20,13 +20,23 @@ from contextvars import ContextVar
 MAX_KEPT = 64 * 1024 * 1024
 """Bytes of text kept for one check (64 files at the 1 MiB read limit)."""
 
-_KEPT: ContextVar[dict[str, str] | None] = ContextVar("fp8_doctor_texts", default=None)
+
+class _Kept:
+    """The texts one check keeps, by real path, and their length in all (kept as a running
+    total: summing every kept text on each put made n puts cost n**2)."""
+
+    def __init__(self) -> None:
+        self.texts: dict[str, str] = {}
+        self.total = 0
+
+
+_KEPT: ContextVar[_Kept | None] = ContextVar("fp8_doctor_texts", default=None)
 
 
 @contextmanager
 def per_check() -> Iterator[None]:
     """Keep the texts read until the block ends (a check in another thread has its own)."""
-    token = _KEPT.set({})
+    token = _KEPT.set(_Kept())
     try:
         yield
     finally:
@@ -36,12 +46,14 @@ def per_check() -> Iterator[None]:
 def get(path: str) -> str | None:
     """The text this check already read from ``path``, if any."""
     kept = _KEPT.get()
-    return None if kept is None else kept.get(os.path.realpath(path))
+    return None if kept is None else kept.texts.get(os.path.realpath(path))
 
 
 def put(path: str, text: str) -> str:
     """Keep ``text`` as ``path``'s for the rest of the check (within :data:`MAX_KEPT`)."""
     kept = _KEPT.get()
-    if kept is not None and sum(map(len, kept.values())) + len(text) <= MAX_KEPT:
-        kept[os.path.realpath(path)] = text
+    if kept is not None and kept.total + len(text) <= MAX_KEPT:
+        real = os.path.realpath(path)
+        kept.total += len(text) - len(kept.texts.get(real, ""))
+        kept.texts[real] = text
     return text
