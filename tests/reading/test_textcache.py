@@ -117,3 +117,31 @@ def test_the_running_total_keeps_what_the_sum_kept(tmp_path_factory: pytest.Temp
                            for n in "abc" if os.path.realpath(root / n) not in model)
     finally:
         textcache.MAX_KEPT = old_max
+
+
+def test_a_memo_is_worked_out_once_per_check() -> None:
+    made: list[str] = []
+
+    def make(key: str) -> str:
+        made.append(key)
+        return key.upper()
+
+    assert textcache.memo("a", lambda: make("a")) == "A"
+    assert textcache.memo("a", lambda: make("a")) == "A"
+    assert made == ["a", "a"]                        # outside a check: nothing kept
+    with textcache.per_check():
+        assert [textcache.memo(k, lambda k=k: make(k)) for k in "aba"] == ["A", "B", "A"]
+        assert made == ["a", "a", "a", "b"]
+        assert textcache.memo("b", lambda: make("b")) == "B"
+    with textcache.per_check():                      # a new check works it out again
+        assert textcache.memo("a", lambda: make("a")) == "A"
+    assert made == ["a", "a", "a", "b", "a"]
+
+
+def test_the_memos_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(textcache, "MAX_MEMOS", 2)
+    made: list[int] = []
+    with textcache.per_check():
+        for n in [1, 2, 3, 1, 3]:
+            textcache.memo(n, lambda n=n: made.append(n))
+    assert made == [1, 2, 3, 3]                      # 3 was not kept: worked out again
