@@ -58,10 +58,11 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
     # Here-document bodies are text (a config written out, `python - <<EOF` code), never the
     # script's commands: blanked, keeping the lines (issue 21 item 9; reading/shell.py). Those
     # a variable takes (`read -r -d '' CMD <<EOF`) are kept for the readers that expand it.
-    values = shellheredoc.kept_text(text, docs) if docs else text
+    took = shellheredoc.takes(text, docs)      # how each is used: once, for all three below
+    values = shellheredoc.kept_text(text, docs, took) if docs else text
     # (`sbatch <<EOF` / `bash -s <<EOF`: the body is a script that runs, commands for everyone)
-    text = shell.blank_heredocs(text, [d for n, d in enumerate(docs) if
-                                       n >= shellheredoc.MAX_TAKEN or not shellheredoc.runs(text, d)])
+    text = shell.blank_heredocs(text, [d for n, d in enumerate(docs) if n >= len(took) or
+                                       not shellheredoc.is_run(took[n])])
     heredoc = next(((d.line, d.delimiter) for d in docs if not d.closed), None)
     if heredoc is not None:
         # The body runs to the end of the file as the here-document's text: no command after
@@ -72,13 +73,14 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
             "the file as its text, so nothing after this line runs; its lines were not read as "
             "commands"), level="warning", fix=f"Add a line {delimiter} where the text ends.")
         crlf = crlf or crlf_or_doc
-    missing: list[ConfigProblem] = read_stops(path, values, docs)
+    missing: list[ConfigProblem] = read_stops(path, values, docs, took)
     files, outer = sourced(path, text, missing) if shell_script else ([], {})
     outer = {**(inherited or {}), **outer}
     walked = shellcalls.walk(path, values, outer, inherited) if shell_script else None
     # the text without comments and its variables: once, for every reader below
     clean = strip_comments(text)
-    variables = collect_variables(clean, outer)
+    here = shellheredoc.values(clean)        # its here-documents' values, for both below
+    variables = collect_variables(clean, outer, here)
     runs = _python_scripts(path, clean, variables, outer, walked)
     unread: list[ConfigProblem] = []
     calls = _shell_scripts(path, text, outer, walked, unread) if walked is not None else []
@@ -116,7 +118,7 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
         linked = shellwrites.unwritten(path, written, out.linked, got, missing, facts)
         out = ReaderOutput(facts, out.provenance, out.problems, tuple(linked))
     if got is not None and files:
-        own = collect_variables(clean, inherited)
+        own = collect_variables(clean, inherited, here)
         # what it sources belongs to this job (read as this kind, if it holds any settings)
         out = ReaderOutput(out.facts, out.provenance, out.problems, (*out.linked, *(
             Linked(f, got, path, key="source", optional=True, variables=tuple(own.items()))

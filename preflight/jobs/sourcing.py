@@ -18,7 +18,7 @@ import re
 
 from preflight.reading.boundary import outside_reference, refuse
 from preflight.reading.parse import ParseError, read_text
-from preflight.reading.shell import blank_heredocs
+from preflight.reading.shell import blank_heredocs, heredocs
 from preflight.reading.shellheredoc import kept_text
 from preflight.reading.shellstops import errexit
 from preflight.reading.shellvars import collect_variables, strip_comments
@@ -148,12 +148,14 @@ def sourced(script: str, text: str, missing: list[ConfigProblem] | None = None,
                 # a here-document's body is text: no `source` or assignment in it counts,
                 # unless a variable takes it (`read -r -d '' CMD <<EOF`: reading/shellheredoc)
                 raw = read_text(target)
-                inner = blank_heredocs(raw)
+                docs = heredocs(raw)          # once, for the text run and the one expanded
+                inner = blank_heredocs(raw, docs)
             except (ParseError, OSError):
                 continue          # the job reader reports it when it reads that file itself
             found.append(target)
             reals.add(os.path.realpath(target))
-            variables = collect_variables(kept_text(raw) if "<<" in raw else inner, variables)
+            variables = collect_variables(kept_text(raw, docs) if "<<" in raw else inner,
+                                          variables)
             if depth + 1 < MAX_DEPTH:
                 todo.append((target, inner, depth + 1))
     return found, variables

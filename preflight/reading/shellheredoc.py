@@ -184,20 +184,35 @@ def taken(text: str, doc: HereDoc) -> Taken | None:
     return Taken(doc, "cat", close=close.end(), name=m.group(1) if m is not None else None)
 
 
+def takes(text: str, docs: list[HereDoc]) -> list[Taken | None]:
+    """:func:`taken` for each of the first :data:`MAX_TAKEN` of ``docs`` (the here-documents of
+    ``text``), worked out once for :func:`kept_text`, :func:`runs` and
+    :func:`.shellstops.read_stops`. The same on :func:`kept_text`'s result: what it blanks are
+    whole body lines, never the operator's line nor what follows a ``$(cat <<EOF`` body."""
+    return [taken(text, doc) for doc in docs[:MAX_TAKEN]]
+
+
 def runs(text: str, doc: HereDoc) -> bool:
     """Whether a shell runs ``doc``'s text as its script (``sbatch <<EOF``): its commands run."""
-    got = taken(text, doc)
+    return is_run(taken(text, doc))
+
+
+def is_run(got: Taken | None) -> bool:
+    """:func:`runs` of a here-document whose :func:`taken` is known (:func:`takes`)."""
     return got is not None and got.how == "run"
 
 
-def kept_text(text: str, docs: list[HereDoc] | None = None) -> str:
+def kept_text(text: str, docs: list[HereDoc] | None = None,
+              took: list[Taken | None] | None = None) -> str:
     """``text`` for the readers that expand variables: the bodies a variable takes kept,
-    every other body blanked (newlines kept), every closing line kept."""
+    every other body blanked (newlines kept), every closing line kept. ``took``: :func:`takes`
+    of ``docs`` when already known."""
     docs = heredocs(text) if docs is None else docs
+    took = takes(text, docs) if took is None else took
     out: list[str] = []
     at = 0
     for n, doc in enumerate(docs):
-        if (n < MAX_TAKEN and taken(text, doc) is not None) or doc.start < at:
+        if (n < MAX_TAKEN and took[n] is not None) or doc.start < at:
             continue
         end = doc.body_end if doc.body_end >= 0 else doc.end
         out += [text[at:doc.start], re.sub(r"[^\n]", " ", text[doc.start:end])]

@@ -18,11 +18,14 @@ from pathlib import Path
 
 import pytest
 from cputime import cpu_seconds
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from preflight.jobs.read import read_paths
 from preflight.reading.shell import heredocs
 from preflight.reading.shellexpand import launch_args
-from preflight.reading.shellheredoc import kept_text, read_spec, taken, values
+from preflight.reading.shellheredoc import MAX_TAKEN, kept_text, read_spec, taken, takes, values
+from preflight.reading.shellvars import collect_variables
 from preflight.reading.shellwords import split
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "configs" / "openrlhf"
@@ -260,3 +263,33 @@ def test_hostile_heredocs_are_read_in_bounded_time(tmp_path: Path, text: str) ->
     read = read_paths([str(path)])
     assert cpu_seconds() - start < 5.0
     assert all(p.path == str(path) for p in read.problems)
+
+
+_LINES = ["read -r -d '' CMD <<EOF", "read -r -d '' CMD <<EOF || true", "X=$(cat <<EOF",
+          "X=\"$(cat <<'EOF'", "cat <<A <<B", "Y=$(cat <<A <<B", "sbatch <<EOF", "bash -s <<-EOF",
+          "bash -c 'x' <<EOF", "read X <<< word", "EOF", "A", "B", ")", "\t)", "  )\"", "\tEOF",
+          "echo \"a #b\" <<EOF", "set -e", "python3 -m verl.trainer.main_ppo a=1", "a \\", "$X",
+          "# <<EOF", "{ read -r Z; } <<EOF", ""]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_LINES), max_size=14))
+def test_how_a_heredoc_is_taken_is_the_same_in_the_kept_text(lines: list[str]) -> None:
+    """:func:`takes` of a script holds for its :func:`kept_text` too (scripts.read hands it to
+    read_stops, which reads the kept text): only whole body lines are blanked there."""
+    text = "\n".join(lines) + "\n"
+    docs = heredocs(text)
+    took = takes(text, docs)
+    assert took == [taken(text, d) for d in docs[:MAX_TAKEN]]
+    kept = kept_text(text, docs, took)
+    assert kept == kept_text(text)
+    assert [taken(kept, d) for d in docs[:MAX_TAKEN]] == took
+
+
+def test_variables_given_the_heredoc_values_are_those_worked_out() -> None:
+    text = "read -r -d '' CMD <<EOF\npython3 x.py --a 1\nEOF\nCMD=other\nB=2\n"
+    here = values(text)
+    assert here == {"CMD": "python3 x.py --a 1"}
+    for outer in ({}, {"B": "1", "CMD": "z"}):
+        assert collect_variables(text, outer, here) == collect_variables(text, outer)
+    assert collect_variables(text, {}, {"CMD": "given"})["CMD"] == "given"   # it is used
