@@ -35,7 +35,7 @@ import shlex
 from dataclasses import dataclass, replace
 
 from preflight.reading.shell import HereDoc, heredocs, operator_end
-from preflight.reading.shellquote import QuoteScanner
+from preflight.reading.shellquote import QuoteScanner, here_chars
 from preflight.reading.shelltypes import Part, Split, Statement, Word
 
 # (each matched from the start of the last command on the operator's line, never searched:
@@ -222,14 +222,16 @@ def kept_text(text: str, docs: list[HereDoc] | None = None,
 
 
 def body(text: str, doc: HereDoc) -> str:
-    """The body as the command reading it gets it, expansions left as written."""
-    end = doc.body_end if doc.body_end >= 0 else doc.end
-    raw = text[doc.start:end]
-    if doc.strip_tabs:
-        raw = re.sub(r"(?m)^\t+", "", raw)
-    if not doc.quoted:
-        raw = re.sub(r"\\(\n|[$`\\])", lambda m: "" if m.group(1) == "\n" else m.group(1), raw)
-    return raw
+    """The body as the command reading it gets it, expansions left as written (the tab and
+    backslash rules of :func:`.shellquote.here_chars`, as the lexer's parts have them)."""
+    out: list[str] = []
+
+    def expansion(at: int) -> int:         # `$` / backquote: a character like any other
+        out.append(text[at])
+        return at + 1
+
+    here_chars(text, doc, lambda chars, _: out.append(chars), lambda: None, expansion)
+    return "".join(out)
 
 
 def read_value(value: str, spec: ReadSpec) -> str:
