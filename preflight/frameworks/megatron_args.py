@@ -26,6 +26,7 @@ from typing import Any
 
 from preflight.facts import Unknown
 from preflight.findings import Source
+from preflight.frameworks import megatron_validated as validated
 from preflight.frameworks.megatron_flags import MEGATRON_BARE
 from preflight.reading.launch import without_after_training
 from preflight.reading.parse import (
@@ -144,6 +145,8 @@ def read_args_text(path: str, text: str, outer: dict[str, str] | None = None,
         prov[name] = Source(path, lineno)
     if prefix != PREFIX:
         return ReaderOutput(facts, prov, tuple(problems))
+    if facts:   # Megatron-LM's validate_args runs on them, unless --yaml-cfg (validated.py)
+        facts[validated.NAME], prov[validated.NAME] = validated.megatron_lm(facts, prov, PREFIX)
     more, linked = _yaml_cfg_link(path, facts, prov)
     return ReaderOutput(facts, prov, (*problems, *more), linked)
 
@@ -207,4 +210,7 @@ def read_yaml(path: str, parsed: Parsed) -> ReaderOutput:
             facts[name] = fact_value(value, budget)
             line = parsed.line_of(("MODEL_ARGS", key))
             prov[name] = Source(path, line)
+    if facts:   # test-case flags go through validate_args, a --yaml-cfg file does not
+        facts[validated.NAME], prov[validated.NAME] = validated.yaml_file(
+            isinstance(model_args, dict), Source(path, None))
     return ReaderOutput(facts, prov)

@@ -22,7 +22,9 @@ Read at alibaba/ROLL v0.3.0 (7f9d4d38, 2026-06-18; HEAD 8eb27cc2 agrees on every
   False by default (training_args.py:326-329). ``model_args.dtype`` (bf16 by default,
   roll/configs/model_args.py:92-93) turns ``training_args.bf16`` / ``fp16`` on
   (worker_config.py:328-332). These are stated as ``config.megatron.*`` under Megatron-LM's
-  argument names, with ``config.megatron.args_of: roll`` (Megatron's own derive stays off).
+  argument names, with ``config.megatron.args_of: roll`` (Megatron's own derive stays off) and
+  ``config.megatron.validated_args: false`` (Megatron-LM's ``validate_args`` never runs:
+  ``megatron_validated.py``).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from preflight.facts import Unknown
+from preflight.frameworks import megatron_validated as validated
 
 PREFIX = "config.roll"
 MEGATRON = "config.megatron"
@@ -125,6 +128,8 @@ def megatron_facts(facts: Mapping[str, Any], prov: Mapping[str, str]
         out[f"{MEGATRON}.bf16"], out[f"{MEGATRON}.fp16"] = low == "bf16", low == "fp16"
     src[f"{MEGATRON}.bf16"] = src[f"{MEGATRON}.fp16"] = dsrc
     out[f"{MEGATRON}.args_of"], src[f"{MEGATRON}.args_of"] = "roll", train.source
+    # no megatron.training: the Megatron rules citing validate_args stay quiet
+    out[validated.NAME], src[validated.NAME] = validated.ROLL
     return out, src
 
 

@@ -26,6 +26,7 @@ from typing import Any
 
 from preflight.facts import Unknown
 from preflight.findings import Source
+from preflight.frameworks import megatron_validated as validated
 from preflight.frameworks._record import Default, Framework, Launch
 from preflight.frameworks._view import Derived, Stated, View
 from preflight.frameworks.ckptconfig import weights
@@ -73,6 +74,9 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
         # `--train-backend fsdp`, which runs no Megatron
         out = megatron_flags(out, PREFIX, SLIME_FLAGS, SLIME_PREFIXES)
     facts, prov = dict(out.facts), dict(out.provenance)
+    if f"{MEGATRON}.args_of" in facts:
+        # slime runs Megatron-LM's validate_args on them (megatron_validated.py)
+        facts[validated.NAME], prov[validated.NAME] = validated.slime(facts, prov, PREFIX)
     for m in _ENV.finditer(text):
         line = text.count("\n", 0, m.start()) + 1
         facts[f"{PREFIX}.env.{m.group(1)}"] = m.group(2)
