@@ -37,7 +37,7 @@ from preflight.reading.parse import (
     read_text,
     usable_key,
 )
-from preflight.reading.types import ConfigProblem
+from preflight.reading.types import ConfigProblem, cut_short
 
 Key = tuple[str, ...]
 MAX_CHAIN = 16
@@ -146,9 +146,12 @@ class Layered:
                     if usable_key(key):
                         todo.append((value, (*path, str(key))))
                 continue
-            if not path or len(facts) >= MAX_FACTS_PER_FILE:
+            if not path:
                 continue
             name = prefix + "." + ".".join(path)
+            if len(facts) >= MAX_FACTS_PER_FILE:
+                cut_short(facts, prov, name, self._where(path))
+                break
             facts[name] = node if isinstance(node, Unknown) else fact_value(node, budget)
             prov[name] = self._where(path)
         return facts, prov
