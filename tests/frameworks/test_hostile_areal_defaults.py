@@ -117,3 +117,18 @@ def test_a_complete_chain_is_still_read(tmp_path: Path) -> None:
     read = read_paths([str(tmp_path / "c.yaml")])
     assert _fp8(read) is True
     assert not isinstance(read.facts.get("config.areal.base_config"), Unknown)
+
+
+@pytest.mark.parametrize("override, fp8", [
+    ("actor.megatron.fp8_config=null", False), ("'~actor.megatron.fp8_config'", False),
+    ("actor.megatron.fp8_config.recipe=blockwise", True),
+])
+def test_a_launch_line_that_removes_the_fp8_config_turns_it_off(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, override: str, fp8: bool) -> None:
+    """Hydra's ``key=null`` replaces the mapping; the base file, read again on its own, kept
+    ``fp8_config.mode`` in the job and FP8 stayed on (the launch line turned it off)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "c.yaml").write_text(MEGATRON_FP8)
+    (tmp_path / "run.sh").write_text("python3 -m areal.infra.launcher.local train.py "
+                                     f"--config c.yaml {override}\n")
+    assert _fp8(read_paths([str(tmp_path / "run.sh")])) is fp8
