@@ -8,7 +8,8 @@ step at the full depth is extrapolated from the two measured depths: ``t(L) = t(
 (t(d2) - t(d1)) / (d2 - d1)``; peak memory likewise. The output says that it is extrapolated and
 from which depths.
 
-Which depths: the deepest pair that fits, (4, 8) before (2, 4) (:func:`depth_options`). The
+Which depths: the deepest pair that fits (:func:`depth_options`): a model of at most 16 layers at
+its full depth and half of it (nothing extrapolated), then (4, 8), then (2, 4). The
 extrapolation multiplies any error of the measured slope by ``(L - d2) / (d2 - d1)``: 7 for a
 16-layer model from (2, 4), 2 from (4, 8). On an H200 (docs/gpu-results.md, 2026-11-27) the
 eager BF16 step of Llama-3.2-1B extrapolated from depths 2 and 4 came out 7-9% slow (the FP8
@@ -41,6 +42,10 @@ TIMEOUT_S = 900.0
 WARMUP, STEPS = 5, 12
 MAX_TRIAL_DEPTH = 8
 FALLBACK_TRIAL_DEPTH = 4
+FULL_DEPTH_MAX = 16
+"""A model of at most this many layers is trained at its full depth (and half of it) first, where
+its memory floor fits: nothing is extrapolated (Llama-3.2-1B, 16 layers: the (4, 8) pair's eager
+BF16 step came out 6.4% slow at 16 layers, H200, docs/gpu-results.md)."""
 # Bounds on each dimension (inclusive): far above any real model, low enough that nothing
 # absurd is ever allocated.
 LIMITS: dict[str, int] = {"hidden": 1 << 17, "ffn": 1 << 19, "heads": 1024, "kv_heads": 1024,
@@ -101,10 +106,12 @@ def depths_for(layers: int, most: int = MAX_TRIAL_DEPTH) -> tuple[int, ...]:
 
 
 def depth_options(layers: int) -> tuple[tuple[int, ...], ...]:
-    """The depth pairs to try, deepest first: (4, 8), then (2, 4) where the first does not fit."""
-    first = depths_for(layers)
-    second = depths_for(layers, FALLBACK_TRIAL_DEPTH)
-    return (first,) if second == first else (first, second)
+    """The depth pairs to try, deepest first: the full depth and half of it for a model of at
+    most :data:`FULL_DEPTH_MAX` layers, then (4, 8), then (2, 4), each where the one before does
+    not fit."""
+    tops = (layers if layers <= FULL_DEPTH_MAX else MAX_TRIAL_DEPTH, MAX_TRIAL_DEPTH,
+            FALLBACK_TRIAL_DEPTH)
+    return tuple(dict.fromkeys(depths_for(layers, top) for top in tops))
 
 
 def params_at(shape: ModelShape, depth: int) -> int:
@@ -192,6 +199,8 @@ def _side(runs: list[dict[str, Any]], precision: str, shape: ModelShape) -> Side
 def _notes(shape: ModelShape, depths: tuple[int, ...], bf16: Side, fp8: Side,
            result: Mapping[str, Any]) -> tuple[str, ...]:
     notes = []
+    if shape.layers and shape.layers in depths and len(depths) > 1:
+        notes.append(f"trained at its full depth ({shape.layers} layers): nothing extrapolated")
     if shape.layers and shape.layers not in depths:
         notes.append(f"extrapolated to {shape.layers} layers from real training steps at "
                      f"depths {' and '.join(map(str, depths))} (step time and peak memory are "
