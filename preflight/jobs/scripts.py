@@ -60,7 +60,7 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
     # a variable takes (`read -r -d '' CMD <<EOF`) are kept for the readers that expand it.
     values = shellheredoc.kept_text(text, docs) if docs else text
     # (`sbatch <<EOF` / `bash -s <<EOF`: the body is a script that runs, commands for everyone)
-    text = shell.blank_heredocs(text, [d for n, d in enumerate(docs) if
+    raw, text = text, shell.blank_heredocs(text, [d for n, d in enumerate(docs) if
                                        n >= shellheredoc.MAX_TAKEN or not shellheredoc.runs(text, d)])
     heredoc = next(((d.line, d.delimiter) for d in docs if not d.closed), None)
     if heredoc is not None:
@@ -81,7 +81,8 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
     calls = _shell_scripts(path, text, outer, walked, unread) if walked is not None else []
     # a file the script writes before using it is not the one in the job (redteam4)
     clean = strip_comments(text) if shell_script else ""
-    written = shellwrites.writes(clean, collect_variables(clean, outer)) if shell_script else {}
+    written = shellwrites.writes(clean, collect_variables(clean, outer), raw) if shell_script \
+        else {}
     wrote: dict[str, object] = {}
     if written:
         runs, calls = (shellwrites.unwritten(path, written, links, None, unread, wrote)

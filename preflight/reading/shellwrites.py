@@ -46,6 +46,8 @@ _HINTS = (">", "tee", "cp", "mv", "ln", "install", "rsync", "sed", "curl", "wget
 
 
 _VAR = re.compile(r"\$(?:\{(\w+)\}|(\w+))")
+_PYWRITE = re.compile(r"""\bopen\(\s*(['"])([^'"\n]+)\1\s*,\s*(?:mode\s*=\s*)?(['"])[wax]b?\+?\3"""
+                      r"""|\bPath\(\s*(['"])([^'"\n]+)\4\s*\)\.write_(?:text|bytes)\(""")
 
 
 def _name(word: str, variables: Mapping[str, str] | None = None) -> str:
@@ -123,12 +125,20 @@ def _target_dir(rest: list[str]) -> str | None:
     return None
 
 
-def writes(text: str, variables: Mapping[str, str] | None = None) -> dict[str, int]:
+def writes(text: str, variables: Mapping[str, str] | None = None,
+           code: str | None = None) -> dict[str, int]:
     """The path of each file ``text`` writes (as written, normalised; ``variables``: what the
     script's ``$NAME`` hold) -> the line of its first write. Words are split as the shell quotes them (:mod:`shlex`, operators apart); a line
     whose quotes do not close there is not scanned."""
     out: dict[str, int] = {}
     budget = MAX_CHARS
+    # Python in a here-document (`python - <<EOF`, bodies blanked in ``text``: ``code`` has them)
+    # opening the file for writing (redteam5)
+    for number, line in enumerate((text if code is None else code).splitlines()[:20000], 1):
+        if ("open(" in line or ".write_" in line) and len(line) <= MAX_LINE:
+            for m in _PYWRITE.finditer(line):
+                if len(out) < MAX_NAMES:
+                    out.setdefault(_name(m.group(2) or m.group(5), variables), number)
     for number, raw in enumerate(text.splitlines(), 1):
         if not any(h in raw for h in _HINTS):
             continue

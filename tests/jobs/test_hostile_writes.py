@@ -55,3 +55,14 @@ def test_a_file_the_script_rewrites_is_never_the_stale_copy(tmp_path: Path, writ
 ])
 def test_reads_and_copies_elsewhere_still_leave_it_the_jobs(tmp_path: Path, write: str) -> None:
     assert _fp8(tmp_path, write) is False
+
+
+@pytest.mark.parametrize("code", [
+    "open('acc.yaml', 'w').write('mixed_precision: fp8\\n')",
+    "yaml.dump(cfg, open(\"acc.yaml\", mode=\"w\"))",
+    "Path('acc.yaml').write_text(body)",
+])
+def test_python_in_a_here_document_writing_the_config(tmp_path: Path, code: str) -> None:
+    """`python - <<'PY'` writing acc.yaml: the body is blanked before the scan (it is text, not
+    commands), so the write was not seen and the stale file was read (redteam5)."""
+    assert _fp8(tmp_path, f"python - <<'PY'\n{code}\nPY\n") is not False
