@@ -143,19 +143,13 @@ def child_sub(prefix: str, lock: str, *, dims: bool = False, profile: bool = Fal
     return out
 
 
-def child_spawn(folder: str, lock: str) -> dict[str, Any]:
-    from preflight.smoke import cache as bytecode
-    from preflight.smoke.runner import collect_all, spawn
+def child_spawn(folder: str) -> dict[str, Any]:
+    """The product's own ``runner.spawn`` (te_child_where.py's ``child_alone``)."""
+    from te_child_where import _alone
 
-    cache = bytecode.resolve(["torch", "transformer_engine"], folder=folder)
-    req = {"device": "cuda", "backends": ["te"], "speed": False, "only": ["te"], "gpu_lock": lock}
-    t0 = time.perf_counter()
-    run = collect_all([spawn(req, 300, part="te", launch=bytecode.launch(cache, "smoke"))], 300)[0]
-    doc, te = run.doc, run.doc.get("te") or {}
-    return {"wall_s": round(time.perf_counter() - t0, 3), "status": run.status,
-            "cache": cache.status, "torch_s": doc.get("torch_import_s"),
-            "te_s": doc.get("te_import_s"), "setup_s": doc.get("setup_s"),
-            "stages_s": te.get("seconds"), "timings": te.get("timings")}
+    r = _alone(folder)
+    r["stages_s"] = r.pop("stage_s", None)
+    return r
 
 
 def main() -> int:
@@ -188,7 +182,7 @@ def main() -> int:
     ways = {"bare": lambda: bare(prefix), "bare_proc": lambda: bare(prefix, proc_start=True),
             "child_sub": lambda: child_sub(prefix, lock),
             "child_gc_on": lambda: child_sub(prefix, lock, gc_on=True),
-            "child_spawn": lambda: child_spawn(folder, lock),
+            "child_spawn": lambda: child_spawn(folder),
             "child_dims": lambda: child_sub(prefix, lock, dims=True)}
     bare(prefix)   # untimed: whatever the first bare process writes to the prefix
     for _ in range(a.n):

@@ -232,6 +232,8 @@ def _booleans(parsers: dict[str, Any]) -> Callable[[str, Any, str], Any]:
             how = dict(fw.file_strings_by_parser).get(str(parsers.get(parts[1])),
                                                       fw.file_strings) \
                 if src == "file" else fw.python_strings if src == "python" else fw.cli_strings
+            if found is not None and fw.bool_strings:
+                how = fw.bool_strings          # its boolean keys apart (Framework.bool_strings)
             if src == "file" or how:
                 key = parts[2].removeprefix("replaced.")
                 return from_file(value, how, key=key, on_off=bool(found), boolean=found is not None,

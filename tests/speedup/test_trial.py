@@ -125,6 +125,9 @@ def test_trial_on_the_cpu_trains_both_precisions_at_two_depths() -> None:
                          device="cpu", warmup=1, steps=3, depths=(2, 4))
     assert report.child.get("status") == "ok", report.why_not
     assert report.depths == (2, 4) and report.child["depths"] == [2, 4]
+    # FP8 in one child, BF16 in a fresh one that never loads the FP8 backend (trial._both)
+    kids = report.child["children"]
+    assert kids["fp8"]["backend_loaded"] is True and kids["bf16"]["backend_loaded"] is False
     runs = report.child["runs"]
     assert [(r["precision"], r["depth"]) for r in runs] == [
         ("bf16", 2), ("bf16", 4), ("fp8", 2), ("fp8", 4)]
