@@ -7,7 +7,8 @@ in. The preset table (``preflight/data/megatron_bridge_recipes.json``) is one re
 H100 missed). When the job holds Megatron-Bridge's source (``src/megatron/bridge/recipes/``
 in a folder at or above the launch script, inside the read boundary), the recipe function's
 body is read there (parsed with ``ast``, never imported): the preset it names wins over the
-table. Bounded: :data:`MAX_UP` folders up, :data:`MAX_FILES` files, each as any job file.
+table. Bounded: :data:`MAX_UP` folders up, :data:`MAX_FILES` files, each as any job file; once
+per check for a folder and recipe.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import ast
 import os
 import re
 
+from preflight.reading import textcache
 from preflight.reading.boundary import refuse
 from preflight.reading.parse import ParseError, read_text
 
@@ -46,10 +48,16 @@ def recipes_folder(script: str) -> str | None:
 def recipe_preset(script: str, recipe: str) -> tuple[str, str, int] | None:
     """(preset name, file, line) the recipe function ``recipe`` assigns in the job's own
     Megatron-Bridge source; None when the job does not hold it or the body names none (the
-    recipe may start from another: the table then decides)."""
+    recipe may start from another: the table then decides). Worked out once per check for a
+    folder and recipe (:func:`.textcache.memo`): every launch file naming it asks again."""
     folder = recipes_folder(script)
     if folder is None or not recipe.isidentifier():
         return None
+    return textcache.memo((__name__, folder, recipe), lambda: _search(folder, recipe))
+
+
+def _search(folder: str, recipe: str) -> tuple[str, str, int] | None:
+    """:func:`recipe_preset` in ``folder``: the first file defining ``recipe``, its body read."""
     needle = re.compile(rf"^def {re.escape(recipe)}\(", re.M)
     seen = folders = 0
     found: list[tuple[str, str]] = []

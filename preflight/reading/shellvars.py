@@ -66,18 +66,22 @@ def strip_comments(text: str) -> str:
                   flags=re.M)
 
 
-def collect_variables(text: str, outer: dict[str, str] | None = None) -> dict[str, str]:
+def collect_variables(text: str, outer: dict[str, str] | None = None,
+                      here: dict[str, str] | None = None) -> dict[str, str]:
     """``NAME=value`` shell assignments (first one wins), for ``$NAME`` in flag values, and
     the here-documents a variable takes whose bodies ``text`` holds.
 
     ``outer``: what sourced scripts set; the script's own assignments override them, except
-    ``X=${X:-default}``, which keeps the sourced value."""
+    ``X=${X:-default}``, which keeps the sourced value. ``here``:
+    :func:`.shellheredoc.values` of ``text`` when already known."""
     variables: dict[str, str] = dict(outer or {})
     own: set[str] = set()
     if "<<" in text:     # `read -r -d '' CMD <<EOF`: the body (kept, see shellheredoc.kept_text)
-        from preflight.reading.shellheredoc import values
+        if here is None:
+            from preflight.reading.shellheredoc import values
 
-        for name, value in values(text).items():
+            here = values(text)
+        for name, value in here.items():
             own.add(name)
             variables[name] = value
     spans: list[tuple[int, int]] | None = None
