@@ -75,7 +75,10 @@ _FSDP = f"{ab.AT} areal/engine/fsdp_utils/__init__.py:12 (FSDP2 fully_shard)"
 
 def score(data: Any) -> int:
     """AReaL's experiment YAML: ``experiment_name`` and ``trial_name`` at the top (both
-    required, cli_args.py:2677-2684) and an engine named AReaL's way or its sections."""
+    required, cli_args.py:2677-2684) and an engine named AReaL's way or its sections. Every
+    marker but ``allocation_mode`` is a key other trainers use (frameworks/_claim.py): one of
+    AReaL's own (``allocation_mode``, an engine string, ``cluster.name_resolve`` /
+    ``fileroot``) is needed, or a file of generic keys is AReaL's and FP8 "no" (redteam5)."""
     if "experiment_name" not in data or "trial_name" not in data:
         return 0
     hits = sum(1 for k in _MARKERS if k in data)
@@ -136,7 +139,7 @@ def checkpoint_fp8(path: Any) -> Any:
 def read_yaml(path: str, parsed: Parsed) -> ReaderOutput:
     """The experiment YAML (Hydra ``defaults:`` of its folder too), ``${...}`` resolved, and
     what its Megatron engine hands Megatron-Core as ``config.megatron.*``."""
-    chain = load_chain(path, parsed, style="hydra")
+    chain = load_chain(path, parsed, style="hydra-dir")
     facts, prov = chain.facts(PREFIX, Source(path, parsed.line_of(("defaults",))))
     _with_megatron(facts, prov, path)
     linked = tuple(Linked(p, KIND, source_of(path, parsed)(("defaults",)), key="defaults",
@@ -152,7 +155,7 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
         read = find_launch(path, text, SCRIPT, outer)
         if read.launch is None or read.flag("config") is None:
             return ReaderOutput(problems=tuple(read.problems))
-    merged = merged_facts(read, KIND, read.flag("config"), style="hydra", key="--config")
+    merged = merged_facts(read, KIND, read.flag("config"), style="hydra-dir", key="--config")
     facts, prov = merged.facts, merged.provenance
     facts[f"{PREFIX}.entry"] = read.launch.entry.text
     prov[f"{PREFIX}.entry"] = Source(path, text.count("\n", 0, read.launch.offset) + 1)

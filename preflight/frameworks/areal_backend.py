@@ -150,8 +150,8 @@ def fp8_config_set(facts: Mapping[str, Any], key: str) -> Any:
     value = facts.get(name)
     if isinstance(value, Unknown):
         return value
-    if any(n.startswith(name + ".") for n in facts):
-        return True
+    if any(n.startswith(name + ".") and v is not None for n, v in facts.items()):
+        return True         # (a field the launch line removed, `=null` or `~`, is None)
     return value not in (None, "null", "None", "~") and name in facts
 
 

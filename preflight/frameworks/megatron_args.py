@@ -39,7 +39,7 @@ from preflight.reading.parse import (
 )
 from preflight.reading.refs import named
 from preflight.reading.shellvars import collect_variables, expand_flag_names, strip_comments, typed
-from preflight.reading.types import ConfigProblem, Linked, ReaderOutput
+from preflight.reading.types import ConfigProblem, Linked, ReaderOutput, cut_short
 
 PREFIX = "config.megatron"
 
@@ -108,9 +108,10 @@ def read_args_text(path: str, text: str, outer: dict[str, str] | None = None,
         if not flag:
             continue
         name = f"{prefix}.{flag.replace('-', '_')}"
-        if len(facts) >= MAX_FACTS_PER_FILE and name not in facts:
-            continue
         lineno = bisect.bisect_right(line_starts, m.start())
+        if len(facts) >= MAX_FACTS_PER_FILE and name not in facts:
+            cut_short(facts, prov, name, Source(path, lineno))   # redteam5: --fp8-format after
+            break                                                # 2,000 flags was FP8 "no"
         value: Any
         if m.group(2) is not None:
             value = typed(m.group(2), variables)

@@ -61,8 +61,8 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
     took = shellheredoc.takes(text, docs)      # how each is used: once, for all three below
     values = shellheredoc.kept_text(text, docs, took) if docs else text
     # (`sbatch <<EOF` / `bash -s <<EOF`: the body is a script that runs, commands for everyone)
-    text = shell.blank_heredocs(text, [d for n, d in enumerate(docs) if n >= len(took) or
-                                       not shellheredoc.is_run(took[n])])
+    raw, text = text, shell.blank_heredocs(text, [d for n, d in enumerate(docs) if
+                                            n >= len(took) or not shellheredoc.is_run(took[n])])
     heredoc = next(((d.line, d.delimiter) for d in docs if not d.closed), None)
     if heredoc is not None:
         # The body runs to the end of the file as the here-document's text: no command after
@@ -85,7 +85,7 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
     unread: list[ConfigProblem] = []
     calls = _shell_scripts(path, text, outer, walked, unread) if walked is not None else []
     # a file the script writes before using it is not the one in the job (redteam4)
-    written = shellwrites.writes(clean, variables) if shell_script else {}
+    written = shellwrites.writes(clean, variables, raw) if shell_script else {}
     wrote: dict[str, object] = {}
     if written:
         runs, calls = (shellwrites.unwritten(path, written, links, None, unread, wrote)

@@ -61,15 +61,19 @@ BF16 step came out 6.4% slow at 16 layers, H200, docs/gpu-results.md)."""
 # absurd is ever allocated.
 LIMITS: dict[str, int] = {"hidden": 1 << 17, "ffn": 1 << 19, "heads": 1024, "kv_heads": 1024,
                           "layers": 4096, "vocab": 1 << 22, "seq": 1 << 20, "micro_batch": 1 << 16,
-                          "tokens": 1 << 21}
+                          "tokens": 1 << 21, "tp": 1024, "head_dim": 1024}
 
 
-def refuse(shape: ModelShape) -> str | None:
-    """Why the trial will not run these shapes (absurd or inconsistent), or None."""
+def absurd(shape: ModelShape, *, whole: bool = True) -> str | None:
+    """Why no child may be started for these shapes (a dimension that is no positive integer
+    within :data:`LIMITS`, more heads than hidden units), or None; ``whole``: the trial builds
+    the whole model, so layers and vocab must be known (``--quick`` times one layer's GEMMs)."""
     values = {k: getattr(shape, k) for k in ("hidden", "ffn", "heads", "kv_heads", "layers",
-                                             "vocab", "seq", "micro_batch")}
+                                             "vocab", "seq", "micro_batch", "tp")}
     for key, value in values.items():
         if value is None and key in ("layers", "vocab"):
+            if not whole:
+                continue
             return (f"the model's {key} is unknown: the trial builds the whole model (pass "
                     "--model-config path/to/config.json)")
         if not isinstance(value, int) or isinstance(value, bool):
@@ -79,6 +83,21 @@ def refuse(shape: ModelShape) -> str | None:
     tokens = shape.seq * shape.micro_batch
     if tokens > LIMITS["tokens"]:
         return f"micro-batch x seq = {tokens} tokens is over {LIMITS['tokens']}"
+    if shape.heads > shape.hidden or shape.tp > shape.heads:
+        return f"{shape.heads} heads over hidden {shape.hidden} split {shape.tp} ways"
+    hd = (shape.hf_config or {}).get("head_dim")
+    if hd is not None and (not isinstance(hd, int) or isinstance(hd, bool) or
+                           not 0 < hd <= LIMITS["head_dim"]):
+        # transformers' Llama / Qwen3 / Gemma size q/k/v/o from it, not hidden / heads
+        return f"the config's head_dim {str(hd)[:40]} is outside 1..{LIMITS['head_dim']}"
+    return None
+
+
+def refuse(shape: ModelShape) -> str | None:
+    """Why the trial will not run these shapes (absurd or inconsistent), or None."""
+    why = absurd(shape)
+    if why:
+        return why
     if shape.hidden % shape.heads:
         return f"hidden {shape.hidden} is not divisible by the {shape.heads} heads"
     if shape.heads % shape.kv_heads:
@@ -107,8 +126,10 @@ def depth_options(layers: int) -> tuple[tuple[int, ...], ...]:
 
 
 def params_at(shape: ModelShape, depth: int) -> int:
-    kv = shape.hidden // shape.heads * shape.kv_heads
-    per_layer = (shape.hidden * (shape.hidden + 2 * kv) + shape.hidden ** 2 +
+    hd = (shape.hf_config or {}).get("head_dim")
+    hd = hd if isinstance(hd, int) and hd > 0 else shape.hidden // shape.heads
+    q, kv = hd * shape.heads, hd * shape.kv_heads
+    per_layer = (shape.hidden * (q + 2 * kv) + q * shape.hidden +
                  shape.hidden * shape.ffn * (3 if shape.gated else 2))
     return (shape.vocab or 0) * shape.hidden * (1 if shape.tied else 2) + depth * per_layer
 
@@ -221,6 +242,18 @@ def trial(shape: ModelShape | Unknown, *, backend: str, recipe: str, compiled: b
         return TrialReport(shape, why_not="Transformer Engine has no CPU path", **base)
     assert shape.layers is not None   # refuse() said so
     options = (depths,) if depths else depth_options(shape.layers)
+    if not device.startswith("cuda"):
+        # the GPU child caps its allocator; on the CPU nothing did (redteam5: a shape inside
+        # LIMITS asked for 2 TB, and one a little over the free memory is paged in until the
+        # OOM killer picks a process): the pairs whose floor fits the free memory, or none
+        free = free_memory()
+        least = min(need_bytes(shape, max(o)) for o in options)
+        options = tuple(o for o in options if need_bytes(shape, max(o)) <= mem_fraction * free)
+        if not options:
+            return TrialReport(shape, why_not=(
+                f"refused before anything was allocated: the trial needs about "
+                f"{least / 2**30:.1f} GiB, more than {mem_fraction:.0%} of the "
+                f"{free / 2**30:.1f} GiB of memory free here"), **base)
     chosen = options[-1]
     spec = {**shape_dict(shape), "hf_config": shape.hf_config}
     request = {"device": device, "backend": backend, "recipe": recipe, "compile": compiled,
@@ -276,6 +309,21 @@ def _both(request: dict[str, Any], timeout: float) -> dict[str, Any]:
 
 def _child_facts(doc: dict[str, Any]) -> dict[str, Any]:
     return {k: doc.get(k) for k in ("status", "seconds", "backend_loaded")}
+
+
+def free_memory() -> int:
+    """Bytes of physical memory free now (``MemAvailable``; free pages where /proc has none)."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, AttributeError):
+        return 0
 
 
 def _run_child(request: dict[str, Any], timeout: float) -> dict[str, Any]:
