@@ -26,8 +26,10 @@ collection of the oldest generation walks every object alive, and importing torc
 creates hundreds of thousands (modules, classes, functions) while triggering collection after
 collection. On the dev box (Python 3.11, 2 cores) ``import torch, torch._dynamo`` (what TE
 imports) took 1.83-2.15 s with the collector and 1.26-1.38 s without, ``import torch,
-torchao.float8`` 1.94-2.06 s against 1.43-1.55 s, for 7 MB more peak memory. The checks see the
-collector as any training job does.
+torchao.float8`` 1.94-2.06 s against 1.43-1.55 s, for 7 MB more peak memory; on an H100 the TE
+child took 5.01 s with the collector and 4.12 s without (torch 1.43 -> 1.12 s, TE 1.68 -> 1.22 s;
+benchmarks/te_child_bisect.py, docs/gpu-results.md). The checks see the collector as any training
+job does.
 
 The process leaves with ``os._exit`` once RESULT.json is written: the interpreter's teardown
 after torch and a backend were imported (module finalisation, atexit hooks, the CUDA runtime's
