@@ -330,7 +330,8 @@ def prewarm(packs: Sequence[str] = (), bundled: bool = True) -> threading.Thread
     depends on the facts. A rule that does not load is left to the check's own load, which names
     its file and line."""
     work: list[list[str] | None] = [list(packs)] if packs else []
-    if bundled and _bundled_index() is None:
+    # whether the wheel's index is there (reading it is the check's own load's work)
+    if bundled and not (_package_dir() / rules_index.INDEX_NAME).is_file():
         work.insert(0, None)
     if not work:
         return None
