@@ -10,7 +10,11 @@ A. Then ``-n`` rounds of ``check --example`` and ``smoke`` (every installed back
 the order of A and B swapped every round, so that neither always runs first. Recorded per run:
 the wall time, the children's seconds, each child's CUDA setup (``children_setup``, new in B),
 the TE child's imports and stage laps, and the smoke verdicts, which must be the same for A and
-B. Writes DIR/gpu_ab.json after every run and prints medians at the end.
+B. Writes DIR/gpu_ab.json after every run and prints medians at the end. ``--compile`` gives both
+trees their own bytecode first (``compileall``), as a pip-installed fp8-doctor has (``--wheels``:
+install two wheels instead, which also ship the rule index a source tree lacks): without it the
+doctor's parent process compiles its own modules on an image that sets
+``PYTHONDONTWRITEBYTECODE=1``, which is not the "where bytecode exists" condition.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import argparse
 import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -40,8 +45,25 @@ def main() -> int:
                     help="in the first N rounds also accelerate env and collect_env")
     ap.add_argument("--cold", type=int, default=0,
                     help="N pairs at the end: B's first run on an empty cache, B --no-cache")
+    ap.add_argument("--wheels", action="store_true",
+                    help="--a and --b are wheel files: each is installed (pip --target, its "
+                         "bytecode compiled, the rule index it ships) and run from there")
+    ap.add_argument("--compile", action="store_true",
+                    help="compile both trees' own bytecode first (the doctor itself then starts "
+                         "as a pip-installed one does: 'where bytecode exists')")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
+    if args.wheels:   # the installed condition: bytecode and the wheel's rule index
+        for name in ("a", "b"):
+            target = tempfile.mkdtemp(prefix=f"gpu-ab-{name}-")
+            subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps",
+                            "--no-index", "--target", target, getattr(args, name)],
+                           check=True, timeout=300)
+            setattr(args, name, target)
+    if args.compile:
+        for root in (args.a, args.b):
+            subprocess.run([sys.executable, "-m", "compileall", "-q", "-j", "0",
+                            os.path.join(root, "preflight")], check=False, timeout=300)
     t0 = time.monotonic()
     xdg = tempfile.mkdtemp(prefix="xdg-ab-")
     base = dict(os.environ)

@@ -203,8 +203,13 @@ def _run_check(options: CheckOptions, progress: Progress, fail_on: FailOn, early
         device = getattr(options.smoke_options, "device", None) or "cuda"
         want, why_not = smoke_mod.should_run(facts, requested, device)
     if want:
+        from preflight.engine.loader import prewarm
+
+        warm = prewarm(options.rules_paths, options.bundled_rules)   # while the children run
         progress("running the FP8 smoke step (child process)")
         outcome = smoke_mod.run(facts, options.smoke_options, progress=progress, early=early)
+        if warm is not None:
+            warm.join()
         facts = facts.merged(outcome.facts, source="smoke")
         smoke_details = outcome.details
     else:

@@ -129,6 +129,9 @@ def _trial(args: argparse.Namespace, facts: Any, shape: Any, *,
                    timeout=args.timeout or TRIAL_TIMEOUT)
     text = (render_json(report) if args.format == "json" else
             render_markdown(report) if args.format == "markdown" else render_text(report))
-    write(text, args.output)
+    from preflight.render.output import finish_output
+
+    # as --quick: control characters escaped, secrets and the home directory masked (redteam5)
+    write(finish_output(text, args.format, redact=not args.no_redact), args.output)
     # "At the line" (within the trial's measured error of NOT_WORTH) will not pay reliably.
     return 1 if report.speedup is not None and not pays(report.speedup, TRIAL_ERROR) else 0

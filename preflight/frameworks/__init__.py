@@ -35,6 +35,8 @@ KINDS: tuple[str, ...] = (
     "accelerate", "deepspeed", "llmfoundry", "torchtitan", "megatron", "lightning", "hf_trainer",
     "nemo", "axolotl", "llamafactory", "swift", "mcli", "pytorch", "trl", "megatron_bridge",
     "verl", "nemo_rl", "automodel", "slime", "skyrl", "nemo2", "openrlhf", "areal",
+    "torchtune",
+    "roll",
 )
 """Every framework's kind, which is its module's name, in detection order (on equal scores the
 earlier one is named first). The modules are imported on first use of :data:`FRAMEWORKS`,

@@ -29,6 +29,11 @@ GENERIC: frozenset[str] = frozenset({
     "compile", "metrics", "callbacks", "distributed", "use_cpu",
     "deepspeed", "fsdp", "rollout", "actor", "critic", "ref", "reward", "gconfig",
     "enable_offload", "command", "image", "variables", "loss", "loss_fn", "amp", "job",
+    # TrainingArguments' names that other trainers copy at their top level: ROLL's BaseConfig
+    # (alibaba/ROLL v0.3.0 roll/configs/base_config.py: save_steps, logging_steps, eval_steps,
+    # logging_dir, max_grad_norm, resume_from_checkpoint in 100+ of its example YAMLs; holdout9)
+    "save_steps", "logging_steps", "eval_steps", "logging_dir", "max_grad_norm",
+    "resume_from_checkpoint",
 })
 """Top-level keys shared by many trainers' configs (TrainingArguments, Lightning, torchtitan,
 Megatron-Bridge, AReaL, verl, NeMo-RL ...): never enough, alone, to claim a file."""

@@ -34,6 +34,8 @@ DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
     "nemo2": ("nemo-toolkit",),
     "openrlhf": ("openrlhf",),
     "areal": ("areal",),
+    "torchtune": ("torchtune", "torchao"),
+    "roll": ("roll",),
 }
 """kind -> the distributions it ships as, then those it requires."""
 # END GENERATED

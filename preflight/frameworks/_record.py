@@ -165,6 +165,11 @@ class Framework:
     """:attr:`file_strings` for a string its command line gives a boolean key when that command
     line is Hydra overrides (a string there was quoted: ``x.enabled='"false"'``); ``""``: the
     :attr:`bool_keys` parser's words (argparse ``string_to_bool``)."""
+    bool_strings: str = ""
+    """:attr:`file_strings` for a string on one of its :attr:`bool_keys`, from a config file, a
+    command line or its Python code alike, where its loader treats those keys apart from the rest
+    (verl: the keys it hands on unconverted test the string's truth, ``truth``; a quoted boolean on
+    any other key stays Unknown); ``""``: as :attr:`file_strings` / :attr:`cli_strings`."""
     python_strings: str = ""
     """:attr:`file_strings` for its Python calls' keyword arguments (a dataclass keeps them:
     ``TrainingArguments(bf16="false")`` is on); ``""``: as the command line."""

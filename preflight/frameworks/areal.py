@@ -44,6 +44,7 @@ from preflight.findings import Source
 from preflight.frameworks import areal_backend as ab
 from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, IntentOut, Stated, View
+from preflight.frameworks.ckptconfig import weights
 from preflight.frameworks.ckptname import says_fp8
 from preflight.reading.layered import load_chain, source_of
 from preflight.reading.overridelaunch import Syntax, base_unread, find_launch, merged_facts
@@ -74,37 +75,56 @@ _FSDP = f"{ab.AT} areal/engine/fsdp_utils/__init__.py:12 (FSDP2 fully_shard)"
 
 def score(data: Any) -> int:
     """AReaL's experiment YAML: ``experiment_name`` and ``trial_name`` at the top (both
-    required, cli_args.py:2677-2684) and an engine named AReaL's way or its sections."""
+    required, cli_args.py:2677-2684) and an engine named AReaL's way or its sections. Every
+    marker but ``allocation_mode`` is a key other trainers use (frameworks/_claim.py): one of
+    AReaL's own (``allocation_mode``, an engine string, ``cluster.name_resolve`` /
+    ``fileroot``) is needed, or a file of generic keys is AReaL's and FP8 "no" (redteam5)."""
     if "experiment_name" not in data or "trial_name" not in data:
         return 0
     hits = sum(1 for k in _MARKERS if k in data)
+    own = "allocation_mode" in data
     for section, names in (("actor", ab.TRAIN), ("rollout", ab.INFER)):
         sub = data.get(section)
         backend = sub.get("backend") if isinstance(sub, dict) else None
         if isinstance(backend, str) and backend.strip().lower().startswith(names):
-            hits += 3
+            hits, own = hits + 3, True
     cluster = data.get("cluster")
     if isinstance(cluster, dict) and ("name_resolve" in cluster or "fileroot" in cluster):
-        hits += 2
-    return 20 + hits if hits >= 2 else 0
+        hits, own = hits + 2, True
+    # the other markers are keys many trainers share (frameworks/_claim.py GENERIC): never
+    # enough alone (hypothesis: experiment_name, trial_name, evaluator, rollout claimed a file)
+    return 20 + hits if hits >= 2 and own else 0
 
 
-def _with_megatron(facts: dict[str, Any], prov: dict[str, Any]) -> None:
-    """Megatron's own settings (config.megatron.*) and ``checkpoint_fp8``."""
+def _with_megatron(facts: dict[str, Any], prov: dict[str, Any], path: str) -> None:
+    """Megatron's own settings (config.megatron.*), the checkpoints' weights
+    (``checkpoint_weights.<actor|sglang|vllm>``: :mod:`.ckptconfig`, their config.json read
+    where the folder is inside the job) and ``checkpoint_fp8``."""
     mf, mp = ab.megatron_facts(facts, prov)
     facts.update(mf)
     prov.update(mp)
-    name = f"{PREFIX}.actor.path"
-    if name in facts:
-        facts[f"{PREFIX}.checkpoint_fp8"] = checkpoint_fp8(facts[name])
-        prov[f"{PREFIX}.checkpoint_fp8"] = prov.get(name, "")
+    for short, key in (("actor", "actor.path"), ("sglang", "sglang.model_path"),
+                       ("vllm", "vllm.model")):
+        name = f"{PREFIX}.{key}"
+        if name not in facts:
+            continue
+        held = weights(facts[name], path)
+        src = held.source or prov.get(name, "")
+        facts[f"{PREFIX}.checkpoint_weights.{short}"] = held.fp8
+        prov[f"{PREFIX}.checkpoint_weights.{short}"] = src
+        if short == "actor":
+            # the Megatron engine takes quant_method "fp8" only (megatron_engine.py:1195-1198):
+            # fbgemm_fp8 or compressed-tensors FP8 weights are refused too
+            method = held.quant_method
+            facts[f"{PREFIX}.checkpoint_fp8"] = method if isinstance(method, Unknown) else \
+                method == "fp8"
+            prov[f"{PREFIX}.checkpoint_fp8"] = src
 
 
 def checkpoint_fp8(path: Any) -> Any:
-    """Whether the actor's checkpoint holds FP8 weights (``quant_method: fp8`` in its
-    config.json, which the Megatron engine reads, megatron_engine.py:364-366), as its name tells:
-    ``...-FP8`` yes; a family published in BF16 under its plain name (Qwen/Qwen3-1.7B), or a
-    ``bf16`` folder, no; any other path Unknown (the file is not read)."""
+    """Whether a checkpoint holds FP8 weights as its name tells (where no reader stated its
+    ``checkpoint_weights``): ``...-FP8`` yes; a family published in BF16 under its plain name
+    (Qwen/Qwen3-1.7B), or a ``bf16`` folder, no; any other path Unknown."""
     if isinstance(path, Unknown):
         return path
     if not isinstance(path, str) or not path.strip():
@@ -119,9 +139,9 @@ def checkpoint_fp8(path: Any) -> Any:
 def read_yaml(path: str, parsed: Parsed) -> ReaderOutput:
     """The experiment YAML (Hydra ``defaults:`` of its folder too), ``${...}`` resolved, and
     what its Megatron engine hands Megatron-Core as ``config.megatron.*``."""
-    chain = load_chain(path, parsed, style="hydra")
+    chain = load_chain(path, parsed, style="hydra-dir")
     facts, prov = chain.facts(PREFIX, Source(path, parsed.line_of(("defaults",))))
-    _with_megatron(facts, prov)
+    _with_megatron(facts, prov, path)
     linked = tuple(Linked(p, KIND, source_of(path, parsed)(("defaults",)), key="defaults",
                           line=parsed.line_of(("defaults",))) for p in chain.files)
     return ReaderOutput(facts, prov, tuple(chain.problems), linked)
@@ -135,11 +155,11 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
         read = find_launch(path, text, SCRIPT, outer)
         if read.launch is None or read.flag("config") is None:
             return ReaderOutput(problems=tuple(read.problems))
-    merged = merged_facts(read, KIND, read.flag("config"), style="hydra", key="--config")
+    merged = merged_facts(read, KIND, read.flag("config"), style="hydra-dir", key="--config")
     facts, prov = merged.facts, merged.provenance
     facts[f"{PREFIX}.entry"] = read.launch.entry.text
     prov[f"{PREFIX}.entry"] = Source(path, text.count("\n", 0, read.launch.offset) + 1)
-    _with_megatron(facts, prov)
+    _with_megatron(facts, prov, path)
     linked = merged.linked
     actor, _ = ab.engines(facts, prov)
     if merged.base is not None and (actor is None or actor.backend != "megatron"):
@@ -216,7 +236,12 @@ def _rollout(v: View, out: IntentOut, rollout: ab.Engine | None, train_fp8: bool
     key = "sglang.model_path" if rollout.backend == "sglang" else "vllm.model"
     model = v.get(key) or v.get("actor.path")
     msrc = v.src(key, v.src("actor.path"))
-    held = checkpoint_fp8(model) if model is not None else Unknown("no model path given")
+    short = rollout.backend if v.get(key) else "actor"
+    read = f"checkpoint_weights.{short}"
+    held = v.facts[f"{PREFIX}.{read}"] if v.has(read) else \
+        checkpoint_fp8(model) if model is not None else Unknown("no model path given")
+    if v.has(read) and not isinstance(held, Unknown):
+        msrc = v.src(read)
     if not isinstance(held, Unknown):
         out["rollout.fp8"] = (held, msrc)
     elif train_fp8 and (model == v.get("actor.path") or not v.has(key)):

@@ -21,7 +21,9 @@ Read at inclusionAI/AReaL 4aef98d8 (2026-05; tags v1.0.0 and v0.5.3 for the olde
   Megatron's ``--fp8-format`` and ``recipe`` its ``--fp8-recipe``; ``use_torch_fsdp2`` and
   ``use_custom_fsdp`` are Megatron-FSDP's switches (registry.py:265-266). These are stated as
   ``config.megatron.*`` under the Megatron-LM argument names the Megatron rules read
-  (``fp8_format``, ``fp8_recipe``, ``fp8_param_gather``, ``use_distributed_optimizer``, ...).
+  (``fp8_format``, ``fp8_recipe``, ``fp8_param_gather``, ``use_distributed_optimizer``, ...),
+  with ``config.megatron.validated_args: false`` (Megatron-LM's ``validate_args`` never runs:
+  ``megatron_validated.py``).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from preflight.facts import Unknown
+from preflight.frameworks import megatron_validated as validated
 
 PREFIX = "config.areal"
 MEGATRON = "config.megatron"
@@ -147,8 +150,8 @@ def fp8_config_set(facts: Mapping[str, Any], key: str) -> Any:
     value = facts.get(name)
     if isinstance(value, Unknown):
         return value
-    if any(n.startswith(name + ".") for n in facts):
-        return True
+    if any(n.startswith(name + ".") and v is not None for n, v in facts.items()):
+        return True         # (a field the launch line removed, `=null` or `~`, is None)
     return value not in (None, "null", "None", "~") and name in facts
 
 
@@ -219,6 +222,8 @@ def megatron_facts(facts: Mapping[str, Any], prov: Mapping[str, str]
             f"{_CLI}:888 (recompute_num_layers: 1)")
     if out:     # AReaL's settings, not a Megatron job of its own: Megatron's derive stays off
         out[f"{MEGATRON}.args_of"], src[f"{MEGATRON}.args_of"] = "areal", actor.source
+        # no megatron.training: the Megatron rules citing validate_args stay quiet
+        out[validated.NAME], src[validated.NAME] = validated.AREAL
     return out, src
 
 

@@ -23,10 +23,17 @@ NAME_MAX = 4096
 
 def says_fp8(path: str) -> bool | None:
     """True for a path part named FP8, False for one named BF16 or a family published in BF16
-    under that name, None when the name says nothing."""
-    head = path[:NAME_MAX]
-    if FP8_NAME.search(head):
-        return True
-    if BF16_NAME.search(head) or BF16_FAMILY.match(head.rstrip("/").rsplit("/", 1)[-1]):
-        return False
-    return None
+    under that name, None when the name says nothing. The checkpoint's own folder speaks first
+    (``/data/fp8-runs/Qwen3-8B-bf16`` is BF16), then the folders above it
+    (``.../Qwen3-8B-FP8/global_step_100``). A path longer than any the system opens
+    (:data:`NAME_MAX`) says nothing: its cut head was judged (redteam5: ``/aaa...a/X-FP8`` of 4,100
+    characters came out BF16 by the family of its cut last part, a false FP8D-AREAL-0001)."""
+    if len(path) > NAME_MAX:
+        return None
+    last = path.rstrip("/").rsplit("/", 1)[-1]
+    for name in (last, path):
+        if FP8_NAME.search(name):
+            return True
+        if BF16_NAME.search(name):
+            return False
+    return False if BF16_FAMILY.match(last) else None

@@ -35,17 +35,18 @@ before transformers 4.50)."""
 
 OWN_KEYS = frozenset({
     "per_device_train_batch_size", "per_device_eval_batch_size", "num_train_epochs",
-    "logging_steps", "logging_strategy", "logging_dir", "logging_first_step", "save_steps",
-    "save_strategy", "save_total_limit", "eval_strategy", "evaluation_strategy", "eval_steps",
+    "logging_strategy", "logging_first_step",
+    "save_strategy", "save_total_limit", "eval_strategy", "evaluation_strategy",
     "lr_scheduler_type", "warmup_ratio", "model_name_or_path", "report_to", "optim",
     "gradient_checkpointing", "torch_compile", "overwrite_output_dir", "do_train", "do_eval",
-    "max_grad_norm", "adam_beta1", "adam_beta2", "adam_epsilon", "bf16_full_eval",
+    "adam_beta1", "adam_beta2", "adam_epsilon", "bf16_full_eval",
     "dataloader_num_workers", "remove_unused_columns", "load_best_model_at_end",
     "metric_for_best_model", "push_to_hub", "hub_model_id", "ddp_find_unused_parameters",
     "gradient_checkpointing_kwargs", "use_liger_kernel", "eval_accumulation_steps"})
 """TrainingArguments fields (transformers v4.57.0 training_args.py) no other trainer's file
 spells so: one of them must be there before a file is read as TrainingArguments (``seed``,
-``output_dir`` or ``learning_rate`` alone claimed AReaL's YAMLs; frameworks/_claim.py)."""
+``output_dir`` or ``learning_rate`` alone claimed AReaL's YAMLs; ``save_steps`` /
+``logging_steps`` claimed ROLL's, holdout9; frameworks/_claim.py GENERIC)."""
 
 
 def score(data: Any) -> int:

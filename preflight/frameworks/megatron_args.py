@@ -26,6 +26,7 @@ from typing import Any
 
 from preflight.facts import Unknown
 from preflight.findings import Source
+from preflight.frameworks import megatron_validated as validated
 from preflight.frameworks.megatron_flags import MEGATRON_BARE
 from preflight.reading.launch import without_after_training
 from preflight.reading.parse import (
@@ -38,7 +39,7 @@ from preflight.reading.parse import (
 )
 from preflight.reading.refs import named
 from preflight.reading.shellvars import collect_variables, expand_flag_names, strip_comments, typed
-from preflight.reading.types import ConfigProblem, Linked, ReaderOutput
+from preflight.reading.types import ConfigProblem, Linked, ReaderOutput, cut_short
 
 PREFIX = "config.megatron"
 
@@ -107,9 +108,10 @@ def read_args_text(path: str, text: str, outer: dict[str, str] | None = None,
         if not flag:
             continue
         name = f"{prefix}.{flag.replace('-', '_')}"
-        if len(facts) >= MAX_FACTS_PER_FILE and name not in facts:
-            continue
         lineno = bisect.bisect_right(line_starts, m.start())
+        if len(facts) >= MAX_FACTS_PER_FILE and name not in facts:
+            cut_short(facts, prov, name, Source(path, lineno))   # redteam5: --fp8-format after
+            break                                                # 2,000 flags was FP8 "no"
         value: Any
         if m.group(2) is not None:
             value = typed(m.group(2), variables)
@@ -144,6 +146,8 @@ def read_args_text(path: str, text: str, outer: dict[str, str] | None = None,
         prov[name] = Source(path, lineno)
     if prefix != PREFIX:
         return ReaderOutput(facts, prov, tuple(problems))
+    if facts:   # Megatron-LM's validate_args runs on them, unless --yaml-cfg (validated.py)
+        facts[validated.NAME], prov[validated.NAME] = validated.megatron_lm(facts, prov, PREFIX)
     more, linked = _yaml_cfg_link(path, facts, prov)
     return ReaderOutput(facts, prov, (*problems, *more), linked)
 
@@ -207,4 +211,7 @@ def read_yaml(path: str, parsed: Parsed) -> ReaderOutput:
             facts[name] = fact_value(value, budget)
             line = parsed.line_of(("MODEL_ARGS", key))
             prov[name] = Source(path, line)
+    if facts:   # test-case flags go through validate_args, a --yaml-cfg file does not
+        facts[validated.NAME], prov[validated.NAME] = validated.yaml_file(
+            isinstance(model_args, dict), Source(path, None))
     return ReaderOutput(facts, prov)

@@ -35,6 +35,7 @@ from preflight.findings import Source
 from preflight.frameworks._derived import IntentOut
 from preflight.frameworks._record import Default, Framework, Launch
 from preflight.frameworks._view import Derived, View
+from preflight.frameworks.ckptconfig import weights
 from preflight.frameworks.ckptname import FP8_NAME
 from preflight.reading.overridelaunch import Syntax, find_launch, merged_facts
 from preflight.reading.parse import Parsed, ParseError
@@ -82,6 +83,14 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
     entry = read.launch.entry.text.rsplit("/", 1)[-1].removesuffix(".py").rsplit(".", 1)[-1]
     facts[f"{PREFIX}.entry"] = entry
     prov[f"{PREFIX}.entry"] = Source(path, text.count("\n", 0, read.launch.entry.offset) + 1)
+    model = next((f"{PREFIX}.{k}" for k in ("actor.model_name_or_path", "pretrain")
+                  if f"{PREFIX}.{k}" in facts), None)
+    held = weights(facts[model], path) if model else None
+    if held is not None and held.source is not None:
+        # vLLM serves the checkpoint in the format its quantization_config names (OpenRLHF
+        # passes no quantization): its config.json, where the folder is inside the job
+        facts[f"{PREFIX}.checkpoint_weights"] = held.fp8
+        prov[f"{PREFIX}.checkpoint_weights"] = held.source
     return ReaderOutput(facts, prov, tuple(read.problems), merged.linked)
 
 
@@ -169,17 +178,20 @@ def _rollout(s: View, f: Mapping[str, Any], out: IntentOut) -> None:
     out["rollout.engine"] = ("vllm", s.src(engines))
     model = _first(s, "actor.model_name_or_path", "pretrain")
     name = f.get(f"{PREFIX}.{model}") if model else None
-    if isinstance(name, Unknown):
-        fp8: Any = Unknown(f"--{model}: {name.reason}; vLLM serves it in the precision of its "
-                           "quantization_config")
+    read = f"{PREFIX}.checkpoint_weights"
+    fp8: Any = False
+    if model and read in f:
+        fp8 = f[read]                       # its config.json (inside the job)
+    elif isinstance(name, Unknown):
+        fp8 = Unknown(f"--{model}: {name.reason}; vLLM serves it in the precision of its "
+                      "quantization_config")
     elif isinstance(name, str) and FP8_NAME.search(name[:4096]):
         fp8 = Unknown(f"--{model} {name[:80]!r} looks like an FP8 checkpoint: OpenRLHF builds "
                       "its vLLM engines with dtype bfloat16 and no quantization argument "
                       f"(vllm_engine.py l.266-282 @ {AT}), but vLLM follows the checkpoint's "
                       "quantization_config, not read here")
-    else:
-        fp8 = False
-    out["rollout.fp8"] = (fp8, s.src(model) if model and not isinstance(fp8, bool) else
+    out["rollout.fp8"] = (fp8, s.src("checkpoint_weights") if model and read in f else
+                          s.src(model) if model and not isinstance(fp8, bool) else
                           f"OpenRLHF's vLLM engines: dtype bfloat16, no quantization "
                           f"(openrlhf/trainer/ray/vllm_engine.py l.266-282 @ {AT})")
     out["rollout.kv_cache_fp8"] = (False, f"OpenRLHF passes no kv_cache_dtype to vLLM "

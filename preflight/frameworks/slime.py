@@ -26,8 +26,10 @@ from typing import Any
 
 from preflight.facts import Unknown
 from preflight.findings import Source
+from preflight.frameworks import megatron_validated as validated
 from preflight.frameworks._record import Default, Framework, Launch
 from preflight.frameworks._view import Derived, Stated, View
+from preflight.frameworks.ckptconfig import weights
 from preflight.frameworks.ckptname import says_fp8
 from preflight.frameworks.megatron import megatron_intent
 from preflight.frameworks.megatron_args import megatron_flags, read_args_text
@@ -72,10 +74,20 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
         # `--train-backend fsdp`, which runs no Megatron
         out = megatron_flags(out, PREFIX, SLIME_FLAGS, SLIME_PREFIXES)
     facts, prov = dict(out.facts), dict(out.provenance)
+    if f"{MEGATRON}.args_of" in facts:
+        # slime runs Megatron-LM's validate_args on them (megatron_validated.py)
+        facts[validated.NAME], prov[validated.NAME] = validated.slime(facts, prov, PREFIX)
     for m in _ENV.finditer(text):
         line = text.count("\n", 0, m.start()) + 1
         facts[f"{PREFIX}.env.{m.group(1)}"] = m.group(2)
         prov[f"{PREFIX}.env.{m.group(1)}"] = Source(path, line)
+    ckpt = f"{PREFIX}.hf_checkpoint"
+    if ckpt in facts:
+        # SGLang serves the checkpoint in the format its config.json's quantization_config
+        # names: read where the folder is inside the job (frameworks/ckptconfig.py)
+        held = weights(facts[ckpt], path)
+        facts[f"{ckpt}_weights"] = held.fp8
+        prov[f"{ckpt}_weights"] = held.source or prov.get(ckpt, path)
     return ReaderOutput(facts, prov, out.problems, out.linked)
 
 
@@ -94,8 +106,13 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
                                              "slime rolls out with SGLang"))
     quant = s.get("sglang_quantization")
     ckpt = s.get("hf_checkpoint")
+    held = f.get(f"{PREFIX}.hf_checkpoint_weights")
     if quant is not None:
         out["rollout.fp8"] = (str(quant).lower().startswith("fp8"), s.src("sglang_quantization"))
+    elif s.has("hf_checkpoint_weights") and ckpt is not None:
+        # its config.json (inside the job), else its name, else why not (ckptconfig.weights)
+        out["rollout.fp8"] = (held, s.src("hf_checkpoint_weights") if isinstance(held, bool)
+                              else s.src("hf_checkpoint"))
     elif isinstance(ckpt, str) and says_fp8(ckpt) is True:
         # SGLang serves the checkpoint in the precision of its quantization_config (not read
         # here); a checkpoint named ...-FP8 is the FP8 conversion slime's docs tell users to make

@@ -354,9 +354,22 @@ FRAMEWORK = Framework(
     shape_keys=(("model", ("actor_rollout_ref.model.path",)),
                 ("micro_batch", (f"{ACTOR}.ppo_micro_batch_size_per_gpu",)),
                 ("tp", (f"{MEG}.tensor_model_parallel_size",))),
+    # the boolean keys fp8-doctor reads. verl hands each on as it stands: the engine configs are
+    # built by hydra.utils.instantiate from `_target_` (omega_conf_to_dataclass with no
+    # dataclass_type, verl/utils/config.py l.40-50; engine_workers.py l.534, 587 @ v0.9.0), which
+    # converts nothing (no OmegaConf.structured, so no BooleanNode), or read straight off the
+    # DictConfig (megatron_workers.py l.212, 565-567; fsdp_workers.py l.868 @ v0.7.1), and
+    # override_transformer_config is a dict set key by key on Megatron's provider
+    # (transformer_impl.py l.364-365 @ v0.9.0): each is then tested for truth, so a quoted
+    # 'false' (or "0", `no` on the launch line) is on
+    bool_keys=(f"{MEG}.sequence_parallel", f"{MEG}.use_remove_padding",
+               f"{MEG}.dynamic_context_parallel", "actor_rollout_ref.model.use_remove_padding",
+               f"{TFC}.fp8_param", f"{TFC}.fp8_dot_product_attention",
+               f"{TFC}.fp8_multi_head_attention"),
+    bool_strings="truth",
     file_strings_why=(
-        "verl composes a plain DictConfig with Hydra (verl/trainer/main_ppo.py l.35 @ v0.7.1), "
-        "whose values are tested for truth where read directly, while omega_conf_to_dataclass "
-        "merges the sections it converts into OmegaConf.structured(...), which turns 'false' "
-        "into False (verl/utils/config.py l.23, 60-62): which one applies depends on the key"),
+        "verl builds its configs with hydra.utils.instantiate (verl/utils/config.py l.40-50 @ "
+        "v0.9.0), which keeps the string, but passes some of them on to the rollout engine "
+        "(rollout.enable_chunked_prefill becomes a vLLM command-line flag, vllm_async_server.py "
+        "l.297, 409 @ v0.9.0), whose parser decides"),
 )

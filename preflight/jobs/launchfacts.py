@@ -11,17 +11,17 @@ from typing import TYPE_CHECKING, Any
 from preflight.findings import Source
 from preflight.reading import launch, shellcalls
 from preflight.reading.launchenv import launch_env
-from preflight.reading.shellvars import collect_variables, strip_comments
 from preflight.reading.types import ReaderOutput
 
 if TYPE_CHECKING:
     from preflight.frameworks import Framework
 
 
-def add(path: str, text: str, outer: dict[str, str], out: ReaderOutput, fw: Framework | None,
-        kind: str) -> ReaderOutput:
-    """``out`` with what the launch script gives the training it starts (the script, its
-    variables and its training lines are worked out once for both):
+def add(path: str, clean: str, variables: dict[str, str], outer: dict[str, str],
+        out: ReaderOutput, fw: Framework | None, kind: str) -> ReaderOutput:
+    """``out`` with what the launch script gives the training it starts (its training lines
+    are worked out once for both; ``clean``: the script without comments, ``variables``: its
+    own and ``outer``'s, as :func:`.scripts.read` has them):
 
     - ``env.*`` facts for the variables it gives its training command (``export
       ACCELERATE_MIXED_PRECISION=fp8``, ``NVTE_X=1 torchrun ...``: :mod:`.launchenv`), so rules on
@@ -37,8 +37,6 @@ def add(path: str, text: str, outer: dict[str, str], out: ReaderOutput, fw: Fram
       FP8D-TAO-0013)."""
     from preflight.frameworks import BY_KIND
 
-    clean = strip_comments(text)
-    variables = collect_variables(clean, outer)
     trains = next((pos for script, _, pos in launch.python_scripts(clean, variables)
                    if not launch.not_training(script)), None)
     facts, prov = dict(out.facts), dict(out.provenance)

@@ -22,7 +22,8 @@ from typing import Any
 
 from preflight.jobs.pyimports import MAX_DEPTH, MAX_MODULES, located, module_file
 from preflight.reading.parse import ParseError, read_text
-from preflight.reading.pysource import Module, parse
+from preflight.reading.pyscopes import Bind
+from preflight.reading.pysource import Module, Ref, parse
 from preflight.reading.pyvalues import Unresolved, is_main_guard
 
 MAX_NAMES = 2_000
@@ -61,8 +62,18 @@ class Names:
             return None
         helper = self.module(path, depth + 1)
         key = (os.path.realpath(path), attr)
-        if helper is None or attr not in helper.module.binds:
+        if helper is None:
             return None
+        if attr not in helper.module.binds:
+            # a name the module imports itself (`helpers.TrainingArguments` is transformers'),
+            # unless the module defines it (its own function or class: called into by pyimports)
+            again = helper.imports.get(attr)
+            own = attr in helper.functions or attr in helper.classes
+            return Ref(again) if again and not own and not again.startswith(".") and \
+                not any(again.startswith(f"{b}.") for b, _ in helper.stars) else None
+        changed = _changed_elsewhere(helper, importer, owner, attr)
+        if changed is not None:
+            return Unresolved(f"{os.path.basename(path)}: {attr} {changed}", None)
         if key in self.busy:        # Python: a partly initialised module, NameError / cycle
             return Unresolved(f"{os.path.basename(path)}: {attr} depends on itself through "
                               "the job's imports", None)
@@ -74,6 +85,24 @@ class Names:
         if isinstance(got, Unresolved):
             return Unresolved(f"{os.path.basename(path)}:{got.line or '?'}: {got.reason}", None)
         return located(got, path)
+
+
+def _changed_elsewhere(helper: Module, importer: Module, owner: str, attr: str) -> str | None:
+    """How a module's top-level value of ``attr`` is changed out of the reader's sight, or None:
+    a function of the module rebinding it through ``global`` (called at import, or later), or
+    the importer setting ``owner.attr`` itself (redteam5: both read as the first value, FP8
+    "no")."""
+    for node in ast.walk(helper.tree):
+        if isinstance(node, ast.Global) and attr in node.names:
+            return f"is rebound by a function of the module (global {attr}, line {node.lineno})"
+    for node in ast.walk(importer.tree):
+        targets = node.targets if isinstance(node, ast.Assign) else \
+            [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
+        for t in targets:
+            if isinstance(t, ast.Attribute) and t.attr == attr and isinstance(t.value, ast.Name) \
+                    and importer.imports.get(t.value.id) == owner:
+                return f"is set by {os.path.basename(importer.path)} at line {t.lineno}"
+    return None
 
 
 def imported_tree(tree: ast.Module) -> ast.Module:
@@ -88,12 +117,18 @@ def imported_tree(tree: ast.Module) -> ast.Module:
     return ast.Module(body=body, type_ignores=tree.type_ignores)
 
 
-def public(module: Module) -> list[str]:
+def public(module: Module) -> list[str] | None:
     """The names ``from module import *`` binds: ``__all__`` when it is a literal list or tuple
-    of strings, else the top-level names without a leading ``_``."""
+    of strings, else the top-level names without a leading ``_``; None when ``__all__`` is
+    computed or changed (``+=``, a comprehension: which names it binds is not known)."""
     binds = module.module.binds.get("__all__")
-    if binds and isinstance(binds[-1].value, (ast.List, ast.Tuple)):
-        names = [e.value for e in binds[-1].value.elts
+    if binds and (len(binds) > 1 or not isinstance(binds[-1].value, (ast.List, ast.Tuple)) or
+                  any(isinstance(e, ast.Starred) for e in binds[-1].value.elts)):
+        return None
+    if binds:
+        value = binds[-1].value
+        assert isinstance(value, (ast.List, ast.Tuple))
+        names = [e.value for e in value.elts
                  if isinstance(e, ast.Constant) and isinstance(e.value, str)]
         return names[:MAX_NAMES]
     names = [*module.module.binds, *module.functions, *module.classes, *module.imports]
@@ -104,13 +139,50 @@ def link(module: Module, names: Names | None = None, depth: int = 0) -> None:
     """Bind the names ``module`` star-imports from the job's modules, and let it see the
     values job modules give the names it imports (:attr:`.pyscopes.Layout.imported`)."""
     names = Names() if names is None else names
-    for base, _ in module.stars[:MAX_MODULES]:
+    sources = _top_imports(module)
+    for base, line in module.stars[:MAX_MODULES]:
         path = module_file(base, module.path)
         helper = names.module(path, depth + 1) if path is not None else None
-        if helper is None:
-            continue
+        if helper is None or helper is module or os.path.realpath(helper.path) == \
+                os.path.realpath(module.path):
+            continue            # (a module star-importing itself binds nothing new)
         sep = "" if base.endswith(".") else "."
-        for name in public(helper):
+        exported = public(helper)
+        if exported is None:
+            # a computed __all__: each name the script binds may be rebound by this import
+            for name in list(module.module.binds):
+                module.module.binds[name] = sorted([*module.module.binds[name], Bind(
+                    None, line, why=f"{name} may be bound by `from {base} import *` (line "
+                    f"{line}), whose __all__ is computed")], key=lambda b: b.line)
+            continue
+        for name in exported:
             module.imports.setdefault(name, f"{base}{sep}{name}")
+            sources.setdefault(name, []).append((line, f"{base}{sep}{name}"))
+    binds = module.module.binds
+    for name, got in sources.items():
+        if name in binds or len({q for _, q in got}) > 1:
+            # Python binds in statement order: `MP = "bf16"` then `from helpers import *`, or
+            # two star imports, is the later one's (redteam5: the local or first one was read)
+            binds[name] = sorted([*binds.get(name, ()), *(Bind(None, at, ref=q) for at, q in got)],
+                                 key=lambda b: b.line)
     if module.imports:
         module.imported = lambda qualified: names.value(module, qualified, depth)
+
+
+def _top_imports(module: Module) -> dict[str, list[tuple[int, str]]]:
+    """Each name the module's top-level imports bind -> [(line, qualified name)]."""
+    out: dict[str, list[tuple[int, str]]] = {}
+    for stmt in module.tree.body:
+        if isinstance(stmt, ast.ImportFrom):
+            base = "." * stmt.level + (stmt.module or "")
+            sep = "" if base.endswith(".") or not base else "."
+            for alias in stmt.names:
+                if alias.name != "*":
+                    out.setdefault(alias.asname or alias.name, []).append(
+                        (stmt.lineno, f"{base}{sep}{alias.name}"))
+        elif isinstance(stmt, ast.Import):
+            for alias in stmt.names:
+                local = alias.asname or alias.name.split(".")[0]
+                out.setdefault(local, []).append((stmt.lineno, alias.name if alias.asname
+                                                  else local))
+    return out

@@ -58,10 +58,11 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
     # Here-document bodies are text (a config written out, `python - <<EOF` code), never the
     # script's commands: blanked, keeping the lines (issue 21 item 9; reading/shell.py). Those
     # a variable takes (`read -r -d '' CMD <<EOF`) are kept for the readers that expand it.
-    values = shellheredoc.kept_text(text, docs) if docs else text
+    took = shellheredoc.takes(text, docs)      # how each is used: once, for all three below
+    values = shellheredoc.kept_text(text, docs, took) if docs else text
     # (`sbatch <<EOF` / `bash -s <<EOF`: the body is a script that runs, commands for everyone)
-    text = shell.blank_heredocs(text, [d for n, d in enumerate(docs) if
-                                       n >= shellheredoc.MAX_TAKEN or not shellheredoc.runs(text, d)])
+    raw, text = text, shell.blank_heredocs(text, [d for n, d in enumerate(docs) if
+                                            n >= len(took) or not shellheredoc.is_run(took[n])])
     heredoc = next(((d.line, d.delimiter) for d in docs if not d.closed), None)
     if heredoc is not None:
         # The body runs to the end of the file as the here-document's text: no command after
@@ -72,23 +73,26 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
             "the file as its text, so nothing after this line runs; its lines were not read as "
             "commands"), level="warning", fix=f"Add a line {delimiter} where the text ends.")
         crlf = crlf or crlf_or_doc
-    missing: list[ConfigProblem] = read_stops(path, values, docs)
+    missing: list[ConfigProblem] = read_stops(path, values, docs, took)
     files, outer = sourced(path, text, missing) if shell_script else ([], {})
     outer = {**(inherited or {}), **outer}
     walked = shellcalls.walk(path, values, outer, inherited) if shell_script else None
-    runs = _python_scripts(path, text, outer, walked)
+    # the text without comments and its variables: once, for every reader below
+    clean = strip_comments(text)
+    here = shellheredoc.values(clean)        # its here-documents' values, for both below
+    variables = collect_variables(clean, outer, here)
+    runs = _python_scripts(path, clean, variables, outer, walked)
     unread: list[ConfigProblem] = []
     calls = _shell_scripts(path, text, outer, walked, unread) if walked is not None else []
     # a file the script writes before using it is not the one in the job (redteam4)
-    clean = strip_comments(text) if shell_script else ""
-    written = shellwrites.writes(clean, collect_variables(clean, outer)) if shell_script else {}
+    written = shellwrites.writes(clean, variables, raw) if shell_script else {}
     wrote: dict[str, object] = {}
     if written:
         runs, calls = (shellwrites.unwritten(path, written, links, None, unread, wrote)
                        for links in (runs, calls))
     # which framework's launch the text holds: once (its entry check reads the scripts it runs)
-    detected = _detect(strip_comments(text), _frameworks(), path) or \
-        _detect(expanded(strip_comments(text), outer), _frameworks(), path)
+    detected = _detect(clean, _frameworks(), path) or \
+        _detect(expanded(clean, outer), _frameworks(), path)
     try:
         got, out = _read(path, text, kind, explicit and not runs and not calls and not unread,
                          outer, values, detected)
@@ -108,13 +112,13 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
     if (runs or calls) and got is None and explicit:
         _read(path, text, kind, explicit, outer, values, detected)   # raises: what it holds
     if got is not None:
-        out = launchfacts.add(path, text, outer, out, detected, got)
+        out = launchfacts.add(path, clean, variables, outer, out, detected, got)
     if got is not None and written:
         facts = {**out.facts, **{f"config.{got}.{k}": v for k, v in wrote.items()}}
         linked = shellwrites.unwritten(path, written, out.linked, got, missing, facts)
         out = ReaderOutput(facts, out.provenance, out.problems, tuple(linked))
     if got is not None and files:
-        own = collect_variables(strip_comments(text), inherited)
+        own = collect_variables(clean, inherited, here)
         # what it sources belongs to this job (read as this kind, if it holds any settings)
         out = ReaderOutput(out.facts, out.provenance, out.problems, (*out.linked, *(
             Linked(f, got, path, key="source", optional=True, variables=tuple(own.items()))
@@ -132,7 +136,7 @@ def _frameworks() -> Sequence[Framework]:
     return FRAMEWORKS
 
 
-def _python_scripts(path: str, text: str, outer: dict[str, str],
+def _python_scripts(path: str, clean: str, variables: dict[str, str], outer: dict[str, str],
                     walked: shellcalls.Walked | None = None) -> list[Linked]:
     """The Python scripts the launch lines of ``text`` run, found here, with their arguments:
     read with the script, after it, their settings winning (what the code sets beats the
@@ -140,9 +144,8 @@ def _python_scripts(path: str, text: str, outer: dict[str, str],
     found here is left out quietly (``pretrain_gpt.py`` of a Megatron-LM checkout), and so is
     one that evaluates, exports or merges after a training script (``launch.not_training``):
     its ``Accelerator(mixed_precision="bf16")`` is not the training's. After ``cd DIR`` the
-    script is looked for in DIR only (one of a folder not known here is not guessed at)."""
-    clean = strip_comments(text)
-    variables = collect_variables(clean, outer)
+    script is looked for in DIR only (one of a folder not known here is not guessed at).
+    ``clean``: the text without comments; ``variables``: its own (:func:`read`)."""
     found = []
     runs = launch.python_scripts(clean, variables)
     trains = not all(launch.not_training(script) for script, _, _ in runs)

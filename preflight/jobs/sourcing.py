@@ -18,7 +18,7 @@ import re
 
 from preflight.reading.boundary import outside_reference, refuse
 from preflight.reading.parse import ParseError, read_text
-from preflight.reading.shell import blank_heredocs
+from preflight.reading.shell import blank_heredocs, heredocs
 from preflight.reading.shellheredoc import kept_text
 from preflight.reading.shellstops import errexit
 from preflight.reading.shellvars import collect_variables, strip_comments
@@ -115,6 +115,7 @@ def sourced(script: str, text: str, missing: list[ConfigProblem] | None = None,
     found: list[str] = []
     variables: dict[str, str] = {}
     todo = [(script, text, 0)]
+    reals = {os.path.realpath(script)}      # the script and what it sources: followed once
     while todo:
         path, body, depth = todo.pop(0)
         clean = strip_comments(body)
@@ -139,8 +140,7 @@ def sourced(script: str, text: str, missing: list[ConfigProblem] | None = None,
                 if not cands and named is not None and not refuse(named) and \
                         len(missing) < MAX_FILES:
                     missing.append(_missing(raw, named, path, clean, m.start(1)))
-            if target is None or os.path.realpath(target) in {os.path.realpath(p) for p in
-                                                              (script, *found)}:
+            if target is None or os.path.realpath(target) in reals:
                 continue
             if len(found) >= MAX_FILES:
                 return found, variables
@@ -148,11 +148,14 @@ def sourced(script: str, text: str, missing: list[ConfigProblem] | None = None,
                 # a here-document's body is text: no `source` or assignment in it counts,
                 # unless a variable takes it (`read -r -d '' CMD <<EOF`: reading/shellheredoc)
                 raw = read_text(target)
-                inner = blank_heredocs(raw)
+                docs = heredocs(raw)          # once, for the text run and the one expanded
+                inner = blank_heredocs(raw, docs)
             except (ParseError, OSError):
                 continue          # the job reader reports it when it reads that file itself
             found.append(target)
-            variables = collect_variables(kept_text(raw) if "<<" in raw else inner, variables)
+            reals.add(os.path.realpath(target))
+            variables = collect_variables(kept_text(raw, docs) if "<<" in raw else inner,
+                                          variables)
             if depth + 1 < MAX_DEPTH:
                 todo.append((target, inner, depth + 1))
     return found, variables

@@ -99,7 +99,7 @@ class Walk:
             if real in self.seen:
                 # read before the script that sources it: read again with that script's variables
                 self.redone.add(real)
-                self.read = [f for f in self.read if os.path.realpath(f.path) != real]
+                self._drop(real)
             self.seen.add(real)
             if origin != "folder":      # named by the user or a job file: never "not read"
                 self.named.add(real)
@@ -114,6 +114,10 @@ class Walk:
                 continue
             self._keep(path, real, got, out, origin)
 
+    def _drop(self, real: str) -> None:
+        """Take back what was read from the file at real path ``real``."""
+        self.read = [f for f in self.read if os.path.realpath(f.path) != real]
+
     def _keep(self, path: str, real: str, kind: str, out: ReaderOutput, origin: str) -> None:
         out = _resolve_links(path, kind, out, self.known, self.roots, self.problems)
         self.read.append(FileRead(path, kind, out, "given" if real in self.given else origin))
@@ -127,14 +131,14 @@ class Walk:
                 inside = os.path.realpath(link.path)
                 self.seen.add(inside)
                 self.named.add(inside)
-                self.read = [f for f in self.read if os.path.realpath(f.path) != inside]
+                self._drop(inside)
                 continue
             if link.after and (after := os.path.realpath(link.path)) not in self.given | config:
                 # evaluation / export after training: of the job (a folder scan leaves it out,
                 # or takes back what it read of it), not its config (its Accelerator(
                 # mixed_precision="bf16") is not the training's); one the user named is kept
                 self.seen.add(after)
-                self.read = [f for f in self.read if os.path.realpath(f.path) != after]
+                self._drop(after)
                 self.not_read[link.path] = unread.AFTER
         self.todo[:0] = [(link.path, link.kind, "sourced" if link.optional else "linked")
                          for link in out.linked if not link.after and not link.included]
@@ -232,6 +236,8 @@ def _booleans(parsers: dict[str, Any]) -> Callable[[str, Any, str], Any]:
             how = dict(fw.file_strings_by_parser).get(str(parsers.get(parts[1])),
                                                       fw.file_strings) \
                 if src == "file" else fw.python_strings if src == "python" else fw.cli_strings
+            if found is not None and fw.bool_strings:
+                how = fw.bool_strings          # its boolean keys apart (Framework.bool_strings)
             if src == "file" or how:
                 key = parts[2].removeprefix("replaced.")
                 return from_file(value, how, key=key, on_off=bool(found), boolean=found is not None,

@@ -22,7 +22,7 @@ from preflight.findings import Source
 from preflight.reading.parse import MAX_FACTS_PER_FILE, usable_key
 from preflight.reading.refs import named
 from preflight.reading.shellvars import collect_variables, expand_flag_names, strip_comments, typed
-from preflight.reading.types import ConfigProblem, Linked, ReaderOutput
+from preflight.reading.types import ConfigProblem, Linked, ReaderOutput, cut_short
 
 _END = {";", "&&", "||", "|", "&"}
 _TOKEN = re.compile(r""""[^"\n]*"|'[^'\n]*'|[^\s]+""")
@@ -140,7 +140,9 @@ class Out:
 
     def put(self, name: str, value: Any, pos: int) -> None:
         if len(self.facts) >= MAX_FACTS_PER_FILE and name not in self.facts:
-            return          # 100,000 flags are no launch line; each fact costs time to report
+            # 100,000 flags are no launch line; each fact costs time to report
+            cut_short(self.facts, self.prov, name, self.where(pos))
+            return
         self.facts[name] = value
         self.prov[name] = self.where(pos)
 

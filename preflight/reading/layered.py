@@ -37,7 +37,7 @@ from preflight.reading.parse import (
     read_text,
     usable_key,
 )
-from preflight.reading.types import ConfigProblem
+from preflight.reading.types import ConfigProblem, cut_short
 
 Key = tuple[str, ...]
 MAX_CHAIN = 16
@@ -146,9 +146,12 @@ class Layered:
                     if usable_key(key):
                         todo.append((value, (*path, str(key))))
                 continue
-            if not path or len(facts) >= MAX_FACTS_PER_FILE:
+            if not path:
                 continue
             name = prefix + "." + ".".join(path)
+            if len(facts) >= MAX_FACTS_PER_FILE:
+                cut_short(facts, prov, name, self._where(path))
+                break
             facts[name] = node if isinstance(node, Unknown) else fact_value(node, budget)
             prov[name] = self._where(path)
         return facts, prov
@@ -205,21 +208,36 @@ def load_chain(path: str, parsed: Parsed, style: str = "paths") -> Chain:
     ``paths``: each entry is a file path relative to the naming file's folder (NeMo-RL
     ``load_config_with_inheritance``). ``hydra``: each plain entry names ``<entry>.yaml`` in the
     same config folder (a Hydra defaults list; ``_self_``, ``override ...`` and group entries
-    are framework-packaged configs, listed in :attr:`Chain.packaged`, not read)."""
+    are framework-packaged configs, listed in :attr:`Chain.packaged`, not read); entries after
+    ``_self_`` override the file's own values. ``hydra-dir``: Hydra searching only the config's
+    folder (AReaL's ``hydra_init(config_path=<its folder>)``, areal/api/cli_args.py
+    ``parse_cli_args`` @ 0073c330): an entry not found there, or a group entry, is not read,
+    so what it would set is unknown (redteam5: a missing one made FP8 "no")."""
     chain = Chain(Layered(), [], [])
     _load(path, parsed, chain, 0, {os.path.realpath(path)}, style)
     return chain
 
 
-def _entries(defaults: Any, style: str, chain: Chain) -> list[str]:
+def _entries(defaults: Any, style: str, chain: Chain) -> list[tuple[str, bool]]:
+    """``(file, after _self_)`` of each plain entry: with Hydra, entries listed after
+    ``_self_`` override the file's own values (its default place is last)."""
     items = [defaults] if isinstance(defaults, str) else \
         defaults if isinstance(defaults, list) else []
     out = []
+    after = False
     for item in items:
         if isinstance(item, str) and item.strip() and item != "_self_":
-            out.append(item if style == "paths" or item.endswith((".yaml", ".yml"))
-                       else item + ".yaml")
-        elif item != "_self_":
+            out.append((item if style == "paths" or item.endswith((".yaml", ".yml"))
+                        else item + ".yaml", after and style != "paths"))
+        elif item == "_self_":
+            after = True
+        elif style == "hydra-dir" and not str(item).lstrip("{'\" ").startswith(
+                ("hydra", "override hydra")):
+            # a config group entry (`actor: x` = actor/x.yaml, placed under its package) of a
+            # job whose Hydra searches only its config folder: not read here (redteam5)
+            chain.unread.append(f"defaults: the config group entry {str(item)[:80]} was not "
+                                "read")
+        else:
             chain.packaged.append(str(item)[:80])
     return out
 
@@ -230,10 +248,17 @@ def _load(path: str, parsed: Parsed, chain: Chain, depth: int, seen: set[str],
     # a TOML job file (torchtitan) has no defaults chain
     parents = _entries(data.get("defaults"), style, chain) if style != "toml" else []
     line = parsed.line_of(("defaults",))
-    for parent in parents:
+    rest = {k: v for k, v in data.items() if k != "defaults"}
+    ordered = [p for p in parents if not p[1]] + [("", False)] + [p for p in parents if p[1]]
+    for parent, _ in ordered:
+        if not parent:          # the file's own values, in _self_'s place
+            chain.config.merge(rest, source_of(path, parsed))
+            continue
         target = parent if os.path.isabs(parent) else \
             os.path.join(os.path.dirname(path), parent)
         target = os.path.normpath(target)
+        if style == "hydra-dir" and os.path.isabs(parent):
+            target = os.path.normpath(os.path.join(os.path.dirname(path), parent.lstrip("/")))
         if style == "hydra" and not os.path.isfile(target):
             chain.packaged.append(parent.removesuffix(".yaml"))
             continue
@@ -255,8 +280,10 @@ def _load(path: str, parsed: Parsed, chain: Chain, depth: int, seen: set[str],
                 path, line, f"defaults: names {parent!r}, which does not exist here (looked "
                 f"in {os.path.dirname(path) or '.'}); its settings were not read, so rules "
                 "that need them stay undetermined", level="warning", code="reference",
-                fix="NeMo-RL opens a defaults file relative to the folder of the file that "
-                    "names it; check the path, or run fp8-doctor where the job's configs are."))
+                fix=("NeMo-RL opens a defaults file relative to the folder of the file that "
+                     "names it" if style == "paths" else "Hydra looks for it in the config's "
+                     "folder") + "; check the path, or run fp8-doctor where the job's configs "
+                    "are."))
             chain.unread.append(f"defaults: {parent[:80]!r} (named in "
                                 f"{os.path.basename(path)}) was not found here")
             chain.unread_paths.append(target)
@@ -278,5 +305,3 @@ def _load(path: str, parsed: Parsed, chain: Chain, depth: int, seen: set[str],
             continue
         chain.files.append(target)
         _load(target, parent_parsed, chain, depth + 1, seen | {real}, style)
-    rest = {k: v for k, v in data.items() if k != "defaults"}
-    chain.config.merge(rest, source_of(path, parsed))

@@ -324,12 +324,12 @@ def _leaves(config: Layered) -> list[tuple[str, ...]]:
 
 def _deleted(read: LaunchRead, before: set[tuple[str, ...]], config: Layered,
              ) -> list[tuple[tuple[str, ...], Source]]:
-    """Leaves of the base that a ``~key`` override removed, with that override's line."""
+    """Leaves of the base that an override removed (``~key``, or ``key=null`` / a value that
+    replaces the mapping: redteam5, ``actor.megatron.fp8_config=null`` left the base's
+    ``fp8_config.mode`` in the job), with that override's line."""
     now = set(_leaves(config))
     out: list[tuple[tuple[str, ...], Source]] = []
     for ov, src in read.overrides:
-        if ov.op != "delete":
-            continue
         n = len(ov.path)
         out.extend((p, src) for p in before if p[:n] == ov.path and p not in now)
     return out

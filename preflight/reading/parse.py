@@ -27,6 +27,7 @@ from preflight.facts import Unknown
 from preflight.findings import Source
 from preflight.reading import textcache
 from preflight.reading.boundary import refuse
+from preflight.reading.types import cut_short
 
 
 def _tomllib() -> Any:
@@ -329,8 +330,7 @@ def flatten(data: Any, parsed: Parsed, prefix: str, where: str, base: Path = (),
     Leaves are scalars and lists (lists stay lists); an empty mapping stays ``{}`` so that its
     presence is visible. Keys are kept as written; empty keys are skipped (no fact name can hold
     them). Iterative, and capped (``budget``: items left for the whole file, shared with the
-    caller's other readings of it), so no document can exhaust the stack or memory here.
-    """
+    caller's other readings of it): no document can exhaust the stack or memory here."""
     facts = {} if facts is None else facts
     prov = {} if prov is None else prov
     budget = [MAX_ITEMS_PER_FILE] if budget is None else budget
@@ -345,9 +345,10 @@ def flatten(data: Any, parsed: Parsed, prefix: str, where: str, base: Path = (),
             continue
         if not path:
             continue
-        if len(facts) >= MAX_FACTS_PER_FILE:
-            break
         name = prefix + "." + ".".join(str(p) for p in path)
+        if len(facts) >= MAX_FACTS_PER_FILE:
+            cut_short(facts, prov, name, Source(where, parsed.line_of(path)))
+            break
         facts[name] = fact_value(node, budget)
         line = parsed.line_of(path)
         prov[name] = Source(where, line)

@@ -22,7 +22,7 @@ from preflight.reading.parse import MAX_FACTS_PER_FILE, usable_key
 from preflight.reading.pyscopes import Scope
 from preflight.reading.pysource import Call, Module, Ref, Unresolved
 from preflight.reading.refs import named
-from preflight.reading.types import ConfigProblem, Linked, ReaderOutput
+from preflight.reading.types import ConfigProblem, Linked, ReaderOutput, cut_short
 
 MAX_NESTING = 8
 
@@ -92,6 +92,7 @@ class PyOut:
                     f"{line}; which one runs depends on the script's control flow")
             return
         if len(self.facts) >= MAX_FACTS_PER_FILE:
+            cut_short(self.facts, self.prov, name, self.where(line, path))
             return
         self.facts[name] = value
         self.prov[name] = self.where(line, path)

@@ -302,8 +302,8 @@ class Module(Layout):
         elif not isinstance(bind, Bind):
             value = bind if isinstance(bind, Unresolved) else \
                 Unresolved(f"{name} is set only in branches that do not run", line)
-        elif bind.ref is not None:
-            value = Ref(bind.ref)           # an import in a function (one branch's)
+        elif bind.ref is not None:   # an import in a function, or one pynames.link ordered
+            value = self.ref(bind.ref)
         elif bind.value is None:
             value = Unresolved(bind.why, line)
         else:

@@ -35,7 +35,7 @@ import shlex
 from dataclasses import dataclass, replace
 
 from preflight.reading.shell import HereDoc, heredocs, operator_end
-from preflight.reading.shellquote import QuoteScanner
+from preflight.reading.shellquote import QuoteScanner, here_chars
 from preflight.reading.shelltypes import Part, Split, Statement, Word
 
 # (each matched from the start of the last command on the operator's line, never searched:
@@ -184,20 +184,35 @@ def taken(text: str, doc: HereDoc) -> Taken | None:
     return Taken(doc, "cat", close=close.end(), name=m.group(1) if m is not None else None)
 
 
+def takes(text: str, docs: list[HereDoc]) -> list[Taken | None]:
+    """:func:`taken` for each of the first :data:`MAX_TAKEN` of ``docs`` (the here-documents of
+    ``text``), worked out once for :func:`kept_text`, :func:`runs` and
+    :func:`.shellstops.read_stops`. The same on :func:`kept_text`'s result: what it blanks are
+    whole body lines, never the operator's line nor what follows a ``$(cat <<EOF`` body."""
+    return [taken(text, doc) for doc in docs[:MAX_TAKEN]]
+
+
 def runs(text: str, doc: HereDoc) -> bool:
     """Whether a shell runs ``doc``'s text as its script (``sbatch <<EOF``): its commands run."""
-    got = taken(text, doc)
+    return is_run(taken(text, doc))
+
+
+def is_run(got: Taken | None) -> bool:
+    """:func:`runs` of a here-document whose :func:`taken` is known (:func:`takes`)."""
     return got is not None and got.how == "run"
 
 
-def kept_text(text: str, docs: list[HereDoc] | None = None) -> str:
+def kept_text(text: str, docs: list[HereDoc] | None = None,
+              took: list[Taken | None] | None = None) -> str:
     """``text`` for the readers that expand variables: the bodies a variable takes kept,
-    every other body blanked (newlines kept), every closing line kept."""
+    every other body blanked (newlines kept), every closing line kept. ``took``: :func:`takes`
+    of ``docs`` when already known."""
     docs = heredocs(text) if docs is None else docs
+    took = takes(text, docs) if took is None else took
     out: list[str] = []
     at = 0
     for n, doc in enumerate(docs):
-        if (n < MAX_TAKEN and taken(text, doc) is not None) or doc.start < at:
+        if (n < MAX_TAKEN and took[n] is not None) or doc.start < at:
             continue
         end = doc.body_end if doc.body_end >= 0 else doc.end
         out += [text[at:doc.start], re.sub(r"[^\n]", " ", text[doc.start:end])]
@@ -207,14 +222,16 @@ def kept_text(text: str, docs: list[HereDoc] | None = None) -> str:
 
 
 def body(text: str, doc: HereDoc) -> str:
-    """The body as the command reading it gets it, expansions left as written."""
-    end = doc.body_end if doc.body_end >= 0 else doc.end
-    raw = text[doc.start:end]
-    if doc.strip_tabs:
-        raw = re.sub(r"(?m)^\t+", "", raw)
-    if not doc.quoted:
-        raw = re.sub(r"\\(\n|[$`\\])", lambda m: "" if m.group(1) == "\n" else m.group(1), raw)
-    return raw
+    """The body as the command reading it gets it, expansions left as written (the tab and
+    backslash rules of :func:`.shellquote.here_chars`, as the lexer's parts have them)."""
+    out: list[str] = []
+
+    def expansion(at: int) -> int:         # `$` / backquote: a character like any other
+        out.append(text[at])
+        return at + 1
+
+    here_chars(text, doc, lambda chars, _: out.append(chars), lambda: None, expansion)
+    return "".join(out)
 
 
 def read_value(value: str, spec: ReadSpec) -> str:

@@ -8,6 +8,7 @@ Here-document bodies are skipped.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from preflight.reading.shell import HereDoc
@@ -129,48 +130,20 @@ class QuoteScanner:
 
     def here_body(self, doc: HereDoc) -> None:
         """The parts of a here-document's body (the text a variable takes: :mod:`.shellheredoc`),
-        as bash expands it: literally when its delimiter was quoted; else ``$`` and backquote
-        expansions, ``\\``-newline removed and ``\\`` escaping only ``$`` ````` ``\\``
-        (quotes are literal). ``<<-`` removes each line's leading tabs."""
-        text = self.text
-        i, end = doc.start, doc.body_end if doc.body_end >= 0 else doc.end
-        line_start = True
-        while i < end:
-            c = text[i]
-            if line_start and doc.strip_tabs and c == "\t":
-                self.flush_lit()
-                i += 1
-                continue
-            line_start = False
-            if doc.quoted:
-                j = text.find("\n", i, end)
-                j = end if j < 0 else j + 1
-                self.add_lit(text[i:j], i, True)
-                i, line_start = j, True
-            elif c == "\\" and i + 1 < end and text[i + 1] in "\n$`\\":
-                self.flush_lit()         # a part's characters are contiguous in the script
-                if text[i + 1] != "\n":
-                    self.add_lit(text[i + 1], i + 1, True)
-                    self.flush_lit()
-                i += 2
-                line_start = text[i - 1] == "\n"
-            elif c == "$":
-                self.i = i
-                self.dollar(quoted=True)
-                i = self.i
-            elif c == "`":
-                self.i = i
-                self.backquote()
-                i = self.i
-            elif c == "\n":
-                self.add_lit("\n", i, True)
-                i, line_start = i + 1, True
-            else:
-                m = _PLAIN_HERE.match(text, i, end)
-                j = m.end() if m and m.end() > i else i + 1
-                self.add_lit(text[i:j], i, True)
-                i = j
+        as bash expands it (:func:`here_chars`): ``$`` and backquote expansions read as in
+        ``"..."``, each literal character at its offset."""
+        here_chars(self.text, doc, lambda chars, at: self.add_lit(chars, at, True),
+                   self.flush_lit, self._here_expansion)
         self.flush_lit()
+
+    def _here_expansion(self, at: int) -> int:
+        """The ``$`` or backquote expansion at ``at`` of a body read; where it ends."""
+        self.i = at
+        if self.text[at] == "$":
+            self.dollar(quoted=True)
+        else:
+            self.backquote()
+        return self.i
 
     def skip_heredocs(self) -> None:
         for delimiter in self.heredocs:
@@ -244,3 +217,48 @@ def _matching(text: str, open_at: int) -> int:
             i = len(text) if j == -1 else j
         i += 1
     return len(text)
+
+
+def here_chars(text: str, doc: HereDoc, lit: Callable[[str, int], None], cut: Callable[[], None],
+               expansion: Callable[[int], int]) -> None:
+    """A here-document's body as bash reads it, for :meth:`QuoteScanner.here_body` (its parts)
+    and :func:`.shellheredoc.body` (its text): literally when its delimiter was quoted; else
+    ``\\``-newline removed and ``\\`` escaping only ``$`` ````` ``\\`` (quotes are
+    literal). ``<<-`` removes each line's leading tabs (here also after a ``\\``-newline,
+    where bash 5 keeps them: an xfail test in tests/reading/test_shellheredoc.py).
+
+    ``lit(chars, offset)``: literal characters, contiguous in ``text`` from ``offset``;
+    ``cut()``: what comes next is not contiguous with what came before (a tab or backslash
+    left out); ``expansion(offset)``: a ``$`` or backquote at ``offset`` (unquoted delimiter
+    only), which returns where reading goes on."""
+    i, end = doc.start, doc.body_end if doc.body_end >= 0 else doc.end
+    line_start = True
+    while i < end:
+        c = text[i]
+        if line_start and doc.strip_tabs and c == "\t":
+            cut()
+            i += 1
+            continue
+        line_start = False
+        if doc.quoted:
+            j = text.find("\n", i, end)
+            j = end if j < 0 else j + 1
+            lit(text[i:j], i)
+            i, line_start = j, True
+        elif c == "\\" and i + 1 < end and text[i + 1] in "\n$`\\":
+            cut()                  # a part's characters are contiguous in the script
+            if text[i + 1] != "\n":
+                lit(text[i + 1], i + 1)
+                cut()
+            i += 2
+            line_start = text[i - 1] == "\n"
+        elif c in "$`":
+            i = expansion(i)
+        elif c == "\n":
+            lit("\n", i)
+            i, line_start = i + 1, True
+        else:
+            m = _PLAIN_HERE.match(text, i, end)
+            j = m.end() if m and m.end() > i else i + 1
+            lit(text[i:j], i)
+            i = j

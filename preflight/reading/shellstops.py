@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from preflight.reading.shell import HereDoc, operator_end
-from preflight.reading.shellheredoc import MAX_TAKEN, body, taken
+from preflight.reading.shellheredoc import MAX_TAKEN, Taken, body, takes
 from preflight.reading.types import ConfigProblem
 
 # `set -e`, `set -ex`, `set -euo pipefail`, `set -o errexit` (on) and `set +e` (off)
@@ -21,22 +21,33 @@ def errexit(text: str, pos: int) -> int | None:
     for m in _SET.finditer(text, 0, pos):
         words = m.group(1).split()
         for n, word in enumerate(words):
-            if word == "-o" and n + 1 < len(words) and words[n + 1] == "errexit" or \
-                    re.fullmatch(r"-[a-zA-Z]*e[a-zA-Z]*", word):
+            sign = _errexit_sign(words, n)
+            if sign == "-":
                 line = text.count("\n", 0, m.start()) + 1
-            elif word == "+o" and n + 1 < len(words) and words[n + 1] == "errexit" or \
-                    re.fullmatch(r"\+[a-zA-Z]*e[a-zA-Z]*", word):
+            elif sign == "+":
                 line = None
     return line
 
 
-def read_stops(path: str, text: str, docs: list[HereDoc]) -> list[ConfigProblem]:
+def _errexit_sign(words: list[str], n: int) -> str | None:
+    """``-`` where ``words[n]`` of a ``set`` turns errexit on (``-e``, ``-ex``, ``-o errexit``),
+    ``+`` where it turns it off (``+e``, ``+o errexit``), else None."""
+    word = words[n]
+    if word in ("-o", "+o") and n + 1 < len(words) and words[n + 1] == "errexit" or \
+            re.fullmatch(r"[-+][a-zA-Z]*e[a-zA-Z]*", word):
+        return word[0]
+    return None
+
+
+def read_stops(path: str, text: str, docs: list[HereDoc],
+               took: list[Taken | None] | None = None) -> list[ConfigProblem]:
     """``read -r -d '' CMD <<EOF`` under ``set -e``: ``read`` finds no NUL in the body, so it
     returns 1 at the end of its input ("The exit status is zero, unless end-of-file is
     encountered", bash manual, the read builtin) and errexit ends the script there: the
-    launch built from CMD never runs. ``|| true`` (or ``&&``) after it keeps the script going."""
-    for doc in docs[:MAX_TAKEN]:
-        got = taken(text, doc)
+    launch built from CMD never runs. ``|| true`` (or ``&&``) after it keeps the script going.
+    ``took``: :func:`.shellheredoc.takes` of ``docs`` when already known."""
+    took = takes(text, docs) if took is None else took
+    for doc, got in zip(docs[:MAX_TAKEN], took, strict=True):
         if got is None or got.how != "read" or got.spec is None:
             continue
         delim = "\n" if got.spec.delim is None else got.spec.delim

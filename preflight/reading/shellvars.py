@@ -66,23 +66,28 @@ def strip_comments(text: str) -> str:
                   flags=re.M)
 
 
-def collect_variables(text: str, outer: dict[str, str] | None = None) -> dict[str, str]:
+def collect_variables(text: str, outer: dict[str, str] | None = None,
+                      here: dict[str, str] | None = None) -> dict[str, str]:
     """``NAME=value`` shell assignments (first one wins), for ``$NAME`` in flag values, and
     the here-documents a variable takes whose bodies ``text`` holds.
 
     ``outer``: what sourced scripts set; the script's own assignments override them, except
-    ``X=${X:-default}``, which keeps the sourced value."""
+    ``X=${X:-default}``, which keeps the sourced value. ``here``:
+    :func:`.shellheredoc.values` of ``text`` when already known."""
     variables: dict[str, str] = dict(outer or {})
     own: set[str] = set()
     if "<<" in text:     # `read -r -d '' CMD <<EOF`: the body (kept, see shellheredoc.kept_text)
-        from preflight.reading.shellheredoc import values
+        if here is None:
+            from preflight.reading.shellheredoc import values
 
-        for name, value in values(text).items():
+            here = values(text)
+        for name, value in here.items():
             own.add(name)
             variables[name] = value
     spans: list[tuple[int, int]] | None = None
+    first: dict[str, int] = {}
     at = 0
-    for line in text.splitlines(keepends=True):
+    for number, line in enumerate(text.splitlines(keepends=True), 1):
         at += len(line)
         m = _ASSIGN.match(line)
         if m:
@@ -90,14 +95,25 @@ def collect_variables(text: str, outer: dict[str, str] | None = None) -> dict[st
             if value[:1] in "\"'" and value[-1:] == value[:1] and len(value) >= 2:
                 value = value[1:-1]
             name = m.group(3)
+            local = False
+            if m.group(1) in ("local", "declare", "typeset") and "g" not in m.group(2):
+                spans = shelldecl.function_spans(text) if spans is None else spans
+                local = shelldecl.in_function(spans, at - len(line))
+                if m.group(1) == "local" and not local:
+                    continue     # bash: "local: can only be used in a function"
             if name in own:
+                if not local and name in first and variables.get(name) != value and not (
+                        re.search(rf"\$\{{?{name}\b", value) or value.startswith(RUNTIME)):
+                    # set again to another value (a decoy first, a branch, a function): which
+                    # one the launch line sees is the script's flow (redteam5: `P=bf16` then
+                    # `P=fp8` was read as bf16, FP8 "no")
+                    variables[name] = runtime(
+                        f"{name} is set to {variables[name][:30]!r} at line {first[name]} and "
+                        f"to {value[:30]!r} at line {number}")
+                    first.pop(name)
                 continue
             if m.group(1):
                 decl = shelldecl.parse(m.group(1), m.group(2).split())
-                if m.group(1) == "local":
-                    spans = shelldecl.function_spans(text) if spans is None else spans
-                    if not shelldecl.in_function(spans, at - len(line)):
-                        continue     # bash: "local: can only be used in a function"
                 if not decl.assigns:
                     continue
                 if decl.nameref:
@@ -111,6 +127,7 @@ def collect_variables(text: str, outer: dict[str, str] | None = None) -> dict[st
             ref = _VAR.match(value)
             if not (ref and ref.group(1) == name and name in variables):
                 variables[name] = value
+                first[name] = number
     return variables
 
 

@@ -30,6 +30,10 @@ MAX_LINE = 4096
 """Characters of one line scanned for writes."""
 MAX_NAMES = 256
 """Files remembered per script."""
+UNSEEN = "\0unseen"
+"""The key under which :func:`writes` puts the first line it could not scan for writes (too
+long, past :data:`MAX_CHARS`, past :data:`MAX_NAMES` files): any file used after it may be
+written there."""
 
 _ASSIGN = re.compile(r"^[A-Za-z_]\w*\+?=")
 MAX_CHARS = 262144
@@ -37,10 +41,13 @@ MAX_CHARS = 262144
 _OPERATORS = {";", "&&", "||", "|", "&", "(", ")", "|&", ";;"}
 _WRITE = {">", ">>", ">|", "&>", "&>>", ">&"}
 _LAST = {"cp", "mv", "ln", "install", "rsync"}
-_HINTS = (">", "tee", "cp", "mv", "ln", "install", "rsync", "sed", "curl", "wget")
+_HINTS = (">", "tee", "cp", "mv", "ln", "install", "rsync", "sed", "curl", "wget", "perl",
+          "yq", "sponge", "dd")
 
 
 _VAR = re.compile(r"\$(?:\{(\w+)\}|(\w+))")
+_PYWRITE = re.compile(r"""\bopen\(\s*(['"])([^'"\n]+)\1\s*,\s*(?:mode\s*=\s*)?(['"])[wax]b?\+?\3"""
+                      r"""|\bPath\(\s*(['"])([^'"\n]+)\4\s*\)\.write_(?:text|bytes)\(""")
 
 
 def _name(word: str, variables: Mapping[str, str] | None = None) -> str:
@@ -79,10 +86,21 @@ def _command(words: list[str], line: int, out: dict[str, int],
     rest = args[1:]
     if base == "tee":
         targets += [w for w in rest if not w.startswith("-")]
+    elif base in _LAST and (to := _target_dir(rest)) is not None:
+        # `cp -t DIR a.yaml` / `--target-directory=DIR` (redteam5): DIR/<each source>
+        targets += [os.path.join(to, os.path.basename(w)) for w in rest if not w.startswith("-")
+                    and w != to]
     elif base in _LAST and len(rest) > 1:
         targets.append(rest[-1])
-    elif base == "sed" and rest and any(w.startswith(("-i", "--in-place")) for w in rest):
+    elif base in ("sed", "perl", "yq") and rest and any(
+            w.startswith(("-i", "--in-place", "--inplace")) or
+            base == "perl" and w.startswith("-") and "i" in w[1:] and not w.startswith("--")
+            for w in rest):
+        targets.append(rest[-1])         # (perl -pi -e, yq -i: redteam5)
+    elif base == "sponge" and rest:
         targets.append(rest[-1])
+    elif base == "dd":
+        targets += [w[3:] for w in rest if w.startswith("of=")]
     elif base in ("curl", "wget"):
         flag = "-o" if base == "curl" else "-O"
         for j, word in enumerate(rest):
@@ -94,20 +112,44 @@ def _command(words: list[str], line: int, out: dict[str, int],
         name = _name(target, variables)
         if name and len(out) < MAX_NAMES:
             out.setdefault(name, line)
+        elif name:
+            out.setdefault(UNSEEN, line)
 
 
-def writes(text: str, variables: Mapping[str, str] | None = None) -> dict[str, int]:
+def _target_dir(rest: list[str]) -> str | None:
+    for j, word in enumerate(rest):
+        if word in ("-t", "--target-directory") and j + 1 < len(rest):
+            return rest[j + 1]
+        if word.startswith("--target-directory="):
+            return word.split("=", 1)[1]
+    return None
+
+
+def writes(text: str, variables: Mapping[str, str] | None = None,
+           code: str | None = None) -> dict[str, int]:
     """The path of each file ``text`` writes (as written, normalised; ``variables``: what the
     script's ``$NAME`` hold) -> the line of its first write. Words are split as the shell quotes them (:mod:`shlex`, operators apart); a line
     whose quotes do not close there is not scanned."""
     out: dict[str, int] = {}
     budget = MAX_CHARS
+    # Python in a here-document (`python - <<EOF`, bodies blanked in ``text``: ``code`` has them)
+    # opening the file for writing (redteam5)
+    for number, line in enumerate((text if code is None else code).splitlines()[:20000], 1):
+        if ("open(" in line or ".write_" in line) and len(line) <= MAX_LINE:
+            for m in _PYWRITE.finditer(line):
+                if len(out) < MAX_NAMES:
+                    out.setdefault(_name(m.group(2) or m.group(5), variables), number)
     for number, raw in enumerate(text.splitlines(), 1):
-        if len(raw) > MAX_LINE or not any(h in raw for h in _HINTS):
+        if not any(h in raw for h in _HINTS):
             continue
         budget -= len(raw)
-        if budget < 0:
-            break
+        if len(raw) > MAX_LINE or budget < 0:
+            # not scanned: what it (or any later line) writes is not known, so a file used
+            # after it may be one it writes (redteam5: a stale acc.yaml was read as the job)
+            out.setdefault(UNSEEN, number)
+            if budget < 0:
+                break
+            continue
         lexer = shlex.shlex(raw, posix=True, punctuation_chars=True)
         lexer.whitespace_split = True
         try:
@@ -132,7 +174,7 @@ def written_before(written: dict[str, int], path: str, line: int | None,
     """The line where the script (in ``folder``) writes ``path`` before ``line`` (None: it does
     not; a use with no line counts any write). The path is compared as named and relative to
     ``folder``: ``cp acc.yaml $OUT/acc.yaml`` (a copy kept with the outputs) is another file."""
-    names = {_name(path), _name(os.path.relpath(os.path.abspath(path), folder))}
+    names = {_name(path), _name(os.path.relpath(os.path.abspath(path), folder)), UNSEEN}
     at = min((written[n] for n in names if n in written), default=None)
     return at if at is not None and (line is None or at < line) else None
 
@@ -152,10 +194,13 @@ def unwritten(path: str, written: dict[str, int], links: Sequence[Linked], kind:
             continue
         name = os.path.basename(link.path)
         if len(problems) < MAX_NAMES:
+            how = (f"which this script writes itself at line {at}" if written.get(UNSEEN) != at
+                   else f"which line {at} of this script may write (a line not scanned: too "
+                        "long, or past the bounds of the scan)")
             problems.append(ConfigProblem(path, link.line, (
-                f"uses {name[:120]!r}, which this script writes itself at line {at}: what runs "
-                "is what it writes, not the file of that name in the job, so that file was not "
-                "read"), level="warning", code="reference"))
+                f"uses {name[:120]!r}, {how}: what runs is what it writes, not the file of "
+                "that name in the job, so that file was not read"), level="warning",
+                code="reference"))
         if (kind is None or link.kind == kind) and not link.optional:
             # kind None: the framework is not known yet (the scripts a launch line runs)
             facts.setdefault(f"config.{kind}.base_config" if kind else "base_config", Unknown(

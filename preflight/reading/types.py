@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from preflight.facts import Unknown
+
 
 @dataclass(frozen=True)
 class ConfigProblem:
@@ -72,3 +74,16 @@ class ConfigRead:
     provenance: dict[str, str] = field(default_factory=dict)
     problems: list[ConfigProblem] = field(default_factory=list)
     files: list[tuple[str, str]] = field(default_factory=list)
+
+
+def cut_short(facts: dict[str, Any], prov: dict[str, Any], name: str, where: Any) -> None:
+    """A reader reached its cap on facts (``parse.MAX_FACTS_PER_FILE``) at ``name``: the settings
+    after it, which may be the framework's FP8 switch, were not kept, so
+    ``config.<kind>.unread_args`` says so once and intent leaves FP8 Unknown, never "no"
+    (redteam5: 2,100 keys before ``mixed_precision: fp8`` made an accelerate config FP8 "no")."""
+    parts = name.split(".")
+    key = f"config.{parts[1]}.unread_args" if len(parts) > 2 and parts[0] == "config" else None
+    if key is not None and key not in facts:
+        facts[key] = Unknown(f"more settings than the {len(facts):,} kept from one file: from "
+                             f"{name[:80]} on they were not read")
+        prov[key] = where

@@ -14,6 +14,10 @@ Megatron flags by flag name (``--fp8-format`` -> ``config.megatron.fp8_format``,
 true, ``--no-x`` -> ``no_x = true``); llm-foundry ``${...}`` resolved, ``model.fc_type`` always
 the name string (mapping form: ``model.fc_type_kwargs.*`` and ``model.fc_type_is_mapping``);
 Lightning ``trainer.strategy`` given as ``{class_path: ...}`` also as its class_path string.
+Beside the Megatron settings, ``config.megatron.args_of`` names the framework that hands them to
+Megatron (slime, AReaL, ROLL; absent for a Megatron-LM job of its own) and
+``config.megatron.validated_args`` says whether Megatron-LM's ``validate_args`` runs on them
+(the ``config.<kind>.validated_args`` spec below).
 """
 
 from preflight.registry import FactSpec as F
@@ -23,5 +27,13 @@ SPECS = (
     F("config.kinds", "list", "Kinds of config detected among the files read"),
     F("config.unrecognised", "list", "Files read as --kind said although none of that "
       "framework's settings is in them: what the job asks for (FP8 included) is undetermined"),
+    # before the catch-all below: the first template a name matches gives its type
+    F("config.<kind>.validated_args", "bool", "Whether Megatron-LM's own argument checks "
+      "(megatron/training/arguments.py validate_args) run on the Megatron settings of the job, "
+      "stated beside them by every reader that states Megatron's settings (the only kind "
+      "with this key): true for a Megatron-LM launch line and slime, false where they reach "
+      "Megatron-Core another way (ROLL's mcore_adapter, AReaL's Megatron engine, --yaml-cfg: "
+      "validate_yaml instead), Unknown naming why; rules citing a validate_args check are "
+      "gated on it (preflight/frameworks/megatron_validated.py)"),
     F("config.<kind>.<path...>", "any", "A normalized value from a config file of that kind"),
 )

@@ -81,7 +81,7 @@ def gemm_table(shape: ModelShape) -> list[dict[str, Any]]:
     rows = []
     for lin in linears(shape):
         for pas, m, k, n in lin.gemms(shape.tokens):
-            rows.append({"linear": lin.name, "pass": pas, "m": m, "k": k, "n": n,
+            rows.append({"linear": lin.name, "gemm": pas, "m": m, "k": k, "n": n,
                          "count": lin.count, "gflop": round(2 * m * k * n / 1e9, 2)})
     return rows
 

@@ -17,8 +17,8 @@ def gemm_rows(report: SpeedupReport) -> list[dict[str, Any]]:
     for g in report.gemms:
         row = dict(g)
         lin = timed.get(g["linear"])
-        if lin and g["pass"] in lin["bf16"]:
-            b, f = lin["bf16"][g["pass"]], lin["fp8"][g["pass"]]
+        if lin and g["gemm"] in lin["bf16"]:
+            b, f = lin["bf16"][g["gemm"]], lin["fp8"][g["gemm"]]
             row.update(bf16_ms=round(b * 1e3, 3), fp8_ms=round(f * 1e3, 3),
                        speedup=round(b / f, 2) if f else None)
         rows.append(row)
@@ -45,8 +45,8 @@ def _lines(report: SpeedupReport, md: bool) -> list[str]:
                + (f" on {report.timing.get('device_name')}" if report.timing.get("device_name")
                   else ""))
     out.append("")
-    head = ["linear", "pass", "M x K x N", "count", "BF16 ms", "FP8 ms", "speed-up"]
-    rows = [[r["linear"], r["pass"], f"{r['m']} x {r['k']} x {r['n']}", str(r["count"]),
+    head = ["linear", "gemm", "M x K x N", "count", "BF16 ms", "FP8 ms", "speed-up"]
+    rows = [[r["linear"], r["gemm"], f"{r['m']} x {r['k']} x {r['n']}", str(r["count"]),
              str(r.get("bf16_ms", "-")), str(r.get("fp8_ms", "-")),
              f"{r['speedup']:.2f}x" if r.get("speedup") else "-"] for r in gemm_rows(report)]
     out += table_lines(head, rows, md)

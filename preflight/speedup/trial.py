@@ -1,6 +1,6 @@
 """``fp8-doctor speedup`` measured: a short training trial of the job's model, extrapolated.
 
-The model (:mod:`.trial_model`) is trained for real in a child (:mod:`.trial_child`) at two small
+The model (:mod:`.trial_model`) is trained for real in children (:mod:`.trial_child`) at two
 depths, in BF16 and in the job's FP8 backend and recipe, compiled when the job compiles. A
 decoder's step time is affine in its depth (the embedding, LM head, loss and their optimizer
 share are paid once; every layer adds the same forward, backward and optimizer work), so the
@@ -8,13 +8,24 @@ step at the full depth is extrapolated from the two measured depths: ``t(L) = t(
 (t(d2) - t(d1)) / (d2 - d1)``; peak memory likewise. The output says that it is extrapolated and
 from which depths.
 
-Which depths: the deepest pair that fits, (4, 8) before (2, 4) (:func:`depth_options`). The
+Which depths: the deepest pair that fits (:func:`depth_options`): a model of at most 16 layers at
+its full depth and half of it (nothing extrapolated), then (4, 8), then (2, 4). The
 extrapolation multiplies any error of the measured slope by ``(L - d2) / (d2 - d1)``: 7 for a
 16-layer model from (2, 4), 2 from (4, 8). On an H200 (docs/gpu-results.md, 2026-11-27) the
 eager BF16 step of Llama-3.2-1B extrapolated from depths 2 and 4 came out 7-9% slow (the FP8
 step within 1.5%), enough to turn "will not pay" (1.00x measured) into "should pay" (1.09x).
 The child takes the first option whose memory floor fits the GPU, and falls back to the next
 one when the deeper pair runs out of memory anyway.
+
+Two children: FP8 first, in the job's backend (it picks the depth pair that fits, FP8 needing
+the more memory), then BF16 at the same depths in a fresh process that imports no FP8 backend, as
+a BF16 job would (:func:`_both`). When one child trained both, the BF16 step of every Transformer
+Engine case came out slow against a BF16 run without TE of the same model and depth: +2.5% to
++8.5% on the H200 and the H100, +5.9% and +6.2% at the full 16 layers of Llama-3.2-1B (H100,
+2026-11-27), while its FP8 step was within about 2% and torchao's BF16 step within 0.8-2.5%
+(benchmarks/results/*/trial_validate*.json). Whether TE loading its libraries before torch or the
+process's earlier runs cost the time was not isolated; the split removes both. Not yet timed on a
+GPU (docs/gpu-results.md says so).
 
 Bad input is refused here, before a child starts or anything is allocated: every dimension must
 be a positive integer within :data:`LIMITS` (a config's hidden size of 1e12, a negative head
@@ -28,6 +39,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -41,19 +53,27 @@ TIMEOUT_S = 900.0
 WARMUP, STEPS = 5, 12
 MAX_TRIAL_DEPTH = 8
 FALLBACK_TRIAL_DEPTH = 4
+FULL_DEPTH_MAX = 16
+"""A model of at most this many layers is trained at its full depth (and half of it) first, where
+its memory floor fits: nothing is extrapolated (Llama-3.2-1B, 16 layers: the (4, 8) pair's eager
+BF16 step came out 6.4% slow at 16 layers, H200, docs/gpu-results.md)."""
 # Bounds on each dimension (inclusive): far above any real model, low enough that nothing
 # absurd is ever allocated.
 LIMITS: dict[str, int] = {"hidden": 1 << 17, "ffn": 1 << 19, "heads": 1024, "kv_heads": 1024,
                           "layers": 4096, "vocab": 1 << 22, "seq": 1 << 20, "micro_batch": 1 << 16,
-                          "tokens": 1 << 21}
+                          "tokens": 1 << 21, "tp": 1024, "head_dim": 1024}
 
 
-def refuse(shape: ModelShape) -> str | None:
-    """Why the trial will not run these shapes (absurd or inconsistent), or None."""
+def absurd(shape: ModelShape, *, whole: bool = True) -> str | None:
+    """Why no child may be started for these shapes (a dimension that is no positive integer
+    within :data:`LIMITS`, more heads than hidden units), or None; ``whole``: the trial builds
+    the whole model, so layers and vocab must be known (``--quick`` times one layer's GEMMs)."""
     values = {k: getattr(shape, k) for k in ("hidden", "ffn", "heads", "kv_heads", "layers",
-                                             "vocab", "seq", "micro_batch")}
+                                             "vocab", "seq", "micro_batch", "tp")}
     for key, value in values.items():
         if value is None and key in ("layers", "vocab"):
+            if not whole:
+                continue
             return (f"the model's {key} is unknown: the trial builds the whole model (pass "
                     "--model-config path/to/config.json)")
         if not isinstance(value, int) or isinstance(value, bool):
@@ -63,6 +83,21 @@ def refuse(shape: ModelShape) -> str | None:
     tokens = shape.seq * shape.micro_batch
     if tokens > LIMITS["tokens"]:
         return f"micro-batch x seq = {tokens} tokens is over {LIMITS['tokens']}"
+    if shape.heads > shape.hidden or shape.tp > shape.heads:
+        return f"{shape.heads} heads over hidden {shape.hidden} split {shape.tp} ways"
+    hd = (shape.hf_config or {}).get("head_dim")
+    if hd is not None and (not isinstance(hd, int) or isinstance(hd, bool) or
+                           not 0 < hd <= LIMITS["head_dim"]):
+        # transformers' Llama / Qwen3 / Gemma size q/k/v/o from it, not hidden / heads
+        return f"the config's head_dim {str(hd)[:40]} is outside 1..{LIMITS['head_dim']}"
+    return None
+
+
+def refuse(shape: ModelShape) -> str | None:
+    """Why the trial will not run these shapes (absurd or inconsistent), or None."""
+    why = absurd(shape)
+    if why:
+        return why
     if shape.hidden % shape.heads:
         return f"hidden {shape.hidden} is not divisible by the {shape.heads} heads"
     if shape.heads % shape.kv_heads:
@@ -82,15 +117,19 @@ def depths_for(layers: int, most: int = MAX_TRIAL_DEPTH) -> tuple[int, ...]:
 
 
 def depth_options(layers: int) -> tuple[tuple[int, ...], ...]:
-    """The depth pairs to try, deepest first: (4, 8), then (2, 4) where the first does not fit."""
-    first = depths_for(layers)
-    second = depths_for(layers, FALLBACK_TRIAL_DEPTH)
-    return (first,) if second == first else (first, second)
+    """The depth pairs to try, deepest first: the full depth and half of it for a model of at
+    most :data:`FULL_DEPTH_MAX` layers, then (4, 8), then (2, 4), each where the one before does
+    not fit."""
+    tops = (layers if layers <= FULL_DEPTH_MAX else MAX_TRIAL_DEPTH, MAX_TRIAL_DEPTH,
+            FALLBACK_TRIAL_DEPTH)
+    return tuple(dict.fromkeys(depths_for(layers, top) for top in tops))
 
 
 def params_at(shape: ModelShape, depth: int) -> int:
-    kv = shape.hidden // shape.heads * shape.kv_heads
-    per_layer = (shape.hidden * (shape.hidden + 2 * kv) + shape.hidden ** 2 +
+    hd = (shape.hf_config or {}).get("head_dim")
+    hd = hd if isinstance(hd, int) and hd > 0 else shape.hidden // shape.heads
+    q, kv = hd * shape.heads, hd * shape.kv_heads
+    per_layer = (shape.hidden * (q + 2 * kv) + q * shape.hidden +
                  shape.hidden * shape.ffn * (3 if shape.gated else 2))
     return (shape.vocab or 0) * shape.hidden * (1 if shape.tied else 2) + depth * per_layer
 
@@ -171,6 +210,8 @@ def _side(runs: list[dict[str, Any]], precision: str, shape: ModelShape) -> Side
 def _notes(shape: ModelShape, depths: tuple[int, ...], bf16: Side, fp8: Side,
            result: Mapping[str, Any]) -> tuple[str, ...]:
     notes = []
+    if shape.layers and shape.layers in depths and len(depths) > 1:
+        notes.append(f"trained at its full depth ({shape.layers} layers): nothing extrapolated")
     if shape.layers and shape.layers not in depths:
         notes.append(f"extrapolated to {shape.layers} layers from real training steps at "
                      f"depths {' and '.join(map(str, depths))} (step time and peak memory are "
@@ -201,13 +242,25 @@ def trial(shape: ModelShape | Unknown, *, backend: str, recipe: str, compiled: b
         return TrialReport(shape, why_not="Transformer Engine has no CPU path", **base)
     assert shape.layers is not None   # refuse() said so
     options = (depths,) if depths else depth_options(shape.layers)
+    if not device.startswith("cuda"):
+        # the GPU child caps its allocator; on the CPU nothing did (redteam5: a shape inside
+        # LIMITS asked for 2 TB, and one a little over the free memory is paged in until the
+        # OOM killer picks a process): the pairs whose floor fits the free memory, or none
+        free = free_memory()
+        least = min(need_bytes(shape, max(o)) for o in options)
+        options = tuple(o for o in options if need_bytes(shape, max(o)) <= mem_fraction * free)
+        if not options:
+            return TrialReport(shape, why_not=(
+                f"refused before anything was allocated: the trial needs about "
+                f"{least / 2**30:.1f} GiB, more than {mem_fraction:.0%} of the "
+                f"{free / 2**30:.1f} GiB of memory free here"), **base)
     chosen = options[-1]
     spec = {**shape_dict(shape), "hf_config": shape.hf_config}
     request = {"device": device, "backend": backend, "recipe": recipe, "compile": compiled,
                "depth_options": [{"depths": list(o), "need_bytes": need_bytes(shape, max(o))}
                                  for o in options],
                "warmup": warmup, "steps": steps, "spec": spec, "mem_fraction": mem_fraction}
-    result = _run_child(request, timeout)
+    result = _both(request, timeout)
     if result.get("depths"):
         chosen = tuple(int(d) for d in result["depths"])
     if result.get("status") != "ok":
@@ -231,6 +284,46 @@ def trial(shape: ModelShape | Unknown, *, backend: str, recipe: str, compiled: b
     return TrialReport(shape, depths=chosen, bf16=bf16, fp8=fp8, speedup=round(ratio, 3),
                        verdict=verdict_for(ratio, error=TRIAL_ERROR), notes=notes, child=result,
                        **base)
+
+
+def _both(request: dict[str, Any], timeout: float) -> dict[str, Any]:
+    """FP8 in one child, then BF16 in a fresh one at the depths FP8 trained (module doc); one
+    result document, BF16's runs first. ``timeout`` bounds the two together."""
+    t0 = time.monotonic()
+    fp8 = _run_child({**request, "precisions": ["fp8"]}, timeout)
+    if fp8.get("status") != "ok":
+        return fp8
+    depths = list(fp8.get("depths") or [])
+    need = next((o.get("need_bytes") for o in request["depth_options"]
+                 if o.get("depths") == depths), None)
+    left = max(1.0, timeout - (time.monotonic() - t0))
+    bf16 = _run_child({**request, "precisions": ["bf16"],
+                       "depth_options": [{"depths": depths, "need_bytes": need}]}, left)
+    children = {"fp8": _child_facts(fp8), "bf16": _child_facts(bf16)}
+    if bf16.get("status") != "ok":
+        return {**bf16, "depths": depths, "children": children}
+    return {**fp8, "runs": list(bf16.get("runs") or []) + list(fp8.get("runs") or []),
+            "seconds": round(float(fp8.get("seconds") or 0) + float(bf16.get("seconds") or 0), 2),
+            "children": children}
+
+
+def _child_facts(doc: dict[str, Any]) -> dict[str, Any]:
+    return {k: doc.get(k) for k in ("status", "seconds", "backend_loaded")}
+
+
+def free_memory() -> int:
+    """Bytes of physical memory free now (``MemAvailable``; free pages where /proc has none)."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, AttributeError):
+        return 0
 
 
 def _run_child(request: dict[str, Any], timeout: float) -> dict[str, Any]:

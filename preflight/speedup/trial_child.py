@@ -1,7 +1,9 @@
 """The speed-up trial's child: ``python -m preflight.speedup.trial_child REQUEST.json``; one result
 JSON line on stdout.
 
-For BF16 and then the job's FP8 backend and recipe, at each requested depth: build the model
+For each precision the request names (``precisions``: the parent asks for ``fp8`` in one child
+and ``bf16`` in a fresh one, trial.py says why; both when it names none), at each requested
+depth: build the model
 (:mod:`.trial_model`) with random weights, apply FP8, ``torch.compile`` it when the job compiles,
 and train on random token ids with the job's optimizer (fused AdamW on CUDA): ``warmup`` steps
 (compilation happens there), then ``steps`` timed steps, each the host time of forward, backward,
@@ -15,8 +17,9 @@ depths it trained.
 Memory: before anything is allocated the caching allocator is capped at the request's
 ``mem_fraction`` of the memory free on the device (``torch.cuda.set_per_process_memory_fraction``),
 so a trial that would not fit fails with an out-of-memory error, reported, instead of taking the
-GPU from other work. A Transformer Engine request imports TE before torch touches cuDNN (importing
-it after failed on the GPU machine: docs/gpu-results.md).
+GPU from other work. A Transformer Engine request for FP8 imports TE before torch touches cuDNN
+(importing it after failed on the GPU machine: docs/gpu-results.md); a BF16 child imports no FP8
+backend (``backend_loaded`` in the result says whether one was loaded).
 """
 
 from __future__ import annotations
@@ -93,8 +96,21 @@ def run_one(torch: Any, req: dict[str, Any], depth: int, precision: str) -> dict
             "peak_bytes": peak, "params": params, "model": built, "fp8_linears": converted}
 
 
+def precisions(req: dict[str, Any]) -> list[str]:
+    """The precisions this child trains, in order (a request of the older form: both)."""
+    asked = req.get("precisions")
+    if not isinstance(asked, list) or not asked:
+        return ["bf16", "fp8"]
+    return [p for p in ("bf16", "fp8") if p in asked]
+
+
+def backend_loaded() -> bool:
+    """Whether an FP8 backend is imported in this process (a BF16 child must have none)."""
+    return any(name in sys.modules for name in ("transformer_engine", "torchao"))
+
+
 def run(req: dict[str, Any]) -> dict[str, Any]:
-    if req.get("backend") == "te":
+    if req.get("backend") == "te" and "fp8" in precisions(req):
         try:
             import transformer_engine.pytorch  # noqa: F401 - before torch loads its cuDNN
         except Exception as exc:  # noqa: BLE001 - reported, the parent says why
@@ -151,7 +167,7 @@ def _train(torch: Any, req: dict[str, Any], depths: list[int], device: str,
     """Both precisions at ``depths``; an out-of-memory error is "refused" (the caller may try a
     shallower pair), any other failure "failed"."""
     runs = []
-    for precision in ("bf16", "fp8"):
+    for precision in precisions(req):
         for depth in depths:
             try:
                 runs.append(run_one(torch, req, depth, precision))
@@ -168,7 +184,8 @@ def _train(torch: Any, req: dict[str, Any], depths: list[int], device: str,
                     torch.cuda.empty_cache()
             if req.get("compile"):
                 torch._dynamo.reset()   # each model is compiled afresh, as the job compiles it
-    return {**out, "status": "ok", "runs": runs, "depths": depths}
+    return {**out, "status": "ok", "runs": runs, "depths": depths,
+            "backend_loaded": backend_loaded()}
 
 
 def main() -> int:

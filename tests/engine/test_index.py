@@ -138,19 +138,27 @@ def test_an_edited_file_is_built_whatever_its_gate_says(tmp_path: Path) -> None:
     assert "FP8D-TE-0001" in {r.id for r in built}
 
 
-def test_a_check_on_a_wheel_counts_skipped_rules_and_can_ignore_them(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # As installed from a wheel: an index next to the package. A skipped rule still counts,
-    # and --ignore of its id is no "unknown id" usage error.
-    from preflight.api import evaluate_facts
+def _as_a_wheel(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The bundled rules as an installed wheel has them: an index next to the package; returns
+    the rules' folder."""
     from preflight.engine import loader
-    from preflight.facts import Facts
 
     root = bundled_rules_dir()
     (tmp_path / index.INDEX_NAME).write_text(json.dumps(index.build_index(
         root, find_rule_files([root]))))
     monkeypatch.setattr(loader, "_package_dir", lambda: tmp_path)
     monkeypatch.setattr(loader, "bundled_rules_dir", lambda: root)
+    return root
+
+
+def test_a_check_on_a_wheel_counts_skipped_rules_and_can_ignore_them(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # As installed from a wheel: an index next to the package. A skipped rule still counts,
+    # and --ignore of its id is no "unknown id" usage error.
+    from preflight.api import evaluate_facts
+    from preflight.facts import Facts
+
+    root = _as_a_wheel(tmp_path, monkeypatch)
     facts = Facts({"pkg.torch.version": "2.5.1"})
     skipped = load_rules(None, with_tests=False, present=frozenset(facts.values)).skipped
     assert "FP8D-TE-0001" in skipped                            # reads nothing this check has
@@ -183,3 +191,35 @@ def test_a_rule_is_skipped_when_one_group_of_its_all_is_absent(tmp_path: Path) -
     built, skipped = _gated_load(root, entries, frozenset({"pkg.torch.version",
                                                            "config.accelerate.mixed_precision"}))
     assert skipped == {} and [r.id for r in built] == ["FP8D-TE-0001"]
+
+
+def test_prewarm_parses_in_a_thread_what_the_check_then_takes_from_the_cache(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # From a source tree (no index beside the package) a check with a smoke step parses its
+    # rules while the children run (issue 26); its own load then returns the very same set.
+    from preflight.engine import loader
+
+    root = bundled_rules_dir()
+    monkeypatch.setattr(loader, "_package_dir", lambda: tmp_path)   # no index here
+    monkeypatch.setattr(loader, "bundled_rules_dir", lambda: root)
+    monkeypatch.setattr(loader, "_CACHE", {})
+    pack = tmp_path / "pack"
+    shutil.copytree(root / "deepspeed", pack)
+    thread = loader.prewarm([str(pack)], bundled=True)
+    assert thread is not None
+    thread.join(timeout=120)
+    assert not thread.is_alive()
+    assert len(loader._CACHE) == 2                                  # the base and the pack
+    base = load_rules(None, with_tests=False, present=frozenset({"pkg.torch.version"}))
+    assert any(base is cached for cached in loader._CACHE.values())
+    assert any(load_rules([str(pack)], with_tests=False) is cached
+               for cached in loader._CACHE.values())
+
+
+def test_prewarm_does_nothing_where_the_wheel_index_builds_the_rules(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from preflight.engine import loader
+
+    _as_a_wheel(tmp_path, monkeypatch)
+    assert loader.prewarm((), bundled=True) is None
+    assert loader.prewarm((), bundled=False) is None

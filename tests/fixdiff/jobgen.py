@@ -22,7 +22,7 @@ FILES = {"deepspeed": "ds.json", "torchtitan": "train.toml", "megatron": "train.
 MARKERS: dict[str, dict[str, Any]] = {
     "accelerate": {"compute_environment": "LOCAL_MACHINE"},
     # output_dir alone is any trainer's (frameworks/_claim.py): a TrainingArguments-only field
-    "hf_trainer": {"output_dir": "out", "logging_steps": 10},
+    "hf_trainer": {"output_dir": "out", "per_device_train_batch_size": 1},
     "llamafactory": {"stage": "sft", "finetuning_type": "full", "torch_compile": True},
     "axolotl": {"base_model": "meta-llama/Llama-3.2-3B", "micro_batch_size": 1,
                 "sequence_len": 2048},

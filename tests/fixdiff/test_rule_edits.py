@@ -36,6 +36,8 @@ NOT_AN_EDIT = {
                      "in place of model.fp8=...; --diff edits config files and flags, not "
                      "key=value overrides",
     "FP8D-MEG-0017": "the fix is the user's own quantizer factory (a Python import path)",
+    "FP8D-TUNE-0001": "the fix is another recipe on the tune run line (full_finetune_distributed, "
+                      "a word, not a key) or giving FP8 up; --diff edits config files and flags",
     "FP8D-AREAL-0001": "the fix is another checkpoint (the model's FP8 release or a quantized "
                        "copy): a path only the user knows, not a value to write for them",
     "FP8D-MEG-0032": "the value to set is the job's dense tensor parallelism (ETP = TP), or a "

@@ -125,3 +125,29 @@ def test_a_llamafactory_v1_yaml_is_read_as_llamafactory_v1(tmp_path: Path) -> No
     read = read_paths([str(path)])
     values, _ = intent.derive(Facts(read.facts, read.provenance))
     assert isinstance(values["intent.fp8"], Unknown)
+
+
+# Other trainers' YAMLs (real public files, each job folder's job.yaml cites its repository and
+# commit): no reader of TrainingArguments may claim one on the TrainingArguments names the trainer
+# copied (holdout9: ROLL's save_steps / logging_steps read as HF Trainer, FP8 "no" by accident).
+_JOBS = Path(__file__).resolve().parents[2] / "benchmarks" / "realjobs"
+OTHER_TRAINERS = {
+    "roll": "holdout9-roll-qwen25-7b-rlvr-megatron-fp8-rollout/files/examples/"
+            "qwen2.5-7B-rlvr_megatron/rlvr_config_8gpus.yaml",
+    "torchtune": "holdout9-torchtune-llama31-8b-full-fp8-tensorwise-no-compile/files/recipes/"
+                 "configs/llama3_1/8B_full.yaml",
+    "nemo_rl": "holdout-nemo-rl-qwen3-8b-fp8-kvcache/files/examples/configs/grpo_math_1B.yaml",
+    "areal": "holdout8-areal-gsm8k-grpo-megatron-blockwise-fp8/files/examples/math/"
+             "gsm8k_grpo_megatron_fp8.yaml",
+}
+
+
+def test_no_trainingarguments_claim_on_keys_other_trainers_copy() -> None:
+    import yaml
+    for trainer, rel in OTHER_TRAINERS.items():
+        data = yaml.safe_load((_JOBS / rel).read_text(encoding="utf-8"))
+        assert score("hf_trainer", data) == 0, (trainer, sorted(set(data) - GENERIC))
+    # ROLL's own top-level names (alibaba/ROLL v0.3.0 roll/configs/base_config.py), alone
+    roll_top = {"save_steps": 100, "logging_steps": 1, "eval_steps": 10, "max_grad_norm": 1.0,
+                "logging_dir": "./output/logs", "resume_from_checkpoint": False}
+    assert score("hf_trainer", roll_top) == 0

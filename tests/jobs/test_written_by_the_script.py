@@ -14,7 +14,7 @@ import pytest
 from preflight.facts import Facts, Unknown
 from preflight.intent import derive
 from preflight.jobs.read import read_paths
-from preflight.reading.shellwrites import writes
+from preflight.reading.shellwrites import UNSEEN, writes
 
 TRAIN = "import torch\n"
 CASES = {
@@ -92,4 +92,5 @@ def test_the_writes_a_script_makes() -> None:
                  'echo "Usage: ROOT=<dir> ./quoted.sh" \'> q.sh\'\nO=out; cmd 2> "$O/e.log"\n',
                  {"O": "out"})
     assert got == {"a.sh": 1, "/dev/null": 2, "t.yaml": 2, "y.sh": 3, "c/b.yaml": 3,
-                   "r.py": 3, "c.toml": 4, "z.txt": 5, "d.json": 7, "out/e.log": 11}
+                   "r.py": 3, "c.toml": 4, "z.txt": 5, "d.json": 7, "out/e.log": 11,
+                   UNSEEN: 9}   # the 5,000-character line: not scanned, so it may write (redteam5)

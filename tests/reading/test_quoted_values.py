@@ -16,7 +16,8 @@ note's known limits). Each loader was read at a tag (the records cite it):
 | accelerate YAML | off (``str()`` -> env -> ``str_to_bool``) | utils/launch.py l.309-316 @ v1.13.0 |
 | NeMo-RL YAML | on (a dict, tested for truth) | examples/run_grpo.py l.74-81 @ v0.7.0 |
 | Megatron-Bridge YAML / key=value / script | on (set unchanged) | omegaconf_utils.py l.454-516 @ v0.6.0 (tests/frameworks/test_mbridge_quoted_booleans.py) |
-| verl, NeMo, the rest | Unknown naming file:line | per key / not read |
+| verl's bool_keys, YAML / Hydra-quoted override | on (hydra.utils.instantiate keeps the string) | verl/utils/config.py l.40-50 @ v0.9.0 (tests/frameworks/test_verl_quoted_booleans.py) |
+| verl's other keys, NeMo, the rest | Unknown naming file:line | per key / not read |
 """
 
 from __future__ import annotations

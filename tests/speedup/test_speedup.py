@@ -37,7 +37,7 @@ def test_gemms_of_a_llama_block_with_gqa_and_swiglu() -> None:
     assert (lins["fc1"].d_out, lins["fc2"].d_in) == (2 * 14336, 14336)
     rows = gemm_table(SHAPE)
     assert len(rows) == 12 and all(r["count"] == 32 for r in rows)
-    wgrad = next(r for r in rows if r["linear"] == "fc2" and r["pass"] == "wgrad")
+    wgrad = next(r for r in rows if r["linear"] == "fc2" and r["gemm"] == "wgrad")
     assert (wgrad["m"], wgrad["k"], wgrad["n"]) == (4096, 4096, 14336)   # dW = dY^T X
 
 

@@ -77,7 +77,10 @@ def test_depths_trained() -> None:
     assert trial.depths_for(3) == (1, 3) and trial.depths_for(2) == (2,)
     assert trial.depths_for(1) == (1,)
     # deepest first, (2, 4) where the deeper pair does not fit (the 1B case of gpu-results.md)
-    assert trial.depth_options(16) == ((4, 8), (2, 4))
+    assert trial.depth_options(16) == ((8, 16), (4, 8), (2, 4))   # full depth first
+    assert trial.depth_options(12) == ((6, 12), (4, 8), (2, 4))
+    assert trial.depth_options(17) == ((4, 8), (2, 4)) == trial.depth_options(32)
+    assert trial.depth_options(8) == ((4, 8), (2, 4))
     assert trial.depth_options(6) == ((3, 6), (2, 4))
     assert trial.depth_options(4) == ((2, 4),) and trial.depth_options(1) == ((1,),)
 
@@ -122,6 +125,9 @@ def test_trial_on_the_cpu_trains_both_precisions_at_two_depths() -> None:
                          device="cpu", warmup=1, steps=3, depths=(2, 4))
     assert report.child.get("status") == "ok", report.why_not
     assert report.depths == (2, 4) and report.child["depths"] == [2, 4]
+    # FP8 in one child, BF16 in a fresh one that never loads the FP8 backend (trial._both)
+    kids = report.child["children"]
+    assert kids["fp8"]["backend_loaded"] is True and kids["bf16"]["backend_loaded"] is False
     runs = report.child["runs"]
     assert [(r["precision"], r["depth"]) for r in runs] == [
         ("bf16", 2), ("bf16", 4), ("fp8", 2), ("fp8", 4)]
@@ -185,3 +191,17 @@ def test_trial_builds_the_frameworks_own_class_from_the_hf_config() -> None:
     assert all("LlamaForCausalLM" in r["model"] for r in report.child["runs"])
     # q, k, v, o, gate, up, down per layer; lm_head stays BF16
     assert [r["fp8_linears"] for r in report.child["runs"]] == [0, 0, 14, 28]
+
+
+def test_the_notes_say_whether_the_full_depth_was_trained_or_extrapolated() -> None:
+    def side(times: dict[int, float]) -> trial.Side:
+        return trial.Side(max(times.values()), 1.0, None, times, {d: None for d in times})
+
+    sixteen = ModelShape(hidden=2048, ffn=8192, heads=32, kv_heads=8, layers=16, vocab=128256,
+                         seq=4096, micro_batch=2)
+    full = trial._notes(sixteen, (8, 16), side({8: 0.1, 16: 0.18}), side({8: 0.09, 16: 0.16}), {})
+    assert any("full depth (16 layers)" in n for n in full)
+    assert not any("extrapolated to" in n for n in full)
+    part = trial._notes(sixteen, (4, 8), side({4: 0.07, 8: 0.1}), side({4: 0.06, 8: 0.09}), {})
+    assert any("extrapolated to 16 layers" in n for n in part)
+    assert not any("full depth" in n for n in part)

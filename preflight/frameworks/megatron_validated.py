@@ -1,0 +1,93 @@
+"""``config.megatron.validated_args``: whether Megatron-LM's own argument checks run on a job's
+Megatron settings (issue 23: rules that must not misfire).
+
+Several Megatron rules cite a check in ``megatron/training/arguments.py`` ``validate_args``
+(FP8D-MEG-0001: ``--fp8-param-gather`` needs the distributed optimizer). That function runs only
+where ``megatron.training`` parses the arguments; a framework that builds Megatron-Core's
+``TransformerConfig`` / ``DistributedDataParallelConfig`` itself never runs it, so those rules
+would report a refusal that never comes. Checks inside Megatron-Core itself
+(``TransformerConfig.__post_init__``, ``DistributedDataParallelConfig.__post_init__``, TE layers)
+run whoever builds the config: their rules are not gated on this fact.
+
+Each producer of ``config.megatron.*`` states it, read at a tag:
+
+- **Megatron-LM** (``pretrain_*.py``): ``parse_and_validate_args`` runs ``validate_args``
+  (megatron/training/arguments.py:87-107 @ core_v0.19.0; initialize.py:84-88 @ core_v0.13.0)
+  -- except with ``--yaml-cfg``, where ``validate_yaml`` runs instead
+  (megatron/training/yaml_arguments.py), which has none of the FP8 / FP4 checks (read at
+  core_v0.13.0 and core_v0.19.0): false there.
+- **slime**: ``parse_args`` calls Megatron's ``validate_args`` unless ``--debug-rollout-only``
+  (slime/utils/arguments.py:1584-1585 and slime/backends/megatron_utils/arguments.py:72-75 @
+  v0.3.1; arguments.py:1239-1240 @ v0.2.0, unconditionally for the Megatron backend).
+- **ROLL**: never imports ``megatron.training`` at v0.3.0 (``git grep megatron.training``: no
+  hit); mcore_adapter's ``TrainingArguments.__post_init__`` re-checks only
+  ``overlap_param_gather`` (mcore_adapter/src/mcore_adapter/training_args.py:399-405), none of
+  the FP8 / FP4 checks; ``McaModelConfig`` runs ``TransformerConfig.__post_init__`` after the
+  arguments are set (models/model_config.py:181-186, 388).
+- **AReaL**: never imports ``megatron.training`` at 4aef98d8 (nor v1.0.4, v0.5.3); its Megatron
+  engine builds the model through mbridge (``get_model``, "copied from
+  megatron/training/training.py but remove args", mbridge/core/util.py:41-45 @ 310e8fb, the
+  commit AReaL pins) or Megatron-Bridge's model provider (v0.4.0, pinned), neither of which
+  validates arguments; AReaL checks none of the FP8 / FP4 conditions itself (only FP8 training
+  needs FP8 weights, megatron_engine.py:1188-1208, FP8D-AREAL-0001).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from preflight.facts import Unknown
+
+NAME = "config.megatron.validated_args"
+
+ROLL = (False, "ROLL v0.3.0: mcore_adapter builds Megatron-Core's configs itself and never "
+               "imports megatron.training (training_args.py:399-405 re-checks only "
+               "overlap_param_gather): Megatron-LM's validate_args does not run")
+AREAL = (False, "AReaL 4aef98d8: the Megatron engine builds the model through mbridge / "
+                "Megatron-Bridge's model provider and never imports megatron.training: "
+                "Megatron-LM's validate_args does not run")
+_YAML = ("megatron/training/arguments.py:101-107 @ core_v0.19.0 (initialize.py:84-88 @ "
+         "core_v0.13.0): with --yaml-cfg, validate_yaml runs instead of validate_args, without "
+         "its FP8 / FP4 checks")
+
+
+def megatron_lm(facts: Mapping[str, Any], prov: Mapping[str, str], prefix: str
+                ) -> tuple[Any, str]:
+    """The value and provenance for a Megatron-LM launch line or argument file read under
+    ``prefix`` (``--yaml-cfg`` decides: validate_yaml runs instead of validate_args)."""
+    key = f"{prefix}.yaml_cfg"
+    if key not in facts:
+        return True, next(iter(prov.values()), "config")
+    value = facts[key]
+    if isinstance(value, Unknown):
+        return Unknown(f"whether --yaml-cfg is given decides whether validate_args runs "
+                       f"({_YAML}); its value is not known: {value.reason}"), prov.get(key, "config")
+    return False, _source(prov.get(key), _YAML)
+
+
+def yaml_file(model_args: bool, source: str) -> tuple[Any, str]:
+    """A Megatron YAML read alone: a functional-test case (``MODEL_ARGS``: command-line flags,
+    validated) or a ``--yaml-cfg`` file (validate_yaml: not)."""
+    return (True, source) if model_args else (False, _source(source, _YAML))
+
+
+def slime(facts: Mapping[str, Any], prov: Mapping[str, str], prefix: str) -> tuple[Any, str]:
+    """slime validates Megatron's arguments unless it only rolls out (``--debug-rollout-only``,
+    slime/utils/arguments.py:1584 @ v0.3.1: then no Megatron training runs at all)."""
+    key = f"{prefix}.debug_rollout_only"
+    value = facts.get(key)
+    if isinstance(value, Unknown):
+        return Unknown(f"--debug-rollout-only decides whether slime runs Megatron's "
+                       f"validate_args (slime/utils/arguments.py:1584 @ v0.3.1): "
+                       f"{value.reason}"), prov.get(key, "config")
+    if value is True:
+        return False, _source(prov.get(key), "slime v0.3.1 slime/utils/arguments.py:1584: "
+                                             "--debug-rollout-only skips Megatron's "
+                                             "validate_args")
+    return True, "slime v0.3.1 slime/utils/arguments.py:1584-1585 (Megatron's validate_args)"
+
+
+def _source(source: str | None, why: str) -> str:
+    """``source`` (a file:line) when known, else the reason as text."""
+    return source if source is not None else why

@@ -1,0 +1,159 @@
+"""ROLL's worker configs, and what its Megatron strategy hands Megatron-Core, as Megatron's facts.
+
+Read at alibaba/ROLL v0.3.0 (7f9d4d38, 2026-06-18; HEAD 8eb27cc2 agrees on every line cited):
+
+- **Workers.** A pipeline config (``PPOConfig``, roll/configs/base_config.py:482-500) has one
+  ``WorkerConfig`` per role: ``actor_train``, ``actor_infer``, ``reference``, ``critic``
+  (roll/configs/worker_config.py:88-100). Each names its engine in
+  ``strategy_args.strategy_name`` and passes ``strategy_args.strategy_config`` to it
+  (worker_config.py:22-46). The names are ``megatron_train`` / ``megatron_infer`` /
+  ``fsdp2_train`` / ``fsdp2_infer`` / ``vllm`` / ``sglang`` / ``hf_infer`` / ``mock_infer``
+  (roll/distributed/strategy/factory.py:18-35; v0.1.0 also ``deepspeed_train`` /
+  ``deepspeed_infer``, factory.py:11-14 there); any other name raises ValueError
+  (factory.py:34-35).
+- **Megatron.** ``megatron_train`` builds mcore_adapter's ``TrainingArguments`` from the
+  worker's ``training_args`` updated with ``strategy_config`` (megatron_strategy.py:105-112),
+  and ``McaModelConfig.update_with_args`` sets every non-None ``DistributingParallelArguments``
+  field on the model's TransformerConfig (mcore_adapter/.../models/model_config.py:141-156): so
+  ``fp8`` (e4m3 | hybrid, None by default: FP8 off) is Megatron's FP8 format, ``fp8_recipe`` its
+  recipe (TransformerConfig's ``delayed`` when None), ``fp8_param`` its FP8 parameters
+  (Megatron-LM's ``--fp8-param-gather``), ``tensor_model_parallel_size`` & co. are Megatron's
+  own (mcore_adapter/src/mcore_adapter/training_args.py:28-268), ``use_distributed_optimizer``
+  False by default (training_args.py:326-329). ``model_args.dtype`` (bf16 by default,
+  roll/configs/model_args.py:92-93) turns ``training_args.bf16`` / ``fp16`` on
+  (worker_config.py:328-332). These are stated as ``config.megatron.*`` under Megatron-LM's
+  argument names, with ``config.megatron.args_of: roll`` (Megatron's own derive stays off) and
+  ``config.megatron.validated_args: false`` (Megatron-LM's ``validate_args`` never runs:
+  ``megatron_validated.py``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from preflight.facts import Unknown
+from preflight.frameworks import megatron_validated as validated
+
+PREFIX = "config.roll"
+MEGATRON = "config.megatron"
+AT = "ROLL v0.3.0"
+URL = "https://github.com/alibaba/ROLL/blob/v0.3.0"
+TRAIN = ("megatron_train", "fsdp2_train", "deepspeed_train")
+INFER = ("vllm", "sglang", "hf_infer", "megatron_infer", "fsdp2_infer", "deepspeed_infer",
+         "mock_infer")
+WORKERS = ("actor_train", "actor_infer", "reference", "critic")
+_RENAMED = {"fp8": "fp8_format", "fp8_param": "fp8_param_gather"}
+# mcore_adapter's own fields, no Megatron-LM argument (training_args.py:269-275, 370-395)
+_NOT_MEGATRON = frozenset({"additional_configs", "save_hf_model", "save_merged_model",
+                           "ckpt_format", "sequence_packing", "compile_warmup",
+                           "optimizer_cpu_offload", "optimizer_offload_fraction",
+                           "lr_scheduler_kwargs"})
+_BOOLS = frozenset({"fp8_param_gather", "use_distributed_optimizer", "sequence_parallel",
+                    "overlap_grad_reduce", "overlap_param_gather", "moe_grouped_gemm",
+                    "accumulate_allreduce_grads_in_fp32"})
+
+
+@dataclass(frozen=True)
+class Worker:
+    """One worker role: its strategy (or Unknown / None) and where it is said."""
+
+    role: str
+    strategy: Any           # "megatron_train" | ... | Unknown | None (no strategy_name)
+    source: str
+
+
+def worker(facts: Mapping[str, Any], prov: Mapping[str, str], role: str) -> Worker | None:
+    """The worker ``role`` of the config, None when the config has no such section."""
+    base = f"{PREFIX}.{role}."
+    if not any(n.startswith(base) for n in facts):
+        return None
+    key = f"{base}strategy_args.strategy_name"
+    value = facts.get(key)
+    src = prov.get(key, prov.get(next((n for n in facts if n.startswith(base)), ""), "config"))
+    if isinstance(value, Unknown) or value is None:
+        return Worker(role, value, src)
+    name = str(value).strip().lower()
+    if name not in TRAIN + INFER:
+        return Worker(role, Unknown(
+            f"strategy_name {str(value)[:60]!r} is none of ROLL's ({', '.join(TRAIN + INFER)}; "
+            f"{AT} roll/distributed/strategy/factory.py:18-35 raises on any other)"), src)
+    return Worker(role, name, src)
+
+
+def strategy_config(facts: Mapping[str, Any], role: str) -> dict[str, Any]:
+    """``<role>.strategy_args.strategy_config``'s leaves, by their path below it."""
+    base = f"{PREFIX}.{role}.strategy_args.strategy_config."
+    return {n[len(base):]: v for n, v in facts.items() if n.startswith(base)}
+
+
+def megatron_facts(facts: Mapping[str, Any], prov: Mapping[str, str]
+                   ) -> tuple[dict[str, Any], dict[str, str]]:
+    """What ``actor_train``'s Megatron strategy hands Megatron-Core, as ``config.megatron.*``
+    (empty unless actor_train runs ``megatron_train``)."""
+    out: dict[str, Any] = {}
+    src: dict[str, str] = {}
+    train = worker(facts, prov, "actor_train")
+    if train is None or train.strategy != "megatron_train":
+        return out, src
+    base = f"{PREFIX}.actor_train.strategy_args.strategy_config"
+    for key, value in strategy_config(facts, "actor_train").items():
+        head = key.split(".", 1)[0]
+        if head in _NOT_MEGATRON:
+            continue
+        name = _RENAMED.get(key, key)
+        if value is None and name in ("fp8_format", "fp8_recipe"):
+            continue          # None: not set (update_with_args skips it, model_config.py:146)
+        out[f"{MEGATRON}.{name}"] = value
+        src[f"{MEGATRON}.{name}"] = prov.get(f"{base}.{key}", train.source)
+    if f"{MEGATRON}.fp8_format" in out and f"{MEGATRON}.fp8_recipe" not in out:
+        out[f"{MEGATRON}.fp8_recipe"] = "delayed"
+        src[f"{MEGATRON}.fp8_recipe"] = (f"{AT} mcore_adapter training_args.py:250-257 "
+                                         "(fp8_recipe None: TransformerConfig's delayed)")
+    for name, default, where in (
+            ("use_distributed_optimizer", False, "training_args.py:326-329"),
+            ("fp8_param_gather", False, "training_args.py:258-262")):
+        if f"{MEGATRON}.{name}" not in out:
+            out[f"{MEGATRON}.{name}"] = default
+            src[f"{MEGATRON}.{name}"] = f"{AT} mcore_adapter {where} ({name}: {default})"
+    dkey = f"{PREFIX}.actor_train.model_args.dtype"
+    dtype = facts.get(dkey, "bf16")
+    dsrc = prov.get(dkey, f"{AT} roll/configs/model_args.py:92-93 (dtype: bf16)")
+    if isinstance(dtype, Unknown):
+        out[f"{MEGATRON}.bf16"] = out[f"{MEGATRON}.fp16"] = dtype
+    else:
+        low = str(dtype).strip().lower()
+        out[f"{MEGATRON}.bf16"], out[f"{MEGATRON}.fp16"] = low == "bf16", low == "fp16"
+    src[f"{MEGATRON}.bf16"] = src[f"{MEGATRON}.fp16"] = dsrc
+    out[f"{MEGATRON}.args_of"], src[f"{MEGATRON}.args_of"] = "roll", train.source
+    # no megatron.training: the Megatron rules citing validate_args stay quiet
+    out[validated.NAME], src[validated.NAME] = validated.ROLL
+    return out, src
+
+
+# names of mixture-of-experts releases (Qwen3-30B-A3B, Qwen3-Next-80B-A3B, Mixtral, DeepSeek-V3,
+# gpt-oss, Moonlight, ...): ROLL's MoE examples are named so (v0.3.0 examples/qwen3-30BA3B-*)
+_MOE_NAME = re.compile(r"(?i)(?:\d+B-?A\d+(?:\.\d+)?B|\bmoe\b|mixtral|deepseek-v[23]|"
+                       r"gpt-oss|moonlight|\bdbrx\b|olmoe|ernie-4\.5-\d+b-a)")
+MAX_NAME = 4096
+
+
+def moe(facts: Mapping[str, Any], prov: Mapping[str, str]) -> tuple[bool, str, str] | None:
+    """Whether the model is a mixture of experts, as the config shows it: an expert-parallel
+    size above 1 or a ``moe_*`` Megatron setting in a worker's strategy_config, or a model name
+    of an MoE release; None when nothing says so (a dense model says nothing either)."""
+    for role in WORKERS:
+        for key, value in strategy_config(facts, role).items():
+            name = f"{PREFIX}.{role}.strategy_args.strategy_config.{key}"
+            if key == "expert_model_parallel_size" and isinstance(value, int) and \
+                    not isinstance(value, bool) and value > 1:
+                return True, f"{role} expert_model_parallel_size {value}", prov.get(name, "")
+            if key.startswith("moe_") and value not in (None, False):
+                return True, f"{role} sets {key}", prov.get(name, "")
+    for key in ("pretrain", "actor_infer.model_args.model_name_or_path"):
+        value = facts.get(f"{PREFIX}.{key}")
+        if isinstance(value, str) and _MOE_NAME.search(value[:MAX_NAME]):
+            return True, f"{key} {value[:80]!r}", prov.get(f"{PREFIX}.{key}", "")
+    return None

@@ -1,0 +1,125 @@
+"""``config.megatron.validated_args`` (issue 23: rules that must not misfire): the Megatron rules
+that cite a check of Megatron-LM's ``validate_args`` judge only stacks that run it -- a
+Megatron-LM launch line and slime (slime/utils/arguments.py:1584-1585 @ v0.3.1) --, not ROLL
+(mcore_adapter never imports megatron.training at v0.3.0), AReaL (4aef98d8: mbridge / Megatron-
+Bridge's model provider) or a Megatron-LM job given ``--yaml-cfg`` (validate_yaml instead,
+megatron/training/arguments.py:101-107 @ core_v0.19.0); rules whose refusal is Megatron-Core's
+own (TransformerConfig.__post_init__) still judge them all."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import preflight
+from preflight.facts import Unknown
+from preflight.frameworks import megatron_args, slime
+from preflight.jobs.read import read_paths
+
+ROOT = Path(__file__).resolve().parents[2]
+ROLL = ROOT / "fixtures" / "configs" / "roll" / "rlvr_config_moe.yaml"
+AREAL = ROOT / "fixtures" / "configs" / "areal" / "gsm8k_grpo_megatron_fp8.yaml"
+MEGATRON = ROOT / "fixtures" / "configs" / "megatron"
+NAME = "config.megatron.validated_args"
+H100 = {"gpu": "H100", "gpu.count": "8", "pkg.transformer-engine": "2.10.0",
+        "pkg.megatron-core": "0.15.0", "pkg.torch": "2.9.1+cu129", "cuda.torch_build": "12.9",
+        "pkg.vllm": "0.10.2"}
+# fp8_param_gather without the distributed optimizer: validate_args refuses it (MEG-0001)
+LAUNCH = ("torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 24 --fp8-format hybrid "
+          "--fp8-param-gather --bf16\n")
+
+
+def _fired(path: Path) -> set[str]:
+    return {f.rule_id for f in preflight.check(str(path), smoke=False, assume=H100).findings}
+
+
+def test_a_megatron_lm_launch_line_runs_validate_args(tmp_path: Path) -> None:
+    path = tmp_path / "run.sh"
+    path.write_text(LAUNCH)
+    out = megatron_args.read_args_text(str(path), LAUNCH, {})
+    assert out.facts[NAME] is True
+    assert "FP8D-MEG-0001" in _fired(path)
+
+
+def test_yaml_cfg_runs_validate_yaml_instead(tmp_path: Path) -> None:
+    read = read_paths([str(MEGATRON / "run_with_yaml_cfg.sh")])
+    assert read.facts[NAME] is False
+    alone = read_paths([str(MEGATRON / "gpt_yaml_cfg_local_impl.yaml")])
+    assert alone.facts[NAME] is False
+    # a functional-test case's MODEL_ARGS are the command line of pretrain_gpt.py
+    case = read_paths([str(MEGATRON / "functional_test_model_config.yaml")])
+    assert case.facts[NAME] is True
+    # the YAML's fp8_param_gather without the distributed optimizer: validate_yaml has no FP8
+    # check, so nothing refuses it there (MEG-0001 fired on 873052f)
+    (tmp_path / "gpt.yaml").write_text(
+        "language_model:\n  num_layers: 24\n  fp8: hybrid\nfp8_param_gather: true\n"
+        "use_distributed_optimizer: false\n")
+    script = tmp_path / "run.sh"
+    script.write_text("torchrun pretrain_gpt.py --yaml-cfg gpt.yaml --micro-batch-size 4\n")
+    read = read_paths([str(script)])
+    assert read.facts[NAME] is False
+    assert "FP8D-MEG-0001" not in _fired(script)
+
+
+def test_an_unknown_yaml_cfg_leaves_it_unknown(tmp_path: Path) -> None:
+    text = "torchrun pretrain_gpt.py --yaml-cfg\n"
+    out = megatron_args.read_args_text(str(tmp_path / "run.sh"), text, {})
+    assert isinstance(out.facts[NAME], Unknown)
+    assert "--yaml-cfg" in out.facts[NAME].reason
+
+
+SLIME = """\
+ray job submit --address="http://127.0.0.1:8265" -- python3 train.py \\
+   --actor-num-nodes 1 --actor-num-gpus-per-node 8 --rollout-batch-size 32 \\
+   --fp8-format e4m3 --fp8-recipe blockwise --fp8-param-gather
+"""
+
+
+def test_slime_runs_validate_args_unless_it_only_rolls_out(tmp_path: Path) -> None:
+    path = tmp_path / "run.sh"
+    path.write_text(SLIME)
+    facts = slime.read_text(str(path), SLIME, {}).facts
+    assert facts[NAME] is True and facts["config.megatron.args_of"] == "slime"
+    assert "FP8D-MEG-0001" in _fired(path)
+    only = SLIME.replace("--rollout-batch-size 32", "--rollout-batch-size 32 --debug-rollout-only")
+    facts = slime.read_text(str(path), only, {}).facts
+    assert facts[NAME] is False
+
+
+def _roll(tmp_path: Path, settings: str) -> Path:
+    text = ROLL.read_text()
+    anchor, distopt = "      moe_layer_recompute: true", "      use_distributed_optimizer: true"
+    assert anchor in text and distopt in text
+    text = text.replace(distopt, "      use_distributed_optimizer: false")
+    out = tmp_path / "rlvr.yaml"
+    out.write_text(text.replace(anchor, anchor + "\n" + settings, 1))
+    return out
+
+
+def test_roll_never_runs_validate_args(tmp_path: Path) -> None:
+    # fp8_param without use_distributed_optimizer (turned off): MEG-0001 fired on
+    # 873052f, though nothing in ROLL v0.3.0 makes that check
+    path = _roll(tmp_path, "      fp8: e4m3\n      fp8_recipe: blockwise\n      fp8_param: true")
+    read = read_paths([str(path)])
+    assert read.facts[NAME] is False and "ROLL v0.3.0" in str(read.provenance[NAME])
+    assert read.facts["config.megatron.fp8_param_gather"] is True
+    assert read.facts["config.megatron.use_distributed_optimizer"] is False
+    assert "FP8D-MEG-0001" not in _fired(path)
+
+
+def test_roll_still_meets_megatron_cores_own_refusals(tmp_path: Path) -> None:
+    # fp8_param without an FP8 format: TransformerConfig.__post_init__ raises, which
+    # McaModelConfig runs (mcore_adapter models/model_config.py:181-186 @ ROLL v0.3.0)
+    path = _roll(tmp_path, "      fp8_param: true")
+    assert "FP8D-MEG-0014" in _fired(path)
+
+
+def test_areal_never_runs_validate_args(tmp_path: Path) -> None:
+    text = AREAL.read_text()
+    anchor = "      fp8_param_gather: true"
+    assert anchor in text
+    path = tmp_path / "exp.yaml"
+    path.write_text(text.replace(anchor, anchor + "\n      use_distributed_optimizer: false"))
+    read = read_paths([str(path)])
+    assert read.facts[NAME] is False and "AReaL" in str(read.provenance[NAME])
+    assert read.facts["config.megatron.use_distributed_optimizer"] is False
+    assert "FP8D-MEG-0001" not in _fired(path)
