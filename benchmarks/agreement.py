@@ -53,11 +53,12 @@ fifth set, blind, collected after the `holdout3` fixes; then fixed), `holdout5` 
 blind, collected after the `holdout4` fixes; then fixed), `holdout6` (a seventh set, blind,
 collected after the `holdout5` fixes; then fixed), `holdout7` (an eighth set, blind, collected
 after the `holdout6` fixes), `holdout8` (a ninth set, blind, collected after the `holdout7`
-fixes) or `holdout9` (a tenth set, blind, collected after the `holdout8` fixes). `--set` runs
+fixes), `holdout9` (a tenth set, blind, collected after the `holdout8` fixes) or `holdout10` (an
+eleventh set, blind, collected after the `holdout9` fixes). `--set` runs
 one set; the rates are only honest per set.
 
-Usage: `python benchmarks/agreement.py [--only SLUG ...] [--set tuning|holdout|holdout2|holdout3|holdout4|holdout5|holdout6|holdout7|holdout8|holdout9]
-[--json FILE] [-o FILE.md] [--timeout S] [--jobs DIR]`. Exit status 0 when every job ran, 1 when a
+Usage: `python benchmarks/agreement.py [--only SLUG ...] [--set tuning|holdout|holdout2|holdout3|holdout4|holdout5|holdout6|holdout7|holdout8|holdout9|
+holdout10] [--json FILE] [-o FILE.md] [--timeout S] [--jobs DIR]`. Exit status 0 when every job ran, 1 when a
 run failed (crash, timeout, unparseable output), 2 on a malformed job.yaml.
 """
 
@@ -93,9 +94,10 @@ SOURCE_TYPES = ("issue", "example", "reconstruction")
 # blind, built after the holdout4 fixes (then fixed); "holdout6": a seventh set, blind, built after the
 # holdout5 fixes (then fixed); "holdout7": an eighth set, blind, built after the holdout6 fixes;
 # "holdout8": a ninth set, blind, built after the holdout7 fixes; "holdout9": a tenth set, blind, built
-# after the holdout8 fixes.
+# after the holdout8 fixes; "holdout10": an eleventh set, blind, built after the holdout9 fixes (the torchtune,
+# ROLL and verl-boolean readers of that session).
 SETS = ("tuning", "holdout", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6", "holdout7",
-        "holdout8", "holdout9")
+        "holdout8", "holdout9", "holdout10")
 OUTCOMES = ("agree", "missed", "false alarm", "missed + false alarm", "unread", "undetermined",
             "n/a", "error")
 
