@@ -12,6 +12,7 @@ one in a branch the text shows does not run (the launch line's ``--precision bf1
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -25,6 +26,12 @@ from preflight.reading.refs import named
 from preflight.reading.types import ConfigProblem, Linked, ReaderOutput, cut_short
 
 MAX_NESTING = 8
+FP8_KEYWORD = re.compile(r"(?:^|_)(?:fp8|float8)$", re.IGNORECASE)
+"""A keyword that switches FP8 (``fp8``, ``load_in_fp8``, ``use_fp8``, ``enable_float8``; not an
+option of FP8 such as ``fp8_recipe`` or ``enable_fsdp_float8_all_gather``, which says nothing of
+whether FP8 runs): set on a call this reader did not read, it may switch FP8 on where the reader
+sees "no FP8 setting" (holdout10: unsloth's ``FastLanguageModel.from_pretrained(load_in_fp8=True)``
+beside TRL's ``GRPOConfig`` was read as FP8 "no")."""
 
 
 def plain(value: Any, depth: int = 0) -> Any:
@@ -126,8 +133,30 @@ class PyOut:
                                      line=line))
 
     def output(self) -> ReaderOutput:
+        self._unread_fp8()
         return ReaderOutput(dict(self.facts), {k: v for k, v in self.prov.items()},
                             tuple(self.problems), tuple(self.linked))
+
+    def _unread_fp8(self) -> None:
+        """An FP8 keyword set on a call none of this file's facts came from makes
+        ``config.<kind>.unread_args`` Unknown, so that intent says FP8 Unknown, never "no"
+        (:data:`FP8_KEYWORD`); a reader that read it (its fact has the keyword's line) decides."""
+        kinds = {n.split(".")[1] for n in self.facts if n.startswith("config.") and n.count(".") > 1}
+        if len(kinds) != 1:
+            return
+        key = f"config.{kinds.pop()}.unread_args"
+        read = {getattr(src, "line", None) for src in self.prov.values()}
+        for call, _scope in self.module.calls():
+            for word, value in call.kwargs.items():
+                line = call.lines.get(word, call.line)
+                if (isinstance(word, str) and FP8_KEYWORD.search(word) and line not in read
+                        and value not in (False, None, 0, "", "no", "none", "off")
+                        and key not in self.facts):
+                    self.facts[key] = Unknown(
+                        f"{word}= is passed to {call.func[:80]} at line {line}, which "
+                        "fp8-doctor does not read: whether it runs the job in FP8 is not known")
+                    self.prov[key] = self.where(line)
+                    return
 
 
 def _short(value: Any) -> str:

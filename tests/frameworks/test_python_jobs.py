@@ -475,3 +475,41 @@ def test_a_deepspeed_plugin_with_msamp_in_code_is_msamp_under_deepspeed(tmp_path
     facts = facts.merged(*intent.derive(facts))
     fired = {x.rule_id for x in evaluate(load_rules(with_tests=False), facts).findings}
     assert "FP8D-ACC-0021" in fired           # no handler, no MS-AMP: the 1.4-1.7 bug
+
+
+def test_an_fp8_keyword_on_a_call_no_reader_reads_leaves_fp8_unknown(tmp_path: Path) -> None:
+    # holdout10 (unsloth PR 3440): TRL's GRPOConfig is read and says nothing of FP8, but the
+    # model is loaded by a library fp8-doctor does not read, with load_in_fp8=True: "no" was wrong
+    script = _write(tmp_path, "grpo.py", """
+        from unsloth import FastLanguageModel
+        from trl import GRPOConfig
+        model, tok = FastLanguageModel.from_pretrained(model_name="m", load_in_fp8=True)
+        args = GRPOConfig(output_dir="o", learning_rate=5e-6)
+    """)
+    read = read_paths([script])
+    assert isinstance(read.facts["config.hf_trainer.unread_args"], Unknown)
+    assert read.provenance["config.hf_trainer.unread_args"].line == 4
+    values, _ = intent.derive(Facts(read.facts, read.provenance))
+    assert isinstance(values["intent.fp8"], Unknown)
+    assert "load_in_fp8" in values["intent.fp8"].reason
+
+
+def test_an_fp8_keyword_set_off_or_read_by_a_reader_changes_nothing(tmp_path: Path) -> None:
+    off = _write(tmp_path, "off.py", """
+        from unsloth import FastLanguageModel
+        from trl import GRPOConfig
+        model, tok = FastLanguageModel.from_pretrained(model_name="m", load_in_fp8=False)
+        args = GRPOConfig(output_dir="o", learning_rate=5e-6)
+    """)
+    read = read_paths([off])
+    assert "config.hf_trainer.unread_args" not in read.facts
+    assert intent.derive(Facts(read.facts, read.provenance))[0]["intent.fp8"] is False
+    # an FP8 keyword the reader itself reads (its fact carries the keyword's line) decides
+    te = _write(tmp_path, "te.py", """
+        import transformer_engine.pytorch as te
+        from transformer_engine.common import recipe
+        with te.fp8_autocast(enabled=True, fp8_recipe=recipe.DelayedScaling()):
+            pass
+    """)
+    facts = read_paths([te]).facts
+    assert not any(n.endswith(".unread_args") for n in facts)
