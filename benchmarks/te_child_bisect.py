@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -199,19 +198,12 @@ def main() -> int:
         for name, r in profiles.items():
             fh.write(f"==== {name}: {json.dumps({k: v for k, v in r.items() if k != 'profile'})}\n")
             fh.write(str(r.get("profile") or r.get("error")) + "\n")
-    doc["summary"] = {}
-    for name, rs in doc["runs"].items():
-        row: dict[str, Any] = {}
-        for k in ("wall_s", "torch_s", "te_s", "setup_s", "stages_s"):
-            vals = [r[k] for r in rs if isinstance(r.get(k), (int, float))]
-            if vals:
-                row[k] = statistics.median(vals)
-        for lap in ("numerics", "recipes", "drift", "train", "resume"):
-            vals = [(r.get("timings") or {}).get(lap) for r in rs]
-            vals = [v for v in vals if isinstance(v, (int, float))]
-            if vals:
-                row[lap] = statistics.median(vals)
-        doc["summary"][name] = row
+    from te_child_where import medians
+
+    doc["summary"] = {name: {**medians(rs, ("wall_s", "torch_s", "te_s", "setup_s", "stages_s")),
+                             **medians(rs, ("numerics", "recipes", "drift", "train", "resume"),
+                                       inner="timings")}
+                      for name, rs in doc["runs"].items()}
     _dump(a.out, doc)
     print(json.dumps(doc["summary"], indent=1))
     print("nvrtc_off", json.dumps(doc["nvrtc_off"])[:1500])

@@ -51,6 +51,19 @@ def _cli(args: list[str], env: dict[str, str]) -> dict[str, Any]:
             "children": smoke.get("children")}
 
 
+def medians(runs: list[dict[str, Any]], keys: tuple[str, ...],
+            inner: str | None = None) -> dict[str, float]:
+    """The median of each of ``keys`` over ``runs`` (of ``run[inner]`` when given), where any run
+    has a number for it."""
+    row: dict[str, float] = {}
+    for k in keys:
+        vals = [(r.get(inner) or {}) if inner else r for r in runs]
+        nums = [v[k] for v in vals if isinstance(v.get(k), (int, float))]
+        if nums:
+            row[k] = statistics.median(nums)
+    return row
+
+
 def _alone(folder: str) -> dict[str, Any]:
     from preflight.smoke import cache as bytecode
     from preflight.smoke.runner import collect_all, spawn
@@ -103,14 +116,8 @@ def main() -> int:
             print(name, json.dumps(r), flush=True)
             with open(os.path.join(a.out, "te_child_where.json"), "w", encoding="utf-8") as fh:
                 json.dump(doc, fh, indent=1)
-    doc["summary"] = {}
-    for name, rs in doc["runs"].items():
-        row = {}
-        for k in ("wall_s", "te_child_s", "torch_s", "te_s", "setup_s", "stage_s"):
-            vals = [r[k] for r in rs if isinstance(r.get(k), (int, float))]
-            if vals:
-                row[k] = statistics.median(vals)
-        doc["summary"][name] = row
+    doc["summary"] = {name: medians(rs, ("wall_s", "te_child_s", "torch_s", "te_s", "setup_s",
+                                         "stage_s")) for name, rs in doc["runs"].items()}
     with open(os.path.join(a.out, "te_child_where.json"), "w", encoding="utf-8") as fh:
         json.dump(doc, fh, indent=1)
     print(json.dumps(doc["summary"], indent=1))

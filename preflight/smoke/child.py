@@ -79,7 +79,6 @@ def _is_cuda_error(text: str) -> bool:
 
 PARTS = ("base", "torchao", "te")
 STAGES_OF = {"base": ("scaled_mm", "speed"), "torchao": ("torchao",), "te": ("te",)}
-WAIT_POLL_S = 0.02
 
 
 @contextlib.contextmanager
@@ -156,13 +155,14 @@ def _pre_import(part: str | None, res: Results) -> None:
     res.stage(f"import {part}")
     t0 = time.perf_counter()
     try:
-        if part == "te":
-            from preflight.smoke.te_check import _without_te_jax
+        with _imports():
+            if part == "te":
+                from preflight.smoke.te_check import _without_te_jax
 
-            with _without_te_jax():
-                import transformer_engine.pytorch  # noqa: F401
-        else:
-            import torchao.float8  # noqa: F401
+                with _without_te_jax():
+                    import transformer_engine.pytorch  # noqa: F401
+            else:
+                import torchao.float8  # noqa: F401
     except BaseException:  # noqa: BLE001 - the stage imports again and reports it
         pass
     res.doc[f"{part}_import_s"] = round(time.perf_counter() - t0, 3)
@@ -175,21 +175,9 @@ def _import_torch(res: Results, part: str | None) -> Any:
     with _imports():
         import torch
 
-        res.doc["torch_import_s"] = round(time.perf_counter() - t0, 3)
-        _pre_import(part, res)
+    res.doc["torch_import_s"] = round(time.perf_counter() - t0, 3)
+    _pre_import(part, res)
     return torch
-
-
-def _await_request(path: str) -> dict[str, Any]:
-    """The request, once the parent has written it (atomically); the parent's timeout bounds
-    the wait."""
-    while True:
-        try:
-            with open(path, encoding="utf-8") as fh:
-                doc = json.load(fh)
-            return doc if isinstance(doc, dict) else {"cancel": True}
-        except FileNotFoundError:
-            time.sleep(WAIT_POLL_S)
 
 
 def main(argv: list[str]) -> int:
@@ -217,7 +205,7 @@ def main(argv: list[str]) -> int:
     torch = _import_torch(res, part if waiting else None)
     if waiting:
         res.stage("waiting for the request")
-        req = _await_request(req_path)
+        req = cudawarm.await_request(req_path) or {"cancel": True}   # no limit: never None
         if req.get("cancel"):
             return 0
     res.doc["torch_version"] = torch.__version__
@@ -283,8 +271,7 @@ def main(argv: list[str]) -> int:
     lock = req.get("gpu_lock") if on_cuda else None
     for name, fn in stages:
         if name in ("torchao", "te") and f"{name}_import_s" not in res.doc:
-            with _imports():
-                _pre_import(name, res)   # before the GPU lock: another child may time meanwhile
+            _pre_import(name, res)   # before the GPU lock: another child may time meanwhile
         if not _run_stage(res, name, fn, lock):
             return 0
     if on_cuda:

@@ -56,6 +56,24 @@ REQUEST_WAIT_S = 900.0
 child sooner)."""
 
 
+def await_request(path: str, wait_s: float | None = None) -> dict[str, Any] | None:
+    """The request at ``path`` once the parent has written it (atomically; a document that is no
+    mapping counts as ``{"cancel": true}``), polled every :data:`REQUEST_POLL_S`; None when
+    ``wait_s`` passes first (None: no limit, the parent's timeout bounds the wait). A file that
+    does not parse raises (ValueError), another read error too (OSError). The smoke child's main
+    thread and this module's thread both wait with it."""
+    deadline = None if wait_s is None else time.monotonic() + wait_s
+    while deadline is None or time.monotonic() < deadline:
+        try:
+            with open(path, encoding="utf-8") as fh:
+                doc = json.load(fh)
+        except FileNotFoundError:
+            time.sleep(REQUEST_POLL_S)
+            continue
+        return doc if isinstance(doc, dict) else {"cancel": True}
+    return None
+
+
 class Warm:
     """The thread and what it found (``details()``: seconds and driver result codes).
 
@@ -85,26 +103,17 @@ class Warm:
 
     def _await(self, path: str) -> int | None:
         """The device ordinal the request names, once it is there (None: no context to make)."""
-        deadline = time.monotonic() + REQUEST_WAIT_S
-        while time.monotonic() < deadline:
-            try:
-                with open(path, encoding="utf-8") as fh:
-                    doc = json.load(fh)
-            except FileNotFoundError:
-                time.sleep(REQUEST_POLL_S)
-                continue
-            except (OSError, ValueError):
-                break
-            if not isinstance(doc, dict) or doc.get("cancel"):
-                break
-            device = doc.get("device", "cuda")
-            index = ordinal(device if isinstance(device, str) else None)
-            if index is None:
-                break
-            self.result["waited_s"] = round(time.perf_counter() - self._t0, 3)
-            return index
-        self.result["status"] = "not needed"
-        return None
+        try:
+            doc = await_request(path, REQUEST_WAIT_S)
+        except (OSError, ValueError):
+            doc = None
+        device = doc.get("device", "cuda") if doc is not None and not doc.get("cancel") else None
+        index = ordinal(device if isinstance(device, str) else None)
+        if index is None:
+            self.result["status"] = "not needed"
+            return None
+        self.result["waited_s"] = round(time.perf_counter() - self._t0, 3)
+        return index
 
     def _make(self, res: dict[str, Any], index: int) -> None:
         t0 = time.perf_counter()
