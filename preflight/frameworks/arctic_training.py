@@ -215,7 +215,7 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
 
 FRAMEWORK = Framework(
     kind=KIND, title="ArcticTraining", formats=("yaml", "text"), score=score, read=read_yaml,
-    derive=derive, precedence=25,
+    derive=derive, precedence=25, zero_stage_rank=8,
     references=(Reference("<config.yaml>", KIND, "the launcher's positional argument, a path "
                                                  "relative to the launch directory"),),
     defaults=(
