@@ -28,6 +28,7 @@ from preflight.facts import Unknown
 from preflight.findings import Source
 from preflight.frameworks import megatron_validated as validated
 from preflight.frameworks.megatron_flags import MEGATRON_BARE
+from preflight.frameworks.megatron_script import entry
 from preflight.reading.launch import without_after_training
 from preflight.reading.parse import (
     MAX_FACTS_PER_FILE,
@@ -146,8 +147,11 @@ def read_args_text(path: str, text: str, outer: dict[str, str] | None = None,
         prov[name] = Source(path, lineno)
     if prefix != PREFIX:
         return ReaderOutput(facts, prov, tuple(problems))
-    if facts:   # Megatron-LM's validate_args runs on them, unless --yaml-cfg (validated.py)
-        facts[validated.NAME], prov[validated.NAME] = validated.megatron_lm(facts, prov, PREFIX)
+    if facts:   # Megatron-LM's parser and validate_args run on them, unless the script the
+        # line runs imports only megatron.core, or --yaml-cfg (megatron_validated.py)
+        said = validated.megatron_lm(facts, prov, PREFIX, entry(path, text, variables))
+        for name, (value, source) in said.items():
+            facts[name], prov[name] = value, source
     more, linked = _yaml_cfg_link(path, facts, prov)
     return ReaderOutput(facts, prov, (*problems, *more), linked)
 
@@ -214,4 +218,8 @@ def read_yaml(path: str, parsed: Parsed) -> ReaderOutput:
     if facts:   # test-case flags go through validate_args, a --yaml-cfg file does not
         facts[validated.NAME], prov[validated.NAME] = validated.yaml_file(
             isinstance(model_args, dict), Source(path, None))
+        if isinstance(model_args, dict):    # command-line flags: Megatron-LM's parser reads them
+            facts[validated.PARSED] = True  # (a --yaml-cfg file's keys it never does: the
+            facts[validated.DROPS] = False  # launch line's flags decide, megatron_lm)
+            prov[validated.PARSED] = prov[validated.DROPS] = Source(path, None)
     return ReaderOutput(facts, prov)

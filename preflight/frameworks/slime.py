@@ -77,6 +77,8 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
     if f"{MEGATRON}.args_of" in facts:
         # slime runs Megatron-LM's validate_args on them (megatron_validated.py)
         facts[validated.NAME], prov[validated.NAME] = validated.slime(facts, prov, PREFIX)
+        facts[validated.PARSED], prov[validated.PARSED] = validated.SLIME_PARSED
+        facts[validated.DROPS], prov[validated.DROPS] = validated.SLIME_DROPS
     for m in _ENV.finditer(text):
         line = text.count("\n", 0, m.start()) + 1
         facts[f"{PREFIX}.env.{m.group(1)}"] = m.group(2)

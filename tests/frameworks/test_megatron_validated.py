@@ -123,3 +123,54 @@ def test_areal_never_runs_validate_args(tmp_path: Path) -> None:
     assert read.facts[NAME] is False and "AReaL" in str(read.provenance[NAME])
     assert read.facts["config.megatron.use_distributed_optimizer"] is False
     assert "FP8D-MEG-0001" not in _fired(path)
+
+
+PARSED = "config.megatron.parsed_args"
+DROPS = "config.megatron.drops_unknown"
+
+
+def _found(path: Path) -> dict[str, str]:
+    """Rule id -> "fire" / "undetermined" for the rules that did not stay quiet."""
+    report = preflight.check(str(path), smoke=False, assume=H100)
+    return {**{u.rule_id: "undetermined" for u in report.undetermined},
+            **{f.rule_id: "fire" for f in report.findings}}
+
+
+def test_which_stacks_run_megatron_lms_parser(tmp_path: Path) -> None:
+    # a Megatron-LM launch line, --yaml-cfg included (the command line is parsed first)
+    assert megatron_args.read_args_text(str(tmp_path / "run.sh"), LAUNCH, {}).facts[PARSED] is True
+    assert read_paths([str(MEGATRON / "run_with_yaml_cfg.sh")]).facts[PARSED] is True
+    # a --yaml-cfg file read alone says nothing of the command line that names it
+    assert PARSED not in read_paths([str(MEGATRON / "gpt_yaml_cfg_local_impl.yaml")]).facts
+    # slime: Megatron's parse_args, as parse_known_args (v0.2.3+)
+    path = tmp_path / "slime.sh"
+    path.write_text(SLIME)
+    facts = slime.read_text(str(path), SLIME, {}).facts
+    assert facts[PARSED] is True and facts[DROPS] is True
+    # ROLL and AReaL set Megatron-Core's fields themselves, dropping those it lacks
+    roll = read_paths([str(_roll(tmp_path, "      fp8: e4m3"))])
+    assert roll.facts[PARSED] is False and roll.facts[DROPS] is True
+    areal = read_paths([str(AREAL)])
+    assert areal.facts[PARSED] is False and areal.facts[DROPS] is True
+
+
+def test_roll_meets_the_recipe_check_later_in_megatron_core(tmp_path: Path) -> None:
+    # `custom` on megatron-core 0.15 (ROLL v0.3.0 allows >=0.15): no argparse refuses it, so
+    # MEG-0006 stays quiet; Megatron-Core's get_fp8_context raises when it builds the recipe
+    # (fp8_utils.py:469-474 @ core_v0.15.0), which nothing reported on 626fbc8 (MEG-0060)
+    path = _roll(tmp_path, "      fp8: e4m3\n      fp8_recipe: custom")
+    found = _found(path)
+    assert found.get("FP8D-MEG-0060") == "fire"
+    assert "FP8D-MEG-0006" not in found
+
+
+def test_areal_fp8_params_under_torch_fsdp2_fail_in_megatron_core(tmp_path: Path) -> None:
+    text = AREAL.read_text()
+    anchor = "      fp8_param_gather: true"
+    path = tmp_path / "exp.yaml"
+    path.write_text(text.replace(anchor, anchor + "\n    use_torch_fsdp2: true"))
+    read = read_paths([str(path)])
+    assert read.facts["config.megatron.use_torch_fsdp2"] is True
+    found = _found(path)
+    # validate_args would have turned the FP8 parameters off (MEG-0008); here nothing does
+    assert found.get("FP8D-MEG-0062") == "fire" and "FP8D-MEG-0008" not in found
