@@ -164,3 +164,16 @@ def test_a_script_link_out_of_the_job_is_not_read(tmp_path: Path) -> None:
     out = read_paths([str(run)])
     assert isinstance(out.facts[PARSED], Unknown)
     assert "not read" in out.facts[PARSED].reason
+
+
+def test_bounds_leave_it_unknown(tmp_path: Path) -> None:
+    # train.py -> m1 -> m2 -> m3 -> m4 -> megatron.training: past MAX_DEPTH levels
+    more = {f"m{n}.py": f"import m{n + 1}\n" for n in range(1, 4)}
+    more["m4.py"] = "from megatron.training import pretrain\n"
+    run = _job(tmp_path, "from megatron.core import mpu\nimport m1\n", more=more)
+    out = read_paths([str(run)])
+    assert isinstance(out.facts[PARSED], Unknown) and "levels" in out.facts[PARSED].reason
+    # within the bound the chain is followed
+    more["m3.py"] = "from megatron.training import pretrain\n"
+    run = _job(tmp_path, "from megatron.core import mpu\nimport m1\n", more=more)
+    assert read_paths([str(run)]).facts[PARSED] is True
