@@ -226,6 +226,7 @@ def megatron_facts(facts: Mapping[str, Any], prov: Mapping[str, str]
         out[validated.NAME], src[validated.NAME] = validated.AREAL
         out[validated.PARSED], src[validated.PARSED] = validated.AREAL_PARSED
         out[validated.DROPS], src[validated.DROPS] = validated.AREAL_DROPS
+        out[validated.POST_INIT], src[validated.POST_INIT] = validated.AREAL_POST_INIT
     return out, src
 
 

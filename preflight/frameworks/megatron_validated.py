@@ -49,6 +49,15 @@ slime from v0.2.3 (megatron_utils/arguments.py:97 @ v0.2.3, :186 @ v0.3.1; v0.2.
 ROLL and AReaL, which set only the config fields the installed Megatron-Core has
 (mcore_adapter models/model_config.py:141-143 @ ROLL v0.3.0; megatron_engine.py:1175-1180 @
 AReaL 4aef98d8, with a log warning).
+
+``config.megatron.post_init_sees_fp8`` is false where Megatron-Core's ``TransformerConfig.
+__post_init__`` never checks the FP8 settings stated here: AReaL (4aef98d8) lets its bridge build
+the config first, then sets the FP8 fields by ``setattr`` (megatron_engine.py:338-368,
+1154-1180), and takes ``fp8_param`` from ``fp8_config.param`` (which always comes with a mode),
+not from ``ddp.fp8_param_gather``. Absent elsewhere: Megatron-LM and slime build the config with
+them (``core_transformer_config_from_args``), ROLL runs ``__post_init__`` after copying them
+(mcore_adapter models/model_config.py:181-186 @ v0.3.0). Rules citing a ``__post_init__`` FP8
+check whose failure does not come later either are gated on it (FP8D-MEG-0014).
 """
 
 from __future__ import annotations
@@ -62,6 +71,7 @@ from preflight.frameworks.megatron_script import Entry
 NAME = "config.megatron.validated_args"
 PARSED = "config.megatron.parsed_args"
 DROPS = "config.megatron.drops_unknown"
+POST_INIT = "config.megatron.post_init_sees_fp8"
 
 ROLL = (False, "ROLL v0.3.0: mcore_adapter builds Megatron-Core's configs itself and never "
                "imports megatron.training (training_args.py:399-405 re-checks only "
@@ -76,6 +86,11 @@ ROLL_DROPS = (True, "ROLL v0.3.0 mcore_adapter models/model_config.py:141-143: a
                     "Megatron-Core's config lacks (not hasattr) is skipped")
 AREAL_DROPS = (True, "AReaL 4aef98d8 areal/engine/megatron_engine.py:1175-1180: an FP8 field "
                      "TransformerConfig lacks is skipped with a log warning")
+AREAL_POST_INIT = (False, "AReaL 4aef98d8: the bridge builds TransformerConfig (its __post_init__ "
+                          "runs) before the engine sets the FP8 fields on it by setattr "
+                          "(megatron_engine.py:338-368, 1154-1180; mbridge bridge.py:57 @ "
+                          "310e8fb), and fp8_param comes from fp8_config.param, not "
+                          "ddp.fp8_param_gather")
 AREAL_PARSED = (False, "AReaL 4aef98d8: the Megatron engine sets Megatron-Core's configs from "
                        "its own dataclasses and never imports megatron.training: Megatron-LM's "
                        "parse_args does not run")

@@ -47,5 +47,9 @@ SPECS = (
       "megatron-core lacks is dropped without stopping the job (parse_known_args: slime from "
       "v0.2.3, ignore_unknown_args=True; ROLL and AReaL set only the fields Megatron-Core's "
       "config has) rather than refused by argparse (preflight/frameworks/megatron_validated.py)"),
+    F("config.<kind>.post_init_sees_fp8", "bool", "False where Megatron-Core's "
+      "TransformerConfig.__post_init__ never checks the FP8 settings stated beside it (AReaL "
+      "sets them by setattr after the config is built); absent where it does (Megatron-LM, "
+      "slime, ROLL); FP8D-MEG-0014 is gated on it (preflight/frameworks/megatron_validated.py)"),
     F("config.<kind>.<path...>", "any", "A normalized value from a config file of that kind"),
 )

@@ -174,3 +174,18 @@ def test_areal_fp8_params_under_torch_fsdp2_fail_in_megatron_core(tmp_path: Path
     found = _found(path)
     # validate_args would have turned the FP8 parameters off (MEG-0008); here nothing does
     assert found.get("FP8D-MEG-0062") == "fire" and "FP8D-MEG-0008" not in found
+
+
+def test_areal_ddp_fp8_param_gather_alone_is_not_refused(tmp_path: Path) -> None:
+    # ddp.fp8_param_gather without fp8_config: AReaL's TransformerConfig.fp8_param is
+    # fp8_config.param, so nothing raises "fp8_param must be used together with fp8 mode" (MEG-0014
+    # fired as an error on 626fbc8); the parameters stay BF16
+    text = AREAL.read_text()
+    block = "    fp8_config:\n      mode: hybrid\n      recipe: blockwise\n      param: true\n"
+    assert block in text
+    path = tmp_path / "exp.yaml"
+    path.write_text(text.replace(block, ""))
+    read = read_paths([str(path)])
+    assert read.facts["config.megatron.fp8_param_gather"] is True
+    assert read.facts["config.megatron.post_init_sees_fp8"] is False
+    assert "FP8D-MEG-0014" not in _found(path)
