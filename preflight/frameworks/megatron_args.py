@@ -28,7 +28,7 @@ from preflight.facts import Unknown
 from preflight.findings import Source
 from preflight.frameworks import megatron_validated as validated
 from preflight.frameworks.megatron_flags import MEGATRON_BARE
-from preflight.frameworks.megatron_script import entry
+from preflight.frameworks.megatron_script import carried, entry
 from preflight.reading.launch import without_after_training
 from preflight.reading.parse import (
     MAX_FACTS_PER_FILE,
@@ -147,12 +147,17 @@ def read_args_text(path: str, text: str, outer: dict[str, str] | None = None,
         prov[name] = Source(path, lineno)
     if prefix != PREFIX:
         return ReaderOutput(facts, prov, tuple(problems))
+    yaml_on = carried(text, outer, "yaml-cfg") if f"{PREFIX}.yaml_cfg" in facts else None
+    if yaml_on is False:    # echoed, or on a launch that never runs: not the job's (redteam6)
+        facts.pop(f"{PREFIX}.yaml_cfg")
     if facts:   # Megatron-LM's parser and validate_args run on them, unless the script the
         # line runs imports only megatron.core, or --yaml-cfg (megatron_validated.py)
-        said = validated.megatron_lm(facts, prov, PREFIX, entry(path, text, variables))
+        said = validated.megatron_lm(facts, prov, PREFIX, entry(path, text, variables), yaml_on)
         for name, (value, source) in said.items():
             facts[name], prov[name] = value, source
-    more, linked = _yaml_cfg_link(path, facts, prov)
+    # launches that differ in --yaml-cfg: its YAML may not be the job's, so it does not replace
+    # what the launch line says (its validate_args "false" among them)
+    more, linked = _yaml_cfg_link(path, facts, prov, not isinstance(yaml_on, Unknown))
     return ReaderOutput(facts, prov, (*problems, *more), linked)
 
 
@@ -183,6 +188,7 @@ def megatron_flags(out: ReaderOutput, prefix: str, own: frozenset[str],
 
 
 def _yaml_cfg_link(path: str, facts: dict[str, Any], prov: dict[str, str],
+                   overrides: bool = True,
                    ) -> tuple[tuple[ConfigProblem, ...], tuple[Linked, ...]]:
     """``--yaml-cfg FILE`` in a script: read that YAML too (relative to the script, then cwd)."""
     target = facts.get(f"{PREFIX}.yaml_cfg")
@@ -192,7 +198,7 @@ def _yaml_cfg_link(path: str, facts: dict[str, Any], prov: dict[str, str],
     # megatron/training/arguments.py: `args = load_yaml(args.yaml_cfg)` replaces the parsed
     # command line, so the YAML's values win over the script's.
     return (), (named(target, "megatron", path, prov[f"{PREFIX}.yaml_cfg"], key="--yaml-cfg",
-                      line=line, overrides=True),)
+                      line=line, overrides=overrides),)
 
 
 def read_yaml(path: str, parsed: Parsed) -> ReaderOutput:

@@ -44,6 +44,8 @@ from preflight.reading.launch import not_training, python_scripts
 from preflight.reading.parse import ParseError, read_text
 from preflight.reading.pysource import parse
 from preflight.reading.refs import locate, under_roots
+from preflight.reading.shellexpand import TooLarge, launches
+from preflight.reading.shellwords import split
 
 MAX_DEPTH = 3
 """The job's modules followed one inside another (script -> helper -> its helper)."""
@@ -51,6 +53,8 @@ MAX_MODULES = 8
 """Files read for one script (the script included)."""
 MAX_NODES = 200_000
 """Syntax-tree nodes looked at per file (a 256 KB script has fewer)."""
+MAX_LAUNCHES = 16
+"""Training launches of one script compared for a flag (:func:`carried`)."""
 
 _TRAINING = ("megatron.training", "megatron.initialize", "megatron.arguments")
 """Megatron-LM's training package (and the 23.x layout's modules that parse arguments)."""
@@ -229,3 +233,34 @@ def _module(name: str, importer: str) -> tuple[str | None, str | None]:
     if level:
         return None, "a module of the job that is not here"
     return None, None
+
+
+def carried(text: str, outer: dict[str, str] | None, flag: str) -> Any:
+    """Whether the training launches of ``text`` that may run carry ``--flag`` (as the shell
+    expands them: ``$ARGS`` arrays and strings, ``bash -c``; an ``if false`` branch or a function
+    never called does not run; ``echo "--flag"`` runs nothing): True / False, Unknown when some
+    do and some do not, None when the script cannot be walked here or runs no Python training
+    script (an argument file: every ``--flag`` of it is on the command line). redteam6: an
+    echoed ``--yaml-cfg`` made validate_args "not run" and FP8D-MEG-0001 quiet."""
+    words = split(text)
+    if words.truncated_at is not None:
+        return None
+    try:
+        found = launches(words, _is_training_script, outer, limit=MAX_LAUNCHES)
+    except TooLarge:
+        return None
+    if not found:
+        return None
+    has = [any(a.text == f"--{flag}" or a.text.startswith(f"--{flag}=") for a in lr.args)
+           for lr in found]
+    if all(has):
+        return True
+    if not any(has):
+        return False
+    lines = ", ".join(str(text.count("\n", 0, lr.offset) + 1) for lr in found)
+    return Unknown(f"the training launches at lines {lines} differ in --{flag}: which one runs "
+                   "is not known here")
+
+
+def _is_training_script(word: str) -> bool:
+    return word.endswith(".py") and not not_training(word)

@@ -100,11 +100,14 @@ _YAML = ("megatron/training/arguments.py:101-107 @ core_v0.19.0 (initialize.py:8
 
 
 def megatron_lm(facts: Mapping[str, Any], prov: Mapping[str, str], prefix: str,
-                entry: Entry | None = None) -> dict[str, tuple[Any, str]]:
+                entry: Entry | None = None, yaml_on_launch: Any = None
+                ) -> dict[str, tuple[Any, str]]:
     """``validated_args``, ``parsed_args`` and ``drops_unknown`` with their provenance
     for a Megatron-LM launch line or argument file read under ``prefix``: the training script it
     runs (``entry``, :mod:`.megatron_script`; None: no script, an argument file) decides whether
-    Megatron-LM's parser runs at all, ``--yaml-cfg`` whether validate_args does."""
+    Megatron-LM's parser runs at all, ``--yaml-cfg`` whether validate_args does
+    (``yaml_on_launch``: whether the launches that run carry it, :func:`.megatron_script.carried`;
+    None: not known apart from the text, whose ``--yaml-cfg`` then decides)."""
     if entry is not None and entry.parsed is not True:
         why = entry.parsed
         if isinstance(why, Unknown):
@@ -112,16 +115,20 @@ def megatron_lm(facts: Mapping[str, Any], prov: Mapping[str, str], prefix: str,
         return {NAME: (False, entry.source), PARSED: (False, entry.source)}
     where = entry.source if entry is not None else next(iter(prov.values()), "config")
     ignores = entry.ignores_unknown if entry is not None else False
-    return {NAME: _validated(facts, prov, prefix, where), PARSED: (True, where),
+    return {NAME: _validated(facts, prov, prefix, where, yaml_on_launch), PARSED: (True, where),
             DROPS: (ignores, where)}
 
 
-def _validated(facts: Mapping[str, Any], prov: Mapping[str, str], prefix: str, where: str
-               ) -> tuple[Any, str]:
-    """validate_args runs where Megatron-LM parses the flags, unless ``--yaml-cfg``."""
+def _validated(facts: Mapping[str, Any], prov: Mapping[str, str], prefix: str, where: str,
+               yaml_on_launch: Any = None) -> tuple[Any, str]:
+    """validate_args runs where Megatron-LM parses the flags, unless ``--yaml-cfg`` is on the
+    launch that runs (an echoed or dead one is no argument: redteam6)."""
     key = f"{prefix}.yaml_cfg"
-    if key not in facts:
+    if key not in facts or yaml_on_launch is False:
         return True, where
+    if isinstance(yaml_on_launch, Unknown):
+        return Unknown(f"whether --yaml-cfg is given decides whether validate_args runs "
+                       f"({_YAML}): {yaml_on_launch.reason}"), prov.get(key, "config")
     value = facts[key]
     if isinstance(value, Unknown):
         return Unknown(f"whether --yaml-cfg is given decides whether validate_args runs "
@@ -135,11 +142,17 @@ def yaml_file(model_args: bool, source: str) -> tuple[Any, str]:
     return (True, source) if model_args else (False, _source(source, _YAML))
 
 
-def slime(facts: Mapping[str, Any], prov: Mapping[str, str], prefix: str) -> tuple[Any, str]:
+def slime(facts: Mapping[str, Any], prov: Mapping[str, str], prefix: str,
+          on_launch: Any = None) -> tuple[Any, str]:
     """slime validates Megatron's arguments unless it only rolls out (``--debug-rollout-only``,
-    slime/utils/arguments.py:1584 @ v0.3.1: then no Megatron training runs at all)."""
+    slime/utils/arguments.py:1584 @ v0.3.1: then no Megatron training runs at all);
+    ``on_launch``: whether the launches that run carry it (None: the text's flag decides)."""
     key = f"{prefix}.debug_rollout_only"
     value = facts.get(key)
+    if on_launch is False:
+        value = None            # an echoed or dead --debug-rollout-only (redteam6)
+    elif isinstance(on_launch, Unknown):
+        value = on_launch
     if isinstance(value, Unknown):
         return Unknown(f"--debug-rollout-only decides whether slime runs Megatron's "
                        f"validate_args (slime/utils/arguments.py:1584 @ v0.3.1): "

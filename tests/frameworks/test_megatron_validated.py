@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 import preflight
 from preflight.facts import Unknown
 from preflight.frameworks import megatron_args, slime
@@ -189,3 +191,45 @@ def test_areal_ddp_fp8_param_gather_alone_is_not_refused(tmp_path: Path) -> None
     assert read.facts["config.megatron.fp8_param_gather"] is True
     assert read.facts["config.megatron.post_init_sees_fp8"] is False
     assert "FP8D-MEG-0014" not in _found(path)
+
+
+@pytest.mark.parametrize("decoy", [
+    'echo "a YAML run would pass --yaml-cfg cfg.yaml"\n',
+    'NOTE="--yaml-cfg cfg.yaml"\n',
+    "if false; then\n  torchrun pretrain_gpt.py --yaml-cfg cfg.yaml\nfi\n",
+    "unused() {\n  torchrun pretrain_gpt.py --yaml-cfg cfg.yaml\n}\n",
+])
+def test_only_the_launch_that_runs_gives_yaml_cfg(tmp_path: Path, decoy: str) -> None:
+    # redteam6: any --yaml-cfg of the text made validate_args "not run", MEG-0001 quiet
+    (tmp_path / "cfg.yaml").write_text("language_model:\n  num_layers: 2\n")
+    path = tmp_path / "run.sh"
+    path.write_text(decoy + LAUNCH)
+    read = read_paths([str(path)])
+    found = _found(path)
+    if "--yaml-cfg" in decoy.split("\n", 1)[0]:     # no launch: nothing runs it
+        assert read.facts[NAME] is True and "config.megatron.yaml_cfg" not in read.facts
+        assert found.get("FP8D-MEG-0001") == "fire"
+    else:   # a launch in a branch or function not followed here: which one runs is not known
+        assert isinstance(read.facts[NAME], Unknown)
+        assert found.get("FP8D-MEG-0001") == "undetermined"
+
+
+def test_yaml_cfg_through_an_array_counts_and_differing_launches_are_unknown(
+        tmp_path: Path) -> None:
+    text = ('ARGS=(--num-layers 2 --yaml-cfg cfg.yaml)\n'
+            'torchrun pretrain_gpt.py "${ARGS[@]}" --fp8-format hybrid --fp8-param-gather\n')
+    out = megatron_args.read_args_text(str(tmp_path / "run.sh"), text, {})
+    assert out.facts[NAME] is False
+    two = text + "torchrun pretrain_gpt.py --fp8-format hybrid --fp8-param-gather\n"
+    out = megatron_args.read_args_text(str(tmp_path / "run.sh"), two, {})
+    assert isinstance(out.facts[NAME], Unknown) and "differ in --yaml-cfg" in out.facts[NAME].reason
+
+
+def test_an_echoed_debug_rollout_only_is_not_slimes(tmp_path: Path) -> None:
+    path = tmp_path / "run.sh"
+    text = 'echo "--debug-rollout-only"\n' + SLIME
+    facts = slime.read_text(str(path), text, {}).facts
+    assert facts[NAME] is True
+    facts = slime.read_text(str(path), SLIME.replace("train.py", "train.py --debug-rollout-only"),
+                            {}).facts
+    assert facts[NAME] is False
