@@ -99,11 +99,19 @@ def test_check_still_reports_when_nvml_crashes(fake_lib: Path, tmp_path: Path,
                                                mode: str) -> None:
     env = {**os.environ, "LD_LIBRARY_PATH": str(fake_lib), "FAKE_NVML_MODE": mode,
            "PYTHONPATH": str(ROOT)}
-    out = subprocess.run([sys.executable, "-m", "preflight", "check", "--no-smoke",
-                          "--format", "json"], capture_output=True, text=True, timeout=120,
-                         env=env, cwd=tmp_path)
-    assert out.returncode in (0, 1), (out.returncode, out.stderr[-2000:])
-    doc = json.loads(out.stdout)
+    # The CLI gives the NVML child its 10 s (no option sets it): a machine too loaded to start
+    # Python and load the library in that time turns the crash into a timeout. Twice, then a
+    # skip that says so.
+    for _ in range(2):
+        out = subprocess.run([sys.executable, "-m", "preflight", "check", "--no-smoke",
+                              "--format", "json"], capture_output=True, text=True, timeout=120,
+                             env=env, cwd=tmp_path)
+        assert out.returncode in (0, 1), (out.returncode, out.stderr[-2000:])
+        doc = json.loads(out.stdout)
+        if "NVML did not answer within" not in str(doc["facts"].get("gpu.nvml_error")):
+            break
+    else:
+        pytest.skip("the NVML child did not reach its crash within the probe's 10 s, twice")
     crash = [f for f in doc["findings"] if f["id"] == "FP8D-PROBE-CRASH"]
     assert crash and "'gpu'" in crash[0]["title"]
 
