@@ -5,7 +5,9 @@ in the console script sends the signal to the process itself at the moment a giv
 looked up, so the interrupt lands there whatever the machine's load (before the fix, Ctrl-C while
 ``preflight.cli`` loaded printed a traceback). Hung children are real processes (a fake
 ``nvidia-smi`` on PATH, the real NVML child over a stand-in ``libnvidia-ml.so.1`` that hangs, the
-smoke child); the tests look at what is still running and what is left in the temp directory.
+smoke child); the tests look at what is still running and what is left in the temp directory. A
+hung nvidia-smi or NVML child sends the Ctrl-C to fp8-doctor itself as it starts to hang: a signal
+sent by the test when it saw the child could come after the probe's timeout had ended it.
 """
 
 from __future__ import annotations
