@@ -93,6 +93,21 @@ Given = tuple[tuple[str, str, str], ...]
 """What launch lines give a Python file's process: ``(name, value or a runtime marker, where)``;
 the name ``*`` stands for every variable not named (an env file not read)."""
 _EXPORT_FLAGS = ("--export=", "--export-file=", "--env-file=")
+_ELASTIC = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK",
+            "GROUP_WORLD_SIZE", "ROLE_RANK", "ROLE_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
+            "TORCHELASTIC_*", "OMP_NUM_THREADS", "CUDA_VISIBLE_DEVICES")
+_LAUNCHER_SETS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
+    # torch/distributed/elastic/agent/server/local_elastic_agent.py (torchrun, deepspeed's and
+    # accelerate's launchers start it or set the same names), accelerate/utils/launch.py
+    # prepare_simple_launcher_cmd_env (ACCELERATE_*, FSDP_*), Slurm (srun, sbatch, #SBATCH
+    # headers), Open MPI / PMI
+    (re.compile(r"torchrun|torch\.distributed\.(?:run|launch)|deepspeed|accelerate[ \t]+launch|"
+                r"accelerate-launch|composer"), _ELASTIC),
+    (re.compile(r"accelerate[ \t]+launch|accelerate-launch"), ("ACCELERATE_*", "FSDP_*")),
+    (re.compile(r"\b(?:srun|sbatch)\b"), ("SLURM_*",)),
+    (re.compile(r"mpirun|mpiexec"), ("OMPI_*", "PMI_*", "PMIX_*")),
+)
+_SBATCH = re.compile(r"(?m)^#SBATCH\b")
 
 
 def process_env(path: str, text: str, at: int, variables: dict[str, str],
@@ -109,14 +124,22 @@ def process_env(path: str, text: str, at: int, variables: dict[str, str],
         return Source(path, text.count("\n", 0, pos) + 1)
 
     out: dict[str, tuple[str, str]] = {}
+    start, _ = command_at(text, at)
+    words = tokens(text, start, at)
+    for launcher, names in _LAUNCHER_SETS:
+        hit = launcher.search(text, start, at)
+        if hit is None and "SLURM_*" in names and _SBATCH.search(text):
+            hit = _SBATCH.search(text)
+        label = hit.group(0).strip() if hit is not None else ""
+        for name in names if hit is not None else ():
+            out[name] = (runtime(f"{name} is set for the process by {label} when it runs"),
+                         where(start))
     for name, src in inherited[:MAX_VARS]:
         given = variables.get(name)
         out[name] = (given if isinstance(given, str) and "$" not in given else runtime(
             f"{name} comes from the caller with a value known only when it runs"), src)
     for name, value, pos in launch_env(text, at, variables, unknown=True):
         out[name] = (value, where(pos))
-    start, _ = command_at(text, at)
-    words = tokens(text, start, at)
     in_env = False
     for i, (word, pos) in enumerate(words):
         if word == "env" or word.endswith("/env"):

@@ -14,8 +14,8 @@ its process (:func:`.launchenv.process_env`, merged per file by :mod:`preflight.
   script passes): that value, its fact's provenance the launch line;
 - not set there: the default, its provenance the lookup's line marked ``environment X, unset on
   the launch line: the default`` (``os.environ[X]``: Unresolved, the script needs it from the
-  shell); a name the launcher or the scheduler sets itself (``LOCAL_RANK``, ``SLURM_*``,
-  ``ACCELERATE_*``) is Unresolved, never the default;
+  shell); a name the launcher on that line sets itself (torchrun's ``LOCAL_RANK``, srun's
+  ``SLURM_*``, accelerate launch's ``ACCELERATE_*``) is Unresolved, never the default;
 - set to what only the run knows (``export X=$1``), or differently by two launch lines of the
   file: Unresolved with that reason;
 - no launch line that runs the file was read (a script run by hand): Unresolved, saying so.
@@ -48,14 +48,6 @@ GETTERS = frozenset({"os.environ.get", "os.getenv", "os.environ.setdefault",
                      "posix.environ.get", "posix.getenv"})
 _WRITERS = frozenset({"setdefault", "pop", "update", "clear", "popitem", "putenv", "unsetenv"})
 _STRTOBOOL = ("strtobool", "str2bool", "str_to_bool")
-LAUNCHER_SET = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK",
-                "GROUP_WORLD_SIZE", "ROLE_RANK", "ROLE_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
-                "NODE_RANK", "CUDA_VISIBLE_DEVICES", "OMP_NUM_THREADS")
-LAUNCHER_PREFIXES = ("TORCHELASTIC_", "ACCELERATE_", "SLURM_", "OMPI_", "PMI_", "PMIX_",
-                     "CROSS_", "FSDP_")
-"""Set by torchrun (torch/distributed/elastic/agent/server/local_elastic_agent.py), accelerate
-launch (accelerate/utils/launch.py ``prepare_simple_launcher_cmd_env``), Slurm or MPI in the
-process itself, whatever the launch line says: a script's default for them is never what runs."""
 NOTHING = object()
 """:func:`special`: the call is none of those read here."""
 
@@ -185,15 +177,13 @@ def lookup(module: Module, name: Any, scope: Scope, line: int, default: Any) -> 
         return Unresolved(f"{name} is read from the environment at line {line}{shown}; no "
                           "launch line that runs this file was read, so its value is that of "
                           "the shell that runs it", line)
-    if name in environ or "*" in environ:
-        value, where = environ[name] if name in environ else environ["*"]
+    star = next((k for k in environ if k.endswith("*") and name.startswith(k[:-1])), None)
+    if name in environ or star is not None:
+        value, where = environ[name] if name in environ else environ[star or "*"]
         why = runtime_reason(value)
         if why is not None:
             return Unresolved(f"{name} (read at line {line}): {why}", line)
         return EnvStr(value, where if isinstance(where, Source) else Source(where))
-    if name in LAUNCHER_SET or name.startswith(LAUNCHER_PREFIXES):
-        return Unresolved(f"{name} (read at line {line}) is set by the launcher or the "
-                          "scheduler when the job runs", line)
     if default is NOTHING:
         return Unresolved(f"os.environ[{name!r}] at line {line}: {name} is not set on any "
                           "launch line read (the script stops with KeyError unless the shell "

@@ -29,6 +29,9 @@ class Bind:
     line: int
     guards: Guards = ()
     why: str = ""
+    aug: ast.expr | None = None
+    """``name += value`` / ``name |= value``: what is added (``why`` says how), for readers that
+    follow a string or a dict built in steps (:mod:`.pyargs`)."""
     ref: str | None = None
     """An import inside a function: the qualified name it binds (``from te_mixtral_mxfp8 import
     TEMixtralMXFP8ForCausalLM as ForCausalLM`` in one ``if`` branch, another module's class in
@@ -48,6 +51,8 @@ class Scope:
     call_guards: dict[int, Guards] = field(default_factory=dict)
     """The guards of each call (by ``id`` of its node) made under a condition."""
     returns: list[tuple[ast.expr, Guards]] = field(default_factory=list)
+    items: dict[str, list[tuple[ast.expr, ast.expr, int, Guards]]] = field(default_factory=dict)
+    """``name[key] = value`` statements: (key, value, line, guards) by name."""
     values: dict[str, Any] = field(default_factory=dict)   # parameters of an inlined call
     parent: Scope | None = None
     """The function whose body defines this one (its names are this one's closure), None at
@@ -144,7 +149,8 @@ class Layout:
         elif isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
             scope.binds.setdefault(stmt.target.id, []).append(Bind(
                 None, stmt.lineno, guards, f"{stmt.target.id} is changed in place (line "
-                f"{stmt.lineno})"))
+                f"{stmt.lineno})", aug=stmt.value if isinstance(stmt.op, (ast.Add, ast.BitOr))
+                else None))
         elif isinstance(stmt, ast.Return) and stmt.value is not None:
             scope.returns.append((stmt.value, guards))
         else:
@@ -190,6 +196,9 @@ class Layout:
             if path is not None:
                 root, *attrs = path
                 scope.sets.setdefault(root, []).append((tuple(attrs), value, line, guards))
+        elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+            scope.items.setdefault(target.value.id, []).append((target.slice, value, line,
+                                                                guards))
         elif isinstance(target, (ast.Tuple, ast.List)):
             for element in target.elts:      # `a, b = f()`: each name bound to an unknown
                 if isinstance(element, ast.Name):

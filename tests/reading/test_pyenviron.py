@@ -20,6 +20,7 @@ import pytest
 from preflight.facts import Facts, Unknown
 from preflight.intent import derive
 from preflight.jobs.read import read_paths
+from preflight.reading.launchenv import process_env
 from preflight.reading.pysource import Module
 from preflight.reading.pyvalues import Unresolved
 
@@ -162,10 +163,25 @@ def _value(text: str, name: str, environ: dict[str, tuple[str, str]] | None) -> 
     return module.evaluate(ast.parse(name, mode="eval").body, module.module, 0)
 
 
-def test_the_launcher_sets_rank_variables_itself() -> None:
-    # TE examples/pytorch/fsdp/fsdp.py l.31: never the default, torchrun sets it
-    got = _value('import os\nLOCAL_RANK = int(os.getenv("LOCAL_RANK", "0"))', "LOCAL_RANK", {})
-    assert isinstance(got, Unresolved) and "launcher" in got.reason
+@pytest.mark.parametrize(("run", "value"), [
+    ("torchrun --nproc_per_node 8 fsdp.py\n", None),
+    ("deepspeed fsdp.py\n", None),
+    ("#SBATCH -N 2\npython fsdp.py\n", 0),      # SLURM_* set, LOCAL_RANK not
+    ("python fsdp.py\n", 0),                      # one process: the default
+])
+def test_the_launcher_sets_rank_variables_itself(tmp_path: Path, run: str,
+                                                 value: int | None) -> None:
+    # TE examples/pytorch/fsdp/fsdp.py l.31: torchrun sets LOCAL_RANK, never the default
+    (tmp_path / "run.sh").write_text(run)
+    text = (tmp_path / "run.sh").read_text()
+    environ = {n: (v, w) for n, v, w in process_env(str(tmp_path / "run.sh"), text,
+                                                     text.index("fsdp.py"), {}, [])}
+    got = _value('import os\nLOCAL_RANK = int(os.getenv("LOCAL_RANK", "0"))', "LOCAL_RANK",
+                 environ)
+    assert got == value if value is not None else (
+        isinstance(got, Unresolved) and "set for the process" in got.reason)
+    slurm = _value('import os\nN = os.getenv("SLURM_NNODES", "1")', "N", environ)
+    assert isinstance(slurm, Unresolved) == ("SBATCH" in run)
 
 
 def test_slime_test_switch() -> None:
