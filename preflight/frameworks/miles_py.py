@@ -46,6 +46,17 @@ PY_HINT = re.compile(r"\bexecute_train\b")
 EXECUTE = ("miles.utils.external_utils.command_utils.execute_train",
            "slime.utils.external_utils.command_utils.execute_train")
 _BARE = MEGATRON_BARE | SLIME_BARE
+PREFIXES = {"miles": "MILES_SCRIPT_", "slime": "SLIME_SCRIPT_"}
+"""``dataclass_cli``'s default ``env_var_prefix`` per package (miles/utils/typer_utils.py at
+e719999e, slime/utils/external_utils/typer_utils.py at v0.3.1)."""
+BASES: pydataclass.Bases = {
+    # miles/utils/external_utils/command_utils.py l.90-94 at e719999e (ExecuteTrainConfig);
+    # num_nodes' default reads SLURM_JOB_NUM_NODES when the module is imported
+    "ExecuteTrainConfig": (("cuda_core_dump", "bool", False),
+                           ("num_nodes", "int", ("SLURM_JOB_NUM_NODES", "1")),
+                           ("extra_env_vars", "str", ""),
+                           ("output_dir", "str", "/root/shared_data")),
+}
 _ENV_KEY = re.compile(r"(?:NVTE|NCCL)_[A-Z0-9_]+")
 _HOLE = re.compile(r"\$\{?__hole_(\d+)")
 
@@ -55,7 +66,7 @@ def read_python(module: Module) -> ReaderOutput:
     from preflight.frameworks import slime
 
     problems: list[ConfigProblem] = []
-    got = pydataclass.command(module)
+    got = pydataclass.command(module, PREFIXES, BASES)
     if isinstance(got, Unresolved):
         return _unread(module, got.reason)
     if got is not None:

@@ -41,26 +41,21 @@ if TYPE_CHECKING:
     from preflight.reading.pysource import Module
 
 MAX_FIELDS = 256
-PREFIXES = {"miles": "MILES_SCRIPT_", "slime": "SLIME_SCRIPT_"}
-"""``dataclass_cli``'s default ``env_var_prefix`` per package (typer_utils.py at e719999e /
-v0.3.1)."""
-BASES: dict[str, tuple[tuple[str, str, Any], ...]] = {
-    # miles/utils/external_utils/command_utils.py l.90-94 at e719999e (ExecuteTrainConfig);
-    # num_nodes' default reads SLURM_JOB_NUM_NODES when the module is imported
-    "ExecuteTrainConfig": (("cuda_core_dump", "bool", False),
-                           ("num_nodes", "int", ("SLURM_JOB_NUM_NODES", "1")),
-                           ("extra_env_vars", "str", ""),
-                           ("output_dir", "str", "/root/shared_data")),
-}
+Bases = dict[str, tuple[tuple[str, str, Any], ...]]
+"""Dataclasses of an installed package a script's dataclass derives from: their fields
+``(name, type, default)``; a default ``(VARIABLE, text)`` is read from the environment when the
+package is imported."""
 
 
-def command(module: Module) -> tuple[str, Call] | Unresolved | None:
+def command(module: Module, prefixes: dict[str, str], bases: Bases,
+            ) -> tuple[str, Call] | Unresolved | None:
     """The typer command the launch line runs, when it is a ``dataclass_cli`` one, with the
     dataclass its parameter is; Unresolved saying why it is not known; None when the file has
-    no such command."""
+    no such command. ``prefixes``: ``dataclass_cli``'s default ``env_var_prefix`` by the
+    package it comes from; ``bases``: :data:`Bases`."""
     commands: list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef, str]] = []
     for name, (node, scope) in list(module.functions.items())[:MAX_FIELDS]:
-        prefix = _dataclass_cli(module, node)
+        prefix = _dataclass_cli(module, node, prefixes)
         if prefix is not None and pyclick.options(module, scope) == {} and \
                 pyclick._typer_command(module, node):
             commands.append((name, node, prefix))
@@ -85,7 +80,7 @@ def command(module: Module) -> tuple[str, Call] | Unresolved | None:
         args[0].annotation, ast.Name) else None
     if cls is None:
         return Unresolved(f"{name}()'s dataclass is not defined in this file")
-    return name, _instance(module, cls, rest, prefix)
+    return name, _instance(module, cls, rest, prefix, bases)
 
 
 def _name(module: Module, node: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> str:
@@ -98,14 +93,15 @@ def _name(module: Module, node: ast.FunctionDef | ast.AsyncFunctionDef, name: st
     return name.replace("_", "-")
 
 
-def _dataclass_cli(module: Module, node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+def _dataclass_cli(module: Module, node: ast.FunctionDef | ast.AsyncFunctionDef,
+                   prefixes: dict[str, str]) -> str | None:
     """The ``env_var_prefix`` of a ``dataclass_cli`` decorator on ``node``, else None."""
     for dec in node.decorator_list:
         func = dec.func if isinstance(dec, ast.Call) else dec
         ref = module.evaluate(func, module.module, 1)
         if isinstance(ref, Ref) and ref.last == "dataclass_cli":
             package = ref.name.split(".")[0]
-            prefix = PREFIXES.get(package, "")
+            prefix = prefixes.get(package, "")
             if isinstance(dec, ast.Call):
                 given = next((k.value for k in dec.keywords if k.arg == "env_var_prefix"), None)
                 if given is not None:
@@ -115,7 +111,7 @@ def _dataclass_cli(module: Module, node: ast.FunctionDef | ast.AsyncFunctionDef)
     return None
 
 
-def _fields(module: Module, cls: ast.ClassDef, depth: int = 0
+def _fields(module: Module, cls: ast.ClassDef, bases: Bases, depth: int = 0
             ) -> list[tuple[str, ast.expr | None, ast.expr | None, int]]:
     """``(name, annotation, default, line)`` of each ``__init__`` field, bases first."""
     out: list[tuple[str, ast.expr | None, ast.expr | None, int]] = []
@@ -123,9 +119,9 @@ def _fields(module: Module, cls: ast.ClassDef, depth: int = 0
         ref = module.evaluate(base, module.module, 1)
         own = module.classes.get(base.id) if isinstance(base, ast.Name) else None
         if own is not None and depth < 4:
-            out.extend(_fields(module, own, depth + 1))
-        elif isinstance(ref, Ref) and ref.last in BASES:
-            out.extend((n, ast.Name(kind), None, cls.lineno) for n, kind, _ in BASES[ref.last])
+            out.extend(_fields(module, own, bases, depth + 1))
+        elif isinstance(ref, Ref) and ref.last in bases:
+            out.extend((n, ast.Name(kind), None, cls.lineno) for n, kind, _ in bases[ref.last])
     for stmt in cls.body[:MAX_FIELDS]:
         if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
             default = stmt.value
@@ -142,14 +138,16 @@ def _fields(module: Module, cls: ast.ClassDef, depth: int = 0
     return out
 
 
-def _instance(module: Module, cls: ast.ClassDef, argv: tuple[str, ...], prefix: str) -> Call:
-    fields = _fields(module, cls)
+def _instance(module: Module, cls: ast.ClassDef, argv: tuple[str, ...], prefix: str,
+              bases: Bases) -> Call:
+    fields = _fields(module, cls, bases)
     longs = [f"--{n.replace('_', '-')}" for n, *_ in fields]
     kwargs: dict[str, Any] = {}
     lines: dict[str, int] = {}
     for name, note, default_node, line in fields:
         kind, _ = pyclick._annotation(module, note)
-        base = next((d for f, k, d in BASES.get(_base_of(module, cls), ()) if f == name), None)
+        base = next((d for f, k, d in bases.get(_base_of(module, cls, bases), ())
+                     if f == name), None)
         default: Any = module.evaluate(default_node, module.module, 1) \
             if default_node is not None else _base_default(module, base, line)
         flag = f"--{name.replace('_', '-')}"
@@ -176,10 +174,10 @@ def _instance(module: Module, cls: ast.ClassDef, argv: tuple[str, ...], prefix: 
     return _post_init(module, cls, call)
 
 
-def _base_of(module: Module, cls: ast.ClassDef) -> str:
+def _base_of(module: Module, cls: ast.ClassDef, bases: Bases) -> str:
     for base in cls.bases[:4]:
         ref = module.evaluate(base, module.module, 1)
-        if isinstance(ref, Ref) and ref.last in BASES:
+        if isinstance(ref, Ref) and ref.last in bases:
             return ref.last
     return ""
 

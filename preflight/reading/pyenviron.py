@@ -250,9 +250,9 @@ def _writes(module: Module) -> list[Write]:
                         _is_environ(module, func.value) or (
                             func.attr in ("putenv", "unsetenv") and
                             _ref(module, func.value) in ("os", "posix"))):
-                    key = _key(module, node.args[0]) if node.args and \
-                        func.attr != "update" else None
-                    out.append((key, top.lineno, node.lineno, None, func.attr))
+                    keys = _keys(module, top, node.args[0]) if node.args and \
+                        func.attr != "update" else [None]
+                    out.extend((key, top.lineno, node.lineno, None, func.attr) for key in keys)
                 elif (func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
                       ) == "load_dotenv":     # python-dotenv: the .env file's variables
                     out.append((None, top.lineno, node.lineno, None, "load_dotenv"))
@@ -272,6 +272,22 @@ def _ref(module: Module, node: ast.expr) -> str | None:
 
 def _is_environ(module: Module, node: ast.expr) -> bool:
     return _ref(module, node) in ("os.environ", "posix.environ")
+
+
+def _keys(module: Module, top: ast.stmt, node: ast.expr) -> list[str | None]:
+    """The names a write's key may be: a literal, or the loop variable of a ``for`` over
+    literals (slime's tests: ``for proxy_var in ("http_proxy", ...): os.environ.pop(...)``);
+    ``[None]``: any."""
+    key = _key(module, node)
+    if key is not None or not isinstance(node, ast.Name):
+        return [key]
+    for loop in ast.walk(top):
+        if isinstance(loop, ast.For) and isinstance(loop.target, ast.Name) and \
+                loop.target.id == node.id and isinstance(loop.iter, (ast.Tuple, ast.List)) and \
+                all(isinstance(e, ast.Constant) and isinstance(e.value, str)
+                    for e in loop.iter.elts[:64]):
+            return [str(e.value) for e in loop.iter.elts[:64] if isinstance(e, ast.Constant)]
+    return [None]
 
 
 def _key(module: Module, node: ast.expr) -> str | None:
