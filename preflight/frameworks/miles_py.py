@@ -58,7 +58,7 @@ BASES: pydataclass.Bases = {
                            ("output_dir", "str", "/root/shared_data")),
 }
 _ENV_KEY = re.compile(r"(?:NVTE|NCCL)_[A-Z0-9_]+")
-_HOLE = re.compile(r"\$\{?__hole_(\d+)")
+_HOLE = re.compile(r"\$\{__hole_(\d+)\}")
 
 
 def read_python(module: Module) -> ReaderOutput:

@@ -149,7 +149,7 @@ Layout = tuple[str, list[tuple[int, str | None]], list[tuple[Piece, str | None]]
 
 def command(found: list[Piece]) -> Layout:
     """``(text, lines, holes)``: the pieces as one flag (with its values) to a line, holes as
-    ``$__hole_N``; ``lines[i]``: (the source line, the condition) of text line ``i + 1``;
+    ``${__hole_N}``; ``lines[i]``: (the source line, the condition) of text line ``i + 1``;
     ``holes``: the holes that are words of their own (not part of a word, such as
     ``--load {x}/ckpt``, nor benign), each with the flag before it (it may be that flag's value)
     or None."""
@@ -159,7 +159,7 @@ def command(found: list[Piece]) -> Layout:
     quote = ""
     size = 0
     for n, piece in enumerate(found):
-        chunk = (piece.text if piece.text is not None else f"$__hole_{n}").replace("\n", " ")
+        chunk = (piece.text if piece.text is not None else "${__hole_%d}" % n).replace("\n", " ")
         if size + len(chunk) > MAX_CHARS:
             holes.append((Piece(None, piece.line, f"a command line over {MAX_CHARS} characters"),
                           None))
@@ -178,7 +178,7 @@ def command(found: list[Piece]) -> Layout:
             if not lines:
                 lines.append((piece.line, piece.when))
     body = "".join(text)
-    for m in re.finditer(r"(?<!\S)\$__hole_(\d+)(?!\S)", body):
+    for m in re.finditer(r"(?<!\S)\$\{__hole_(\d+)\}(?!\S)", body):
         piece = found[int(m.group(1))]
         before = body[:m.start()].split()
         if not piece.benign:

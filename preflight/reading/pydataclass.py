@@ -45,6 +45,12 @@ Bases = dict[str, tuple[tuple[str, str, Any], ...]]
 """Dataclasses of an installed package a script's dataclass derives from: their fields
 ``(name, type, default)``; a default ``(VARIABLE, text)`` is read from the environment when the
 package is imported."""
+SETTERS: dict[str, tuple[str, ...]] = {
+    # miles/true_on_policy/config.py l.271-279 at 31f1ca96: sets args.use_sequence_parallel only
+    "apply_true_on_policy_script_defaults": ("use_sequence_parallel",),
+}
+"""Functions of an installed package ``__post_init__`` hands ``self`` to, and the fields each
+sets (read at a commit); any other such call may set any field: all Unresolved."""
 
 
 def command(module: Module, prefixes: dict[str, str], bases: Bases,
@@ -235,6 +241,8 @@ def _post_init(module: Module, cls: ast.ClassDef, call: Call) -> Call:
                     run(stmt.orelse, when or why)
                 else:
                     run(stmt.body if test else stmt.orelse, when)
+            elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+                _handed(stmt, stmt.value, scope.params[0], values)
             elif not isinstance(stmt, (ast.Assert, ast.Pass, ast.Expr)):
                 for node in ast.walk(stmt):
                     if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
@@ -243,6 +251,18 @@ def _post_init(module: Module, cls: ast.ClassDef, call: Call) -> Call:
 
     run(scope.body, None)
     return replace(call, kwargs=values)
+
+
+def _handed(stmt: ast.stmt, node: ast.Call, me: str, values: dict[str, Any]) -> None:
+    """``f(self)`` in ``__post_init__``: what ``f`` may set is Unresolved (:data:`SETTERS`)."""
+    if not any(isinstance(a, ast.Name) and a.id == me for a in node.args) and \
+            not any(isinstance(k.value, ast.Name) and k.value.id == me for k in node.keywords):
+        return
+    func = node.func.attr if isinstance(node.func, ast.Attribute) else \
+        node.func.id if isinstance(node.func, ast.Name) else ""
+    for field_name in SETTERS.get(func, tuple(values)):
+        values[field_name] = Unresolved(f"{field_name} may be set by {func or 'a call'}(self) "
+                                        f"in __post_init__ (line {stmt.lineno})")
 
 
 def settled(module: Module, name: str, call: Call) -> Call:

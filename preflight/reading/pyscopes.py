@@ -61,6 +61,25 @@ class Scope:
     """The function's own statement (its decorators: :mod:`.pyclick`)."""
 
 
+def _case_test(subject: ast.expr, pattern: ast.pattern) -> ast.expr | None | bool:
+    """A ``case`` pattern as the test it makes of ``subject``: ``case "megatron":`` is
+    ``subject == "megatron"`` (``case "a" | "b":`` an ``or`` of them), ``case _:`` None (it
+    always matches); False for a pattern that binds or tests a class (not decided here)."""
+    if isinstance(pattern, ast.MatchValue):
+        return ast.copy_location(ast.Compare(subject, [ast.Eq()], [pattern.value]), pattern)
+    if isinstance(pattern, ast.MatchSingleton):
+        return ast.copy_location(ast.Compare(subject, [ast.Is()], [ast.copy_location(
+            ast.Constant(pattern.value), pattern)]), pattern)
+    if isinstance(pattern, ast.MatchAs) and pattern.pattern is None:
+        return None
+    if isinstance(pattern, ast.MatchOr) and len(pattern.patterns) <= 16:
+        tests = [_case_test(subject, p) for p in pattern.patterns]
+        if all(isinstance(t, ast.expr) for t in tests):
+            return ast.copy_location(ast.BoolOp(ast.Or(), [t for t in tests
+                                                           if isinstance(t, ast.expr)]), pattern)
+    return False
+
+
 class Layout:
     """The scopes, functions, classes and imports of one parsed file."""
 
@@ -182,10 +201,21 @@ class Layout:
             self._collect(scope, stmt.orelse, guards, False)  # type: ignore[attr-defined]
             self._collect(scope, stmt.finalbody, guards, False)  # type: ignore[attr-defined]
         elif isinstance(stmt, ast.Match):
+            before: Guards = ()         # the cases above did not match
             for case in stmt.cases:
-                self._collect(scope, case.body, (*guards, Guard(case.pattern.lineno, why=(
-                    f"set in a `match` case (line {case.pattern.lineno}), chosen when the "
-                    "script runs"))), False)
+                test = _case_test(stmt.subject, case.pattern)
+                line = case.pattern.lineno
+                mine = Guard(line, test) if isinstance(test, ast.expr) else None if \
+                    test is None else Guard(line, why=(f"set in a `match` case (line {line}), "
+                                                       "chosen when the script runs"))
+                extra = (Guard(line, case.guard),) if case.guard is not None else ()
+                self._collect(scope, case.body, (*guards, *before, *((mine,) if mine else ()),
+                                                 *extra), False)
+                if test is None and case.guard is None:
+                    break                # `case _:` takes the rest
+                before = (*before, Guard(line, test, holds=False) if isinstance(
+                    test, ast.expr) and case.guard is None else Guard(line, why=(
+                        f"after a `match` case (line {line}) chosen when the script runs")))
 
     def _bind(self, scope: Scope, target: ast.expr, value: ast.expr, line: int,
               guards: Guards) -> None:
