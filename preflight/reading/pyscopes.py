@@ -213,8 +213,11 @@ class Layout:
                                                  *extra), False)
                 if test is None and case.guard is None:
                     break                # `case _:` takes the rest
-                before = (*before, Guard(line, test, holds=False) if isinstance(
-                    test, ast.expr) and case.guard is None else Guard(line, why=(
+                both = test if case.guard is None else case.guard if test is None else \
+                    ast.copy_location(ast.BoolOp(ast.And(), [test, case.guard]), case.guard) \
+                    if isinstance(test, ast.expr) else False
+                before = (*before, Guard(line, both, holds=False) if isinstance(
+                    both, ast.expr) else Guard(line, why=(
                         f"after a `match` case (line {line}) chosen when the script runs")))
 
     def _bind(self, scope: Scope, target: ast.expr, value: ast.expr, line: int,

@@ -229,3 +229,109 @@ def test_two_execute_train_calls_are_unknown(tmp_path: Path) -> None:
         "num_gpus_per_node=8, megatron_model_type=None)\n")
     got, _ = _read(tmp_path, "python tests/test_moonlight.py\n", script, "tests/test_moonlight.py")
     assert isinstance(got["intent.fp8"], Unknown)
+
+
+# radixark/miles scripts/run_qwen3_4b.py at 31f1ca961a94cb860cec3b2dea34ec332bfa8f76, reduced
+# (l.1-60 ScriptArgs and __post_init__, l.198-236 `match args.train_backend`, l.256-266 FP8,
+# l.285-318 execute_train and `typer.run(main)`)
+_QWEN = '''\
+from dataclasses import dataclass
+from typing import Literal
+
+import typer
+
+import miles.utils.external_utils.command_utils as U
+from miles.true_on_policy import apply_true_on_policy_script_defaults
+
+
+@dataclass
+class ScriptArgs(U.ExecuteTrainConfig):
+    model_name: str = "Qwen3-4B"
+    hardware: Literal["H100", "GB200", "GB300"] = "H100"
+    extra_args: str = ""
+    model_dir: str = "/root/models"
+    train_backend: Literal["fsdp", "megatron"] = "megatron"
+    rollout_fp8: bool = False
+    train_fp8: bool = False
+
+    def __post_init__(self):
+        self.tensor_model_parallel_size = 1 if self.model_name == "Qwen3-0.6B" else 2
+        self.context_parallel_size = 1 if self.model_name == "Qwen3-0.6B" else 4
+        self.use_sequence_parallel = self.tensor_model_parallel_size > 1
+        apply_true_on_policy_script_defaults(self)
+
+
+def execute(args: ScriptArgs):
+    ckpt_args = f"--hf-checkpoint {args.model_dir}/{args.model_name}{'-FP8' if args.rollout_fp8 else ''} "
+    match args.train_backend:
+        case "fsdp":
+            train_backend_args = "--train-backend fsdp "
+        case "megatron":
+            train_backend_args = (
+                f"--tensor-model-parallel-size {args.tensor_model_parallel_size} "
+                f"{'--sequence-parallel ' if args.use_sequence_parallel else ''}"
+                f"--context-parallel-size {args.context_parallel_size} "
+            )
+        case _:
+            raise NotImplementedError
+    misc_args = "--actor-num-nodes 1 --actor-num-gpus-per-node 8 --colocate "
+    misc_env_vars = {}
+    if args.train_fp8:
+        misc_args += (
+            "--transformer-impl transformer_engine "
+            "--bf16 "
+            "--fp8-format e4m3 "
+            "--fp8-recipe blockwise "
+        )
+        misc_env_vars |= {
+            "NVTE_FP8_BLOCK_SCALING_FP32_SCALES": "1",
+        }
+    train_args = f"{ckpt_args} {train_backend_args} {misc_args} {args.extra_args} "
+    U.execute_train(
+        train_args=train_args,
+        config=args,
+        num_gpus_per_node=8,
+        megatron_model_type="qwen3-4B",
+        extra_env_vars={**misc_env_vars},
+    )
+
+
+@U.dataclass_cli
+def main(args: ScriptArgs):
+    execute(args)
+
+
+if __name__ == "__main__":
+    typer.run(main)
+'''
+
+
+@pytest.mark.parametrize(("more", "fp8", "tp"), [
+    ("--train-fp8 --rollout-fp8", True, 2),
+    ("--no-train-fp8", False, 2),
+    ("--train-fp8 --train-backend fsdp", True, None),
+    ("--train-fp8 --model-name Qwen3-0.6B", True, 1),
+])
+def test_miles_qwen3_4b_launcher(tmp_path: Path, more: str, fp8: bool, tp: int | None) -> None:
+    got, read = _read(tmp_path, f"python scripts/run_qwen3_4b.py {more}\n", _QWEN,
+                      "scripts/run_qwen3_4b.py")
+    assert got["intent.fp8"] is fp8
+    assert got.get("config.slime.tensor_model_parallel_size") == tp
+    if tp == 2:
+        assert read.provenance["config.slime.tensor_model_parallel_size"].line == 34
+        # apply_true_on_policy_script_defaults(self) may turn sequence parallelism off
+        assert isinstance(got["config.slime.sequence_parallel"], Unknown)
+    if "--rollout-fp8" in more:
+        assert got["config.slime.hf_checkpoint"].endswith("Qwen3-4B-FP8")
+        assert got["intent.rollout.fp8"] is True
+    if fp8:
+        assert got["config.slime.env.NVTE_FP8_BLOCK_SCALING_FP32_SCALES"] == "1"
+
+
+def test_a_value_right_after_a_hole(tmp_path: Path) -> None:
+    # `{x}3`: the hole's marker must not run into the next digits (it named another piece)
+    script = _QWEN.replace('"--actor-num-nodes 1 ', 'f"--load {U.create_run_id()}3 '
+                           '--actor-num-nodes 1 ')
+    got, _ = _read(tmp_path, "python scripts/run_qwen3_4b.py --train-fp8\n", script,
+                   "scripts/run_qwen3_4b.py")
+    assert got["intent.fp8"] is True
