@@ -262,3 +262,13 @@ def test_long_method_chains_are_not_evaluated_twice_per_level() -> None:
     text = f'import os\nx = os.getenv("A", "Q")\nX = {chain}\ny = foo()\nY = y{".strip()" * 20}'
     assert _value(text, "X", {}) == "q"         # 2**20 evaluations each
     assert isinstance(_value(text, "Y", {}), Unresolved)
+
+
+def test_a_noted_provenance_is_still_a_location() -> None:
+    # a replayed snapshot gives the text back: its file and line must still be found
+    from preflight.findings import Location
+    from preflight.reading.pyenviron import Noted
+
+    note = Noted("/job/02_main.py", 11, "environment RECIPE, unset on the launch line: the default")
+    assert Location.from_source(note) == Location("/job/02_main.py", 11)
+    assert Location.from_source(str(note)) == Location("/job/02_main.py", 11)
