@@ -107,13 +107,7 @@ class Layout:
         self._class_of: dict[int, str] = {}
         self.module = Scope("<module>", list(tree.body))
         self.scopes = [self.module]
-        self._import_lines: dict[str, int] = {}
         self._collect(self.module, tree.body, (), top=True)
-        # `from os import getenv` then `def getenv(...)`: the later top-level binding wins
-        defined = {n: node.lineno for n, (node, _) in self.functions.items()}
-        defined.update((n, node.lineno) for n, node in self.classes.items())
-        self.shadowed = frozenset(n for n, at in self._import_lines.items()
-                                  if defined.get(n, 0) > at)
 
     def _collect(self, scope: Scope, body: list[ast.stmt], guards: Guards, top: bool) -> None:
         for stmt in body:
@@ -159,8 +153,6 @@ class Layout:
             return
         if isinstance(stmt, (ast.Import, ast.ImportFrom)):
             for local, qualified in self._import(stmt):
-                if scope is self.module:
-                    self._import_lines[local] = stmt.lineno
                 if scope is not self.module:
                     scope.binds.setdefault(local, []).append(Bind(
                         None, stmt.lineno, guards, ref=qualified))

@@ -72,7 +72,6 @@ __all__ = ["MAX_BYTES", "Call", "Module", "Ref", "Unresolved", "parse"]
 
 MAX_BYTES = 256 * 1024
 """Python files above this size are not parsed (``ast.parse`` takes ~3 s per MB here)."""
-_OWN = ("__main__.", "builtins.")      # a def shadows a builtin; an import after it wins
 MAX_SEQUENCE = 2048
 """Items of a list, tuple or dict evaluated."""
 
@@ -270,7 +269,7 @@ class Module(Layout):
                 return self._bound(name, binds, where, at, depth)
             if name in where.params or (where is scope and name in scope.values):
                 return parameter(self, where, name, depth, at)
-        if name in self.imports and name not in self.shadowed:
+        if name in self.imports:
             return self.ref(self.imports[name])
         if name in BUILTINS:
             return Ref(f"builtins.{name}")
@@ -356,8 +355,7 @@ class Module(Layout):
     def _call(self, node: ast.Call, scope: Scope, depth: int) -> Any:
         func = self.evaluate(node.func, scope, depth + 1)
         if isinstance(node.func, ast.Name) and node.func.id in self.functions and \
-                not isinstance(func, Unresolved) and not (isinstance(func, Ref) and not
-                                                          func.name.startswith(_OWN)):
+                not isinstance(func, Unresolved):
             inlined = inline(self, node, scope, depth)
             if inlined is not None:
                 return inlined

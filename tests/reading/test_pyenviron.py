@@ -272,18 +272,3 @@ def test_a_noted_provenance_is_still_a_location() -> None:
     note = Noted("/job/02_main.py", 11, "environment RECIPE, unset on the launch line: the default")
     assert Location.from_source(note) == Location("/job/02_main.py", 11)
     assert Location.from_source(str(note)) == Location("/job/02_main.py", 11)
-
-
-@pytest.mark.parametrize("text", [
-    'from os import getenv\ndef getenv(k, d):\n    return "bf16"\nX = getenv("RECIPE", "fp8")',
-    'import os\nclass os:\n    environ = {}\nX = os.environ.get("RECIPE", "bf16")',
-])
-def test_a_later_definition_shadows_the_import(text: str) -> None:
-    # Python binds the name to what runs last: the def / class, not the module
-    got = _value(text, "X", {"RECIPE": ("fp8", "run.sh:1")})
-    assert got != "fp8"
-
-
-def test_an_import_after_a_definition_wins() -> None:
-    text = 'def getenv(k, d):\n    return "bf16"\nfrom os import getenv\nX = getenv("RECIPE", "x")'
-    assert _value(text, "X", {"RECIPE": ("fp8", "run.sh:1")}) == "fp8"
