@@ -27,6 +27,7 @@ from typing import Any
 from preflight.facts import Unknown
 from preflight.findings import Source
 from preflight.frameworks import megatron_validated as validated
+from preflight.frameworks import miles_py
 from preflight.frameworks._record import Default, Framework, Launch
 from preflight.frameworks._view import Derived, Stated, View
 from preflight.frameworks.ckptconfig import weights
@@ -39,6 +40,7 @@ from preflight.frameworks.megatron_flags import (
     SLIME_FLAGS,
     SLIME_PREFIXES,
 )
+from preflight.frameworks.megatron_script import carried
 from preflight.reading.parse import Parsed, ParseError
 from preflight.reading.types import ReaderOutput
 
@@ -76,7 +78,11 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
     facts, prov = dict(out.facts), dict(out.provenance)
     if f"{MEGATRON}.args_of" in facts:
         # slime runs Megatron-LM's validate_args on them (megatron_validated.py)
-        facts[validated.NAME], prov[validated.NAME] = validated.slime(facts, prov, PREFIX)
+        facts[validated.NAME], prov[validated.NAME] = validated.slime(
+            facts, prov, PREFIX, carried(text, outer, "debug-rollout-only")
+            if f"{PREFIX}.debug_rollout_only" in facts else None)
+        facts[validated.PARSED], prov[validated.PARSED] = validated.SLIME_PARSED
+        facts[validated.DROPS], prov[validated.DROPS] = validated.SLIME_DROPS
     for m in _ENV.finditer(text):
         line = text.count("\n", 0, m.start()) + 1
         facts[f"{PREFIX}.env.{m.group(1)}"] = m.group(2)
@@ -177,6 +183,8 @@ FRAMEWORK = Framework(
     # run as `python3 train.py` from a checkout, Megatron-LM on PYTHONPATH
     distributions=("slime",), from_source=True, rule_area="SLIME",
     launch=Launch(read_text, command=HINT, entry=re.compile(r"\bslime\b"), heredoc_values=True),
+    # miles' / slime's Python launchers (scripts/run_*.py: U.execute_train): miles_py.py
+    read_python=miles_py.read_python, python_hint=miles_py.PY_HINT,
     shape_keys=(("heads", ("num_attention_heads",)), ("kv_heads", ("num_query_groups",)),
                 ("layers", ("num_layers",)), ("seq", ("seq_length",)),
                 ("micro_batch", ("micro_batch_size",)), ("tp", ("tensor_model_parallel_size",)),
