@@ -159,12 +159,20 @@ def _train(v: View, out: IntentOut, train: rw.Worker | None) -> None:
     elif fp8 is None:
         out["fp8"] = (unread, v.src("base_config")) if unread is not None else (
             False, f"{src} ({AT} mcore_adapter training_args.py:263-268: fp8 None, no FP8)")
+    elif not rw.fp8_on(fp8):
+        # set on TransformerConfig as it is (model_config.py:146-156), whose falsy fp8 is BF16:
+        # `need_fp8_context = config.fp8` (megatron/core/fp8_utils.py:505-508 @ core_v0.15.0;
+        # redteam6: `fp8: false` / '' / 0 were FP8 "yes")
+        out["fp8"] = (False, f"{src} (fp8 {fp8!r:.40}: falsy, Megatron-Core trains in BF16)")
     else:
-        fmt = str(fp8).strip().lower()
+        fmt = str(fp8).strip()
         out["fp8"] = (True, src)
         out["backend"] = ("te", src)
+        # compared as written: "E4M3" raises (fp8_utils.py:441-446 @ core_v0.15.0)
         out["format"] = (fmt if fmt in ("e4m3", "hybrid") else Unknown(
-            f"fp8 {fmt[:40]!r} is no Megatron FP8 format (e4m3 | hybrid)"), src)
+            f"fp8 {fmt[:40]!r} is no Megatron FP8 format (e4m3 | hybrid: Megatron-Core raises "
+            "'E4M3 and HYBRID are the only supported FP8 formats', fp8_utils.py:441-446 @ "
+            "core_v0.15.0)"), src)
         recipe = v.get(f"{sc}.fp8_recipe") or "delayed"
         out["recipe"] = (str(recipe).strip().lower(), v.src(
             f"{sc}.fp8_recipe", f"{AT} mcore_adapter training_args.py:250-257 (TransformerConfig "

@@ -106,6 +106,8 @@ def megatron_facts(facts: Mapping[str, Any], prov: Mapping[str, str]
         name = _RENAMED.get(key, key)
         if value is None and name in ("fp8_format", "fp8_recipe"):
             continue          # None: not set (update_with_args skips it, model_config.py:146)
+        if name == "fp8_format" and not fp8_on(value):
+            continue          # false, '', 0: set, and Megatron-Core trains in BF16 (fp8_on)
         out[f"{MEGATRON}.{name}"] = value
         src[f"{MEGATRON}.{name}"] = prov.get(f"{base}.{key}", train.source)
     if f"{MEGATRON}.fp8_format" in out and f"{MEGATRON}.fp8_recipe" not in out:
@@ -131,6 +133,14 @@ def megatron_facts(facts: Mapping[str, Any], prov: Mapping[str, str]
     # no megatron.training: the Megatron rules citing validate_args stay quiet
     out[validated.NAME], src[validated.NAME] = validated.ROLL
     return out, src
+
+
+def fp8_on(value: Any) -> bool:
+    """Whether a ``strategy_config.fp8`` given (not None) turns FP8 on: it is set on Megatron-Core's
+    TransformerConfig as it is (model_config.py:146-156), which trains in FP8 when it is true
+    (``need_fp8_context = config.fp8``, megatron/core/fp8_utils.py:505-508 @ core_v0.15.0, the
+    megatron-core ROLL v0.3.0 pins); an Unknown may be either."""
+    return isinstance(value, Unknown) or bool(value)
 
 
 # names of mixture-of-experts releases (Qwen3-30B-A3B, Qwen3-Next-80B-A3B, Mixtral, DeepSeek-V3,

@@ -21,6 +21,7 @@ line is looked for, so a ``tune download`` before ``tune run`` is not read as th
 
 from __future__ import annotations
 
+import ast
 import bisect
 import os
 import re
@@ -40,8 +41,10 @@ from preflight.reading.overridelaunch import (
 )
 from preflight.reading.overrides import MAX_OVERRIDES, Override, OverrideError, parse_hydra
 from preflight.reading.parse import ParseError, read_text
+from preflight.reading.pysource import parse
 from preflight.reading.refs import locate
 from preflight.reading.shellexpand import Arg
+from preflight.reading.shellvars import strip_comments
 from preflight.reading.types import ConfigProblem
 
 TAG = "meta-pytorch/torchtune@bd2a0fc7"
@@ -60,9 +63,17 @@ FP8_RECIPES = frozenset({"full_finetune_distributed"})
 """The registry recipes that read ``enable_fp8_training`` at bd2a0fc7 (``git grep
 enable_fp8_training recipes/``: recipes/full_finetune_distributed.py L211 only; since 1075d9cd,
 torchtune 0.7.0.dev; no release has it)."""
-# torchrun options that take no value (torch/distributed/run.py get_args_parser, store_true)
+# torchrun options that take no value (torch/distributed/run.py get_args_parser, store_true;
+# --virtual-local-rank since torch 2.3: redteam6, taken as taking a value it made the next flag's
+# value the recipe)
 _BARE = frozenset({"standalone", "m", "module", "no-python", "no_python", "run-path",
-                   "run_path", "no-pyton"})
+                   "run_path", "virtual-local-rank", "virtual_local_rank"})
+# OmegaConf.from_dotlist loads each value with PyYAML's SafeLoader resolvers (YAML 1.1:
+# omegaconf/basecontainer.py merge_with_dotlist, _utils.py get_yaml_loader @ v2.3.0), not Hydra's
+# grammar: `enable_fp8_training=off` is False there (redteam6: read as the string 'off', true)
+_YAML_BOOL = re.compile(r"(yes|Yes|YES|true|True|TRUE|on|On|ON)|"
+                        r"(?:no|No|NO|false|False|FALSE|off|Off|OFF)")
+_YAML_NULL = frozenset({"", "~", "null", "Null", "NULL", "None"})
 _OTHER_TUNE = re.compile(r"(?<![\w./-])tune\s+(?!run\b)[a-z]\w*")
 SYNTAX = Syntax(entry=lambda w: os.path.basename(w) == "tune",
                 value_flags=frozenset({"config"}))
@@ -74,8 +85,12 @@ class TuneLayered(Layered):
     def apply(self, ov: Override, source: str) -> None:
         path, value = ov.path, ov.value
         if ov.op != "delete":
-            if ov.raw.partition("=")[2] == "None":
+            raw = ov.raw.partition("=")[2]
+            boolean = _YAML_BOOL.fullmatch(raw)
+            if raw in _YAML_NULL:
                 value = None              # `if v == "None": v = "!!null"` (_utils.py L180)
+            elif boolean is not None:
+                value = boolean.group(1) is not None
             here = self.get(path[:1])
             if len(path) == 1 and isinstance(here, dict) and "_component_" in here:
                 path = (*path, "_component_")    # _utils.py L175-L177
@@ -140,7 +155,7 @@ def copies(text: str) -> dict[str, tuple[str, int]]:
     """``tune cp NAME DEST`` lines: DEST (normalised, with the suffix ``tune cp`` gives it:
     _cli/cp.py L96-L98) -> (NAME, line). What they write is the installed package's file."""
     out: dict[str, tuple[str, int]] = {}
-    for n, m in enumerate(_CP.finditer(text)):
+    for n, m in enumerate(_CP.finditer(strip_comments(text))):   # `# tune cp ...` runs nothing
         if n >= 64:
             break
         words = [w.strip("\"'") for w in m.group(1).split()[:16] if not w.startswith("-")]
@@ -156,9 +171,12 @@ def copies(text: str) -> dict[str, tuple[str, int]]:
 
 
 def _shipped(config: str, path: str) -> bool:
-    """torchtune looks a ``--config`` up in its registry first; registry names have no suffix."""
+    """torchtune looks a ``--config`` up in its registry first (_cli/run.py ``_get_config``
+    before the path, L190-L195 @ bd2a0fc7): a shipped name is the package's file even where the
+    job holds a file of that name (redteam6: ``llama3_1/8B_full`` in the job was read instead);
+    registry names have no suffix."""
     return not config.endswith((".yaml", ".yml")) and "$" not in config and \
-        locate(config, path) is None
+        (shipped(config) is not None or locate(config, path) is None)
 
 
 def _sort(out: LaunchRead, args: list[Arg], where: Any) -> None:
@@ -245,12 +263,18 @@ def custom_recipe(recipe: str, path: str) -> tuple[bool | Unknown, str]:
         return Unknown(f"the recipe {recipe[:80]} is not torchtune's and its file was not found "
                        "in the job: whether it reads enable_fp8_training is not known"), target
     try:
-        body = read_text(found)
+        tree = parse(found, read_text(found))
     except ParseError as exc:
         return Unknown(f"the recipe {found} could not be read ({exc.message[:120]})"), found
     # the key is read as `cfg.get("enable_fp8_training", False)` (full_finetune_distributed.py
-    # L211); a recipe whose text never names it cannot read it
-    return "enable_fp8_training" in body, found
+    # L211) or `cfg.enable_fp8_training`; a recipe whose code never names it cannot read it (a
+    # comment or a sentence naming it reads nothing: redteam6)
+    return any((isinstance(node, ast.Constant) and node.value == _KEY) or
+               (isinstance(node, ast.Attribute) and node.attr == _KEY)
+               for node in ast.walk(tree)), found
+
+
+_KEY = "enable_fp8_training"
 
 
 HINT = re.compile(r"(?:^|[\s/;&|(])tune\s+run\b")

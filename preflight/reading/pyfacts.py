@@ -12,6 +12,7 @@ one in a branch the text shows does not run (the launch line's ``--precision bf1
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -140,23 +141,52 @@ class PyOut:
     def _unread_fp8(self) -> None:
         """An FP8 keyword set on a call none of this file's facts came from makes
         ``config.<kind>.unread_args`` Unknown, so that intent says FP8 Unknown, never "no"
-        (:data:`FP8_KEYWORD`); a reader that read it (its fact has the keyword's line) decides."""
+        (:data:`FP8_KEYWORD`); a reader that read it (a fact named after the keyword at its
+        line) decides. A fact of another call on the same line is no reading of it (redteam6:
+        ``m = from_pretrained(load_in_fp8=True); args = GRPOConfig(...)`` was FP8 "no")."""
         kinds = {n.split(".")[1] for n in self.facts if n.startswith("config.") and n.count(".") > 1}
         if len(kinds) != 1:
             return
         key = f"config.{kinds.pop()}.unread_args"
-        read = {getattr(src, "line", None) for src in self.prov.values()}
+        read = {(getattr(src, "line", None), n.rsplit(".", 1)[-1]) for n, src in self.prov.items()}
+        for word, line, func in self._fp8_words():
+            if (line, word) not in read and key not in self.facts:
+                self.facts[key] = Unknown(
+                    f"{word}= is passed to {func[:80]} at line {line}, which "
+                    "fp8-doctor does not read: whether it runs the job in FP8 is not known")
+                self.prov[key] = self.where(line)
+                return
+
+    def _fp8_words(self) -> Iterator[tuple[str, int | None, str]]:
+        """(keyword, line, call) of every FP8 switch the file sets to a value that may be on:
+        the keywords of its calls, of calls inside a lambda (which :meth:`Module.calls` does
+        not list) and ``kw["load_in_fp8"] = True`` (a mapping later passed as ``**kw``)."""
         for call, _scope in self.module.calls():
             for word, value in call.kwargs.items():
-                line = call.lines.get(word, call.line)
-                if (isinstance(word, str) and FP8_KEYWORD.search(word) and line not in read
-                        and value not in (False, None, 0, "", "no", "none", "off")
-                        and key not in self.facts):
-                    self.facts[key] = Unknown(
-                        f"{word}= is passed to {call.func[:80]} at line {line}, which "
-                        "fp8-doctor does not read: whether it runs the job in FP8 is not known")
-                    self.prov[key] = self.where(line)
-                    return
+                if isinstance(word, str) and FP8_KEYWORD.search(word) and value not in _OFF:
+                    yield word, call.lines.get(word, call.line), call.func
+        for node in ast.walk(self.module.tree):
+            if isinstance(node, ast.Lambda):
+                for inner in ast.walk(node.body):
+                    if isinstance(inner, ast.Call):
+                        for kw in inner.keywords:
+                            if kw.arg and FP8_KEYWORD.search(kw.arg) and not _off(kw.value):
+                                yield kw.arg, kw.value.lineno, ast.unparse(inner.func)
+            elif isinstance(node, ast.Assign) and not _off(node.value):
+                for target in node.targets:
+                    if isinstance(target, ast.Subscript) and \
+                            isinstance(target.slice, ast.Constant) and \
+                            isinstance(target.slice.value, str) and \
+                            FP8_KEYWORD.search(target.slice.value):
+                        yield target.slice.value, node.lineno, ast.unparse(target.value)
+
+
+_OFF = (False, None, 0, "", "no", "none", "off")
+
+
+def _off(node: ast.expr) -> bool:
+    """A literal that leaves an FP8 switch off (anything else may turn it on)."""
+    return isinstance(node, ast.Constant) and node.value in _OFF
 
 
 def _short(value: Any) -> str:

@@ -1,0 +1,104 @@
+"""torchtune launch lines read as torchtune reads them, against hostile jobs (redteam6, issue 21).
+
+Each case gave a wrong FP8 verdict on the code before (meta-pytorch/torchtune bd2a0fc7, omegaconf
+v2.3.0):
+
+- override values are loaded by ``OmegaConf.from_dotlist`` with PyYAML's YAML 1.1 resolvers
+  (omegaconf basecontainer.py ``merge_with_dotlist``): ``enable_fp8_training=off`` / ``no`` is
+  False and ``~`` null there; they were read as strings, so FP8 "yes";
+- ``--virtual-local-rank`` is a bare torchrun flag: taken as taking a value, ``--nproc_per_node``
+  became its value and ``8`` the recipe (FP8 Unknown and a false "job would not start" error);
+- a ``--config`` that names a shipped config is the package's file even when the job holds a
+  file of that name (_cli/run.py ``_get_config`` before the path): the job's copy was read;
+- a custom recipe "reads" ``enable_fp8_training`` only in its code: a comment naming it made the
+  recipe read FP8 (FP8D-TUNE-0001 quiet), and so did a ``# tune cp full_finetune_distributed``
+  comment, taken as the copy that writes the recipe.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from preflight.facts import Facts, Unknown
+from preflight.intent import derive
+from preflight.jobs.read import read_paths
+
+CFG = ("checkpointer: {_component_: torchtune.training.FullModelHFCheckpointer}\n"
+       "dtype: bf16\ncompile: False\n")
+LINE = "tune run --nproc_per_node 8"
+
+
+def _read(job: Path, files: dict[str, str], target: str = "run.sh") -> tuple[Any, dict[str, Any]]:
+    for name, text in files.items():
+        (job / name).parent.mkdir(parents=True, exist_ok=True)
+        (job / name).write_text(text)
+    read = read_paths([str(job / target)])
+    values, _ = derive(Facts(read.facts, read.provenance))
+    return read, dict(values)
+
+
+@pytest.mark.parametrize(("word", "on"), [
+    ("off", False), ("no", False), ("NO", False), ("Off", False), ("~", False), ("null", False),
+    ("on", True), ("yes", True), ("true", True), ("'false'", True), ('"no"', True)])
+def test_override_values_are_yaml_1_1_as_omegaconf_loads_them(tmp_path: Path, word: str,
+                                                               on: bool) -> None:
+    # shell words as they reach torchtune: `'false'` and `"no"` keep their quotes for YAML
+    script = f"{LINE} full_finetune_distributed --config c.yaml enable_fp8_training=\\{word[0]}" \
+             f"{word[1:-1]}\\{word[-1]}\n" if word[0] in "'\"" else \
+             f"{LINE} full_finetune_distributed --config c.yaml enable_fp8_training={word}\n"
+    read, got = _read(tmp_path, {"c.yaml": CFG, "run.sh": script})
+    assert got["intent.fp8"] is on
+    assert not read.problems
+
+
+def test_virtual_local_rank_takes_no_value(tmp_path: Path) -> None:
+    read, got = _read(tmp_path, {
+        "c.yaml": CFG + "enable_fp8_training: true\n",
+        "run.sh": "tune run --virtual-local-rank --nproc_per_node 8 full_finetune_distributed "
+                  "--config c.yaml\n"})
+    assert read.facts["config.torchtune.recipe"] == "full_finetune_distributed"
+    assert got["intent.fp8"] is True and got["intent.num_gpus"] == 8
+    assert not read.problems
+
+
+def test_a_shipped_config_name_is_the_packages_even_with_a_file_of_that_name(
+        tmp_path: Path) -> None:
+    read, got = _read(tmp_path, {
+        "llama3_1/8B_full": CFG + "enable_fp8_training: true\ncompile: true\n",
+        "run.sh": f"{LINE} full_finetune_distributed --config llama3_1/8B_full\n"})
+    assert read.facts["config.torchtune.base_config"] == "shipped:llama3_1/8B_full"
+    assert got["intent.fp8"] is False       # the shipped 8B_full asks for no FP8
+
+
+@pytest.mark.parametrize("run", [
+    f"{LINE} mine.py --config c.yaml\n",
+    f"# tune cp full_finetune_distributed mine.py\n{LINE} mine.py --config c.yaml\n"])
+def test_a_recipe_that_only_names_the_key_in_words_does_not_read_it(tmp_path: Path,
+                                                                    run: str) -> None:
+    recipe = ('"""A recipe; see enable_fp8_training in the docs."""\n'
+              "# enable_fp8_training is ignored here\n"
+              "def recipe_main(cfg):\n    return cfg.get('dtype')\n")
+    read, got = _read(tmp_path, {"c.yaml": CFG + "enable_fp8_training: true\n",
+                                 "mine.py": recipe, "run.sh": run})
+    assert read.facts["config.torchtune.recipe_reads_fp8"] is False
+    assert got["intent.fp8"] is False and got.get("intent.fp8_source")   # asked, not run
+
+
+@pytest.mark.parametrize("code", ["cfg.get('enable_fp8_training', False)",
+                                  "cfg.enable_fp8_training"])
+def test_a_recipe_whose_code_reads_the_key_reads_it(tmp_path: Path, code: str) -> None:
+    read, got = _read(tmp_path, {"c.yaml": CFG + "enable_fp8_training: true\n",
+                                 "mine.py": f"def recipe_main(cfg):\n    return {code}\n",
+                                 "run.sh": f"{LINE} mine.py --config c.yaml\n"})
+    assert read.facts["config.torchtune.recipe_reads_fp8"] is True and got["intent.fp8"] is True
+
+
+def test_a_recipe_that_is_not_python_is_unknown(tmp_path: Path) -> None:
+    read, got = _read(tmp_path, {"c.yaml": CFG + "enable_fp8_training: true\n",
+                                 "mine.py": "def (:\n  enable_fp8_training\n",
+                                 "run.sh": f"{LINE} mine.py --config c.yaml\n"})
+    assert isinstance(read.facts["config.torchtune.recipe_reads_fp8"], Unknown)
+    assert isinstance(got["intent.fp8"], Unknown)
