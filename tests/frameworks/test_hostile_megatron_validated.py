@@ -7,7 +7,7 @@ function never called that mentions it made the fact false and FP8D-MEG-0001 (``
 without the distributed optimizer) quiet on the real launch line after it.
 
 Open, for megparse (frameworks/megatron_validated.py and megatron_args.py are theirs this session,
-being rewritten): strict xfail until fixed; the board note of 22:58 proposes the fix."""
+being rewritten): strict xfail until fixed; the board note of 22:35 proposes the fix."""
 
 from __future__ import annotations
 
