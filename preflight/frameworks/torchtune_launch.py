@@ -25,6 +25,7 @@ import ast
 import bisect
 import os
 import re
+from pathlib import PurePosixPath
 from typing import Any
 
 from preflight.facts import Unknown
@@ -163,10 +164,12 @@ def copies(text: str) -> dict[str, tuple[str, int]]:
             continue
         name, dest = words[0], words[1]
         suffix = ".yaml" if name not in RECIPES else ".py"
-        root, ext = os.path.splitext(dest)
-        if os.path.basename(dest) and ext != suffix:
-            dest = root + suffix
-        out.setdefault(os.path.normpath(dest), (name, text.count("\n", 0, m.start()) + 1))
+        # as pathlib sees DEST (cp.py L96-L98): `mine/` is the name `mine`, so `mine.py`
+        # (redteam6: read as a folder, the stale mine.py of the job was read as the recipe)
+        where = PurePosixPath(dest)
+        if where.name and where.suffix != suffix:
+            where = where.with_suffix(suffix)
+        out.setdefault(os.path.normpath(str(where)), (name, text.count("\n", 0, m.start()) + 1))
     return out
 
 

@@ -102,3 +102,25 @@ def test_a_recipe_that_is_not_python_is_unknown(tmp_path: Path) -> None:
                                  "run.sh": f"{LINE} mine.py --config c.yaml\n"})
     assert isinstance(read.facts["config.torchtune.recipe_reads_fp8"], Unknown)
     assert isinstance(got["intent.fp8"], Unknown)
+
+
+def test_an_echoed_command_above_does_not_hide_the_launch(tmp_path: Path) -> None:
+    # the launch pattern matched the newline before `tune run`, so the line checked for being a
+    # message was the `echo` above it: the script was "no framework", its FP8 line unread
+    read, got = _read(tmp_path, {
+        "c.yaml": CFG,
+        "run.sh": "echo 'tune run full_finetune_distributed --config c.yaml'\n"
+                  f"{LINE} full_finetune_distributed --config c.yaml enable_fp8_training=True\n"})
+    assert read.facts["config.torchtune.enable_fp8_training"] is True
+    assert got["intent.fp8"] is True
+
+
+def test_tune_cp_to_a_name_with_a_slash_writes_that_name_dot_py(tmp_path: Path) -> None:
+    # cp.py L96-L98: pathlib's `Path("mine/")` is `mine`, given the suffix: mine.py is written,
+    # so the job's stale mine.py (which never reads the key) is not what runs
+    read, got = _read(tmp_path, {
+        "c.yaml": CFG + "enable_fp8_training: true\n",
+        "mine.py": "def recipe_main(cfg):\n    return cfg.dtype\n",
+        "run.sh": f"tune cp full_finetune_distributed mine/\n{LINE} mine.py --config c.yaml\n"})
+    assert read.facts["config.torchtune.recipe"] == "full_finetune_distributed"
+    assert got["intent.fp8"] is True
