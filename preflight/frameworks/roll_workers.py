@@ -75,12 +75,13 @@ def worker(facts: Mapping[str, Any], prov: Mapping[str, str], role: str) -> Work
     src = prov.get(key, prov.get(next((n for n in facts if n.startswith(base)), ""), "config"))
     if isinstance(value, Unknown) or value is None:
         return Worker(role, value, src)
-    name = str(value).strip().lower()
-    if name not in TRAIN + INFER:
+    # compared as written (`strategy_name == "megatron_train"`, factory.py:18-35): "Megatron_Train"
+    # or a trailing blank stops the job (redteam6: read as megatron_train)
+    if not isinstance(value, str) or value not in TRAIN + INFER:
         return Worker(role, Unknown(
             f"strategy_name {str(value)[:60]!r} is none of ROLL's ({', '.join(TRAIN + INFER)}; "
             f"{AT} roll/distributed/strategy/factory.py:18-35 raises on any other)"), src)
-    return Worker(role, name, src)
+    return Worker(role, value, src)
 
 
 def strategy_config(facts: Mapping[str, Any], role: str) -> dict[str, Any]:

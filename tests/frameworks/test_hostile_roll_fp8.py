@@ -48,3 +48,15 @@ def test_formats_are_compared_as_written(tmp_path: Path) -> None:
     assert got["intent.fp8"] is True and isinstance(got["intent.format"], Unknown)
     facts, got = _read(tmp_path, "hybrid")
     assert got["intent.format"] == "hybrid" and facts["config.megatron.fp8_format"] == "hybrid"
+
+
+@pytest.mark.parametrize("name", ["Megatron_Train", "'megatron_train '", "MEGATRON_TRAIN"])
+def test_a_strategy_name_roll_would_refuse_is_no_megatron_run(tmp_path: Path, name: str) -> None:
+    # factory.py:18-35 @ v0.3.0 compares the name as written and raises ValueError otherwise
+    path = tmp_path / "rlvr.yaml"
+    path.write_text(HEAD + "actor_train:\n  strategy_args:\n"
+                    f"    strategy_name: {name}\n    strategy_config: {{fp8: e4m3}}\n" + INFER)
+    read = read_paths([str(path)])
+    values, _ = derive(Facts(read.facts, read.provenance))
+    assert isinstance(values["intent.fp8"], Unknown) and "factory.py" in values["intent.fp8"].reason
+    assert "config.megatron.fp8_format" not in read.facts

@@ -55,3 +55,18 @@ def test_a_keyword_the_reader_states_at_its_line_is_read(tmp_path: Path) -> None
     # TRL's GRPOConfig is read keyword by keyword: its own fp8-named keyword is a fact there
     got = _fp8(tmp_path, f"args = {ARGS[:-1]}, model_init_kwargs=dict(load_in_fp8=True))\n")
     assert got is False
+
+
+@pytest.mark.parametrize("word", ["fp8_enabled", "enable_fp8_training", "use_float8_training",
+                                  "fp8_enable"])
+def test_switches_spelt_with_a_suffix_count_too(tmp_path: Path, word: str) -> None:
+    # TE's make_graphed_callables(fp8_enabled=True), job models' fp8_enabled, torchtune's key
+    got = _fp8(tmp_path, f"from mylib import Model\nm = Model({word}=True)\nargs = {ARGS}\n")
+    assert isinstance(got, Unknown) and word in got.reason
+
+
+@pytest.mark.parametrize("word", ["fp8_recipe", "fp8_format", "fp8_param_gather",
+                                  "enable_fsdp_float8_all_gather", "fp8_amax_history_len"])
+def test_options_of_fp8_are_no_switch(tmp_path: Path, word: str) -> None:
+    assert _fp8(tmp_path, f"from mylib import Model\nm = Model({word}=1)\nargs = {ARGS}\n") \
+        is False
