@@ -70,3 +70,13 @@ def test_switches_spelt_with_a_suffix_count_too(tmp_path: Path, word: str) -> No
 def test_options_of_fp8_are_no_switch(tmp_path: Path, word: str) -> None:
     assert _fp8(tmp_path, f"from mylib import Model\nm = Model({word}=1)\nargs = {ARGS}\n") \
         is False
+
+
+def test_lambdas_nested_two_thousand_deep_are_read_once(tmp_path: Path) -> None:
+    # each node is visited once: a walk of every lambda's body took 5 CPU seconds here
+    from tests.cputime import cpu_seconds
+
+    nested = "lambda: " * 2000 + 'FastLanguageModel.from_pretrained("m", load_in_fp8=False)'
+    start = cpu_seconds()
+    assert _fp8(tmp_path, f"f = {nested}\nargs = {ARGS}\n") is False
+    assert cpu_seconds() - start < 2.5
