@@ -25,6 +25,7 @@ import ast
 import bisect
 import os
 import re
+from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -80,11 +81,17 @@ SYNTAX = Syntax(entry=lambda w: os.path.basename(w) == "tune",
                 value_flags=frozenset({"config"}))
 
 
+@dataclass
 class TuneLayered(Layered):
     """OmegaConf's merge with torchtune's two rewrites of a ``key=value`` word."""
 
+    absent: list[tuple[str, str]] = field(default_factory=list)
+    """``~key`` removals of a key the config file does not hold (torchtune stops there)."""
+
     def apply(self, ov: Override, source: str) -> None:
         path, value = ov.path, ov.value
+        if ov.op == "delete" and not isinstance(ov.value, Unknown) and not _holds(self.data, path):
+            self.absent.append((".".join(path), source))
         if ov.op != "delete":
             raw = ov.raw.partition("=")[2]
             boolean = _YAML_BOOL.fullmatch(raw)
@@ -96,6 +103,14 @@ class TuneLayered(Layered):
             if len(path) == 1 and isinstance(here, dict) and "_component_" in here:
                 path = (*path, "_component_")    # _utils.py L175-L177
         super().apply(Override(ov.op, path, value, ov.raw), source)
+
+
+def _holds(data: Any, path: tuple[str, ...]) -> bool:
+    for part in path:
+        if not isinstance(data, dict) or part not in data:
+            return False
+        data = data[part]
+    return True
 
 
 def read_line(path: str, text: str, outer: dict[str, str]) -> tuple[LaunchRead, Merged] | None:
@@ -116,6 +131,10 @@ def read_line(path: str, text: str, outer: dict[str, str]) -> tuple[LaunchRead, 
     def where(arg: Arg) -> Source:
         return Source(path, bisect.bisect_right(starts, arg.offset))
     _sort(line, args[1:], where)
+    # every `~key` is removed from the config file before any key=value is merged, wherever it
+    # stands on the line (_utils.py L161-L173, merged at L198-L202 @ bd2a0fc7; redteam6:
+    # `enable_fp8_training=True ~enable_fp8_training` was read as removed, FP8 "no")
+    line.overrides.sort(key=lambda item: item[0].op != "delete")
     line.overrides.extend(forced)
     config = line.flag("config")
     copied = copies(text).get(os.path.normpath(config[0])) \
@@ -132,8 +151,15 @@ def read_line(path: str, text: str, outer: dict[str, str]) -> tuple[LaunchRead, 
                           "registry's name, read from the installed package: "
                           f"torchtune/_cli/run.py L190-L195 @ {TAG}), not a file of the job; "
                           "its settings were not read"), config[1])
+    layered = TuneLayered()
     merged = merged_facts(line, "torchtune", config, style="paths", key="--config",
-                          layered=TuneLayered())
+                          layered=layered)
+    if isinstance(merged.facts.get("config.torchtune.base_config"), str):   # the file was read
+        for key, src in layered.absent[:16]:
+            line.problems.append(ConfigProblem(path, getattr(src, "line", None), (
+                f"~{key[:80]}: the config file has no such key, and torchtune stops with "
+                f"'Could not find key {key[:80]} in yaml config to remove' (config/_utils.py "
+                f"L166-L172 @ {TAG}); the job would not start")))
     return line, merged
 
 

@@ -124,3 +124,23 @@ def test_tune_cp_to_a_name_with_a_slash_writes_that_name_dot_py(tmp_path: Path) 
         "run.sh": f"tune cp full_finetune_distributed mine/\n{LINE} mine.py --config c.yaml\n"})
     assert read.facts["config.torchtune.recipe"] == "full_finetune_distributed"
     assert got["intent.fp8"] is True
+
+
+@pytest.mark.parametrize("words", ["enable_fp8_training=True ~enable_fp8_training",
+                                   "~enable_fp8_training enable_fp8_training=True"])
+def test_removals_apply_to_the_file_before_every_override(tmp_path: Path, words: str) -> None:
+    # _utils.py L161-L173: `~key` removes the key from the YAML's values; the key=value words are
+    # merged over them afterwards (L198-L202), wherever the `~` stood on the line
+    read, got = _read(tmp_path, {"c.yaml": CFG + "enable_fp8_training: false\n",
+                                 "run.sh": f"{LINE} full_finetune_distributed --config c.yaml "
+                                           f"{words}\n"})
+    assert got["intent.fp8"] is True
+    assert not read.problems
+
+
+def test_removing_a_key_the_file_lacks_stops_the_job(tmp_path: Path) -> None:
+    read, _ = _read(tmp_path, {"c.yaml": CFG,
+                               "run.sh": f"{LINE} full_finetune_distributed --config c.yaml "
+                                         "~enable_fp8_training\n"})
+    problem = [p for p in read.problems if "enable_fp8_training" in p.message]
+    assert problem and problem[0].line == 1 and problem[0].path.endswith("run.sh")
