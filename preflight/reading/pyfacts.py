@@ -150,7 +150,8 @@ class PyOut:
         if len(kinds) != 1:
             return
         key = f"config.{kinds.pop()}.unread_args"
-        read = {(getattr(src, "line", None), n.rsplit(".", 1)[-1]) for n, src in self.prov.items()}
+        read = {(getattr(src, "line", None), part) for n, src in self.prov.items()
+                for part in n.split(".")[2:]}
         for word, line, func in self._fp8_words():
             if (line, word) not in read and key not in self.facts:
                 self.facts[key] = Unknown(
@@ -161,30 +162,61 @@ class PyOut:
 
     def _fp8_words(self) -> Iterator[tuple[str, int | None, str]]:
         """(keyword, line, call) of every FP8 switch the file sets to a value that may be on:
-        the keywords of its calls, of calls inside a lambda (which :meth:`Module.calls` does
-        not list) and ``kw["load_in_fp8"] = True`` (a mapping later passed as ``**kw``)."""
+        the keywords of its calls and what :func:`_set_in_text` finds."""
         for call, _scope in self.module.calls():
             for word, value in call.kwargs.items():
                 if isinstance(word, str) and FP8_KEYWORD.search(word) and value not in _OFF:
                     yield word, call.lines.get(word, call.line), call.func
-        # one pass, each node once (a walk of every lambda's body was quadratic in lambdas
-        # nested 2,000 deep: 5 s)
-        stack: list[tuple[ast.AST, bool]] = [(self.module.tree, False)]
-        while stack:
-            node, in_lambda = stack.pop()
-            if in_lambda and isinstance(node, ast.Call):
+        yield from _set_in_text(self.module.tree)
+
+
+def _set_in_text(tree: ast.AST) -> Iterator[tuple[str, int | None, str]]:
+    """FP8 switches set where :meth:`Module.calls` does not look (redteam6): keywords of calls
+    inside a lambda, and keys of a mapping later passed as ``**kw``: ``{"load_in_fp8": True}``
+    (in ``kw.update({...})``, ``kw |= {...}``), ``kw["load_in_fp8"] = True`` (also annotated,
+    augmented, in a tuple), ``kw.setdefault("load_in_fp8", True)``, ``setattr(c, "fp8", True)``.
+    One pass, each node once (a walk of every lambda's body was quadratic: 2,000 nested lambdas
+    took 5 s)."""
+    stack: list[tuple[ast.AST, bool]] = [(tree, False)]
+    while stack:
+        node, in_lambda = stack.pop()
+        if isinstance(node, ast.Call):
+            if in_lambda:
                 for kw in node.keywords:
                     if kw.arg and FP8_KEYWORD.search(kw.arg) and not _off(kw.value):
                         yield kw.arg, kw.value.lineno, _name(node.func)
-            elif isinstance(node, ast.Assign) and not _off(node.value):
-                for target in node.targets:
-                    if isinstance(target, ast.Subscript) and \
-                            isinstance(target.slice, ast.Constant) and \
-                            isinstance(target.slice.value, str) and \
-                            FP8_KEYWORD.search(target.slice.value):
-                        yield target.slice.value, node.lineno, _name(target.value)
-            inside = in_lambda or isinstance(node, ast.Lambda)
-            stack.extend((child, inside) for child in ast.iter_child_nodes(node))
+            func = node.func
+            at = 1 if isinstance(func, ast.Name) and func.id == "setattr" else 0 if \
+                isinstance(func, ast.Attribute) and func.attr == "setdefault" else None
+            if at is not None and len(node.args) > at + 1 and not _off(node.args[at + 1]):
+                word = _word(node.args[at])
+                if word:
+                    yield word, node.lineno, _name(func)
+        elif isinstance(node, ast.Dict):
+            for k, v in zip(node.keys, node.values):
+                word = _word(k)
+                if word and not _off(v):
+                    yield word, k.lineno if k else node.lineno, "a mapping"
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and \
+                node.value is not None and not _off(node.value):
+            targets: list[ast.expr] = list(node.targets) if isinstance(node, ast.Assign) \
+                else [node.target]
+            while targets:
+                target = targets.pop()
+                if isinstance(target, (ast.Tuple, ast.List)):
+                    targets.extend(target.elts)
+                elif isinstance(target, ast.Subscript) and (word := _word(target.slice)):
+                    yield word, node.lineno, _name(target.value)
+        inside = in_lambda or isinstance(node, ast.Lambda)
+        stack.extend((child, inside) for child in ast.iter_child_nodes(node))
+
+
+def _word(node: ast.AST | None) -> str | None:
+    """A string constant naming an FP8 switch."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) < 80 \
+            and FP8_KEYWORD.search(node.value):
+        return node.value
+    return None
 
 
 def _name(node: ast.expr) -> str:

@@ -80,3 +80,14 @@ def test_lambdas_nested_two_thousand_deep_are_read_once(tmp_path: Path) -> None:
     start = cpu_seconds()
     assert _fp8(tmp_path, f"f = {nested}\nargs = {ARGS}\n") is False
     assert cpu_seconds() - start < 2.5
+
+
+@pytest.mark.parametrize("body", [
+    'kw.update({"load_in_fp8": True})\n', 'kw |= {"load_in_fp8": True}\n',
+    'kw.setdefault("load_in_fp8", True)\n', 'kw["load_in_fp8"]: bool = True\n',
+    'kw["load_in_fp8"] |= True\n', 'kw["load_in_fp8"], n = True, 1\n',
+    'setattr(ns, "load_in_fp8", True)\n'])
+def test_a_switch_set_in_a_mapping_passed_as_keywords_counts(tmp_path: Path, body: str) -> None:
+    got = _fp8(tmp_path, "import types\nkw = {}\nns = types.SimpleNamespace()\n" + body +
+               'model = FastLanguageModel.from_pretrained("m", **kw, **vars(ns))\n' + f"args = {ARGS}\n")
+    assert isinstance(got, Unknown) and "load_in_fp8" in got.reason
