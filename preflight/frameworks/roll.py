@@ -159,7 +159,9 @@ def _train(v: View, out: IntentOut, train: rw.Worker | None) -> None:
     elif fp8 is None:
         out["fp8"] = (unread, v.src("base_config")) if unread is not None else (
             False, f"{src} ({AT} mcore_adapter training_args.py:263-268: fp8 None, no FP8)")
-    elif not rw.fp8_on(fp8):
+    elif isinstance(on := rw.fp8_on(fp8), Unknown):
+        out["fp8"] = (on, src)
+    elif not on:
         # set on TransformerConfig as it is (model_config.py:146-156), whose falsy fp8 is BF16:
         # `need_fp8_context = config.fp8` (megatron/core/fp8_utils.py:505-508 @ core_v0.15.0;
         # redteam6: `fp8: false` / '' / 0 were FP8 "yes")

@@ -107,8 +107,12 @@ def megatron_facts(facts: Mapping[str, Any], prov: Mapping[str, str]
         name = _RENAMED.get(key, key)
         if value is None and name in ("fp8_format", "fp8_recipe"):
             continue          # None: not set (update_with_args skips it, model_config.py:146)
-        if name == "fp8_format" and not fp8_on(value):
-            continue          # false, '', 0: set, and Megatron-Core trains in BF16 (fp8_on)
+        if name == "fp8_format":
+            on = fp8_on(value)
+            if on is False:
+                continue      # false, '', 0: set, and Megatron-Core trains in BF16 (fp8_on)
+            if isinstance(on, Unknown):
+                value = on
         out[f"{MEGATRON}.{name}"] = value
         src[f"{MEGATRON}.{name}"] = prov.get(f"{base}.{key}", train.source)
     if f"{MEGATRON}.fp8_format" in out and f"{MEGATRON}.fp8_recipe" not in out:
@@ -136,12 +140,18 @@ def megatron_facts(facts: Mapping[str, Any], prov: Mapping[str, str]
     return out, src
 
 
-def fp8_on(value: Any) -> bool:
+def fp8_on(value: Any) -> bool | Unknown:
     """Whether a ``strategy_config.fp8`` given (not None) turns FP8 on: it is set on Megatron-Core's
     TransformerConfig as it is (model_config.py:146-156), which trains in FP8 when it is true
     (``need_fp8_context = config.fp8``, megatron/core/fp8_utils.py:505-508 @ core_v0.15.0, the
-    megatron-core ROLL v0.3.0 pins); an Unknown may be either."""
-    return isinstance(value, Unknown) or bool(value)
+    megatron-core ROLL v0.3.0 pins). An interpolation left unresolved here (``${oc.env:FP8}``:
+    Hydra resolves it when the job starts) is Unknown, as is an Unknown."""
+    if isinstance(value, Unknown):
+        return value
+    if isinstance(value, str) and "${" in value:
+        return Unknown(f"fp8 {value[:60]!r} is resolved by Hydra when the job starts (an "
+                       "environment variable or a value not read here)")
+    return bool(value)
 
 
 # names of mixture-of-experts releases (Qwen3-30B-A3B, Qwen3-Next-80B-A3B, Mixtral, DeepSeek-V3,

@@ -110,6 +110,11 @@ def _truth(value: Any) -> bool | Unknown:
     'false' is a non-empty string: true)."""
     if isinstance(value, Unknown):
         return value
+    if isinstance(value, str) and "${" in value:
+        # a resolver call (`${oc.env:FP8,false}`) or a reference left unresolved: OmegaConf
+        # gives its value when the recipe reads it (redteam6: the text itself, true, was FP8 on)
+        return Unknown(f"{value[:80]!r} is an OmegaConf interpolation resolved when the job "
+                       "runs (an environment variable or a value not read here)")
     if isinstance(value, (dict, list)) and len(value) > 0:
         return True
     return bool(value)
@@ -162,7 +167,7 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     elif any(n.startswith(f"{PREFIX}.compile.") for n in f):
         out["compile"] = (True, v.src("compile", "compile mapping (model: True by default)"))
     elif v.has("compile"):
-        out["compile"] = (bool(compile_), v.src("compile"))
+        out["compile"] = (_truth(compile_), v.src("compile"))
     elif (unread := base_unread(f, KIND)) is not None:
         out["compile"] = (unread, v.src("base_config"))    # the config not read may set it
     else:

@@ -60,3 +60,11 @@ def test_a_strategy_name_roll_would_refuse_is_no_megatron_run(tmp_path: Path, na
     values, _ = derive(Facts(read.facts, read.provenance))
     assert isinstance(values["intent.fp8"], Unknown) and "factory.py" in values["intent.fp8"].reason
     assert "config.megatron.fp8_format" not in read.facts
+
+
+@pytest.mark.parametrize("value", ["'${oc.env:FP8}'", "'${oc.env:FP8,e4m3}'", "'${nowhere}'"])
+def test_an_interpolation_hydra_resolves_at_run_time_is_unknown(tmp_path: Path,
+                                                                value: str) -> None:
+    facts, got = _read(tmp_path, value)
+    assert isinstance(got["intent.fp8"], Unknown)
+    assert isinstance(facts["config.megatron.fp8_format"], Unknown)

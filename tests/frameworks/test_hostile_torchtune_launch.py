@@ -144,3 +144,16 @@ def test_removing_a_key_the_file_lacks_stops_the_job(tmp_path: Path) -> None:
                                          "~enable_fp8_training\n"})
     problem = [p for p in read.problems if "enable_fp8_training" in p.message]
     assert problem and problem[0].line == 1 and problem[0].path.endswith("run.sh")
+
+
+@pytest.mark.parametrize("value", ["${oc.env:FP8,false}", "${oc.env:FP8}", "${not_here}"])
+def test_an_interpolation_resolved_at_run_time_is_unknown_not_its_text(tmp_path: Path,
+                                                                       value: str) -> None:
+    # OmegaConf resolves it when the recipe reads the key; the text itself (true) was FP8 on
+    read, got = _read(tmp_path, {"c.yaml": CFG.replace("compile: False\n", "") +
+                                 f"enable_fp8_training: '{value}'\ncompile: '{value}'\n",
+                                 "run.sh": f"{LINE} full_finetune_distributed --config c.yaml\n"})
+    assert isinstance(got["intent.fp8"], Unknown) and isinstance(got["intent.compile"], Unknown)
+    # a reference to a key of the file is resolved as OmegaConf does
+    read, got = _read(tmp_path, {"c.yaml": CFG + "fp8: false\nenable_fp8_training: ${fp8}\n"})
+    assert got["intent.fp8"] is False
