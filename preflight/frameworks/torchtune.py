@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from preflight.facts import Unknown
@@ -34,6 +35,7 @@ from preflight.frameworks._claim import owns
 from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, IntentOut, Stated, View
 from preflight.reading.overridelaunch import base_unread
+from preflight.reading.parse import Parsed
 from preflight.reading.readers import read_plain
 from preflight.reading.types import ReaderOutput
 
@@ -66,10 +68,29 @@ def score(data: Any) -> int:
     return 6 + 3 * len(top & OWN_KEYS) + 4 * _components(data)
 
 
-read_yaml = read_plain(PREFIX)
+_plain = read_plain(PREFIX)
+_SWITCH = f"{PREFIX}.enable_fp8_training"
+
+
+def _as_tested(out: ReaderOutput) -> ReaderOutput:
+    """``enable_fp8_training`` as the recipe tests it, Python's truth (:func:`_truth`): the rules
+    compare it to true, so a quoted 'false', 1 or [1] (on in the recipe) left FP8D-TUNE-0001..0006
+    quiet while FP8 ran (redteam6)."""
+    value = out.facts.get(_SWITCH)
+    if _SWITCH not in out.facts or isinstance(value, bool):
+        return out
+    return replace(out, facts={**out.facts, _SWITCH: _truth(value)})
+
+
+def read_yaml(path: str, parsed: Parsed) -> ReaderOutput:
+    return _as_tested(_plain(path, parsed))
 
 
 def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
+    return _as_tested(_read_text(path, text, outer))
+
+
+def _read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
     found = tl.read_line(path, text, outer)
     if found is None:
         return ReaderOutput()

@@ -157,3 +157,19 @@ def test_an_interpolation_resolved_at_run_time_is_unknown_not_its_text(tmp_path:
     # a reference to a key of the file is resolved as OmegaConf does
     read, got = _read(tmp_path, {"c.yaml": CFG + "fp8: false\nenable_fp8_training: ${fp8}\n"})
     assert got["intent.fp8"] is False
+
+
+@pytest.mark.parametrize("value", ["'true'", "'false'", "1", "'yes'", "[1]"])
+def test_the_rules_see_the_switch_as_the_recipe_tests_it(tmp_path: Path, value: str) -> None:
+    # `if self._enable_fp8_training:` (full_finetune_distributed.py L211, L617): each of these is
+    # on; FP8D-TUNE-0003 (context parallelism refused with FP8, L623-L626) compared the raw value
+    # to true and stayed quiet while the job would stop
+    import preflight
+
+    (tmp_path / ".git").mkdir()
+    _read(tmp_path, {"c.yaml": CFG + f"context_parallel_dim: 2\nenable_fp8_training: {value}\n",
+                     "run.sh": f"{LINE} full_finetune_distributed --config c.yaml\n"})
+    report = preflight.check([str(tmp_path / "run.sh")], smoke=False, assume={
+        "gpu": "H100", "gpu.count": "8", "pkg.torchtune": "0.7.0.dev20250601",
+        "pkg.torchao": "0.12.0", "pkg.torch": "2.8.0", "cuda.torch_build": "12.8"})
+    assert "FP8D-TUNE-0003" in {f.rule_id for f in report.findings}
