@@ -107,10 +107,12 @@ def megatron_facts(facts: Mapping[str, Any], prov: Mapping[str, str]
         name = _RENAMED.get(key, key)
         if value is None and name in ("fp8_format", "fp8_recipe"):
             continue          # None: not set (update_with_args skips it, model_config.py:146)
+        if name in _BOOLS:
+            value = truth(value)   # a dataclass field set as it is, tested for its truth
         if name == "fp8_format":
-            on = fp8_on(value)
+            on = truth(value)
             if on is False:
-                continue      # false, '', 0: set, and Megatron-Core trains in BF16 (fp8_on)
+                continue      # false, '', 0: set, and Megatron-Core trains in BF16 (truth)
             if isinstance(on, Unknown):
                 value = on
         out[f"{MEGATRON}.{name}"] = value
@@ -140,12 +142,14 @@ def megatron_facts(facts: Mapping[str, Any], prov: Mapping[str, str]
     return out, src
 
 
-def fp8_on(value: Any) -> bool | Unknown:
-    """Whether a ``strategy_config.fp8`` given (not None) turns FP8 on: it is set on Megatron-Core's
-    TransformerConfig as it is (model_config.py:146-156), which trains in FP8 when it is true
-    (``need_fp8_context = config.fp8``, megatron/core/fp8_utils.py:505-508 @ core_v0.15.0, the
-    megatron-core ROLL v0.3.0 pins). An interpolation left unresolved here (``${oc.env:FP8}``:
-    Hydra resolves it when the job starts) is Unknown, as is an Unknown."""
+def truth(value: Any) -> bool | Unknown:
+    """Whether a ``strategy_config`` value given (not None) is on, as Megatron-Core tests it:
+    mcore_adapter's ``TrainingArguments(**config_dict)`` (megatron_strategy.py:105-112) and
+    ``update_with_args`` (model_config.py:146-156) set it on the TransformerConfig as it is (no
+    dataclass converts a string: a quoted 'false' is on), which trains in FP8 when ``fp8`` is
+    true (``need_fp8_context = config.fp8``, megatron/core/fp8_utils.py:505-508 @ core_v0.15.0,
+    the megatron-core ROLL v0.3.0 pins). An interpolation left unresolved here
+    (``${oc.env:FP8}``: Hydra resolves it when the job starts) is Unknown, as is an Unknown."""
     if isinstance(value, Unknown):
         return value
     if isinstance(value, str) and "${" in value:

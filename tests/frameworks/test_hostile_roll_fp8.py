@@ -68,3 +68,19 @@ def test_an_interpolation_hydra_resolves_at_run_time_is_unknown(tmp_path: Path,
     facts, got = _read(tmp_path, value)
     assert isinstance(got["intent.fp8"], Unknown)
     assert isinstance(facts["config.megatron.fp8_format"], Unknown)
+
+
+@pytest.mark.parametrize(("value", "on"), [("'false'", True), ("'true'", True), ("1", True),
+                                           ("0", False), ("false", False)])
+def test_strategy_config_booleans_are_their_truth(tmp_path: Path, value: str, on: bool) -> None:
+    # TrainingArguments(**config_dict) and TransformerConfig keep a string as it is (a quoted
+    # 'false' is on); a quoted word was Unknown for Megatron's facts and intent said False
+    path = tmp_path / "rlvr.yaml"
+    path.write_text(HEAD + "actor_train:\n  strategy_args:\n    strategy_name: megatron_train\n"
+                    f"    strategy_config: {{fp8: e4m3, fp8_param: {value}, "
+                    f"sequence_parallel: {value}}}\n" + INFER)
+    read = read_paths([str(path)])
+    values, _ = derive(Facts(read.facts, read.provenance))
+    assert values["intent.fp8_params"] is on and values["intent.sequence_parallel"] is on
+    assert read.facts["config.megatron.fp8_param_gather"] is on
+    assert read.facts["config.megatron.sequence_parallel"] is on
