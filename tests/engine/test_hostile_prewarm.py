@@ -87,3 +87,43 @@ def test_the_thread_never_waits_on_a_fifo_or_walks_the_disk(tmp_path: Path, wher
     thread.join(timeout=60)
     assert not thread.is_alive()
     assert not loader._CACHE            # nothing cached from what does not load
+
+
+
+def test_ctrl_c_during_the_smoke_step_with_the_thread_running(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Ctrl-C while the runner waits for the smoke child and the rules thread parses beside it
+    # (as tests/smoke/test_smoke_interrupt.py lands it: from the runner's own wait loop): the
+    # check ends with KeyboardInterrupt, nothing joins the thread on the way out, the child is
+    # killed and reaped
+    import signal
+
+    started: list[Any] = []
+    real = loader.prewarm
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        started.append(real(*args, **kwargs))
+        return started[-1]
+    monkeypatch.setattr(loader, "prewarm", spy)
+    monkeypatch.setattr(loader, "_CACHE", {})
+    pack = tmp_path / "pack"
+    pack.mkdir()
+    (pack / "ACME-0001.yaml").write_text(json.dumps(RULE))
+    job = tmp_path / "accelerate.yaml"
+    job.write_text("compute_environment: LOCAL_MACHINE\nmixed_precision: fp8\n")
+    pidfile = tmp_path / "child.pid"
+    child = ("import json, os, sys, time; open(sys.argv[1], 'w').write(str(os.getpid())); "
+             "json.dump({'stage': 'asleep'}, open(sys.argv[3], 'w')); time.sleep(600)")
+
+    def progress(message: str) -> None:
+        if message.startswith("smoke child on cpu: asleep"):
+            os.kill(os.getpid(), signal.SIGINT)
+
+    with pytest.raises(KeyboardInterrupt):
+        preflight.check([str(job)], smoke=True, rules_paths=[str(pack)], progress=progress,
+                        smoke_options=SmokeOptions(device="cpu", timeout=300, cache=False,
+                                                   command=(sys.executable, "-c", child,
+                                                            str(pidfile))))
+    assert started and started[0] is not None
+    with pytest.raises(ProcessLookupError):
+        os.kill(int(pidfile.read_text()), 0)
