@@ -15,7 +15,10 @@ or ``qwen2.5-7b-8l:te:delayed:eager``. For each case:
    after ``--warmup`` warm-up steps, BF16 and FP8, each step timed between two synchronisations;
 3. with ``--quick``, the modelled estimate (``preflight.speedup.run.speedup``).
 
-The BF16 real run is shared by the cases of one shape and mode. Writes DIR/trial_validate.json
+The BF16 real run is shared by the cases of one shape and mode (``--interleave``: each case runs its
+own BF16 and FP8 real runs in ABBA order). Each real step also records the GPU's SM clock, power,
+temperature and clock-event reasons (NVML, read only), and a thread samples them every 0.25 s for
+the whole run (``timeline``, with ``marks`` saying which phase ran when). Writes DIR/trial_validate.json
 (every number, the versions, the device, the date) and prints a table. The blind case of issue
 26 is ``llama3-8b-8l:torchao:tensorwise:compile`` (HF LlamaForCausalLM, Llama-3-8B shapes cut to
 8 layers, micro-batch 2 x 4096).
@@ -28,6 +31,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -70,6 +74,40 @@ def shape_of(name: str) -> ModelShape:
 
 
 # ----------------------------------------------------------------------------- the real run
+class GpuSampler:
+    """NVML readings after each timed step (read only; never a setting): the SM clock (MHz),
+    power (W), temperature (C) and the active clock-event reasons bitmask, so that a slow step
+    can be told apart as the GPU slowing down (power / thermal) or the host. Empty without NVML."""
+
+    def __init__(self, device: str) -> None:
+        self.samples: list[list[float]] = []
+        self._nv: Any = None
+        if not device.startswith("cuda"):
+            return
+        try:
+            import pynvml
+
+            pynvml.nvmlInit()
+            index = int(device.split(":")[1]) if ":" in device else 0
+            self._nv, self._h = pynvml, pynvml.nvmlDeviceGetHandleByIndex(index)
+        except Exception:  # noqa: BLE001 - a diagnostic only
+            self._nv = None
+
+    def sample(self) -> None:
+        if self._nv is None:
+            return
+        nv, h = self._nv, self._h
+        try:
+            self.samples.append([
+                nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_SM),
+                round(nv.nvmlDeviceGetPowerUsage(h) / 1000, 1),
+                nv.nvmlDeviceGetTemperature(h, nv.NVML_TEMPERATURE_GPU),
+                (getattr(nv, "nvmlDeviceGetCurrentClocksEventReasons", None)
+                 or nv.nvmlDeviceGetCurrentClocksThrottleReasons)(h)])
+        except Exception:  # noqa: BLE001
+            self._nv = None
+
+
 def real_run(name: str, backend: str, recipe: str, compiled: bool, fp8: bool, device: str,
              warmup: int, steps: int) -> dict[str, Any]:
     """One full-depth training run in this process (a fresh one per run)."""
@@ -124,6 +162,7 @@ def real_run(name: str, backend: str, recipe: str, compiled: bool, fp8: bool, de
         if on_cuda:
             torch.cuda.synchronize()
     times = []
+    gpu = GpuSampler(device)   # per step: SM clock, power, temperature, throttle reasons
     t_start = time.perf_counter()
     for i in range(warmup + steps):
         sync()
@@ -136,9 +175,10 @@ def real_run(name: str, backend: str, recipe: str, compiled: bool, fp8: bool, de
         sync()
         if i >= warmup:
             times.append(time.perf_counter() - t0)
-    times.sort()
-    return {"median_s": times[len(times) // 2], "min_s": times[0], "max_s": times[-1],
-            "times_s": [round(t, 6) for t in times],
+            gpu.sample()
+    ordered = sorted(times)
+    return {"median_s": ordered[len(ordered) // 2], "min_s": ordered[0], "max_s": ordered[-1],
+            "times_s": [round(t, 6) for t in times], "gpu": gpu.samples,
             "peak_bytes": torch.cuda.max_memory_allocated() if on_cuda else None,
             "wall_s": round(time.perf_counter() - t_start, 1), "loss": float(loss)}
 
@@ -161,8 +201,11 @@ def _repeated(name: str, backend: str, recipe: str, compiled: bool, fp8: bool,
     """``--repeat-real`` fresh real runs; the median of their medians (each run kept), so that one
     process's luck does not decide the measured speed-up (the 1B TE delayed cell's real FP8 step
     was 158 ms in one session and 189 ms in the next, 2026-11-27)."""
-    runs = [real_in_child(name, backend, recipe, compiled, fp8, args)
-            for _ in range(max(1, args.repeat_real))]
+    return _combine([real_in_child(name, backend, recipe, compiled, fp8, args)
+                     for _ in range(max(1, args.repeat_real))])
+
+
+def _combine(runs: list[dict[str, Any]]) -> dict[str, Any]:
     ok = [r for r in runs if "median_s" in r]
     if len(runs) == 1 or not ok:
         return runs[0]
@@ -170,6 +213,34 @@ def _repeated(name: str, backend: str, recipe: str, compiled: bool, fp8: bool,
     return {"median_s": meds[len(meds) // 2], "min_s": min(r["min_s"] for r in ok),
             "max_s": max(r["max_s"] for r in ok), "run_medians_s": meds,
             "peak_bytes": ok[0].get("peak_bytes"), "runs": runs}
+
+
+def _interleaved(name: str, backend: str, recipe: str, compiled: bool,
+                 args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``--repeat-real`` BF16 and FP8 runs each, in ABBA order (bf16 fp8 fp8 bf16 ...)."""
+    got: dict[bool, list[dict[str, Any]]] = {False: [], True: []}
+    for i in range(max(1, args.repeat_real)):
+        for fp8 in ((False, True) if i % 2 == 0 else (True, False)):
+            got[fp8].append(real_in_child(name, backend, recipe, compiled, fp8, args))
+    return _combine(got[False]), _combine(got[True])
+
+
+# ----------------------------------------------------------------------------- the timeline
+MARKS: list[list[Any]] = []
+_T0 = time.monotonic()
+
+
+def _now() -> float:
+    return round(time.monotonic() - _T0, 2)
+
+
+def _timeline(device: str, into: list[list[Any]], stop: threading.Event) -> None:
+    """Every 0.25 s for the whole run: [seconds, SM MHz, W, C, clock-event reasons]."""
+    gpu = GpuSampler(device)
+    while not stop.wait(0.25):
+        gpu.sample()
+        if gpu.samples:
+            into.append([_now(), *gpu.samples.pop()])
 
 
 # ----------------------------------------------------------------------------- the cases
@@ -183,15 +254,21 @@ def run_case(case: str, args: argparse.Namespace, bf16_cache: dict[str, Any]) ->
     out: dict[str, Any] = {"case": case, "shape": name, "backend": backend, "recipe": recipe,
                            "compiled": compiled, "layers": shape.layers}
     t0 = time.perf_counter()
+    MARKS.append([_now(), f"{case}: trial"])
     rep = trial(shape, backend=backend, recipe=recipe, compiled=compiled, device=args.device)
     out["trial_wall_s"] = round(time.perf_counter() - t0, 1)
     out["trial"] = rep.to_dict()
     out["trial_speedup"] = rep.speedup
     key = f"{name}:{'compile' if compiled else 'eager'}"
-    if key not in bf16_cache:
-        bf16_cache[key] = _repeated(name, backend, recipe, compiled, False, args)
-    real16 = bf16_cache[key]
-    real8 = _repeated(name, backend, recipe, compiled, True, args)
+    MARKS.append([_now(), f"{case}: real runs"])
+    if args.interleave:   # BF16 and FP8 in ABBA order: a GPU warming up over the runs hits both
+        real16, real8 = _interleaved(name, backend, recipe, compiled, args)
+    else:
+        if key not in bf16_cache:
+            bf16_cache[key] = _repeated(name, backend, recipe, compiled, False, args)
+        real16 = bf16_cache[key]
+        real8 = _repeated(name, backend, recipe, compiled, True, args)
+    MARKS.append([_now(), f"{case}: done"])
     out["real_bf16"], out["real_fp8"] = real16, real8
     if "median_s" in real16 and "median_s" in real8:
         measured = real16["median_s"] / real8["median_s"]
@@ -266,6 +343,8 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="also the modelled estimate")
     ap.add_argument("--repeat-real", type=int, default=1,
                     help="real runs per precision, each a fresh process (median of medians)")
+    ap.add_argument("--interleave", action="store_true",
+                    help="BF16 and FP8 real runs in ABBA order, per case (no shared BF16 runs)")
     ap.add_argument("--real", nargs=5, metavar=("SHAPE", "BACKEND", "RECIPE", "MODE", "PREC"))
     args = ap.parse_args()
     if args.real:
@@ -284,6 +363,11 @@ def main() -> None:
                            "cases": []}
     bf16: dict[str, Any] = {}
     path = out / f"trial_validate{os.environ.get('TV_SUFFIX', '')}.json"
+    doc["timeline"], doc["marks"] = [], MARKS
+    stop = threading.Event()
+    sampler = threading.Thread(target=_timeline, args=(args.device, doc["timeline"], stop),
+                               daemon=True)
+    sampler.start()
     for case in args.cases:
         doc["cases"].append(run_case(case, args, bf16))
         path.write_text(json.dumps(doc, indent=1, default=str))
@@ -293,6 +377,7 @@ def main() -> None:
               f"({c.get('quick_error_pct')}%) trial {c['trial_wall_s']} s "
               f"{c['trial'].get('why_not') or ''} {c['real_fp8'].get('error', '')[:300]}",
               flush=True)
+    stop.set()
 
 
 if __name__ == "__main__":

@@ -37,6 +37,8 @@ KINDS: tuple[str, ...] = (
     "verl", "nemo_rl", "automodel", "slime", "skyrl", "nemo2", "openrlhf", "areal",
     "torchtune",
     "roll",
+    "arctic_training",
+    "unsloth",
 )
 """Every framework's kind, which is its module's name, in detection order (on equal scores the
 earlier one is named first). The modules are imported on first use of :data:`FRAMEWORKS`,

@@ -36,6 +36,8 @@ DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
     "areal": ("areal",),
     "torchtune": ("torchtune", "torchao"),
     "roll": ("roll",),
+    "arctic_training": ("arctic-training",),
+    "unsloth": ("unsloth",),
 }
 """kind -> the distributions it ships as, then those it requires."""
 # END GENERATED

@@ -40,6 +40,16 @@ NOT_AN_EDIT = {
                       "a word, not a key) or giving FP8 up; --diff edits config files and flags",
     "FP8D-AREAL-0001": "the fix is another checkpoint (the model's FP8 release or a quantized "
                        "copy): a path only the user knows, not a value to write for them",
+    "FP8D-ARCTIC-0001": "two fixes, neither a value to write: run PR 331's ArcticTraining checkout "
+                        "(an install, not a key) or give FP8 up",
+    "FP8D-ARCTIC-0002": "which projections run in FP8 is the user's choice (o_proj and lm_head "
+                        "are often left out): no one list fits every model",
+    "FP8D-ARCTIC-0003": "the recipe class to name depends on the GPU and the TE version (mxfp8 "
+                        "on Blackwell only): a choice for the user",
+    "FP8D-UNSLOTH-0002": "the fix is a keyword of from_pretrained(...) in the script's Python "
+                         "code (fast_inference=True), or an upgrade",
+    "FP8D-UNSLOTH-0003": "the fix is a keyword of from_pretrained(...) in the script's Python "
+                         "code (load_in_4bit=False)",
     "FP8D-MEG-0032": "the value to set is the job's dense tensor parallelism (ETP = TP), or a "
                      "short trial run: no literal value fits every job",
     "FP8D-TT-0001": "the converter name depends on the torchtitan version (float8 in 0.1.x, "
@@ -64,7 +74,8 @@ NOT_AN_EDIT = {
 }
 
 PYTHON_CODE_FIXES = frozenset({"FP8D-ACC-0032", "FP8D-ACC-0095", "FP8D-ACC-0096", "FP8D-ACC-0150",
-                               "FP8D-TE-0002", "FP8D-MEG-0017"})
+                               "FP8D-TE-0002", "FP8D-MEG-0017",
+                               "FP8D-UNSLOTH-0002", "FP8D-UNSLOTH-0003"})
 """NOT_AN_EDIT entries whose fix is the job's Python code (an argument of a call, a prepare() call,
 an import path): CONFIG_FIXES counts them since their facts are config.*; the share leaves them out."""
 assert PYTHON_CODE_FIXES <= set(NOT_AN_EDIT)

@@ -480,8 +480,9 @@ def test_a_deepspeed_plugin_with_msamp_in_code_is_msamp_under_deepspeed(tmp_path
 def test_an_fp8_keyword_on_a_call_no_reader_reads_leaves_fp8_unknown(tmp_path: Path) -> None:
     # holdout10 (unsloth PR 3440): TRL's GRPOConfig is read and says nothing of FP8, but the
     # model is loaded by a library fp8-doctor does not read, with load_in_fp8=True: "no" was wrong
+    # (unsloth is read now, tests/frameworks/test_unsloth.py: the class stands for any other)
     script = _write(tmp_path, "grpo.py", """
-        from unsloth import FastLanguageModel
+        from fastloader import FastLanguageModel
         from trl import GRPOConfig
         model, tok = FastLanguageModel.from_pretrained(model_name="m", load_in_fp8=True)
         args = GRPOConfig(output_dir="o", learning_rate=5e-6)
