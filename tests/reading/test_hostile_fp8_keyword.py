@@ -15,7 +15,7 @@ from preflight import intent
 from preflight.facts import Facts, Unknown
 from preflight.jobs.read import read_paths
 
-HEAD = "from unsloth import FastLanguageModel\nfrom trl import GRPOConfig\n"
+HEAD = "from fastloader import FastLanguageModel\nfrom trl import GRPOConfig\n"   # a library no reader reads
 ARGS = 'GRPOConfig(output_dir="o", learning_rate=5e-6)'
 LOAD = 'FastLanguageModel.from_pretrained("m", load_in_fp8=True)'
 
