@@ -102,7 +102,8 @@ def _read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
     recipe = line.flag("recipe")
     if recipe is not None:
         name, src = recipe
-        copied = tl.copies(text).get(os.path.normpath(name)) if isinstance(name, str) else None
+        copied = tl.copies(text, path).get(os.path.normpath(name)) if isinstance(name, str) \
+            else None
         if copied is not None and copied[0] in tl.RECIPES:
             name = copied[0]      # `tune cp full_finetune_distributed mine.py`: the package's
         facts[f"{PREFIX}.recipe"], prov[f"{PREFIX}.recipe"] = name, src

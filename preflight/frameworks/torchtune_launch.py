@@ -137,7 +137,7 @@ def read_line(path: str, text: str, outer: dict[str, str]) -> tuple[LaunchRead, 
     line.overrides.sort(key=lambda item: item[0].op != "delete")
     line.overrides.extend(forced)
     config = line.flag("config")
-    copied = copies(text).get(os.path.normpath(config[0])) \
+    copied = copies(text, path).get(os.path.normpath(config[0])) \
         if config is not None and isinstance(config[0], str) else None
     if config is not None and copied is not None:
         config = (Unknown(f"--config {config[0]} is written when the script runs, by `tune cp "
@@ -178,14 +178,18 @@ def _over_shipped(line: LaunchRead, config: tuple[Any, Source], values: dict[str
 _CP = re.compile(r"(?<![\w./-])tune\s+cp\s+([^\n;&|]*)")
 
 
-def copies(text: str) -> dict[str, tuple[str, int]]:
+def copies(text: str, path: str | None = None) -> dict[str, tuple[str, int]]:
     """``tune cp NAME DEST`` lines: DEST (normalised, with the suffix ``tune cp`` gives it:
-    _cli/cp.py L96-L98) -> (NAME, line). What they write is the installed package's file."""
+    _cli/cp.py L96-L98) -> (NAME, line). What they write is the installed package's file, unless
+    ``-n`` / ``--no-clobber`` keeps a DEST that exists (cp.py L102-L105 @ bd2a0fc7): the job's file next to
+    ``path`` then runs (redteam6: it was taken for the package's)."""
     out: dict[str, tuple[str, int]] = {}
     for n, m in enumerate(_CP.finditer(strip_comments(text))):   # `# tune cp ...` runs nothing
         if n >= 64:
             break
-        words = [w.strip("\"'") for w in m.group(1).split()[:16] if not w.startswith("-")]
+        given = m.group(1).split()[:16]
+        keep = any(w.strip("\"'") in ("-n", "--no-clobber") for w in given)
+        words = [w.strip("\"'") for w in given if not w.startswith("-")]
         if len(words) < 2 or "$" in words[1]:
             continue
         name, dest = words[0], words[1]
@@ -195,6 +199,8 @@ def copies(text: str) -> dict[str, tuple[str, int]]:
         where = PurePosixPath(dest)
         if where.name and where.suffix != suffix:
             where = where.with_suffix(suffix)
+        if keep and path is not None and locate(str(where), path) is not None:
+            continue
         out.setdefault(os.path.normpath(str(where)), (name, text.count("\n", 0, m.start()) + 1))
     return out
 

@@ -173,3 +173,20 @@ def test_the_rules_see_the_switch_as_the_recipe_tests_it(tmp_path: Path, value: 
         "gpu": "H100", "gpu.count": "8", "pkg.torchtune": "0.7.0.dev20250601",
         "pkg.torchao": "0.12.0", "pkg.torch": "2.8.0", "cuda.torch_build": "12.8"})
     assert "FP8D-TUNE-0003" in {f.rule_id for f in report.findings}
+
+
+@pytest.mark.parametrize("flag", ["-n", "--no-clobber"])
+def test_tune_cp_no_clobber_keeps_the_jobs_file(tmp_path: Path, flag: str) -> None:
+    # cp.py L102-L105: with --no-clobber an existing destination is not overwritten, so the job's
+    # own mine.py (which never reads the key) runs, not the package's recipe
+    read, got = _read(tmp_path, {
+        "c.yaml": CFG + "enable_fp8_training: true\n",
+        "mine.py": "def recipe_main(cfg):\n    return cfg.dtype\n",
+        "run.sh": f"tune cp {flag} full_finetune_distributed mine.py\n{LINE} mine.py "
+                  "--config c.yaml\n"})
+    assert read.facts["config.torchtune.recipe_reads_fp8"] is False
+    assert got["intent.fp8"] is False and got.get("intent.fp8_source")
+    # without the file in the job, the copy is the package's recipe
+    (tmp_path / "mine.py").unlink()
+    read, got = _read(tmp_path, {})
+    assert read.facts["config.torchtune.recipe"] == "full_finetune_distributed"
