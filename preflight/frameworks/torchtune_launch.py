@@ -181,8 +181,8 @@ _CP = re.compile(r"(?<![\w./-])tune\s+cp\s+([^\n;&|]*)")
 def copies(text: str, path: str | None = None) -> dict[str, tuple[str, int]]:
     """``tune cp NAME DEST`` lines: DEST (normalised, with the suffix ``tune cp`` gives it:
     _cli/cp.py L96-L98) -> (NAME, line). What they write is the installed package's file, unless
-    ``-n`` / ``--no-clobber`` keeps a DEST that exists (cp.py L102-L105 @ bd2a0fc7): the job's file next to
-    ``path`` then runs (redteam6: it was taken for the package's)."""
+    ``-n`` / ``--no-clobber`` keeps a DEST that exists (cp.py L102-L105 @ bd2a0fc7): the job's
+    file next to ``path`` then runs (redteam6: it was taken for the package's)."""
     out: dict[str, tuple[str, int]] = {}
     for n, m in enumerate(_CP.finditer(strip_comments(text))):   # `# tune cp ...` runs nothing
         if n >= 64:

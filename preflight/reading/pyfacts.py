@@ -32,9 +32,10 @@ FP8_KEYWORD = re.compile(r"(?:^|_)(?:fp8|float8)(?:_(?:enabled?|training|train))
 """A keyword that switches FP8 (``fp8``, ``load_in_fp8``, ``use_fp8``, ``enable_float8``,
 ``fp8_enabled`` as TE's ``make_graphed_callables`` and job models spell it, ``enable_fp8_training``
 as torchtune does (redteam6); not an option of FP8 such as ``fp8_recipe`` or
-``enable_fsdp_float8_all_gather``, which says nothing of whether FP8 runs): set on a call this reader did not read, it may switch FP8 on where the reader
-sees "no FP8 setting" (holdout10: unsloth's ``FastLanguageModel.from_pretrained(load_in_fp8=True)``
-beside TRL's ``GRPOConfig`` was read as FP8 "no")."""
+``enable_fsdp_float8_all_gather``, which says nothing of whether FP8 runs): set on a call this
+reader did not read, it may switch FP8 on where the reader sees "no FP8 setting" (holdout10:
+unsloth's ``FastLanguageModel.from_pretrained(load_in_fp8=True)`` beside TRL's ``GRPOConfig``
+was read as FP8 "no")."""
 
 
 def plain(value: Any, depth: int = 0) -> Any:

@@ -15,7 +15,8 @@ from preflight import intent
 from preflight.facts import Facts, Unknown
 from preflight.jobs.read import read_paths
 
-HEAD = "from fastloader import FastLanguageModel\nfrom trl import GRPOConfig\n"   # a library no reader reads
+# a library no reader reads (unsloth's FastLanguageModel is read since main a7bb771)
+HEAD = "from fastloader import FastLanguageModel\nfrom trl import GRPOConfig\n"
 ARGS = 'GRPOConfig(output_dir="o", learning_rate=5e-6)'
 LOAD = 'FastLanguageModel.from_pretrained("m", load_in_fp8=True)'
 
@@ -89,5 +90,6 @@ def test_lambdas_nested_two_thousand_deep_are_read_once(tmp_path: Path) -> None:
     'setattr(ns, "load_in_fp8", True)\n'])
 def test_a_switch_set_in_a_mapping_passed_as_keywords_counts(tmp_path: Path, body: str) -> None:
     got = _fp8(tmp_path, "import types\nkw = {}\nns = types.SimpleNamespace()\n" + body +
-               'model = FastLanguageModel.from_pretrained("m", **kw, **vars(ns))\n' + f"args = {ARGS}\n")
+               'model = FastLanguageModel.from_pretrained("m", **kw, **vars(ns))\n'
+               f"args = {ARGS}\n")
     assert isinstance(got, Unknown) and "load_in_fp8" in got.reason
