@@ -303,13 +303,40 @@ def custom_recipe(recipe: str, path: str) -> tuple[bool | Unknown, str]:
         return Unknown(f"the recipe {found} could not be read ({exc.message[:120]})"), found
     # the key is read as `cfg.get("enable_fp8_training", False)` (full_finetune_distributed.py
     # L211) or `cfg.enable_fp8_training`; a recipe whose code never names it cannot read it (a
-    # comment or a sentence naming it reads nothing: redteam6)
-    return any((isinstance(node, ast.Constant) and node.value == _KEY) or
-               (isinstance(node, ast.Attribute) and node.attr == _KEY)
-               for node in ast.walk(tree)), found
+    # comment or a sentence naming it reads nothing: redteam6) - unless code it imports does
+    other, imports = None, 0
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Constant) and node.value == _KEY) or \
+                (isinstance(node, ast.Attribute) and node.attr == _KEY):
+            return True, found
+        if other is None and isinstance(node, (ast.Import, ast.ImportFrom)) and imports < 64:
+            imports += 1        # each looks for files: bounded (a file of 10,000 imports)
+            other = _imports_a_recipe(node, found)
+    if other is not None:
+        # `class Mine(FullFinetuneRecipeDistributed)` from torchtune's recipes package, or the
+        # job's own module doing the work (redteam6: "never reads", a false FP8D-TUNE-0001)
+        return Unknown(f"the recipe {found} imports {other[:80]}, which may read "
+                       "enable_fp8_training (not followed here)"), found
+    return False, found
 
 
 _KEY = "enable_fp8_training"
+
+
+def _imports_a_recipe(node: ast.Import | ast.ImportFrom, found: str) -> str | None:
+    """The module an import of ``found`` names when it may hold recipe code: torchtune's
+    ``recipes`` package (the registry's recipes, importable from the wheel), a relative import
+    or a module of the job next to the recipe."""
+    if isinstance(node, ast.ImportFrom) and node.level:
+        return "." * node.level + (node.module or "")
+    names = [node.module or ""] if isinstance(node, ast.ImportFrom) else \
+        [a.name for a in node.names]
+    for name in names[:16]:
+        if name == "recipes" or name.startswith("recipes.") or \
+                locate(name.replace(".", "/") + ".py", found) is not None or \
+                locate(name.replace(".", "/") + "/__init__.py", found) is not None:
+            return name
+    return None
 
 
 HINT = re.compile(r"(?:^|[\s/;&|(])tune\s+run\b")

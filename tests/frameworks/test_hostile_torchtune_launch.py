@@ -190,3 +190,22 @@ def test_tune_cp_no_clobber_keeps_the_jobs_file(tmp_path: Path, flag: str) -> No
     (tmp_path / "mine.py").unlink()
     read, got = _read(tmp_path, {})
     assert read.facts["config.torchtune.recipe"] == "full_finetune_distributed"
+
+
+@pytest.mark.parametrize(("recipe", "helper"), [
+    ("from recipes.full_finetune_distributed import FullFinetuneRecipeDistributed\n"
+     "class Mine(FullFinetuneRecipeDistributed):\n    pass\n", None),
+    ("from helpers import build\ndef recipe_main(cfg):\n    return build(cfg)\n",
+     "def build(cfg):\n    return cfg.get('enable_fp8_training')\n"),
+    ("from .helpers import build\n", None)])
+def test_a_recipe_built_on_imported_code_may_read_the_key(tmp_path: Path, recipe: str,
+                                                          helper: str | None) -> None:
+    # a subclass of torchtune's own recipe (its `recipes` package ships in the wheel) or the job's
+    # module doing the work: "never reads it" was a false FP8D-TUNE-0001 and FP8 "no"
+    files = {"c.yaml": CFG + "enable_fp8_training: true\n", "mine.py": recipe,
+             "run.sh": f"{LINE} mine.py --config c.yaml\n"}
+    if helper:
+        files["helpers.py"] = helper
+    read, got = _read(tmp_path, files)
+    assert isinstance(read.facts["config.torchtune.recipe_reads_fp8"], Unknown)
+    assert isinstance(got["intent.fp8"], Unknown)
