@@ -42,8 +42,8 @@ from typing import Any
 VERDICT_KEYS = ("smoke.status", "smoke.backends", "smoke.scaled_mm.engaged", "smoke.te.engaged",
                 "smoke.te.accurate", "smoke.te.resume_status", "smoke.te.resume_dcp_status",
                 "smoke.te.resume_dropped_status", "smoke.te.resume_unsafe_env_status",
-                "smoke.te.ckpt_scale_drift", "smoke.torchao.engaged",
-                "smoke.torchao.resume_status")
+                "smoke.te.ckpt_scale_drift", "smoke.te.train_ok", "smoke.torchao.engaged",
+                "smoke.torchao.resume_status", "smoke.torchao.train_ok")
 NEW_FACTS = ("smoke.te.gemm_flops_share", "smoke.torchao.gemm_flops_share")
 """Facts the old code does not have: recorded, not compared."""
 

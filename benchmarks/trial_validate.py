@@ -76,8 +76,9 @@ def shape_of(name: str) -> ModelShape:
 # ----------------------------------------------------------------------------- the real run
 class GpuSampler:
     """NVML readings after each timed step (read only; never a setting): the SM clock (MHz),
-    power (W), temperature (C) and the active clock-event reasons bitmask, so that a slow step
-    can be told apart as the GPU slowing down (power / thermal) or the host. Empty without NVML."""
+    power (W), temperature (C), the active clock-event reasons bitmask and the share of the last
+    sample period a kernel ran (%), so that a slow step can be told apart as the GPU slowing down
+    (power / thermal) or the GPU waiting for the host. Empty without NVML."""
 
     def __init__(self, device: str) -> None:
         self.samples: list[list[float]] = []
@@ -103,7 +104,8 @@ class GpuSampler:
                 round(nv.nvmlDeviceGetPowerUsage(h) / 1000, 1),
                 nv.nvmlDeviceGetTemperature(h, nv.NVML_TEMPERATURE_GPU),
                 (getattr(nv, "nvmlDeviceGetCurrentClocksEventReasons", None)
-                 or nv.nvmlDeviceGetCurrentClocksThrottleReasons)(h)])
+                 or nv.nvmlDeviceGetCurrentClocksThrottleReasons)(h),
+                nv.nvmlDeviceGetUtilizationRates(h).gpu])
         except Exception:  # noqa: BLE001
             self._nv = None
 
@@ -235,7 +237,7 @@ def _now() -> float:
 
 
 def _timeline(device: str, into: list[list[Any]], stop: threading.Event) -> None:
-    """Every 0.25 s for the whole run: [seconds, SM MHz, W, C, clock-event reasons]."""
+    """Every 0.25 s for the whole run: [seconds, SM MHz, W, C, clock-event reasons, busy %]."""
     gpu = GpuSampler(device)
     while not stop.wait(0.25):
         gpu.sample()

@@ -224,6 +224,9 @@ def megatron_facts(facts: Mapping[str, Any], prov: Mapping[str, str]
         out[f"{MEGATRON}.args_of"], src[f"{MEGATRON}.args_of"] = "areal", actor.source
         # no megatron.training: the Megatron rules citing validate_args stay quiet
         out[validated.NAME], src[validated.NAME] = validated.AREAL
+        out[validated.PARSED], src[validated.PARSED] = validated.AREAL_PARSED
+        out[validated.DROPS], src[validated.DROPS] = validated.AREAL_DROPS
+        out[validated.POST_INIT], src[validated.POST_INIT] = validated.AREAL_POST_INIT
     return out, src
 
 

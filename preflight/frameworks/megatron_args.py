@@ -28,6 +28,7 @@ from preflight.facts import Unknown
 from preflight.findings import Source
 from preflight.frameworks import megatron_validated as validated
 from preflight.frameworks.megatron_flags import MEGATRON_BARE
+from preflight.frameworks.megatron_script import carried, entry
 from preflight.reading.launch import without_after_training
 from preflight.reading.parse import (
     MAX_FACTS_PER_FILE,
@@ -146,9 +147,17 @@ def read_args_text(path: str, text: str, outer: dict[str, str] | None = None,
         prov[name] = Source(path, lineno)
     if prefix != PREFIX:
         return ReaderOutput(facts, prov, tuple(problems))
-    if facts:   # Megatron-LM's validate_args runs on them, unless --yaml-cfg (validated.py)
-        facts[validated.NAME], prov[validated.NAME] = validated.megatron_lm(facts, prov, PREFIX)
-    more, linked = _yaml_cfg_link(path, facts, prov)
+    yaml_on = carried(text, outer, "yaml-cfg") if f"{PREFIX}.yaml_cfg" in facts else None
+    if yaml_on is False:    # echoed, or on a launch that never runs: not the job's (redteam6)
+        facts.pop(f"{PREFIX}.yaml_cfg")
+    if facts:   # Megatron-LM's parser and validate_args run on them, unless the script the
+        # line runs imports only megatron.core, or --yaml-cfg (megatron_validated.py)
+        said = validated.megatron_lm(facts, prov, PREFIX, entry(path, text, variables), yaml_on)
+        for name, (value, source) in said.items():
+            facts[name], prov[name] = value, source
+    # launches that differ in --yaml-cfg: its YAML may not be the job's, so it does not replace
+    # what the launch line says (its validate_args "false" among them)
+    more, linked = _yaml_cfg_link(path, facts, prov, not isinstance(yaml_on, Unknown))
     return ReaderOutput(facts, prov, (*problems, *more), linked)
 
 
@@ -179,6 +188,7 @@ def megatron_flags(out: ReaderOutput, prefix: str, own: frozenset[str],
 
 
 def _yaml_cfg_link(path: str, facts: dict[str, Any], prov: dict[str, str],
+                   overrides: bool = True,
                    ) -> tuple[tuple[ConfigProblem, ...], tuple[Linked, ...]]:
     """``--yaml-cfg FILE`` in a script: read that YAML too (relative to the script, then cwd)."""
     target = facts.get(f"{PREFIX}.yaml_cfg")
@@ -188,7 +198,7 @@ def _yaml_cfg_link(path: str, facts: dict[str, Any], prov: dict[str, str],
     # megatron/training/arguments.py: `args = load_yaml(args.yaml_cfg)` replaces the parsed
     # command line, so the YAML's values win over the script's.
     return (), (named(target, "megatron", path, prov[f"{PREFIX}.yaml_cfg"], key="--yaml-cfg",
-                      line=line, overrides=True),)
+                      line=line, overrides=overrides),)
 
 
 def read_yaml(path: str, parsed: Parsed) -> ReaderOutput:
@@ -214,4 +224,8 @@ def read_yaml(path: str, parsed: Parsed) -> ReaderOutput:
     if facts:   # test-case flags go through validate_args, a --yaml-cfg file does not
         facts[validated.NAME], prov[validated.NAME] = validated.yaml_file(
             isinstance(model_args, dict), Source(path, None))
+        if isinstance(model_args, dict):    # command-line flags: Megatron-LM's parser reads them
+            facts[validated.PARSED] = True  # (a --yaml-cfg file's keys it never does: the
+            facts[validated.DROPS] = False  # launch line's flags decide, megatron_lm)
+            prov[validated.PARSED] = prov[validated.DROPS] = Source(path, None)
     return ReaderOutput(facts, prov)

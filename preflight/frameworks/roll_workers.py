@@ -139,6 +139,8 @@ def megatron_facts(facts: Mapping[str, Any], prov: Mapping[str, str]
     out[f"{MEGATRON}.args_of"], src[f"{MEGATRON}.args_of"] = "roll", train.source
     # no megatron.training: the Megatron rules citing validate_args stay quiet
     out[validated.NAME], src[validated.NAME] = validated.ROLL
+    out[validated.PARSED], src[validated.PARSED] = validated.ROLL_PARSED
+    out[validated.DROPS], src[validated.DROPS] = validated.ROLL_DROPS
     return out, src
 
 

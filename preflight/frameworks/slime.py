@@ -39,6 +39,7 @@ from preflight.frameworks.megatron_flags import (
     SLIME_FLAGS,
     SLIME_PREFIXES,
 )
+from preflight.frameworks.megatron_script import carried
 from preflight.reading.parse import Parsed, ParseError
 from preflight.reading.types import ReaderOutput
 
@@ -76,7 +77,11 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
     facts, prov = dict(out.facts), dict(out.provenance)
     if f"{MEGATRON}.args_of" in facts:
         # slime runs Megatron-LM's validate_args on them (megatron_validated.py)
-        facts[validated.NAME], prov[validated.NAME] = validated.slime(facts, prov, PREFIX)
+        facts[validated.NAME], prov[validated.NAME] = validated.slime(
+            facts, prov, PREFIX, carried(text, outer, "debug-rollout-only")
+            if f"{PREFIX}.debug_rollout_only" in facts else None)
+        facts[validated.PARSED], prov[validated.PARSED] = validated.SLIME_PARSED
+        facts[validated.DROPS], prov[validated.DROPS] = validated.SLIME_DROPS
     for m in _ENV.finditer(text):
         line = text.count("\n", 0, m.start()) + 1
         facts[f"{PREFIX}.env.{m.group(1)}"] = m.group(2)

@@ -16,8 +16,10 @@ the name string (mapping form: ``model.fc_type_kwargs.*`` and ``model.fc_type_is
 Lightning ``trainer.strategy`` given as ``{class_path: ...}`` also as its class_path string.
 Beside the Megatron settings, ``config.megatron.args_of`` names the framework that hands them to
 Megatron (slime, AReaL, ROLL; absent for a Megatron-LM job of its own) and
-``config.megatron.validated_args`` says whether Megatron-LM's ``validate_args`` runs on them
-(the ``config.<kind>.validated_args`` spec below).
+``config.megatron.validated_args`` says whether Megatron-LM's ``validate_args`` runs on them,
+``config.megatron.parsed_args`` whether its argument parser reads them and
+``config.megatron.drops_unknown`` whether a setting the installed release lacks is dropped
+rather than refused (the specs below).
 """
 
 from preflight.registry import FactSpec as F
@@ -35,5 +37,19 @@ SPECS = (
       "Megatron-Core another way (ROLL's mcore_adapter, AReaL's Megatron engine, --yaml-cfg: "
       "validate_yaml instead), Unknown naming why; rules citing a validate_args check are "
       "gated on it (preflight/frameworks/megatron_validated.py)"),
+    F("config.<kind>.parsed_args", "bool", "Whether Megatron-LM's argument parser "
+      "(megatron/training/arguments.py parse_args: argparse with Megatron's flags and their "
+      "choices) reads the Megatron settings of the job: true for a Megatron-LM launch line "
+      "(--yaml-cfg too) and slime, false for ROLL, AReaL and a job script that imports only "
+      "megatron.core, Unknown naming why (a script not in the job); FP8D-MEG-0006 is gated on "
+      "it (preflight/frameworks/megatron_validated.py)"),
+    F("config.<kind>.drops_unknown", "bool", "Whether a Megatron setting the installed "
+      "megatron-core lacks is dropped without stopping the job (parse_known_args: slime from "
+      "v0.2.3, ignore_unknown_args=True; ROLL and AReaL set only the fields Megatron-Core's "
+      "config has) rather than refused by argparse (preflight/frameworks/megatron_validated.py)"),
+    F("config.<kind>.post_init_sees_fp8", "bool", "False where Megatron-Core's "
+      "TransformerConfig.__post_init__ never checks the FP8 settings stated beside it (AReaL "
+      "sets them by setattr after the config is built); absent where it does (Megatron-LM, "
+      "slime, ROLL); FP8D-MEG-0014 is gated on it (preflight/frameworks/megatron_validated.py)"),
     F("config.<kind>.<path...>", "any", "A normalized value from a config file of that kind"),
 )

@@ -2,7 +2,9 @@
 torchao and Transformer Engine backends. Runs inside the smoke child only.
 
 The model is small enough for a CPU test run (~0.1 s per step) yet has one layer FP8 cannot take
-(out_features=10, not a multiple of 16), so the converted/unconverted report is exercised.
+(out_features=10, not a multiple of 16), so the converted/unconverted report is exercised. On a GPU
+its FP8 layers are 1024 wide (``GPU_IN``: Transformer Engine then reuses its numerics check's
+kernels).
 """
 
 from __future__ import annotations
@@ -15,34 +17,49 @@ from typing import Any
 
 from preflight.smoke import numerics as nm
 
-IN, HIDDEN, OUT, BATCH = 64, 128, 10, 256
+IN, HIDDEN, OUT, BATCH = 64, 128, 10, 256   # the model on the CPU
 STEPS = 6
 LR = 1e-2
+# On a GPU the FP8 layers take the TE numerics check's shapes (1024 features, 256 tokens:
+# te_check.dims), so Transformer Engine reuses the cast-transpose kernels it compiled with NVRTC
+# for that check instead of compiling more for 64- and 128-wide tensors (it compiles per shape
+# class and caches in the process only: the training check's first pass cost 0.68-0.79 s on an
+# H100 / H200, docs/gpu-results.md). AdamW moves each weight by about lr per step, so at this
+# width 1e-2 diverges (losses 0.40 -> 20.5 -> 39.4) where 3e-4 falls at every step (0.40 -> 0.11).
+GPU_IN, GPU_HIDDEN, GPU_LR = 1024, 1024, 3e-4
 
 Ctx = Callable[[], Any]  # a context manager factory (FP8 autocast, or nullcontext)
 
 
-def build_reference(device: str) -> Any:
-    """The high-precision model every backend starts from (fixed seed: runs are comparable)."""
+def sizes(device: str) -> tuple[int, int, float]:
+    """(in features, hidden features, learning rate) of the model on ``device``."""
+    return (GPU_IN, GPU_HIDDEN, GPU_LR) if device.startswith("cuda") else (IN, HIDDEN, LR)
+
+
+def build_reference(device: str, like: str | None = None) -> Any:
+    """The high-precision model every backend starts from (fixed seed: runs are comparable);
+    ``like``: the device whose sizes it takes (``device`` itself by default)."""
     import torch
     from torch import nn
 
+    n_in, hidden, _ = sizes(like or device)
     torch.manual_seed(0)
     model = nn.Sequential()
-    model.add_module("fc1", nn.Linear(IN, HIDDEN))
+    model.add_module("fc1", nn.Linear(n_in, hidden))
     model.add_module("act", nn.GELU())
-    model.add_module("fc2", nn.Linear(HIDDEN, IN))
-    model.add_module("head", nn.Linear(IN, OUT))
+    model.add_module("fc2", nn.Linear(hidden, n_in))
+    model.add_module("head", nn.Linear(n_in, OUT))
     return model.to(device=device, dtype=torch.bfloat16)
 
 
-def batch(device: str) -> tuple[Any, Any]:
+def batch(device: str, like: str | None = None) -> tuple[Any, Any]:
     """Inputs and a learnable target (a fixed random teacher)."""
     import torch
 
+    n_in = sizes(like or device)[0]
     g = torch.Generator(device="cpu").manual_seed(2)
-    x = torch.randn((BATCH, IN), generator=g)
-    teacher = torch.randn((IN, OUT), generator=g) / math.sqrt(IN)
+    x = torch.randn((BATCH, n_in), generator=g)
+    teacher = torch.randn((n_in, OUT), generator=g) / math.sqrt(n_in)
     y = torch.tanh(x @ teacher)
     return (x.to(device=device, dtype=torch.bfloat16), y.to(device=device, dtype=torch.bfloat16))
 
@@ -111,11 +128,12 @@ def grad_sqnr(model: Any, reference: Any, names: list[str], x: Any, y: Any, ctx:
     return worst
 
 
-def train(model: Any, x: Any, y: Any, ctx: Ctx, steps: int = STEPS) -> dict[str, Any]:
-    """A few AdamW steps; loss must stay finite and fall."""
+def train(model: Any, x: Any, y: Any, ctx: Ctx, steps: int = STEPS,
+          lr: float | None = None) -> dict[str, Any]:
+    """A few AdamW steps; loss must stay finite and fall (``lr``: the device's by default)."""
     import torch
 
-    opt = torch.optim.AdamW(model.parameters(), lr=LR)
+    opt = torch.optim.AdamW(model.parameters(), lr=lr or sizes(str(x.device))[2])
     losses: list[float] = []
     for _ in range(steps):
         opt.zero_grad(set_to_none=True)

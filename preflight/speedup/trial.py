@@ -46,6 +46,7 @@ from typing import Any
 
 from preflight.facts import Unknown
 from preflight.speedup import TRIAL_ERROR, ModelShape, shape_dict, verdict_for
+from preflight.speedup.gpubusy import HOST_BOUND_BUSY, HOST_BOUND_STEPS, host_limited, median_busy
 
 MEM_FRACTION = 0.8
 """The most of the GPU's free memory a trial may allocate (the child's allocator is capped)."""
@@ -219,6 +220,7 @@ def _notes(shape: ModelShape, depths: tuple[int, ...], bf16: Side, fp8: Side,
                      "affine in depth)")
     models = {r.get("model") for r in result.get("runs", [])}
     notes += [f"model: {m}, random weights" for m in sorted(m for m in models if m)]
+    notes += _host_bound(result.get("runs", []))
     if bf16.peak_bytes and fp8.peak_bytes:
         extra = fp8.peak_bytes - bf16.peak_bytes
         if extra > 0.02 * bf16.peak_bytes:
@@ -226,6 +228,24 @@ def _notes(shape: ModelShape, depths: tuple[int, ...], bf16: Side, fp8: Side,
                          f" GiB vs {bf16.peak_bytes / 2**30:.1f} GiB (+{extra / 2**30:.1f} GiB, "
                          f"{100 * extra / bf16.peak_bytes:+.0f}%)")
     return tuple(notes)
+
+
+def _host_bound(runs: list[dict[str, Any]]) -> list[str]:
+    """A note when the GPU idled in the timed FP8 steps (speedup/gpubusy.py): in most of them
+    (the median under HOST_BOUND_BUSY) or in some (HOST_BOUND_STEPS or more)."""
+    low, sampled = host_limited(runs, "fp8")
+    fp8 = median_busy(runs, "fp8")
+    if fp8 is None or (fp8 >= HOST_BOUND_BUSY and low < HOST_BOUND_STEPS):
+        return []
+    bf16 = median_busy(runs, "bf16")
+    said = (f"the GPU was busy only {fp8}% of the FP8 step" if fp8 < HOST_BOUND_BUSY else
+            f"the GPU idled in {low} of the {sampled} timed FP8 steps (under "
+            f"{HOST_BOUND_BUSY}% busy)")
+    return [said + (f" (the BF16 step: {bf16}% busy)" if bf16 is not None else "")
+            + ": the host limits the FP8 step at least at times (eager FP8 modules issue many "
+            "small kernels), so the FP8 step and this speed-up follow the host's speed and load, "
+            "and can differ by 10% or more on another host or run; torch.compile or CUDA graphs "
+            "take that cost away"]
 
 
 def trial(shape: ModelShape | Unknown, *, backend: str, recipe: str, compiled: bool,

@@ -30,7 +30,7 @@ import sys
 import time
 from typing import Any
 
-from preflight.speedup import trial_model
+from preflight.speedup import gpubusy, trial_model
 
 
 def _step_fn(torch: Any, model: Any, opt: Any, ids: Any, generic: bool, ctx: Any) -> Any:
@@ -83,17 +83,21 @@ def run_one(torch: Any, req: dict[str, Any], depth: int, precision: str) -> dict
     _sync(torch, device)
     warm_s = time.perf_counter() - t0
     times = []
+    busy = gpubusy.Busy(torch, device) if on_cuda else None
     for _ in range(req["steps"]):
         _sync(torch, device)
         t = time.perf_counter()
         step()
         _sync(torch, device)
         times.append(time.perf_counter() - t)
+        if busy is not None:
+            busy.sample()
     peak = torch.cuda.max_memory_allocated(device) if on_cuda else None
     params = sum(p.numel() for p in model.parameters())
     return {"depth": depth, "precision": precision, "median_s": sorted(times)[len(times) // 2],
             "times_s": [round(x, 6) for x in times], "warmup_s": round(warm_s, 3),
-            "peak_bytes": peak, "params": params, "model": built, "fp8_linears": converted}
+            "peak_bytes": peak, "params": params, "model": built, "fp8_linears": converted,
+            "busy_pct": busy.samples if busy is not None else []}
 
 
 def precisions(req: dict[str, Any]) -> list[str]:

@@ -37,31 +37,9 @@ def test_generic_trainer_keys_alone_are_no_training_arguments(tmp_path: Path) ->
     assert values["intent.fp8"] is not False             # never "no" for a file not read
 
 
-SLIME = """#!/bin/bash
-PRECISION_ARGS=(
-   --fp8-format e4m3
-   --fp8-recipe mxfp8
-   --fp8-param-gather
-)
-OPTIMIZER_ARGS=(
-   --optimizer adam
-   --use-distributed-optimizer
-   --optimizer-cpu-offload
-   --use-precision-aware-optimizer
-)
-ray job submit --address="http://127.0.0.1:8265" \\
-   -- python3 train.py \\
-   --actor-num-nodes 1 \\
-   --actor-num-gpus-per-node 8 \\
-   --colocate \\
-   ${PRECISION_ARGS[@]} \\
-   ${OPTIMIZER_ARGS[@]}
-"""
-
-
-def test_slime_flags_are_megatron_arguments(tmp_path: Path) -> None:
+def test_slime_flags_are_megatron_arguments(tmp_path: Path, slime_script: str) -> None:
     path = tmp_path / "run.sh"
-    path.write_text(SLIME)
+    path.write_text(slime_script)
     read = read_paths([str(path)])
     assert read.facts["config.megatron.fp8_param_gather"] is True
     assert read.facts["config.megatron.optimizer_cpu_offload"] is True
@@ -72,17 +50,18 @@ def test_slime_flags_are_megatron_arguments(tmp_path: Path) -> None:
     assert "megatron" in values["intent.stack"]
 
 
-def test_megatron_rules_reach_a_slime_job(tmp_path: Path) -> None:
+def test_megatron_rules_reach_a_slime_job(tmp_path: Path, slime_script: str) -> None:
     path = tmp_path / "run.sh"
-    path.write_text(SLIME)
+    path.write_text(slime_script)
     report = api.run_check(api.CheckOptions(paths=(str(path),), smoke=False, assume={
         "gpu": "B200", "gpu.count": "8", "pkg.megatron-core": "0.15.0"}))
     assert "FP8D-MEG-0009" in {f.rule_id for f in report.findings}
 
 
-def test_a_megatron_value_flag_still_takes_its_value(tmp_path: Path) -> None:
+def test_a_megatron_value_flag_still_takes_its_value(tmp_path: Path,
+                                                      slime_script: str) -> None:
     path = tmp_path / "run.sh"
-    path.write_text(SLIME.replace("--fp8-recipe mxfp8", "--fp8-recipe \"${RECIPE[@]}\""))
+    path.write_text(slime_script.replace("--fp8-recipe mxfp8", "--fp8-recipe \"${RECIPE[@]}\""))
     read = read_paths([str(path)])
     got = read.facts["config.megatron.fp8_recipe"]
     assert isinstance(got, Unknown)          # NEEDS_VALUE: refused, not the array as a value

@@ -14,40 +14,16 @@ from preflight.frameworks.megatron_flags import MEGATRON_BARE, SLIME_BARE, SLIME
 from preflight.intent import derive
 from preflight.jobs.read import read_paths
 
-# the layout of slime's scripts/run-qwen3-4B.sh (v0.3.1) with Megatron-LM issue 2582's flags
-SCRIPT = """\
-#!/bin/bash
-PRECISION_ARGS=(
-   --fp8-format e4m3
-   --fp8-recipe mxfp8
-   --fp8-param-gather
-)
-OPTIMIZER_ARGS=(
-   --optimizer adam
-   --use-distributed-optimizer
-   --optimizer-cpu-offload
-   --use-precision-aware-optimizer
-)
-ray job submit --address="http://127.0.0.1:8265" \\
-   -- python3 train.py \\
-   --actor-num-nodes 1 \\
-   --actor-num-gpus-per-node 8 \\
-   --rollout-batch-size 32 \\
-   --sglang-mem-fraction-static 0.7 \\
-   --colocate \\
-   ${PRECISION_ARGS[@]} \\
-   ${OPTIMIZER_ARGS[@]}
-"""
 
-
-def _facts(tmp_path: Path, text: str = SCRIPT) -> dict[str, object]:
+def _facts(tmp_path: Path, text: str) -> dict[str, object]:
     path = tmp_path / "run.sh"
     path.write_text(text)
     return dict(slime.read_text(str(path), text, {}).facts)
 
 
-def test_megatron_flags_of_a_slime_job_are_megatron_facts(tmp_path: Path) -> None:
-    facts = _facts(tmp_path)
+def test_megatron_flags_of_a_slime_job_are_megatron_facts(tmp_path: Path,
+                                                         slime_script: str) -> None:
+    facts = _facts(tmp_path, slime_script)
     for flag, value in (("fp8_recipe", "mxfp8"), ("fp8_param_gather", True),
                         ("optimizer_cpu_offload", True), ("fp8_format", "e4m3")):
         assert facts[f"config.megatron.{flag}"] == value
@@ -58,10 +34,11 @@ def test_megatron_flags_of_a_slime_job_are_megatron_facts(tmp_path: Path) -> Non
         assert f"config.megatron.{own}" not in facts
 
 
-def test_handed_over_facts_do_not_make_megatron_a_kind_of_the_job(tmp_path: Path) -> None:
+def test_handed_over_facts_do_not_make_megatron_a_kind_of_the_job(tmp_path: Path,
+                                                                  slime_script: str) -> None:
     # Megatron's derive (fp32 unless --bf16) must not overrule slime's (bf16 unless --fp16)
     path = tmp_path / "run.sh"
-    path.write_text(SCRIPT)
+    path.write_text(slime_script)
     read = read_paths([str(path)])
     assert read.facts["config.kinds"] == ["slime"]
     assert read.facts["config.megatron.args_of"] == "slime"
@@ -69,8 +46,8 @@ def test_handed_over_facts_do_not_make_megatron_a_kind_of_the_job(tmp_path: Path
     assert values["intent.precision"] == "bf16" and values["intent.fp8"] is True
 
 
-def test_store_true_flags_take_no_value(tmp_path: Path) -> None:
-    facts = _facts(tmp_path)
+def test_store_true_flags_take_no_value(tmp_path: Path, slime_script: str) -> None:
+    facts = _facts(tmp_path, slime_script)
     assert facts["config.slime.colocate"] is True
     text = "torchrun pretrain_gpt.py --use-distributed-optimizer \\\n  $EXTRA --fp8-format hybrid\n"
     out = megatron_args.read_args_text(str(tmp_path / "m.sh"), text, {})
@@ -86,13 +63,13 @@ def test_bare_tables_hold_the_upstream_actions() -> None:
 
 
 def test_a_slime_job_with_cpu_offload_and_mxfp8_param_gather_fires_meg_0009(
-        tmp_path: Path) -> None:
+        tmp_path: Path, slime_script: str) -> None:
     path = tmp_path / "run.sh"
-    path.write_text(SCRIPT)
+    path.write_text(slime_script)
     report = preflight.check(str(path), smoke=False, assume={"gpu": "B200",
                                                              "pkg.megatron-core": "0.15.0"})
     assert "FP8D-MEG-0009" in {f.rule_id for f in report.findings}
-    fixed = SCRIPT.replace("--fp8-recipe mxfp8", "--fp8-recipe delayed")
+    fixed = slime_script.replace("--fp8-recipe mxfp8", "--fp8-recipe delayed")
     path.write_text(fixed)
     report = preflight.check(str(path), smoke=False, assume={"gpu": "B200",
                                                              "pkg.megatron-core": "0.15.0"})

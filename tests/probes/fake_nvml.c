@@ -1,7 +1,12 @@
 /* A stand-in libnvidia-ml.so.1 for tests, built by tests/probes/test_nvml_child.py in tmp_path
  * (never installed anywhere). The real pynvml loads it like the driver's library. Its init
- * behaves as FAKE_NVML_MODE says: ok (two H100s), segv, abort, exit (_exit(42)), hang.
+ * behaves as FAKE_NVML_MODE says: ok (two H100s), segv, abort, exit (_exit(42)), hang, or
+ * interrupt: write its pid to FAKE_NVML_PIDFILE, send SIGINT to its parent (a user's Ctrl-C, at
+ * the moment NVML hangs whatever the load; tests/test_startup.py), create FAKE_NVML_SENT, hang.
  * Issue 13 item 3: such an init used to end fp8-doctor with no report. */
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -16,6 +21,13 @@ int nvmlInitWithFlags(unsigned int flags) {
     if (mode && !strcmp(mode, "abort")) abort();
     if (mode && !strcmp(mode, "exit")) _exit(42);
     if (mode && !strcmp(mode, "hang")) sleep(600);
+    if (mode && !strcmp(mode, "interrupt")) {
+        const char *pidfile = getenv("FAKE_NVML_PIDFILE"), *sent = getenv("FAKE_NVML_SENT");
+        FILE *f = pidfile ? fopen(pidfile, "w") : NULL;
+        if (f) { fprintf(f, "%d\n", (int)getpid()); fclose(f); }
+        if (kill(getppid(), SIGINT) == 0 && sent) close(open(sent, O_CREAT | O_WRONLY, 0600));
+        sleep(600);
+    }
     return 0;
 }
 int nvmlInit_v2(void) { return nvmlInitWithFlags(0); }

@@ -29,6 +29,10 @@ from preflight.probes.base import ProbeStatus
 from preflight.probes.gpu import HostGPU, probe_gpu, resolve_visible
 
 GIB = 1024**3
+# The timeout for a fake nvidia-smi that answers: the probe's own 5 s raced the start of its shell
+# (and cat / yes) on a loaded machine, and a late answer became "did not answer" (the flake of
+# tests/test_startup.py's nvidia-smi test). Only the tests of the timeout itself use a short one.
+ANSWERS = 120.0
 
 
 def two_h100(**kw: Any) -> FakeNVML:
@@ -149,7 +153,7 @@ def test_nvml_count_error_falls_back(fake_smi: Any) -> None:
             raise RuntimeError("GPU is lost")
 
     fake_smi("ok")
-    result = probe_gpu(nvml=Broken([]), env=dict(os.environ))
+    result = probe_gpu(nvml=Broken([]), env=dict(os.environ), smi_timeout=ANSWERS)
     assert result.facts["gpu.source"] == "nvidia-smi"
     assert "GPU is lost" in result.facts["gpu.nvml_error"]
 
@@ -157,7 +161,8 @@ def test_nvml_count_error_falls_back(fake_smi: Any) -> None:
 def test_smi_fallback_parses_csv_and_header(fake_smi: Any) -> None:
     fake_smi("ok")
     nvml = FakeNVML(init_error=NVMLError_LibraryNotFound("NVML Shared Library Not Found"))
-    result = probe_gpu(nvml=nvml, env={**os.environ, "CUDA_VISIBLE_DEVICES": "1"})
+    result = probe_gpu(nvml=nvml, env={**os.environ, "CUDA_VISIBLE_DEVICES": "1"},
+                       smi_timeout=ANSWERS)
     f = result.facts
     assert_registered(f)
     assert f["gpu.source"] == "nvidia-smi" and set(result.provenance.values()) == {"nvidia-smi"}
@@ -166,14 +171,15 @@ def test_smi_fallback_parses_csv_and_header(fake_smi: Any) -> None:
     assert f["gpu.driver"] == "550.54.15" and f["gpu.cuda_driver"] == "12.4"
     assert f["gpu.mem_total_mib"] == [81559] and f["gpu.mig"] is False
     # UUIDs from nvidia-smi resolve too
-    f = probe_gpu(nvml=nvml, env={**os.environ, "CUDA_VISIBLE_DEVICES": "GPU-bbbb"}).facts
+    f = probe_gpu(nvml=nvml, env={**os.environ, "CUDA_VISIBLE_DEVICES": "GPU-bbbb"},
+                  smi_timeout=ANSWERS).facts
     assert f["gpu.visible_indices"] == [1]
 
 
 def test_smi_without_compute_cap_field(fake_smi: Any) -> None:
     fake_smi("old")
     nvml = FakeNVML(init_error=NVMLError_LibraryNotFound("NVML Shared Library Not Found"))
-    f = probe_gpu(nvml=nvml, env=dict(os.environ)).facts
+    f = probe_gpu(nvml=nvml, env=dict(os.environ), smi_timeout=ANSWERS).facts
     assert f["gpu.names"] == ["Tesla V100-SXM2-32GB"] and f["gpu.cc"] == "7.0"  # from the table
     assert f["gpu.driver"] == "470.82.01" and f["gpu.cuda_driver"] == "11.4"
     assert f["gpu.mig"] is False
@@ -182,7 +188,7 @@ def test_smi_without_compute_cap_field(fake_smi: Any) -> None:
 def test_smi_failing_is_a_fact(fake_smi: Any) -> None:
     fake_smi("fail")
     nvml = FakeNVML(init_error=NVMLError_LibraryNotFound("NVML Shared Library Not Found"))
-    f = probe_gpu(nvml=nvml, env=dict(os.environ)).facts
+    f = probe_gpu(nvml=nvml, env=dict(os.environ), smi_timeout=ANSWERS).facts
     assert isinstance(f["gpu.count"], Unknown)
     assert "exit code 9" in f["gpu.count"].reason
     assert "couldn't communicate with the NVIDIA driver" in f["gpu.count"].reason
@@ -191,7 +197,7 @@ def test_smi_failing_is_a_fact(fake_smi: Any) -> None:
 def test_smi_garbage_is_a_fact(fake_smi: Any) -> None:
     fake_smi("garbage")
     nvml = FakeNVML(init_error=NVMLError_LibraryNotFound("NVML Shared Library Not Found"))
-    f = probe_gpu(nvml=nvml, env=dict(os.environ)).facts
+    f = probe_gpu(nvml=nvml, env=dict(os.environ), smi_timeout=ANSWERS).facts
     assert isinstance(f["gpu.count"], Unknown) and "expected CSV" in f["gpu.count"].reason
 
 
@@ -199,7 +205,7 @@ def test_a_flood_of_smi_output_is_refused_quickly(fake_smi: Any) -> None:
     fake_smi("flood")
     nvml = FakeNVML(init_error=NVMLError_LibraryNotFound("NVML Shared Library Not Found"))
     start = time.monotonic()
-    f = probe_gpu(nvml=nvml, env=dict(os.environ)).facts
+    f = probe_gpu(nvml=nvml, env=dict(os.environ), smi_timeout=ANSWERS).facts
     assert time.monotonic() - start < 30   # generous: a loaded machine takes seconds
     assert isinstance(f["gpu.count"], Unknown)
     assert "far more than a GPU list" in f["gpu.count"].reason
@@ -231,7 +237,7 @@ def test_an_endless_smi_is_killed_at_the_byte_cap_not_the_timeout(fake_smi: Any)
 def test_duplicate_smi_lines_count_once_and_blank_cc_comes_from_the_table(fake_smi: Any) -> None:
     fake_smi("dupes")
     nvml = FakeNVML(init_error=NVMLError_LibraryNotFound("NVML Shared Library Not Found"))
-    f = probe_gpu(nvml=nvml, env=dict(os.environ)).facts
+    f = probe_gpu(nvml=nvml, env=dict(os.environ), smi_timeout=ANSWERS).facts
     assert f["gpu.host_count"] == 1 and f["gpu.count"] == 1
     assert f["gpu.cc"] == "8.9"          # NVIDIA L4, from the GPU table
 
@@ -282,7 +288,7 @@ def test_a_pynvml_that_raises_on_import_is_a_fact(tmp_path: Path) -> None:
     (py / "pynvml.py").write_text("raise RuntimeError('broken pynvml build')\n")
     root = Path(__file__).resolve().parents[2]
     code = ("import json; from preflight.probes.gpu import probe_gpu; "
-            "r = probe_gpu(env={'PATH': ''}); print(json.dumps(r.facts['gpu.nvml_error']))")
+            "r = probe_gpu(env={'PATH': ''}, nvml_timeout=120); print(json.dumps(r.facts['gpu.nvml_error']))")
     env = {**os.environ, "LD_LIBRARY_PATH": str(lib),
            "PYTHONPATH": os.pathsep.join([str(py), str(root)])}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,

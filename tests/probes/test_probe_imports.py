@@ -70,15 +70,20 @@ def test_a_source_tree_in_the_current_directory_is_not_imported(
 
 
 def test_ok_timeout_and_crash_in_parallel(fake_env: dict[str, str]) -> None:
-    # 10 s: the import and the crash must end on their own first, which a loaded machine may
-    # take seconds to start; only the hang (600 s) runs into it.
-    start = time.monotonic()
-    f = import_facts(["fake_ok", "fake_hang", "fake_crash"], env=fake_env, timeout=10)
-    elapsed = time.monotonic() - start
-    assert elapsed < 28, f"took {elapsed:.1f} s with a 10 s timeout"
+    # The import and the crash must end on their own; only the hang (600 s) runs into the
+    # timeout. 10 s first (the hang waits that long); where a loaded machine did not even start
+    # the other two in it, once more with 60 s: the load does not decide the outcome.
+    for timeout in (10.0, 60.0):
+        start = time.monotonic()
+        f = import_facts(["fake_ok", "fake_hang", "fake_crash"], env=fake_env, timeout=timeout)
+        elapsed = time.monotonic() - start
+        if "timeout" not in (f.get("import.fake_ok.error_kind"),
+                             f.get("import.fake_crash.error_kind")):
+            break
+    assert elapsed < timeout + 18, f"took {elapsed:.1f} s with a {timeout:g} s timeout"
     assert f["import.fake_ok.ok"] is True and f["import.fake_ok.version"] == "1.2.3"
     assert f["import.fake_hang.error_kind"] == "timeout"
-    assert "within 10 s" in f["import.fake_hang.error"]
+    assert f"within {timeout:g} s" in f["import.fake_hang.error"]
     assert f["import.fake_crash.error_kind"] == "crash"
     assert "SIGABRT" in f["import.fake_crash.error"]
     assert_registered(f)

@@ -132,6 +132,8 @@ def test_trial_on_the_cpu_trains_both_precisions_at_two_depths() -> None:
     assert [(r["precision"], r["depth"]) for r in runs] == [
         ("bf16", 2), ("bf16", 4), ("fp8", 2), ("fp8", 4)]
     assert all(len(r["times_s"]) == 3 and r["median_s"] > 0 for r in runs)
+    assert all(r["busy_pct"] == [] for r in runs)     # GPU busy % is sampled on a GPU only
+    assert not any("busy only" in n for n in report.notes)
     # the generic decoder: qkv, out, fc1, fc2 per layer in FP8; the LM head stays BF16
     assert [r["fp8_linears"] for r in runs] == [0, 0, 8, 16]
     assert runs[1]["params"] > runs[0]["params"]

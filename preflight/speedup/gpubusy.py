@@ -1,0 +1,92 @@
+"""How busy the GPU is during the trial's timed steps (issue 26: a speed-up you can trust).
+
+NVML's utilization rate is the share of its last sample period (1/6 s to 1 s) in which a kernel
+ran. A training step the GPU limits keeps it ~100% busy; a step the host limits (eager FP8
+modules issue thousands of small kernels a step, and at small shapes the GPU finishes them faster
+than Python issues them) leaves it idle between launches. Such a step, and the speed-up measured
+with it, follows the host's speed and load: on two H200 hosts of 2026-11-27 the same 1B TE eager
+FP8 step ran a steady 157 ms on one (GPU busy 96-100% in every step) and alternated between 157 and
+180-190 ms on the other at an unchanged SM clock (docs/gpu-results.md).
+
+Runs inside the trial child only (torch is imported there). Never raises: without NVML, or when
+the torch device cannot be matched to an NVML device by its UUID, it samples nothing.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+HOST_BOUND_BUSY = 90
+"""Busy % below which a timed step counts as one the host limited."""
+HOST_BOUND_STEPS = 2
+"""How many such FP8 steps (at the deepest depth) make the trial say so: the host limits a step
+at times, not always. On an H100 the trial's FP8 steps at 16 layers had 3 of 12 under 90% (the
+others 95-100%, median 100%) and the real runs' FP8 steps then alternated 177 ms / 198-268 ms
+(busy 37-90% in the slow ones); on an H200 host where the real FP8 steps ran a steady 157 ms,
+none of 45 was under 90% (docs/gpu-results.md, 2026-11-27 fifth session)."""
+
+
+class Busy:
+    """Samples the utilization rate of the GPU that ``device`` is, once per call to ``sample``."""
+
+    def __init__(self, torch: Any, device: str) -> None:
+        self.samples: list[int] = []
+        self._nv: Any = None
+        self._handle: Any = None
+        try:
+            from preflight.probes.nvml_child import load
+
+            nv = load()
+            if isinstance(nv, dict):   # no NVML library or no pynvml: nothing to sample
+                return
+            nv.nvmlInit()
+            self._nv = nv
+            self._handle = self._match(torch, nv, device)
+        except Exception:  # noqa: BLE001 - a diagnostic never fails the trial
+            self._nv = self._handle = None
+
+    @staticmethod
+    def _match(torch: Any, nv: Any, device: str) -> Any:
+        """The NVML handle of ``device``: by UUID (CUDA and NVML number GPUs differently under
+        CUDA_VISIBLE_DEVICES); by index only where no device list renumbers them."""
+        props = torch.cuda.get_device_properties(device)
+        uuid = str(getattr(props, "uuid", "") or "")
+        if uuid:
+            name = uuid if uuid.startswith(("GPU-", "MIG-")) else f"GPU-{uuid}"
+            try:
+                return nv.nvmlDeviceGetHandleByUUID(name)
+            except Exception:  # noqa: BLE001 - fall through to the index, where safe
+                pass
+        if os.environ.get("CUDA_VISIBLE_DEVICES") is None:
+            return nv.nvmlDeviceGetHandleByIndex(torch.device(device).index or 0)
+        return None
+
+    def sample(self) -> None:
+        if self._handle is None:
+            return
+        try:
+            self.samples.append(int(self._nv.nvmlDeviceGetUtilizationRates(self._handle).gpu))
+        except Exception:  # noqa: BLE001 - stop sampling, keep what was read
+            self._handle = None
+
+
+def deepest_busy(runs: list[dict[str, Any]], precision: str) -> list[int]:
+    """The busy % of ``precision``'s timed steps at the deepest depth sampled, in order."""
+    mine = [r for r in runs if r.get("precision") == precision and r.get("busy_pct")]
+    if not mine:
+        return []
+    deepest = max(mine, key=lambda r: int(r.get("depth") or 0))
+    return [int(v) for v in deepest["busy_pct"] if isinstance(v, (int, float))]
+
+
+def median_busy(runs: list[dict[str, Any]], precision: str) -> int | None:
+    """The median busy % of ``precision``'s timed steps at the deepest depth sampled."""
+    values = sorted(deepest_busy(runs, precision))
+    return values[len(values) // 2] if values else None
+
+
+def host_limited(runs: list[dict[str, Any]], precision: str) -> tuple[int, int]:
+    """(steps under HOST_BOUND_BUSY, steps sampled) of ``precision`` at the deepest depth."""
+    values = deepest_busy(runs, precision)
+    return sum(v < HOST_BOUND_BUSY for v in values), len(values)
