@@ -6,8 +6,8 @@ counts only where the launch that runs carries it. The Megatron flag reader take
 function never called that mentions it made the fact false and FP8D-MEG-0001 (``--fp8-param-gather``
 without the distributed optimizer) quiet on the real launch line after it.
 
-Open, for megparse (frameworks/megatron_validated.py and megatron_args.py are theirs this session,
-being rewritten): strict xfail until fixed; the board note of 22:35 proposes the fix."""
+Fixed by megparse (frameworks/megatron_script.py ``carried``: the flag counts only on the training
+launches that may run; main 9e40436): fired, or undetermined where the launches differ."""
 
 from __future__ import annotations
 
@@ -36,8 +36,6 @@ def test_the_real_launch_line_fires(tmp_path: Path) -> None:
     assert "FP8D-MEG-0001" in _fired(tmp_path, LAUNCH)
 
 
-@pytest.mark.xfail(strict=True, reason="open for megparse: decoys of --yaml-cfg silence "
-                                       "validate_args rules (redteam6)")
 @pytest.mark.parametrize("decoy", [
     'echo "a YAML run would pass --yaml-cfg cfg.yaml"\n',
     'NOTE="--yaml-cfg cfg.yaml"\n',
@@ -49,8 +47,6 @@ def test_a_yaml_cfg_decoy_never_silences_the_rule(tmp_path: Path, decoy: str) ->
     assert "FP8D-MEG-0001" in _fired(tmp_path, decoy + LAUNCH)
 
 
-@pytest.mark.xfail(strict=True, reason="open for megparse: an echoed --debug-rollout-only "
-                                       "silences validate_args rules for slime (redteam6)")
 def test_an_echoed_debug_rollout_only_never_silences_slime(tmp_path: Path) -> None:
     assert "FP8D-MEG-0001" in _fired(tmp_path, SLIME)
     assert "FP8D-MEG-0001" in _fired(tmp_path, 'echo "--debug-rollout-only"\n' + SLIME)
