@@ -171,7 +171,8 @@ class Location:
     def __str__(self) -> str:
         return f"{self.path}:{self.line}" if self.line else self.path
 
-    _RE = re.compile(r"^(?P<path>.+?):(?P<line>\d+)$")
+    # `path:line`, or `path:line (note)` (reading/pyenviron.Noted: an environment default)
+    _RE = re.compile(r"^(?P<path>.+?):(?P<line>\d+)(?: \([^()]*\))?$")
 
     @classmethod
     def from_source(cls, source: str | None) -> Location | None:

@@ -219,7 +219,8 @@ def _argument_parser(module: Module) -> Module | Unresolved:
         return Unresolved(f"the options come from {target.removesuffix('.parse_cli_args')} "
                           "(an installed module), not read")
     try:
-        return Module(path, parse(path, read_text(path)), module.argv)
+        return Module(path, parse(path, read_text(path)), module.argv,
+                      environ=module.environ)
     except (ParseError, OSError, RecursionError) as exc:
         why = exc.message if isinstance(exc, ParseError) else str(exc)
         return Unresolved(f"{os.path.basename(path)} (the script's command-line options) was "

@@ -27,6 +27,7 @@ from typing import Any
 from preflight.facts import Unknown
 from preflight.findings import Source
 from preflight.frameworks import megatron_validated as validated
+from preflight.frameworks import miles_py
 from preflight.frameworks._record import Default, Framework, Launch
 from preflight.frameworks._view import Derived, Stated, View
 from preflight.frameworks.ckptconfig import weights
@@ -182,6 +183,8 @@ FRAMEWORK = Framework(
     # run as `python3 train.py` from a checkout, Megatron-LM on PYTHONPATH
     distributions=("slime",), from_source=True, rule_area="SLIME",
     launch=Launch(read_text, command=HINT, entry=re.compile(r"\bslime\b"), heredoc_values=True),
+    # miles' / slime's Python launchers (scripts/run_*.py: U.execute_train): miles_py.py
+    read_python=miles_py.read_python, python_hint=miles_py.PY_HINT,
     shape_keys=(("heads", ("num_attention_heads",)), ("kv_heads", ("num_query_groups",)),
                 ("layers", ("num_layers",)), ("seq", ("seq_length",)),
                 ("micro_batch", ("micro_batch_size",)), ("tp", ("tensor_model_parallel_size",)),

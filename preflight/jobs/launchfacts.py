@@ -5,13 +5,14 @@ that starts a plain PyTorch loop (``config.<kind>.launch.*``). Split from
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from preflight.findings import Source
 from preflight.reading import launch, shellcalls
-from preflight.reading.launchenv import launch_env
-from preflight.reading.types import ReaderOutput
+from preflight.reading.launchenv import Given, launch_env, merged, process_env
+from preflight.reading.types import Linked, ReaderOutput
 
 if TYPE_CHECKING:
     from preflight.frameworks import Framework
@@ -72,3 +73,26 @@ def _env(path: str, clean: str, outer: dict[str, str], variables: dict[str, str]
                 isinstance(given, str) and "$" not in given and "\x00" not in given:
             facts[f"env.{name}"] = MASK if looks_secret(name, given) else given
             prov[f"env.{name}"] = outer.get(shellcalls.CALLER, path)
+
+
+def environ(path: str, clean: str, pos: int, variables: dict[str, str],
+            outer: dict[str, str]) -> Given:
+    """The environment the launch line at ``pos`` gives the Python script it runs, for its
+    ``os.environ`` lookups (:mod:`.pyenviron`): what this script's caller passed it (at the
+    caller's line), its exports and the line's own assignments (:func:`.launchenv.process_env`)."""
+    caller = outer.get(shellcalls.CALLER, path)
+    inherited = [(n, caller) for n in outer.get(shellcalls.ENVIRON, "").split(",") if n]
+    return process_env(path, clean, pos, variables, inherited)
+
+
+def one_environ(found: list[Linked]) -> list[Linked]:
+    """A file two launch lines of the script run gets what they give it alike (a variable
+    they give differently is Unknown naming both: :func:`.launchenv.merged`)."""
+    runs: dict[str, dict[str, tuple[str, str]]] = {}
+    for link in found:
+        if link.environ is not None:
+            real = os.path.realpath(link.path)
+            runs[real] = merged(runs.get(real), link.environ, link.source)
+    return [replace(link, environ=tuple((n, v, w) for n, (v, w) in
+                                        runs[os.path.realpath(link.path)].items()))
+            if link.environ is not None else link for link in found]

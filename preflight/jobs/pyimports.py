@@ -172,7 +172,8 @@ def read_helpers(module: Module,
                 text = read_text(path)
                 from preflight.jobs.pynames import imported_tree, link  # (it imports this one)
 
-                helper = Module(path, imported_tree(parse(path, text)), None, None, bindings)
+                helper = Module(path, imported_tree(parse(path, text)), None, None, bindings,
+                                module.environ)     # one process: the script's environment
                 link(helper)
                 kind, out = read(helper, text)
             except (ParseError, RecursionError, OSError) as exc:

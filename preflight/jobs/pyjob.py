@@ -13,7 +13,9 @@ from typing import Any
 
 from preflight.jobs.pyimports import imports_job_module, read_helpers
 from preflight.jobs.pynames import link
+from preflight.reading.launchenv import Given
 from preflight.reading.parse import MAX_BYTES, ParseError, read_text
+from preflight.reading.pyenviron import Environ
 from preflight.reading.pysource import Module, parse
 from preflight.reading.types import ConfigProblem, Linked, ReaderOutput
 
@@ -21,9 +23,11 @@ NOTEBOOK = (".ipynb",)
 
 
 def read(path: str, kind: str | None, explicit: bool, argv: tuple[str, ...] | None,
-         entry: str | None = None) -> tuple[str | None, ReaderOutput]:
+         entry: str | None = None, environ: Environ | None = None,
+         ) -> tuple[str | None, ReaderOutput]:
     """``(kind, facts)`` of a Python job file; raises :class:`ParseError` for one that cannot
-    be used. ``kind``: only that framework's calls (``--kind``)."""
+    be used. ``kind``: only that framework's calls (``--kind``); ``environ``: what the launch
+    lines that run it give its environment (:mod:`.pyenviron`), None when none was read."""
     from preflight.frameworks import BY_KIND, FRAMEWORKS
 
     if path.lower().endswith(NOTEBOOK):
@@ -45,7 +49,7 @@ def read(path: str, kind: str | None, explicit: bool, argv: tuple[str, ...] | No
             return None, ReaderOutput()
         raise ParseError(nothing_found(readers), code="not_a_config", level="warning",
                          fix=NOTHING_FIX)
-    module = _module(path, text, argv, entry)
+    module = _module(path, text, argv, entry, environ)
     _, out = _frameworks(module, hinted, text)
     facts, prov = dict(out.facts), dict(out.provenance)
     problems, linked = list(out.problems), list(out.linked)
@@ -98,28 +102,31 @@ def _frameworks(module: Module, readers: list[Any], text: str,
 
 
 def peek(path: str, kind: str | None, argv: tuple[str, ...] | None,
-         ) -> tuple[str | None, ReaderOutput]:
+         environ: Given | None = None) -> tuple[str | None, ReaderOutput]:
     """:func:`read` for a script a launch line runs, None when nothing in it is read."""
     try:
-        return read(path, kind, False, argv)
+        return read(path, kind, False, argv, environ=None if environ is None else
+                    {n: (v, w) for n, v, w in environ})
     except (ParseError, RecursionError):
         return None, ReaderOutput()
 
 
-def _module(path: str, text: str, argv: tuple[str, ...] | None, entry: str | None) -> Module:
+def _module(path: str, text: str, argv: tuple[str, ...] | None, entry: str | None,
+            environ: Environ | None) -> Module:
     """The parsed file, kept for the next read of the same text (a launch script peeks at the
     script it runs before the job reader reads it)."""
-    key = (path, hash(text), argv, entry)
+    key = (path, hash(text), argv, entry,
+           None if environ is None else tuple(sorted(environ.items())))
     if key not in _CACHE:
         if len(_CACHE) >= 8:
             _CACHE.pop(next(iter(_CACHE)))
-        _CACHE[key] = Module(path, parse(path, text), argv, entry)
+        _CACHE[key] = Module(path, parse(path, text), argv, entry, environ=environ)
         if imports_job_module(text, path):
             link(_CACHE[key])   # `from helpers import *`, values of the job's modules
     return _CACHE[key]
 
 
-_CACHE: dict[tuple[str, int, tuple[str, ...] | None, str | None], Module] = {}
+_CACHE: dict[tuple[Any, ...], Module] = {}
 
 
 NOTHING_FIX = ("If the job sets its precision elsewhere, name that file (the launch script, the "

@@ -33,7 +33,8 @@ MAX_NAMES = 2_000
 class Names:
     """The job modules read for one script's names, each parsed once."""
 
-    def __init__(self) -> None:
+    def __init__(self, environ: Any = None) -> None:
+        self.environ = environ      # the script's process environment (pyenviron.Environ)
         self.modules: dict[str, Module | None] = {}
         self.busy: set[tuple[str, str]] = set()
 
@@ -44,7 +45,8 @@ class Names:
                 return None
             self.modules[real] = None           # while it is read: an import cycle stops here
             try:
-                found = Module(path, imported_tree(parse(path, read_text(path))))
+                found = Module(path, imported_tree(parse(path, read_text(path))),
+                               environ=self.environ)
             except (ParseError, RecursionError, OSError):
                 return None                     # pyimports reports a module it cannot read
             self.modules[real] = found
@@ -138,7 +140,7 @@ def public(module: Module) -> list[str] | None:
 def link(module: Module, names: Names | None = None, depth: int = 0) -> None:
     """Bind the names ``module`` star-imports from the job's modules, and let it see the
     values job modules give the names it imports (:attr:`.pyscopes.Layout.imported`)."""
-    names = Names() if names is None else names
+    names = Names(module.environ) if names is None else names
     sources = _top_imports(module)
     for base, line in module.stars[:MAX_MODULES]:
         path = module_file(base, module.path)

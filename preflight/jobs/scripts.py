@@ -160,8 +160,9 @@ def _python_scripts(path: str, clean: str, variables: dict[str, str], outer: dic
         link = named(script, "", path, Source(path, line), key="the launch line", line=line)
         if not link.missing and "$" not in script:
             found.append(replace(link, after=True) if trains and launch.not_training(script)
-                         else replace(link, overrides=True, argv=argv))
-    return found
+                         else replace(link, overrides=True, argv=argv, environ=(
+                             launchfacts.environ(path, clean, pos, variables, outer))))
+    return launchfacts.one_environ(found)
 
 
 _PEEKING: ContextVar[int] = ContextVar("fp8_doctor_called_script_depth", default=0)
@@ -274,7 +275,7 @@ def _with_scripts(got: str | None, out: ReaderOutput, runs: list[Linked], kind: 
 
     if got is None:
         for link in runs:
-            peek, _ = pyjob.peek(link.path, kind, link.argv)
+            peek, _ = pyjob.peek(link.path, kind, link.argv, link.environ)
             if peek is not None:
                 got = peek
                 break

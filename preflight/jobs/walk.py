@@ -15,6 +15,7 @@ from preflight.jobs import unread
 from preflight.jobs.formats import SCRIPT_EXT, split_entry
 from preflight.jobs.graph import FileRead, one_job
 from preflight.jobs.scan import SCAN_DEPTH, SCAN_EXT, SCAN_MAX_BYTES, SCAN_MAX_FILES, scan
+from preflight.reading.launchenv import merged
 from preflight.reading.refs import not_found, resolve_missing
 from preflight.reading.types import ConfigProblem, ConfigRead, ReaderOutput
 
@@ -32,6 +33,7 @@ class Walk:
         self.seen: set[str] = set()
         self.inherited: dict[str, dict[str, str]] = {}     # sourced file -> variables
         self.argvs: dict[str, tuple[str, ...]] = {}         # script -> its launch arguments
+        self.environs: dict[str, dict[str, tuple[str, str]]] = {}   # and its environment
         self.redone: set[str] = set()
         self.roots: list[str] = []                           # job roots, for named files
         self.scanned_other = 0
@@ -105,7 +107,7 @@ class Walk:
                 self.named.add(real)
             got, out = read_file(path, want or None, explicit=origin not in ("folder", "sourced"),
                                  inherited=self.inherited.get(real), argv=self.argvs.get(real),
-                                 entry=self.entries.get(real))
+                                 entry=self.entries.get(real), environ=self.environs.get(real))
             self.problems.extend(out.problems)
             if got is None and origin == "folder" and not out.problems:
                 self.not_read[path] = unread.CODE if path.lower().endswith(SCRIPT_EXT) else \
@@ -146,6 +148,10 @@ class Walk:
                               for link in out.linked if link.variables)
         self.argvs.update((os.path.realpath(link.path), link.argv)
                           for link in out.linked if link.argv is not None)
+        for link in out.linked:
+            if link.environ is not None:    # two launch scripts: what they give alike
+                real = os.path.realpath(link.path)
+                self.environs[real] = merged(self.environs.get(real), link.environ, link.source)
         self.entries.update((os.path.realpath(link.path), link.entry)
                             for link in out.linked if link.entry is not None)
 

@@ -18,7 +18,7 @@ import re
 
 from preflight.reading import shelldecl
 from preflight.reading.launch import command_at, tokens
-from preflight.reading.shellvars import typed
+from preflight.reading.shellvars import runtime, runtime_reason, typed
 
 _NAME = re.compile(r"([A-Za-z_]\w*)=(.*)\Z", re.S)
 # `export X=1`, `declare -x X=1`, `typeset -x`, `readonly -x`... (reading/shelldecl.py)
@@ -30,9 +30,12 @@ MAX_VARS = 200
 Var = tuple[str, str, int]      # name, value, offset where it is written
 
 
-def launch_env(text: str, at: int, variables: dict[str, str]) -> list[Var]:
+def launch_env(text: str, at: int, variables: dict[str, str], unknown: bool = False,
+               ) -> list[Var]:
     """``(name, value, offset)`` for each variable the command at offset ``at`` gets from the
-    script: exports before that command first, then its own prefix assignments (which win)."""
+    script: exports before that command first, then its own prefix assignments (which win).
+    ``unknown``: keep a variable whose value only the run knows, as a :func:`.shellvars.runtime`
+    marker (a Python file's lookup of it is then Unknown, not its default)."""
     start, _ = command_at(text, at)
     found: dict[str, Var] = {}
     body = _function_spans(text[:start])
@@ -52,7 +55,10 @@ def launch_env(text: str, at: int, variables: dict[str, str]) -> list[Var]:
             if not re.fullmatch(r"[A-Za-z_]\w*", name):
                 break
             value = _value(raw, variables) if raw is not None else variables.get(name)
-            if value is not None and not decl.plain:
+            if value is None and unknown:
+                value = runtime(f"{name} is exported with a value known only when the script "
+                                "runs")
+            elif value is not None and not decl.plain:
                 value = decl.value(value) if not decl.nameref else variables.get(value)
             if value is not None and len(found) < MAX_VARS:
                 found[name] = (name, value, pos)
@@ -61,6 +67,9 @@ def launch_env(text: str, at: int, variables: dict[str, str]) -> list[Var]:
         if hit is None:
             break           # `srun VAR=1 x`: an argument, not bash's prefix assignment
         value = _value(hit.group(2), variables)
+        if value is None and unknown:
+            value = runtime(f"{hit.group(1)} is set on the launch line to "
+                            f"{hit.group(2)[:40]!r}, known only when the script runs")
         if value is not None and len(found) < MAX_VARS:
             found[hit.group(1)] = (hit.group(1), value, pos)
     return list(found.values())
@@ -78,3 +87,103 @@ def _function_spans(text: str) -> list[tuple[int, int]]:
         close = re.compile(r"(?m)^[ \t]*\}").search(text, m.end())
         spans.append((m.start(), close.end() if close else len(text)))
     return spans
+
+
+Given = tuple[tuple[str, str, str], ...]
+"""What launch lines give a Python file's process: ``(name, value or a runtime marker, where)``;
+the name ``*`` stands for every variable not named (an env file not read)."""
+_EXPORT_FLAGS = ("--export=", "--export-file=", "--env-file=")
+_ELASTIC = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK",
+            "GROUP_WORLD_SIZE", "ROLE_RANK", "ROLE_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
+            "TORCHELASTIC_*", "OMP_NUM_THREADS", "CUDA_VISIBLE_DEVICES")
+_LAUNCHER_SETS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
+    # torch/distributed/elastic/agent/server/local_elastic_agent.py (torchrun, deepspeed's and
+    # accelerate's launchers start it or set the same names), accelerate/utils/launch.py
+    # prepare_simple_launcher_cmd_env (ACCELERATE_*, FSDP_*), Slurm (srun, sbatch, #SBATCH
+    # headers), Open MPI / PMI
+    (re.compile(r"torchrun|torch\.distributed\.(?:run|launch)|deepspeed|accelerate[ \t]+launch|"
+                r"accelerate-launch|composer"), _ELASTIC),
+    (re.compile(r"accelerate[ \t]+launch|accelerate-launch"), ("ACCELERATE_*", "FSDP_*")),
+    (re.compile(r"\b(?:srun|sbatch)\b"), ("SLURM_*",)),
+    (re.compile(r"mpirun|mpiexec"), ("OMPI_*", "PMI_*", "PMIX_*")),
+)
+_SBATCH = re.compile(r"(?m)^#SBATCH\b")
+
+
+def process_env(path: str, text: str, at: int, variables: dict[str, str],
+                inherited: list[tuple[str, str]]) -> Given:
+    """The environment the command whose script word is at offset ``at`` gives the process
+    (:mod:`.pyenviron` reads it): ``inherited`` (what the script's own caller passed, ``(name,
+    where)``), ``export``\\s before the command, its ``X=v`` prefixes, ``env [-i] [-u X] X=v``
+    and ``srun --export=NONE|ALL,X=v`` before the script (Slurm's sbatch/srun ``--export``, GNU
+    env). An ``--export-file`` / ``--env-file`` is not read: every variable it may set is
+    Unknown."""
+    from preflight.findings import Source
+
+    def where(pos: int) -> str:
+        return Source(path, text.count("\n", 0, pos) + 1)
+
+    out: dict[str, tuple[str, str]] = {}
+    start, _ = command_at(text, at)
+    words = tokens(text, start, at)
+    for launcher, names in _LAUNCHER_SETS:
+        hit = launcher.search(text, start, at)
+        if hit is None and "SLURM_*" in names and _SBATCH.search(text):
+            hit = _SBATCH.search(text)
+        label = hit.group(0).strip() if hit is not None else ""
+        for name in names if hit is not None else ():
+            out[name] = (runtime(f"{name} is set for the process by {label} when it runs"),
+                         where(start))
+    for name, src in inherited[:MAX_VARS]:
+        given = variables.get(name)
+        out[name] = (given if isinstance(given, str) and "$" not in given else runtime(
+            f"{name} comes from the caller with a value known only when it runs"), src)
+    for name, value, pos in launch_env(text, at, variables, unknown=True):
+        out[name] = (value, where(pos))
+    in_env = False
+    for i, (word, pos) in enumerate(words):
+        if word == "env" or word.endswith("/env"):
+            in_env = True
+        elif in_env and word in ("-i", "-", "--ignore-environment"):
+            out.clear()
+        elif in_env and word in ("-u", "--unset") and i + 1 < len(words):
+            out.pop(words[i + 1][0], None)
+        elif word == "--export=NONE":
+            out.clear()
+        elif word.startswith(_EXPORT_FLAGS[1:]):
+            out["*"] = (runtime(f"the launch line names the env file {word.split('=', 1)[1][:80]}"
+                                ", not read here"), where(pos))
+        elif word.startswith("--export="):
+            for item in word[9:].split(","):
+                name, eq, raw = item.partition("=")
+                if eq and re.fullmatch(r"[A-Za-z_]\w*", name):
+                    got = _value(raw, variables)
+                    out[name] = (got if got is not None else runtime(
+                        f"{name} is given a value known only when the script runs"), where(pos))
+        elif in_env and (hit := _NAME.match(word)) is not None:
+            got = _value(hit.group(2), variables)
+            out[hit.group(1)] = (got if got is not None else runtime(
+                f"{hit.group(1)} is given a value known only when the script runs"), where(pos))
+    return tuple((n, v, w) for n, (v, w) in out.items())
+
+
+def merged(old: dict[str, tuple[str, str]] | None, new: Given, line: str,
+           ) -> dict[str, tuple[str, str]]:
+    """What two launch lines (or scripts) that run one file give it alike; a variable they
+    give differently, or one gives and the other not, is a runtime marker naming both."""
+    given = {n: (v, w) for n, v, w in new}
+    if old is None:
+        return given
+    out: dict[str, tuple[str, str]] = {}
+    for name in {*old, *given}:
+        a, b = old.get(name), given.get(name)
+        if a is not None and b is not None and a[0] == b[0]:
+            out[name] = a
+            continue
+        first = f"{a[0]!r} at {a[1]}" if a is not None and runtime_reason(a[0]) is None else \
+            "unset at another launch line" if a is None else f"unknown at {a[1]}"
+        second = f"{b[0]!r} at {b[1]}" if b is not None and runtime_reason(b[0]) is None else \
+            f"unset at {line}" if b is None else f"unknown at {b[1]}"
+        out[name] = (runtime(f"the launch lines that run this file give {name} differently: "
+                             f"{first[:120]}, {second[:120]}"), (a or b or ("", line))[1])
+    return out

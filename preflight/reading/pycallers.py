@@ -104,8 +104,8 @@ def param_value(module: Module, scope: Scope, name: str, depth: int) -> Any:
             return NO_CALL      # a method's calls go through instances: not followed
         params = params[1:]
     target = cls or func
-    if target in module._escapes or name not in params:
-        return NO_CALL
+    if (target in module._escapes and target not in module.bindings) or name not in params:
+        return NO_CALL      # (`typer.run(main)` passes main as a value; the job's calls bind it)
     index = params.index(name)
     values: list[Any] = []
     for call in list(module.bindings.get(target, ()))[:MAX_SITES]:

@@ -21,6 +21,7 @@ from typing import Any
 from preflight.facts import Unknown
 from preflight.findings import Source
 from preflight.reading.parse import MAX_FACTS_PER_FILE, usable_key
+from preflight.reading.pyenviron import EnvStr
 from preflight.reading.pyscopes import Scope
 from preflight.reading.pysource import Call, Module, Ref, Unresolved
 from preflight.reading.refs import named
@@ -94,6 +95,8 @@ class PyOut:
         """One fact; a second, different value for it makes it Unknown with both lines (and so
         does a value put from a call made under a condition the text does not decide)."""
         value = plain(value if self._when is None else self._when)
+        where = value.where if isinstance(value, EnvStr) else self.where(line, path)
+        value = str(value) if isinstance(value, EnvStr) else value
         if name in self.facts:
             old = self.facts[name]
             if old != value and not (isinstance(old, Unknown) and "set to" in old.reason):
@@ -106,7 +109,7 @@ class PyOut:
             cut_short(self.facts, self.prov, name, self.where(line, path))
             return
         self.facts[name] = value
-        self.prov[name] = self.where(line, path)
+        self.prov[name] = where     # an environment variable's: the launch line, or its default
 
     def put_all(self, prefix: str, call: Call, watch: tuple[str, ...] = ()) -> None:
         """Every keyword of ``call`` under ``prefix`` (mappings flattened: ``fsdp_config={..}``

@@ -7,8 +7,10 @@ outermost first: an ``if`` / ``elif`` / ``else`` test and the side the statement
 of an ``if`` whose branch returns (what follows runs only when it does not), a loop body, an
 ``except`` handler, a ``match`` case. :func:`decide` evaluates them with :mod:`.pysource`: a test
 whose value the text gives (literals, a name bound once, an argparse option from the launch line
-that runs the script or its ``default=``) decides the branch; a loop, a handler, a case, or a
-test computed when the script runs leaves it undecided, with the reason. A loop body counts as
+that runs the script or its ``default=``) decides the branch, and so does a ``match`` case of
+literals (``case "megatron":`` is ``subject == "megatron"`` after the cases above did not match:
+:mod:`.pyscopes`); a loop, a handler, a case that binds names or tests a class, or a test
+computed when the script runs leaves it undecided, with the reason. A loop body counts as
 running for the calls in it (a training loop runs), not for the names it binds (their value
 after the loop is that of an iteration the text does not say); so does the code after an
 ``if ...: return`` whose test the text does not decide (``if self.model is not None: return``

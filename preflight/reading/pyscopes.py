@@ -29,6 +29,9 @@ class Bind:
     line: int
     guards: Guards = ()
     why: str = ""
+    aug: ast.expr | None = None
+    """``name += value`` / ``name |= value``: what is added (``why`` says how), for readers that
+    follow a string or a dict built in steps (:mod:`.pyargs`)."""
     ref: str | None = None
     """An import inside a function: the qualified name it binds (``from te_mixtral_mxfp8 import
     TEMixtralMXFP8ForCausalLM as ForCausalLM`` in one ``if`` branch, another module's class in
@@ -48,12 +51,33 @@ class Scope:
     call_guards: dict[int, Guards] = field(default_factory=dict)
     """The guards of each call (by ``id`` of its node) made under a condition."""
     returns: list[tuple[ast.expr, Guards]] = field(default_factory=list)
+    items: dict[str, list[tuple[ast.expr, ast.expr, int, Guards]]] = field(default_factory=dict)
+    """``name[key] = value`` statements: (key, value, line, guards) by name."""
     values: dict[str, Any] = field(default_factory=dict)   # parameters of an inlined call
     parent: Scope | None = None
     """The function whose body defines this one (its names are this one's closure), None at
     the top or in a class body (a method does not see its class's names)."""
     node: ast.FunctionDef | ast.AsyncFunctionDef | None = None
     """The function's own statement (its decorators: :mod:`.pyclick`)."""
+
+
+def _case_test(subject: ast.expr, pattern: ast.pattern) -> ast.expr | None | bool:
+    """A ``case`` pattern as the test it makes of ``subject``: ``case "megatron":`` is
+    ``subject == "megatron"`` (``case "a" | "b":`` an ``or`` of them), ``case _:`` None (it
+    always matches); False for a pattern that binds or tests a class (not decided here)."""
+    if isinstance(pattern, ast.MatchValue):
+        return ast.copy_location(ast.Compare(subject, [ast.Eq()], [pattern.value]), pattern)
+    if isinstance(pattern, ast.MatchSingleton):
+        return ast.copy_location(ast.Compare(subject, [ast.Is()], [ast.copy_location(
+            ast.Constant(pattern.value), pattern)]), pattern)
+    if isinstance(pattern, ast.MatchAs) and pattern.pattern is None:
+        return None
+    if isinstance(pattern, ast.MatchOr) and len(pattern.patterns) <= 16:
+        tests = [_case_test(subject, p) for p in pattern.patterns]
+        if all(isinstance(t, ast.expr) for t in tests):
+            return ast.copy_location(ast.BoolOp(ast.Or(), [t for t in tests
+                                                           if isinstance(t, ast.expr)]), pattern)
+    return False
 
 
 class Layout:
@@ -144,7 +168,8 @@ class Layout:
         elif isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
             scope.binds.setdefault(stmt.target.id, []).append(Bind(
                 None, stmt.lineno, guards, f"{stmt.target.id} is changed in place (line "
-                f"{stmt.lineno})"))
+                f"{stmt.lineno})", aug=stmt.value if isinstance(stmt.op, (ast.Add, ast.BitOr))
+                else None))
         elif isinstance(stmt, ast.Return) and stmt.value is not None:
             scope.returns.append((stmt.value, guards))
         else:
@@ -176,10 +201,24 @@ class Layout:
             self._collect(scope, stmt.orelse, guards, False)  # type: ignore[attr-defined]
             self._collect(scope, stmt.finalbody, guards, False)  # type: ignore[attr-defined]
         elif isinstance(stmt, ast.Match):
+            before: Guards = ()         # the cases above did not match
             for case in stmt.cases:
-                self._collect(scope, case.body, (*guards, Guard(case.pattern.lineno, why=(
-                    f"set in a `match` case (line {case.pattern.lineno}), chosen when the "
-                    "script runs"))), False)
+                test = _case_test(stmt.subject, case.pattern)
+                line = case.pattern.lineno
+                mine = Guard(line, test) if isinstance(test, ast.expr) else None if \
+                    test is None else Guard(line, why=(f"set in a `match` case (line {line}), "
+                                                       "chosen when the script runs"))
+                extra = (Guard(line, case.guard),) if case.guard is not None else ()
+                self._collect(scope, case.body, (*guards, *before, *((mine,) if mine else ()),
+                                                 *extra), False)
+                if test is None and case.guard is None:
+                    break                # `case _:` takes the rest
+                both = test if case.guard is None else case.guard if test is None else \
+                    ast.copy_location(ast.BoolOp(ast.And(), [test, case.guard]), case.guard) \
+                    if isinstance(test, ast.expr) else False
+                before = (*before, Guard(line, both, holds=False) if isinstance(
+                    both, ast.expr) else Guard(line, why=(
+                        f"after a `match` case (line {line}) chosen when the script runs")))
 
     def _bind(self, scope: Scope, target: ast.expr, value: ast.expr, line: int,
               guards: Guards) -> None:
@@ -190,6 +229,9 @@ class Layout:
             if path is not None:
                 root, *attrs = path
                 scope.sets.setdefault(root, []).append((tuple(attrs), value, line, guards))
+        elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+            scope.items.setdefault(target.value.id, []).append((target.slice, value, line,
+                                                                guards))
         elif isinstance(target, (ast.Tuple, ast.List)):
             for element in target.elts:      # `a, b = f()`: each name bound to an unknown
                 if isinstance(element, ast.Name):

@@ -20,8 +20,10 @@ the file makes, each argument's value as far as it can be known without running 
   call in a branch that does not run is not made;
 - names from imports as :class:`Ref` (``Format.HYBRID`` ->
   ``transformer_engine.common.recipe.Format.HYBRID``);
+- f-strings of known values, ``os.environ`` / ``os.getenv`` as the launch line sets the variable
+  (:mod:`.pyenviron`), string methods and ``int()`` of known values;
 - everything else (a function parameter, a value set in a loop or an ``except`` handler, a call
-  result, ``os.environ``, f-strings) as :class:`Unresolved` with the reason, never a guess.
+  result) as :class:`Unresolved` with the reason, never a guess.
 
 Each framework module reads the calls it knows (``Framework.read_python``). Bounds: files over
 :data:`MAX_BYTES` are not parsed (~3 s per MB), nesting beyond what :func:`ast.parse` accepts is
@@ -35,6 +37,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from preflight.reading import pyenviron
 from preflight.reading.parse import ParseError
 from preflight.reading.pycallers import (
     MAX_INLINE,
@@ -57,7 +60,9 @@ from preflight.reading.pyvalues import (
     Unresolved,
     Weights,
     arith,
+    dict_of,
     dotted,
+    fstring,
     number,
     option_of,
     option_value,
@@ -92,11 +97,12 @@ class Module(Layout):
     """A parsed Python file: its calls with their arguments resolved as far as the text says."""
 
     def __init__(self, path: str, tree: ast.Module, argv: tuple[str, ...] | None = None,
-                 entry: str | None = None, bindings: Mapping[str, Sequence[Call]] | None = None
-                 ) -> None:
+                 entry: str | None = None, bindings: Mapping[str, Sequence[Call]] | None = None,
+                 environ: pyenviron.Environ | None = None) -> None:
         super().__init__(tree)
-        self.path, self.argv, self.entry = path, argv, entry
-        """The function the user named (``FILE.py::NAME``): which config of a registry is the job."""
+        self.path, self.argv, self.entry, self.environ = path, argv, entry, environ
+        """The function the user named (``FILE.py::NAME``): which config of a registry is the job;
+        ``environ``: what the launch lines that run it give its environment (:mod:`.pyenviron`)."""
         self.bindings = dict(bindings or {})
         """Other job files' calls of this file's functions/classes (:mod:`.jobs.pyimports`)."""
         self._sites, self._escapes = call_sites(tree)
@@ -214,7 +220,11 @@ class Module(Layout):
                 return Unresolved(f"a sequence of more than {MAX_SEQUENCE} items", line)
             return [self.evaluate(e, scope, depth + 1) for e in node.elts]
         if isinstance(node, ast.Dict):
-            return self._dict(node, scope, depth)
+            return dict_of(node, lambda v: self.evaluate(v, scope, depth + 1), MAX_SEQUENCE)
+        if isinstance(node, ast.Subscript):     # os.environ["X"], a dict's item
+            return pyenviron.subscript(self, node, scope, depth)
+        if isinstance(node, ast.JoinedStr):
+            return fstring(node, lambda v: self.evaluate(v, scope, depth + 1))
         if isinstance(node, ast.Name):
             return self._name(node.id, scope, depth, line)
         if isinstance(node, ast.Attribute):
@@ -242,24 +252,6 @@ class Module(Layout):
                 return self.evaluate(node.body if test else node.orelse, scope, depth + 1)
             return Unresolved("chosen by a condition when the script runs", line)
         return Unresolved("computed when the script runs", line)
-
-    def _dict(self, node: ast.Dict, scope: Scope, depth: int) -> Any:
-        if len(node.keys) > MAX_SEQUENCE:
-            return Unresolved(f"a dict of more than {MAX_SEQUENCE} items", node.lineno)
-        out: dict[str, Any] = {}
-        for key, value in zip(node.keys, node.values):
-            if key is None:               # {**other}
-                merged = self.evaluate(value, scope, depth + 1)
-                if not isinstance(merged, dict):
-                    return Unresolved("a dict merged from one the text does not give",
-                                      node.lineno)
-                out.update(merged)
-                continue
-            k = self.evaluate(key, scope, depth + 1)
-            if not isinstance(k, str):
-                return Unresolved("a dict with keys computed when the script runs", node.lineno)
-            out[k] = self.evaluate(value, scope, depth + 1)
-        return out
 
     def _name(self, name: str, scope: Scope, depth: int, line: int | None) -> Any:
         # the function's own names, then those of the functions it is defined in (a closure:
@@ -344,6 +336,8 @@ class Module(Layout):
         base = self.evaluate(node.value, scope, depth + 1)
         if isinstance(base, Ref):
             return self.ref(f"{base.name}.{node.attr}")
+        if isinstance(base, str):
+            return pyenviron.bound(base, node.attr, node.lineno)
         if isinstance(base, Call):
             if base.name in ("parse_args", "parse_known_args"):
                 return self.option(node.attr)
@@ -365,6 +359,9 @@ class Module(Layout):
             inlined = inline(self, node, scope, depth)
             if inlined is not None:
                 return inlined
+        got = pyenviron.special(self, node, scope, depth, func)
+        if got is not pyenviron.NOTHING:
+            return got
         name = func.name if isinstance(func, Ref) else dotted(node.func) or "?"
         if isinstance(func, Call):          # a method of a call's result: parser.parse_args()
             name = f"{func.func}().{dotted(node.func) or '?'}"

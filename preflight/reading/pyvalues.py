@@ -5,7 +5,7 @@ with the reason for what the text does not give; and the small syntax-tree helpe
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -263,6 +263,45 @@ def option_value(opt: Arg | None, dest: str, argv: tuple[str, ...] | None, path:
         # argparse passes a string default through type= too
         return _converted(replace(opt, choices=None), "default", opt.default)
     return opt.default
+
+
+def dict_of(node: ast.Dict, evaluate: Callable[[ast.expr], Any], most: int) -> Any:
+    """A dict display's value (``{**other}`` merged), keys the text gives as strings."""
+    if len(node.keys) > most:
+        return Unresolved(f"a dict of more than {most} items", node.lineno)
+    out: dict[str, Any] = {}
+    for key, value in zip(node.keys, node.values):
+        if key is None:               # {**other}
+            merged = evaluate(value)
+            if not isinstance(merged, dict):
+                return Unresolved("a dict merged from one the text does not give", node.lineno)
+            out.update(merged)
+            continue
+        k = evaluate(key)
+        if not isinstance(k, str):
+            return Unresolved("a dict with keys computed when the script runs", node.lineno)
+        out[k] = evaluate(value)
+    return out
+
+
+def fstring(node: ast.JoinedStr, evaluate: Callable[[ast.expr], Any]) -> Any:
+    """An f-string whose parts the text gives (strings and numbers, no format spec), at most
+    4096 characters; else Unresolved."""
+    out: list[str] = []
+    for part in node.values[:256]:
+        if isinstance(part, ast.Constant) and isinstance(part.value, str):
+            out.append(part.value)
+            continue
+        value = evaluate(part.value) if isinstance(part, ast.FormattedValue) and \
+            part.format_spec is None and part.conversion in (-1, 115) else None
+        if isinstance(value, Unresolved):
+            return value
+        if not isinstance(value, (str, int, float)) or sum(map(len, out)) > 4096:
+            return Unresolved("an f-string computed when the script runs", node.lineno)
+        out.append(str(value))
+    text = "".join(out)
+    return text if len(node.values) <= 256 and len(text) <= 4096 else Unresolved(
+        "an f-string computed when the script runs", node.lineno)
 
 
 def number(value: Any) -> bool:

@@ -49,6 +49,8 @@ class Linked:
     optional: bool = False    # a sourced script: read if it holds settings, else left out
     variables: tuple[tuple[str, str], ...] = ()   # what the sourcing script set (bash passes it)
     argv: tuple[str, ...] | None = None   # a Python script's arguments on the launch line
+    environ: tuple[tuple[str, str, str], ...] | None = None   # and the environment it gives
+                              # it: (name, value or a shellvars.runtime marker, where)
     entry: str | None = None  # the function of a Python config registry the launch line names
     after: bool = False       # run by the launch script after or beside training (evaluation,
                               # export, merging: launch.not_training): of the job, not read

@@ -426,7 +426,10 @@ def test_bf16_under_an_undecided_condition_may_or_may_not_replace_fp8(tmp_path: 
             bf16 = True
         TrainingArguments(output_dir="o", bf16=bf16)
     """)
-    launch = _write(tmp_path, "run.sh", "accelerate launch --mixed_precision fp8 train.py\n")
+    # BF16 given a value only the run knows (unset, the lookup's default decides:
+    # reading/pyenviron.py, tests/reading/test_pyenviron.py)
+    launch = _write(tmp_path, "run.sh", "export BF16=$1\n"
+                    "accelerate launch --mixed_precision fp8 train.py\n")
     values = _derive([launch])
     assert isinstance(values["intent.fp8"], Unknown)
     assert "bf16" in values["intent.fp8"].reason
