@@ -9,9 +9,9 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from preflight.speedup.gpubusy import median_busy  # noqa: E402
 from trial_validate import shape_of  # noqa: E402
 
+from preflight.speedup.gpubusy import median_busy  # noqa: E402
 from preflight.speedup.trial import trial  # noqa: E402
 
 hogs = [subprocess.Popen([sys.executable, "-c", "while 1: pass"]) for _ in range(int(sys.argv[2]))]

@@ -102,15 +102,22 @@ def _outside(path: str) -> str:
 def _read(folder: str) -> tuple[Weights | None, str]:
     """``folder``/config.json's quantization_config, or None and why it was not read."""
     config = os.path.join(folder, "config.json")
-    if refuse(folder) is not None or refuse(config) is not None:
+    if refuse(folder) is not None:
         return None, _outside(folder)
     if not os.path.lexists(config):
         return None, (f"no config.json in {folder[:80]!r} here" if os.path.isdir(folder) else
                       f"the checkpoint folder {folder[:80]!r} is not on this machine")
+    # the folder's own config.json decides, not its name: one here that is not read (a link out
+    # of the job, a FIFO, too large, not JSON) leaves the weights Unknown (redteam6: a folder
+    # named ...-FP8 was FP8 by its name whatever the config.json it ships)
     try:
+        if refuse(config) is not None:
+            raise ParseError("a link out of the job, not read")
         parsed = parse_json(read_text(config))
     except ParseError as exc:
-        return None, f"{config}:{exc.line or 1}: {exc}"
+        why = Unknown(f"{config}:{exc.line or 1}: {exc}: its quantization_config says whether "
+                      "the weights are FP8, whatever the folder's name says")
+        return Weights(why, why, Source(config, exc.line or 1)), ""
     where = Source(config, parsed.line_of(('quantization_config',)) or 1)
     data = parsed.data
     qc = data.get("quantization_config") if isinstance(data, dict) else None

@@ -159,17 +159,27 @@ def _train(v: View, out: IntentOut, train: rw.Worker | None) -> None:
     elif fp8 is None:
         out["fp8"] = (unread, v.src("base_config")) if unread is not None else (
             False, f"{src} ({AT} mcore_adapter training_args.py:263-268: fp8 None, no FP8)")
+    elif isinstance(on := rw.truth(fp8), Unknown):
+        out["fp8"] = (on, src)
+    elif not on:
+        # set on TransformerConfig as it is (model_config.py:146-156), whose falsy fp8 is BF16:
+        # `need_fp8_context = config.fp8` (megatron/core/fp8_utils.py:505-508 @ core_v0.15.0;
+        # redteam6: `fp8: false` / '' / 0 were FP8 "yes")
+        out["fp8"] = (False, f"{src} (fp8 {fp8!r:.40}: falsy, Megatron-Core trains in BF16)")
     else:
-        fmt = str(fp8).strip().lower()
+        fmt = str(fp8).strip()
         out["fp8"] = (True, src)
         out["backend"] = ("te", src)
+        # compared as written: "E4M3" raises (fp8_utils.py:441-446 @ core_v0.15.0)
         out["format"] = (fmt if fmt in ("e4m3", "hybrid") else Unknown(
-            f"fp8 {fmt[:40]!r} is no Megatron FP8 format (e4m3 | hybrid)"), src)
+            f"fp8 {fmt[:40]!r} is no Megatron FP8 format (e4m3 | hybrid: Megatron-Core raises "
+            "'E4M3 and HYBRID are the only supported FP8 formats', fp8_utils.py:441-446 @ "
+            "core_v0.15.0)"), src)
         recipe = v.get(f"{sc}.fp8_recipe") or "delayed"
         out["recipe"] = (str(recipe).strip().lower(), v.src(
             f"{sc}.fp8_recipe", f"{AT} mcore_adapter training_args.py:250-257 (TransformerConfig "
                                 "delayed)"))
-        out["fp8_params"] = (v.truthy(f"{sc}.fp8_param"), v.src(
+        out["fp8_params"] = (rw.truth(v.get(f"{sc}.fp8_param") or False), v.src(
             f"{sc}.fp8_param", f"{AT} mcore_adapter training_args.py:258-262 (fp8_param: False)"))
     sizes: tuple[tuple[Stated, str], ...] = (
         ("tp", "tensor_model_parallel_size"), ("cp", "context_parallel_size"),
@@ -179,7 +189,7 @@ def _train(v: View, out: IntentOut, train: rw.Worker | None) -> None:
         if n is not None:
             out[name] = (n, v.src(f"{sc}.{key}"))
     if v.has(f"{sc}.sequence_parallel"):
-        out["sequence_parallel"] = (v.truthy(f"{sc}.sequence_parallel"),
+        out["sequence_parallel"] = (rw.truth(v.get(f"{sc}.sequence_parallel")),
                                     v.src(f"{sc}.sequence_parallel"))
     gran = v.get(f"{sc}.recompute_granularity")
     if isinstance(gran, str) and gran.strip():
@@ -281,5 +291,9 @@ FRAMEWORK = Framework(
     ),
     distributions=("roll",), from_source=True, rule_area="ROLL", area_title="ROLL",
     launch=Launch(read_text, command=HINT, flags=FLAGS, entry=ENTRY),
+    file_strings="truth",
+    file_strings_why=("a worker's strategy_config is passed on as it stands: "
+                      "TrainingArguments(**config_dict) (megatron_strategy.py:105-112 @ v0.3.0) "
+                      "and TransformerConfig keep a string, which Megatron-Core tests for truth"),
     shape_keys=(("model", ("pretrain",)),),
 )

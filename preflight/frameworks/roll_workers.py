@@ -75,12 +75,13 @@ def worker(facts: Mapping[str, Any], prov: Mapping[str, str], role: str) -> Work
     src = prov.get(key, prov.get(next((n for n in facts if n.startswith(base)), ""), "config"))
     if isinstance(value, Unknown) or value is None:
         return Worker(role, value, src)
-    name = str(value).strip().lower()
-    if name not in TRAIN + INFER:
+    # compared as written (`strategy_name == "megatron_train"`, factory.py:18-35): "Megatron_Train"
+    # or a trailing blank stops the job (redteam6: read as megatron_train)
+    if not isinstance(value, str) or value not in TRAIN + INFER:
         return Worker(role, Unknown(
             f"strategy_name {str(value)[:60]!r} is none of ROLL's ({', '.join(TRAIN + INFER)}; "
             f"{AT} roll/distributed/strategy/factory.py:18-35 raises on any other)"), src)
-    return Worker(role, name, src)
+    return Worker(role, value, src)
 
 
 def strategy_config(facts: Mapping[str, Any], role: str) -> dict[str, Any]:
@@ -106,6 +107,14 @@ def megatron_facts(facts: Mapping[str, Any], prov: Mapping[str, str]
         name = _RENAMED.get(key, key)
         if value is None and name in ("fp8_format", "fp8_recipe"):
             continue          # None: not set (update_with_args skips it, model_config.py:146)
+        if name in _BOOLS:
+            value = truth(value)   # a dataclass field set as it is, tested for its truth
+        if name == "fp8_format":
+            on = truth(value)
+            if on is False:
+                continue      # false, '', 0: set, and Megatron-Core trains in BF16 (truth)
+            if isinstance(on, Unknown):
+                value = on
         out[f"{MEGATRON}.{name}"] = value
         src[f"{MEGATRON}.{name}"] = prov.get(f"{base}.{key}", train.source)
     if f"{MEGATRON}.fp8_format" in out and f"{MEGATRON}.fp8_recipe" not in out:
@@ -133,6 +142,22 @@ def megatron_facts(facts: Mapping[str, Any], prov: Mapping[str, str]
     out[validated.PARSED], src[validated.PARSED] = validated.ROLL_PARSED
     out[validated.DROPS], src[validated.DROPS] = validated.ROLL_DROPS
     return out, src
+
+
+def truth(value: Any) -> bool | Unknown:
+    """Whether a ``strategy_config`` value given (not None) is on, as Megatron-Core tests it:
+    mcore_adapter's ``TrainingArguments(**config_dict)`` (megatron_strategy.py:105-112) and
+    ``update_with_args`` (model_config.py:146-156) set it on the TransformerConfig as it is (no
+    dataclass converts a string: a quoted 'false' is on), which trains in FP8 when ``fp8`` is
+    true (``need_fp8_context = config.fp8``, megatron/core/fp8_utils.py:505-508 @ core_v0.15.0,
+    the megatron-core ROLL v0.3.0 pins). An interpolation left unresolved here
+    (``${oc.env:FP8}``: Hydra resolves it when the job starts) is Unknown, as is an Unknown."""
+    if isinstance(value, Unknown):
+        return value
+    if isinstance(value, str) and "${" in value:
+        return Unknown(f"fp8 {value[:60]!r} is resolved by Hydra when the job starts (an "
+                       "environment variable or a value not read here)")
+    return bool(value)
 
 
 # names of mixture-of-experts releases (Qwen3-30B-A3B, Qwen3-Next-80B-A3B, Mixtral, DeepSeek-V3,

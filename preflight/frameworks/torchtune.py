@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from preflight.facts import Unknown
@@ -34,6 +35,7 @@ from preflight.frameworks._claim import owns
 from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, IntentOut, Stated, View
 from preflight.reading.overridelaunch import base_unread
+from preflight.reading.parse import Parsed
 from preflight.reading.readers import read_plain
 from preflight.reading.types import ReaderOutput
 
@@ -66,10 +68,29 @@ def score(data: Any) -> int:
     return 6 + 3 * len(top & OWN_KEYS) + 4 * _components(data)
 
 
-read_yaml = read_plain(PREFIX)
+_plain = read_plain(PREFIX)
+_SWITCH = f"{PREFIX}.enable_fp8_training"
+
+
+def _as_tested(out: ReaderOutput) -> ReaderOutput:
+    """``enable_fp8_training`` as the recipe tests it, Python's truth (:func:`_truth`): the rules
+    compare it to true, so a quoted 'false', 1 or [1] (on in the recipe) left FP8D-TUNE-0001..0006
+    quiet while FP8 ran (redteam6)."""
+    value = out.facts.get(_SWITCH)
+    if _SWITCH not in out.facts or isinstance(value, bool):
+        return out
+    return replace(out, facts={**out.facts, _SWITCH: _truth(value)})
+
+
+def read_yaml(path: str, parsed: Parsed) -> ReaderOutput:
+    return _as_tested(_plain(path, parsed))
 
 
 def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
+    return _as_tested(_read_text(path, text, outer))
+
+
+def _read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
     found = tl.read_line(path, text, outer)
     if found is None:
         return ReaderOutput()
@@ -81,7 +102,8 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
     recipe = line.flag("recipe")
     if recipe is not None:
         name, src = recipe
-        copied = tl.copies(text).get(os.path.normpath(name)) if isinstance(name, str) else None
+        copied = tl.copies(text, path).get(os.path.normpath(name)) if isinstance(name, str) \
+            else None
         if copied is not None and copied[0] in tl.RECIPES:
             name = copied[0]      # `tune cp full_finetune_distributed mine.py`: the package's
         facts[f"{PREFIX}.recipe"], prov[f"{PREFIX}.recipe"] = name, src
@@ -110,6 +132,11 @@ def _truth(value: Any) -> bool | Unknown:
     'false' is a non-empty string: true)."""
     if isinstance(value, Unknown):
         return value
+    if isinstance(value, str) and "${" in value:
+        # a resolver call (`${oc.env:FP8,false}`) or a reference left unresolved: OmegaConf
+        # gives its value when the recipe reads it (redteam6: the text itself, true, was FP8 on)
+        return Unknown(f"{value[:80]!r} is an OmegaConf interpolation resolved when the job "
+                       "runs (an environment variable or a value not read here)")
     if isinstance(value, (dict, list)) and len(value) > 0:
         return True
     return bool(value)
@@ -162,7 +189,7 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     elif any(n.startswith(f"{PREFIX}.compile.") for n in f):
         out["compile"] = (True, v.src("compile", "compile mapping (model: True by default)"))
     elif v.has("compile"):
-        out["compile"] = (bool(compile_), v.src("compile"))
+        out["compile"] = (_truth(compile_), v.src("compile"))
     elif (unread := base_unread(f, KIND)) is not None:
         out["compile"] = (unread, v.src("base_config"))    # the config not read may set it
     else:

@@ -21,9 +21,12 @@ line is looked for, so a ``tune download`` before ``tune run`` is not read as th
 
 from __future__ import annotations
 
+import ast
 import bisect
 import os
 import re
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
 from typing import Any
 
 from preflight.facts import Unknown
@@ -40,8 +43,10 @@ from preflight.reading.overridelaunch import (
 )
 from preflight.reading.overrides import MAX_OVERRIDES, Override, OverrideError, parse_hydra
 from preflight.reading.parse import ParseError, read_text
+from preflight.reading.pysource import parse
 from preflight.reading.refs import locate
 from preflight.reading.shellexpand import Arg
+from preflight.reading.shellvars import strip_comments
 from preflight.reading.types import ConfigProblem
 
 TAG = "meta-pytorch/torchtune@bd2a0fc7"
@@ -60,26 +65,52 @@ FP8_RECIPES = frozenset({"full_finetune_distributed"})
 """The registry recipes that read ``enable_fp8_training`` at bd2a0fc7 (``git grep
 enable_fp8_training recipes/``: recipes/full_finetune_distributed.py L211 only; since 1075d9cd,
 torchtune 0.7.0.dev; no release has it)."""
-# torchrun options that take no value (torch/distributed/run.py get_args_parser, store_true)
+# torchrun options that take no value (torch/distributed/run.py get_args_parser, store_true;
+# --virtual-local-rank since torch 2.3: redteam6, taken as taking a value it made the next flag's
+# value the recipe)
 _BARE = frozenset({"standalone", "m", "module", "no-python", "no_python", "run-path",
-                   "run_path", "no-pyton"})
+                   "run_path", "virtual-local-rank", "virtual_local_rank"})
+# OmegaConf.from_dotlist loads each value with PyYAML's SafeLoader resolvers (YAML 1.1:
+# omegaconf/basecontainer.py merge_with_dotlist, _utils.py get_yaml_loader @ v2.3.0), not Hydra's
+# grammar: `enable_fp8_training=off` is False there (redteam6: read as the string 'off', true)
+_YAML_BOOL = re.compile(r"(yes|Yes|YES|true|True|TRUE|on|On|ON)|"
+                        r"(?:no|No|NO|false|False|FALSE|off|Off|OFF)")
+_YAML_NULL = frozenset({"", "~", "null", "Null", "NULL", "None"})
 _OTHER_TUNE = re.compile(r"(?<![\w./-])tune\s+(?!run\b)[a-z]\w*")
 SYNTAX = Syntax(entry=lambda w: os.path.basename(w) == "tune",
                 value_flags=frozenset({"config"}))
 
 
+@dataclass
 class TuneLayered(Layered):
     """OmegaConf's merge with torchtune's two rewrites of a ``key=value`` word."""
 
+    absent: list[tuple[str, str]] = field(default_factory=list)
+    """``~key`` removals of a key the config file does not hold (torchtune stops there)."""
+
     def apply(self, ov: Override, source: str) -> None:
         path, value = ov.path, ov.value
+        if ov.op == "delete" and not isinstance(ov.value, Unknown) and not _holds(self.data, path):
+            self.absent.append((".".join(path), source))
         if ov.op != "delete":
-            if ov.raw.partition("=")[2] == "None":
+            raw = ov.raw.partition("=")[2]
+            boolean = _YAML_BOOL.fullmatch(raw)
+            if raw in _YAML_NULL:
                 value = None              # `if v == "None": v = "!!null"` (_utils.py L180)
+            elif boolean is not None:
+                value = boolean.group(1) is not None
             here = self.get(path[:1])
             if len(path) == 1 and isinstance(here, dict) and "_component_" in here:
                 path = (*path, "_component_")    # _utils.py L175-L177
         super().apply(Override(ov.op, path, value, ov.raw), source)
+
+
+def _holds(data: Any, path: tuple[str, ...]) -> bool:
+    for part in path:
+        if not isinstance(data, dict) or part not in data:
+            return False
+        data = data[part]
+    return True
 
 
 def read_line(path: str, text: str, outer: dict[str, str]) -> tuple[LaunchRead, Merged] | None:
@@ -100,9 +131,13 @@ def read_line(path: str, text: str, outer: dict[str, str]) -> tuple[LaunchRead, 
     def where(arg: Arg) -> Source:
         return Source(path, bisect.bisect_right(starts, arg.offset))
     _sort(line, args[1:], where)
+    # every `~key` is removed from the config file before any key=value is merged, wherever it
+    # stands on the line (_utils.py L161-L173, merged at L198-L202 @ bd2a0fc7; redteam6:
+    # `enable_fp8_training=True ~enable_fp8_training` was read as removed, FP8 "no")
+    line.overrides.sort(key=lambda item: item[0].op != "delete")
     line.overrides.extend(forced)
     config = line.flag("config")
-    copied = copies(text).get(os.path.normpath(config[0])) \
+    copied = copies(text, path).get(os.path.normpath(config[0])) \
         if config is not None and isinstance(config[0], str) else None
     if config is not None and copied is not None:
         config = (Unknown(f"--config {config[0]} is written when the script runs, by `tune cp "
@@ -116,8 +151,15 @@ def read_line(path: str, text: str, outer: dict[str, str]) -> tuple[LaunchRead, 
                           "registry's name, read from the installed package: "
                           f"torchtune/_cli/run.py L190-L195 @ {TAG}), not a file of the job; "
                           "its settings were not read"), config[1])
+    layered = TuneLayered()
     merged = merged_facts(line, "torchtune", config, style="paths", key="--config",
-                          layered=TuneLayered())
+                          layered=layered)
+    if isinstance(merged.facts.get("config.torchtune.base_config"), str):   # the file was read
+        for key, src in layered.absent[:16]:
+            line.problems.append(ConfigProblem(path, getattr(src, "line", None), (
+                f"~{key[:80]}: the config file has no such key, and torchtune stops with "
+                f"'Could not find key {key[:80]} in yaml config to remove' (config/_utils.py "
+                f"L166-L172 @ {TAG}); the job would not start")))
     return line, merged
 
 
@@ -136,29 +178,40 @@ def _over_shipped(line: LaunchRead, config: tuple[Any, Source], values: dict[str
 _CP = re.compile(r"(?<![\w./-])tune\s+cp\s+([^\n;&|]*)")
 
 
-def copies(text: str) -> dict[str, tuple[str, int]]:
+def copies(text: str, path: str | None = None) -> dict[str, tuple[str, int]]:
     """``tune cp NAME DEST`` lines: DEST (normalised, with the suffix ``tune cp`` gives it:
-    _cli/cp.py L96-L98) -> (NAME, line). What they write is the installed package's file."""
+    _cli/cp.py L96-L98) -> (NAME, line). What they write is the installed package's file, unless
+    ``-n`` / ``--no-clobber`` keeps a DEST that exists (cp.py L102-L105 @ bd2a0fc7): the job's
+    file next to ``path`` then runs (redteam6: it was taken for the package's)."""
     out: dict[str, tuple[str, int]] = {}
-    for n, m in enumerate(_CP.finditer(text)):
+    for n, m in enumerate(_CP.finditer(strip_comments(text))):   # `# tune cp ...` runs nothing
         if n >= 64:
             break
-        words = [w.strip("\"'") for w in m.group(1).split()[:16] if not w.startswith("-")]
+        given = m.group(1).split()[:16]
+        keep = any(w.strip("\"'") in ("-n", "--no-clobber") for w in given)
+        words = [w.strip("\"'") for w in given if not w.startswith("-")]
         if len(words) < 2 or "$" in words[1]:
             continue
         name, dest = words[0], words[1]
         suffix = ".yaml" if name not in RECIPES else ".py"
-        root, ext = os.path.splitext(dest)
-        if os.path.basename(dest) and ext != suffix:
-            dest = root + suffix
-        out.setdefault(os.path.normpath(dest), (name, text.count("\n", 0, m.start()) + 1))
+        # as pathlib sees DEST (cp.py L96-L98): `mine/` is the name `mine`, so `mine.py`
+        # (redteam6: read as a folder, the stale mine.py of the job was read as the recipe)
+        where = PurePosixPath(dest)
+        if where.name and where.suffix != suffix:
+            where = where.with_suffix(suffix)
+        if keep and path is not None and locate(str(where), path) is not None:
+            continue
+        out.setdefault(os.path.normpath(str(where)), (name, text.count("\n", 0, m.start()) + 1))
     return out
 
 
 def _shipped(config: str, path: str) -> bool:
-    """torchtune looks a ``--config`` up in its registry first; registry names have no suffix."""
+    """torchtune looks a ``--config`` up in its registry first (_cli/run.py ``_get_config``
+    before the path, L190-L195 @ bd2a0fc7): a shipped name is the package's file even where the
+    job holds a file of that name (redteam6: ``llama3_1/8B_full`` in the job was read instead);
+    registry names have no suffix."""
     return not config.endswith((".yaml", ".yml")) and "$" not in config and \
-        locate(config, path) is None
+        (shipped(config) is not None or locate(config, path) is None)
 
 
 def _sort(out: LaunchRead, args: list[Arg], where: Any) -> None:
@@ -245,12 +298,45 @@ def custom_recipe(recipe: str, path: str) -> tuple[bool | Unknown, str]:
         return Unknown(f"the recipe {recipe[:80]} is not torchtune's and its file was not found "
                        "in the job: whether it reads enable_fp8_training is not known"), target
     try:
-        body = read_text(found)
+        tree = parse(found, read_text(found))
     except ParseError as exc:
         return Unknown(f"the recipe {found} could not be read ({exc.message[:120]})"), found
     # the key is read as `cfg.get("enable_fp8_training", False)` (full_finetune_distributed.py
-    # L211); a recipe whose text never names it cannot read it
-    return "enable_fp8_training" in body, found
+    # L211) or `cfg.enable_fp8_training`; a recipe whose code never names it cannot read it (a
+    # comment or a sentence naming it reads nothing: redteam6) - unless code it imports does
+    other, imports = None, 0
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Constant) and node.value == _KEY) or \
+                (isinstance(node, ast.Attribute) and node.attr == _KEY):
+            return True, found
+        if other is None and isinstance(node, (ast.Import, ast.ImportFrom)) and imports < 64:
+            imports += 1        # each looks for files: bounded (a file of 10,000 imports)
+            other = _imports_a_recipe(node, found)
+    if other is not None:
+        # `class Mine(FullFinetuneRecipeDistributed)` from torchtune's recipes package, or the
+        # job's own module doing the work (redteam6: "never reads", a false FP8D-TUNE-0001)
+        return Unknown(f"the recipe {found} imports {other[:80]}, which may read "
+                       "enable_fp8_training (not followed here)"), found
+    return False, found
+
+
+_KEY = "enable_fp8_training"
+
+
+def _imports_a_recipe(node: ast.Import | ast.ImportFrom, found: str) -> str | None:
+    """The module an import of ``found`` names when it may hold recipe code: torchtune's
+    ``recipes`` package (the registry's recipes, importable from the wheel), a relative import
+    or a module of the job next to the recipe."""
+    if isinstance(node, ast.ImportFrom) and node.level:
+        return "." * node.level + (node.module or "")
+    names = [node.module or ""] if isinstance(node, ast.ImportFrom) else \
+        [a.name for a in node.names]
+    for name in names[:16]:
+        if name == "recipes" or name.startswith("recipes.") or \
+                locate(name.replace(".", "/") + ".py", found) is not None or \
+                locate(name.replace(".", "/") + "/__init__.py", found) is not None:
+            return name
+    return None
 
 
 HINT = re.compile(r"(?:^|[\s/;&|(])tune\s+run\b")

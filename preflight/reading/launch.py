@@ -61,7 +61,11 @@ def find(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
     for n, m in enumerate(pattern.finditer(text)):
         if n >= 64:
             return None
-        if not in_message(text, m.start()):
+        # a pattern may match the blank before the command (torchtune's `(?:^|\s)tune run`):
+        # that newline ends the line above, which is not the command's (redteam6: an `echo`
+        # above hid `tune run` from every reader)
+        word = m.group(0)
+        if not in_message(text, m.start() + len(word) - len(word.lstrip())):
             return m
     return None
 

@@ -12,6 +12,7 @@ one in a branch the text shows does not run (the launch line's ``--precision bf1
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -27,12 +28,15 @@ from preflight.reading.refs import named
 from preflight.reading.types import ConfigProblem, Linked, ReaderOutput, cut_short
 
 MAX_NESTING = 8
-FP8_KEYWORD = re.compile(r"(?:^|_)(?:fp8|float8)$", re.IGNORECASE)
-"""A keyword that switches FP8 (``fp8``, ``load_in_fp8``, ``use_fp8``, ``enable_float8``; not an
-option of FP8 such as ``fp8_recipe`` or ``enable_fsdp_float8_all_gather``, which says nothing of
-whether FP8 runs): set on a call this reader did not read, it may switch FP8 on where the reader
-sees "no FP8 setting" (holdout10: unsloth's ``FastLanguageModel.from_pretrained(load_in_fp8=True)``
-beside TRL's ``GRPOConfig`` was read as FP8 "no")."""
+FP8_KEYWORD = re.compile(r"(?:^|_)(?:fp8|float8)(?:_(?:enabled?|training|train))?$",
+                         re.IGNORECASE)
+"""A keyword that switches FP8 (``fp8``, ``load_in_fp8``, ``use_fp8``, ``enable_float8``,
+``fp8_enabled`` as TE's ``make_graphed_callables`` and job models spell it, ``enable_fp8_training``
+as torchtune does (redteam6); not an option of FP8 such as ``fp8_recipe`` or
+``enable_fsdp_float8_all_gather``, which says nothing of whether FP8 runs): set on a call this
+reader did not read, it may switch FP8 on where the reader sees "no FP8 setting" (holdout10:
+unsloth's ``FastLanguageModel.from_pretrained(load_in_fp8=True)`` beside TRL's ``GRPOConfig``
+was read as FP8 "no")."""
 
 
 def plain(value: Any, depth: int = 0) -> Any:
@@ -143,23 +147,98 @@ class PyOut:
     def _unread_fp8(self) -> None:
         """An FP8 keyword set on a call none of this file's facts came from makes
         ``config.<kind>.unread_args`` Unknown, so that intent says FP8 Unknown, never "no"
-        (:data:`FP8_KEYWORD`); a reader that read it (its fact has the keyword's line) decides."""
+        (:data:`FP8_KEYWORD`); a reader that read it (a fact named after the keyword at its
+        line) decides. A fact of another call on the same line is no reading of it (redteam6:
+        ``m = from_pretrained(load_in_fp8=True); args = GRPOConfig(...)`` was FP8 "no")."""
         kinds = {n.split(".")[1] for n in self.facts if n.startswith("config.") and n.count(".") > 1}
         if len(kinds) != 1:
             return
         key = f"config.{kinds.pop()}.unread_args"
-        read = {getattr(src, "line", None) for src in self.prov.values()}
+        read = {(getattr(src, "line", None), part) for n, src in self.prov.items()
+                for part in n.split(".")[2:]}
+        for word, line, func in self._fp8_words():
+            if (line, word) not in read and key not in self.facts:
+                self.facts[key] = Unknown(
+                    f"{word}= is passed to {func[:80]} at line {line}, which "
+                    "fp8-doctor does not read: whether it runs the job in FP8 is not known")
+                self.prov[key] = self.where(line)
+                return
+
+    def _fp8_words(self) -> Iterator[tuple[str, int | None, str]]:
+        """(keyword, line, call) of every FP8 switch the file sets to a value that may be on:
+        the keywords of its calls and what :func:`_set_in_text` finds."""
         for call, _scope in self.module.calls():
             for word, value in call.kwargs.items():
-                line = call.lines.get(word, call.line)
-                if (isinstance(word, str) and FP8_KEYWORD.search(word) and line not in read
-                        and value not in (False, None, 0, "", "no", "none", "off")
-                        and key not in self.facts):
-                    self.facts[key] = Unknown(
-                        f"{word}= is passed to {call.func[:80]} at line {line}, which "
-                        "fp8-doctor does not read: whether it runs the job in FP8 is not known")
-                    self.prov[key] = self.where(line)
-                    return
+                if isinstance(word, str) and FP8_KEYWORD.search(word) and value not in _OFF:
+                    yield word, call.lines.get(word, call.line), call.func
+        yield from _set_in_text(self.module.tree)
+
+
+def _set_in_text(tree: ast.AST) -> Iterator[tuple[str, int | None, str]]:
+    """FP8 switches set where :meth:`Module.calls` does not look (redteam6): keywords of calls
+    inside a lambda, and keys of a mapping later passed as ``**kw``: ``{"load_in_fp8": True}``
+    (in ``kw.update({...})``, ``kw |= {...}``), ``kw["load_in_fp8"] = True`` (also annotated,
+    augmented, in a tuple), ``kw.setdefault("load_in_fp8", True)``, ``setattr(c, "fp8", True)``.
+    One pass, each node once (a walk of every lambda's body was quadratic: 2,000 nested lambdas
+    took 5 s)."""
+    stack: list[tuple[ast.AST, bool]] = [(tree, False)]
+    while stack:
+        node, in_lambda = stack.pop()
+        if isinstance(node, ast.Call):
+            if in_lambda:
+                for kw in node.keywords:
+                    if kw.arg and FP8_KEYWORD.search(kw.arg) and not _off(kw.value):
+                        yield kw.arg, kw.value.lineno, _name(node.func)
+            func = node.func
+            at = 1 if isinstance(func, ast.Name) and func.id == "setattr" else 0 if \
+                isinstance(func, ast.Attribute) and func.attr == "setdefault" else None
+            if at is not None and len(node.args) > at + 1 and not _off(node.args[at + 1]):
+                word = _word(node.args[at])
+                if word:
+                    yield word, node.lineno, _name(func)
+        elif isinstance(node, ast.Dict):
+            for k, v in zip(node.keys, node.values):
+                word = _word(k)
+                if word and not _off(v):
+                    yield word, k.lineno if k else node.lineno, "a mapping"
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and \
+                node.value is not None and not _off(node.value):
+            targets: list[ast.expr] = list(node.targets) if isinstance(node, ast.Assign) \
+                else [node.target]
+            while targets:
+                target = targets.pop()
+                if isinstance(target, (ast.Tuple, ast.List)):
+                    targets.extend(target.elts)
+                elif isinstance(target, ast.Subscript) and (word := _word(target.slice)):
+                    yield word, node.lineno, _name(target.value)
+        inside = in_lambda or isinstance(node, ast.Lambda)
+        stack.extend((child, inside) for child in ast.iter_child_nodes(node))
+
+
+def _word(node: ast.AST | None) -> str | None:
+    """A string constant naming an FP8 switch."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) < 80 \
+            and FP8_KEYWORD.search(node.value):
+        return node.value
+    return None
+
+
+def _name(node: ast.expr) -> str:
+    """A dotted name for a message (``kw``, ``FastLanguageModel.from_pretrained``), bounded."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute) and len(parts) < 8:
+        parts.append(node.attr)
+        node = node.value
+    parts.append(node.id if isinstance(node, ast.Name) else "(...)")
+    return ".".join(reversed(parts))
+
+
+_OFF = (False, None, 0, "", "no", "none", "off")
+
+
+def _off(node: ast.expr) -> bool:
+    """A literal that leaves an FP8 switch off (anything else may turn it on)."""
+    return isinstance(node, ast.Constant) and node.value in _OFF
 
 
 def _short(value: Any) -> str:

@@ -211,3 +211,30 @@ def test_areal_is_not_claimed_on_generic_keys() -> None:
                            "rollout": 0}) == 0
     assert score("areal", {"trial_name": "t", "experiment_name": "e", "evaluator": {},
                            "allocation_mode": "sglang:d4+megatron:d4"}) > 0
+
+
+@pytest.mark.parametrize("bad", ["big", "fifo", "not json", "dir", "link out"])
+def test_a_config_json_not_read_is_unknown_whatever_the_folder_name(tmp_path: Path,
+                                                                    bad: str) -> None:
+    # redteam6: a folder named ...-FP8 whose own config.json was not read (too large, a FIFO, not
+    # JSON, a folder, a link out of the job) was FP8 by its name; its config.json decides
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "config.json").write_text('{"architectures": ["SECRET"]}')
+    folder = tmp_path / "job" / "Qwen3-1.7B-FP8"
+    folder.mkdir(parents=True)
+    config = folder / "config.json"
+    if bad == "big":
+        config.write_text('{"a": "' + "x" * (2 * 1024 * 1024) + '"}')
+    elif bad == "fifo":
+        os.mkfifo(config)
+    elif bad == "dir":
+        config.mkdir()
+    elif bad == "link out":
+        config.symlink_to(tmp_path / "outside" / "config.json")
+    else:
+        config.write_text("{")
+    facts, _, _ = _read(_job(tmp_path / "job", "./Qwen3-1.7B-FP8"))
+    held = facts["config.areal.checkpoint_fp8"]
+    assert isinstance(held, Unknown) and "config.json" in held.reason
+    assert "SECRET" not in repr(facts)
+    assert _rule(_job(tmp_path / "job", "./Qwen3-1.7B-FP8")) == "undetermined"   # AREAL-0001
