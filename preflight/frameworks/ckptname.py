@@ -1,7 +1,8 @@
 """What a checkpoint's name says about its weights' precision (the file itself is not read).
 
 RL stacks roll out (and some train) in the precision of the checkpoint they are given: a path
-part named FP8 (``Qwen3-4B-FP8``, ``model_fp8/``, ``...-fp8-block``) is an FP8 conversion, and
+part named FP8 (``Qwen3-4B-FP8``, ``model_fp8/``, ``...-fp8-block``, or MXFP8: miles PR 512's
+``Qwen3-30B-A3B-MXFP8``, holdout11) is an FP8 conversion, and
 the families whose makers publish BF16 weights under the plain name and FP8 ones as
 ``<name>-FP8`` (Qwen/Qwen3-30B-A3B and Qwen/Qwen3-30B-A3B-FP8, meta-llama/Llama-3.1-8B-Instruct
 and ...-FP8, zai-org/GLM-4.5 and GLM-4.5-FP8, mistralai/...) hold BF16 under the plain name,
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-FP8_NAME = re.compile(r"(?i)(?:^|[-_./])fp8(?:$|[-_./])")
+FP8_NAME = re.compile(r"(?i)(?:^|[-_./])(?:mx)?fp8(?:$|[-_./])")
 BF16_NAME = re.compile(r"(?i)(?:^|[-_./])bf16(?:$|[-_./])")
 BF16_FAMILY = re.compile(r"(?i)^(?:qwen\d*(?:\.\d+)?|qwq|(?:meta-)?llama-?3(?:\.\d+)?|"
                          r"glm-?4(?:\.\d+)?|mistral|mixtral|gemma-?\d*)(?:[-_]|$)")

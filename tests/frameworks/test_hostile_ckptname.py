@@ -20,7 +20,11 @@ from preflight.frameworks.ckptname import NAME_MAX, says_fp8
     ("/ckpt/run-bf16/global_step_100/", False),
     ("Qwen/Qwen3-30B-A3B", False), ("Qwen/Qwen3-30B-A3B-FP8", True),
     ("/models/my-model", None), ("", None), ("fp8", True), ("FP8/", True),
-    ("/x/fp8x/model", None), ("/x/mxfp8-model", None),
+    ("/x/fp8x/model", None),
+    # MXFP8 is an FP8 format (E4M3 elements, E8M0 block scales): miles PR 512 rolls out from
+    # Qwen3-30B-A3B-MXFP8 (holdout11); a word that only contains it says nothing
+    ("/x/mxfp8-model", True), ("/ckpt/Qwen3-30B-A3B-MXFP8/", True), ("/x/xmxfp8/m", None),
+    ("/x/Qwen3-8B-NVFP4", False),   # NVFP4 is 4-bit: not an FP8 checkpoint
 ])
 def test_names(path: str, said: bool | None) -> None:
     assert says_fp8(path) is said
