@@ -83,6 +83,8 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
             if f"{PREFIX}.debug_rollout_only" in facts else None)
         facts[validated.PARSED], prov[validated.PARSED] = validated.SLIME_PARSED
         facts[validated.DROPS], prov[validated.DROPS] = validated.SLIME_DROPS
+        zero = f"{MEGATRON}.use_distributed_optimizer"
+        facts[zero], prov[zero] = _zero_optimizer(facts, prov.get(zero, path))
     for m in _ENV.finditer(text):
         line = text.count("\n", 0, m.start()) + 1
         facts[f"{PREFIX}.env.{m.group(1)}"] = m.group(2)
@@ -95,6 +97,27 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
         facts[f"{ckpt}_weights"] = held.fp8
         prov[f"{ckpt}_weights"] = held.source or prov.get(ckpt, path)
     return ReaderOutput(facts, prov, out.problems, out.linked)
+
+
+def _zero_optimizer(facts: Mapping[str, Any], where: Any) -> tuple[Any, Any]:
+    """slime sets Megatron's distributed optimizer itself after parsing, whatever the flags say:
+    always (``_set_default_megatron_args``, "always use zero optimizer", slime 1cddc5d
+    slime/backends/megatron_utils/arguments.py; miles before its multi-LoRA work the same); miles
+    07b59321 only for Adam, the default, and not with multi-LoRA adapters or
+    ``--debug-disable-optimizer`` (miles/backends/megatron_utils/arguments.py:18-24). holdout11:
+    a miles job with --fp8-param-gather and no --use-distributed-optimizer drew a false
+    FP8D-MEG-0001."""
+    optimizer = facts.get(f"{MEGATRON}.optimizer")
+    others = [k for k in (f"{PREFIX}.multi_lora_n_adapters", f"{MEGATRON}.multi_lora_n_adapters",
+                          f"{PREFIX}.debug_disable_optimizer",
+                          f"{MEGATRON}.debug_disable_optimizer")
+              if facts.get(k) not in (None, False, 0, "0")]
+    if (optimizer is None or str(optimizer).lower() == "adam") and not others:
+        return True, ("slime sets use_distributed_optimizer itself for Adam (slime 1cddc5d, miles "
+                      "07b59321 megatron_utils/arguments.py set_default_megatron_args)")
+    said = f"--optimizer {optimizer}" if others == [] else others[0].rsplit(".", 1)[1]
+    return Unknown(f"{said}: slime keeps the distributed optimizer on, miles 07b59321 turns it "
+                   "off (megatron_utils/arguments.py:18-24)"), where
 
 
 def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:

@@ -48,5 +48,15 @@ def test_a_yaml_cfg_decoy_never_silences_the_rule(tmp_path: Path, decoy: str) ->
 
 
 def test_an_echoed_debug_rollout_only_never_silences_slime(tmp_path: Path) -> None:
-    assert "FP8D-MEG-0001" in _fired(tmp_path, SLIME)
-    assert "FP8D-MEG-0001" in _fired(tmp_path, 'echo "--debug-rollout-only"\n' + SLIME)
+    # With Adam slime turns the distributed optimizer on itself (slime.py _zero_optimizer): a
+    # non-Adam optimizer leaves it Unknown (miles turns it off), so the rule can still speak.
+    sgd = SLIME.replace("--hf-checkpoint", "--optimizer sgd --hf-checkpoint")
+    assert "FP8D-MEG-0001" in _fired(tmp_path, sgd)
+    assert "FP8D-MEG-0001" in _fired(tmp_path, 'echo "--debug-rollout-only"\n' + sgd)
+
+
+def test_slime_and_miles_turn_the_distributed_optimizer_on_for_adam(tmp_path: Path) -> None:
+    """holdout11 (miles run_qwen3_4b.py with --fp8-param-gather): slime sets
+    use_distributed_optimizer after parsing, so FP8D-MEG-0001 was a false alarm."""
+    assert "FP8D-MEG-0001" not in _fired(tmp_path, SLIME)
+    assert "FP8D-MEG-0001" not in _fired(tmp_path, SLIME.replace("--bf16", "--optimizer adam --bf16"))

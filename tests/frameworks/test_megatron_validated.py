@@ -81,7 +81,14 @@ def test_slime_runs_validate_args_unless_it_only_rolls_out(tmp_path: Path) -> No
     path.write_text(SLIME)
     facts = slime.read_text(str(path), SLIME, {}).facts
     assert facts[NAME] is True and facts["config.megatron.args_of"] == "slime"
-    assert "FP8D-MEG-0001" in _fired(path)
+    # slime turns the distributed optimizer on itself for Adam (slime.py _zero_optimizer): only
+    # a non-Adam optimizer (Unknown: miles turns it off) lets the rule speak, undetermined
+    assert facts["config.megatron.use_distributed_optimizer"] is True
+    assert "FP8D-MEG-0001" not in _fired(path)
+    path.write_text(SLIME.replace("--rollout-batch-size 32", "--rollout-batch-size 32 "
+                                  "--optimizer sgd"))
+    report = preflight.check(str(path), smoke=False, assume=H100)
+    assert "FP8D-MEG-0001" in {u.rule_id for u in report.undetermined}
     only = SLIME.replace("--rollout-batch-size 32", "--rollout-batch-size 32 --debug-rollout-only")
     facts = slime.read_text(str(path), only, {}).facts
     assert facts[NAME] is False
