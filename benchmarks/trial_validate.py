@@ -39,7 +39,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from preflight.speedup import ModelShape, verdict_for  # noqa: E402
+from preflight.speedup import ModelShape, gpubusy, verdict_for  # noqa: E402
 
 LLAMA = {"model_type": "llama", "hidden_act": "silu", "rope_theta": 500000.0,
          "rms_norm_eps": 1e-5}
@@ -80,19 +80,11 @@ class GpuSampler:
     sample period a kernel ran (%), so that a slow step can be told apart as the GPU slowing down
     (power / thermal) or the GPU waiting for the host. Empty without NVML."""
 
-    def __init__(self, device: str) -> None:
+    def __init__(self, device: str, torch: Any = None) -> None:
         self.samples: list[list[float]] = []
-        self._nv: Any = None
-        if not device.startswith("cuda"):
-            return
-        try:
-            import pynvml
-
-            pynvml.nvmlInit()
-            index = int(device.split(":")[1]) if ":" in device else 0
-            self._nv, self._h = pynvml, pynvml.nvmlDeviceGetHandleByIndex(index)
-        except Exception:  # noqa: BLE001 - a diagnostic only
-            self._nv = None
+        # the trial's own lookup (speedup/gpubusy.py): by UUID where torch is imported
+        self._nv, self._h = (gpubusy.nvml_handle(torch, device) if device.startswith("cuda")
+                             else (None, None))
 
     def sample(self) -> None:
         if self._nv is None:
@@ -164,7 +156,7 @@ def real_run(name: str, backend: str, recipe: str, compiled: bool, fp8: bool, de
         if on_cuda:
             torch.cuda.synchronize()
     times = []
-    gpu = GpuSampler(device)   # per step: SM clock, power, temperature, throttle reasons
+    gpu = GpuSampler(device, torch)   # per step: SM clock, power, temperature, reasons, busy
     t_start = time.perf_counter()
     for i in range(warmup + steps):
         sync()

@@ -136,8 +136,7 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
     read = find_launch(path, text, SYNTAX, outer)
     if read.launch is None:
         return ReaderOutput(problems=tuple(read.problems))
-    config = next(((v, s) for v, s in read.positional
-                   if isinstance(v, str) and v.endswith((".yaml", ".yml"))), None)
+    config = read.yaml_positional()
     merged = merged_facts(read, KIND, config, style="paths", key="<config.yaml>")
     facts, prov = merged.facts, merged.provenance
     facts[f"{PREFIX}.entry"] = read.launch.entry.text

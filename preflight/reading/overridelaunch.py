@@ -77,6 +77,11 @@ class LaunchRead:
         hits = [self.flags[n] for n in names if n in self.flags]
         return max(hits, key=lambda h: (h[1].line or 0)) if hits else None
 
+    def yaml_positional(self) -> tuple[Any, Source] | None:
+        """The first positional argument naming a YAML file (``arctic_training run.yml``)."""
+        return next(((v, s) for v, s in self.positional
+                     if isinstance(v, str) and v.endswith((".yaml", ".yml"))), None)
+
 
 def find_launch(path: str, text: str, syntax: Syntax,
                 outer: dict[str, str] | None = None) -> LaunchRead:

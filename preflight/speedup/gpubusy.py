@@ -32,25 +32,14 @@ class Busy:
 
     def __init__(self, torch: Any, device: str) -> None:
         self.samples: list[int] = []
-        self._nv: Any = None
-        self._handle: Any = None
-        try:
-            from preflight.probes.nvml_child import load
-
-            nv = load()
-            if isinstance(nv, dict):   # no NVML library or no pynvml: nothing to sample
-                return
-            nv.nvmlInit()
-            self._nv = nv
-            self._handle = self._match(torch, nv, device)
-        except Exception:  # noqa: BLE001 - a diagnostic never fails the trial
-            self._nv = self._handle = None
+        self._nv, self._handle = nvml_handle(torch, device)
 
     @staticmethod
     def _match(torch: Any, nv: Any, device: str) -> Any:
         """The NVML handle of ``device``: by UUID (CUDA and NVML number GPUs differently under
-        CUDA_VISIBLE_DEVICES); by index only where no device list renumbers them."""
-        props = torch.cuda.get_device_properties(device)
+        CUDA_VISIBLE_DEVICES; ``torch`` None: not looked up); by index only where no device list
+        renumbers them."""
+        props = torch.cuda.get_device_properties(device) if torch is not None else None
         uuid = str(getattr(props, "uuid", "") or "")
         if uuid:
             name = uuid if uuid.startswith(("GPU-", "MIG-")) else f"GPU-{uuid}"
@@ -59,7 +48,9 @@ class Busy:
             except Exception:  # noqa: BLE001 - fall through to the index, where safe
                 pass
         if os.environ.get("CUDA_VISIBLE_DEVICES") is None:
-            return nv.nvmlDeviceGetHandleByIndex(torch.device(device).index or 0)
+            index = (torch.device(device).index if torch is not None else
+                     int(device.split(":")[1]) if ":" in device else 0)
+            return nv.nvmlDeviceGetHandleByIndex(index or 0)
         return None
 
     def sample(self) -> None:
@@ -78,6 +69,22 @@ def deepest_busy(runs: list[dict[str, Any]], precision: str) -> list[int]:
         return []
     deepest = max(mine, key=lambda r: int(r.get("depth") or 0))
     return [int(v) for v in deepest["busy_pct"] if isinstance(v, (int, float))]
+
+
+def nvml_handle(torch: Any, device: str) -> tuple[Any, Any]:
+    """(pynvml, the NVML handle of ``device``: :meth:`Busy._match`), or (None, None) without
+    NVML or where the device cannot be matched. Never raises."""
+    try:
+        from preflight.probes.nvml_child import load
+
+        nv = load()
+        if isinstance(nv, dict):   # no NVML library or no pynvml
+            return None, None
+        nv.nvmlInit()
+        handle = Busy._match(torch, nv, device)
+        return (nv, handle) if handle is not None else (None, None)
+    except Exception:  # noqa: BLE001 - a diagnostic never fails the trial
+        return None, None
 
 
 def median_busy(runs: list[dict[str, Any]], precision: str) -> int | None:
