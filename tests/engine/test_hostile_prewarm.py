@@ -32,7 +32,8 @@ CHILD = ("import os, shutil; shutil.copy(os.environ['SRC'], os.environ['DST'] + 
          "os.replace(os.environ['DST'] + '.new', os.environ['DST'])")
 
 
-def _check(tmp_path: Path, first: str, then: str, monkeypatch: pytest.MonkeyPatch) -> Any:
+def _spy_prewarm(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """What each ``loader.prewarm`` call returned (the thread), with the rule cache emptied."""
     started: list[Any] = []
     real = loader.prewarm
 
@@ -41,6 +42,11 @@ def _check(tmp_path: Path, first: str, then: str, monkeypatch: pytest.MonkeyPatc
         return started[-1]
     monkeypatch.setattr(loader, "prewarm", spy)
     monkeypatch.setattr(loader, "_CACHE", {})
+    return started
+
+
+def _check(tmp_path: Path, first: str, then: str, monkeypatch: pytest.MonkeyPatch) -> Any:
+    started = _spy_prewarm(monkeypatch)
     pack = tmp_path / "pack"
     pack.mkdir()
     (pack / "ACME-0001.yaml").write_text(first)
@@ -98,14 +104,7 @@ def test_ctrl_c_during_the_smoke_step_with_the_thread_running(
     # killed and reaped
     import signal
 
-    started: list[Any] = []
-    real = loader.prewarm
-
-    def spy(*args: Any, **kwargs: Any) -> Any:
-        started.append(real(*args, **kwargs))
-        return started[-1]
-    monkeypatch.setattr(loader, "prewarm", spy)
-    monkeypatch.setattr(loader, "_CACHE", {})
+    started = _spy_prewarm(monkeypatch)
     pack = tmp_path / "pack"
     pack.mkdir()
     (pack / "ACME-0001.yaml").write_text(json.dumps(RULE))
