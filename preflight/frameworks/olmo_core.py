@@ -151,7 +151,13 @@ def _overrides(module: Module, out: PyOut) -> None:
     and ladder CLIs hand them to ``Config.merge``; a word without ``=`` is ``true``): they
     replace what the script builds. A field under a ``float8_config`` the script leaves None
     cannot be set (``_set_nested(None, ...)`` raises ValueError, config.py l.330-345)."""
-    for word in (module.argv or ())[:_MAX_ARGS]:
+    argv = module.argv or ()
+    if any("float8" in w for w in argv[_MAX_ARGS:]):
+        out.facts[f"{PREFIX}.float8_config.enabled"] = Unknown(
+            f"the launch line gives more than {_MAX_ARGS} words after the script and sets "
+            "float8_config past them, which were not read")
+        out.prov[f"{PREFIX}.float8_config.enabled"] = out.where(None)
+    for word in argv[:_MAX_ARGS]:
         if not word.startswith("-"):
             continue
         name, eq, raw = word.partition("=")
@@ -160,6 +166,9 @@ def _overrides(module: Module, out: PyOut) -> None:
             continue
         key = name.removeprefix("train_module.")
         value: Any = _yaml_word(raw) if eq else True
+        if "$" in raw or "`" in raw:
+            # a variable the launch line does not expand here (the environment, `$(...)`)
+            value = Unknown(f"{word[:80]} is known only when the launch script runs")
         fact = f"{PREFIX}.{key}"
         where = out.where(None)
         if key.startswith("float8_config.") and out.facts.get(f"{PREFIX}.float8_config") is None \

@@ -107,6 +107,28 @@ def test_launch_line_override(tmp_path: Path, override: str, fp8: bool) -> None:
         assert intent["recipe"][0] == "tensorwise"
 
 
+@pytest.mark.parametrize("setting", ["FP8=false\n", ""])
+def test_launch_line_override_from_a_variable_is_unknown(tmp_path: Path, setting: str) -> None:
+    job = tmp_path / "olmo2"
+    shutil.copytree(FIX / "olmo2", job)
+    (job / "run.sh").write_text("#!/bin/bash\n" + setting + "torchrun OLMo2-7B.py train r01 c "
+                                "--train_module.float8_config.enabled=$FP8\n")
+    intent, _ = _intent(job / "run.sh")
+    fp8 = intent["fp8"][0]
+    assert isinstance(fp8, Unknown) and "$FP8" in fp8.reason
+
+
+def test_many_launch_words_are_bounded(tmp_path: Path) -> None:
+    job = tmp_path / "olmo2"
+    shutil.copytree(FIX / "olmo2", job)
+    words = " ".join(f"--trainer.x{i}={i}" for i in range(5000))
+    (job / "run.sh").write_text("#!/bin/bash\ntorchrun OLMo2-7B.py train r01 c " + words +
+                                " --train_module.float8_config.enabled=true\n")
+    intent, _ = _intent(job / "run.sh")
+    fp8 = intent["fp8"][0]            # past the bound: not read, and not taken for "no"
+    assert isinstance(fp8, Unknown) and "were not read" in fp8.reason
+
+
 def test_fixture_launch_line_turns_fp8_on() -> None:
     intent, _ = _intent(FIX / "olmo2" / "run.sh")
     assert intent["fp8"][0] is True and intent["backend"][0] == "torchao"
