@@ -60,6 +60,8 @@ PRESETS: dict[str, dict[str, Any]] = {
                     "round_scales_to_power_of_2": True},
 }
 TRAIN_KEYS = ("compile_model", "max_sequence_length", "rank_microbatch_size")
+OLD_FLOAT8 = ("scaling_type_input", "scaling_type_weight", "scaling_type_grad_output", "compile")
+"""Float8Config's fields up to v2.0.1, replaced by ``ao`` / ``ao_recipe`` in v2.1.0 (PR 228)."""
 _SRC = "allenai/OLMo-core@v2.5.0"
 _MAX_ARGS = 256
 
@@ -114,9 +116,9 @@ def read_python(module: Module) -> ReaderOutput:
 
 def _float8(out: PyOut, call: Call) -> None:
     out.put(f"{PREFIX}.float8_config", "Float8Config", call.line)
-    for key in ("enabled", "modules_to_ignore"):
-        if key in call.kwargs or call.star is not None:
-            out.put(f"{PREFIX}.float8_config.{key}", call.value(key),
+    for key in ("enabled", "modules_to_ignore", *OLD_FLOAT8):
+        if key in call.kwargs or (call.star is not None and key == "enabled"):
+            out.put(f"{PREFIX}.float8_config.{key}", _word(call.value(key)),
                     call.lines.get(key, call.line))
     if "ao_recipe" in call.kwargs:
         out.put(f"{PREFIX}.float8_config.ao_recipe", _word(call.kwargs["ao_recipe"]),

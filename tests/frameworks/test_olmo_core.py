@@ -197,3 +197,19 @@ def test_not_olmo_core_without_its_imports(tmp_path: Path) -> None:
         "TransformerTrainModuleConfig", "TrainModuleConfig"))
     read = read_paths([str(tmp_path / "train.py")], None)
     assert not any(n.startswith("config.olmo_core.") for n in read.facts)
+
+
+def test_float8_api_of_another_release(tmp_path: Path) -> None:
+    # v2.0.x's Float8Config(compile=..., scaling_type_*) on 2.1.0+, ao= on 2.0.1 (PR 228)
+    old = _script(tmp_path, _module("float8_config=Float8Config(compile=True, enabled=True)"))
+    intent, read = _intent(old)
+    assert intent["fp8"][0] is True
+    assert read.facts["config.olmo_core.float8_config.compile"] is True
+    found = {f.rule_id for f in preflight.check([str(old)], smoke=False, assume={
+        **B200, "pkg.ai2-olmo-core": "2.3.0"}).findings}
+    assert "FP8D-OLMO-0004" in found
+    new = _script(tmp_path, _module("float8_config=Float8Config(ao=AOFloat8LinearConfig())"))
+    on_201 = {f.rule_id for f in preflight.check([str(new)], smoke=False, assume={
+        **B200, "pkg.ai2-olmo-core": "2.0.1"}).findings}
+    on_25 = {f.rule_id for f in preflight.check([str(new)], smoke=False, assume=B200).findings}
+    assert "FP8D-OLMO-0004" in on_201 and "FP8D-OLMO-0004" not in on_25
