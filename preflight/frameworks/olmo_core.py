@@ -49,6 +49,7 @@ PY_HINT = re.compile(r"\bolmo_core\b")
 TRAIN_MODULE = re.compile(r"^olmo_core\.[\w.]*\bTransformer(?:Pipeline)?TrainModuleConfig$")
 FLOAT8 = re.compile(r"^olmo_core\.float8(?:\.\w+)*\.Float8Config$")
 MX = re.compile(r"^olmo_core\.float8(?:\.\w+)*\.AOMXLinearConfig(?:\.(\w+))?$")
+COOKBOOK = re.compile(r"^olmo_core\.internal\.cookbook\.configure_train_module$")
 AO = re.compile(r"^olmo_core\.float8(?:\.\w+)*\.AOFloat8LinearConfig(?:\.(\w+))?$")
 PRESETS: dict[str, dict[str, Any]] = {
     # float8/ao.py @ v2.5.0 l.226-233: "standard mxfp8 recipe predefined in torchao" (which also
@@ -83,6 +84,8 @@ def read_python(module: Module) -> ReaderOutput:
     for call, _ in out.calls():
         if FLOAT8.match(call.func):
             built.append(call)
+        elif COOKBOOK.match(call.func):
+            _cookbook(out, call)
         elif TRAIN_MODULE.match(call.func):
             out.put(f"{PREFIX}.train_module", call.name, call.line)
             for key in TRAIN_KEYS:
@@ -112,6 +115,24 @@ def read_python(module: Module) -> ReaderOutput:
     if f"{PREFIX}.train_module" in out.facts or f"{PREFIX}.float8_config" in out.facts:
         _overrides(module, out)
     return out.output()
+
+
+def _cookbook(out: PyOut, call: Call) -> None:
+    """``cookbook.configure_train_module(..., float8_enabled=True)`` (internal/cookbook.py
+    l.44-90 @ v2.5.0, alike at v2.4.0): a TransformerTrainModuleConfig with compile_model=True,
+    HSDP, and Float8Config(enabled=float8_enabled (default False), ao=recommended)."""
+    out.put(f"{PREFIX}.train_module", "TransformerTrainModuleConfig", call.line)
+    for key in ("max_sequence_length", "rank_microbatch_size"):
+        if key in call.kwargs:
+            out.put(f"{PREFIX}.{key}", call.kwargs[key], call.lines.get(key, call.line))
+    out.put(f"{PREFIX}.compile_model", True, call.line)
+    out.put(f"{PREFIX}.dp_config.name", "hsdp", call.line)
+    out.put(f"{PREFIX}.float8_config", "Float8Config", call.line)
+    out.put(f"{PREFIX}.float8_config.enabled", call.value("float8_enabled", False),
+            call.lines.get("float8_enabled", call.line))
+    out.put(f"{PREFIX}.float8_config.ao", "recommended", call.line)
+    for field, value in PRESETS["recommended"].items():
+        out.put(f"{PREFIX}.float8_config.ao.{field}", value, call.line)
 
 
 def _float8(out: PyOut, call: Call) -> None:

@@ -213,3 +213,22 @@ def test_float8_api_of_another_release(tmp_path: Path) -> None:
         **B200, "pkg.ai2-olmo-core": "2.0.1"}).findings}
     on_25 = {f.rule_id for f in preflight.check([str(new)], smoke=False, assume=B200).findings}
     assert "FP8D-OLMO-0004" in on_201 and "FP8D-OLMO-0004" not in on_25
+
+
+@pytest.mark.parametrize("flag, fp8", [("        float8_enabled=True,\n", True), ("", False)])
+def test_cookbook_train_module(tmp_path: Path, flag: str, fp8: bool) -> None:
+    # reduced from src/scripts/train/OLMo3/OLMo3-7B-long-context.py l.54-60 @ v2.5.0
+    (tmp_path / "train.py").write_text(
+        "from olmo_core.internal import cookbook\n"
+        "from olmo_core.train.train_module import TransformerTrainModuleConfig\n"
+        "def build_config(cli_context, scheduler):\n"
+        "    train_module_config: TransformerTrainModuleConfig = cookbook.configure_train_module(\n"
+        "        max_sequence_length=65536,\n        rank_microbatch_size=65536,\n"
+        "        learning_rate=1e-4,\n        scheduler=scheduler,\n" + flag +
+        "        activation_memory_budget=0.5,\n    )\n    return train_module_config\n")
+    intent, _ = _intent(tmp_path / "train.py")
+    assert intent["fp8"][0] is fp8
+    assert intent["compile"][0] is True and intent["distributed"][0] == "fsdp2"
+    if fp8:
+        assert intent["recipe"][0] == "tensorwise"
+        assert intent["fp8"][1].endswith("train.py:9")
