@@ -126,3 +126,14 @@ def test_mxfp8_on_gb300_draws_no_error(tmp_path: Path) -> None:
     h100 = preflight.check([str(run)], smoke=False, assume={
         "gpu": "H100", "pkg.transformer-engine": "2.14.0", "pkg.megatron-core": "0.17.0"})
     assert "FP8D-HW-0004" in {f.rule_id for f in h100.findings}      # MXFP8 needs Blackwell
+
+
+@pytest.mark.parametrize("body", [
+    'MBRIDGE_PATH=/opt/Megatron-Bridge\nuv run python ${MBRIDGE_PATH}/scripts/performance/'
+    "setup_experiment.py -m deepseek -mr deepseek_v3 -g gb300 -c fp8_mx",
+    "cd /opt/Megatron-Bridge && python3 scripts/performance/run_script.py -m deepseek "
+    "-mr deepseek_v3 -g gb300 --compute_dtype fp8_mx",
+])
+def test_launcher_paths(tmp_path: Path, body: str) -> None:
+    intent, _ = _read(_job(tmp_path, body))
+    assert intent["fp8"][0] is True and intent["recipe"][0] == "mxfp8"
