@@ -24,8 +24,9 @@ Engine case came out slow against a BF16 run without TE of the same model and de
 +8.5% on the H200 and the H100, +5.9% and +6.2% at the full 16 layers of Llama-3.2-1B (H100,
 2026-11-27), while its FP8 step was within about 2% and torchao's BF16 step within 0.8-2.5%
 (benchmarks/results/*/trial_validate*.json). Whether TE loading its libraries before torch or the
-process's earlier runs cost the time was not isolated; the split removes both. Not yet timed on a
-GPU (docs/gpu-results.md says so).
+process's earlier runs cost the time was not isolated; the split removes both: with it the
+trial's BF16 step came within +0.2% to +0.7% of the real one on two H200 hosts and an H100
+(2026-11-27, fifth session).
 
 Bad input is refused here, before a child starts or anything is allocated: every dimension must
 be a positive integer within :data:`LIMITS` (a config's hidden size of 1e12, a negative head
