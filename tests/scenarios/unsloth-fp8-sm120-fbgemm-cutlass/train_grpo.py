@@ -5,7 +5,7 @@ import os
 
 os.environ["UNSLOTH_VLLM_STANDBY"] = "1"
 
-from unsloth import FastLanguageModel
+from unsloth import FastLanguageModel  # noqa: I001 - unsloth patches trl: imported first, as in the issue
 from trl import GRPOConfig, GRPOTrainer
 
 
