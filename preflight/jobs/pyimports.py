@@ -20,11 +20,13 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from typing import Any
 
 from preflight.reading.boundary import refuse
 from preflight.reading.parse import ParseError, read_text
+from preflight.reading.pyownfp8 import on_cuda
 from preflight.reading.pysource import Call, Module, parse
 from preflight.reading.refs import locate
 from preflight.reading.types import ConfigProblem, ReaderOutput
@@ -64,9 +66,21 @@ def _targets(name: str, importer: str) -> tuple[str, ...]:
     return base + ".py", os.path.join(base, "__init__.py")
 
 
+SYS_PATH: ContextVar[str | None] = ContextVar("fp8_doctor_module_sys_path", default=None)
+"""While a module run with ``-m`` is read (:mod:`.pymodlinks`): the folder it was found from,
+``sys.path[0]`` for it and every module it imports (``python -m scripts.base_train`` from the
+checkout's top finds ``nanochat.fp8`` there, not next to ``scripts/base_train.py``)."""
+
+
 def module_file(name: str, importer: str) -> str | None:
     """The job file an import of ``name`` in ``importer`` loads, or None (a package installed
     elsewhere, or not in the job)."""
+    root = SYS_PATH.get()
+    if root is not None and not name.startswith("."):
+        for target in _targets(name, importer):
+            cand = os.path.join(root, target)
+            if os.path.isfile(cand) and refuse(cand) is None:
+                return os.path.normpath(cand)
     for target in _targets(name, importer):
         found = locate(target, importer)
         if found is not None:
@@ -122,6 +136,8 @@ def calls_into(module: Module, unread: dict[str, tuple[int, str]] | None = None,
         if path is None or os.path.realpath(path) == os.path.realpath(module.path):
             continue
         line, by_name = out.setdefault(path, (call.line, {}))
+        # (a call made only on CUDA says so: FP8 of the job's own code runs only there)
+        call = replace(call, when=on_cuda(module.tree, call.line, call.when))
         by_name.setdefault(attr, []).append(located(call, module.path))
     return out
 
