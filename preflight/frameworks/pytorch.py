@@ -24,15 +24,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any
 
 from preflight.facts import Unknown
 from preflight.frameworks._record import Default, Framework
 from preflight.frameworks._view import Derived, IntentOut, View
+from preflight.frameworks.pytorch_own import own_fp8
 from preflight.reading.parse import Parsed, ParseError
 from preflight.reading.pyfacts import PyOut
-from preflight.reading.pyownfp8 import OnCuda, on_cuda, reaches
 from preflight.reading.pysource import Call, Module, Ref
 from preflight.reading.pyvalues import Unresolved
 from preflight.reading.types import ReaderOutput
@@ -113,45 +112,8 @@ def read_python(module: Module) -> ReaderOutput:
                     call.lines.get("mesh", call.line))
     if modules:
         out.put(f"{PREFIX}.te.modules", sorted(modules), None)
-    _own_fp8(out)
+    own_fp8(out, PREFIX)
     return out.output()
-
-
-def _own_fp8(out: PyOut) -> None:
-    """Calls into FP8 the job implements itself on ``torch._scaled_mm`` (:mod:`.pyownfp8`):
-    a job module's function the script calls (its ``bindings``, each call with the condition
-    it is made under), or a function or class of the script its top level calls (what those
-    call is followed by :func:`.pyownfp8.reaches`: a call inside a function carries no
-    condition of the call of the function, and a method's calls are made by whoever uses the
-    class, so neither is a root)."""
-    module = out.module
-    made = [(name, call) for name, calls in module.bindings.items() for call in calls]
-    if not module.bindings:
-        made += [(call.func.split(".")[1], call) for call, scope in module.calls()
-                 if call.func.startswith("__main__.") and scope.name == "<module>"]
-    for name, call in made[:MAX_OWN]:
-        own = reaches(module.tree, name)
-        if own is None:
-            continue
-        when = call.when if module.bindings else on_cuda(module.tree, call.line, call.when)
-        how = own.what(module.path)
-        if isinstance(when, OnCuda):
-            # FP8 runs only on CUDA: on the NVIDIA GPU checked, the condition holds
-            how += f"; made only on CUDA ({when.reason[:160]})"
-            call = replace(call, when=None)
-        with out.made(call):
-            out.put(f"{PREFIX}.own_fp8.convert", True, call.line, call.path)
-            out.put(f"{PREFIX}.own_fp8.how", how, call.line, call.path)
-            config = call.value("config")
-            recipe: Any = Unknown("the job's own FP8 code: its scaling is not stated")
-            if isinstance(config, Call) and config.name == "from_recipe_name" and config.args:
-                recipe = config.args[0]      # a torchao-compatible config, as the job names it
-            out.put(f"{PREFIX}.own_fp8.recipe", recipe, call.lines.get("config", call.line),
-                    call.path)
-
-
-MAX_OWN = 64
-"""Calls into the job's own code looked at for FP8 in one file."""
 
 
 def _autocast(out: PyOut, call: Call, what: str, recipe_key: str) -> None:

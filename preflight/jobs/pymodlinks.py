@@ -41,10 +41,20 @@ def claimed(text: str, pos: int, frameworks: Sequence[Framework]) -> bool:
                fw.launch.command.search(line) is not None for fw in frameworks)
 
 
+def packages(frameworks: Sequence[Framework]) -> frozenset[str]:
+    """The top-level packages of the frameworks read (their kinds and distribution names):
+    ``-m torchtitan.experiments.rl.train`` is torchtitan's own module, never the job's script
+    (a framework's checkout is read by its reader, or not at all)."""
+    return frozenset({fw.kind for fw in frameworks} |
+                     {d.replace("-", "_") for fw in frameworks for d in fw.distributions})
+
+
 def runs(clean: str, variables: dict[str, str], frameworks: Sequence[Framework],
          ) -> list[ModuleRun]:
-    """The ``-m`` runs of ``clean`` no framework's launch command claims."""
-    return [r for r in module_runs(clean, variables) if not claimed(clean, r.pos, frameworks)]
+    """The ``-m`` runs of ``clean`` no framework claims (its launch command, its package)."""
+    own = packages(frameworks)
+    return [r for r in module_runs(clean, variables) if r.module.split(".")[0] not in own and
+            not claimed(clean, r.pos, frameworks)]
 
 
 def folders(path: str, pos: int, outer: dict[str, str],

@@ -89,13 +89,13 @@ def reaches(tree: ast.Module, name: str) -> Own | None:
                 return Own(chain, sub.attr, sub.lineno)
             if isinstance(sub, ast.Name) and sub.id in MARKERS:
                 return Own(chain, sub.id, sub.lineno)
-            called = _called(sub)
-            if called is not None and called in defs and called not in seen:
-                todo.append((called, (*chain, called)))
+            got = called(sub)
+            if got is not None and got in defs and got not in seen:
+                todo.append((got, (*chain, got)))
     return None
 
 
-def _called(node: ast.AST) -> str | None:
+def called(node: ast.AST) -> str | None:
     """The top-level name a call calls: ``F(...)``, ``F.from_float(...)``, ``F.apply(...)``
     (a class named as an argument, ``isinstance(m, Float8Linear)``, is not followed: looking
     for FP8 layers to swap back is no conversion)."""
