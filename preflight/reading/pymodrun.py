@@ -34,7 +34,8 @@ from preflight.reading.shellvars import typed
 LAUNCHER_MODULES = frozenset({"torch.distributed.run", "torch.distributed.launch",
                               "accelerate.commands.launch", "deepspeed.launcher.runner"})
 """Modules that are launchers themselves: the module they run comes after their options."""
-_ARGPARSE = {"torchrun", "deepspeed"}
+_ARGPARSE = re.compile(r"torchrun|deepspeed|accelerate(?:-launch)?|-m")
+"""Launchers that parse their line with argparse (the words, as the launch regex matches them)."""
 _PYTHON = re.compile(r"python[0-9.]*")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*){0,15}")
 MAX_NAME = 200
@@ -77,8 +78,9 @@ def _run(launcher: str, words: list[tuple[str, int]], variables: dict[str, str],
         name = os.path.basename(word)
         if _PYTHON.fullmatch(name):
             parser = "python"
-        elif name in _ARGPARSE or name == "accelerate" and i + 1 < len(words) and \
-                words[i + 1][0] == "launch":
+        elif _ARGPARSE.fullmatch(name) and name != "-m" and (
+                not name.startswith("acc") or name.endswith("-launch") or
+                i + 1 < len(words) and words[i + 1][0] == "launch"):
             parser = "argparse"
         elif parser is not None and (word in ("-m", "--module") or
                                      parser == "python" and word.startswith("-m") and
@@ -107,7 +109,7 @@ def _parser(launcher: str) -> str | None:
     word = launcher.split()[0]
     if _PYTHON.fullmatch(word) or word == "uv":
         return "python"
-    if word in ("torchrun", "deepspeed", "accelerate", "accelerate-launch", "-m"):
+    if _ARGPARSE.fullmatch(word):
         return "argparse"
     return None
 

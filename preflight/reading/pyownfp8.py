@@ -31,11 +31,13 @@ MARKERS = frozenset({"_scaled_mm", "_scaled_grouped_mm"})
 MAX_DEPTH = 8
 MAX_NODES = 50_000
 FP8_CALL = re.compile(
-    r"(?i)^(?:convert_to_float8_training|\w*(?:to|convert|enable|apply|swap|use)_?(?:fp8|float8)"
-    r"\w*|\w*(?:fp8|float8)_?(?:convert|conversion|training|linear|layers?|model)\w*)$")
+    r"^(?=[a-z_])(?!.*(?:config|kwargs|recipe|args)$)(?i:convert_to_float8_training|\w*(?:to|"
+    r"convert|enable|apply|swap|use)_?(?:fp8|float8)\w*|\w*(?:fp8|float8)_?(?:convert|"
+    r"conversion|training|linear|layers?|model)\w*)$")
 """Names of functions that convert a model to FP8 (``convert_to_float8_training``,
-``convert_to_fp8``, ``enable_fp8``, ``apply_fp8``, ``swap_to_float8_linear``, ``fp8_model``):
-one the job calls whose body was not read makes FP8 Unknown, never "no"."""
+``convert_to_fp8``, ``enable_fp8``, ``apply_fp8``, ``swap_to_float8_linear``, ``fp8_model``;
+a function, lower-case, not a config such as torchao's ``Float8LinearConfig`` or
+``fp8_linear_config``): one the job calls whose body was not read makes FP8 Unknown, never "no"."""
 
 
 @dataclass(frozen=True)

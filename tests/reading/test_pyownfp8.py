@@ -150,6 +150,7 @@ def test_nanochat_conversion_is_made_only_on_cuda() -> None:
     ("convert_to_float8_training", True), ("convert_to_fp8", True), ("enable_fp8", True),
     ("apply_fp8_training", True), ("swap_to_float8_linear", True), ("fp8_model", True),
     ("disable_fp8", False), ("fp8_recipe", False), ("convert", False), ("from_recipe_name", False),
+    ("Float8LinearConfig", False), ("fp8_linear_config", False), ("Float8Linear", False),
 ])
 def test_fp8_conversion_names(name: str, match: bool) -> None:
     assert bool(FP8_CALL.match(name)) is match
