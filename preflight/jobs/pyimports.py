@@ -164,8 +164,21 @@ def imports_job_module(text: str, path: str) -> bool:
     """Whether ``text`` imports a module that is a file of the job (a cheap look before the
     file is parsed: most scripts import only installed packages)."""
     names = {m.group(1) or m.group(2) for m in _IMPORT.finditer(text[:MAX_SCAN])}
-    return any(module_file(n, path) is not None or unread_module(n, path) is not None
-               for n in list(names)[:64] if n)
+    return any(module_file(n, path) is not None or unread_module(n, path) is not None or
+               _namespace(n, path) for n in list(names)[:64] if n)
+
+
+def _namespace(name: str, importer: str) -> bool:
+    """Whether ``name`` is a folder of the job without ``__init__.py`` (a namespace package:
+    ``from pkg import conv`` loads ``pkg/conv.py``) beside ``importer`` or under the ``-m``
+    root (:data:`SYS_PATH`)."""
+    if name.startswith(".") or not all(p.isidentifier() for p in name.split(".")):
+        return False
+    rel = os.path.join(*name.split("."))
+    root = SYS_PATH.get()
+    folders = [os.path.dirname(importer), *([root] if root is not None else [])]
+    return any(os.path.isdir(os.path.join(f, rel)) and refuse(os.path.join(f, rel)) is None
+               for f in folders)
 
 
 def read_helpers(module: Module,

@@ -52,7 +52,20 @@ class ModuleRun:
 
 def module_runs(text: str, variables: dict[str, str]) -> list[ModuleRun]:
     """The modules the launch lines of ``text`` run with ``-m`` (at most
-    :data:`.launch.MAX_SCRIPTS`); a line that runs a ``.py`` is :func:`.launch.python_scripts`'."""
+    :data:`.launch.MAX_SCRIPTS`); a line that runs a ``.py`` is :func:`.launch.python_scripts`'.
+    Worked out once for the last few texts (a launch script asks three times)."""
+    key = (text, tuple(sorted(variables.items())))
+    if key not in _RUNS:
+        if len(_RUNS) >= 4:
+            _RUNS.pop(next(iter(_RUNS)))
+        _RUNS[key] = _module_runs(text, variables)
+    return list(_RUNS[key])
+
+
+_RUNS: dict[tuple[str, tuple[tuple[str, str], ...]], list[ModuleRun]] = {}
+
+
+def _module_runs(text: str, variables: dict[str, str]) -> list[ModuleRun]:
     found: list[ModuleRun] = []
     done: set[int] = set()
     for m in _LAUNCHER.finditer(text):
@@ -72,7 +85,9 @@ def _run(launcher: str, words: list[tuple[str, int]], variables: dict[str, str],
     parser = _parser(launcher)
     i = 0
     while i < len(words):
-        word = str(typed(words[i][0], variables))
+        word = words[i][0]
+        if "$" in word or word[:1] in "\"'":
+            word = str(typed(word, variables))
         if word.endswith(".py") and not word.startswith("-"):
             return None                               # a script: python_scripts reads it
         name = os.path.basename(word)

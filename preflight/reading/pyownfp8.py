@@ -22,6 +22,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from preflight.reading.pyvalues import Unresolved
 
@@ -29,7 +30,7 @@ MARKERS = frozenset({"_scaled_mm", "_scaled_grouped_mm"})
 """torch's FP8 GEMMs (``torch._scaled_mm``, ``torch.ops.aten._scaled_mm``, torch 2.9
 ``torch._scaled_grouped_mm``): a job calling them runs FP8 matmuls of its own."""
 MAX_DEPTH = 8
-MAX_NODES = 50_000
+MAX_NODES = 200_000
 FP8_CALL = re.compile(
     r"^(?=[a-z_])(?!.*(?:config|kwargs|recipe|args)$)(?i:convert_to_float8_training|\w*(?:to|"
     r"convert|enable|apply|swap|use)_?(?:fp8|float8)\w*|\w*(?:fp8|float8)_?(?:convert|"
@@ -73,28 +74,48 @@ def reaches(tree: ast.Module, name: str) -> Own | None:
     """Where calling ``name`` (a top-level function or class of ``tree``) reaches a
     :data:`MARKERS` call, through the module's own definitions; None when it does not (or
     ``name`` is not defined there)."""
-    defs = definitions(tree)
+    graph = _graph(tree)
     todo: list[tuple[str, tuple[str, ...]]] = [(name, (name,))]
     seen: set[str] = set()
-    nodes = 0
     while todo:
         current, chain = todo.pop(0)
-        node = defs.get(current)
-        if node is None or current in seen or len(chain) > MAX_DEPTH:
+        if current not in graph or current in seen or len(chain) > MAX_DEPTH:
             continue
         seen.add(current)
+        marker, calls = graph[current]
+        if marker is not None:
+            return Own(chain, *marker)
+        todo.extend((got, (*chain, got)) for got in calls if got not in seen)
+    return None
+
+
+Node = tuple["tuple[str, int] | None", tuple[str, ...]]
+
+
+@lru_cache(maxsize=4)
+def _graph(tree: ast.Module) -> dict[str, Node]:
+    """For each top-level definition: its first marker (name, line) and the definitions it
+    calls; one walk of the module (kept for the last few trees: a file's calls ask again),
+    :data:`MAX_NODES` nodes at most (past them a definition reaches nothing here)."""
+    defs = definitions(tree)
+    out: dict[str, Node] = {}
+    nodes = 0
+    for name, node in defs.items():
+        marker: tuple[str, int] | None = None
+        calls: dict[str, None] = {}
         for sub in ast.walk(node):
             nodes += 1
             if nodes > MAX_NODES:
-                return None
-            if isinstance(sub, ast.Attribute) and sub.attr in MARKERS:
-                return Own(chain, sub.attr, sub.lineno)
-            if isinstance(sub, ast.Name) and sub.id in MARKERS:
-                return Own(chain, sub.id, sub.lineno)
+                return out
+            if isinstance(sub, ast.Attribute) and sub.attr in MARKERS or \
+                    isinstance(sub, ast.Name) and sub.id in MARKERS:
+                marker = (sub.attr if isinstance(sub, ast.Attribute) else sub.id, sub.lineno)
+                break
             got = called(sub)
-            if got is not None and got in defs and got not in seen:
-                todo.append((got, (*chain, got)))
-    return None
+            if got is not None and got in defs and got != name:
+                calls[got] = None
+        out[name] = (marker, tuple(calls))
+    return out
 
 
 def called(node: ast.AST) -> str | None:
@@ -123,11 +144,7 @@ def on_cuda(tree: ast.AST, line: int, when: Unresolved | None) -> Unresolved | N
     ``is_available()``, its ``else`` for ``!= "cuda"`` / ``not ...``); else ``when``."""
     if when is None or isinstance(when, OnCuda) or when.line is None:
         return when
-    for n, node in enumerate(ast.walk(tree)):
-        if n > MAX_NODES:
-            break
-        if not isinstance(node, ast.If) or node.lineno != when.line:
-            continue
+    for node in _ifs(tree).get(when.line, ()):
         positive = _cuda_test(node.test)
         branch = node.body if positive else node.orelse
         if positive is not None and any(
@@ -135,6 +152,18 @@ def on_cuda(tree: ast.AST, line: int, when: Unresolved | None) -> Unresolved | N
                 isinstance(stmt, (ast.Expr, ast.Assign, ast.AnnAssign)) for stmt in branch):
             return OnCuda(when.reason, when.line)
     return when
+
+
+@lru_cache(maxsize=4)
+def _ifs(tree: ast.AST) -> dict[int, list[ast.If]]:
+    """The ``if`` statements of ``tree`` by line (one walk, :data:`MAX_NODES` nodes at most)."""
+    out: dict[int, list[ast.If]] = {}
+    for n, node in enumerate(ast.walk(tree)):
+        if n > MAX_NODES:
+            break
+        if isinstance(node, ast.If):
+            out.setdefault(node.lineno, []).append(node)
+    return out
 
 
 def _cuda_test(test: ast.expr) -> bool | None:

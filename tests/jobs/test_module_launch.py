@@ -175,3 +175,21 @@ def test_a_frameworks_entry_module_stays_its_readers(tmp_path: Path, entry: str,
     read = read_paths([str(root / "run.sh")])
     assert not any(p.endswith(rel) for p, _ in read.files)
     assert not any(n.startswith("config.pytorch.") for n in read.facts)
+
+
+def test_a_namespace_package_of_the_job_is_followed(tmp_path: Path) -> None:
+    # `from pkg import conv` with no pkg/__init__.py: Python loads pkg/conv.py from sys.path[0]
+    # (the folder `python -m pkg.train` runs from), and so does the read
+    root = write(tmp_path, {
+        "pkg/conv.py": "import torch\n\ndef enable_fp8(m):\n    return torch._scaled_mm(m, m)\n",
+        "pkg/train.py": "import argparse\nimport torch\nfrom pkg import conv\n"
+                        "p = argparse.ArgumentParser()\np.add_argument('--fp8', action='store_true')\n"
+                        "args = p.parse_args()\nmodel = torch.compile(None)\n"
+                        "if args.fp8:\n    conv.enable_fp8(model)\n",
+        "go.sh": "python -m pkg.train --fp8\n", "bf16.sh": "python -m pkg.train\n"})
+    _, values = _read(root / "go.sh")
+    assert values["intent.fp8"] is True and values["intent.backend"] == "scaled_mm"
+    # without --fp8 nothing of the job is a PyTorch FP8 setting (the script names none): not
+    # read as a job, so not FP8 either
+    _, values = _read(root / "bf16.sh")
+    assert values["intent.fp8"] is not True
