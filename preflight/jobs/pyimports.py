@@ -24,10 +24,12 @@ from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from typing import Any
 
+from preflight.facts import Unknown
 from preflight.reading.boundary import refuse
 from preflight.reading.parse import ParseError, read_text
-from preflight.reading.pyownfp8 import on_cuda
+from preflight.reading.pyownfp8 import OnCuda, on_cuda
 from preflight.reading.pysource import Call, Module, parse
+from preflight.reading.pyvalues import Unresolved
 from preflight.reading.refs import locate
 from preflight.reading.types import ConfigProblem, ReaderOutput
 
@@ -47,6 +49,8 @@ class Helper:
     out: ReaderOutput
     kind: str | None
     broken: bool = False    # not read: ``out`` holds the problem, at the importing line
+    when: Unresolved | None = None   # every call into it (or into its importer) is made under
+    # this condition the text does not decide: what it sets is Unknown (:func:`conditional`)
 
 
 def _targets(name: str, importer: str) -> tuple[str, ...]:
@@ -187,10 +191,10 @@ def read_helpers(module: Module,
     """The job's own modules ``module`` imports and calls, each read by ``read`` with the calls
     it receives, then the ones they import (breadth first, bounded)."""
     seen = {os.path.realpath(module.path)}
-    todo = [(module, 1)]
+    todo: list[tuple[Module, int, Unresolved | None]] = [(module, 1, None)]
     helpers: list[Helper] = []
     while todo and len(helpers) < MAX_MODULES:
-        importer, depth = todo.pop(0)
+        importer, depth, above = todo.pop(0)
         unread: dict[str, tuple[int, str]] = {}
         for path, (line, bindings) in calls_into(importer, unread).items():
             real = os.path.realpath(path)
@@ -209,9 +213,10 @@ def read_helpers(module: Module,
                 why = exc.message if isinstance(exc, ParseError) else type(exc).__name__
                 unread[path] = (line, f"could not be read ({why[:120]})")
                 continue
-            helpers.append(Helper(path, line, importer.path, out, kind))
+            when = above or _condition(bindings)
+            helpers.append(Helper(path, line, importer.path, out, kind, when=when))
             if depth < MAX_DEPTH:
-                todo.append((helper, depth + 1))
+                todo.append((helper, depth + 1, when))
         for path, (line, why) in unread.items():
             # the values the script passes it were lost: said at the importing line
             helpers.append(Helper(path, line, importer.path, ReaderOutput(problems=(
@@ -220,3 +225,27 @@ def read_helpers(module: Module,
                     "would take from this file were not read"), level="warning",
                     code="reference"),)), None, broken=True))
     return helpers
+
+
+def _condition(bindings: dict[str, list[Call]]) -> Unresolved | None:
+    """The condition the importer calls into a module under, when every call is made under one
+    the text does not decide (the first's); None when one call is not (or it is imported with
+    ``*``: its top level runs on import). A call made only on CUDA counts as made: FP8 runs only
+    there (:class:`.pyownfp8.OnCuda`)."""
+    calls = [call for name, made in bindings.items() if name != STAR for call in made]
+    if STAR in bindings or not calls or any(
+            call.when is None or isinstance(call.when, OnCuda) for call in calls):
+        return None
+    return calls[0].when
+
+
+def conditional(helper: Helper, value: Any) -> Any:
+    """``value`` of a fact ``helper`` sets, as the importer's condition leaves it: Unknown
+    saying why when the importer calls into the helper only under an undecided condition (a
+    library conversion inside the job's ``enable_fp8(model)`` called under ``if cfg.fp8:`` that
+    the text does not decide was FP8 "yes")."""
+    if helper.when is None or isinstance(value, Unknown):
+        return value
+    return Unknown(f"set in {os.path.basename(helper.path)[:80]}, which "
+                   f"{os.path.basename(helper.importer)[:80]} calls into only under a condition "
+                   f"the text does not decide ({helper.when.reason[:240]})")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from preflight.jobs.pyimports import SYS_PATH, imports_job_module, read_helpers
+from preflight.jobs.pyimports import SYS_PATH, conditional, imports_job_module, read_helpers
 from preflight.jobs.pynames import link
 from preflight.reading.launchenv import Given
 from preflight.reading.parse import MAX_BYTES, ParseError, read_text
@@ -71,7 +71,7 @@ def _read(path: str, kind: str | None, explicit: bool, argv: tuple[str, ...] | N
         # settings are this script's (a later file's are not: this one's first)
         for name, value in helper.out.facts.items():
             if name not in facts:
-                facts[name] = value
+                facts[name] = conditional(helper, value)
                 prov[name] = helper.out.provenance.get(name, helper.path)
         linked.append(Linked(helper.path, helper.kind or "", f"{helper.importer}:{helper.line}",
                              key="import", line=helper.line, included=True))

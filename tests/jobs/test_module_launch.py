@@ -193,3 +193,27 @@ def test_a_namespace_package_of_the_job_is_followed(tmp_path: Path) -> None:
     # read as a job, so not FP8 either
     _, values = _read(root / "bf16.sh")
     assert values["intent.fp8"] is not True
+
+
+@pytest.mark.parametrize("flag, fp8", [("--fp8", True), ("", "not"), (None, "unknown")])
+def test_a_library_conversion_in_a_job_module_takes_the_calls_condition(
+        tmp_path: Path, flag: str | None, fp8: Any) -> None:
+    # the job's own enable_fp8 wraps torchao's conversion; the script calls it under `if
+    # args.fp8:` -- decided by the launch line, or (run by hand) not decided: then Unknown, not
+    # the "yes" the helper's unconditional call inside said
+    root = write(tmp_path, {
+        "mylib/conv.py": "from torchao.float8 import convert_to_float8_training\n\n"
+                         "def enable_fp8(model):\n    convert_to_float8_training(model)\n",
+        "train.py": "import argparse\nimport torch\nfrom mylib import conv\n"
+                    "p = argparse.ArgumentParser()\np.add_argument('--fp8', action='store_true')\n"
+                    "args = p.parse_args()\nmodel = torch.compile(None)\n"
+                    "if args.fp8:\n    conv.enable_fp8(model)\n",
+        "run.sh": f"python -m train {flag or ''}\n"})
+    _, values = _read(root / ("train.py" if flag is None else "run.sh"))
+    if fp8 == "unknown":
+        assert isinstance(values["intent.fp8"], Unknown)
+        assert "args.fp8" in values["intent.fp8"].reason
+    elif fp8 == "not":              # nothing of the job's is an FP8 setting then
+        assert values["intent.fp8"] is not True
+    else:
+        assert values["intent.fp8"] is fp8
