@@ -18,7 +18,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from preflight.findings import Source
-from preflight.jobs import launchfacts
+from preflight.jobs import launchfacts, pymodlinks
 from preflight.jobs.sourcing import expanded, sourced
 from preflight.reading import launch, launchpick, shell, shellcalls, shellheredoc, shellwrites
 from preflight.reading.boundary import outside_reference, refuse
@@ -81,8 +81,8 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
     clean = strip_comments(text)
     here = shellheredoc.values(clean)        # its here-documents' values, for both below
     variables = collect_variables(clean, outer, here)
-    runs = _python_scripts(path, clean, variables, outer, walked)
     unread: list[ConfigProblem] = []
+    runs = _python_scripts(path, clean, variables, outer, walked, unread)   # and -m modules
     calls = _shell_scripts(path, text, outer, walked, unread) if walked is not None else []
     # a file the script writes before using it is not the one in the job (redteam4)
     written = shellwrites.writes(clean, variables, raw) if shell_script else {}
@@ -137,7 +137,7 @@ def _frameworks() -> Sequence[Framework]:
 
 
 def _python_scripts(path: str, clean: str, variables: dict[str, str], outer: dict[str, str],
-                    walked: shellcalls.Walked | None = None) -> list[Linked]:
+                    walked: shellcalls.Walked | None, problems: list[ConfigProblem]) -> list[Linked]:
     """The Python scripts the launch lines of ``text`` run, found here, with their arguments:
     read with the script, after it, their settings winning (what the code sets beats the
     launcher: ``Accelerator(mixed_precision="bf16")`` over ``--mixed_precision fp8``). One not
@@ -148,7 +148,7 @@ def _python_scripts(path: str, clean: str, variables: dict[str, str], outer: dic
     ``clean``: the text without comments; ``variables``: its own (:func:`read`)."""
     found = []
     runs = launch.python_scripts(clean, variables)
-    trains = not all(launch.not_training(script) for script, _, _ in runs)
+    trains = pymodlinks.trains(clean, variables, [s for s, _, _ in runs], _frameworks())
     for script, argv, pos in runs:
         line = clean.count("\n", 0, pos) + 1
         moved = walked.folder_at(pos) if walked is not None else shellcalls.Folder()
@@ -162,6 +162,8 @@ def _python_scripts(path: str, clean: str, variables: dict[str, str], outer: dic
             found.append(replace(link, after=True) if trains and launch.not_training(script)
                          else replace(link, overrides=True, argv=argv, environ=(
                              launchfacts.environ(path, clean, pos, variables, outer))))
+    found += pymodlinks.links(path, clean, variables, outer, walked, _frameworks(), trains,
+                              problems)
     return launchfacts.one_environ(found)
 
 
@@ -275,7 +277,7 @@ def _with_scripts(got: str | None, out: ReaderOutput, runs: list[Linked], kind: 
 
     if got is None:
         for link in runs:
-            peek, _ = pyjob.peek(link.path, kind, link.argv, link.environ)
+            peek, _ = pyjob.peek(link.path, kind, link.argv, link.environ, link.syspath)
             if peek is not None:
                 got = peek
                 break

@@ -34,6 +34,7 @@ class Walk:
         self.inherited: dict[str, dict[str, str]] = {}     # sourced file -> variables
         self.argvs: dict[str, tuple[str, ...]] = {}         # script -> its launch arguments
         self.environs: dict[str, dict[str, tuple[str, str]]] = {}   # and its environment
+        self.syspaths: dict[str, str] = {}       # a module run with -m -> its sys.path[0]
         self.redone: set[str] = set()
         self.roots: list[str] = []                           # job roots, for named files
         self.scanned_other = 0
@@ -107,13 +108,14 @@ class Walk:
                 self.named.add(real)
             got, out = read_file(path, want or None, explicit=origin not in ("folder", "sourced"),
                                  inherited=self.inherited.get(real), argv=self.argvs.get(real),
-                                 entry=self.entries.get(real), environ=self.environs.get(real))
+                                 entry=self.entries.get(real), environ=self.environs.get(real),
+                                 syspath=self.syspaths.get(real))
             self.problems.extend(out.problems)
             if got is None and origin == "folder" and not out.problems:
                 self.not_read[path] = unread.CODE if path.lower().endswith(SCRIPT_EXT) else \
                     unread.UNRECOGNISED if self.kind is None else unread.other_kind(self.kind)
-            if got is None or (not out.facts and out.problems):
-                continue
+            if got is None or (not out.facts and not out.linked and out.problems):
+                continue        # (a launch script's warnings keep the scripts it runs read)
             self._keep(path, real, got, out, origin)
 
     def _drop(self, real: str) -> None:
@@ -148,6 +150,8 @@ class Walk:
                               for link in out.linked if link.variables)
         self.argvs.update((os.path.realpath(link.path), link.argv)
                           for link in out.linked if link.argv is not None)
+        self.syspaths.update((os.path.realpath(link.path), link.syspath)
+                             for link in out.linked if link.syspath is not None)
         for link in out.linked:
             if link.environ is not None:    # two launch scripts: what they give alike
                 real = os.path.realpath(link.path)

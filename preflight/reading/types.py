@@ -56,6 +56,8 @@ class Linked:
                               # export, merging: launch.not_training): of the job, not read
     included: bool = False    # a module of the job the naming script imports: already read
                               # with it, with the values it passes (jobs/pyimports.py)
+    syspath: str | None = None  # a module run with `-m` (reading/pymodrun.py): the folder it
+                              # was found from, sys.path[0] for the imports it makes
 
 
 @dataclass(frozen=True)
