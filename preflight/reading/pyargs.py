@@ -28,6 +28,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from preflight.reading import pywrites
 from preflight.reading.pyguards import truth
 from preflight.reading.pyvalues import MAX_DEPTH, Unresolved
 
@@ -105,6 +106,9 @@ def pieces(module: Module, node: ast.expr, scope: Scope, depth: int = 0,
     if _pseudo_call(module, node):
         assert isinstance(node, ast.Call)
         return [pseudo_file(pieces(module, node.args[0], scope, depth + 1, budget), line)]
+    wrote = pywrites.returned(module, node, line)      # a config the file writes, by its name
+    if wrote is not None:
+        return [wrote]
     value = module.evaluate(node, scope, depth + 1)
     if isinstance(value, (str, int, float)) and not isinstance(value, bool):
         return [Piece(str(value), line)]

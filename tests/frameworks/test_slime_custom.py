@@ -111,3 +111,66 @@ def test_miles_config_text_from_an_unknown_value_is_unknown(tmp_path: Path) -> N
                                                               "encode_pseudo_file(")
     got = _miles(tmp_path / "own", "--enable-mis", own)
     assert isinstance(got["intent.rollout.is_correction"], Unknown)
+
+
+FLAG_LINE = '            f"--custom-config-path {U.encode_pseudo_file(config_text)} "\n'
+
+
+def _written(tmp_path: Path, write: str, flag: str, top: str = "") -> Any:
+    """The real launcher with its config written to a file by the given statements."""
+    text = MILES.read_text()
+    assert text.count(FLAG_LINE) == 1
+    text = text.replace(FLAG_LINE, flag).replace(
+        '""".strip()\n        misc_args += (', '""".strip()\n' + write + "        misc_args += (")
+    text = text.replace("import typer\n", "import typer\n" + top)
+    return _miles(tmp_path, "--enable-mis", text)["intent.rollout.is_correction"]
+
+
+def test_config_written_with_open_write_or_write_text_then_named(tmp_path: Path) -> None:
+    flag = '            "--custom-config-path /tmp/mis.yaml "\n'
+    opened = ('        with open("/tmp/mis.yaml", "w") as f:\n'
+              "            f.write(config_text)\n")
+    assert _written(tmp_path / "a", opened, flag) is True
+    path = '        pathlib.Path("/tmp/mis.yaml").write_text(config_text)\n'
+    assert _written(tmp_path / "b", path, flag, "import pathlib\n") is True
+    var = ('        cfg = "/tmp/mis.yaml"\n        with open(cfg, "w") as f:\n'
+           "            f.write(config_text)\n")
+    assert _written(tmp_path / "c", var, '            f"--custom-config-path {cfg} "\n') is True
+
+
+def test_dict_dumped_to_a_temporary_file_a_function_returns(tmp_path: Path) -> None:
+    # the shape of THUDM/slime tests/test_glm4.7_30B_A3B_pd_mooncake.py l.30-54 @ 624b824a
+    top = ("import tempfile\nimport yaml\n\n\ndef write_mis_config():\n"
+           '    config = {"use_tis": True, "tis_mode": "truncate"}\n'
+           '    f = tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False)\n'
+           "    with f:\n        yaml.safe_dump(config, f, sort_keys=False)\n"
+           "    return f.name\n")
+    flag = '            f"--custom-config-path {write_mis_config()} "\n'
+    assert _written(tmp_path / "a", "", flag, top) is True
+    off = top.replace('"use_tis": True', '"use_tis": False')
+    assert _written(tmp_path / "b", "", flag, off) is False
+    unknown = top.replace('"use_tis": True', '"use_tis": os.environ["TIS"]')
+    got = _written(tmp_path / "c", "", flag, "import os\n" + unknown)
+    assert isinstance(got, Unknown)
+
+
+def test_written_config_decoys_and_unknowns(tmp_path: Path) -> None:
+    flag = '            "--custom-config-path /tmp/mis.yaml "\n'
+    other = ('        with open("/tmp/other.yaml", "w") as f:\n'
+             "            f.write(config_text)\n")
+    assert isinstance(_written(tmp_path / "a", other, flag), Unknown)     # not the flag's file
+    read_only = ('        with open("/tmp/mis.yaml") as f:\n'
+                 "            f.read()\n")
+    assert isinstance(_written(tmp_path / "b", read_only, flag), Unknown)
+    env_path = ('        with open(os.environ["CFG"], "w") as f:\n'
+                "            f.write(config_text)\n")
+    got = _written(tmp_path / "c", env_path, '            f"--custom-config-path {os.environ[\'CFG\']} "\n',
+                   "import os\n")
+    assert isinstance(got, Unknown)
+    twice = ('        with open("/tmp/mis.yaml", "w") as f:\n            f.write(config_text)\n'
+             '        with open("/tmp/mis.yaml", "w") as f:\n            f.write("use_tis: false")\n')
+    assert isinstance(_written(tmp_path / "d", twice, flag), Unknown)
+    maybe = ('        if os.environ.get("MIS"):\n'
+             '            with open("/tmp/mis.yaml", "w") as f:\n'
+             "                f.write(config_text)\n")
+    assert isinstance(_written(tmp_path / "e", maybe, flag, "import os\n"), Unknown)
