@@ -17,7 +17,7 @@ import re
 from typing import Any
 
 from preflight.facts import Unknown
-from preflight.reading import launch
+from preflight.reading import launch, launchpick
 from preflight.reading.parse import usable_key
 from preflight.reading.refs import named
 from preflight.reading.shellvars import collect_variables, strip_comments
@@ -53,12 +53,21 @@ def read(path: str, text: str, outer: dict[str, str] | None = None) -> ReaderOut
     trained = next((ln.path for ln in got.linked if ln.kind == KIND and not ln.after), None)
     if trained is None:
         return got
-    served = _served(path, text, outer, trained)
-    if served is None:
+    def serving(path: str, text: str, outer: dict[str, str] | None) -> ReaderOutput:
+        said = _served(path, text, outer, trained)
+        return ReaderOutput({SERVED: said[0]}, {SERVED: said[1]}) if said else ReaderOutput()
+
+    # a server command in a branch that does not run starts none; several that may run and
+    # differ leave it Unknown (reading/launchpick.py, as for training commands)
+    served = launchpick.read(serving, path, text, outer or {}, SERVES)
+    if SERVED not in served.facts:
         return got
     facts, prov = dict(got.facts), dict(got.provenance)
-    facts[SERVED], prov[SERVED] = served
+    facts[SERVED], prov[SERVED] = served.facts[SERVED], served.provenance[SERVED]
     return ReaderOutput(facts, prov, got.problems, got.linked)
+
+
+SERVES = (("axolotl", "vllm-serve"),)
 
 
 def _served(path: str, text: str, outer: dict[str, str] | None, trained: str,

@@ -81,9 +81,23 @@ def test_server_started_outside_the_job_is_unknown_with_the_reason(tmp_path: Pat
 
 def test_decoy_server_commands_start_no_server(tmp_path: Path) -> None:
     for decoy in ("# axolotl vllm-serve grpo_config.yaml\n",
-                  'echo "run: axolotl vllm-serve grpo_config.yaml first"\n'):
+                  'echo "run: axolotl vllm-serve grpo_config.yaml first"\n',
+                  'MODE=local\nif [ "$MODE" = "two_gpus" ]; then\n'
+                  "  axolotl vllm-serve grpo_config.yaml &\nfi\n",
+                  'MODE=local\ncase "$MODE" in\n  two_gpus) axolotl vllm-serve grpo_config.yaml &'
+                  "\n  ;;\nesac\n"):
         got = _rollout(_job(tmp_path, script=decoy + "axolotl train grpo_config.yaml\n"))
         assert isinstance(got["fp8"][0], Unknown), decoy
+
+
+def test_a_server_in_a_branch_that_runs_counts(tmp_path: Path) -> None:
+    script = 'MODE=two_gpus\nif [ "$MODE" = "two_gpus" ]; then\n' + \
+        "  axolotl vllm-serve grpo_config.yaml &\nfi\naxolotl train grpo_config.yaml\n"
+    assert _rollout(_job(tmp_path, script=script))["fp8"][0] is False
+    (tmp_path / "serve.yaml").write_text(CONFIG)
+    either = ('if [ "$X" = 1 ]; then\n  axolotl vllm-serve grpo_config.yaml &\nelse\n'
+              "  axolotl vllm-serve serve.yaml &\nfi\naxolotl train grpo_config.yaml\n")
+    assert isinstance(_rollout(_job(tmp_path, script=either))["fp8"][0], Unknown)
 
 
 def test_server_of_another_or_unknown_config_is_unknown(tmp_path: Path) -> None:
