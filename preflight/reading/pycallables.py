@@ -19,7 +19,8 @@ lambda: NVFP4BlockScaling()`` passed to ``run(tag, steps, recipe)``, which opens
   be one value; else Unresolved with the reason (two different callables, one passed from a
   value the text does not give). A recursion passing the parameter on to itself adds nothing.
 
-Bounded by :data:`.pyvalues.MAX_DEPTH` and :data:`.pycallers.MAX_SITES`; nothing is run.
+Bounded by :data:`.pyvalues.MAX_DEPTH` and :data:`.pycallers.MAX_SITES`, each (function,
+parameter) worked out once per lookup and each value kept once; nothing is run.
 """
 
 from __future__ import annotations
@@ -114,7 +115,7 @@ def _called_parameter(module: Module, scope: Scope, name: str, depth: int) -> An
     owner = _param_scope(scope, name)
     if owner is None:
         return NOTHING
-    found = _candidates(module, owner, name, depth, set())
+    found = _candidates(module, owner, name, depth, set(), {})
     if found is None:
         return NOTHING
     if isinstance(found, Unresolved):
@@ -144,9 +145,22 @@ def _param_scope(scope: Scope, name: str) -> Scope | None:
 
 
 def _candidates(module: Module, scope: Scope, name: str, depth: int,
-                seen: set[tuple[int, str]]) -> list[Any] | Unresolved | None:
+                seen: set[tuple[int, str]], memo: dict[tuple[int, str], Any],
+                ) -> list[Any] | Unresolved | None:
     """What each call of ``scope``'s function passes for ``name``, a caller's own parameter
-    passed on expanded into its calls'; None when no call is seen (or it is no plain function)."""
+    passed on expanded into its calls'; None when no call is seen (or it is no plain function).
+    Each (function, parameter) is worked out once per lookup (``memo``): calls that pass a
+    parameter on, many to a function, would otherwise cost MAX_SITES ** depth."""
+    key = (id(scope), name)
+    if key not in memo:
+        memo[key] = _sites_of(module, scope, name, depth, seen, memo)
+    got: list[Any] | Unresolved | None = memo[key]
+    return got
+
+
+def _sites_of(module: Module, scope: Scope, name: str, depth: int,
+              seen: set[tuple[int, str]], memo: dict[tuple[int, str], Any],
+              ) -> list[Any] | Unresolved | None:
     owner = module.owners.get(id(scope))
     if owner is None or owner[0] is not None or depth > MAX_DEPTH:
         return None
@@ -175,20 +189,27 @@ def _candidates(module: Module, scope: Scope, name: str, depth: int,
         if given is None:
             if name not in scope.defaults:
                 continue            # a call that would fail: it calls nothing
-            out.append(module.evaluate(scope.defaults[name], module.module, depth + 1))
+            _add(out, module.evaluate(scope.defaults[name], module.module, depth + 1))
             continue
         on = given.id if isinstance(given, ast.Name) else None
         passed = _param_scope(caller, on) if on is not None else None
         if on is not None and passed is not None:
-            more = _candidates(module, passed, on, depth + 1, seen)
+            more = _candidates(module, passed, on, depth + 1, seen, memo)
             if more is None or isinstance(more, Unresolved):
                 return more if more is not None else Unresolved(
                     f"{on} of {passed.name}() is passed to {func}() at line "
                     f"{node.lineno}, and no call of {passed.name}() is seen")
-            out.extend(more)
+            for value in more:
+                _add(out, value)
         else:
-            out.append(module.evaluate(given, caller, depth + 1))
+            _add(out, module.evaluate(given, caller, depth + 1))
     return out or None
+
+
+def _add(out: list[Any], value: Any) -> None:
+    """``value`` once (a value passed on by many calls is one candidate, not one per path)."""
+    if not any(_alike(value, v) for v in out):
+        out.append(value)
 
 
 def _alike(a: Any, b: Any) -> bool:

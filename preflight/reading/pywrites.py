@@ -28,6 +28,7 @@ import ast
 import base64
 import json
 import re
+import weakref
 from typing import TYPE_CHECKING, Any
 
 from preflight.reading.pyvalues import Call, Ref, Unresolved
@@ -45,9 +46,19 @@ _TEMP = frozenset({"tempfile.NamedTemporaryFile"})
 _DUMP = {"yaml.dump": "yaml", "yaml.safe_dump": "yaml", "json.dump": "json"}
 
 
+_DONE: weakref.WeakKeyDictionary[Module, tuple[dict[str, Any], dict[int, Any]]] = \
+    weakref.WeakKeyDictionary()
+
+
 def written(module: Module) -> tuple[dict[str, Any], dict[int, Any]]:
     """Paths the file writes with their text (or Unresolved), and the text of each temporary
-    file by the ``id`` of the function scope that returns its ``f.name``."""
+    file by the ``id`` of the function scope that returns its ``f.name`` (once per module)."""
+    if module not in _DONE:
+        _DONE[module] = _written(module)
+    return _DONE[module]
+
+
+def _written(module: Module) -> tuple[dict[str, Any], dict[int, Any]]:
     paths: dict[str, Any] = {}
     temps: dict[int, Any] = {}
     count = 0

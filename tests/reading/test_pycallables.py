@@ -109,3 +109,16 @@ def test_recursion_passing_the_parameter_on_terminates(tmp_path: Path) -> None:
     loop = HEAD.format(**{**REDUCED, "calls": "    pass"}).replace(
         "        with ctx:\n            pass\n", "        with ctx:\n            run(tag, 1, recipe)\n")
     assert isinstance(_intent(tmp_path, loop)["intent.recipe"], Unknown)
+
+
+def test_many_calls_passing_the_parameter_on_are_worked_out_once(tmp_path: Path) -> None:
+    # f0 opens the autocast; each f<n> calls f<n-1> 30 times passing its recipe on: without
+    # working each function out once this is 30 ** 12 call sites
+    funcs = ["def f0(recipe):\n    with tep.fp8_autocast(fp8_recipe=recipe()):\n        pass\n"]
+    for n in range(1, 13):
+        body = "".join(f"    f{n - 1}(recipe)\n" for _ in range(30))
+        funcs.append(f"def f{n}(recipe):\n{body}")
+    text = ("import transformer_engine.pytorch as tep\n"
+            "from transformer_engine.common.recipe import MXFP8BlockScaling\n\n" +
+            "\n\n".join(funcs) + "\n\nf12(lambda: MXFP8BlockScaling())\n")
+    assert _intent(tmp_path, text)["intent.recipe"] == "mxfp8"
