@@ -18,7 +18,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from preflight.findings import Source
-from preflight.jobs import launchfacts, pymodlinks
+from preflight.jobs import entryscripts, launchfacts, pymodlinks
 from preflight.jobs.sourcing import expanded, sourced
 from preflight.reading import launch, launchpick, shell, shellcalls, shellheredoc, shellwrites
 from preflight.reading.boundary import outside_reference, refuse
@@ -283,9 +283,7 @@ def _with_scripts(got: str | None, out: ReaderOutput, runs: list[Linked], kind: 
                 break
         if got is None:
             return None, out
-    named_already = {os.path.realpath(link.path) for link in out.linked}
-    extra = tuple(r for r in runs if os.path.realpath(r.path) not in named_already)
-    return got, replace(out, linked=(*out.linked, *extra))
+    return got, replace(out, linked=(*out.linked, *entryscripts.linked(got, out, runs)))
 
 
 def _read(path: str, text: str, kind: str | None, explicit: bool, outer: dict[str, str],

@@ -46,7 +46,8 @@ class Linked:
                               # ``path`` is the value as written; the job reader looks further
     key: str = ""             # the key or flag that names it, as written
     line: int | None = None   # its line in the naming file
-    optional: bool = False    # a sourced script: read if it holds settings, else left out
+    optional: bool = False    # a sourced script, or the framework's entry script a launch runs
+                              # (jobs/entryscripts.py): read if it holds settings, else left out
     variables: tuple[tuple[str, str], ...] = ()   # what the sourcing script set (bash passes it)
     argv: tuple[str, ...] | None = None   # a Python script's arguments on the launch line
     environ: tuple[tuple[str, str, str], ...] | None = None   # and the environment it gives
