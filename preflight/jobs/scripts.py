@@ -20,7 +20,15 @@ from typing import TYPE_CHECKING
 from preflight.findings import Source
 from preflight.jobs import launchfacts
 from preflight.jobs.sourcing import expanded, sourced
-from preflight.reading import launch, launchpick, shell, shellcalls, shellheredoc, shellwrites
+from preflight.reading import (
+    launch,
+    launchpick,
+    shell,
+    shellargs,
+    shellcalls,
+    shellheredoc,
+    shellwrites,
+)
 from preflight.reading.boundary import outside_reference, refuse
 from preflight.reading.parse import ParseError, read_text
 from preflight.reading.refs import named
@@ -40,7 +48,26 @@ def is_shell(path: str, text: str) -> bool:
 
 def read(path: str, text: str, kind: str | None, explicit: bool,
          inherited: dict[str, str] | None = None) -> tuple[str | None, ReaderOutput]:
-    """(kind, facts) of a text config; raises :class:`ParseError` for an unusable one."""
+    """(kind, facts) of a text config; raises :class:`ParseError` for an unusable one. A
+    script another one of the job runs with arguments (``bash recipe.sh a.b=c``) is read with
+    them bound to its ``"$@"`` (:mod:`.shellargs`), each setting they give at the caller's
+    ``file:line``."""
+    bound = shellargs.bind(text, (inherited or {}).get(shellargs.ARGV)) if inherited and \
+        is_shell(path, text) else None
+    if bound is None:
+        return _read_script(path, text, kind, explicit, inherited)
+    try:
+        got, out = _read_script(path, bound.text, kind, explicit,
+                                {**(inherited or {}), shellargs.PARAMS: bound.params})
+    except ParseError as exc:
+        if bound.where(exc.line) is not None:
+            exc.line = None          # (a line of the argument block: no line of this file)
+        raise
+    return got, shellargs.remapped(out, path, bound)
+
+
+def _read_script(path: str, text: str, kind: str | None, explicit: bool,
+                 inherited: dict[str, str] | None = None) -> tuple[str | None, ReaderOutput]:
     crlf: ConfigProblem | None = None
     shell_script = is_shell(path, text)   # \r\n below does not change the #! line's "sh"
     if shell_script and "\r\n" in text:
@@ -221,6 +248,7 @@ def _shell_scripts(path: str, text: str, outer: dict[str, str],
         env = dict(call.env)
         env[shellcalls.ENVIRON] = ",".join(n for n, _ in call.env)
         env[shellcalls.CALLER] = Source(path, line)
+        env[shellargs.ARGV] = shellargs.encode(call.argv)      # its "$@"
         if folder is not None:
             env[shellcalls.CWD] = folder
         found.append(Linked(hits[0], "", Source(path, line), key="the launch line",
