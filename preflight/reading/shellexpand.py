@@ -29,8 +29,8 @@ from dataclasses import dataclass, replace
 from preflight.reading.shellargs import Params
 from preflight.reading.shelldecl import in_function
 from preflight.reading.shelltests import bracket, glob
-from preflight.reading.shellvars import runtime_reason
 from preflight.reading.shelltypes import Field, Seg
+from preflight.reading.shellvars import runtime_reason
 from preflight.reading.shellwords import Part, Split, Statement, Word, split
 
 MAX_CHARS = 2 * 1024 * 1024
