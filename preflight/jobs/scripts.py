@@ -25,6 +25,7 @@ from preflight.reading import (
     launchpick,
     shell,
     shellargs,
+    shellbind,
     shellcalls,
     shellheredoc,
     shellwrites,
@@ -52,7 +53,7 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
     script another one of the job runs with arguments (``bash recipe.sh a.b=c``) is read with
     them bound to its ``"$@"`` (:mod:`.shellargs`), each setting they give at the caller's
     ``file:line``."""
-    bound = shellargs.bind(text, (inherited or {}).get(shellargs.ARGV)) if inherited and \
+    bound = shellbind.bind(text, (inherited or {}).get(shellargs.ARGV)) if inherited and \
         is_shell(path, text) else None
     if bound is None:
         return _read_script(path, text, kind, explicit, inherited)
@@ -60,10 +61,9 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
         got, out = _read_script(path, bound.text, kind, explicit,
                                 {**(inherited or {}), shellargs.PARAMS: bound.params})
     except ParseError as exc:
-        if bound.where(exc.line) is not None:
-            exc.line = None          # (a line of the argument block: no line of this file)
+        exc.line = shellbind.line_of(bound, exc.line)   # the script's own line, if it is one
         raise
-    return got, shellargs.remapped(out, path, bound)
+    return got, shellbind.remapped(out, path, bound)
 
 
 def _read_script(path: str, text: str, kind: str | None, explicit: bool,

@@ -32,11 +32,9 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
-from preflight.findings import Source
 from preflight.reading.shelltypes import Field, Part, Seg
-from preflight.reading.types import ConfigProblem, Linked, ReaderOutput
 
 ARGV = "@argv"
 """Key of the variables a caller passes (``Linked.variables``) holding the calling command's
@@ -96,60 +94,6 @@ def decode(value: str | None) -> list[Given] | str | None:
         out.append(Given(str(text), str(where), None if opaque is None else str(opaque),
                          bool(loose)))
     return out
-
-
-@dataclass(frozen=True)
-class Bound:
-    """A called script's text with its arguments bound (:func:`bind`)."""
-
-    text: str
-    params: str                 # the PARAMS value
-    first: int = 0              # the block's first line (1-based); 0: no block
-    wheres: tuple[str, ...] = ()
-
-    def where(self, line: int | None) -> str | None:
-        """The caller's ``file:line`` of a line of the block (None: the script's own line)."""
-        if not self.first or line is None or not self.first <= line < self.first + len(
-                self.wheres):
-            return None
-        return self.wheres[line - self.first]
-
-
-def bind(text: str, argv: str | None) -> Bound | None:
-    """``text`` with the arguments :data:`ARGV` gives (None: no caller gives any)."""
-    words = decode(argv)
-    if words is None:
-        return None
-    if isinstance(words, str):
-        return Bound(text, json.dumps({"unknown": words}))
-    body = text if text.endswith("\n") or not text else text + "\n"
-    first = body.count("\n") + 1
-    lines: list[str] = []
-    params = []
-    at = len(body)
-    for n, w in enumerate(words, 1):
-        line = f"# fp8-doctor: argument {n} of the command that runs this script\n"
-        params.append([w.text, at, w.opaque, w.loose, str(w.where)])
-        lines.append(line)
-        at += len(line)
-    return Bound(body + "".join(lines), json.dumps(params), first,
-                 tuple(w.where for w in words))
-
-
-def where_of(source: str, path: str, bound: Bound) -> str:
-    """``source`` (a ``file:line`` of the bound text) at the caller when it lies in the block."""
-    if not isinstance(source, Source) or source.path != path:
-        m = re.fullmatch(r"(.*):(\d+)", str(source))
-        if m is None or m.group(1) != path:
-            return source
-        line: int | None = int(m.group(2))
-    else:
-        line = source.line
-    got = bound.where(line)
-    if got is None:
-        return source
-    gpath, _, gline = got.rpartition(":")
-    return Source(gpath, int(gline)) if gline.isdigit() else Source(got)
 
 
 class Params:
@@ -255,28 +199,3 @@ class Params:
             self.words, self.why = new, None
         return True
 
-
-def remapped(out: ReaderOutput, path: str, bound: Bound) -> ReaderOutput:
-    """``out`` (read from ``bound.text``) with every location in the argument block put at
-    the caller's ``file:line``: provenance, problems and the files it names."""
-    if not bound.first:
-        return out
-
-    def at(source: str) -> str:
-        return where_of(source, path, bound)
-
-    def problem(p: ConfigProblem) -> ConfigProblem:
-        if p.path != path or bound.where(p.line) is None:
-            return p
-        moved = at(Source(path, p.line))
-        return replace(p, path=getattr(moved, "path", p.path), line=getattr(moved, "line", None))
-
-    def link(k: Linked) -> Linked:
-        moved = at(k.source)
-        if moved is k.source:
-            return k
-        return replace(k, source=moved, line=getattr(moved, "line", k.line))
-
-    return ReaderOutput(out.facts, {n: at(s) for n, s in out.provenance.items()},
-                        tuple(problem(p) for p in out.problems),
-                        tuple(link(k) for k in out.linked))
