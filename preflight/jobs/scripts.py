@@ -53,8 +53,16 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
     script another one of the job runs with arguments (``bash recipe.sh a.b=c``) is read with
     them bound to its ``"$@"`` (:mod:`.shellargs`), each setting they give at the caller's
     ``file:line``."""
-    bound = shellbind.bind(text, (inherited or {}).get(shellargs.ARGV)) if inherited and \
-        is_shell(path, text) else None
+    argv = (inherited or {}).get(shellargs.ARGV) if is_shell(path, text) else None
+    runs = shellargs.calls(argv)
+    if runs and inherited:
+        # run by several commands with different arguments: each read apart, a setting they
+        # give differently Unknown naming their lines (as a script's own launch lines)
+        outs = [read(path, text, kind, explicit, {**inherited, shellargs.ARGV: one})
+                for one, _ in runs]
+        got = next((g for g, _ in outs if g is not None), None)
+        return got, launchpick.merged([o for _, o in outs], ", ".join(w for _, w in runs))
+    bound = shellbind.bind(text, argv) if argv is not None and inherited else None
     if bound is None:
         return _read_script(path, text, kind, explicit, inherited)
     try:
@@ -63,6 +71,9 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
     except ParseError as exc:
         exc.line = shellbind.line_of(bound, exc.line)   # the script's own line, if it is one
         raise
+    unknown = shellbind.unknown_args(path, text, argv)
+    if unknown is not None and got is not None:
+        out = replace(out, problems=(*out.problems, unknown))
     return got, shellbind.remapped(out, path, bound)
 
 
@@ -146,9 +157,15 @@ def _read_script(path: str, text: str, kind: str | None, explicit: bool,
         out = ReaderOutput(facts, out.provenance, out.problems, tuple(linked))
     if got is not None and files:
         own = collect_variables(clean, inherited, here)
+        own.pop(shellargs.PARAMS, None)
+        # `source env.sh a b`: its "$@" is a b; `source env.sh`: this script's (bash)
+        given = {os.path.basename(c.script): c.argv for c in (walked.calls if walked else ())
+                 if c.how == "source" and c.argv}
         # what it sources belongs to this job (read as this kind, if it holds any settings)
         out = ReaderOutput(out.facts, out.provenance, out.problems, (*out.linked, *(
-            Linked(f, got, path, key="source", optional=True, variables=tuple(own.items()))
+            Linked(f, got, path, key="source", optional=True, variables=tuple({
+                **own, **({shellargs.ARGV: shellargs.encode(given[os.path.basename(f)])}
+                          if os.path.basename(f) in given else {})}.items()))
             for f in files)))
     if missing and got is not None:
         out = ReaderOutput(out.facts, out.provenance, (*out.problems, *missing), out.linked)

@@ -15,6 +15,7 @@ from preflight.jobs import unread
 from preflight.jobs.formats import SCRIPT_EXT, split_entry
 from preflight.jobs.graph import FileRead, one_job
 from preflight.jobs.scan import SCAN_DEPTH, SCAN_EXT, SCAN_MAX_BYTES, SCAN_MAX_FILES, scan
+from preflight.reading import shellargs
 from preflight.reading.launchenv import merged
 from preflight.reading.refs import not_found, resolve_missing
 from preflight.reading.types import ConfigProblem, ConfigRead, ReaderOutput
@@ -33,6 +34,7 @@ class Walk:
         self.seen: set[str] = set()
         self.inherited: dict[str, dict[str, str]] = {}     # sourced file -> variables
         self.argvs: dict[str, tuple[str, ...]] = {}         # script -> its launch arguments
+        self.callers: dict[str, str] = {}     # script -> the first command running it with words
         self.environs: dict[str, dict[str, tuple[str, str]]] = {}   # and its environment
         self.redone: set[str] = set()
         self.roots: list[str] = []                           # job roots, for named files
@@ -144,8 +146,9 @@ class Walk:
                 self.not_read[link.path] = unread.AFTER
         self.todo[:0] = [(link.path, link.kind, "sourced" if link.optional else "linked")
                          for link in out.linked if not link.after and not link.included]
-        self.inherited.update((os.path.realpath(link.path), dict(link.variables))
-                              for link in out.linked if link.variables)
+        for link in out.linked:
+            if link.variables:
+                self._inherit(os.path.realpath(link.path), dict(link.variables), link.source)
         self.argvs.update((os.path.realpath(link.path), link.argv)
                           for link in out.linked if link.argv is not None)
         for link in out.linked:
@@ -154,6 +157,24 @@ class Walk:
                 self.environs[real] = merged(self.environs.get(real), link.environ, link.source)
         self.entries.update((os.path.realpath(link.path), link.entry)
                             for link in out.linked if link.entry is not None)
+
+    def _inherit(self, real: str, given: dict[str, str], source: str) -> None:
+        """What a script is run or sourced with; run again with other arguments (``bash s.sh
+        a``, then ``bash s.sh b``): its arguments are not known (reading/shellargs.py), and
+        one read already is read again so."""
+        old = self.inherited.get(real)
+        if old is not None and shellargs.ARGV in given:
+            args = shellargs.differing(old.get(shellargs.ARGV), given[shellargs.ARGV],
+                                       self.callers.get(real, ""), str(source))
+            given[shellargs.ARGV] = args
+            if args != old.get(shellargs.ARGV) and real in self.seen and real not in self.redone:
+                self.redone.add(real)
+                self.seen.discard(real)
+                self._drop(real)
+                self.todo.insert(0, (real, None, "linked"))
+        if shellargs.ARGV in given:
+            self.callers.setdefault(real, str(source))
+        self.inherited[real] = given
 
     def result(self, paths: Sequence[str]) -> ConfigRead:
         """The one job's facts (earlier files win a name, except files that replace their

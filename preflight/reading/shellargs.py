@@ -72,6 +72,43 @@ def unknown(why: str) -> str:
     return json.dumps({"unknown": why})
 
 
+MAX_CALLS = 4
+"""Commands that run one script with different arguments read apart (each a read of it)."""
+
+
+def differing(old: str | None, new: str, first: str, second: str) -> str:
+    """The :data:`ARGV` of a script two commands run (``bash s.sh a``, ``bash s.sh b``):
+    ``old`` when both give the same words, else both sets (:func:`calls`), each read apart
+    (a setting they give differently is Unknown naming both lines: ``launchpick.differ``)."""
+    if old is None or old == new:
+        return new if old is None else old
+    runs = calls(old) or [(old, first)]
+    words = [_texts(v) for v, _ in runs]
+    if _texts(new) in words:
+        return old
+    if len(runs) >= MAX_CALLS:
+        return unknown(f"it is run with different arguments more than {MAX_CALLS} times "
+                       f"({first or 'one command'}, {second} ...); which run is the job is "
+                       "not known here")
+    return json.dumps({"calls": [[v, w] for v, w in [*runs, (new, second)]]})
+
+
+def calls(value: str | None) -> list[tuple[str, str]]:
+    """Each (ARGV, file:line) of a script run with different arguments ([]: run once)."""
+    try:
+        got = json.loads(value or "null")
+    except ValueError:
+        return []
+    if not isinstance(got, dict) or not isinstance(got.get("calls"), list):
+        return []
+    return [(str(v), str(w)) for v, w in got["calls"][:MAX_CALLS]]
+
+
+def _texts(value: str) -> object:
+    got = decode(value)
+    return [(w.text, w.opaque) for w in got] if isinstance(got, list) else got
+
+
 def decode(value: str | None) -> list[Given] | str | None:
     """The words a caller gives (a list), why they are not known (a str), or None (no caller
     in the job gives any: the script is run by hand)."""
@@ -82,7 +119,7 @@ def decode(value: str | None) -> list[Given] | str | None:
     except ValueError:
         return "the arguments its caller gives could not be read"
     if isinstance(got, dict):
-        return str(got.get("unknown", "its arguments are not known here"))
+        return str(got.get("unknown", "it is run with several sets of arguments"))
     out: list[Given] = []
     chars = 0
     for item in got if isinstance(got, list) else []:

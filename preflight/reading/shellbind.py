@@ -26,6 +26,7 @@ from dataclasses import dataclass, replace
 from preflight.findings import Source
 from preflight.reading.shellargs import ARGV, MAX_WORDS, PARAMS, Params, decode, encode
 from preflight.reading.shelltypes import Field
+from preflight.reading.shellvars import strip_comments
 from preflight.reading.types import ConfigProblem, Linked, ReaderOutput
 
 MAX_WRITTEN = 16
@@ -228,3 +229,21 @@ def line_of(bound: Bound, line: int | None) -> int | None:
     """The script's own line for ``line`` of the bound text (None: a caller's, or not known)."""
     got = bound.where(line)
     return got if isinstance(got, int) else None
+
+
+_USES = re.compile(r"\$(?:[@*1-9]|\{[@*1-9])")
+
+
+def unknown_args(path: str, text: str, argv: str | None) -> ConfigProblem | None:
+    """A script run with arguments not known here (:func:`.shellargs.unknown`) that uses
+    them: what they set on its launch line wins and was not read, so FP8 "no" is not known
+    (``cut``: jobs/walk.py states ``config.<kind>.unread_args``)."""
+    why = decode(argv)
+    if not isinstance(why, str):
+        return None
+    m = next((m for m in _USES.finditer(strip_comments(text))), None)
+    if m is None:
+        return None
+    return ConfigProblem(path, text.count("\n", 0, m.start()) + 1, (
+        f"uses its arguments, which are not known here: {why}; what they set was not read"),
+        level="warning", cut=True)

@@ -170,6 +170,10 @@ class _Walk:
                         self.allexport = t[0] == "-"
                 if "allexport" in texts and len(texts) > 2:
                     self.allexport = texts[texts.index("allexport") - 1] == "-o"
+            elif texts[0] in ("source", ".") and len(texts) > 2 and len(self.calls) < MAX_CALLS:
+                # `source env.sh a b`: a b are its "$@" (jobs/scripts.py links it)
+                self.calls.append(Call(texts[1], st.offset, (), here, "source",
+                                       tuple(self._argv(st, fields[2:]))))
             elif len(self.calls) < MAX_CALLS:
                 call = self._call(st, fields, texts, prefix, here)
                 if call is not None:
