@@ -33,8 +33,9 @@ import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from preflight.reading.shelltypes import Field, Part, Seg
+from preflight.reading.shelltypes import Field, Part, Seg, Split
 
 ARGV = "@argv"
 """Key of the variables a caller passes (``Linked.variables``) holding the calling command's
@@ -236,3 +237,40 @@ class Params:
             self.words, self.why = new, None
         return True
 
+
+
+def function_params(split: Split, ev: Any) -> dict[int, Params]:
+    """What the script's calls of its functions give each (by its index in
+    ``split.functions``): ``main "$@"`` at the end of a script, ``run a.b=c`` (a function's
+    ``$1`` is its caller's word). Calls from inside a function are not followed; a function
+    called with different words, or in a branch that may not run, has them unknown; one never
+    called keeps them unknown (``ev``: a fresh :class:`.shellexpand.Eval` to walk with)."""
+    names = {name: n for n, name in enumerate(split.names)}
+    found: dict[int, list[tuple[list[Field], bool]]] = {}
+    ev.functions = split.functions
+    for st in split.statements:
+        if any(ev.runs.get(b) is False for b in st.branch) or any(
+                a <= st.offset < b for a, b in split.functions):
+            continue
+        if st.test is not None:
+            ev.decide(st)
+            continue
+        if st.assign is not None:
+            ev.assign(st)
+            continue
+        fields = ev.command(st)
+        first = "".join(s.text for s in fields[0]) if fields else ""
+        if first in names and len(found) < 64:
+            found.setdefault(names[first], []).append(
+                (fields[1:], all(ev.runs.get(b) is True for b in st.branch)))
+        elif fields:
+            ev.positional(st, fields)
+    out: dict[int, Params] = {}
+    for n, calls in found.items():
+        words = {tuple(tuple((s.text, s.opaque) for s in f) for f in got) for got, _ in calls}
+        if len(words) == 1 and all(sure for _, sure in calls):
+            out[n] = Params([list(f) for f in calls[0][0]], at=ev.params.at)
+        else:
+            out[n] = Params(None, f"the function {split.names[n][:40]} is called with different "
+                                  "arguments, or in a branch that may not run")
+    return out

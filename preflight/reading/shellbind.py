@@ -106,13 +106,12 @@ def bind(text: str, argv: str | None) -> Bound | None:
 def _written(text: str, params: str) -> list[tuple[int, int, list[tuple[str, int | str]]]]:
     """(start, end, words) of each whole-word ``"$@"`` / ``$@`` / ``$*`` in a command the walk
     reaches, whose words are all known and printable on one line."""
-    from preflight.reading.shelldecl import in_function
     from preflight.reading.shellexpand import Eval, TooLarge, _split
     from preflight.reading.shellwords import split
 
     words = split(text)
     ev = Eval({PARAMS: params})
-    ev.functions = words.functions
+    ev.prepare(words)
     found: list[tuple[int, int, list[tuple[str, int | str]]]] = []
     try:
         for st in words.statements:
@@ -130,16 +129,15 @@ def _written(text: str, params: str) -> list[tuple[int, int, list[tuple[str, int
             if fields and "".join(s.text for s in fields[0]) == "exit":
                 ev.exited(st)
                 continue
-            before = ev.params.words
             if ev.positional(st, fields):
                 continue
             for word in st.words[1:]:
-                if len(word) != 1 or word[0].param not in ("@", "*") or \
-                        in_function(ev.functions, word[0].offset):
+                held = ev.params_at(word[0].offset)
+                if len(word) != 1 or word[0].param not in ("@", "*") or held is None:
                     continue
                 got = _one(text, word[0].offset, word[0].quoted)
-                value = ev.params.expand(word[0], st.branch, False, lambda o: o)
-                if got is None or value is None or before is None:
+                value = held.expand(word[0], st.branch, False, lambda o: o)
+                if got is None or value is None:
                     continue
                 items = [f for v in value for f in ([v] if word[0].quoted else _split(v))]
                 if any(s.opaque or "\n" in s.text or "\x00" in s.text for f in items

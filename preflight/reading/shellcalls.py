@@ -134,7 +134,7 @@ class _Walk:
 
     def run(self) -> Walked:
         ev = self.ev
-        ev.functions = split(self.text).functions
+        ev.prepare(split(self.text))
         for st in split(self.text).statements:
             if any(ev.runs.get(b) is False for b in st.branch):
                 continue

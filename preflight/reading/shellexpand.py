@@ -26,8 +26,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
-from preflight.reading.shellargs import Params
-from preflight.reading.shelldecl import in_function
+from preflight.reading.shellargs import Params, function_params
 from preflight.reading.shelltests import bracket, glob
 from preflight.reading.shelltypes import Field, Seg
 from preflight.reading.shellvars import runtime_reason
@@ -90,6 +89,7 @@ class _Eval:
         self.runs: dict[int, bool | None] = {}      # branch -> runs (None: cannot tell)
         self.params = Params.of(self.outer)         # $1, "$@" (reading/shellargs.py)
         self.functions: list[tuple[int, int]] = []  # the walked text's function bodies
+        self.bodies: dict[int, Params] = {}         # and the arguments their calls give
 
     def decide(self, st: Statement) -> None:
         """Whether the branch an ``if`` / ``elif`` / ``else`` opens runs, from its test and
@@ -164,8 +164,9 @@ class _Eval:
         fields: list[Field] = [[]]
         started = False        # the word yields at least one field, even if empty
         for part in word:
-            value = None if part.param is None else self.params.expand(
-                part, branch, in_function(self.functions, part.offset), self.remap)
+            params = None if part.param is None else self.params_at(part.offset)
+            value = None if part.param is None else (params or self.params).expand(
+                part, branch, params is None, self.remap)
             if value is None and part.opaque is not None:
                 fields[-1].append(Seg(part.text, self.remap(part.offset), branch, part.opaque,
                                       not part.quoted))
@@ -219,9 +220,24 @@ class _Eval:
         """``shift`` / ``set -- ARGS``: the positional parameters after it (True: it was)."""
         if not fields or "".join(s.text for s in fields[0]) not in ("shift", "set"):
             return False
-        return self.params.builtin(["".join(s.text for s in f) for f in fields], fields,
-                                   all(self.runs.get(b) is True for b in st.branch),
-                                   in_function(self.functions, st.offset))
+        params = self.params_at(st.offset)
+        return (params or self.params).builtin(
+            ["".join(s.text for s in f) for f in fields], fields,
+            all(self.runs.get(b) is True for b in st.branch), params is None)
+
+    def prepare(self, split: Split) -> None:
+        """Walk ``split``: its function bodies, and what the script's calls give them."""
+        self.functions = split.functions
+        if split.functions and split.names:
+            self.bodies = function_params(split, _Eval(self.outer, self.remap))
+
+    def params_at(self, offset: int) -> Params | None:
+        """The positional parameters at ``offset``: the script's, or a function's that its
+        calls give (None: a function's, not known here)."""
+        for n, (a, b) in enumerate(self.functions):
+            if a <= offset < b:
+                return self.bodies.get(n)
+        return self.params
 
 
 def _nonempty(value: list[Field]) -> bool:
@@ -332,7 +348,7 @@ def launches(split: Split, is_entry: Callable[[str], bool], outer: dict[str, str
 
 def _launches(split: Split, is_entry: Callable[[str], bool], ev: _Eval,
               prefix: tuple[int, ...], depth: int) -> Iterator[Launch]:
-    ev.functions = split.functions
+    ev.prepare(split)
     for st in split.statements:
         if prefix:    # a `bash -c` string: its branches sit inside the command that runs it
             st = replace(st, branch=prefix + tuple(-b for b in st.branch),

@@ -76,6 +76,7 @@ class Split:
     functions: list[tuple[int, int]] = field(default_factory=list)
     """Extents of the function bodies (``f() { ... }``): their ``$1`` / ``"$@"`` / ``shift``
     are the function's own positional parameters, not the script's."""
+    names: list[str] = field(default_factory=list)     # the name of each function
 
 
 ASSIGN = re.compile(r"([A-Za-z_]\w*)(\+?)=")
