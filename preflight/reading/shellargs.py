@@ -64,7 +64,12 @@ class Given:
 
 
 def encode(words: Sequence[Given]) -> str:
-    return json.dumps([[w.text, str(w.where), w.opaque, w.loose] for w in words[:MAX_WORDS]])
+    """The :data:`ARGV` value of a calling command's words (past :data:`MAX_WORDS`: unknown,
+    so what the last ones set is never taken as not set)."""
+    if len(words) > MAX_WORDS:
+        return unknown(f"the command that runs it passes more than {MAX_WORDS:,} arguments "
+                       f"({str(words[0].where)[:200]})")
+    return json.dumps([[w.text, str(w.where), w.opaque, w.loose] for w in words])
 
 
 def unknown(why: str) -> str:
@@ -84,6 +89,8 @@ def differing(old: str | None, new: str, first: str, second: str) -> str:
     if old is None or old == new:
         return new if old is None else old
     runs = calls(old) or [(old, first)]
+    if not calls(old) and isinstance(decode(old), str):
+        return old                       # already unknown: stays so
     words = [_texts(v) for v, _ in runs]
     if _texts(new) in words:
         return old
@@ -198,7 +205,8 @@ class Params:
         if part.default is not None and (value is None or not any(s.text or s.opaque for f in
                                                                   value for s in f)):
             return [[Seg(part.default, at(part.offset), branch)]]
-        return value if value is not None else []
+        # unset: "$3" is one empty word, $3 none (word splitting drops it)
+        return value if value is not None else [[Seg("", at(part.offset), branch)]]
 
     def builtin(self, texts: list[str], fields: list[Field], sure: bool, inside: bool) -> bool:
         """``shift [N]`` / ``set [options] -- ARGS``: the parameters after it (True: it was

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from preflight.findings import Source
-from preflight.reading.shellargs import PARAMS, Given
+from preflight.reading.shellargs import MAX_WORDS, PARAMS, Given
 from preflight.reading.shellexpand import Eval, Field, Seg, TooLarge
 from preflight.reading.shellvars import runtime, runtime_reason
 from preflight.reading.shellwords import Statement, split
@@ -316,7 +316,7 @@ class _Walk:
         """The words after the script, each with the ``file:line`` it is written at (a word
         this script was given itself keeps its caller's) and why its value is not known."""
         out = []
-        for n, f in enumerate(fields[:20_000], 1):
+        for n, f in enumerate(fields[:MAX_WORDS + 1], 1):
             at = next((s.offset for s in f if s.text or s.opaque), f[0].offset if f else st.offset)
             where = self.ev.params.at.get(at) or Source(self.path, self.line(at))
             text = self._text(f, st, f"argument {n}")

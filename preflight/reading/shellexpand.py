@@ -185,7 +185,9 @@ class _Eval:
                     fields[-1].extend(item)
                 started = started or bool(items)
                 continue
-            for item in value:
+            for n, item in enumerate(value):
+                if n:                # unquoted $@ / ${A[@]}: each element ends a word
+                    fields.append([])
                 pieces = _split(item)
                 if not pieces:
                     continue
@@ -193,6 +195,8 @@ class _Eval:
                 for piece in pieces[1:]:
                     fields.append(list(piece))
                 started = True
+        if len(fields) > 1:          # (the empty words unquoted elements leave: none)
+            fields = [f for f in fields if f] or [[]]
         if not started or (len(fields) == 1 and not fields[0] and not _quoted_empty(word)):
             return []
         return fields
