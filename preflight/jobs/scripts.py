@@ -66,8 +66,9 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
     if bound is None:
         return _read_script(path, text, kind, explicit, inherited)
     try:
-        got, out = _read_script(path, bound.text, kind, explicit,
-                                {**(inherited or {}), shellargs.PARAMS: bound.params})
+        got, out = _read_script(path, bound.text, kind, explicit, {
+            **(inherited or {}), **shellbind.positional(text, argv),
+            shellargs.PARAMS: bound.params})
     except ParseError as exc:
         exc.line = shellbind.line_of(bound, exc.line)   # the script's own line, if it is one
         raise

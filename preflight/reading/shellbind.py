@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 from preflight.findings import Source
 from preflight.reading.shellargs import ARGV, MAX_WORDS, PARAMS, Params, decode, encode
 from preflight.reading.shelltypes import Field
-from preflight.reading.shellvars import strip_comments
+from preflight.reading.shellvars import runtime, strip_comments
 from preflight.reading.types import ConfigProblem, Linked, ReaderOutput
 
 MAX_WRITTEN = 16
@@ -245,3 +245,18 @@ def unknown_args(path: str, text: str, argv: str | None) -> ConfigProblem | None
     return ConfigProblem(path, text.count("\n", 0, m.start()) + 1, (
         f"uses its arguments, which are not known here: {why}; what they set was not read"),
         level="warning", cut=True)
+
+
+_MOVES = re.compile(r"(?m)^[ \t]*(?:shift\b|set[ \t]+(?:--|[^-+\s])|[\w.:-]+[ \t]*\(\)|function[ \t])")
+
+
+def positional(text: str, argv: str | None) -> dict[str, str]:
+    """``$1`` .. ``$9`` for the readers that look a flag's ``$VAR`` up in the script's
+    assignments (:func:`.shellvars.typed`: ``--save $1``, ``PRECISION=$1``), when nothing in
+    the script moves them (``shift``, ``set --``) and no function has its own: a value the
+    caller cannot know is a :func:`.shellvars.runtime` marker."""
+    words = decode(argv)
+    if not isinstance(words, list) or _MOVES.search(strip_comments(text)):
+        return {}
+    return {str(n): (runtime(f"argument {n}: {w.opaque}") if w.opaque else w.text)
+            for n, w in enumerate(words[:9], 1)}
