@@ -18,18 +18,9 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from preflight.findings import Source
-from preflight.jobs import launchfacts
+from preflight.jobs import launchfacts, scriptargs
 from preflight.jobs.sourcing import expanded, sourced
-from preflight.reading import (
-    launch,
-    launchpick,
-    shell,
-    shellargs,
-    shellbind,
-    shellcalls,
-    shellheredoc,
-    shellwrites,
-)
+from preflight.reading import launch, launchpick, shell, shellcalls, shellheredoc, shellwrites
 from preflight.reading.boundary import outside_reference, refuse
 from preflight.reading.parse import ParseError, read_text
 from preflight.reading.refs import named
@@ -49,37 +40,9 @@ def is_shell(path: str, text: str) -> bool:
 
 def read(path: str, text: str, kind: str | None, explicit: bool,
          inherited: dict[str, str] | None = None) -> tuple[str | None, ReaderOutput]:
-    """(kind, facts) of a text config; raises :class:`ParseError` for an unusable one. A
-    script another one of the job runs with arguments (``bash recipe.sh a.b=c``) is read with
-    them bound to its ``"$@"`` (:mod:`.shellargs`), each setting they give at the caller's
-    ``file:line``."""
-    argv = (inherited or {}).get(shellargs.ARGV) if is_shell(path, text) else None
-    runs = shellargs.calls(argv)
-    if runs and inherited:
-        # run by several commands with different arguments: each read apart, a setting they
-        # give differently Unknown naming their lines (as a script's own launch lines)
-        outs = [read(path, text, kind, explicit, {**inherited, shellargs.ARGV: one})
-                for one, _ in runs]
-        got = next((g for g, _ in outs if g is not None), None)
-        return got, launchpick.merged([o for _, o in outs], ", ".join(w for _, w in runs))
-    bound = shellbind.bind(text, argv) if argv is not None and inherited else None
-    if bound is None:
-        return _read_script(path, text, kind, explicit, inherited)
-    try:
-        got, out = _read_script(path, bound.text, kind, explicit, {
-            **(inherited or {}), **shellbind.positional(text, argv),
-            shellargs.PARAMS: bound.params})
-    except ParseError as exc:
-        exc.line = shellbind.line_of(bound, exc.line)   # the script's own line, if it is one
-        raise
-    unknown = shellbind.unknown_args(path, text, argv)
-    if unknown is not None and got is not None:
-        out = replace(out, problems=(*out.problems, unknown))
-    return got, shellbind.remapped(out, path, bound)
-
-
-def _read_script(path: str, text: str, kind: str | None, explicit: bool,
-                 inherited: dict[str, str] | None = None) -> tuple[str | None, ReaderOutput]:
+    """(kind, facts) of a text config; raises :class:`ParseError` for an unusable one."""
+    if bound := scriptargs.read(read, path, text, kind, explicit, inherited):
+        return bound     # `bash recipe.sh a.b=c`: read with its "$@" bound (jobs/scriptargs.py)
     crlf: ConfigProblem | None = None
     shell_script = is_shell(path, text)   # \r\n below does not change the #! line's "sh"
     if shell_script and "\r\n" in text:
@@ -158,16 +121,8 @@ def _read_script(path: str, text: str, kind: str | None, explicit: bool,
         out = ReaderOutput(facts, out.provenance, out.problems, tuple(linked))
     if got is not None and files:
         own = collect_variables(clean, inherited, here)
-        own.pop(shellargs.PARAMS, None)
-        # `source env.sh a b`: its "$@" is a b; `source env.sh`: this script's (bash)
-        given = {os.path.basename(c.script): c.argv for c in (walked.calls if walked else ())
-                 if c.how == "source" and c.argv}
-        # what it sources belongs to this job (read as this kind, if it holds any settings)
-        out = ReaderOutput(out.facts, out.provenance, out.problems, (*out.linked, *(
-            Linked(f, got, path, key="source", optional=True, variables=tuple({
-                **own, **({shellargs.ARGV: shellargs.encode(given[os.path.basename(f)])}
-                          if os.path.basename(f) in given else {})}.items()))
-            for f in files)))
+        out = ReaderOutput(out.facts, out.provenance, out.problems, (
+            *out.linked, *scriptargs.sourced_links(files, got, path, own, walked)))
     if missing and got is not None:
         out = ReaderOutput(out.facts, out.provenance, (*out.problems, *missing), out.linked)
     if crlf is not None and got is not None:
@@ -265,8 +220,7 @@ def _shell_scripts(path: str, text: str, outer: dict[str, str],
             continue
         env = dict(call.env)
         env[shellcalls.ENVIRON] = ",".join(n for n, _ in call.env)
-        env[shellcalls.CALLER] = Source(path, line)
-        env[shellargs.ARGV] = shellargs.encode(call.argv)      # its "$@"
+        env[shellcalls.CALLER], env[scriptargs.ARGV] = Source(path, line), scriptargs.encode(call.argv)
         if folder is not None:
             env[shellcalls.CWD] = folder
         found.append(Linked(hits[0], "", Source(path, line), key="the launch line",

@@ -9,11 +9,11 @@ the recipe dropped the caller's words: holdout11's verl job lost its FP8 rollout
 
 How: :mod:`.shellcalls` keeps each calling command's words (:class:`Given`: the text, the
 ``file:line`` it is written at, why its value is not known there) and the caller passes them
-in the variables it gives the script (:data:`ARGV`). :func:`bind` appends a comment block to the
-called script's text, one line per word (comments: no reader takes them for commands), and
-hands the evaluator (:class:`Params`) where each word sits (:data:`PARAMS`); every line read in
-that block is the caller's ``file:line`` (:meth:`Bound.where`), so a setting is reported where
-the user writes it.
+in the variables it gives the script (:data:`ARGV`). :func:`.shellbind.bind` appends a comment
+block to the called script's text, one line per word (comments: no reader takes them for
+commands), and hands the evaluator (:class:`Params`) where each word sits (:data:`PARAMS`);
+every line read in that block is the caller's ``file:line`` (:attr:`.shellbind.Bound.origin`),
+so a setting is reported where the user writes it.
 
 Semantics, as bash gives them (tests run bash on ``set --`` / ``printf`` fixtures): ``"$@"``
 one word per argument, ``$@`` / ``$*`` unquoted each split again, ``"$*"`` one word joined by
@@ -35,7 +35,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from preflight.reading.shelltypes import Field, Part, Seg, Split
+from preflight.reading.shelltypes import Field, Part, Seg, Split, Statement
 
 ARGV = "@argv"
 """Key of the variables a caller passes (``Linked.variables``) holding the calling command's
@@ -282,3 +282,38 @@ def function_params(split: Split, ev: Any) -> dict[int, Params]:
             out[n] = Params(None, f"the function {split.names[n][:40]} is called with different "
                                   "arguments, or in a branch that may not run")
     return out
+
+
+class Positional:
+    """What :class:`.shellexpand.Eval` does with positional parameters while it walks."""
+
+    params: Params
+    outer: dict[str, str]
+    runs: dict[int, bool | None]
+    remap: Callable[[int], int]
+    functions: list[tuple[int, int]] = []   # the walked text's function bodies
+    bodies: dict[int, Params] = {}          # and the arguments the script's calls give them
+
+    def positional(self, st: Statement, fields: list[Field]) -> bool:
+        """``shift`` / ``set -- ARGS``: the positional parameters after it (True: it was)."""
+        if not fields or "".join(s.text for s in fields[0]) not in ("shift", "set"):
+            return False
+        params = self.params_at(st.offset)
+        return (params or self.params).builtin(
+            ["".join(s.text for s in f) for f in fields], fields,
+            all(self.runs.get(b) is True for b in st.branch), params is None)
+
+    def prepare(self, split: Split) -> None:
+        """Walk ``split``: its function bodies, and what the script's calls give them."""
+        self.functions = split.functions
+        fresh: Any = type(self)
+        self.bodies = function_params(split, fresh(self.outer, self.remap)) \
+            if split.functions and split.names else {}
+
+    def params_at(self, offset: int) -> Params | None:
+        """The positional parameters at ``offset``: the script's, or a function's that its
+        calls give (None: a function's, not known here)."""
+        for n, (a, b) in enumerate(self.functions):
+            if a <= offset < b:
+                return self.bodies.get(n)
+        return self.params

@@ -10,7 +10,8 @@ overrides. Every argument keeps the offset where its first character was *writte
 array or string that holds it), so a setting is reported at its own line.
 
 What cannot be known here stays unknown, with the reason: a ``$(...)``, a positional
-parameter, a variable never set in the script (it comes from the environment) make the argument
+parameter nobody in the job gives (those a caller gives are bound: :mod:`.shellargs`), a
+variable never set in the script (it comes from the environment) make the argument
 :attr:`Arg.opaque`; a value assigned inside an ``if``/``case`` branch that does not also hold
 the launch command may not apply (:attr:`Arg.conditional`, with the line of the branch's
 assignment). Bounded: the expanded text is capped (:data:`MAX_CHARS`), so ``A="$A $A"`` thirty
@@ -26,7 +27,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
-from preflight.reading.shellargs import Params, function_params
+from preflight.reading.shellargs import Params, Positional
 from preflight.reading.shelltests import bracket, glob
 from preflight.reading.shelltypes import Field, Seg
 from preflight.reading.shellvars import runtime_reason
@@ -79,7 +80,7 @@ _NOT_LAUNCHERS = {"echo", "printf", "cat", "grep", "sed", "awk", "ls", "cp", "mv
                   "basename", "which", "type", "command", "sleep", "kill", "pkill", "tar"}
 
 
-class _Eval:
+class _Eval(Positional):
     def __init__(self, outer: dict[str, str] | None = None,
                  remap: Callable[[int], int] | None = None) -> None:
         self.env: dict[str, list[Field]] = {}
@@ -88,8 +89,6 @@ class _Eval:
         self.remap = remap or (lambda offset: offset)   # offsets of a `bash -c` string
         self.runs: dict[int, bool | None] = {}      # branch -> runs (None: cannot tell)
         self.params = Params.of(self.outer)         # $1, "$@" (reading/shellargs.py)
-        self.functions: list[tuple[int, int]] = []  # the walked text's function bodies
-        self.bodies: dict[int, Params] = {}         # and the arguments their calls give
 
     def decide(self, st: Statement) -> None:
         """Whether the branch an ``if`` / ``elif`` / ``else`` opens runs, from its test and
@@ -219,29 +218,6 @@ class _Eval:
         fields = [f for w in st.words for f in self.word(w, st.branch, True)]
         self.charge(fields, st.offset)
         return fields
-
-    def positional(self, st: Statement, fields: list[Field]) -> bool:
-        """``shift`` / ``set -- ARGS``: the positional parameters after it (True: it was)."""
-        if not fields or "".join(s.text for s in fields[0]) not in ("shift", "set"):
-            return False
-        params = self.params_at(st.offset)
-        return (params or self.params).builtin(
-            ["".join(s.text for s in f) for f in fields], fields,
-            all(self.runs.get(b) is True for b in st.branch), params is None)
-
-    def prepare(self, split: Split) -> None:
-        """Walk ``split``: its function bodies, and what the script's calls give them."""
-        self.functions = split.functions
-        if split.functions and split.names:
-            self.bodies = function_params(split, _Eval(self.outer, self.remap))
-
-    def params_at(self, offset: int) -> Params | None:
-        """The positional parameters at ``offset``: the script's, or a function's that its
-        calls give (None: a function's, not known here)."""
-        for n, (a, b) in enumerate(self.functions):
-            if a <= offset < b:
-                return self.bodies.get(n)
-        return self.params
 
 
 def _nonempty(value: list[Field]) -> bool:

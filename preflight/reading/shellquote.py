@@ -1,7 +1,8 @@
 """Quotes and ``$`` in a launch script, for :mod:`.shellwords`: ``'...'``, ``"..."``,
 ``$'...'``, ``$NAME``, ``${NAME:-default}`` (defaults holding references or quotes are split
 like words, 8 levels deep at most), ``${NAME[@]}``, and the parts only the running shell knows
-(``$(...)``, ``$((...))``, backquotes, positional parameters) kept as opaque references.
+(``$(...)``, ``$((...))``, backquotes, positional parameters) kept as opaque references
+(positional ones marked ``Part.param``: a caller's words bind them, :mod:`.shellargs`).
 Here-document bodies are skipped.
 """
 
