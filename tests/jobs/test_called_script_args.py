@@ -226,3 +226,14 @@ def test_megatron_flags_take_the_callers_positional_words(tmp_path: Path) -> Non
     assert _read(_job(tmp_path, "bash train.sh hybrid /ckpt\n", files)).facts[
         "config.megatron.fp8_format"] != "hybrid"
     assert _read(tmp_path / "train.sh").facts.get("config.megatron.fp8_format") != "hybrid"
+
+
+def test_a_folder_read_in_any_order_binds_the_callers_words(tmp_path: Path) -> None:
+    # a folder scan may read mid.sh alone first (its own "$@" unknown): read again by run.sh,
+    # what it passes on replaces that, never two differing runs
+    files = {RECIPE: QWEN2, "mid.sh": f"#!/bin/bash\nbash {RECIPE} algorithm.x=1 \"$@\"\n"}
+    _job(tmp_path, "bash mid.sh actor_rollout_ref.rollout.quantization=fp8\n", files)
+    for paths in ([str(tmp_path)], [str(tmp_path / "run.sh")]):
+        read = read_paths(paths)
+        assert read.facts[QUANT] == "fp8", paths
+        assert read.facts["config.verl.algorithm.x"] == 1
