@@ -237,3 +237,29 @@ def test_a_folder_read_in_any_order_binds_the_callers_words(tmp_path: Path) -> N
         read = read_paths(paths)
         assert read.facts[QUANT] == "fp8", paths
         assert read.facts["config.verl.algorithm.x"] == 1
+
+
+@pytest.mark.parametrize("run", [
+    f"# bash {RECIPE} actor_rollout_ref.rollout.quantization=fp8\nbash {RECIPE}\n",
+    f"echo bash {RECIPE} actor_rollout_ref.rollout.quantization=fp8\nbash {RECIPE}\n",
+    f"cat <<EOF\nbash {RECIPE} actor_rollout_ref.rollout.quantization=fp8\nEOF\nbash {RECIPE}\n",
+])
+def test_decoy_calls_give_no_words(tmp_path: Path, run: str) -> None:
+    read = _read(_job(tmp_path, run))
+    assert QUANT not in read.facts and read.facts[GPUS] == 8
+
+
+def test_hostile_words_are_read_as_words(tmp_path: Path) -> None:
+    # quotes, $( ), backslashes, a leading # and a newline in the caller's words: each one
+    # word, never run, never a command of the recipe
+    run = (f"bash {RECIPE} 'trainer.project_name=it'\"'\"'s $(rm -rf /)' 'trainer.a=x\\' "
+           "'#trainer.b=1' $'trainer.c=1\\n--fp8' actor_rollout_ref.rollout.quantization=fp8\n")
+    # (quoted "$@": each word whole; run_qwen2-7b.sh's unquoted $@ splits "it's $(rm" as bash does)
+    read = _read(_job(tmp_path, run, {RECIPE: QWEN2.replace(" $@\n", ' "$@"\n')}))
+    assert read.facts[QUANT] == "fp8" and _at(read, QUANT) == ("run.sh", 2)
+    # the same words written on the launch line itself read the same
+    (tmp_path / "direct.sh").write_text(QWEN2.replace(" $@\n", " " + run.split(" ", 2)[2]))
+    direct = read_paths([str(tmp_path / "direct.sh")])
+    names = [n for n in direct.facts if n.startswith("config.verl.trainer.")]
+    assert {n: read.facts.get(n) for n in names} == {n: direct.facts[n] for n in names}
+    assert read.facts["config.verl.trainer.a"] == "x\\"
