@@ -22,7 +22,8 @@ GPUS = "config.verl.trainer.n_gpus_per_node"
 
 # A faithful reduction of volcengine/verl @ 3f388066192c138aa19338f49accbe8bb9f72f33
 # examples/grpo_trainer/run_qwen2-7b.sh (l.5-43: the launch line, most overrides left out),
-# which ends in an unquoted `$@`.
+# which ends in an unquoted `$@` (so does the file at tags v0.4.1, v0.5.0 and v0.6.0:
+# ddd86f527a4af75095e4677b02b5aa272913a088, l.4-41).
 QWEN2 = """set -x
 
 # export VLLM_ATTENTION_BACKEND=XFORMERS
