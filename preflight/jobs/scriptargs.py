@@ -36,7 +36,8 @@ def read(reader: Read, path: str, text: str, kind: str | None, explicit: bool,
     argv = (inherited or {}).get(ARGV) if inherited else None
     if argv is None or PARAMS in (inherited or {}) or not is_shell(path, text):
         return None
-    inherited = dict(inherited or {})
+    # ($1..$9 a sourcing script's own readers saw are not this script's: bound again below)
+    inherited = {k: v for k, v in (inherited or {}).items() if not k.isdigit()}
     runs = calls(argv)
     if runs:
         outs = [read(reader, path, text, kind, explicit, {**inherited, ARGV: one})

@@ -247,14 +247,16 @@ def unknown_args(path: str, text: str, argv: str | None) -> ConfigProblem | None
         level="warning", cut=True)
 
 
-_MOVES = re.compile(r"(?m)^[ \t]*(?:shift\b|set[ \t]+(?:--|[^-+\s])|[\w.:-]+[ \t]*\(\)|function[ \t])")
+_MOVES = re.compile(r"(?m)^[ \t]*(?:shift\b|set[ \t]+(?:--|[^-+\s])|[\w.:-]+[ \t]*\(\)|function[ \t]|"
+                    r"(?:source|\.)[ \t]+[^\s;&|]+[ \t]+[^\s;&|#])")
 
 
 def positional(text: str, argv: str | None) -> dict[str, str]:
     """``$1`` .. ``$9`` for the readers that look a flag's ``$VAR`` up in the script's
     assignments (:func:`.shellvars.typed`: ``--save $1``, ``PRECISION=$1``), when nothing in
-    the script moves them (``shift``, ``set --``) and no function has its own: a value the
-    caller cannot know is a :func:`.shellvars.runtime` marker."""
+    the script moves them (``shift``, ``set --``), no function has its own and no script it
+    sources gets others (``source env.sh a``: its ``Q=$1`` is ``a``): a value the caller
+    cannot know is a :func:`.shellvars.runtime` marker."""
     words = decode(argv)
     if not isinstance(words, list) or _MOVES.search(strip_comments(text)):
         return {}

@@ -264,3 +264,13 @@ def test_hostile_words_are_read_as_words(tmp_path: Path) -> None:
     names = [n for n in direct.facts if n.startswith("config.verl.trainer.")]
     assert {n: read.facts.get(n) for n in names} == {n: direct.facts[n] for n in names}
     assert read.facts["config.verl.trainer.a"] == "x\\"
+
+
+def test_a_sourced_scripts_own_arguments_are_not_the_sourcing_scripts(tmp_path: Path) -> None:
+    # `source env.sh e4m3`: env.sh's $1 is e4m3, not train.sh's (hybrid); the flag reader
+    # does not follow that, so it leaves the value unread rather than take train.sh's $1
+    files = {"env.sh": "#!/bin/bash\nFMT=$1\n",
+             "train.sh": "#!/bin/bash\nsource env.sh e4m3\ntorchrun --nproc_per_node 8 "
+                         "pretrain_gpt.py --bf16 --fp8-format $FMT\n"}
+    read = _read(_job(tmp_path, "bash train.sh hybrid\n", files))
+    assert read.facts.get("config.megatron.fp8_format") != "hybrid"
