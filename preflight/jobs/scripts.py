@@ -18,7 +18,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from preflight.findings import Source
-from preflight.jobs import entryscripts, launchfacts, pymodlinks
+from preflight.jobs import entryscripts, launchfacts, pymodlinks, scriptargs
 from preflight.jobs.sourcing import expanded, sourced
 from preflight.reading import launch, launchpick, shell, shellcalls, shellheredoc, shellwrites
 from preflight.reading.boundary import outside_reference, refuse
@@ -41,6 +41,8 @@ def is_shell(path: str, text: str) -> bool:
 def read(path: str, text: str, kind: str | None, explicit: bool,
          inherited: dict[str, str] | None = None) -> tuple[str | None, ReaderOutput]:
     """(kind, facts) of a text config; raises :class:`ParseError` for an unusable one."""
+    if bound := scriptargs.read(read, path, text, kind, explicit, inherited):
+        return bound     # `bash recipe.sh a.b=c`: read with its "$@" bound (jobs/scriptargs.py)
     crlf: ConfigProblem | None = None
     shell_script = is_shell(path, text)   # \r\n below does not change the #! line's "sh"
     if shell_script and "\r\n" in text:
@@ -119,10 +121,8 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
         out = ReaderOutput(facts, out.provenance, out.problems, tuple(linked))
     if got is not None and files:
         own = collect_variables(clean, inherited, here)
-        # what it sources belongs to this job (read as this kind, if it holds any settings)
-        out = ReaderOutput(out.facts, out.provenance, out.problems, (*out.linked, *(
-            Linked(f, got, path, key="source", optional=True, variables=tuple(own.items()))
-            for f in files)))
+        out = ReaderOutput(out.facts, out.provenance, out.problems, (
+            *out.linked, *scriptargs.sourced_links(files, got, path, own, walked)))
     if missing and got is not None:
         out = ReaderOutput(out.facts, out.provenance, (*out.problems, *missing), out.linked)
     if crlf is not None and got is not None:
@@ -222,7 +222,7 @@ def _shell_scripts(path: str, text: str, outer: dict[str, str],
             continue
         env = dict(call.env)
         env[shellcalls.ENVIRON] = ",".join(n for n, _ in call.env)
-        env[shellcalls.CALLER] = Source(path, line)
+        env[shellcalls.CALLER], env[scriptargs.ARGV] = Source(path, line), scriptargs.encode(call.argv)
         if folder is not None:
             env[shellcalls.CWD] = folder
         found.append(Linked(hits[0], "", Source(path, line), key="the launch line",

@@ -26,6 +26,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from preflight.findings import Source
+from preflight.reading.shellargs import MAX_WORDS, PARAMS, Given
 from preflight.reading.shellexpand import Eval, Field, Seg, TooLarge
 from preflight.reading.shellvars import runtime, runtime_reason
 from preflight.reading.shellwords import Statement, split
@@ -84,6 +86,7 @@ class Call:
     env: tuple[tuple[str, str], ...]         # what it starts with (runtime() markers inside)
     folder: Folder                           # the folder it starts in
     how: str                                 # bash | sbatch | srun | ./x.sh ...
+    argv: tuple[Given, ...] = ()             # the words after it: its "$@" (shellargs)
 
 
 @dataclass(frozen=True)
@@ -107,7 +110,7 @@ class Walked:
 class _Walk:
     def __init__(self, path: str, text: str, outer: dict[str, str], environ: str) -> None:
         self.path, self.text = path, text
-        self.ev = Eval({k: v for k, v in outer.items() if not k.startswith("@")})
+        self.ev = Eval({k: v for k, v in outer.items() if not k.startswith("@") or k == PARAMS})
         # its own environment (names its caller marked so), passed on to what it runs
         self.exported = set(environ.split(",")) - {""}
         self.allexport = False
@@ -131,6 +134,7 @@ class _Walk:
 
     def run(self) -> Walked:
         ev = self.ev
+        ev.prepare(split(self.text))
         for st in split(self.text).statements:
             if any(ev.runs.get(b) is False for b in st.branch):
                 continue
@@ -152,6 +156,8 @@ class _Walk:
             texts = ["".join(s.text for s in f) for f in fields]
             if not texts:
                 continue
+            if ev.positional(st, fields):
+                pass                 # `shift`, `set -- a b`: "$@" from here (shellargs)
             if texts[0] == "exit":
                 ev.exited(st)
             elif texts[0] in ("cd", "pushd"):
@@ -164,6 +170,10 @@ class _Walk:
                         self.allexport = t[0] == "-"
                 if "allexport" in texts and len(texts) > 2:
                     self.allexport = texts[texts.index("allexport") - 1] == "-o"
+            elif texts[0] in ("source", ".") and len(texts) > 2 and len(self.calls) < MAX_CALLS:
+                # `source env.sh a b`: a b are its "$@" (jobs/scripts.py links it)
+                self.calls.append(Call(texts[1], st.offset, (), here, "source",
+                                       tuple(self._argv(st, fields[2:]))))
             elif len(self.calls) < MAX_CALLS:
                 call = self._call(st, fields, texts, prefix, here)
                 if call is not None:
@@ -298,8 +308,22 @@ class _Walk:
                 os.path.basename(script):
             kept = {**(env if everything else {}), **given}
             return Call(script, st.offset, tuple((n, v) for n, v in kept.items()
-                                                 if v is not None), here, how or script)
+                                                 if v is not None), here, how or script,
+                        tuple(self._argv(st, fields[i + 1:])))
         return None
+
+    def _argv(self, st: Statement, fields: list[Field]) -> list[Given]:
+        """The words after the script, each with the ``file:line`` it is written at (a word
+        this script was given itself keeps its caller's) and why its value is not known."""
+        out = []
+        for n, f in enumerate(fields[:MAX_WORDS + 1], 1):
+            at = next((s.offset for s in f if s.text or s.opaque), f[0].offset if f else st.offset)
+            where = self.ev.params.at.get(at) or Source(self.path, self.line(at))
+            text = self._text(f, st, f"argument {n}")
+            why = runtime_reason(text)
+            out.append(Given("".join(s.text for s in f) if why else text, where, why,
+                             any(s.loose for s in f)))
+        return out
 
 
 def _slurm_options(texts: list[str], i: int) -> tuple[int, list[str] | None]:

@@ -303,6 +303,9 @@ class _Lexer(HereValues):
                 self.add_lit(text[self.i:end], self.i, False)
                 self.i = end
         self.end_statement()
+        if self.depth == 0 and ("(" in text or "function" in text):
+            self.out.functions = shelldecl.function_spans(text)   # their own "$@" (shellargs)
+            self.out.names = shelldecl.function_names(text)
         if self.array_name is not None:          # an unterminated array: keep what it held
             name, append, at = self.array_name
             self.out.statements.append(Statement(tuple(self.array_words), at,
