@@ -209,10 +209,7 @@ def process_env(path: str, text: str, at: int, variables: dict[str, str],
         for name in names if hit is not None else ():
             out[name] = (runtime(f"{name} is set for the process by {label} when it runs"),
                          where(start))
-    for name, src in inherited[:MAX_VARS]:
-        given = variables.get(name)
-        out[name] = (given if isinstance(given, str) and "$" not in given else runtime(
-            f"{name} comes from the caller with a value known only when it runs"), src)
+    _inherited(out, inherited, variables, text, start)
     for name, value, pos in launch_env(text, at, variables, unknown=True):
         out[name] = (value, where(pos))
     in_env = False
@@ -246,6 +243,27 @@ def process_env(path: str, text: str, at: int, variables: dict[str, str],
             out[hit.group(1)] = (got if got is not None else runtime(
                 f"{hit.group(1)} is given a value known only when the script runs"), where(pos))
     return tuple((n, v, w) for n, (v, w) in out.items())
+
+
+def _inherited(out: dict[str, tuple[str, str]], inherited: list[tuple[str, str]],
+               variables: dict[str, str], text: str, start: int) -> None:
+    """What the script's caller gave it (``(name, where)``; ``@*``: the caller sourced a file,
+    reading/shellcalls.py ``ANY``), less what the script unsets before ``start``; past
+    :data:`MAX_VARS` every variable not kept is Unknown (redteam7)."""
+    for name, src in inherited[:MAX_VARS]:
+        given = variables.get(name)
+        if name == "@*":
+            out["*"] = (given if isinstance(given, str) else runtime(
+                "the caller sources a file whose exports are not followed here"), src)
+            continue
+        out[name] = (given if isinstance(given, str) and "$" not in given else runtime(
+            f"{name} comes from the caller with a value known only when it runs"), src)
+    if len(inherited) > MAX_VARS:
+        out["*"] = (runtime(f"the caller gives more than {MAX_VARS} variables; those past them "
+                            "are not kept"), inherited[MAX_VARS][1])
+    for m in _UNSET.finditer(text, 0, start):
+        for name in m.group(1).split():
+            out.pop(name, None)
 
 
 def _slurm_export(value: str, out: dict[str, tuple[str, str]], variables: dict[str, str],

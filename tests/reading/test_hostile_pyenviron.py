@@ -82,6 +82,22 @@ def test_an_environment_the_text_does_not_show_is_unknown(tmp_path: Path, run: s
     assert cpu_seconds() - start < 20
 
 
+@pytest.mark.parametrize(("run", "inner", "fp8"), [
+    ("export RECIPE=bf16\nunset RECIPE\nbash train.sh\n", "python 02_main.py\n", True),
+    ("export RECIPE=bf16\nenv -uRECIPE bash train.sh\n", "python 02_main.py\n", True),
+    ("RECIPE=bf16 bash train.sh\n", "unset RECIPE\npython 02_main.py\n", True),
+    ("source x.env\nbash train.sh\n", "python 02_main.py\n", None),
+    (" ".join(f"V{i}=x" for i in range(300)) + " RECIPE=bf16 bash train.sh\n",
+     "python 02_main.py\n", None),
+])
+def test_what_a_calling_script_gives(tmp_path: Path, run: str, inner: str,
+                                     fp8: bool | None) -> None:
+    (tmp_path / "train.sh").write_text(inner)
+    (tmp_path / "x.env").write_text("export RECIPE=bf16\n")
+    got = _fp8(tmp_path, run)
+    assert got is fp8 if fp8 is not None else isinstance(got, Unknown), got
+
+
 def test_a_hundred_thousand_variables_are_bounded(tmp_path: Path) -> None:
     run = "".join(f"export V{i}=x\n" for i in range(20_000)) + \
         " ".join(f"W{i}=y" for i in range(2_000)) + " python 02_main.py\n"
