@@ -117,3 +117,28 @@ def test_ignore_unknown_args_as_the_text_gives_it(tmp_path: Path, call: str,
     ("/data/Qwen3-8B-FP8/../Qwen3-8B", False), ("Qwen3-8B-fp8x", False)])
 def test_checkpoint_names(name: str, fp8: bool) -> None:
     assert says_fp8(name) is fp8
+
+
+_POST = "        apply_true_on_policy_script_defaults(self)\n"
+
+
+@pytest.mark.parametrize(("post", "fp8"), [
+    ("        self.__dict__.update(train_fp8=True)\n", None),
+    ("        self.__dict__['train_fp8'] = True\n", None),
+    ("        vars(self).update(train_fp8=True)\n", None),
+    ("        (y := setattr(self, 'train_fp8', True))\n", None),
+    ("        if self.hardware == 'H100':\n            return\n        self.train_fp8 = True\n",
+     False),
+    ("        if self.hardware != 'H100':\n            pass\n        else:\n            return\n"
+     "        self.train_fp8 = True\n", False),
+    ("        self.train_fp8 = True\n", True),
+])
+def test_what_post_init_does_to_the_dataclass(tmp_path: Path, post: str,
+                                              fp8: bool | None) -> None:
+    from tests.frameworks.test_miles_py import _QWEN, _read
+
+    script = _QWEN.replace(_POST, _POST + post)
+    got, _ = _read(tmp_path, "python scripts/run_qwen3_4b.py --no-train-fp8\n", script,
+                   "scripts/run_qwen3_4b.py")
+    assert got["intent.fp8"] is fp8 if fp8 is not None else \
+        isinstance(got["intent.fp8"], Unknown), got["intent.fp8"]
