@@ -142,3 +142,19 @@ def test_what_post_init_does_to_the_dataclass(tmp_path: Path, post: str,
                    "scripts/run_qwen3_4b.py")
     assert got["intent.fp8"] is fp8 if fp8 is not None else \
         isinstance(got["intent.fp8"], Unknown), got["intent.fp8"]
+
+
+@pytest.mark.parametrize("quoted", ['"--fp8-format e4m3"',
+                                    "'--fp8-format hybrid --fp8-recipe delayed'"])
+def test_a_flag_inside_a_quoted_value_is_text(tmp_path: Path, quoted: str) -> None:
+    # argparse gets one word: the value of --wandb-exp-name, no --fp8-format (megatron_args)
+    (tmp_path / "run.sh").write_text("#!/bin/bash\ntorchrun pretrain_gpt.py --num-layers 2 "
+                                     f"--wandb-exp-name {quoted} --bf16\n")
+    values, facts = _intent(tmp_path / "run.sh")
+    assert "config.megatron.fp8_format" not in facts
+    assert facts["config.megatron.wandb_exp_name"] == quoted[1:-1]
+    assert values["intent.fp8"] is False
+    (tmp_path / "t.py").write_text(_SLIME.replace(
+        "{fp8}", f"misc_args += \"--wandb-group {quoted.replace(chr(34), chr(92) + chr(34))} \""))
+    (tmp_path / "run.sh").write_text("python t.py\n")
+    assert _intent(tmp_path / "run.sh")[0]["intent.fp8"] is False
