@@ -192,7 +192,8 @@ def process_env(path: str, text: str, at: int, variables: dict[str, str],
     where)``), ``export``\\s before the command, its ``X=v`` prefixes, ``env [-i] [-u X] X=v``
     and ``srun --export=NONE|ALL,X=v`` before the script (Slurm's sbatch/srun ``--export``, GNU
     env). An ``--export-file`` / ``--env-file`` is not read: every variable it may set is
-    Unknown."""
+    Unknown; so is every variable not given after ``env -S``, ``sudo`` or a container start
+    (the ``*`` entry)."""
     from preflight.findings import Source
 
     def where(pos: int) -> str:

@@ -21,8 +21,10 @@ its process (:func:`.launchenv.process_env`, merged per file by :mod:`preflight.
 - no launch line that runs the file was read (a script run by hand): Unresolved, saying so.
 
 A variable the script sets itself (``os.environ[X] = ...``, ``setdefault``, ``pop``, ``update``,
-``putenv``, ``load_dotenv()``) before a lookup may change what it reads: one plain, unconditional
-module-level assignment of a literal is followed, anything else leaves the lookup Unresolved.
+``putenv``, ``load_dotenv()`` under any alias, ``os.environ |= ...``, ``os.environ = ...``,
+``os.getenv = ...``, ``setattr(os, ...)``, ``exec``) before a lookup may change what it reads: one
+plain, unconditional module-level assignment of a literal is followed, anything else (or a write
+past :data:`MAX_WRITES`) leaves the lookup Unresolved.
 Nothing is imported or run.
 """
 
