@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 
 from preflight.reading import shelldecl
-from preflight.reading.launch import command_at, tokens
+from preflight.reading.launch import MAX_ARGS, command_at, tokens
 from preflight.reading.shellvars import runtime, runtime_reason, typed
 
 _NAME = re.compile(r"([A-Za-z_]\w*)=(.*)\Z", re.S)
@@ -135,19 +135,15 @@ def _simple_command(text: str, start: int, at: int) -> int:
     """Where the simple command holding offset ``at`` begins on its line (after the last
     ``|``, ``&&``, ``||``, ``;`` or ``&`` outside quotes): ``X=1 true | python x.py`` gives X
     to ``true`` only."""
-    quote, begin, i = "", start, start
-    while i < at:
-        ch = text[i]
-        if quote:
-            quote = "" if ch == quote else quote
-        elif ch == "\\":
-            i += 1
-        elif ch in "'\"":
-            quote = ch
-        elif ch in "|;&" and text[i - 1:i] != ">" and text[i + 1:i + 2] != ">":
-            begin = i + 1
-        i += 1
+    begin = start
+    for m in _OPERATOR.finditer(text, start, at):
+        if m.group(1) is not None:
+            begin = m.end()
     return begin
+
+
+# quoted text and escapes are skipped whole; `>&` / `&>` are redirections, not operators
+_OPERATOR = re.compile(r"""'[^']*'|"(?:\\.|[^"\\])*"|\\.|[<>]&|&>|([|;&])""", re.S)
 
 
 def _value(raw: str, variables: dict[str, str]) -> str | None:
@@ -243,6 +239,9 @@ def process_env(path: str, text: str, at: int, variables: dict[str, str],
             got = _value(hit.group(2), variables)
             out[hit.group(1)] = (got if got is not None else runtime(
                 f"{hit.group(1)} is given a value known only when the script runs"), where(pos))
+    if len(words) > MAX_ARGS:       # redteam7: `env` with 20,000 assignments, cut unread
+        out["*"] = (runtime(f"the launch line has more than {MAX_ARGS:,} words; the variables "
+                            "it sets past them are not read"), where(words[-1][1]))
     return tuple((n, v, w) for n, (v, w) in out.items())
 
 

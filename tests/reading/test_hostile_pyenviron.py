@@ -151,3 +151,18 @@ def test_plain_aliases_and_copies_still_read() -> None:
 def test_a_name_rebound_is_no_longer_the_module(rebind: str) -> None:
     got = _value(f"import os\n{rebind}\nX = os.getenv('RECIPE', 'bf16')", _LAUNCH)
     assert got not in ("fp8", "bf16"), (rebind, got)
+
+
+def test_a_line_of_200_000_prefixes_is_read_in_linear_time() -> None:
+    from preflight.reading.shellwords import split
+
+    line = " ".join(f"V{i}=x" for i in range(200_000)) + " python x.py\n"
+    start = cpu_seconds()
+    assert len(split(line).statements) == 200_001
+    assert cpu_seconds() - start < 15        # words[1:] per prefix took 31 s (quadratic)
+
+
+def test_assignments_past_the_words_read_are_unknown(tmp_path: Path) -> None:
+    run = "env " + " ".join(f"V{i}=x" for i in range(20_000)) + " RECIPE=bf16 python 02_main.py\n"
+    fp8 = _fp8(tmp_path, run)
+    assert isinstance(fp8, Unknown) and "10,000 words" in fp8.reason
