@@ -107,6 +107,10 @@ def special(module: Module, node: ast.Call, scope: Scope, depth: int, callee: An
     if not isinstance(callee, Ref):
         return NOTHING
     if callee.name in GETTERS:
+        if _shadowed(module, node.func):
+            return Unresolved(f"{_root(node.func)} is also defined in this file: which one the "
+                              f"lookup at line {node.lineno} uses depends on the order the code "
+                              "runs", node.lineno)
         return _get(module, node, scope, depth, callee.name)
     if callee.name in ("builtins.int", "builtins.float", "builtins.bool") and \
             len(node.args) == 1 and not node.keywords:
@@ -157,6 +161,9 @@ def subscript(module: Module, node: ast.Subscript, scope: Scope, depth: int) -> 
     """``os.environ["X"]`` (no default: the script stops with KeyError without it); any other
     subscript stays Unresolved."""
     base = module.evaluate(node.value, scope, depth + 1)
+    if isinstance(base, Ref) and base.name in ("os.environ", "posix.environ") and \
+            _shadowed(module, node.value):
+        return Unresolved(f"{_root(node.value)} is also defined in this file", node.lineno)
     if isinstance(base, Ref) and base.name in ("os.environ", "posix.environ"):
         key = module.evaluate(node.slice, scope, depth + 1)
         return lookup(module, key, scope, node.lineno, default=NOTHING)
@@ -198,6 +205,20 @@ def lookup(module: Module, name: Any, scope: Scope, line: int, default: Any) -> 
                                      f"environment {name}, unset on the launch line: the "
                                      "default"))
     return default
+
+
+def _root(node: ast.expr) -> str:
+    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return node.id if isinstance(node, ast.Name) else ""
+
+
+def _shadowed(module: Module, node: ast.expr) -> bool:
+    """``os.environ.get`` where the file also defines a class or function ``os`` at its top
+    (redteam7: ``class os: environ = {...}`` after ``import os`` was read as the module; which
+    binding a use sees is the order the code runs, which the layout does not keep)."""
+    name = _root(node)
+    return bool(name) and (name in module.classes or name in module.functions)
 
 
 def _short(value: Any) -> str:

@@ -153,6 +153,19 @@ def test_a_name_rebound_is_no_longer_the_module(rebind: str) -> None:
     assert got not in ("fp8", "bf16"), (rebind, got)
 
 
+@pytest.mark.parametrize("shadow", [
+    "class os:\n    environ = {'RECIPE': 'bf16'}\n    getenv = staticmethod(lambda *a: 'bf16')",
+    "def os():\n    pass",
+])
+def test_a_top_level_definition_beside_the_import_is_no_lookup(shadow: str) -> None:
+    # which binding a use sees is the order the code runs (the layout keeps no order of a
+    # definition against an import): Unresolved, never the launch line's value
+    for use in ("os.environ.get('RECIPE', 'fp8')", "os.getenv('RECIPE', 'fp8')",
+                "os.environ['RECIPE']"):
+        got = _value(f"import os\n{shadow}\nX = {use}", _LAUNCH)
+        assert isinstance(got, Unresolved), (shadow, use, got)
+
+
 def test_a_line_of_200_000_prefixes_is_read_in_linear_time() -> None:
     from preflight.reading.shellwords import split
 
