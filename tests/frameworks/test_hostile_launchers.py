@@ -158,3 +158,26 @@ def test_a_flag_inside_a_quoted_value_is_text(tmp_path: Path, quoted: str) -> No
         "{fp8}", f"misc_args += \"--wandb-group {quoted.replace(chr(34), chr(92) + chr(34))} \""))
     (tmp_path / "run.sh").write_text("python t.py\n")
     assert _intent(tmp_path / "run.sh")[0]["intent.fp8"] is False
+
+
+@pytest.mark.parametrize("line", ["arctic_training train.cfg", "arctic_training train.YAML",
+                                  "arctic_training config", "arctic_training --num_gpus 8"])
+def test_an_arctic_config_of_any_name_is_never_fp8_no(tmp_path: Path, line: str) -> None:
+    from tests.frameworks.test_arctic_training import PR331
+
+    for name in ("train.cfg", "train.YAML", "config"):
+        (tmp_path / name).write_text(PR331)
+    (tmp_path / "run.sh").write_text(f"#!/bin/bash\n{line}\n")
+    fp8 = _intent(tmp_path / "run.sh")[0]["intent.fp8"]
+    assert fp8 is True or isinstance(fp8, Unknown), fp8
+
+
+@pytest.mark.parametrize("flags", ["--num_gpus -1", "--num_gpus 8 --num_nodes -1",
+                                   "--num_gpus 0"])
+def test_deepspeeds_every_gpu_is_no_world_size(tmp_path: Path, flags: str) -> None:
+    from tests.frameworks.test_arctic_training import PR331
+
+    (tmp_path / "train.yaml").write_text(PR331)
+    (tmp_path / "run.sh").write_text(f"#!/bin/bash\narctic_training {flags} train.yaml\n")
+    gpus = _intent(tmp_path / "run.sh")[0].get("intent.num_gpus")
+    assert not (isinstance(gpus, int) and gpus <= 0), gpus
