@@ -60,6 +60,9 @@ BENIGN = ("get_default_wandb_args",)
 ``get_default_wandb_args``; slime v0.3.1 the same)."""
 
 
+_DEEP = "a string built too deeply to follow"
+
+
 class _Budget:
     def __init__(self) -> None:
         self.pieces = 0
@@ -71,7 +74,7 @@ def pieces(module: Module, node: ast.expr, scope: Scope, depth: int = 0,
     budget = budget or _Budget()
     line = getattr(node, "lineno", 0)
     if depth > MAX_DEPTH or budget.pieces > MAX_PIECES:
-        return [Piece(None, line, "a string built too deeply to follow")]
+        return [Piece(None, line, _DEEP)]
     budget.pieces += 1
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return [Piece(node.value, line)]
@@ -219,12 +222,17 @@ def command(found: list[Piece]) -> Layout:
             if not lines:
                 lines.append((piece.line, piece.when))
     body = "".join(text)
-    for m in re.finditer(r"(?<!\S)\$\{__hole_(\d+)\}(?!\S)", body):
+    # a hole that begins a word may be flags (`${a}${b}`: redteam7, 5,000 `+=` past the piece
+    # bound glued the holes into one word and dropped the FP8 flag after them without a word)
+    for m in re.finditer(r"(?<!\S)\$\{__hole_(\d+)\}", body):
         piece = found[int(m.group(1))]
         before = body[:m.start()].split()
         if not piece.benign:
             holes.append((piece, before[-1] if before and before[-1].startswith("--") and
                           "=" not in before[-1] else None))
+    cut = next((p for p in found if p.text is None and p.why == _DEEP), None)
+    if cut is not None:
+        holes.append((cut, None))       # past the bound: whatever followed is not known
     return (body[1:] if body.startswith("\n") else body), lines, holes
 
 

@@ -40,6 +40,10 @@ CWD = "@cwd"
 the called script starts in; no shell variable can have this name."""
 
 ENVIRON = "@environ"
+ANY = "@*"
+"""A name of :data:`ENVIRON` standing for every variable not named: the caller sourced a file
+(or more were given than are kept) whose exports are not followed (its value: a runtime
+marker)."""
 """Key of the variables a caller passes that names (comma-separated) those of them that are the
 called script's environment, so what it runs inherits them (``env.*`` facts)."""
 
@@ -114,6 +118,8 @@ class _Walk:
         # its own environment (names its caller marked so), passed on to what it runs
         self.exported = set(environ.split(",")) - {""}
         self.allexport = False
+        # a runtime marker once a sourced file (here or in a caller) may export anything
+        self.hidden: str | None = outer.get(ANY) if ANY in self.exported else None
         self.prefix: list[str] = []                      # VAR=v words of the next command
         self.folders: dict[tuple[int, ...], Folder] = {(): Folder()}
         self.calls: list[Call] = []
@@ -162,6 +168,12 @@ class _Walk:
                 ev.exited(st)
             elif texts[0] in ("cd", "pushd"):
                 self.folders[st.subshell] = self._cd(st, fields, here)
+            elif texts[0] == "unset" and "-f" not in texts:
+                self.exported -= set(texts[1:])     # redteam7: no longer in the environment
+            elif texts[0] in ("source", ".") and self.hidden is None:
+                self.hidden = runtime(f"{os.path.basename(self.path)}:{self.line(st.offset)} "
+                                      f"sources {' '.join(texts[1:2])[:80]}, whose exports are "
+                                      "not followed here")
             elif texts[0] == "popd":
                 self.folders[st.subshell] = Folder(why=f"popd (line {self.line(st.offset)})")
             elif texts[0] == "set":
@@ -264,9 +276,10 @@ class _Walk:
                     t = texts[i]
                     if t in ("-i", "-", "--ignore-environment"):
                         everything = False
-                    elif t == "-u" and i + 1 < len(texts):
-                        env.pop(texts[i + 1], None)
-                        i += 1
+                    elif t.startswith(("-u", "--unset")):   # -u X, -uX, --unset=X
+                        name, step = _unset(texts, i)
+                        env.pop(name, None)
+                        i += step
                     elif (m := re.fullmatch(r"([A-Za-z_]\w*)=(.*)", t, re.S)) is not None:
                         got = self._text(fields[i], st, m.group(1))
                         given[m.group(1)] = got if runtime_reason(got) is not None else \
@@ -306,7 +319,8 @@ class _Walk:
             return None
         if not direct or script.lower().endswith(_SCRIPT_EXT) or "." not in \
                 os.path.basename(script):
-            kept = {**(env if everything else {}), **given}
+            kept = {**(env if everything else {}), **given,
+                    **({ANY: self.hidden} if self.hidden is not None and everything else {})}
             return Call(script, st.offset, tuple((n, v) for n, v in kept.items()
                                                  if v is not None), here, how or script,
                         tuple(self._argv(st, fields[i + 1:])))
@@ -324,6 +338,15 @@ class _Walk:
             out.append(Given("".join(s.text for s in f) if why else text, where, why,
                              any(s.loose for s in f)))
         return out
+
+
+def _unset(texts: list[str], i: int) -> tuple[str, int]:
+    """The name ``env -u X`` / ``-uX`` / ``--unset=X`` / ``--unset X`` removes, and the words
+    it takes past the first."""
+    t = texts[i]
+    if t in ("-u", "--unset"):
+        return (texts[i + 1], 1) if i + 1 < len(texts) else ("", 0)
+    return (t[2:] if t[1] == "u" else t[8:]), 0
 
 
 def _slurm_options(texts: list[str], i: int) -> tuple[int, list[str] | None]:

@@ -73,8 +73,13 @@ class Busy:
         if self._handle is None:
             return
         try:
-            self.samples.append(int(self._nv.nvmlDeviceGetUtilizationRates(self._handle).gpu))
+            value = self._nv.nvmlDeviceGetUtilizationRates(self._handle).gpu
         except Exception:  # noqa: BLE001 - stop sampling, keep what was read
+            self._handle = None
+            return
+        if type(value) is int and 0 <= value <= 100:
+            self.samples.append(value)
+        else:       # a percentage NVML cannot give (-5, 2**32-1, text): stop (redteam7)
             self._handle = None
 
 
