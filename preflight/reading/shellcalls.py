@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from preflight.findings import Source
+from preflight.reading import shellcmdopts
 from preflight.reading.shellargs import MAX_WORDS, PARAMS, Given
 from preflight.reading.shellexpand import Eval, Field, Seg, TooLarge
 from preflight.reading.shellvars import runtime, runtime_reason
@@ -54,17 +55,10 @@ SELF = "\x01script-folder"
 """Stands for the script's own folder in a path (``$(dirname "$0")``, ``SCRIPT_DIR=$(cd
 "$(dirname "${BASH_SOURCE[0]}")" && pwd)``); :func:`folder_of` puts in the real one."""
 
-_SHELLS = {"bash", "sh", "zsh", "dash", "ksh"}
+_SHELLS = shellcmdopts.SHELLS
 _WRAPPERS = {"nohup", "exec", "setsid", "time", "command"}
 _SLURM = {"sbatch", "srun"}
-# short options of sbatch / srun that take a value as the next word (man sbatch, man srun)
-_SLURM_SHORT = set("AabcDdeGiJLMmNnopqSTtwxCFW")
-# long options of sbatch / srun that take no value
-_SLURM_BARE = {"exclusive", "hold", "parsable", "requeue", "no-requeue", "wait", "test-only",
-               "overcommit", "spread-job", "use-min-nodes", "contiguous", "quiet", "verbose",
-               "pty", "unbuffered", "label", "exact", "overlap", "no-kill", "help", "usage",
-               "ignore-pbs", "immediate", "kill-on-bad-exit", "multi-prog", "reboot"}
-_SCRIPT_EXT = (".sh", ".bash", ".slurm", ".sbatch")
+_SCRIPT_EXT = shellcmdopts.SCRIPT_EXT
 _SELF_DIR = re.compile(
     r"""^\$\(\s*(?:cd\s+(?:--\s+)?)?"?\$\(\s*dirname\s+(?:--\s+)?"?\$\{?(?:0|BASH_SOURCE(?:\[0\])?)\}?"?\s*\)"?"""
     r"""\s*(?:(?:>|&>)\s*/dev/null\s*(?:2>&1\s*)?)?(?:&&\s*pwd\s*(?:-P\s*)?)?\)$|"""
@@ -162,8 +156,7 @@ class _Walk:
             texts = ["".join(s.text for s in f) for f in fields]
             if not texts:
                 continue
-            if ev.positional(st, fields):
-                pass                 # `shift`, `set -- a b`: "$@" from here (shellargs)
+            ev.positional(st, fields)   # `shift`, `set -- a b`: "$@" from here (shellargs)
             if texts[0] == "exit":
                 ev.exited(st)
             elif texts[0] in ("cd", "pushd"):
@@ -177,11 +170,7 @@ class _Walk:
             elif texts[0] == "popd":
                 self.folders[st.subshell] = Folder(why=f"popd (line {self.line(st.offset)})")
             elif texts[0] == "set":
-                for t in texts[1:]:
-                    if re.fullmatch(r"[-+][a-zA-Z]*a[a-zA-Z]*", t):
-                        self.allexport = t[0] == "-"
-                if "allexport" in texts and len(texts) > 2:
-                    self.allexport = texts[texts.index("allexport") - 1] == "-o"
+                self._set(texts)
             elif texts[0] in ("source", ".") and len(texts) > 2 and len(self.calls) < MAX_CALLS:
                 # `source env.sh a b`: a b are its "$@" (jobs/scripts.py links it)
                 self.calls.append(Call(texts[1], st.offset, (), here, "source",
@@ -191,6 +180,14 @@ class _Walk:
                 if call is not None:
                     self.calls.append(call)
         return self.out
+
+    def _set(self, texts: list[str]) -> None:
+        """``set -a`` / ``set +a`` / ``set -o allexport``: whether assignments are exported."""
+        for t in texts[1:]:
+            if re.fullmatch(r"[-+][a-zA-Z]*a[a-zA-Z]*", t):
+                self.allexport = t[0] == "-"
+        if "allexport" in texts and len(texts) > 2:
+            self.allexport = texts[texts.index("allexport") - 1] == "-o"
 
     def _assign(self, st: Statement) -> None:
         word = st.words[0] if len(st.words) == 1 and not st.array else None
@@ -277,7 +274,7 @@ class _Walk:
                     if t in ("-i", "-", "--ignore-environment"):
                         everything = False
                     elif t.startswith(("-u", "--unset")):   # -u X, -uX, --unset=X
-                        name, step = _unset(texts, i)
+                        name, step = shellcmdopts.unset_name(texts, i)
                         env.pop(name, None)
                         i += step
                     elif (m := re.fullmatch(r"([A-Za-z_]\w*)=(.*)", t, re.S)) is not None:
@@ -289,7 +286,7 @@ class _Walk:
                     i += 1
             elif word in _SLURM:
                 how = word
-                i, keep = _slurm_options(texts, i + 1)
+                i, keep = shellcmdopts.slurm_options(texts, i + 1)
                 if keep is not None:
                     everything = "ALL" in keep
                     for item in keep:
@@ -338,36 +335,6 @@ class _Walk:
             out.append(Given("".join(s.text for s in f) if why else text, where, why,
                              any(s.loose for s in f)))
         return out
-
-
-def _unset(texts: list[str], i: int) -> tuple[str, int]:
-    """The name ``env -u X`` / ``-uX`` / ``--unset=X`` / ``--unset X`` removes, and the words
-    it takes past the first."""
-    t = texts[i]
-    if t in ("-u", "--unset"):
-        return (texts[i + 1], 1) if i + 1 < len(texts) else ("", 0)
-    return (t[2:] if t[1] == "u" else t[8:]), 0
-
-
-def _slurm_options(texts: list[str], i: int) -> tuple[int, list[str] | None]:
-    """Past sbatch / srun options: (index of the first other word, ``--export`` items)."""
-    keep: list[str] | None = None
-    while i < len(texts) and texts[i].startswith("-"):
-        t = texts[i]
-        name, eq, value = t.lstrip("-").partition("=")
-        if t.startswith("--"):
-            if not eq and name not in _SLURM_BARE and i + 1 < len(texts) and \
-                    not texts[i + 1].startswith("-") and \
-                    os.path.basename(texts[i + 1]) not in _SHELLS and \
-                    not texts[i + 1].lower().endswith(_SCRIPT_EXT):
-                value = texts[i + 1]
-                i += 1
-            if name == "export":
-                keep = [v for v in value.split(",") if v]
-        elif len(t) == 2 and t[1] in _SLURM_SHORT and i + 1 < len(texts):
-            i += 1
-        i += 1
-    return i, keep
 
 
 def _source(text: str, offset: int) -> str:
