@@ -11,7 +11,10 @@ bytecode cache filled first (``smoke --backend te`` until its details say ``used
                   ``te``, a GPU lock file), nothing else running;
   smoke_te_only   ``fp8-doctor smoke --backend te --no-speed``: the parent and that one child;
   smoke_te        ``fp8-doctor smoke --backend te``: the base child (``_scaled_mm`` + speed) too;
-  check           ``fp8-doctor check --example``: the static check, base and TE children.
+  check           ``fp8-doctor check --example``: the static check, base and TE children;
+  alone_torch     child_alone while another process imports torch from the same bytecode
+                  prefix (the base child's import, without its checks): whether a second torch
+                  import at the same time slows the TE child (2026-11-28).
 Recorded per run: wall, the TE child's seconds, its torch / TE import, CUDA setup and stage laps.
 Also the machine's CPU limits (``nproc``, cgroup ``cpu.max``). Writes OUT_DIR/te_child_where.json.
 """
@@ -83,6 +86,24 @@ def _alone(folder: str) -> dict[str, Any]:
             "timings": te.get("timings"), "cuda_warm": doc.get("cuda_warm")}
 
 
+def _alone_beside_torch(folder: str) -> dict[str, Any]:
+    """child_alone with a second process importing torch (from the cache's prefix) at once."""
+    from preflight.smoke import cache as bytecode
+
+    cache = bytecode.resolve(["torch", "transformer_engine"], folder=folder)
+    flags = list(bytecode.launch(cache, "smoke").flags)
+    prefix = [f for f in flags if f.startswith("pycache_prefix=")]
+    cmd = [sys.executable, *(["-X", prefix[0]] if prefix else []), "-c",
+           "import time; t = time.perf_counter(); import torch; "
+           "print(round(time.perf_counter() - t, 3))"]
+    other = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    r = _alone(folder)
+    out, _ = other.communicate(timeout=120)
+    r["other_torch_s"] = float(out.strip() or "nan")
+    r["other_prefix"] = bool(prefix)
+    return r
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out")
@@ -108,7 +129,8 @@ def main() -> int:
     ways = {"child_alone": lambda: _alone(folder),
             "smoke_te_only": lambda: _cli(["smoke", "--backend", "te", "--no-speed"], env),
             "smoke_te": lambda: _cli(["smoke", "--backend", "te"], env),
-            "check": lambda: _cli(["check", "--example"], env)}
+            "check": lambda: _cli(["check", "--example"], env),
+            "alone_torch": lambda: _alone_beside_torch(folder)}
     for _ in range(a.n):
         for name, fn in ways.items():
             r = fn()

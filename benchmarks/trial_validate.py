@@ -270,7 +270,7 @@ def run_case(case: str, args: argparse.Namespace, bf16_cache: dict[str, Any]) ->
         out["measured_verdict"] = verdict_for(measured)
         if rep.speedup:
             out["trial_error_pct"] = round(100 * (rep.speedup - measured) / measured, 2)
-            out["verdict_agrees"] = _agrees(rep.speedup, measured)
+            out["verdict_agrees"] = _agrees(rep.speedup, measured, rep.error)
             if rep.bf16 and rep.fp8:
                 out["trial_bf16_step_error_pct"] = round(
                     100 * (rep.bf16.step_s - real16["median_s"]) / real16["median_s"], 2)
@@ -290,22 +290,19 @@ def run_case(case: str, args: argparse.Namespace, bf16_cache: dict[str, Any]) ->
     return out
 
 
-def _agrees(trial: float, measured: float) -> bool:
-    """The trial's verdict is right: at the line (preflight.speedup.at_the_line), when the
-    measured speed-up is inside the range it states; else when both say the same kind."""
-    from preflight.speedup import TRIAL_ERROR, at_the_line, speedup_range
+def _agrees(trial: float, measured: float, error: float) -> bool:
+    """The trial's verdict is right (preflight.speedup.verdict_kind, with the error the trial
+    stated: wider where the host limits its FP8 step): at the line, when the measured speed-up
+    is inside the range it states; "will not pay" when the measured one is under NOT_WORTH;
+    else when both say the same kind."""
+    from preflight.speedup import speedup_range, verdict_kind
 
-    if at_the_line(trial, TRIAL_ERROR):
-        lo, hi = speedup_range(trial, TRIAL_ERROR)
+    kind = verdict_kind(trial, error)
+    if kind == "at the line":
+        lo, hi = speedup_range(trial, error)
         return lo <= measured <= hi
-    return _kind(trial) == _kind(measured)
-
-
-def _kind(speedup: float) -> str:
-    """The verdict's kind (preflight.speedup.verdict_for): slower / will not pay / should pay."""
-    from preflight.speedup import NOT_WORTH
-
-    return "slower" if speedup < 1.0 else "not worth" if speedup < NOT_WORTH else "pays"
+    real = verdict_kind(measured)
+    return real == kind or (kind == "not worth" and real == "slower")
 
 
 def versions() -> dict[str, Any]:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from preflight.commands import console
 from preflight.commands.args import add_job, add_output, file_name, options_from, positive_seconds
 from preflight.errors import UserInputError
-from preflight.speedup import TRIAL_ERROR, pays
+from preflight.speedup import pays
 
 if TYPE_CHECKING:
     from preflight.api import CheckOptions
@@ -134,4 +134,4 @@ def _trial(args: argparse.Namespace, facts: Any, shape: Any, *,
     # as --quick: control characters escaped, secrets and the home directory masked (redteam5)
     write(finish_output(text, args.format, redact=not args.no_redact), args.output)
     # "At the line" (within the trial's measured error of NOT_WORTH) will not pay reliably.
-    return 1 if report.speedup is not None and not pays(report.speedup, TRIAL_ERROR) else 0
+    return 1 if report.speedup is not None and not pays(report.speedup, report.error) else 0

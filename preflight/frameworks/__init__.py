@@ -39,6 +39,7 @@ KINDS: tuple[str, ...] = (
     "roll",
     "arctic_training",
     "unsloth",
+    "olmo_core",
 )
 """Every framework's kind, which is its module's name, in detection order (on equal scores the
 earlier one is named first). The modules are imported on first use of :data:`FRAMEWORKS`,

@@ -38,6 +38,7 @@ DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
     "roll": ("roll",),
     "arctic_training": ("arctic-training",),
     "unsloth": ("unsloth",),
+    "olmo_core": ("ai2-olmo-core",),
 }
 """kind -> the distributions it ships as, then those it requires."""
 # END GENERATED

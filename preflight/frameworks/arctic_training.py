@@ -136,9 +136,22 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
     read = find_launch(path, text, SYNTAX, outer)
     if read.launch is None:
         return ReaderOutput(problems=tuple(read.problems))
-    config = read.yaml_positional()
+    # arctic_training_cli.py takes its first positional as the config whatever its name
+    # (redteam7: `arctic_training train.cfg` / `train.YAML` read no config and FP8 "no")
+    config = read.yaml_positional() or next(iter(read.positional), None)
     merged = merged_facts(read, KIND, config, style="paths", key="<config.yaml>")
     facts, prov = merged.facts, merged.provenance
+    if config is None:
+        facts[f"{PREFIX}.base_config"] = Unknown("the launch line names no config file")
+        prov[f"{PREFIX}.base_config"] = Source(path, text.count("\n", 0, read.launch.offset) + 1)
+    recipe = f"{PREFIX}.model.fp8_recipe."
+    if f"{PREFIX}.fp8_recipe_type" not in facts and any(k.startswith(recipe) for k in facts):
+        # a config not named .yaml is merged here, not read by read_yaml: its recipe type
+        kind = facts.get(f"{recipe}type", "")
+        facts[f"{PREFIX}.fp8_recipe_type"] = str(kind)[:80].lower() if isinstance(kind, str) \
+            else Unknown(f"fp8_recipe.type is {type(kind).__name__}, not a recipe name")
+        prov[f"{PREFIX}.fp8_recipe_type"] = prov.get(f"{recipe}type") or prov.get(
+            next(k for k in facts if k.startswith(recipe)), path)
     facts[f"{PREFIX}.entry"] = read.launch.entry.text
     prov[f"{PREFIX}.entry"] = Source(path, text.count("\n", 0, read.launch.offset) + 1)
     for flag in ("num_gpus", "num_nodes"):
@@ -205,7 +218,9 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
         if n is not None:
             out[name] = (n, v.src(key))
     gpus, nodes = v.int("launch.num_gpus"), v.int("launch.num_nodes")
-    if gpus:
+    # DeepSpeed's runner: -1 (its default) or less is every GPU of every host (runner.py
+    # --num_gpus / --num_nodes); redteam7: --num_gpus -1 was a world of -1 GPUs
+    if gpus is not None and gpus > 0 and (nodes is None or nodes > 0):
         out["num_gpus"] = (gpus * (nodes or 1), v.src("launch.num_gpus"))
     out.default("compile", (False, f"{_REL} (no torch.compile setting; the trainer never "
                                    "compiles the model)"))

@@ -15,9 +15,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from preflight.frameworks import axolotl_launch, hf_trainer
+from preflight.frameworks import axolotl_launch, axolotl_rl, hf_trainer
 from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, IntentOut, View
+from preflight.reading.parse import Parsed
+from preflight.reading.types import ReaderOutput
 
 KIND = "axolotl"
 
@@ -25,7 +27,7 @@ KIND = "axolotl"
 _MARKERS = frozenset({"base_model", "sequence_len", "micro_batch_size", "datasets", "adapter",
                       "lora_r", "lora_target_modules", "load_in_8bit", "load_in_4bit",
                       "sample_packing", "wandb_project", "special_tokens", "fsdp_version",
-                      "base_model_config", "chat_template", "val_set_size"})
+                      "base_model_config", "chat_template", "val_set_size", "rl"})
 
 
 def score(data: Any) -> int:
@@ -37,8 +39,16 @@ def score(data: Any) -> int:
     return hf_trainer.score(data) + 4 * len(top & _MARKERS)
 
 
-# Every key as written under ``config.axolotl``; ``deepspeed: ds.json`` is followed.
-read = hf_trainer.read_with_deepspeed(KIND)
+_read_keys = hf_trainer.read_with_deepspeed(KIND)
+
+
+def read(path: str, parsed: Parsed) -> ReaderOutput:
+    """Every key as written under ``config.axolotl``; ``deepspeed: ds.json`` is followed; an RL
+    job's ``base_model`` config.json read where it lies in the job (:mod:`.axolotl_rl`)."""
+    got = _read_keys(path, parsed)
+    facts, prov = dict(got.facts), dict(got.provenance)
+    axolotl_rl.read_weights(path, facts, prov)
+    return ReaderOutput(facts, prov, got.problems, got.linked)
 
 
 def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
@@ -49,6 +59,7 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
         out["backend"] = ("torchao", src)          # axolotl's FP8 path is torchao only
         out["recipe"] = ("tensorwise", src)
     _padding(a, out)
+    axolotl_rl.rollout(a, out)
     if not a.get("fsdp") and a.any_prefix("fsdp_config"):   # fsdp_config alone means FSDP
         v2 = a.int("fsdp_version") == 2 or a.int("fsdp_config.fsdp_version") == 2
         out["distributed"] = ("fsdp2" if v2 else "fsdp1",
@@ -86,7 +97,8 @@ FRAMEWORK = Framework(
     bool_keys=("fp8", "fp8_enable_fsdp_float8_all_gather", "bf16", "fp16", "tf32",
                "torch_compile", "batch_flattening", "pad_to_sequence_len", "sample_packing",
                "gradient_checkpointing", "fsdp_config.cpu_ram_efficient_loading",
-               "fsdp_config.fsdp_cpu_ram_efficient_loading"),
+               "fsdp_config.fsdp_cpu_ram_efficient_loading", "trl.use_vllm",
+               "trl.vllm_importance_sampling_correction"),
     bool_on_off=True,
     file_strings="words",
     file_strings_why=(

@@ -12,9 +12,13 @@ that judge a checkpoint by its name.
 
 from __future__ import annotations
 
+import posixpath
 import re
 
-FP8_NAME = re.compile(r"(?i)(?:^|[-_./])(?:mx)?fp8(?:$|[-_./])")
+# torchao's published conversions say float8 (``-float8dq``), others the element type
+# (``-FP8E4M3``): redteam7 found both read as BF16 by their family name
+FP8_NAME = re.compile(r"(?i)(?:^|[-_./])(?:mx)?(?:fp8|float8)(?:_?e4m3(?:fn)?|_?e5m2|dq|dynamic)?"
+                      r"(?:$|[-_./])")
 BF16_NAME = re.compile(r"(?i)(?:^|[-_./])bf16(?:$|[-_./])")
 BF16_FAMILY = re.compile(r"(?i)^(?:qwen\d*(?:\.\d+)?|qwq|(?:meta-)?llama-?3(?:\.\d+)?|"
                          r"glm-?4(?:\.\d+)?|mistral|mixtral|gemma-?\d*)(?:[-_]|$)")
@@ -31,6 +35,8 @@ def says_fp8(path: str) -> bool | None:
     characters came out BF16 by the family of its cut last part, a false FP8D-AREAL-0001)."""
     if len(path) > NAME_MAX:
         return None
+    # `/data/X-FP8/../X` is X (redteam7: its `..` made the folder named FP8 speak for it)
+    path = posixpath.normpath(path) if ".." in path.split("/") else path
     last = path.rstrip("/").rsplit("/", 1)[-1]
     for name in (last, path):
         if FP8_NAME.search(name):

@@ -28,13 +28,20 @@ from typing import Any
 
 from preflight.facts import Unknown
 from preflight.findings import Source
+from preflight.frameworks import megatron_bridge_perf as perf
 from preflight.frameworks import megatron_bridge_presets as presets
 from preflight.frameworks._claim import owns
 from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, IntentOut, Stated, View
 from preflight.frameworks.megatron_bridge_py import PY_HINT, read_python
 from preflight.frameworks.megatron_bridge_source import recipe_preset
-from preflight.reading.overridelaunch import Syntax, base_unread, find_launch, merged_facts
+from preflight.reading.overridelaunch import (
+    LaunchRead,
+    Syntax,
+    base_unread,
+    find_launch,
+    merged_facts,
+)
 from preflight.reading.overrides import parse_hydra
 from preflight.reading.readers import read_plain
 from preflight.reading.types import ReaderOutput
@@ -45,8 +52,9 @@ ENTRY = re.compile(r"(?:^|/)run_recipe\.py$|(?:^|/)(?:examples|tutorials)/(?:rec
                    r"[\w./-]*\.py$")
 # what a script of the job that is a Megatron-Bridge entry holds (an `examples/models/x.py` of
 # another project is not one: jobs/scripts.py `_entry`)
-ENTRY_CODE = re.compile(r"\bmegatron\.bridge\b|\bmegatron import bridge\b")
-HINT = re.compile(r"run_recipe\.py|(?:examples|tutorials)/(?:recipes|models)/[\w./-]*\.py")
+ENTRY_CODE = re.compile(r"\bmegatron\.bridge\b|\bmegatron import bridge\b|" + perf.ENTRY_CODE.pattern)
+HINT = re.compile(r"run_recipe\.py|(?:examples|tutorials)/(?:recipes|models)/[\w./-]*\.py|"
+                  + perf.HINT.pattern)
 # run_recipe.py's convenience flags and the field each one sets (COMMON_OVERRIDE_FIELDS).
 CONVENIENCE = {
     "max_steps": "train.train_iters", "ms": "train.train_iters",
@@ -102,6 +110,9 @@ read_yaml = read_plain(PREFIX)
 def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
     read = find_launch(path, text, SYNTAX, outer)
     if read.launch is None:
+        launcher = find_launch(path, text, perf.SYNTAX, outer)
+        if launcher.launch is not None:
+            return _read_perf(path, text, launcher)
         return ReaderOutput(problems=tuple(read.problems))
     # the convenience flags become overrides that the trailing ones can still override
     flags = [(CONVENIENCE[k], v) for k, v in read.flags.items() if k in CONVENIENCE]
@@ -127,6 +138,18 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
     facts[f"{PREFIX}.entry"] = read.launch.entry.text
     prov[f"{PREFIX}.entry"] = Source(path, text.count("\n", 0, read.launch.offset) + 1)
     return ReaderOutput(facts, prov, tuple(read.problems), merged.linked)
+
+
+def _read_perf(path: str, text: str, read: LaunchRead) -> ReaderOutput:
+    """The performance launcher (:mod:`.megatron_bridge_perf`): its ``-c`` preset, then the
+    ``key=value`` words it forwards to the rank-local script's Hydra overrides, which win."""
+    assert read.launch is not None
+    line = text.count("\n", 0, read.launch.offset) + 1
+    facts, prov, problems = perf.facts(read, PREFIX, line)
+    merged = merged_facts(read, KIND, None, style="paths", key="--config-file")
+    facts.update(merged.facts)
+    prov.update(merged.provenance)
+    return ReaderOutput(facts, prov, tuple(read.problems) + tuple(problems), merged.linked)
 
 
 def mixed_precision(v: View) -> tuple[dict[str, Any], dict[str, str]]:

@@ -79,6 +79,8 @@ class _Seen:
     training: Source | None = None
     core: Source | None = None
     known_args: Source | None = None
+    drops: Source | None = None
+    """A call whose ``ignore_unknown_args`` the text does not give."""
     unknown: str | None = None
     files: int = 0
 
@@ -121,6 +123,10 @@ def _script(script: str, path: str, where: Source) -> Entry:
     seen = _Seen()
     _read(found, seen, 0, set())
     if seen.training is not None:
+        if seen.known_args is None and seen.drops is not None:
+            return Entry(True, Unknown(f"{seen.drops}: ignore_unknown_args is given a value the "
+                                       "text does not show (parse_known_args drops unknown "
+                                       "flags)"), seen.drops)
         return Entry(True, seen.known_args is not None, seen.known_args or seen.training)
     if seen.unknown is not None:
         return Entry(Unknown(seen.unknown), False, Source(found))
@@ -153,19 +159,18 @@ def _read(path: str, seen: _Seen, depth: int, done: set[str]) -> None:
                                         "megatron.training is not known")
         return
     local: list[tuple[str, int]] = []
-    for count, node in enumerate(ast.walk(tree)):
+    for count, node in enumerate(_live(tree)):
         if count > MAX_NODES:
             seen.unknown = seen.unknown or f"{base} is too large to look through its imports"
             return
-        if isinstance(node, ast.Call) and any(
-                k.arg == "ignore_unknown_args" and isinstance(k.value, ast.Constant) and
-                k.value.value is True for k in node.keywords):
-            seen.known_args = seen.known_args or Source(path, node.lineno)
+        if isinstance(node, ast.Call):
+            _call(node, path, seen)
         for name, line in _imported(node):
             where = Source(path, line)
             if name.startswith("."):
                 local.append((name, line))
-            elif _under(name, _TRAINING):
+            elif _under(name, _TRAINING) or _LM_ENTRY.search(name.replace(".", "/") + ".py"):
+                # `import pretrain_gpt` off a sys.path entry: Megatron-LM's own entry point
                 seen.training = seen.training or where
             elif _under(name, _NO_PARSER):
                 seen.core = seen.core or where
@@ -188,6 +193,66 @@ def _read(path: str, seen: _Seen, depth: int, done: set[str]) -> None:
                 "megatron.training is not known")
             return
         _read(found, seen, depth + 1, done)
+
+
+def _live(tree: ast.AST) -> list[ast.AST]:
+    """The nodes of ``tree`` outside ``if TYPE_CHECKING:`` / ``if False:`` bodies, which never
+    run (redteam7: a typing-only import of megatron.training in a core-only script made
+    Megatron-LM's parser run; bounded by :data:`MAX_NODES`)."""
+    out: list[ast.AST] = []
+    todo: list[ast.AST] = [tree]
+    while todo and len(out) <= MAX_NODES:
+        node = todo.pop()
+        out.append(node)
+        dead = isinstance(node, ast.If) and (
+            (isinstance(node.test, ast.Constant) and not node.test.value) or
+            (isinstance(node.test, (ast.Name, ast.Attribute)) and
+             (node.test.id if isinstance(node.test, ast.Name) else node.test.attr) ==
+             "TYPE_CHECKING"))
+        children: list[ast.AST] = []
+        for field, value in ast.iter_fields(node):
+            if dead and field == "body":
+                continue
+            children.extend(v for v in (value if isinstance(value, list) else [value])
+                            if isinstance(v, ast.AST))
+        todo.extend(reversed(children))     # the text's order: the first import is cited
+    return out
+
+
+_DYNAMIC = ("import_module", "__import__", "exec", "run_path", "run_module")
+_PARSERS = ("initialize_megatron", "parse_args", "parse_and_validate_args", "pretrain")
+
+
+def _call(node: ast.Call, path: str, seen: _Seen) -> None:
+    """What a call says: ``ignore_unknown_args`` (True: parse_known_args; a value the text does
+    not give, or ``**kwargs`` to Megatron's parser: not known), and an import the text does not
+    name (``importlib.import_module``, ``__import__``, ``exec``, ``runpy``: redteam7)."""
+    func = node.func.attr if isinstance(node.func, ast.Attribute) else \
+        node.func.id if isinstance(node.func, ast.Name) else ""
+    where = Source(path, node.lineno)
+    for k in node.keywords:
+        if k.arg == "ignore_unknown_args":
+            if isinstance(k.value, ast.Constant):
+                if k.value.value is True:
+                    seen.known_args = seen.known_args or where
+            else:
+                seen.drops = seen.drops or where
+        elif k.arg is None and func in _PARSERS:
+            seen.drops = seen.drops or where
+    if func in _DYNAMIC:
+        named = node.args[0] if node.args else None
+        text = named.value if isinstance(named, ast.Constant) and \
+            isinstance(named.value, str) else None
+        if func != "exec" and text is not None and not text.startswith("megatron") and \
+                not _LM_ENTRY.search(text):
+            return          # `importlib.import_module("yaml")`: not Megatron
+        if text is not None and func in ("import_module", "__import__") and \
+                _under(text, _TRAINING):
+            seen.training = seen.training or where
+            return
+        seen.unknown = seen.unknown or (
+            f"{where}: {func}(...) loads code the text does not name: whether it runs "
+            "Megatron-LM's parser is not known")
 
 
 def _imported(node: ast.AST) -> list[tuple[str, int]]:

@@ -34,7 +34,7 @@ from typing import Any
 from preflight.facts import Unknown
 from preflight.findings import Source
 from preflight.frameworks.megatron_flags import MEGATRON_BARE, SLIME_BARE
-from preflight.reading import pyargs, pydataclass
+from preflight.reading import pyargs, pydataclass, pywrites
 from preflight.reading.pyscopes import Scope
 from preflight.reading.pysource import Call, Module
 from preflight.reading.pyvalues import Unresolved
@@ -95,7 +95,7 @@ def read_python(module: Module) -> ReaderOutput:
     if arg is None:
         return _unread(module, f"execute_train(...) at line {call.line} passes no train_args "
                                "the text gives")
-    found = pyargs.pieces(module, arg, scope)
+    found = pywrites.substitute(module, pyargs.pieces(module, arg, scope))
     if call.kwargs.get("megatron_model_type") is not None:
         # `${MODEL_ARGS[@]}` of scripts/models/<type>.sh come first (command_utils.py l.226):
         # the architecture; no model script of miles (e719999e) or slime (v0.3.1) sets a

@@ -103,11 +103,26 @@ def read_python(module: Module) -> ReaderOutput:
     for value, line in accelerators:
         _accelerator(out, value, line)
     # the perf scripts and their helpers by their names, in a file that imports NeMo (or
-    # NeMo-Run): Megatron-Bridge's performance scripts have modules of the same names
-    if any(v.lstrip(".").split(".")[0] in ("nemo", "nemo_run") for v in module.imports.values()):
+    # NeMo-Run): Megatron-Bridge's performance scripts have modules of the same names and
+    # import NeMo-Run too, but take -mr/--model_recipe_name, which NeMo 2's never had
+    # (holdout11: its setup_experiment.py was claimed here and the -c fp8_mx launch left unread)
+    if any(v.lstrip(".").split(".")[0] in ("nemo", "nemo_run") for v in module.imports.values()) \
+            and not _megatron_bridge_perf(module):
         _perf(module, out)
         _helper_module(module, out)
     return out.output()
+
+
+def _megatron_bridge_perf(module: Module) -> bool:
+    """A file of Megatron-Bridge's performance scripts (read by its launch line:
+    :mod:`.megatron_bridge_perf`): its parser's ``-mr/--model_recipe_name`` option, or its
+    launcher's name."""
+    return "model_recipe_name" in module.options or bool(
+        _MBRIDGE_PERF.search(module.path.replace(os.sep, "/")))
+
+
+_MBRIDGE_PERF = re.compile(r"(?:^|/)scripts/performance/(?:setup_experiment|run_script|"
+                           r"bootstrap)\.py$")
 
 
 def _trainer(out: PyOut, call: Call) -> None:

@@ -29,15 +29,18 @@ from typing import Any
 from preflight.facts import Unknown
 from preflight.frameworks._record import Default, Framework
 from preflight.frameworks._view import Derived, IntentOut, View
+from preflight.frameworks.pytorch_own import own_fp8
 from preflight.reading.parse import Parsed, ParseError
 from preflight.reading.pyfacts import PyOut
 from preflight.reading.pysource import Call, Module, Ref
 from preflight.reading.pyvalues import Unresolved
 from preflight.reading.types import ReaderOutput
+from preflight.registry.intent import RECIPES
 
 KIND = "pytorch"
 PREFIX = f"config.{KIND}"
-PY_HINT = re.compile(r"transformer_engine|torchao|fp8_autocast|convert_to_float8_training")
+PY_HINT = re.compile(r"transformer_engine|torchao|fp8_autocast|convert_to_float8_training|_scaled_"
+                     r"(?:grouped_)?mm")
 _RECIPES = {"DelayedScaling": ("delayed", "hybrid"), "Float8CurrentScaling": ("current", "hybrid"),
             "MXFP8BlockScaling": ("mxfp8", "e4m3"), "Float8BlockScaling": ("blockwise", "e4m3"),
             "NVFP4BlockScaling": ("nvfp4", None)}
@@ -109,6 +112,7 @@ def read_python(module: Module) -> ReaderOutput:
                     call.lines.get("mesh", call.line))
     if modules:
         out.put(f"{PREFIX}.te.modules", sorted(modules), None)
+    own_fp8(out, PREFIX)
     return out.output()
 
 
@@ -191,6 +195,15 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
         out["recipe"] = (recipe if isinstance(recipe, str) else
                          p.unknown("torchao.recipe") or Unknown("torchao recipe"),
                          p.src("torchao.recipe", src))
+    elif p.has("own_fp8.convert"):
+        # FP8 the job wrote itself on torch._scaled_mm (nanochat's Float8Linear): no torchao
+        src = p.src("own_fp8.convert")
+        out["fp8"] = (p.unknown("own_fp8.convert") or p.get("own_fp8.convert") is True, src)
+        out["backend"] = ("scaled_mm", src)
+        recipe = p.get("own_fp8.recipe")
+        out["recipe"] = (recipe if isinstance(recipe, str) and recipe in RECIPES else
+                         p.unknown("own_fp8.recipe") or Unknown(f"the job's own recipe {recipe!r}"),
+                         p.src("own_fp8.recipe", src))
     return _rest(p, out)
 
 

@@ -1,7 +1,9 @@
 """ROLL (alibaba/ROLL): a pipeline YAML and its launch line, read at v0.3.0.
 
 A ROLL job is one Hydra YAML (``exp_name``, ``pretrain``, ``rollout_batch_size``, worker
-sections ``actor_train`` / ``actor_infer`` / ``reference`` / ``critic``, :mod:`.roll_workers`)
+sections ``actor_train`` / ``actor_infer`` / ``reference`` / ``critic``; SFT's ``sft_train``,
+distillation's ``student`` / ``teacher``, on-policy distillation's ``student_train`` /
+``student_infer``: :mod:`.roll_workers`)
 started as ``python examples/start_rlvr_pipeline.py --config_path DIR --config_name NAME``
 (examples/qwen2.5-7B-rlvr_megatron/run_rlvr_pipeline.sh): the script composes ``NAME.yaml``
 from ``DIR`` relative to itself (Hydra ``initialize(config_path=...)``), resolves ``${...}``
@@ -69,7 +71,7 @@ def score(data: Any) -> int:
     workers = sum(1 for w in rw.WORKERS if isinstance(data.get(w), dict)
                   and isinstance(data[w].get("strategy_args"), dict))
     if not any(isinstance(data.get(w), dict) and isinstance(data[w].get("strategy_args"), dict)
-               for w in ("actor_train", "actor_infer", "reference")):
+               for w in (*rw.TRAINERS, "actor_infer", "reference")):
         return 0
     hits = sum(1 for k in _MARKERS if k in data) + 2 * workers
     return 24 + hits if hits >= 4 else 0
@@ -132,13 +134,13 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
     return ReaderOutput(facts, prov, tuple(read.problems), merged.linked)
 
 
-def _train(v: View, out: IntentOut, train: rw.Worker | None) -> None:
-    """Training FP8 of actor_train's strategy."""
-    sc = f"actor_train.{_SC}"
+def _train(v: View, out: IntentOut, train: rw.Worker | None, role: str) -> None:
+    """Training FP8 of the training role's strategy (actor_train, sft_train, student, ...)."""
+    sc = f"{role}.{_SC}"
     fp8 = v.facts.get(f"{PREFIX}.{sc}.fp8")
     unread = base_unread(v.facts, KIND)
     if train is None or train.strategy is None:
-        why = unread or Unknown("no actor_train.strategy_args.strategy_name in the files read")
+        why = unread or Unknown(f"no {role}.strategy_args.strategy_name in the files read")
         out["fp8"] = (why, v.src("base_config", train.source if train else "intent"))
         return
     if isinstance(train.strategy, Unknown):
@@ -197,17 +199,18 @@ def _train(v: View, out: IntentOut, train: rw.Worker | None) -> None:
         out["activation_checkpointing"] = (True, v.src(f"{sc}.recompute_granularity"))
 
 
-def _rollout(v: View, out: IntentOut, infer: rw.Worker | None) -> None:
+def _rollout(v: View, out: IntentOut, infer: rw.Worker | None, role: str = "actor_infer",
+             ) -> None:
     if infer is None:
-        return      # SFT / DPO pipelines have no rollout worker
+        return      # SFT / DPO / distillation pipelines have no rollout worker
     engine = infer.strategy
     if isinstance(engine, Unknown) or engine is None:
-        out["rollout.engine"] = (engine or Unknown("actor_infer names no strategy"),
+        out["rollout.engine"] = (engine or Unknown(f"{role} names no strategy"),
                                  infer.source)
         return
     name = {"vllm": "vllm", "sglang": "sglang", "megatron_infer": "megatron"}.get(engine, "hf")
     out["rollout.engine"] = (name, infer.source)
-    sc = f"actor_infer.{_SC}"
+    sc = f"{role}.{_SC}"
     quant = v.facts.get(f"{PREFIX}.{sc}.quantization")
     qsrc = v.src(f"{sc}.quantization", infer.source)
     if name in ("vllm", "sglang") and isinstance(quant, Unknown):
@@ -225,8 +228,8 @@ def _rollout(v: View, out: IntentOut, infer: rw.Worker | None) -> None:
                 # fp8_rollout.md "Dense + Per Tensor Quantization (Default)")
                 out["rollout.recipe"] = ("tensorwise", qsrc)
     else:
-        model = v.get("actor_infer.model_args.model_name_or_path") or v.get("pretrain")
-        msrc = v.src("actor_infer.model_args.model_name_or_path", v.src("pretrain", qsrc))
+        model = v.get(f"{role}.model_args.model_name_or_path") or v.get("pretrain")
+        msrc = v.src(f"{role}.model_args.model_name_or_path", v.src("pretrain", qsrc))
         said = says_fp8(model) if isinstance(model, str) and model.strip() else None
         out["rollout.fp8"] = (said, msrc) if said is not None else (Unknown(
             f"the rollout serves {str(model)[:80]!r} in the precision of its checkpoint, "
@@ -261,13 +264,14 @@ def _correction(v: View, out: IntentOut) -> None:
 def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     v = View(f, KIND, prov)
     out = IntentOut()
-    train = rw.worker(f, prov, "actor_train")
-    _train(v, out, train)
-    dtype = v.get("actor_train.model_args.dtype", "bf16")
+    role, gen = rw.trainer(f), rw.generator(f)
+    train = rw.worker(f, prov, role)
+    _train(v, out, train, role)
+    dtype = v.get(f"{role}.model_args.dtype", "bf16")
     out["precision"] = (_DTYPES.get(str(dtype).strip().lower(), Unknown(
-        f"actor_train.model_args.dtype {str(dtype)[:40]!r}")), v.src(
-        "actor_train.model_args.dtype", f"{AT} roll/configs/model_args.py:92-93 (dtype: bf16)"))
-    _rollout(v, out, rw.worker(f, prov, "actor_infer"))
+        f"{role}.model_args.dtype {str(dtype)[:40]!r}")), v.src(
+        f"{role}.model_args.dtype", f"{AT} roll/configs/model_args.py:92-93 (dtype: bf16)"))
+    _rollout(v, out, rw.worker(f, prov, gen) if gen else None, gen or "actor_infer")
     return out.build()
 
 

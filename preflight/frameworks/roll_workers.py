@@ -4,7 +4,8 @@ Read at alibaba/ROLL v0.3.0 (7f9d4d38, 2026-06-18; HEAD 8eb27cc2 agrees on every
 
 - **Workers.** A pipeline config (``PPOConfig``, roll/configs/base_config.py:482-500) has one
   ``WorkerConfig`` per role: ``actor_train``, ``actor_infer``, ``reference``, ``critic``
-  (roll/configs/worker_config.py:88-100). Each names its engine in
+  (roll/configs/worker_config.py:88-100); SFT, distillation and on-policy distillation name
+  their trainer otherwise (:data:`TRAINERS`), with the same strategies and FP8 settings. Each names its engine in
   ``strategy_args.strategy_name`` and passes ``strategy_args.strategy_config`` to it
   (worker_config.py:22-46). The names are ``megatron_train`` / ``megatron_infer`` /
   ``fsdp2_train`` / ``fsdp2_infer`` / ``vllm`` / ``sglang`` / ``hf_infer`` / ``mock_infer``
@@ -44,7 +45,16 @@ URL = "https://github.com/alibaba/ROLL/blob/v0.3.0"
 TRAIN = ("megatron_train", "fsdp2_train", "deepspeed_train")
 INFER = ("vllm", "sglang", "hf_infer", "megatron_infer", "fsdp2_infer", "deepspeed_infer",
          "mock_infer")
-WORKERS = ("actor_train", "actor_infer", "reference", "critic")
+WORKERS = ("actor_train", "actor_infer", "reference", "critic", "sft_train", "student",
+           "teacher", "student_train", "student_infer")
+TRAINERS = ("actor_train", "sft_train", "student", "student_train")
+"""The role that trains, by pipeline: RL / DPO ``actor_train`` (base_config.py:488,
+pipeline/dpo/dpo_config.py:23), SFT ``sft_train`` (pipeline/sft/sft_config.py:43-46), distillation
+``student`` (pipeline/distill/distill_config.py:21-24; its ``teacher`` only runs forward passes,
+``megatron_infer`` / ``hf_infer`` in examples/qwen2.5-7B-distill_megatron/distill_megatron.yaml),
+on-policy distillation ``student_train`` / ``student_infer``, which ROLL maps onto
+``actor_train`` / ``actor_infer`` (base_config.py:605-614, 711-724: ``is_pure_opd``, which
+examples/start_onpolicy_distill_pipeline.py:52-53 sets)."""
 _RENAMED = {"fp8": "fp8_format", "fp8_param": "fp8_param_gather"}
 # mcore_adapter's own fields, no Megatron-LM argument (training_args.py:269-275, 370-395)
 _NOT_MEGATRON = frozenset({"additional_configs", "save_hf_model", "save_merged_model",
@@ -84,6 +94,34 @@ def worker(facts: Mapping[str, Any], prov: Mapping[str, str], role: str) -> Work
     return Worker(role, value, src)
 
 
+def _has(facts: Mapping[str, Any], role: str) -> bool:
+    base = f"{PREFIX}.{role}."
+    return any(n.startswith(base) for n in facts)
+
+
+def trainer(facts: Mapping[str, Any]) -> str:
+    """The role whose strategy trains (:data:`TRAINERS`): on-policy distillation's
+    ``student_train`` where the config has it and no ``actor_train`` (or sets ``is_pure_opd``,
+    or the on-policy distillation start script runs it), else the first role present;
+    ``actor_train`` when none is."""
+    opd = facts.get(f"{PREFIX}.is_pure_opd") is True or \
+        "onpolicy_distill" in str(facts.get(f"{PREFIX}.entry", ""))
+    if _has(facts, "student_train") and (opd or not _has(facts, "actor_train")):
+        return "student_train"
+    return next((r for r in TRAINERS if r != "student_train" and _has(facts, r)), "actor_train")
+
+
+def generator(facts: Mapping[str, Any]) -> str | None:
+    """The role that generates rollouts: ``actor_infer`` (``student_infer`` where the trainer
+    is ``student_train``); None for SFT and (offline) distillation, which generate nothing."""
+    train = trainer(facts)
+    if train == "student_train":
+        return "student_infer"
+    if train in ("sft_train", "student"):
+        return None
+    return "actor_infer"
+
+
 def strategy_config(facts: Mapping[str, Any], role: str) -> dict[str, Any]:
     """``<role>.strategy_args.strategy_config``'s leaves, by their path below it."""
     base = f"{PREFIX}.{role}.strategy_args.strategy_config."
@@ -92,15 +130,16 @@ def strategy_config(facts: Mapping[str, Any], role: str) -> dict[str, Any]:
 
 def megatron_facts(facts: Mapping[str, Any], prov: Mapping[str, str]
                    ) -> tuple[dict[str, Any], dict[str, str]]:
-    """What ``actor_train``'s Megatron strategy hands Megatron-Core, as ``config.megatron.*``
-    (empty unless actor_train runs ``megatron_train``)."""
+    """What the training role's Megatron strategy hands Megatron-Core, as ``config.megatron.*``
+    (empty unless it runs ``megatron_train``; the role: :func:`trainer`)."""
     out: dict[str, Any] = {}
     src: dict[str, str] = {}
-    train = worker(facts, prov, "actor_train")
+    role = trainer(facts)
+    train = worker(facts, prov, role)
     if train is None or train.strategy != "megatron_train":
         return out, src
-    base = f"{PREFIX}.actor_train.strategy_args.strategy_config"
-    for key, value in strategy_config(facts, "actor_train").items():
+    base = f"{PREFIX}.{role}.strategy_args.strategy_config"
+    for key, value in strategy_config(facts, role).items():
         head = key.split(".", 1)[0]
         if head in _NOT_MEGATRON:
             continue
@@ -127,7 +166,7 @@ def megatron_facts(facts: Mapping[str, Any], prov: Mapping[str, str]
         if f"{MEGATRON}.{name}" not in out:
             out[f"{MEGATRON}.{name}"] = default
             src[f"{MEGATRON}.{name}"] = f"{AT} mcore_adapter {where} ({name}: {default})"
-    dkey = f"{PREFIX}.actor_train.model_args.dtype"
+    dkey = f"{PREFIX}.{role}.model_args.dtype"
     dtype = facts.get(dkey, "bf16")
     dsrc = prov.get(dkey, f"{AT} roll/configs/model_args.py:92-93 (dtype: bf16)")
     if isinstance(dtype, Unknown):
@@ -179,7 +218,7 @@ def moe(facts: Mapping[str, Any], prov: Mapping[str, str]) -> tuple[bool, str, s
                 return True, f"{role} expert_model_parallel_size {value}", prov.get(name, "")
             if key.startswith("moe_") and value not in (None, False):
                 return True, f"{role} sets {key}", prov.get(name, "")
-    for key in ("pretrain", "actor_infer.model_args.model_name_or_path"):
+    for key in ("pretrain", "student_pretrain", "actor_infer.model_args.model_name_or_path"):
         value = facts.get(f"{PREFIX}.{key}")
         if isinstance(value, str) and _MOE_NAME.search(value[:MAX_NAME]):
             return True, f"{key} {value[:80]!r}", prov.get(f"{PREFIX}.{key}", "")

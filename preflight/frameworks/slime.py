@@ -27,7 +27,7 @@ from typing import Any
 from preflight.facts import Unknown
 from preflight.findings import Source
 from preflight.frameworks import megatron_validated as validated
-from preflight.frameworks import miles_py
+from preflight.frameworks import miles_py, slime_custom
 from preflight.frameworks._record import Default, Framework, Launch
 from preflight.frameworks._view import Derived, Stated, View
 from preflight.frameworks.ckptconfig import weights
@@ -76,6 +76,7 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
         # `--train-backend fsdp`, which runs no Megatron
         out = megatron_flags(out, PREFIX, SLIME_FLAGS, SLIME_PREFIXES)
     facts, prov = dict(out.facts), dict(out.provenance)
+    slime_custom.apply(path, facts, prov)     # --custom-config-path: its keys win (use_tis)
     if f"{MEGATRON}.args_of" in facts:
         # slime runs Megatron-LM's validate_args on them (megatron_validated.py)
         facts[validated.NAME], prov[validated.NAME] = validated.slime(
@@ -159,8 +160,8 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
                                       "known"), "intent")
     # --use-tis: truncated importance sampling of the rollout/trainer mismatch
     # (slime/utils/arguments.py at v0.3.1; off unless given)
-    out["rollout.is_correction"] = (s.truthy("use_tis"), s.src("use_tis", "slime default "
-                                                                          "(no --use-tis)"))
+    out["rollout.is_correction"] = (s.unknown("use_tis") or s.truthy("use_tis"),
+                                    s.src("use_tis", "slime default (no --use-tis)"))
     kv = s.get("sglang_kv_cache_dtype")
     out["rollout.kv_cache_fp8"] = (str(kv).lower().startswith("fp8") if kv is not None
                                    else False, s.src("sglang_kv_cache_dtype",

@@ -117,13 +117,24 @@ def read(path: str, parsed: Parsed) -> ReaderOutput:
 
 def _fp8_value(v: View) -> Any:
     """``load_in_fp8`` as unsloth tests it (``load_in_fp8 != False``): True, "block", Unknown,
-    or False (not given: the default)."""
-    raw = v.facts.get(f"{PREFIX}.load_in_fp8")
-    if raw is None or isinstance(raw, Unknown):
-        return False if raw is None else raw
-    if raw is False or raw == 0:
+    or False (not given: the default). Any other value stops the loader before a model loads:
+    ``assert load_in_fp8 in (True, False, "block")`` (loader_utils.py ``__get_model_name``,
+    February-2026), so ``None``, ``"False"``, ``""`` or ``"row"`` is no FP8 verdict (redteam7:
+    ``"False"`` read as FP8 on, ``None`` as off)."""
+    name = f"{PREFIX}.load_in_fp8"
+    if name not in v.facts:
         return False
-    return raw
+    raw = v.facts[name]
+    if isinstance(raw, Unknown):
+        return raw
+    if raw is True or raw == "block":
+        return raw
+    if isinstance(raw, (bool, int, float)) and raw == 0:
+        return False            # `0 != False` is False: no FP8
+    # `1` passes the assert but not _get_fp8_mode_and_check_settings (`load_in_fp8 is True`,
+    # else the value must be "row" or "block": ValueError)
+    return Unknown(f"load_in_fp8={str(raw)[:40]!r}: unsloth's loader stops with an "
+                   "AssertionError or ValueError (it takes True, False or 'block')")
 
 
 def _recipe(asked: Any, mapped_: Any) -> Any:

@@ -36,10 +36,13 @@ def add(path: str, clean: str, variables: dict[str, str], outer: dict[str, str],
       training script, for a framework whose record asks (``torchrun_size``: a plain PyTorch
       loop states its world size nowhere else, and ``fully_shard(model)`` shards over all of it:
       FP8D-TAO-0013)."""
-    from preflight.frameworks import BY_KIND
+    from preflight.frameworks import BY_KIND, FRAMEWORKS
+    from preflight.jobs.pymodlinks import first_training
 
     trains = next((pos for script, _, pos in launch.python_scripts(clean, variables)
                    if not launch.not_training(script)), None)
+    if trains is None:          # `torchrun ... -m pkg.train` (a module of the job)
+        trains = first_training(path, clean, variables, outer, FRAMEWORKS)
     facts, prov = dict(out.facts), dict(out.provenance)
     _env(path, clean, outer, variables, fw, trains, facts, prov)
     record = BY_KIND.get(kind)

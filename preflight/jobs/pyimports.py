@@ -20,12 +20,16 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from typing import Any
 
+from preflight.facts import Unknown
 from preflight.reading.boundary import refuse
 from preflight.reading.parse import ParseError, read_text
+from preflight.reading.pyownfp8 import OnCuda, on_cuda
 from preflight.reading.pysource import Call, Module, parse
+from preflight.reading.pyvalues import Unresolved
 from preflight.reading.refs import locate
 from preflight.reading.types import ConfigProblem, ReaderOutput
 
@@ -45,6 +49,8 @@ class Helper:
     out: ReaderOutput
     kind: str | None
     broken: bool = False    # not read: ``out`` holds the problem, at the importing line
+    when: Unresolved | None = None   # every call into it (or into its importer) is made under
+    # this condition the text does not decide: what it sets is Unknown (:func:`conditional`)
 
 
 def _targets(name: str, importer: str) -> tuple[str, ...]:
@@ -64,9 +70,21 @@ def _targets(name: str, importer: str) -> tuple[str, ...]:
     return base + ".py", os.path.join(base, "__init__.py")
 
 
+SYS_PATH: ContextVar[str | None] = ContextVar("fp8_doctor_module_sys_path", default=None)
+"""While a module run with ``-m`` is read (:mod:`.pymodlinks`): the folder it was found from,
+``sys.path[0]`` for it and every module it imports (``python -m scripts.base_train`` from the
+checkout's top finds ``nanochat.fp8`` there, not next to ``scripts/base_train.py``)."""
+
+
 def module_file(name: str, importer: str) -> str | None:
     """The job file an import of ``name`` in ``importer`` loads, or None (a package installed
     elsewhere, or not in the job)."""
+    root = SYS_PATH.get()
+    if root is not None and not name.startswith("."):
+        for target in _targets(name, importer):
+            cand = os.path.join(root, target)
+            if os.path.isfile(cand) and refuse(cand) is None:
+                return os.path.normpath(cand)
     for target in _targets(name, importer):
         found = locate(target, importer)
         if found is not None:
@@ -122,6 +140,8 @@ def calls_into(module: Module, unread: dict[str, tuple[int, str]] | None = None,
         if path is None or os.path.realpath(path) == os.path.realpath(module.path):
             continue
         line, by_name = out.setdefault(path, (call.line, {}))
+        # (a call made only on CUDA says so: FP8 of the job's own code runs only there)
+        call = replace(call, when=on_cuda(module.tree, call.line, call.when))
         by_name.setdefault(attr, []).append(located(call, module.path))
     return out
 
@@ -148,8 +168,21 @@ def imports_job_module(text: str, path: str) -> bool:
     """Whether ``text`` imports a module that is a file of the job (a cheap look before the
     file is parsed: most scripts import only installed packages)."""
     names = {m.group(1) or m.group(2) for m in _IMPORT.finditer(text[:MAX_SCAN])}
-    return any(module_file(n, path) is not None or unread_module(n, path) is not None
-               for n in list(names)[:64] if n)
+    return any(module_file(n, path) is not None or unread_module(n, path) is not None or
+               _namespace(n, path) for n in list(names)[:64] if n)
+
+
+def _namespace(name: str, importer: str) -> bool:
+    """Whether ``name`` is a folder of the job without ``__init__.py`` (a namespace package:
+    ``from pkg import conv`` loads ``pkg/conv.py``) beside ``importer`` or under the ``-m``
+    root (:data:`SYS_PATH`)."""
+    if name.startswith(".") or not all(p.isidentifier() for p in name.split(".")):
+        return False
+    rel = os.path.join(*name.split("."))
+    root = SYS_PATH.get()
+    folders = [os.path.dirname(importer), *([root] if root is not None else [])]
+    return any(os.path.isdir(os.path.join(f, rel)) and refuse(os.path.join(f, rel)) is None
+               for f in folders)
 
 
 def read_helpers(module: Module,
@@ -158,10 +191,10 @@ def read_helpers(module: Module,
     """The job's own modules ``module`` imports and calls, each read by ``read`` with the calls
     it receives, then the ones they import (breadth first, bounded)."""
     seen = {os.path.realpath(module.path)}
-    todo = [(module, 1)]
+    todo: list[tuple[Module, int, Unresolved | None]] = [(module, 1, None)]
     helpers: list[Helper] = []
     while todo and len(helpers) < MAX_MODULES:
-        importer, depth = todo.pop(0)
+        importer, depth, above = todo.pop(0)
         unread: dict[str, tuple[int, str]] = {}
         for path, (line, bindings) in calls_into(importer, unread).items():
             real = os.path.realpath(path)
@@ -180,9 +213,10 @@ def read_helpers(module: Module,
                 why = exc.message if isinstance(exc, ParseError) else type(exc).__name__
                 unread[path] = (line, f"could not be read ({why[:120]})")
                 continue
-            helpers.append(Helper(path, line, importer.path, out, kind))
+            when = above or _condition(bindings)
+            helpers.append(Helper(path, line, importer.path, out, kind, when=when))
             if depth < MAX_DEPTH:
-                todo.append((helper, depth + 1))
+                todo.append((helper, depth + 1, when))
         for path, (line, why) in unread.items():
             # the values the script passes it were lost: said at the importing line
             helpers.append(Helper(path, line, importer.path, ReaderOutput(problems=(
@@ -191,3 +225,27 @@ def read_helpers(module: Module,
                     "would take from this file were not read"), level="warning",
                     code="reference"),)), None, broken=True))
     return helpers
+
+
+def _condition(bindings: dict[str, list[Call]]) -> Unresolved | None:
+    """The condition the importer calls into a module under, when every call is made under one
+    the text does not decide (the first's); None when one call is not (or it is imported with
+    ``*``: its top level runs on import). A call made only on CUDA counts as made: FP8 runs only
+    there (:class:`.pyownfp8.OnCuda`)."""
+    calls = [call for name, made in bindings.items() if name != STAR for call in made]
+    if STAR in bindings or not calls or any(
+            call.when is None or isinstance(call.when, OnCuda) for call in calls):
+        return None
+    return calls[0].when
+
+
+def conditional(helper: Helper, value: Any) -> Any:
+    """``value`` of a fact ``helper`` sets, as the importer's condition leaves it: Unknown
+    saying why when the importer calls into the helper only under an undecided condition (a
+    library conversion inside the job's ``enable_fp8(model)`` called under ``if cfg.fp8:`` that
+    the text does not decide was FP8 "yes")."""
+    if helper.when is None or isinstance(value, Unknown):
+        return value
+    return Unknown(f"set in {os.path.basename(helper.path)[:80]}, which "
+                   f"{os.path.basename(helper.importer)[:80]} calls into only under a condition "
+                   f"the text does not decide ({helper.when.reason[:240]})")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from preflight.jobs.pyimports import imports_job_module, read_helpers
+from preflight.jobs.pyimports import SYS_PATH, conditional, imports_job_module, read_helpers
 from preflight.jobs.pynames import link
 from preflight.reading.launchenv import Given
 from preflight.reading.parse import MAX_BYTES, ParseError, read_text
@@ -23,11 +23,21 @@ NOTEBOOK = (".ipynb",)
 
 
 def read(path: str, kind: str | None, explicit: bool, argv: tuple[str, ...] | None,
-         entry: str | None = None, environ: Environ | None = None,
+         entry: str | None = None, environ: Environ | None = None, syspath: str | None = None,
          ) -> tuple[str | None, ReaderOutput]:
     """``(kind, facts)`` of a Python job file; raises :class:`ParseError` for one that cannot
     be used. ``kind``: only that framework's calls (``--kind``); ``environ``: what the launch
-    lines that run it give its environment (:mod:`.pyenviron`), None when none was read."""
+    lines that run it give its environment (:mod:`.pyenviron`), None when none was read;
+    ``syspath``: the folder a module run with ``-m`` was found from (its imports' root)."""
+    token = SYS_PATH.set(syspath)
+    try:
+        return _read(path, kind, explicit, argv, entry, environ)
+    finally:
+        SYS_PATH.reset(token)
+
+
+def _read(path: str, kind: str | None, explicit: bool, argv: tuple[str, ...] | None,
+          entry: str | None, environ: Environ | None) -> tuple[str | None, ReaderOutput]:
     from preflight.frameworks import BY_KIND, FRAMEWORKS
 
     if path.lower().endswith(NOTEBOOK):
@@ -61,7 +71,7 @@ def read(path: str, kind: str | None, explicit: bool, argv: tuple[str, ...] | No
         # settings are this script's (a later file's are not: this one's first)
         for name, value in helper.out.facts.items():
             if name not in facts:
-                facts[name] = value
+                facts[name] = conditional(helper, value)
                 prov[name] = helper.out.provenance.get(name, helper.path)
         linked.append(Linked(helper.path, helper.kind or "", f"{helper.importer}:{helper.line}",
                              key="import", line=helper.line, included=True))
@@ -102,11 +112,12 @@ def _frameworks(module: Module, readers: list[Any], text: str,
 
 
 def peek(path: str, kind: str | None, argv: tuple[str, ...] | None,
-         environ: Given | None = None) -> tuple[str | None, ReaderOutput]:
+         environ: Given | None = None, syspath: str | None = None,
+         ) -> tuple[str | None, ReaderOutput]:
     """:func:`read` for a script a launch line runs, None when nothing in it is read."""
     try:
         return read(path, kind, False, argv, environ=None if environ is None else
-                    {n: (v, w) for n, v, w in environ})
+                    {n: (v, w) for n, v, w in environ}, syspath=syspath)
     except (ParseError, RecursionError):
         return None, ReaderOutput()
 
@@ -116,7 +127,7 @@ def _module(path: str, text: str, argv: tuple[str, ...] | None, entry: str | Non
     """The parsed file, kept for the next read of the same text (a launch script peeks at the
     script it runs before the job reader reads it)."""
     key = (path, hash(text), argv, entry,
-           None if environ is None else tuple(sorted(environ.items())))
+           None if environ is None else tuple(sorted(environ.items())), SYS_PATH.get())
     if key not in _CACHE:
         if len(_CACHE) >= 8:
             _CACHE.pop(next(iter(_CACHE)))

@@ -46,14 +46,15 @@ _PARSERS = {"yaml": parse_yaml, "json": parse_json, "toml": parse_toml}
 def read_file(path: str, kind: str | None = None, *, explicit: bool = True,
               inherited: dict[str, str] | None = None, argv: tuple[str, ...] | None = None,
               entry: str | None = None, environ: Environ | None = None,
-              ) -> tuple[str | None, ReaderOutput]:
+              syspath: str | None = None) -> tuple[str | None, ReaderOutput]:
     """Read one file; returns (kind or None, output). Never raises. ``inherited``: shell
     variables a script that sources this one has set; ``argv``: the arguments a launch line
     passes to this (Python) script, ``environ`` the environment it gives it; ``entry``: the
-    function of a Python file the user named (``config_registry.py::llama3_8b``)."""
+    function of a Python file the user named (``config_registry.py::llama3_8b``); ``syspath``:
+    the folder a module run with ``-m`` was found from (its imports are found there)."""
     try:
         if path.lower().endswith(SCRIPT_EXT):
-            return pyjob.read(path, kind, explicit, argv, entry, environ)
+            return pyjob.read(path, kind, explicit, argv, entry, environ, syspath)
         return _read_file(path, kind, explicit, inherited)
     except ParseError as exc:
         return kind, ReaderOutput(problems=(ConfigProblem(path, exc.line, exc.message, exc.level,

@@ -18,7 +18,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from preflight.findings import Source
-from preflight.jobs import launchfacts
+from preflight.jobs import entryscripts, launchfacts, pymodlinks, scriptargs
 from preflight.jobs.sourcing import expanded, sourced
 from preflight.reading import launch, launchpick, shell, shellcalls, shellheredoc, shellwrites
 from preflight.reading.boundary import outside_reference, refuse
@@ -41,6 +41,8 @@ def is_shell(path: str, text: str) -> bool:
 def read(path: str, text: str, kind: str | None, explicit: bool,
          inherited: dict[str, str] | None = None) -> tuple[str | None, ReaderOutput]:
     """(kind, facts) of a text config; raises :class:`ParseError` for an unusable one."""
+    if bound := scriptargs.read(read, path, text, kind, explicit, inherited):
+        return bound     # `bash recipe.sh a.b=c`: read with its "$@" bound (jobs/scriptargs.py)
     crlf: ConfigProblem | None = None
     shell_script = is_shell(path, text)   # \r\n below does not change the #! line's "sh"
     if shell_script and "\r\n" in text:
@@ -81,8 +83,8 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
     clean = strip_comments(text)
     here = shellheredoc.values(clean)        # its here-documents' values, for both below
     variables = collect_variables(clean, outer, here)
-    runs = _python_scripts(path, clean, variables, outer, walked)
     unread: list[ConfigProblem] = []
+    runs = _python_scripts(path, clean, variables, outer, walked, unread)   # and -m modules
     calls = _shell_scripts(path, text, outer, walked, unread) if walked is not None else []
     # a file the script writes before using it is not the one in the job (redteam4)
     written = shellwrites.writes(clean, variables, raw) if shell_script else {}
@@ -119,10 +121,8 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
         out = ReaderOutput(facts, out.provenance, out.problems, tuple(linked))
     if got is not None and files:
         own = collect_variables(clean, inherited, here)
-        # what it sources belongs to this job (read as this kind, if it holds any settings)
-        out = ReaderOutput(out.facts, out.provenance, out.problems, (*out.linked, *(
-            Linked(f, got, path, key="source", optional=True, variables=tuple(own.items()))
-            for f in files)))
+        out = ReaderOutput(out.facts, out.provenance, out.problems, (
+            *out.linked, *scriptargs.sourced_links(files, got, path, own, walked)))
     if missing and got is not None:
         out = ReaderOutput(out.facts, out.provenance, (*out.problems, *missing), out.linked)
     if crlf is not None and got is not None:
@@ -137,7 +137,7 @@ def _frameworks() -> Sequence[Framework]:
 
 
 def _python_scripts(path: str, clean: str, variables: dict[str, str], outer: dict[str, str],
-                    walked: shellcalls.Walked | None = None) -> list[Linked]:
+                    walked: shellcalls.Walked | None, problems: list[ConfigProblem]) -> list[Linked]:
     """The Python scripts the launch lines of ``text`` run, found here, with their arguments:
     read with the script, after it, their settings winning (what the code sets beats the
     launcher: ``Accelerator(mixed_precision="bf16")`` over ``--mixed_precision fp8``). One not
@@ -148,7 +148,7 @@ def _python_scripts(path: str, clean: str, variables: dict[str, str], outer: dic
     ``clean``: the text without comments; ``variables``: its own (:func:`read`)."""
     found = []
     runs = launch.python_scripts(clean, variables)
-    trains = not all(launch.not_training(script) for script, _, _ in runs)
+    trains = pymodlinks.trains(clean, variables, [s for s, _, _ in runs], _frameworks())
     for script, argv, pos in runs:
         line = clean.count("\n", 0, pos) + 1
         moved = walked.folder_at(pos) if walked is not None else shellcalls.Folder()
@@ -162,6 +162,8 @@ def _python_scripts(path: str, clean: str, variables: dict[str, str], outer: dic
             found.append(replace(link, after=True) if trains and launch.not_training(script)
                          else replace(link, overrides=True, argv=argv, environ=(
                              launchfacts.environ(path, clean, pos, variables, outer))))
+    found += pymodlinks.links(path, clean, variables, outer, walked, _frameworks(), trains,
+                              problems)
     return launchfacts.one_environ(found)
 
 
@@ -220,7 +222,7 @@ def _shell_scripts(path: str, text: str, outer: dict[str, str],
             continue
         env = dict(call.env)
         env[shellcalls.ENVIRON] = ",".join(n for n, _ in call.env)
-        env[shellcalls.CALLER] = Source(path, line)
+        env[shellcalls.CALLER], env[scriptargs.ARGV] = Source(path, line), scriptargs.encode(call.argv)
         if folder is not None:
             env[shellcalls.CWD] = folder
         found.append(Linked(hits[0], "", Source(path, line), key="the launch line",
@@ -275,15 +277,13 @@ def _with_scripts(got: str | None, out: ReaderOutput, runs: list[Linked], kind: 
 
     if got is None:
         for link in runs:
-            peek, _ = pyjob.peek(link.path, kind, link.argv, link.environ)
+            peek, _ = pyjob.peek(link.path, kind, link.argv, link.environ, link.syspath)
             if peek is not None:
                 got = peek
                 break
         if got is None:
             return None, out
-    named_already = {os.path.realpath(link.path) for link in out.linked}
-    extra = tuple(r for r in runs if os.path.realpath(r.path) not in named_already)
-    return got, replace(out, linked=(*out.linked, *extra))
+    return got, replace(out, linked=(*out.linked, *entryscripts.linked(got, out, runs)))
 
 
 def _read(path: str, text: str, kind: str | None, explicit: bool, outer: dict[str, str],

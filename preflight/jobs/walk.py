@@ -15,6 +15,7 @@ from preflight.jobs import unread
 from preflight.jobs.formats import SCRIPT_EXT, split_entry
 from preflight.jobs.graph import FileRead, one_job
 from preflight.jobs.scan import SCAN_DEPTH, SCAN_EXT, SCAN_MAX_BYTES, SCAN_MAX_FILES, scan
+from preflight.reading import shellargs
 from preflight.reading.launchenv import merged
 from preflight.reading.refs import not_found, resolve_missing
 from preflight.reading.types import ConfigProblem, ConfigRead, ReaderOutput
@@ -33,7 +34,11 @@ class Walk:
         self.seen: set[str] = set()
         self.inherited: dict[str, dict[str, str]] = {}     # sourced file -> variables
         self.argvs: dict[str, tuple[str, ...]] = {}         # script -> its launch arguments
+        # script -> (the first command running it with words, its script, the read it was in)
+        self.callers: dict[str, tuple[str, str, int]] = {}
+        self.reads = 0
         self.environs: dict[str, dict[str, tuple[str, str]]] = {}   # and its environment
+        self.syspaths: dict[str, str] = {}       # a module run with -m -> its sys.path[0]
         self.redone: set[str] = set()
         self.roots: list[str] = []                           # job roots, for named files
         self.scanned_other = 0
@@ -107,13 +112,14 @@ class Walk:
                 self.named.add(real)
             got, out = read_file(path, want or None, explicit=origin not in ("folder", "sourced"),
                                  inherited=self.inherited.get(real), argv=self.argvs.get(real),
-                                 entry=self.entries.get(real), environ=self.environs.get(real))
+                                 entry=self.entries.get(real), environ=self.environs.get(real),
+                                 syspath=self.syspaths.get(real))
             self.problems.extend(out.problems)
             if got is None and origin == "folder" and not out.problems:
                 self.not_read[path] = unread.CODE if path.lower().endswith(SCRIPT_EXT) else \
                     unread.UNRECOGNISED if self.kind is None else unread.other_kind(self.kind)
-            if got is None or (not out.facts and out.problems):
-                continue
+            if got is None or (not out.facts and not out.linked and out.problems):
+                continue        # (a launch script's warnings keep the scripts it runs read)
             self._keep(path, real, got, out, origin)
 
     def _drop(self, real: str) -> None:
@@ -122,6 +128,7 @@ class Walk:
 
     def _keep(self, path: str, real: str, kind: str, out: ReaderOutput, origin: str) -> None:
         out = _resolve_links(path, kind, out, self.known, self.roots, self.problems)
+        self.reads += 1
         self.read.append(FileRead(path, kind, out, "given" if real in self.given else origin))
         self.overriding.update(os.path.realpath(link.path) for link in out.linked
                                if link.overrides)
@@ -144,16 +151,42 @@ class Walk:
                 self.not_read[link.path] = unread.AFTER
         self.todo[:0] = [(link.path, link.kind, "sourced" if link.optional else "linked")
                          for link in out.linked if not link.after and not link.included]
-        self.inherited.update((os.path.realpath(link.path), dict(link.variables))
-                              for link in out.linked if link.variables)
+        for link in out.linked:
+            if link.variables:
+                self._inherit(os.path.realpath(link.path), dict(link.variables), link.source,
+                              real)
         self.argvs.update((os.path.realpath(link.path), link.argv)
                           for link in out.linked if link.argv is not None)
+        self.syspaths.update((os.path.realpath(link.path), link.syspath)
+                             for link in out.linked if link.syspath is not None)
         for link in out.linked:
             if link.environ is not None:    # two launch scripts: what they give alike
                 real = os.path.realpath(link.path)
                 self.environs[real] = merged(self.environs.get(real), link.environ, link.source)
         self.entries.update((os.path.realpath(link.path), link.entry)
                             for link in out.linked if link.entry is not None)
+
+    def _inherit(self, real: str, given: dict[str, str], source: str, by: str) -> None:
+        """What a script is run or sourced with (``by``: the real path of the script that runs
+        it); run again with other arguments (``bash s.sh a``, then ``bash s.sh b``): each set is
+        read apart (reading/shellargs.py), and one read already is read again so. What a
+        caller read again gives replaces what it gave before (read alone first, a folder's
+        script passes on its own "$@" unknown)."""
+        old = self.inherited.get(real)
+        first = self.callers.get(real)
+        if old is not None and shellargs.ARGV in given and not (
+                first is not None and first[1] == by and first[2] != self.reads):
+            args = shellargs.differing(old.get(shellargs.ARGV), given[shellargs.ARGV],
+                                       first[0] if first else "", str(source))
+            given[shellargs.ARGV] = args
+            if args != old.get(shellargs.ARGV) and real in self.seen and real not in self.redone:
+                self.redone.add(real)
+                self.seen.discard(real)
+                self._drop(real)
+                self.todo.insert(0, (real, None, "linked"))
+        elif shellargs.ARGV in given:
+            self.callers[real] = (str(source), by, self.reads)
+        self.inherited[real] = given
 
     def result(self, paths: Sequence[str]) -> ConfigRead:
         """The one job's facts (earlier files win a name, except files that replace their

@@ -17,13 +17,19 @@ from __future__ import annotations
 import re
 
 from preflight.reading import shelldecl
-from preflight.reading.launch import command_at, tokens
+from preflight.reading.launch import MAX_ARGS, command_at, tokens
 from preflight.reading.shellvars import runtime, runtime_reason, typed
 
 _NAME = re.compile(r"([A-Za-z_]\w*)=(.*)\Z", re.S)
 # `export X=1`, `declare -x X=1`, `typeset -x`, `readonly -x`... (reading/shelldecl.py)
 _EXPORT = re.compile(r"(?m)^[ \t]*(export|declare|typeset|readonly|local)[ \t]+")
 _FUNCTION = re.compile(r"(?m)^[ \t]*(?:function[ \t]+\w+|\w+[ \t]*\(\)[ \t]*)\{?")
+# redteam7: what else changes the environment before the command (bash's `unset`, `set -a`,
+# `source`): a variable unset is gone, and `set -a` / a sourced file export what this text does
+# not show
+_UNSET = re.compile(r"(?m)^[ \t]*unset[ \t]+((?:-v[ \t]+)?[A-Za-z_][\w \t]*)$")
+_ALLEXPORT = re.compile(r"(?m)^[ \t]*set[ \t]+(?:-[A-Za-z]*a[A-Za-z]*|-o[ \t]+allexport)\b")
+_SOURCE = re.compile(r"(?m)^[ \t]*(?:source|\.)[ \t]+([^\s;&|]+)")
 MAX_VARS = 200
 """Variables kept from one script (a real one sets a few dozen)."""
 
@@ -39,13 +45,22 @@ def launch_env(text: str, at: int, variables: dict[str, str], unknown: bool = Fa
     start, _ = command_at(text, at)
     found: dict[str, Var] = {}
     body = _function_spans(text[:start])
-    for m in _EXPORT.finditer(text, 0, start):
+    later: dict[str, Var] = {}      # set where the text does not say whether or what
+    simple = _simple_command(text, start, at)   # `export X=1; python x.py` on one line
+    for m in _EXPORT.finditer(text, 0, simple):
         if any(a <= m.start() < b for a, b in body):
+            if unknown and m.group(1) == "export":
+                later.update(_in_function(text, m.end(), command_at(text, m.start())[1]))
             continue
         line_start, line_end = command_at(text, m.start())
-        words = list(tokens(text, m.end(), line_end))
+        words = list(tokens(text, m.end(), simple - 1 if m.start() < simple <= line_end else
+                                  line_end))
         options, n = shelldecl.split_options([w for w, _ in words])
         decl = shelldecl.parse(m.group(1), options)
+        if m.group(1) == "export" and "-n" in options:
+            for word, _ in words[n:]:       # `export -n X`: X is no longer in the environment
+                found.pop(word.split("=", 1)[0], None)
+            continue
         if not decl.exported or not decl.assigns or m.group(1) == "local":
             continue        # `export -n X=1`, `declare X=1` (not exported), `export -f f`; `local`
             # outside a function (bodies are skipped above) is an error
@@ -60,9 +75,11 @@ def launch_env(text: str, at: int, variables: dict[str, str], unknown: bool = Fa
                                 "runs")
             elif value is not None and not decl.plain:
                 value = decl.value(value) if not decl.nameref else variables.get(value)
-            if value is not None and len(found) < MAX_VARS:
-                found[name] = (name, value, pos)
-    for word, pos in tokens(text, start, at):
+            if value is not None:
+                _keep(found, (name, value, pos), unknown)
+    _unset_and_hidden(text, start, body, found, later if unknown else None)
+    found.update(later)
+    for word, pos in tokens(text, _simple_command(text, start, at), at):
         hit = _NAME.match(word)
         if hit is None:
             break           # `srun VAR=1 x`: an argument, not bash's prefix assignment
@@ -70,9 +87,63 @@ def launch_env(text: str, at: int, variables: dict[str, str], unknown: bool = Fa
         if value is None and unknown:
             value = runtime(f"{hit.group(1)} is set on the launch line to "
                             f"{hit.group(2)[:40]!r}, known only when the script runs")
-        if value is not None and len(found) < MAX_VARS:
-            found[hit.group(1)] = (hit.group(1), value, pos)
+        if value is not None:
+            _keep(found, (hit.group(1), value, pos), unknown)
     return list(found.values())
+
+
+def _in_function(text: str, begin: int, end: int) -> dict[str, Var]:
+    """redteam7: an ``export`` in a function the script may call before the command: Unknown."""
+    out: dict[str, Var] = {}
+    for word, pos in tokens(text, begin, end):
+        name = word.split("=", 1)[0]
+        if re.fullmatch(r"[A-Za-z_]\w*", name):
+            out[name] = (name, runtime(f"{name} is exported inside a function the script may "
+                                       "call first"), pos)
+    return out
+
+
+def _unset_and_hidden(text: str, start: int, body: list[tuple[int, int]],
+                      found: dict[str, Var], later: dict[str, Var] | None) -> None:
+    """``unset X`` after X's export removes it; ``set -a`` or a sourced file before the
+    command (outside functions) exports what the text does not show: every variable not set
+    here is Unknown (``later``; None: not asked)."""
+    for m in _UNSET.finditer(text, 0, start):
+        if not any(a <= m.start() < b for a, b in body):
+            for name in m.group(1).split():
+                if name in found and found[name][2] < m.start():
+                    del found[name]
+    head = [m for m in (*_ALLEXPORT.finditer(text, 0, start), *_SOURCE.finditer(text, 0, start))
+            if not any(a <= m.start() < b for a, b in body)]
+    if head and later is not None:
+        what = head[0].group(0).strip()[:80]
+        later["*"] = ("*", runtime(f"the script runs `{what}` before the command: the variables "
+                                   "it exports are not followed here"), head[0].start())
+
+
+def _keep(found: dict[str, Var], var: Var, unknown: bool) -> None:
+    """Keep ``var`` under :data:`MAX_VARS`; past it, every variable not kept is Unknown
+    (``unknown``), never its default (redteam7: 300 exports before ``export RECIPE=bf16``)."""
+    if var[0] in found or len(found) < MAX_VARS:
+        found[var[0]] = var
+    elif unknown:
+        found["*"] = ("*", runtime(f"the script sets more than {MAX_VARS} variables for the "
+                                   "command; those past them are not kept"), var[2])
+
+
+def _simple_command(text: str, start: int, at: int) -> int:
+    """Where the simple command holding offset ``at`` begins on its line (after the last
+    ``|``, ``&&``, ``||``, ``;`` or ``&`` outside quotes): ``X=1 true | python x.py`` gives X
+    to ``true`` only."""
+    begin = start
+    for m in _OPERATOR.finditer(text, start, at):
+        if m.group(1) is not None:
+            begin = m.end()
+    return begin
+
+
+# quoted text and escapes are skipped whole; `>&` / `&>` are redirections, not operators
+_OPERATOR = re.compile(r"""'[^']*'|"(?:\\.|[^"\\])*"|\\.|[<>]&|&>|([|;&])""", re.S)
 
 
 def _value(raw: str, variables: dict[str, str]) -> str | None:
@@ -117,7 +188,8 @@ def process_env(path: str, text: str, at: int, variables: dict[str, str],
     where)``), ``export``\\s before the command, its ``X=v`` prefixes, ``env [-i] [-u X] X=v``
     and ``srun --export=NONE|ALL,X=v`` before the script (Slurm's sbatch/srun ``--export``, GNU
     env). An ``--export-file`` / ``--env-file`` is not read: every variable it may set is
-    Unknown."""
+    Unknown; so is every variable not given after ``env -S``, ``sudo`` or a container start
+    (the ``*`` entry)."""
     from preflight.findings import Source
 
     def where(pos: int) -> str:
@@ -125,7 +197,7 @@ def process_env(path: str, text: str, at: int, variables: dict[str, str],
 
     out: dict[str, tuple[str, str]] = {}
     start, _ = command_at(text, at)
-    words = tokens(text, start, at)
+    words = tokens(text, _simple_command(text, start, at), at)
     for launcher, names in _LAUNCHER_SETS:
         hit = launcher.search(text, start, at)
         if hit is None and "SLURM_*" in names and _SBATCH.search(text):
@@ -134,37 +206,92 @@ def process_env(path: str, text: str, at: int, variables: dict[str, str],
         for name in names if hit is not None else ():
             out[name] = (runtime(f"{name} is set for the process by {label} when it runs"),
                          where(start))
-    for name, src in inherited[:MAX_VARS]:
-        given = variables.get(name)
-        out[name] = (given if isinstance(given, str) and "$" not in given else runtime(
-            f"{name} comes from the caller with a value known only when it runs"), src)
+    _inherited(out, inherited, variables, text, start)
     for name, value, pos in launch_env(text, at, variables, unknown=True):
         out[name] = (value, where(pos))
     in_env = False
     for i, (word, pos) in enumerate(words):
+        if word in ("--export", "--export-file", "--env-file") and i + 1 < len(words):
+            word = f"{word}={words[i + 1][0]}"     # `srun --export ALL,X=1` (getopt's two words)
         if word == "env" or word.endswith("/env"):
             in_env = True
         elif in_env and word in ("-i", "-", "--ignore-environment"):
             out.clear()
         elif in_env and word in ("-u", "--unset") and i + 1 < len(words):
             out.pop(words[i + 1][0], None)
-        elif word == "--export=NONE":
+        elif in_env and word.startswith(("-u", "--unset=")) and len(word) > 2:
+            out.pop(word[2:] if word[1] == "u" else word[8:], None)   # `-uX`, `--unset=X`
+        elif in_env and word.startswith(("-S", "--split-string")):
+            out["*"] = (runtime("env -S splits a string into more assignments, not followed "
+                                "here"), where(pos))
+        elif word in ("sudo", "docker", "podman") or word.endswith(("/sudo", "/docker")):
+            # sudo's env_reset and a container start from another environment (redteam7)
+            out = {"*": (runtime(f"{word.rsplit('/', 1)[-1]} runs the command in an environment "
+                                 "of its own, not the script's"), where(pos))}
+        elif word in ("--export=NONE", "--export=NIL"):
             out.clear()
         elif word.startswith(_EXPORT_FLAGS[1:]):
             out["*"] = (runtime(f"the launch line names the env file {word.split('=', 1)[1][:80]}"
                                 ", not read here"), where(pos))
         elif word.startswith("--export="):
-            for item in word[9:].split(","):
-                name, eq, raw = item.partition("=")
-                if eq and re.fullmatch(r"[A-Za-z_]\w*", name):
-                    got = _value(raw, variables)
-                    out[name] = (got if got is not None else runtime(
-                        f"{name} is given a value known only when the script runs"), where(pos))
+            _slurm_export(word[9:], out, variables, where(pos))
         elif in_env and (hit := _NAME.match(word)) is not None:
             got = _value(hit.group(2), variables)
             out[hit.group(1)] = (got if got is not None else runtime(
                 f"{hit.group(1)} is given a value known only when the script runs"), where(pos))
+    if len(words) > MAX_ARGS:       # redteam7: `env` with 20,000 assignments, cut unread
+        out["*"] = (runtime(f"the launch line has more than {MAX_ARGS:,} words; the variables "
+                            "it sets past them are not read"), where(words[-1][1]))
     return tuple((n, v, w) for n, (v, w) in out.items())
+
+
+def _inherited(out: dict[str, tuple[str, str]], inherited: list[tuple[str, str]],
+               variables: dict[str, str], text: str, start: int) -> None:
+    """What the script's caller gave it (``(name, where)``; ``@*``: the caller sourced a file,
+    reading/shellcalls.py ``ANY``), less what the script unsets before ``start``; past
+    :data:`MAX_VARS` every variable not kept is Unknown (redteam7)."""
+    for name, src in inherited[:MAX_VARS]:
+        given = variables.get(name)
+        if name == "@*":
+            out["*"] = (given if isinstance(given, str) else runtime(
+                "the caller sources a file whose exports are not followed here"), src)
+            continue
+        out[name] = (given if isinstance(given, str) and "$" not in given else runtime(
+            f"{name} comes from the caller with a value known only when it runs"), src)
+    if len(inherited) > MAX_VARS:
+        out["*"] = (runtime(f"the caller gives more than {MAX_VARS} variables; those past them "
+                            "are not kept"), inherited[MAX_VARS][1])
+    for m in _UNSET.finditer(text, 0, start):
+        for name in m.group(1).split():
+            out.pop(name, None)
+
+
+def _slurm_export(value: str, out: dict[str, tuple[str, str]], variables: dict[str, str],
+                  where: str) -> None:
+    """``srun`` / ``sbatch --export=[ALL,]X[=v],...`` (Slurm doc/man/man1/srun.1, --export):
+    without ALL only the names listed (and SLURM_*) reach the task; with ALL the caller's own
+    value of a name wins over the one given here (redteam7)."""
+    items = value.split(",")
+    every = "ALL" in items
+    given: dict[str, tuple[str, str]] = {}
+    for item in items:
+        name, eq, raw = item.partition("=")
+        if not re.fullmatch(r"[A-Za-z_]\w*", name) or name == "ALL":
+            continue
+        if not eq:
+            if name in out:
+                given[name] = out[name]     # `--export=X`: X's current value
+            continue
+        got = _value(raw, variables)
+        given[name] = (got if got is not None else runtime(
+            f"{name} is given a value known only when the script runs"), where)
+    if not every:
+        kept = {n: v for n, v in out.items() if n.startswith("SLURM_")}
+        out.clear()
+        out.update(kept)
+    for name, pair in given.items():
+        if not every or name not in out:
+            out[name] = pair
 
 
 def merged(old: dict[str, tuple[str, str]] | None, new: Given, line: str,

@@ -150,6 +150,13 @@ def _too_many(out: ReaderOutput, path: str, line: int) -> ReaderOutput:
 _ABSENT = "(not given)"
 
 
+def merged(outs: list[ReaderOutput], lines: str) -> ReaderOutput:
+    """One output of several reads of one script (each of its training commands, or each
+    command that runs it with other arguments: jobs/scripts.py): a setting they give
+    differently is Unknown naming ``lines``."""
+    return _merged(outs, lines)
+
+
 def _merged(outs: list[ReaderOutput], lines: str) -> ReaderOutput:
     facts: dict[str, Any] = {}
     prov: dict[str, str] = {}

@@ -28,6 +28,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from preflight.reading import pywrites
 from preflight.reading.pyguards import truth
 from preflight.reading.pyvalues import MAX_DEPTH, Unresolved
 
@@ -59,6 +60,9 @@ BENIGN = ("get_default_wandb_args",)
 ``get_default_wandb_args``; slime v0.3.1 the same)."""
 
 
+_DEEP = "a string built too deeply to follow"
+
+
 class _Budget:
     def __init__(self) -> None:
         self.pieces = 0
@@ -70,7 +74,7 @@ def pieces(module: Module, node: ast.expr, scope: Scope, depth: int = 0,
     budget = budget or _Budget()
     line = getattr(node, "lineno", 0)
     if depth > MAX_DEPTH or budget.pieces > MAX_PIECES:
-        return [Piece(None, line, "a string built too deeply to follow")]
+        return [Piece(None, line, _DEEP)]
     budget.pieces += 1
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return [Piece(node.value, line)]
@@ -102,11 +106,51 @@ def pieces(module: Module, node: ast.expr, scope: Scope, depth: int = 0,
     if isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute)) and \
             (node.func.id if isinstance(node.func, ast.Name) else node.func.attr) in BENIGN:
         return [Piece(None, line, "wandb flags (get_default_wandb_args)", benign=True)]
+    if _pseudo_call(module, node):
+        assert isinstance(node, ast.Call)
+        return [pseudo_file(pieces(module, node.args[0], scope, depth + 1, budget), line)]
+    wrote = pywrites.returned(module, node, line)      # a config the file writes, by its name
+    if wrote is not None:
+        return [wrote]
     value = module.evaluate(node, scope, depth + 1)
     if isinstance(value, (str, int, float)) and not isinstance(value, bool):
         return [Piece(str(value), line)]
     why = value.reason if isinstance(value, Unresolved) else "computed when the script runs"
     return [Piece(None, line, why)]
+
+
+PSEUDO_FILE = "encode_pseudo_file"
+"""miles' ``U.encode_pseudo_file(text)``: ``"base64:" + base64.b64encode(text.encode()).decode()``
+(miles/utils/external_utils/command_utils.py l.363-364 @ 31f1ca96), an inline file its
+``--custom-config-path`` reads (frameworks/slime_custom.py). A pure function of a known text:
+computed here as miles computes it, nothing of the job run."""
+
+
+def _pseudo_call(module: Module, node: ast.expr) -> bool:
+    """``X.encode_pseudo_file(text)`` / ``encode_pseudo_file(text)`` of miles, not a function of
+    that name the script defines itself."""
+    if not (isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords):
+        return False
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else \
+        func.id if isinstance(func, ast.Name) else ""
+    return name == PSEUDO_FILE and not (isinstance(func, ast.Name) and any(
+        isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef)) and d.name == PSEUDO_FILE
+        for d in module.tree.body))
+
+
+def pseudo_file(found: list[Piece], line: int) -> Piece:
+    """The ``base64:`` string of a text whose every piece is known and added; a hole else."""
+    import base64
+
+    gap = next((p for p in found if p.text is None or p.when is not None), None)
+    if gap is not None:
+        return Piece(None, line, f"encode_pseudo_file of a text not known here "
+                                 f"({(gap.when or gap.why)[:160]})")
+    text = "".join(p.text or "" for p in found)
+    if len(text) > MAX_CHARS:
+        return Piece(None, line, "encode_pseudo_file of a text larger than any config")
+    return Piece("base64:" + base64.b64encode(text.encode()).decode(), line)
 
 
 def _when(piece: Piece, why: str) -> Piece:
@@ -178,12 +222,17 @@ def command(found: list[Piece]) -> Layout:
             if not lines:
                 lines.append((piece.line, piece.when))
     body = "".join(text)
-    for m in re.finditer(r"(?<!\S)\$\{__hole_(\d+)\}(?!\S)", body):
+    # a hole that begins a word may be flags (`${a}${b}`: redteam7, 5,000 `+=` past the piece
+    # bound glued the holes into one word and dropped the FP8 flag after them without a word)
+    for m in re.finditer(r"(?<!\S)\$\{__hole_(\d+)\}", body):
         piece = found[int(m.group(1))]
         before = body[:m.start()].split()
         if not piece.benign:
             holes.append((piece, before[-1] if before and before[-1].startswith("--") and
                           "=" not in before[-1] else None))
+    cut = next((p for p in found if p.text is None and p.why == _DEEP), None)
+    if cut is not None:
+        holes.append((cut, None))       # past the bound: whatever followed is not known
     return (body[1:] if body.startswith("\n") else body), lines, holes
 
 

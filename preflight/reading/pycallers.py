@@ -260,11 +260,13 @@ def instance_attr(module: Module, cls: str, attr: str, depth: int) -> Any:
     return got
 
 
-def inline(module: Module, node: ast.Call, scope: Scope, depth: int) -> Any:
+def inline(module: Module, node: ast.Call, scope: Scope, depth: int,
+           name: str | None = None) -> Any:
     """The result of calling one of the file's own functions (its single return), its
-    parameters bound to the call's arguments or their defaults."""
-    assert isinstance(node.func, ast.Name)
-    fn, inner = module.functions[node.func.id]
+    parameters bound to the call's arguments or their defaults; ``name``: the function's,
+    where ``node`` calls it through another name (:mod:`.pycallables`)."""
+    assert name is not None or isinstance(node.func, ast.Name)
+    fn, inner = module.functions[name or node.func.id]     # type: ignore[attr-defined]
     if not inner.returns or module._inlining >= MAX_INLINE:
         return None
     module._inlining += 1

@@ -223,10 +223,21 @@ def _post_init(module: Module, cls: ast.ClassDef, call: Call) -> Call:
     if scope is None or not scope.params:
         return call
     values = dict(call.kwargs)
+    self_ = scope.params[0]
 
-    def run(body: list[ast.stmt], when: str | None) -> None:
+    def run(body: list[ast.stmt], when: str | None) -> bool | str:
+        """Follow ``body``; True once it returns, a reason when it may have returned."""
         for stmt in body[:MAX_FIELDS]:
-            me = replace(scope, values={scope.params[0]: replace(call, kwargs=dict(values))})
+            me = replace(scope, values={self_: replace(call, kwargs=dict(values))})
+            if isinstance(stmt, (ast.Return, ast.Raise)):
+                return True         # redteam7: what follows a return never runs
+            if _escapes(stmt, self_):
+                # redteam7: `self.__dict__.update(...)`, `vars(self)`, `self` handed to code in
+                # a lambda or a walrus: any field may change
+                for field_name in values:
+                    values[field_name] = Unresolved(f"{field_name} may be set at line "
+                                                    f"{stmt.lineno} of __post_init__")
+                continue
             if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and \
                     isinstance(stmt.targets[0], ast.Attribute):
                 attr = stmt.targets[0].attr
@@ -237,10 +248,17 @@ def _post_init(module: Module, cls: ast.ClassDef, call: Call) -> Call:
                 test = truth(module.evaluate(stmt.test, me, 1))
                 if test is None:
                     why = f"under a condition (line {stmt.lineno}) decided when it runs"
-                    run(stmt.body, when or why)
-                    run(stmt.orelse, when or why)
+                    ends = [run(stmt.body, when or why), run(stmt.orelse, when or why)]
+                    if ends[0] is True and ends[1] is True:
+                        return True
+                    if any(ends):
+                        when = when or (f"after a return under a condition (line "
+                                        f"{stmt.lineno}) decided when it runs")
                 else:
-                    run(stmt.body if test else stmt.orelse, when)
+                    end = run(stmt.body if test else stmt.orelse, when)
+                    if end is True:
+                        return True
+                    when = when or (end if isinstance(end, str) else None)
             elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
                 _handed(stmt, stmt.value, scope.params[0], values)
             elif not isinstance(stmt, (ast.Assert, ast.Pass, ast.Expr)):
@@ -248,9 +266,28 @@ def _post_init(module: Module, cls: ast.ClassDef, call: Call) -> Call:
                     if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
                         values[node.attr] = Unresolved(
                             f"{node.attr} is set in __post_init__ (line {stmt.lineno})")
+        return False
 
     run(scope.body, None)
     return replace(call, kwargs=values)
+
+
+def _escapes(stmt: ast.stmt, me: str) -> bool:
+    """Whether ``stmt`` reaches the instance past plain ``self.x`` (``self.__dict__``,
+    ``vars(self)``, ``self`` passed to a call other than the statement's own, which
+    :func:`_handed` reads with :data:`SETTERS`)."""
+    own = stmt.value if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) else None
+    for count, node in enumerate(ast.walk(stmt)):
+        if count > 4096:
+            return True
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and \
+                node.value.id == me and node.attr in ("__dict__", "__setattr__"):
+            return True
+        if isinstance(node, ast.Call) and node is not own and any(
+                isinstance(a, ast.Name) and a.id == me
+                for a in (*node.args, *(k.value for k in node.keywords))):
+            return True
+    return False
 
 
 def _handed(stmt: ast.stmt, node: ast.Call, me: str, values: dict[str, Any]) -> None:

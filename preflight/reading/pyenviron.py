@@ -21,8 +21,10 @@ its process (:func:`.launchenv.process_env`, merged per file by :mod:`preflight.
 - no launch line that runs the file was read (a script run by hand): Unresolved, saying so.
 
 A variable the script sets itself (``os.environ[X] = ...``, ``setdefault``, ``pop``, ``update``,
-``putenv``, ``load_dotenv()``) before a lookup may change what it reads: one plain, unconditional
-module-level assignment of a literal is followed, anything else leaves the lookup Unresolved.
+``putenv``, ``load_dotenv()`` under any alias, ``os.environ |= ...``, ``os.environ = ...``,
+``os.getenv = ...``, ``setattr(os, ...)``, ``exec``) before a lookup may change what it reads: one
+plain, unconditional module-level assignment of a literal is followed, anything else (or a write
+past :data:`MAX_WRITES`) leaves the lookup Unresolved.
 Nothing is imported or run.
 """
 
@@ -46,7 +48,10 @@ Environ = Mapping[str, tuple[str, str]]
 
 GETTERS = frozenset({"os.environ.get", "os.getenv", "os.environ.setdefault",
                      "posix.environ.get", "posix.getenv"})
-_WRITERS = frozenset({"setdefault", "pop", "update", "clear", "popitem", "putenv", "unsetenv"})
+_WRITERS = frozenset({"setdefault", "pop", "update", "clear", "popitem", "putenv", "unsetenv",
+                      "__setitem__", "__delitem__", "__ior__"})
+MAX_WRITES = 64
+"""Writes of the environment noted per file; past them, any variable may be changed."""
 _STRTOBOOL = ("strtobool", "str2bool", "str_to_bool")
 NOTHING = object()
 """:func:`special`: the call is none of those read here."""
@@ -102,6 +107,10 @@ def special(module: Module, node: ast.Call, scope: Scope, depth: int, callee: An
     if not isinstance(callee, Ref):
         return NOTHING
     if callee.name in GETTERS:
+        if _shadowed(module, node.func):
+            return Unresolved(f"{_root(node.func)} is also defined in this file: which one the "
+                              f"lookup at line {node.lineno} uses depends on the order the code "
+                              "runs", node.lineno)
         return _get(module, node, scope, depth, callee.name)
     if callee.name in ("builtins.int", "builtins.float", "builtins.bool") and \
             len(node.args) == 1 and not node.keywords:
@@ -152,6 +161,9 @@ def subscript(module: Module, node: ast.Subscript, scope: Scope, depth: int) -> 
     """``os.environ["X"]`` (no default: the script stops with KeyError without it); any other
     subscript stays Unresolved."""
     base = module.evaluate(node.value, scope, depth + 1)
+    if isinstance(base, Ref) and base.name in ("os.environ", "posix.environ") and \
+            _shadowed(module, node.value):
+        return Unresolved(f"{_root(node.value)} is also defined in this file", node.lineno)
     if isinstance(base, Ref) and base.name in ("os.environ", "posix.environ"):
         key = module.evaluate(node.slice, scope, depth + 1)
         return lookup(module, key, scope, node.lineno, default=NOTHING)
@@ -195,6 +207,20 @@ def lookup(module: Module, name: Any, scope: Scope, line: int, default: Any) -> 
     return default
 
 
+def _root(node: ast.expr) -> str:
+    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return node.id if isinstance(node, ast.Name) else ""
+
+
+def _shadowed(module: Module, node: ast.expr) -> bool:
+    """``os.environ.get`` where the file also defines a class or function ``os`` at its top
+    (redteam7: ``class os: environ = {...}`` after ``import os`` was read as the module; which
+    binding a use sees is the order the code runs, which the layout does not keep)."""
+    name = _root(node)
+    return bool(name) and (name in module.classes or name in module.functions)
+
+
 def _short(value: Any) -> str:
     text = repr(value) if isinstance(value, (str, int, float, bool, type(None))) else "computed"
     return text if len(text) <= 40 else text[:37] + "..."
@@ -236,7 +262,9 @@ def _writes(module: Module) -> list[Write]:
     for top in module.tree.body:
         plain = isinstance(top, ast.Assign) and len(top.targets) == 1
         for node in ast.walk(top):
-            if len(out) >= 64:
+            if len(out) >= MAX_WRITES:
+                # redteam7: a write past the bound changes any variable, never none
+                out.append((None, top.lineno, getattr(node, "lineno", top.lineno), None, "more"))
                 return out
             target: ast.expr | None = None
             if isinstance(node, (ast.Assign, ast.AugAssign, ast.Delete)):
@@ -244,6 +272,12 @@ def _writes(module: Module) -> list[Write]:
                           else [node.target]):
                     if isinstance(t, ast.Subscript) and _is_environ(module, t.value):
                         target = t
+                    elif _rebinds(module, t, isinstance(node, ast.AugAssign)):
+                        # `os.environ |= {...}`, `os.environ = {...}`, `os.getenv = ...`
+                        out.append((None, top.lineno, node.lineno, None, "rebind"))
+            elif isinstance(node, ast.Call) and _dynamic(module, node):
+                # `setattr(os, "environ", ...)`, `exec("os.environ[...] = ...")` (redteam7)
+                out.append((None, top.lineno, node.lineno, None, "dynamic"))
             elif isinstance(node, ast.Call):
                 func = node.func
                 if isinstance(func, ast.Attribute) and func.attr in _WRITERS and (
@@ -254,7 +288,9 @@ def _writes(module: Module) -> list[Write]:
                         func.attr != "update" else [None]
                     out.extend((key, top.lineno, node.lineno, None, func.attr) for key in keys)
                 elif (func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
-                      ) == "load_dotenv":     # python-dotenv: the .env file's variables
+                      ) == "load_dotenv" or str(_static(module, func)).endswith(
+                          ".load_dotenv"):
+                    # python-dotenv: the .env file's variables (under any alias: redteam7)
                     out.append((None, top.lineno, node.lineno, None, "load_dotenv"))
             if target is not None:
                 assert isinstance(target, ast.Subscript)
@@ -272,6 +308,41 @@ def _ref(module: Module, node: ast.expr) -> str | None:
 
 def _is_environ(module: Module, node: ast.expr) -> bool:
     return _ref(module, node) in ("os.environ", "posix.environ")
+
+
+def _static(module: Module, node: ast.expr) -> str | None:
+    """The imported name ``node`` spells (``os``, ``os.environ``, ``ld`` from ``from dotenv
+    import load_dotenv as ld``), without evaluating anything (a lookup evaluated here would
+    ask for this file's writes again)."""
+    if isinstance(node, ast.Name):
+        return module.imports.get(node.id)
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and \
+            node.value.id in module.imports:
+        return f"{module.imports[node.value.id]}.{node.attr}"
+    return None
+
+
+_OS = ("os", "posix", "os.environ", "posix.environ")
+
+
+def _rebinds(module: Module, target: ast.expr, augmented: bool) -> bool:
+    """``os.environ |= {...}`` (in place), or an assignment to ``os.environ`` itself or to an
+    attribute of ``os`` (``os.getenv = ...``)."""
+    name = _static(module, target)
+    if augmented and name in _OS[2:]:
+        return True
+    return isinstance(target, ast.Attribute) and (
+        name in _OS[2:] or _static(module, target.value) in _OS[:2])
+
+
+def _dynamic(module: Module, node: ast.Call) -> bool:
+    """``exec(...)`` / ``setattr(os, ...)``: code or attributes the text does not show (the
+    builtins, unless the file binds the name)."""
+    func = node.func.id if isinstance(node.func, ast.Name) and \
+        node.func.id not in module.imports and node.func.id not in module.module.binds and \
+        node.func.id not in module.functions else None
+    return func == "exec" or (
+        func == "setattr" and bool(node.args) and _static(module, node.args[0]) in _OS)
 
 
 def _keys(module: Module, top: ast.stmt, node: ast.expr) -> list[str | None]:

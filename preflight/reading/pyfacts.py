@@ -22,6 +22,7 @@ from preflight.facts import Unknown
 from preflight.findings import Source
 from preflight.reading.parse import MAX_FACTS_PER_FILE, usable_key
 from preflight.reading.pyenviron import EnvStr
+from preflight.reading.pyownfp8 import FP8_CALL
 from preflight.reading.pyscopes import Scope
 from preflight.reading.pysource import Call, Module, Ref, Unresolved
 from preflight.reading.refs import named
@@ -162,6 +163,19 @@ class PyOut:
                     f"{word}= is passed to {func[:80]} at line {line}, which "
                     "fp8-doctor does not read: whether it runs the job in FP8 is not known")
                 self.prov[key] = self.where(line)
+                return
+        # a call of a function named as an FP8 conversion that no reader read here: the job's
+        # own module's (read with it, :mod:`.pyownfp8`) or a package's (issue 22: nanochat's
+        # convert_to_float8_training is its own, not torchao's; not found: FP8 was "no")
+        lines = {getattr(src, "line", None) for src in self.prov.values()
+                 if getattr(src, "path", self.module.path) == self.module.path}
+        for call, _scope in self.module.calls():
+            if FP8_CALL.match(call.name or "") and not call.func.startswith("__main__.") and \
+                    call.line not in lines and key not in self.facts:
+                self.facts[key] = Unknown(
+                    f"{call.func[:80]}() is called at line {call.line}: by its name it converts "
+                    "the model to FP8, and fp8-doctor read no FP8 setting from it here")
+                self.prov[key] = self.where(call.line)
                 return
 
     def _fp8_words(self) -> Iterator[tuple[str, int | None, str]]:

@@ -61,6 +61,54 @@ class Scope:
     """The function's own statement (its decorators: :mod:`.pyclick`)."""
 
 
+def _binders(stmt: ast.stmt) -> list[tuple[ast.AST, str]]:
+    """The targets a compound statement binds besides ``=``: a loop's, ``with ... as``, a
+    ``case`` pattern's captures, and names a function rebinds in the module (``global``)."""
+    if isinstance(stmt, (ast.For, ast.AsyncFor)):
+        return [(stmt.target, "a for loop")]
+    if isinstance(stmt, (ast.With, ast.AsyncWith)):
+        return [(i.optional_vars, "a with statement") for i in stmt.items
+                if i.optional_vars is not None]
+    if isinstance(stmt, ast.Match):
+        return [(c.pattern, "a match case") for c in stmt.cases]
+    return []
+
+
+def _bind_compound(scope: Scope, stmt: ast.stmt, guards: Guards) -> None:
+    """redteam7: ``for os in ...``, ``with ... as os``, ``case os:`` bind the name as an
+    assignment does (``os.getenv`` after them is no longer the module's)."""
+    for target, how in _binders(stmt):
+        for name in _names(target):
+            scope.binds.setdefault(name, []).append(Bind(
+                None, stmt.lineno, guards, f"{name} is bound by {how} (line {stmt.lineno})"))
+
+
+def _names(target: ast.AST) -> list[str]:
+    """The plain names a target or ``case`` pattern binds (bounded)."""
+    out: list[str] = []
+    for count, node in enumerate(ast.walk(target)):
+        if count > 256:
+            break
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            out.append(node.id)
+        elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+            out.append(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            out.append(node.rest)
+    return out
+
+
+def _globals(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    """Names a function declares ``global`` (it may rebind them in the module)."""
+    out: list[str] = []
+    for count, node in enumerate(ast.walk(func)):
+        if count > 20_000:
+            break
+        if isinstance(node, ast.Global):
+            out.extend(node.names)
+    return out
+
+
 def _case_test(subject: ast.expr, pattern: ast.pattern) -> ast.expr | None | bool:
     """A ``case`` pattern as the test it makes of ``subject``: ``case "megatron":`` is
     ``subject == "megatron"`` (``case "a" | "b":`` an ``or`` of them), ``case _:`` None (it
@@ -132,6 +180,10 @@ class Layout:
                              if d is not None})
             inner = Scope(stmt.name, list(stmt.body), params, defaults, node=stmt,
                           parent=scope if scope.node is not None else None)
+            for name in _globals(stmt)[:64]:
+                self.module.binds.setdefault(name, []).append(Bind(
+                    None, stmt.lineno, guards, f"{name} may be rebound by {stmt.name}() "
+                    f"(`global {name}`, line {stmt.lineno})"))
             self.scopes.append(inner)
             if top:
                 self.functions.setdefault(stmt.name, (stmt, inner))
@@ -156,7 +208,11 @@ class Layout:
                 if scope is not self.module:
                     scope.binds.setdefault(local, []).append(Bind(
                         None, stmt.lineno, guards, ref=qualified))
+        _bind_compound(scope, stmt, guards)
         for node in own_nodes(stmt):
+            if isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name):
+                scope.binds.setdefault(node.target.id, []).append(Bind(
+                    node.value, node.lineno, guards))
             if isinstance(node, ast.Call) and len(scope.calls) < MAX_CALLS:
                 scope.calls.append(node)
                 if guards:

@@ -37,7 +37,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from preflight.reading import pyenviron
+from preflight.reading import pycallables, pyenviron
 from preflight.reading.parse import ParseError
 from preflight.reading.pycallers import (
     MAX_INLINE,
@@ -251,7 +251,7 @@ class Module(Layout):
             if test is not None:
                 return self.evaluate(node.body if test else node.orelse, scope, depth + 1)
             return Unresolved("chosen by a condition when the script runs", line)
-        return Unresolved("computed when the script runs", line)
+        return pycallables.other(node, scope, line)     # a lambda is kept to be called
 
     def _name(self, name: str, scope: Scope, depth: int, line: int | None) -> Any:
         # the function's own names, then those of the functions it is defined in (a closure:
@@ -359,6 +359,9 @@ class Module(Layout):
             inlined = inline(self, node, scope, depth)
             if inlined is not None:
                 return inlined
+        called = pycallables.call(self, node, scope, depth, func)   # a lambda, a parameter...
+        if called is not pycallables.NOTHING:
+            return called
         got = pyenviron.special(self, node, scope, depth, func)
         if got is not pyenviron.NOTHING:
             return got

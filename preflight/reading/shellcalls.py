@@ -26,6 +26,9 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from preflight.findings import Source
+from preflight.reading import shellcmdopts
+from preflight.reading.shellargs import MAX_WORDS, PARAMS, Given
 from preflight.reading.shellexpand import Eval, Field, Seg, TooLarge
 from preflight.reading.shellvars import runtime, runtime_reason
 from preflight.reading.shellwords import Statement, split
@@ -38,6 +41,10 @@ CWD = "@cwd"
 the called script starts in; no shell variable can have this name."""
 
 ENVIRON = "@environ"
+ANY = "@*"
+"""A name of :data:`ENVIRON` standing for every variable not named: the caller sourced a file
+(or more were given than are kept) whose exports are not followed (its value: a runtime
+marker)."""
 """Key of the variables a caller passes that names (comma-separated) those of them that are the
 called script's environment, so what it runs inherits them (``env.*`` facts)."""
 
@@ -48,17 +55,10 @@ SELF = "\x01script-folder"
 """Stands for the script's own folder in a path (``$(dirname "$0")``, ``SCRIPT_DIR=$(cd
 "$(dirname "${BASH_SOURCE[0]}")" && pwd)``); :func:`folder_of` puts in the real one."""
 
-_SHELLS = {"bash", "sh", "zsh", "dash", "ksh"}
+_SHELLS = shellcmdopts.SHELLS
 _WRAPPERS = {"nohup", "exec", "setsid", "time", "command"}
 _SLURM = {"sbatch", "srun"}
-# short options of sbatch / srun that take a value as the next word (man sbatch, man srun)
-_SLURM_SHORT = set("AabcDdeGiJLMmNnopqSTtwxCFW")
-# long options of sbatch / srun that take no value
-_SLURM_BARE = {"exclusive", "hold", "parsable", "requeue", "no-requeue", "wait", "test-only",
-               "overcommit", "spread-job", "use-min-nodes", "contiguous", "quiet", "verbose",
-               "pty", "unbuffered", "label", "exact", "overlap", "no-kill", "help", "usage",
-               "ignore-pbs", "immediate", "kill-on-bad-exit", "multi-prog", "reboot"}
-_SCRIPT_EXT = (".sh", ".bash", ".slurm", ".sbatch")
+_SCRIPT_EXT = shellcmdopts.SCRIPT_EXT
 _SELF_DIR = re.compile(
     r"""^\$\(\s*(?:cd\s+(?:--\s+)?)?"?\$\(\s*dirname\s+(?:--\s+)?"?\$\{?(?:0|BASH_SOURCE(?:\[0\])?)\}?"?\s*\)"?"""
     r"""\s*(?:(?:>|&>)\s*/dev/null\s*(?:2>&1\s*)?)?(?:&&\s*pwd\s*(?:-P\s*)?)?\)$|"""
@@ -84,6 +84,7 @@ class Call:
     env: tuple[tuple[str, str], ...]         # what it starts with (runtime() markers inside)
     folder: Folder                           # the folder it starts in
     how: str                                 # bash | sbatch | srun | ./x.sh ...
+    argv: tuple[Given, ...] = ()             # the words after it: its "$@" (shellargs)
 
 
 @dataclass(frozen=True)
@@ -107,10 +108,12 @@ class Walked:
 class _Walk:
     def __init__(self, path: str, text: str, outer: dict[str, str], environ: str) -> None:
         self.path, self.text = path, text
-        self.ev = Eval({k: v for k, v in outer.items() if not k.startswith("@")})
+        self.ev = Eval({k: v for k, v in outer.items() if not k.startswith("@") or k == PARAMS})
         # its own environment (names its caller marked so), passed on to what it runs
         self.exported = set(environ.split(",")) - {""}
         self.allexport = False
+        # a runtime marker once a sourced file (here or in a caller) may export anything
+        self.hidden: str | None = outer.get(ANY) if ANY in self.exported else None
         self.prefix: list[str] = []                      # VAR=v words of the next command
         self.folders: dict[tuple[int, ...], Folder] = {(): Folder()}
         self.calls: list[Call] = []
@@ -131,6 +134,7 @@ class _Walk:
 
     def run(self) -> Walked:
         ev = self.ev
+        ev.prepare(split(self.text))
         for st in split(self.text).statements:
             if any(ev.runs.get(b) is False for b in st.branch):
                 continue
@@ -152,23 +156,38 @@ class _Walk:
             texts = ["".join(s.text for s in f) for f in fields]
             if not texts:
                 continue
+            ev.positional(st, fields)   # `shift`, `set -- a b`: "$@" from here (shellargs)
             if texts[0] == "exit":
                 ev.exited(st)
             elif texts[0] in ("cd", "pushd"):
                 self.folders[st.subshell] = self._cd(st, fields, here)
+            elif texts[0] == "unset" and "-f" not in texts:
+                self.exported -= set(texts[1:])     # redteam7: no longer in the environment
+            elif texts[0] in ("source", ".") and self.hidden is None:
+                self.hidden = runtime(f"{os.path.basename(self.path)}:{self.line(st.offset)} "
+                                      f"sources {' '.join(texts[1:2])[:80]}, whose exports are "
+                                      "not followed here")
             elif texts[0] == "popd":
                 self.folders[st.subshell] = Folder(why=f"popd (line {self.line(st.offset)})")
             elif texts[0] == "set":
-                for t in texts[1:]:
-                    if re.fullmatch(r"[-+][a-zA-Z]*a[a-zA-Z]*", t):
-                        self.allexport = t[0] == "-"
-                if "allexport" in texts and len(texts) > 2:
-                    self.allexport = texts[texts.index("allexport") - 1] == "-o"
+                self._set(texts)
+            elif texts[0] in ("source", ".") and len(texts) > 2 and len(self.calls) < MAX_CALLS:
+                # `source env.sh a b`: a b are its "$@" (jobs/scripts.py links it)
+                self.calls.append(Call(texts[1], st.offset, (), here, "source",
+                                       tuple(self._argv(st, fields[2:]))))
             elif len(self.calls) < MAX_CALLS:
                 call = self._call(st, fields, texts, prefix, here)
                 if call is not None:
                     self.calls.append(call)
         return self.out
+
+    def _set(self, texts: list[str]) -> None:
+        """``set -a`` / ``set +a`` / ``set -o allexport``: whether assignments are exported."""
+        for t in texts[1:]:
+            if re.fullmatch(r"[-+][a-zA-Z]*a[a-zA-Z]*", t):
+                self.allexport = t[0] == "-"
+        if "allexport" in texts and len(texts) > 2:
+            self.allexport = texts[texts.index("allexport") - 1] == "-o"
 
     def _assign(self, st: Statement) -> None:
         word = st.words[0] if len(st.words) == 1 and not st.array else None
@@ -254,9 +273,10 @@ class _Walk:
                     t = texts[i]
                     if t in ("-i", "-", "--ignore-environment"):
                         everything = False
-                    elif t == "-u" and i + 1 < len(texts):
-                        env.pop(texts[i + 1], None)
-                        i += 1
+                    elif t.startswith(("-u", "--unset")):   # -u X, -uX, --unset=X
+                        name, step = shellcmdopts.unset_name(texts, i)
+                        env.pop(name, None)
+                        i += step
                     elif (m := re.fullmatch(r"([A-Za-z_]\w*)=(.*)", t, re.S)) is not None:
                         got = self._text(fields[i], st, m.group(1))
                         given[m.group(1)] = got if runtime_reason(got) is not None else \
@@ -266,7 +286,7 @@ class _Walk:
                     i += 1
             elif word in _SLURM:
                 how = word
-                i, keep = _slurm_options(texts, i + 1)
+                i, keep = shellcmdopts.slurm_options(texts, i + 1)
                 if keep is not None:
                     everything = "ALL" in keep
                     for item in keep:
@@ -296,31 +316,25 @@ class _Walk:
             return None
         if not direct or script.lower().endswith(_SCRIPT_EXT) or "." not in \
                 os.path.basename(script):
-            kept = {**(env if everything else {}), **given}
+            kept = {**(env if everything else {}), **given,
+                    **({ANY: self.hidden} if self.hidden is not None and everything else {})}
             return Call(script, st.offset, tuple((n, v) for n, v in kept.items()
-                                                 if v is not None), here, how or script)
+                                                 if v is not None), here, how or script,
+                        tuple(self._argv(st, fields[i + 1:])))
         return None
 
-
-def _slurm_options(texts: list[str], i: int) -> tuple[int, list[str] | None]:
-    """Past sbatch / srun options: (index of the first other word, ``--export`` items)."""
-    keep: list[str] | None = None
-    while i < len(texts) and texts[i].startswith("-"):
-        t = texts[i]
-        name, eq, value = t.lstrip("-").partition("=")
-        if t.startswith("--"):
-            if not eq and name not in _SLURM_BARE and i + 1 < len(texts) and \
-                    not texts[i + 1].startswith("-") and \
-                    os.path.basename(texts[i + 1]) not in _SHELLS and \
-                    not texts[i + 1].lower().endswith(_SCRIPT_EXT):
-                value = texts[i + 1]
-                i += 1
-            if name == "export":
-                keep = [v for v in value.split(",") if v]
-        elif len(t) == 2 and t[1] in _SLURM_SHORT and i + 1 < len(texts):
-            i += 1
-        i += 1
-    return i, keep
+    def _argv(self, st: Statement, fields: list[Field]) -> list[Given]:
+        """The words after the script, each with the ``file:line`` it is written at (a word
+        this script was given itself keeps its caller's) and why its value is not known."""
+        out = []
+        for n, f in enumerate(fields[:MAX_WORDS + 1], 1):
+            at = next((s.offset for s in f if s.text or s.opaque), f[0].offset if f else st.offset)
+            where = self.ev.params.at.get(at) or Source(self.path, self.line(at))
+            text = self._text(f, st, f"argument {n}")
+            why = runtime_reason(text)
+            out.append(Given("".join(s.text for s in f) if why else text, where, why,
+                             any(s.loose for s in f)))
+        return out
 
 
 def _source(text: str, offset: int) -> str:

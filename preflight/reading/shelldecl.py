@@ -117,6 +117,12 @@ def function_spans(text: str) -> list[tuple[int, int]]:
     return spans
 
 
+def function_names(text: str) -> list[str]:
+    """The name of each body :func:`function_spans` finds, in the same order."""
+    return [re.sub(r"^\s*(?:function\s+)?([\w.:-]+).*$", r"\1", m.group(0), flags=re.S)
+            for m in _FUNCTION.finditer(text)]
+
+
 def in_function(spans: list[tuple[int, int]], offset: int) -> bool:
     return any(a <= offset < b for a, b in spans)
 

@@ -10,7 +10,8 @@ overrides. Every argument keeps the offset where its first character was *writte
 array or string that holds it), so a setting is reported at its own line.
 
 What cannot be known here stays unknown, with the reason: a ``$(...)``, a positional
-parameter, a variable never set in the script (it comes from the environment) make the argument
+parameter nobody in the job gives (those a caller gives are bound: :mod:`.shellargs`), a
+variable never set in the script (it comes from the environment) make the argument
 :attr:`Arg.opaque`; a value assigned inside an ``if``/``case`` branch that does not also hold
 the launch command may not apply (:attr:`Arg.conditional`, with the line of the branch's
 assignment). Bounded: the expanded text is capped (:data:`MAX_CHARS`), so ``A="$A $A"`` thirty
@@ -26,7 +27,9 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
+from preflight.reading.shellargs import Params, Positional
 from preflight.reading.shelltests import bracket, glob
+from preflight.reading.shelltypes import Field, Seg
 from preflight.reading.shellvars import runtime_reason
 from preflight.reading.shellwords import Part, Split, Statement, Word, split
 
@@ -44,17 +47,6 @@ class TooLarge(Exception):
     def __init__(self, offset: int) -> None:
         super().__init__(offset)
         self.offset = offset
-
-
-@dataclass(frozen=True)
-class Seg:
-    text: str
-    offset: int
-    branch: tuple[int, ...]
-    opaque: str | None = None
-
-
-Field = list[Seg]
 
 
 @dataclass(frozen=True)
@@ -88,7 +80,7 @@ _NOT_LAUNCHERS = {"echo", "printf", "cat", "grep", "sed", "awk", "ls", "cp", "mv
                   "basename", "which", "type", "command", "sleep", "kill", "pkill", "tar"}
 
 
-class _Eval:
+class _Eval(Positional):
     def __init__(self, outer: dict[str, str] | None = None,
                  remap: Callable[[int], int] | None = None) -> None:
         self.env: dict[str, list[Field]] = {}
@@ -96,6 +88,7 @@ class _Eval:
         self.spent = 0
         self.remap = remap or (lambda offset: offset)   # offsets of a `bash -c` string
         self.runs: dict[int, bool | None] = {}      # branch -> runs (None: cannot tell)
+        self.params = Params.of(self.outer)         # $1, "$@" (reading/shellargs.py)
 
     def decide(self, st: Statement) -> None:
         """Whether the branch an ``if`` / ``elif`` / ``else`` opens runs, from its test and
@@ -170,15 +163,19 @@ class _Eval:
         fields: list[Field] = [[]]
         started = False        # the word yields at least one field, even if empty
         for part in word:
-            if part.opaque is not None:
-                fields[-1].append(Seg(part.text, self.remap(part.offset), branch, part.opaque))
+            params = None if part.param is None else self.params_at(part.offset)
+            value = None if part.param is None else (params or self.params).expand(
+                part, branch, params is None, self.remap)
+            if value is None and part.opaque is not None:
+                fields[-1].append(Seg(part.text, self.remap(part.offset), branch, part.opaque,
+                                      not part.quoted))
                 started = True
                 continue
             if not part.var:
                 fields[-1].append(Seg(part.text, self.remap(part.offset), branch))
                 started = True
                 continue
-            value = self.lookup(part, branch)
+            value = self.lookup(part, branch) if value is None else value
             if part.quoted or not split:
                 items = value if part.array and split else [_join(value)]
                 for n, item in enumerate(items):
@@ -187,7 +184,9 @@ class _Eval:
                     fields[-1].extend(item)
                 started = started or bool(items)
                 continue
-            for item in value:
+            for n, item in enumerate(value):
+                if n:                # unquoted $@ / ${A[@]}: each element ends a word
+                    fields.append([])
                 pieces = _split(item)
                 if not pieces:
                     continue
@@ -195,6 +194,8 @@ class _Eval:
                 for piece in pieces[1:]:
                     fields.append(list(piece))
                 started = True
+        if len(fields) > 1:          # (the empty words unquoted elements leave: none)
+            fields = [f for f in fields if f] or [[]]
         if not started or (len(fields) == 1 and not fields[0] and not _quoted_empty(word)):
             return []
         return fields
@@ -242,7 +243,7 @@ def _split(field: Field) -> list[Field]:
     cur: Field = []
     for seg in field:
         if seg.opaque is not None:
-            cur.append(seg)
+            cur.append(replace(seg, loose=True))    # bash splits it: any number of words
             continue
         pos = 0
         for m in _BLANK.finditer(seg.text):
@@ -327,6 +328,7 @@ def launches(split: Split, is_entry: Callable[[str], bool], outer: dict[str, str
 
 def _launches(split: Split, is_entry: Callable[[str], bool], ev: _Eval,
               prefix: tuple[int, ...], depth: int) -> Iterator[Launch]:
+    ev.prepare(split)
     for st in split.statements:
         if prefix:    # a `bash -c` string: its branches sit inside the command that runs it
             st = replace(st, branch=prefix + tuple(-b for b in st.branch),
@@ -343,11 +345,16 @@ def _launches(split: Split, is_entry: Callable[[str], bool], ev: _Eval,
         if fields and "".join(s.text for s in fields[0]) == "exit":
             ev.exited(st)
             continue
+        if ev.positional(st, fields):
+            continue
         inner = _inner_script(fields) if depth < 4 else None
         if inner is not None:
             text, remap = _flatten(inner[1])
             child = _Eval(ev.outer, remap)
             child.env, child.spent, child.runs = dict(ev.env), ev.spent, ev.runs
+            # `eval` runs in the script's shell (its "$@"); `bash -c STR a b` gets a b
+            child.params = ev.params if "".join(s.text for s in fields[inner[0]]) == "eval" \
+                else Params(None, "a `bash -c` string's $1, \"$@\" are the words after it")
             for found in _launches(split_text(text), is_entry, child, st.branch, depth + 1):
                 ev.spent = child.spent
                 yield replace(found, offset=ev.remap(st.offset))
@@ -359,9 +366,12 @@ def _launches(split: Split, is_entry: Callable[[str], bool], ev: _Eval,
         at = next((n for n, t in enumerate(texts) if is_entry(t)), None)
         if at is None:
             continue
-        forwarded = any(t in ("$@", "$*") for t in texts[at + 1:])
-        args = [_arg(f, st.branch, ev.runs) for f, t in zip(fields[at + 1:], texts[at + 1:])
-                if t not in ("$@", "$*")][:MAX_ARGS]
+        # "$@" of a script nobody in the job runs: its arguments, none known (never invented)
+        unbound = [len(f) == 1 and f[0].opaque is not None and t in ("$@", "$*")
+                   for f, t in zip(fields[at + 1:], texts[at + 1:])]
+        forwarded = any(unbound)
+        args = [_arg(f, st.branch, ev.runs) for f, drop in zip(fields[at + 1:], unbound)
+                if not drop][:MAX_ARGS]
         before = tuple(_arg(f, st.branch, ev.runs) for f in fields[:at])
         env = tuple((name, "".join(s.text for s in value[0])) for name, value in ev.env.items()
                     if len(value) == 1 and not any(s.opaque for s in value[0]))

@@ -1,7 +1,8 @@
 """Quotes and ``$`` in a launch script, for :mod:`.shellwords`: ``'...'``, ``"..."``,
 ``$'...'``, ``$NAME``, ``${NAME:-default}`` (defaults holding references or quotes are split
 like words, 8 levels deep at most), ``${NAME[@]}``, and the parts only the running shell knows
-(``$(...)``, ``$((...))``, backquotes, positional parameters) kept as opaque references.
+(``$(...)``, ``$((...))``, backquotes, positional parameters) kept as opaque references
+(positional ones marked ``Part.param``: a caller's words bind them, :mod:`.shellargs`).
 Here-document bodies are skipped.
 """
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from preflight.reading.shell import HereDoc
@@ -113,8 +115,11 @@ class QuoteScanner:
             return
         if nxt and (nxt.isdigit() or nxt in "@*#?$!-"):
             self.flush_lit()
-            self.add_part(Part("$" + nxt, i, var=True, quoted=quoted,
-                               opaque=f"${nxt} is given when the script is run"))
+            # `$1`, `"$@"`, `$*`, `$#`: bound when a script of the job runs this one with its
+            # arguments (reading/shellargs.py); `$0`, `$?`, `$$`, `$!`, `$-` never are
+            param = nxt if nxt in "@*#" or nxt in "123456789" else None
+            self.add_part(Part("$" + nxt, i, var=True, quoted=quoted, array=nxt == "@",
+                               opaque=f"${nxt} is given when the script is run", param=param))
             self.i = i + 2
             return
         self.add_lit("$", i, quoted)
@@ -181,6 +186,22 @@ def _brace_end(text: str, start: int) -> int:
 def braced(inner: str, at: int, quoted: bool, depth: int, lexer_class: Any) -> Part:
     """``${NAME}``, ``${NAME:-default}``, ``${NAME[@]}``; anything else is opaque. A default
     holding references (``${A:-${B}/x}``) keeps them as parts, nested at most 8 deep."""
+    p = re.fullmatch(r"([1-9]\d{0,5}|[@*#])(?:(:?-)(.*)|:(\d{1,6})(?::(\d{1,6}))?)?", inner,
+                     re.S)
+    if p and not (p.group(1) == "#" and p.group(2)) and not (
+            p.group(4) is not None and p.group(1) not in "@*"):
+        # `${1}`, `${12}`, `${1:-default}`, `${@}`, `${@:2}`, `${*:2:3}`, `${#}`: positional
+        # parameters (reading/shellargs.py); a default holding references stays opaque text
+        default = p.group(3) if p.group(3) is not None and not any(
+            c in p.group(3) for c in "$'\"\\`") else None
+        if p.group(2) is not None and default is None:
+            return Part("${" + inner[:60] + "}", at, var=True, quoted=quoted,
+                        opaque=f"${{{inner[:60]}}} is computed at run time")
+        span = (int(p.group(4)), int(p.group(5)) if p.group(5) is not None else None) \
+            if p.group(4) is not None else None
+        return Part("$" + p.group(1), at, var=True, quoted=quoted, default=default,
+                    array=p.group(1) == "@", param=p.group(1), span=span,
+                    opaque=f"${{{inner[:60]}}} is given when the script is run")
     m = re.fullmatch(r"([A-Za-z_]\w*)(?:\[([@*])\])?(?:(:?-)(.*))?", inner, re.S)
     if m:
         default = m.group(4)
@@ -192,8 +213,7 @@ def braced(inner: str, at: int, quoted: bool, depth: int, lexer_class: Any) -> P
             lexer.lit_quoted = quoted
             lexer.run()
             words = [p for st in lexer.out.statements for w in st.words for p in w]
-            parts = tuple(Part(p.text, p.offset + start, p.var, p.default,
-                               p.default_parts, p.array, quoted, p.opaque) for p in words)
+            parts = tuple(replace(p, offset=p.offset + start, quoted=quoted) for p in words)
         return Part(m.group(1), at, var=True, default=default, default_parts=parts,
                     array=bool(m.group(2)), quoted=quoted)
     return Part("${" + inner[:60] + "}", at, var=True, quoted=quoted,

@@ -3,9 +3,15 @@
 
 from __future__ import annotations
 
+import operator
+import re
 from collections.abc import Callable
 
 from preflight.reading.shelltypes import Part, Word
+
+_COMPARE: dict[str, Callable[[int, int], bool]] = {
+    "-eq": operator.eq, "-ne": operator.ne, "-lt": operator.lt, "-le": operator.le,
+    "-gt": operator.gt, "-ge": operator.ge}
 
 
 def bracket(words: list[str] | None) -> bool | None:
@@ -24,6 +30,11 @@ def bracket(words: list[str] | None) -> bool | None:
         got = bool(inner[0])
     elif len(inner) == 3 and inner[1] in ("=", "==", "!="):
         got = (inner[0] == inner[2]) == (inner[1] != "!=")
+    elif len(inner) == 3 and inner[1] in _COMPARE and all(
+            re.fullmatch(r"[ \t]*[-+]?\d{1,18}[ \t]*", w) for w in inner[::2]):
+        # `[ $# -gt 0 ]` (a script's argument count: reading/shellargs.py); not integers:
+        # bash says "integer expression expected", left undecided
+        got = _COMPARE[inner[1]](int(inner[0]), int(inner[2]))
     else:
         return None
     return got != negate

@@ -22,9 +22,28 @@ class Part:
     array: bool = False            # ``${NAME[@]}`` / ``${NAME[*]}``: every element
     quoted: bool = False           # inside "...": no word splitting when expanded
     opaque: str | None = None      # a value decided at run time (``$(...)``, ``$1``): why
+    param: str | None = None       # a positional parameter: ``@``, ``*``, ``#`` or its number
+                                   # (``$1``, ``${12}``); ``opaque`` says why when no caller
+                                   # gives the script its arguments (reading/shellargs.py)
+    span: tuple[int, int | None] | None = None   # ``${@:2}`` / ``${@:2:3}``: offset, length
 
 
 Word = tuple[Part, ...]
+
+
+@dataclass(frozen=True)
+class Seg:
+    """A piece of an expanded word (:mod:`.shellexpand`): its text, where it is written, the
+    if/case branches it was set in, and why its value is not known here (``opaque``)."""
+
+    text: str
+    offset: int
+    branch: tuple[int, ...]
+    opaque: str | None = None
+    loose: bool = False     # an unquoted run-time value: bash splits it into any number of words
+
+
+Field = list[Seg]
 
 
 @dataclass(frozen=True)
@@ -54,6 +73,10 @@ class Statement:
 class Split:
     statements: list[Statement] = field(default_factory=list)
     truncated_at: int | None = None     # offset where splitting stopped (budget spent)
+    functions: list[tuple[int, int]] = field(default_factory=list)
+    """Extents of the function bodies (``f() { ... }``): their ``$1`` / ``"$@"`` / ``shift``
+    are the function's own positional parameters, not the script's."""
+    names: list[str] = field(default_factory=list)     # the name of each function
 
 
 ASSIGN = re.compile(r"([A-Za-z_]\w*)(\+?)=")

@@ -15,7 +15,7 @@ _ASSIGN = re.compile(r"""^\s*(?:(export|local|declare|typeset|readonly)((?:\s+[-
                      r"""([A-Za-z_]\w*)=("[^"\n]*"|'[^'\n]*'|[^\s;#()]*)\s*(?:#.*)?$""")
 
 
-_VAR = re.compile(r"^\$\{?([A-Za-z_]\w*)(?::-([^}]*))?\}?$")
+_VAR = re.compile(r"^\$\{?([A-Za-z_]\w*|[1-9])(?::-([^}]*))?\}?$")
 
 RUNTIME = "\x00"
 """Marks a value another script gives this one that cannot be known here (set from a
@@ -139,6 +139,8 @@ _FLAG_REF = re.compile(r"(?<![\w-])(--[A-Za-z0-9_-]*)\$(?:\{([A-Za-z_]\w*)(?::-(
 def lookup(name: str, default: str | None, variables: dict[str, str]) -> str | None:
     """The value of ``$name`` as bash would see it from the script's own assignments, following
     ``X=$Y`` chains (bounded); ``PRECISION=${PRECISION:-bf16}`` falls back to its default."""
+    if name.isdigit() and name not in variables:
+        return None           # `$1` of a script nobody in the job runs: not known (shellargs)
     seen: set[str] = set()
     while name in variables and name not in seen:
         seen.add(name)

@@ -231,17 +231,18 @@ class _Lexer(HereValues):
             return
         # leading NAME=value words: assignments (before a command, they are its environment)
         assigns = []
-        while words:
-            assigned = _assignment(words[0])
+        n = 0           # an index, not words[1:] per word (redteam7: 100,000 prefixes, 17 s)
+        while n < len(words):
+            assigned = _assignment(words[n])
             if assigned is None:
                 break
             name, append, value = assigned
             if decl is not None and not decl.plain:
-                value = shelldecl.word(decl, value, words[0][0].offset)
-            assigns.append(Statement((value,) if value else (), words[0][0].offset, branch, name,
+                value = shelldecl.word(decl, value, words[n][0].offset)
+            assigns.append(Statement((value,) if value else (), words[n][0].offset, branch, name,
                                      append, subshell=tuple(self.subshell)))
-            words = words[1:]
-        words = [] if decl is not None else words    # `declare -r A=1 B`: B is a name
+            n += 1
+        words = [] if decl is not None else words[n:]  # `declare -r A=1 B`: B is a name
         # before a command, its environment only (readers still see them as set)
         self.out.statements.extend(replace(a, prefix=bool(words)) for a in assigns)
         if words and self.take(words, branch):   # `read X <<EOF`, `sbatch <<EOF`
@@ -303,6 +304,9 @@ class _Lexer(HereValues):
                 self.add_lit(text[self.i:end], self.i, False)
                 self.i = end
         self.end_statement()
+        if self.depth == 0 and ("(" in text or "function" in text):
+            self.out.functions = shelldecl.function_spans(text)   # their own "$@" (shellargs)
+            self.out.names = shelldecl.function_names(text)
         if self.array_name is not None:          # an unterminated array: keep what it held
             name, append, at = self.array_name
             self.out.statements.append(Statement(tuple(self.array_words), at,

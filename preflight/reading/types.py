@@ -46,7 +46,8 @@ class Linked:
                               # ``path`` is the value as written; the job reader looks further
     key: str = ""             # the key or flag that names it, as written
     line: int | None = None   # its line in the naming file
-    optional: bool = False    # a sourced script: read if it holds settings, else left out
+    optional: bool = False    # a sourced script, or the framework's entry script a launch runs
+                              # (jobs/entryscripts.py): read if it holds settings, else left out
     variables: tuple[tuple[str, str], ...] = ()   # what the sourcing script set (bash passes it)
     argv: tuple[str, ...] | None = None   # a Python script's arguments on the launch line
     environ: tuple[tuple[str, str, str], ...] | None = None   # and the environment it gives
@@ -56,6 +57,8 @@ class Linked:
                               # export, merging: launch.not_training): of the job, not read
     included: bool = False    # a module of the job the naming script imports: already read
                               # with it, with the values it passes (jobs/pyimports.py)
+    syspath: str | None = None  # a module run with `-m` (reading/pymodrun.py): the folder it
+                              # was found from, sys.path[0] for the imports it makes
 
 
 @dataclass(frozen=True)

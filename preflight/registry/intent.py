@@ -7,7 +7,8 @@ that compares the fact with a value outside them (it could never match).
 
 from preflight.registry import FactSpec as F
 
-BACKENDS = ("te", "torchao", "msamp", "none")
+BACKENDS = ("te", "torchao", "msamp", "scaled_mm", "none")
+"""``scaled_mm``: FP8 the job implements itself on ``torch._scaled_mm`` (nanochat's Float8Linear)."""
 RECIPES = ("delayed", "current", "tensorwise", "rowwise", "rowwise_with_gw_hp", "mxfp8",
            "blockwise", "nvfp4")
 FORMATS = ("hybrid", "e4m3", "e5m2")

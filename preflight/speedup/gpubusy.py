@@ -15,16 +15,32 @@ the torch device cannot be matched to an NVML device by its UUID, it samples not
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from typing import Any
 
 HOST_BOUND_BUSY = 90
 """Busy % below which a timed step counts as one the host limited."""
 HOST_BOUND_STEPS = 2
-"""How many such FP8 steps (at the deepest depth) make the trial say so: the host limits a step
-at times, not always. On an H100 the trial's FP8 steps at 16 layers had 3 of 12 under 90% (the
+"""How many such FP8 steps (at one depth) make the trial say so: the host limits a step at
+times, not always. On an H100 the trial's FP8 steps at 16 layers had 3 of 12 under 90% (the
 others 95-100%, median 100%) and the real runs' FP8 steps then alternated 177 ms / 198-268 ms
 (busy 37-90% in the slow ones); on an H200 host where the real FP8 steps ran a steady 157 ms,
-none of 45 was under 90% (docs/gpu-results.md, 2026-11-27 fifth session)."""
+none of 45 was under 90% (docs/gpu-results.md, 2026-11-27 fifth session).
+
+Every depth the trial timed counts, not only the deepest: on an H100 of 2026-11-28 the trial's
+FP8 steps at 8 layers were 75-95% busy (8 of 12 under 90%) and those at 16 layers 90-100%, and its
+16-layer FP8 step came out 8% slower than the real runs', whose first run spent its first steps
+69-81% busy (docs/gpu-results.md, 2026-11-28)."""
+
+
+@dataclass(frozen=True)
+class HostBound:
+    """The timed steps of one depth that show the host limiting them."""
+
+    depth: int
+    low: int        # steps under HOST_BOUND_BUSY
+    sampled: int
+    median: int
 
 
 class Busy:
@@ -57,8 +73,13 @@ class Busy:
         if self._handle is None:
             return
         try:
-            self.samples.append(int(self._nv.nvmlDeviceGetUtilizationRates(self._handle).gpu))
+            value = self._nv.nvmlDeviceGetUtilizationRates(self._handle).gpu
         except Exception:  # noqa: BLE001 - stop sampling, keep what was read
+            self._handle = None
+            return
+        if type(value) is int and 0 <= value <= 100:
+            self.samples.append(value)
+        else:       # a percentage NVML cannot give (-5, 2**32-1, text): stop (redteam7)
             self._handle = None
 
 
@@ -93,7 +114,18 @@ def median_busy(runs: list[dict[str, Any]], precision: str) -> int | None:
     return values[len(values) // 2] if values else None
 
 
-def host_limited(runs: list[dict[str, Any]], precision: str) -> tuple[int, int]:
-    """(steps under HOST_BOUND_BUSY, steps sampled) of ``precision`` at the deepest depth."""
-    values = deepest_busy(runs, precision)
-    return sum(v < HOST_BOUND_BUSY for v in values), len(values)
+def host_bound(runs: list[dict[str, Any]], precision: str) -> HostBound | None:
+    """The deepest depth at which ``precision``'s timed steps show the host limiting them (their
+    median busy % under HOST_BOUND_BUSY, or HOST_BOUND_STEPS or more steps under it); None when
+    no depth does, or nothing was sampled."""
+    found: list[HostBound] = []
+    for r in runs:
+        if r.get("precision") != precision or not r.get("busy_pct"):
+            continue
+        values = sorted(int(v) for v in r["busy_pct"] if isinstance(v, (int, float)))
+        if not values:
+            continue
+        low, median = sum(v < HOST_BOUND_BUSY for v in values), values[len(values) // 2]
+        if median < HOST_BOUND_BUSY or low >= HOST_BOUND_STEPS:
+            found.append(HostBound(int(r.get("depth") or 0), low, len(values), median))
+    return max(found, key=lambda h: h.depth) if found else None

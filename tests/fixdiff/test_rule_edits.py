@@ -48,6 +48,8 @@ NOT_AN_EDIT = {
                         "on Blackwell only): a choice for the user",
     "FP8D-UNSLOTH-0002": "the fix is a keyword of from_pretrained(...) in the script's Python "
                          "code (fast_inference=True), or an upgrade",
+    "FP8D-OLMO-0003": "the fix is a keyword of AOMXLinearConfig(...) in the script's Python "
+                      "(kernel_preference=AOKernelPreference.auto), not a config file's value",
     "FP8D-UNSLOTH-0003": "the fix is a keyword of from_pretrained(...) in the script's Python "
                          "code (load_in_4bit=False)",
     "FP8D-MEG-0032": "the value to set is the job's dense tensor parallelism (ETP = TP), or a "
@@ -75,7 +77,7 @@ NOT_AN_EDIT = {
 
 PYTHON_CODE_FIXES = frozenset({"FP8D-ACC-0032", "FP8D-ACC-0095", "FP8D-ACC-0096", "FP8D-ACC-0150",
                                "FP8D-TE-0002", "FP8D-MEG-0017",
-                               "FP8D-UNSLOTH-0002", "FP8D-UNSLOTH-0003"})
+                               "FP8D-UNSLOTH-0002", "FP8D-UNSLOTH-0003", "FP8D-OLMO-0003"})
 """NOT_AN_EDIT entries whose fix is the job's Python code (an argument of a call, a prepare() call,
 an import path): CONFIG_FIXES counts them since their facts are config.*; the share leaves them out."""
 assert PYTHON_CODE_FIXES <= set(NOT_AN_EDIT)

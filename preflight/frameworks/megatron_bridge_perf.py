@@ -1,0 +1,142 @@
+"""Megatron-Bridge's performance launcher: ``python scripts/performance/setup_experiment.py -m
+deepseek -mr deepseek_v3 -g gb300 -c fp8_mx ...`` (and ``run_script.py`` / ``bootstrap.py``, the
+scripts it starts on the nodes with the same words), read from the launch line only; the scripts
+themselves are never imported.
+
+Read at NVIDIA-NeMo/Megatron-Bridge v0.4.0 (2026-04-16), v0.5.0 (2026-06-16) and v0.6.0
+(2026-08-19, commit 51885cf1), alike at all three:
+
+- ``scripts/performance/argument_parser.py`` (l.585-593 @ v0.4.0, l.694-702 @ v0.6.0):
+  ``-c/--compute_dtype`` with ``choices=["bf16", "fp8_cs", "fp8_mx", "fp8_sc", "nvfp4"]``,
+  default ``bf16``; another value is refused by argparse (exit 2, nothing runs).
+- ``scripts/performance/utils/precision.py`` ``get_precision_config`` and
+  ``src/megatron/bridge/perf_recipes/_common.py`` ``_perf_precision`` (v0.6.0 l.97-118): the
+  mixed-precision preset each value gives: ``fp8_cs`` current scaling with
+  ``first_last_layers_bf16 = False``, ``fp8_mx`` MXFP8, ``fp8_sc`` subchannel (blockwise),
+  ``nvfp4`` NVFP4, ``bf16`` none.
+- ``setup_experiment.py`` forwards its words (less the launcher-only ones,
+  ``_filter_run_script_args`` @ v0.6.0 l.74-118) to the rank-local script, which applies the
+  words its parser does not know as Hydra overrides after the recipe (``run_script.py``
+  ``parse_known_args`` -> ``set_cli_overrides``, v0.6.0 l.182, l.76): ``mixed_precision.fp8_recipe=X``
+  on the launch line wins over ``-c``.
+- ``--use_recipes`` runs the library recipe (``run_recipe.py``) instead of the flat performance
+  recipe: ``-c`` is not read on that path here (Unknown).
+
+The settings are stated as Megatron-Bridge's own (``config.megatron_bridge.mixed_precision`` = the
+preset name, its fields, the parallel sizes ``-tp``/``-pp``/``-ep`` ... under their ConfigContainer
+names), so its derive and rules judge them; ``config.megatron_bridge.perf.*`` keeps the launcher's
+own words (model, recipe, GPU, task).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from preflight.facts import Unknown
+from preflight.findings import Source
+from preflight.reading.overridelaunch import LaunchRead, Syntax
+from preflight.reading.types import ConfigProblem
+
+ENTRY = re.compile(r"(?:^|/)scripts/performance/(?:setup_experiment|run_script|bootstrap)\.py$")
+HINT = re.compile(r"scripts/performance/(?:setup_experiment|run_script|bootstrap)\.py")
+ENTRY_CODE = re.compile(r"\bmodel_recipe_name\b")
+"""What the launcher's text holds (its ``-mr/--model_recipe_name`` option, passed on to every
+helper, at v0.4.0-v0.6.0; NeMo 2's performance scripts have no such option)."""
+SOURCE = ("Megatron-Bridge v0.4.0-v0.6.0 scripts/performance/argument_parser.py -c/--compute_dtype,"
+          " utils/precision.py get_precision_config")
+CHOICES: dict[str, tuple[str, dict[str, Any]]] = {
+    "bf16": ("bf16_mixed", {}),
+    "fp8_cs": ("bf16_with_fp8_current_scaling_mixed", {"first_last_layers_bf16": False}),
+    "fp8_mx": ("bf16_with_mxfp8_mixed", {}),
+    "fp8_sc": ("bf16_with_fp8_subchannel_scaling_mixed", {}),
+    "nvfp4": ("bf16_with_nvfp4_mixed", {}),
+}
+"""``-c`` value -> (Megatron-Bridge preset, fields the perf scripts set on it)."""
+DEFAULT = "bf16"
+# the launcher's options and the ConfigContainer field each sets (utils/overrides.py
+# set_user_overrides @ v0.6.0); long and short spellings
+SIZES = {
+    "tp": "model.tensor_model_parallel_size",
+    "tensor_model_parallel_size": "model.tensor_model_parallel_size",
+    "pp": "model.pipeline_model_parallel_size",
+    "pipeline_model_parallel_size": "model.pipeline_model_parallel_size",
+    "cp": "model.context_parallel_size", "context_parallel_size": "model.context_parallel_size",
+    "vp": "model.virtual_pipeline_model_parallel_size",
+    "virtual_pipeline_model_parallel_size": "model.virtual_pipeline_model_parallel_size",
+    "ep": "model.expert_model_parallel_size",
+    "expert_model_parallel_size": "model.expert_model_parallel_size",
+    "et": "model.expert_tensor_parallel_size",
+    "expert_tensor_parallel_size": "model.expert_tensor_parallel_size",
+    "mb": "train.micro_batch_size", "micro_batch_size": "train.micro_batch_size",
+    "gb": "train.global_batch_size", "global_batch_size": "train.global_batch_size",
+    "sl": "dataset.seq_length", "seq_length": "dataset.seq_length",
+}
+WORDS = {"m": "model_family_name", "model_family_name": "model_family_name",
+         "mr": "model_recipe_name", "model_recipe_name": "model_recipe_name",
+         "g": "gpu", "gpu": "gpu", "task": "task", "ng": "num_gpus", "num_gpus": "num_gpus",
+         "config_variant": "config_variant", "domain": "domain"}
+SYNTAX = Syntax(entry=lambda w: bool(ENTRY.search(w)), value_flags=frozenset({
+    "c", "compute_dtype", *SIZES, *WORDS, "a", "account", "p", "partition", "t", "time_limit",
+    "i", "container_image", "hf", "hf_token", "log_dir", "gpus_per_node", "gn",
+    "nemo_home", "nh", "cm", "custom_mounts", "ce", "custom_env_vars", "cs", "custom_srun_args",
+    "wandb_key", "wandb_project_name", "wandb_experiment_name", "wandb_entity_name",
+    "pretrained_checkpoint", "save_dir", "load_dir", "data", "tokenizer_model"}))
+
+
+def facts(read: LaunchRead, prefix: str, line: int) -> tuple[
+        dict[str, Any], dict[str, str], list[ConfigProblem]]:
+    """What the launcher's words set, as ``<prefix>.*`` facts (the Hydra ``key=value`` words
+    are the caller's, read as for ``run_recipe.py``)."""
+    out: dict[str, Any] = {}
+    prov: dict[str, str] = {}
+    problems: list[ConfigProblem] = []
+    assert read.launch is not None
+    at = Source(read.path, line)
+    entry = read.launch.entry.text
+    out[f"{prefix}.entry"] = entry
+    prov[f"{prefix}.entry"] = at
+    for flag, word in WORDS.items():
+        if (got := read.flag(flag)) is not None:
+            given_ = _int(got[0]) if word == "num_gpus" else got[0]
+            out[f"{prefix}.perf.{word}"], prov[f"{prefix}.perf.{word}"] = given_, got[1]
+    for flag, key in SIZES.items():
+        if (got := read.flag(flag)) is not None:       # argparse type=int
+            out[f"{prefix}.{key}"], prov[f"{prefix}.{key}"] = _int(got[0]), got[1]
+    given = read.flag("c", "compute_dtype")
+    recipes = read.flag("use_recipes")
+    value, src = given if given is not None else (DEFAULT, at)
+    out[f"{prefix}.perf.compute_dtype"], prov[f"{prefix}.perf.compute_dtype"] = value, src
+    name: Any
+    fields: dict[str, Any] = {}
+    if recipes is not None and recipes[0] is not False:
+        name = Unknown("--use_recipes runs the library recipe (scripts/performance/run_recipe.py)"
+                       ", whose precision is not read here; -c is not what decides it there")
+        src = recipes[1]
+    elif isinstance(value, Unknown):
+        name = Unknown(f"-c/--compute_dtype is not known before the job runs: {value.reason}")
+    elif isinstance(value, str) and value in CHOICES:
+        name, fields = CHOICES[value]
+    else:
+        shown = str(value)[:40]
+        name = Unknown(f"-c {shown!r} is not one of {', '.join(CHOICES)}: the performance "
+                       "launcher's argparse refuses it (exit 2) and nothing trains")
+        problems.append(ConfigProblem(read.path, src.line, (
+            f"-c/--compute_dtype {shown!r} is not a choice of Megatron-Bridge's performance "
+            f"launcher ({', '.join(CHOICES)}); argparse stops the job before it starts"),
+            fix=f"use one of {', '.join(CHOICES)} (fp8_cs: FP8 current scaling, fp8_mx: MXFP8, "
+                "fp8_sc: FP8 blockwise)"))
+    out[f"{prefix}.mixed_precision"], prov[f"{prefix}.mixed_precision"] = name, src
+    for key, field in fields.items():
+        out[f"{prefix}.mixed_precision.{key}"] = field
+        prov[f"{prefix}.mixed_precision.{key}"] = src
+    return out, prov, problems
+
+
+def _int(value: Any) -> Any:
+    """An option argparse reads with ``type=int``: digits as a number, another word Unknown."""
+    if isinstance(value, str):
+        if value.isdigit():
+            return int(value)
+        return Unknown(f"{value[:40]!r} is no integer: argparse refuses it (exit 2)")
+    return value

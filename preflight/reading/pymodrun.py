@@ -1,0 +1,186 @@
+"""Module launches: the ``-m pkg.mod`` a launch line runs, its arguments, and the file of the job
+that holds it (issue 22: nanochat's ``torchrun --standalone --nproc_per_node=8 -m
+scripts.base_train -- --depth=24 --fp8``, karpathy/nanochat runs/speedrun.sh @ 92d63d4e).
+
+Launchers read (the word ``-m`` / ``--module`` means "the next positional is a module"):
+
+- ``python [opts] -m pkg.mod args`` (``-mpkg.mod`` too), ``uv run [opts] -m pkg.mod args``;
+- ``torchrun [opts] -m pkg.mod args``, ``python -m torch.distributed.run [opts] -m pkg.mod``
+  (also ``.launch``), ``accelerate launch [opts] -m pkg.mod``, ``deepspeed [opts] --module
+  pkg.mod``: these parse their own line with argparse (a ``training_script`` positional, then
+  ``nargs=REMAINDER``), so a ``--`` right after the module is theirs, not the script's
+  (argparse strips the first ``--`` a plain positional consumes); ``python -m mod -- x`` passes
+  the ``--`` on, and the script's own argparse then takes nothing after it as an option.
+
+A module is found as ``python -m`` finds it from the folder the command runs in (``sys.path[0]``):
+a regular package ``pkg/mod/__init__.py`` runs ``pkg/mod/__main__.py``, else ``pkg/mod.py``,
+else a namespace folder's ``__main__.py`` (importlib's FileFinder order). The folder is the one a
+``cd`` in the script left, else the folder the script starts in (its own, or its caller's), then
+each job root (a repository's scripts are launched from its top); never outside the job
+(:mod:`.boundary`: a symbolic link out is refused), never with ``..``, ``/`` or a name that is
+not a dotted identifier. Nothing is imported or run.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+
+from preflight.reading.boundary import current, refuse
+from preflight.reading.launch import _LAUNCHER, MAX_SCRIPTS, command_at, in_message, tokens
+from preflight.reading.shellvars import typed
+
+LAUNCHER_MODULES = frozenset({"torch.distributed.run", "torch.distributed.launch",
+                              "accelerate.commands.launch", "deepspeed.launcher.runner"})
+"""Modules that are launchers themselves: the module they run comes after their options."""
+_ARGPARSE = re.compile(r"torchrun|deepspeed|accelerate(?:-launch)?|-m")
+"""Launchers that parse their line with argparse (the words, as the launch regex matches them)."""
+_PYTHON = re.compile(r"python[0-9.]*")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*){0,15}")
+MAX_NAME = 200
+
+
+@dataclass(frozen=True)
+class ModuleRun:
+    """One ``-m pkg.mod`` of a launch line."""
+
+    module: str                  # as written, ``$VAR`` expanded
+    argv: tuple[str, ...]        # what the module's sys.argv[1:] is
+    pos: int                     # offset of the module's word in the text
+
+
+def module_runs(text: str, variables: dict[str, str]) -> list[ModuleRun]:
+    """The modules the launch lines of ``text`` run with ``-m`` (at most
+    :data:`.launch.MAX_SCRIPTS`); a line that runs a ``.py`` is :func:`.launch.python_scripts`'.
+    Worked out once for the last few texts (a launch script asks three times)."""
+    key = (text, tuple(sorted(variables.items())))
+    if key not in _RUNS:
+        if len(_RUNS) >= 4:
+            _RUNS.pop(next(iter(_RUNS)))
+        _RUNS[key] = _module_runs(text, variables)
+    return list(_RUNS[key])
+
+
+_RUNS: dict[tuple[str, tuple[tuple[str, str], ...]], list[ModuleRun]] = {}
+
+
+def _module_runs(text: str, variables: dict[str, str]) -> list[ModuleRun]:
+    found: list[ModuleRun] = []
+    done: set[int] = set()
+    for m in _LAUNCHER.finditer(text):
+        start, end = command_at(text, m.start())
+        if start in done or len(found) >= MAX_SCRIPTS or in_message(text, m.start()):
+            continue
+        done.add(start)
+        run = _run(m.group(0), tokens(text, m.end(), end), variables)
+        if run is not None:
+            found.append(run)
+    return found
+
+
+def _run(launcher: str, words: list[tuple[str, int]], variables: dict[str, str],
+         ) -> ModuleRun | None:
+    """The module run by the words after ``launcher``, or None (a ``.py``, no ``-m``)."""
+    parser = _parser(launcher)
+    i = 0
+    while i < len(words):
+        word = words[i][0]
+        if "$" in word or word[:1] in "\"'":
+            word = str(typed(word, variables))
+        if word.endswith(".py") and not word.startswith("-"):
+            return None                               # a script: python_scripts reads it
+        name = os.path.basename(word)
+        if _PYTHON.fullmatch(name):
+            parser = "python"
+        elif _ARGPARSE.fullmatch(name) and name != "-m" and (
+                not name.startswith("acc") or name.endswith("-launch") or
+                i + 1 < len(words) and words[i + 1][0] == "launch"):
+            parser = "argparse"
+        elif parser is not None and (word in ("-m", "--module") or
+                                     parser == "python" and word.startswith("-m") and
+                                     len(word) > 2):
+            at = i if len(word) > 2 and word not in ("--module",) else i + 1
+            if at >= len(words):
+                return None
+            module = word[2:] if at == i else str(typed(words[at][0], variables))
+            if not _NAME.fullmatch(module) or len(module) > MAX_NAME:
+                return None                           # `$MOD` unset, a path, `..`: not known
+            if module in LAUNCHER_MODULES:
+                parser, i = "argparse", at + 1
+                continue
+            argv = [str(typed(w, variables)) for w, _ in words[at + 1:]]
+            if parser == "argparse" and argv[:1] == ["--"]:
+                argv = argv[1:]
+            return ModuleRun(module, tuple(argv), words[at][1])
+        i += 1
+    return None
+
+
+def _parser(launcher: str) -> str | None:
+    """How the launcher matched reads ``-m``: ``python`` (takes a module), ``argparse``
+    (torchrun & co: a flag, the module the next positional), None (``srun``, ``mpirun``,
+    ``composer``: ``-m`` is theirs, e.g. srun's ``--distribution``)."""
+    word = launcher.split()[0]
+    if _PYTHON.fullmatch(word) or word == "uv":
+        return "python"
+    if _ARGPARSE.fullmatch(word):
+        return "argparse"
+    return None
+
+
+@dataclass(frozen=True)
+class Found:
+    """Where a module is: its file and the folder it was found from (``sys.path[0]``), or why
+    it is not known here."""
+
+    path: str | None = None
+    root: str | None = None
+    why: str | None = None
+    outside: str | None = None    # a candidate that exists outside the job (refused)
+
+
+def locate_module(module: str, folders: list[str]) -> Found:
+    """The file ``python -m module`` runs from the first of ``folders`` that holds it inside the
+    job; :class:`Found` with ``why`` when none does."""
+    parts = module.split(".")
+    if not _NAME.fullmatch(module) or any(not p.isidentifier() for p in parts):
+        return Found(why=f"{module[:80]!r} is not a module name")
+    outside: str | None = None
+    for folder in dict.fromkeys(folders):
+        for cand in _candidates(folder, parts):
+            if not os.path.isfile(cand):
+                continue
+            if refuse(cand) is not None:
+                outside = outside or cand
+                continue
+            return Found(os.path.normpath(cand), folder)
+    return Found(why=f"-m {module[:120]} is not a file of the job (looked for "
+                     f"{'/'.join(parts)}.py and {'/'.join(parts)}/__main__.py from "
+                     f"{', '.join(f or '.' for f in list(dict.fromkeys(folders))[:4])})",
+                 outside=outside)
+
+
+def _candidates(folder: str, parts: list[str]) -> list[str]:
+    """The file ``-m`` runs under ``folder``, in importlib's order (a regular package, a module
+    file, a namespace package); a package without ``__main__.py`` cannot be run: none."""
+    base = os.path.join(folder, *parts)
+    if os.path.isfile(os.path.join(base, "__init__.py")):
+        return [os.path.join(base, "__main__.py")]
+    if os.path.isfile(base + ".py"):
+        return [base + ".py"]
+    return [os.path.join(base, "__main__.py")] if os.path.isdir(base) else []
+
+
+def job_roots() -> list[str]:
+    """The job roots of the current read (:mod:`.boundary`)."""
+    boundary = current()
+    return list(boundary.roots) if boundary is not None else []
+
+
+def in_job(module: str, folders: list[str]) -> bool:
+    """Whether the top package of ``module`` is a folder or file of the job under one of
+    ``folders`` (so a module not found there is the job's, not an installed package)."""
+    top = module.split(".")[0]
+    return any((os.path.isdir(os.path.join(f, top)) or os.path.isfile(os.path.join(f, top + ".py")))
+               and refuse(os.path.join(f, top)) is None for f in folders)

@@ -1,0 +1,139 @@
+"""Megatron-Bridge's performance launcher (``scripts/performance/setup_experiment.py -c X``),
+read from its launch line (fixtures/configs/megatron_bridge_perf: the README's example bash file
+at v0.6.0 / 067f987d): ``-c`` picks the mixed-precision preset (argument_parser.py choices,
+utils/precision.py get_precision_config, v0.4.0-v0.6.0), forwarded ``key=value`` words win, a
+value argparse refuses or one the text does not give is Unknown, and the launcher's files are
+never read as NeMo 2's (holdout11)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import preflight
+from preflight.facts import Facts, Unknown
+from preflight.intent import derive
+from preflight.jobs.read import read_paths
+
+FIX = Path(__file__).resolve().parents[2] / "fixtures" / "configs" / "megatron_bridge_perf"
+LINE = "python scripts/performance/setup_experiment.py -m deepseek -mr deepseek_v3 -g gb300 "
+
+
+def _read(path: Path) -> tuple[dict[str, Any], Any]:
+    read = read_paths([str(path)], None)
+    values, prov = derive(Facts(read.facts, read.provenance))
+    return {k[7:]: (v, prov.get(k, "")) for k, v in values.items()}, read
+
+
+def _job(tmp_path: Path, body: str) -> Path:
+    job = tmp_path / "job"
+    shutil.copytree(FIX, job, dirs_exist_ok=True)
+    (job / "launch.sh").write_text("#!/bin/bash\n" + body + "\n")
+    return job / "launch.sh"
+
+
+def test_readme_example_is_mxfp8_through_megatron_bridge() -> None:
+    intent, read = _read(FIX / "launch.sh")
+    assert intent["fp8"][0] is True
+    assert intent["recipe"][0] == "mxfp8"
+    assert intent["format"][0] == "e4m3"        # bf16_with_mxfp8_mixed @ v0.6.0
+    assert intent["backend"][0] == "te"
+    assert intent["stack"][0] == ["megatron_bridge", "megatron"]
+    assert intent["recipe"][1].endswith("launch.sh:20")          # the -c line
+    assert [k for _, k in read.files] == ["megatron_bridge"]
+    assert read.facts["config.megatron_bridge.perf.gpu"] == "gb300"
+    assert read.facts["config.megatron_bridge.perf.model_recipe_name"] == "deepseek_v3"
+
+
+@pytest.mark.parametrize("flags, fp8, recipe", [
+    ("-c bf16", False, None),
+    ("", False, None),                                   # default bf16
+    ("-c fp8_cs", True, "tensorwise"),
+    ("--compute_dtype fp8_cs", True, "tensorwise"),
+    ("--compute_dtype=fp8_sc", True, "blockwise"),
+    ("-c nvfp4", True, "nvfp4"),
+    ("-c fp8_mx -tp 2 -ep 8", True, "mxfp8"),
+])
+def test_compute_dtype(tmp_path: Path, flags: str, fp8: bool, recipe: str | None) -> None:
+    intent, _ = _read(_job(tmp_path, LINE + flags))
+    assert intent["fp8"][0] is fp8
+    if recipe is not None:
+        assert intent["recipe"][0] == recipe
+    if "-tp 2" in flags:
+        assert intent["tp"][0] == 2 and intent["ep"][0] == 8
+
+
+def test_fp8_cs_keeps_no_bf16_layers(tmp_path: Path) -> None:
+    _, read = _read(_job(tmp_path, LINE + "-c fp8_cs"))
+    assert read.facts["config.megatron_bridge.mixed_precision.first_last_layers_bf16"] is False
+
+
+def test_forwarded_override_wins_over_c(tmp_path: Path) -> None:
+    # setup_experiment forwards argv; run_script applies unknown key=value words after the recipe
+    intent, _ = _read(_job(tmp_path, LINE + "-c fp8_mx mixed_precision=bf16_mixed"))
+    assert intent["fp8"][0] is False
+    intent, _ = _read(_job(tmp_path, LINE + "-c fp8_cs mixed_precision.fp8_recipe=blockwise"))
+    assert intent["recipe"][0] == "blockwise"
+
+
+@pytest.mark.parametrize("flags, why", [
+    ("-c fp8", "argparse refuses"),
+    ("-c FP8_MX", "argparse refuses"),
+    ("-c $DTYPE", "-c/--compute_dtype is not known"),
+    ("-c fp8_mx --use_recipes", "--use_recipes"),
+])
+def test_values_the_text_cannot_decide(tmp_path: Path, flags: str, why: str) -> None:
+    intent, read = _read(_job(tmp_path, LINE + flags))
+    fp8 = intent["fp8"][0]
+    assert isinstance(fp8, Unknown) and why in fp8.reason
+    if "argparse" in why:
+        assert any(p.line == 2 and "compute_dtype" in p.message for p in read.problems)
+
+
+@pytest.mark.parametrize("body", [
+    "# " + LINE + "-c fp8_mx\n" + LINE + "-c bf16",             # a comment
+    'DECOY="-c fp8_mx"\n' + LINE + "-c bf16",                  # an unused variable
+    'echo "' + LINE + '-c fp8_mx"\n' + LINE + "-c bf16",       # an echo
+    LINE + "-c bf16 --wandb_experiment_name fp8_mx",           # a value naming fp8
+])
+def test_decoys_do_not_switch_fp8_on(tmp_path: Path, body: str) -> None:
+    intent, _ = _read(_job(tmp_path, body))
+    assert intent["fp8"][0] is False
+
+
+def test_two_launches_that_differ_are_unknown(tmp_path: Path) -> None:
+    intent, _ = _read(_job(tmp_path, LINE + "-c bf16\n" + LINE + "-c fp8_mx"))
+    assert isinstance(intent["fp8"][0], Unknown)
+
+
+def test_launcher_files_are_not_nemo2(tmp_path: Path) -> None:
+    # setup_experiment.py imports NeMo-Run like NeMo 2's perf scripts: holdout11 read it as NeMo 2
+    _, read = _read(_job(tmp_path, LINE + "-c fp8_mx"))
+    assert "nemo2" not in [k for _, k in read.files]
+    assert not any(n.startswith("config.nemo2.") for n in read.facts)
+
+
+def test_mxfp8_on_gb300_draws_no_error(tmp_path: Path) -> None:
+    run = _job(tmp_path, LINE + "-c fp8_mx")
+    found = preflight.check([str(run)], smoke=False, assume={
+        "gpu": "GB300", "pkg.transformer-engine": "2.14.0", "pkg.megatron-core": "0.17.0",
+        "pkg.megatron-bridge": "0.4.0"}).findings
+    ids = {f.rule_id for f in found}
+    assert not ids & {"FP8D-HW-0001", "FP8D-HW-0004", "FP8D-MBR-0001", "FP8D-MEG-0013"}
+    h100 = preflight.check([str(run)], smoke=False, assume={
+        "gpu": "H100", "pkg.transformer-engine": "2.14.0", "pkg.megatron-core": "0.17.0"})
+    assert "FP8D-HW-0004" in {f.rule_id for f in h100.findings}      # MXFP8 needs Blackwell
+
+
+@pytest.mark.parametrize("body", [
+    'MBRIDGE_PATH=/opt/Megatron-Bridge\nuv run python ${MBRIDGE_PATH}/scripts/performance/'
+    "setup_experiment.py -m deepseek -mr deepseek_v3 -g gb300 -c fp8_mx",
+    "cd /opt/Megatron-Bridge && python3 scripts/performance/run_script.py -m deepseek "
+    "-mr deepseek_v3 -g gb300 --compute_dtype fp8_mx",
+])
+def test_launcher_paths(tmp_path: Path, body: str) -> None:
+    intent, _ = _read(_job(tmp_path, body))
+    assert intent["fp8"][0] is True and intent["recipe"][0] == "mxfp8"
