@@ -117,19 +117,7 @@ def _written(text: str, params: str) -> list[tuple[int, int, list[tuple[str, int
         for st in words.statements:
             if len(found) >= MAX_WRITTEN:
                 break
-            if any(ev.runs.get(b) is False for b in st.branch):
-                continue
-            if st.test is not None:
-                ev.decide(st)
-                continue
-            if st.assign is not None:
-                ev.assign(st)
-                continue
-            fields = ev.command(st)
-            if fields and "".join(s.text for s in fields[0]) == "exit":
-                ev.exited(st)
-                continue
-            if ev.positional(st, fields):
+            if ev.step(st) is None:
                 continue
             for word in st.words[1:]:
                 held = ev.params_at(word[0].offset)

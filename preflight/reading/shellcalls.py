@@ -163,23 +163,29 @@ class _Walk:
                 self.folders[st.subshell] = self._cd(st, fields, here)
             elif texts[0] == "unset" and "-f" not in texts:
                 self.exported -= set(texts[1:])     # redteam7: no longer in the environment
-            elif texts[0] in ("source", ".") and self.hidden is None:
-                self.hidden = runtime(f"{os.path.basename(self.path)}:{self.line(st.offset)} "
-                                      f"sources {' '.join(texts[1:2])[:80]}, whose exports are "
-                                      "not followed here")
+            elif texts[0] in ("source", "."):
+                self._sourced(st, fields, texts, here)
             elif texts[0] == "popd":
                 self.folders[st.subshell] = Folder(why=f"popd (line {self.line(st.offset)})")
             elif texts[0] == "set":
                 self._set(texts)
-            elif texts[0] in ("source", ".") and len(texts) > 2 and len(self.calls) < MAX_CALLS:
-                # `source env.sh a b`: a b are its "$@" (jobs/scripts.py links it)
-                self.calls.append(Call(texts[1], st.offset, (), here, "source",
-                                       tuple(self._argv(st, fields[2:]))))
             elif len(self.calls) < MAX_CALLS:
                 call = self._call(st, fields, texts, prefix, here)
                 if call is not None:
                     self.calls.append(call)
         return self.out
+
+    def _sourced(self, st: Statement, fields: list[Field], texts: list[str], here: Folder
+                 ) -> None:
+        """``source x.sh [a b]``: its exports are not followed (redteam7: what it sets is not
+        known here), and ``a b`` are its "$@" (shargs: jobs/scripts.py links it)."""
+        if self.hidden is None:
+            self.hidden = runtime(f"{os.path.basename(self.path)}:{self.line(st.offset)} "
+                                  f"sources {' '.join(texts[1:2])[:80]}, whose exports are "
+                                  "not followed here")
+        if len(texts) > 2 and len(self.calls) < MAX_CALLS:
+            self.calls.append(Call(texts[1], st.offset, (), here, "source",
+                                   tuple(self._argv(st, fields[2:]))))
 
     def _set(self, texts: list[str]) -> None:
         """``set -a`` / ``set +a`` / ``set -o allexport``: whether assignments are exported."""

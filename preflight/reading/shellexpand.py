@@ -138,6 +138,24 @@ class _Eval(Positional):
         if st.branch and not st.subshell and self.runs.get(st.branch[-1], None) is None:
             self.runs[st.branch[-1]] = False
 
+    def step(self, st: Statement) -> list[Field] | None:
+        """One statement of a walk in order: None where it runs no command here (a branch not
+        taken, a test, an assignment, ``exit``, ``shift`` / ``set --``: each applied), else
+        its command's fields."""
+        if any(self.runs.get(b) is False for b in st.branch):
+            return None       # in a branch whose test is false here: it does not run
+        if st.test is not None:
+            self.decide(st)
+            return None
+        if st.assign is not None:
+            self.assign(st)
+            return None
+        fields = self.command(st)
+        if fields and "".join(s.text for s in fields[0]) == "exit":
+            self.exited(st)
+            return None
+        return None if self.positional(st, fields) else fields
+
     def charge(self, fields: list[Field], at: int) -> None:
         self.spent += sum(len(s.text) + 16 for f in fields for s in f)
         if self.spent > MAX_CHARS:
@@ -333,19 +351,8 @@ def _launches(split: Split, is_entry: Callable[[str], bool], ev: _Eval,
         if prefix:    # a `bash -c` string: its branches sit inside the command that runs it
             st = replace(st, branch=prefix + tuple(-b for b in st.branch),
                          test=(-st.test[0], tuple(-b for b in st.test[1])) if st.test else None)
-        if any(ev.runs.get(b) is False for b in st.branch):
-            continue          # in a branch whose test is false here: it does not run
-        if st.test is not None:
-            ev.decide(st)
-            continue
-        if st.assign is not None:
-            ev.assign(st)
-            continue
-        fields = ev.command(st)
-        if fields and "".join(s.text for s in fields[0]) == "exit":
-            ev.exited(st)
-            continue
-        if ev.positional(st, fields):
+        fields = ev.step(st)
+        if fields is None:
             continue
         inner = _inner_script(fields) if depth < 4 else None
         if inner is not None:
