@@ -48,12 +48,13 @@ HOLDOUT8 = [j for j in JOBS if j.set == "holdout8"]
 HOLDOUT9 = [j for j in JOBS if j.set == "holdout9"]
 HOLDOUT10 = [j for j in JOBS if j.set == "holdout10"]
 HOLDOUT11 = [j for j in JOBS if j.set == "holdout11"]
+HOLDOUT12 = [j for j in JOBS if j.set == "holdout12"]
 
 
 def test_each_set_has_enough_jobs_from_several_sources() -> None:
     assert (len(TUNING) + len(HOLDOUT) + len(HOLDOUT2) + len(HOLDOUT3) + len(HOLDOUT4)
             + len(HOLDOUT5) + len(HOLDOUT6) + len(HOLDOUT7) + len(HOLDOUT8) + len(HOLDOUT9)
-            + len(HOLDOUT10) + len(HOLDOUT11)) == len(JOBS)
+            + len(HOLDOUT10) + len(HOLDOUT11) + len(HOLDOUT12)) == len(JOBS)
     assert 24 <= len(TUNING) <= 32
     assert 20 <= len(HOLDOUT) <= 25
     assert 15 <= len(HOLDOUT2) <= 20
@@ -66,9 +67,10 @@ def test_each_set_has_enough_jobs_from_several_sources() -> None:
     assert 15 <= len(HOLDOUT9) <= 20
     assert 15 <= len(HOLDOUT10) <= 20
     assert 15 <= len(HOLDOUT11) <= 20
+    assert 15 <= len(HOLDOUT12) <= 20
     for jobs, repos in ((TUNING, 12), (HOLDOUT, 10), (HOLDOUT2, 8), (HOLDOUT3, 10), (HOLDOUT4, 10),
                         (HOLDOUT5, 10), (HOLDOUT6, 10), (HOLDOUT7, 10), (HOLDOUT8, 10), (HOLDOUT9, 10),
-                        (HOLDOUT10, 10), (HOLDOUT11, 10)):
+                        (HOLDOUT10, 10), (HOLDOUT11, 10), (HOLDOUT12, 10)):
         assert len({j.source["repo"] for j in jobs}) >= repos
         assert {j.source["type"] for j in jobs} >= {"example"}
     assert {j.source["type"] for j in TUNING} >= {"issue", "example"}
@@ -77,7 +79,7 @@ def test_each_set_has_enough_jobs_from_several_sources() -> None:
 def test_the_later_holdout_sets_have_controls_where_any_error_is_a_false_alarm() -> None:
     for jobs, least in ((HOLDOUT2, 3), (HOLDOUT3, 4), (HOLDOUT4, 4), (HOLDOUT5, 4), (HOLDOUT6, 4),
                         (HOLDOUT7, 4), (HOLDOUT8, 4), (HOLDOUT9, 3), (HOLDOUT10, 3),
-                        (HOLDOUT11, 3)):
+                        (HOLDOUT11, 3), (HOLDOUT12, 3)):
         controls = [j for j in jobs if j.expected.asks_fp8 is False and not j.expected.fire
                     and j.expected.rollout_fp8 is not True]
         assert len(controls) >= least
@@ -146,6 +148,19 @@ def test_the_eleventh_holdout_set_shares_no_source_with_the_earlier_sets() -> No
                     + HOLDOUT6 + HOLDOUT7 + HOLDOUT8 + HOLDOUT9 + HOLDOUT10) == []
 
 
+def test_the_twelfth_holdout_set_shares_no_source_with_the_earlier_sets() -> None:
+    assert _reusing(HOLDOUT12, TUNING + HOLDOUT + HOLDOUT2 + HOLDOUT3 + HOLDOUT4 + HOLDOUT5
+                    + HOLDOUT6 + HOLDOUT7 + HOLDOUT8 + HOLDOUT9 + HOLDOUT10 + HOLDOUT11) == []
+
+
+def test_the_twelfth_holdout_set_is_its_own_set() -> None:
+    # `set: holdout12` is a schema value of its own (benchmarks/agreement.py SETS): --set holdout12
+    # selects exactly those jobs, and no holdout12 job comes with the holdout11 run.
+    assert HOLDOUT12 and ag.load_jobs(job_set="holdout12") == HOLDOUT12
+    assert all(j.slug.startswith("holdout12-") for j in HOLDOUT12)
+    assert not any(j.slug.startswith("holdout12-") for j in ag.load_jobs(job_set="holdout11"))
+
+
 def test_the_eleventh_holdout_set_is_its_own_set() -> None:
     # `set: holdout11` is a schema value of its own (benchmarks/agreement.py SETS): --set holdout11
     # selects exactly those jobs, and no holdout11 job comes with the holdout10 run.
@@ -187,6 +202,9 @@ def test_a_job_reusing_an_earlier_sets_source_is_caught() -> None:
                     + HOLDOUT5 + HOLDOUT6 + HOLDOUT7 + HOLDOUT8) == ["copy"]
     assert _reusing([reused, *HOLDOUT10], TUNING + HOLDOUT + HOLDOUT2 + HOLDOUT3 + HOLDOUT4
                     + HOLDOUT5 + HOLDOUT6 + HOLDOUT7 + HOLDOUT8 + HOLDOUT9) == ["copy"]
+    assert _reusing([reused, *HOLDOUT12], TUNING + HOLDOUT + HOLDOUT2 + HOLDOUT3 + HOLDOUT4
+                    + HOLDOUT5 + HOLDOUT6 + HOLDOUT7 + HOLDOUT8 + HOLDOUT9 + HOLDOUT10
+                    + HOLDOUT11) == ["copy"]
 
 
 @pytest.mark.parametrize("job", JOBS, ids=lambda j: j.slug)
