@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any
 
@@ -187,18 +187,27 @@ _LAUNCHER = re.compile(
     r"composer|srun|mpirun|uv[ \t]+run|-m[ \t]+torch\.distributed\.(?:run|launch))(?![\w-])")
 
 
+def launcher_commands(text: str) -> Iterator[tuple[re.Match[str], list[tuple[str, int]]]]:
+    """Each command of ``text`` a launcher starts (``python``, ``torchrun``, ``accelerate
+    launch``, ...: :data:`_LAUNCHER`), once, with the words after the launcher; none inside a
+    message (``echo``, a here-document): :func:`python_scripts`' and ``pymodrun``'s walk."""
+    done: set[int] = set()
+    for m in _LAUNCHER.finditer(text):
+        start, end = command_at(text, m.start())
+        if start in done or in_message(text, m.start()):
+            continue
+        done.add(start)
+        yield m, tokens(text, m.end(), end)
+
+
 def python_scripts(text: str, variables: dict[str, str]) -> list[tuple[str, tuple[str, ...], int]]:
     """``(script, its arguments, offset)`` for each ``.py`` a launcher runs (``python
     train.py ...``, ``torchrun ... train.py ...``, ``accelerate launch ... train.py``): the first
     word ending in ``.py`` after the launcher, with ``$VAR`` expanded, and the words after it."""
     found: list[tuple[str, tuple[str, ...], int]] = []
-    done: set[int] = set()
-    for m in _LAUNCHER.finditer(text):
-        start, end = command_at(text, m.start())
-        if start in done or len(found) >= MAX_SCRIPTS or in_message(text, m.start()):
-            continue
-        done.add(start)
-        words = tokens(text, m.end(), end)
+    for _, words in launcher_commands(text):
+        if len(found) >= MAX_SCRIPTS:
+            break
         script = next((i for i, (w, _) in enumerate(words)
                        if str(typed(w, variables)).endswith(".py")), None)
         if script is None or words[script][0].startswith("-"):

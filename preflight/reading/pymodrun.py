@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass
 
 from preflight.reading.boundary import current, refuse
-from preflight.reading.launch import _LAUNCHER, MAX_SCRIPTS, command_at, in_message, tokens
+from preflight.reading.launch import MAX_SCRIPTS, launcher_commands
 from preflight.reading.shellvars import typed
 
 LAUNCHER_MODULES = frozenset({"torch.distributed.run", "torch.distributed.launch",
@@ -67,13 +67,10 @@ _RUNS: dict[tuple[str, tuple[tuple[str, str], ...]], list[ModuleRun]] = {}
 
 def _module_runs(text: str, variables: dict[str, str]) -> list[ModuleRun]:
     found: list[ModuleRun] = []
-    done: set[int] = set()
-    for m in _LAUNCHER.finditer(text):
-        start, end = command_at(text, m.start())
-        if start in done or len(found) >= MAX_SCRIPTS or in_message(text, m.start()):
-            continue
-        done.add(start)
-        run = _run(m.group(0), tokens(text, m.end(), end), variables)
+    for m, words in launcher_commands(text):
+        if len(found) >= MAX_SCRIPTS:
+            break
+        run = _run(m.group(0), words, variables)
         if run is not None:
             found.append(run)
     return found
