@@ -71,6 +71,8 @@ def megatron_intent(m: View, f: Mapping[str, Any], prov: Mapping[str, str]) -> I
         rkey = _first(m, "fp8_recipe", "language_model.fp8_recipe")
         out["recipe"] = (m.get(rkey) if rkey else "delayed",
                          m.src(rkey) if rkey else "Megatron default (delayed)")
+        if rkey is None and m.unknown("fp8_recipe"):    # from a branch not decided here
+            out["recipe"] = (m.unknown("fp8_recipe"), m.src("fp8_recipe"))
         if fp4:   # TE runs NVFP4 through the same autocast with an NVFP4BlockScaling recipe
             out["recipe"] = (str(m.get("fp4_recipe", "nvfp4")),
                              m.src("fp4_recipe", m.src("fp4_format")))
@@ -78,6 +80,9 @@ def megatron_intent(m: View, f: Mapping[str, Any], prov: Mapping[str, str]) -> I
                       ("model_parallel.fp16", "fp16")):
         if m.truthy(key):
             out["precision"] = (prec, m.src(key))
+            break
+        if m.unknown(key):      # a flag only an undecided branch gives (megatron_walk.py)
+            out["precision"] = (m.unknown(key), m.src(key))
             break
     else:
         out["precision"] = ("fp32", "Megatron default (fp32)")
@@ -182,6 +187,10 @@ def _size(m: View, out: IntentOut, name: Stated, keys: tuple[str, ...], flag: st
     """A parallel size by the first of ``keys``: the integer, 1 by Megatron's default when
     absent, ``Unknown`` when given but not an integer (set at launch: ``$TP``)."""
     key = _first(m, *keys)
+    unknown = next((m.unknown(k) for k in keys if m.unknown(k)), None)
+    if key is None and unknown is not None:     # decided at run time, or by a branch
+        out[name] = (unknown, m.src(keys[0]))
+        return None
     if key is None:
         out[name] = (1, f"Megatron default ({flag} 1)")
         return 1
@@ -207,7 +216,9 @@ def _parallel_and_features(m: View, out: IntentOut, prov: Mapping[str, str]) -> 
     _size(m, out, "cp", ("context_parallel_size", "model_parallel.context_parallel_size"),
           "--context-parallel-size")
     sp_key = _first(m, "sequence_parallel", "model_parallel.sequence_parallel")
-    if sp_key is None:
+    if sp_key is None and m.unknown("sequence_parallel"):
+        out["sequence_parallel"] = (m.unknown("sequence_parallel"), m.src("sequence_parallel"))
+    elif sp_key is None:
         out["sequence_parallel"] = (False, "Megatron default (no --sequence-parallel)")
     elif tp == 1:
         out["sequence_parallel"] = (False, m.src("tensor_model_parallel_size",
@@ -246,8 +257,9 @@ def _parallel_and_features(m: View, out: IntentOut, prov: Mapping[str, str]) -> 
         ("fp8_params", "fp8_param_gather", "--fp8-param-gather"),
         ("tp_comm_overlap", "tp_comm_overlap", "--tp-comm-overlap"))
     for name, key, flag in flags:
-        out[name] = ((True, m.src(key)) if m.truthy(key)
-                     else (False, m.src(key, f"Megatron default (no {flag})")))
+        out[name] = ((True, m.src(key)) if m.truthy(key) else
+                     (m.unknown(key), m.src(key)) if m.unknown(key) else
+                     (False, m.src(key, f"Megatron default (no {flag})")))
 
 
 _CORE_0_6 = Version("0.6.0")   # --transformer-impl defaults to transformer_engine from here

@@ -60,6 +60,9 @@ class Statement:
     """An ``if`` / ``elif`` / ``else`` opening branch ``test[0]``: its condition words are
     ``words`` (none for ``else``); ``test[1]`` are the branches of the same ``if`` before it
     (a branch runs only if none of them did)."""
+    chain: tuple[tuple[str, tuple[Word, ...]], ...] = ()
+    """More of an ``if`` test: ``[ A ] && [ B ] || [ C ]`` is ``words`` A, then (operator,
+    words) per command joined to it (:mod:`.shellchain`)."""
     patterns: tuple[Word, ...] | None = None
     """A ``case`` arm's test: its patterns (``a|b)``), matched against ``words[0]`` (the
     subject of ``case WORD in``) as bash matches them."""

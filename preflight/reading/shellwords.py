@@ -24,7 +24,7 @@ import re
 from dataclasses import replace
 from functools import lru_cache
 
-from preflight.reading import shelldecl
+from preflight.reading import shellchain, shelldecl
 from preflight.reading.shell import HereDoc, heredocs, operator_end
 from preflight.reading.shellheredoc import MAX_TAKEN, HereValues, Taken, taken
 from preflight.reading.shelltypes import ASSIGN as _ASSIGN
@@ -73,6 +73,7 @@ class _Lexer(HereValues):
         self.fallthrough = False     # the arm before ended in `;&` / `;;&`
         self.subshell: list[int] = []   # the open `( ... )` subshells, outermost first
         self.chained = False         # the statement before ended in && or ||
+        self.pending: tuple[int, str] | None = None   # a test joined by && / || (shellchain)
         self.next_branch = 0
 
     # -- building words ---------------------------------------------------------------------
@@ -145,14 +146,12 @@ class _Lexer(HereValues):
         if self.array_name is not None:
             return                       # newlines inside NAME=( ... ) separate items only
         words, self.words = self.words, []
-        if words:
+        if words and not shellchain.merged(self, words, sep):   # `[ a ] && [ b ]`: one test
             before = len(self.out.statements)
             self.statement(words)
             last = self.out.statements[-1] if len(self.out.statements) > before else None
             if last is not None and last.test is not None and sep in ("||", "&&", "|"):
-                # `if [ a ] || [ b ]`: only part of the test was split off; leave it undecided
-                self.out.statements[-1] = replace(last, words=((Part(
-                    "[...]", last.offset, var=True, opaque="a compound test"),),))
+                shellchain.opened(self, sep)    # `if [ a ] || [ b ]`: more of the test follows
         self.reading = None
         # `test && A=1 || A=2`: what follows && / || runs or not at run time
         self.chained = sep in ("&&", "||") and bool(words)
