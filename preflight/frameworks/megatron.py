@@ -76,16 +76,7 @@ def megatron_intent(m: View, f: Mapping[str, Any], prov: Mapping[str, str]) -> I
         if fp4:   # TE runs NVFP4 through the same autocast with an NVFP4BlockScaling recipe
             out["recipe"] = (str(m.get("fp4_recipe", "nvfp4")),
                              m.src("fp4_recipe", m.src("fp4_format")))
-    for key, prec in (("bf16", "bf16"), ("model_parallel.bf16", "bf16"), ("fp16", "fp16"),
-                      ("model_parallel.fp16", "fp16")):
-        if m.truthy(key):
-            out["precision"] = (prec, m.src(key))
-            break
-        if m.unknown(key):      # a flag only an undecided branch gives (megatron_walk.py)
-            out["precision"] = (m.unknown(key), m.src(key))
-            break
-    else:
-        out["precision"] = ("fp32", "Megatron default (fp32)")
+    _precision(m, out)
     _recompute(m, out)
     out["compile"] = (False, "Megatron does not torch.compile the model")
     if m.truthy("use_torch_fsdp2"):
@@ -116,6 +107,20 @@ def megatron_intent(m: View, f: Mapping[str, Any], prov: Mapping[str, str]) -> I
         else:
             out["num_gpus"] = (gpus * (nodes or 1), m.src("nproc_per_node"))
     return out
+
+
+def _precision(m: View, out: IntentOut) -> None:
+    """--bf16 / --fp16 (Megatron's default fp32); one only an undecided branch gives: Unknown
+    (frameworks/megatron_walk.py)."""
+    for key, prec in (("bf16", "bf16"), ("model_parallel.bf16", "bf16"), ("fp16", "fp16"),
+                      ("model_parallel.fp16", "fp16")):
+        if m.truthy(key):
+            out["precision"] = (prec, m.src(key))
+            return
+        if m.unknown(key):
+            out["precision"] = (m.unknown(key), m.src(key))
+            return
+    out["precision"] = ("fp32", "Megatron default (fp32)")
 
 
 def _dynamic_shapes(m: View, out: IntentOut, seq_key: str | None, mb_key: str | None) -> None:

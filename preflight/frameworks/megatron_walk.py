@@ -35,7 +35,7 @@ from preflight.facts import Unknown
 from preflight.findings import Source
 from preflight.reading.launch import not_training
 from preflight.reading.parse import MAX_FACTS_PER_FILE, MAX_ITEMS_PER_FILE, fact_value
-from preflight.reading.shellexpand import Arg, Launch, TooLarge, launches
+from preflight.reading.shellexpand import MAX_ARGS, Arg, Launch, TooLarge, launches
 from preflight.reading.shellvars import typed
 from preflight.reading.shellwords import split
 from preflight.reading.types import ConfigProblem, cut_short
@@ -48,6 +48,12 @@ MAX_FLAGS = 10_000
 # a flag as argparse takes it: `--name` or `--name=value`; a word with a blank in it is a value
 # (argparse `_parse_optional`: "if it contains a space, it was meant to be a positional")
 _FLAG = re.compile(r"--([A-Za-z0-9][A-Za-z0-9_-]*)(?:=(.*))?", re.S)
+# run-time words that may hold flags: a loop's variable, a file's text (`$(cat args.txt)`);
+# a variable never set in the script and other commands' output (`$(seq 16 8 256)`, values
+# of slime's --sglang-cuda-graph-bs) are taken as the text-wide read took them: no flags
+_HIDES = re.compile(r"for loop|substitution '\$\(\s*(?:cat|xargs|jq|yq|python)\b")
+# `--name=` and a value with a run-time part (`--runtime-env-json="${JSON}"`)
+_NAMED = re.compile(r"--[A-Za-z0-9][A-Za-z0-9_-]*=")
 # a word that is one run-time value and nothing else
 _WHOLE = re.compile(r"\$(?:\{?[A-Za-z0-9_@*#]+\}?|\(\.\.\.\))|`\.\.\.`")
 
@@ -119,6 +125,12 @@ def read(path: str, text: str, found: Sequence[Launch], prefix: str, arity: Arit
                                       "which one runs is not known here")
             out.prov[name] = first[1]
     for lr in found:
+        if len(lr.args) >= MAX_ARGS:    # the walk keeps no more: what follows, which wins,
+            out.problems.append(ConfigProblem(path, line(lr.args[-1].offset), (  # is not read
+                f"more than {MAX_ARGS:,} arguments on the training launch; only those before "
+                "this line were read (no real job has that many)"), level="warning", cut=True))
+            break
+    for lr in found:
         if lr.maybe_cut is not None:
             out.problems.append(ConfigProblem(path, line(lr.maybe_cut), (
                 "a variable the training launch expands holds more values from if/case "
@@ -138,10 +150,10 @@ def _one(path: str, lr: Launch, prefix: str, arity: Arity, line: Any,
     gives is Unknown."""
     got: dict[str, tuple[Any, Source]] = {}
     start = line(lr.offset)
-    for args in (lr.before, lr.args):
-        _flags(path, args, prefix, arity, line, got, out)
+    _flags(path, lr.before, prefix, arity, line, got, out, own=False)
+    _flags(path, lr.args, prefix, arity, line, got, out)
     maybe: dict[str, tuple[Any, Source]] = {}
-    _flags(path, lr.maybe, prefix, arity, line, maybe, out)
+    _flags(path, lr.maybe, prefix, arity, line, maybe, out, own=False)
     for name, (value, where) in maybe.items():
         if name in got and repr(got[name][0]) == repr(value):
             continue        # the same either way
@@ -153,16 +165,23 @@ def _one(path: str, lr: Launch, prefix: str, arity: Arity, line: Any,
 
 
 def _flags(path: str, args: Sequence[Arg], prefix: str, arity: Arity, line: Any,
-           got: dict[str, tuple[Any, Source]], out: Read) -> None:
-    """The flags of ``args`` in order (argparse keeps the last occurrence)."""
+           got: dict[str, tuple[Any, Source]], out: Read, own: bool = True) -> None:
+    """The flags of ``args`` in order (argparse keeps the last occurrence); ``own``: the
+    training script's own arguments (a run-time word there may hold more flags)."""
     budget = [MAX_ITEMS_PER_FILE]
     n = 0
     count = 0
     while n < len(args):
         arg = args[n]
         n += 1
-        m = None if arg.opaque else _FLAG.fullmatch(arg.text)
+        m = None if arg.opaque and not _NAMED.match(arg.text) else _FLAG.fullmatch(arg.text)
         if m is None:
+            if own and arg.opaque and _HIDES.search(arg.opaque) and not any(
+                    p.cut for p in out.problems):   # `for f in ...; do CMD="$CMD $f"`
+                out.problems.append(ConfigProblem(path, line(arg.offset), (
+                    f"the training launch gets {arg.text[:60]!r}, decided at run time "
+                    f"({arg.opaque[:80]}): the flags it may hold were not read"),
+                    level="warning", cut=True))
             continue
         count += 1
         if count > MAX_FLAGS:
@@ -176,7 +195,8 @@ def _flags(path: str, args: Sequence[Arg], prefix: str, arity: Arity, line: Any,
         used = [arg]
         value: Any
         if m.group(2) is not None:
-            value = typed(m.group(2), {})
+            value = Unknown(f"{arg.text[:60]!r} is decided at run time: {arg.opaque}") if \
+                arg.opaque and _WHOLE.fullmatch(m.group(2)) else typed(m.group(2), {})
         elif flag in arity.bare:
             value = True
         else:
