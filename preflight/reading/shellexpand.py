@@ -94,6 +94,7 @@ class _Eval(Positional, Maybe):
         self.spent = 0
         self.remap = remap or (lambda offset: offset)   # offsets of a `bash -c` string
         self.runs: dict[int, bool | None] = {}      # branch -> runs (None: cannot tell)
+        self.chains: dict[int, tuple[int, set[bool | None]]] = {}   # (earlier)
         self.params = Params.of(self.outer)         # $1, "$@" (reading/shellargs.py)
 
     def decide(self, st: Statement) -> None:
@@ -101,11 +102,11 @@ class _Eval(Positional, Maybe):
         the branches before it (None where a test cannot be evaluated here)."""
         assert st.test is not None
         branch, before = st.test
-        earlier = [self.runs.get(b) for b in before]
-        if any(r is True for r in earlier):
+        earlier = self.earlier(before)
+        if True in earlier:
             self.runs[branch] = False
         elif not st.words:                      # else
-            self.runs[branch] = True if all(r is False for r in earlier) else None
+            self.runs[branch] = True if earlier <= {False} else None
         else:
             fields = [] if st.patterns is not None else \
                 [f for w in st.words for f in self.word(w, st.branch, True)]
@@ -115,8 +116,16 @@ class _Eval(Positional, Maybe):
                 got = (got and more if got is False or more is False or None in (got, more)
                        else True) if op == "&&" else (
                     True if True in (got, more) else None if None in (got, more) else False)
-            self.runs[branch] = got if all(r is False for r in earlier) or got is False \
-                else None
+            self.runs[branch] = got if earlier <= {False} or got is False else None
+
+    def earlier(self, before: tuple[int, ...]) -> set[bool | None]:
+        """What the earlier branches of this ``if`` do, each looked at once (arms are decided
+        in order, each final by the next: 10^4 elif arms were 10^8 lookups)."""
+        seen, got = self.chains.get(before[0], (0, set())) if before else (0, set())
+        got = got | {self.runs.get(b) for b in before[seen:]}
+        if before:
+            self.chains[before[0]] = (len(before), got)
+        return got
 
     @staticmethod
     def test(fields: list[Field]) -> bool | None:
