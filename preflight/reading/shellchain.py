@@ -6,6 +6,9 @@ when the whole list succeeds. Pai-Megatron-Patch's run_mcore_qwen3.sh:349 (aliba
 Pai-Megatron-Patch @ a098ca5a) turns on ``--sequence-parallel`` under ``if [ $SP = true ] && [
 $TP -gt 1 ]``: with both values bound by the calling line, the arm is decided (holdout12). A
 pipe (``[ a ] | b``) or more than :data:`MAX_CHAIN` parts leave the test undecided.
+
+Also :func:`loop_variable`: ``for f in ...; do CMD="$CMD $f"; done`` sets ``f`` each turn, to
+values the walk (which reads a loop's body once) does not give it: a run-time value.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from preflight.reading.shelltypes import Part, Word, literal
+from preflight.reading.shelltypes import Part, Statement, Word, literal
 
 MAX_CHAIN = 16
 """Commands joined in one test (a real one has two or three)."""
@@ -44,3 +47,12 @@ def merged(lexer: Any, words: list[Word], sep: str) -> bool:
         opened(lexer, sep)
     lexer.chained = False
     return True
+
+
+def loop_variable(words: list[Word], branch: tuple[int, ...]) -> list[Statement]:
+    """``for NAME in ...``: NAME assigned a run-time value (none: not such a loop)."""
+    name = literal(words[1]) if len(words) > 1 else None
+    if not name or not name.isidentifier():
+        return []
+    return [Statement(((Part(f"${name}", words[1][0].offset, opaque=(
+        "the variable of a for loop")),),), words[0][0].offset, branch, name)]

@@ -31,9 +31,11 @@ from preflight.reading.shellfields import join as _join
 from preflight.reading.shellfields import nonempty as _nonempty
 from preflight.reading.shellfields import quoted_empty as _quoted_empty
 from preflight.reading.shellfields import split_field as _split
-from preflight.reading.shellmaybe import Ghost, Maybe
+from preflight.reading.shellmaybe import Maybe
+from preflight.reading.shellmaybe import arg as _arg
+from preflight.reading.shellmaybe import words as _maybe
 from preflight.reading.shelltests import bracket, glob
-from preflight.reading.shelltypes import Field, Seg
+from preflight.reading.shelltypes import Arg, Field, Seg
 from preflight.reading.shellvars import runtime_reason
 from preflight.reading.shellwords import Part, Split, Statement, Word, split
 
@@ -51,16 +53,6 @@ class TooLarge(Exception):
     def __init__(self, offset: int) -> None:
         super().__init__(offset)
         self.offset = offset
-
-
-@dataclass(frozen=True)
-class Arg:
-    """One argument of the launch command."""
-
-    text: str                       # quotes removed, variables substituted
-    offset: int                     # where its first character is written in the script
-    opaque: str | None = None       # why its value is not known here (then ``text`` is as written)
-    conditional: int | None = None  # offset of the assignment, when made in another if/case branch
 
 
 @dataclass(frozen=True)
@@ -262,17 +254,6 @@ class _Eval(Positional, Maybe):
         return fields
 
 
-def _arg(field: Field, branch: tuple[int, ...], runs: dict[int, bool | None]) -> Arg:
-    text = "".join(s.text for s in field)
-    opaque = next((s.opaque for s in field if s.opaque), None)
-    # set inside an if/case branch that the launch command itself is not in, and that is not
-    # known to run
-    cond = next((s.offset for s in field if any(
-        b not in branch and runs.get(b) is not True for b in s.branch)), None)
-    start = next((s.offset for s in field if s.text), field[0].offset if field else 0)
-    return Arg(text, start, opaque, cond)
-
-
 def _carried(found: Launch, field: Field, branch: tuple[int, ...],
              runs: dict[int, bool | None]) -> Launch:
     """``found`` (a launch in an ``eval`` / ``bash -c`` string) with each word the string got
@@ -292,24 +273,6 @@ def _carried(found: Launch, field: Field, branch: tuple[int, ...],
 
     return replace(found, entry=mark(found.entry), args=tuple(map(mark, found.args)),
                    before=tuple(map(mark, found.before)))
-
-
-def _maybe(ghosts: tuple[Ghost, ...], branch: tuple[int, ...],
-           runs: dict[int, bool | None]) -> tuple[Arg, ...]:
-    """The words other values of a launch's variables give, each conditional on the branch it
-    was set in or the one whose assignment may have replaced it (a launch inside that branch
-    sees the replacement)."""
-    out: list[Arg] = []
-    for g in ghosts:
-        if g.branches and all(b in branch for b in g.branches):
-            continue
-        for f in g.value:
-            for piece in _split(f):
-                arg = _arg(piece, branch, runs)
-                out.append(arg if arg.conditional is not None else replace(arg, conditional=g.over))
-                if len(out) >= MAX_ARGS:
-                    return tuple(out)
-    return tuple(out)
 
 
 def _inner_script(fields: list[Field]) -> tuple[int, Field] | None:
@@ -363,7 +326,7 @@ def _launches(split: Split, is_entry: Callable[[str], bool], ev: _Eval,
             child = _Eval(ev.outer, remap)
             child.env, child.spent, child.runs = dict(ev.env), ev.spent, ev.runs
             ev.share(child)
-            outer = _maybe(ev.named(st.words), st.branch, ev.runs)
+            outer = _maybe(ev.named(st.words), st.branch, ev.runs, MAX_ARGS)
             # `eval` runs in the script's shell (its "$@"); `bash -c STR a b` gets a b
             child.params = ev.params if "".join(s.text for s in fields[inner[0]]) == "eval" \
                 else Params(None, "a `bash -c` string's $1, \"$@\" are the words after it")
@@ -392,7 +355,7 @@ def _launches(split: Split, is_entry: Callable[[str], bool], ev: _Eval,
                     if len(value) == 1 and not any(s.opaque for s in value[0]))
         yield Launch(_arg(fields[at], st.branch, ev.runs), tuple(args), before,
                      ev.remap(st.offset), forwarded, env,
-                     _maybe(ev.named(st.words), st.branch, ev.runs), ev.ghost_cut)
+                     _maybe(ev.named(st.words), st.branch, ev.runs, MAX_ARGS), ev.ghost_cut)
 
 
 split_text = split

@@ -19,9 +19,10 @@ and the readers take the launch as not fully known.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from preflight.reading.shelltypes import Field, Statement, Word
+from preflight.reading.shellfields import split_field
+from preflight.reading.shelltypes import Arg, Field, Statement, Word
 
 MAX_GHOSTS = 64
 """Other values kept per variable (a real script's if/elif ladder has a handful of arms)."""
@@ -94,3 +95,33 @@ class Maybe:
             if self.ghost_cut is None:
                 self.ghost_cut = st.offset
         table[st.assign] = kept
+
+
+def arg(field: Field, branch: tuple[int, ...], runs: dict[int, bool | None]) -> Arg:
+    """One argument of a launch from its expanded field (:class:`.shelltypes.Arg`)."""
+    text = "".join(s.text for s in field)
+    opaque = next((s.opaque for s in field if s.opaque), None)
+    # set inside an if/case branch that the launch command itself is not in, and that is not
+    # known to run
+    cond = next((s.offset for s in field if any(
+        b not in branch and runs.get(b) is not True for b in s.branch)), None)
+    start = next((s.offset for s in field if s.text), field[0].offset if field else 0)
+    return Arg(text, start, opaque, cond)
+
+
+def words(ghosts: tuple[Ghost, ...], branch: tuple[int, ...], runs: dict[int, bool | None],
+          limit: int = 20_000) -> tuple[Arg, ...]:
+    """The words other values of a launch's variables give, each conditional on the branch it
+    was set in or the one whose assignment may have replaced it (a launch inside that branch
+    sees the replacement)."""
+    out: list[Arg] = []
+    for g in ghosts:
+        if g.branches and all(b in branch for b in g.branches):
+            continue
+        for f in g.value:
+            for piece in split_field(f):
+                got = arg(piece, branch, runs)
+                out.append(got if got.conditional is not None else replace(got, conditional=g.over))
+                if len(out) >= limit:
+                    return tuple(out)
+    return tuple(out)

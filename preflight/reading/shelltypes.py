@@ -32,6 +32,16 @@ Word = tuple[Part, ...]
 
 
 @dataclass(frozen=True)
+class Arg:
+    """One argument of the launch command."""
+
+    text: str                       # quotes removed, variables substituted
+    offset: int                     # where its first character is written in the script
+    opaque: str | None = None       # why its value is not known here (then ``text`` is as written)
+    conditional: int | None = None  # offset of the assignment, when made in another if/case branch
+
+
+@dataclass(frozen=True)
 class Seg:
     """A piece of an expanded word (:mod:`.shellexpand`): its text, where it is written, the
     if/case branches it was set in, and why its value is not known here (``opaque``)."""

@@ -220,9 +220,8 @@ class _Lexer(HereValues):
                 self.subjects.pop()
             self.in_pattern = False
             return
-        if first == "for" and len(words) > 1 and (name := _literal(words[1]) or "").isidentifier():
-            self.out.statements.append(Statement(((Part(f"${name}", words[1][0].offset, opaque=(
-                "the variable of a for loop")),),), words[0][0].offset, tuple(self.branches), name))
+        if first == "for":      # its variable: a run-time value (shellchain.loop_variable)
+            self.out.statements.extend(shellchain.loop_variable(words, tuple(self.branches)))
         if first in ("while", "until", "for", "done", "then", "do", "else", "{", "}", "function"):
             return
         branch = tuple(self.branches)
