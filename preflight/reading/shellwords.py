@@ -7,15 +7,13 @@ variables expanded where the launch command uses them (:mod:`.shellexpand`). Thi
 splits: each :class:`Statement` is a command or an assignment (``NAME=value``, ``NAME+=value``,
 ``NAME=( ... )``) whose words are :class:`Part` sequences (literal text with its offset in the
 script, or a ``$NAME`` / ``${NAME:-default}`` / ``"${NAME[@]}"`` reference), and says in which
-``if`` / ``case`` branch it stands (a value set in a branch the launch line is not in may not
-apply).
+``if`` / ``case`` branch it stands (a value set in a branch the launch is not in may not apply).
 
 It is deliberately partial: single, double and ``$'...'`` quotes, backslashes and ``\\``-newline
 continuations, comments, ``;`` ``&&`` ``||`` ``|`` ``&`` and newlines between statements,
 array assignments over several lines, here-document bodies skipped. ``$( ... )``, backquotes and
 ``$(( ... ))`` are kept as references nobody can resolve (their value is decided at run time).
-Bounded: at most :data:`MAX_PARTS` parts in all; past it the rest of the script is not split
-(:attr:`Split.truncated_at` says where).
+Bounded: :data:`MAX_PARTS` parts in all; past it the rest is not split (``Split.truncated_at``).
 """
 
 from __future__ import annotations
