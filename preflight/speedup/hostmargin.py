@@ -125,7 +125,7 @@ def limited(runs: list[dict[str, Any]]) -> bool:
 def why(runs: list[dict[str, Any]]) -> str:
     """Whose error the verdict's range is, for :func:`~preflight.speedup.verdict_for`."""
     return ("a host-limited FP8 step's" if host_bound(runs, "fp8") is not None
-            else "a step near the host's limit:")
+            else "a host-sensitive step's")
 
 
 def notes(runs: list[dict[str, Any]], error: float) -> list[str]:

@@ -64,7 +64,7 @@ def test_a_tight_margin_widens_the_error_and_says_why() -> None:
     assert "87% of the 184 ms step" in notes[0] and "+-15%" in notes[0]
     assert notes[1] == ("host margin (step time / the host's time to issue it): BF16 2.71x, "
                         "FP8 1.15x (under 2.00x the host may limit the step)")
-    assert hostmargin.why(runs) == "a step near the host's limit:"
+    assert hostmargin.why(runs) == "a host-sensitive step's"
 
 
 # The GPU-limited Llama-3-8B TE delayed cell at 8 layers (H200, 2026-11-28): FP8 198 ms over a
