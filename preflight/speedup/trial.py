@@ -287,6 +287,9 @@ def trial(shape: ModelShape | Unknown, *, backend: str, recipe: str, compiled: b
     if not device.startswith("cuda"):
         notes += ("on the CPU, FP8 is emulated by torchao: these numbers exercise the trial, they "
                   "say nothing about FP8's speed",)
+    bound = hostmargin.limited(result.get("runs", []))
+    error = HOST_BOUND_ERROR if bound else TRIAL_ERROR
+    notes += tuple(hostmargin.notes(result.get("runs", []), error))   # inconclusive too
     odd = [name for name, side in (("BF16", bf16), ("FP8", fp8))
            if len(side.measured) > 1 and side.measured[max(side.measured)]
            <= side.measured[min(side.measured)]]
@@ -296,9 +299,6 @@ def trial(shape: ModelShape | Unknown, *, backend: str, recipe: str, compiled: b
                                    "with depth (timing noise: is the machine busy with other work?)",
                            **base)
     ratio = bf16.step_s / fp8.step_s
-    bound = hostmargin.limited(result.get("runs", []))
-    error = HOST_BOUND_ERROR if bound else TRIAL_ERROR
-    notes += tuple(hostmargin.notes(result.get("runs", []), error))
     line = verdict_for(ratio, error=error,
                        why=hostmargin.why(result.get("runs", [])) if bound else "the trial's")
     return TrialReport(shape, depths=chosen, bf16=bf16, fp8=fp8, speedup=round(ratio, 3),
