@@ -52,6 +52,7 @@ from preflight.speedup import (
     ModelShape,
     hostmargin,
     shape_dict,
+    trialdoc,
     verdict_for,
 )
 
@@ -276,11 +277,17 @@ def trial(shape: ModelShape | Unknown, *, backend: str, recipe: str, compiled: b
                "host_twin": (device.startswith("cuda") and not compiled
                              if host_twin is None else host_twin)}
     result = _both(request, timeout)
-    if result.get("depths"):
-        chosen = tuple(int(d) for d in result["depths"])
+    got = result.get("depths")
+    if isinstance(got, list) and got and all(type(d) is int and d > 0 for d in got):
+        chosen = tuple(got)
     if result.get("status") != "ok":
         return TrialReport(shape, depths=chosen, child=result,
-                           why_not=f"no trial: {result.get('reason') or 'the child failed'}",
+                           why_not=f"no trial: {str(result.get('reason') or 'the child failed')}",
+                           **base)
+    unusable = trialdoc.problem(result)
+    if unusable:
+        return TrialReport(shape, depths=chosen, child=result,
+                           why_not=f"no trial: the trial child's result is not usable: {unusable}",
                            **base)
     bf16, fp8 = _side(result["runs"], "bf16", shape), _side(result["runs"], "fp8", shape)
     notes = _notes(shape, chosen, bf16, fp8, result)
@@ -298,6 +305,10 @@ def trial(shape: ModelShape | Unknown, *, backend: str, recipe: str, compiled: b
                            why_not=f"inconclusive: the {' and '.join(odd)} step did not grow "
                                    "with depth (timing noise: is the machine busy with other work?)",
                            **base)
+    if not (bf16.step_s > 0 and fp8.step_s > 0):
+        return TrialReport(shape, depths=chosen, bf16=bf16, fp8=fp8, notes=notes, child=result,
+                           why_not=f"inconclusive: extrapolated to {shape.layers} layers the "
+                                   "step time is not positive (timing noise?)", **base)
     ratio = bf16.step_s / fp8.step_s
     line = verdict_for(ratio, error=error,
                        why=hostmargin.why(result.get("runs", [])) if bound else "the trial's")
