@@ -26,7 +26,7 @@ import ast
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from preflight.reading import pyclick
+from preflight.reading import pyclick, pyhydra
 from preflight.reading.pyvalues import MAX_DEPTH, Call, Ref, Unresolved, option_value
 
 if TYPE_CHECKING:
@@ -78,6 +78,10 @@ def parameter(module: Module, scope: Scope, name: str, depth: int, line: int | N
         opt = module._clicks[id(scope.node)].get(name)
         if opt is not None:
             return option_value(opt, name, module.argv, module.path, label=name)
+        if scope.params and name == scope.params[0]:    # `@hydra.main(...) def main(cfg)`
+            got = pyhydra.received(module, scope)
+            if got is not pyhydra.NOT_HYDRA:
+                return got
     key = (id(scope), name, depth)
     if key not in module._params:
         module._params[key] = Unresolved(f"{name} depends on itself")
