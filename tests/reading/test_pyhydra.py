@@ -28,7 +28,7 @@ import pytest
 from preflight.facts import Facts
 from preflight.intent import derive
 from preflight.jobs.read import read_paths
-from preflight.reading import pyhydra
+from preflight.reading import hydracompose
 from preflight.reading.pysource import Module, parse
 from preflight.reading.pyvalues import Call, Ref, Unresolved
 
@@ -222,7 +222,7 @@ def test_an_interpolation_cycle_is_not_a_crash(tmp_path: Path) -> None:
 
 def test_ten_thousand_overrides_are_bounded(tmp_path: Path) -> None:
     got = _record(_my_app(tmp_path), *(f"+k{i}=1" for i in range(10_000)))[0]
-    assert isinstance(got, Unresolved) and str(pyhydra.MAX_OVERRIDES) in got.reason
+    assert isinstance(got, Unresolved) and str(hydracompose.MAX_OVERRIDES) in got.reason
 
 
 def test_non_utf8_yaml_is_unresolved_naming_the_file(tmp_path: Path) -> None:
