@@ -26,8 +26,9 @@ as Hydra does it (facebookresearch/hydra v1.3.2, 7ef3acab), without running anyt
 
 A cycle, a group option not found, a config not found or not readable (non-UTF-8, too large),
 more than :data:`MAX_CONFIGS` configs or :data:`MAX_OVERRIDES` overrides: Unresolved naming the
-file. NeMo 1.x's ``@hydra_runner(config_path=".", config_name=...)``
-(nemo/core/config/hydra_runner.py) composes the same way with ``"."`` as its default path.
+file. NeMo 1.x's ``@hydra_runner(config_path=..., config_name=...)``
+(nemo/core/config/hydra_runner.py) composes the same way; without ``config_path`` it is
+Unresolved (its default is ``"."`` in some releases, None in others).
 """
 
 from __future__ import annotations
@@ -65,10 +66,13 @@ def compose(script: str, main: Call, argv: tuple[str, ...]) -> Any:
     hydra = main.func == "hydra.main"
     path: Any = main.kwargs.get("config_path", main.args[0] if main.args else _UNSET)
     name: Any = main.kwargs.get("config_name", main.args[1] if len(main.args) > 1 else None)
+    if path is _UNSET and not hydra:
+        # NeMo's hydra_runner defaults it to "." in some releases and None in others
+        raise Failed("@hydra_runner gives no config_path (its default differs between NeMo "
+                     "releases)")
     if path is _UNSET:
         base = main.kwargs.get("version_base", _UNSET)
-        path = None if hydra and (base is None or (isinstance(base, str) and _at_least(base))) \
-            else "."
+        path = None if base is None or (isinstance(base, str) and _at_least(base)) else "."
     cli_path, cli_name, overrides = _argv(argv)
     path = cli_path if cli_path is not None else path
     name = cli_name if cli_name is not None else name

@@ -285,3 +285,16 @@ def test_instantiate_of_a_target_is_that_call(tmp_path: Path) -> None:
     assert isinstance(made, Call) and made.name == "MXFP8BlockScaling" and made.kwargs == {
         "margin": 0}
     assert cls == Ref("mysql")
+
+
+def test_nemo_hydra_runner_binds_the_same_way(tmp_path: Path) -> None:
+    script = _my_app(tmp_path)
+    text = _MY_APP.replace("import hydra\n", "from nemo.core.config import hydra_runner\n")
+    script.write_text(text.replace(
+        '@hydra.main(version_base=None, config_path="conf", config_name="config")',
+        '@hydra_runner(config_path="conf", config_name="config")'))
+    assert _record(script, "db=postgresql")[0] == "postgresql"
+    script.write_text(text.replace(
+        '@hydra.main(version_base=None, config_path="conf", config_name="config")',
+        '@hydra_runner(config_name="config")'))
+    assert isinstance(_record(script)[0], Unresolved)     # its default path is not one value
