@@ -76,7 +76,7 @@ def config(module: Module, scope: Scope, main: Call) -> Any:
 def _values(data: Any) -> Any:
     """Layered data as :mod:`.pysource` values: ``???`` and Unknown leaves Unresolved."""
     if isinstance(data, dict):
-        return {str(k): _values(v) for k, v in data.items()}
+        return DictConfig({str(k): _values(v) for k, v in data.items()})
     if isinstance(data, list):
         return [_values(v) for v in data]
     if isinstance(data, Unknown):
@@ -131,13 +131,20 @@ def _target(value: Any, line: int, depth: int) -> Any:
     return Call(target, line, (), kwargs, {k: line for k in kwargs})
 
 
+class DictConfig(dict[str, Any]):
+    """A mapping of a composed config: its keys are also its attributes (OmegaConf)."""
+
+
 def member(base: dict[str, Any], attr: str, line: int) -> Any:
-    """``cfg.attr`` of a composed config (a DictConfig in struct mode: a missing key raises)."""
+    """``cfg.attr`` of a composed config (a DictConfig in struct mode: a missing key raises);
+    a plain dict has no attributes that are its keys."""
+    if not isinstance(base, DictConfig):
+        return Unresolved(f".{attr} of a value computed when the script runs", line)
     if attr in base:
         return base[attr]
     return Unresolved(f"{attr} is not a key of the Hydra config (the script stops with "
                       "ConfigAttributeError there), or a DictConfig method", line)
 
 
-__all__ = ["MAINS", "NOT_HYDRA", "config", "decorator", "member", "received",
+__all__ = ["MAINS", "NOT_HYDRA", "DictConfig", "config", "decorator", "member", "received",
            "util"]

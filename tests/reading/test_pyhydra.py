@@ -298,3 +298,20 @@ def test_nemo_hydra_runner_binds_the_same_way(tmp_path: Path) -> None:
         '@hydra.main(version_base=None, config_path="conf", config_name="config")',
         '@hydra_runner(config_name="config")'))
     assert isinstance(_record(script)[0], Unresolved)     # its default path is not one value
+
+
+def test_a_plain_dicts_keys_are_no_attributes(tmp_path: Path) -> None:
+    script = tmp_path / "t.py"
+    script.write_text('d = {"fp8": True}\nrecord(d.fp8, d["fp8"])\n')
+    got = _record(script)
+    assert isinstance(got[0], Unresolved) and got[1] is True
+
+
+def test_a_global_package_header_merges_at_the_top(tmp_path: Path) -> None:
+    script = _my_app(tmp_path, "defaults:\n  - db: mysql\n  - exp: fp8\n")
+    (tmp_path / "conf" / "exp").mkdir()
+    (tmp_path / "conf" / "exp" / "fp8.yaml").write_text("# @package _global_\ndb:\n  user: fp8\n")
+    assert _record(script)[:2] == ("mysql", "fp8")
+    (tmp_path / "conf" / "exp" / "fp8.yaml").write_text("# @package foo.bar\ndb:\n  user: x\n")
+    got = _record(script)[0]
+    assert isinstance(got, Unresolved) and "@package" in got.reason
