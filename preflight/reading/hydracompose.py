@@ -211,6 +211,9 @@ class _Composer:
         if self.read > MAX_CONFIGS:
             raise Failed(f"more than {MAX_CONFIGS} configs in the defaults lists")
         path = os.path.normpath(os.path.join(self.folder, rel + ".yaml"))
+        if not path.startswith(self.folder.rstrip(os.sep) + os.sep):
+            # a name with `..` or `/` at its top: Hydra's repository looks only in its folder
+            raise Failed(f"{rel[:80]!r} names a config outside the config folder")
         if not os.path.lexists(path):
             if optional:
                 return

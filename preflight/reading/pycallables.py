@@ -67,6 +67,8 @@ def call(module: Module, node: ast.Call, scope: Scope, depth: int, func: Any) ->
         return NOTHING
     if isinstance(func, Ref) and func.name in pyhydra.UTILS:    # hydra.utils.get_class("x.Y")
         return pyhydra.util(module, node, scope, depth, func.name)
+    if isinstance(func, pyhydra.Get):                           # cfg.get("fp8", False)
+        return pyhydra.get(module, node, scope, depth, func)
     if isinstance(func, Unresolved) and not isinstance(func, LambdaValue) and \
             isinstance(node.func, ast.Name):
         narrowed = _called_parameter(module, scope, node.func.id, depth)

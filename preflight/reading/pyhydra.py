@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import re
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from preflight.facts import Unknown
@@ -88,9 +89,11 @@ def _values(data: Any) -> Any:
 
 
 UTILS = frozenset({"hydra.utils.get_class", "hydra.utils.get_method", "hydra.utils.get_object",
-                   "hydra.utils.instantiate", "hydra.utils.call"})
+                   "hydra.utils.instantiate", "hydra.utils.call",
+                   "omegaconf.OmegaConf.to_container", "omegaconf.OmegaConf.to_object"})
 """hydra/utils.py (v1.3.2): a dotted name to the object it names; ``instantiate`` / ``call`` of a
-config with ``_target_`` to that call (its keys the keywords, nested targets built too)."""
+config with ``_target_`` to that call (its keys the keywords, nested targets built too);
+``OmegaConf.to_container(cfg)``: the same keys and values as a plain dict."""
 _SPECIAL = ("_target_", "_recursive_", "_convert_", "_args_")
 
 
@@ -101,6 +104,10 @@ def util(module: Module, node: ast.Call, scope: Scope, depth: int, func: str) ->
     if not node.args:
         return Unresolved(f"{func}() with no config", node.lineno)
     first = module.evaluate(node.args[0], scope, depth + 1)
+    if func.startswith("omegaconf."):
+        return _plain(first) if isinstance(first, DictConfig) else first if isinstance(
+            first, Unresolved) else Unresolved(f"{func}() of a value the text does not give",
+                                               node.lineno)
     if func.endswith(("get_class", "get_method", "get_object")):
         if isinstance(first, str) and re.fullmatch(r"[A-Za-z_][\w.]*", first):
             return Ref(first)
@@ -135,16 +142,43 @@ class DictConfig(dict[str, Any]):
     """A mapping of a composed config: its keys are also its attributes (OmegaConf)."""
 
 
+@dataclass(frozen=True)
+class Get(Unresolved):
+    """``cfg.get`` of a composed config: unknown as a value, ``cfg.get(key, default)`` when
+    called (OmegaConf ``DictConfig.get``: the key's value, else the default, else None)."""
+
+    config: DictConfig | None = field(default=None, compare=False, repr=False)
+
+
+def get(module: Module, node: ast.Call, scope: Scope, depth: int, method: Get) -> Any:
+    """The value of ``cfg.get(key[, default])`` (``node``)."""
+    args = [module.evaluate(a, scope, depth + 1) for a in node.args[:3]]
+    if not args or len(args) > 2 or node.keywords or not isinstance(args[0], str):
+        return args[0] if args and isinstance(args[0], Unresolved) else \
+            Unresolved("cfg.get() of a key the text does not give", node.lineno)
+    assert method.config is not None
+    return method.config[args[0]] if args[0] in method.config else \
+        args[1] if len(args) == 2 else None
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return [_plain(v) for v in value] if isinstance(value, list) else value
+
+
 def member(base: dict[str, Any], attr: str, line: int) -> Any:
     """``cfg.attr`` of a composed config (a DictConfig in struct mode: a missing key raises);
     a plain dict has no attributes that are its keys."""
     if not isinstance(base, DictConfig):
         return Unresolved(f".{attr} of a value computed when the script runs", line)
+    if attr == "get" and attr not in base:
+        return Get(".get of a Hydra config", line, base)
     if attr in base:
         return base[attr]
     return Unresolved(f"{attr} is not a key of the Hydra config (the script stops with "
                       "ConfigAttributeError there), or a DictConfig method", line)
 
 
-__all__ = ["MAINS", "NOT_HYDRA", "DictConfig", "config", "decorator", "member", "received",
+__all__ = ["MAINS", "NOT_HYDRA", "DictConfig", "Get", "get", "config", "decorator", "member", "received",
            "util"]

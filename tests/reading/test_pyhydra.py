@@ -147,7 +147,8 @@ import hydra
 
 @hydra.main(version_base=None, config_path="conf", config_name="config")
 def my_app(cfg: DictConfig) -> None:
-    record(cfg.db.driver, cfg.db.user, cfg.get("x"))
+    record(cfg.db.driver, cfg.db.user, cfg.get("x"), cfg.db.get("user", 1), cfg.get("fp8", True),
+           OmegaConf.to_container(cfg.db, resolve=True))
 '''
 
 
@@ -170,6 +171,13 @@ def _my_app(tmp: Path, config: str = "defaults:\n  - db: mysql\n") -> Path:
 def test_config_groups(tmp_path: Path, argv: tuple[str, ...], driver: str, user: str) -> None:
     got = _record(_my_app(tmp_path), *argv)
     assert got[:2] == (driver, user)
+
+
+def test_get_and_to_container(tmp_path: Path) -> None:
+    got = _record(_my_app(tmp_path), "+x=7")
+    assert got[2:5] == (7, "omry", True)
+    assert got[5] == {"driver": "mysql", "user": "omry", "pass": "secret"} and \
+        type(got[5]) is dict
 
 
 def test_self_first_lets_the_group_win(tmp_path: Path) -> None:
@@ -279,7 +287,8 @@ def test_instantiate_of_a_target_is_that_call(tmp_path: Path) -> None:
     script = _my_app(tmp_path, "defaults:\n  - db: mysql\nrecipe:\n  _target_: "
                      "transformer_engine.common.recipe.MXFP8BlockScaling\n  margin: 0\n")
     script.write_text(_MY_APP.replace(
-        "record(cfg.db.driver, cfg.db.user, cfg.get(\"x\"))",
+        "record(cfg.db.driver, cfg.db.user, cfg.get(\"x\"), cfg.db.get(\"user\", 1), "
+        "cfg.get(\"fp8\", True),\n           OmegaConf.to_container(cfg.db, resolve=True))",
         "record(hydra.utils.instantiate(cfg.recipe), hydra.utils.get_class(cfg.db.driver))"))
     made, cls = _record(script)
     assert isinstance(made, Call) and made.name == "MXFP8BlockScaling" and made.kwargs == {
@@ -315,3 +324,12 @@ def test_a_global_package_header_merges_at_the_top(tmp_path: Path) -> None:
     (tmp_path / "conf" / "exp" / "fp8.yaml").write_text("# @package foo.bar\ndb:\n  user: x\n")
     got = _record(script)[0]
     assert isinstance(got, Unresolved) and "@package" in got.reason
+
+
+@pytest.mark.parametrize("argv", [("db=../../secret",), ("--config-name", "../../secret")])
+def test_a_config_name_leaving_the_config_folder_is_not_read(tmp_path: Path,
+                                                             argv: tuple[str, ...]) -> None:
+    (tmp_path / "secret.yaml").write_text("driver: SECRET\nuser: x\ndb:\n  driver: SECRET\n")
+    (tmp_path / "job").mkdir()
+    got = _record(_my_app(tmp_path / "job"), *argv)[0]
+    assert isinstance(got, Unresolved) and "outside the config folder" in got.reason
