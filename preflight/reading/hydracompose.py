@@ -201,7 +201,8 @@ class _Composer:
         self.read = 0
 
     def primary(self, name: str) -> None:
-        self._config(name.removesuffix(".yaml"), (), "", (), primary=True)
+        name = name.removesuffix(".yaml")      # a primary config's group is its folder
+        self._config(name, (), name.rpartition("/")[0], (), primary=True)
 
     def _config(self, rel: str, package: tuple[str, ...], group: str, stack: tuple[str, ...],
                 primary: bool = False, optional: bool = False) -> None:
@@ -237,7 +238,9 @@ class _Composer:
             entries = [*entries, *({f"+{g}": o} for g, o in self.groups.adds)]
         if "_self_" not in entries:
             entries = [*entries, "_self_"]
-        for entry in entries[:MAX_CONFIGS]:
+        if len(entries) > MAX_CONFIGS + 1:
+            raise Failed(f"{rel}.yaml: a defaults list of more than {MAX_CONFIGS} entries")
+        for entry in entries:
             if entry == "_self_":
                 self.tree.merge(own, _source(path, parsed, len(package)), package)
                 continue

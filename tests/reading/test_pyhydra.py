@@ -333,3 +333,18 @@ def test_a_config_name_leaving_the_config_folder_is_not_read(tmp_path: Path,
     (tmp_path / "job").mkdir()
     got = _record(_my_app(tmp_path / "job"), *argv)[0]
     assert isinstance(got, Unresolved) and "outside the config folder" in got.reason
+
+
+def test_a_huge_defaults_list_is_unresolved_not_cut(tmp_path: Path) -> None:
+    entries = "".join(f"  - optional g{i}: x\n" for i in range(100))   # 10,000: parse refuses
+    got = _record(_my_app(tmp_path, "defaults:\n  - db: mysql\n" + entries))[0]
+    assert isinstance(got, Unresolved) and "defaults list" in got.reason
+
+
+def test_a_primary_config_in_a_folder_names_its_siblings(tmp_path: Path) -> None:
+    script = _my_app(tmp_path)
+    (tmp_path / "conf" / "exp").mkdir()
+    (tmp_path / "conf" / "exp" / "run.yaml").write_text("defaults:\n  - base\n  - _self_\n"
+                                                        "db:\n  user: run\n")
+    (tmp_path / "conf" / "exp" / "base.yaml").write_text("db:\n  driver: base\n  user: b\n")
+    assert _record(script, "--config-name", "exp/run")[:2] == ("base", "run")
