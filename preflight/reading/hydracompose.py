@@ -103,10 +103,13 @@ def compose(script: str, main: Call, argv: tuple[str, ...]) -> Any:
         if ov.op == "set" and not _exists(tree, ov.path):
             raise Failed(f"override {raw!r}: key not in the config (Hydra refuses it; "
                          "`+` adds a key)")
+        if ov.op == "delete" and not _exists(tree, ov.path):
+            raise Failed(f"override {raw!r}: no such key to delete (Hydra refuses it)")
         if ov.op == "add" and _exists(tree, ov.path):
             raise Failed(f"override {raw!r}: the key is already set (Hydra refuses `+` "
                          "there; `++` forces it)")
         tree.apply(ov, raw)
+    tree.data.pop("hydra", None)     # Hydra's own settings: not in the config the task gets
     try:
         return resolve(tree.data)
     except (ParseError, RecursionError) as exc:
@@ -226,6 +229,8 @@ class _Composer:
             parsed = parse_yaml(text)
         except ParseError as exc:
             raise Failed(f"{rel}.yaml: {exc.message}") from None
+        if parsed.data is not None and not isinstance(parsed.data, dict):
+            raise Failed(f"{rel}.yaml is no mapping (Hydra refuses it)")
         data = parsed.data if isinstance(parsed.data, dict) else {}
         header = _PACKAGE.search(text[:4096])
         if header is not None:

@@ -191,6 +191,7 @@ def test_self_first_lets_the_group_win(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("argv, why", [
     (("db.port=1",), "key not in the config"),             # struct: `+` needed
+    (("~db.port",), "no such key"),
     (("+db.user=x",), "already set"),
     (("db=sqlite",), "sqlite.yaml"),                       # a missing group option
     (("cache=redis",), "cache"),                           # no such group / key
