@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 
 MAINS = ("hydra.main", "nemo.core.config.hydra_runner", "nemo.core.config.hydra_runner.hydra_runner",
          "nemo.core.hydra_runner")
+"""Decorators whose function receives a composed Hydra config as its first parameter."""
+
 
 def decorator(module: Module, scope: Scope) -> Call | None:
     """The ``@hydra.main(...)`` / ``@hydra_runner(...)`` call on ``scope``'s function."""
