@@ -84,7 +84,7 @@ def read_with_deepspeed(kind: str) -> Callable[[str, Parsed], ReaderOutput]:
         data = parsed.data if isinstance(parsed.data, dict) else {}
         if any(isinstance(data.get(k), str) for k in hfmoe.MODEL_KEYS):
             facts, prov = dict(out.facts), dict(out.provenance)
-            hfmoe.read_experts(kind, path, data, facts, prov)    # the model's config.json
+            hfmoe.read_model(kind, path, data, facts, prov)    # the model's config.json
             out = ReaderOutput(facts, prov, out.problems, out.linked)
         ds = data.get("deepspeed")
         if isinstance(ds, str) and ds.endswith(".json"):

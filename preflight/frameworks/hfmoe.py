@@ -1,12 +1,13 @@
-"""An HF model's MoE expert count and router top-k, from the ``config.json`` of a model folder the
-job names inside the job (``model_name_or_path`` of TrainingArguments-style YAML / JSON: HF
-Trainer, LLaMA-Factory; axolotl's ``base_model``), for the shared ``intent.moe.experts`` /
+"""An HF model's MoE expert count and router top-k (and its checkpoint's ``quant_method``), from
+the ``config.json`` of a model folder the job names inside the job (``model_name_or_path`` of
+TrainingArguments-style YAML / JSON: HF Trainer, LLaMA-Factory; axolotl's ``base_model``), for the shared ``intent.moe.experts`` /
 ``intent.moe.top_k`` that only the Megatron-family readers filled (FP8D-ACC-0097 needs it for HF
 models: accelerate's torchao conversion quantizes a Linear router whose expert count divides by
 16).
 
-Transformers' configs name the expert count per architecture, read at v4.57.3
-(src/transformers/models/<name>/configuration_<name>.py): ``num_local_experts`` (Mixtral,
+Transformers' configs name the expert count per architecture (the keys its
+models/<name>/configuration_<name>.py define and the routers read, e.g. DeepseekV3TopkRouter's
+``config.n_routed_experts`` at 00b676f8): ``num_local_experts`` (Mixtral,
 GraniteMoE, GPT-OSS, Llama 4's ``text_config``), ``num_experts`` (Qwen2-MoE, Qwen3-MoE, OLMoE),
 ``n_routed_experts`` (DeepSeek-V2/V3); the router's top-k is ``num_experts_per_tok`` in all of
 them. A multimodal config keeps them under ``text_config``. The config's ``model_type`` is kept
@@ -38,14 +39,16 @@ TOP_K_KEY = "num_experts_per_tok"
 EXPERTS = "model_experts"
 TOP_K = "model_experts_top_k"
 MODEL_TYPE = "model_config_type"
+QUANT_METHOD = "model_quant_method"
 """Fact keys under ``config.<kind>``: what the model's config.json says, at its line."""
 MAX_EXPERTS = 1 << 16
 
 
-def read_experts(kind: str, path: str, data: Any, facts: dict[str, Any],
-                 prov: dict[str, str]) -> None:
-    """Add ``config.<kind>.model_experts`` (and ``model_experts_top_k``) from the config.json of
-    the model folder ``data``'s model key names, where that folder lies inside the job."""
+def read_model(kind: str, path: str, data: Any, facts: dict[str, Any],
+               prov: dict[str, str]) -> None:
+    """Add ``config.<kind>.model_experts`` (``model_experts_top_k``, ``model_config_type``) and
+    ``model_quant_method`` from the config.json of the model folder ``data``'s model key names,
+    where that folder lies inside the job."""
     if not isinstance(data, dict):
         return
     model = next((data[k] for k in MODEL_KEYS if isinstance(data.get(k), str)), None)
@@ -63,6 +66,7 @@ def read_experts(kind: str, path: str, data: Any, facts: dict[str, Any],
         parsed = parse_json(read_text(config))
     except ParseError:
         return          # ckptconfig reports a config.json it cannot read where it matters
+    _quant_method(kind, config, parsed, facts, prov)
     for section in ((), ("text_config",)):
         block = _block(parsed.data, section)
         key = next((k for k in EXPERT_KEYS if k in block and block[k] is not None), None)
@@ -83,6 +87,19 @@ def read_experts(kind: str, path: str, data: Any, facts: dict[str, Any],
                                                      ".".join((*section, TOP_K_KEY)), top, 1)
             prov[f"config.{kind}.{TOP_K}"] = top
         return
+
+
+def _quant_method(kind: str, config: str, parsed: Any, facts: dict[str, Any],
+                  prov: dict[str, str]) -> None:
+    """``config.<kind>.model_quant_method``: the checkpoint's ``quantization_config.quant_method``
+    as written (lower case), where it names one (FP8D-HF-0003: the Trainer refuses to fine-tune a
+    checkpoint whose quantizer is not trainable)."""
+    qc = _block(parsed.data, ("quantization_config",))
+    method = qc.get("quant_method")
+    if isinstance(method, str) and method.strip():
+        where = f"{config}:{parsed.line_of(('quantization_config', 'quant_method')) or 1}"
+        facts[f"config.{kind}.{QUANT_METHOD}"] = method.strip().lower()[:40]
+        prov[f"config.{kind}.{QUANT_METHOD}"] = where
 
 
 def _block(data: Any, section: tuple[str, ...]) -> dict[str, Any]:

@@ -3,7 +3,7 @@
 files (HF Trainer YAML, axolotl's ``base_model``, LLaMA-Factory), which FP8D-ACC-0097 needs
 (board 01:10, sweep9: only the Megatron-family readers filled it).
 
-Key names as transformers' configs spell them (v4.57.x configuration_<model>.py):
+Key names as transformers' model configs spell them:
 ``num_experts`` (Qwen3-MoE), ``num_local_experts`` (Mixtral, GPT-OSS, Llama 4's ``text_config``),
 ``n_routed_experts`` (DeepSeek-V3); ``num_experts_per_tok`` the top-k in all of them.
 """
@@ -148,3 +148,35 @@ def test_a_fifo_config_json_does_not_hang(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "moe" / "config.json")
     facts, _, _ = _intent(_axolotl(tmp_path, "./moe"))
     assert "config.axolotl.model_experts" not in facts
+
+
+def _fired(yaml: Path, rule: str) -> str:
+    report = preflight.check([str(yaml)], smoke=False, assume=VERSIONS)
+    if rule in {f.rule_id for f in report.findings}:
+        return "fire"
+    return "undetermined" if rule in {u.rule_id for u in report.undetermined} else "quiet"
+
+
+@pytest.mark.parametrize(("quant", "expect"), [
+    ({"quant_method": "fp8", "fmt": "e4m3", "weight_block_size": [128, 128]}, "fire"),
+    ({"quant_method": "FP8"}, "fire"),                       # transformers lower-cases it
+    ({"quant_method": "compressed-tensors"}, "quiet"),
+    (None, "quiet"),                                          # a BF16 checkpoint
+])
+def test_hf_trainer_on_an_fp8_checkpoint(tmp_path: Path, quant: Any, expect: str) -> None:
+    # FP8D-HF-0003: Trainer.__init__ refuses a quantizer that is not trainable (FineGrainedFP8)
+    config: dict[str, Any] = {"model_type": "qwen3", "hidden_size": 4096}
+    if quant is not None:
+        config["quantization_config"] = quant
+    _model(tmp_path / "Qwen3-8B-FP8", config)
+    args = tmp_path / "sft.yaml"
+    args.write_text("model_name_or_path: ./Qwen3-8B-FP8\noutput_dir: out\n"
+                    "per_device_train_batch_size: 1\nbf16: true\n")
+    facts, _, _ = _intent(args)
+    if quant is not None:
+        assert facts["config.hf_trainer.model_quant_method"] == quant["quant_method"].lower()
+    assert _fired(args, "FP8D-HF-0003") == expect
+    # a hub id of the same name is not judged here (compressed-tensors "-FP8" releases train)
+    args.write_text("model_name_or_path: Qwen/Qwen3-8B-FP8\noutput_dir: out\n"
+                    "per_device_train_batch_size: 1\nbf16: true\n")
+    assert _fired(args, "FP8D-HF-0003") == "quiet"
