@@ -1,9 +1,10 @@
 """An HF model's MoE expert count and router top-k (and its checkpoint's ``quant_method``), from
 the ``config.json`` of a model folder the job names inside the job (``model_name_or_path`` of
-TrainingArguments-style YAML / JSON: HF Trainer, LLaMA-Factory; axolotl's ``base_model``), for the shared ``intent.moe.experts`` /
-``intent.moe.top_k`` that only the Megatron-family readers filled (FP8D-ACC-0097 needs it for HF
-models: accelerate's torchao conversion quantizes a Linear router whose expert count divides by
-16).
+TrainingArguments-style YAML / JSON: HF Trainer, LLaMA-Factory; axolotl's ``base_model``), for
+the shared ``intent.moe.experts`` / ``intent.moe.top_k`` that only the Megatron-family readers
+filled (FP8D-ACC-0097 needs it for HF models: accelerate's torchao conversion quantizes a Linear
+router whose expert count divides by 16; FP8D-ACC-0098: on transformers 5 the experts are no
+nn.Linear and stay BF16).
 
 Transformers' configs name the expert count per architecture (the keys its
 models/<name>/configuration_<name>.py define and the routers read, e.g. DeepseekV3TopkRouter's

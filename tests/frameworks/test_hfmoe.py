@@ -180,3 +180,23 @@ def test_hf_trainer_on_an_fp8_checkpoint(tmp_path: Path, quant: Any, expect: str
     args.write_text("model_name_or_path: Qwen/Qwen3-8B-FP8\noutput_dir: out\n"
                     "per_device_train_batch_size: 1\nbf16: true\n")
     assert _fired(args, "FP8D-HF-0003") == "quiet"
+
+
+@pytest.mark.parametrize(("transformers", "acc0097", "acc0098"), [
+    ("4.57.3", "fire", "quiet"),     # nn.Linear experts are converted; the Linear router too
+    ("5.2.0", "quiet", "fire"),      # 3-D experts stay BF16; the router is no nn.Linear
+])
+def test_moe_coverage_by_transformers_version(tmp_path: Path, transformers: str, acc0097: str,
+                                              acc0098: str) -> None:
+    _model(tmp_path / "moe", QWEN3_MOE)
+    yaml = _axolotl(tmp_path, "./moe")
+    report = preflight.check([str(yaml)], smoke=False,
+                             assume={**VERSIONS, "pkg.transformers": transformers})
+    fired = {f.rule_id for f in report.findings}
+    assert ("FP8D-ACC-0097" in fired) == (acc0097 == "fire")
+    assert ("FP8D-ACC-0098" in fired) == (acc0098 == "fire")
+    # a dense model: neither fires
+    _model(tmp_path / "dense", DENSE)
+    report = preflight.check([str(_axolotl(tmp_path / "d", "../dense"))], smoke=False,
+                             assume={**VERSIONS, "pkg.transformers": transformers})
+    assert not {"FP8D-ACC-0097", "FP8D-ACC-0098"} & {f.rule_id for f in report.findings}
