@@ -42,7 +42,8 @@ def read(reader: Read, path: str, text: str, kind: str | None, explicit: bool,
     argv = (inherited or {}).get(ARGV) if inherited else None
     if argv is None and not _BY_HAND.get() and is_shell(path, text) and \
             (at := runtime_args(text)) is not None:
-        # run by hand (no script of the job runs it): read as it is, and say what was not
+        # run by hand (no script of the job gives it arguments): read as it is, and say what
+        # was not (jobs/walk.py drops the note where a caller is found later)
         token = _BY_HAND.set(True)
         try:
             got, out = reader(path, text, kind, explicit, inherited)
@@ -53,9 +54,11 @@ def read(reader: Read, path: str, text: str, kind: str | None, explicit: bool,
         line, entry = at
         return got, replace(out, problems=(*out.problems, ConfigProblem(path, line, (
             f"arguments added at run time are not checked: \"$@\" passes the arguments this "
-            f"script is run with to {entry[:80]}, and no script of the job runs it, so FP8 or "
-            "framework settings given there were not read"), level="info",
-            code="runtime_args")))
+            f"script is run with to {entry[:80]}, and no script read here gives it any, so FP8 "
+            "or framework settings given there were not read"), level="info",
+            code="runtime_args", fix=(
+                "Check the launch as you run it: name a script that calls this one with its "
+                "arguments (`bash run.sh trainer.x=y`), which fp8-doctor reads bound to them"))))
     if argv is None or PARAMS in (inherited or {}) or not is_shell(path, text):
         return None
     # ($1..$9 a sourcing script's own readers saw are not this script's: bound again below)

@@ -69,3 +69,14 @@ def test_no_note_where_no_training_command_takes_them(text: str) -> None:
 def test_forwarded_forms(text: str, line: int | None) -> None:
     got = runtime_args(text)
     assert (got[0] if got else None) == line
+
+
+def test_named_with_its_caller_no_note(tmp_path: Path) -> None:
+    # both named: the caller binds the arguments (jobs/walk.py drops the first read's note)
+    run = tmp_path / "run.sh"
+    run.write_text(VERL)
+    outer = tmp_path / "outer.sh"
+    outer.write_text("#!/bin/bash\nbash run.sh trainer.total_epochs=1\n")
+    for paths in ([run, outer], [outer, run]):
+        read = read_paths([str(p) for p in paths])
+        assert not [p for p in read.problems if p.code == "runtime_args"]
