@@ -18,6 +18,7 @@ does not decide it; a condition that only says "on CUDA" holds on the GPU checke
 
 from __future__ import annotations
 
+import ast
 from typing import Any
 
 from preflight.facts import Unknown
@@ -75,10 +76,11 @@ def _roots(out: PyOut) -> list[Root]:
     top = next((sc for sc in module.scopes if sc.name == "<module>"), None)
     defs = definitions(module.tree)
     roots: list[Root] = []
+    stop = _exits(module.tree)
     for node in top.calls if top is not None else ():
         name = called(node, module.tree)
-        if name is None or name not in defs or len(roots) >= MAX_OWN:
-            continue
+        if name is None or name not in defs or len(roots) >= MAX_OWN or node.lineno > stop:
+            continue                # (after `sys.exit(0)` at the top level nothing runs)
         guards = top.call_guards.get(id(node)) if top is not None else None
         runs = module.runs(guards, top, calls=True) if guards and top is not None else True
         if runs is False:
@@ -89,3 +91,16 @@ def _roots(out: PyOut) -> list[Root]:
                       else module.evaluate(config, top, 1)))
     return roots
 
+
+
+_EXITS = frozenset({"sys.exit", "exit", "quit", "os._exit", "os.abort"})
+
+
+def _exits(tree: ast.Module) -> int:
+    """The line of the first top-level statement that ends the script whatever happens
+    (``sys.exit(0)``, ``raise ...``); past the end when there is none."""
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Raise) or isinstance(stmt, ast.Expr) and \
+                isinstance(stmt.value, ast.Call) and ast.unparse(stmt.value.func) in _EXITS:
+            return stmt.lineno
+    return 1 << 30

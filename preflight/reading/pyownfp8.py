@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from preflight.reading import pyowngate
 from preflight.reading.pyowngate import OnCuda, cuda_test
-from preflight.reading.pyvalues import Unresolved
+from preflight.reading.pyvalues import Ref, Unresolved
 
 if TYPE_CHECKING:
     from preflight.reading.pysource import Module
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 MARKERS = frozenset({"_scaled_mm", "_scaled_grouped_mm"})
 """torch's FP8 GEMMs (``torch._scaled_mm``, ``torch.ops.aten._scaled_mm``, torch 2.9
 ``torch._scaled_grouped_mm``): a job calling them runs FP8 matmuls of its own."""
-MAX_DEPTH = 8
+MAX_DEPTH = 64
 MAX_NODES = 200_000
 FP8_CALL = re.compile(
     r"^(?=[a-z_])(?!.*(?:config|kwargs|recipe|args)$)(?i:convert_to_float8_training|\w*(?:to|"
@@ -78,7 +78,8 @@ def reaches(source: ast.Module | Module, name: str) -> Own | None:
     that does not run is not followed (:func:`.pyowngate.condition`), and a chain whose calls
     all run is preferred to one under a condition the text does not decide (``Own.when``)."""
     graph = _graph(source)
-    start = pyowngate.defs_of(_tree(source)).resolve(name)
+    found = pyowngate.defs_of(_tree(source))
+    start = found.resolve(name)
     if start is None:
         return None
     for strict in (True, False):
@@ -86,6 +87,10 @@ def reaches(source: ast.Module | Module, name: str) -> Own | None:
         seen: set[str] = set()
         while todo:
             current, chain, when = todo.pop(0)
+            if current not in graph and TRUNCATED in graph and current in found.defs:
+                return Own(chain, "_scaled_mm", 0, Unresolved(
+                    f"{current} is past the {MAX_NODES} syntax nodes fp8-doctor follows in one "
+                    "file: whether it reaches an FP8 matmul is not known"))
             if current not in graph or current in seen or len(chain) > MAX_DEPTH:
                 continue
             seen.add(current)
@@ -130,6 +135,7 @@ def _graph(source: ast.Module | Module) -> dict[str, Node]:
             return True
         return pyowngate.condition(module, node)
 
+    aliases = _marker_aliases(_tree(source))
     for name, node in found.defs.items():
         markers: list[Site] = []
         calls: dict[str, bool | Unresolved] = {}
@@ -137,14 +143,16 @@ def _graph(source: ast.Module | Module) -> dict[str, Node]:
         for sub in ast.walk(node):
             nodes += 1
             if nodes > MAX_NODES:
+                out[TRUNCATED] = ((), ())
                 _GRAPHS[source] = out
                 return out
-            if isinstance(sub, ast.Attribute) and sub.attr in MARKERS or \
-                    isinstance(sub, ast.Name) and sub.id in MARKERS:
-                mark = sub.attr if isinstance(sub, ast.Attribute) else sub.id
+            mark = _marker(sub, aliases)
+            if mark is not None:
+                if module is not None and not _torchs(module, funcs.get(id(sub), sub), sub):
+                    continue    # the job's own `_scaled_mm`, a `torch` that is not torch
                 state = cond(funcs.get(id(sub), sub))
                 if state is not False and len(markers) < 8:
-                    markers.append((mark, sub.lineno, state))
+                    markers.append((mark, getattr(sub, "lineno", 0), state))
                 continue
             target = found.target(sub)
             if target is None or target == name:
@@ -156,6 +164,75 @@ def _graph(source: ast.Module | Module) -> dict[str, Node]:
         out[name] = (tuple(markers), tuple(calls.items()))
     _GRAPHS[source] = out
     return out
+
+
+TRUNCATED = "<truncated>"
+"""A graph entry saying :data:`MAX_NODES` stopped the walk: a definition not in it is Unknown."""
+
+
+def _marker(node: ast.AST, aliases: frozenset[str]) -> str | None:
+    """The marker ``node`` names: ``torch._scaled_mm`` (an attribute), ``_scaled_mm`` or a
+    module-level alias of it (``fp8_mm = torch._scaled_mm``, ``from torch import _scaled_mm
+    as mm``), ``getattr(torch, "_scaled_mm")``."""
+    if isinstance(node, ast.Attribute) and node.attr in MARKERS:
+        return node.attr
+    if isinstance(node, ast.Name) and (node.id in MARKERS or node.id in aliases) and \
+            isinstance(node.ctx, ast.Load):
+        return node.id if node.id in MARKERS else "_scaled_mm"
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+            node.func.id == "getattr" and len(node.args) >= 2 and \
+            isinstance(node.args[1], ast.Constant) and node.args[1].value in MARKERS:
+        return str(node.args[1].value)
+    return None
+
+
+def _marker_aliases(tree: ast.Module) -> frozenset[str]:
+    """Module-level names bound to a marker (assignment or ``from torch import``)."""
+    out: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and _marker(node.value, frozenset()) is not None:
+            out.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "torch":
+            out.update(a.asname or a.name for a in node.names if a.name in MARKERS)
+    return frozenset(out)
+
+
+def _torchs(module: Module, call: ast.AST, node: ast.AST) -> bool:
+    """Whether a marker at ``node`` is torch's, by the module's imports: ``torch`` imported as
+    the torch package (not ``import numpy as torch``, not a class or function of the job named
+    ``torch`` or ``_scaled_mm``)."""
+    scope = module.call_scope.get(id(call)) if isinstance(call, ast.Call) else None
+    if scope is None:
+        scope = next((sc for sc in module.scopes if sc.name == "<module>"), None)
+    if scope is None:
+        return True
+    target: ast.expr | None = node if isinstance(node, ast.expr) else None
+    if isinstance(node, ast.Call) and node.args:       # getattr(torch, "_scaled_mm")
+        target = node.args[0]
+    if target is None:
+        return True
+    value = module.evaluate(target, scope, 1)
+    name = value.name if isinstance(value, Ref) else None
+    root = target
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    return name is not None and name.split(".")[0] == "torch" and not (
+        isinstance(target, ast.Attribute) and isinstance(root, ast.Name) and
+        _rebound(module.tree, root.id))
+
+
+def _rebound(tree: ast.Module, name: str) -> bool:
+    """Whether the last module-level binding of ``name`` (what a function sees once the
+    module has run) is no import: ``class torch:`` after ``import torch``."""
+    last: ast.stmt | None = None
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and \
+                stmt.name == name or isinstance(stmt, ast.Assign) and any(
+                    isinstance(t, ast.Name) and t.id == name for t in stmt.targets) or \
+                isinstance(stmt, (ast.Import, ast.ImportFrom)) and any(
+                    (a.asname or a.name.split(".")[0]) == name for a in stmt.names):
+            last = stmt
+    return last is not None and not isinstance(last, (ast.Import, ast.ImportFrom))
 
 
 def called(node: ast.AST, tree: ast.Module | None = None) -> str | None:

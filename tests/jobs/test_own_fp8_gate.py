@@ -147,3 +147,54 @@ def test_an_op_rebound_to_something_else_is_not_followed(tmp_path: Path) -> None
     train = TRAIN_GPT.replace("LOSS", LOSS_HEAD) + "mm_t_op = print\nmm_t_op(1)\n"
     read, _ = _read(write(tmp_path, env="DISABLE_FP8=1 ", train=train))
     assert CONVERT not in read.facts
+
+
+HEAD = ("import argparse\nimport torch\np = argparse.ArgumentParser()\n"
+        "p.add_argument('--fp8', action='store_true')\nargs = p.parse_args()\n"
+        "model = torch.compile(None)\n")
+
+
+def _one_file(tmp_path: Path, body: str, flag: str = "--fp8") -> tuple[Any, dict[str, Any]]:
+    (tmp_path / "train.py").write_text(HEAD + body)
+    (tmp_path / "go.sh").write_text(f"python train.py {flag}\n")
+    return _read(tmp_path / "go.sh")
+
+
+@pytest.mark.parametrize("body", [
+    "fp8_mm = torch._scaled_mm\ndef conv(m):\n    return fp8_mm(m, m)\n",
+    "from torch import _scaled_mm as mm\ndef conv(m):\n    return mm(m, m)\n",
+    "def conv(m):\n    return getattr(torch, '_scaled_mm')(m, m)\n",
+    "".join(f"def f{i}(m):\n    return f{i + 1}(m)\n" for i in range(12)) +
+    "def f12(m):\n    return torch._scaled_mm(m, m)\nconv = f0\n",
+])
+def test_the_op_through_an_alias_getattr_or_a_long_chain(tmp_path: Path, body: str) -> None:
+    # redteam8 (a3.py): each was FP8 "no"
+    _, values = _one_file(tmp_path, body + "if args.fp8:\n    conv(model)\n")
+    assert values["intent.fp8"] is True
+
+
+@pytest.mark.parametrize("body", [
+    "def _scaled_mm(a, b):\n    return a @ b\ndef conv(m):\n    return _scaled_mm(m, m)\n",
+    "class torch:\n    @staticmethod\n    def _scaled_mm(a, b):\n        return a @ b\n"
+    "def conv(m):\n    return torch._scaled_mm(m, m)\n",
+])
+def test_a_scaled_mm_that_is_not_torchs_is_no_fp8(tmp_path: Path, body: str) -> None:
+    read, values = _one_file(tmp_path, body + "if args.fp8:\n    conv(model)\n")
+    assert CONVERT not in read.facts
+    assert values["intent.fp8"] is False
+
+
+def test_nothing_after_a_top_level_exit_runs(tmp_path: Path) -> None:
+    body = "import sys\ndef conv(m):\n    return torch._scaled_mm(m, m)\nsys.exit(0)\nconv(model)\n"
+    read, values = _one_file(tmp_path, body, flag="")
+    assert CONVERT not in read.facts and values["intent.fp8"] is False
+
+
+def test_past_the_node_bound_is_unknown(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from preflight.reading import pyownfp8
+    monkeypatch.setattr(pyownfp8, "MAX_NODES", 60)
+    body = ("def big(m):\n" + "    x = m + 1\n" * 30 + "    return m\n"
+            "def conv(m):\n    return torch._scaled_mm(m, m)\n")
+    read, values = _one_file(tmp_path, body + "if args.fp8:\n    conv(model)\n")
+    assert isinstance(read.facts[CONVERT], Unknown)
+    assert isinstance(values["intent.fp8"], Unknown)
