@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from preflight import intent
-from preflight.facts import Facts
+from preflight.facts import Facts, Unknown
 from preflight.jobs.read import read_paths
 from tests.jobs.nanochat_job import write
 
@@ -53,3 +53,30 @@ def test_accelerate_launch_of_the_jobs_module_reads_the_module(tmp_path: Path, l
                                                                fp8: bool) -> None:
     # was FP8 "no" with --fp8: the line was left to the accelerate reader, which reads no module
     assert _fp8(write(tmp_path), line) is fp8
+
+
+T = "torchrun --standalone --nproc_per_node=8 -m scripts.base_train -- "
+
+
+@pytest.mark.parametrize("lines", [
+    T + "${USE:+--fp8}",
+    "USE=1\n" + T + "${USE:+--fp8}",
+    "A=(--fp8)\n" + T + '"${A[@]}"',
+    "A=()\nA+=(--fp8)\n" + T + '"${A[@]}"',
+    T + "$(cat flags.txt)",
+    "python -m scripts.base_train `cat flags`",
+])
+def test_a_word_only_the_run_knows_may_give_the_flag(tmp_path: Path, lines: str) -> None:
+    # redteam8: argparse got the word's text ('${USE:+--fp8}'), no flag: FP8 "no"; any flag may
+    # come from such a word, so the option is Unknown (pyvalues.option_value)
+    got = _fp8(write(tmp_path), lines)
+    assert isinstance(got, Unknown) and "known only when it runs" in got.reason
+
+
+@pytest.mark.parametrize("lines, fp8", [
+    (T + '--run=$WANDB_RUN "$@"', False),      # a value of an option; the script's own "$@"
+    ("F=--fp8\n" + T + "$F", True),
+    (T + "--depth ${D:-2} --fp8", True),      # the value of an option, then the flag
+])
+def test_known_words_and_values_stay_read(tmp_path: Path, lines: str, fp8: Any) -> None:
+    assert _fp8(write(tmp_path), lines) is fp8
