@@ -79,6 +79,11 @@ def read(reader: Read, path: str, text: str, kind: str | None, explicit: bool,
         exc.line = shellbind.line_of(bound, exc.line)   # the script's own line, if it is one
         raise
     unknown = shellbind.unknown_args(path, text, argv)
+    if unknown is None and bound.lost:      # redteam8: a caller's words moved by what is unknown
+        line, why = bound.lost[0]
+        unknown = ConfigProblem(path, line, (
+            f"passes on its arguments, which are not known here: {why[:300]}; what they set "
+            "was not read"), level="warning", cut=True)
     if unknown is not None and got is not None:
         out = replace(out, problems=(*out.problems, unknown))
     return got, shellbind.remapped(out, path, bound)

@@ -25,7 +25,7 @@ import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
-from preflight.reading.shellargs import Params, Positional
+from preflight.reading.shellargs import Params, Positional, moved
 from preflight.reading.shellfields import flatten as _flatten
 from preflight.reading.shellfields import join as _join
 from preflight.reading.shellfields import nonempty as _nonempty
@@ -182,7 +182,8 @@ class _Eval(Positional, Maybe):
             why = runtime_reason(self.outer[part.text])
             value = [[Seg(self.outer[part.text], part.offset, ()) if why is None else
                       Seg("$" + part.text, self.remap(part.offset), branch, why)]]
-        if value is not None and not (part.default is not None and not _nonempty(value)):
+        if value is not None and not (part.default is not None and not part.unset_only and
+                                      not _nonempty(value)):      # `${A-d}` of '' is ''
             return value if part.array else value[:1]
         if part.default_parts:
             return [_join(self.word(part.default_parts, branch, False))]
@@ -345,8 +346,8 @@ def _launches(split: Split, is_entry: Callable[[str], bool], ev: _Eval,
         if at is None:
             continue
         # "$@" of a script nobody in the job runs: its arguments, none known (never invented)
-        unbound = [len(f) == 1 and f[0].opaque is not None and t in ("$@", "$*")
-                   for f, t in zip(fields[at + 1:], texts[at + 1:])]
+        unbound = [len(f) == 1 and f[0].opaque is not None and t in ("$@", "$*") and
+                   not moved(f[0].opaque) for f, t in zip(fields[at + 1:], texts[at + 1:])]
         forwarded = any(unbound)
         args = [_arg(f, st.branch, ev.runs) for f, drop in zip(fields[at + 1:], unbound)
                 if not drop][:MAX_ARGS]

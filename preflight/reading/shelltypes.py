@@ -26,6 +26,7 @@ class Part:
                                    # (``$1``, ``${12}``); ``opaque`` says why when no caller
                                    # gives the script its arguments (reading/shellargs.py)
     span: tuple[int, int | None] | None = None   # ``${@:2}`` / ``${@:2:3}``: offset, length
+    unset_only: bool = False       # ``${1-default}``: only an unset parameter takes the default
 
 
 Word = tuple[Part, ...]
@@ -80,6 +81,7 @@ class Statement:
     exported: bool = False         # ``export NAME=value`` / ``export NAME`` (``words``: NAME)
     unexported: bool = False       # ``export -n NAME[=value]``, ``declare +x``: exported no more
     subshell: tuple[int, ...] = ()  # the ``( ... )`` it stands in: its ``cd``, ``exit`` stay there
+    loop: bool = False             # in a ``while`` / ``until`` / ``for`` body: runs 0..n times
 
 
 @dataclass

@@ -70,6 +70,7 @@ class _Lexer(HereValues):
         self.in_pattern = False      # between `case X in` / `;;` and the arm's `)`
         self.fallthrough = False     # the arm before ended in `;&` / `;;&`
         self.subshell: list[int] = []   # the open `( ... )` subshells, outermost first
+        self.loops = 0                  # the open while/until/for bodies (redteam8: `shift`)
         self.chained = False         # the statement before ended in && or ||
         self.pending: tuple[int, str] | None = None   # a test joined by && / || (shellchain)
         self.next_branch = 0
@@ -218,6 +219,9 @@ class _Lexer(HereValues):
                 self.subjects.pop()
             self.in_pattern = False
             return
+        if first == "function" and len(words) > 3 and _literal(words[2]) == "{":
+            words, first = words[3:], _literal(words[3])   # `function f { cmd; }` (redteam8)
+        self.loops = max(0, self.loops + (first in ("while", "until", "for", "select")) - (first == "done"))
         if first == "for":      # its variable: a run-time value (shellchain.loop_variable)
             self.out.statements.extend(shellchain.loop_variable(words, tuple(self.branches)))
         if first in ("while", "until", "for", "done", "then", "do", "else", "{", "}", "function"):
@@ -248,7 +252,7 @@ class _Lexer(HereValues):
             return
         if words:
             self.out.statements.append(Statement(tuple(words), words[0][0].offset, branch,
-                                                 subshell=tuple(self.subshell)))
+                                                 subshell=tuple(self.subshell), loop=self.loops > 0))
 
     # -- the scan ---------------------------------------------------------------------------
     def run(self) -> Split:
