@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 from preflight.findings import Source
 from preflight.reading.shellargs import ARGV, MAX_WORDS, PARAMS, Params, decode, encode, moved
 from preflight.reading.shelltypes import Field
-from preflight.reading.shellvars import runtime, strip_comments
+from preflight.reading.shellvars import COUNT, runtime, strip_comments
 from preflight.reading.types import ConfigProblem, Linked, ReaderOutput
 
 MAX_WRITTEN = 16
@@ -249,7 +249,8 @@ _MOVES = re.compile(r"(?m)^[ \t]*(?:shift\b|set[ \t]+(?:--|[^-+\s])|[\w.:-]+[ \t
 
 
 def positional(text: str, argv: str | None) -> dict[str, str]:
-    """``$1`` .. ``$9`` for the readers that look a flag's ``$VAR`` up in the script's
+    """``$1`` .. ``$9``, ``${10}`` and above (and how many there are,
+    :data:`.shellvars.COUNT`, for ``${12:-default}``) for the readers that look a flag's ``$VAR`` up in the script's
     assignments (:func:`.shellvars.typed`: ``--save $1``, ``PRECISION=$1``), when nothing in
     the script moves them (``shift``, ``set --``), no function has its own and no script it
     sources gets others (``source env.sh a``: its ``Q=$1`` is ``a``): a value the caller
@@ -257,5 +258,12 @@ def positional(text: str, argv: str | None) -> dict[str, str]:
     words = decode(argv)
     if not isinstance(words, list) or _MOVES.search(strip_comments(text)):
         return {}
-    return {str(n): (runtime(f"argument {n}: {w.opaque}") if w.opaque else w.text)
-            for n, w in enumerate(words[:9], 1)}
+    # every one: holdout12's Pai-Megatron-Patch scripts take 27 (`TP=${10}`, `SP=${15}`)
+    loose = next((n for n, w in enumerate(words, 1) if w.loose), None)
+    got = {str(n): (runtime(f"argument {n}: {w.opaque}") if w.opaque else
+                    runtime(f"argument {loose} is a run-time value bash may split into any "
+                            "number of words") if loose is not None and n > loose else w.text)
+           for n, w in enumerate(words, 1)}
+    if loose is None:       # (after a loose one, how many there are is not known)
+        got[COUNT] = str(len(words))
+    return got

@@ -59,6 +59,8 @@ class QuoteScanner:
             if c == "\\" and i + 1 < n and text[i + 1] in '"\\$`\n':
                 if text[i + 1] != "\n":
                     self.add_lit(text[i + 1], i + 1, True)
+                else:   # the text after a `\`-newline starts a piece of its own, so what is
+                    self.flush_lit()    # read there keeps its line (Pai's option strings)
                 i += 2
             elif c == "$":
                 self.i = i

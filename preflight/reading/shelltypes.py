@@ -33,6 +33,16 @@ Word = tuple[Part, ...]
 
 
 @dataclass(frozen=True)
+class Arg:
+    """One argument of the launch command."""
+
+    text: str                       # quotes removed, variables substituted
+    offset: int                     # where its first character is written in the script
+    opaque: str | None = None       # why its value is not known here (then ``text`` is as written)
+    conditional: int | None = None  # offset of the assignment, when made in another if/case branch
+
+
+@dataclass(frozen=True)
 class Seg:
     """A piece of an expanded word (:mod:`.shellexpand`): its text, where it is written, the
     if/case branches it was set in, and why its value is not known here (``opaque``)."""
@@ -61,6 +71,9 @@ class Statement:
     """An ``if`` / ``elif`` / ``else`` opening branch ``test[0]``: its condition words are
     ``words`` (none for ``else``); ``test[1]`` are the branches of the same ``if`` before it
     (a branch runs only if none of them did)."""
+    chain: tuple[tuple[str, tuple[Word, ...]], ...] = ()
+    """More of an ``if`` test: ``[ A ] && [ B ] || [ C ]`` is ``words`` A, then (operator,
+    words) per command joined to it (:mod:`.shellchain`)."""
     patterns: tuple[Word, ...] | None = None
     """A ``case`` arm's test: its patterns (``a|b)``), matched against ``words[0]`` (the
     subject of ``case WORD in``) as bash matches them."""
