@@ -39,6 +39,7 @@ DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
     "arctic_training": ("arctic-training",),
     "unsloth": ("unsloth",),
     "olmo_core": ("ai2-olmo-core",),
+    "cosmos_rl": ("cosmos-rl", "torchao"),
 }
 """kind -> the distributions it ships as, then those it requires."""
 # END GENERATED
