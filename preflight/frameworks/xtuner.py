@@ -116,6 +116,7 @@ def read_python(module: Module) -> ReaderOutput:
     for call in trainers:
         with out.made(call):
             out.put(f"{PREFIX}.trainer", call.name, call.line)
+            _resume(out, call)
             model = call.value("model_cfg")
             line = call.lines.get("model_cfg", call.line)
             if not isinstance(model, Call):
@@ -129,6 +130,21 @@ def read_python(module: Module) -> ReaderOutput:
             f"a Float8Config is built at line {first.line}, but no TrainerConfig / Trainer in "
             "this file takes it: whether the job uses it is not known"), first.line)
     return out.output()
+
+
+def _resume(out: PyOut, call: Call) -> None:
+    """What restarts from a checkpoint (TrainerConfig ``auto_resume``, ``resume_cfg=
+    ResumeConfig(auto_resume=)``, ``load_checkpoint_cfg=LoadCheckpointConfig(checkpoint_path=)``,
+    trainer.py l.417-419 @ b934f462, alike at v1.0.1): the float8 resume failure of xtuner 1.0.1
+    is a rule's (ledger/InternLM__xtuner.yaml)."""
+    if "auto_resume" in call.kwargs:
+        out.put(f"{PREFIX}.auto_resume", call.kwargs["auto_resume"],
+                call.lines.get("auto_resume", call.line))
+    for key, field in (("resume_cfg", "auto_resume"), ("load_checkpoint_cfg", "checkpoint_path")):
+        inner = call.kwargs.get(key)
+        if isinstance(inner, Call) and field in inner.kwargs:
+            out.put(f"{PREFIX}.{key}.{field}", inner.kwargs[field],
+                    inner.lines.get(field, inner.line))
 
 
 def _model(out: PyOut, model: Call) -> None:
@@ -243,6 +259,10 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     ep = v.int("model_cfg.ep_size")
     if ep is not None:
         out["ep"] = (ep, v.src("model_cfg.ep_size"))
+    gpus, nodes = v.int("launch.nproc_per_node"), v.int("launch.nnodes")
+    if gpus is not None and gpus > 0:        # the torchrun line (jobs/launchfacts.py)
+        out["num_gpus"] = (gpus * (nodes if nodes is not None and nodes > 0 else 1),
+                           v.src("launch.nproc_per_node"))
     if v.has("model_cfg") or v.has("float8_cfg"):
         out["distributed"] = ("fsdp2", f"{_SRC} docs/en/pretrain_sft/advanced_tutorial/float8.md "
                                        "(\"XTuner V1 is developed based on PyTorch FSDP\")")
@@ -260,4 +280,5 @@ FRAMEWORK = Framework(
     rule_area="XTUNER", area_title="XTuner V1",
     read_python=read_python, python_hint=PY_HINT,
     launch=Launch(read_text, command=HINT),
+    torchrun_size=True,      # torchrun's --nproc-per-node / --nnodes: its world size
 )

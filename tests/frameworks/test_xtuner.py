@@ -55,6 +55,7 @@ def test_autotest_launch_is_tilewise_fp8(tmp_path: Path) -> None:
     assert intent["compile"][0] is False and intent["ep"][0] == 8
     assert intent["stack"][0] == ["xtuner"]
     assert read.facts["config.xtuner.model_cfg"] == "Qwen3MoE30BA3Config"
+    assert intent["num_gpus"][0] == 16                     # torchrun --nnodes 2 x 8
 
 
 def test_config_alone_and_module_launch(tmp_path: Path) -> None:
@@ -149,3 +150,14 @@ def test_config_never_executed(tmp_path: Path) -> None:
     intent, _ = _read(path)
     assert intent["fp8"][0] is False
     assert not marker.exists()
+
+
+def test_resume_settings_are_stated(tmp_path: Path) -> None:
+    _, read = _read(_config(tmp_path, (
+        "from xtuner.v1.train import ResumeConfig, LoadCheckpointConfig\n"
+        "trainer = TrainerConfig(model_cfg=Qwen3MoE30BA3Config(), auto_resume=True,\n"
+        "    resume_cfg=ResumeConfig(auto_resume=True),\n"
+        "    load_checkpoint_cfg=LoadCheckpointConfig(checkpoint_path='/ckpt'))\n")))
+    assert read.facts["config.xtuner.auto_resume"] is True
+    assert read.facts["config.xtuner.resume_cfg.auto_resume"] is True
+    assert read.facts["config.xtuner.load_checkpoint_cfg.checkpoint_path"] == "/ckpt"
