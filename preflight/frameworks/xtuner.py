@@ -32,17 +32,21 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from preflight.facts import Unknown
 from preflight.findings import Source
 from preflight.frameworks._record import Default, Framework, Launch
 from preflight.frameworks._view import Derived, IntentOut, View
+from preflight.reading import shellcalls
+from preflight.reading.launchenv import process_env
 from preflight.reading.overridelaunch import Syntax, find_launch
 from preflight.reading.parse import Parsed, ParseError
 from preflight.reading.pyfacts import PyOut
 from preflight.reading.pysource import Call, Module, Ref, Unresolved
 from preflight.reading.refs import named
+from preflight.reading.shellvars import collect_variables, strip_comments
 from preflight.reading.types import ReaderOutput
 
 KIND = "xtuner"
@@ -78,8 +82,16 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
             "the launch line gives no --config (its TrainingArguments flags are not read)")
         prov[f"{PREFIX}.base_config"] = line
     elif isinstance(config[0], str) and "$" not in config[0]:
-        linked.append(named(config[0], KIND, path, config[1], key="--config",
-                            line=config[1].line))
+        # xtuner runs the config in the training process (Config.fromfile): its os.environ
+        # lookups see what the launch line gives (examples/v1/config/sft_qwen3p5.py: FP8=1)
+        clean = strip_comments(text.replace("\r\n", "\n"))
+        caller = outer.get(shellcalls.CALLER, path)
+        env = process_env(path, clean, read.launch.entry.offset, collect_variables(clean, outer),
+                          [(n, caller) for n in outer.get(shellcalls.ENVIRON, "").split(",")
+                           if n])
+        linked.append(replace(named(config[0], KIND, path, config[1], key="--config",
+                                    line=config[1].line),
+                              environ=env))
         facts[f"{PREFIX}.config"], prov[f"{PREFIX}.config"] = config
     else:
         value = config[0]

@@ -161,3 +161,22 @@ def test_resume_settings_are_stated(tmp_path: Path) -> None:
     assert read.facts["config.xtuner.auto_resume"] is True
     assert read.facts["config.xtuner.resume_cfg.auto_resume"] is True
     assert read.facts["config.xtuner.load_checkpoint_cfg.checkpoint_path"] == "/ckpt"
+
+
+@pytest.mark.parametrize("env, fp8", [("FP8=1 ", True), ("FP8=0 ", False),
+                                      ("", False)])   # unset: _get_bool_env's default "0"
+def test_launch_environment_reaches_the_config(tmp_path: Path, env: str, fp8: bool) -> None:
+    # examples/v1/config/sft_qwen3p5.py l.38: `if _get_bool_env("FP8"):` -- xtuner runs the
+    # config in the training process, so the launch line's environment decides it
+    intent, _ = _read(_job(tmp_path, (
+        "export QWEN3_5_MOE_PATH=/m ALPACA_PATH=/d\n"
+        f"{env}torchrun --nproc-per-node 8 xtuner/v1/train/cli/sft.py "
+        "--config examples/v1/config/sft_qwen3p5.py")))
+    assert intent["fp8"][0] is fp8
+
+
+def test_exported_switch_reaches_the_config(tmp_path: Path) -> None:
+    intent, _ = _read(_job(tmp_path, (
+        "export QWEN3_5_MOE_PATH=/m ALPACA_PATH=/d FP8=true\n"
+        "torchrun xtuner/v1/train/cli/sft.py --config examples/v1/config/sft_qwen3p5.py")))
+    assert intent["fp8"][0] is True and intent["recipe"][0] == "blockwise"
