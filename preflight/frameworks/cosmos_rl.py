@@ -16,8 +16,8 @@ said (``cosmos_rl/policy/config/__init__.py`` line numbers at v0.4.4):
   ``FP8ModelConverter``: torchao ``convert_to_float8_training`` with
   ``Float8LinearConfig.from_recipe_name("rowwise")``, or ``Float8LinearConfig(...)``
   (tensorwise); it does nothing on torch < 2.7 (``MIN_TORCH_VERSION_FOR_FP8``, a warning) and
-  refuses GPUs below compute capability 8.9. ``[train.fp4]`` is used only without FP8
-  (``llm_trainer.py`` l.93-100).
+  refuses GPUs below compute capability 8.9. ``[train.fp4] enable_fp4`` (v0.3.9+) is used only
+  without FP8 (``llm_trainer.py`` l.93-100): Cosmos-RL's own NVFP4 linear (``utils/fp4``).
 - ``train.compile`` defaults to true (l.911); ``param_dtype`` to bfloat16 (l.849).
 - The rollout (``RolloutConfig`` l.1477-1530): ``quantization`` ``none`` (default) or ``fp8``,
   handed to vLLM (``vllm_rollout.py`` l.321), whose FP8 linear layers Cosmos-RL patches to
@@ -137,6 +137,21 @@ def _fp8(v: View, out: IntentOut) -> None:
         out["fp8"] = (unread, v.src("base_config"))
         return
     if on is False:
+        fp4, fsrc = _bool(v, "train.fp4.enable_fp4", False)
+        if fp4 is not False:
+            # without FP8 the trainer converts to its own NVFP4 linear (llm_trainer.py l.96-100,
+            # cosmos_rl/utils/fp4, v0.3.9+): low precision asked, as NVFP4 is elsewhere here
+            out["fp8"] = (fp4, fsrc)
+            if fp4 is True:
+                quant = v.get("train.fp4.quant_recipe", "rowwise")
+                out["recipe"] = ("nvfp4" if quant == "rowwise" else Unknown(
+                    f"train.fp4.quant_recipe {str(quant)[:40]!r}: FP4ModelConverter builds no "
+                    "config for it (fp4_util.py l.107-121) and the conversion fails"),
+                    v.src("train.fp4.quant_recipe", fsrc))
+                out["backend"] = (Unknown("Cosmos-RL's own NVFP4 linear layers "
+                                          "(cosmos_rl/utils/fp4) are no backend fp8-doctor "
+                                          "names"), fsrc)
+            return
         out["fp8"] = (False, src or f"{_CFG} l.752-753 (FP8Config.enable_fp8 = False)")
         return
     out["fp8"] = (on, src)
@@ -264,7 +279,7 @@ FRAMEWORK = Framework(
     rule_area="COSMOS", area_title="Cosmos-RL",
     launch=Launch(read_text, command=HINT, trains=(("cosmos-rl",),)),
     # pydantic (v2, lax) takes 'true' / 'false' / 'on' / 'off' / 1 / 0 for its bool fields
-    bool_keys=("train.fp8.enable_fp8", "train.compile", "train.train_policy.use_decoupled_loss",
+    bool_keys=("train.fp8.enable_fp8", "train.fp4.enable_fp4", "train.compile", "train.train_policy.use_decoupled_loss",
                "train.train_policy.use_rollout_logprobs_for_loss"),
     bool_on_off=True,
     file_strings="words",

@@ -108,6 +108,10 @@ def test_custom_script_is_kept_not_read(tmp_path: Path) -> None:
     ('enable_fp8 = "off"', "enable_fp8 = true", "fp8", False),
     ("enable_fp8 = 3", "enable_fp8 = true", "fp8", None),          # pydantic refuses it
     ("compile = true", "compile = false", "compile", True),
+    ("enable_fp8 = false\n[train.fp4]\nenable_fp4 = true", "enable_fp8 = true", "recipe",
+     "nvfp4"),                                                     # its own NVFP4 without FP8
+    ("enable_fp8 = true\n[train.fp4]\nenable_fp4 = true", "enable_fp8 = true", "recipe",
+     "rowwise"),                                                   # FP8 first (llm_trainer)
     ('backend = "trtllm"\nquantization = "fp8"', 'quantization = "fp8"', "rollout.fp8", None),
     ('backend = "my_engine"\nquantization = "fp8"', 'quantization = "fp8"', "rollout.engine",
      None),
