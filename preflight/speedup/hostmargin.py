@@ -25,11 +25,11 @@ Parent side only imports nothing heavy; :func:`time_twin` runs in the trial chil
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
-from typing import Any, TypeGuard
+from typing import Any
 
 from preflight.speedup.gpubusy import HOST_BOUND_BUSY, host_bound, median_busy
+from preflight.speedup.trialdoc import seconds
 
 HOST_MARGIN = 2.0
 """Below this ratio of the step time to the host's issuing time (the narrow twin's step), the
@@ -93,16 +93,12 @@ class Margin:
         return self.step_s / self.twin_s
 
 
-def _seconds(value: Any) -> TypeGuard[float]:
-    return type(value) in (int, float) and math.isfinite(value) and value > 0
-
-
 def margins(runs: list[dict[str, Any]]) -> list[Margin]:
     """Each precision's margin at the deepest depth whose twin was timed."""
     found: dict[str, Margin] = {}
     for r in runs:
         twin, step = r.get("twin_s"), r.get("median_s")
-        if not (_seconds(twin) and _seconds(step)):
+        if not (seconds(twin) and seconds(step)):
             continue
         m = Margin(str(r.get("precision")), int(r.get("depth") or 0), step, twin)
         if m.precision not in found or m.depth > found[m.precision].depth:

@@ -10,12 +10,13 @@ or None; the trial then reports "not usable" with that reason.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, TypeGuard
 
 PRECISIONS = ("bf16", "fp8")
 
 
-def _seconds(value: Any) -> bool:
+def seconds(value: Any) -> TypeGuard[float]:
+    """A positive, finite number of seconds (not a bool, a string or NaN)."""
     return type(value) in (int, float) and math.isfinite(value) and value > 0
 
 
@@ -27,12 +28,12 @@ def _run_problem(n: int, run: Any) -> str | None:
         return f"run {n} names no known precision ({str(precision)[:20]!r})"
     if type(depth) is not int or depth < 1:
         return f"run {n} has no positive whole depth ({str(depth)[:20]!r})"
-    if not _seconds(run.get("median_s")):
+    if not seconds(run.get("median_s")):
         return f"{precision} at depth {depth} has no positive finite step time"
     busy = run.get("busy_pct", [])
     if not isinstance(busy, list) or any(type(v) is not int or not 0 <= v <= 100 for v in busy):
         return f"{precision} at depth {depth} has GPU-busy readings outside 0-100"
-    if "twin_s" in run and not _seconds(run["twin_s"]):
+    if "twin_s" in run and not seconds(run["twin_s"]):
         return f"{precision} at depth {depth} has a host-twin time that is not a positive number"
     peak = run.get("peak_bytes")
     if peak is not None and (type(peak) is not int or peak < 0):
