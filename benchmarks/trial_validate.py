@@ -39,7 +39,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from preflight.speedup import ModelShape, gpubusy, verdict_for  # noqa: E402
+from preflight.speedup import ModelShape, gpubusy, hostmargin, verdict_for  # noqa: E402
 
 LLAMA = {"model_type": "llama", "hidden_act": "silu", "rope_theta": 500000.0,
          "rms_norm_eps": 1e-5}
@@ -253,6 +253,8 @@ def run_case(case: str, args: argparse.Namespace, bf16_cache: dict[str, Any]) ->
     out["trial_wall_s"] = round(time.perf_counter() - t0, 1)
     out["trial"] = rep.to_dict()
     out["trial_speedup"] = rep.speedup
+    out["host_margins"] = {m.precision: round(m.ratio, 3)
+                           for m in hostmargin.margins(out["trial"].get("runs") or [])}
     key = f"{name}:{'compile' if compiled else 'eager'}"
     MARKS.append([_now(), f"{case}: real runs"])
     if args.interleave:   # BF16 and FP8 in ABBA order: a GPU warming up over the runs hits both
@@ -366,6 +368,7 @@ def main() -> None:
         print(f"{case}: trial {c.get('trial_speedup')} measured {c.get('measured_speedup')} "
               f"err {c.get('trial_error_pct')}% quick {c.get('quick_speedup')} "
               f"({c.get('quick_error_pct')}%) trial {c['trial_wall_s']} s "
+              f"margins {c.get('host_margins')} error {c['trial'].get('error')} "
               f"{c['trial'].get('why_not') or ''} {c['real_fp8'].get('error', '')[:300]}",
               flush=True)
     stop.set()

@@ -46,8 +46,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from preflight.facts import Unknown
-from preflight.speedup import HOST_BOUND_ERROR, TRIAL_ERROR, ModelShape, shape_dict, verdict_for
-from preflight.speedup.gpubusy import HOST_BOUND_BUSY, host_bound, median_busy
+from preflight.speedup import (
+    HOST_BOUND_ERROR,
+    TRIAL_ERROR,
+    ModelShape,
+    hostmargin,
+    shape_dict,
+    trialdoc,
+    verdict_for,
+)
 
 MEM_FRACTION = 0.8
 """The most of the GPU's free memory a trial may allocate (the child's allocator is capped)."""
@@ -223,7 +230,6 @@ def _notes(shape: ModelShape, depths: tuple[int, ...], bf16: Side, fp8: Side,
                      "affine in depth)")
     models = {r.get("model") for r in result.get("runs", [])}
     notes += [f"model: {m}, random weights" for m in sorted(m for m in models if m)]
-    notes += _host_bound(result.get("runs", []))
     if bf16.peak_bytes and fp8.peak_bytes:
         extra = fp8.peak_bytes - bf16.peak_bytes
         if extra > 0.02 * bf16.peak_bytes:
@@ -233,29 +239,13 @@ def _notes(shape: ModelShape, depths: tuple[int, ...], bf16: Side, fp8: Side,
     return tuple(notes)
 
 
-def _host_bound(runs: list[dict[str, Any]]) -> list[str]:
-    """A note when the GPU idled in the timed FP8 steps of some depth (speedup/gpubusy.py): in
-    most of them (the median under HOST_BOUND_BUSY) or in some (HOST_BOUND_STEPS or more)."""
-    hb = host_bound(runs, "fp8")
-    if hb is None:
-        return []
-    bf16 = median_busy(runs, "bf16")
-    said = (f"the GPU was busy only {hb.median}% of the FP8 step" if hb.median < HOST_BOUND_BUSY
-            else f"the GPU idled in {hb.low} of the {hb.sampled} timed FP8 steps (under "
-                 f"{HOST_BOUND_BUSY}% busy)")
-    return [said + f" at {hb.depth} layers"
-            + (f" (the BF16 step: {bf16}% busy)" if bf16 is not None else "")
-            + ": the host limits the FP8 step at least at times (eager FP8 modules issue many "
-            "small kernels), so the FP8 step and this speed-up follow the host's speed and load, "
-            f"and can differ by 10% or more on another host or run (the verdict allows "
-            f"+-{HOST_BOUND_ERROR:.0%}); torch.compile or CUDA graphs take that cost away"]
-
-
 def trial(shape: ModelShape | Unknown, *, backend: str, recipe: str, compiled: bool,
           device: str = "cuda", timeout: float = TIMEOUT_S, warmup: int = WARMUP,
           steps: int = STEPS, depths: tuple[int, ...] | None = None,
-          mem_fraction: float = MEM_FRACTION) -> TrialReport:
-    """Run the trial (in a child) and extrapolate; never raises for a bad shape or a failure."""
+          mem_fraction: float = MEM_FRACTION, host_twin: bool | None = None) -> TrialReport:
+    """Run the trial (in a child) and extrapolate; never raises for a bad shape or a failure.
+    ``host_twin``: time the host's share of each step (:mod:`.hostmargin`; by default on a GPU
+    and for an eager job only)."""
     base: dict[str, Any] = {"backend": backend, "recipe": recipe, "compiled": compiled}
     if isinstance(shape, Unknown):
         return TrialReport(None, why_not=shape.reason, **base)
@@ -283,19 +273,30 @@ def trial(shape: ModelShape | Unknown, *, backend: str, recipe: str, compiled: b
     request = {"device": device, "backend": backend, "recipe": recipe, "compile": compiled,
                "depth_options": [{"depths": list(o), "need_bytes": need_bytes(shape, max(o))}
                                  for o in options],
-               "warmup": warmup, "steps": steps, "spec": spec, "mem_fraction": mem_fraction}
+               "warmup": warmup, "steps": steps, "spec": spec, "mem_fraction": mem_fraction,
+               "host_twin": (device.startswith("cuda") and not compiled
+                             if host_twin is None else host_twin)}
     result = _both(request, timeout)
-    if result.get("depths"):
-        chosen = tuple(int(d) for d in result["depths"])
+    got = result.get("depths")
+    if isinstance(got, list) and got and all(type(d) is int and d > 0 for d in got):
+        chosen = tuple(got)
     if result.get("status") != "ok":
         return TrialReport(shape, depths=chosen, child=result,
-                           why_not=f"no trial: {result.get('reason') or 'the child failed'}",
+                           why_not=f"no trial: {str(result.get('reason') or 'the child failed')}",
+                           **base)
+    unusable = trialdoc.problem(result)
+    if unusable:
+        return TrialReport(shape, depths=chosen, child=result,
+                           why_not=f"no trial: the trial child's result is not usable: {unusable}",
                            **base)
     bf16, fp8 = _side(result["runs"], "bf16", shape), _side(result["runs"], "fp8", shape)
     notes = _notes(shape, chosen, bf16, fp8, result)
     if not device.startswith("cuda"):
         notes += ("on the CPU, FP8 is emulated by torchao: these numbers exercise the trial, they "
                   "say nothing about FP8's speed",)
+    bound = hostmargin.limited(result.get("runs", []))
+    error = HOST_BOUND_ERROR if bound else TRIAL_ERROR
+    notes += tuple(hostmargin.notes(result.get("runs", []), error))   # inconclusive too
     odd = [name for name, side in (("BF16", bf16), ("FP8", fp8))
            if len(side.measured) > 1 and side.measured[max(side.measured)]
            <= side.measured[min(side.measured)]]
@@ -304,11 +305,13 @@ def trial(shape: ModelShape | Unknown, *, backend: str, recipe: str, compiled: b
                            why_not=f"inconclusive: the {' and '.join(odd)} step did not grow "
                                    "with depth (timing noise: is the machine busy with other work?)",
                            **base)
+    if not (bf16.step_s > 0 and fp8.step_s > 0):
+        return TrialReport(shape, depths=chosen, bf16=bf16, fp8=fp8, notes=notes, child=result,
+                           why_not=f"inconclusive: extrapolated to {shape.layers} layers the "
+                                   "step time is not positive (timing noise?)", **base)
     ratio = bf16.step_s / fp8.step_s
-    bound = host_bound(result.get("runs", []), "fp8") is not None
-    error = HOST_BOUND_ERROR if bound else TRIAL_ERROR
     line = verdict_for(ratio, error=error,
-                       why="a host-limited FP8 step's" if bound else "the trial's")
+                       why=hostmargin.why(result.get("runs", [])) if bound else "the trial's")
     return TrialReport(shape, depths=chosen, bf16=bf16, fp8=fp8, speedup=round(ratio, 3),
                        verdict=line, notes=notes, child=result, error=error, **base)
 

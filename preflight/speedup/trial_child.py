@@ -30,7 +30,7 @@ import sys
 import time
 from typing import Any
 
-from preflight.speedup import gpubusy, trial_model
+from preflight.speedup import gpubusy, hostmargin, trial_model
 
 
 def _step_fn(torch: Any, model: Any, opt: Any, ids: Any, generic: bool, ctx: Any) -> Any:
@@ -188,6 +188,11 @@ def _train(torch: Any, req: dict[str, Any], depths: list[int], device: str,
                     torch.cuda.empty_cache()
             if req.get("compile"):
                 torch._dynamo.reset()   # each model is compiled afresh, as the job compiles it
+        if req.get("host_twin") and not req.get("compile") and runs:
+            # the host's time to issue this precision's step at the deepest depth (hostmargin)
+            runs[-1].update(hostmargin.time_twin(run_one, torch, req, depths[-1], precision))
+            if device.startswith("cuda"):
+                torch.cuda.empty_cache()
     return {**out, "status": "ok", "runs": runs, "depths": depths,
             "backend_loaded": backend_loaded()}
 

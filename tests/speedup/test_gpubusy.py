@@ -1,4 +1,4 @@
-"""The trial's GPU-busy sampling (speedup/gpubusy.py) and the note it leads to (trial._host_bound).
+"""The trial's GPU-busy sampling (speedup/gpubusy.py) and the note it leads to (hostmargin.notes).
 Real NVML runs on the GPU machine (benchmarks/trial_validate.py); here: the logic over samples,
 the UUID match with a fake of the two NVML calls it makes, and the real absence of NVML."""
 
@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from preflight.speedup import gpubusy, trial
+from preflight.speedup import gpubusy, hostmargin
 
 
 def _run(precision: str, depth: int, busy: list[int]) -> dict[str, Any]:
@@ -29,7 +29,7 @@ def test_median_of_the_deepest_depth_of_that_precision() -> None:
                                             ([90, 90, 91], False), ([100, 99, 98], False),
                                             ([], False)])
 def test_the_host_bound_note(fp8: list[int], noted: bool) -> None:
-    notes = trial._host_bound([_run("fp8", 16, fp8), _run("bf16", 16, [99, 99, 99])])
+    notes = hostmargin.notes([_run("fp8", 16, fp8), _run("bf16", 16, [99, 99, 99])], 0.15)
     assert bool(notes) is noted
     if noted:
         assert (f"busy only {sorted(fp8)[1]}% of the FP8 step at 16 layers (the BF16 step: 99% "
@@ -43,9 +43,9 @@ STEADY = [100, 96, 98, 98, 100, 100, 97, 96, 100, 100, 100, 89, 98, 99, 99]
 
 
 def test_some_idle_steps_are_noted_one_is_not() -> None:
-    notes = trial._host_bound([_run("fp8", 16, H100_FP8)])
+    notes = hostmargin.notes([_run("fp8", 16, H100_FP8)], 0.15)
     assert notes and notes[0].startswith("the GPU idled in 3 of the 12 timed FP8 steps")
-    assert trial._host_bound([_run("fp8", 16, STEADY)]) == []
+    assert hostmargin.notes([_run("fp8", 16, STEADY)], 0.15) == []
     assert gpubusy.host_bound([_run("fp8", 16, STEADY)], "fp8") is None
 
 
@@ -62,7 +62,7 @@ def test_a_shallower_depth_that_idles_counts() -> None:
     assert gpubusy.host_bound([_run("fp8", 16, H100_28_FP8_16)], "fp8") is None
     hb = gpubusy.host_bound(runs, "fp8")
     assert hb == gpubusy.HostBound(depth=8, low=8, sampled=12, median=88)
-    notes = trial._host_bound(runs)
+    notes = hostmargin.notes(runs, 0.15)
     assert notes[0].startswith("the GPU was busy only 88% of the FP8 step at 8 layers")
     # the deepest depth that idles is the one named
     deeper = [_run("fp8", 8, [10, 10, 10]), _run("fp8", 16, H100_FP8)]

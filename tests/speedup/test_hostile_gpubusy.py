@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from preflight.probes import nvml_child
-from preflight.speedup import gpubusy, trial
+from preflight.speedup import gpubusy, hostmargin
 from tests.speedup.test_gpubusy import _run, _torch
 
 
@@ -37,4 +37,4 @@ def test_a_utilization_nvml_cannot_give_is_never_a_sample(monkeypatch: pytest.Mo
     for _ in range(3):
         busy.sample()
     assert busy.samples == [97]             # what came before is kept; nothing after
-    assert trial._host_bound([_run("fp8", 16, busy.samples)]) == []
+    assert hostmargin.notes([_run("fp8", 16, busy.samples)], 0.15) == []
