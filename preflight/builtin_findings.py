@@ -93,6 +93,10 @@ _CATALOGUE = (
                    "applies", Severity.INFO, "the launch line runs only an entry point that "
                    "evaluates, converts or exports (NeMo-RL's examples/run_eval.py)",
                    "not_training"),
+    BuiltinFinding("FP8D-CFG-RUNTIME-ARGS", "Arguments added when the script is run are not "
+                   "checked", Severity.INFO, "a launch script no script of the job runs passes "
+                   "\"$@\" to its training command: the FP8 or framework settings a user adds "
+                   "there are not known here (jobs/scriptargs.py)", "runtime_args"),
     BuiltinFinding("FP8D-CFG-UNKNOWN-FRAMEWORK",
                    "A file fp8-doctor does not read (it is not broken)", _W,
                    "a valid config of a framework fp8-doctor does not know, or a --kind whose "

@@ -40,6 +40,8 @@ KINDS: tuple[str, ...] = (
     "arctic_training",
     "unsloth",
     "olmo_core",
+    "cosmos_rl",
+    "xtuner",
 )
 """Every framework's kind, which is its module's name, in detection order (on equal scores the
 earlier one is named first). The modules are imported on first use of :data:`FRAMEWORKS`,

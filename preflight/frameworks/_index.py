@@ -39,6 +39,8 @@ DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
     "arctic_training": ("arctic-training",),
     "unsloth": ("unsloth",),
     "olmo_core": ("ai2-olmo-core",),
+    "cosmos_rl": ("cosmos-rl", "torchao"),
+    "xtuner": ("xtuner",),
 }
 """kind -> the distributions it ships as, then those it requires."""
 # END GENERATED

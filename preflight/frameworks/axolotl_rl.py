@@ -17,7 +17,9 @@ How axolotl runs it (axolotl-ai-cloud/axolotl @ v0.18.0, and e4032fc9 of holdout
     l.38-39), ``dtype`` from ``vllm.dtype`` (default ``auto``), no quantization, and TRL's
     ``ScriptArguments.kv_cache_dtype`` default ``auto`` (scripts/vllm_serve_lora.py l.104-111;
     axolotl's ``VllmConfig`` has no quantization or kv_cache_dtype field,
-    utils/schemas/vllm.py). A server started by anything else has flags not in the job.
+    utils/schemas/vllm.py: ``vllm.quantization: fp8`` / ``vllm.kv_cache_dtype: fp8`` are dropped
+    at validation, and so are ``trl.vllm_quantization`` / ``trl.vllm_kv_cache_dtype``:
+    :data:`DROPPED`). A server started by anything else has flags not in the job.
   * ``trl.vllm_mode`` unset: axolotl passes none (core/trainers/grpo/__init__.py l.70-71) and
     TRL's default decides: ``server`` up to trl 0.29 (axolotl 0.13-0.16), ``colocate`` from trl
     1.0 (axolotl 0.17+, pinned trl 1.5.1 / 1.8.0).
@@ -34,7 +36,7 @@ from __future__ import annotations
 from typing import Any
 
 from preflight.facts import Unknown
-from preflight.frameworks._view import IntentOut, View
+from preflight.frameworks._view import IntentOut, Stated, View
 from preflight.frameworks.axolotl_launch import SERVED
 from preflight.frameworks.ckptconfig import weights
 from preflight.frameworks.ckptname import says_fp8
@@ -92,6 +94,32 @@ def rollout(a: View, out: IntentOut) -> None:
     out["rollout.kv_cache_fp8"] = (False, f"neither axolotl nor TRL passes kv_cache_dtype to "
                                           f"vLLM (default auto; {AT} scripts/vllm_serve_lora.py "
                                           "l.111, trl v1.1.0 vllm_generation.py l.342-358)")
+    _dropped(a, out)
+
+
+DROPPED: tuple[tuple[Stated, tuple[str, ...]], ...] = (
+    ("rollout.fp8", ("vllm.quantization", "trl.vllm_quantization")),
+           ("rollout.kv_cache_fp8", ("vllm.kv_cache_dtype", "trl.vllm_kv_cache_dtype")))
+"""Keys a user writes to ask vLLM for FP8 that axolotl drops: ``VllmConfig`` and ``TRLConfig``
+have no such field (utils/schemas/vllm.py, trl.py at v0.18.0; pydantic's default ignores
+unknown keys and ``validate_config`` keeps ``model_dump()``, utils/config/__init__.py
+l.439-499), and ``axolotl vllm-serve`` passes only ``vllm.{tensor,data}_parallel_size, host,
+port, gpu_memory_utilization, dtype, max_model_len, enable_prefix_caching, reasoning``
+(cli/vllm_serve.py l.39-95): vLLM never sees them."""
+
+
+def _dropped(a: View, out: IntentOut) -> None:
+    """Where the job asks vLLM for FP8 through a key axolotl drops: the value stands (from what
+    reaches vLLM: ``base_model``, TRL's default), its reason names the dropped key."""
+    for name, keys in DROPPED:
+        key = next((k for k in keys if a.has(k)), None)
+        value = out.get(name, (None,))[0]
+        if key is None or value is True or isinstance(value, Unknown) or \
+                not str(a.get(key)).lower().startswith("fp8"):
+            continue
+        out[name] = (value, f"{key}: {str(a.get(key))[:40]} ({a.src(key)}) is dropped: {AT} "
+                            f"has no such field (utils/schemas/vllm.py, trl.py), so vLLM "
+                            f"never gets it; {out[name][1]}")
 
 
 def _not_served(a: View) -> Unknown | None:

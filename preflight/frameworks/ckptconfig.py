@@ -94,6 +94,10 @@ def _local(path: str, naming_file: str) -> tuple[str | None, str]:
     return None, hub
 
 
+local_folder = _local
+"""Public: the folder a model path names (inside the job or not), or None and why not."""
+
+
 def _outside(path: str) -> str:
     return (f"the checkpoint {path[:80]!r} lies outside the job: its config.json "
             "(quantization_config) was not read")

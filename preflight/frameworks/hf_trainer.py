@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from preflight.facts import Unknown
-from preflight.frameworks import axolotl_launch, llamafactory_launch, trl
+from preflight.frameworks import axolotl_launch, hfmoe, llamafactory_launch, trl
 from preflight.frameworks._claim import owns
 from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, IntentOut, View
@@ -82,6 +82,10 @@ def read_with_deepspeed(kind: str) -> Callable[[str, Parsed], ReaderOutput]:
     def read(path: str, parsed: Parsed) -> ReaderOutput:
         out = read_plain(f"config.{kind}")(path, parsed)
         data = parsed.data if isinstance(parsed.data, dict) else {}
+        if any(isinstance(data.get(k), str) for k in hfmoe.MODEL_KEYS):
+            facts, prov = dict(out.facts), dict(out.provenance)
+            hfmoe.read_model(kind, path, data, facts, prov)    # the model's config.json
+            out = ReaderOutput(facts, prov, out.problems, out.linked)
         ds = data.get("deepspeed")
         if isinstance(ds, str) and ds.endswith(".json"):
             linked, problems = link(path, parsed, ("deepspeed",), ds, "deepspeed")
@@ -290,7 +294,19 @@ def training_args(h: View) -> IntentOut:
             out["shapes.tokens"] = (mb * seq, h.src(seq_key))
             break
     _packing(h, out, mb, mb_key)
+    _moe(h, out)
     return out
+
+
+def _moe(h: View, out: IntentOut) -> None:
+    """MoE experts and top-k from the model folder's config.json (:mod:`.hfmoe`); a dense model
+    (no expert key, or 0 / 1 experts) states nothing."""
+    experts = h.unknown(hfmoe.EXPERTS) or h.int(hfmoe.EXPERTS)
+    if isinstance(experts, Unknown) or (experts is not None and experts > 1):
+        out["moe.experts"] = (experts, h.src(hfmoe.EXPERTS))
+        top = h.unknown(hfmoe.TOP_K) or h.int(hfmoe.TOP_K)
+        if top is not None:
+            out["moe.top_k"] = (top, h.src(hfmoe.TOP_K))
 
 
 # Keys that pack samples: TRL SFTConfig packing / padding_free, axolotl sample_packing /

@@ -71,16 +71,12 @@ def megatron_intent(m: View, f: Mapping[str, Any], prov: Mapping[str, str]) -> I
         rkey = _first(m, "fp8_recipe", "language_model.fp8_recipe")
         out["recipe"] = (m.get(rkey) if rkey else "delayed",
                          m.src(rkey) if rkey else "Megatron default (delayed)")
+        if rkey is None and m.unknown("fp8_recipe"):    # from a branch not decided here
+            out["recipe"] = (m.unknown("fp8_recipe"), m.src("fp8_recipe"))
         if fp4:   # TE runs NVFP4 through the same autocast with an NVFP4BlockScaling recipe
             out["recipe"] = (str(m.get("fp4_recipe", "nvfp4")),
                              m.src("fp4_recipe", m.src("fp4_format")))
-    for key, prec in (("bf16", "bf16"), ("model_parallel.bf16", "bf16"), ("fp16", "fp16"),
-                      ("model_parallel.fp16", "fp16")):
-        if m.truthy(key):
-            out["precision"] = (prec, m.src(key))
-            break
-    else:
-        out["precision"] = ("fp32", "Megatron default (fp32)")
+    _precision(m, out)
     _recompute(m, out)
     out["compile"] = (False, "Megatron does not torch.compile the model")
     if m.truthy("use_torch_fsdp2"):
@@ -111,6 +107,20 @@ def megatron_intent(m: View, f: Mapping[str, Any], prov: Mapping[str, str]) -> I
         else:
             out["num_gpus"] = (gpus * (nodes or 1), m.src("nproc_per_node"))
     return out
+
+
+def _precision(m: View, out: IntentOut) -> None:
+    """--bf16 / --fp16 (Megatron's default fp32); one only an undecided branch gives: Unknown
+    (frameworks/megatron_walk.py)."""
+    for key, prec in (("bf16", "bf16"), ("model_parallel.bf16", "bf16"), ("fp16", "fp16"),
+                      ("model_parallel.fp16", "fp16")):
+        if m.truthy(key):
+            out["precision"] = (prec, m.src(key))
+            return
+        if m.unknown(key):
+            out["precision"] = (m.unknown(key), m.src(key))
+            return
+    out["precision"] = ("fp32", "Megatron default (fp32)")
 
 
 def _dynamic_shapes(m: View, out: IntentOut, seq_key: str | None, mb_key: str | None) -> None:
@@ -182,6 +192,10 @@ def _size(m: View, out: IntentOut, name: Stated, keys: tuple[str, ...], flag: st
     """A parallel size by the first of ``keys``: the integer, 1 by Megatron's default when
     absent, ``Unknown`` when given but not an integer (set at launch: ``$TP``)."""
     key = _first(m, *keys)
+    unknown = next((m.unknown(k) for k in keys if m.unknown(k)), None)
+    if key is None and unknown is not None:     # decided at run time, or by a branch
+        out[name] = (unknown, m.src(keys[0]))
+        return None
     if key is None:
         out[name] = (1, f"Megatron default ({flag} 1)")
         return 1
@@ -207,7 +221,9 @@ def _parallel_and_features(m: View, out: IntentOut, prov: Mapping[str, str]) -> 
     _size(m, out, "cp", ("context_parallel_size", "model_parallel.context_parallel_size"),
           "--context-parallel-size")
     sp_key = _first(m, "sequence_parallel", "model_parallel.sequence_parallel")
-    if sp_key is None:
+    if sp_key is None and m.unknown("sequence_parallel"):
+        out["sequence_parallel"] = (m.unknown("sequence_parallel"), m.src("sequence_parallel"))
+    elif sp_key is None:
         out["sequence_parallel"] = (False, "Megatron default (no --sequence-parallel)")
     elif tp == 1:
         out["sequence_parallel"] = (False, m.src("tensor_model_parallel_size",
@@ -246,8 +262,9 @@ def _parallel_and_features(m: View, out: IntentOut, prov: Mapping[str, str]) -> 
         ("fp8_params", "fp8_param_gather", "--fp8-param-gather"),
         ("tp_comm_overlap", "tp_comm_overlap", "--tp-comm-overlap"))
     for name, key, flag in flags:
-        out[name] = ((True, m.src(key)) if m.truthy(key)
-                     else (False, m.src(key, f"Megatron default (no {flag})")))
+        out[name] = ((True, m.src(key)) if m.truthy(key) else
+                     (m.unknown(key), m.src(key)) if m.unknown(key) else
+                     (False, m.src(key, f"Megatron default (no {flag})")))
 
 
 _CORE_0_6 = Version("0.6.0")   # --transformer-impl defaults to transformer_engine from here

@@ -27,6 +27,7 @@ from typing import Any
 from preflight.facts import Unknown
 from preflight.findings import Source
 from preflight.frameworks import megatron_validated as validated
+from preflight.frameworks import megatron_walk
 from preflight.frameworks.megatron_flags import MEGATRON_BARE
 from preflight.frameworks.megatron_script import carried, entry
 from preflight.reading.launch import without_after_training
@@ -39,6 +40,7 @@ from preflight.reading.parse import (
     usable_key,
 )
 from preflight.reading.refs import named
+from preflight.reading.shellexpand import Launch
 from preflight.reading.shellvars import collect_variables, expand_flag_names, strip_comments, typed
 from preflight.reading.types import ConfigProblem, Linked, ReaderOutput, cut_short
 
@@ -89,6 +91,9 @@ def read_args_text(path: str, text: str, outer: dict[str, str] | None = None,
     spells its booleans ``--bf16 true``)."""
     if bare is None:
         bare = MEGATRON_BARE if prefix == PREFIX else frozenset()
+    found = megatron_walk.walk(text, outer)
+    if found is not None:       # only what reaches the training command (megatron_walk.py)
+        return _walked(path, text, outer, prefix, bare, found)
     text = strip_comments(text)
     variables = collect_variables(text, outer)
     text = expand_flag_names(text, variables)
@@ -153,6 +158,28 @@ def read_args_text(path: str, text: str, outer: dict[str, str] | None = None,
     yaml_on = carried(text, outer, "yaml-cfg") if f"{PREFIX}.yaml_cfg" in facts else None
     if yaml_on is False:    # echoed, or on a launch that never runs: not the job's (redteam6)
         facts.pop(f"{PREFIX}.yaml_cfg")
+    return _megatron_lm(path, text, variables, facts, prov, problems, yaml_on)
+
+
+def _walked(path: str, text: str, outer: dict[str, str] | None, prefix: str,
+            bare: frozenset[str], found: list[Launch]) -> ReaderOutput:
+    """The flags of the training launches the walk found (:mod:`.megatron_walk`)."""
+    got = megatron_walk.read(path, text, found, prefix, megatron_walk.Arity(
+        bare, NEEDS_VALUE, frozenset(_MULTI)))
+    if prefix != PREFIX:
+        return ReaderOutput(got.facts, got.prov, tuple(got.problems))
+    yaml = got.facts.get(f"{PREFIX}.yaml_cfg")
+    yaml_on = None if yaml is None else yaml if isinstance(yaml, Unknown) else True
+    text = strip_comments(text)
+    return _megatron_lm(path, text, collect_variables(text, outer), got.facts, got.prov,
+                        got.problems, yaml_on)
+
+
+def _megatron_lm(path: str, text: str, variables: dict[str, str], facts: dict[str, Any],
+                 prov: dict[str, Any], problems: list[ConfigProblem], yaml_on: Any,
+                 ) -> ReaderOutput:
+    """``facts`` with what Megatron-LM's parser and validate_args make of them, and the
+    ``--yaml-cfg`` file linked."""
     if facts:   # Megatron-LM's parser and validate_args run on them, unless the script the
         # line runs imports only megatron.core, or --yaml-cfg (megatron_validated.py)
         said = validated.megatron_lm(facts, prov, PREFIX, entry(path, text, variables), yaml_on)

@@ -30,6 +30,7 @@ from preflight.facts import Unknown
 from preflight.findings import Source
 from preflight.frameworks import megatron_bridge_perf as perf
 from preflight.frameworks import megatron_bridge_presets as presets
+from preflight.frameworks import megatron_bridge_train as train
 from preflight.frameworks._claim import owns
 from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, IntentOut, Stated, View
@@ -52,9 +53,10 @@ ENTRY = re.compile(r"(?:^|/)run_recipe\.py$|(?:^|/)(?:examples|tutorials)/(?:rec
                    r"[\w./-]*\.py$")
 # what a script of the job that is a Megatron-Bridge entry holds (an `examples/models/x.py` of
 # another project is not one: jobs/scripts.py `_entry`)
-ENTRY_CODE = re.compile(r"\bmegatron\.bridge\b|\bmegatron import bridge\b|" + perf.ENTRY_CODE.pattern)
+ENTRY_CODE = re.compile(r"\bmegatron\.bridge\b|\bmegatron import bridge\b|" + perf.ENTRY_CODE.pattern
+                        + "|" + train.ENTRY_CODE.pattern)
 HINT = re.compile(r"run_recipe\.py|(?:examples|tutorials)/(?:recipes|models)/[\w./-]*\.py|"
-                  + perf.HINT.pattern)
+                  + perf.HINT.pattern + "|" + train.HINT.pattern)
 # run_recipe.py's convenience flags and the field each one sets (COMMON_OVERRIDE_FIELDS).
 CONVENIENCE = {
     "max_steps": "train.train_iters", "ms": "train.train_iters",
@@ -109,11 +111,17 @@ read_yaml = read_plain(PREFIX)
 
 def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
     read = find_launch(path, text, SYNTAX, outer)
+    slurm: dict[str, tuple[Any, Source]] = {}
     if read.launch is None:
         launcher = find_launch(path, text, perf.SYNTAX, outer)
         if launcher.launch is not None:
             return _read_perf(path, text, launcher)
-        return ReaderOutput(problems=tuple(read.problems))
+        # scripts/training/train.sh -> setup_experiment.py: run_recipe.py's words, less its own
+        launcher = find_launch(path, text, train.syntax(SYNTAX), outer)
+        if launcher.launch is None or train.confirmed(path, launcher) is not None:
+            return ReaderOutput(problems=tuple(read.problems))
+        read, slurm = launcher, train.drop_launcher_flags(launcher)
+    assert read.launch is not None
     # the convenience flags become overrides that the trailing ones can still override
     flags = [(CONVENIENCE[k], v) for k, v in read.flags.items() if k in CONVENIENCE]
     convenience = []
@@ -137,6 +145,8 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
             prov[f"{PREFIX}.recipe_preset"] = Source(own[1], own[2])
     facts[f"{PREFIX}.entry"] = read.launch.entry.text
     prov[f"{PREFIX}.entry"] = Source(path, text.count("\n", 0, read.launch.offset) + 1)
+    for name, (value, src) in slurm.items():    # the Slurm launcher's own options
+        facts[f"{PREFIX}.launcher.{name}"], prov[f"{PREFIX}.launcher.{name}"] = value, src
     return ReaderOutput(facts, prov, tuple(read.problems), merged.linked)
 
 

@@ -103,8 +103,12 @@ def facts(read: LaunchRead, prefix: str, line: int) -> tuple[
     for flag, key in SIZES.items():
         if (got := read.flag(flag)) is not None:       # argparse type=int
             out[f"{prefix}.{key}"], prov[f"{prefix}.{key}"] = _int(got[0]), got[1]
-    given = read.flag("c", "compute_dtype")
-    recipes = read.flag("use_recipes")
+    given, recipes = read.flag("c", "compute_dtype"), read.flag("use_recipes")
+    # the launch's own words as argparse takes them, unless several launches differ (Unknown)
+    if given is None or not isinstance(given[0], Unknown):
+        given = _argparse(read, "c", "compute_dtype", at) or given
+    if recipes is None or not isinstance(recipes[0], Unknown):
+        recipes = _argparse(read, None, "use_recipes", at) or recipes
     value, src = given if given is not None else (DEFAULT, at)
     out[f"{prefix}.perf.compute_dtype"], prov[f"{prefix}.perf.compute_dtype"] = value, src
     name: Any
@@ -140,3 +144,55 @@ def _int(value: Any) -> Any:
             return int(value)
         return Unknown(f"{value[:40]!r} is no integer: argparse refuses it (exit 2)")
     return value
+
+
+_LONGS = ("compute_dtype", "use_recipes", "use_tokendrop", "use_megatron_fsdp")
+"""The long options of argument_parser.py @ v0.6.0 that share a prefix with the two read here
+(an abbreviation argparse takes must be unique among them)."""
+_SHORTS = frozenset({"c", "cp", "cm", "ce", "cs"})
+
+
+def _argparse(read: LaunchRead, short: str | None, long: str, at: Source,
+              ) -> tuple[Any, Source] | None:
+    """The last value argparse gives ``-short`` / ``--long`` on the launch line (the launcher's
+    parser has ``allow_abbrev`` on: ``--comp fp8_mx`` is ``--compute_dtype``; ``-cfp8_mx`` is
+    ``-c fp8_mx``; the last occurrence wins whatever its spelling), None: not given. redteam8:
+    those spellings were read as not given (bf16), and ``-c X --compute_dtype Y`` on one line as
+    X. ``--use_recipes`` is store_true: True."""
+    assert read.launch is not None
+    args = read.launch.args
+    found: tuple[Any, Source] | None = None
+    i = 0
+    while i < len(args):
+        word = args[i].text
+        if word == "--":
+            break
+        name, eq, inline = word.partition("=")
+        value: Any = None
+        hit = False
+        if name.startswith("--") and len(name) > 4 and long.startswith(name[2:]) and \
+                sum(x.startswith(name[2:]) for x in _LONGS) == 1:
+            hit = True
+        elif short is not None and word.startswith("-" + short) and not word.startswith("--"):
+            rest = word[1 + len(short):]
+            if word[1:] == short or (eq and name[1:] == short):
+                hit = True
+            elif rest and word[1:].split("=")[0] not in _SHORTS:
+                hit, eq, inline = True, "=", rest
+        if hit:
+            if long == "use_recipes":
+                value = True if not eq else Unknown(f"{word[:40]} takes no value: argparse "
+                                                    "stops the launcher (exit 2)")
+            elif eq:
+                value = inline
+            elif i + 1 < len(args) and not args[i + 1].text.startswith("-"):
+                i += 1
+                value = args[i].text if args[i].opaque is None else Unknown(str(args[i].opaque))
+            else:
+                value = Unknown(f"{word[:40]} is given no value: argparse stops the launcher "
+                                "(exit 2)")
+            key = name.lstrip("-") if not (short and word[1:].startswith(short) and
+                                           not word.startswith("--")) else short
+            found = (value, read.flags.get(key, (None, at))[1])
+        i += 1
+    return found

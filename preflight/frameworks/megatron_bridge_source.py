@@ -93,13 +93,32 @@ def _in_function(path: str, text: str, recipe: str) -> tuple[str, str, int] | No
     node = defs[-1]         # Python binds the last definition (redteam5: the first was read)
     found = [(sub.value, sub.lineno) for sub in ast.walk(node)
              if isinstance(sub, ast.Constant) and isinstance(sub.value, str) and
-             PRESET.fullmatch(sub.value)]
+             PRESET.fullmatch(sub.value)] + _preset_calls(node)
     names = {n for n, _ in found}
     # two presets in one body (a branch) are not decided here, nor one that is set only under
     # a condition (`if False:`, `X if c else P`, a loop, a nested function: redteam5)
     if len(names) != 1 or any(_conditional(node, line) for _, line in found):
         return None
     return found[0][0], path, found[0][1]
+
+
+def _preset_calls(func: ast.FunctionDef) -> list[tuple[str, int]]:
+    """``cfg.mixed_precision = bf16_with_mxfp8_mixed()``: the preset's own function called with
+    no arguments (each preset is registered under its function's name,
+    ``training/mixed_precision.py`` ``register`` @ v0.6.0; the GB200 functional recipes of
+    2026-07 call it so). A call whose result goes elsewhere is not the recipe's precision."""
+    out = []
+    for sub in ast.walk(func):
+        if not (isinstance(sub, ast.Assign) and isinstance(sub.value, ast.Call) and
+                any(isinstance(t, ast.Attribute) and t.attr == "mixed_precision"
+                    for t in sub.targets)):
+            continue
+        call = sub.value
+        name = call.func.id if isinstance(call.func, ast.Name) else \
+            call.func.attr if isinstance(call.func, ast.Attribute) else ""
+        if PRESET.fullmatch(name) and not call.args and not call.keywords:
+            out.append((name, call.lineno))
+    return out
 
 
 def _conditional(func: ast.FunctionDef, line: int) -> bool:

@@ -108,6 +108,10 @@ def read_python(module: Module) -> ReaderOutput:
     outer = {f"__hole_{n}": runtime(p.why[:200]) for n, p in enumerate(found) if p.text is None}
     out = slime.read_text(module.path, text, outer)
     facts, prov = _remap(module, out.facts, out.provenance, lines, found)
+    # miles' or slime's execute_train: which one runs decides the trainer's FP32-scales
+    # default on Blackwell (slime_env.py)
+    facts[f"{PREFIX}.package"] = call.func.split(".", 1)[0]
+    prov[f"{PREFIX}.package"] = Source(module.path, call.line)
     if holes:
         first_hole = holes[0]
         facts[f"{PREFIX}.unread_args"] = Unknown(

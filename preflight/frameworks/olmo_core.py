@@ -188,7 +188,7 @@ def _overrides(module: Module, out: PyOut) -> None:
         if not name.startswith("train_module."):
             continue
         key = name.removeprefix("train_module.")
-        value: Any = _yaml_word(raw) if eq else True
+        value: Any = _yaml_word(raw, key) if eq else True
         if "$" in raw or "`" in raw:
             # a variable the launch line does not expand here (the environment, `$(...)`)
             value = Unknown(f"{word[:80]} is known only when the launch script runs")
@@ -202,18 +202,37 @@ def _overrides(module: Module, out: PyOut) -> None:
         out.prov[fact] = where
 
 
-def _yaml_word(raw: str) -> Any:
-    """A value as ``yaml.safe_load`` (YAML 1.1) reads it, for the words that decide FP8."""
-    low = raw.strip().lower()
-    if low in ("true", "yes", "on", "y"):
-        return True
-    if low in ("false", "no", "off", "n"):
-        return False
-    if low in ("null", "~", "none", ""):
-        return None if low != "none" else "None"
-    if re.fullmatch(r"[-+]?\d+", low):
-        return int(low)
-    return raw.strip().strip("'\"")
+def _yaml_word(raw: str, key: str = "") -> Any:
+    """A value as OLMo-core's ``_clean_opt`` makes it (config.py l.352-362 @ v2.5.0): blank is
+    ``""``, else ``yaml.safe_load`` of the word (after the shell removed its quotes); what it
+    refuses stops the run (Unknown). redteam8: a hand-made YAML 1.1 table took ``n`` and
+    ``fAlSe`` (strings, so on) for false, ``0.0`` / ``[]`` / ``!!bool false`` and the shell's
+    ``'false'`` for on. ``float8_config.enabled`` is stated as Python's truth of it (Float8Config
+    tests ``if not self.enabled``, float8/__init__.py l.77); another key's mapping or list is
+    Unknown."""
+    import shlex
+
+    import yaml
+
+    if len(raw) > 4096:
+        return Unknown(f"a {len(raw):,}-character value is no setting read here")
+    try:
+        words = shlex.split(raw) if raw.strip() else [""]
+    except ValueError:
+        return Unknown(f"{raw[:60]!r} is no complete shell word")
+    word = "".join(words)
+    if not word or word.isspace():
+        value: Any = ""
+    else:
+        try:
+            value = yaml.safe_load(word)
+        except yaml.YAMLError:
+            return Unknown(f"OLMo-core's yaml.safe_load refuses {word[:60]!r}: the run stops")
+    if key == "float8_config.enabled":
+        return bool(value)
+    if isinstance(value, (list, dict)):
+        return Unknown(f"{word[:60]!r} is a YAML {type(value).__name__}")
+    return value
 
 
 def score(data: Any) -> int:

@@ -18,6 +18,7 @@ does not decide it; a condition that only says "on CUDA" holds on the GPU checke
 
 from __future__ import annotations
 
+import ast
 from typing import Any
 
 from preflight.facts import Unknown
@@ -31,17 +32,27 @@ MAX_OWN = 64
 
 
 def own_fp8(out: PyOut, prefix: str) -> None:
-    """The ``own_fp8.*`` facts of ``out``'s module (see the module's docstring)."""
+    """The ``own_fp8.*`` facts of ``out``'s module (see the module's docstring). A call that
+    surely reaches FP8 settles it: calls under conditions the text does not decide are then
+    left out (modded-nanogpt @ f411b3d3 runs its lm_head FP8 in every training step, its MLP
+    FP8 under a test of a parameter); when none is sure, each says its condition."""
     module = out.module
+    found: list[tuple[int, str | None, Unresolved | None, Any, str]] = []
     for name, line, path, when, config in _roots(out)[:MAX_OWN]:
-        own = reaches(module.tree, name)
+        own = reaches(module, name)
         if own is None:
-            continue
+            continue                # not FP8, or only through calls in branches that do not run
         how = own.what(module.path)
+        if (when is None or isinstance(when, OnCuda)) and own.when is not None:
+            when = own.when         # the call runs; the FP8 matmul it reaches, only if ...
         if isinstance(when, OnCuda):
-            # FP8 runs only on CUDA: on the NVIDIA GPU checked, the condition holds
-            how += f"; made only on CUDA ({when.reason[:160]})"
+            # FP8 runs only on CUDA in training: on the NVIDIA GPU checked, the condition holds
+            how += f"; made only {when.holds} ({when.reason[:160]})"
             when = None
+        found.append((line, path, when, config, how))
+    if any(when is None for _, _, when, _, _ in found):
+        found = [f for f in found if f[2] is None]
+    for line, path, when, config, how in found:
         with out.made(Call("", line, when=when)):
             out.put(f"{prefix}.own_fp8.convert", True, line, path)
             out.put(f"{prefix}.own_fp8.how", how, line, path)
@@ -65,10 +76,11 @@ def _roots(out: PyOut) -> list[Root]:
     top = next((sc for sc in module.scopes if sc.name == "<module>"), None)
     defs = definitions(module.tree)
     roots: list[Root] = []
+    stop = _exits(module.tree)
     for node in top.calls if top is not None else ():
-        name = called(node)
-        if name is None or name not in defs or len(roots) >= MAX_OWN:
-            continue
+        name = called(node, module.tree)
+        if name is None or name not in defs or len(roots) >= MAX_OWN or node.lineno > stop:
+            continue                # (after `sys.exit(0)` at the top level nothing runs)
         guards = top.call_guards.get(id(node)) if top is not None else None
         runs = module.runs(guards, top, calls=True) if guards and top is not None else True
         if runs is False:
@@ -79,3 +91,16 @@ def _roots(out: PyOut) -> list[Root]:
                       else module.evaluate(config, top, 1)))
     return roots
 
+
+
+_EXITS = frozenset({"sys.exit", "exit", "quit", "os._exit", "os.abort"})
+
+
+def _exits(tree: ast.Module) -> int:
+    """The line of the first top-level statement that ends the script whatever happens
+    (``sys.exit(0)``, ``raise ...``); past the end when there is none."""
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Raise) or isinstance(stmt, ast.Expr) and \
+                isinstance(stmt.value, ast.Call) and ast.unparse(stmt.value.func) in _EXITS:
+            return stmt.lineno
+    return 1 << 30

@@ -14,8 +14,8 @@ Rollout (docs/en/advanced/low-precision.md): always SGLang; FP8 weights come fro
 BF16 under that name, ``Qwen3-30B-A3B``), the KV cache in FP8 with ``--sglang-kv-cache-dtype
 fp8_e4m3``. FP8 training is ``--fp8-format e4m3 --fp8-recipe blockwise`` with
 ``NVTE_FP8_BLOCK_SCALING_FP32_SCALES=1``, which slime sets for its Ray actors unless the
-environment says otherwise (slime/ray/actor_group.py); a ``--runtime-env-json`` value for it is
-read as ``config.slime.env.<NAME>``.
+environment says otherwise (slime/ray/actor_group.py) and miles since 7e7926b13 sets by hardware:
+where the trainer's environment comes from is :mod:`.slime_env`.
 """
 
 from __future__ import annotations
@@ -25,9 +25,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from preflight.facts import Unknown
-from preflight.findings import Source
 from preflight.frameworks import megatron_validated as validated
-from preflight.frameworks import miles_py, slime_custom
+from preflight.frameworks import miles_py, slime_custom, slime_env
 from preflight.frameworks._record import Default, Framework, Launch
 from preflight.frameworks._view import Derived, Stated, View
 from preflight.frameworks.ckptconfig import weights
@@ -50,7 +49,6 @@ MEGATRON = "config.megatron"
 # flags only slime's train.py / train_async.py take (slime/utils/arguments.py at v0.3.1)
 HINT = re.compile(r"--(?:rollout-num-gpus-per-engine|actor-num-gpus-per-node|actor-num-nodes|"
                   r"rollout-batch-size|n-samples-per-prompt|sglang-mem-fraction-static)\b")
-_ENV = re.compile(r"""\\?["'](NVTE_[A-Z0-9_]+|NCCL_[A-Z0-9_]+)\\?["']\s*:\s*\\?["']([^"'\\]*)""")
 
 
 def score(data: Any) -> int:
@@ -86,10 +84,9 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
         facts[validated.DROPS], prov[validated.DROPS] = validated.SLIME_DROPS
         zero = f"{MEGATRON}.use_distributed_optimizer"
         facts[zero], prov[zero] = _zero_optimizer(facts, prov.get(zero, path))
-    for m in _ENV.finditer(text):
-        line = text.count("\n", 0, m.start()) + 1
-        facts[f"{PREFIX}.env.{m.group(1)}"] = m.group(2)
-        prov[f"{PREFIX}.env.{m.group(1)}"] = Source(path, line)
+    # the trainer's NVTE_* / NCCL_*: --runtime-env-json of the command that runs train.py,
+    # --train-env-vars (slime_env.py), not any JSON-looking text of the script
+    slime_env.read(path, text, outer, facts, prov)
     ckpt = f"{PREFIX}.hf_checkpoint"
     if ckpt in facts:
         # SGLang serves the checkpoint in the format its config.json's quantization_config
@@ -167,7 +164,7 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
                                    else False, s.src("sglang_kv_cache_dtype",
                                                      "SGLang default (kv_cache_dtype auto)"))
     if out.get("recipe", (None,))[0] == "blockwise":
-        out["block_scales_fp32"] = _fp32_scales(s, f, prov)
+        out["block_scales_fp32"] = slime_env.fp32_scales(f, prov)
     moe: tuple[tuple[Stated, str], ...] = (("moe.experts", "num_experts"),
                                            ("moe.top_k", "moe_router_topk"),
                                            ("ep", "expert_model_parallel_size"))
@@ -182,24 +179,14 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     return out.build()
 
 
-def _fp32_scales(s: View, f: Mapping[str, Any], prov: Mapping[str, str]) -> tuple[Any, str]:
-    """slime's Ray actors get ``NVTE_FP8_BLOCK_SCALING_FP32_SCALES`` from the driver's
-    environment, ``"1"`` when it is not set there (slime/ray/actor_group.py at v0.3.1): the
-    ``--runtime-env-json`` value, else this machine's, else 1."""
-    name = "NVTE_FP8_BLOCK_SCALING_FP32_SCALES"
-    if s.has(f"env.{name}"):
-        return str(s.get(f"env.{name}")) == "1", s.src(f"env.{name}")
-    if isinstance(f.get(f"env.{name}"), str):
-        return f[f"env.{name}"] == "1", prov.get(f"env.{name}", f"env.{name}")
-    return True, "slime default for its Ray actors (slime/ray/actor_group.py: 1 unless set)"
-
-
 FRAMEWORK = Framework(
     kind=KIND, title="slime", formats=("text",), score=score, read=read_yaml, derive=derive,
     precedence=18,
     defaults=(
         Default("NVTE_FP8_BLOCK_SCALING_FP32_SCALES", "1 (set for the Ray actors)",
                 "slime 0.3.1", "slime/ray/actor_group.py"),
+        Default("NVTE_FP8_BLOCK_SCALING_FP32_SCALES", "0 on compute capability >= 10, else 1",
+                "miles >= 7e7926b13", "miles/utils/environ.py"),
         Default("--transformer-impl", "transformer_engine", "Megatron-LM core >= 0.6.0",
                 "megatron/training/arguments.py"),
     ),

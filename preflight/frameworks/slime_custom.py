@@ -70,6 +70,10 @@ def apply(naming_file: str, facts: dict[str, Any], prov: dict[str, Any]) -> None
             if value is None:            # setattr(args, k, None): the flag is unset again
                 facts.pop(name, None)
                 prov.pop(name, None)
+            elif key in RULES_READ and isinstance(value, (str, list, dict)):
+                # slime tests it as Python does (loss.py l.987 `if ... or args.use_tis:` @
+                # v0.3.1): `use_tis: 'false'` is on, `[]` off (redteam8: 'false' read as off)
+                facts[name], prov[name] = bool(value), src
             elif isinstance(value, (bool, int, float, str)):
                 facts[name], prov[name] = value, src
             else:

@@ -114,6 +114,10 @@ STAR = "<import *>"
 functions only where called (a name no function has, :func:`.pycallers.reached`)."""
 
 
+_METHOD_CALLS = frozenset({"apply", "from_float", "forward"})
+"""A class's methods that call into it (``Fn.apply(...)`` runs ``Fn.forward``)."""
+
+
 def calls_into(module: Module, unread: dict[str, tuple[int, str]] | None = None,
                ) -> dict[str, tuple[int, dict[str, list[Call]]]]:
     """For each job file ``module`` imports and calls into (or imports with ``*``): the first
@@ -130,6 +134,12 @@ def calls_into(module: Module, unread: dict[str, tuple[int, str]] | None = None,
         owner, _, attr = call.func.rpartition(".")
         if not owner or not attr or call.func.startswith("__main__."):
             continue
+        if attr in _METHOD_CALLS and owner.count(".") >= 1:
+            # `mod.Fn.apply(...)` (an autograd Function, modded-nanogpt train_gpt.py:1687 @
+            # f411b3d3), `mod.Cls.from_float(...)`: a call into Fn of the module mod
+            outer, _, cls = owner.rpartition(".")
+            if cache.setdefault(outer, module_file(outer, module.path)) is not None:
+                owner, attr = outer, cls
         if owner not in cache:
             cache[owner] = module_file(owner, module.path)
             bad = unread_module(owner, module.path) if cache[owner] is None and \

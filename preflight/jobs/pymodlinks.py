@@ -34,11 +34,15 @@ if TYPE_CHECKING:
 
 def claimed(text: str, pos: int, frameworks: Sequence[Framework]) -> bool:
     """Whether the command line at ``pos`` is a framework's launch command (its reader reads
-    it, the module included)."""
+    it, the module included): the module or its arguments are the framework's
+    (``-m verl.trainer.main_ppo``, SkyRL overrides). A launcher before the module
+    (``accelerate launch -m pkg.train``) runs the job's module as it runs a ``.py``: the
+    module is still the job's script (redteam8: its own FP8 was read as "no")."""
     start, end = launch.command_at(text, pos)
     line = text[start:end]
     return any(fw.launch is not None and fw.launch.command is not None and
-               fw.launch.command.search(line) is not None for fw in frameworks)
+               any(m.end() > pos - start for m in fw.launch.command.finditer(line))
+               for fw in frameworks)
 
 
 def packages(frameworks: Sequence[Framework]) -> frozenset[str]:

@@ -6,20 +6,26 @@ from (the caller's ``file:line`` for the words it wrote).
 A script several commands run with different arguments is read once per command, and a
 setting they give differently is Unknown naming them (:func:`.launchpick.merged`, as a script's
 own launch lines); one whose arguments are not known at all (past the bounds of
-:mod:`.shellargs`) adds a cut at its first use of them, so FP8 "no" is not stated.
+:mod:`.shellargs`) adds a cut at its first use of them, so FP8 "no" is not stated. A script no
+script of the job runs (run by hand) whose training command passes ``"$@"`` is read as it is,
+with an info note at that line (FP8D-CFG-RUNTIME-ARGS): what the user adds when running it is
+not known here, and no finding should look as if it had been checked.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Sequence
+from contextvars import ContextVar
 from dataclasses import replace
 
 from preflight.reading import launchpick, shellbind
 from preflight.reading.parse import ParseError
 from preflight.reading.shellargs import ARGV, PARAMS, calls, encode
 from preflight.reading.shellcalls import Walked
-from preflight.reading.types import Linked, ReaderOutput
+from preflight.reading.shellexpand import TooLarge, launches, split_text
+from preflight.reading.types import ConfigProblem, Linked, ReaderOutput
 
 __all__ = ["ARGV", "encode", "read", "sourced_links"]
 
@@ -34,6 +40,25 @@ def read(reader: Read, path: str, text: str, kind: str | None, explicit: bool,
     from preflight.jobs.scripts import is_shell
 
     argv = (inherited or {}).get(ARGV) if inherited else None
+    if argv is None and not _BY_HAND.get() and is_shell(path, text) and \
+            (at := runtime_args(text)) is not None:
+        # run by hand (no script of the job gives it arguments): read as it is, and say what
+        # was not (jobs/walk.py drops the note where a caller is found later)
+        token = _BY_HAND.set(True)
+        try:
+            got, out = reader(path, text, kind, explicit, inherited)
+        finally:
+            _BY_HAND.reset(token)
+        if got is None:
+            return got, out
+        line, entry = at
+        return got, replace(out, problems=(*out.problems, ConfigProblem(path, line, (
+            f"arguments added at run time are not checked: \"$@\" passes the arguments this "
+            f"script is run with to {entry[:80]}, and no script read here gives it any, so FP8 "
+            "or framework settings given there were not read"), level="info",
+            code="runtime_args", fix=(
+                "Check the launch as you run it: name a script that calls this one with its "
+                "arguments (`bash run.sh trainer.x=y`), which fp8-doctor reads bound to them"))))
     if argv is None or PARAMS in (inherited or {}) or not is_shell(path, text):
         return None
     # ($1..$9 a sourcing script's own readers saw are not this script's: bound again below)
@@ -54,9 +79,56 @@ def read(reader: Read, path: str, text: str, kind: str | None, explicit: bool,
         exc.line = shellbind.line_of(bound, exc.line)   # the script's own line, if it is one
         raise
     unknown = shellbind.unknown_args(path, text, argv)
+    if unknown is None and bound.lost:      # redteam8: a caller's words moved by what is unknown
+        line, why = bound.lost[0]
+        unknown = ConfigProblem(path, line, (
+            f"passes on its arguments, which are not known here: {why[:300]}; what they set "
+            "was not read"), level="warning", cut=True)
     if unknown is not None and got is not None:
         out = replace(out, problems=(*out.problems, unknown))
     return got, shellbind.remapped(out, path, bound)
+
+
+_BY_HAND: ContextVar[bool] = ContextVar("fp8_doctor_script_by_hand", default=False)
+_ENTRY = re.compile(r"(?:^|/)(?:python[0-9.]*|torchrun|deepspeed|accelerate|[\w.-]+-cli|axolotl|tune|"
+                    r"cosmos-rl|ray|srun|composer|uv)$|\.py$")
+"""Words that start a training command (a ``.py`` or a launcher): the first one of a command
+is where :func:`runtime_args` looks for ``"$@"`` after it."""
+
+
+def runtime_args(text: str) -> tuple[int, str] | None:
+    """(line, command word) of the first training command of ``text`` that passes ``"$@"`` /
+    ``"$*"`` when nobody gives the script arguments (shargs binds them when a job script runs
+    it, :func:`read`); None when none does or the script cannot be walked here."""
+    try:
+        found = launches(split_text(text), lambda w: _ENTRY.search(w) is not None, None, limit=8)
+    except TooLarge:
+        return None
+    bodies = _functions(text)
+    for lr in found:
+        if lr.forwarded and not any(a <= lr.offset < b for a, b in bodies):
+            # (in a function, "$@" is the function's arguments: not said, never guessed)
+            words = [lr.entry.text, *(a.text for a in lr.args[:2])]
+            entry = " ".join(words[:3]) if words[1:2] == ["-m"] else words[0]
+            return text.count("\n", 0, lr.offset) + 1, entry
+    return None
+
+
+_FUNCTION = re.compile(r"(?m)^[ \t]*(?:function[ \t]+[\w-]+|[\w-]+[ \t]*\(\))[ \t]*\{?")
+
+
+def _functions(text: str) -> list[tuple[int, int]]:
+    """Rough extents of the script's function bodies (one line: to its last ``}``)."""
+    spans = []
+    for m in list(_FUNCTION.finditer(text))[:256]:
+        end = text.find("\n", m.end())
+        end = len(text) if end < 0 else end
+        if "}" in text[m.end():end]:
+            spans.append((m.start(), end))
+            continue
+        close = re.compile(r"(?m)^[ \t]*\}").search(text, m.end())
+        spans.append((m.start(), close.end() if close else len(text)))
+    return spans
 
 
 def sourced_links(files: Sequence[str], kind: str, path: str, own: dict[str, str],

@@ -15,7 +15,7 @@ from preflight.jobs import unread
 from preflight.jobs.formats import SCRIPT_EXT, split_entry
 from preflight.jobs.graph import FileRead, one_job
 from preflight.jobs.scan import SCAN_DEPTH, SCAN_EXT, SCAN_MAX_BYTES, SCAN_MAX_FILES, scan
-from preflight.reading import shellargs
+from preflight.reading import shellargs, shellcalls
 from preflight.reading.launchenv import merged
 from preflight.reading.refs import not_found, resolve_missing
 from preflight.reading.types import ConfigProblem, ConfigRead, ReaderOutput
@@ -193,6 +193,11 @@ class Walk:
         parent's values: --yaml-cfg, a script a launch line runs), files and problems."""
         from preflight.frameworks import KINDS
 
+        # run by hand (jobs/scriptargs.py): a script the user named that no job script runs
+        self.problems = [p for p in self.problems if p.code != "runtime_args" or (
+            os.path.realpath(p.path) in self.given and
+            os.path.realpath(p.path) not in self.callers and
+            shellcalls.CALLER not in self.inherited.get(os.path.realpath(p.path), {}))]
         before = len(self.problems)
         kept = one_job(self.read, self.problems)
         named = " ".join(p.message for p in self.problems[before:])   # the ambiguous ones

@@ -29,6 +29,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from preflight.reading import pyhydra
 from preflight.reading.pycallers import MAX_SITES, inline, reached
 from preflight.reading.pyvalues import MAX_DEPTH, Call, Ref, Unresolved
 
@@ -64,6 +65,10 @@ def call(module: Module, node: ast.Call, scope: Scope, depth: int, func: Any) ->
     call this module follows (the caller makes a plain :class:`.pyvalues.Call`)."""
     if depth > MAX_DEPTH:
         return NOTHING
+    if isinstance(func, Ref) and func.name in pyhydra.UTILS:    # hydra.utils.get_class("x.Y")
+        return pyhydra.util(module, node, scope, depth, func.name)
+    if isinstance(func, pyhydra.Get):                           # cfg.get("fp8", False)
+        return pyhydra.get(module, node, scope, depth, func)
     if isinstance(func, Unresolved) and not isinstance(func, LambdaValue) and \
             isinstance(node.func, ast.Name):
         narrowed = _called_parameter(module, scope, node.func.id, depth)

@@ -26,7 +26,7 @@ import ast
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from preflight.reading import pyclick
+from preflight.reading import pyclick, pyhydra
 from preflight.reading.pyvalues import MAX_DEPTH, Call, Ref, Unresolved, option_value
 
 if TYPE_CHECKING:
@@ -78,6 +78,10 @@ def parameter(module: Module, scope: Scope, name: str, depth: int, line: int | N
         opt = module._clicks[id(scope.node)].get(name)
         if opt is not None:
             return option_value(opt, name, module.argv, module.path, label=name)
+        if scope.params and name == scope.params[0]:    # `@hydra.main(...) def main(cfg)`
+            got = pyhydra.received(module, scope)
+            if got is not pyhydra.NOT_HYDRA:
+                return got
     key = (id(scope), name, depth)
     if key not in module._params:
         module._params[key] = Unresolved(f"{name} depends on itself")
@@ -165,20 +169,34 @@ def reached(module: Module, scope: Scope, depth: int = 0, seen: set[int] | None 
     module's own code, a function it calls or the job calls (:attr:`Module.bindings`), one used
     as a value (called from anywhere), a method (called through instances)."""
     owner = module.owners.get(id(scope))
-    if scope is module.module or owner is None or owner[0] is not None or \
-            owner[1] in module._escapes or owner[1] in module.bindings:
+    if scope is module.module or owner is None or (owner[0] is not None and (
+            owner[1] != "__init__" or _subclassed(module, owner[0]))):
+        return True
+    # `__init__` runs where its class is made (bionemo's modeling_esm_te.py: the
+    # NVEsmModel(config, ...) of a token-classification head the job never builds made the
+    # config the job passes to its masked-LM model unknown)
+    name = owner[0] or owner[1]
+    if name in module._escapes or name in module.bindings:
         return True
     seen = set() if seen is None else seen
     if id(scope) in seen or depth > MAX_DEPTH:
         return False
     seen.add(id(scope))
-    for node in module._sites.get(owner[1], [])[:MAX_SITES]:
+    for node in module._sites.get(name, [])[:MAX_SITES]:
         caller = _scope_of(module, node)
         guards = caller.call_guards.get(id(node)) if caller is not None else None
         if caller is not None and not (guards and module.runs(guards, caller, depth=depth + 1)
                                        is False) and reached(module, caller, depth + 1, seen):
             return True
     return False
+
+
+def _subclassed(module: Module, cls: str) -> bool:
+    """Whether a class of the file derives from ``cls`` (its ``__init__`` runs through
+    ``super().__init__``)."""
+    return any(isinstance(b, ast.Name) and b.id == cls or
+               isinstance(b, ast.Attribute) and b.attr == cls
+               for c in module.classes.values() for b in c.bases)
 
 
 def never_called(module: Module, scope: Scope, depth: int = 0,

@@ -170,6 +170,10 @@ def subscript(module: Module, node: ast.Subscript, scope: Scope, depth: int) -> 
     if isinstance(base, dict) and isinstance(key := module.evaluate(node.slice, scope, depth + 1),
                                              str) and key in base:
         return base[key]
+    if isinstance(base, Ref) and base.name.endswith("common.recipe.Format") and \
+            isinstance(key := module.evaluate(node.slice, scope, depth + 1), str) and \
+            key.isidentifier():     # TE's Format is an Enum: Format["HYBRID"] is Format.HYBRID
+        return Ref(f"{base.name}.{key}")
     return base if isinstance(base, Unresolved) else \
         Unresolved("an item of a value computed when the script runs", node.lineno)
 

@@ -22,7 +22,7 @@ from preflight.facts import Unknown
 from preflight.findings import Source
 from preflight.reading.parse import MAX_FACTS_PER_FILE, usable_key
 from preflight.reading.pyenviron import EnvStr
-from preflight.reading.pyownfp8 import FP8_CALL
+from preflight.reading.pyownfp8 import FP8_CALL, reaches
 from preflight.reading.pyscopes import Scope
 from preflight.reading.pysource import Call, Module, Ref, Unresolved
 from preflight.reading.refs import named
@@ -158,6 +158,8 @@ class PyOut:
         read = {(getattr(src, "line", None), part) for n, src in self.prov.items()
                 for part in n.split(".")[2:]}
         for word, line, func in self._fp8_words():
+            if func.startswith("__main__.") and reaches(self.module.tree, func[9:]) is not None:
+                continue    # the job's own FP8 layer: its gate is read (:mod:`.pyownfp8`)
             if (line, word) not in read and key not in self.facts:
                 self.facts[key] = Unknown(
                     f"{word}= is passed to {func[:80]} at line {line}, which "

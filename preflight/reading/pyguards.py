@@ -186,12 +186,20 @@ def boolop(node: ast.BoolOp, evaluate: Evaluate) -> Any:
     decides the result ends it; one the text does not give before that leaves it Unresolved."""
     is_and = isinstance(node.op, ast.And)
     value: Any = None
+    open_: Unresolved | None = None
     for operand in node.values:
         value = evaluate(operand)
         known = truth(value)
         if known is None:
-            return value if isinstance(value, Unresolved) else Unresolved(
-                f"`{text(operand)}` is known only when the script runs", node.lineno)
+            open_ = open_ or (value if isinstance(value, Unresolved) else Unresolved(
+                f"`{text(operand)}` is known only when the script runs", node.lineno))
+            continue
         if known != is_and:      # False ends an `and`, True ends an `or`
-            return value
-    return value
+            if open_ is None:
+                return value
+            # after an operand not known, `x and False` is x (false) or False: false either
+            # way (`self.training and not os.environ.get("DISABLE_FP8", False)` under
+            # DISABLE_FP8=1, modded-nanogpt train_gpt.py:1498 @ f411b3d3); `x or "d"` stays
+            # not known (its value is x's when x is true)
+            return False if is_and and value is False else open_
+    return open_ or value

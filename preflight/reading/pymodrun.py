@@ -37,6 +37,11 @@ LAUNCHER_MODULES = frozenset({"torch.distributed.run", "torch.distributed.launch
 _ARGPARSE = re.compile(r"torchrun|deepspeed|accelerate(?:-launch)?|-m")
 """Launchers that parse their line with argparse (the words, as the launch regex matches them)."""
 _PYTHON = re.compile(r"python[0-9.]*")
+_ENDS = re.compile(r"-[BbdEhiIOPqsSuvVx]*c.*|-")
+"""Python's own options that end them without a module (CPython's ``-c cmd``, a ``-`` for
+stdin, also inside a cluster such as ``-Bc``): what follows ``-m`` then is the code's argv."""
+_VALUED = re.compile(r"-[BbdEhiIOPqsSuvVx]*[WX]|--check-hash-based-pycs")
+"""Python's options that take the next word as their value (``-W ignore``, ``-X dev``)."""
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*){0,15}")
 MAX_NAME = 200
 
@@ -80,6 +85,7 @@ def _run(launcher: str, words: list[tuple[str, int]], variables: dict[str, str],
          ) -> ModuleRun | None:
     """The module run by the words after ``launcher``, or None (a ``.py``, no ``-m``)."""
     parser = _parser(launcher)
+    own = parser == "python" and launcher.split()[0] != "uv"   # the interpreter's own options
     i = 0
     while i < len(words):
         word = words[i][0]
@@ -88,8 +94,13 @@ def _run(launcher: str, words: list[tuple[str, int]], variables: dict[str, str],
         if word.endswith(".py") and not word.startswith("-"):
             return None                               # a script: python_scripts reads it
         name = os.path.basename(word)
+        if own and parser == "python" and _ENDS.fullmatch(word):
+            return None      # redteam8: `python -c CODE -m x`, `python - -m x`: -m is argv
+        if own and parser == "python" and _VALUED.fullmatch(word):
+            i += 2                                    # `-W ignore`, `-X dev`: not a module
+            continue
         if _PYTHON.fullmatch(name):
-            parser = "python"
+            parser, own = "python", True
         elif _ARGPARSE.fullmatch(name) and name != "-m" and (
                 not name.startswith("acc") or name.endswith("-launch") or
                 i + 1 < len(words) and words[i + 1][0] == "launch"):

@@ -21,15 +21,23 @@ from __future__ import annotations
 
 import ast
 import re
+import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING, Any
 
-from preflight.reading.pyvalues import Unresolved
+from preflight.reading import pyowngate
+from preflight.reading.pyowngate import OnCuda, cuda_test
+from preflight.reading.pyvalues import Ref, Unresolved
+
+if TYPE_CHECKING:
+    from preflight.reading.pysource import Module
 
 MARKERS = frozenset({"_scaled_mm", "_scaled_grouped_mm"})
 """torch's FP8 GEMMs (``torch._scaled_mm``, ``torch.ops.aten._scaled_mm``, torch 2.9
 ``torch._scaled_grouped_mm``): a job calling them runs FP8 matmuls of its own."""
-MAX_DEPTH = 8
+MAX_DEPTH = 64
 MAX_NODES = 200_000
 FP8_CALL = re.compile(
     r"^(?=[a-z_])(?!.*(?:config|kwargs|recipe|args)$)(?i:convert_to_float8_training|\w*(?:to|"
@@ -43,11 +51,14 @@ a function, lower-case, not a config such as torchao's ``Float8LinearConfig`` or
 
 @dataclass(frozen=True)
 class Own:
-    """Where a name's code reaches an FP8 matmul: the chain of names and the marker's line."""
+    """Where a name's code reaches an FP8 matmul: the chain of names and the marker's line;
+    ``when``: the first condition on that chain the text does not decide (None: every call on
+    it runs, as far as the text says)."""
 
     chain: tuple[str, ...]
     marker: str
     line: int
+    when: Unresolved | None = None
 
     def what(self, path: str) -> str:
         return (f"the job's own FP8 matmul: {' -> '.join(self.chain)} calls torch.{self.marker} "
@@ -57,100 +68,208 @@ class Own:
 def definitions(tree: ast.Module) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef |
                                           ast.ClassDef]:
     """The module's top-level functions and classes by name (the last definition binds)."""
-    out: dict[str, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef] = {}
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            out[node.name] = node
-        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
-            # `convert = None` after the def rebinds the name: no longer the function
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            for target in targets:
-                if isinstance(target, ast.Name):
-                    out.pop(target.id, None)
-    return out
+    return pyowngate.defs_of(tree).defs
 
 
-def reaches(tree: ast.Module, name: str) -> Own | None:
-    """Where calling ``name`` (a top-level function or class of ``tree``) reaches a
-    :data:`MARKERS` call, through the module's own definitions; None when it does not (or
-    ``name`` is not defined there)."""
-    graph = _graph(tree)
-    todo: list[tuple[str, tuple[str, ...]]] = [(name, (name,))]
-    seen: set[str] = set()
-    while todo:
-        current, chain = todo.pop(0)
-        if current not in graph or current in seen or len(chain) > MAX_DEPTH:
-            continue
-        seen.add(current)
-        marker, calls = graph[current]
-        if marker is not None:
-            return Own(chain, *marker)
-        todo.extend((got, (*chain, got)) for got in calls if got not in seen)
+def reaches(source: ast.Module | Module, name: str) -> Own | None:
+    """Where calling ``name`` (a top-level function or class of the module, or an alias of one)
+    reaches a :data:`MARKERS` call, through the module's own definitions; None when it does not
+    (or ``name`` is not defined there). Given a :class:`.pysource.Module`, a call in a branch
+    that does not run is not followed (:func:`.pyowngate.condition`), and a chain whose calls
+    all run is preferred to one under a condition the text does not decide (``Own.when``)."""
+    graph = _graph(source)
+    found = pyowngate.defs_of(_tree(source))
+    start = found.resolve(name)
+    if start is None:
+        return None
+    for strict in (True, False):
+        todo: list[tuple[str, tuple[str, ...], Unresolved | None]] = [(start, (name,), None)]
+        seen: set[str] = set()
+        while todo:
+            current, chain, when = todo.pop(0)
+            if current not in graph and TRUNCATED in graph and current in found.defs:
+                return Own(chain, "_scaled_mm", 0, Unresolved(
+                    f"{current} is past the {MAX_NODES} syntax nodes fp8-doctor follows in one "
+                    "file: whether it reaches an FP8 matmul is not known"))
+            if current not in graph or current in seen or len(chain) > MAX_DEPTH:
+                continue
+            seen.add(current)
+            markers, calls = graph[current]
+            for marker, line, cond in markers:
+                if cond is True or not strict:
+                    return Own(chain, marker, line, when or _open(cond))
+            todo.extend((got, (*chain, got), when or _open(cond)) for got, cond in calls
+                        if got not in seen and (cond is True or not strict))
     return None
 
 
-Node = tuple["tuple[str, int] | None", tuple[str, ...]]
+def _open(cond: bool | Unresolved) -> Unresolved | None:
+    return cond if isinstance(cond, Unresolved) else None
 
 
-@lru_cache(maxsize=4)
-def _graph(tree: ast.Module) -> dict[str, Node]:
-    """For each top-level definition: its first marker (name, line) and the definitions it
-    calls; one walk of the module (kept for the last few trees: a file's calls ask again),
-    :data:`MAX_NODES` nodes at most (past them a definition reaches nothing here)."""
-    defs = definitions(tree)
+def _tree(source: ast.Module | Module) -> ast.Module:
+    return source if isinstance(source, ast.Module) else source.tree
+
+
+Site = tuple[str, int, "bool | Unresolved"]
+Node = tuple[tuple[Site, ...], tuple[tuple[str, "bool | Unresolved"], ...]]
+_GRAPHS: weakref.WeakKeyDictionary[Any, dict[str, Node]] = weakref.WeakKeyDictionary()
+
+
+def _graph(source: ast.Module | Module) -> dict[str, Node]:
+    """For each top-level definition: its markers (name, line, condition) and the definitions
+    it calls with the condition of the call (a call that does not run is left out; the best
+    condition of several calls of one name kept); one walk of the module (kept per tree or
+    module: a file's calls ask again), :data:`MAX_NODES` nodes at most (past them a
+    definition reaches nothing here). A plain tree decides no condition (every call runs)."""
+    got = _GRAPHS.get(source)
+    if got is not None:
+        return got
+    module = None if isinstance(source, ast.Module) else source
+    found = pyowngate.defs_of(_tree(source))
     out: dict[str, Node] = {}
     nodes = 0
-    for name, node in defs.items():
-        marker: tuple[str, int] | None = None
-        calls: dict[str, None] = {}
+
+    def cond(node: ast.AST) -> bool | Unresolved:
+        if module is None or not isinstance(node, ast.Call):
+            return True
+        return pyowngate.condition(module, node)
+
+    aliases = _marker_aliases(_tree(source))
+    for name, node in found.defs.items():
+        markers: list[Site] = []
+        calls: dict[str, bool | Unresolved] = {}
+        funcs = {id(sub.func): sub for sub in ast.walk(node) if isinstance(sub, ast.Call)}
         for sub in ast.walk(node):
             nodes += 1
             if nodes > MAX_NODES:
+                out[TRUNCATED] = ((), ())
+                _GRAPHS[source] = out
                 return out
-            if isinstance(sub, ast.Attribute) and sub.attr in MARKERS or \
-                    isinstance(sub, ast.Name) and sub.id in MARKERS:
-                marker = (sub.attr if isinstance(sub, ast.Attribute) else sub.id, sub.lineno)
-                break
-            got = called(sub)
-            if got is not None and got in defs and got != name:
-                calls[got] = None
-        out[name] = (marker, tuple(calls))
+            mark = _marker(sub, aliases)
+            if mark is not None:
+                if module is not None and not _torchs(module, funcs.get(id(sub), sub), sub):
+                    continue    # the job's own `_scaled_mm`, a `torch` that is not torch
+                state = cond(funcs.get(id(sub), sub))
+                if state is not False and len(markers) < 8:
+                    markers.append((mark, getattr(sub, "lineno", 0), state))
+                continue
+            target = found.target(sub)
+            if target is None or target == name:
+                continue
+            state = cond(sub)
+            if state is not False and calls.get(target) is not True:
+                calls[target] = state
+        markers.sort(key=lambda m: m[2] is not True)      # a marker that runs first
+        out[name] = (tuple(markers), tuple(calls.items()))
+    _GRAPHS[source] = out
     return out
 
 
-def called(node: ast.AST) -> str | None:
-    """The top-level name a call calls: ``F(...)``, ``F.from_float(...)``, ``F.apply(...)``
-    (a class named as an argument, ``isinstance(m, Float8Linear)``, is not followed: looking
-    for FP8 layers to swap back is no conversion)."""
+TRUNCATED = "<truncated>"
+"""A graph entry saying :data:`MAX_NODES` stopped the walk: a definition not in it is Unknown."""
+
+
+def _marker(node: ast.AST, aliases: frozenset[str]) -> str | None:
+    """The marker ``node`` names: ``torch._scaled_mm`` (an attribute), ``_scaled_mm`` or a
+    module-level alias of it (``fp8_mm = torch._scaled_mm``, ``from torch import _scaled_mm
+    as mm``), ``getattr(torch, "_scaled_mm")``."""
+    if isinstance(node, ast.Attribute) and node.attr in MARKERS:
+        return node.attr
+    if isinstance(node, ast.Name) and (node.id in MARKERS or node.id in aliases) and \
+            isinstance(node.ctx, ast.Load):
+        return node.id if node.id in MARKERS else "_scaled_mm"
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+            node.func.id == "getattr" and len(node.args) >= 2 and \
+            isinstance(node.args[1], ast.Constant) and node.args[1].value in MARKERS:
+        return str(node.args[1].value)
+    return None
+
+
+def _marker_aliases(tree: ast.Module) -> frozenset[str]:
+    """Module-level names bound to a marker (assignment or ``from torch import``)."""
+    out: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and _marker(node.value, frozenset()) is not None:
+            out.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "torch":
+            out.update(a.asname or a.name for a in node.names if a.name in MARKERS)
+    return frozenset(out)
+
+
+def _torchs(module: Module, call: ast.AST, node: ast.AST) -> bool:
+    """Whether a marker at ``node`` is torch's, by the module's imports: ``torch`` imported as
+    the torch package (not ``import numpy as torch``, not a class or function of the job named
+    ``torch`` or ``_scaled_mm``)."""
+    scope = module.call_scope.get(id(call)) if isinstance(call, ast.Call) else None
+    if scope is None:
+        scope = next((sc for sc in module.scopes if sc.name == "<module>"), None)
+    if scope is None:
+        return True
+    target: ast.expr | None = node if isinstance(node, ast.expr) else None
+    if isinstance(node, ast.Call) and node.args:       # getattr(torch, "_scaled_mm")
+        target = node.args[0]
+    if target is None:
+        return True
+    value = module.evaluate(target, scope, 1)
+    name = value.name if isinstance(value, Ref) else None
+    root = target
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    return name is not None and name.split(".")[0] == "torch" and not (
+        isinstance(target, ast.Attribute) and isinstance(root, ast.Name) and
+        _rebound(module.tree, root.id))
+
+
+def _rebound(tree: ast.Module, name: str) -> bool:
+    """Whether the last module-level binding of ``name`` (what a function sees once the
+    module has run) is no import: ``class torch:`` after ``import torch``."""
+    last: ast.stmt | None = None
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and \
+                stmt.name == name or isinstance(stmt, ast.Assign) and any(
+                    isinstance(t, ast.Name) and t.id == name for t in stmt.targets) or \
+                isinstance(stmt, (ast.Import, ast.ImportFrom)) and any(
+                    (a.asname or a.name.split(".")[0]) == name for a in stmt.names):
+            last = stmt
+    return last is not None and not isinstance(last, (ast.Import, ast.ImportFrom))
+
+
+def called(node: ast.AST, tree: ast.Module | None = None) -> str | None:
+    """The top-level name a call calls: ``F(...)``, ``F.from_float(...)``, ``F.apply(...)``,
+    a custom op by its registered name, an alias (with ``tree``: :meth:`.pyowngate.Defs.target`;
+    registration such as ``F.register_autograd(...)`` is no call). A class named as an argument,
+    ``isinstance(m, Float8Linear)``, is not followed: looking for FP8 layers to swap back is no
+    conversion."""
+    if tree is not None:
+        return pyowngate.defs_of(tree).target(node)
     if not isinstance(node, ast.Call):
         return None
     func = node.func
     if isinstance(func, ast.Attribute):
+        if func.attr.startswith("register"):
+            return None
         func = func.value
     return func.id if isinstance(func, ast.Name) else None
 
 
-@dataclass(frozen=True)
-class OnCuda(Unresolved):
-    """A call's condition that only says the job runs on a CUDA device (``if device_type ==
-    "cuda":``, ``if torch.cuda.is_available():``): every reader still takes it as not decided
-    (Unknown); FP8 of the job's own code, which runs only on CUDA, takes it as holding on the
-    NVIDIA GPU fp8-doctor checks the job for."""
-
-
-def on_cuda(tree: ast.AST, line: int, when: Unresolved | None) -> Unresolved | None:
-    """``when`` as :class:`OnCuda` where it is an ``if`` whose test is a CUDA-device test and
-    the statement at ``line`` sits directly in its CUDA branch (its body for ``== "cuda"`` /
-    ``is_available()``, its ``else`` for ``!= "cuda"`` / ``not ...``); else ``when``."""
+def on_cuda(tree: ast.AST, line: int, when: Unresolved | None,
+            evaluate: Callable[[ast.expr], Any] | None = None) -> Unresolved | None:
+    """``when`` as :class:`OnCuda` where it is an ``if`` whose test holds on CUDA in training
+    and the statement at ``line`` sits directly in the branch that runs then (its body for
+    ``== "cuda"`` / ``is_available()`` / ``self.training``, its ``else`` for ``!= "cuda"`` /
+    ``not ...``); with ``evaluate`` (the test's operands' values), also an ``and`` of such tests
+    and operands the text gives as true; else ``when``."""
     if when is None or isinstance(when, OnCuda) or when.line is None:
         return when
     for node in _ifs(tree).get(when.line, ()):
-        positive = _cuda_test(node.test)
+        positive, what = cuda_test(node.test, evaluate)
         branch = node.body if positive else node.orelse
         if positive is not None and any(
                 stmt.lineno <= line <= (stmt.end_lineno or stmt.lineno) and
-                isinstance(stmt, (ast.Expr, ast.Assign, ast.AnnAssign)) for stmt in branch):
-            return OnCuda(when.reason, when.line)
+                isinstance(stmt, (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign,
+                                  ast.Return)) for stmt in branch):
+            return OnCuda(when.reason, when.line, what)
     return when
 
 
@@ -164,20 +283,3 @@ def _ifs(tree: ast.AST) -> dict[int, list[ast.If]]:
         if isinstance(node, ast.If):
             out.setdefault(node.lineno, []).append(node)
     return out
-
-
-def _cuda_test(test: ast.expr) -> bool | None:
-    """True for a test that holds on CUDA (``x == "cuda"``, ``torch.cuda.is_available()``),
-    False for its negation, None for anything else."""
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        inner = _cuda_test(test.operand)
-        return None if inner is None else not inner
-    if isinstance(test, ast.Call) and ast.unparse(test.func).endswith("cuda.is_available") \
-            and not test.args:
-        return True
-    if isinstance(test, ast.Compare) and len(test.ops) == 1 and \
-            isinstance(test.ops[0], (ast.Eq, ast.NotEq)) and \
-            any(isinstance(side, ast.Constant) and side.value == "cuda"
-                for side in (test.left, test.comparators[0])):
-        return isinstance(test.ops[0], ast.Eq)
-    return None

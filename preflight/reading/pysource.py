@@ -18,10 +18,9 @@ the file makes, each argument's value as far as it can be known without running 
   line's ``--precision``); a binding, attribute set, return or call under one they do not
   decide is Unresolved (a call: :attr:`Call.when`) with the test and why it is not known, and a
   call in a branch that does not run is not made;
-- names from imports as :class:`Ref` (``Format.HYBRID`` ->
-  ``transformer_engine.common.recipe.Format.HYBRID``);
-- f-strings of known values, ``os.environ`` / ``os.getenv`` as the launch line sets the variable
-  (:mod:`.pyenviron`), string methods and ``int()`` of known values;
+- names from imports as :class:`Ref` (``Format.HYBRID``: ``transformer_engine...Format.HYBRID``);
+  a ``@hydra.main`` function's config as Hydra composes it (:mod:`.pyhydra`);
+- f-strings, str methods, int(), ``os.environ`` as the launch line sets it (:mod:`.pyenviron`);
 - everything else (a function parameter, a value set in a loop or an ``except`` handler, a call
   result) as :class:`Unresolved` with the reason, never a guess.
 
@@ -37,7 +36,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from preflight.reading import pycallables, pyenviron
+from preflight.reading import pycallables, pyenviron, pyhydra
 from preflight.reading.parse import ParseError
 from preflight.reading.pycallers import (
     MAX_INLINE,
@@ -336,8 +335,9 @@ class Module(Layout):
         base = self.evaluate(node.value, scope, depth + 1)
         if isinstance(base, Ref):
             return self.ref(f"{base.name}.{node.attr}")
-        if isinstance(base, str):
-            return pyenviron.bound(base, node.attr, node.lineno)
+        if isinstance(base, (str, dict)):   # a string's method; a key of a Hydra config
+            return pyenviron.bound(base, node.attr, node.lineno) if isinstance(base, str) \
+                else pyhydra.member(base, node.attr, node.lineno)
         if isinstance(base, Call):
             if base.name in ("parse_args", "parse_known_args"):
                 return self.option(node.attr)

@@ -5,6 +5,7 @@ with the reason for what the text does not give; and the small syntax-tree helpe
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -244,6 +245,13 @@ def option_value(opt: Arg | None, dest: str, argv: tuple[str, ...] | None, path:
     for i, word in enumerate(argv):
         if word == "--":
             break       # what follows is positional
+        if _late(word) and (i == 0 or not _takes_value(argv[i - 1])):
+            # redteam8: `${X:+--fp8}`, `$(cat flags)`, `"${ARGS[@]}"` are words only the run
+            # knows: any flag may come from them, the last one winning
+            given, found = True, Unresolved(f"{label or 'args.' + dest} may be given by "
+                                            f"{word[:60]!r} on the launch line, which is known "
+                                            "only when it runs", opt.line)
+            continue
         flag, eq, inline = word.partition("=")
         if not _matches(flag, opt, others):
             continue
@@ -263,6 +271,21 @@ def option_value(opt: Arg | None, dest: str, argv: tuple[str, ...] | None, path:
         # argparse passes a string default through type= too
         return _converted(replace(opt, choices=None), "default", opt.default)
     return opt.default
+
+
+def _late(word: str) -> bool:
+    """A launch-line word the shell makes at run time that may hold any flag: a command
+    substitution, a backquote, ``${X:+...}``, an array's ``${A[@]}``. Not ``$@`` / ``$*`` (a
+    script's own unknown arguments add nothing) nor a plain ``$NAME``, whose values the script
+    sets in its branches (nanochat runs/miniseries.sh l.62-78: ``$DEVICE_BATCH_SIZE_ARG``)."""
+    word = word.strip('"')
+    return word[:1] in ("$", "`", "\x00") and word not in ("$@", "$*", "${@}", "${*}") and \
+        re.fullmatch(r"\$\{?\w+\}?", word) is None
+
+
+def _takes_value(word: str) -> bool:
+    """Whether ``word`` is an option written without ``=`` (the next word may be its value)."""
+    return word.startswith("-") and "=" not in word and len(word) > 1
 
 
 def dict_of(node: ast.Dict, evaluate: Callable[[ast.expr], Any], most: int) -> Any:

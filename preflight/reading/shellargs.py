@@ -78,6 +78,14 @@ def unknown(why: str) -> str:
     return json.dumps({"unknown": why})
 
 
+def moved(opaque: str) -> bool:
+    """Whether a ``"$@"`` is opaque because a ``shift`` / ``set`` the text does not decide
+    moved words a caller gave (:meth:`Params.builtin`): they are passed on, unknown (redteam8:
+    dropped like a script's own unknown arguments, a caller's ``--fp8`` after
+    ``[ -n "$X" ] && shift`` was read as FP8 "no")."""
+    return opaque.startswith(("a `shift", "a `set`"))
+
+
 MAX_CALLS = 4
 """Commands that run one script with different arguments read apart (each a read of it)."""
 
@@ -202,16 +210,19 @@ class Params:
         if fuzzy is not None and n >= fuzzy:
             return opaque(loose)
         value = [list(self.words[n])] if n < len(self.words) else None
-        if part.default is not None and (value is None or not any(s.text or s.opaque for f in
-                                                                  value for s in f)):
+        if part.default is not None and (value is None or not part.unset_only and not any(
+                s.text or s.opaque for f in value for s in f)):     # `${3-d}` of '' is ''
             return [[Seg(part.default, at(part.offset), branch)]]
         # unset: "$3" is one empty word, $3 none (word splitting drops it)
         return value if value is not None else [[Seg("", at(part.offset), branch)]]
 
-    def builtin(self, texts: list[str], fields: list[Field], sure: bool, inside: bool) -> bool:
+    def builtin(self, texts: list[str], fields: list[Field], sure: bool, inside: bool,
+                loop: str | None = None) -> bool:
         """``shift [N]`` / ``set [options] -- ARGS``: the parameters after it (True: it was
         one). ``sure``: the statement runs (not in a branch that may not); ``inside``: in a
-        function (its own parameters change, not the script's)."""
+        function (its own parameters change, not the script's); ``loop``: where it runs any
+        number of times, or in a subshell (redteam8: ``while [ $# -gt 0 ]; do shift; done``
+        was one shift, ``(shift)`` shifted the script's own)."""
         if not texts or texts[0] not in ("shift", "set"):
             return False
         if texts[0] == "set":
@@ -236,8 +247,9 @@ class Params:
             what = f"a `shift {count[:12]}`"
         if inside:
             return True
-        if not sure:
-            self.words, self.why = None, f"{what} may or may not run (an if/case branch)"
+        if not sure or loop:
+            self.words, self.why = None, f"{what} may or may not run (an if/case branch)" \
+                if not loop else f"{what} {loop}, so the arguments after it are not known here"
         elif new is None:
             if self.words is not None or self.why is not None:
                 self.words, self.why = None, f"{what} moves the arguments by a count not known here"
@@ -301,7 +313,8 @@ class Positional:
         params = self.params_at(st.offset)
         return (params or self.params).builtin(
             ["".join(s.text for s in f) for f in fields], fields,
-            all(self.runs.get(b) is True for b in st.branch), params is None)
+            all(self.runs.get(b) is True for b in st.branch), params is None,
+            "runs in a loop" if st.loop else "runs in a subshell" if st.subshell else None)
 
     def prepare(self, split: Split) -> None:
         """Walk ``split``: its function bodies, and what the script's calls give them."""

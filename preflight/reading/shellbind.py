@@ -24,9 +24,9 @@ import shlex
 from dataclasses import dataclass, replace
 
 from preflight.findings import Source
-from preflight.reading.shellargs import ARGV, MAX_WORDS, PARAMS, Params, decode, encode
+from preflight.reading.shellargs import ARGV, MAX_WORDS, PARAMS, Params, decode, encode, moved
 from preflight.reading.shelltypes import Field
-from preflight.reading.shellvars import runtime, strip_comments
+from preflight.reading.shellvars import COUNT, runtime, strip_comments
 from preflight.reading.types import ConfigProblem, Linked, ReaderOutput
 
 MAX_WRITTEN = 16
@@ -44,6 +44,8 @@ class Bound:
     text: str
     params: str                            # the evaluator's PARAMS value
     origin: tuple[int | str, ...] = ()     # per line of ``text``: the script's line, or where
+    lost: tuple[tuple[int, str], ...] = ()  # (script line, why) of a "$@" not written out: a
+    # `shift` / `set` the text does not decide moved the caller's words (redteam8)
 
     def where(self, line: int | None) -> int | str | None:
         """Where line ``line`` of :attr:`text` comes from (None: not known)."""
@@ -77,7 +79,8 @@ def bind(text: str, argv: str | None) -> Bound | None:
             cur = orig
         out.append(seg)
 
-    for start, end, items in _written(body, provisional):
+    lost: list[tuple[int, str]] = []
+    for start, end, items in _written(body, provisional, lost):
         copy(body[last:start])
         for word, where in items:
             out.append("\\\n")
@@ -100,12 +103,14 @@ def bind(text: str, argv: str | None) -> Bound | None:
         block.append(item)
         origin.append(str(w.where))
         at += len(item)
-    return Bound(bound + "".join(block), json.dumps(params), tuple(origin))
+    return Bound(bound + "".join(block), json.dumps(params), tuple(origin), tuple(lost))
 
 
-def _written(text: str, params: str) -> list[tuple[int, int, list[tuple[str, int | str]]]]:
+def _written(text: str, params: str, lost: list[tuple[int, str]],
+             ) -> list[tuple[int, int, list[tuple[str, int | str]]]]:
     """(start, end, words) of each whole-word ``"$@"`` / ``$@`` / ``$*`` in a command the walk
-    reaches, whose words are all known and printable on one line."""
+    reaches, whose words are all known and printable on one line; ``lost`` gets those whose
+    words a ``shift`` / ``set`` moved by what the text does not decide."""
     from preflight.reading.shellexpand import Eval, TooLarge, _split
     from preflight.reading.shellwords import split
 
@@ -128,6 +133,10 @@ def _written(text: str, params: str) -> list[tuple[int, int, list[tuple[str, int
                 if got is None or value is None:
                     continue
                 items = [f for v in value for f in ([v] if word[0].quoted else _split(v))]
+                why = next((s.opaque for f in items for s in f if s.opaque and moved(s.opaque)),
+                           None)
+                if why is not None and len(lost) < 8:
+                    lost.append((text.count("\n", 0, word[0].offset) + 1, why))
                 if any(s.opaque or "\n" in s.text or "\x00" in s.text for f in items
                        for s in f):
                     continue
@@ -240,7 +249,8 @@ _MOVES = re.compile(r"(?m)^[ \t]*(?:shift\b|set[ \t]+(?:--|[^-+\s])|[\w.:-]+[ \t
 
 
 def positional(text: str, argv: str | None) -> dict[str, str]:
-    """``$1`` .. ``$9`` for the readers that look a flag's ``$VAR`` up in the script's
+    """``$1`` .. ``$9``, ``${10}`` and above (and how many there are,
+    :data:`.shellvars.COUNT`, for ``${12:-default}``) for the readers that look a flag's ``$VAR`` up in the script's
     assignments (:func:`.shellvars.typed`: ``--save $1``, ``PRECISION=$1``), when nothing in
     the script moves them (``shift``, ``set --``), no function has its own and no script it
     sources gets others (``source env.sh a``: its ``Q=$1`` is ``a``): a value the caller
@@ -248,5 +258,12 @@ def positional(text: str, argv: str | None) -> dict[str, str]:
     words = decode(argv)
     if not isinstance(words, list) or _MOVES.search(strip_comments(text)):
         return {}
-    return {str(n): (runtime(f"argument {n}: {w.opaque}") if w.opaque else w.text)
-            for n, w in enumerate(words[:9], 1)}
+    # every one: holdout12's Pai-Megatron-Patch scripts take 27 (`TP=${10}`, `SP=${15}`)
+    loose = next((n for n, w in enumerate(words, 1) if w.loose), None)
+    got = {str(n): (runtime(f"argument {n}: {w.opaque}") if w.opaque else
+                    runtime(f"argument {loose} is a run-time value bash may split into any "
+                            "number of words") if loose is not None and n > loose else w.text)
+           for n, w in enumerate(words, 1)}
+    if loose is None:       # (after a loose one, how many there are is not known)
+        got[COUNT] = str(len(words))
+    return got

@@ -112,9 +112,67 @@ def function_spans(text: str) -> list[tuple[int, int]]:
     starts with ``}``): what they set runs only if called, and ``local`` works only there."""
     spans = []
     for m in _FUNCTION.finditer(text):
-        close = re.compile(r"(?m)^[ \t]*\}").search(text, m.end())
-        spans.append((m.start(), close.end() if close else len(text)))
+        end = _body_end(text, m.end(), m.group(0).endswith("{"))
+        if end is None:
+            close = re.compile(r"(?m)^[ \t]*\}").search(text, m.end())
+            end = close.end() if close else len(text)
+        spans.append((m.start(), end))
     return spans
+
+
+_RESERVED = frozenset({"then", "do", "else", "elif", "!", "time", "{"})
+MAX_BODY = 200_000
+"""Characters scanned for a function body's closing brace (past them: the rough extent)."""
+
+
+def _body_end(text: str, at: int, opened: bool) -> int | None:
+    """redteam8: the end of a ``{ ... }`` body whose ``{`` is before ``at`` (``opened``) or the
+    first ``{`` word after it: braces counted as bash reads them (a ``{`` word at a command's
+    start, a ``}`` at one), outside quotes, comments and ``${...}``. A one-line ``f() { shift;
+    }`` ended at the next line starting with ``}`` -- the rest of the script, whose ``"$@"``
+    was then the function's. None: not found within :data:`MAX_BODY` characters."""
+    depth, i, start, word = (1 if opened else 0), at, True, ""
+    stop = min(len(text), at + MAX_BODY)
+    while i < stop:
+        c = text[i]
+        if c == "\\":
+            i, start, word = i + 2, False, "x"
+            continue
+        if c in "'\"":
+            j = i + 1
+            while j < stop and text[j] != c:
+                j += 2 if c == '"' and text[j] == "\\" else 1
+            i, start, word = j + 1, False, "x"
+            continue
+        if c == "#" and not word:
+            j = text.find("\n", i)
+            i = stop if j < 0 else j
+            continue
+        if c == "$" and text.startswith("{", i + 1):
+            j = text.find("}", i)
+            i, start, word = (stop if j < 0 else j + 1), False, "x"
+            continue
+        if c in " \t\n;&|()":
+            if word in _RESERVED:
+                start = True
+            if c in "\n;&|(":
+                start = True
+            word = ""
+            i += 1
+            continue
+        if not word and start and c in "{}" and (i + 1 >= len(text) or
+                                                  text[i + 1] in " \t\n;&|)<>"):
+            depth += 1 if c == "{" else -1
+            if depth == 0:
+                return i + 1
+            i, word = i + 1, ""
+            start = c == "{"
+            continue
+        if not word:
+            start = False
+        word += c
+        i += 1
+    return None
 
 
 def function_names(text: str) -> list[str]:

@@ -20,16 +20,22 @@ times over stops with :class:`TooLarge` instead of filling memory.
 
 from __future__ import annotations
 
-import bisect
 import itertools
 import os
-import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
-from preflight.reading.shellargs import Params, Positional
+from preflight.reading.shellargs import Params, Positional, moved
+from preflight.reading.shellfields import flatten as _flatten
+from preflight.reading.shellfields import join as _join
+from preflight.reading.shellfields import nonempty as _nonempty
+from preflight.reading.shellfields import quoted_empty as _quoted_empty
+from preflight.reading.shellfields import split_field as _split
+from preflight.reading.shellmaybe import Maybe
+from preflight.reading.shellmaybe import arg as _arg
+from preflight.reading.shellmaybe import words as _maybe
 from preflight.reading.shelltests import bracket, glob
-from preflight.reading.shelltypes import Field, Seg
+from preflight.reading.shelltypes import Arg, Field, Seg
 from preflight.reading.shellvars import runtime_reason
 from preflight.reading.shellwords import Part, Split, Statement, Word, split
 
@@ -50,16 +56,6 @@ class TooLarge(Exception):
 
 
 @dataclass(frozen=True)
-class Arg:
-    """One argument of the launch command."""
-
-    text: str                       # quotes removed, variables substituted
-    offset: int                     # where its first character is written in the script
-    opaque: str | None = None       # why its value is not known here (then ``text`` is as written)
-    conditional: int | None = None  # offset of the assignment, when made in another if/case branch
-
-
-@dataclass(frozen=True)
 class Launch:
     """The entry point found and the arguments after it."""
 
@@ -70,9 +66,11 @@ class Launch:
     forwarded: bool = False         # "$@" passes the caller's arguments on: more may come
     env: tuple[tuple[str, str], ...] = ()   # the script's variables there, as text (values
                                             # with a run-time part left out)
+    maybe: tuple[Arg, ...] = ()     # words that may also be on it: other values of the variables
+                                    # it expands, from if/case branches not decided here
+    maybe_cut: int | None = None    # where those values were cut (reading/shellmaybe.py)
 
 
-_BLANK = re.compile(r"\S+")
 _SHELLS = {"bash", "sh", "zsh", "dash"}
 _NOT_LAUNCHERS = {"echo", "printf", "cat", "grep", "sed", "awk", "ls", "cp", "mv", "rm", "ln",
                   "test", "[", "[[", "cd", "mkdir", "tee", "head", "tail", "chmod", "touch", "wc",
@@ -80,7 +78,7 @@ _NOT_LAUNCHERS = {"echo", "printf", "cat", "grep", "sed", "awk", "ls", "cp", "mv
                   "basename", "which", "type", "command", "sleep", "kill", "pkill", "tar"}
 
 
-class _Eval(Positional):
+class _Eval(Positional, Maybe):
     def __init__(self, outer: dict[str, str] | None = None,
                  remap: Callable[[int], int] | None = None) -> None:
         self.env: dict[str, list[Field]] = {}
@@ -88,6 +86,7 @@ class _Eval(Positional):
         self.spent = 0
         self.remap = remap or (lambda offset: offset)   # offsets of a `bash -c` string
         self.runs: dict[int, bool | None] = {}      # branch -> runs (None: cannot tell)
+        self.chains: dict[int, tuple[int, set[bool | None]]] = {}   # (earlier)
         self.params = Params.of(self.outer)         # $1, "$@" (reading/shellargs.py)
 
     def decide(self, st: Statement) -> None:
@@ -95,19 +94,35 @@ class _Eval(Positional):
         the branches before it (None where a test cannot be evaluated here)."""
         assert st.test is not None
         branch, before = st.test
-        earlier = [self.runs.get(b) for b in before]
-        if any(r is True for r in earlier):
+        earlier = self.earlier(before)
+        if True in earlier:
             self.runs[branch] = False
         elif not st.words:                      # else
-            self.runs[branch] = True if all(r is False for r in earlier) else None
+            self.runs[branch] = True if earlier <= {False} else None
         else:
             fields = [] if st.patterns is not None else \
                 [f for w in st.words for f in self.word(w, st.branch, True)]
-            got = self.matches(st) if st.patterns is not None else bracket(
-                None if any(s.opaque for f in fields for s in f) else
-                ["".join(s.text for s in f) for f in fields])
-            self.runs[branch] = got if all(r is False for r in earlier) or got is False \
-                else None
+            got = self.matches(st) if st.patterns is not None else self.test(fields)
+            for op, words in st.chain:      # `[ a ] && [ b ] || [ c ]`: left to right
+                more = self.test([f for w in words for f in self.word(w, st.branch, True)])
+                got = (got and more if got is False or more is False or None in (got, more)
+                       else True) if op == "&&" else (
+                    True if True in (got, more) else None if None in (got, more) else False)
+            self.runs[branch] = got if earlier <= {False} or got is False else None
+
+    def earlier(self, before: tuple[int, ...]) -> set[bool | None]:
+        """What the earlier branches of this ``if`` do, each looked at once (arms are decided
+        in order, each final by the next: 10^4 elif arms were 10^8 lookups)."""
+        seen, got = self.chains.get(before[0], (0, set())) if before else (0, set())
+        got = got | {self.runs.get(b) for b in before[seen:]}
+        if before:
+            self.chains[before[0]] = (len(before), got)
+        return got
+
+    @staticmethod
+    def test(fields: list[Field]) -> bool | None:
+        return bracket(None if any(s.opaque for f in fields for s in f) else
+                       ["".join(s.text for s in f) for f in fields])
 
     def matches(self, st: Statement) -> bool | None:
         """Whether ``case SUBJECT in PATTERNS)`` picks this arm (None: cannot tell here)."""
@@ -167,7 +182,8 @@ class _Eval(Positional):
             why = runtime_reason(self.outer[part.text])
             value = [[Seg(self.outer[part.text], part.offset, ()) if why is None else
                       Seg("$" + part.text, self.remap(part.offset), branch, why)]]
-        if value is not None and not (part.default is not None and not _nonempty(value)):
+        if value is not None and not (part.default is not None and not part.unset_only and
+                                      not _nonempty(value)):      # `${A-d}` of '' is ''
             return value if part.array else value[:1]
         if part.default_parts:
             return [_join(self.word(part.default_parts, branch, False))]
@@ -231,6 +247,7 @@ class _Eval(Positional):
         elif st.append:
             value = [[*(old[0] if old else []), *(value[0] if value else [])]]
         self.env[st.assign] = value
+        self.track(st, old)     # what it may hold instead (reading/shellmaybe.py)
 
     def command(self, st: Statement) -> list[Field]:
         fields = [f for w in st.words for f in self.word(w, st.branch, True)]
@@ -238,55 +255,25 @@ class _Eval(Positional):
         return fields
 
 
-def _nonempty(value: list[Field]) -> bool:
-    return any(s.text for f in value for s in f)
+def _carried(found: Launch, field: Field, branch: tuple[int, ...],
+             runs: dict[int, bool | None]) -> Launch:
+    """``found`` (a launch in an ``eval`` / ``bash -c`` string) with each word the string got
+    from a value set in an if/case branch not known to run marked :attr:`Arg.conditional`: the
+    string is split again, and its pieces lose the branches they were set in (holdout12: Pai's
+    ``pr_options`` in ``run_cmd="torchrun ... ${pr_options}"; eval ${run_cmd}``)."""
+    spans = [(s.offset, s.offset + max(len(s.text), 1)) for s in field
+             if any(b not in branch and runs.get(b) is not True for b in s.branch)]
+    if not spans:
+        return found
 
+    def mark(arg: Arg) -> Arg:
+        if arg.conditional is not None:
+            return arg
+        hit = next((a for a, b in spans if a <= arg.offset < b), None)
+        return arg if hit is None else replace(arg, conditional=hit)
 
-def _quoted_empty(word: Word) -> bool:
-    return any(p.quoted and not p.var for p in word)
-
-
-def _join(fields: list[Field]) -> Field:
-    out: Field = []
-    for n, f in enumerate(fields):
-        if n and f:
-            out.append(Seg(" ", f[0].offset, f[0].branch))
-        out.extend(f)
-    return out
-
-
-def _split(field: Field) -> list[Field]:
-    """Word splitting on blanks, keeping each piece's offset (opaque pieces stay whole)."""
-    out: list[Field] = []
-    cur: Field = []
-    for seg in field:
-        if seg.opaque is not None:
-            cur.append(replace(seg, loose=True))    # bash splits it: any number of words
-            continue
-        pos = 0
-        for m in _BLANK.finditer(seg.text):
-            if m.start() > pos and cur:      # blanks before this piece end the one before
-                out.append(cur)
-                cur = []
-            cur.append(Seg(m.group(0), seg.offset + m.start(), seg.branch))
-            pos = m.end()
-        if pos < len(seg.text) and cur:      # so do trailing blanks
-            out.append(cur)
-            cur = []
-    if cur:
-        out.append(cur)
-    return out
-
-
-def _arg(field: Field, branch: tuple[int, ...], runs: dict[int, bool | None]) -> Arg:
-    text = "".join(s.text for s in field)
-    opaque = next((s.opaque for s in field if s.opaque), None)
-    # set inside an if/case branch that the launch command itself is not in, and that is not
-    # known to run
-    cond = next((s.offset for s in field if any(
-        b not in branch and runs.get(b) is not True for b in s.branch)), None)
-    start = next((s.offset for s in field if s.text), field[0].offset if field else 0)
-    return Arg(text, start, opaque, cond)
+    return replace(found, entry=mark(found.entry), args=tuple(map(mark, found.args)),
+                   before=tuple(map(mark, found.before)))
 
 
 def _inner_script(fields: list[Field]) -> tuple[int, Field] | None:
@@ -307,26 +294,6 @@ def _inner_script(fields: list[Field]) -> tuple[int, Field] | None:
                     return (n, fields[k]) if k < len(fields) else None
             return None
     return None
-
-
-def _flatten(field: Field) -> tuple[str, Callable[[int], int]]:
-    """The field's text, and where each of its characters was written in the script."""
-    starts: list[int] = []
-    pos = 0
-    for seg in field:
-        starts.append(pos)
-        pos += len(seg.text)
-
-    def remap(offset: int) -> int:
-        k = max(bisect.bisect_right(starts, offset) - 1, 0)
-        if not field:
-            return 0
-        seg = field[k]
-        return seg.offset if seg.opaque else seg.offset + max(offset - starts[k], 0)
-
-    return "".join(s.text for s in field), remap
-
-
 
 
 def launch_args(split: Split, is_entry: Callable[[str], bool],
@@ -359,12 +326,17 @@ def _launches(split: Split, is_entry: Callable[[str], bool], ev: _Eval,
             text, remap = _flatten(inner[1])
             child = _Eval(ev.outer, remap)
             child.env, child.spent, child.runs = dict(ev.env), ev.spent, ev.runs
+            ev.share(child)
+            outer = _maybe(ev.named(st.words), st.branch, ev.runs, MAX_ARGS)
             # `eval` runs in the script's shell (its "$@"); `bash -c STR a b` gets a b
             child.params = ev.params if "".join(s.text for s in fields[inner[0]]) == "eval" \
                 else Params(None, "a `bash -c` string's $1, \"$@\" are the words after it")
             for found in _launches(split_text(text), is_entry, child, st.branch, depth + 1):
                 ev.spent = child.spent
-                yield replace(found, offset=ev.remap(st.offset))
+                found = _carried(found, inner[1], st.branch, ev.runs)
+                yield replace(found, offset=ev.remap(st.offset), maybe=found.maybe + outer,
+                              maybe_cut=found.maybe_cut if found.maybe_cut is not None else
+                              ev.ghost_cut)
             ev.spent = child.spent
             continue
         texts = ["".join(s.text for s in f) for f in fields]
@@ -374,8 +346,8 @@ def _launches(split: Split, is_entry: Callable[[str], bool], ev: _Eval,
         if at is None:
             continue
         # "$@" of a script nobody in the job runs: its arguments, none known (never invented)
-        unbound = [len(f) == 1 and f[0].opaque is not None and t in ("$@", "$*")
-                   for f, t in zip(fields[at + 1:], texts[at + 1:])]
+        unbound = [len(f) == 1 and f[0].opaque is not None and t in ("$@", "$*") and
+                   not moved(f[0].opaque) for f, t in zip(fields[at + 1:], texts[at + 1:])]
         forwarded = any(unbound)
         args = [_arg(f, st.branch, ev.runs) for f, drop in zip(fields[at + 1:], unbound)
                 if not drop][:MAX_ARGS]
@@ -383,7 +355,8 @@ def _launches(split: Split, is_entry: Callable[[str], bool], ev: _Eval,
         env = tuple((name, "".join(s.text for s in value[0])) for name, value in ev.env.items()
                     if len(value) == 1 and not any(s.opaque for s in value[0]))
         yield Launch(_arg(fields[at], st.branch, ev.runs), tuple(args), before,
-                     ev.remap(st.offset), forwarded, env)
+                     ev.remap(st.offset), forwarded, env,
+                     _maybe(ev.named(st.words), st.branch, ev.runs, MAX_ARGS), ev.ghost_cut)
 
 
 split_text = split

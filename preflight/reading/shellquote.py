@@ -59,6 +59,8 @@ class QuoteScanner:
             if c == "\\" and i + 1 < n and text[i + 1] in '"\\$`\n':
                 if text[i + 1] != "\n":
                     self.add_lit(text[i + 1], i + 1, True)
+                else:   # the text after a `\`-newline starts a piece of its own, so what is
+                    self.flush_lit()    # read there keeps its line (Pai's option strings)
                 i += 2
             elif c == "$":
                 self.i = i
@@ -201,6 +203,7 @@ def braced(inner: str, at: int, quoted: bool, depth: int, lexer_class: Any) -> P
             if p.group(4) is not None else None
         return Part("$" + p.group(1), at, var=True, quoted=quoted, default=default,
                     array=p.group(1) == "@", param=p.group(1), span=span,
+                    unset_only=p.group(2) == "-",
                     opaque=f"${{{inner[:60]}}} is given when the script is run")
     m = re.fullmatch(r"([A-Za-z_]\w*)(?:\[([@*])\])?(?:(:?-)(.*))?", inner, re.S)
     if m:
@@ -215,7 +218,7 @@ def braced(inner: str, at: int, quoted: bool, depth: int, lexer_class: Any) -> P
             words = [p for st in lexer.out.statements for w in st.words for p in w]
             parts = tuple(replace(p, offset=p.offset + start, quoted=quoted) for p in words)
         return Part(m.group(1), at, var=True, default=default, default_parts=parts,
-                    array=bool(m.group(2)), quoted=quoted)
+                    array=bool(m.group(2)), quoted=quoted, unset_only=m.group(3) == "-")
     return Part("${" + inner[:60] + "}", at, var=True, quoted=quoted,
                 opaque=f"${{{inner[:60]}}} is computed at run time")
 

@@ -21,6 +21,8 @@ def bracket(words: list[str] | None) -> bool | None:
         return None
     negate = bool(words) and words[0] == "!"
     words = words[1:] if negate else words
+    if len(words) == 1 and words[0] in ("true", "false", ":"):   # `if false; then` (a decoy)
+        return (words[0] != "false") != negate
     if len(words) < 2 or (words[0], words[-1]) not in (("[", "]"), ("[[", "]]")):
         return None
     inner = words[1:-1]

@@ -26,9 +26,20 @@ class Part:
                                    # (``$1``, ``${12}``); ``opaque`` says why when no caller
                                    # gives the script its arguments (reading/shellargs.py)
     span: tuple[int, int | None] | None = None   # ``${@:2}`` / ``${@:2:3}``: offset, length
+    unset_only: bool = False       # ``${1-default}``: only an unset parameter takes the default
 
 
 Word = tuple[Part, ...]
+
+
+@dataclass(frozen=True)
+class Arg:
+    """One argument of the launch command."""
+
+    text: str                       # quotes removed, variables substituted
+    offset: int                     # where its first character is written in the script
+    opaque: str | None = None       # why its value is not known here (then ``text`` is as written)
+    conditional: int | None = None  # offset of the assignment, when made in another if/case branch
 
 
 @dataclass(frozen=True)
@@ -60,6 +71,9 @@ class Statement:
     """An ``if`` / ``elif`` / ``else`` opening branch ``test[0]``: its condition words are
     ``words`` (none for ``else``); ``test[1]`` are the branches of the same ``if`` before it
     (a branch runs only if none of them did)."""
+    chain: tuple[tuple[str, tuple[Word, ...]], ...] = ()
+    """More of an ``if`` test: ``[ A ] && [ B ] || [ C ]`` is ``words`` A, then (operator,
+    words) per command joined to it (:mod:`.shellchain`)."""
     patterns: tuple[Word, ...] | None = None
     """A ``case`` arm's test: its patterns (``a|b)``), matched against ``words[0]`` (the
     subject of ``case WORD in``) as bash matches them."""
@@ -67,6 +81,7 @@ class Statement:
     exported: bool = False         # ``export NAME=value`` / ``export NAME`` (``words``: NAME)
     unexported: bool = False       # ``export -n NAME[=value]``, ``declare +x``: exported no more
     subshell: tuple[int, ...] = ()  # the ``( ... )`` it stands in: its ``cd``, ``exit`` stay there
+    loop: bool = False             # in a ``while`` / ``until`` / ``for`` body: runs 0..n times
 
 
 @dataclass

@@ -15,7 +15,22 @@ _ASSIGN = re.compile(r"""^\s*(?:(export|local|declare|typeset|readonly)((?:\s+[-
                      r"""([A-Za-z_]\w*)=("[^"\n]*"|'[^'\n]*'|[^\s;#()]*)\s*(?:#.*)?$""")
 
 
-_VAR = re.compile(r"^\$\{?([A-Za-z_]\w*|[1-9])(?::-([^}]*))?\}?$")
+# `$NAME`, `${NAME:-default}`, `$1`..`$9`, and `${10}` and above, which bash reads only braced
+# (`$10` is `$1` then "0"): holdout12's Pai-Megatron-Patch run_mcore_qwen3.sh:40 `TP=${10}`
+_VAR = re.compile(r"^\$(?:\{([A-Za-z_]\w*|[1-9]\d{0,5})(?::-([^}]*))?\}?|"
+                  r"([A-Za-z_]\w*|[1-9])(?::-([^}]*))?\}?)$")
+
+COUNT = "@#"
+"""Key of the variables that holds how many arguments the caller gives (:func:`.shellbind.
+positional`): a ``${12:-d}`` past them takes its default, as bash gives it."""
+
+
+def reference(raw: str) -> tuple[str, str | None] | None:
+    """``raw`` as one variable reference: (name, the ``:-`` default or None)."""
+    m = _VAR.match(raw)
+    if m is None:
+        return None
+    return (m.group(1), m.group(2)) if m.group(1) is not None else (m.group(3), m.group(4))
 
 RUNTIME = "\x00"
 """Marks a value another script gives this one that cannot be known here (set from a
@@ -40,11 +55,11 @@ def typed(raw: str, variables: dict[str, str]) -> Any:
     if raw[:1] in "\"'" and raw[-1:] == raw[:1]:
         raw = raw[1:-1]
     for _ in range(8):       # NNODES=${SLURM_NNODES:-4}; --nnodes $NNODES: follow the chain
-        m = _VAR.match(raw)
-        if not m:
+        ref = reference(raw)
+        if ref is None:
             break
         # the ${X:-default} default when X is not set in the script (or set from itself)
-        value = lookup(m.group(1), m.group(2), variables)
+        value = lookup(ref[0], ref[1], variables)
         if value is None or value == raw:
             break
         raw = value
@@ -124,8 +139,8 @@ def collect_variables(text: str, outer: dict[str, str] | None = None,
                     value = got if got is not None else runtime(
                         f"{m.group(1)}{m.group(2)} {name}={value[:40]}: bash computes the value")
             own.add(name)
-            ref = _VAR.match(value)
-            if not (ref and ref.group(1) == name and name in variables):
+            ref = reference(value)
+            if not (ref and ref[0] == name and name in variables):
                 variables[name] = value
                 first[name] = number
     return variables
@@ -140,16 +155,20 @@ def lookup(name: str, default: str | None, variables: dict[str, str]) -> str | N
     """The value of ``$name`` as bash would see it from the script's own assignments, following
     ``X=$Y`` chains (bounded); ``PRECISION=${PRECISION:-bf16}`` falls back to its default."""
     if name.isdigit() and name not in variables:
+        count = variables.get(COUNT, "")
+        if count.isdigit() and int(name) > int(count):
+            return default    # `${12:-d}` past the arguments the caller gives: d
         return None           # `$1` of a script nobody in the job runs: not known (shellargs)
     seen: set[str] = set()
     while name in variables and name not in seen:
         seen.add(name)
         if variables[name].startswith(RUNTIME):
             return None       # set by the caller, value unknown: the default does not apply
-        m = _VAR.match(variables[name])
-        if not m:
-            return variables[name]
-        name, default = m.group(1), m.group(2) if m.group(2) is not None else default
+        ref = reference(variables[name])
+        if ref is None:
+            # `${X:-d}` with X set empty is d (bash), `${1:-d}` with an empty first argument too
+            return variables[name] if variables[name] or default is None else default
+        name, default = ref[0], ref[1] if ref[1] is not None else default
     return default
 
 

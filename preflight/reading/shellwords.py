@@ -7,15 +7,13 @@ variables expanded where the launch command uses them (:mod:`.shellexpand`). Thi
 splits: each :class:`Statement` is a command or an assignment (``NAME=value``, ``NAME+=value``,
 ``NAME=( ... )``) whose words are :class:`Part` sequences (literal text with its offset in the
 script, or a ``$NAME`` / ``${NAME:-default}`` / ``"${NAME[@]}"`` reference), and says in which
-``if`` / ``case`` branch it stands (a value set in a branch the launch line is not in may not
-apply).
+``if`` / ``case`` branch it stands (a value set in a branch the launch is not in may not apply).
 
 It is deliberately partial: single, double and ``$'...'`` quotes, backslashes and ``\\``-newline
 continuations, comments, ``;`` ``&&`` ``||`` ``|`` ``&`` and newlines between statements,
 array assignments over several lines, here-document bodies skipped. ``$( ... )``, backquotes and
 ``$(( ... ))`` are kept as references nobody can resolve (their value is decided at run time).
-Bounded: at most :data:`MAX_PARTS` parts in all; past it the rest of the script is not split
-(:attr:`Split.truncated_at` says where).
+Bounded: :data:`MAX_PARTS` parts in all; past it the rest is not split (``Split.truncated_at``).
 """
 
 from __future__ import annotations
@@ -24,7 +22,7 @@ import re
 from dataclasses import replace
 from functools import lru_cache
 
-from preflight.reading import shelldecl
+from preflight.reading import shellchain, shelldecl
 from preflight.reading.shell import HereDoc, heredocs, operator_end
 from preflight.reading.shellheredoc import MAX_TAKEN, HereValues, Taken, taken
 from preflight.reading.shelltypes import ASSIGN as _ASSIGN
@@ -72,7 +70,9 @@ class _Lexer(HereValues):
         self.in_pattern = False      # between `case X in` / `;;` and the arm's `)`
         self.fallthrough = False     # the arm before ended in `;&` / `;;&`
         self.subshell: list[int] = []   # the open `( ... )` subshells, outermost first
+        self.loops = 0                  # the open while/until/for bodies (redteam8: `shift`)
         self.chained = False         # the statement before ended in && or ||
+        self.pending: tuple[int, str] | None = None   # a test joined by && / || (shellchain)
         self.next_branch = 0
 
     # -- building words ---------------------------------------------------------------------
@@ -145,14 +145,12 @@ class _Lexer(HereValues):
         if self.array_name is not None:
             return                       # newlines inside NAME=( ... ) separate items only
         words, self.words = self.words, []
-        if words:
+        if words and not shellchain.merged(self, words, sep):   # `[ a ] && [ b ]`: one test
             before = len(self.out.statements)
             self.statement(words)
             last = self.out.statements[-1] if len(self.out.statements) > before else None
             if last is not None and last.test is not None and sep in ("||", "&&", "|"):
-                # `if [ a ] || [ b ]`: only part of the test was split off; leave it undecided
-                self.out.statements[-1] = replace(last, words=((Part(
-                    "[...]", last.offset, var=True, opaque="a compound test"),),))
+                shellchain.opened(self, sep)    # `if [ a ] || [ b ]`: more of the test follows
         self.reading = None
         # `test && A=1 || A=2`: what follows && / || runs or not at run time
         self.chained = sep in ("&&", "||") and bool(words)
@@ -221,6 +219,11 @@ class _Lexer(HereValues):
                 self.subjects.pop()
             self.in_pattern = False
             return
+        if first == "function" and len(words) > 3 and _literal(words[2]) == "{":
+            words, first = words[3:], _literal(words[3])   # `function f { cmd; }` (redteam8)
+        self.loops = max(0, self.loops + (first in ("while", "until", "for", "select")) - (first == "done"))
+        if first == "for":      # its variable: a run-time value (shellchain.loop_variable)
+            self.out.statements.extend(shellchain.loop_variable(words, tuple(self.branches)))
         if first in ("while", "until", "for", "done", "then", "do", "else", "{", "}", "function"):
             return
         branch = tuple(self.branches)
@@ -249,7 +252,7 @@ class _Lexer(HereValues):
             return
         if words:
             self.out.statements.append(Statement(tuple(words), words[0][0].offset, branch,
-                                                 subshell=tuple(self.subshell)))
+                                                 subshell=tuple(self.subshell), loop=self.loops > 0))
 
     # -- the scan ---------------------------------------------------------------------------
     def run(self) -> Split:

@@ -65,6 +65,7 @@ ENV_PREFIXES: tuple[str, ...] = (
     "NVTE_", "ACCELERATE_", "TORCH_", "PYTORCH_", "TORCHINDUCTOR_", "TORCHDYNAMO_",
     "TORCHELASTIC_", "DS_", "DEEPSPEED_", "MEGATRON_", "NEMO_", "COMPOSER_", "FSDP_", "MSAMP_",
     "TORCHAO_", "CUDNN_", "CUBLASLT_", "TRANSFORMERS_",
+    "VLLM_USE_",   # vLLM's kernel switches (VLLM_USE_DEEP_GEMM=0: FP8D-RL-0003), never its keys
 )
 ENV_NAMES: frozenset[str] = frozenset({
     "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "CUDA_HOME", "CUDA_PATH", "CUDA_LAUNCH_BLOCKING",

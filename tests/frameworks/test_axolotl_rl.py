@@ -133,3 +133,32 @@ def test_base_model_folder_in_the_job_is_judged_by_its_config_json(tmp_path: Pat
     shutil.rmtree(model)
     got = _rollout(_job(tmp_path, local))
     assert isinstance(got["fp8"][0], Unknown)
+
+
+def test_vllm_fp8_keys_axolotl_drops_do_not_make_an_fp8_rollout(tmp_path: Path) -> None:
+    # VllmConfig / TRLConfig have no quantization or kv_cache_dtype field at v0.18.0: pydantic
+    # ignores them and validate_config keeps model_dump(): vLLM serves base_model as it is
+    asked = CONFIG.replace("  dtype: auto\n", "  dtype: auto\n  quantization: fp8\n"
+                                              "  kv_cache_dtype: fp8_e4m3\n")
+    got = _rollout(_job(tmp_path, asked))
+    assert got["fp8"][0] is False and got["kv_cache_fp8"][0] is False
+    assert "vllm.quantization: fp8" in got["fp8"][1] and "is dropped" in got["fp8"][1]
+    assert "grpo_config.yaml:8" in got["fp8"][1]
+    assert "vllm.kv_cache_dtype: fp8_e4m3" in got["kv_cache_fp8"][1]
+    trl = CONFIG.replace("  vllm_server_timeout: 300",
+                         "  vllm_server_timeout: 300\n  vllm_kv_cache_dtype: fp8")
+    assert "trl.vllm_kv_cache_dtype" in _rollout(_job(tmp_path, trl))["kv_cache_fp8"][1]
+
+
+def test_dropped_keys_do_not_hide_what_reaches_vllm(tmp_path: Path) -> None:
+    # an FP8 checkpoint still serves FP8; a non-FP8 value of the key says nothing; no vLLM: none
+    fp8 = CONFIG.replace("Qwen/Qwen2.5-1.5B-Instruct", "Qwen/Qwen3-8B-FP8").replace(
+        "  dtype: auto\n", "  dtype: auto\n  quantization: fp8\n")
+    got = _rollout(_job(tmp_path, fp8))
+    assert got["fp8"][0] is True and got["fp8"][1].endswith("grpo_config.yaml:1")
+    off = CONFIG.replace("  dtype: auto\n", "  dtype: auto\n  kv_cache_dtype: auto\n")
+    assert "is dropped" not in _rollout(_job(tmp_path, off))["kv_cache_fp8"][1]
+    hf = CONFIG.replace("  use_vllm: true", "  use_vllm: false").replace(
+        "  dtype: auto\n", "  dtype: auto\n  quantization: fp8\n")
+    got = _rollout(_job(tmp_path, hf))
+    assert got["engine"][0] == "hf" and got["fp8"][0] is False

@@ -55,9 +55,10 @@ def test_verl_fp8_rollout_behind_an_unset_knob_is_off_by_default() -> None:
     intent, read = _read(FIX / "verl" / "run_qwen3_30b_a3b_megatron.sh")
     assert intent["fp8"][0] is False and intent["rollout.fp8"][0] is False
     assert "config.verl.actor_rollout_ref.rollout.quantization" not in read.facts
-    # the `if [ "${infer_tp}" = 4 ] || ...` test is not one fp8-doctor evaluates
+    # `if [ "${infer_tp}" = 4 ] || [ "${infer_tp}" = 2 ]` is decided (reading/shellchain.py):
+    # infer_tp is rollout_tp's default 4, so the first arm's 1024
     seqs = read.facts["config.verl.actor_rollout_ref.rollout.max_num_seqs"]
-    assert isinstance(seqs, Unknown) and "if/case branch" in seqs.reason
+    assert seqs == 1024
     assert intent["seq_len"][0] == 2048 + 8192
 
 

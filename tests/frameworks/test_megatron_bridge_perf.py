@@ -137,3 +137,23 @@ def test_mxfp8_on_gb300_draws_no_error(tmp_path: Path) -> None:
 def test_launcher_paths(tmp_path: Path, body: str) -> None:
     intent, _ = _read(_job(tmp_path, body))
     assert intent["fp8"][0] is True and intent["recipe"][0] == "mxfp8"
+
+
+@pytest.mark.parametrize("flags, fp8", [
+    ("-cfp8_mx", True),                        # argparse: a short option's attached value
+    ("--compute fp8_mx", True),                # allow_abbrev: a unique prefix
+    ("--compute_d=fp8_mx", True),
+    ("-c fp8_mx --compute_dtype bf16", False),  # the last occurrence wins, whatever spelling
+    ("--compute_dtype bf16 -c fp8_mx", True),
+    ("-cp 2 -c fp8_mx", True),                 # -cp is context_parallel_size, not -c p
+    ("-cp 2", False),
+    ("--use_recipe -c fp8_mx", "unknown"),     # --use_recipes, abbreviated
+])
+def test_compute_dtype_as_argparse_reads_it(tmp_path: Path, flags: str, fp8: Any) -> None:
+    # redteam8: argument_parser.py @ v0.6.0 builds a plain ArgumentParser (allow_abbrev on) and
+    # setup_experiment.py calls parse_known_args: these spellings were read as "not given" (bf16)
+    intent, _ = _read(_job(tmp_path, LINE + flags))
+    if fp8 == "unknown":
+        assert isinstance(intent["fp8"][0], Unknown)
+    else:
+        assert intent["fp8"][0] is fp8

@@ -232,3 +232,31 @@ def test_cookbook_train_module(tmp_path: Path, flag: str, fp8: bool) -> None:
     if fp8:
         assert intent["recipe"][0] == "tensorwise"
         assert intent["fp8"][1].endswith("train.py:9")
+
+
+@pytest.mark.parametrize("value, fp8", [
+    ("n", True), ("N", True), ("fAlSe", True), ("none", True), ("'false'x", True),
+    ("0.0", False), ("[]", False), ("{}", False), ("'false'", False), ('"no"', False),
+    ("''", False), ("[false]", True),
+])
+def test_launch_override_values_as_olmo_core_loads_them(tmp_path: Path, value: str,
+                                                        fp8: bool) -> None:
+    # redteam8: OLMo-core's _clean_opt (config.py l.352-362 @ v2.5.0) yaml.safe_loads the word
+    # bash leaves (its quotes removed) and Float8Config tests `if not self.enabled`: `n` and
+    # `fAlSe` are strings (on), `0.0`, `[]`, `'false'` off; a hand-made table read them otherwise
+    job = tmp_path / "olmo2"
+    shutil.copytree(FIX / "olmo2", job)
+    (job / "run.sh").write_text("#!/bin/bash\ntorchrun --nproc-per-node=8 OLMo2-7B.py train r01 "
+                                f"c --train_module.float8_config.enabled={value}\n")
+    intent, _ = _intent(job / "run.sh")
+    assert intent["fp8"][0] is fp8
+
+
+def test_a_launch_override_yaml_refuses_stops_the_run(tmp_path: Path) -> None:
+    job = tmp_path / "olmo2"
+    shutil.copytree(FIX / "olmo2", job)
+    (job / "run.sh").write_text("#!/bin/bash\ntorchrun OLMo2-7B.py train r01 c "
+                                "--train_module.float8_config.enabled='[x'\n")
+    intent, _ = _intent(job / "run.sh")
+    fp8 = intent["fp8"][0]
+    assert isinstance(fp8, Unknown) and "safe_load" in fp8.reason

@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from preflight.facts import Facts
+from preflight.facts import Facts, Unknown
 from preflight.intent import derive
 from preflight.jobs.read import read_paths
 
@@ -60,6 +60,19 @@ def test_slime_without_the_runtime_env_value_takes_its_actor_default(tmp_path: P
                                            ""))
     intent = _intent(run)
     assert intent["recipe"][0] == "blockwise"
+    # the script names neither slime nor miles, and no GPU is known: slime's actors get 1,
+    # miles' since 7e7926b13 0 on compute capability >= 10 (frameworks/slime_env.py)
+    assert isinstance(intent["block_scales_fp32"][0], Unknown)
+    assert "miles" in intent["block_scales_fp32"][0].reason
+    read = read_paths([str(run)])
+    for cc, want in (("9.0", True), ("10.0", None)):
+        values, prov = derive(Facts({**read.facts, "gpu.max_cc": cc}, read.provenance))
+        got = values["intent.block_scales_fp32"]
+        assert got is want if want is not None else isinstance(got, Unknown)
+        assert "actor_group.py" in prov["intent.block_scales_fp32"] or want is None
+    # named as slime's (its checkout's path on the launch line): slime's default, any GPU
+    run.write_text(run.read_text().replace("python3 train.py", "python3 /root/slime/train.py"))
+    intent = _intent(run)
     assert intent["block_scales_fp32"][0] is True
     assert "actor_group.py" in intent["block_scales_fp32"][1]
 

@@ -174,3 +174,14 @@ def test_written_config_decoys_and_unknowns(tmp_path: Path) -> None:
              '            with open("/tmp/mis.yaml", "w") as f:\n'
              "                f.write(config_text)\n")
     assert isinstance(_written(tmp_path / "e", maybe, flag, "import os\n"), Unknown)
+
+
+def test_a_quoted_or_listed_use_tis_is_its_python_truth(tmp_path: Path) -> None:
+    # redteam8: slime tests `args.use_tis` as Python does (loss.py l.987 @ v0.3.1), after
+    # setattr of the YAML value: the string 'false' is on, an empty list off
+    for n, (text, on) in enumerate([("use_tis: 'false'\n", True), ("use_tis: '0'\n", True),
+                                    ("use_tis: ''\n", False), ("use_tis: []\n", False),
+                                    ("use_tis: [false]\n", True)]):
+        got = _shell(tmp_path / str(n), "mis.yaml", text)
+        assert got["intent.rollout.is_correction"] is on, text
+        assert got["config.slime.use_tis"] is on, text

@@ -39,7 +39,7 @@ DECOYS = {
     "if on a value set here": 'MODE=fp8\nif [ "$MODE" = bf16 ]; then\n  {}\nfi\n',
 }
 # decided as bash decides them: the decoy never runs, so the FP8 command is the job's
-DECIDED = {"case arm", "if on a value set here"}
+DECIDED = {"case arm", "if on a value set here", "if false"}   # (`if false`: megflags)
 
 
 def _job(tmp_path: Path, body: str) -> tuple[Any, dict[str, Any]]:

@@ -154,10 +154,22 @@ def test_assignments_after_and_or_are_conditional() -> None:
     assert launch.args[0].conditional is not None
 
 
-def test_a_compound_if_test_is_not_decided_from_its_first_part() -> None:
+def test_a_compound_if_test_is_decided_as_a_whole() -> None:
+    # `[ a ] || [ b ]` / `[ a ] && [ b ]`, left to right as bash runs them (shellchain.py;
+    # Pai-Megatron-Patch run_mcore_qwen3.sh:349 `if [ $SP = true ] && [ $TP -gt 1 ]`)
     text = ('T=2\nif [ "$T" = 4 ] || [ "$T" = 2 ]; then\n  S=1024\nelse\n  S=384\nfi\n'
             'python train.py s=$S\n')
-    assert _launch(text).args[0].conditional is not None
+    got = _launch(text).args[0]
+    assert (got.text, got.conditional) == ("s=1024", None)
+    both = text.replace("||", "&&")
+    assert (_launch(both).args[0].text, _launch(both).args[0].conditional) == ("s=384", None)
+    # a part that cannot be decided leaves the whole undecided (unless the other decides it)
+    assert _launch(text.replace('"$T" = 2', '"$U" = 2')).args[0].conditional is not None
+    assert _launch(text.replace('"$T" = 4', '"$U" = 4')).args[0].conditional is None
+    assert _launch(both.replace('"$T" = 2', '"$U" = 2')).args[0].conditional is None  # F && ?
+    # a pipe in the test is not decided
+    piped = text.replace('|| [ "$T" = 2 ]', '| grep -q x')
+    assert _launch(piped).args[0].conditional is not None
 
 
 _SHELLISH = st.lists(st.sampled_from(
