@@ -55,12 +55,12 @@ collected after the `holdout5` fixes; then fixed), `holdout7` (an eighth set, bl
 after the `holdout6` fixes), `holdout8` (a ninth set, blind, collected after the `holdout7`
 fixes), `holdout9` (a tenth set, blind, collected after the `holdout8` fixes), `holdout10` (an
 eleventh set, blind, collected after the `holdout9` fixes), `holdout11` (a twelfth set, blind,
-collected after the `holdout10` fixes) or `holdout12` (a thirteenth set, blind, collected after the
-`holdout11` fixes). `--set` runs
+collected after the `holdout10` fixes), `holdout12` (a thirteenth set, blind, collected after the
+`holdout11` fixes) or `holdout13` (a fourteenth set, blind, collected after the `holdout12` fixes). `--set` runs
 one set; the rates are only honest per set.
 
 Usage: `python benchmarks/agreement.py [--only SLUG ...] [--set tuning|holdout|holdout2|holdout3|holdout4|holdout5|holdout6|holdout7|holdout8|holdout9|
-holdout10|holdout11|holdout12] [--json FILE] [-o FILE.md] [--timeout S] [--jobs DIR]`. Exit status 0 when every job ran, 1 when a
+holdout10|holdout11|holdout12|holdout13] [--json FILE] [-o FILE.md] [--timeout S] [--jobs DIR]`. Exit status 0 when every job ran, 1 when a
 run failed (crash, timeout, unparseable output), 2 on a malformed job.yaml.
 """
 
@@ -100,9 +100,11 @@ SOURCE_TYPES = ("issue", "example", "reconstruction")
 # ROLL and verl-boolean readers of that session); "holdout11": a twelfth set, blind, built after the
 # holdout10 fixes (environment lookups, miles launchers, unsloth and ArcticTraining readers); "holdout12": a
 # thirteenth set, blind, built after the holdout11 fixes (module launches, shell positional parameters,
-# OLMo-core and the Megatron-Bridge performance launcher, axolotl RL intent).
+# OLMo-core and the Megatron-Bridge performance launcher, axolotl RL intent); "holdout13": a fourteenth set,
+# blind, built after the holdout12 fixes (Megatron flags from the launch command and ${10}+, hydra entry scripts,
+# Cosmos-RL / XTuner V1 / Megatron-Bridge train.sh readers, own FP8 gates, miles env vars, axolotl vLLM).
 SETS = ("tuning", "holdout", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6", "holdout7",
-        "holdout8", "holdout9", "holdout10", "holdout11", "holdout12")
+        "holdout8", "holdout9", "holdout10", "holdout11", "holdout12", "holdout13")
 OUTCOMES = ("agree", "missed", "false alarm", "missed + false alarm", "unread", "undetermined",
             "n/a", "error")
 
