@@ -24,16 +24,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from trial_validate import shape_of, versions  # noqa: E402
+from trial_validate import parse_case, shape_of, versions  # noqa: E402
 
 from preflight.speedup import gpubusy, hostmargin  # noqa: E402
 from preflight.speedup.trial import trial  # noqa: E402
 
 
 def one(case: str, device: str) -> dict[str, Any]:
-    parts = case.split(":")
-    name, backend, recipe = parts[:3]
-    compiled = (parts[3] if len(parts) > 3 else "compile") == "compile"
+    name, backend, recipe, compiled = parse_case(case)
     t0 = time.perf_counter()
     rep = trial(shape_of(name), backend=backend, recipe=recipe, compiled=compiled, device=device)
     runs = rep.child.get("runs") or []

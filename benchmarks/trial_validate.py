@@ -238,12 +238,17 @@ def _timeline(device: str, into: list[list[Any]], stop: threading.Event) -> None
 
 
 # ----------------------------------------------------------------------------- the cases
+def parse_case(case: str) -> tuple[str, str, str, bool]:
+    """SHAPE:BACKEND:RECIPE[:eager|compile] -> (shape, backend, recipe, compiled)."""
+    parts = case.split(":")
+    name, backend, recipe = parts[:3]
+    return name, backend, recipe, (parts[3] if len(parts) > 3 else "compile") == "compile"
+
+
 def run_case(case: str, args: argparse.Namespace, bf16_cache: dict[str, Any]) -> dict[str, Any]:
     from preflight.speedup.trial import trial
 
-    parts = case.split(":")
-    name, backend, recipe = parts[:3]
-    compiled = (parts[3] if len(parts) > 3 else "compile") == "compile"
+    name, backend, recipe, compiled = parse_case(case)
     shape = shape_of(name)
     out: dict[str, Any] = {"case": case, "shape": name, "backend": backend, "recipe": recipe,
                            "compiled": compiled, "layers": shape.layers}

@@ -59,8 +59,6 @@ NEEDS_VALUE = frozenset({
     "tensor-model-parallel-size", "pipeline-model-parallel-size", "recompute-granularity",
     "recompute-method", "yaml-cfg", "nproc_per_node", "nproc-per-node", "nnodes"})
 
-MAX_FLAGS = 10_000
-"""Flags read from one file: Megatron-LM has about 600, and each costs time to read."""
 
 # `--x=` is an empty value to argparse, never the bare flag (redteam2: `--merge_lora= true`)
 _FLAG = re.compile(r"(?<![\w-])--([A-Za-z0-9][A-Za-z0-9_-]*)(?:=(\S*))?")
@@ -108,10 +106,9 @@ def read_args_text(path: str, text: str, outer: dict[str, str] | None = None,
     for count, m in enumerate(_FLAG.finditer(text)):
         if m.start() < taken:
             continue    # redteam7: `--wandb-exp-name "--fp8-format e4m3"` asks for no FP8
-        if count >= MAX_FLAGS:
-            problems.append(ConfigProblem(path, bisect.bisect_right(line_starts, m.start()), (
-                f"more than {MAX_FLAGS:,} --flags; only those before this line were read (no "
-                "real job has that many)"), cut=True))
+        if count >= megatron_walk.MAX_FLAGS:
+            problems.append(megatron_walk.too_many_flags(
+                path, bisect.bisect_right(line_starts, m.start())))
             break
         flag = m.group(1).rstrip("-")
         if not flag:

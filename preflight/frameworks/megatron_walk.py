@@ -43,7 +43,15 @@ from preflight.reading.types import ConfigProblem, cut_short
 MAX_LAUNCHES = 16
 """Training launches of one script read (a real one has one to three)."""
 MAX_FLAGS = 10_000
-"""Flags read from one launch (Megatron-LM has about 600)."""
+"""Flags read from one launch or, text-wide, one file (Megatron-LM has about 600, and each costs
+time to read)."""
+
+
+def too_many_flags(path: str, line: int) -> ConfigProblem:
+    """The cut where a launch (or a file read text-wide) passes :data:`MAX_FLAGS` flags."""
+    return ConfigProblem(path, line, (
+        f"more than {MAX_FLAGS:,} --flags; only those before this line were read (no real job "
+        "has that many)"), cut=True)
 
 # a flag as argparse takes it: `--name` or `--name=value`; a word with a blank in it is a value
 # (argparse `_parse_optional`: "if it contains a space, it was meant to be a positional")
@@ -185,9 +193,7 @@ def _flags(path: str, args: Sequence[Arg], prefix: str, arity: Arity, line: Any,
             continue
         count += 1
         if count > MAX_FLAGS:
-            out.problems.append(ConfigProblem(path, line(arg.offset), (
-                f"more than {MAX_FLAGS:,} --flags; only those before this line were read (no "
-                "real job has that many)"), cut=True))
+            out.problems.append(too_many_flags(path, line(arg.offset)))
             return
         flag = m.group(1).rstrip("-")
         if not flag:

@@ -100,12 +100,12 @@ def compose(script: str, main: Call, argv: tuple[str, ...]) -> Any:
         raise Failed(f"override of group {unused[0]!r}: no such group in the defaults list "
                      "(Hydra refuses it; `+` appends one)")
     for ov, raw in values:
-        if ov.op == "set" and not _exists(tree, ov.path):
+        if ov.op == "set" and not tree.has(ov.path):
             raise Failed(f"override {raw!r}: key not in the config (Hydra refuses it; "
                          "`+` adds a key)")
-        if ov.op == "delete" and not _exists(tree, ov.path):
+        if ov.op == "delete" and not tree.has(ov.path):
             raise Failed(f"override {raw!r}: no such key to delete (Hydra refuses it)")
-        if ov.op == "add" and _exists(tree, ov.path):
+        if ov.op == "add" and tree.has(ov.path):
             raise Failed(f"override {raw!r}: the key is already set (Hydra refuses `+` "
                          "there; `++` forces it)")
         tree.apply(ov, raw)
@@ -305,13 +305,6 @@ def _header(value: str, package: tuple[str, ...], group: str) -> tuple[str, ...]
     raise Failed(f"a `# @package {value[:40]}` header (not followed)")
 
 
-def _exists(tree: Layered, path: tuple[str, ...]) -> bool:
-    node: Any = tree.data
-    for part in path:
-        if not isinstance(node, dict) or part not in node:
-            return False
-        node = node[part]
-    return True
 
 
 __all__ = ["MAX_CONFIGS", "MAX_OVERRIDES", "Failed", "compose"]

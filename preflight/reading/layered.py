@@ -86,13 +86,20 @@ class Layered:
     def get(self, path: Key) -> Any:
         return self._get(path)
 
+    def has(self, path: Key) -> bool:
+        """Whether ``path`` is set (to anything, ``None`` included)."""
+        return self._find(path)[0]
+
     def _get(self, path: Key) -> Any:
+        return self._find(path)[1]
+
+    def _find(self, path: Key) -> tuple[bool, Any]:
         node: Any = self.data
         for part in path:
             if not isinstance(node, dict) or part not in node:
-                return None
+                return False, None
             node = node[part]
-        return node
+        return True, node
 
     def _set(self, path: Key, value: Any, source: str,
              child_source: Callable[[Key], str] | None = None) -> None:

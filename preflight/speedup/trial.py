@@ -277,9 +277,7 @@ def trial(shape: ModelShape | Unknown, *, backend: str, recipe: str, compiled: b
                "host_twin": (device.startswith("cuda") and not compiled
                              if host_twin is None else host_twin)}
     result = _both(request, timeout)
-    got = result.get("depths")
-    if isinstance(got, list) and got and all(type(d) is int and d > 0 for d in got):
-        chosen = tuple(got)
+    chosen = trialdoc.depths(result.get("depths")) or chosen
     if result.get("status") != "ok":
         return TrialReport(shape, depths=chosen, child=result,
                            why_not=f"no trial: {str(result.get('reason') or 'the child failed')}",

@@ -20,6 +20,14 @@ def seconds(value: Any) -> TypeGuard[float]:
     return type(value) in (int, float) and math.isfinite(value) and value > 0
 
 
+def depths(value: Any) -> tuple[int, ...] | None:
+    """``value`` as the depths a trial trained (positive whole numbers), or None."""
+    if not isinstance(value, list) or not value or \
+            any(type(d) is not int or d < 1 for d in value):
+        return None
+    return tuple(value)
+
+
 def _run_problem(n: int, run: Any) -> str | None:
     if not isinstance(run, dict):
         return f"run {n} is not a document"
@@ -43,11 +51,10 @@ def _run_problem(n: int, run: Any) -> str | None:
 
 def problem(result: dict[str, Any]) -> str | None:
     """Why ``result`` (status ok) cannot be computed with, or None."""
-    runs, depths = result.get("runs"), result.get("depths")
+    runs = result.get("runs")
     if not isinstance(runs, list) or not runs:
         return "it holds no timed runs"
-    if not isinstance(depths, list) or not depths or \
-            any(type(d) is not int or d < 1 for d in depths):
+    if depths(result.get("depths")) is None:
         return "its depths are not positive whole numbers"
     for n, run in enumerate(runs):
         why = _run_problem(n, run)
