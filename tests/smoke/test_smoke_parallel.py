@@ -236,3 +236,66 @@ def test_a_child_with_the_cache_writes_its_bytecode_there(tmp_path: Path,
     assert out.details["bytecode_cache"]["status"] == "used"
     written = list(Path(cache.prefix).rglob("*.pyc"))
     assert any(p.name.startswith("child.") for p in written)     # preflight/smoke/child.py
+
+
+def test_te_checks_go_to_two_children_where_the_cpus_allow(monkeypatch: pytest.MonkeyPatch
+                                                           ) -> None:
+    monkeypatch.setattr(parallel.os, "cpu_count", lambda: 16)
+    assert parallel.parts_for(("te",), None, "cuda", True) == ["base", "te", "te_train"]
+    assert parallel.parts_for(("te",), None, "cpu", False) == ["te"]     # no CPU split
+    assert "te_train" not in parallel.parts_for(("auto",), ("torchao",), "cuda", True)
+    monkeypatch.setattr(parallel.os, "cpu_count", lambda: 2)
+    assert parallel.parts_for(("te",), None, "cuda", True) == ["base", "te"]
+    assert parallel.in_start_order(["base", "te_train", "te"]) == ["te", "te_train", "base"]
+
+
+def test_te_halves_merge_into_one_result_and_a_failing_half_names_te() -> None:
+    numerics = _run({"stage": "done", "done": True, "te_import_s": 1.6,
+                     "te": {"available": True, "sqnr_db": 30.0, "seconds": 1.0,
+                            "recipe_errors": {"current": "RuntimeError: no"},
+                            "timings": {"import": 0.0, "numerics": 0.8}}})
+    train = _run({"stage": "done", "done": True, "te_import_s": 1.7,
+                  "te_train": {"available": True, "train_ok": True, "seconds": 1.2,
+                               "resume": {"delayed": {}, "current": {}},
+                               "resume_stateless_recipes": ["current"],
+                               "timings": {"import": 0.0, "train": 0.9}}})
+    merged = parallel.merge([numerics, train], ["te", "te_train"])
+    te = merged.doc["te"]
+    assert "te_train" not in merged.doc and merged.status == "ok"
+    assert te["sqnr_db"] == 30.0 and te["train_ok"] is True and te["seconds"] == 1.2
+    assert te["resume"] == {"delayed": {}} and te["resume_stateless_recipes"] == []
+    assert te["timings"] == {"import": 0.0, "numerics": 0.8, "import (train half)": 0.0,
+                             "train": 0.9}
+    crashed = _run({"stage": "te_train", "done": False}, "crash", "killed by SIGSEGV")
+    bad = parallel.merge([numerics, crashed], ["te", "te_train"])
+    assert bad.status == "crash" and bad.doc["stage"] == "te"
+    assert bad.error is not None and bad.error.startswith("te child (training and resume")
+    assert bad.doc["te"]["sqnr_db"] == 30.0 and "train_ok" not in bad.doc["te"]
+
+
+def test_te_combine_keeps_what_exists() -> None:
+    from preflight.smoke.te_check import combine
+
+    assert combine(None, {"a": 1}) == {"a": 1} and combine({"a": 1}, None) == {"a": 1}
+    assert combine(None, None) is None
+    first_error = combine({"error": "first"}, {"error": "second", "train_ok": False})
+    assert first_error["error"] == "first" and first_error["train_ok"] is False
+
+
+def test_te_split_over_real_children_says_what_one_child_says(fake_te) -> None:
+    """Two real children (a fake TE of our own on the CPU) give the facts one child gives."""
+    pytest.importorskip("torch")
+    from preflight.smoke import outcome
+
+    env = fake_te(bug=True, api=2)
+    opts = SmokeOptions(device="cpu", backends=("te",), env=env, timeout=120, speed=False)
+    one = run({}, opts)
+    assert "children" not in one.details or set(one.details["children"]) == {"te"}
+    base = {"device": "cpu", "backends": ["te"], "shapes": [], "speed": False}
+    merged, details = parallel.run_parts(base, ["te", "te_train"], opts, lambda _: None)
+    assert set(details["children"]) == {"te", "te_train"}
+    two = outcome.to_facts(merged, requested=("te",))
+    mine = {k: v for k, v in one.facts.items() if k.startswith("smoke.te.")}
+    assert {k: v for k, v in two.items() if k.startswith("smoke.te.")} == mine
+    assert mine["smoke.te.train_ok"] is not None and mine["smoke.te.ckpt_scale_drift"] is True
+    assert "smoke.te.resume_status" in mine and two["smoke.status"] == one.facts["smoke.status"]
