@@ -77,12 +77,8 @@ def _is_cuda_error(text: str) -> bool:
     return any(m in text for m in CUDA_ERROR_MARKERS)
 
 
-PARTS = ("base", "torchao", "te", "te_train")
-STAGES_OF = {"base": ("scaled_mm", "speed"), "torchao": ("torchao",), "te": ("te",),
-             "te_train": ("te_train",)}
-BACKEND_OF = {"torchao": "torchao", "te": "te", "te_train": "te"}
-"""The backend a part imports (``te_train``: TE's training and resume checks in a second child
-beside the first's numerics, when the request says ``te_split``; te_check.HALVES)."""
+PARTS = ("base", "torchao", "te")
+STAGES_OF = {"base": ("scaled_mm", "speed"), "torchao": ("torchao",), "te": ("te",)}
 
 
 @contextlib.contextmanager
@@ -154,14 +150,13 @@ def _imports() -> Iterator[None]:
 def _pre_import(part: str | None, res: Results) -> None:
     """What a part imports before its request arrives: its backend (TE's JAX side refused, as
     its stage does). A failure is left for the stage to report when it imports again."""
-    backend = BACKEND_OF.get(part or "")
-    if backend is None:
+    if part not in ("torchao", "te"):
         return
-    res.stage(f"import {backend}")
+    res.stage(f"import {part}")
     t0 = time.perf_counter()
     try:
         with _imports():
-            if backend == "te":
+            if part == "te":
                 from preflight.smoke.te_check import _without_te_jax
 
                 with _without_te_jax():
@@ -170,7 +165,7 @@ def _pre_import(part: str | None, res: Results) -> None:
                 import torchao.float8  # noqa: F401
     except BaseException:  # noqa: BLE001 - the stage imports again and reports it
         pass
-    res.doc[f"{backend}_import_s"] = round(time.perf_counter() - t0, 3)
+    res.doc[f"{part}_import_s"] = round(time.perf_counter() - t0, 3)
 
 
 def _import_torch(res: Results, part: str | None) -> Any:
@@ -183,44 +178,6 @@ def _import_torch(res: Results, part: str | None) -> Any:
     res.doc["torch_import_s"] = round(time.perf_counter() - t0, 3)
     _pre_import(part, res)
     return torch
-
-
-def _stages(req: dict[str, Any], device: str, cc: tuple[int, int] | None,
-            part: str | None) -> list[tuple[str, Any]]:
-    """The stages the request asks of this child (of its ``part``), in order."""
-    from preflight.smoke import scaled_mm as smm
-
-    requested = list(req.get("backends") or ["auto"])
-    only = req.get("only")  # None: every installed backend
-    on_cuda = device.startswith("cuda")
-    resume = bool(req.get("resume", True))
-    stages: list[tuple[str, Any]] = []
-    if "auto" in requested or "scaled_mm" in requested or req.get("gemm_only"):
-        stages.append(("scaled_mm", lambda: smm.run_all(device, strict_e5m2=on_cuda)))
-    if not req.get("gemm_only"):
-        if _wanted("torchao", requested, "torchao", only):
-            from preflight.smoke import torchao_check
-
-            emulate = not on_cuda or (cc is not None and cc < (8, 9))
-            stages.append(("torchao", lambda: torchao_check.run_all(device, emulate, resume)))
-        # TE has no CPU path: under "auto" on the CPU it is not applicable (asked for by name,
-        # it runs and reports what TE says).
-        if (on_cuda or "te" in requested) and _wanted("te", requested, "transformer_engine", only):
-            from preflight.smoke import te_check
-
-            split = bool(req.get("te_split"))
-            stages.append(("te", lambda: te_check.run_all(
-                device, cc, resume, "numerics" if split else "all")))
-            if split:
-                stages.append(("te_train", lambda: te_check.run_all(device, cc, resume, "train")))
-        if on_cuda and req.get("speed", True):
-            from preflight.smoke import speed
-
-            shapes = req.get("shapes") or []
-            stages.append(("speed", lambda: speed.run_all(device, shapes)))
-    if part in STAGES_OF:
-        stages = [(name, fn) for name, fn in stages if name in STAGES_OF[part]]
-    return stages
 
 
 def main(argv: list[str]) -> int:
@@ -281,12 +238,39 @@ def main(argv: list[str]) -> int:
         res.doc["device_name"] = "cpu"
     res.doc["device"] = device
     res.doc["gc"] = {"enabled": gc.isenabled(), "frozen": gc.get_freeze_count()}
+    requested = list(req.get("backends") or ["auto"])
+    only = req.get("only")  # None: every installed backend
     on_cuda = device.startswith("cuda")
+    resume = bool(req.get("resume", True))
+
+    from preflight.smoke import scaled_mm as smm
+
     res.doc["part"] = part
-    stages = _stages(req, device, cc, part)
+    stages: list[tuple[str, Any]] = []
+    if "auto" in requested or "scaled_mm" in requested or req.get("gemm_only"):
+        stages.append(("scaled_mm", lambda: smm.run_all(device, strict_e5m2=on_cuda)))
+    if not req.get("gemm_only"):
+        if _wanted("torchao", requested, "torchao", only):
+            from preflight.smoke import torchao_check
+
+            emulate = not on_cuda or (cc is not None and cc < (8, 9))
+            stages.append(("torchao", lambda: torchao_check.run_all(device, emulate, resume)))
+        # TE has no CPU path: under "auto" on the CPU it is not applicable (asked for by name,
+        # it runs and reports what TE says).
+        if (on_cuda or "te" in requested) and _wanted("te", requested, "transformer_engine", only):
+            from preflight.smoke import te_check
+
+            stages.append(("te", lambda: te_check.run_all(device, cc, resume)))
+        if on_cuda and req.get("speed", True):
+            from preflight.smoke import speed
+
+            shapes = req.get("shapes") or []
+            stages.append(("speed", lambda: speed.run_all(device, shapes)))
+    if part in STAGES_OF:
+        stages = [(name, fn) for name, fn in stages if name in STAGES_OF[part]]
     lock = req.get("gpu_lock") if on_cuda else None
     for name, fn in stages:
-        if name in BACKEND_OF and f"{BACKEND_OF[name]}_import_s" not in res.doc:
+        if name in ("torchao", "te") and f"{name}_import_s" not in res.doc:
             _pre_import(name, res)   # before the GPU lock: another child may time meanwhile
         if not _run_stage(res, name, fn, lock):
             return 0

@@ -14,10 +14,6 @@ compute mode refuses a second context ("busy or unavailable"): a part that faile
 again alone, after the others. Where ``fcntl`` does not exist, or the children are a test's own
 command, the old single child runs every stage in turn.
 
-Transformer Engine's checks go to two children on a machine with enough CPUs (``te``: numerics,
-``te_train``: the training and resume checks; :data:`SPLIT_MIN_CPUS`), merged into one ``te``
-result (te_check.combine).
-
 Order: the children start slowest first (:data:`START_ORDER`: TE, torchao, then the base part,
 which imports torch only), so on a machine with few cores the critical path gets the first CPU;
 results are merged in the parts' own order. While the bytecode cache is cold, one more child
@@ -46,26 +42,16 @@ from preflight.smoke.runner import (
 )
 
 MODULES = {"base": ("torch",), "torchao": ("torch", "torchao"),
-           "te": ("torch", "transformer_engine"), "te_train": ("torch", "transformer_engine")}
+           "te": ("torch", "transformer_engine")}
 IMPORTS = {"base": ("torch",), "torchao": ("torch", "torchao.float8"),
-           "te": ("torch", "transformer_engine.pytorch"),
-           "te_train": ("torch", "transformer_engine.pytorch")}
+           "te": ("torch", "transformer_engine.pytorch")}
 """What each part's child imports before its checks (child.py ``_pre_import``): the filler's
 list."""
-START_ORDER = ("te", "te_train", "torchao", "base")
+START_ORDER = ("te", "torchao", "base")
 """Slowest first (docs/gpu-results.md, 2026-11-27: TE 6.0-7.7 s, torchao 5.6-8.6 s, base
 3.1-8.3 s of which the speed stage waits for the others' checks)."""
 BUSY = ("busy or unavailable", "cudaErrorDevicesUnavailable")
-BACKEND_KEYS = ("scaled_mm", "torchao", "te", "te_train", "speed")
-SPLIT_MIN_CPUS = 8
-"""TE's checks go to two children (``te``: numerics, ``te_train``: training and resume;
-te_check.HALVES) on a machine with at least this many CPUs. Each child imports torch and TE
-(3.2 s of the 5.2 s TE child on an H100, docs/gpu-results.md 2026-11-28): side by side the
-checks after the imports overlap; on a few cores the two imports would compete for them."""
-
-
-def split_te() -> bool:
-    return (os.cpu_count() or 1) >= SPLIT_MIN_CPUS
+BACKEND_KEYS = ("scaled_mm", "torchao", "te", "speed")
 
 
 def supported() -> bool:
@@ -95,8 +81,6 @@ def parts_for(backends: Sequence[str], only: Sequence[str] | None, device: str,
             continue   # TE has no CPU path: under auto it is not applicable there
         if part in named or (auto and (only is None or part in only) and installed(module)):
             out.append(part)
-    if "te" in out and device.startswith("cuda") and split_te():
-        out.append("te_train")
     return out
 
 
@@ -179,7 +163,7 @@ def run_parts(base: dict[str, Any], parts: Sequence[str], opts: Any, progress: P
     try:
         with open(lock, "w", encoding="utf-8"):
             pass
-        request = {**base, "gpu_lock": lock, "te_split": "te_train" in parts}
+        request = {**base, "gpu_lock": lock}
         live_early = early is not None and not early.used
         pre = early.lives if early is not None and live_early else {}
         filler = early.filler if early is not None and live_early else None
@@ -238,20 +222,14 @@ def merge(runs: Sequence[ChildRun], parts: Sequence[str]) -> ChildRun:
         for key, value in run.doc.items():
             if key in BACKEND_KEYS or key in ("torchao_import_s", "te_import_s") or key not in doc:
                 doc[key] = value
-    if "te_train" in doc:   # TE's two halves: one result, as one child would have written
-        from preflight.smoke.te_check import combine
-
-        doc["te"] = combine(doc.get("te"), doc.pop("te_train"))
     bad = next((r for r in runs if r.status != "ok"), None)
     doc["done"] = all(r.doc.get("done") for r in runs)
     if bad is not None:
-        stage = bad.doc.get("stage", "start")
-        doc["stage"] = "te" if stage == "te_train" else stage   # the backend to run alone
+        doc["stage"] = bad.doc.get("stage", "start")
         if bad.doc.get("fatal"):
             doc["fatal"] = bad.doc["fatal"]
     part = parts[runs.index(bad)] if bad is not None and len(runs) > 1 else None
-    label = "te child (training and resume checks)" if part == "te_train" else f"{part} child"
-    error = None if bad is None else (f"{label}: {bad.error}" if part else bad.error)
+    error = None if bad is None else (f"{part} child: {bad.error}" if part else bad.error)
     return ChildRun(doc, bad.status if bad else "ok", error,
                     bad.returncode if bad else first.returncode,
                     max(r.seconds for r in runs), (bad or first).stderr_tail, first.device)

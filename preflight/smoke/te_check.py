@@ -195,20 +195,9 @@ def _with_bias(te_pt: Any, device: str, new: Any, old: Any) -> Any:
     return lin
 
 
-HALVES = {"all": ("numerics", "drift", "train", "resume"), "numerics": ("numerics", "drift"),
-          "train": ("train", "resume")}
-"""What each of the two TE children runs when the checks are split over them (smoke/parallel.py
-``SPLIT``): both import torch and TE (3.2 s of a 5.2 s child on an H100), so the checks after the
-imports, 1.6 s in one child, go side by side (docs/gpu-results.md, 2026-11-28, third session).
-``numerics`` includes the other recipes' numerics."""
-
-
-def run_all(device: str, cc: tuple[int, int] | None, resume: bool = True,
-            half: str = "all") -> dict[str, Any]:
-    """Every TE check of ``half`` (:data:`HALVES`); raises ImportError when TE is not
-    importable. ``timings`` says where the stage's seconds go (benchmarks/te_stage.py and
-    te_gpu.py read them)."""
-    todo = HALVES[half]
+def run_all(device: str, cc: tuple[int, int] | None, resume: bool = True) -> dict[str, Any]:
+    """Every TE check; raises ImportError when TE is not importable. ``timings`` says where the
+    stage's seconds go (benchmarks/te_stage.py and te_gpu.py read them)."""
     t0 = time.perf_counter()
     try:
         with _without_te_jax():
@@ -232,16 +221,29 @@ def run_all(device: str, cc: tuple[int, int] | None, resume: bool = True,
     if not ok:
         return res
     lap = _Lap(timings)
+    n = numerics(te_pt, device, delayed_recipe)
+    lap("numerics")
+    res.update({
+        "sqnr_db": nm.finite_or_none(n["fwd"]), "xgrad_sqnr_db": nm.finite_or_none(n["xgrad"]),
+        "finite": n["finite"], "engaged": nm.engaged(n["fwd"]),
+        "accurate": nm.accurate(n["fwd"]) and nm.accurate(n["xgrad"], nm.GRAD_SQNR_MIN_DB),
+        "fwd_scales_updated": any(v != 1.0 for v in n.get("fwd_scale") or [1.0]),
+    })
+    recipes = {"delayed": res["sqnr_db"]}
     extra = extra_recipes(cc)
-    if "numerics" in todo:
-        _numerics(te_pt, device, extra, res, lap)
-    if "drift" in todo:
-        res.update(drift(te_pt, device))
-        lap("drift")
-    if "train" in todo:
-        res.update(train_check(te_pt, device))
-        lap("train")
-    if resume and "resume" in todo:
+    for name, rec in extra.items():
+        try:
+            recipes[name] = nm.finite_or_none(numerics(te_pt, device, lambda r=rec: r)["fwd"])
+        except Exception as exc:  # noqa: BLE001 - one recipe failing is a result, not an abort
+            recipes[name] = None
+            res.setdefault("recipe_errors", {})[name] = f"{type(exc).__name__}: {exc}"[:300]
+    res["recipe_sqnr_db"] = recipes
+    lap("recipes")
+    res.update(drift(te_pt, device))
+    lap("drift")
+    res.update(train_check(te_pt, device))
+    lap("train")
+    if resume:
         from preflight.smoke import te_resume
 
         try:
@@ -252,55 +254,6 @@ def run_all(device: str, cc: tuple[int, int] | None, resume: bool = True,
             res["resume_error"] = f"{type(exc).__name__}: {exc}"[:600]
         lap("resume")
     return res
-
-
-def _numerics(te_pt: Any, device: str, extra: dict[str, Any], res: dict[str, Any],
-              lap: _Lap) -> None:
-    """DelayedScaling's numerics, then each other recipe's forward SQNR, into ``res``."""
-    n = numerics(te_pt, device, delayed_recipe)
-    lap("numerics")
-    lap("numerics")
-    res.update({
-        "sqnr_db": nm.finite_or_none(n["fwd"]), "xgrad_sqnr_db": nm.finite_or_none(n["xgrad"]),
-        "finite": n["finite"], "engaged": nm.engaged(n["fwd"]),
-        "accurate": nm.accurate(n["fwd"]) and nm.accurate(n["xgrad"], nm.GRAD_SQNR_MIN_DB),
-        "fwd_scales_updated": any(v != 1.0 for v in n.get("fwd_scale") or [1.0]),
-    })
-    recipes = {"delayed": res["sqnr_db"]}
-    for name, rec in extra.items():
-        try:
-            recipes[name] = nm.finite_or_none(numerics(te_pt, device, lambda r=rec: r)["fwd"])
-        except Exception as exc:  # noqa: BLE001 - one recipe failing is a result, not an abort
-            recipes[name] = None
-            res.setdefault("recipe_errors", {})[name] = f"{type(exc).__name__}: {exc}"[:300]
-    res["recipe_sqnr_db"] = recipes
-    lap("recipes")
-
-
-def combine(first: Any, second: Any) -> Any:
-    """One TE result from the two halves' (``numerics`` first): what one child running every
-    check would have written. A recipe the numerics half could not run is left out of the
-    resume check's results, as :func:`run_all` leaves it out of the check (the train half did
-    not know). Either half missing or not a result dict: the other as it is."""
-    if not isinstance(first, dict) or not isinstance(second, dict):
-        return second if isinstance(second, dict) else first
-    out = {**first, **second}
-    if "error" in first:
-        out["error"] = first["error"]   # the first failure stands, as in one child
-    timings: dict[str, Any] = first["timings"] if isinstance(first.get("timings"), dict) else {}
-    theirs: dict[str, Any] = second["timings"] if isinstance(second.get("timings"), dict) else {}
-    out["timings"] = {**timings, **{("import (train half)" if k == "import" else k): v
-                                    for k, v in theirs.items()}}
-    if isinstance(first.get("seconds"), (int, float)) and \
-            isinstance(second.get("seconds"), (int, float)):
-        out["seconds"] = max(first["seconds"], second["seconds"])
-    failed = first.get("recipe_errors") if isinstance(first.get("recipe_errors"), dict) else {}
-    if failed and isinstance(out.get("resume"), dict):
-        out["resume"] = {k: v for k, v in out["resume"].items() if k not in failed}
-        if isinstance(out.get("resume_stateless_recipes"), list):
-            out["resume_stateless_recipes"] = [n for n in out["resume_stateless_recipes"]
-                                               if n not in failed]
-    return out
 
 
 class _SkipTEJax(importlib.abc.MetaPathFinder):

@@ -42,20 +42,6 @@ def test_te_smoke_is_healthy(te_outcome) -> None:
     assert f["smoke.te.train_ok"] and f["smoke.te.loss_decreased"]
 
 
-def test_te_checks_split_over_two_children_agree_with_one_child(te_outcome) -> None:
-    from preflight.smoke import parallel
-
-    if not parallel.split_te():
-        pytest.skip(f"fewer than {parallel.SPLIT_MIN_CPUS} CPUs: TE's checks run in one child")
-    assert set(te_outcome.details["children"]) == {"base", "te", "te_train"}
-    one = run({}, SmokeOptions(backends=("te",), timeout=300, speed=False, env={VAR: "0"},
-                               parallel=False))
-    keys = sorted(k for k, v in one.facts.items() if k.startswith("smoke.te.")
-                  and (isinstance(v, bool) or k.endswith("_status") or k.endswith("converted")))
-    assert len(keys) > 10
-    assert {k: te_outcome.facts.get(k) for k in keys} == {k: one.facts[k] for k in keys}
-
-
 def test_te_resume_verdicts(te_outcome) -> None:
     f = te_outcome.facts
     te = te_outcome.details["backends"]["te"]["resume"]["delayed"]
