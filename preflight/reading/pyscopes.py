@@ -60,6 +60,11 @@ class Scope:
     node: ast.FunctionDef | ast.AsyncFunctionDef | None = None
     """The function's own statement (its decorators: :mod:`.pyclick`)."""
 
+    def takes(self, name: str) -> bool:
+        """Whether ``name`` is a parameter of the function, its ``**kwargs`` included."""
+        return name in self.params or (self.node is not None and self.node.args.kwarg is not None
+                                       and self.node.args.kwarg.arg == name)
+
 
 def _binders(stmt: ast.stmt) -> list[tuple[ast.AST, str]]:
     """The targets a compound statement binds besides ``=``: a loop's, ``with ... as``, a
