@@ -120,7 +120,13 @@ def _autocast(out: PyOut, call: Call, what: str, recipe_key: str) -> None:
     enabled = call.value("enabled", True)      # the default since TE 1.0
     out.put(f"{PREFIX}.{what}.enabled", enabled, call.lines.get("enabled", call.line))
     recipe = call.value(recipe_key, call.value("recipe"))
-    if isinstance(recipe, Call):
+    if isinstance(recipe, Call) and not recipe.func.startswith("transformer_engine."):
+        # redteam8: the job's own `class DelayedScaling:` (or one of another module) is no TE
+        # recipe, whatever its name
+        out.put(f"{PREFIX}.{what}.recipe", Unknown(
+            f"{recipe.func.removeprefix('__main__.')}() is not a Transformer Engine recipe "
+            "class"), recipe.line, recipe.path)
+    elif isinstance(recipe, Call):
         out.put(f"{PREFIX}.{what}.recipe", recipe.name, recipe.line, recipe.path)
         for key, value in recipe.kwargs.items():
             out.put(f"{PREFIX}.{what}.recipe_args.{key}",

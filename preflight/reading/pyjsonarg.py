@@ -168,14 +168,18 @@ def received(module: Module, scope: Scope, name: str, depth: int = 0) -> Any:
     if kwarg is not None and name == kwarg.arg:
         return {k: _value(module, k, options[k], parsed, label) for k in resolved
                 if k not in params}
-    if name not in params:
-        return NOT_CLI
+    if name not in params:      # `_x=default` is no option: the function gets its default
+        default = _params(module, scope.node, cls is not None, hidden=True).get(name)
+        return NOT_CLI if default is None or default[1] is None else \
+            module.evaluate(default[1], module.module, 1)
     return _value(module, name, params[name], parsed, label)
 
 
 def _params(module: Module, node: ast.FunctionDef | ast.AsyncFunctionDef,
-            method: bool) -> dict[str, tuple[ast.expr | None, ast.expr | None]]:
-    """Each parameter jsonargparse makes an option of: (annotation, default)."""
+            method: bool, hidden: bool = False
+            ) -> dict[str, tuple[ast.expr | None, ast.expr | None]]:
+    """Each parameter jsonargparse makes an option of: (annotation, default); ``hidden``: also
+    those it does not (``_x`` with a default)."""
     args = node.args
     positional = [*args.posonlyargs, *args.args]
     defaults: list[ast.expr | None] = [None] * (len(positional) - len(args.defaults))
@@ -183,7 +187,8 @@ def _params(module: Module, node: ast.FunctionDef | ast.AsyncFunctionDef,
     skip = 1 if method else 0
     out = {a.arg: (a.annotation, d) for a, d in zip(positional[skip:], defaults[skip:])}
     out.update({a.arg: (a.annotation, d) for a, d in zip(args.kwonlyargs, args.kw_defaults)})
-    return {k: v for k, v in out.items() if not (k.startswith("_") and v[1] is not None)}
+    return {k: v for k, v in out.items() if hidden or not (k.startswith("_") and
+                                                            v[1] is not None)}
 
 
 def _kwargs(module: Module, scope: Scope, kwarg: str,
@@ -245,7 +250,8 @@ def _parse(words: tuple[str, ...], options: dict[str, Any],
         if match[0] == "config":        # a config file may set any option given before it
             got = {k: Unresolved(f"{label}: --config {value} may set it") for k in options}
             continue
-        got[match[0]] = value
+        got[match[0]] = Unresolved(f"{label}: --{flag} {value[:60]!r} is known only when the "
+                                   "line runs") if _late(value) else value
     return got
 
 

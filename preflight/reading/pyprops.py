@@ -133,7 +133,7 @@ def init_scope(module: Module, cls: str) -> Scope | None:
     made[cls] = None
     if not is_dataclass(module, cls):
         return None
-    params, defaults = ["self"], {}
+    params, defaults, fixed = ["self"], {}, module.__dict__.setdefault("_dc_fixed", {})
     for stmt in module.classes[cls].body[:MAX_FIELDS]:
         if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)) or \
                 "ClassVar" in ast.unparse(stmt.annotation):
@@ -141,14 +141,17 @@ def init_scope(module: Module, cls: str) -> Scope | None:
         value = stmt.value
         if isinstance(value, ast.Call) and ast.unparse(value.func) in ("field",
                                                                        "dataclasses.field"):
-            if any(k.arg == "init" and isinstance(k.value, ast.Constant) and
-                   k.value.value is False for k in value.keywords):
-                continue
             made_by = next((k.value for k in value.keywords if k.arg == "default_factory"),
                            None)        # default_factory=list: what calling it makes
+            keep = value
             value = next((k.value for k in value.keywords if k.arg == "default"), None) or (
                 None if made_by is None else ast.Call(made_by, [], [], lineno=stmt.lineno,
                                                       col_offset=0))
+            if any(k.arg == "init" and isinstance(k.value, ast.Constant) and
+                   k.value.value is False for k in keep.keywords):
+                if value is not None:   # no parameter: always its default
+                    fixed[(cls, stmt.target.id)] = value
+                continue
         params.append(stmt.target.id)
         if value is not None:
             defaults[stmt.target.id] = value
@@ -171,6 +174,8 @@ def field_value(module: Module, cls: str, attr: str, depth: int) -> Any:
     got: Any = NOT_SET
     if attr in init.params[1:]:
         got = parameter(module, init, attr, depth + 1, None)
+    elif (cls, attr) in module.__dict__.get("_dc_fixed", {}):
+        got = module.evaluate(module.__dict__["_dc_fixed"][(cls, attr)], module.module, depth + 1)
     post = module.methods.get((cls, "__post_init__"))
     if post is None or not post.params:
         return got
