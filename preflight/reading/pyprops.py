@@ -18,7 +18,7 @@ file's class, and ``self.x`` of a dataclass (issue 22, holdout13), for :mod:`.py
 from __future__ import annotations
 
 import ast
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from preflight.reading import pyenviron, pyhydra
@@ -60,12 +60,59 @@ def attribute(module: Module, node: ast.Attribute, scope: Scope, depth: int) -> 
         if node.attr in base.kwargs:
             return base.kwargs[node.attr]
         got = prop(module, base, node.attr, depth)
+        if got is NOT_SET and base.func.startswith("__main__.") and \
+                base.func[9:] in module.classes and isinstance(node.value, ast.Name) and \
+                scope.params and node.value.id == scope.params[0] and \
+                node.value.id in scope.values:
+            # `self.x` in a method or property called on that call: what the class's own code
+            # sets, as in any method (not `obj.x` elsewhere: code the text does not follow
+            # may have changed obj)
+            got = instance_attr(module, base.func[9:], node.attr, depth + 1)
         if got is not NOT_SET:
             return got
         return Unresolved(f"{node.attr} of {base.name or 'an object'}() is not given in "
                           "this file", node.lineno)
     return base if isinstance(base, Unresolved) else \
         Unresolved(f".{node.attr} of a value computed when the script runs", node.lineno)
+
+
+@dataclass(frozen=True)
+class BoundMethod(Unresolved):
+    """``obj.method`` of a call of the file's class: unknown as a value, what the method
+    returns when called (:func:`call_method`)."""
+
+    base: Any = field(default=None, compare=False, repr=False)
+    scope: Any = field(default=None, compare=False, repr=False)
+
+
+def call_method(module: Module, node: ast.Call, scope: Scope, depth: int,
+                func: BoundMethod) -> Any:
+    """The value of ``obj.method(...)``: the method's return that runs, ``self`` the call that
+    made ``obj`` and its parameters the call's arguments (lightning-thunder 1e22aacb,
+    benchmark_litgpt.py:363 ``self.compile = self.low_precision_handler.
+    check_and_add_compile_options(self.compile)``); :data:`NOT_SET` where it is not followed
+    (no return, ``*args``, nested past :data:`.pycallers.MAX_INLINE`)."""
+    from preflight.reading.pycallers import MAX_INLINE
+    inner: Scope = func.scope
+    if not inner.returns or module._inlining >= MAX_INLINE or depth > MAX_DEPTH or \
+            any(isinstance(a, ast.Starred) for a in node.args) or \
+            any(k.arg is None for k in node.keywords) or len(node.args) >= len(inner.params):
+        return NOT_SET
+    module._inlining += 1
+    try:
+        values: dict[str, Any] = {p: module.evaluate(d, module.module, depth + 1)
+                                  for p, d in inner.defaults.items()}
+        values[inner.params[0]] = func.base
+        values.update((p, module.evaluate(a, scope, depth + 1))
+                      for p, a in zip(inner.params[1:], node.args))
+        values.update((k.arg, module.evaluate(k.value, scope, depth + 1))
+                      for k in node.keywords if k.arg in inner.params)
+        bound = replace(inner, values=values)
+        module.__dict__.setdefault("_kept", []).append(bound)
+        got = module.result(bound, depth + 1)
+        return NOT_SET if isinstance(got, Ref) else got
+    finally:
+        module._inlining -= 1
 
 
 def _lineage(module: Module, cls: str) -> list[str]:
@@ -90,7 +137,8 @@ def prop(module: Module, base: Call, attr: str, depth: int) -> Any:
         if scope is None or scope.node is None:
             continue
         if not any(_is_property(module, d) for d in scope.node.decorator_list[:8]):
-            return NOT_SET              # a method: `args.m` is the bound method
+            return NOT_SET if scope.node.decorator_list else BoundMethod(
+                f"{attr} of {cls}() is a method", scope.node.lineno, base=base, scope=scope)
         if not scope.params:
             return Unresolved(f"the property {cls}.{attr} takes no self", scope.node.lineno)
         if module._inlining >= MAX_INLINE:

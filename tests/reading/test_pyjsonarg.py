@@ -50,6 +50,14 @@ _BENCH = '''
             if self.fp8_recipe is None:
                 self.fp8_recipe = fp8.get_default_fp8_recipe()
 
+        def check_and_add_compile_options(self, compile_options: str) -> str:
+            if not self.enabled and "_transformerengine" in compile_options:
+                raise ValueError("Low precision mode not specified")
+            self.use_thunder_te = "thunder" in compile_options
+            if self.enabled and self.use_thunder_te:
+                compile_options += "_transformerengine"
+            return compile_options
+
         def maybe_apply_te_autocast(self):
             if self.enabled:
                 return te.fp8_autocast(fp8_recipe=self.fp8_recipe)
@@ -92,18 +100,26 @@ _BENCH = '''
             low_precision_mode: str = "none",
             use_torchao_fp8_linear: bool = False,
         ):
+            self.compile = compile
             self.distributed_mode = distributed_mode
             self.low_precision_handler = LowPrecisionHandler(mode=low_precision_mode)
+            self.compile = self.low_precision_handler.check_and_add_compile_options(self.compile)
             self._torchao_fp8_handler = TorchAOFP8Handler(
                 is_fsdp2=self.distributed_mode == "fsdp2",
                 use_fp8_linear=use_torchao_fp8_linear,
-                use_torch_compile=compile == "inductor",
+                use_torch_compile=self.compile == "inductor",
             )
             self.model = self.init_model()
 
         def init_model(self):
             model = torch.nn.Linear(8, 8)
             model = self._torchao_fp8_handler.convert_model_to_fp8(model)
+            model = self.setup_compile(model)
+            return model
+
+        def setup_compile(self, model):
+            if self.compile == "inductor":
+                model = torch.compile(model)
             return model
 
         def train(self):
@@ -283,3 +299,36 @@ def test_ten_thousand_parameters_and_flags_are_bounded() -> None:
     flags = [w for i in range(10_000) for w in (f"--p{i}", "1")]
     got = _record(script, *flags)
     assert got[0] in (9999, 1) or isinstance(got[0], Unresolved)
+
+
+@pytest.mark.parametrize("flags, compiled", [
+    ("--use_torchao_fp8_linear true --compile eager", False),   # the job: FP8D-TAO-0004
+    ("--use_torchao_fp8_linear true", False),                   # the default is eager
+    ("--use_torchao_fp8_linear true --compile inductor", True),
+    ("--use_torchao_fp8_linear true --low_precision_mode fp8-default-te --compile "
+     "thunder", None),      # `compile_options += ...` in the method: not followed
+])
+def test_compile_through_a_method_of_the_handler(tmp_path: Path, flags: str,
+                                                 compiled: bool | None) -> None:
+    # benchmark_litgpt.py:363 `self.compile = self.low_precision_handler.
+    # check_and_add_compile_options(self.compile)`, :667-672 `if self.compile == "inductor":
+    # model = torch.compile(model)`: the method's return, with self the handler's call
+    got = _intent(tmp_path, flags)["compile"]
+    assert got is compiled or (compiled is None and isinstance(got, Unknown))
+
+
+def test_a_method_calling_itself_or_taking_star_args_is_bounded() -> None:
+    script = '''
+        class H:
+            def __init__(self, mode):
+                self.mode = mode
+            def loop(self, x):
+                return self.loop(x)
+            def star(self, *a):
+                return a
+        h = H("fp8")
+        record(h.loop(1), h.star(1, 2))
+    '''
+    m = Module("x.py", parse("x.py", textwrap.dedent(script)), ())
+    got = next(c for c, _ in m.calls() if c.name == "record").args
+    assert all(not isinstance(v, (int, tuple)) for v in got)
