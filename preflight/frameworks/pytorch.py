@@ -113,8 +113,8 @@ def read_python(module: Module) -> ReaderOutput:
                     call.lines.get("mesh", call.line))
     if modules:
         out.put(f"{PREFIX}.te.modules", sorted(modules), None)
-    if not any(c.func == "torch.compile" for c in calls):
-        _compile_not_run(out)
+    if not any(c.func == "torch.compile" for c in calls) and not out.module.bindings:
+        _compile_not_run(out)       # (a helper module's unused compile says nothing)
     own_fp8(out, PREFIX)
     return out.output()
 

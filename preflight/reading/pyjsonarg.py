@@ -162,7 +162,10 @@ def received(module: Module, scope: Scope, name: str, depth: int = 0) -> Any:
     if kwarg is not None:
         resolved = _kwargs(module, scope, kwarg.arg, depth)
     options = {**{k: v for k, v in resolved.items() if k not in params}, **params}
-    parsed = _parse(words, options, label)
+    methods = cls is not None and any(      # CLI(Class) with public methods: the first
+        isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and not n.name.startswith("_")
+        for n in module.classes[cls].body)  # word is one, its options are its own
+    parsed = _parse(words, options, label, methods)
     if isinstance(parsed, Unresolved):
         return parsed
     if kwarg is not None and name == kwarg.arg:
@@ -221,8 +224,8 @@ def _fields(module: Module, cls: str) -> dict[str, tuple[ast.expr | None, ast.ex
     return out
 
 
-def _parse(words: tuple[str, ...], options: dict[str, Any],
-           label: str) -> dict[str, str | Unresolved] | Unresolved:
+def _parse(words: tuple[str, ...], options: dict[str, Any], label: str,
+           stop: bool = False) -> dict[str, str | Unresolved] | Unresolved:
     """Each option's last word on the line (argparse: the last occurrence wins)."""
     names = [*options, "config", "print_config", "help"]
     got: dict[str, str | Unresolved] = {}
@@ -234,6 +237,8 @@ def _parse(words: tuple[str, ...], options: dict[str, Any],
             return Unresolved(f"{label} may be given by {word[:60]!r} on the launch line, "
                               "which is known only when it runs")
         if word == "--" or not word.startswith("--"):
+            if stop:
+                break                   # a subcommand: what follows is its own
             continue                    # positional words: not followed
         flag, eq, inline = word[2:].partition("=")
         match = [n for n in names if n == flag] or [n for n in names if n.startswith(flag)]

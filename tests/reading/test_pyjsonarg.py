@@ -332,3 +332,17 @@ def test_a_method_calling_itself_or_taking_star_args_is_bounded() -> None:
     m = Module("x.py", parse("x.py", textwrap.dedent(script)), ())
     got = next(c for c, _ in m.calls() if c.name == "record").args
     assert all(not isinstance(v, (int, tuple)) for v in got)
+
+
+def test_a_class_component_takes_its_init_options_before_the_method() -> None:
+    script = '''
+        from jsonargparse import CLI
+        class Bench:
+            def __init__(self, fp8: bool = False):
+                record(fp8)
+            def run(self, fp8: bool = True):
+                pass
+        CLI(Bench)
+    '''
+    assert _record(script, "--fp8", "true", "run") == (True,)
+    assert _record(script, "run", "--fp8", "true") == (False,)     # run's own --fp8
