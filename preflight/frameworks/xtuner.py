@@ -11,8 +11,9 @@ Read at v1.0.0rc0 (7f4f794e, 2025-11-17), v1.0.1 (91e30dd1, 2026-05-15) and b934
   l.996-1000): ``Float8Config(scaling_granularity_gemm=, scaling_granularity_grouped_gemm=)``
   (``xtuner/v1/float8/config.py``), each a ``ScalingGranularity`` (TILEWISE, BLOCKWISE,
   TENSORWISE) or None; both None is no FP8. ``Float8Handler`` (``float8_handler.py`` l.58-71)
-  accepts only TILEWISE / TENSORWISE (an assert stops the job on BLOCKWISE) and turns FP8 off,
-  with a warning, below compute capability 8.9.
+  accepts only TILEWISE / TENSORWISE (an assert stops the job on BLOCKWISE); below compute
+  capability 8.9 it logs a warning and returns, but the layers are float8 ones whatever the GPU
+  (``module/linear/linear.py`` ``build_linear``), so the FP8 GEMMs fail (FP8D-HW-0001).
 - TILEWISE is DeepSeek-V3-style fine-grained scaling, 1x128 tiles of activations and 128x128
   blocks of weights (docs/en/pretrain_sft/advanced_tutorial/float8.md; ``recipe`` blockwise
   here), computed by xtuner's own kernels on AdaptiveGEMM (``adaptive_gemm.gemm_fp8_fp8_bf16_nt``,
@@ -129,6 +130,7 @@ def read_python(module: Module) -> ReaderOutput:
         with out.made(call):
             out.put(f"{PREFIX}.trainer", call.name, call.line)
             _resume(out, call)
+            _fsdp(out, call)
             model = call.value("model_cfg")
             line = call.lines.get("model_cfg", call.line)
             if not isinstance(model, Call):
@@ -157,6 +159,27 @@ def _resume(out: PyOut, call: Call) -> None:
         if isinstance(inner, Call) and field in inner.kwargs:
             out.put(f"{PREFIX}.{key}.{field}", inner.kwargs[field],
                     inner.lines.get(field, inner.line))
+
+
+def _fsdp(out: PyOut, call: Call) -> None:
+    """``fsdp_cfg=FSDPConfig(ep_size=, hsdp_sharding_size=, tp_size=)``: with the model's
+    ``ep_size`` they give the FSDP shard mesh (``fsdp_shard_size``: the tile-wise all-gather
+    failure of xtuner PR 1948 is a rule's, FP8D-XTUNER-0002)."""
+    if "fsdp_cfg" not in call.kwargs:
+        return
+    inner = call.value("fsdp_cfg")
+    line = call.lines.get("fsdp_cfg", call.line)
+    if not isinstance(inner, Call):
+        out.put(f"{PREFIX}.fsdp_cfg", inner if isinstance(inner, Unresolved) else Unresolved(
+            f"fsdp_cfg at line {line} is not built in this file"), line)
+        return
+    out.put(f"{PREFIX}.fsdp_cfg", inner.name, line)
+    for key in ("ep_size", "hsdp_sharding_size", "tp_size"):
+        if key in inner.kwargs:
+            out.put(f"{PREFIX}.fsdp_cfg.{key}", inner.kwargs[key], inner.lines.get(key, inner.line))
+    if inner.star is not None:
+        out.put(f"{PREFIX}.fsdp_cfg", Unresolved(f"fsdp_cfg at line {line} takes **{{...}} "
+                                                 "this file does not give"), line)
 
 
 def _model(out: PyOut, model: Call) -> None:
@@ -271,14 +294,51 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     ep = v.int("model_cfg.ep_size")
     if ep is not None:
         out["ep"] = (ep, v.src("model_cfg.ep_size"))
+    fsdp_ep = v.int("fsdp_cfg.ep_size")
+    if fsdp_ep is not None and fsdp_ep > 1 and (ep is None or ep == 1):
+        out["ep"] = (fsdp_ep, v.src("fsdp_cfg.ep_size"))     # trainer.py l.1717-1719 @ v1.0.1
     gpus, nodes = v.int("launch.nproc_per_node"), v.int("launch.nnodes")
     if gpus is not None and gpus > 0:        # the torchrun line (jobs/launchfacts.py)
         out["num_gpus"] = (gpus * (nodes if nodes is not None and nodes > 0 else 1),
                            v.src("launch.nproc_per_node"))
+    _shard_size(v, out, ep)
     if v.has("model_cfg") or v.has("float8_cfg"):
         out["distributed"] = ("fsdp2", f"{_SRC} docs/en/pretrain_sft/advanced_tutorial/float8.md "
                                        "(\"XTuner V1 is developed based on PyTorch FSDP\")")
     return out.build()
+
+
+def _shard_size(v: View, out: IntentOut, model_ep: int | None) -> None:
+    """Ranks FSDP2 shards each parameter over: the ``fsdp`` dim of the (world / ep, ep) mesh, or
+    ``hsdp_sharding_size`` (``MoE._init_device_mesh``, moe.py l.1122-1173 @ v1.0.1). The
+    trainer takes the ep_size that is not 1 of the model's and FSDPConfig's (trainer.py
+    l.1715-1722 @ v1.0.1). Unknown where the file does not say (a tensor-parallel mesh too)."""
+    if not (v.has("model_cfg") or v.has("float8_cfg")):
+        return
+    if v.unknown("fsdp_cfg") is not None or v.unknown("fsdp_cfg.ep_size") is not None \
+            or v.unknown("fsdp_cfg.hsdp_sharding_size") is not None \
+            or v.unknown("model_cfg.ep_size") is not None:
+        why = v.unknown("fsdp_cfg") or Unknown("ep_size or hsdp_sharding_size is known only "
+                                               "when the config runs")
+        out["fsdp_shard_size"] = (why, v.src("fsdp_cfg", v.src("model_cfg")))
+        return
+    tp = v.int("fsdp_cfg.tp_size")
+    if v.has("fsdp_cfg.tp_size") and tp != 1:
+        return                          # a tensor-parallel mesh: not worked out here
+    hsdp = v.int("fsdp_cfg.hsdp_sharding_size")
+    if hsdp is not None and hsdp > 0:
+        out["fsdp_shard_size"] = (hsdp, v.src("fsdp_cfg.hsdp_sharding_size"))
+        return
+    eps = [e for e in (model_ep, v.int("fsdp_cfg.ep_size")) if e is not None and e > 1]
+    gpus, nodes = v.int("launch.nproc_per_node"), v.int("launch.nnodes")
+    if gpus is None or gpus <= 0 or len(set(eps)) > 1:
+        return
+    world = gpus * (nodes if nodes is not None and nodes > 0 else 1)
+    ep = eps[0] if eps else 1
+    if world % ep == 0:
+        src = v.src("model_cfg.ep_size") if model_ep and model_ep > 1 else \
+            v.src("fsdp_cfg.ep_size", v.src("launch.nproc_per_node"))
+        out["fsdp_shard_size"] = (world // ep, src)
 
 
 FRAMEWORK = Framework(
