@@ -73,17 +73,15 @@ def read(path: str, text: str, outer: dict[str, str] | None, prefix: str,
     if not chosen:
         return {}, {}, []
     got = megatron_walk.read(path, text, chosen, prefix, ARITY)
-    facts: dict[str, Any] = {}
-    prov: dict[str, Any] = {}
-    name = f"{prefix}.command"
+    facts: dict[str, Any] = dict(got.facts)
+    prov: dict[str, Any] = dict(got.prov)
+    name = f"{prefix}.command"      # the command run, whatever a `--command` word says
     commands = {_command(lr) for lr in chosen[:megatron_walk.MAX_LAUNCHES]}
     first = chosen[0]
     facts[name] = _command(first) if len(commands) == 1 else Unknown(
         f"the script runs {' and '.join(sorted(commands))} (in branches the text does not "
         "decide or one after another): which one is the job is not known here")
     prov[name] = Source(path, text.count("\n", 0, first.offset) + 1)
-    facts.update(got.facts)         # the command first: readers show it first
-    prov.update(got.prov)
     return facts, prov, got.problems
 
 
