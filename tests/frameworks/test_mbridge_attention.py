@@ -177,3 +177,20 @@ def test_meg_0051_fires_on_fp8_attention_with_current_scaling(tmp_path: Path) ->
     fired = {f.rule_id for f in preflight.check([str(script)], smoke=False,
                                                 assume=ASSUME).findings}
     assert "FP8D-MEG-0051" not in fired
+
+
+@pytest.mark.parametrize(("dtype", "extra", "want"), [
+    ("fp8_mx", "", None),          # the flat perf recipe may set it (qwen/common.py l.55)
+    ("bf16", "", False),
+    ("fp8_mx", " mixed_precision.fp8_dot_product_attention=false", False),
+])
+def test_the_performance_launcher(tmp_path: Path, dtype: str, extra: str,
+                                  want: bool | None) -> None:
+    run = tmp_path / "run.sh"
+    run.write_text("python scripts/performance/setup_experiment.py -m qwen3 -mr qwen3_30b_a3b "
+                   f"-g gb200 -c {dtype}{extra}\n")
+    _, got, _ = _intent(run)
+    if want is None:
+        assert isinstance(got["fp8_attention"], Unknown)
+    else:
+        assert got["fp8_attention"] is want
