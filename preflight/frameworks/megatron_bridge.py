@@ -300,10 +300,12 @@ def attention(v: View, values: Mapping[str, Any], where: Mapping[str, str]) -> t
                         v.truthy(f"mixed_precision.{key}"), v.src(f"mixed_precision.{key}")))
         elif key in values:             # the recipe's body sets it
             got.append((values[key], where.get(key, where["fp8"])))
-        elif v.has("perf.compute_dtype") and (values["fp8"] or values["fp4"]):
+        elif key == _ATTENTION[0] and v.has("perf.compute_dtype") and (values["fp8"] or
+                                                                        values["fp4"]):
             # the flat performance recipe the launcher picks sets it for some models and GPUs
             # (perf_recipes/qwen/common.py l.55, gpt_oss/common.py l.44 @ v0.6.0; utils.py
-            # l.670 carries it into the run): which recipe is the launcher's choice
+            # l.670 carries it into the run; none sets fp8_multi_head_attention): which recipe
+            # is the launcher's choice
             got.append((Unknown(f"the performance launcher's flat recipe may set mixed_precision"
                                 f".{key} (perf_recipes/*/common.py @ v0.6.0); which recipe runs "
                                 "is chosen from -m/-mr/-g/-c at run time"),
