@@ -118,3 +118,25 @@ def test_no_config_and_no_model_cfg_stays_unknown(tmp_path: Path) -> None:
                    "--chat_template qwen3 --dataset d.jsonl\n")
     _, got, _ = _intent(run)
     assert isinstance(got["fp8"], Unknown)
+
+
+def test_a_model_cfg_outside_the_job_or_a_fifo_is_not_read(tmp_path: Path) -> None:
+    import os
+
+    outside = tmp_path / "outside.py"
+    outside.write_text(MOE_FP8.format(body="model = Qwen3MoE30BA3Config(float8_cfg=float8_cfg)"))
+    job = tmp_path / "job"
+    job.mkdir()
+    (job / ".git").mkdir()
+    run = job / "run.sh"
+    run.write_text(LAUNCH.format(cfg="../outside.py", extra=""))
+    read = read_paths([str(run)])
+    values, _ = derive(Facts(read.facts, read.provenance))
+    assert isinstance(values["intent.fp8"], Unknown)
+    assert any("outside the job" in p.message for p in read.problems)
+    os.mkfifo(job / "fifo.py")
+    run.write_text(LAUNCH.format(cfg="fifo.py", extra=""))
+    read = read_paths([str(run)])
+    values, _ = derive(Facts(read.facts, read.provenance))
+    assert isinstance(values["intent.fp8"], Unknown)
+    assert any("not a regular file" in p.message for p in read.problems)
