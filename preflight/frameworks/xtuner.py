@@ -31,6 +31,7 @@ Read at v1.0.0rc0 (7f4f794e, 2025-11-17), v1.0.1 (91e30dd1, 2026-05-15) and b934
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Mapping
 from dataclasses import replace
@@ -40,15 +41,16 @@ from preflight.facts import Unknown
 from preflight.findings import Source
 from preflight.frameworks._record import Default, Framework, Launch
 from preflight.frameworks._view import Derived, IntentOut, View
+from preflight.frameworks.xtuner_sizes import experts, shard_size
 from preflight.reading import shellcalls
 from preflight.reading.launchenv import process_env
-from preflight.reading.overridelaunch import Syntax, find_launch
+from preflight.reading.overridelaunch import LaunchRead, Syntax, find_launch
 from preflight.reading.parse import Parsed, ParseError
 from preflight.reading.pyfacts import PyOut
 from preflight.reading.pysource import Call, Module, Ref, Unresolved
 from preflight.reading.refs import named
 from preflight.reading.shellvars import collect_variables, strip_comments
-from preflight.reading.types import ReaderOutput
+from preflight.reading.types import Linked, ReaderOutput
 
 KIND = "xtuner"
 PREFIX = f"config.{KIND}"
@@ -63,9 +65,18 @@ _RECIPE = {"tilewise": "blockwise", "tensorwise": "tensorwise"}
 ENTRY = re.compile(r"(?:^|/)xtuner/v1/train/cli/(?:sft|rl)\.py$|"
                    r"^xtuner\.v1\.train\.cli\.(?:sft|rl)$")
 HINT = re.compile(r"xtuner/v1/train/cli/(?:sft|rl)\.py|xtuner\.v1\.train\.cli\.(?:sft|rl)\b")
-SYNTAX = Syntax(entry=lambda w: bool(ENTRY.search(w)), value_flags=frozenset({"config"}))
-
-
+# TrainingArguments (xtuner/v1/train/arguments/arguments.py l.37-111 @ b934f462): sft.py takes
+# them instead of --config (cli/sft.py l.29-35); --model-cfg names a Python file whose `model`
+# is the model config (l.217-222: Config.fromfile(model_cfg)["model"]) or a registered name
+ARGS = frozenset({"model-cfg", "model_cfg", "load-from", "load_from", "chat-template",
+                  "chat_template", "tokenize-fn", "tokenize_fn", "tokenizer-path",
+                  "tokenizer_path", "dataset", "cache-dir", "cache_dir", "max-length",
+                  "max_length", "lr", "optim", "work-dir", "work_dir", "total-step",
+                  "total_step", "epoch-num", "epoch_num", "global-batch-size",
+                  "global_batch_size"})
+SYNTAX = Syntax(entry=lambda w: bool(ENTRY.search(w)), value_flags=frozenset({"config", *ARGS}))
+MODEL_ENTRY = "model"
+"""What xtuner takes from a ``--model-cfg`` file (``Config.fromfile(...)["model"]``)."""
 def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
     """``... xtuner/v1/train/cli/sft.py --config cfg.py``: the config, linked to be read as
     Python (xtuner runs it; this reads it with ``ast``)."""
@@ -76,12 +87,9 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
     facts: dict[str, Any] = {f"{PREFIX}.entry": read.launch.entry.text}
     prov: dict[str, str] = {f"{PREFIX}.entry": line}
     config = read.flag("config")
-    linked = []
+    linked: list[Linked] = []
     if config is None:
-        # sft.py also takes TrainingArguments flags instead (--model-cfg ...): not read here
-        facts[f"{PREFIX}.base_config"] = Unknown(
-            "the launch line gives no --config (its TrainingArguments flags are not read)")
-        prov[f"{PREFIX}.base_config"] = line
+        _arguments(path, text, outer, read, facts, prov, linked)
     elif isinstance(config[0], str) and "$" not in config[0]:
         # xtuner runs the config in the training process (Config.fromfile): its os.environ
         # lookups see what the launch line gives (examples/v1/config/sft_qwen3p5.py: FP8=1)
@@ -101,6 +109,40 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
             "known only when the launch script runs")
         prov[f"{PREFIX}.base_config"] = config[1]
     return ReaderOutput(facts, prov, tuple(read.problems), tuple(linked))
+
+
+def _arguments(path: str, text: str, outer: dict[str, str], read: LaunchRead,
+               facts: dict[str, Any], prov: dict[str, Any], linked: list[Linked]) -> None:
+    """sft.py's TrainingArguments flags (no --config): the ``--model-cfg`` file followed (its
+    ``model``), a registered model name kept; ``--float8-config.*`` flags set the model's
+    float8_cfg (to_trainer_config, arguments.py l.141-142), not read here: Unknown."""
+    line = Source(path, text.count("\n", 0, read.launch.offset) + 1) if read.launch else path
+    f8 = next((k for k in read.flags if k.replace("_", "-").startswith("float8-config")), None)
+    if f8 is not None:
+        facts[f"{PREFIX}.float8_cfg"] = Unknown(
+            f"--{f8} on the launch line sets the model's float8_cfg (TrainingArguments "
+            "float8_config), not read here")
+        prov[f"{PREFIX}.float8_cfg"] = read.flags[f8][1]
+    model = read.flag("model-cfg", "model_cfg")
+    if model is None:
+        facts[f"{PREFIX}.base_config"] = Unknown(
+            "the launch line gives no --config and no --model-cfg (the model comes from "
+            "--load-from's HF config, not read here)")
+        prov[f"{PREFIX}.base_config"] = line
+        return
+    value, where = model
+    if isinstance(value, str) and value.endswith(".py") and "$" not in value:
+        link = named(value, KIND, path, where, key="--model-cfg", line=where.line)
+        linked.append(replace(link, entry=MODEL_ENTRY))
+        facts[f"{PREFIX}.model_cfg_file"], prov[f"{PREFIX}.model_cfg_file"] = model
+    elif isinstance(value, str) and "$" not in value:
+        # a name of xtuner's model registry (get_model_config): float8_cfg None there
+        facts[f"{PREFIX}.model_cfg_name"], prov[f"{PREFIX}.model_cfg_name"] = model
+    else:
+        facts[f"{PREFIX}.base_config"] = Unknown(
+            f"--model-cfg {value.reason if isinstance(value, Unknown) else str(value)[:80]!r} "
+            "is known only when the launch script runs")
+        prov[f"{PREFIX}.base_config"] = where
 
 
 def _gran(value: Any) -> Any:
@@ -138,6 +180,20 @@ def read_python(module: Module) -> ReaderOutput:
                         Unresolved(f"model_cfg at line {line} is not built in this file"), line)
                 continue
             _model(out, model)
+    if not trainers and module.entry == MODEL_ENTRY:
+        # a --model-cfg file: its `model` is the model config (arguments.py l.217-222)
+        end = max((getattr(n, "end_lineno", 0) or 0 for n in module.tree.body), default=0)
+        name = ast.Name(id="model", ctx=ast.Load(), lineno=end + 1, col_offset=0,
+                        end_lineno=end + 1, end_col_offset=5)   # its value at the file's end
+        model = module.evaluate(name, module.module)
+        if isinstance(model, Call) and MODEL.match(model.func):
+            with out.made(model):
+                _model(out, model)
+        else:
+            out.put(f"{PREFIX}.float8_cfg", model if isinstance(model, Unresolved) else
+                    Unresolved("the --model-cfg file builds no `model = ...Config(...)` "
+                               "read here"), getattr(model, "line", 1) or 1)
+        return out.output()
     if not trainers and floats:
         first = floats[0]
         out.put(f"{PREFIX}.float8_cfg", Unresolved(
@@ -184,7 +240,7 @@ def _fsdp(out: PyOut, call: Call) -> None:
 
 def _model(out: PyOut, model: Call) -> None:
     out.put(f"{PREFIX}.model_cfg", model.name, model.line)
-    for key in ("compile_cfg", "ep_size"):
+    for key in ("compile_cfg", "ep_size", "n_routed_experts", "num_experts_per_tok"):
         if key in model.kwargs:
             out.put(f"{PREFIX}.model_cfg.{key}", model.kwargs[key],
                     model.lines.get(key, model.line))
@@ -287,10 +343,14 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
                                    "xtuner/v1/model/base.py l.127: float8_cfg = None)"))
     elif v.has("base_config"):
         out["fp8"] = (v.facts[f"{PREFIX}.base_config"], v.src("base_config"))
+    elif v.has("model_cfg_name"):
+        out["fp8"] = (False, v.src("model_cfg_name") + f" ({_SRC} a registered model config: "
+                      "xtuner/v1/model/base.py l.127 float8_cfg = None)")
     if v.has("model_cfg.compile_cfg"):
         compiled = v.get("model_cfg.compile_cfg")
         if compiled is False:
             out["compile"] = (False, v.src("model_cfg.compile_cfg"))
+    experts(v, out)
     ep = v.int("model_cfg.ep_size")
     if ep is not None:
         out["ep"] = (ep, v.src("model_cfg.ep_size"))
@@ -301,44 +361,11 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     if gpus is not None and gpus > 0:        # the torchrun line (jobs/launchfacts.py)
         out["num_gpus"] = (gpus * (nodes if nodes is not None and nodes > 0 else 1),
                            v.src("launch.nproc_per_node"))
-    _shard_size(v, out, ep)
+    shard_size(v, out, ep)
     if v.has("model_cfg") or v.has("float8_cfg"):
         out["distributed"] = ("fsdp2", f"{_SRC} docs/en/pretrain_sft/advanced_tutorial/float8.md "
                                        "(\"XTuner V1 is developed based on PyTorch FSDP\")")
     return out.build()
-
-
-def _shard_size(v: View, out: IntentOut, model_ep: int | None) -> None:
-    """Ranks FSDP2 shards each parameter over: the ``fsdp`` dim of the (world / ep, ep) mesh, or
-    ``hsdp_sharding_size`` (``MoE._init_device_mesh``, moe.py l.1122-1173 @ v1.0.1). The
-    trainer takes the ep_size that is not 1 of the model's and FSDPConfig's (trainer.py
-    l.1715-1722 @ v1.0.1). Unknown where the file does not say (a tensor-parallel mesh too)."""
-    if not (v.has("model_cfg") or v.has("float8_cfg")):
-        return
-    if v.unknown("fsdp_cfg") is not None or v.unknown("fsdp_cfg.ep_size") is not None \
-            or v.unknown("fsdp_cfg.hsdp_sharding_size") is not None \
-            or v.unknown("model_cfg.ep_size") is not None:
-        why = v.unknown("fsdp_cfg") or Unknown("ep_size or hsdp_sharding_size is known only "
-                                               "when the config runs")
-        out["fsdp_shard_size"] = (why, v.src("fsdp_cfg", v.src("model_cfg")))
-        return
-    tp = v.int("fsdp_cfg.tp_size")
-    if v.has("fsdp_cfg.tp_size") and tp != 1:
-        return                          # a tensor-parallel mesh: not worked out here
-    hsdp = v.int("fsdp_cfg.hsdp_sharding_size")
-    if hsdp is not None and hsdp > 0:
-        out["fsdp_shard_size"] = (hsdp, v.src("fsdp_cfg.hsdp_sharding_size"))
-        return
-    eps = [e for e in (model_ep, v.int("fsdp_cfg.ep_size")) if e is not None and e > 1]
-    gpus, nodes = v.int("launch.nproc_per_node"), v.int("launch.nnodes")
-    if gpus is None or gpus <= 0 or len(set(eps)) > 1:
-        return
-    world = gpus * (nodes if nodes is not None and nodes > 0 else 1)
-    ep = eps[0] if eps else 1
-    if world % ep == 0:
-        src = v.src("model_cfg.ep_size") if model_ep and model_ep > 1 else \
-            v.src("fsdp_cfg.ep_size", v.src("launch.nproc_per_node"))
-        out["fsdp_shard_size"] = (world // ep, src)
 
 
 FRAMEWORK = Framework(
