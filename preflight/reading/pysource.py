@@ -91,6 +91,10 @@ def parse(path: str, text: str) -> ast.Module:
         raise ParseError(f"not Python source ({exc})") from None
 
 
+MAX_TEXT = 65536
+"""The longest string ``x += "..."`` builds; a longer one stays Unknown."""
+
+
 class Module(Layout):
     """A parsed Python file: its calls with their arguments resolved as far as the text says."""
 
@@ -295,13 +299,26 @@ class Module(Layout):
         elif bind.ref is not None:   # an import in a function, or one pynames.link ordered
             value = self.ref(bind.ref)
         elif bind.value is None:
-            value = Unresolved(bind.why, line)
+            value = self._grown(name, binds, scope, bind, depth) if bind.aug is not None \
+                else Unresolved(bind.why, line)
         else:
             value = self.evaluate(bind.value, scope, depth + 1)
         if isinstance(value, Call):
             value = self._weights.bounded(apply_sets(self, value, scope, name, depth), line)
         self._memo[key] = (scope, value)
         return value
+
+    def _grown(self, name: str, binds: list[Bind], scope: Scope, bind: Bind,
+               depth: int) -> Any:
+        """``name += "text"`` where both sides are known strings (thunder's
+        ``compile_options += "_transformerengine"``); anything else stays Unknown with the
+        reason. ``|=`` of two strings would raise, so two strings mean concatenation."""
+        before = self._bound(name, binds, scope, bind.line, depth + 1)
+        added = self.evaluate(bind.aug, scope, depth + 1) if bind.aug is not None else None
+        if isinstance(before, str) and isinstance(added, str) and \
+                len(before) + len(added) <= MAX_TEXT:
+            return before + added
+        return Unresolved(bind.why, bind.line)
 
     def _reaching(self, name: str, binds: list[Bind], scope: Scope,
                   line: int | None, depth: int) -> Bind | Unresolved | None:
