@@ -24,6 +24,7 @@ from preflight.reading import launch, launchpick, shell, shellcalls, shellheredo
 from preflight.reading.boundary import outside_reference, refuse
 from preflight.reading.parse import ParseError, read_text
 from preflight.reading.refs import named
+from preflight.reading.shelldir import settle
 from preflight.reading.shellstops import read_stops
 from preflight.reading.shellvars import collect_variables, strip_comments
 from preflight.reading.types import ConfigProblem, Linked, ReaderOutput
@@ -187,7 +188,7 @@ def _shell_scripts(path: str, text: str, outer: dict[str, str],
     for call in walked.calls:
         line = text.count("\n", 0, call.offset) + 1
         folder, _ = shellcalls.folder_of(call.folder, path, outer)
-        script = call.script.replace(shellcalls.SELF, os.path.dirname(os.path.abspath(path)), 1)
+        script = settle(call.script, path, path)
         if os.path.isabs(script):
             cands = [script]
         elif folder is None:

@@ -25,6 +25,7 @@ import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
+from preflight.reading import shelldir
 from preflight.reading.shellargs import Params, Positional, moved
 from preflight.reading.shellfields import flatten as _flatten
 from preflight.reading.shellfields import join as _join
@@ -192,6 +193,12 @@ class _Eval(Positional, Maybe):
         why = f"${part.text} is not set in the script (it comes from the environment)"
         return [[Seg("$" + part.text, self.remap(part.offset), branch, why)]]
 
+    def default_of(self, part: Part, branch: tuple[int, ...]
+                   ) -> Callable[[], list[Field]] | None:
+        """A positional parameter's default that holds references (``${1:-${ROOT}/x}``)."""
+        return (lambda: [_join(self.word(part.default_parts, branch, False))]) \
+            if part.default_parts else None
+
     def word(self, word: Word, branch: tuple[int, ...], split: bool) -> list[Field]:
         """The fields a word expands to (``split``: unquoted expansions are word-split)."""
         fields: list[Field] = [[]]
@@ -199,7 +206,10 @@ class _Eval(Positional, Maybe):
         for part in word:
             params = None if part.param is None else self.params_at(part.offset)
             value = None if part.param is None else (params or self.params).expand(
-                part, branch, params is None, self.remap)
+                part, branch, params is None, self.remap, self.default_of(part, branch))
+            if value is None and part.folder is not None:     # the script's folder
+                got = shelldir.evaluate(part, lambda w: self.word(w, branch, False))
+                value = None if got is None else [[Seg(got, self.remap(part.offset), branch)]]
             if value is None and part.opaque is not None:
                 fields[-1].append(Seg(part.text, self.remap(part.offset), branch, part.opaque,
                                       not part.quoted))
