@@ -83,7 +83,7 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
     # the text without comments and its variables: once, for every reader below
     clean = strip_comments(text)
     here = shellheredoc.values(clean)        # its here-documents' values, for both below
-    variables = collect_variables(clean, outer, here)
+    variables = collect_variables(clean, outer, here, script=path)
     unread: list[ConfigProblem] = []
     runs = _python_scripts(path, clean, variables, outer, walked, unread)   # and -m modules
     calls = _shell_scripts(path, text, outer, walked, unread) if walked is not None else []
@@ -121,7 +121,7 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
         linked = shellwrites.unwritten(path, written, out.linked, got, missing, facts)
         out = ReaderOutput(facts, out.provenance, out.problems, tuple(linked))
     if got is not None and files:
-        own = collect_variables(clean, inherited, here)
+        own = collect_variables(clean, inherited, here, script=path)
         out = ReaderOutput(out.facts, out.provenance, out.problems, (
             *out.linked, *scriptargs.sourced_links(files, got, path, own, walked)))
     if missing and got is not None:

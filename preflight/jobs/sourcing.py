@@ -155,7 +155,7 @@ def sourced(script: str, text: str, missing: list[ConfigProblem] | None = None,
             found.append(target)
             reals.add(os.path.realpath(target))
             variables = collect_variables(kept_text(raw, docs) if "<<" in raw else inner,
-                                          variables)
+                                          variables, script=target, runs=script)
             if depth + 1 < MAX_DEPTH:
                 todo.append((target, inner, depth + 1))
     return found, variables

@@ -325,7 +325,7 @@ def read_tool_script(path: str, text: str, outer: dict[str, str] | None, *,
     each other command names (its first word, or first non-flag word with ``skip_flags``) is
     linked as run after training, never as the job's config."""
     text = strip_comments(text)
-    variables = collect_variables(text, outer)
+    variables = collect_variables(text, outer, script=path)
     text = expand_flag_names(text, variables)
     out = Out(path, text)
     match = find(train, text)

@@ -73,7 +73,7 @@ def substitution(text: str, start: int, end: int, quoted: bool, depth: int,
     (``lexer(text, depth)``: the shell lexer, for its argument word)."""
     inner = text[start + 2:end - 1]
     if depth >= MAX_DEPTH or len(inner) > MAX_INNER or not _FIRST.match(inner) or \
-            "|" in inner.replace("$(", "").split(")")[0] or "`" in inner:
+            "`" in inner or not _operators(inner) <= {"&&", ";"}:
         return None
     statements = lexer(inner, depth + 1).run().statements
     words = [[w for w in st.words] for st in statements]
@@ -85,6 +85,27 @@ def substitution(text: str, start: int, end: int, quoted: bool, depth: int,
     name, word = op
     return Part("$(...)", start, var=True, quoted=quoted, folder=(name, moved(word, start + 2)),
                 opaque=f"command substitution {text[start:end][:60]!r} is computed at run time")
+
+
+def _operators(inner: str) -> set[str]:
+    """The operators between the commands of ``inner`` (quotes and nested ``$( )`` skipped):
+    ``cd D || pwd`` or ``dirname "$0" | tr`` is no folder."""
+    ops, depth, i, quoted = set(), 0, 0, False
+    while i < len(inner):
+        c = inner[i]
+        if c == "'" or quoted:           # (in "...": a `;` is refused too, which is safe)
+            quoted = quoted != (c == "'")
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif depth == 0 and c in "|;&\n" and inner[i - 1:i] != ">" and inner[i + 1:i + 2] != ">":
+            two = inner[i:i + 2]
+            ops.add(two if two in ("&&", "||") else ";" if c == "\n" else c)
+            i += len(two) if two in ("&&", "||") else 1
+            continue
+        i += 1
+    return ops
 
 
 def moved(word: Word, shift: int) -> Word:
