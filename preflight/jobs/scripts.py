@@ -87,6 +87,9 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
     unread: list[ConfigProblem] = []
     runs = _python_scripts(path, clean, variables, outer, walked, unread)   # and -m modules
     calls = _shell_scripts(path, text, outer, walked, unread) if walked is not None else []
+    if files:       # `source x.sh --fp8`: bash runs x.sh's commands, its launch is the job's
+        calls += _sourced_calls(files, path, collect_variables(clean, inherited, here,
+                                                               script=path), walked, calls)
     # a file the script writes before using it is not the one in the job (redteam4)
     written = shellwrites.writes(clean, variables, raw) if shell_script else {}
     wrote: dict[str, object] = {}
@@ -229,6 +232,17 @@ def _shell_scripts(path: str, text: str, outer: dict[str, str],
         found.append(Linked(hits[0], "", Source(path, line), key="the launch line",
                             line=line, optional=True, variables=tuple(env.items())))
     return found
+
+
+def _sourced_calls(files: list[str], path: str, own: dict[str, str],
+                   walked: shellcalls.Walked | None, calls: list[Linked]) -> list[Linked]:
+    """The scripts ``path`` sources, as scripts it runs (redteam8: ``source train.sh --fp8``
+    whose ``torchrun ... "$1"`` was never read, FP8 "no"): read for their launch with the
+    framework that reads it, with the sourcing script's variables and the words given (a
+    file a ``source`` command already links as a call is not linked twice)."""
+    linked = {os.path.realpath(c.path) for c in calls}
+    return [link for link in scriptargs.sourced_links(files, "", path, own, walked)
+            if os.path.realpath(link.path) not in linked]
 
 
 def _unread_call(path: str, line: int, script: str, why: str) -> ConfigProblem:
