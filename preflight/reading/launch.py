@@ -21,6 +21,7 @@ from typing import Any
 from preflight.findings import Source
 from preflight.reading.parse import MAX_FACTS_PER_FILE, usable_key
 from preflight.reading.refs import named
+from preflight.reading.shellbranch import argv_word
 from preflight.reading.shellvars import collect_variables, expand_flag_names, strip_comments, typed
 from preflight.reading.types import ConfigProblem, Linked, ReaderOutput, cut_short
 
@@ -213,7 +214,7 @@ def python_scripts(text: str, variables: dict[str, str]) -> list[tuple[str, tupl
         if script is None or words[script][0].startswith("-"):
             continue
         path = str(typed(words[script][0], variables))
-        argv = tuple(str(typed(w, variables)) for w, _ in words[script + 1:])
+        argv = tuple(argv_word(w, text, variables) for w, _ in words[script + 1:])
         found.append((path, argv, words[script][1]))
     return found
 

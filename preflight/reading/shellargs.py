@@ -32,7 +32,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from preflight.reading.shelltypes import Field, Part, Seg, Split, Statement
@@ -201,8 +201,14 @@ class Params:
             words = self.words
             if part.span is not None:
                 start, length = part.span
-                if start == 0:
-                    return opaque(f"{part.text} with offset 0 holds the script's name")
+                if start == 0:      # `${@:0:1}`: $0 first (redteam8: read as nothing)
+                    zero = [Seg("$0", at(part.offset), branch, f"{part.text} with offset 0 "
+                                "begins with the script's name ($0)", not part.quoted)]
+                    if length == 0:
+                        return []
+                    rest = self.expand(replace(part, span=(1, None if length is None else
+                                                           length - 1)), branch, inside, at)
+                    return [zero, *(rest or [])] if length != 1 else [zero]
                 if fuzzy is not None and (fuzzy < start - 1 or (
                         length is not None and fuzzy < start - 1 + length)):
                     return opaque(loose)
