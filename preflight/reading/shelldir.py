@@ -47,6 +47,11 @@ MAX_INNER = 2000
 MAX_DEPTH = 8
 """Substitutions nested in one another read as folder operations."""
 
+SCRIPT_WHY = "is the script's path, given when it runs"
+"""Why ``$0`` / ``${BASH_SOURCE[0]}`` alone is a run-time value; a folder operation on a
+variable holding it (``SCRIPT_PATH="${BASH_SOURCE[0]}"; $(dirname $SCRIPT_PATH)``: Megatron-LM
+examples/rl/model_configs/*.sh @ d98e8a6) takes it as the script."""
+
 _MARK = re.compile("(\x01(?:script|run)-folder)(\x01P)?")
 _FIRST = re.compile(r"\s*(?:builtin\s+|command\s+)?(cd|dirname|realpath|readlink)\b")
 _SCRIPT = re.compile(r"(0|BASH_SOURCE(?:\[0\])?)(%/\*)?")
@@ -60,7 +65,7 @@ def script_part(inner: str, at: int, quoted: bool) -> Part | None:
     if m is None:
         return None
     whose = "run" if m.group(1) == "0" else "source"
-    why = f"${{{inner}}} is the script's path, given when it runs"
+    why = f"${{{inner}}} {SCRIPT_WHY}"
     file = Part("$" + inner, at, var=True, quoted=quoted, opaque=why, folder=(whose, ()))
     if m.group(2) is None:
         return file
@@ -154,9 +159,15 @@ def evaluate(part: Part, expand: Callable[[Word], list[Field]]) -> str | None:
                       quoted=True) if p.folder and p.folder[0] in ("run", "source") else p
                  for p in word)
     fields = expand(word)
-    if len(fields) != 1 or any(s.opaque for s in fields[0]):
+    if len(fields) != 1:
         return None
-    return apply(name, "".join(s.text for s in fields[0]))
+    text = ""
+    for seg in fields[0]:
+        if seg.opaque is not None and not seg.opaque.endswith(SCRIPT_WHY):
+            return None
+        text += seg.text if seg.opaque is None else \
+            (RUN if seg.text == "$0" else SELF) + "/" + FILE
+    return apply(name, text)
 
 
 def apply(name: str, path: str) -> str | None:

@@ -162,9 +162,27 @@ def test_bash_source_in_a_sourced_file_is_that_file(tmp_path: Path) -> None:
     (root / "lib" / "env.sh").write_text(
         'LIB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)\nTOP=$(cd "$(dirname "$0")" && pwd)\n')
     run = root / "run" / "go.sh"
-    text = 'source "${BASH_SOURCE%/*}/../lib/env.sh"\nlaunch "$LIB" "$TOP"\n'
+    text = 'source "$(dirname "$0")/../lib/env.sh"\nlaunch "$LIB" "$TOP"\n'
     run.write_text(text)
     with enforced([str(run)]):
         files, variables = sourced(str(run), text)
     assert files and variables["LIB"] == str(root / "lib")
     assert variables["TOP"] == str(root / "run")      # $0 is the sourcing script
+
+
+@pytest.mark.parametrize(("line", "followed"), [
+    # Megatron-LM examples/rl/model_configs/nemotron5_56b.sh:8-9 @ d98e8a64
+    ('SCRIPT_PATH="${BASH_SOURCE[0]}"\nsource $(dirname $SCRIPT_PATH)/common.sh', True),
+    ('source "$(cd "$(dirname "$0")" && pwd)/common.sh"', True),
+    ('source "$(dirname "$ELSEWHERE")/common.sh"', False),      # not the script's: not guessed
+])
+def test_a_sourced_path_under_the_scripts_folder(tmp_path: Path, line: str, followed: bool
+                                                 ) -> None:
+    from preflight.jobs.sourcing import sourced
+
+    script = _job(tmp_path)
+    (script.parent / "common.sh").write_text("X=1\n")
+    script.write_text(line + "\n")
+    with enforced([str(script)]):
+        files, variables = sourced(str(script), line + "\n")
+    assert bool(files) is followed and (variables.get("X") == "1") is followed
