@@ -186,3 +186,17 @@ def test_a_sourced_path_under_the_scripts_folder(tmp_path: Path, line: str, foll
     with enforced([str(script)]):
         files, variables = sourced(str(script), line + "\n")
     assert bool(files) is followed and (variables.get("X") == "1") is followed
+
+
+def test_recursive_and_self_sourcing_folders_end(tmp_path: Path) -> None:
+    from preflight.jobs.sourcing import sourced
+
+    script = _job(tmp_path)
+    body = 'X=$(dirname "$X")\nY=$(cd "$(dirname "$0")" && pwd)\nY=$(cd "$Y/.." && pwd)\nlaunch "$X" "$Y"'
+    got = _read(script, body)
+    assert got[0][0] is None and got[1] == (str(script.parents[1]), None)
+    text = 'source "$(dirname "$0")/$(basename "$0")"\nsource "${BASH_SOURCE%/*}/x.sh"\n'
+    script.write_text(text)
+    with enforced([str(script)]):
+        files, _ = sourced(str(script), text)      # itself: followed at most once
+    assert len(files) <= 1
