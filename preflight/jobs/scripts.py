@@ -24,7 +24,7 @@ from preflight.reading import launch, launchpick, shell, shellcalls, shellheredo
 from preflight.reading.boundary import outside_reference, refuse
 from preflight.reading.parse import ParseError, read_text
 from preflight.reading.refs import named
-from preflight.reading.shelldir import settle
+from preflight.reading.shelldir import RUNS, settle
 from preflight.reading.shellstops import read_stops
 from preflight.reading.shellvars import collect_variables, strip_comments
 from preflight.reading.types import ConfigProblem, Linked, ReaderOutput
@@ -88,8 +88,8 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
     runs = _python_scripts(path, clean, variables, outer, walked, unread)   # and -m modules
     calls = _shell_scripts(path, text, outer, walked, unread) if walked is not None else []
     if files:       # `source x.sh --fp8`: bash runs x.sh's commands, its launch is the job's
-        calls += _sourced_calls(files, path, collect_variables(clean, inherited, here,
-                                                               script=path), walked, calls)
+        calls += _sourced_calls(files, path, {**collect_variables(
+            clean, inherited, here, script=path), RUNS: outer.get(RUNS, path)}, walked, calls)
     # a file the script writes before using it is not the one in the job (redteam4)
     written = shellwrites.writes(clean, variables, raw) if shell_script else {}
     wrote: dict[str, object] = {}
@@ -124,7 +124,12 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
         linked = shellwrites.unwritten(path, written, out.linked, got, missing, facts)
         out = ReaderOutput(facts, out.provenance, out.problems, tuple(linked))
     if got is not None and files:
-        own = collect_variables(clean, inherited, here, script=path)
+        # `$0` in a sourced file: this script; its environment: what this script exports
+        exported = sorted({n for c in (walked.calls if walked else ()) if c.how == "source"
+                           for n, _ in c.env})
+        own = {**collect_variables(clean, inherited, here, script=path),
+               RUNS: outer.get(RUNS, path),
+               **({shellcalls.ENVIRON: ",".join(exported)} if exported else {})}
         out = ReaderOutput(out.facts, out.provenance, out.problems, (
             *out.linked, *scriptargs.sourced_links(files, got, path, own, walked)))
     if missing and got is not None:
@@ -226,7 +231,9 @@ def _shell_scripts(path: str, text: str, outer: dict[str, str],
             continue
         env = dict(call.env)
         env[shellcalls.ENVIRON] = ",".join(n for n, _ in call.env)
-        env[shellcalls.CALLER], env[scriptargs.ARGV] = Source(path, line), scriptargs.encode(call.argv)
+        env[shellcalls.CALLER] = Source(path, line)
+        if call.argv or call.how != "source":   # `source x.sh`: the caller's own "$@"
+            env[scriptargs.ARGV] = scriptargs.encode(call.argv)
         if folder is not None:
             env[shellcalls.CWD] = folder
         found.append(Linked(hits[0], "", Source(path, line), key="the launch line",

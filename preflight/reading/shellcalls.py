@@ -180,9 +180,12 @@ class _Walk:
             self.hidden = runtime(f"{os.path.basename(self.path)}:{self.line(st.offset)} "
                                   f"sources {' '.join(texts[1:2])[:80]}, whose exports are "
                                   "not followed here")
-        if len(texts) > 2 and len(self.calls) < MAX_CALLS:
-            self.calls.append(Call(texts[1], st.offset, (), here, "source",
-                                   tuple(self._argv(st, fields[2:]))))
+        if len(texts) > 1 and len(self.calls) < MAX_CALLS:
+            # its commands run in this shell (shdir: its launch is the job's), with what this
+            # script exports in their environment
+            env = ((n, self._value(n, st)) for n in sorted(self.exported))
+            self.calls.append(Call(texts[1], st.offset, tuple((n, v) for n, v in env if v),
+                                   here, "source", tuple(self._argv(st, fields[2:]))))
 
     def _set(self, texts: list[str]) -> None:
         """``set -a`` / ``set +a`` / ``set -o allexport``: whether assignments are exported."""

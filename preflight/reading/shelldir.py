@@ -42,6 +42,10 @@ PHYSICAL = "\x01P"
 FILE = "\x02"
 """A last path component that is the script file itself (``$0``, ``${BASH_SOURCE[0]}``)."""
 
+RUNS = "@runs"
+"""Key of the variables a sourced script is read with that holds the path of the script bash
+runs (its ``$0``: :data:`RUN`); no shell variable can have this name."""
+
 MAX_INNER = 2000
 """Characters of one ``$( ... )`` read as a folder operation (a real one: under 100)."""
 MAX_DEPTH = 8
@@ -265,13 +269,13 @@ def _shown(text: str) -> str:
     return _MARK.sub(lambda m: "<the script's folder>", text).replace(FILE, "<the script>")
 
 
-def resolved(args: tuple[Arg, ...], script: str) -> tuple[Arg, ...]:
+def resolved(args: tuple[Arg, ...], script: str, runs: str | None = None) -> tuple[Arg, ...]:
     """A launch command's arguments with the script's folder put in (:func:`resolve`); one
     whose path leaves the job is a run-time value with the reason."""
     out = []
     for arg in args:
         if arg.opaque is None and anchored(arg.text):
-            text, why = resolve(arg.text, script)
+            text, why = resolve(arg.text, script, runs)
             arg = replace(arg, text=text) if text is not None else replace(arg, opaque=why)
         out.append(arg)
     return tuple(out)

@@ -114,3 +114,22 @@ def test_a_script_folder_linked_out_of_the_job_is_not_read(tmp_path: Path) -> No
     (root / "examples" / "v1" / "scripts").symlink_to(elsewhere, target_is_directory=True)
     intent, read = _intent(_job(root, "FP8=1 "))
     assert "config.xtuner.config" not in read.facts and intent.get("fp8") is not True
+
+
+def test_a_sourced_launch_takes_0_as_the_sourcing_script(tmp_path: Path) -> None:
+    # bash: in a sourced file, ${BASH_SOURCE[0]} is that file and $0 the script bash runs
+    root = tmp_path / "job"
+    (root / "run").mkdir(parents=True)
+    (root / "lib").mkdir()
+    (root / ".git").mkdir()
+    fp8, bf16 = CONFIG, CONFIG.replace('"FP8"', '"NO_FP8_HERE"')
+    for whose, here, there in (("$0", "run", "lib"), ('${BASH_SOURCE[0]}', "lib", "run")):
+        (root / here / "sft.py").write_text(fp8)
+        (root / there / "sft.py").write_text(bf16)
+        (root / "lib" / "train.sh").write_text(
+            '#!/bin/bash\ntorchrun -m xtuner.v1.train.cli.sft --config '
+            f'"$(cd "$(dirname "{whose}")" && pwd)/sft.py"\n')
+        (root / "run" / "go.sh").write_text("#!/bin/bash\nexport FP8=1\nsource ../lib/train.sh\n")
+        intent, read = _intent(root / "run" / "go.sh")
+        assert read.facts["config.xtuner.config"] == str(root / here / "sft.py"), whose
+        assert intent["fp8"] is True
