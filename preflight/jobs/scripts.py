@@ -208,7 +208,8 @@ def _shell_scripts(path: str, text: str, outer: dict[str, str],
         hits = [os.path.normpath(c) for c in cands if os.path.isfile(c)]
         odd = next((c for c in cands if os.path.lexists(c) and not os.path.isfile(c)), None)
         if not hits and odd is not None and refuse(odd):
-            outside_reference(odd, path, line, "runs")     # a link out of the job (/dev/zero)
+            if call.how != "source":
+                outside_reference(odd, path, line, "runs")     # a link out of the job (/dev/zero)
         elif not hits and odd is not None and len(problems) < 64:
             # a FIFO, a device (a link to /dev/zero) or a folder: nothing to read (redteam3)
             problems.append(_unread_call(path, line, call.script, "is not a regular file "
@@ -216,7 +217,8 @@ def _shell_scripts(path: str, text: str, outer: dict[str, str],
         if not hits or os.path.realpath(hits[0]) == me:
             continue
         if refuse(hits[0]):
-            outside_reference(hits[0], path, line, "runs")
+            if call.how != "source":         # (jobs/sourcing.py says it for a sourced one)
+                outside_reference(hits[0], path, line, "runs")
             continue
         try:
             head = read_text(hits[0])[:4096]
