@@ -166,8 +166,8 @@ class _Walk:
                 self.folders[st.subshell] = Folder(why=f"popd (line {self.line(st.offset)})")
             elif texts[0] == "set":
                 self._set(texts)
-            elif len(self.calls) < MAX_CALLS:
-                call = self._call(st, fields, texts, prefix, here)
+            elif len(self.calls) - sum(c.how == "source" for c in self.calls) < MAX_CALLS:
+                call = self._call(st, fields, texts, prefix, here)   # (sources: their own)
                 if call is not None:
                     self.calls.append(call)
         return self.out
@@ -180,7 +180,7 @@ class _Walk:
             self.hidden = runtime(f"{os.path.basename(self.path)}:{self.line(st.offset)} "
                                   f"sources {' '.join(texts[1:2])[:80]}, whose exports are "
                                   "not followed here")
-        if len(texts) > 1 and len(self.calls) < MAX_CALLS:
+        if len(texts) > 1 and sum(c.how == "source" for c in self.calls) < MAX_CALLS:
             # its commands run in this shell (shdir: its launch is the job's), with what this
             # script exports in their environment
             env = ((n, self._value(n, st)) for n in sorted(self.exported))

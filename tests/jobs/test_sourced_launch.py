@@ -45,3 +45,10 @@ def test_a_sourced_launch_without_the_flag_is_no_fp8(tmp_path: Path) -> None:
 def test_a_sourced_file_of_variables_only_stays_as_it_was(tmp_path: Path) -> None:
     # env.sh sets the flag the sourcing script's launch uses (Megatron-LM's examples do so)
     assert _fp8(tmp_path, "source train.sh\n" + T + "$EXTRA", "EXTRA=--fp8") is True
+
+
+def test_many_sourced_files_leave_the_called_script_followed(tmp_path: Path) -> None:
+    # each `source` is a call of its own budget (reading/shellcalls.MAX_CALLS): 20 of them
+    # before `bash train.sh --fp8` must not use up the calls followed
+    sources = "".join(f"source env{n}.sh\n" for n in range(20))
+    assert _fp8(tmp_path, sources + "bash train.sh --fp8", T + '"$@"') is True
