@@ -95,7 +95,7 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
         # lookups see what the launch line gives (examples/v1/config/sft_qwen3p5.py: FP8=1)
         clean = strip_comments(text.replace("\r\n", "\n"))
         caller = outer.get(shellcalls.CALLER, path)
-        env = process_env(path, clean, read.launch.entry.offset, collect_variables(clean, outer),
+        env = process_env(path, clean, read.launch.entry.offset, collect_variables(clean, outer, script=path),
                           [(n, caller) for n in outer.get(shellcalls.ENVIRON, "").split(",")
                            if n])
         linked.append(replace(named(config[0], KIND, path, config[1], key="--config",
