@@ -286,21 +286,10 @@ def instance_attr(module: Module, cls: str, attr: str, depth: int) -> Any:
         return pyprops.field_value(module, cls, attr, depth)
     sets = [(path, value, line, guards) for path, value, line, guards
             in init.sets.get(init.params[0], ()) if path == (attr,)]
-    got: Any = pyprops.NOT_SET
     busy = module.__dict__.setdefault("_dc_busy", {})
     if (cls, attr) in busy:     # `self.x = f(self.x)`: the value set before
         return busy[(cls, attr)]
-    try:
-        for _, value, line, guards in sets:
-            busy[(cls, attr)] = got
-            state = module.runs(guards, init, depth=depth) if guards else True
-            if state is True:
-                got = module.evaluate(value, init, depth + 1)
-            elif isinstance(state, Unresolved):
-                got = Unresolved(f"self.{attr} is {state.reason}", line)
-    finally:
-        busy.pop((cls, attr), None)
-    return got
+    return pyprops.apply_sets(module, init, (cls, attr), sets, pyprops.NOT_SET, depth)
 
 
 def inline(module: Module, node: ast.Call, scope: Scope, depth: int,

@@ -227,16 +227,25 @@ def field_value(module: Module, cls: str, attr: str, depth: int) -> Any:
     post = module.methods.get((cls, "__post_init__"))
     if post is None or not post.params:
         return got
+    sets = [s for s in post.sets.get(post.params[0], ())[:MAX_FIELDS] if s[0] == (attr,)]
+    return apply_sets(module, post, (cls, attr), sets, got, depth)
+
+
+def apply_sets(module: Module, scope: Scope, key: tuple[str, str], sets: Any, got: Any,
+               depth: int) -> Any:
+    """``self.attr`` after the method ``scope``'s ``sets`` of it, in order, from ``got``: a set
+    under a condition that does not run keeps the value, one the text cannot decide makes it
+    Unresolved. While a set's value is worked out, ``self.attr`` in it is the value so far
+    (``self.x = f(self.x)``; the module's ``_dc_busy``)."""
+    busy = module.__dict__.setdefault("_dc_busy", {})
     try:
-        for path, value, line, guards in post.sets.get(post.params[0], ())[:MAX_FIELDS]:
-            if path != (attr,):
-                continue
-            busy[(cls, attr)] = got
-            state = module.runs(guards, post, depth=depth) if guards else True
+        for _path, value, line, guards in sets:
+            busy[key] = got
+            state = module.runs(guards, scope, depth=depth) if guards else True
             if state is True:
-                got = module.evaluate(value, post, depth + 1)
+                got = module.evaluate(value, scope, depth + 1)
             elif isinstance(state, Unresolved):
-                got = Unresolved(f"self.{attr} is {state.reason}", line)
+                got = Unresolved(f"self.{key[1]} is {state.reason}", line)
     finally:
-        busy.pop((cls, attr), None)
+        busy.pop(key, None)
     return got
