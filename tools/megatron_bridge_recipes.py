@@ -21,7 +21,9 @@ import json
 import re
 import sys
 import tokenize
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -77,14 +79,10 @@ def _collect(root: Path) -> tuple[dict[str, str], dict[str, dict[str, str]], dic
     return public, private, module_of, aliases
 
 
-def scan(root: Path) -> dict[str, str]:
-    """Every public recipe function or alias -> the preset it ends up with. A function's preset
-    is the last thing in its body that sets one: a preset name, a ``_perf_precision(...)`` call,
-    or a call to another function (a recipe, or a private helper: its own module's first,
-    else the one of that name elsewhere) that sets one."""
-    public, private, module_of, aliases = _collect(root)
-    memo: dict[tuple[str, str], str | None] = {}
-
+def _bodies(public: Any, private: Any, module_of: Any, aliases: Any
+            ) -> Callable[[str, str], tuple[str, str] | None]:
+    """A function's body and module by name: a public recipe (or its alias), else a private
+    helper of the calling module, else the first of that name elsewhere."""
     def body_of(name: str, module: str) -> tuple[str, str] | None:
         name = aliases.get(name, name)
         if name in public:
@@ -92,10 +90,19 @@ def scan(root: Path) -> dict[str, str]:
         found = private.get(name)
         if not found:
             return None
-        if module in found:
-            return found[module], module
-        path = sorted(found)[0]
+        path = module if module in found else sorted(found)[0]
         return found[path], path
+    return body_of
+
+
+def scan(root: Path) -> dict[str, str]:
+    """Every public recipe function or alias -> the preset it ends up with. A function's preset
+    is the last thing in its body that sets one: a preset name, a ``_perf_precision(...)`` call,
+    or a call to another function (a recipe, or a private helper: its own module's first,
+    else the one of that name elsewhere) that sets one."""
+    public, private, module_of, aliases = _collect(root)
+    body_of = _bodies(public, private, module_of, aliases)
+    memo: dict[tuple[str, str], str | None] = {}
 
     def resolve(name: str, module: str, depth: int = 0) -> str | None:
         got = body_of(name, module)
@@ -147,17 +154,8 @@ def scan_attention(root: Path) -> list[str]:
     fp8_dot_product_attention=True)``) or in a function it calls, as :func:`scan` finds presets.
     A preset set after it (a fresh MixedPrecisionConfig, fields False) turns it off."""
     public, private, module_of, aliases = _collect(root)
+    body_of = _bodies(public, private, module_of, aliases)
     memo: dict[tuple[str, str], bool | None] = {}
-
-    def body_of(name: str, module: str) -> tuple[str, str] | None:
-        name = aliases.get(name, name)
-        if name in public:
-            return public[name], module_of[name]
-        found = private.get(name)
-        if not found:
-            return None
-        path = module if module in found else sorted(found)[0]
-        return found[path], path
 
     def resolve(name: str, module: str, depth: int = 0) -> bool | None:
         got = body_of(name, module)
