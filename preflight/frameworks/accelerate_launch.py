@@ -89,7 +89,7 @@ def read(path: str, text: str, outer: dict[str, str] | None = None) -> ReaderOut
     """Facts from the first ``accelerate launch`` / HF Trainer command line in a script
     (``outer``: variables set by the scripts it sources)."""
     text = strip_comments(text)
-    variables = collect_variables(text, outer)
+    variables = collect_variables(text, outer, script=path)
     text = expand_flag_names(text, variables)
     out = launch.Out(path, text)
     match = launch.find(COMMAND, text)

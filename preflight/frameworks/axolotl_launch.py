@@ -76,7 +76,7 @@ def _served(path: str, text: str, outer: dict[str, str] | None, trained: str,
     it is another file or not a plain path; None when the script starts no server (a line that
     only prints, or a comment, starts none)."""
     text = strip_comments(text)
-    variables = collect_variables(text, outer)
+    variables = collect_variables(text, outer, script=path)
     out = launch.Out(path, text)
     match = launch.find(SERVE, text)
     if match is None:

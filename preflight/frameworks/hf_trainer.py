@@ -122,6 +122,9 @@ def script_args(out: launch.Out, words: list[launch.Token], variables: dict[str,
         return
     out.put_flags(found, KIND, variables, follow={"deepspeed": ".json"})
     out.problems.extend(refuse_empty(out.facts, out.prov, out.path, PREFIX, BOOL_KEYS))
+    model = out.facts.get(f"{PREFIX}.model_name_or_path")
+    if isinstance(model, str):      # its expert count: the folder's config.json, a known hub id
+        hfmoe.read_model(KIND, out.path, {"model_name_or_path": model}, out.facts, out.prov)
 
 
 _TRAINER = re.compile(r"\b\w*Trainer\b")
@@ -201,6 +204,8 @@ def read_python(module: Module) -> ReaderOutput:
                     call.line)
     if parsed_args and module.argv:
         _argv(out, module.argv)
+    if out.facts:       # an HF Trainer job: the model it loads, its experts (ACC-0097)
+        hfmoe.from_pretrained(out, KIND)
     return out.output()
 
 

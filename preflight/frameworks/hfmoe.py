@@ -17,21 +17,25 @@ architecture (DeepSeek-V3's and GPT-OSS's routers are bare ``nn.Parameter`` weig
 
 The folder is found and bounded as :mod:`.ckptconfig` finds a checkpoint (next to the naming
 file, the job's roots, the current directory; never outside the job; ``config.json`` read with
-:func:`preflight.reading.parse.read_text`: regular file, at most 1 MiB, UTF-8); a hub id, a
+:func:`preflight.reading.parse.read_text`: regular file, at most 1 MiB, UTF-8); a
 folder outside the job, or a config without an expert key states nothing (the intent keeps its
-"not said" Unknown), a malformed value states Unknown with the file and line. Nothing of the
-folder is imported or run.
+"not said" Unknown); a hub id (``org/name``) with no folder in the job is looked up in
+:mod:`.hfmoe_known` (well-known MoE models), else its count is Unknown naming it; a malformed
+value states Unknown with the file and line. Nothing of the folder is imported or run.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from typing import Any
 
 from preflight.facts import Unknown
+from preflight.frameworks import hfmoe_known
 from preflight.frameworks.ckptconfig import local_folder
 from preflight.reading.boundary import refuse
 from preflight.reading.parse import ParseError, parse_json, read_text
+from preflight.reading.pyfacts import PyOut
 
 MODEL_KEYS = ("model_name_or_path", "base_model")
 """The keys of a TrainingArguments-style file that name the model trained."""
@@ -56,6 +60,9 @@ def read_model(kind: str, path: str, data: Any, facts: dict[str, Any],
     if model is None or not model.strip() or "\x00" in model:
         return
     folder, _ = local_folder(model.strip(), path)
+    if folder is None and hfmoe_known.hub_id(model.strip()):
+        _known(kind, path, data, model.strip(), facts, prov)
+        return
     if folder is None or refuse(folder) is not None:
         return
     config = os.path.join(folder, "config.json")
@@ -90,6 +97,25 @@ def read_model(kind: str, path: str, data: Any, facts: dict[str, Any],
         return
 
 
+def _known(kind: str, path: str, data: dict[str, Any], model: str, facts: dict[str, Any],
+           prov: dict[str, str]) -> None:
+    """A hub id with no folder in the job: the table of well-known MoE models
+    (:mod:`.hfmoe_known`), else Unknown naming it."""
+    where = prov.get(f"config.{kind}.{next(k for k in MODEL_KEYS if k in data)}", path)
+    row = hfmoe_known.lookup(model)
+    name = f"config.{kind}.{EXPERTS}"
+    if row is None:
+        facts[name] = Unknown(f"{model[:80]!r} is a hub id whose config.json is not in the job "
+                              "(the hub is not asked): its expert count is not known here")
+        prov[name] = str(where)
+        return
+    src = f"{where} ({model}: config.json {row.key} {row.experts}, {row.source})"
+    facts[name], prov[name] = row.experts, src
+    facts[f"config.{kind}.{TOP_K}"], prov[f"config.{kind}.{TOP_K}"] = row.top_k, src
+    facts[f"config.{kind}.{MODEL_TYPE}"], prov[f"config.{kind}.{MODEL_TYPE}"] = \
+        row.model_type, src
+
+
 def _quant_method(kind: str, config: str, parsed: Any, facts: dict[str, Any],
                   prov: dict[str, str]) -> None:
     """``config.<kind>.model_quant_method``: the checkpoint's ``quantization_config.quant_method``
@@ -114,3 +140,25 @@ def _count(value: Any, name: str, where: str, least: int) -> Any:
     if isinstance(value, int) and not isinstance(value, bool) and least <= value <= MAX_EXPERTS:
         return value
     return Unknown(f"{where}: {name} is {str(value)[:40]!r}, not a count of experts")
+
+
+_LOADED = re.compile(r"^transformers\.(?:\w+\.)*(?:AutoModel\w*|\w+For\w+|\w+Model)\."
+                     r"from_pretrained$")
+
+
+def from_pretrained(out: PyOut, kind: str) -> None:
+    """``AutoModelForCausalLM.from_pretrained("org/name")`` (or a folder of the job) in a script:
+    the model's expert count as :func:`read_model` finds it, at the call's line. Two models
+    loaded (a policy and a reward model) that differ leave it Unknown naming both lines."""
+    for call, _ in out.calls():
+        if not _LOADED.match(call.func):
+            continue
+        model = call.args[0] if call.args else call.kwargs.get("pretrained_model_name_or_path")
+        if not isinstance(model, str):
+            continue
+        facts: dict[str, Any] = {}
+        prov: dict[str, str] = {f"config.{kind}.model_name_or_path":
+                                f"{out.module.path}:{call.line}"}
+        read_model(kind, out.module.path, {"model_name_or_path": model}, facts, prov)
+        for name, value in facts.items():
+            out.put(name, value, call.line)

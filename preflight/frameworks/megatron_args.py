@@ -93,7 +93,7 @@ def read_args_text(path: str, text: str, outer: dict[str, str] | None = None,
     if found is not None:       # only what reaches the training command (megatron_walk.py)
         return _walked(path, text, outer, prefix, bare, found)
     text = strip_comments(text)
-    variables = collect_variables(text, outer)
+    variables = collect_variables(text, outer, script=path)
     text = expand_flag_names(text, variables)
     # a conversion / evaluation / generation command after training is not the job's config
     text = without_after_training(text, variables)
@@ -168,7 +168,7 @@ def _walked(path: str, text: str, outer: dict[str, str] | None, prefix: str,
     yaml = got.facts.get(f"{PREFIX}.yaml_cfg")
     yaml_on = None if yaml is None else yaml if isinstance(yaml, Unknown) else True
     text = strip_comments(text)
-    return _megatron_lm(path, text, collect_variables(text, outer), got.facts, got.prov,
+    return _megatron_lm(path, text, collect_variables(text, outer, script=path), got.facts, got.prov,
                         got.problems, yaml_on)
 
 

@@ -35,7 +35,7 @@ from preflight.frameworks._claim import owns
 from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, IntentOut, Stated, View
 from preflight.frameworks.megatron_bridge_py import PY_HINT, read_python
-from preflight.frameworks.megatron_bridge_source import recipe_preset
+from preflight.frameworks.megatron_bridge_source import recipe_attention, recipe_preset
 from preflight.reading.overridelaunch import (
     LaunchRead,
     Syntax,
@@ -83,6 +83,7 @@ SYNTAX = Syntax(entry=lambda w: bool(ENTRY.search(w)), value_flags=frozenset({
     *CONVENIENCE}))
 _TASK = {"pretrain": "pretrain", "sft": "sft", "lora": "peft", "dora": "peft",
          "finetune": "sft"}
+_ATTENTION = ("fp8_dot_product_attention", "fp8_multi_head_attention")
 _MP_FIELDS = ("precision", "fp8", "fp8_recipe", "fp8_param_gather", "fp4",
               "first_last_layers_bf16")
 
@@ -143,6 +144,11 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
             # the job's own Megatron-Bridge source: its recipe's preset, not the table's
             facts[f"{PREFIX}.recipe_preset"] = own[0]
             prov[f"{PREFIX}.recipe_preset"] = Source(own[1], own[2])
+        if isinstance(recipe[0], str):      # its FP8 attention, set in the recipe's body
+            for field, (value, file, line) in recipe_attention(path, recipe[0]).items():
+                name = f"{PREFIX}.recipe_{field}"
+                facts[name] = value if isinstance(value, bool) else Unknown(str(value))
+                prov[name] = Source(file, line)
     facts[f"{PREFIX}.entry"] = read.launch.entry.text
     prov[f"{PREFIX}.entry"] = Source(path, text.count("\n", 0, read.launch.offset) + 1)
     for name, (value, src) in slurm.items():    # the Slurm launcher's own options
@@ -206,6 +212,9 @@ def mixed_precision(v: View) -> tuple[dict[str, Any], dict[str, str]]:
         values = {k: Unknown(why + "; set mixed_precision=<preset> on the launch line to "
                              "decide it") for k in _MP_FIELDS}
         where = {k: v.src("recipe", "Megatron-Bridge recipe") for k in _MP_FIELDS}
+    for key in _ATTENTION:      # the recipe's body in the job's own Megatron-Bridge source,
+        if name is None and v.has(f"recipe_{key}"):     # unless a preset replaces its own
+            values[key], where[key] = v.facts[f"{PREFIX}.recipe_{key}"], v.src(f"recipe_{key}")
     for key in ("fp8", "fp8_recipe", "fp8_param_gather", "fp4", "first_last_layers_bf16"):
         if v.has(f"mixed_precision.{key}"):
             values[key] = v.facts.get(f"{PREFIX}.mixed_precision.{key}")
@@ -252,6 +261,7 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
         out["fp8"] = (False, where["fp8"] + note if note else where["fp8"])
     prec = values["precision"]
     out["precision"] = (prec, where["precision"])
+    out["fp8_attention"] = attention(v, values, where)
     sizes: tuple[tuple[Stated, str], ...] = (("tp", "model.tensor_model_parallel_size"),
                                              ("cp", "model.context_parallel_size"),
                                              ("ep", "model.expert_model_parallel_size"),
@@ -268,6 +278,50 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
         out["sequence_parallel"] = (v.truthy("model.sequence_parallel") and
                                     out.get("tp", (1,))[0] != 1, v.src("model.sequence_parallel"))
     return out.build()
+
+
+def attention(v: View, values: Mapping[str, Any], where: Mapping[str, str]) -> tuple[Any, str]:
+    """Whether attention runs in FP8, as the precision config decides it: MixedPrecisionConfig's
+    ``fp8_dot_product_attention`` / ``fp8_multi_head_attention`` (False unless set: no preset
+    sets them, training/mixed_precision.py l.58-59 @ v0.6.0) are copied onto the model at
+    start-up like every other field (``update_config_with_precision_overrides``), so
+    ``model.fp8_dot_product_attention=true`` alone is replaced. Set on the launch line, in the
+    YAML or the script (``mixed_precision.x``), or in the recipe's body (its source in the job,
+    :func:`.megatron_bridge_source.recipe_attention`, or the recipe table's release)."""
+    model = [f"model.{k}" for k in _ATTENTION if v.truthy(f"model.{k}")]
+    note = (f"; {model[0]} ({v.src(model[0])}) is replaced by mixed_precision at start-up "
+            "(training/mixed_precision.py update_config_with_precision_overrides)"
+            if model else "")
+    got: list[tuple[Any, str]] = []
+    for key in _ATTENTION:
+        if v.has(f"mixed_precision.{key}"):
+            raw = v.facts.get(f"{PREFIX}.mixed_precision.{key}")
+            got.append((raw if isinstance(raw, Unknown) else
+                        v.truthy(f"mixed_precision.{key}"), v.src(f"mixed_precision.{key}")))
+        elif key in values:             # the recipe's body sets it
+            got.append((values[key], where.get(key, where["fp8"])))
+        elif key == _ATTENTION[0] and v.has("perf.compute_dtype") and (values["fp8"] or
+                                                                        values["fp4"]):
+            # the flat performance recipe the launcher picks sets it for some models and GPUs
+            # (perf_recipes/qwen/common.py l.55, gpt_oss/common.py l.44 @ v0.6.0; utils.py
+            # l.670 carries it into the run; none sets fp8_multi_head_attention): which recipe
+            # is the launcher's choice
+            got.append((Unknown(f"the performance launcher's flat recipe may set mixed_precision"
+                                f".{key} (perf_recipes/*/common.py @ v0.6.0); which recipe runs "
+                                "is chosen from -m/-mr/-g/-c at run time"),
+                        v.src("perf.compute_dtype")))
+        elif isinstance(values["fp8"], Unknown):     # the recipe's precision is not known
+            got.append((Unknown(values["fp8"].reason.split("; set mixed_precision")[0] +
+                                f", and with it mixed_precision.{key}"), where["fp8"]))
+        else:
+            got.append((False, where["fp8"]))
+    on = next((g for g in got if g[0] is True), None)
+    if on is not None:
+        return on
+    unknown = next((g for g in got if isinstance(g[0], Unknown)), None)
+    if unknown is not None:
+        return unknown
+    return False, got[0][1] + note
 
 
 def _num(v: View, key: str) -> Any:
@@ -314,6 +368,9 @@ FRAMEWORK = Framework(
     # the bool fields intent reads (MixedPrecisionConfig, training/mixed_precision.py l.41-61;
     # DistributedInitConfig.use_torch_fsdp2; ModelParallelConfig.sequence_parallel @ v0.6.0)
     bool_keys=("mixed_precision.bf16", "mixed_precision.fp16", "mixed_precision.fp8_param_gather",
+               "mixed_precision.fp8_dot_product_attention",
+               "mixed_precision.fp8_multi_head_attention", "model.fp8_dot_product_attention",
+               "model.fp8_multi_head_attention",
                "mixed_precision.first_last_layers_bf16", "dist.use_torch_fsdp2",
                "model.sequence_parallel"),
     # the --config-file YAML and the key=value overrides (recipe_runner.apply_cli_overrides ->

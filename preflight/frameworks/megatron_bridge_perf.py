@@ -146,9 +146,13 @@ def _int(value: Any) -> Any:
     return value
 
 
-_LONGS = ("compute_dtype", "use_recipes", "use_tokendrop", "use_megatron_fsdp")
-"""The long options of argument_parser.py @ v0.6.0 that share a prefix with the two read here
-(an abbreviation argparse takes must be unique among them)."""
+_LONGS = ("compute_dtype", "config_variant", "container_image", "context_parallel_size",
+          "correlation_threshold", "csp", "cuda_graph_impl", "cuda_graph_scope",
+          "custom_bash_cmds", "custom_env_vars", "custom_mounts", "custom_srun_args",
+          "use_megatron_fsdp", "use_recipes", "use_tokendrop")
+"""The long options of argument_parser.py @ v0.6.0 (51885cf1; v0.4.0 and v0.5.0 alike but
+``--csp``) that share a first letter with the two read here: an abbreviation argparse takes
+must be unique among them, and one that is not stops it (``--co``: "ambiguous option")."""
 _SHORTS = frozenset({"c", "cp", "cm", "ce", "cs"})
 
 
@@ -170,8 +174,16 @@ def _argparse(read: LaunchRead, short: str | None, long: str, at: Source,
         name, eq, inline = word.partition("=")
         value: Any = None
         hit = False
-        if name.startswith("--") and len(name) > 4 and long.startswith(name[2:]) and \
-                sum(x.startswith(name[2:]) for x in _LONGS) == 1:
+        matches = [x for x in _LONGS if x.startswith(name[2:])] if name.startswith("--") and \
+            len(name) > 2 and long.startswith(name[2:]) else []
+        if matches and name[2:] != long and len(matches) > 1:
+            # redteam8: `--co fp8_mx` was read as not given (bf16); argparse refuses it
+            found = (Unknown(f"{name[:40]} is ambiguous (--{', --'.join(matches[:4])}...): the "
+                             "launcher's argparse stops (exit 2) and nothing trains"),
+                     read.flags.get(name.lstrip("-"), (None, at))[1])
+            i += 1 + (not eq and i + 1 < len(args) and not args[i + 1].text.startswith("-"))
+            continue
+        if matches:
             hit = True
         elif short is not None and word.startswith("-" + short) and not word.startswith("--"):
             rest = word[1 + len(short):]

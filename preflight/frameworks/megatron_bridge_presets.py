@@ -99,7 +99,8 @@ def _recipes() -> tuple[dict[str, Any], ...]:
         text = resources.files("preflight").joinpath(
             "data/megatron_bridge_recipes.json").read_text("utf-8")
         return tuple({"version": str(r["version"]), "commit": str(r["commit"]),
-                      "fp8": dict(r["fp8"]), "bf16": frozenset(r["bf16"])}
+                      "fp8": dict(r["fp8"]), "bf16": frozenset(r["bf16"]),
+                      "fp8_attention": frozenset(r.get("fp8_attention", ()))}
                      for r in json.loads(text)["releases"])
     except (OSError, ValueError, KeyError, TypeError):
         return ()
@@ -117,6 +118,8 @@ def _in_table(table: dict[str, Any], name: str) -> tuple[dict[str, Any], str] | 
         got = dict(_BY_TOKEN["fp8cs"]) if key == "fp8cs" else dict(PRESETS[key])
         if recipe:
             got["fp8_recipe"] = recipe
+        if name in table["fp8_attention"]:     # its body turns FP8 attention on
+            got["fp8_dot_product_attention"] = True
         return got, str(table["fp8"][name])
     if name in table["bf16"]:
         return dict(_BF16), "bf16_mixed"

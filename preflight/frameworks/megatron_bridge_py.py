@@ -159,7 +159,19 @@ def _edits(out: PyOut, call: Call) -> None:
     """The attributes set on the recipe's result (``cfg.a.b = v`` folded into the call)."""
     for key, value in call.kwargs.items():
         line = call.lines.get(key, call.line)
-        if key == "mixed_precision":
+        if key == "mixed_precision" and isinstance(value, Call) and not value.args and (
+                not value.func or presets.preset(value.name) is not None):
+            # `cfg.mixed_precision.x = v` on the recipe's own MixedPrecisionConfig, or on a
+            # preset made here (`cfg.mixed_precision = bf16_with_mxfp8_mixed()` then
+            # `cfg.mixed_precision.fp8_dot_product_attention = True`, as Megatron-Bridge's
+            # recipes/qwen/gb200/qwen3_moe.py l.37-62 @ v0.6.0 do): the preset stands, with
+            # those fields changed (a preset factory takes no arguments)
+            if value.func:
+                out.put(f"{PREFIX}.mixed_precision", value.name, line)
+            for field, inner in value.kwargs.items():
+                _tree(out, f"{PREFIX}.mixed_precision.{field}", inner,
+                      value.lines.get(field, line), 1)
+        elif key == "mixed_precision":
             out.put(f"{PREFIX}.mixed_precision", _preset(value), line)
         elif key in SECTIONS:
             _tree(out, f"{PREFIX}.{key}", value, line, 0)

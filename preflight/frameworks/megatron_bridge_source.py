@@ -56,8 +56,54 @@ def recipe_preset(script: str, recipe: str) -> tuple[str, str, int] | None:
     return textcache.memo((__name__, folder, recipe), lambda: _search(folder, recipe))
 
 
-def _search(folder: str, recipe: str) -> tuple[str, str, int] | None:
-    """:func:`recipe_preset` in ``folder``: the first file defining ``recipe``, its body read."""
+ATTENTION = ("fp8_dot_product_attention", "fp8_multi_head_attention")
+
+
+def recipe_attention(script: str, recipe: str) -> dict[str, tuple[object, str, int]]:
+    """The FP8 attention fields (:data:`ATTENTION`) the recipe function ``recipe`` sets on its
+    ``mixed_precision`` in the job's own Megatron-Bridge source: field -> (True / False, or an
+    Unknown reason as str when set under a condition or to a value not written, file, line).
+    Empty when the job does not hold the source or the body sets none (recipes/qwen/gb200/
+    qwen3_moe.py l.62 @ v0.6.0: ``cfg.mixed_precision.fp8_dot_product_attention = True``)."""
+    folder = recipes_folder(script)
+    if folder is None or not recipe.isidentifier():
+        return {}
+    return textcache.memo((__name__, "attention", folder, recipe),
+                          lambda: _search_attention(folder, recipe))
+
+
+def _search_attention(folder: str, recipe: str) -> dict[str, tuple[object, str, int]]:
+    found = _files(folder, recipe)
+    if found is None or len(found) != 1:
+        return {}
+    path, text = found[0]
+    node = _function(text, recipe)
+    if node is None:
+        return {}
+    got: dict[str, tuple[object, str, int]] = {}
+    for sub in sorted((n for n in ast.walk(node) if isinstance(n, (ast.Assign, ast.Call))),
+                      key=lambda n: (n.lineno, n.col_offset)):
+        if isinstance(sub, ast.Call):   # a helper given it (perf_recipes/deepseek/common.py
+            for kw in sub.keywords:     # l.52-75: `fp8_dot_product_attention=True`)
+                if kw.arg in ATTENTION:
+                    got[kw.arg] = (f"the recipe {recipe} passes {kw.arg}= to a function at "
+                                   f"{path}:{sub.lineno}, not followed here", path, sub.lineno)
+            continue
+        for target in sub.targets:
+            if isinstance(target, ast.Attribute) and target.attr in ATTENTION and \
+                    isinstance(target.value, ast.Attribute) and \
+                    target.value.attr == "mixed_precision":
+                value = sub.value.value if isinstance(sub.value, ast.Constant) else None
+                if not isinstance(value, bool) or _conditional(node, sub.lineno):
+                    value = (f"the recipe {recipe} sets mixed_precision.{target.attr} at "
+                             f"{path}:{sub.lineno} under a condition or to a value not "
+                             "written there")
+                got[target.attr] = (value, path, sub.lineno)   # the last one written wins
+    return got
+
+
+def _files(folder: str, recipe: str) -> list[tuple[str, str]] | None:
+    """(path, text) of each file in ``folder`` defining ``recipe``; None past the bounds."""
     needle = re.compile(rf"^def {re.escape(recipe)}\(", re.M)
     seen = folders = 0
     found: list[tuple[str, str]] = []
@@ -77,20 +123,31 @@ def _search(folder: str, recipe: str) -> tuple[str, str, int] | None:
                 continue
             if needle.search(text):
                 found.append((path, text))
+    return found
+
+
+def _search(folder: str, recipe: str) -> tuple[str, str, int] | None:
+    """:func:`recipe_preset` in ``folder``: the first file defining ``recipe``, its body read."""
+    found = _files(folder, recipe)
     # two modules defining the recipe: which one run_recipe.py gets is the package's imports'
     # choice (redteam5: a decoy in a_decoy.py, first in name order, decided it)
-    return _in_function(*found[0], recipe) if len(found) == 1 else None
+    return _in_function(*found[0], recipe) if found and len(found) == 1 else None
 
 
-def _in_function(path: str, text: str, recipe: str) -> tuple[str, str, int] | None:
+def _function(text: str, recipe: str) -> ast.FunctionDef | None:
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     defs = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == recipe]
-    if not defs:
+    # Python binds the last definition (redteam5: the first was read)
+    return defs[-1] if defs else None
+
+
+def _in_function(path: str, text: str, recipe: str) -> tuple[str, str, int] | None:
+    node = _function(text, recipe)
+    if node is None:
         return None
-    node = defs[-1]         # Python binds the last definition (redteam5: the first was read)
     found = [(sub.value, sub.lineno) for sub in ast.walk(node)
              if isinstance(sub, ast.Constant) and isinstance(sub.value, str) and
              PRESET.fullmatch(sub.value)] + _preset_calls(node)

@@ -29,14 +29,16 @@ from typing import Any
 
 from preflight.facts import Unknown
 from preflight.findings import Source
+from preflight.reading import shelldir
 from preflight.reading.overridelaunch import LaunchRead, Syntax
 from preflight.reading.parse import ParseError, read_text
 from preflight.reading.types import ConfigProblem
 
-ENTRY = re.compile(r"(?:^|/)scripts/training/setup_experiment\.py$|^\$\(\.\.\.\)/setup_experiment"
-                   r"\.py$")
-"""The launcher as written on a line: its path, or train.sh's ``"${SCRIPT_DIR}/..."`` (a command
-substitution: :func:`confirmed` checks it is the script's own folder)."""
+ENTRY = re.compile(r"(?:^|/)scripts/training/setup_experiment\.py$|"
+                   "^" + shelldir.SELF + r"/setup_experiment\.py$")
+"""The launcher as written on a line: its path, or train.sh's ``"${SCRIPT_DIR}/..."`` (the
+script's own folder, as :mod:`preflight.reading.shelldir` reads ``$(cd "$(dirname
+"${BASH_SOURCE[0]}")" && pwd)``: :func:`confirmed` checks the launcher there)."""
 HINT = re.compile(r"scripts/training/(?:setup_experiment\.py|train\.sh)|"
                   r"\$\{?SCRIPT_DIR\}?/setup_experiment\.py")
 ENTRY_CODE = re.compile(r"scripts/training/run_recipe\.py")
@@ -52,7 +54,6 @@ _INTS = frozenset({"nodes", "gpus-per-node", "gpus_per_node", "lmc", "peak-mem-c
 DRY_RUN = ("submission-dry-run", "dry-run")
 SOURCE = ("Megatron-Bridge v0.6.0 scripts/training/train.sh l.27, setup_experiment.py "
           "_build_parser l.46-139 and main l.309-330 (parse_known_args -> run_recipe.py)")
-_SELF_DIR = re.compile(r"dirname\b.*(?:BASH_SOURCE|\$\{?0\b)")
 _MAX_LAUNCHER = 1 << 20
 
 
@@ -64,15 +65,14 @@ def syntax(recipe: Syntax) -> Syntax:
 
 def confirmed(path: str, read: LaunchRead) -> str | None:
     """Why the command found is not Megatron-Bridge's training launcher (None: it is). A
-    literal ``scripts/training/setup_experiment.py`` is; ``$(...)/setup_experiment.py`` only
-    when the substitution is the script's own folder (``$(dirname "${BASH_SOURCE[0]}")``), that
-    folder is ``scripts/training`` and its setup_experiment.py forwards to run_recipe.py."""
+    literal ``scripts/training/setup_experiment.py`` is; one in the script's own folder
+    (``"${SCRIPT_DIR}/setup_experiment.py"``, :mod:`preflight.reading.shelldir`) only when that
+    folder is ``scripts/training`` and its setup_experiment.py forwards to run_recipe.py (a
+    folder computed otherwise is a run-time value: no launcher)."""
     assert read.launch is not None
     entry = read.launch.entry
-    if not entry.text.startswith("$(...)/"):
+    if not shelldir.starts(entry.text):
         return None
-    if not entry.opaque or not _SELF_DIR.search(entry.opaque):
-        return f"{entry.text} is in a folder computed at run time, not the script's own"
     folder = os.path.dirname(os.path.abspath(path))
     if not folder.replace(os.sep, "/").endswith("/scripts/training"):
         return f"{os.path.basename(path)} is not in a scripts/training folder"

@@ -37,7 +37,7 @@ _CLI_PREFIXES = (("trainer.plugins.", "plugins."), ("trainer.strategy.", "strate
 
 def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
     clean = strip_comments(text)
-    variables = collect_variables(clean, outer)
+    variables = collect_variables(clean, outer, script=path)
     out = Out(path, text)
     hit = find(COMMAND, clean)
     if hit is None:

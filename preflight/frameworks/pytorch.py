@@ -22,6 +22,7 @@ calls say the model is compiled.
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -33,7 +34,7 @@ from preflight.frameworks.pytorch_own import own_fp8
 from preflight.reading.parse import Parsed, ParseError
 from preflight.reading.pyfacts import PyOut
 from preflight.reading.pysource import Call, Module, Ref
-from preflight.reading.pyvalues import Unresolved
+from preflight.reading.pyvalues import Unresolved, dotted
 from preflight.reading.types import ReaderOutput
 from preflight.registry.intent import RECIPES
 
@@ -112,15 +113,38 @@ def read_python(module: Module) -> ReaderOutput:
                     call.lines.get("mesh", call.line))
     if modules:
         out.put(f"{PREFIX}.te.modules", sorted(modules), None)
+    if not any(c.func == "torch.compile" for c in calls) and not out.module.bindings:
+        _compile_not_run(out)       # (a helper module's unused compile says nothing)
     own_fp8(out, PREFIX)
     return out.output()
+
+
+def _compile_not_run(out: PyOut) -> None:
+    """The file compiles only in branches the launch line's values show do not run
+    (lightning-thunder 1e22aacb, benchmark_litgpt.py:667-672 ``if self.compile == "inductor":
+    model = torch.compile(model)`` under ``--compile eager``): not compiled here."""
+    module = out.module
+    for scope in module.scopes:
+        for node in scope.calls:
+            if isinstance(node.func, (ast.Attribute, ast.Name)) and \
+                    dotted(node.func) in ("torch.compile", "compile"):
+                func = module.evaluate(node.func, scope, 1)
+                if isinstance(func, Ref) and func.name == "torch.compile":
+                    out.put(f"{PREFIX}.compile", False, node.lineno)
+                    return
 
 
 def _autocast(out: PyOut, call: Call, what: str, recipe_key: str) -> None:
     enabled = call.value("enabled", True)      # the default since TE 1.0
     out.put(f"{PREFIX}.{what}.enabled", enabled, call.lines.get("enabled", call.line))
     recipe = call.value(recipe_key, call.value("recipe"))
-    if isinstance(recipe, Call):
+    if isinstance(recipe, Call) and not recipe.func.startswith("transformer_engine."):
+        # redteam8: the job's own `class DelayedScaling:` (or one of another module) is no TE
+        # recipe, whatever its name
+        out.put(f"{PREFIX}.{what}.recipe", Unknown(
+            f"{recipe.func.removeprefix('__main__.')}() is not a Transformer Engine recipe "
+            "class"), recipe.line, recipe.path)
+    elif isinstance(recipe, Call):
         out.put(f"{PREFIX}.{what}.recipe", recipe.name, recipe.line, recipe.path)
         for key, value in recipe.kwargs.items():
             out.put(f"{PREFIX}.{what}.recipe_args.{key}",
@@ -213,8 +237,8 @@ def _rest(p: View, out: IntentOut) -> Derived:
         out["activation_checkpointing"] = (True, p.src("checkpoint"))
     if p.has("te.model_init.enabled"):
         out["fp8_params"] = (p.get("te.model_init.enabled") is True, p.src("te.model_init.enabled"))
-    if p.truthy("compile"):
-        out["compile"] = (True, p.src("compile"))
+    if p.truthy("compile") or p.get("compile") is False:
+        out["compile"] = (p.get("compile") is not False, p.src("compile"))
     gpus, nodes = p.int("launch.nproc_per_node"), p.int("launch.nnodes")
     if gpus is not None and gpus > 0:
         out["num_gpus"] = (gpus * (nodes if nodes is not None and nodes > 0 else 1),

@@ -21,6 +21,7 @@ from packaging.version import Version
 from preflight.base.versions import comparison_key
 from preflight.facts import Unknown
 from preflight.findings import Source
+from preflight.frameworks import swift_walk
 from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, IntentOut, View
 from preflight.frameworks.megatron import megatron_intent
@@ -29,7 +30,7 @@ from preflight.reading.boolflags import refuse_empty
 from preflight.reading.launch import blank_commands, find
 from preflight.reading.parse import Parsed, ParseError
 from preflight.reading.refs import named
-from preflight.reading.types import Linked, ReaderOutput
+from preflight.reading.types import ConfigProblem, Linked, ReaderOutput
 
 KIND = "swift"
 PREFIX = f"config.{KIND}"
@@ -61,7 +62,16 @@ _BOOL_KEYS = ("merge_lora", "save_safetensors", "fp8_param_gather", "bf16", "fp1
 
 def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
     """Flags of the script's ms-swift command line(s), ``--deepspeed x.json`` followed; a
-    script that trains has only its training commands' flags (:data:`OTHER` blanked)."""
+    script that trains has only its training commands' flags.
+
+    The script is walked as the shell runs it (:func:`swift_walk.read`, issue 22): a flag in a
+    comment, an ``echo``, a variable no command expands or an ``if`` arm the text does not
+    decide is not the command's. A script past the shell kit's bounds is read text-wide as
+    before (:data:`OTHER` blanked)."""
+    walked = swift_walk.read(path, text, outer, PREFIX)
+    if walked is not None:
+        facts, prov, problems = walked
+        return _finish(path, facts, prov, problems)
     command = find(TRAINING, text)
     if command is not None:
         text = blank_commands(text, OTHER)
@@ -69,14 +79,20 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
         command = find(COMMAND, text)
     out = read_args_text(path, text, outer, prefix=PREFIX)
     facts, prov = dict(out.facts), dict(out.provenance)
-    for name, value in facts.items():     # ms-swift's flags take true/false (argparse bools)
-        if isinstance(value, str) and value.lower() in {"true", "false"}:
-            facts[name] = value.lower() == "true"
-    problems = [*out.problems, *refuse_empty(facts, prov, path, PREFIX, _BOOL_KEYS)]
     if command is not None:
         line = text.count("\n", 0, command.start()) + 1
         facts[f"{PREFIX}.command"] = f"{command.group(1)} {command.group(2)}"
         prov[f"{PREFIX}.command"] = Source(path, line)
+    return _finish(path, facts, prov, list(out.problems))
+
+
+def _finish(path: str, facts: dict[str, Any], prov: dict[str, Any],
+            problems: list[ConfigProblem]) -> ReaderOutput:
+    """ms-swift's true/false words as bools, refused bool values, ``--deepspeed`` followed."""
+    for name, value in facts.items():     # ms-swift's flags take true/false (argparse bools)
+        if isinstance(value, str) and value.lower() in {"true", "false"}:
+            facts[name] = value.lower() == "true"
+    problems = [*problems, *refuse_empty(facts, prov, path, PREFIX, _BOOL_KEYS)]
     ds = facts.get(f"{PREFIX}.deepspeed")
     linked: tuple[Linked, ...] = ()
     if isinstance(ds, str) and ds.endswith(".json") and "$" not in ds:

@@ -11,8 +11,9 @@ Read at v1.0.0rc0 (7f4f794e, 2025-11-17), v1.0.1 (91e30dd1, 2026-05-15) and b934
   l.996-1000): ``Float8Config(scaling_granularity_gemm=, scaling_granularity_grouped_gemm=)``
   (``xtuner/v1/float8/config.py``), each a ``ScalingGranularity`` (TILEWISE, BLOCKWISE,
   TENSORWISE) or None; both None is no FP8. ``Float8Handler`` (``float8_handler.py`` l.58-71)
-  accepts only TILEWISE / TENSORWISE (an assert stops the job on BLOCKWISE) and turns FP8 off,
-  with a warning, below compute capability 8.9.
+  accepts only TILEWISE / TENSORWISE (an assert stops the job on BLOCKWISE); below compute
+  capability 8.9 it logs a warning and returns, but the layers are float8 ones whatever the GPU
+  (``module/linear/linear.py`` ``build_linear``), so the FP8 GEMMs fail (FP8D-HW-0001).
 - TILEWISE is DeepSeek-V3-style fine-grained scaling, 1x128 tiles of activations and 128x128
   blocks of weights (docs/en/pretrain_sft/advanced_tutorial/float8.md; ``recipe`` blockwise
   here), computed by xtuner's own kernels on AdaptiveGEMM (``adaptive_gemm.gemm_fp8_fp8_bf16_nt``,
@@ -30,6 +31,7 @@ Read at v1.0.0rc0 (7f4f794e, 2025-11-17), v1.0.1 (91e30dd1, 2026-05-15) and b934
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Mapping
 from dataclasses import replace
@@ -39,15 +41,16 @@ from preflight.facts import Unknown
 from preflight.findings import Source
 from preflight.frameworks._record import Default, Framework, Launch
 from preflight.frameworks._view import Derived, IntentOut, View
+from preflight.frameworks.xtuner_sizes import experts, shard_size
 from preflight.reading import shellcalls
 from preflight.reading.launchenv import process_env
-from preflight.reading.overridelaunch import Syntax, find_launch
+from preflight.reading.overridelaunch import LaunchRead, Syntax, find_launch
 from preflight.reading.parse import Parsed, ParseError
 from preflight.reading.pyfacts import PyOut
 from preflight.reading.pysource import Call, Module, Ref, Unresolved
 from preflight.reading.refs import named
 from preflight.reading.shellvars import collect_variables, strip_comments
-from preflight.reading.types import ReaderOutput
+from preflight.reading.types import Linked, ReaderOutput
 
 KIND = "xtuner"
 PREFIX = f"config.{KIND}"
@@ -62,9 +65,18 @@ _RECIPE = {"tilewise": "blockwise", "tensorwise": "tensorwise"}
 ENTRY = re.compile(r"(?:^|/)xtuner/v1/train/cli/(?:sft|rl)\.py$|"
                    r"^xtuner\.v1\.train\.cli\.(?:sft|rl)$")
 HINT = re.compile(r"xtuner/v1/train/cli/(?:sft|rl)\.py|xtuner\.v1\.train\.cli\.(?:sft|rl)\b")
-SYNTAX = Syntax(entry=lambda w: bool(ENTRY.search(w)), value_flags=frozenset({"config"}))
-
-
+# TrainingArguments (xtuner/v1/train/arguments/arguments.py l.37-111 @ b934f462): sft.py takes
+# them instead of --config (cli/sft.py l.29-35); --model-cfg names a Python file whose `model`
+# is the model config (l.217-222: Config.fromfile(model_cfg)["model"]) or a registered name
+ARGS = frozenset({"model-cfg", "model_cfg", "load-from", "load_from", "chat-template",
+                  "chat_template", "tokenize-fn", "tokenize_fn", "tokenizer-path",
+                  "tokenizer_path", "dataset", "cache-dir", "cache_dir", "max-length",
+                  "max_length", "lr", "optim", "work-dir", "work_dir", "total-step",
+                  "total_step", "epoch-num", "epoch_num", "global-batch-size",
+                  "global_batch_size"})
+SYNTAX = Syntax(entry=lambda w: bool(ENTRY.search(w)), value_flags=frozenset({"config", *ARGS}))
+MODEL_ENTRY = "model"
+"""What xtuner takes from a ``--model-cfg`` file (``Config.fromfile(...)["model"]``)."""
 def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
     """``... xtuner/v1/train/cli/sft.py --config cfg.py``: the config, linked to be read as
     Python (xtuner runs it; this reads it with ``ast``)."""
@@ -75,18 +87,15 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
     facts: dict[str, Any] = {f"{PREFIX}.entry": read.launch.entry.text}
     prov: dict[str, str] = {f"{PREFIX}.entry": line}
     config = read.flag("config")
-    linked = []
+    linked: list[Linked] = []
     if config is None:
-        # sft.py also takes TrainingArguments flags instead (--model-cfg ...): not read here
-        facts[f"{PREFIX}.base_config"] = Unknown(
-            "the launch line gives no --config (its TrainingArguments flags are not read)")
-        prov[f"{PREFIX}.base_config"] = line
+        _arguments(path, text, outer, read, facts, prov, linked)
     elif isinstance(config[0], str) and "$" not in config[0]:
         # xtuner runs the config in the training process (Config.fromfile): its os.environ
         # lookups see what the launch line gives (examples/v1/config/sft_qwen3p5.py: FP8=1)
         clean = strip_comments(text.replace("\r\n", "\n"))
         caller = outer.get(shellcalls.CALLER, path)
-        env = process_env(path, clean, read.launch.entry.offset, collect_variables(clean, outer),
+        env = process_env(path, clean, read.launch.entry.offset, collect_variables(clean, outer, script=path),
                           [(n, caller) for n in outer.get(shellcalls.ENVIRON, "").split(",")
                            if n])
         linked.append(replace(named(config[0], KIND, path, config[1], key="--config",
@@ -100,6 +109,40 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
             "known only when the launch script runs")
         prov[f"{PREFIX}.base_config"] = config[1]
     return ReaderOutput(facts, prov, tuple(read.problems), tuple(linked))
+
+
+def _arguments(path: str, text: str, outer: dict[str, str], read: LaunchRead,
+               facts: dict[str, Any], prov: dict[str, Any], linked: list[Linked]) -> None:
+    """sft.py's TrainingArguments flags (no --config): the ``--model-cfg`` file followed (its
+    ``model``), a registered model name kept; ``--float8-config.*`` flags set the model's
+    float8_cfg (to_trainer_config, arguments.py l.141-142), not read here: Unknown."""
+    line = Source(path, text.count("\n", 0, read.launch.offset) + 1) if read.launch else path
+    f8 = next((k for k in read.flags if k.replace("_", "-").startswith("float8-config")), None)
+    if f8 is not None:
+        facts[f"{PREFIX}.float8_cfg"] = Unknown(
+            f"--{f8} on the launch line sets the model's float8_cfg (TrainingArguments "
+            "float8_config), not read here")
+        prov[f"{PREFIX}.float8_cfg"] = read.flags[f8][1]
+    model = read.flag("model-cfg", "model_cfg")
+    if model is None:
+        facts[f"{PREFIX}.base_config"] = Unknown(
+            "the launch line gives no --config and no --model-cfg (the model comes from "
+            "--load-from's HF config, not read here)")
+        prov[f"{PREFIX}.base_config"] = line
+        return
+    value, where = model
+    if isinstance(value, str) and value.endswith(".py") and "$" not in value:
+        link = named(value, KIND, path, where, key="--model-cfg", line=where.line)
+        linked.append(replace(link, entry=MODEL_ENTRY))
+        facts[f"{PREFIX}.model_cfg_file"], prov[f"{PREFIX}.model_cfg_file"] = model
+    elif isinstance(value, str) and "$" not in value:
+        # a name of xtuner's model registry (get_model_config): float8_cfg None there
+        facts[f"{PREFIX}.model_cfg_name"], prov[f"{PREFIX}.model_cfg_name"] = model
+    else:
+        facts[f"{PREFIX}.base_config"] = Unknown(
+            f"--model-cfg {value.reason if isinstance(value, Unknown) else str(value)[:80]!r} "
+            "is known only when the launch script runs")
+        prov[f"{PREFIX}.base_config"] = where
 
 
 def _gran(value: Any) -> Any:
@@ -129,6 +172,7 @@ def read_python(module: Module) -> ReaderOutput:
         with out.made(call):
             out.put(f"{PREFIX}.trainer", call.name, call.line)
             _resume(out, call)
+            _fsdp(out, call)
             model = call.value("model_cfg")
             line = call.lines.get("model_cfg", call.line)
             if not isinstance(model, Call):
@@ -136,6 +180,20 @@ def read_python(module: Module) -> ReaderOutput:
                         Unresolved(f"model_cfg at line {line} is not built in this file"), line)
                 continue
             _model(out, model)
+    if not trainers and module.entry == MODEL_ENTRY:
+        # a --model-cfg file: its `model` is the model config (arguments.py l.217-222)
+        end = max((getattr(n, "end_lineno", 0) or 0 for n in module.tree.body), default=0)
+        name = ast.Name(id="model", ctx=ast.Load(), lineno=end + 1, col_offset=0,
+                        end_lineno=end + 1, end_col_offset=5)   # its value at the file's end
+        model = module.evaluate(name, module.module)
+        if isinstance(model, Call) and MODEL.match(model.func):
+            with out.made(model):
+                _model(out, model)
+        else:
+            out.put(f"{PREFIX}.float8_cfg", model if isinstance(model, Unresolved) else
+                    Unresolved("the --model-cfg file builds no `model = ...Config(...)` "
+                               "read here"), getattr(model, "line", 1) or 1)
+        return out.output()
     if not trainers and floats:
         first = floats[0]
         out.put(f"{PREFIX}.float8_cfg", Unresolved(
@@ -159,9 +217,30 @@ def _resume(out: PyOut, call: Call) -> None:
                     inner.lines.get(field, inner.line))
 
 
+def _fsdp(out: PyOut, call: Call) -> None:
+    """``fsdp_cfg=FSDPConfig(ep_size=, hsdp_sharding_size=, tp_size=)``: with the model's
+    ``ep_size`` they give the FSDP shard mesh (``fsdp_shard_size``: the tile-wise all-gather
+    failure of xtuner PR 1948 is a rule's, FP8D-XTUNER-0002)."""
+    if "fsdp_cfg" not in call.kwargs:
+        return
+    inner = call.value("fsdp_cfg")
+    line = call.lines.get("fsdp_cfg", call.line)
+    if not isinstance(inner, Call):
+        out.put(f"{PREFIX}.fsdp_cfg", inner if isinstance(inner, Unresolved) else Unresolved(
+            f"fsdp_cfg at line {line} is not built in this file"), line)
+        return
+    out.put(f"{PREFIX}.fsdp_cfg", inner.name, line)
+    for key in ("ep_size", "hsdp_sharding_size", "tp_size"):
+        if key in inner.kwargs:
+            out.put(f"{PREFIX}.fsdp_cfg.{key}", inner.kwargs[key], inner.lines.get(key, inner.line))
+    if inner.star is not None:
+        out.put(f"{PREFIX}.fsdp_cfg", Unresolved(f"fsdp_cfg at line {line} takes **{{...}} "
+                                                 "this file does not give"), line)
+
+
 def _model(out: PyOut, model: Call) -> None:
     out.put(f"{PREFIX}.model_cfg", model.name, model.line)
-    for key in ("compile_cfg", "ep_size"):
+    for key in ("compile_cfg", "ep_size", "n_routed_experts", "num_experts_per_tok"):
         if key in model.kwargs:
             out.put(f"{PREFIX}.model_cfg.{key}", model.kwargs[key],
                     model.lines.get(key, model.line))
@@ -264,17 +343,25 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
                                    "xtuner/v1/model/base.py l.127: float8_cfg = None)"))
     elif v.has("base_config"):
         out["fp8"] = (v.facts[f"{PREFIX}.base_config"], v.src("base_config"))
+    elif v.has("model_cfg_name"):
+        out["fp8"] = (False, v.src("model_cfg_name") + f" ({_SRC} a registered model config: "
+                      "xtuner/v1/model/base.py l.127 float8_cfg = None)")
     if v.has("model_cfg.compile_cfg"):
         compiled = v.get("model_cfg.compile_cfg")
         if compiled is False:
             out["compile"] = (False, v.src("model_cfg.compile_cfg"))
+    experts(v, out)
     ep = v.int("model_cfg.ep_size")
     if ep is not None:
         out["ep"] = (ep, v.src("model_cfg.ep_size"))
+    fsdp_ep = v.int("fsdp_cfg.ep_size")
+    if fsdp_ep is not None and fsdp_ep > 1 and (ep is None or ep == 1):
+        out["ep"] = (fsdp_ep, v.src("fsdp_cfg.ep_size"))     # trainer.py l.1717-1719 @ v1.0.1
     gpus, nodes = v.int("launch.nproc_per_node"), v.int("launch.nnodes")
     if gpus is not None and gpus > 0:        # the torchrun line (jobs/launchfacts.py)
         out["num_gpus"] = (gpus * (nodes if nodes is not None and nodes > 0 else 1),
                            v.src("launch.nproc_per_node"))
+    shard_size(v, out, ep)
     if v.has("model_cfg") or v.has("float8_cfg"):
         out["distributed"] = ("fsdp2", f"{_SRC} docs/en/pretrain_sft/advanced_tutorial/float8.md "
                                        "(\"XTuner V1 is developed based on PyTorch FSDP\")")

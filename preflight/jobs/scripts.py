@@ -13,17 +13,17 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Sequence
-from contextvars import ContextVar
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from preflight.findings import Source
 from preflight.jobs import entryscripts, launchfacts, pymodlinks, scriptargs
+from preflight.jobs.scriptcalls import shell_scripts, sourced_calls, with_calls
 from preflight.jobs.sourcing import expanded, sourced
 from preflight.reading import launch, launchpick, shell, shellcalls, shellheredoc, shellwrites
-from preflight.reading.boundary import outside_reference, refuse
 from preflight.reading.parse import ParseError, read_text
 from preflight.reading.refs import named
+from preflight.reading.shelldir import RUNS
 from preflight.reading.shellstops import read_stops
 from preflight.reading.shellvars import collect_variables, strip_comments
 from preflight.reading.types import ConfigProblem, Linked, ReaderOutput
@@ -82,10 +82,13 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
     # the text without comments and its variables: once, for every reader below
     clean = strip_comments(text)
     here = shellheredoc.values(clean)        # its here-documents' values, for both below
-    variables = collect_variables(clean, outer, here)
+    variables = collect_variables(clean, outer, here, script=path)
     unread: list[ConfigProblem] = []
     runs = _python_scripts(path, clean, variables, outer, walked, unread)   # and -m modules
-    calls = _shell_scripts(path, text, outer, walked, unread) if walked is not None else []
+    calls = shell_scripts(path, text, outer, walked, unread) if walked is not None else []
+    if files:       # `source x.sh --fp8`: bash runs x.sh's commands, its launch is the job's
+        calls += sourced_calls(files, path, {**collect_variables(
+            clean, inherited, here, script=path), RUNS: outer.get(RUNS, path)}, walked, calls)
     # a file the script writes before using it is not the one in the job (redteam4)
     written = shellwrites.writes(clean, variables, raw) if shell_script else {}
     wrote: dict[str, object] = {}
@@ -107,7 +110,7 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
     if runs:
         got, out = _with_scripts(got, out, runs, kind)
     if calls:
-        got, out = _with_calls(got, out, calls, kind, unread)
+        got, out = with_calls(got, out, calls, kind, unread)
     missing.extend(unread)
     if got is None and explicit and unread:   # its launch may be in a script not read (redteam3)
         raise ParseError(unread[0].message, unread[0].line, level="warning", code="reference")
@@ -120,7 +123,12 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
         linked = shellwrites.unwritten(path, written, out.linked, got, missing, facts)
         out = ReaderOutput(facts, out.provenance, out.problems, tuple(linked))
     if got is not None and files:
-        own = collect_variables(clean, inherited, here)
+        # `$0` in a sourced file: this script; its environment: what this script exports
+        exported = sorted({n for c in (walked.calls if walked else ()) if c.how == "source"
+                           for n, _ in c.env})
+        own = {**collect_variables(clean, inherited, here, script=path),
+               RUNS: outer.get(RUNS, path),
+               **({shellcalls.ENVIRON: ",".join(exported)} if exported else {})}
         out = ReaderOutput(out.facts, out.provenance, out.problems, (
             *out.linked, *scriptargs.sourced_links(files, got, path, own, walked)))
     if missing and got is not None:
@@ -165,108 +173,6 @@ def _python_scripts(path: str, clean: str, variables: dict[str, str], outer: dic
     found += pymodlinks.links(path, clean, variables, outer, walked, _frameworks(), trains,
                               problems)
     return launchfacts.one_environ(found)
-
-
-_PEEKING: ContextVar[int] = ContextVar("fp8_doctor_called_script_depth", default=0)
-MAX_CALL_DEPTH = 3
-"""Scripts calling scripts followed this deep to learn a wrapper's kind (a cycle stops too)."""
-MAX_PEEKS = 4
-"""Scripts of one wrapper looked into for its kind: 4**3 reads at most, whatever the fan-out."""
-
-
-def _shell_scripts(path: str, text: str, outer: dict[str, str],
-                   walked: shellcalls.Walked, problems: list[ConfigProblem]) -> list[Linked]:
-    """The shell scripts ``text`` runs (``VAR=v bash x.sh``, ``sbatch x.sh``, ``./x.sh``:
-    :mod:`.shellcalls`), found inside the job, each linked with the environment and folder it
-    starts with, so its ``${VAR:-default}`` takes the caller's value. A relative path is
-    taken from the folder the command runs in (after a ``cd``); one that cannot be known (a
-    ``cd`` to a run-time folder) is not guessed at; one found only outside the job is a
-    warning at its line (:mod:`.boundary`), never read."""
-    found: list[Linked] = []
-    me = os.path.realpath(path)
-    for call in walked.calls:
-        line = text.count("\n", 0, call.offset) + 1
-        folder, _ = shellcalls.folder_of(call.folder, path, outer)
-        script = call.script.replace(shellcalls.SELF, os.path.dirname(os.path.abspath(path)), 1)
-        if os.path.isabs(script):
-            cands = [script]
-        elif folder is None:
-            continue                     # `cd $(...)` before it: which file runs is not known
-        else:
-            cands = [os.path.join(folder, script)]
-            if shellcalls.CWD not in outer and not call.folder.path:
-                cands.append(script)     # launched from the current directory (as refs do)
-        hits = [os.path.normpath(c) for c in cands if os.path.isfile(c)]
-        odd = next((c for c in cands if os.path.lexists(c) and not os.path.isfile(c)), None)
-        if not hits and odd is not None and refuse(odd):
-            outside_reference(odd, path, line, "runs")     # a link out of the job (/dev/zero)
-        elif not hits and odd is not None and len(problems) < 64:
-            # a FIFO, a device (a link to /dev/zero) or a folder: nothing to read (redteam3)
-            problems.append(_unread_call(path, line, call.script, "is not a regular file "
-                                         "(a FIFO, device or folder)"))
-        if not hits or os.path.realpath(hits[0]) == me:
-            continue
-        if refuse(hits[0]):
-            outside_reference(hits[0], path, line, "runs")
-            continue
-        try:
-            head = read_text(hits[0])[:4096]
-        except (ParseError, OSError) as exc:
-            # never linked, so no reader would report it: said here, at the calling line
-            if len(problems) < 64:
-                problems.append(_unread_call(path, line, call.script, "could not be read (" + (
-                    exc.message if isinstance(exc, ParseError) else type(exc).__name__)[:120]
-                    + ")"))
-            continue
-        if not is_shell(hits[0], head):
-            continue
-        env = dict(call.env)
-        env[shellcalls.ENVIRON] = ",".join(n for n, _ in call.env)
-        env[shellcalls.CALLER], env[scriptargs.ARGV] = Source(path, line), scriptargs.encode(call.argv)
-        if folder is not None:
-            env[shellcalls.CWD] = folder
-        found.append(Linked(hits[0], "", Source(path, line), key="the launch line",
-                            line=line, optional=True, variables=tuple(env.items())))
-    return found
-
-
-def _unread_call(path: str, line: int, script: str, why: str) -> ConfigProblem:
-    return ConfigProblem(path, line, (
-        f"runs {script[:120]!r}, which {why}: the settings it gives the job were not read"),
-        level="warning", code="reference")
-
-
-def _with_calls(got: str | None, out: ReaderOutput, calls: list[Linked], kind: str | None,
-                unread: list[ConfigProblem]) -> tuple[str | None, ReaderOutput]:
-    """``out`` naming the scripts it runs too; a wrapper read by no framework takes the kind
-    of the first script it runs that one reads (``VAR=v bash run_grpo.sh``)."""
-    from preflight.jobs.read import read_file
-
-    if got is None:
-        depth = _PEEKING.get()
-        if depth >= MAX_CALL_DEPTH:
-            return None, out
-        token = _PEEKING.set(depth + 1)
-        try:
-            for link in calls[:MAX_PEEKS]:
-                peek, peeked = read_file(link.path, kind, explicit=False,
-                                         inherited=dict(link.variables))
-                if peek is not None:
-                    got = peek
-                    break
-                bad = next((p for p in peeked.problems if p.level == "error"), None)
-                if bad is not None and link.line is not None:
-                    # not UTF-8, NUL bytes, ...: the script it runs holds the launch, perhaps
-                    caller = getattr(link.source, "path", str(link.source))
-                    unread.append(_unread_call(caller, link.line, os.path.basename(link.path),
-                                               f"could not be read ({bad.message[:120]})"))
-        finally:
-            _PEEKING.reset(token)
-        if got is None:
-            return None, out
-    named_already = {os.path.realpath(link.path) for link in out.linked}
-    extra = tuple(c for c in calls if os.path.realpath(c.path) not in named_already)
-    return got, replace(out, linked=(*out.linked, *extra))
 
 
 def _with_scripts(got: str | None, out: ReaderOutput, runs: list[Linked], kind: str | None,

@@ -16,12 +16,15 @@ from __future__ import annotations
 import os
 import re
 
+from preflight.reading import shelldir
 from preflight.reading.boundary import outside_reference, refuse
 from preflight.reading.parse import ParseError, read_text
 from preflight.reading.shell import blank_heredocs, heredocs
+from preflight.reading.shellexpand import Eval, TooLarge
 from preflight.reading.shellheredoc import kept_text
 from preflight.reading.shellstops import errexit
 from preflight.reading.shellvars import collect_variables, strip_comments
+from preflight.reading.shellwords import split
 from preflight.reading.shellwrites import writes, written_before
 from preflight.reading.types import ConfigProblem
 
@@ -30,23 +33,26 @@ MAX_FILES = 8
 
 _SOURCE = re.compile(r"""^[ \t]*(?:source|\.)[ \t]+"""
                      r"""("[^"\n]+"|'[^'\n]+'|(?:\$\([^)\n]*\)|[^\s;&|])+)""", re.M)
-# `$(dirname $0)/`, `$(dirname "${BASH_SOURCE[0]}")/`, `$(dirname $SCRIPT_PATH)/` (Megatron-LM
-# examples/rl/model_configs), `${BASH_SOURCE%/*}/`, `$SCRIPT_DIR/`: the script's own folder.
-_SELF_DIR = re.compile(r"""^"?(?:\$\(\s*dirname\s+[^)]*\)|\$\{BASH_SOURCE(?:\[0\])?%/\*\}|"""
-                       r"""\$\{?(?:SCRIPT_DIR|DIR)\}?)"?/""")
+# `$SCRIPT_DIR/` / `$DIR/` set where this script cannot see (its caller): taken as the script's
+# own folder. `$(dirname "$0")/`, `$(dirname $SCRIPT_PATH)/` with SCRIPT_PATH="${BASH_SOURCE[0]}"
+# (Megatron-LM examples/rl/model_configs/*.sh @ d98e8a6), `${BASH_SOURCE%/*}/` and a SCRIPT_DIR
+# the script computes are read as bash computes them (reading/shelldir.py: _evaluated).
+_SELF_DIR = re.compile(r"""^"?\$\{?(?:SCRIPT_DIR|DIR)\}?"?/""")
 
 
 
 
-def _candidates(raw: str, script: str) -> tuple[list[str], str | None]:
+def _candidates(raw: str, script: str, runs: str | None = None
+                ) -> tuple[list[str], str | None]:
     """Existing files ``source RAW`` in ``script`` may mean (its folder first, then the current
     directory), and the path it names when that is certain: one under the script's own folder
     (the ``$(dirname ...)`` / ``$SCRIPT_DIR`` idioms) and not built from other variables. A
     plain relative path is resolved by bash from the launch directory, which is not known here,
     and an absolute one is a file of the machine the job runs on: neither is certain."""
     raw = raw.strip("\"'")
-    relative = bool(_SELF_DIR.match(raw))
-    raw = _SELF_DIR.sub(lambda _: os.path.dirname(os.path.abspath(script)) + os.sep, raw)
+    relative = bool(_SELF_DIR.match(raw)) or shelldir.starts(raw)
+    raw = shelldir.settle(raw, script, runs) if shelldir.starts(raw) else \
+        _SELF_DIR.sub(lambda _: os.path.dirname(os.path.abspath(script)) + os.sep, raw)
     if "$" in raw or "`" in raw:
         return [], None
     raw = os.path.expanduser(raw)
@@ -96,10 +102,33 @@ def _substituted(raw: str, text: str, at: int) -> str:
     return _REF.sub(put, raw)
 
 
-def _target(raw: str, script: str, line: int) -> str | None:
+def _evaluated(text: str, at: int, variables: dict[str, str]) -> str | None:
+    """The path the ``source`` at ``at`` names as the shell kit expands it there, when it is
+    under the script's own folder (:mod:`preflight.reading.shelldir`'s marker: ``source
+    "$(dirname "$0")/../lib/env.sh"``, whose nested quotes the line pattern cut); else None."""
+    end = text.find("\n", at)
+    words = split(text[:len(text) if end < 0 else end])
+    ev = Eval({k: v for k, v in variables.items() if not re.search(r"[$`]", v)})
+    try:
+        ev.prepare(words)
+        for st in words.statements:
+            if st.offset < at:
+                ev.step(st)
+                continue
+            fields = ev.command(st)
+            if len(fields) < 2 or any(s.opaque for s in fields[1]):
+                return None
+            got = "".join(s.text for s in fields[1])
+            return got if shelldir.starts(got) else None
+    except TooLarge:
+        return None
+    return None
+
+
+def _target(raw: str, script: str, line: int, runs: str | None = None) -> str | None:
     """The file to follow, or None; one that lies only outside the job is reported
     (:func:`preflight.reading.boundary.outside_reference`), never read."""
-    found, _ = _candidates(raw, script)
+    found, _ = _candidates(raw, script, runs)
     inside = [c for c in found if not refuse(c)]
     if inside:
         return inside[0]
@@ -120,10 +149,13 @@ def sourced(script: str, text: str, missing: list[ConfigProblem] | None = None,
         path, body, depth = todo.pop(0)
         clean = strip_comments(body)
         wrote = writes(clean, collect_variables(clean, variables))
+        walks = 0
         for m in _SOURCE.finditer(clean):
             line = body.count("\n", 0, m.start(1)) + 1
-            raw = _substituted(m.group(1), clean, m.start())
-            target = _target(raw, path, line)
+            walks += "$" in m.group(1)      # each a walk of the text before it: a few
+            raw = (_evaluated(clean, m.start(), variables) if "$" in m.group(1) and
+                   walks <= MAX_FILES else None) or _substituted(m.group(1), clean, m.start())
+            target = _target(raw, path, line, script)
             at = written_before(wrote, target, line, os.path.dirname(os.path.abspath(path))) \
                 if target is not None else None
             if target is not None and at is not None:
@@ -136,7 +168,7 @@ def sourced(script: str, text: str, missing: list[ConfigProblem] | None = None,
                         "runs, so it was not read"), level="warning", code="reference"))
                 continue
             if target is None and missing is not None:
-                cands, named = _candidates(raw, path)
+                cands, named = _candidates(raw, path, script)
                 if not cands and named is not None and not refuse(named) and \
                         len(missing) < MAX_FILES:
                     missing.append(_missing(raw, named, path, clean, m.start(1)))
@@ -155,7 +187,7 @@ def sourced(script: str, text: str, missing: list[ConfigProblem] | None = None,
             found.append(target)
             reals.add(os.path.realpath(target))
             variables = collect_variables(kept_text(raw, docs) if "<<" in raw else inner,
-                                          variables)
+                                          variables, script=target, runs=script)
             if depth + 1 < MAX_DEPTH:
                 todo.append((target, inner, depth + 1))
     return found, variables

@@ -103,9 +103,11 @@ class Walk:
             if real in self.seen and not (origin == "sourced" and real in self.inherited and
                                           real not in self.redone):
                 continue
+            kept: list[FileRead] = []
             if real in self.seen:
                 # read before the script that sources it: read again with that script's variables
                 self.redone.add(real)
+                kept = [f for f in self.read if os.path.realpath(f.path) == real]
                 self._drop(real)
             self.seen.add(real)
             if origin != "folder":      # named by the user or a job file: never "not read"
@@ -115,6 +117,9 @@ class Walk:
                                  entry=self.entries.get(real), environ=self.environs.get(real),
                                  syspath=self.syspaths.get(real))
             self.problems.extend(out.problems)
+            if kept and (got is None or not (out.facts or out.linked)):
+                self.read.extend(kept)   # read again as the sourcing script's kind: nothing
+                continue                 # there, so what the first read found stands
             if got is None and origin == "folder" and not out.problems:
                 self.not_read[path] = unread.CODE if path.lower().endswith(SCRIPT_EXT) else \
                     unread.UNRECOGNISED if self.kind is None else unread.other_kind(self.kind)

@@ -21,6 +21,7 @@ from typing import Any
 from preflight.findings import Source
 from preflight.reading.parse import MAX_FACTS_PER_FILE, usable_key
 from preflight.reading.refs import named
+from preflight.reading.shellbranch import argv_word
 from preflight.reading.shellvars import collect_variables, expand_flag_names, strip_comments, typed
 from preflight.reading.types import ConfigProblem, Linked, ReaderOutput, cut_short
 
@@ -213,7 +214,7 @@ def python_scripts(text: str, variables: dict[str, str]) -> list[tuple[str, tupl
         if script is None or words[script][0].startswith("-"):
             continue
         path = str(typed(words[script][0], variables))
-        argv = tuple(str(typed(w, variables)) for w, _ in words[script + 1:])
+        argv = tuple(argv_word(w, text, variables) for w, _ in words[script + 1:])
         found.append((path, argv, words[script][1]))
     return found
 
@@ -325,7 +326,7 @@ def read_tool_script(path: str, text: str, outer: dict[str, str] | None, *,
     each other command names (its first word, or first non-flag word with ``skip_flags``) is
     linked as run after training, never as the job's config."""
     text = strip_comments(text)
-    variables = collect_variables(text, outer)
+    variables = collect_variables(text, outer, script=path)
     text = expand_flag_names(text, variables)
     out = Out(path, text)
     match = find(train, text)

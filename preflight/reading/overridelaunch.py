@@ -25,7 +25,7 @@ from typing import Any
 
 from preflight.facts import Unknown
 from preflight.findings import Source
-from preflight.reading import launchpick
+from preflight.reading import launchpick, shelldir
 from preflight.reading.launch import not_training
 from preflight.reading.layered import Layered, load_chain
 from preflight.reading.overrides import (
@@ -118,7 +118,8 @@ def find_launch(path: str, text: str, syntax: Syntax,
     if moved.path or moved.why:
         out.folder = folder_of(moved, path, outer)
     out.started = (outer or {}).get(CWD)
-    _read_args(out, list(launch.args), syntax, where)
+    runs = (outer or {}).get(shelldir.RUNS)      # `$0` of a sourced script: who sources it
+    _read_args(out, list(shelldir.resolved(launch.args, path, runs)), syntax, where)
     _differing(out, words, syntax, outer, where)
     return out
 
@@ -195,7 +196,8 @@ def _differing(out: LaunchRead, words: Split, syntax: Syntax, outer: dict[str, s
     reads = [out]
     for other in others:
         read = LaunchRead(out.path)
-        _read_args(read, list(other.args), syntax, where)
+        _read_args(read, list(shelldir.resolved(other.args, out.path, (outer or {}).get(
+            shelldir.RUNS))), syntax, where)
         reads.append(read)
     lines = ", ".join(str(where(lr.offset).line) for lr in [out.launch, *others])
     at = where(out.launch.offset)

@@ -29,7 +29,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from preflight.reading import pyhydra
+from preflight.reading import pyhydra, pyprops
 from preflight.reading.pycallers import MAX_SITES, inline, reached
 from preflight.reading.pyvalues import MAX_DEPTH, Call, Ref, Unresolved
 
@@ -65,6 +65,9 @@ def call(module: Module, node: ast.Call, scope: Scope, depth: int, func: Any) ->
     call this module follows (the caller makes a plain :class:`.pyvalues.Call`)."""
     if depth > MAX_DEPTH:
         return NOTHING
+    if isinstance(func, pyprops.BoundMethod) and depth > 0:    # obj.method(...) in a value
+        got = pyprops.call_method(module, node, scope, depth, func)
+        return NOTHING if got is pyprops.NOT_SET else got
     if isinstance(func, Ref) and func.name in pyhydra.UTILS:    # hydra.utils.get_class("x.Y")
         return pyhydra.util(module, node, scope, depth, func.name)
     if isinstance(func, pyhydra.Get):                           # cfg.get("fp8", False)

@@ -26,8 +26,8 @@ import ast
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from preflight.reading import pyclick, pyhydra
-from preflight.reading.pyvalues import MAX_DEPTH, Call, Ref, Unresolved, option_value
+from preflight.reading import pyclick, pyhydra, pyjsonarg, pyprops
+from preflight.reading.pyvalues import MAX_DEPTH, Call, Ref, Unresolved, dotted, option_value
 
 if TYPE_CHECKING:
     from preflight.reading.pyscopes import Scope
@@ -82,6 +82,9 @@ def parameter(module: Module, scope: Scope, name: str, depth: int, line: int | N
             got = pyhydra.received(module, scope)
             if got is not pyhydra.NOT_HYDRA:
                 return got
+        got = pyjsonarg.received(module, scope, name, depth)   # `CLI(fn)`: the launch line's
+        if got is not pyjsonarg.NOT_CLI:
+            return got
     key = (id(scope), name, depth)
     if key not in module._params:
         module._params[key] = Unresolved(f"{name} depends on itself")
@@ -152,15 +155,23 @@ def _site(module: Module, node: ast.Call, target: str, index: int, name: str, sc
     guards = caller.call_guards.get(id(node))
     if guards and module.runs(guards, caller, depth=depth + 1) is False:
         return _SKIP
-    if any(isinstance(a, ast.Starred) for a in node.args[:index + 1]) or \
-            any(kw.arg is None for kw in node.keywords):
-        return Unresolved(f"{target}() is called with *args / **kwargs at line {node.lineno}",
+    if any(isinstance(a, ast.Starred) for a in node.args[:index + 1]):
+        return Unresolved(f"{target}() is called with *args at line {node.lineno}",
                           node.lineno)
     if index < len(node.args):
         return module.evaluate(node.args[index], caller, depth + 1)
-    given = next((kw.value for kw in node.keywords if kw.arg == name), None)
-    if given is not None:
-        return module.evaluate(given, caller, depth + 1)
+    for kw in node.keywords:
+        if kw.arg == name:
+            return module.evaluate(kw.value, caller, depth + 1)
+        if kw.arg is None:      # `T(**kwargs)`: the mapping's key, when the text gives it
+            mapping = module.evaluate(kw.value, caller, depth + 1)
+            if not isinstance(mapping, dict):
+                return Unresolved(f"{target}() is called with **{dotted(kw.value) or '...'} "
+                                  f"at line {node.lineno}" + (
+                                      f" ({mapping.reason})" if isinstance(mapping, Unresolved)
+                                      else ""), node.lineno)
+            if name in mapping:
+                return mapping[name]
     return _default(module, scope, name)
 
 
@@ -258,24 +269,27 @@ def _same(a: Any, b: Any) -> bool:
 
 def instance_attr(module: Module, cls: str, attr: str, depth: int) -> Any:
     """``self.<attr>`` in a method of ``cls``: what its ``__init__`` sets, when no other method
-    of the class sets it; None when the text does not say (the caller goes on as before)."""
+    of the class sets it (a dataclass: :func:`.pyprops.field_value`); :data:`.pyprops.NOT_SET`
+    when the text shows no set that runs (the caller goes on as before): redteam8, None was
+    also what ``self.x = None`` gave."""
     init = module.methods.get((cls, "__init__"))
-    if init is None or not init.params or depth > MAX_DEPTH:
-        return None
+    made = init is None and pyprops.init_scope(module, cls) is not None     # a dataclass
+    if (init is None and not made) or (init is not None and not init.params) or \
+            depth > MAX_DEPTH:
+        return pyprops.NOT_SET
     for (owner, method), scope in module.methods.items():
-        if owner == cls and method != "__init__" and scope.params and \
+        if owner == cls and method not in ("__init__", "__post_init__" if made else "") and \
+                scope.params and \
                 any(path[:1] == (attr,) for path, *_ in scope.sets.get(scope.params[0], ())):
             return Unresolved(f"self.{attr} is set again in {cls}.{method}()")
+    if init is None:
+        return pyprops.field_value(module, cls, attr, depth)
     sets = [(path, value, line, guards) for path, value, line, guards
             in init.sets.get(init.params[0], ()) if path == (attr,)]
-    got: Any = None
-    for _, value, line, guards in sets:
-        state = module.runs(guards, init, depth=depth) if guards else True
-        if state is True:
-            got = module.evaluate(value, init, depth + 1)
-        elif isinstance(state, Unresolved):
-            got = Unresolved(f"self.{attr} is {state.reason}", line)
-    return got
+    busy = module.__dict__.setdefault("_dc_busy", {})
+    if (cls, attr) in busy:     # `self.x = f(self.x)`: the value set before
+        return busy[(cls, attr)]
+    return pyprops.apply_sets(module, init, (cls, attr), sets, pyprops.NOT_SET, depth)
 
 
 def inline(module: Module, node: ast.Call, scope: Scope, depth: int,

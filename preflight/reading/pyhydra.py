@@ -87,6 +87,11 @@ def _values(data: Any) -> Any:
     if data == "???":
         return Unresolved("`???` in the Hydra config: a mandatory value nothing gives (the "
                           "script stops with MissingMandatoryValue when it reads it)")
+    if isinstance(data, str) and "${" in data:
+        # interpolate.resolve leaves what it cannot resolve as written (a cycle, a chain past its
+        # depth, ${oc.env:...}, a custom resolver); the raw text is truthy and would decide an `if`
+        return Unresolved(f"{data[:60]!r} in the Hydra config: an interpolation the text does not "
+                          "resolve (a cycle, an environment variable or a resolver run at start)")
     return data
 
 

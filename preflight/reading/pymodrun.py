@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 from preflight.reading.boundary import current, refuse
 from preflight.reading.launch import MAX_SCRIPTS, launcher_commands
+from preflight.reading.shellbranch import argv_word
 from preflight.reading.shellvars import typed
 
 LAUNCHER_MODULES = frozenset({"torch.distributed.run", "torch.distributed.launch",
@@ -75,14 +76,14 @@ def _module_runs(text: str, variables: dict[str, str]) -> list[ModuleRun]:
     for m, words in launcher_commands(text):
         if len(found) >= MAX_SCRIPTS:
             break
-        run = _run(m.group(0), words, variables)
+        run = _run(m.group(0), words, variables, text)
         if run is not None:
             found.append(run)
     return found
 
 
 def _run(launcher: str, words: list[tuple[str, int]], variables: dict[str, str],
-         ) -> ModuleRun | None:
+         text: str = "") -> ModuleRun | None:
     """The module run by the words after ``launcher``, or None (a ``.py``, no ``-m``)."""
     parser = _parser(launcher)
     own = parser == "python" and launcher.split()[0] != "uv"   # the interpreter's own options
@@ -117,7 +118,7 @@ def _run(launcher: str, words: list[tuple[str, int]], variables: dict[str, str],
             if module in LAUNCHER_MODULES:
                 parser, i = "argparse", at + 1
                 continue
-            argv = [str(typed(w, variables)) for w, _ in words[at + 1:]]
+            argv = [argv_word(w, text, variables) for w, _ in words[at + 1:]]
             if parser == "argparse" and argv[:1] == ["--"]:
                 argv = argv[1:]
             return ModuleRun(module, tuple(argv), words[at][1])

@@ -60,6 +60,11 @@ class Scope:
     node: ast.FunctionDef | ast.AsyncFunctionDef | None = None
     """The function's own statement (its decorators: :mod:`.pyclick`)."""
 
+    def takes(self, name: str) -> bool:
+        """Whether ``name`` is a parameter of the function, its ``**kwargs`` included."""
+        return name in self.params or (self.node is not None and self.node.args.kwarg is not None
+                                       and self.node.args.kwarg.arg == name)
+
 
 def _binders(stmt: ast.stmt) -> list[tuple[ast.AST, str]]:
     """The targets a compound statement binds besides ``=``: a loop's, ``with ... as``, a
@@ -155,7 +160,22 @@ class Layout:
         self._class_of: dict[int, str] = {}
         self.module = Scope("<module>", list(tree.body))
         self.scopes = [self.module]
+        self._top_imports: list[tuple[str, Bind]] = []
         self._collect(self.module, tree.body, (), top=True)
+        # redteam8: `te = None` then `import transformer_engine.pytorch as te` (or the reverse):
+        # the name is what the later statement binds, so a module-level import of a name the
+        # module also assigns is one of its bindings, in statement order
+        # (likewise `class DelayedScaling:` after `from transformer_engine... import
+        # DelayedScaling`: the job's own class)
+        kinds: dict[str, set[bool]] = {n: {False} for n in self.module.binds}
+        for local, bind in self._top_imports:
+            kinds.setdefault(local, set()).add(bind.ref is not None and
+                                               not bind.ref.startswith("__main__."))
+        for local, bind in self._top_imports:
+            if len(kinds[local]) > 1 or local in self.module.binds:
+                binds = self.module.binds.setdefault(local, [])
+                binds.append(bind)
+                binds.sort(key=lambda b: b.line)
 
     def _collect(self, scope: Scope, body: list[ast.stmt], guards: Guards, top: bool) -> None:
         for stmt in body:
@@ -167,6 +187,14 @@ class Layout:
                 if ends[0] != ends[1]:
                     guards = (*guards, Guard(stmt.lineno, stmt.test, holds=ends[1],
                                              returns=True))
+
+    def _defines(self, scope: Scope, name: str, line: int, guards: Guards,
+                 qualified: str | None = None) -> None:
+        """A module-level import, ``def`` or ``class`` of ``name`` (ordered against the module's
+        assignments once all are known)."""
+        if scope is self.module and len(self._top_imports) < MAX_CALLS:
+            self._top_imports.append((name, Bind(None, line, guards,
+                                                 ref=qualified or f"__main__.{name}")))
 
     def _statement(self, scope: Scope, stmt: ast.stmt, guards: Guards, top: bool) -> None:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -185,6 +213,7 @@ class Layout:
                     None, stmt.lineno, guards, f"{name} may be rebound by {stmt.name}() "
                     f"(`global {name}`, line {stmt.lineno})"))
             self.scopes.append(inner)
+            self._defines(scope, stmt.name, stmt.lineno, guards)
             if top:
                 self.functions.setdefault(stmt.name, (stmt, inner))
                 self.owners[id(inner)] = (None, stmt.name)
@@ -195,6 +224,7 @@ class Layout:
             self._collect(inner, stmt.body, (), top=False)
             return
         if isinstance(stmt, ast.ClassDef):
+            self._defines(scope, stmt.name, stmt.lineno, guards)
             if top:
                 self.classes.setdefault(stmt.name, stmt)
             inner = Scope(stmt.name, list(stmt.body))     # its own names: class attributes
@@ -208,6 +238,7 @@ class Layout:
                 if scope is not self.module:
                     scope.binds.setdefault(local, []).append(Bind(
                         None, stmt.lineno, guards, ref=qualified))
+                self._defines(scope, local, stmt.lineno, guards, qualified)
         _bind_compound(scope, stmt, guards)
         for node in own_nodes(stmt):
             if isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name):

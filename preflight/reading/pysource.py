@@ -36,14 +36,13 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from preflight.reading import pycallables, pyenviron, pyhydra
+from preflight.reading import pycallables, pyenviron, pyprops
 from preflight.reading.parse import ParseError
 from preflight.reading.pycallers import (
     MAX_INLINE,
     apply_sets,
     call_sites,
     inline,
-    instance_attr,
     never_called,
     parameter,
     reached,
@@ -90,6 +89,10 @@ def parse(path: str, text: str) -> ast.Module:
                          "too") from None
     except ValueError as exc:       # source with NUL bytes
         raise ParseError(f"not Python source ({exc})") from None
+
+
+MAX_TEXT = 65536
+"""The longest string ``x += "..."`` builds; a longer one stays Unknown."""
 
 
 class Module(Layout):
@@ -266,7 +269,7 @@ class Module(Layout):
             binds = where.binds.get(name)
             if binds:
                 return self._bound(name, binds, where, at, depth)
-            if name in where.params or (where is scope and name in scope.values):
+            if where.takes(name) or (where is scope and name in scope.values):
                 return parameter(self, where, name, depth, at)
         if name in self.imports:
             return self.ref(self.imports[name])
@@ -288,7 +291,7 @@ class Module(Layout):
         self._memo[key] = (scope, Unresolved(f"{name} depends on itself", line))
         bind = self._reaching(name, binds, scope, line, depth)
         value: Any
-        if bind is None and name in scope.params:
+        if bind is None and scope.takes(name):
             value = parameter(self, scope, name, depth, line)   # no rebinding of it runs
         elif not isinstance(bind, Bind):
             value = bind if isinstance(bind, Unresolved) else \
@@ -296,13 +299,26 @@ class Module(Layout):
         elif bind.ref is not None:   # an import in a function, or one pynames.link ordered
             value = self.ref(bind.ref)
         elif bind.value is None:
-            value = Unresolved(bind.why, line)
+            value = self._grown(name, binds, scope, bind, depth) if bind.aug is not None \
+                else Unresolved(bind.why, line)
         else:
             value = self.evaluate(bind.value, scope, depth + 1)
         if isinstance(value, Call):
             value = self._weights.bounded(apply_sets(self, value, scope, name, depth), line)
         self._memo[key] = (scope, value)
         return value
+
+    def _grown(self, name: str, binds: list[Bind], scope: Scope, bind: Bind,
+               depth: int) -> Any:
+        """``name += "text"`` where both sides are known strings (thunder's
+        ``compile_options += "_transformerengine"``); anything else stays Unknown with the
+        reason. ``|=`` of two strings would raise, so two strings mean concatenation."""
+        before = self._bound(name, binds, scope, bind.line, depth + 1)
+        added = self.evaluate(bind.aug, scope, depth + 1) if bind.aug is not None else None
+        if isinstance(before, str) and isinstance(added, str) and \
+                len(before) + len(added) <= MAX_TEXT:
+            return before + added
+        return Unresolved(bind.why, bind.line)
 
     def _reaching(self, name: str, binds: list[Bind], scope: Scope,
                   line: int | None, depth: int) -> Bind | Unresolved | None:
@@ -314,7 +330,7 @@ class Module(Layout):
                   any(g.loop for g in b.guards)]
         got: Bind | Unresolved | None = None
         # a parameter rebound later (`if x == "a": x = A()`) is the parameter before that
-        for bind in before if name in scope.params else before or binds:
+        for bind in before if scope.takes(name) else before or binds:
             state = self.runs(bind.guards, scope, depth=depth) if bind.guards else True
             if state is True:
                 got = bind
@@ -325,28 +341,7 @@ class Module(Layout):
         return got
 
     def _attribute(self, node: ast.Attribute, scope: Scope, depth: int) -> Any:
-        owner = self.owners.get(id(scope))
-        if isinstance(node.value, ast.Name) and owner is not None and owner[0] is not None and \
-                scope.params and node.value.id == scope.params[0] and \
-                node.value.id not in scope.binds:
-            got = instance_attr(self, owner[0], node.attr, depth)
-            if got is not None:
-                return got
-        base = self.evaluate(node.value, scope, depth + 1)
-        if isinstance(base, Ref):
-            return self.ref(f"{base.name}.{node.attr}")
-        if isinstance(base, (str, dict)):   # a string's method; a key of a Hydra config
-            return pyenviron.bound(base, node.attr, node.lineno) if isinstance(base, str) \
-                else pyhydra.member(base, node.attr, node.lineno)
-        if isinstance(base, Call):
-            if base.name in ("parse_args", "parse_known_args"):
-                return self.option(node.attr)
-            if node.attr in base.kwargs:
-                return base.kwargs[node.attr]
-            return Unresolved(f"{node.attr} of {base.name or 'an object'}() is not given in "
-                              "this file", node.lineno)
-        return base if isinstance(base, Unresolved) else \
-            Unresolved(f".{node.attr} of a value computed when the script runs", node.lineno)
+        return pyprops.attribute(self, node, scope, depth)
 
     def _arith(self, node: ast.BinOp, scope: Scope, depth: int) -> Any:
         return arith(node.op, self.evaluate(node.left, scope, depth + 1),

@@ -10,6 +10,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from preflight.reading.shellbranch import maybe_parts
+
 MAX_DEPTH = 48
 """Nesting of expressions (and inlined functions) evaluated; deeper is Unresolved."""
 
@@ -245,6 +247,14 @@ def option_value(opt: Arg | None, dest: str, argv: tuple[str, ...] | None, path:
     for i, word in enumerate(argv):
         if word == "--":
             break       # what follows is positional
+        if (may := maybe_parts(word)) is not None:
+            # set only in a branch that may not run (reading/shellbranch.py): only an option
+            # its value could give is not known (redteam8: `if ..; then F=--fp8; fi` ... $F)
+            if (i == 0 or not _takes_value(argv[i - 1])) and any(
+                    _matches(w.partition("=")[0], opt, others) for w in may[0].split()):
+                given, found = True, Unresolved(f"{label or 'args.' + dest} may be given by "
+                                                f"{may[0][:60]!r}: {may[1]}", opt.line)
+            continue
         if _late(word) and (i == 0 or not _takes_value(argv[i - 1])):
             # redteam8: `${X:+--fp8}`, `$(cat flags)`, `"${ARGS[@]}"` are words only the run
             # knows: any flag may come from them, the last one winning
@@ -263,8 +273,9 @@ def option_value(opt: Arg | None, dest: str, argv: tuple[str, ...] | None, path:
             found = (not opt.store) if flag in opt.off else opt.store
         else:
             raw = inline if eq else (argv[i + 1] if i + 1 < len(argv) else None)
-            found = _converted(opt, flag, raw) if raw is not None else Unresolved(
-                f"{flag} is given without a value")
+            found = _converted(opt, flag, raw) if raw is not None and raw[:1] != "\x00" else \
+                Unresolved(f"{flag} is given without a value" if raw is None else
+                           f"{flag} is given a value set in a branch that may not run")
     if given:
         return found
     if isinstance(opt.default, str) and opt.convert in ("int", "float"):

@@ -32,7 +32,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from preflight.reading.shelltypes import Field, Part, Seg, Split, Statement
@@ -179,9 +179,11 @@ class Params:
         return next((n for n, f in enumerate(self.words) if any(s.loose for s in f)), None)
 
     def expand(self, part: Part, branch: tuple[int, ...], inside: bool,
-               at: Callable[[int], int]) -> list[Field] | None:
+               at: Callable[[int], int], default: Callable[[], list[Field]] | None = None
+               ) -> list[Field] | None:
         """What ``part`` (``$1``, ``"$@"``, ``$#`` ...) holds, as a variable's fields; None: keep
-        it opaque with its own reason (no caller gives the script arguments)."""
+        it opaque with its own reason (no caller gives the script arguments). ``default``: its
+        default's fields, where that holds references (``${1:-${ROOT}/x}``)."""
         def opaque(why: str) -> list[Field]:
             return [[Seg(part.text, at(part.offset), branch, why, not part.quoted)]]
         if inside:
@@ -199,8 +201,14 @@ class Params:
             words = self.words
             if part.span is not None:
                 start, length = part.span
-                if start == 0:
-                    return opaque(f"{part.text} with offset 0 holds the script's name")
+                if start == 0:      # `${@:0:1}`: $0 first (redteam8: read as nothing)
+                    zero = [Seg("$0", at(part.offset), branch, f"{part.text} with offset 0 "
+                                "begins with the script's name ($0)", not part.quoted)]
+                    if length == 0:
+                        return []
+                    rest = self.expand(replace(part, span=(1, None if length is None else
+                                                           length - 1)), branch, inside, at)
+                    return [zero, *(rest or [])] if length != 1 else [zero]
                 if fuzzy is not None and (fuzzy < start - 1 or (
                         length is not None and fuzzy < start - 1 + length)):
                     return opaque(loose)
@@ -212,7 +220,8 @@ class Params:
         value = [list(self.words[n])] if n < len(self.words) else None
         if part.default is not None and (value is None or not part.unset_only and not any(
                 s.text or s.opaque for f in value for s in f)):     # `${3-d}` of '' is ''
-            return [[Seg(part.default, at(part.offset), branch)]]
+            return default() if default is not None else \
+                [[Seg(part.default, at(part.offset), branch)]]
         # unset: "$3" is one empty word, $3 none (word splitting drops it)
         return value if value is not None else [[Seg("", at(part.offset), branch)]]
 

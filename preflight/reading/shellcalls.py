@@ -27,9 +27,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from preflight.findings import Source
-from preflight.reading import shellcmdopts
+from preflight.reading import shellcmdopts, shelldir
 from preflight.reading.shellargs import MAX_WORDS, PARAMS, Given
-from preflight.reading.shellexpand import Eval, Field, Seg, TooLarge
+from preflight.reading.shellexpand import Eval, Field, TooLarge
 from preflight.reading.shellvars import runtime, runtime_reason
 from preflight.reading.shellwords import Statement, split
 
@@ -51,18 +51,15 @@ called script's environment, so what it runs inherits them (``env.*`` facts)."""
 CALLER = "@caller"
 """Key of the variables a caller passes that holds the ``file:line`` of the command."""
 
-SELF = "\x01script-folder"
+SELF = shelldir.SELF
 """Stands for the script's own folder in a path (``$(dirname "$0")``, ``SCRIPT_DIR=$(cd
-"$(dirname "${BASH_SOURCE[0]}")" && pwd)``); :func:`folder_of` puts in the real one."""
+"$(dirname "${BASH_SOURCE[0]}")" && pwd)``: :mod:`.shelldir`); :func:`folder_of` puts in the
+real one."""
 
 _SHELLS = shellcmdopts.SHELLS
 _WRAPPERS = {"nohup", "exec", "setsid", "time", "command"}
 _SLURM = {"sbatch", "srun"}
 _SCRIPT_EXT = shellcmdopts.SCRIPT_EXT
-_SELF_DIR = re.compile(
-    r"""^\$\(\s*(?:cd\s+(?:--\s+)?)?"?\$\(\s*dirname\s+(?:--\s+)?"?\$\{?(?:0|BASH_SOURCE(?:\[0\])?)\}?"?\s*\)"?"""
-    r"""\s*(?:(?:>|&>)\s*/dev/null\s*(?:2>&1\s*)?)?(?:&&\s*pwd\s*(?:-P\s*)?)?\)$|"""
-    r"""^\$\(\s*dirname\s+"?\$\{?(?:0|BASH_SOURCE(?:\[0\])?)\}?"?\s*\)$""")
 
 
 @dataclass(frozen=True)
@@ -169,8 +166,8 @@ class _Walk:
                 self.folders[st.subshell] = Folder(why=f"popd (line {self.line(st.offset)})")
             elif texts[0] == "set":
                 self._set(texts)
-            elif len(self.calls) < MAX_CALLS:
-                call = self._call(st, fields, texts, prefix, here)
+            elif len(self.calls) - sum(c.how == "source" for c in self.calls) < MAX_CALLS:
+                call = self._call(st, fields, texts, prefix, here)   # (sources: their own)
                 if call is not None:
                     self.calls.append(call)
         return self.out
@@ -183,9 +180,12 @@ class _Walk:
             self.hidden = runtime(f"{os.path.basename(self.path)}:{self.line(st.offset)} "
                                   f"sources {' '.join(texts[1:2])[:80]}, whose exports are "
                                   "not followed here")
-        if len(texts) > 2 and len(self.calls) < MAX_CALLS:
-            self.calls.append(Call(texts[1], st.offset, (), here, "source",
-                                   tuple(self._argv(st, fields[2:]))))
+        if len(texts) > 1 and sum(c.how == "source" for c in self.calls) < MAX_CALLS:
+            # its commands run in this shell (shdir: its launch is the job's), with what this
+            # script exports in their environment
+            env = ((n, self._value(n, st)) for n in sorted(self.exported))
+            self.calls.append(Call(texts[1], st.offset, tuple((n, v) for n, v in env if v),
+                                   here, "source", tuple(self._argv(st, fields[2:]))))
 
     def _set(self, texts: list[str]) -> None:
         """``set -a`` / ``set +a`` / ``set -o allexport``: whether assignments are exported."""
@@ -196,14 +196,7 @@ class _Walk:
             self.allexport = texts[texts.index("allexport") - 1] == "-o"
 
     def _assign(self, st: Statement) -> None:
-        word = st.words[0] if len(st.words) == 1 and not st.array else None
-        if word is not None and len(word) == 1 and word[0].opaque is not None:
-            m = _SELF_DIR.match(_source(self.text, word[0].offset))
-            if m is not None:        # SCRIPT_DIR=$(cd "$(dirname "$0")" && pwd)
-                self.ev.env[st.assign or ""] = [[Seg(SELF, word[0].offset, st.branch)]]
-                self._note(st)
-                return
-        self.ev.assign(st)
+        self.ev.assign(st)     # `SCRIPT_DIR=$(cd "$(dirname "$0")" && pwd)`: shelldir's marker
         self._note(st)
 
     def _note(self, st: Statement) -> None:
@@ -226,8 +219,6 @@ class _Walk:
 
     def _text(self, field_: Field, st: Statement, name: str) -> str:
         where = os.path.basename(self.path)
-        field_ = [Seg(SELF, s.offset, s.branch) if s.opaque and s.text == "$(...)" and
-                  _SELF_DIR.match(_source(self.text, s.offset)) else s for s in field_]
         for seg in field_:
             if seg.opaque:
                 return runtime(f"{name} is given by {where}:{self.line(seg.offset)}, where "
@@ -255,7 +246,7 @@ class _Walk:
                               "that may not run")
         if target == "-":
             return Folder(why=f"cd - (line {line})")
-        if target.startswith(SELF) or os.path.isabs(target):
+        if shelldir.starts(target) or os.path.isabs(target):
             return Folder(target)
         if here.why is not None:
             return here
@@ -343,20 +334,6 @@ class _Walk:
         return out
 
 
-def _source(text: str, offset: int) -> str:
-    """The ``$( ... )`` written at ``offset``, as written."""
-    depth = 0
-    for j in range(offset, min(len(text), offset + 400)):
-        c = text[j]
-        if c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-            if depth == 0:
-                return text[offset:j + 1]
-    return ""
-
-
 def walk(path: str, text: str, outer: dict[str, str] | None = None,
          environ: dict[str, str] | None = None) -> Walked:
     """The scripts ``text`` (the script at ``path``) runs and the folders its commands run in;
@@ -389,5 +366,5 @@ def folder_of(folder: Folder, path: str, outer: dict[str, str] | None) -> tuple[
     if folder.why is not None:
         return None, folder.why
     start = (outer or {}).get(CWD) or os.path.dirname(os.path.abspath(path))
-    here = folder.path.replace(SELF, os.path.dirname(os.path.abspath(path)), 1)
+    here = shelldir.settle(folder.path, path, path)
     return os.path.normpath(os.path.join(start, here)), None

@@ -25,6 +25,7 @@ import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
+from preflight.reading import shelldir
 from preflight.reading.shellargs import Params, Positional, moved
 from preflight.reading.shellfields import flatten as _flatten
 from preflight.reading.shellfields import join as _join
@@ -101,10 +102,10 @@ class _Eval(Positional, Maybe):
             self.runs[branch] = True if earlier <= {False} else None
         else:
             fields = [] if st.patterns is not None else \
-                [f for w in st.words for f in self.word(w, st.branch, True)]
+                [f for w in st.words for f in self.word(w, st.branch, True, True)]
             got = self.matches(st) if st.patterns is not None else self.test(fields)
             for op, words in st.chain:      # `[ a ] && [ b ] || [ c ]`: left to right
-                more = self.test([f for w in words for f in self.word(w, st.branch, True)])
+                more = self.test([f for w in words for f in self.word(w, st.branch, True, True)])
                 got = (got and more if got is False or more is False or None in (got, more)
                        else True) if op == "&&" else (
                     True if True in (got, more) else None if None in (got, more) else False)
@@ -192,14 +193,35 @@ class _Eval(Positional, Maybe):
         why = f"${part.text} is not set in the script (it comes from the environment)"
         return [[Seg("$" + part.text, self.remap(part.offset), branch, why)]]
 
-    def word(self, word: Word, branch: tuple[int, ...], split: bool) -> list[Field]:
-        """The fields a word expands to (``split``: unquoted expansions are word-split)."""
+    def separator(self, part: Part) -> str | None:
+        """What ``"$*"`` puts between words: IFS's first character as the script sets it
+        (redteam8: ``IFS=,`` was read as a blank); None: not known here."""
+        held = self.env.get("IFS") if part.param == "*" and part.quoted else None
+        if held is None:
+            return None if part.param == "*" and part.quoted and "IFS" in self.outer else " "
+        text = "".join(s.text for f in held[:1] for s in f)
+        return None if len(held) != 1 or any(s.opaque for s in held[0]) or "\\" in text \
+            else text[:1] or ""
+
+    def default_of(self, part: Part, branch: tuple[int, ...]
+                   ) -> Callable[[], list[Field]] | None:
+        """A positional parameter's default that holds references (``${1:-${ROOT}/x}``)."""
+        return (lambda: [_join(self.word(part.default_parts, branch, False))]) \
+            if part.default_parts else None
+
+    def word(self, word: Word, branch: tuple[int, ...], split: bool, test: bool = False
+             ) -> list[Field]:
+        """The fields a word expands to (``split``: unquoted expansions are word-split;
+        ``test``: a quoted empty value is one empty word, as in ``[ -n "$X" ]``)."""
         fields: list[Field] = [[]]
         started = False        # the word yields at least one field, even if empty
         for part in word:
             params = None if part.param is None else self.params_at(part.offset)
             value = None if part.param is None else (params or self.params).expand(
-                part, branch, params is None, self.remap)
+                part, branch, params is None, self.remap, self.default_of(part, branch))
+            if value is None and part.folder is not None:     # the script's folder
+                got = shelldir.evaluate(part, lambda w: self.word(w, branch, False))
+                value = None if got is None else [[Seg(got, self.remap(part.offset), branch)]]
             if value is None and part.opaque is not None:
                 fields[-1].append(Seg(part.text, self.remap(part.offset), branch, part.opaque,
                                       not part.quoted))
@@ -211,7 +233,11 @@ class _Eval(Positional, Maybe):
                 continue
             value = self.lookup(part, branch) if value is None else value
             if part.quoted or not split:
-                items = value if part.array and split else [_join(value)]
+                sep = self.separator(part)
+                items = value if part.array and split else [_join(value, sep)] \
+                    if sep is not None else [[Seg(part.text + "/IFS", self.remap(part.offset), branch,
+                                                  '"$*" joins its words with the first '
+                                                  "character of IFS, not known here")]]
                 for n, item in enumerate(items):
                     if n:
                         fields.append([])
@@ -230,7 +256,8 @@ class _Eval(Positional, Maybe):
                 started = True
         if len(fields) > 1:          # (the empty words unquoted elements leave: none)
             fields = [f for f in fields if f] or [[]]
-        if not started or (len(fields) == 1 and not fields[0] and not _quoted_empty(word)):
+        if not started or (len(fields) == 1 and not fields[0] and not _quoted_empty(word) and
+                           not (test and any(p.quoted for p in word))):
             return []
         return fields
 

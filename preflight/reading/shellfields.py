@@ -21,11 +21,13 @@ def quoted_empty(word: Word) -> bool:
     return any(p.quoted and not p.var for p in word)
 
 
-def join(fields: list[Field]) -> Field:
+def join(fields: list[Field], sep: str = " ") -> Field:
+    """One field of ``fields``, ``sep`` between them (``"$*"``: the first character of IFS)."""
     out: Field = []
     for n, f in enumerate(fields):
-        if n and f:
-            out.append(Seg(" ", f[0].offset, f[0].branch))
+        if n and (f or sep != " "):
+            out.append(Seg(sep, f[0].offset if f else out[-1].offset if out else 0,
+                           f[0].branch if f else ()))
         out.extend(f)
     return out
 

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from preflight.reading import shelldir
 from preflight.reading.shell import HereDoc
 from preflight.reading.shelltypes import Part
 
@@ -97,6 +98,13 @@ class QuoteScanner:
             end = _matching(text, i + 1)
             what = "arithmetic" if text.startswith("((", i + 1) else "command substitution"
             self.flush_lit()
+            # `$(cd "$(dirname "$0")" && pwd)`: the script's folder (reading/shelldir.py)
+            got = None if what == "arithmetic" else \
+                shelldir.substitution(text, i, end, quoted, self.depth, type(self))
+            if got is not None:
+                self.add_part(got)
+                self.i = end
+                return
             # the text stands in for the value: it must stay one plain word when a `bash -c`
             # string holding it is split again
             self.add_part(Part("$(...)", i, var=True, quoted=quoted,
@@ -112,7 +120,8 @@ class QuoteScanner:
         m = _NAME.match(text, i + 1)
         if m:
             self.flush_lit()
-            self.add_part(Part(m.group(0), i, var=True, quoted=quoted))
+            self.add_part((m.group(0) == "BASH_SOURCE" and shelldir.script_part(
+                m.group(0), i, quoted)) or Part(m.group(0), i, var=True, quoted=quoted))
             self.i = m.end()
             return
         if nxt and (nxt.isdigit() or nxt in "@*#?$!-"):
@@ -120,8 +129,9 @@ class QuoteScanner:
             # `$1`, `"$@"`, `$*`, `$#`: bound when a script of the job runs this one with its
             # arguments (reading/shellargs.py); `$0`, `$?`, `$$`, `$!`, `$-` never are
             param = nxt if nxt in "@*#" or nxt in "123456789" else None
-            self.add_part(Part("$" + nxt, i, var=True, quoted=quoted, array=nxt == "@",
-                               opaque=f"${nxt} is given when the script is run", param=param))
+            self.add_part((nxt == "0" and shelldir.script_part("0", i, quoted)) or Part(
+                "$" + nxt, i, var=True, quoted=quoted, array=nxt == "@",
+                opaque=f"${nxt} is given when the script is run", param=param))
             self.i = i + 2
             return
         self.add_lit("$", i, quoted)
@@ -187,40 +197,57 @@ def _brace_end(text: str, start: int) -> int:
 
 def braced(inner: str, at: int, quoted: bool, depth: int, lexer_class: Any) -> Part:
     """``${NAME}``, ``${NAME:-default}``, ``${NAME[@]}``; anything else is opaque. A default
-    holding references (``${A:-${B}/x}``) keeps them as parts, nested at most 8 deep."""
+    holding references (``${A:-${B}/x}``, ``${1:-${ROOT}/x}``) keeps them as parts, nested at
+    most 8 deep (deeper: a run-time value, never its text)."""
+    got = shelldir.script_part(inner, at, quoted)      # `${BASH_SOURCE[0]}`, `${0%/*}`
+    if got is not None:
+        return got
     p = re.fullmatch(r"([1-9]\d{0,5}|[@*#])(?:(:?-)(.*)|:(\d{1,6})(?::(\d{1,6}))?)?", inner,
                      re.S)
     if p and not (p.group(1) == "#" and p.group(2)) and not (
             p.group(4) is not None and p.group(1) not in "@*"):
         # `${1}`, `${12}`, `${1:-default}`, `${@}`, `${@:2}`, `${*:2:3}`, `${#}`: positional
-        # parameters (reading/shellargs.py); a default holding references stays opaque text
+        # parameters (reading/shellargs.py); a default holding references is split like a word
+        # (holdout13: XTuner examples/v1/scripts/run_sft.sh:14 `${1:-${REPO_ROOT}/...}`)
+        parts = _default(p.group(3), at + 2 + p.start(3), quoted, depth, lexer_class) \
+            if p.group(3) is not None and p.group(1) not in "@*#" else ()
         default = p.group(3) if p.group(3) is not None and not any(
-            c in p.group(3) for c in "$'\"\\`") else None
+            c in p.group(3) for c in "$'\"\\`") else "" if parts else None
         if p.group(2) is not None and default is None:
             return Part("${" + inner[:60] + "}", at, var=True, quoted=quoted,
                         opaque=f"${{{inner[:60]}}} is computed at run time")
         span = (int(p.group(4)), int(p.group(5)) if p.group(5) is not None else None) \
             if p.group(4) is not None else None
         return Part("$" + p.group(1), at, var=True, quoted=quoted, default=default,
-                    array=p.group(1) == "@", param=p.group(1), span=span,
+                    default_parts=parts, array=p.group(1) == "@", param=p.group(1), span=span,
                     unset_only=p.group(2) == "-",
                     opaque=f"${{{inner[:60]}}} is given when the script is run")
     m = re.fullmatch(r"([A-Za-z_]\w*)(?:\[([@*])\])?(?:(:?-)(.*))?", inner, re.S)
     if m:
         default = m.group(4)
-        parts: tuple[Part, ...] = ()
         # a default with references or quotes (``${A:-"x y"}``) is split like a word
-        if default is not None and any(c in default for c in "$'\"\\") and depth < 8:
-            start = at + 2 + m.start(4)
-            lexer = lexer_class(default, depth + 1)
-            lexer.lit_quoted = quoted
-            lexer.run()
-            words = [p for st in lexer.out.statements for w in st.words for p in w]
-            parts = tuple(replace(p, offset=p.offset + start, quoted=quoted) for p in words)
+        parts = _default(default, at + 2 + m.start(4), quoted, depth, lexer_class) \
+            if default is not None else ()
+        if default is not None and not parts and any(c in default for c in "$'\"\\`"):
+            return Part("${" + inner[:60] + "}", at, var=True, quoted=quoted,
+                        opaque=f"${{{inner[:60]}}} nests defaults more than 8 deep")
         return Part(m.group(1), at, var=True, default=default, default_parts=parts,
                     array=bool(m.group(2)), quoted=quoted, unset_only=m.group(3) == "-")
     return Part("${" + inner[:60] + "}", at, var=True, quoted=quoted,
                 opaque=f"${{{inner[:60]}}} is computed at run time")
+
+
+def _default(default: str, start: int, quoted: bool, depth: int, lexer_class: Any
+             ) -> tuple[Part, ...]:
+    """A ``${X:-default}``'s default split like a word (``${A:-${B}/x}``, ``${A:-"x y"}``);
+    () when it is plain text or nested more than 8 deep."""
+    if not any(c in default for c in "$'\"\\`") or depth >= 8:
+        return ()
+    lexer = lexer_class(default, depth + 1)
+    lexer.lit_quoted = quoted
+    lexer.run()
+    words = [p for st in lexer.out.statements for w in st.words for p in w]
+    return shelldir.moved(tuple(replace(p, quoted=quoted) for p in words), start)
 
 
 def _matching(text: str, open_at: int) -> int:

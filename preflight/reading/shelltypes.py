@@ -27,6 +27,8 @@ class Part:
                                    # gives the script its arguments (reading/shellargs.py)
     span: tuple[int, int | None] | None = None   # ``${@:2}`` / ``${@:2:3}``: offset, length
     unset_only: bool = False       # ``${1-default}``: only an unset parameter takes the default
+    folder: tuple[str, tuple[Part, ...]] | None = None   # ``$(dirname W)``, ``$(cd W && pwd)``,
+                                   # ``$0``: the script's own folder (reading/shelldir.py)
 
 
 Word = tuple[Part, ...]

@@ -82,13 +82,17 @@ def strip_comments(text: str) -> str:
 
 
 def collect_variables(text: str, outer: dict[str, str] | None = None,
-                      here: dict[str, str] | None = None) -> dict[str, str]:
+                      here: dict[str, str] | None = None, script: str | None = None,
+                      runs: str | None = None) -> dict[str, str]:
     """``NAME=value`` shell assignments (first one wins), for ``$NAME`` in flag values, and
     the here-documents a variable takes whose bodies ``text`` holds.
 
     ``outer``: what sourced scripts set; the script's own assignments override them, except
     ``X=${X:-default}``, which keeps the sourced value. ``here``:
-    :func:`.shellheredoc.values` of ``text`` when already known."""
+    :func:`.shellheredoc.values` of ``text`` when already known. ``script``: the file ``text``
+    is (``runs``: the script bash runs, when ``text`` is sourced by it): values computed from
+    the script's own folder (``DIR=$(cd "$(dirname "$0")" && pwd)``, ``${1:-${DIR}/x}``:
+    :mod:`.shelldir`) are read with it; without it they are left out, as any ``$(...)``."""
     variables: dict[str, str] = dict(outer or {})
     own: set[str] = set()
     if "<<" in text:     # `read -r -d '' CMD <<EOF`: the body (kept, see shellheredoc.kept_text)
@@ -105,10 +109,14 @@ def collect_variables(text: str, outer: dict[str, str] | None = None,
     for number, line in enumerate(text.splitlines(keepends=True), 1):
         at += len(line)
         m = _ASSIGN.match(line)
-        if m:
+        computed = _computed(line, m, variables, script, runs) if "$" in line else None
+        if computed is not None:
+            m, value = computed
+        elif m:
             value = m.group(4)
             if value[:1] in "\"'" and value[-1:] == value[:1] and len(value) >= 2:
                 value = value[1:-1]
+        if m:
             name = m.group(3)
             local = False
             if m.group(1) in ("local", "declare", "typeset") and "g" not in m.group(2):
@@ -145,6 +153,40 @@ def collect_variables(text: str, outer: dict[str, str] | None = None,
                 first[name] = number
     return variables
 
+
+
+# `NAME=$(...)` / `NAME="${1:-${ROOT}/x}"`: a value the shell kit evaluates (reading/shelldir)
+_COMPUTED = re.compile(r"^\s*(?:(export)()\s+)?([A-Za-z_]\w*)=(.*(?:\$\(|\$\{[^}]*\$|\$0|"
+                       r"BASH_SOURCE).*)$")
+
+
+def _computed(line: str, m: re.Match[str] | None, variables: dict[str, str],
+              script: str | None, runs: str | None) -> tuple[re.Match[str], str] | None:
+    """(the assignment, its value) where the shell kit knows a value the line pattern does not:
+    the script's own folder and what is built on it (``DIR=$(cd "$(dirname "$0")" && pwd)``,
+    ``ROOT=$(cd "$DIR/.." && pwd)``, ``CFG="${1:-${ROOT}/x.py}"``); None: the line as before."""
+    c = _COMPUTED.match(line)
+    if c is None or script is None or (m is not None and "${" not in m.group(4)):
+        return None
+    from preflight.reading import shelldir
+    from preflight.reading.shellexpand import Eval, TooLarge
+    from preflight.reading.shellwords import split
+
+    statements = split(line.strip()).statements
+    if len(statements) != 1 or statements[0].assign is None or statements[0].array:
+        return None
+    ev = Eval({k: v for k, v in variables.items() if not re.search(r"[$`]", v) or
+               k.startswith("@")})
+    try:
+        ev.assign(statements[0])
+    except TooLarge:
+        return None
+    held = ev.env.get(statements[0].assign, [])
+    if len(held) != 1 or any(seg.opaque for seg in held[0]):
+        return None
+    text = "".join(seg.text for seg in held[0])
+    path, why = shelldir.resolve(text, script, runs)
+    return c, path if path is not None else runtime(why or "")
 
 
 _FLAG_REF = re.compile(r"(?<![\w-])(--[A-Za-z0-9_-]*)\$(?:\{([A-Za-z_]\w*)(?::-([\w.-]*))?\}|"

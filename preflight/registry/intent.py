@@ -52,7 +52,8 @@ SPECS = (
     F("intent.shapes.tokens_align", "int", "Largest power of two (capped at 128) dividing tokens per micro-batch per rank (after TP sequence parallel / CP split)"),
     # FSDP2 float8 all-gather with uneven shards (pytorch/ao issue 3982: FP8D-TAO-0013)
     F("intent.fsdp_shard_size", "int", "Ranks FSDP2 shards each parameter over (fully_shard "
-      "without a mesh: the world size; torchtitan data_parallel_shard_degree)"),
+      "without a mesh: the world size; torchtitan data_parallel_shard_degree; XTuner V1 world // "
+      "ep_size or hsdp_sharding_size)"),
     F("intent.fsdp_shards", "str", "Whether every FSDP2 shard of the hidden / FFN weights is "
       f"the same size: {_one_of(SHARDS)} (likely_uneven: dims not known, a shard size that is not "
       "a power of two)", SHARDS),

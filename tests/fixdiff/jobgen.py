@@ -104,6 +104,13 @@ def write_job(job: Path, facts: Mapping[str, Any], skip: set[str]) -> tuple[list
             data = {**MARKERS["torchtitan"], **nest(flat)}
             (job / "train.toml").write_text(tomlkit.dumps(data))
             names.append("train.toml")
+        elif kind == "cosmos_rl":
+            import tomlkit
+
+            # redis: a Cosmos-RL Config field of its own (frameworks/cosmos_rl.py _TOP_OWN)
+            data = {"redis": "12800", **nest(flat)}
+            (job / "cosmos.toml").write_text(tomlkit.dumps(data))
+            names.append("cosmos.toml")
         elif flat:
             data = {**MARKERS.get(kind, {}), **nest(flat)}
             (job / f"{kind}.yaml").write_text(yaml.safe_dump(data, sort_keys=False))

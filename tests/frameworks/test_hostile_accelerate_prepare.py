@@ -77,4 +77,9 @@ def test_what_the_reader_follows_still_decides(tmp_path: Path) -> None:
 ])
 def test_a_class_shadowing_accelerator_leaves_it_unknown(tmp_path: Path, body: str) -> None:
     value = _fact(tmp_path, body)
+    if body.startswith("class"):
+        # pyflow: names bind in statement order, so `acc2 = Accelerator()` after the class is
+        # the script's own object: no accelerate prepare() to judge (ACC-0095 stays quiet)
+        assert value == "absent"
+        return
     assert isinstance(value, Unknown) and "its own Accelerator" in value.reason

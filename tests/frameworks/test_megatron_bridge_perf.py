@@ -148,6 +148,12 @@ def test_launcher_paths(tmp_path: Path, body: str) -> None:
     ("-cp 2 -c fp8_mx", True),                 # -cp is context_parallel_size, not -c p
     ("-cp 2", False),
     ("--use_recipe -c fp8_mx", "unknown"),     # --use_recipes, abbreviated
+    # argparse stops at an ambiguous prefix (--compute_dtype, --config_variant, --container_image
+    # ...: argument_parser.py @ v0.6.0 51885cf1); was read as not given, bf16 (redteam8)
+    ("--co fp8_mx", "unknown"),
+    ("--c=fp8_mx", "unknown"),
+    ("--com fp8_mx", True),
+    ("--us -c fp8_mx", "unknown"),
 ])
 def test_compute_dtype_as_argparse_reads_it(tmp_path: Path, flags: str, fp8: Any) -> None:
     # redteam8: argument_parser.py @ v0.6.0 builds a plain ArgumentParser (allow_abbrev on) and

@@ -158,12 +158,15 @@ def test_a_name_rebound_is_no_longer_the_module(rebind: str) -> None:
     "def os():\n    pass",
 ])
 def test_a_top_level_definition_beside_the_import_is_no_lookup(shadow: str) -> None:
-    # which binding a use sees is the order the code runs (the layout keeps no order of a
-    # definition against an import): Unresolved, never the launch line's value
+    # which binding a use sees is the order the code runs: the job's own `os` defined after
+    # the import (pyflow: the layout orders definitions against imports), never a lookup of
+    # the launch line's environment
     for use in ("os.environ.get('RECIPE', 'fp8')", "os.getenv('RECIPE', 'fp8')",
                 "os.environ['RECIPE']"):
         got = _value(f"import os\n{shadow}\nX = {use}", _LAUNCH)
-        assert isinstance(got, Unresolved), (shadow, use, got)
+        assert got != "fp8" and (isinstance(got, Unresolved) or
+                                 getattr(got, "func", "").startswith("__main__.os")), \
+            (shadow, use, got)
 
 
 def test_a_line_of_200_000_prefixes_is_read_in_linear_time() -> None:

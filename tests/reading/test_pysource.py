@@ -343,3 +343,37 @@ def test_a_long_test_over_many_calls_is_evaluated_and_quoted_once(
     made = [c for c, _ in m.calls() if c.name == "f"]
     assert len(made) == 300 and all(isinstance(c.when, Unresolved) for c in made)
     assert len(quoted) <= 2
+
+
+# lightning-thunder thunder/benchmarks/benchmark_litgpt.py:88-96 @ 1e22aacb (reduced):
+# LowPrecisionHandler.check_and_add_compile_options appends "_transformerengine" in place.
+_THUNDER = '''
+def add(compile_options, enabled):
+    use_thunder_te = "thunder" in compile_options
+    if enabled and use_thunder_te:
+        compile_options += "_transformerengine"
+    return compile_options
+compile = add({arg}, {enabled})
+run(compile)
+'''
+
+
+@pytest.mark.parametrize(("arg", "enabled", "want"), [
+    ('"thunder"', "True", "thunder_transformerengine"),
+    ('"thunder"', "False", "thunder"),
+    ('"eager"', "True", "eager"),
+])
+def test_a_string_grown_in_place_is_the_joined_string(arg: str, enabled: str, want: str) -> None:
+    got = _call(_module(_THUNDER.format(arg=arg, enabled=enabled)), "run").args[0]
+    assert got == want
+
+
+@pytest.mark.parametrize("src", [
+    "x = 'a'\nx += y_unknown\nrun(x)\n",               # what is added is not known
+    "x = 1\nx += 'a'\nrun(x)\n",                      # not two strings: unknown, no guess
+    "x = 'a' * 40000\nx += x\nx += x\nrun(x)\n",       # past MAX_TEXT
+    "x = 'a'\nfor i in range(3):\n    x += 'b'\nrun(x)\n",  # in a loop
+])
+def test_a_string_grown_in_place_stays_unknown_when_the_text_does_not_say(src: str) -> None:
+    got = _call(_module(src), "run").args[0]
+    assert isinstance(got, Unresolved)

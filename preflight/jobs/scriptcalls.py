@@ -1,0 +1,136 @@
+"""The shell scripts a launch script runs or sources (:mod:`preflight.reading.shellcalls`),
+found inside the job and linked with what each starts with, for :func:`.scripts.read`; a wrapper
+no framework reads takes the kind of the first one a framework reads (peeked, bounded). Moved out
+of jobs/scripts.py (400 lines) when sourced scripts' launches joined them (shdir, issue 21)."""
+
+from __future__ import annotations
+
+import os
+from contextvars import ContextVar
+from dataclasses import replace
+
+from preflight.findings import Source
+from preflight.jobs import scriptargs
+from preflight.reading import shellcalls
+from preflight.reading.boundary import outside_reference, refuse
+from preflight.reading.parse import ParseError, read_text
+from preflight.reading.shelldir import settle
+from preflight.reading.types import ConfigProblem, Linked, ReaderOutput
+
+_PEEKING: ContextVar[int] = ContextVar("fp8_doctor_called_script_depth", default=0)
+MAX_CALL_DEPTH = 3
+"""Scripts calling scripts followed this deep to learn a wrapper's kind (a cycle stops too)."""
+MAX_PEEKS = 4
+"""Scripts of one wrapper looked into for its kind: 4**3 reads at most, whatever the fan-out."""
+
+
+def shell_scripts(path: str, text: str, outer: dict[str, str],
+                   walked: shellcalls.Walked, problems: list[ConfigProblem]) -> list[Linked]:
+    """The shell scripts ``text`` runs (``VAR=v bash x.sh``, ``sbatch x.sh``, ``./x.sh``:
+    :mod:`.shellcalls`), found inside the job, each linked with the environment and folder it
+    starts with, so its ``${VAR:-default}`` takes the caller's value. A relative path is
+    taken from the folder the command runs in (after a ``cd``); one that cannot be known (a
+    ``cd`` to a run-time folder) is not guessed at; one found only outside the job is a
+    warning at its line (:mod:`.boundary`), never read."""
+    from preflight.jobs import scripts
+
+    found: list[Linked] = []
+    me = os.path.realpath(path)
+    for call in walked.calls:
+        line = text.count("\n", 0, call.offset) + 1
+        folder, _ = shellcalls.folder_of(call.folder, path, outer)
+        script = settle(call.script, path, path)
+        if os.path.isabs(script):
+            cands = [script]
+        elif folder is None:
+            continue                     # `cd $(...)` before it: which file runs is not known
+        else:
+            cands = [os.path.join(folder, script)]
+            if shellcalls.CWD not in outer and not call.folder.path:
+                cands.append(script)     # launched from the current directory (as refs do)
+        hits = [os.path.normpath(c) for c in cands if os.path.isfile(c)]
+        odd = next((c for c in cands if os.path.lexists(c) and not os.path.isfile(c)), None)
+        if not hits and odd is not None and refuse(odd):
+            if call.how != "source":
+                outside_reference(odd, path, line, "runs")     # a link out of the job (/dev/zero)
+        elif not hits and odd is not None and len(problems) < 64:
+            # a FIFO, a device (a link to /dev/zero) or a folder: nothing to read (redteam3)
+            problems.append(_unread_call(path, line, call.script, "is not a regular file "
+                                         "(a FIFO, device or folder)"))
+        if not hits or os.path.realpath(hits[0]) == me:
+            continue
+        if refuse(hits[0]):
+            if call.how != "source":         # (jobs/sourcing.py says it for a sourced one)
+                outside_reference(hits[0], path, line, "runs")
+            continue
+        try:
+            head = read_text(hits[0])[:4096]
+        except (ParseError, OSError) as exc:
+            # never linked, so no reader would report it: said here, at the calling line
+            if len(problems) < 64:
+                problems.append(_unread_call(path, line, call.script, "could not be read (" + (
+                    exc.message if isinstance(exc, ParseError) else type(exc).__name__)[:120]
+                    + ")"))
+            continue
+        if not scripts.is_shell(hits[0], head):
+            continue
+        env = dict(call.env)
+        env[shellcalls.ENVIRON] = ",".join(n for n, _ in call.env)
+        env[shellcalls.CALLER] = Source(path, line)
+        if call.argv or call.how != "source":   # `source x.sh`: the caller's own "$@"
+            env[scriptargs.ARGV] = scriptargs.encode(call.argv)
+        if folder is not None:
+            env[shellcalls.CWD] = folder
+        found.append(Linked(hits[0], "", Source(path, line), key="the launch line",
+                            line=line, optional=True, variables=tuple(env.items())))
+    return found
+
+
+def sourced_calls(files: list[str], path: str, own: dict[str, str],
+                   walked: shellcalls.Walked | None, calls: list[Linked]) -> list[Linked]:
+    """The scripts ``path`` sources, as scripts it runs (redteam8: ``source train.sh --fp8``
+    whose ``torchrun ... "$1"`` was never read, FP8 "no"): read for their launch with the
+    framework that reads it, with the sourcing script's variables and the words given (a
+    file a ``source`` command already links as a call is not linked twice)."""
+    linked = {os.path.realpath(c.path) for c in calls}
+    return [link for link in scriptargs.sourced_links(files, "", path, own, walked)
+            if os.path.realpath(link.path) not in linked]
+
+
+def _unread_call(path: str, line: int, script: str, why: str) -> ConfigProblem:
+    return ConfigProblem(path, line, (
+        f"runs {script[:120]!r}, which {why}: the settings it gives the job were not read"),
+        level="warning", code="reference")
+
+
+def with_calls(got: str | None, out: ReaderOutput, calls: list[Linked], kind: str | None,
+                unread: list[ConfigProblem]) -> tuple[str | None, ReaderOutput]:
+    """``out`` naming the scripts it runs too; a wrapper read by no framework takes the kind
+    of the first script it runs that one reads (``VAR=v bash run_grpo.sh``)."""
+    from preflight.jobs.read import read_file
+
+    if got is None:
+        depth = _PEEKING.get()
+        if depth >= MAX_CALL_DEPTH:
+            return None, out
+        token = _PEEKING.set(depth + 1)
+        try:
+            for link in calls[:MAX_PEEKS]:
+                peek, peeked = read_file(link.path, kind, explicit=False,
+                                         inherited=dict(link.variables))
+                if peek is not None:
+                    got = peek
+                    break
+                bad = next((p for p in peeked.problems if p.level == "error"), None)
+                if bad is not None and link.line is not None:
+                    # not UTF-8, NUL bytes, ...: the script it runs holds the launch, perhaps
+                    caller = getattr(link.source, "path", str(link.source))
+                    unread.append(_unread_call(caller, link.line, os.path.basename(link.path),
+                                               f"could not be read ({bad.message[:120]})"))
+        finally:
+            _PEEKING.reset(token)
+        if got is None:
+            return None, out
+    named_already = {os.path.realpath(link.path) for link in out.linked}
+    extra = tuple(c for c in calls if os.path.realpath(c.path) not in named_already)
+    return got, replace(out, linked=(*out.linked, *extra))
