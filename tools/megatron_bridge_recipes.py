@@ -95,16 +95,17 @@ def _bodies(public: Any, private: Any, module_of: Any, aliases: Any
     return body_of
 
 
-def scan(root: Path) -> dict[str, str]:
-    """Every public recipe function or alias -> the preset it ends up with. A function's preset
-    is the last thing in its body that sets one: a preset name, a ``_perf_precision(...)`` call,
-    or a call to another function (a recipe, or a private helper: its own module's first,
-    else the one of that name elsewhere) that sets one."""
-    public, private, module_of, aliases = _collect(root)
-    body_of = _bodies(public, private, module_of, aliases)
-    memo: dict[tuple[str, str], str | None] = {}
+def _last_set(body_of: Callable[[str, str], tuple[str, str] | None], aliases: dict[str, str],
+              own: Callable[[str, int], list[tuple[int, Any]]],
+              finish: Callable[[str, Any], Any] = lambda _body, value: value,
+              skip: frozenset[str] = frozenset()) -> Callable[[str, str], Any]:
+    """``resolve(name, module)``: the value the last thing in a function's body sets -- one of
+    the body's own (``own(body, start)``: (offset, value) pairs; ``start`` is past the first
+    ``:``) or the value of a function it calls (not in ``skip``), resolved the same way, at most
+    12 calls deep, each (function, module) once; ``finish`` has the last word on the body's."""
+    memo: dict[tuple[str, str], Any] = {}
 
-    def resolve(name: str, module: str, depth: int = 0) -> str | None:
+    def resolve(name: str, module: str, depth: int = 0) -> Any:
         got = body_of(name, module)
         if got is None or depth > 12:
             return None
@@ -113,33 +114,50 @@ def scan(root: Path) -> dict[str, str]:
         if key in memo:
             return memo[key]
         memo[key] = None                      # recursion guard
-        events: list[tuple[int, str]] = []
-        for m in re.finditer(r'_perf_precision\(\s*"(\w+)"\s*\)', body):
-            events.append((m.start(), PERF[m.group(1)]))
-        for m in PRESET.finditer(body):
-            events.append((m.start(), m.group(1)))
-        for m in re.finditer(r"\b(_?\w+)\s*\(", body[body.find(":") + 1:]):
-            callee = m.group(1)
-            if callee in ("_perf_precision", "get_mixed_precision_config"):
+        start = body.find(":") + 1
+        events = own(body, start)
+        for m in re.finditer(r"\b(_?\w+)\s*\(", body[start:]):
+            if m.group(1) in skip:
                 continue
-            sub = resolve(callee, here, depth + 1)
+            sub = resolve(m.group(1), here, depth + 1)
             if sub is not None:
-                events.append((m.start() + body.find(":") + 1, sub))
-        preset = max(events)[1] if events else None
+                events.append((m.start() + start, sub))
+        memo[key] = finish(body, max(events)[1] if events else None)
+        return memo[key]
+    return resolve
+
+
+def _recipes(public: dict[str, str], aliases: dict[str, str]) -> list[str]:
+    """Every public recipe function and alias of one."""
+    return [name for name in [*public, *aliases] if aliases.get(name, name) in public]
+
+
+def scan(root: Path) -> dict[str, str]:
+    """Every public recipe function or alias -> the preset it ends up with. A function's preset
+    is the last thing in its body that sets one: a preset name, a ``_perf_precision(...)`` call,
+    or a call to another function (a recipe, or a private helper: its own module's first,
+    else the one of that name elsewhere) that sets one."""
+    public, private, module_of, aliases = _collect(root)
+
+    def own(body: str, _start: int) -> list[tuple[int, Any]]:
+        events: list[tuple[int, Any]] = [
+            (m.start(), PERF[m.group(1)])
+            for m in re.finditer(r'_perf_precision\(\s*"(\w+)"\s*\)', body)]
+        return events + [(m.start(), m.group(1)) for m in PRESET.finditer(body)]
+
+    def finish(body: str, preset: Any) -> Any:
         recipe = re.findall(r'mixed_precision\.fp8_recipe\s*=\s*"(\w+)"', body)
         if preset is not None and recipe and preset.split(":")[0] not in ("bf16_mixed",
                                                                           "fp16_mixed"):
             # a recipe that keeps fp8=None runs no FP8 whatever its fp8_recipe says (many
             # recipes restate the default `fp8_recipe = "tensorwise"`)
             preset = f"{preset.split(':')[0]}:{recipe[-1]}"
-        memo[key] = preset
         return preset
 
-    out: dict[str, str] = {}
-    for name in [*public, *aliases]:
-        if aliases.get(name, name) in public:
-            out[name] = resolve(name, module_of[aliases.get(name, name)]) or "bf16_mixed"
-    return out
+    resolve = _last_set(_bodies(public, private, module_of, aliases), aliases, own, finish,
+                        frozenset({"_perf_precision", "get_mixed_precision_config"}))
+    return {name: resolve(name, module_of[aliases.get(name, name)]) or "bf16_mixed"
+            for name in _recipes(public, aliases)}
 
 
 ATTENTION = re.compile(r"\b(?:fp8_dot_product_attention|fp8_multi_head_attention)\s*=\s*"
@@ -154,31 +172,14 @@ def scan_attention(root: Path) -> list[str]:
     fp8_dot_product_attention=True)``) or in a function it calls, as :func:`scan` finds presets.
     A preset set after it (a fresh MixedPrecisionConfig, fields False) turns it off."""
     public, private, module_of, aliases = _collect(root)
-    body_of = _bodies(public, private, module_of, aliases)
-    memo: dict[tuple[str, str], bool | None] = {}
 
-    def resolve(name: str, module: str, depth: int = 0) -> bool | None:
-        got = body_of(name, module)
-        if got is None or depth > 12:
-            return None
-        body, here = got
-        key = (aliases.get(name, name), here)
-        if key in memo:
-            return memo[key]
-        memo[key] = None
-        start = body.find(":") + 1
-        events: list[tuple[int, bool]] = [(m.start(), m.group(1) == "True")
-                                          for m in ATTENTION.finditer(body, start)]
-        events += [(m.start(), False) for m in PRESET.finditer(body, start)]
-        for m in re.finditer(r"\b(_?\w+)\s*\(", body[start:]):
-            sub = resolve(m.group(1), here, depth + 1)
-            if sub is not None:
-                events.append((m.start() + start, sub))
-        memo[key] = max(events)[1] if events else None
-        return memo[key]
+    def own(body: str, start: int) -> list[tuple[int, Any]]:
+        return [(m.start(), m.group(1) == "True") for m in ATTENTION.finditer(body, start)] + \
+            [(m.start(), False) for m in PRESET.finditer(body, start)]
 
-    return sorted(name for name in [*public, *aliases] if aliases.get(name, name) in public
-                  and resolve(name, module_of[aliases.get(name, name)]))
+    resolve = _last_set(_bodies(public, private, module_of, aliases), aliases, own)
+    return sorted(name for name in _recipes(public, aliases)
+                  if resolve(name, module_of[aliases.get(name, name)]))
 
 
 def main() -> int:
@@ -187,7 +188,7 @@ def main() -> int:
     fp8 = {k: v for k, v in sorted(table.items()) if v != "bf16_mixed"}
     assert all(v.split(":")[0] in (*PRESETS, "fp8cs") for v in fp8.values()), fp8
     plain = sorted(k for k, v in table.items() if v == "bf16_mixed")
-    doc = {
+    doc: dict[str, Any] = {
         "about": ("Megatron-Bridge recipe names and the mixed-precision preset each ends up "
                   "with (fp8cs: the current-scaling preset without BF16 first/last layers; "
                   "preset:recipe: the preset with its fp8_recipe changed). Generated by "

@@ -39,13 +39,12 @@ from typing import Any
 
 from preflight.facts import Unknown
 from preflight.findings import Source
+from preflight.frameworks import megatron_walk
 from preflight.reading.boundary import refuse
 from preflight.reading.launch import not_training, python_scripts
 from preflight.reading.parse import ParseError, read_text
 from preflight.reading.pysource import parse
 from preflight.reading.refs import locate, under_roots
-from preflight.reading.shellexpand import TooLarge, launches
-from preflight.reading.shellwords import split
 
 MAX_DEPTH = 3
 """The job's modules followed one inside another (script -> helper -> its helper)."""
@@ -307,13 +306,7 @@ def carried(text: str, outer: dict[str, str] | None, flag: str) -> Any:
     do and some do not, None when the script cannot be walked here or runs no Python training
     script (an argument file: every ``--flag`` of it is on the command line). redteam6: an
     echoed ``--yaml-cfg`` made validate_args "not run" and FP8D-MEG-0001 quiet."""
-    words = split(text)
-    if words.truncated_at is not None:
-        return None
-    try:
-        found = launches(words, _is_training_script, outer, limit=MAX_LAUNCHES)
-    except TooLarge:
-        return None
+    found = megatron_walk.commands(text, outer, _is_training_script, MAX_LAUNCHES)
     if not found:
         return None
     has = [any(a.text == f"--{flag}" or a.text.startswith(f"--{flag}=") for a in lr.args)

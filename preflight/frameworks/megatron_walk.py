@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -87,14 +87,21 @@ class Read:
 def walk(text: str, outer: dict[str, str] | None) -> list[Launch] | None:
     """The training launches of ``text`` that may run (at most :data:`MAX_LAUNCHES` + 1), or
     None: the script cannot be walked here, or runs no training script."""
+    return commands(text, outer, _training, MAX_LAUNCHES + 1) or None
+
+
+def commands(text: str, outer: dict[str, str] | None, entry: Callable[[str], bool],
+             limit: int) -> list[Launch] | None:
+    """The commands of ``text`` that may run whose command word ``entry`` takes (at most
+    ``limit``), as the shell expands them; [] when none, None when the script cannot be walked
+    here (cut short by the shell kit's bounds, or too large to expand)."""
     words = split(text)
     if words.truncated_at is not None:
         return None
     try:
-        found = launches(words, _training, outer, limit=MAX_LAUNCHES + 1)
+        return launches(words, entry, outer, limit=limit)
     except TooLarge:
         return None
-    return found or None
 
 
 def _training(word: str) -> bool:

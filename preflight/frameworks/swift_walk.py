@@ -31,8 +31,7 @@ from typing import Any
 from preflight.facts import Unknown
 from preflight.findings import Source
 from preflight.frameworks import megatron_walk
-from preflight.reading.shellexpand import Launch, TooLarge, launches
-from preflight.reading.shellwords import split
+from preflight.reading.shellexpand import Launch
 from preflight.reading.types import ConfigProblem
 
 MAX_COMMANDS = 64
@@ -60,12 +59,8 @@ def read(path: str, text: str, outer: dict[str, str] | None, prefix: str,
          ) -> tuple[dict[str, Any], dict[str, Any], list[ConfigProblem]] | None:
     """(facts, provenance, problems) of the ms-swift commands the script runs, with
     ``<prefix>.command``; None: the script cannot be walked here."""
-    words = split(text)
-    if words.truncated_at is not None:
-        return None
-    try:
-        found = launches(words, _word, outer, limit=MAX_COMMANDS)
-    except TooLarge:
+    found = megatron_walk.commands(text, outer, _word, MAX_COMMANDS)
+    if found is None:
         return None
     found = [lr for lr in found if lr.args and lr.args[0].text in _TRAINING | _OTHER]
     training = [lr for lr in found if lr.args[0].text in _TRAINING]
