@@ -25,6 +25,7 @@ from typing import Any
 
 from preflight.facts import Unknown
 from preflight.findings import Source
+from preflight.frameworks import kvformat
 from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, IntentOut, Stated, View
 from preflight.frameworks.nemo_rl_detect import score
@@ -338,6 +339,7 @@ def _generation(v: View, out: IntentOut) -> None:
             prec if isinstance(prec, Unknown) and str(kv).lower().startswith("fp8") else
             fp8 and str(kv).lower().startswith("fp8"),
             v.src(f"{VLLM}.kv_cache_dtype", src))
+        kvformat.put(out, kv, v.src(f"{VLLM}.kv_cache_dtype", src))
     elif engine == "megatron":
         # generation runs on the training model: its precision is the policy's
         out["rollout.fp8"] = (out["fp8"][0], out["fp8"][1])
