@@ -51,12 +51,5 @@ SPECS = (
       "TransformerConfig.__post_init__ never checks the FP8 settings stated beside it (AReaL "
       "sets them by setattr after the config is built); absent where it does (Megatron-LM, "
       "slime, ROLL); FP8D-MEG-0014 is gated on it (preflight/frameworks/megatron_validated.py)"),
-    F("config.nemo_rl.source.colocated_refit_kv_scales", "bool", "The job's own NeMo-RL "
-      "checkout (nemo_rl/algorithms/grpo.py at or above the config) passes kv_scales on the "
-      "colocated refit (PR 3226), which its reported version cannot tell on main "
-      "(preflight/frameworks/nemo_rl_source.py); absent where the job does not hold the source"),
-    F("config.nemo_rl.source.ray_v2_fp8_patch", "bool", "The job's own NeMo-RL checkout applies "
-      "its FP8 patches under vLLM's RayExecutorV2 (PR 3754: quantization/fp8.py names "
-      "RayWorkerProc / RayExecutorV2); absent where the job does not hold the source"),
     F("config.<kind>.<path...>", "any", "A normalized value from a config file of that kind"),
 )
