@@ -75,7 +75,10 @@ SIZES = {
 WORDS = {"m": "model_family_name", "model_family_name": "model_family_name",
          "mr": "model_recipe_name", "model_recipe_name": "model_recipe_name",
          "g": "gpu", "gpu": "gpu", "task": "task", "ng": "num_gpus", "num_gpus": "num_gpus",
-         "config_variant": "config_variant", "domain": "domain"}
+         "config_variant": "config_variant", "domain": "domain",
+         # set on the model (scripts/performance/utils/overrides.py l.119-140 @ v0.6.0):
+         # config.megatron.* through frameworks/mcore_graphs.py
+         "cuda_graph_impl": "cuda_graph_impl", "cuda_graph_scope": "cuda_graph_scope"}
 SYNTAX = Syntax(entry=lambda w: bool(ENTRY.search(w)), value_flags=frozenset({
     "c", "compute_dtype", *SIZES, *WORDS, "a", "account", "p", "partition", "t", "time_limit",
     "i", "container_image", "hf", "hf_token", "log_dir", "gpus_per_node", "gn",

@@ -25,8 +25,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from preflight.facts import Unknown
+from preflight.frameworks import kvformat, miles_py, slime_custom, slime_env
 from preflight.frameworks import megatron_validated as validated
-from preflight.frameworks import miles_py, slime_custom, slime_env
 from preflight.frameworks._record import Default, Framework, Launch
 from preflight.frameworks._view import Derived, Stated, View
 from preflight.frameworks.ckptconfig import weights
@@ -163,6 +163,7 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     out["rollout.kv_cache_fp8"] = (str(kv).lower().startswith("fp8") if kv is not None
                                    else False, s.src("sglang_kv_cache_dtype",
                                                      "SGLang default (kv_cache_dtype auto)"))
+    kvformat.put(out, kv, s.src("sglang_kv_cache_dtype", "kv_cache_dtype"))
     if out.get("recipe", (None,))[0] == "blockwise":
         out["block_scales_fp32"] = slime_env.fp32_scales(f, prov)
     moe: tuple[tuple[Stated, str], ...] = (("moe.experts", "num_experts"),
