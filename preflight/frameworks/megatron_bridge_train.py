@@ -27,6 +27,7 @@ import os
 import re
 from typing import Any
 
+from preflight.base.digits import ascii_int
 from preflight.facts import Unknown
 from preflight.findings import Source
 from preflight.reading import shelldir
@@ -97,7 +98,8 @@ def drop_launcher_flags(read: LaunchRead) -> dict[str, tuple[Any, Source]]:
         if name in read.flags:
             value, src = read.flags.pop(name)
             if name in _INTS and isinstance(value, str):
-                value = int(value) if value.isdigit() else Unknown(
+                number = ascii_int(value)
+                value = number if number is not None else Unknown(
                     f"--{name} {value[:40]!r} is no integer: argparse refuses it (exit 2)")
             own[name.replace("-", "_")] = (value, src)
     for name in DRY_RUN:

@@ -22,6 +22,7 @@ import re
 from dataclasses import replace
 from functools import lru_cache
 
+from preflight.base.digits import ascii_digits
 from preflight.reading import shellchain, shelldecl
 from preflight.reading.shell import HereDoc, heredocs, operator_end
 from preflight.reading.shellheredoc import MAX_TAKEN, HereValues, Taken, taken
@@ -365,7 +366,7 @@ class _Lexer(HereValues):
             self.end_word()
             self.i = heredoc.end()
             return
-        if self.lit and not self.cur and "".join(self.lit).isdigit():
+        if self.lit and not self.cur and ascii_digits("".join(self.lit)):
             self.lit = []                # the file descriptor in front of it
         self.end_word()
         m = _REDIRECT.match(self.text, self.i)
