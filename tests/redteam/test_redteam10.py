@@ -1,0 +1,149 @@
+"""redteam10 (session 37): attacks on what sessions 35-36 added to the shell kit
+(reading/shellchain.py, shellmaybe.py, shellbranch.py, shelldir.py, jobs/scriptcalls.py) and
+the launch readers that take a config from a shell value. Each case failed before its fix:
+
+- ``if A; B; then``: bash decides by the list's last command (B); the first decided, so FP8
+  was read "yes" where bash never sets it and "no" where it does (reading/shellchain.py
+  ``more_test``, called by the lexer);
+- ``[[ $P == bf* ]]``: in ``[[ ]]`` the right side is a glob where unquoted; it was compared as
+  text, FP8 "no" for a job bash runs in FP8 (reading/shelltests.py: undecided now);
+- ``accelerate launch --config_file $CFG`` with ``CFG`` known only when the script runs
+  (``$(mktemp)``, ``"$1"``, a script-folder path that leaves the job): the flag was dropped
+  without a word and the verdict was FP8 "no" from a config never read (reading/launch.py
+  ``Out.link(own=True)``: ``base_config`` Unknown).
+
+The rest pin what held (no traceback, bounded, nothing outside the job in the output)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from preflight.facts import Facts, Unknown
+from preflight.intent import derive
+from preflight.jobs.read import read_paths
+
+SENTINEL = "SENTINEL_REDTEAM10_7f3a"
+FP8 = 'EXTRA="--fp8-format hybrid"'
+
+
+def _fp8(path: Path) -> Any:
+    read = read_paths([str(path)])
+    values, _ = derive(Facts(read.facts, read.provenance))
+    return values["intent.fp8"]
+
+
+def _megatron(tmp_path: Path, before: str) -> Any:
+    (tmp_path / ".git").mkdir(exist_ok=True)
+    script = tmp_path / "train.sh"
+    script.write_text("#!/bin/bash\n" + before +
+                      "\ntorchrun pretrain_gpt.py --bf16 --num-layers 2 $EXTRA\n")
+    return _fp8(script)
+
+
+@pytest.mark.parametrize("test, fp8", [
+    ('P=fp8\nif [ "$P" = fp8 ]; [ "$P" = bf16 ]; then ' + FP8 + "; fi", False),
+    ('P=bf16\nif [ "$P" = fp8 ]; [ "$P" = bf16 ]; then ' + FP8 + "; fi", True),
+    ('P=fp8\nif [ "$P" = fp8 ]\n [ "$P" = bf16 ]; then ' + FP8 + "; fi", False),
+    ('P=fp8\nif [ "$P" = bf16 ]; [ "$P" = fp8 ] && [ 1 = 1 ]; then ' + FP8 + "; fi", True),
+    ('P=fp8\nif [ "$P" = bf16 ]; then EXTRA=; elif [ "$P" = fp8 ]; [ "$P" = bf16 ]; then '
+     + FP8 + "; fi", False),
+    # held: one command, chains, and what stays undecided
+    ('P=fp8\nif [ "$P" = fp8 ] || [ "$P" = bf16 ] && [ "$P" = none ]; then ' + FP8 + "; fi",
+     False),
+    ('P=bf16\nif [ "$P" = fp8 ] &&\n   [ 1 = 1 ]; then ' + FP8 + "; fi", False),
+    ('P=fp8\nif ! [ "$P" = fp8 ] && [ 1 = 1 ]; then :; else ' + FP8 + "; fi", True),
+    ('P=fp8\nif [ "$P" = bf16 ] | [ 1 = 1 ]; then ' + FP8 + "; fi", None),
+    ('P=fp8\nif ' + " && ".join(['[ "$P" = bf16 ]'] + ['[ "$P" = fp8 ]'] * 40) + "; then "
+     + FP8 + "; fi", None),
+])
+def test_an_if_list_is_decided_by_its_last_command(tmp_path: Path, test: str,
+                                                   fp8: bool | None) -> None:
+    got = _megatron(tmp_path, test)
+    assert isinstance(got, Unknown) if fp8 is None else got is fp8, got
+
+
+@pytest.mark.parametrize("test", [
+    'P=bf16\nif [[ "$P" == bf* ]]; then ' + FP8 + "; fi",
+    'P=bf16\nif [[ $P == "bf"* ]]; then ' + FP8 + "; fi",
+    'P=bf16\nif [[ "$P" == fp8 ]] || [[ "$P" == b? ]]; then ' + FP8 + "; fi",
+    'P=bf16\nif [[ "$P" != [bc]f16 ]]; then :; else ' + FP8 + "; fi",
+])
+def test_a_double_bracket_glob_is_never_read_as_text(tmp_path: Path, test: str) -> None:
+    assert _megatron(tmp_path, test) is not False
+
+
+def test_a_single_bracket_compares_text(tmp_path: Path) -> None:
+    assert _megatron(tmp_path, 'P=bf16\nif [ "$P" = "bf*" ]; then ' + FP8 + "; fi") is False
+
+
+def _link_out(path: Path, outside: Path) -> None:
+    os.symlink(outside, path)
+
+
+@pytest.fixture()
+def outside(tmp_path: Path) -> Path:
+    out = tmp_path / "outside"
+    out.mkdir()
+    (out / "secret.yaml").write_text(f"mixed_precision: fp8\nkey: {SENTINEL}\n")
+    (out / "secret.sh").write_text(f"accelerate launch --mixed_precision fp8 t.py --k {SENTINEL}\n")
+    return out
+
+
+@pytest.mark.parametrize("line", [
+    'CFG=$(mktemp)\n',
+    'CFG="$1"\n',
+    'CFG="$(cd "$(dirname "${BASH_SOURCE[0]}")/../outside" && pwd)/secret.yaml"\n',
+    'CFG="$(cd "$(dirname "$0")/lnk" && pwd)/secret.yaml"\n',
+    'CFG="$(cd -P "$(dirname "$0")/lnk" && pwd)/secret.yaml"\n',
+    'CFG="$(realpath "$(dirname "$0")/lnk/secret.yaml")"\n',
+    'CFG="${BASH_SOURCE%/*}/../outside/secret.yaml"\n',
+])
+def test_a_config_file_known_only_at_run_time_is_never_fp8_no(tmp_path: Path, outside: Path,
+                                                              line: str) -> None:
+    job = tmp_path / "job"
+    job.mkdir()
+    (job / ".git").mkdir()
+    (job / "train.py").write_text("import torch\n")
+    _link_out(job / "lnk", outside)
+    (job / "run.sh").write_text("#!/bin/bash\n" + line +
+                                "accelerate launch --config_file $CFG train.py\n")
+    read = read_paths([str(job / "run.sh")])
+    values, _ = derive(Facts(read.facts, read.provenance))
+    assert isinstance(values["intent.fp8"], Unknown)
+    assert isinstance(read.facts["config.accelerate.base_config"], Unknown)
+    assert read.provenance["config.accelerate.base_config"].line == 3
+    assert SENTINEL not in repr(read.facts) + repr([str(p) for p in read.problems])
+
+
+def test_a_config_file_the_job_holds_is_still_read(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "acc.yaml").write_text("mixed_precision: fp8\ndistributed_type: MULTI_GPU\n")
+    (tmp_path / "train.py").write_text("import torch\n")
+    (tmp_path / "run.sh").write_text('#!/bin/bash\nCFG="$(cd "$(dirname "$0")" && pwd)/acc.yaml"\n'
+                                     "accelerate launch --config_file $CFG train.py\n")
+    assert _fp8(tmp_path / "run.sh") is True
+
+
+@pytest.mark.parametrize("line", [
+    "bash {out}/secret.sh\n",
+    'bash "$(dirname "$0")/../outside/secret.sh"\n',
+    "cd {out} && bash secret.sh\n",
+    'source "$(dirname "$0")/lnk/secret.sh"\n',
+    "cd /dev && bash zero\n",
+    "bash /proc/self/environ\nsource /proc/self/environ\n",
+])
+def test_a_called_script_outside_the_job_is_a_warning_never_read(tmp_path: Path, outside: Path,
+                                                                 line: str) -> None:
+    job = tmp_path / "job"
+    job.mkdir()
+    (job / ".git").mkdir()
+    _link_out(job / "lnk", outside)
+    (job / "run.sh").write_text("#!/bin/bash\n" + line.format(out=outside))
+    read = read_paths([str(job / "run.sh")])
+    assert SENTINEL not in repr(read.facts) + repr([str(p) for p in read.problems])
+    assert any(p.path == str(job / "run.sh") and p.line == 2 and "outside the job" in p.message
+               for p in read.problems), [str(p) for p in read.problems]
