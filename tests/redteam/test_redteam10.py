@@ -147,3 +147,56 @@ def test_a_called_script_outside_the_job_is_a_warning_never_read(tmp_path: Path,
     assert SENTINEL not in repr(read.facts) + repr([str(p) for p in read.problems])
     assert any(p.path == str(job / "run.sh") and p.line == 2 and "outside the job" in p.message
                for p in read.problems), [str(p) for p in read.problems]
+
+
+def test_a_file_past_the_step_bound_is_unknown_with_the_line(tmp_path: Path) -> None:
+    # pysource/pycallers: 200 functions each returning five calls of the others were 5**6
+    # inlines per call (a 20 KB file read for minutes); now bounded (pyvalues.MAX_STEPS,
+    # pycallers.MAX_INLINED) and what was not read makes FP8 Unknown, never "no"
+    from tests.jobs.modded_nanogpt_job import LOSS_HEAD, TRAIN_GPT, TRITON_KERNELS
+
+    (tmp_path / ".git").mkdir()
+    n = 200
+    calls = "".join(f"\ndef f{i}(x):\n    return " + " + ".join(
+        f"f{(i + k * 7 + 1) % n}(x)" for k in range(5)) + "\n" for i in range(n))
+    (tmp_path / "train_gpt.py").write_text(TRAIN_GPT.replace("LOSS", LOSS_HEAD) + calls +
+                                           "\nf0(1)\n")
+    (tmp_path / "triton_kernels.py").write_text(TRITON_KERNELS)
+    (tmp_path / "run.sh").write_text("#!/bin/bash\ntorchrun --nproc_per_node=8 train_gpt.py\n")
+    read = read_paths([str(tmp_path / "run.sh")])
+    values, _ = derive(Facts(read.facts, read.provenance))
+    assert isinstance(values["intent.fp8"], Unknown)
+    cut = [p for p in read.problems if p.cut and p.path.endswith("train_gpt.py")]
+    assert cut and all(isinstance(p.line, int) and p.line > 1 for p in cut)
+
+
+@pytest.mark.parametrize("gran", ["[1]", "{1, 2}", "{'a': 1}", "(1,)"])
+def test_an_xtuner_granularity_that_is_no_name_is_unknown_not_a_traceback(
+        tmp_path: Path, gran: str) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "cfg.py").write_text(
+        "from xtuner.v1.float8.config import Float8Config\n"
+        "from xtuner.v1.model import Qwen3MoE30BA3Config\n"
+        "from xtuner.v1.train import TrainerConfig\n"
+        f"f8 = Float8Config(scaling_granularity_gemm={gran}, "
+        f"scaling_granularity_grouped_gemm={gran})\n"
+        "trainer = TrainerConfig(model_cfg=Qwen3MoE30BA3Config(float8_cfg=f8))\n")
+    (tmp_path / "run.sh").write_text("torchrun xtuner/v1/train/cli/sft.py --config cfg.py\n")
+    read = read_paths([str(tmp_path / "run.sh")])
+    values, _ = derive(Facts(read.facts, read.provenance))
+    assert values["intent.fp8"] is True and isinstance(values["intent.recipe"], Unknown)
+
+
+@pytest.mark.parametrize("nodes, want", [("\u00b2", None), ("\u2463", None), ("1e3", None),
+                                         ("\u0663", 3), ("-1", -1), ("2", 2)])
+def test_megatron_bridge_launcher_integers_as_argparse_takes_them(tmp_path: Path, nodes: str,
+                                                                 want: int | None) -> None:
+    # str.isdigit() passed "²", int() refused it, and the launch script was "could not interpret"
+    from tests.frameworks.test_megatron_bridge_train import RECIPE, _job
+
+    script = _job(tmp_path, "uv run python scripts/training/setup_experiment.py "
+                            f"--nodes {nodes} --recipe {RECIPE}")
+    read = read_paths([str(script)])
+    got = read.facts["config.megatron_bridge.launcher.nodes"]
+    assert isinstance(got, Unknown) if want is None else got == want
+    assert not any(p.level == "error" for p in read.problems), [str(p) for p in read.problems]
