@@ -200,3 +200,29 @@ def test_megatron_bridge_launcher_integers_as_argparse_takes_them(tmp_path: Path
     got = read.facts["config.megatron_bridge.launcher.nodes"]
     assert isinstance(got, Unknown) if want is None else got == want
     assert not any(p.level == "error" for p in read.problems), [str(p) for p in read.problems]
+
+
+def _trial_doc(monkeypatch: pytest.MonkeyPatch, runs: list[dict[str, Any]]) -> Any:
+    from preflight.speedup import trial
+    from tests.speedup.test_hostile_trialdoc import TINY
+
+    monkeypatch.setattr(trial, "_both", lambda _req, _t: {"status": "ok", "depths": [2, 4],
+                                                          "runs": runs})
+    return trial.trial(TINY, backend="torchao", recipe="tensorwise", compiled=False,
+                       device="cuda", depths=(2, 4))
+
+
+@pytest.mark.parametrize("change", [
+    {"peak_bytes": 10**400},                    # OverflowError in trial._side
+    {"twin_s": 1e308},                          # "the host needs inf ms", a verdict of it
+    {"median_s": 1e308},
+])
+def test_a_trial_document_with_absurd_sizes_is_a_reason(monkeypatch: pytest.MonkeyPatch,
+                                                        change: dict[str, Any]) -> None:
+    from tests.speedup.test_hostile_trialdoc import _good
+
+    runs = _good()
+    runs[0] = {**runs[0], **change}
+    report = _trial_doc(monkeypatch, runs)
+    assert report.speedup is None and not report.verdict
+    assert report.why_not.startswith("no trial: the trial child's result is not usable")
