@@ -226,3 +226,25 @@ def test_a_trial_document_with_absurd_sizes_is_a_reason(monkeypatch: pytest.Monk
     report = _trial_doc(monkeypatch, runs)
     assert report.speedup is None and not report.verdict
     assert report.why_not.startswith("no trial: the trial child's result is not usable")
+
+
+@pytest.mark.xfail(strict=True, reason="open (redteam10): a while/until body is read as run "
+                                       "once whatever its test says (reading/shellwords.py "
+                                       "opens no branch for it)")
+@pytest.mark.parametrize("loop", [
+    'P=bf16\nuntil [ "$P" = bf16 ]; do ' + FP8 + "; done",
+    "while false; do " + FP8 + "; done",
+])
+def test_a_loop_body_that_never_runs_sets_nothing(tmp_path: Path, loop: str) -> None:
+    assert _megatron(tmp_path, loop) is not True
+
+
+@pytest.mark.xfail(strict=True, reason="open (redteam10): reading/pyjsonarg.py binds the launch "
+                                       "line to a CLI(...) call that never runs")
+def test_a_jsonargparse_cli_that_never_runs_binds_nothing() -> None:
+    from preflight.reading.pysource import Module, parse
+
+    src = ("import jsonargparse\n\ndef main(fp8: bool = False):\n    record(fp8)\n\n"
+           "if False:\n    jsonargparse.CLI(main)\nmain()\n")
+    m = Module("x.py", parse("x.py", src), ("--fp8", "true"))
+    assert next(c for c, _ in m.calls() if c.name == "record").args == (False,)
