@@ -35,6 +35,10 @@ if TYPE_CHECKING:
 
 MAX_INLINE = 6
 """Calls to the file's own functions followed, one inside another."""
+MAX_INLINED = 20_000
+"""Calls of the file's own functions followed in one file, in all: each return may call several
+(redteam10: 300 functions each returning ``f(x) + g(x) + h(x)`` were 3**6 inlines per call, a
+40 KB file read for minutes); past it a call is left as a call, as past :data:`MAX_INLINE`."""
 MAX_SITES = 32
 """Calls of one function looked at for a parameter's value."""
 _CHECKS = frozenset({"isinstance", "issubclass", "type", "super"})
@@ -299,8 +303,10 @@ def inline(module: Module, node: ast.Call, scope: Scope, depth: int,
     where ``node`` calls it through another name (:mod:`.pycallables`)."""
     assert name is not None or isinstance(node.func, ast.Name)
     fn, inner = module.functions[name or node.func.id]     # type: ignore[attr-defined]
-    if not inner.returns or module._inlining >= MAX_INLINE:
+    spent = module.__dict__.get("_inlined", 0)
+    if not inner.returns or module._inlining >= MAX_INLINE or spent >= MAX_INLINED:
         return None
+    module.__dict__["_inlined"] = spent + 1
     module._inlining += 1
     try:
         values: dict[str, Any] = {p: module.evaluate(d, module.module, depth + 1)

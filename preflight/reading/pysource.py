@@ -207,8 +207,11 @@ class Module(Layout):
         return option_value(self.options.get(dest), dest, self.argv, self.path, longs)
 
     def evaluate(self, node: ast.expr, scope: Scope, depth: int = 0) -> Any:
-        """The value of ``node`` in ``scope`` as far as the text gives it (bounded in parts)."""
-        return self._weights.bounded(self._evaluate(node, scope, depth), node.lineno)
+        """The value of ``node`` in ``scope`` as far as the text gives it (bounded in parts and
+        in steps: :data:`.pyvalues.MAX_STEPS`)."""
+        over = self._weights.spend(getattr(node, "lineno", None))
+        return over if over is not None else \
+            self._weights.bounded(self._evaluate(node, scope, depth), node.lineno)
 
     def _evaluate(self, node: ast.expr, scope: Scope, depth: int) -> Any:
         if depth > MAX_DEPTH:
