@@ -157,3 +157,14 @@ def test_a_message_or_a_script_out_of_the_job_is_not_read(tmp_path: Path) -> Non
     got, facts = _read(run)
     assert not any(k.startswith("config.colossalai.") for k in facts)
     assert got["fp8"][0] is not True
+
+
+@pytest.mark.parametrize(("assume", "fires"), [
+    (H100, True),                                            # torch 2.5.1: _scaled_mm(...)[0]
+    ({**H100, "pkg.torch": "2.4.1+cu124"}, False),           # (out, amax): [0] is the output
+    (A800, False),                                           # FP8D-HW-0001 says it first
+])
+def test_scaled_mm_return_change_rule(tmp_path: Path, assume: dict[str, str], fires: bool) -> None:
+    fired = _fired(_holdout(tmp_path), assume)
+    assert ("FP8D-COLOSSAL-0001" in fired) is fires
+    assert ("FP8D-HW-0001" in fired) is (assume["gpu"] == "A800")
