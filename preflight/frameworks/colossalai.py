@@ -123,10 +123,11 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
         out["precision"] = (_PRECISIONS[precision], v.src("precision"))
     elif not v.has("precision") and plugin in FP8_PLUGINS:
         out["precision"] = ("fp16", f"{_SRC} {plugin} (precision='fp16')")
-    for key, name in (("tp_size", "tp"), ("ep_size", "ep")):
-        size = v.int(key)
-        if size:
-            out[name] = (size, v.src(key))
+    tp, ep = v.int("tp_size"), v.int("ep_size")
+    if tp:
+        out["tp"] = (tp, v.src("tp_size"))
+    if ep:
+        out["ep"] = (ep, v.src("ep_size"))
     return out.build()
 
 
