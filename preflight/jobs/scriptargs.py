@@ -92,7 +92,7 @@ def read(reader: Read, path: str, text: str, kind: str | None, explicit: bool,
 
 _BY_HAND: ContextVar[bool] = ContextVar("fp8_doctor_script_by_hand", default=False)
 _ENTRY = re.compile(r"(?:^|/)(?:python[0-9.]*|torchrun|deepspeed|accelerate|[\w.-]+-cli|axolotl|tune|"
-                    r"cosmos-rl|ray|srun|composer|uv)$|\.py$")
+                    r"cosmos-rl|ray|srun|composer|uv|colossalai)$|\.py$")
 """Words that start a training command (a ``.py`` or a launcher): the first one of a command
 is where :func:`runtime_args` looks for ``"$@"`` after it."""
 

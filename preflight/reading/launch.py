@@ -193,9 +193,12 @@ class Out:
 
 MAX_SCRIPTS = 8
 """Python scripts taken from one launch script (a real one starts one or two)."""
+# `colossalai run [--hostfile F] [--include H] [--nproc_per_node N] ... script.py ARGS`: click
+# options then the user script and its args (colossalai/cli/launcher/__init__.py L8-L69 @ v0.5.0)
 _LAUNCHER = re.compile(
     r"(?<![\w/.-])(?:python[0-9.]*|torchrun|deepspeed|accelerate[ \t]+launch|accelerate-launch|"
-    r"composer|srun|mpirun|uv[ \t]+run|-m[ \t]+torch\.distributed\.(?:run|launch))(?![\w-])")
+    r"composer|srun|mpirun|uv[ \t]+run|colossalai[ \t]+run|"
+    r"-m[ \t]+torch\.distributed\.(?:run|launch))(?![\w-])")
 
 
 def launcher_commands(text: str) -> Iterator[tuple[re.Match[str], list[tuple[str, int]]]]:
