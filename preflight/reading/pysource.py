@@ -36,7 +36,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from preflight.reading import pycallables, pyenviron, pyprops
+from preflight.reading import pycallables, pyenviron, pyprops, pyshared
 from preflight.reading.parse import ParseError
 from preflight.reading.pycallers import (
     MAX_INLINE,
@@ -106,6 +106,7 @@ class Module(Layout):
         """The function the user named (``FILE.py::NAME``): which config of a registry is the job;
         ``environ``: what the launch lines that run it give its environment (:mod:`.pyenviron`)."""
         self.bindings = dict(bindings or {})
+        self.shared: dict[str, Any] = {}    # top-level names as an importer leaves them: pyshared
         """Other job files' calls of this file's functions/classes (:mod:`.jobs.pyimports`)."""
         self._sites, self._escapes = call_sites(tree)
         self.call_scope = {id(n): sc for sc in self.scopes for n in sc.calls}
@@ -123,6 +124,7 @@ class Module(Layout):
                 if isinstance(node.func, ast.Attribute) and node.func.attr == "add_argument":
                     self._call(node, scope, 0)
         self._memo.clear()      # names read before every option was known
+        self.__dict__.pop("_applied", None)     # (pycallers.apply_sets' memo, likewise)
         self._tested.clear()
         self._decided.clear()
 
@@ -269,13 +271,15 @@ class Module(Layout):
             chain.append(self.module)
         for where in chain:
             at = line if where is scope else None
+            if where is self.module and where is not scope and name in self.shared:
+                return self.shared[name]
             binds = where.binds.get(name)
             if binds:
                 return self._bound(name, binds, where, at, depth)
             if where.takes(name) or (where is scope and name in scope.values):
                 return parameter(self, where, name, depth, at)
         if name in self.imports:
-            return self.ref(self.imports[name])
+            return pyshared.imported(self, name, scope, line, depth)
         if name in BUILTINS:
             return Ref(f"builtins.{name}")
         if name in self.functions or name in self.classes:
@@ -307,7 +311,7 @@ class Module(Layout):
         else:
             value = self.evaluate(bind.value, scope, depth + 1)
         if isinstance(value, Call):
-            value = self._weights.bounded(apply_sets(self, value, scope, name, depth), line)
+            value = self._weights.bounded(apply_sets(self, value, scope, name, depth, line), line)
         self._memo[key] = (scope, value)
         return value
 
