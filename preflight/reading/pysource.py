@@ -18,16 +18,15 @@ the file makes, each argument's value as far as it can be known without running 
   line's ``--precision``); a binding, attribute set, return or call under one they do not
   decide is Unresolved (a call: :attr:`Call.when`) with the test and why it is not known, and a
   call in a branch that does not run is not made;
-- names from imports as :class:`Ref` (``Format.HYBRID``: ``transformer_engine...Format.HYBRID``);
-  a ``@hydra.main`` function's config as Hydra composes it (:mod:`.pyhydra`);
-- f-strings, str methods, int(), ``os.environ`` as the launch line sets it (:mod:`.pyenviron`);
+- names from imports as :class:`Ref` (``Format.HYBRID``); a ``@hydra.main`` function's config
+  as Hydra composes it (:mod:`.pyhydra`); f-strings, str methods, int(), ``os.environ`` as the
+  launch line sets it (:mod:`.pyenviron`); an object another job file changed (:mod:`.pyshared`);
 - everything else (a function parameter, a value set in a loop or an ``except`` handler, a call
   result) as :class:`Unresolved` with the reason, never a guess.
 
 Each framework module reads the calls it knows (``Framework.read_python``). Bounds: files over
-:data:`MAX_BYTES` are not parsed (~3 s per MB), nesting beyond what :func:`ast.parse` accepts is
-a problem with the line (not a crash on 3.11), every walk is bounded by :data:`MAX_DEPTH` and
-every value by :data:`.pyvalues.MAX_WEIGHT` parts."""
+:data:`MAX_BYTES` are not parsed, too deep nesting is a problem with the line; walks, values and
+a file's work are bounded (:data:`MAX_DEPTH`, ``pyvalues.MAX_WEIGHT`` and ``MAX_STEPS``)."""
 
 from __future__ import annotations
 
@@ -36,17 +35,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from preflight.reading import pycallables, pyenviron, pyprops, pyshared
+from preflight.reading import pycallables, pycallers, pyenviron, pyprops, pyshared
 from preflight.reading.parse import ParseError
-from preflight.reading.pycallers import (
-    MAX_INLINE,
-    apply_sets,
-    call_sites,
-    inline,
-    never_called,
-    parameter,
-    reached,
-)
+from preflight.reading.pycallers import apply_sets, call_sites, inline, never_called, parameter
 from preflight.reading.pyguards import Guards, boolop, compare, decide, truth
 from preflight.reading.pyscopes import Bind, Layout, Scope
 from preflight.reading.pyvalues import (
@@ -106,8 +97,8 @@ class Module(Layout):
         """The function the user named (``FILE.py::NAME``): which config of a registry is the job;
         ``environ``: what the launch lines that run it give its environment (:mod:`.pyenviron`)."""
         self.bindings = dict(bindings or {})
-        self.shared: dict[str, Any] = {}    # top-level names as an importer leaves them: pyshared
         """Other job files' calls of this file's functions/classes (:mod:`.jobs.pyimports`)."""
+        self.shared: dict[str, Any] = {}    # top-level names as an importer leaves them: pyshared
         self._sites, self._escapes = call_sites(tree)
         self.call_scope = {id(n): sc for sc in self.scopes for n in sc.calls}
         self._params: dict[tuple[int, str, int], Any] = {}
@@ -140,7 +131,7 @@ class Module(Layout):
     def _resolve_calls(self) -> Iterator[tuple[Call, Scope]]:
         made: list[tuple[Call, Scope]] = []
         for scope in self.scopes:
-            if (self.bindings and not reached(self, scope)) or never_called(self, scope):
+            if (self.bindings and not pycallers.reached(self, scope)) or never_called(self, scope):
                 continue                # a helper's never called; a function whose calls never run
             bound = {id(b.value): name for name, binds in scope.binds.items()
                      for b in binds if len(binds) == 1}
@@ -191,7 +182,7 @@ class Module(Layout):
         """``func`` and, for a class of this file, its bases (qualified, transitively): a
         ``class Args(TrainingArguments)`` call is a TrainingArguments call."""
         out, todo = [func], [func]
-        while todo and len(out) < MAX_INLINE * 4:
+        while todo and len(out) < pycallers.MAX_INLINE * 4:
             name = todo.pop()
             if not name.startswith("__main__."):
                 continue
