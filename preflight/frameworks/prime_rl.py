@@ -39,7 +39,7 @@ from preflight.facts import Unknown
 from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, IntentOut, Stated, View
 from preflight.frameworks.ckptconfig import weights
-from preflight.frameworks.prime_rl_launch import HINT, KIND, PREFIX
+from preflight.frameworks.prime_rl_launch import HINT, KIND, PREFIX, score
 from preflight.frameworks.prime_rl_launch import read_text as read_launch
 from preflight.reading.overridelaunch import base_unread
 from preflight.reading.parse import Parsed
@@ -57,28 +57,6 @@ _TRAINS = frozenset({None, "rl", "trainer", "sft"})
 _FP8_QUANT = frozenset({"fp8", "ptpc_fp8", "fbgemm_fp8", "fp8_per_block", "mxfp8"})
 _NOT_FP8 = frozenset({"awq", "gptq", "awq_marlin", "gptq_marlin", "bitsandbytes", "gguf",
                       "mxfp4", "int8", "experts_int8", "none"})
-_OWN = frozenset({"orchestrator", "trainer", "inference", "weight_broadcast", "deployment",
-                  "rollout_transport", "env_vars", "slurm", "monitors", "ckpt", "model"})
-
-
-def score(data: Any) -> int:
-    """An rl config: ``[orchestrator]`` with ``[trainer]`` or ``[inference]``, or their tables
-    prime-rl alone spells so (``inference.vllm``, ``orchestrator.train.source``)."""
-    top = {str(k) for k in list(data)[:4096]}
-    orch, inf = data.get("orchestrator"), data.get("inference")
-    hits = 0
-    if isinstance(orch, dict) and (isinstance(data.get("trainer"), dict) or isinstance(inf, dict)):
-        hits += 2
-    if isinstance(inf, dict) and isinstance(inf.get("vllm"), dict):
-        hits += 2
-    if isinstance(orch, dict) and isinstance(orch.get("train"), dict) and \
-            isinstance(orch["train"].get("source"), list):
-        hits += 2
-    if isinstance(data.get("weight_broadcast"), dict) and "orchestrator" in top:
-        hits += 1
-    return 0 if hits < 2 else 8 + 2 * hits + len(top & _OWN)
-
-
 def _model(facts: Mapping[str, Any]) -> tuple[str, Any]:
     """The key the rollout model comes from, and its value (the default when none is given)."""
     for key in ("inference.vllm.model", "model.name"):

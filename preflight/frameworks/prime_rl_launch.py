@@ -54,6 +54,28 @@ HINT = re.compile(r"(?:^|[\s;&|(/])(?:rl|trainer|sft|inference|orchestrator)(?:\
 """A prime-rl command: an entry point followed by ``@`` (its config file), or its modules."""
 
 
+_OWN = frozenset({"orchestrator", "trainer", "inference", "weight_broadcast", "deployment",
+                  "rollout_transport", "env_vars", "slurm", "monitors", "ckpt", "model"})
+
+
+def score(data: Any) -> int:
+    """An rl config: ``[orchestrator]`` with ``[trainer]`` or ``[inference]``, or their tables
+    prime-rl alone spells so (``inference.vllm``, ``orchestrator.train.source``)."""
+    top = {str(k) for k in list(data)[:4096]}
+    orch, inf = data.get("orchestrator"), data.get("inference")
+    hits = 0
+    if isinstance(orch, dict) and (isinstance(data.get("trainer"), dict) or isinstance(inf, dict)):
+        hits += 2
+    if isinstance(inf, dict) and isinstance(inf.get("vllm"), dict):
+        hits += 2
+    if isinstance(orch, dict) and isinstance(orch.get("train"), dict) and \
+            isinstance(orch["train"].get("source"), list):
+        hits += 2
+    if isinstance(data.get("weight_broadcast"), dict) and "orchestrator" in top:
+        hits += 1
+    return 0 if hits < 2 else 8 + 2 * hits + len(top & _OWN)
+
+
 def entry_of(word: str) -> str | None:
     """The entry point ``word`` runs (``rl``, ``trainer``, ...), or None."""
     base = os.path.basename(word)
@@ -199,11 +221,15 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
         style = "toml" if not isinstance(name, str) or not name.endswith(
             (".json", ".yaml", ".yml")) else "yaml"
         merged = merged_facts(bare, KIND, (name, src), style=style, key="@", layered=part)
-        linked.extend(merged.linked)
         why = merged.facts.get(f"{PREFIX}.base_config")
         if isinstance(why, Unknown):
+            linked.extend(merged.linked)    # the job reports the file missing or outside it
             unread = unread or (why, src)
             continue
+        if not section and score(part.data) > 0:
+            # an rl config the job holds as one (a trainer / inference / overlay part of one
+            # is no whole config: read here, in its place, only)
+            linked.extend(merged.linked)
         _nest(config, part, tuple(section.split(".")) if section else ())
         last = (merged.base or str(name), src)
     for ov, src in args.overrides:
