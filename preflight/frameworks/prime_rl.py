@@ -239,7 +239,7 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
 
 FRAMEWORK = Framework(
     kind=KIND, title="prime-rl", formats=("toml", "text"), score=score, read=read_toml,
-    derive=derive, precedence=29,
+    derive=derive, precedence=32,
     duplicate_keys="error",          # tomllib refuses a key given twice
     references=(Reference("@", KIND, "a TOML the launch line composes, a path relative to "
                                      "the launch directory"),),
