@@ -103,6 +103,7 @@ class _Args:
         self.read, self.path, self.starts = read, path, starts
         self.files: list[tuple[str, Any, Source]] = []      # (section, path or Unknown, where)
         self.overrides: list[tuple[Override, Source]] = []
+        self.opaque: tuple[Unknown, Source] | None = None   # words not known here (``$ARGS``)
 
     def where(self, arg: Arg) -> Source:
         import bisect
@@ -144,6 +145,11 @@ class _Args:
             elif not arg.opaque:
                 self.problem(arg, f"{arg.text[:80]!r} is neither `@ file` nor `--key value`: "
                              "pydantic-config refuses the command line")
+            elif self.opaque is None:
+                # `$EXTRA_ARGS`: any file or override may come in there
+                self.opaque = (Unknown(f"the launch line passes {arg.text[:60]!r}, whose words "
+                                       f"are not known here ({arg.opaque[:120]})"),
+                               self.where(arg))
             if len(self.overrides) > MAX_OVERRIDES:
                 self.problem(arg, f"more than {MAX_OVERRIDES:,} overrides on one launch line; "
                              "only those before this line were read", level="warning")
@@ -237,6 +243,10 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
     facts, prov = config.facts(PREFIX)
     line = Source(path, clean.count("\n", 0, read.launch.offset) + 1)
     facts[f"{PREFIX}.entry"], prov[f"{PREFIX}.entry"] = entry, str(line)
+    if args.opaque is not None or read.launch.forwarded:
+        why = args.opaque or (Unknown("the launch line passes on the caller's arguments "
+                                      "(\"$@\"): more files or overrides may come"), line)
+        facts[f"{PREFIX}.unread_args"], prov[f"{PREFIX}.unread_args"] = why[0], str(why[1])
     if unread is not None:
         facts[f"{PREFIX}.base_config"], prov[f"{PREFIX}.base_config"] = unread[0], str(unread[1])
     elif last is not None:

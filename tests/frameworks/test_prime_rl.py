@@ -215,6 +215,14 @@ def test_files_not_known_leave_fp8_unknown(tmp_path: Path, line: str) -> None:
     assert isinstance(intent["rollout.fp8"][0], Unknown)
 
 
+@pytest.mark.parametrize("line", [f"uv run rl @ {REV_TOML} $EXTRA_ARGS",
+                                  f'uv run rl @ {REV_TOML} "$@"'])
+def test_words_not_known_leave_fp8_unknown(tmp_path: Path, line: str) -> None:
+    intent, _ = _read(_job(tmp_path, line))
+    assert isinstance(intent["fp8"][0], Unknown)
+    assert isinstance(intent["rollout.fp8"][0], Unknown)
+
+
 def test_cyclic_symlinked_toml_is_not_followed(tmp_path: Path) -> None:
     path = _job(tmp_path, "uv run rl @ loop.toml")
     (path.parent / "loop.toml").symlink_to(path.parent / "loop.toml")
