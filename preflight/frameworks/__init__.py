@@ -43,6 +43,7 @@ KINDS: tuple[str, ...] = (
     "cosmos_rl",
     "xtuner",
     "colossalai",
+    "prime_rl",
 )
 """Every framework's kind, which is its module's name, in detection order (on equal scores the
 earlier one is named first). The modules are imported on first use of :data:`FRAMEWORKS`,

@@ -42,6 +42,7 @@ DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
     "cosmos_rl": ("cosmos-rl", "torchao"),
     "xtuner": ("xtuner",),
     "colossalai": ("colossalai",),
+    "prime_rl": ("prime-rl",),
 }
 """kind -> the distributions it ships as, then those it requires."""
 # END GENERATED
