@@ -92,7 +92,7 @@ def read_python(module: Module) -> ReaderOutput:
                 f"{args.star.reason}: the launch line stops there with a usage error; the rest "
                 "is read as meant"), level="warning"))
     calls = [(c, s) for c, s in module.calls() if c.func in EXECUTE]
-    at = {k: Source(module.path, line) for k, line in refused_at.items()}
+    at: dict[str, Any] = {k: Source(module.path, line) for k, line in refused_at.items()}
     if not calls:
         return ReaderOutput(refused, at, problems=tuple(problems))
     if len(calls) > 1:

@@ -33,7 +33,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from preflight.facts import Unknown
-from preflight.frameworks._view import IntentOut, View
+from preflight.frameworks._view import IntentOut, Stated, View
 from preflight.reading.pyguards import truth
 from preflight.reading.pysource import Call, Module
 
@@ -160,9 +160,10 @@ def intent(f: Mapping[str, Any], view: View, out: IntentOut) -> None:
         kind = PRECISION.search(name)
         recipe = {"mx": "mxfp8", "nv": "nvfp4"}.get((kind.group(1) or "").lower()) \
             if kind else None
-        said = f"{view.src(key[len('config.slime.'):])} ({name} asked, and refused by the launcher before anything runs: {why})"
-        where = ("rollout.fp8", "rollout.recipe") if "rollout" in name.lower() else \
-            ("fp8", "recipe")
+        said = (f"{view.src(key[len('config.slime.'):])} ({name} asked, and refused by the "
+                f"launcher before anything runs: {why})")
+        where: tuple[Stated, Stated] = ("rollout.fp8", "rollout.recipe") \
+            if "rollout" in name.lower() else ("fp8", "recipe")
         if out.get(where[0], (None,))[0] is not True:
             out[where[0]] = (True, said)
             if recipe is not None:
