@@ -92,7 +92,7 @@ NAMES = ("fp8", "fp8_source", "fp8_overridden_by", "frameworks", "backend", "rec
          "fp8_attention", "cuda_graphs", "fp8_params", "tp_comm_overlap", "stack", "seq_len",
          "micro_batch", "packing", "pad_multiple", "moe.experts", "moe.top_k", "ep",
          "rollout.engine", "rollout.fp8", "rollout.recipe", "rollout.kv_cache_fp8",
-         "rollout.is_correction", "recipe_by_backend", "block_scales_fp32", "fsdp_shard_size",
+         "rollout.kv_cache_format", "rollout.is_correction", "recipe_by_backend", "block_scales_fp32", "fsdp_shard_size",
          "fsdp_shards")
 
 

@@ -42,6 +42,7 @@ from typing import Any
 from preflight.facts import Unknown
 from preflight.findings import Source
 from preflight.frameworks import areal_backend as ab
+from preflight.frameworks import kvformat
 from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, IntentOut, Stated, View
 from preflight.frameworks.ckptconfig import weights
@@ -258,6 +259,7 @@ def _rollout(v: View, out: IntentOut, rollout: ab.Engine | None, train_fp8: bool
         out["rollout.kv_cache_fp8"] = (str(kv).lower().startswith("fp8") if kv else False,
                                        v.src("sglang.kv_cache_dtype",
                                              f"{_CLI}:1781 (kv_cache_dtype: auto)"))
+        kvformat.put(out, kv, v.src("sglang.kv_cache_dtype", _CLI))
     _correction(v, out)
 
 

@@ -48,7 +48,8 @@ PREFIX = "config.megatron"
 
 # Flags declared with nargs='+' / '*' in megatron/training/arguments.py that matter to us.
 _MULTI = {"recompute-modules", "data-path", "train-data-path", "valid-data-path",
-          "test-data-path", "moe-layer-freq", "cuda-graph-scope", "cp-comm-type"}
+          "test-data-path", "moe-layer-freq", "cuda-graph-scope", "cuda-graph-modules",
+          "cp-comm-type"}
 
 # Flags that take exactly one value (megatron/training/arguments.py, torchrun) among those intent
 # reads: given bare, argparse refuses the command line.

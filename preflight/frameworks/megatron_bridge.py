@@ -28,6 +28,7 @@ from typing import Any
 
 from preflight.facts import Unknown
 from preflight.findings import Source
+from preflight.frameworks import mcore_graphs
 from preflight.frameworks import megatron_bridge_perf as perf
 from preflight.frameworks import megatron_bridge_presets as presets
 from preflight.frameworks import megatron_bridge_train as train
@@ -107,7 +108,11 @@ def score(data: Any) -> int:
                           "comm_overlap", "checkpoint", "logger", "tokenizer"})
 
 
-read_yaml = read_plain(PREFIX)
+# the model's Megatron-Core CUDA-graph settings also as config.megatron.* (the performance
+# launcher's --cuda_graph_impl / --cuda_graph_scope where no model.* override sets them)
+_GRAPHS = (f"{PREFIX}.model", KIND, {"cuda_graph_impl": f"{PREFIX}.perf.cuda_graph_impl",
+                                     "cuda_graph_scope": f"{PREFIX}.perf.cuda_graph_scope"})
+read_yaml = mcore_graphs.wrapped(read_plain(PREFIX), *_GRAPHS)
 
 
 def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
@@ -341,7 +346,8 @@ def _asks(value: Any) -> bool:
 
 FRAMEWORK = Framework(
     kind=KIND, title="Megatron-Bridge", formats=("yaml", "text", "python"), score=score,
-    read=read_yaml, read_python=read_python, python_hint=PY_HINT,
+    read=read_yaml, read_python=mcore_graphs.wrapped(read_python, *_GRAPHS),
+    python_hint=PY_HINT,
     derive=derive, precedence=14,
     cancels_fp8_of=(KIND,),          # its recipe's mixed_precision resets model.fp8 (MBR-0001)
     duplicate_keys="error",          # OmegaConf.load refuses a key given twice
@@ -359,7 +365,8 @@ FRAMEWORK = Framework(
     distributions=("megatron-bridge",), requires=("megatron-core",),
     # NVIDIA's containers run it from /opt/Megatron-Bridge (PYTHONPATH=.../src)
     from_source=True, rule_area="MBR", area_title="Megatron-Bridge",
-    launch=Launch(read_text, command=HINT, entry=ENTRY_CODE, heredoc_values=True),
+    launch=Launch(mcore_graphs.wrapped(read_text, *_GRAPHS), command=HINT, entry=ENTRY_CODE,
+                  heredoc_values=True),
     shape_keys=(("heads", ("model.num_attention_heads",)),
                 ("kv_heads", ("model.num_query_groups",)), ("layers", ("model.num_layers",)),
                 ("seq", ("dataset.seq_length", "model.seq_length")),

@@ -33,6 +33,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from preflight.base.digits import ascii_int
 from preflight.facts import Unknown
 from preflight.findings import Source
 from preflight.reading.overridelaunch import LaunchRead, Syntax
@@ -75,7 +76,10 @@ SIZES = {
 WORDS = {"m": "model_family_name", "model_family_name": "model_family_name",
          "mr": "model_recipe_name", "model_recipe_name": "model_recipe_name",
          "g": "gpu", "gpu": "gpu", "task": "task", "ng": "num_gpus", "num_gpus": "num_gpus",
-         "config_variant": "config_variant", "domain": "domain"}
+         "config_variant": "config_variant", "domain": "domain",
+         # set on the model (scripts/performance/utils/overrides.py l.119-140 @ v0.6.0):
+         # config.megatron.* through frameworks/mcore_graphs.py
+         "cuda_graph_impl": "cuda_graph_impl", "cuda_graph_scope": "cuda_graph_scope"}
 SYNTAX = Syntax(entry=lambda w: bool(ENTRY.search(w)), value_flags=frozenset({
     "c", "compute_dtype", *SIZES, *WORDS, "a", "account", "p", "partition", "t", "time_limit",
     "i", "container_image", "hf", "hf_token", "log_dir", "gpus_per_node", "gn",
@@ -140,8 +144,9 @@ def facts(read: LaunchRead, prefix: str, line: int) -> tuple[
 def _int(value: Any) -> Any:
     """An option argparse reads with ``type=int``: digits as a number, another word Unknown."""
     if isinstance(value, str):
-        if value.isdigit():
-            return int(value)
+        number = ascii_int(value)
+        if number is not None:
+            return number
         return Unknown(f"{value[:40]!r} is no integer: argparse refuses it (exit 2)")
     return value
 

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from preflight.facts import Unknown
-from preflight.frameworks import nemo2_launch, nemo2_py
+from preflight.frameworks import mcore_graphs, nemo2_launch, nemo2_py
 from preflight.frameworks._record import Default, Framework, Launch
 from preflight.frameworks._view import LIT_PRECISION, Derived, IntentOut, Stated, View
 from preflight.reading.parse import Parsed, ParseError
@@ -32,6 +32,7 @@ from preflight.reading.types import ReaderOutput
 KIND = nemo2_py.KIND
 PREFIX = nemo2_py.PREFIX
 FACTORY = f"{PREFIX}.perf.factory."
+_GRAPHS = (f"{PREFIX}.model.config", KIND)     # Megatron-Core's fields as config.megatron.*
 SOURCE = ("https://github.com/NVIDIA/NeMo/blob/8cfedd7203462cb251a914e700e5605444277561/"
           "nemo/collections/llm/recipes/precision/mixed_precision.py")
 _BF16 = {"precision": "bf16-mixed"}
@@ -344,8 +345,10 @@ def _recompute(v: View, out: IntentOut) -> None:
 FRAMEWORK = Framework(
     kind=KIND, title="NeMo 2 (nemo.collections.llm / NeMo-Run)", formats=("python", "text"),
     score=score, read=read, derive=derive, precedence=20,
-    read_python=nemo2_py.read_python, python_hint=nemo2_py.PY_HINT,
-    launch=Launch(nemo2_launch.read_text, command=nemo2_launch.COMMAND),
+    read_python=mcore_graphs.wrapped(nemo2_py.read_python, *_GRAPHS),
+    python_hint=nemo2_py.PY_HINT,
+    launch=Launch(mcore_graphs.wrapped(nemo2_launch.read_text, *_GRAPHS),
+                  command=nemo2_launch.COMMAND),
     defaults=(
         Default("MegatronMixedPrecision(fp8=)", "None (no FP8)", "nemo-toolkit 2.x",
                 "nemo/lightning/pytorch/plugins/mixed_precision.py"),

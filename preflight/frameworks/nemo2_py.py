@@ -55,7 +55,10 @@ STRATEGY_FIELDS = ("tensor_model_parallel_size", "context_parallel_size", "seque
                    "pipeline_model_parallel_size", "expert_model_parallel_size",
                    "tensor_parallel_size", "data_parallel_size")
 MODEL_FIELDS = ("recompute_granularity", "recompute_method", "recompute_num_layers",
-                "recompute_modules", "seq_length", "num_moe_experts", "moe_router_topk")
+                "recompute_modules", "seq_length", "num_moe_experts", "moe_router_topk",
+                # Megatron-Core's, also config.megatron.* (frameworks/mcore_graphs.py)
+                "cuda_graph_impl", "cuda_graph_scope", "cuda_graph_modules", "enable_cuda_graph",
+                "external_cuda_graph", "moe_grouped_gemm")
 _PERF_SETTERS = ("set_primary_perf_configs", "set_perf_optimization_configs",
                  "set_precision_configs")
 _TRAINER_KEYS = ("precision", "devices", "num_nodes", "max_steps")

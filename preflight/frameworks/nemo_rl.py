@@ -25,10 +25,12 @@ from typing import Any
 
 from preflight.facts import Unknown
 from preflight.findings import Source
+from preflight.frameworks import kvformat
 from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, IntentOut, Stated, View
 from preflight.frameworks.nemo_rl_detect import score
 from preflight.frameworks.nemo_rl_shipped import fill_unread, lookup, shipped_config
+from preflight.frameworks.nemo_rl_source import with_source
 from preflight.reading.launch import not_training
 from preflight.reading.layered import load_chain, source_of
 from preflight.reading.overridelaunch import (
@@ -85,7 +87,7 @@ def read_yaml(path: str, parsed: Parsed) -> ReaderOutput:
     where = source_of(path, parsed)(("defaults",))
     linked = tuple(Linked(p, KIND, where, key="defaults", line=parsed.line_of(("defaults",)))
                    for p in chain.files)
-    return ReaderOutput(facts, prov, tuple(chain.problems), linked)
+    return with_source(path, ReaderOutput(facts, prov, tuple(chain.problems), linked))
 
 
 def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
@@ -102,7 +104,7 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
     line = text.count("\n", 0, read.launch.offset) + 1
     facts[f"{PREFIX}.entry"] = read.launch.entry.text
     prov[f"{PREFIX}.entry"] = Source(path, line)
-    return ReaderOutput(facts, prov, tuple(read.problems), merged.linked)
+    return with_source(path, ReaderOutput(facts, prov, tuple(read.problems), merged.linked))
 
 
 def _not_training(path: str, text: str, read: LaunchRead) -> ReaderOutput:
@@ -338,6 +340,7 @@ def _generation(v: View, out: IntentOut) -> None:
             prec if isinstance(prec, Unknown) and str(kv).lower().startswith("fp8") else
             fp8 and str(kv).lower().startswith("fp8"),
             v.src(f"{VLLM}.kv_cache_dtype", src))
+        kvformat.put(out, kv, v.src(f"{VLLM}.kv_cache_dtype", src))
     elif engine == "megatron":
         # generation runs on the training model: its precision is the policy's
         out["rollout.fp8"] = (out["fp8"][0], out["fp8"][1])

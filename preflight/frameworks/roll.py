@@ -35,6 +35,7 @@ from typing import Any
 
 from preflight.facts import Unknown
 from preflight.findings import Source
+from preflight.frameworks import kvformat
 from preflight.frameworks import roll_workers as rw
 from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, IntentOut, Stated, View
@@ -239,6 +240,7 @@ def _rollout(v: View, out: IntentOut, infer: rw.Worker | None, role: str = "acto
         out["rollout.kv_cache_fp8"] = (isinstance(kv, str) and kv.lower().startswith("fp8"),
                                        v.src(f"{sc}.kv_cache_dtype", f"{qsrc} (kv_cache_dtype: "
                                                                      "auto)"))
+        kvformat.put(out, kv, v.src(f"{sc}.kv_cache_dtype", qsrc))
     _correction(v, out)
 
 

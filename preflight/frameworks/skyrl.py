@@ -38,6 +38,7 @@ from typing import Any
 
 from preflight.facts import Unknown
 from preflight.findings import Source
+from preflight.frameworks import kvformat
 from preflight.frameworks._record import Default, Framework, Launch
 from preflight.frameworks._view import Derived, IntentOut, Stated, View
 from preflight.reading.overridelaunch import Syntax, find_launch, merged_facts
@@ -335,6 +336,7 @@ def _rollout(v: View, out: IntentOut) -> None:
                                    str(kv).lower().startswith("fp8"),
                                    ksrc if kv is not None else
                                    "the rollout engine's default KV cache dtype (auto)")
+    kvformat.put(out, kv, ksrc)
     tis, tsrc = _get(v, "trainer.algorithm.off_policy_correction.tis_ratio_type")
     use, usrc = _get(v, "trainer.algorithm.use_tis")
     if tis not in (None, "null", "None", "") and not isinstance(tis, Unknown):

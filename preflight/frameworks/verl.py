@@ -29,6 +29,7 @@ from typing import Any
 
 from preflight.facts import Unknown
 from preflight.findings import Source
+from preflight.frameworks import kvformat
 from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, IntentOut, Stated, View
 from preflight.frameworks.verl_shipped import ENTRY, HINT, HYDRA_MAIN, module_path, shipped
@@ -331,6 +332,7 @@ def _rollout(v: View, out: IntentOut) -> None:
         out["rollout.kv_cache_fp8"] = (str(kv).lower().startswith("fp8"),
                                        v.src(kv_key, "the rollout engine's default KV cache "
                                                      "dtype (auto)"))
+    kvformat.put(out, kv, v.src(kv_key, "kv_cache_dtype") if kv_key else "kv_cache_dtype")
 
 
 FRAMEWORK = Framework(

@@ -9,6 +9,7 @@ so, with what was looked for, and leaves the job's FP8 undetermined rather than 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from preflight.jobs.pyimports import SYS_PATH, conditional, imports_job_module, read_helpers
@@ -75,7 +76,7 @@ def _read(path: str, kind: str | None, explicit: bool, argv: tuple[str, ...] | N
                 prov[name] = helper.out.provenance.get(name, helper.path)
         linked.append(Linked(helper.path, helper.kind or "", f"{helper.importer}:{helper.line}",
                              key="import", line=helper.line, included=True))
-    present = {n.split(".", 2)[1] for n in facts if n.count(".") >= 2}
+    present = _present(facts)
     got = next((f.kind for f in FRAMEWORKS if f.kind in present), None)
     if got is None:
         if not explicit:
@@ -106,9 +107,17 @@ def _frameworks(module: Module, readers: list[Any], text: str,
             prov.setdefault(name, out.provenance.get(name, module.path))
         problems.extend(out.problems)
         linked.extend(out.linked)
-    present = {n.split(".", 2)[1] for n in facts if n.count(".") >= 2}
+    present = _present(facts)
     got = next((f.kind for f in FRAMEWORKS if f.kind in present), None)
     return got, ReaderOutput(facts, prov, tuple(problems), tuple(linked))
+
+
+def _present(facts: Mapping[str, Any]) -> set[str]:
+    """The kinds whose settings ``facts`` hold, less one whose settings another framework's
+    reader states for it (``config.megatron.args_of``: a NeMo 2 script's CUDA-graph fields are
+    Megatron-Core's, the script is NeMo 2's), as jobs/walk.py leaves it out of config.kinds."""
+    return {k for n in facts if n.count(".") >= 2 and
+            f"config.{(k := n.split('.', 2)[1])}.args_of" not in facts}
 
 
 def peek(path: str, kind: str | None, argv: tuple[str, ...] | None,

@@ -107,6 +107,10 @@ SPECS = (
     F("intent.rollout.recipe", "str", f"FP8 recipe of the rollout engine: {_one_of(RECIPES)}",
       RECIPES),
     F("intent.rollout.kv_cache_fp8", "bool", "The rollout engine keeps its KV cache in FP8"),
+    F("intent.rollout.kv_cache_format", "str",
+      "FP8 format of the rollout engine's KV cache, where intent.rollout.kv_cache_fp8 is true: "
+      "e4m3 (vLLM fp8 / fp8_e4m3 on CUDA, SGLang fp8_e4m3) or e5m2 (fp8_e5m2); Unknown naming "
+      "any other kv_cache_dtype (preflight/frameworks/kvformat.py)", ("e4m3", "e5m2")),
     F("intent.rollout.is_correction", "bool",
       "The RL loss corrects for the rollout/trainer mismatch with importance sampling (verl "
       "rollout_correction / TIS, NeMo-RL loss_fn.use_importance_sampling_correction, slime "

@@ -168,16 +168,33 @@ def _pre_import(part: str | None, res: Results) -> None:
     res.doc[f"{part}_import_s"] = round(time.perf_counter() - t0, 3)
 
 
-def _import_torch(res: Results, part: str | None) -> Any:
-    """torch, and ``part``'s backend (a child started early imports it before its request)."""
+def _import_torch(res: Results, part: str | None, then: Any = None) -> Any:
+    """torch, and ``part``'s backend (a child started early imports it before its request);
+    ``then(torch)`` runs between the two (torchwarm.py's thread starts there)."""
     res.stage("import torch")
     t0 = time.perf_counter()
     with _imports():
         import torch
 
     res.doc["torch_import_s"] = round(time.perf_counter() - t0, 3)
+    if then is not None:
+        then(torch)
     _pre_import(part, res)
     return torch
+
+
+def _torch_warm(part: str | None, cuda: Any, request: Any, into: list[Any]) -> Any:
+    """What starts torch's own first use of the GPU beside the backend's import (torchwarm.py)
+    once torch is imported; None for a part that imports no backend (nothing to overlap)."""
+    if part not in ("te", "torchao"):
+        return None
+
+    def then(torch: Any) -> None:
+        from preflight.smoke import torchwarm
+
+        into.append(torchwarm.start(torch, cuda, request, _gpu_lock))
+
+    return then
 
 
 def main(argv: list[str]) -> int:
@@ -202,7 +219,9 @@ def main(argv: list[str]) -> int:
     from preflight.smoke import cudawarm
 
     warm = cudawarm.for_child(req_path, None if waiting else req)
-    torch = _import_torch(res, part if waiting else None)
+    warms: list[Any] = []
+    torch = _import_torch(res, part if waiting else None,
+                          _torch_warm(part, warm, req_path if waiting else req, warms))
     if waiting:
         res.stage("waiting for the request")
         req = cudawarm.await_request(req_path) or {"cancel": True}   # no limit: never None
@@ -276,6 +295,7 @@ def main(argv: list[str]) -> int:
             return 0
     if on_cuda:
         torch.cuda.synchronize(device)
+    res.doc.update({"torch_warm": w.details() for w in warms if w is not None})
     res.doc["done"] = True
     res.doc["stage"] = "done"
     res.doc["seconds"] = round(time.time() - res.doc["started"], 3)

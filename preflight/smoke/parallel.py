@@ -200,7 +200,8 @@ def run_parts(base: dict[str, Any], parts: Sequence[str], opts: Any, progress: P
     if filled:
         cache_details["filler"] = filled
     details = {"children": {p: r.seconds for p, r in zip(parts, runs)},
-               "children_setup": {p: {k: r.doc[k] for k in ("setup_s", "cuda_warm") if k in r.doc}
+               "children_setup": {p: {k: r.doc[k] for k in ("setup_s", "cuda_warm", "torch_warm")
+                                      if k in r.doc}
                                   for p, r in zip(parts, runs)},
                "bytecode_cache": cache_details, "started_early": bool(pre)}
     if again:

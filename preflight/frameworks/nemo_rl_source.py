@@ -1,0 +1,130 @@
+"""Whether the NeMo-RL checkout a job runs from carries two fixes its version cannot tell
+(``config.nemo_rl.source.*``), read from the job's own copy of NeMo-RL's source.
+
+A NeMo-RL checkout of main reports the last release's version (``nemo_rl/package_info.py``: 0.6.0
+on main after v0.7.0), so FP8D-NRL-0005 / FP8D-NRL-0006 cannot tell from ``pkg.nemo-rl.version``
+whether a main checkout has the fix. When the job holds NeMo-RL's source (``nemo_rl/`` in a folder
+at or above the config, inside the read boundary; NeMo-RL runs from its checkout, ``uv run
+examples/run_grpo.py``), the files the fixes changed are read there (bounded, parsed, never
+imported):
+
+- ``colocated_refit_kv_scales``: PR 3226 (d5824c064, 2026-07-22) added ``kv_scales=kv_scales`` to
+  the colocated refit's ``policy.stream_weights_via_ipc_zmq(...)`` call in
+  ``nemo_rl/algorithms/grpo.py`` (L2224-L2226 at d5824c064; the call without it: L1157 at v0.6.0,
+  L1924 at v0.7.0). True: every such call passes ``kv_scales``; false: one does not; Unknown: no
+  such call (the refit moved) or the file cannot be parsed.
+- ``ray_v2_fp8_patch``: PR 3754 (merged 2026-08-21, "apply FP8 patches with RayExecutorV2")
+  wraps ``RayWorkerProc.initialize_worker`` in ``nemo_rl/models/generation/vllm/quantization/
+  fp8.py``; before it the file patches only ``RayDistributedExecutor.collective_rpc`` (L95-L121
+  at 7ea279abf). True: the file names ``RayWorkerProc`` or ``RayExecutorV2``; false: it names
+  only ``RayDistributedExecutor``; Unknown otherwise.
+
+Absent where the job does not hold the source: the rules then go by the version, as before.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from typing import Any
+
+from preflight.facts import Unknown
+from preflight.findings import Source
+from preflight.reading import textcache
+from preflight.reading.boundary import refuse
+from preflight.reading.parse import ParseError, read_text
+from preflight.reading.types import ReaderOutput
+
+PREFIX = "config.nemo_rl.source"
+MAX_UP = 6
+GRPO = os.path.join("nemo_rl", "algorithms", "grpo.py")
+FP8 = os.path.join("nemo_rl", "models", "generation", "vllm", "quantization", "fp8.py")
+_CALL = "stream_weights_via_ipc_zmq"
+
+
+def checkout(config: str) -> str | None:
+    """The folder holding ``nemo_rl/algorithms/grpo.py`` at or above ``config``, inside the
+    job; None when the job does not hold NeMo-RL's source."""
+    folder = os.path.dirname(os.path.abspath(config))
+    for _ in range(MAX_UP):
+        if os.path.isfile(os.path.join(folder, GRPO)) and refuse(folder) is None:
+            return folder
+        parent = os.path.dirname(folder)
+        if parent == folder or refuse(parent) is not None:
+            return None
+        folder = parent
+    return None
+
+
+def _text(path: str) -> tuple[str | None, str]:
+    try:
+        return read_text(path), ""
+    except (ParseError, OSError, ValueError) as exc:
+        return None, str(exc)[:120]
+
+
+def kv_scales(path: str) -> tuple[Any, Source]:
+    """(colocated_refit_kv_scales, where) from ``grpo.py`` at ``path``."""
+    text, why = _text(path)
+    if text is None:
+        return Unknown(f"{os.path.basename(path)} not read: {why}"), Source(path)
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return Unknown(f"{os.path.basename(path)} is not Python that parses"), Source(path)
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and
+             isinstance(n.func, ast.Attribute) and n.func.attr == _CALL]
+    if not calls:
+        return Unknown(f"{os.path.basename(path)} has no {_CALL}(...) call (NeMo-RL moved its "
+                       "colocated refit): whether it passes the KV scales is not known"), \
+            Source(path)
+    bare = next((c for c in calls if not any(k.arg == "kv_scales" for k in c.keywords)), None)
+    if bare is not None:
+        return False, Source(path, bare.lineno)
+    return True, Source(path, calls[0].lineno)
+
+
+def ray_v2(path: str) -> tuple[Any, Source]:
+    """(ray_v2_fp8_patch, where) from ``quantization/fp8.py`` at ``path``."""
+    text, why = _text(path)
+    if text is None:
+        return Unknown(f"{os.path.basename(path)} not read: {why}"), Source(path)
+    for word, value in (("RayWorkerProc", True), ("RayExecutorV2", True),
+                        ("RayDistributedExecutor", False)):
+        at = text.find(word)
+        if at >= 0:
+            return value, Source(path, text.count("\n", 0, at) + 1)
+    return Unknown(f"{os.path.basename(path)} patches no vLLM Ray executor NeMo-RL is known to "
+                   "patch"), Source(path)
+
+
+def evidence(config: str) -> dict[str, tuple[Any, Source]]:
+    """``config.nemo_rl.source.*`` for the checkout ``config`` is in (empty: not in the job);
+    worked out once per check and checkout."""
+    root = checkout(config)
+    if root is None:
+        return {}
+
+    def work() -> dict[str, tuple[Any, Source]]:
+        out = {f"{PREFIX}.colocated_refit_kv_scales": kv_scales(os.path.join(root, GRPO))}
+        if os.path.isfile(os.path.join(root, FP8)):
+            out[f"{PREFIX}.ray_v2_fp8_patch"] = ray_v2(os.path.join(root, FP8))
+        return out
+
+    got: dict[str, tuple[Any, Source]] = textcache.memo((__name__, root), work)
+    return got
+
+
+def with_source(path: str, out: ReaderOutput) -> ReaderOutput:
+    """``out`` (a NeMo-RL config or launch line read at ``path``) with the checkout's evidence,
+    where it states NeMo-RL settings."""
+    if not any(n.startswith("config.nemo_rl.") for n in out.facts):
+        return out
+    found = evidence(path)
+    if not found:
+        return out
+    facts, prov = dict(out.facts), dict(out.provenance)
+    for name, (value, where) in found.items():
+        facts.setdefault(name, value)
+        prov.setdefault(name, where)
+    return ReaderOutput(facts, prov, out.problems, out.linked)

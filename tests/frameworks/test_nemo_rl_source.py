@@ -1,0 +1,105 @@
+"""The job's own NeMo-RL checkout as evidence of fixes its version cannot tell
+(frameworks/nemo_rl_source.py): a main checkout reports 0.6.0, so FP8D-NRL-0005 / 0006 go by
+``config.nemo_rl.source.*`` where the job holds ``nemo_rl/`` (holdout8's FP8 recipe, with an FP8
+KV cache, TP2 generation and colocation added). Hostile source files stay Unknown, never raise."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+import preflight
+from preflight.facts import Unknown
+from preflight.frameworks.nemo_rl_source import kv_scales, ray_v2
+from preflight.jobs.read import read_paths
+
+JOB = (Path(__file__).resolve().parents[2] / "benchmarks" / "realjobs" /
+       "holdout8-nemo-rl-llama31-8b-fp8-async-1off" / "files")
+RECIPE = ("examples/configs/recipes/llm/performance/"
+          "grpo-llama3.1-8b-instruct-2n8g-fp8-async-1off.yaml")
+MAIN = {"gpu": "H100", "pkg.nemo-rl": "0.6.0", "pkg.vllm": "0.25.1"}
+GRPO = "nemo_rl/algorithms/grpo.py"
+FP8 = "nemo_rl/models/generation/vllm/quantization/fp8.py"
+CALL = ("def refit(policy, size, kv_scales=None):\n"
+        "    return policy.stream_weights_via_ipc_zmq(\n        buffer_size_bytes=size,{kw}\n    )\n")
+V1 = "from vllm.v1.executor.ray_executor import RayDistributedExecutor\n"
+V2 = V1 + "from vllm.v1.executor.ray_executor_v2 import RayWorkerProc\n"
+
+
+def _job(tmp_path: Path, grpo: str | None, fp8: str | None) -> Path:
+    job = tmp_path / "RL"
+    shutil.copytree(JOB, job)
+    recipe = job / RECIPE
+    recipe.write_text(recipe.read_text().replace(
+        "      use_deep_gemm: true", "      use_deep_gemm: true\n      kv_cache_dtype: fp8\n"
+        "      tensor_parallel_size: 2\n    colocated:\n      enabled: true"))
+    for rel, text in ((GRPO, grpo), (FP8, fp8)):
+        if text is not None:
+            (job / rel).parent.mkdir(parents=True, exist_ok=True)
+            (job / rel).write_text(text)
+    return job
+
+
+def _fired(path: Path) -> set[str]:
+    return {f.rule_id for f in preflight.check([str(path)], smoke=False, assume=MAIN).findings}
+
+
+def test_no_source_in_the_job_goes_by_the_version(tmp_path: Path) -> None:
+    job = _job(tmp_path, None, None)
+    assert not any(".source." in n for n in read_paths([str(job)]).facts)
+    assert {"FP8D-NRL-0005", "FP8D-NRL-0006"} <= _fired(job)
+
+
+def test_main_checkout_with_both_fixes_is_quiet(tmp_path: Path) -> None:
+    job = _job(tmp_path, CALL.format(kw="\n        kv_scales=kv_scales,"), V2)
+    read = read_paths([str(job)])
+    assert read.facts["config.nemo_rl.source.colocated_refit_kv_scales"] is True
+    assert read.provenance["config.nemo_rl.source.colocated_refit_kv_scales"].endswith(
+        "grpo.py:2")
+    assert read.facts["config.nemo_rl.source.ray_v2_fp8_patch"] is True
+    assert not {"FP8D-NRL-0005", "FP8D-NRL-0006"} & _fired(job)
+
+
+def test_checkout_without_the_fixes_fires(tmp_path: Path) -> None:
+    job = _job(tmp_path, CALL.format(kw=""), V1)
+    read = read_paths([str(job)])
+    assert read.facts["config.nemo_rl.source.colocated_refit_kv_scales"] is False
+    assert read.facts["config.nemo_rl.source.ray_v2_fp8_patch"] is False
+    assert {"FP8D-NRL-0005", "FP8D-NRL-0006"} <= _fired(job)
+
+
+def test_checkout_outside_the_named_file_is_not_read(tmp_path: Path) -> None:
+    job = _job(tmp_path, CALL.format(kw="\n        kv_scales=kv_scales,"), V2)
+    read = read_paths([str(job / RECIPE)])        # the boundary: the file named, not the checkout
+    assert not any(".source." in n for n in read.facts)
+
+
+@pytest.mark.parametrize("text", ["def f(:\n", "x = 1\n", "(" * 5000 + ")" * 5000,
+                                  "\x00binary"])
+def test_hostile_grpo_is_unknown(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "grpo.py"
+    path.write_text(text)
+    value, where = kv_scales(str(path))
+    assert isinstance(value, Unknown) and where.path == str(path)
+
+
+def test_fp8_file_naming_no_executor_is_unknown(tmp_path: Path) -> None:
+    path = tmp_path / "fp8.py"
+    path.write_text("x = 1\n")
+    assert isinstance(ray_v2(str(path))[0], Unknown)
+
+
+def test_source_symlinked_out_of_the_job_is_not_read(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    (outside / "nemo_rl" / "algorithms").mkdir(parents=True)
+    (outside / GRPO).write_text(CALL.format(kw="\n        kv_scales=kv_scales,"))
+    job = _job(tmp_path, None, None)
+    (job / "nemo_rl").symlink_to(outside / "nemo_rl")
+    read = read_paths([str(job)])
+    # the checkout is there but its grpo.py is outside the job: not read, not known
+    got = read.facts.get("config.nemo_rl.source.colocated_refit_kv_scales")
+    assert isinstance(got, Unknown)
+    report = preflight.check([str(job)], smoke=False, assume=MAIN)
+    assert "FP8D-NRL-0005" in {u.rule_id for u in report.undetermined}
