@@ -51,13 +51,14 @@ HOLDOUT11 = [j for j in JOBS if j.set == "holdout11"]
 HOLDOUT12 = [j for j in JOBS if j.set == "holdout12"]
 HOLDOUT13 = [j for j in JOBS if j.set == "holdout13"]
 HOLDOUT14 = [j for j in JOBS if j.set == "holdout14"]
+HOLDOUT16 = [j for j in JOBS if j.set == "holdout16"]
 
 
 def test_each_set_has_enough_jobs_from_several_sources() -> None:
     assert (len(TUNING) + len(HOLDOUT) + len(HOLDOUT2) + len(HOLDOUT3) + len(HOLDOUT4)
             + len(HOLDOUT5) + len(HOLDOUT6) + len(HOLDOUT7) + len(HOLDOUT8) + len(HOLDOUT9)
             + len(HOLDOUT10) + len(HOLDOUT11) + len(HOLDOUT12) + len(HOLDOUT13)
-            + len(HOLDOUT14)) == len(JOBS)
+            + len(HOLDOUT14) + len(HOLDOUT16)) == len(JOBS)
     assert 24 <= len(TUNING) <= 32
     assert 20 <= len(HOLDOUT) <= 25
     assert 15 <= len(HOLDOUT2) <= 20
@@ -73,10 +74,11 @@ def test_each_set_has_enough_jobs_from_several_sources() -> None:
     assert 15 <= len(HOLDOUT12) <= 20
     assert 15 <= len(HOLDOUT13) <= 20
     assert 15 <= len(HOLDOUT14) <= 20
+    assert 15 <= len(HOLDOUT16) <= 20
     for jobs, repos in ((TUNING, 12), (HOLDOUT, 10), (HOLDOUT2, 8), (HOLDOUT3, 10), (HOLDOUT4, 10),
                         (HOLDOUT5, 10), (HOLDOUT6, 10), (HOLDOUT7, 10), (HOLDOUT8, 10), (HOLDOUT9, 10),
                         (HOLDOUT10, 10), (HOLDOUT11, 10), (HOLDOUT12, 10),
-                        (HOLDOUT13, 10), (HOLDOUT14, 10)):
+                        (HOLDOUT13, 10), (HOLDOUT14, 10), (HOLDOUT16, 8)):
         assert len({j.source["repo"] for j in jobs}) >= repos
         assert {j.source["type"] for j in jobs} >= {"example"}
     assert {j.source["type"] for j in TUNING} >= {"issue", "example"}
@@ -85,7 +87,8 @@ def test_each_set_has_enough_jobs_from_several_sources() -> None:
 def test_the_later_holdout_sets_have_controls_where_any_error_is_a_false_alarm() -> None:
     for jobs, least in ((HOLDOUT2, 3), (HOLDOUT3, 4), (HOLDOUT4, 4), (HOLDOUT5, 4), (HOLDOUT6, 4),
                         (HOLDOUT7, 4), (HOLDOUT8, 4), (HOLDOUT9, 3), (HOLDOUT10, 3),
-                        (HOLDOUT11, 3), (HOLDOUT12, 3), (HOLDOUT13, 3), (HOLDOUT14, 3)):
+                        (HOLDOUT11, 3), (HOLDOUT12, 3), (HOLDOUT13, 3), (HOLDOUT14, 3),
+                        (HOLDOUT16, 3)):
         controls = [j for j in jobs if j.expected.asks_fp8 is False and not j.expected.fire
                     and j.expected.rollout_fp8 is not True]
         assert len(controls) >= least
@@ -169,6 +172,21 @@ def test_the_fourteenth_holdout_set_shares_no_source_with_the_earlier_sets() -> 
     assert _reusing(HOLDOUT14, TUNING + HOLDOUT + HOLDOUT2 + HOLDOUT3 + HOLDOUT4 + HOLDOUT5
                     + HOLDOUT6 + HOLDOUT7 + HOLDOUT8 + HOLDOUT9 + HOLDOUT10 + HOLDOUT11
                     + HOLDOUT12 + HOLDOUT13) == []
+
+
+def test_the_sixteenth_holdout_set_shares_no_source_with_the_earlier_sets() -> None:
+    assert _reusing(HOLDOUT16, TUNING + HOLDOUT + HOLDOUT2 + HOLDOUT3 + HOLDOUT4 + HOLDOUT5
+                    + HOLDOUT6 + HOLDOUT7 + HOLDOUT8 + HOLDOUT9 + HOLDOUT10 + HOLDOUT11
+                    + HOLDOUT12 + HOLDOUT13 + HOLDOUT14) == []
+
+
+def test_the_sixteenth_holdout_set_is_its_own_set() -> None:
+    # `set: holdout16` is a schema value of its own (benchmarks/agreement.py SETS): --set holdout16
+    # selects exactly those jobs, and no holdout16 job comes with the holdout14 run.
+    assert "holdout16" in ag.SETS
+    assert HOLDOUT16 and ag.load_jobs(job_set="holdout16") == HOLDOUT16
+    assert all(j.slug.startswith("holdout16-") for j in HOLDOUT16)
+    assert not any(j.slug.startswith("holdout16-") for j in ag.load_jobs(job_set="holdout14"))
 
 
 def test_the_fourteenth_holdout_set_is_its_own_set() -> None:
