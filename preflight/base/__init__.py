@@ -1,4 +1,5 @@
-"""The floor every layer may stand on: bounded file and process I/O, safe YAML, key paths,
+"""The floor every layer may stand on: bounded file and process I/O, safe YAML, key paths, digits
+that int() takes (``digits``),
 version and compute-capability parsing, and the FP8 share of a model's GEMM work from its shapes
 (``fp8coverage``: the live inspector and the smoke child both count it, so it sits below both).
 

@@ -24,6 +24,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from preflight.base.digits import ascii_digits
 from preflight.commands import console
 from preflight.commands.args import (
     Parser,
@@ -304,7 +305,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from preflight.errors import UserInputError
 
     raw = os.environ.get("RANK", os.environ.get("SLURM_PROCID", "0")).strip()
-    rank = int(raw) if raw.isascii() and raw.isdigit() and len(raw) < 9 else 0  # for log lines
+    rank = int(raw) if ascii_digits(raw) and len(raw) < 9 else 0  # for log lines
     got = _Progress()
     try:
         return run(args, got)

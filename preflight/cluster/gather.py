@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
+from preflight.base.digits import ascii_int
 from preflight.cluster.launch import RankInfo
 from preflight.cluster.payload import Refused, accept, encode
 
@@ -82,8 +83,9 @@ def _listed(store: Any, info: RankInfo, what: str) -> set[int] | None:
         return None
     out = set()
     for item in raw.split(","):
-        if item.isdigit() and int(item) < info.world_size:
-            out.add(int(item))
+        rank = ascii_int(item)
+        if rank is not None and rank < info.world_size:
+            out.add(rank)
     return out
 
 

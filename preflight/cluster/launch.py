@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
+from preflight.base.digits import ascii_digits
 from preflight.errors import UserInputError
 
 DEFAULT_PORT = 29500
@@ -68,7 +69,7 @@ def _int(env: Mapping[str, str], name: str) -> int | None:
     if raw is None or raw == "":
         return None
     text = raw.strip()
-    if not (text.isascii() and text.isdigit()) or len(text) > 12:
+    if not ascii_digits(text) or len(text) > 12:
         raise LaunchError(f"environment variable {name}={raw[:40]!r} is not a whole number "
                           "(the launcher sets it; check the job script)")
     return int(text)
@@ -151,7 +152,7 @@ def device_slot(local_rank: int, env: Mapping[str, str] | None = None,
     else:
         return DeviceSlot(None, None, f"LOCAL_RANK {local_rank} but CUDA_VISIBLE_DEVICES lists "
                                       f"{len(entries)} device(s)")
-    if entry.isascii() and entry.isdigit() and len(entry.lstrip("0")) <= 9:
+    if ascii_digits(entry) and len(entry.lstrip("0")) <= 9:
         # ASCII digits only (str.isdigit takes '²', which int() refuses: an internal error
         # before any report; redteam4), and no int() of thousands of digits
         index = int(entry)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from preflight.base.cc import format_cc, parse_cc
+from preflight.base.digits import ascii_digits
 
 ABSENT = "<absent>"
 UNSET = "<unset>"
@@ -145,7 +146,7 @@ def _device_label(device: Mapping[str, Any]) -> str:
         return f"GPU {device['index']}"
     entry = str(device.get("entry"))
     # Never put a GPU UUID in a fact: reports are redacted by default.
-    return "GPU " + (entry if entry.isdigit() else entry.split("-")[0] + "-…")
+    return "GPU " + (entry if ascii_digits(entry) else entry.split("-")[0] + "-…")
 
 
 def _shared(payloads: Mapping[int, Mapping[str, Any]], nodes: tuple[Node, ...]

@@ -42,6 +42,8 @@ KINDS: tuple[str, ...] = (
     "olmo_core",
     "cosmos_rl",
     "xtuner",
+    "colossalai",
+    "prime_rl",
 )
 """Every framework's kind, which is its module's name, in detection order (on equal scores the
 earlier one is named first). The modules are imported on first use of :data:`FRAMEWORKS`,

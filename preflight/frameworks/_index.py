@@ -41,6 +41,8 @@ DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
     "olmo_core": ("ai2-olmo-core",),
     "cosmos_rl": ("cosmos-rl", "torchao"),
     "xtuner": ("xtuner",),
+    "colossalai": ("colossalai",),
+    "prime_rl": ("prime-rl",),
 }
 """kind -> the distributions it ships as, then those it requires."""
 # END GENERATED

@@ -67,7 +67,7 @@ class View:
             return None
         if isinstance(value, int):
             return value
-        # ASCII digits only: str.isdigit() accepts "²", which int() refuses.
+        # ASCII digits only: isdigit accepts "²", which int() refuses (base/digits.py).
         if isinstance(value, str) and re.fullmatch(r"-?[0-9]+", value.strip()):
             digits = value.strip().lstrip("-")
             if len(digits.lstrip("0")) > 16:

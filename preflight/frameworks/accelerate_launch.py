@@ -107,7 +107,7 @@ def read(path: str, text: str, outer: dict[str, str] | None = None) -> ReaderOut
     for flag, raw, pos in found:
         value = launch.value(raw, variables)
         if flag == "config_file":
-            out.link(value, KIND, pos, "--config_file")
+            out.link(value, KIND, pos, "--config_file", own=True)
         elif flag in _DIST:
             out.put(f"config.{KIND}.distributed_type", _DIST[flag], pos)
         elif usable_key(flag) and flag not in {"m", "module"}:

@@ -44,3 +44,17 @@ def says_fp8(path: str) -> bool | None:
         if BF16_NAME.search(name):
             return False
     return False if BF16_FAMILY.match(last) else None
+
+
+MX_NAME = re.compile(r"(?i)(?:^|[-_./])mxfp8(?:$|[-_./])")
+
+
+def says_mxfp8(path: str) -> bool:
+    """Whether the checkpoint's own folder (else a folder above it) is named MXFP8 (miles'
+    ``tools/convert_hf_to_mxfp8.py`` writes ``<model>-MXFP8``: scripts/run_deepseek_v32.py at
+    radixark/miles 31f1ca96), when :func:`says_fp8` reads it as FP8 at all."""
+    if says_fp8(path) is not True:
+        return False
+    path = posixpath.normpath(path) if ".." in path.split("/") else path
+    last = path.rstrip("/").rsplit("/", 1)[-1]
+    return bool(MX_NAME.search(last if FP8_NAME.search(last) else path))

@@ -88,6 +88,18 @@ def confirmed(path: str, read: LaunchRead) -> str | None:
     return None
 
 
+def _int(name: str, value: str) -> int | Unknown:
+    """``value`` as argparse's ``type=int`` takes it (``int()``: ``-1``, ``1_000``, ``٣``), or
+    Unknown: argparse refuses it. redteam10: ``str.isdigit`` passed ``²``, which ``int()`` refuses,
+    and the whole launch script was "could not interpret"."""
+    try:
+        if len(value) <= 40:
+            return int(value)
+    except ValueError:
+        pass
+    return Unknown(f"--{name} {value[:40]!r} is no integer: argparse refuses it (exit 2)")
+
+
 def drop_launcher_flags(read: LaunchRead) -> dict[str, tuple[Any, Source]]:
     """Take setup_experiment.py's own options off ``read.flags`` (run_recipe.py never sees
     them) and return them by name (``-`` as ``_``); a ``--dry-run`` is a warning: nothing
@@ -97,8 +109,7 @@ def drop_launcher_flags(read: LaunchRead) -> dict[str, tuple[Any, Source]]:
         if name in read.flags:
             value, src = read.flags.pop(name)
             if name in _INTS and isinstance(value, str):
-                value = int(value) if value.isdigit() else Unknown(
-                    f"--{name} {value[:40]!r} is no integer: argparse refuses it (exit 2)")
+                value = _int(name, value)
             own[name.replace("-", "_")] = (value, src)
     for name in DRY_RUN:
         got = own.get(name.replace("-", "_"))

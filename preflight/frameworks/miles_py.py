@@ -21,7 +21,10 @@ slime's launch line (``config.slime.*``, Megatron's own flags also ``config.mega
   the model script) ``config.slime.unread_args`` is Unknown, so FP8 "no" becomes Unknown (never
   a "yes" taken back);
 - ``extra_env_vars`` (``NVTE_*`` / ``NCCL_*`` keys) as ``config.slime.env.<NAME>``, as slime's
-  reader takes them from ``--runtime-env-json``.
+  reader takes them from ``--runtime-env-json``;
+- the dataclass's ``__post_init__`` checks the launch line fails (``assert not
+  self.train_mxfp8`` on ``--hardware H100``): ``config.slime.refused`` and the low-precision
+  fields refused, read as asked (:mod:`.miles_refuse`).
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from typing import Any
 
 from preflight.facts import Unknown
 from preflight.findings import Source
+from preflight.frameworks import miles_refuse
 from preflight.frameworks.megatron_flags import MEGATRON_BARE, SLIME_BARE
 from preflight.reading import pyargs, pydataclass, pywrites
 from preflight.reading.pyscopes import Scope
@@ -66,6 +70,8 @@ def read_python(module: Module) -> ReaderOutput:
     from preflight.frameworks import slime
 
     problems: list[ConfigProblem] = []
+    refused: dict[str, Any] = {}
+    refused_at: dict[str, int] = {}
     got = pydataclass.command(module, PREFIXES, BASES)
     if isinstance(got, Unresolved):
         return _unread(module, got.reason)
@@ -76,6 +82,9 @@ def read_python(module: Module) -> ReaderOutput:
         first = Module(module.path, module.tree, module.argv, module.entry,
                        {name: [Call(name, 0, (args,))]}, module.environ)
         args = pydataclass.settled(first, name, args)
+        # the dataclass's own checks the launch line fails: the launch stops there (holdout14)
+        refused, refused_at = miles_refuse.asks(module, args,
+                                                miles_refuse.refusals(module, args))
         module = Module(module.path, module.tree, module.argv, module.entry,
                         {name: [Call(name, 0, (args,))]}, module.environ)
         if args.star is not None:
@@ -83,8 +92,9 @@ def read_python(module: Module) -> ReaderOutput:
                 f"{args.star.reason}: the launch line stops there with a usage error; the rest "
                 "is read as meant"), level="warning"))
     calls = [(c, s) for c, s in module.calls() if c.func in EXECUTE]
+    at: dict[str, Any] = {k: Source(module.path, line) for k, line in refused_at.items()}
     if not calls:
-        return ReaderOutput(problems=tuple(problems))
+        return ReaderOutput(refused, at, problems=tuple(problems))
     if len(calls) > 1:
         where = ", ".join(str(c.line) for c, _ in calls[:6])
         return _unread(module, f"execute_train is called at lines {where}: which one runs is "
@@ -127,6 +137,8 @@ def read_python(module: Module) -> ReaderOutput:
                     value.reason if isinstance(value, Unresolved) else
                     f"{key} is computed when the script runs")
                 prov[name] = Source(module.path, line)
+    facts.update(refused)
+    prov.update(at)
     return ReaderOutput(facts, prov, (*problems, *_problems(module, out.problems, lines)),
                         ())
 

@@ -25,12 +25,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from preflight.facts import Unknown
-from preflight.frameworks import kvformat, miles_py, slime_custom, slime_env
+from preflight.frameworks import kvformat, miles_py, miles_refuse, slime_custom, slime_env
 from preflight.frameworks import megatron_validated as validated
 from preflight.frameworks._record import Default, Framework, Launch
 from preflight.frameworks._view import Derived, Stated, View
 from preflight.frameworks.ckptconfig import weights
-from preflight.frameworks.ckptname import says_fp8
+from preflight.frameworks.ckptname import says_fp8, says_mxfp8
 from preflight.frameworks.megatron import megatron_intent
 from preflight.frameworks.megatron_args import megatron_flags, read_args_text
 from preflight.frameworks.megatron_flags import (
@@ -155,6 +155,11 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     else:
         out["rollout.fp8"] = (Unknown("no --hf-checkpoint given: the rollout precision is not "
                                       "known"), "intent")
+    if out.get("rollout.fp8", (None,))[0] is True and quant is None and isinstance(ckpt, str) \
+            and says_mxfp8(ckpt) and "config.json" not in str(s.src("hf_checkpoint_weights")):
+        # SGLang serves an MXFP8 conversion (`<model>-MXFP8`) with MXFP8 GEMMs
+        out["rollout.recipe"] = ("mxfp8", s.src("hf_checkpoint"))
+    miles_refuse.intent(f, s, out)      # what the launcher's __post_init__ refused (asked)
     # --use-tis: truncated importance sampling of the rollout/trainer mismatch
     # (slime/utils/arguments.py at v0.3.1; off unless given)
     out["rollout.is_correction"] = (s.unknown("use_tis") or s.truthy("use_tis"),

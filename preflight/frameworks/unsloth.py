@@ -19,7 +19,15 @@ November-2025 (7cdad0c7, 2025.11.4, the first release with it), February-2026 (8
   vLLM >= 0.12.0 as it is (vLLM quantizes it), and those checks run only under an older vLLM.
 - ``fast_inference=True`` generates with vLLM from the same FP8 weights (``float8_kv_cache``: an
   FP8 KV cache); until 2026.3.1 ``load_in_fp8`` without it raises NotImplementedError
-  (loader.py L265-L269 @ February-2026; lifted by #3904, 3f9e03ff).
+  (loader.py L265-L269 @ February-2026; lifted by #3904, 3f9e03ff). With it the loader starts
+  vLLM itself (``unsloth_zoo.vllm_utils.load_vllm(..., fp8_mode=...)``: ``fp8_mode`` "row" for
+  True, "block" for ``"block"``), builds the trained model from vLLM's (FP8) state dict and keeps
+  the engine as ``model.vllm_engine`` (models/llama.py L2443-L2490 @ March-2026, 880b59a3);
+  unsloth's patched TRL trainers then set ``args.use_vllm = True`` (colocate) whenever the model
+  has a ``vllm_engine`` (models/rl.py L1606-L1623 @ March-2026; the same at 7cdad0c7 L1061 and
+  February-2026 L1566), so a GRPO/RLOO/online-DPO trainer of the script rolls out on that FP8
+  engine whatever its config says of ``use_vllm``. A script that also builds an SFT trainer
+  (SFT warm-up, then GRPO: holdout14) still has that rollout: ``config.unsloth.online_rl``.
 - Before 2025.11.4 ``load_in_fp8`` is no argument: it goes on in ``**kwargs`` to the model's
   constructor, a TypeError (unsloth issue 3649).
 - No ``UNSLOTH_*`` variable switches FP8 on; ``UNSLOTH_HAS_FBGEMM`` (set by
@@ -28,7 +36,8 @@ November-2025 (7cdad0c7, 2025.11.4, the first release with it), February-2026 (8
 Facts: ``config.unsloth.<keyword>`` of the loader call at its line, ``config.unsloth.loader``
 (the class), ``config.unsloth.fp8_mapped`` (whether the model name is in the FP8 mapper at every
 release read, ``preflight/data/unsloth_fp8_models.json``: ``tools/unsloth_fp8_models.py``),
-``config.unsloth.peft`` (``get_peft_model`` is called).
+``config.unsloth.peft`` (``get_peft_model`` is called), ``config.unsloth.online_rl`` (a TRL
+online RL config or trainer is built: its generation is a rollout).
 """
 
 from __future__ import annotations
@@ -60,6 +69,8 @@ ONLINE_RL = frozenset({"GRPOConfig", "RLOOConfig", "OnlineDPOConfig", "PPOConfig
                        "AsyncGRPOConfig", "GRPOWithReplayBufferConfig", "XPOConfig",
                        "NashMDConfig", "GKDConfig"})
 """TRL configs whose trainer generates (the rollout unsloth's ``fast_inference`` serves)."""
+ONLINE_TRAINERS = frozenset({c.replace("Config", "Trainer") for c in ONLINE_RL})
+"""Their trainers: built without ``args`` they make the config's defaults (trl GRPOTrainer)."""
 _SRC = "unslothai/unsloth@February-2026 (8ee5e62c)"
 _DATA = Path(__file__).resolve().parents[1] / "data" / "unsloth_fp8_models.json"
 
@@ -98,11 +109,25 @@ def read_python(module: Module) -> ReaderOutput:
             out.put_all(PREFIX, call, watch=WATCH)
         elif PEFT.match(call.func):
             out.put(f"{PREFIX}.peft", True, call.line)
+        elif _online(module, call.func) is not None:
+            # one online RL trainer of several (SFT, then GRPO: holdout14) is a rollout of its
+            # own, whatever config_class (Unknown when a script builds two) says
+            out.put(f"{PREFIX}.online_rl", True, call.line)
     name = out.facts.get(f"{PREFIX}.model_name")
     if f"{PREFIX}.loader" in out.facts and name is not None:
         line = getattr(out.prov.get(f"{PREFIX}.model_name"), "line", None)
         out.put(f"{PREFIX}.fp8_mapped", mapped(name), line)
     return out.output()
+
+
+def _online(module: Module, func: str) -> str | None:
+    """The TRL online RL config or trainer class ``func`` is (or a class of this file is built
+    on), else None."""
+    for name in module.lineage(func):
+        last = name.rsplit(".", 1)[-1]
+        if name.split(".", 1)[0] == "trl" and (last in ONLINE_RL or last in ONLINE_TRAINERS):
+            return last
+    return None
 
 
 def score(data: Any) -> int:
@@ -185,7 +210,8 @@ def _rollout(f: Mapping[str, Any], v: View, out: IntentOut, asked: Any) -> None:
     """The generation of an online RL trainer (GRPO ...): vLLM with ``fast_inference``, from
     the same weights as training (FP8 with ``load_in_fp8``), else the model's own generate."""
     config = f.get("config.trl.config_class")
-    if not (isinstance(config, str) and config in ONLINE_RL):
+    if not (isinstance(config, str) and config in ONLINE_RL) and \
+            f.get(f"{PREFIX}.online_rl") is not True:
         return
     fast = f.get(f"{PREFIX}.fast_inference")
     src = v.src("fast_inference", v.src("loader"))

@@ -304,7 +304,8 @@ def _recipe(v: View) -> tuple[Any, Any, str]:
     for key, value in given.items():
         if isinstance(value, Unknown):
             return value, value, v.src(f"float8_cfg.{key}")
-        if value is not None and value not in _RECIPE:
+        if value is not None and (not isinstance(value, str) or value not in _RECIPE):
+            # a list or set (unhashable: redteam10's traceback) is no ScalingGranularity either
             why = Unknown(f"{key} {str(value)[:40]!r} is not TILEWISE or TENSORWISE: "
                           "Float8Handler's assert stops the job (float8_handler.py l.64-71)")
             return why, why, v.src(f"float8_cfg.{key}")

@@ -32,7 +32,7 @@ def format_of(path: str, head: str) -> str:
     # A shebang, or a line that starts with a --flag (argument files, launch scripts); a YAML
     # file whose comments or strings merely contain "--" stays YAML.
     if stripped.startswith("#!") or re.search(r"(?m)^\s*--[A-Za-z]", head) or \
-            re.search(r"(?m)^\s*(?:accelerate|torchrun|deepspeed|python3?|srun)\s", head):
+            re.search(r"(?m)^\s*(?:accelerate|torchrun|deepspeed|python3?|srun|colossalai)\s", head):
         return "text"
     return "yaml"
 

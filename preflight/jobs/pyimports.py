@@ -28,6 +28,7 @@ from preflight.facts import Unknown
 from preflight.reading.boundary import refuse
 from preflight.reading.parse import ParseError, read_text
 from preflight.reading.pyownfp8 import OnCuda, on_cuda
+from preflight.reading.pyshared import at_calls
 from preflight.reading.pysource import Call, Module, parse
 from preflight.reading.pyvalues import Unresolved
 from preflight.reading.refs import locate
@@ -218,6 +219,7 @@ def read_helpers(module: Module,
                 helper = Module(path, imported_tree(parse(path, text)), None, None, bindings,
                                 module.environ)     # one process: the script's environment
                 link(helper)
+                helper.shared = at_calls(importer, path)    # the objects the importer changed
                 kind, out = read(helper, text)
             except (ParseError, RecursionError, OSError) as exc:
                 why = exc.message if isinstance(exc, ParseError) else type(exc).__name__

@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 from dataclasses import replace
 
+from preflight.base.digits import ascii_digits
 from preflight.reading import launchpick, shellbind
 from preflight.reading.parse import ParseError
 from preflight.reading.shellargs import ARGV, PARAMS, calls, encode
@@ -62,7 +63,7 @@ def read(reader: Read, path: str, text: str, kind: str | None, explicit: bool,
     if argv is None or PARAMS in (inherited or {}) or not is_shell(path, text):
         return None
     # ($1..$9 a sourcing script's own readers saw are not this script's: bound again below)
-    inherited = {k: v for k, v in (inherited or {}).items() if not k.isdigit()}
+    inherited = {k: v for k, v in (inherited or {}).items() if not ascii_digits(k)}
     runs = calls(argv)
     if runs:
         outs = [read(reader, path, text, kind, explicit, {**inherited, ARGV: one})
@@ -91,7 +92,7 @@ def read(reader: Read, path: str, text: str, kind: str | None, explicit: bool,
 
 _BY_HAND: ContextVar[bool] = ContextVar("fp8_doctor_script_by_hand", default=False)
 _ENTRY = re.compile(r"(?:^|/)(?:python[0-9.]*|torchrun|deepspeed|accelerate|[\w.-]+-cli|axolotl|tune|"
-                    r"cosmos-rl|ray|srun|composer|uv)$|\.py$")
+                    r"cosmos-rl|ray|srun|composer|uv|colossalai)$|\.py$")
 """Words that start a training command (a ``.py`` or a launcher): the first one of a command
 is where :func:`runtime_args` looks for ``"$@"`` after it."""
 

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from preflight.base.digits import ascii_digits
+
 Table = Mapping[str, Mapping[str, Sequence[str]]]
 
 
@@ -64,7 +66,7 @@ def environment(facts: Mapping[str, Any]) -> dict[str, str]:
 
     env = {k: str(v) for k, v in default_environment().items()}
     python = facts.get("host.python")
-    if isinstance(python, str) and python[:1].isdigit():
+    if isinstance(python, str) and ascii_digits(python[:1]):
         env["python_full_version"] = python
         env["python_version"] = ".".join(python.split(".")[:2])
     os_name = facts.get("host.os")

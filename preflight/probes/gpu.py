@@ -26,6 +26,7 @@ from typing import Any
 
 from preflight.base import proc
 from preflight.base.cc import arch_for_cc, cc_key
+from preflight.base.digits import ascii_int
 from preflight.facts import Unknown
 from preflight.probes import nvml_child
 from preflight.probes.base import ProbeResult, ProbeStatus
@@ -62,7 +63,7 @@ _SMI_FIELDS: tuple[str, ...] = ("index", "name", "uuid", "compute_cap", "memory.
 
 
 def _smi_int(text: str) -> int | None:
-    return int(text) if text.strip().isdigit() else None
+    return ascii_int(text.strip())
 
 
 def read_smi(executable: str, timeout: float = SMI_TIMEOUT_S) -> HostView | str:
@@ -99,9 +100,10 @@ def read_smi(executable: str, timeout: float = SMI_TIMEOUT_S) -> HostView | str:
     driver = ""
     for line in res.stdout.splitlines():
         values = [c.strip() for c in line.split(",")]
-        if len(values) != len(fields) or not values[0].isdigit() or int(values[0]) in seen:
+        index = ascii_int(values[0]) if len(values) == len(fields) else None
+        if index is None or index in seen:
             continue  # not a GPU line, or the same index again
-        seen.add(int(values[0]))
+        seen.add(index)
         col = dict(zip(fields, values, strict=True))
         cc_text = col.get("compute_cap", "")
         if re.fullmatch(r"\d+\.\d+", cc_text):

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any
 
+from preflight.facts import Unknown
 from preflight.findings import Source
 from preflight.reading.parse import MAX_FACTS_PER_FILE, usable_key
 from preflight.reading.refs import named
@@ -165,8 +166,17 @@ class Out:
             if suffix and isinstance(value_, str) and value_.endswith(suffix):
                 self.link(value_, flag, pos, f"--{flag}")
 
-    def link(self, target: Any, kind: str | None, pos: int, flag: str) -> None:
+    def link(self, target: Any, kind: str | None, pos: int, flag: str, own: bool = False) -> None:
+        """``target`` linked to be read as ``kind``; ``own``: it is the file of this launch's
+        framework (``accelerate launch --config_file``), so one known only when the script runs
+        (``$(mktemp)``, a path out of the job) makes ``config.<kind>.base_config`` Unknown:
+        redteam10, FP8 "no" from a config never read."""
         if not isinstance(target, str) or "$" in target:
+            if own and kind:
+                why = target.reason if hasattr(target, "reason") else repr(str(target)[:80])
+                self.put(f"config.{kind}.base_config", Unknown(
+                    f"{flag} {why[:160]}: the file is known only when the script runs, the "
+                    "settings it holds are not known"), pos)
             return
         self.linked.append(named(target, kind or "", self.path, self.where(pos), key=flag,
                                  line=self.line(pos)))
@@ -183,9 +193,12 @@ class Out:
 
 MAX_SCRIPTS = 8
 """Python scripts taken from one launch script (a real one starts one or two)."""
+# `colossalai run [--hostfile F] [--include H] [--nproc_per_node N] ... script.py ARGS`: click
+# options then the user script and its args (colossalai/cli/launcher/__init__.py L8-L69 @ v0.5.0)
 _LAUNCHER = re.compile(
     r"(?<![\w/.-])(?:python[0-9.]*|torchrun|deepspeed|accelerate[ \t]+launch|accelerate-launch|"
-    r"composer|srun|mpirun|uv[ \t]+run|-m[ \t]+torch\.distributed\.(?:run|launch))(?![\w-])")
+    r"composer|srun|mpirun|uv[ \t]+run|colossalai[ \t]+run|"
+    r"-m[ \t]+torch\.distributed\.(?:run|launch))(?![\w-])")
 
 
 def launcher_commands(text: str) -> Iterator[tuple[re.Match[str], list[tuple[str, int]]]]:

@@ -170,10 +170,11 @@ _ELASTIC = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK"
 _LAUNCHER_SETS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
     # torch/distributed/elastic/agent/server/local_elastic_agent.py (torchrun, deepspeed's and
     # accelerate's launchers start it or set the same names), accelerate/utils/launch.py
-    # prepare_simple_launcher_cmd_env (ACCELERATE_*, FSDP_*), Slurm (srun, sbatch, #SBATCH
+    # prepare_simple_launcher_cmd_env (ACCELERATE_*, FSDP_*), ColossalAI's `colossalai run`
+    # (runs torchrun: colossalai/cli/launcher/run.py L196 @ v0.5.0), Slurm (srun, sbatch, #SBATCH
     # headers), Open MPI / PMI
     (re.compile(r"torchrun|torch\.distributed\.(?:run|launch)|deepspeed|accelerate[ \t]+launch|"
-                r"accelerate-launch|composer"), _ELASTIC),
+                r"accelerate-launch|composer|colossalai[ \t]+run"), _ELASTIC),
     (re.compile(r"accelerate[ \t]+launch|accelerate-launch"), ("ACCELERATE_*", "FSDP_*")),
     (re.compile(r"\b(?:srun|sbatch)\b"), ("SLURM_*",)),
     (re.compile(r"mpirun|mpiexec"), ("OMPI_*", "PMI_*", "PMIX_*")),

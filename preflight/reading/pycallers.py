@@ -35,6 +35,10 @@ if TYPE_CHECKING:
 
 MAX_INLINE = 6
 """Calls to the file's own functions followed, one inside another."""
+MAX_INLINED = 20_000
+"""Calls of the file's own functions followed in one file, in all: each return may call several
+(redteam10: 300 functions each returning ``f(x) + g(x) + h(x)`` were 3**6 inlines per call, a
+40 KB file read for minutes); past it a call is left as a call, as past :data:`MAX_INLINE`."""
 MAX_SITES = 32
 """Calls of one function looked at for a parameter's value."""
 _CHECKS = frozenset({"isinstance", "issubclass", "type", "super"})
@@ -299,8 +303,10 @@ def inline(module: Module, node: ast.Call, scope: Scope, depth: int,
     where ``node`` calls it through another name (:mod:`.pycallables`)."""
     assert name is not None or isinstance(node.func, ast.Name)
     fn, inner = module.functions[name or node.func.id]     # type: ignore[attr-defined]
-    if not inner.returns or module._inlining >= MAX_INLINE:
+    spent = module.__dict__.get("_inlined", 0)
+    if not inner.returns or module._inlining >= MAX_INLINE or spent >= MAX_INLINED:
         return None
+    module.__dict__["_inlined"] = spent + 1
     module._inlining += 1
     try:
         values: dict[str, Any] = {p: module.evaluate(d, module.module, depth + 1)
@@ -316,15 +322,36 @@ def inline(module: Module, node: ast.Call, scope: Scope, depth: int,
         module._inlining -= 1
 
 
-def apply_sets(module: Module, call: Call, scope: Scope, name: str | None, depth: int) -> Call:
-    """``name.a.b = value`` statements of ``scope`` applied to ``call``."""
+def apply_sets(module: Module, call: Call, scope: Scope, name: str | None, depth: int,
+               before: int | None = None, prefix: tuple[str, ...] = ()) -> Call:
+    """``name.a.b = value`` statements of ``scope`` applied to ``call``; ``before``: only
+    those written before that line (or in a loop); ``prefix``: only ``name.<prefix>.a = v``,
+    as ``a = v`` (``m.obj.a = v`` on the ``m.obj`` of a job module, :mod:`.pyshared`)."""
     if name is None:
         return call
-    for path, value, line, guards in scope.sets.get(name, ()):
+    sets = [s for s in scope.sets.get(name, ()) if s[0][:len(prefix)] == prefix and (
+        before is None or s[2] < before or any(g.loop for g in s[3]))]
+    # each object with the same sets applied once (a script passing it on 2,000 lines)
+    memo = module.__dict__.setdefault("_applied", {})
+    key = (id(call), id(scope), name, prefix, len(sets), depth)
+    if key not in memo:
+        memo[key] = (call, _apply_sets(module, call, scope, name, depth, sets, prefix))
+    return memo[key][1]     # type: ignore[no-any-return]
+
+
+def _apply_sets(module: Module, call: Call, scope: Scope, name: str, depth: int,
+                sets: list[Any], prefix: tuple[str, ...]) -> Call:
+    kwargs, lines = dict(call.kwargs), dict(call.lines)
+    for path, value, line, guards in sets:
+        path = path[len(prefix):]
         state = module.runs(guards, scope, depth=depth) if guards else True
         if not path or state is False:
             continue
         got = module.evaluate(value, scope, depth + 1) if state is True else Unresolved(
-            f"{name}.{'.'.join(path)} is {state.reason}", line)
-        call = call.with_set(path, got, line)
-    return call
+            f"{name}.{'.'.join((*prefix, *path))} is {state.reason}", line)
+        if len(path) > 1:       # (one copy of the mapping per call, not per set: redteam)
+            inner = kwargs.get(path[0])
+            got = (inner if isinstance(inner, Call) else Call("", line)).with_set(
+                path[1:], got, line)
+        kwargs[path[0]], lines[path[0]] = got, line
+    return replace(call, kwargs=kwargs, lines=lines) if sets else call

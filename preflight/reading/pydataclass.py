@@ -32,6 +32,7 @@ import ast
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from preflight.base.digits import ascii_int
 from preflight.reading import pyclick, pyenviron
 from preflight.reading.pycallers import reached
 from preflight.reading.pyguards import truth
@@ -191,7 +192,8 @@ def _base_of(module: Module, cls: ast.ClassDef, bases: Bases) -> str:
 def _base_default(module: Module, base: Any, line: int) -> Any:
     if isinstance(base, tuple):          # read from the environment when miles is imported
         got = pyenviron.lookup(module, base[0], module.module, line, default=base[1])
-        return int(got) if isinstance(got, str) and got.isdigit() else got
+        number = ascii_int(got) if isinstance(got, str) else None
+        return got if number is None else number
     return base
 
 

@@ -25,6 +25,7 @@ from preflight.reading.pyenviron import EnvStr
 from preflight.reading.pyownfp8 import FP8_CALL, reaches
 from preflight.reading.pyscopes import Scope
 from preflight.reading.pysource import Call, Module, Ref, Unresolved
+from preflight.reading.pyvalues import MAX_STEPS
 from preflight.reading.refs import named
 from preflight.reading.types import ConfigProblem, Linked, ReaderOutput, cut_short
 
@@ -142,6 +143,11 @@ class PyOut:
 
     def output(self) -> ReaderOutput:
         self._unread_fp8()
+        spent = self.module._weights
+        if spent.steps > MAX_STEPS:     # values past the bound were not read: "no FP8" is no answer
+            self.problems.append(ConfigProblem(self.module.path, spent.cut_at or 1, (
+                f"the file takes more than {MAX_STEPS:,} steps to follow: what comes after this "
+                "line was not read"), level="warning", cut=True))
         return ReaderOutput(dict(self.facts), {k: v for k, v in self.prov.items()},
                             tuple(self.problems), tuple(self.linked))
 

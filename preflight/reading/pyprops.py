@@ -21,7 +21,7 @@ import ast
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from preflight.reading import pyenviron, pyhydra
+from preflight.reading import pyenviron, pyhydra, pyshared
 from preflight.reading.pyscopes import Scope
 from preflight.reading.pyvalues import MAX_DEPTH, Call, Ref, Unresolved
 
@@ -50,7 +50,9 @@ def attribute(module: Module, node: ast.Attribute, scope: Scope, depth: int) -> 
             return got
     base = module.evaluate(node.value, scope, depth + 1)
     if isinstance(base, Ref):
-        return module.ref(f"{base.name}.{node.attr}")
+        got = module.ref(f"{base.name}.{node.attr}")
+        return pyshared.member(module, node.value.id, node.attr, got, scope, node.lineno,
+                               depth) if isinstance(node.value, ast.Name) else got
     if isinstance(base, (str, dict)):   # a string's method; a key of a Hydra config
         return pyenviron.bound(base, node.attr, node.lineno) if isinstance(base, str) \
             else pyhydra.member(base, node.attr, node.lineno)
@@ -68,6 +70,8 @@ def attribute(module: Module, node: ast.Attribute, scope: Scope, depth: int) -> 
             # sets, as in any method (not `obj.x` elsewhere: code the text does not follow
             # may have changed obj)
             got = instance_attr(module, base.func[9:], node.attr, depth + 1)
+        if got is NOT_SET:
+            got = pyshared.default(module, base, node.attr, depth)
         if got is not NOT_SET:
             return got
         return Unresolved(f"{node.attr} of {base.name or 'an object'}() is not given in "

@@ -18,16 +18,15 @@ the file makes, each argument's value as far as it can be known without running 
   line's ``--precision``); a binding, attribute set, return or call under one they do not
   decide is Unresolved (a call: :attr:`Call.when`) with the test and why it is not known, and a
   call in a branch that does not run is not made;
-- names from imports as :class:`Ref` (``Format.HYBRID``: ``transformer_engine...Format.HYBRID``);
-  a ``@hydra.main`` function's config as Hydra composes it (:mod:`.pyhydra`);
-- f-strings, str methods, int(), ``os.environ`` as the launch line sets it (:mod:`.pyenviron`);
+- names from imports as :class:`Ref` (``Format.HYBRID``); a ``@hydra.main`` function's config
+  as Hydra composes it (:mod:`.pyhydra`); f-strings, str methods, int(), ``os.environ`` as the
+  launch line sets it (:mod:`.pyenviron`); an object another job file changed (:mod:`.pyshared`);
 - everything else (a function parameter, a value set in a loop or an ``except`` handler, a call
   result) as :class:`Unresolved` with the reason, never a guess.
 
 Each framework module reads the calls it knows (``Framework.read_python``). Bounds: files over
-:data:`MAX_BYTES` are not parsed (~3 s per MB), nesting beyond what :func:`ast.parse` accepts is
-a problem with the line (not a crash on 3.11), every walk is bounded by :data:`MAX_DEPTH` and
-every value by :data:`.pyvalues.MAX_WEIGHT` parts."""
+:data:`MAX_BYTES` are not parsed, too deep nesting is a problem with the line; walks, values and
+a file's work are bounded (:data:`MAX_DEPTH`, ``pyvalues.MAX_WEIGHT`` and ``MAX_STEPS``)."""
 
 from __future__ import annotations
 
@@ -36,17 +35,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from preflight.reading import pycallables, pyenviron, pyprops
+from preflight.reading import pycallables, pycallers, pyenviron, pyprops, pyshared
 from preflight.reading.parse import ParseError
-from preflight.reading.pycallers import (
-    MAX_INLINE,
-    apply_sets,
-    call_sites,
-    inline,
-    never_called,
-    parameter,
-    reached,
-)
+from preflight.reading.pycallers import apply_sets, call_sites, inline, never_called, parameter
 from preflight.reading.pyguards import Guards, boolop, compare, decide, truth
 from preflight.reading.pyscopes import Bind, Layout, Scope
 from preflight.reading.pyvalues import (
@@ -107,6 +98,7 @@ class Module(Layout):
         ``environ``: what the launch lines that run it give its environment (:mod:`.pyenviron`)."""
         self.bindings = dict(bindings or {})
         """Other job files' calls of this file's functions/classes (:mod:`.jobs.pyimports`)."""
+        self.shared: dict[str, Any] = {}    # top-level names as an importer leaves them: pyshared
         self._sites, self._escapes = call_sites(tree)
         self.call_scope = {id(n): sc for sc in self.scopes for n in sc.calls}
         self._params: dict[tuple[int, str, int], Any] = {}
@@ -123,6 +115,7 @@ class Module(Layout):
                 if isinstance(node.func, ast.Attribute) and node.func.attr == "add_argument":
                     self._call(node, scope, 0)
         self._memo.clear()      # names read before every option was known
+        self.__dict__.pop("_applied", None)     # (pycallers.apply_sets' memo, likewise)
         self._tested.clear()
         self._decided.clear()
 
@@ -138,7 +131,7 @@ class Module(Layout):
     def _resolve_calls(self) -> Iterator[tuple[Call, Scope]]:
         made: list[tuple[Call, Scope]] = []
         for scope in self.scopes:
-            if (self.bindings and not reached(self, scope)) or never_called(self, scope):
+            if (self.bindings and not pycallers.reached(self, scope)) or never_called(self, scope):
                 continue                # a helper's never called; a function whose calls never run
             bound = {id(b.value): name for name, binds in scope.binds.items()
                      for b in binds if len(binds) == 1}
@@ -189,7 +182,7 @@ class Module(Layout):
         """``func`` and, for a class of this file, its bases (qualified, transitively): a
         ``class Args(TrainingArguments)`` call is a TrainingArguments call."""
         out, todo = [func], [func]
-        while todo and len(out) < MAX_INLINE * 4:
+        while todo and len(out) < pycallers.MAX_INLINE * 4:
             name = todo.pop()
             if not name.startswith("__main__."):
                 continue
@@ -207,8 +200,11 @@ class Module(Layout):
         return option_value(self.options.get(dest), dest, self.argv, self.path, longs)
 
     def evaluate(self, node: ast.expr, scope: Scope, depth: int = 0) -> Any:
-        """The value of ``node`` in ``scope`` as far as the text gives it (bounded in parts)."""
-        return self._weights.bounded(self._evaluate(node, scope, depth), node.lineno)
+        """The value of ``node`` in ``scope`` as far as the text gives it (bounded in parts and
+        in steps: :data:`.pyvalues.MAX_STEPS`)."""
+        over = self._weights.spend(getattr(node, "lineno", None))
+        return over if over is not None else \
+            self._weights.bounded(self._evaluate(node, scope, depth), node.lineno)
 
     def _evaluate(self, node: ast.expr, scope: Scope, depth: int) -> Any:
         if depth > MAX_DEPTH:
@@ -266,13 +262,15 @@ class Module(Layout):
             chain.append(self.module)
         for where in chain:
             at = line if where is scope else None
+            if where is self.module and where is not scope and name in self.shared:
+                return self.shared[name]
             binds = where.binds.get(name)
             if binds:
                 return self._bound(name, binds, where, at, depth)
             if where.takes(name) or (where is scope and name in scope.values):
                 return parameter(self, where, name, depth, at)
         if name in self.imports:
-            return self.ref(self.imports[name])
+            return pyshared.imported(self, name, scope, line, depth)
         if name in BUILTINS:
             return Ref(f"builtins.{name}")
         if name in self.functions or name in self.classes:
@@ -304,7 +302,7 @@ class Module(Layout):
         else:
             value = self.evaluate(bind.value, scope, depth + 1)
         if isinstance(value, Call):
-            value = self._weights.bounded(apply_sets(self, value, scope, name, depth), line)
+            value = self._weights.bounded(apply_sets(self, value, scope, name, depth, line), line)
         self._memo[key] = (scope, value)
         return value
 

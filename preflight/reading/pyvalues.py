@@ -98,11 +98,29 @@ MAX_WEIGHT = 20000
 ``v2 = [v1, v1]`` doubled 60 times is 2**60 parts that a report prints (redteam2: 26 s)."""
 
 
+MAX_STEPS = 200_000
+"""Values worked out in one file, in all (the most of a benchmark job, modded-nanogpt's
+train_gpt.py: 52,000); past it each is Unresolved. redteam10: 1,500 functions each returning six
+calls of the others were read for minutes, within every per-call bound (:data:`MAX_DEPTH`, the
+inline and call-site caps)."""
+
+
 class Weights:
-    """The number of parts of each value built, worked out once per object (parts are shared)."""
+    """The number of parts of each value built, worked out once per object (parts are shared),
+    and the values worked out in all (:data:`MAX_STEPS`)."""
 
     def __init__(self) -> None:
         self._seen: dict[int, tuple[Any, int]] = {}   # the value is kept: its id stays its own
+        self.steps = 0
+        self.cut_at: int | None = None
+
+    def spend(self, line: int | None) -> Unresolved | None:
+        """One more value worked out; Unresolved past :data:`MAX_STEPS`."""
+        self.steps += 1
+        if self.cut_at is None and self.steps > MAX_STEPS:
+            self.cut_at = line          # where the reading stopped, for the finding
+        return None if self.steps <= MAX_STEPS else Unresolved(
+            f"the file takes more than {MAX_STEPS:,} steps to follow: not read further", line)
 
     def weight(self, value: Any) -> int:
         if not isinstance(value, (list, dict, Call)):

@@ -23,6 +23,7 @@ import re
 import shlex
 from dataclasses import dataclass, replace
 
+from preflight.base.digits import ascii_int
 from preflight.findings import Source
 from preflight.reading.shellargs import ARGV, MAX_WORDS, PARAMS, Params, decode, encode, moved
 from preflight.reading.shelltypes import Field
@@ -182,7 +183,8 @@ def _moved(source: str, path: str, bound: Bound) -> str:
     if isinstance(got, int):
         return Source(path, got)
     gpath, _, gline = got.rpartition(":")
-    return Source(gpath, int(gline)) if gline.isdigit() and gpath else Source(got)
+    number = ascii_int(gline)
+    return Source(gpath, number) if number is not None and gpath else Source(got)
 
 
 def remapped(out: ReaderOutput, path: str, bound: Bound) -> ReaderOutput:

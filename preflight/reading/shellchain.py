@@ -29,6 +29,7 @@ def opened(lexer: Any, sep: str) -> None:
     if sep in ("&&", "||") and len(last.chain) < MAX_CHAIN:
         lexer.pending = (at, sep)       # the next command is more of the same test
         return
+    lexer.testing = False               # what follows is no test of its own
     lexer.out.statements[at] = replace(last, words=((Part(
         "[...]", last.offset, var=True, opaque="a compound test"),),), chain=())
 
@@ -46,6 +47,17 @@ def merged(lexer: Any, words: list[Word], sep: str) -> bool:
     if sep in ("&&", "||", "|"):
         opened(lexer, sep)
     lexer.chained = False
+    return True
+
+
+def more_test(lexer: Any, words: list[Word], first: str | None) -> bool:
+    """``if A; B; then``: bash runs the list and decides by its last command's status, so each
+    command before ``then`` replaces the test (True: ``words`` is the test now). redteam10: the
+    first command decided, and ``if [ $P = fp8 ]; [ $Q = 1 ]; then`` read FP8 both ways."""
+    if first == "then":
+        lexer.testing = False
+        return False
+    lexer.opened(words)
     return True
 
 

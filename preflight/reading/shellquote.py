@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from preflight.base.digits import ascii_digits
 from preflight.reading import shelldir
 from preflight.reading.shell import HereDoc
 from preflight.reading.shelltypes import Part
@@ -124,7 +125,7 @@ class QuoteScanner:
                 m.group(0), i, quoted)) or Part(m.group(0), i, var=True, quoted=quoted))
             self.i = m.end()
             return
-        if nxt and (nxt.isdigit() or nxt in "@*#?$!-"):
+        if nxt and (ascii_digits(nxt) or nxt in "@*#?$!-"):
             self.flush_lit()
             # `$1`, `"$@"`, `$*`, `$#`: bound when a script of the job runs this one with its
             # arguments (reading/shellargs.py); `$0`, `$?`, `$$`, `$!`, `$-` never are

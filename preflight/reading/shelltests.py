@@ -30,7 +30,10 @@ def bracket(words: list[str] | None) -> bool | None:
         got = bool(inner[1]) == (inner[0] == "-n")
     elif len(inner) == 1:
         got = bool(inner[0])
-    elif len(inner) == 3 and inner[1] in ("=", "==", "!="):
+    elif len(inner) == 3 and inner[1] in ("=", "==", "!=") and not (
+            words[0] == "[[" and re.search(r"[*?\[]", inner[2])):
+        # in `[[ ]]` the right side is a glob where unquoted (`[[ $P == bf* ]]`), and the
+        # quoting is gone here: such a test is left undecided (redteam10: read as text, FP8 "no")
         got = (inner[0] == inner[2]) == (inner[1] != "!=")
     elif len(inner) == 3 and inner[1] in _COMPARE and all(
             re.fullmatch(r"[ \t]*[-+]?\d{1,18}[ \t]*", w) for w in inner[::2]):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from preflight.base.digits import ascii_digits, ascii_int
 from preflight.reading import shelldecl
 
 # `NAME=value`, after a declaration builtin and its options (`readonly`, `declare -rx`,
@@ -196,9 +197,9 @@ _FLAG_REF = re.compile(r"(?<![\w-])(--[A-Za-z0-9_-]*)\$(?:\{([A-Za-z_]\w*)(?::-(
 def lookup(name: str, default: str | None, variables: dict[str, str]) -> str | None:
     """The value of ``$name`` as bash would see it from the script's own assignments, following
     ``X=$Y`` chains (bounded); ``PRECISION=${PRECISION:-bf16}`` falls back to its default."""
-    if name.isdigit() and name not in variables:
-        count = variables.get(COUNT, "")
-        if count.isdigit() and int(name) > int(count):
+    if ascii_digits(name) and name not in variables:
+        index, count = ascii_int(name), ascii_int(variables.get(COUNT, ""))
+        if index is not None and count is not None and index > count:
             return default    # `${12:-d}` past the arguments the caller gives: d
         return None           # `$1` of a script nobody in the job runs: not known (shellargs)
     seen: set[str] = set()

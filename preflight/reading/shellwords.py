@@ -22,6 +22,7 @@ import re
 from dataclasses import replace
 from functools import lru_cache
 
+from preflight.base.digits import ascii_digits
 from preflight.reading import shellchain, shelldecl
 from preflight.reading.shell import HereDoc, heredocs, operator_end
 from preflight.reading.shellheredoc import MAX_TAKEN, HereValues, Taken, taken
@@ -73,6 +74,7 @@ class _Lexer(HereValues):
         self.loops = 0                  # the open while/until/for bodies (redteam8: `shift`)
         self.chained = False         # the statement before ended in && or ||
         self.pending: tuple[int, str] | None = None   # a test joined by && / || (shellchain)
+        self.testing = False         # an if/elif test not yet ended by `then` (shellchain)
         self.next_branch = 0
 
     # -- building words ---------------------------------------------------------------------
@@ -162,7 +164,7 @@ class _Lexer(HereValues):
 
     def opened(self, condition: list[Word]) -> None:
         """Record the test that decides whether the branch just opened runs."""
-        before = tuple(self.siblings[-1][:-1])
+        before, self.testing = tuple(self.siblings[-1][:-1]), bool(condition)
         self.out.statements.append(Statement(tuple(condition), self.i, tuple(self.branches[:-1]),
                                              test=(self.branches[-1], before),
                                              subshell=tuple(self.subshell)))
@@ -192,6 +194,8 @@ class _Lexer(HereValues):
 
     def statement(self, words: list[Word]) -> None:
         first = _literal(words[0])
+        if self.testing and shellchain.more_test(self, words, first):
+            return                       # `if A; B; then`: B decides (shellchain)
         if first in ("elif", "else") and self.branches:
             self.branches[-1] = self.new_branch()
             self.siblings[-1].append(self.branches[-1])
@@ -212,11 +216,7 @@ class _Lexer(HereValues):
                 self.opened(words[1:])
             return                       # the condition is not part of the job
         if first in ("fi", "esac"):
-            if self.branches:
-                self.branches.pop()
-                self.siblings.pop()
-            if self.subjects:
-                self.subjects.pop()
+            del self.branches[-1:], self.siblings[-1:], self.subjects[-1:]
             self.in_pattern = False
             return
         if first == "function" and len(words) > 3 and _literal(words[2]) == "{":
@@ -365,7 +365,7 @@ class _Lexer(HereValues):
             self.end_word()
             self.i = heredoc.end()
             return
-        if self.lit and not self.cur and "".join(self.lit).isdigit():
+        if self.lit and not self.cur and ascii_digits("".join(self.lit)):
             self.lit = []                # the file descriptor in front of it
         self.end_word()
         m = _REDIRECT.match(self.text, self.i)

@@ -23,6 +23,7 @@ import shlex
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from preflight.base.digits import ascii_digits
 from preflight.facts import Unknown
 from preflight.reading.types import ConfigProblem, Linked
 
@@ -69,10 +70,10 @@ def _command(words: list[str], line: int, out: dict[str, int],
         word = words[i]
         if word in _WRITE or word[-1:] == ">" and word.strip("<>&|") == "":
             target = words[i + 1] if i + 1 < len(words) else ""
-            if word in _WRITE and not (word == ">&" and target.isdigit()) and \
+            if word in _WRITE and not (word == ">&" and ascii_digits(target)) and \
                     target not in ("-", ""):
                 targets.append(target)
-            if args and args[-1].isdigit() and words[i - 1] == args[-1]:
+            if args and ascii_digits(args[-1]) and words[i - 1] == args[-1]:
                 args.pop()               # `2> f`: the descriptor, no argument
             i += 2
             continue

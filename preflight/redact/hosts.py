@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 
+from preflight.base.digits import ascii_digits
 from preflight.redact.content import lazy
 
 HOST_MASK = "[HOST]"
@@ -92,7 +93,7 @@ def _url(m: re.Match[str]) -> str:
 
 def _ported(m: re.Match[str]) -> str:
     name = m.group(0)
-    if name.lower() in _NOT_HOST or name.isdigit() or _FILE_EXT().search(name) or is_public(name):
+    if name.lower() in _NOT_HOST or ascii_digits(name) or _FILE_EXT().search(name) or is_public(name):
         return name
     return HOST_MASK
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import re
 
+from preflight.base.digits import ascii_digits
+
 # Name-based: a key segment that says "this is a credential". Matched per word part so that
 # "monkey" or "author" do not match, while "wandb_api_key" and "AWS_SECRET_ACCESS_KEY" do.
 # "token" is judged apart (_credential_token).
@@ -93,7 +95,7 @@ def looks_random(run: str) -> bool:
     if run.startswith("/") or run.count("/") > 2:
         return False
     return (any(c.isupper() for c in run) and any(c.islower() for c in run)
-            and any(c.isdigit() for c in run))
+            and any(ascii_digits(c) for c in run))
 
 
 # Words of a single value judged by token_like: runs of token characters. "." ":" "/" "," "="
@@ -104,7 +106,7 @@ _HEX_WORD = re.compile(r"[0-9a-fA-F]+")
 
 
 def _char_class(c: str) -> str:
-    return "u" if c.isupper() else "l" if c.islower() else "d" if c.isdigit() else ""
+    return "u" if c.isupper() else "l" if c.islower() else "d" if ascii_digits(c) else ""
 
 
 def token_like(word: str) -> bool:

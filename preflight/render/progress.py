@@ -61,8 +61,11 @@ def progress_for(label: str, *, quiet: bool = False, stream: TextIO | None = Non
     from rich.text import Text
 
     from preflight.render.sanitize import clean_text
+    from preflight.render.terminal import console_size
 
-    console = Console(file=out, highlight=False, markup=False, emoji=False)
+    width, height = console_size(out)   # never rich's own reading of COLUMNS (terminal.py)
+    console = Console(file=out, width=width, height=height, highlight=False, markup=False,
+                      emoji=False)
     with console.status(Text(label)) as status:   # a transient Live: erased when done
         def update(msg: str) -> None:
             if msg.startswith(NOTE_PREFIXES):

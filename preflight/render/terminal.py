@@ -7,6 +7,8 @@ import argparse
 import os
 import sys
 
+from preflight.base.digits import ascii_int
+
 
 def use_color(args: argparse.Namespace) -> bool:
     """--color wins; then no colour into a file (-o) or under NO_COLOR (no-color.org); then
@@ -24,11 +26,27 @@ def use_color(args: argparse.Namespace) -> bool:
 def text_width(args: argparse.Namespace) -> int | None:
     """Columns for text output: COLUMNS when set (what shells and CI export), else the terminal's
     when stdout is one, else None (the renderer's fixed 100, stable for logs and -o files)."""
-    cols = os.environ.get("COLUMNS", "").strip()
-    if cols.isdigit() and int(cols) > 0:
-        return int(cols)
+    cols = ascii_int(os.environ.get("COLUMNS", "").strip(), 6)
+    if cols:
+        return cols
     if not getattr(args, "output", None) and sys.stdout.isatty():
         import shutil
 
         return shutil.get_terminal_size().columns
     return None
+
+
+def console_size(stream: object) -> tuple[int, int]:
+    """(columns, lines) for a rich console on ``stream``, given to it so that rich never reads
+    COLUMNS / LINES itself: it calls ``int()`` on anything ``str.isdigit`` accepts, and
+    ``COLUMNS=²`` ended every command with an internal error. COLUMNS and LINES when they are
+    plain numbers, else the terminal's, else 80 x 25."""
+    cols = ascii_int(os.environ.get("COLUMNS", "").strip(), 6)
+    lines = ascii_int(os.environ.get("LINES", "").strip(), 6)
+    if not (cols and lines):
+        try:
+            size = os.get_terminal_size(stream.fileno())  # type: ignore[attr-defined]
+        except (AttributeError, ValueError, OSError):
+            size = os.terminal_size((80, 25))
+        cols, lines = cols or size.columns or 80, lines or size.lines or 25
+    return cols, lines

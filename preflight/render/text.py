@@ -39,6 +39,9 @@ if TYPE_CHECKING:
 WIDTH = 100
 """The width when none is given (the API, golden files); the CLI passes the terminal's."""
 MIN_WIDTH, MAX_WIDTH = 40, 400
+HEIGHT = 25
+"""Given so that rich never reads LINES (or JUPYTER_LINES) itself: it calls int() on anything
+str.isdigit accepts ("²"), render/terminal.py."""
 DETAILS = ("quiet", "normal", "verbose")
 _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan", "ok": "green",
           "undetermined": "magenta"}
@@ -48,7 +51,8 @@ def console_for(color: bool, width: int = WIDTH) -> tuple[Console, StringIO]:
     """An in-memory rich console (no terminal probing) and its buffer; see :func:`finish_text`."""
     buf = StringIO()
     console = Console(file=buf, force_terminal=color, color_system="standard" if color else None,
-                      width=max(MIN_WIDTH, min(int(width), MAX_WIDTH)), highlight=False,
+                      width=max(MIN_WIDTH, min(int(width), MAX_WIDTH)), height=HEIGHT,
+                      highlight=False,
                       emoji=False, markup=False,
                       legacy_windows=False, soft_wrap=False)
     return console, buf

@@ -35,6 +35,8 @@ import threading
 import time
 from typing import Any
 
+from preflight.base.digits import ascii_digits
+
 LIBCUDA = "libcuda.so.1"
 
 
@@ -45,7 +47,7 @@ def ordinal(device: str | None) -> int | None:
     if device == "cuda":
         return 0
     head, _, index = device.partition(":")
-    if head != "cuda" or not index.isdigit() or len(index) > 4:
+    if head != "cuda" or not ascii_digits(index) or len(index) > 4:
         return None
     return int(index)
 

@@ -7,6 +7,8 @@ import os
 import sys
 import time
 
+from preflight.base.digits import ascii_digits
+
 # Without CAP_SYS_ADMIN (an ordinary user; root in a Docker container) the kernel takes one
 # autogroup nice write per 100 ms on the whole machine and refuses the others with EAGAIN
 # (kernel/sched/autogroup.c, proc_sched_autogroup_set_nice: `if (!capable(CAP_SYS_ADMIN) &&
@@ -51,7 +53,7 @@ def _alone_in_session() -> bool:
     False where that cannot be read."""
     sid, me = os.getsid(0), os.getpid()
     try:
-        pids = [int(n) for n in os.listdir("/proc") if n.isdigit()]
+        pids = [int(n) for n in os.listdir("/proc") if ascii_digits(n)]
     except OSError:
         return False
     for pid in pids:

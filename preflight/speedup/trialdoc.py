@@ -13,11 +13,17 @@ import math
 from typing import Any, TypeGuard
 
 PRECISIONS = ("bf16", "fp8")
+MAX_SECONDS = 86_400.0
+"""The longest step time taken as measured (a day): 1e308 s is finite, and a twin time of it was
+reported as "the host needs inf ms ... inf% of the step" (redteam10)."""
+MAX_BYTES = 1 << 60
+"""The largest peak memory taken as a byte count (10**400 was an OverflowError in trial.py)."""
 
 
 def seconds(value: Any) -> TypeGuard[float]:
-    """A positive, finite number of seconds (not a bool, a string or NaN)."""
-    return type(value) in (int, float) and math.isfinite(value) and value > 0
+    """A positive, finite number of seconds up to :data:`MAX_SECONDS` (not a bool, a string or
+    NaN)."""
+    return type(value) in (int, float) and math.isfinite(value) and 0 < value <= MAX_SECONDS
 
 
 def depths(value: Any) -> tuple[int, ...] | None:
@@ -44,7 +50,7 @@ def _run_problem(n: int, run: Any) -> str | None:
     if "twin_s" in run and not seconds(run["twin_s"]):
         return f"{precision} at depth {depth} has a host-twin time that is not a positive number"
     peak = run.get("peak_bytes")
-    if peak is not None and (type(peak) is not int or peak < 0):
+    if peak is not None and (type(peak) is not int or not 0 <= peak <= MAX_BYTES):
         return f"{precision} at depth {depth} has a peak memory that is not a byte count"
     return None
 

@@ -120,3 +120,54 @@ def test_hostile_loader_calls_stay_bounded(tmp_path: Path) -> None:
     got, facts = _read(path)
     assert isinstance(facts["config.unsloth.load_in_fp8"], Unknown)
     assert isinstance(got["fp8"][0], Unknown)
+
+
+TWO_TRAINERS = """\
+import sys
+from unsloth import FastLanguageModel
+from trl import SFTConfig, SFTTrainer{imports}
+
+model, tokenizer = FastLanguageModel.from_pretrained(
+    model_name = "unsloth/Llama-3.2-1B-Instruct", load_in_4bit = False,
+    fast_inference = True, load_in_fp8 = True,
+)
+SFTTrainer(model = model, args = SFTConfig(output_dir = "sft")).train()
+{grpo}
+"""
+
+
+def _two(tmp_path: Path, grpo: str, imports: str = ", GRPOConfig, GRPOTrainer") -> Path:
+    path = tmp_path / "two.py"
+    path.write_text(TWO_TRAINERS.format(grpo=grpo, imports=imports))
+    return path
+
+
+def test_holdout14_sft_then_grpo_rolls_out_on_the_fp8_vllm_engine(tmp_path: Path) -> None:
+    # holdout14: SFTConfig and GRPOConfig in one script leave config_class Unknown; the GRPO
+    # trainer still generates on unsloth's vLLM engine, loaded with the FP8 weights
+    job = (JOB.parents[2] / "holdout14-unsloth-notebooks-llama32-1b-load-in-fp8-grpo-colab-t4"
+           / "files" / "Llama_FP8_GRPO.py")
+    got, facts = _read(job)
+    assert isinstance(facts["config.trl.config_class"], Unknown)
+    assert facts["config.unsloth.online_rl"] is True
+    assert (got["rollout.engine"][0], got["rollout.fp8"][0]) == ("vllm", True)
+    assert got["rollout.fp8"][1].endswith("Llama_FP8_GRPO.py:23")
+    # a trainer built without args makes GRPOConfig's defaults: a rollout too
+    got, _ = _read(_two(tmp_path, "GRPOTrainer(model = model, reward_funcs = []).train()"))
+    assert (got["rollout.engine"][0], got["rollout.fp8"][0]) == ("vllm", True)
+
+
+def test_no_online_trainer_no_rollout(tmp_path: Path) -> None:
+    # SFT only, or a GRPOTrainer of the script's own (not TRL's): no rollout is stated
+    for grpo, imports in (("", ""),
+                          ("class GRPOTrainer:\n    pass\nGRPOTrainer()", "")):
+        got, facts = _read(_two(tmp_path, grpo, imports))
+        assert "config.unsloth.online_rl" not in facts
+        assert "rollout.fp8" not in got and got["fp8"][0] is True
+
+
+def test_online_trainer_under_an_undecided_condition_is_no_rollout_claim(tmp_path: Path) -> None:
+    got, facts = _read(_two(tmp_path, "if sys.argv[1] == 'rl':\n"
+                                      "    GRPOTrainer(model = model, args = GRPOConfig()).train()"))
+    assert isinstance(facts["config.unsloth.online_rl"], Unknown)
+    assert "rollout.fp8" not in got
