@@ -57,12 +57,12 @@ fixes), `holdout9` (a tenth set, blind, collected after the `holdout8` fixes), `
 eleventh set, blind, collected after the `holdout9` fixes), `holdout11` (a twelfth set, blind,
 collected after the `holdout10` fixes), `holdout12` (a thirteenth set, blind, collected after the
 `holdout11` fixes), `holdout13` (a fourteenth set, blind, collected after the `holdout12` fixes), `holdout14` (a
-fifteenth set, blind, collected after the `holdout13` fixes) or `holdout15` (a sixteenth set, blind, collected
-after the `holdout14` fixes). `--set` runs
+fifteenth set, blind, collected after the `holdout13` fixes), `holdout15` (a sixteenth set, blind, collected
+after the `holdout14` fixes) or `holdout16` (a seventeenth set, blind, collected alongside `holdout15`). `--set` runs
 one set; the rates are only honest per set.
 
 Usage: `python benchmarks/agreement.py [--only SLUG ...] [--set tuning|holdout|holdout2|holdout3|holdout4|holdout5|holdout6|holdout7|holdout8|holdout9|
-holdout10|holdout11|holdout12|holdout13|holdout14|holdout15] [--json FILE] [-o FILE.md] [--timeout S] [--jobs DIR]`. Exit status 0 when every job ran, 1 when a
+holdout10|holdout11|holdout12|holdout13|holdout14|holdout15|holdout16] [--json FILE] [-o FILE.md] [--timeout S] [--jobs DIR]`. Exit status 0 when every job ran, 1 when a
 run failed (crash, timeout, unparseable output), 2 on a malformed job.yaml.
 """
 
@@ -109,8 +109,12 @@ SOURCE_TYPES = ("issue", "example", "reconstruction")
 # CLI binding, per-layer precision, ms-swift Megatron flags, Megatron-Bridge attention FP8, XTuner --model-cfg).
 # "holdout15": a sixteenth set, blind, built after the holdout14 fixes (prime-rl, ColossalAI, cross-module module
 # objects, unsloth FP8 rollout, MXFP8 rollout below sm_100).
+# "holdout16": a seventeenth set, blind, collected alongside holdout15 from other sources (OLMo-core, SkyRL,
+# NeMo-Automodel, verl TensorRT-LLM rollouts, torchtitan via a torchao issue, OpenRLHF / AReaL / axolotl / TRL controls,
+# a user's LLaMA-Factory FP8 harness).
 SETS = ("tuning", "holdout", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6", "holdout7",
-        "holdout8", "holdout9", "holdout10", "holdout11", "holdout12", "holdout13", "holdout14", "holdout15")
+        "holdout8", "holdout9", "holdout10", "holdout11", "holdout12", "holdout13", "holdout14", "holdout15",
+        "holdout16")
 OUTCOMES = ("agree", "missed", "false alarm", "missed + false alarm", "unread", "undetermined",
             "n/a", "error")
 

@@ -52,13 +52,14 @@ HOLDOUT12 = [j for j in JOBS if j.set == "holdout12"]
 HOLDOUT13 = [j for j in JOBS if j.set == "holdout13"]
 HOLDOUT14 = [j for j in JOBS if j.set == "holdout14"]
 HOLDOUT15 = [j for j in JOBS if j.set == "holdout15"]
+HOLDOUT16 = [j for j in JOBS if j.set == "holdout16"]
 
 
 def test_each_set_has_enough_jobs_from_several_sources() -> None:
     assert (len(TUNING) + len(HOLDOUT) + len(HOLDOUT2) + len(HOLDOUT3) + len(HOLDOUT4)
             + len(HOLDOUT5) + len(HOLDOUT6) + len(HOLDOUT7) + len(HOLDOUT8) + len(HOLDOUT9)
             + len(HOLDOUT10) + len(HOLDOUT11) + len(HOLDOUT12) + len(HOLDOUT13)
-            + len(HOLDOUT14) + len(HOLDOUT15)) == len(JOBS)
+            + len(HOLDOUT14) + len(HOLDOUT15) + len(HOLDOUT16)) == len(JOBS)
     assert 24 <= len(TUNING) <= 32
     assert 20 <= len(HOLDOUT) <= 25
     assert 15 <= len(HOLDOUT2) <= 20
@@ -75,10 +76,11 @@ def test_each_set_has_enough_jobs_from_several_sources() -> None:
     assert 15 <= len(HOLDOUT13) <= 20
     assert 15 <= len(HOLDOUT14) <= 20
     assert 15 <= len(HOLDOUT15) <= 20
+    assert 15 <= len(HOLDOUT16) <= 20
     for jobs, repos in ((TUNING, 12), (HOLDOUT, 10), (HOLDOUT2, 8), (HOLDOUT3, 10), (HOLDOUT4, 10),
                         (HOLDOUT5, 10), (HOLDOUT6, 10), (HOLDOUT7, 10), (HOLDOUT8, 10), (HOLDOUT9, 10),
                         (HOLDOUT10, 10), (HOLDOUT11, 10), (HOLDOUT12, 10),
-                        (HOLDOUT13, 10), (HOLDOUT14, 10), (HOLDOUT15, 8)):
+                        (HOLDOUT13, 10), (HOLDOUT14, 10), (HOLDOUT15, 8), (HOLDOUT16, 8)):
         assert len({j.source["repo"] for j in jobs}) >= repos
         assert {j.source["type"] for j in jobs} >= {"example"}
     assert {j.source["type"] for j in TUNING} >= {"issue", "example"}
@@ -88,7 +90,7 @@ def test_the_later_holdout_sets_have_controls_where_any_error_is_a_false_alarm()
     for jobs, least in ((HOLDOUT2, 3), (HOLDOUT3, 4), (HOLDOUT4, 4), (HOLDOUT5, 4), (HOLDOUT6, 4),
                         (HOLDOUT7, 4), (HOLDOUT8, 4), (HOLDOUT9, 3), (HOLDOUT10, 3),
                         (HOLDOUT11, 3), (HOLDOUT12, 3), (HOLDOUT13, 3), (HOLDOUT14, 3),
-                        (HOLDOUT15, 3)):
+                        (HOLDOUT15, 3), (HOLDOUT16, 3)):
         controls = [j for j in jobs if j.expected.asks_fp8 is False and not j.expected.fire
                     and j.expected.rollout_fp8 is not True]
         assert len(controls) >= least
@@ -180,6 +182,12 @@ def test_the_fifteenth_holdout_set_shares_no_source_with_the_earlier_sets() -> N
                     + HOLDOUT12 + HOLDOUT13 + HOLDOUT14) == []
 
 
+def test_the_sixteenth_holdout_set_shares_no_source_with_the_earlier_sets() -> None:
+    assert _reusing(HOLDOUT16, TUNING + HOLDOUT + HOLDOUT2 + HOLDOUT3 + HOLDOUT4 + HOLDOUT5
+                    + HOLDOUT6 + HOLDOUT7 + HOLDOUT8 + HOLDOUT9 + HOLDOUT10 + HOLDOUT11
+                    + HOLDOUT12 + HOLDOUT13 + HOLDOUT14 + HOLDOUT15) == []
+
+
 def test_the_fifteenth_holdout_set_is_its_own_set() -> None:
     # `set: holdout15` is a schema value of its own (benchmarks/agreement.py SETS): --set holdout15
     # selects exactly those jobs, and no holdout15 job comes with the holdout14 run.
@@ -187,6 +195,15 @@ def test_the_fifteenth_holdout_set_is_its_own_set() -> None:
     assert HOLDOUT15 and ag.load_jobs(job_set="holdout15") == HOLDOUT15
     assert all(j.slug.startswith("holdout15-") for j in HOLDOUT15)
     assert not any(j.slug.startswith("holdout15-") for j in ag.load_jobs(job_set="holdout14"))
+
+
+def test_the_sixteenth_holdout_set_is_its_own_set() -> None:
+    # `set: holdout16` is a schema value of its own (benchmarks/agreement.py SETS): --set holdout16
+    # selects exactly those jobs, and no holdout16 job comes with the holdout14 run.
+    assert "holdout16" in ag.SETS
+    assert HOLDOUT16 and ag.load_jobs(job_set="holdout16") == HOLDOUT16
+    assert all(j.slug.startswith("holdout16-") for j in HOLDOUT16)
+    assert not any(j.slug.startswith("holdout16-") for j in ag.load_jobs(job_set="holdout14"))
 
 
 def test_the_fourteenth_holdout_set_is_its_own_set() -> None:
