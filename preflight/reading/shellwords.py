@@ -124,7 +124,8 @@ class _Lexer(HereValues):
                 shellchain.opened(self, sep)    # `if [ a ] || [ b ]`: more of the test follows
         self.reading = None
         # `test && A=1 || A=2`: what follows && / || runs or not at run time
-        self.chained = sep in ("&&", "||") and bool(words)
+        if words or sep:         # `A &&` then a newline: B is still chained (bash reads on)
+            self.chained = sep in ("&&", "||") and bool(words)
         if sep in (";;", ";&", ";;&") and self.branches:   # next case pattern: a new branch
             self.branches[-1] = self.new_branch()
             self.siblings[-1].append(self.branches[-1])
