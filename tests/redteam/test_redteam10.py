@@ -236,8 +236,6 @@ def test_a_loop_body_that_never_runs_sets_nothing(tmp_path: Path, loop: str) -> 
     assert _megatron(tmp_path, loop) is not True
 
 
-@pytest.mark.xfail(strict=True, reason="open (redteam10): reading/pyjsonarg.py binds the launch "
-                                       "line to a CLI(...) call that never runs")
 def test_a_jsonargparse_cli_that_never_runs_binds_nothing() -> None:
     from preflight.reading.pysource import Module, parse
 
