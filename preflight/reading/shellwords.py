@@ -24,8 +24,8 @@ from functools import lru_cache
 
 from preflight.base.digits import ascii_digits
 from preflight.reading import shellcase, shellchain, shelldecl, shellloops
-from preflight.reading.shellcase import SKIP_FIRST as _SKIP_FIRST
 from preflight.reading.shell import HereDoc, heredocs, operator_end
+from preflight.reading.shellcase import SKIP_FIRST as _SKIP_FIRST
 from preflight.reading.shellheredoc import MAX_TAKEN, HereValues, Taken, taken
 from preflight.reading.shelltypes import ASSIGN as _ASSIGN
 from preflight.reading.shelltypes import MAX_PARTS, Part, Split, Statement, Word
