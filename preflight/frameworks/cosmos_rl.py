@@ -121,6 +121,8 @@ def _bool(v: View, key: str, default: bool) -> tuple[Any, str]:
     """A pydantic bool field: its value, the default when absent, Unknown for another type."""
     if not v.has(key):
         return default, ""
+    if (why := v.unknown(key)) is not None:    # a table or list (reading/boolflags.tables)
+        return why, v.src(key)
     raw = v.get(key)
     if isinstance(raw, bool):
         return raw, v.src(key)

@@ -18,7 +18,7 @@ import os
 import re
 
 from preflight.reading import textcache
-from preflight.reading.boundary import refuse
+from preflight.reading.boundary import above
 from preflight.reading.parse import ParseError, read_text
 
 MAX_UP = 8
@@ -33,16 +33,8 @@ PRESET = re.compile(r"(?:bf16|fp16)_with_\w+_mixed|nemotron_h_\w+_mixed|nanov2_\
 def recipes_folder(script: str) -> str | None:
     """``src/megatron/bridge/recipes`` of the checkout the launch script is in, if the job
     holds it."""
-    folder = os.path.dirname(os.path.abspath(script))
-    for _ in range(MAX_UP):
-        cand = os.path.join(folder, RECIPES)
-        if os.path.isdir(cand) and refuse(cand) is None:
-            return cand
-        parent = os.path.dirname(folder)
-        if parent == folder or refuse(parent) is not None:
-            return None
-        folder = parent
-    return None
+    root = above(script, RECIPES, True, MAX_UP)
+    return None if root is None else os.path.join(root, RECIPES)
 
 
 def recipe_preset(script: str, recipe: str) -> tuple[str, str, int] | None:

@@ -31,7 +31,7 @@ from typing import Any
 from preflight.facts import Unknown
 from preflight.findings import Source
 from preflight.reading import textcache
-from preflight.reading.boundary import refuse
+from preflight.reading.boundary import above
 from preflight.reading.parse import ParseError, read_text
 from preflight.reading.types import ReaderOutput
 
@@ -45,15 +45,7 @@ _CALL = "stream_weights_via_ipc_zmq"
 def checkout(config: str) -> str | None:
     """The folder holding ``nemo_rl/algorithms/grpo.py`` at or above ``config``, inside the
     job; None when the job does not hold NeMo-RL's source."""
-    folder = os.path.dirname(os.path.abspath(config))
-    for _ in range(MAX_UP):
-        if os.path.isfile(os.path.join(folder, GRPO)) and refuse(folder) is None:
-            return folder
-        parent = os.path.dirname(folder)
-        if parent == folder or refuse(parent) is not None:
-            return None
-        folder = parent
-    return None
+    return above(config, GRPO, False, MAX_UP)
 
 
 def _text(path: str) -> tuple[str | None, str]:

@@ -20,18 +20,18 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable
-from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from typing import Any
 
 from preflight.facts import Unknown
 from preflight.reading.boundary import refuse
 from preflight.reading.parse import ParseError, read_text
+from preflight.reading.pymodfile import SYS_PATH, module_file
+from preflight.reading.pymodfile import targets as _targets
 from preflight.reading.pyownfp8 import OnCuda, on_cuda
 from preflight.reading.pyshared import at_calls
 from preflight.reading.pysource import Call, Module, parse
 from preflight.reading.pyvalues import Unresolved
-from preflight.reading.refs import locate
 from preflight.reading.types import ConfigProblem, ReaderOutput
 
 MAX_DEPTH = 3
@@ -54,43 +54,7 @@ class Helper:
     # this condition the text does not decide: what it sets is Unknown (:func:`conditional`)
 
 
-def _targets(name: str, importer: str) -> tuple[str, ...]:
-    """The files (relative to ``importer``'s folder, or from a relative import's) an import of
-    ``name`` may load."""
-    level = len(name) - len(name.lstrip("."))
-    parts = name[level:].split(".")
-    if not all(part.isidentifier() for part in parts):
-        return ()
-    if level:
-        folder = os.path.dirname(importer)
-        for _ in range(level - 1):
-            folder = os.path.dirname(folder)
-        base = os.path.join(folder, *parts)
-    else:
-        base = os.path.join(*parts)
-    return base + ".py", os.path.join(base, "__init__.py")
 
-
-SYS_PATH: ContextVar[str | None] = ContextVar("fp8_doctor_module_sys_path", default=None)
-"""While a module run with ``-m`` is read (:mod:`.pymodlinks`): the folder it was found from,
-``sys.path[0]`` for it and every module it imports (``python -m scripts.base_train`` from the
-checkout's top finds ``nanochat.fp8`` there, not next to ``scripts/base_train.py``)."""
-
-
-def module_file(name: str, importer: str) -> str | None:
-    """The job file an import of ``name`` in ``importer`` loads, or None (a package installed
-    elsewhere, or not in the job)."""
-    root = SYS_PATH.get()
-    if root is not None and not name.startswith("."):
-        for target in _targets(name, importer):
-            cand = os.path.join(root, target)
-            if os.path.isfile(cand) and refuse(cand) is None:
-                return os.path.normpath(cand)
-    for target in _targets(name, importer):
-        found = locate(target, importer)
-        if found is not None:
-            return found
-    return None
 
 
 def unread_module(name: str, importer: str) -> tuple[str, str] | None:

@@ -59,9 +59,16 @@ def read_file(path: str, kind: str | None = None, *, explicit: bool = True,
     except ParseError as exc:
         return kind, ReaderOutput(problems=(ConfigProblem(path, exc.line, exc.message, exc.level,
                                                           exc.fix, exc.code),))
-    except RecursionError:
-        return kind, ReaderOutput(problems=(ConfigProblem(path, None, "nested too deeply"),))
-    except Exception as exc:  # noqa: BLE001 - a reader bug must still name the file, not crash
+    except (RecursionError, Exception) as exc:  # noqa: BLE001 - a reader bug must still name the file
+        if path.lower().endswith(SCRIPT_EXT):
+            # Python too deep for the parser is a ParseError above; past it, the file is valid and
+            # the limit is the reader's own (eval16: a `global` counter recursed): not an error of
+            # the user's file, and nothing is read from it
+            return kind, ReaderOutput(problems=(ConfigProblem(
+                path, None, f"fp8-doctor could not follow this script ({type(exc).__name__}); "
+                "what it sets is not known", "warning"),))
+        if isinstance(exc, RecursionError):
+            return kind, ReaderOutput(problems=(ConfigProblem(path, None, "nested too deeply"),))
         return kind, ReaderOutput(problems=(ConfigProblem(
             path, None, f"could not interpret this file ({type(exc).__name__}: {exc})"),))
 

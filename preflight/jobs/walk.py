@@ -196,7 +196,8 @@ class Walk:
     def result(self, paths: Sequence[str]) -> ConfigRead:
         """The one job's facts (earlier files win a name, except files that replace their
         parent's values: --yaml-cfg, a script a launch line runs), files and problems."""
-        from preflight.frameworks import KINDS
+        from preflight.frameworks import FRAMEWORKS, KINDS
+        from preflight.reading import boolflags
 
         # run by hand (jobs/scriptargs.py): a script the user named that no job script runs
         self.problems = [p for p in self.problems if p.code != "runtime_args" or (
@@ -238,6 +239,8 @@ class Walk:
                     if alt not in facts:
                         facts[alt] = value
                         prov[alt] = f.out.provenance.get(name, f.path)
+        boolflags.tables(facts, prov, {fw.kind: (frozenset(fw.bool_keys), fw.bool_on_off)
+                                       for fw in FRAMEWORKS if fw.bool_keys})
         for f in kept:
             cut = next((p for p in f.out.problems if p.cut), None)
             name = f"config.{f.kind}.unread_args"

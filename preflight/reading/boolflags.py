@@ -44,9 +44,14 @@ _PYDANTIC_FALSE = _FALSE | {"off"}
 
 
 def as_bool(value: Any, *, on_off: bool = False) -> Any:
-    """``value`` as the boolean a framework's parser makes of it, or ``value`` unchanged."""
+    """``value`` as the boolean a framework's parser makes of it, or ``value`` unchanged (a
+    list or table: Unknown, :func:`tables`)."""
     if isinstance(value, bool):
         return value
+    if isinstance(value, (list, tuple, dict)):
+        return Unknown(f"{str(value)[:40]} is a {'table' if isinstance(value, dict) else 'list'}"
+                       " where a true/false setting goes: the framework's loader refuses it or "
+                       "takes its truth; which is not known here")
     if isinstance(value, int):
         return bool(value) if value in (0, 1) else value
     if isinstance(value, str):
@@ -142,3 +147,28 @@ def refuse_empty(facts: MutableMapping[str, Any], prov: Mapping[str, Any], path:
         facts[name] = Unknown(why)
         problems.append(ConfigProblem(path, getattr(prov.get(name), "line", None), why))
     return problems
+
+
+def tables(facts: MutableMapping[str, Any], prov: MutableMapping[str, Any],
+           table: Mapping[str, tuple[frozenset[str], bool]]) -> None:
+    """A boolean key written as a table (TOML ``enable_fp8 = {a = 1}``, YAML ``fp8: {a: 1}``):
+    the readers flatten it into ``key.a``, so the key itself was absent and its default (off)
+    was read (redteam10: cosmos-rl FP8 "no" where pydantic refuses the config). It becomes
+    Unknown, at the line of its first entry."""
+    found: dict[str, str] = {}
+    for name in list(facts)[:1_000_000]:
+        if not name.startswith("config.") or name.count(".") < 3:
+            continue
+        _, kind, rest = name.split(".", 2)
+        keys = table.get(kind, (frozenset(), False))[0]
+        parts = rest.split(".")
+        for n in range(1, min(len(parts), 16)):
+            key = ".".join(parts[:n])
+            if key in keys and f"config.{kind}.{key}" not in facts:
+                found.setdefault(f"config.{kind}.{key}", name)
+                break
+    for key, inner in found.items():
+        facts[key] = Unknown(f"{key.split('.', 2)[2]} is a table ({inner.split('.', 2)[2][:60]} "
+                             "...) where a true/false setting goes: the framework's loader "
+                             "refuses it or takes its truth; which is not known here")
+        prov[key] = prov.get(inner, "config")

@@ -197,3 +197,21 @@ def outside_reference(target: str, naming_file: str, line: int | None, what: str
     if problem not in boundary.refused:
         boundary.refused.append(problem)
     return True
+
+
+def above(start: str, relative: str, is_dir: bool, max_up: int) -> str | None:
+    """The folder at or above ``start``'s own (at most ``max_up`` levels) that holds
+    ``relative`` (a folder when ``is_dir``, else a file), inside the read boundary; None when
+    none does. How a reader finds the checkout of a framework's source the job holds (Megatron-
+    Bridge's recipes, NeMo-RL's grpo.py) from the file that names it."""
+    check = os.path.isdir if is_dir else os.path.isfile
+    folder = os.path.dirname(os.path.abspath(start))
+    for _ in range(max_up):
+        cand = os.path.join(folder, relative)
+        if check(cand) and refuse(folder) is None:   # what it holds is read through the boundary
+            return folder
+        parent = os.path.dirname(folder)
+        if parent == folder or refuse(parent) is not None:
+            return None
+        folder = parent
+    return None

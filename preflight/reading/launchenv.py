@@ -16,13 +16,16 @@ from __future__ import annotations
 
 import re
 
-from preflight.reading import shelldecl
+from preflight.reading import shellbranch, shelldecl
 from preflight.reading.launch import MAX_ARGS, command_at, tokens
 from preflight.reading.shellvars import runtime, runtime_reason, typed
 
 _NAME = re.compile(r"([A-Za-z_]\w*)=(.*)\Z", re.S)
 # `export X=1`, `declare -x X=1`, `typeset -x`, `readonly -x`... (reading/shelldecl.py)
-_EXPORT = re.compile(r"(?m)^[ \t]*(export|declare|typeset|readonly|local)[ \t]+")
+# (or after `then` / `;` / a case arm's `)` on a line: kept where the shell kit splits an
+# export there, so none in a quoted string is taken)
+_EXPORT = re.compile(r"(?m)(?:^|[;&|)]|\b(?:then|do|else)\b)[ \t]*"
+                     r"(export|declare|typeset|readonly|local)[ \t]+")
 _FUNCTION = re.compile(r"(?m)^[ \t]*(?:function[ \t]+\w+|\w+[ \t]*\(\)[ \t]*)\{?")
 # redteam7: what else changes the environment before the command (bash's `unset`, `set -a`,
 # `source`): a variable unset is gone, and `set -a` / a sourced file export what this text does
@@ -47,6 +50,8 @@ def launch_env(text: str, at: int, variables: dict[str, str], unknown: bool = Fa
     body = _function_spans(text[:start])
     later: dict[str, Var] = {}      # set where the text does not say whether or what
     simple = _simple_command(text, start, at)   # `export X=1; python x.py` on one line
+    sure = shellbranch.exports(text, tuple(sorted(
+        (k, v) for k, v in variables.items() if not re.search(r"[$`]", v) and k[:1] != "@")))
     for m in _EXPORT.finditer(text, 0, simple):
         if any(a <= m.start() < b for a, b in body):
             if unknown and m.group(1) == "export":
@@ -69,7 +74,14 @@ def launch_env(text: str, at: int, variables: dict[str, str], unknown: bool = Fa
             name, raw = (hit.group(1), hit.group(2)) if hit else (word, None)
             if not re.fullmatch(r"[A-Za-z_]\w*", name):
                 break
+            inline = text[text.rfind("\n", 0, m.start()) + 1:m.start(1)].strip()
+            runs, line = sure.get(pos, (None if inline else True, 0))
+            if runs is False or (inline and pos not in sure):
+                continue        # in a branch that does not run here (`if false; then`)
             value = _value(raw, variables) if raw is not None else variables.get(name)
+            if runs is None and unknown:        # a branch that may not run: Unknown, its line
+                value = runtime(f"{name} is exported only inside an if/case branch or loop "
+                                f"(line {line}) that may not run")
             if value is None and unknown:
                 value = runtime(f"{name} is exported with a value known only when the script "
                                 "runs")

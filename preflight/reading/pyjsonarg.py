@@ -38,13 +38,15 @@ jsonargparse's, read at tag v4.44.0 (e1b7cf86, the release of late 2025):
   unknown option), ``--help`` or ``--print_config``, or a word the shell makes when it runs.
 
 Nothing is imported or run; a lambda, a call of something not of the file, or two ``CLI`` calls
-leave the parameters Unresolved with why.
+leave the parameters Unresolved with why. A ``CLI`` call that never runs (under a test decided
+false, in a function nothing calls) binds nothing; words after ``--`` are positionals.
 """
 
 from __future__ import annotations
 
 import ast
 import re
+from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from preflight.reading.pyvalues import MAX_DEPTH, Ref, Unresolved, _late
@@ -83,6 +85,7 @@ def _find(module: Module) -> _Cli | None:
         return module.__dict__["jsonarg"]       # type: ignore[no-any-return]
     module.__dict__["jsonarg"] = None
     found: list[tuple[ast.Call, Scope]] = []
+    dead: list[tuple[ast.Call, Scope]] = []
     for scope in module.scopes:
         for node in scope.calls:
             name = node.func.attr if isinstance(node.func, ast.Attribute) else \
@@ -90,7 +93,8 @@ def _find(module: Module) -> _Cli | None:
             if name in ("CLI", "auto_cli"):
                 func = module.evaluate(node.func, scope, 1)
                 if isinstance(func, Ref) and func.name in _CLI:
-                    found.append((node, scope))
+                    (dead if _dead(module, node, scope) else found).append((node, scope))
+    _unescape(module, [node for node, _ in dead])
     if not found:
         return None
     cli = _read(module, *found[0]) if len(found) == 1 else _Cli({}, None, Unresolved(
@@ -98,6 +102,34 @@ def _find(module: Module) -> _Cli | None:
         found[0][0].lineno))
     module.__dict__["jsonarg"] = cli
     return cli
+
+
+def _dead(module: Module, node: ast.Call, scope: Scope) -> bool:
+    """A ``CLI(...)`` that never runs binds nothing (redteam10: one under ``if False:`` or in a
+    function never called bound the launch line to ``main``, which the file calls itself):
+    under a test decided false, or in a function nothing reaches (:func:`.pycallers.reached`)."""
+    from preflight.reading.pycallers import reached
+
+    guards = scope.call_guards.get(id(node))
+    if guards and module.runs(guards, scope, depth=1) is False:
+        return True
+    return scope is not module.module and not reached(module, scope)
+
+
+def _unescape(module: Module, dead: list[ast.Call]) -> None:
+    """A function named only as a component of a ``CLI`` that never runs is not passed on as a
+    value (:func:`.pycallers.call_sites`): its own calls in the file bind its parameters."""
+    named = [a for node in dead for a in (*node.args, *(k.value for k in node.keywords))]
+    names = [e for a in named for e in (a.elts if isinstance(a, (ast.List, ast.Tuple)) else (a,))
+             if isinstance(e, ast.Name)]
+    wanted = {n.id for n in names} & module._escapes
+    if not wanted:
+        return
+    callee = {id(c.func) for name in wanted for c in module._sites.get(name, [])}
+    uses = Counter(n.id for n in ast.walk(module.tree) if isinstance(n, ast.Name) and
+                   n.id in wanted and isinstance(n.ctx, ast.Load) and id(n) not in callee)
+    seen = Counter(n.id for n in names)
+    module._escapes.difference_update(name for name in wanted if uses[name] == seen[name])
 
 
 def _read(module: Module, node: ast.Call, scope: Scope) -> _Cli:
@@ -236,7 +268,9 @@ def _parse(words: tuple[str, ...], options: dict[str, Any], label: str,
         if _late(word):
             return Unresolved(f"{label} may be given by {word[:60]!r} on the launch line, "
                               "which is known only when it runs")
-        if word == "--" or not word.startswith("--"):
+        if word == "--":
+            break                       # argparse: every word after `--` is a positional
+        if not word.startswith("--"):
             if stop:
                 break                   # a subcommand: what follows is its own
             continue                    # positional words: not followed

@@ -34,6 +34,7 @@ import ast
 import os
 from typing import TYPE_CHECKING, Any
 
+from preflight.reading.pymodfile import module_file
 from preflight.reading.pyvalues import Call, Unresolved
 
 if TYPE_CHECKING:
@@ -99,7 +100,6 @@ def member(module: Module, root: str, attr: str, value: Any, scope: Scope,
 def _shares(importer: Module, path: str) -> list[tuple[str, str | None]]:
     """(name, attr) the importer takes from the module at ``path`` and changes: ``from m
     import obj`` / ``*`` -> ``(obj, None)``; ``import m`` with ``m.obj.x = v`` -> ``(m, obj)``."""
-    from preflight.jobs.pyimports import module_file
     real = os.path.realpath(path)
     changed: dict[str, set[str | None]] = {}
     for scope in importer.scopes:
@@ -128,7 +128,6 @@ def _shares(importer: Module, path: str) -> list[tuple[str, str | None]]:
 def at_calls(importer: Module, path: str) -> dict[str, Any]:
     """The module's top-level names as ``importer`` leaves them at each of its calls into the
     module at ``path`` (merged: :func:`merged`), for the names it changes."""
-    from preflight.jobs.pyimports import module_file
     shares = _shares(importer, path)
     if not shares:
         return {}

@@ -311,6 +311,11 @@ class Module(Layout):
         """``name += "text"`` where both sides are known strings (thunder's
         ``compile_options += "_transformerengine"``); anything else stays Unknown with the
         reason. ``|=`` of two strings would raise, so two strings mean concatenation."""
+        earlier = self._reaching(name, binds, scope, bind.line, depth)
+        if depth > MAX_DEPTH or (isinstance(earlier, Bind) and earlier.line >= bind.line):
+            # nothing earlier in this scope (`global n` ... `n += 1`, a loop): it grows an
+            # unknown number of times from a value this scope does not set (eval16: recursion)
+            return Unresolved(bind.why, bind.line)
         before = self._bound(name, binds, scope, bind.line, depth + 1)
         added = self.evaluate(bind.aug, scope, depth + 1) if bind.aug is not None else None
         if isinstance(before, str) and isinstance(added, str) and \

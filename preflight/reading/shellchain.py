@@ -54,10 +54,13 @@ def more_test(lexer: Any, words: list[Word], first: str | None) -> bool:
     """``if A; B; then``: bash runs the list and decides by its last command's status, so each
     command before ``then`` replaces the test (True: ``words`` is the test now). redteam10: the
     first command decided, and ``if [ $P = fp8 ]; [ $Q = 1 ]; then`` read FP8 both ways."""
-    if first == "then":
+    if first in ("then", "do"):         # `do`: a while/until test (reading/shellloops.py)
         lexer.testing = False
         return False
+    kind = lexer.out.statements[-1].loop_test if lexer.out.statements else None
     lexer.opened(words)
+    if kind is not None:                # `until A; B; do`: still a loop's test
+        lexer.out.statements[-1] = replace(lexer.out.statements[-1], loop_test=kind)
     return True
 
 

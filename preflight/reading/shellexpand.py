@@ -25,7 +25,7 @@ import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
-from preflight.reading import shelldir
+from preflight.reading import shelldir, shellloops
 from preflight.reading.shellargs import Params, Positional, moved
 from preflight.reading.shellfields import flatten as _flatten
 from preflight.reading.shellfields import join as _join
@@ -98,6 +98,9 @@ class _Eval(Positional, Maybe):
         earlier = self.earlier(before)
         if True in earlier:
             self.runs[branch] = False
+        elif st.loop_test == "for":
+            self.runs[branch] = shellloops.runs("for", None, [
+                f for w in st.words for f in self.word(w, st.branch, True)])
         elif not st.words:                      # else
             self.runs[branch] = True if earlier <= {False} else None
         else:
@@ -109,6 +112,7 @@ class _Eval(Positional, Maybe):
                 got = (got and more if got is False or more is False or None in (got, more)
                        else True) if op == "&&" else (
                     True if True in (got, more) else None if None in (got, more) else False)
+            got = shellloops.runs(st.loop_test, got, []) if st.loop_test else got
             self.runs[branch] = got if earlier <= {False} or got is False else None
 
     def earlier(self, before: tuple[int, ...]) -> set[bool | None]:

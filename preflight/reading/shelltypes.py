@@ -84,6 +84,9 @@ class Statement:
     unexported: bool = False       # ``export -n NAME[=value]``, ``declare +x``: exported no more
     subshell: tuple[int, ...] = ()  # the ``( ... )`` it stands in: its ``cd``, ``exit`` stay there
     loop: bool = False             # in a ``while`` / ``until`` / ``for`` body: runs 0..n times
+    loop_test: str | None = None
+    """``while`` / ``until`` / ``for``: the test opens a loop's body, not an ``if`` branch
+    (``for``: ``words`` is the list it goes over; :mod:`.shellloops`)."""
 
 
 @dataclass

@@ -23,8 +23,9 @@ from dataclasses import replace
 from functools import lru_cache
 
 from preflight.base.digits import ascii_digits
-from preflight.reading import shellchain, shelldecl
+from preflight.reading import shellcase, shellchain, shelldecl, shellloops
 from preflight.reading.shell import HereDoc, heredocs, operator_end
+from preflight.reading.shellcase import SKIP_FIRST as _SKIP_FIRST
 from preflight.reading.shellheredoc import MAX_TAKEN, HereValues, Taken, taken
 from preflight.reading.shelltypes import ASSIGN as _ASSIGN
 from preflight.reading.shelltypes import MAX_PARTS, Part, Split, Statement, Word
@@ -39,8 +40,6 @@ _PLAIN = re.compile(r"[^\s\\'\"$`<>;&|()#]+")
 _REDIRECT = re.compile(r"[<>&|]+(-?\d*)?")
 _TO_FD = re.compile(r"&\d+-?$|&-$")
 _DECLARE = {"declare", "local", "export", "typeset", "readonly"}
-_SKIP_FIRST = {"then", "do", "else", "{", "}", "!", "time", "export", "local", "readonly",
-               "declare", "typeset"}
 
 
 class _Lexer(HereValues):
@@ -72,6 +71,7 @@ class _Lexer(HereValues):
         self.fallthrough = False     # the arm before ended in `;&` / `;;&`
         self.subshell: list[int] = []   # the open `( ... )` subshells, outermost first
         self.loops = 0                  # the open while/until/for bodies (redteam8: `shift`)
+        self.loop_stack: list[bool] = []   # per open loop: whether it opened a branch
         self.chained = False         # the statement before ended in && or ||
         self.pending: tuple[int, str] | None = None   # a test joined by && / || (shellchain)
         self.testing = False         # an if/elif test not yet ended by `then` (shellchain)
@@ -108,38 +108,7 @@ class _Lexer(HereValues):
                 self.array_words.append(word)
             else:
                 self.words.append(word)
-                self.case_opened()
-
-    def case_opened(self) -> None:
-        """``case WORD in``: a branch per arm opens; the words up to ``)`` are patterns."""
-        words = self.words
-        k = 0
-        while k < len(words) - 1 and _literal(words[k]) in _SKIP_FIRST:
-            k += 1
-        if self.in_pattern or len(words) - k != 3 or _literal(words[k]) != "case" or \
-                _literal(words[k + 2]) != "in":
-            return
-        self.words = []
-        self.branches.append(self.new_branch())
-        self.siblings.append([self.branches[-1]])
-        self.subjects.append(words[k + 1])
-        self.in_pattern, self.fallthrough = True, False
-
-    def arm(self) -> None:
-        """The ``)`` ending an arm's patterns: the test that decides whether the arm runs."""
-        self.end_word()
-        patterns, self.words = self.words, []
-        self.in_pattern = False
-        if not self.branches or not self.subjects or self.subjects[-1] is None:
-            return
-        subject = self.subjects[-1]
-        if self.fallthrough:        # `;&` runs this arm after the one before without a test
-            subject = (Part("[...]", self.i, var=True,
-                            opaque="a case arm after ;& or ;;& may run without matching"),)
-        before = tuple(self.siblings[-1][:-1]) if not self.fallthrough else ()
-        self.out.statements.append(Statement((subject,), self.i, tuple(self.branches[:-1]),
-                                             test=(self.branches[-1], before),
-                                             patterns=tuple(patterns), subshell=tuple(self.subshell)))
+                shellcase.opened(self)
 
     def end_statement(self, sep: str = "") -> None:
         self.end_word()
@@ -155,7 +124,8 @@ class _Lexer(HereValues):
                 shellchain.opened(self, sep)    # `if [ a ] || [ b ]`: more of the test follows
         self.reading = None
         # `test && A=1 || A=2`: what follows && / || runs or not at run time
-        self.chained = sep in ("&&", "||") and bool(words)
+        if words or sep:         # `A &&` then a newline: B is still chained (bash reads on)
+            self.chained = sep in ("&&", "||") and bool(words)
         if sep in (";;", ";&", ";;&") and self.branches:   # next case pattern: a new branch
             self.branches[-1] = self.new_branch()
             self.siblings[-1].append(self.branches[-1])
@@ -221,10 +191,13 @@ class _Lexer(HereValues):
             return
         if first == "function" and len(words) > 3 and _literal(words[2]) == "{":
             words, first = words[3:], _literal(words[3])   # `function f { cmd; }` (redteam8)
-        self.loops = max(0, self.loops + (first in ("while", "until", "for", "select")) - (first == "done"))
-        if first == "for":      # its variable: a run-time value (shellchain.loop_variable)
-            self.out.statements.extend(shellchain.loop_variable(words, tuple(self.branches)))
-        if first in ("while", "until", "for", "done", "then", "do", "else", "{", "}", "function"):
+        if first in shellloops.OPENS:    # the body: a branch its test decides (shellloops)
+            shellloops.opened(self, words, first)
+            return
+        if first == "done":
+            shellloops.closed(self)
+            return
+        if first in ("then", "do", "else", "{", "}", "function"):
             return
         branch = tuple(self.branches)
         if self.chained:         # a branch of its own whose test nobody evaluates
@@ -264,7 +237,7 @@ class _Lexer(HereValues):
             c = text[self.i]
             if self.in_pattern and c in "|()" and not text.startswith("||", self.i):
                 if c == ")":
-                    self.arm()
+                    shellcase.arm(self)
                 elif c == "|":
                     self.end_word()      # `a|b)`: one more pattern
                 self.i += 1              # `(a|b)`: the optional `(` before the patterns

@@ -173,3 +173,15 @@ def test_generic_toml_is_not_claimed(tmp_path: Path) -> None:
     path.write_text("[train]\nepochs = 1\n[rollout]\nquantization = \"fp8\"\n[policy]\nx = 1\n")
     _, read = _read(path)
     assert not any(k == "cosmos_rl" for _, k in read.files)
+
+
+@pytest.mark.parametrize("edit", ["enable_fp8 = {a = 1}", "enable_fp8 = [true]",
+                                  "enable_fp8 = []", "enable_fp8 = {}",
+                                  "[train.fp8.enable_fp8]\nx = 1"])
+def test_a_table_or_list_where_the_bool_goes_is_unknown_at_its_line(tmp_path: Path,
+                                                                   edit: str) -> None:
+    # redteam10: `enable_fp8 = {a = 1}` was FP8 "no" (the table flattened, the key absent);
+    # pydantic refuses the config (reading/boolflags.py tables / as_bool)
+    intent, _ = _read(_toml(tmp_path, edit, old="enable_fp8 = true"))
+    got, src = intent["fp8"]
+    assert isinstance(got, Unknown) and str(src).endswith((".toml:25", ".toml:26")), (got, src)

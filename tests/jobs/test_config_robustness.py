@@ -186,3 +186,25 @@ def test_symlink_loop_says_so(tmp_path: Path) -> None:
     (tmp_path / "a.yaml").symlink_to(tmp_path / "b.yaml")
     (tmp_path / "b.yaml").symlink_to(tmp_path / "a.yaml")
     _check(tmp_path / "a.yaml", "loop of symbolic links", None)
+
+
+@pytest.mark.parametrize("exc", [RecursionError("maximum recursion depth exceeded"),
+                                 KeyError("x")])
+def test_a_python_reader_limit_is_a_warning_naming_the_script_not_an_unreadable_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, exc: Exception) -> None:
+    """eval16: a valid notebook whose `global` counter made the Python reader recurse was an
+    error "nested too deeply": the file is valid, the limit is the reader's."""
+    from preflight.jobs import pyjob, read
+
+    script = tmp_path / "train.py"
+    script.write_text("import torch\n")
+
+    def boom(*_: object, **__: object) -> object:
+        raise exc
+
+    monkeypatch.setattr(pyjob, "read", boom)
+    _, out = read.read_file(str(script))
+    (problem,) = out.problems
+    assert problem.path == str(script) and problem.level == "warning"
+    assert type(exc).__name__ in problem.message
+    assert not out.facts

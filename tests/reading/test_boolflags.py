@@ -127,3 +127,23 @@ def test_a_run_time_bool_flag_leaves_hf_0001_undetermined(tmp_path: Path) -> Non
     assert isinstance(read_paths([str(script)]).facts["config.hf_trainer.bf16"], Unknown)
     report = check([str(script)], smoke=False)
     assert "FP8D-HF-0001" in {u.rule_id for u in report.undetermined}
+
+
+@pytest.mark.parametrize("value", ["{a: 1}", "[1]", "[]", "{}", "\n  a: 1\n  b: [2]"])
+def test_a_table_or_list_for_a_boolean_key_is_unknown(tmp_path: Path, value: str) -> None:
+    # redfix (redteam10's class): a YAML table flattened into `fp8.a` left `fp8` absent, read
+    # as its default (FP8 "no"); a list was kept and its truth read
+    from preflight.facts import Facts, Unknown
+    from preflight.intent import derive
+    from preflight.jobs.read import read_paths
+
+    (tmp_path / ".git").mkdir()
+    path = tmp_path / "sft.yaml"
+    path.write_text("model_name_or_path: x\nstage: sft\nfinetuning_type: full\nbf16: true\n"
+                    f"fp8: {value}\n")
+    read = read_paths([str(path)])
+    assert isinstance(read.facts["config.llamafactory.fp8"], Unknown)
+    assert read.provenance["config.llamafactory.fp8"].endswith("sft.yaml:5") or \
+        getattr(read.provenance["config.llamafactory.fp8"], "line", None) in (5, 6)
+    values, _ = derive(Facts(read.facts, read.provenance))
+    assert isinstance(values["intent.fp8"], Unknown)

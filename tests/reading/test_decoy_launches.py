@@ -41,9 +41,10 @@ def test_a_decoy_before_the_fp8_command_does_not_make_it_no(tmp_path: Path, deco
     script.write_text("#!/bin/bash\nset -x\n" + DECOYS[decoy] + REAL + "\n")
     read, values = _values(script)
     rollout = values["intent.rollout.fp8"]
-    if decoy in ("case arm", "if false"):
+    if decoy in ("case arm", "if false", "while false"):
         # `case x in y)` is decided as bash matches it (reading/shelltests.py), `if false` too
-        # (megflags): the decoy's arm never runs, so the FP8 command is the job's one
+        # (megflags), `while false` as well (reading/shellloops.py, redfix): the decoy's arm
+        # never runs, so the FP8 command is the job's one
         assert rollout is True
         return
     assert isinstance(rollout, Unknown), rollout

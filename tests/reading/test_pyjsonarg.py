@@ -346,3 +346,35 @@ def test_a_class_component_takes_its_init_options_before_the_method() -> None:
     '''
     assert _record(script, "--fp8", "true", "run") == (True,)
     assert _record(script, "run", "--fp8", "true") == (False,)     # run's own --fp8
+
+
+@pytest.mark.parametrize("src", [
+    # redfix (redteam10's open item): a CLI that never runs binds nothing; main's own call does
+    "import jsonargparse\n\ndef main(fp8: bool = False):\n    record(fp8)\n\n"
+    "if False:\n    jsonargparse.CLI(main)\nmain()\n",
+    "from jsonargparse import CLI\n\ndef main(fp8: bool = False):\n    record(fp8)\n\n"
+    "def never():\n    CLI([main])\n\nmain()\n",
+    "from jsonargparse import CLI\n\ndef main(fp8: bool = False):\n    record(fp8)\n\n"
+    "if 0:\n    CLI(components=main)\nmain()\n",
+])
+def test_a_cli_that_never_runs_binds_nothing(src: str) -> None:
+    m = Module("x.py", parse("x.py", src), ("--fp8", "true"))
+    assert next(c for c, _ in m.calls() if c.name == "record").args == (False,)
+
+
+def test_a_cli_that_runs_binds_and_dead_one_beside_it_does_not_count() -> None:
+    src = ("from jsonargparse import CLI\n\ndef main(fp8: bool = False):\n    record(fp8)\n\n"
+           "if False:\n    CLI(main)\nif __name__ == '__main__':\n    CLI(main)\n")
+    m = Module("x.py", parse("x.py", src), ("--fp8", "true"))
+    assert next(c for c, _ in m.calls() if c.name == "record").args == (True,)
+
+
+@pytest.mark.parametrize("argv, want", [
+    (("--", "--fp8", "false"), True),          # after `--`: positionals, not options
+    (("--fp8", "false", "--"), False),
+])
+def test_words_after_double_dash_are_positionals(argv: tuple[str, ...], want: bool) -> None:
+    src = ("from jsonargparse import CLI\n\ndef main(fp8: bool = True):\n    record(fp8)\n\n"
+           "CLI(main)\n")
+    m = Module("x.py", parse("x.py", src), argv)
+    assert next(c for c, _ in m.calls() if c.name == "record").args == (want,)

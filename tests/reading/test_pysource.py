@@ -373,6 +373,12 @@ def test_a_string_grown_in_place_is_the_joined_string(arg: str, enabled: str, wa
     "x = 1\nx += 'a'\nrun(x)\n",                      # not two strings: unknown, no guess
     "x = 'a' * 40000\nx += x\nx += x\nrun(x)\n",       # past MAX_TEXT
     "x = 'a'\nfor i in range(3):\n    x += 'b'\nrun(x)\n",  # in a loop
+    # eval16 (holdout15, unsloth's GRPO notebook): a module counter a function grows through
+    # `global` recursed without end and the valid file was reported unreadable
+    "N = 0\ndef f():\n    global N\n    N += 1\n    run(N)\n",
+    "S = 'a'\ndef f():\n    global S\n    S += 'b'\n    run(S)\nf()\nf()\n",
+    "def f():\n    while True:\n        x += 'b'\n        run(x)\n",
+    "class C:\n    def f(self):\n        global T\n        T += 'x'\n        run(T)\nT = 'a'\n",
 ])
 def test_a_string_grown_in_place_stays_unknown_when_the_text_does_not_say(src: str) -> None:
     got = _call(_module(src), "run").args[0]

@@ -228,9 +228,6 @@ def test_a_trial_document_with_absurd_sizes_is_a_reason(monkeypatch: pytest.Monk
     assert report.why_not.startswith("no trial: the trial child's result is not usable")
 
 
-@pytest.mark.xfail(strict=True, reason="open (redteam10): a while/until body is read as run "
-                                       "once whatever its test says (reading/shellwords.py "
-                                       "opens no branch for it)")
 @pytest.mark.parametrize("loop", [
     'P=bf16\nuntil [ "$P" = bf16 ]; do ' + FP8 + "; done",
     "while false; do " + FP8 + "; done",
@@ -239,8 +236,6 @@ def test_a_loop_body_that_never_runs_sets_nothing(tmp_path: Path, loop: str) -> 
     assert _megatron(tmp_path, loop) is not True
 
 
-@pytest.mark.xfail(strict=True, reason="open (redteam10): reading/pyjsonarg.py binds the launch "
-                                       "line to a CLI(...) call that never runs")
 def test_a_jsonargparse_cli_that_never_runs_binds_nothing() -> None:
     from preflight.reading.pysource import Module, parse
 
