@@ -104,6 +104,13 @@ def write_job(job: Path, facts: Mapping[str, Any], skip: set[str]) -> tuple[list
             data = {**MARKERS["torchtitan"], **nest(flat)}
             (job / "train.toml").write_text(tomlkit.dumps(data))
             names.append("train.toml")
+        elif kind == "prime_rl":
+            import tomlkit
+
+            # prime-rl reads its TOML through `uv run rl @ FILE` (frameworks/prime_rl_launch.py)
+            (job / "rl.toml").write_text(tomlkit.dumps(nest(flat)))
+            (job / "run.sh").write_text("#!/bin/bash\nuv run rl @ rl.toml\n")
+            names.extend(["run.sh", "rl.toml"])
         elif kind == "cosmos_rl":
             import tomlkit
 

@@ -123,6 +123,11 @@ CASES: dict[str, tuple[dict[str, str], dict[str, str]]] = {
     "FP8D-LLMF-0006": ({"mpt.yaml": LLMF}, {"pkg.mosaicml": "0.25.0",
                                              "pkg.llm-foundry": "0.12.0"}),
     "FP8D-MEG-0012": ({"train.sh": MEG}, {"pkg.transformer-engine": "2.4.0"}),
+    # sweep12: MXFP8 param gather through the reused grad buffer, overlapped (core 0.15-0.18)
+    "FP8D-MEG-0063": ({"train.sh": MEG.replace("--fp8-format hybrid --fp8-interval 4", (
+        "--fp8-format e4m3 --fp8-recipe mxfp8 --fp8-param-gather \\\n"
+        "    --reuse-grad-buf-for-mxfp8-param-ag --overlap-param-gather"))},
+        {"pkg.transformer-engine": "2.8.0", "pkg.megatron-core": "0.17.0", "gpu": "B200"}),
     "FP8D-NEMO-0001": ({"nemo.yaml": NEMO}, {}),
     "FP8D-LF-0012": ({"lf.yaml": LF}, {"pkg.llamafactory": "0.9.5", "pkg.torchao": "0.13.0",
                                        "pkg.accelerate": "1.11.0"}),
