@@ -23,7 +23,8 @@ first with it, v0.5.0 and v0.5.1, and commit 4f9953be):
 
 Facts: ``config.colossalai.plugin`` (the plugin class), ``config.colossalai.<keyword>`` of the
 plugin call at its line (``use_fp8``, ``fp8_communication``, ``precision``, ``tp_size``,
-``pp_size``, ``ep_size``, ``sp_size``, ``zero_stage``, ``stage``).
+``pp_size``, ``ep_size``, ``sp_size``, ``zero_stage``, ``stage``), and what
+:mod:`.colossalai_model` says of the model's linears (``config.colossalai.model.*``).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from typing import Any
 from preflight.facts import Unknown
 from preflight.frameworks._record import Default, Framework
 from preflight.frameworks._view import Derived, IntentOut, View
+from preflight.frameworks.colossalai_model import read_model
 from preflight.reading.parse import Parsed, ParseError
 from preflight.reading.pyfacts import PyOut
 from preflight.reading.pysource import Module
@@ -69,6 +71,8 @@ def read_python(module: Module) -> ReaderOutput:
             continue
         out.put(f"{PREFIX}.plugin", found.group(1), call.line)
         out.put_all(PREFIX, call, watch=WATCH)
+    if f"{PREFIX}.plugin" in out.facts:
+        read_model(out)     # which linears its FP8 hook reaches (GPT-2: Conv1D blocks)
     return out.output()
 
 

@@ -1,4 +1,5 @@
-"""LLaMA-Factory launch lines: ``llamafactory-cli train X.yaml [key=value ...]`` (or ``lmf``), and
+"""LLaMA-Factory launch lines: ``llamafactory-cli train X.yaml [key=value ...]`` (or ``lmf``; v1's
+``sft`` / ``dpo`` / ``rm`` too), and
 LLaMA-Factory's ``src/train.py`` run by ``accelerate launch`` / ``torchrun`` / ``python`` with a
 YAML or with TrainingArguments-style ``--flags`` (issue 22 item 3: a wrapper read as itself, so
 its stack -- LLaMA-Factory on the HF Trainer on accelerate -- and its defaults apply).
@@ -26,13 +27,21 @@ from preflight.reading.parse import usable_key
 from preflight.reading.types import ReaderOutput
 
 KIND = "llamafactory"
-COMMAND = re.compile(r"(?<![\w/.-])(?:llamafactory-cli|lmf)[ \t]+train\b")
-# the commands that do not train (launcher.py l.136-164 at v0.9.5): the YAML each names belongs to
-# the job (a folder scan must not take `llamafactory-cli export merge.yaml` for a second job) but
-# is not its config
-OTHER = re.compile(r"(?<![\w/.-])(?:llamafactory-cli|lmf)[ \t]+(?:api|chat|eval|export|webchat|"
-                   r"webui)\b")
-TRAINS = (("llamafactory-cli", "train"), ("lmf", "train"))
+# The sub-commands that train. v0's launcher (src/llamafactory/launcher.py l.60, 154 at v0.9.5
+# 7af90952) takes `train`; with USE_V1=1, cli.py hands the line to v1's launcher, whose
+# _DIST_TRAIN_COMMANDS are train, sft, dpo and rm (src/llamafactory/v1/launcher.py l.31, 142-155
+# at v0.9.5 and at ff6d4d12: train/sft -> run_sft, dpo -> run_dpo, rm -> run_rm); its guide
+# launches with `sft`. Both names are the same entry point (pyproject.toml [project.scripts]
+# l.78-80 at v0.9.5). `sft`/`dpo`/`rm` without USE_V1 is v0's "Unknown command" (no run): still
+# read as the job's launch line, since which launcher runs is the environment's.
+VERBS = ("train", "sft", "dpo", "rm")
+_CLI = r"(?<![\w/.-])(?:llamafactory-cli|lmf)[ \t]+"
+COMMAND = re.compile(_CLI + r"(?:" + "|".join(VERBS) + r")\b")
+# the commands that do not train (v0 launcher.py l.136-164, v1 launcher.py l.123-140 at v0.9.5):
+# the YAML each names belongs to the job (a folder scan must not take `llamafactory-cli export
+# merge.yaml` for a second job) but is not its config
+OTHER = re.compile(_CLI + r"(?:api|chat|eval|export|merge|webchat|webui)\b")
+TRAINS = tuple((cli, verb) for cli in ("llamafactory-cli", "lmf") for verb in VERBS)
 """Its commands that train (:data:`OTHER` do not): :attr:`Launch.trains`."""
 SCRIPT = re.compile(r"(?i)(?:^|/)(?:llama[-_]?factory[^/]*/src/train|llamafactory/launcher)\.py$")
 STAGES = frozenset({"pt", "sft", "rm", "ppo", "dpo", "kto"})

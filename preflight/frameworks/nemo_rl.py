@@ -25,7 +25,7 @@ from typing import Any
 
 from preflight.facts import Unknown
 from preflight.findings import Source
-from preflight.frameworks import kvformat
+from preflight.frameworks import kvformat, nemo_rl_dynamo
 from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, IntentOut, Stated, View
 from preflight.frameworks.nemo_rl_detect import score
@@ -346,6 +346,8 @@ def _generation(v: View, out: IntentOut) -> None:
         out["rollout.fp8"] = (out["fp8"][0], out["fp8"][1])
         if out["fp8"][0] is True and "recipe" in out:
             out["rollout.recipe"] = out["recipe"]
+    elif engine == "dynamo":
+        nemo_rl_dynamo.rollout(v, out, src)     # BF16 only: its validator refuses the rest
     else:
         out["rollout.fp8"] = (Unknown(f"generation backend {engine}: its precision is not "
                                       "read yet"), src)

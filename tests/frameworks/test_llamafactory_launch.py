@@ -108,3 +108,30 @@ def test_plain_trainer_flags_stay_hf_trainer(tmp_path: Path) -> None:
     read = read_paths([line])
     assert read.facts["config.hf_trainer.bf16"] is True
     assert not any(n.startswith("config.llamafactory.") for n in read.facts)
+
+
+# LLaMA-Factory v1 (USE_V1=1): src/llamafactory/v1/launcher.py l.31 at ff6d4d12 trains on
+# train / sft / dpo / rm; its guide launches with `llamafactory-cli sft` (holdout15).
+@pytest.mark.parametrize("command", [
+    "USE_V1=1 llamafactory-cli sft examples/v1/full.yaml",
+    "USE_V1=1 lmf dpo examples/v1/full.yaml",
+    "export USE_V1=1\nllamafactory-cli rm examples/v1/full.yaml",
+])
+def test_v1_training_subcommands_are_launch_lines(tmp_path: Path, command: str) -> None:
+    _write(tmp_path, "examples/v1/full.yaml", "model: Qwen/Qwen3-0.6B\nbf16: true\n"
+                                              "fp8: true\nfp8_backend: te\n")
+    read = read_paths([_write(tmp_path, "run.sh", command + "\n")])
+    assert read.facts["config.llamafactory.fp8"] is True
+    assert ("llamafactory" in [k for _, k in read.files])
+
+
+@pytest.mark.parametrize("command", [
+    "USE_V1=1 llamafactory-cli merge examples/v1/full.yaml",   # v1's non-training commands
+    "USE_V1=1 llamafactory-cli chat examples/v1/full.yaml",
+    "llamafactory-cli sftx examples/v1/full.yaml",             # not a sub-command: a prefix only
+    "echo 'run: llamafactory-cli sft examples/v1/full.yaml'",  # text in a message
+])
+def test_other_v1_commands_and_lookalikes_are_not_the_job(tmp_path: Path, command: str) -> None:
+    _write(tmp_path, "examples/v1/full.yaml", "model: Qwen/Qwen3-0.6B\nfp8: true\n")
+    read = read_paths([_write(tmp_path, "run.sh", command + "\n")])
+    assert "config.llamafactory.fp8" not in read.facts
