@@ -71,6 +71,8 @@ NOT_AN_EDIT = {
     "FP8D-ACC-0096": "the fix is the script's Python code (as FP8D-ACC-0095)",
     "FP8D-AXO-0007": "an info whose fix is conditional (turn FP8 off only if the first steps "
                      "show NaN): a patch that switches FP8 off would decide it for the user",
+    "FP8D-COLOSSAL-0002": "the fix is the model's head or ColossalAI's linear_fp8 (Python code), "
+                          "or dropping use_fp8 from the plugin call in the script",
     "FP8D-PRIME-0001": "prime-rl's config is composed from `@` TOML files and flags (frameworks/"
                        "prime_rl_launch.py); --diff does not yet place a key into that composition "
                        "(a key the files leave out has no file read that could take it)",
@@ -84,7 +86,8 @@ NOT_AN_EDIT = {
 
 PYTHON_CODE_FIXES = frozenset({"FP8D-ACC-0032", "FP8D-ACC-0095", "FP8D-ACC-0096", "FP8D-ACC-0150",
                                "FP8D-TE-0002", "FP8D-MEG-0017",
-                               "FP8D-UNSLOTH-0002", "FP8D-UNSLOTH-0003", "FP8D-OLMO-0003"})
+                               "FP8D-UNSLOTH-0002", "FP8D-UNSLOTH-0003", "FP8D-OLMO-0003",
+                               "FP8D-COLOSSAL-0002"})
 """NOT_AN_EDIT entries whose fix is the job's Python code (an argument of a call, a prepare() call,
 an import path): CONFIG_FIXES counts them since their facts are config.*; the share leaves them out."""
 assert PYTHON_CODE_FIXES <= set(NOT_AN_EDIT)
