@@ -26,3 +26,19 @@ def ascii_int(text: str, max_digits: int = MAX_DIGITS) -> int | None:
     if not ascii_digits(text) or len(text.lstrip("0")) > max_digits:
         return None
     return int(text)
+
+
+ARGPARSE_INT_CHARS = 40
+"""Longest text :func:`argparse_int` converts (no count or size a launcher takes is longer)."""
+
+
+def argparse_int(text: str) -> int | None:
+    """What argparse's ``type=int`` makes of ``text``: ``int(text)`` (a sign, ``_`` between
+    digits, spaces around and other scripts' decimal digits included), or None where ``int()``
+    refuses it (``"²"``, ``"8x"``) or the text is longer than :data:`ARGPARSE_INT_CHARS`."""
+    if len(text) > ARGPARSE_INT_CHARS:
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        return None

@@ -33,7 +33,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from preflight.base.digits import ascii_int
+from preflight.base.digits import argparse_int
 from preflight.facts import Unknown
 from preflight.findings import Source
 from preflight.reading.overridelaunch import LaunchRead, Syntax
@@ -142,9 +142,10 @@ def facts(read: LaunchRead, prefix: str, line: int) -> tuple[
 
 
 def _int(value: Any) -> Any:
-    """An option argparse reads with ``type=int``: digits as a number, another word Unknown."""
+    """An option argparse reads with ``type=int`` (:func:`.digits.argparse_int`, as
+    megatron_bridge_train reads its launcher's): a number, another word Unknown."""
     if isinstance(value, str):
-        number = ascii_int(value)
+        number = argparse_int(value)
         if number is not None:
             return number
         return Unknown(f"{value[:40]!r} is no integer: argparse refuses it (exit 2)")

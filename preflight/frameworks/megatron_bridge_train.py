@@ -27,6 +27,7 @@ import os
 import re
 from typing import Any
 
+from preflight.base.digits import argparse_int
 from preflight.facts import Unknown
 from preflight.findings import Source
 from preflight.reading import shelldir
@@ -89,14 +90,12 @@ def confirmed(path: str, read: LaunchRead) -> str | None:
 
 
 def _int(name: str, value: str) -> int | Unknown:
-    """``value`` as argparse's ``type=int`` takes it (``int()``: ``-1``, ``1_000``, ``٣``), or
-    Unknown: argparse refuses it. redteam10: ``str.isdigit`` passed ``²``, which ``int()`` refuses,
-    and the whole launch script was "could not interpret"."""
-    try:
-        if len(value) <= 40:
-            return int(value)
-    except ValueError:
-        pass
+    """``value`` as argparse's ``type=int`` takes it (:func:`.digits.argparse_int`), or Unknown:
+    argparse refuses it. redteam10: ``str.isdigit`` passed ``²``, which ``int()`` refuses, and the
+    whole launch script was "could not interpret"."""
+    number = argparse_int(value)
+    if number is not None:
+        return number
     return Unknown(f"--{name} {value[:40]!r} is no integer: argparse refuses it (exit 2)")
 
 

@@ -59,7 +59,7 @@ def read_file(path: str, kind: str | None = None, *, explicit: bool = True,
     except ParseError as exc:
         return kind, ReaderOutput(problems=(ConfigProblem(path, exc.line, exc.message, exc.level,
                                                           exc.fix, exc.code),))
-    except (RecursionError, Exception) as exc:  # noqa: BLE001 - a reader bug must still name the file
+    except Exception as exc:  # noqa: BLE001 - a reader bug (RecursionError too) must name the file
         if path.lower().endswith(SCRIPT_EXT):
             # Python too deep for the parser is a ParseError above; past it, the file is valid and
             # the limit is the reader's own (eval16: a `global` counter recursed): not an error of

@@ -84,3 +84,12 @@ def test_the_console_size_never_takes_a_hostile_value(monkeypatch: pytest.Monkey
     assert (cols, lines) == (80, 25)
     monkeypatch.setenv("COLUMNS", "132")
     assert console_size(object())[0] == 132
+
+
+@pytest.mark.parametrize(("text", "want"), [("8", 8), ("-1", -1), ("1_000", 1000), (" 4 ", 4),
+                                            ("٣", 3), ("²", None), ("8x", None), ("", None),
+                                            ("9" * 41, None)])
+def test_argparse_int_takes_what_argparse_type_int_takes(text: str, want: int | None) -> None:
+    from preflight.base.digits import argparse_int
+
+    assert argparse_int(text) == want

@@ -110,149 +110,26 @@ def _reusing(jobs: list[Any], earlier: list[Any]) -> list[str]:
     return [j.slug for j in jobs if _cited(j) & seen]
 
 
-def test_the_holdout_set_shares_no_source_with_the_tuning_set() -> None:
-    assert _reusing(HOLDOUT, TUNING) == []
+BY_SET = {name: [j for j in JOBS if j.set == name] for name in ag.SETS}
 
 
-def test_the_second_holdout_set_shares_no_source_with_the_earlier_sets() -> None:
-    assert _reusing(HOLDOUT2, TUNING + HOLDOUT) == []
+@pytest.mark.parametrize("index", range(1, len(ag.SETS)), ids=lambda i: ag.SETS[i])
+def test_each_holdout_set_shares_no_source_with_the_earlier_sets(index: int) -> None:
+    # SETS is in the order the sets were collected: each held-out set is new to every earlier one
+    earlier = [j for name in ag.SETS[:index] for j in BY_SET[name]]
+    assert _reusing(BY_SET[ag.SETS[index]], earlier) == []
 
 
-def test_the_third_holdout_set_shares_no_source_with_the_earlier_sets() -> None:
-    assert _reusing(HOLDOUT3, TUNING + HOLDOUT + HOLDOUT2) == []
-
-
-def test_the_fourth_holdout_set_shares_no_source_with_the_earlier_sets() -> None:
-    assert _reusing(HOLDOUT4, TUNING + HOLDOUT + HOLDOUT2 + HOLDOUT3) == []
-
-
-def test_the_fifth_holdout_set_shares_no_source_with_the_earlier_sets() -> None:
-    assert _reusing(HOLDOUT5, TUNING + HOLDOUT + HOLDOUT2 + HOLDOUT3 + HOLDOUT4) == []
-
-
-def test_the_sixth_holdout_set_shares_no_source_with_the_earlier_sets() -> None:
-    assert _reusing(HOLDOUT6, TUNING + HOLDOUT + HOLDOUT2 + HOLDOUT3 + HOLDOUT4 + HOLDOUT5) == []
-
-
-def test_the_seventh_holdout_set_shares_no_source_with_the_earlier_sets() -> None:
-    assert _reusing(HOLDOUT7, TUNING + HOLDOUT + HOLDOUT2 + HOLDOUT3 + HOLDOUT4 + HOLDOUT5
-                    + HOLDOUT6) == []
-
-
-def test_the_eighth_holdout_set_shares_no_source_with_the_earlier_sets() -> None:
-    assert _reusing(HOLDOUT8, TUNING + HOLDOUT + HOLDOUT2 + HOLDOUT3 + HOLDOUT4 + HOLDOUT5
-                    + HOLDOUT6 + HOLDOUT7) == []
-
-
-def test_the_ninth_holdout_set_shares_no_source_with_the_earlier_sets() -> None:
-    assert _reusing(HOLDOUT9, TUNING + HOLDOUT + HOLDOUT2 + HOLDOUT3 + HOLDOUT4 + HOLDOUT5
-                    + HOLDOUT6 + HOLDOUT7 + HOLDOUT8) == []
-
-
-def test_the_tenth_holdout_set_shares_no_source_with_the_earlier_sets() -> None:
-    assert _reusing(HOLDOUT10, TUNING + HOLDOUT + HOLDOUT2 + HOLDOUT3 + HOLDOUT4 + HOLDOUT5
-                    + HOLDOUT6 + HOLDOUT7 + HOLDOUT8 + HOLDOUT9) == []
-
-
-def test_the_eleventh_holdout_set_shares_no_source_with_the_earlier_sets() -> None:
-    assert _reusing(HOLDOUT11, TUNING + HOLDOUT + HOLDOUT2 + HOLDOUT3 + HOLDOUT4 + HOLDOUT5
-                    + HOLDOUT6 + HOLDOUT7 + HOLDOUT8 + HOLDOUT9 + HOLDOUT10) == []
-
-
-def test_the_twelfth_holdout_set_shares_no_source_with_the_earlier_sets() -> None:
-    assert _reusing(HOLDOUT12, TUNING + HOLDOUT + HOLDOUT2 + HOLDOUT3 + HOLDOUT4 + HOLDOUT5
-                    + HOLDOUT6 + HOLDOUT7 + HOLDOUT8 + HOLDOUT9 + HOLDOUT10 + HOLDOUT11) == []
-
-
-def test_the_thirteenth_holdout_set_shares_no_source_with_the_earlier_sets() -> None:
-    assert _reusing(HOLDOUT13, TUNING + HOLDOUT + HOLDOUT2 + HOLDOUT3 + HOLDOUT4 + HOLDOUT5
-                    + HOLDOUT6 + HOLDOUT7 + HOLDOUT8 + HOLDOUT9 + HOLDOUT10 + HOLDOUT11
-                    + HOLDOUT12) == []
-
-
-def test_the_fourteenth_holdout_set_shares_no_source_with_the_earlier_sets() -> None:
-    assert _reusing(HOLDOUT14, TUNING + HOLDOUT + HOLDOUT2 + HOLDOUT3 + HOLDOUT4 + HOLDOUT5
-                    + HOLDOUT6 + HOLDOUT7 + HOLDOUT8 + HOLDOUT9 + HOLDOUT10 + HOLDOUT11
-                    + HOLDOUT12 + HOLDOUT13) == []
-
-
-def test_the_fifteenth_holdout_set_shares_no_source_with_the_earlier_sets() -> None:
-    assert _reusing(HOLDOUT15, TUNING + HOLDOUT + HOLDOUT2 + HOLDOUT3 + HOLDOUT4 + HOLDOUT5
-                    + HOLDOUT6 + HOLDOUT7 + HOLDOUT8 + HOLDOUT9 + HOLDOUT10 + HOLDOUT11
-                    + HOLDOUT12 + HOLDOUT13 + HOLDOUT14) == []
-
-
-def test_the_sixteenth_holdout_set_shares_no_source_with_the_earlier_sets() -> None:
-    assert _reusing(HOLDOUT16, TUNING + HOLDOUT + HOLDOUT2 + HOLDOUT3 + HOLDOUT4 + HOLDOUT5
-                    + HOLDOUT6 + HOLDOUT7 + HOLDOUT8 + HOLDOUT9 + HOLDOUT10 + HOLDOUT11
-                    + HOLDOUT12 + HOLDOUT13 + HOLDOUT14 + HOLDOUT15) == []
-
-
-def test_the_fifteenth_holdout_set_is_its_own_set() -> None:
-    # `set: holdout15` is a schema value of its own (benchmarks/agreement.py SETS): --set holdout15
-    # selects exactly those jobs, and no holdout15 job comes with the holdout14 run.
-    assert "holdout15" in ag.SETS
-    assert HOLDOUT15 and ag.load_jobs(job_set="holdout15") == HOLDOUT15
-    assert all(j.slug.startswith("holdout15-") for j in HOLDOUT15)
-    assert not any(j.slug.startswith("holdout15-") for j in ag.load_jobs(job_set="holdout14"))
-
-
-def test_the_sixteenth_holdout_set_is_its_own_set() -> None:
-    # `set: holdout16` is a schema value of its own (benchmarks/agreement.py SETS): --set holdout16
-    # selects exactly those jobs, and no holdout16 job comes with the holdout14 run.
-    assert "holdout16" in ag.SETS
-    assert HOLDOUT16 and ag.load_jobs(job_set="holdout16") == HOLDOUT16
-    assert all(j.slug.startswith("holdout16-") for j in HOLDOUT16)
-    assert not any(j.slug.startswith("holdout16-") for j in ag.load_jobs(job_set="holdout14"))
-
-
-def test_the_fourteenth_holdout_set_is_its_own_set() -> None:
-    # `set: holdout14` is a schema value of its own (benchmarks/agreement.py SETS): --set holdout14
-    # selects exactly those jobs, and no holdout14 job comes with the holdout13 run.
-    assert "holdout14" in ag.SETS
-    assert HOLDOUT14 and ag.load_jobs(job_set="holdout14") == HOLDOUT14
-    assert all(j.slug.startswith("holdout14-") for j in HOLDOUT14)
-    assert not any(j.slug.startswith("holdout14-") for j in ag.load_jobs(job_set="holdout13"))
-
-
-def test_the_thirteenth_holdout_set_is_its_own_set() -> None:
-    # `set: holdout13` is a schema value of its own (benchmarks/agreement.py SETS): --set holdout13
-    # selects exactly those jobs, and no holdout13 job comes with the holdout12 run.
-    assert "holdout13" in ag.SETS
-    assert HOLDOUT13 and ag.load_jobs(job_set="holdout13") == HOLDOUT13
-    assert all(j.slug.startswith("holdout13-") for j in HOLDOUT13)
-    assert not any(j.slug.startswith("holdout13-") for j in ag.load_jobs(job_set="holdout12"))
-
-
-def test_the_twelfth_holdout_set_is_its_own_set() -> None:
-    # `set: holdout12` is a schema value of its own (benchmarks/agreement.py SETS): --set holdout12
-    # selects exactly those jobs, and no holdout12 job comes with the holdout11 run.
-    assert HOLDOUT12 and ag.load_jobs(job_set="holdout12") == HOLDOUT12
-    assert all(j.slug.startswith("holdout12-") for j in HOLDOUT12)
-    assert not any(j.slug.startswith("holdout12-") for j in ag.load_jobs(job_set="holdout11"))
-
-
-def test_the_eleventh_holdout_set_is_its_own_set() -> None:
-    # `set: holdout11` is a schema value of its own (benchmarks/agreement.py SETS): --set holdout11
-    # selects exactly those jobs, and no holdout11 job comes with the holdout10 run.
-    assert HOLDOUT11 and ag.load_jobs(job_set="holdout11") == HOLDOUT11
-    assert all(j.slug.startswith("holdout11-") for j in HOLDOUT11)
-    assert not any(j.slug.startswith("holdout11-") for j in ag.load_jobs(job_set="holdout10"))
-
-
-def test_the_tenth_holdout_set_is_its_own_set() -> None:
-    # `set: holdout10` is a schema value of its own (benchmarks/agreement.py SETS): --set holdout10
-    # selects exactly those jobs, none of another set, and no holdout10 job is in the holdout9 run.
-    assert HOLDOUT10 and ag.load_jobs(job_set="holdout10") == HOLDOUT10
-    assert all(j.slug.startswith("holdout10-") for j in HOLDOUT10)
-    assert not any(j.slug.startswith("holdout10-") for j in ag.load_jobs(job_set="holdout9"))
-
-
-def test_the_ninth_holdout_set_is_its_own_set() -> None:
-    # `set: holdout9` is a schema value of its own: --set holdout9 selects exactly those jobs, and a
-    # job of another set never comes with them.
-    assert HOLDOUT9 and ag.load_jobs(job_set="holdout9") == HOLDOUT9
-    assert all(j.slug.startswith("holdout9-") for j in HOLDOUT9)
+@pytest.mark.parametrize("index", range(ag.SETS.index("holdout9"), len(ag.SETS)),
+                         ids=lambda i: ag.SETS[i])
+def test_each_later_holdout_set_is_its_own_set(index: int) -> None:
+    # `set: holdoutN` is a schema value of its own (benchmarks/agreement.py SETS): --set holdoutN
+    # selects exactly those jobs, and none of them comes with the run of the set before it.
+    name, jobs = ag.SETS[index], BY_SET[ag.SETS[index]]
+    assert jobs and ag.load_jobs(job_set=name) == jobs
+    assert all(j.slug.startswith(f"{name}-") for j in jobs)
+    assert not any(j.slug.startswith(f"{name}-")
+                   for j in ag.load_jobs(job_set=ag.SETS[index - 1]))
 
 
 def test_a_job_reusing_an_earlier_sets_source_is_caught() -> None:
