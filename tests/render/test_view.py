@@ -71,3 +71,13 @@ def test_unknown_facts_in_the_report_reach_the_rows() -> None:
     view = build_view(document(report, redactor=NEUTRAL))
     gpu = next(r for r in view.environment if r.label == "GPU")
     assert gpu.parts == (UnknownPart("no NVML", "referable"),)
+
+
+def test_an_fp8_library_is_one_row_not_also_a_framework() -> None:
+    # torchtune's and cosmos-rl's records name torchao among their distributions: a newcomer's
+    # report listed "Frameworks  torchao 0.18.0" under "FP8 libraries  torchao 0.18.0".
+    facts = {"pkg.torchao.version": "0.18.0", "pkg.transformer-engine.version": "2.8.0",
+             "pkg.accelerate.version": "1.11.0"}
+    rows = {r.label: r.text(lambda p: "?") for r in environment_rows(facts)}
+    assert rows["FP8 libraries"] == "transformer-engine 2.8.0, torchao 0.18.0"
+    assert rows["Frameworks"] == "accelerate 1.11.0"
