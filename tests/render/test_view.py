@@ -81,3 +81,15 @@ def test_an_fp8_library_is_one_row_not_also_a_framework() -> None:
     rows = {r.label: r.text(lambda p: "?") for r in environment_rows(facts)}
     assert rows["FP8 libraries"] == "transformer-engine 2.8.0, torchao 0.18.0"
     assert rows["Frameworks"] == "accelerate 1.11.0"
+
+
+@pytest.mark.parametrize(("location", "given"), [({"path": "job", "line": None}, True),
+                                                (None, False)])
+def test_no_inputs_says_whether_paths_were_given(location: dict[str, object] | None,
+                                                  given: bool) -> None:
+    # `check .` in an empty folder said "no PATH given" (newcomer run): FP8D-CFG-NO-JOB has a
+    # location exactly when paths were given, and the inputs line follows it.
+    from preflight.render._common import NO_INPUTS_GIVEN, NO_INPUTS_NONE, inputs_summary
+
+    doc = {"inputs": [], "findings": [{"id": "FP8D-CFG-NO-JOB", "location": location}]}
+    assert inputs_summary(doc) == (NO_INPUTS_GIVEN if given else NO_INPUTS_NONE)
