@@ -112,9 +112,11 @@ SOURCE_TYPES = ("issue", "example", "reconstruction")
 # "holdout16": a seventeenth set, blind, collected alongside holdout15 from other sources (OLMo-core, SkyRL,
 # NeMo-Automodel, verl TensorRT-LLM rollouts, torchtitan via a torchao issue, OpenRLHF / AReaL / axolotl / TRL controls,
 # a user's LLaMA-Factory FP8 harness).
+# "holdout17": an eighteenth set, blind, built after the session-37 fixes with known failures in it (issue threads of
+# NeMo-RL, slime, torchtitan / torchao, SkyRL, Megatron-Bridge with expected errors) and BF16 controls.
 SETS = ("tuning", "holdout", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6", "holdout7",
         "holdout8", "holdout9", "holdout10", "holdout11", "holdout12", "holdout13", "holdout14", "holdout15",
-        "holdout16")
+        "holdout16", "holdout17")
 OUTCOMES = ("agree", "missed", "false alarm", "missed + false alarm", "unread", "undetermined",
             "n/a", "error")
 
