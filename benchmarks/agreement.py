@@ -58,11 +58,12 @@ eleventh set, blind, collected after the `holdout9` fixes), `holdout11` (a twelf
 collected after the `holdout10` fixes), `holdout12` (a thirteenth set, blind, collected after the
 `holdout11` fixes), `holdout13` (a fourteenth set, blind, collected after the `holdout12` fixes), `holdout14` (a
 fifteenth set, blind, collected after the `holdout13` fixes), `holdout15` (a sixteenth set, blind, collected
-after the `holdout14` fixes) or `holdout16` (a seventeenth set, blind, collected alongside `holdout15`). `--set` runs
+after the `holdout14` fixes), `holdout16` (a seventeenth set, blind, collected alongside `holdout15`) or `holdout17`
+(an eighteenth set, blind, with known failures). `--set` runs
 one set; the rates are only honest per set.
 
 Usage: `python benchmarks/agreement.py [--only SLUG ...] [--set tuning|holdout|holdout2|holdout3|holdout4|holdout5|holdout6|holdout7|holdout8|holdout9|
-holdout10|holdout11|holdout12|holdout13|holdout14|holdout15|holdout16] [--json FILE] [-o FILE.md] [--timeout S] [--jobs DIR]`. Exit status 0 when every job ran, 1 when a
+holdout10|holdout11|holdout12|holdout13|holdout14|holdout15|holdout16|holdout17] [--json FILE] [-o FILE.md] [--timeout S] [--jobs DIR]`. Exit status 0 when every job ran, 1 when a
 run failed (crash, timeout, unparseable output), 2 on a malformed job.yaml.
 """
 
