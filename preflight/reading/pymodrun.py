@@ -49,6 +49,8 @@ _ENDS = re.compile(r"-[BbdEhiIOPqsSuvVx]*c.*|-")
 stdin, also inside a cluster such as ``-Bc``): what follows ``-m`` then is the code's argv."""
 _VALUED = re.compile(r"-[BbdEhiIOPqsSuvVx]*[WX]|--check-hash-based-pycs")
 """Python's options that take the next word as their value (``-W ignore``, ``-X dev``)."""
+_CLICK = re.compile(r"colossalai[ \t]+run")
+"""The launcher (``colossalai run``, :data:`.launch._LAUNCHER`) that parses its line with click."""
 _CLICK_VALUED = frozenset({"-H", "-host", "--host", "--hostfile", "--include", "--exclude",
                            "--num_nodes", "--nproc_per_node", "--master_port", "--master_addr",
                            "--extra_launch_args", "--ssh-port"})
@@ -181,9 +183,9 @@ def _parser(launcher: str) -> str | None:
     (torchrun & co: a flag, the module the next positional), ``click`` (``colossalai run``:
     an option with a value), None (``srun``, ``mpirun``, ``composer``: ``-m`` is theirs,
     e.g. srun's ``--distribution``)."""
-    word = launcher.split()[0]
-    if word == "colossalai":
+    if _CLICK.fullmatch(launcher):
         return "click"
+    word = launcher.split()[0]
     if _PYTHON.fullmatch(word) or word == "uv":
         return "python"
     if _ARGPARSE.fullmatch(word):
