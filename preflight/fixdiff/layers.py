@@ -19,11 +19,14 @@ time), and an edit goes into the file that owns the key:
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from preflight.findings import EditSpec, Location
 from preflight.fixdiff.common import EditError
+
+if TYPE_CHECKING:
+    from preflight.fixdiff.place import Placed
 
 Layer = tuple[str, str]          # (section, path: "" when not read)
 
@@ -63,7 +66,7 @@ def _unread_after(layers: Sequence[Layer], at: int, path: tuple[str, ...]) -> st
 
 
 def place_layered(spec: EditSpec, path: tuple[str, ...], layers: Sequence[Layer], facts: Any,
-                  files: Any, maker: Any) -> Any:
+                  files: Any, maker: Callable[..., Callable[[str], str]]) -> Placed | None:
     """The :class:`.place.Placed` edit of ``spec`` in the composed config (None: nothing to
     do); :class:`EditError` with the reason when it cannot be placed without guessing."""
     from preflight.fixdiff.place import Placed
