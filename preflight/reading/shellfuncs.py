@@ -61,50 +61,89 @@ class Functions:
         return best
 
 
+@dataclass(frozen=True)
+class Walked:
+    """One walk of a script: its exports (by the offset of their ``NAME[=value]`` word: whether
+    they run, their line; :func:`.shellbranch.exports`) and its functions and their calls."""
+
+    exports: dict[int, tuple[bool | None, int]]
+    functions: Functions
+
+
 @lru_cache(maxsize=8)
-def functions(text: str, known: tuple[tuple[str, str], ...]) -> Functions:
-    """The functions of ``text`` and its calls of them, branches decided with ``known``."""
+def walk(text: str, known: tuple[tuple[str, str], ...]) -> Walked:
+    """The exports and the function calls of ``text``, branches decided with ``known``: one walk
+    with the shell kit's evaluator (a script the kit finds too large: no export decided, no
+    call known, so every export in a function is Unknown)."""
+    from bisect import bisect_left
+
     from preflight.reading.shellexpand import Eval, TooLarge
     from preflight.reading.shellwords import split
 
     words = split(text)
-    if not words.functions:
-        return Functions()
     names = tuple(words.names)
-    out: list[Call] = []
+    starts = [st.offset for st in words.statements]
+    ordered = sorted(starts)
+    # the statement each `f() {` / `function f {` header is (the definition, not a call)
+    headers = set()
+    for a, _ in words.functions:
+        k = bisect_left(ordered, a)
+        if k < len(ordered) and text[a:ordered[k]].strip() in ("", "function"):
+            headers.add(ordered[k])
+    calls: list[Call] = []
+    exports: dict[int, tuple[bool | None, int]] = {}
     ev = Eval(dict(known))
     lastpipe = "lastpipe" in text
     try:
         ev.prepare(words)
         for st in words.statements:
+            got = [ev.runs.get(b) for b in st.branch]
+            runs = False if False in got else True if all(g is True for g in got) else None
+            if st.exported:
+                exports[st.offset] = (runs, text.count("\n", 0, st.offset) + 1)
             ev.step(st)
-            if st.assign is not None or st.test is not None or not st.words or \
-                    len(out) >= MAX_CALLS:
+            if not names or st.assign is not None or st.test is not None or not st.words or \
+                    len(calls) >= MAX_CALLS or st.offset in headers or \
+                    any(p.var or p.quoted for p in st.words[0]):
                 continue
-            first = "".join(p.text for p in st.words[0] if not p.var)
-            if first not in names or any(p.var or p.quoted for p in st.words[0]) or \
-                    any(a <= st.offset and text[a:st.offset].strip() in ("", "function")
-                        for a, _ in words.functions):
-                continue                 # not a call (or the definition's own `f() {`)
+            first = "".join(p.text for p in st.words[0])
+            if first not in names:
+                continue
+            # ev.step may decide a branch only now (an `if` test): read them again
             got = [ev.runs.get(b) for b in st.branch]
             runs = False if False in got else True if all(g is True for g in got) else None
             shell: bool | None = False if st.subshell else True
-            if shell and _in_pipeline(text, st.offset):
+            piped = _in_pipeline(text, st.offset) if shell else False
+            if piped is None:
+                shell = None                 # a line too long to read around the call
+            elif piped:
                 shell = None if lastpipe else False
-            out.append(Call(first, st.offset, text.count("\n", 0, st.offset) + 1, runs, shell))
+            calls.append(Call(first, st.offset, text.count("\n", 0, st.offset) + 1, runs, shell))
     except TooLarge:
-        return Functions(tuple(words.functions), names, (), decided=False)
-    return Functions(tuple(words.functions), names, tuple(out))
+        return Walked({}, Functions(tuple(words.functions), names, (), decided=False))
+    return Walked(exports, Functions(tuple(words.functions), names, tuple(calls)))
 
 
-def _in_pipeline(text: str, offset: int) -> bool:
+def functions(text: str, known: tuple[tuple[str, str], ...]) -> Functions:
+    """The functions of ``text`` and its calls of them (:func:`walk`)."""
+    return walk(text, known).functions
+
+
+MAX_LINE = 4096
+"""Characters read around a call to tell whether it is part of a pipeline (past them: not
+decided, so what the function exports is Unknown)."""
+
+
+def _in_pipeline(text: str, offset: int) -> bool | None:
     """Whether the simple command at ``offset`` is a part of a pipeline (a lone ``|`` joins it
-    to the command before or after it on its logical line)."""
-    start = max(text.rfind("\n", 0, offset), -1) + 1
+    to the command before or after it on its logical line); None: its line is too long."""
+    start = max(text.rfind("\n", max(0, offset - MAX_LINE), offset), -1) + 1
     while start > 1 and text[start - 2] == "\\":            # a continued line
-        start = max(text.rfind("\n", 0, start - 1), -1) + 1
+        start = max(text.rfind("\n", max(0, offset - MAX_LINE), start - 1), -1) + 1
+    if offset - start >= MAX_LINE or start == 0 and offset >= MAX_LINE:
+        return None
     before_pipe = False
-    for m in _PIPE.finditer(text, start):
+    for m in _PIPE.finditer(text, start, min(len(text), offset + MAX_LINE)):
         if m.start() >= offset:
             if m.group(1) is not None:
                 return True                                  # `f | tee log`
@@ -115,7 +154,7 @@ def _in_pipeline(text: str, offset: int) -> bool:
             before_pipe = True                               # `cat x | f`
         elif m.group(0) in (";", "&", "\n", "||"):
             before_pipe = False
-    return before_pipe
+    return before_pipe if len(text) <= offset + MAX_LINE else None
 
 
 def runs_before(funcs: Functions, body: int, command: int) -> tuple[bool | None, str, int]:
