@@ -114,6 +114,8 @@ def _run(launcher: str, words: list[tuple[str, int]], variables: dict[str, str],
         if own and parser == "python" and _VALUED.fullmatch(word):
             i += 2                                    # `-W ignore`, `-X dev`: not a module
             continue
+        if i + 1 < len(words) and _CLICK.fullmatch(f"{name} {words[i + 1][0]}"):
+            return _click_run(words[i + 2:], variables, text)   # `srun colossalai run -m x`
         if _PYTHON.fullmatch(name):
             parser, own = "python", True
         elif _ARGPARSE.fullmatch(name) and name != "-m" and (

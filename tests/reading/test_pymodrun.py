@@ -48,6 +48,7 @@ def _runs(text: str, variables: dict[str, str] | None = None) -> list[tuple[str,
      ("--fp8", "--nproc_per_node", "2")),
     # the last -m wins; a positional before it is the module's first argument
     ("colossalai run -m pkg.a x --fp8 -m pkg.b", "pkg.b", ("x", "--fp8")),
+    ("srun -N 2 colossalai run --nproc_per_node 8 -m pkg.train --fp8", "pkg.train", ("--fp8",)),
 ])
 def test_module_of_each_launcher(line: str, module: str, argv: tuple[str, ...]) -> None:
     assert _runs(line + "\n") == [(module, argv)]
