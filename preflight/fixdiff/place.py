@@ -72,6 +72,10 @@ def place(spec: EditSpec, facts: Any, files: FileSource) -> Placed | None:
     if spec.action in ("delete", "replace"):
         return None             # not set anywhere: nothing to remove or replace
     sib = _sibling(kind, path, facts, files)
+    if sib is None and len(path) == 2 and path[0] == "cli":
+        launched = _on_launch_line(kind, path[-1], spec.value, facts, files)
+        if launched is not None:
+            return launched
     if sib is None:
         raise EditError(f"no {kind} file read that could take it")
     sib_fact, loc, fmt = sib
@@ -122,6 +126,37 @@ def _remove_items(spec: EditSpec, path: tuple[str, ...], facts: Any, files: File
     text, fmt = files.text(loc.path)
     return Placed(loc.path, loc.line or 0, _maker(fmt, text, "set", path, kept, loc.line,
                                                   current))
+
+
+LAUNCH_COMMANDS: dict[str, tuple[tuple[str, ...], ...]] = {
+    "accelerate": (("accelerate", "launch"), ("accelerate-launch",)),
+}
+"""The command words of a kind's launch line whose reader marks it with ``config.<kind>.cli.launch``
+(``frameworks/accelerate_launch.py``: ``TRAINS``; a test holds the two equal)."""
+
+
+def _on_launch_line(kind: str, flag: str, value: Any, facts: Any, files: FileSource
+                    ) -> Placed | None:
+    """A launch-line flag for a line that passes none of its kind's flags yet (``accelerate
+    launch --config_file acc.yaml train.py``: ``--config_file`` is a pointer, not a setting):
+    right after the command words. None where the job has no such line."""
+    commands = LAUNCH_COMMANDS.get(kind)
+    marker = f"config.{kind}.cli.launch"
+    if commands is None or marker not in facts.values:
+        return None
+    loc = Location.from_source(facts.source(marker))
+    if loc is None or not loc.line:
+        return None
+    _, fmt = files.text(loc.path)
+    if fmt != "shell":
+        return None
+    line = loc.line
+
+    def add(t: str) -> str:
+        from preflight.fixdiff import shelledit
+
+        return shelledit.add_after_command(t, flag, line, commands, value)
+    return Placed(loc.path, line, add)
 
 
 def _maker(fmt: str, text: str, action: str, path: tuple[str, ...], value: Any,
