@@ -4,7 +4,8 @@ makes it (``--diff``, issue 24 item 3).
 A fact the job sets is changed where its provenance says it was read (``file:line``). A fact it
 does not set yet goes into the file of the same kind that holds its nearest sibling (the fact
 sharing the longest key path): a new key of that mapping / table / object, or, in a launch
-script, a new flag right after the sibling's flag. ``config.<kind>.cli.*`` facts are launch-line
+script, a new flag right after the sibling's flag. A config the launch line composes from
+several files (``config.<kind>.layers``) is placed by :mod:`.layers`. ``config.<kind>.cli.*`` facts are launch-line
 flags and go only into a launch script; a launch script takes only flat flags. The editors are
 :mod:`.yamledit` (ruamel.yaml), :mod:`.tomledit` (tomlkit), :mod:`.jsonedit` and
 :mod:`.shelledit`, each imported when a file of its format is edited.
@@ -54,6 +55,11 @@ def place(spec: EditSpec, facts: Any, files: FileSource) -> Placed | None:
     """The edit for ``spec``; None when there is nothing to do (already so, or not set)."""
     kind, path = split(spec.fact)
     values = facts.values
+    from preflight.fixdiff.layers import layers_of, place_layered
+
+    layers = layers_of(values.get(f"config.{kind}.layers"))
+    if layers is not None:      # composed by the launch line from several files (.layers)
+        return place_layered(spec, path, layers, facts, files, _maker)
     if spec.action == "remove_item":
         return _remove_items(spec, path, facts, files)
     if spec.fact in values:
