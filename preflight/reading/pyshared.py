@@ -97,7 +97,7 @@ def member(module: Module, root: str, attr: str, value: Any, scope: Scope,
     return _applied(module, value, scope, root, line, depth, (attr,))
 
 
-def _shares(importer: Module, path: str) -> list[tuple[str, str | None]]:
+def shares(importer: Module, path: str) -> list[tuple[str, str | None]]:
     """(name, attr) the importer takes from the module at ``path`` and changes: ``from m
     import obj`` / ``*`` -> ``(obj, None)``; ``import m`` with ``m.obj.x = v`` -> ``(m, obj)``."""
     real = os.path.realpath(path)
@@ -128,8 +128,8 @@ def _shares(importer: Module, path: str) -> list[tuple[str, str | None]]:
 def at_calls(importer: Module, path: str) -> dict[str, Any]:
     """The module's top-level names as ``importer`` leaves them at each of its calls into the
     module at ``path`` (merged: :func:`merged`), for the names it changes."""
-    shares = _shares(importer, path)
-    if not shares:
+    changed = shares(importer, path)
+    if not changed:
         return {}
     real = os.path.realpath(path)
     sites: list[tuple[int, Scope]] = []
@@ -140,11 +140,11 @@ def at_calls(importer: Module, path: str) -> dict[str, Any]:
         if found is not None and os.path.realpath(found) == real:  # (conditional ones too)
             sites.append((call.line, scope))
     out: dict[str, Any] = {}
-    for name, attr in shares[MAX_SHARED:]:    # past the bound: not followed, never the default
+    for name, attr in changed[MAX_SHARED:]:    # past the bound: not followed, never the default
         out[attr or name] = Unresolved(f"{attr or name} is one of more than {MAX_SHARED} names "
                                        f"{os.path.basename(importer.path)} changes in "
                                        f"{os.path.basename(path)}: not followed")
-    for name, attr in shares[:MAX_SHARED]:
+    for name, attr in changed[:MAX_SHARED]:
         values = []
         for line, scope in sites[:MAX_CALLS]:
             node: ast.expr = ast.Name(id=name, ctx=ast.Load(), lineno=line, col_offset=0)
