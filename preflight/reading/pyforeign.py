@@ -98,10 +98,9 @@ def sites(module: Module, scope: Scope) -> list[tuple[Scope, Unresolved | None]]
     bound, with the condition it is made under (None: it runs); None when the method is not
     read per call."""
     owner = module.owners.get(id(scope))
-    if owner is None or owner[0] is None or owner[1].startswith("__") or \
-            len(scope.params) < 2 or scope.node is None:
+    cls, name = owner if owner is not None else (None, "")
+    if cls is None or name.startswith("__") or len(scope.params) < 2 or scope.node is None:
         return None
-    cls, name = owner
     memo = module.__dict__.setdefault("_per_site", {})
     if id(scope) not in memo:
         memo[id(scope)] = (scope, _sites(module, scope, cls, name))
@@ -111,8 +110,7 @@ def sites(module: Module, scope: Scope) -> list[tuple[Scope, Unresolved | None]]
 def _sites(module: Module, scope: Scope, cls: str, name: str,
            ) -> list[tuple[Scope, Unresolved | None]] | None:
     found = list(_self_calls(module, cls, name))
-    uses = sum(1 for n in ast.walk(module.tree) if isinstance(n, ast.Attribute) and n.attr == name)
-    if not found or uses != len(found) or len(found) > MAX_SITES or \
+    if not found or _uses(module).get(name, 0) != len(found) or len(found) > MAX_SITES or \
             len(found) * max(1, len(scope.calls)) > MAX_WORK:
         return None         # called (or taken) elsewhere too: not every call is seen
     out: list[tuple[Scope, Unresolved | None]] = []
@@ -120,7 +118,7 @@ def _sites(module: Module, scope: Scope, cls: str, name: str,
         state = module.runs(guards, caller, calls=True) if guards else True
         if state is False:
             continue        # in a branch that does not run
-        values = bind(scope, node, lambda a, c=caller: module.evaluate(a, c, 1),  # type: ignore[misc]
+        values = bind(scope, node, lambda a, c=caller: module.evaluate(a, c, 1),
                       lambda d: module.evaluate(d, module.module, 1), skip=1)
         if values is None:
             return None
@@ -129,6 +127,17 @@ def _sites(module: Module, scope: Scope, cls: str, name: str,
         module.__dict__.setdefault("_kept", []).append(bound)
         out.append((bound, state if isinstance(state, Unresolved) else None))
     return out
+
+
+def _uses(module: Module) -> dict[str, int]:
+    """How many times each attribute name is written in the file (``x.name``), counted once."""
+    if "_attr_uses" not in module.__dict__:
+        uses: dict[str, int] = {}
+        for n in ast.walk(module.tree):
+            if isinstance(n, ast.Attribute):
+                uses[n.attr] = uses.get(n.attr, 0) + 1
+        module.__dict__["_attr_uses"] = uses
+    return module.__dict__["_attr_uses"]     # type: ignore[no-any-return]
 
 
 def _self_calls(module: Module, cls: str, name: str,

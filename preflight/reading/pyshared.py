@@ -213,14 +213,23 @@ def _set_elsewhere(module: Module, cls: str, attr: str) -> Unresolved | None:
     init = module.methods.get((cls, "__init__"))
     span = (init.node.lineno, init.node.end_lineno or init.node.lineno) \
         if init is not None and init.node is not None else (0, -1)
-    for node in ast.walk(module.tree):
-        where = getattr(node, "lineno", 0)
-        if span[0] <= where <= span[1]:
-            continue
-        if isinstance(node, ast.Attribute) and node.attr == attr and \
-                isinstance(node.ctx, ast.Store) or \
-                isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
-                node.func.id == "setattr":
+    for where in _stores(module).get(attr, []) + _stores(module).get("", []):
+        if not span[0] <= where <= span[1]:
             return Unresolved(f"{attr} of {cls}() may be set at {os.path.basename(module.path)}"
                               f" line {where}", where)
     return None
+
+
+def _stores(module: Module) -> dict[str, list[int]]:
+    """The lines of each ``x.attr = ...`` by attribute (``""``: each ``setattr(...)``), in
+    file order; worked out once per file (a 1,900-line script asked it for 19 attributes)."""
+    if "_attr_stores" not in module.__dict__:
+        out: dict[str, list[int]] = {}
+        for node in ast.walk(module.tree):
+            if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+                out.setdefault(node.attr, []).append(node.lineno)
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+                    node.func.id == "setattr":
+                out.setdefault("", []).append(node.lineno)
+        module.__dict__["_attr_stores"] = {k: sorted(v) for k, v in out.items()}
+    return module.__dict__["_attr_stores"]   # type: ignore[no-any-return]

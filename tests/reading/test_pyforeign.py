@@ -157,7 +157,7 @@ def test_quiet_a_method_also_taken_as_a_value_keeps_its_parameters_unknown(
     model = MODEL.replace("        self.layers = [", "        self.pick = self.ctx\n"
                           "        self.layers = [")
     facts = _job(tmp_path, "python train.py --precision fp8", model=model)
-    assert not facts.get(ENABLED) is True or isinstance(facts.get(ENABLED), Unknown)
+    assert isinstance(facts.get(ENABLED), Unknown)
 
 
 def test_the_job_s_config_json_sizes_the_layers(tmp_path: Path) -> None:
@@ -244,3 +244,22 @@ def test_hostile_a_job_module_named_like_a_library_is_never_run(tmp_path: Path,
         f"from {name} import resolve\n" + LAYERS))
     assert not sentinel.exists()
     assert ENABLED in facts
+
+
+def test_a_set_on_self_config_in_init_is_the_object_the_methods_read(tmp_path: Path) -> None:
+    """bionemo's ``NVEsmEncoder.__init__``: a config with no layer precision gets one for
+    every layer when an FP8 recipe is given (``self.config.layer_precision = ["fp8"] * n``);
+    read as None before, the layers' autocast was a BF16 one (FP8 "no")."""
+    model = MODEL.replace("        self._fp4_recipe = fp4_recipe\n", (
+        "        self._fp4_recipe = fp4_recipe\n"
+        "        if self.config.layer_precision is None:\n"
+        "            if fp8_recipe is not None:\n"
+        "                self.config.layer_precision = ['fp8'] * self.config.num_hidden_layers\n"))
+    config = {"num_hidden_layers": 4, "layer_precision": None}
+    facts = _job(tmp_path, "python train.py --precision fp8", layers="", model=model,
+                 config=config)
+    assert facts[ENABLED] is True
+    assert facts[RECIPE] == "DelayedScaling"
+    facts = _job(tmp_path, "python train.py --precision bf16", layers="", model=model,
+                 config=config)
+    assert facts.get(ENABLED) in (None, False)
