@@ -40,6 +40,7 @@ class Names:
         self.busy: set[tuple[str, str]] = set()
         self.following: set[tuple[str, str]] = set()    # functions inlined now: pyforeign
         self.changes: dict[tuple[int, str], bool] = {}  # importer, module: pyshared.shares
+        self.functions: dict[tuple[int, str, int], Any] = {}    # Names.function, once each
         self.found: dict[tuple[int, str, int], Any] = {}
         """Each (importer, name, depth) looked up once: a script that uses an imported object
         on 2,000 lines walked the importer's tree (:func:`_changed_elsewhere`) 2,000 times."""
@@ -107,6 +108,12 @@ class Names:
         is a function a job module defines once at its top and does not rebind, and
         ``importer`` changes none of that module's objects (:mod:`.reading.pyforeign`);
         None otherwise."""
+        key = (id(importer), qualified, depth)
+        if key not in self.functions:   # (asked at each call of an imported name: stat() once)
+            self.functions[key] = self._function(importer, qualified, depth)
+        return self.functions[key]
+
+    def _function(self, importer: Module, qualified: str, depth: int) -> Any:
         owner, _, attr = qualified.rpartition(".")
         if not owner or owner.endswith(".") or not attr.isidentifier():
             return None
