@@ -20,8 +20,9 @@ outer=True)`` / ``(layer_idx)`` pick which ``te.autocast`` the method returns by
   has its calls read once per such call, its parameters that call's arguments (or their
   defaults), ``self`` the same object; a call under a condition the text does not decide makes
   the method's calls Unknown with it, one in a branch that does not run adds nothing. At most
-  :data:`.pycallers.MAX_SITES` calls, and :data:`MAX_WORK` (calls x statements' calls) per
-  method: past it the method is read once, as before, its parameters unknown.
+  :data:`.pycallers.MAX_SITES` calls, :data:`MAX_WORK` (call sites x the method's calls) per
+  method and :data:`MAX_FILE_WORK` per file: past them a method is read once, as before, its
+  parameters unknown.
 """
 
 from __future__ import annotations
@@ -41,9 +42,11 @@ if TYPE_CHECKING:
     from preflight.reading.pysource import Module
 
 NOTHING = object()
-MAX_WORK = 4_000
-"""A method's calls times its call sites read per site (modded-nanogpt's largest class has a
-few hundred calls in all)."""
+MAX_WORK = 2_000
+"""A method's calls times its call sites, read per site; :data:`MAX_FILE_WORK` for all the
+methods of one file (the most of a benchmark job, modded-nanogpt's train_gpt.py: 163 in all;
+150 methods called 30 times each took the file past ``pyvalues.MAX_STEPS``)."""
+MAX_FILE_WORK = 5_000
 
 
 def bind(inner: Scope, node: ast.Call, value: Any, defaults: Any, skip: int = 0,
@@ -110,9 +113,12 @@ def sites(module: Module, scope: Scope) -> list[tuple[Scope, Unresolved | None]]
 def _sites(module: Module, scope: Scope, cls: str, name: str,
            ) -> list[tuple[Scope, Unresolved | None]] | None:
     found = list(_self_calls(module, cls, name))
+    work = len(found) * max(1, len(scope.calls))
+    spent = module.__dict__.get("_site_work", 0)
     if not found or _uses(module).get(name, 0) != len(found) or len(found) > MAX_SITES or \
-            len(found) * max(1, len(scope.calls)) > MAX_WORK:
+            work > MAX_WORK or spent + work > MAX_FILE_WORK:
         return None         # called (or taken) elsewhere too: not every call is seen
+    module.__dict__["_site_work"] = spent + work
     out: list[tuple[Scope, Unresolved | None]] = []
     for node, caller, guards in found:
         state = module.runs(guards, caller, calls=True) if guards else True

@@ -263,3 +263,24 @@ def test_a_set_on_self_config_in_init_is_the_object_the_methods_read(tmp_path: P
     facts = _job(tmp_path, "python train.py --precision bf16", layers="", model=model,
                  config=config)
     assert facts.get(ENABLED) in (None, False)
+
+
+def test_hostile_many_methods_called_many_times_are_read_per_site_within_a_budget() -> None:
+    """150 methods x 30 ``self.m(...)`` calls x 23 calls each took the file past the step bound
+    (a cut finding, 22 s); past ``MAX_FILE_WORK`` a method is read once, as before."""
+    from preflight.reading import pyforeign
+    from preflight.reading.pysource import Module, parse
+    lines = ["import transformer_engine.pytorch as te", "class M:"]
+    for i in range(12):
+        lines += [f"    def m{i}(self, a, b=False):", "        if b:",
+                  "            te.autocast(enabled=a)"]
+        lines += [f"        te.Linear({j}, {j})" for j in range(20)]
+    lines.append("    def forward(self, x):")
+    lines += [f"        self.m{i}({k % 2 == 0}, b={k % 3 == 0})" for i in range(12)
+              for k in range(30)]
+    text = "\n".join(lines) + "\n"
+    module = Module("train.py", parse("train.py", text))
+    per_site = [pyforeign.sites(module, module.methods[("M", f"m{i}")]) for i in range(12)]
+    assert per_site[0] is not None and len(per_site[0]) == 30
+    assert per_site[-1] is None
+    assert sum(len(s) * 23 for s in per_site if s) <= pyforeign.MAX_FILE_WORK
