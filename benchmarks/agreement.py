@@ -58,11 +58,13 @@ eleventh set, blind, collected after the `holdout9` fixes), `holdout11` (a twelf
 collected after the `holdout10` fixes), `holdout12` (a thirteenth set, blind, collected after the
 `holdout11` fixes), `holdout13` (a fourteenth set, blind, collected after the `holdout12` fixes), `holdout14` (a
 fifteenth set, blind, collected after the `holdout13` fixes), `holdout15` (a sixteenth set, blind, collected
-after the `holdout14` fixes) or `holdout16` (a seventeenth set, blind, collected alongside `holdout15`). `--set` runs
+after the `holdout14` fixes), `holdout16` (a seventeenth set, blind, collected alongside `holdout15`), `holdout17`
+(an eighteenth set, blind, with known failures) or `holdout18` (a nineteenth set, blind, collected alongside
+`holdout17`: jobs as users write them). `--set` runs
 one set; the rates are only honest per set.
 
 Usage: `python benchmarks/agreement.py [--only SLUG ...] [--set tuning|holdout|holdout2|holdout3|holdout4|holdout5|holdout6|holdout7|holdout8|holdout9|
-holdout10|holdout11|holdout12|holdout13|holdout14|holdout15|holdout16] [--json FILE] [-o FILE.md] [--timeout S] [--jobs DIR]`. Exit status 0 when every job ran, 1 when a
+holdout10|holdout11|holdout12|holdout13|holdout14|holdout15|holdout16|holdout17|holdout18] [--json FILE] [-o FILE.md] [--timeout S] [--jobs DIR]`. Exit status 0 when every job ran, 1 when a
 run failed (crash, timeout, unparseable output), 2 on a malformed job.yaml.
 """
 
@@ -112,9 +114,14 @@ SOURCE_TYPES = ("issue", "example", "reconstruction")
 # "holdout16": a seventeenth set, blind, collected alongside holdout15 from other sources (OLMo-core, SkyRL,
 # NeMo-Automodel, verl TensorRT-LLM rollouts, torchtitan via a torchao issue, OpenRLHF / AReaL / axolotl / TRL controls,
 # a user's LLaMA-Factory FP8 harness).
+# "holdout17": an eighteenth set, blind, built after the session-37 fixes with known failures in it (issue threads of
+# NeMo-RL, slime, torchtitan / torchao, SkyRL, Megatron-Bridge with expected errors) and BF16 controls.
+# "holdout18": a nineteenth set, blind, collected alongside holdout17 (eval18) from jobs as users write them: a thesis
+# repository's accelerate + Transformer Engine scripts, AMD's ROCm FSDP benchmark, a GPT-NeoX research config, a user's
+# nanoGPT FP8 issue, a torchtitan float8 issue.
 SETS = ("tuning", "holdout", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6", "holdout7",
         "holdout8", "holdout9", "holdout10", "holdout11", "holdout12", "holdout13", "holdout14", "holdout15",
-        "holdout16")
+        "holdout16", "holdout17", "holdout18")
 OUTCOMES = ("agree", "missed", "false alarm", "missed + false alarm", "unread", "undetermined",
             "n/a", "error")
 

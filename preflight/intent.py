@@ -58,7 +58,7 @@ this module only combines them the way the frameworks themselves interact at lau
   probe) count when the accelerate config does not set them, and for an HF Trainer job, whose
   Trainer reads ``ACCELERATE_MIXED_PRECISION`` when its own bf16/fp16 are off.
 
-With no config read, every intent fact is ``Unknown("no job config given")`` (``--assume`` may
+With no config read, every intent fact is ``Unknown("no job config read")`` (``--assume`` may
 still set them; the API keeps assumed values). With configs read, a value no framework states is
 ``Unknown`` with the reason, except ``zero_stage`` (only when DeepSpeed is used), ``recipe`` /
 ``format`` (only when FP8 is asked for) and ``fp8_source`` / ``fp8_overridden_by`` (only when
@@ -81,7 +81,7 @@ from preflight.registry.intent import SPECS as INTENT_SPECS
 if TYPE_CHECKING:
     from preflight.frameworks._record import Framework
 
-NO_CONFIG = "no job config given"
+NO_CONFIG = "no job config read"
 NO_FP8_SETTING = "no FP8 setting in the configs read"
 
 NAMES = ("fp8", "fp8_source", "fp8_overridden_by", "frameworks", "backend", "recipe", "format",

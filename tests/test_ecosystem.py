@@ -19,6 +19,8 @@ import yaml
 from hostenv import require_exec
 
 from preflight.cli import build_parser, main
+from preflight.jobs.formats import SCRIPT_EXT
+from preflight.jobs.scan import SCAN_EXT
 
 REPO = Path(__file__).resolve().parents[1]
 JOB = "fixtures/configs/jobs/launch_accel_ds"
@@ -39,7 +41,11 @@ def test_pre_commit_hook_is_a_static_check(capsys) -> None:
     assert hook["pass_filenames"] is False     # the job comes from args, not changed files
     files = re.compile(hook["files"])
     assert files.search("job/ds_config.json") and files.search("launch.sh")
-    assert not files.search("train.py")
+    # every kind of file the job reader reads re-runs the hook (train.py's bf16=True included);
+    # a file it never reads does not
+    for ext in (*SCAN_EXT, *SCRIPT_EXT):
+        assert files.search(f"job/x{ext}"), ext
+    assert not files.search("README.md") and not files.search("train.py.orig")
     argv = shlex.split(hook["entry"])
     assert argv[:2] == ["fp8-doctor", "check"]
     args = build_parser().parse_args([*argv[1:], JOB])

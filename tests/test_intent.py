@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from preflight.facts import Facts, Unknown
-from preflight.intent import NAMES, derive
+from preflight.intent import NAMES, NO_CONFIG, derive
 from preflight.jobs.read import read_paths
 from preflight.registry import registry
 
@@ -28,7 +28,7 @@ def intent_of(*rels: str, extra: dict | None = None) -> tuple[dict, dict]:
 def test_no_config_gives_unknown_everywhere() -> None:
     values, prov = derive(Facts({"gpu.count": 1}))
     assert set(values) == {f"intent.{n}" for n in NAMES}
-    assert all(v == Unknown("no job config given") for v in values.values())
+    assert all(v == Unknown(NO_CONFIG) for v in values.values())
     assert set(prov.values()) == {"intent"}
 
 

@@ -39,7 +39,29 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         from preflight.render.sanitize import clean_text
 
-        super().error(clean_text(message))
+        tip = usage_tip(message)
+        super().error(clean_text(message) + (f"\n  tip: {tip}" if tip else ""))
+
+
+USAGE_TIPS = {
+    "explain": "one rule's cause, fix and sources: fp8-doctor rules show ID",
+    "--redact": "every output is redacted by default; --no-redact turns it off",
+    "--json": "--format json",
+    "--sarif": "--format sarif",
+}
+"""What a newcomer types that fp8-doctor spells otherwise (newcomer sessions: ``explain ID`` as
+in other linters, ``report --redact``), and where it is."""
+
+
+def usage_tip(message: str) -> str | None:
+    """The tip for an argparse error that names one of :data:`USAGE_TIPS`' words: an invalid
+    command (``invalid choice: 'explain'``) or an unrecognised flag."""
+    words: list[str] = []
+    if message.startswith("unrecognized arguments:"):
+        words = message.split()[2:]
+    elif "invalid choice: " in message:
+        words = [message.split("invalid choice: ", 1)[1].split(" ", 1)[0].strip("'\"")]
+    return next((USAGE_TIPS[w] for w in words if w in USAGE_TIPS), None)
 
 
 MAX_TIMEOUT_S = 7 * 24 * 3600.0
@@ -126,10 +148,12 @@ def add_job(p: argparse.ArgumentParser) -> None:
                         "config is used if present")
     from preflight.frameworks import KINDS as CONFIG_KINDS
 
-    p.add_argument("--kind", choices=CONFIG_KINDS, help="force the config kind of every PATH")
+    p.add_argument("--kind", choices=CONFIG_KINDS, metavar="KIND",
+                   help="force the config kind of every PATH: " + ", ".join(CONFIG_KINDS))
     p.add_argument("--snapshot", metavar="FILE", help="use facts from a snapshot instead of probing")
     p.add_argument("--assume", action="append", default=[], metavar="KEY=VALUE",
-                   help="plan an environment: gpu=H100 | gpu.cc=8.9 | gpu.count=8 | pkg.NAME=VER")
+                   help="plan an environment: gpu=H100 | gpu.cc=8.9 | gpu.count=8 | pkg.NAME=VER "
+                        "(repeatable)")
     p.add_argument("--deep", action="store_true",
                    help="also import torch / transformer_engine / torchao / deepspeed in a child "
                         "process and classify failures")

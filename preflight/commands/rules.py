@@ -72,16 +72,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub.required = True
     p = sub.add_parser("list", parents=[common, with_paths],
                        help="list the rules (markdown = the catalogue)")
-    p.add_argument("--format", choices=("text", "json", "markdown"), default="text")
-    p = sub.add_parser("show", parents=[common], help="show one rule by id (or alias)")
-    p.add_argument("rule_id", metavar="ID")
-    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument("--format", choices=("text", "json", "markdown"), default="text",
+                   help="output format (default: %(default)s; markdown is docs/rules.md)")
+    p = sub.add_parser("show", parents=[common],
+                       help="show one rule by id (or alias): what it checks, why, the fix, "
+                            "its sources")
+    p.add_argument("rule_id", metavar="ID",
+                   help="a rule id as reports print it (FP8D-ACC-0003; any case, FP8D- may be "
+                        "left out), an alias, or a built-in finding's id (FP8D-CFG-NO-JOB)")
+    p.add_argument("--format", choices=("text", "json"), default="text",
+                   help="output format (default: %(default)s)")
     p = sub.add_parser("lint", parents=[common, with_paths],
                        help="check the rule files; exit 1 on a problem")
-    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument("--format", choices=("text", "json"), default="text",
+                   help="output format (default: %(default)s)")
     p = sub.add_parser("test", parents=[common, with_paths],
                        help="run every rule's inline tests; exit 1 on a failing case")
-    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument("--format", choices=("text", "json"), default="text",
+                   help="output format (default: %(default)s)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -112,9 +120,10 @@ def main(args: argparse.Namespace, write: Write) -> int:
             write(_list_text(ruleset), args.output)
         return 0
     if action == "show":
-        rule = ruleset.get(args.rule_id)
-        if rule is None and args.rule_id in BUILTIN:
-            write(_builtin(args.rule_id, args.format), args.output)
+        rule_id = _rule_id(args.rule_id, ruleset)
+        rule = ruleset.get(rule_id)
+        if rule is None and rule_id in BUILTIN:
+            write(_builtin(rule_id, args.format), args.output)
             return 0
         if rule is None:
             raise UserInputError(f"no rule {args.rule_id!r} (see `fp8-doctor rules list`)")
@@ -126,6 +135,15 @@ def main(args: argparse.Namespace, write: Write) -> int:
     if action == "test":
         return _test(ruleset, args.format, args.output, write)
     raise UserInputError(f"unknown rules action {action!r}")  # pragma: no cover - argparse
+
+
+def _rule_id(typed: str, ruleset: RuleSet) -> str:
+    """The id ``rules show`` looks up: as typed when a rule or built-in finding has it, else in
+    upper case, else with ``FP8D-`` in front (``acc-0003`` is FP8D-ACC-0003)."""
+    for candidate in (typed, typed.upper(), f"FP8D-{typed.upper()}"):
+        if ruleset.get(candidate) is not None or candidate in BUILTIN:
+            return candidate
+    return typed
 
 
 def _escaped(write: Write, fmt: str) -> Write:

@@ -13,7 +13,7 @@ from preflight.commands.args import add_job, file_name, options_from
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_job(p)
     p.add_argument("-o", "--output", metavar="FILE", type=file_name, help="write to FILE instead of stdout")
-    p.add_argument("--no-redact", action="store_true", help="keep paths, hostnames and UUIDs")
+    p.add_argument("--no-redact", action="store_true", help="do not mask secrets, home directory, hostnames and GPU UUIDs")
     p.set_defaults(detail="normal")   # progress: no -q here
 
 

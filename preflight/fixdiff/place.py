@@ -4,7 +4,8 @@ makes it (``--diff``, issue 24 item 3).
 A fact the job sets is changed where its provenance says it was read (``file:line``). A fact it
 does not set yet goes into the file of the same kind that holds its nearest sibling (the fact
 sharing the longest key path): a new key of that mapping / table / object, or, in a launch
-script, a new flag right after the sibling's flag. ``config.<kind>.cli.*`` facts are launch-line
+script, a new flag right after the sibling's flag. A config the launch line composes from
+several files (``config.<kind>.layers``) is placed by :mod:`.layers`. ``config.<kind>.cli.*`` facts are launch-line
 flags and go only into a launch script; a launch script takes only flat flags. The editors are
 :mod:`.yamledit` (ruamel.yaml), :mod:`.tomledit` (tomlkit), :mod:`.jsonedit` and
 :mod:`.shelledit`, each imported when a file of its format is edited.
@@ -54,6 +55,11 @@ def place(spec: EditSpec, facts: Any, files: FileSource) -> Placed | None:
     """The edit for ``spec``; None when there is nothing to do (already so, or not set)."""
     kind, path = split(spec.fact)
     values = facts.values
+    from preflight.fixdiff.layers import layers_of, place_layered
+
+    layers = layers_of(values.get(f"config.{kind}.layers"))
+    if layers is not None:      # composed by the launch line from several files (.layers)
+        return place_layered(spec, path, layers, facts, files, _maker)
     if spec.action == "remove_item":
         return _remove_items(spec, path, facts, files)
     if spec.fact in values:
@@ -72,6 +78,10 @@ def place(spec: EditSpec, facts: Any, files: FileSource) -> Placed | None:
     if spec.action in ("delete", "replace"):
         return None             # not set anywhere: nothing to remove or replace
     sib = _sibling(kind, path, facts, files)
+    if sib is None and len(path) == 2 and path[0] == "cli":
+        launched = _on_launch_line(kind, path[-1], spec.value, facts, files)
+        if launched is not None:
+            return launched
     if sib is None:
         raise EditError(f"no {kind} file read that could take it")
     sib_fact, loc, fmt = sib
@@ -122,6 +132,37 @@ def _remove_items(spec: EditSpec, path: tuple[str, ...], facts: Any, files: File
     text, fmt = files.text(loc.path)
     return Placed(loc.path, loc.line or 0, _maker(fmt, text, "set", path, kept, loc.line,
                                                   current))
+
+
+LAUNCH_COMMANDS: dict[str, tuple[tuple[str, ...], ...]] = {
+    "accelerate": (("accelerate", "launch"), ("accelerate-launch",)),
+}
+"""The command words of a kind's launch line whose reader marks it with ``config.<kind>.cli.launch``
+(``frameworks/accelerate_launch.py``: ``TRAINS``; a test holds the two equal)."""
+
+
+def _on_launch_line(kind: str, flag: str, value: Any, facts: Any, files: FileSource
+                    ) -> Placed | None:
+    """A launch-line flag for a line that passes none of its kind's flags yet (``accelerate
+    launch --config_file acc.yaml train.py``: ``--config_file`` is a pointer, not a setting):
+    right after the command words. None where the job has no such line."""
+    commands = LAUNCH_COMMANDS.get(kind)
+    marker = f"config.{kind}.cli.launch"
+    if commands is None or marker not in facts.values:
+        return None
+    loc = Location.from_source(facts.source(marker))
+    if loc is None or not loc.line:
+        return None
+    _, fmt = files.text(loc.path)
+    if fmt != "shell":
+        return None
+    line = loc.line
+
+    def add(t: str) -> str:
+        from preflight.fixdiff import shelledit
+
+        return shelledit.add_after_command(t, flag, line, commands, value)
+    return Placed(loc.path, line, add)
 
 
 def _maker(fmt: str, text: str, action: str, path: tuple[str, ...], value: Any,

@@ -239,6 +239,33 @@ def add_flag(text: str, flag: str, number: int, sibling: str, value: Any,
     return "\n".join(lines)
 
 
+def add_after_command(text: str, flag: str, number: int,
+                      commands: tuple[tuple[str, ...], ...], value: Any) -> str:
+    """Add ``--flag value`` right after the command words on line ``number`` (``accelerate
+    launch``, one of ``commands``): a launch line that passes no flag of its own yet, only
+    ``--config_file`` or nothing at all."""
+    if value is False:
+        return text                    # not passed is already false
+    lines, cur = _line(text, number)
+    ws = words(cur)
+    if _find(ws, flag) is not None:
+        raise EditError(f"line {number} already passes --{flag}")
+    end = None
+    for k, w in enumerate(ws):
+        for cmd in commands:
+            got = [x.text for x in ws[k:k + len(cmd)]]
+            if got and got[0].rsplit("/", 1)[-1] == cmd[0] and got[1:] == list(cmd[1:]):
+                end = ws[k + len(cmd) - 1].end
+                break
+        if end is not None:
+            break
+    if end is None:
+        raise EditError(f"line {number} does not run {' '.join(commands[0])}")
+    lines[number - 1] = cur[:end] + " " + _word(flag, value, "--" + flag) + cur[end:]
+    _prove(cur, lines[number - 1], flag, value)
+    return "\n".join(lines)
+
+
 def _prove(old: str, new: str, flag: str, value: Any, current: Any = "") -> None:
     """Every word but the flag's is unchanged, and the flag is there with ``value`` (None:
     gone)."""

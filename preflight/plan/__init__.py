@@ -1,8 +1,9 @@
-"""The upgrade plan (``fp8-doctor plan``): the search is :mod:`.search`, the API call
-:mod:`.run`, the output :mod:`.render`, the command :mod:`.cli`.
+"""The upgrade plan (``fp8-doctor plan``): the search is :mod:`.search`, installability
+:mod:`.requires`, the API call :mod:`.run`, the output :mod:`.render`; the command is
+:mod:`preflight.commands.plan`.
 
 The names of :mod:`.search` are re-exported here on first use, so that building the command
-line (which imports :mod:`.cli`) does not load the engine.
+line (which imports :mod:`preflight.commands.plan`) does not load the engine.
 """
 
 from __future__ import annotations

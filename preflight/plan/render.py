@@ -39,7 +39,7 @@ def render_json(plan: Plan) -> str:
 def render_text(plan: Plan) -> str:
     age = plan.releases.age_days()
     lines = [f"fp8-doctor plan  (release data of {plan.releases.generated}"
-             + (f", {age} days old)" if age is not None else ")")]
+             + (f", {age} day{'' if age == 1 else 's'} old)" if age is not None else ")")]
     if not plan.gated:
         lines.append("No finding depends on a package version: nothing to change.")
     else:

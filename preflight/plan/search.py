@@ -285,7 +285,7 @@ def make_plan(facts: Facts, ruleset: RuleSet, rederive: Any,
     if left:
         why = (f"no combination of up to {MAX_CHANGES} known releases ({releases.generated} "
                "data) that can be installed together clears every version-gated finding "
-               "without raising another; the plan below gets closest, and what it leaves needs "
+               "without raising another; the plan given gets closest, and what it leaves needs "
                "a config change or no release fixes it yet")
     return Plan(tuple(sorted(gated)), changes, uncleared=tuple(sorted(set(remaining) | {
                     r for r in raised if r in serious})), other=other,

@@ -1,4 +1,4 @@
-"""Renderers: a Report as text (rich), JSON, a Markdown support report or SARIF 2.1.0.
+"""Renderers: a Report as text (rich), JSON, a Markdown support report, SARIF 2.1.0 or JUnit XML.
 
 Every format renders from the report's JSON document (:meth:`Report.to_dict`), redacted first
 unless ``redact=False``; after rendering, the string is passed through the content redactor once

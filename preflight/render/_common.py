@@ -62,6 +62,9 @@ def config_inputs(doc: dict[str, Any]) -> list[str]:
 # The finding the pipeline raises for a config file that cannot be read (preflight/api.py).
 CONFIG_UNREADABLE = "FP8D-CFG-UNREADABLE"
 NO_INPUTS = "none found (no PATH given and no accelerate default config, or none in the given folders)"
+NO_JOB = "FP8D-CFG-NO-JOB"
+NO_INPUTS_GIVEN = "none found in the paths given (FP8D-CFG-NO-JOB says where it looked)"
+NO_INPUTS_NONE = "none: no PATH given and no accelerate default config (only this machine checked)"
 
 
 def unreadable_configs(doc: dict[str, Any]) -> list[str]:
@@ -82,6 +85,11 @@ def inputs_summary(doc: dict[str, Any]) -> str | None:
     if bad:
         noun = "file was" if len(bad) == 1 else "files were"
         return f"none readable: {len(bad)} config {noun} given but could not be read ({CONFIG_UNREADABLE})"
+    # FP8D-CFG-NO-JOB has a location exactly when paths were given (the path that held no job):
+    # "no PATH given" read as untrue after `check .` in an empty folder (newcomer run).
+    no_job = [f for f in doc.get("findings") or [] if f.get("id") == NO_JOB]
+    if no_job:
+        return NO_INPUTS_GIVEN if any(f.get("location") for f in no_job) else NO_INPUTS_NONE
     return NO_INPUTS
 
 

@@ -18,8 +18,10 @@ from preflight.render._common import fmt_value, is_unknown
 
 # Distributions shown in the environment summary, by group (PEP 503 names, as in pkg.<dist>.*).
 FP8_LIBS = ("transformer-engine", "torchao", "ms-amp")
-FRAMEWORKS = tuple(dict.fromkeys(d for dists in DISTRIBUTIONS.values() for d in dists))
-"""Every framework's distributions (its record's, through the generated index)."""
+FRAMEWORKS = tuple(dict.fromkeys(d for dists in DISTRIBUTIONS.values() for d in dists
+                                  if d not in FP8_LIBS))
+"""Every framework's distributions (its record's, through the generated index), less the FP8
+libraries a record also names (torchtune's and cosmos-rl's torchao): shown once, in their row."""
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from preflight.speedup import childwhy
+
 Best = Callable[[Callable[[], object]], float]
 """Best-of-rounds seconds per call of a function (:func:`_timer`)."""
 
@@ -224,15 +226,15 @@ def run(request: dict[str, Any]) -> dict[str, Any]:
         try:
             import transformer_engine.pytorch  # noqa: F401
         except Exception as exc:  # noqa: BLE001
-            return {"status": "failed", "reason": f"backend te: transformer_engine does not "
-                    f"import here ({type(exc).__name__}: {str(exc)[:200]})"}
+            return {"status": "failed", "reason": "backend te: " + childwhy.reason(
+                exc, 200, "Transformer Engine does not import here")}
     ao_problem: str | None = None
     measure = bool(request.get("measure_layers")) and not use_te
     if measure:
         try:
             import torchao.float8  # noqa: F401
         except Exception as exc:  # noqa: BLE001 - the modelled casts still give an answer
-            ao_problem = (f"torchao.float8 does not import ({type(exc).__name__}): no "
+            ao_problem = (f"torchao.float8 does not import ({childwhy.reason(exc, 120)}): no "
                           "whole-layer bound")
     bandwidth = copy_bandwidth(torch, best, device)
     linears = []
@@ -261,7 +263,7 @@ def main() -> int:
         request = json.loads(sys.argv[1])
         result = run(request)
     except Exception as exc:  # noqa: BLE001 - the parent turns this into a clear failure
-        result = {"status": "failed", "reason": f"{type(exc).__name__}: {str(exc)[:500]}"}
+        result = {"status": "failed", "reason": childwhy.reason(exc, 500)}
     print(json.dumps(result), flush=True)
     return 0
 

@@ -30,7 +30,7 @@ import sys
 import time
 from typing import Any
 
-from preflight.speedup import gpubusy, hostmargin, trial_model
+from preflight.speedup import childwhy, gpubusy, hostmargin, trial_model
 
 
 def _step_fn(torch: Any, model: Any, opt: Any, ids: Any, generic: bool, ctx: Any) -> Any:
@@ -118,8 +118,8 @@ def run(req: dict[str, Any]) -> dict[str, Any]:
         try:
             import transformer_engine.pytorch  # noqa: F401 - before torch loads its cuDNN
         except Exception as exc:  # noqa: BLE001 - reported, the parent says why
-            return {"status": "failed", "reason": "Transformer Engine does not import here "
-                    f"({type(exc).__name__}: {str(exc)[:300]})"}
+            return {"status": "failed",
+                    "reason": childwhy.reason(exc, 300, "Transformer Engine does not import here")}
     import torch
 
     device = req.get("device", "cuda")
@@ -202,7 +202,7 @@ def main() -> int:
         with open(sys.argv[1], encoding="utf-8") as fh:
             result = run(json.load(fh))
     except Exception as exc:  # noqa: BLE001 - the parent turns this into a clear failure
-        result = {"status": "failed", "reason": f"{type(exc).__name__}: {str(exc)[:500]}"}
+        result = {"status": "failed", "reason": childwhy.reason(exc, 500)}
     print(json.dumps(result), flush=True)
     return 0
 

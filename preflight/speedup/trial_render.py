@@ -26,7 +26,9 @@ def lines(report: TrialReport, md: bool = False) -> list[str]:
                f"{s.heads} heads ({s.kv_heads} KV), {s.layers} layers, vocab {s.vocab}; "
                f"micro-batch {s.micro_batch} x seq {s.seq} = {s.tokens} tokens")
     where = report.child.get("device_name")
-    out.append(f"Trained: BF16 and {report.backend} {report.recipe}"
+    # "Trained" only when a step was timed: a trial that never ran says what it would have run
+    out.append(("Trained" if report.bf16 else "Not trained (would train)")
+               + f": BF16 and {report.backend} {report.recipe}"
                f"{', compiled (torch.compile)' if report.compiled else ', eager'}"
                + (f", on {where}" if where else "")
                + (f", at depths {' and '.join(map(str, report.depths))}" if report.depths else ""))

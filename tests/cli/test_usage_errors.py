@@ -128,3 +128,26 @@ def test_an_empty_file_name_is_a_usage_error(argv: list[str],
         cli.main(argv)
     out = capsys.readouterr()
     assert err.value.code == 2 and "empty file name" in out.err and out.out == ""
+
+
+@pytest.mark.parametrize(("argv", "where"), [
+    (["explain", "FP8D-ACC-0003"], "rules show ID"),
+    (["report", "--redact", "."], "--no-redact"),
+    (["check", "--no-smoke", "--json"], "--format json"),
+])
+def test_what_a_newcomer_types_gets_a_tip_to_the_real_spelling(
+        argv: list[str], where: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """A newcomer session: `explain ID` (as other linters spell it) and `report --redact` were
+    a bare "invalid choice" / "unrecognized arguments"; the usage error now says where it is."""
+    with pytest.raises(SystemExit) as err:
+        cli.main(argv)
+    out = capsys.readouterr()
+    assert err.value.code == 2 and out.out == ""
+    tip = [line for line in out.err.splitlines() if line.strip().startswith("tip:")]
+    assert len(tip) == 1 and where in tip[0]
+
+
+def test_an_unrelated_usage_error_has_no_tip(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as err:
+        cli.main(["check", "--no-smoke", "--nope"])
+    assert err.value.code == 2 and "tip:" not in capsys.readouterr().err

@@ -47,6 +47,19 @@ def test_show_by_id_and_alias(run_rules: Run) -> None:
         run_rules("show", "FP8D-XX-0001", "--rules", RULES)
 
 
+@pytest.mark.parametrize("typed", ["fp8d-hw-0001", "HW-0001", "hw-0001"])
+def test_show_takes_an_id_in_any_case_and_without_its_prefix(run_rules: Run, typed: str) -> None:
+    # A newcomer types the id as they remember it (`rules show acc-0003`): "no rule" sent them
+    # back to `rules list` for what was plainly one rule.
+    code, out = run_rules("show", typed, "--rules", RULES)
+    assert code == 0 and out.startswith("FP8D-HW-0001:")
+
+
+def test_show_names_a_built_in_finding_typed_in_lower_case(run_rules: Run) -> None:
+    code, out = run_rules("show", "cfg-no-job", "--rules", RULES)
+    assert code == 0 and out.startswith("FP8D-CFG-NO-JOB:")
+
+
 def test_test_passes_on_the_samples(run_rules: Run) -> None:
     code, out = run_rules("test", "--rules", RULES)
     assert (code, out) == (0, "13 passed, 0 failed, 4 rule(s)")

@@ -91,6 +91,17 @@ def test_downgrades_only_when_asked(tmp_path: Path, rules) -> None:
     assert all(c.package != "transformer-engine" or c.upgrade for c in down.changes)
 
 
+@pytest.mark.parametrize(("days", "said"), [(1, "1 day old"), (2, "2 days old"),
+                                             (0, "0 days old")])
+def test_the_header_gives_the_release_datas_age(tmp_path: Path, rules, days: int, said: str,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    facts, _ = _facts(tmp_path, H100_OLD_TE)
+    plan = make_plan(facts, rules, rederive)
+    # the age as of a fixed day, not of the clock (no test may depend on when it runs)
+    monkeypatch.setattr(Releases, "age_days", lambda self, today=None: days)
+    assert render_text(plan).splitlines()[0].endswith(f", {said})")
+
+
 def test_partial_plan_on_the_example_job_names_what_it_leaves(rules) -> None:
     from preflight.examples import example_paths
 

@@ -71,3 +71,25 @@ def test_unknown_facts_in_the_report_reach_the_rows() -> None:
     view = build_view(document(report, redactor=NEUTRAL))
     gpu = next(r for r in view.environment if r.label == "GPU")
     assert gpu.parts == (UnknownPart("no NVML", "referable"),)
+
+
+def test_an_fp8_library_is_one_row_not_also_a_framework() -> None:
+    # torchtune's and cosmos-rl's records name torchao among their distributions: a newcomer's
+    # report listed "Frameworks  torchao 0.18.0" under "FP8 libraries  torchao 0.18.0".
+    facts = {"pkg.torchao.version": "0.18.0", "pkg.transformer-engine.version": "2.8.0",
+             "pkg.accelerate.version": "1.11.0"}
+    rows = {r.label: r.text(lambda p: "?") for r in environment_rows(facts)}
+    assert rows["FP8 libraries"] == "transformer-engine 2.8.0, torchao 0.18.0"
+    assert rows["Frameworks"] == "accelerate 1.11.0"
+
+
+@pytest.mark.parametrize(("location", "given"), [({"path": "job", "line": None}, True),
+                                                (None, False)])
+def test_no_inputs_says_whether_paths_were_given(location: dict[str, object] | None,
+                                                  given: bool) -> None:
+    # `check .` in an empty folder said "no PATH given" (newcomer run): FP8D-CFG-NO-JOB has a
+    # location exactly when paths were given, and the inputs line follows it.
+    from preflight.render._common import NO_INPUTS_GIVEN, NO_INPUTS_NONE, inputs_summary
+
+    doc = {"inputs": [], "findings": [{"id": "FP8D-CFG-NO-JOB", "location": location}]}
+    assert inputs_summary(doc) == (NO_INPUTS_GIVEN if given else NO_INPUTS_NONE)
