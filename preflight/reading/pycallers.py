@@ -26,7 +26,7 @@ import ast
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from preflight.reading import pyclick, pyhydra, pyjsonarg, pyprops
+from preflight.reading import pyclick, pyfire, pyhydra, pyjsonarg, pyprops
 from preflight.reading.pyvalues import MAX_DEPTH, Call, Ref, Unresolved, dotted, option_value
 
 if TYPE_CHECKING:
@@ -88,6 +88,9 @@ def parameter(module: Module, scope: Scope, name: str, depth: int, line: int | N
                 return got
         got = pyjsonarg.received(module, scope, name, depth)   # `CLI(fn)`: the launch line's
         if got is not pyjsonarg.NOT_CLI:
+            return got
+        got = pyfire.received(module, scope, name, depth)   # `fire.Fire(fn)`: likewise
+        if got is not pyfire.NOT_FIRE:
             return got
     key = (id(scope), name, depth)
     if key not in module._params:
