@@ -195,16 +195,16 @@ def received(module: Module, scope: Scope, name: str, depth: int = 0) -> Any:
             return Unresolved(f"{label}: the launch line runs {words[0][:60]!r}" if words else
                               f"{label}: the launch line names no command")
         words = words[1:]
-    return _bound(module, scope, name, cls, func, words, label)
+    return _bound(module, scope.node, name, cls, func, words, label)
 
 
-def _bound(module: Module, scope: Scope, name: str, cls: str | None, func: str,
-           words: list[str], label: str) -> Any:
+def _bound(module: Module, fn: ast.FunctionDef | ast.AsyncFunctionDef, name: str,
+           cls: str | None, func: str, words: list[str], label: str) -> Any:
     """The value of ``name`` once the class (if any) and the function have taken their words."""
     if cls is not None:
         init = module.methods.get((cls, "__init__"))
         node = module.classes[cls]
-        if init is not None:
+        if init is not None and init.node is not None:
             spec = _spec(init.node, method=True)
         elif any("dataclass" in ast.unparse(d) for d in node.decorator_list):
             spec = _Spec(list(_fields(module, cls)), set(), None, None)
@@ -220,19 +220,19 @@ def _bound(module: Module, scope: Scope, name: str, cls: str | None, func: str,
             return taken
         given, rest = taken
         if func == "__init__":
-            return _value(module, scope.node, name, spec, given, [], label)
+            return _value(module, fn, name, spec, given, [], label)
         if not rest or rest[0].replace("-", "_") != func:
             return Unresolved(f"{label}: the launch line calls {rest[0][:60]!r} of {cls}"
                               if rest else f"{label}: the launch line calls no method of {cls}")
         words = rest[1:]
     elif "-" in words:      # the separator: what follows goes to the result
         words = words[:words.index("-")]
-    spec = _spec(scope.node, method=cls is not None)
+    spec = _spec(fn, method=cls is not None)
     taken = _take(words, spec, positional=True)
     if isinstance(taken, Unresolved):
         return taken
     given, rest = taken
-    return _value(module, scope.node, name, spec, given, rest, label)
+    return _value(module, fn, name, spec, given, rest, label)
 
 
 class _Spec:
@@ -293,6 +293,8 @@ def _take(words: list[str], spec: _Spec, positional: bool
         skip = not eq and not alone
         if keyword:
             kwargs[keyword] = value
+        elif word in _HELP:     # core.py:206-236 _IsHelpShortcut: help, not a run
+            return Unresolved(f"python-fire shows help for {word!r} and does not run")
         else:               # left over, after the positional words (core.py:750)
             left.extend(words[index:index + (1 if eq or alone else 2)])
     # a function's left-over flags go to its result; a class's name the method with the rest
