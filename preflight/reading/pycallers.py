@@ -121,6 +121,10 @@ def param_value(module: Module, scope: Scope, name: str, depth: int) -> Any:
     if (target in module._escapes and target not in module.bindings) or name not in params:
         return NO_CALL      # (`typer.run(main)` passes main as a value; the job's calls bind it)
     index = params.index(name)
+    many = len(module.bindings.get(target, ())) + len(module._sites.get(target, []))
+    if many > MAX_SITES:        # the first MAX_SITES calls agreeing say nothing of the rest
+        return Unresolved(f"{target}() is called {many} times (more than {MAX_SITES} are not "
+                          f"read) with values for {name}")
     values: list[Any] = []
     for call in list(module.bindings.get(target, ()))[:MAX_SITES]:
         if index < len(call.args):
