@@ -307,7 +307,7 @@ def _written(scripts: Sequence[str]) -> dict[str, str]:
     in the folder is not read: what runs is what the script writes (redteam4; the launch
     script's own reading says so at the line that uses it, :mod:`.reading.shellwrites`)."""
     from preflight.reading.parse import ParseError, read_text
-    from preflight.reading.shell import blank_heredocs
+    from preflight.reading.shell import blank_heredocs, heredocs
     from preflight.reading.shellvars import collect_variables, strip_comments
     from preflight.reading.shellwrites import writes
 
@@ -318,7 +318,11 @@ def _written(scripts: Sequence[str]) -> dict[str, str]:
         except (ParseError, OSError):
             continue
         folder = os.path.dirname(os.path.abspath(script))
-        text = strip_comments(blank_heredocs(text))
+        # closing lines kept: blanked, the lexer took the first `<<EOF` as never closed and
+        # missed every write after it (jobs/scripts.py; redteam11)
+        text = strip_comments(blank_heredocs(text, [
+            replace(d, end=d.body_end) if d.closed and d.body_end >= d.start else d
+            for d in heredocs(text)]))
         for name, line in writes(text, collect_variables(text)).items():
             out.setdefault(os.path.normpath(os.path.join(folder, name)), (
                 f"written by {os.path.basename(script)} at line {line} before it runs: the "
