@@ -252,6 +252,15 @@ def _entries(defaults: Any, style: str, chain: Chain) -> list[tuple[str, bool]]:
 def _load(path: str, parsed: Parsed, chain: Chain, depth: int, seen: set[str],
           style: str) -> None:
     data = parsed.data if isinstance(parsed.data, dict) else {}
+    if parsed.data is not None and not isinstance(parsed.data, dict):
+        # a list or a scalar at the top (`[1, 2]`, `hello`): no framework takes it as its
+        # config (OmegaConf, pydantic, Hydra refuse it); read as empty it was every default,
+        # FP8 "no" (redteam11: `uv run rl @ x.json` holding a JSON list)
+        what = type(parsed.data).__name__
+        chain.problems.append(ConfigProblem(path, 1, (
+            f"the file's top level is a {what}, not a mapping of settings: the framework "
+            "refuses it as a config")))
+        chain.unread.append(f"{os.path.basename(path)} holds a {what}, not a mapping")
     # a TOML job file (torchtitan) has no defaults chain
     parents = _entries(data.get("defaults"), style, chain) if style != "toml" else []
     line = parsed.line_of(("defaults",))
