@@ -268,3 +268,82 @@ def test_an_unclosed_compound_command_is_a_problem_at_its_line(tmp_path: Path, b
 ])
 def test_closed_compound_commands_are_read(tmp_path: Path, before: str) -> None:
     assert _megatron(tmp_path, before)[0]["fp8"] is True
+
+
+# --- an object shared with a job module, changed by setattr / __dict__ --------------------------
+
+TE_LLAMA = JOBS / "holdout14-te-llama-tutorial-accelerate-fp8-te-llama2-7b-h100" / "files"
+_TE = "docs/examples/te_llama/"
+_SET = 'hyperparams.mixed_precision = "fp8"'
+
+
+def _te_llama(tmp_path: Path, change: str, extra: dict[str, str] | None = None) -> Any:
+    job = tmp_path / "job"
+    shutil.copytree(TE_LLAMA, job)
+    run = job / _TE / "run_fp8.py"
+    text = run.read_text()
+    assert _SET in text
+    run.write_text(text.replace(_SET, change))
+    for name, body in (extra or {}).items():
+        (job / _TE / name).parent.mkdir(parents=True, exist_ok=True)
+        (job / _TE / name).write_text(body)
+    return _intent(run)[0]["fp8"]
+
+
+def test_setattr_with_a_literal_name_is_a_set(tmp_path: Path) -> None:
+    assert _te_llama(tmp_path, 'setattr(hyperparams, "mixed_precision", "fp8")') is True
+
+
+@pytest.mark.parametrize("change", [
+    'hyperparams.__dict__["mixed_precision"] = "fp8"',
+    'vars(hyperparams).update(mixed_precision="fp8")',
+    'name = "mixed_precision"\nsetattr(hyperparams, name, "fp8")',
+])
+def test_attributes_changed_by_names_not_given_are_unknown(tmp_path: Path, change: str) -> None:
+    assert isinstance(_te_llama(tmp_path, change), Unknown)
+
+
+def test_reading_the_object_changes_nothing(tmp_path: Path) -> None:
+    assert _te_llama(tmp_path, _SET + "\nprint(vars(hyperparams))") is True
+
+
+def test_a_package_wins_over_a_module_of_its_name(tmp_path: Path) -> None:
+    # importlib's FileFinder looks for utils/__init__.py before utils.py
+    got = _te_llama(tmp_path, _SET, {"utils/__init__.py": "hyperparams = None\n"})
+    assert got is not True
+
+
+# --- launchers named by their path --------------------------------------------------------------
+
+@pytest.mark.parametrize("line, kind", [
+    ("/opt/conda/bin/python train.py", "hf_trainer"),
+    ("$VENV/bin/python3 train.py", "hf_trainer"),
+    ("/usr/local/bin/torchrun --nproc_per_node 8 train.py", "hf_trainer"),
+    ("~/.local/bin/llamafactory-cli train t.yaml", "llamafactory"),
+    ("/usr/bin/axolotl train a.yaml", "axolotl"),
+])
+def test_a_launcher_given_by_its_path_is_read(tmp_path: Path, line: str, kind: str) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "train.py").write_text("from transformers import TrainingArguments\n"
+                                       "args = TrainingArguments(output_dir='x', bf16=True)\n")
+    (tmp_path / "t.yaml").write_text("stage: sft\nfinetuning_type: full\nfp8: true\n")
+    (tmp_path / "a.yaml").write_text("base_model: x\nbf16: true\n")
+    (tmp_path / "run.sh").write_text(line + "\n")
+    _, read = _intent(tmp_path / "run.sh")
+    assert kind in [k for _, k in read.files]
+
+
+@pytest.mark.parametrize("line", ["cat logs/python train.py", "ls out/torchrun train.py"])
+def test_a_launcher_name_inside_another_path_is_no_launch(tmp_path: Path, line: str) -> None:
+    from preflight.reading.launch import launcher_commands
+
+    assert not list(launcher_commands(line + "\n"))
+
+
+def test_prime_rl_yaml_has_no_defaults_chain(tmp_path: Path) -> None:
+    # pydantic-config includes no other file: `defaults:` in an `@ c.yaml` is a key, not a chain
+    intent, read = _intent(_prime(tmp_path, "uv run rl @ c.yaml\n", {
+        "c.yaml": "defaults:\n  - f.yaml\ninference:\n  vllm: {}\norchestrator: {}\n",
+        "f.yaml": "trainer:\n  model:\n    quantization:\n      type: mxfp8\n"}))
+    assert intent["fp8"] is False
+    assert not any(p.endswith("f.yaml") for p, _ in read.files)
