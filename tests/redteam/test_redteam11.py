@@ -347,3 +347,23 @@ def test_prime_rl_yaml_has_no_defaults_chain(tmp_path: Path) -> None:
         "f.yaml": "trainer:\n  model:\n    quantization:\n      type: mxfp8\n"}))
     assert intent["fp8"] is False
     assert not any(p.endswith("f.yaml") for p, _ in read.files)
+
+
+@pytest.mark.parametrize("script, fp8, rollout", [
+    (f'uv run rl @ "$(dirname "$0")/{REV_TOML}" --trainer.model.quantization.type mxfp8\n',
+     True, False),
+    (f'D="$(cd "$(dirname "${{BASH_SOURCE[0]}}")" && pwd)"\nuv run rl @ $D/{REV_TOML}\n',
+     False, False),
+])
+def test_prime_rl_paths_from_the_scripts_folder_are_read(tmp_path: Path, script: str,
+                                                          fp8: bool, rollout: bool) -> None:
+    # the launch readers that take `launch.args` got the script-folder marker as text
+    intent, _ = _intent(_prime(tmp_path, script))
+    assert (intent["fp8"], intent["rollout.fp8"]) == (fp8, rollout)
+
+
+def test_prime_rl_script_folder_path_out_of_the_job_is_unknown(tmp_path: Path) -> None:
+    (tmp_path / "secret.toml").write_text("[trainer.model.quantization]\n")
+    intent, read = _intent(_prime(tmp_path, 'uv run rl @ "$(dirname "$0")/../secret.toml"\n'))
+    assert isinstance(intent["fp8"], Unknown)
+    assert "\x01" not in intent["fp8"].reason
