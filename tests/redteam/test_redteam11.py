@@ -367,3 +367,15 @@ def test_prime_rl_script_folder_path_out_of_the_job_is_unknown(tmp_path: Path) -
     intent, read = _intent(_prime(tmp_path, 'uv run rl @ "$(dirname "$0")/../secret.toml"\n'))
     assert isinstance(intent["fp8"], Unknown)
     assert "\x01" not in intent["fp8"].reason
+
+
+def test_torchtune_settings_from_variables_are_unknown(tmp_path: Path) -> None:
+    # View.get gives the default for an Unknown: `compile=$C` read as compile off
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "my.yaml").write_text("dtype: bf16\ncompile: false\nmodel:\n"
+                                      "  _component_: torchtune.models.llama3.llama3_8b\n")
+    (tmp_path / "run.sh").write_text("tune run full_finetune_distributed --config ./my.yaml "
+                                     "compile=$C dtype=$D\n")
+    intent, _ = _intent(tmp_path / "run.sh")
+    assert isinstance(intent["compile"], Unknown) and "$C" in intent["compile"].reason
+    assert isinstance(intent["precision"], Unknown) and "$D" in intent["precision"].reason
