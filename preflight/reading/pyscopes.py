@@ -110,9 +110,10 @@ def _hidden_set(scope: Scope, node: ast.AST, guards: Guards, top: bool) -> None:
     elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store):
         name = _dict_of(node.value)
     if name is not None and top and name not in ("self", "cls"):
+        line = getattr(node, "lineno", 0)
         scope.binds.setdefault(name, []).append(Bind(
-            None, node.lineno, guards, f"{name}'s attributes are changed at line {node.lineno} "
-            "by names the text does not give"))
+            None, line, guards, f"{name}'s attributes are changed at line {line} by names the "
+            "text does not give"))
 
 
 def _dict_of(node: ast.expr) -> str | None:
