@@ -379,3 +379,28 @@ def test_torchtune_settings_from_variables_are_unknown(tmp_path: Path) -> None:
     intent, _ = _intent(tmp_path / "run.sh")
     assert isinstance(intent["compile"], Unknown) and "$C" in intent["compile"].reason
     assert isinstance(intent["precision"], Unknown) and "$D" in intent["precision"].reason
+
+
+@pytest.mark.parametrize("launch, name, text", [
+    ("llamafactory-cli train bad.yaml", "bad.yaml", "stage: sft\nfp8: [\n"),
+    ("llamafactory-cli sft t.json", "t.json", "[1]"),
+    ("accelerate launch --config_file acc.yaml t.py", "acc.yaml", "- 1\n"),
+    ("axolotl train ax.yaml", "ax.yaml", "- 1\n"),
+])
+def test_a_named_config_that_cannot_be_read_leaves_fp8_unknown(tmp_path: Path, launch: str,
+                                                               name: str, text: str) -> None:
+    # an error at the config's line, and "FP8: no" from the defaults beside it
+    (tmp_path / ".git").mkdir()
+    (tmp_path / name).write_text(text)
+    (tmp_path / "t.py").write_text("import torch\n")
+    (tmp_path / "run.sh").write_text(launch + "\n")
+    intent, read = _intent(tmp_path / "run.sh")
+    assert isinstance(intent["fp8"], Unknown)
+    assert any(p.path.endswith(name) and p.level == "error" for p in read.problems)
+
+
+def test_a_named_config_that_is_read_still_decides(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "t.yaml").write_text("stage: sft\nfinetuning_type: full\nbf16: true\n")
+    (tmp_path / "run.sh").write_text("llamafactory-cli train t.yaml\n")
+    assert _intent(tmp_path / "run.sh")[0]["fp8"] is False
