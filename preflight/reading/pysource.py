@@ -35,7 +35,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from preflight.reading import pycallables, pycallers, pyenviron, pyprops, pyshared
+from preflight.reading import pycallables, pycallers, pyenviron, pyloopstep, pyprops, pyshared
 from preflight.reading.parse import ParseError
 from preflight.reading.pycallers import apply_sets, call_sites, inline, never_called, parameter
 from preflight.reading.pyguards import Guards, boolop, compare, decide, truth
@@ -153,9 +153,9 @@ class Module(Layout):
     def runs(self, guards: Guards, scope: Scope, calls: bool = False,
              depth: int = 0) -> bool | Unresolved:
         """Whether code under ``guards`` in ``scope`` runs: True, False, or Unresolved with the
-        condition the text does not decide (:func:`.pyguards.decide`). Worked out once per block
-        and each test once per scope: 5,000 calls under one long test, or 90 nested ones, must
-        not evaluate (and quote) it 5,000 times."""
+        condition the text does not decide (:func:`.pyguards.decide`; per-step tests of a loop:
+        :mod:`.pyloopstep`). Worked out once per block and each test once per scope (5,000 calls
+        under one long test must not evaluate it 5,000 times)."""
         def test(node: ast.expr) -> Any:
             at = (id(node), id(scope), depth)
             if at not in self._tested:
@@ -163,7 +163,9 @@ class Module(Layout):
             return self._tested[at][1]
         key = (id(guards), id(scope), calls, depth)
         if key not in self._decided:
-            self._decided[key] = (guards, scope, decide(guards, test, calls))
+            got = decide(guards, test, calls)
+            self._decided[key] = (guards, scope, got if not calls or not isinstance(
+                got, Unresolved) else pyloopstep.some_step(self, guards, scope, depth) or got)
         return self._decided[key][2]
 
     def result(self, scope: Scope, depth: int = 0) -> Any:
