@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from preflight.reading.pyguards import Guards, decide, truth
 from preflight.reading.pyscopes import Scope
-from preflight.reading.pyvalues import Ref
+from preflight.reading.pyvalues import Ref, Unresolved
 
 if TYPE_CHECKING:
     from preflight.reading.pysource import Module
@@ -111,6 +111,15 @@ class _Sub(ast.NodeTransformer):
         return super().generic_visit(node)
 
 
+def after(module: Module, got: bool | Unresolved, guards: Guards, scope: Scope, depth: int,
+          calls: bool) -> bool | Unresolved:
+    """``got`` (:func:`.pyguards.decide`'s answer), or True where it is undecided for a call
+    and a step of the enclosing loops is a witness (:func:`some_step`)."""
+    if calls and isinstance(got, Unresolved):
+        return some_step(module, guards, scope, depth) or got
+    return got
+
+
 def some_step(module: Module, guards: Guards, scope: Scope, depth: int) -> bool | None:
     """True when a step of the loops ``guards`` hold the call in surely runs it; else None."""
     loops = _loops(module, scope)
@@ -145,11 +154,14 @@ def some_step(module: Module, guards: Guards, scope: Scope, depth: int) -> bool 
 def _holds(module: Module, guard: Any, given: dict[str, ast.expr], scope: Scope,
            depth: int) -> bool:
     sub = _Sub(given)
-    test = sub.visit(copy.deepcopy(guard.test))
-    if sub.bad:
+    try:
+        test = sub.visit(copy.deepcopy(guard.test))
+        if sub.bad:
+            return False
+        ast.fix_missing_locations(test)
+        value = truth(module.evaluate(test, scope, depth + 1))
+    except RecursionError:      # a test nested past the interpreter's depth: no witness
         return False
-    ast.fix_missing_locations(test)
-    value = truth(module.evaluate(test, scope, depth + 1))
     return value == guard.holds or (value is None and guard.returns)
 
 
@@ -157,4 +169,4 @@ def _is_range(value: Any) -> bool:
     return isinstance(value, Ref) and value.name == "builtins.range"
 
 
-__all__ = ["some_step"]
+__all__ = ["after", "some_step"]

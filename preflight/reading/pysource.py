@@ -163,9 +163,8 @@ class Module(Layout):
             return self._tested[at][1]
         key = (id(guards), id(scope), calls, depth)
         if key not in self._decided:
-            got = decide(guards, test, calls)
-            self._decided[key] = (guards, scope, got if not calls or not isinstance(
-                got, Unresolved) else pyloopstep.some_step(self, guards, scope, depth) or got)
+            got = pyloopstep.after(self, decide(guards, test, calls), guards, scope, depth, calls)
+            self._decided[key] = (guards, scope, got)
         return self._decided[key][2]
 
     def result(self, scope: Scope, depth: int = 0) -> Any:
@@ -246,11 +245,12 @@ class Module(Layout):
                                       for v in (node.left, *node.comparators)], line)
         if isinstance(node, ast.BoolOp):
             return boolop(node, lambda v: self.evaluate(v, scope, depth + 1))
-        if isinstance(node, ast.IfExp):
-            test = truth(self.evaluate(node.test, scope, depth + 1))
-            if test is not None:
-                return self.evaluate(node.body if test else node.orelse, scope, depth + 1)
-            return Unresolved("chosen by a condition when the script runs", line)
+        if isinstance(node, ast.IfExp):     # (with the test's own reason: pyfromyaml's file)
+            got = self.evaluate(node.test, scope, depth + 1)
+            if truth(got) is not None:
+                return self.evaluate(node.body if truth(got) else node.orelse, scope, depth + 1)
+            why = getattr(got, "reason", "its value is known only then")
+            return Unresolved(f"chosen by a condition when the script runs: {why}", line)
         return pycallables.other(node, scope, line)     # a lambda is kept to be called
 
     def _name(self, name: str, scope: Scope, depth: int, line: int | None) -> Any:

@@ -151,3 +151,20 @@ def test_a_yaml_outside_the_job_is_never_opened(tmp_path: Path) -> None:
     assert isinstance(got, Unknown)
     got = _mp(job, "--config ../outside.yaml", None)
     assert isinstance(got, Unknown)
+
+
+def test_a_symlink_out_of_the_job_is_never_opened(tmp_path: Path) -> None:
+    job = tmp_path / "job"
+    (job / "configs").mkdir(parents=True)
+    (tmp_path / "secret.yaml").write_text("use_fp8: true\n")
+    (job / "configs" / "run.yaml").symlink_to(tmp_path / "secret.yaml")
+    assert isinstance(_mp(job, "--config configs/run.yaml", None), Unknown)
+
+
+@pytest.mark.parametrize("yaml", [
+    "use_fp8: true\n" + "x" * (64 * 1024 * 1024) + ": 1\n",      # over the reader's size limit
+    "a: &a [" + ", ".join(["*a"] * 50) + "]\nuse_fp8: true\n",   # an alias bomb
+    "\x00\x01binary",
+])
+def test_hostile_yaml_is_unknown_and_bounded(tmp_path: Path, yaml: str) -> None:
+    assert isinstance(_mp(tmp_path, "--config configs/run.yaml", yaml), Unknown)
