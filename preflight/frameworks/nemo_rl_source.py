@@ -1,12 +1,12 @@
-"""Whether the NeMo-RL checkout a job runs from carries two fixes its version cannot tell
+"""Whether the NeMo-RL checkout a job runs from carries fixes and options its version cannot tell
 (``config.nemo_rl.source.*``), read from the job's own copy of NeMo-RL's source.
 
 A NeMo-RL checkout of main reports the last release's version (``nemo_rl/package_info.py``: 0.6.0
 on main after v0.7.0), so FP8D-NRL-0005 / FP8D-NRL-0006 cannot tell from ``pkg.nemo-rl.version``
-whether a main checkout has the fix. When the job holds NeMo-RL's source (``nemo_rl/`` in a folder
-at or above the config, inside the read boundary; NeMo-RL runs from its checkout, ``uv run
-examples/run_grpo.py``), the files the fixes changed are read there (bounded, parsed, never
-imported):
+whether a main checkout has the fix, nor FP8D-NRL-0007 whether it reads ``is_mx``. When the job
+holds NeMo-RL's source (``nemo_rl/`` in a folder at or above the config, inside the read boundary;
+NeMo-RL runs from its checkout, ``uv run examples/run_grpo.py``), the files the fixes changed are
+read there (bounded, parsed, never imported):
 
 - ``colocated_refit_kv_scales``: PR 3226 (d5824c064, 2026-07-22) added ``kv_scales=kv_scales`` to
   the colocated refit's ``policy.stream_weights_via_ipc_zmq(...)`` call in
@@ -18,6 +18,11 @@ imported):
   fp8.py``; before it the file patches only ``RayDistributedExecutor.collective_rpc`` (L95-L121
   at 7ea279abf). True: the file names ``RayWorkerProc`` or ``RayExecutorV2``; false: it names
   only ``RayDistributedExecutor``; Unknown otherwise.
+- ``vllm_is_mx``: PR 1887 (ff2404c5b, 2026-07-07, on main only: v0.7.0 branched on 2026-06-27)
+  taught ``init_fp8`` in the same ``fp8.py`` to read ``vllm_cfg.is_mx`` (L193, L212-L231 at
+  7ea279abf); before it the file never names ``is_mx`` and builds 128x128 block scales whatever the
+  config says (``FP8_BLOCK_QUANT_KWARGS``, L33 and L204 at v0.7.0). True: the file names
+  ``is_mx``; false: it does not (read and valid text).
 
 Absent where the job does not hold the source: the rules then go by the version, as before.
 """
@@ -90,6 +95,18 @@ def ray_v2(path: str) -> tuple[Any, Source]:
                    "patch"), Source(path)
 
 
+def is_mx(path: str) -> tuple[Any, Source]:
+    """(vllm_is_mx, where) from ``quantization/fp8.py`` at ``path``: whether the checkout's FP8
+    rollout reads ``vllm_cfg.is_mx`` (MXFP8) at all."""
+    text, why = _text(path)
+    if text is None:
+        return Unknown(f"{os.path.basename(path)} not read: {why}"), Source(path)
+    at = text.find("is_mx")
+    if at < 0:
+        return False, Source(path)
+    return True, Source(path, text.count("\n", 0, at) + 1)
+
+
 def evidence(config: str) -> dict[str, tuple[Any, Source]]:
     """``config.nemo_rl.source.*`` for the checkout ``config`` is in (empty: not in the job);
     worked out once per check and checkout."""
@@ -101,6 +118,7 @@ def evidence(config: str) -> dict[str, tuple[Any, Source]]:
         out = {f"{PREFIX}.colocated_refit_kv_scales": kv_scales(os.path.join(root, GRPO))}
         if os.path.isfile(os.path.join(root, FP8)):
             out[f"{PREFIX}.ray_v2_fp8_patch"] = ray_v2(os.path.join(root, FP8))
+            out[f"{PREFIX}.vllm_is_mx"] = is_mx(os.path.join(root, FP8))
         return out
 
     got: dict[str, tuple[Any, Source]] = textcache.memo((__name__, root), work)

@@ -182,10 +182,11 @@ def _torchao(out: PyOut, call: Call) -> None:
             recipe = config.args[0] if config.args else config.kwargs.get("recipe_name")
         elif config.args or config.star is not None or set(config.kwargs) - _NOT_SCALING:
             recipe = Unknown("a Float8LinearConfig built field by field")
-        if "enable_fsdp_float8_all_gather" in config.kwargs:
-            out.put(f"{PREFIX}.torchao.enable_fsdp_float8_all_gather",
-                    config.kwargs["enable_fsdp_float8_all_gather"],
-                    config.lines.get("enable_fsdp_float8_all_gather", config.line), config.path)
+        # emulate=True: every float8 matmul dequantized and run in FP32 (FP8D-TAO-0016)
+        for field in ("enable_fsdp_float8_all_gather", "emulate"):
+            if field in config.kwargs:
+                out.put(f"{PREFIX}.torchao.{field}", config.kwargs[field],
+                        config.lines.get(field, config.line), config.path)
     elif config is not None:
         recipe = config
     out.put(f"{PREFIX}.torchao.recipe", recipe, call.lines.get("config", call.line))

@@ -73,11 +73,6 @@ NOT_AN_EDIT = {
                      "show NaN): a patch that switches FP8 off would decide it for the user",
     "FP8D-COLOSSAL-0002": "the fix is the model's head or ColossalAI's linear_fp8 (Python code), "
                           "or dropping use_fp8 from the plugin call in the script",
-    "FP8D-PRIME-0001": "prime-rl's config is composed from `@` TOML files and flags (frameworks/"
-                       "prime_rl_launch.py); --diff does not yet place a key into that composition "
-                       "(a key the files leave out has no file read that could take it)",
-    "FP8D-PRIME-0002": "as FP8D-PRIME-0001: trainer.model.impl = \"custom\" goes into the composed "
-                       "prime-rl config, which --diff does not yet edit",
     "FP8D-TAO-0004": "compiling is the fix only off DDP: under DDP, torchao float8 with "
                      "torch.compile fails in DDPOptimizer (FP8D-TAO-0011), so a patch setting "
                      "dynamo_backend: INDUCTOR would trade a slow run for a failing one; "
