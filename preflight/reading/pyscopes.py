@@ -140,6 +140,11 @@ class Layout:
     """``helpers.CFG`` -> the value the job's own module ``helpers`` binds ``CFG`` to (set by
     :mod:`preflight.jobs.pyimports`: never imported, read; None: not a value of the job's)."""
 
+    foreign: Callable[[str], Any] | None = None
+    """``helpers.fn`` -> (the job module read, ``fn``'s scope, the names being followed, a
+    function marking a value as written there) when ``fn`` is a function another file of the job
+    defines (set by :mod:`preflight.jobs.pynames`; :mod:`.pyforeign`), else None."""
+
     def ref(self, qualified: str) -> Any:
         """What a name imported as ``qualified`` is: the value a job module gives it, else a
         :class:`Ref` (an installed package's name, a function, a class)."""
