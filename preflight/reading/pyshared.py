@@ -208,12 +208,29 @@ def default(module: Module, base: Call, attr: str, depth: int) -> Any:
     return seen[(cls, attr)] or instance_attr(module, cls, attr, depth + 1)
 
 
+def _applied_sets(module: Module, cls: str, attr: str) -> set[int]:
+    """Lines of ``name.attr = v`` where the scope of the statement binds ``name`` only to calls
+    of ``cls`` (``config = TrainingConfig()`` ... ``if args.no_fp8: config.use_fp8 = False``,
+    holdout18 yxanul): :func:`.pycallers.apply_sets` applies those (with their conditions) to
+    the value wherever that name is read, so they are no set out of the reader's sight."""
+    lines: set[int] = set()
+    for scope in module.scopes:
+        for name, sets in scope.sets.items():
+            binds = scope.binds.get(name, ())
+            if binds and all(isinstance(b.value, ast.Call) and isinstance(b.value.func, ast.Name)
+                             and b.value.func.id == cls for b in binds):
+                lines.update(line for path, _, line, _ in sets[:MAX_ITEMS] if path == (attr,))
+    return lines
+
+
 def _set_elsewhere(module: Module, cls: str, attr: str) -> Unresolved | None:
     """An assignment of ``.attr`` (or a ``setattr``) in the module outside ``cls.__init__``."""
     init = module.methods.get((cls, "__init__"))
     span = (init.node.lineno, init.node.end_lineno or init.node.lineno) \
         if init is not None and init.node is not None else (0, -1)
-    for where in _stores(module).get(attr, []) + _stores(module).get("", []):
+    applied = _applied_sets(module, cls, attr)
+    for where in [w for w in _stores(module).get(attr, []) if w not in applied] + \
+            _stores(module).get("", []):
         if not span[0] <= where <= span[1]:
             return Unresolved(f"{attr} of {cls}() may be set at {os.path.basename(module.path)}"
                               f" line {where}", where)
