@@ -151,7 +151,7 @@ def test_is_mx_without_source_goes_by_the_version(tmp_path: Path) -> None:
 
 
 # FP8D-NRL-0009: the pre-0.5 generation/fp8.py still rebuilding weights with vLLM 0.10's
-# _maybe_pad_weight (before PR 1432) stops at load on vLLM 0.11; 0.5.0rc0 alone cannot tell.
+# _maybe_pad_weight (before PR 1432) stops at load on vLLM 0.11; the version alone cannot tell.
 OLD_FP8 = "nemo_rl/models/generation/fp8.py"
 PAD = ("def process_weights_after_loading(self, layer):\n    weight = layer.weight.data\n"
        "    weight = self._maybe_pad_weight(weight)\n")
@@ -199,9 +199,15 @@ def test_checkout_after_pr_1432_is_quiet(tmp_path: Path) -> None:
     assert "FP8D-NRL-0009" not in _rc0_fired(job)
 
 
-def test_rc0_without_the_file_goes_by_the_version(tmp_path: Path) -> None:
+def test_without_the_file_the_version_decides_nothing(tmp_path: Path) -> None:
     job = _old_checkout(tmp_path, None)
     assert "config.nemo_rl.source.fp8_vllm010_weight_patch" not in read_paths([str(job)]).facts
     assert "FP8D-NRL-0009" not in _rc0_fired(job)       # 0.5.0rc0: before or after PR 1432
     report = preflight.check([str(job)], smoke=False, assume={**RC0, "pkg.nemo-rl": "0.4.0"})
-    assert "FP8D-NRL-0009" in {f.rule_id for f in report.findings}
+    assert "FP8D-NRL-0009" not in {f.rule_id for f in report.findings}   # 0.4.x pins vLLM 0.10
+
+
+def test_old_checkout_with_the_vllm_it_pins_is_quiet(tmp_path: Path) -> None:
+    job = _old_checkout(tmp_path, PAD)
+    report = preflight.check([str(job)], smoke=False, assume={**RC0, "pkg.vllm": "0.10.0"})
+    assert "FP8D-NRL-0009" not in {f.rule_id for f in report.findings}
