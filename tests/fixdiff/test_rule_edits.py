@@ -59,8 +59,6 @@ NOT_AN_EDIT = {
     "FP8D-TT-0003": "the converter name depends on the torchtitan version (as FP8D-TT-0001)",
     "FP8D-TT-0026": "which MoE modules run the float8 prototype is the user's choice: routed "
                     "experts only, or no prototype, or no FSDP; a patch would pick one",
-    "FP8D-HF-0003": "the fix is another checkpoint (the model's BF16 release): a path or hub "
-                    "id only the user knows, not a value to write for them",
     "FP8D-HF-0050": "the TRL config class is read from a Python script; bf16=False goes into "
                     "the script's config call or its launch line, whichever the job uses",
     "FP8D-TE-0002": "the fix is Python code: TE's checkpoint instead of torch.utils.checkpoint",
