@@ -87,7 +87,7 @@ PYTHON_CODE_FIXES = frozenset({"FP8D-ACC-0032", "FP8D-ACC-0095", "FP8D-ACC-0096"
 an import path): CONFIG_FIXES counts them since their facts are config.*; the share leaves them out."""
 assert PYTHON_CODE_FIXES <= set(NOT_AN_EDIT)
 
-CHECKPOINT_FIXES = frozenset({"FP8D-AREAL-0001", "FP8D-HF-0003"})
+CHECKPOINT_FIXES = frozenset({"FP8D-AREAL-0001"})  # HF-0003: also an unsloth upgrade since 3d533851
 """NOT_AN_EDIT entries whose fix is another checkpoint (the condition reads what the model folder's
 config.json says, a config.* fact): the value to write is a path or hub id only the user knows, so
 no config edit can make it either; the share leaves them out like PYTHON_CODE_FIXES."""
