@@ -236,6 +236,9 @@ def evaluate(part: Part, expand: Callable[[Word], list[Field]], outer: dict[str,
     if unquoted and (re.search(r"\s", text) or re.search(r"[*?\[]", text)):
         return None         # `echo $X` word-splits and globs: not this text
     pattern, replacement, flags = ops[1], ops[2], ops[3]
+    hits = len(re.findall(pattern, text)) if flags == "g" else 1
+    if len(text) + hits * len(replacement) > MAX_TEXT:
+        return None          # `s/./<2,000 characters>/g`: no path
     return re.sub(pattern, lambda _: replacement, text, count=0 if flags == "g" else 1)
 
 
