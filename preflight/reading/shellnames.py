@@ -58,6 +58,8 @@ def substitution(inner: str, start: int, quoted: bool, depth: int,
         return None
     first = statements[0][0].words
     names = [_text(w) for w in first]
+    if names[0] != m.group(1):
+        return None               # `basename-x`, `echo_all`: another command
     if m.group(1) == "basename" and len(parts) == 1:
         args, given = first[1:], names[1:]
         if given[:1] == ["--"]:
@@ -227,14 +229,16 @@ def evaluate(part: Part, expand: Callable[[Word], list[Field]], outer: dict[str,
     text = _settled(text, script, outer.get(RUNS) or script) if "\x01" in text else text
     if text is None or "\x01" in text or "\x02" in text or "\n" in text:
         return None
+    unquoted = not all(p.quoted for p in word if p.var)
+    if unquoted and re.search(r"[\s*?\[]", text):
+        return None         # `basename $X`, `echo $X` word-split and glob: not this text
     if ops[0] == "basename":
         name = posixpath.basename(text.rstrip("/")) or ("/" if text.startswith("/") else "")
         suffix = ops[1]
         return name[:-len(suffix)] if suffix and name.endswith(suffix) and name != suffix \
             else name
-    unquoted = not all(p.quoted for p in word if p.var)
-    if unquoted and (re.search(r"\s", text) or re.search(r"[*?\[]", text)):
-        return None         # `echo $X` word-splits and globs: not this text
+    if text.startswith("-") or "\\" in text:
+        return None         # echo takes `-n` / `-e` as options; backslashes: xpg_echo
     pattern, replacement, flags = ops[1], ops[2], ops[3]
     hits = len(re.findall(pattern, text)) if flags == "g" else 1
     if len(text) + hits * len(replacement) > MAX_TEXT:

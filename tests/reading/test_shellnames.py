@@ -172,9 +172,15 @@ def test_0_in_a_sourced_file_is_the_sourcing_script(tmp_path: Path) -> None:
     "$(basename $X .sh extra)",
     "$(basename $UNSET)",
     "$(basename $0)",           # no script path known to this reader: the run-time value
+    "$(basename-x $X)",         # another command
+    "$(echo_all $X | sed s/a/b/)",
+    "$(basename $S)",           # word-split: `basename a b` is a with the suffix b
+    "$(echo $S | sed s/a/b/)",
+    "$(echo $N | sed s/a/b/)",  # echo takes -e as its option
+    "$(echo \"$N\" | sed s/a/b/)",
 ])
 def test_other_forms_stay_unknown_with_a_reason(sub: str) -> None:
-    body = f'X=/a/b.sh\nlaunch "{sub}" next'
+    body = f'X=/a/b.sh\nS="a  b"\nN=-e\nlaunch "{sub}" next'
     found = launches(split(body), lambda w: w == "launch", {PARAMS: "[]"})
     first, second = found[0].args
     assert first.opaque and first.offset == body.index("$(")
