@@ -139,7 +139,8 @@ def _sed(words: list[Word]) -> tuple[str, str, str] | str:
     if len(script) < 4 or script[0] != "s" or script[1] in "\\\n" or script[1].isalnum():
         return f"the sed script {script[:40]!r} is not one s command"
     d = script[1]
-    fields, cur, i = [], "", 2
+    fields: list[str] = []
+    cur, i = "", 2
     while i < len(script) and len(fields) < 2:
         c = script[i]
         if c == "\\" and i + 1 < len(script):
@@ -226,8 +227,11 @@ def evaluate(part: Part, expand: Callable[[Word], list[Field]], outer: dict[str,
         if len(text) > MAX_TEXT:
             return None
     script = outer.get(SELF)
-    text = _settled(text, script, outer.get(RUNS) or script) if "\x01" in text else text
-    if text is None or "\x01" in text or "\x02" in text or "\n" in text:
+    got = _settled(text, script, outer.get(RUNS) or script) if "\x01" in text else text
+    if got is None:
+        return None
+    text = got
+    if "\x01" in text or "\x02" in text or "\n" in text:
         return None
     unquoted = not all(p.quoted for p in word if p.var)
     if unquoted and re.search(r"[\s*?\[]", text):
