@@ -134,11 +134,14 @@ def _remove_items(spec: EditSpec, path: tuple[str, ...], facts: Any, files: File
                                                   current))
 
 
-LAUNCH_COMMANDS: dict[str, tuple[tuple[str, ...], ...]] = {
-    "accelerate": (("accelerate", "launch"), ("accelerate-launch",)),
-}
-"""The command words of a kind's launch line whose reader marks it with ``config.<kind>.cli.launch``
-(``frameworks/accelerate_launch.py``: ``TRAINS``; a test holds the two equal)."""
+def launch_commands(kind: str) -> tuple[tuple[str, ...], ...]:
+    """The command words of ``kind``'s training launch line (``accelerate launch``), from its
+    framework record (``Launch.trains``); none for a kind without one."""
+    from preflight.frameworks import BY_KIND
+
+    framework = BY_KIND.get(kind)
+    launch = framework.launch if framework is not None else None
+    return launch.trains if launch is not None else ()
 
 
 def _on_launch_line(kind: str, flag: str, value: Any, facts: Any, files: FileSource
@@ -146,9 +149,9 @@ def _on_launch_line(kind: str, flag: str, value: Any, facts: Any, files: FileSou
     """A launch-line flag for a line that passes none of its kind's flags yet (``accelerate
     launch --config_file acc.yaml train.py``: ``--config_file`` is a pointer, not a setting):
     right after the command words. None where the job has no such line."""
-    commands = LAUNCH_COMMANDS.get(kind)
-    marker = f"config.{kind}.cli.launch"
-    if commands is None or marker not in facts.values:
+    commands = launch_commands(kind)
+    marker = f"config.{kind}.cli.launch"      # set by a reader on the line it read the launch
+    if not commands or marker not in facts.values:
         return None
     loc = Location.from_source(facts.source(marker))
     if loc is None or not loc.line:

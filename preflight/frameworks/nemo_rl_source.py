@@ -86,11 +86,23 @@ def ray_v2(path: str) -> tuple[Any, Source]:
     text, why = _text(path)
     if text is None:
         return Unknown(f"{os.path.basename(path)} not read: {why}"), Source(path)
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return Unknown(f"{os.path.basename(path)} is not Python that parses"), Source(path)
+    # names the code uses (imported, referred to, patched), never a comment or a string that
+    # mentions one (redteam11: `# TODO: patch RayWorkerProc` read as the fix)
+    named: dict[str, int] = {}
+    for node in ast.walk(tree):
+        found = (node.id if isinstance(node, ast.Name) else node.attr
+                 if isinstance(node, ast.Attribute) else node.name.rsplit(".", 1)[-1]
+                 if isinstance(node, ast.alias) else None)
+        if found is not None:
+            named.setdefault(found, getattr(node, "lineno", 1))
     for word, value in (("RayWorkerProc", True), ("RayExecutorV2", True),
                         ("RayDistributedExecutor", False)):
-        at = text.find(word)
-        if at >= 0:
-            return value, Source(path, text.count("\n", 0, at) + 1)
+        if word in named:
+            return value, Source(path, named[word])
     return Unknown(f"{os.path.basename(path)} patches no vLLM Ray executor NeMo-RL is known to "
                    "patch"), Source(path)
 

@@ -289,7 +289,7 @@ def instance_attr(module: Module, cls: str, attr: str, depth: int) -> Any:
     if init is None:
         return pyprops.field_value(module, cls, attr, depth)
     sets = [(path, value, line, guards) for path, value, line, guards
-            in init.sets.get(init.params[0], ()) if path == (attr,)]
+            in init.sets.get(init.params[0], ()) if path[:1] == (attr,)]
     busy = module.__dict__.setdefault("_dc_busy", {})
     if (cls, attr) in busy:     # `self.x = f(self.x)`: the value set before
         return busy[(cls, attr)]

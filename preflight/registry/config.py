@@ -6,7 +6,8 @@ preflight/frameworks/, preflight/jobs/).
 setting given as an ``accelerate launch`` flag (also in ``config.accelerate.<key>``);
 ``config.accelerate.accelerator.<arg>`` an argument the script's code passes to ``Accelerator()``
 (``accelerator.fp8_backend``: the backend a recipe handler in its ``kwargs_handlers`` selects;
-``accelerator.prepare_apart``: a ``prepare()`` call that takes a model without its optimizer).
+``accelerator.prepare_apart``: a ``prepare()`` call that takes a model without its optimizer;
+``accelerator.built``: the script builds an ``Accelerator``, whatever its arguments).
 ``config.<kind>.replaced.<path>`` is the value a launch line or parent file gave a setting that a
 file replacing its values (a script the launch line runs, a ``--yaml-cfg``) set differently.
 Provenance of each value is ``file:line``. Normalizations (documented in the readers):

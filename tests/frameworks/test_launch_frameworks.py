@@ -413,3 +413,31 @@ def test_rollout_importance_sampling_correction_of_each_rl_stack() -> None:
     assert _read(NRL / "grpo_math_1B.yaml")[0]["rollout.is_correction"][0] is False
     slime = _read(FIX / "slime" / "low_precision" / "run-qwen3-30b-a3b-fp8.sh")[0]
     assert slime["rollout.is_correction"][0] is True            # --use-tis
+
+
+@pytest.mark.parametrize("line", [
+    'NGPU=8 CONFIG_FILE="./c/qwen3_32b.toml" ./run_train.sh',
+    "CONFIG_FILE=./c/qwen3_32b.toml NGPU=8 bash run_train.sh",
+    "LOG_RANK=0 CONFIG_FILE='c/qwen3_32b.toml' ./run_train.sh",
+])
+def test_torchtitan_bare_run_train_follows_its_toml(tmp_path: Path, line: str) -> None:
+    """The README's launch with no override (holdout17): the TOML CONFIG_FILE names is read."""
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "qwen3_32b.toml").write_text(
+        '[model]\nname = "qwen3"\n# converters = ["quantize.linear.float8"]\n'
+        '[float8]\nfilter_fqns = ["output"]\n[compile]\nenable = true\n')
+    (tmp_path / "run.sh").write_text("#!/bin/bash\n" + line + "\n")
+    intent, read = _read(tmp_path / "run.sh")
+    assert ("qwen3_32b.toml", "torchtitan") in [(Path(p).name, k) for p, k in read.files]
+    assert intent["fp8"][0] is False
+
+
+@pytest.mark.parametrize("line", [
+    "CONFIG_FILE=conf.yaml ./run_train.sh",          # not torchtitan's TOML
+    "echo CONFIG_FILE=x.toml; ./run_train.sh",        # the value is not the command's
+    "# CONFIG_FILE=c/x.toml ./run_train.sh",
+])
+def test_other_run_train_scripts_are_not_torchtitan(tmp_path: Path, line: str) -> None:
+    (tmp_path / "run.sh").write_text("#!/bin/bash\n" + line + "\n")
+    _, read = _read(tmp_path / "run.sh")
+    assert "torchtitan" not in [k for _, k in read.files]
