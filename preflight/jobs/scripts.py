@@ -24,6 +24,7 @@ from preflight.reading import launch, launchpick, shell, shellcalls, shellheredo
 from preflight.reading.parse import ParseError, read_text
 from preflight.reading.refs import named
 from preflight.reading.shelldir import RUNS
+from preflight.reading.shellnames import SELF
 from preflight.reading.shellstops import read_stops
 from preflight.reading.shellvars import collect_variables, strip_comments
 from preflight.reading.shellwords import split
@@ -93,7 +94,7 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
                          "start the job", text.count("\n", 0, at) + 1)
     missing: list[ConfigProblem] = read_stops(path, values, docs, took)
     files, outer = sourced(path, text, missing) if shell_script else ([], {})
-    outer = {**(inherited or {}), **outer}
+    outer = {**(inherited or {}), **outer, **({SELF: path} if shell_script else {})}  # `$0`'s name
     walked = shellcalls.walk(path, values, outer, inherited) if shell_script else None
     # the text without comments and its variables: once, for every reader below
     clean = strip_comments(text)
