@@ -237,16 +237,36 @@ def _set_elsewhere(module: Module, cls: str, attr: str) -> Unresolved | None:
     return None
 
 
+def _reflective(node: ast.AST) -> bool:
+    """A store that may change any attribute: ``setattr(...)`` / ``delattr(...)``, and a write
+    into an object's namespace, ``vars(x).update(...)``, ``x.__dict__[k] = v``,
+    ``x.__dict__.update(...)`` (redteam11: the same forms make a shared object Unknown in
+    pyscopes; a plain ``vars(args)`` read is no store)."""
+    def namespace(value: ast.AST) -> bool:
+        return (isinstance(value, ast.Attribute) and value.attr == "__dict__") or (
+            isinstance(value, ast.Call) and isinstance(value.func, ast.Name)
+            and value.func.id == "vars")
+    if isinstance(node, ast.Call):
+        func = node.func
+        if isinstance(func, ast.Name) and func.id in ("setattr", "delattr"):
+            return True
+        return (isinstance(func, ast.Attribute) and func.attr in ("update", "setdefault",
+                                                                   "__setitem__", "pop")
+                and namespace(func.value))
+    return (isinstance(node, ast.Subscript) and isinstance(node.ctx, (ast.Store, ast.Del))
+            and namespace(node.value))
+
+
 def _stores(module: Module) -> dict[str, list[int]]:
-    """The lines of each ``x.attr = ...`` by attribute (``""``: each ``setattr(...)``), in
-    file order; worked out once per file (a 1,900-line script asked it for 19 attributes)."""
+    """The lines of each ``x.attr = ...`` by attribute (``""``: each store that may change any
+    attribute, :func:`_reflective`), in file order; worked out once per file (a 1,900-line
+    script asked it for 19 attributes)."""
     if "_attr_stores" not in module.__dict__:
         out: dict[str, list[int]] = {}
         for node in ast.walk(module.tree):
             if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
                 out.setdefault(node.attr, []).append(node.lineno)
-            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
-                    node.func.id == "setattr":
+            elif _reflective(node):
                 out.setdefault("", []).append(node.lineno)
         module.__dict__["_attr_stores"] = {k: sorted(v) for k, v in out.items()}
     return module.__dict__["_attr_stores"]   # type: ignore[no-any-return]

@@ -63,10 +63,17 @@ def test_the_flag_turns_it_off(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("extra", [
     "alias = config; alias.use_fp8 = False",      # through another name
-    "(lambda: None)(); TrainingConfig.__init__; [setattr(config, 'use_fp8', False)]",
+    "(lambda: None)(); TrainingConfig.__init__; vars(config).update(use_fp8=False)",
+    "config.__dict__['use_fp8'] = False",
 ])
 def test_a_set_out_of_sight_stays_unknown(tmp_path: Path, extra: str) -> None:
     assert isinstance(_enabled(tmp_path, "", extra), Unknown)
+
+
+def test_a_literal_setattr_is_a_set(tmp_path: Path) -> None:
+    # redteam11: setattr(obj, "name", v) with a literal name is read as obj.name = v
+    extra = "(lambda: None)(); TrainingConfig.__init__; [setattr(config, 'use_fp8', False)]"
+    assert _enabled(tmp_path, "", extra) is None          # off before evaluate: never runs
 
 
 def test_a_set_in_another_function_stays_unknown(tmp_path: Path) -> None:
@@ -75,3 +82,9 @@ def test_a_set_in_another_function_stays_unknown(tmp_path: Path) -> None:
                                                 "False\n\n\ndef main():"))
     (tmp_path / "run.sh").write_text("#!/bin/bash\npython train.py\n")
     assert isinstance(read_paths([str(tmp_path / "run.sh")]).facts.get(ENABLED), Unknown)
+
+
+def test_reading_the_namespace_is_no_store(tmp_path: Path) -> None:
+    # vars(config) to log it, or config.__dict__ read, changes nothing
+    extra = "print(vars(config)); snapshot = dict(config.__dict__)"
+    assert _enabled(tmp_path, "", extra) is True
