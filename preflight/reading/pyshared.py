@@ -266,7 +266,7 @@ def _stores(module: Module) -> dict[str, list[int]]:
         for node in ast.walk(module.tree):
             if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
                 out.setdefault(node.attr, []).append(node.lineno)
-            elif _reflective(node):
+            elif isinstance(node, (ast.Call, ast.Subscript)) and _reflective(node):
                 out.setdefault("", []).append(node.lineno)
         module.__dict__["_attr_stores"] = {k: sorted(v) for k, v in out.items()}
     return module.__dict__["_attr_stores"]   # type: ignore[no-any-return]
