@@ -23,6 +23,14 @@ read there (bounded, parsed, never imported):
   7ea279abf); before it the file never names ``is_mx`` and builds 128x128 block scales whatever the
   config says (``FP8_BLOCK_QUANT_KWARGS``, L33 and L204 at v0.7.0). True: the file names
   ``is_mx``; false: it does not (read and valid text).
+- ``fp8_vllm010_weight_patch``: PR 543 (bc24887c7, 2025-08-21, first released in v0.4.0) put the FP8
+  rollout's vLLM patches in ``nemo_rl/models/generation/fp8.py``; its
+  ``process_weights_after_loading`` rebuilt the block-FP8 weights through vLLM 0.10's
+  ``Fp8LinearMethod._maybe_pad_weight`` (L421 at v0.4.0). PR 1432 (6a035bcc6, 2025-11-10) replaced
+  that with vLLM 0.11's ``fp8_utils.process_fp8_weight_block_strategy`` after PR 1334 (3f36d14b5,
+  2025-10-26) had moved main to vLLM 0.11.0 (issue 1368). True: that file calls
+  ``_maybe_pad_weight``; false: it does not (read and valid text); absent where the file is not
+  there (NeMo-RL 0.5.0 moved it to ``vllm/quantization/fp8.py``).
 
 Absent where the job does not hold the source: the rules then go by the version, as before.
 """
@@ -44,6 +52,7 @@ PREFIX = "config.nemo_rl.source"
 MAX_UP = 6
 GRPO = os.path.join("nemo_rl", "algorithms", "grpo.py")
 FP8 = os.path.join("nemo_rl", "models", "generation", "vllm", "quantization", "fp8.py")
+FP8_OLD = os.path.join("nemo_rl", "models", "generation", "fp8.py")
 _CALL = "stream_weights_via_ipc_zmq"
 
 
@@ -86,11 +95,23 @@ def ray_v2(path: str) -> tuple[Any, Source]:
     text, why = _text(path)
     if text is None:
         return Unknown(f"{os.path.basename(path)} not read: {why}"), Source(path)
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return Unknown(f"{os.path.basename(path)} is not Python that parses"), Source(path)
+    # names the code uses (imported, referred to, patched), never a comment or a string that
+    # mentions one (redteam11: `# TODO: patch RayWorkerProc` read as the fix)
+    named: dict[str, int] = {}
+    for node in ast.walk(tree):
+        found = (node.id if isinstance(node, ast.Name) else node.attr
+                 if isinstance(node, ast.Attribute) else node.name.rsplit(".", 1)[-1]
+                 if isinstance(node, ast.alias) else None)
+        if found is not None:
+            named.setdefault(found, getattr(node, "lineno", 1))
     for word, value in (("RayWorkerProc", True), ("RayExecutorV2", True),
                         ("RayDistributedExecutor", False)):
-        at = text.find(word)
-        if at >= 0:
-            return value, Source(path, text.count("\n", 0, at) + 1)
+        if word in named:
+            return value, Source(path, named[word])
     return Unknown(f"{os.path.basename(path)} patches no vLLM Ray executor NeMo-RL is known to "
                    "patch"), Source(path)
 
@@ -102,6 +123,18 @@ def is_mx(path: str) -> tuple[Any, Source]:
     if text is None:
         return Unknown(f"{os.path.basename(path)} not read: {why}"), Source(path)
     at = text.find("is_mx")
+    if at < 0:
+        return False, Source(path)
+    return True, Source(path, text.count("\n", 0, at) + 1)
+
+
+def pads_weight(path: str) -> tuple[Any, Source]:
+    """(fp8_vllm010_weight_patch, where) from the pre-0.5 ``generation/fp8.py`` at ``path``:
+    whether it still calls vLLM 0.10's ``_maybe_pad_weight`` (before NeMo-RL PR 1432)."""
+    text, why = _text(path)
+    if text is None:
+        return Unknown(f"{os.path.basename(path)} not read: {why}"), Source(path)
+    at = text.find("._maybe_pad_weight(")
     if at < 0:
         return False, Source(path)
     return True, Source(path, text.count("\n", 0, at) + 1)
@@ -119,6 +152,8 @@ def evidence(config: str) -> dict[str, tuple[Any, Source]]:
         if os.path.isfile(os.path.join(root, FP8)):
             out[f"{PREFIX}.ray_v2_fp8_patch"] = ray_v2(os.path.join(root, FP8))
             out[f"{PREFIX}.vllm_is_mx"] = is_mx(os.path.join(root, FP8))
+        if os.path.isfile(os.path.join(root, FP8_OLD)):
+            out[f"{PREFIX}.fp8_vllm010_weight_patch"] = pads_weight(os.path.join(root, FP8_OLD))
         return out
 
     got: dict[str, tuple[Any, Source]] = textcache.memo((__name__, root), work)

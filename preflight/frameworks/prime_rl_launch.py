@@ -228,8 +228,10 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
         if isinstance(name, str) and name.strip() == "":
             name = Unknown("`@` is followed by an empty word")
         part = Layered()
+        # (a YAML / JSON is parsed as YAML, with no `defaults:` chain: pydantic-config
+        # includes no other file)
         style = "toml" if not isinstance(name, str) or not name.endswith(
-            (".json", ".yaml", ".yml")) else "yaml"
+            (".json", ".yaml", ".yml")) else "flat"
         merged = merged_facts(bare, KIND, (name, src), style=style, key="@", layered=part)
         why = merged.facts.get(f"{PREFIX}.base_config")
         if isinstance(why, Unknown):

@@ -21,7 +21,7 @@ import ast
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from preflight.reading import pyenviron, pyhydra, pyshared
+from preflight.reading import pyenviron, pyfromyaml, pyhydra, pyshared
 from preflight.reading.pyscopes import Scope
 from preflight.reading.pyvalues import MAX_DEPTH, Call, Ref, Unresolved
 
@@ -72,6 +72,9 @@ def attribute(module: Module, node: ast.Attribute, scope: Scope, depth: int) -> 
             got = instance_attr(module, base.func[9:], node.attr, depth + 1)
         if got is NOT_SET:
             got = pyshared.default(module, base, node.attr, depth)
+        if got is NOT_SET:      # a job module's dataclass, or its from_yaml classmethod
+            got = pyfromyaml.member(module, base, node.attr, node.lineno)
+            got = NOT_SET if got is pyfromyaml.NOT_HERE else got
         if got is not NOT_SET:
             return got
         return Unresolved(f"{node.attr} of {base.name or 'an object'}() is not given in "

@@ -41,6 +41,7 @@ from preflight.reading import (
     pycallers,
     pyenviron,
     pyforeign,
+    pyloopstep,
     pyprops,
     pyshared,
 )
@@ -163,9 +164,9 @@ class Module(Layout):
     def runs(self, guards: Guards, scope: Scope, calls: bool = False,
              depth: int = 0) -> bool | Unresolved:
         """Whether code under ``guards`` in ``scope`` runs: True, False, or Unresolved with the
-        condition the text does not decide (:func:`.pyguards.decide`). Worked out once per block
-        and each test once per scope: 5,000 calls under one long test, or 90 nested ones, must
-        not evaluate (and quote) it 5,000 times."""
+        condition the text does not decide (:func:`.pyguards.decide`; per-step tests of a loop:
+        :mod:`.pyloopstep`). Worked out once per block and each test once per scope (5,000 calls
+        under one long test must not evaluate it 5,000 times)."""
         def test(node: ast.expr) -> Any:
             at = (id(node), id(scope), depth)
             if at not in self._tested:
@@ -173,7 +174,8 @@ class Module(Layout):
             return self._tested[at][1]
         key = (id(guards), id(scope), calls, depth)
         if key not in self._decided:
-            self._decided[key] = (guards, scope, decide(guards, test, calls))
+            got = pyloopstep.after(self, decide(guards, test, calls), guards, scope, depth, calls)
+            self._decided[key] = (guards, scope, got)
         return self._decided[key][2]
 
     def result(self, scope: Scope, depth: int = 0) -> Any:
@@ -255,11 +257,12 @@ class Module(Layout):
                                       for v in (node.left, *node.comparators)], line)
         if isinstance(node, ast.BoolOp):
             return boolop(node, lambda v: self.evaluate(v, scope, depth + 1))
-        if isinstance(node, ast.IfExp):
-            test = truth(self.evaluate(node.test, scope, depth + 1))
-            if test is not None:
-                return self.evaluate(node.body if test else node.orelse, scope, depth + 1)
-            return Unresolved("chosen by a condition when the script runs", line)
+        if isinstance(node, ast.IfExp):     # (with the test's own reason: pyfromyaml's file)
+            got = self.evaluate(node.test, scope, depth + 1)
+            if truth(got) is not None:
+                return self.evaluate(node.body if truth(got) else node.orelse, scope, depth + 1)
+            why = getattr(got, "reason", "its value is known only then")
+            return Unresolved(f"chosen by a condition when the script runs: {why}", line)
         got = pybuiltins.comprehension(self, node, scope, depth)
         return got if got is not NOTHING else pycallables.other(node, scope, line)  # a lambda
 

@@ -164,10 +164,25 @@ def test_launch_line_override_beats_the_yaml_with_its_own_line(tmp_path: Path) -
     assert intent["rollout.fp8"][0] is False
 
 
-def test_nemo_rl_config_decided_at_run_time_is_undetermined_not_no() -> None:
+def test_nemo_rl_test_suite_script_reads_the_recipe_its_name_gives() -> None:
+    # common.env: CONFIG_PATH=$(echo $SCRIPT_DIR/${EXP_NAME}.yaml | sed ...), EXP_NAME from
+    # $(basename $0 .sh): the recipe beside the script (reading/shellnames.py, holdout17)
     script = FIX / "nemo_rl" / "tests" / "test_suites" / "llm" / \
         "grpo-llama3.1-8b-instruct-2n8g-megatron-fp8-e2e.sh"
     intent, read = _read(script)
+    recipe = FIX / "nemo_rl" / "examples" / "configs" / "recipes" / "llm" / (script.stem + ".yaml")
+    assert [p for p, _ in read.files][:2] == [str(script), str(recipe)]
+    assert intent["fp8"][0] is True and intent["fp8"][1].startswith(f"{recipe}:")
+
+
+def test_nemo_rl_config_decided_at_run_time_is_undetermined_not_no(tmp_path: Path) -> None:
+    # the same layout whose sed is beyond the literal forms read (`sed -E`): never "no"
+    root = tmp_path / "nemo_rl"
+    shutil.copytree(FIX / "nemo_rl", root)
+    env = root / "tests" / "test_suites" / "llm" / "common.env"
+    env.write_text(env.read_text().replace("| sed '", "| sed -E '"))
+    intent, read = _read(root / "tests" / "test_suites" / "llm" /
+                         "grpo-llama3.1-8b-instruct-2n8g-megatron-fp8-e2e.sh")
     assert [k for _, k in read.files] == ["nemo_rl"]
     fp8 = intent["fp8"][0]
     assert isinstance(fp8, Unknown) and "$CONFIG_PATH" in fp8.reason
