@@ -25,7 +25,9 @@ def ascii_int(text: str, max_digits: int = MAX_DIGITS) -> int | None:
     (leading zeros not counted); None otherwise."""
     if not ascii_digits(text) or len(text.lstrip("0")) > max_digits:
         return None
-    return int(text)
+    # int() counts leading zeros against its 4,300-digit limit: COLUMNS=000...080 (5,000
+    # zeros) ended every command with an internal error (redteam11)
+    return int(text.lstrip("0") or "0")
 
 
 ARGPARSE_INT_CHARS = 40

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from preflight.base.digits import ascii_digits
+from preflight.base.digits import ascii_digits, ascii_int
 from preflight.errors import UserInputError
 
 DEFAULT_PORT = 29500
@@ -152,10 +152,10 @@ def device_slot(local_rank: int, env: Mapping[str, str] | None = None,
     else:
         return DeviceSlot(None, None, f"LOCAL_RANK {local_rank} but CUDA_VISIBLE_DEVICES lists "
                                       f"{len(entries)} device(s)")
-    if ascii_digits(entry) and len(entry.lstrip("0")) <= 9:
+    if (index := ascii_int(entry, 9)) is not None:
         # ASCII digits only (str.isdigit takes '²', which int() refuses: an internal error
-        # before any report; redteam4), and no int() of thousands of digits
-        index = int(entry)
+        # before any report; redteam4), and no int() of thousands of digits (leading zeros
+        # count there: digits.ascii_int; redteam11)
         uuid = (uuid_of_index or {}).get(index)
         return DeviceSlot(entry, uuid or f"index:{index}", index=index)
     # CUDA accepts a unique UUID prefix ("GPU-8932f937"); resolve it so it matches the full one.

@@ -26,6 +26,7 @@ from typing import Any
 from preflight.findings import EditSpec, Location
 from preflight.fixdiff import safety
 from preflight.fixdiff.common import EditError
+from preflight.fixdiff.layers import layers_of
 from preflight.fixdiff.place import Placed, expand, place
 
 _SHELL_EXT = (".sh", ".bash", ".slurm", ".sbatch", ".txt", ".args")
@@ -117,6 +118,12 @@ class _Files:
         read = facts.get("config.files") if roots else None
         self.read = [f["path"] for f in read if isinstance(f, dict)
                      and isinstance(f.get("path"), str)] if isinstance(read, list) else []
+        if roots:
+            # the files a launch line composed (`@ a.toml @ b.toml`): read with it (.layers)
+            given = getattr(facts, "values", {})
+            self.read += [name for key, value in given.items()
+                          if key.startswith("config.") and key.endswith(".layers")
+                          for _, name in layers_of(value) or () if name]
         self.roots = [r if os.path.isdir(r) else os.path.dirname(os.path.abspath(r))
                       for r in roots]
         self.cwd = cwd or os.getcwd()

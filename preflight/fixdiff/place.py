@@ -4,7 +4,8 @@ makes it (``--diff``, issue 24 item 3).
 A fact the job sets is changed where its provenance says it was read (``file:line``). A fact it
 does not set yet goes into the file of the same kind that holds its nearest sibling (the fact
 sharing the longest key path): a new key of that mapping / table / object, or, in a launch
-script, a new flag right after the sibling's flag. ``config.<kind>.cli.*`` facts are launch-line
+script, a new flag right after the sibling's flag. A config the launch line composes from
+several files (``config.<kind>.layers``) is placed by :mod:`.layers`. ``config.<kind>.cli.*`` facts are launch-line
 flags and go only into a launch script; a launch script takes only flat flags. The editors are
 :mod:`.yamledit` (ruamel.yaml), :mod:`.tomledit` (tomlkit), :mod:`.jsonedit` and
 :mod:`.shelledit`, each imported when a file of its format is edited.
@@ -54,6 +55,11 @@ def place(spec: EditSpec, facts: Any, files: FileSource) -> Placed | None:
     """The edit for ``spec``; None when there is nothing to do (already so, or not set)."""
     kind, path = split(spec.fact)
     values = facts.values
+    from preflight.fixdiff.layers import layers_of, place_layered
+
+    layers = layers_of(values.get(f"config.{kind}.layers"))
+    if layers is not None:      # composed by the launch line from several files (.layers)
+        return place_layered(spec, path, layers, facts, files, _maker)
     if spec.action == "remove_item":
         return _remove_items(spec, path, facts, files)
     if spec.fact in values:
@@ -128,11 +134,14 @@ def _remove_items(spec: EditSpec, path: tuple[str, ...], facts: Any, files: File
                                                   current))
 
 
-LAUNCH_COMMANDS: dict[str, tuple[tuple[str, ...], ...]] = {
-    "accelerate": (("accelerate", "launch"), ("accelerate-launch",)),
-}
-"""The command words of a kind's launch line whose reader marks it with ``config.<kind>.cli.launch``
-(``frameworks/accelerate_launch.py``: ``TRAINS``; a test holds the two equal)."""
+def launch_commands(kind: str) -> tuple[tuple[str, ...], ...]:
+    """The command words of ``kind``'s training launch line (``accelerate launch``), from its
+    framework record (``Launch.trains``); none for a kind without one."""
+    from preflight.frameworks import BY_KIND
+
+    framework = BY_KIND.get(kind)
+    launch = framework.launch if framework is not None else None
+    return launch.trains if launch is not None else ()
 
 
 def _on_launch_line(kind: str, flag: str, value: Any, facts: Any, files: FileSource
@@ -140,9 +149,9 @@ def _on_launch_line(kind: str, flag: str, value: Any, facts: Any, files: FileSou
     """A launch-line flag for a line that passes none of its kind's flags yet (``accelerate
     launch --config_file acc.yaml train.py``: ``--config_file`` is a pointer, not a setting):
     right after the command words. None where the job has no such line."""
-    commands = LAUNCH_COMMANDS.get(kind)
-    marker = f"config.{kind}.cli.launch"
-    if commands is None or marker not in facts.values:
+    commands = launch_commands(kind)
+    marker = f"config.{kind}.cli.launch"      # set by a reader on the line it read the launch
+    if not commands or marker not in facts.values:
         return None
     loc = Location.from_source(facts.source(marker))
     if loc is None or not loc.line:

@@ -44,6 +44,7 @@ KINDS: tuple[str, ...] = (
     "xtuner",
     "colossalai",
     "prime_rl",
+    "gpt_neox",
 )
 """Every framework's kind, which is its module's name, in detection order (on equal scores the
 earlier one is named first). The modules are imported on first use of :data:`FRAMEWORKS`,

@@ -43,6 +43,7 @@ DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
     "xtuner": ("xtuner",),
     "colossalai": ("colossalai",),
     "prime_rl": ("prime-rl",),
+    "gpt_neox": ("deepspeed",),
 }
 """kind -> the distributions it ships as, then those it requires."""
 # END GENERATED

@@ -69,10 +69,13 @@ class View:
             return value
         # ASCII digits only: isdigit accepts "²", which int() refuses (base/digits.py).
         if isinstance(value, str) and re.fullmatch(r"-?[0-9]+", value.strip()):
-            digits = value.strip().lstrip("-")
-            if len(digits.lstrip("0")) > 16:
-                return -IMPLAUSIBLE if value.strip().startswith("-") else IMPLAUSIBLE
-            return int(value)
+            digits = value.strip().lstrip("-").lstrip("0") or "0"
+            negative = value.strip().startswith("-")
+            if len(digits) > 16:
+                return -IMPLAUSIBLE if negative else IMPLAUSIBLE
+            # (the zeros stripped: int() counts them against its 4,300-digit limit, so
+            # `--cp 000...08` was an internal error; redteam11)
+            return -int(digits) if negative else int(digits)
         return None
 
     def truthy(self, key: str | None) -> bool:

@@ -234,6 +234,9 @@ def read_python(module: Module) -> ReaderOutput:
         if not any(n.split(".")[0] == "accelerate" and n.endswith(".Accelerator")
                    for n in module.lineage(call.func)):
             continue
+        # built with every argument at its default is still the job's accelerate setting
+        # (the launcher's YAML or flags decide): the script is read, not "holds no settings"
+        out.put(f"config.{KIND}.accelerator.built", True, call.line)
         for key in ("mixed_precision", "gradient_accumulation_steps", "cpu"):
             if key in call.kwargs:
                 out.put(f"config.{KIND}.{key}", call.kwargs[key], call.lines.get(key))

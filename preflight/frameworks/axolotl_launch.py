@@ -24,8 +24,8 @@ from preflight.reading.shellvars import collect_variables, strip_comments
 from preflight.reading.types import ReaderOutput
 
 KIND = "axolotl"
-COMMAND = re.compile(r"(?<![\w/.-])axolotl[ \t]+train\b|(?<![\w.])axolotl\.cli\.train\b")
-OTHER = re.compile(r"(?<![\w/.-])axolotl[ \t]+(?:preprocess|evaluate|inference|merge-lora|"
+COMMAND = re.compile(launch.BIN + r"axolotl[ \t]+train\b|(?<![\w.])axolotl\.cli\.train\b")
+OTHER = re.compile(launch.BIN + r"axolotl[ \t]+(?:preprocess|evaluate|inference|merge-lora|"
                    r"merge-sharded-fsdp-weights|quantize|vllm-serve|lm-eval)\b|"
                    r"(?<![\w.])axolotl\.cli\.(?:preprocess|evaluate|inference|merge_lora|"
                    r"merge_sharded_fsdp_weights|quantize|vllm_serve)\b")
@@ -34,7 +34,7 @@ TRAINS = (("axolotl", "train"), ("axolotl.cli.train",))
 """Its commands that train (:data:`OTHER` do not): :attr:`Launch.trains`."""
 
 
-SERVE = re.compile(r"(?<![\w/.-])axolotl[ \t]+vllm-serve\b|(?<![\w.])axolotl\.cli\.vllm_serve\b")
+SERVE = re.compile(launch.BIN + r"axolotl[ \t]+vllm-serve\b|(?<![\w.])axolotl\.cli\.vllm_serve\b")
 """``axolotl vllm-serve CONFIG``: the vLLM server of ``trl.vllm_mode: server`` GRPO, started
 from the same YAML as training (src/axolotl/cli/vllm_serve.py l.38-39 @ v0.18.0: ``model =
 cfg.base_model``)."""

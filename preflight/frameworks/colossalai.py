@@ -98,9 +98,13 @@ def _fp8(v: View, plugin: Any) -> tuple[Any, str]:
     if not v.has(key):
         return False, v.src("plugin", f"{_SRC} colossalai/booster/plugin/"
                                       f"{_PLUGIN_FILE[plugin]} (use_fp8=False)")
+    # (View.get gives None for an Unknown: its reason, two plugin calls' lines, was lost and
+    # the verdict said "use_fp8=None"; redteam11)
+    if (unknown := v.unknown(key)) is not None:
+        return unknown, v.src(key)
     raw = v.get(key)
-    if isinstance(raw, Unknown):
-        return raw, v.src(key)
+    if raw is None:
+        return False, v.src(key)          # `use_fp8=None`: `if use_fp8:` is false
     if isinstance(raw, bool):
         return raw, v.src(key)
     if isinstance(raw, (int, float)):

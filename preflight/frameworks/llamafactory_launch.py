@@ -35,7 +35,7 @@ KIND = "llamafactory"
 # l.78-80 at v0.9.5). `sft`/`dpo`/`rm` without USE_V1 is v0's "Unknown command" (no run): still
 # read as the job's launch line, since which launcher runs is the environment's.
 VERBS = ("train", "sft", "dpo", "rm")
-_CLI = r"(?<![\w/.-])(?:llamafactory-cli|lmf)[ \t]+"
+_CLI = launch.BIN + r"(?:llamafactory-cli|lmf)[ \t]+"   # also by path: .../bin/lmf
 COMMAND = re.compile(_CLI + r"(?:" + "|".join(VERBS) + r")\b")
 # the commands that do not train (v0 launcher.py l.136-164, v1 launcher.py l.123-140 at v0.9.5):
 # the YAML each names belongs to the job (a folder scan must not take `llamafactory-cli export

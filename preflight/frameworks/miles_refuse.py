@@ -71,13 +71,16 @@ def refusals(module: Module, call: Call) -> list[Refusal]:
             n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == me))
         return None if set(got) & written else got
 
-    def run(body: list[ast.stmt]) -> bool:
-        """Follow ``body``; True once it stops (a return, a raise reached)."""
+    def run(body: list[ast.stmt], path: tuple[str, ...] = ()) -> bool:
+        """Follow ``body`` (reached through ``if`` tests reading ``path``); True once it stops
+        (a return, a raise reached)."""
         for stmt in body[:MAX_STATEMENTS]:
             if isinstance(stmt, ast.Return):
                 return True
             if isinstance(stmt, ast.Raise):
-                found.append(Refusal(stmt.lineno, _said(module, stmt.exc, bound), ()))
+                # the fields the tests that led here read: `if self.train_mxfp8: raise ...`
+                # refuses what train_mxfp8 asked (redteam11: () lost the ask, FP8 "no")
+                found.append(Refusal(stmt.lineno, _said(module, stmt.exc, bound), path))
                 return True
             if isinstance(stmt, ast.If):
                 fields = reads(stmt.test)
@@ -85,7 +88,8 @@ def refusals(module: Module, call: Call) -> list[Refusal]:
                     else None
                 if test is None:
                     continue        # decided when it runs: no claim either way
-                if run(stmt.body if test else stmt.orelse):
+                if run(stmt.body if test else stmt.orelse,
+                       tuple(dict.fromkeys((*path, *(fields or ()))))):
                     return True
             elif isinstance(stmt, ast.Assert):
                 fields = reads(stmt.test)

@@ -1,12 +1,12 @@
-"""Whether the NeMo-RL checkout a job runs from carries two fixes its version cannot tell
+"""Whether the NeMo-RL checkout a job runs from carries fixes and options its version cannot tell
 (``config.nemo_rl.source.*``), read from the job's own copy of NeMo-RL's source.
 
 A NeMo-RL checkout of main reports the last release's version (``nemo_rl/package_info.py``: 0.6.0
 on main after v0.7.0), so FP8D-NRL-0005 / FP8D-NRL-0006 cannot tell from ``pkg.nemo-rl.version``
-whether a main checkout has the fix. When the job holds NeMo-RL's source (``nemo_rl/`` in a folder
-at or above the config, inside the read boundary; NeMo-RL runs from its checkout, ``uv run
-examples/run_grpo.py``), the files the fixes changed are read there (bounded, parsed, never
-imported):
+whether a main checkout has the fix, nor FP8D-NRL-0007 whether it reads ``is_mx``. When the job
+holds NeMo-RL's source (``nemo_rl/`` in a folder at or above the config, inside the read boundary;
+NeMo-RL runs from its checkout, ``uv run examples/run_grpo.py``), the files the fixes changed are
+read there (bounded, parsed, never imported):
 
 - ``colocated_refit_kv_scales``: PR 3226 (d5824c064, 2026-07-22) added ``kv_scales=kv_scales`` to
   the colocated refit's ``policy.stream_weights_via_ipc_zmq(...)`` call in
@@ -18,6 +18,19 @@ imported):
   fp8.py``; before it the file patches only ``RayDistributedExecutor.collective_rpc`` (L95-L121
   at 7ea279abf). True: the file names ``RayWorkerProc`` or ``RayExecutorV2``; false: it names
   only ``RayDistributedExecutor``; Unknown otherwise.
+- ``vllm_is_mx``: PR 1887 (ff2404c5b, 2026-07-07, on main only: v0.7.0 branched on 2026-06-27)
+  taught ``init_fp8`` in the same ``fp8.py`` to read ``vllm_cfg.is_mx`` (L193, L212-L231 at
+  7ea279abf); before it the file never names ``is_mx`` and builds 128x128 block scales whatever the
+  config says (``FP8_BLOCK_QUANT_KWARGS``, L33 and L204 at v0.7.0). True: the file names
+  ``is_mx``; false: it does not (read and valid text).
+- ``fp8_vllm010_weight_patch``: PR 543 (bc24887c7, 2025-08-21, first released in v0.4.0) put the FP8
+  rollout's vLLM patches in ``nemo_rl/models/generation/fp8.py``; its
+  ``process_weights_after_loading`` rebuilt the block-FP8 weights through vLLM 0.10's
+  ``Fp8LinearMethod._maybe_pad_weight`` (L421 at v0.4.0). PR 1432 (6a035bcc6, 2025-11-10) replaced
+  that with vLLM 0.11's ``fp8_utils.process_fp8_weight_block_strategy`` after PR 1334 (3f36d14b5,
+  2025-10-26) had moved main to vLLM 0.11.0 (issue 1368). True: that file calls
+  ``_maybe_pad_weight``; false: it does not (read and valid text); absent where the file is not
+  there (NeMo-RL 0.5.0 moved it to ``vllm/quantization/fp8.py``).
 
 Absent where the job does not hold the source: the rules then go by the version, as before.
 """
@@ -39,6 +52,7 @@ PREFIX = "config.nemo_rl.source"
 MAX_UP = 6
 GRPO = os.path.join("nemo_rl", "algorithms", "grpo.py")
 FP8 = os.path.join("nemo_rl", "models", "generation", "vllm", "quantization", "fp8.py")
+FP8_OLD = os.path.join("nemo_rl", "models", "generation", "fp8.py")
 _CALL = "stream_weights_via_ipc_zmq"
 
 
@@ -81,13 +95,49 @@ def ray_v2(path: str) -> tuple[Any, Source]:
     text, why = _text(path)
     if text is None:
         return Unknown(f"{os.path.basename(path)} not read: {why}"), Source(path)
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return Unknown(f"{os.path.basename(path)} is not Python that parses"), Source(path)
+    # names the code uses (imported, referred to, patched), never a comment or a string that
+    # mentions one (redteam11: `# TODO: patch RayWorkerProc` read as the fix)
+    named: dict[str, int] = {}
+    for node in ast.walk(tree):
+        found = (node.id if isinstance(node, ast.Name) else node.attr
+                 if isinstance(node, ast.Attribute) else node.name.rsplit(".", 1)[-1]
+                 if isinstance(node, ast.alias) else None)
+        if found is not None:
+            named.setdefault(found, getattr(node, "lineno", 1))
     for word, value in (("RayWorkerProc", True), ("RayExecutorV2", True),
                         ("RayDistributedExecutor", False)):
-        at = text.find(word)
-        if at >= 0:
-            return value, Source(path, text.count("\n", 0, at) + 1)
+        if word in named:
+            return value, Source(path, named[word])
     return Unknown(f"{os.path.basename(path)} patches no vLLM Ray executor NeMo-RL is known to "
                    "patch"), Source(path)
+
+
+def is_mx(path: str) -> tuple[Any, Source]:
+    """(vllm_is_mx, where) from ``quantization/fp8.py`` at ``path``: whether the checkout's FP8
+    rollout reads ``vllm_cfg.is_mx`` (MXFP8) at all."""
+    text, why = _text(path)
+    if text is None:
+        return Unknown(f"{os.path.basename(path)} not read: {why}"), Source(path)
+    at = text.find("is_mx")
+    if at < 0:
+        return False, Source(path)
+    return True, Source(path, text.count("\n", 0, at) + 1)
+
+
+def pads_weight(path: str) -> tuple[Any, Source]:
+    """(fp8_vllm010_weight_patch, where) from the pre-0.5 ``generation/fp8.py`` at ``path``:
+    whether it still calls vLLM 0.10's ``_maybe_pad_weight`` (before NeMo-RL PR 1432)."""
+    text, why = _text(path)
+    if text is None:
+        return Unknown(f"{os.path.basename(path)} not read: {why}"), Source(path)
+    at = text.find("._maybe_pad_weight(")
+    if at < 0:
+        return False, Source(path)
+    return True, Source(path, text.count("\n", 0, at) + 1)
 
 
 def evidence(config: str) -> dict[str, tuple[Any, Source]]:
@@ -101,6 +151,9 @@ def evidence(config: str) -> dict[str, tuple[Any, Source]]:
         out = {f"{PREFIX}.colocated_refit_kv_scales": kv_scales(os.path.join(root, GRPO))}
         if os.path.isfile(os.path.join(root, FP8)):
             out[f"{PREFIX}.ray_v2_fp8_patch"] = ray_v2(os.path.join(root, FP8))
+            out[f"{PREFIX}.vllm_is_mx"] = is_mx(os.path.join(root, FP8))
+        if os.path.isfile(os.path.join(root, FP8_OLD)):
+            out[f"{PREFIX}.fp8_vllm010_weight_patch"] = pads_weight(os.path.join(root, FP8_OLD))
         return out
 
     got: dict[str, tuple[Any, Source]] = textcache.memo((__name__, root), work)

@@ -111,8 +111,19 @@ def _fp8(v: View, out: IntentOut, unread: Unknown | None) -> None:
         out["fp8"] = (False, v.src(key))
         out["precision"] = ("bf16", v.src(key))
         return
-    kind = v.get(f"{key}.type", "fp8")
+    if v.has(key) and whole is not True and not isinstance(whole, dict):
+        # `quantization = "fp8"`: a string where pydantic wants the table (redteam11: read as
+        # the table turned on)
+        out["fp8"] = (Unknown(f"trainer.model.quantization = {str(whole)[:40]!r} is no table "
+                              "(fp8 / mxfp8 config): pydantic refuses the config"), v.src(key))
+        return
+    # an Unknown type (`--...quantization.type $QT`, or given by one of two launch lines) is
+    # no "fp8" default (redteam11: View.get gave the default, FP8 "yes" blockwise)
+    kind = v.unknown(f"{key}.type") or v.get(f"{key}.type", "fp8")
     src = v.src(f"{key}.type", v.src(key))
+    if isinstance(kind, Unknown):
+        out["fp8"] = (kind, src)
+        return
     if kind == "fp8":
         out["fp8"], out["recipe"] = (True, src), ("blockwise", src)
         out["backend"] = (Unknown("prime-rl's own Triton block-wise FP8 linear "
@@ -153,8 +164,10 @@ def _rollout_fp8(v: View, out: IntentOut) -> None:
     wb = "weight_broadcast.quantize_in_weight_transfer"
     if not v.has(wb):
         wb = "trainer.weight_broadcast.quantize_in_weight_transfer"
-    moved = v.get(wb)
-    if moved is True or (isinstance(moved, str) and moved.strip().lower() == "true"):
+    moved = v.unknown(wb) or v.get(wb)
+    if isinstance(moved, Unknown) and fp8 is not True:
+        fp8, src = moved, v.src(wb)     # FP8 weights sent, or not: not known here
+    elif moved is True or (isinstance(moved, str) and moved.strip().lower() == "true"):
         if fp8 is True:
             src = f"{src}; {v.src(wb)} (weights re-quantized to FP8 on every update)"
         elif fp8 is False:

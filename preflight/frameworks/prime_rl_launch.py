@@ -17,7 +17,10 @@ Read at PrimeIntellect-ai/prime-rl v0.8.1.dev67 (= 559b4477, 2026-08-20): every 
   / ``orchestrator``; ``sft``'s trainer-like model is kept under ``trainer``), so one set of key
   paths serves every entry point (``config.prime_rl.entry`` says which ran).
 
-A file outside the job is not opened (``base_config`` Unknown with why); more than
+The files composed, in merge order, are ``config.prime_rl.layers`` (``{section, path}``, path
+empty for one not read): ``check --diff`` puts an edit into the file that owns the key
+(:mod:`preflight.fixdiff.layers`). A file outside the job is not opened (``base_config`` Unknown
+with why); more than
 :data:`MAX_FILES` files, an argument pydantic-config refuses, a file that does not parse, are
 problems naming the launch line or the file's line.
 """
@@ -219,19 +222,24 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
     linked: list[Linked] = []
     unread: tuple[Unknown, Source] | None = None
     last: tuple[str, Source] | None = None
+    layers: list[dict[str, str]] = []    # the files in merge order, for --diff (fixdiff/layers)
     bare = replace(read, overrides=[])
     for section, name, src in args.files:
         if isinstance(name, str) and name.strip() == "":
             name = Unknown("`@` is followed by an empty word")
         part = Layered()
+        # (a YAML / JSON is parsed as YAML, with no `defaults:` chain: pydantic-config
+        # includes no other file)
         style = "toml" if not isinstance(name, str) or not name.endswith(
-            (".json", ".yaml", ".yml")) else "yaml"
+            (".json", ".yaml", ".yml")) else "flat"
         merged = merged_facts(bare, KIND, (name, src), style=style, key="@", layered=part)
         why = merged.facts.get(f"{PREFIX}.base_config")
         if isinstance(why, Unknown):
             linked.extend(merged.linked)    # the job reports the file missing or outside it
             unread = unread or (why, src)
+            layers.append({"section": section, "path": ""})
             continue
+        layers.append({"section": section, "path": merged.base or str(name)})
         if not section and score(part.data) > 0:
             # an rl config the job holds as one (a trainer / inference / overlay part of one
             # is no whole config: read here, in its place, only)
@@ -243,6 +251,8 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
     facts, prov = config.facts(PREFIX)
     line = Source(path, clean.count("\n", 0, read.launch.offset) + 1)
     facts[f"{PREFIX}.entry"], prov[f"{PREFIX}.entry"] = entry, str(line)
+    if layers:
+        facts[f"{PREFIX}.layers"], prov[f"{PREFIX}.layers"] = layers, str(line)
     if args.opaque is not None or read.launch.forwarded:
         why = args.opaque or (Unknown("the launch line passes on the caller's arguments "
                                       "(\"$@\"): more files or overrides may come"), line)

@@ -30,8 +30,9 @@ from typing import Any
 from preflight.facts import Unknown
 from preflight.frameworks._record import Default, Framework
 from preflight.frameworks._view import Derived, IntentOut, View
+from preflight.frameworks.pytorch_loop import HINT, training_step
 from preflight.frameworks.pytorch_own import own_fp8
-from preflight.reading.parse import Parsed, ParseError
+from preflight.reading.parse import Parsed, ParseError, read_text
 from preflight.reading.pyfacts import PyOut
 from preflight.reading.pysource import Call, Module, Ref
 from preflight.reading.pyvalues import Unresolved, dotted
@@ -64,8 +65,15 @@ def _te(call: Call) -> str | None:
 
 
 def read_python(module: Module) -> ReaderOutput:
-    """TE and torchao calls of a training loop -> ``config.pytorch.*`` at their lines."""
+    """TE and torchao calls of a training loop -> ``config.pytorch.*`` at their lines; a loop
+    with none of them is read only when it trains and no other framework takes it
+    (:mod:`.pytorch_loop`), then ``config.pytorch.training_loop`` at its backward pass."""
     out = PyOut(module)
+    if not _fp8_words(module):
+        line = training_step(module, KIND)
+        if line is None:
+            return ReaderOutput()
+        out.put(f"{PREFIX}.training_loop", True, line)
     modules: set[str] = set()
     calls = [c for c, _ in out.module.calls()]
     regions = {what: [c for c in calls if _te(c) in names] for what, names in
@@ -119,6 +127,13 @@ def read_python(module: Module) -> ReaderOutput:
     return out.output()
 
 
+def _fp8_words(module: Module) -> bool:
+    try:
+        return PY_HINT.search(read_text(module.path)) is not None
+    except (ParseError, OSError):
+        return True
+
+
 def _compile_not_run(out: PyOut) -> None:
     """The file compiles only in branches the launch line's values show do not run
     (lightning-thunder 1e22aacb, benchmark_litgpt.py:667-672 ``if self.compile == "inductor":
@@ -167,10 +182,11 @@ def _torchao(out: PyOut, call: Call) -> None:
             recipe = config.args[0] if config.args else config.kwargs.get("recipe_name")
         elif config.args or config.star is not None or set(config.kwargs) - _NOT_SCALING:
             recipe = Unknown("a Float8LinearConfig built field by field")
-        if "enable_fsdp_float8_all_gather" in config.kwargs:
-            out.put(f"{PREFIX}.torchao.enable_fsdp_float8_all_gather",
-                    config.kwargs["enable_fsdp_float8_all_gather"],
-                    config.lines.get("enable_fsdp_float8_all_gather", config.line), config.path)
+        # emulate=True: every float8 matmul dequantized and run in FP32 (FP8D-TAO-0016)
+        for field in ("enable_fsdp_float8_all_gather", "emulate"):
+            if field in config.kwargs:
+                out.put(f"{PREFIX}.torchao.{field}", config.kwargs[field],
+                        config.lines.get(field, config.line), config.path)
     elif config is not None:
         recipe = config
     out.put(f"{PREFIX}.torchao.recipe", recipe, call.lines.get("config", call.line))
@@ -228,6 +244,9 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
         out["recipe"] = (recipe if isinstance(recipe, str) and recipe in RECIPES else
                          p.unknown("own_fp8.recipe") or Unknown(f"the job's own recipe {recipe!r}"),
                          p.src("own_fp8.recipe", src))
+    elif p.truthy("training_loop"):
+        # a training loop that calls no FP8 API trains in the precision it sets itself
+        out["fp8"] = (False, p.src("training_loop"))
     return _rest(p, out)
 
 
@@ -260,7 +279,8 @@ def _rest(p: View, out: IntentOut) -> Derived:
 FRAMEWORK = Framework(
     kind=KIND, title="PyTorch training loop (Transformer Engine / torchao in code)",
     formats=("python",), score=score, read=read, derive=derive, precedence=12,
-    read_python=read_python, python_hint=PY_HINT, torchrun_size=True,
+    read_python=read_python,
+    python_hint=re.compile(f"{PY_HINT.pattern}|{HINT.pattern}"), torchrun_size=True,
     defaults=(
         Default("te.autocast(enabled=)", "True", "transformer-engine >= 1.0",
                 "transformer_engine/pytorch/quantization.py (v2.18)"),

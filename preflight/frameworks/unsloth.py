@@ -36,7 +36,8 @@ November-2025 (7cdad0c7, 2025.11.4, the first release with it), February-2026 (8
 Facts: ``config.unsloth.<keyword>`` of the loader call at its line, ``config.unsloth.loader``
 (the class), ``config.unsloth.fp8_mapped`` (whether the model name is in the FP8 mapper at every
 release read, ``preflight/data/unsloth_fp8_models.json``: ``tools/unsloth_fp8_models.py``),
-``config.unsloth.peft`` (``get_peft_model`` is called), ``config.unsloth.online_rl`` (a TRL
+``config.unsloth.checkpoint_quant_method`` (``fp8`` for a Qwen3 FP8 checkpoint of that mapper that
+is transformers' FineGrainedFP8: :func:`finegrained_fp8`), ``config.unsloth.peft`` (``get_peft_model`` is called), ``config.unsloth.online_rl`` (a TRL
 online RL config or trainer is built: its generation is a rollout).
 """
 
@@ -117,7 +118,28 @@ def read_python(module: Module) -> ReaderOutput:
     if f"{PREFIX}.loader" in out.facts and name is not None:
         line = getattr(out.prov.get(f"{PREFIX}.model_name"), "line", None)
         out.put(f"{PREFIX}.fp8_mapped", mapped(name), line)
+        if finegrained_fp8(name):
+            out.put(f"{PREFIX}.checkpoint_quant_method", "fp8", line)
     return out.output()
+
+
+# Qwen's own Qwen3 FP8 releases are transformers FineGrainedFP8 checkpoints (quant_method fp8,
+# 128x128 block scales: their model cards, "fine-grained fp8 quantization"), and unsloth's
+# FP8 mapper pairs each with an unsloth/ copy under the same name as its block-scaled FP8
+# checkpoint (mapper.py __INT_TO_FLOAT_MAPPER "8": (official, block, row) at 8ee5e62c); the
+# copy loads as QuantizationMethod.FP8 (transformers issue 37927's error for unsloth/Qwen3-4B-FP8).
+# The -FP8-Dynamic (row) copies and other families' FP8 names (RedHatAI's compressed-tensors
+# among them) say nothing here.
+_FINEGRAINED = re.compile(r"^(?:qwen|unsloth)/qwen3[\w.-]*-fp8$")
+
+
+def finegrained_fp8(name: Any) -> bool:
+    """Whether ``name`` is one of the Qwen3 FP8 checkpoints above, in unsloth's FP8 mapper at
+    some release read (so a typo or a private repo of that shape is not taken)."""
+    if not isinstance(name, str) or len(name) > 256:
+        return False
+    low = name.lower()
+    return bool(_FINEGRAINED.match(low)) and any(low in names for names in _releases().values())
 
 
 def _online(module: Module, func: str) -> str | None:

@@ -26,6 +26,7 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from preflight.facts import Unknown
 from preflight.reading.types import ConfigProblem, ReaderOutput
 
 
@@ -140,3 +141,27 @@ def _ambiguous(group: list[str], jobs: dict[str, list[str]], by_real: dict[str, 
     return ConfigProblem(folder, None, (
         f"the folder holds {what} ({listed}); name the one the job uses (fp8-doctor check "
         "FILE ...); none of them was read"))
+
+
+def config_unread(read: list[FileRead], owner: tuple[str, str, str] | None,
+                  problems: Sequence[ConfigProblem]) -> list[FileRead]:
+    """``read`` with ``config.<kind>.base_config`` Unknown on the file that named a config of
+    its own framework (``owner``: its real path, kind, the ``file:line`` naming it) that could
+    not be read (``problems``): what that config asks is not known. redteam11: ``llamafactory-
+    cli train bad.yaml`` (malformed, a list at the top) was an error, yet "FP8: no"."""
+    if owner is None:
+        return read
+    real, kind, source = owner
+    why = next((p for p in problems if p.level == "error"), None)
+    name = f"config.{kind}.base_config"
+    out = []
+    for f in read:
+        if why is not None and os.path.realpath(f.path) == real and f.kind == kind and \
+                not isinstance(f.out.facts.get(name), Unknown):
+            facts = {**f.out.facts, name: Unknown(f"{source}: the config it names could not be "
+                                                  f"read ({why.message[:120]}): the settings "
+                                                  "it holds are not known")}
+            f = FileRead(f.path, f.kind, ReaderOutput(facts, {**f.out.provenance, name: source},
+                                                      f.out.problems, f.out.linked), f.origin)
+        out.append(f)
+    return out

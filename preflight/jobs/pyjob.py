@@ -122,12 +122,17 @@ def _present(facts: Mapping[str, Any]) -> set[str]:
 
 def peek(path: str, kind: str | None, argv: tuple[str, ...] | None,
          environ: Given | None = None, syspath: str | None = None,
-         ) -> tuple[str | None, ReaderOutput]:
-    """:func:`read` for a script a launch line runs, None when nothing in it is read."""
+         errors: list[ParseError] | None = None) -> tuple[str | None, ReaderOutput]:
+    """:func:`read` for a script a launch line runs, None when nothing in it is read (why it
+    could not be read, where it could not: appended to ``errors``)."""
     try:
         return read(path, kind, False, argv, environ=None if environ is None else
                     {n: (v, w) for n, v, w in environ}, syspath=syspath)
-    except (ParseError, RecursionError):
+    except ParseError as exc:
+        if errors is not None:
+            errors.append(exc)
+        return None, ReaderOutput()
+    except RecursionError:
         return None, ReaderOutput()
 
 

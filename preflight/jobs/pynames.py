@@ -23,6 +23,7 @@ from typing import Any
 from preflight.jobs.pyimports import MAX_DEPTH, MAX_MODULES, located, module_file
 from preflight.reading.parse import ParseError, read_text
 from preflight.reading.pyscopes import Bind
+from preflight.reading.pyshared import shares
 from preflight.reading.pysource import Module, Ref, parse
 from preflight.reading.pyvalues import Unresolved, is_main_guard
 
@@ -37,6 +38,9 @@ class Names:
         self.environ = environ      # the script's process environment (pyenviron.Environ)
         self.modules: dict[str, Module | None] = {}
         self.busy: set[tuple[str, str]] = set()
+        self.following: set[tuple[str, str]] = set()    # functions inlined now: pyforeign
+        self.changes: dict[tuple[int, str], bool] = {}  # importer, module: pyshared.shares
+        self.functions: dict[tuple[int, str, int], Any] = {}    # Names.function, once each
         self.found: dict[tuple[int, str, int], Any] = {}
         """Each (importer, name, depth) looked up once: a script that uses an imported object
         on 2,000 lines walked the importer's tree (:func:`_changed_elsewhere`) 2,000 times."""
@@ -96,6 +100,39 @@ class Names:
         if isinstance(got, Unresolved):
             return Unresolved(f"{os.path.basename(path)}:{got.line or '?'}: {got.reason}", None)
         return located(got, path)
+
+
+    def function(self, importer: Module, qualified: str, depth: int) -> Any:
+        """(the job module, the scope of its function, the functions being followed, a marker
+        of values as written there) when ``qualified`` (``quantization.resolve_layer_precision``)
+        is a function a job module defines once at its top and does not rebind, and
+        ``importer`` changes none of that module's objects (:mod:`.reading.pyforeign`);
+        None otherwise."""
+        key = (id(importer), qualified, depth)
+        if key not in self.functions:   # (asked at each call of an imported name: stat() once)
+            self.functions[key] = self._function(importer, qualified, depth)
+        return self.functions[key]
+
+    def _function(self, importer: Module, qualified: str, depth: int) -> Any:
+        owner, _, attr = qualified.rpartition(".")
+        if not owner or owner.endswith(".") or not attr.isidentifier():
+            return None
+        path = module_file(owner, importer.path)
+        if path is None or os.path.realpath(path) == os.path.realpath(importer.path):
+            return None
+        helper = self.module(path, depth + 1)
+        if helper is None or attr not in helper.functions or attr in helper.module.binds or \
+                attr in helper.classes or attr in helper.imports or sum(
+                    1 for s in helper.tree.body if isinstance(s, (ast.FunctionDef,
+                                                                  ast.AsyncFunctionDef))
+                    and s.name == attr) != 1:
+            return None
+        key = (id(importer), path)
+        if key not in self.changes:     # the importer sets attributes of the module's objects
+            self.changes[key] = bool(shares(importer, path))
+        if self.changes[key]:
+            return None
+        return helper, helper.functions[attr][1], self.following, lambda v: located(v, path)
 
 
 def _changed_elsewhere(helper: Module, importer: Module, owner: str, attr: str) -> str | None:
@@ -178,6 +215,7 @@ def link(module: Module, names: Names | None = None, depth: int = 0) -> None:
                                  key=lambda b: b.line)
     if module.imports:
         module.imported = lambda qualified: names.value(module, qualified, depth)
+        module.foreign = lambda qualified: names.function(module, qualified, depth)
 
 
 def _top_imports(module: Module) -> dict[str, list[tuple[int, str]]]:

@@ -13,7 +13,7 @@ from typing import Any
 from preflight.facts import Unknown
 from preflight.jobs import unread
 from preflight.jobs.formats import SCRIPT_EXT, split_entry
-from preflight.jobs.graph import FileRead, one_job
+from preflight.jobs.graph import FileRead, config_unread, one_job
 from preflight.jobs.scan import SCAN_DEPTH, SCAN_EXT, SCAN_MAX_BYTES, SCAN_MAX_FILES, scan
 from preflight.reading import shellargs, shellcalls
 from preflight.reading.launchenv import merged
@@ -49,6 +49,7 @@ class Walk:
         self.read: list[FileRead] = []
         self.given: set[str] = set()
         self.known: list[str] = []
+        self.owners: dict[str, tuple[str, str, str]] = {}    # own-kind config -> who names it
 
     def add(self, paths: Sequence[str]) -> None:
         """The paths given: files, ``FILE.py::NAME``, folders (scanned)."""
@@ -117,6 +118,8 @@ class Walk:
                                  entry=self.entries.get(real), environ=self.environs.get(real),
                                  syspath=self.syspaths.get(real))
             self.problems.extend(out.problems)
+            if origin == "linked" and not out.facts:    # a config not read (config_unread)
+                self.read = config_unread(self.read, self.owners.get(real), out.problems)
             if kept and (got is None or not (out.facts or out.linked)):
                 self.read.extend(kept)   # read again as the sourcing script's kind: nothing
                 continue                 # there, so what the first read found stands
@@ -138,6 +141,8 @@ class Walk:
         self.overriding.update(os.path.realpath(link.path) for link in out.linked
                                if link.overrides)
         config = {os.path.realpath(link.path) for link in out.linked if not link.after}
+        self.owners.update((os.path.realpath(k.path), (real, kind, k.source)) for k in out.linked
+                           if k.kind == kind and not (k.after or k.optional or k.included))
         for link in out.linked:
             if link.included:
                 # a module the script imports, read with it (jobs/pyimports.py): not again
@@ -307,7 +312,7 @@ def _written(scripts: Sequence[str]) -> dict[str, str]:
     in the folder is not read: what runs is what the script writes (redteam4; the launch
     script's own reading says so at the line that uses it, :mod:`.reading.shellwrites`)."""
     from preflight.reading.parse import ParseError, read_text
-    from preflight.reading.shell import blank_heredocs
+    from preflight.reading.shell import blank_heredocs, heredocs
     from preflight.reading.shellvars import collect_variables, strip_comments
     from preflight.reading.shellwrites import writes
 
@@ -318,7 +323,11 @@ def _written(scripts: Sequence[str]) -> dict[str, str]:
         except (ParseError, OSError):
             continue
         folder = os.path.dirname(os.path.abspath(script))
-        text = strip_comments(blank_heredocs(text))
+        # closing lines kept: blanked, the lexer took the first `<<EOF` as never closed and
+        # missed every write after it (jobs/scripts.py; redteam11)
+        text = strip_comments(blank_heredocs(text, [
+            replace(d, end=d.body_end) if d.closed and d.body_end >= d.start else d
+            for d in heredocs(text)]))
         for name, line in writes(text, collect_variables(text)).items():
             out.setdefault(os.path.normpath(os.path.join(folder, name)), (
                 f"written by {os.path.basename(script)} at line {line} before it runs: the "

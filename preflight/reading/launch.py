@@ -195,8 +195,12 @@ MAX_SCRIPTS = 8
 """Python scripts taken from one launch script (a real one starts one or two)."""
 # `colossalai run [--hostfile F] [--include H] [--nproc_per_node N] ... script.py ARGS`: click
 # options then the user script and its args (colossalai/cli/launcher/__init__.py L8-L69 @ v0.5.0)
+BIN = r"(?:(?<![^\s;&|(])[^\s;&|()'\"`<>]*/bin/|(?<![\w/.-]))"
+"""Where a command word may start: at a word's start, or after a ``.../bin/`` path
+(``/opt/conda/bin/python train.py``, ``$VENV/bin/torchrun``: redteam11, such jobs were
+unread), never inside another path (``logs/torchrun.txt``)."""
 _LAUNCHER = re.compile(
-    r"(?<![\w/.-])(?:python[0-9.]*|torchrun|deepspeed|accelerate[ \t]+launch|accelerate-launch|"
+    BIN + r"(?:python[0-9.]*|torchrun|deepspeed|accelerate[ \t]+launch|accelerate-launch|"
     r"composer|srun|mpirun|uv[ \t]+run|colossalai[ \t]+run|"
     r"-m[ \t]+torch\.distributed\.(?:run|launch))(?![\w-])")
 
@@ -232,7 +236,7 @@ def python_scripts(text: str, variables: dict[str, str]) -> list[tuple[str, tupl
     return found
 
 
-_TORCHRUN = re.compile(r"(?<![\w/.-])(?:torchrun|-m[ \t]+torch\.distributed\.run)(?![\w-])")
+_TORCHRUN = re.compile(BIN + r"(?:torchrun|-m[ \t]+torch\.distributed\.run)(?![\w-])")
 _SIZE_FLAGS = {"--nproc_per_node": "nproc_per_node", "--nproc-per-node": "nproc_per_node",
                "--nnodes": "nnodes"}
 

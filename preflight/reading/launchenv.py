@@ -9,14 +9,16 @@ variables mean, and which of them a report may show, is the caller's business
 
 Text-level, like :mod:`.launch`: the script with comments and here-documents blanked. A value
 with a part decided at run time (``$(...)``, a variable not set in the script) is left out, never
-guessed; so is an ``export`` inside a function, and one after the command.
+guessed; so is one after the command. An ``export`` inside a function counts when the script
+calls the function before the command (:mod:`.shellfuncs`), is Unknown where that call may not
+run, and is nothing when the function is never called first.
 """
 
 from __future__ import annotations
 
 import re
 
-from preflight.reading import shellbranch, shelldecl
+from preflight.reading import shellbranch, shelldecl, shellfuncs
 from preflight.reading.launch import MAX_ARGS, command_at, tokens
 from preflight.reading.shellvars import runtime, runtime_reason, typed
 
@@ -50,25 +52,28 @@ def launch_env(text: str, at: int, variables: dict[str, str], unknown: bool = Fa
     body = _function_spans(text[:start])
     later: dict[str, Var] = {}      # set where the text does not say whether or what
     simple = _simple_command(text, start, at)   # `export X=1; python x.py` on one line
-    sure = shellbranch.exports(text, tuple(sorted(
-        (k, v) for k, v in variables.items() if not re.search(r"[$`]", v) and k[:1] != "@")))
+    known = tuple(sorted((k, v) for k, v in variables.items()
+                         if not re.search(r"[$`]", v) and k[:1] != "@"))
+    sure = shellbranch.exports(text, known)
+    funcs = shellfuncs.functions(text, known) if body else shellfuncs.Functions()
+    pending: list[tuple[int, Var]] = []
     for m in _EXPORT.finditer(text, 0, simple):
-        if any(a <= m.start() < b for a, b in body):
-            if unknown and m.group(1) == "export":
-                later.update(_in_function(text, m.end(), command_at(text, m.start())[1]))
-            continue
         line_start, line_end = command_at(text, m.start())
         words = list(tokens(text, m.end(), simple - 1 if m.start() < simple <= line_end else
                                   line_end))
         options, n = shelldecl.split_options([w for w, _ in words])
         decl = shelldecl.parse(m.group(1), options)
+        called = _called(m, options, body, funcs, start, unknown)
+        if called is None:
+            continue
+        when = called[2] if called[2] >= 0 else m.start()   # where bash runs it
         if m.group(1) == "export" and "-n" in options:
             for word, _ in words[n:]:       # `export -n X`: X is no longer in the environment
-                found.pop(word.split("=", 1)[0], None)
+                if called[0] is True:
+                    pending.append((when, (word.split("=", 1)[0], "", -1)))
             continue
-        if not decl.exported or not decl.assigns or m.group(1) == "local":
-            continue        # `export -n X=1`, `declare X=1` (not exported), `export -f f`; `local`
-            # outside a function (bodies are skipped above) is an error
+        if not decl.exported or not decl.assigns:
+            continue        # `export -n X=1`, `declare X=1` (not exported), `export -f f`
         for word, pos in words[n:]:
             hit = _NAME.match(word)
             name, raw = (hit.group(1), hit.group(2)) if hit else (word, None)
@@ -78,18 +83,20 @@ def launch_env(text: str, at: int, variables: dict[str, str], unknown: bool = Fa
             runs, line = sure.get(pos, (None if inline else True, 0))
             if runs is False or (inline and pos not in sure):
                 continue        # in a branch that does not run here (`if false; then`)
-            value = _value(raw, variables) if raw is not None else variables.get(name)
-            if runs is None and unknown:        # a branch that may not run: Unknown, its line
-                value = runtime(f"{name} is exported only inside an if/case branch or loop "
-                                f"(line {line}) that may not run")
-            if value is None and unknown:
-                value = runtime(f"{name} is exported with a value known only when the script "
-                                "runs")
-            elif value is not None and not decl.plain:
-                value = decl.value(value) if not decl.nameref else variables.get(value)
+            value = _exported(name, raw, variables, decl, unknown,
+                              called[1] if called[0] is None else None,
+                              line if runs is None else None)
             if value is not None:
-                _keep(found, (name, value, pos), unknown)
-    _unset_and_hidden(text, start, body, found, later if unknown else None)
+                # in the order bash sets it: a function's export where it is first called
+                pending.append((when, (name, value, pos)))
+    order: dict[str, int] = {}
+    for ran, var in sorted(pending, key=lambda p: p[0]):
+        if var[2] < 0:
+            found.pop(var[0], None)           # `export -n X`
+            continue
+        _keep(found, var, unknown)
+        order[var[0]] = ran
+    _unset_and_hidden(text, start, body, found, later if unknown else None, order)
     found.update(later)
     for word, pos in tokens(text, _simple_command(text, start, at), at):
         hit = _NAME.match(word)
@@ -104,26 +111,58 @@ def launch_env(text: str, at: int, variables: dict[str, str], unknown: bool = Fa
     return list(found.values())
 
 
-def _in_function(text: str, begin: int, end: int) -> dict[str, Var]:
-    """redteam7: an ``export`` in a function the script may call before the command: Unknown."""
-    out: dict[str, Var] = {}
-    for word, pos in tokens(text, begin, end):
-        name = word.split("=", 1)[0]
-        if re.fullmatch(r"[A-Za-z_]\w*", name):
-            out[name] = (name, runtime(f"{name} is exported inside a function the script may "
-                                       "call first"), pos)
-    return out
+def _called(m: re.Match[str], options: list[str], body: list[tuple[int, int]],
+            funcs: shellfuncs.Functions, start: int, unknown: bool,
+            ) -> tuple[bool | None, str, int] | None:
+    """Whether the export at ``m`` runs before the command at ``start`` (:mod:`.shellfuncs`
+    for one in a function): (True / None with why, the order bash runs it in, -1: its own
+    place); None: it does not reach the command (a function not called first, a function's
+    own ``local`` / ``declare``, ``local`` outside a function, Unknown not asked for)."""
+    if not any(a <= m.start() < b for a, b in body):
+        return None if m.group(1) == "local" else (True, "", -1)
+    fn = funcs.holding(m.start())
+    # `declare -x` / `local -x` in a function is the function's own (gone when it returns;
+    # `-g` makes it global): it reaches only a command in the same body
+    own = m.group(1) in ("declare", "typeset", "local") and not any(
+        "g" in o[1:] and o[0] == "-" for o in options)
+    called = (None, "a function the script may call first", -1) if fn is None else \
+        shellfuncs.runs_before(funcs, fn, start)
+    if called[0] is False or own and (fn is None or funcs.holding(start) != fn):
+        return None
+    if called[0] is None and (not unknown or m.group(1) == "local"):
+        return None
+    return called
+
+
+def _exported(name: str, raw: str | None, variables: dict[str, str], decl: shelldecl.Decl,
+              unknown: bool, function: str | None, branch: int | None) -> str | None:
+    """The value ``export NAME[=raw]`` gives the command, a :func:`.shellvars.runtime` marker
+    (``unknown``) where the run decides it: in ``function`` (why it may not run first), in a
+    branch at line ``branch`` that may not run, or a value known only when the script runs."""
+    value = _value(raw, variables) if raw is not None else variables.get(name)
+    if function is not None:
+        return runtime(f"{name} is exported inside {function}")
+    if branch is not None and unknown:
+        return runtime(f"{name} is exported only inside an if/case branch or loop "
+                       f"(line {branch}) that may not run")
+    if value is None:
+        return runtime(f"{name} is exported with a value known only when the script "
+                       "runs") if unknown else None
+    if not decl.plain:
+        return decl.value(value) if not decl.nameref else variables.get(value)
+    return value
 
 
 def _unset_and_hidden(text: str, start: int, body: list[tuple[int, int]],
-                      found: dict[str, Var], later: dict[str, Var] | None) -> None:
+                      found: dict[str, Var], later: dict[str, Var] | None,
+                      order: dict[str, int]) -> None:
     """``unset X`` after X's export removes it; ``set -a`` or a sourced file before the
     command (outside functions) exports what the text does not show: every variable not set
     here is Unknown (``later``; None: not asked)."""
     for m in _UNSET.finditer(text, 0, start):
         if not any(a <= m.start() < b for a, b in body):
             for name in m.group(1).split():
-                if name in found and found[name][2] < m.start():
+                if name in found and order.get(name, found[name][2]) < m.start():
                     del found[name]
     head = [m for m in (*_ALLEXPORT.finditer(text, 0, start), *_SOURCE.finditer(text, 0, start))
             if not any(a <= m.start() < b for a, b in body)]

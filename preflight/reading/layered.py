@@ -219,7 +219,8 @@ def load_chain(path: str, parsed: Parsed, style: str = "paths") -> Chain:
     ``_self_`` override the file's own values. ``hydra-dir``: Hydra searching only the config's
     folder (AReaL's ``hydra_init(config_path=<its folder>)``, areal/api/cli_args.py
     ``parse_cli_args`` @ 0073c330): an entry not found there, or a group entry, is not read,
-    so what it would set is unknown (redteam5: a missing one made FP8 "no")."""
+    so what it would set is unknown (redteam5: a missing one made FP8 "no"). ``toml`` /
+    ``flat``: no chain (``defaults`` is a key like any other in ``flat``: prime-rl's YAML)."""
     chain = Chain(Layered(), [], [])
     _load(path, parsed, chain, 0, {os.path.realpath(path)}, style)
     return chain
@@ -252,10 +253,21 @@ def _entries(defaults: Any, style: str, chain: Chain) -> list[tuple[str, bool]]:
 def _load(path: str, parsed: Parsed, chain: Chain, depth: int, seen: set[str],
           style: str) -> None:
     data = parsed.data if isinstance(parsed.data, dict) else {}
-    # a TOML job file (torchtitan) has no defaults chain
-    parents = _entries(data.get("defaults"), style, chain) if style != "toml" else []
+    if parsed.data is not None and not isinstance(parsed.data, dict):
+        # a list or a scalar at the top (`[1, 2]`, `hello`): no framework takes it as its
+        # config (OmegaConf, pydantic, Hydra refuse it); read as empty it was every default,
+        # FP8 "no" (redteam11: `uv run rl @ x.json` holding a JSON list)
+        what = type(parsed.data).__name__
+        chain.problems.append(ConfigProblem(path, 1, (
+            f"the file's top level is a {what}, not a mapping of settings: the framework "
+            "refuses it as a config")))
+        chain.unread.append(f"{os.path.basename(path)} holds a {what}, not a mapping")
+    # a TOML job file (torchtitan), or a YAML / JSON a loader without `defaults:` reads
+    # ("flat": prime-rl's pydantic-config; redteam11: its `defaults: [f.yaml]` was followed)
+    flat = style in ("toml", "flat")
+    parents = _entries(data.get("defaults"), style, chain) if not flat else []
     line = parsed.line_of(("defaults",))
-    rest = {k: v for k, v in data.items() if k != "defaults"}
+    rest = {k: v for k, v in data.items() if k != "defaults" or style == "flat"}
     ordered = [p for p in parents if not p[1]] + [("", False)] + [p for p in parents if p[1]]
     for parent, _ in ordered:
         if not parent:          # the file's own values, in _self_'s place

@@ -20,7 +20,7 @@ import bisect
 import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from preflight.facts import Unknown
@@ -113,13 +113,17 @@ def find_launch(path: str, text: str, syntax: Syntax,
         return out
     if launch is None:
         return out
+    runs = (outer or {}).get(shelldir.RUNS)      # `$0` of a sourced script: who sources it
+    # the script's folder put in for every reader of `launch.args` (redteam11: prime-rl,
+    # torchtune and Megatron-Bridge's perf launcher read `"$(dirname "$0")/x.toml"` raw, an
+    # internal marker in the path: "not found")
+    launch = replace(launch, args=shelldir.resolved(launch.args, path, runs))
     out.launch = launch
     moved = walk(path, text, outer).folder_at(launch.offset)
     if moved.path or moved.why:
         out.folder = folder_of(moved, path, outer)
     out.started = (outer or {}).get(CWD)
-    runs = (outer or {}).get(shelldir.RUNS)      # `$0` of a sourced script: who sources it
-    _read_args(out, list(shelldir.resolved(launch.args, path, runs)), syntax, where)
+    _read_args(out, list(launch.args), syntax, where)
     _differing(out, words, syntax, outer, where)
     return out
 

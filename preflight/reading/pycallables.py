@@ -180,6 +180,8 @@ def _sites_of(module: Module, scope: Scope, name: str, depth: int,
         return None
     index = scope.params.index(name)
     out: list[Any] = []
+    if len(module._sites.get(func, [])) > MAX_SITES:     # the rest may pass anything
+        return Unresolved(f"{func}() is called more than {MAX_SITES} times")
     for node in module._sites.get(func, [])[:MAX_SITES]:
         caller = module.call_scope.get(id(node))
         if caller is None or (caller is not module.module and

@@ -26,7 +26,7 @@ import ast
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from preflight.reading import pyclick, pyhydra, pyjsonarg, pyprops
+from preflight.reading import pyclick, pyfire, pyhydra, pyjsonarg, pyprops
 from preflight.reading.pyvalues import MAX_DEPTH, Call, Ref, Unresolved, dotted, option_value
 
 if TYPE_CHECKING:
@@ -89,6 +89,9 @@ def parameter(module: Module, scope: Scope, name: str, depth: int, line: int | N
         got = pyjsonarg.received(module, scope, name, depth)   # `CLI(fn)`: the launch line's
         if got is not pyjsonarg.NOT_CLI:
             return got
+        got = pyfire.received(module, scope, name, depth)   # `fire.Fire(fn)`: likewise
+        if got is not pyfire.NOT_FIRE:
+            return got
     key = (id(scope), name, depth)
     if key not in module._params:
         module._params[key] = Unresolved(f"{name} depends on itself")
@@ -118,15 +121,13 @@ def param_value(module: Module, scope: Scope, name: str, depth: int) -> Any:
     if (target in module._escapes and target not in module.bindings) or name not in params:
         return NO_CALL      # (`typer.run(main)` passes main as a value; the job's calls bind it)
     index = params.index(name)
-    values: list[Any] = []
-    for call in list(module.bindings.get(target, ()))[:MAX_SITES]:
-        if index < len(call.args):
-            values.append(call.args[index])
-        elif name in call.kwargs:
-            values.append(call.kwargs[name])
-        else:
-            values.append(call.star if call.star is not None else
-                          _default(module, scope, name))
+    bound = [_passed(module, scope, call, index, name)
+             for call in list(module.bindings.get(target, ()))]
+    if not _alike(module, target, index, name) or \
+            any(not _same(bound[0], v) for v in bound[MAX_SITES:]):
+        return Unresolved(f"{target}() is called more than {MAX_SITES} times with different "
+                          f"text for {name}")     # the first 32 agreeing say nothing of a 33rd
+    values: list[Any] = bound[:MAX_SITES]
     for node in module._sites.get(target, [])[:MAX_SITES]:
         got = _site(module, node, target, index, name, scope, depth)
         if got is not _SKIP:
@@ -144,6 +145,31 @@ def param_value(module: Module, scope: Scope, name: str, depth: int) -> Any:
 
 
 _SKIP = object()
+
+
+def _passed(module: Module, scope: Scope, call: Call, index: int, name: str) -> Any:
+    """What a call another file of the job makes passes for ``name``."""
+    if index < len(call.args):
+        return call.args[index]
+    if name in call.kwargs:
+        return call.kwargs[name]
+    return call.star if call.star is not None else _default(module, scope, name)
+
+
+def _alike(module: Module, target: str, index: int, name: str) -> bool:
+    """Whether every call of ``target`` past the first :data:`MAX_SITES` passes ``name`` as
+    the same text, in the same scope, as one of those read."""
+    sites = module._sites.get(target, [])
+    if len(sites) <= MAX_SITES:
+        return True
+    seen = {_given(module, node, index, name) for node in sites[:MAX_SITES]}
+    return all(_given(module, node, index, name) in seen for node in sites[MAX_SITES:])
+
+
+def _given(module: Module, node: ast.Call, index: int, name: str) -> tuple[int, str]:
+    arg = node.args[index] if index < len(node.args) else next(
+        (k.value for k in node.keywords if k.arg == name or k.arg is None), None)
+    return id(_scope_of(module, node)), ast.dump(arg) if arg is not None else ""
 
 
 def _site(module: Module, node: ast.Call, target: str, index: int, name: str, scope: Scope,
@@ -289,7 +315,7 @@ def instance_attr(module: Module, cls: str, attr: str, depth: int) -> Any:
     if init is None:
         return pyprops.field_value(module, cls, attr, depth)
     sets = [(path, value, line, guards) for path, value, line, guards
-            in init.sets.get(init.params[0], ()) if path == (attr,)]
+            in init.sets.get(init.params[0], ()) if path[:1] == (attr,)]
     busy = module.__dict__.setdefault("_dc_busy", {})
     if (cls, attr) in busy:     # `self.x = f(self.x)`: the value set before
         return busy[(cls, attr)]

@@ -170,6 +170,9 @@ def subscript(module: Module, node: ast.Subscript, scope: Scope, depth: int) -> 
     if isinstance(base, dict) and isinstance(key := module.evaluate(node.slice, scope, depth + 1),
                                              str) and key in base:
         return base[key]
+    if isinstance(base, list) and not isinstance(node.slice, ast.Slice):   # xs[i]
+        from preflight.reading.pybuiltins import item  # (it imports this module)
+        return item(base, module.evaluate(node.slice, scope, depth + 1), node.lineno)
     if isinstance(base, Ref) and base.name.endswith("common.recipe.Format") and \
             isinstance(key := module.evaluate(node.slice, scope, depth + 1), str) and \
             key.isidentifier():     # TE's Format is an Enum: Format["HYBRID"] is Format.HYBRID

@@ -50,8 +50,9 @@ def plain(value: Any, depth: int = 0) -> Any:
         return value.name
     if isinstance(value, Call):
         return Unknown(f"a {value.name or 'computed'}() object built when the script runs")
-    if isinstance(value, list):
-        items = [plain(v, depth + 1) for v in value]
+    if isinstance(value, (list, frozenset)):    # a set (reading/pybuiltins.py) as a list
+        items = [plain(v, depth + 1) for v in (sorted(value, key=repr)
+                                                if isinstance(value, frozenset) else value)]
         bad = next((v for v in items if isinstance(v, Unknown)), None)
         return bad if bad is not None else items
     if isinstance(value, dict):

@@ -104,7 +104,7 @@ def plain(value: Any) -> bool:
     """A literal the text gives whole (a list or dict of such literals too)."""
     if isinstance(value, _PLAIN):
         return True
-    if isinstance(value, list):
+    if isinstance(value, (list, frozenset)):     # (a set: reading/pybuiltins.py)
         return all(plain(v) for v in value)
     if isinstance(value, dict):
         return all(plain(v) for v in value.values())
@@ -115,7 +115,7 @@ def truth(value: Any) -> bool | None:
     """Python's truth of ``value``; None when the text does not give it."""
     if isinstance(value, _PLAIN):
         return bool(value)
-    if isinstance(value, (list, dict)):     # their length is known even if an item is not
+    if isinstance(value, (list, dict, frozenset)):  # their length is known, items or not
         return bool(value)
     return None
 
@@ -166,7 +166,7 @@ def _compare(op: ast.cmpop, left: Any, right: Any) -> bool | None:
             isinstance(right, bool) and left == right
         return same if isinstance(op, ast.Is) else not same
     if isinstance(op, (ast.In, ast.NotIn)):
-        if not isinstance(right, (list, dict, str)):
+        if not isinstance(right, (list, dict, str, frozenset)):
             return None
         found = left in right
         return found if isinstance(op, ast.In) else not found

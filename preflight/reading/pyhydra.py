@@ -177,6 +177,8 @@ def _plain(value: Any) -> Any:
 def member(base: dict[str, Any], attr: str, line: int) -> Any:
     """``cfg.attr`` of a composed config (a DictConfig in struct mode: a missing key raises);
     a plain dict has no attributes that are its keys."""
+    if attr == "get" and not isinstance(base, DictConfig):    # a dict's get: the same call
+        return Get(".get of a mapping", line, base)         # type: ignore[arg-type]
     if not isinstance(base, DictConfig):
         return Unresolved(f".{attr} of a value computed when the script runs", line)
     if attr == "get" and attr not in base:

@@ -25,7 +25,9 @@ def targets(name: str, importer: str) -> tuple[str, ...]:
         base = os.path.join(folder, *parts)
     else:
         base = os.path.join(*parts)
-    return base + ".py", os.path.join(base, "__init__.py")
+    # a package folder wins over a module of the same name beside it (importlib's FileFinder
+    # looks for <name>/__init__.py first; redteam11: utils.py was read for a utils/ package)
+    return os.path.join(base, "__init__.py"), base + ".py"
 
 
 SYS_PATH: ContextVar[str | None] = ContextVar("fp8_doctor_module_sys_path", default=None)

@@ -11,6 +11,12 @@ Launchers read (the word ``-m`` / ``--module`` means "the next positional is a m
   ``nargs=REMAINDER``), so a ``--`` right after the module is theirs, not the script's
   (argparse strips the first ``--`` a plain positional consumes); ``python -m mod -- x`` passes
   the ``--`` on, and the script's own argparse then takes nothing after it as an option.
+- ``colossalai run [opts] -m pkg.mod args`` (ColossalAI >= 0.4.7, hpcaitech/ColossalAI #6135,
+  colossalai/cli/launcher/__init__.py L67-L125 @ v0.5.0; before it the launcher refuses a
+  script not ending in ``.py``): click, so ``-m`` is an option with a value (``-mpkg.mod``
+  too, the last one wins), the launcher's own options are taken wherever they stand (click
+  intersperses: ``-m mod --nproc_per_node 8 --fp8`` gives the module ``--fp8``), unknown ones
+  are the module's, and the first ``--`` ends the options and is dropped.
 
 A module is found as ``python -m`` finds it from the folder the command runs in (``sys.path[0]``):
 a regular package ``pkg/mod/__init__.py`` runs ``pkg/mod/__main__.py``, else ``pkg/mod.py``,
@@ -43,6 +49,12 @@ _ENDS = re.compile(r"-[BbdEhiIOPqsSuvVx]*c.*|-")
 stdin, also inside a cluster such as ``-Bc``): what follows ``-m`` then is the code's argv."""
 _VALUED = re.compile(r"-[BbdEhiIOPqsSuvVx]*[WX]|--check-hash-based-pycs")
 """Python's options that take the next word as their value (``-W ignore``, ``-X dev``)."""
+_CLICK = re.compile(r"colossalai[ \t]+run")
+"""The launcher (``colossalai run``, :data:`.launch._LAUNCHER`) that parses its line with click."""
+_CLICK_VALUED = frozenset({"-H", "-host", "--host", "--hostfile", "--include", "--exclude",
+                           "--num_nodes", "--nproc_per_node", "--master_port", "--master_addr",
+                           "--extra_launch_args", "--ssh-port"})
+"""``colossalai run``'s own options, each taking a value (launcher/__init__.py L8-L66 @ v0.5.0)."""
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*){0,15}")
 MAX_NAME = 200
 
@@ -86,6 +98,8 @@ def _run(launcher: str, words: list[tuple[str, int]], variables: dict[str, str],
          text: str = "") -> ModuleRun | None:
     """The module run by the words after ``launcher``, or None (a ``.py``, no ``-m``)."""
     parser = _parser(launcher)
+    if parser == "click":
+        return _click_run(words, variables, text)
     own = parser == "python" and launcher.split()[0] != "uv"   # the interpreter's own options
     i = 0
     while i < len(words):
@@ -100,6 +114,8 @@ def _run(launcher: str, words: list[tuple[str, int]], variables: dict[str, str],
         if own and parser == "python" and _VALUED.fullmatch(word):
             i += 2                                    # `-W ignore`, `-X dev`: not a module
             continue
+        if i + 1 < len(words) and _CLICK.fullmatch(f"{name} {words[i + 1][0]}"):
+            return _click_run(words[i + 2:], variables, text)   # `srun colossalai run -m x`
         if _PYTHON.fullmatch(name):
             parser, own = "python", True
         elif _ARGPARSE.fullmatch(name) and name != "-m" and (
@@ -126,10 +142,51 @@ def _run(launcher: str, words: list[tuple[str, int]], variables: dict[str, str],
     return None
 
 
+def _click_run(words: list[tuple[str, int]], variables: dict[str, str],
+               text: str) -> ModuleRun | None:
+    """``colossalai run``'s line as click parses it: the last ``-m`` names the module, every
+    word that is not one of the launcher's options (a script named before ``-m`` included:
+    click prepends it to the user's args) is the module's argv; no ``-m``: None (a ``.py``
+    is :func:`.launch.python_scripts`')."""
+    module: tuple[str, int] | None = None
+    argv: list[tuple[str, int]] = []
+    i = 0
+    while i < len(words):
+        word = words[i][0]
+        if "$" in word or word[:1] in "\"'":
+            word = str(typed(word, variables))
+        if word == "--":
+            argv.extend(words[i + 1:])        # click ends its options and drops the `--`
+            break
+        if word == "-m" or word.startswith("-m") and not word.startswith("--"):
+            if word == "-m" and i + 1 >= len(words):
+                return None                   # click: "-m option requires an argument"
+            module = (word[2:], words[i][1]) if word != "-m" else (
+                str(typed(words[i + 1][0], variables)), words[i + 1][1])
+            i += 1 if word != "-m" else 2
+            continue
+        joined = word.startswith("--") and "=" in word    # `--nproc_per_node=8`
+        if (word.partition("=")[0] if joined else word) in _CLICK_VALUED:
+            i += 1 if joined else 2
+            continue
+        if word.startswith("-H") and word != "-host":     # `-Hhost1,host2`: -H's value joined
+            i += 1
+            continue
+        argv.append(words[i])
+        i += 1
+    if module is None or not _NAME.fullmatch(module[0]) or len(module[0]) > MAX_NAME:
+        return None                           # `-m=x`, `$MOD` unset, a path: not known
+    return ModuleRun(module[0], tuple(argv_word(w, text, variables) for w, _ in argv),
+                     module[1])
+
+
 def _parser(launcher: str) -> str | None:
     """How the launcher matched reads ``-m``: ``python`` (takes a module), ``argparse``
-    (torchrun & co: a flag, the module the next positional), None (``srun``, ``mpirun``,
-    ``composer``: ``-m`` is theirs, e.g. srun's ``--distribution``)."""
+    (torchrun & co: a flag, the module the next positional), ``click`` (``colossalai run``:
+    an option with a value), None (``srun``, ``mpirun``, ``composer``: ``-m`` is theirs,
+    e.g. srun's ``--distribution``)."""
+    if _CLICK.fullmatch(launcher):
+        return "click"
     word = launcher.split()[0]
     if _PYTHON.fullmatch(word) or word == "uv":
         return "python"

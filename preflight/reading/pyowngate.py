@@ -34,6 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from preflight.reading import pyconstruct
 from preflight.reading.pyguards import truth
 from preflight.reading.pyvalues import Unresolved
 
@@ -238,6 +239,13 @@ def condition(module: Module, node: ast.Call) -> bool | Unresolved:
                                         if isinstance(n, ast.Name)}:
             continue    # past an early return: the main path; a loop's item test: some item
         elif first is None:
+            built = pyconstruct.decide(module, scope, guard, evaluate)   # self per object
+            if built is False:
+                return False
+            if isinstance(built, str):
+                holds.append((built, f"`if {ast.unparse(guard.test)[:60]}` (line {guard.line})"))
+            if built is not None:
+                continue
             runs = module.runs((guard,), scope, calls=True)
             first = runs if isinstance(runs, Unresolved) else Unresolved(
                 f"under `if {ast.unparse(guard.test)[:60]}` (line {guard.line}), a condition the "

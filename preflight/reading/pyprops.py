@@ -21,7 +21,7 @@ import ast
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from preflight.reading import pyenviron, pyhydra, pyshared
+from preflight.reading import pyenviron, pyfromyaml, pyhydra, pyshared
 from preflight.reading.pyscopes import Scope
 from preflight.reading.pyvalues import MAX_DEPTH, Call, Ref, Unresolved
 
@@ -72,6 +72,9 @@ def attribute(module: Module, node: ast.Attribute, scope: Scope, depth: int) -> 
             got = instance_attr(module, base.func[9:], node.attr, depth + 1)
         if got is NOT_SET:
             got = pyshared.default(module, base, node.attr, depth)
+        if got is NOT_SET:      # a job module's dataclass, or its from_yaml classmethod
+            got = pyfromyaml.member(module, base, node.attr, node.lineno)
+            got = NOT_SET if got is pyfromyaml.NOT_HERE else got
         if got is not NOT_SET:
             return got
         return Unresolved(f"{node.attr} of {base.name or 'an object'}() is not given in "
@@ -243,13 +246,33 @@ def apply_sets(module: Module, scope: Scope, key: tuple[str, str], sets: Any, go
     (``self.x = f(self.x)``; the module's ``_dc_busy``)."""
     busy = module.__dict__.setdefault("_dc_busy", {})
     try:
-        for _path, value, line, guards in sets:
+        for path, value, line, guards in sets:
             busy[key] = got
             state = module.runs(guards, scope, depth=depth) if guards else True
-            if state is True:
+            if len(path) > 1 and state is not False:    # `self.config.layer_precision = [...]`
+                got = _nested(got, path[1:], module.evaluate(value, scope, depth + 1)
+                              if state is True else Unresolved(
+                                  f"self.{'.'.join(path)} is {state.reason}", line), line)
+            elif state is True:
                 got = module.evaluate(value, scope, depth + 1)
             elif isinstance(state, Unresolved):
                 got = Unresolved(f"self.{key[1]} is {state.reason}", line)
     finally:
         busy.pop(key, None)
     return got
+
+
+def _nested(got: Any, path: tuple[str, ...], value: Any, line: int) -> Any:
+    """``got`` (``self.config``) after ``self.config.<path> = value`` (bionemo's
+    ``NVEsmEncoder.__init__``: ``self.config.layer_precision = ["fp8"] * n`` when the config
+    has none): a call's keyword, a mapping's key; another value Unresolved."""
+    if isinstance(got, Call):
+        return got.with_set(path, value, line)
+    if isinstance(got, dict) and len(path) == 1:
+        out = type(got)(got)
+        out[path[0]] = value
+        return out
+    if got is NOT_SET or isinstance(got, Unresolved):
+        return got
+    return Unresolved(f"self.{'.'.join(path)} is set at line {line} on a value this reader "
+                      "does not change", line)

@@ -88,6 +88,45 @@ def _bind_compound(scope: Scope, stmt: ast.stmt, guards: Guards) -> None:
                 None, stmt.lineno, guards, f"{name} is bound by {how} (line {stmt.lineno})"))
 
 
+def _hidden_set(scope: Scope, node: ast.AST, guards: Guards, top: bool) -> None:
+    """redteam11: ``setattr(obj, "attr", v)`` is ``obj.attr = v``; at a file's top level,
+    ``setattr(obj, name, v)`` and ``obj.__dict__`` / ``vars(obj)`` written to change attributes
+    the text does not name, so ``obj`` is no longer the object it was (an object shared with a
+    job module, TE's te_llama ``hyperparams``: read as never changed, FP8 "no")."""
+    name = None
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+            node.func.id == "setattr" and len(node.args) == 3 and \
+            isinstance(node.args[0], ast.Name):
+        attr = node.args[1]
+        if isinstance(attr, ast.Constant) and isinstance(attr.value, str) and \
+                attr.value.isidentifier():
+            scope.sets.setdefault(node.args[0].id, []).append(
+                ((attr.value,), node.args[2], node.lineno, guards))
+            return
+        name = node.args[0].id
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+            node.func.attr in ("update", "setdefault", "__setitem__"):
+        name = _dict_of(node.func.value)
+    elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store):
+        name = _dict_of(node.value)
+    if name is not None and top and name not in ("self", "cls"):
+        line = getattr(node, "lineno", 0)
+        scope.binds.setdefault(name, []).append(Bind(
+            None, line, guards, f"{name}'s attributes are changed at line {line} by names the "
+            "text does not give"))
+
+
+def _dict_of(node: ast.expr) -> str | None:
+    """``x`` of ``x.__dict__`` / ``vars(x)``."""
+    if isinstance(node, ast.Attribute) and node.attr == "__dict__" and \
+            isinstance(node.value, ast.Name):
+        return node.value.id
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+            node.func.id == "vars" and len(node.args) == 1 and isinstance(node.args[0], ast.Name):
+        return node.args[0].id
+    return None
+
+
 def _names(target: ast.AST) -> list[str]:
     """The plain names a target or ``case`` pattern binds (bounded)."""
     out: list[str] = []
@@ -139,6 +178,11 @@ class Layout:
     imported: Callable[[str], Any] | None = None
     """``helpers.CFG`` -> the value the job's own module ``helpers`` binds ``CFG`` to (set by
     :mod:`preflight.jobs.pyimports`: never imported, read; None: not a value of the job's)."""
+
+    foreign: Callable[[str], Any] | None = None
+    """``helpers.fn`` -> (the job module read, ``fn``'s scope, the names being followed, a
+    function marking a value as written there) when ``fn`` is a function another file of the job
+    defines (set by :mod:`preflight.jobs.pynames`; :mod:`.pyforeign`), else None."""
 
     def ref(self, qualified: str) -> Any:
         """What a name imported as ``qualified`` is: the value a job module gives it, else a
@@ -244,6 +288,7 @@ class Layout:
             if isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name):
                 scope.binds.setdefault(node.target.id, []).append(Bind(
                     node.value, node.lineno, guards))
+            _hidden_set(scope, node, guards, scope is self.module)
             if isinstance(node, ast.Call) and len(scope.calls) < MAX_CALLS:
                 scope.calls.append(node)
                 if guards:

@@ -97,7 +97,7 @@ def member(module: Module, root: str, attr: str, value: Any, scope: Scope,
     return _applied(module, value, scope, root, line, depth, (attr,))
 
 
-def _shares(importer: Module, path: str) -> list[tuple[str, str | None]]:
+def shares(importer: Module, path: str) -> list[tuple[str, str | None]]:
     """(name, attr) the importer takes from the module at ``path`` and changes: ``from m
     import obj`` / ``*`` -> ``(obj, None)``; ``import m`` with ``m.obj.x = v`` -> ``(m, obj)``."""
     real = os.path.realpath(path)
@@ -128,8 +128,8 @@ def _shares(importer: Module, path: str) -> list[tuple[str, str | None]]:
 def at_calls(importer: Module, path: str) -> dict[str, Any]:
     """The module's top-level names as ``importer`` leaves them at each of its calls into the
     module at ``path`` (merged: :func:`merged`), for the names it changes."""
-    shares = _shares(importer, path)
-    if not shares:
+    changed = shares(importer, path)
+    if not changed:
         return {}
     real = os.path.realpath(path)
     sites: list[tuple[int, Scope]] = []
@@ -140,11 +140,11 @@ def at_calls(importer: Module, path: str) -> dict[str, Any]:
         if found is not None and os.path.realpath(found) == real:  # (conditional ones too)
             sites.append((call.line, scope))
     out: dict[str, Any] = {}
-    for name, attr in shares[MAX_SHARED:]:    # past the bound: not followed, never the default
+    for name, attr in changed[MAX_SHARED:]:    # past the bound: not followed, never the default
         out[attr or name] = Unresolved(f"{attr or name} is one of more than {MAX_SHARED} names "
                                        f"{os.path.basename(importer.path)} changes in "
                                        f"{os.path.basename(path)}: not followed")
-    for name, attr in shares[:MAX_SHARED]:
+    for name, attr in changed[:MAX_SHARED]:
         values = []
         for line, scope in sites[:MAX_CALLS]:
             node: ast.expr = ast.Name(id=name, ctx=ast.Load(), lineno=line, col_offset=0)
@@ -208,19 +208,65 @@ def default(module: Module, base: Call, attr: str, depth: int) -> Any:
     return seen[(cls, attr)] or instance_attr(module, cls, attr, depth + 1)
 
 
+def _applied_sets(module: Module, cls: str, attr: str) -> set[int]:
+    """Lines of ``name.attr = v`` where the scope of the statement binds ``name`` only to calls
+    of ``cls`` (``config = TrainingConfig()`` ... ``if args.no_fp8: config.use_fp8 = False``,
+    holdout18 yxanul): :func:`.pycallers.apply_sets` applies those (with their conditions) to
+    the value wherever that name is read, so they are no set out of the reader's sight."""
+    lines: set[int] = set()
+    for scope in module.scopes:
+        for name, sets in scope.sets.items():
+            binds = scope.binds.get(name, ())
+            if binds and all(isinstance(b.value, ast.Call) and isinstance(b.value.func, ast.Name)
+                             and b.value.func.id == cls for b in binds):
+                lines.update(line for path, _, line, _ in sets[:MAX_ITEMS] if path == (attr,))
+    return lines
+
+
 def _set_elsewhere(module: Module, cls: str, attr: str) -> Unresolved | None:
     """An assignment of ``.attr`` (or a ``setattr``) in the module outside ``cls.__init__``."""
     init = module.methods.get((cls, "__init__"))
     span = (init.node.lineno, init.node.end_lineno or init.node.lineno) \
         if init is not None and init.node is not None else (0, -1)
-    for node in ast.walk(module.tree):
-        where = getattr(node, "lineno", 0)
-        if span[0] <= where <= span[1]:
-            continue
-        if isinstance(node, ast.Attribute) and node.attr == attr and \
-                isinstance(node.ctx, ast.Store) or \
-                isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
-                node.func.id == "setattr":
+    applied = _applied_sets(module, cls, attr)
+    for where in [w for w in _stores(module).get(attr, []) if w not in applied] + \
+            _stores(module).get("", []):
+        if not span[0] <= where <= span[1]:
             return Unresolved(f"{attr} of {cls}() may be set at {os.path.basename(module.path)}"
                               f" line {where}", where)
     return None
+
+
+def _reflective(node: ast.AST) -> bool:
+    """A store that may change any attribute: ``setattr(...)`` / ``delattr(...)``, and a write
+    into an object's namespace, ``vars(x).update(...)``, ``x.__dict__[k] = v``,
+    ``x.__dict__.update(...)`` (redteam11: the same forms make a shared object Unknown in
+    pyscopes; a plain ``vars(args)`` read is no store)."""
+    def namespace(value: ast.AST) -> bool:
+        return (isinstance(value, ast.Attribute) and value.attr == "__dict__") or (
+            isinstance(value, ast.Call) and isinstance(value.func, ast.Name)
+            and value.func.id == "vars")
+    if isinstance(node, ast.Call):
+        func = node.func
+        if isinstance(func, ast.Name) and func.id in ("setattr", "delattr"):
+            return True
+        return (isinstance(func, ast.Attribute) and func.attr in ("update", "setdefault",
+                                                                   "__setitem__", "pop")
+                and namespace(func.value))
+    return (isinstance(node, ast.Subscript) and isinstance(node.ctx, (ast.Store, ast.Del))
+            and namespace(node.value))
+
+
+def _stores(module: Module) -> dict[str, list[int]]:
+    """The lines of each ``x.attr = ...`` by attribute (``""``: each store that may change any
+    attribute, :func:`_reflective`), in file order; worked out once per file (a 1,900-line
+    script asked it for 19 attributes)."""
+    if "_attr_stores" not in module.__dict__:
+        out: dict[str, list[int]] = {}
+        for node in ast.walk(module.tree):
+            if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+                out.setdefault(node.attr, []).append(node.lineno)
+            elif isinstance(node, (ast.Call, ast.Subscript)) and _reflective(node):
+                out.setdefault("", []).append(node.lineno)
+        module.__dict__["_attr_stores"] = {k: sorted(v) for k, v in out.items()}
+    return module.__dict__["_attr_stores"]   # type: ignore[no-any-return]

@@ -35,8 +35,18 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from preflight.reading import pycallables, pycallers, pyenviron, pyprops, pyshared
+from preflight.reading import (
+    pybuiltins,
+    pycallables,
+    pycallers,
+    pyenviron,
+    pyforeign,
+    pyloopstep,
+    pyprops,
+    pyshared,
+)
 from preflight.reading.parse import ParseError
+from preflight.reading.pybuiltins import NOTHING, binop
 from preflight.reading.pycallers import apply_sets, call_sites, inline, never_called, parameter
 from preflight.reading.pyguards import Guards, boolop, compare, decide, truth
 from preflight.reading.pyscopes import Bind, Layout, Scope
@@ -48,7 +58,6 @@ from preflight.reading.pyvalues import (
     Ref,
     Unresolved,
     Weights,
-    arith,
     dict_of,
     dotted,
     fstring,
@@ -82,10 +91,6 @@ def parse(path: str, text: str) -> ast.Module:
         raise ParseError(f"not Python source ({exc})") from None
 
 
-MAX_TEXT = 65536
-"""The longest string ``x += "..."`` builds; a longer one stays Unknown."""
-
-
 class Module(Layout):
     """A parsed Python file: its calls with their arguments resolved as far as the text says."""
 
@@ -110,6 +115,7 @@ class Module(Layout):
         self._decided: dict[tuple[int, int, bool, int],
                             tuple[Guards, Scope, bool | Unresolved]] = {}
         self._calls: list[tuple[Call, Scope]] | None = None
+        self.looped_names: dict[tuple[int, str], Any] = {}
         for scope in self.scopes:       # argparse options first: `args.x` reads them anywhere
             for node in scope.calls:
                 if isinstance(node.func, ast.Attribute) and node.func.attr == "add_argument":
@@ -133,29 +139,34 @@ class Module(Layout):
         for scope in self.scopes:
             if (self.bindings and not pycallers.reached(self, scope)) or never_called(self, scope):
                 continue                # a helper's never called; a function whose calls never run
-            bound = {id(b.value): name for name, binds in scope.binds.items()
-                     for b in binds if len(binds) == 1}
-            for node in scope.calls:
-                guards = scope.call_guards.get(id(node))
-                runs = self.runs(guards, scope, calls=True) if guards else True
-                if runs is False:
-                    continue        # in a branch the text shows does not run
-                call = self._call(node, scope, 0)
-                if isinstance(call, Call) and id(node) in bound:
-                    call = apply_sets(self, call, scope, bound[id(node)], 0)
-                if isinstance(call, Call):
-                    made.append((call if runs is True else replace(call, when=runs), scope))
+            per_site = pyforeign.sites(self, scope)     # a method read once per `self.m(...)`
+            made.extend(pyforeign.calls(self, scope, self._made) if per_site else
+                        self._made(scope))
         # A call in a function, under a condition on its parameters, that a call of the function
         # elsewhere in the file decides (the result of `make_parser()` inlined): that one counts.
         decided = {(c.func, c.line) for c, _ in made if c.when is None}
         yield from ((c, s) for c, s in made if c.when is None or (c.func, c.line) not in decided)
 
+    def _made(self, scope: Scope) -> Iterator[tuple[Call, Scope]]:
+        bound = {id(b.value): name for name, binds in scope.binds.items()
+                 for b in binds if len(binds) == 1}
+        for node in scope.calls:
+            guards = scope.call_guards.get(id(node))
+            runs = self.runs(guards, scope, calls=True) if guards else True
+            if runs is False:
+                continue        # in a branch the text shows does not run
+            call = self._call(node, scope, 0)
+            if isinstance(call, Call) and id(node) in bound:
+                call = apply_sets(self, call, scope, bound[id(node)], 0)
+            if isinstance(call, Call):
+                yield (call if runs is True else replace(call, when=runs), scope)
+
     def runs(self, guards: Guards, scope: Scope, calls: bool = False,
              depth: int = 0) -> bool | Unresolved:
         """Whether code under ``guards`` in ``scope`` runs: True, False, or Unresolved with the
-        condition the text does not decide (:func:`.pyguards.decide`). Worked out once per block
-        and each test once per scope: 5,000 calls under one long test, or 90 nested ones, must
-        not evaluate (and quote) it 5,000 times."""
+        condition the text does not decide (:func:`.pyguards.decide`; per-step tests of a loop:
+        :mod:`.pyloopstep`). Worked out once per block and each test once per scope (5,000 calls
+        under one long test must not evaluate it 5,000 times)."""
         def test(node: ast.expr) -> Any:
             at = (id(node), id(scope), depth)
             if at not in self._tested:
@@ -163,7 +174,8 @@ class Module(Layout):
             return self._tested[at][1]
         key = (id(guards), id(scope), calls, depth)
         if key not in self._decided:
-            self._decided[key] = (guards, scope, decide(guards, test, calls))
+            got = pyloopstep.after(self, decide(guards, test, calls), guards, scope, depth, calls)
+            self._decided[key] = (guards, scope, got)
         return self._decided[key][2]
 
     def result(self, scope: Scope, depth: int = 0) -> Any:
@@ -216,7 +228,8 @@ class Module(Layout):
         if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
             if len(node.elts) > MAX_SEQUENCE:
                 return Unresolved(f"a sequence of more than {MAX_SEQUENCE} items", line)
-            return [self.evaluate(e, scope, depth + 1) for e in node.elts]
+            items = [self.evaluate(e, scope, depth + 1) for e in node.elts]
+            return pybuiltins.set_of(items) if isinstance(node, ast.Set) else items
         if isinstance(node, ast.Dict):
             return dict_of(node, lambda v: self.evaluate(v, scope, depth + 1), MAX_SEQUENCE)
         if isinstance(node, ast.Subscript):     # os.environ["X"], a dict's item
@@ -244,12 +257,14 @@ class Module(Layout):
                                       for v in (node.left, *node.comparators)], line)
         if isinstance(node, ast.BoolOp):
             return boolop(node, lambda v: self.evaluate(v, scope, depth + 1))
-        if isinstance(node, ast.IfExp):
-            test = truth(self.evaluate(node.test, scope, depth + 1))
-            if test is not None:
-                return self.evaluate(node.body if test else node.orelse, scope, depth + 1)
-            return Unresolved("chosen by a condition when the script runs", line)
-        return pycallables.other(node, scope, line)     # a lambda is kept to be called
+        if isinstance(node, ast.IfExp):     # (with the test's own reason: pyfromyaml's file)
+            got = self.evaluate(node.test, scope, depth + 1)
+            if truth(got) is not None:
+                return self.evaluate(node.body if truth(got) else node.orelse, scope, depth + 1)
+            why = getattr(got, "reason", "its value is known only then")
+            return Unresolved(f"chosen by a condition when the script runs: {why}", line)
+        got = pybuiltins.comprehension(self, node, scope, depth)
+        return got if got is not NOTHING else pycallables.other(node, scope, line)  # a lambda
 
     def _name(self, name: str, scope: Scope, depth: int, line: int | None) -> Any:
         # the function's own names, then those of the functions it is defined in (a closure:
@@ -260,6 +275,8 @@ class Module(Layout):
             outer = outer.parent
         if scope is not self.module:
             chain.append(self.module)
+        if (id(scope), name) in self.looped_names:   # a comprehension's variable: pybuiltins
+            return self.looped_names[(id(scope), name)]
         for where in chain:
             at = line if where is scope else None
             if where is self.module and where is not scope and name in self.shared:
@@ -297,31 +314,14 @@ class Module(Layout):
         elif bind.ref is not None:   # an import in a function, or one pynames.link ordered
             value = self.ref(bind.ref)
         elif bind.value is None:
-            value = self._grown(name, binds, scope, bind, depth) if bind.aug is not None \
-                else Unresolved(bind.why, line)
+            value = pybuiltins.grown(self, name, binds, scope, bind, depth) \
+                if bind.aug is not None else Unresolved(bind.why, line)
         else:
             value = self.evaluate(bind.value, scope, depth + 1)
         if isinstance(value, Call):
             value = self._weights.bounded(apply_sets(self, value, scope, name, depth, line), line)
         self._memo[key] = (scope, value)
         return value
-
-    def _grown(self, name: str, binds: list[Bind], scope: Scope, bind: Bind,
-               depth: int) -> Any:
-        """``name += "text"`` where both sides are known strings (thunder's
-        ``compile_options += "_transformerengine"``); anything else stays Unknown with the
-        reason. ``|=`` of two strings would raise, so two strings mean concatenation."""
-        earlier = self._reaching(name, binds, scope, bind.line, depth)
-        if depth > MAX_DEPTH or (isinstance(earlier, Bind) and earlier.line >= bind.line):
-            # nothing earlier in this scope (`global n` ... `n += 1`, a loop): it grows an
-            # unknown number of times from a value this scope does not set (eval16: recursion)
-            return Unresolved(bind.why, bind.line)
-        before = self._bound(name, binds, scope, bind.line, depth + 1)
-        added = self.evaluate(bind.aug, scope, depth + 1) if bind.aug is not None else None
-        if isinstance(before, str) and isinstance(added, str) and \
-                len(before) + len(added) <= MAX_TEXT:
-            return before + added
-        return Unresolved(bind.why, bind.line)
 
     def _reaching(self, name: str, binds: list[Bind], scope: Scope,
                   line: int | None, depth: int) -> Bind | Unresolved | None:
@@ -347,7 +347,7 @@ class Module(Layout):
         return pyprops.attribute(self, node, scope, depth)
 
     def _arith(self, node: ast.BinOp, scope: Scope, depth: int) -> Any:
-        return arith(node.op, self.evaluate(node.left, scope, depth + 1),
+        return binop(node.op, self.evaluate(node.left, scope, depth + 1),
                      self.evaluate(node.right, scope, depth + 1), node.lineno)
 
     def _call(self, node: ast.Call, scope: Scope, depth: int) -> Any:
@@ -360,8 +360,8 @@ class Module(Layout):
         called = pycallables.call(self, node, scope, depth, func)   # a lambda, a parameter...
         if called is not pycallables.NOTHING:
             return called
-        got = pyenviron.special(self, node, scope, depth, func)
-        if got is not pyenviron.NOTHING:
+        got = pybuiltins.special(self, node, scope, depth, func)   # builtins, helpers, os.environ
+        if got is not NOTHING:
             return got
         name = func.name if isinstance(func, Ref) else dotted(node.func) or "?"
         if isinstance(func, Call):          # a method of a call's result: parser.parse_args()

@@ -141,8 +141,8 @@ class Weights:
             "over): not followed", line)
 
 
-BUILTINS = frozenset({"int", "float", "str", "bool", "dict", "list", "tuple", "set", "len",
-                       "range", "print", "open", "getattr", "isinstance", "super", "type"})
+BUILTINS = frozenset("int float str bool dict list tuple set frozenset len range sorted min max "
+                     "print open getattr isinstance super type".split())
 
 
 def typed(raw: str) -> Any:

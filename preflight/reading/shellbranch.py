@@ -89,26 +89,12 @@ def argv_word(word: str, text: str, variables: dict[str, str]) -> str:
     return str(typed(word, variables))
 
 
-@lru_cache(maxsize=8)
 def exports(text: str, known: tuple[tuple[str, str], ...]) -> dict[int, tuple[bool | None, int]]:
     """Each ``export`` (``declare -x`` & co.) of ``text`` by the offset of its ``NAME[=value]``
     word: (whether it runs: its if/case branches and loop bodies as decided here, its line).
     redfix (session 37, redteam10's open item): ``if [ -n "$X" ]; then export DISABLE_FP8=1;
-    fi`` was read as always exported, a script's ``os.environ`` lookup of it a fixed value."""
-    from preflight.reading.shellexpand import Eval, TooLarge
-    from preflight.reading.shellwords import split
+    fi`` was read as always exported, a script's ``os.environ`` lookup of it a fixed value.
+    Walked once with the script's function calls (:func:`.shellfuncs.walk`)."""
+    from preflight.reading.shellfuncs import walk
 
-    words = split(text)
-    ev = Eval(dict(known))
-    out: dict[int, tuple[bool | None, int]] = {}
-    try:
-        ev.prepare(words)
-        for st in words.statements:
-            if st.exported:
-                got = [ev.runs.get(b) for b in st.branch]
-                runs = False if False in got else True if all(g is True for g in got) else None
-                out[st.offset] = (runs, text.count("\n", 0, st.offset) + 1)
-            ev.step(st)
-    except TooLarge:
-        return {}
-    return out
+    return walk(text, known).exports

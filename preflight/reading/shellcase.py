@@ -26,6 +26,7 @@ def opened(lexer: Any) -> None:
             literal(words[k + 2]) != "in":
         return
     lexer.words = []
+    lexer.open_at.append((words[k][0].offset, "esac"))
     lexer.branches.append(lexer.new_branch())
     lexer.siblings.append([lexer.branches[-1]])
     lexer.subjects.append(words[k + 1])

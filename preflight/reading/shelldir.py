@@ -31,6 +31,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from preflight.reading import shellnames
 from preflight.reading.shelltypes import Arg, Field, Part, Word
 
 SELF = "\x01script-folder"
@@ -81,6 +82,8 @@ def substitution(text: str, start: int, end: int, quoted: bool, depth: int,
     """The ``$( ... )`` at ``text[start:end]`` as a folder operation, or None: another command
     (``lexer(text, depth)``: the shell lexer, for its argument word)."""
     inner = text[start + 2:end - 1]
+    if depth < MAX_DEPTH and len(inner) <= MAX_INNER and not _FIRST.match(inner):
+        return shellnames.substitution(inner, start, quoted, depth, lexer)   # basename, sed
     if depth >= MAX_DEPTH or len(inner) > MAX_INNER or not _FIRST.match(inner) or \
             "`" in inner or not _operators(inner) <= {"&&", ";"}:
         return None
@@ -152,10 +155,14 @@ def _operation(first: list[Word], second: list[Word] | None) -> tuple[str, Word]
     return None
 
 
-def evaluate(part: Part, expand: Callable[[Word], list[Field]]) -> str | None:
+def evaluate(part: Part, expand: Callable[[Word], list[Field]],
+             outer: dict[str, str] | None = None) -> str | None:
     """The text a folder operation gives (``expand``: the evaluator's expansion of a word, not
-    split), or None: not known here (the argument is a run-time value, a relative folder)."""
+    split; ``outer``: its outer variables, with the script's path where known), or None: not
+    known here (the argument is a run-time value, a relative folder)."""
     assert part.folder is not None
+    if shellnames.handles(part):
+        return shellnames.evaluate(part, expand, outer or {})
     name, word = part.folder
     if name in ("run", "source"):
         return None

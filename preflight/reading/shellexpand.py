@@ -224,7 +224,7 @@ class _Eval(Positional, Maybe):
             value = None if part.param is None else (params or self.params).expand(
                 part, branch, params is None, self.remap, self.default_of(part, branch))
             if value is None and part.folder is not None:     # the script's folder
-                got = shelldir.evaluate(part, lambda w: self.word(w, branch, False))
+                got = shelldir.evaluate(part, lambda w: self.word(w, branch, False), self.outer)
                 value = None if got is None else [[Seg(got, self.remap(part.offset), branch)]]
             if value is None and part.opaque is not None:
                 fields[-1].append(Seg(part.text, self.remap(part.offset), branch, part.opaque,

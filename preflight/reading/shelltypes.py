@@ -97,6 +97,10 @@ class Split:
     """Extents of the function bodies (``f() { ... }``): their ``$1`` / ``"$@"`` / ``shift``
     are the function's own positional parameters, not the script's."""
     names: list[str] = field(default_factory=list)     # the name of each function
+    unclosed: int | None = None
+    """Offset of an ``if`` / ``case`` / ``while`` / ``until`` / ``for`` / ``select`` never
+    closed (no ``fi`` / ``esac`` / ``done`` before the end), or of a ``fi`` / ``esac`` /
+    ``done`` that closes nothing open of its kind: bash refuses the whole script."""
 
 
 ASSIGN = re.compile(r"([A-Za-z_]\w*)(\+?)=")

@@ -176,8 +176,11 @@ def _computed(line: str, m: re.Match[str] | None, variables: dict[str, str],
     statements = split(line.strip()).statements
     if len(statements) != 1 or statements[0].assign is None or statements[0].array:
         return None
-    ev = Eval({k: v for k, v in variables.items() if not re.search(r"[$`]", v) or
-               k.startswith("@")})
+    from preflight.reading.shellnames import SELF
+
+    ev = Eval({**{k: v for k, v in variables.items() if not re.search(r"[$`]", v) or
+                  k.startswith("@")}, SELF: script, shelldir.RUNS: runs or
+               variables.get(shelldir.RUNS) or script})    # `$(basename $0 .sh)`: shellnames
     try:
         ev.assign(statements[0])
     except TooLarge:

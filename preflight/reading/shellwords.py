@@ -72,6 +72,8 @@ class _Lexer(HereValues):
         self.subshell: list[int] = []   # the open `( ... )` subshells, outermost first
         self.loops = 0                  # the open while/until/for bodies (redteam8: `shift`)
         self.loop_stack: list[bool] = []   # per open loop: whether it opened a branch
+        self.open_at: list[tuple[int, str]] = []   # each open if / case / loop: where, its
+                                        # closing word (Split.unclosed)
         self.chained = False         # the statement before ended in && or ||
         self.pending: tuple[int, str] | None = None   # a test joined by && / || (shellchain)
         self.testing = False         # an if/elif test not yet ended by `then` (shellchain)
@@ -158,6 +160,20 @@ class _Lexer(HereValues):
         self.spans = shelldecl.function_spans(self.text) if self.spans is None else self.spans
         return shelldecl.in_function(self.spans, word[0].offset)
 
+    def unclosed(self) -> None:
+        """At the end: an if / case / loop still open (bash: "unexpected end of file")."""
+        if self.depth == 0 and self.out.truncated_at is None and self.open_at and \
+                self.out.unclosed is None:
+            self.out.unclosed = self.open_at[-1][0]
+
+    def closed(self, at: int, word: str) -> None:
+        """``fi`` / ``esac`` / ``done`` at ``at``: the innermost open one must be its kind
+        (bash: "syntax error near unexpected token"), else the script is refused there."""
+        if self.open_at and self.open_at[-1][1] == word:
+            self.open_at.pop()
+        elif self.out.unclosed is None:
+            self.out.unclosed = at
+
     def new_branch(self) -> int:
         self.next_branch += 1
         return self.next_branch
@@ -179,6 +195,7 @@ class _Lexer(HereValues):
             return
         first = _literal(words[0])
         if first in ("if", "case"):
+            self.open_at.append((words[0][0].offset, "fi" if first == "if" else "esac"))
             self.branches.append(self.new_branch())
             self.siblings.append([self.branches[-1]])
             self.subjects.append(None)
@@ -186,15 +203,18 @@ class _Lexer(HereValues):
                 self.opened(words[1:])
             return                       # the condition is not part of the job
         if first in ("fi", "esac"):
+            self.closed(words[0][0].offset, first)
             del self.branches[-1:], self.siblings[-1:], self.subjects[-1:]
             self.in_pattern = False
             return
         if first == "function" and len(words) > 3 and _literal(words[2]) == "{":
             words, first = words[3:], _literal(words[3])   # `function f { cmd; }` (redteam8)
         if first in shellloops.OPENS:    # the body: a branch its test decides (shellloops)
+            self.open_at.append((words[0][0].offset, "done"))
             shellloops.opened(self, words, first)
             return
         if first == "done":
+            self.closed(words[0][0].offset, first)
             shellloops.closed(self)
             return
         if first in ("then", "do", "else", "{", "}", "function"):
@@ -280,6 +300,7 @@ class _Lexer(HereValues):
                 self.add_lit(text[self.i:end], self.i, False)
                 self.i = end
         self.end_statement()
+        self.unclosed()
         if self.depth == 0 and ("(" in text or "function" in text):
             self.out.functions = shelldecl.function_spans(text)   # their own "$@" (shellargs)
             self.out.names = shelldecl.function_names(text)

@@ -6,7 +6,8 @@ preflight/frameworks/, preflight/jobs/).
 setting given as an ``accelerate launch`` flag (also in ``config.accelerate.<key>``);
 ``config.accelerate.accelerator.<arg>`` an argument the script's code passes to ``Accelerator()``
 (``accelerator.fp8_backend``: the backend a recipe handler in its ``kwargs_handlers`` selects;
-``accelerator.prepare_apart``: a ``prepare()`` call that takes a model without its optimizer).
+``accelerator.prepare_apart``: a ``prepare()`` call that takes a model without its optimizer;
+``accelerator.built``: the script builds an ``Accelerator``, whatever its arguments).
 ``config.<kind>.replaced.<path>`` is the value a launch line or parent file gave a setting that a
 file replacing its values (a script the launch line runs, a ``--yaml-cfg``) set differently.
 Provenance of each value is ``file:line``. Normalizations (documented in the readers):
@@ -30,6 +31,10 @@ SPECS = (
     F("config.unrecognised", "list", "Files read as --kind said although none of that "
       "framework's settings is in them: what the job asks for (FP8 included) is undetermined"),
     # before the catch-all below: the first template a name matches gives its type
+    F("config.<kind>.layers", "list", "The files a launch line composes into the config, in "
+      "merge order, each {section, path} (path empty for one not read): prime-rl's `uv run rl "
+      "@ a.toml --trainer @ t.toml`; check --diff places an edit in the file that owns the key "
+      "(preflight/fixdiff/layers.py)"),
     F("config.<kind>.validated_args", "bool", "Whether Megatron-LM's own argument checks "
       "(megatron/training/arguments.py validate_args) run on the Megatron settings of the job, "
       "stated beside them by every reader that states Megatron's settings (the only kind "

@@ -4,14 +4,12 @@ Both children (``speedup/child.py``, the kernel timing; ``speedup/trial_child.py
 import torch and the FP8 backend only inside themselves. Without torch they said ``no trial:
 ModuleNotFoundError: No module named 'torch'`` (session 38's newcomer run): true, but a
 traceback's words. A module that is not installed is named with the package that provides it
-and the interpreter that lacks it (the children run this same ``sys.executable``); any other
+(the children run fp8-doctor's own interpreter, base/isolate.py); any other
 failure keeps its class and message, which is what a broken install needs to be fixed.
-Imports nothing beyond ``sys``: the children load it before torch.
+Imports nothing: the children load it before torch.
 """
 
 from __future__ import annotations
-
-import sys
 
 PACKAGES = {
     "torch": ("torch", "pip install torch"),
@@ -30,6 +28,6 @@ def reason(exc: BaseException, limit: int = 300, failed: str = "") -> str:
     if isinstance(name, str) and name:
         top = name.split(".")[0]
         label, install = PACKAGES.get(top, (f"the module {name[:80]}", "install it"))
-        return f"{label} is not installed in this Python ({sys.executable[:200]}): {install}"
+        return f"{label} is not installed in the Python fp8-doctor runs in: {install}"
     detail = f"{type(exc).__name__}: {str(exc)[:limit]}"
     return f"{failed} ({detail})" if failed else detail

@@ -18,7 +18,7 @@ import pytest
 from preflight import api
 from preflight.fixdiff import diff_output, shelledit
 from preflight.fixdiff.common import EditError
-from preflight.fixdiff.place import LAUNCH_COMMANDS
+from preflight.fixdiff.place import launch_commands
 from preflight.frameworks import accelerate_launch
 
 GIT = shutil.which("git")
@@ -29,8 +29,9 @@ FILES = ["launch.sh", "acc.yaml", "ds.json"]
 ASSUME = {"pkg.accelerate": "1.10.0", "pkg.deepspeed": "0.17.0"}
 
 
-def test_the_launch_commands_are_the_readers() -> None:
-    assert LAUNCH_COMMANDS["accelerate"] == accelerate_launch.TRAINS
+def test_the_launch_commands_are_the_frameworks_own() -> None:
+    assert launch_commands("accelerate") == accelerate_launch.TRAINS
+    assert launch_commands("no-such-kind") == ()
 
 
 @pytest.mark.skipif(GIT is None, reason="needs git for git apply")
@@ -65,12 +66,12 @@ def test_a_line_that_does_not_run_the_command_is_refused() -> None:
     text = "#!/bin/bash\necho accelerate is not run here\n"
     with pytest.raises(EditError):
         shelledit.add_after_command(text, "mixed_precision", 2,
-                                    LAUNCH_COMMANDS["accelerate"], "fp8")
+                                    launch_commands("accelerate"), "fp8")
 
 
 def test_a_flag_already_passed_is_refused_and_false_adds_nothing() -> None:
     text = "accelerate launch --mixed_precision bf16 train.py\n"
-    cmds = LAUNCH_COMMANDS["accelerate"]
+    cmds = launch_commands("accelerate")
     with pytest.raises(EditError):
         shelledit.add_after_command(text, "mixed_precision", 1, cmds, "fp8")
     assert shelledit.add_after_command(text, "use_fsdp", 1, cmds, False) == text
@@ -79,7 +80,7 @@ def test_a_flag_already_passed_is_refused_and_false_adds_nothing() -> None:
 def test_only_the_words_after_the_command_move() -> None:
     text = "x=1\nCUDA_VISIBLE_DEVICES=0,1 accelerate launch --config_file a.yaml t.py  # go\n"
     got = shelledit.add_after_command(text, "mixed_precision", 2,
-                                      LAUNCH_COMMANDS["accelerate"], "fp8")
+                                      launch_commands("accelerate"), "fp8")
     assert got.splitlines()[1] == ("CUDA_VISIBLE_DEVICES=0,1 accelerate launch --mixed_precision "
                                    "fp8 --config_file a.yaml t.py  # go")
     assert got.splitlines()[0] == "x=1"

@@ -128,6 +128,11 @@ CASES: dict[str, tuple[dict[str, str], dict[str, str]]] = {
         "--fp8-format e4m3 --fp8-recipe mxfp8 --fp8-param-gather \\\n"
         "    --reuse-grad-buf-for-mxfp8-param-ag --overlap-param-gather"))},
         {"pkg.transformer-engine": "2.8.0", "pkg.megatron-core": "0.17.0", "gpu": "B200"}),
+    # sweep13: the layer-wise (Muon) distributed optimizer with MXFP8 param gather (core 0.18)
+    "FP8D-MEG-0065": ({"train.sh": MEG.replace("--fp8-format hybrid --fp8-interval 4", (
+        "--fp8-format e4m3 --fp8-recipe mxfp8 --fp8-param-gather \\\n"
+        "    --reuse-grad-buf-for-mxfp8-param-ag --optimizer muon --use-distributed-optimizer"))},
+        {"pkg.transformer-engine": "2.12.0", "pkg.megatron-core": "0.18.0", "gpu": "B200"}),
     "FP8D-NEMO-0001": ({"nemo.yaml": NEMO}, {}),
     "FP8D-LF-0012": ({"lf.yaml": LF}, {"pkg.llamafactory": "0.9.5", "pkg.torchao": "0.13.0",
                                        "pkg.accelerate": "1.11.0"}),

@@ -48,6 +48,8 @@ NOT_AN_EDIT = {
                         "on Blackwell only): a choice for the user",
     "FP8D-UNSLOTH-0002": "the fix is a keyword of from_pretrained(...) in the script's Python "
                          "code (fast_inference=True), or an upgrade",
+    "FP8D-TAO-0016": "the fix is a keyword of Float8LinearConfig(...) in the script's Python "
+                     "(emulate=True dropped), not a config file's value",
     "FP8D-OLMO-0003": "the fix is a keyword of AOMXLinearConfig(...) in the script's Python "
                       "(kernel_preference=AOKernelPreference.auto), not a config file's value",
     "FP8D-UNSLOTH-0003": "the fix is a keyword of from_pretrained(...) in the script's Python "
@@ -57,8 +59,8 @@ NOT_AN_EDIT = {
     "FP8D-TT-0001": "the converter name depends on the torchtitan version (float8 in 0.1.x, "
                     "quantize.linear.float8 in 0.2.x), which the rule does not know",
     "FP8D-TT-0003": "the converter name depends on the torchtitan version (as FP8D-TT-0001)",
-    "FP8D-HF-0003": "the fix is another checkpoint (the model's BF16 release): a path or hub "
-                    "id only the user knows, not a value to write for them",
+    "FP8D-TT-0026": "which MoE modules run the float8 prototype is the user's choice: routed "
+                    "experts only, or no prototype, or no FSDP; a patch would pick one",
     "FP8D-HF-0050": "the TRL config class is read from a Python script; bf16=False goes into "
                     "the script's config call or its launch line, whichever the job uses",
     "FP8D-TE-0002": "the fix is Python code: TE's checkpoint instead of torch.utils.checkpoint",
@@ -73,11 +75,6 @@ NOT_AN_EDIT = {
                      "show NaN): a patch that switches FP8 off would decide it for the user",
     "FP8D-COLOSSAL-0002": "the fix is the model's head or ColossalAI's linear_fp8 (Python code), "
                           "or dropping use_fp8 from the plugin call in the script",
-    "FP8D-PRIME-0001": "prime-rl's config is composed from `@` TOML files and flags (frameworks/"
-                       "prime_rl_launch.py); --diff does not yet place a key into that composition "
-                       "(a key the files leave out has no file read that could take it)",
-    "FP8D-PRIME-0002": "as FP8D-PRIME-0001: trainer.model.impl = \"custom\" goes into the composed "
-                       "prime-rl config, which --diff does not yet edit",
     "FP8D-TAO-0004": "compiling is the fix only off DDP: under DDP, torchao float8 with "
                      "torch.compile fails in DDPOptimizer (FP8D-TAO-0011), so a patch setting "
                      "dynamo_backend: INDUCTOR would trade a slow run for a failing one; "
@@ -87,12 +84,14 @@ NOT_AN_EDIT = {
 PYTHON_CODE_FIXES = frozenset({"FP8D-ACC-0032", "FP8D-ACC-0095", "FP8D-ACC-0096", "FP8D-ACC-0150",
                                "FP8D-TE-0002", "FP8D-MEG-0017",
                                "FP8D-UNSLOTH-0002", "FP8D-UNSLOTH-0003", "FP8D-OLMO-0003",
-                               "FP8D-COLOSSAL-0002"})
+                               "FP8D-COLOSSAL-0002", "FP8D-TAO-0016"})
 """NOT_AN_EDIT entries whose fix is the job's Python code (an argument of a call, a prepare() call,
 an import path): CONFIG_FIXES counts them since their facts are config.*; the share leaves them out."""
 assert PYTHON_CODE_FIXES <= set(NOT_AN_EDIT)
 
-CHECKPOINT_FIXES = frozenset({"FP8D-AREAL-0001", "FP8D-HF-0003"})
+# FP8D-HF-0003 left this set in session 38: its fixed case now also changes the unsloth loading
+# facts (fwfix4), so it no longer counts as a config-only fix at all
+CHECKPOINT_FIXES = frozenset({"FP8D-AREAL-0001"})
 """NOT_AN_EDIT entries whose fix is another checkpoint (the condition reads what the model folder's
 config.json says, a config.* fact): the value to write is a path or hub id only the user knows, so
 no config edit can make it either; the share leaves them out like PYTHON_CODE_FIXES."""

@@ -111,3 +111,40 @@ def test_precisions_accelerate_takes_in_any_case(tmp_path: Path, monkeypatch: py
     monkeypatch.chdir(tmp_path)
     paths = _job(tmp_path, "python train.py", f"mixed_precision={value!r}")
     assert preflight.check(paths, smoke=False, assume=ASSUME).facts.get("intent.fp8") is expected
+
+
+PLAIN = """from accelerate import Accelerator
+
+
+def main():
+    accelerator = Accelerator()
+    accelerator.print("training")
+
+
+if __name__ == "__main__":
+    main()
+"""
+FP8_YAML = "distributed_type: MULTI_GPU\nmixed_precision: fp8\nfp8_config:\n  backend: TE\n"
+
+
+@pytest.mark.parametrize("paths", [("launch.sh",), ("launch.sh", "acc.yaml", "train.py"),
+                                   ("train.py", "acc.yaml")])
+def test_a_plain_accelerator_is_read_not_called_settingless(tmp_path: Path,
+                                                           paths: tuple[str, ...]) -> None:
+    """docsync's newcomer run: `Accelerator()` with every argument at its default, launched with
+    the YAML that holds the settings, is the job's accelerate script (no FP8D-CFG-NOT-CONFIG)."""
+    (tmp_path / "train.py").write_text(PLAIN)
+    (tmp_path / "acc.yaml").write_text(FP8_YAML)
+    (tmp_path / "launch.sh").write_text("accelerate launch --config_file acc.yaml train.py\n")
+    report = preflight.check([str(tmp_path / p) for p in paths], smoke=False, assume=ASSUME)
+    assert "FP8D-CFG-NOT-CONFIG" not in {f.rule_id for f in report.findings}
+    read = read_paths([str(tmp_path / p) for p in paths])
+    assert read.facts["config.accelerate.accelerator.built"] is True
+    assert read.facts["config.accelerate.mixed_precision"] == "fp8"
+
+
+def test_accelerator_of_another_package_is_not_accelerate(tmp_path: Path) -> None:
+    (tmp_path / "train.py").write_text(PLAIN.replace("from accelerate import Accelerator",
+                                                     "from mylib import Accelerator"))
+    read = read_paths([str(tmp_path / "train.py")])
+    assert "config.accelerate.accelerator.built" not in read.facts

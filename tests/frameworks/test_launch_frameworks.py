@@ -164,10 +164,25 @@ def test_launch_line_override_beats_the_yaml_with_its_own_line(tmp_path: Path) -
     assert intent["rollout.fp8"][0] is False
 
 
-def test_nemo_rl_config_decided_at_run_time_is_undetermined_not_no() -> None:
+def test_nemo_rl_test_suite_script_reads_the_recipe_its_name_gives() -> None:
+    # common.env: CONFIG_PATH=$(echo $SCRIPT_DIR/${EXP_NAME}.yaml | sed ...), EXP_NAME from
+    # $(basename $0 .sh): the recipe beside the script (reading/shellnames.py, holdout17)
     script = FIX / "nemo_rl" / "tests" / "test_suites" / "llm" / \
         "grpo-llama3.1-8b-instruct-2n8g-megatron-fp8-e2e.sh"
     intent, read = _read(script)
+    recipe = FIX / "nemo_rl" / "examples" / "configs" / "recipes" / "llm" / (script.stem + ".yaml")
+    assert [p for p, _ in read.files][:2] == [str(script), str(recipe)]
+    assert intent["fp8"][0] is True and intent["fp8"][1].startswith(f"{recipe}:")
+
+
+def test_nemo_rl_config_decided_at_run_time_is_undetermined_not_no(tmp_path: Path) -> None:
+    # the same layout whose sed is beyond the literal forms read (`sed -E`): never "no"
+    root = tmp_path / "nemo_rl"
+    shutil.copytree(FIX / "nemo_rl", root)
+    env = root / "tests" / "test_suites" / "llm" / "common.env"
+    env.write_text(env.read_text().replace("| sed '", "| sed -E '"))
+    intent, read = _read(root / "tests" / "test_suites" / "llm" /
+                         "grpo-llama3.1-8b-instruct-2n8g-megatron-fp8-e2e.sh")
     assert [k for _, k in read.files] == ["nemo_rl"]
     fp8 = intent["fp8"][0]
     assert isinstance(fp8, Unknown) and "$CONFIG_PATH" in fp8.reason
@@ -398,3 +413,31 @@ def test_rollout_importance_sampling_correction_of_each_rl_stack() -> None:
     assert _read(NRL / "grpo_math_1B.yaml")[0]["rollout.is_correction"][0] is False
     slime = _read(FIX / "slime" / "low_precision" / "run-qwen3-30b-a3b-fp8.sh")[0]
     assert slime["rollout.is_correction"][0] is True            # --use-tis
+
+
+@pytest.mark.parametrize("line", [
+    'NGPU=8 CONFIG_FILE="./c/qwen3_32b.toml" ./run_train.sh',
+    "CONFIG_FILE=./c/qwen3_32b.toml NGPU=8 bash run_train.sh",
+    "LOG_RANK=0 CONFIG_FILE='c/qwen3_32b.toml' ./run_train.sh",
+])
+def test_torchtitan_bare_run_train_follows_its_toml(tmp_path: Path, line: str) -> None:
+    """The README's launch with no override (holdout17): the TOML CONFIG_FILE names is read."""
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "qwen3_32b.toml").write_text(
+        '[model]\nname = "qwen3"\n# converters = ["quantize.linear.float8"]\n'
+        '[float8]\nfilter_fqns = ["output"]\n[compile]\nenable = true\n')
+    (tmp_path / "run.sh").write_text("#!/bin/bash\n" + line + "\n")
+    intent, read = _read(tmp_path / "run.sh")
+    assert ("qwen3_32b.toml", "torchtitan") in [(Path(p).name, k) for p, k in read.files]
+    assert intent["fp8"][0] is False
+
+
+@pytest.mark.parametrize("line", [
+    "CONFIG_FILE=conf.yaml ./run_train.sh",          # not torchtitan's TOML
+    "echo CONFIG_FILE=x.toml; ./run_train.sh",        # the value is not the command's
+    "# CONFIG_FILE=c/x.toml ./run_train.sh",
+])
+def test_other_run_train_scripts_are_not_torchtitan(tmp_path: Path, line: str) -> None:
+    (tmp_path / "run.sh").write_text("#!/bin/bash\n" + line + "\n")
+    _, read = _read(tmp_path / "run.sh")
+    assert "torchtitan" not in [k for _, k in read.files]

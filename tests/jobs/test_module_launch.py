@@ -217,3 +217,50 @@ def test_a_library_conversion_in_a_job_module_takes_the_calls_condition(
         assert values["intent.fp8"] is not True
     else:
         assert values["intent.fp8"] is fp8
+
+
+_COLOSSAL = """import argparse
+from colossalai.booster import Booster
+from colossalai.booster.plugin import HybridParallelPlugin
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--fp8", action="store_true")
+args = parser.parse_args()
+plugin = HybridParallelPlugin(tp_size=2, pp_size=1, precision="bf16", use_fp8=args.fp8)
+booster = Booster(plugin=plugin)
+"""
+
+
+@pytest.mark.parametrize("line, fp8", [
+    ("colossalai run --nproc_per_node 8 -m pkg.train --fp8", True),
+    ("colossalai run -m pkg.train --nproc_per_node 8", False),    # click takes its own option
+    ("colossalai run -m pkg.train -- --fp8", True),
+])
+def test_colossalai_run_module_is_the_jobs_script(tmp_path: Path, line: str, fp8: bool) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "train.py").write_text(_COLOSSAL)
+    (tmp_path / "run.sh").write_text(f"#!/bin/bash\n{line}\n")
+    read, values = _read(tmp_path / "run.sh")
+    assert read.facts["config.colossalai.plugin"] == "HybridParallelPlugin"
+    assert values["intent.fp8"] is fp8
+    assert read.provenance["config.colossalai.use_fp8"].endswith("pkg/train.py:8")
+
+
+def test_colossalai_run_module_missing_or_outside_is_unknown(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "train.py").write_text(_COLOSSAL)
+    job = tmp_path / "job"
+    (job / "pkg").mkdir(parents=True)
+    (job / "pkg" / "__init__.py").write_text("")
+    (job / "pkg" / "train.py").symlink_to(outside / "train.py")
+    (job / "run.sh").write_text("#!/bin/bash\ncolossalai run -m pkg.train --fp8\n")
+    (job / "miss.sh").write_text("#!/bin/bash\ncolossalai run -m pkg.gone --fp8\n")
+    read, values = _read(job / "run.sh")
+    assert values["intent.fp8"] is not True
+    assert any(p.code == "outside_job" for p in read.problems)
+    read, values = _read(job / "miss.sh")
+    assert values["intent.fp8"] is not True
+    assert any(p.code == "reference" and p.line == 2 and "pkg.gone" in p.message
+               for p in read.problems)

@@ -68,8 +68,10 @@ def test_what_reaches_it_is_read(tmp_path: Path, run: str) -> None:
     "set -a\nRECIPE=bf16\npython 02_main.py\n",
     "source vars.env\npython 02_main.py\n",
     ". ./vars.env\npython 02_main.py\n",
-    "f() {\n  export RECIPE=bf16\n}\nf\npython 02_main.py\n",
-    "function f {\n  export RECIPE=bf16\n}\nf\npython 02_main.py\n",
+    # a function's export where the call may not run first (one surely called before the
+    # command gives its value: tests/reading/test_shellfuncs.py)
+    "f() {\n  export RECIPE=bf16\n}\n[ -n \"$X\" ] && f\npython 02_main.py\n",
+    "function f {\n  export RECIPE=bf16\n}\ng() { f; }\ng\npython 02_main.py\n",
     "export RECIPE=bf16\nsudo python 02_main.py\n",
     "docker run -e RECIPE=bf16 img python 02_main.py\n",
     "env -S 'RECIPE=bf16' python 02_main.py\n",

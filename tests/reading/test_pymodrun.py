@@ -36,6 +36,19 @@ def _runs(text: str, variables: dict[str, str] | None = None) -> list[tuple[str,
     ("uv run -m pkg.train --fp8", "pkg.train", ("--fp8",)),
     ("uv run python -m pkg.train --fp8", "pkg.train", ("--fp8",)),
     ("srun -N 2 torchrun -m pkg.train --fp8", "pkg.train", ("--fp8",)),
+    # colossalai run (click, v0.5.0 cli/launcher/__init__.py L67): -m takes a value; the
+    # launcher's options are its own wherever they stand; `--` ends them and is dropped
+    ("colossalai run --nproc_per_node 8 -m pkg.train --fp8", "pkg.train", ("--fp8",)),
+    ("colossalai run -mpkg.train --fp8", "pkg.train", ("--fp8",)),
+    ("colossalai run -m pkg.train --nproc_per_node 4 --master_port=29501 --fp8", "pkg.train",
+     ("--fp8",)),
+    ("colossalai run --hostfile h -Hhost1 --include host1 -m pkg.train --lr 1", "pkg.train",
+     ("--lr", "1")),
+    ("colossalai run -m pkg.train -- --fp8 --nproc_per_node 2", "pkg.train",
+     ("--fp8", "--nproc_per_node", "2")),
+    # the last -m wins; a positional before it is the module's first argument
+    ("colossalai run -m pkg.a x --fp8 -m pkg.b", "pkg.b", ("x", "--fp8")),
+    ("srun -N 2 colossalai run --nproc_per_node 8 -m pkg.train --fp8", "pkg.train", ("--fp8",)),
 ])
 def test_module_of_each_launcher(line: str, module: str, argv: tuple[str, ...]) -> None:
     assert _runs(line + "\n") == [(module, argv)]
@@ -51,6 +64,10 @@ def test_module_of_each_launcher(line: str, module: str, argv: tuple[str, ...]) 
     "srun -m plane bash run.sh",
     "echo python -m pkg.train --fp8",                         # prints, runs nothing
     "torchrun -m --nproc_per_node 8 pkg.train",               # not decided: nothing guessed
+    "colossalai run --nproc_per_node 8 train.py --fp8",       # a script: python_scripts'
+    "colossalai run -m=pkg.train --fp8",                      # click's value is "=pkg.train"
+    "colossalai run --nproc_per_node 8 -m",                   # click refuses it
+    "colossalai run -m $UNSET_MODULE --fp8",
 ])
 def test_not_a_module_run(line: str) -> None:
     assert _runs(line + "\n") == []

@@ -21,7 +21,7 @@ def test_a_missing_module_is_named_with_what_to_install() -> None:
     with pytest.raises(ModuleNotFoundError) as info:
         importlib.import_module("fp8_doctor_no_such_module_anywhere")
     text = childwhy.reason(info.value)
-    assert "fp8_doctor_no_such_module_anywhere" in text and sys.executable in text
+    assert "fp8_doctor_no_such_module_anywhere" in text and "not installed" in text
     assert "ModuleNotFoundError" not in text
 
 
