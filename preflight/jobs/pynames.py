@@ -68,7 +68,10 @@ class Names:
             self.found[key] = self._value(importer, qualified, depth)
         return self.found[key]
 
-    def _value(self, importer: Module, qualified: str, depth: int) -> Any:
+    def _other(self, importer: Module, qualified: str, depth: int
+               ) -> tuple[str, str, str, Module] | None:
+        """(its file, ``helpers``, ``CFG``, the module read) when ``qualified``
+        (``helpers.CFG``) names a name of another module of the job; None otherwise."""
         owner, _, attr = qualified.rpartition(".")
         if not owner or owner.endswith(".") or not attr.isidentifier():
             return None
@@ -76,9 +79,14 @@ class Names:
         if path is None or os.path.realpath(path) == os.path.realpath(importer.path):
             return None
         helper = self.module(path, depth + 1)
-        key = (os.path.realpath(path), attr)
-        if helper is None:
+        return None if helper is None else (path, owner, attr, helper)
+
+    def _value(self, importer: Module, qualified: str, depth: int) -> Any:
+        other = self._other(importer, qualified, depth)
+        if other is None:
             return None
+        path, owner, attr, helper = other
+        key = (os.path.realpath(path), attr)
         if attr not in helper.module.binds:
             # a name the module imports itself (`helpers.TrainingArguments` is transformers'),
             # unless the module defines it (its own function or class: called into by pyimports)
@@ -101,7 +109,6 @@ class Names:
             return Unresolved(f"{os.path.basename(path)}:{got.line or '?'}: {got.reason}", None)
         return located(got, path)
 
-
     def function(self, importer: Module, qualified: str, depth: int) -> Any:
         """(the job module, the scope of its function, the functions being followed, a marker
         of values as written there) when ``qualified`` (``quantization.resolve_layer_precision``)
@@ -114,14 +121,11 @@ class Names:
         return self.functions[key]
 
     def _function(self, importer: Module, qualified: str, depth: int) -> Any:
-        owner, _, attr = qualified.rpartition(".")
-        if not owner or owner.endswith(".") or not attr.isidentifier():
+        other = self._other(importer, qualified, depth)
+        if other is None:
             return None
-        path = module_file(owner, importer.path)
-        if path is None or os.path.realpath(path) == os.path.realpath(importer.path):
-            return None
-        helper = self.module(path, depth + 1)
-        if helper is None or attr not in helper.functions or attr in helper.module.binds or \
+        path, _, attr, helper = other
+        if attr not in helper.functions or attr in helper.module.binds or \
                 attr in helper.classes or attr in helper.imports or sum(
                     1 for s in helper.tree.body if isinstance(s, (ast.FunctionDef,
                                                                   ast.AsyncFunctionDef))
