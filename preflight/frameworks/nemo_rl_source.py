@@ -119,22 +119,21 @@ def ray_v2(path: str) -> tuple[Any, Source]:
 def is_mx(path: str) -> tuple[Any, Source]:
     """(vllm_is_mx, where) from ``quantization/fp8.py`` at ``path``: whether the checkout's FP8
     rollout reads ``vllm_cfg.is_mx`` (MXFP8) at all."""
-    text, why = _text(path)
-    if text is None:
-        return Unknown(f"{os.path.basename(path)} not read: {why}"), Source(path)
-    at = text.find("is_mx")
-    if at < 0:
-        return False, Source(path)
-    return True, Source(path, text.count("\n", 0, at) + 1)
+    return _marked(path, "is_mx")
 
 
 def pads_weight(path: str) -> tuple[Any, Source]:
     """(fp8_vllm010_weight_patch, where) from the pre-0.5 ``generation/fp8.py`` at ``path``:
     whether it still calls vLLM 0.10's ``_maybe_pad_weight`` (before NeMo-RL PR 1432)."""
+    return _marked(path, "._maybe_pad_weight(")
+
+
+def _marked(path: str, marker: str) -> tuple[Any, Source]:
+    """Whether the file at ``path`` holds ``marker``, and the line of its first occurrence."""
     text, why = _text(path)
     if text is None:
         return Unknown(f"{os.path.basename(path)} not read: {why}"), Source(path)
-    at = text.find("._maybe_pad_weight(")
+    at = text.find(marker)
     if at < 0:
         return False, Source(path)
     return True, Source(path, text.count("\n", 0, at) + 1)

@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import ast
 import os
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from preflight.reading.boundary import outside_reference
-from preflight.reading.parse import ParseError, parse_json, parse_yaml, read_text
+from preflight.reading.parse import Parsed, ParseError, parse_json, parse_yaml, read_text
 from preflight.reading.pymodfile import module_file
 from preflight.reading.pyvalues import Call, Unresolved
 from preflight.reading.refs import locate, outside, under_roots
@@ -175,7 +176,7 @@ def _loaded(module: Module, cls: ast.ClassDef, method: str, base: Call, line: in
             return Unresolved(f"{given!r} lies outside the job and was not read")
         return Unresolved(f"{given!r} is not a file of the job")
     try:
-        data = _LOADERS[loader](read_text(path)).data
+        data = read_data(module, path, _LOADERS[loader])
     except (ParseError, OSError) as exc:
         return Unresolved(f"{os.path.basename(path)} cannot be read: {exc}")
     for part in key:
@@ -183,6 +184,24 @@ def _loaded(module: Module, cls: ast.ClassDef, method: str, base: Call, line: in
     if not isinstance(data, dict):
         return Unresolved(f"{os.path.basename(path)} holds no mapping (cls(**...) raises)")
     return {**data, **{k: Unresolved(f"{cls.name}.{method} sets it") for k in sets}}
+
+
+def read_data(module: Module, path: str, parse: Callable[[str], Parsed]) -> Any:
+    """``parse`` of the job's data file ``path``, read once per reading of ``module``: a call is
+    evaluated at each of its call sites (a BioNeMo check read one config.json 19 times). Raises
+    :class:`ParseError` / ``OSError`` as :func:`read_text` does, each time it is asked. The data is
+    shared: callers copy before they change it."""
+    cache: dict[tuple[str, Any], Any] = module.__dict__.setdefault("_data_files", {})
+    key = (path, parse)
+    if key not in cache:
+        try:
+            cache[key] = parse(read_text(path)).data
+        except (ParseError, OSError) as exc:
+            cache[key] = exc
+    got = cache[key]
+    if isinstance(got, (ParseError, OSError)):
+        raise got
+    return got
 
 
 def _shape(fn: ast.FunctionDef, me: str, param: str, returns: list[ast.Return],

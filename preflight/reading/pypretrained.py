@@ -23,7 +23,8 @@ import ast
 import os
 from typing import TYPE_CHECKING, Any
 
-from preflight.reading.parse import ParseError, parse_json, read_text
+from preflight.reading.parse import ParseError, parse_json
+from preflight.reading.pyfromyaml import read_data
 from preflight.reading.pyvalues import Call, Ref
 from preflight.reading.refs import locate
 
@@ -52,7 +53,7 @@ def pretrained(module: Module, node: ast.Call, scope: Scope, depth: int, func: A
     if found is None:
         return NOTHING
     try:
-        data = parse_json(read_text(found)).data
+        data = read_data(module, found, parse_json)
     except (ParseError, OSError):
         return NOTHING
     if not isinstance(data, dict) or len(data) > MAX_KEYS:

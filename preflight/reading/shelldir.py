@@ -170,15 +170,23 @@ def evaluate(part: Part, expand: Callable[[Word], list[Field]],
                       quoted=True) if p.folder and p.folder[0] in ("run", "source") else p
                  for p in word)
     fields = expand(word)
-    if len(fields) != 1:
-        return None
+    text = field_text(fields[0]) if len(fields) == 1 else None
+    return None if text is None else apply(name, text)
+
+
+def field_text(field: Field, limit: int | None = None) -> str | None:
+    """One expanded field as text, the script's own path (``$0``, ``${BASH_SOURCE[0]}``) as
+    :data:`RUN` / :data:`SELF` + ``/`` + :data:`FILE` for :func:`apply` and :func:`moved` to
+    settle; None for any other run-time value, or past ``limit`` characters."""
     text = ""
-    for seg in fields[0]:
+    for seg in field:
         if seg.opaque is not None and not seg.opaque.endswith(SCRIPT_WHY):
             return None
         text += seg.text if seg.opaque is None else \
             (RUN if seg.text == "$0" else SELF) + "/" + FILE
-    return apply(name, text)
+        if limit is not None and len(text) > limit:
+            return None
+    return text
 
 
 def apply(name: str, path: str) -> str | None:

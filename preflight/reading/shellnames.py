@@ -211,21 +211,15 @@ def evaluate(part: Part, expand: Callable[[Word], list[Field]], outer: dict[str,
              ) -> str | None:
     """The text ``basename`` / ``echo | sed`` gives, or None: not known here (the argument is
     a run-time value, the script's path is not known to the evaluator)."""
-    from preflight.reading.shelldir import RUNS, SCRIPT_WHY
+    from preflight.reading.shelldir import RUNS, field_text
 
     assert part.folder is not None
     ops, word = part.folder[0].split(_SEP), part.folder[1]
     fields = expand(word)
-    if len(fields) != 1:
+    found = field_text(fields[0], MAX_TEXT) if len(fields) == 1 else None
+    if found is None:
         return None
-    text = ""
-    for seg in fields[0]:
-        if seg.opaque is not None and not seg.opaque.endswith(SCRIPT_WHY):
-            return None
-        text += seg.text if seg.opaque is None else \
-            ("\x01run-folder" if seg.text == "$0" else "\x01script-folder") + "/\x02"
-        if len(text) > MAX_TEXT:
-            return None
+    text = found
     script = outer.get(SELF)
     got = _settled(text, script, outer.get(RUNS) or script) if "\x01" in text else text
     if got is None:
