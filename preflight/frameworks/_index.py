@@ -44,6 +44,7 @@ DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
     "colossalai": ("colossalai",),
     "prime_rl": ("prime-rl",),
     "gpt_neox": ("deepspeed",),
+    "flagscale": (),
 }
 """kind -> the distributions it ships as, then those it requires."""
 # END GENERATED
