@@ -45,6 +45,7 @@ DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
     "prime_rl": ("prime-rl",),
     "gpt_neox": ("deepspeed",),
     "flagscale": (),
+    "soup": ("soup-cli",),
 }
 """kind -> the distributions it ships as, then those it requires."""
 # END GENERATED
