@@ -14,20 +14,25 @@ are read here as ``config.flagscale.args.<megatron dest name>`` and the intent i
 (:func:`.megatron.megatron_intent`): ``system.precision.fp8_format: hybrid`` is ``--fp8-format
 hybrid``; ``bf16: true`` with no fp8 key is BF16.
 
-Unknown, with why: another backend (vllm, robotics, ...), a composition that fails (a group
-option missing, a path out of the job), and a launch line's own overrides (``run.py`` lines are
-not read: the config file is read as it is composed without them).
+The launch line ``run.py --config-path D --config-name N action=run`` links ``D/N.yaml`` (read as
+above). Unknown, with why: another backend (vllm, robotics, ...), a composition that fails (a group
+option missing, a path out of the job), a launch line without ``--config-name``, and a launch
+line's override of a training value (not applied here; ``action=``, ``experiment.exp_dir=`` /
+``exp_name=`` and ``hydra.*`` change no training value).
 """
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from preflight.facts import Unknown
-from preflight.frameworks._record import Default, Framework
+from preflight.frameworks._record import Default, Framework, Launch
 from preflight.frameworks._view import Derived, IntentOut, View
 from preflight.frameworks.megatron import megatron_intent
+from preflight.reading import launch
 from preflight.reading.hydracompose import Failed, compose_file
 from preflight.reading.parse import Parsed, ParseError
 from preflight.reading.types import ReaderOutput
@@ -94,11 +99,12 @@ def read(path: str, parsed: Parsed) -> ReaderOutput:
 
 def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     top = View(f, KIND, prov)
-    broken = top.unknown("compose")
-    if broken is not None:
-        out = IntentOut()
-        out["fp8"] = (broken, top.src("compose"))
-        return out.build()
+    for key in ("compose", "base_config", "overrides"):
+        broken = top.unknown(key)
+        if broken is not None:
+            out = IntentOut()
+            out["fp8"] = (broken, top.src(key))
+            return out.build()
     backend = top.get("experiment.task.backend")
     if backend != "megatron":
         out = IntentOut()
@@ -111,11 +117,57 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     return out.build()
 
 
+# `python run.py --config-path DIR --config-name NAME action=run` (run.py's @hydra.main; the
+# action= override is FlagScale's own, which keeps a generic Hydra `run.py` out)
+COMMAND = re.compile(r"(?<![\w.-])run\.py(?=[^\n;&|]*(?<![\w.-])action=(?:run|dryrun|test|auto_tune)"
+                     r"(?![\w-]))")
+OTHER = re.compile(r"(?<![\w.-])run\.py(?=[^\n;&|]*(?<![\w.-])action=(?:stop|query)(?![\w-]))")
+TRAINS = (("run.py",),)
+_PATH, _NAME = ("--config-path", "-cp"), ("--config-name", "-cn")
+_OWN_OVERRIDES = ("action=", "experiment.exp_dir=", "experiment.exp_name=", "hydra.")
+
+
+def _run_args(out: launch.Out, words: list[launch.Token], variables: dict[str, str]) -> None:
+    """``--config-path`` / ``--config-name`` (``=`` or a separate word) linked as the experiment
+    config; an override of a training value (``train.system.precision.fp8_format=hybrid``) is
+    not applied here, so it makes FP8 Unknown."""
+    found: dict[str, Any] = {}
+    i = 0
+    while i < len(words):
+        word, pos = words[i]
+        flag, eq, inline = word.partition("=")
+        if flag in _PATH + _NAME:
+            raw = inline if eq else (words[i + 1][0] if i + 1 < len(words) else None)
+            found["path" if flag in _PATH else "name"] = (launch.value(raw, variables), pos)
+            i += 1 if eq else 2
+            continue
+        if eq and not flag.startswith("-") and not word.startswith(_OWN_OVERRIDES):
+            out.put(f"{PREFIX}.overrides", Unknown(
+                f"run.py override {word[:80]!r} is not applied here: what it changes is not "
+                "known"), pos)
+        i += 1
+    (folder, _), (name, at) = found.get("path", (".", 0)), found.get("name", (None, 0))
+    if name is None:
+        out.put(f"{PREFIX}.base_config", Unknown("run.py without --config-name: the "
+                                                 "experiment config is not named"), at)
+        return
+    target = (os.path.join(folder, name if name.endswith(".yaml") else name + ".yaml")
+              if isinstance(folder, str) and isinstance(name, str) else name)
+    out.link(target, KIND, at, "run.py --config-name", own=True)
+
+
+def read_text(path: str, text: str, outer: dict[str, str] | None = None) -> ReaderOutput:
+    """A script running FlagScale's ``run.py ... action=run``: its experiment config, linked."""
+    return launch.read_tool_script(path, text, outer, train=COMMAND, other=OTHER, kind=KIND,
+                                   key="run.py", train_args=_run_args, config_ends=(".yaml",),
+                                   skip_flags=True)
+
+
 FRAMEWORK = Framework(
     kind=KIND, title="FlagScale", formats=("yaml",), score=score, read=read, derive=derive,
     precedence=8, duplicate_keys="error",
     # run from its source checkout (run.py, flagscale/, its vendored Megatron-LM)
-    from_source=True,
+    from_source=True, launch=Launch(read_text, command=COMMAND, trains=TRAINS),
     shape_keys=(("heads", ("args.num_attention_heads",)), ("kv_heads", ("args.num_query_groups",)),
                 ("layers", ("args.num_layers",)), ("seq", ("args.seq_length",)),
                 ("micro_batch", ("args.micro_batch_size",)),

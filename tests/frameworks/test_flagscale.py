@@ -123,3 +123,52 @@ def test_recognised_as_flagscale_only() -> None:
     assert max(scores, key=lambda k: scores[k]) == "flagscale"
     assert frameworks.score("flagscale", {"experiment": {"name": "x"}}) == 0
     assert frameworks.score("flagscale", {"experiment": "x"}) == 0
+
+
+def test_hostile_option_files_are_unknown_not_a_traceback(tmp_path: Path) -> None:
+    outside = tmp_path / "outside.yaml"
+    outside.write_text(TRAIN.format(precision="    fp8_format: hybrid"))
+    job = tmp_path / "job"
+    job.mkdir()
+    path = _job(job, option=None)
+    (job / "train" / "small.yaml").symlink_to(outside)    # leaves the job: never read
+    assert isinstance(_intent(path)["fp8"][0], Unknown)
+    (job / "train" / "small.yaml").unlink()
+    (job / "train" / "small.yaml").write_bytes(b"\xff\xfe\x00binary" * 100)
+    assert isinstance(_intent(path)["fp8"][0], Unknown)
+    (job / "train" / "small.yaml").write_text("- a list\n- not a mapping\n")
+    assert isinstance(_intent(path)["fp8"][0], Unknown)
+
+
+def _launched(tmp_path: Path, line: str) -> dict[str, Any]:
+    (tmp_path / "conf").mkdir()
+    _job(tmp_path / "conf")
+    (tmp_path / "run.sh").write_text("#!/bin/bash\n" + line + "\n")
+    read = read_paths([str(tmp_path / "run.sh")], None)
+    values, prov = derive(Facts(read.facts, read.provenance))
+    return {k[7:]: (v, prov.get(k, "")) for k, v in values.items()}
+
+
+@pytest.mark.parametrize("line", [
+    "python run.py --config-path ./conf --config-name train action=run",
+    "python run.py -cp=conf -cn=train.yaml action=run experiment.exp_dir=/out"])
+def test_run_py_launch_links_the_experiment(tmp_path: Path, line: str) -> None:
+    intent = _launched(tmp_path, line)
+    assert intent["fp8"][0] is False
+    assert intent["precision"][1].endswith("small.yaml:5")
+
+
+@pytest.mark.parametrize("line", [
+    "python run.py --config-path ./conf --config-name train action=run "
+    "train.system.precision.fp8_format=hybrid",
+    "python run.py action=run"])
+def test_run_py_override_or_no_name_is_unknown(tmp_path: Path, line: str) -> None:
+    fp8 = _launched(tmp_path, line)["fp8"]
+    assert isinstance(fp8[0], Unknown)
+    assert fp8[1].startswith(str(tmp_path / "run.sh"))
+
+
+def test_generic_run_py_is_not_flagscale(tmp_path: Path) -> None:
+    (tmp_path / "run.sh").write_text("#!/bin/bash\npython run.py --config-name x lr=1\n")
+    read = read_paths([str(tmp_path / "run.sh")], None)
+    assert not any(k.startswith("config.flagscale.") for k in read.facts)
