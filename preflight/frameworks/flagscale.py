@@ -165,7 +165,7 @@ def read_text(path: str, text: str, outer: dict[str, str] | None = None) -> Read
 
 FRAMEWORK = Framework(
     kind=KIND, title="FlagScale", formats=("yaml",), score=score, read=read, derive=derive,
-    precedence=8, duplicate_keys="error",
+    precedence=34, duplicate_keys="error",
     # run from its source checkout (run.py, flagscale/, its vendored Megatron-LM)
     from_source=True, launch=Launch(read_text, command=COMMAND, trains=TRAINS),
     shape_keys=(("heads", ("args.num_attention_heads",)), ("kv_heads", ("args.num_query_groups",)),

@@ -139,7 +139,7 @@ def read_text(path: str, text: str, outer: dict[str, str] | None = None) -> Read
 
 FRAMEWORK = Framework(
     kind=KIND, title="Soup", formats=("yaml",), score=score, read=read, derive=derive,
-    precedence=3, runs_on=("hf_trainer",), distributions=("soup-cli",),
+    precedence=31, runs_on=("hf_trainer",), distributions=("soup-cli",),
     launch=Launch(read_text, command=COMMAND, trains=TRAINS),
     shape_keys=(("seq", ("data.max_length",)), ("model", ("base",))),
     defaults=(
