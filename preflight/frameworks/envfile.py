@@ -41,12 +41,14 @@ class EnvFile:
 
 def files_named(before: Sequence[Arg]) -> list[Arg] | None:
     """The ``--env-file`` arguments of a ``uv run`` among the words before the entry point, in
-    order; None when there is no ``uv run`` there or ``--no-env-file`` turns them off."""
+    order (none with ``--no-env-file``); None when there is no ``uv run`` there."""
     texts = [a.text for a in before]
     at = next((i for i in range(len(texts) - 1)
                if texts[i].rsplit("/", 1)[-1] == "uv" and texts[i + 1] == "run"), None)
-    if at is None or "--no-env-file" in texts[at:]:
+    if at is None:
         return None
+    if "--no-env-file" in texts[at:]:
+        return []
     out: list[Arg] = []
     for i in range(at + 2, len(texts)):
         if texts[i] == "--":

@@ -25,11 +25,12 @@ from typing import Any
 from preflight.facts import Unknown
 from preflight.findings import Source
 from preflight.frameworks import ckptname, envfile
-from preflight.reading.launchenv import launch_env
+from preflight.reading import shellcalls
+from preflight.reading.launchenv import process_env
 from preflight.reading.parse import ParseError, parse_yaml
 from preflight.reading.parse import read_text as read_text_file
 from preflight.reading.refs import locate, under_roots
-from preflight.reading.shellvars import collect_variables, strip_comments
+from preflight.reading.shellvars import collect_variables, runtime_reason, strip_comments
 
 VAR = "FLASHRL_CONFIG"
 _SRC = "yaof20/Flash-RL@7c828233"
@@ -52,26 +53,42 @@ class Rollout:
 
 def environ(path: str, text: str, at: int, before: Sequence[Any],
             outer: Mapping[str, str]) -> dict[str, tuple[Any, Source]]:
-    """``FLASHRL_CONFIG`` and ``SGLANG_PATCH`` as the command at offset ``at`` gets them: the
-    script's exports and prefix assignments, then (where not set so) a ``uv run --env-file``
-    inside the job (:mod:`.envfile`); a variable an unread env file may set is Unknown."""
+    """``FLASHRL_CONFIG`` and ``SGLANG_PATCH`` as the command at offset ``at`` gets them
+    (:func:`.launchenv.process_env`: exports, prefix assignments, ``env``, a container or
+    ``sudo`` start), then, where not set so, a ``uv run --env-file`` inside the job
+    (:mod:`.envfile`); a variable an unread env file may set is Unknown."""
     clean = strip_comments(text.replace("\r\n", "\n"))
-    variables = collect_variables(clean, dict(outer), script=path)
-    out: dict[str, tuple[Any, Source]] = {}
-    for name, value, pos in launch_env(clean, at, variables, unknown=True):
-        if name in (VAR, "SGLANG_PATCH"):
-            out[name] = (value, Source(path, clean.count("\n", 0, pos) + 1))
+    caller = outer.get(shellcalls.CALLER, path)
+    given = process_env(path, clean, at, collect_variables(clean, dict(outer), script=path),
+                        [(n, caller) for n in outer.get(shellcalls.ENVIRON, "").split(",") if n])
+    env = {name: (_value(value), where) for name, value, where in given}
+    # "any variable": kept where a file or string not read may set them (`srun
+    # --export-file`, `env -S`); a container's or sudo's own environment has no FLASHRL_CONFIG
+    # the script does not give it, as a script that exports none has none
+    star = env.pop("*", None)
+    if star is not None and not any(w in str(star[0]) for w in ("env file", "env -S")):
+        star = None
     names = envfile.files_named(before)
-    if names:
-        got = envfile.read_files(names, path, text)
-        for name in (VAR, "SGLANG_PATCH"):
-            if name in out:
-                continue                    # uv's dotenvy never overrides the environment
-            if name in got.values:
-                out[name] = got.values[name]
-            elif got.unread:
-                out[name] = got.unread[0]
+    got = envfile.read_files(names, path, text) if names is not None else None
+    if star is not None and got is not None and not got.unread and "env file" in str(star[0]):
+        star = None                 # the env file named is uv's, read here
+    out: dict[str, tuple[Any, Source]] = {}
+    for name in (VAR, "SGLANG_PATCH"):
+        if name in env:
+            out[name] = env[name]   # uv's dotenvy never overrides the environment
+        elif got is not None and name in got.values:
+            out[name] = got.values[name]
+        elif star is not None:
+            out[name] = star
+        elif got is not None and got.unread:
+            out[name] = got.unread[0]
     return out
+
+
+def _value(value: Any) -> Any:
+    """A :func:`.shellvars.runtime` marker as Unknown (its reason), else the value."""
+    why = runtime_reason(value) if isinstance(value, str) else None
+    return Unknown(why) if why is not None else value
 
 
 def rollout(value: Any, script: str) -> Rollout:

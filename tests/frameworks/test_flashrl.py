@@ -147,3 +147,27 @@ def test_dotenv_syntax() -> None:
     assert got["E"] == ("multi\nline", 6)
     assert isinstance(got["F"][0], Unknown) and isinstance(got["G"][0], Unknown)
     assert "H" not in got                           # dotenvy stops at the line it cannot parse
+
+
+def test_verl_a_value_known_only_at_run_time_is_unknown(tmp_path: Path) -> None:
+    # never judged by the text of its reason (it names fp8)
+    intent = _verl(tmp_path, "export FLASHRL_CONFIG=$(cat fp8_profile_name)\n")
+    assert isinstance(intent["rollout.fp8"][0], Unknown)
+
+
+def test_verl_prefix_assignment_and_a_container(tmp_path: Path) -> None:
+    script = tmp_path / "run.sh"
+    script.write_text("FLASHRL_CONFIG=fp8 " + VERL.format(engine="vllm", cap="-1"))
+    assert _intent(script)["rollout.fp8"][0] is True
+    # a container starts from its own environment: the script's export does not reach it
+    script.write_text("export FLASHRL_CONFIG=fp8\ndocker run img " +
+                      VERL.format(engine="vllm", cap="-1"))
+    assert _intent(script)["rollout.fp8"][0] is False
+
+
+def test_skyrl_a_later_env_file_wins(tmp_path: Path) -> None:
+    (tmp_path / "a.env").write_text("FLASHRL_CONFIG=bf16\n")
+    (tmp_path / "b.env").write_text("FLASHRL_CONFIG=fp8\n")
+    intent = _skyrl(tmp_path, None, flags="--env-file a.env --env-file=b.env")
+    assert intent["rollout.fp8"][0] is True
+    assert _line(intent["rollout.fp8"][1]) == ("b.env", 1)
