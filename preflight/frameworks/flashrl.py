@@ -52,7 +52,7 @@ class Rollout:
 
 
 def environ(path: str, text: str, at: int, before: Sequence[Any],
-            outer: Mapping[str, str]) -> dict[str, tuple[Any, Source]]:
+            outer: Mapping[str, str]) -> dict[str, tuple[Any, Any]]:
     """``FLASHRL_CONFIG`` and ``SGLANG_PATCH`` as the command at offset ``at`` gets them
     (:func:`.launchenv.process_env`: exports, prefix assignments, ``env``, a container or
     ``sudo`` start), then, where not set so, a ``uv run --env-file`` inside the job
@@ -72,7 +72,7 @@ def environ(path: str, text: str, at: int, before: Sequence[Any],
     got = envfile.read_files(names, path, text) if names is not None else None
     if star is not None and got is not None and not got.unread and "env file" in str(star[0]):
         star = None                 # the env file named is uv's, read here
-    out: dict[str, tuple[Any, Source]] = {}
+    out: dict[str, tuple[Any, Any]] = {}
     for name in (VAR, "SGLANG_PATCH"):
         if name in env:
             out[name] = env[name]   # uv's dotenvy never overrides the environment
