@@ -32,8 +32,13 @@ from preflight.frameworks._record import Default, Framework
 from preflight.frameworks._view import Derived, IntentOut, View
 from preflight.frameworks.pytorch_loop import HINT, training_step
 from preflight.frameworks.pytorch_own import own_fp8
-from preflight.frameworks.pytorch_te import (dims_align, gemm_sizes, model_loaded, te_bases,
-                                             te_modules)
+from preflight.frameworks.pytorch_te import (
+    dims_align,
+    gemm_sizes,
+    model_loaded,
+    te_modules,
+    te_refs,
+)
 from preflight.reading.parse import Parsed, ParseError, read_text
 from preflight.reading.pyfacts import PyOut
 from preflight.reading.pysource import Call, Module, Ref
@@ -123,7 +128,7 @@ def read_python(module: Module) -> ReaderOutput:
             out.put(f"{PREFIX}.fully_shard_mesh", Unknown("a **mapping may give the mesh")
                     if isinstance(mesh, Unresolved) else mesh is not None or len(call.args) > 1,
                     call.lines.get("mesh", call.line))
-    modules |= te_bases(out.module)
+    modules |= te_refs(out.module)
     if modules:
         out.put(f"{PREFIX}.te.modules", sorted(modules), None)
     gemm_sizes(out, PREFIX, built)

@@ -31,7 +31,7 @@ from preflight.facts import Unknown
 from preflight.frameworks._view import IntentOut, View
 from preflight.reading.pyfacts import PyOut
 from preflight.reading.pysource import Module
-from preflight.reading.pyvalues import Call, Ref
+from preflight.reading.pyvalues import Call, dotted
 
 # Positional order of the size arguments (TE v2.18 transformer_engine/pytorch/module/*.py,
 # transformer.py, attention/multi_head_attention.py): name -> ((in-size args), (out-size args)).
@@ -99,17 +99,29 @@ def gemm_sizes(out: PyOut, prefix: str, built: Iterable[tuple[Call, str]]) -> No
         out.put(f"{prefix}.te.gemm_out", sorted(outs), line)
 
 
-def te_bases(module: Module, limit: int = 200) -> set[str]:
-    """TE module classes the file's own classes derive from (``class MyLinear(te.Linear)``):
-    building one builds a TE module, whatever it is called (the first ``limit`` classes)."""
+# TE classes that build GEMM modules (te.ops.Sequential / BasicLinear: the fusible-ops API).
+_TE_CLASSES = frozenset(_SIZES) | {"DotProductAttention", "Sequential", "BasicLinear"}
+
+
+def te_refs(module: Module, limit: int = 100_000) -> set[str]:
+    """TE module classes the file names anywhere, called or not (``te.Linear(...)`` in a method,
+    ``default=te.TransformerLayer`` passed around, ``class MyLinear(TELinear)``): a name resolved
+    through the file's imports (any scope) to ``transformer_engine.*.<class>``; the first
+    ``limit`` nodes of the tree."""
     found: set[str] = set()
-    classes = [n for n in ast.walk(module.tree) if isinstance(n, ast.ClassDef)][:limit]
-    for node in classes:
-        for base in node.bases:
-            if isinstance(base, (ast.Name, ast.Attribute)):
-                value = module.evaluate(base, module.scopes[0])
-                if isinstance(value, Ref) and value.name.startswith("transformer_engine."):
-                    found.add(value.name.rsplit(".", 1)[-1])
+    for count, node in enumerate(ast.walk(module.tree)):
+        if count >= limit:
+            break
+        if isinstance(node, ast.Attribute) and node.attr in _TE_CLASSES:
+            parts = (dotted(node) or "").split(".")
+            qualified = ".".join([module.imports.get(parts[0], parts[0]), *parts[1:]])
+        elif isinstance(node, ast.Name) and node.id in module.imports:
+            qualified = module.imports[node.id]
+        else:
+            continue
+        name = qualified.rsplit(".", 1)[-1] if isinstance(node, ast.Name) else node.attr
+        if qualified.split(".")[0] == "transformer_engine" and name in _TE_CLASSES:
+            found.add(name)
     return found
 
 

@@ -147,3 +147,17 @@ def test_a_state_dict_loaded_with_torch_load_is_no_model(tmp_path: Path) -> None
     got = _intent(tmp_path, "import torch.nn as nn\nmodel = nn.Linear(64, 64)\n"
                             "model.load_state_dict(torch.load('ckpt.pt')['model'])\n")
     assert got["intent.te_modules"] == "none"
+
+
+@pytest.mark.parametrize("size", ["0", "-16", "True", "10 ** 400", "'712'", "7.5"])
+def test_a_size_that_is_no_plausible_dimension_is_unknown(tmp_path: Path, size: str) -> None:
+    got = _intent(tmp_path, f"model = te.Linear({size}, 4096)\n")
+    assert isinstance(got["intent.shapes.dims_align"], Unknown)
+
+
+def test_a_te_class_passed_as_a_value_counts_as_built(tmp_path: Path) -> None:
+    # TE's own FSDP example: `--layer-type` defaults to te.TransformerLayer, built as layer_type(...)
+    got = _intent(tmp_path, "import argparse\np = argparse.ArgumentParser()\n"
+                            "p.add_argument('--layer-type', default=te.TransformerLayer)\n"
+                            "opts = p.parse_args()\nmodel = opts.layer_type(1024, 4096, 16)\n")
+    assert got["intent.te_modules"] == "yes"
