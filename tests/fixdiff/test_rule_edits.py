@@ -75,8 +75,6 @@ NOT_AN_EDIT = {
                      "show NaN): a patch that switches FP8 off would decide it for the user",
     "FP8D-COLOSSAL-0002": "the fix is the model's head or ColossalAI's linear_fp8 (Python code), "
                           "or dropping use_fp8 from the plugin call in the script",
-    "FP8D-TE-0060": "the fix is the model's Python code (TE modules in place of torch.nn.Linear, "
-                    "or a conversion call), or dropping the autocast: no config key",
     "FP8D-TAO-0004": "compiling is the fix only off DDP: under DDP, torchao float8 with "
                      "torch.compile fails in DDPOptimizer (FP8D-TAO-0011), so a patch setting "
                      "dynamo_backend: INDUCTOR would trade a slow run for a failing one; "
