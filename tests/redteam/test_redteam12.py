@@ -17,6 +17,9 @@ of the first part failed before its fix:
 - an object built only in a function nothing calls decided a method's ``if self.use_fp8``
   (pyconstruct); a backward pass and optimizer step only in such a function made a "plain
   PyTorch job" out of a script that trains nothing (pytorch_loop);
+- ``if it == 10: break`` (or ``continue``, ``raise``, ``sys.exit()``) before ``if it >= 100:`` in
+  ``for it in range(200)``: the last step was taken as a witness of a call that never runs
+  (pyloopstep);
 - the pre-commit hook filtered changed files by lower-case extension: ``Config.YAML``, a sourced
   ``common.env``, an extensionless launcher or ``acc.conf`` decide a verdict and did not re-run it
   (tests/test_ecosystem.py holds the hook's ``always_run``).
@@ -408,3 +411,32 @@ def test_loop_steps_over_hostile_ranges_are_bounded(tmp_path: Path, rng: str, wa
     job = _job(tmp_path, {"train.py": LOOP.format(rng=rng, warm=warm),
                           "run.sh": "torchrun train.py\n"})
     assert isinstance(_intent(job / "run.sh")["fp8"], Unknown)
+
+
+STEPS = """
+import sys
+import torch
+import transformer_engine.pytorch as te
+model = te.Linear(8, 8)
+for it in range(200):
+{cut}
+    use_now = it >= 100
+    if use_now:
+        with te.fp8_autocast(enabled=True):
+            model(torch.randn(8, 8)).sum().backward()
+"""
+
+
+@pytest.mark.parametrize("cut, fp8", [
+    ("    if it == 10:\n        break", None),        # the loop stops before step 100
+    ("    if it > 50:\n        continue", None),     # steps past 50 skip the test
+    ("    if it == 5:\n        raise SystemExit", None),
+    ("    if it >= 10:\n        sys.exit(0)", None),
+    ("    for k in range(3):\n        if k == 1:\n            break", True),   # an inner loop's
+    ("    try:\n        pass\n    except ValueError:\n        raise", True),   # on an error only
+    ("    pass", True),
+])
+def test_a_loop_step_cut_short_is_no_witness(tmp_path: Path, cut: str, fp8: bool | None) -> None:
+    job = _job(tmp_path, {"train.py": STEPS.format(cut=cut), "run.sh": "torchrun train.py\n"})
+    got = _intent(job / "run.sh")["fp8"]
+    assert got is fp8 if fp8 is not None else isinstance(got, Unknown), got
