@@ -174,7 +174,8 @@ def _cut(loop: ast.stmt) -> bool:
     runs): a ``break`` / ``continue`` of this loop, a ``return``, a ``raise`` outside an
     ``except`` handler, ``sys.exit()`` / ``exit()`` / ``os._exit()`` in its body (nested
     functions and classes aside)."""
-    todo: list[tuple[ast.AST, bool]] = [(s, True) for s in (*loop.body, *loop.orelse)]
+    todo: list[tuple[ast.AST, bool]] = [(s, True) for s in (*getattr(loop, "body", ()),
+                                                            *getattr(loop, "orelse", ()))]
     while todo:
         node, own = todo.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda,
