@@ -106,6 +106,8 @@ class _Eval(Positional, Maybe, Decide):
         if fields and "".join(s.text for s in fields[0]) == "exit":
             self.exited(st)
             return None
+        if fields and "".join(s.text for s in fields[0]) == "shopt":
+            self.shopt(st, fields)
         return None if self.positional(st, fields) else fields
 
     def charge(self, fields: list[Field], at: int) -> None:
