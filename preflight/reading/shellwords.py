@@ -38,6 +38,9 @@ _PLAIN = re.compile(r"[^\s\\'\"$`<>;&|()#]+")
 _REDIRECT = re.compile(r"[<>&|]+(-?\d*)?")
 _TO_FD = re.compile(r"&\d+-?$|&-$")
 _BEFORE_ARITH = {"for", "if", "elif", "while", "until", "!", "then", "do", "else", "{", "time"}
+MAX_NESTING = 256
+"""Subshells open at once (a real script: a few); past it the rest is not split, as past
+``MAX_PARTS`` (each statement keeps its subshells: 20,000 ``(`` took seconds)."""
 MAX_ARITH = 4096
 """Characters of one ``((...))`` looked through for its end (past it: read as before)."""
 
@@ -78,6 +81,7 @@ class _Lexer(Statements):
         self.pending: tuple[int, str] | None = None   # a test joined by && / || (shellchain)
         self.testing = False         # an if/elif test not yet ended by `then` (shellchain)
         self.next_branch = 0
+        self.no_arith = -1               # `((` before this offset: no arithmetic (looked at)
 
     # -- building words ---------------------------------------------------------------------
     def add_lit(self, ch: str, at: int, quoted: bool) -> None:
@@ -138,7 +142,7 @@ class _Lexer(Statements):
     def run(self) -> Split:
         text, n = self.text, self.n
         while self.i < n:
-            if self.parts > MAX_PARTS:
+            if self.parts > MAX_PARTS or len(self.subshell) > MAX_NESTING:
                 self.out.truncated_at = self.i
                 break
             c = text[self.i]
@@ -263,7 +267,7 @@ class _Lexer(Statements):
         outside ``for`` it is bash's nested subshells after all."""
         text, i = self.text, self.i
         if not text.startswith("((", i) or self.cur or self.lit or self.array_name is not None \
-                or any(_literal(w) not in _BEFORE_ARITH for w in self.words):
+                or i < self.no_arith or any(_literal(w) not in _BEFORE_ARITH for w in self.words):
             return False
         depth, j = 0, i + 2
         while j < self.n and j - i <= MAX_ARITH:
@@ -278,6 +282,7 @@ class _Lexer(Statements):
         is_for = [_literal(w) for w in self.words] == ["for"]
         if not text.startswith("))", j) or "\n" in body or ("#" in body) or (
                 ";" in body and not is_for):
+            self.no_arith = j      # what was looked through holds none (`((((...`: linear)
             return False
         self.add_part(Part(text[i:j + 2], i, quoted=True))
         self.end_word()

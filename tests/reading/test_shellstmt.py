@@ -44,3 +44,14 @@ def test_every_real_job_script_as_bash_reads_it() -> None:
         ok = subprocess.run([BASH, "-n", str(path)], capture_output=True, timeout=20
                             ).returncode == 0
         assert (split(text).unclosed is None) == ok, path
+
+
+@pytest.mark.parametrize("text", ["((a" * 100_000, "(" * 200_000, "( a\n" * 300])
+def test_nesting_is_bounded(text: str) -> None:
+    # each statement keeps the subshells it is in: 20,000 open `(` cost seconds (quadratic);
+    # past MAX_NESTING the rest is not split, as past MAX_PARTS
+    from preflight.reading.shellwords import MAX_NESTING
+
+    got = split(text)
+    assert got.truncated_at is not None
+    assert all(len(st.subshell) <= MAX_NESTING + 1 for st in got.statements)
