@@ -10,7 +10,9 @@ does not run; a branch nobody can decide is None (its values *may* apply), excep
 
 from __future__ import annotations
 
-from preflight.reading import shellloops
+from collections.abc import Callable
+
+from preflight.reading import shellarith, shellloops
 from preflight.reading.shellfields import join as _join
 from preflight.reading.shelltests import bracket, glob
 from preflight.reading.shelltypes import Field, Part, Statement, Word
@@ -20,6 +22,7 @@ class Decide:
     """Mixin of :class:`.shellexpand.Eval`: the branches decided so far (``runs``)."""
 
     runs: dict[int, bool | None]      # branch -> runs (None: cannot tell)
+    nocase: bool | None = False       # `shopt -s nocasematch` in force (None: not known)
     chains: dict[int, tuple[int, set[bool | None]]]
 
     def word(self, word: Word, branch: tuple[int, ...], split: bool, test: bool = False
@@ -37,6 +40,9 @@ class Decide:
         earlier = self.earlier(before)
         if True in earlier:
             self.runs[branch] = False
+        elif st.loop_test == "arith":           # for ((INIT; COND; STEP))
+            self.runs[branch] = shellarith.loop_runs(
+                "".join(p.text for w in st.words for p in w), self.integer(st.branch))
         elif st.loop_test == "for":
             self.runs[branch] = shellloops.runs("for", None, [
                 f for w in st.words for f in self.word(w, st.branch, True)])
@@ -45,7 +51,7 @@ class Decide:
         else:
             fields = [] if st.patterns is not None else \
                 [f for w in st.words for f in self.word(w, st.branch, True, True)]
-            got = self.matches(st) if st.patterns is not None else self.test(fields)
+            got = self.matches(st) if st.patterns is not None else self.test(fields, st.branch)
             for op, words in st.chain:      # `[ a ] && [ b ] || [ c ]`: left to right
                 more = self.test([f for w in words for f in self.word(w, st.branch, True, True)])
                 got = (got and more if got is False or more is False or None in (got, more)
@@ -63,10 +69,38 @@ class Decide:
             self.chains[before[0]] = (len(before), got)
         return got
 
-    @staticmethod
-    def test(fields: list[Field]) -> bool | None:
+    def integer(self, branch: tuple[int, ...]) -> Callable[[str], str | None]:
+        """A variable's value as text where known here, for :mod:`.shellarith`."""
+        def value(name: str) -> str | None:
+            held = _join(self.lookup(Part(name, 0, var=True), branch))
+            return None if any(s.opaque for s in held) else "".join(s.text for s in held)
+        return value
+
+    def test(self, fields: list[Field], branch: tuple[int, ...] = ()) -> bool | None:
+        words = ["".join(s.text for s in f) for f in fields]
+        negate = words[:1] == ["!"] and len(words) == 2
+        if len(words) == 1 + negate and shellarith.is_arith(words[-1]) and \
+                not any(s.opaque for s in fields[-1]):       # `if (( N > 1 ))`, `if ! (( 0 ))`
+            got = shellarith.succeeds(words[-1], self.integer(branch))
+            return None if got is None else got != negate
         return bracket(None if any(s.opaque for f in fields for s in f) else
-                       ["".join(s.text for s in f) for f in fields])
+                       ["".join(s.text for s in f) for f in fields], self.nocase)
+
+    def shopt(self, st: Statement, fields: list[Field]) -> None:
+        """``shopt -s nocasematch`` / ``shopt -u nocasematch``: ``case`` and ``[[ == ]]``
+        match regardless of case from here on (redteam11: ``case $P in FP8)`` with ``P=fp8``
+        was read as not matching); set in a branch not known to run: not known."""
+        words = ["".join(s.text for s in f) if not any(s.opaque for s in f) else None
+                 for f in fields[1:]]
+        if None in words:         # `shopt -s $OPTS`: may be it
+            self.nocase = None
+            return
+        flags = [w for w in words if w is not None and w.startswith("-")]
+        if "nocasematch" not in words or "-o" in flags or not {"-s", "-u"} & set(flags):
+            return                # another option, `set -o`'s, or a query (`shopt -q`)
+        on = "-s" in flags
+        sure = all(self.runs.get(b) is True for b in st.branch) and not st.subshell
+        self.nocase = on if sure or self.nocase == on else None
 
     def matches(self, st: Statement) -> bool | None:
         """Whether ``case SUBJECT in PATTERNS)`` picks this arm (None: cannot tell here)."""
@@ -82,7 +116,7 @@ class Decide:
 
         got: bool | None = False
         for pattern in st.patterns:
-            match = glob(pattern, value)
+            match = glob(pattern, value, self.nocase)
             hit = match(text) if match is not None else None
             if hit is None:
                 got = None

@@ -25,7 +25,7 @@ import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
-from preflight.reading import shelldir
+from preflight.reading import shelldir, shellparam
 from preflight.reading.shellargs import Params, Positional, moved
 from preflight.reading.shelldecide import Decide
 from preflight.reading.shellfields import flatten as _flatten
@@ -106,6 +106,8 @@ class _Eval(Positional, Maybe, Decide):
         if fields and "".join(s.text for s in fields[0]) == "exit":
             self.exited(st)
             return None
+        if fields and "".join(s.text for s in fields[0]) == "shopt":
+            self.shopt(st, fields)
         return None if self.positional(st, fields) else fields
 
     def charge(self, fields: list[Field], at: int) -> None:
@@ -158,6 +160,8 @@ class _Eval(Positional, Maybe, Decide):
             if value is None and part.folder is not None:     # the script's folder
                 got = shelldir.evaluate(part, lambda w: self.word(w, branch, False), self.outer)
                 value = None if got is None else [[Seg(got, self.remap(part.offset), branch)]]
+            if value is None and part.op is not None:       # `${X%.sh}` (shellparam)
+                value = self.operated(part, branch)
             if value is None and part.opaque is not None:
                 fields[-1].append(Seg(part.text, self.remap(part.offset), branch, part.opaque,
                                       not part.quoted))
@@ -196,6 +200,15 @@ class _Eval(Positional, Maybe, Decide):
                            not (test and any(p.quoted for p in word))):
             return []
         return fields
+
+    def operated(self, part: Part, branch: tuple[int, ...]) -> list[Field] | None:
+        """``${X%.sh}``, ``${X/a/b}``: the operator on X's value where that is known here."""
+        assert part.op is not None
+        name, *op = part.op
+        held = _join(self.lookup(Part(name, part.offset, var=True), branch))
+        got = None if any(s.opaque for s in held) else shellparam.apply(
+            (op[0], op[1], op[2]), "".join(s.text for s in held))
+        return None if got is None else [[Seg(got, self.remap(part.offset), branch)]]
 
     def assign(self, st: Statement) -> None:
         assert st.assign is not None

@@ -51,6 +51,7 @@ class Statements(HereValues):
         decl = None
         first = _literal(words[0])
         while first in _SKIP_FIRST and len(words) > 1:
+            self.brace(first, words[0])
             words = words[1:]
             if first in DECLARE:
                 options, n = shelldecl.split_options([_literal(w) or "" for w in words[:-1]])
@@ -60,6 +61,14 @@ class Statements(HereValues):
                     return [], decl   # `declare -p`, `export -f f`; `local` outside a function
             first = _literal(words[0])
         return words, decl
+
+    def brace(self, first: str | None, word: Word) -> None:
+        """``{`` / ``}`` where a command starts: a group opened or closed, checked as ``fi``
+        and ``done`` are (redteam11: ``{ train ...`` never closed is a script bash refuses)."""
+        if first == "{":
+            self.open_at.append((word[0].offset, "}"))
+        elif first == "}":
+            self.closed(word[0].offset, "}")
 
     def in_function(self, word: Word) -> bool:
         self.spans = shelldecl.function_spans(self.text) if self.spans is None else self.spans
@@ -112,7 +121,10 @@ class Statements(HereValues):
             del self.branches[-1:], self.siblings[-1:], self.subjects[-1:]
             self.in_pattern = False
             return
-        if first == "function" and len(words) > 3 and _literal(words[2]) == "{":
+        if first == "function" and len(words) > 2 and _literal(words[2]) == "{":
+            self.brace("{", words[2])
+            if len(words) == 3:
+                return
             words, first = words[3:], _literal(words[3])   # `function f { cmd; }` (redteam8)
         if first in shellloops.OPENS:    # the body: a branch its test decides (shellloops)
             self.open_at.append((words[0][0].offset, "done"))
@@ -123,6 +135,7 @@ class Statements(HereValues):
             shellloops.closed(self)
             return
         if first in ("then", "do", "else", "{", "}", "function"):
+            self.brace(first, words[0])
             return
         branch = tuple(self.branches)
         if self.chained:         # a branch of its own whose test nobody evaluates

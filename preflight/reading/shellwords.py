@@ -37,6 +37,12 @@ _SEPARATORS = {";", "&", "|", "\n", "(", ")"}
 _PLAIN = re.compile(r"[^\s\\'\"$`<>;&|()#]+")
 _REDIRECT = re.compile(r"[<>&|]+(-?\d*)?")
 _TO_FD = re.compile(r"&\d+-?$|&-$")
+_BEFORE_ARITH = {"for", "if", "elif", "while", "until", "!", "then", "do", "else", "{", "time"}
+MAX_NESTING = 256
+"""Subshells open at once (a real script: a few); past it the rest is not split, as past
+``MAX_PARTS`` (each statement keeps its subshells: 20,000 ``(`` took seconds)."""
+MAX_ARITH = 4096
+"""Characters of one ``((...))`` looked through for its end (past it: read as before)."""
 
 
 class _Lexer(Statements):
@@ -75,6 +81,7 @@ class _Lexer(Statements):
         self.pending: tuple[int, str] | None = None   # a test joined by && / || (shellchain)
         self.testing = False         # an if/elif test not yet ended by `then` (shellchain)
         self.next_branch = 0
+        self.no_arith = -1               # `((` before this offset: no arithmetic (looked at)
 
     # -- building words ---------------------------------------------------------------------
     def add_lit(self, ch: str, at: int, quoted: bool) -> None:
@@ -135,7 +142,7 @@ class _Lexer(Statements):
     def run(self) -> Split:
         text, n = self.text, self.n
         while self.i < n:
-            if self.parts > MAX_PARTS:
+            if self.parts > MAX_PARTS or len(self.subshell) > MAX_NESTING:
                 self.out.truncated_at = self.i
                 break
             c = text[self.i]
@@ -197,6 +204,8 @@ class _Lexer(Statements):
     def newline_or_paren(self, c: str) -> None:
         """A newline ends a statement (here-document bodies after it are skipped); ``(``
         opens ``NAME=( ... )`` or a subshell, ``)`` closes the array or ends a statement."""
+        if c == "(" and self.arithmetic():
+            return
         if c == "\n":
             self.end_statement()
             self.i += 1
@@ -251,6 +260,35 @@ class _Lexer(Statements):
         if not (m and _TO_FD.search(m.group(0))):
             self.drop_next = True        # `> file`: the next word is the target
 
+    def arithmetic(self) -> bool:
+        """``((...))`` where a command or ``for``'s list starts: one word, its text as written
+        (:mod:`.shellarith` decides it), not two subshells around an assignment and a
+        redirection (redteam11: ``for ((i = 0; i < 0; i++))``); with a ``;`` or a newline
+        outside ``for`` it is bash's nested subshells after all."""
+        text, i = self.text, self.i
+        if not text.startswith("((", i) or self.cur or self.lit or self.array_name is not None \
+                or i < self.no_arith or any(_literal(w) not in _BEFORE_ARITH for w in self.words):
+            return False
+        depth, j = 0, i + 2
+        while j < self.n and j - i <= MAX_ARITH:
+            if text[j] == "(":
+                depth += 1
+            elif text[j] == ")":
+                if depth == 0:
+                    break
+                depth -= 1
+            j += 1
+        body = text[i + 2:j]
+        is_for = [_literal(w) for w in self.words] == ["for"]
+        if not text.startswith("))", j) or "\n" in body or ("#" in body) or (
+                ";" in body and not is_for):
+            self.no_arith = j      # what was looked through holds none (`((((...`: linear)
+            return False
+        self.add_part(Part(text[i:j + 2], i, quoted=True))
+        self.end_word()
+        self.i = j + 2
+        return True
+
     def nested(self) -> _Lexer:
         return _Lexer(self.text, self.depth + 1)
 
@@ -275,3 +313,18 @@ def split(text: str) -> Split:
     finds its launch line and by the env-prefix reader (7 times a check before); nothing
     changes a :class:`Split` once made (its statements are frozen)."""
     return _Lexer(text).run()
+
+
+def plain(text: str) -> str:
+    """The script's commands one a line, each word with its quotes removed (``uv run rl "@"
+    x.toml`` is ``uv run rl @ x.toml``; a variable stays ``$NAME``), for the pattern a framework
+    recognises its launch line by (redteam11: a quoted ``"@"`` hid prime-rl's launch).
+    Assignments, tests and what only prints its words (``echo "rl @ x.toml"``) are left out;
+    bounded by :func:`split`."""
+    lines = (" ".join("".join(("$" + p.text) if p.var and not p.text.startswith("$") else p.text
+                              for p in w) for w in st.words)
+             for st in split(text).statements if st.assign is None and st.test is None)
+    return "\n".join(line for line in lines if line.split(" ", 1)[0] not in _PRINTS)
+
+
+_PRINTS = {"echo", "printf", "cat", "grep", "sed", "awk", "tee", ":", "#"}
