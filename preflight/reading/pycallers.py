@@ -56,7 +56,7 @@ def call_sites(tree: ast.Module) -> tuple[dict[str, list[ast.Call]], set[str]]:
         bound = bound_call(node, partials)
         if bound is not None:       # `partial(f, a, k=v)`: a call of f binding a and k
             sites.setdefault(bound.func.id, []).append(bound)       # type: ignore[attr-defined]
-            callee.add(id(node.args[0]))
+            callee.add(id(site_node(bound).args[0]))
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
             sites.setdefault(node.func.id, []).append(node)
             callee.add(id(node.func))
