@@ -93,7 +93,7 @@ NAMES = ("fp8", "fp8_source", "fp8_overridden_by", "frameworks", "backend", "rec
          "micro_batch", "packing", "pad_multiple", "moe.experts", "moe.top_k", "ep",
          "rollout.engine", "rollout.fp8", "rollout.recipe", "rollout.kv_cache_fp8",
          "rollout.kv_cache_format", "rollout.is_correction", "recipe_by_backend", "block_scales_fp32", "fsdp_shard_size",
-         "fsdp_shards")
+         "fsdp_shards", "te_modules")
 
 
 @lru_cache(maxsize=1)
@@ -155,8 +155,7 @@ _UNSTATED = {
 
 
 def _facts_and_prov(facts: Mapping[str, Any]) -> tuple[Mapping[str, Any], Mapping[str, str]]:
-    prov = getattr(facts, "provenance", None)
-    return facts, (prov if isinstance(prov, Mapping) else {})
+    return facts, (p if isinstance(p := getattr(facts, "provenance", None), Mapping) else {})
 
 
 def derive_intent(facts: Mapping[str, Any]) -> tuple[dict[str, Value], dict[str, str]]:
@@ -306,8 +305,7 @@ def _fill(got: dict[str, Sourced]) -> None:
             # Two 3,000-digit arguments made a 6,000-digit token count that json.dumps refused.
             got[name] = (Unknown(f"{name.split('.')[-1]} is larger than 2**53: not a plausible "
                                  "size"), source)
-    fp8 = got["fp8"][0]
-    if not fp8:
+    if not got["fp8"][0]:
         got.setdefault("backend", ("none", got["fp8"][1]))
         for name in ("recipe", "format"):
             got.pop(name, None)
@@ -337,6 +335,8 @@ def _fill(got: dict[str, Sourced]) -> None:
                                 [tokens, h, fc1_out // tp], [tokens, ffn // tp, h]], "intent")
     if _positive(h) and _positive(ffn):
         got["shapes.dims_align"] = (_align(math.gcd(h, ffn)), "intent")
+    elif "shapes.modules_align" in got:     # te.Linear(712, 896) in a plain script
+        got["shapes.dims_align"] = got["shapes.modules_align"]
     if _positive(tokens):
         # With Megatron sequence parallelism the non-GEMM parts hold tokens / tp per rank.
         split = tokens // tp if got.get("shapes.sp", (False,))[0] and tokens % tp == 0 else tokens

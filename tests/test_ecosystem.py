@@ -46,6 +46,10 @@ def test_pre_commit_hook_is_a_static_check(capsys) -> None:
     for ext in (*SCAN_EXT, *SCRIPT_EXT):
         assert files.search(f"job/x{ext}"), ext
     assert not files.search("README.md") and not files.search("train.py.orig")
+    # redteam12: the reader matches extensions in any case, and reads files of any name (a
+    # sourced common.env, an extensionless launcher): the hook runs at every commit
+    assert files.search("job/Config.YAML") and files.search("RUN.SH")
+    assert hook["always_run"] is True
     argv = shlex.split(hook["entry"])
     assert argv[:2] == ["fp8-doctor", "check"]
     args = build_parser().parse_args([*argv[1:], JOB])

@@ -45,6 +45,8 @@ KINDS: tuple[str, ...] = (
     "colossalai",
     "prime_rl",
     "gpt_neox",
+    "flagscale",
+    "soup",
 )
 """Every framework's kind, which is its module's name, in detection order (on equal scores the
 earlier one is named first). The modules are imported on first use of :data:`FRAMEWORKS`,

@@ -29,15 +29,18 @@ Stated = Literal[
     "fp8_attention", "cuda_graphs", "fp8_params", "tp_comm_overlap", "seq_len", "micro_batch",
     "packing", "pad_multiple", "moe.experts", "moe.top_k", "ep", "recipe_by_backend",
     "block_scales_fp32", "rollout.engine", "rollout.fp8", "rollout.recipe",
-    "rollout.kv_cache_fp8", "rollout.kv_cache_format", "rollout.is_correction", "fsdp_shard_size"]
+    "rollout.kv_cache_fp8", "rollout.kv_cache_format", "rollout.is_correction", "fsdp_shard_size",
+    "te_modules"]
 """``intent.<name>`` facts a framework states (tests/frameworks/test_derived.py: every one is in
 the fact registry, and every registered intent name is either here or in :data:`COMPUTED`)."""
 
 Internal = Literal["shapes.tp", "shapes.sp", "shapes.qkv_out", "shapes.proj_in",
-                   "shapes.fc1_out"]
+                   "shapes.fc1_out", "shapes.modules_align"]
 """Inputs of ``intent.shapes.gemms`` that are never facts themselves: the tensor-parallel size
 dividing the GEMMs, Megatron / NeMo sequence parallelism (tokens per rank), and the widths of
-grouped-query attention and a gated MLP."""
+grouped-query attention and a gated MLP; ``shapes.modules_align`` is ``shapes.dims_align`` from
+the sizes of the modules a script builds (:mod:`preflight.frameworks.pytorch_te`), used where
+hidden and FFN sizes are not known."""
 
 Name = Union[Stated, Internal]
 

@@ -44,6 +44,8 @@ DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
     "colossalai": ("colossalai",),
     "prime_rl": ("prime-rl",),
     "gpt_neox": ("deepspeed",),
+    "flagscale": (),
+    "soup": ("soup-cli",),
 }
 """kind -> the distributions it ships as, then those it requires."""
 # END GENERATED

@@ -73,6 +73,21 @@ def read(path: str, parsed: Parsed) -> ReaderOutput:
         head, _, rest = name[len(PREFIX) + 1:].partition(".")
         new = f"{PREFIX}.{head.replace('-', '_')}" + (f".{rest}" if rest else "")
         renamed[new], renamed_prov[new] = value, prov[name]
+    # from_ymls checks each key as written against the keys already read with `-` as `_`
+    # (arguments.py L262-L270 at ea7aefd8): `te-fp8-mha: false` then `te_fp8_mha: true` in one
+    # file raises ValueError before training; the later one winning was FP8 "yes" (redteam12)
+    seen: set[str] = set()
+    for key in list(data)[:4096]:
+        if str(key) in seen:
+            head = str(key).replace("-", "_")
+            for name in [n for n in renamed if n == f"{PREFIX}.{head}" or
+                         n.startswith(f"{PREFIX}.{head}.")]:
+                del renamed[name]
+            renamed[f"{PREFIX}.{head}"] = Unknown(
+                f"{os.path.basename(path)} sets {head} twice ({key!s:.60} after its `-`/`_` "
+                "spelling): GPT-NeoX's from_ymls refuses the file (ValueError, duplicate keys)")
+            renamed_prov[f"{PREFIX}.{head}"] = prov.get(f"{PREFIX}.{key}", path)
+        seen.add(str(key).replace("-", "_"))
     return ReaderOutput(renamed, renamed_prov)
 
 

@@ -36,7 +36,7 @@ from typing import Any
 
 from preflight.facts import Unknown
 from preflight.findings import Source
-from preflight.frameworks import miles_refuse
+from preflight.frameworks import ckptcast, miles_refuse
 from preflight.frameworks.megatron_flags import MEGATRON_BARE, SLIME_BARE
 from preflight.reading import pyargs, pydataclass, pywrites
 from preflight.reading.pyscopes import Scope
@@ -121,6 +121,7 @@ def read_python(module: Module) -> ReaderOutput:
     # miles' or slime's execute_train: which one runs decides the trainer's FP32-scales
     # default on Blackwell (slime_env.py)
     facts[f"{PREFIX}.package"] = call.func.split(".", 1)[0]
+    _cast_source(module, facts, prov)
     prov[f"{PREFIX}.package"] = Source(module.path, call.line)
     if holes:
         first_hole = holes[0]
@@ -141,6 +142,18 @@ def read_python(module: Module) -> ReaderOutput:
     prov.update(at)
     return ReaderOutput(facts, prov, (*problems, *_problems(module, out.problems, lines)),
                         ())
+
+
+def _cast_source(module: Module, facts: dict[str, Any], prov: dict[str, Any]) -> None:
+    """``--hf-checkpoint`` the source of an FP8 cast the script runs, or a copy of it: FP8
+    weights (:mod:`.ckptcast`), where its own config.json was not read."""
+    name = f"{PREFIX}.hf_checkpoint_weights"
+    if str(prov.get(name, "")).rsplit(":", 1)[0].endswith("config.json"):
+        return
+    mark = ckptcast.marked(module, facts.get(f"{PREFIX}.hf_checkpoint"))
+    if mark is not None:
+        facts[name] = mark.fp8 if not isinstance(mark.fp8, bool) else True
+        prov[name] = Source(module.path, mark.line)
 
 
 def _unread(module: Module, why: str) -> ReaderOutput:

@@ -59,7 +59,10 @@ _NOT_FP8 = frozenset({"awq", "gptq", "awq_marlin", "gptq_marlin", "bitsandbytes"
                       "mxfp4", "int8", "experts_int8", "none"})
 def _model(facts: Mapping[str, Any]) -> tuple[str, Any]:
     """The key the rollout model comes from, and its value (the default when none is given)."""
-    for key in ("inference.vllm.model", "model.name"):
+    # `[inference.model] name` / `[inference] quantization`: prime-rl v0.6.0-v0.8.0's layout
+    # (configs/inference.py ModelConfig l.37, InferenceConfig.quantization l.363 at v0.8.0),
+    # before `[inference.vllm]` (v0.8.1.dev)
+    for key in ("inference.vllm.model", "inference.model.name", "model.name"):
         if f"{PREFIX}.{key}" in facts:
             return key, facts[f"{PREFIX}.{key}"]
     return "", _VLLM_DEFAULT
@@ -111,6 +114,14 @@ def _fp8(v: View, out: IntentOut, unread: Unknown | None) -> None:
         out["fp8"] = (False, v.src(key))
         out["precision"] = ("bf16", v.src(key))
         return
+    if whole is True and str(v.src(key)).rpartition(":")[0].endswith((".toml", ".json")):
+        # pydantic-config turns a bare `--x` of an optional sub-config into {} on the command
+        # line only (_expand_bare_optional_flags, PrimeIntellect-ai/pydantic-config 010bec17);
+        # a file's `true` reaches pydantic, and ModelConfig.quantization has no validator making
+        # it {} (trainer.py l.248; optimizer offload's l.77-82 has one)
+        out["fp8"] = (Unknown("trainer.model.quantization = true is no table (fp8 / mxfp8 "
+                              "config): pydantic refuses the config"), v.src(key))
+        return
     if v.has(key) and whole is not True and not isinstance(whole, dict):
         # `quantization = "fp8"`: a string where pydantic wants the table (redteam11: read as
         # the table turned on)
@@ -146,18 +157,19 @@ def _checkpoint(v: View) -> tuple[Any, str]:
 
 
 def _rollout_fp8(v: View, out: IntentOut) -> None:
-    quant = v.get("inference.vllm.quantization")
-    qsrc = v.src("inference.vllm.quantization")
+    qkey = "inference.quantization" if v.has("inference.quantization") and not v.has(
+        "inference.vllm.quantization") else "inference.vllm.quantization"   # v0.8.0's layout
+    quant, qsrc = v.get(qkey), v.src(qkey)
     held, hsrc = _checkpoint(v)
     fp8: Any
-    if v.unknown("inference.vllm.quantization") is not None:
-        fp8, src = v.unknown("inference.vllm.quantization"), qsrc
+    if v.unknown(qkey) is not None:
+        fp8, src = v.unknown(qkey), qsrc
     elif isinstance(quant, str) and quant.strip().lower() in _FP8_QUANT:
         fp8, src = True, qsrc      # vLLM quantizes the checkpoint's weights on load
     elif isinstance(quant, str) and quant.strip().lower() in _NOT_FP8:
         fp8, src = False, qsrc
     elif quant is not None and not _off(quant):
-        fp8, src = Unknown(f"inference.vllm.quantization {str(quant)[:40]!r} is handed to vLLM "
+        fp8, src = Unknown(f"{qkey} {str(quant)[:40]!r} is handed to vLLM "
                            "as is; whether it serves FP8 depends on the checkpoint"), qsrc
     else:
         fp8, src = held, hsrc      # None: vLLM infers the method from the checkpoint
@@ -245,7 +257,11 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
             out["rollout.fp8"] = (unread, v.src("base_config"))
         else:
             _rollout(v, out, served=entry == "inference")
-    if entry in ("rl", "trainer", None) and v.get("orchestrator.algo.type") != "sft":
+    algo = v.unknown("orchestrator.algo.type")
+    if entry in ("rl", "trainer", None) and algo is not None:
+        # redteam11: an Unknown algorithm was read as "not SFT"; SFT has no rollout to correct
+        out["rollout.is_correction"] = (algo, v.src("orchestrator.algo.type"))
+    elif entry in ("rl", "trainer", None) and v.get("orchestrator.algo.type") != "sft":
         _correction(v, out)
     return out.build()
 

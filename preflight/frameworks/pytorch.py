@@ -32,6 +32,13 @@ from preflight.frameworks._record import Default, Framework
 from preflight.frameworks._view import Derived, IntentOut, View
 from preflight.frameworks.pytorch_loop import HINT, training_step
 from preflight.frameworks.pytorch_own import own_fp8
+from preflight.frameworks.pytorch_te import (
+    dims_align,
+    gemm_sizes,
+    model_loaded,
+    te_modules,
+    te_refs,
+)
 from preflight.reading.parse import Parsed, ParseError, read_text
 from preflight.reading.pyfacts import PyOut
 from preflight.reading.pysource import Call, Module, Ref
@@ -75,6 +82,7 @@ def read_python(module: Module) -> ReaderOutput:
             return ReaderOutput()
         out.put(f"{PREFIX}.training_loop", True, line)
     modules: set[str] = set()
+    built: list[tuple[Call, str]] = []
     calls = [c for c, _ in out.module.calls()]
     regions = {what: [c for c in calls if _te(c) in names] for what, names in
                (("te.autocast", ("autocast", "fp8_autocast")),
@@ -96,6 +104,7 @@ def read_python(module: Module) -> ReaderOutput:
             continue
         elif te in _TE_MODULES:
             modules.add(te)
+            built.append((call, te))
         elif te == "checkpoint":
             out.put(f"{PREFIX}.checkpoint", "te", call.line)
         elif call.func in ("torch.utils.checkpoint.checkpoint",
@@ -119,8 +128,12 @@ def read_python(module: Module) -> ReaderOutput:
             out.put(f"{PREFIX}.fully_shard_mesh", Unknown("a **mapping may give the mesh")
                     if isinstance(mesh, Unresolved) else mesh is not None or len(call.args) > 1,
                     call.lines.get("mesh", call.line))
+    modules |= te_refs(out.module)
     if modules:
         out.put(f"{PREFIX}.te.modules", sorted(modules), None)
+    gemm_sizes(out, PREFIX, built)
+    if out.facts:       # (a file this reader says nothing else about is no PyTorch job)
+        model_loaded(out, PREFIX, calls)
     if not any(c.func == "torch.compile" for c in calls) and not out.module.bindings:
         _compile_not_run(out)       # (a helper module's unused compile says nothing)
     own_fp8(out, PREFIX)
@@ -251,7 +264,10 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
 
 
 def _rest(p: View, out: IntentOut) -> Derived:
-    """Checkpointing, FP8 parameters, compile and distribution, whatever the backend."""
+    """Checkpointing, FP8 parameters, compile and distribution, whatever the backend; the TE
+    modules' sizes (:mod:`.pytorch_te`)."""
+    dims_align(p, out, out.get("recipe", (None,))[0])
+    te_modules(p, out)
     if p.has("checkpoint"):
         out["activation_checkpointing"] = (True, p.src("checkpoint"))
     if p.has("te.model_init.enabled"):

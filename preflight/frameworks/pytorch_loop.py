@@ -37,8 +37,12 @@ def training_step(module: Module, own: str) -> int | None:
     """The line of the backward pass of a training loop no other framework takes (a backward
     and an optimizer ``.step()`` both called in code that runs, under a condition or not), or
     None when ``module`` is no such loop."""
+    from preflight.reading.pycallers import reached
+
     backward = step = None
-    for call, _ in module.calls():
+    for call, scope in module.calls():
+        if not reached(module, scope):
+            continue    # a function nothing calls trains nothing (redteam12: it was a job)
         last = call.name.rpartition(".")[2] if call.name else ""
         if last == "backward" and backward is None:
             backward = call.line

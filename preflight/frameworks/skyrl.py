@@ -38,7 +38,7 @@ from typing import Any
 
 from preflight.facts import Unknown
 from preflight.findings import Source
-from preflight.frameworks import kvformat
+from preflight.frameworks import flashrl, kvformat
 from preflight.frameworks._record import Default, Framework, Launch
 from preflight.frameworks._view import Derived, IntentOut, Stated, View
 from preflight.reading.overridelaunch import Syntax, find_launch, merged_facts
@@ -144,6 +144,9 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
             f"--config-name {str(name[0])[:80]} (a config of the job's own) was not read, so "
             "the settings it holds are not known")
         prov[f"{PREFIX}.base_config"] = name[1]
+    for key, (value, where) in flashrl.facts(path, text, read.launch.entry.offset,
+                                             read.launch.before, outer).items():
+        facts[f"{PREFIX}.{key}"], prov[f"{PREFIX}.{key}"] = value, where
     return ReaderOutput(facts, prov, tuple(problems), merged.linked)
 
 
@@ -331,6 +334,8 @@ def _rollout(v: View, out: IntentOut) -> None:
         # (https://docs.vllm.ai/en/v0.5.4/quantization/fp8.html, "Online Dynamic Quantization").
         if on:
             out["rollout.recipe"] = ("tensorwise", qsrc)
+        else:   # FlashRL's FLASHRL_CONFIG (examples/flash_rl: `uv run --env-file .env.fp8`)
+            flashrl.apply(out, v.facts, PREFIX, v.src, out["rollout.engine"][0])
     kv, ksrc = _get(v, f"{kwargs}.kv_cache_dtype")
     out["rollout.kv_cache_fp8"] = (kv if isinstance(kv, Unknown) else
                                    str(kv).lower().startswith("fp8"),

@@ -29,7 +29,7 @@ from typing import Any
 
 from preflight.facts import Unknown
 from preflight.findings import Source
-from preflight.frameworks import kvformat
+from preflight.frameworks import flashrl, kvformat
 from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, IntentOut, Stated, View
 from preflight.frameworks.verl_shipped import ENTRY, HINT, HYDRA_MAIN, module_path, shipped
@@ -146,6 +146,9 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
             facts[f"{PREFIX}.env.{var}"] = value
             prov[f"{PREFIX}.env.{var}"] = Source(path, text.count("\n", 0, at.start()) + 1) \
                 if at else entry_src
+    for key, (value, where) in flashrl.facts(path, text, read.launch.entry.offset,
+                                             read.launch.before, outer).items():
+        facts[f"{PREFIX}.{key}"], prov[f"{PREFIX}.{key}"] = value, where
     return ReaderOutput(facts, prov, tuple(read.problems), merged.linked)
 
 
@@ -318,10 +321,10 @@ def _rollout(v: View, out: IntentOut) -> None:
         # torchao (its config file decides the dtype), nvfp4, or a value verl added later
         out["rollout.fp8"] = (Unknown(f"rollout quantization {str(quant)[:40]!r} is not one "
                                       "fp8-doctor knows to be FP8 or not"), qsrc)
-    tis, tsrc = _get(v, "algorithm.rollout_correction.rollout_is")
-    # docs/algo/rollout_corr.md: rollout_is token | sequence turns the IS correction on
-    out["rollout.is_correction"] = (tis if isinstance(tis, Unknown) else
-                                    tis not in (None, False, "null", ""), tsrc)
+    if out["rollout.fp8"][0] is False:
+        # FlashRL's FLASHRL_CONFIG patches the vLLM engine verl builds (quantization unset)
+        flashrl.apply(out, v.facts, PREFIX, v.src, out["rollout.engine"][0])
+    _correction(v, out)
     engine = out["rollout.engine"][0]
     kv_key = f"{ROLLOUT}.engine_kwargs.{engine}.kv_cache_dtype" if isinstance(engine, str) \
         else None
@@ -333,6 +336,22 @@ def _rollout(v: View, out: IntentOut) -> None:
                                        v.src(kv_key, "the rollout engine's default KV cache "
                                                      "dtype (auto)"))
     kvformat.put(out, kv, v.src(kv_key, "kv_cache_dtype") if kv_key else "kv_cache_dtype")
+
+
+
+def _correction(v: View, out: IntentOut) -> None:
+    """``rollout.is_correction``: ``algorithm.rollout_correction.rollout_is`` (token | sequence:
+    on, docs/algo/rollout_corr.md), or the FlashRL fork's TIS cap ``actor.imp_ratio_cap``
+    (yaof20/verl 928d71a5 core_algos.py compute_policy_loss: only ``if imp_ratio_cap > 0``)."""
+    tis, tsrc = _get(v, "algorithm.rollout_correction.rollout_is")
+    out["rollout.is_correction"] = (tis if isinstance(tis, Unknown) else
+                                    tis not in (None, False, "null", ""), tsrc)
+    cap, key = v.facts.get(f"{PREFIX}.{ACTOR}.imp_ratio_cap"), f"{ACTOR}.imp_ratio_cap"
+    if out["rollout.is_correction"][0] is not True and v.has(key):
+        number = re.fullmatch(r"[-+]?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?", str(cap).strip())
+        out["rollout.is_correction"] = (
+            cap if isinstance(cap, Unknown) else float(number.group(0)) > 0 if number else
+            Unknown(f"imp_ratio_cap={str(cap)[:40]!r} is not a number"), v.src(key))
 
 
 FRAMEWORK = Framework(

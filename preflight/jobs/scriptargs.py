@@ -21,7 +21,7 @@ from contextvars import ContextVar
 from dataclasses import replace
 
 from preflight.base.digits import ascii_digits
-from preflight.reading import launchpick, shellbind
+from preflight.reading import launchpick, shellbind, shelldefaults
 from preflight.reading.parse import ParseError
 from preflight.reading.shellargs import ARGV, PARAMS, calls, encode
 from preflight.reading.shellcalls import Walked
@@ -60,6 +60,9 @@ def read(reader: Read, path: str, text: str, kind: str | None, explicit: bool,
             code="runtime_args", fix=(
                 "Check the launch as you run it: name a script that calls this one with its "
                 "arguments (`bash run.sh trainer.x=y`), which fp8-doctor reads bound to them"))))
+    if argv is None and not _BY_HAND.get() and PARAMS not in (inherited or {}) and \
+            is_shell(path, text) and (used := shelldefaults.defaults_only(text)):
+        return _as_shipped(reader, path, text, kind, explicit, inherited, used)
     if argv is None or PARAMS in (inherited or {}) or not is_shell(path, text):
         return None
     # ($1..$9 a sourcing script's own readers saw are not this script's: bound again below)
@@ -88,6 +91,30 @@ def read(reader: Read, path: str, text: str, kind: str | None, explicit: bool,
     if unknown is not None and got is not None:
         out = replace(out, problems=(*out.problems, unknown))
     return got, shellbind.remapped(out, path, bound)
+
+
+def _as_shipped(reader: Read, path: str, text: str, kind: str | None, explicit: bool,
+                inherited: dict[str, str] | None, used: list[str],
+                ) -> tuple[str | None, ReaderOutput]:
+    """A script no script of the job runs, every positional parameter of which has a default
+    (:mod:`.shelldefaults`): read bound to no arguments, so each is the script's default, with
+    the note naming that assumption (jobs/walk.py drops it where a caller is found)."""
+    token = _BY_HAND.set(True)
+    try:
+        got = read(reader, path, text, kind, explicit, {**(inherited or {}), ARGV: encode([])})
+    finally:
+        _BY_HAND.reset(token)
+    if got is None or got[0] is None:
+        return got if got is not None else reader(path, text, kind, explicit, inherited)
+    names = ", ".join(used[:6]) + (" ..." if len(used) > 6 else "")
+    line = text.count("\n", 0, text.find("$" + "{" + used[0][1:])) + 1
+    return got[0], replace(got[1], problems=(*got[1].problems, ConfigProblem(path, line, (
+        f"read as run without arguments: {names} {'is' if len(used) == 1 else 'are'} the "
+        "script's own default (${N:-default}), since no script read here runs it with "
+        "arguments; arguments given when it is run are not checked"), level="info",
+        code="runtime_args", fix=(
+            "Check the launch as you run it: name a script that calls this one with its "
+            "arguments (`bash run.sh a b`), which fp8-doctor reads bound to them"))))
 
 
 _BY_HAND: ContextVar[bool] = ContextVar("fp8_doctor_script_by_hand", default=False)

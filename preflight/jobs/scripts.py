@@ -27,7 +27,7 @@ from preflight.reading.shelldir import RUNS
 from preflight.reading.shellnames import SELF
 from preflight.reading.shellstops import read_stops
 from preflight.reading.shellvars import collect_variables, strip_comments
-from preflight.reading.shellwords import split
+from preflight.reading.shellwords import plain, split
 from preflight.reading.types import ConfigProblem, Linked, ReaderOutput
 
 if TYPE_CHECKING:
@@ -114,7 +114,8 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
                        for links in (runs, calls))
     # which framework's launch the text holds: once (its entry check reads the scripts it runs)
     detected = _detect(clean, _frameworks(), path) or \
-        _detect(expanded(clean, outer), _frameworks(), path)
+        _detect(expanded(clean, outer), _frameworks(), path) or \
+        (_detect(plain(clean), _frameworks(), path) if shell_script else None)
     try:
         got, out = _read(path, text, kind, explicit and not runs and not calls and not unread,
                          outer, values, detected)

@@ -305,6 +305,16 @@ def _header(value: str, package: tuple[str, ...], group: str) -> tuple[str, ...]
     raise Failed(f"a `# @package {value[:40]}` header (not followed)")
 
 
+def compose_file(path: str) -> Layered:
+    """A primary config file composed over its ``defaults:`` list, its folder the config dir
+    (a FlagScale experiment config run as ``run.py --config-path <its folder> --config-name
+    <its name>``): the merged tree with each key's ``file:line``, ``${...}`` not yet resolved.
+    Raises :class:`Failed` as :func:`compose` does."""
+    folder = os.path.dirname(path) or "."
+    tree = Layered()
+    _Composer(folder, tree, _Groups()).primary(os.path.basename(path))
+    tree.data.pop("hydra", None)
+    return tree
 
 
-__all__ = ["MAX_CONFIGS", "MAX_OVERRIDES", "Failed", "compose"]
+__all__ = ["MAX_CONFIGS", "MAX_OVERRIDES", "Failed", "compose", "compose_file"]

@@ -55,6 +55,7 @@ def launch_env(text: str, at: int, variables: dict[str, str], unknown: bool = Fa
     known = tuple(sorted((k, v) for k, v in variables.items()
                          if not re.search(r"[$`]", v) and k[:1] != "@"))
     sure = shellbranch.exports(text, known)
+    walked = shellfuncs.walk(text, known)
     funcs = shellfuncs.functions(text, known) if body else shellfuncs.Functions()
     pending: list[tuple[int, Var]] = []
     for m in _EXPORT.finditer(text, 0, simple):
@@ -79,10 +80,13 @@ def launch_env(text: str, at: int, variables: dict[str, str], unknown: bool = Fa
             name, raw = (hit.group(1), hit.group(2)) if hit else (word, None)
             if not re.fullmatch(r"[A-Za-z_]\w*", name):
                 break
+            if _local(text, body, m.start(), name, funcs, start):
+                continue        # `local X` then `export X=1`: the function's own X
             inline = text[text.rfind("\n", 0, m.start()) + 1:m.start(1)].strip()
             runs, line = sure.get(pos, (None if inline else True, 0))
-            if runs is False or (inline and pos not in sure):
-                continue        # in a branch that does not run here (`if false; then`)
+            if runs is False or (inline and pos not in sure) or not walked.reaches(pos, start):
+                continue        # in a branch that does not run here (`if false; then`), or a
+                # `( ... )` subshell the command is not in
             value = _exported(name, raw, variables, decl, unknown,
                               called[1] if called[0] is None else None,
                               line if runs is None else None)
@@ -129,6 +133,10 @@ def _called(m: re.Match[str], options: list[str], body: list[tuple[int, int]],
         shellfuncs.runs_before(funcs, fn, start)
     if called[0] is False or own and (fn is None or funcs.holding(start) != fn):
         return None
+    if called[0] is True and fn is not None and funcs.holding(start) != fn and \
+            _RETURN.search(m.string, funcs.spans[fn][0], m.start()):
+        # `return` / `exit` before the export in the body: it may never run (redteam12)
+        called = (None, f"the function {funcs.names[fn][:40]} may return before its export", -1)
     if called[0] is None and (not unknown or m.group(1) == "local"):
         return None
     return called
@@ -195,6 +203,24 @@ def _simple_command(text: str, start: int, at: int) -> int:
 
 # quoted text and escapes are skipped whole; `>&` / `&>` are redirections, not operators
 _OPERATOR = re.compile(r"""'[^']*'|"(?:\\.|[^"\\])*"|\\.|[<>]&|&>|([|;&])""", re.S)
+
+
+_RETURN = re.compile(r"(?:^|[;&|{(]|\b(?:then|do|else))[ \t]*(?:return|exit)\b", re.M)
+
+
+def _local(text: str, body: list[tuple[int, int]], at: int, name: str,
+           funcs: shellfuncs.Functions, command: int) -> bool:
+    """Whether the export of ``name`` at ``at``, in a function, exports the function's own
+    variable: ``local X`` / ``declare X`` (no ``-g``) earlier in the same body makes ``X``
+    local, and ``export X=1`` then marks that one, gone when the function returns (bash(1)
+    "local"; redteam12). A command in the same body still gets it."""
+    fn = funcs.holding(at) if any(a <= at < b for a, b in body) else None
+    if fn is None or funcs.holding(command) == fn:
+        return False
+    decl = re.compile(r"(?m)(?:^|[;{])[ \t]*(?:local|declare|typeset)((?:[ \t]+-\w+)*)"
+                      r"[^\n;]*?[ \t]" + re.escape(name) + r"(?:[=\s;]|$)")
+    hit = decl.search(text, funcs.spans[fn][0], at)
+    return hit is not None and "g" not in hit.group(1)
 
 
 def _value(raw: str, variables: dict[str, str]) -> str | None:

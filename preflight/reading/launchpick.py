@@ -16,7 +16,10 @@ commands (``export``, ``merge-lora``, a script named ``eval.py``) never count. T
 - several (a sweep, a baseline, a decoy in a function never called, behind ``true ||``): each is
   read on its own, and a setting they give differently is Unknown naming their lines
   (:func:`differ`, the override readers' rule), as is each key of the config files they name
-  that differs between those files.
+  that differs between those files. What each run reads for a setting is its command line's
+  value, else the config file it names (holdout19: a command notebook of seven ``llamafactory-cli
+  train`` lines, all BF16 from their YAMLs or ``--bf16``): alike in every run, it holds
+  whichever runs, and its provenance says so.
 """
 
 from __future__ import annotations
@@ -29,7 +32,8 @@ from preflight.facts import Unknown
 from preflight.findings import Source
 from preflight.reading.launch import blank, command_at, not_training
 from preflight.reading.parse import MAX_FACTS_PER_FILE, ParseError, parse_yaml, read_text
-from preflight.reading.refs import locate
+from preflight.reading.pyenviron import Noted
+from preflight.reading.refs import locate, resolve_missing
 from preflight.reading.shellexpand import TooLarge, launches
 from preflight.reading.shellvars import strip_comments
 from preflight.reading.shellwords import split
@@ -148,6 +152,7 @@ def _too_many(out: ReaderOutput, path: str, line: int) -> ReaderOutput:
 
 
 _ABSENT = "(not given)"
+_UNREAD = "(in a config file not read here)"
 
 
 def merged(outs: list[ReaderOutput], lines: str) -> ReaderOutput:
@@ -158,37 +163,48 @@ def merged(outs: list[ReaderOutput], lines: str) -> ReaderOutput:
 
 
 def _merged(outs: list[ReaderOutput], lines: str) -> ReaderOutput:
+    """What every run reads for a setting: its command line's value, else the config file it
+    names (holdout19: a command notebook, seven ``llamafactory-cli train`` lines, six naming a
+    YAML with ``bf16: true`` and one giving ``--bf16``: all BF16, whichever runs), else nothing
+    (the framework's default). The same for every run: that value holds, noted in its
+    provenance; not the same, or in a config file not read here: Unknown naming ``lines``."""
+    cache: dict[str, dict[str, Any] | None] = {}
+    configs = [{(link.kind, link.key): link for link in out.linked if not link.after}
+               for out in outs]
+    files = [_files(c, cache) for c in configs]
+    slots = list(dict.fromkeys(s for c in configs for s in c))
+    same = all(len({c[s].path if s in c else None for c in configs}) == 1 for s in slots)
     facts: dict[str, Any] = {}
     prov: dict[str, str] = {}
+    note = f"the {len(outs)} runs at lines {lines} all give this"
     for name in dict.fromkeys(n for out in outs for n in out.facts):
-        values = [out.facts.get(name, _ABSENT) for out in outs]
+        values = [out.facts[name] if name in out.facts else _value(f, name)
+                  for out, f in zip(outs, files)]
         src = next(out.provenance[name] for out in outs if name in out.provenance)
         why = differ(name.split(".", 2)[-1], values, lines)
         facts[name] = why if why is not None else values[0]
-        prov[name] = src
+        prov[name] = src if why is not None or len(outs) < 2 or not isinstance(src, Source) \
+            else Noted(src.path, src.line, note)
     problems = list(dict.fromkeys(p for out in outs for p in out.problems))
     linked = list(dict.fromkeys(link for out in outs for link in out.linked))
+    if same:
+        return ReaderOutput(facts, prov, tuple(problems), tuple(linked))
     # a config file one command names and another does not (`llamafactory-cli train a.yaml`,
     # then `... b.yaml`): each key the files give differently is Unknown here, where the
     # script's settings win over its files'
-    configs = [{(link.kind, link.key): link for link in out.linked if not link.after}
-               for out in outs]
-    for slot in dict.fromkeys(s for c in configs for s in c):
-        named = [c.get(slot) for c in configs]
-        if len({link.path if link else None for link in named}) == 1:
+    at = next(c[s].source for c in configs for s in c)
+    for name in dict.fromkeys(k for f in files for k in f):
+        if name in facts:         # compared above, with the command lines
             continue
-        kind = slot[0]
-        data = [_flat(link) if link is not None else {} for link in named]
-        at = next(link.source for link in named if link is not None)
-        for key in dict.fromkeys(k for d in data for k in d):
-            name = f"config.{kind}.{key}"
-            if name in facts:        # the command lines give it: that value wins over files
-                continue
-            why = differ(f"{key} (in the config file each names)",
-                         [d.get(key, _ABSENT) for d in data], lines)
-            if why is not None and len(facts) < MAX_FACTS_PER_FILE:
-                facts[name], prov[name] = why, at
-        if any(link is None or link.missing for link in named):
+        if name.endswith(_UNREAD):
+            continue
+        values = [_value(f, name) for f in files]
+        why = differ(
+            f"{name.split('.', 2)[-1]} (in the config file each names)", values, lines)
+        if why is not None and len(facts) < MAX_FACTS_PER_FILE:
+            facts[name], prov[name] = why, at
+    for kind in dict.fromkeys(s[0] for s in slots):
+        if any(f.get(f"config.{kind}.{_UNREAD}") for f in files):
             name = f"config.{kind}.base_config"
             facts[name] = Unknown(f"the script runs the training command with different config "
                                   f"files (lines {lines}), one of them not read here; which run "
@@ -197,16 +213,44 @@ def _merged(outs: list[ReaderOutput], lines: str) -> ReaderOutput:
     return ReaderOutput(facts, prov, tuple(problems), tuple(linked))
 
 
-def _flat(link: Linked) -> dict[str, Any]:
-    """The keys (dotted) and values of the YAML a command names; {} when it is not read here
-    (outside the job, missing, not YAML)."""
-    found = None if link.missing else locate(link.path, link.path)
+def _files(named: dict[tuple[str, str], Linked], cache: dict[str, dict[str, Any] | None]
+           ) -> dict[str, Any]:
+    """What the config files one run names give, by fact name (the first file naming a key
+    wins, as jobs/walk.py reads them); a file not read here puts ``_UNREAD`` under its kind."""
+    out: dict[str, Any] = {}
+    for (kind, _), link in named.items():
+        if link.path not in cache:
+            cache[link.path] = _flat(link)
+        data = cache[link.path]
+        if data is None:
+            out[f"config.{kind}.{_UNREAD}"] = True
+            continue
+        for key, value in data.items():
+            out.setdefault(f"config.{kind}.{key}", value)
+    return out
+
+
+def _value(files: dict[str, Any], name: str) -> Any:
+    """What one run's config files give for fact ``name`` (``_UNREAD``: one of them, of that
+    kind, is not read here; ``_ABSENT``: none gives it)."""
+    kind = name.split(".", 2)[1] if name.startswith("config.") and name.count(".") >= 2 else ""
+    if files.get(f"config.{kind}.{_UNREAD}"):
+        return files.get(name, _UNREAD)
+    return files.get(name, _ABSENT)
+
+
+def _flat(link: Linked) -> dict[str, Any] | None:
+    """The keys (dotted) and values of the YAML a command names; None when it is not read
+    here (outside the job, found nowhere, not YAML). One not next to the script is looked for
+    where the walk looks next (the job's roots: ``llamafactory-cli train qwen/a.yaml`` in
+    ``qwen/train.sh``, run from the repository's top)."""
+    found = resolve_missing(link, (), ()) if link.missing else locate(link.path, link.path)
     if found is None:
-        return {}
+        return None
     try:
         data = parse_yaml(read_text(found)).data
     except ParseError:
-        return {}
+        return None
     out: dict[str, Any] = {}
 
     def walk(value: Any, prefix: str, depth: int) -> None:

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from preflight.reading import pyhydra, pyprops
 from preflight.reading.pycallers import MAX_SITES, inline, reached
+from preflight.reading.pypartial import site_node
 from preflight.reading.pyvalues import MAX_DEPTH, Call, Ref, Unresolved
 
 if TYPE_CHECKING:
@@ -183,11 +184,11 @@ def _sites_of(module: Module, scope: Scope, name: str, depth: int,
     if len(module._sites.get(func, [])) > MAX_SITES:     # the rest may pass anything
         return Unresolved(f"{func}() is called more than {MAX_SITES} times")
     for node in module._sites.get(func, [])[:MAX_SITES]:
-        caller = module.call_scope.get(id(node))
+        caller = module.call_scope.get(id(site_node(node)))
         if caller is None or (caller is not module.module and
                               (func in caller.binds or func in caller.params)):
             continue
-        guards = caller.call_guards.get(id(node))
+        guards = caller.call_guards.get(id(site_node(node)))
         if (module.bindings and not reached(module, caller, depth)) or \
                 (guards and module.runs(guards, caller, depth=depth + 1) is False):
             continue
@@ -196,6 +197,9 @@ def _sites_of(module: Module, scope: Scope, name: str, depth: int,
             return Unresolved(f"{func}() is called with *args / **kwargs at line {node.lineno}")
         given = node.args[index] if index < len(node.args) else next(
             (kw.value for kw in node.keywords if kw.arg == name), None)
+        if given is None and site_node(node) is not node:
+            return Unresolved(f"{name} of {func}() is given where the partial of line "
+                              f"{node.lineno} is called")
         if given is None:
             if name not in scope.defaults:
                 continue            # a call that would fail: it calls nothing

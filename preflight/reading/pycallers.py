@@ -27,6 +27,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from preflight.reading import pyclick, pyfire, pyhydra, pyjsonarg, pyprops
+from preflight.reading.pypartial import bound_call, partial_names, site_node
 from preflight.reading.pyvalues import MAX_DEPTH, Call, Ref, Unresolved, dotted, option_value
 
 if TYPE_CHECKING:
@@ -50,7 +51,12 @@ def call_sites(tree: ast.Module) -> tuple[dict[str, list[ast.Call]], set[str]]:
     sites: dict[str, list[ast.Call]] = {}
     callee: set[int] = set()
     quiet: set[int] = set()
+    partials = partial_names(tree)
     for node in ast.walk(tree):
+        bound = bound_call(node, partials)
+        if bound is not None:       # `partial(f, a, k=v)`: a call of f binding a and k
+            sites.setdefault(bound.func.id, []).append(bound)       # type: ignore[attr-defined]
+            callee.add(id(site_node(bound).args[0]))
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
             sites.setdefault(node.func.id, []).append(node)
             callee.add(id(node.func))
@@ -182,12 +188,16 @@ def _site(module: Module, node: ast.Call, target: str, index: int, name: str, sc
         return _SKIP            # another `target` (a local name) is called there
     if module.bindings and not reached(module, caller, depth):
         return _SKIP            # in a function of this module the job never calls
-    guards = caller.call_guards.get(id(node))
+    guards = caller.call_guards.get(id(site_node(node)))
     if guards and module.runs(guards, caller, depth=depth + 1) is False:
         return _SKIP
     if any(isinstance(a, ast.Starred) for a in node.args[:index + 1]):
         return Unresolved(f"{target}() is called with *args at line {node.lineno}",
                           node.lineno)
+    if site_node(node) is not node and index >= len(node.args) and \
+            all(kw.arg != name for kw in node.keywords):
+        return Unresolved(f"{name} of {target}() is given where the partial of line "
+                          f"{node.lineno} is called", node.lineno)
     if index < len(node.args):
         return module.evaluate(node.args[index], caller, depth + 1)
     for kw in node.keywords:
@@ -225,7 +235,7 @@ def reached(module: Module, scope: Scope, depth: int = 0, seen: set[int] | None 
     seen.add(id(scope))
     for node in module._sites.get(name, [])[:MAX_SITES]:
         caller = _scope_of(module, node)
-        guards = caller.call_guards.get(id(node)) if caller is not None else None
+        guards = caller.call_guards.get(id(site_node(node))) if caller is not None else None
         if caller is not None and not (guards and module.runs(guards, caller, depth=depth + 1)
                                        is False) and reached(module, caller, depth + 1, seen):
             return True
@@ -265,7 +275,7 @@ def never_called(module: Module, scope: Scope, depth: int = 0,
         if caller is not module.module and (owner[1] in caller.binds or owner[1] in caller.params):
             continue            # another `name` (a local one) is called there
         real += 1
-        guards = caller.call_guards.get(id(node))
+        guards = caller.call_guards.get(id(site_node(node)))
         if guards and module.runs(guards, caller, depth=depth + 1) is False:
             continue
         if not never_called(module, caller, depth + 1, seen):
@@ -274,7 +284,7 @@ def never_called(module: Module, scope: Scope, depth: int = 0,
 
 
 def _scope_of(module: Module, node: ast.Call) -> Scope | None:
-    return module.call_scope.get(id(node))
+    return module.call_scope.get(id(site_node(node)))
 
 
 def _default(module: Module, scope: Scope, name: str) -> Any:

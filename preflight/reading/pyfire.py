@@ -49,6 +49,7 @@ import shlex
 from typing import TYPE_CHECKING, Any
 
 from preflight.reading.pyjsonarg import MAX_WORDS, _dead, _fields, _unescape
+from preflight.reading.pyrebound import rebound
 from preflight.reading.pyvalues import Ref, Unresolved, _late
 
 if TYPE_CHECKING:
@@ -141,6 +142,12 @@ def _read(module: Module, node: ast.Call, scope: Scope) -> _Fire:
             return _Fire({}, False, None, Unresolved(
                 f"Fire() at line {line} runs a name of {scope.name}()'s locals", line), names)
         return _Fire({n: n for n in own}, True, argv)
+    again = rebound(module.tree, names & own)
+    if again is not None:     # `from helpers import train` after `def train`: Fire runs that
+        return _Fire({}, False, None, Unresolved(
+            f"Fire(...) at line {line} runs {again[0]}, which the file binds again at line "
+            f"{again[1]} (an import or assignment): which one runs is not followed", line),
+            names)
     if isinstance(given, ast.Name) and given.id in own:
         return _Fire({"": given.id}, False, argv)
     if isinstance(given, ast.Dict) and len(given.keys) <= MAX_KEYS:

@@ -137,7 +137,7 @@ def some_step(module: Module, guards: Guards, scope: Scope, depth: int) -> bool 
     tried: list[tuple[str, list[int]]] = []
     for g in [g for g in inner if g.loop][-MAX_LOOPS:]:
         loop = loops.get(g.line)
-        if loop is None:
+        if loop is None or _cut(loop):
             return None
         names.update(_body_names(loop, min(t.line for t in tests)))
         ends = _ends(module, loop, scope, depth)
@@ -163,6 +163,36 @@ def _holds(module: Module, guard: Any, given: dict[str, ast.expr], scope: Scope,
     except RecursionError:      # a test nested past the interpreter's depth: no witness
         return False
     return value == guard.holds or (value is None and guard.returns)
+
+
+_EXITS = frozenset({"exit", "quit", "_exit", "abort"})
+
+
+def _cut(loop: ast.stmt) -> bool:
+    """Whether the loop may stop or skip before a step reaches the test (redteam12: ``if it ==
+    10: break`` before ``if it >= 100:`` and the last step was a witness of a call that never
+    runs): a ``break`` / ``continue`` of this loop, a ``return``, a ``raise`` outside an
+    ``except`` handler, ``sys.exit()`` / ``exit()`` / ``os._exit()`` in its body (nested
+    functions and classes aside)."""
+    todo: list[tuple[ast.AST, bool]] = [(s, True) for s in (*getattr(loop, "body", ()),
+                                                            *getattr(loop, "orelse", ()))]
+    while todo:
+        node, own = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda,
+                             ast.ExceptHandler)):
+            continue
+        if isinstance(node, (ast.Break, ast.Continue)) and own or \
+                isinstance(node, (ast.Return, ast.Raise)):
+            return True
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else \
+                func.id if isinstance(func, ast.Name) else ""
+            if name in _EXITS:
+                return True
+        nested = own and not isinstance(node, _LOOPS)
+        todo.extend((child, nested) for child in ast.iter_child_nodes(node))
+    return False
 
 
 def _is_range(value: Any) -> bool:

@@ -25,17 +25,18 @@ import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
-from preflight.reading import shelldir, shellloops
+from preflight.reading import shelldir, shellparam
 from preflight.reading.shellargs import Params, Positional, moved
+from preflight.reading.shelldecide import Decide
 from preflight.reading.shellfields import flatten as _flatten
 from preflight.reading.shellfields import join as _join
 from preflight.reading.shellfields import nonempty as _nonempty
 from preflight.reading.shellfields import quoted_empty as _quoted_empty
 from preflight.reading.shellfields import split_field as _split
+from preflight.reading.shellinner import carried, inner_script
 from preflight.reading.shellmaybe import Maybe
 from preflight.reading.shellmaybe import arg as _arg
 from preflight.reading.shellmaybe import words as _maybe
-from preflight.reading.shelltests import bracket, glob
 from preflight.reading.shelltypes import Arg, Field, Seg
 from preflight.reading.shellvars import runtime_reason
 from preflight.reading.shellwords import Part, Split, Statement, Word, split
@@ -72,14 +73,13 @@ class Launch:
     maybe_cut: int | None = None    # where those values were cut (reading/shellmaybe.py)
 
 
-_SHELLS = {"bash", "sh", "zsh", "dash"}
 _NOT_LAUNCHERS = {"echo", "printf", "cat", "grep", "sed", "awk", "ls", "cp", "mv", "rm", "ln",
                   "test", "[", "[[", "cd", "mkdir", "tee", "head", "tail", "chmod", "touch", "wc",
                   "wget", "curl", "git", "pip", "find", "readlink", "realpath", "dirname",
                   "basename", "which", "type", "command", "sleep", "kill", "pkill", "tar"}
 
 
-class _Eval(Positional, Maybe):
+class _Eval(Positional, Maybe, Decide):
     def __init__(self, outer: dict[str, str] | None = None,
                  remap: Callable[[int], int] | None = None) -> None:
         self.env: dict[str, list[Field]] = {}
@@ -89,74 +89,6 @@ class _Eval(Positional, Maybe):
         self.runs: dict[int, bool | None] = {}      # branch -> runs (None: cannot tell)
         self.chains: dict[int, tuple[int, set[bool | None]]] = {}   # (earlier)
         self.params = Params.of(self.outer)         # $1, "$@" (reading/shellargs.py)
-
-    def decide(self, st: Statement) -> None:
-        """Whether the branch an ``if`` / ``elif`` / ``else`` opens runs, from its test and
-        the branches before it (None where a test cannot be evaluated here)."""
-        assert st.test is not None
-        branch, before = st.test
-        earlier = self.earlier(before)
-        if True in earlier:
-            self.runs[branch] = False
-        elif st.loop_test == "for":
-            self.runs[branch] = shellloops.runs("for", None, [
-                f for w in st.words for f in self.word(w, st.branch, True)])
-        elif not st.words:                      # else
-            self.runs[branch] = True if earlier <= {False} else None
-        else:
-            fields = [] if st.patterns is not None else \
-                [f for w in st.words for f in self.word(w, st.branch, True, True)]
-            got = self.matches(st) if st.patterns is not None else self.test(fields)
-            for op, words in st.chain:      # `[ a ] && [ b ] || [ c ]`: left to right
-                more = self.test([f for w in words for f in self.word(w, st.branch, True, True)])
-                got = (got and more if got is False or more is False or None in (got, more)
-                       else True) if op == "&&" else (
-                    True if True in (got, more) else None if None in (got, more) else False)
-            got = shellloops.runs(st.loop_test, got, []) if st.loop_test else got
-            self.runs[branch] = got if earlier <= {False} or got is False else None
-
-    def earlier(self, before: tuple[int, ...]) -> set[bool | None]:
-        """What the earlier branches of this ``if`` do, each looked at once (arms are decided
-        in order, each final by the next: 10^4 elif arms were 10^8 lookups)."""
-        seen, got = self.chains.get(before[0], (0, set())) if before else (0, set())
-        got = got | {self.runs.get(b) for b in before[seen:]}
-        if before:
-            self.chains[before[0]] = (len(before), got)
-        return got
-
-    @staticmethod
-    def test(fields: list[Field]) -> bool | None:
-        return bracket(None if any(s.opaque for f in fields for s in f) else
-                       ["".join(s.text for s in f) for f in fields])
-
-    def matches(self, st: Statement) -> bool | None:
-        """Whether ``case SUBJECT in PATTERNS)`` picks this arm (None: cannot tell here)."""
-        assert st.patterns is not None
-        subject = _join(self.word(st.words[0], st.branch, False)) if st.words else []
-        if any(s.opaque for s in subject):
-            return None
-        text = "".join(s.text for s in subject)
-
-        def value(part: Part) -> str | None:
-            held = _join(self.lookup(part, st.branch))
-            return None if any(s.opaque for s in held) else "".join(s.text for s in held)
-
-        got: bool | None = False
-        for pattern in st.patterns:
-            match = glob(pattern, value)
-            hit = match(text) if match is not None else None
-            if hit is None:
-                got = None
-            elif hit:
-                return True
-        return got
-
-    def exited(self, st: Statement) -> None:
-        """``exit`` in a branch nobody can decide: the launch after it is reached only when
-        that branch did not run (``if [ -z "$ROOT" ]; then usage; exit 1; fi``), so for the
-        launch it did not (a subshell's ``exit`` ends the subshell only)."""
-        if st.branch and not st.subshell and self.runs.get(st.branch[-1], None) is None:
-            self.runs[st.branch[-1]] = False
 
     def step(self, st: Statement) -> list[Field] | None:
         """One statement of a walk in order: None where it runs no command here (a branch not
@@ -174,6 +106,8 @@ class _Eval(Positional, Maybe):
         if fields and "".join(s.text for s in fields[0]) == "exit":
             self.exited(st)
             return None
+        if fields and "".join(s.text for s in fields[0]) == "shopt":
+            self.shopt(st, fields)
         return None if self.positional(st, fields) else fields
 
     def charge(self, fields: list[Field], at: int) -> None:
@@ -226,6 +160,8 @@ class _Eval(Positional, Maybe):
             if value is None and part.folder is not None:     # the script's folder
                 got = shelldir.evaluate(part, lambda w: self.word(w, branch, False), self.outer)
                 value = None if got is None else [[Seg(got, self.remap(part.offset), branch)]]
+            if value is None and part.op is not None:       # `${X%.sh}` (shellparam)
+                value = self.operated(part, branch)
             if value is None and part.opaque is not None:
                 fields[-1].append(Seg(part.text, self.remap(part.offset), branch, part.opaque,
                                       not part.quoted))
@@ -265,6 +201,15 @@ class _Eval(Positional, Maybe):
             return []
         return fields
 
+    def operated(self, part: Part, branch: tuple[int, ...]) -> list[Field] | None:
+        """``${X%.sh}``, ``${X/a/b}``: the operator on X's value where that is known here."""
+        assert part.op is not None
+        name, *op = part.op
+        held = _join(self.lookup(Part(name, part.offset, var=True), branch))
+        got = None if any(s.opaque for s in held) else shellparam.apply(
+            (op[0], op[1], op[2]), "".join(s.text for s in held))
+        return None if got is None else [[Seg(got, self.remap(part.offset), branch)]]
+
     def assign(self, st: Statement) -> None:
         assert st.assign is not None
         if st.array:
@@ -284,47 +229,6 @@ class _Eval(Positional, Maybe):
         fields = [f for w in st.words for f in self.word(w, st.branch, True)]
         self.charge(fields, st.offset)
         return fields
-
-
-def _carried(found: Launch, field: Field, branch: tuple[int, ...],
-             runs: dict[int, bool | None]) -> Launch:
-    """``found`` (a launch in an ``eval`` / ``bash -c`` string) with each word the string got
-    from a value set in an if/case branch not known to run marked :attr:`Arg.conditional`: the
-    string is split again, and its pieces lose the branches they were set in (holdout12: Pai's
-    ``pr_options`` in ``run_cmd="torchrun ... ${pr_options}"; eval ${run_cmd}``)."""
-    spans = [(s.offset, s.offset + max(len(s.text), 1)) for s in field
-             if any(b not in branch and runs.get(b) is not True for b in s.branch)]
-    if not spans:
-        return found
-
-    def mark(arg: Arg) -> Arg:
-        if arg.conditional is not None:
-            return arg
-        hit = next((a for a, b in spans if a <= arg.offset < b), None)
-        return arg if hit is None else replace(arg, conditional=hit)
-
-    return replace(found, entry=mark(found.entry), args=tuple(map(mark, found.args)),
-                   before=tuple(map(mark, found.before)))
-
-
-def _inner_script(fields: list[Field]) -> tuple[int, Field] | None:
-    """``bash -c STR`` / ``sh -lc STR`` / ``eval WORDS``: (index of the shell word, the string
-    that is run as a script of its own)."""
-    for n, f in enumerate(fields):
-        name = os.path.basename("".join(s.text for s in f))
-        if name == "eval" and n + 1 < len(fields):
-            return n, _join(fields[n + 1:])
-        if name in _SHELLS:
-            k = n + 1
-            while k < len(fields):
-                opt = "".join(s.text for s in fields[k])
-                if not opt.startswith("-") or opt.startswith("--"):
-                    return None
-                k += 1
-                if "c" in opt[1:]:
-                    return (n, fields[k]) if k < len(fields) else None
-            return None
-    return None
 
 
 def launch_args(split: Split, is_entry: Callable[[str], bool],
@@ -352,7 +256,7 @@ def _launches(split: Split, is_entry: Callable[[str], bool], ev: _Eval,
         fields = ev.step(st)
         if fields is None:
             continue
-        inner = _inner_script(fields) if depth < 4 else None
+        inner = inner_script(fields) if depth < 4 else None
         if inner is not None:
             text, remap = _flatten(inner[1])
             child = _Eval(ev.outer, remap)
@@ -364,7 +268,7 @@ def _launches(split: Split, is_entry: Callable[[str], bool], ev: _Eval,
                 else Params(None, "a `bash -c` string's $1, \"$@\" are the words after it")
             for found in _launches(split_text(text), is_entry, child, st.branch, depth + 1):
                 ev.spent = child.spent
-                found = _carried(found, inner[1], st.branch, ev.runs)
+                found = carried(found, inner[1], st.branch, ev.runs)
                 yield replace(found, offset=ev.remap(st.offset), maybe=found.maybe + outer,
                               maybe_cut=found.maybe_cut if found.maybe_cut is not None else
                               ev.ghost_cut)

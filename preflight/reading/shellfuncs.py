@@ -22,13 +22,14 @@ reads an export's own branch):
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 MAX_CALLS = 256
 """Calls of the script's own functions kept (a real script makes a handful)."""
-_PIPE = re.compile(r"""'[^']*'|"(?:\\.|[^"\\])*"|\\.|\|\||[<>]&|&>|(\|&?)|[;&\n]""", re.S)
-"""A lone ``|`` (``|&`` too) outside quotes: a pipeline; ``||`` and redirections are not."""
+_PIPE = re.compile(r"""'[^']*'|"(?:\\.|[^"\\])*"|\\.|\|\||&&|[<>]&|&>|(\|&?)|[;&\n]""", re.S)
+"""A lone ``|`` (``|&`` too) outside quotes: a pipeline; ``||``, ``&&`` and redirections are
+not; a lone ``&`` after the call runs it in the background, a subshell too (redteam12)."""
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,26 @@ class Walked:
 
     exports: dict[int, tuple[bool | None, int]]
     functions: Functions
+    offsets: tuple[int, ...] = ()
+    """Each statement's offset, in text order."""
+    subshells: tuple[tuple[int, ...], ...] = ()
+    """The ``( ... )`` subshells each of :attr:`offsets` stands in."""
+    inner: dict[int, tuple[int, ...]] = field(default_factory=dict)
+    """The statements in a subshell: offset -> its subshells."""
+
+    def reaches(self, export: int, command: int) -> bool:
+        """Whether the export at offset ``export`` is in the shell that runs the command at
+        ``command``: an export inside a ``( ... )`` (a subshell, or a function whose body is
+        one: ``f() ( export X=1 )``) is gone when it closes (bash(1) "Compound Commands";
+        redteam12: one spread over lines reached the command)."""
+        from bisect import bisect_right
+
+        mine = self.inner.get(export, ())
+        if not mine:
+            return True
+        at = bisect_right(self.offsets, command) - 1
+        theirs = self.subshells[at] if at >= 0 else ()
+        return theirs[:len(mine)] == mine
 
 
 @lru_cache(maxsize=8)
@@ -94,6 +115,9 @@ def walk(text: str, known: tuple[tuple[str, str], ...]) -> Walked:
     exports: dict[int, tuple[bool | None, int]] = {}
     ev = Eval(dict(known))
     lastpipe = "lastpipe" in text
+    order = sorted((st.offset, st.subshell) for st in words.statements)
+    where = (tuple(o for o, _ in order), tuple(sub for _, sub in order),
+             {o: sub for o, sub in order if sub})
     try:
         ev.prepare(words)
         for st in words.statements:
@@ -120,8 +144,9 @@ def walk(text: str, known: tuple[tuple[str, str], ...]) -> Walked:
                 shell = None if lastpipe else False
             calls.append(Call(first, st.offset, text.count("\n", 0, st.offset) + 1, runs, shell))
     except TooLarge:
-        return Walked({}, Functions(tuple(words.functions), names, (), decided=False))
-    return Walked(exports, Functions(tuple(words.functions), names, tuple(calls)))
+        return Walked({}, Functions(tuple(words.functions), names, (), decided=False),
+                      *where)
+    return Walked(exports, Functions(tuple(words.functions), names, tuple(calls)), *where)
 
 
 def functions(text: str, known: tuple[tuple[str, str], ...]) -> Functions:
@@ -145,14 +170,14 @@ def _in_pipeline(text: str, offset: int) -> bool | None:
     before_pipe = False
     for m in _PIPE.finditer(text, start, min(len(text), offset + MAX_LINE)):
         if m.start() >= offset:
-            if m.group(1) is not None:
-                return True                                  # `f | tee log`
-            if m.group(0) in (";", "&", "\n", "||") or m.group(0).startswith("&"):
+            if m.group(1) is not None or m.group(0) == "&":
+                return True                                  # `f | tee log`, `f &`
+            if m.group(0) in (";", "\n", "||") or m.group(0).startswith("&"):
                 return before_pipe
             continue
         if m.group(1) is not None:
             before_pipe = True                               # `cat x | f`
-        elif m.group(0) in (";", "&", "\n", "||"):
+        elif m.group(0) in (";", "&", "\n", "||", "&&"):
             before_pipe = False
     return before_pipe if len(text) <= offset + MAX_LINE else None
 
@@ -177,6 +202,8 @@ def runs_before(funcs: Functions, body: int, command: int) -> tuple[bool | None,
         where = f"the function {name[:40]}, called at line {call.line}"
         if caller == body:
             continue             # a call of itself runs only once it runs
+        if caller is None and call.offset < a:
+            continue             # before its definition: bash says "command not found"
         if caller is not None and caller != host:
             found.append((None, f"{where} from inside another function", -1))
         elif call.offset >= command:

@@ -8,14 +8,17 @@ Now ``while T`` runs its body when ``T`` holds, ``until T`` when it does not (ba
 Commands": the body runs as long as the test's status is zero / non-zero), a test decided
 nowhere leaves the body undecided (Unknown, as an undecided ``if``); ``for NAME in WORDS``
 runs its body when ``WORDS`` expand to at least one word (none: never; a run-time value that
-may expand to none: undecided). ``for NAME; do`` ("$@") and ``for ((...))`` are read as running,
-as before; a body that runs still runs 0..n times (``Statement.loop``).
+may expand to none: undecided). ``for ((INIT; COND; STEP))`` runs its body when ``COND`` holds
+after ``INIT`` (:mod:`.shellarith`; redteam11: ``for ((i = 0; i < 0; i++))`` was read as running).
+``for NAME; do`` ("$@") is read as running, as before; a body that runs still runs 0..n times
+(``Statement.loop``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from preflight.reading.shellarith import is_arith
 from preflight.reading.shellchain import loop_variable
 from preflight.reading.shelltypes import Field, Statement, Word, literal
 
@@ -27,18 +30,21 @@ def opened(lexer: Any, words: list[Word], first: str) -> None:
     (``for`` without ``in`` and ``select`` open none)."""
     lexer.loops += 1
     kind = first if first in ("while", "until") else "for" if (
-        first == "for" and len(words) > 2 and literal(words[2]) == "in") else None
+        first == "for" and len(words) > 2 and literal(words[2]) == "in") else "arith" if (
+        first == "for" and len(words) > 1 and is_arith("".join(p.text for p in words[1]))
+    ) else None
     lexer.loop_stack.append(kind is not None)
     if kind is not None:
         lexer.branches.append(lexer.new_branch())
         lexer.siblings.append([lexer.branches[-1]])
         lexer.subjects.append(None)
-        test = words[1:] if kind != "for" else words[3:]
+        test = words[3:] if kind == "for" else words[1:2] if kind == "arith" else words[1:]
         lexer.out.statements.append(Statement(tuple(test), lexer.i, tuple(lexer.branches[:-1]),
                                               test=(lexer.branches[-1], ()), loop_test=kind,
                                               subshell=tuple(lexer.subshell)))
-        lexer.testing = kind != "for" and bool(test)   # `while A; B; do`: B decides
-    if first == "for":      # its variable: a run-time value, set only when the body runs
+        lexer.testing = kind not in ("for", "arith") and bool(test)  # `while A; B; do`: B
+    if first == "for" and kind != "arith":   # its variable: a run-time value, set only
+                                               # when the body runs
         lexer.out.statements.extend(loop_variable(words, tuple(lexer.branches)))
 
 

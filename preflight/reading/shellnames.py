@@ -173,6 +173,14 @@ def _pattern(raw: str, d: str) -> str | None:
             nxt = raw[i + 1:i + 2]
             if nxt not in (".", "/", d) or not nxt:
                 return None
+            if nxt == d and d in ".*[]^$":
+                # GNU sed turns `\<d>` into a bare <d>, which is then an operator: with `.` as
+                # the delimiter `\.` matches any character (sed 4.9: `s.a\.b.Y.` of axb: Y)
+                if d != ".":
+                    return None
+                out += "."
+                i += 2
+                continue
             out += re.escape(nxt)
             i += 2
             continue

@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import Any
 
 from preflight.base.digits import ascii_digits
-from preflight.reading import shelldir
+from preflight.reading import shelldir, shellparam
 from preflight.reading.shell import HereDoc
 from preflight.reading.shelltypes import Part
 
@@ -234,8 +234,10 @@ def braced(inner: str, at: int, quoted: bool, depth: int, lexer_class: Any) -> P
                         opaque=f"${{{inner[:60]}}} nests defaults more than 8 deep")
         return Part(m.group(1), at, var=True, default=default, default_parts=parts,
                     array=bool(m.group(2)), quoted=quoted, unset_only=m.group(3) == "-")
+    op = shellparam.parse(inner)        # `${X%.sh}`, `${X/a/b}`: from X where it is known
     return Part("${" + inner[:60] + "}", at, var=True, quoted=quoted,
-                opaque=f"${{{inner[:60]}}} is computed at run time")
+                opaque=f"${{{inner[:60]}}} is computed at run time",
+                op=(op[0], *op[1]) if op else None)
 
 
 def _default(default: str, start: int, quoted: bool, depth: int, lexer_class: Any

@@ -14,11 +14,16 @@ _COMPARE: dict[str, Callable[[int, int], bool]] = {
     "-gt": operator.gt, "-ge": operator.ge}
 
 
-def bracket(words: list[str] | None) -> bool | None:
+def bracket(words: list[str] | None, nocase: bool | None = False) -> bool | None:
     """``[ -n X ]``, ``[ -z X ]``, ``[ X = Y ]``, ``[ X != Y ]`` (and ``[[ ]]``, ``!``) on
-    values known here; None for any other test, or one on a run-time value."""
+    values known here; None for any other test, or one on a run-time value. ``nocase``:
+    ``shopt -s nocasematch`` in force (None: not known here), which makes ``[[ X == Y ]]``
+    compare regardless of case (bash(1), "shopt"; ``[`` is not affected)."""
     if words is None:
         return None
+    if nocase is not False and words[:1] == ["[["]:
+        folded = bracket([w.lower() for w in words], False)
+        return folded if nocase or folded == bracket(words, False) else None
     negate = bool(words) and words[0] == "!"
     words = words[1:] if negate else words
     if len(words) == 1 and words[0] in ("true", "false", ":"):   # `if false; then` (a decoy)
@@ -53,10 +58,13 @@ than a plain one (a regex engine would take exponential time)."""
 Token = tuple[str, str, bool]   # kind (lit | any | star | class), chars, negated
 
 
-def glob(word: Word, value: Callable[[Part], str | None]) -> Callable[[str], bool | None] | None:
+def glob(word: Word, value: Callable[[Part], str | None], nocase: bool | None = False
+         ) -> Callable[[str], bool | None] | None:
     """A ``case`` pattern as bash matches it: ``*``, ``?``, ``[...]`` where unquoted, quoted
     text literally, a variable's value as a pattern unless quoted (None: a run-time value).
-    The matcher returns None where the match would cost more than :data:`MAX_STEPS`."""
+    The matcher returns None where the match would cost more than :data:`MAX_STEPS`.
+    ``nocase``: ``shopt -s nocasematch`` in force, regardless of case (None: not known here,
+    so a match that depends on case is undecided)."""
     tokens: list[Token] = []
     for part in word:
         if part.opaque is not None:
@@ -74,7 +82,15 @@ def glob(word: Word, value: Callable[[Part], str | None]) -> Callable[[str], boo
             return None       # [[:alpha:]] classes, extglob: not worth a guess
         else:
             tokens.extend(_tokens(text))
-    return lambda subject: _match(tokens, subject)
+    if nocase is False:
+        return lambda subject: _match(tokens, subject)
+    folded = [(k, chars.lower() if k == "lit" else chars.lower() + chars.upper(), neg)
+              for k, chars, neg in tokens]
+
+    def either(subject: str) -> bool | None:
+        hit = _match(folded, subject.lower())
+        return hit if nocase or hit == _match(tokens, subject) else None
+    return either
 
 
 def _tokens(text: str) -> list[Token]:

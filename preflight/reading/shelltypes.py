@@ -29,6 +29,9 @@ class Part:
     unset_only: bool = False       # ``${1-default}``: only an unset parameter takes the default
     folder: tuple[str, tuple[Part, ...]] | None = None   # ``$(dirname W)``, ``$(cd W && pwd)``,
                                    # ``$0``: the script's own folder (reading/shelldir.py)
+    op: tuple[str, str, str, str] | None = None   # ``${NAME%.sh}``, ``${NAME/a/b}``: name,
+                                   # operator, pattern, replacement (reading/shellparam.py);
+                                   # ``opaque`` says why where the value is not known
 
 
 Word = tuple[Part, ...]

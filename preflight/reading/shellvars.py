@@ -125,9 +125,12 @@ def collect_variables(text: str, outer: dict[str, str] | None = None,
                 local = shelldecl.in_function(spans, at - len(line))
                 if m.group(1) == "local" and not local:
                     continue     # bash: "local: can only be used in a function"
+            if name in own and computed is not None and _operated(name, m.group(4)):
+                variables[name] = value      # `X=${X%.sh}`: from X's value (shellparam)
+                continue
             if name in own:
                 if not local and name in first and variables.get(name) != value and not (
-                        re.search(rf"\$\{{?{name}\b", value) or value.startswith(RUNTIME)):
+                        _own_default(name, value) or value.startswith(RUNTIME)):
                     # set again to another value (a decoy first, a branch, a function): which
                     # one the launch line sees is the script's flow (redteam5: `P=bf16` then
                     # `P=fp8` was read as bf16, FP8 "no")
@@ -158,7 +161,7 @@ def collect_variables(text: str, outer: dict[str, str] | None = None,
 
 # `NAME=$(...)` / `NAME="${1:-${ROOT}/x}"`: a value the shell kit evaluates (reading/shelldir)
 _COMPUTED = re.compile(r"^\s*(?:(export)()\s+)?([A-Za-z_]\w*)=(.*(?:\$\(|\$\{[^}]*\$|\$0|"
-                       r"BASH_SOURCE).*)$")
+                       r"BASH_SOURCE|\$\{[A-Za-z_]\w*[%#/]|\$\{?[A-Za-z_]).*)$")
 
 
 def _computed(line: str, m: re.Match[str] | None, variables: dict[str, str],
@@ -167,7 +170,8 @@ def _computed(line: str, m: re.Match[str] | None, variables: dict[str, str],
     the script's own folder and what is built on it (``DIR=$(cd "$(dirname "$0")" && pwd)``,
     ``ROOT=$(cd "$DIR/.." && pwd)``, ``CFG="${1:-${ROOT}/x.py}"``); None: the line as before."""
     c = _COMPUTED.match(line)
-    if c is None or script is None or (m is not None and "${" not in m.group(4)):
+    if c is None or script is None or (m is not None and "${" not in m.group(4) and re.search(
+            rf"\${c.group(3)}\b", c.group(4))):      # `X="$X more"`: as before
         return None
     from preflight.reading import shelldir
     from preflight.reading.shellexpand import Eval, TooLarge
@@ -191,6 +195,17 @@ def _computed(line: str, m: re.Match[str] | None, variables: dict[str, str],
     text = "".join(seg.text for seg in held[0])
     path, why = shelldir.resolve(text, script, runs)
     return c, path if path is not None else runtime(why or "")
+
+
+def _own_default(name: str, value: str) -> bool:
+    """``X=${X:-d}``, ``X="$X more"``: the value refers to the variable itself other than
+    through a pattern operator (``${X%.sh}``, :func:`_operated`)."""
+    return bool(re.search(rf"\$\{{?{name}\b", value)) and not _operated(name, value)
+
+
+def _operated(name: str, value: str) -> bool:
+    """``X=${X%.sh}`` / ``X=${X/a/b}``: a pattern operator on the variable itself."""
+    return bool(re.search(rf"\$\{{{name}(?:%|#|/)", value))
 
 
 _FLAG_REF = re.compile(r"(?<![\w-])(--[A-Za-z0-9_-]*)\$(?:\{([A-Za-z_]\w*)(?::-([\w.-]*))?\}|"

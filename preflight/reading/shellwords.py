@@ -19,17 +19,15 @@ Bounded: :data:`MAX_PARTS` parts in all; past it the rest is not split (``Split.
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from functools import lru_cache
 
 from preflight.base.digits import ascii_digits
-from preflight.reading import shellcase, shellchain, shelldecl, shellloops
+from preflight.reading import shellcase, shellchain, shelldecl
 from preflight.reading.shell import HereDoc, heredocs, operator_end
-from preflight.reading.shellcase import SKIP_FIRST as _SKIP_FIRST
-from preflight.reading.shellheredoc import MAX_TAKEN, HereValues, Taken, taken
+from preflight.reading.shellheredoc import MAX_TAKEN, Taken, taken
+from preflight.reading.shellstmt import DECLARE, Statements
 from preflight.reading.shelltypes import ASSIGN as _ASSIGN
 from preflight.reading.shelltypes import MAX_PARTS, Part, Split, Statement, Word
-from preflight.reading.shelltypes import assignment as _assignment
 from preflight.reading.shelltypes import literal as _literal
 
 __all__ = ["MAX_PARTS", "Part", "Split", "Statement", "Word", "split"]
@@ -39,10 +37,15 @@ _SEPARATORS = {";", "&", "|", "\n", "(", ")"}
 _PLAIN = re.compile(r"[^\s\\'\"$`<>;&|()#]+")
 _REDIRECT = re.compile(r"[<>&|]+(-?\d*)?")
 _TO_FD = re.compile(r"&\d+-?$|&-$")
-_DECLARE = {"declare", "local", "export", "typeset", "readonly"}
+_BEFORE_ARITH = {"for", "if", "elif", "while", "until", "!", "then", "do", "else", "{", "time"}
+MAX_NESTING = 256
+"""Subshells open at once (a real script: a few); past it the rest is not split, as past
+``MAX_PARTS`` (each statement keeps its subshells: 20,000 ``(`` took seconds)."""
+MAX_ARITH = 4096
+"""Characters of one ``((...))`` looked through for its end (past it: read as before)."""
 
 
-class _Lexer(HereValues):
+class _Lexer(Statements):
     def __init__(self, text: str, depth: int = 0) -> None:
         self.depth = depth
         self.text = text
@@ -78,6 +81,7 @@ class _Lexer(HereValues):
         self.pending: tuple[int, str] | None = None   # a test joined by && / || (shellchain)
         self.testing = False         # an if/elif test not yet ended by `then` (shellchain)
         self.next_branch = 0
+        self.no_arith = -1               # `((` before this offset: no arithmetic (looked at)
 
     # -- building words ---------------------------------------------------------------------
     def add_lit(self, ch: str, at: int, quoted: bool) -> None:
@@ -134,124 +138,11 @@ class _Lexer(HereValues):
             if self.subjects and self.subjects[-1] is not None:
                 self.in_pattern, self.fallthrough = True, sep != ";;"
 
-    def opened(self, condition: list[Word]) -> None:
-        """Record the test that decides whether the branch just opened runs."""
-        before, self.testing = tuple(self.siblings[-1][:-1]), bool(condition)
-        self.out.statements.append(Statement(tuple(condition), self.i, tuple(self.branches[:-1]),
-                                             test=(self.branches[-1], before),
-                                             subshell=tuple(self.subshell)))
-
-    def skip_first(self, words: list[Word]) -> tuple[list[Word], shelldecl.Decl | None]:
-        """The words past `then`, `!` ... and `declare -rx` & co. (shelldecl); [] if none set."""
-        decl = None
-        first = _literal(words[0])
-        while first in _SKIP_FIRST and len(words) > 1:
-            words = words[1:]
-            if first in _DECLARE:
-                options, n = shelldecl.split_options([_literal(w) or "" for w in words[:-1]])
-                decl = shelldecl.parse(first, options)
-                words = words[n:]
-                if not decl.assigns or (first == "local" and not self.in_function(words[0])):
-                    return [], decl   # `declare -p`, `export -f f`; `local` outside a function
-            first = _literal(words[0])
-        return words, decl
-
-    def in_function(self, word: Word) -> bool:
-        self.spans = shelldecl.function_spans(self.text) if self.spans is None else self.spans
-        return shelldecl.in_function(self.spans, word[0].offset)
-
-    def unclosed(self) -> None:
-        """At the end: an if / case / loop still open (bash: "unexpected end of file")."""
-        if self.depth == 0 and self.out.truncated_at is None and self.open_at and \
-                self.out.unclosed is None:
-            self.out.unclosed = self.open_at[-1][0]
-
-    def closed(self, at: int, word: str) -> None:
-        """``fi`` / ``esac`` / ``done`` at ``at``: the innermost open one must be its kind
-        (bash: "syntax error near unexpected token"), else the script is refused there."""
-        if self.open_at and self.open_at[-1][1] == word:
-            self.open_at.pop()
-        elif self.out.unclosed is None:
-            self.out.unclosed = at
-
-    def new_branch(self) -> int:
-        self.next_branch += 1
-        return self.next_branch
-
-    def statement(self, words: list[Word]) -> None:
-        first = _literal(words[0])
-        if self.testing and shellchain.more_test(self, words, first):
-            return                       # `if A; B; then`: B decides (shellchain)
-        if first in ("elif", "else") and self.branches:
-            self.branches[-1] = self.new_branch()
-            self.siblings[-1].append(self.branches[-1])
-            self.opened(words[1:] if first == "elif" else [])
-            if first == "elif" or len(words) == 1:
-                return                   # an elif's condition is not part of the job either
-            words = words[1:]
-            first = _literal(words[0])
-        words, decl = self.skip_first(words)
-        if not words:
-            return
-        first = _literal(words[0])
-        if first in ("if", "case"):
-            self.open_at.append((words[0][0].offset, "fi" if first == "if" else "esac"))
-            self.branches.append(self.new_branch())
-            self.siblings.append([self.branches[-1]])
-            self.subjects.append(None)
-            if first == "if":
-                self.opened(words[1:])
-            return                       # the condition is not part of the job
-        if first in ("fi", "esac"):
-            self.closed(words[0][0].offset, first)
-            del self.branches[-1:], self.siblings[-1:], self.subjects[-1:]
-            self.in_pattern = False
-            return
-        if first == "function" and len(words) > 3 and _literal(words[2]) == "{":
-            words, first = words[3:], _literal(words[3])   # `function f { cmd; }` (redteam8)
-        if first in shellloops.OPENS:    # the body: a branch its test decides (shellloops)
-            self.open_at.append((words[0][0].offset, "done"))
-            shellloops.opened(self, words, first)
-            return
-        if first == "done":
-            self.closed(words[0][0].offset, first)
-            shellloops.closed(self)
-            return
-        if first in ("then", "do", "else", "{", "}", "function"):
-            return
-        branch = tuple(self.branches)
-        if self.chained:         # a branch of its own whose test nobody evaluates
-            branch = (*branch, self.new_branch())
-        if decl is not None and decl.exported is not None:     # `export A=1 B`, `export -n B`
-            self.out.statements.extend(shelldecl.statements(decl, words, branch, self.subshell))
-            return
-        # leading NAME=value words: assignments (before a command, they are its environment)
-        assigns = []
-        n = 0           # an index, not words[1:] per word (redteam7: 100,000 prefixes, 17 s)
-        while n < len(words):
-            assigned = _assignment(words[n])
-            if assigned is None:
-                break
-            name, append, value = assigned
-            if decl is not None and not decl.plain:
-                value = shelldecl.word(decl, value, words[n][0].offset)
-            assigns.append(Statement((value,) if value else (), words[n][0].offset, branch, name,
-                                     append, subshell=tuple(self.subshell)))
-            n += 1
-        words = [] if decl is not None else words[n:]  # `declare -r A=1 B`: B is a name
-        # before a command, its environment only (readers still see them as set)
-        self.out.statements.extend(replace(a, prefix=bool(words)) for a in assigns)
-        if words and self.take(words, branch):   # `read X <<EOF`, `sbatch <<EOF`
-            return
-        if words:
-            self.out.statements.append(Statement(tuple(words), words[0][0].offset, branch,
-                                                 subshell=tuple(self.subshell), loop=self.loops > 0))
-
     # -- the scan ---------------------------------------------------------------------------
     def run(self) -> Split:
         text, n = self.text, self.n
         while self.i < n:
-            if self.parts > MAX_PARTS:
+            if self.parts > MAX_PARTS or len(self.subshell) > MAX_NESTING:
                 self.out.truncated_at = self.i
                 break
             c = text[self.i]
@@ -313,6 +204,8 @@ class _Lexer(HereValues):
     def newline_or_paren(self, c: str) -> None:
         """A newline ends a statement (here-document bodies after it are skipped); ``(``
         opens ``NAME=( ... )`` or a subshell, ``)`` closes the array or ends a statement."""
+        if c == "(" and self.arithmetic():
+            return
         if c == "\n":
             self.end_statement()
             self.i += 1
@@ -367,6 +260,35 @@ class _Lexer(HereValues):
         if not (m and _TO_FD.search(m.group(0))):
             self.drop_next = True        # `> file`: the next word is the target
 
+    def arithmetic(self) -> bool:
+        """``((...))`` where a command or ``for``'s list starts: one word, its text as written
+        (:mod:`.shellarith` decides it), not two subshells around an assignment and a
+        redirection (redteam11: ``for ((i = 0; i < 0; i++))``); with a ``;`` or a newline
+        outside ``for`` it is bash's nested subshells after all."""
+        text, i = self.text, self.i
+        if not text.startswith("((", i) or self.cur or self.lit or self.array_name is not None \
+                or i < self.no_arith or any(_literal(w) not in _BEFORE_ARITH for w in self.words):
+            return False
+        depth, j = 0, i + 2
+        while j < self.n and j - i <= MAX_ARITH:
+            if text[j] == "(":
+                depth += 1
+            elif text[j] == ")":
+                if depth == 0:
+                    break
+                depth -= 1
+            j += 1
+        body = text[i + 2:j]
+        is_for = [_literal(w) for w in self.words] == ["for"]
+        if not text.startswith("))", j) or "\n" in body or ("#" in body) or (
+                ";" in body and not is_for):
+            self.no_arith = j      # what was looked through holds none (`((((...`: linear)
+            return False
+        self.add_part(Part(text[i:j + 2], i, quoted=True))
+        self.end_word()
+        self.i = j + 2
+        return True
+
     def nested(self) -> _Lexer:
         return _Lexer(self.text, self.depth + 1)
 
@@ -374,7 +296,7 @@ class _Lexer(HereValues):
         """``NAME=(`` / ``NAME+=(``: the word so far is the assignment's left side (after
         ``declare -a`` / ``local`` and their options, if any)."""
         if self.cur or not self.lit or any(
-                (_literal(w) or "-").lstrip("-") not in _DECLARE for w in self.words
+                (_literal(w) or "-").lstrip("-") not in DECLARE for w in self.words
                 if not (_literal(w) or "").startswith("-")):
             return False
         m = _ASSIGN.fullmatch("".join(self.lit))
@@ -391,3 +313,18 @@ def split(text: str) -> Split:
     finds its launch line and by the env-prefix reader (7 times a check before); nothing
     changes a :class:`Split` once made (its statements are frozen)."""
     return _Lexer(text).run()
+
+
+def plain(text: str) -> str:
+    """The script's commands one a line, each word with its quotes removed (``uv run rl "@"
+    x.toml`` is ``uv run rl @ x.toml``; a variable stays ``$NAME``), for the pattern a framework
+    recognises its launch line by (redteam11: a quoted ``"@"`` hid prime-rl's launch).
+    Assignments, tests and what only prints its words (``echo "rl @ x.toml"``) are left out;
+    bounded by :func:`split`."""
+    lines = (" ".join("".join(("$" + p.text) if p.var and not p.text.startswith("$") else p.text
+                              for p in w) for w in st.words)
+             for st in split(text).statements if st.assign is None and st.test is None)
+    return "\n".join(line for line in lines if line.split(" ", 1)[0] not in _PRINTS)
+
+
+_PRINTS = {"echo", "printf", "cat", "grep", "sed", "awk", "tee", ":", "#"}

@@ -17,6 +17,7 @@ SHARDS = ("even", "uneven", "likely_uneven")
 DISTRIBUTED = ("none", "ddp", "fsdp1", "fsdp2", "deepspeed", "megatron")
 GRANULARITIES = ("full", "selective", "none")
 ROLLOUT_ENGINES = ("vllm", "sglang", "trtllm", "hf", "megatron")
+TE_MODULES = ("yes", "none")
 
 
 def _one_of(values: tuple[str, ...]) -> str:
@@ -43,6 +44,9 @@ SPECS = (
       "is on) | selective (core attention only) | none; absent for other frameworks",
       GRANULARITIES),
     F("intent.compile", "bool", "torch.compile is on"),
+    F("intent.te_modules", "str", "Where a script opens a Transformer Engine autocast itself: "
+      "whether the files read build any TE module (yes), or none and no model comes from "
+      "elsewhere (none: the autocast changes nothing, it affects TE modules only)", TE_MODULES),
     F("intent.num_gpus", "int", "GPUs the job asks for in total, when a config says"),
     F("intent.shapes.hidden", "int", "Model hidden size"),
     F("intent.shapes.ffn", "int", "FFN intermediate size"),

@@ -257,3 +257,39 @@ def test_other_tomls_are_not_claimed() -> None:
     assert score({"train": {"fp8": {"enable_fp8": True}}, "rollout": {}, "policy": {}}) == 0
     assert score({"job": {"dump_folder": "x"}, "training": {"steps": 1}}) == 0
     assert score({"trainer": {"x": 1}}) == 0
+
+
+# redteam11's open items (fwrl5): pydantic-config's semantics at PrimeIntellect-ai/pydantic-config
+# 010bec17 and prime-rl's layouts at v0.8.0 / 559b4477
+
+
+def test_a_files_quantization_true_is_refused_not_on(tmp_path: Path) -> None:
+    # a bare `--x` becomes {} on the command line only; a TOML's `true` reaches pydantic,
+    # which has no validator making it a table for ModelConfig.quantization
+    script = _job(tmp_path, f"uv run rl @ {REV_TOML} @ q.toml",
+                  extra={"q.toml": "[trainer.model]\nquantization = true\n"})
+    intent, _ = _read(script)
+    assert isinstance(intent["fp8"][0], Unknown)
+    assert intent["fp8"][1].rpartition(":")[0].endswith("q.toml")
+
+
+def test_an_empty_quantization_table_is_fp8(tmp_path: Path) -> None:
+    script = _job(tmp_path, f"uv run rl @ {REV_TOML} @ q.toml",
+                  extra={"q.toml": "[trainer.model.quantization]\n"})
+    intent, _ = _read(script)
+    assert intent["fp8"][0] is True and intent["recipe"][0] == "blockwise"
+
+
+def test_an_unknown_algorithm_is_no_known_correction(tmp_path: Path) -> None:
+    script = _job(tmp_path, f"uv run rl @ {REV_TOML} --orchestrator.algo.type $ALGO")
+    intent, _ = _read(script)
+    assert isinstance(intent["rollout.is_correction"][0], Unknown)
+
+
+def test_v080_inference_model_name_and_quantization(tmp_path: Path) -> None:
+    script = _job(tmp_path, f"uv run rl @ {REV_TOML} @ old.toml", extra={
+        "old.toml": "[inference]\nquantization = \"fp8\"\n\n[inference.model]\n"
+                    "name = \"Qwen/Qwen3-4B-FP8\"\n"})
+    intent, _ = _read(script)
+    assert intent["rollout.fp8"][0] is True
+    assert intent["rollout.fp8"][1].rpartition(":")[0].endswith("old.toml")

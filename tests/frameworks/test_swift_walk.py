@@ -111,8 +111,11 @@ def test_an_undecided_arm_is_unknown_and_a_decided_one_is_read(tmp_path: Path) -
     assert isinstance(facts["config.swift.fp8_format"], Unknown)
     assert "line 3" in facts["config.swift.fp8_format"].reason
     assert isinstance(intent["fp8"], Unknown)
-    facts, intent, _ = _read(tmp_path, UNDECIDED)   # run by hand: $1 may be given (Unknown)
-    assert isinstance(facts["config.swift.fp8_format"], Unknown)
+    # run by hand, no script of the job gives $1: the script's own default (bf16), with the
+    # FP8D-CFG-RUNTIME-ARGS note naming that assumption (reading/shelldefaults.py, session 39)
+    facts, intent, read = _read(tmp_path, UNDECIDED)
+    assert "config.swift.fp8_format" not in facts and intent["fp8"] is False
+    assert any(p.code == "runtime_args" and "$1" in p.message for p in read.problems)
     facts, intent, _ = _read(tmp_path, UNDECIDED.replace("${1:-bf16}", "bf16"))
     assert "config.swift.fp8_format" not in facts and intent["fp8"] is False
     facts, intent, _ = _read(tmp_path, UNDECIDED.replace("${1:-bf16}", "fp8"))

@@ -121,3 +121,80 @@ def test_more_decoys_than_are_compared_never_make_it_no(tmp_path: Path) -> None:
     read, got = _job(tmp_path, decoys + real + "\n")
     assert isinstance(got["intent.fp8"], Unknown)
     assert any(p.line and "more than" in p.message for p in read.problems)
+
+
+# --- a command notebook (holdout19: okeeper/LLaMA-Factory qwen/train.sh): every training
+# command reads the same value for a setting, from its command line or from the config file it
+# names -> that value holds whichever runs; a value that differs, or one a config file not read
+# here may give, stays Unknown naming the lines.
+LMF = "model_name_or_path: x\nstage: sft\nfinetuning_type: full\noutput_dir: o\n"
+FLAGS = "llamafactory-cli train --model_name_or_path x --stage sft --output_dir o"
+
+
+def _notebook(tmp_path: Path, files: dict[str, str], body: str) -> tuple[Any, dict[str, Any]]:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "qwen").mkdir()
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    script = tmp_path / "qwen" / "train.sh"
+    script.write_text("llamafactory-cli chat --model_name_or_path x --template qwen\n" + body)
+    read = read_paths([str(script)])
+    values, _ = intent.derive(Facts(read.facts, read.provenance))
+    return read, {**read.facts, **values}
+
+
+AGREE = {
+    "files and a flag": ({"qwen/a.yaml": LMF + "bf16: true\nlearning_rate: 1e-5\n",
+                          "qwen/b.yaml": LMF + "bf16: true\nlearning_rate: 2e-5\n"},
+                         "llamafactory-cli train qwen/a.yaml\n"
+                         "CUDA_VISIBLE_DEVICES=0,1 llamafactory-cli train qwen/b.yaml\n"
+                         f"{FLAGS} --bf16\n"),
+    # (after a YAML, LLaMA-Factory takes `key=value` words: OmegaConf.from_cli)
+    "a flag over a file": ({"qwen/a.yaml": LMF + "bf16: false\n"},
+                           "llamafactory-cli train qwen/a.yaml bf16=true\n"
+                           f"{FLAGS} --bf16 true\n"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(AGREE))
+def test_training_commands_that_agree_decide_the_setting(tmp_path: Path, case: str) -> None:
+    files, body = AGREE[case]
+    read, got = _notebook(tmp_path, files, body)
+    assert got["intent.fp8"] is False
+    assert got["config.llamafactory.bf16"] is True
+    src = read.provenance["config.llamafactory.bf16"]
+    assert src.path.endswith("train.sh") and src.line
+    assert "all give this" in src          # the reason it holds whichever runs
+    assert not isinstance(got.get("config.llamafactory.base_config"), Unknown)
+
+
+DIFFER = {
+    # (files, body, the fact left Unknown)
+    "a file asks FP8": ({"qwen/a.yaml": LMF + "bf16: true\n",
+                         "qwen/b.yaml": LMF + "bf16: true\nfp8: true\n"},
+                        "llamafactory-cli train qwen/a.yaml\nllamafactory-cli train qwen/b.yaml\n",
+                        "intent.fp8"),
+    "a flag-only run asks FP8": ({"qwen/a.yaml": LMF + "bf16: true\n"},
+                                 f"llamafactory-cli train qwen/a.yaml\n{FLAGS} --fp8 true\n",
+                                 "intent.fp8"),
+    "a file against a flag": ({"qwen/a.yaml": LMF + "bf16: false\n"},
+                              f"llamafactory-cli train qwen/a.yaml\n{FLAGS} --bf16\n",
+                              "config.llamafactory.bf16"),
+    "a flag the flag-only run lacks": ({"qwen/a.yaml": LMF + "bf16: true\n"},
+                                       "llamafactory-cli train qwen/a.yaml fp8=true\n"
+                                       f"{FLAGS} --bf16\n", "intent.fp8"),
+    "a file not found": ({"qwen/a.yaml": LMF + "bf16: true\n"},
+                         "llamafactory-cli train qwen/a.yaml\n"
+                         "llamafactory-cli train qwen/gone.yaml\n", "intent.fp8"),
+    "a file that is no YAML": ({"qwen/a.yaml": LMF + "bf16: true\n", "qwen/b.yaml": "a: [\n"},
+                               "llamafactory-cli train qwen/a.yaml\n"
+                               "llamafactory-cli train qwen/b.yaml\n", "intent.fp8"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(DIFFER))
+def test_training_commands_that_differ_leave_it_unknown(tmp_path: Path, case: str) -> None:
+    files, body, fact = DIFFER[case]
+    _, got = _notebook(tmp_path, files, body)
+    assert isinstance(got[fact], Unknown), got[fact]
+    assert "lines" in got[fact].reason
