@@ -149,3 +149,111 @@ def test_a_long_launch_value_is_not_repeated_in_the_report(tmp_path: Path) -> No
     reasons = json.dumps(report.get("undetermined", [])) + json.dumps(
         {k: v for k, v in report.get("facts", {}).items() if k.startswith("intent.")})
     assert value not in reasons and "Q" * (MAX_QUOTED + 1) not in reasons
+
+
+# --- Python: names bound again, code after a raise, tests on __name__ ---------------------------
+
+CASTED = """
+import torch
+import torch.nn as nn
+class CastedLinear(nn.Linear):
+    def __init__(self, a, b, use_fp8=False):
+        super().__init__(a, b)
+        self.use_fp8 = use_fp8
+    def forward(self, x):
+        if self.use_fp8 and self.training:
+            return torch._scaled_mm(x, self.weight.T)
+        return super().forward(x)
+{extra}
+model = nn.Sequential(CastedLinear(8, 8, use_fp8=True))
+opt = torch.optim.AdamW(model.parameters())
+model(torch.randn(8, 8)).sum().backward()
+opt.step()
+"""
+
+
+@pytest.mark.parametrize("extra", ["from other import CastedLinear",
+                                   "from other import Plain as CastedLinear",
+                                   "import other as CastedLinear",
+                                   "CastedLinear = None"])
+def test_a_class_bound_again_after_its_definition_is_not_read(tmp_path: Path, extra: str) -> None:
+    job = _job(tmp_path, {"train.py": CASTED.format(extra=extra), "run.sh": "torchrun train.py\n"})
+    assert _read(job / "run.sh")[0]["fp8"] is not True
+
+
+def test_the_class_itself_still_decides(tmp_path: Path) -> None:
+    job = _job(tmp_path, {"train.py": CASTED.format(extra="x = 1"),
+                          "run.sh": "torchrun train.py\n"})
+    assert _read(job / "run.sh")[0]["fp8"] is True
+
+
+def test_drop_shadowed_keeps_a_class_that_replaces_an_earlier_import() -> None:
+    import ast
+
+    from preflight.reading.pyrebound import drop_shadowed
+
+    tree = ast.parse("try:\n    from te import X\nexcept ImportError:\n    class X:\n"
+                     "        pass\nclass Y:\n    pass\nfrom o import Y\n")
+    defs: dict[str, Any] = {"X": 1, "Y": 2}
+    drop_shadowed(tree, defs)
+    assert defs == {"X": 1}
+
+
+TE = """
+import torch
+import transformer_engine.pytorch as te
+def want_fp8():
+{body}
+    return True
+model = te.Linear(64, 64)
+opt = torch.optim.AdamW(model.parameters())
+with te.fp8_autocast(enabled=want_fp8()):
+    y = model(torch.randn(8, 64))
+y.sum().backward()
+opt.step()
+"""
+
+
+@pytest.mark.parametrize("body, fp8", [
+    ("    raise RuntimeError('FP8 is off in this fork')", None),
+    ("    return False", False),
+    ("    pass", True),
+])
+def test_a_return_after_a_raise_or_return_never_runs(tmp_path: Path, body: str,
+                                                     fp8: bool | None) -> None:
+    job = _job(tmp_path, {"train.py": TE.format(body=body), "run.sh": "torchrun train.py\n"})
+    got = _read(job / "run.sh")[0]["fp8"]
+    assert got is fp8 if fp8 is not None else got is not True
+
+
+MAIN = """
+import torch
+import transformer_engine.pytorch as te
+if {test}:
+    model = te.Linear(64, 64)
+    opt = torch.optim.AdamW(model.parameters())
+    with te.fp8_autocast(enabled=True):
+        loss = model(torch.randn(8, 64)).sum()
+    loss.backward()
+    opt.step()
+"""
+
+
+@pytest.mark.parametrize("test, runs", [
+    ("__name__ == '__notmain__'", False), ("__name__ != '__main__'", False),
+    ("'__main__' != __name__", False), ("__name__ == '__main__'", True),
+    ("'__main__' == __name__", True),
+])
+def test_code_under_a_name_test_runs_only_in_the_main_path(tmp_path: Path, test: str,
+                                                           runs: bool) -> None:
+    import ast
+
+    from preflight.frameworks.pytorch_loop import training_step
+    from preflight.reading.pymain import main_test
+    from preflight.reading.pysource import Module, parse
+    assert main_test(ast.parse(test, mode="eval").body) is runs
+    text = MAIN.format(test=test)
+    (tmp_path / "train.py").write_text(text)
+    got = training_step(Module(str(tmp_path / "train.py"), parse(str(tmp_path / "train.py"),
+                                                                  text)), "pytorch")
+    assert (got is not None) is runs
