@@ -20,7 +20,15 @@ from preflight.findings import Source
 from preflight.jobs import entryscripts, launchfacts, pymodlinks, scriptargs
 from preflight.jobs.scriptcalls import shell_scripts, sourced_calls, with_calls
 from preflight.jobs.sourcing import expanded, sourced
-from preflight.reading import launch, launchpick, shell, shellcalls, shellheredoc, shellwrites
+from preflight.reading import (
+    launch,
+    launchpick,
+    launchroot,
+    shell,
+    shellcalls,
+    shellheredoc,
+    shellwrites,
+)
 from preflight.reading.parse import ParseError, read_text
 from preflight.reading.refs import named
 from preflight.reading.shelldir import RUNS
@@ -142,6 +150,7 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
         _read(path, text, kind, explicit, outer, values, detected)   # raises: what it holds
     if got is not None:
         out = launchfacts.add(path, clean, variables, outer, out, detected, got)
+        out = launchfacts.unread_options(out, runs, got)
     if got is not None and written:
         facts = {**out.facts, **{f"config.{got}.{k}": v for k, v in wrote.items()}}
         linked = shellwrites.unwritten(path, written, out.linked, got, missing, facts)
@@ -190,6 +199,8 @@ def _python_scripts(path: str, clean: str, variables: dict[str, str], outer: dic
                 continue
             script = os.path.join(folder, script)
         link = named(script, "", path, Source(path, line), key="the launch line", line=line)
+        if link.missing and not (moved.path or moved.why):
+            link = _from_above(link, script, path, line, problems)
         if not link.missing and "$" not in script:
             found.append(replace(link, after=True) if trains and launch.not_training(script)
                          else replace(link, overrides=True, argv=argv, environ=(
@@ -197,6 +208,25 @@ def _python_scripts(path: str, clean: str, variables: dict[str, str], outer: dic
     found += pymodlinks.links(path, clean, variables, outer, walked, _frameworks(), trains,
                               problems)
     return launchfacts.one_environ(found)
+
+
+def _from_above(link: Linked, script: str, path: str, line: int,
+                problems: list[ConfigProblem]) -> Linked:
+    """``link`` found in the one folder above the launch script holding it (a path relative
+    to the repository's top: :mod:`.launchroot`), read where it holds settings and left out
+    silently where it holds none (``optional``: the launch folder is inferred, and such a
+    script is often the framework's own entry point, miles' train.py under slime's launch
+    line, holdout9); two such folders are a warning at the line naming both, nothing read."""
+    found = launchroot.find(script, path)
+    if found.path is not None:
+        return replace(link, path=found.path, missing=False, optional=True)
+    if found.ambiguous and len(problems) < 64:
+        problems.append(ConfigProblem(path, line, (
+            f"runs {found.why(script)}; the settings it gives the job were not read"),
+            level="warning", code="reference",
+            fix="Name the training script too when you run fp8-doctor, or write its path from "
+                "the script's folder ($(dirname \"$0\")/...)."))
+    return link
 
 
 def _with_scripts(got: str | None, out: ReaderOutput, runs: list[Linked], kind: str | None,
@@ -315,6 +345,8 @@ def _entry(entry: re.Pattern[str] | None, text: str, path: str | None) -> bool:
         return True
     for script in runs[:launch.MAX_SCRIPTS]:
         here = os.path.join(os.path.dirname(path), os.path.expanduser(script))
+        if "$" not in script and not os.path.isfile(here):
+            here = launchroot.find(script, path).path or here    # from the repository's top
         if "$" in script or not os.path.isfile(here):
             return True
         try:
