@@ -17,7 +17,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from preflight.findings import Source
-from preflight.jobs import entryscripts, launchfacts, pymodlinks, scriptargs
+from preflight.jobs import entryscripts, inlinepy, launchfacts, pymodlinks, scriptargs
 from preflight.jobs.scriptcalls import shell_scripts, sourced_calls, with_calls
 from preflight.jobs.sourcing import expanded, sourced
 from preflight.reading import (
@@ -120,19 +120,24 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
     if written:
         runs, calls = (shellwrites.unwritten(path, written, links, None, unread, wrote)
                        for links in (runs, calls))
+    # `python -c '...'` / `python - <<EOF`: programs read as virtual scripts of this file
+    inline = inlinepy.read(path, text if shell_script else "", raw, outer, kind,
+                           lambda pos: launchfacts.environ(path, clean, pos, variables, outer))
+    unread.extend(inline[2])
     # which framework's launch the text holds: once (its entry check reads the scripts it runs)
     detected = _detect(clean, _frameworks(), path) or \
         _detect(expanded(clean, outer), _frameworks(), path) or \
         (_detect(plain(clean), _frameworks(), path) if shell_script else None)
     try:
-        got, out = _read(path, text, kind, explicit and not runs and not calls and not unread,
-                         outer, values, detected)
+        got, out = _read(path, text, kind, explicit and not runs and not calls and not unread
+                         and inline[0] is None, outer, values, detected)
     except ParseError as exc:
         if heredoc is None:
             raise
         raise ParseError(f"{exc.message}; the here-document (<<{heredoc[1]}) opened at line "
                          f"{heredoc[0]} is never closed, so bash takes the rest of the file as its "
                          "text and nothing after that line runs", heredoc[0]) from None
+    got, out = inlinepy.merged(got, out, inline[0], inline[1])
     broken: list[ParseError] = []
     if runs:
         got, out = _with_scripts(got, out, runs, kind, broken)
