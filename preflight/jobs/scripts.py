@@ -93,11 +93,10 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
         # (redteam11: read as if closed, an FP8 setting in it counted for a script bash never
         # starts)
         word = text[at:at + 8].split(None, 1)[0].rstrip(";")
-        what = (f"`{word}` here closes no `{ {'fi': 'if', 'esac': 'case'}.get(word, 'do') }` "
-                "open at this point"
-                if word in ("fi", "esac", "done") else
+        what = (f"`{word}` here closes no `{_OPENS[word]}` open at this point"
+                if word in _OPENS else
                 f"`{word}` opened here is never closed (no "
-                f"{ {'if': 'fi', 'case': 'esac'}.get(word, 'done') } before the end)")
+                f"`{ {'if': 'fi', 'case': 'esac', '{': '}'}.get(word, 'done') }` before the end)")
         raise ParseError(f"{what}: bash refuses the script with a syntax error, so it would not "
                          "start the job", text.count("\n", 0, at) + 1)
     missing: list[ConfigProblem] = read_stops(path, values, docs, took)
@@ -174,6 +173,10 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
     if crlf is not None and got is not None:
         out = ReaderOutput(out.facts, out.provenance, (crlf, *out.problems), out.linked)
     return got, out
+
+
+_OPENS = {"fi": "if", "esac": "case", "done": "do", "}": "{"}
+"""What each closing word closes (redfix12: an unclosed `{` group was said to lack a `done`)."""
 
 
 def _frameworks() -> Sequence[Framework]:
