@@ -130,3 +130,22 @@ def test_program_words_are_found_as_bash_gives_them() -> None:
     assert launchinline.is_python("/opt/conda/bin/python3.11")
     assert not launchinline.is_python("pythonista")
     assert os.sep not in "".join(p.text or "" for p in got)
+
+
+def test_program_in_a_variable_the_script_sets(tmp_path: Path) -> None:
+    script = _job(tmp_path, f"CODE='\n{TE_FP8}'\npython -c \"$CODE\"\n")
+    intent, read = _read(script)
+    assert intent["fp8"] is True
+    # the program's lines are where the value is written (CODE=' is line 3)
+    autocast = 4 + TE_FP8.splitlines().index(
+        "with te.fp8_autocast(enabled=True, fp8_recipe=fp8_recipe):")
+    assert any(isinstance(s, Source) and s.line == autocast and s.path == str(script)
+               for s in read.provenance.values())
+
+
+def test_program_through_bash_c_and_in_a_branch_that_never_runs(tmp_path: Path) -> None:
+    nested = _job(tmp_path, "bash -c \"python -c 'import transformer_engine.pytorch as te; "
+                  "te.fp8_autocast(enabled=True)'\"\n")
+    assert _read(nested)[0]["fp8"] is True
+    never = _job(tmp_path / "never", f"if false; then\npython -c '\n{TE_FP8}'\nfi\n")
+    assert _read(never)[0].get("fp8") is not True
