@@ -122,7 +122,6 @@ class RocmGPU:
 
     name: str
     gfx: str
-    aliases: tuple[str, ...] = ()
 
 
 # AMD's ROCm hardware table (https://rocm.docs.amd.com/en/latest/reference/gpu-arch-specs.html):
