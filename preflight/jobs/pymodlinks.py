@@ -76,11 +76,7 @@ def folders(path: str, pos: int, outer: dict[str, str],
     # a module of a package beside a folder above the script (`cd` to the repository's top, as
     # its docs say, then `bash examples/x/run.sh`): looked for nearest first, never above the job
     # root (launchroot.ancestors), as a relative script path is (holdout20 RL2, shfix3)
-    seen: list[str] = []
-    for folder in (start, *launchroot.ancestors(path), *job_roots()):
-        if folder not in seen:
-            seen.append(folder)
-    return seen, None
+    return list(dict.fromkeys((start, *launchroot.ancestors(path), *job_roots()))), None
 
 
 def links(path: str, clean: str, variables: dict[str, str], outer: dict[str, str],

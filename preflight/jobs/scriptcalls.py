@@ -94,9 +94,9 @@ def _from_above(script: str, path: str, line: int, how: str,
     """The one folder above ``path`` holding ``script`` (a path from the repository's top:
     :mod:`preflight.reading.launchroot`); two such folders are a warning naming both."""
     found = launchroot.find(script, path)
-    if found.ambiguous and how != "source" and len(problems) < 64:
-        problems.append(_unread_call(path, line, script,
-                                     "is " + found.why(script).partition(" is ")[2]))
+    said = found.problem(path, line, "runs", script)
+    if said is not None and how != "source" and len(problems) < 64:
+        problems.append(said)
     return [found.path] if found.path is not None else []
 
 

@@ -96,7 +96,7 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
         what = (f"`{word}` here closes no `{_OPENS[word]}` open at this point"
                 if word in _OPENS else
                 f"`{word}` opened here is never closed (no "
-                f"`{ {'if': 'fi', 'case': 'esac', '{': '}'}.get(word, 'done') }` before the end)")
+                f"`{_CLOSES.get(word, 'done')}` before the end)")
         raise ParseError(f"{what}: bash refuses the script with a syntax error, so it would not "
                          "start the job", text.count("\n", 0, at) + 1)
     missing: list[ConfigProblem] = read_stops(path, values, docs, took)
@@ -177,6 +177,8 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
 
 _OPENS = {"fi": "if", "esac": "case", "done": "do", "}": "{"}
 """What each closing word closes (redfix12: an unclosed `{` group was said to lack a `done`)."""
+_CLOSES = {opener: closer for closer, opener in _OPENS.items() if opener != "do"}
+"""What closes each opener but loops (``while``/``for``/``until`` ... ``done``)."""
 
 
 def _frameworks() -> Sequence[Framework]:
@@ -228,12 +230,11 @@ def _from_above(link: Linked, script: str, path: str, line: int,
     found = launchroot.find(script, path)
     if found.path is not None:
         return replace(link, path=found.path, missing=False, optional=True)
-    if found.ambiguous and len(problems) < 64:
-        problems.append(ConfigProblem(path, line, (
-            f"runs {found.why(script)}; the settings it gives the job were not read"),
-            level="warning", code="reference",
-            fix="Name the training script too when you run fp8-doctor, or write its path from "
-                "the script's folder ($(dirname \"$0\")/...)."))
+    said = found.problem(path, line, "runs", script, fix=(
+        "Name the training script too when you run fp8-doctor, or write its path from the "
+        "script's folder ($(dirname \"$0\")/...)."))
+    if said is not None and len(problems) < 64:
+        problems.append(said)
     return link
 
 

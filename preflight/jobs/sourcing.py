@@ -130,19 +130,22 @@ def _evaluated(text: str, at: int, variables: dict[str, str]) -> str | None:
 
 
 def _target(raw: str, script: str, line: int, runs: str | None = None, above: bool = False,
-            ) -> str | None:
+            ) -> tuple[str | None, launchroot.Found]:
     """The file to follow, or None; one that lies only outside the job is reported
     (:func:`preflight.reading.boundary.outside_reference`), never read; ``above``: a plain
-    relative path found nowhere else is looked up from the folders above ``script``."""
+    relative path found nowhere else is looked up from the folders above ``script`` (that
+    lookup returned too: the caller warns when two folders hold it)."""
     found, named = _candidates(raw, script, runs)
     inside = [c for c in found if not refuse(c)]
     if inside:
-        return inside[0]
+        return inside[0], launchroot.Found()
     if found:
         outside_reference(found[0], script, line, "sources")
-        return None
+    if found or not above or named is not None:
+        return None, launchroot.Found()
     # a path relative to the repository's top, where the job is launched (reading/launchroot)
-    return launchroot.find(raw.strip("\"'"), script).path if above and named is None else None
+    where = launchroot.find(raw.strip("\"'"), script)
+    return where.path, where
 
 
 def sourced(script: str, text: str, missing: list[ConfigProblem] | None = None,
@@ -164,7 +167,7 @@ def sourced(script: str, text: str, missing: list[ConfigProblem] | None = None,
             raw = (_evaluated(clean, m.start(), variables) if "$" in m.group(1) and
                    walks <= MAX_FILES else None) or _substituted(m.group(1), clean, m.start())
             above = _CD.search(clean, 0, m.start()) is None    # a `cd` before it decides
-            target = _target(raw, path, line, script, above)
+            target, where = _target(raw, path, line, script, above)
             at = written_before(wrote, target, line, os.path.dirname(os.path.abspath(path))) \
                 if target is not None else None
             if target is not None and at is not None:
@@ -181,12 +184,9 @@ def sourced(script: str, text: str, missing: list[ConfigProblem] | None = None,
                 if not cands and named is not None and not refuse(named) and \
                         len(missing) < MAX_FILES:
                     missing.append(_missing(raw, named, path, clean, m.start(1)))
-                where = launchroot.find(raw.strip("\"'"), path) \
-                    if above and not cands and named is None else launchroot.Found()
-                if where.ambiguous and len(missing) < MAX_FILES:
-                    missing.append(ConfigProblem(path, line, (
-                        f"sources {where.why(raw.strip(chr(34) + chr(39)))}; its settings were "
-                        "not read"), level="warning", code="reference"))
+                said = where.problem(path, line, "sources", raw.strip("\"'"))
+                if said is not None and len(missing) < MAX_FILES:
+                    missing.append(said)
             if target is None or os.path.realpath(target) in reals:
                 continue
             if len(found) >= MAX_FILES:

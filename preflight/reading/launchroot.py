@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from preflight.reading.boundary import current, refuse
 from preflight.reading.refs import locate
+from preflight.reading.types import ConfigProblem
 
 MAX_LEVELS = 32
 """Folders looked at above a launch script (a job deeper than this is looked at this far)."""
@@ -47,6 +48,15 @@ class Found:
         return (f"{target[:120]} is not beside the launch script and two folders above it "
                 f"hold it ({first}, {second}): which one runs depends on the folder the job "
                 "is launched from, not known here")
+
+    def problem(self, path: str, line: int, verb: str, target: str,
+                fix: str | None = None) -> ConfigProblem | None:
+        """The warning at ``path:line`` for an ambiguous ``target`` (``verb``: runs, sources),
+        or None when it was found or is simply absent."""
+        if not self.ambiguous:
+            return None
+        return ConfigProblem(path, line, f"{verb} {self.why(target)}; the settings it gives the "
+                             "job were not read", level="warning", code="reference", fix=fix)
 
 
 def ancestors(script: str) -> list[str]:
