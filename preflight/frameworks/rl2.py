@@ -193,7 +193,7 @@ FRAMEWORK = Framework(
                    for k, (val, s) in FLAT_DEFAULTS.items()) +
     tuple(Default(k, str(val), "RL2 grouped (9161ede5)", s)
           for k, (val, s) in GROUPED_DEFAULTS.items()),
-    distributions=(), rule_area="RL2",
+    distributions=(), rule_area="",
     launch=Launch(read_text, command=HINT, heredoc_values=True),
     shape_keys=(("model", ("actor.model_name",)),),
 )
