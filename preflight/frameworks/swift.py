@@ -21,7 +21,7 @@ from packaging.version import Version
 from preflight.base.versions import comparison_key
 from preflight.facts import Unknown
 from preflight.findings import Source
-from preflight.frameworks import swift_walk
+from preflight.frameworks import ckptname, swift_walk
 from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, IntentOut, View
 from preflight.frameworks.megatron import megatron_intent
@@ -197,6 +197,10 @@ def _rollout(s: View, out: IntentOut) -> None:
         out["rollout.fp8"] = (on, s.src("vllm_quantization"))
         if on:      # vLLM's online dynamic FP8: per-tensor weight scales
             out["rollout.recipe"] = ("tensorwise", s.src("vllm_quantization"))
+    elif ckptname.says_fp8(str(s.get("model", ""))[:4096]):
+        out["rollout.fp8"] = (Unknown(f"--model {str(s.get('model'))[:80]!r} looks like an FP8 "
+                                      "checkpoint: vLLM follows its quantization_config, not "
+                                      "read here"), s.src("model"))
     else:
         server = str(s.get("vllm_mode", "")).lower() == "server"
         out["rollout.fp8"] = (False, f"{_ROLL}:205 (vllm_quantization: None): vLLM runs in the "

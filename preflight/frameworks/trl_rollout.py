@@ -13,6 +13,7 @@ trl/generation/vllm_generation.py l.341-366: bitsandbytes for a 4-bit model, els
 from __future__ import annotations
 
 from preflight.facts import Unknown
+from preflight.frameworks import ckptname
 from preflight.frameworks._view import IntentOut, View
 
 SOURCE = "trl v0.24.0 trl/trainer/grpo_config.py"
@@ -24,6 +25,14 @@ _GENERATION = ("num_generations", "steps_per_generation", "generation_batch_size
 def apply(h: View, out: IntentOut) -> None:
     """``rollout.engine`` / ``rollout.fp8`` where ``h`` holds a TRL generation config's keys."""
     if not any(h.has(k) for k in _GENERATION):
+        return
+    model = h.get("model_name_or_path")
+    if isinstance(model, str) and ckptname.says_fp8(model[:4096]):
+        # a pre-quantized checkpoint: vLLM and transformers load it as its quantization_config
+        # says, whatever the generation engine
+        out["rollout.fp8"] = (Unknown(f"model_name_or_path {model[:80]!r} looks like an FP8 "
+                                      "checkpoint, whose quantization_config is not read"),
+                              h.src("model_name_or_path"))
         return
     use = h.facts.get(h.prefix + "use_vllm")
     if isinstance(use, Unknown) or (isinstance(use, str) and "$" in use):

@@ -50,3 +50,11 @@ def test_sft_has_no_rollout(tmp_path: Path) -> None:
     read = read_paths([str(run)])
     values, _ = derive(Facts(read.facts, read.provenance))
     assert "intent.rollout.fp8" not in values
+
+
+def test_an_fp8_checkpoint_is_unknown(tmp_path: Path) -> None:
+    run = tmp_path / "grpo.sh"
+    run.write_text("swift rlhf --rlhf_type grpo --model Qwen/Qwen3-8B-FP8 --use_vllm true\n")
+    read = read_paths([str(run)])
+    values, _ = derive(Facts(read.facts, read.provenance))
+    assert isinstance(values["intent.rollout.fp8"], Unknown)

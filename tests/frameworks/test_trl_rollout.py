@@ -44,3 +44,8 @@ def test_use_vllm_from_the_environment_leaves_the_engine_unknown(tmp_path: Path)
 
 def test_a_plain_trainer_has_no_rollout(tmp_path: Path) -> None:
     assert "rollout.fp8" not in _intent(tmp_path, "--learning_rate 1e-5")
+
+
+def test_an_fp8_checkpoint_is_unknown(tmp_path: Path) -> None:
+    got = _intent(tmp_path, "--num_generations 8 --model_name_or_path Qwen/Qwen3-8B-FP8")
+    assert isinstance(got["rollout.fp8"][0], Unknown)
