@@ -17,8 +17,9 @@ the override keys:
   ``actor.tf_config`` is set key by key on the provider (workers/megatron/base.py:53-55), so
   ``actor.tf_config.fp8=hybrid|e4m3`` would be Transformer Engine FP8 training.
 
-The package is RL2 itself (``-m RL2.trainer.ppo`` runs from the checkout's top); the configs are
-not opened (they are RL2's, not the job's): their defaults are cited from the pinned commits.
+The package is RL2 itself (``-m RL2.trainer.ppo`` runs from the checkout's top): where the job
+holds ``RL2/trainer/config/<trainer>.yaml`` (next to the script, or from a job root) it is read
+under the overrides (a fork's own defaults); else the defaults are cited from the pinned commits.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from preflight.frameworks._record import Default, Framework, Launch
 from preflight.frameworks._view import Derived, IntentOut, View
 from preflight.reading.overridelaunch import Syntax, find_launch, merged_facts
 from preflight.reading.parse import Parsed, ParseError
+from preflight.reading.refs import locate, under_roots
 from preflight.reading.types import ReaderOutput
 
 KIND = "rl2"
@@ -85,10 +87,16 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
     read = find_launch(path, text, SYNTAX, outer)
     if read.launch is None:
         return ReaderOutput(problems=tuple(read.problems))
-    merged = merged_facts(read, KIND, None, style="hydra", key="--config-name")
+    # a job that holds RL2 itself (`-m RL2.trainer.ppo` run from its checkout, a fork's own
+    # defaults) has its packaged config read under the overrides; one it does not hold is cited
+    entry = str(read.launch.entry.text)
+    rel = f"RL2/trainer/config/{re.split(r'[./]', entry.removesuffix('.py'))[-1]}.yaml"
+    found = locate(rel, path) or under_roots(rel)
+    at = Source(path, text.count("\n", 0, read.launch.offset) + 1)
+    merged = merged_facts(read, KIND, (found, at) if found else None, style="hydra",
+                          key="--config-name")
     facts, prov = merged.facts, merged.provenance
-    facts[f"{PREFIX}.entry"] = read.launch.entry.text
-    prov[f"{PREFIX}.entry"] = Source(path, text.count("\n", 0, read.launch.offset) + 1)
+    facts[f"{PREFIX}.entry"], prov[f"{PREFIX}.entry"] = entry, at
     for ov, src in read.overrides:
         # Hydra's group choice (`actor=megatron`, ppo.yaml's defaults list) is not a value of
         # the merged config: `actor.tf_config.x=` after it would replace it there

@@ -69,3 +69,13 @@ def test_config_name_of_the_jobs_own_is_unknown(tmp_path: Path) -> None:
 def test_record() -> None:
     fw = BY_KIND["rl2"]
     assert fw.launch is not None and fw.formats == ("text",)
+
+
+def test_the_jobs_own_packaged_config_is_read(tmp_path: Path) -> None:
+    cfg = tmp_path / "RL2" / "trainer" / "config"
+    cfg.mkdir(parents=True)
+    (cfg / "ppo.yaml").write_text("actor:\n  model_name: null\n  dtype: bfloat16\n"
+                                  "rollout:\n  server_args:\n    dtype: ${actor.dtype}\n"
+                                  "    quantization: fp8\n")
+    intent, _ = _read(_script(tmp_path, "rollout.server_args.tp_size=2"))
+    assert intent["rollout.fp8"][0] is True and "ppo.yaml" in intent["rollout.fp8"][1]
