@@ -23,42 +23,42 @@ _GENERATION = ("num_generations", "steps_per_generation", "generation_batch_size
 
 
 def apply(h: View, out: IntentOut) -> None:
-    """``rollout.engine`` / ``rollout.fp8`` where ``h`` holds a TRL generation config's keys."""
+    """``rollout.engine`` / ``rollout.fp8`` where ``h`` holds a TRL generation config's keys, as
+    defaults: a framework that states them (Unsloth's ``load_in_fp8`` vLLM) wins."""
     if not any(h.has(k) for k in _GENERATION):
         return
+    put = out.default
     model = h.get("model_name_or_path")
     if isinstance(model, str) and ckptname.says_fp8(model[:4096]):
         # a pre-quantized checkpoint: vLLM and transformers load it as its quantization_config
         # says, whatever the generation engine
-        out["rollout.fp8"] = (Unknown(f"model_name_or_path {model[:80]!r} looks like an FP8 "
-                                      "checkpoint, whose quantization_config is not read"),
-                              h.src("model_name_or_path"))
+        put("rollout.fp8", (Unknown(f"model_name_or_path {model[:80]!r} looks like an FP8 "
+                                    "checkpoint, whose quantization_config is not read"),
+                            h.src("model_name_or_path")))
         return
     use = h.facts.get(h.prefix + "use_vllm")
+    fp8_training = h.get("fp8") is True
     if isinstance(use, Unknown) or (isinstance(use, str) and "$" in use):
         # neither engine quantizes to FP8: only which one generates is not known
-        why = use if isinstance(use, Unknown) else Unknown(f"use_vllm {use[:40]!r} is set at "
-                                                           "run time")
-        out["rollout.engine"] = (why, h.src("use_vllm"))
-        out["rollout.fp8"] = (Unknown(why.reason) if h.get("fp8") is True else False,
-                              f"{h.src('use_vllm')}: neither TRL's model.generate nor its vLLM "
-                              f"paths quantize to FP8 ({SOURCE}:399-406)")
+        why = use if isinstance(use, Unknown) else \
+            Unknown(f"use_vllm {use[:40]!r} is set at run time")
+        put("rollout.engine", (why, h.src("use_vllm")))
+        put("rollout.fp8", (Unknown(why.reason) if fp8_training else False,
+                            f"{h.src('use_vllm')}: neither TRL's model.generate nor its vLLM "
+                            f"paths quantize to FP8 ({SOURCE}:399-406)"))
         return
     if not h.truthy("use_vllm"):
         where = h.src("use_vllm", f"{SOURCE}:399 (use_vllm: False)")
-        out["rollout.engine"] = ("hf", where)
-        if h.get("fp8") is True:
-            out["rollout.fp8"] = (Unknown("the policy generates with model.generate while the "
-                                          "configs ask FP8 training: whether generation runs "
-                                          "under it is not read"), where)
-        else:
-            out["rollout.fp8"] = (False, f"{where}: the policy generates with model.generate, "
-                                         "in the dtype it was loaded in")
+        put("rollout.engine", ("hf", where))
+        put("rollout.fp8", (Unknown("the policy generates with model.generate while the configs "
+                                    "ask FP8 training: whether generation runs under it is not "
+                                    "read"), where) if fp8_training else
+            (False, f"{where}: the policy generates with model.generate, in the dtype it was "
+                    "loaded in"))
         return
-    mode = str(h.get("vllm_mode", "server")).lower()
-    out["rollout.engine"] = ("vllm", h.src("use_vllm"))
-    out["rollout.fp8"] = (False, f"{h.src('vllm_mode', f'{SOURCE}:406 (vllm_mode: server)')}: "
-                                 + ("trl vllm-serve has no quantization option (v0.24.0 "
-                                    "trl/scripts/vllm_serve.py l.301-351)" if mode == "server"
-                                    else "the colocated vLLM is built without FP8 quantization "
-                                         "(v1.9.0 trl/generation/vllm_generation.py l.341-366)"))
+    server = str(h.get("vllm_mode", "server")).lower() == "server"
+    put("rollout.engine", ("vllm", h.src("use_vllm")))
+    put("rollout.fp8", (False, f"{h.src('vllm_mode', f'{SOURCE}:406 (vllm_mode: server)')}: " + (
+        "trl vllm-serve has no quantization option (v0.24.0 trl/scripts/vllm_serve.py "
+        "l.301-351)" if server else "the colocated vLLM is built without FP8 quantization "
+        "(v1.9.0 trl/generation/vllm_generation.py l.341-366)")))
