@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from preflight.facts import Unknown
-from preflight.frameworks import axolotl_launch, hfmoe, llamafactory_launch, trl
+from preflight.frameworks import axolotl_launch, hfmoe, llamafactory_launch, trl, trl_rollout
 from preflight.frameworks._claim import owns
 from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, IntentOut, View
@@ -236,7 +236,10 @@ def _read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
 
 
 def from_hf_trainer(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
-    return training_args(View(f, KIND, prov)).build()
+    h = View(f, KIND, prov)
+    out = training_args(h)
+    trl_rollout.apply(h, out)     # a TRL GRPO/RLOO config's rollout (fwrl7, holdout21)
+    return out.build()
 
 
 def training_args(h: View) -> IntentOut:
