@@ -46,6 +46,8 @@ DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
     "gpt_neox": ("deepspeed",),
     "flagscale": (),
     "soup": ("soup-cli",),
+    "simpletuner": ("simpletuner",),
+    "diffsynth": ("diffsynth",),
 }
 """kind -> the distributions it ships as, then those it requires."""
 # END GENERATED
