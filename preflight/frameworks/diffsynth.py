@@ -93,6 +93,8 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
         fp8 = v.unknown(key)
     elif value is None:
         fp8 = False
+    elif isinstance(value, str) and ("$" in value or "`" in value):
+        fp8 = Unknown(f"--fp8_models {value[:60]!r}: a shell variable not set in the script")
     elif isinstance(value, str):
         fp8 = bool(value.strip(" ,"))
     else:
