@@ -48,6 +48,8 @@ KINDS: tuple[str, ...] = (
     "flagscale",
     "soup",
     "rl2",
+    "simpletuner",
+    "diffsynth",
 )
 """Every framework's kind, which is its module's name, in detection order (on equal scores the
 earlier one is named first). The modules are imported on first use of :data:`FRAMEWORKS`,

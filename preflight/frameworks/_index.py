@@ -47,6 +47,8 @@ DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
     "flagscale": (),
     "soup": ("soup-cli",),
     "rl2": (),
+    "simpletuner": ("simpletuner",),
+    "diffsynth": ("diffsynth",),
 }
 """kind -> the distributions it ships as, then those it requires."""
 # END GENERATED
