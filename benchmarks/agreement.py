@@ -60,12 +60,12 @@ collected after the `holdout10` fixes), `holdout12` (a thirteenth set, blind, co
 fifteenth set, blind, collected after the `holdout13` fixes), `holdout15` (a sixteenth set, blind, collected
 after the `holdout14` fixes), `holdout16` (a seventeenth set, blind, collected alongside `holdout15`), `holdout17`
 (an eighteenth set, blind, with known failures), `holdout18` (a nineteenth set, blind, collected alongside
-`holdout17`: jobs as users write them) or `holdout19` (a twentieth set, blind, jobs as users write them, with known
-failures). `--set` runs
+`holdout17`: jobs as users write them), `holdout19` (a twentieth set, blind, jobs as users write them, with known
+failures) or `holdout20` (a twenty-first set, blind, likewise). `--set` runs
 one set; the rates are only honest per set.
 
 Usage: `python benchmarks/agreement.py [--only SLUG ...] [--set tuning|holdout|holdout2|holdout3|holdout4|holdout5|holdout6|holdout7|holdout8|holdout9|
-holdout10|holdout11|holdout12|holdout13|holdout14|holdout15|holdout16|holdout17|holdout18|holdout19] [--json FILE] [-o FILE.md] [--timeout S] [--jobs DIR]`. Exit status 0 when every job ran, 1 when a
+holdout10|holdout11|holdout12|holdout13|holdout14|holdout15|holdout16|holdout17|holdout18|holdout19|holdout20] [--json FILE] [-o FILE.md] [--timeout S] [--jobs DIR]`. Exit status 0 when every job ran, 1 when a
 run failed (crash, timeout, unparseable output), 2 on a malformed job.yaml.
 """
 
@@ -122,9 +122,11 @@ SOURCE_TYPES = ("issue", "example", "reconstruction")
 # nanoGPT FP8 issue, a torchtitan float8 issue.
 # "holdout19": a twentieth set, blind, built after the session-38 fixes (eval20) from jobs as users write them (forks,
 # research repos, wrapper configs, FP8 RL rollouts) and issue threads with expected errors, plus BF16 controls.
+# "holdout20": a twenty-first set, blind, built after the session-39 fixes (eval21) from jobs as users write them
+# (research and blog repositories, wrapper scripts, RL configs) and issue threads with expected errors, plus controls.
 SETS = ("tuning", "holdout", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6", "holdout7",
         "holdout8", "holdout9", "holdout10", "holdout11", "holdout12", "holdout13", "holdout14", "holdout15",
-        "holdout16", "holdout17", "holdout18", "holdout19")
+        "holdout16", "holdout17", "holdout18", "holdout19", "holdout20")
 OUTCOMES = ("agree", "missed", "false alarm", "missed + false alarm", "unread", "undetermined",
             "n/a", "error")
 

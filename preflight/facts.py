@@ -13,6 +13,7 @@ matching.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -48,8 +49,21 @@ class Unknown:
 
     reason: str
 
+    def __post_init__(self) -> None:
+        # a reason quotes values the job wrote (`mixed_precision 'QQ...'`): a 10,000-character
+        # launch value was repeated in every report line and undetermined rule (redteam12);
+        # each unbroken run of more than MAX_QUOTED characters keeps its head and "..."
+        if isinstance(self.reason, str) and len(self.reason) > MAX_QUOTED:
+            object.__setattr__(self, "reason", _LONG_RUN.sub(
+                lambda m: m.group(0)[:MAX_QUOTED] + "...", self.reason))
+
     def __str__(self) -> str:
         return f"unknown ({self.reason})"
+
+
+MAX_QUOTED = 200
+"""The longest unbroken run (no whitespace) an Unknown reason keeps."""
+_LONG_RUN = re.compile(r"\S{%d,}" % (MAX_QUOTED + 1))
 
 
 def reason_head(reason: str) -> str:

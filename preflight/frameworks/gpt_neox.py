@@ -21,6 +21,7 @@ build TE layers that run in the configured 16-bit precision.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from collections.abc import Mapping
@@ -32,7 +33,7 @@ from preflight.frameworks._record import Default, Framework, Launch
 from preflight.frameworks._view import Derived, IntentOut, View
 from preflight.reading import launch
 from preflight.reading.parse import Parsed, flatten
-from preflight.reading.types import ReaderOutput
+from preflight.reading.types import ConfigProblem, ReaderOutput
 
 KIND = "gpt_neox"
 PREFIX = f"config.{KIND}"
@@ -88,7 +89,53 @@ def read(path: str, parsed: Parsed) -> ReaderOutput:
                 "spelling): GPT-NeoX's from_ymls refuses the file (ValueError, duplicate keys)")
             renamed_prov[f"{PREFIX}.{head}"] = prov.get(f"{PREFIX}.{key}", path)
         seen.add(str(key).replace("-", "_"))
-    return ReaderOutput(renamed, renamed_prov)
+    top = list(data)[:4096]
+    bad = next((k for k in top if not isinstance(k, str)), None)
+    if bad is not None:
+        # from_ymls calls conf_key.replace("-", "_") on every top-level key (arguments.py
+        # L224-L290 at ea7aefd8): `1: 2` stops it with AttributeError before training
+        renamed[f"{PREFIX}.{LOAD}"] = Unknown(
+            f"{os.path.basename(path)} has the top-level key {str(bad)[:40]!r}, not a string: "
+            "GPT-NeoX's from_ymls stops on it (AttributeError in conf_key.replace)")
+        renamed_prov[f"{PREFIX}.{LOAD}"] = path
+    # each file's keys as written: from_ymls refuses a key an earlier file set (checked in
+    # from_gpt_neox, where every file of the job is seen; the facts merge keeps the first)
+    digest = hashlib.sha1(os.path.realpath(path).encode(errors="replace")).hexdigest()[:12]
+    renamed[f"{PREFIX}.{FILE_KEYS}.{digest}"] = [os.path.basename(path)] + [
+        str(k) for k in top if isinstance(k, str)]
+    renamed_prov[f"{PREFIX}.{FILE_KEYS}.{digest}"] = path
+    problems = () if bad is None else (ConfigProblem(
+        path, None, str(renamed[f"{PREFIX}.{LOAD}"].reason), level="warning",
+        fix="Quote the key or remove it: GPT-NeoX reads only string keys"),)
+    return ReaderOutput(renamed, renamed_prov, problems)
+
+
+LOAD = "load_refused"
+FILE_KEYS = "file_keys"
+
+
+def _refused(f: Mapping[str, Any]) -> Unknown | None:
+    """Why GPT-NeoX's from_ymls would not load these files: a key two files set (ValueError
+    "duplicate keys with previously loaded file", arguments.py L224-L290 at ea7aefd8; the
+    order of the files is the launch line's, so any shared key is read as refused or as
+    a value fp8-doctor cannot place), or a key that is not a string (AttributeError)."""
+    load = f.get(f"{PREFIX}.{LOAD}")
+    if isinstance(load, Unknown):
+        return load
+    owner: dict[str, tuple[str, str]] = {}
+    head = f"{PREFIX}.{FILE_KEYS}."
+    for name in sorted(n for n in f if n.startswith(head))[:_MAX_CONFS]:
+        value = f[name]
+        if not isinstance(value, list) or not value:
+            continue
+        for key in value[1:]:
+            norm = str(key).replace("-", "_")
+            if norm in owner and owner[norm][0] != name:
+                return Unknown(f"{norm[:60]} is set in {owner[norm][1][:60]} and in "
+                               f"{str(value[0])[:60]}: GPT-NeoX's from_ymls refuses a key an "
+                               "earlier config file set (ValueError, duplicate keys)")
+            owner.setdefault(norm, (name, str(value[0])))
+    return None
 
 
 def _bool(m: View, key: str, default: bool, why: str) -> tuple[Any, str]:
@@ -135,6 +182,9 @@ def from_gpt_neox(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     fp8, src = _bool(m, "te_fp8_mha", False,
                      "GPT-NeoX default (te_fp8_mha false: no FP8; the te_fp8_* settings act "
                      "only through it)")
+    refused = _refused(f)
+    if refused is not None:
+        fp8, src = refused, m.src("te_fp8_mha", "GPT-NeoX config files")
     out["fp8"] = (fp8, src)
     if fp8 is not False:
         out["backend"] = ("te", src)

@@ -96,6 +96,13 @@ class Defs:
                     op = _register_name(deco)
                     if op is not None:
                         self.ops[op] = node.name
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                # `from other import CastedLinear` after the class: the import binds the name
+                # (redfix12; pyrebound.drop_shadowed does the same for pyscopes.Module)
+                for alias in node.names:
+                    name = (alias.asname or alias.name).split(".")[0]
+                    self.defs.pop(name, None)
+                    self.aliases.pop(name, None)
             elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 inner = wrapped(node.value)

@@ -10,6 +10,7 @@ https://docs.python.org/3.11/reference/executionmodel.html#naming-and-binding)."
 from __future__ import annotations
 
 import ast
+from typing import Any
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
@@ -19,6 +20,32 @@ def rebound(tree: ast.Module, names: frozenset[str]) -> tuple[str, int] | None:
     the line of the other binding; None when each is bound once, by its definition."""
     if not names:
         return None
+    defined: set[str] = set()
+    for line, is_def, name in _found(tree, names):
+        if not is_def or name in defined:
+            return name, line
+        defined.add(name)
+    return None
+
+
+def drop_shadowed(tree: ast.Module, defs: dict[str, Any]) -> None:
+    """Remove from ``defs`` (the module's own classes or functions by name, each its first
+    definition) each name bound again after that definition: ``class CastedLinear`` then
+    ``from other import CastedLinear`` (or ``CastedLinear = ...``, a second ``class``) calls the
+    later one, never the class read here (redfix12, redteam12's open item; a binding before
+    the definition, ``try: from te import X`` / ``except: class X``, is replaced by it)."""
+    first: dict[str, int] = {}
+    for line, is_def, name in _found(tree, frozenset(list(defs)[:4096])):
+        if name not in first and is_def:
+            first[name] = line
+        elif name in first:
+            defs.pop(name, None)
+
+
+def _found(tree: ast.Module, names: frozenset[str]) -> list[tuple[int, bool, str]]:
+    """Every module-level binding of one of ``names``: (line, by a def / class, name), sorted."""
+    if not names:
+        return []
     found: list[tuple[int, bool, str]] = []
     # (node, whether it runs in the module's namespace, the names `global` in its function)
     stack: list[tuple[ast.AST, bool, frozenset[str]]] = [(tree, True, frozenset())]
@@ -36,12 +63,7 @@ def rebound(tree: ast.Module, names: frozenset[str]) -> tuple[str, int] | None:
             inner = frozenset() if isinstance(child, ast.ClassDef) else frozenset(
                 n for g in ast.walk(child) if isinstance(g, ast.Global) for n in g.names)
             stack.extend((sub, False, inner) for sub in ast.iter_child_nodes(child))
-    defined: set[str] = set()
-    for line, is_def, name in sorted(found):
-        if not is_def or name in defined:
-            return name, line
-        defined.add(name)
-    return None
+    return sorted(found)
 
 
 def _binds(node: ast.AST) -> list[tuple[str, int, bool]]:
@@ -56,4 +78,4 @@ def _binds(node: ast.AST) -> list[tuple[str, int, bool]]:
     return []
 
 
-__all__ = ["rebound"]
+__all__ = ["drop_shadowed", "rebound"]

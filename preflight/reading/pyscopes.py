@@ -14,7 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from preflight.reading.pyguards import Guard, Guards
-from preflight.reading.pyvalues import Ref, attr_path, is_main_guard, own_nodes
+from preflight.reading.pymain import is_main_guard, main_test
+from preflight.reading.pyrebound import drop_shadowed
+from preflight.reading.pyvalues import Ref, attr_path, own_nodes
 
 MAX_CALLS = 20_000
 """Calls looked at in one file."""
@@ -206,11 +208,11 @@ class Layout:
         self.scopes = [self.module]
         self._top_imports: list[tuple[str, Bind]] = []
         self._collect(self.module, tree.body, (), top=True)
+        drop_shadowed(tree, self.classes)    # pyrebound: a later import or assignment wins
         # redteam8: `te = None` then `import transformer_engine.pytorch as te` (or the reverse):
         # the name is what the later statement binds, so a module-level import of a name the
-        # module also assigns is one of its bindings, in statement order
-        # (likewise `class DelayedScaling:` after `from transformer_engine... import
-        # DelayedScaling`: the job's own class)
+        # module also assigns is one of its bindings, in statement order (likewise `class
+        # DelayedScaling:` after `from transformer_engine... import DelayedScaling`: its own)
         kinds: dict[str, set[bool]] = {n: {False} for n in self.module.binds}
         for local, bind in self._top_imports:
             kinds.setdefault(local, set()).add(bind.ref is not None and
@@ -224,6 +226,8 @@ class Layout:
     def _collect(self, scope: Scope, body: list[ast.stmt], guards: Guards, top: bool) -> None:
         for stmt in body:
             self._statement(scope, stmt, guards, top)
+            if isinstance(stmt, (ast.Raise, ast.Return)):
+                break   # what follows never runs: `raise X` then `return True` (redfix12)
             if isinstance(stmt, ast.If) and not is_main_guard(stmt.test):
                 # `if c: return` -- what follows runs only when that branch did not return
                 ends = [bool(b) and isinstance(b[-1], ast.Return) for b in (stmt.body,
@@ -310,10 +314,10 @@ class Layout:
     def _bodies(self, scope: Scope, stmt: ast.stmt, guards: Guards, top: bool) -> None:
         """The statements nested in a compound statement, each with the guards it runs under."""
         if isinstance(stmt, ast.If):
-            if is_main_guard(stmt.test):
-                self._collect(scope, stmt.body, guards, top)
-            else:
-                self._collect(scope, stmt.body, (*guards, Guard(stmt.lineno, stmt.test)), False)
+            main = main_test(stmt.test)      # `if __name__ != "__main__":` never runs
+            if main is not False:
+                self._collect(scope, stmt.body, guards if main else (
+                    *guards, Guard(stmt.lineno, stmt.test)), top and bool(main))
             self._collect(scope, stmt.orelse, (*guards, Guard(stmt.lineno, stmt.test, False)),
                           False)
         elif isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from preflight.reading.pymain import is_main_guard, main_test  # noqa: F401 - re-exported
 from preflight.reading.shellbranch import maybe_parts
 
 MAX_DEPTH = 48
@@ -373,13 +374,6 @@ def dotted(node: ast.expr) -> str | None:
 def attr_path(node: ast.Attribute) -> tuple[str, ...] | None:
     name = dotted(node)
     return tuple(name.split(".")) if name else None
-
-
-def is_main_guard(test: ast.expr) -> bool:
-    """``if __name__ == "__main__":`` (the script's main path, not a condition)."""
-    return isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and \
-        test.left.id == "__name__" and len(test.comparators) == 1 and \
-        isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value == "__main__"
 
 
 def own_nodes(stmt: ast.stmt) -> Iterator[ast.AST]:

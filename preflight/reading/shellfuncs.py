@@ -52,6 +52,9 @@ class Functions:
     names: tuple[str, ...] = ()
     calls: tuple[Call, ...] = ()
     decided: bool = True     # False: the script was too large to walk
+    unset: frozenset[str] = frozenset()
+    """Names an ``unset`` removes somewhere (``unset -f setup``: a later call is "command not
+    found", so the function's exports may never run; redfix12)."""
 
     def holding(self, offset: int) -> int | None:
         """The innermost function body holding ``offset`` (its index), or None."""
@@ -112,6 +115,7 @@ def walk(text: str, known: tuple[tuple[str, str], ...]) -> Walked:
         if k < len(ordered) and text[a:ordered[k]].strip() in ("", "function"):
             headers.add(ordered[k])
     calls: list[Call] = []
+    unset: set[str] = set()
     exports: dict[int, tuple[bool | None, int]] = {}
     ev = Eval(dict(known))
     lastpipe = "lastpipe" in text
@@ -131,6 +135,9 @@ def walk(text: str, known: tuple[tuple[str, str], ...]) -> Walked:
                     any(p.var or p.quoted for p in st.words[0]):
                 continue
             first = "".join(p.text for p in st.words[0])
+            if first == "unset":
+                unset.update("".join(p.text for p in w) for w in st.words[1:]
+                             if not any(p.var for p in w))
             if first not in names:
                 continue
             # ev.step may decide a branch only now (an `if` test): read them again
@@ -138,6 +145,8 @@ def walk(text: str, known: tuple[tuple[str, str], ...]) -> Walked:
             runs = False if False in got else True if all(g is True for g in got) else None
             shell: bool | None = False if st.subshell else True
             piped = _in_pipeline(text, st.offset) if shell else False
+            if piped is False:
+                piped = _group_piped(text, st.offset)
             if piped is None:
                 shell = None                 # a line too long to read around the call
             elif piped:
@@ -146,7 +155,14 @@ def walk(text: str, known: tuple[tuple[str, str], ...]) -> Walked:
     except TooLarge:
         return Walked({}, Functions(tuple(words.functions), names, (), decided=False),
                       *where)
-    return Walked(exports, Functions(tuple(words.functions), names, tuple(calls)), *where)
+    if words.unclosed is not None:
+        # an `if` / `{` never closed: bash refuses the script from there (syntax error at the
+        # end), so an export after it is not known to run (redteam12: an unclosed function
+        # body's export reached the command); the job itself gets its finding (jobs/scripts)
+        exports = {o: (None if o >= words.unclosed else r, line)
+                   for o, (r, line) in exports.items()}
+    return Walked(exports, Functions(tuple(words.functions), names, tuple(calls),
+                                     unset=frozenset(unset)), *where)
 
 
 def functions(text: str, known: tuple[tuple[str, str], ...]) -> Functions:
@@ -182,6 +198,58 @@ def _in_pipeline(text: str, offset: int) -> bool | None:
     return before_pipe if len(text) <= offset + MAX_LINE else None
 
 
+_COMPOUND = re.compile(
+    r"""'[^']*'|"(?:\\.|[^"\\])*"|\\.|(?:^|(?<=[;&|(\n{}])|(?<=\bthen)|(?<=\bdo)|(?<=\belse))"""
+    r"""[ \t]*(\{|\}|if|fi|case|esac|for|while|until|select|done)(?=[\s;&|)<>]|$)""", re.M)
+"""A compound command's opening or closing word in command position (quotes skipped)."""
+_OPEN = frozenset({"{", "if", "case", "for", "while", "until", "select"})
+_AFTER = re.compile(r"[ \t]*(?:\d*[<>]{1,2}&?[ \t]*[^\s;&|<>]+[ \t]*)*(\|(?!\|)|&(?![&>]))")
+_BEFORE = re.compile(r"(?<!\|)\|&?[ \t]*(?:\\\n[ \t]*)?$")
+MAX_COMPOUND = 20000
+"""Compound words read per script to place a call in ``{ ...; } | tee`` (past them: Unknown)."""
+
+
+@lru_cache(maxsize=8)
+def _compounds(text: str) -> tuple[tuple[int, int, bool], ...]:
+    """(start, end, opens) of each compound word of ``text``, at most MAX_COMPOUND + 1."""
+    out: list[tuple[int, int, bool]] = []
+    for m in _COMPOUND.finditer(text):
+        if m.group(1) is not None:
+            out.append((m.start(1), m.end(1), m.group(1) in _OPEN))
+            if len(out) > MAX_COMPOUND:
+                break
+    return tuple(out)
+
+
+def _group_piped(text: str, offset: int) -> bool | None:
+    """Whether a compound command holding the call at ``offset`` (``{ setup; } | tee log``,
+    ``cat x | while read l; do setup; done``, ``if ..; fi &``) is a pipeline part or runs in
+    the background: bash runs it in a subshell (bash(1) "Pipelines"; redteam12)."""
+    from bisect import bisect_left
+
+    words = _compounds(text)
+    if len(words) > MAX_COMPOUND:
+        return None
+    k = bisect_left(words, (offset, 0, False))
+    depth = 0
+    for start, end, opens in words[k:]:          # the closers of the compounds around it
+        if opens:
+            depth += 1
+        elif depth:
+            depth -= 1
+        elif _AFTER.match(text, end):
+            return True
+    depth = 0
+    for start, _, opens in reversed(words[:k]):   # their openers
+        if not opens:
+            depth += 1
+        elif depth:
+            depth -= 1
+        elif _BEFORE.search(text, max(0, start - 200), start):
+            return True
+    return False
+
+
 def runs_before(funcs: Functions, body: int, command: int) -> tuple[bool | None, str, int]:
     """Whether function ``body`` (its index) runs before the command at offset ``command``:
     True, False (never called before it), None (may: the reason, with the call's line); and
@@ -195,6 +263,8 @@ def runs_before(funcs: Functions, body: int, command: int) -> tuple[bool | None,
         return None, f"the function {name[:40]} may be called before the command", -1
     if funcs.names.count(name) > 1:
         return None, f"the function {name[:40]} is defined more than once", -1
+    if name in funcs.unset:
+        return None, f"the function {name[:40]} is removed by an `unset` in the script", -1
     host = funcs.holding(command)
     found: list[tuple[bool | None, str, int]] = []
     for call in (c for c in funcs.calls if c.name == name):

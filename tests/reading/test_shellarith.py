@@ -6,16 +6,13 @@ test, and ``if (( 0 ))`` opened a branch with no test, read as an ``else`` that 
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-
 import pytest
 
 from preflight.reading.shellarith import MAX_TEXT, evaluate, loop_runs, succeeds
 from preflight.reading.shellexpand import launch_args
 from preflight.reading.shellwords import split
+from tests.reading.test_shelldecide import BASH, _bash
 
-BASH = shutil.which("bash")
 LAUNCH = "\npython train.py $X\n"
 
 DECIDED = [
@@ -34,13 +31,6 @@ DECIDED = [
     "X=--bf16\nuntil (( 1 )); do X=--fp8; done",
     "X=--bf16\nif ! (( 0 )); then X=--fp8; fi",
 ]
-
-
-def _bash(body: str) -> str:
-    assert BASH is not None
-    out = subprocess.run([BASH, "--norc", "--noprofile", "-c", body + '\nprintf "%s" "$X"'],
-                         capture_output=True, timeout=20, env={"PATH": "/usr/bin:/bin"})
-    return out.stdout.decode()
 
 
 @pytest.mark.skipif(BASH is None, reason="bash is not installed")

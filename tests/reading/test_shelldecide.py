@@ -26,9 +26,10 @@ DECIDED = [
 ]
 
 
-def _bash(body: str) -> str:
+def _bash(body: str, var: str = "X") -> str:
+    """What real bash leaves in ``$var`` after ``body`` (shared by test_shellarith, test_shellparam)."""
     assert BASH is not None
-    out = subprocess.run([BASH, "--norc", "--noprofile", "-c", body + '\nprintf "%s" "$X"'],
+    out = subprocess.run([BASH, "--norc", "--noprofile", "-c", body + f'\nprintf "%s" "${var}"'],
                          capture_output=True, timeout=20, env={"PATH": "/usr/bin:/bin"})
     return out.stdout.decode()
 

@@ -8,8 +8,6 @@ written that way was looked for under the wrong name."""
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -22,8 +20,7 @@ from preflight.reading.shellexpand import launch_args
 from preflight.reading.shellparam import MAX_TEXT, apply, parse
 from preflight.reading.shellvars import RUNTIME, collect_variables
 from preflight.reading.shellwords import split
-
-BASH = shutil.which("bash")
+from tests.reading.test_shelldecide import BASH, _bash
 
 READ = [
     'X=a.sh.sh\nY=${X%.sh}', 'X=a.b.c\nY=${X%%.*}', 'X=a.b.c\nY=${X%.*}', 'X=/a/b/c\nY=${X#*/}',
@@ -34,17 +31,10 @@ READ = [
 ]
 
 
-def _bash(body: str) -> str:
-    assert BASH is not None
-    out = subprocess.run([BASH, "--norc", "--noprofile", "-c", body + '\nprintf "%s" "$Y"'],
-                         capture_output=True, timeout=20, env={"PATH": "/usr/bin:/bin"})
-    return out.stdout.decode()
-
-
 @pytest.mark.skipif(BASH is None, reason="bash is not installed")
 @pytest.mark.parametrize("body", READ)
 def test_operators_as_bash_computes_them(tmp_path: Path, body: str) -> None:
-    want = _bash(body)
+    want = _bash(body, "Y")
     script = tmp_path / "run.sh"
     script.write_text(body + "\npython train.py $Y\n")
     (tmp_path / ".git").mkdir()
