@@ -126,7 +126,7 @@ SOURCE_TYPES = ("issue", "example", "reconstruction")
 # (research and blog repositories, wrapper scripts, RL configs) and issue threads with expected errors, plus controls.
 SETS = ("tuning", "holdout", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6", "holdout7",
         "holdout8", "holdout9", "holdout10", "holdout11", "holdout12", "holdout13", "holdout14", "holdout15",
-        "holdout16", "holdout17", "holdout18", "holdout19", "holdout20")
+        "holdout16", "holdout17", "holdout18", "holdout19", "holdout20", "holdout21")
 OUTCOMES = ("agree", "missed", "false alarm", "missed + false alarm", "unread", "undetermined",
             "n/a", "error")
 

@@ -21,7 +21,7 @@ from preflight.base.cc import arch_for_cc, format_cc, parse_cc
 from preflight.base.versions import version_problem
 from preflight.errors import UserInputError
 from preflight.facts import Facts, Unknown
-from preflight.probes.gpu_table import known_names, lookup
+from preflight.probes.gpu_table import RocmGPU, known_names, lookup, lookup_rocm
 from preflight.probes.packages import TE_PARTS, Installed, normalize, te_facts, version_facts
 from preflight.registry import registry
 
@@ -144,6 +144,9 @@ def _gpu_block(name: str | None, count: int, cc: str | None, *, key: str, value:
                ) -> dict[str, Any]:
     if name is not None:
         gpu = lookup(name)
+        rocm = lookup_rocm(name) if gpu is None else None
+        if rocm is not None:
+            return _rocm_block(rocm, count)
         if gpu is None:
             raise AssumeError(f"{_flag(key, value)}: unknown GPU {name!r}; known GPUs: "
                               f"{', '.join(known_names())}. Or give the compute capability: "
@@ -153,21 +156,32 @@ def _gpu_block(name: str | None, count: int, cc: str | None, *, key: str, value:
     else:
         label = None
     assert cc is not None
+    names: Any = [label] * count if label is not None else Unknown(
+        "only the compute capability was assumed (--assume gpu.cc); add --assume gpu=NAME for "
+        "a model")
+    return _planned(count, names, [cc] * count, cc, arch_for_cc(cc))
+
+
+def _rocm_block(gpu: RocmGPU, count: int) -> dict[str, Any]:
+    """A planned AMD Instinct GPU: its name, and Unknown for every CUDA-architecture fact."""
+    label = f"AMD Instinct {gpu.name}"
+    why = Unknown(f"{label} is a ROCm GPU ({gpu.gfx}): it has no CUDA compute capability, so "
+                  "the rules that need one are left undetermined")
+    return _planned(count, [label] * count, why, why, why)
+
+
+def _planned(count: int, names: Any, ccs: Any, cc: Any, arch: Any) -> dict[str, Any]:
+    """The gpu.* facts of ``count`` planned GPUs of one model (``names``/``ccs``: per GPU, or
+    Unknown; ``cc``/``arch``: the first GPU's)."""
     facts: dict[str, Any] = {
         "gpu.source": SOURCE, "gpu.count": count, "gpu.host_count": count,
         "gpu.visible_indices": list(range(count)), "gpu.mig": False,
-        "gpu.ccs": [cc] * count, "gpu.host_ccs": [cc] * count,
+        "gpu.ccs": ccs, "gpu.host_ccs": ccs, "gpu.names": names, "gpu.host_names": names,
     }
-    if label is not None:
-        facts.update({"gpu.names": [label] * count, "gpu.host_names": [label] * count})
-    else:
-        why = Unknown("only the compute capability was assumed (--assume gpu.cc); "
-                      "add --assume gpu=NAME for a model")
-        facts.update({"gpu.names": why, "gpu.host_names": why})
     if count:
-        facts.update({"gpu.cc": cc, "gpu.min_cc": cc, "gpu.max_cc": cc,
-                      "gpu.arch": arch_for_cc(cc), "gpu.heterogeneous": False,
-                      "gpu.name": label if label else facts["gpu.names"]})
+        facts.update({"gpu.cc": cc, "gpu.min_cc": cc, "gpu.max_cc": cc, "gpu.arch": arch,
+                      "gpu.heterogeneous": False,
+                      "gpu.name": names[0] if isinstance(names, list) else names})
     for fact in _GPU_UNPLANNED:
         facts[fact] = Unknown(f"not part of the planned GPU; add --assume {fact}=VALUE to set it")
     return facts

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from collections.abc import Iterable
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -12,7 +16,7 @@ from preflight.assume import AssumeError, apply_assumptions
 from preflight.base.cc import arch_for_cc, parse_cc
 from preflight.errors import UserInputError
 from preflight.facts import Facts, Unknown
-from preflight.probes.gpu_table import KNOWN_GPUS, lookup
+from preflight.probes.gpu_table import KNOWN_GPUS, lookup, lookup_rocm
 from preflight.registry import registry
 
 NO_GPU = Facts(
@@ -326,3 +330,39 @@ def test_a_compute_capability_past_any_released_gpu_is_refused(major: int, minor
 @given(st.integers(min_value=1, max_value=12), st.integers(min_value=0, max_value=9))
 def test_every_compute_capability_up_to_blackwell_is_planned(major: int, minor: int) -> None:
     assert plan(gpu__cc=f"{major}.{minor}")["gpu.cc"] == f"{major}.{minor}"
+
+
+@pytest.mark.parametrize("name", ["MI300X", "AMD Instinct MI355X", "mi325x", "Instinct-MI350X"])
+def test_an_amd_instinct_gpu_is_planned_with_unknown_cuda_facts(name: str) -> None:
+    # holdout21's Primus jobs: an AMD GPU stopped the plan at "unknown GPU" (exit 2). It is a
+    # ROCm GPU: the name is kept, every CUDA-architecture fact is Unknown with the reason.
+    facts = plan(gpu=name, gpu__count="8")
+    assert facts["gpu.count"] == 8
+    assert facts["gpu.name"].startswith("AMD Instinct MI3")
+    assert facts["gpu.names"] == [facts["gpu.name"]] * 8
+    for fact in ("gpu.cc", "gpu.ccs", "gpu.min_cc", "gpu.arch", "gpu.host_ccs"):
+        assert isinstance(facts[fact], Unknown), fact
+        assert "ROCm" in facts[fact].reason
+
+
+def test_an_unknown_name_still_lists_the_amd_gpus() -> None:
+    with pytest.raises(AssumeError) as info:
+        plan(gpu="MI250")                       # CDNA 2: no FP8 at all, not in the table
+    assert "MI300X" in str(info.value) and "H100" in str(info.value)
+
+
+def test_the_amd_names_never_shadow_an_nvidia_gpu() -> None:
+    for gpu in KNOWN_GPUS:
+        assert lookup_rocm(gpu.name) is None
+        assert plan(gpu=gpu.name)["gpu.cc"] == gpu.cc
+
+
+def test_check_with_an_amd_gpu_assumed_runs(tmp_path: Path) -> None:
+    out = tmp_path / "r.json"
+    proc = subprocess.run([sys.executable, "-m", "preflight", "check", "--example", "--no-smoke",
+                           "--assume", "gpu=MI300X", "--format", "json", "-o", str(out)],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert proc.returncode in (0, 1), proc.stderr[-2000:]
+    assert "Traceback" not in proc.stderr
+    doc = json.loads(out.read_text())
+    assert doc["facts"]["gpu.name"] == "AMD Instinct MI300X"

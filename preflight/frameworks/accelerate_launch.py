@@ -29,7 +29,7 @@ from preflight.facts import Unknown
 from preflight.frameworks import hf_trainer
 from preflight.frameworks.accelerate_prepare import FACT as PREPARE_FACT
 from preflight.frameworks.accelerate_prepare import known_trainer
-from preflight.reading import launch
+from preflight.reading import launch, launchroot
 from preflight.reading.parse import usable_key
 from preflight.reading.refs import locate
 from preflight.reading.shellvars import collect_variables, expand_flag_names, strip_comments
@@ -116,12 +116,15 @@ def read(path: str, text: str, outer: dict[str, str] | None = None) -> ReaderOut
             # YAML's key from the flag that overrides it (FP8D-ACC-0003, issue 12).
             out.put(f"config.{KIND}.cli.{_acc_name(flag)}", value, pos)
     script = launch.value(words[stop][0], variables) if stop < len(words) else None
-    if isinstance(script, str) and script.endswith(".py") and locate(script, path) is None:
-        # the script it runs is not here: what it sets in code (Accelerator(mixed_precision=
-        # "fp8")) is not known, so "no FP8 setting" would be a guess
-        out.put(f"config.{KIND}.cli.script", Unknown(
+    above = launchroot.find(script, path) if isinstance(script, str) and \
+        script.endswith(".py") and locate(script, path) is None else None
+    if isinstance(script, str) and above is not None and above.path is None:
+        # the script it runs is not here (nor in one folder above, the repository's top:
+        # reading/launchroot.py): what it sets in code (Accelerator(mixed_precision="fp8")) is
+        # not known, so "no FP8 setting" would be a guess
+        out.put(f"config.{KIND}.cli.script", Unknown(above.why(script) or (
             f"{script[:80]} (run by this accelerate launch line) was not found here: what it "
-            "sets in code is not known"), words[stop][1])
+            "sets in code is not known")), words[stop][1])
         _prepare(out, script, words[stop][1], [w for w, _ in words[stop + 1:]])
     hf_trainer.script_args(out, words[stop + 1:], variables,
                            script if isinstance(script, str) else None)

@@ -135,10 +135,10 @@ def _not_a_trainer(script: str | None, naming: str) -> bool:
     TrainingArguments (:data:`PY_HINT`); a script not found here proves nothing."""
     if not script or "$" in script:
         return False
+    from preflight.reading.launchroot import locate_script
     from preflight.reading.parse import ParseError, read_text
-    from preflight.reading.refs import locate
 
-    found = locate(script, naming)
+    found = locate_script(script, naming)
     if found is None:
         return False
     try:

@@ -34,7 +34,17 @@ def format_of(path: str, head: str) -> str:
     if stripped.startswith("#!") or re.search(r"(?m)^\s*--[A-Za-z]", head) or \
             re.search(r"(?m)^\s*(?:accelerate|torchrun|deepspeed|python3?|srun|colossalai)\s", head):
         return "text"
+    # A shell file without a shell extension (`source common.conf`, holdout21's Megatron-MoE-
+    # ModelZoo: `export X=${X:-...}` and `if [[ ... ]]` lines) is no YAML with a syntax error;
+    # these statements at column 0 never start a YAML config (a block scalar's lines are indented).
+    if _SHELL_LINE.search(head):
+        return "text"
     return "yaml"
+
+
+_SHELL_LINE = re.compile(r"(?m)^(?:export\s+[A-Za-z_]\w*(?:=|\s*$)|[A-Za-z_]\w*=(?:\S|$)|"
+                         r"(?:source|\.)\s+\S|if\s+\[\[?\s|set\s+-[euxo]+\b|"
+                         r"declare\s+-[aAix]+\s)")
 
 
 SCRIPT_EXT = (".py", ".ipynb", ".pyw")

@@ -6,12 +6,15 @@ that starts a plain PyTorch loop (``config.<kind>.launch.*``). Split from
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from preflight.facts import Unknown
 from preflight.findings import Source
 from preflight.reading import launch, shellcalls
 from preflight.reading.launchenv import Given, launch_env, merged, process_env
+from preflight.reading.parse import ParseError, read_text
 from preflight.reading.types import Linked, ReaderOutput
 
 if TYPE_CHECKING:
@@ -99,3 +102,60 @@ def one_environ(found: list[Linked]) -> list[Linked]:
     return [replace(link, environ=tuple((n, v, w) for n, (v, w) in
                                         runs[os.path.realpath(link.path)].items()))
             if link.environ is not None else link for link in found]
+
+
+_FP8_OPTION = re.compile(r"--?(?!-|no|disable[-_])((?:[\w.-]*[-_.])?(?:fp8|float8)(?:[-_.][\w.-]*)?)",
+                         re.IGNORECASE)
+"""An option whose name says FP8 (``--fp8``, ``--fp8_models``, ``--use-float8``), not one that
+switches it off (``--no-fp8``, ``--nofp8`` as fire and absl spell it, ``--disable_fp8``)."""
+_OFF = {"false", "0", "no", "none", "off", "null", ""}
+
+
+def unread_options(out: ReaderOutput, runs: list[Linked], kind: str) -> ReaderOutput:
+    """``out`` with ``config.<kind>.unread_args`` Unknown when a launch line gives a Python
+    script of the job an FP8 option (``--fp8_models A,B``, ``--use-fp8``) that the script does not
+    declare (its parser is built elsewhere: DiffSynth's ``add_general_config`` of the installed
+    package, holdout20) and that no reader read (no fact of the script named after it): what the
+    option switches is not known, so FP8 "no" would be a guess (:mod:`preflight.intent`)."""
+    key = f"config.{kind}.unread_args"
+    if key in out.facts:
+        return out
+    read = {part for name in out.facts for part in name.split(".")[2:]}
+    for run in runs:
+        if not run.argv or run.missing or run.after:
+            continue
+        for n, word in enumerate(run.argv[:launch.MAX_ARGS]):
+            name, _, value = word.partition("=")
+            m = _FP8_OPTION.fullmatch(name)
+            if m is None:
+                continue
+            if not value and n + 1 < len(run.argv) and not run.argv[n + 1].startswith("-"):
+                value = run.argv[n + 1]
+            option = m.group(1).replace("-", "_")
+            if value.strip("'\"").lower() in _OFF - {""} or option in read or \
+                    _declares(run.path, name):
+                continue
+            facts = {**out.facts, key: Unknown(
+                f"{name[:60]} is given to {os.path.basename(run.path)[:80]} at line {run.line}, "
+                "which does not declare it (its argument parser is built outside the job): "
+                "whether it runs the job in FP8 is not known")}
+            return replace(out, facts=facts, provenance={**out.provenance, key: run.source})
+    return out
+
+
+def _declares(path: str, option: str) -> bool:
+    """Whether the script declares ``option`` itself, or is no argparse script reading it: only a
+    script that parses with argparse (``.parse_args(`` / ``.parse_known_args(``) and reads the
+    option's attribute (``args.fp8_models``) without naming ``--fp8_models`` anywhere takes it
+    from a parser built elsewhere (typer, click, fire and dataclass parsers declare options by
+    their parameters, which their readers read). Unreadable counts as declared."""
+    attr = option.lstrip("-").replace("-", "_")
+    if not attr.isidentifier():
+        return True
+    try:
+        text = read_text(path)
+    except (ParseError, OSError, ValueError):
+        return True
+    return f'"{option}"' in text or f"'{option}'" in text or \
+        not re.search(r"\.parse_(?:known_)?args\(", text) or \
+        re.search(rf"\.{attr}\b", text) is None

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from preflight.findings import Source
 from preflight.jobs import launchfacts
-from preflight.reading import launch, shellcalls
+from preflight.reading import launch, launchroot, shellcalls
 from preflight.reading.boundary import outside_reference
 from preflight.reading.pymodrun import ModuleRun, in_job, job_roots, locate_module, module_runs
 from preflight.reading.types import ConfigProblem, Linked
@@ -64,7 +64,8 @@ def runs(clean: str, variables: dict[str, str], frameworks: Sequence[Framework],
 def folders(path: str, pos: int, outer: dict[str, str],
             walked: shellcalls.Walked | None) -> tuple[list[str], str | None]:
     """Where ``python -m`` looks for the module of the line at ``pos``: the folder a ``cd``
-    left (only that one), else the folder the script starts in, then each job root; or why
+    left (only that one), else the folder the script starts in, each folder above it up to the
+    job root, then each job root; or why
     that folder is not known (``cd $(...)``)."""
     moved = walked.folder_at(pos) if walked is not None else shellcalls.Folder()
     start, why = shellcalls.folder_of(moved, path, outer)
@@ -72,7 +73,10 @@ def folders(path: str, pos: int, outer: dict[str, str],
         return [], why
     if moved.path:
         return [start], None
-    return [start, *job_roots()], None
+    # a module of a package beside a folder above the script (`cd` to the repository's top, as
+    # its docs say, then `bash examples/x/run.sh`): looked for nearest first, never above the job
+    # root (launchroot.ancestors), as a relative script path is (holdout20 RL2, shfix3)
+    return list(dict.fromkeys((start, *launchroot.ancestors(path), *job_roots()))), None
 
 
 def links(path: str, clean: str, variables: dict[str, str], outer: dict[str, str],

@@ -11,7 +11,7 @@ from dataclasses import replace
 
 from preflight.findings import Source
 from preflight.jobs import scriptargs
-from preflight.reading import shellcalls
+from preflight.reading import launchroot, shellcalls
 from preflight.reading.boundary import outside_reference, refuse
 from preflight.reading.parse import ParseError, read_text
 from preflight.reading.shelldir import settle
@@ -49,6 +49,9 @@ def shell_scripts(path: str, text: str, outer: dict[str, str],
             if shellcalls.CWD not in outer and not call.folder.path:
                 cands.append(script)     # launched from the current directory (as refs do)
         hits = [os.path.normpath(c) for c in cands if os.path.isfile(c)]
+        if not hits and not os.path.isabs(script) and shellcalls.CWD not in outer and \
+                not call.folder.path and not any(os.path.lexists(c) for c in cands):
+            hits = _from_above(script, path, line, call.how, problems)
         odd = next((c for c in cands if os.path.lexists(c) and not os.path.isfile(c)), None)
         if not hits and odd is not None and refuse(odd):
             if call.how != "source":
@@ -84,6 +87,17 @@ def shell_scripts(path: str, text: str, outer: dict[str, str],
         found.append(Linked(hits[0], "", Source(path, line), key="the launch line",
                             line=line, optional=True, variables=tuple(env.items())))
     return found
+
+
+def _from_above(script: str, path: str, line: int, how: str,
+                problems: list[ConfigProblem]) -> list[str]:
+    """The one folder above ``path`` holding ``script`` (a path from the repository's top:
+    :mod:`preflight.reading.launchroot`); two such folders are a warning naming both."""
+    found = launchroot.find(script, path)
+    said = found.problem(path, line, "runs", script)
+    if said is not None and how != "source" and len(problems) < 64:
+        problems.append(said)
+    return [found.path] if found.path is not None else []
 
 
 def sourced_calls(files: list[str], path: str, own: dict[str, str],

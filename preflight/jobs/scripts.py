@@ -17,10 +17,18 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from preflight.findings import Source
-from preflight.jobs import entryscripts, launchfacts, pymodlinks, scriptargs
+from preflight.jobs import entryscripts, inlinepy, launchfacts, pymodlinks, scriptargs
 from preflight.jobs.scriptcalls import shell_scripts, sourced_calls, with_calls
 from preflight.jobs.sourcing import expanded, sourced
-from preflight.reading import launch, launchpick, shell, shellcalls, shellheredoc, shellwrites
+from preflight.reading import (
+    launch,
+    launchpick,
+    launchroot,
+    shell,
+    shellcalls,
+    shellheredoc,
+    shellwrites,
+)
 from preflight.reading.parse import ParseError, read_text
 from preflight.reading.refs import named
 from preflight.reading.shelldir import RUNS
@@ -85,11 +93,10 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
         # (redteam11: read as if closed, an FP8 setting in it counted for a script bash never
         # starts)
         word = text[at:at + 8].split(None, 1)[0].rstrip(";")
-        what = (f"`{word}` here closes no `{ {'fi': 'if', 'esac': 'case'}.get(word, 'do') }` "
-                "open at this point"
-                if word in ("fi", "esac", "done") else
+        what = (f"`{word}` here closes no `{_OPENS[word]}` open at this point"
+                if word in _OPENS else
                 f"`{word}` opened here is never closed (no "
-                f"{ {'if': 'fi', 'case': 'esac'}.get(word, 'done') } before the end)")
+                f"`{_CLOSES.get(word, 'done')}` before the end)")
         raise ParseError(f"{what}: bash refuses the script with a syntax error, so it would not "
                          "start the job", text.count("\n", 0, at) + 1)
     missing: list[ConfigProblem] = read_stops(path, values, docs, took)
@@ -112,19 +119,24 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
     if written:
         runs, calls = (shellwrites.unwritten(path, written, links, None, unread, wrote)
                        for links in (runs, calls))
+    # `python -c '...'` / `python - <<EOF`: programs read as virtual scripts of this file
+    inline = inlinepy.read(path, text if shell_script else "", raw, outer, kind,
+                           lambda pos: launchfacts.environ(path, clean, pos, variables, outer))
+    unread.extend(inline[2])
     # which framework's launch the text holds: once (its entry check reads the scripts it runs)
     detected = _detect(clean, _frameworks(), path) or \
         _detect(expanded(clean, outer), _frameworks(), path) or \
         (_detect(plain(clean), _frameworks(), path) if shell_script else None)
     try:
-        got, out = _read(path, text, kind, explicit and not runs and not calls and not unread,
-                         outer, values, detected)
+        got, out = _read(path, text, kind, explicit and not runs and not calls and not unread
+                         and inline[0] is None, outer, values, detected)
     except ParseError as exc:
         if heredoc is None:
             raise
         raise ParseError(f"{exc.message}; the here-document (<<{heredoc[1]}) opened at line "
                          f"{heredoc[0]} is never closed, so bash takes the rest of the file as its "
                          "text and nothing after that line runs", heredoc[0]) from None
+    got, out = inlinepy.merged(got, out, inline[0], inline[1])
     broken: list[ParseError] = []
     if runs:
         got, out = _with_scripts(got, out, runs, kind, broken)
@@ -142,6 +154,7 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
         _read(path, text, kind, explicit, outer, values, detected)   # raises: what it holds
     if got is not None:
         out = launchfacts.add(path, clean, variables, outer, out, detected, got)
+        out = launchfacts.unread_options(out, runs, got)
     if got is not None and written:
         facts = {**out.facts, **{f"config.{got}.{k}": v for k, v in wrote.items()}}
         linked = shellwrites.unwritten(path, written, out.linked, got, missing, facts)
@@ -160,6 +173,12 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
     if crlf is not None and got is not None:
         out = ReaderOutput(out.facts, out.provenance, (crlf, *out.problems), out.linked)
     return got, out
+
+
+_OPENS = {"fi": "if", "esac": "case", "done": "do", "}": "{"}
+"""What each closing word closes (redfix12: an unclosed `{` group was said to lack a `done`)."""
+_CLOSES = {opener: closer for closer, opener in _OPENS.items() if opener != "do"}
+"""What closes each opener but loops (``while``/``for``/``until`` ... ``done``)."""
 
 
 def _frameworks() -> Sequence[Framework]:
@@ -190,6 +209,8 @@ def _python_scripts(path: str, clean: str, variables: dict[str, str], outer: dic
                 continue
             script = os.path.join(folder, script)
         link = named(script, "", path, Source(path, line), key="the launch line", line=line)
+        if link.missing and not (moved.path or moved.why):
+            link = _from_above(link, script, path, line, problems)
         if not link.missing and "$" not in script:
             found.append(replace(link, after=True) if trains and launch.not_training(script)
                          else replace(link, overrides=True, argv=argv, environ=(
@@ -197,6 +218,24 @@ def _python_scripts(path: str, clean: str, variables: dict[str, str], outer: dic
     found += pymodlinks.links(path, clean, variables, outer, walked, _frameworks(), trains,
                               problems)
     return launchfacts.one_environ(found)
+
+
+def _from_above(link: Linked, script: str, path: str, line: int,
+                problems: list[ConfigProblem]) -> Linked:
+    """``link`` found in the one folder above the launch script holding it (a path relative
+    to the repository's top: :mod:`.launchroot`), read where it holds settings and left out
+    silently where it holds none (``optional``: the launch folder is inferred, and such a
+    script is often the framework's own entry point, miles' train.py under slime's launch
+    line, holdout9); two such folders are a warning at the line naming both, nothing read."""
+    found = launchroot.find(script, path)
+    if found.path is not None:
+        return replace(link, path=found.path, missing=False, optional=True)
+    said = found.problem(path, line, "runs", script, fix=(
+        "Name the training script too when you run fp8-doctor, or write its path from the "
+        "script's folder ($(dirname \"$0\")/...)."))
+    if said is not None and len(problems) < 64:
+        problems.append(said)
+    return link
 
 
 def _with_scripts(got: str | None, out: ReaderOutput, runs: list[Linked], kind: str | None,
@@ -315,6 +354,8 @@ def _entry(entry: re.Pattern[str] | None, text: str, path: str | None) -> bool:
         return True
     for script in runs[:launch.MAX_SCRIPTS]:
         here = os.path.join(os.path.dirname(path), os.path.expanduser(script))
+        if "$" not in script and not os.path.isfile(here):
+            here = launchroot.find(script, path).path or here    # from the repository's top
         if "$" in script or not os.path.isfile(here):
             return True
         try:

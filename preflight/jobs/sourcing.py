@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import re
 
-from preflight.reading import shelldir
+from preflight.reading import launchroot, shelldir
 from preflight.reading.boundary import outside_reference, refuse
 from preflight.reading.parse import ParseError, read_text
 from preflight.reading.shell import blank_heredocs, heredocs
@@ -83,6 +83,10 @@ def _missing(raw: str, named: str, script: str, body: str, pos: int) -> ConfigPr
             "the job is launched, name it too when you run fp8-doctor.")
 
 
+_CD = re.compile(r"(?:^|[;&|(]|\bthen|\bdo|\belse)\s*(?:cd|pushd)\b", re.MULTILINE)
+"""A ``cd`` / ``pushd`` command: after one, the folder a relative ``source`` path is taken from
+is where it went, not the repository's top."""
+
 _REF = re.compile(r"\$(?:\{([A-Za-z_]\w*)\}|([A-Za-z_]\w*))")
 
 
@@ -125,16 +129,23 @@ def _evaluated(text: str, at: int, variables: dict[str, str]) -> str | None:
     return None
 
 
-def _target(raw: str, script: str, line: int, runs: str | None = None) -> str | None:
+def _target(raw: str, script: str, line: int, runs: str | None = None, above: bool = False,
+            ) -> tuple[str | None, launchroot.Found]:
     """The file to follow, or None; one that lies only outside the job is reported
-    (:func:`preflight.reading.boundary.outside_reference`), never read."""
-    found, _ = _candidates(raw, script, runs)
+    (:func:`preflight.reading.boundary.outside_reference`), never read; ``above``: a plain
+    relative path found nowhere else is looked up from the folders above ``script`` (that
+    lookup returned too: the caller warns when two folders hold it)."""
+    found, named = _candidates(raw, script, runs)
     inside = [c for c in found if not refuse(c)]
     if inside:
-        return inside[0]
+        return inside[0], launchroot.Found()
     if found:
         outside_reference(found[0], script, line, "sources")
-    return None
+    if found or not above or named is not None:
+        return None, launchroot.Found()
+    # a path relative to the repository's top, where the job is launched (reading/launchroot)
+    where = launchroot.find(raw.strip("\"'"), script)
+    return where.path, where
 
 
 def sourced(script: str, text: str, missing: list[ConfigProblem] | None = None,
@@ -155,7 +166,8 @@ def sourced(script: str, text: str, missing: list[ConfigProblem] | None = None,
             walks += "$" in m.group(1)      # each a walk of the text before it: a few
             raw = (_evaluated(clean, m.start(), variables) if "$" in m.group(1) and
                    walks <= MAX_FILES else None) or _substituted(m.group(1), clean, m.start())
-            target = _target(raw, path, line, script)
+            above = _CD.search(clean, 0, m.start()) is None    # a `cd` before it decides
+            target, where = _target(raw, path, line, script, above)
             at = written_before(wrote, target, line, os.path.dirname(os.path.abspath(path))) \
                 if target is not None else None
             if target is not None and at is not None:
@@ -172,6 +184,9 @@ def sourced(script: str, text: str, missing: list[ConfigProblem] | None = None,
                 if not cands and named is not None and not refuse(named) and \
                         len(missing) < MAX_FILES:
                     missing.append(_missing(raw, named, path, clean, m.start(1)))
+                said = where.problem(path, line, "sources", raw.strip("\"'"))
+                if said is not None and len(missing) < MAX_FILES:
+                    missing.append(said)
             if target is None or os.path.realpath(target) in reals:
                 continue
             if len(found) >= MAX_FILES:

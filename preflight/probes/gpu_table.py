@@ -1,4 +1,4 @@
-"""Known NVIDIA GPUs: product name -> compute capability and architecture.
+"""Known GPUs: NVIDIA product name -> compute capability and architecture; AMD Instinct names.
 
 Used by ``--assume gpu=NAME`` (plan an environment that is not installed) and to name the
 architecture of a compute capability the probe read from NVML. Compute capabilities are from
@@ -112,5 +112,39 @@ def lookup(name: str) -> KnownGPU | None:
 
 
 def known_names() -> list[str]:
-    """Canonical names accepted by ``--assume gpu=NAME``, in table order."""
-    return [g.name for g in KNOWN_GPUS]
+    """Canonical names accepted by ``--assume gpu=NAME``, in table order (NVIDIA, then AMD)."""
+    return [g.name for g in KNOWN_GPUS] + [g.name for g in ROCM_GPUS]
+
+
+@dataclass(frozen=True)
+class RocmGPU:
+    """An AMD Instinct GPU: ROCm, no CUDA compute capability (its ISA is a gfx target)."""
+
+    name: str
+    gfx: str
+
+
+# AMD's ROCm hardware table (https://rocm.docs.amd.com/en/latest/reference/gpu-arch-specs.html):
+# CDNA 3 (gfx942) runs FP8 as e4m3fnuz/e5m2fnuz, CDNA 4 (gfx950) the OCP formats and MX types.
+# Planning such a job must not stop at "unknown GPU" (holdout21's Primus jobs): the name is kept,
+# and every CUDA-architecture fact is Unknown, as on an AMD machine where NVML finds no GPU.
+ROCM_GPUS: tuple[RocmGPU, ...] = (
+    RocmGPU("MI300X", "gfx942"),
+    RocmGPU("MI300A", "gfx942"),
+    RocmGPU("MI308X", "gfx942"),
+    RocmGPU("MI325X", "gfx942"),
+    RocmGPU("MI350X", "gfx950"),
+    RocmGPU("MI355X", "gfx950"),
+)
+
+
+def _rocm_key(name: str) -> str:
+    return re.sub(r"\b(amd|instinct)\b|[\s_\-]+", "", name.lower())
+
+
+_ROCM_BY_KEY: dict[str, RocmGPU] = {_rocm_key(g.name): g for g in ROCM_GPUS}
+
+
+def lookup_rocm(name: str) -> RocmGPU | None:
+    """The AMD Instinct GPU called ``name`` (``"MI300X"``, ``"AMD Instinct MI355X"``), or None."""
+    return _ROCM_BY_KEY.get(_rocm_key(name))

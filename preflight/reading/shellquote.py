@@ -51,6 +51,22 @@ class QuoteScanner:
             self.add_lit(self.text[self.i + 1:end], self.i + 1, True)
         self.i = end + 1
 
+    def ansi_c(self) -> None:
+        """``$'...'`` at ``self.i``: its text with ``\\n``, ``\\'``, ``\\xHH`` ... decoded as
+        bash decodes them (a ``\\'`` does not end it; bash 5.2 manual, ANSI-C Quoting)."""
+        start = self.i + 2
+        j = start
+        while j < self.n and self.text[j] != "'":
+            j += 2 if self.text[j] == "\\" else 1
+        end = min(j, self.n)
+        body = ansi_c(self.text[start:end])
+        if body:
+            self.add_lit(body, start, True)
+        else:
+            self.flush_lit()
+            self.add_part(Part("", start, quoted=True))
+        self.i = end + 1
+
     def double(self) -> None:
         text, n = self.text, self.n
         i = self.i + 1
@@ -91,9 +107,8 @@ class QuoteScanner:
         nxt = text[i + 1] if i + 1 < self.n else ""
         if nxt == "(" and self.cat_here(quoted):
             return
-        if nxt == "'" and not quoted:                      # $'...' (escapes kept simple)
-            self.i += 1
-            self.single()
+        if nxt == "'" and not quoted:                      # $'...': bash's escapes
+            self.ansi_c()
             return
         if nxt == "(":
             end = _matching(text, i + 1)
@@ -315,3 +330,22 @@ def here_chars(text: str, doc: HereDoc, lit: Callable[[str, int], None], cut: Ca
             j = m.end() if m and m.end() > i else i + 1
             lit(text[i:j], i)
             i = j
+
+
+_ANSI = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r",
+         "t": "\t", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
+_ANSI_ESC = re.compile(r"\\(?:([abeEfnrtv\\'\"?])|x([0-9A-Fa-f]{1,2})|([0-7]{1,3})|"
+                       r"u([0-9A-Fa-f]{1,4})|U([0-9A-Fa-f]{1,8})|c(.))", re.DOTALL)
+
+
+def ansi_c(raw: str) -> str:
+    """The text of ``$'raw'`` as bash decodes it; an escape it does not know stays as written."""
+    def one(m: re.Match[str]) -> str:
+        simple, hx, octal, u4, u8, ctl = m.groups()
+        if simple is not None:
+            return _ANSI[simple]
+        if ctl is not None:
+            return chr(ord(ctl.upper()) ^ 0x40) if ctl != "?" else "\x7f"
+        code = int(hx, 16) if hx else int(octal, 8) if octal else int(u4 or u8, 16)
+        return chr(min(code, 0x10FFFF)) if not 0xD800 <= code <= 0xDFFF else "\ufffd"
+    return _ANSI_ESC.sub(one, raw)

@@ -1,0 +1,164 @@
+"""Python programs a launch script gives inline: ``python -c '<program>'`` and ``python - <<EOF``.
+
+A practitioner's notes verify a Transformer Engine build with a shell block whose commands are
+``python -c '...te.fp8_autocast(enabled=True, fp8_recipe=fp8_recipe)...'``
+(https://github.com/verdimrc/playground-nemo-2.0-gh/blob/6129a1ad5d345ee9628fa6fba4bbdc48a7d3bce3/05-byoc-te-mb/with-ngc-pytorch-25.06-cleanup.md,
+holdout20's blog-byoc-te job, verify_te.sh:6-30): the readers looked for a script path after
+``python`` and found no job (FP8D-CFG-NO-JOB). The program is now found here, as bash gives it
+to Python, and :mod:`preflight.jobs.inlinepy` reads it as a virtual script of the shell file
+(findings name that file and line); it is parsed, never run.
+
+- ``python [opts] -c PROGRAM [args]``: the commands the shell kit expands
+  (:func:`.shellexpand.launches`: quotes removed -- single, double, ``$'...'`` --, variables put
+  in where the walk decides them, branches that do not run skipped, ``bash -c`` strings split
+  again); a program with a value decided at run time (``"$CODE"``, ``$(cat x.py)``) or set in
+  a branch not decided here is not read, with the reason.
+- ``python [opts] [-] <<EOF``: the here-document's body, taken literally under a quoted
+  delimiter; an unquoted one whose body expands something (``$``, a backquote) is not read.
+
+Bounded: :data:`MAX_PROGRAMS` programs per script, :data:`MAX_PROGRAM_CHARS` characters each
+(a longer one is not read, with the reason).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+
+from preflight.reading.shell import heredocs
+from preflight.reading.shellexpand import TooLarge, launches
+from preflight.reading.shellwords import split
+
+MAX_PROGRAMS = 8
+"""Inline programs read from one script (a real one verifies a build with two or three)."""
+MAX_PROGRAM_CHARS = 256 * 1024
+"""Characters of one inline program (a real one is a few hundred; the read limit of a file is
+1 MiB, and a program on a command line is bounded by ARG_MAX, 2 MiB on Linux)."""
+
+MAX_HEREDOCS = 1024
+"""Here-documents looked at for a ``python`` that reads its program from one."""
+MAX_HEAD = 512
+"""Characters of the line before ``<<`` looked at for that ``python``."""
+
+_PYTHON = re.compile(r"python(?:[23](?:\.\d{1,3})?)?")
+# CPython's options that take a value (`python -W ignore -c ...`), v3.12 Modules/main.c
+_TAKES_VALUE = {"-W", "-X", "--check-hash-based-pycs"}
+_HEREDOC_CMD = re.compile(
+    r"(?:^|[;&|(]|\bthen\b|\bdo\b|\belse\b)[ \t]*(?:[A-Za-z_]\w*=\S*[ \t]+)*"
+    r"(?:\S*/)?python(?:[23](?:\.\d{1,3})?)?(?:[ \t]+-[A-Za-z]+)*(?:[ \t]+-)?[ \t]*(?:\d?<<)",
+    re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Program:
+    """One inline program: its text (None when not read: ``why``), the 1-based line of the
+    shell file where its text starts, and the words after it (``sys.argv[1:]``)."""
+
+    line: int
+    text: str | None
+    argv: tuple[str, ...] = ()
+    why: str = ""
+    offset: int = 0          # where the command stands in the shell file
+
+
+def is_python(word: str) -> bool:
+    """A command word that starts CPython (``python``, ``python3.11``, ``/opt/conda/bin/python``)."""
+    return _PYTHON.fullmatch(os.path.basename(word)) is not None
+
+
+def programs(text: str, raw: str, outer: dict[str, str] | None = None) -> list[Program]:
+    """The inline programs of a script, in order, at most :data:`MAX_PROGRAMS`: ``text`` with
+    here-document bodies blanked (its commands), ``raw`` as written (the bodies)."""
+    found = _dash_c(text, outer) + _heredoc(raw)
+    return sorted(found, key=lambda p: p.offset)[:MAX_PROGRAMS]
+
+
+def _line(text: str, offset: int) -> int:
+    return text.count("\n", 0, offset) + 1
+
+
+def _dash_c(text: str, outer: dict[str, str] | None) -> list[Program]:
+    if "-c" not in text:
+        return []
+    try:
+        runs = launches(split(text), is_python, outer, limit=MAX_PROGRAMS * 4)
+    except TooLarge:
+        return []
+    found: list[Program] = []
+    for run in runs:
+        at = _program_at([a.text for a in run.args])
+        if at is None:
+            continue
+        arg = run.args[at]
+        line = _line(text, arg.offset)
+        argv = tuple(a.text for a in run.args[at + 1:])
+        why = ""
+        if arg.opaque is not None:
+            why = f"the program of `python -c` at line {line} is decided at run time ({arg.opaque})"
+        elif arg.conditional is not None:
+            why = (f"the program of `python -c` at line {line} is set in an if/case branch "
+                   f"(line {_line(text, arg.conditional)}) not decided here")
+        elif len(arg.text) > MAX_PROGRAM_CHARS:
+            why = (f"the program of `python -c` at line {line} is {len(arg.text):,} characters, "
+                   f"over the {MAX_PROGRAM_CHARS:,} read")
+        found.append(Program(line, None if why else arg.text, argv, why, run.offset))
+    return found
+
+
+def _program_at(words: list[str]) -> int | None:
+    """The index of ``-c``'s program among the words after ``python``, or None (a script, ``-m``,
+    ``-`` or nothing: no inline program)."""
+    n = 0
+    while n < len(words):
+        word = words[n]
+        if word == "-c":
+            return n + 1 if n + 1 < len(words) else None
+        if not word.startswith("-") or word in ("-", "--", "-m") or word.startswith("--") and \
+                word not in _TAKES_VALUE:
+            return None
+        if word in _TAKES_VALUE:
+            n += 2
+            continue
+        if "c" in word[1:]:          # `-uc CODE`: -c ends the options, the rest is its program
+            rest = word[word.index("c", 1) + 1:]
+            if rest:
+                return None          # `-cCODE`: the program glued on (not taken apart here)
+            return n + 1 if n + 1 < len(words) else None
+        if word[1:2] in ("W", "X"):  # `-Wignore`: the value glued on
+            n += 1
+            continue
+        n += 1
+    return None
+
+
+def _heredoc(text: str) -> list[Program]:
+    if "<<" not in text:
+        return []
+    found: list[Program] = []
+    for doc in heredocs(text)[:MAX_HEREDOCS]:
+        if len(found) >= MAX_PROGRAMS:
+            break
+        head = text.rfind("\n", max(doc.at - MAX_HEAD, 0), max(doc.at, 0)) + 1
+        # (a `python - <<EOF` line is short: a longer head is no such command, and a line of
+        # 20,000 `<<A` is searched once per operator otherwise)
+        if doc.at < 0 or doc.at - head >= MAX_HEAD or \
+                not _HEREDOC_CMD.search(text, head, doc.at + 3):
+            continue
+        body = text[doc.start:doc.body_end if doc.body_end >= doc.start else doc.end]
+        if doc.strip_tabs:
+            body = re.sub(r"(?m)^\t+", "", body)
+        line = _line(text, doc.start)
+        why = ""
+        if not doc.closed:
+            why = (f"the here-document (<<{doc.delimiter}) of `python` at line {doc.line} is "
+                   "never closed")
+        elif not doc.quoted and re.search(r"[$`]", body):
+            why = (f"the program python reads from the here-document at line {doc.line} expands "
+                   f"shell values (<<{doc.delimiter} unquoted, a `$` or backquote in it): not "
+                   "read as written")
+        elif len(body) > MAX_PROGRAM_CHARS:
+            why = (f"the program in the here-document at line {doc.line} is {len(body):,} "
+                   f"characters, over the {MAX_PROGRAM_CHARS:,} read")
+        found.append(Program(line, None if why else body, (), why, doc.at))
+    return found
