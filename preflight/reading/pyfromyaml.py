@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from preflight.reading import pynested
 from preflight.reading.boundary import outside_reference
 from preflight.reading.parse import Parsed, ParseError, parse_json, parse_yaml, read_text
+from preflight.reading.pyinit import NOT_PLAIN, init_attr
 from preflight.reading.pymodfile import module_file
 from preflight.reading.pynested import Section
 from preflight.reading.pyvalues import Call, Unresolved
@@ -54,6 +55,10 @@ def member(module: Module, base: Call, attr: str, line: int) -> Any:
     tree, cls, method, path = found
     name = f"{cls.name}.{method}()" if method else f"{cls.name}()"
     fields = _fields(cls)
+    if fields is None and method is None and \
+            (got := init_attr(cls, attr, base, line)) is not NOT_PLAIN:
+        changed = _changed(module, tree, cls, attr, "__init__")
+        return Unresolved(f"{attr} of {name} {changed}", line) if changed is not None else got
     if fields is None:
         return Unresolved(f"{attr} of {name}: {cls.name} is no plain dataclass of the job "
                           "(a base class, or not a @dataclass)", line)
