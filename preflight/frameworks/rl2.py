@@ -196,7 +196,7 @@ def _rollout(v: View, out: IntentOut, table: dict[str, tuple[Any, str]]) -> None
 
 FRAMEWORK = Framework(
     kind=KIND, title="RL2", formats=("text",), score=score, read=read_yaml,
-    derive=derive, precedence=19,
+    derive=derive, precedence=37,
     defaults=tuple(Default(k, str(val), "RL2 flat (3c0e3e65)", s)
                    for k, (val, s) in FLAT_DEFAULTS.items()) +
     tuple(Default(k, str(val), "RL2 grouped (9161ede5)", s)
