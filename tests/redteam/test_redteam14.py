@@ -1,0 +1,83 @@
+"""redteam14 (session 41): attacks on what sessions 39-40 added (reading/launchroot, launchinline
+and jobs/inlinepy, shellquote's ``$'..'``, shellparam, shellarith, launchpick, ...). Each case of
+the first part failed before its fix:
+
+- a here-document that ``python`` never reads as its program was read as one, a confident FP8
+  verdict from code that never runs: ``python 3<<EOF`` (another file descriptor), ``python -c
+  <<EOF`` / ``-m`` / ``-W`` (an option that takes the next word: Python stops with an error),
+  ``python - <<A <<B`` and ``python - <<EOF < file`` (bash applies redirections left to right:
+  the last one is standard input) (launchinline._heredoc).
+
+The rest pin what held (no traceback, bounded, nothing outside the job read or reported).
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from preflight.facts import Facts
+from preflight.intent import derive
+from preflight.jobs.read import read_paths
+
+PROG = textwrap.dedent("""\
+    import torch
+    import transformer_engine.pytorch as te
+    from transformer_engine.common.recipe import DelayedScaling
+    m = te.Linear(1024, 1024)
+    opt = torch.optim.AdamW(m.parameters())
+    for i in range(10):
+        with te.fp8_autocast(enabled=True, fp8_recipe=DelayedScaling()):
+            y = m(torch.randn(16, 1024, device="cuda"))
+        y.sum().backward()
+        opt.step()
+    """)
+
+
+def _job(root: Path, files: dict[str, str]) -> Path:
+    (root / ".git").mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text.replace("PROG\n", PROG))
+    return root
+
+
+def _intent(path: Path) -> dict[str, Any]:
+    read = read_paths([str(path)])
+    values, _ = derive(Facts(read.facts, read.provenance))
+    return {k[7:]: v for k, v in values.items() if k.startswith("intent.")}
+
+
+# --- here-documents python does not read as its program -----------------------------------------
+
+@pytest.mark.parametrize("script", [
+    "python 3<<'EOF'\nPROG\nEOF\n",                     # fd 3: python's stdin is not it
+    "python -c <<'EOF'\nPROG\nEOF\n",                   # -c wants the next word: an error
+    "python -m <<'EOF'\nPROG\nEOF\n",
+    "python3 -uc <<'EOF'\nPROG\nEOF\n",
+    "python3 -W <<'EOF'\nPROG\nEOF\n",
+    "python - <<'A' <<'B'\nPROG\nA\nimport os\nB\n",    # the last one is stdin
+    "python - <<'EOF' < /dev/null\nPROG\nEOF\n",
+    "python - <<'EOF' 0<other.py\nPROG\nEOF\n",
+])
+def test_a_heredoc_python_does_not_run_is_not_its_program(tmp_path: Path, script: str) -> None:
+    got = _intent(_job(tmp_path, {"run.sh": script}) / "run.sh")
+    assert got["fp8"] is not True
+
+
+@pytest.mark.parametrize("script", [
+    "python - <<'EOF'\nPROG\nEOF\n",
+    "python3<<'EOF'\nPROG\nEOF\n",                      # `python3` then `<<`: fd 0
+    "python 0<<'EOF' > out 2>&1\nPROG\nEOF\n",
+    "python3 -u - <<'EOF' | tee log\nPROG\nEOF\n",      # the pipe's next command is not python's
+    "python - <<'EOF' 2> >(tee err)\nPROG\nEOF\n",
+    "cat > /dev/null < x.txt; python - <<'EOF'\nPROG\nEOF\n",
+])
+def test_a_heredoc_program_is_still_read(tmp_path: Path, script: str) -> None:
+    got = _intent(_job(tmp_path, {"run.sh": script}) / "run.sh")
+    assert got["fp8"] is True
+    assert "run.sh:" in str(got["fp8_source"])
