@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 from preflight.base.digits import ascii_digits, ascii_int
-from preflight.reading import shelldecl
+from preflight.reading import shelldecl, shellside
 
 # `NAME=value`, after a declaration builtin and its options (`readonly`, `declare -rx`,
 # `typeset -l`, `export -n`, `local`: reading/shelldecl.py)
@@ -155,6 +155,9 @@ def collect_variables(text: str, outer: dict[str, str] | None = None,
             if not (ref and ref[0] == name and name in variables):
                 variables[name] = value
                 first[name] = number
+    for name, number in shellside.side_set(text).items():   # `(( F++ ))`, `read F` (redteam14)
+        variables[name] = runtime(f"{name} is also set at line {number} by a command whose "
+                                  "value is not followed here")
     return variables
 
 

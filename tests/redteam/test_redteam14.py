@@ -6,7 +6,11 @@ the first part failed before its fix:
   verdict from code that never runs: ``python 3<<EOF`` (another file descriptor), ``python -c
   <<EOF`` / ``-m`` / ``-W`` (an option that takes the next word: Python stops with an error),
   ``python - <<A <<B`` and ``python - <<EOF < file`` (bash applies redirections left to right:
-  the last one is standard input) (launchinline._heredoc).
+  the last one is standard input) (launchinline._heredoc);
+- ``F=0`` then a command that sets F other than by ``NAME=value`` -- ``(( F++ ))``, ``let F=1``,
+  ``: $(( F = 1 ))``, ``read F``, ``printf -v F``, ``for F in``, ``getopts``, ``unset F``,
+  ``${F:=1}``, ``F+=1``, ``F=$((F+1))`` -- and ``--fp8 $F`` on the launch line: read as
+  ``--fp8 0``, a confident FP8 "no" where bash passes 1 (new reading/shellside.py, shellvars).
 
 The rest pin what held (no traceback, bounded, nothing outside the job read or reported).
 """
@@ -81,3 +85,43 @@ def test_a_heredoc_program_is_still_read(tmp_path: Path, script: str) -> None:
     got = _intent(_job(tmp_path, {"run.sh": script}) / "run.sh")
     assert got["fp8"] is True
     assert "run.sh:" in str(got["fp8_source"])
+
+
+# --- a name set other than by NAME=value ---------------------------------------------------------
+
+TRAIN = textwrap.dedent("""\
+    import argparse, torch
+    import transformer_engine.pytorch as te
+    p = argparse.ArgumentParser()
+    p.add_argument("--fp8", type=int, default=0)
+    a = p.parse_args()
+    m = te.Linear(16, 16)
+    opt = torch.optim.AdamW(m.parameters())
+    for i in range(3):
+        with te.fp8_autocast(enabled=bool(a.fp8)):
+            m(torch.randn(16, 16)).sum().backward()
+        opt.step()
+    """)
+
+
+@pytest.mark.parametrize("before", [
+    "(( F++ ))", "(( F += 1 ))", "(( F = 1 ))", "let F=1", "let F++", ": $(( F = 1 ))",
+    "printf -v F 1", "read F <<< 1", "read -r F G <<< '1 2'", "for F in 1; do :; done",
+    "while getopts f F; do :; done", "unset F\n: ${F:=1}", "F+=1", "F=$((F+1))",
+    "F=$(( F + 1 ))", "declare -i F\nF+=1", "mapfile -t F < /dev/null",
+])
+def test_a_name_set_another_way_is_not_its_first_value(tmp_path: Path, before: str) -> None:
+    script = f"F=0\n{before}\npython train.py --fp8 $F\n"
+    got = _intent(_job(tmp_path, {"run.sh": script, "train.py": TRAIN}) / "run.sh")
+    assert got["fp8"] is not False, before
+
+
+@pytest.mark.parametrize("script, fp8", [
+    ("F=0\npython train.py --fp8 $F\n", False),
+    ("F=1\npython train.py --fp8 $F\n", True),
+    ("F=0\nif (( F == 1 )); then echo; fi\nG=1 python -V\npython train.py --fp8 $F\n", False),
+    ("F=1\nfor ((i = 0; i < 3; i++)); do echo $i; done\npython train.py --fp8 $F\n", True),
+])
+def test_a_name_only_read_keeps_its_value(tmp_path: Path, script: str, fp8: bool) -> None:
+    got = _intent(_job(tmp_path, {"run.sh": script, "train.py": TRAIN}) / "run.sh")
+    assert got["fp8"] is fp8
