@@ -60,6 +60,7 @@ class Program:
     argv: tuple[str, ...] = ()
     why: str = ""
     offset: int = 0          # where the command stands in the shell file
+    exact: bool = True       # its lines are the file's (not so for `$'a\\nb'`, `"a\\<newline>b"`)
 
 
 def is_python(word: str) -> bool:
@@ -102,7 +103,10 @@ def _dash_c(text: str, outer: dict[str, str] | None) -> list[Program]:
         elif len(arg.text) > MAX_PROGRAM_CHARS:
             why = (f"the program of `python -c` at line {line} is {len(arg.text):,} characters, "
                    f"over the {MAX_PROGRAM_CHARS:,} read")
-        found.append(Program(line, None if why else arg.text, argv, why, run.offset))
+        # the text as written from the word's start (after `'`, `"` or `$'`): its newlines are
+        # the file's; else a place inside it is put on the line the program starts (redteam14)
+        exact = any(text.startswith(arg.text, arg.offset + k) for k in (0, 1, 2))
+        found.append(Program(line, None if why else arg.text, argv, why, run.offset, exact))
     return found
 
 

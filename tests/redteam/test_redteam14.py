@@ -10,7 +10,10 @@ the first part failed before its fix:
 - ``F=0`` then a command that sets F other than by ``NAME=value`` -- ``(( F++ ))``, ``let F=1``,
   ``: $(( F = 1 ))``, ``read F``, ``printf -v F``, ``for F in``, ``getopts``, ``unset F``,
   ``${F:=1}``, ``F+=1``, ``F=$((F+1))`` -- and ``--fp8 $F`` on the launch line: read as
-  ``--fp8 0``, a confident FP8 "no" where bash passes 1 (new reading/shellside.py, shellvars).
+  ``--fp8 0``, a confident FP8 "no" where bash passes 1 (new reading/shellside.py, shellvars);
+- ``python -c $'..\\n..'`` or a double-quoted program with ``\\<newline>``: its decoded lines
+  are not the file's, and the places read in it named lines past them (``run.sh:6`` of a
+  3-line file): now the line the program starts (launchinline, jobs/inlinepy).
 
 The rest pin what held (no traceback, bounded, nothing outside the job read or reported).
 """
@@ -125,3 +128,26 @@ def test_a_name_set_another_way_is_not_its_first_value(tmp_path: Path, before: s
 def test_a_name_only_read_keeps_its_value(tmp_path: Path, script: str, fp8: bool) -> None:
     got = _intent(_job(tmp_path, {"run.sh": script, "train.py": TRAIN}) / "run.sh")
     assert got["fp8"] is fp8
+
+
+# --- an inline program whose lines are not the file's --------------------------------------------
+
+ANSI = ("echo hi\npython -c $'import torch\\nimport transformer_engine.pytorch as te\\n"
+        "m = te.Linear(16, 16)\\nwith te.fp8_autocast(enabled=True):\\n"
+        "    m(torch.randn(16, 16)).sum().backward()\\n'\necho done\n")
+CONTINUED = ('echo hi\npython -c "import torch; \\\nimport transformer_engine.pytorch as te; \\\n'
+             'm = te.Linear(16, 16)\nwith te.fp8_autocast(enabled=True):\n'
+             '    m(torch.randn(16, 16)).sum().backward()\n"\n')
+
+
+@pytest.mark.parametrize("script, line", [(ANSI, 2), (CONTINUED, 2)])
+def test_an_inline_program_not_written_line_by_line_names_its_start(
+        tmp_path: Path, script: str, line: int) -> None:
+    got = _intent(_job(tmp_path, {"run.sh": script}) / "run.sh")
+    assert got["fp8"] is True
+    assert str(got["fp8_source"]).endswith(f"run.sh:{line}")
+
+
+def test_an_inline_program_written_line_by_line_keeps_its_lines(tmp_path: Path) -> None:
+    got = _intent(_job(tmp_path, {"run.sh": "echo hi\npython -c '\nPROG\n'\n"}) / "run.sh")
+    assert str(got["fp8_source"]).endswith("run.sh:9")      # PROG's line 7, from line 3
