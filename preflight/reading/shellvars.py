@@ -155,10 +155,17 @@ def collect_variables(text: str, outer: dict[str, str] | None = None,
             if not (ref and ref[0] == name and name in variables):
                 variables[name] = value
                 first[name] = number
-    for name, number in shellside.side_set(text).items():   # `(( F++ ))`, `read F` (redteam14)
-        variables[name] = runtime(f"{name} is also set at line {number} by a command whose "
-                                  "value is not followed here")
+    _side_set(text, variables, here or {})
     return variables
+
+
+def _side_set(text: str, variables: dict[str, str], here: dict[str, str]) -> None:
+    """Names set by ``(( F++ ))``, ``read F``, ``F+=1`` ... (:mod:`.shellside`, redteam14): a
+    run-time value, not their ``NAME=value``'s; ``read -d '' CMD <<EOF`` keeps the body."""
+    for name, number in shellside.side_set(text).items():
+        if name not in here:
+            variables[name] = runtime(f"{name} is also set at line {number} by a command whose "
+                                      "value is not followed here")
 
 
 

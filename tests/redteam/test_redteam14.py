@@ -151,3 +151,10 @@ def test_an_inline_program_not_written_line_by_line_names_its_start(
 def test_an_inline_program_written_line_by_line_keeps_its_lines(tmp_path: Path) -> None:
     got = _intent(_job(tmp_path, {"run.sh": "echo hi\npython -c '\nPROG\n'\n"}) / "run.sh")
     assert str(got["fp8_source"]).endswith("run.sh:9")      # PROG's line 7, from line 3
+
+
+def test_read_of_a_heredoc_keeps_the_body() -> None:
+    from preflight.reading.shellvars import collect_variables
+
+    text = "read -r -d '' CMD <<'EOF'\npython train.py --fp8 1\nEOF\n$CMD\n"
+    assert collect_variables(text)["CMD"] == "python train.py --fp8 1"
