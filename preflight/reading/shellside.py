@@ -31,6 +31,7 @@ _COMMANDS = re.compile(
     rf"getopts[ \t]+\S+[ \t]+({_NAME})|"
     rf"(?:mapfile|readarray)(?:[ \t]+-[A-Za-z]+(?:[ \t]+[^-\s]\S*)?)*[ \t]+({_NAME})|"
     rf"unset(?:[ \t]+-v)?((?:[ \t]+{_NAME})+))", re.M)
+_HEREDOC = re.compile(r"[ \t]*\d?<<(?!<)")
 _DEFAULT_SET = re.compile(rf"\$\{{({_NAME}):?=")
 
 
@@ -51,6 +52,8 @@ def side_set(text: str) -> dict[str, int]:
             add(a.group(1) or a.group(2), m.start())
     for m in _COMMANDS.finditer(text):
         names = m.group(1) or m.group(6)
+        if m.group(1) and _HEREDOC.match(text, m.end()):
+            continue        # `read -r -d '' CMD <<EOF`: the body (reading/shellheredoc.py)
         for name in (names.split() if names else [m.group(n) for n in (2, 3, 4, 5)]):
             if name and re.fullmatch(_NAME, name):
                 add(name, m.start())
