@@ -70,15 +70,15 @@ _LOOSE = re.compile(rf"^[ \t]*(?:(?:export|local|declare|typeset|readonly)(?:[ \
 
 def _loose(text: str, found: dict[str, int]) -> None:
     """``F+=1`` (bash appends, or adds under ``declare -i``), ``F=$(( F + 1 ))``, ``F=$(cmd)``
-    for a name assigned on another line too: the ``NAME=value`` pattern reads neither (a name
+    for a name assigned on a line before too: the ``NAME=value`` pattern reads neither (a name
     set once by ``$(...)`` is left to the readers that compute it, :mod:`.shelldir`)."""
     lines: dict[str, int] = {}
     loose: list[tuple[str, int]] = []
     for m in _LOOSE.finditer(text):
         name = m.group(1)
+        if (m.group(2) or text.startswith("+=", m.end(1))) and lines.get(name):
+            loose.append((name, m.start()))     # set again (`N=$(basename $0)` first: shelldir)
         lines[name] = lines.get(name, 0) + 1
-        if m.group(2) or text.startswith("+=", m.end(1)):
-            loose.append((name, m.start()))
     for name, at in loose:
-        if lines[name] > 1 and name not in found:
+        if name not in found:
             found[name] = text.count("\n", 0, at) + 1
