@@ -15,8 +15,10 @@ What counts (nothing else does; everything else leaves the rows unsaid):
   norms, ``nn.Linear``), at least one TE module; ``.cuda()`` / ``.to(...)`` / dtype casts kept;
 - a tensor: ``torch.randn / rand / zeros / ones / empty(<sizes>)`` with literal ints (or names
   bound once in that scope or at the top level to one), a tuple/list of them, and ``.view`` /
-  ``.reshape`` with such sizes (a ``-1`` only in the last place); casts and moves kept;
-- the call ``MODULE(TENSOR, ...)`` / ``MODULE.forward(TENSOR, ...)`` in the same scope.
+  ``.reshape`` with such sizes (one ``-1`` inferred from a source of known shape); casts and
+  moves kept;
+- the call ``MODULE(TENSOR, ...)`` / ``MODULE.forward(TENSOR, ...)`` in the same scope, inside a
+  ``with te.fp8_autocast(...)`` / ``te.autocast(...)`` there (outside one no FP8 GEMM runs).
 
 Several different row counts are one answer only when every one gives the same verdict (the same
 alignment class: under 8, 8 to 31, 32 and more); else Unknown. A name bound twice in a scope is
@@ -27,7 +29,7 @@ from __future__ import annotations
 
 import ast
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
 from preflight.facts import Unknown
@@ -80,7 +82,7 @@ class _Scope:
         self.imports = imports
         self.names: dict[str, ast.expr] = dict(outer)
         seen: set[str] = set()
-        for stmt in _own(body):
+        for stmt, _ in _own(body):
             if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
                 targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
                 for t in targets:
@@ -107,7 +109,15 @@ class _Scope:
         got = [self._int(a) for a in args]
         return [v for v in got if v is not None] if None not in got and got else None
 
+    def _autocast(self, item: ast.withitem) -> bool:
+        node = item.context_expr
+        func = _qual(node.func, self.imports) if isinstance(node, ast.Call) else ""
+        return func.startswith("transformer_engine.") and \
+            func.rsplit(".", 1)[-1] in ("fp8_autocast", "autocast")
+
     def shape(self, node: ast.expr, depth: int = 0) -> list[int] | None:
+        if depth > 8:
+            return None
         node = _unwrap(node)
         if isinstance(node, ast.Name) and depth < 8 and node.id in self.names:
             return self.shape(self.names[node.id], depth + 1)
@@ -120,14 +130,14 @@ class _Scope:
             return sizes if sizes and all(0 <= v < _MAX for v in sizes) else None
         if isinstance(node.func, ast.Attribute) and node.func.attr in ("view", "reshape"):
             sizes = self._sizes(node.args)
-            if not sizes or any(v < -1 for v in sizes) or -1 in sizes[:-1]:
+            if not sizes or any(v < -1 for v in sizes) or sizes.count(-1) > 1:
                 return None
-            if sizes[-1] == -1:
+            if -1 in sizes:     # the one inferred size: the source's numel over the others
                 src = self.shape(node.func.value, depth + 1)
-                lead = math.prod(sizes[:-1])
-                if src is None or lead <= 0 or math.prod(src) % lead:
+                rest = math.prod(v for v in sizes if v != -1)
+                if src is None or rest <= 0 or math.prod(src) % rest:
                     return None
-                sizes = [*sizes[:-1], math.prod(src) // lead]
+                sizes = [math.prod(src) // rest if v == -1 else v for v in sizes]
             return sizes
         return None
 
@@ -151,8 +161,12 @@ class _Scope:
         return same and any(self._te(p) for p in parts)
 
     def fed(self, body: list[ast.stmt]) -> Iterator[tuple[int, int]]:
-        """``(rows, line)`` of every call of a TE module on a tensor of literal shape."""
-        for stmt in _own(body):
+        """``(rows, line)`` of every call of a TE module on a tensor of literal shape, made
+        inside a TE autocast of the same scope (outside one TE runs no FP8 GEMM: a BF16 warm-up
+        or a shape check on one sample says nothing of the FP8 rows)."""
+        for stmt, inside in _own(body, self._autocast):
+            if not inside:
+                continue
             for node in _walk(stmt):
                 if not isinstance(node, ast.Call) or not node.args:
                     continue
@@ -166,18 +180,26 @@ class _Scope:
                     yield math.prod(shape[:-1]), node.lineno
 
 
-def _own(body: list[ast.stmt]) -> Iterator[ast.stmt]:
-    """The statements of a scope, into if/with/for/while/try blocks but not nested defs."""
-    for stmt in body:
+def _own(body: list[ast.stmt], fp8: Callable[[ast.withitem], bool] | None = None,
+         ) -> Iterator[tuple[ast.stmt, bool]]:
+    """The statements of a scope, into if/with/for/while/try blocks but not nested defs, each
+    with whether it sits inside a ``with`` whose item ``fp8`` accepts (a TE autocast)."""
+    todo: list[tuple[ast.stmt, bool]] = [(s, False) for s in reversed(body)]
+    while todo:
+        stmt, inside = todo.pop()
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             continue
-        yield stmt
+        yield stmt, inside
+        opens = inside or (isinstance(stmt, (ast.With, ast.AsyncWith)) and fp8 is not None
+                           and any(fp8(item) for item in stmt.items))
+        inner: list[ast.stmt] = []
         for field in ("body", "orelse", "finalbody"):
-            inner = getattr(stmt, field, None)
-            if isinstance(inner, list):
-                yield from _own([s for s in inner if isinstance(s, ast.stmt)])
+            got = getattr(stmt, field, None)
+            if isinstance(got, list):
+                inner.extend(x for x in got if isinstance(x, ast.stmt))
         for handler in getattr(stmt, "handlers", ()):
-            yield from _own(handler.body)
+            inner.extend(handler.body)
+        todo.extend((x, opens) for x in reversed(inner))
 
 
 def _walk(stmt: ast.stmt) -> Iterator[ast.AST]:
