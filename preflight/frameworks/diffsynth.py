@@ -74,7 +74,7 @@ def script_args(out: launch.Out, words: list[launch.Token], variables: dict[str,
 
 
 def score(data: Any) -> int:
-    """DiffSynth has no config file (no formats): its options are flags of train.py, read on
+    """DiffSynth has no config file (``--kind diffsynth`` on a JSON reads nothing): its options are flags of train.py, read on
     the accelerate launch line (:func:`script_args`)."""
     return 0
 
@@ -113,7 +113,7 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
 
 
 FRAMEWORK = Framework(
-    kind=KIND, title="DiffSynth-Studio", formats=(), score=score, read=read,
+    kind=KIND, title="DiffSynth-Studio", formats=("json",), score=score, read=read,
     derive=derive, precedence=36, distributions=("diffsynth",),
     defaults=(
         Default("--fp8_models", "None (no model stored in FP8)", "all",
