@@ -151,8 +151,9 @@ def test_hostile_targets_are_not_looked_up(tmp_path: Path) -> None:
 
 
 def test_fp8_option_the_script_does_not_declare_is_unknown(tmp_path: Path) -> None:
-    # DiffSynth's train.py parses --fp8_models with a parser of the installed package
-    train = ("import accelerate\nfrom diffsynth import add_general_config\n"
+    # a train.py that parses --fp8_models with a parser of an installed package (not
+    # DiffSynth's, which frameworks/diffsynth.py reads: tests/frameworks/test_diffsynth.py)
+    train = ("import accelerate\nfrom mytools import add_general_config\n"
              "args = add_general_config(argparse.ArgumentParser()).parse_args()\n"
              "accelerator = accelerate.Accelerator()\nmodel = M(fp8_models=args.fp8_models)\n")
     script = _repo(tmp_path, f"accelerate launch {TRAIN} --fp8_models a,b", {TRAIN: train})
