@@ -1,7 +1,9 @@
 """Regenerate one release's table in ``preflight/data/megatron_bridge_recipes.json`` from a
-Megatron-Bridge checkout (the other releases' tables are kept; the file holds v0.4.0, v0.5.0
-and v0.6.0: a recipe's preset changes between releases, nemotron_3_super_pretrain_config is
-NVFP4 at v0.4.0 and v0.5.0, BF16 at v0.6.0).
+Megatron-Bridge checkout (the other releases' tables are kept; the file holds v0.2.0, v0.2.2,
+v0.3.0, v0.3.1, v0.4.0, v0.5.0 and v0.6.0: a recipe's preset changes between releases,
+nemotron_3_super_pretrain_config is NVFP4 at v0.4.0 and v0.5.0, BF16 at v0.6.0). The 0.1.x
+tags (v0.1.0rc4) and the 0.2.0 pre-releases up to rc5 have no ``<model>_pretrain_config``
+functions (``recipes/llama/llama32_1b.py`` ``pretrain_config``): not tabled.
 
 Usage: ``python tools/megatron_bridge_recipes.py /path/to/Megatron-Bridge TAG COMMIT``
 
@@ -45,6 +47,15 @@ def _code(text: str) -> str:
     return "\n".join(lines)
 
 
+def _tested(body: str, at: int) -> bool:
+    """Is the preset name at ``at`` compared or listed, not set (v0.2.x-v0.3.0
+    llama3_8b_low_precision_pretrain_config: ``assert mixed_precision_recipe in ["bf16_with_...",
+    ...]`` and ``if mixed_precision_recipe == "bf16_with_nvfp4_mixed"``: the caller's argument
+    picks the preset)?"""
+    before = body[:at].rstrip().rstrip("\"'").rstrip()
+    return before.endswith(("==", "!=", "[", ","))
+
+
 def _collect(root: Path) -> tuple[dict[str, str], dict[str, dict[str, str]], dict[str, str],
                                   dict[str, str]]:
     """Function bodies (comments and docstrings dropped): public by name, private by name and
@@ -66,6 +77,15 @@ def _collect(root: Path) -> tuple[dict[str, str], dict[str, dict[str, str]], dic
                 if not isinstance(node, ast.FunctionDef):
                     continue
                 body = _code(ast.get_source_segment(src, node) or "")
+                if node.body:
+                    # the signature ends where the body's first line starts: a preset there is
+                    # a parameter's default, which a caller's keyword replaces (v0.2.x-v0.3.0:
+                    # nemotron_nano_12b_v2_pretrain_config passes "precision_config":
+                    # "nanov2_bf16_with_fp8_current_scaling_mixed" to _nemotronh_common, whose
+                    # signature defaults it to "bf16_mixed")
+                    cut = sum(len(x) + 1 for x in body.split("\n")[:node.body[0].lineno
+                                                                   - node.lineno])
+                    body = body[:cut] + SIGNATURE_END + body[cut:]
                 first = node.body[0] if node.body else None
                 if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and \
                         isinstance(first.value.value, str):
@@ -77,6 +97,12 @@ def _collect(root: Path) -> tuple[dict[str, str], dict[str, dict[str, str]], dic
                     public[node.name] = body
                     module_of[node.name] = str(path)
     return public, private, module_of, aliases
+
+
+SIGNATURE_END = "\0"
+"""Where a function's signature ends in its body's text (presets before it are defaults)."""
+WEAK = "?"
+"""Prefix of a preset that only a signature default gives (any preset set in the caller wins)."""
 
 
 def _bodies(public: Any, private: Any, module_of: Any, aliases: Any
@@ -121,8 +147,9 @@ def _last_set(body_of: Callable[[str, str], tuple[str, str] | None], aliases: di
                 continue
             sub = resolve(m.group(1), here, depth + 1)
             if sub is not None:
-                events.append((m.start() + start, sub))
-        memo[key] = finish(body, max(events)[1] if events else None)
+                weak = isinstance(sub, str) and sub.startswith(WEAK)
+                events.append((-1 if weak else m.start() + start, sub))
+        memo[key] = finish(body, max(events, key=lambda e: e[0])[1] if events else None)
         return memo[key]
     return resolve
 
@@ -143,9 +170,16 @@ def scan(root: Path) -> dict[str, str]:
         events: list[tuple[int, Any]] = [
             (m.start(), PERF[m.group(1)])
             for m in re.finditer(r'_perf_precision\(\s*"(\w+)"\s*\)', body)]
-        return events + [(m.start(), m.group(1)) for m in PRESET.finditer(body)]
+        cut = body.find(SIGNATURE_END)
+        return events + [(-1, WEAK + m.group(1)) if m.start() < cut else (m.start(), m.group(1))
+                         for m in PRESET.finditer(body) if not _tested(body, m.start())]
 
     def finish(body: str, preset: Any) -> Any:
+        if isinstance(preset, str) and preset.startswith(WEAK) and body.startswith(("def _",
+                                                                                      "def\t_")):
+            return preset                   # a helper's default: still weak to its caller
+        preset = preset[len(WEAK):] if isinstance(preset, str) and \
+            preset.startswith(WEAK) else preset
         recipe = re.findall(r'mixed_precision\.fp8_recipe\s*=\s*"(\w+)"', body)
         if preset is not None and recipe and preset.split(":")[0] not in ("bf16_mixed",
                                                                           "fp16_mixed"):

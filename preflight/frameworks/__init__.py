@@ -47,6 +47,9 @@ KINDS: tuple[str, ...] = (
     "gpt_neox",
     "flagscale",
     "soup",
+    "rl2",
+    "simpletuner",
+    "diffsynth",
 )
 """Every framework's kind, which is its module's name, in detection order (on equal scores the
 earlier one is named first). The modules are imported on first use of :data:`FRAMEWORKS`,

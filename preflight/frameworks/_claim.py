@@ -42,3 +42,23 @@ Megatron-Bridge, AReaL, verl, NeMo-RL ...): never enough, alone, to claim a file
 def owns(top: Iterable[str], own: Iterable[str]) -> bool:
     """Whether the top-level keys ``top`` include one of a framework's ``own`` keys."""
     return not set(own).isdisjoint(top)
+
+
+FOREIGN: frozenset[str] = frozenset({
+    # SimpleTuner (bghira/SimpleTuner 002cabbb simpletuner/helpers/configuration/cmd_args.py)
+    "model_family", "model_flavour", "base_model_precision", "data_backend_config",
+    "validation_prompt_library", "checkpoint_step_interval", "text_encoder_1_precision",
+    # kohya-ss/sd-scripts v0.9.1 (library/train_util.py, train_network.py)
+    "network_module", "network_dim", "network_alpha", "fp8_base", "full_bf16", "full_fp16",
+    "save_model_as", "train_data_dir", "cache_latents", "save_precision",
+    # kohya-ss/musubi-tuner v0.2.13 (hv_train_network.py)
+    "fp8_scaled", "fp8_llm", "dit", "dit_dtype", "blocks_to_swap", "discrete_flow_shift",
+    # Nerogar/OneTrainer (modules/util/config/TrainConfig.py)
+    "training_method", "base_model_name", "weight_dtype", "output_model_destination",
+    "output_model_format", "train_dtype", "fallback_train_dtype", "concept_file_name",
+})
+"""Top-level keys of the diffusion fine-tuners' configs (several share TrainingArguments names:
+``report_to``, ``hub_model_id``, ``num_train_epochs``, ``gradient_checkpointing``) that no
+TrainingArguments file carries: a file with one is not read as TrainingArguments (a SimpleTuner
+config.json was, its ``mixed_precision: bf16`` hiding ``base_model_precision: fp8-torchao``;
+holdout20)."""

@@ -46,6 +46,9 @@ DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
     "gpt_neox": ("deepspeed",),
     "flagscale": (),
     "soup": ("soup-cli",),
+    "rl2": (),
+    "simpletuner": ("simpletuner",),
+    "diffsynth": ("diffsynth",),
 }
 """kind -> the distributions it ships as, then those it requires."""
 # END GENERATED

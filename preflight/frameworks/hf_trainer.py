@@ -14,8 +14,15 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from preflight.facts import Unknown
-from preflight.frameworks import axolotl_launch, hfmoe, llamafactory_launch, trl
-from preflight.frameworks._claim import owns
+from preflight.frameworks import (
+    axolotl_launch,
+    diffsynth,
+    hfmoe,
+    llamafactory_launch,
+    trl,
+    trl_rollout,
+)
+from preflight.frameworks._claim import FOREIGN, owns
 from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, IntentOut, View
 from preflight.reading import launch
@@ -53,7 +60,7 @@ def score(data: Any) -> int:
     """How strongly a parsed mapping looks like TrainingArguments (0 without one of its own
     fields)."""
     top = {str(k) for k in data}
-    if not owns(top, OWN_KEYS):
+    if not owns(top, OWN_KEYS) or owns(top, FOREIGN):
         return 0
     s = 3 * len(top & {"output_dir", "per_device_train_batch_size",
                        "per_device_eval_batch_size", "num_train_epochs", "logging_steps",
@@ -116,6 +123,9 @@ def script_args(out: launch.Out, words: list[launch.Token], variables: dict[str,
         return
     if axolotl_launch.launched(str(script or "")):
         axolotl_launch.train_args(out, words, variables)
+        return
+    if script and diffsynth.launched(script, out.path, [w for w, _ in words]):
+        diffsynth.script_args(out, words, variables)
         return
     found, _ = launch.flags(words, set(), stop_at_positional=False)
     if not any(HINT.match("--" + f) for f, _, _ in found) or _not_a_trainer(script, out.path):
@@ -236,7 +246,10 @@ def _read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
 
 
 def from_hf_trainer(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
-    return training_args(View(f, KIND, prov)).build()
+    h = View(f, KIND, prov)
+    out = training_args(h)
+    trl_rollout.apply(h, out)     # a TRL GRPO/RLOO config's rollout (fwrl7, holdout21)
+    return out.build()
 
 
 def training_args(h: View) -> IntentOut:

@@ -59,18 +59,34 @@ def read_python(module: Module) -> ReaderOutput:
         plugins = [plugins] if isinstance(plugins, Call) else plugins
         if isinstance(plugins, list):
             found = [p for p in plugins if isinstance(p, Call)]
-            out.put(f"{base}.plugins", [p.name for p in found],
+            out.put(f"{base}.plugins", [_ALIASES.get(p.name, p.name) for p in found],
                     call.lines.get("plugins", call.line))
             for plugin in found:
-                _plugin(out, f"{base}.plugins.{plugin.name}", plugin)
+                _plugin(out, f"{base}.plugins.{_ALIASES.get(plugin.name, plugin.name)}", plugin)
         elif plugins is not None:
             out.put(f"{base}.plugins", plugins, call.lines.get("plugins", call.line))
     return out.output()
 
 
+_ALIASES = {"TransformerEnginePrecisionPlugin": "TransformerEnginePrecision"}
+"""Lightning 2.1's Trainer plugin name for the same class (lightning/pytorch/plugins/precision/
+transformer_engine.py at Lightning-AI/pytorch-lightning 0f27c857: ``TransformerEnginePrecisionPlugin
+(PrecisionPlugin, FabricTEPrecision)``, its weights dtype the argument ``dtype``); 2.2 renamed both
+(``TransformerEnginePrecision(weights_dtype=...)``)."""
+_KEYS = {"dtype": "weights_dtype"}
+NOT_FP8_PLUGINS = frozenset({
+    "MixedPrecision", "MixedPrecisionPlugin", "HalfPrecision", "HalfPrecisionPlugin",
+    "DoublePrecision", "DoublePrecisionPlugin", "Precision", "PrecisionPlugin",
+    "BitsandbytesPrecision", "BitsandbytesPrecisionPlugin", "DeepSpeedPrecision",
+    "DeepSpeedPrecisionPlugin", "FSDPPrecision", "FSDPPrecisionPlugin", "XLAPrecision",
+    "XLAPrecisionPlugin", "AMPPlugin", "NativeMixedPrecisionPlugin"})
+"""Lightning's precision plugins that never train in FP8 (lightning 2.x plugins/precision/)."""
+
+
 def _plugin(out: PyOut, prefix: str, plugin: Call) -> None:
     for key, value in plugin.kwargs.items():
         line = plugin.lines.get(key, plugin.line)
+        key = _KEYS.get(key, key) if prefix.endswith(".TransformerEnginePrecision") else key
         if key == "recipe" and isinstance(value, Call):
             out.put(f"{prefix}.recipe_class", value.name, value.line)
             for k, v in value.kwargs.items():
@@ -157,6 +173,15 @@ def _te_plugin(lit: View, te: str, out: IntentOut) -> None:
                         lit.src(te + "weights_dtype", src))
 
 
+def _other_precision_plugin(plugins: Any) -> str:
+    """A plugin of the list named like a precision plugin Lightning's own list does not hold
+    (a job's subclass, a third-party plugin): which precision it trains in is not known."""
+    if not isinstance(plugins, list):
+        return ""
+    return next((str(p)[:80] for p in plugins if isinstance(p, str) and p not in NOT_FP8_PLUGINS
+                 and p.endswith(("Precision", "PrecisionPlugin"))), "")
+
+
 def from_lightning(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     lit = View(f, "lightning", prov)
     out = IntentOut()
@@ -165,6 +190,10 @@ def from_lightning(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     if isinstance(lit.get("trainer.plugins"), list) and \
             "TransformerEnginePrecision" in lit.get("trainer.plugins"):
         _te_plugin(lit, te, out)
+    elif _other_precision_plugin(lit.get("trainer.plugins")):
+        out["fp8"] = (Unknown(f"a precision plugin this reader does not know: "
+                              f"{_other_precision_plugin(lit.get('trainer.plugins'))}"),
+                      lit.src("trainer.plugins"))
     elif lit.unknown("trainer.plugins") or (prec is None and lit.unknown("trainer.precision")):
         key = "trainer.plugins" if lit.unknown("trainer.plugins") else "trainer.precision"
         unknown = lit.unknown(key)

@@ -142,10 +142,15 @@ def for_recipe(name: str, version: Any = None) -> tuple[dict[str, Any], str] | s
     tables = _recipes()
     known = version if isinstance(version, str) and _minor(version) else None
     mine = [t for t in tables if known is not None and _minor(t["version"]) == _minor(known)]
+    # the release itself where its table is here, else its series' last one read (0.2.0rc5,
+    # a clone of main between tags, reads as v0.2.2: the 0.2.x tables agree on every FP8 entry)
+    mine.sort(key=lambda t: t["version"].lstrip("v") == str(known).strip().lstrip("v"))
     if mine and (hit := _in_table(mine[-1], name)) is not None:
         t = mine[-1]
+        series = "" if t["version"].lstrip("v") == str(known).strip().lstrip("v") else \
+            f"; the {'.'.join(map(str, _minor(t['version']) or ()))} series' table for {known}"
         return hit[0], (f"Megatron-Bridge {t['version']} recipe {name} "
-                        f"(commit {t['commit'][:8]}): {hit[1]}")
+                        f"(commit {t['commit'][:8]}): {hit[1]}{series}")
     if known is None or mine:
         # version not known, or its release has no such recipe (so another copy of
         # Megatron-Bridge runs it, a container's): what every release that has it says

@@ -76,11 +76,9 @@ def read_python(module: Module) -> ReaderOutput:
     with none of them is read only when it trains and no other framework takes it
     (:mod:`.pytorch_loop`), then ``config.pytorch.training_loop`` at its backward pass."""
     out = PyOut(module)
-    if not _fp8_words(module):
-        line = training_step(module, KIND)
-        if line is None:
-            return ReaderOutput()
-        out.put(f"{PREFIX}.training_loop", True, line)
+    words = _fp8_words(module)
+    if not words and not _loop(out, module):
+        return ReaderOutput()
     modules: set[str] = set()
     built: list[tuple[Call, str]] = []
     calls = [c for c, _ in out.module.calls()]
@@ -132,12 +130,25 @@ def read_python(module: Module) -> ReaderOutput:
     if modules:
         out.put(f"{PREFIX}.te.modules", sorted(modules), None)
     gemm_sizes(out, PREFIX, built)
+    if words and not out.facts:
+        # its FP8 calls only in branches that do not run (holdout19 bdh trainer.py,
+        # `if config.low_precision.use_fp8 and ...: te.fp8_autocast`, use_fp8 false): a loop
+        _loop(out, module)
     if out.facts:       # (a file this reader says nothing else about is no PyTorch job)
         model_loaded(out, PREFIX, calls)
     if not any(c.func == "torch.compile" for c in calls) and not out.module.bindings:
         _compile_not_run(out)       # (a helper module's unused compile says nothing)
     own_fp8(out, PREFIX)
     return out.output()
+
+
+def _loop(out: PyOut, module: Module) -> bool:
+    """``config.pytorch.training_loop`` at the backward pass of a loop no other framework
+    takes (:mod:`.pytorch_loop`); False when ``module`` is no such loop."""
+    line = training_step(module, KIND)
+    if line is not None:
+        out.put(f"{PREFIX}.training_loop", True, line)
+    return line is not None
 
 
 def _fp8_words(module: Module) -> bool:

@@ -30,6 +30,7 @@ from typing import Any
 from preflight.facts import Unknown
 from preflight.frameworks._view import IntentOut, View
 from preflight.reading.pyfacts import PyOut
+from preflight.reading.pymodelrows import gemm_rows
 from preflight.reading.pysource import Module
 from preflight.reading.pyvalues import Call, dotted
 
@@ -91,6 +92,9 @@ def gemm_sizes(out: PyOut, prefix: str, built: Iterable[tuple[Call, str]]) -> No
         outs.update(v for v in got_out if v is not None)
     if first is None:
         return
+    rows = gemm_rows(out.module.tree, out.module.imports)
+    if rows.value is not None:      # the input's literal shape: TE issue 1571 (pymodelrows)
+        out.put(f"{prefix}.te.gemm_rows", rows.value, rows.line)
     line = first.line if not unknown else None
     if unknown:
         out.put(f"{prefix}.te.gemm_unknown", unknown, None)
@@ -159,7 +163,13 @@ def _align(n: int) -> int:
 def dims_align(p: View, out: IntentOut, recipe: Any) -> None:
     """``shapes.dims_align`` from the TE modules' sizes: the in-sizes' power of two, and the
     out-sizes' doubled (they need 8 where in-sizes need 16), except under MXFP8 (32 both ways).
-    With a module of unknown sizes, only a value under 16 is conclusive."""
+    With a module of unknown sizes, only a value under 16 is conclusive. The rows of the tensor
+    a script feeds the modules (:mod:`preflight.reading.pymodelrows`) are ``shapes.tokens``,
+    where no framework earlier in order gives micro-batch x sequence."""
+    rows = p.get("te.gemm_rows")
+    if (isinstance(rows, int) and not isinstance(rows, bool) and rows > 0) or \
+            p.unknown("te.gemm_rows"):
+        out["shapes.tokens"] = (p.unknown("te.gemm_rows") or rows, p.src("te.gemm_rows"))
     ins, outs = p.get("te.gemm_in"), p.get("te.gemm_out")
     if not (isinstance(ins, list) and isinstance(outs, list) and ins and outs):
         return

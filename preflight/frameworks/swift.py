@@ -21,7 +21,7 @@ from packaging.version import Version
 from preflight.base.versions import comparison_key
 from preflight.facts import Unknown
 from preflight.findings import Source
-from preflight.frameworks import swift_walk
+from preflight.frameworks import ckptname, swift_walk
 from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, IntentOut, View
 from preflight.frameworks.megatron import megatron_intent
@@ -157,6 +157,8 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
             stage = re.match(r"zero(\d)", ds)
             if stage:       # ms-swift's bundled swift/llm/ds_config/zero<N>*.json
                 out["zero_stage"] = (int(stage.group(1)), s.src("deepspeed"))
+    if s.get("command") == "swift rlhf" and str(s.get("rlhf_type", "")).lower() == "grpo":
+        _rollout(s, out)
     dtype = s.get("torch_dtype")
     if not (s.truthy("bf16") or s.truthy("fp16")):
         out["precision"] = ((_DTYPES.get(str(dtype).lower(), Unknown(f"torch_dtype {dtype!r}")),
@@ -164,6 +166,48 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
                             (Unknown("ms-swift takes the dtype from the model's config "
                                      "(--torch_dtype not given)"), "intent"))
     return out.build()
+
+
+# GRPO's rollout arguments: swift/trainers/arguments.py l.205 (vllm_quantization: None, passed to
+# vLLM as quantization, l.236), l.258-259 (use_vllm False, vllm_mode colocate) @ v3.10.0;
+# swift/rlhf_trainers/args_mixin.py l.49, l.169-170 @ v4.5.2 (the same defaults). Without vLLM
+# the policy model itself generates (PtEngine), in the training dtype.
+_ROLL = "ms-swift v3.10.0 swift/trainers/arguments.py"
+
+
+def _rollout(s: View, out: IntentOut) -> None:
+    """``swift rlhf --rlhf_type grpo``: the rollout engine and whether it runs FP8 (vLLM's
+    ``quantization`` from ``--vllm_quantization``; none given: the model dtype)."""
+    use = s.facts.get(f"{PREFIX}.use_vllm")
+    if isinstance(use, Unknown):
+        out["rollout.engine"] = out["rollout.fp8"] = (use, s.src("use_vllm"))
+        return
+    if use is not True:
+        out["rollout.engine"] = ("hf", s.src("use_vllm", f"{_ROLL}:258 (use_vllm: False)"))
+        out["rollout.fp8"] = (False, f"{s.src('use_vllm', f'{_ROLL}:258 (use_vllm: False)')}: "
+                                     "the policy model generates (PtEngine), in the training "
+                                     "dtype")
+        return
+    out["rollout.engine"] = ("vllm", s.src("use_vllm"))
+    quant = s.facts.get(f"{PREFIX}.vllm_quantization")
+    if isinstance(quant, Unknown):
+        out["rollout.fp8"] = (quant, s.src("vllm_quantization"))
+    elif quant is not None and str(quant).lower() not in ("none", "null", ""):
+        on = str(quant).lower() == "fp8"
+        out["rollout.fp8"] = (on, s.src("vllm_quantization"))
+        if on:      # vLLM's online dynamic FP8: per-tensor weight scales
+            out["rollout.recipe"] = ("tensorwise", s.src("vllm_quantization"))
+    elif ckptname.says_fp8(str(s.get("model", ""))[:4096]):
+        out["rollout.fp8"] = (Unknown(f"--model {str(s.get('model'))[:80]!r} looks like an FP8 "
+                                      "checkpoint: vLLM follows its quantization_config, not "
+                                      "read here"), s.src("model"))
+    else:
+        server = str(s.get("vllm_mode", "")).lower() == "server"
+        out["rollout.fp8"] = (False, f"{_ROLL}:205 (vllm_quantization: None): vLLM runs in the "
+                                     "model dtype" + (
+                                         "; the vLLM server (`swift rollout`, started outside "
+                                         "this script) taken at the same default"
+                                         if server else ""))
 
 
 FRAMEWORK = Framework(

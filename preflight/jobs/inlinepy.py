@@ -58,7 +58,7 @@ def read(path: str, text: str, raw: str, outer: dict[str, str], kind: str | None
         given = environ(prog.offset)
         env = None if given is None else {name: (v, w) for name, v, w in given}
         k, out = read_file(virtual, kind, explicit=False, argv=prog.argv, environ=env)
-        out = _on_shell(out, virtual, path)
+        out = _on_shell(out, virtual, path, None if prog.exact else prog.line)
         problems.extend(out.problems[:MAX_PROBLEMS])
         linked.extend(out.linked)
         if k is None:
@@ -77,17 +77,20 @@ def read(path: str, text: str, raw: str, outer: dict[str, str], kind: str | None
     return got, ReaderOutput(facts, prov, tuple(problems), tuple(linked)), unread
 
 
-def _on_shell(out: ReaderOutput, virtual: str, path: str) -> ReaderOutput:
-    """``out`` with every place in the virtual script put on the shell file (same lines)."""
+def _on_shell(out: ReaderOutput, virtual: str, path: str, line: int | None = None,
+              ) -> ReaderOutput:
+    """``out`` with every place in the virtual script put on the shell file (same lines; all on
+    ``line`` when the program's lines are not the file's: ``$'a\\nb'``)."""
     def moved(where: Any) -> Any:
         if isinstance(where, Source) and where.path == virtual:
-            return Source(path, where.line)
+            return Source(path, where.line if line is None else line)
         if isinstance(where, str) and where.startswith(virtual):
-            return path + where[len(virtual):]
+            return path + (where[len(virtual):] if line is None else f":{line}")
         return where
 
     prov = {n: moved(w) for n, w in out.provenance.items()}
-    problems = tuple(replace(p, path=path) if p.path == virtual else p for p in out.problems)
+    problems = tuple(replace(p, path=path, line=p.line if line is None else line)
+                     if p.path == virtual else p for p in out.problems)
     linked = tuple(replace(link, source=moved(link.source)) for link in out.linked
                    if link.path != virtual)
     return ReaderOutput(out.facts, prov, problems, linked)

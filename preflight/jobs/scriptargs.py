@@ -23,7 +23,7 @@ from dataclasses import replace
 from preflight.base.digits import ascii_digits
 from preflight.reading import launchpick, shellbind, shelldefaults
 from preflight.reading.parse import ParseError
-from preflight.reading.shellargs import ARGV, PARAMS, calls, encode
+from preflight.reading.shellargs import ARGV, PARAMS, calls, encode, run_env
 from preflight.reading.shellcalls import Walked
 from preflight.reading.shellexpand import TooLarge, launches, split_text
 from preflight.reading.types import ConfigProblem, Linked, ReaderOutput
@@ -69,8 +69,10 @@ def read(reader: Read, path: str, text: str, kind: str | None, explicit: bool,
     inherited = {k: v for k, v in (inherited or {}).items() if not ascii_digits(k)}
     runs = calls(argv)
     if runs:
-        outs = [read(reader, path, text, kind, explicit, {**inherited, ARGV: one})
-                or reader(path, text, kind, explicit, inherited) for one, _ in runs]
+        # (each run with its own environment: `PR=fp8 bash s.sh` is not `bash s.sh`)
+        outs = [read(reader, path, text, kind, explicit, run_env(inherited, one))
+                or reader(path, text, kind, explicit, {**run_env(inherited, one), ARGV: argv})
+                for one, _ in runs]
         got = next((g for g, _ in outs if g is not None), None)
         return got, launchpick.merged([o for _, o in outs], ", ".join(w for _, w in runs))
     bound = shellbind.bind(text, argv)

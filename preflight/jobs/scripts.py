@@ -100,7 +100,7 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
         raise ParseError(f"{what}: bash refuses the script with a syntax error, so it would not "
                          "start the job", text.count("\n", 0, at) + 1)
     missing: list[ConfigProblem] = read_stops(path, values, docs, took)
-    files, outer = sourced(path, text, missing) if shell_script else ([], {})
+    files, outer = sourced(path, text, missing, inherited) if shell_script else ([], {})
     outer = {**(inherited or {}), **outer, **({SELF: path} if shell_script else {})}  # `$0`'s name
     walked = shellcalls.walk(path, values, outer, inherited) if shell_script else None
     # the text without comments and its variables: once, for every reader below

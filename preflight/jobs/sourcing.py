@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import os
 import re
+from typing import Any
 
 from preflight.reading import launchroot, shelldir
 from preflight.reading.boundary import outside_reference, refuse
 from preflight.reading.parse import ParseError, read_text
 from preflight.reading.shell import blank_heredocs, heredocs
+from preflight.reading.shellargs import ENVIRON
 from preflight.reading.shellexpand import Eval, TooLarge
 from preflight.reading.shellheredoc import kept_text
 from preflight.reading.shellstops import errexit
@@ -149,11 +151,15 @@ def _target(raw: str, script: str, line: int, runs: str | None = None, above: bo
 
 
 def sourced(script: str, text: str, missing: list[ConfigProblem] | None = None,
-            ) -> tuple[list[str], dict[str, str]]:
+            inherited: dict[str, Any] | None = None) -> tuple[list[str], dict[str, str]]:
     """Files ``script`` sources (transitively, bounded) and the variables they set; a file of the
-    job it names that does not exist is added to ``missing``."""
+    job it names that does not exist is added to ``missing``. ``inherited``: what the caller
+    gives; its environment (``PR=fp8 bash s.sh``) is what a sourced ``export PR=${PR:-bf16}``
+    keeps (holdout21: read without it, every run of the ModelZoo wrapper was BF16)."""
     found: list[str] = []
-    variables: dict[str, str] = {}
+    names = str((inherited or {}).get(ENVIRON) or "").split(",")
+    variables: dict[str, str] = {n: v for n, v in (inherited or {}).items()
+                                 if n in names and isinstance(v, str) and n.isidentifier()}
     todo = [(script, text, 0)]
     reals = {os.path.realpath(script)}      # the script and what it sources: followed once
     while todo:

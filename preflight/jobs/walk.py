@@ -186,8 +186,8 @@ class Walk:
         first = self.callers.get(real)
         if old is not None and shellargs.ARGV in given and not (
                 first is not None and first[1] == by and first[2] != self.reads):
-            args = shellargs.differing(old.get(shellargs.ARGV), given[shellargs.ARGV],
-                                       first[0] if first else "", str(source))
+            args = shellargs.plain(shellargs.differing(shellargs.with_env(old), shellargs.with_env(
+                given) or "", first[0] if first else "", str(source)))   # (its environment too)
             given[shellargs.ARGV] = args
             if args != old.get(shellargs.ARGV) and real in self.seen and real not in self.redone:
                 self.redone.add(real)

@@ -1,8 +1,8 @@
-"""The upgrade plan (``fp8-doctor plan``): the search is :mod:`.search`, installability
-:mod:`.requires`, the API call :mod:`.run`, the output :mod:`.render`; the command is
+"""The upgrade plan (``fp8-doctor plan``): the search is :mod:`.search`, the release lists and
+candidate versions :mod:`.releases`, installability :mod:`.requires`, the API call :mod:`.run`, the output :mod:`.render`; the command is
 :mod:`preflight.commands.plan`.
 
-The names of :mod:`.search` are re-exported here on first use, so that building the command
+The names of :mod:`.search` and :mod:`.releases` are re-exported here on first use, so that building the command
 line (which imports :mod:`preflight.commands.plan`) does not load the engine.
 """
 
@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-_SEARCH = ("MAX_CANDIDATES", "MAX_CHANGES", "Change", "Plan", "Releases", "bounds", "candidates",
-           "gating_packages", "make_plan", "pip_line", "releases_from", "shipped_releases",
-           "versions_of")
+_SEARCH = ("MAX_CANDIDATES", "MAX_CHANGES", "Change", "Plan", "bounds", "gating_packages",
+           "make_plan", "pip_line", "versions_of")
+_RELEASES = ("Releases", "candidates", "releases_from", "shipped_releases")
 
-__all__ = list(_SEARCH)
+__all__ = [*_SEARCH, *_RELEASES]
 
 
 def __getattr__(name: str) -> Any:
@@ -22,4 +22,8 @@ def __getattr__(name: str) -> Any:
         from preflight.plan import search
 
         return getattr(search, name)
+    if name in _RELEASES:
+        from preflight.plan import releases
+
+        return getattr(releases, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -21,14 +21,11 @@ releases next to the bounds the firing rules name, so a plan takes milliseconds 
 
 from __future__ import annotations
 
-import datetime as dt
 import itertools
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
-from importlib import resources
 from typing import Any
 
 from preflight.base.versions import comparison_key
@@ -36,7 +33,13 @@ from preflight.engine.conditions import Leaf, Node
 from preflight.engine.model import Rule, RuleSet
 from preflight.facts import Facts
 from preflight.findings import Severity
-from preflight.plan.requires import Requires, Table, environment
+from preflight.plan.releases import (
+    Releases,
+    candidates,
+    shipped_releases,
+    with_label,
+)
+from preflight.plan.requires import Requires, environment
 
 MAX_CHANGES = 3
 """Plans change at most this many packages (a larger change is a migration, not a plan)."""
@@ -45,49 +48,6 @@ MAX_CANDIDATES = 4_000
 
 _VERSION = re.compile(r"\d+(?:\.\d+)+(?:(?:a|b|rc|\.post|\.dev)\d+)?")
 _PKG_FACT = re.compile(r"^pkg\.([a-z0-9][a-z0-9._-]*)\.version$")
-
-
-@dataclass(frozen=True)
-class Releases:
-    """The shipped release lists: ``packages[name]`` newest first, when they were made, and
-    ``requires[name][version]``: the release's requirements on the other packages (None: not
-    recorded, so installability cannot be checked)."""
-
-    generated: str
-    source: str
-    packages: Mapping[str, tuple[str, ...]]
-    requires: Table | None = None
-
-    def age_days(self, today: dt.date | None = None) -> int | None:
-        try:
-            made = dt.date.fromisoformat(self.generated)
-        except ValueError:
-            return None
-        return ((today or dt.date.today()) - made).days
-
-
-@lru_cache(maxsize=1)
-def shipped_releases() -> Releases:
-    """``preflight/data/releases.json`` as :class:`Releases` (empty, dated "missing", when the
-    file is gone or broken: the plan then says no release is known rather than crashing)."""
-    try:
-        text = resources.files("preflight").joinpath("data/releases.json").read_text("utf-8")
-        doc = json.loads(text)
-    except (OSError, ValueError):
-        return Releases("missing", "preflight/data/releases.json could not be read", {})
-    return releases_from(doc if isinstance(doc, Mapping) else {})
-
-
-def releases_from(doc: Mapping[str, Any]) -> Releases:
-    packages = {str(k): tuple(str(v) for v in vs) for k, vs in (doc.get("packages") or {}).items()
-                if isinstance(vs, list)}
-    raw = doc.get("requires")
-    requires = {str(p): {str(v): tuple(str(r) for r in rs) for v, rs in vs.items()
-                         if isinstance(rs, list)}
-                for p, vs in raw.items() if isinstance(vs, Mapping)} \
-        if isinstance(raw, Mapping) else None
-    return Releases(str(doc.get("generated", "unknown")), str(doc.get("source", "")), packages,
-                    requires)
 
 
 @dataclass(frozen=True)
@@ -174,43 +134,6 @@ def _plain(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [_plain(v) for v in value]
     return value if isinstance(value, (str, int, float, bool)) or value is None else str(value)
-
-
-def candidates(package: str, current: str, named: Iterable[str],
-               releases: Releases, *, downgrades: bool = False) -> list[str]:
-    """Real releases next to each named bound (the first at or above it, the last below it) and
-    the newest release, nearest to ``current`` first, upgrades before downgrades.
-
-    Downgrades only when asked: an older release "clears" a rule about a bug it predates
-    because it predates the feature too (accelerate 0.33 has no FP8 under DeepSpeed at all)."""
-    keyed = sorted((k, v) for v in releases.packages.get(package, ())
-                   if (k := comparison_key(v)) is not None)
-    now = comparison_key(current)
-    if not keyed or now is None:
-        return []
-    picked: set[str] = {keyed[-1][1]}
-    for bound in named:
-        b = comparison_key(bound)
-        if b is None:
-            continue
-        above = [v for k, v in keyed if k >= b]
-        below = [v for k, v in keyed if k < b]
-        if above:
-            picked.add(above[0])
-        if below:
-            picked.add(below[-1])
-    order = {v: i for i, (_, v) in enumerate(keyed)}
-    key_of = dict((v, k) for k, v in keyed)     # every picked version is one of the releases
-    here = next((i for i, (k, _) in enumerate(keyed) if k >= now), len(keyed))
-    out = [v for v in picked if key_of[v] != now and (downgrades or key_of[v] > now)]
-    return sorted(out, key=lambda v: (key_of[v] < now, abs(order[v] - here)))
-
-
-def _with_label(version: str, current: str) -> str:
-    """Keep the installed build label (``+cu124``): the plan changes the release, not the
-    CUDA build, unless a rule says otherwise (then that rule stays a finding)."""
-    label = current.partition("+")[2]
-    return f"{version}+{label}" if label and "+" not in version else version
 
 
 def make_plan(facts: Facts, ruleset: RuleSet, rederive: Any,
@@ -334,7 +257,7 @@ class _Search:
                     if self.tried >= MAX_CANDIDATES:
                         self.truncated = True
                         return self._clean()
-                    plan = {p: _with_label(v, installed[p]) for p, v in zip(combo, versions)}
+                    plan = {p: with_label(v, installed[p]) for p, v in zip(combo, versions)}
                     key = tuple(sorted(plan.items()))
                     if key in self._seen:
                         continue

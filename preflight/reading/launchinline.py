@@ -26,7 +26,7 @@ import os
 import re
 from dataclasses import dataclass
 
-from preflight.reading.shell import heredocs
+from preflight.reading.shell import heredocs, operator_end
 from preflight.reading.shellexpand import TooLarge, launches
 from preflight.reading.shellwords import split
 
@@ -60,6 +60,7 @@ class Program:
     argv: tuple[str, ...] = ()
     why: str = ""
     offset: int = 0          # where the command stands in the shell file
+    exact: bool = True       # its lines are the file's (not so for `$'a\\nb'`, `"a\\<newline>b"`)
 
 
 def is_python(word: str) -> bool:
@@ -102,7 +103,10 @@ def _dash_c(text: str, outer: dict[str, str] | None) -> list[Program]:
         elif len(arg.text) > MAX_PROGRAM_CHARS:
             why = (f"the program of `python -c` at line {line} is {len(arg.text):,} characters, "
                    f"over the {MAX_PROGRAM_CHARS:,} read")
-        found.append(Program(line, None if why else arg.text, argv, why, run.offset))
+        # the text as written from the word's start (after `'`, `"` or `$'`): its newlines are
+        # the file's; else a place inside it is put on the line the program starts (redteam14)
+        exact = any(text.startswith(arg.text, arg.offset + k) for k in (0, 1, 2))
+        found.append(Program(line, None if why else arg.text, argv, why, run.offset, exact))
     return found
 
 
@@ -142,15 +146,19 @@ def _heredoc(text: str) -> list[Program]:
         head = text.rfind("\n", max(doc.at - MAX_HEAD, 0), max(doc.at, 0)) + 1
         # (a `python - <<EOF` line is short: a longer head is no such command, and a line of
         # 20,000 `<<A` is searched once per operator otherwise)
-        if doc.at < 0 or doc.at - head >= MAX_HEAD or \
-                not _HEREDOC_CMD.search(text, head, doc.at + 3):
+        cmd = None if doc.at < 0 or doc.at - head >= MAX_HEAD else \
+            _HEREDOC_CMD.search(text, head, doc.at + 3)
+        if cmd is None or not _stdin_program(cmd.group(0)):
             continue
         body = text[doc.start:doc.body_end if doc.body_end >= doc.start else doc.end]
         if doc.strip_tabs:
             body = re.sub(r"(?m)^\t+", "", body)
         line = _line(text, doc.start)
         why = ""
-        if not doc.closed:
+        if _stdin_again(text, doc.at):
+            why = (f"python's standard input at line {doc.line} is redirected again after the "
+                   f"here-document (<<{doc.delimiter}): the last redirection is its program")
+        elif not doc.closed:
             why = (f"the here-document (<<{doc.delimiter}) of `python` at line {doc.line} is "
                    "never closed")
         elif not doc.quoted and re.search(r"[$`]", body):
@@ -162,3 +170,30 @@ def _heredoc(text: str) -> list[Program]:
                    f"characters, over the {MAX_PROGRAM_CHARS:,} read")
         found.append(Program(line, None if why else body, (), why, doc.at))
     return found
+
+
+def _stdin_program(cmd: str) -> bool:
+    """Whether the ``python [opts] [-] <<`` matched reads its program from the here-document:
+    bash feeds file descriptor 0 only (``3<<EOF`` is another one), and ``-c``/``-m`` (a
+    program or module given) or ``-W``/``-X`` (they take the next word) do not read stdin."""
+    head = cmd.rstrip()[:-2]
+    if re.search(r"[ \t][1-9]\Z", head):       # `python 3<<EOF`, not `python3<<EOF`
+        return False
+    words = head.split()
+    at = next((n for n, w in enumerate(words) if _PYTHON.fullmatch(os.path.basename(w))), None)
+    opts = words[at + 1:] if at is not None else []
+    return not any(w != "-" and set(w[1:]) & set("cmWX") for w in opts)
+
+
+_REDIRECT_IN = re.compile(r"(?:^|[ \t])0?<(?![(<])|<<")
+
+
+def _stdin_again(text: str, at: int) -> bool:
+    """Whether the command of the ``<<`` at ``at`` redirects standard input again later on its
+    line (``python - <<A <<B``, ``<<EOF < file``): bash applies redirections left to right."""
+    end = operator_end(text, at)
+    if end is None:
+        return False
+    stop = text.find("\n", end)
+    rest = re.split(r"[|;&]", text[end:stop if stop >= 0 else len(text)], maxsplit=1)[0]
+    return _REDIRECT_IN.search(rest) is not None

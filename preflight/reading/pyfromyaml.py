@@ -11,7 +11,9 @@ else the field's default (``x: T = v`` or ``field(default=v)``, a literal); the 
 the script opens it (next to the script, else under the job's roots), inside the job only: a
 path outside is Unresolved with the reason and never opened. The classmethod is followed only in
 the plain shape (``with open(path) as f: d = yaml.safe_load(f)`` or ``json.load``, optionally
-``[KEY]``, then ``return cls(**d)``, with item sets of other keys in between); anything else --
+``[KEY]``, then ``return cls(**d)``, with item sets of other keys in between), or in the nested
+form ``return cls(a=A(**d.get('a', {})), ...)`` (:mod:`.pynested`; holdout19 bdh): a section's
+field is then a call of that section's class; anything else --
 a base class, ``__post_init__`` or a method the script calls that sets the field (or
 ``setattr``), a key that is no field (``cls(**d)`` raises TypeError), a computed default -- is
 Unresolved with the reason. Files over the parser's limits are refused by :mod:`.parse`.
@@ -24,9 +26,12 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from preflight.reading import pynested
 from preflight.reading.boundary import outside_reference
 from preflight.reading.parse import Parsed, ParseError, parse_json, parse_yaml, read_text
+from preflight.reading.pyinit import NOT_PLAIN, init_attr
 from preflight.reading.pymodfile import module_file
+from preflight.reading.pynested import Section
 from preflight.reading.pyvalues import Call, Unresolved
 from preflight.reading.refs import locate, outside, under_roots
 
@@ -50,6 +55,10 @@ def member(module: Module, base: Call, attr: str, line: int) -> Any:
     tree, cls, method, path = found
     name = f"{cls.name}.{method}()" if method else f"{cls.name}()"
     fields = _fields(cls)
+    if fields is None and method is None and \
+            (got := init_attr(cls, attr, base, line)) is not NOT_PLAIN:
+        changed = _changed(module, tree, cls, attr, "__init__")
+        return Unresolved(f"{attr} of {name} {changed}", line) if changed is not None else got
     if fields is None:
         return Unresolved(f"{attr} of {name}: {cls.name} is no plain dataclass of the job "
                           "(a base class, or not a @dataclass)", line)
@@ -65,8 +74,13 @@ def member(module: Module, base: Call, attr: str, line: int) -> Any:
         if extra:
             return Unresolved(f"{attr} of {name}: the file's key {extra[0]!r} is no field of "
                               f"{cls.name} (cls(**mapping) raises TypeError)", line)
+    built = {k: _section(module, tree, base, v, line) for k, v in data.items()
+             if isinstance(v, Section)}
+    failed = next((v for v in built.values() if isinstance(v, Unresolved)), None)
+    if failed is not None:      # a section not known, or its class raises: nothing is sure
+        return Unresolved(f"{attr} of {name}: {failed.reason}", line)
     if attr in data:
-        return data[attr]
+        return built.get(attr, data[attr])
     if attr not in fields:
         return Unresolved(f"{attr} is no field of {cls.name}", line)
     default = fields[attr]
@@ -77,6 +91,30 @@ def member(module: Module, base: Call, attr: str, line: int) -> Any:
     except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
         return Unresolved(f"{attr} of {name}: its default is computed when the script runs",
                           line)
+
+
+def _section(module: Module, tree: ast.Module, base: Call, sec: Section, line: int) -> Any:
+    """The call ``sec.cls(**sec.data)`` makes, as a :class:`Call` of that class (its fields
+    then read as any such call's: the keyword, else the default); Unresolved where not known,
+    the construction may raise, so the caller takes none of the sections then."""
+    cls = next((s for s in tree.body if isinstance(s, ast.ClassDef) and s.name == sec.cls), None)
+    fields = _fields(cls) if cls is not None else None
+    if cls is None or fields is None:
+        return Unresolved(f"{sec.cls} is no plain dataclass of that file", line)
+    if isinstance(sec.data, Unresolved):
+        return Unresolved(sec.data.reason, line)
+    extra = sorted(str(k) for k in sec.data if k not in fields)
+    if extra:
+        return Unresolved(f"the file's key {extra[0]!r} is no field of {sec.cls} ({sec.cls}(**...) "
+                      "raises TypeError)", line)
+    lacking = sorted(k for k, v in fields.items() if v is None and k not in sec.data)
+    if lacking:
+        return Unresolved(f"{sec.cls}'s field {lacking[0]!r} has no default and is not given",
+                      line)
+    kwargs = {k: Unresolved(f"{k} of {sec.cls} {why}", line)
+              if (why := _changed(module, tree, cls, str(k), None)) is not None else v
+              for k, v in sec.data.items()}
+    return Call(f"{base.func.rsplit('.', 2)[0]}.{sec.cls}", line, kwargs=kwargs)
 
 
 def _class_of(module: Module, func: str) -> tuple[ast.Module, ast.ClassDef, str | None,
@@ -137,8 +175,25 @@ def _changed(module: Module, tree: ast.Module, cls: ast.ClassDef, attr: str,
              method: str | None) -> str | None:
     """How the class's own code may change ``attr`` after it is built: ``__post_init__`` (run
     by the constructor) or a method the script calls, setting it or calling ``setattr``."""
-    called = {n.func.attr for n in ast.walk(module.tree) if isinstance(n, ast.Call) and
-              isinstance(n.func, ast.Attribute)}
+    memo: dict[tuple[int, str, str | None], str | None] = \
+        module.__dict__.setdefault("_fromyaml_changed", {})
+    if (id(cls), attr, method) not in memo:     # asked per field at each reading of a use
+        memo[id(cls), attr, method] = _sets(_called(module), cls, attr, method)
+    return memo[id(cls), attr, method]
+
+
+def _called(module: Module) -> frozenset[str]:
+    """The method names the script calls (``x.name(...)``), found once per module."""
+    got: frozenset[str] | None = module.__dict__.get("_fromyaml_called")
+    if got is None:
+        got = module.__dict__["_fromyaml_called"] = frozenset(
+            n.func.attr for n in ast.walk(module.tree) if isinstance(n, ast.Call) and
+            isinstance(n.func, ast.Attribute))
+    return got
+
+
+def _sets(called: frozenset[str], cls: ast.ClassDef, attr: str, method: str | None,
+          ) -> str | None:
     for fn in cls.body:
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or fn.name == method or \
                 (fn.name != "__post_init__" and fn.name not in called):
@@ -162,7 +217,7 @@ def _loaded(module: Module, cls: ast.ClassDef, method: str, base: Call, line: in
     shape = _shape(fn, me, param, returns)
     if isinstance(shape, str):
         return Unresolved(f"{cls.name}.{method} is not read ({shape})")
-    loader, key, sets = shape
+    loader, key, sets, nested = shape
     given = base.args[0] if base.args else base.kwargs.get(param)
     if isinstance(given, Unresolved):
         return Unresolved(f"the file it loads is not known: {given.reason}")
@@ -183,6 +238,10 @@ def _loaded(module: Module, cls: ast.ClassDef, method: str, base: Call, line: in
         data = data.get(part) if isinstance(data, dict) else None
     if not isinstance(data, dict):
         return Unresolved(f"{os.path.basename(path)} holds no mapping (cls(**...) raises)")
+    if nested is not None:
+        who = f"{cls.name}.{method}"
+        return {k: pynested.section(data, v, sets, who, os.path.basename(path))
+                if isinstance(v, pynested.Spec) else v for k, v in nested.items()}
     return {**data, **{k: Unresolved(f"{cls.name}.{method} sets it") for k in sets}}
 
 
@@ -205,15 +264,23 @@ def read_data(module: Module, path: str, parse: Callable[[str], Parsed]) -> Any:
 
 
 def _shape(fn: ast.FunctionDef, me: str, param: str, returns: list[ast.Return],
-           ) -> tuple[str, tuple[str, ...], set[str]] | str:
-    """(loader, keys, keys set after) of ``d = loader(f)[k]...`` ... ``return cls(**d)``, or
-    why not."""
-    if len(returns) != 1 or not isinstance(call := returns[0].value, ast.Call) or \
-            not isinstance(call.func, ast.Name) or call.func.id != me or call.args or \
-            len(call.keywords) != 1 or call.keywords[0].arg is not None or \
-            not isinstance(call.keywords[0].value, ast.Name):
-        return "it does not end in one `return cls(**mapping)`"
-    name = call.keywords[0].value.id
+           ) -> tuple[str, tuple[str, ...], set[str], dict[str, Any] | None] | str:
+    """(loader, keys, keys set after, nested sections or None) of ``d = loader(f)[k]...`` ...
+    ``return cls(**d)`` (or ``return cls(a=A(**d.get('a', {})), ...)``), or why not."""
+    form = pynested.sections(returns, me)
+    nested: dict[str, Any] | None = None
+    if isinstance(form, str):
+        if len(returns) != 1 or not isinstance(call := returns[0].value, ast.Call) or \
+                not isinstance(call.func, ast.Name) or call.func.id != me or call.args or \
+                len(call.keywords) != 1 or call.keywords[0].arg is not None or \
+                not isinstance(call.keywords[0].value, ast.Name):
+            return f"it does not end in one `return cls(**mapping)`{form}"
+        name = call.keywords[0].value.id
+    else:
+        name, nested = form
+        used = pynested.other_use(fn, returns[0], name)
+        if used is not None:
+            return used
     binds = [n for n in ast.walk(fn) if isinstance(n, ast.Assign) and
              any(isinstance(t, ast.Name) and t.id == name for t in n.targets)]
     stores = [n for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id == name and
@@ -239,7 +306,7 @@ def _shape(fn: ast.FunctionDef, me: str, param: str, returns: list[ast.Return],
                 isinstance(node.func.value, ast.Name) and node.func.value.id == name and \
                 node.func.attr in _MUTATORS:
             return f"{name}.{node.func.attr}() changes it"
-    return ast.unparse(value.func), tuple(key), sets
+    return ast.unparse(value.func), tuple(key), sets, nested
 
 
 def _opens(fn: ast.FunctionDef, arg: ast.expr, param: str) -> bool:

@@ -41,6 +41,11 @@ ARGV = "@argv"
 """Key of the variables a caller passes (``Linked.variables``) holding the calling command's
 words after the script (:func:`encode`); no shell variable can have this name."""
 
+ENVIRON = "@environ"
+"""Key of the variables a caller passes that names (comma-separated) those of them that are the
+called script's environment, so what it runs inherits them (``env.*`` facts; re-exported by
+:mod:`.shellcalls`)."""
+
 PARAMS = "@params"
 """Key of the variables the evaluator starts with, set by :func:`bind`: each word, where it
 sits in the bound text."""
@@ -122,7 +127,44 @@ def calls(value: str | None) -> list[tuple[str, str]]:
 
 def _texts(value: str) -> object:
     got = decode(value)
-    return [(w.text, w.opaque) for w in got] if isinstance(got, list) else got
+    words = [(w.text, w.opaque) for w in got] if isinstance(got, list) else got
+    return words, sorted((run_env({}, value).get(ENVIRON) or "").split(","))
+
+
+def with_env(given: dict[str, Any]) -> str | None:
+    """The :data:`ARGV` of one call of a script with the environment that call gives it
+    (:data:`ENVIRON`): ``bash s.sh`` and ``PR=fp8 bash s.sh`` are two runs, read apart, since
+    the prefix decides the callee's branches (holdout21: the ModelZoo wrapper's ``if [[ ${PR}
+    == fp8 ]]`` read with the first call's environment for all three)."""
+    argv = given.get(ARGV)
+    names = [n for n in str(given.get(ENVIRON) or "").split(",") if n]
+    if argv is None or not names or calls(argv) or isinstance(decode(argv), str):
+        return argv
+    return json.dumps({"argv": argv, "env": {n: str(given.get(n, "")) for n in names}})
+
+
+def plain(value: str) -> str:
+    """``value`` without the environment :func:`with_env` put with it (one run's words)."""
+    try:
+        got = json.loads(value or "null")
+    except ValueError:
+        return value
+    return str(got["argv"]) if isinstance(got, dict) and "argv" in got else value
+
+
+def run_env(inherited: dict[str, Any], value: str) -> dict[str, Any]:
+    """``inherited`` as the run ``value`` (:func:`with_env`) starts: its environment in place
+    of the last caller's, its words as :data:`ARGV`."""
+    try:
+        got = json.loads(value or "null")
+    except ValueError:
+        got = None
+    if not isinstance(got, dict) or not isinstance(got.get("env"), dict):
+        return {**inherited, ARGV: value}
+    out = {k: v for k, v in inherited.items()
+           if k not in str(inherited.get(ENVIRON) or "").split(",")}
+    env = {str(k): str(v) for k, v in got["env"].items()}
+    return {**out, **env, ENVIRON: ",".join(env), ARGV: plain(value)}
 
 
 def decode(value: str | None) -> list[Given] | str | None:
@@ -134,6 +176,8 @@ def decode(value: str | None) -> list[Given] | str | None:
         got = json.loads(value)
     except ValueError:
         return "the arguments its caller gives could not be read"
+    if isinstance(got, dict) and "argv" in got:      # one run with its environment (with_env)
+        return decode(str(got["argv"])) if got["argv"] is not None else None
     if isinstance(got, dict):
         return str(got.get("unknown", "it is run with several sets of arguments"))
     out: list[Given] = []

@@ -28,7 +28,7 @@ from functools import lru_cache
 
 from preflight.findings import Source
 from preflight.reading import shellcmdopts, shelldir
-from preflight.reading.shellargs import MAX_WORDS, PARAMS, Given
+from preflight.reading.shellargs import ENVIRON, MAX_WORDS, PARAMS, Given
 from preflight.reading.shellexpand import Eval, Field, TooLarge
 from preflight.reading.shellvars import runtime, runtime_reason
 from preflight.reading.shellwords import Statement, split
@@ -40,13 +40,10 @@ CWD = "@cwd"
 """Key of the variables a caller passes (``Linked.variables``) that holds the absolute folder
 the called script starts in; no shell variable can have this name."""
 
-ENVIRON = "@environ"
 ANY = "@*"
 """A name of :data:`ENVIRON` standing for every variable not named: the caller sourced a file
 (or more were given than are kept) whose exports are not followed (its value: a runtime
 marker)."""
-"""Key of the variables a caller passes that names (comma-separated) those of them that are the
-called script's environment, so what it runs inherits them (``env.*`` facts)."""
 
 CALLER = "@caller"
 """Key of the variables a caller passes that holds the ``file:line`` of the command."""

@@ -47,8 +47,10 @@ _CAT = re.compile(r"\$\([ \t]*cat[ \t]*\Z")
 _CAT_NAME = re.compile(r"(?:^|[\s;&|(])(?:(?:local|export|declare)[ \t]+)?([A-Za-z_]\w*)=\"?\Z")
 _RUN = re.compile(r"[ \t]*(?:(?:then|do|else)[ \t]+)?(?:[A-Za-z_]\w*=\S*[ \t]+)*"
                   r"(?:(?:nohup|exec|time)[ \t]+)*(bash|sh|zsh|dash|ksh|sbatch)"
-                  r"((?:[ \t]+-[^\s<>;&|]*)*)[ \t]*")
-_LAST = re.compile(r"[;&|({]")
+                  r"((?:[ \t]+(?:-[^\s<>;&|]*|\$\{?[A-Za-z_]\w*\}?))*)[ \t]*")
+# (`sbatch ${SBATCH_ARG} <<EOF`, Megatron-MoE-ModelZoo's sbatch_benchmarking.sh: a variable's
+# words are its options or a script named; the walk expands them and decides which)
+_LAST = re.compile(r"[;&|(]|(?<!\$)\{")     # (a `${NAME}` ends no command)
 WINDOW = 1024
 """Characters before a ``<<`` looked at (a real command's start is well within)."""
 MAX_TAKEN = 64
@@ -164,8 +166,8 @@ def taken(text: str, doc: HereDoc) -> Taken | None:
             ReadSpec((), why="read's arguments are not followed here")
         return Taken(doc, "read", spec=spec)
     m = _RUN.fullmatch(last)
-    if m is not None and not (m.group(1) in SHELLS and any(
-            "c" in opt[1:] for opt in m.group(2).split() if not opt.startswith("--"))):
+    if m is not None and not (m.group(1) in SHELLS and ("$" in m.group(2) or any(
+            "c" in opt[1:] for opt in m.group(2).split() if not opt.startswith("--")))):
         return Taken(doc, "run", name=m.group(1))     # its stdin is the script it runs
     cat = _CAT.search(before[-64:])
     if cat is None or not doc.closed:

@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 from preflight.base.digits import ascii_digits, ascii_int
-from preflight.reading import shelldecl
+from preflight.reading import shelldecl, shellside
 
 # `NAME=value`, after a declaration builtin and its options (`readonly`, `declare -rx`,
 # `typeset -l`, `export -n`, `local`: reading/shelldecl.py)
@@ -155,7 +155,17 @@ def collect_variables(text: str, outer: dict[str, str] | None = None,
             if not (ref and ref[0] == name and name in variables):
                 variables[name] = value
                 first[name] = number
+    _side_set(text, variables, here or {})
     return variables
+
+
+def _side_set(text: str, variables: dict[str, str], here: dict[str, str]) -> None:
+    """Names set by ``(( F++ ))``, ``read F``, ``F+=1`` ... (:mod:`.shellside`, redteam14): a
+    run-time value, not their ``NAME=value``'s; ``read -d '' CMD <<EOF`` keeps the body."""
+    for name, number in shellside.side_set(text).items():
+        if name not in here:
+            variables[name] = runtime(f"{name} is also set at line {number} by a command whose "
+                                      "value is not followed here")
 
 
 

@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[2] / "preflight"
 ALLOWED: dict[tuple[str, str], str] = {
     ("registry/intent.py", "deepspeed"): "a value of intent.distributed, not a kind",
     ("registry/intent.py", "megatron"): "a value of intent.distributed / intent.rollout.engine",
-    ("intent.py", "deepspeed"): "intent.distributed == 'deepspeed' keeps intent.zero_stage",
+    ("intent_fill.py", "deepspeed"): "intent.distributed == 'deepspeed' keeps intent.zero_stage",
     ("environment.py", "deepspeed"): "intent.distributed == 'deepspeed'",
     ("probes/imports.py", "deepspeed"): "a Python module the --deep import probe imports",
     ("integrations/hf.py", "deepspeed"): "the TrainingArguments attribute of that name",

@@ -117,3 +117,107 @@ def test_hostile_scripts_give_no_traceback(tmp_path: Path) -> None:
     read = read_paths([str(run)])
     fp8 = read.facts.get("config.pytorch.training_loop")
     assert fp8 in (None, True) or isinstance(fp8, Unknown)
+
+
+# pyfix6: the backward of a call chain, a file another framework's word matches but whose
+# reader reads nothing, and FP8 calls only in branches that do not run (holdout19
+# fivezeroes/bdh @ 87eadd9d, trainer.py `class Trainer` ... `self.scaler.scale(loss).backward()`).
+
+@pytest.mark.parametrize("backward,step", [
+    ("scaler.scale(loss).backward()", "scaler.step(optim)"),     # torch.amp.GradScaler
+    ("(loss / 4).backward()", "optim.step()"),                  # gradient accumulation
+    ("model(torch.randn(4, 16)).sum().backward()", "optim.step()"),
+    ("losses[0].backward()", "optim.step()"),
+])
+def test_a_backward_on_a_call_chain_is_a_loop(tmp_path: Path, backward: str, step: str) -> None:
+    script = LOOP.format(backward=backward, step=step).replace(
+        "    for step", "    scaler = torch.amp.GradScaler('cuda')\n    losses = []\n    for step")
+    run = _job(tmp_path, script, "python train.py")
+    read = read_paths([str(run)])
+    assert read.facts["config.kinds"] == ["pytorch"]
+    assert read.provenance["config.pytorch.training_loop"].endswith(
+        f"train.py:{_line(script, backward)}")
+    assert _fp8(run) is False
+
+
+@pytest.mark.parametrize("backward", ["self.backward()", "super().backward(loss)", "cls.backward()"])
+def test_a_method_named_backward_is_no_backward_pass(tmp_path: Path, backward: str) -> None:
+    run = _job(tmp_path, f"""
+        import torch
+
+        class Runner:
+            def backward(self, loss=None):
+                return loss
+
+            def go(self):
+                for step in range(10):
+                    {backward}
+                    self.optim.step()
+
+        Runner().go()
+        """, "python train.py")
+    assert "config.pytorch.training_loop" not in read_paths([str(run)]).facts
+
+
+CLASS_LOOP = """
+import torch
+{imports}
+USE_FP8 = {fp8}
+
+class Trainer:
+    def __init__(self, model, optim, scaler, use_fp8):
+        self.model, self.optim, self.scaler, self.use_fp8 = model, optim, scaler, use_fp8
+
+    def train_step(self, x):
+        if USE_FP8:
+            with te.fp8_autocast(enabled=True):
+                loss = self.model(x).sum()
+        else:
+            loss = self.model(x).sum()
+        self.scaler.scale(loss).backward()
+        self.scaler.step(self.optim)
+
+model = torch.nn.Linear(16, 16)
+trainer = Trainer(model, torch.optim.AdamW(model.parameters()), torch.amp.GradScaler(), USE_FP8)
+for _ in range(10):
+    trainer.train_step(torch.randn(4, 16))
+"""
+
+
+def test_a_class_named_trainer_is_a_loop_when_lightning_reads_nothing(tmp_path: Path) -> None:
+    script = CLASS_LOOP.format(imports="te = None", fp8="False")
+    run = _job(tmp_path, script, "python train.py")
+    read = read_paths([str(run)])
+    assert read.facts["config.kinds"] == ["pytorch"]
+    assert read.provenance["config.pytorch.training_loop"].endswith(
+        f"train.py:{_line(script, '.backward()')}")
+
+
+@pytest.mark.parametrize("fp8,expected", [("False", False), ("True", True)])
+def test_te_calls_only_in_a_branch_that_does_not_run_leave_a_loop(tmp_path: Path, fp8: str,
+                                                                    expected: bool) -> None:
+    script = CLASS_LOOP.format(imports="import transformer_engine.pytorch as te", fp8=fp8)
+    run = _job(tmp_path, script, "python train.py")
+    read = read_paths([str(run)])
+    assert read.facts["config.kinds"] == ["pytorch"]
+    assert _fp8(run) is expected
+    assert ("config.pytorch.training_loop" in read.facts) is (not expected)
+
+
+def test_a_lightning_trainer_stays_lightning(tmp_path: Path) -> None:
+    run = _job(tmp_path, """
+        import torch
+        import lightning as L
+
+        class Model(L.LightningModule):
+            def training_step(self, batch, i):
+                loss = self.layer(batch).sum()
+                self.manual_backward(loss)
+                self.optimizers().step()
+                return loss
+
+        L.Trainer(precision="bf16-mixed").fit(Model())
+        """, "python train.py")
+    read = read_paths([str(run)])
+    assert "lightning" in read.facts["config.kinds"]
+    assert "config.pytorch.training_loop" not in read.facts
