@@ -61,11 +61,13 @@ fifteenth set, blind, collected after the `holdout13` fixes), `holdout15` (a six
 after the `holdout14` fixes), `holdout16` (a seventeenth set, blind, collected alongside `holdout15`), `holdout17`
 (an eighteenth set, blind, with known failures), `holdout18` (a nineteenth set, blind, collected alongside
 `holdout17`: jobs as users write them), `holdout19` (a twentieth set, blind, jobs as users write them, with known
-failures) or `holdout20` (a twenty-first set, blind, likewise). `--set` runs
+failures), `holdout20` (a twenty-first set, blind, likewise), `holdout21` (a twenty-second set,
+blind, likewise) or `holdout22` (a twenty-third set, blind, likewise). `--set` runs
 one set; the rates are only honest per set.
 
 Usage: `python benchmarks/agreement.py [--only SLUG ...] [--set tuning|holdout|holdout2|holdout3|holdout4|holdout5|holdout6|holdout7|holdout8|holdout9|
-holdout10|holdout11|holdout12|holdout13|holdout14|holdout15|holdout16|holdout17|holdout18|holdout19|holdout20] [--json FILE] [-o FILE.md] [--timeout S] [--jobs DIR]`. Exit status 0 when every job ran, 1 when a
+holdout10|holdout11|holdout12|holdout13|holdout14|holdout15|holdout16|holdout17|holdout18|holdout19|holdout20|
+holdout21|holdout22] [--json FILE] [-o FILE.md] [--timeout S] [--jobs DIR]`. Exit status 0 when every job ran, 1 when a
 run failed (crash, timeout, unparseable output), 2 on a malformed job.yaml.
 """
 
@@ -124,9 +126,13 @@ SOURCE_TYPES = ("issue", "example", "reconstruction")
 # research repos, wrapper configs, FP8 RL rollouts) and issue threads with expected errors, plus BF16 controls.
 # "holdout20": a twenty-first set, blind, built after the session-39 fixes (eval21) from jobs as users write them
 # (research and blog repositories, wrapper scripts, RL configs) and issue threads with expected errors, plus controls.
+# "holdout22": a twenty-third set, blind, built for session 41 (eval23) from repositories no earlier set used (an AWS
+# test-case repository, AMD's Megatron-LM fork, RL frameworks and forks, a Windows diffusion trainer) and issue / PR
+# threads with expected errors, plus BF16 and FP8-storage-only controls.
 SETS = ("tuning", "holdout", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6", "holdout7",
         "holdout8", "holdout9", "holdout10", "holdout11", "holdout12", "holdout13", "holdout14", "holdout15",
-        "holdout16", "holdout17", "holdout18", "holdout19", "holdout20", "holdout21")
+        "holdout16", "holdout17", "holdout18", "holdout19", "holdout20", "holdout21",
+        "holdout22")
 OUTCOMES = ("agree", "missed", "false alarm", "missed + false alarm", "unread", "undetermined",
             "n/a", "error")
 
