@@ -76,7 +76,7 @@ def _missing(raw: str, named: str, script: str, body: str, pos: int) -> ConfigPr
             "bash goes on without it, so the variables and flags it would set are missing from "
             "the launch line")
     return ConfigProblem(
-        script, line, f"sources {raw.strip(chr(34) + chr(39))!r}, which is {where} (the path "
+        script, line, f"sources {shelldir.shown(raw.strip(chr(34) + chr(39)))!r}, which is {where} (the path "
         f"starts at this script's folder), and no such file exists: {then}; its settings were "
         "not read",
         level="warning", code="reference",

@@ -272,16 +272,18 @@ def resolve(text: str, script: str, runs: str | None = None) -> tuple[str | None
             os.path.normpath(folder + _normal(rest))
         boundary = current()
         if boundary is not None and not boundary.allows(full):
-            return None, (f"{_shown(text[m.start():stop])} is {full}, outside the job "
+            return None, (f"{shown(text[m.start():stop])} is {full}, outside the job "
                           f"(job root: {boundary.where()}): not read")
         out += [text[at:m.start()], full]
         at = stop
     return "".join(out) + text[at:], None
 
 
-def _shown(text: str) -> str:
-    """A marked path as a person reads it."""
-    return _MARK.sub(lambda m: "<the script's folder>", text).replace(FILE, "<the script>")
+def shown(text: str) -> str:
+    """A marked path as a person reads it (the markers are control characters: never in a
+    message)."""
+    return _MARK.sub(lambda m: "$(dirname $0)" if m.group(1) == RUN else "<the script's folder>",
+                     text).replace(FILE, "<the script>")
 
 
 def resolved(args: tuple[Arg, ...], script: str, runs: str | None = None) -> tuple[Arg, ...]:

@@ -61,3 +61,20 @@ def test_paths_whose_meaning_depends_on_the_node_are_not_reported(tmp_path: Path
                    "source env/common.sh\nsource $HOME/.bashrc\n"
                    "torchrun pretrain_gpt.py --fp8-format hybrid --num-layers 2\n")
     assert _refs(run) == []
+
+
+@pytest.mark.parametrize(("folder", "shown"), [
+    ('"$(dirname "${BASH_SOURCE[0]}")"', "<the script's folder>"),
+    ('"$(cd "$(dirname "$0")" && pwd -P)"', "$(dirname $0)"),
+    ('"$(dirname "$0")"', "$(dirname $0)")])
+def test_a_missing_source_under_the_script_folder_is_named_without_markers(
+        tmp_path: Path, folder: str, shown: str) -> None:
+    # the folder markers are control characters of the shell reader (reading/shelldir.py); the
+    # Megatron-MoE-ModelZoo wrapper (holdout21) showed '\x01run-folder\x01P/cluster_configs/...'
+    run = tmp_path / "run.sh"
+    run.write_text(f"#!/bin/bash\nset -e\nsource {folder}/conf/missing.conf\n"
+                   "torchrun pretrain_gpt.py --fp8-format hybrid\n")
+    [(_, line, _, message)] = _refs(run)
+    assert line == 3
+    assert not any(ord(c) < 32 for c in message)
+    assert f"{shown}/conf/missing.conf" in message
