@@ -207,8 +207,12 @@ def sourced(script: str, text: str, missing: list[ConfigProblem] | None = None,
                 continue          # the job reader reports it when it reads that file itself
             found.append(target)
             reals.add(os.path.realpath(target))
+            # the sourced file sees what the script set before this line (ModelZoo's
+            # `${TRAINING_SCRIPT_PATH:-"${MEGATRON_PATH}/pretrain_gpt.py"}`, MEGATRON_PATH set
+            # by the wrapper above its `source`: holdout21)
+            scope = collect_variables(clean[:m.start()], variables, script=path)
             variables = collect_variables(kept_text(raw, docs) if "<<" in raw else inner,
-                                          variables, script=target, runs=script)
+                                          scope, script=target, runs=script)
             if depth + 1 < MAX_DEPTH:
                 todo.append((target, inner, depth + 1))
     return found, variables
