@@ -183,10 +183,10 @@ def _rollout(s: View, out: IntentOut) -> None:
         out["rollout.engine"] = out["rollout.fp8"] = (use, s.src("use_vllm"))
         return
     if use is not True:
-        out["rollout.engine"] = ("hf", s.src("use_vllm", f"{_ROLL}:258 (use_vllm: False)"))
-        out["rollout.fp8"] = (False, f"{s.src('use_vllm', f'{_ROLL}:258 (use_vllm: False)')}: "
-                                     "the policy model generates (PtEngine), in the training "
-                                     "dtype")
+        where = s.src("use_vllm", f"{_ROLL}:258 (use_vllm: False)")
+        out["rollout.engine"] = ("hf", where)
+        out["rollout.fp8"] = (False, f"{where}: the policy model generates (PtEngine), in the "
+                                     "training dtype")
         return
     out["rollout.engine"] = ("vllm", s.src("use_vllm"))
     quant = s.facts.get(f"{PREFIX}.vllm_quantization")

@@ -70,9 +70,9 @@ def read(reader: Read, path: str, text: str, kind: str | None, explicit: bool,
     runs = calls(argv)
     if runs:
         # (each run with its own environment: `PR=fp8 bash s.sh` is not `bash s.sh`)
-        outs = [read(reader, path, text, kind, explicit, run_env(inherited, one))
-                or reader(path, text, kind, explicit, {**run_env(inherited, one), ARGV: argv})
-                for one, _ in runs]
+        envs = [run_env(inherited, one) for one, _ in runs]
+        outs = [read(reader, path, text, kind, explicit, env)
+                or reader(path, text, kind, explicit, {**env, ARGV: argv}) for env in envs]
         got = next((g for g, _ in outs if g is not None), None)
         return got, launchpick.merged([o for _, o in outs], ", ".join(w for _, w in runs))
     bound = shellbind.bind(text, argv)

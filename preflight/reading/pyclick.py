@@ -43,6 +43,7 @@ import ast
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from preflight.reading import pysig
 from preflight.reading.pyvalues import Arg, Call, Ref, Unresolved
 
 if TYPE_CHECKING:
@@ -224,9 +225,7 @@ def _typer(module: Module, node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict
     option is then click's (:func:`option`)."""
     args = node.args
     positional = [*args.posonlyargs, *args.args]
-    defaults: dict[str, ast.expr] = {a.arg: d for a, d in zip(
-        positional[len(positional) - len(args.defaults):], args.defaults)}
-    defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d})
+    defaults = pysig.defaults(args)
     out: dict[str, Arg] = {}
     for param in [*positional, *args.kwonlyargs][:MAX_OPTIONS]:
         kind, info = _annotation(module, param.annotation)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+from preflight.reading import pysig
 from preflight.reading.pyvalues import Call, Unresolved
 
 NOT_PLAIN = object()
@@ -37,9 +38,12 @@ def init_attr(cls: ast.ClassDef, attr: str, base: Call, line: int) -> Any:
         return NOT_PLAIN
     init = next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"),
                 None)
-    if init is None or not init.args.args:
+    if init is None:
         return NOT_PLAIN
-    me = init.args.args[0].arg
+    positional = [*init.args.posonlyargs, *init.args.args]
+    if not positional:
+        return NOT_PLAIN
+    me = positional[0].arg
     where = f"{attr} of {cls.name}()"
     writes: list[Any] = [n for n in ast.walk(init) if _writes(n, me, attr)]
     if not writes:
@@ -112,10 +116,7 @@ def _param(name: str, init: ast.FunctionDef, base: Call, where: str, line: int) 
         return base.args[params.index(name)]
     if base.star is not None:
         return Unresolved(f"{where}: a **mapping may give {name}", line)
-    defaults = dict(zip(params[len(params) - len(a.defaults):], a.defaults, strict=True)) \
-        if a.defaults else {}
-    defaults.update({p.arg: d for p, d in zip(a.kwonlyargs, a.kw_defaults, strict=True)
-                     if d is not None})
+    defaults = pysig.defaults(a)
     if name not in defaults:
         return Unresolved(f"{where}: {name} is no parameter of __init__ with a default", line)
     try:

@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
 from preflight.facts import Unknown
+from preflight.reading.pyvalues import dotted
 
 # torch factory functions whose positional args (or one tuple/list) are the shape (torch v2.10.0
 # torch/_torch_docs.py: randn(*size), zeros(*size), ...).
@@ -58,14 +59,13 @@ class Rows:
 
 
 def _qual(node: ast.expr, imports: Mapping[str, str]) -> str:
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
+    """``te.Linear`` -> ``transformer_engine.pytorch.Linear`` (the first name through the
+    file's imports); "" for no dotted name."""
+    name = dotted(node)
+    if name is None:
         return ""
-    parts.append(imports.get(node.id, node.id))
-    return ".".join(reversed(parts))
+    head, dot, rest = name.partition(".")
+    return imports.get(head, head) + dot + rest
 
 
 def _unwrap(node: ast.expr) -> ast.expr:

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from preflight.reading import pysig
 from preflight.reading.pyguards import Guard, Guards
 from preflight.reading.pymain import is_main_guard, main_test
 from preflight.reading.pyrebound import drop_shadowed
@@ -248,12 +249,7 @@ class Layout:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             args = stmt.args
             params = tuple(a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs))
-            positional = (*args.posonlyargs, *args.args)
-            defaults = {a.arg: d for a, d in zip(positional[len(positional) -
-                                                             len(args.defaults):],
-                                                 args.defaults)}
-            defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults)
-                             if d is not None})
+            defaults = pysig.defaults(args)
             inner = Scope(stmt.name, list(stmt.body), params, defaults, node=stmt,
                           parent=scope if scope.node is not None else None)
             for name in _globals(stmt)[:64]:

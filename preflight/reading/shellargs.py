@@ -143,28 +143,31 @@ def with_env(given: dict[str, Any]) -> str | None:
     return json.dumps({"argv": argv, "env": {n: str(given.get(n, "")) for n in names}})
 
 
-def plain(value: str) -> str:
-    """``value`` without the environment :func:`with_env` put with it (one run's words)."""
+def _one_run(value: str | None) -> dict[str, Any] | None:
+    """The run :func:`with_env` wrote (``{"argv": ..., "env": {...}}``), else None."""
     try:
         got = json.loads(value or "null")
     except ValueError:
-        return value
-    return str(got["argv"]) if isinstance(got, dict) and "argv" in got else value
+        return None
+    return got if isinstance(got, dict) and "argv" in got else None
+
+
+def plain(value: str) -> str:
+    """``value`` without the environment :func:`with_env` put with it (one run's words)."""
+    got = _one_run(value)
+    return str(got["argv"]) if got is not None else value
 
 
 def run_env(inherited: dict[str, Any], value: str) -> dict[str, Any]:
     """``inherited`` as the run ``value`` (:func:`with_env`) starts: its environment in place
     of the last caller's, its words as :data:`ARGV`."""
-    try:
-        got = json.loads(value or "null")
-    except ValueError:
-        got = None
-    if not isinstance(got, dict) or not isinstance(got.get("env"), dict):
+    got = _one_run(value)
+    if got is None or not isinstance(got.get("env"), dict):
         return {**inherited, ARGV: value}
     out = {k: v for k, v in inherited.items()
            if k not in str(inherited.get(ENVIRON) or "").split(",")}
     env = {str(k): str(v) for k, v in got["env"].items()}
-    return {**out, **env, ENVIRON: ",".join(env), ARGV: plain(value)}
+    return {**out, **env, ENVIRON: ",".join(env), ARGV: str(got["argv"])}
 
 
 def decode(value: str | None) -> list[Given] | str | None:

@@ -63,7 +63,6 @@ def side_set(text: str) -> dict[str, int]:
     return found
 
 
-
 _LOOSE = re.compile(rf"^[ \t]*(?:(?:export|local|declare|typeset|readonly)(?:[ \t]+[-+][A-Za-z]*)*"
                     rf"[ \t]+)?({_NAME})(?:\+=|=(\$\(|`)?)", re.M)
 

@@ -50,7 +50,6 @@ def runtime_reason(value: str) -> str | None:
     return value[1:] if value.startswith(RUNTIME) else None
 
 
-
 def typed(raw: str, variables: dict[str, str]) -> Any:
     """A flag value: quotes removed, ``$VAR`` / ``${VAR:-default}`` substituted, numbers typed."""
     if raw[:1] in "\"'" and raw[-1:] == raw[:1]:
@@ -166,7 +165,6 @@ def _side_set(text: str, variables: dict[str, str], here: dict[str, str]) -> Non
         if name not in here:
             variables[name] = runtime(f"{name} is also set at line {number} by a command whose "
                                       "value is not followed here")
-
 
 
 # `NAME=$(...)` / `NAME="${1:-${ROOT}/x}"`: a value the shell kit evaluates (reading/shelldir)

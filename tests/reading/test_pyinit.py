@@ -91,3 +91,15 @@ def test_hostile_classes_give_no_traceback(tmp_path: Path) -> None:
     assert _mp(tmp_path, "'fp8'", config=selfref) == "fp8"       # self-referential class
     no_go = CONFIG + "    def go(self):\n        return self\n"
     assert _mp(tmp_path, "'fp8'", config=no_go) == "fp8"     # a method that writes nothing
+
+
+@pytest.mark.parametrize("signature,want", [
+    ("self=None, precision='fp8'", "fp8"),     # every parameter with a default, self too
+    ("self, /, precision='fp8'", "fp8"),       # positional-only self
+    ("self, *, precision='fp8'", "fp8"),       # keyword-only
+])
+def test_defaults_line_up_with_their_parameters(tmp_path: Path, signature: str, want: str) -> None:
+    # pyinit counted defaults against the parameters after self: `def __init__(self=None,
+    # precision='fp8')` raised ValueError (zip strict) instead of reading the default
+    config = CONFIG.replace("self, precision='bf16'", signature)
+    assert _mp(tmp_path, "precision", config=config) == want
