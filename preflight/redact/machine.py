@@ -10,9 +10,8 @@ without importing ``socket`` (enum classes, ``selectors``: about 3 ms of the sta
 
 from __future__ import annotations
 
-import os
-
 import _socket
+import os
 
 
 def gethostname() -> str:
@@ -31,7 +30,7 @@ def getfqdn(name: str = "") -> str:
     if name.isascii():
         key = name.encode("ascii")      # bytes skip the idna codec; an ASCII name is the same
     try:
-        hostname, aliases, _ = _socket.gethostbyaddr(key)
+        hostname, aliases, _ = _socket.gethostbyaddr(key)  # type: ignore[arg-type]  # bytes: C API
     except (OSError, UnicodeError):
         return name
     for candidate in (hostname, *aliases):
