@@ -172,6 +172,14 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
             + unknown["model.transformer_engine"].reason), here))
     if asked and "model.fp8_e4m3" in unknown and "model.fp8" not in unknown:
         values["format"] = (unknown["model.fp8_e4m3"], here)
+    stages = f.get(f"{PREFIX}.stages")
+    if isinstance(stages, list) and "training" not in stages:
+        # the stages run are others (fine_tuning, peft, conversion ...): their configs are
+        # other groups (`fine_tuning=...`), not read here
+        values["fp8"] = (Unknown(f"stages={stages!r:.80} runs no training stage: the configs of "
+                                 "the stages it runs are not read here"),
+                         prov.get(f"{PREFIX}.stages", here))
+        got = replace(got, overrides_fp8=None)
     if "trainer.precision" in unknown and "precision" not in values:
         values["precision"] = (unknown["trainer.precision"], here)
     return replace(got, values=MappingProxyType(values))

@@ -99,3 +99,12 @@ def test_hostile_config_names_are_never_opened_or_guessed(tmp_path: Path, size: 
     intent = _intent(tmp_path, size=size.replace("$", "\\$"))
     assert isinstance(intent["fp8"], Unknown)
     assert not any(str(f).endswith("passwd") for f in intent.get("config.files", ()))
+
+
+def test_stages_without_training_leave_fp8_unknown(tmp_path: Path) -> None:
+    (tmp_path / "run.sh").write_text(
+        "python3 $T/launcher_scripts/main.py stages=[fine_tuning] training=llama/llama2_7b "
+        "fine_tuning.model.fp8=True\n")
+    read = read_paths([str(tmp_path / "run.sh")], None)
+    values, _ = derive(Facts(read.facts, read.provenance))
+    assert isinstance(values["intent.fp8"], Unknown)
