@@ -151,8 +151,11 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
         if f"config.nemo.{key}" in facts:
             continue
         value, src = shipped(choice, key) if isinstance(choice, str) else (Unknown(
-            "the launch line names no training config (training=<family>/<name>): what it "
-            "sets is not known"), prov.get(f"{PREFIX}.entry", "launch line"))
+            f"the training config (training=...) is not known here: {choice.reason}"
+            if isinstance(choice, Unknown) else
+            "the launch line names no training config (training=<family>/<name>): the "
+            "launcher's default one (conf/config.yaml) is not read"),
+            prov.get(f"{PREFIX}.entry", "launch line"))
         if isinstance(value, Unknown):
             unknown[key] = value
             continue

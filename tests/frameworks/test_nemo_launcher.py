@@ -108,3 +108,13 @@ def test_stages_without_training_leave_fp8_unknown(tmp_path: Path) -> None:
     read = read_paths([str(tmp_path / "run.sh")], None)
     values, _ = derive(Facts(read.facts, read.provenance))
     assert isinstance(values["intent.fp8"], Unknown)
+
+
+@pytest.mark.parametrize("choice", ["training=${MODEL}/x", ""])
+def test_a_training_config_not_known_leaves_fp8_unknown(tmp_path: Path, choice: str) -> None:
+    (tmp_path / "run.sh").write_text(
+        f"python3 $T/launcher_scripts/main.py stages=[training] {choice} "
+        "training.trainer.num_nodes=2\n")
+    read = read_paths([str(tmp_path / "run.sh")], None)
+    values, _ = derive(Facts(read.facts, read.provenance))
+    assert isinstance(values["intent.fp8"], Unknown)
