@@ -76,7 +76,7 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
     """The options a ``config.env`` gives SimpleTuner (``outer``: unused, the file is read by
     SimpleTuner's own parser, not a shell)."""
     facts: dict[str, Any] = {}
-    prov: dict[str, Source] = {}
+    prov: dict[str, str] = {}
     found = _lines(text)
     for env, arg in ENV_TO_ARG.items():
         if env not in found:
