@@ -169,27 +169,32 @@ _LIBRARIES = ("megatron.bridge.", "omegaconf.")
 def _guarded_import(module: Module, name: str) -> bool:
     """``name`` is only ever a library import or ``None``: ``try: from megatron.bridge.x import
     f`` / ``except ImportError: f = None`` (dsv3_sft.py l.51-54), then ``if f is not None:
-    f(cfg.model, ...)``. Any other binding of the name (a ``def``, another value) is not."""
-    found = False
-    for node in ast.walk(module.tree):
-        if isinstance(node, ast.ImportFrom) and any((a.asname or a.name) == name
-                                                    for a in node.names):
-            if not f"{node.module or ''}.".startswith(_LIBRARIES):
-                return False
-            found = True
-        elif isinstance(node, ast.Import) and any((a.asname or a.name) == name
-                                                  for a in node.names):
-            return False
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and \
-                node.name == name:
-            return False
+    f(cfg.model, ...)``. Any other binding of the name (a ``def``, another value) is not. The
+    file is walked once (a hostile file's thousands of calls each ask)."""
+    cache = module.__dict__.setdefault("_mbr_guarded", {})
+    if not cache:
+        cache.update(_bindings(module.tree))
+    return cache.get(name) is True
+
+
+def _bindings(tree: ast.AST) -> dict[str, bool]:
+    """The names whose every binding in the file is a library import or ``None`` (one an
+    import)."""
+    lib: set[str] = set()
+    other: set[str] = {""}                  # never empty once walked
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.ImportFrom, ast.Import)):
+            ours = isinstance(node, ast.ImportFrom) and \
+                f"{node.module or ''}.".startswith(_LIBRARIES)
+            (lib if ours else other).update(a.asname or a.name for a in node.names)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            other.add(node.name)
         elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            if any(isinstance(t, ast.Name) and t.id == name for t in targets) and not (
-                    isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and
+            if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and
                     node.value.value is None):
-                return False
-    return found
+                other.update(t.id for t in targets if isinstance(t, ast.Name))
+    return {name: name not in other for name in lib | other}
 
 
 def _edits(out: PyOut, call: Call) -> None:

@@ -129,3 +129,22 @@ def test_a_local_rebinding_of_the_guarded_import_is_followed_as_a_change(tmp_pat
     values, _ = derive(Facts(read.facts, read.provenance))
     assert values["intent.fp8"] is not False
     assert isinstance(values["intent.fp8"], Unknown) or values["intent.fp8"] is True
+
+
+def test_none_before_the_library_import_is_still_the_library(tmp_path: Path) -> None:
+    text = _CONF.format(template="_sft_common", edits='    cfg.mixed_precision = "bf16_mixed"')
+    text = text.replace("import os\n", "import os\napply_flex_dispatcher_backend = None\n", 1)
+    (tmp_path / "sft.py").write_text(text)
+    read = read_paths([str(tmp_path / "sft.py")], None)
+    values, _ = derive(Facts(read.facts, read.provenance))
+    assert values["intent.fp8"] is False
+
+
+def test_many_calls_given_the_config_are_read(tmp_path: Path) -> None:
+    edits = "\n".join(["    apply_flex_dispatcher_backend(cfg.model, 'deepep')"] * 1000)
+    (tmp_path / "sft.py").write_text(_CONF.format(
+        template="_sft_common", edits=edits + '\n    cfg.mixed_precision = "bf16_mixed"'))
+    read = read_paths([str(tmp_path / "sft.py")], None)
+    values, _ = derive(Facts(read.facts, read.provenance))
+    assert values["intent.fp8"] is False or isinstance(values["intent.fp8"], Unknown)
+    assert read.files and read.files[0][1] == "megatron_bridge"
