@@ -8,7 +8,8 @@ functions (``recipes/llama/llama32_1b.py`` ``pretrain_config``): not tabled.
 Usage: ``python tools/megatron_bridge_recipes.py /path/to/Megatron-Bridge TAG COMMIT``
 
 Reads (never imports) ``src/megatron/bridge/recipes`` and ``src/megatron/bridge/perf_recipes``
-with ``ast``: every public ``*_config`` function and every ``import X as Y`` alias of one, and
+with ``ast``: every public ``*_config`` function, every ``import X as Y`` alias of one and the
+base templates of ``recipes/common.py`` (``_sft_common``, v0.3.1+), and
 which mixed-precision preset it ends up with: a preset name in its body (``"bf16_with_mxfp8_mixed"``,
 ``bf16_with_mxfp8_mixed()``), a ``_perf_precision("fp8_mx")`` call, a later
 ``mixed_precision.fp8_recipe = "..."``, else the preset of the recipe function it starts from,
@@ -159,6 +160,19 @@ def _recipes(public: dict[str, str], aliases: dict[str, str]) -> list[str]:
     return [name for name in [*public, *aliases] if aliases.get(name, name) in public]
 
 
+COMMON = re.compile(r"_\w+_common(?:_\w+)?")
+"""The base templates of ``recipes/common.py`` (v0.3.1+: ``_pretrain_common``, ``_sft_common``,
+``_peft_common``, ``_sft_common_vlm``, ``_peft_common_vlm``): private by name, but a user's
+script starts from them (awsome-distributed-ai's dsv3_sft.py ``cfg = _sft_common()``), so they
+are tabled like the public recipes."""
+
+
+def _templates(private: dict[str, dict[str, str]]) -> dict[str, str]:
+    """``recipes/common.py``'s base templates -> that module's path."""
+    return {name: path for name, found in private.items() if COMMON.fullmatch(name)
+            for path in found if path.endswith("/recipes/common.py")}
+
+
 def scan(root: Path) -> dict[str, str]:
     """Every public recipe function or alias -> the preset it ends up with. A function's preset
     is the last thing in its body that sets one: a preset name, a ``_perf_precision(...)`` call,
@@ -190,8 +204,9 @@ def scan(root: Path) -> dict[str, str]:
 
     resolve = _last_set(_bodies(public, private, module_of, aliases), aliases, own, finish,
                         frozenset({"_perf_precision", "get_mixed_precision_config"}))
-    return {name: resolve(name, module_of[aliases.get(name, name)]) or "bf16_mixed"
-            for name in _recipes(public, aliases)}
+    where = {name: module_of[aliases.get(name, name)] for name in _recipes(public, aliases)}
+    where.update(_templates(private))
+    return {name: resolve(name, path) or "bf16_mixed" for name, path in where.items()}
 
 
 ATTENTION = re.compile(r"\b(?:fp8_dot_product_attention|fp8_multi_head_attention)\s*=\s*"
@@ -212,8 +227,9 @@ def scan_attention(root: Path) -> list[str]:
             [(m.start(), False) for m in PRESET.finditer(body, start)]
 
     resolve = _last_set(_bodies(public, private, module_of, aliases), aliases, own)
-    return sorted(name for name in _recipes(public, aliases)
-                  if resolve(name, module_of[aliases.get(name, name)]))
+    where = {name: module_of[aliases.get(name, name)] for name in _recipes(public, aliases)}
+    where.update(_templates(private))
+    return sorted(name for name, path in where.items() if resolve(name, path))
 
 
 def main() -> int:

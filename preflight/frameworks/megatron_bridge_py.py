@@ -51,6 +51,11 @@ SECTIONS = frozenset({
     "straggler", "nvrx_straggler", "inprocess_restart", "rerun_state_machine", "tensor_inspect",
     "validation"})
 _APPLIES = frozenset({"parse_hydra_overrides", "process_config_with_overrides"})
+# the base templates of recipes/common.py (`_sft_common()`, v0.3.1+: bf16_mixed), which a
+# user's own recipe function starts from (awslabs/awsome-distributed-ai 4ee69021
+# 3.test_cases/megatron/megatron-bridge/dsv3/conf/dsv3_sft.py l.42, 116): tabled like the
+# public recipes (tools/megatron_bridge_recipes.py COMMON)
+TEMPLATE = re.compile(r"_\w+_common(?:_\w+)?")
 MAX_OVERRIDES = 256
 
 
@@ -60,7 +65,8 @@ def read_python(module: Module) -> ReaderOutput:
     recipes: list[Call] = []
     applies = False
     for call, _ in out.calls():
-        if call.func.startswith(_RECIPES) and call.name.endswith("_config"):
+        if call.func.startswith(_RECIPES) and (call.name.endswith("_config") or
+                                               TEMPLATE.fullmatch(call.name)):
             recipes.append(call)
         elif call.name in _APPLIES and call.func.startswith("megatron.bridge."):
             applies = True
@@ -152,7 +158,43 @@ def _library(module: Module, func: ast.expr) -> bool:
     ``apply_overrides``): what it does with the config is the library's, read as the example
     scripts use it (the YAML and command-line overrides are read here)."""
     ref = module.evaluate(func, module.module)
-    return isinstance(ref, Ref) and ref.name.startswith(("megatron.bridge.", "omegaconf."))
+    if isinstance(ref, Ref):
+        return ref.name.startswith(_LIBRARIES)
+    return isinstance(func, ast.Name) and _guarded_import(module, func.id)
+
+
+_LIBRARIES = ("megatron.bridge.", "omegaconf.")
+
+
+def _guarded_import(module: Module, name: str) -> bool:
+    """``name`` is only ever a library import or ``None``: ``try: from megatron.bridge.x import
+    f`` / ``except ImportError: f = None`` (dsv3_sft.py l.51-54), then ``if f is not None:
+    f(cfg.model, ...)``. Any other binding of the name (a ``def``, another value) is not. The
+    file is walked once (a hostile file's thousands of calls each ask)."""
+    cache = module.__dict__.setdefault("_mbr_guarded", {})
+    if not cache:
+        cache.update(_bindings(module.tree))
+    return cache.get(name) is True
+
+
+def _bindings(tree: ast.AST) -> dict[str, bool]:
+    """The names whose every binding in the file is a library import or ``None`` (one an
+    import)."""
+    lib: set[str] = set()
+    other: set[str] = {""}                  # never empty once walked
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.ImportFrom, ast.Import)):
+            ours = isinstance(node, ast.ImportFrom) and \
+                f"{node.module or ''}.".startswith(_LIBRARIES)
+            (lib if ours else other).update(a.asname or a.name for a in node.names)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            other.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and
+                    node.value.value is None):
+                other.update(t.id for t in targets if isinstance(t, ast.Name))
+    return {name: name not in other for name in lib | other}
 
 
 def _edits(out: PyOut, call: Call) -> None:
@@ -197,7 +239,27 @@ def _tree(out: PyOut, name: str, value: Any, line: int, depth: int) -> None:
         for key, inner in value.kwargs.items():     # `cfg.model.x = v` set field by field
             _tree(out, f"{name}.{key}", inner, value.lines.get(key, line), depth + 1)
         return
+    later = _set_after(out, value, line) if depth == 0 else {}
+    if later:
+        # a section a call built (`cfg.model = AutoBridge.from_hf_pretrained(...)
+        # .to_megatron_provider(load_weights=False)`, dsv3_sft.py l.130-132), then fields set
+        # on it (`cfg.model.fp8 = ...`): those are read; the call's own keywords are its
+        # arguments, not fields, and what it builds stays unsaid
+        for key, inner in later.items():
+            _tree(out, f"{name}.{key}", inner, value.lines.get(key, line), depth + 1)
+        return
     out.put(name, value, line)
+
+
+def _set_after(out: PyOut, value: Any, line: int) -> dict[str, Any]:
+    """The attributes set on a call's result after the statement that makes it."""
+    if not isinstance(value, Call) or value.path is not None or not value.kwargs:
+        return {}
+    at = value.line        # the simple statement that makes it ends where its keywords end
+    end = max((n.end_lineno or at for n in ast.walk(out.module.tree)
+               if isinstance(n, (ast.Assign, ast.AnnAssign, ast.Expr, ast.Return)) and
+               n.lineno <= at <= (n.end_lineno or at)), default=at)
+    return {k: v for k, v in value.kwargs.items() if value.lines.get(k, line) > end}
 
 
 def _overrides(out: PyOut, module: Module) -> None:

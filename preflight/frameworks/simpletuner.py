@@ -1,4 +1,5 @@
-"""SimpleTuner (bghira/SimpleTuner): its ``config.json`` / ``config.toml`` training options.
+"""SimpleTuner (bghira/SimpleTuner): its ``config.json`` / ``config.toml`` training options, and
+its ``config.env`` form (:mod:`.simpletuner_env`).
 
 Read at 002cabbbe907362adf33bcc2715bc584bbe5255e (2026-08-02). SimpleTuner's config file holds
 its argparse options (simpletuner/helpers/configuration/cmd_args.py), written with or without
@@ -25,7 +26,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from preflight.facts import Unknown
-from preflight.frameworks._record import Default, Framework
+from preflight.frameworks import simpletuner_env
+from preflight.frameworks._record import Default, Framework, Launch
 from preflight.frameworks._view import Derived, IntentOut, View
 from preflight.reading.parse import Parsed, flatten
 from preflight.reading.types import ReaderOutput
@@ -127,8 +129,10 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
 
 
 FRAMEWORK = Framework(
-    kind=KIND, title="SimpleTuner", formats=("json", "toml"), score=score, read=read,
+    kind=KIND, title="SimpleTuner", formats=("json", "toml", "text"), score=score, read=read,
     derive=derive, precedence=35, distributions=("simpletuner",),
+    # config.env: `export BASE_MODEL_PRECISION=...` lines, no command (simpletuner_env.FLAGS)
+    launch=Launch(simpletuner_env.read_text, flags=simpletuner_env.FLAGS),
     defaults=(
         Default("base_model_precision", "no_change (no quantisation, no FP8)", "all",
                 f"{_REPO}/simpletuner/helpers/training/quantisation/__init__.py#L268"),

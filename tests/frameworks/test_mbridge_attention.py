@@ -1,5 +1,5 @@
 """Megatron-Bridge FP8 attention (issue 22 item 2): ``intent.fp8_attention`` as the precision
-config decides it (frameworks/megatron_bridge.attention).
+config decides it (frameworks/megatron_bridge_mp.attention).
 
 Read at NVIDIA-NeMo/Megatron-Bridge v0.6.0 (51885cf132b2814188b6855c25a8588254274c2a):
 MixedPrecisionConfig has ``fp8_dot_product_attention`` / ``fp8_multi_head_attention`` (False;
