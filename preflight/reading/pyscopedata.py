@@ -164,5 +164,32 @@ def case_test(subject: ast.expr, pattern: ast.pattern) -> ast.expr | None | bool
     return False
 
 
+def ending(body: list[ast.stmt]) -> str:
+    """``"return"`` / ``"raise"`` when a block's last statement ends it so, else ``""``."""
+    last = body[-1] if body else None
+    return "return" if isinstance(last, ast.Return) else "raise" if isinstance(
+        last, ast.Raise) else ""
+
+
+_IMPORT_ERRORS = ("ImportError", "ModuleNotFoundError")
+
+
+def import_fallback(stmt: Any, handler: ast.ExceptHandler) -> str:
+    """The package a ``try`` imports when ``handler`` catches only its ImportError
+    (``try: import transformer_engine.pytorch as te ... except ImportError: FP8_AVAILABLE =
+    False``, holdout19 gpt2scratch src/train_fp8.py:32-37 @ c392292c), else ``""``: that handler
+    runs only where the package is missing, which is the environment's fact, not the job's ask."""
+    kind = handler.type
+    names = kind.elts if isinstance(kind, ast.Tuple) else [kind] if kind is not None else []
+    if not names or not all(isinstance(n, ast.Name) and n.id in _IMPORT_ERRORS for n in names):
+        return ""
+    for node in stmt.body[:64]:
+        if isinstance(node, ast.Import) and node.names:
+            return node.names[0].name
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            return node.module
+    return ""
+
+
 __all__ = ["Bind", "Scope", "bind_compound", "binders", "bound_names", "case_test",
-           "dict_of", "global_names", "hidden_set"]
+           "dict_of", "ending", "global_names", "hidden_set", "import_fallback"]

@@ -21,8 +21,10 @@ from preflight.reading.pyscopedata import (
     Scope,
     bind_compound,
     case_test,
+    ending,
     global_names,
     hidden_set,
+    import_fallback,
 )
 from preflight.reading.pyvalues import Ref, attr_path, own_nodes
 
@@ -86,12 +88,13 @@ class Layout:
             if isinstance(stmt, (ast.Raise, ast.Return)):
                 break   # what follows never runs: `raise X` then `return True` (redfix12)
             if isinstance(stmt, ast.If) and not is_main_guard(stmt.test):
-                # `if c: return` -- what follows runs only when that branch did not return
-                ends = [bool(b) and isinstance(b[-1], ast.Return) for b in (stmt.body,
-                                                                            stmt.orelse)]
-                if ends[0] != ends[1]:
-                    guards = (*guards, Guard(stmt.lineno, stmt.test, holds=ends[1],
-                                             returns=True))
+                # `if c: return` / `if c: raise` -- what follows runs only when that branch
+                # did not end the function (a raise: nor the run, so it is not merged)
+                ends = [ending(b) for b in (stmt.body, stmt.orelse)]
+                if bool(ends[0]) != bool(ends[1]):
+                    raised = "raise" in ends
+                    guards = (*guards, Guard(stmt.lineno, stmt.test, holds=bool(ends[1]),
+                                             returns=not raised, raises=raised))
 
     def _defines(self, scope: Scope, name: str, line: int, guards: Guards,
                  qualified: str | None = None) -> None:
@@ -169,9 +172,10 @@ class Layout:
             main = main_test(stmt.test)      # `if __name__ != "__main__":` never runs
             if main is not False:
                 self._collect(scope, stmt.body, guards if main else (
-                    *guards, Guard(stmt.lineno, stmt.test)), top and bool(main))
-            self._collect(scope, stmt.orelse, (*guards, Guard(stmt.lineno, stmt.test, False)),
-                          False)
+                    *guards, Guard(stmt.lineno, stmt.test, dead=ending(stmt.body) == "raise")),
+                    top and bool(main))
+            self._collect(scope, stmt.orelse, (*guards, Guard(
+                stmt.lineno, stmt.test, False, dead=ending(stmt.orelse) == "raise")), False)
         elif isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
             loop = (*guards, Guard(stmt.lineno, loop=True, why=(
                 f"set inside a loop (line {stmt.lineno}): its value after the loop is that of "
@@ -183,9 +187,12 @@ class Layout:
         elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
             self._collect(scope, stmt.body, guards, top)     # type: ignore[attr-defined]
             for handler in stmt.handlers:                    # type: ignore[attr-defined]
+                missing = import_fallback(stmt, handler)
                 self._collect(scope, handler.body, (*guards, Guard(handler.lineno, why=(
                     f"set in an `except` handler (line {handler.lineno}), which runs only if "
-                    "the code before it fails"))), False)
+                    "the code before it fails" + (f" ({missing} not installed: an environment "
+                                                  "fact)" if missing else "")),
+                    dead=bool(missing), missing=missing)), False)
             self._collect(scope, stmt.orelse, guards, False)  # type: ignore[attr-defined]
             self._collect(scope, stmt.finalbody, guards, False)  # type: ignore[attr-defined]
         elif isinstance(stmt, ast.Match):
