@@ -191,5 +191,33 @@ def import_fallback(stmt: Any, handler: ast.ExceptHandler) -> str:
     return ""
 
 
-__all__ = ["Bind", "Scope", "bind_compound", "binders", "bound_names", "case_test",
-           "dict_of", "ending", "global_names", "hidden_set", "import_fallback"]
+MUTATORS = frozenset({"append", "extend", "insert", "remove", "pop", "popitem", "clear", "update",
+                      "setdefault", "add", "discard", "sort", "reverse", "__setitem__",
+                      "__delitem__", "__iadd__", "__ior__", "difference_update",
+                      "intersection_update", "symmetric_difference_update"})
+"""Methods that change a list, dict or set in place."""
+
+
+def mutated(scope: Scope, node: ast.AST, guards: Guards) -> None:
+    """holdout23 scrollprize-villa gp3d/train.py:184-192: ``fragment_ids = []`` then
+    ``fragment_ids.append(frag_id)`` in a ``for`` over ``glob.glob(...)`` was read as returning
+    the empty list, so ``if not all_fragments: return`` pruned the Trainer. A name whose object a
+    method changes in place (``xs.append(v)``, ``d.update(...)``, ``del xs[i]``) is bound again
+    there to what the text does not give: a use after it is Unknown, never the first value."""
+    line = getattr(node, "lineno", 0)
+    names: list[tuple[str, str]] = []
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+            node.func.attr in MUTATORS and isinstance(node.func.value, ast.Name):
+        names.append((node.func.value.id, f".{node.func.attr}()"))
+    elif isinstance(node, ast.Delete):
+        names.extend((t.value.id, "del") for t in node.targets[:64]
+                     if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name))
+    for name, how in names:
+        if name not in ("self", "cls"):
+            scope.binds.setdefault(name, []).append(Bind(
+                None, line, guards, f"{name} is changed in place by {how} (line {line})"))
+
+
+__all__ = ["MUTATORS", "Bind", "Scope", "bind_compound", "binders", "bound_names",
+           "case_test", "dict_of", "ending", "global_names", "hidden_set", "import_fallback",
+           "mutated"]

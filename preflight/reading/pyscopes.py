@@ -25,6 +25,7 @@ from preflight.reading.pyscopedata import (
     global_names,
     hidden_set,
     import_fallback,
+    mutated,
 )
 from preflight.reading.pyvalues import Ref, attr_path, own_nodes
 
@@ -148,6 +149,7 @@ class Layout:
                 scope.binds.setdefault(node.target.id, []).append(Bind(
                     node.value, node.lineno, guards))
             hidden_set(scope, node, guards, scope is self.module)
+            mutated(scope, node, guards)
             if isinstance(node, ast.Call) and len(scope.calls) < MAX_CALLS:
                 scope.calls.append(node)
                 if guards:

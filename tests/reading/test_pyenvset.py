@@ -83,8 +83,6 @@ def test_a_call_under_an_undecided_test_is_unknown(tmp_path: Path) -> None:
     assert isinstance(got["env.ACCELERATE_MIXED_PRECISION"], Unknown)
 
 
-@pytest.mark.xfail(strict=True, reason="frameworks/accelerate.py (fwnew8's) reads only a string "
-                   "env.ACCELERATE_MIXED_PRECISION: an Unknown one leaves mixed_precision 'no'")
 def test_an_unknown_exported_precision_leaves_fp8_unknown(tmp_path: Path) -> None:
     got = _job(tmp_path, "import sys\nif len(sys.argv) > 2:\n    setup_fp8()")
     assert isinstance(got["intent.fp8"], Unknown)
