@@ -102,9 +102,14 @@ def from_accelerate(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     out = IntentOut()
     mp = a.get("mixed_precision")
     mp_src = a.src("mixed_precision")
-    if mp is None and isinstance(f.get("env.ACCELERATE_MIXED_PRECISION"), str):
+    if mp is None and isinstance(f.get("env.ACCELERATE_MIXED_PRECISION"), (str, Unknown)):
         mp, mp_src = f["env.ACCELERATE_MIXED_PRECISION"], prov.get(
             "env.ACCELERATE_MIXED_PRECISION", "env.ACCELERATE_MIXED_PRECISION")
+    if isinstance(mp, Unknown) and a.get("mixed_precision") is None:
+        # exported by the script under a condition the text does not decide (reading/pyenvset):
+        # never "no" (state.py reads the variable when Accelerator gets no mixed_precision)
+        out["fp8"] = (Unknown(f"ACCELERATE_MIXED_PRECISION is not known: {mp.reason}"), mp_src)
+        mp = None
     fp8 = str(mp).lower() == "fp8"
     handlers = f.get(a.prefix + "kwargs_handlers")
     if isinstance(mp, str) and mp.lower() not in PRECISIONS:

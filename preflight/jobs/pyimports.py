@@ -26,9 +26,11 @@ from typing import Any
 from preflight.facts import Unknown
 from preflight.reading.boundary import refuse
 from preflight.reading.parse import ParseError, read_text
+from preflight.reading.pyforeign import attr_uses, self_calls
 from preflight.reading.pymodfile import SYS_PATH, module_file
 from preflight.reading.pymodfile import targets as _targets
 from preflight.reading.pyownfp8 import OnCuda, on_cuda
+from preflight.reading.pyscopes import Scope
 from preflight.reading.pyshared import at_calls
 from preflight.reading.pysource import Call, Module, parse
 from preflight.reading.pyvalues import Unresolved
@@ -95,13 +97,21 @@ def calls_into(module: Module, unread: dict[str, tuple[int, str]] | None = None,
         path = module_file(base, module.path)
         if path is not None and os.path.realpath(path) != os.path.realpath(module.path):
             out.setdefault(path, (line, {STAR: []}))
-    for call, _ in module.calls():
+    for call, scope in module.calls():
         owner, _, attr = call.func.rpartition(".")
-        if not owner or not attr or call.func.startswith("__main__."):
+        if not owner or not attr or call.func.startswith("__main__.") or \
+                never_run(module, scope):
             continue
         if attr in _METHOD_CALLS and owner.count(".") >= 1:
             # `mod.Fn.apply(...)` (an autograd Function, modded-nanogpt train_gpt.py:1687 @
             # f411b3d3), `mod.Cls.from_float(...)`: a call into Fn of the module mod
+            outer, _, cls = owner.rpartition(".")
+            if cache.setdefault(outer, module_file(outer, module.path)) is not None:
+                owner, attr = outer, cls
+        if owner not in cache and owner.count(".") >= 1 and \
+                module_file(owner, module.path) is None:
+            # `mod.Cls.from_pretrained_local(...)`: a class method of a class of the module mod
+            # (holdout18 llmfp8 train_fp8.py:113 @ de71c731, `TELlamaForCausalLM` of te_llama.py)
             outer, _, cls = owner.rpartition(".")
             if cache.setdefault(outer, module_file(outer, module.path)) is not None:
                 owner, attr = outer, cls
@@ -119,6 +129,23 @@ def calls_into(module: Module, unread: dict[str, tuple[int, str]] | None = None,
         call = replace(call, when=on_cuda(module.tree, call.line, call.when))
         by_name.setdefault(attr, []).append(located(call, module.path))
     return out
+
+
+def never_run(module: Module, scope: Scope) -> bool:
+    """A method each of whose ``self.m()`` calls sits in a branch the text shows does not run
+    (``if self.config.use_te: model = self._create_te_model(...)`` without ``--use_te``): the
+    module it imports and calls into is not the job's (holdout18 llmfp8 train_fp8.py:93-113)."""
+    owner = module.owners.get(id(scope))
+    if owner is None or owner[0] is None or owner[1].startswith("__"):
+        return False
+    memo = module.__dict__.setdefault("_never_run", {})
+    if id(scope) not in memo:
+        sites = list(self_calls(module, owner[0], owner[1]))
+        memo[id(scope)] = bool(sites) and attr_uses(module).get(owner[1], 0) == len(sites) \
+            and all(module.runs(guards, caller, calls=True) is False
+                    for _, caller, guards in sites if guards) and \
+            all(guards for _, _, guards in sites)
+    return memo[id(scope)]  # type: ignore[no-any-return]
 
 
 def located(value: Any, path: str, depth: int = 0) -> Any:

@@ -9,6 +9,7 @@ so, with what was looked for, and leaves the job's FP8 undetermined rather than 
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Mapping
 from typing import Any
 
@@ -17,6 +18,8 @@ from preflight.jobs.pynames import link
 from preflight.reading.launchenv import Given
 from preflight.reading.parse import MAX_BYTES, ParseError, read_text
 from preflight.reading.pyenviron import Environ
+from preflight.reading.pyenvset import UNSET, left
+from preflight.reading.pyfacts import plain
 from preflight.reading.pysource import Module, parse
 from preflight.reading.types import ConfigProblem, Linked, ReaderOutput
 
@@ -76,6 +79,7 @@ def _read(path: str, kind: str | None, explicit: bool, argv: tuple[str, ...] | N
                 prov[name] = helper.out.provenance.get(name, helper.path)
         linked.append(Linked(helper.path, helper.kind or "", f"{helper.importer}:{helper.line}",
                              key="import", line=helper.line, included=True))
+    environment(module, facts, prov)
     present = _present(facts)
     got = next((f.kind for f in FRAMEWORKS if f.kind in present), None)
     if got is None:
@@ -86,6 +90,36 @@ def _read(path: str, kind: str | None, explicit: bool, argv: tuple[str, ...] | N
         raise ParseError(nothing_found(readers), code="not_a_config", level="warning",
                          fix=NOTHING_FIX)
     return got, ReaderOutput(facts, prov, tuple(problems), tuple(linked))
+
+
+def environment(module: Module, facts: dict[str, Any], prov: dict[str, Any]) -> None:
+    """``env.*`` facts for what the script's top level leaves in ``os.environ`` before the
+    settings read from it are made (:mod:`.pyenvset`): a write after every top-level statement
+    those settings come from is not theirs; a function's settings run when it is called, after."""
+    from preflight.redact import ENV_PREFIXES
+
+    state = left(module)
+    tops = [(s.lineno, getattr(s, "end_lineno", s.lineno) or s.lineno,
+             isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)))
+            for s in module.tree.body]
+    used = [_top(tops, src) for n, src in prov.items() if n.startswith("config.")
+            and getattr(src, "path", None) == module.path]
+    last = max((u for u in used if u is not None), default=len(tops))
+    for name, write in state.vars.items():
+        if name.startswith(ENV_PREFIXES) and write.top < last and write.value != UNSET:
+            facts[f"env.{name}"] = str(write.value) if isinstance(write.value, str) else \
+                plain(write.value)
+            prov[f"env.{name}"] = write.where
+
+
+def _top(tops: list[tuple[int, int, bool]], src: Any) -> int | None:
+    """The index of the top-level statement holding ``src``'s line (past the end for a
+    definition: what it holds runs when it is called)."""
+    line = getattr(src, "line", None)
+    for index, (start, end, defines) in enumerate(tops):
+        if isinstance(line, int) and start <= line <= end:
+            return len(tops) if defines else index
+    return None
 
 
 def _frameworks(module: Module, readers: list[Any], text: str,

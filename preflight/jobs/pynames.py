@@ -125,6 +125,11 @@ class Names:
         if other is None:
             return None
         path, _, attr, helper = other
+        again = helper.imports.get(attr)
+        if again is not None and attr not in helper.functions and attr not in helper.classes \
+                and attr not in helper.module.binds:
+            # a package's `from .models._utils import f` re-exporting a function of the job
+            return self.function(helper, again, depth + 1) if depth < MAX_DEPTH else None
         if attr not in helper.functions or attr in helper.module.binds or \
                 attr in helper.classes or attr in helper.imports or sum(
                     1 for s in helper.tree.body if isinstance(s, (ast.FunctionDef,

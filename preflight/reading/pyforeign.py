@@ -112,10 +112,10 @@ def sites(module: Module, scope: Scope) -> list[tuple[Scope, Unresolved | None]]
 
 def _sites(module: Module, scope: Scope, cls: str, name: str,
            ) -> list[tuple[Scope, Unresolved | None]] | None:
-    found = list(_self_calls(module, cls, name))
+    found = list(self_calls(module, cls, name))
     work = len(found) * max(1, len(scope.calls))
     spent = module.__dict__.get("_site_work", 0)
-    if not found or _uses(module).get(name, 0) != len(found) or len(found) > MAX_SITES or \
+    if not found or attr_uses(module).get(name, 0) != len(found) or len(found) > MAX_SITES or \
             work > MAX_WORK or spent + work > MAX_FILE_WORK:
         return None         # called (or taken) elsewhere too: not every call is seen
     module.__dict__["_site_work"] = spent + work
@@ -135,7 +135,7 @@ def _sites(module: Module, scope: Scope, cls: str, name: str,
     return out
 
 
-def _uses(module: Module) -> dict[str, int]:
+def attr_uses(module: Module) -> dict[str, int]:
     """How many times each attribute name is written in the file (``x.name``), counted once."""
     if "_attr_uses" not in module.__dict__:
         uses: dict[str, int] = {}
@@ -146,7 +146,7 @@ def _uses(module: Module) -> dict[str, int]:
     return module.__dict__["_attr_uses"]     # type: ignore[no-any-return]
 
 
-def _self_calls(module: Module, cls: str, name: str,
+def self_calls(module: Module, cls: str, name: str,
                 ) -> Iterator[tuple[ast.Call, Scope, Guards]]:
     """``self.name(...)`` in the methods of ``cls`` (``self``: the method's first parameter)."""
     for (owner, _method), caller in module.methods.items():

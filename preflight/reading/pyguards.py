@@ -50,6 +50,17 @@ class Guard:
     loop: bool = False
     returns: bool = False
     """What follows an ``if`` whose branch returns: runs when that branch does not."""
+    raises: bool = False
+    """What follows an ``if`` whose branch raises (``if not ok: raise ...``): runs only when that
+    branch does not, and the raising side leaves nothing behind, so a test the text does not
+    decide still lets it run (the run that goes on is the one where the test failed)."""
+    dead: bool = False
+    """Inside a branch that raises, or (for the names it binds) an ``except ImportError``
+    handler of a ``try`` that imports a package (``missing``): never part of the run the job
+    asks for; the handler runs only where the package is not installed, an environment fact the
+    environment's checks decide, so ``HAS_TE = False`` there is not the job's ask (its calls are
+    still made under that condition)."""
+    missing: str = ""
 
 
 Guards = tuple[Guard, ...]
@@ -64,6 +75,8 @@ def decide(guards: Sequence[Guard], evaluate: Evaluate, calls: bool) -> bool | U
     single value."""
     first: Unresolved | None = None
     for guard in guards:
+        if guard.dead and not (guard.missing and calls):
+            return False        # (a call in the fallback: made where the package is missing)
         if guard.test is None:
             if not (guard.loop and calls) and first is None:
                 first = Unresolved(guard.why, guard.line)
@@ -71,7 +84,7 @@ def decide(guards: Sequence[Guard], evaluate: Evaluate, calls: bool) -> bool | U
         got = evaluate(guard.test)
         value = truth(got)
         if value is None:
-            if first is None and not (guard.returns and calls):
+            if first is None and not (guard.returns and calls) and not guard.raises:
                 first = Unresolved(_undecided(guard, got), guard.line)
         elif value != guard.holds:
             return False

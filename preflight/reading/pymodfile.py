@@ -8,7 +8,7 @@ import os
 from contextvars import ContextVar
 
 from preflight.reading.boundary import refuse
-from preflight.reading.refs import locate
+from preflight.reading.refs import locate, under_roots
 
 
 def targets(name: str, importer: str) -> tuple[str, ...]:
@@ -49,4 +49,10 @@ def module_file(name: str, importer: str) -> str | None:
         found = locate(target, importer)
         if found is not None:
             return found
-    return None
+    if name.startswith("."):
+        return None
+    # a package of the repository itself, at its top (`from unsloth import ...` in unsloth's
+    # examples/*.py: the checkout is the package the script imports, as `pip install -e .`
+    # leaves it; holdout19 sbhavani/unsloth 8cb627e8)
+    return next((f for t in targets(name, importer)[:1] if (f := under_roots(t)) is not None),
+                None)

@@ -10,169 +10,28 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from preflight.reading import pysig
 from preflight.reading.pyguards import Guard, Guards
 from preflight.reading.pymain import is_main_guard, main_test
 from preflight.reading.pyrebound import drop_shadowed
+from preflight.reading.pyscopedata import (
+    Bind,
+    Scope,
+    bind_compound,
+    case_test,
+    ending,
+    global_names,
+    hidden_set,
+    import_fallback,
+    mutated,
+)
 from preflight.reading.pyvalues import Ref, attr_path, own_nodes
 
 MAX_CALLS = 20_000
 """Calls looked at in one file."""
 
-
-@dataclass(frozen=True)
-class Bind:
-    """``name = value`` at ``line``, under ``guards``; ``value`` None when the text gives no
-    single expression for it (``a, b = f()``, ``x += 1``: ``why`` says which)."""
-
-    value: ast.expr | None
-    line: int
-    guards: Guards = ()
-    why: str = ""
-    aug: ast.expr | None = None
-    """``name += value`` / ``name |= value``: what is added (``why`` says how), for readers that
-    follow a string or a dict built in steps (:mod:`.pyargs`)."""
-    ref: str | None = None
-    """An import inside a function: the qualified name it binds (``from te_mixtral_mxfp8 import
-    TEMixtralMXFP8ForCausalLM as ForCausalLM`` in one ``if`` branch, another module's class in
-    the other: which one the name is depends on the branch that runs)."""
-
-
-@dataclass
-class Scope:
-    name: str
-    body: list[ast.stmt]
-    params: tuple[str, ...] = ()
-    defaults: dict[str, ast.expr] = field(default_factory=dict)
-    binds: dict[str, list[Bind]] = field(default_factory=dict)
-    sets: dict[str, list[tuple[tuple[str, ...], ast.expr, int, Guards]]] = field(
-        default_factory=dict)
-    calls: list[ast.Call] = field(default_factory=list)
-    call_guards: dict[int, Guards] = field(default_factory=dict)
-    """The guards of each call (by ``id`` of its node) made under a condition."""
-    returns: list[tuple[ast.expr, Guards]] = field(default_factory=list)
-    items: dict[str, list[tuple[ast.expr, ast.expr, int, Guards]]] = field(default_factory=dict)
-    """``name[key] = value`` statements: (key, value, line, guards) by name."""
-    values: dict[str, Any] = field(default_factory=dict)   # parameters of an inlined call
-    parent: Scope | None = None
-    """The function whose body defines this one (its names are this one's closure), None at
-    the top or in a class body (a method does not see its class's names)."""
-    node: ast.FunctionDef | ast.AsyncFunctionDef | None = None
-    """The function's own statement (its decorators: :mod:`.pyclick`)."""
-
-    def takes(self, name: str) -> bool:
-        """Whether ``name`` is a parameter of the function, its ``**kwargs`` included."""
-        return name in self.params or (self.node is not None and self.node.args.kwarg is not None
-                                       and self.node.args.kwarg.arg == name)
-
-
-def _binders(stmt: ast.stmt) -> list[tuple[ast.AST, str]]:
-    """The targets a compound statement binds besides ``=``: a loop's, ``with ... as``, a
-    ``case`` pattern's captures, and names a function rebinds in the module (``global``)."""
-    if isinstance(stmt, (ast.For, ast.AsyncFor)):
-        return [(stmt.target, "a for loop")]
-    if isinstance(stmt, (ast.With, ast.AsyncWith)):
-        return [(i.optional_vars, "a with statement") for i in stmt.items
-                if i.optional_vars is not None]
-    if isinstance(stmt, ast.Match):
-        return [(c.pattern, "a match case") for c in stmt.cases]
-    return []
-
-
-def _bind_compound(scope: Scope, stmt: ast.stmt, guards: Guards) -> None:
-    """redteam7: ``for os in ...``, ``with ... as os``, ``case os:`` bind the name as an
-    assignment does (``os.getenv`` after them is no longer the module's)."""
-    for target, how in _binders(stmt):
-        for name in _names(target):
-            scope.binds.setdefault(name, []).append(Bind(
-                None, stmt.lineno, guards, f"{name} is bound by {how} (line {stmt.lineno})"))
-
-
-def _hidden_set(scope: Scope, node: ast.AST, guards: Guards, top: bool) -> None:
-    """redteam11: ``setattr(obj, "attr", v)`` is ``obj.attr = v``; at a file's top level,
-    ``setattr(obj, name, v)`` and ``obj.__dict__`` / ``vars(obj)`` written to change attributes
-    the text does not name, so ``obj`` is no longer the object it was (an object shared with a
-    job module, TE's te_llama ``hyperparams``: read as never changed, FP8 "no")."""
-    name = None
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
-            node.func.id == "setattr" and len(node.args) == 3 and \
-            isinstance(node.args[0], ast.Name):
-        attr = node.args[1]
-        if isinstance(attr, ast.Constant) and isinstance(attr.value, str) and \
-                attr.value.isidentifier():
-            scope.sets.setdefault(node.args[0].id, []).append(
-                ((attr.value,), node.args[2], node.lineno, guards))
-            return
-        name = node.args[0].id
-    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
-            node.func.attr in ("update", "setdefault", "__setitem__"):
-        name = _dict_of(node.func.value)
-    elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store):
-        name = _dict_of(node.value)
-    if name is not None and top and name not in ("self", "cls"):
-        line = getattr(node, "lineno", 0)
-        scope.binds.setdefault(name, []).append(Bind(
-            None, line, guards, f"{name}'s attributes are changed at line {line} by names the "
-            "text does not give"))
-
-
-def _dict_of(node: ast.expr) -> str | None:
-    """``x`` of ``x.__dict__`` / ``vars(x)``."""
-    if isinstance(node, ast.Attribute) and node.attr == "__dict__" and \
-            isinstance(node.value, ast.Name):
-        return node.value.id
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
-            node.func.id == "vars" and len(node.args) == 1 and isinstance(node.args[0], ast.Name):
-        return node.args[0].id
-    return None
-
-
-def _names(target: ast.AST) -> list[str]:
-    """The plain names a target or ``case`` pattern binds (bounded)."""
-    out: list[str] = []
-    for count, node in enumerate(ast.walk(target)):
-        if count > 256:
-            break
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            out.append(node.id)
-        elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
-            out.append(node.name)
-        elif isinstance(node, ast.MatchMapping) and node.rest:
-            out.append(node.rest)
-    return out
-
-
-def _globals(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
-    """Names a function declares ``global`` (it may rebind them in the module)."""
-    out: list[str] = []
-    for count, node in enumerate(ast.walk(func)):
-        if count > 20_000:
-            break
-        if isinstance(node, ast.Global):
-            out.extend(node.names)
-    return out
-
-
-def _case_test(subject: ast.expr, pattern: ast.pattern) -> ast.expr | None | bool:
-    """A ``case`` pattern as the test it makes of ``subject``: ``case "megatron":`` is
-    ``subject == "megatron"`` (``case "a" | "b":`` an ``or`` of them), ``case _:`` None (it
-    always matches); False for a pattern that binds or tests a class (not decided here)."""
-    if isinstance(pattern, ast.MatchValue):
-        return ast.copy_location(ast.Compare(subject, [ast.Eq()], [pattern.value]), pattern)
-    if isinstance(pattern, ast.MatchSingleton):
-        return ast.copy_location(ast.Compare(subject, [ast.Is()], [ast.copy_location(
-            ast.Constant(pattern.value), pattern)]), pattern)
-    if isinstance(pattern, ast.MatchAs) and pattern.pattern is None:
-        return None
-    if isinstance(pattern, ast.MatchOr) and len(pattern.patterns) <= 16:
-        tests = [_case_test(subject, p) for p in pattern.patterns]
-        if all(isinstance(t, ast.expr) for t in tests):
-            return ast.copy_location(ast.BoolOp(ast.Or(), [t for t in tests
-                                                           if isinstance(t, ast.expr)]), pattern)
-    return False
 
 
 class Layout:
@@ -230,12 +89,13 @@ class Layout:
             if isinstance(stmt, (ast.Raise, ast.Return)):
                 break   # what follows never runs: `raise X` then `return True` (redfix12)
             if isinstance(stmt, ast.If) and not is_main_guard(stmt.test):
-                # `if c: return` -- what follows runs only when that branch did not return
-                ends = [bool(b) and isinstance(b[-1], ast.Return) for b in (stmt.body,
-                                                                            stmt.orelse)]
-                if ends[0] != ends[1]:
-                    guards = (*guards, Guard(stmt.lineno, stmt.test, holds=ends[1],
-                                             returns=True))
+                # `if c: return` / `if c: raise` -- what follows runs only when that branch
+                # did not end the function (a raise: nor the run, so it is not merged)
+                ends = [ending(b) for b in (stmt.body, stmt.orelse)]
+                if bool(ends[0]) != bool(ends[1]):
+                    raised = "raise" in ends
+                    guards = (*guards, Guard(stmt.lineno, stmt.test, holds=bool(ends[1]),
+                                             returns=not raised, raises=raised))
 
     def _defines(self, scope: Scope, name: str, line: int, guards: Guards,
                  qualified: str | None = None) -> None:
@@ -252,7 +112,7 @@ class Layout:
             defaults = pysig.defaults(args)
             inner = Scope(stmt.name, list(stmt.body), params, defaults, node=stmt,
                           parent=scope if scope.node is not None else None)
-            for name in _globals(stmt)[:64]:
+            for name in global_names(stmt)[:64]:
                 self.module.binds.setdefault(name, []).append(Bind(
                     None, stmt.lineno, guards, f"{name} may be rebound by {stmt.name}() "
                     f"(`global {name}`, line {stmt.lineno})"))
@@ -283,12 +143,13 @@ class Layout:
                     scope.binds.setdefault(local, []).append(Bind(
                         None, stmt.lineno, guards, ref=qualified))
                 self._defines(scope, local, stmt.lineno, guards, qualified)
-        _bind_compound(scope, stmt, guards)
+        bind_compound(scope, stmt, guards)
         for node in own_nodes(stmt):
             if isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name):
                 scope.binds.setdefault(node.target.id, []).append(Bind(
                     node.value, node.lineno, guards))
-            _hidden_set(scope, node, guards, scope is self.module)
+            hidden_set(scope, node, guards, scope is self.module)
+            mutated(scope, node, guards)
             if isinstance(node, ast.Call) and len(scope.calls) < MAX_CALLS:
                 scope.calls.append(node)
                 if guards:
@@ -313,9 +174,10 @@ class Layout:
             main = main_test(stmt.test)      # `if __name__ != "__main__":` never runs
             if main is not False:
                 self._collect(scope, stmt.body, guards if main else (
-                    *guards, Guard(stmt.lineno, stmt.test)), top and bool(main))
-            self._collect(scope, stmt.orelse, (*guards, Guard(stmt.lineno, stmt.test, False)),
-                          False)
+                    *guards, Guard(stmt.lineno, stmt.test, dead=ending(stmt.body) == "raise")),
+                    top and bool(main))
+            self._collect(scope, stmt.orelse, (*guards, Guard(
+                stmt.lineno, stmt.test, False, dead=ending(stmt.orelse) == "raise")), False)
         elif isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
             loop = (*guards, Guard(stmt.lineno, loop=True, why=(
                 f"set inside a loop (line {stmt.lineno}): its value after the loop is that of "
@@ -327,15 +189,18 @@ class Layout:
         elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
             self._collect(scope, stmt.body, guards, top)     # type: ignore[attr-defined]
             for handler in stmt.handlers:                    # type: ignore[attr-defined]
+                missing = import_fallback(stmt, handler)
                 self._collect(scope, handler.body, (*guards, Guard(handler.lineno, why=(
                     f"set in an `except` handler (line {handler.lineno}), which runs only if "
-                    "the code before it fails"))), False)
+                    "the code before it fails" + (f" ({missing} not installed: an environment "
+                                                  "fact)" if missing else "")),
+                    dead=bool(missing), missing=missing)), False)
             self._collect(scope, stmt.orelse, guards, False)  # type: ignore[attr-defined]
             self._collect(scope, stmt.finalbody, guards, False)  # type: ignore[attr-defined]
         elif isinstance(stmt, ast.Match):
             before: Guards = ()         # the cases above did not match
             for case in stmt.cases:
-                test = _case_test(stmt.subject, case.pattern)
+                test = case_test(stmt.subject, case.pattern)
                 line = case.pattern.lineno
                 mine = Guard(line, test) if isinstance(test, ast.expr) else None if \
                     test is None else Guard(line, why=(f"set in a `match` case (line {line}), "
@@ -394,3 +259,5 @@ class Layout:
                 bound.append((alias.asname or alias.name, f"{base}{sep}{alias.name}"))
         return bound
 
+
+__all__ = ["MAX_CALLS", "Bind", "Layout", "Scope"]
