@@ -111,3 +111,11 @@ def test_hostile_many_keys(tmp_path: Path) -> None:
     facts = _job(tmp_path, model=model)
     assert P + "k0" not in facts            # more values than read: the cut as before
     assert facts[P + "seq_length"] == 4096
+
+
+@pytest.mark.parametrize("expr", [
+    "[" + ".a + " * 800 + ".b x]", "select(" + ".a" * 1000 + ' == "x" ',
+    '"' * 3000, "." + " | ." * 40])
+def test_hostile_expressions_refused(expr: str) -> None:
+    with pytest.raises(megatron_yq.Unsupported):
+        megatron_yq._evaluate(expr, [{"a": 1}])
