@@ -26,8 +26,8 @@ from typing import Any
 
 from preflight.facts import Unknown
 from preflight.findings import Source
+from preflight.frameworks import megatron_text, megatron_walk
 from preflight.frameworks import megatron_validated as validated
-from preflight.frameworks import megatron_walk
 from preflight.frameworks.megatron_flags import MEGATRON_BARE
 from preflight.frameworks.megatron_script import carried, entry
 from preflight.reading.launch import without_after_training
@@ -98,6 +98,9 @@ def read_args_text(path: str, text: str, outer: dict[str, str] | None = None,
     text = expand_flag_names(text, variables)
     # a conversion / evaluation / generation command after training is not the job's config
     text = without_after_training(text, variables)
+    # where each flag stands: a branch not decided here leaves it Unknown (megatron_text.py)
+    marks = megatron_text.branches(path, text, outer)
+    seen: dict[str, list[megatron_text.Seen]] = {}
     facts: dict[str, Any] = {}
     prov: dict[str, str] = {}
     problems: list[ConfigProblem] = []
@@ -151,12 +154,30 @@ def read_args_text(path: str, text: str, outer: dict[str, str] | None = None,
         facts.pop(name, None)  # argparse keeps the last occurrence; keep insertion order too
         facts[name] = value
         prov[name] = Source(path, lineno)
+        if marks is not None:
+            seen.setdefault(name, []).append(megatron_text.Seen(value, lineno,
+                                                                 marks.at(m.start())))
+    if marks is not None:
+        _branched(path, facts, prov, seen, marks)
     if prefix != PREFIX:
         return ReaderOutput(facts, prov, tuple(problems))
     yaml_on = carried(text, outer, "yaml-cfg") if f"{PREFIX}.yaml_cfg" in facts else None
     if yaml_on is False:    # echoed, or on a launch that never runs: not the job's (redteam6)
         facts.pop(f"{PREFIX}.yaml_cfg")
     return _megatron_lm(path, text, variables, facts, prov, problems, yaml_on)
+
+
+def _branched(path: str, facts: dict[str, Any], prov: dict[str, Any],
+              seen: dict[str, list[megatron_text.Seen]], marks: megatron_text.Branches) -> None:
+    """``facts`` as the branches each flag stands in leave them (:mod:`.megatron_text`)."""
+    for name, occurrences in seen.items():
+        flag = "--" + name.rsplit(".", 1)[1].replace("_", "-")
+        got = megatron_text.resolve(flag, occurrences, marks)
+        if got is None:         # only in branches that never run
+            facts.pop(name, None)
+            prov.pop(name, None)
+        else:
+            facts[name], prov[name] = got.value, Source(path, got.line)
 
 
 def _walked(path: str, text: str, outer: dict[str, str] | None, prefix: str,

@@ -33,6 +33,7 @@ from typing import Any
 
 from preflight.facts import Unknown
 from preflight.findings import Source
+from preflight.frameworks import megatron_yq
 from preflight.reading.launch import not_training
 from preflight.reading.parse import MAX_FACTS_PER_FILE, MAX_ITEMS_PER_FILE, fact_value
 from preflight.reading.shellexpand import MAX_ARGS, Arg, Launch, TooLarge, launches
@@ -121,7 +122,9 @@ def read(path: str, text: str, found: Sequence[Launch], prefix: str, arity: Arit
             f"more than {MAX_LAUNCHES} training launches; only the first were read (no real "
             "job has that many)"), level="warning", cut=True))
         found = found[:MAX_LAUNCHES]
-    per = [_one(path, lr, prefix, arity, line, out) for lr in found]
+    # `$(yq 'EXPR' FILE)` words read from the YAML where they can be (megatron_yq.py)
+    per = [_one(path, megatron_yq.expanded(path, text, lr), prefix, arity, line, out)
+           for lr in found]
     names: dict[str, None] = {}
     for got in per:
         names.update(dict.fromkeys(got))
