@@ -17,9 +17,9 @@ from preflight.facts import Unknown
 from preflight.findings import Source
 from preflight.frameworks import flashrl
 from preflight.frameworks.verl_shipped import ENTRY, HYDRA_MAIN, module_path, shipped
-from preflight.reading.overridelaunch import Syntax, find_launch, merged_facts
-from preflight.reading.refs import locate
-from preflight.reading.types import ReaderOutput
+from preflight.reading.overridelaunch import LaunchRead, Syntax, find_launch, merged_facts
+from preflight.reading.refs import locate, under_roots
+from preflight.reading.types import ConfigProblem, ReaderOutput
 
 KIND = "verl"
 PREFIX = f"config.{KIND}"
@@ -64,6 +64,8 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
                 packaged = ship
             else:
                 base = (where, name[1])
+                if not os.path.isabs(cp[0].removeprefix("file://")):
+                    base = _job_copy(read, base, os.path.join(cp[0], file))
     merged = merged_facts(read, KIND, base, style="hydra", key="--config-name")
     facts, prov = merged.facts, merged.provenance
     facts[f"{PREFIX}.entry"], prov[f"{PREFIX}.entry"] = read.launch.entry.text, entry_src
@@ -104,3 +106,44 @@ def _config_file(entry: str, cpath: str, file: str) -> str:
     package = entry.rpartition(".")[0].replace(".", "/")
     # a folder of the installed package: found only where the job is a checkout of it
     return os.path.join(package, cpath, file)
+
+
+def _reachable(read: LaunchRead, target: str) -> bool:
+    """Whether :func:`.merged_facts` finds the relative ``target`` where the command runs (after
+    the script's ``cd``, else next to the script or in the folder it was started from)."""
+    if read.folder is not None:
+        folder = read.folder[0]
+        return folder is not None and \
+            locate(os.path.normpath(os.path.join(folder, target)), read.path) is not None
+    here = read.started
+    return bool(here and locate(os.path.join(here, target), read.path)) or \
+        locate(target, read.path) is not None
+
+
+def _job_copy(read: LaunchRead, base: tuple[str, Source], short: str) -> tuple[str, Source]:
+    """The job's own copy of the config ``--config-name`` names, where the command cannot reach
+    it: holdout22's swiss-ai fork job ``cd``s to its clone on the cluster
+    (``/capstor/.../verl``, outside the job: never opened) and runs ``-m verl.trainer.main_ppo
+    --config-name=grpo_math_base``, whose Hydra search path is the installed verl's
+    ``verl/trainer/config`` (``pip install -e .`` of that clone). The job holds the fork's
+    ``verl/trainer/config/grpo_math_base.yaml`` (or ``config/<name>``): it is read, with the
+    assumption stated as a warning; without such a copy nothing changes."""
+    where, src = base
+    if _reachable(read, where):
+        return base
+    found, shown = under_roots(where), where
+    if found is None and short != where:
+        found, shown = under_roots(short), short
+    if found is None:
+        return base
+    if read.folder is None:
+        place = "where the command runs"
+    elif read.folder[0] is None:
+        place = f"the folder the script changes to ({read.folder[1][:120]})"
+    else:
+        place = f"{read.folder[0][:160]}, the folder the script changes to (not opened)"
+    read.problems.append(ConfigProblem(read.path, src.line, (
+        f"--config-name {os.path.basename(where)} is looked up in {place}; the job's own "
+        f"{shown} was read instead, assuming the verl that runs is this checkout"),
+        level="warning", code="reference"))
+    return found, src
