@@ -136,12 +136,10 @@ def _job_copy(read: LaunchRead, base: tuple[str, Source], short: str) -> tuple[s
         found, shown = under_roots(short), short
     if found is None:
         return base
-    if read.folder is None:
-        place = "where the command runs"
-    elif read.folder[0] is None:
-        place = f"the folder the script changes to ({read.folder[1][:120]})"
-    else:
-        place = f"{read.folder[0][:160]}, the folder the script changes to (not opened)"
+    folder, why = read.folder if read.folder is not None else (None, None)
+    place = (f"{folder[:160]}, the folder the script changes to (not opened)" if folder else
+             f"the folder the script changes to ({why[:120]})" if why else
+             "where the command runs")
     read.problems.append(ConfigProblem(read.path, src.line, (
         f"--config-name {os.path.basename(where)} is looked up in {place}; the job's own "
         f"{shown} was read instead, assuming the verl that runs is this checkout"),
