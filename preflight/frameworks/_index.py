@@ -49,6 +49,8 @@ DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
     "rl2": (),
     "simpletuner": ("simpletuner",),
     "diffsynth": ("diffsynth",),
+    "easyr1": (),
+    "chatlearn": (),
 }
 """kind -> the distributions it ships as, then those it requires."""
 # END GENERATED
