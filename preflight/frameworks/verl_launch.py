@@ -65,7 +65,7 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
             else:
                 base = (where, name[1])
                 if not os.path.isabs(cp[0].removeprefix("file://")):
-                    base = _job_copy(read, base, os.path.join(cp[0], file))
+                    base = _job_copy(read, base)
     merged = merged_facts(read, KIND, base, style="hydra", key="--config-name")
     facts, prov = merged.facts, merged.provenance
     facts[f"{PREFIX}.entry"], prov[f"{PREFIX}.entry"] = read.launch.entry.text, entry_src
@@ -120,20 +120,20 @@ def _reachable(read: LaunchRead, target: str) -> bool:
         locate(target, read.path) is not None
 
 
-def _job_copy(read: LaunchRead, base: tuple[str, Source], short: str) -> tuple[str, Source]:
+def _job_copy(read: LaunchRead, base: tuple[str, Source]) -> tuple[str, Source]:
     """The job's own copy of the config ``--config-name`` names, where the command cannot reach
     it: holdout22's swiss-ai fork job ``cd``s to its clone on the cluster
     (``/capstor/.../verl``, outside the job: never opened) and runs ``-m verl.trainer.main_ppo
     --config-name=grpo_math_base``, whose Hydra search path is the installed verl's
     ``verl/trainer/config`` (``pip install -e .`` of that clone). The job holds the fork's
-    ``verl/trainer/config/grpo_math_base.yaml`` (or ``config/<name>``): it is read, with the
-    assumption stated as a warning; without such a copy nothing changes."""
+    ``verl/trainer/config/grpo_math_base.yaml`` (for a recipe entry, ``recipe/<x>/config/``):
+    it is read, with the assumption stated as a warning; without such a copy nothing changes.
+    Only that package path: a ``config/`` or ``conf/`` folder elsewhere in the job is not where
+    Hydra looks (tests/frameworks/test_launch_frameworks.py)."""
     where, src = base
     if _reachable(read, where):
         return base
-    found, shown = under_roots(where), where
-    if found is None and short != where:
-        found, shown = under_roots(short), short
+    found = under_roots(where)
     if found is None:
         return base
     folder, why = read.folder if read.folder is not None else (None, None)
@@ -142,6 +142,6 @@ def _job_copy(read: LaunchRead, base: tuple[str, Source], short: str) -> tuple[s
              "where the command runs")
     read.problems.append(ConfigProblem(read.path, src.line, (
         f"--config-name {os.path.basename(where)} is looked up in {place}; the job's own "
-        f"{shown} was read instead, assuming the verl that runs is this checkout"),
+        f"{where} was read instead, assuming the verl that runs is this checkout"),
         level="warning", code="reference"))
     return found, src

@@ -2,7 +2,8 @@
 eb33d557 experiments/base/run_grpo.sh): the script changes to its clone on the cluster
 (``/capstor/.../verl``, never opened) and runs ``python -m verl.trainer.main_ppo
 --config-name=grpo_math_base``; the job is that fork's checkout and holds
-``verl/trainer/config/grpo_math_base.yaml``. That copy is read, with the assumption stated in a
+``verl/trainer/config/grpo_math_base.yaml``. That copy (and no ``config/`` folder elsewhere)
+is read, with the assumption stated in a
 warning naming the launch line; without a copy in the job nothing is read and nothing outside
 is opened (FP8D-CFG-REFERENCE, as before)."""
 
@@ -75,10 +76,9 @@ def _run(world: Path, cd: str, name: str = "grpo_math_base", *, copy: str | None
     return {k[7:]: v for k, v in values.items()}, read, str(script)
 
 
-@pytest.mark.parametrize("copy", ["verl/trainer/config/grpo_math_base.yaml",
-                                  "config/grpo_math_base.yaml"])
-def test_the_jobs_own_copy_is_read_with_the_assumption_stated(
-        world: Path, copy: str, opened: list[str]) -> None:
+def test_the_jobs_own_copy_is_read_with_the_assumption_stated(world: Path,
+                                                              opened: list[str]) -> None:
+    copy = "verl/trainer/config/grpo_math_base.yaml"
     outside = str(world / "cluster" / "verl")
     intent, read, script = _run(world, outside, copy=copy)
     assert read.facts["config.verl.base_config"] == str(world / "job" / copy)
@@ -104,6 +104,14 @@ def test_without_a_copy_in_the_job_nothing_is_read_or_opened(world: Path,
     assert (script, 7) in [(p.path, p.line) for p in read.problems]
     assert not [p for p in read.problems if "was read instead" in p.message]
     assert not [p for p in opened if p.startswith(str(world / "cluster"))]
+
+
+def test_a_config_folder_elsewhere_in_the_job_is_not_taken(world: Path) -> None:
+    # Hydra looks in the installed verl's verl/trainer/config, never in a job's config/
+    intent, read, _ = _run(world, str(world / "cluster" / "verl"),
+                           copy="config/grpo_math_base.yaml")
+    assert isinstance(read.facts["config.verl.base_config"], Unknown)
+    assert not [p for p in read.problems if "was read instead" in p.message]
 
 
 def test_a_cd_into_the_job_reads_its_config_without_a_warning(world: Path) -> None:
