@@ -51,6 +51,8 @@ KINDS: tuple[str, ...] = (
     "simpletuner",
     "diffsynth",
     "nemo_launcher",
+    "easyr1",
+    "chatlearn",
 )
 """Every framework's kind, which is its module's name, in detection order (on equal scores the
 earlier one is named first). The modules are imported on first use of :data:`FRAMEWORKS`,

@@ -50,6 +50,8 @@ DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
     "simpletuner": ("simpletuner",),
     "diffsynth": ("diffsynth",),
     "nemo_launcher": ("nemo-toolkit",),
+    "easyr1": (),
+    "chatlearn": (),
 }
 """kind -> the distributions it ships as, then those it requires."""
 # END GENERATED

@@ -1,6 +1,10 @@
 """Cosmos-RL (nvidia-cosmos/cosmos-rl): its TOML config and the launcher that takes it,
 ``cosmos-rl --config X.toml [custom_script.py [args]]`` (also ``python -m
-cosmos_rl.launcher.launch_all`` and ``python cosmos_rl/launcher/launch_all.py``).
+cosmos_rl.launcher.launch_all`` and ``python cosmos_rl/launcher/launch_all.py``), the
+controller of a hand-launched multi-node run, ``./cosmos_rl/launcher/launch_controller.sh --port P
+--config X.toml`` (``tools/launch_controller.sh`` in older docs; its replicas fetch the config
+from it, docs/multinodes/overview.rst at v0.4.4), and the Slurm dispatcher ``python
+tools/slurm/dispatch_job.py --config-path X.toml ...``.
 
 Read at v0.3.0 (2025-08-16) and v0.4.4 (= 89f2e5b5, 2026-07-31), alike in what follows but where
 said (``cosmos_rl/policy/config/__init__.py`` line numbers at v0.4.4):
@@ -55,14 +59,25 @@ PREFIX = f"config.{KIND}"
 _REL = "nvidia-cosmos/cosmos-rl@v0.4.4"
 _CFG = f"{_REL} cosmos_rl/policy/config/__init__.py"
 ENTRY = re.compile(r"^cosmos-rl$|(?:^|/)cosmos_rl/launcher/launch_all\.py$|"
-                   r"^cosmos_rl\.launcher\.launch_all$")
-HINT = re.compile(r"(?:^|[\s/;&|(])cosmos-rl\s|cosmos_rl[./]launcher[./]launch_all")
+                   r"^cosmos_rl\.launcher\.launch_all$|"
+                   r"(?:^|/)(?:cosmos_rl/launcher|tools)/launch_controller\.sh$|"
+                   r"(?:^|/)tools/slurm/dispatch_job\.py$")
+HINT = re.compile(r"(?:^|[\s/;&|(])cosmos-rl\s|cosmos_rl[./]launcher[./]launch_all"
+                  r"|(?:cosmos_rl/launcher|tools)/launch_controller\.sh|tools/slurm/dispatch_job\.py")
 SYNTAX = Syntax(entry=lambda w: bool(ENTRY.search(w)), value_flags=frozenset({
     "config", "url", "port", "policy", "rollout", "reference", "p2r-ratio", "log-dir",
     "num-workers", "worker-idx", "node-ip-list", "rdzv-port", "lepton-job-name", "n",
     "lepton-container-image", "lepton-container-port", "lepton-resource-shape",
-    "lepton-node-group", "ng", "lepton-env", "e", "lepton-secret", "s", "lepton-mount"}))
-"""launch_all.py's options that take a value (v0.4.4 l.109-330; the rest of Lepton's too)."""
+    "lepton-node-group", "ng", "lepton-env", "e", "lepton-secret", "s", "lepton-mount",
+    # launch_controller.sh (v0.4.4 l.20-45): --port, --config, --log, --script
+    "log", "script",
+    # tools/slurm/dispatch_job.py (v0.4.4 parse_args): the options that take a value
+    "job-name", "ngpu-per-node", "n-policy-replicas", "n-rollout-replicas",
+    "n-reference-replicas", "slurm-partition", "slurm-account", "config-path",
+    "output-root-path", "repo-root-path", "mount-dirs", "cosmos-container", "container",
+    "duration", "retries", "pre-timeout-signal", "slurm-job-time"}))
+"""The options that take a value: launch_all.py's (v0.4.4 l.109-330; the rest of Lepton's
+too), the controller script's and the Slurm dispatcher's."""
 
 _TOP_OWN = frozenset({"redis", "eth_ips", "vla", "distillation"})
 _SECTION_OWN = (
@@ -101,7 +116,9 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
     read = find_launch(path, text, SYNTAX, outer)
     if read.launch is None:
         return ReaderOutput(problems=tuple(read.problems))
-    config = read.flag("config")
+    # the controller script takes --config, the Slurm dispatcher --config-path (the TOML it
+    # copies to the job and hands its controller, cosmos_rl_job_multi_node.sh l.428)
+    config = read.flag("config", "config-path")
     merged = merged_facts(read, KIND, config, style="toml", key="--config")
     facts, prov = merged.facts, merged.provenance
     line = Source(path, text.count("\n", 0, read.launch.offset) + 1)

@@ -32,7 +32,14 @@ read there (bounded, parsed, never imported):
   ``_maybe_pad_weight``; false: it does not (read and valid text); absent where the file is not
   there (NeMo-RL 0.5.0 moved it to ``vllm/quantization/fp8.py``).
 
-Absent where the job does not hold the source: the rules then go by the version, as before.
+Absent where the job does not hold the source: the rules then go by the version, as before; but
+``fp8_vllm010_weight_patch`` is also inferred, and its provenance says so, from NeMo-RL's own base
+config ``examples/configs/grpo_math_1B.yaml`` where the job holds it (a recipe's ``defaults:``
+chain): a base with ``grpo.overlong_filtering`` (added by PR 724, 0358a86f6, 2025-09-01) and
+without ``policy.offload_optimizer_for_logprob`` (added by PR 1404, 8615ee9ab, 2025-11-06, never
+removed since: v0.5.0, v0.6.0, v0.7.0, 7ea279abf) comes from a checkout of 2025-09-01 to
+2025-11-06, after PR 543's FP8 patch and before PR 1432: true (holdout17, issue 1368, whose base
+is at 0a769cc3553a). Any other base says nothing (absent).
 """
 
 from __future__ import annotations
@@ -45,7 +52,8 @@ from preflight.facts import Unknown
 from preflight.findings import Source
 from preflight.reading import textcache
 from preflight.reading.boundary import above
-from preflight.reading.parse import ParseError, read_text
+from preflight.reading.parse import ParseError, parse_yaml, read_text
+from preflight.reading.pyenviron import Noted
 from preflight.reading.types import ReaderOutput
 
 PREFIX = "config.nemo_rl.source"
@@ -164,7 +172,7 @@ def with_source(path: str, out: ReaderOutput) -> ReaderOutput:
     where it states NeMo-RL settings."""
     if not any(n.startswith("config.nemo_rl.") for n in out.facts):
         return out
-    found = evidence(path)
+    found = evidence(path) or dated(path, out)
     if not found:
         return out
     facts, prov = dict(out.facts), dict(out.provenance)
@@ -172,3 +180,33 @@ def with_source(path: str, out: ReaderOutput) -> ReaderOutput:
         facts.setdefault(name, value)
         prov.setdefault(name, where)
     return ReaderOutput(facts, prov, out.problems, out.linked)
+
+
+BASE = "grpo_math_1B.yaml"
+
+
+def dated(path: str, out: ReaderOutput) -> dict[str, tuple[Any, Source]]:
+    """``fp8_vllm010_weight_patch`` inferred from the keys of the job's copy of NeMo-RL's base
+    config (the module docstring says which); empty where it holds none or the keys say
+    nothing."""
+    files = [path, *(link.path for link in out.linked if not link.missing)]
+    base = next((f for f in files if os.path.basename(f) == BASE and os.path.isfile(f)), None)
+    if base is None:
+        return {}
+    text, _ = _text(base)
+    try:
+        parsed = parse_yaml(text) if text is not None else None
+    except ParseError:
+        return {}
+    data = parsed.data if parsed is not None else None
+    if parsed is None or not isinstance(data, dict):
+        return {}
+    grpo, policy = data.get("grpo"), data.get("policy")
+    if not (isinstance(grpo, dict) and "overlong_filtering" in grpo and
+            isinstance(policy, dict) and "offload_optimizer_for_logprob" not in policy):
+        return {}
+    where = Noted(base, parsed.line_of(("grpo", "overlong_filtering")),
+                  "inferred: this base has grpo.overlong_filtering, PR 724, and not "
+                  "policy.offload_optimizer_for_logprob, PR 1404: a NeMo-RL checkout of "
+                  "2025-09-01 to 2025-11-06, before PR 1432")
+    return {f"{PREFIX}.fp8_vllm010_weight_patch": (True, where)}

@@ -15,7 +15,9 @@ prime_rl/configs (``trainer.py``, ``inference.py``, ``rl.py``), line numbers the
   torch.bfloat16)``, model.py l.824).
 - ``trainer.model.compile`` defaults on (``CompileConfig()``, l.188); ``"None"`` turns it off.
 - The rollout is vLLM, started by ``rl`` only when ``[inference]`` is given (``RLConfig.inference``
-  default None, rl.py l.234: else the orchestrator uses a server started elsewhere). Its model
+  default None, rl.py l.234: else the orchestrator uses a server started elsewhere). A
+  trainer launched alone (``uv run trainer``, ``.../trainer/rl/train.py``) names no server:
+  its rollout is read from an ``inference`` launch the user names too, else Unknown. Its model
   is ``[inference.vllm] model``, filled from the shared ``[model] name`` when absent
   (utils/validation.py ``propagate_shared_fields``), default ``Qwen/Qwen3-0.6B``. FP8 comes from
   ``[inference.vllm] quantization`` (None: vLLM infers it from the checkpoint, inference.py
@@ -87,7 +89,10 @@ def read_toml(path: str, parsed: Parsed) -> ReaderOutput:
 
 def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
     out = read_launch(path, text, outer)
-    return _with_weights(path, out) if out.facts else out
+    # a trainer launched alone serves no rollout: the weights of the model its inference
+    # launch serves are that launch's to say (_apart), where the user names it too
+    alone = out.facts.get(f"{PREFIX}.entry") == "trainer"
+    return _with_weights(path, out) if out.facts and not alone else out
 
 
 def _off(value: Any) -> bool:
@@ -209,6 +214,24 @@ def _rollout(v: View, out: IntentOut, served: bool) -> None:
               f"{_CFG}/inference.py l.42-48 (kv_cache_dtype not set: vLLM's auto)"))
 
 
+def _apart(v: View, out: IntentOut) -> None:
+    """A trainer launched alone (``uv run trainer`` / ``torchrun .../trainer/rl/train.py``, the
+    split layout of a multi-node run: holdout23's prime-rl fork). Its vLLM server is another
+    launch (``uv run inference @ infer.toml``), which nothing of the trainer's names: the
+    orchestrator reaches it by URL (``[client] base_url``, orchestrator config). The rollout is
+    read from that launch where the user names it too (its ``inference.*`` facts), never from a
+    file beside the trainer's that nothing names (the job is what the user named and what it
+    references)."""
+    if v.any_prefix("inference"):
+        _rollout(v, out, served=True)
+        return
+    why = Unknown("the trainer runs alone: prime-rl's vLLM server is a separate `inference` "
+                  "launch that the trainer's config does not name (the orchestrator reaches it "
+                  "by URL); name that launch script or its TOML too to read the rollout")
+    for key in ("rollout.engine", "rollout.fp8", "rollout.kv_cache_fp8"):
+        out[key] = (why, v.src("entry", "intent"))
+
+
 def _correction(v: View, out: IntentOut) -> None:
     kind = v.get("trainer.loss.type", "default")
     src = v.src("trainer.loss.type", f"{_CFG}/trainer.py l.604 (loss = DefaultLossConfig())")
@@ -257,6 +280,8 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
             out["rollout.fp8"] = (unread, v.src("base_config"))
         else:
             _rollout(v, out, served=entry == "inference")
+    elif entry == "trainer":
+        _apart(v, out)
     algo = v.unknown("orchestrator.algo.type")
     if entry in ("rl", "trainer", None) and algo is not None:
         # redteam11: an Unknown algorithm was read as "not SFT"; SFT has no rollout to correct

@@ -22,7 +22,6 @@ engine's ``kv_cache_dtype`` in ``rollout.engine_kwargs.<engine>``; ``quantizatio
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -32,18 +31,15 @@ from preflight.findings import Source
 from preflight.frameworks import flashrl, kvformat
 from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, IntentOut, Stated, View
-from preflight.frameworks.verl_shipped import ENTRY, HINT, HYDRA_MAIN, module_path, shipped
+from preflight.frameworks.verl_launch import read_text
+from preflight.frameworks.verl_shipped import HINT
 from preflight.reading.layered import load_chain, source_of
-from preflight.reading.overridelaunch import Syntax, base_unread, find_launch, merged_facts
+from preflight.reading.overridelaunch import base_unread
 from preflight.reading.parse import Parsed
-from preflight.reading.refs import locate
 from preflight.reading.types import Linked, ReaderOutput
 
 KIND = "verl"
 PREFIX = f"config.{KIND}"
-SYNTAX = Syntax(entry=lambda w: bool(ENTRY.search(w)),
-                value_flags=frozenset({"config-path", "config-name", "config-dir", "cp", "cn",
-                                       "cd"}))
 ACTOR = "actor_rollout_ref.actor"
 MEG = f"{ACTOR}.megatron"
 TFC = f"{MEG}.override_transformer_config"
@@ -90,84 +86,6 @@ def read_yaml(path: str, parsed: Parsed) -> ReaderOutput:
     linked = tuple(Linked(p, KIND, source_of(path, parsed)(("defaults",)), key="defaults",
                           line=parsed.line_of(("defaults",))) for p in chain.files)
     return ReaderOutput(facts, prov, tuple(chain.problems), linked)
-
-
-def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
-    """The ``main_ppo`` launch line: base config named by --config-path/--config-name, then
-    its overrides in order (Hydra applies them after composing the config)."""
-    read = find_launch(path, text, SYNTAX, outer)
-    if read.launch is None:
-        return ReaderOutput(problems=tuple(read.problems))
-    name = read.flag("config-name", "cn")
-    cpath = read.flag("config-path", "cp")
-    entry = read.launch.entry.text
-    entry_src = Source(path, text.count("\n", 0, read.launch.offset) + 1)
-    base: tuple[Any, Source] | None = None
-    packaged: tuple[str, str] | None = None
-    if name is None:
-        # Hydra composes the config_name @hydra.main declares (verl_shipped.HYDRA_MAIN)
-        default = HYDRA_MAIN.get(module_path(entry))
-        packaged = shipped(entry, "config", default) if default else None
-        if packaged is None:
-            base = (Unknown(f"{entry} composes the config its @hydra.main names, which is not "
-                            "in the job and which fp8-doctor does not know"), entry_src)
-    elif not isinstance(name[0], str):
-        base = name
-    else:
-        file = name[0] if name[0].endswith((".yaml", ".yml")) else name[0] + ".yaml"
-        # without --config-path, Hydra looks in the config_path of @hydra.main ("config")
-        cp = ("config", name[1]) if cpath is None else cpath
-        if not isinstance(cp[0], str):
-            base = cp
-        else:
-            where = _config_file(entry, cp[0], file)
-            # a shipped config: verl's (or the recipe's) own, unless the job holds that file
-            # (`python3 recipe/dapo/main_dapo.py` in a checkout that is the job)
-            ship = shipped(entry, cp[0], file)
-            if ship is not None and (not entry.endswith(".py") or locate(where, path) is None):
-                packaged = ship
-            else:
-                base = (where, name[1])
-    merged = merged_facts(read, KIND, base, style="hydra", key="--config-name")
-    facts, prov = merged.facts, merged.provenance
-    facts[f"{PREFIX}.entry"], prov[f"{PREFIX}.entry"] = read.launch.entry.text, entry_src
-    if name is not None:
-        facts[f"{PREFIX}.config_name"], prov[f"{PREFIX}.config_name"] = name
-    if packaged is not None:
-        # which packaged trainer config the shipped one stands on (its engine defaults)
-        facts[f"{PREFIX}.packaged_config"] = packaged[0]
-        prov[f"{PREFIX}.packaged_config"] = name[1] if name is not None else entry_src
-    for var, value in read.launch.env:
-        # what the script sets for the trainer: verl's Ray workers inherit the driver's
-        # environment (trainer/constants_ppo.py get_ppo_ray_runtime_env at v0.9.0 adds its own
-        # variables only), so `export NVTE_...=1` before main_ppo reaches Transformer Engine
-        if var.startswith("NVTE_"):
-            at = re.search(rf"(?m)^[ \t]*(?:export[ \t]+)?{var}=|[ \t]{var}=", text)
-            facts[f"{PREFIX}.env.{var}"] = value
-            prov[f"{PREFIX}.env.{var}"] = Source(path, text.count("\n", 0, at.start()) + 1) \
-                if at else entry_src
-    for key, (value, where) in flashrl.facts(path, text, read.launch.entry.offset,
-                                             read.launch.before, outer).items():
-        facts[f"{PREFIX}.{key}"], prov[f"{PREFIX}.{key}"] = value, where
-    return ReaderOutput(facts, prov, tuple(read.problems), merged.linked)
-
-
-def _config_file(entry: str, cpath: str, file: str) -> str:
-    """The YAML ``--config-path CPATH --config-name FILE`` names, for the launch directory (the
-    configs verl and verl-recipe ship are :func:`.verl_shipped.shipped`'s).
-
-    Hydra takes a relative ``--config-path`` from the file that declares ``@hydra.main``, not
-    from the current directory (hydra.cc "Hydra's command line flags"; internal
-    ``compute_search_path_dir``): with ``python3 -m verl.trainer.main_ppo --config-path=config``
-    (35 of verl v0.9.0's example scripts) that is verl/trainer/config of the installed verl."""
-    cpath = cpath.removeprefix("file://")
-    if os.path.isabs(cpath):
-        return os.path.join(cpath, file)
-    if entry.endswith(".py"):
-        return os.path.join(os.path.dirname(entry), cpath, file)
-    package = entry.rpartition(".")[0].replace(".", "/")
-    # a folder of the installed package: found only where the job is a checkout of it
-    return os.path.join(package, cpath, file)
 
 
 def _get(v: View, key: str) -> tuple[Any, str]:
