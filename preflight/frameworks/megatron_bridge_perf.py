@@ -26,6 +26,10 @@ BF16 in both), and only a value no release takes is an error:
   words its parser does not know as Hydra overrides after the recipe (``run_script.py``
   ``parse_known_args`` -> ``set_cli_overrides``, v0.6.0 l.182, l.76): ``mixed_precision.fp8_recipe=X``
   on the launch line wins over ``-c``.
+- A job's own copy (``scripts/performance/custom_setup_experiment.py``, AI-Hypercomputer
+  gpu-recipes a4 @ 1f338bb4) is the launcher only where the job holds it beside the launch script
+  and it parses with the checkout's ``argument_parser`` (:func:`copy_check`); else ``-c`` is
+  Unknown: a copy may do anything with its words.
 - ``--use_recipes`` runs the library recipe (``run_recipe.py``) instead of the flat performance
   recipe: ``-c`` is not read on that path here (Unknown).
 
@@ -37,6 +41,7 @@ own words (model, recipe, GPU, task).
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Any
 
@@ -44,10 +49,17 @@ from preflight.base.digits import argparse_int
 from preflight.facts import Unknown
 from preflight.findings import Source
 from preflight.reading.overridelaunch import LaunchRead, Syntax
+from preflight.reading.parse import ParseError, read_text
 from preflight.reading.types import ConfigProblem
 
-ENTRY = re.compile(r"(?:^|/)scripts/performance/(?:setup_experiment|run_script|bootstrap)\.py$")
-HINT = re.compile(r"scripts/performance/(?:setup_experiment|run_script|bootstrap)\.py")
+ENTRY = re.compile(r"(?:^|/)scripts/performance/(?:\w+_)?(?:setup_experiment|run_script|bootstrap)"
+                   r"\.py$")
+HINT = re.compile(r"scripts/performance/(?:\w+_)?(?:setup_experiment|run_script|bootstrap)\.py")
+UPSTREAM = frozenset({"setup_experiment.py", "run_script.py", "bootstrap.py"})
+"""The launcher's own names; another (``custom_setup_experiment.py``, holdout23 gpu-recipes-a4:
+``cp $CUSTOM_SETUP_EXPERIMENT_SCRIPT_PATH scripts/performance/``) is a job's own copy, read as
+the launcher only where the job holds it and it parses with Megatron-Bridge's argument_parser
+(:func:`copy_check`)."""
 ENTRY_CODE = re.compile(r"\bmodel_recipe_name\b")
 """What the launcher's text holds (its ``-mr/--model_recipe_name`` option, passed on to every
 helper, at v0.4.0-v0.6.0; NeMo 2's performance scripts have no such option)."""
@@ -144,6 +156,8 @@ def facts(read: LaunchRead, prefix: str, line: int) -> tuple[
         src = recipes[1]
     elif isinstance(value, Unknown):
         name = Unknown(f"-c/--compute_dtype is not known before the job runs: {value.reason}")
+    elif (why := copy_check(read.path, entry)) is not None:
+        name = Unknown(why)
     elif isinstance(value, str) and value in CHOICES:
         name, fields = CHOICES[value]
         out[f"{prefix}.perf.releases"] = OLD + ", " + NEW if value == DEFAULT else NEW
@@ -166,6 +180,34 @@ def facts(read: LaunchRead, prefix: str, line: int) -> tuple[
         out[f"{prefix}.mixed_precision.{key}"] = field
         prov[f"{prefix}.mixed_precision.{key}"] = src
     return out, prov, problems
+
+
+_MAX_COPY = 1 << 20
+_PARSER = re.compile(r"^\s*from\s+\.?argument_parser\s+import\s+[^\n]*\bparse_cli_args\b", re.M)
+
+
+def copy_check(path: str, entry: str) -> str | None:
+    """Why a job's own copy of the launcher (a name other than :data:`UPSTREAM`) is not read as
+    Megatron-Bridge's (None: it is, or the entry is upstream's). The copy is looked for by its
+    name in the launch script's folder (where the job keeps the file it copies into the
+    checkout); it is the launcher when its text holds ``model_recipe_name`` (:data:`ENTRY_CODE`)
+    and imports ``parse_cli_args`` from the checkout's ``argument_parser`` (so ``-c`` takes that
+    release's choices). It is read as text, never imported."""
+    name = os.path.basename(entry)
+    if name in UPSTREAM:
+        return None
+    copy = os.path.join(os.path.dirname(os.path.abspath(path)), name)
+    try:
+        if os.path.islink(copy) or os.path.getsize(copy) > _MAX_COPY:
+            return f"{name} in the job is a link or too large: the job's own launcher is not read"
+        text = read_text(copy)
+    except (OSError, ParseError):
+        return (f"scripts/performance/{name} is the job's own launcher (not Megatron-Bridge's) "
+                "and is not in the job beside the launch script: what its -c does is not known")
+    if not ENTRY_CODE.search(text) or not _PARSER.search(text):
+        return (f"{name} (the job's own launcher) does not parse its words with Megatron-Bridge's "
+                "argument_parser (no model_recipe_name / parse_cli_args): -c is not read")
+    return None
 
 
 def _old_recipe(read: LaunchRead, at: Source, src: Source, problems: list[ConfigProblem],

@@ -216,3 +216,44 @@ def test_old_recipe_hostile(tmp_path: Path, flags: str) -> None:
     intent, read = _read(_job(tmp_path, LINE + flags))
     assert isinstance(intent["recipe"][0], Unknown) or intent["fp8"][0] is not True
     assert all(p.line == 2 for p in read.problems)
+
+
+_COPY = ("from argument_parser import parse_cli_args\n\n"
+         "def main(model_recipe_name: str, compute_dtype: str) -> None:\n"
+         "    args, _ = parse_cli_args().parse_known_args()\n")
+_CUSTOM = ("cd /opt/Megatron-Bridge\npython scripts/performance/custom_setup_experiment.py "
+           "--gpu b200 --model_family_name deepseek --model_recipe_name deepseek_v3 "
+           "--compute_dtype fp8_mx -ep 8")
+
+
+@pytest.mark.parametrize("copy, fp8", [
+    (_COPY, True),                                          # the job's copy: upstream's parser
+    (None, "unknown"),                                      # no copy in the job
+    ("import argparse\np = argparse.ArgumentParser()\n", "unknown"),   # its own parser
+    (_COPY.replace("model_recipe_name", "recipe"), "unknown"),
+])
+def test_job_own_launcher_copy(tmp_path: Path, copy: str | None, fp8: Any) -> None:
+    # holdout23 gpu-recipes-a4: `cp $CUSTOM_SETUP_EXPERIMENT_SCRIPT_PATH scripts/performance/`
+    # then `python scripts/performance/custom_setup_experiment.py --compute_dtype fp8_mx ...`
+    run = _job(tmp_path, _CUSTOM)
+    if copy is not None:
+        (run.parent / "custom_setup_experiment.py").write_text(copy)
+    intent, read = _read(run)
+    assert [k for _, k in read.files] == ["megatron_bridge"]
+    if fp8 == "unknown":
+        assert isinstance(intent["fp8"][0], Unknown) and "own launcher" in intent["fp8"][0].reason
+    else:
+        assert intent["fp8"][0] is True and intent["recipe"][0] == "mxfp8"
+    assert not read.problems
+
+
+def test_job_own_launcher_copy_hostile(tmp_path: Path) -> None:
+    run = _job(tmp_path, _CUSTOM)
+    (run.parent / "elsewhere.py").write_text(_COPY)
+    (run.parent / "custom_setup_experiment.py").symlink_to(run.parent / "elsewhere.py")
+    intent, _ = _read(run)
+    assert isinstance(intent["fp8"][0], Unknown)
+    (run.parent / "custom_setup_experiment.py").unlink()
+    (run.parent / "custom_setup_experiment.py").write_bytes(b"\x00\xff" * 10 + b"x" * (2 << 20))
+    intent, _ = _read(run)
+    assert isinstance(intent["fp8"][0], Unknown)
