@@ -96,7 +96,47 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
         facts[f"{PREFIX}.training_config"], prov[f"{PREFIX}.training_config"] = choice
     if stages is not None:
         facts[f"{PREFIX}.stages"], prov[f"{PREFIX}.stages"] = stages
+    mirror, where = as_nemo(facts, prov, choice[0] if choice else None, base is not None)
+    facts.update(mirror)
+    prov.update(where)
     return ReaderOutput(facts, prov, tuple(read.problems), merged.linked)
+
+
+_OWN = tuple(f"{PREFIX}.{k}" for k in ("entry", "training_config", "stages", "base_config"))
+_UNSHIPPED = ("model.fsdp", "model.reduce_amax", "model.mcore_gpt")
+"""Keys NeMo 1.x's rules read that the shipped-config table (:data:`KEYS`) does not carry."""
+
+
+def as_nemo(facts: Mapping[str, Any], prov: Mapping[str, str], choice: Any, read_base: bool,
+            ) -> tuple[dict[str, Any], dict[str, str]]:
+    """The training config as the training stage hands it to NeMo 1.x's
+    ``megatron_gpt_pretraining.py`` (nemo_launcher/core/stages.py ``Training`` @ 23.11), stated
+    as the ``config.nemo.*`` facts NeMo 1.x's rules read (FP8D-NEMO-0001..0004, 0010): the
+    overrides over the job's copy of the config, else over what the launcher ships (a key the
+    table does not carry is Unknown, never "not set"). ``config.nemo.args_of`` keeps NeMo 1.x
+    out of ``config.kinds`` (jobs/walk.py): the file read is the launcher's, its derive is this
+    module's."""
+    out: dict[str, Any] = {}
+    src: dict[str, str] = {}
+    at = str(prov.get(f"{PREFIX}.entry", "launch line"))
+    for name, value in facts.items():
+        if name.startswith(PREFIX + ".") and not name.startswith(_OWN):
+            key = "config.nemo" + name[len(PREFIX):]
+            out[key], src[key] = value, str(prov.get(name, at))
+    for key in () if read_base else (*KEYS, *_UNSHIPPED):
+        if f"config.nemo.{key}" in out:
+            continue
+        if key in _UNSHIPPED:
+            value, where = Unknown(f"{key} is the training config's, which is not in the job "
+                                   "(the launcher's shipped table does not carry it)"), at
+        elif isinstance(choice, str):
+            value, where = shipped(choice, key)
+        else:
+            value, where = Unknown("the training config (training=<family>/<name>) is not "
+                                   "known here: what it sets is not known"), at
+        out[f"config.nemo.{key}"], src[f"config.nemo.{key}"] = value, where
+    out["config.nemo.args_of"], src["config.nemo.args_of"] = KIND, at
+    return out, src
 
 
 @lru_cache(maxsize=1)
