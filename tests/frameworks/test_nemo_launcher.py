@@ -159,3 +159,41 @@ def test_nemo1_facts_are_the_launchers_not_a_nemo_file(tmp_path: Path) -> None:
                                                     main="launcher_scripts/main.py"))
     read = read_paths([str(tmp_path / "run.sh")], None)
     assert isinstance(read.facts["config.nemo.model.transformer_engine"], Unknown)
+
+
+@pytest.mark.parametrize("body, read_as", [
+    # the launcher's README: `cd launcher_scripts; python3 main.py ...`
+    ("cd launcher_scripts; python3 main.py training=llama/llama2_7b training.model.fp8=True",
+     "nemo_launcher"),
+    ("cd $TARGET_PATH/launcher_scripts\nHYDRA_FULL_ERROR=1 python3 main.py "
+     "training=llama/llama2_7b training.model.fp8=True", "nemo_launcher"),
+    ("cd /opt/NeMo-Framework-Launcher/launcher_scripts && python3 ./main.py "
+     "training=llama/llama2_7b training.model.fp8=True", "nemo_launcher"),
+    # another program's main.py: not the launcher
+    ("cd tools; python3 main.py training=llama/llama2_7b training.model.fp8=True", None),
+    ("cd launcher_scripts_old; python3 main.py training.model.fp8=True", None),
+    ("cd launcher_scripts\ncd ../other\npython3 main.py training.model.fp8=True", None),
+])
+def test_bare_main_py_after_cd_launcher_scripts(tmp_path: Path, body: str,
+                                                read_as: str | None) -> None:
+    (tmp_path / "run.sh").write_text("#!/bin/bash\n" + body + "\n")
+    read = read_paths([str(tmp_path / "run.sh")], None)
+    kinds = read.facts.get("config.kinds") or []
+    if read_as is None:
+        assert "nemo_launcher" not in kinds
+        return
+    assert kinds == [read_as]
+    values, _ = derive(Facts(read.facts, read.provenance))
+    assert values["intent.fp8"] is True
+    assert read.facts["config.nemo_launcher.training_config"] == "llama/llama2_7b"
+
+
+def test_bare_main_py_reads_the_jobs_config_beside_it(tmp_path: Path) -> None:
+    conf = tmp_path / "launcher_scripts" / "conf" / "training" / "gpt3"
+    conf.mkdir(parents=True)
+    (conf / "mine.yaml").write_text("trainer:\n  precision: bf16\nmodel:\n  fp8: true\n"
+                                    "  transformer_engine: false\n")
+    (tmp_path / "run.sh").write_text("cd launcher_scripts\npython3 main.py training=gpt3/mine\n")
+    read = read_paths([str(tmp_path / "run.sh")], None)
+    assert read.facts["config.nemo.model.transformer_engine"] is False   # the job's copy
+
