@@ -18,6 +18,11 @@ that name decides the keys the overrides leave alone, from ``preflight/data/
 nemo_launcher_training.json`` (tags 23.05-24.12, ``tools/nemo_launcher_shipped.py``) when every
 release that ships the name agrees, else they are Unknown naming why (a name the launcher never
 shipped, or releases that differ).
+
+That config, as the launcher hands it to NeMo 1.x, is also stated as ``config.nemo.*``
+(:func:`as_nemo`), so NeMo 1.x's rules judge launcher jobs; ``cd launcher_scripts; python3
+main.py ...`` is the launcher too (README.md l.76 @ 23.11, 3d41c31c: ``python main.py``, run from
+launcher_scripts; a bare ``main.py`` in that folder only).
 """
 
 from __future__ import annotations
@@ -40,13 +45,23 @@ from preflight.frameworks._view import Derived
 from preflight.reading.overridelaunch import Syntax, find_launch, merged_facts
 from preflight.reading.parse import Parsed, ParseError
 from preflight.reading.refs import locate
+from preflight.reading.shellcalls import walk
 from preflight.reading.types import ReaderOutput
 
 KIND = "nemo_launcher"
 PREFIX = f"config.{KIND}"
 ENTRY = re.compile(r"(?:^|/)launcher_scripts/main\.py$")
-HINT = re.compile(r"\blauncher_scripts/main\.py\b")
-SYNTAX = Syntax(entry=lambda w: bool(ENTRY.search(w)))
+BARE = re.compile(r"^(?:\./)?main\.py$")
+"""``cd launcher_scripts; python3 main.py ...`` (the launcher's README runs it so): a bare
+``main.py`` is the launcher only where the folder it runs in is ``launcher_scripts``
+(:func:`_in_launcher_scripts`)."""
+HINT = re.compile(r"\blauncher_scripts/main\.py\b|\bcd[ \t]+[\"']?[^\s;&|]{0,300}?\blauncher_scripts/?"
+                  r"[\"']?[ \t]*(?:;|&&|\n)[^\n]{0,160}?\bmain\.py\b")
+# (main.py on the cd's line or the next; bounded repeats keep a megabyte of `cd launcher_scripts;`
+# linear)
+SYNTAX = Syntax(entry=lambda w: bool(ENTRY.search(w) or BARE.match(w)))
+_CD = re.compile(r"(?:^|[;&|(]|\bthen|\bdo)\s*(?:builtin\s+)?(?:cd|pushd)\s+[\"']?([^\s;&|\"')]+)",
+                 re.M)
 SOURCE = "NVIDIA/NeMo-Framework-Launcher launcher_scripts/conf/training/{name}.yaml"
 # the NeMo 1.x keys that decide FP8 and precision (tools/nemo_launcher_shipped.py KEYS)
 KEYS = ("model.fp8", "model.fp8_e4m3", "model.fp8_hybrid", "model.transformer_engine",
@@ -70,6 +85,11 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
     read = find_launch(path, text, SYNTAX, outer)
     if read.launch is None:
         return ReaderOutput(problems=tuple(read.problems))
+    folder = None
+    if BARE.match(str(read.launch.entry.text)):
+        folder = _in_launcher_scripts(path, text, read.launch.offset, outer)
+        if folder is None:      # another program's main.py
+            return ReaderOutput(problems=tuple(read.problems))
     at = Source(path, text.count("\n", 0, read.launch.offset) + 1)
     choice: tuple[Any, Source] | None = None
     stages: tuple[Any, Source] | None = None
@@ -85,8 +105,10 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
     entry = str(read.launch.entry.text)
     base = None
     if choice is not None and isinstance(choice[0], str) and _GROUP.fullmatch(choice[0]) and \
-            ".." not in choice[0].split("/") and "$" not in entry and not os.path.isabs(entry):
-        rel = os.path.join(os.path.dirname(entry), "conf", "training", f"{choice[0]}.yaml")
+            ".." not in choice[0].split("/") and "$" not in entry and not os.path.isabs(entry) \
+            and folder != "":
+        rel = os.path.join(folder or os.path.dirname(entry), "conf", "training",
+                           f"{choice[0]}.yaml")
         found = locate(rel, path)
         base = (found, choice[1]) if found else None
     merged = merged_facts(read, KIND, base, style="hydra", key="training")
@@ -96,7 +118,65 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
         facts[f"{PREFIX}.training_config"], prov[f"{PREFIX}.training_config"] = choice
     if stages is not None:
         facts[f"{PREFIX}.stages"], prov[f"{PREFIX}.stages"] = stages
+    mirror, where = as_nemo(facts, prov, choice[0] if choice else None, base is not None)
+    facts.update(mirror)
+    prov.update(where)
     return ReaderOutput(facts, prov, tuple(read.problems), merged.linked)
+
+
+def _in_launcher_scripts(path: str, text: str, offset: int, outer: dict[str, str]) -> str | None:
+    """The folder (as the script names it, relative) a bare ``main.py`` runs in when that is
+    ``launcher_scripts``: the folder the script moved to (:func:`.shellcalls.walk`), or, where
+    that is a run-time value (``cd $TARGET_PATH/launcher_scripts``), the last ``cd`` written
+    before the launch naming it; "" when known but absolute or computed (its config is not
+    looked up); None: not ``launcher_scripts``."""
+    moved = walk(path, text, outer).folder_at(offset)
+    if moved.why is None:
+        here = moved.path.rstrip("/")
+        if os.path.basename(here) != "launcher_scripts":
+            return None
+        return here if not os.path.isabs(here) and ".." not in here.split("/") else ""
+    cds = list(_CD.finditer(text, 0, offset))
+    if cds and os.path.basename(cds[-1].group(1).rstrip("/")) == "launcher_scripts":
+        return ""
+    return None
+
+
+_OWN = tuple(f"{PREFIX}.{k}" for k in ("entry", "training_config", "stages", "base_config"))
+_UNSHIPPED = ("model.fsdp", "model.reduce_amax", "model.mcore_gpt")
+"""Keys NeMo 1.x's rules read that the shipped-config table (:data:`KEYS`) does not carry."""
+
+
+def as_nemo(facts: Mapping[str, Any], prov: Mapping[str, str], choice: Any, read_base: bool,
+            ) -> tuple[dict[str, Any], dict[str, str]]:
+    """The training config as the training stage hands it to NeMo 1.x's
+    ``megatron_gpt_pretraining.py`` (nemo_launcher/core/stages.py ``Training`` @ 23.11), stated
+    as the ``config.nemo.*`` facts NeMo 1.x's rules read (FP8D-NEMO-0001..0004, 0010): the
+    overrides over the job's copy of the config, else over what the launcher ships (a key the
+    table does not carry is Unknown, never "not set"). ``config.nemo.args_of`` keeps NeMo 1.x
+    out of ``config.kinds`` (jobs/walk.py): the file read is the launcher's, its derive is this
+    module's."""
+    out: dict[str, Any] = {}
+    src: dict[str, str] = {}
+    at = str(prov.get(f"{PREFIX}.entry", "launch line"))
+    for name, value in facts.items():
+        if name.startswith(PREFIX + ".") and not name.startswith(_OWN):
+            key = "config.nemo" + name[len(PREFIX):]
+            out[key], src[key] = value, str(prov.get(name, at))
+    for key in () if read_base else (*KEYS, *_UNSHIPPED):
+        if f"config.nemo.{key}" in out:
+            continue
+        if key in _UNSHIPPED:
+            value, where = Unknown(f"{key} is the training config's, which is not in the job "
+                                   "(the launcher's shipped table does not carry it)"), at
+        elif isinstance(choice, str):
+            value, where = shipped(choice, key)
+        else:
+            value, where = Unknown("the training config (training=<family>/<name>) is not "
+                                   "known here: what it sets is not known"), at
+        out[f"config.nemo.{key}"], src[f"config.nemo.{key}"] = value, where
+    out["config.nemo.args_of"], src["config.nemo.args_of"] = KIND, at
+    return out, src
 
 
 @lru_cache(maxsize=1)

@@ -80,8 +80,10 @@ def test_forwarded_override_wins_over_c(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("flags, why", [
-    ("-c fp8", "argparse refuses"),
-    ("-c FP8_MX", "argparse refuses"),
+    ("-c fp8_ds", "choice of no release"),        # neither interface takes it
+    ("-c FP8_MX", "choice of no release"),
+    ("-c fp8 --fp8_recipe tw", "choice of no release"),   # fp8 is v0.1.x's; tw is no recipe
+    ("-c fp8 -fr $RECIPE", "--fp8_recipe, not known"),
     ("-c $DTYPE", "-c/--compute_dtype is not known"),
     ("-c fp8_mx --use_recipes", "--use_recipes"),
 ])
@@ -89,8 +91,11 @@ def test_values_the_text_cannot_decide(tmp_path: Path, flags: str, why: str) -> 
     intent, read = _read(_job(tmp_path, LINE + flags))
     fp8 = intent["fp8"][0]
     assert isinstance(fp8, Unknown) and why in fp8.reason
-    if "argparse" in why:
-        assert any(p.line == 2 and "compute_dtype" in p.message for p in read.problems)
+    if "no release" in why:
+        assert any(p.line == 2 and ("compute_dtype" in p.message or "fp8_recipe" in p.message)
+                   for p in read.problems)
+    else:
+        assert not read.problems
 
 
 @pytest.mark.parametrize("body", [
@@ -163,3 +168,92 @@ def test_compute_dtype_as_argparse_reads_it(tmp_path: Path, flags: str, fp8: Any
         assert isinstance(intent["fp8"][0], Unknown)
     else:
         assert intent["fp8"][0] is fp8
+
+
+@pytest.mark.parametrize("flags, recipe", [
+    # v0.1.0rc3-v0.2.0rc6 (the NeMo 25.09 image): -c bf16|fp8 and -fr/--fp8_recipe ds|cs|mx|ss
+    # (argument_parser.py l.86-107, utils/helpers.py l.92-111 @ v0.1.0rc4 6725f704); holdout23
+    # gpu-recipes-a4 llama31-70b: `--compute_dtype fp8 --fp8_recipe cs` drew FP8D-CFG-UNREADABLE
+    ("--compute_dtype fp8 --fp8_recipe cs", "tensorwise"),
+    ("-c fp8 -fr cs", "tensorwise"),
+    ("-c fp8 -frmx", "mxfp8"),                    # a short option's attached value
+    ("-c fp8 --fp8=ss", "blockwise"),             # allow_abbrev: --fp8_recipe is the only --f...
+    ("-c fp8", "delayed"),                        # --fp8_recipe's default: ds
+    ("-c fp8 -fr ds", "delayed"),
+    ("-c fp8_cs", "tensorwise"),                  # the later interface, v0.2.0-v0.6.0
+])
+def test_both_interfaces(tmp_path: Path, flags: str, recipe: str) -> None:
+    intent, read = _read(_job(tmp_path, LINE + flags))
+    assert intent["fp8"][0] is True and intent["recipe"][0] == recipe
+    assert not read.problems
+    releases = read.facts["config.megatron_bridge.perf.releases"]
+    assert releases.startswith("v0.1.0rc3") == ("fp8_cs" not in flags)
+
+
+def test_old_bf16_ignores_fp8_recipe(tmp_path: Path) -> None:
+    # get_precision_config @ v0.1.0rc4: -fr is read only under fp8
+    intent, read = _read(_job(tmp_path, LINE + "-c bf16 --fp8_recipe cs"))
+    assert intent["fp8"][0] is False and not read.problems
+
+
+def test_old_fp8_cs_on_b200_draws_no_error(tmp_path: Path) -> None:
+    run = _job(tmp_path, "python scripts/performance/run_script.py --model_name llama3 "
+                         "--model_size 70b --compute_dtype fp8 --fp8_recipe cs --gpu b200 "
+                         "--use_tokendrop True -a dummy -p dummy train.manual_gc=true")
+    found = preflight.check([str(run)], smoke=False, assume={
+        "gpu": "B200", "pkg.transformer-engine": "2.7.0", "pkg.megatron-core": "0.14.0",
+        "pkg.megatron-bridge": "0.1.0"}).findings
+    assert not [f for f in found if f.severity == "error"]
+
+
+@pytest.mark.parametrize("flags", [
+    "-c fp8 --fp8_recipe",                          # no value: argparse stops
+    "-c fp8 --fp8_recipe " + "x" * 200_000,         # a huge word
+    "-c fp8 " + "-fr cs " * 2000 + "-fr $'\\x00'",  # many, the last one opaque
+    "-c fp8 --fp8_recipe=",
+])
+def test_old_recipe_hostile(tmp_path: Path, flags: str) -> None:
+    intent, read = _read(_job(tmp_path, LINE + flags))
+    assert isinstance(intent["recipe"][0], Unknown) or intent["fp8"][0] is not True
+    assert all(p.line == 2 for p in read.problems)
+
+
+_COPY = ("from argument_parser import parse_cli_args\n\n"
+         "def main(model_recipe_name: str, compute_dtype: str) -> None:\n"
+         "    args, _ = parse_cli_args().parse_known_args()\n")
+_CUSTOM = ("cd /opt/Megatron-Bridge\npython scripts/performance/custom_setup_experiment.py "
+           "--gpu b200 --model_family_name deepseek --model_recipe_name deepseek_v3 "
+           "--compute_dtype fp8_mx -ep 8")
+
+
+@pytest.mark.parametrize("copy, fp8", [
+    (_COPY, True),                                          # the job's copy: upstream's parser
+    (None, "unknown"),                                      # no copy in the job
+    ("import argparse\np = argparse.ArgumentParser()\n", "unknown"),   # its own parser
+    (_COPY.replace("model_recipe_name", "recipe"), "unknown"),
+])
+def test_job_own_launcher_copy(tmp_path: Path, copy: str | None, fp8: Any) -> None:
+    # holdout23 gpu-recipes-a4: `cp $CUSTOM_SETUP_EXPERIMENT_SCRIPT_PATH scripts/performance/`
+    # then `python scripts/performance/custom_setup_experiment.py --compute_dtype fp8_mx ...`
+    run = _job(tmp_path, _CUSTOM)
+    if copy is not None:
+        (run.parent / "custom_setup_experiment.py").write_text(copy)
+    intent, read = _read(run)
+    assert [k for _, k in read.files] == ["megatron_bridge"]
+    if fp8 == "unknown":
+        assert isinstance(intent["fp8"][0], Unknown) and "own launcher" in intent["fp8"][0].reason
+    else:
+        assert intent["fp8"][0] is True and intent["recipe"][0] == "mxfp8"
+    assert not read.problems
+
+
+def test_job_own_launcher_copy_hostile(tmp_path: Path) -> None:
+    run = _job(tmp_path, _CUSTOM)
+    (run.parent / "elsewhere.py").write_text(_COPY)
+    (run.parent / "custom_setup_experiment.py").symlink_to(run.parent / "elsewhere.py")
+    intent, _ = _read(run)
+    assert isinstance(intent["fp8"][0], Unknown)
+    (run.parent / "custom_setup_experiment.py").unlink()
+    (run.parent / "custom_setup_experiment.py").write_bytes(b"\x00\xff" * 10 + b"x" * (2 << 20))
+    intent, _ = _read(run)
+    assert isinstance(intent["fp8"][0], Unknown)

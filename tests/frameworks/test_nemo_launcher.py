@@ -118,3 +118,82 @@ def test_a_training_config_not_known_leaves_fp8_unknown(tmp_path: Path, choice: 
     read = read_paths([str(tmp_path / "run.sh")], None)
     values, _ = derive(Facts(read.facts, read.provenance))
     assert isinstance(values["intent.fp8"], Unknown)
+
+
+def _check(tmp_path: Path, extra: str, fp8: str = "") -> tuple[set[str], Any]:
+    import preflight
+
+    (tmp_path / "run.sh").write_text(_SCRIPT.format(size="llama2_7b", fp8=fp8, main="launcher_scripts/"
+                                                    "main.py").replace(
+        "training.trainer.num_nodes=2", "training.trainer.num_nodes=2 " + extra))
+    report = preflight.check([str(tmp_path / "run.sh")], smoke=False, assume={
+        "gpu": "H100", "pkg.transformer-engine": "1.2.0", "pkg.nemo-toolkit": "1.23.0"})
+    return {f.rule_id for f in report.findings}, report
+
+
+@pytest.mark.parametrize("extra, fires", [
+    # NeMo 1.x's rules read config.nemo.model.*: the launcher hands its training config to
+    # megatron_gpt_pretraining.py unchanged (stages.py Training @ 23.11); fwnew8's open end
+    ("training.model.transformer_engine=False", "FP8D-NEMO-0001"),
+    ("training.model.fp8_hybrid=True training.model.fp8_e4m3=True", "FP8D-NEMO-0002"),
+    # the array's FP8 lines commented out: fp8_hybrid / fp8_e4m3 are the shipped config's False
+    ("training.model.fp8=True", "FP8D-NEMO-0004"),
+    ("training.model.fsdp=True", "FP8D-NEMO-0003"),
+])
+def test_nemo1_rules_reach_launcher_jobs(tmp_path: Path, extra: str, fires: str) -> None:
+    ids, _ = _check(tmp_path, extra, "#" if fires == "FP8D-NEMO-0004" else "")
+    assert fires in ids
+    quiet, _ = _check(tmp_path, "")                # the shipped llama2_7b + fp8 overrides
+    assert fires not in quiet
+
+
+def test_nemo1_facts_are_the_launchers_not_a_nemo_file(tmp_path: Path) -> None:
+    (tmp_path / "run.sh").write_text(_SCRIPT.format(size="llama2_7b", fp8="",
+                                                    main="launcher_scripts/main.py"))
+    read = read_paths([str(tmp_path / "run.sh")], None)
+    assert read.facts["config.kinds"] == ["nemo_launcher"]
+    assert read.facts["config.nemo.model.fp8"] is True
+    assert read.facts["config.nemo.model.transformer_engine"] is True      # shipped 23.05-24.12
+    assert isinstance(read.facts["config.nemo.model.mcore_gpt"], Unknown)   # not in the table
+    (tmp_path / "run.sh").write_text(_SCRIPT.format(size="no_such_model", fp8="",
+                                                    main="launcher_scripts/main.py"))
+    read = read_paths([str(tmp_path / "run.sh")], None)
+    assert isinstance(read.facts["config.nemo.model.transformer_engine"], Unknown)
+
+
+@pytest.mark.parametrize("body, read_as", [
+    # the launcher's README: `cd launcher_scripts; python3 main.py ...`
+    ("cd launcher_scripts; python3 main.py training=llama/llama2_7b training.model.fp8=True",
+     "nemo_launcher"),
+    ("cd $TARGET_PATH/launcher_scripts\nHYDRA_FULL_ERROR=1 python3 main.py "
+     "training=llama/llama2_7b training.model.fp8=True", "nemo_launcher"),
+    ("cd /opt/NeMo-Framework-Launcher/launcher_scripts && python3 ./main.py "
+     "training=llama/llama2_7b training.model.fp8=True", "nemo_launcher"),
+    # another program's main.py: not the launcher
+    ("cd tools; python3 main.py training=llama/llama2_7b training.model.fp8=True", None),
+    ("cd launcher_scripts_old; python3 main.py training.model.fp8=True", None),
+    ("cd launcher_scripts\ncd ../other\npython3 main.py training.model.fp8=True", None),
+])
+def test_bare_main_py_after_cd_launcher_scripts(tmp_path: Path, body: str,
+                                                read_as: str | None) -> None:
+    (tmp_path / "run.sh").write_text("#!/bin/bash\n" + body + "\n")
+    read = read_paths([str(tmp_path / "run.sh")], None)
+    kinds = read.facts.get("config.kinds") or []
+    if read_as is None:
+        assert "nemo_launcher" not in kinds
+        return
+    assert kinds == [read_as]
+    values, _ = derive(Facts(read.facts, read.provenance))
+    assert values["intent.fp8"] is True
+    assert read.facts["config.nemo_launcher.training_config"] == "llama/llama2_7b"
+
+
+def test_bare_main_py_reads_the_jobs_config_beside_it(tmp_path: Path) -> None:
+    conf = tmp_path / "launcher_scripts" / "conf" / "training" / "gpt3"
+    conf.mkdir(parents=True)
+    (conf / "mine.yaml").write_text("trainer:\n  precision: bf16\nmodel:\n  fp8: true\n"
+                                    "  transformer_engine: false\n")
+    (tmp_path / "run.sh").write_text("cd launcher_scripts\npython3 main.py training=gpt3/mine\n")
+    read = read_paths([str(tmp_path / "run.sh")], None)
+    assert read.facts["config.nemo.model.transformer_engine"] is False   # the job's copy
+
