@@ -49,6 +49,7 @@ DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
     "rl2": (),
     "simpletuner": ("simpletuner",),
     "diffsynth": ("diffsynth",),
+    "cloudai": (),
 }
 """kind -> the distributions it ships as, then those it requires."""
 # END GENERATED
