@@ -53,6 +53,7 @@ KINDS: tuple[str, ...] = (
     "nemo_launcher",
     "easyr1",
     "chatlearn",
+    "cloudai",
 )
 """Every framework's kind, which is its module's name, in detection order (on equal scores the
 earlier one is named first). The modules are imported on first use of :data:`FRAMEWORKS`,

@@ -52,6 +52,7 @@ DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
     "nemo_launcher": ("nemo-toolkit",),
     "easyr1": (),
     "chatlearn": (),
+    "cloudai": (),
 }
 """kind -> the distributions it ships as, then those it requires."""
 # END GENERATED

@@ -36,6 +36,7 @@ import re
 from typing import Any
 
 from preflight.facts import Unknown
+from preflight.frameworks.torchtitan_pyset import through_helpers
 from preflight.reading.pyfacts import PyOut
 from preflight.reading.pysource import Call, Module, Ref, Unresolved
 from preflight.reading.types import ConfigProblem, ReaderOutput
@@ -178,7 +179,7 @@ def _read_python(module: Module) -> ReaderOutput:
 
 def _config(out: PyOut, module: Module, chosen: str) -> None:
     fn, scope = module.functions[chosen]
-    result = module.result(scope)
+    result = through_helpers(module, scope, module.result(scope))
     if not isinstance(result, Call):
         out.put(f"{PREFIX}.model.converters", result, fn.lineno)
         return
