@@ -62,12 +62,13 @@ after the `holdout14` fixes), `holdout16` (a seventeenth set, blind, collected a
 (an eighteenth set, blind, with known failures), `holdout18` (a nineteenth set, blind, collected alongside
 `holdout17`: jobs as users write them), `holdout19` (a twentieth set, blind, jobs as users write them, with known
 failures), `holdout20` (a twenty-first set, blind, likewise), `holdout21` (a twenty-second set,
-blind, likewise) or `holdout22` (a twenty-third set, blind, likewise). `--set` runs
+blind, likewise), `holdout22` (a twenty-third set, blind, likewise) or `holdout23` (a twenty-fourth set, blind,
+likewise). `--set` runs
 one set; the rates are only honest per set.
 
 Usage: `python benchmarks/agreement.py [--only SLUG ...] [--set tuning|holdout|holdout2|holdout3|holdout4|holdout5|holdout6|holdout7|holdout8|holdout9|
 holdout10|holdout11|holdout12|holdout13|holdout14|holdout15|holdout16|holdout17|holdout18|holdout19|holdout20|
-holdout21|holdout22] [--json FILE] [-o FILE.md] [--timeout S] [--jobs DIR]`. Exit status 0 when every job ran, 1 when a
+holdout21|holdout22|holdout23] [--json FILE] [-o FILE.md] [--timeout S] [--jobs DIR]`. Exit status 0 when every job ran, 1 when a
 run failed (crash, timeout, unparseable output), 2 on a malformed job.yaml.
 """
 
@@ -129,10 +130,13 @@ SOURCE_TYPES = ("issue", "example", "reconstruction")
 # "holdout22": a twenty-third set, blind, built for session 41 (eval23) from repositories no earlier set used (an AWS
 # test-case repository, AMD's Megatron-LM fork, RL frameworks and forks, a Windows diffusion trainer) and issue / PR
 # threads with expected errors, plus BF16 and FP8-storage-only controls.
+# "holdout23": a twenty-fourth set, blind, built for session 42 (eval24) from repositories no earlier set used (a cloud
+# vendor's recipe repository, NVIDIA's benchmarking harness, companies' torchtitan forks, RL forks, a research
+# Lightning script, a video-LoRA trainer) and issue / PR threads with expected errors, plus BF16 controls.
 SETS = ("tuning", "holdout", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6", "holdout7",
         "holdout8", "holdout9", "holdout10", "holdout11", "holdout12", "holdout13", "holdout14", "holdout15",
         "holdout16", "holdout17", "holdout18", "holdout19", "holdout20", "holdout21",
-        "holdout22")
+        "holdout22", "holdout23")
 OUTCOMES = ("agree", "missed", "false alarm", "missed + false alarm", "unread", "undetermined",
             "n/a", "error")
 
