@@ -167,7 +167,11 @@ def _rocm_block(gpu: RocmGPU, count: int) -> dict[str, Any]:
     label = f"AMD Instinct {gpu.name}"
     why = Unknown(f"{label} is a ROCm GPU ({gpu.gfx}): it has no CUDA compute capability, so "
                   "the rules that need one are left undetermined")
-    return _planned(count, [label] * count, why, why, why)
+    facts = _planned(count, [label] * count, why, why, why)
+    # The gfx target is what ROCm's Transformer Engine gates recipes on (FP8D-HW-0011: MXFP8
+    # needs gfx95x): ROCm/TransformerEngine@030b7921 transformer_engine/pytorch/quantization.py.
+    facts["gpu.gfx"] = gpu.gfx
+    return facts
 
 
 def _planned(count: int, names: Any, ccs: Any, cc: Any, arch: Any) -> dict[str, Any]:
@@ -281,7 +285,8 @@ def apply_assumptions(facts: Facts, assume: Mapping[str, str]) -> Facts:
 
     gpu = _apply_gpu(values, items)
     if gpu:
-        for stale in _GPU_STALE:
+        # A planned model replaces the probed one's gfx target (an NVIDIA plan has none).
+        for stale in _GPU_STALE + (("gpu.gfx",) if "gpu.ccs" in gpu else ()):
             values.pop(stale, None)
             prov.pop(stale, None)
     assumed.update(gpu)

@@ -343,6 +343,19 @@ def test_an_amd_instinct_gpu_is_planned_with_unknown_cuda_facts(name: str) -> No
     for fact in ("gpu.cc", "gpu.ccs", "gpu.min_cc", "gpu.arch", "gpu.host_ccs"):
         assert isinstance(facts[fact], Unknown), fact
         assert "ROCm" in facts[fact].reason
+    # ...but the gfx target is known (ROCm Transformer Engine gates MXFP8 on it)
+    rocm = lookup_rocm(name)
+    assert rocm is not None and facts["gpu.gfx"] == rocm.gfx
+
+
+def test_the_gfx_target_follows_the_planned_model() -> None:
+    assert plan(gpu="MI300X")["gpu.gfx"] == "gfx942"
+    assert plan(gpu="MI325X")["gpu.gfx"] == "gfx942"
+    assert plan(gpu="MI355X")["gpu.gfx"] == "gfx950"
+    assert "gpu.gfx" not in plan(gpu="H100")
+    # a probed (or replayed) AMD target does not survive a planned NVIDIA GPU
+    probed = Facts({"gpu.count": 8, "gpu.gfx": "gfx942", "gpu.names": ["AMD Instinct MI300X"] * 8})
+    assert "gpu.gfx" not in apply_assumptions(probed, {"gpu": "B200"}).values
 
 
 def test_an_unknown_name_still_lists_the_amd_gpus() -> None:

@@ -17,6 +17,7 @@ SPECS = (
     F("gpu.max_cc", "cc", "Highest compute capability among visible GPUs, 'major.minor'"),
     F("gpu.cc", "cc", "Compute capability of the first visible GPU (what accelerate checks)"),
     F("gpu.heterogeneous", "bool", "Visible GPUs differ in model or compute capability"),
+    F("gpu.gfx", "str", "AMD ISA target (gfx) of the first visible GPU when it is an AMD Instinct, e.g. 'gfx942' (MI300X/MI325X), 'gfx950' (MI350X/MI355X); absent on NVIDIA GPUs"),
     F("gpu.arch", "str", "Architecture of the first visible GPU: volta | turing | ampere | ada | hopper | blackwell | pascal-or-older | unknown"),
     F("gpu.driver", "version", "NVIDIA driver version, e.g. '580.159.04'"),
     F("gpu.cuda_driver", "version", "Highest CUDA version the driver supports, e.g. '13.0'"),

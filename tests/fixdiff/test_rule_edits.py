@@ -59,6 +59,9 @@ NOT_AN_EDIT = {
     "FP8D-TT-0001": "the converter name depends on the torchtitan version (float8 in 0.1.x, "
                     "quantize.linear.float8 in 0.2.x), which the rule does not know",
     "FP8D-TT-0003": "the converter name depends on the torchtitan version (as FP8D-TT-0001)",
+    "FP8D-TT-0028": "which MX converters to add (linear, grouped MM or both; mx in 0.1.x) "
+                    "depends on the sections set and the torchtitan version, and a fork may "
+                    "add them on its launch line instead",
     "FP8D-TT-0026": "which MoE modules run the float8 prototype is the user's choice: routed "
                     "experts only, or no prototype, or no FSDP; a patch would pick one",
     "FP8D-HF-0050": "the TRL config class is read from a Python script; bf16=False goes into "
