@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -27,6 +26,7 @@ from typing import Any
 from preflight.base import proc
 from preflight.base.cc import arch_for_cc, cc_key
 from preflight.base.digits import ascii_int
+from preflight.base.which import which
 from preflight.facts import Unknown
 from preflight.probes import nvml_child
 from preflight.probes.base import ProbeResult, ProbeStatus
@@ -267,7 +267,7 @@ def probe_gpu(*, nvml: Any = None, env: Mapping[str, str] | None = None,
         return ProbeResult("gpu", facts, {n: "nvml" for n in facts})
     nvml_error = host
 
-    exe = shutil.which(smi, path=env.get("PATH")) if os.sep not in smi else smi
+    exe = which(smi, path=env.get("PATH")) if os.sep not in smi else smi
     if exe is None:
         reason = f"{nvml_error}; nvidia-smi not found on PATH"
     else:

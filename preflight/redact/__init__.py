@@ -26,14 +26,13 @@ block-list: a block-list misses ``AWS_SECRET_ACCESS_KEY``; vllm-project/vllm#929
 
 from __future__ import annotations
 
-import getpass
 import os
 import re
-import socket
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from preflight.redact import machine
 from preflight.redact.content import (
     B64_RUN,
     EMAIL_MASK,
@@ -273,7 +272,7 @@ def _text(redactor: Redactor, value: str, key: str | None, hex_runs: bool) -> st
 
 def _hostnames() -> tuple[str, ...]:
     names: set[str] = set()
-    for getter in (socket.gethostname, socket.getfqdn):
+    for getter in (machine.gethostname, machine.getfqdn):
         try:
             name = getter()
         except OSError:  # pragma: no cover - no resolver at all
@@ -296,7 +295,7 @@ def default_redactor() -> Redactor:
     """A redactor for this machine and user (cached; the facts do not change in a process)."""
     user: str | None
     try:
-        user = getpass.getuser()
+        user = machine.getuser()
     except Exception:  # noqa: BLE001 - no passwd entry in some containers
         user = os.environ.get("USER") or None
     home = os.path.expanduser("~")

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import stat
 from pathlib import Path
 
@@ -23,7 +22,7 @@ from hypothesis import strategies as st
 import preflight
 from preflight import cli
 from preflight.commands.smoke import render as smoke_render
-from preflight.redact import MASK, Redactor, default_redactor
+from preflight.redact import MASK, Redactor, default_redactor, machine
 from preflight.redact.hosts import HOST_MASK, is_public, mask_hosts
 
 HOSTS = ("wandb.internal.corp", "node-17.cluster.internal", "gpu-a7", "rdzvhost3",
@@ -195,8 +194,8 @@ def test_a_host_named_like_the_tool_keeps_the_reports_own_name(
     schema, so the document no longer validated. The tool's name says nothing about the machine;
     the machine's other names (its FQDN) stay masked."""
     fqdn = "fp8-doctor.ci-pool7.example"
-    monkeypatch.setattr(socket, "gethostname", lambda: "fp8-doctor")
-    monkeypatch.setattr(socket, "getfqdn", lambda name="": fqdn)
+    monkeypatch.setattr(machine, "gethostname", lambda: "fp8-doctor")
+    monkeypatch.setattr(machine, "getfqdn", lambda name="": fqdn)
     default_redactor.cache_clear()      # cached per process: built again with this name
     try:
         (tmp_path / "acc.yaml").write_text(ACCELERATE + f"note2: built on {fqdn}\n")

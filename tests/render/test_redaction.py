@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import socket
 
 import pytest
 from cputime import cpu_seconds
@@ -28,6 +27,7 @@ from preflight.redact import (
     fingerprint,
     is_secret_name,
     looks_secret,
+    machine,
     redact_document,
 )
 from preflight.render import FORMATS, render
@@ -60,12 +60,12 @@ def test_snapshot_is_redacted() -> None:
 def test_default_snapshot_redaction_uses_this_machine(monkeypatch: pytest.MonkeyPatch) -> None:
     """With the real redactor: this machine's host name planted in facts does not survive.
 
-    The name comes through socket, where the redactor reads it, and is the same on every
+    The name comes through preflight.redact.machine, where the redactor reads it, and is the same on every
     machine: the machine's own name made the check depend on it (a host named "vm" or
     "localhost", which the redactor rightly leaves alone, checked nothing)."""
     host = "gpu-node-0042.cluster.example"
-    monkeypatch.setattr(socket, "gethostname", lambda: host)
-    monkeypatch.setattr(socket, "getfqdn", lambda name="": host)
+    monkeypatch.setattr(machine, "gethostname", lambda: host)
+    monkeypatch.setattr(machine, "getfqdn", lambda name="": host)
     default_redactor.cache_clear()      # cached per process: built again with this name
     try:
         report = secrets_report()
