@@ -28,7 +28,7 @@ from preflight.base.cc import arch_for_cc, cc_key
 from preflight.base.digits import ascii_int
 from preflight.base.which import which
 from preflight.facts import Unknown
-from preflight.probes import nvml_child
+from preflight.probes import nvml_child, rocm
 from preflight.probes.base import ProbeResult, ProbeStatus
 from preflight.probes.gpu_table import lookup
 from preflight.probes.nvml import (
@@ -236,12 +236,15 @@ _ALL_GPU_FACTS = ("gpu.host_count", "gpu.count", "gpu.host_names", "gpu.host_ccs
 def probe_gpu(*, nvml: Any = None, env: Mapping[str, str] | None = None,
               smi: str = "nvidia-smi", smi_timeout: float = SMI_TIMEOUT_S,
               nvml_timeout: float = NVML_TIMEOUT_S,
-              nvml_started: proc.Child | str | None = None) -> ProbeResult:
+              nvml_started: proc.Child | str | None = None,
+              kfd: str = rocm.KFD_NODES) -> ProbeResult:
     """The ``gpu.*`` facts.
 
     NVML is read in a child process (``nvml_started``, from :func:`start_nvml`, or one started
     here). ``nvml`` (an object with the pynvml calls used) is read in-process instead: for tests.
     A child that crashes makes this a CRASHED result naming the crash, with every fact Unknown.
+    Where neither NVML nor nvidia-smi answers, AMD GPUs are read from ROCm's KFD topology under
+    ``kfd`` (:mod:`preflight.probes.rocm`).
     """
     env = os.environ if env is None else env
     spec = env.get("CUDA_VISIBLE_DEVICES")
@@ -277,6 +280,10 @@ def probe_gpu(*, nvml: Any = None, env: Mapping[str, str] | None = None,
             facts["gpu.nvml_error"] = nvml_error
             return ProbeResult("gpu", facts, {n: "nvidia-smi" for n in facts})
         reason = f"{nvml_error}; {smi_host}"
+    amd = rocm.read_kfd(kfd)
+    if amd:  # an AMD node: NVML and nvidia-smi had nothing to see
+        facts = rocm.amd_facts(amd, reason, env)
+        return ProbeResult("gpu", facts, {n: "kfd" for n in facts})
     facts, prov = _unknown_facts(reason, nvml_error, spec)
     return ProbeResult("gpu", facts, prov, status=ProbeStatus.SKIPPED, reason=reason)
 

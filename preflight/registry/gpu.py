@@ -3,7 +3,7 @@
 from preflight.registry import FactSpec as F
 
 SPECS = (
-    F("gpu.source", "str", "Where the GPU facts came from: nvml | nvidia-smi | assume | none (neither NVML nor nvidia-smi answered)"),
+    F("gpu.source", "str", "Where the GPU facts came from: nvml | nvidia-smi | kfd (AMD GPUs, ROCm's KFD topology in sysfs) | assume | none (neither NVML, nvidia-smi nor KFD answered)"),
     F("gpu.count", "int", "GPUs visible to this process (after CUDA_VISIBLE_DEVICES)"),
     F("gpu.host_count", "int", "GPUs present on the host, whatever CUDA_VISIBLE_DEVICES says"),
     F("gpu.visible_indices", "list", "Host indices of the GPUs this process sees"),
@@ -17,7 +17,7 @@ SPECS = (
     F("gpu.max_cc", "cc", "Highest compute capability among visible GPUs, 'major.minor'"),
     F("gpu.cc", "cc", "Compute capability of the first visible GPU (what accelerate checks)"),
     F("gpu.heterogeneous", "bool", "Visible GPUs differ in model or compute capability"),
-    F("gpu.gfx", "str", "AMD ISA target (gfx) of the first visible GPU when it is an AMD Instinct, e.g. 'gfx942' (MI300X/MI325X), 'gfx950' (MI350X/MI355X); absent on NVIDIA GPUs"),
+    F("gpu.gfx", "str", "AMD ISA target (gfx) of the first visible GPU when it is an AMD GPU (probed from ROCm's KFD, or --assume gpu=MI300X), e.g. 'gfx942' (MI300X/MI325X), 'gfx950' (MI350X/MI355X); absent on NVIDIA GPUs"),
     F("gpu.arch", "str", "Architecture of the first visible GPU: volta | turing | ampere | ada | hopper | blackwell | pascal-or-older | unknown"),
     F("gpu.driver", "version", "NVIDIA driver version, e.g. '580.159.04'"),
     F("gpu.cuda_driver", "version", "Highest CUDA version the driver supports, e.g. '13.0'"),
