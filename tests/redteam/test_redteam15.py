@@ -1,0 +1,112 @@
+"""redteam15 (session 42): attacks on what sessions 39-41 added (reading/pyinit, pymodelrows,
+pynested, pyclick, pyfire, pyhydra + hydracompose, pyfromyaml, pyjsonarg, pyenviron, pywrites,
+shellside, shellheredoc, shelldir, launchroot, launchenv; frameworks/rl2, diffsynth, simpletuner,
+trl_rollout, swift_walk, envfile, kvformat, the Megatron-Bridge recipe tables; fixdiff's TOML /
+YAML / shell edits; render/junit, redact/content, smoke/cache, cluster/payload). Each case of the
+first part failed before its fix:
+
+- ``@hydra.main(version_base="9...9.2")`` (over 4,300 digits, no ``config_path``): ``int()``
+  refused the number (CPython's integer string limit), the launch script that runs it was "could
+  not interpret this file (ValueError ...)" and nothing of the job was read (hydracompose);
+- thousands of chained assignments (``export V2=${V1}x``): every computed line copied every
+  variable through a regex, quadratic in the script's length (5,000 lines: 16 s on the CLI, a
+  1 MiB script tens of minutes) (shellvars).
+
+The rest pin what held (no traceback, bounded, nothing outside the job read or reported).
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from preflight.facts import Facts, Unknown
+from preflight.intent import derive
+from preflight.jobs.read import read_paths
+
+PROG = textwrap.dedent("""\
+    import torch
+    import transformer_engine.pytorch as te
+    m = te.Linear(64, 64)
+    opt = torch.optim.AdamW(m.parameters())
+    with te.fp8_autocast(enabled=True):
+        y = m(torch.randn(16, 64))
+    y.sum().backward()
+    opt.step()
+    """)
+
+
+def _job(root: Path, files: dict[str, str]) -> Path:
+    (root / ".git").mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return root
+
+
+def _read(path: Path) -> tuple[dict[str, Any], list[Any]]:
+    read = read_paths([str(path)])
+    values, _ = derive(Facts(read.facts, read.provenance))
+    return ({k[7:]: v for k, v in values.items() if k.startswith("intent.")},
+            list(read.problems))
+
+
+# --- a number past int()'s digit limit in a Hydra version_base ---------------------------------
+
+_HYDRA = textwrap.dedent("""\
+    import hydra
+    import transformer_engine.pytorch as te
+    @hydra.main(config_name="config", version_base=BASE)
+    def main(args):
+        with te.fp8_autocast(enabled=args.fp8_config.enabled):
+            pass
+    if __name__ == "__main__":
+        main()
+    """)
+
+
+@pytest.mark.parametrize("base", ['"' + "9" * 5000 + '.2"', '"1.' + "0" * 5000 + '2"'])
+def test_a_hydra_version_base_past_the_digit_limit_is_read(tmp_path: Path, base: str) -> None:
+    job = _job(tmp_path, {"train.py": _HYDRA.replace("BASE", base),
+                          "config.yaml": "fp8_config:\n  enabled: true\n",
+                          "run.sh": "python train.py\n"})
+    got, problems = _read(job / "run.sh")
+    assert not problems                           # was: run.sh "could not interpret" (ValueError)
+    assert got["backend"] == "te"                 # the script was read
+    assert isinstance(got["fp8"], Unknown) and "config_path" in got["fp8"].reason
+
+
+def test_a_hydra_version_base_of_this_century_still_decides(tmp_path: Path) -> None:
+    job = _job(tmp_path, {"train.py": _HYDRA.replace("BASE", '"1.1"'),
+                          "config.yaml": "fp8_config:\n  enabled: true\n",
+                          "run.sh": "python train.py\n"})
+    assert _read(job / "run.sh")[0]["fp8"] is True    # before 1.2 config_path defaults to "."
+
+
+# --- chained assignments stay linear ------------------------------------------------------------
+
+def test_thousands_of_chained_assignments_are_read_in_linear_work(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Counts the values the computed-assignment pass looks at (no timing): a few per line."""
+    from preflight.reading import shellvars
+
+    seen = 0
+    real = shellvars._plain
+
+    def counting(value: str) -> bool:
+        nonlocal seen
+        seen += 1
+        return real(value)
+
+    monkeypatch.setattr(shellvars, "_plain", counting)
+    lines = 3000
+    script = "".join(f"export V{i}=${{V{i - 1}}}x\n" for i in range(1, lines)) + \
+        f"python train.py --fp8 $V{lines - 1}\n"
+    job = _job(tmp_path, {"run.sh": script, "train.py": PROG})
+    got, _ = _read(job / "run.sh")
+    assert got["fp8"] is True
+    assert seen < 20 * lines                      # was ~lines * lines / 2 per pass
