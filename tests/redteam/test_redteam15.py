@@ -10,13 +10,18 @@ first part failed before its fix:
   not interpret this file (ValueError ...)" and nothing of the job was read (hydracompose);
 - thousands of chained assignments (``export V2=${V1}x``): every computed line copied every
   variable through a regex, quadratic in the script's length (5,000 lines: 16 s on the CLI, a
-  1 MiB script tens of minutes) (shellvars).
+  1 MiB script tens of minutes) (shellvars);
+- the bytecode cache's marker (``complete.json``) that is a FIFO: opened without ``O_NONBLOCK``,
+  the smoke step blocked forever before any child ran (smoke/cache.read_marker).
 
 The rest pin what held (no traceback, bounded, nothing outside the job read or reported).
 """
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -110,3 +115,25 @@ def test_thousands_of_chained_assignments_are_read_in_linear_work(
     got, _ = _read(job / "run.sh")
     assert got["fp8"] is True
     assert seen < 20 * lines                      # was ~lines * lines / 2 per pass
+
+
+# --- the bytecode cache's marker that is a FIFO -------------------------------------------------
+
+_MARKER_CHILD = """
+import sys
+from preflight.smoke import cache
+print(repr(cache.read_marker(sys.argv[1])))
+print(cache.complete(sys.argv[1], {"torch": ["/t", 1, 1]}))
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_a_marker_that_is_a_fifo_is_no_marker_and_never_blocks(tmp_path: Path) -> None:
+    """``complete.json`` replaced by a FIFO (no writer): the open blocked forever, so the smoke
+    step hung before any child ran. The child here ends at once, or the run fails."""
+    marker = tmp_path / "complete.json"
+    os.mkfifo(marker)
+    proc = subprocess.run([sys.executable, "-c", _MARKER_CHILD, str(marker)],
+                          capture_output=True, text=True, timeout=30, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["{}", "False"]
