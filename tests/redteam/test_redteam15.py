@@ -12,7 +12,10 @@ first part failed before its fix:
   variable through a regex, quadratic in the script's length (5,000 lines: 16 s on the CLI, a
   1 MiB script tens of minutes) (shellvars);
 - the bytecode cache's marker (``complete.json``) that is a FIFO: opened without ``O_NONBLOCK``,
-  the smoke step blocked forever before any child ran (smoke/cache.read_marker).
+  the smoke step blocked forever before any child ran (smoke/cache.read_marker);
+- a rank whose collectives result has a list as its status or as an operation's result: rank 0
+  merged it as it came (TypeError / AttributeError), exit 3 and no report (cluster/payload now
+  refuses it with the reason, as other lies).
 
 The rest pin what held (no traceback, bounded, nothing outside the job read or reported).
 """
@@ -137,3 +140,37 @@ def test_a_marker_that_is_a_fifo_is_no_marker_and_never_blocks(tmp_path: Path) -
                           capture_output=True, text=True, timeout=30, check=False)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["{}", "False"]
+
+
+# --- a rank's collectives result of the wrong shape ---------------------------------------------
+
+def _rank(rank: int, collectives: object) -> dict[str, Any]:
+    return {"rank": rank, "local_rank": rank, "host": f"h{rank}", "facts": {}, "env": {},
+            "device": {"entry": str(rank), "key": f"index:{rank}", "index": rank},
+            "collectives": collectives}
+
+
+_OK = {"status": "ok", "backend": "nccl", "bytes": 8,
+       "all_reduce": {"ok": True, "seconds": 0.1, "busbw_gbps": 1.0},
+       "all_gather_uint8": {"ok": True, "seconds": 0.1, "busbw_gbps": 1.0}, "error": None}
+
+
+@pytest.mark.parametrize("lie", [
+    {"status": [1]}, {"status": {"a": 1}}, {**_OK, "all_reduce": [1]},
+    {**_OK, "all_gather_uint8": "x"}, {**_OK, "all_reduce": 5},
+])
+def test_a_rank_lying_about_its_collectives_is_refused_not_an_internal_error(lie: Any) -> None:
+    """rank 0 merged what a rank said of its collectives as it came: a list for ``status``
+    (a set of statuses: TypeError) or a list for an operation's result (``.get``:
+    AttributeError) ended rank 0 with exit 3 and no report. Now the payload is refused with the
+    reason (payload.accept), as other lies are, and the merge runs on what is left."""
+    import json
+
+    from preflight.cluster.collectives import merge_results
+    from preflight.cluster.payload import Refused, accept
+
+    raw = json.dumps(_rank(1, lie)).encode()
+    with pytest.raises(Refused, match="collectives"):
+        accept(raw, 1, len(raw))
+    honest = accept(json.dumps(_rank(0, _OK)).encode(), 0, 10)
+    assert merge_results({0: honest["collectives"]})["cluster.collectives.status"] == "ok"
