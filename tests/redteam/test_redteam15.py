@@ -15,7 +15,11 @@ first part failed before its fix:
   the smoke step blocked forever before any child ran (smoke/cache.read_marker);
 - a rank whose collectives result has a list as its status or as an operation's result: rank 0
   merged it as it came (TypeError / AttributeError), exit 3 and no report (cluster/payload now
-  refuses it with the reason, as other lies).
+  refuses it with the reason, as other lies);
+- scripts that source (or run) each other: a wrapper no framework reads peeks 4 + 16 + 64 of the
+  scripts it runs, and every wrapper of the check did it again, the same few files read on every
+  path to them (12 files: 1,030 reads; 200 files each sourcing all: over a minute). The peeks of
+  one check are shared now (jobs/scriptcalls.per_check).
 
 The rest pin what held (no traceback, bounded, nothing outside the job read or reported).
 """
@@ -174,3 +178,31 @@ def test_a_rank_lying_about_its_collectives_is_refused_not_an_internal_error(lie
         accept(raw, 1, len(raw))
     honest = accept(json.dumps(_rank(0, _OK)).encode(), 0, 10)
     assert merge_results({0: honest["collectives"]})["cluster.collectives.status"] == "ok"
+
+
+# --- scripts that source each other: each read once per check -----------------------------------
+
+def test_scripts_sourcing_each_other_are_not_read_again_on_every_path(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``run.sh`` sources s0..s11, each of which sources all twelve: every wrapper peeked 4 + 16
+    + 64 scripts, the same twelve files read 1,030 times (200 files: over a minute). Counts the
+    reads (no timing): the peeks of one check are shared (jobs/scriptcalls.per_check)."""
+    import preflight.jobs.read as jobs_read
+
+    n = 12
+    files = {"run.sh": "".join(f"source s{i}.sh\n" for i in range(n)) + "python train.py\n",
+             "train.py": PROG}
+    files.update({f"s{i}.sh": "".join(f"source s{j}.sh\n" for j in range(n)) for i in range(n)})
+    job = _job(tmp_path, files)
+    reads = 0
+    real = jobs_read.read_file
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        nonlocal reads
+        reads += 1
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(jobs_read, "read_file", counting)
+    got, _ = _read(job / "run.sh")
+    assert got["fp8"] is True
+    assert reads < 15 * n                          # was 1,030
