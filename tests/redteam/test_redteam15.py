@@ -19,7 +19,10 @@ first part failed before its fix:
 - scripts that source (or run) each other: a wrapper no framework reads peeks 4 + 16 + 64 of the
   scripts it runs, and every wrapper of the check did it again, the same few files read on every
   path to them (12 files: 1,030 reads; 200 files each sourcing all: over a minute). The peeks of
-  one check are shared now (jobs/scriptcalls.per_check).
+  one check are shared now (jobs/scriptcalls.per_check);
+- a keyword given twice in a call (``Accelerator(**{'mixed_precision': 'no'},
+  mixed_precision='fp8')``, two ``**`` mappings sharing a key): Python raises TypeError and the
+  call never happens; the last value was read, a confident FP8 "yes" (pysource/pyvalues).
 
 The rest pin what held (no traceback, bounded, nothing outside the job read or reported).
 """
@@ -206,3 +209,24 @@ def test_scripts_sourcing_each_other_are_not_read_again_on_every_path(
     got, _ = _read(job / "run.sh")
     assert got["fp8"] is True
     assert reads < 15 * n                          # was 1,030
+
+
+# --- a keyword given twice in a call ------------------------------------------------------------
+
+@pytest.mark.parametrize("call", [
+    "Accelerator(**{'mixed_precision': 'no'}, **{'mixed_precision': 'fp8'})",
+    "Accelerator(mixed_precision='no', **{'mixed_precision': 'fp8'})",
+    "Accelerator(**{'mixed_precision': 'no'}, mixed_precision='fp8')",
+])
+def test_a_keyword_given_twice_is_no_value_of_the_call(tmp_path: Path, call: str) -> None:
+    """Python raises TypeError ("got multiple values for keyword argument"): the Accelerator is
+    never built. The last value was read: a confident FP8 "yes" (pysource, pyvalues)."""
+    job = _job(tmp_path, {"train.py": f"from accelerate import Accelerator\n{call}\n"})
+    got = _read(job / "train.py")[0]["fp8"]
+    assert isinstance(got, Unknown) and "twice" in got.reason
+
+
+def test_keywords_from_a_mapping_and_the_call_that_differ_still_decide(tmp_path: Path) -> None:
+    job = _job(tmp_path, {"train.py": "from accelerate import Accelerator\n"
+                                      "Accelerator(**{'cpu': False}, mixed_precision='fp8')\n"})
+    assert _read(job / "train.py")[0]["fp8"] is True
