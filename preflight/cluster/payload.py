@@ -111,6 +111,7 @@ def _clean(payload: Any, rank: int) -> dict[str, Any]:
     for key in ("smoke", "collectives"):
         value = payload.get(key)
         out[key] = _bound(_mapping(value, key, MAX_FACTS)) if value is not None else None
+    _collectives(out["collectives"])
     out["error"] = _text(payload.get("error"), "error", optional=True)
     problems = payload.get("problems", [])
     out["problems"] = [str(p)[:MAX_TEXT] for p in problems[:MAX_LIST_ITEMS]] \
@@ -118,6 +119,23 @@ def _clean(payload: Any, rank: int) -> dict[str, Any]:
     seconds = payload.get("seconds")
     out["seconds"] = seconds if isinstance(seconds, (int, float)) else None
     return out
+
+
+_OPS = ("all_reduce", "all_gather_uint8")
+"""The operations of a collectives result (:func:`preflight.cluster.collectives.merge_results`)."""
+
+
+def _collectives(value: dict[str, Any] | None) -> None:
+    """A collectives result has the shape :func:`.collectives.merge_results` reads: a text status
+    and a mapping per operation. Raises :class:`Refused` otherwise (redteam15: a list as the
+    status or as an operation's result ended rank 0 with exit 3 and no report)."""
+    if value is None or set(value) == {"$unknown"}:
+        return
+    if not isinstance(value.get("status"), (str, type(None))):
+        raise Refused(f"collectives status is {type(value['status']).__name__}, not text")
+    for op in _OPS:
+        if not isinstance(value.get(op, {}), dict):
+            raise Refused(f"collectives {op} is {type(value[op]).__name__}, not a mapping")
 
 
 def encode(payload: dict[str, Any]) -> bytes:

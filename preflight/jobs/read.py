@@ -20,7 +20,7 @@ from dataclasses import replace
 from typing import Any
 
 from preflight.frameworks import BY_KIND, FORMATS, KINDS, best_any_format, detect, score
-from preflight.jobs import pyjob, scripts
+from preflight.jobs import pyjob, scriptcalls, scripts
 from preflight.jobs.defaults import default_paths
 from preflight.jobs.formats import SCRIPT_EXT, format_of, split_entry
 from preflight.jobs.walk import UNRECOGNISED, Walk
@@ -196,7 +196,7 @@ def read_paths(paths: Sequence[str], kind: str | None = None) -> ConfigRead:
     Only files inside the job are read (:mod:`.boundary`, issue 21 item 2); a reference that
     leaves it is a warning at the line that makes it."""
     try:
-        with enforced(paths) as bound, textcache.per_check():
+        with enforced(paths) as bound, textcache.per_check(), scriptcalls.per_check():
             read = _read_paths(paths, kind)
         read.problems.extend(p for p in bound.refused if p not in read.problems)
         return read

@@ -6,6 +6,8 @@ of jobs/scripts.py (400 lines) when sourced scripts' launches joined them (shdir
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import replace
 
@@ -22,6 +24,23 @@ MAX_CALL_DEPTH = 3
 """Scripts calling scripts followed this deep to learn a wrapper's kind (a cycle stops too)."""
 MAX_PEEKS = 4
 """Scripts of one wrapper looked into for its kind: 4**3 reads at most, whatever the fan-out."""
+_PEEKED: ContextVar[dict[tuple[object, ...], tuple[str | None, ReaderOutput]] | None] = \
+    ContextVar("fp8_doctor_peeked_scripts", default=None)
+"""What each peek of one wrapper found, by (script, kind, what it inherits, depth): scripts that
+run or source each other were read again on every path to them, 84 reads per wrapper of the
+same few files (redteam15: 200 files sourcing each other, each read walking 200 ``source``
+lines: over a minute). The same read at the same depth gives the same answer; one check shares
+it (:func:`per_check`), else one wrapper."""
+
+
+@contextmanager
+def per_check() -> Iterator[None]:
+    """Peeks shared by every wrapper of one check (:func:`.read.read_paths`)."""
+    token = _PEEKED.set({})
+    try:
+        yield
+    finally:
+        _PEEKED.reset(token)
 
 
 def shell_scripts(path: str, text: str, outer: dict[str, str],
@@ -117,21 +136,36 @@ def _unread_call(path: str, line: int, script: str, why: str) -> ConfigProblem:
         level="warning", code="reference")
 
 
+def _peek(memo: dict[tuple[object, ...], tuple[str | None, ReaderOutput]] | None, link: Linked,
+          kind: str | None, depth: int) -> tuple[str | None, ReaderOutput]:
+    """``read_file`` of a script a wrapper runs, once per (script, kind, inherited, depth)."""
+    from preflight.jobs.read import read_file
+
+    inherited = dict(link.variables)
+    key = (os.path.realpath(link.path), kind, depth, repr(sorted(inherited.items())))
+    if memo is None or key not in memo:
+        got = read_file(link.path, kind, explicit=False, inherited=inherited)
+        if memo is None:
+            return got
+        memo[key] = got
+    return memo[key]
+
+
 def with_calls(got: str | None, out: ReaderOutput, calls: list[Linked], kind: str | None,
                 unread: list[ConfigProblem]) -> tuple[str | None, ReaderOutput]:
     """``out`` naming the scripts it runs too; a wrapper read by no framework takes the kind
     of the first script it runs that one reads (``VAR=v bash run_grpo.sh``)."""
-    from preflight.jobs.read import read_file
-
     if got is None:
         depth = _PEEKING.get()
         if depth >= MAX_CALL_DEPTH:
             return None, out
         token = _PEEKING.set(depth + 1)
+        memo = _PEEKED.get()
+        top = _PEEKED.set({}) if memo is None else None
+        memo = _PEEKED.get()
         try:
             for link in calls[:MAX_PEEKS]:
-                peek, peeked = read_file(link.path, kind, explicit=False,
-                                         inherited=dict(link.variables))
+                peek, peeked = _peek(memo, link, kind, depth)
                 if peek is not None:
                     got = peek
                     break
@@ -143,6 +177,8 @@ def with_calls(got: str | None, out: ReaderOutput, calls: list[Linked], kind: st
                                                f"could not be read ({bad.message[:120]})"))
         finally:
             _PEEKING.reset(token)
+            if top is not None:
+                _PEEKED.reset(top)
         if got is None:
             return None, out
     named_already = {os.path.realpath(link.path) for link in out.linked}

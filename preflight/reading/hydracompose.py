@@ -120,8 +120,11 @@ _UNSET = object()
 
 
 def _at_least(base: str) -> bool:
-    parts = re.findall(r"\d+", base)[:2]
-    return len(parts) == 2 and (int(parts[0]), int(parts[1])) >= (1, 2)
+    """``version_base`` is 1.2 or later. Compared as digit strings (length, then text, leading
+    zeros off): ``int()`` refuses more than 4,300 digits, and a ``version_base`` of 5,000 digits
+    ended the whole launch script's reading with a ValueError (redteam15)."""
+    parts = [p.lstrip("0") or "0" for p in re.findall(r"[0-9]+", base)[:2]]
+    return len(parts) == 2 and tuple((len(p), p) for p in parts) >= ((1, "1"), (1, "2"))
 
 
 def _argv(argv: tuple[str, ...]) -> tuple[str | None, str | None, list[str]]:

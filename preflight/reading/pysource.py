@@ -61,6 +61,7 @@ from preflight.reading.pyvalues import (
     dict_of,
     dotted,
     fstring,
+    keyword_once,
     number,
     option_of,
     option_value,
@@ -377,13 +378,13 @@ class Module(Layout):
             value = self.evaluate(kw.value, scope, depth + 1)
             if kw.arg is None:
                 if isinstance(value, dict):
-                    kwargs.update(value)
+                    kwargs.update({k: keyword_once(kwargs, k, v, node.lineno) for k, v in value.items()})
                     lines.update({k: kw.value.lineno for k in value})
                 else:
                     star = Unresolved("keywords passed as **mapping that the text does not give",
                                       kw.value.lineno)
                 continue
-            kwargs[kw.arg] = value
+            kwargs[kw.arg] = keyword_once(kwargs, kw.arg, value, node.lineno)
             lines[kw.arg] = kw.value.lineno
         call = replace(call, kwargs=kwargs, lines=lines, star=star)
         if call.name == "dict" and not call.args:

@@ -357,6 +357,13 @@ def fstring(node: ast.JoinedStr, evaluate: Callable[[ast.expr], Any]) -> Any:
         "an f-string computed when the script runs", node.lineno)
 
 
+def keyword_once(kwargs: dict[Any, Any], name: Any, value: Any, line: int) -> Any:
+    """``value`` of keyword ``name``; given twice (``f(**d, x=1)``, ``x`` in ``d``) Python raises
+    TypeError, the call is never made (redteam15: the last one was read, FP8 "yes")."""
+    return Unresolved(f"keyword {str(name)[:40]!r} given twice: the call raises TypeError",
+                      line) if name in kwargs else value
+
+
 def number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 

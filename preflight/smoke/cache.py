@@ -236,8 +236,9 @@ def fingerprint(origins: Mapping[str, str | None]) -> Fingerprint:
 def read_marker(path: str) -> dict[str, Any]:
     """The marker's content, or {} when it is absent, not a regular file, too large, a link, or
     not the JSON object a filler writes."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    try:   # non-blocking: a FIFO there (no writer) blocked the smoke step forever (redteam15)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) |
+                     getattr(os, "O_NONBLOCK", 0))
     except OSError:
         return {}
     try:
