@@ -102,6 +102,10 @@ _CATALOGUE = (
                    "KEY=value word (`bash train.sh TE_FP8=1`): the values bound from its caller's "
                    "words (info), or Unknown where the loop or the words are not known here "
                    "(a warning: FP8 \"no\" is not stated; reading/shellargvset.py)", "argv_set"),
+    BuiltinFinding("FP8D-CFG-FOLDER-ASSUMED", "The folder a launch script is run from was "
+                   "assumed", Severity.INFO, "a launch script uses $(pwd) / $PWD and no script "
+                   "of the job runs it: the folder it runs in is taken as its own "
+                   "(reading/shellpwd.py)", "assumed_folder"),
     BuiltinFinding("FP8D-CFG-UNKNOWN-FRAMEWORK",
                    "A file fp8-doctor does not read (it is not broken)", _W,
                    "a valid config of a framework fp8-doctor does not know, or a --kind whose "

@@ -11,7 +11,7 @@ from dataclasses import replace
 
 from preflight.findings import Source
 from preflight.jobs import scriptargs
-from preflight.reading import launchroot, shellcalls
+from preflight.reading import launchroot, shellcalls, shellpwd
 from preflight.reading.boundary import outside_reference, refuse
 from preflight.reading.parse import ParseError, read_text
 from preflight.reading.shelldir import settle
@@ -86,6 +86,11 @@ def shell_scripts(path: str, text: str, outer: dict[str, str],
             env[shellcalls.CWD] = folder
         found.append(Linked(hits[0], "", Source(path, line), key="the launch line",
                             line=line, optional=True, variables=tuple(env.items())))
+        if walked.assumed is not None and walked.assumed <= call.offset and len(problems) < 64:
+            at = text.count("\n", 0, walked.assumed) + 1      # (said once: then no more)
+            problems.append(ConfigProblem(path, at, shellpwd.assumed_note(path, at),
+                                          level="info", code="assumed_folder"))
+            walked = replace(walked, assumed=None)
     return found
 
 
