@@ -81,3 +81,20 @@ def _loose(text: str, found: dict[str, int]) -> None:
     for name, at in loose:
         if name not in found:
             found[name] = text.count("\n", 0, at) + 1
+
+
+_INLINE = re.compile(
+    rf"(?:[;&|({{]|\)[ \t]|\bthen\b|\bdo\b|\belse\b)[ \t]*(?:(?:export|local|declare|typeset|readonly)"
+    rf"(?:[ \t]+[-+][A-Za-z]+)*[ \t]+)?({_NAME})=(\"[^\"\n]*\"|'[^'\n]*'|[^\s;&|)]*)")
+
+
+def inline_set(text: str) -> list[tuple[str, str, int]]:
+    """(name, value as written, line) of each ``NAME=value`` that is not the first word of its
+    line: ``if A; then F=1; fi``, a ``case`` arm ``--fp8) F=1;;``, ``cd x && F=1``.
+
+    shell15: the line-based ``NAME=value`` pattern of :mod:`.shellvars` sees only assignments
+    that start a line, so ``F=0`` then ``case $1 in --fp8) F=1;; esac`` (the option loop of
+    a script that parses its own arguments) read ``--fp8 $F`` as 0: a confident FP8 "no"."""
+    text = text[:MAX_CHARS]
+    return [(m.group(1), m.group(2), text.count("\n", 0, m.start()) + 1)
+            for m in _INLINE.finditer(text)]

@@ -155,6 +155,11 @@ def collect_variables(text: str, outer: dict[str, str] | None = None,
                 variables[name] = value
                 first[name] = number
     _side_set(text, variables, here or {})
+    for name, value, number in shellside.inline_set(strip_comments(text)):
+        if name in own and name in first and variables.get(name) != value.strip("\"'") and \
+                not _own_default(name, value.strip("\"'")):
+            variables[name] = runtime(f"{name} is set to {variables[name][:30]!r} at line "
+                                      f"{first.pop(name)} and to {value[:30]!r} at line {number}")
     return variables
 
 

@@ -184,3 +184,35 @@ def test_a_job_whose_loop_is_not_decided_is_not_fp8_no(tmp_path: Path, run: str)
     got, _ = _intent(tmp_path, {"run.sh": "bash train.sh TE_FP8=1\n",
                                 "train.sh": body + TAIL, "train.py": TRAIN})
     assert got["fp8"] is not False
+
+
+OPTION_LOOPS = [
+    # (script, caller's words): an option loop sets FP8 in a case arm or an `if` on one line
+    ('FP8=0\nwhile [[ $# -gt 0 ]]; do\n  case $1 in\n    --fp8) FP8=1; shift;;\n'
+     '    --lr) LR=$2; shift 2;;\n    *) shift;;\n  esac\ndone\n', "--fp8"),
+    ('FP8=0\nwhile getopts "fl:" opt; do\n  case $opt in\n    f) FP8=1;;\n'
+     '    l) LR=$OPTARG;;\n  esac\ndone\n', "-f"),
+    ('FP8=0\nfor a in "$@"; do\n  if [ "$a" = --fp8 ]; then FP8=1; fi\ndone\n', "--fp8"),
+    ('FP8=0\n[ "$1" = --fp8 ] && FP8=1\n', "--fp8"),
+]
+
+
+@pytest.mark.parametrize("script, words", OPTION_LOOPS)
+def test_an_option_loop_is_never_its_default(tmp_path: Path, script: str, words: str) -> None:
+    got, _ = _intent(tmp_path, {"run.sh": f"bash train.sh {words}\n",
+                                "train.sh": script + 'python train.py --fp8 "$FP8"\n',
+                                "train.py": TRAIN})
+    assert got["fp8"] is not False
+
+
+@pytest.mark.parametrize("script, fp8", [
+    ('FP8=1\nif [ -n "$A" ]; then FP8=1; fi\n', True),     # the same value either way
+    ('FP8=0\ncase $1 in --x) LR=1;; esac\n', False),        # another name
+    ('FP8=0\nFP8=${FP8:-1}; echo\n', False),                 # its own default
+])
+def test_an_inline_assignment_that_changes_nothing_keeps_the_value(
+        tmp_path: Path, script: str, fp8: bool) -> None:
+    got, _ = _intent(tmp_path, {"run.sh": "bash train.sh --x\n",
+                                "train.sh": script + 'python train.py --fp8 "$FP8"\n',
+                                "train.py": TRAIN})
+    assert got["fp8"] is fp8
