@@ -162,7 +162,7 @@ def collect_variables(text: str, outer: dict[str, str] | None = None,
 def _inline(text: str, variables: dict[str, str], own: set[str], first: dict[str, int]) -> None:
     """A name set again to another value where it does not start its line (``case`` arm, an
     ``if`` on one line: :func:`.shellside.inline_set`): a run-time value (shell15)."""
-    for name, value, number in shellside.inline_set(strip_comments(text)):
+    for name, value, number in shellside.inline_set(text):
         if name in own and name in first and variables.get(name) != value.strip("\"'") and \
                 not _own_default(name, value.strip("\"'")):
             variables[name] = runtime(f"{name} is set to {variables[name][:30]!r} at line "
