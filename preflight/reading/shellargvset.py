@@ -267,7 +267,8 @@ def _apply(text: str, form: str, how: str, words: list[Given] | str | None,
                 return _everything(text, end, form, f"a word it is given ({w.where}) is known "
                                    "only at run time", line, exported)
             continue        # bash: "not a valid identifier", nothing set
-        if w.opaque or guarded or (plain_only and not _PLAIN.fullmatch(value)):
+        if w.opaque or guarded or "\n" in value or "\x00" in value or (
+                plain_only and not _PLAIN.fullmatch(value)):     # (one line per value)
             unknown.append(name)
         else:
             values.append((name, value, w.where))

@@ -216,3 +216,11 @@ def test_an_inline_assignment_that_changes_nothing_keeps_the_value(
                                 "train.sh": script + 'python train.py --fp8 "$FP8"\n',
                                 "train.py": TRAIN})
     assert got["fp8"] is fp8
+
+
+def test_a_value_over_lines_keeps_every_later_line_in_place() -> None:
+    argv = encode([Given("A=x\ny", "run.sh:5"), Given("B=1", "run.sh:5")])
+    bound = shellbind.bind(ROCM + "echo $A\n", argv)
+    assert bound is not None
+    assert bound.text.split("\n")[9:11] == ["export B=1", 'export A="$(the-argument-loop-at-line-1)"']
+    assert bound.where(12) == 10 and bound.text.split("\n")[11] == "echo $A"
