@@ -110,13 +110,29 @@ def writers(text: str, words: list[Given] | str | None) -> list[Written]:
             continue
         line = text.count("\n", 0, head.start()) + 1 + (text[head.start()] == "\n")
         end = text.count("\n", 0, done) + 1
-        out.append(_loop(text, body, var, writes, words, line, end))
+        out.append(_loop(text, body, var, writes, words, line, end) if not _in_function(
+            text, head.start()) else _everything(text, end, _form_text(writes), _FUNCTION, line))
     for m in re.finditer(rf'(?m)^[ \t]*({_DECL})"?\$(?:@|\{{@\}})"?[ \t]*$', text):
         if len(out) < MAX_LOOPS:        # `export "$@"`: every word, as the loop's `export "$A"`
             line = text.count("\n", 0, m.start()) + 1
             out.append(_apply(text, m.group(0).strip(), "whole", words, line, line,
-                              "export" in m.group(1) or "-x" in m.group(1)))
+                              "export" in m.group(1) or "-x" in m.group(1)) if not _in_function(
+                text, m.start()) else _everything(text, line, m.group(0).strip(), _FUNCTION, line))
     return out
+
+
+_FUNCTION = "it is in a function, whose \"$@\" are the words of the call that runs it"
+
+
+def _in_function(text: str, at: int) -> bool:
+    """Whether offset ``at`` is inside one of the script's function bodies."""
+    from preflight.reading.shellwords import split
+
+    return any(a <= at < b for a, b in split(text).functions)
+
+
+def _form_text(writes: list[re.Match[str]]) -> str:
+    return " ".join(w.group(0).strip(" \t\n;") for w in writes)[:200]
 
 
 def _done(text: str, start: int) -> int:
@@ -138,7 +154,7 @@ def _shifts(body: str) -> bool:
 
 def _loop(text: str, body: str, var: str, writes: list[re.Match[str]],
           words: list[Given] | str | None, line: int, end: int) -> Written:
-    form = " ".join(w.group(0).strip(" \t\n;") for w in writes)[:200]
+    form = _form_text(writes)
     if len(writes) != 1:
         return _everything(text, end, form, "it writes names in several ways", line)
     write = writes[0]

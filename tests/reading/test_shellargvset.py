@@ -224,3 +224,12 @@ def test_a_value_over_lines_keeps_every_later_line_in_place() -> None:
     assert bound is not None
     assert bound.text.split("\n")[9:11] == ["export B=1", 'export A="$(the-argument-loop-at-line-1)"']
     assert bound.where(12) == 10 and bound.text.split("\n")[11] == "echo $A"
+
+
+@pytest.mark.parametrize("body", [
+    'parse() {\n  for a in "$@"; do export "$a"; done\n}\nparse "$@"\n',
+    'parse() {\n  export "$@"\n}\nparse x\n',
+])
+def test_a_loop_in_a_function_writes_what_its_call_gives_unknown(body: str) -> None:
+    got = writers(body + 'T="${TE_FP8:-0}"\n', [Given("TE_FP8=1", "run.sh:2")])
+    assert got and "TE_FP8" in got[0].unknown and not got[0].values
