@@ -88,7 +88,8 @@ class Walked:
 
     calls: tuple[Call, ...] = ()
     folders: tuple[tuple[int, Folder], ...] = ()     # (statement offset, folder from there)
-    assumed: int | None = None     # offset of the first `$(pwd)` read as the script's folder
+    assumed: int | None = None     # offset of the first `$(pwd)` read as the launch folder
+    start: tuple[str, tuple[str, ...]] | None = None    # that folder, and the paths saying so
 
     def folder_at(self, offset: int) -> Folder:
         """The folder the statement at or before ``offset`` runs in."""
@@ -116,18 +117,23 @@ class _Walk:
         self.outer = outer
         self.pwd: Folder | None = None          # the folder $PWD holds
         self.held: list[Field] = []
+        self.start: tuple[str, tuple[str, ...]] | None = None   # shellpwd.launch_folder
         self.assumed: int | None = None
 
     @property
     def out(self) -> Walked:
-        return Walked(tuple(self.calls), tuple(self.moves), self.assumed)
+        return Walked(tuple(self.calls), tuple(self.moves), self.assumed, self.start)
 
     def _pwd(self, here: Folder, st: Statement) -> None:
         """``$PWD`` where ``st`` runs (:mod:`.shellpwd`), unless the script set it itself."""
         if here != self.pwd and (self.pwd is None or self.ev.env.get(shellpwd.NAME) is
                                  self.held):
             self.pwd = here
-            self.held = shellpwd.fields(*folder_of(here, self.path, self.outer), st.offset)
+            if CWD not in self.outer and self.start is None:
+                self.start = shellpwd.launch_folder(self.path, self.text)
+            start = {CWD: self.start[0]} if self.start is not None else {}
+            self.held = shellpwd.fields(*folder_of(here, self.path, {**self.outer, **start}),
+                                        st.offset)
             self.ev.env[shellpwd.NAME] = self.held
         if self.assumed is None and CWD not in self.outer and \
                 self.ev.env.get(shellpwd.NAME) is self.held and any(

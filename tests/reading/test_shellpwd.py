@@ -107,3 +107,30 @@ def test_a_job_reads_the_config_pwd_names(tmp_path: Path, run: str) -> None:
 def test_a_job_whose_folder_is_not_known_is_not_fp8_no(tmp_path: Path, run: str) -> None:
     got, _ = _intent(tmp_path, run)
     assert got.get("fp8") is not False
+
+
+def test_a_script_written_from_the_job_root_runs_there(tmp_path: Path) -> None:
+    (tmp_path / "launch").mkdir()
+    got, problems = _intent(tmp_path, "")
+    (tmp_path / "launch" / "run.sh").write_text(
+        'CONFIG_FILE="$(pwd)/configs/fp8.toml" sbatch train.sh\n')
+    read = read_paths([str(tmp_path / "launch" / "run.sh")])
+    values, _ = derive(Facts(read.facts, read.provenance))
+    assert values["intent.fp8"] is True
+    note = next(p for p in read.problems if p.code == "assumed_folder")
+    assert str(tmp_path) in note.message and "train.sh" in note.message
+
+
+def test_no_path_of_the_script_says_where_it_runs_its_own_folder_does(tmp_path: Path) -> None:
+    from preflight.reading import shellpwd
+    from preflight.reading.boundary import _CURRENT, boundary_for
+
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "a").mkdir()
+    script = tmp_path / "a" / "run.sh"
+    script.write_text("X=$(pwd)/nothing/here.toml bash other.sh\n")
+    token = _CURRENT.set(boundary_for([str(script)]))
+    try:
+        assert shellpwd.launch_folder(str(script), script.read_text()) == (str(tmp_path / "a"), ())
+    finally:
+        _CURRENT.reset(token)
