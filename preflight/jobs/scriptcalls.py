@@ -88,8 +88,8 @@ def shell_scripts(path: str, text: str, outer: dict[str, str],
                             line=line, optional=True, variables=tuple(env.items())))
         if walked.assumed is not None and walked.assumed <= call.offset and len(problems) < 64:
             at = text.count("\n", 0, walked.assumed) + 1      # (said once: then no more)
-            folder, hits = walked.start or (os.path.dirname(os.path.abspath(path)), ())
-            problems.append(ConfigProblem(path, at, shellpwd.assumed_note(path, at, folder, hits),
+            start, paths = walked.start or (os.path.dirname(os.path.abspath(path)), ())
+            problems.append(ConfigProblem(path, at, shellpwd.assumed_note(path, at, start, paths),
                                           level="info", code="assumed_folder"))
             walked = replace(walked, assumed=None)
     return found
