@@ -20,6 +20,7 @@ per function (:data:`MAX_FUNCTIONS`).
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Callable
 
 from preflight.reading import shellfuncs
@@ -29,6 +30,8 @@ from preflight.reading.shellwords import split
 MAX_FUNCTIONS = 256
 """Function bodies looked at (past them: every function may be called)."""
 
+_HEADER = re.compile(r"[ \t]*(?:function[ \t]+[\w.:-]+[ \t]*(?:\(\))?|[\w.:-]+[ \t]*\(\))[ \t]*\{?\s*")
+"""A function's header alone, up to the first statement of its body."""
 _DYNAMIC = re.compile(r"(?<![\w.-])(?:trap|eval|xargs|parallel|(?:declare|typeset|export)[ \t]+-f|"
                       r"(?:ba|z|k|da)?sh[ \t]+(?:-[A-Za-z]+[ \t]+)*-[A-Za-z]*c)(?![\w.-])")
 """A command that may run a function named in a string (``trap f EXIT``, ``bash -c f`` after
@@ -40,7 +43,14 @@ def unreached(text: str) -> Callable[[int], str | None]:
     words = split(text)
     if words.truncated_at is not None or words.unclosed is not None:
         return lambda offset: None
-    spans = list(words.functions)[:MAX_FUNCTIONS + 1]
+    # (the spans are rough, by the text: one whose header is no statement of the script, as
+    # `out.sum().backward()` inside a quoted program, is no function)
+    starts = sorted(st.offset for st in words.statements)
+    real = [n for n, (a, _) in enumerate(words.functions[:MAX_FUNCTIONS + 1])
+            if (k := bisect_left(starts, a)) < len(starts) and
+            (text[a:starts[k]].strip() in ("", "function") or _HEADER.fullmatch(text, a, starts[k]))]
+    spans = [words.functions[n] for n in real]
+    names = [words.names[n] for n in real]
     inside = _holder(spans)
     stop: tuple[int, int] | None = None
     dynamic = False
@@ -57,7 +67,7 @@ def unreached(text: str) -> Callable[[int], str | None]:
                 shellfuncs._group_piped(text, st.offset) is False:
             stop = (st.offset, text.count("\n", 0, st.offset) + 1)
     never = set() if dynamic or len(spans) > MAX_FUNCTIONS or _DYNAMIC.search(text) else {
-        n for n, (name, span) in enumerate(zip(words.names, spans))
+        n for n, (name, span) in enumerate(zip(names, spans))
         if not _named_elsewhere(text, name, span, stop[0] if stop else len(text))}
 
     def why(offset: int) -> str | None:
@@ -65,7 +75,7 @@ def unreached(text: str) -> Callable[[int], str | None]:
             return f"it comes after the `exit` at line {stop[1]}: bash never runs it"
         body = inside(offset)
         if body is not None and body in never:
-            return (f"it is in the function {words.names[body][:60]}, which the script never "
+            return (f"it is in the function {names[body][:60]}, which the script never "
                     "calls")
         return None
     return why

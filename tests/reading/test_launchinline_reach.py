@@ -104,3 +104,8 @@ def test_hostile_scripts_stay_bounded() -> None:
     unreached(deep)(len(deep) - 5)
     unclosed = "check() {\n python -c 'import os'\n"
     assert unreached(unclosed)(12) is None
+
+
+def test_a_call_written_inside_a_quoted_program_is_no_function(tmp_path: Path) -> None:
+    script = "CODE='\nPROG\nout.sum().backward()\n'\npython -c \"$CODE\"\n"
+    assert _intent(tmp_path, script)["fp8"] is True
