@@ -97,6 +97,15 @@ _CATALOGUE = (
                    "checked", Severity.INFO, "a launch script no script of the job runs passes "
                    "\"$@\" to its training command: the FP8 or framework settings a user adds "
                    "there are not known here (jobs/scriptargs.py)", "runtime_args"),
+    BuiltinFinding("FP8D-CFG-ARGV-SET", "A script sets its variables from the words it is run "
+                   "with", Severity.INFO, "a launch script's loop over \"$@\" exports each "
+                   "KEY=value word (`bash train.sh TE_FP8=1`): the values bound from its caller's "
+                   "words (info), or Unknown where the loop or the words are not known here "
+                   "(a warning: FP8 \"no\" is not stated; reading/shellargvset.py)", "argv_set"),
+    BuiltinFinding("FP8D-CFG-FOLDER-ASSUMED", "The folder a launch script is run from was "
+                   "assumed", Severity.INFO, "a launch script uses $(pwd) / $PWD and no script "
+                   "of the job runs it: the folder it runs in is taken as its own "
+                   "(reading/shellpwd.py)", "assumed_folder"),
     BuiltinFinding("FP8D-CFG-UNKNOWN-FRAMEWORK",
                    "A file fp8-doctor does not read (it is not broken)", _W,
                    "a valid config of a framework fp8-doctor does not know, or a --kind whose "

@@ -21,7 +21,7 @@ from contextvars import ContextVar
 from dataclasses import replace
 
 from preflight.base.digits import ascii_digits
-from preflight.reading import launchpick, shellbind, shelldefaults
+from preflight.reading import launchpick, shellargvset, shellbind, shelldefaults
 from preflight.reading.parse import ParseError
 from preflight.reading.shellargs import ARGV, PARAMS, calls, encode, run_env
 from preflight.reading.shellcalls import Walked
@@ -41,6 +41,10 @@ def read(reader: Read, path: str, text: str, kind: str | None, explicit: bool,
     from preflight.jobs.scripts import is_shell
 
     argv = (inherited or {}).get(ARGV) if inherited else None
+    if argv is None and not _BY_HAND.get() and PARAMS not in (inherited or {}) and \
+            is_shell(path, text) and (loops := shellargvset.written_in(
+                shellbind.Bound(text, ""), text, None)).notes:
+        return _loops_by_hand(reader, path, text, kind, explicit, inherited, loops)
     if argv is None and not _BY_HAND.get() and is_shell(path, text) and \
             (at := runtime_args(text)) is not None:
         # run by hand (no script of the job gives it arguments): read as it is, and say what
@@ -84,6 +88,7 @@ def read(reader: Read, path: str, text: str, kind: str | None, explicit: bool,
     except ParseError as exc:
         exc.line = shellbind.line_of(bound, exc.line)   # the script's own line, if it is one
         raise
+    out = replace(out, problems=(*out.problems, *_notes(path, bound)))
     unknown = shellbind.unknown_args(path, text, argv)
     if unknown is None and bound.lost:      # redteam8: a caller's words moved by what is unknown
         line, why = bound.lost[0]
@@ -93,6 +98,30 @@ def read(reader: Read, path: str, text: str, kind: str | None, explicit: bool,
     if unknown is not None and got is not None:
         out = replace(out, problems=(*out.problems, unknown))
     return got, shellbind.remapped(out, path, bound)
+
+
+def _loops_by_hand(reader: Read, path: str, text: str, kind: str | None, explicit: bool,
+                   inherited: dict[str, str] | None, bound: shellbind.Bound,
+                   ) -> tuple[str | None, ReaderOutput]:
+    """A script no script of the job runs that sets variables from its own arguments
+    (:mod:`.shellargvset`): what its loop may set is Unknown, never the default (the note is
+    dropped where a caller is found, jobs/walk.py, which reads it bound to the caller's words)."""
+    token = _BY_HAND.set(True)
+    try:
+        got, out = reader(path, bound.text, kind, explicit, inherited)
+    finally:
+        _BY_HAND.reset(token)
+    out = shellbind.remapped(out, path, bound)
+    return got, replace(out, problems=(*out.problems, *(replace(
+        p, code="runtime_args", level="info" if got is None else p.level)
+        for p in _notes(path, bound))))
+
+
+def _notes(path: str, bound: shellbind.Bound) -> list[ConfigProblem]:
+    """What the script's own argument loops set (:mod:`.shellargvset`), at each loop's line:
+    a warning that stops FP8 "no" where what they set is not known."""
+    return [ConfigProblem(path, n.line, n.message, level="warning" if n.cut else "info",
+                          code="argv_set", cut=n.cut) for n in bound.notes]
 
 
 def _as_shipped(reader: Read, path: str, text: str, kind: str | None, explicit: bool,

@@ -13,7 +13,7 @@ from dataclasses import replace
 
 from preflight.findings import Source
 from preflight.jobs import scriptargs
-from preflight.reading import launchroot, shellcalls
+from preflight.reading import launchroot, shellcalls, shellpwd
 from preflight.reading.boundary import outside_reference, refuse
 from preflight.reading.parse import ParseError, read_text
 from preflight.reading.shelldir import settle
@@ -105,6 +105,12 @@ def shell_scripts(path: str, text: str, outer: dict[str, str],
             env[shellcalls.CWD] = folder
         found.append(Linked(hits[0], "", Source(path, line), key="the launch line",
                             line=line, optional=True, variables=tuple(env.items())))
+        if walked.assumed is not None and walked.assumed <= call.offset and len(problems) < 64:
+            at = text.count("\n", 0, walked.assumed) + 1      # (said once: then no more)
+            start, paths = walked.start or (os.path.dirname(os.path.abspath(path)), ())
+            problems.append(ConfigProblem(path, at, shellpwd.assumed_note(path, at, start, paths),
+                                          level="info", code="assumed_folder"))
+            walked = replace(walked, assumed=None)
     return found
 
 

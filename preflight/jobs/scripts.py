@@ -128,8 +128,8 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
         _detect(expanded(clean, outer), _frameworks(), path) or \
         (_detect(plain(clean), _frameworks(), path) if shell_script else None)
     try:
-        got, out = _read(path, text, kind, explicit and not runs and not calls and not unread
-                         and inline[0] is None, outer, values, detected)
+        got, out = _read(path, text, kind, explicit and not runs and not calls and not any(
+            p.level != "info" for p in unread) and inline[0] is None, outer, values, detected)
     except ParseError as exc:
         if heredoc is None:
             raise
@@ -143,8 +143,9 @@ def read(path: str, text: str, kind: str | None, explicit: bool,
     if calls:
         got, out = with_calls(got, out, calls, kind, unread)
     missing.extend(unread)
-    if got is None and explicit and unread:   # its launch may be in a script not read (redteam3)
-        raise ParseError(unread[0].message, unread[0].line, level="warning", code="reference")
+    said = [p for p in unread if p.level != "info"]     # (a note is no reason: shellpwd's)
+    if got is None and explicit and said:   # its launch may be in a script not read (redteam3)
+        raise ParseError(said[0].message, said[0].line, level="warning", code="reference")
     if got is None and explicit and broken:
         # the script the launch line runs does not parse (or is no text file): the job stops
         # there, and the finding names it (redteam11: only "cannot tell which framework" was

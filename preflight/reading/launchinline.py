@@ -16,6 +16,11 @@ to Python, and :mod:`preflight.jobs.inlinepy` reads it as a virtual script of th
 - ``python [opts] [-] <<EOF``: the here-document's body, taken literally under a quoted
   delimiter; an unquoted one whose body expands something (``$``, a backquote) is not read.
 
+A program that never runs (after the script's ``exit``, in a function never called:
+:mod:`.shellreach`) is none; the options before ``-c`` are read as CPython reads them
+(shell15: ``-Werror::DeprecationWarning -c PROG`` hid its program, the ``c`` of ``-W``'s value
+taken for ``-c``).
+
 Bounded: :data:`MAX_PROGRAMS` programs per script, :data:`MAX_PROGRAM_CHARS` characters each
 (a longer one is not read, with the reason).
 """
@@ -28,6 +33,7 @@ from dataclasses import dataclass
 
 from preflight.reading.shell import heredocs, operator_end
 from preflight.reading.shellexpand import TooLarge, launches
+from preflight.reading.shellreach import unreached
 from preflight.reading.shellwords import split
 
 MAX_PROGRAMS = 8
@@ -46,7 +52,8 @@ _PYTHON = re.compile(r"python(?:[23](?:\.\d{1,3})?)?")
 _TAKES_VALUE = {"-W", "-X", "--check-hash-based-pycs"}
 _HEREDOC_CMD = re.compile(
     r"(?:^|[;&|(]|\bthen\b|\bdo\b|\belse\b)[ \t]*(?:[A-Za-z_]\w*=\S*[ \t]+)*"
-    r"(?:\S*/)?python(?:[23](?:\.\d{1,3})?)?(?:[ \t]+-[A-Za-z]+)*(?:[ \t]+-)?[ \t]*(?:\d?<<)",
+    r"(?:\S*/)?python(?:[23](?:\.\d{1,3})?)?(?:[ \t]+-[^\s<>|;&]+(?:[ \t]+[^\s<>|;&-]+)?)*"
+    r"(?:[ \t]+-)?[ \t]*(?:\d?<<)",
     re.MULTILINE)
 
 
@@ -72,6 +79,9 @@ def programs(text: str, raw: str, outer: dict[str, str] | None = None) -> list[P
     """The inline programs of a script, in order, at most :data:`MAX_PROGRAMS`: ``text`` with
     here-document bodies blanked (its commands), ``raw`` as written (the bodies)."""
     found = _dash_c(text, outer) + _heredoc(raw)
+    if found:       # (after the script's `exit`, in a function never called: never run)
+        never = unreached(text)
+        found = [p for p in found if never(p.offset) is None]
     return sorted(found, key=lambda p: p.offset)[:MAX_PROGRAMS]
 
 
@@ -113,27 +123,43 @@ def _dash_c(text: str, outer: dict[str, str] | None) -> list[Program]:
 def _program_at(words: list[str]) -> int | None:
     """The index of ``-c``'s program among the words after ``python``, or None (a script, ``-m``,
     ``-`` or nothing: no inline program)."""
+    how, n = _options(words)
+    return n if how == "c" and n < len(words) else None
+
+
+def _options(words: list[str]) -> tuple[str, int]:
+    """CPython's options among ``words`` (the words after ``python``), read as its parser reads
+    them (v3.12 Python/getopt.c: a cluster ``-uWerror::c`` is ``-u`` then ``-W`` with the value
+    ``error::c``; ``-W`` / ``-X`` take the rest of the word or the next one; ``-c`` / ``-m``
+    end the options, their value glued or next): ("c", index of the program), ("glued", n)
+    (``-cCODE``: not taken apart here), ("m", n), ("file", index of the script or ``-``),
+    ("end", n) (no more words: the program is standard input), ("error", n) (a value missing:
+    Python stops with a usage error)."""
     n = 0
     while n < len(words):
         word = words[n]
-        if word == "-c":
-            return n + 1 if n + 1 < len(words) else None
-        if not word.startswith("-") or word in ("-", "--", "-m") or word.startswith("--") and \
-                word not in _TAKES_VALUE:
-            return None
-        if word in _TAKES_VALUE:
-            n += 2
+        if word == "--":
+            return "file", n + 1
+        if word == "-" or not word.startswith("-"):
+            return "file", n
+        if word.startswith("--"):
+            if word in _TAKES_VALUE and n + 1 >= len(words):
+                return "error", n
+            n += 2 if word in _TAKES_VALUE else 1
             continue
-        if "c" in word[1:]:          # `-uc CODE`: -c ends the options, the rest is its program
-            rest = word[word.index("c", 1) + 1:]
-            if rest:
-                return None          # `-cCODE`: the program glued on (not taken apart here)
-            return n + 1 if n + 1 < len(words) else None
-        if word[1:2] in ("W", "X"):  # `-Wignore`: the value glued on
-            n += 1
-            continue
+        for k in range(1, len(word)):
+            ch = word[k]
+            if ch == "c":
+                return ("glued", n) if word[k + 1:] else ("c", n + 1)
+            if ch == "m":
+                return "m", n
+            if ch in "WX":
+                if not word[k + 1:] and n + 1 >= len(words):
+                    return "error", n               # "Argument expected for the -W option"
+                n += 0 if word[k + 1:] else 1      # the value: glued on, or the next word
+                break
         n += 1
-    return None
+    return "end", n
 
 
 def _heredoc(text: str) -> list[Program]:
@@ -179,10 +205,11 @@ def _stdin_program(cmd: str) -> bool:
     head = cmd.rstrip()[:-2]
     if re.search(r"[ \t][1-9]\Z", head):       # `python 3<<EOF`, not `python3<<EOF`
         return False
-    words = head.split()
+    words = re.sub(r"[ \t]0\Z", "", head).split()     # `python 0<<EOF`: fd 0 is stdin
     at = next((n for n, w in enumerate(words) if _PYTHON.fullmatch(os.path.basename(w))), None)
     opts = words[at + 1:] if at is not None else []
-    return not any(w != "-" and set(w[1:]) & set("cmWX") for w in opts)
+    how, n = _options(opts)
+    return how == "end" or how == "file" and opts[n:] == ["-"]
 
 
 _REDIRECT_IN = re.compile(r"(?:^|[ \t])0?<(?![(<])|<<")

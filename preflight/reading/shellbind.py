@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 
 from preflight.base.digits import ascii_int
 from preflight.findings import Source
+from preflight.reading import shellargvset
 from preflight.reading.shellargs import ARGV, MAX_WORDS, PARAMS, Params, decode, encode, moved
 from preflight.reading.shelltypes import Field
 from preflight.reading.shellvars import COUNT, runtime, strip_comments
@@ -47,6 +48,7 @@ class Bound:
     origin: tuple[int | str, ...] = ()     # per line of ``text``: the script's line, or where
     lost: tuple[tuple[int, str], ...] = ()  # (script line, why) of a "$@" not written out: a
     # `shift` / `set` the text does not decide moved the caller's words (redteam8)
+    notes: tuple[shellargvset.Note, ...] = ()   # what the script's own argument loops set
 
     def where(self, line: int | None) -> int | str | None:
         """Where line ``line`` of :attr:`text` comes from (None: not known)."""
@@ -61,7 +63,7 @@ def bind(text: str, argv: str | None) -> Bound | None:
     if words is None:
         return None
     if isinstance(words, str):
-        return Bound(text, json.dumps({"unknown": words}))
+        return shellargvset.written_in(Bound(text, json.dumps({"unknown": words})), text, words)
     body = text if text.endswith("\n") or not text else text + "\n"
     # where each word is, while the script is walked to find the "$@" to write out: -1, -2 ...
     provisional = json.dumps([[w.text, -n, w.opaque, w.loose, str(w.where)]
@@ -104,7 +106,8 @@ def bind(text: str, argv: str | None) -> Bound | None:
         block.append(item)
         origin.append(str(w.where))
         at += len(item)
-    return Bound(bound + "".join(block), json.dumps(params), tuple(origin), tuple(lost))
+    return shellargvset.written_in(Bound(bound + "".join(block), json.dumps(params), tuple(origin),
+                                         tuple(lost)), text, words)
 
 
 def _written(text: str, params: str, lost: list[tuple[int, str]],

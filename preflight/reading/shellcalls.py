@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from preflight.findings import Source
-from preflight.reading import shellcmdopts, shelldir
+from preflight.reading import shellcmdopts, shelldir, shellpwd
 from preflight.reading.shellargs import ENVIRON, MAX_WORDS, PARAMS, Given
 from preflight.reading.shellexpand import Eval, Field, TooLarge
 from preflight.reading.shellvars import runtime, runtime_reason
@@ -88,6 +88,8 @@ class Walked:
 
     calls: tuple[Call, ...] = ()
     folders: tuple[tuple[int, Folder], ...] = ()     # (statement offset, folder from there)
+    assumed: int | None = None     # offset of the first `$(pwd)` read as the launch folder
+    start: tuple[str, tuple[str, ...]] | None = None    # that folder, and the paths saying so
 
     def folder_at(self, offset: int) -> Folder:
         """The folder the statement at or before ``offset`` runs in."""
@@ -112,10 +114,31 @@ class _Walk:
         self.folders: dict[tuple[int, ...], Folder] = {(): Folder()}
         self.calls: list[Call] = []
         self.moves: list[tuple[int, Folder]] = []
+        self.outer = outer
+        self.pwd: Folder | None = None          # the folder $PWD holds
+        self.held: list[Field] = []
+        self.start: tuple[str, tuple[str, ...]] | None = None   # shellpwd.launch_folder
+        self.assumed: int | None = None
 
     @property
     def out(self) -> Walked:
-        return Walked(tuple(self.calls), tuple(self.moves))
+        return Walked(tuple(self.calls), tuple(self.moves), self.assumed, self.start)
+
+    def _pwd(self, here: Folder, st: Statement) -> None:
+        """``$PWD`` where ``st`` runs (:mod:`.shellpwd`), unless the script set it itself."""
+        if here != self.pwd and (self.pwd is None or self.ev.env.get(shellpwd.NAME) is
+                                 self.held):
+            self.pwd = here
+            if CWD not in self.outer and self.start is None:
+                self.start = shellpwd.launch_folder(self.path, self.text)
+            start = {CWD: self.start[0]} if self.start is not None else {}
+            self.held = shellpwd.fields(*folder_of(here, self.path, {**self.outer, **start}),
+                                        st.offset)
+            self.ev.env[shellpwd.NAME] = self.held
+        if self.assumed is None and CWD not in self.outer and \
+                self.ev.env.get(shellpwd.NAME) is self.held and any(
+                p.var and p.text == shellpwd.NAME for w in st.words for p in w):
+            self.assumed = st.offset
 
     def line(self, offset: int) -> int:
         return self.text.count("\n", 0, offset) + 1
@@ -135,6 +158,7 @@ class _Walk:
             here = self.folder(st)
             if not self.moves or self.moves[-1][1] != here:
                 self.moves.append((st.offset, here))
+            self._pwd(here, st)
             if st.test is not None:
                 ev.decide(st)
                 continue

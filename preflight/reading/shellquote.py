@@ -18,6 +18,10 @@ from preflight.reading import shelldir, shellparam
 from preflight.reading.shell import HereDoc
 from preflight.reading.shelltypes import Part
 
+_PWD = re.compile(r"[ \t]*pwd(?:[ \t]+-[LP])?[ \t]*")
+"""``$(pwd)`` / `` `pwd` ``: the folder the command runs in, as ``$PWD`` (bash(1): ``pwd``
+prints ``$PWD`` when it names the current folder)."""
+
 _NAME = re.compile(r"[A-Za-z_]\w*")
 _PLAIN_DQ = re.compile(r'[^"\\$`]+')
 _PLAIN_HERE = re.compile(r"[^\\$`\n]+")
@@ -114,6 +118,12 @@ class QuoteScanner:
             end = _matching(text, i + 1)
             what = "arithmetic" if text.startswith("((", i + 1) else "command substitution"
             self.flush_lit()
+            if what != "arithmetic" and text[end - 1:end] == ")" and \
+                    _PWD.fullmatch(text, i + 2, end - 1):
+                # `$(pwd)` is `$PWD` (shell15: the walk of shellcalls knows the folder)
+                self.add_part(Part("PWD", i, var=True, quoted=quoted))
+                self.i = end
+                return
             # `$(cd "$(dirname "$0")" && pwd)`: the script's folder (reading/shelldir.py)
             got = None if what == "arithmetic" else \
                 shelldir.substitution(text, i, end, quoted, self.depth, type(self))
@@ -157,6 +167,10 @@ class QuoteScanner:
         j = self.text.find("`", self.i + 1)
         end = self.n if j == -1 else j + 1
         self.flush_lit()
+        if j != -1 and _PWD.fullmatch(self.text, self.i + 1, j):
+            self.add_part(Part("PWD", self.i, var=True))
+            self.i = end
+            return
         self.add_part(Part("`...`", self.i, var=True,
                            opaque="a `...` command substitution is computed at run time"))
         self.i = end

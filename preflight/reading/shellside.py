@@ -13,6 +13,7 @@ Bounded: the text is scanned once by regular expressions without nested repetiti
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 MAX_CHARS = 1 << 20
 """Characters of a script scanned (the read limit of a file is 1 MiB)."""
@@ -37,7 +38,13 @@ _DEFAULT_SET = re.compile(rf"\$\{{({_NAME}):?=")
 
 def side_set(text: str) -> dict[str, int]:
     """Each name ``text`` sets other than by ``NAME=value``, with the first line doing so."""
-    text = text[:MAX_CHARS]
+    return dict(_side_set(text[:MAX_CHARS]))
+
+
+@lru_cache(maxsize=16)
+def _side_set(text: str) -> tuple[tuple[str, int], ...]:
+    """:func:`side_set`, kept per text (shell15: :func:`.shellvars.collect_variables` runs once
+    per variable a reader looks up, each scanning the whole script again)."""
     found: dict[str, int] = {}
 
     def add(name: str | None, at: int) -> None:
@@ -60,7 +67,7 @@ def side_set(text: str) -> dict[str, int]:
     for m in _DEFAULT_SET.finditer(text):
         add(m.group(1), m.start())
     _loose(text, found)
-    return found
+    return tuple(found.items())
 
 
 _LOOSE = re.compile(rf"^[ \t]*(?:(?:export|local|declare|typeset|readonly)(?:[ \t]+[-+][A-Za-z]*)*"
@@ -81,3 +88,23 @@ def _loose(text: str, found: dict[str, int]) -> None:
     for name, at in loose:
         if name not in found:
             found[name] = text.count("\n", 0, at) + 1
+
+
+_INLINE = re.compile(
+    rf"(?:[;&|({{]|\)[ \t]|\bthen\b|\bdo\b|\belse\b)[ \t]*(?:(?:export|local|declare|typeset|readonly)"
+    rf"(?:[ \t]+[-+][A-Za-z]+)*[ \t]+)?({_NAME})=(\"[^\"\n]*\"|'[^'\n]*'|[^\s;&|)]*)")
+
+
+@lru_cache(maxsize=16)
+def inline_set(text: str) -> tuple[tuple[str, str, int], ...]:
+    """(name, value as written, line) of each ``NAME=value`` that is not the first word of its
+    line: ``if A; then F=1; fi``, a ``case`` arm ``--fp8) F=1;;``, ``cd x && F=1``.
+
+    shell15: the line-based ``NAME=value`` pattern of :mod:`.shellvars` sees only assignments
+    that start a line, so ``F=0`` then ``case $1 in --fp8) F=1;; esac`` (the option loop of
+    a script that parses its own arguments) read ``--fp8 $F`` as 0: a confident FP8 "no"."""
+    # (comments blanked as shellvars.strip_comments does, offsets and lines kept)
+    text = re.sub(r"(^|[ \t])#[^\n]*", lambda m: m.group(1) + " " * (len(m.group(0)) - len(
+        m.group(1))), text[:MAX_CHARS], flags=re.M)
+    return tuple((m.group(1), m.group(2), text.count("\n", 0, m.start()) + 1)
+                 for m in _INLINE.finditer(text))

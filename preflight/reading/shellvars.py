@@ -156,6 +156,7 @@ def collect_variables(text: str, outer: dict[str, str] | None = None,
                 first[name] = number
     result = dict(variables)
     _side_set(text, result, here or {})
+    _inline(text, result, own, first)
     return result
 
 
@@ -182,6 +183,16 @@ class _Vars(dict[str, str]):
             self.plain[key] = value
         else:
             self.plain.pop(key, None)
+
+
+def _inline(text: str, variables: dict[str, str], own: set[str], first: dict[str, int]) -> None:
+    """A name set again to another value where it does not start its line (``case`` arm, an
+    ``if`` on one line: :func:`.shellside.inline_set`): a run-time value (shell15)."""
+    for name, value, number in shellside.inline_set(text):
+        if name in own and name in first and variables.get(name) != value.strip("\"'") and \
+                not _own_default(name, value.strip("\"'")):
+            variables[name] = runtime(f"{name} is set to {variables[name][:30]!r} at line "
+                                      f"{first.pop(name)} and to {value[:30]!r} at line {number}")
 
 
 def _side_set(text: str, variables: dict[str, str], here: dict[str, str]) -> None:

@@ -1,0 +1,102 @@
+"""Commands of a launch script that never run: after an ``exit`` of the script itself, or in a
+function the script never calls. For the readers of inline Python programs
+(:mod:`.launchinline`), which find them by their text.
+
+redteam14 (session 41, open): ``exit 0`` then ``python - <<'EOF' ... EOF`` (or ``python -c``),
+or the same inside ``f() { ...; }`` with no call of ``f``, was read as the job's program: a
+confident FP8 "yes" from code bash never runs (bash(1): ``exit`` ends the shell; a function body
+runs only when called). Decided conservatively, so a program that may run is never dropped:
+
+- an ``exit`` at the script's top level only -- not in an ``if`` / ``case`` branch, a loop, a
+  ``( ... )`` subshell, a pipeline part or background job, or a function body;
+- a function whose name the script's text names nowhere but in its own definition, and no
+  command run through a variable or positional parameter (``"$@"``, ``$1``: a name given at
+  run time), no ``trap`` / ``eval`` / ``bash -c`` that could name it.
+
+Bounded: the statements of :mod:`.shellwords` (bounded there) and one regular-expression count
+per function (:data:`MAX_FUNCTIONS`).
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left
+from collections.abc import Callable
+
+from preflight.reading import shellfuncs
+from preflight.reading.shelltypes import literal
+from preflight.reading.shellwords import split
+
+MAX_FUNCTIONS = 256
+"""Function bodies looked at (past them: every function may be called)."""
+
+_HEADER = re.compile(r"[ \t]*(?:function[ \t]+[\w.:-]+[ \t]*(?:\(\))?|[\w.:-]+[ \t]*\(\))[ \t]*\{?\s*")
+"""A function's header alone, up to the first statement of its body."""
+_DYNAMIC = re.compile(r"(?<![\w.-])(?:trap|eval|xargs|parallel|(?:declare|typeset|export)[ \t]+-f|"
+                      r"(?:ba|z|k|da)?sh[ \t]+(?:-[A-Za-z]+[ \t]+)*-[A-Za-z]*c)(?![\w.-])")
+"""A command that may run a function named in a string (``trap f EXIT``, ``bash -c f`` after
+``export -f f``)."""
+
+
+def unreached(text: str) -> Callable[[int], str | None]:
+    """Why the command at an offset of ``text`` never runs (None: it may run)."""
+    words = split(text)
+    if words.truncated_at is not None or words.unclosed is not None:
+        return lambda offset: None
+    # (the spans are rough, by the text: one whose header is no statement of the script, as
+    # `out.sum().backward()` inside a quoted program, is no function)
+    starts = sorted(st.offset for st in words.statements)
+    real = [n for n, (a, _) in enumerate(words.functions[:MAX_FUNCTIONS + 1])
+            if (k := bisect_left(starts, a)) < len(starts) and
+            (text[a:starts[k]].strip() in ("", "function") or _HEADER.fullmatch(text, a, starts[k]))]
+    spans = [words.functions[n] for n in real]
+    names = [words.names[n] for n in real]
+    inside = _holder(spans)
+    stop: tuple[int, int] | None = None
+    dynamic = False
+    for st in words.statements:
+        if not st.words or st.assign is not None or st.test is not None:
+            continue
+        first = st.words[0]
+        if any(p.var for p in first) and inside(st.offset) is None or \
+                any(p.param for p in first):
+            dynamic = True          # a command named at run time may be a function
+        if stop is None and literal(first) == "exit" and not st.branch and not st.loop and \
+                not st.subshell and inside(st.offset) is None and \
+                shellfuncs._in_pipeline(text, st.offset) is False and \
+                shellfuncs._group_piped(text, st.offset) is False:
+            stop = (st.offset, text.count("\n", 0, st.offset) + 1)
+    never = set() if dynamic or len(spans) > MAX_FUNCTIONS or _DYNAMIC.search(text) else {
+        n for n, (name, span) in enumerate(zip(names, spans))
+        if not _named_elsewhere(text, name, span, stop[0] if stop else len(text))}
+
+    def why(offset: int) -> str | None:
+        if stop is not None and offset > stop[0]:
+            return f"it comes after the `exit` at line {stop[1]}: bash never runs it"
+        body = inside(offset)
+        if body is not None and body in never:
+            return (f"it is in the function {names[body][:60]}, which the script never "
+                    "calls")
+        return None
+    return why
+
+
+def _holder(spans: list[tuple[int, int]]) -> Callable[[int], int | None]:
+    def inside(offset: int) -> int | None:
+        best = None
+        for n, (a, b) in enumerate(spans):
+            if a <= offset < b and (best is None or a >= spans[best][0]):
+                best = n
+        return best
+    return inside
+
+
+def _named_elsewhere(text: str, name: str, span: tuple[int, int], stop: int) -> bool:
+    """Whether ``name`` occurs in ``text`` before ``stop`` (the script's ``exit``) outside its
+    own definition (a call, or anything that may be one)."""
+    header = text.rfind("\n", 0, span[0]) + 1
+    for m in re.compile(rf"(?<![\w.-]){re.escape(name)}(?![\w.-])").finditer(text, 0, stop):
+        if header <= m.start() < span[1]:
+            continue            # its own header line and body (a call of itself)
+        return True
+    return False
