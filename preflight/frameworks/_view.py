@@ -93,3 +93,24 @@ class View:
 def first(v: View, *keys: str) -> str | None:
     """The first of ``keys`` that is set (and not null)."""
     return next((k for k in keys if v.has(k) and v.get(k) is not None), None)
+
+
+def with_default(v: View, key: str, defaults: Mapping[str, tuple[Any, str]],
+                 default_at: str) -> tuple[Any, str]:
+    """``(value, source)`` of ``key``: the job's, else the schema default in ``defaults`` (its
+    own source, or ``default_at``), Unknown where the job's base config file was not read
+    (``base_config`` Unknown). The readers of a config over a dataclass schema (ChatLearn,
+    EasyR1) ask it so."""
+    if v.has(key):
+        return v.facts.get(v.prefix + key), v.src(key)
+    base = v.facts.get(v.prefix + "base_config")
+    if isinstance(base, Unknown):
+        return base, v.src("base_config")
+    return defaults.get(key, (None, default_at))
+
+
+def keys_matching(v: View, word: re.Pattern[str], most: int = 3) -> list[str]:
+    """The first ``most`` keys the job sets (under the reader's prefix) that ``word`` finds."""
+    keys = (k[len(v.prefix):] for k in v.facts if k.startswith(v.prefix))
+    return [k for k in keys if word.search(k)][:most]
+

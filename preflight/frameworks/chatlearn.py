@@ -30,7 +30,7 @@ from preflight.facts import Unknown
 from preflight.findings import Source
 from preflight.frameworks import ckptname
 from preflight.frameworks._record import Default, Framework, Launch
-from preflight.frameworks._view import Derived, IntentOut, View
+from preflight.frameworks._view import Derived, IntentOut, View, keys_matching, with_default
 from preflight.reading.layered import load_chain
 from preflight.reading.overridelaunch import Syntax, find_launch, merged_facts
 from preflight.reading.parse import Parsed
@@ -107,20 +107,7 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
 
 
 def _get(v: View, key: str) -> tuple[Any, str]:
-    """The job's value, else the structured config's default; Unknown where the config file
-    was not read."""
-    if v.has(key):
-        return v.facts.get(v.prefix + key), v.src(key)
-    base = v.facts.get(f"{PREFIX}.base_config")
-    if isinstance(base, Unknown):
-        return base, v.src("base_config")
-    return DEFAULTS.get(key, (None, f"{_AT} GrpoConfig default"))
-
-
-def _fp8_keys(v: View) -> list[str]:
-    """Keys the job sets that name FP8 or quantization: none is a ChatLearn field."""
-    keys = (k[len(v.prefix):] for k in v.facts if k.startswith(v.prefix))
-    return [k for k in keys if _FP8_WORD.search(k)][:3]
+    return with_default(v, key, DEFAULTS, f"{_AT} GrpoConfig default")
 
 
 def derive(f: Any, prov: Any) -> Derived:
@@ -147,7 +134,7 @@ def derive(f: Any, prov: Any) -> Derived:
         out["precision"] = (out["distributed"][0] if isinstance(backend, Unknown) else
                             Unknown(f"train_backend {str(backend)[:40]!r}"), bsrc)
         why = ""
-    odd = _fp8_keys(v)
+    odd = keys_matching(v, _FP8_WORD)
     if odd:
         out["fp8"] = (Unknown(f"{odd[0]} is not a field of ChatLearn's config ({_AT}): "
                               "a fork or a later release may read it"), v.src(odd[0]))

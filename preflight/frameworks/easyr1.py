@@ -28,7 +28,7 @@ from preflight.facts import Unknown
 from preflight.findings import Source
 from preflight.frameworks import ckptname
 from preflight.frameworks._record import Default, Framework, Launch
-from preflight.frameworks._view import Derived, IntentOut, View
+from preflight.frameworks._view import Derived, IntentOut, View, keys_matching, with_default
 from preflight.reading.layered import load_chain
 from preflight.reading.overridelaunch import Syntax, find_launch, merged_facts
 from preflight.reading.parse import Parsed
@@ -99,20 +99,7 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
 
 
 def _get(v: View, key: str) -> tuple[Any, str]:
-    """The job's value, else PPOConfig's default; Unknown where the ``config=`` YAML was not
-    read."""
-    if v.has(key):
-        return v.facts.get(v.prefix + key), v.src(key)
-    base = v.facts.get(f"{PREFIX}.base_config")
-    if isinstance(base, Unknown):
-        return base, v.src("base_config")
-    return DEFAULTS.get(key, (None, f"{_AT} PPOConfig default"))
-
-
-def _fp8_keys(v: View) -> list[str]:
-    """Keys the job sets that name FP8 or quantization: none is in EasyR1's schema."""
-    keys = (k[len(v.prefix):] for k in v.facts if k.startswith(v.prefix))
-    return [k for k in keys if _FP8_WORD.search(k)][:3]
+    return with_default(v, key, DEFAULTS, f"{_AT} PPOConfig default")
 
 
 def derive(f: Any, prov: Any) -> Derived:
@@ -125,7 +112,7 @@ def derive(f: Any, prov: Any) -> Derived:
     dtype, dsrc = _get(v, "worker.actor.fsdp.mp_param_dtype")
     out["precision"] = (dtype if isinstance(dtype, Unknown) else _DTYPES.get(
         str(dtype).lower(), Unknown(f"mp_param_dtype {str(dtype)[:40]!r}")), dsrc)
-    odd = _fp8_keys(v)
+    odd = keys_matching(v, _FP8_WORD)
     if odd:
         out["fp8"] = (Unknown(f"{odd[0]} is not a key of EasyR1's PPOConfig ({_AT}: "
                               "OmegaConf.structured refuses it at launch); a fork may read it"),
