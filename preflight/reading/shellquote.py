@@ -263,6 +263,12 @@ def braced(inner: str, at: int, quoted: bool, depth: int, lexer_class: Any) -> P
                         opaque=f"${{{inner[:60]}}} nests defaults more than 8 deep")
         return Part(m.group(1), at, var=True, default=default, default_parts=parts,
                     array=bool(m.group(2)), quoted=quoted, unset_only=m.group(3) == "-")
+    m = re.fullmatch(r"([A-Za-z_]\w*):?\?.*", inner, re.S)
+    if m:
+        # ``${CONFIG:?set CONFIG}``: the variable's value where it is set (a caller's prefix,
+        # ``CONFIG=x sbatch run.slurm``); unset, the shell stops the script, so it is read as
+        # a plain ``$CONFIG`` (holdout23 Lambda gb300: was "computed at run time")
+        return Part(m.group(1), at, var=True, quoted=quoted)
     op = shellparam.parse(inner)        # `${X%.sh}`, `${X/a/b}`: from X where it is known
     return Part("${" + inner[:60] + "}", at, var=True, quoted=quoted,
                 opaque=f"${{{inner[:60]}}} is computed at run time",

@@ -85,3 +85,21 @@ def test_a_reduced_wrapper_decides_its_branches_from_the_prefix(tmp_path: Path) 
     facts = _facts(_job(tmp_path, "PR=fp8 bash ./w.sh\n"))
     assert facts.get(RECIPE) == "blockwise"
     assert "config.megatron.optimizer_cpu_offload" not in facts
+
+
+def test_a_required_variable_takes_the_callers_prefix(tmp_path: Path) -> None:
+    """``PR=${PR:?set PR}`` in the called script (holdout23 Lambda gb300: ``CONFIG=${CONFIG:?set
+    CONFIG=...}`` under ``CONFIG=x sbatch run.slurm``): the caller's value, as ``${PR:-d}`` takes
+    it; it was "computed at run time", so the launch named no config. Unset, the shell stops the
+    script: no value is made up."""
+    wrapper = WRAPPER.replace(
+        "TRAINING_PARAMS=\"\"\n", "PR=${PR:?set PR to bf16, fp8 or mxfp8}\nTRAINING_PARAMS=\"\"\n", 1)
+    assert wrapper != WRAPPER
+    for run, recipe in (("PR=fp8 bash ./w.sh\n", "blockwise"), ("PR=mxfp8 bash ./w.sh\n", "mxfp8")):
+        job = tmp_path / recipe
+        job.mkdir()
+        (job / "conf").mkdir()
+        (job / "conf" / "common.conf").write_text(CONF.replace('export PR=${PR:-"bf16"}\n', ""))
+        (job / "w.sh").write_text(wrapper)
+        (job / "run.sh").write_text("#!/bin/bash\n" + run)
+        assert _facts(job / "run.sh").get(RECIPE) == recipe
