@@ -17,7 +17,7 @@ import ast
 from dataclasses import replace
 from typing import Any
 
-from preflight.reading.pycallers import apply_sets
+from preflight.reading.pycallers import apply_sets, bound_values
 from preflight.reading.pyscopes import Scope
 from preflight.reading.pysource import Call, Module
 
@@ -58,11 +58,6 @@ def _apply(module: Module, node: ast.expr, scope: Scope, result: Call, depth: in
         (kw.value for kw in node.keywords if kw.arg == name), None)
     if given is not None:       # the config passed may itself go through a helper first
         result = _apply(module, given, scope, result, depth + 1)
-    values: dict[str, Any] = {p: module.evaluate(d, module.module, depth + 1)
-                              for p, d in inner.defaults.items()}
-    values.update((p, module.evaluate(a, scope, depth + 1))
-                  for p, a in zip(inner.params, node.args))
-    values.update((kw.arg, module.evaluate(kw.value, scope, depth + 1))
-                  for kw in node.keywords if kw.arg in inner.params)
+    values = bound_values(module, inner, node, scope, depth)
     values[name] = result
     return apply_sets(module, result, replace(inner, values=values), name, depth + 1)

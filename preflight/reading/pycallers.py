@@ -332,6 +332,19 @@ def instance_attr(module: Module, cls: str, attr: str, depth: int) -> Any:
     return pyprops.apply_sets(module, init, (cls, attr), sets, pyprops.NOT_SET, depth)
 
 
+def bound_values(module: Module, inner: Scope, node: ast.Call, scope: Scope,
+                 depth: int) -> dict[str, Any]:
+    """``inner``'s parameters bound for the call ``node``: defaults, then positional arguments,
+    then keywords, each evaluated where it is written."""
+    values: dict[str, Any] = {p: module.evaluate(d, module.module, depth + 1)
+                              for p, d in inner.defaults.items()}
+    values.update((p, module.evaluate(a, scope, depth + 1))
+                  for p, a in zip(inner.params, node.args))
+    values.update((kw.arg, module.evaluate(kw.value, scope, depth + 1))
+                  for kw in node.keywords if kw.arg in inner.params)
+    return values
+
+
 def inline(module: Module, node: ast.Call, scope: Scope, depth: int,
            name: str | None = None) -> Any:
     """The result of calling one of the file's own functions (its single return), its
@@ -345,13 +358,7 @@ def inline(module: Module, node: ast.Call, scope: Scope, depth: int,
     module.__dict__["_inlined"] = spent + 1
     module._inlining += 1
     try:
-        values: dict[str, Any] = {p: module.evaluate(d, module.module, depth + 1)
-                                  for p, d in inner.defaults.items()}
-        values.update((p, module.evaluate(a, scope, depth + 1))
-                      for p, a in zip(inner.params, node.args))
-        values.update((kw.arg, module.evaluate(kw.value, scope, depth + 1))
-                      for kw in node.keywords if kw.arg in inner.params)
-        bound = replace(inner, values=values)
+        bound = replace(inner, values=bound_values(module, inner, node, scope, depth))
         result = module.result(bound, depth)
         return None if isinstance(result, Ref) else result
     finally:
