@@ -7,6 +7,10 @@ the children it has waited for, does not grow with other processes' load, and ru
 (seconds to minutes of CPU) still breaks the bound. A hang that burns no CPU (a blocked read of
 a FIFO, a child that sleeps) is not caught by it: those tests keep a wall-clock bound set far
 above the normal time and far below the hang's.
+
+CPU time still stretches on a loaded box (shared caches, a slower clock): 2.3 s on a quiet box
+was 5.1 s on a loaded 2-core CI box (session 43). Set each bound at least 8x the quiet-box time
+and below the runaway's (which is minutes).
 """
 
 from __future__ import annotations

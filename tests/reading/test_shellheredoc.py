@@ -266,11 +266,14 @@ def test_bash_c_with_a_heredoc_is_stdin_not_the_script() -> None:
     ("read -r -d '' X <<A\n" + "a \\\n" * 10 + "A\n") * 5000,
 ])
 def test_hostile_heredocs_are_read_in_bounded_time(tmp_path: Path, text: str) -> None:
-    # a regex search over the line before each `<<` took 241 s on the first (readfix7)
+    # a regex search over the line before each `<<` took 241 s on the first (readfix7); the
+    # bound catches that class, not the constant: the last one takes 2.0-2.3 CPU s on a quiet
+    # box and took 5.1 on a loaded 2-core CI box (CPU time stretches too, less than wall: shared
+    # caches, a slower clock), which turned a landing red at a bound of 5
     path = _script(tmp_path, text + "python3 -m verl.trainer.main_ppo trainer.nnodes=2\n")
     start = cpu_seconds()
     read = read_paths([str(path)])
-    assert cpu_seconds() - start < 5.0
+    assert cpu_seconds() - start < 20.0
     assert all(p.path == str(path) for p in read.problems)
 
 
