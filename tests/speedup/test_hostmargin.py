@@ -107,6 +107,9 @@ def test_a_twin_that_fails_is_a_reason_not_a_failure() -> None:
     assert out == {"twin_error": "RuntimeError: no FP8 kernel for this shape"}
 
 
+# Two trials, four torch children: 82 s for the plain one alone with 8 other jobs on the 2 cores
+# (load 14), past pytest's 300 s for both; the trial child's own limit is 900 s (test_trial.py)
+@pytest.mark.timeout(900)
 @pytest.mark.skipif(not HAS_TORCHAO, reason="torchao is not installed")
 def test_the_trial_child_times_the_twin_for_real_on_the_cpu() -> None:
     tiny = ModelShape(hidden=64, ffn=128, heads=4, kv_heads=2, layers=6, vocab=256, seq=32,
