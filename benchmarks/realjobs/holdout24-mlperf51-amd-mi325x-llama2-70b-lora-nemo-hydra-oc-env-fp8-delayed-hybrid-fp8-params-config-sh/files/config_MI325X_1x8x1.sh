@@ -1,4 +1,5 @@
 #!/bin/bash
+# Source: mlcommons/training_results_v5.1 @ 441d65f4445cd59687466533fd9f55399136e7a4 config_MI325X_1x8x1.sh
 export WARMUP=True
 export DGXNGPU=8
 export DGXSYSTEM=$(basename $(readlink -f ${BASH_SOURCE[0]}) | sed 's/^config_//' | sed 's/\.sh$//' )

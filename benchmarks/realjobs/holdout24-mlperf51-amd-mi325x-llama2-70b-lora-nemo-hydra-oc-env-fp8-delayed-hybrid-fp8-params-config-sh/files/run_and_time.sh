@@ -1,4 +1,5 @@
 #!/bin/bash
+# Source: mlcommons/training_results_v5.1 @ 441d65f4445cd59687466533fd9f55399136e7a4 run_and_time.sh
 
 declare -a CMD
 CMD=( 'torchrun' '--nproc_per_node=8' )

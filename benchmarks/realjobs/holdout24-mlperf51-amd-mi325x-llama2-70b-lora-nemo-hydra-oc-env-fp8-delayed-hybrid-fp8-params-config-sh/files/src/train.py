@@ -1,3 +1,4 @@
+# Source: mlcommons/training_results_v5.1 @ 441d65f4445cd59687466533fd9f55399136e7a4 src/train.py
 #
 # Licensed under the Apache License, Version 2.0 (the "License");
 # you may not use this file except in compliance with the License.

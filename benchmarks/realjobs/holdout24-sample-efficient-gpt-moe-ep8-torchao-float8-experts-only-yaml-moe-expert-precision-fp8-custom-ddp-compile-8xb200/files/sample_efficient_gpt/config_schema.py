@@ -1,3 +1,4 @@
+# Source: thepowerfuldeez/sample_efficient_gpt @ cb8b501549cc15b656f386d1a1bda265cc70e2c4 sample_efficient_gpt/config_schema.py
 from dataclasses import dataclass
 from typing import Literal
 from pathlib import Path

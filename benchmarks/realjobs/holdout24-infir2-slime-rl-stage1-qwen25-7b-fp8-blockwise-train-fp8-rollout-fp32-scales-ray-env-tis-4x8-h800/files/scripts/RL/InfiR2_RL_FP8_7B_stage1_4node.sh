@@ -1,4 +1,5 @@
 #!/bin/bash
+# Source: InfiXAI/InfiR2 @ d3a545684b6aefc49f4d8b4f87945cab0741280a scripts/RL/InfiR2_RL_FP8_7B_stage1_4node.sh
 
 export PYTHONBUFFERED=16
 

@@ -1,4 +1,5 @@
 #!/bin/bash
+# Source: InfiXAI/InfiR2 @ d3a545684b6aefc49f4d8b4f87945cab0741280a scripts/SFT/InfiR2_SFT_FP8_7B_stage1.sh
 
 export PYTHONBUFFERED=16
 

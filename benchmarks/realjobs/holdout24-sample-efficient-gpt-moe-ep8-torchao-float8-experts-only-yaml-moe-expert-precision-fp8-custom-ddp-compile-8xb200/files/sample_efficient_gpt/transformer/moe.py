@@ -1,3 +1,4 @@
+# Source: thepowerfuldeez/sample_efficient_gpt @ cb8b501549cc15b656f386d1a1bda265cc70e2c4 sample_efficient_gpt/transformer/moe.py
 import math
 
 import torch

@@ -1,4 +1,5 @@
 #!/bin/bash
+# Source: NVIDIA/dgxc-benchmarking @ 841f5466cd86b66abd48049e839c563776f6d716 deepseek_v3/pretrain/torchtitan/launch.sh
 # SPDX-FileCopyrightText: Copyright (c) 2025-2026 NVIDIA CORPORATION & AFFILIATES. All rights reserved.
 # SPDX-License-Identifier: MIT
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/bash
+# Source: togethercomputer/together-dgxc-benchmarking @ d275be993eb252fc734b7477b19ad5b4ee49ba56 tests/b200/scripts/qwen3_235b/fp8_hybridep/train.sh
 
 #!/usr/bin/env bash
 set -euo pipefail
