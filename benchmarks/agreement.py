@@ -133,10 +133,13 @@ SOURCE_TYPES = ("issue", "example", "reconstruction")
 # "holdout23": a twenty-fourth set, blind, built for session 42 (eval24) from repositories no earlier set used (a cloud
 # vendor's recipe repository, NVIDIA's benchmarking harness, companies' torchtitan forks, RL forks, a research
 # Lightning script, a video-LoRA trainer) and issue / PR threads with expected errors, plus BF16 controls.
+# "holdout24": a twenty-fifth set, blind, built for session 43 (eval25) from repositories no earlier set used (a paper's
+# FP8 recipe repository, NVIDIA's DGX Cloud benchmarking recipes, MLPerf training results, a biology recipe repository, a
+# research training repo) and issue threads with expected errors, plus BF16 controls.
 SETS = ("tuning", "holdout", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6", "holdout7",
         "holdout8", "holdout9", "holdout10", "holdout11", "holdout12", "holdout13", "holdout14", "holdout15",
         "holdout16", "holdout17", "holdout18", "holdout19", "holdout20", "holdout21",
-        "holdout22", "holdout23")
+        "holdout22", "holdout23", "holdout24")
 OUTCOMES = ("agree", "missed", "false alarm", "missed + false alarm", "unread", "undetermined",
             "n/a", "error")
 
