@@ -24,7 +24,10 @@ decides the opposite or nothing):
   call runs; a method, a nested function, a lambda or a function defined twice not followed and
   their writes not made Unknown) (pyenvset);
 - ``ROCR_VISIBLE_DEVICES`` with ``HIP_VISIBLE_DEVICES``: HIP picks among the GPUs ROCr exposes,
-  read as ROCr's list alone (probes/rocm).
+  read as ROCr's list alone (probes/rocm);
+- a yq model YAML with a merge key (``<<: *base``: yq keeps ``<<`` as a key unless
+  ``explode(.)``) or a tag (``!!binary``) was read as the YAML loader here reads it: the merged
+  ``--fp8-format`` a flag yq never prints (frameworks/megatron_yq).
 
 The last part pins what held: the framework readers of session 42 (yq, NeMo launcher, cloudai,
 ChatLearn, EasyR1) open nothing outside the job through symlinks, FIFOs, devices or /proc, and a
@@ -288,6 +291,25 @@ def test_visible_amd_gpus_compose_rocr_then_hip(env: dict[str, str], seen: tuple
     from preflight.probes.rocm import _visible
 
     assert _visible(4, env) == (seen, "")
+
+
+# --- a yq model YAML the loader here reads otherwise than yq -------------------------------------
+
+YQ = ("F=$(yq '... comments=\"\" | .MODEL_ARGS | to_entries | .[] | select(.value != \"false\") | "
+      "with(select(.value == \"true\"); .value = \"\") | [.key + \" \" + .value] | join(\"\")' "
+      "model.yaml | tr '\\n' ' ')\ntorchrun pretrain_gpt.py --num-layers 2 ${F}\n")
+
+
+@pytest.mark.parametrize("model, fp8", [
+    # yq keeps `<<` as a key unless explode(.) (mikefarah/yq#766): the loader merged it
+    ("base: &b\n  --fp8-format: hybrid\nMODEL_ARGS:\n  <<: *b\n  --bf16: true\n", None),
+    ("MODEL_ARGS:\n  --fp8-format: !!binary aHlicmlk\n  --bf16: true\n", None),   # was "b'hybrid'"
+    ("MODEL_ARGS:\n  --fp8-format: hybrid\n  --bf16: true\n", "hybrid"),
+])
+def test_a_yq_file_with_merge_keys_or_tags_is_a_run_time_value(tmp_path: Path, model: str,
+                                                               fp8: str | None) -> None:
+    read = read_paths([str(_job(tmp_path, {"model.yaml": model, "run.sh": YQ}) / "run.sh")])
+    assert read.facts.get("config.megatron.fp8_format") == fp8
 
 
 # --- held: the framework readers of session 42 stay inside the job -------------------------------
