@@ -312,6 +312,34 @@ def test_a_yq_file_with_merge_keys_or_tags_is_a_run_time_value(tmp_path: Path, m
     assert read.facts.get("config.megatron.fp8_format") == fp8
 
 
+# --- open (fwtt, frameworks/cloudai.py): a scenario's tests -------------------------------------
+
+CLOUDAI_TEST = ('name = "{n}"\ntest_template_name = "NeMoRun"\n[cmd_args]\nrecipe_name = '
+                '"llama3_70b"\n[cmd_args.trainer.plugins]\n{p}\n')
+
+
+@pytest.mark.xfail(strict=True, reason="open, fwtt (frameworks/cloudai.py _scenario): cloudai "
+                   "finds a test by the `name` in its TOML; the file named like it is read")
+def test_a_scenario_naming_no_tests_name_is_not_that_file(tmp_path: Path) -> None:
+    got = _fp8(tmp_path, {"conf/common/test/a.toml": CLOUDAI_TEST.format(n="zzz", p='fp8 = "hybrid"'),
+                          "conf/common/test_scenario/s.toml":
+                          'name = "s"\n[[Tests]]\nid = "t1"\ntest_name = "a"\n'},
+               "conf/common/test_scenario/s.toml")
+    assert not isinstance(got, bool)         # cloudai: no test named "a" (the TOML says zzz)
+
+
+@pytest.mark.xfail(strict=True, reason="open, fwtt (frameworks/cloudai.py _scenario): the facts "
+                   "of two linked tests merge into one job; one FP8 test decides the scenario")
+def test_a_scenario_of_an_fp8_test_and_a_bf16_test_is_not_one_fp8_job(tmp_path: Path) -> None:
+    got = _fp8(tmp_path, {"conf/common/test/a.toml": CLOUDAI_TEST.format(n="a", p='fp8 = "hybrid"'),
+                          "conf/common/test/b.toml": CLOUDAI_TEST.format(n="b", p=""),
+                          "conf/common/test_scenario/s.toml":
+                          'name = "s"\n[[Tests]]\nid = "t1"\ntest_name = "a"\n'
+                          '[[Tests]]\nid = "t2"\ntest_name = "b"\n'},
+               "conf/common/test_scenario/s.toml")
+    assert not isinstance(got, bool)
+
+
 # --- held: the framework readers of session 42 stay inside the job -------------------------------
 
 SECRET = "SECRETxyz0123"
