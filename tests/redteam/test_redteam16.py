@@ -293,6 +293,37 @@ def test_visible_amd_gpus_compose_rocr_then_hip(env: dict[str, str], seen: tuple
     assert _visible(4, env) == (seen, "")
 
 
+# --- the new checks stay bounded ------------------------------------------------------------------
+
+def test_the_new_checks_stay_bounded_on_hostile_scripts() -> None:
+    """16 argument loops after 15,000 `set` lines (each loop looks back for a shift), 10,000
+    `exec` lines under a function named exec and 200 `python()` functions, 1,000 methods writing
+    the environment each called once and 1,000 `+=` on it: under 1 CPU s each on a loaded box
+    (8x: bounds of 10)."""
+    from preflight.reading.pyenvset import left
+    from preflight.reading.pysource import Module
+    from preflight.reading.shellargs import Given
+    from preflight.reading.shellargvset import writers
+    from preflight.reading.shellreach import unreached
+    from tests.cputime import cpu_seconds
+
+    start = cpu_seconds()
+    text = "set -e\n" * 15000 + (LOOP + "\n") * 16 + "echo $TE_FP8\n"
+    assert len(writers(text, [Given("TE_FP8=1", "run.sh:1")])) == 16
+    assert cpu_seconds() - start < 10
+    start = cpu_seconds()
+    text = "exec() { :; }\n" + "exec true\n" * 10000 + "python() { :; }\n" * 200 + PROG
+    never = unreached(text)
+    assert never(text.index("import torch")) is not None
+    assert cpu_seconds() - start < 10
+    start = cpu_seconds()
+    src = "import os\n" + "".join(f"class C{i}:\n    def f{i}(self):\n        os.environ['X{i}'] = 'a'\n"
+                                  for i in range(1000)) + \
+        "".join(f"obj.f{i}()\n" for i in range(1000)) + "os.environ['A'] += 'x'\n" * 1000
+    got = left(Module("t.py", ast.parse(src), environ={}))
+    assert len(got.vars) <= 256 + 1 and cpu_seconds() - start < 10
+
+
 # --- a yq model YAML the loader here reads otherwise than yq -------------------------------------
 
 YQ = ("F=$(yq '... comments=\"\" | .MODEL_ARGS | to_entries | .[] | select(.value != \"false\") | "
