@@ -132,8 +132,8 @@ class Names:
         path = module_file(owner, importer.path) if owner and not owner.endswith(".") else None
         real = os.path.realpath(path) if path is not None else None
         name, mine = os.path.basename(importer.path), os.path.realpath(importer.path)
-        if real is None or (real != mine and (real != self.root or mine == self.root)):
-            return None
+        if real is None or mine == self.root or real not in (mine, self.root):
+            return None     # (the script run importing its own name: pyimports' library name)
         what = "itself" if real == mine else f"{os.path.basename(real)}, the script being run"
         return Unresolved(f"{name} imports {qualified.rpartition('.')[2]} from {what}: an "
                           "import cycle (Python: ImportError, a partly initialised module)",

@@ -234,6 +234,13 @@ def test_a_module_importing_the_script_being_run_is_no_value(tmp_path: Path) -> 
     assert isinstance(got, Unknown) and "train.py" in got.reason and "cycle" in got.reason
 
 
+def test_a_script_named_like_the_library_it_imports_is_still_read(tmp_path: Path) -> None:
+    """lightning.py's ``import lightning as L``: the library, as before (no cycle)."""
+    text = ("import lightning as L\ntrainer = L.Trainer(precision='transformer-engine')\n"
+            "trainer.fit(model)\n")
+    assert _fp8(tmp_path, {"lightning.py": text}, "lightning.py") is True
+
+
 def test_a_name_passed_on_through_job_modules_is_their_value(tmp_path: Path) -> None:
     got = _fp8(tmp_path, {"train.py": USE.format(m="cfg"), "cfg.py": "from other import MP\n",
                           "other.py": "MP = 'fp8'\n"}, "train.py")
