@@ -24,6 +24,7 @@ the job -- leaves the word a run-time value with the reason (the walk's cut, FP8
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import replace
 from typing import Any
@@ -183,11 +184,23 @@ def _file(word: str, env: dict[str, str], path: str, text: str) -> tuple[str, bo
     return found, subst
 
 
+_MERGE = re.compile(r"(?:^|[\s{,\[-])<<[ \t]*:")
+_TAGGED = re.compile(r"(?:^|[\s:,\[{-])!!?[A-Za-z]")
+
+
 def _load(found: str) -> Any:
     try:
-        return parse_yaml(read_text(found)).data
+        text = read_text(found)
+        data = parse_yaml(text).data
     except ParseError as exc:
         raise Unsupported(f"{found}: {exc.message}") from None
+    # a merge key (`<<: *base`): the YAML loader here merges it, yq keeps `<<` as a key unless
+    # `explode(.)` (and its merge handling changed in v4.46: mikefarah/yq#766, #2502); a tag
+    # (`!!binary`): yq prints the text as written, the loader its value (redteam16)
+    if _MERGE.search(text) or _TAGGED.search(text):
+        raise Unsupported(f"{os.path.basename(found)} has a YAML merge key or tag, which yq "
+                          "reads otherwise than the loader here")
+    return data
 
 
 def _text(value: Any) -> str:

@@ -38,6 +38,7 @@ class Names:
         self.environ = environ      # the script's process environment (pyenviron.Environ)
         self.modules: dict[str, Module | None] = {}
         self.busy: set[tuple[str, str]] = set()
+        self.root: str | None = None                    # the script run (as __main__)
         self.following: set[tuple[str, str]] = set()    # functions inlined now: pyforeign
         self.changes: dict[tuple[int, str], bool] = {}  # importer, module: pyshared.shares
         self.functions: dict[tuple[int, str, int], Any] = {}    # Names.function, once each
@@ -82,6 +83,9 @@ class Names:
         return None if helper is None else (path, owner, attr, helper)
 
     def _value(self, importer: Module, qualified: str, depth: int) -> Any:
+        cycle = self._cycle(importer, qualified)
+        if cycle is not None:
+            return cycle
         other = self._other(importer, qualified, depth)
         if other is None:
             return None
@@ -92,8 +96,19 @@ class Names:
             # unless the module defines it (its own function or class: called into by pyimports)
             again = helper.imports.get(attr)
             own = attr in helper.functions or attr in helper.classes
-            return Ref(again) if again and not own and not again.startswith(".") and \
-                not any(again.startswith(f"{b}.") for b, _ in helper.stars) else None
+            if not again or own or again.startswith(".") or \
+                    any(again.startswith(f"{b}.") for b, _ in helper.stars):
+                return None
+            if key in self.busy:        # `from b import X` in a, `from a import X` in b
+                return Unresolved(f"{os.path.basename(path)}: {attr} is imported in a cycle "
+                                  "of the job's modules (Python: ImportError, a partly "
+                                  "initialised module)", None)
+            self.busy.add(key)
+            try:                        # another module of the job: its value, named there
+                got = self.value(helper, again, depth + 1)
+            finally:
+                self.busy.discard(key)
+            return got if got is not None else Ref(again)
         changed = _changed_elsewhere(helper, importer, owner, attr)
         if changed is not None:
             return Unresolved(f"{os.path.basename(path)}: {attr} {changed}", None)
@@ -108,6 +123,21 @@ class Names:
         if isinstance(got, Unresolved):
             return Unresolved(f"{os.path.basename(path)}:{got.line or '?'}: {got.reason}", None)
         return located(got, path)
+
+    def _cycle(self, importer: Module, qualified: str) -> Unresolved | None:
+        """Why ``qualified`` is no value when its module is the importer itself (``from cfg
+        import X`` in cfg.py) or the script being run (imported again from a module it imports:
+        run a second time, it meets that module partly initialised); None otherwise."""
+        owner = qualified.rpartition(".")[0]
+        path = module_file(owner, importer.path) if owner and not owner.endswith(".") else None
+        real = os.path.realpath(path) if path is not None else None
+        name, mine = os.path.basename(importer.path), os.path.realpath(importer.path)
+        if real is None or mine == self.root or real not in (mine, self.root):
+            return None     # (the script run importing its own name: pyimports' library name)
+        what = "itself" if real == mine else f"{os.path.basename(real)}, the script being run"
+        return Unresolved(f"{name} imports {qualified.rpartition('.')[2]} from {what}: an "
+                          "import cycle (Python: ImportError, a partly initialised module)",
+                          None)
 
     def function(self, importer: Module, qualified: str, depth: int) -> Any:
         """(the job module, the scope of its function, the functions being followed, a marker
@@ -195,7 +225,9 @@ def public(module: Module) -> list[str] | None:
 def link(module: Module, names: Names | None = None, depth: int = 0) -> None:
     """Bind the names ``module`` star-imports from the job's modules, and let it see the
     values job modules give the names it imports (:attr:`.pyscopes.Layout.imported`)."""
-    names = Names(module.environ) if names is None else names
+    if names is None:
+        names = Names(module.environ)
+        names.root = os.path.realpath(module.path)
     sources = _top_imports(module)
     for base, line in module.stars[:MAX_MODULES]:
         path = module_file(base, module.path)

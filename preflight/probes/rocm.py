@@ -103,11 +103,17 @@ def _label(gfx: str) -> str:
 
 
 def _visible(count: int, env: Mapping[str, str]) -> tuple[tuple[int, ...] | None, str]:
-    """The host indices this process sees (None: not decidable, with the reason)."""
-    for var in VISIBLE_VARS:
-        spec = env.get(var)
-        if spec is None:
+    """The host indices this process sees (None: not decidable, with the reason). ROCr applies
+    ``ROCR_VISIBLE_DEVICES`` first; HIP then picks by ordinal among the devices ROCr exposes
+    (``HIP_VISIBLE_DEVICES``, else ``CUDA_VISIBLE_DEVICES``): both set, they compose
+    (pytorch/pytorch#142292, torch/cuda/__init__.py ``_parse_visible_devices``: "The ROCR env var
+    is processed first which then reduces the number of GPUs that HIP can select from")."""
+    chosen = tuple(range(count))
+    for group in (VISIBLE_VARS[:1], VISIBLE_VARS[1:]):
+        var = next((v for v in group if env.get(v) is not None), None)
+        if var is None:
             continue
+        spec = env[var]
         seen: list[int] = []
         for entry in (e.strip() for e in spec.split(",")):
             if not entry:
@@ -116,8 +122,8 @@ def _visible(count: int, env: Mapping[str, str]) -> tuple[tuple[int, ...] | None
             if index is None:
                 return None, (f"{var}={spec[:80]!r} names a GPU by something other than its "
                               "ordinal; the probe reads ordinals only")
-            if index >= count or index in seen:
+            if index >= len(chosen) or index in seen:
                 break       # as the runtime does: the list ends at the first bad ordinal
             seen.append(index)
-        return tuple(seen), ""
-    return tuple(range(count)), ""
+        chosen = tuple(chosen[i] for i in seen)
+    return chosen, ""

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from preflight.reading import pyclick, pyfire, pyhydra, pyjsonarg, pyprops
 from preflight.reading.pypartial import bound_call, partial_names, site_node
+from preflight.reading.pysig import bound_values, misfit
 from preflight.reading.pyvalues import MAX_DEPTH, Call, Ref, Unresolved, dotted, option_value
 
 if TYPE_CHECKING:
@@ -194,6 +195,11 @@ def _site(module: Module, node: ast.Call, target: str, index: int, name: str, sc
     if any(isinstance(a, ast.Starred) for a in node.args[:index + 1]):
         return Unresolved(f"{target}() is called with *args at line {node.lineno}",
                           node.lineno)
+    why = misfit(scope.node, node, 1 if module.owners.get(id(scope), (None,))[0] else 0) \
+        if site_node(node) is node else None
+    if why is not None:     # Python raises TypeError: the body never runs with these values
+        return Unresolved(f"{target}() at line {node.lineno} raises TypeError ({why})",
+                          node.lineno)
     if site_node(node) is not node and index >= len(node.args) and \
             all(kw.arg != name for kw in node.keywords):
         return Unresolved(f"{name} of {target}() is given where the partial of line "
@@ -330,19 +336,6 @@ def instance_attr(module: Module, cls: str, attr: str, depth: int) -> Any:
     if (cls, attr) in busy:     # `self.x = f(self.x)`: the value set before
         return busy[(cls, attr)]
     return pyprops.apply_sets(module, init, (cls, attr), sets, pyprops.NOT_SET, depth)
-
-
-def bound_values(module: Module, inner: Scope, node: ast.Call, scope: Scope,
-                 depth: int) -> dict[str, Any]:
-    """``inner``'s parameters bound for the call ``node``: defaults, then positional arguments,
-    then keywords, each evaluated where it is written."""
-    values: dict[str, Any] = {p: module.evaluate(d, module.module, depth + 1)
-                              for p, d in inner.defaults.items()}
-    values.update((p, module.evaluate(a, scope, depth + 1))
-                  for p, a in zip(inner.params, node.args))
-    values.update((kw.arg, module.evaluate(kw.value, scope, depth + 1))
-                  for kw in node.keywords if kw.arg in inner.params)
-    return values
 
 
 def inline(module: Module, node: ast.Call, scope: Scope, depth: int,

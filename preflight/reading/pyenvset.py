@@ -36,6 +36,7 @@ from preflight.findings import Source
 from preflight.reading.pyforeign import bind
 from preflight.reading.pyguards import truth
 from preflight.reading.pymain import main_test
+from preflight.reading.pysig import misfit
 from preflight.reading.pyvalues import Ref, Unresolved
 
 if TYPE_CHECKING:
@@ -115,6 +116,12 @@ class _Walk:
             return state
         if isinstance(stmt, (ast.Assign, ast.Delete, ast.Expr)):
             return self._simple(owner, scope, stmt, state)
+        if isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+            return self._simple(owner, scope, ast.Assign([stmt.target], stmt.value,
+                                                         lineno=stmt.lineno), state)
+        if isinstance(stmt, ast.AugAssign):
+            self._augmented(owner, scope, stmt, state)
+            return state
         self._taint(owner, scope, stmt, state, f"line {stmt.lineno} ({type(stmt).__name__.lower()}"
                     ")")
         return state
@@ -158,6 +165,10 @@ class _Walk:
                 elif isinstance(target, ast.Attribute) and self._environ(owner, scope, target):
                     state.wild = Unresolved(f"os.environ is replaced at line {stmt.lineno}",
                                             stmt.lineno)
+                elif isinstance(target, (ast.Tuple, ast.List)):
+                    # `os.environ["X"], n = ...`: unpacked at run time, not read here
+                    self._taint(owner, scope, ast.Assign(list(target.elts), stmt.value),
+                                state, f"the unpacking at line {stmt.lineno}")
         if isinstance(stmt.value, ast.Call):
             return self._call(owner, scope, stmt.value, state, where)
         return state
@@ -169,12 +180,17 @@ class _Walk:
             self._method(owner, scope, node, func.attr, state, where)
             return state
         callee = owner.evaluate(func, scope, 1)
-        if not isinstance(callee, Ref):
-            return state
-        found = _function(owner, callee.name)
+        found = _function(owner, callee.name) if isinstance(callee, Ref) else None
         if found is None:
+            self._unfollowed(owner, scope, func, state, node.lineno)
             return state
         helper, inner = found
+        why = "it is decorated (the decorator may run anything in its place)" if getattr(
+            inner.node, "decorator_list", None) else misfit(inner.node, node)
+        if why is not None:     # (misfit: Python raises TypeError, the body never runs)
+            self._taint(helper, inner, inner.node, state, f"{inner.name}() called at line "
+                        f"{node.lineno}, where {why}")
+            return state
         key = (helper.path, id(inner.node))
         if key in self.busy or len(self.busy) >= MAX_FOLLOW:
             self._taint(helper, inner, inner.node, state, f"{inner.name}() called at line "
@@ -208,6 +224,9 @@ class _Walk:
         elif name == "update" and len(node.args) == 1 and isinstance(args[0], dict):
             for key, value in list(args[0].items())[:MAX_VARS]:
                 self._set(state, key, _text(value, node.lineno), where)
+            for k in node.keywords:     # (dict.update: the keywords after the mapping)
+                self._set(state, k.arg, _text(owner.evaluate(k.value, scope, 1), node.lineno),
+                          where)
         elif name == "setdefault" and len(args) == 2:
             given = self.module.environ
             if isinstance(args[0], str) and args[0] in state.vars:
@@ -227,6 +246,42 @@ class _Walk:
         else:
             state.wild = Unresolved(f"os.environ.{name}() at line {node.lineno} changes the "
                                     "environment in a way the text does not give", node.lineno)
+
+    def _augmented(self, owner: Module, scope: Scope, stmt: ast.AugAssign, state: Left,
+                   ) -> None:
+        """``os.environ["X"] += "y"`` (X from what it held), ``os.environ |= {...}``."""
+        target, where = stmt.target, Source(owner.path, stmt.lineno)
+        base = target.value if isinstance(target, ast.Subscript) else target
+        if not (isinstance(base, ast.Attribute) and base.attr == "environ" or
+                isinstance(base, ast.Name) and base.id == "environ"):
+            return          # (by its text: `s += "..."` 5,000 times is evaluated nowhere)
+        if isinstance(target, ast.Subscript) and self._environ(owner, scope, target.value):
+            key = owner.evaluate(target.slice, scope, 1)
+            old = state.vars.get(key) if isinstance(key, str) else None
+            add = owner.evaluate(stmt.value, scope, 1)
+            value = old.value + add if old is not None and isinstance(old.value, str) and \
+                old.value != UNSET and isinstance(add, str) and isinstance(stmt.op, ast.Add) \
+                else Unresolved(f"changed with {type(stmt.op).__name__} at line {stmt.lineno} "
+                                "from a value the text does not give", stmt.lineno)
+            self._set(state, key, value, where)
+        elif self._environ(owner, scope, target):
+            call = ast.Call(ast.Attribute(target, "update"), [stmt.value], [],
+                            lineno=stmt.lineno)
+            if isinstance(stmt.op, ast.BitOr):
+                self._method(owner, scope, call, "update", state, where)
+            else:
+                state.wild = Unresolved(f"os.environ is changed at line {stmt.lineno}",
+                                        stmt.lineno)
+
+    def _unfollowed(self, owner: Module, scope: Scope, func: ast.expr, state: Left,
+                    line: int) -> None:
+        """A call not followed (a method, a nested function, a lambda) of a name some
+        function of the file that writes the environment has: its writes are Unknown."""
+        name = func.attr if isinstance(func, ast.Attribute) else \
+            func.id if isinstance(func, ast.Name) else None
+        for node in _writers(owner).get(name or "", ())[:8]:
+            self._taint(owner, scope, node, state, f"{name}() called at line {line} (not "
+                        "followed here)")
 
     # -- helpers --------------------------------------------------------------------------
 
@@ -274,10 +329,32 @@ def _text(value: Any, line: int) -> str | Unresolved:
     return Unresolved("an environment value the text does not give as a string", line)
 
 
+def _writers(owner: Module) -> dict[str, list[ast.AST]]:
+    """The file's functions and lambdas, at any depth, by name, whose text names
+    ``environ`` (once per file)."""
+    memo = owner.__dict__.get("_env_writers")
+    if memo is None:
+        memo = {}
+        for node in ast.walk(owner.tree):
+            fn, name = (node, node.name) if isinstance(node, (
+                ast.FunctionDef, ast.AsyncFunctionDef)) else (node.value, node.targets[0].id) \
+                if isinstance(node, ast.Assign) and isinstance(node.value, ast.Lambda) and \
+                isinstance(node.targets[0], ast.Name) else (None, "")
+            if fn is not None and any(isinstance(n, ast.Attribute) and n.attr == "environ" or
+                                      isinstance(n, ast.Name) and n.id == "environ"
+                                      for n in ast.walk(fn)):
+                memo.setdefault(name, []).append(fn)
+        owner.__dict__["_env_writers"] = memo
+    return memo
+
+
 def _function(owner: Module, name: str) -> tuple[Module, Scope] | None:
     """The file and scope of the job's own function ``name`` names, None for any other."""
     if name.startswith("__main__.") and name[9:] in owner.functions:
-        return owner, owner.functions[name[9:]][1]
+        # (defined twice, or bound otherwise too: Python calls the last binding, not followed)
+        once = sum(isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == name[9:]
+                   for s in owner.tree.body) == 1 and name[9:] not in owner.module.binds
+        return (owner, owner.functions[name[9:]][1]) if once else None
     found = owner.foreign(name) if owner.foreign is not None else None
     return None if found is None else (found[0], found[1])
 

@@ -20,7 +20,10 @@ loop word itself (bash assigns a ``NAME=value`` word), ``KEY`` and ``VALUE`` cut
 is applied as bash applies it (a word that is no ``NAME=value`` sets nothing), the values
 written in after the loop's ``done`` (:mod:`.shellbind`). A write this module cannot decide (a
 name computed otherwise, a test in the loop other than ``*=*``, words not known here, no
-caller in the job) makes what it may write a run-time value (Unknown), never the default.
+caller in the job) makes what it may write a run-time value (Unknown), never the default; so
+does a loop whose words are not the caller's where it runs (redteam16: one in a subshell -- ``( for
+...)``, ``$(for ...)``, ``done | tee log``, ``done &`` -- or after a ``shift`` / ``set -- ...`` of
+the script's arguments; a ``while [ $# -gt 0 ]`` loop that moves otherwise than by one ``shift``).
 Bounded: one pass of regular expressions without nested repetition over at most 1 MiB.
 """
 
@@ -106,18 +109,24 @@ def writers(text: str, words: list[Given] | str | None) -> list[Written]:
         done = _done(text, head.end())
         body = text[head.end():done]
         writes = [w for w in _WRITE.finditer(body) if "$" in w.group(1)]
-        if not writes or (head.group(3) is not None and not _shifts(body)):
+        if not writes:
             continue
         line = text.count("\n", 0, head.start()) + 1 + (text[head.start()] == "\n")
         end = text.count("\n", 0, done) + 1
-        out.append(_loop(text, body, var, writes, words, line, end) if not _in_function(
-            text, head.start()) else _everything(text, end, _form_text(writes), _FUNCTION, line))
+        why = _FUNCTION if _in_function(text, head.start()) else _elsewhere(
+            text, head.start(), head.group(0), done, head.end() + writes[0].start())
+        if head.group(3) is not None and not _shifts(body):
+            why = "it moves through its words in a way not read here"
+        out.append(_loop(text, body, var, writes, words, line, end) if why is None else
+                   _everything(text, end, _form_text(writes), why, line))
     for m in re.finditer(rf'(?m)^[ \t]*({_DECL})"?\$(?:@|\{{@\}})"?[ \t]*$', text):
         if len(out) < MAX_LOOPS:        # `export "$@"`: every word, as the loop's `export "$A"`
             line = text.count("\n", 0, m.start()) + 1
+            why = _FUNCTION if _in_function(text, m.start()) else _elsewhere(
+                text, m.start(), m.group(0), None, m.start(1))
             out.append(_apply(text, m.group(0).strip(), "whole", words, line, line,
-                              "export" in m.group(1) or "-x" in m.group(1)) if not _in_function(
-                text, m.start()) else _everything(text, line, m.group(0).strip(), _FUNCTION, line))
+                              "export" in m.group(1) or "-x" in m.group(1)) if why is None else
+                       _everything(text, line, m.group(0).strip(), why, line))
     return out
 
 
@@ -129,6 +138,47 @@ def _in_function(text: str, at: int) -> bool:
     from preflight.reading.shellwords import split
 
     return any(a <= at < b for a, b in split(text).functions)
+
+
+def _elsewhere(text: str, start: int, opener: str, done: int | None, write: int) -> str | None:
+    """Why the caller's words are not what the loop at ``start`` (its text ``opener``, the
+    ``done`` closing it) writes in the script: it runs
+    in a subshell (``( for ...)``, ``$(for ...)``, ``done | tee log``, ``done &``: bash(1)
+    "Pipelines", "Command Execution Environment" -- nothing it sets reaches the script), or the
+    script's arguments are changed before it (``shift``, ``set -- ...``); None: neither."""
+    from preflight.reading.shellfuncs import _group_piped
+    from preflight.reading.shellwords import split
+
+    closing = [st for st in split(text).statements if st.offset in (done, write)]
+    if opener.lstrip(" \t\n").startswith("(") or _group_piped(text, write) is not False \
+            or any(st.subshell for st in closing):
+        return "it runs in a subshell (parentheses, a pipeline or the background), whose " \
+               "variables never reach the script"
+    for m in _MOVES.finditer(text, 0, start):
+        if m.group(1) == "shift" or _sets_args(m.group(2) or ""):
+            if not _in_function(text, m.start(1)):
+                return (f"the script's arguments are changed before it (`{m.group(0).strip()[:40]}`"
+                        f", line {text.count(chr(10), 0, m.start(1)) + 1})")
+    return None
+
+
+_MOVES = re.compile(r"(?:^|[;&|(){}]|\bthen\b|\bdo\b|\belse\b)[ \t]*(shift|set)\b([^\n;&|)]*)",
+                    re.M)
+
+
+def _sets_args(rest: str) -> bool:
+    """Whether ``set`` with the words ``rest`` sets the positional parameters (``set -- a``,
+    ``set a b``, ``set -e x``), not options alone (``set -euo pipefail``, ``set -x``)."""
+    words = rest.split()
+    i = 0
+    while i < len(words):
+        w = words[i]
+        if w in ("--", "-"):
+            return True
+        if not w.startswith(("-", "+")):
+            return True
+        i += 2 if w[1:].endswith("o") else 1        # `-o pipefail` / `-eo pipefail`
+    return False
 
 
 def _form_text(writes: list[re.Match[str]]) -> str:

@@ -7,11 +7,14 @@ or the same inside ``f() { ...; }`` with no call of ``f``, was read as the job's
 confident FP8 "yes" from code bash never runs (bash(1): ``exit`` ends the shell; a function body
 runs only when called). Decided conservatively, so a program that may run is never dropped:
 
-- an ``exit`` at the script's top level only -- not in an ``if`` / ``case`` branch, a loop, a
-  ``( ... )`` subshell, a pipeline part or background job, or a function body;
+- an ``exit`` (or ``exec`` with a command: the shell becomes it; redteam16), neither the name of
+  a function of the script, at the script's top level only -- not in an ``if`` / ``case``
+  branch, a loop, a ``( ... )`` subshell, a pipeline part or background job, or a function body;
 - a function whose name the script's text names nowhere but in its own definition, and no
   command run through a variable or positional parameter (``"$@"``, ``$1``: a name given at
-  run time), no ``trap`` / ``eval`` / ``bash -c`` that could name it.
+  run time), no ``trap`` / ``eval`` / ``bash -c`` that could name it;
+- a command named like a function defined above it at the script's top whose body never names
+  it (``python() { :; }`` then ``python - <<EOF``: bash runs the function; redteam16).
 
 Bounded: the statements of :mod:`.shellwords` (bounded there) and one regular-expression count
 per function (:data:`MAX_FUNCTIONS`).
@@ -21,10 +24,10 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from preflight.reading import shellfuncs
-from preflight.reading.shelltypes import literal
+from preflight.reading.shelltypes import Part, literal
 from preflight.reading.shellwords import split
 
 MAX_FUNCTIONS = 256
@@ -52,7 +55,7 @@ def unreached(text: str) -> Callable[[int], str | None]:
     spans = [words.functions[n] for n in real]
     names = [words.names[n] for n in real]
     inside = _holder(spans)
-    stop: tuple[int, int] | None = None
+    stop: tuple[int, int, str] | None = None
     dynamic = False
     for st in words.statements:
         if not st.words or st.assign is not None or st.test is not None:
@@ -61,24 +64,49 @@ def unreached(text: str) -> Callable[[int], str | None]:
         if any(p.var for p in first) and inside(st.offset) is None or \
                 any(p.param for p in first):
             dynamic = True          # a command named at run time may be a function
-        if stop is None and literal(first) == "exit" and not st.branch and not st.loop and \
+        if stop is None and _ends(st.words, names) and not st.branch and not st.loop and \
                 not st.subshell and inside(st.offset) is None and \
                 shellfuncs._in_pipeline(text, st.offset) is False and \
                 shellfuncs._group_piped(text, st.offset) is False:
-            stop = (st.offset, text.count("\n", 0, st.offset) + 1)
+            stop = (st.offset, text.count("\n", 0, st.offset) + 1, literal(first) or "exit")
     never = set() if dynamic or len(spans) > MAX_FUNCTIONS or _DYNAMIC.search(text) else {
         n for n, (name, span) in enumerate(zip(names, spans))
         if not _named_elsewhere(text, name, span, stop[0] if stop else len(text))}
 
+    # a function at the top of the script named like the command, whose body never runs that
+    # name (`python() { command python "$@"; }` wraps it: the program may still run)
+    shadows = {name: a for name, (a, e) in zip(names, spans)
+               if not any(b < a < f for b, f in spans) and (a == 0 or text[a - 1] == "\n")
+               and not re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w.-])",
+                                 text[text.find(name, a) + len(name):e])}
+    heads = sorted((st.offset, literal(st.words[0]) or "") for st in words.statements if st.words)
+
     def why(offset: int) -> str | None:
         if stop is not None and offset > stop[0]:
-            return f"it comes after the `exit` at line {stop[1]}: bash never runs it"
+            return f"it comes after the `{stop[2]}` at line {stop[1]}: bash never runs it"
+        k = bisect_left(heads, (offset, "\U0010ffff")) - 1    # the command the offset is in
+        head = heads[k][1] if k >= 0 else None
+        if head in shadows and shadows[head] < offset:
+            return (f"`{head[:40]}` there is the script's function of that name (line "
+                    f"{text.count(chr(10), 0, shadows[head]) + 1}): bash runs it, not the program")
         body = inside(offset)
         if body is not None and body in never:
             return (f"it is in the function {names[body][:60]}, which the script never "
                     "calls")
         return None
     return why
+
+
+def _ends(words: Sequence[tuple[Part, ...]], names: list[str]) -> bool:
+    """``exit`` (bash(1): ends the shell), or ``exec`` with a command (the shell becomes
+    that command; ``exec > log`` alone only redirects), neither a function of the script."""
+    name = literal(words[0])
+    if name in names or name not in ("exit", "exec"):
+        return False
+    rest = [literal(w) for w in words[1:]]
+    while rest and rest[0] in ("-c", "-l", "-cl", "-lc", "-a"):
+        rest = rest[2:] if rest[0] == "-a" else rest[1:]
+    return name == "exit" or bool(rest)
 
 
 def _holder(spans: list[tuple[int, int]]) -> Callable[[int], int | None]:

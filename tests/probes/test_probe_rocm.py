@@ -72,7 +72,10 @@ def test_an_mi300x_node(tmp_path: Path, no_smi_path: str) -> None:
     ({"ROCR_VISIBLE_DEVICES": "1"}, 1, "gfx950"),
     ({"HIP_VISIBLE_DEVICES": "1,0"}, 2, "gfx950"),
     ({"CUDA_VISIBLE_DEVICES": "0"}, 1, "gfx942"),
-    ({"ROCR_VISIBLE_DEVICES": "0", "HIP_VISIBLE_DEVICES": "1"}, 1, "gfx942"),
+    # ROCr exposes host GPU 0 only; HIP's ordinal 1 then names no device (redteam16: read as
+    # ROCr's alone before, 1 GPU; they compose, pytorch/pytorch#142292)
+    ({"ROCR_VISIBLE_DEVICES": "0", "HIP_VISIBLE_DEVICES": "1"}, 0, "gfx942"),
+    ({"ROCR_VISIBLE_DEVICES": "1,0", "HIP_VISIBLE_DEVICES": "1"}, 1, "gfx942"),
     ({"HIP_VISIBLE_DEVICES": ""}, 0, "gfx942"),
     ({"HIP_VISIBLE_DEVICES": "0,7,1"}, 1, "gfx942"),       # the list ends at the bad ordinal
 ])
