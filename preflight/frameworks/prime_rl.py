@@ -17,7 +17,9 @@ prime_rl/configs (``trainer.py``, ``inference.py``, ``rl.py``), line numbers the
 - The rollout is vLLM, started by ``rl`` only when ``[inference]`` is given (``RLConfig.inference``
   default None, rl.py l.234: else the orchestrator uses a server started elsewhere). A
   trainer launched alone (``uv run trainer``, ``.../trainer/rl/train.py``) names no server:
-  its rollout is read from an ``inference`` launch the user names too, else Unknown. Its model
+  its rollout is read from an ``inference`` launch the user names too, else (as for an ``rl``
+  config without ``[inference]``) at vLLM's defaults over the model the trainer trains and
+  sends (:mod:`.rollout_apart`). Its model
   is ``[inference.vllm] model``, filled from the shared ``[model] name`` when absent
   (utils/validation.py ``propagate_shared_fields``), default ``Qwen/Qwen3-0.6B``. FP8 comes from
   ``[inference.vllm] quantization`` (None: vLLM infers it from the checkpoint, inference.py
