@@ -5,7 +5,8 @@ part named FP8 (``Qwen3-4B-FP8``, ``model_fp8/``, ``...-fp8-block``, or MXFP8: m
 ``Qwen3-30B-A3B-MXFP8``, holdout11) is an FP8 conversion, and
 the families whose makers publish BF16 weights under the plain name and FP8 ones as
 ``<name>-FP8`` (Qwen/Qwen3-30B-A3B and Qwen/Qwen3-30B-A3B-FP8, meta-llama/Llama-3.1-8B-Instruct
-and ...-FP8, zai-org/GLM-4.5 and GLM-4.5-FP8, mistralai/...) hold BF16 under the plain name,
+and ...-FP8, zai-org/GLM-4.5 and GLM-4.5-FP8, mistralai/...), or only BF16 (moonshotai/Moonlight-16B-A3B),
+hold BF16 under the plain name,
 unless a conversion was kept under it; any other name says nothing. One place for the readers
 that judge a checkpoint by its name.
 """
@@ -20,8 +21,12 @@ import re
 FP8_NAME = re.compile(r"(?i)(?:^|[-_./])(?:mx)?(?:fp8|float8)(?:_?e4m3(?:fn)?|_?e5m2|dq|dynamic)?"
                       r"(?:$|[-_./])")
 BF16_NAME = re.compile(r"(?i)(?:^|[-_./])bf16(?:$|[-_./])")
+# moonlight: Moonshot publishes Moonlight-16B-A3B and -Instruct only in BF16 (the Hugging Face
+# repos at 391e7a88 carry no quantization_config or fp8 tag; holdout16's AReaL control), unlike its
+# Kimi-K2 (FP8 under the plain name); Xiaomi's MiMo is not here: its V2 line is FP8 under the
+# plain name (MiMo-V2.5-DFlash: F8_E4M3 weights)
 BF16_FAMILY = re.compile(r"(?i)^(?:qwen\d*(?:\.\d+)?|qwq|(?:meta-)?llama-?3(?:\.\d+)?|"
-                         r"glm-?4(?:\.\d+)?|mistral|mixtral|gemma-?\d*)(?:[-_]|$)")
+                         r"glm-?4(?:\.\d+)?|mistral|mixtral|gemma-?\d*|moonlight)(?:[-_]|$)")
 NAME_MAX = 4096
 """Only this much of a path is searched (a hostile config can make it long)."""
 

@@ -17,7 +17,9 @@ prime_rl/configs (``trainer.py``, ``inference.py``, ``rl.py``), line numbers the
 - The rollout is vLLM, started by ``rl`` only when ``[inference]`` is given (``RLConfig.inference``
   default None, rl.py l.234: else the orchestrator uses a server started elsewhere). A
   trainer launched alone (``uv run trainer``, ``.../trainer/rl/train.py``) names no server:
-  its rollout is read from an ``inference`` launch the user names too, else Unknown. Its model
+  its rollout is read from an ``inference`` launch the user names too, else (as for an ``rl``
+  config without ``[inference]``) at vLLM's defaults over the model the trainer trains and
+  sends (:mod:`.rollout_apart`). Its model
   is ``[inference.vllm] model``, filled from the shared ``[model] name`` when absent
   (utils/validation.py ``propagate_shared_fields``), default ``Qwen/Qwen3-0.6B``. FP8 comes from
   ``[inference.vllm] quantization`` (None: vLLM infers it from the checkpoint, inference.py
@@ -38,6 +40,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from preflight.facts import Unknown
+from preflight.frameworks import rollout_apart as apart
 from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, IntentOut, Stated, View
 from preflight.frameworks.ckptconfig import weights
@@ -54,6 +57,9 @@ _VLLM_DEFAULT = "Qwen/Qwen3-0.6B"
 WEIGHTS = f"{PREFIX}.rollout_weights"
 """What the rollout model's checkpoint holds (FP8 or not), decided at read time: its
 config.json when the folder is inside the job, else its name (:mod:`.ckptconfig`)."""
+SENT = f"{PREFIX}.trainer_weights"
+"""What the checkpoint of a trainer launched alone holds (``trainer.model.name``): the model its
+vLLM server, launched apart, serves and takes the trainer's weights into."""
 _ROLLS = frozenset({None, "rl"})
 _TRAINS = frozenset({None, "rl", "trainer", "sft"})
 _FP8_QUANT = frozenset({"fp8", "ptpc_fp8", "fbgemm_fp8", "fp8_per_block", "mxfp8"})
@@ -70,12 +76,13 @@ def _model(facts: Mapping[str, Any]) -> tuple[str, Any]:
     return "", _VLLM_DEFAULT
 
 
-def _with_weights(path: str, out: ReaderOutput) -> ReaderOutput:
+def _with_weights(path: str, out: ReaderOutput, fact: str = WEIGHTS) -> ReaderOutput:
     facts, prov = dict(out.facts), dict(out.provenance)
-    key, model = _model(facts)
+    key, model = _model(facts) if fact == WEIGHTS else (
+        "trainer.model.name", facts.get(f"{PREFIX}.trainer.model.name", _VLLM_DEFAULT))
     held = weights(model, path)
-    facts[WEIGHTS] = held.fp8
-    prov[WEIGHTS] = str(held.source) if held.source is not None else prov.get(
+    facts[fact] = held.fp8
+    prov[fact] = str(held.source) if held.source is not None else prov.get(
         f"{PREFIX}.{key}", f"{_CFG}/inference.py l.57 (model = {_VLLM_DEFAULT})")
     return ReaderOutput(facts, prov, out.problems, out.linked)
 
@@ -89,10 +96,11 @@ def read_toml(path: str, parsed: Parsed) -> ReaderOutput:
 
 def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
     out = read_launch(path, text, outer)
-    # a trainer launched alone serves no rollout: the weights of the model its inference
-    # launch serves are that launch's to say (_apart), where the user names it too
+    # a trainer launched alone starts no server, but its model is the one the server serves
+    # and takes its weights from (_apart): kept apart from the weights an inference launch
+    # named too states (that one decides where given)
     alone = out.facts.get(f"{PREFIX}.entry") == "trainer"
-    return _with_weights(path, out) if out.facts and not alone else out
+    return _with_weights(path, out, SENT if alone else WEIGHTS) if out.facts else out
 
 
 def _off(value: Any) -> bool:
@@ -156,6 +164,8 @@ def _checkpoint(v: View) -> tuple[Any, str]:
     held = v.facts.get(WEIGHTS)
     key, model = _model(v.facts)
     src = v.src("rollout_weights", v.src(key))
+    if held is None and SENT in v.facts:      # a trainer launched alone: the model it sends
+        return v.facts[SENT], v.src("trainer_weights", v.src("trainer.model.name"))
     if held is None:       # read without the reader that decides it (never in practice)
         return Unknown(f"the weights of {str(model)[:80]!r} were not looked at"), src
     return held, src
@@ -197,12 +207,9 @@ def _rollout_fp8(v: View, out: IntentOut) -> None:
 
 def _rollout(v: View, out: IntentOut, served: bool) -> None:
     if not served and not v.any_prefix("inference"):
-        why = Unknown("no [inference]: the rl launcher starts no inference server "
-                      f"({_CFG}/rl.py l.234); the orchestrator's server is started elsewhere "
-                      "and its precision is not in this config")
-        out["rollout.engine"] = (why, v.src("entry", "intent"))
-        out["rollout.fp8"] = (why, v.src("entry", "intent"))
-        out["rollout.kv_cache_fp8"] = (why, v.src("entry", "intent"))
+        # no [inference]: the rl launcher starts no server (rl.py l.234), the orchestrator's
+        # is started elsewhere -- read at vLLM's defaults over the model, as a trainer alone
+        _elsewhere(v, out, f"{v.src('entry', 'intent')} (no [inference]: {_CFG}/rl.py l.234)")
         return
     out["rollout.engine"] = ("vllm", v.src("inference", f"{_CFG}/inference.py l.42"))
     _rollout_fp8(v, out)
@@ -221,15 +228,23 @@ def _apart(v: View, out: IntentOut) -> None:
     orchestrator reaches it by URL (``[client] base_url``, orchestrator config). The rollout is
     read from that launch where the user names it too (its ``inference.*`` facts), never from a
     file beside the trainer's that nothing names (the job is what the user named and what it
-    references)."""
+    references); without it, at vLLM's defaults over the model the trainer trains and sends
+    (:mod:`.rollout_apart`: quantization None serves the checkpoint's precision)."""
     if v.any_prefix("inference"):
         _rollout(v, out, served=True)
         return
-    why = Unknown("the trainer runs alone: prime-rl's vLLM server is a separate `inference` "
-                  "launch that the trainer's config does not name (the orchestrator reaches it "
-                  "by URL); name that launch script or its TOML too to read the rollout")
-    for key in ("rollout.engine", "rollout.fp8", "rollout.kv_cache_fp8"):
-        out[key] = (why, v.src("entry", "intent"))
+    _elsewhere(v, out, v.src("entry", "intent"))
+
+
+def _elsewhere(v: View, out: IntentOut, src: str) -> None:
+    """The rollout of a server started apart from the files given (:mod:`.rollout_apart`)."""
+    # prime-rl's trainer hands its weights to prime-rl's own vLLM server (the weight broadcast
+    # reloads them through its worker extension), so the engine is vLLM
+    out["rollout.engine"] = ("vllm", f"{src} ({_CFG}/inference.py: prime-rl's inference "
+                                     "server is vLLM)")
+    _rollout_fp8(v, out)
+    out["rollout.fp8"] = apart.served(*out["rollout.fp8"], "vllm")
+    out["rollout.kv_cache_fp8"] = apart.kv_cache("vllm", src)
 
 
 def _correction(v: View, out: IntentOut) -> None:

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from preflight.facts import Unknown
-from preflight.frameworks import torchtitan_launch
+from preflight.frameworks import nous_grpo, torchtitan_launch
 from preflight.frameworks._record import Default, Framework, Launch
 from preflight.frameworks._view import Derived, IntentOut, Stated, View
 from preflight.frameworks.torchtitan_py import read_python
@@ -245,6 +245,8 @@ def from_torchtitan(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
         # at 73aed7f6), so its rollout is never FP8
         out["rollout.engine"] = ("vllm", t.src("generator.class"))
         out["rollout.fp8"] = (False, t.src("generator.class"))
+    else:
+        nous_grpo.rollout(t, out)       # the Nous GRPO fork's [grpo] servers, if named
     return out.build()
 
 

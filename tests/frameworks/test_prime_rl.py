@@ -135,8 +135,10 @@ def test_trainer_entry_nests_its_model(tmp_path: Path, line: str, entry: str) ->
     intent, read = _read(_job(tmp_path, line, extra=extra))
     assert read.facts["config.prime_rl.entry"] == entry
     assert intent["fp8"][0] is True and intent["recipe"][0] == "blockwise"
-    # the trainer starts no rollout: its vLLM server is another launch, not named here
-    assert isinstance(intent["rollout.fp8"][0], Unknown)
+    # the trainer starts no rollout: its vLLM server is another launch, not named here, read at
+    # vLLM's defaults over the trainer's model (ModelConfig's Qwen/Qwen3-0.6B: BF16)
+    assert intent["rollout.fp8"][0] is False and intent["rollout.engine"][0] == "vllm"
+    assert "launched apart" in intent["rollout.fp8"][1]
 
 
 def test_inference_entry_reads_its_vllm(tmp_path: Path) -> None:
@@ -145,11 +147,20 @@ def test_inference_entry_reads_its_vllm(tmp_path: Path) -> None:
     assert intent["rollout.fp8"][0] is True and intent["fp8"][0] is False
 
 
-def test_no_inference_table_leaves_the_rollout_unknown(tmp_path: Path) -> None:
+def test_no_inference_table_reads_the_server_started_elsewhere_at_vllm_defaults(
+        tmp_path: Path) -> None:
     text = (REV / REV_TOML).read_text().replace("[inference]\n", "")
     intent, _ = _read(_job(tmp_path, f"uv run rl @ {REV_TOML}", extra={REV_TOML: text}))
-    assert isinstance(intent["rollout.fp8"][0], Unknown)
+    assert intent["rollout.fp8"][0] is False and "launched apart" in intent["rollout.fp8"][1]
+    assert intent["rollout.kv_cache_fp8"][0] is False
     assert intent["rollout.is_correction"][0] is True
+
+
+def test_no_inference_table_over_an_fp8_model_is_an_fp8_rollout(tmp_path: Path) -> None:
+    text = (REV / REV_TOML).read_text().replace("[inference]\n", "")
+    line = f"uv run rl @ {REV_TOML} --model.name Qwen/Qwen3-8B-FP8"
+    intent, _ = _read(_job(tmp_path, line, extra={REV_TOML: text}))
+    assert intent["rollout.fp8"][0] is True
 
 
 def test_custom_loss_is_unknown_correction(tmp_path: Path) -> None:

@@ -1,9 +1,10 @@
 """prime-rl's split launch (holdout23, aghyad-deeb/prime-rl @ 063ad2d5): the trainer run alone
 (``torchrun src/prime_rl/trainer/rl/train.py @ trainer.toml``) and its vLLM server as another
 launch (``uv run inference @ infer.toml``) that nothing of the trainer's names. The trainer
-alone leaves the rollout Unknown with the reason (a script beside it is not read: the job is
-what the user named); named too, the inference launch gives the rollout and its model's
-weights, not the trainer's."""
+alone reads the rollout at vLLM's defaults over the model it trains and sends (a script beside
+it is not read: the job is what the user named; session 43 replaced the Unknown of session 42,
+``frameworks/rollout_apart.py``); named too, the inference launch gives the rollout and its
+model's weights, not the trainer's."""
 
 from __future__ import annotations
 
@@ -38,13 +39,41 @@ def _intent(*paths: Path) -> tuple[dict[str, Any], dict[str, str]]:
     return {k[7:]: v for k, v in values.items()}, {k[7:]: str(v) for k, v in prov.items()}
 
 
-def test_the_trainer_alone_leaves_the_rollout_unknown(tmp_path: Path) -> None:
+def test_the_trainer_alone_reads_the_rollout_at_vllm_defaults(tmp_path: Path) -> None:
     job = _job(tmp_path, "[model]\nname = \"Qwen/Qwen3-32b\"\n")
     intent, prov = _intent(job / "run_train.sh")
     assert intent["fp8"] is False
-    for key in ("rollout.fp8", "rollout.engine", "rollout.kv_cache_fp8"):
-        assert isinstance(intent[key], Unknown)
-        assert prov[key].startswith(str(job / "run_train.sh"))
+    assert intent["rollout.engine"] == "vllm"
+    assert intent["rollout.fp8"] is False and intent["rollout.kv_cache_fp8"] is False
+    # the model the trainer names, and that the servers' own launch was not read
+    assert prov["rollout.fp8"].startswith(str(job / "run_train.sh") + ":4")
+    assert "launched apart" in prov["rollout.fp8"]
+
+
+def test_the_trainer_alone_over_an_fp8_model_is_an_fp8_rollout(tmp_path: Path) -> None:
+    job = _job(tmp_path, "")
+    (job / "run_train.sh").write_text(TRAIN.replace("Qwen/Qwen3-32b", "Qwen/Qwen3-32B-FP8"))
+    intent, _ = _intent(job / "run_train.sh")
+    assert intent["rollout.fp8"] is True and intent["fp8"] is False
+
+
+def test_the_trainer_alone_over_a_model_of_unknown_weights_stays_unknown(
+        tmp_path: Path) -> None:
+    # hostile: a folder outside the job with a name that says nothing
+    job = _job(tmp_path, "")
+    (job / "run_train.sh").write_text(TRAIN.replace("Qwen/Qwen3-32b", "/data/ckpt/step_900"))
+    intent, prov = _intent(job / "run_train.sh")
+    assert isinstance(intent["rollout.fp8"], Unknown)
+    assert prov["rollout.fp8"].startswith(str(job / "run_train.sh"))
+
+
+def test_fp8_weight_transfer_over_a_bf16_model_is_unknown(tmp_path: Path) -> None:
+    # hostile: FP8 kernel-format weights sent to a server that serves no FP8 layers
+    job = _job(tmp_path, "")
+    (job / "trainer.toml").write_text(TRAINER + "[weight_broadcast]\n"
+                                                "quantize_in_weight_transfer = true\n")
+    intent, _ = _intent(job / "run_train.sh")
+    assert isinstance(intent["rollout.fp8"], Unknown)
 
 
 def test_the_inference_launch_named_too_gives_the_rollout(tmp_path: Path) -> None:
