@@ -119,6 +119,12 @@ def _storage(v: View) -> tuple[Any, str]:
             return v.unknown(key), v.src(key)
     mods = v.get(mods_key, [])
     mods = [mods] if isinstance(mods, str) else mods
+    other = next((m for m in mods if m != "transformer"), None) if isinstance(mods, list) \
+        else None
+    if other is not None:     # `$MODS` from the environment, or a value argparse refuses
+        return (other if isinstance(other, Unknown) else Unknown(
+            f"--layerwise_upcasting_modules {str(other)[:80]!r}: decided at run time, or not "
+            "a choice finetrainers takes (only 'transformer')")), src
     if not isinstance(mods, list) or "transformer" not in [str(m) for m in mods]:
         return False, src
     kind = v.get(type_key)
