@@ -153,17 +153,18 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     degrees = {k: _degree(v, k) for k in _DEGREES}
     src = next((v.src(k) for k in _DEGREES if v.has(k)), "finetrainers default (every parallel "
                "degree 1)")
+    known = {k: d for k, d in degrees.items() if isinstance(d, int)}
     unknown = next((d for d in degrees.values() if isinstance(d, Unknown)), None)
     if unknown is not None:
         out["distributed"] = (unknown, src)
         out["num_gpus"] = (unknown, src)
     else:
         world = 1
-        for d in degrees.values():
-            world *= int(d)
+        for d in known.values():
+            world *= d
         out["num_gpus"] = (world, src)
-        out["distributed"] = ("fsdp2" if int(degrees["dp_shards"]) > 1 else
-                              "ddp" if int(degrees["dp_degree"]) > 1 else "none", src)
+        out["distributed"] = ("fsdp2" if known["dp_shards"] > 1 else
+                              "ddp" if known["dp_degree"] > 1 else "none", src)
         out["tp"] = (degrees["tp_degree"], v.src("tp_degree", src))
         out["cp"] = (degrees["cp_degree"], v.src("cp_degree", src))
     if v.get("gradient_checkpointing") is True:
