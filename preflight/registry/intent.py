@@ -80,6 +80,10 @@ SPECS = (
       "--cuda-graph-impl local|transformer_engine|full_iteration, NeMo model.enable_cuda_graph)"),
     F("intent.fp8_params", "bool",
       "Parameters kept in FP8 (Megatron --fp8-param-gather, NeMo model.fp8_params)"),
+    F("intent.fp8_weight_storage", "bool",
+      "Weights kept in a float8 dtype between uses and upcast layer by layer for BF16/FP16 "
+      "compute (finetrainers --layerwise_upcasting_modules, diffusers enable_layerwise_casting): "
+      "FP8 storage, no FP8 GEMM; absent where no reader says"),
     F("intent.tp_comm_overlap", "bool",
       "Tensor-parallel communication overlap (Userbuffers) is on (Megatron --tp-comm-overlap, "
       "NeMo model.ub_tp_comm_overlap)"),
