@@ -31,7 +31,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from preflight.facts import Unknown
-from preflight.frameworks import cloudai_recipe
+from preflight.findings import Source
+from preflight.frameworks import cloudai_recipe, nemo_images
 from preflight.frameworks._record import Default, Framework
 from preflight.frameworks._view import Derived, IntentOut, View
 from preflight.reading.parse import Parsed
@@ -94,6 +95,11 @@ def read(path: str, parsed: Parsed) -> ReaderOutput:
         else:
             facts.update(got[0])
             prov.update(got[1])
+    # the NeMo container it runs in pins the versions of the stack (frameworks/nemo_images.py)
+    pins = nemo_images.image_facts(cmd.get("docker_image_url"), Source(
+        path, parsed.line_of(("cmd_args", "docker_image_url"))))
+    facts.update(pins[0])
+    prov.update(pins[1])
     strategy = _at(parsed, path, ("cmd_args", "trainer", "strategy"))
     for key, value in _STRATEGY_DEFAULTS.items():
         facts[f"{NEMO}.strategy.{key}"] = value
