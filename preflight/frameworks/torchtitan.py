@@ -122,6 +122,7 @@ def converter_names(raw: Any) -> list[str]:
 # one, a KV-cache one): a name outside these is read for what it may do, never as "no FP8".
 _REGISTERED = _TT_FP8 | _TT_MX | _TT_NVFP4
 _FORK_FP8 = re.compile(r"float8|fp8|mxfp|nvfp4", re.IGNORECASE)
+_NO_CONVERTER = frozenset({"none", "null", "[]", "false", "off"})
 
 # [quantize.*] settings that ask for FP8 when the TOML names no converter at all: torchtitan
 # builds only the converters of model.converters (protocols/model_converter.py l.60-63 at
@@ -173,7 +174,9 @@ def _asked(t: View, converters: list[str]) -> tuple[str | None, str]:
 
 def _fork_converter(converters: list[str]) -> Unknown | None:
     """A converter name torchtitan does not register: what it does is the fork's code, unknown."""
-    other = [n for n in converters if n not in _REGISTERED]
+    # "none" / "null" / "[]": what a launch line writes for no converter (torchtitan itself would
+    # refuse the name at start-up: no FP8 either way)
+    other = [n for n in converters if n not in _REGISTERED and n.lower() not in _NO_CONVERTER]
     if not other:
         return None
     return Unknown(f"converter {other[0][:60]!r} is not one torchtitan registers (float8, mx, "

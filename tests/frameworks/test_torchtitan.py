@@ -69,6 +69,12 @@ def test_a_fork_converter_is_unknown_not_no(tmp_path: Path, name: str) -> None:
     assert len(values["intent.fp8"].reason) < 300
 
 
+@pytest.mark.parametrize("word", ["none", "None", "[]"])
+def test_a_no_converter_word_is_no_fp8(tmp_path: Path, word: str) -> None:
+    _, values = _derive(tmp_path, HEAD + f'converters = ["{word}"]\n')
+    assert values["intent.fp8"] is False
+
+
 def test_a_fork_converter_named_for_fp8_asks_with_its_recipe_unknown(tmp_path: Path) -> None:
     _, values = _derive(tmp_path, HEAD + 'converters = ["nous_mxfp8_linear"]\n')
     assert values["intent.fp8"] is True
