@@ -370,7 +370,7 @@ def _judge_environment(facts: Facts, options: CheckOptions
     """Packages the job needs but the judged environment lacks become Unknown (their rules are
     undetermined, not passed), and the report learns whether it judged the training environment.
     """
-    from preflight.environment import environment_finding, judge, running_in_ci
+    from preflight.environment import environment_finding, judge, pinned, running_in_ci
     from preflight.probes.packages import normalize
 
     where = f"snapshot {options.snapshot}" if options.snapshot else "this machine"
@@ -380,7 +380,8 @@ def _judge_environment(facts: Facts, options: CheckOptions
     ci = not options.snapshot and running_in_ci(os.environ)
     unknowns, judged = judge(facts, where, planned, ci=ci)
     place = {} if facts.source("host.place") == "assume" else {"host.place": judged.place}
-    facts = facts.merged({**unknowns, **place}, source="environment")
+    pins, pin_prov = pinned(facts, planned)      # the job's own pins (frameworks/nemo_images)
+    facts = facts.merged({**unknowns, **pins, **place}, pin_prov, source="environment")
     return facts, judged, environment_finding(judged, facts)
 
 

@@ -9,7 +9,9 @@ with the training node's versions fired 7 findings. This module tells the two ap
   of each config read, ``intent.backend``, ``intent.distributed``), each with the fact that asks;
 - :func:`judge` finds those absent from the facts, and returns the ``pkg.X.version`` facts to set
   to ``Unknown("not installed here: ...")`` (which makes every rule about them *undetermined*
-  with that reason, no per-rule change) plus an :class:`EnvironmentJudged` record for the report.
+  with that reason, no per-rule change) plus an :class:`EnvironmentJudged` record for the report;
+- :func:`pinned` gives instead the version the job pins in its own files (``config.pins.<dist>``:
+  its container's release notes, a pip pin) for such a package, with the pin's source.
 
 Where the check runs (issue 24 item 2, "no red on a laptop"): one model with three places,
 the fact ``host.place`` (:func:`judge_place`):
@@ -180,6 +182,31 @@ def not_installed_reason(dist: str, where: str) -> str:
             f"it, or --assume pkg.{dist}=VERSION")
 
 
+PINS = "config.pins."
+"""``config.pins.<dist>``: a version the job's own files pin (the NeMo container it names, a
+``pip install X==V`` line; frameworks/nemo_images.py), with the file and line."""
+
+
+def _pins(facts: Mapping[str, Any]) -> dict[str, str]:
+    return {k[len(PINS):]: v for k, v in facts.items()
+            if k.startswith(PINS) and isinstance(v, str) and v}
+
+
+def pinned(facts: Mapping[str, Any], planned: frozenset[str] = frozenset()
+           ) -> tuple[dict[str, str], dict[str, str]]:
+    """``(pkg.X.version -> the job's pin, its provenance)`` for each distribution the judged
+    environment lacks and the user did not plan (``--assume`` wins, then what is installed): the
+    job says what it runs with, so its version rules decide instead of being undetermined."""
+    values: dict[str, str] = {}
+    prov: dict[str, str] = {}
+    for dist, version in _pins(facts).items():
+        if _installed(facts, dist) or dist in planned:
+            continue
+        values[f"pkg.{dist}.version"] = version
+        prov[f"pkg.{dist}.version"] = _source(facts, PINS + dist) or "pinned by the job"
+    return values, prov
+
+
 def running_in_ci(environ: Mapping[str, str]) -> bool:
     """True when a CI system's variable is set (to anything but an empty, ``0`` or ``false``)."""
     return any(environ.get(v, "").strip().lower() not in ("", "0", "false") for v in _CI_VARS)
@@ -208,7 +235,8 @@ def judge(facts: Mapping[str, Any], where: str, planned: frozenset[str] = frozen
     runner (:func:`running_in_ci`; the caller knows whether the facts are this machine's).
     """
     missing = [n for n in needed_packages(facts)
-               if not any(_installed(facts, d) or d in planned for d in n.dists)]
+               if not any(_installed(facts, d) or d in planned or d in _pins(facts)
+                          for d in n.dists)]
     unknowns = {f"pkg.{d}.version": Unknown(not_installed_reason(d, where))
                 for n in missing for d in n.dists}
     # megatron-core / torchtitan / NeMo often run from a source checkout: their absence as a

@@ -1,6 +1,7 @@
 """NVIDIA cloudai (benchmarking harness) test TOMLs: a ``NeMoRun`` test's ``cmd_args`` become
 NeMo-Run overrides of a NeMo 2 recipe, read into the ``config.nemo2.*`` facts :mod:`.nemo2` derives
-(so NeMo 2's and Megatron's rules apply); a test-scenario TOML names its tests.
+(so NeMo 2's and Megatron's rules apply); a test-scenario TOML names its tests, and a
+``[[Tests]]`` entry's own ``cmd_args`` win over its test's, leaf by leaf.
 
 Read at NVIDIA/cloudai v1.3.0 (d80e439d, 2025-07-24):
 
@@ -24,11 +25,14 @@ Other test templates (NcclTest, NeMoLauncher, MegatronRun, ...) are named, not r
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+import re
+from collections import Counter
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from preflight.facts import Unknown
-from preflight.frameworks import cloudai_recipe
+from preflight.findings import Source
+from preflight.frameworks import cloudai_recipe, nemo_images
 from preflight.frameworks._record import Default, Framework
 from preflight.frameworks._view import Derived, IntentOut, View
 from preflight.reading.parse import Parsed
@@ -91,6 +95,11 @@ def read(path: str, parsed: Parsed) -> ReaderOutput:
         else:
             facts.update(got[0])
             prov.update(got[1])
+    # the NeMo container it runs in pins the versions of the stack (frameworks/nemo_images.py)
+    pins = nemo_images.image_facts(cmd.get("docker_image_url"), Source(
+        path, parsed.line_of(("cmd_args", "docker_image_url"))))
+    facts.update(pins[0])
+    prov.update(pins[1])
     strategy = _at(parsed, path, ("cmd_args", "trainer", "strategy"))
     for key, value in _STRATEGY_DEFAULTS.items():
         facts[f"{NEMO}.strategy.{key}"] = value
@@ -109,8 +118,9 @@ def _name(keys: tuple[str, ...]) -> str:
 
 
 def _overrides(path: str, parsed: Parsed, cmd: dict[str, Any], facts: dict[str, Any],
-               prov: dict[str, str]) -> None:
-    """Every leaf of ``cmd_args`` that cloudai passes as ``-y a.b=value`` (None is not passed)."""
+               prov: dict[str, str], at: Callable[[tuple[str, ...]], str] | None = None) -> None:
+    """Every leaf of ``cmd_args`` that cloudai passes as ``-y a.b=value`` (None is not passed);
+    ``at`` gives a leaf's ``file:line`` (a scenario entry's own lines)."""
     todo: list[tuple[Any, tuple[str, ...]]] = [
         (v, (str(k),)) for k, v in cmd.items() if k not in _NOT_ARGS]
     seen = 0
@@ -125,7 +135,7 @@ def _overrides(path: str, parsed: Parsed, cmd: dict[str, Any], facts: dict[str, 
         if isinstance(node, dict):
             todo.extend((v, (*keys, str(k))) for k, v in node.items())
             continue
-        where = _at(parsed, path, ("cmd_args", *keys))
+        where = at(keys) if at is not None else _at(parsed, path, ("cmd_args", *keys))
         name = _name(keys)
         if isinstance(node, list):
             node = _point(keys, node, where)
@@ -165,11 +175,67 @@ def _scenario(path: str, parsed: Parsed, data: dict[str, Any]) -> ReaderOutput:
                 f"found at ../test/{name}.toml: not read"), level="warning", code="reference"))
         else:
             linked.append(link)
+    _entry_overrides(path, parsed, tests if isinstance(tests, list) else [], facts, prov)
     if not linked:
         facts[f"{PREFIX}.tests"] = Unknown("none of the scenario's tests ("
                                            f"{', '.join(names)[:120] or 'none'}) was found")
         prov[f"{PREFIX}.tests"] = prov[f"{PREFIX}.scenario"]
     return ReaderOutput(facts, prov, tuple(problems), tuple(linked))
+
+
+_ENTRY = re.compile(r"^\s*\[\[\s*Tests\s*\]\]")
+
+
+def _entry_at(path: str, parsed: Parsed, index: int) -> Callable[[tuple[str, ...]], str]:
+    """``file:line`` of a leaf of the ``index``-th ``[[Tests]]`` entry: the key's line inside the
+    entry's block (the parser keeps one line per key path, the first entry's), else the entry's
+    header line."""
+    lines = parsed.text.splitlines()
+    starts = [n for n, line in enumerate(lines) if _ENTRY.match(line)]
+    if index >= len(starts):
+        return lambda keys: _at(parsed, path, ("Tests", "cmd_args", *keys))
+    block = range(starts[index], starts[index + 1] if index + 1 < len(starts) else len(lines))
+
+    def at(keys: tuple[str, ...]) -> str:
+        key = re.compile(r"^\s*(?:[\w\"'-]+\s*\.\s*)*[\"']?" + re.escape(keys[-1]) + r"[\"']?\s*=")
+        return f"{path}:{next((n + 1 for n in block if key.match(lines[n])), block.start + 1)}"
+    return at
+
+
+def _entry_overrides(path: str, parsed: Parsed, tests: list[Any], facts: dict[str, Any],
+                     prov: dict[str, str]) -> None:
+    """A ``[[Tests]]`` entry's own ``cmd_args`` over its test's: cloudai deep-merges the entry's
+    fields into the test's (``deep_merge(test_defined, tc_defined)``, the entry's leaves win,
+    tables merge key by key: src/cloudai/test_scenario_parser.py l.228-240, l.252-262 at v1.3.0).
+    The scenario names the test file, so its facts win over the test's (Linked, not overrides).
+    A leaf the scenario's runs set differently (or one run of a test sets and another of the
+    same test does not) is each run's own: Unknown naming the values."""
+    got: dict[str, list[tuple[Any, str, str]]] = {}
+    runs = Counter(t["test_name"] for t in tests[:_MAX_TESTS]
+                   if isinstance(t, dict) and isinstance(t.get("test_name"), str))
+    for index, entry in enumerate(tests[:_MAX_TESTS]):
+        if not isinstance(entry, dict) or not isinstance(entry.get("test_name"), str) or \
+                not isinstance(cmd := entry.get("cmd_args"), dict):
+            continue
+        leaves: dict[str, Any] = {}
+        where: dict[str, str] = {}
+        at = _entry_at(path, parsed, index)
+        _overrides(path, parsed, cmd, leaves, where, at)
+        if isinstance(cmd.get("recipe_name"), str):
+            leaves[f"{NEMO}.recipe"], where[f"{NEMO}.recipe"] = cmd["recipe_name"], \
+                at(("recipe_name",))
+        for name, value in leaves.items():
+            got.setdefault(name, []).append((value, where[name], entry["test_name"]))
+    for name, values in got.items():
+        if not name.startswith(f"{NEMO}."):       # cloudai's own notes (unread_args)
+            facts[name], prov[name] = values[0][0], values[0][1]
+            continue
+        seen = {repr(v)[:40] for v, _, _ in values}
+        every = all(n == runs[t] for t, n in Counter(t for _, _, t in values).items())
+        facts[name], prov[name] = (values[0][0], values[0][1]) if len(seen) == 1 and every \
+            else (Unknown(f"the scenario's runs set {name[len(NEMO) + 1:]} differently "
+                          f"({', '.join(sorted(seen))[:120]}{'' if every else ', or not'}): "
+                          "each run is its own"), values[0][1])
 
 
 def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:

@@ -28,7 +28,7 @@ from typing import Any
 
 from preflight.facts import Unknown
 from preflight.findings import Source
-from preflight.frameworks import mcore_graphs
+from preflight.frameworks import mcore_graphs, nemo_images
 from preflight.frameworks import megatron_bridge_perf as perf
 from preflight.frameworks import megatron_bridge_presets as presets
 from preflight.frameworks import megatron_bridge_train as train
@@ -113,6 +113,11 @@ read_yaml = mcore_graphs.wrapped(read_plain(PREFIX), *_GRAPHS)
 
 
 def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
+    """A Megatron-Bridge launch script, with the versions it pins (its NeMo container)."""
+    return nemo_images.with_pins(path, text, _read_text(path, text, outer))
+
+
+def _read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
     read = find_launch(path, text, SYNTAX, outer)
     slurm: dict[str, tuple[Any, Source]] = {}
     if read.launch is None:

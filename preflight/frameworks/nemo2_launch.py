@@ -17,6 +17,7 @@ import re
 from dataclasses import replace
 from typing import Any
 
+from preflight.frameworks import nemo_images
 from preflight.reading.launch import Out, command_at, find, tokens
 from preflight.reading.refs import named
 from preflight.reading.shellvars import collect_variables, strip_comments, typed
@@ -55,7 +56,8 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
     else:
         out.put(f"{PREFIX}.entry", f"nemo llm {hit.group(2)}", hit.start())
         _cli(out, words, variables)
-    return ReaderOutput(out.facts, out.prov, tuple(out.problems), tuple(out.linked))
+    return nemo_images.with_pins(path, text, ReaderOutput(out.facts, out.prov,
+                                                           tuple(out.problems), tuple(out.linked)))
 
 
 def _cli(out: Out, words: list[tuple[str, int]], variables: dict[str, str]) -> None:

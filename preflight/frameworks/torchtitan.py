@@ -116,6 +116,73 @@ def converter_names(raw: Any) -> list[str]:
     return [str(c) for c in raw] if isinstance(raw, list) else []
 
 
+# The converter names torchtitan registers (register_model_converter): "float8" and "mx" at
+# v0.1.0 (components/quantization/float8.py l.131, mx.py l.96), the quantize.* names at v0.2.2
+# (float8.py l.238-239, mx.py l.171-172). A fork registers its own (a ModelOpt converter, a QAT
+# one, a KV-cache one): a name outside these is read for what it may do, never as "no FP8".
+_REGISTERED = _TT_FP8 | _TT_MX | _TT_NVFP4
+_FORK_FP8 = re.compile(r"float8|fp8|mxfp|nvfp4", re.IGNORECASE)
+_NO_CONVERTER = frozenset({"none", "null", "[]", "false", "off"})
+
+# [quantize.*] settings that ask for FP8 when the TOML names no converter at all: torchtitan
+# builds only the converters of model.converters (protocols/model_converter.py l.60-63 at
+# v0.2.2), which a launch line gives as often as the TOML (docs/float8.md at v0.2.2:
+# `--model.converters="quantize.linear.float8"`), so a recipe chosen in the TOML is the job's
+# request (FP8D-TT-0001 / FP8D-TT-0028 say when it will not apply). Template values are no
+# request: the shipped v0.2.x TOMLs carry the float8 table with all-gather and precompute false
+# and filter_fqns, and grouped-MM tables with fqns = ["experts"], all without a converter.
+_REQUESTS: tuple[tuple[str, str], ...] = (
+    ("quantize.linear.mx.recipe_name", "mx"),
+    ("quantize.linear.mx.mxfp8_dim1_cast_kernel_choice", "mx"),
+    ("quantize.grouped_mm.mx.recipe_name", "mx"),
+    ("quantize.linear.float8.recipe_name", "float8"),
+    ("quantize.linear.float8.enable_fsdp_float8_all_gather", "float8"),
+    ("quantize.linear.float8.precompute_float8_dynamic_scale_for_fsdp", "float8"),
+    ("quantize.linear.float8.emulate", "float8"))
+
+
+def _kind(names: set[str]) -> str:
+    return "mx" if _TT_MX & names else "nvfp4" if _TT_NVFP4 & names else "float8"
+
+
+def _asked(t: View, converters: list[str]) -> tuple[str | None, str]:
+    """Where FP8 is asked (or None) and the converter kind ("float8", "mx", "nvfp4", "fork")."""
+    names = set(converters)
+    if _REGISTERED & names:
+        return t.src("model.converters"), _kind(names)
+    fork = sorted(n for n in names if _FORK_FP8.search(n))
+    if fork:
+        return t.src("model.converters"), "fork"
+    if t.truthy("float8.enable_float8_linear"):      # 2024-07 .. 2025-02 layout
+        return t.src("float8.enable_float8_linear"), "float8"
+    if t.truthy("training.enable_fp8_linear") or t.truthy("training.fp8_linear") or \
+            str(t.get("training.fp8_linear", "")).lower() in {"dynamic", "delayed"}:
+        # before 2024-07-16 (PR #413) `fp8_linear` was a string choice: "" (off) or "dynamic"
+        key = "training.enable_fp8_linear" if t.has("training.enable_fp8_linear") \
+            else "training.fp8_linear"
+        return t.src(key), "float8"
+    if t.has("model.converters") or t.unknown("model.converters"):
+        return None, ""
+    asked = [(key, kind) for key, kind in _REQUESTS if t.has(key) and not t.unknown(key)
+             and t.get(key) not in (None, False, "", [])]
+    if not asked:
+        return None, ""
+    kinds = {kind for _, kind in asked}
+    key = next(k for k, kind in asked if kind == ("mx" if "mx" in kinds else "float8"))
+    return t.src(key), "mx" if "mx" in kinds else "float8"
+
+
+def _fork_converter(converters: list[str]) -> Unknown | None:
+    """A converter name torchtitan does not register: what it does is the fork's code, unknown."""
+    # "none" / "null" / "[]": what a launch line writes for no converter (torchtitan itself would
+    # refuse the name at start-up: no FP8 either way)
+    other = [n for n in converters if n not in _REGISTERED and n.lower() not in _NO_CONVERTER]
+    if not other:
+        return None
+    return Unknown(f"converter {other[0][:60]!r} is not one torchtitan registers (float8, mx, "
+                   "quantize.linear/grouped_mm.float8/mx): a fork's converter may quantize")
+
+
 def _compile(t: View) -> tuple[Any, str]:
     """Whether the model is compiled: ``[compile] enable`` and "model" in ``components``
     (default ["model", "loss"]; v0.2.0 models/llama3/infra/parallelize.py l.94-110), 0.1.x
@@ -170,25 +237,18 @@ def from_torchtitan(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     t = View(f, "torchtitan", prov)
     out = IntentOut()
     converters = converter_names(t.get("model.converters"))
-    fp8_src = None
-    if (_TT_FP8 | _TT_MX | _TT_NVFP4) & set(converters):
-        fp8_src = t.src("model.converters")
-    elif t.truthy("float8.enable_float8_linear"):      # 2024-07 .. 2025-02 layout
-        fp8_src = t.src("float8.enable_float8_linear")
-    elif t.truthy("training.enable_fp8_linear") or t.truthy("training.fp8_linear") or \
-            str(t.get("training.fp8_linear", "")).lower() in {"dynamic", "delayed"}:
-        # before 2024-07-16 (PR #413) `fp8_linear` was a string choice: "" (off) or "dynamic"
-        key = "training.enable_fp8_linear" if t.has("training.enable_fp8_linear") \
-            else "training.fp8_linear"
-        fp8_src = t.src(key)
+    fp8_src, kind = _asked(t, converters)
     out["fp8"] = (fp8_src is not None, fp8_src or t.src("model", "no float8 converter"))
     base = f.get("config.torchtitan.base_config")
     # a config file or registry config not read (or read only as far as one file sets it): what
     # it would decide is not torchtitan's default, it is unknown
     unread = base if isinstance(base, Unknown) else None
+    fork = _fork_converter(converters) if fp8_src is None else None
     if fp8_src is None and t.unknown("model.converters"):
         # e.g. a Python config registry whose configs differ on it: not "no" (issue 22 item 5)
         out["fp8"] = (t.unknown("model.converters"), t.src("model.converters"))
+    elif fork is not None:
+        out["fp8"] = (fork, t.src("model.converters"))
     elif fp8_src is None and isinstance(base, Unknown):
         # a launch line whose --job.config_file was not read: the converters may be there
         out["fp8"] = (base, t.src("base_config"))
@@ -197,9 +257,11 @@ def from_torchtitan(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
         delayed = [k for k in ("float8.scaling_type_input", "float8.scaling_type_weight",
                                "float8.scaling_type_grad_output")
                    if str(t.get(k, "")).lower() == "delayed"]
-        if _TT_MX & set(converters):
+        if kind == "mx":
             out["recipe"] = ("mxfp8", fp8_src)
-        elif _TT_NVFP4 & set(converters):
+        elif kind == "fork":
+            out["recipe"] = (Unknown("a fork's converter: its recipe is its code's"), fp8_src)
+        elif kind == "nvfp4":
             out["recipe"] = ("nvfp4", fp8_src)
         elif delayed:   # 2024 layout: [float8] scaling_type_* = "delayed" (torchao delayed scaling)
             out["recipe"] = ("delayed", t.src(delayed[0]))

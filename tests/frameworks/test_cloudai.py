@@ -173,3 +173,90 @@ def test_hostile_test_toml_gives_a_finding(tmp_path: Path) -> None:
                     "[cmd_args.trainer.plugins]\nfp8 = [[1], {a = 2}]\n")
     intent, _ = _intent(path)
     assert isinstance(intent["fp8"][0], Unknown)
+
+
+SCENARIO_ARGS = """name = "s"
+
+[[Tests]]
+id = "t1"
+test_name = "t"
+num_nodes = "1"
+
+  [Tests.cmd_args]
+  recipe_name = "llama3_8b"
+
+    [Tests.cmd_args.trainer.strategy]
+    tensor_model_parallel_size = 2
+
+    [Tests.cmd_args.trainer.plugins]
+    fp8 = "{fp8}"
+{second}"""
+SECOND = """
+[[Tests]]
+id = "t2"
+test_name = "t"
+
+  [Tests.cmd_args.trainer.plugins]
+  fp8 = "{fp8}"
+"""
+
+
+def _scenario(tmp_path: Path, text: str) -> Path:
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    _test(tmp_path)
+    (tmp_path / "conf/common/test/dse.toml").rename(tmp_path / "conf/common/test/t.toml")
+    scenario = tmp_path / "conf/common/test_scenario/s.toml"
+    scenario.parent.mkdir(parents=True, exist_ok=True)
+    scenario.write_text(text)
+    return scenario
+
+
+def test_scenario_cmd_args_win_over_the_tests(tmp_path: Path) -> None:
+    # cloudai v1.3.0 deep-merges a [[Tests]] entry's cmd_args over its test's: the entry's
+    # leaves win (fp8, tp, recipe), the test's other leaves stay (fp8_params, pp)
+    scenario = _scenario(tmp_path, SCENARIO_ARGS.format(fp8="e4m3", second=""))
+    intent, read = _intent(scenario)
+    assert intent["fp8"][0] is True and intent["format"][0] == "e4m3"
+    assert intent["fp8"][1] == f"{scenario}:15"
+    assert intent["tp"][0] == 2
+    assert read.facts["config.nemo2.recipe"] == "llama3_8b"
+    assert intent["fp8_params"][0] is True                       # the test's, not overridden
+    assert read.facts["config.nemo2.strategy.pipeline_model_parallel_size"] == 8
+
+
+def test_scenario_turning_fp8_off(tmp_path: Path) -> None:
+    scenario = _scenario(tmp_path, SCENARIO_ARGS.format(fp8="", second="").replace(
+        '    fp8 = ""\n', "    fp8_params = false\n"))
+    intent, read = _intent(scenario)
+    assert read.facts["config.nemo2.plugins.fp8_params"] is False
+    assert intent["fp8"][0] is True                             # the test's hybrid stays
+
+
+def test_scenario_runs_that_differ_are_unknown(tmp_path: Path) -> None:
+    # two runs of one test: one overrides fp8 to e4m3, the other to hybrid -> each run is its own
+    text = SCENARIO_ARGS.format(fp8="e4m3", second=SECOND.format(fp8="hybrid"))
+    intent, read = _intent(_scenario(tmp_path, text))
+    assert isinstance(read.facts["config.nemo2.plugins.fp8"], Unknown)
+    assert str(read.provenance["config.nemo2.plugins.fp8"]).endswith("s.toml:15")
+    # the second run names the same value: decided; its line is its own block's
+    text = SCENARIO_ARGS.format(fp8="e4m3", second=SECOND.format(fp8="e4m3"))
+    _, read = _intent(_scenario(tmp_path / "b", text))
+    assert read.facts["config.nemo2.plugins.fp8"] == "e4m3"
+    # a run of the same test that does not override the leaf keeps the test's: Unknown
+    text = SCENARIO_ARGS.format(fp8="e4m3", second='\n[[Tests]]\nid = "t3"\ntest_name = "t"\n')
+    _, read = _intent(_scenario(tmp_path / "c", text))
+    assert isinstance(read.facts["config.nemo2.plugins.fp8"], Unknown)
+
+
+def test_hostile_scenario_cmd_args_are_bounded(tmp_path: Path) -> None:
+    deep = "[Tests.cmd_args." + ".".join(f"k{i}" for i in range(60)) + "]\nx = 1\n"
+    wide = "[Tests.cmd_args.trainer]\n" + "".join(f"a{i} = {i}\n" for i in range(3000))
+    for extra in (deep, wide, '[Tests.cmd_args]\nrecipe_name = [1, {a = 2}]\n'):
+        text = 'name = "s"\n[[Tests]]\nid = "t1"\ntest_name = "t"\n' + extra
+        intent, read = _intent(_scenario(tmp_path / str(len(extra)), text))
+        assert intent["fp8"][0] is True                     # the test's hybrid, still read
+    assert isinstance(read.facts.get("config.nemo2.recipe"), str)   # the test's, not [1, {..}]
+    too_deep = "[Tests.cmd_args." + ".".join(f"k{i}" for i in range(300)) + "]\nx = 1\n"
+    _, read = _intent(_scenario(tmp_path / "deep", 'name = "s"\n[[Tests]]\nid = "t1"\n'
+                                'test_name = "t"\n' + too_deep))
+    assert read.problems                                    # refused with a finding
