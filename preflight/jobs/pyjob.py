@@ -20,6 +20,7 @@ from preflight.reading.parse import MAX_BYTES, ParseError, read_text
 from preflight.reading.pyenviron import Environ
 from preflight.reading.pyenvset import UNSET, left
 from preflight.reading.pyfacts import plain
+from preflight.reading.pyoutside import know
 from preflight.reading.pysource import Module, parse
 from preflight.reading.types import ConfigProblem, Linked, ReaderOutput
 
@@ -44,6 +45,7 @@ def _read(path: str, kind: str | None, explicit: bool, argv: tuple[str, ...] | N
           entry: str | None, environ: Environ | None) -> tuple[str | None, ReaderOutput]:
     from preflight.frameworks import BY_KIND, FRAMEWORKS
 
+    know(name for fw in FRAMEWORKS for name in (fw.kind, *fw.distributions))   # pyoutside
     if path.lower().endswith(NOTEBOOK):
         raise ParseError("a notebook is not read (fp8-doctor reads .py scripts by their syntax "
                          "tree); export it with `jupyter nbconvert --to script` and name the "

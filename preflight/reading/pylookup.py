@@ -2,14 +2,18 @@
 own bindings, then those of the functions it is defined in, then the module's (the binding a use
 sees: the last one before it that runs, :func:`reaching`), a parameter as its calls pass it
 (:mod:`.pycallers`), an import (:mod:`.pyshared`), a builtin; else Unresolved with the reason.
-Each (scope, name, line, depth) is worked out once (:func:`bound`); split from pysource.py."""
+Each (scope, name, line, depth) is worked out once (:func:`bound`); split from pysource.py.
+
+Bindings under conditions the text does not decide (``if c: from a import M`` / ``else: from b
+import M``, ``if c: x = 1`` / ``else: x = 1``) are merged (:func:`merged`): the value every
+branch gives when they agree (Python binds one of them), else Unresolved with the conditions."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
 from preflight.reading import pybuiltins, pyshared
-from preflight.reading.pycallers import apply_sets, parameter
+from preflight.reading.pycallers import _same, apply_sets, parameter
 from preflight.reading.pyscopes import Bind
 from preflight.reading.pyvalues import BUILTINS, MAX_DEPTH, Call, Ref, Unresolved
 
@@ -62,9 +66,11 @@ def bound(module: Module, name: str, binds: list[Bind], scope: Scope, line: int 
     value: Any
     if bind is None and scope.takes(name):
         value = parameter(module, scope, name, depth, line)   # no rebinding of it runs
-    elif not isinstance(bind, Bind):
-        value = bind if isinstance(bind, Unresolved) else \
-            Unresolved(f"{name} is set only in branches that do not run", line)
+    elif isinstance(bind, Unresolved):      # one of several branches' bindings, or not bound
+        value = merged(module, name, binds, scope, line, depth)
+        value = bind if value is NOT_MERGED else value
+    elif bind is None:
+        value = Unresolved(f"{name} is set only in branches that do not run", line)
     elif bind.ref is not None:   # an import in a function, or one pynames.link ordered
         value = module.ref(bind.ref)
     elif bind.value is None:
@@ -97,3 +103,58 @@ def reaching(module: Module, name: str, binds: list[Bind], scope: Scope,
                 f"; otherwise it keeps the value set at line {got.line}"
                 if isinstance(got, Bind) else ""), bind.line)
     return got
+
+
+MAX_BRANCHES = 8
+"""Bindings of one name under conditions the text does not decide that are merged; more stay
+Unresolved."""
+NOT_MERGED = object()
+"""What :func:`merged` gives when the branches do not give one value."""
+
+
+def merged(module: Module, name: str, binds: list[Bind], scope: Scope, line: int | None,
+           depth: int) -> Any:
+    """``name`` at ``line`` where the bindings that may reach it run under conditions the text
+    does not decide: the value they all give when they agree (evaluated each where written),
+    :data:`NOT_MERGED` otherwise. With no binding that surely runs before them, two of them must
+    be the two sides of one ``if`` (else the name may keep a value from elsewhere)."""
+    before = [b for b in binds if line is None or b.line < line or
+              any(g.loop for g in b.guards)]
+    branches: list[Bind] = []
+    based = False
+    for bind in before if scope.takes(name) else before or binds:
+        state = module.runs(bind.guards, scope, depth=depth) if bind.guards else True
+        if state is True:
+            branches, based = [bind], True
+        elif isinstance(state, Unresolved):
+            branches.append(bind)
+        if len(branches) > MAX_BRANCHES:
+            return NOT_MERGED
+    if len(branches) < 2 or not (based or _sides(branches)) or (
+            not based and scope.takes(name)):
+        return NOT_MERGED
+    values: list[Any] = []
+    for bind in branches:
+        if bind.ref is not None:
+            got = module.ref(bind.ref)
+        elif bind.value is not None:
+            got = module.evaluate(bind.value, scope, depth + 1)
+        else:
+            return NOT_MERGED       # unpacked, changed in place, set in a loop: no one value
+        if isinstance(got, Unresolved) or not _same(got, values[0] if values else got):
+            return NOT_MERGED
+        values.append(got)
+    return values[0]
+
+
+def _sides(branches: list[Bind]) -> bool:
+    """Whether two of ``branches`` are bound on the two sides of one ``if`` (the same test)."""
+    seen: dict[tuple[int, int], set[bool]] = {}
+    for bind in branches:
+        for guard in bind.guards:
+            if guard.test is not None:
+                sides = seen.setdefault((guard.line, id(guard.test)), set())
+                sides.add(guard.holds)
+                if len(sides) == 2:
+                    return True
+    return False
