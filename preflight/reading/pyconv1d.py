@@ -26,7 +26,7 @@ from preflight.facts import Unknown
 from preflight.findings import Source
 from preflight.reading.pysource import Call, Module
 
-FACT = "model.hf_conv1d"
+FACT = "hf_model.conv1d"
 """Under ``config.<kind>.``: the Conv1D model class the job builds (a string), or Unknown."""
 
 # transformers v4.57.1: the model classes whose linear projections are pytorch_utils.Conv1D

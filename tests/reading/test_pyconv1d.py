@@ -1,6 +1,6 @@
 """The model a Python job builds is a transformers model with Conv1D projections (GPT-2 and its
 relatives), which accelerate's and torchao's FP8 conversions skip (they swap nn.Linear only):
-``config.<kind>.model.hf_conv1d`` from the script and the job modules it calls into
+``config.<kind>.hf_model.conv1d`` from the script and the job modules it calls into
 (:mod:`preflight.reading.pyconv1d`, session 43 pyfix8 item 5; holdout18 superposition)."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ accelerator = Accelerator(mixed_precision="fp8")
 model = build({arg})
 model, opt = accelerator.prepare(model, opt)
 """
-FACT = "config.accelerate.model.hf_conv1d"
+FACT = "config.accelerate.hf_model.conv1d"
 
 
 def _facts(folder: Path, model_py: str, arg: str = "") -> dict[str, object]:
