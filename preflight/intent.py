@@ -165,6 +165,21 @@ def derive_intent(facts: Mapping[str, Any]) -> tuple[dict[str, Value], dict[str,
     return values, provenance
 
 
+def _replaced(kind: str, per: dict[str, Derived]) -> str | None:
+    """Where another framework's explicit precision replaces ``kind``'s mixed precision, whatever
+    that is (the HF Trainer's ``bf16=True`` rewrites ``ACCELERATE_MIXED_PRECISION``:
+    transformers v4.52.4 src/transformers/training_args.py ``TrainingArguments.__post_init__``,
+    "if training args is specified, it will override the one specified in the accelerate
+    config"), with nothing of ``kind``'s FP8 left (:attr:`Derived.survives_override`); None
+    otherwise."""
+    by_kind = _orders()[0]
+    if kind in per and per[kind].survives_override is not None:
+        return None
+    return next((d.overrides_fp8[1] for k, d in per.items()
+                 if k != kind and kind in by_kind[k].cancels_fp8_of and
+                 d.overrides_fp8 is not None and d.overrides_fp8[0] is True), None)
+
+
 def _stack(kinds: list[str], per: dict[str, Derived], by_kind: Mapping[str, Framework]
            ) -> list[str]:
     """Every framework the job runs on: the kinds read, then what each runs on (its record's
@@ -187,7 +202,17 @@ def _combine_fp8(per: dict[str, Derived], got: dict[str, Sourced]) -> None:
     asking = [(k, fp8[1]) for k, fp8 in stated.items() if fp8[0] is True]
     undecided = [fp8 for fp8 in stated.values() if isinstance(fp8[0], Unknown)]
     if not asking and undecided:
-        got["fp8"] = undecided[0]   # e.g. an accelerate fp8_config whose switch is on the CLI
+        # e.g. an accelerate fp8_config whose switch is on the CLI; one an explicit precision
+        # of another framework replaces whatever it is (TrainingArguments(bf16=True) over
+        # `accelerate launch --mixed_precision "$MP"`) decides nothing
+        unknown = [k for k, fp8 in stated.items() if isinstance(fp8[0], Unknown)]
+        live = [stated[k] for k in unknown if _replaced(k, per) is None]
+        override = _replaced(unknown[0], per)
+        if live or override is None:
+            got["fp8"] = live[0] if live else undecided[0]
+            return
+        got["fp8"] = (False, override)
+        got["fp8_overridden_by"] = (override, override)
         return
     if not asking:
         got["fp8"] = (False, next((fp8[1] for fp8 in stated.values()), NO_FP8_SETTING))

@@ -178,8 +178,8 @@ def from_accelerate(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
                                            a.src("fsdp_config.fsdp_activation_checkpointing"))
     if fp8:
         _accelerate_fp8(a, f, prov, out, str(mp).lower() == "fp8")
-        if str(mp).lower() == "fp8":
-            _kept_backend(a, f, prov, out)
+    if str(mp).lower() == "fp8" or isinstance(out.get("fp8", (None,))[0], Unknown):
+        _kept_backend(a, f, prov, out)      # (an unknown precision may be fp8 with it too)
     return out.build()
 
 
@@ -202,6 +202,8 @@ def _kept_backend(a: View, f: Mapping[str, Any], prov: Mapping[str, str], out: I
     src = a.src("cli.fp8_config.backend", a.src("fp8_config.backend"))
     if raw is None and isinstance(f.get("env.ACCELERATE_FP8_BACKEND"), str):
         raw, src = f["env.ACCELERATE_FP8_BACKEND"], "env.ACCELERATE_FP8_BACKEND"
+    if isinstance(raw, Unknown):
+        out.survives_override = (Unknown(f"the FP8 backend is not known: {raw.reason}"), src)
     if str(raw).upper() != "TE":
         return
     version = f.get("pkg.accelerate.version")

@@ -32,7 +32,12 @@ from preflight.frameworks.accelerate_prepare import known_trainer
 from preflight.reading import launch, launchroot
 from preflight.reading.parse import usable_key
 from preflight.reading.refs import locate
-from preflight.reading.shellvars import collect_variables, expand_flag_names, strip_comments
+from preflight.reading.shellvars import (
+    collect_variables,
+    expand_flag_names,
+    runtime_reason,
+    strip_comments,
+)
 from preflight.reading.types import ReaderOutput
 
 KIND = "accelerate"
@@ -71,6 +76,28 @@ def _acc_name(flag: str) -> str:
     return flag
 
 
+_VARIABLE = re.compile(r"\$(?:\{[^}]*\}?|\w+)")
+
+
+def _expanded(flag: str, value: object) -> object:
+    """``--mixed_precision``'s value, Unknown where it still holds a variable the launch script
+    does not set (``--mixed_precision="${MIXED_PRECISION}"``: the environment the script is
+    started with, an env file the job does not source) or one set at run time
+    (:func:`.shellvars.runtime`); holdout21 crusoe-finetune: the literal ``${MIXED_PRECISION}``
+    was read as a precision accelerate refuses. Other flags keep the text: their derivations
+    read a value that is no size or name as not known, and an Unknown fact as absent."""
+    if not isinstance(value, str) or flag != "mixed_precision":
+        return value
+    why = runtime_reason(value)
+    if why is not None:
+        return Unknown(f"--{flag} is set when the launch script runs: {why}")
+    found = _VARIABLE.search(value)
+    if found is None:
+        return value
+    return Unknown(f"--{flag} {value[:60]!r} takes {found.group(0)[:40]}, which the launch "
+                   "script does not set: its value comes from the environment it is started with")
+
+
 def _prepare(out: launch.Out, script: str, pos: int, args: list[str]) -> None:
     """``accelerator.prepare_apart`` for a script the job does not hold: a public trainer's
     known calls (:data:`.accelerate_prepare.KNOWN_TRAINERS`), else not known (FP8D-ACC-0095)."""
@@ -105,7 +132,7 @@ def read(path: str, text: str, outer: dict[str, str] | None = None) -> ReaderOut
     out.put(f"config.{KIND}.cli.launch", True, match.start())
     found, stop = launch.flags(words, _BARE, stop_at_positional=True)
     for flag, raw, pos in found:
-        value = launch.value(raw, variables)
+        value = _expanded(flag, launch.value(raw, variables))
         if flag == "config_file":
             out.link(value, KIND, pos, "--config_file", own=True)
         elif flag in _DIST:

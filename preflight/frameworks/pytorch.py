@@ -31,6 +31,7 @@ from preflight.facts import Unknown
 from preflight.frameworks._record import Default, Framework
 from preflight.frameworks._view import Derived, IntentOut, View
 from preflight.frameworks.pytorch_loop import HINT, training_step
+from preflight.frameworks.pytorch_loop_eval import training_side
 from preflight.frameworks.pytorch_own import own_fp8
 from preflight.frameworks.pytorch_te import (
     dims_align,
@@ -86,6 +87,9 @@ def read_python(module: Module) -> ReaderOutput:
                (("te.autocast", ("autocast", "fp8_autocast")),
                 ("te.model_init", ("quantized_model_init", "fp8_model_init")))}
     for what, made in regions.items():
+        # an autocast in evaluation code beside the training step's: the step decides
+        made = training_side(out.module, made, {id(c): c.line if c.path is None else None
+                                                for c in made})
         # `with te.autocast(enabled=False):` inside the FP8 region keeps that part in high
         # precision (autocasts nest: transformer_engine/pytorch/quantization.py at v2.18): where
         # the file also opens an FP8 one, those are exclusions, not a second setting

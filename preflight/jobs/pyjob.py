@@ -17,9 +17,12 @@ from preflight.jobs.pyimports import SYS_PATH, conditional, imports_job_module, 
 from preflight.jobs.pynames import link
 from preflight.reading.launchenv import Given
 from preflight.reading.parse import MAX_BYTES, ParseError, read_text
+from preflight.reading.pyconv1d import FACT as CONV1D
+from preflight.reading.pyconv1d import conv1d_model
 from preflight.reading.pyenviron import Environ
 from preflight.reading.pyenvset import UNSET, left
 from preflight.reading.pyfacts import plain
+from preflight.reading.pyoutside import know
 from preflight.reading.pysource import Module, parse
 from preflight.reading.types import ConfigProblem, Linked, ReaderOutput
 
@@ -44,6 +47,7 @@ def _read(path: str, kind: str | None, explicit: bool, argv: tuple[str, ...] | N
           entry: str | None, environ: Environ | None) -> tuple[str | None, ReaderOutput]:
     from preflight.frameworks import BY_KIND, FRAMEWORKS
 
+    know(name for fw in FRAMEWORKS for name in (fw.kind, *fw.distributions))   # pyoutside
     if path.lower().endswith(NOTEBOOK):
         raise ParseError("a notebook is not read (fp8-doctor reads .py scripts by their syntax "
                          "tree); export it with `jupyter nbconvert --to script` and name the "
@@ -67,7 +71,12 @@ def _read(path: str, kind: str | None, explicit: bool, argv: tuple[str, ...] | N
     _, out = _frameworks(module, hinted, text)
     facts, prov = dict(out.facts), dict(out.provenance)
     problems, linked = list(out.problems), list(out.linked)
-    for helper in read_helpers(module, lambda m, t: _frameworks(m, readers, t)):
+    modules = [module]      # the script and the job modules it calls into: pyconv1d
+
+    def one(helper: Module, text: str) -> tuple[str | None, ReaderOutput]:
+        modules.append(helper)
+        return _frameworks(helper, readers, text)
+    for helper in read_helpers(module, one):
         if helper.broken:
             problems.extend(helper.out.problems)
             continue
@@ -89,6 +98,9 @@ def _read(path: str, kind: str | None, explicit: bool, argv: tuple[str, ...] | N
             return None, ReaderOutput(problems=tuple(problems))
         raise ParseError(nothing_found(readers), code="not_a_config", level="warning",
                          fix=NOTHING_FIX)
+    conv1d = conv1d_model(modules)
+    if conv1d is not None and f"config.{got}.{CONV1D}" not in facts:
+        facts[f"config.{got}.{CONV1D}"], prov[f"config.{got}.{CONV1D}"] = conv1d
     return got, ReaderOutput(facts, prov, tuple(problems), tuple(linked))
 
 

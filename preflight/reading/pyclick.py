@@ -44,7 +44,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from preflight.reading import pysig
-from preflight.reading.pyvalues import Arg, Call, Ref, Unresolved
+from preflight.reading.pyoption import Arg
+from preflight.reading.pyvalues import Call, Ref, Unresolved
 
 if TYPE_CHECKING:
     from preflight.reading.pyscopes import Scope

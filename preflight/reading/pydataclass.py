@@ -36,7 +36,8 @@ from preflight.base.digits import ascii_int
 from preflight.reading import pyclick, pyenviron
 from preflight.reading.pycallers import reached
 from preflight.reading.pyguards import truth
-from preflight.reading.pyvalues import Call, Ref, Unresolved, option_value
+from preflight.reading.pyoption import option_value
+from preflight.reading.pyvalues import Call, Ref, Unresolved
 
 if TYPE_CHECKING:
     from preflight.reading.pysource import Module

@@ -22,6 +22,7 @@ from preflight.facts import Unknown
 from preflight.findings import Source
 from preflight.reading.parse import MAX_FACTS_PER_FILE, usable_key
 from preflight.reading.pyenviron import EnvStr
+from preflight.reading.pyoutside import why as why_outside
 from preflight.reading.pyownfp8 import FP8_CALL, reaches
 from preflight.reading.pyscopes import Scope
 from preflight.reading.pysource import Call, Module, Ref, Unresolved
@@ -43,11 +44,13 @@ was read as FP8 "no")."""
 
 def plain(value: Any, depth: int = 0) -> Any:
     """A value as a fact holds it: literals as they are, an imported name as its dotted name
-    (``torch.bfloat16``), what the text does not give as ``Unknown`` with the reason."""
+    (``torch.bfloat16``; a constant of a module outside the job is Unknown, :mod:`.pyoutside`),
+    what the text does not give as ``Unknown`` with the reason."""
     if isinstance(value, Unresolved):
         return Unknown(value.reason)
-    if isinstance(value, Ref):
-        return value.name
+    if isinstance(value, Ref):      # a constant of a module outside the job: pyoutside
+        outside = why_outside(value)
+        return value.name if outside is None else Unknown(outside)
     if isinstance(value, Call):
         return Unknown(f"a {value.name or 'computed'}() object built when the script runs")
     if isinstance(value, (list, frozenset)):    # a set (reading/pybuiltins.py) as a list

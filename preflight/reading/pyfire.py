@@ -49,8 +49,9 @@ import shlex
 from typing import TYPE_CHECKING, Any
 
 from preflight.reading.pyjsonarg import MAX_WORDS, _dead, _fields, _unescape
+from preflight.reading.pyoption import late_word
 from preflight.reading.pyrebound import rebound
-from preflight.reading.pyvalues import Ref, Unresolved, _late
+from preflight.reading.pyvalues import Ref, Unresolved
 
 if TYPE_CHECKING:
     from preflight.reading.pyscopes import Scope
@@ -185,7 +186,7 @@ def received(module: Module, scope: Scope, name: str, depth: int = 0) -> Any:
     words = list(fire.argv)
     if len(words) > MAX_WORDS:
         return Unresolved(f"{label}: a launch line of more than {MAX_WORDS} words")
-    late = next((w for w in words if _late(w)), None)
+    late = next((w for w in words if late_word(w)), None)
     if late is not None:
         return Unresolved(f"{label} may be given by {late[:60]!r} on the launch line, which is "
                           "known only when it runs")

@@ -29,6 +29,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from preflight.reading.pyoutside import why as why_outside
 from preflight.reading.pyvalues import Call, Unresolved
 
 __all__ = ["Guard", "boolop", "compare", "decide", "text", "truth"]
@@ -93,8 +94,8 @@ def decide(guards: Sequence[Guard], evaluate: Evaluate, calls: bool) -> bool | U
 
 def _undecided(guard: Guard, got: Any) -> str:
     assert guard.test is not None
-    why = got.reason if isinstance(got, Unresolved) else "its value is known only when the " \
-        "script runs"
+    why = got.reason if isinstance(got, Unresolved) else why_outside(got) or \
+        "its value is known only when the script runs"
     where = (f"after `if {text(guard.test)}: return` (line {guard.line})" if guard.returns else
              f"under `if {text(guard.test)}` (line {guard.line})" if guard.holds else
              f"in the else branch of `if {text(guard.test)}` (line {guard.line})")
@@ -141,9 +142,10 @@ def compare(ops: Sequence[ast.cmpop], values: Sequence[Any], line: int | None) -
         return isinstance(ops[0], ast.IsNot)
     if not all(plain(v) for v in values):
         bad = next((v for v in values if isinstance(v, Unresolved)), None)
+        outside = next((w for w in map(why_outside, values) if w), None)
         return bad if bad is not None else Unresolved(
-            "compares a value the text does not give (an imported name or a call's result)",
-            line)
+            outside or "compares a value the text does not give (an imported name or a call's "
+            "result)", line)
     for op, left, right in zip(ops, values, values[1:]):
         try:
             result = _compare(op, left, right)
@@ -205,7 +207,8 @@ def boolop(node: ast.BoolOp, evaluate: Evaluate) -> Any:
         known = truth(value)
         if known is None:
             open_ = open_ or (value if isinstance(value, Unresolved) else Unresolved(
-                f"`{text(operand)}` is known only when the script runs", node.lineno))
+                why_outside(value) or f"`{text(operand)}` is known only when the script runs",
+                node.lineno))
             continue
         if known != is_and:      # False ends an `and`, True ends an `or`
             if open_ is None:

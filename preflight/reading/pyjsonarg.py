@@ -49,7 +49,8 @@ import re
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from preflight.reading.pyvalues import MAX_DEPTH, Ref, Unresolved, _late
+from preflight.reading.pyoption import late_word
+from preflight.reading.pyvalues import MAX_DEPTH, Ref, Unresolved
 
 if TYPE_CHECKING:
     from preflight.reading.pyscopes import Scope
@@ -265,7 +266,7 @@ def _parse(words: tuple[str, ...], options: dict[str, Any], label: str,
     while i < len(words):
         word = words[i]
         i += 1
-        if _late(word):
+        if late_word(word):
             return Unresolved(f"{label} may be given by {word[:60]!r} on the launch line, "
                               "which is known only when it runs")
         if word == "--":
@@ -290,7 +291,7 @@ def _parse(words: tuple[str, ...], options: dict[str, Any], label: str,
             got = {k: Unresolved(f"{label}: --config {value} may set it") for k in options}
             continue
         got[match[0]] = Unresolved(f"{label}: --{flag} {value[:60]!r} is known only when the "
-                                   "line runs") if _late(value) else value
+                                   "line runs") if late_word(value) else value
     return got
 
 

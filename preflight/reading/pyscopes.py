@@ -77,8 +77,15 @@ class Layout:
         for local, bind in self._top_imports:
             kinds.setdefault(local, set()).add(bind.ref is not None and
                                                not bind.ref.startswith("__main__."))
+        # `if c: from a import M` / `else: from b import M` (pyfix8): each branch's import is a
+        # binding under its condition, merged where the value is looked up (pylookup)
+        refs: dict[str, set[str | None]] = {}
         for local, bind in self._top_imports:
-            if len(kinds[local]) > 1 or local in self.module.binds:
+            refs.setdefault(local, set()).add(bind.ref)
+        branched = {local for local, bind in self._top_imports
+                    if bind.guards and len(refs[local]) > 1}
+        for local, bind in self._top_imports:
+            if len(kinds[local]) > 1 or local in self.module.binds or local in branched:
                 binds = self.module.binds.setdefault(local, [])
                 binds.append(bind)
                 binds.sort(key=lambda b: b.line)

@@ -41,19 +41,18 @@ from preflight.reading import (
     pycallers,
     pyenviron,
     pyforeign,
+    pylookup,
     pyloopstep,
     pyprops,
-    pyshared,
 )
 from preflight.reading.parse import ParseError
 from preflight.reading.pybuiltins import NOTHING, binop
-from preflight.reading.pycallers import apply_sets, call_sites, inline, never_called, parameter
+from preflight.reading.pycallers import apply_sets, call_sites, inline, never_called
 from preflight.reading.pyguards import Guards, boolop, compare, decide, truth
+from preflight.reading.pyoption import Arg, option_of, option_value
 from preflight.reading.pyscopes import Bind, Layout, Scope
 from preflight.reading.pyvalues import (
-    BUILTINS,
     MAX_DEPTH,
-    Arg,
     Call,
     Ref,
     Unresolved,
@@ -63,8 +62,6 @@ from preflight.reading.pyvalues import (
     fstring,
     keyword_once,
     number,
-    option_of,
-    option_value,
 )
 
 __all__ = ["MAX_BYTES", "Call", "Module", "Ref", "Unresolved", "parse"]
@@ -208,7 +205,7 @@ class Module(Layout):
         return tuple(out)
 
     def option(self, dest: str) -> Any:
-        """An argparse option's value (:func:`.pyvalues.option_value`)."""
+        """An argparse option's value (:func:`.pyoption.option_value`)."""
         longs = (f for a in self.options.values() for f in a.flags if f.startswith("--"))
         return option_value(self.options.get(dest), dest, self.argv, self.path, longs)
 
@@ -268,81 +265,15 @@ class Module(Layout):
         return got if got is not NOTHING else pycallables.other(node, scope, line)  # a lambda
 
     def _name(self, name: str, scope: Scope, depth: int, line: int | None) -> Any:
-        # the function's own names, then those of the functions it is defined in (a closure:
-        # their values once they have run), then the module's
-        chain, outer = [scope], scope.parent
-        while outer is not None and len(chain) < MAX_DEPTH:
-            chain.append(outer)
-            outer = outer.parent
-        if scope is not self.module:
-            chain.append(self.module)
-        if (id(scope), name) in self.looped_names:   # a comprehension's variable: pybuiltins
-            return self.looped_names[(id(scope), name)]
-        for where in chain:
-            at = line if where is scope else None
-            if where is self.module and where is not scope and name in self.shared:
-                return self.shared[name]
-            binds = where.binds.get(name)
-            if binds:
-                return self._bound(name, binds, where, at, depth)
-            if where.takes(name) or (where is scope and name in scope.values):
-                return parameter(self, where, name, depth, at)
-        if name in self.imports:
-            return pyshared.imported(self, name, scope, line, depth)
-        if name in BUILTINS:
-            return Ref(f"builtins.{name}")
-        if name in self.functions or name in self.classes:
-            return Ref(f"__main__.{name}")
-        return Unresolved(f"{name} is not defined in this file", line)
+        return pylookup.name_value(self, name, scope, depth, line)
 
     def _bound(self, name: str, binds: list[Bind], scope: Scope, line: int | None,
                depth: int) -> Any:
-        """The value of ``name`` at ``line``; each (scope, name, line, depth) is worked out once
-        (a chain of names that use each other twice would otherwise cost 2**depth; the depth is
-        in the key because a value cut short by :data:`MAX_DEPTH` must not be reused nearer
-        the top)."""
-        key = (id(scope), name, line, depth)
-        if key in self._memo:
-            return self._memo[key][1]
-        self._memo[key] = (scope, Unresolved(f"{name} depends on itself", line))
-        bind = self._reaching(name, binds, scope, line, depth)
-        value: Any
-        if bind is None and scope.takes(name):
-            value = parameter(self, scope, name, depth, line)   # no rebinding of it runs
-        elif not isinstance(bind, Bind):
-            value = bind if isinstance(bind, Unresolved) else \
-                Unresolved(f"{name} is set only in branches that do not run", line)
-        elif bind.ref is not None:   # an import in a function, or one pynames.link ordered
-            value = self.ref(bind.ref)
-        elif bind.value is None:
-            value = pybuiltins.grown(self, name, binds, scope, bind, depth) \
-                if bind.aug is not None else Unresolved(bind.why, line)
-        else:
-            value = self.evaluate(bind.value, scope, depth + 1)
-        if isinstance(value, Call):
-            value = self._weights.bounded(apply_sets(self, value, scope, name, depth, line), line)
-        self._memo[key] = (scope, value)
-        return value
+        return pylookup.bound(self, name, binds, scope, line, depth)
 
     def _reaching(self, name: str, binds: list[Bind], scope: Scope,
                   line: int | None, depth: int) -> Bind | Unresolved | None:
-        """The binding of ``name`` a use at ``line`` sees: the last one before it that runs
-        (in order; one inside a loop may come from a later line), Unresolved when a binding
-        under a condition the text does not decide may replace it, None when none runs.
-        ``line`` None (a use from another scope): the value once the scope has run."""
-        before = [b for b in binds if line is None or b.line < line or
-                  any(g.loop for g in b.guards)]
-        got: Bind | Unresolved | None = None
-        # a parameter rebound later (`if x == "a": x = A()`) is the parameter before that
-        for bind in before if scope.takes(name) else before or binds:
-            state = self.runs(bind.guards, scope, depth=depth) if bind.guards else True
-            if state is True:
-                got = bind
-            elif isinstance(state, Unresolved):
-                got = Unresolved(f"{name} is {state.reason}" + (
-                    f"; otherwise it keeps the value set at line {got.line}"
-                    if isinstance(got, Bind) else ""), bind.line)
-        return got
+        return pylookup.reaching(self, name, binds, scope, line, depth)
 
     def _attribute(self, node: ast.Attribute, scope: Scope, depth: int) -> Any:
         return pyprops.attribute(self, node, scope, depth)

@@ -68,7 +68,7 @@ T = "torchrun --standalone --nproc_per_node=8 -m scripts.base_train -- "
 ])
 def test_a_word_only_the_run_knows_may_give_the_flag(tmp_path: Path, lines: str) -> None:
     # redteam8: argparse got the word's text ('${USE:+--fp8}'), no flag: FP8 "no"; any flag may
-    # come from such a word, so the option is Unknown (pyvalues.option_value)
+    # come from such a word, so the option is Unknown (pyoption.option_value)
     got = _fp8(write(tmp_path), lines)
     assert isinstance(got, Unknown) and "known only when it runs" in got.reason
 
