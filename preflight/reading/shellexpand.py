@@ -85,6 +85,9 @@ class _Eval(Positional, Maybe, Decide):
         self.chains: dict[int, tuple[int, set[bool | None]]] = {}   # (earlier)
         self.params = Params.of(self.outer)         # $1, "$@" (reading/shellargs.py)
         self.files = Files()    # what the script wrote so far, what it exports (shellfiles)
+        # `$PWD` / `$(pwd)` in the script's own words: the folder its statement runs in
+        # (reading/shellpwd.py; None: a run-time value, as in a `bash -c` string)
+        self.pwd: Callable[[int], list[Field]] | None = None
 
     def step(self, st: Statement) -> list[Field] | None:
         """One statement of a walk in order: None where it runs no command here (a branch not
@@ -113,6 +116,9 @@ class _Eval(Positional, Maybe, Decide):
 
     def lookup(self, part: Part, branch: tuple[int, ...]) -> list[Field]:
         value = self.env.get(part.text)
+        if value is None and part.text == "PWD" and self.pwd is not None and \
+                "PWD" not in self.outer:
+            value = self.pwd(self.remap(part.offset))
         if value is None and part.text in self.outer:
             why = runtime_reason(self.outer[part.text])
             value = [[Seg(self.outer[part.text], part.offset, ()) if why is None else
@@ -228,11 +234,15 @@ class _Eval(Positional, Maybe, Decide):
 
 
 def launch_args(split: Split, is_entry: Callable[[str], bool],
-                outer: dict[str, str] | None = None) -> Launch | None:
+                outer: dict[str, str] | None = None,
+                pwd: Callable[[int], list[Field]] | None = None) -> Launch | None:
     """The first command whose words include an entry point ``is_entry`` accepts, expanded
-    (``outer``: variables the scripts it sources set). Raises :class:`TooLarge` when the
-    script's variables expand beyond the budget."""
-    return next(_launches(split, is_entry, _Eval(outer), (), 0), None)
+    (``outer``: variables the scripts it sources set; ``pwd``: ``$PWD`` at an offset, from the
+    walk of :mod:`.shellcalls`). Raises :class:`TooLarge` when the script's variables expand
+    beyond the budget."""
+    ev = _Eval(outer)
+    ev.pwd = pwd
+    return next(_launches(split, is_entry, ev, (), 0), None)
 
 
 def launches(split: Split, is_entry: Callable[[str], bool], outer: dict[str, str] | None = None,
