@@ -270,10 +270,12 @@ def _launches(split: Split, is_entry: Callable[[str], bool], ev: _Eval,
         if inner is not None or wrote is not None:
             run = inner or wrote
             assert run is not None
-            text, remap = _flatten(run[1])
             # a file the script wrote runs in a new shell: its exported variables only
+            script, env = (run[1], dict(ev.env)) if inner else \
+                environment(ev.files, ev.env, run[1])
+            text, remap = _flatten(script)
             child = _Eval(ev.outer if inner else {}, remap)
-            child.env = dict(ev.env) if inner else environment(ev.files, ev.env)
+            child.env = env
             child.spent, child.runs = ev.spent, ev.runs
             child.files = ev.files if inner else Files(ev.files.held)
             ev.share(child)

@@ -22,13 +22,16 @@ write, is not followed: what it holds is not known here.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass, field, replace
 
 from preflight.reading.shellfields import join
 from preflight.reading.shelltypes import Field, Seg, Statement
 from preflight.reading.shellwrites import command_writes
 
-SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
+SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "sbatch"})
+"""Commands that run a script file named after their options (``sbatch F``: bash runs F on a
+node, man sbatch)."""
 MAX_FILES = 64
 """Files remembered per script (a real one writes a handful)."""
 
@@ -133,9 +136,53 @@ def ran(files: Files, fields: list[Field]) -> tuple[int, Field] | None:
     return None
 
 
-def environment(files: Files, env: dict[str, list[Field]]) -> dict[str, list[Field]]:
-    """What a script run by a new shell sees of the writer's variables: the exported ones."""
-    return {k: v for k, v in env.items() if k in files.exported}
+def environment(files: Files, env: dict[str, list[Field]], content: Field
+                ) -> tuple[Field, dict[str, list[Field]]]:
+    """What a script run by a new shell sees of the writer's variables (the exported ones),
+    and its text with each piece the write left unknown (``$X`` from the environment, a
+    ``$(...)``) sealed as a name of its own holding that piece: split again, it stays the
+    unknown value it was when written, never what the writer or the environment sets later
+    (``echo "... $A" > f; A=1; export A; bash f`` is no ``1``)."""
+    seen = {k: v for k, v in env.items() if k in files.exported}
+    out: Field = []
+    for n, seg in enumerate(content):
+        if seg.opaque is None or n >= 4096:
+            out.append(seg)
+            continue
+        name = f"_fp8d_written_{n}"
+        seen[name] = [[seg]]
+        out.append(replace(seg, text="${" + name + "}"))
+    return out, seen
 
 
-__all__ = ["SHELLS", "Files", "environment", "note", "ran"]
+_CAT = re.compile(r"[ \t]*(?:(?:then|do|else)[ \t]+)?cat(?:[ \t]+(>>?)[ \t]*([^\s<>;&|()]+))?[ \t]*")
+_TEE = re.compile(r"[ \t]*(?:(?:then|do|else)[ \t]+)?tee[ \t]+(?:(-a)[ \t]+)?([^\s<>;&|()-][^\s<>;&|()]*)"
+                  r"(?:[ \t]*>[ \t]*/dev/null)?[ \t]*")
+_AFTER = re.compile(r"[ \t]*(?:(>>?)[ \t]*([^\s<>;&|()]+))?[ \t]*")
+MAX_LOOK = 262144
+"""Characters after a here-document searched for the command that runs the file it writes."""
+
+
+def written_script(last: str, after: str, text: str, end: int) -> str | None:
+    """``cat > F <<EOF`` / ``cat <<EOF > F`` / ``tee F <<EOF`` (``last``: the command before the
+    operator on its line, ``after``: the rest of that line) whose F a later command of
+    ``text`` (from ``end``) runs as a script (``bash F``, ``srun sh F``, ``sbatch F``,
+    ``./F``): F as written; None: another here-document. Its body is then a script that runs
+    (kept for the readers, as ``sbatch <<EOF`` bodies are), never config text."""
+    cat, tee, rest = _CAT.fullmatch(last), _TEE.fullmatch(last), _AFTER.fullmatch(after)
+    if rest is None or (cat is None and tee is None):
+        return None
+    named = [t for t in ((cat.group(2) if cat else None), tee.group(2) if tee else None,
+                         rest.group(2)) if t]
+    if len(named) != 1 or (tee is not None and rest.group(2) and rest.group(2) != "/dev/null"):
+        return None
+    target = named[0].strip("\"'")
+    if not target or target == "/dev/null" or "`" in target or "$(" in target:
+        return None
+    name = re.escape(target.removeprefix("./"))
+    runs = re.compile(r"(?:^|[\s;&|(])(?:(?:bash|sh|zsh|dash|ksh|sbatch)(?:[ \t]+-[^\s;&|]*)*"
+                      r"[ \t]+[\"']?(?:\./)?" + name + r"|\./" + name + r")[\"']?(?=[\s;&|)]|\Z)")
+    return target if runs.search(text, max(end - 1, 0), end + MAX_LOOK) else None
+
+
+__all__ = ["SHELLS", "Files", "environment", "note", "ran", "written_script"]

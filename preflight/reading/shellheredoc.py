@@ -35,6 +35,7 @@ import re
 from dataclasses import dataclass
 
 from preflight.reading.shell import HereDoc, heredocs, operator_end
+from preflight.reading.shellfiles import written_script
 from preflight.reading.shellquote import QuoteScanner, here_chars
 from preflight.reading.shellread import ReadSpec, read_spec, read_value
 from preflight.reading.shellread import read_words as _words
@@ -96,6 +97,10 @@ def taken(text: str, doc: HereDoc) -> Taken | None:
         spec = read_spec(words) if words is not None else \
             ReadSpec((), why="read's arguments are not followed here")
         return Taken(doc, "read", spec=spec)
+    after = text[operator_end(text, doc.at) or doc.at:text.find("\n", doc.at) % (len(text) + 1)]
+    file = written_script(last, after, text, doc.end) if doc.closed else None
+    if file is not None:
+        return Taken(doc, "file", name=file)     # `cat > f.sh <<EOF` ... `bash f.sh`
     m = _RUN.fullmatch(last)
     if m is not None and not (m.group(1) in SHELLS and ("$" in m.group(2) or any(
             "c" in opt[1:] for opt in m.group(2).split() if not opt.startswith("--")))):
@@ -208,6 +213,7 @@ class HereValues(QuoteScanner):
         return sub.cur
 
     reading: Taken | None
+    targets: list[tuple[Word, bool]]
 
     def take(self, words: list[Word], branch: tuple[int, ...]) -> bool:
         """The statement ``words`` whose here-document is used (:attr:`reading`): made into
@@ -218,6 +224,8 @@ class HereValues(QuoteScanner):
             self.read_into(doc, words[0][0].offset, branch)
         elif doc is not None and doc.how == "run" and doc.name in first:   # (nohup / exec)
             self.run_into(doc, words, branch)
+        elif doc is not None and doc.how == "file" and first[0] in ("cat", "tee"):
+            self.file_into(doc, words, branch)
         else:
             return False
         return True
@@ -232,6 +240,19 @@ class HereValues(QuoteScanner):
         run = [*words, *((shell,) if shell else ()), (Part("-c", at),), body]
         self.out.statements.append(Statement(tuple(run), at, branch,
                                              subshell=tuple(self.subshell)))
+
+    def file_into(self, got: Taken, words: list[Word], branch: tuple[int, ...]) -> None:
+        """``cat > F <<EOF`` / ``tee [-a] F <<EOF`` of a script the job runs later: written as
+        ``printf '%s' BODY > F`` writes it, the body expanded as the here-document expands it
+        (:mod:`.shellfiles` follows the run)."""
+        at = words[0][0].offset
+        body = tuple(self.here_parts(got.doc)) or (Part("", at, quoted=True),)
+        tee = [w for w in words[1:] if _plain(w) != "-a"] if _plain(words[0]) == "tee" else []
+        writes = tuple((w, any(_plain(o) == "-a" for o in words[1:])) for w in tee) \
+            if tee else tuple(self.targets)
+        self.out.statements.append(Statement(
+            ((Part("printf", at),), (Part("%s", at, quoted=True),), body), at, branch,
+            subshell=tuple(self.subshell), writes=writes))
 
     def read_into(self, got: Taken, at: int, branch: tuple[int, ...]) -> None:
         """``read [-r] [-d ''] NAME <<EOF``: NAME is set to the body as ``read`` takes it."""

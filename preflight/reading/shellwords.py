@@ -247,7 +247,7 @@ class _Lexer(Statements):
             self.heredocs.append(doc)
             self.end_word()
             got = taken(self.text, doc) if self.i in self.takeable else None
-            if got is not None and got.how in ("read", "run"):
+            if got is not None and got.how in ("read", "run", "file"):
                 self.reading = got
             self.i = end
             return

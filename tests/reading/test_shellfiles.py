@@ -10,6 +10,7 @@ import re
 import pytest
 
 from preflight.reading.shellexpand import Launch, launch_args, launches
+from preflight.reading.shellheredoc import kept_text
 from preflight.reading.shellwords import split
 from tests.cputime import cpu_seconds
 
@@ -102,3 +103,45 @@ def test_a_script_that_runs_itself_is_bounded() -> None:
     before = cpu_seconds()
     assert launches(split(text), lambda w: bool(ENTRY.search(w))) == []
     assert cpu_seconds() - before < 20      # ~0.05 s quiet
+
+
+@pytest.mark.parametrize("text, want", [
+    ('V="python train.py --fp8 e4m3"\ncat > f.sh <<EOF\n$V\nEOF\nbash f.sh\n', ["--fp8", "e4m3"]),
+    ("cat <<EOF > run/f.sh\npython train.py --fp8 1\nEOF\nsrun bash run/f.sh\n", ["--fp8", "1"]),
+    ("cat > job.sbatch <<EOF\n#SBATCH -N 2\npython train.py --fp8 1\nEOF\nsbatch job.sbatch\n",
+     ["--fp8", "1"]),
+    ("tee f.sh > /dev/null <<EOF\npython train.py --fp8 1\nEOF\nchmod +x f.sh\n./f.sh\n",
+     ["--fp8", "1"]),
+    # quoted delimiter: `$A` kept as written, and only an exported A reaches the new shell
+    ("export A=x\ncat > f.sh <<'EOF'\npython train.py --fp8 $A\nEOF\nbash f.sh\n", ["--fp8", "x"]),
+])
+def test_a_here_document_written_to_a_file_that_runs(text: str, want: list[str]) -> None:
+    assert _args(kept_text(text)) == want
+
+
+@pytest.mark.parametrize("text", [
+    "A=x\ncat > f.sh <<'EOF'\npython train.py --fp8 $A\nEOF\nbash f.sh\n",   # not exported
+    "cat <<EOF > f.sh\npython train.py --fp8 $A\nEOF\nexport A=1\nbash f.sh\n",  # unset when written
+    'echo "python train.py --fp8 $A" > f\nexport A=1\nbash f\n',
+])
+def test_what_was_unknown_when_written_stays_unknown(text: str) -> None:
+    launch = _launch(kept_text(text))
+    assert launch is not None and launch.args[1].opaque is not None
+
+
+@pytest.mark.parametrize("text", [
+    "cat > cfg.yaml <<EOF\npython train.py --fp8 1\nEOF\ncat cfg.yaml\n",     # never run
+    "cat > f.sh <<EOF\npython train.py --fp8 1\nEOF\n",
+    "cat > f.sh <<EOF\npython train.py --fp8 1\n",                            # never closed
+    "cat > $(mktemp) <<EOF\npython train.py --fp8 1\nEOF\nbash f.sh\n",
+])
+def test_a_here_document_no_command_runs_stays_text(text: str) -> None:
+    assert _launch(kept_text(text)) is None
+
+
+def test_many_written_files_stay_bounded() -> None:
+    text = "".join(f"cat > f{n}.sh <<EOF\nbash f{n + 1}.sh\nEOF\n" for n in range(300)) + \
+        "bash f0.sh\n" + "".join(f"bash f{n}.sh\n" for n in range(300))
+    before = cpu_seconds()
+    assert launches(split(kept_text(text)), lambda w: bool(ENTRY.search(w))) == []
+    assert cpu_seconds() - before < 40      # ~1 s quiet
