@@ -116,8 +116,8 @@ def ran(files: Files, fields: list[Field]) -> tuple[int, Field] | None:
     """``bash FILE``, ``sh -e FILE``, ``./FILE`` (after wrappers: ``torchrun --no-python bash
     FILE``, ``srun ./FILE``) of a file the script wrote with known text: (index of FILE, the
     text). None: no such run, or what the file holds is not known."""
-    if not files.held:
-        return None
+    if not files.held or (fields and _text(fields[0]) in (".", "source")):
+        return None              # `source f`: this shell runs it (jobs/sourcing.py's)
     for n, f in enumerate(fields):
         name = _text(f) or ""
         if os.path.basename(name) in SHELLS:
@@ -181,7 +181,8 @@ def written_script(last: str, after: str, text: str, end: int) -> str | None:
         return None
     name = re.escape(target.removeprefix("./"))
     runs = re.compile(r"(?:^|[\s;&|(])(?:(?:bash|sh|zsh|dash|ksh|sbatch)(?:[ \t]+-[^\s;&|]*)*"
-                      r"[ \t]+[\"']?(?:\./)?" + name + r"|\./" + name + r")[\"']?(?=[\s;&|)]|\Z)")
+                      r"[ \t]+[\"']?(?:\./)?" + name + r"|(?<!\.[ \t])(?<!source[ \t])\./" + name +
+                      r")[\"']?(?=[\s;&|)]|\Z)")
     return target if runs.search(text, max(end - 1, 0), end + MAX_LOOK) else None
 
 

@@ -145,3 +145,11 @@ def test_many_written_files_stay_bounded() -> None:
     before = cpu_seconds()
     assert launches(split(kept_text(text)), lambda w: bool(ENTRY.search(w))) == []
     assert cpu_seconds() - before < 40      # ~1 s quiet
+
+
+def test_a_sourced_file_is_not_a_new_shell() -> None:
+    # `source f` / `. ./f` runs in this shell: jobs/sourcing.py's, not followed here
+    for run in ("source f.sh", ". ./f.sh", "source ./f.sh"):
+        text = f"cat > f.sh <<EOF\npython train.py --fp8 1\nEOF\n{run}\n"
+        assert _launch(kept_text(text)) is None, run
+        assert _launch(f'echo "python train.py --fp8 1" > f.sh\n{run}\n') is None, run
