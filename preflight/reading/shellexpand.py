@@ -262,7 +262,8 @@ def _launches(split: Split, is_entry: Callable[[str], bool], ev: _Eval,
         fields = ev.step(st)
         if st.writes or st.exported or st.unexported or st.prefix or ev.files.held:
             note(ev.files, st, fields, [_join(ev.word(w, st.branch, False)) if fields else None
-                                        for w, _ in st.writes], ev.runs)
+                                        for w, _ in st.writes], ev.runs,
+                 not any(a <= st.offset < b for a, b in ev.functions))
         if fields is None:
             continue
         inner = inner_script(fields) if depth < 4 else None
@@ -271,11 +272,11 @@ def _launches(split: Split, is_entry: Callable[[str], bool], ev: _Eval,
             run = inner or wrote
             assert run is not None
             # a file the script wrote runs in a new shell: its exported variables only
-            script, env = (run[1], dict(ev.env)) if inner else \
+            script, seen = (run[1], dict(ev.env)) if inner else \
                 environment(ev.files, ev.env, run[1])
             text, remap = _flatten(script)
             child = _Eval(ev.outer if inner else {}, remap)
-            child.env = env
+            child.env = seen
             child.spent, child.runs = ev.spent, ev.runs
             child.files = ev.files if inner else Files(ev.files.held)
             ev.share(child)

@@ -78,9 +78,11 @@ def _content(fields: list[Field]) -> Field | None:
 
 
 def note(files: Files, st: Statement, fields: list[Field] | None,
-         target: list[Field | None], runs: dict[int, bool | None]) -> None:
+         target: list[Field | None], runs: dict[int, bool | None], sure: bool = True) -> None:
     """Apply one statement: ``export`` marks names exported; a write records what the file
-    holds (``target``: each of ``st.writes`` expanded, None where not known)."""
+    holds (``target``: each of ``st.writes`` expanded, None where not known; ``sure``: False
+    where the statement may not run when the walk passes it -- in a function body, whose calls
+    are not followed here -- so what the file holds is not known)."""
     if st.exported and st.assign is not None:
         files.exported.add(st.assign)
     elif st.exported:
@@ -99,7 +101,7 @@ def note(files: Files, st: Statement, fields: list[Field] | None,
                 files.held[name] = None
     if not st.writes:
         return
-    decided = all(runs.get(b) is True for b in st.branch)
+    decided = sure and not st.background and all(runs.get(b) is True for b in st.branch)
     content = _content(fields) if decided else None
     for (_, append), got in zip(st.writes, target):
         path = _path(got) if got is not None else None

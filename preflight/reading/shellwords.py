@@ -19,6 +19,7 @@ Bounded: :data:`MAX_PARTS` parts in all; past it the rest is not split (``Split.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from functools import lru_cache
 
 from preflight.base.digits import ascii_digits
@@ -132,6 +133,8 @@ class _Lexer(Statements):
             before = len(self.out.statements)
             self.statement(words)
             last = self.out.statements[-1] if len(self.out.statements) > before else None
+            if last is not None and sep == "&" and last.writes:    # `echo x > f &` (shellfiles)
+                self.out.statements[-1] = last = replace(last, background=True)
             if last is not None and last.test is not None and sep in ("||", "&&", "|"):
                 shellchain.opened(self, sep)    # `if [ a ] || [ b ]`: more of the test follows
         self.reading, self.targets = None, []

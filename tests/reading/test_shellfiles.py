@@ -86,6 +86,9 @@ def test_variables_expand_when_written_and_only_exported_ones_reach_the_run() ->
     'echo "python train.py --fp8" > f\nbash g\n',
     # stderr, not the file
     'echo "python train.py --fp8" 2> f\nbash f\n',
+    # in a function (its calls are not followed here), or in the background (a race)
+    'w() {\n  echo "python train.py --fp8" > f\n}\nbash f\n',
+    'echo "python train.py --fp8" > f &\nbash f\n',
 ])
 def test_what_is_not_known_is_not_followed(text: str) -> None:
     assert _launch(text) is None
