@@ -27,6 +27,7 @@ from preflight.reading import (
     shell,
     shellcalls,
     shellheredoc,
+    shellpwd,
     shellwrites,
 )
 from preflight.reading.parse import ParseError, read_text
@@ -204,6 +205,10 @@ def _python_scripts(path: str, clean: str, variables: dict[str, str], outer: dic
     for script, argv, pos in runs:
         line = clean.count("\n", 0, pos) + 1
         moved = walked.folder_at(pos) if walked is not None else shellcalls.Folder()
+        if (rest := shellpwd.relative(script)) is not None and walked is not None:
+            script = shellpwd.script_at(rest, path, outer, walked, moved, line, problems)
+            if not script:
+                continue
         if (moved.path or moved.why) and not os.path.isabs(os.path.expanduser(script)):
             folder, _ = shellcalls.folder_of(moved, path, outer)
             if folder is None:

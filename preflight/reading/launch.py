@@ -20,6 +20,7 @@ from typing import Any
 
 from preflight.facts import Unknown
 from preflight.findings import Source
+from preflight.reading import launchedit
 from preflight.reading.parse import MAX_FACTS_PER_FILE, usable_key
 from preflight.reading.refs import named
 from preflight.reading.shellbranch import argv_word
@@ -52,10 +53,11 @@ _MESSAGE = re.compile(r"[ \t]*(?:echo|printf|logger|log|info|warn|print)\b")
 
 def in_message(text: str, pos: int) -> bool:
     """Whether ``pos`` is in a line that only prints text (``echo "Starting training with
-    accelerate launch..."`` runs no accelerate); a quoted command kept in a variable
-    (``CMD="accelerate launch ..."``) still counts."""
+    accelerate launch..."`` runs no accelerate), or in a command that edits, copies or reads
+    files and runs none (``sed -i '...' run_script.py``: :mod:`.launchedit`); a quoted command
+    kept in a variable (``CMD="accelerate launch ..."``) still counts."""
     start, _ = command_at(text, pos)
-    return _MESSAGE.match(text, start) is not None
+    return _MESSAGE.match(text, start) is not None or launchedit.not_run(text, pos)
 
 
 def find(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:

@@ -25,7 +25,7 @@ from typing import Any
 
 from preflight.facts import Unknown
 from preflight.findings import Source
-from preflight.reading import launchpick, shelldir
+from preflight.reading import launchpick, shelldir, shellpwd
 from preflight.reading.launch import not_training
 from preflight.reading.layered import Layered, load_chain
 from preflight.reading.overrides import (
@@ -99,13 +99,16 @@ def find_launch(path: str, text: str, syntax: Syntax,
         return Source(path, bisect.bisect_right(starts, offset))
 
     words = split(text)
+    walked = walk(path, text, outer)
+    used: list[tuple[int, str]] = []    # `$PWD` read as the launch folder (assumed: said)
+    pwd = shellpwd.lookup(walked, path, outer, used)
     if words.truncated_at is not None:
         out.problems.append(ConfigProblem(path, where(words.truncated_at).line, (
             "the script has too many words to read past this line (no real launch script "
             "does); only what comes before it was read"), cut=True))
     try:
-        launch = launch_args(words, lambda w: syntax.entry(w) and not not_training(w), outer) \
-            or launch_args(words, syntax.entry, outer)
+        launch = launch_args(words, lambda w: syntax.entry(w) and not not_training(w), outer,
+                             pwd) or launch_args(words, syntax.entry, outer, pwd)
     except TooLarge as exc:
         out.problems.append(ConfigProblem(path, where(exc.offset).line, (
             "the script's variables expand to megabytes of text here (values that repeat "
@@ -119,7 +122,12 @@ def find_launch(path: str, text: str, syntax: Syntax,
     # internal marker in the path: "not found")
     launch = replace(launch, args=shelldir.resolved(launch.args, path, runs))
     out.launch = launch
-    moved = walk(path, text, outer).folder_at(launch.offset)
+    if used and walked.start is not None and any(
+            folder in a.text for _, folder in used for a in (launch.entry, *launch.args)):
+        line = where(used[0][0]).line or 1
+        out.problems.append(ConfigProblem(path, line, shellpwd.assumed_note(
+            path, line, *walked.start), level="info", code="assumed_folder"))
+    moved = walked.folder_at(launch.offset)
     if moved.path or moved.why:
         out.folder = folder_of(moved, path, outer)
     out.started = (outer or {}).get(CWD)

@@ -26,6 +26,12 @@ def opened(lexer: Any) -> None:
             literal(words[k + 2]) != "in":
         return
     lexer.words = []
+    for word in words[:k]:
+        # `do case $o in` / `then case ...` on one line: the keyword ends the loop's or if's
+        # test as on a line of its own (shell16: a one-line `while getopts ...; do case ...;
+        # esac; done` took the arms for more of the test, and `esac` closed nothing)
+        if literal(word) in ("then", "do", "else", "{"):
+            lexer.statement([word])
     lexer.open_at.append((words[k][0].offset, "esac"))
     lexer.branches.append(lexer.new_branch())
     lexer.siblings.append([lexer.branches[-1]])

@@ -21,11 +21,11 @@ times over stops with :class:`TooLarge` instead of filling memory.
 from __future__ import annotations
 
 import itertools
-import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
 from preflight.reading import shelldir, shellparam
+from preflight.reading.launchedit import passive
 from preflight.reading.shellargs import Params, Positional, moved
 from preflight.reading.shelldecide import Decide
 from preflight.reading.shellfields import flatten as _flatten
@@ -33,6 +33,7 @@ from preflight.reading.shellfields import join as _join
 from preflight.reading.shellfields import nonempty as _nonempty
 from preflight.reading.shellfields import quoted_empty as _quoted_empty
 from preflight.reading.shellfields import split_field as _split
+from preflight.reading.shellfiles import Files, environment, note, ran
 from preflight.reading.shellinner import carried, inner_script
 from preflight.reading.shellmaybe import Maybe
 from preflight.reading.shellmaybe import arg as _arg
@@ -73,12 +74,6 @@ class Launch:
     maybe_cut: int | None = None    # where those values were cut (reading/shellmaybe.py)
 
 
-_NOT_LAUNCHERS = {"echo", "printf", "cat", "grep", "sed", "awk", "ls", "cp", "mv", "rm", "ln",
-                  "test", "[", "[[", "cd", "mkdir", "tee", "head", "tail", "chmod", "touch", "wc",
-                  "wget", "curl", "git", "pip", "find", "readlink", "realpath", "dirname",
-                  "basename", "which", "type", "command", "sleep", "kill", "pkill", "tar"}
-
-
 class _Eval(Positional, Maybe, Decide):
     def __init__(self, outer: dict[str, str] | None = None,
                  remap: Callable[[int], int] | None = None) -> None:
@@ -89,6 +84,10 @@ class _Eval(Positional, Maybe, Decide):
         self.runs: dict[int, bool | None] = {}      # branch -> runs (None: cannot tell)
         self.chains: dict[int, tuple[int, set[bool | None]]] = {}   # (earlier)
         self.params = Params.of(self.outer)         # $1, "$@" (reading/shellargs.py)
+        self.files = Files()    # what the script wrote so far, what it exports (shellfiles)
+        # `$PWD` / `$(pwd)` in the script's own words: the folder its statement runs in
+        # (reading/shellpwd.py; None: a run-time value, as in a `bash -c` string)
+        self.pwd: Callable[[int], list[Field]] | None = None
 
     def step(self, st: Statement) -> list[Field] | None:
         """One statement of a walk in order: None where it runs no command here (a branch not
@@ -117,6 +116,9 @@ class _Eval(Positional, Maybe, Decide):
 
     def lookup(self, part: Part, branch: tuple[int, ...]) -> list[Field]:
         value = self.env.get(part.text)
+        if value is None and part.text == "PWD" and self.pwd is not None and \
+                "PWD" not in self.outer:
+            value = self.pwd(self.remap(part.offset))
         if value is None and part.text in self.outer:
             why = runtime_reason(self.outer[part.text])
             value = [[Seg(self.outer[part.text], part.offset, ()) if why is None else
@@ -232,11 +234,15 @@ class _Eval(Positional, Maybe, Decide):
 
 
 def launch_args(split: Split, is_entry: Callable[[str], bool],
-                outer: dict[str, str] | None = None) -> Launch | None:
+                outer: dict[str, str] | None = None,
+                pwd: Callable[[int], list[Field]] | None = None) -> Launch | None:
     """The first command whose words include an entry point ``is_entry`` accepts, expanded
-    (``outer``: variables the scripts it sources set). Raises :class:`TooLarge` when the
-    script's variables expand beyond the budget."""
-    return next(_launches(split, is_entry, _Eval(outer), (), 0), None)
+    (``outer``: variables the scripts it sources set; ``pwd``: ``$PWD`` at an offset, from the
+    walk of :mod:`.shellcalls`). Raises :class:`TooLarge` when the script's variables expand
+    beyond the budget."""
+    ev = _Eval(outer)
+    ev.pwd = pwd
+    return next(_launches(split, is_entry, ev, (), 0), None)
 
 
 def launches(split: Split, is_entry: Callable[[str], bool], outer: dict[str, str] | None = None,
@@ -254,29 +260,44 @@ def _launches(split: Split, is_entry: Callable[[str], bool], ev: _Eval,
             st = replace(st, branch=prefix + tuple(-b for b in st.branch),
                          test=(-st.test[0], tuple(-b for b in st.test[1])) if st.test else None)
         fields = ev.step(st)
+        if st.writes or st.exported or st.unexported or st.prefix or ev.files.held:
+            note(ev.files, st, fields, [_join(ev.word(w, st.branch, False)) if fields else None
+                                        for w, _ in st.writes], ev.runs,
+                 not any(a <= st.offset < b for a, b in ev.functions))
         if fields is None:
             continue
         inner = inner_script(fields) if depth < 4 else None
-        if inner is not None:
-            text, remap = _flatten(inner[1])
-            child = _Eval(ev.outer, remap)
-            child.env, child.spent, child.runs = dict(ev.env), ev.spent, ev.runs
+        wrote = ran(ev.files, fields) if inner is None and depth < 4 else None
+        if inner is not None or wrote is not None:
+            run = inner or wrote
+            assert run is not None
+            # a file the script wrote runs in a new shell: its exported variables only
+            script, seen = (run[1], dict(ev.env)) if inner else \
+                environment(ev.files, ev.env, run[1])
+            text, remap = _flatten(script)
+            child = _Eval(ev.outer if inner else {}, remap)
+            child.env = seen
+            child.spent, child.runs = ev.spent, ev.runs
+            child.files = ev.files if inner else Files(ev.files.held)
             ev.share(child)
             outer = _maybe(ev.named(st.words), st.branch, ev.runs, MAX_ARGS)
             # `eval` runs in the script's shell (its "$@"); `bash -c STR a b` gets a b
-            child.params = ev.params if "".join(s.text for s in fields[inner[0]]) == "eval" \
-                else Params(None, "a `bash -c` string's $1, \"$@\" are the words after it")
+            child.params = ev.params if inner and "".join(
+                s.text for s in fields[inner[0]]) == "eval" else Params(
+                None, "a `bash -c` string's $1, \"$@\" are the words after it" if inner else
+                "the $1, \"$@\" of a script the job writes and runs are the words after it")
             for found in _launches(split_text(text), is_entry, child, st.branch, depth + 1):
                 ev.spent = child.spent
-                found = carried(found, inner[1], st.branch, ev.runs)
+                found = carried(found, run[1], st.branch, ev.runs)
                 yield replace(found, offset=ev.remap(st.offset), maybe=found.maybe + outer,
                               maybe_cut=found.maybe_cut if found.maybe_cut is not None else
                               ev.ghost_cut)
             ev.spent = child.spent
             continue
         texts = ["".join(s.text for s in f) for f in fields]
-        if texts and os.path.basename(texts[0]) in _NOT_LAUNCHERS:
-            continue          # `echo "... train.py ..."`, `cp train.py x`: nothing runs it
+        if passive(texts):
+            continue          # `echo "... train.py ..."`, `sed -i ... train.py`: nothing runs
+                              # it (reading/launchedit.py)
         at = next((n for n, t in enumerate(texts) if is_entry(t)), None)
         if at is None:
             continue

@@ -25,17 +25,22 @@ reads the script from standard input", man sbatch; ``bash -s <<EOF``) holds comm
 :func:`runs` says so, and the lexer reads it as ``bash -c BODY``.
 
 What is not followed stays unknown with the reason: ``read`` with several names or ``-a``
-(split at run time), ``-n``/``-N``/``-u``, or arguments built from variables.
+(split at run time), ``-n``/``-N``/``-u``, or arguments built from variables (the ``read``
+builtin's options and value: :mod:`.shellread`).
 """
 
 from __future__ import annotations
 
 import re
-import shlex
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from preflight.reading.shell import HereDoc, heredocs, operator_end
+from preflight.reading.shellfiles import written_script
 from preflight.reading.shellquote import QuoteScanner, here_chars
+from preflight.reading.shellread import ReadSpec, read_spec, read_value
+from preflight.reading.shellread import read_words as _words
+from preflight.reading.shellread import trimmed as _trim
+from preflight.reading.shellread import value_parts as _read_value
 from preflight.reading.shelltypes import Part, Split, Statement, Word
 
 # (each matched from the start of the last command on the operator's line, never searched:
@@ -57,19 +62,8 @@ MAX_TAKEN = 64
 """Here-documents of one script looked at as values (a real one has a handful)."""
 _CLOSE = re.compile(r"[ \t\n]*\)")
 SHELLS = ("bash", "sh", "zsh", "dash", "ksh")
-_NAME = re.compile(r"[A-Za-z_]\w*")
 _CAT_AT = re.compile(r"\$\([ \t]*cat[ \t]*(?=<<)")
 _ASSIGN = re.compile(r"([A-Za-z_]\w*)(\+?)=")
-
-
-@dataclass(frozen=True)
-class ReadSpec:
-    """What a ``read`` command takes from its input."""
-
-    names: tuple[str, ...] = ("REPLY",)
-    delim: str | None = None      # None: a newline; "": NUL (the whole input); else that char
-    raw: bool = False             # -r: backslashes are kept
-    why: str | None = None        # why its value cannot be known here (several names, -n ...)
 
 
 @dataclass(frozen=True)
@@ -84,68 +78,6 @@ class Taken:
     spec: ReadSpec | None = None
     close: int = -1
     name: str | None = None
-
-
-def read_spec(args: list[str | None]) -> ReadSpec:
-    """``read``'s arguments (None: a word built from a variable) as bash's builtin reads them."""
-    names: list[str] = []
-    delim: str | None = None
-    raw = False
-    why: str | None = None
-    i = 0
-    opts = True
-    while i < len(args):
-        arg = args[i]
-        i += 1
-        if arg is None:
-            return ReadSpec((), why="an argument of read is a variable, known at run time")
-        if opts and arg == "--":
-            opts = False
-        elif opts and arg.startswith("-") and len(arg) > 1:
-            for j, c in enumerate(arg[1:], 2):
-                if c == "r":
-                    raw = True
-                elif c in "se":
-                    continue
-                elif c in "dapntuNi":
-                    value: str | None = arg[j:]
-                    if not value:
-                        value = args[i] if i < len(args) else None
-                        i += 1
-                    if value is None:
-                        return ReadSpec((), why=f"read -{c} takes a value known at run time")
-                    if c == "d":
-                        delim = "" if value in ("", "\x00") else value[0]
-                    elif c == "a":
-                        why = f"read -a {value} splits the text into an array at run time"
-                        names.append(value)
-                    elif c in "nNu":
-                        why = (f"read -{c} {value} reads " + ("another file descriptor"
-                               if c == "u" else "a number of characters") + " at run time")
-                    break
-                else:
-                    why = f"read option -{c} is not followed here"
-        else:
-            opts = False
-            names.append(arg)
-    if not names:
-        names = ["REPLY"]
-    if any(not _NAME.fullmatch(n) for n in names):
-        return ReadSpec((), why="read names something that is no variable")
-    if len(names) > 1 and why is None:
-        why = f"read splits the text among {len(names)} names at run time"
-    return ReadSpec(tuple(names), delim, raw, why)
-
-
-def _words(raw: str) -> list[str | None] | None:
-    """The words of ``read``'s arguments as written (None: one holds a ``$`` expansion)."""
-    raw = re.sub(r"\$'([^']*)'", lambda m: "'\x00'" if m.group(1) in ("\\0", "") else
-                 "'" + m.group(1)[:1] + "'", raw)
-    try:
-        words = shlex.split(raw)
-    except ValueError:
-        return None
-    return [None if "$" in w or "`" in w else w for w in words]
 
 
 def taken(text: str, doc: HereDoc) -> Taken | None:
@@ -165,6 +97,10 @@ def taken(text: str, doc: HereDoc) -> Taken | None:
         spec = read_spec(words) if words is not None else \
             ReadSpec((), why="read's arguments are not followed here")
         return Taken(doc, "read", spec=spec)
+    after = text[operator_end(text, doc.at) or doc.at:text.find("\n", doc.at) % (len(text) + 1)]
+    file = written_script(last, after, text, doc.end) if doc.closed else None
+    if file is not None:
+        return Taken(doc, "file", name=file)     # `cat > f.sh <<EOF` ... `bash f.sh`
     m = _RUN.fullmatch(last)
     if m is not None and not (m.group(1) in SHELLS and ("$" in m.group(2) or any(
             "c" in opt[1:] for opt in m.group(2).split() if not opt.startswith("--")))):
@@ -236,18 +172,6 @@ def body(text: str, doc: HereDoc) -> str:
     return "".join(out)
 
 
-def read_value(value: str, spec: ReadSpec) -> str:
-    """What ``read`` (one name) puts in its variable from ``value``."""
-    if not spec.raw:
-        value = re.sub(r"\\(\n|.)", lambda m: "" if m.group(1) == "\n" else m.group(1), value,
-                       flags=re.S)
-    if spec.delim is None:
-        value = value.split("\n", 1)[0]
-    elif spec.delim:
-        value = value.split(spec.delim, 1)[0]
-    return value.strip(" \t\n")
-
-
 def values(text: str) -> dict[str, str]:
     """``NAME: value`` of each here-document a variable takes in ``text`` (the first one of
     a name wins, as :func:`~.shellvars.collect_variables` keeps the first assignment)."""
@@ -289,6 +213,7 @@ class HereValues(QuoteScanner):
         return sub.cur
 
     reading: Taken | None
+    targets: list[tuple[Word, bool]]
 
     def take(self, words: list[Word], branch: tuple[int, ...]) -> bool:
         """The statement ``words`` whose here-document is used (:attr:`reading`): made into
@@ -299,6 +224,8 @@ class HereValues(QuoteScanner):
             self.read_into(doc, words[0][0].offset, branch)
         elif doc is not None and doc.how == "run" and doc.name in first:   # (nohup / exec)
             self.run_into(doc, words, branch)
+        elif doc is not None and doc.how == "file" and first[0] in ("cat", "tee"):
+            self.file_into(doc, words, branch)
         else:
             return False
         return True
@@ -313,6 +240,19 @@ class HereValues(QuoteScanner):
         run = [*words, *((shell,) if shell else ()), (Part("-c", at),), body]
         self.out.statements.append(Statement(tuple(run), at, branch,
                                              subshell=tuple(self.subshell)))
+
+    def file_into(self, got: Taken, words: list[Word], branch: tuple[int, ...]) -> None:
+        """``cat > F <<EOF`` / ``tee [-a] F <<EOF`` of a script the job runs later: written as
+        ``printf '%s' BODY > F`` writes it, the body expanded as the here-document expands it
+        (:mod:`.shellfiles` follows the run)."""
+        at = words[0][0].offset
+        body = tuple(self.here_parts(got.doc)) or (Part("", at, quoted=True),)
+        tee = [w for w in words[1:] if _plain(w) != "-a"] if _plain(words[0]) == "tee" else []
+        writes = tuple((w, any(_plain(o) == "-a" for o in words[1:])) for w in tee) \
+            if tee else tuple(self.targets)
+        self.out.statements.append(Statement(
+            ((Part("printf", at),), (Part("%s", at, quoted=True),), body), at, branch,
+            subshell=tuple(self.subshell), writes=writes))
 
     def read_into(self, got: Taken, at: int, branch: tuple[int, ...]) -> None:
         """``read [-r] [-d ''] NAME <<EOF``: NAME is set to the body as ``read`` takes it."""
@@ -352,39 +292,3 @@ def _plain(word: Word) -> str | None:
     """The word's text when it is all literal and unquoted (a command name)."""
     return "".join(p.text for p in word) if all(not p.var and not p.quoted for p in word) \
         else None
-
-
-def _trim(parts: list[Part], chars: str, left: bool = True) -> list[Part]:
-    """``parts`` less the ``chars`` at their end (and start, ``left``), over literal parts."""
-    out = list(parts)
-    while out and not out[-1].var and out[-1].text.rstrip(chars) != out[-1].text:
-        last = out.pop()
-        if last.text.rstrip(chars):
-            out.append(replace(last, text=last.text.rstrip(chars)))
-            break
-    while left and out and not out[0].var and out[0].text.lstrip(chars) != out[0].text:
-        first = out.pop(0)
-        if first.text.lstrip(chars):
-            cut = len(first.text) - len(first.text.lstrip(chars))
-            out.insert(0, replace(first, text=first.text[cut:], offset=first.offset + cut))
-            break
-    return out
-
-
-def _read_value(parts: list[Part], spec: ReadSpec) -> list[Part]:
-    """What ``read`` with one name keeps of ``parts``: backslashes removed unless ``-r``, up
-    to its delimiter (a newline unless ``-d``; ``-d ''``: everything), blanks trimmed."""
-    out: list[Part] = []
-    stop = "\n" if spec.delim is None else spec.delim
-    for part in parts:
-        if part.var:
-            out.append(part)
-            continue
-        text = part.text if spec.raw else re.sub(
-            r"\\(\n|.)", lambda m: "" if m.group(1) == "\n" else m.group(1), part.text,
-            flags=re.S)
-        if stop and stop in text:
-            out.append(replace(part, text=text.split(stop, 1)[0]))
-            break
-        out.append(replace(part, text=text))
-    return [p for p in _trim(out, " \t\n") if p.var or p.text]

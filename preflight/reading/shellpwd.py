@@ -15,8 +15,14 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from preflight.reading.shelltypes import Field, Seg
+
+if TYPE_CHECKING:
+    from preflight.reading.shellcalls import Folder, Walked
+    from preflight.reading.types import ConfigProblem
 
 NAME = "PWD"
 """The variable bash keeps the current folder in (bash(1), "Shell Variables")."""
@@ -79,3 +85,57 @@ def assumed_note(script: str, line: int, folder: str, hits: tuple[str, ...]) -> 
            folder != os.path.dirname(os.path.abspath(script)) else f"{name}'s own folder")
     return (f"$(pwd) / $PWD at line {line} is taken as {folder} ({why}): assumed to be run "
             "from there, as no script read here runs it from elsewhere")
+
+
+def lookup(walked: Walked, path: str, outer: dict[str, str] | None,
+           used: list[tuple[int, str]]) -> Callable[[int], list[Field]]:
+    """``$PWD`` at an offset of the launch script at ``path`` as the walk of
+    :mod:`.shellcalls` knows it (every ``cd`` followed; a script no script of the job runs
+    starts in :func:`launch_folder`), for the words of its launch line (shell16: ``torchrun
+    $(pwd)/train.py --config $PWD/cfg.yaml`` was a run-time value; only assignments to a
+    called script's environment were resolved); ``used`` gets each offset asked for where
+    the launch folder was assumed, with that folder (the note says so: :func:`assumed_note`)."""
+    from preflight.reading.shellcalls import CWD, folder_of
+
+    outer = outer or {}
+
+    def at(offset: int) -> list[Field]:
+        start = {CWD: walked.start[0]} if CWD not in outer and walked.start is not None else {}
+        folder, why = folder_of(walked.folder_at(offset), path, {**outer, **start})
+        if start and folder is not None and len(used) < 64:
+            used.append((offset, os.path.normpath(folder)))
+        return fields(folder, why, offset)
+
+    return at
+
+
+_LEADING = re.compile(r"(?:\$\(\s*pwd(?:\s+-[LP])?\s*\)|\$\{PWD\}|\$PWD\b|`pwd`)/+(?=[^/])")
+
+
+def relative(word: str) -> str | None:
+    """``train.py`` of ``$(pwd)/train.py`` / ``$PWD/...`` / ``${PWD}/...`` / `` `pwd`/... ``
+    (quotes removed): a path from the folder the command runs in; None: no such word."""
+    m = _LEADING.match(word.replace('"', "").replace("'", ""))
+    if m is None:
+        return None
+    rest = word.replace('"', "").replace("'", "")[m.end():]
+    return None if "$" in rest or "`" in rest else rest
+
+
+def script_at(rest: str, path: str, outer: dict[str, str], walked: Walked, moved: Folder,
+              line: int, problems: list[ConfigProblem]) -> str:
+    """``$(pwd)/train.py`` on a launch line (:func:`relative` gave ``rest``): the script in the
+    folder the line runs in, the launch folder of a script nobody in the job runs assumed and
+    said once (:func:`assumed_note`); "" where that folder is not known here."""
+    from preflight.reading.shellcalls import CWD, folder_of
+    from preflight.reading.types import ConfigProblem
+
+    start = {CWD: walked.start[0]} if CWD not in outer and walked.start is not None else {}
+    folder, _ = folder_of(moved, path, {**outer, **start})
+    if folder is None:
+        return ""
+    if start and walked.start is not None and len(problems) < 64 and not any(
+            p.code == "assumed_folder" for p in problems):
+        problems.append(ConfigProblem(path, line, assumed_note(path, line, *walked.start),
+                                      level="info", code="assumed_folder"))
+    return os.path.join(folder, rest)

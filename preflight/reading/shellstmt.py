@@ -38,6 +38,7 @@ class Statements(HereValues):
     chained: bool
     testing: bool
     next_branch: int
+    targets: list[tuple[Word, bool]]
 
     def opened(self, condition: list[Word]) -> None:
         """Record the test that decides whether the branch just opened runs."""
@@ -163,4 +164,5 @@ class Statements(HereValues):
             return
         if words:
             self.out.statements.append(Statement(tuple(words), words[0][0].offset, branch,
-                                                 subshell=tuple(self.subshell), loop=self.loops > 0))
+                                                 subshell=tuple(self.subshell), loop=self.loops > 0,
+                                                 writes=tuple(self.targets)))

@@ -90,6 +90,10 @@ class Statement:
     loop_test: str | None = None
     """``while`` / ``until`` / ``for``: the test opens a loop's body, not an ``if`` branch
     (``for``: ``words`` is the list it goes over; :mod:`.shellloops`)."""
+    background: bool = False       # ended by `&`: it runs alongside what follows
+    writes: tuple[tuple[Word, bool], ...] = ()
+    """Files its standard output goes to (``> f``, ``>> f``: True, ``&> f``), in order
+    (:mod:`.shellfiles`)."""
 
 
 @dataclass

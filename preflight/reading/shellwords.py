@@ -19,6 +19,7 @@ Bounded: :data:`MAX_PARTS` parts in all; past it the rest is not split (``Split.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from functools import lru_cache
 
 from preflight.base.digits import ascii_digits
@@ -37,6 +38,7 @@ _SEPARATORS = {";", "&", "|", "\n", "(", ")"}
 _PLAIN = re.compile(r"[^\s\\'\"$`<>;&|()#]+")
 _REDIRECT = re.compile(r"[<>&|]+(-?\d*)?")
 _TO_FD = re.compile(r"&\d+-?$|&-$")
+_TO_FILE = {">", ">>", ">|", "&>", "&>>"}
 _BEFORE_ARITH = {"for", "if", "elif", "while", "until", "!", "then", "do", "else", "{", "time"}
 MAX_NESTING = 256
 """Subshells open at once (a real script: a few); past it the rest is not split, as past
@@ -67,6 +69,8 @@ class _Lexer(Statements):
         self.takeable = set(list(self.docs)[:MAX_TAKEN])
         self.reading: Taken | None = None    # `read ... <<EOF` in the statement being split
         self.drop_next = False       # the word after a redirection (its target) is no argument
+        self.capture: bool | None = None    # that target is stdout's (>> : True), kept
+        self.targets: list[tuple[Word, bool]] = []     # the statement's (shellfiles)
         self.branches: list[int] = []
         self.siblings: list[list[int]] = []   # per open if/case: its branches so far
         self.subjects: list[Word | None] = []  # per open if/case: a case's subject (if: None)
@@ -109,6 +113,9 @@ class _Lexer(Statements):
             self.cur = []
             if self.drop_next:
                 self.drop_next = False
+                if self.capture is not None and len(self.targets) < 8:
+                    self.targets.append((word, self.capture))
+                self.capture = None
                 return
             if self.array_name is not None:
                 self.array_words.append(word)
@@ -118,7 +125,7 @@ class _Lexer(Statements):
 
     def end_statement(self, sep: str = "") -> None:
         self.end_word()
-        self.drop_next = False
+        self.drop_next, self.capture = False, None
         if self.array_name is not None:
             return                       # newlines inside NAME=( ... ) separate items only
         words, self.words = self.words, []
@@ -126,9 +133,11 @@ class _Lexer(Statements):
             before = len(self.out.statements)
             self.statement(words)
             last = self.out.statements[-1] if len(self.out.statements) > before else None
+            if last is not None and sep == "&" and last.writes:    # `echo x > f &` (shellfiles)
+                self.out.statements[-1] = last = replace(last, background=True)
             if last is not None and last.test is not None and sep in ("||", "&&", "|"):
                 shellchain.opened(self, sep)    # `if [ a ] || [ b ]`: more of the test follows
-        self.reading = None
+        self.reading, self.targets = None, []
         # `test && A=1 || A=2`: what follows && / || runs or not at run time
         if words or sep:         # `A &&` then a newline: B is still chained (bash reads on)
             self.chained = sep in ("&&", "||") and bool(words)
@@ -241,7 +250,7 @@ class _Lexer(Statements):
             self.heredocs.append(doc)
             self.end_word()
             got = taken(self.text, doc) if self.i in self.takeable else None
-            if got is not None and got.how in ("read", "run"):
+            if got is not None and got.how in ("read", "run", "file"):
                 self.reading = got
             self.i = end
             return
@@ -252,13 +261,17 @@ class _Lexer(Statements):
             self.end_word()
             self.i = heredoc.end()
             return
-        if self.lit and not self.cur and ascii_digits("".join(self.lit)):
+        fd = "".join(self.lit) if self.lit and not self.cur else ""
+        if fd and ascii_digits(fd):
             self.lit = []                # the file descriptor in front of it
         self.end_word()
         m = _REDIRECT.match(self.text, self.i)
         self.i = m.end() if m else self.i + 1
         if not (m and _TO_FD.search(m.group(0))):
             self.drop_next = True        # `> file`: the next word is the target
+            op = m.group(0) if m else ""
+            if op in _TO_FILE and fd in ("", "1"):
+                self.capture = op.endswith(">>")
 
     def arithmetic(self) -> bool:
         """``((...))`` where a command or ``for``'s list starts: one word, its text as written

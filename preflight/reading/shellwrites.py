@@ -117,6 +117,11 @@ def _command(words: list[str], line: int, out: dict[str, int],
             out.setdefault(UNSEEN, line)
 
 
+command_writes = _command
+"""The files one simple command (its words, quotes removed) writes, into ``out`` (name -> line):
+:mod:`.shellfiles` forgets what it knew of them."""
+
+
 def _target_dir(rest: list[str]) -> str | None:
     for j, word in enumerate(rest):
         if word in ("-t", "--target-directory") and j + 1 < len(rest):

@@ -194,6 +194,11 @@ OPTION_LOOPS = [
      '    l) LR=$OPTARG;;\n  esac\ndone\n', "-f"),
     ('FP8=0\nfor a in "$@"; do\n  if [ "$a" = --fp8 ]; then FP8=1; fi\ndone\n', "--fp8"),
     ('FP8=0\n[ "$1" = --fp8 ] && FP8=1\n', "--fp8"),
+    # the same loops on one line (shell16: `do case` left the arms in the loop's test and
+    # `esac` closed nothing: NO-JOB)
+    ('FP8=0\nwhile getopts "fl:" opt; do case $opt in f) FP8=1;; l) LR=$OPTARG;; esac; done\n',
+     "-f"),
+    ('FP8=0\nfor a in "$@"; do case $a in --fp8) FP8=1;; esac; done\n', "--fp8"),
 ]
 
 
