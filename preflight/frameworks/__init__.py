@@ -54,6 +54,7 @@ KINDS: tuple[str, ...] = (
     "easyr1",
     "chatlearn",
     "cloudai",
+    "primus",
 )
 """Every framework's kind, which is its module's name, in detection order (on equal scores the
 earlier one is named first). The modules are imported on first use of :data:`FRAMEWORKS`,

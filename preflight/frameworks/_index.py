@@ -53,6 +53,7 @@ DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
     "easyr1": (),
     "chatlearn": (),
     "cloudai": (),
+    "primus": ("primus",),
 }
 """kind -> the distributions it ships as, then those it requires."""
 # END GENERATED
