@@ -170,7 +170,10 @@ class Chain:
             except ParseError as exc:
                 self.out.problems.append((path, exc.line, exc.message))
                 return None
-            data = parsed.data if isinstance(parsed.data, dict) else {}
+            if not isinstance(parsed.data, dict):    # Primus cannot load it as settings
+                self.out.problems.append((path, 1, "the preset is not a mapping of settings"))
+                return None
+            data = parsed.data
             ext = data.get("extends") or ()
             own = file_values(path, data, parsed.line_of)
         elif rel in _PINNED:
