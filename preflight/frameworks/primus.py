@@ -58,23 +58,13 @@ def score(data: Any) -> int:
     return 20 + 3 * len(set(_META) & set(data))
 
 
-def _module(modules: dict[str, Any]) -> str | None:
-    """The trainer module ``train pretrain`` runs: ``pre_trainer``, else ``post_trainer`` (the
-    alias primus_config.get_module_config falls back to), else the first ``*trainer*``."""
-    for name in ("pre_trainer", "post_trainer"):
-        if isinstance(modules.get(name), dict):
-            return name
-    return next((k for k, v in modules.items() if isinstance(k, str) and "trainer" in k
-                 and isinstance(v, dict)), None)
-
-
 def read(path: str, parsed: Parsed) -> ReaderOutput:
     """The trainer module's settings composed over its presets."""
     data = parsed.data if isinstance(parsed.data, dict) else {}
     facts: dict[str, Any] = {}
     prov: dict[str, str] = {}
     modules = data.get("modules")
-    name = _module(modules) if isinstance(modules, dict) else None
+    name = presets.trainer_module(modules) if isinstance(modules, dict) else None
     if name is None or not isinstance(modules, dict):
         facts[f"{PREFIX}.base_config"] = Unknown(f"{path} has no trainer module under modules:")
         prov[f"{PREFIX}.base_config"] = Source(path, parsed.line_of(("modules",)))

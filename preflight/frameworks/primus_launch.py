@@ -31,7 +31,10 @@ from typing import Any
 from preflight.facts import Unknown
 from preflight.findings import Source
 from preflight.frameworks import megatron_walk
-from preflight.reading.refs import named
+from preflight.frameworks import primus_presets as presets
+from preflight.reading.parse import ParseError, parse_yaml
+from preflight.reading.parse import read_text as read_file
+from preflight.reading.refs import named, resolve_missing
 from preflight.reading.shellexpand import Arg, Launch
 from preflight.reading.types import ConfigProblem, Linked, ReaderOutput
 
@@ -41,8 +44,9 @@ ARGS = f"{KIND}.args"
 MEGATRON = "config.megatron"
 MAX_LAUNCHES = 8
 _SCRIPT = r"run_(?:local_|slurm_|k8s_)?(?:pre|post)train(?:_cli)?\.sh"
-COMMAND = re.compile(r"(?<![\w.-])(?:primus-cli|primus/cli/main\.py|" + _SCRIPT + r")(?![\w.-])")
-_ENTRY = re.compile(r"(?:^|/)(?:primus-cli|primus/cli/main\.py|" + _SCRIPT + r")$")
+COMMAND = re.compile(r"(?<![\w.-])(?:primus-cli|primus/cli/main\.py|primus\.cli\.main|" + _SCRIPT
+                     + r")(?![\w.-])")
+_ENTRY = re.compile(r"(?:^|/)(?:primus-cli|primus/cli/main\.py|primus\.cli\.main|" + _SCRIPT + r")$")
 _OWN = {"config", "exp", "data_path", "backend_path", "export_config"}
 _DESTS = {"fp8": "fp8_format", "fp4": "fp4_format"}
 _ARITY = megatron_walk.Arity(frozenset(), frozenset(), frozenset())
@@ -106,10 +110,46 @@ def read_text(path: str, text: str, outer: dict[str, str] | None = None) -> Read
         prov[f"config.{ARGS}.{dest(key)}"] = got.prov[name]
         if value is not None:
             facts[f"{MEGATRON}.{dest(key)}"], prov[f"{MEGATRON}.{dest(key)}"] = value, got.prov[name]
+    for key, value in (_from_env(linked[0], dict(lr.env), where) if linked else {}).items():
+        for name in (f"config.{ARGS}.{dest(key)}", f"{MEGATRON}.{dest(key)}"):
+            if name not in facts and (value is not None or name.startswith("config.p")):
+                facts[name], prov[name] = value, where
     if any(n.startswith(f"{MEGATRON}.") for n in facts):
         facts[f"{MEGATRON}.args_of"], prov[f"{MEGATRON}.args_of"] = KIND, where
     problems: tuple[ConfigProblem, ...] = tuple(got.problems)
     return ReaderOutput(facts, prov, problems, linked)
+
+
+def _from_env(link: Linked, env: dict[str, str], where: Source) -> dict[str, Any]:
+    """The experiment's overrides that read a variable the script sets (``seq_length:
+    ${PRIMUS_SEQ_LENGTH:4096}`` under ``export PRIMUS_SEQ_LENGTH=8192``: yaml_loader.py takes it
+    from the environment), with the script's value; a module preset named from one (``config:
+    ${X:pre_trainer}.yaml``) is not composed again here: its settings are Unknown."""
+    found = resolve_missing(link, (), ()) if link.missing else link.path
+    if found is None or not env:
+        return {}
+    try:
+        data = parse_yaml(read_file(found)).data
+    except ParseError:
+        return {}
+    modules = data.get("modules") if isinstance(data, dict) else None
+    name = presets.trainer_module(modules) if isinstance(modules, dict) else None
+    if name is None or not isinstance(modules, dict):
+        return {}
+    module = modules[name]
+    out: dict[str, Any] = {}
+    config = module.get("config")
+    overrides = module.get("overrides")
+    overrides = overrides if isinstance(overrides, dict) else {}
+    if isinstance(config, str) and any(n in env for n in presets.env_names(config)):
+        why = Unknown(f"the module preset {config[:80]!r} is named from a variable the script "
+                      f"sets ({presets.env_value(config, env)!r}): its settings are not known here")
+        out.update({k: why for k in presets.SWITCHES if k not in overrides})
+    for key, raw in overrides.items():
+        if isinstance(key, str) and isinstance(raw, str) and \
+                any(n in env for n in presets.env_names(raw)):
+            out[key] = presets.env_value(raw, env)
+    return out
 
 
 def _training(lr: Launch) -> tuple[Launch, Any] | None:
@@ -117,7 +157,7 @@ def _training(lr: Launch) -> tuple[Launch, Any] | None:
     None for a launch that does not train (``primus-cli direct -- benchmark gemm``)."""
     words = list(lr.args)
     name = lr.entry.text.strip("\"'")
-    if name.endswith(("primus-cli", "main.py")):
+    if name.endswith(("primus-cli", "main.py", "primus.cli.main")):
         at = next((i for i in range(len(words) - 1) if words[i].text == "train"
                    and words[i + 1].text in {"pretrain", "posttrain"}), None)
         if at is None:

@@ -100,15 +100,17 @@ def pinned(rel: str, line: int) -> str:
     return f"{REPO}/primus/configs/{rel}#L{line} (Primus {TAG} default; the file is not in the job)"
 
 
-def env_value(text: str) -> Any:
-    """A YAML string as ``yaml_loader._resolve_env_in_string`` gives it, with each ``${VAR:default}``
-    taken at its default (the run's environment is not known here; a launch line that sets it is
-    read apart); ``${VAR}`` without a default is Unknown (Primus stops when it is unset)."""
-    bare = next((m.group(1) for m in _ENV.finditer(text) if m.group(2) is None), None)
+def env_value(text: str, env: dict[str, str] | None = None) -> Any:
+    """A YAML string as ``yaml_loader._resolve_env_in_string`` gives it: each ``${VAR:default}``
+    from ``env`` (what a launch script sets), else at its default (the run's environment is not
+    known here); ``${VAR}`` neither sets is Unknown (Primus stops when it is unset)."""
+    env = env or {}
+    bare = next((m.group(1) for m in _ENV.finditer(text)
+                 if m.group(2) is None and m.group(1) not in env), None)
     if bare is not None:
         return Unknown(f"${{{bare}}} comes from the run's environment (Primus stops when it is "
                        "unset): its value is not known here")
-    out = _ENV.sub(lambda m: m.group(2), text)
+    out = _ENV.sub(lambda m: env.get(m.group(1), m.group(2) or ""), text)
     if out == text:
         return text
     if out.lower() in {"true", "false"}:                      # _try_scalar l.109-125
@@ -116,6 +118,11 @@ def env_value(text: str) -> Any:
     if re.fullmatch(r"-?[0-9]{1,30}", out):
         return int(out)
     return float(out) if _FLOAT.fullmatch(out) and len(out) < 40 else out
+
+
+def env_names(text: str) -> list[str]:
+    """The variables a YAML string reads (``${VAR}`` / ``${VAR:default}``)."""
+    return [m.group(1) for m in _ENV.finditer(text)]
 
 
 @dataclass
@@ -218,6 +225,16 @@ def compose(root: str | None, framework: str, config: Any, model: Any, where: st
         values.setdefault(key, valued)       # merge_namespace(allow_override=False)
     chain.out.values = values
     return chain.out
+
+
+def trainer_module(modules: dict[str, Any]) -> str | None:
+    """The trainer module ``train pretrain`` runs: ``pre_trainer``, else ``post_trainer`` (the
+    alias primus_config.get_module_config falls back to), else the first ``*trainer*``."""
+    for name in ("pre_trainer", "post_trainer"):
+        if isinstance(modules.get(name), dict):
+            return name
+    return next((k for k, v in modules.items() if isinstance(k, str) and "trainer" in k
+                 and isinstance(v, dict)), None)
 
 
 def model_base() -> dict[str, Valued]:

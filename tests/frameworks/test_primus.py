@@ -111,6 +111,21 @@ def test_cli_override_wins_and_branch_arg_is_unknown(tmp_path: Path) -> None:
     assert isinstance(_intent(run)[0]["fp8"][0], Unknown)
 
 
+@pytest.mark.parametrize("line", [
+    "torchrun --nproc_per_node 8 primus/cli/main.py train pretrain --config {exp} --fp8 hybrid",
+    "python -m primus.cli.main train pretrain --exp={exp} --fp8=hybrid",
+    "EXP={exp} bash examples/run_pretrain.sh --fp8 hybrid"])
+def test_launch_forms(tmp_path: Path, line: str) -> None:
+    _exp(tmp_path)
+    run = tmp_path / "run.sh"
+    run.write_text("#!/bin/bash\n" + line.format(exp="examples/megatron/configs/MI355X/exp.yaml")
+                   + "\n")
+    intent, facts = _intent(run)
+    assert intent["fp8"] == (True, f"{run}:2")
+    assert facts["config.megatron.fp8_format"] == "hybrid"
+    assert intent["micro_batch"][0] == 2                  # the experiment was read too
+
+
 def test_env_default_false_decides_the_branch(tmp_path: Path) -> None:
     # the customer-package script: FP8=${FP8:-False}; --fp8 hybrid only when True
     _exp(tmp_path)
@@ -199,3 +214,27 @@ def test_hostile_presets_are_unknown_or_warnings_not_a_traceback(tmp_path: Path)
     path.write_text("modules:\n  pre_trainer:\n    framework: megatron\n    config: [1, 2]\n"
                     "    model: {a: 1}\n    overrides: 7\n")
     assert isinstance(_intent(path, kind="primus")[0]["fp8"][0], Unknown)
+
+
+def test_variable_the_script_sets_reaches_the_yaml(tmp_path: Path) -> None:
+    # yaml_loader.py takes ${VAR:default} from the environment the launch script gives it
+    _exp(tmp_path, "      fp8: ${PRIMUS_FP8:null}\n")
+    run = tmp_path / "run.sh"
+    run.write_text("#!/bin/bash\nexport PRIMUS_FP8=hybrid\nexport PRIMUS_SEQ_LENGTH=8192\n"
+                   "./primus-cli direct -- train pretrain --config "
+                   "examples/megatron/configs/MI355X/exp.yaml\n")
+    intent, facts = _intent(run)
+    assert intent["fp8"][0] is True and intent["fp8"][1] == f"{run}:4"
+    assert intent["seq_len"][0] == 8192
+    assert facts["config.megatron.fp8_format"] == "hybrid"
+    run.write_text(run.read_text().replace("export PRIMUS_FP8=hybrid\n", ""))
+    assert _intent(run)[0]["fp8"][0] is False             # the default, as the shell's
+
+
+def test_module_preset_named_from_the_script_is_unknown(tmp_path: Path) -> None:
+    _exp(tmp_path, config="${PRIMUS_CONFIG:pre_trainer}.yaml")
+    run = tmp_path / "run.sh"
+    run.write_text("#!/bin/bash\nexport PRIMUS_CONFIG=my_trainer\n"
+                   "./primus-cli direct -- train pretrain --config "
+                   "examples/megatron/configs/MI355X/exp.yaml\n")
+    assert isinstance(_intent(run)[0]["fp8"][0], Unknown)
