@@ -106,6 +106,9 @@ def read_text(path: str, text: str, outer: dict[str, str] | None = None) -> Read
         if key in _OWN:
             continue
         value = _coerced(value)
+        if key in _DESTS and value is True:      # `--fp8` alone: parse_cli_overrides gives True
+            value = Unknown(f"--{key} is given without a format: Primus passes {key}=True, "
+                            "which Megatron-LM's FP8 setup refuses (only e4m3 / hybrid)")
         facts[f"config.{ARGS}.{dest(key)}"] = value
         prov[f"config.{ARGS}.{dest(key)}"] = got.prov[name]
         if value is not None:
@@ -162,7 +165,7 @@ def _training(lr: Launch) -> tuple[Launch, Any] | None:
                    and words[i + 1].text in {"pretrain", "posttrain"}), None)
         if at is None:
             return None
-        rest = tuple(words[at + 2:])
+        rest = _dashed(words[at + 2:])
         return replace(lr, args=rest), _config(rest)
     env = dict(lr.env)
     exp: Any = None
@@ -171,7 +174,16 @@ def _training(lr: Launch) -> tuple[Launch, Any] | None:
     if exp is None:
         exp = Unknown(f"{name.rsplit('/', 1)[-1]} runs the experiment $EXP, which the script "
                       "does not set (or sets only at run time): the settings are not known")
-    return replace(lr, args=tuple(words)), exp
+    return replace(lr, args=_dashed(words)), exp
+
+
+_KEY_VALUE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def _dashed(words: list[Arg]) -> tuple[Arg, ...]:
+    """``key=value`` words as ``--key=value``: parse_cli_overrides takes both alike."""
+    return tuple(replace(w, text="--" + w.text) if w.opaque is None and _KEY_VALUE.match(w.text)
+                 else w for w in words)
 
 
 def _config(words: tuple[Arg, ...]) -> Any:

@@ -114,7 +114,8 @@ def test_cli_override_wins_and_branch_arg_is_unknown(tmp_path: Path) -> None:
 @pytest.mark.parametrize("line", [
     "torchrun --nproc_per_node 8 primus/cli/main.py train pretrain --config {exp} --fp8 hybrid",
     "python -m primus.cli.main train pretrain --exp={exp} --fp8=hybrid",
-    "EXP={exp} bash examples/run_pretrain.sh --fp8 hybrid"])
+    "EXP={exp} bash examples/run_pretrain.sh --fp8 hybrid",
+    "./primus-cli direct -- train pretrain --config {exp} fp8=hybrid"])
 def test_launch_forms(tmp_path: Path, line: str) -> None:
     _exp(tmp_path)
     run = tmp_path / "run.sh"
@@ -237,4 +238,12 @@ def test_module_preset_named_from_the_script_is_unknown(tmp_path: Path) -> None:
     run.write_text("#!/bin/bash\nexport PRIMUS_CONFIG=my_trainer\n"
                    "./primus-cli direct -- train pretrain --config "
                    "examples/megatron/configs/MI355X/exp.yaml\n")
+    assert isinstance(_intent(run)[0]["fp8"][0], Unknown)
+
+
+def test_fp8_without_a_format_is_unknown(tmp_path: Path) -> None:
+    _exp(tmp_path)
+    run = tmp_path / "run.sh"
+    run.write_text("#!/bin/bash\n./primus-cli direct -- train pretrain --config "
+                   "examples/megatron/configs/MI355X/exp.yaml --fp8 --train_iters 1\n")
     assert isinstance(_intent(run)[0]["fp8"][0], Unknown)
