@@ -183,9 +183,11 @@ class Chain:
             data = parsed.data
             ext = data.get("extends") or ()
             own = file_values(path, data, parsed.line_of)
+            at = Source(path, parsed.line_of(("extends",)))
         elif rel in _PINNED:
             ext, keys = _PINNED[rel]
             own = {k: (v, pinned(rel, line)) for k, (v, line) in keys.items()}
+            at = pinned(rel, 1)
             self.out.pinned_files.append(rel)
         else:
             return None
@@ -194,20 +196,21 @@ class Chain:
             if not isinstance(parent, str):
                 continue
             got = self.preset(os.path.join(os.path.dirname(rel), parent), stack + (rel,))
-            merged.update(got if got is not None else self.unknown(parent, rel))
+            merged.update(got if got is not None else self.unknown(parent, rel, at))
         merged.update(own)
         return merged
 
-    def unknown(self, name: str, naming: str) -> dict[str, Valued]:
-        """What a preset not found gives: a model preset, what every model preset inherits
-        (:data:`_MODEL_BASE`); a module preset, each switch Unknown."""
+    def unknown(self, name: str, naming: str, at: str | None = None) -> dict[str, Valued]:
+        """What a preset not found gives (``at``: where it is named): a model preset, what every
+        model preset inherits (:data:`_MODEL_BASE`); a module preset, each switch Unknown."""
+        at = at or naming
         if naming.startswith("models/"):
             gone = Unknown(f"the model preset {name!r} ({naming} extends it) is not in the job: "
                            "the model settings it gives are not known here")
-            return {**{k: (gone, naming) for k in MODEL_KEYS}, **model_base()}
+            return {**{k: (gone, at) for k in MODEL_KEYS}, **model_base()}
         why = Unknown(f"the Primus preset {name!r} ({naming} extends it) is neither in the job "
                       f"nor one whose settings are known here (Primus {TAG})")
-        return {k: (why, naming) for k in SWITCHES}
+        return {k: (why, at) for k in SWITCHES}
 
 
 def compose(root: str | None, framework: str, config: Any, model: Any, where: str) -> Composed:

@@ -93,6 +93,7 @@ def test_job_presets_are_read_and_module_keys_beat_model_keys(tmp_path: Path) ->
     assert facts["config.megatron.num_experts"] == 8
     # llama3_8B.yaml (extended, not in the job): its model settings are not known
     assert isinstance(intent["moe.top_k"][0], Unknown)
+    assert intent["moe.top_k"][1] == f"{configs}/models/megatron/llama3.1_8B.yaml:1"
 
 
 def test_cli_override_wins_and_branch_arg_is_unknown(tmp_path: Path) -> None:
