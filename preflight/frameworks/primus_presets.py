@@ -183,7 +183,7 @@ class Chain:
             data = parsed.data
             ext = data.get("extends") or ()
             own = file_values(path, data, parsed.line_of)
-            at = Source(path, parsed.line_of(("extends",)))
+            at: str = Source(path, parsed.line_of(("extends",)))
         elif rel in _PINNED:
             ext, keys = _PINNED[rel]
             own = {k: (v, pinned(rel, line)) for k, (v, line) in keys.items()}
