@@ -136,7 +136,10 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
 
 FRAMEWORK = Framework(
     kind=KIND, title="Primus (AMD)", formats=("yaml",), score=score, read=read, derive=derive,
-    precedence=41, from_source=True, distributions=("primus",),
+    precedence=41, from_source=True, rule_area="PRIMUS", area_title="Primus (AMD)",
+    # pyproject.toml [project] name = "primus" at v26.5.1; run from its checkout (examples/,
+    # runner/primus-cli, Megatron-LM as third_party/Megatron-LM)
+    distributions=("primus",),
     launch=Launch(launch.read_text, command=launch.COMMAND),
     shape_keys=(("heads", ("args.num_attention_heads",)),
                 ("kv_heads", ("args.num_query_groups",)), ("layers", ("args.num_layers",)),
