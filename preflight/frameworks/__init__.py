@@ -55,6 +55,7 @@ KINDS: tuple[str, ...] = (
     "chatlearn",
     "cloudai",
     "finetrainers",
+    "primus",
 )
 """Every framework's kind, which is its module's name, in detection order (on equal scores the
 earlier one is named first). The modules are imported on first use of :data:`FRAMEWORKS`,

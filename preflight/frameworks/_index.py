@@ -54,6 +54,7 @@ DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
     "chatlearn": (),
     "cloudai": (),
     "finetrainers": ("finetrainers",),
+    "primus": ("primus",),
 }
 """kind -> the distributions it ships as, then those it requires."""
 # END GENERATED

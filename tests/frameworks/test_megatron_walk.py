@@ -234,6 +234,44 @@ def test_an_undecided_arm_makes_its_flags_unknown_never_given(
     assert facts["config.megatron.bf16"] is True       # the rest is read
 
 
+@pytest.mark.parametrize("before", [
+    # yanring/Megatron-MoE-ModelZoo @ 38ce2ed2 sbatch_benchmarking.sh: the PR arm appends the FP8
+    # flags, then an arm decided only at run time (a yq result) appends to the same string
+    'EXTRA="--fp8-format e4m3 --fp8-recipe blockwise"\n'
+    'MAXPOS=$(yq .x m.yaml)\n'
+    'if [[ -n ${MAXPOS} ]]; then\n  EXTRA="${EXTRA} --max-position-embeddings 8192"\nfi',
+    'EXTRA="--fp8-format e4m3 --fp8-recipe blockwise"\n'
+    'if [ -f /etc/long ]; then EXTRA="$EXTRA --seq-length 8192"; fi',
+])
+def test_an_undecided_arm_that_keeps_a_flag_leaves_it_given(
+        tmp_path: Path, before: str) -> None:
+    # holdout21 megatron-moe-modelzoo: both values the string may hold carry --fp8-format e4m3,
+    # so it reaches the launch either way; only what the arm adds is Unknown
+    script = tmp_path / "train.sh"
+    script.write_text(SMALL.format(before=before))
+    facts, _, values = _read(script)
+    assert facts["config.megatron.fp8_format"] == "e4m3"
+    assert facts["config.megatron.fp8_recipe"] == "blockwise"
+    assert values["intent.fp8"] is True
+    added = [k for k in ("config.megatron.max_position_embeddings",
+                         "config.megatron.seq_length") if k in facts]
+    assert added and all(isinstance(facts[k], Unknown) for k in added)
+
+
+@pytest.mark.parametrize("before", [
+    'EXTRA="--fp8-format e4m3"\nif [ -f /etc/x ]; then EXTRA="--fp8-format hybrid"; fi',
+    'EXTRA="--fp8-format e4m3"\nif [ -f /etc/x ]; then EXTRA="$EXTRA --fp8-format hybrid"; fi',
+    'EXTRA="--fp8-format e4m3"\nif [ -f /etc/x ]; then EXTRA="--bf16"; fi',
+])
+def test_an_undecided_arm_that_changes_or_drops_a_flag_leaves_it_unknown(
+        tmp_path: Path, before: str) -> None:
+    script = tmp_path / "train.sh"
+    script.write_text(SMALL.format(before=before))
+    facts, _, values = _read(script)
+    assert isinstance(facts["config.megatron.fp8_format"], Unknown)
+    assert isinstance(values["intent.fp8"], Unknown)
+
+
 def test_eval_of_a_variable_built_in_a_loop_is_not_fp8_no(tmp_path: Path) -> None:
     script = tmp_path / "train.sh"
     script.write_text('#!/bin/bash\nCMD="torchrun pretrain_gpt.py --bf16"\n'

@@ -1,0 +1,211 @@
+"""Primus launch lines: the experiment YAML they run and the ``--key value`` overrides they pass,
+read at AMD-AGI/Primus v26.5.1 (6703ab9f).
+
+- ``primus-cli [global options] direct|container|slurm [options] -- train pretrain|posttrain
+  --config X [--key value ...]`` (runner/primus-cli; ``--config`` before the mode is the CLI's
+  own ``.primus.yaml``, not the experiment), and ``python|torchrun ... primus/cli/main.py train
+  pretrain --config X ...`` (primus/cli/subcommands/train.py; ``--exp`` is an alias of
+  ``--config``, primus/core/launcher/parser.py ``_add_common_train_args``);
+- ``examples/run_pretrain.sh`` and ``run_local_`` / ``run_slurm_`` / ``run_k8s_pretrain.sh``:
+  the experiment is ``$EXP`` from the environment, the script's arguments are passed on as
+  overrides (run_pretrain.sh l.368-381 ``... train pretrain --config $EXP ... $*``); the
+  ``*_cli.sh`` variants pass ``--config "$EXP"`` the same way.
+
+The words after the training subcommand other than the parser's own (``--config``, ``--exp``,
+``--data_path``, ``--backend_path``, ``--export_config``) are overrides of the trainer module
+(primus/core/utils/arg_utils.py ``parse_cli_overrides``: ``--key value``, ``--key=value``, a bare
+``--flag`` is true; values ``true``/``false`` any case are booleans), read as
+``config.primus.args.<key>`` and ``config.megatron.<key>`` at their line; they win over the
+experiment YAML (read after the script). The script is walked as the shell runs it
+(:func:`.megatron_walk.commands`): an argument from an ``if`` / ``case`` branch the text does not
+decide, or a value known only at run time, is Unknown with the reason; ``$EXP`` unset or known only
+at run time makes the experiment Unknown (never "no FP8").
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import Any
+
+from preflight.facts import Unknown
+from preflight.findings import Source
+from preflight.frameworks import megatron_walk
+from preflight.frameworks import primus_presets as presets
+from preflight.reading.parse import ParseError, parse_yaml
+from preflight.reading.parse import read_text as read_file
+from preflight.reading.refs import named, resolve_missing
+from preflight.reading.shellexpand import Arg, Launch
+from preflight.reading.types import ConfigProblem, Linked, ReaderOutput
+
+KIND = "primus"
+PREFIX = f"config.{KIND}"
+ARGS = f"{KIND}.args"
+MEGATRON = "config.megatron"
+MAX_LAUNCHES = 8
+_SCRIPT = r"run_(?:local_|slurm_|k8s_)?(?:pre|post)train(?:_cli)?\.sh"
+COMMAND = re.compile(r"(?<![\w.-])(?:primus-cli|primus/cli/main\.py|primus\.cli\.main|" + _SCRIPT
+                     + r")(?![\w.-])")
+_ENTRY = re.compile(r"(?:^|/)(?:primus-cli|primus/cli/main\.py|primus\.cli\.main|" + _SCRIPT + r")$")
+_OWN = {"config", "exp", "data_path", "backend_path", "export_config"}
+_DESTS = {"fp8": "fp8_format", "fp4": "fp4_format"}
+_ARITY = megatron_walk.Arity(frozenset(), frozenset(), frozenset())
+
+
+def dest(key: str) -> str:
+    """The name a Megatron setting has in the facts: Megatron-LM's flag name (``--fp8-format``,
+    whose argparse dest is ``fp8``), as the Megatron reader names it."""
+    return _DESTS.get(key, key)
+
+
+def _entry(word: str) -> bool:
+    return _ENTRY.search(word.strip("\"'")) is not None
+
+
+def read_text(path: str, text: str, outer: dict[str, str] | None = None) -> ReaderOutput:
+    """The experiment each Primus training launch runs, linked, and its overrides."""
+    found = megatron_walk.commands(text, outer, _entry, MAX_LAUNCHES + 1)
+    facts: dict[str, Any] = {}
+    prov: dict[str, str] = {}
+    if found is None:
+        facts[f"{PREFIX}.base_config"] = Unknown(
+            "the script could not be walked here (past the shell reader's bounds): which "
+            "experiment it runs is not known")
+        prov[f"{PREFIX}.base_config"] = path
+        return ReaderOutput(facts, prov)
+    runs = [r for r in (_training(lr) for lr in found[:MAX_LAUNCHES]) if r is not None]
+    if not runs:
+        return ReaderOutput()
+    lines = [0] + [m.end() for m in re.finditer(r"\n", text)]
+
+    def line(offset: int) -> int:
+        return megatron_walk._line(lines, offset)
+
+    configs = {repr(exp.text if isinstance(exp, Arg) else exp) for _, exp in runs}
+    lr, exp = runs[0]
+    where = Source(path, line(lr.entry.offset))
+    linked: tuple[Linked, ...] = ()
+    if len(configs) > 1:
+        exp = Unknown(f"the Primus launches at lines {', '.join(str(line(r.entry.offset)) for r, _ in runs)} "
+                      "run different experiments: which one runs is not known here")
+    elif isinstance(exp, Arg) and exp.opaque is None and exp.conditional is None:
+        link = named(exp.text.strip("\"'"), KIND, path, Source(path, line(exp.offset)),
+                     key="--config", line=line(exp.offset))
+        linked = (link,)
+    elif isinstance(exp, Arg):
+        exp = Unknown(f"the experiment {exp.text[:60]!r} is known only when the script runs"
+                      + (f" ({exp.opaque[:80]})" if exp.opaque else " (set in an if/case "
+                         "branch the text does not decide)"))
+    if isinstance(exp, Unknown):
+        facts[f"{PREFIX}.base_config"], prov[f"{PREFIX}.base_config"] = exp, where
+    facts[f"{PREFIX}.launch"], prov[f"{PREFIX}.launch"] = lr.entry.text[:120], where
+    got = megatron_walk.read(path, text, [replace(r, before=()) for r, _ in runs],
+                             f"config.{ARGS}", _ARITY)
+    for name, value in got.facts.items():
+        key = name[len(f"config.{ARGS}") + 1:]
+        if key in _OWN:
+            continue
+        value = _coerced(value)
+        if key in _DESTS and value is True:      # `--fp8` alone: parse_cli_overrides gives True
+            value = Unknown(f"--{key} is given without a format: Primus passes {key}=True, "
+                            "which Megatron-LM's FP8 setup refuses (only e4m3 / hybrid)")
+        facts[f"config.{ARGS}.{dest(key)}"] = value
+        prov[f"config.{ARGS}.{dest(key)}"] = got.prov[name]
+        if value is not None:
+            facts[f"{MEGATRON}.{dest(key)}"], prov[f"{MEGATRON}.{dest(key)}"] = value, got.prov[name]
+    for key, value in (_from_env(linked[0], dict(lr.env), where) if linked else {}).items():
+        for name in (f"config.{ARGS}.{dest(key)}", f"{MEGATRON}.{dest(key)}"):
+            if name not in facts and (value is not None or name.startswith("config.p")):
+                facts[name], prov[name] = value, where
+    if any(n.startswith(f"{MEGATRON}.") for n in facts):
+        facts[f"{MEGATRON}.args_of"], prov[f"{MEGATRON}.args_of"] = KIND, where
+    problems: tuple[ConfigProblem, ...] = tuple(got.problems)
+    return ReaderOutput(facts, prov, problems, linked)
+
+
+def _from_env(link: Linked, env: dict[str, str], where: Source) -> dict[str, Any]:
+    """The experiment's overrides that read a variable the script sets (``seq_length:
+    ${PRIMUS_SEQ_LENGTH:4096}`` under ``export PRIMUS_SEQ_LENGTH=8192``: yaml_loader.py takes it
+    from the environment), with the script's value; a module preset named from one (``config:
+    ${X:pre_trainer}.yaml``) is not composed again here: its settings are Unknown."""
+    found = resolve_missing(link, (), ()) if link.missing else link.path
+    if found is None or not env:
+        return {}
+    try:
+        data = parse_yaml(read_file(found)).data
+    except ParseError:
+        return {}
+    modules = data.get("modules") if isinstance(data, dict) else None
+    name = presets.trainer_module(modules) if isinstance(modules, dict) else None
+    if name is None or not isinstance(modules, dict):
+        return {}
+    module = modules[name]
+    out: dict[str, Any] = {}
+    config = module.get("config")
+    overrides = module.get("overrides")
+    overrides = overrides if isinstance(overrides, dict) else {}
+    if isinstance(config, str) and any(n in env for n in presets.env_names(config)):
+        why = Unknown(f"the module preset {config[:80]!r} is named from a variable the script "
+                      f"sets ({presets.env_value(config, env)!r}): its settings are not known here")
+        out.update({k: why for k in presets.SWITCHES if k not in overrides})
+    for key, raw in overrides.items():
+        if isinstance(key, str) and isinstance(raw, str) and \
+                any(n in env for n in presets.env_names(raw)):
+            out[key] = presets.env_value(raw, env)
+    return out
+
+
+def _training(lr: Launch) -> tuple[Launch, Any] | None:
+    """``(launch with only the training command's words, the experiment word or Unknown)``;
+    None for a launch that does not train (``primus-cli direct -- benchmark gemm``)."""
+    words = list(lr.args)
+    name = lr.entry.text.strip("\"'")
+    if name.endswith(("primus-cli", "main.py", "primus.cli.main")):
+        at = next((i for i in range(len(words) - 1) if words[i].text == "train"
+                   and words[i + 1].text in {"pretrain", "posttrain"}), None)
+        if at is None:
+            return None
+        rest = _dashed(words[at + 2:])
+        return replace(lr, args=rest), _config(rest)
+    env = dict(lr.env)
+    exp: Any = None
+    if "EXP" in env:
+        exp = Arg(env["EXP"], lr.entry.offset)
+    if exp is None:
+        exp = Unknown(f"{name.rsplit('/', 1)[-1]} runs the experiment $EXP, which the script "
+                      "does not set (or sets only at run time): the settings are not known")
+    return replace(lr, args=_dashed(words)), exp
+
+
+_KEY_VALUE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def _dashed(words: list[Arg]) -> tuple[Arg, ...]:
+    """``key=value`` words as ``--key=value``: parse_cli_overrides takes both alike."""
+    return tuple(replace(w, text="--" + w.text) if w.opaque is None and _KEY_VALUE.match(w.text)
+                 else w for w in words)
+
+
+def _config(words: tuple[Arg, ...]) -> Any:
+    """The ``--config`` / ``--exp`` word (the last one: argparse keeps it), or Unknown."""
+    got: Any = Unknown("the training command names no --config experiment YAML")
+    for i, word in enumerate(words):
+        flag, eq, inline = word.text.partition("=")
+        if flag not in {"--config", "--exp"}:
+            continue
+        if eq:
+            got = replace(word, text=inline)
+        elif i + 1 < len(words):
+            got = words[i + 1]
+    return got
+
+
+def _coerced(value: Any) -> Any:
+    """A value as ``parse_cli_overrides(type_mode="legacy")`` gives it: ``true``/``false`` in any
+    case as booleans, ``None`` as null (its ``eval``); the rest as typed."""
+    if isinstance(value, str):
+        if value.lower() in {"true", "false"}:
+            return value.lower() == "true"
+        if value == "None":
+            return None
+    return value
