@@ -100,6 +100,7 @@ def find_launch(path: str, text: str, syntax: Syntax,
 
     words = split(text)
     walked = walk(path, text, outer)
+    outer = _with_pwd(outer, walked)
     used: list[tuple[int, str]] = []    # `$PWD` read as the launch folder (assumed: said)
     pwd = shellpwd.lookup(walked, path, outer, used)
     if words.truncated_at is not None:
@@ -134,6 +135,26 @@ def find_launch(path: str, text: str, syntax: Syntax,
     _read_args(out, list(launch.args), syntax, where)
     _differing(out, words, syntax, outer, where)
     return out
+
+
+def _with_pwd(outer: dict[str, str] | None, walked: Any) -> dict[str, str] | None:
+    """``$PWD`` for the launch line of a script another script of the job runs from a known
+    folder (:data:`CWD`), where the script never changes folder (no ``cd`` / ``pushd``: then
+    ``$PWD`` is that folder throughout). holdout24 DGX Cloud torchtitan recipe: ``cd
+    deepseek_v3/pretrain/torchtitan; sbatch launch.sh`` and ``LLMB_REPO=$PWD`` ... ``--job.
+    config_file=$LLMB_REPO/deepseek_v3_671b.toml``: the TOML was "not set in the script". A
+    folder out of the read boundary, or a script read alone, keeps it a run-time value."""
+    start = (outer or {}).get(CWD)
+    if not outer or not start or "PWD" in outer or any(
+            f.path or f.why for _, f in walked.folders):       # (a cd: not this folder)
+        return outer
+    from preflight.reading.boundary import current
+
+    boundary = current()
+    folder = os.path.normpath(start)
+    if not os.path.isabs(folder) or (boundary is not None and not boundary.allows(folder)):
+        return outer
+    return {**outer, "PWD": folder}
 
 
 # argparse takes `-1` / `-.5` as a value, not an option, when no option looks like a negative

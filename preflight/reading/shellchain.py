@@ -36,6 +36,8 @@ def opened(lexer: Any, sep: str) -> None:
 
 def merged(lexer: Any, words: list[Word], sep: str) -> bool:
     """``words`` joined to the test waiting for them (True), when there is one."""
+    if lexer.testing and len(words) == 1 and literal(words[0]) == "}" and lexer.pending is None:
+        return _group_closed(lexer, sep)
     if lexer.pending is None:
         return False
     at, op = lexer.pending
@@ -71,3 +73,25 @@ def loop_variable(words: list[Word], branch: tuple[int, ...]) -> list[Statement]
         return []
     return [Statement(((Part(f"${name}", words[1][0].offset, opaque=(
         "the variable of a for loop")),),), words[0][0].offset, branch, name)]
+
+
+def _group_closed(lexer: Any, sep: str) -> bool:
+    """``if { [[ a ]] || [[ b ]]; } && [[ c ]]; then`` (holdout24 DGX Cloud llama3.1
+    launch.sh:116): the ``}`` ends a group of the test, not the test (it was taken for ``if A;
+    B; then``'s B and the test became ``} && c``). A group that opens the test is read as the
+    flat list (bash's ``&&`` / ``||`` are left-associative, so ``{ A || B; } && C`` is
+    ``A || B && C``); a group later in the test (``A && { B || C; }``) is a compound test."""
+    at = len(lexer.out.statements) - 1
+    test = lexer.out.statements[at] if at >= 0 else None
+    if test is None or test.test is None:
+        return False
+    lead = bool(test.words) and literal(test.words[0]) == "{"
+    if not lead or any(literal(ws[0]) in ("{", "}") for _, ws in test.chain if ws):
+        lexer.out.statements[at] = replace(test, words=((Part(
+            "[...]", test.offset, var=True, opaque="a compound test"),),), chain=())
+        lexer.testing = False
+        return True
+    lexer.out.statements[at] = replace(test, words=test.words[1:])
+    if sep in ("&&", "||", "|"):
+        opened(lexer, sep)
+    return True

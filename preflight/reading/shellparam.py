@@ -9,6 +9,13 @@ with its ``.sh`` (the self-reference was taken for a default and the first value
 patterns of literal text, ``*`` and ``?`` are read (a ``[...]`` class, an extglob, a quote or an
 expansion inside the pattern: None, the value stays unknown with its reason); values are bounded
 (:data:`MAX_TEXT`).
+
+Case modification (``${X,,}``, ``${X^^}``, ``${X,}``, ``${X^}``, bash >= 4.0) is read the same
+way: holdout24's DGX Cloud recipes write ``DTYPE=${DTYPE:-bf16}; DTYPE=${DTYPE,,}`` and branch on
+the lowercased value; the caller's ``DTYPE=fp8`` must reach the branch as ``fp8``. A pattern form
+(``${X,,[A-Z]}``) is read only where its pattern is one character or ``?``/``*`` (bash applies it
+per character); any other pattern is None (the value stays unknown). Bash lowercases by the
+locale; only ASCII letters are changed here (a non-ASCII letter in the value: None).
 """
 
 from __future__ import annotations
@@ -18,8 +25,9 @@ import re
 MAX_TEXT = 4096
 """Characters of a value an operator is applied to (a path or a name: under 300)."""
 
-OPS = ("%%", "%", "##", "#", "//", "/")
-_BRACED = re.compile(r"([A-Za-z_]\w*)(%%|%|##|#|//|/)(.*)", re.S)
+OPS = ("%%", "%", "##", "#", "//", "/", ",,", ",", "^^", "^")
+_BRACED = re.compile(r"([A-Za-z_]\w*)(%%|%|##|#|//|/|,,|,|\^\^|\^)(.*)", re.S)
+_CASE = (",,", ",", "^^", "^")
 
 
 def parse(inner: str) -> tuple[str, tuple[str, str, str]] | None:
@@ -29,6 +37,8 @@ def parse(inner: str) -> tuple[str, tuple[str, str, str]] | None:
     if m is None:
         return None
     name, op, rest = m.groups()
+    if op in _CASE:
+        return (name, (op, rest, "")) if _case_pattern(rest) else None
     rep = ""
     if op in ("/", "//"):
         cut = _unescaped_slash(rest)
@@ -91,6 +101,8 @@ def _prefix(tokens: list[str], value: str, longest: bool) -> str:
 def apply(op: tuple[str, str, str], value: str) -> str | None:
     """``value`` with the operator applied, as bash does; None: not computed here."""
     kind, pattern, rep = op
+    if kind in _CASE:
+        return _case(kind, pattern, value)
     tokens = _tokens(pattern)
     if tokens is None or len(value) > MAX_TEXT:
         return None
@@ -103,3 +115,23 @@ def apply(op: tuple[str, str, str], value: str) -> str | None:
         return None if pattern else value     # a pattern matching nothing: not read here
     # the longest match at the first place it matches, as bash (greedy `.*` ends last)
     return rx.sub(lambda _: rep, value, count=1 if kind == "/" else 0)
+
+
+def _case_pattern(pattern: str) -> bool:
+    """A case-modification pattern read here: none (every letter), ``?`` / ``*`` (the same) or
+    one literal character (that letter only); a class, a quote, an expansion: not read."""
+    tokens = _tokens(pattern)
+    return tokens is not None and len(tokens) <= 1
+
+
+def _case(kind: str, pattern: str, value: str) -> str | None:
+    """``${X,,}`` / ``${X^^}`` (every character), ``${X,}`` / ``${X^}`` (the first only), each
+    changed where it matches ``pattern`` (bash: a pattern matching one character at a time)."""
+    if len(value) > MAX_TEXT or not value.isascii() or not _case_pattern(pattern):
+        return None
+    tokens = _tokens(pattern) or ["*"]
+    ok = (lambda c: True) if tokens[0] in "*?" else (lambda c: c == tokens[0][1])
+    change = str.lower if kind[0] == "," else str.upper
+    if len(kind) == 1:
+        return (change(value[0]) if ok(value[0]) else value[0]) + value[1:] if value else value
+    return "".join(change(c) if ok(c) else c for c in value)

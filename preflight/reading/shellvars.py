@@ -251,7 +251,7 @@ def _own_default(name: str, value: str) -> bool:
 
 def _operated(name: str, value: str) -> bool:
     """``X=${X%.sh}`` / ``X=${X/a/b}``: a pattern operator on the variable itself."""
-    return bool(re.search(rf"\$\{{{name}(?:%|#|/)", value))
+    return bool(re.search(rf"\$\{{{name}(?:%|#|/|,|\^)", value))
 
 
 _FLAG_REF = re.compile(r"(?<![\w-])(--[A-Za-z0-9_-]*)\$(?:\{([A-Za-z_]\w*)(?::-([\w.-]*))?\}|"
