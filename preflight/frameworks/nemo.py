@@ -13,6 +13,7 @@ from preflight.facts import Unknown
 from preflight.frameworks._record import Default, Framework
 from preflight.frameworks._view import LIT_PRECISION, Derived, IntentOut, Stated, View
 from preflight.frameworks.megatron import _attention_and_mlp_widths
+from preflight.frameworks.nemo_hydra import PY_HINT, read_python
 from preflight.reading.interpolate import resolve
 from preflight.reading.parse import Parsed, flatten
 from preflight.reading.types import ReaderOutput
@@ -50,9 +51,15 @@ def from_nemo(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     n = View(f, "nemo", prov)
     out = IntentOut()
     out["distributed"] = ("megatron", n.src("model", "NeMo runs on Megatron"))
+    broken = n.unknown("compose")       # a Hydra app's config not composed (nemo_hydra.py)
+    if broken is not None:
+        out["fp8"] = (broken, n.src("compose"))
+        return out.build()
     fp8 = n.truthy("model.fp8")
     raw = n.get("model.fp8")
-    if isinstance(raw, str) and raw.strip().lower() not in {"true", "false", "1", "0", "yes",
+    if n.unknown("model.fp8") is not None:      # ${oc.env:FP8} the launch does not decide
+        out["fp8"] = (n.unknown("model.fp8"), n.src("model.fp8"))
+    elif isinstance(raw, str) and raw.strip().lower() not in {"true", "false", "1", "0", "yes",
                                                            "no", ""}:
         # NeMo 1.x takes a bool (`fp8: e4m3` is another framework's key, e.g. Megatron-Bridge's,
         # read with --kind nemo): a non-empty string would be truthy there, so "no" is a guess
@@ -62,7 +69,12 @@ def from_nemo(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
         out["fp8"] = (True, n.src("model.fp8"))
         # NeMo docs: "If this argument [transformer_engine] is not set to True, all subsequent
         # arguments will be ignored." (docs/source/features/mixed_precision.rst)
-        if not n.truthy("model.transformer_engine"):
+        te = n.unknown("model.transformer_engine")
+        if te is not None:
+            out["fp8"] = (Unknown(f"model.fp8 is on, but NeMo ignores it unless "
+                                  f"model.transformer_engine is true: {te.reason}"),
+                          n.src("model.transformer_engine"))
+        elif not n.truthy("model.transformer_engine"):
             out.overrides_fp8 = (True, n.src("model.transformer_engine",
                                                 "model.transformer_engine not set"))
         out["backend"] = ("te", n.src("model.transformer_engine", n.src("model.fp8")))
@@ -71,7 +83,9 @@ def from_nemo(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
         # wins when both are set.
         e4 = n.truthy("model.fp8_e4m3")
         key = "model.fp8_e4m3" if e4 else "model.fp8_hybrid"
-        out["format"] = ("e4m3" if e4 else "hybrid", n.src(key, n.src("model.fp8")))
+        shaky = n.unknown("model.fp8_e4m3") or (None if e4 else n.unknown("model.fp8_hybrid"))
+        out["format"] = (shaky if shaky is not None else "e4m3" if e4 else "hybrid",
+                         n.src(key, n.src("model.fp8")))
     else:
         out["fp8"] = (False, n.src("model.fp8", "model.fp8 not set"))
     prec = n.get("trainer.precision")
@@ -169,20 +183,25 @@ def _parallel_and_features(n: View, out: IntentOut) -> None:
                                           "NeMo default (sequence_parallel False)"))
     att = [k for k in ("model.fp8_dot_product_attention", "model.fp8_multi_head_attention")
            if n.truthy(k)]
+    shaky = [n.unknown(k) for k in ("model.fp8_dot_product_attention",
+                                     "model.fp8_multi_head_attention") if n.unknown(k)]
     out["fp8_attention"] = ((True, n.src(att[0])) if att else
+                            (shaky[0], n.src("model.fp8_dot_product_attention")) if shaky else
                             (False, n.src("model.fp8_dot_product_attention",
                                           "NeMo default (fp8_dot_product_attention False)")))
     switches: tuple[tuple[Stated, str], ...] = (("cuda_graphs", "model.enable_cuda_graph"),
                                                 ("fp8_params", "model.fp8_params"),
                                                 ("tp_comm_overlap", "model.ub_tp_comm_overlap"))
     for name, key in switches:
-        out[name] = (n.truthy(key), n.src(key, f"NeMo default ({key.removeprefix('model.')} "
-                                               "False)"))
+        out[name] = (n.unknown(key) or n.truthy(key),
+                     n.src(key, f"NeMo default ({key.removeprefix('model.')} False)"))
 
 
 FRAMEWORK = Framework(
     kind=KIND, title="NeMo 1.x", formats=("yaml",), score=score, read=read_nemo,
     derive=from_nemo, precedence=8, cancels_fp8_of=(KIND,),
+    # a NeMo 1.x @hydra_runner app in the job: its composed config (frameworks/nemo_hydra.py)
+    read_python=read_python, python_hint=PY_HINT,
     distributions=("nemo-toolkit",), from_source=True, rule_area="NEMO", area_title="NeMo",
     # its GPT models are megatron-core's (TE layers, the FP8 recipe built by megatron-core)
     runs_on=("megatron",),

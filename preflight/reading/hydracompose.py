@@ -63,6 +63,17 @@ class Failed(Exception):
 
 
 def compose(script: str, main: Call, argv: tuple[str, ...]) -> Any:
+    """The config ``main``'s function receives, ``${a.b}`` resolved (raises :class:`Failed`)."""
+    tree = compose_tree(script, main, argv)
+    try:
+        return resolve(tree.data)
+    except (ParseError, RecursionError) as exc:
+        raise Failed(str(exc)) from None
+
+
+def compose_tree(script: str, main: Call, argv: tuple[str, ...]) -> Layered:
+    """The composed config with each key's ``file:line``, ``${...}`` not yet resolved (NeMo 1.x
+    apps: frameworks/nemo_hydra.py resolves ``${oc.env:...}`` from the launch environment)."""
     hydra = main.func == "hydra.main"
     path: Any = main.kwargs.get("config_path", main.args[0] if main.args else _UNSET)
     name: Any = main.kwargs.get("config_name", main.args[1] if len(main.args) > 1 else None)
@@ -110,10 +121,7 @@ def compose(script: str, main: Call, argv: tuple[str, ...]) -> Any:
                          "there; `++` forces it)")
         tree.apply(ov, raw)
     tree.data.pop("hydra", None)     # Hydra's own settings: not in the config the task gets
-    try:
-        return resolve(tree.data)
-    except (ParseError, RecursionError) as exc:
-        raise Failed(str(exc)) from None
+    return tree
 
 
 _UNSET = object()
@@ -272,6 +280,11 @@ class _Composer:
         name = words[-1] if words else ""
         added = name.startswith("+")        # appended by `+group=option`: no choice replaces it
         name = name.lstrip("+")
+        if optional and not added and self._no_group(name.partition("@")[0], group):
+            # hydra/_internal/defaults_list.py (v1.3.2) skips an optional entry whose config is
+            # not found; with no folder of that group in the config dir none can be, whatever
+            # its package or its (interpolated, e.g. ${oc.env:...}) option
+            return
         if "@" in name or name.startswith(("hydra", "/hydra")):
             if name.startswith(("hydra", "/hydra")):
                 return   # Hydra's own settings (hydra/job_logging ...): no job values
@@ -289,6 +302,16 @@ class _Composer:
         if name.startswith("/"):
             where = _dots(full)
         self._config(f"{full}/{option}", where, full, stack, optional=optional)
+
+
+    def _no_group(self, name: str, group: str) -> bool:
+        """No folder of group ``name`` (as a defaults entry of ``group`` names it) in the config
+        dir, and no command-line choice of it; a name leaving the dir is not asked here."""
+        full = name.lstrip("/") if name.startswith("/") else "/".join(p for p in (group, name) if p)
+        folder = os.path.normpath(os.path.join(self.folder, full))
+        if not folder.startswith(self.folder.rstrip(os.sep) + os.sep) or "$" in full:
+            return False
+        return full not in self.groups.choice and not os.path.lexists(folder)
 
 
 def _source(path: str, parsed: Any, skip: int) -> Callable[[tuple[str, ...]], str]:
@@ -320,4 +343,4 @@ def compose_file(path: str) -> Layered:
     return tree
 
 
-__all__ = ["MAX_CONFIGS", "MAX_OVERRIDES", "Failed", "compose", "compose_file"]
+__all__ = ["MAX_CONFIGS", "MAX_OVERRIDES", "Failed", "compose", "compose_file", "compose_tree"]
