@@ -19,6 +19,7 @@ from preflight.reading.shellcase import SKIP_FIRST as _SKIP_FIRST
 from preflight.reading.shellheredoc import HereValues
 from preflight.reading.shelltypes import Statement, Word
 from preflight.reading.shelltypes import assignment as _assignment
+from preflight.reading.shelltypes import element as _element
 from preflight.reading.shelltypes import literal as _literal
 
 DECLARE = {"declare", "local", "export", "typeset", "readonly"}
@@ -149,6 +150,13 @@ class Statements(HereValues):
         n = 0           # an index, not words[1:] per word (redteam7: 100,000 prefixes, 17 s)
         while n < len(words):
             assigned = _assignment(words[n])
+            got = _element(words[n]) if assigned is None else None
+            if got is not None:     # `A[1]=--fp8-format`: one element of an array (shell17)
+                assigns.append(Statement((got[3],) if got[3] else (), words[n][0].offset,
+                                         branch, got[0], got[2], True, element=got[1],
+                                         subshell=tuple(self.subshell)))
+                n += 1
+                continue
             if assigned is None:
                 break
             name, append, value = assigned
