@@ -145,7 +145,20 @@ class Statements(HereValues):
         if decl is not None and decl.exported is not None:     # `export A=1 B`, `export -n B`
             self.out.statements.extend(shelldecl.statements(decl, words, branch, self.subshell))
             return
-        # leading NAME=value words: assignments (before a command, they are its environment)
+        assigns, n = self.assigns(words, branch, decl)
+        words = [] if decl is not None else words[n:]  # `declare -r A=1 B`: B is a name
+        # before a command, its environment only (readers still see them as set)
+        self.out.statements.extend(replace(a, prefix=bool(words)) for a in assigns)
+        if words and self.take(words, branch):   # `read X <<EOF`, `sbatch <<EOF`
+            return
+        if words:
+            self.out.statements.append(Statement(tuple(words), words[0][0].offset, branch,
+                                                 subshell=tuple(self.subshell), loop=self.loops > 0,
+                                                 writes=tuple(self.targets)))
+
+    def assigns(self, words: list[Word], branch: tuple[int, ...], decl: shelldecl.Decl | None
+                ) -> tuple[list[Statement], int]:
+        """The leading ``NAME=value`` / ``A[i]=v`` words: their statements, and how many."""
         assigns = []
         n = 0           # an index, not words[1:] per word (redteam7: 100,000 prefixes, 17 s)
         while n < len(words):
@@ -165,12 +178,4 @@ class Statements(HereValues):
             assigns.append(Statement((value,) if value else (), words[n][0].offset, branch, name,
                                      append, subshell=tuple(self.subshell)))
             n += 1
-        words = [] if decl is not None else words[n:]  # `declare -r A=1 B`: B is a name
-        # before a command, its environment only (readers still see them as set)
-        self.out.statements.extend(replace(a, prefix=bool(words)) for a in assigns)
-        if words and self.take(words, branch):   # `read X <<EOF`, `sbatch <<EOF`
-            return
-        if words:
-            self.out.statements.append(Statement(tuple(words), words[0][0].offset, branch,
-                                                 subshell=tuple(self.subshell), loop=self.loops > 0,
-                                                 writes=tuple(self.targets)))
+        return assigns, n
