@@ -138,6 +138,14 @@ def _scan_text(text: str) -> tuple[tuple[str, int] | None, list[HereDoc]]:
         if top == '"':
             if c == '"':
                 stack.pop()
+            elif c == "$" and text.startswith("((", i + 1):
+                # `"$((#))"`: arithmetic inside a "..." string is read as a whole, as outside
+                # (hypothesis, session 43: its `#` was taken for a comment, an open string)
+                j = _arithmetic(text, i, closes)
+                if j < 0:
+                    return None, found
+                i = j
+                continue
             elif c == "$" and text.startswith("(", i + 1):
                 stack.append(("$(", i))
                 i += 1
