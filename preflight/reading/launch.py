@@ -28,7 +28,9 @@ from preflight.reading.shellvars import collect_variables, expand_flag_names, st
 from preflight.reading.types import ConfigProblem, Linked, ReaderOutput, cut_short
 
 _END = {";", "&&", "||", "|", "&"}
-_TOKEN = re.compile(r""""[^"\n]*"|'[^'\n]*'|[^\s]+""")
+_TOKEN = re.compile(r"""(?:"[^"\n]*"|'[^'\n]*'|\$\{[^}\n]*\}|[^\s"'])+|\S""")
+"""A word: quoted strings and ``${...}`` whole (bash splits neither: ``${FP8:?set FP8}`` is one
+word, shell17), else up to a blank; a lone quote that never closes is a word of its own."""
 
 Token = tuple[str, int]          # text, offset in the script
 

@@ -136,12 +136,9 @@ def _scan_text(text: str) -> tuple[tuple[str, int] | None, list[HereDoc]]:
             i = j + 1
             continue
         if top == '"':
-            if c == '"':
-                stack.pop()
-            elif c == "$" and text.startswith("(", i + 1):
-                stack.append(("$(", i))
-                i += 1
-            i += 1
+            i = _in_string(text, i, stack, closes)
+            if i < 0:
+                return None, found
             continue
         # unquoted, or inside $( ... ) / ( ... )
         if c == "#" and _word_starts(text, i) and i - 1 != word_goes_on:
@@ -176,6 +173,22 @@ def _scan_text(text: str) -> tuple[tuple[str, int] | None, list[HereDoc]]:
         return None, found
     what, where = stack[0]
     return (_WHAT[what], text.count("\n", 0, where) + 1), found
+
+
+def _in_string(text: str, i: int, stack: list[tuple[str, int]], closes: _Parens) -> int:
+    """Past the character at ``i`` inside a "..." string: its end, a ``$(`` opened, or a whole
+    ``$((...))`` (-1: one that does not close as arithmetic, as outside)."""
+    c = text[i]
+    if c == '"':
+        stack.pop()
+    elif c == "$" and text.startswith("((", i + 1):
+        # `"$((#))"`: arithmetic inside a "..." string is read as a whole, as outside
+        # (hypothesis, session 43: its `#` was taken for a comment, an open string)
+        return _arithmetic(text, i, closes)
+    elif c == "$" and text.startswith("(", i + 1):
+        stack.append(("$(", i))
+        i += 1
+    return i + 1
 
 
 def _arithmetic(text: str, i: int, closes: _Parens) -> int:

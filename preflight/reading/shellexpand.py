@@ -214,6 +214,9 @@ class _Eval(Positional, Maybe, Decide):
 
     def assign(self, st: Statement) -> None:
         assert st.assign is not None
+        if st.element is not None:
+            self.element(st)
+            return
         if st.array:
             value = [f for w in st.words for f in self.word(w, st.branch, True)]
         else:
@@ -226,6 +229,21 @@ class _Eval(Positional, Maybe, Decide):
             value = [[*(old[0] if old else []), *(value[0] if value else [])]]
         self.env[st.assign] = value
         self.track(st, old)     # what it may hold instead (reading/shellmaybe.py)
+
+    def element(self, st: Statement) -> None:
+        """``A[i]=v``: element ``i`` replaced where it is held, else ``v`` appended (an index
+        not known here, ``A[${#A[@]}]=v``: appended, the common use)."""
+        assert st.assign is not None and st.element is not None
+        one = _join([f for w in st.words for f in self.word(w, st.branch, False)])
+        self.charge([one], st.offset)
+        old, at = self.env.get(st.assign, []), st.element
+        if 0 <= at < len(old):
+            new = [*old[:at], [*old[at], *one] if st.append else one, *old[at + 1:]]
+        else:
+            new = [*old, one]
+        self.env[st.assign] = new
+        # a replaced element: the array before may still be what the launch sees
+        self.track(replace(st, append=not 0 <= at < len(old)), old)
 
     def command(self, st: Statement) -> list[Field]:
         fields = [f for w in st.words for f in self.word(w, st.branch, True)]

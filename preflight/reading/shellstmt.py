@@ -19,6 +19,7 @@ from preflight.reading.shellcase import SKIP_FIRST as _SKIP_FIRST
 from preflight.reading.shellheredoc import HereValues
 from preflight.reading.shelltypes import Statement, Word
 from preflight.reading.shelltypes import assignment as _assignment
+from preflight.reading.shelltypes import element as _element
 from preflight.reading.shelltypes import literal as _literal
 
 DECLARE = {"declare", "local", "export", "typeset", "readonly"}
@@ -144,19 +145,7 @@ class Statements(HereValues):
         if decl is not None and decl.exported is not None:     # `export A=1 B`, `export -n B`
             self.out.statements.extend(shelldecl.statements(decl, words, branch, self.subshell))
             return
-        # leading NAME=value words: assignments (before a command, they are its environment)
-        assigns = []
-        n = 0           # an index, not words[1:] per word (redteam7: 100,000 prefixes, 17 s)
-        while n < len(words):
-            assigned = _assignment(words[n])
-            if assigned is None:
-                break
-            name, append, value = assigned
-            if decl is not None and not decl.plain:
-                value = shelldecl.word(decl, value, words[n][0].offset)
-            assigns.append(Statement((value,) if value else (), words[n][0].offset, branch, name,
-                                     append, subshell=tuple(self.subshell)))
-            n += 1
+        assigns, n = self.assigns(words, branch, decl)
         words = [] if decl is not None else words[n:]  # `declare -r A=1 B`: B is a name
         # before a command, its environment only (readers still see them as set)
         self.out.statements.extend(replace(a, prefix=bool(words)) for a in assigns)
@@ -166,3 +155,27 @@ class Statements(HereValues):
             self.out.statements.append(Statement(tuple(words), words[0][0].offset, branch,
                                                  subshell=tuple(self.subshell), loop=self.loops > 0,
                                                  writes=tuple(self.targets)))
+
+    def assigns(self, words: list[Word], branch: tuple[int, ...], decl: shelldecl.Decl | None
+                ) -> tuple[list[Statement], int]:
+        """The leading ``NAME=value`` / ``A[i]=v`` words: their statements, and how many."""
+        assigns = []
+        n = 0           # an index, not words[1:] per word (redteam7: 100,000 prefixes, 17 s)
+        while n < len(words):
+            assigned = _assignment(words[n])
+            got = _element(words[n]) if assigned is None else None
+            if got is not None:     # `A[1]=--fp8-format`: one element of an array (shell17)
+                assigns.append(Statement((got[3],) if got[3] else (), words[n][0].offset,
+                                         branch, got[0], got[2], True, element=got[1],
+                                         subshell=tuple(self.subshell)))
+                n += 1
+                continue
+            if assigned is None:
+                break
+            name, append, value = assigned
+            if decl is not None and not decl.plain:
+                value = shelldecl.word(decl, value, words[n][0].offset)
+            assigns.append(Statement((value,) if value else (), words[n][0].offset, branch, name,
+                                     append, subshell=tuple(self.subshell)))
+            n += 1
+        return assigns, n

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from preflight.base.digits import ascii_int
+
 MAX_PARTS = 200_000
 """Parts (literal pieces and references) split from one script: a real launch script has a few
 thousand; each one costs time to expand and read."""
@@ -91,6 +93,7 @@ class Statement:
     """``while`` / ``until`` / ``for``: the test opens a loop's body, not an ``if`` branch
     (``for``: ``words`` is the list it goes over; :mod:`.shellloops`)."""
     background: bool = False       # ended by `&`: it runs alongside what follows
+    element: int | None = None     # ``NAME[i]=v``: the index (-1: not known here)
     writes: tuple[tuple[Word, bool], ...] = ()
     """Files its standard output goes to (``> f``, ``>> f``: True, ``&> f``), in order
     (:mod:`.shellfiles`)."""
@@ -131,3 +134,35 @@ def assignment(word: Word) -> tuple[str, bool, Word] | None:
     rest = first.text[m.end():]
     value = ((Part(rest, first.offset + m.end()),) if rest else ()) + word[1:]
     return m.group(1), bool(m.group(2)), value
+
+
+ELEMENT = re.compile(r"([A-Za-z_]\w*)\[")
+
+
+def element(word: Word) -> tuple[str, int, bool, Word] | None:
+    """``NAME[i]=value`` / ``NAME[i]+=value``: (name, the index or -1 where it is not a
+    literal number, append, the value's parts)."""
+    first = word[0]
+    m = None if first.var or first.quoted else ELEMENT.match(first.text)
+    if m is None:
+        return None
+    index, parts, known = first.text[m.end():], 1, True
+    while True:
+        end = index.find("]")
+        if end >= 0:
+            break
+        if parts >= len(word) or word[parts].quoted and not word[parts].var:
+            return None
+        known = known and not word[parts].var
+        index += word[parts].text if not word[parts].var else "$"
+        parts += 1
+    tail = index[end + 1:]
+    append = tail.startswith("+=")
+    if not (append or tail.startswith("=")):
+        return None
+    rest = tail[2 if append else 1:]
+    last = word[parts - 1]
+    value = ((Part(rest, last.offset + len(last.text) - len(rest)),) if rest else ()) + \
+        word[parts:]
+    at = ascii_int(index[:end]) if known else None
+    return m.group(1), -1 if at is None else at, append, value

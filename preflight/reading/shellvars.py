@@ -18,7 +18,10 @@ _ASSIGN = re.compile(r"""^\s*(?:(export|local|declare|typeset|readonly)((?:\s+[-
 
 # `$NAME`, `${NAME:-default}`, `$1`..`$9`, and `${10}` and above, which bash reads only braced
 # (`$10` is `$1` then "0"): holdout12's Pai-Megatron-Patch run_mcore_qwen3.sh:40 `TP=${10}`
-_VAR = re.compile(r"^\$(?:\{([A-Za-z_]\w*|[1-9]\d{0,5})(?::-([^}]*))?\}?|"
+# `${NAME:?message}` / `${NAME?message}` is NAME's value where set (else the script stops: no
+# default); `${NAME-d}`, `${NAME:=d}` take d as `:-` does (shell17, redteam16's open note: a
+# python launch's `--fp8 ${FP8:?set FP8}` stayed a run-time word with FP8 set by the caller)
+_VAR = re.compile(r"^\$(?:\{([A-Za-z_]\w*|[1-9]\d{0,5})(?::?[-=]([^}]*)|:?\?[^}]*)?\}?|"
                   r"([A-Za-z_]\w*|[1-9])(?::-([^}]*))?\}?)$")
 
 COUNT = "@#"

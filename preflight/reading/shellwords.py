@@ -46,6 +46,9 @@ MAX_NESTING = 256
 MAX_ARITH = 4096
 """Characters of one ``((...))`` looked through for its end (past it: read as before)."""
 
+_OPENERS = ("then", "do", "else", "{")
+"""Keywords an array assignment may follow on its line (`then A+=(x)`)."""
+
 
 class _Lexer(Statements):
     def __init__(self, text: str, depth: int = 0) -> None:
@@ -61,6 +64,7 @@ class _Lexer(Statements):
         self.lit_at = 0
         self.lit_quoted = False
         self.array_name: tuple[str, bool, int] | None = None   # inside NAME=( ... )
+        self.array_branch: tuple[int, ...] = ()     # the branch that array assignment is in
         self.array_words: list[Word] = []
         self.spans: list[tuple[int, int]] | None = None     # function bodies (`local` works there)
         self.heredocs: list[str | HereDoc] = []
@@ -207,7 +211,7 @@ class _Lexer(Statements):
         if self.array_name is not None:          # an unterminated array: keep what it held
             name, append, at = self.array_name
             self.out.statements.append(Statement(tuple(self.array_words), at,
-                                                 tuple(self.branches), name, append, True))
+                                                 self.array_branch, name, append, True))
         return self.out
 
     def newline_or_paren(self, c: str) -> None:
@@ -227,7 +231,7 @@ class _Lexer(Statements):
             name, append, at = self.array_name
             self.array_name = None
             self.out.statements.append(Statement(tuple(self.array_words), at,
-                                                 tuple(self.branches), name, append, True,
+                                                 self.array_branch, name, append, True,
                                                  subshell=tuple(self.subshell)))
             self.array_words = []
             self.i += 1
@@ -308,13 +312,27 @@ class _Lexer(Statements):
     def starts_array(self) -> bool:
         """``NAME=(`` / ``NAME+=(``: the word so far is the assignment's left side (after
         ``declare -a`` / ``local`` and their options, if any)."""
+        k = 0
+        while k < len(self.words) and _literal(self.words[k]) in _OPENERS:
+            k += 1
         if self.cur or not self.lit or any(
-                (_literal(w) or "-").lstrip("-") not in DECLARE for w in self.words
+                (_literal(w) or "-").lstrip("-") not in DECLARE for w in self.words[k:]
                 if not (_literal(w) or "").startswith("-")):
             return False
         m = _ASSIGN.fullmatch("".join(self.lit))
         if not m:
             return False
+        # `then A+=(x)`, `do A+=(x)`, `else A=(x)` on one line: the keyword opens its branch
+        # first, as on a line of its own (shell17: the array was taken as set before the `if`,
+        # its words a command, so `if [[ $X ]]; then ARGS+=(--fp8-format hybrid); fi` reached
+        # the launch as nothing: a confident "no FP8")
+        openers, self.words = self.words[:k], self.words[k:]
+        for word in openers:
+            self.statement([word])
+        self.array_branch = tuple(self.branches)
+        if self.chained:     # `[[ $X ]] && A+=(x)`: a branch of its own, as a command's
+            self.array_branch = (*self.array_branch, self.new_branch())
+            self.chained = False
         self.array_name = (m.group(1), bool(m.group(2)), self.lit_at)
         self.lit = []
         return True

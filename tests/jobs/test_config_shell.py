@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from cfg_helpers import FIXTURES
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from preflight.facts import Facts, Unknown
@@ -104,6 +104,19 @@ def test_quotes_inside_arithmetic_are_read_as_bash_reads_them(text: str) -> None
         assert subprocess.run([BASH, "-n"], input=text.encode()).returncode == 0
 
 
+@pytest.mark.parametrize("text, flagged", [
+    ('"$((#))"\n', False), ('echo "$(( # ))" x\n', False), ('$("$((#))")\n', False),
+    ('"$((\n#))"\n', False),
+    ('echo "$(( 1 ))\n', True), ('"$((#))" \'open\n', True), ('echo "$(( 1 )) $(x\n', True),
+])
+def test_arithmetic_inside_a_string_is_read_as_a_whole(text: str, flagged: bool) -> None:
+    # hypothesis found "$((#))" flagged (its `#` taken for a comment) though bash -n accepts it
+    assert (unterminated(text) is not None) is flagged
+    if BASH:
+        assert (subprocess.run([BASH, "-n"], input=text.encode(),
+                               capture_output=True).returncode != 0) is flagged
+
+
 _PIECES = ["(", ")", '"', "'", "$(", "`", "\\", "\n", " ", "#", "<<EOF\n", "EOF\n", "$'",
            "--fp8-format hybrid", "echo", "case x in a)", "esac", "${X}", "$#", "x", "'x'",
            '"a b"', "\\'", '\\"', "$(( 1 ))", "# c'm\n", "<<-E\n\tx'\n\tE\n", "\\(", "\\#",
@@ -113,6 +126,7 @@ _PIECES = ["(", ")", '"', "'", "$(", "`", "\\", "\n", " ", "#", "<<EOF\n", "EOF\
 @pytest.mark.skipif(BASH is None, reason="needs bash")
 @settings(max_examples=int(__import__("os").environ.get("SHELL_EXAMPLES", "500")), deadline=None)
 @given(st.lists(st.sampled_from(_PIECES), max_size=14))
+@example(['"', "$((", "#", "))", '"'])      # "$((#))": arithmetic inside a string (session 43)
 def test_what_we_flag_bash_refuses(pieces: list[str]) -> None:
     # the checker may miss errors, never invent one: bash -n must fail whenever it reports
     text = "".join(pieces) + "\n"
