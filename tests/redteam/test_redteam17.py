@@ -1,0 +1,92 @@
+"""redteam17 (session 43, second wave): attacks on the readers merged this session. Each case
+of the first part failed before its fix (a confident value where the input decides the
+opposite or nothing):
+
+- a Primus experiment's ``${VAR:default}`` read from every variable the launch script sets, as
+  text, where Primus's yaml_loader reads the process environment: a variable not exported
+  (``PRIMUS_FP8=hybrid``, ``export -n``), unset again, set in a subshell or in a function never
+  called reached the YAML (a confident FP8 "yes" Primus never runs); one exported in a branch
+  the text does not decide was taken as set; one exported with a run-time value (``$(cat f)``)
+  was dropped, leaving the YAML's default (a confident "no FP8"). Now the environment the
+  command gets (:func:`preflight.reading.launchenv.process_env`, as FlashRL's reader reads it).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from preflight.facts import Facts, Unknown
+from preflight.intent import derive
+from preflight.jobs.read import read_paths
+
+_EXP = """work_group: amd
+user_name: root
+exp_name: x
+workspace: ./output
+
+modules:
+  pre_trainer:
+    framework: megatron
+    config: pre_trainer.yaml
+    model: llama3.1_8B.yaml
+    overrides:
+      micro_batch_size: 2
+      fp8: ${PRIMUS_FP8:null}
+"""
+_LAUNCH = ("./primus-cli direct -- train pretrain --config "
+           "examples/megatron/configs/MI355X/exp.yaml\n")
+
+
+def _intent(*paths: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    read = read_paths([str(p) for p in paths], None)
+    values, prov = derive(Facts(read.facts, read.provenance))
+    return {k[7:]: (v, prov.get(k, "")) for k, v in values.items()}, read.facts
+
+
+def _primus(tmp_path: Path, before: str) -> Any:
+    folder = tmp_path / "examples" / "megatron" / "configs" / "MI355X"
+    folder.mkdir(parents=True, exist_ok=True)
+    (tmp_path / ".git").mkdir(exist_ok=True)
+    (folder / "exp.yaml").write_text(_EXP)
+    run = tmp_path / "run.sh"
+    run.write_text("#!/bin/bash\n" + before + _LAUNCH)
+    return _intent(run)[0]["fp8"][0]
+
+
+@pytest.mark.parametrize("before", [
+    "PRIMUS_FP8=hybrid\n",                                   # never exported
+    "export PRIMUS_FP8=hybrid\nunset PRIMUS_FP8\n",
+    "export PRIMUS_FP8=hybrid\nexport -n PRIMUS_FP8\n",
+    "(export PRIMUS_FP8=hybrid)\n",                           # a subshell's
+    "f() { export PRIMUS_FP8=hybrid; }\n",                    # never called
+])
+def test_primus_yaml_variable_not_in_the_process_environment_is_its_default(
+        tmp_path: Path, before: str) -> None:
+    assert _primus(tmp_path, before) is False
+
+
+@pytest.mark.parametrize("before", [
+    "if [ -f /etc/x ]; then export PRIMUS_FP8=hybrid; fi\n",
+    "export PRIMUS_FP8\nif [ -f /etc/x ]; then PRIMUS_FP8=hybrid; fi\n",
+    "export PRIMUS_FP8=$(cat /x)\n",
+])
+def test_primus_yaml_variable_the_text_does_not_decide_is_unknown(
+        tmp_path: Path, before: str) -> None:
+    assert isinstance(_primus(tmp_path, before), Unknown)
+
+
+@pytest.mark.parametrize("before", [
+    "export PRIMUS_FP8=hybrid\n", "PRIMUS_FP8=x\nexport PRIMUS_FP8=hybrid\n",
+    "PRIMUS_FP8=hybrid\nexport PRIMUS_FP8\n",
+])
+def test_primus_yaml_variable_exported_reaches_it(tmp_path: Path, before: str) -> None:
+    assert _primus(tmp_path, before) is True
+
+
+def test_primus_prefix_assignment_reaches_it(tmp_path: Path) -> None:
+    assert _primus(tmp_path, "PRIMUS_FP8=hybrid ") is True
+    assert _primus(tmp_path, "") is False
