@@ -13,7 +13,6 @@ opposite or nothing):
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
