@@ -89,3 +89,51 @@ def test_primus_yaml_variable_exported_reaches_it(tmp_path: Path, before: str) -
 def test_primus_prefix_assignment_reaches_it(tmp_path: Path) -> None:
     assert _primus(tmp_path, "PRIMUS_FP8=hybrid ") is True
     assert _primus(tmp_path, "") is False
+
+
+# --- scripts the job writes then runs (reading/shellfiles.py) ------------------------------------
+
+_WRITE = 'echo "python train.py --fp8 1" > '
+_HERE = "cat > f.sh <<EOF\npython train.py --fp8 1\nEOF\n"
+
+
+def _written_launch(text: str) -> Any:
+    from preflight.reading.shellexpand import launch_args
+    from preflight.reading.shellheredoc import kept_text
+    from preflight.reading.shellwords import split
+    return launch_args(split(kept_text(text)), lambda w: w == "train.py" or w.endswith("/train.py"))
+
+
+@pytest.mark.parametrize("text", [
+    # a device holds nothing a later read gets back: `bash /dev/null` runs nothing
+    _WRITE + "/dev/null\nbash /dev/null\n", _WRITE + "/dev/stdout\nbash /dev/stdout\n",
+    _WRITE + "/dev/fd/1\nbash /dev/fd/1\n", _WRITE + "/proc/self/fd/1\nbash /proc/self/fd/1\n",
+    "cat > /dev/null <<EOF\npython train.py --fp8 1\nEOF\nbash /dev/null\n",
+    # removed or emptied before it runs
+    _WRITE + "f\nrm f\nbash f\n", _WRITE + "f\nrm -f ./f\nbash f\n",
+    _WRITE + "f\ntruncate -s 0 f\nbash f\n", _WRITE + "f\nunlink f\nbash f\n",
+    _HERE + "rm -f f.sh\nbash f.sh\n",
+    # another folder: the relative name is another file
+    _WRITE + "f\ncd sub\nbash f\n", _WRITE + "f\npushd ..\nbash f\n",
+    _WRITE + "f\n(cd sub; bash f)\n", _HERE + "cd /opt/x\nbash f.sh\n",
+    # bash's options that take a word: `bash --rcfile f g` runs g
+    _WRITE + "f\nbash --rcfile f g\n", _WRITE + "f\nbash --init-file f\n",
+])
+def test_a_written_file_that_does_not_hold_the_text_when_run_is_not_followed(text: str) -> None:
+    assert _written_launch(text) is None
+
+
+@pytest.mark.parametrize("text", [
+    _WRITE + "f\nrm -f g\nbash f\n", _WRITE + "/tmp/f\ncd sub\nbash /tmp/f\n",
+    _WRITE + "f\nbash -o pipefail f\n", _WRITE + "f\nbash -O extglob -e f\n",
+    _WRITE + "f\nbash f\n", _HERE + "bash f.sh\n",
+])
+def test_a_written_file_still_held_is_followed(text: str) -> None:
+    got = _written_launch(text)
+    assert got is not None and [a.text for a in got.args] == ["--fp8", "1"]
+
+
+@pytest.mark.xfail(strict=True, reason="shell17 (reading/shellwords.py): a bare `> f` "
+                   "statement (no command) is dropped by the split, its truncation unseen")
+def test_a_bare_redirection_empties_the_written_file() -> None:
+    assert _written_launch(_WRITE + "f\n> f\nbash f\n") is None
