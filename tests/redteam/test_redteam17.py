@@ -137,3 +137,36 @@ def test_a_written_file_still_held_is_followed(text: str) -> None:
                    "statement (no command) is dropped by the split, its truncation unseen")
 def test_a_bare_redirection_empties_the_written_file() -> None:
     assert _written_launch(_WRITE + "f\n> f\nbash f\n") is None
+
+
+# --- versions pinned by a NeMo image or a pip line (frameworks/nemo_images.py) -------------------
+
+@pytest.mark.parametrize("text", [
+    "echo 'known bad: megatron-bridge==0.2.0rc2'\n",            # no install
+    "pip download megatron-bridge==0.2.0rc2 -d wheels\n",
+    "pip install --dry-run megatron-bridge==0.2.0rc2\n",
+    "pip uninstall -y megatron-bridge==0.2.0rc2\n",
+    "pip install megatron-bridge==0.2.*\n",                     # a range, no version
+    "pip install megatron-bridge==0.2.0-\n", "pip install megatron-bridge==0.2.0+\n",
+    "IMG=myorg/mirror-nvidia/nemo:25.09\n",                      # another image
+    "IMG=nvcr.io/nvidia/nemo:25.09@sha256:0123abcd\n",           # the digest decides
+    "IMG=nvcr.io/nvidia/pytorch:25.09  # was nvcr.io/nvidia/nemo:25.09\n",   # a comment
+])
+def test_text_that_pins_nothing_is_no_pin(text: str) -> None:
+    from preflight.frameworks.nemo_images import pins_in_text
+    assert "config.pins.megatron-bridge" not in pins_in_text("run.sh", text)[0]
+
+
+@pytest.mark.parametrize("text", [
+    "pip install megatron-bridge==0.2.0rc2\n", "uv pip install megatron_bridge==0.2.0rc2\n",
+    "python -m pip install -U 'megatron-bridge==0.2.0rc2'\n",
+    "pip3 install --no-deps \\\n    megatron-bridge==0.2.0rc2 \\\n    other\n",
+    "srun --container-image=nvcr.io#nvidia/nemo:25.09 bash -c 'pip install "
+    "megatron-bridge==0.2.0rc2'\n",
+])
+def test_an_installed_pin_is_a_pin(text: str) -> None:
+    from preflight.frameworks.nemo_images import pins_in_text
+    got = pins_in_text("run.sh", text)[0].get("config.pins.megatron-bridge")
+    assert got == "0.2.0rc2" or "nemo:25.09" in text and isinstance(got, Unknown)
+    assert pins_in_text("run.sh", "IMG=registry.local/nvidia/nemo:25.09\n")[0][
+        "config.pins.megatron-bridge"] == "0.1.0rc3"
