@@ -170,3 +170,26 @@ def test_an_installed_pin_is_a_pin(text: str) -> None:
     assert got == "0.2.0rc2" or "nemo:25.09" in text and isinstance(got, Unknown)
     assert pins_in_text("run.sh", "IMG=registry.local/nvidia/nemo:25.09\n")[0][
         "config.pins.megatron-bridge"] == "0.1.0rc3"
+
+
+# --- commands that edit or print files but run one they name (reading/launchedit.py) ------------
+
+@pytest.mark.parametrize("text", [
+    "find . -maxdepth 0 -exec python train.py --fp8 1 \\;\n",       # find(1) -exec runs it
+    "find . -maxdepth 0 -execdir python train.py --fp8 1 {} +\n",
+    "git bisect run python train.py --fp8 1\n",                       # git-bisect(1) run
+    "tar -xf a.tar --to-command='python train.py --fp8 1'\n",         # tar(1) runs it per member
+])
+def test_a_command_that_runs_what_it_names_is_no_edit(text: str) -> None:
+    from preflight.reading.launchedit import passive
+    assert not passive(text.replace("'", " ").replace("=", " ").split())
+    assert _written_launch(text) is not None or "tar" in text    # (tar's string: not walked)
+
+
+@pytest.mark.parametrize("words", [
+    ["find", ".", "-name", "train.py"], ["git", "apply", "train.py.patch"],
+    ["tar", "-czf", "a.tgz", "train.py"], ["sed", "-i", "s/a/b/", "train.py"],
+])
+def test_an_edit_or_look_up_stays_passive(words: list[str]) -> None:
+    from preflight.reading.launchedit import passive
+    assert passive(words)
