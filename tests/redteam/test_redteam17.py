@@ -193,3 +193,11 @@ def test_a_command_that_runs_what_it_names_is_no_edit(text: str) -> None:
 def test_an_edit_or_look_up_stays_passive(words: list[str]) -> None:
     from preflight.reading.launchedit import passive
     assert passive(words)
+
+
+@pytest.mark.parametrize("text", [
+    "find . -name train.py -exec rm {} \\;\n", "tar -I zstd -cf a.tar train.py\n",
+    "git add train.py && git bisect run make\n",
+])
+def test_a_file_named_before_the_option_that_runs_is_no_launch(text: str) -> None:
+    assert _written_launch(text) is None
