@@ -46,8 +46,8 @@ shorter; past it the command is not judged passive: read as before)."""
 
 def passive(words: list[str]) -> bool:
     """Whether the simple command of ``words`` (quotes removed; up to the word asked about) is
-    one of :data:`PASSIVE` (after ``NAME=value`` prefixes, ``sudo`` / ``nohup`` / ``time`` / ``exec``, ``env`` with its
-    assignments, ``command -v``): it runs no program it names."""
+    one of :data:`PASSIVE` (after ``NAME=value`` prefixes, ``sudo`` / ``nohup`` / ``time`` /
+    ``exec``, ``env`` with its assignments, ``command -v``): it runs no program it names."""
     i = 0
     while i < len(words):
         word = words[i]
