@@ -201,3 +201,66 @@ def test_an_edit_or_look_up_stays_passive(words: list[str]) -> None:
 ])
 def test_a_file_named_before_the_option_that_runs_is_no_launch(text: str) -> None:
     assert _written_launch(text) is None
+
+
+# --- evaluation code of a plain PyTorch script (frameworks/pytorch_loop_eval.py) ---------------
+
+_STEP = """import torch
+import transformer_engine.pytorch as te
+m = te.Linear(16, 16)
+opt = torch.optim.AdamW(m.parameters())
+
+def {name}(m, opt):
+    with te.fp8_autocast(enabled=True):
+        loss = m(torch.randn(16, 16)).sum()
+    loss.backward()
+    opt.step()
+
+def warmup(m):
+    with te.fp8_autocast(enabled=False):
+        m(torch.randn(16, 16))
+
+warmup(m)
+for i in range(3):
+    {name}(m, opt)
+"""
+_REGRAD = """import torch
+import transformer_engine.pytorch as te
+m = te.Linear(16, 16)
+opt = torch.optim.AdamW(m.parameters())
+with te.fp8_autocast(enabled=False):
+    m(torch.randn(16, 16))
+for i in range(3):
+    with torch.no_grad():
+        {grad}:
+            with te.fp8_autocast(enabled=True):
+                loss = m(torch.randn(16, 16)).sum()
+            loss.backward()
+    opt.step()
+"""
+
+
+def _script_fp8(tmp_path: Path, text: str) -> Any:
+    (tmp_path / ".git").mkdir(exist_ok=True)
+    (tmp_path / "train.py").write_text(text)
+    read = read_paths([str(tmp_path / "train.py")])
+    return derive(Facts(read.facts, read.provenance))[0].get("intent.fp8")
+
+
+@pytest.mark.parametrize("name", ["sample_and_train", "generate_then_update",
+                                  "test_time_training", "validate_and_step"])
+def test_a_step_named_like_evaluation_that_trains_is_the_step(tmp_path: Path, name: str) -> None:
+    assert _script_fp8(tmp_path, _STEP.format(name=name)) is not False   # was False
+    assert _script_fp8(tmp_path, _STEP.format(name="train_step")) is True
+
+
+@pytest.mark.parametrize("grad", ["with torch.enable_grad()", "with torch.set_grad_enabled(True)"])
+def test_grad_enabled_again_inside_no_grad_is_training(tmp_path: Path, grad: str) -> None:
+    assert _script_fp8(tmp_path, _REGRAD.format(grad=grad)) is not False   # was False
+
+
+def test_evaluation_code_still_left_out(tmp_path: Path) -> None:
+    text = _STEP.format(name="train_step") + (
+        "\n@torch.no_grad()\ndef evaluate(m):\n    with te.fp8_autocast(enabled=False):\n"
+        "        m(torch.randn(16, 16))\n\nevaluate(m)\n")
+    assert _script_fp8(tmp_path, text) is True
