@@ -264,3 +264,12 @@ def test_evaluation_code_still_left_out(tmp_path: Path) -> None:
         "\n@torch.no_grad()\ndef evaluate(m):\n    with te.fp8_autocast(enabled=False):\n"
         "        m(torch.randn(16, 16))\n\nevaluate(m)\n")
     assert _script_fp8(tmp_path, text) is True
+
+
+def test_nested_evaluation_code_is_bounded(tmp_path: Path) -> None:
+    from tests.cputime import cpu_seconds
+    body = "".join("    " * n + f"def evaluate_{n}():\n" for n in range(90))
+    body += "".join("    " * 90 + f"x{k} = [{', '.join(['1'] * 100)}]\n" for k in range(40))
+    before = cpu_seconds()
+    assert _script_fp8(tmp_path, _STEP.format(name="train_step") + body) is True
+    assert cpu_seconds() - before < 60       # ~3 s quiet (loaded box)
