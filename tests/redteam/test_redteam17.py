@@ -273,3 +273,27 @@ def test_nested_evaluation_code_is_bounded(tmp_path: Path) -> None:
     before = cpu_seconds()
     assert _script_fp8(tmp_path, _STEP.format(name="train_step") + body) is True
     assert cpu_seconds() - before < 60       # ~3 s quiet (loaded box)
+
+
+# --- the GPT-2 (Conv1D) model fact (reading/pyconv1d.py) -----------------------------------------
+
+@pytest.mark.parametrize("model_py", [
+    # a GPT-2 teacher / reward model beside the model trained: which one the FP8 conversion
+    # gets is not read here (was: the GPT-2 class, FP8D-TE-0061's false alarm on a Llama)
+    "from transformers import GPT2LMHeadModel, LlamaForCausalLM, LlamaConfig\n"
+    "def build():\n    teacher = GPT2LMHeadModel.from_pretrained('gpt2')\n"
+    "    return LlamaForCausalLM(LlamaConfig())\n",
+    "from transformers import GPT2ForSequenceClassification, AutoModelForCausalLM\n"
+    "def build():\n    rm = GPT2ForSequenceClassification.from_pretrained('gpt2')\n"
+    "    return AutoModelForCausalLM.from_pretrained('Qwen/Qwen2-0.5B')\n",
+])
+def test_a_gpt2_beside_another_model_is_unknown(tmp_path: Path, model_py: str) -> None:
+    from tests.reading.test_pyconv1d import FACT, _facts
+    assert isinstance(_facts(tmp_path, model_py)[FACT], Unknown)
+
+
+def test_gpt2_alone_is_still_stated(tmp_path: Path) -> None:
+    from tests.reading.test_pyconv1d import FACT, _facts
+    model_py = ("from transformers import GPT2LMHeadModel, GPT2Config\n"
+                "def build():\n    return GPT2LMHeadModel(GPT2Config())\n")
+    assert _facts(tmp_path, model_py)[FACT] == "GPT2LMHeadModel"
