@@ -297,3 +297,17 @@ def test_gpt2_alone_is_still_stated(tmp_path: Path) -> None:
     model_py = ("from transformers import GPT2LMHeadModel, GPT2Config\n"
                 "def build():\n    return GPT2LMHeadModel(GPT2Config())\n")
     assert _facts(tmp_path, model_py)[FACT] == "GPT2LMHeadModel"
+
+
+def test_primus_yaml_variable_expansion_is_bounded(tmp_path: Path) -> None:
+    from tests.cputime import cpu_seconds
+    folder = tmp_path / "examples" / "megatron" / "configs" / "MI355X"
+    folder.mkdir(parents=True)
+    (tmp_path / ".git").mkdir()
+    # 40,000 `${A}` of a 100,000-character value: 4 GB if expanded
+    (folder / "exp.yaml").write_text(_EXP.replace("${PRIMUS_FP8:null}", '"' + "${A}" * 40_000 + '"'))
+    run = tmp_path / "run.sh"
+    run.write_text("#!/bin/bash\nexport A=" + "x" * 100_000 + "\n" + _LAUNCH)
+    before = cpu_seconds()
+    assert isinstance(_intent(run)[0]["fp8"][0], Unknown)
+    assert cpu_seconds() - before < 20       # ~0.3 s quiet
