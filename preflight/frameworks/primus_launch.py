@@ -175,10 +175,15 @@ def _from_env(link: Linked, env: dict[str, Any], where: Source) -> dict[str, Any
 def _env_value(raw: str, env: dict[str, Any]) -> Any:
     """``raw`` as yaml_loader gives it in ``env``; Unknown where a variable it reads is
     (``*``: any variable may be set by what is not read, an env file or ``env -S``)."""
+    size = len(raw)
     for name in presets.env_names(raw):
         got = env.get(name, env.get("*") if "*" in env else None)
         if isinstance(got, Unknown):
             return Unknown(f"${{{name}}} in {raw[:60]!r}: {got.reason}")
+        size += len(got) if isinstance(got, str) else 0
+        if size > presets.MAX_TEXT:       # redteam17: 40,000 `${A}` of a long A
+            return Unknown(f"{raw[:60]!r} expands to more than {presets.MAX_TEXT:,} characters: "
+                           "not a setting's value read here")
     return presets.env_value(raw, {k: v for k, v in env.items() if isinstance(v, str)})
 
 
