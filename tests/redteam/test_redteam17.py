@@ -330,3 +330,21 @@ def test_a_group_in_an_if_test_is_the_arm_bash_runs_or_undecided(test: str, bash
     got = _written_launch(test + _ARMS)
     assert got is not None
     assert got.args[1].text == bash or any(a.conditional or a.opaque for a in got.args)
+
+
+@pytest.mark.parametrize("before", ["EXP=examples/megatron/configs/MI355X/exp.yaml\n",
+                                    "export EXP=x.yaml\nEXP=examples/megatron/configs/MI355X/exp.yaml\n"
+                                    "export -n EXP\n"])
+def test_primus_exp_not_exported_is_not_the_experiment(tmp_path: Path, before: str) -> None:
+    # examples/run_pretrain.sh stops when $EXP is unset; run_pretrain_cli.sh runs its own default
+    # (AMD-AGI/Primus examples/run_pretrain_cli.sh: EXP=${EXP:-".../llama3.1_8B-BF16-pretrain.yaml"})
+    folder = tmp_path / "examples" / "megatron" / "configs" / "MI355X"
+    folder.mkdir(parents=True)
+    (tmp_path / ".git").mkdir()
+    (folder / "exp.yaml").write_text(_EXP.replace("${PRIMUS_FP8:null}", "hybrid"))
+    run = tmp_path / "run.sh"
+    run.write_text("#!/bin/bash\n" + before + "bash examples/run_pretrain.sh --train_iters 10\n")
+    assert isinstance(_intent(run)[0]["fp8"][0], Unknown)          # was True
+    run.write_text("#!/bin/bash\nexport EXP=examples/megatron/configs/MI355X/exp.yaml\n"
+                   "bash examples/run_pretrain.sh --train_iters 10\n")
+    assert _intent(run)[0]["fp8"][0] is True
