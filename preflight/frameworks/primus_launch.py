@@ -76,7 +76,9 @@ def read_text(path: str, text: str, outer: dict[str, str] | None = None) -> Read
             "experiment it runs is not known")
         prov[f"{PREFIX}.base_config"] = path
         return ReaderOutput(facts, prov)
-    runs = [r for r in (_training(lr) for lr in found[:MAX_LAUNCHES]) if r is not None]
+    runs = [r for r in (_training(lr, lambda lr: _process(path, text, lr.entry.offset,
+                                                          outer or {}))
+                        for lr in found[:MAX_LAUNCHES]) if r is not None]
     if not runs:
         return ReaderOutput()
     lines = [0] + [m.end() for m in re.finditer(r"\n", text)]
@@ -187,7 +189,7 @@ def _env_value(raw: str, env: dict[str, Any]) -> Any:
     return presets.env_value(raw, {k: v for k, v in env.items() if isinstance(v, str)})
 
 
-def _training(lr: Launch) -> tuple[Launch, Any] | None:
+def _training(lr: Launch, process: Any) -> tuple[Launch, Any] | None:
     """``(launch with only the training command's words, the experiment word or Unknown)``;
     None for a launch that does not train (``primus-cli direct -- benchmark gemm``)."""
     words = list(lr.args)
@@ -199,10 +201,15 @@ def _training(lr: Launch) -> tuple[Launch, Any] | None:
             return None
         rest = _dashed(words[at + 2:])
         return replace(lr, args=rest), _config(rest)
-    env = dict(lr.env)
-    exp: Any = None
-    if "EXP" in env:
-        exp = Arg(env["EXP"], lr.entry.offset)
+    # the script runs $EXP from its environment: exported or given on the line (redteam17: a
+    # plain `EXP=x` never reaches it; run_pretrain.sh stops, the *_cli.sh run their default)
+    env = process(lr)
+    exp: Any = env.get("EXP")
+    if isinstance(exp, str):
+        exp = Arg(exp, lr.entry.offset)
+    elif exp is None and "EXP" in dict(lr.env):
+        exp = Unknown(f"EXP is set in the script but not exported: {name.rsplit('/', 1)[-1]} "
+                      "does not get it (run_pretrain.sh stops, the *_cli.sh run their default)")
     if exp is None:
         exp = Unknown(f"{name.rsplit('/', 1)[-1]} runs the experiment $EXP, which the script "
                       "does not set (or sets only at run time): the settings are not known")
