@@ -8,7 +8,23 @@ opposite or nothing):
   called reached the YAML (a confident FP8 "yes" Primus never runs); one exported in a branch
   the text does not decide was taken as set; one exported with a run-time value (``$(cat f)``)
   was dropped, leaving the YAML's default (a confident "no FP8"). Now the environment the
-  command gets (:func:`preflight.reading.launchenv.process_env`, as FlashRL's reader reads it).
+  command gets (:func:`preflight.reading.launchenv.process_env`, as FlashRL's reader reads it);
+  ``$EXP`` of ``run_pretrain.sh`` likewise; an expansion past 65,536 characters is Unknown;
+- a script the job writes then runs (shellfiles): written to /dev/* or /proc/* (holds nothing),
+  removed or emptied (rm, unlink, truncate, shred), run after cd/pushd/popd by a relative name,
+  or named after a bash option that takes a word (``bash --rcfile f g`` runs g): followed anyway;
+- ``find -exec``, ``git bisect run``, ``tar --to-command`` judged passive (launchedit): the
+  program they run was never a launch;
+- NeMo image / pip pins (nemo_images): ``X==V`` in any text (echo, pip download / uninstall,
+  --dry-run), a range (``==0.2.*`` pinned as '0.2.'), ``mirror-nvidia/nemo``, a tag with a
+  digest, a trailing comment;
+- plain PyTorch evaluation code (pytorch_loop_eval): a training step named like evaluation
+  (``sample_and_train``) or grad re-enabled inside ``no_grad`` dropped: a confident "no FP8";
+- the Conv1D model fact (pyconv1d): a GPT-2 teacher / reward model beside the model trained
+  stated as the job's model (FP8D-TE-0061's false alarm).
+
+Open (strict xfail, for shell17): a bare ``> f`` statement is dropped by the split; ``{ }``
+groups later in an if test or behind ``!`` decided as the wrong arm (checked against bash).
 """
 
 from __future__ import annotations
