@@ -95,7 +95,7 @@ def conv1d_model(modules: Iterable[Module]) -> tuple[object, Source] | None:
     if sure is not None and other is None:
         return sure
     if sure is not None:        # redteam17: a GPT-2 teacher or reward model beside a Llama
-        return Unknown(f"the files build {sure[0]} (Conv1D projections) and {other[:60]}: "
+        return Unknown(f"the files build {sure[0]} (Conv1D projections) and {str(other)[:60]}: "
                        "which one the FP8 conversion gets is not read here"), sure[1]
     if maybe is None:
         return None
