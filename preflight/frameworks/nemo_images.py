@@ -40,10 +40,18 @@ TABLE: dict[str, dict[str, str]] = {
     "26.06": {"megatron-bridge": "0.5.0", "megatron-core": "0.18.0",
               "transformer-engine": "2.16", "torch": "2.12.0a0+0291f960b6"},
 }
-_IMAGE = re.compile(r"(?:nvcr\.io[/#])?nvidia/nemo:([\w.+-]{1,80})|nvidia\+nemo\+([\w.-]{1,80}?)"
-                    r"\.sqsh\b")
+# redteam17: `nvidia/` starts the image path (`mirror-nvidia/nemo` is another image), a digest
+# after the tag (`:25.09@sha256:...`) is what Docker pulls, whatever the tag says
+_IMAGE = re.compile(r"(?:nvcr\.io[/#])?(?<![\w.-])nvidia/nemo:([\w.+-]{1,80})(?![\w.+@-])"
+                    r"|(?<![\w.-])nvidia\+nemo\+([\w.-]{1,80}?)\.sqsh\b")
 _PIP = re.compile(r"\b(megatron[-_]bridge|megatron[-_]core|transformer[-_]engine)(?:\[[\w,]*\])?"
-                  r"\s*==\s*([0-9][\w.+!-]{0,40})(?![\w.+!-])")
+                  r"\s*==\s*([0-9][\w.+!-]{0,40})(?![\w.+!*-])")
+# PEP 440 public version with an optional local part (packaging.version.VERSION_PATTERN, short)
+_VERSION = re.compile(r"(?:[0-9]+!)?[0-9]+(?:\.[0-9]+)*(?:(?:a|b|rc)[0-9]+)?(?:\.post[0-9]+)?"
+                      r"(?:\.dev[0-9]+)?(?:\+[a-z0-9]+(?:\.[a-z0-9]+)*)?", re.I)
+# a pin is a word of `pip install` (not download, uninstall, --dry-run: nothing installed)
+_INSTALL = re.compile(r"\bpip3?[ \t]+install\b(?![^\n]*--dry-run)")
+_COMMENT = re.compile(r"(?:^|[ \t])#.*")
 _MAX_HITS = 64
 
 
@@ -64,8 +72,14 @@ def pins_in_text(path: str, text: str) -> tuple[dict[str, Any], dict[str, Source
     images, an image and a pip pin) are each a run of its own: Unknown naming them."""
     found: dict[str, list[tuple[str, int, str]]] = {}
     hits = 0
+    installing = False          # a `pip install ... \` continued on this line
     for number, line in enumerate(text.splitlines(), 1):
-        if line.lstrip().startswith("#") or hits > _MAX_HITS:
+        line = _COMMENT.sub("", line)       # a comment, whole line or after a command
+        start = 0 if installing else None
+        if (hit := _INSTALL.search(line)) is not None:
+            start = hit.end()
+        installing = start is not None and line.endswith("\\")
+        if not line.strip() or hits > _MAX_HITS:
             continue
         for match in _IMAGE.finditer(line):
             hits += 1
@@ -77,10 +91,12 @@ def pins_in_text(path: str, text: str) -> tuple[dict[str, Any], dict[str, Source
             for dist, version in got[1].items():
                 found.setdefault(dist, []).append(
                     (version, number, f"the NeMo {got[0]} container, {RELEASE_NOTES}"))
-        for match in _PIP.finditer(line):
+        for match in _PIP.finditer(line, start if start is not None else len(line)):
             hits += 1
             if hits > _MAX_HITS:
                 break
+            if not _VERSION.fullmatch(match.group(2)):
+                continue            # `==0.2.*`, `==0.2.0-`: a range or no version
             dist = match.group(1).lower().replace("_", "-")
             found.setdefault(dist, []).append((match.group(2), number, "pip pin"))
     facts: dict[str, Any] = {}

@@ -32,10 +32,13 @@ from preflight.facts import Unknown
 from preflight.findings import Source
 from preflight.frameworks import megatron_walk
 from preflight.frameworks import primus_presets as presets
+from preflight.reading import shellcalls
+from preflight.reading.launchenv import process_env
 from preflight.reading.parse import ParseError, parse_yaml
 from preflight.reading.parse import read_text as read_file
 from preflight.reading.refs import named, resolve_missing
 from preflight.reading.shellexpand import Arg, Launch
+from preflight.reading.shellvars import collect_variables, runtime_reason, strip_comments
 from preflight.reading.types import ConfigProblem, Linked, ReaderOutput
 
 KIND = "primus"
@@ -73,7 +76,9 @@ def read_text(path: str, text: str, outer: dict[str, str] | None = None) -> Read
             "experiment it runs is not known")
         prov[f"{PREFIX}.base_config"] = path
         return ReaderOutput(facts, prov)
-    runs = [r for r in (_training(lr) for lr in found[:MAX_LAUNCHES]) if r is not None]
+    runs = [r for r in (_training(lr, lambda lr: _process(path, text, lr.entry.offset,
+                                                          outer or {}))
+                        for lr in found[:MAX_LAUNCHES]) if r is not None]
     if not runs:
         return ReaderOutput()
     lines = [0] + [m.end() for m in re.finditer(r"\n", text)]
@@ -113,7 +118,8 @@ def read_text(path: str, text: str, outer: dict[str, str] | None = None) -> Read
         prov[f"config.{ARGS}.{dest(key)}"] = got.prov[name]
         if value is not None:
             facts[f"{MEGATRON}.{dest(key)}"], prov[f"{MEGATRON}.{dest(key)}"] = value, got.prov[name]
-    for key, value in (_from_env(linked[0], dict(lr.env), where) if linked else {}).items():
+    env = _process(path, text, lr.entry.offset, outer or {}) if linked else {}
+    for key, value in (_from_env(linked[0], env, where) if linked else {}).items():
         for name in (f"config.{ARGS}.{dest(key)}", f"{MEGATRON}.{dest(key)}"):
             if name not in facts and (value is not None or name.startswith("config.p")):
                 facts[name], prov[name] = value, where
@@ -123,7 +129,20 @@ def read_text(path: str, text: str, outer: dict[str, str] | None = None) -> Read
     return ReaderOutput(facts, prov, problems, linked)
 
 
-def _from_env(link: Linked, env: dict[str, str], where: Source) -> dict[str, Any]:
+def _process(path: str, text: str, at: int, outer: dict[str, str]) -> dict[str, Any]:
+    """The environment the launch at ``at`` gives Primus, whose yaml_loader reads ``os.environ``
+    (redteam17: the script's variables as text gave it ones never exported, unset, set in a
+    subshell or a function never called, and dropped a run-time value, leaving the default):
+    :func:`.launchenv.process_env`, a value only the run knows as Unknown."""
+    clean = strip_comments(text.replace("\r\n", "\n"))
+    caller = outer.get(shellcalls.CALLER, path)
+    given = process_env(path, clean, at, collect_variables(clean, dict(outer), script=path),
+                        [(n, caller) for n in outer.get(shellcalls.ENVIRON, "").split(",") if n])
+    return {name: Unknown(why) if isinstance(value, str) and
+            (why := runtime_reason(value)) is not None else value for name, value, _ in given}
+
+
+def _from_env(link: Linked, env: dict[str, Any], where: Source) -> dict[str, Any]:
     """The experiment's overrides that read a variable the script sets (``seq_length:
     ${PRIMUS_SEQ_LENGTH:4096}`` under ``export PRIMUS_SEQ_LENGTH=8192``: yaml_loader.py takes it
     from the environment), with the script's value; a module preset named from one (``config:
@@ -146,16 +165,31 @@ def _from_env(link: Linked, env: dict[str, str], where: Source) -> dict[str, Any
     overrides = overrides if isinstance(overrides, dict) else {}
     if isinstance(config, str) and any(n in env for n in presets.env_names(config)):
         why = Unknown(f"the module preset {config[:80]!r} is named from a variable the script "
-                      f"sets ({presets.env_value(config, env)!r}): its settings are not known here")
+                      f"sets ({_env_value(config, env)!r}): its settings are not known here")
         out.update({k: why for k in presets.SWITCHES if k not in overrides})
     for key, raw in overrides.items():
         if isinstance(key, str) and isinstance(raw, str) and \
                 any(n in env for n in presets.env_names(raw)):
-            out[key] = presets.env_value(raw, env)
+            out[key] = _env_value(raw, env)
     return out
 
 
-def _training(lr: Launch) -> tuple[Launch, Any] | None:
+def _env_value(raw: str, env: dict[str, Any]) -> Any:
+    """``raw`` as yaml_loader gives it in ``env``; Unknown where a variable it reads is
+    (``*``: any variable may be set by what is not read, an env file or ``env -S``)."""
+    size = len(raw)
+    for name in presets.env_names(raw):
+        got = env.get(name, env.get("*") if "*" in env else None)
+        if isinstance(got, Unknown):
+            return Unknown(f"${{{name}}} in {raw[:60]!r}: {got.reason}")
+        size += len(got) if isinstance(got, str) else 0
+        if size > presets.MAX_TEXT:       # redteam17: 40,000 `${A}` of a long A
+            return Unknown(f"{raw[:60]!r} expands to more than {presets.MAX_TEXT:,} characters: "
+                           "not a setting's value read here")
+    return presets.env_value(raw, {k: v for k, v in env.items() if isinstance(v, str)})
+
+
+def _training(lr: Launch, process: Any) -> tuple[Launch, Any] | None:
     """``(launch with only the training command's words, the experiment word or Unknown)``;
     None for a launch that does not train (``primus-cli direct -- benchmark gemm``)."""
     words = list(lr.args)
@@ -167,10 +201,15 @@ def _training(lr: Launch) -> tuple[Launch, Any] | None:
             return None
         rest = _dashed(words[at + 2:])
         return replace(lr, args=rest), _config(rest)
-    env = dict(lr.env)
-    exp: Any = None
-    if "EXP" in env:
-        exp = Arg(env["EXP"], lr.entry.offset)
+    # the script runs $EXP from its environment: exported or given on the line (redteam17: a
+    # plain `EXP=x` never reaches it; run_pretrain.sh stops, the *_cli.sh run their default)
+    env = process(lr)
+    exp: Any = env.get("EXP")
+    if isinstance(exp, str):
+        exp = Arg(exp, lr.entry.offset)
+    elif exp is None and "EXP" in dict(lr.env):
+        exp = Unknown(f"EXP is set in the script but not exported: {name.rsplit('/', 1)[-1]} "
+                      "does not get it (run_pretrain.sh stops, the *_cli.sh run their default)")
     if exp is None:
         exp = Unknown(f"{name.rsplit('/', 1)[-1]} runs the experiment $EXP, which the script "
                       "does not set (or sets only at run time): the settings are not known")

@@ -35,6 +35,8 @@ TAG = "v26.5.1"
 REPO = "https://github.com/AMD-AGI/Primus/blob/6703ab9f2778661e1ea51f643f174ffc6dad29a4"
 MAX_PRESETS = 32
 """Preset files one composition reads (a real chain has about ten)."""
+MAX_TEXT = 65536
+"""Characters a setting's value may expand to (a path or a name: under 300)."""
 Valued = tuple[Any, str]        # value, where it was set
 
 _MODULE_FILES = ("../module_base.yaml", "primus_megatron_module.yaml", "primus_turbo.yaml",

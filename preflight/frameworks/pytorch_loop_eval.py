@@ -60,6 +60,7 @@ def eval_spans(module: Module) -> list[tuple[int, int]]:
     """The (first, last) lines of the file's evaluation code: ``no_grad`` / ``inference_mode``
     blocks and functions, and functions named for evaluation."""
     spans: list[tuple[int, int]] = []
+    budget = [MAX_NODES]        # nodes :func:`_trains` may look at, all calls together
     for count, node in enumerate(ast.walk(module.tree)):
         if count >= MAX_NODES:
             break
@@ -68,13 +69,36 @@ def eval_spans(module: Module) -> list[tuple[int, int]]:
             continue
         if isinstance(node, (ast.With, ast.AsyncWith)) and any(
                 isinstance(item.context_expr, ast.Call) and
-                _qualified(module, item.context_expr) in _NO_GRAD for item in node.items):
+                _qualified(module, item.context_expr) in _NO_GRAD for item in node.items) \
+                and not _trains(module, node, budget):
             spans.append((node.body[0].lineno, end))
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and (
                 _eval_name(node.name) or
-                any(_qualified(module, d) in _NO_GRAD for d in node.decorator_list)):
+                any(_qualified(module, d) in _NO_GRAD for d in node.decorator_list)) \
+                and not _trains(module, node, budget):
             spans.append((node.lineno, end))
     return spans
+
+
+_REGRAD = frozenset({"torch.enable_grad", "torch.set_grad_enabled", "torch.autograd.enable_grad",
+                     "torch.autograd.set_grad_enabled", "torch.autograd.backward"})
+
+
+def _trains(module: Module, node: ast.AST, budget: list[int]) -> bool:
+    """Whether code named or marked as evaluation trains after all (redteam17: ``def
+    sample_and_train``, ``with torch.no_grad(): with torch.enable_grad(): ... loss.backward()``
+    were dropped, the step's FP8 with them): a ``.backward()`` call, or gradients turned on
+    again inside (torch v2.10.0 torch/autograd/grad_mode.py ``enable_grad`` /
+    ``set_grad_enabled``)."""
+    for inner in ast.walk(node):
+        budget[0] -= 1
+        if budget[0] < 0:
+            return True                  # not looked at whole: not known to train nothing
+        if isinstance(inner, ast.Call) and (
+                isinstance(inner.func, ast.Attribute) and inner.func.attr == "backward" or
+                _qualified(module, inner) in _REGRAD):
+            return True
+    return False
 
 
 def training_side(module: Module, made: Sequence[T], line_of: dict[int, int | None]) -> list[T]:

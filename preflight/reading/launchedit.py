@@ -45,9 +45,9 @@ shorter; past it the command is not judged passive: read as before)."""
 
 
 def passive(words: list[str]) -> bool:
-    """Whether the simple command of ``words`` (quotes removed) is one of :data:`PASSIVE`
-    (after ``NAME=value`` prefixes, ``sudo`` / ``nohup`` / ``time`` / ``exec``, ``env`` with its
-    assignments, ``command -v``): it runs no program it names."""
+    """Whether the simple command of ``words`` (quotes removed; up to the word asked about) is
+    one of :data:`PASSIVE` (after ``NAME=value`` prefixes, ``sudo`` / ``nohup`` / ``time`` /
+    ``exec``, ``env`` with its assignments, ``command -v``): it runs no program it names."""
     i = 0
     while i < len(words):
         word = words[i]
@@ -60,8 +60,22 @@ def passive(words: list[str]) -> bool:
             continue
         if word == "command":
             return i + 1 < len(words) and words[i + 1] in ("-v", "-V")
-        return os.path.basename(word) in PASSIVE
+        return os.path.basename(word) in PASSIVE and not _runs(os.path.basename(word),
+                                                                words[i + 1:])
     return False
+
+
+# redteam17: options with which a listed command runs a program it names (find(1) -exec,
+# git-bisect(1) run, tar(1) --to-command); ``words`` end at the word looked at (the entry), so a
+# file named before the option (`find -name train.py -exec rm {} \;`) stays passive
+_RUNS = {"find": ("-exec", "-execdir", "-ok", "-okdir"), "tar": ("--to-command",)}
+
+
+def _runs(name: str, rest: list[str]) -> bool:
+    if name == "git":
+        return "bisect" in rest and "run" in rest
+    flags = _RUNS.get(name, ())
+    return any(w == f or w.startswith(f + "=") for w in rest for f in flags)
 
 
 def command_words(text: str, pos: int) -> list[str] | None:

@@ -74,7 +74,7 @@ def conv1d_model(modules: Iterable[Module]) -> tuple[object, Source] | None:
     with the reason, or None."""
     sure: tuple[str, Source] | None = None
     maybe: tuple[str, Source, str] | None = None
-    other = False
+    other: str | None = None
     seen = 0
     for module in modules:
         for call, _ in module.calls():
@@ -87,16 +87,19 @@ def conv1d_model(modules: Iterable[Module]) -> tuple[object, Source] | None:
             cls, conv1d = got
             where = Source(call.path or module.path, call.line)
             if not conv1d:
-                other = True
+                other = other or cls
             elif call.when is None:
                 sure = sure or (cls, where)
             else:
                 maybe = maybe or (cls, where, call.when.reason)
-    if sure is not None:
+    if sure is not None and other is None:
         return sure
+    if sure is not None:        # redteam17: a GPT-2 teacher or reward model beside a Llama
+        return Unknown(f"the files build {sure[0]} (Conv1D projections) and {str(other)[:60]}: "
+                       "which one the FP8 conversion gets is not read here"), sure[1]
     if maybe is None:
         return None
-    if not other:
+    if other is None:
         return maybe[0], maybe[1]       # every model class the files build is a Conv1D one
     return Unknown(f"{maybe[0]} (Conv1D projections) is built only when {maybe[2][:160]}; "
                    "another model class may be built instead"), maybe[1]

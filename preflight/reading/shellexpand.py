@@ -313,12 +313,10 @@ def _launches(split: Split, is_entry: Callable[[str], bool], ev: _Eval,
             ev.spent = child.spent
             continue
         texts = ["".join(s.text for s in f) for f in fields]
-        if passive(texts):
-            continue          # `echo "... train.py ..."`, `sed -i ... train.py`: nothing runs
-                              # it (reading/launchedit.py)
         at = next((n for n, t in enumerate(texts) if is_entry(t)), None)
-        if at is None:
-            continue
+        if at is None or passive(texts[:at + 1]):
+            continue          # `echo "... train.py ..."`, `sed -i ... train.py`: nothing runs
+                              # it (reading/launchedit.py; up to the entry: `find -exec` runs it)
         # "$@" of a script nobody in the job runs: its arguments, none known (never invented)
         unbound = [len(f) == 1 and f[0].opaque is not None and t in ("$@", "$*") and
                    not moved(f[0].opaque) for f, t in zip(fields[at + 1:], texts[at + 1:])]

@@ -50,8 +50,21 @@ def _text(f: Field) -> str | None:
 
 
 def _path(f: Field) -> str | None:
+    """A file's name as written, None where not known or a device (redteam17: ``echo ... >
+    /dev/null`` then ``bash /dev/null`` runs nothing; /dev/stdout, /dev/fd/N, /proc/self/fd/N
+    hold nothing a later read gets back)."""
     got = _text(f)
-    return os.path.normpath(got) if got else None
+    path = os.path.normpath(got) if got else None
+    return None if path is None or path.startswith(_DEVICES) else path
+
+
+_DEVICES = ("/dev/", "/proc/", "//dev/", "//proc/")
+_GONE = frozenset({"rm", "unlink", "truncate", "shred"})
+"""Commands after which a file the script wrote no longer holds that text (redteam17)."""
+_MOVES = frozenset({"cd", "pushd", "popd"})
+"""Commands after which a relative name is another file (redteam17: ``cd sub; bash f``)."""
+_ARGUED = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
+"""bash options taking the next word (``bash --rcfile f g`` runs g, not f)."""
 
 
 def _content(fields: list[Field]) -> Field | None:
@@ -95,7 +108,13 @@ def note(files: Files, st: Statement, fields: list[Field] | None,
         return
     if files.held:          # `cp x f`, `sed -i ... f`, `tee f`: what f holds is not known
         made: dict[str, int] = {}
-        command_writes([_text(f) or "\0?" for f in fields], 0, made, None)
+        words = [_text(f) or "\0?" for f in fields]
+        command_writes(words, 0, made, None)
+        base = os.path.basename(words[0]) if words else ""
+        if base in _GONE:      # `rm -f f`: gone or emptied (any word: flags are no names)
+            made.update((os.path.normpath(w), 0) for w in words[1:] if w)
+        elif base in _MOVES:   # another folder: every relative name now means another file
+            made.update((n, 0) for n in files.held if not n.startswith("/"))
         for name in made:
             if name in files.held:
                 files.held[name] = None
@@ -124,9 +143,11 @@ def ran(files: Files, fields: list[Field]) -> tuple[int, Field] | None:
         name = _text(f) or ""
         if os.path.basename(name) in SHELLS:
             k = n + 1
-            while k < len(fields) and (_text(fields[k]) or "").startswith("-"):
-                if "c" in (_text(fields[k]) or "").lstrip("-") and \
-                        not (_text(fields[k]) or "").startswith("--"):
+            while k < len(fields) and (word := _text(fields[k]) or "").startswith(("-", "+")):
+                if word in _ARGUED:
+                    k += 2
+                    continue
+                if "c" in word.lstrip("-") and not word.startswith("--"):
                     return None            # `bash -c STR`: .shellinner's
                 k += 1
             path = _path(fields[k]) if k < len(fields) else None

@@ -114,4 +114,5 @@ def test_thousands_of_model_calls_read_in_bounds(tmp_path: Path) -> None:
     body = "from transformers import LlamaForCausalLM, GPT2Model\ndef build():\n" + "".join(
         f"    m{i} = LlamaForCausalLM.from_pretrained('x{i}')\n" for i in range(3000)) + \
         "    return GPT2Model.from_pretrained('gpt2')\n"
-    assert _facts(tmp_path, body)[FACT] == "GPT2Model"
+    got = _facts(tmp_path, body)[FACT]     # read to the end: the GPT-2 is seen (beside the
+    assert isinstance(got, Unknown) and "GPT2Model" in got.reason    # Llamas: redteam17)
