@@ -1,7 +1,8 @@
-"""Whether a plain Transformer Engine script runs attention in FP8
-(:func:`preflight.frameworks.pytorch_te.fp8_attention`): the recipe object's ``fp8_dpa`` /
-``fp8_mha`` keywords give ``intent.fp8_attention`` (holdout24 te-2080: a ``te.DotProductAttention``
-under ``MXFP8BlockScaling(fp8_dpa=True, fp8_mha=True)`` on TE 2.6 asserts, FP8D-TE-0045)."""
+"""What a plain Transformer Engine script's recipe objects ask for, and the rules they reach
+(:mod:`preflight.frameworks.pytorch_te`): the autocast recipe's ``fp8_dpa`` / ``fp8_mha`` keywords
+give ``intent.fp8_attention`` (holdout24 te-2080: a ``te.DotProductAttention`` under
+``MXFP8BlockScaling(fp8_dpa=True, fp8_mha=True)`` on TE 2.6 asserts, FP8D-TE-0045), and
+``fp8_model_init`` with an MXFP8 recipe on TE 2.0-2.2 (holdout24 te-1687, FP8D-TE-0063)."""
 
 from __future__ import annotations
 
@@ -89,3 +90,46 @@ def test_a_recipe_class_of_the_job_sets_nothing(tmp_path: Path) -> None:
     read = read_paths([str(tmp_path / "train.py")])
     values, _ = intent.derive(Facts(read.facts, read.provenance))
     assert values["intent.fp8_attention"] is not True
+
+
+INIT = """
+import torch
+import transformer_engine.pytorch as te
+from transformer_engine.common.recipe import MXFP8BlockScaling, DelayedScaling
+import os
+
+{pre}
+with te.fp8_model_init({init}):
+    model = te.Linear(4096, 4096)
+with te.fp8_autocast(enabled=True, fp8_recipe=MXFP8BlockScaling()):
+    y = model(torch.randn(2048, 4096, device="cuda"))
+"""
+
+
+def _fired_init(folder: Path, init: str, te_version: str = "2.2.0", pre: str = "") -> set[str]:
+    (folder / "train.py").write_text(INIT.format(init=init, pre=pre))
+    read = read_paths([str(folder / "train.py")])
+    values, _ = intent.derive(Facts(read.facts, read.provenance))
+    facts = {**read.facts, **values, "pkg.transformer-engine.version": te_version}
+    return {f.rule_id for f in evaluate(load_rules(with_tests=False), Facts(facts)).findings}
+
+
+@pytest.mark.parametrize("init, pre", [
+    ("enabled=True, recipe=MXFP8BlockScaling()", ""),
+    ("recipe=MXFP8BlockScaling()", ""),             # enabled defaults to True
+    ("enabled=True, recipe=r", "r = MXFP8BlockScaling()"),
+])
+def test_fp8_model_init_with_mxfp8_on_te_2_2_fires_te_0063(tmp_path: Path, init: str,
+                                                          pre: str) -> None:
+    assert "FP8D-TE-0063" in _fired_init(tmp_path, init, pre=pre)
+
+
+@pytest.mark.parametrize("init, te_version", [
+    ("enabled=True, recipe=MXFP8BlockScaling()", "2.3.0"),
+    ("enabled=True, recipe=DelayedScaling()", "2.2.0"),
+    ("enabled=False, recipe=MXFP8BlockScaling()", "2.2.0"),
+    # a value the script does not decide: never a confident finding
+    ("enabled=os.environ.get('FP8_PARAMS') == '1', recipe=MXFP8BlockScaling()", "2.2.0"),
+])
+def test_other_weights_or_releases_stay_quiet(tmp_path: Path, init: str, te_version: str) -> None:
+    assert "FP8D-TE-0063" not in _fired_init(tmp_path, init, te_version)
