@@ -35,6 +35,7 @@ from preflight.frameworks.pytorch_loop_eval import training_side
 from preflight.frameworks.pytorch_own import own_fp8
 from preflight.frameworks.pytorch_te import (
     dims_align,
+    fp8_attention,
     gemm_sizes,
     model_loaded,
     te_modules,
@@ -248,6 +249,7 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
         rsrc = p.src("te.autocast.recipe", src)
         out["recipe"] = (p.unknown("te.autocast.recipe") or recipe or Unknown(f"a {cls} recipe"),
                          rsrc)
+        fp8_attention(p, out)
         given = p.get("te.autocast.recipe_args.fp8_format")
         if given is not None or fmt is not None:
             out["format"] = (str(given or fmt).lower(),

@@ -183,3 +183,23 @@ def dims_align(p: View, out: IntentOut, recipe: Any) -> None:
         out["shapes.modules_align"] = (Unknown(reason), src)
     else:
         out["shapes.modules_align"] = (value, src)
+
+
+def fp8_attention(p: View, out: IntentOut) -> None:
+    """TE attention runs in FP8 when the autocast's recipe object sets ``fp8_dpa=True`` or
+    ``fp8_mha=True`` (DotProductAttention.forward forces fp8_dpa on when fp8_mha is set: TE v2.6
+    transformer_engine/pytorch/attention/dot_product_attention/dot_product_attention.py
+    l.648-655). A value the script does not decide is Unknown; neither keyword leaves the fact
+    to the defaults (the recipe may be changed after it is built)."""
+    keys = [f"te.autocast.recipe_args.{k}" for k in ("fp8_dpa", "fp8_mha")
+            if p.has(f"te.autocast.recipe_args.{k}")]
+    on = [k for k in keys if p.get(k) is True]
+    if on:
+        out["fp8_attention"] = (True, p.src(on[0]))
+        return
+    undecided = [k for k in keys if p.unknown(k) is not None or
+                 not isinstance(p.get(k), bool)]
+    if undecided:
+        out["fp8_attention"] = (p.unknown(undecided[0]) or Unknown(
+            f"{undecided[0].rsplit('.', 1)[1]}={p.get(undecided[0])!r} in the recipe"),
+            p.src(undecided[0]))

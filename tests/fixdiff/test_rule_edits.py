@@ -50,6 +50,8 @@ NOT_AN_EDIT = {
                          "code (fast_inference=True), or an upgrade",
     "FP8D-TAO-0016": "the fix is a keyword of Float8LinearConfig(...) in the script's Python "
                      "(emulate=True dropped), not a config file's value",
+    "FP8D-TE-0063": "the fix is the script's Python code (the recipe passed to "
+                    "te.fp8_model_init, or no fp8_model_init), or an upgrade",
     "FP8D-OLMO-0003": "the fix is a keyword of AOMXLinearConfig(...) in the script's Python "
                       "(kernel_preference=AOKernelPreference.auto), not a config file's value",
     "FP8D-UNSLOTH-0003": "the fix is a keyword of from_pretrained(...) in the script's Python "
@@ -87,7 +89,7 @@ NOT_AN_EDIT = {
 PYTHON_CODE_FIXES = frozenset({"FP8D-ACC-0032", "FP8D-ACC-0095", "FP8D-ACC-0096", "FP8D-ACC-0150",
                                "FP8D-TE-0002", "FP8D-MEG-0017",
                                "FP8D-UNSLOTH-0002", "FP8D-UNSLOTH-0003", "FP8D-OLMO-0003",
-                               "FP8D-COLOSSAL-0002", "FP8D-TAO-0016"})
+                               "FP8D-COLOSSAL-0002", "FP8D-TAO-0016", "FP8D-TE-0063"})
 """NOT_AN_EDIT entries whose fix is the job's Python code (an argument of a call, a prepare() call,
 an import path): CONFIG_FIXES counts them since their facts are config.*; the share leaves them out."""
 assert PYTHON_CODE_FIXES <= set(NOT_AN_EDIT)
