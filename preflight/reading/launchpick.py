@@ -177,12 +177,7 @@ def _fp8_runs(outs: list[ReaderOutput], lines: str, asks: Asks | None) -> Reader
     keeps FP8 Unknown unless another one asks (None: no launch asks, or ``asks`` not given)."""
     if asks is None or len(outs) < 2:
         return None
-    cache: dict[str, dict[str, Any] | None] = {}
-    # what each launch asks with the config files it names (`llamafactory-cli train b.yaml`
-    # whose b.yaml says fp8: true), its command line winning as in :func:`_merged`
-    said = [asks(ReaderOutput({**{k: v for k, v in _files({
-        (link.kind, link.key): link for link in out.linked if not link.after}, cache).items()
-        if not k.endswith(_UNREAD)}, **out.facts}, out.provenance)) for out in outs]
+    said = [asks(out) for out in outs]
     fp8 = [n for n, s in enumerate(said) if s is True]
     if not fp8 or len(fp8) == len(outs):
         return None
