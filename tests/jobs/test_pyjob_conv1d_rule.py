@@ -78,9 +78,8 @@ def test_hostile_or_undecided_models_do_not_fire(tmp_path: Path, model: str) -> 
     assert "FP8D-TE-0061" not in _fired(tmp_path, ACC.format(precision="fp8", model=model))
 
 
-@pytest.mark.xfail(strict=True, reason="open (pyfix8's reader, board 07:3x sweep20): a call in a "
-                   "conditional expression's branch (`A() if c else B()`) has no Call.when, so "
-                   "pyconv1d takes GPT2LMHeadModel as built for sure")
+# a model chosen in `A() if c else B()`: pyconv1d names both models, Unknown (redteam17's fix
+# of a GPT-2 beside another model class; sweep20 had it as a strict xfail)
 def test_a_model_chosen_by_a_conditional_expression_does_not_fire(tmp_path: Path) -> None:
     model = ("import sys\nmodel = GPT2LMHeadModel(GPT2Config()) if sys.argv[1] == 'gpt2' "
              "else LlamaForCausalLM(LlamaConfig())")
