@@ -316,6 +316,17 @@ def test_scoring_follows_the_documented_definition() -> None:
     assert ag.score(_exp(determined=False), _report({})).outcome == "n/a"
 
 
+def test_a_rollout_the_tool_states_nothing_of_meets_no_fp8_rollout_only() -> None:
+    hit = {"FP8D-HW-0004": "error"}
+    assert ag.score(_exp(rollout_fp8=False), _report(hit)).outcome == "agree"
+    assert ag.score(_exp(rollout_fp8=True), _report(hit)).outcome == "missed"
+    unknown = _report(hit, {"intent.rollout.fp8": {"$unknown": "rollout file not read"}})
+    assert ag.score(_exp(rollout_fp8=False), unknown).outcome == "missed"
+    stated = _report(hit, {"intent.rollout.fp8": True})
+    assert ag.score(_exp(rollout_fp8=False), stated).intent_wrong
+    assert ag.score(_exp(rollout_fp8=True), stated).outcome == "agree"
+
+
 def test_unread_and_reading_findings() -> None:
     nothing = {"facts": {"intent.fp8": {"$unknown": "no job config given"}},
                "findings": [{"id": "FP8D-CFG-NO-JOB", "severity": "error"}], "undetermined": []}
