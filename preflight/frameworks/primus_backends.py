@@ -162,6 +162,14 @@ def derive_bridge(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
                 if isinstance(a.get(k), str) or a.unknown(k)), None)
     name = f.get(f"config.{KIND}.args.{key}") if key else None
     broken = a.unknown("base_config") or a.unknown("flavor")
+    given = next((k for k in ("mixed_precision", "precision_config") if a.has(k)
+                  and a.get(k) is not None), None)
+    if key is None and given is not None:
+        # a mapping: merged field by field over what the recipe built, whose type decides
+        # (config_utils.py _merge_dict_to_dataclass skips a dict over a preset name)
+        out["fp8"] = (Unknown(f"{given} is given as a mapping: what it leaves of the recipe's "
+                              "own mixed precision is not known here"), a.src(given))
+        return out.build()
     if key is None or isinstance(name, Unknown):
         out["fp8"] = (name if isinstance(name, Unknown) else broken or Unknown(
             "the experiment gives no precision_config: the recipe "

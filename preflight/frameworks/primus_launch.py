@@ -38,6 +38,7 @@ from preflight.reading.boundary import above
 from preflight.reading.launchenv import process_env
 from preflight.reading.parse import Parsed, ParseError, parse_yaml
 from preflight.reading.parse import read_text as read_file
+from preflight.reading.parsefacts import MAX_ITEMS_PER_FILE
 from preflight.reading.refs import named, resolve_missing
 from preflight.reading.shellexpand import Arg, Launch
 from preflight.reading.shellvars import collect_variables, runtime_reason, strip_comments
@@ -178,8 +179,15 @@ def _from_env(link: Linked, env: dict[str, Any], where: Source) -> tuple[
     framework = resolved.get("framework")
     at = ("modules", name)
     root = above(found, "primus/configs", True, 12)
-    if resolved != named and framework in ("torchtitan", "megatron_bridge"):
+    if framework in ("torchtitan", "megatron_bridge"):
+        prefix = "config.torchtitan" if framework == "torchtitan" else f"config.{ARGS}"
+        reads = {k: raw for k, raw in _strings(overrides)
+                 if any(n in env for n in presets.env_names(raw))}
+        if resolved == named and not reads:
+            return {}, {}, {}
         facts, prov, _ = backends.read_backend(found, parsed, module, at, root, resolved)
+        for key, raw in reads.items():           # `seq_len: ${SEQ:4096}` under `export SEQ=8192`
+            facts[f"{prefix}.{key}"], prov[f"{prefix}.{key}"] = _env_value(raw, env), where
         return {}, facts, prov
     if framework != "megatron":
         return {}, {}, {}
@@ -193,6 +201,21 @@ def _from_env(link: Linked, env: dict[str, Any], where: Source) -> tuple[
                 any(n in env for n in presets.env_names(raw)):
             out[key] = (_env_value(raw, env), where)
     return out, {}, {}
+
+
+def _strings(data: dict[str, Any]) -> list[tuple[str, str]]:
+    """The string settings of a nested mapping by dotted path (bounded as a preset is read)."""
+    out: list[tuple[str, str]] = []
+    todo: list[tuple[str, Any]] = list(data.items())
+    budget = MAX_ITEMS_PER_FILE
+    while todo and budget > 0:
+        key, value = todo.pop(0)
+        budget -= 1
+        if isinstance(value, dict) and key.count(".") < presets.MAX_DEPTH:
+            todo.extend((f"{key}.{k}", v) for k, v in value.items() if isinstance(k, str))
+        elif isinstance(value, str):
+            out.append((key, value))
+    return out
 
 
 def _module(link: Linked) -> tuple[str, Parsed, str, dict[str, Any]] | None:

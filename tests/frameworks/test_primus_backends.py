@@ -220,3 +220,21 @@ def test_huge_overrides_are_bounded_and_never_read_as_no(tmp_path: Path) -> None
     assert _intent(_tt(tmp_path, converter + huge, model="llama3.1_8B.yaml"))[0]["fp8"][0]
     intent, read = _intent(_tt(tmp_path, huge * 3))        # past the parser's node bound
     assert isinstance(intent["fp8"][0], Unknown) and read.problems
+
+
+def test_torchtitan_override_reads_the_scripts_variable(tmp_path: Path) -> None:
+    extra = "      model:\n        converters: ${CONVERTERS:primus_turbo}\n"
+    _tt(tmp_path, extra, model="llama3.1_8B.yaml")
+    run = tmp_path / "run.sh"
+    run.write_text(RUN.format(env="export CONVERTERS=quantize.linear.float8\n", args=""))
+    assert _intent(run)[0]["fp8"][0] is True
+    run.write_text(RUN.format(env="", args=""))
+    assert _intent(run)[0]["fp8"][0] is False
+    run.write_text(RUN.format(env="export CONVERTERS=\"$1\"\n", args=""))
+    assert isinstance(_intent(run)[0]["fp8"][0], Unknown)
+
+
+def test_bridge_precision_config_mapping_is_unknown(tmp_path: Path) -> None:
+    extra = "      precision_config:\n        fp8: hybrid\n"
+    fp8 = _intent(_write(tmp_path, MB.format(extra=extra)))[0]["fp8"]
+    assert isinstance(fp8[0], Unknown) and "mapping" in fp8[0].reason
