@@ -174,16 +174,26 @@ def _from_env(link: Linked, env: dict[str, Any], where: Source) -> tuple[
     out: dict[str, tuple[Any, str]] = {}
     overrides = module.get("overrides")
     overrides = overrides if isinstance(overrides, dict) else {}
-    named = {k: module.get(k) for k in ("framework", "config", "model")}
-    resolved = {k: _env_value(v, env) if isinstance(v, str) else v for k, v in named.items()}
-    framework = resolved.get("framework")
+    given = {k: module.get(k) for k in ("framework", "config", "model")}
+    # a name that reads a variable the script sets: the rest is as the YAML's reader took it
+    moved = {k for k, v in given.items()
+             if isinstance(v, str) and any(n in env for n in presets.env_names(v))}
+    resolved = {k: _env_value(str(v), env) if k in moved else
+                presets.env_value(v) if isinstance(v, str) else v for k, v in given.items()}
+    framework = resolved["framework"]
     at = ("modules", name)
     root = above(found, "primus/configs", True, 12)
+    if "framework" in moved and framework != presets.env_value(str(given["framework"])):
+        # the YAML's reader composed the default backend's presets, not this one's
+        why = Unknown(f"the backend is named from a variable the script sets "
+                      f"({str(given['framework'])[:60]!r} is {str(framework)[:40]!r} here): its "
+                      "presets are not composed here")
+        return {}, {f"{PREFIX}.framework": why}, {f"{PREFIX}.framework": where}
     if framework in ("torchtitan", "megatron_bridge"):
         prefix = "config.torchtitan" if framework == "torchtitan" else f"config.{ARGS}"
         reads = {k: raw for k, raw in _strings(overrides)
                  if any(n in env for n in presets.env_names(raw))}
-        if resolved == named and not reads:
+        if not moved and not reads:
             return {}, {}, {}
         facts, prov, _ = backends.read_backend(found, parsed, module, at, root, resolved)
         for key, raw in reads.items():           # `seq_len: ${SEQ:4096}` under `export SEQ=8192`
@@ -191,11 +201,13 @@ def _from_env(link: Linked, env: dict[str, Any], where: Source) -> tuple[
         return {}, facts, prov
     if framework != "megatron":
         return {}, {}, {}
-    if resolved["config"] != named["config"] or resolved["model"] != named["model"]:
+    if moved & {"config", "model"}:
         composed = presets.compose(root, "megatron", resolved["config"], resolved["model"],
                                    Source(found, parsed.line_of(at)))
+        # as the YAML's reader: a model preset's keys only from a preset the job holds
         out.update({k: valued for k, valued in composed.values.items() if k not in overrides
-                    and (k in presets.SWITCHES or k in presets.MODEL_KEYS)})
+                    and (k in presets.SWITCHES or k in presets.MODEL_KEYS and
+                         str(valued[1]).startswith(root or "\0"))})
     for key, raw in overrides.items():
         if isinstance(key, str) and isinstance(raw, str) and \
                 any(n in env for n in presets.env_names(raw)):

@@ -238,3 +238,13 @@ def test_bridge_precision_config_mapping_is_unknown(tmp_path: Path) -> None:
     extra = "      precision_config:\n        fp8: hybrid\n"
     fp8 = _intent(_write(tmp_path, MB.format(extra=extra)))[0]["fp8"]
     assert isinstance(fp8[0], Unknown) and "mapping" in fp8[0].reason
+
+
+def test_backend_named_from_the_script_is_unknown(tmp_path: Path) -> None:
+    _write(tmp_path, TT.format(config="pre_trainer.yaml", model="llama3.1_8B.yaml", extra="")
+           .replace("framework: torchtitan", "framework: ${BACKEND:torchtitan}"))
+    run = tmp_path / "run.sh"
+    run.write_text(RUN.format(env="export BACKEND=megatron\n", args=""))
+    assert isinstance(_intent(run)[0]["fp8"][0], Unknown)
+    run.write_text(RUN.format(env="export BACKEND=torchtitan\n", args=""))
+    assert _intent(run)[0]["fp8"][0] is False
