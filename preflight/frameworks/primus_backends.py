@@ -110,6 +110,12 @@ def read_backend(path: str, parsed: Parsed, module: dict[str, Any], at: tuple[st
             break
         facts[f"{prefix}.{key}"], prov[f"{prefix}.{key}"] = value, src
     if not nested:
+        # the preset name, as the Megatron-Bridge reader states it: mixed_precision merged
+        # over the recipe's precision_config (a str field over a str)
+        named = next((values[k] for k in ("mixed_precision", "precision_config")
+                      if k in values and isinstance(values[k][0], (str, Unknown))), None)
+        if named is not None:
+            facts[f"{MB}.mixed_precision"], prov[f"{MB}.mixed_precision"] = named
         for key, name in _BRIDGE_KEYS.items():
             if key in values and values[key][0] is not None:
                 facts[f"{MB}.{name}"], prov[f"{MB}.{name}"] = values[key]

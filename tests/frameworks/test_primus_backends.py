@@ -127,6 +127,7 @@ def test_bridge_precision_config(tmp_path: Path, name: str, expect: bool) -> Non
     assert intent["fp8"][0] is expect
     assert intent["tp"][0] == 2 and intent["seq_len"][0] == 4096
     assert read.facts["config.megatron_bridge.args_of"] == "primus"
+    assert read.facts["config.megatron_bridge.mixed_precision"] == name      # MBR rules' fact
     assert "megatron_bridge" in intent["stack"][0]
     if name.startswith("bf16_with_fp8"):
         assert intent["recipe"][0] == "tensorwise" and intent["format"][0] == "hybrid"
