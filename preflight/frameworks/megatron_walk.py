@@ -63,6 +63,7 @@ _FLAG = re.compile(r"--([A-Za-z0-9][A-Za-z0-9_-]*)(?:=(.*))?", re.S)
 _HIDES = re.compile(r"for loop|substitution '\$\(\s*(?:cat|xargs|jq|yq|python)\b")
 # `--name=` and a value with a run-time part (`--runtime-env-json="${JSON}"`)
 _NAMED = re.compile(r"--[A-Za-z0-9][A-Za-z0-9_-]*=")
+_DOTTED = re.compile(r"--([A-Za-z0-9][A-Za-z0-9_.-]*)(?:=(.*))?", re.S)
 # a word that is one run-time value and nothing else
 _WHOLE = re.compile(r"\$(?:\{?[A-Za-z0-9_@*#]+\}?|\(\.\.\.\))|`\.\.\.`")
 
@@ -74,6 +75,7 @@ class Arity:
     bare: frozenset[str]            # store_true: never a value
     needs: frozenset[str]           # exactly one value (argparse refuses the flag bare)
     multi: frozenset[str]           # nargs '+' / '*'
+    dotted: bool = False            # `--a.b v` is a flag (Primus's nested overrides)
 
 
 @dataclass
@@ -197,7 +199,8 @@ def _flags(path: str, args: Sequence[Arg], prefix: str, arity: Arity, line: Any,
     while n < len(args):
         arg = args[n]
         n += 1
-        m = None if arg.opaque and not _NAMED.match(arg.text) else _FLAG.fullmatch(arg.text)
+        pattern = _DOTTED if arity.dotted else _FLAG
+        m = None if arg.opaque and not _NAMED.match(arg.text) else pattern.fullmatch(arg.text)
         if m is None:
             if own and arg.opaque and _HIDES.search(arg.opaque) and not any(
                     p.cut for p in out.problems):   # `for f in ...; do CMD="$CMD $f"`
@@ -222,7 +225,7 @@ def _flags(path: str, args: Sequence[Arg], prefix: str, arity: Arity, line: Any,
             value = True
         else:
             values: list[Any] = []
-            while n < len(args) and not _is_flag(args[n]):
+            while n < len(args) and not _is_flag(args[n], arity.dotted):
                 used.append(args[n])
                 values.append(_value(args[n]))
                 n += 1
@@ -249,8 +252,8 @@ def _flags(path: str, args: Sequence[Arg], prefix: str, arity: Arity, line: Any,
         got[name] = (value, Source(path, line(arg.offset)))
 
 
-def _is_flag(arg: Arg) -> bool:
-    return not arg.opaque and _FLAG.fullmatch(arg.text) is not None
+def _is_flag(arg: Arg, dotted: bool = False) -> bool:
+    return not arg.opaque and (_DOTTED if dotted else _FLAG).fullmatch(arg.text) is not None
 
 
 def _value(arg: Arg) -> Any:

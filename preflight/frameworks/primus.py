@@ -1,5 +1,5 @@
 """Primus (AMD-AGI/Primus): experiment YAMLs whose trainer module runs Megatron-LM, read at
-v26.5.1 (6703ab9f).
+v26.5.1 (commit 9a86ba8c; 6703ab9f is the tag object).
 
 An experiment YAML (``examples/megatron/configs/MI355X/llama3.1_8B-pretrain.yaml``) names, per
 trainer module (``modules.pre_trainer``), the backend (``framework: megatron``), a module preset
@@ -28,6 +28,7 @@ from typing import Any
 
 from preflight.facts import Unknown
 from preflight.findings import Source
+from preflight.frameworks import primus_backends as backends
 from preflight.frameworks import primus_launch as launch
 from preflight.frameworks import primus_presets as presets
 from preflight.frameworks._record import Default, Framework, Launch
@@ -77,9 +78,22 @@ def read(path: str, parsed: Parsed) -> ReaderOutput:
         facts[f"{PREFIX}.{key}"], prov[f"{PREFIX}.{key}"] = value, where
     facts[f"{PREFIX}.module"], prov[f"{PREFIX}.module"] = name, Source(path, parsed.line_of(at))
     framework = facts.get(f"{PREFIX}.framework")
-    if framework != "megatron":
-        return ReaderOutput(facts, prov)
     root = above(path, "primus/configs", True, 12)
+    if framework in ("torchtitan", "megatron_bridge"):
+        more, more_prov, met = backends.read_backend(path, parsed, module, at, root, {
+            k: facts.get(f"{PREFIX}.{k}") for k in _MODULE_KEYS[:3]})
+        facts.update(more)
+        prov.update(more_prov)
+        return ReaderOutput(facts, prov, _problems(met))
+    if framework != "megatron":
+        line = parsed.line_of(at + ("framework",))
+        scope = ("JAX MaxText is out of this tool's scope (PyTorch FP8): the experiment's FP8 "
+                 "settings are not read" if framework == "maxtext" else
+                 f"backend {str(framework)[:40]!r} is not one read here (Megatron, TorchTitan, "
+                 "Megatron-Bridge)")
+        return ReaderOutput(facts, prov, (ConfigProblem(
+            path, line, f"Primus trainer module {name!r}: {scope}", level="warning",
+            code="unknown_framework"),))
     got = presets.compose(root, "megatron", facts.get(f"{PREFIX}.config"),
                           facts.get(f"{PREFIX}.model"), Source(path, parsed.line_of(at)))
     values = dict(got.values)
@@ -99,9 +113,12 @@ def read(path: str, parsed: Parsed) -> ReaderOutput:
     if got.pinned_files:
         facts[f"{PREFIX}.pinned_presets"] = sorted(set(got.pinned_files))
         prov[f"{PREFIX}.pinned_presets"] = presets.REPO
-    problems = tuple(ConfigProblem(p, line, f"Primus preset: {msg}", level="warning")
-                     for p, line, msg in got.problems)
-    return ReaderOutput(facts, prov, problems)
+    return ReaderOutput(facts, prov, _problems(got.problems))
+
+
+def _problems(met: list[tuple[str, int | None, str]]) -> tuple[ConfigProblem, ...]:
+    return tuple(ConfigProblem(p, line, f"Primus preset: {msg}", level="warning")
+                 for p, line, msg in met)
 
 
 def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
@@ -116,9 +133,12 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
         out["fp8"] = (Unknown("no Primus experiment YAML was read: its trainer module's settings "
                               "are not known"), top.src("launch", "intent"))
         return out.build()
+    if framework == "torchtitan":
+        return backends.derive_torchtitan(f, prov)
+    if framework == "megatron_bridge":
+        return backends.derive_bridge(f, prov)
     if framework != "megatron":
-        out["fp8"] = (Unknown(f"Primus backend {str(framework)[:40]!r}: only its Megatron "
-                              "backend is read here"), top.src("framework"))
+        out["fp8"] = backends.not_read(framework, top.src("framework"))
         return out.build()
     args = View(f, ARGS, prov)
     out = megatron_intent(args, f, prov)

@@ -1,5 +1,5 @@
 """Primus launch lines: the experiment YAML they run and the ``--key value`` overrides they pass,
-read at AMD-AGI/Primus v26.5.1 (6703ab9f).
+read at AMD-AGI/Primus v26.5.1 (commit 9a86ba8c; 6703ab9f is the tag object).
 
 - ``primus-cli [global options] direct|container|slurm [options] -- train pretrain|posttrain
   --config X [--key value ...]`` (runner/primus-cli; ``--config`` before the mode is the CLI's
@@ -31,11 +31,14 @@ from typing import Any
 from preflight.facts import Unknown
 from preflight.findings import Source
 from preflight.frameworks import megatron_walk
+from preflight.frameworks import primus_backends as backends
 from preflight.frameworks import primus_presets as presets
 from preflight.reading import shellcalls
+from preflight.reading.boundary import above
 from preflight.reading.launchenv import process_env
-from preflight.reading.parse import ParseError, parse_yaml
+from preflight.reading.parse import Parsed, ParseError, parse_yaml
 from preflight.reading.parse import read_text as read_file
+from preflight.reading.parsefacts import MAX_ITEMS_PER_FILE
 from preflight.reading.refs import named, resolve_missing
 from preflight.reading.shellexpand import Arg, Launch
 from preflight.reading.shellvars import collect_variables, runtime_reason, strip_comments
@@ -52,7 +55,8 @@ COMMAND = re.compile(r"(?<![\w.-])(?:primus-cli|primus/cli/main\.py|primus\.cli\
 _ENTRY = re.compile(r"(?:^|/)(?:primus-cli|primus/cli/main\.py|primus\.cli\.main|" + _SCRIPT + r")$")
 _OWN = {"config", "exp", "data_path", "backend_path", "export_config"}
 _DESTS = {"fp8": "fp8_format", "fp4": "fp4_format"}
-_ARITY = megatron_walk.Arity(frozenset(), frozenset(), frozenset())
+# parse_cli_overrides: `--a.b v` nests (arg_utils.py l.95-97), a bare `--flag` is true
+_ARITY = megatron_walk.Arity(frozenset(), frozenset(), frozenset(), dotted=True)
 
 
 def dest(key: str) -> str:
@@ -106,23 +110,35 @@ def read_text(path: str, text: str, outer: dict[str, str] | None = None) -> Read
     facts[f"{PREFIX}.launch"], prov[f"{PREFIX}.launch"] = lr.entry.text[:120], where
     got = megatron_walk.read(path, text, [replace(r, before=()) for r, _ in runs],
                              f"config.{ARGS}", _ARITY)
+    module = _module(linked[0]) if linked else None
+    backend = module[3].get("framework") if module is not None else None
+    # the overrides are the backend's settings: TorchTitan's by section (parse_cli_overrides
+    # nests `--training.steps 5`), Megatron-Bridge's recipe arguments; Megatron's otherwise
+    into = "config.torchtitan" if backend == "torchtitan" else None if \
+        backend == "megatron_bridge" else MEGATRON
     for name, value in got.facts.items():
         key = name[len(f"config.{ARGS}") + 1:]
         if key in _OWN:
             continue
         value = _coerced(value)
-        if key in _DESTS and value is True:      # `--fp8` alone: parse_cli_overrides gives True
+        if key in _DESTS and value is True and into == MEGATRON:
+            # `--fp8` alone: parse_cli_overrides gives True
             value = Unknown(f"--{key} is given without a format: Primus passes {key}=True, "
                             "which Megatron-LM's FP8 setup refuses (only e4m3 / hybrid)")
-        facts[f"config.{ARGS}.{dest(key)}"] = value
-        prov[f"config.{ARGS}.{dest(key)}"] = got.prov[name]
-        if value is not None:
-            facts[f"{MEGATRON}.{dest(key)}"], prov[f"{MEGATRON}.{dest(key)}"] = value, got.prov[name]
+        key = dest(key) if into == MEGATRON else key
+        at = "config.torchtitan" if into == "config.torchtitan" else f"config.{ARGS}"
+        facts[f"{at}.{key}"], prov[f"{at}.{key}"] = value, got.prov[name]
+        if value is not None and into == MEGATRON:
+            facts[f"{MEGATRON}.{key}"], prov[f"{MEGATRON}.{key}"] = value, got.prov[name]
     env = _process(path, text, lr.entry.offset, outer or {}) if linked else {}
-    for key, value in (_from_env(linked[0], env, where) if linked else {}).items():
+    settings, more, more_prov = _from_env(linked[0], env, where) if linked else ({}, {}, {})
+    for key, (value, src) in settings.items():
         for name in (f"config.{ARGS}.{dest(key)}", f"{MEGATRON}.{dest(key)}"):
             if name not in facts and (value is not None or name.startswith("config.p")):
-                facts[name], prov[name] = value, where
+                facts[name], prov[name] = value, src
+    for name, value in more.items():         # a backend's presets named from the script
+        if name not in facts:
+            facts[name], prov[name] = value, more_prov[name]
     if any(n.startswith(f"{MEGATRON}.") for n in facts):
         facts[f"{MEGATRON}.args_of"], prov[f"{MEGATRON}.args_of"] = KIND, where
     problems: tuple[ConfigProblem, ...] = tuple(got.problems)
@@ -142,36 +158,93 @@ def _process(path: str, text: str, at: int, outer: dict[str, str]) -> dict[str, 
             (why := runtime_reason(value)) is not None else value for name, value, _ in given}
 
 
-def _from_env(link: Linked, env: dict[str, Any], where: Source) -> dict[str, Any]:
-    """The experiment's overrides that read a variable the script sets (``seq_length:
-    ${PRIMUS_SEQ_LENGTH:4096}`` under ``export PRIMUS_SEQ_LENGTH=8192``: yaml_loader.py takes it
-    from the environment), with the script's value; a module preset named from one (``config:
-    ${X:pre_trainer}.yaml``) is not composed again here: its settings are Unknown."""
-    found = resolve_missing(link, (), ()) if link.missing else link.path
-    if found is None or not env:
-        return {}
-    try:
-        data = parse_yaml(read_file(found)).data
-    except ParseError:
-        return {}
-    modules = data.get("modules") if isinstance(data, dict) else None
-    name = presets.trainer_module(modules) if isinstance(modules, dict) else None
-    if name is None or not isinstance(modules, dict):
-        return {}
-    module = modules[name]
-    out: dict[str, Any] = {}
-    config = module.get("config")
+def _from_env(link: Linked, env: dict[str, Any], where: Source) -> tuple[
+        dict[str, tuple[Any, str]], dict[str, Any], dict[str, str]]:
+    """What the experiment's ``${VAR:default}`` give under the script's environment
+    (yaml_loader.py reads ``os.environ``): Megatron overrides that read a variable the script
+    sets (``seq_length: ${PRIMUS_SEQ_LENGTH:4096}`` under ``export PRIMUS_SEQ_LENGTH=8192``), and
+    the presets composed again when the module or model preset is named from one (``model:
+    ${MODEL:llama3.1_8B}.yaml``), as Primus resolves the name (a preset neither in the job nor
+    pinned: its settings Unknown). Returns the Megatron settings by key, and a TorchTitan /
+    Megatron-Bridge module's facts and provenance."""
+    got = _module(link) if env else None
+    if got is None:
+        return {}, {}, {}
+    found, parsed, name, module = got
+    out: dict[str, tuple[Any, str]] = {}
     overrides = module.get("overrides")
     overrides = overrides if isinstance(overrides, dict) else {}
-    if isinstance(config, str) and any(n in env for n in presets.env_names(config)):
-        why = Unknown(f"the module preset {config[:80]!r} is named from a variable the script "
-                      f"sets ({_env_value(config, env)!r}): its settings are not known here")
-        out.update({k: why for k in presets.SWITCHES if k not in overrides})
+    given = {k: module.get(k) for k in ("framework", "config", "model")}
+    # a name that reads a variable the script sets: the rest is as the YAML's reader took it
+    moved = {k for k, v in given.items()
+             if isinstance(v, str) and any(n in env for n in presets.env_names(v))}
+    resolved = {k: _env_value(str(v), env) if k in moved else
+                presets.env_value(v) if isinstance(v, str) else v for k, v in given.items()}
+    framework = resolved["framework"]
+    at = ("modules", name)
+    root = above(found, "primus/configs", True, 12)
+    if "framework" in moved and framework != presets.env_value(str(given["framework"])):
+        # the YAML's reader composed the default backend's presets, not this one's
+        why = Unknown(f"the backend is named from a variable the script sets "
+                      f"({str(given['framework'])[:60]!r} is {str(framework)[:40]!r} here): its "
+                      "presets are not composed here")
+        return {}, {f"{PREFIX}.framework": why}, {f"{PREFIX}.framework": where}
+    if framework in ("torchtitan", "megatron_bridge"):
+        prefix = "config.torchtitan" if framework == "torchtitan" else f"config.{ARGS}"
+        reads = {k: raw for k, raw in _strings(overrides)
+                 if any(n in env for n in presets.env_names(raw))}
+        if not moved and not reads:
+            return {}, {}, {}
+        facts, prov, _ = backends.read_backend(found, parsed, module, at, root, resolved)
+        for key, raw in reads.items():           # `seq_len: ${SEQ:4096}` under `export SEQ=8192`
+            facts[f"{prefix}.{key}"], prov[f"{prefix}.{key}"] = _env_value(raw, env), where
+        return {}, facts, prov
+    if framework != "megatron":
+        return {}, {}, {}
+    if moved & {"config", "model"}:
+        composed = presets.compose(root, "megatron", resolved["config"], resolved["model"],
+                                   Source(found, parsed.line_of(at)))
+        # as the YAML's reader: a model preset's keys only from a preset the job holds
+        out.update({k: valued for k, valued in composed.values.items() if k not in overrides
+                    and (k in presets.SWITCHES or k in presets.MODEL_KEYS and
+                         str(valued[1]).startswith(root or "\0"))})
     for key, raw in overrides.items():
         if isinstance(key, str) and isinstance(raw, str) and \
                 any(n in env for n in presets.env_names(raw)):
-            out[key] = _env_value(raw, env)
+            out[key] = (_env_value(raw, env), where)
+    return out, {}, {}
+
+
+def _strings(data: dict[str, Any]) -> list[tuple[str, str]]:
+    """The string settings of a nested mapping by dotted path (bounded as a preset is read)."""
+    out: list[tuple[str, str]] = []
+    todo: list[tuple[str, Any]] = list(data.items())
+    budget = MAX_ITEMS_PER_FILE
+    while todo and budget > 0:
+        key, value = todo.pop(0)
+        budget -= 1
+        if isinstance(value, dict) and key.count(".") < presets.MAX_DEPTH:
+            todo.extend((f"{key}.{k}", v) for k, v in value.items() if isinstance(k, str))
+        elif isinstance(value, str):
+            out.append((key, value))
     return out
+
+
+def _module(link: Linked) -> tuple[str, Parsed, str, dict[str, Any]] | None:
+    """The experiment ``link`` names, read here: its path, parse, trainer module name and
+    settings."""
+    found = resolve_missing(link, (), ()) if link.missing else link.path
+    if found is None:
+        return None
+    try:
+        parsed = parse_yaml(read_file(found))
+    except ParseError:
+        return None
+    data = parsed.data
+    modules = data.get("modules") if isinstance(data, dict) else None
+    name = presets.trainer_module(modules) if isinstance(modules, dict) else None
+    got = modules.get(name) if name is not None and isinstance(modules, dict) else None
+    return (found, parsed, name, got) if name is not None and isinstance(got, dict) else None
 
 
 def _env_value(raw: str, env: dict[str, Any]) -> Any:

@@ -1,5 +1,5 @@
 """Primus's presets (``modules.<m>.config`` / ``.model``) composed as Primus composes them, read
-at AMD-AGI/Primus v26.5.1 (6703ab9f).
+at AMD-AGI/Primus v26.5.1 (commit 9a86ba8c; 6703ab9f is the tag object).
 
 How Primus builds a trainer module's settings (primus/core/launcher/parser.py
 ``PrimusParser.parse_trainer_module``): the module preset ``primus/configs/modules/<framework>/
@@ -28,13 +28,16 @@ from typing import Any
 
 from preflight.facts import Unknown
 from preflight.findings import Source
+from preflight.frameworks.primus_pinned import PINNED
 from preflight.reading.parse import ParseError, parse_yaml, read_text
 from preflight.reading.parsefacts import MAX_ITEMS_PER_FILE, fact_value
 
 TAG = "v26.5.1"
-REPO = "https://github.com/AMD-AGI/Primus/blob/6703ab9f2778661e1ea51f643f174ffc6dad29a4"
+REPO = "https://github.com/AMD-AGI/Primus/blob/9a86ba8c99d6d41199442edef6d02a2bfad71c7c"
 MAX_PRESETS = 32
 """Preset files one composition reads (a real chain has about ten)."""
+MAX_DEPTH = 8
+"""Sections a nested preset's setting sits under (TorchTitan's deepest: 4)."""
 MAX_TEXT = 65536
 """Characters a setting's value may expand to (a path or a name: under 300)."""
 Valued = tuple[Any, str]        # value, where it was set
@@ -72,7 +75,9 @@ _PINNED: dict[str, tuple[tuple[str, ...], dict[str, tuple[Any, int]]]] = {
     "modules/megatron/zero_bubble.yaml": ((), {}),
     "modules/megatron/primus_pipeline.yaml": ((), {}),
 }
+_ALL = {**_PINNED, **PINNED}
 SWITCHES = frozenset(k for _, keys in _PINNED.values() for k in keys) | {
+    "use_turbo_parallel_linear", "use_turbo_grouped_mlp",
     "transformer_impl", "tensor_model_parallel_size", "pipeline_model_parallel_size",
     "context_parallel_size", "expert_model_parallel_size", "sequence_parallel",
     "tp_comm_overlap", "cuda_graph_impl", "fp8_dot_product_attention", "fp8_multi_head_attention"}
@@ -138,19 +143,30 @@ class Composed:
 
 
 def file_values(path: str, data: dict[str, Any], lines: Any, prefix: tuple[Any, ...] = (),
-                ) -> dict[str, Valued]:
+                nested: bool = False) -> dict[str, Valued]:
     """The top-level settings of a mapping (``extends`` left out) with their lines, strings
-    through :func:`env_value`."""
+    through :func:`env_value`; ``nested``: each setting by its dotted path (``training.seq_len``,
+    TorchTitan's sections), as Primus deep-merges them."""
     out: dict[str, Valued] = {}
     budget = [MAX_ITEMS_PER_FILE]
-    for key, value in data.items():
-        if not isinstance(key, str) or key == "extends":
+    todo: list[tuple[tuple[str, ...], Any]] = [((k,), v) for k, v in data.items()
+                                               if isinstance(k, str) and k != "extends"]
+    while todo and budget[0] > 0:
+        keys, value = todo.pop(0)
+        budget[0] -= 1
+        if nested and isinstance(value, dict) and value and len(keys) < MAX_DEPTH:
+            todo.extend((keys + (k,), v) for k, v in value.items() if isinstance(k, str))
             continue
         if isinstance(value, str):
             value = env_value(value)
         elif isinstance(value, (dict, list)):
             value = fact_value(value, budget)
-        out[key] = (value, Source(path, lines(prefix + (key,))))
+        out[".".join(keys)] = (value, Source(path, lines(prefix + keys)))
+    if todo:         # the rest, which may hold the FP8 switch, is not read: never "no"
+        keys = todo[0][0]
+        out["unread_args"] = (Unknown(
+            f"{path}: more than {MAX_ITEMS_PER_FILE:,} settings; from {'.'.join(keys)[:80]} on "
+            "they were not read"), Source(path, lines(prefix + keys)))
     return out
 
 
@@ -158,8 +174,9 @@ class Chain:
     """One composition: a preset by its path under ``primus/configs``, from the job's checkout
     (``root``) where it is there, else the table above."""
 
-    def __init__(self, root: str | None) -> None:
+    def __init__(self, root: str | None, nested: bool = False) -> None:
         self.root = root
+        self.nested = nested
         self.out = Composed()
 
     def preset(self, rel: str, stack: tuple[str, ...] = ()) -> dict[str, Valued] | None:
@@ -184,10 +201,10 @@ class Chain:
                 return None
             data = parsed.data
             ext = data.get("extends") or ()
-            own = file_values(path, data, parsed.line_of)
+            own = file_values(path, data, parsed.line_of, nested=self.nested)
             at: str = Source(path, parsed.line_of(("extends",)))
-        elif rel in _PINNED:
-            ext, keys = _PINNED[rel]
+        elif rel in _ALL:
+            ext, keys = _ALL[rel]
             own = {k: (v, pinned(rel, line)) for k, (v, line) in keys.items()}
             at = pinned(rel, 1)
             self.out.pinned_files.append(rel)
@@ -198,8 +215,8 @@ class Chain:
             if not isinstance(parent, str):
                 continue
             got = self.preset(os.path.join(os.path.dirname(rel), parent), stack + (rel,))
-            merged.update(got if got is not None else self.unknown(parent, rel, at))
-        merged.update(own)
+            deep_update(merged, got if got is not None else self.unknown(parent, rel, at))
+        deep_update(merged, own)
         return merged
 
     def unknown(self, name: str, naming: str, at: str | None = None) -> dict[str, Valued]:
@@ -218,18 +235,34 @@ class Chain:
 def compose(root: str | None, framework: str, config: Any, model: Any, where: str) -> Composed:
     """The module preset ``config`` with the model preset ``model`` added beneath it."""
     chain = Chain(root)
-    module = chain.preset(f"modules/{framework}/{_yaml(config)}") if isinstance(config, str) \
+    module = chain.preset(f"modules/{framework}/{yaml_name(config)}") if isinstance(config, str) \
         else None
     if module is None:
         module = chain.unknown(str(config), where)
     values = dict(module)
-    got = chain.preset(f"models/{framework}/{_yaml(model)}") if isinstance(model, str) else None
+    got = chain.preset(f"models/{framework}/{yaml_name(model)}") if isinstance(model, str) else None
     if got is None:
         got = model_base()
     for key, valued in got.items():
         values.setdefault(key, valued)       # merge_namespace(allow_override=False)
     chain.out.values = values
     return chain.out
+
+
+def deep_update(into: dict[str, Valued], values: dict[str, Valued]) -> None:
+    """``values`` over ``into``, both by dotted path, as merge_utils.deep_merge: a setting
+    replaces what was beneath it (``quantize: null`` drops ``quantize.*``) and a section
+    replaces a setting of its name."""
+    sections = {k[:i] for k in into for i, c in enumerate(k) if c == "."}
+    for key, valued in values.items():
+        parts = key.split(".")
+        for i in range(1, len(parts)):
+            into.pop(".".join(parts[:i]), None)
+        if key in sections:
+            for old in [k for k in into if k.startswith(key + ".")]:
+                del into[old]
+        into[key] = valued
+        sections.update(".".join(parts[:i]) for i in range(1, len(parts)))
 
 
 def trainer_module(modules: dict[str, Any]) -> str | None:
@@ -247,5 +280,5 @@ def model_base() -> dict[str, Valued]:
             for k, (v, line) in _MODEL_BASE.items()}
 
 
-def _yaml(name: str) -> str:
+def yaml_name(name: str) -> str:
     return name if name.endswith((".yaml", ".yml")) else f"{name}.yaml"   # preset_loader.py

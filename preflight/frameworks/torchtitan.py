@@ -271,6 +271,10 @@ def from_torchtitan(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
             key = "quantize.linear.float8.recipe_name" if t.has(
                 "quantize.linear.float8.recipe_name") else "float8.recipe_name"
             out["recipe"] = (t.get(key, "tensorwise"), t.src(key, "torchao default (tensorwise)"))
+            if t.has(key) and t.get(key) is None and not t.unknown(key):
+                # `recipe_name: null` (a YAML, Primus's quantize.yaml): Float8LinearConverter
+                # builds torchao's Float8LinearConfig(), tensorwise
+                out["recipe"] = ("tensorwise", f"{t.src(key)} (null: torchao's default)")
         out["precision"] = ("bf16", fp8_src)
     _wrapping(t, out, unread)
     dims = _TT_FLAVORS.get((str(t.get("model.name")), str(t.get("model.flavor"))))

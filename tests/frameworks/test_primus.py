@@ -161,8 +161,9 @@ def test_not_training_command_is_not_read(tmp_path: Path) -> None:
     assert not any(k.startswith("config.primus.") for k in read.facts)
 
 
-@pytest.mark.parametrize("framework", ["torchtitan", "maxtext", "megatron_bridge"])
+@pytest.mark.parametrize("framework", ["maxtext", "hummingbirdxt"])
 def test_other_backend_is_unknown(tmp_path: Path, framework: str) -> None:
+    # TorchTitan and Megatron-Bridge are read (test_primus_backends.py)
     path = _exp(tmp_path, "      fp8: hybrid\n", framework=framework)
     fp8 = _intent(path)[0]["fp8"]
     assert isinstance(fp8[0], Unknown)
