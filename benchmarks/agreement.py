@@ -67,13 +67,13 @@ after the `holdout14` fixes), `holdout16` (a seventeenth set, blind, collected a
 (an eighteenth set, blind, with known failures), `holdout18` (a nineteenth set, blind, collected alongside
 `holdout17`: jobs as users write them), `holdout19` (a twentieth set, blind, jobs as users write them, with known
 failures), `holdout20` (a twenty-first set, blind, likewise), `holdout21` (a twenty-second set,
-blind, likewise), `holdout22` (a twenty-third set, blind, likewise) or `holdout23` (a twenty-fourth set, blind,
-likewise). `--set` runs
-one set; the rates are only honest per set.
+blind, likewise), `holdout22` (a twenty-third set, blind, likewise), `holdout23` (a twenty-fourth set, blind,
+likewise), `holdout24` (a twenty-fifth set, blind, likewise) or `holdout25` (a twenty-sixth set,
+blind, likewise). `--set` runs one set; the rates are only honest per set.
 
 Usage: `python benchmarks/agreement.py [--only SLUG ...] [--set tuning|holdout|holdout2|holdout3|holdout4|holdout5|holdout6|holdout7|holdout8|holdout9|
 holdout10|holdout11|holdout12|holdout13|holdout14|holdout15|holdout16|holdout17|holdout18|holdout19|holdout20|
-holdout21|holdout22|holdout23] [--json FILE] [-o FILE.md] [--timeout S] [--jobs DIR]`. Exit status 0 when every job ran, 1 when a
+holdout21|holdout22|holdout23|holdout24|holdout25] [--json FILE] [-o FILE.md] [--timeout S] [--jobs DIR]`. Exit status 0 when every job ran, 1 when a
 run failed (crash, timeout, unparseable output), 2 on a malformed job.yaml.
 """
 
@@ -141,10 +141,13 @@ SOURCE_TYPES = ("issue", "example", "reconstruction")
 # "holdout24": a twenty-fifth set, blind, built for session 43 (eval25) from repositories no earlier set used (a paper's
 # FP8 recipe repository, NVIDIA's DGX Cloud benchmarking recipes, MLPerf training results, a biology recipe repository, a
 # research training repo) and issue threads with expected errors, plus BF16 controls.
+# "holdout25": a twenty-sixth set, blind, built for session 44 (eval26): jobs as users write them (TE docs examples run
+# on consumer and Ada GPUs, unsloth's AMD notebooks, LoRA trainers that store weights in FP8, issue threads with
+# expected errors), plus controls.
 SETS = ("tuning", "holdout", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6", "holdout7",
         "holdout8", "holdout9", "holdout10", "holdout11", "holdout12", "holdout13", "holdout14", "holdout15",
         "holdout16", "holdout17", "holdout18", "holdout19", "holdout20", "holdout21",
-        "holdout22", "holdout23", "holdout24")
+        "holdout22", "holdout23", "holdout24", "holdout25")
 OUTCOMES = ("agree", "missed", "false alarm", "missed + false alarm", "unread", "undetermined",
             "n/a", "error")
 

@@ -61,6 +61,7 @@ HOLDOUT21 = [j for j in JOBS if j.set == "holdout21"]
 HOLDOUT22 = [j for j in JOBS if j.set == "holdout22"]
 HOLDOUT23 = [j for j in JOBS if j.set == "holdout23"]
 HOLDOUT24 = [j for j in JOBS if j.set == "holdout24"]
+HOLDOUT25 = [j for j in JOBS if j.set == "holdout25"]
 
 
 def test_each_set_has_enough_jobs_from_several_sources() -> None:
@@ -69,7 +70,8 @@ def test_each_set_has_enough_jobs_from_several_sources() -> None:
             + len(HOLDOUT10) + len(HOLDOUT11) + len(HOLDOUT12) + len(HOLDOUT13)
             + len(HOLDOUT14) + len(HOLDOUT15) + len(HOLDOUT16) + len(HOLDOUT17)
             + len(HOLDOUT18) + len(HOLDOUT19) + len(HOLDOUT20) + len(HOLDOUT21)
-            + len(HOLDOUT22) + len(HOLDOUT23) + len(HOLDOUT24)) == len(JOBS)
+            + len(HOLDOUT22) + len(HOLDOUT23) + len(HOLDOUT24)
+            + len(HOLDOUT25)) == len(JOBS)
     assert 24 <= len(TUNING) <= 32
     assert 20 <= len(HOLDOUT) <= 25
     assert 15 <= len(HOLDOUT2) <= 20
@@ -95,13 +97,14 @@ def test_each_set_has_enough_jobs_from_several_sources() -> None:
     assert 15 <= len(HOLDOUT22) <= 20
     assert 15 <= len(HOLDOUT23) <= 20
     assert 15 <= len(HOLDOUT24) <= 20
+    assert 15 <= len(HOLDOUT25) <= 20
     for jobs, repos in ((TUNING, 12), (HOLDOUT, 10), (HOLDOUT2, 8), (HOLDOUT3, 10), (HOLDOUT4, 10),
                         (HOLDOUT5, 10), (HOLDOUT6, 10), (HOLDOUT7, 10), (HOLDOUT8, 10), (HOLDOUT9, 10),
                         (HOLDOUT10, 10), (HOLDOUT11, 10), (HOLDOUT12, 10),
                         (HOLDOUT13, 10), (HOLDOUT14, 10), (HOLDOUT15, 8), (HOLDOUT16, 8),
                         (HOLDOUT17, 8), (HOLDOUT18, 8), (HOLDOUT19, 8),
                         (HOLDOUT20, 8), (HOLDOUT21, 8), (HOLDOUT22, 8), (HOLDOUT23, 8),
-                        (HOLDOUT24, 8)):
+                        (HOLDOUT24, 8), (HOLDOUT25, 8)):
         assert len({j.source["repo"] for j in jobs}) >= repos
         assert {j.source["type"] for j in jobs} >= {"example"}
     assert {j.source["type"] for j in TUNING} >= {"issue", "example"}
@@ -113,7 +116,8 @@ def test_the_later_holdout_sets_have_controls_where_any_error_is_a_false_alarm()
                         (HOLDOUT11, 3), (HOLDOUT12, 3), (HOLDOUT13, 3), (HOLDOUT14, 3),
                         (HOLDOUT15, 3), (HOLDOUT16, 3), (HOLDOUT17, 3),
                         (HOLDOUT18, 3), (HOLDOUT19, 3), (HOLDOUT20, 3), (HOLDOUT21, 3),
-                        (HOLDOUT22, 3), (HOLDOUT23, 3), (HOLDOUT24, 3)):
+                        (HOLDOUT22, 3), (HOLDOUT23, 3), (HOLDOUT24, 3),
+                        (HOLDOUT25, 3)):
         controls = [j for j in jobs if j.expected.asks_fp8 is False and not j.expected.fire
                     and j.expected.rollout_fp8 is not True]
         assert len(controls) >= least

@@ -1,0 +1,4 @@
+#!/bin/bash
+# fp8-doctor holdout25 (eval26): NVIDIA-NeMo/Megatron-Bridge issue 1707. The reporter's command (verbatim from the
+# issue) with the precision recipe that the title says fails ("fp8 recipes other than delayed").
+torchrun --nproc-per-node 1 --no-python   train_evo2   --hf-tokenizer-model-path tokenizers/nucleotide_fast_tokenizer_256   --model-size striped_hyena_1b_nv_parallel --max-steps 110 --eval-interval 10   --eval-iters 3 --mock-data --result-dir tmp2   --micro-batch-size 32 --global-batch-size 64 --seq-length 1024   --tensor-model-parallel 1   --use-precision-aware-optimizer --dataset-seed 33   --seed 41 --ckpt-async-save  --spike-no-more-embedding-init   --no-weight-decay-embeddings --cross-entropy-loss-fusion   --align-param-gather --grad-reduce-in-fp32   --constant-steps 3 --warmup-steps 10   --eod-pad-in-loss-mask --enable-preemption   --log-interval 5 --debug-ddp-parity-freq 10 --mixed-precision-recipe bf16-with-fp8-current-scaling-mixed

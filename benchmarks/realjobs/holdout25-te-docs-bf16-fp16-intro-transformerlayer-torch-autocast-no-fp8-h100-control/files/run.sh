@@ -1,0 +1,4 @@
+#!/bin/bash
+# fp8-doctor job file for NVIDIA/TransformerEngine @ d0067d0da6cb01811b8072a7d304f0e00344ce2b
+# fp8-doctor holdout25 (eval26): the TE docs example run as the docs show it.
+python docs/features/low_precision_training/introduction/bf16_fp16_training_pytorch.py
