@@ -151,14 +151,23 @@ def derive(facts: Mapping[str, Any], intent: Mapping[str, Any]
 def _alignment(get: Any, values: dict[str, Any], prov: dict[str, str]) -> None:
     recipe = values.get("effective.recipe")
     tp, sp, cp = get("intent.tp"), get("intent.sequence_parallel"), get("intent.cp")
-    unknown = next((v for v in (recipe, tp, cp) if isinstance(v, Unknown)), None)
+    unknown = next((v for v in (tp, cp) if isinstance(v, Unknown)), None)
     if unknown is None and isinstance(sp, Unknown) and _int(tp) and tp > 1:
         unknown = sp
+    layout = (tp if _int(tp) and tp > 0 else 1, sp is True, cp if _int(cp) and cp > 0 else 1)
+    if unknown is None and isinstance(recipe, Unknown):
+        # The recipe is not known, the layout is: every TE recipe needs a multiple of the
+        # per-tensor one, and block scaling's is a multiple of every other (token_align_needed)
+        values["effective.token_align_needed"] = Unknown(recipe.reason)
+        prov["effective.token_align_needed"] = "effective.recipe, intent.tp, intent.cp"
+        _packed_ok(get, (token_align_needed("delayed", *layout) or 16,
+                         token_align_needed("blockwise", *layout) or 128), recipe, values, prov)
+        return
+    unknown = unknown or (recipe if isinstance(recipe, Unknown) else None)
     if unknown is not None:
         needed: Any = Unknown(unknown.reason)
     else:
-        needed = token_align_needed(str(recipe), tp if _int(tp) and tp > 0 else 1, sp is True,
-                                    cp if _int(cp) and cp > 0 else 1)
+        needed = token_align_needed(str(recipe), *layout)
         if needed is None:
             return
     values["effective.token_align_needed"] = needed
@@ -177,3 +186,25 @@ def _alignment(get: Any, values: dict[str, Any], prov: dict[str, str]) -> None:
         ok = pad % needed == 0
     values["effective.token_align_ok"] = ok
     prov["effective.token_align_ok"] = "intent.pad_multiple, effective.token_align_needed"
+
+
+def _packed_ok(get: Any, bounds: tuple[int, int], recipe: Unknown, values: dict[str, Any],
+               prov: dict[str, str]) -> None:
+    """``effective.token_align_ok`` of a packed job whose recipe is not known: false where its
+    pad multiple misses what every recipe needs (``bounds[0]``), true where it meets what every
+    recipe needs (``bounds[1]``), else Unknown with the recipe's reason."""
+    if get("intent.packing") is not True:
+        return
+    pad = get("intent.pad_multiple")
+    low, high = bounds
+    if isinstance(pad, Unknown):
+        ok: Any = Unknown(f"pad multiple: {pad.reason}")
+    elif not _int(pad) or pad < 1:
+        ok = Unknown(recipe.reason)
+    elif pad % low:
+        ok = False
+    else:
+        ok = True if pad % high == 0 else Unknown(recipe.reason)
+    values["effective.token_align_ok"] = ok
+    prov["effective.token_align_ok"] = ("intent.pad_multiple, intent.tp, intent.cp (any TE recipe "
+                                        f"needs a multiple of {low}, block scaling {high})")

@@ -18,7 +18,9 @@ this module only combines them the way the frameworks themselves interact at lau
     asking framework states the backend that still converts (``survives_override``: accelerate
     >= 1.9.0 with the TE backend ``accelerate launch`` exports, PR 3677): then FP8 stays on with
     that backend and ``DelayedScaling()``, under the overriding precision; Unknown while the
-    accelerate version is not known.
+    accelerate version is not known. An FP8 switch that is Unknown goes through the same test
+    (``_replaced``): replaced with nothing left, it is "no" whatever it is (``accelerate launch
+    --mixed_precision "$MP"`` under ``TrainingArguments(bf16=True)``).
   * NeMo 1.x ignores every ``fp8*`` key unless ``model.transformer_engine`` is true
     (NeMo docs, ``features/mixed_precision.rst``).
 
@@ -38,6 +40,9 @@ this module only combines them the way the frameworks themselves interact at lau
   bf16/fp16 and gradient checkpointing win), accelerate, DeepSpeed, llm-foundry, torchtitan,
   Megatron, NeMo, Lightning; except ``zero_stage``, where the DeepSpeed JSON wins over
   accelerate's inline ``deepspeed_config.zero_stage`` (accelerate refuses both together).
+  ``backend`` / ``recipe`` / ``format`` come from the framework that asks for FP8; where it
+  leaves one Unknown, another framework that asks states it (an accelerate handler built at run
+  time, TE layers under the script's own ``fp8_autocast(fp8_recipe=MXFP8BlockScaling())``).
 - **Shapes**: ``intent.shapes.gemms`` are the forward GEMMs of one dense transformer layer per
   rank, ``[M, K, N]`` with ``M`` = tokens per micro-batch per rank and tensor parallelism
   dividing the sharded dimension: QKV ``[M, h, 3h/tp]``, attention out ``[M, h/tp, h]``, FC1
@@ -165,19 +170,29 @@ def derive_intent(facts: Mapping[str, Any]) -> tuple[dict[str, Value], dict[str,
     return values, provenance
 
 
-def _replaced(kind: str, per: dict[str, Derived]) -> str | None:
-    """Where another framework's explicit precision replaces ``kind``'s mixed precision, whatever
-    that is (the HF Trainer's ``bf16=True`` rewrites ``ACCELERATE_MIXED_PRECISION``:
-    transformers v4.52.4 src/transformers/training_args.py ``TrainingArguments.__post_init__``,
-    "if training args is specified, it will override the one specified in the accelerate
-    config"), with nothing of ``kind``'s FP8 left (:attr:`Derived.survives_override`); None
-    otherwise."""
+def _cancel(kind: str, per: dict[str, Derived]) -> Sourced | None:
+    """The explicit precision of a framework that replaces ``kind``'s FP8 where it is asked (the
+    HF Trainer's ``bf16=True`` rewrites ``ACCELERATE_MIXED_PRECISION``: transformers v4.52.4
+    src/transformers/training_args.py ``TrainingArguments.__post_init__``, "if training args is
+    specified, it will override the one specified in the accelerate config"; NeMo 1.x without
+    ``transformer_engine`` over its own fp8 keys), True or Unknown; None where none does."""
     by_kind = _orders()[0]
+    return next((d.overrides_fp8 for k, d in per.items()
+                 if kind in by_kind[k].cancels_fp8_of and d.overrides_fp8 is not None), None)
+
+
+def _replaced(kind: str, per: dict[str, Derived]) -> str | None:
+    """Where ``kind``'s FP8, were it asked, is certainly replaced with nothing of it left: the
+    overriding setting's source; None where nothing replaces it, the override is not known, or a
+    backend survives it (:attr:`Derived.survives_override`). One test for an FP8 that is asked
+    and for one whose switch is Unknown (`accelerate launch --mixed_precision "$MP"` under
+    ``TrainingArguments(bf16=True)``): replaced either way, the job runs no FP8."""
+    cancel = _cancel(kind, per)
+    if cancel is None or cancel[0] is not True:
+        return None
     if kind in per and per[kind].survives_override is not None:
         return None
-    return next((d.overrides_fp8[1] for k, d in per.items()
-                 if k != kind and kind in by_kind[k].cancels_fp8_of and
-                 d.overrides_fp8 is not None and d.overrides_fp8[0] is True), None)
+    return cancel[1]
 
 
 def _stack(kinds: list[str], per: dict[str, Derived], by_kind: Mapping[str, Framework]
@@ -202,9 +217,8 @@ def _combine_fp8(per: dict[str, Derived], got: dict[str, Sourced]) -> None:
     asking = [(k, fp8[1]) for k, fp8 in stated.items() if fp8[0] is True]
     undecided = [fp8 for fp8 in stated.values() if isinstance(fp8[0], Unknown)]
     if not asking and undecided:
-        # e.g. an accelerate fp8_config whose switch is on the CLI; one an explicit precision
-        # of another framework replaces whatever it is (TrainingArguments(bf16=True) over
-        # `accelerate launch --mixed_precision "$MP"`) decides nothing
+        # e.g. an accelerate fp8_config whose switch is on the CLI; "no" where every one of
+        # them would be replaced if it asked, the test an asked FP8 goes through below
         unknown = [k for k, fp8 in stated.items() if isinstance(fp8[0], Unknown)]
         live = [stated[k] for k in unknown if _replaced(k, per) is None]
         override = _replaced(unknown[0], per)
@@ -221,10 +235,7 @@ def _combine_fp8(per: dict[str, Derived], got: dict[str, Sourced]) -> None:
     by_kind = _orders()[0]
     got["fp8"] = (True, source)
     got["fp8_source"] = (source, source)
-    # A framework that cancels the asking one's FP8 (HF Trainer's bf16 over accelerate's fp8,
-    # NeMo without transformer_engine over its own fp8 keys).
-    cancel = next((d.overrides_fp8 for k, d in per.items()
-                   if kind in by_kind[k].cancels_fp8_of and d.overrides_fp8 is not None), None)
+    cancel = _cancel(kind, per)
     override = cancel[1] if cancel is not None else None
     explicit = any(by_kind[k].explicit_precision_wins and d.overrides_fp8 is not None
                    for k, d in per.items())
@@ -245,7 +256,9 @@ def _combine_fp8(per: dict[str, Derived], got: dict[str, Sourced]) -> None:
         got["recipe"] = ("delayed", f"{kept[1]} (no recipe handler: DelayedScaling())")
         got["format"] = ("hybrid", f"{kept[1]} (DelayedScaling() default HYBRID)")
         return
-    if override is not None and len(asking) == 1:
+    replaced = _replaced(kind, per) if len(asking) == 1 else None
+    if replaced is not None:
+        override = replaced
         got["fp8"] = (False, override)
         got["fp8_overridden_by"] = (override, override)
         got["backend"] = ("none", override)
@@ -257,7 +270,20 @@ def _combine_fp8(per: dict[str, Derived], got: dict[str, Sourced]) -> None:
     if got["fp8"][0] and kind in per:
         for name in ("backend", "recipe", "format"):   # from the framework that asked for FP8
             if name in per[kind].values:
-                got[name] = per[kind].values[name]
+                got[name] = _known(name, per[kind].values[name], asking, per)
+
+
+def _known(name: str, value: Sourced, asking: list[tuple[str, str]],
+           per: dict[str, Derived]) -> Sourced:
+    """``value`` of the first framework that asks for FP8, or where it is Unknown, the value
+    another asking framework states (accelerate's backend Unknown for a handler built at run
+    time, while the script's own ``te.fp8_autocast(fp8_recipe=MXFP8BlockScaling())`` around
+    its TE layers says both: the inner autocast is what those GEMMs run, holdout18 llmfp8)."""
+    if not isinstance(value[0], Unknown):
+        return value
+    return next((per[k].values[name] for k, _ in asking[1:] if k in per and
+                 name in per[k].values and not isinstance(per[k].values[name][0], Unknown)),
+                value)
 
 
 def derive(facts: Mapping[str, Any]) -> tuple[dict[str, Value], dict[str, str]]:

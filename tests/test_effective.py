@@ -193,3 +193,53 @@ def test_the_check_reports_the_gpu_dependent_default_end_to_end(env: str, recipe
     found = {f.rule_id: f for f in report.findings}
     assert "FP8D-TE-0050" in found
     assert f" {recipe} on this " in found["FP8D-TE-0050"].message
+
+
+# --- the recipe not known, the layout known: what every TE recipe needs decides ----------------
+
+UNKNOWN_RECIPE = {"fp8": True, "backend": "te", "recipe": Unknown("the base config is not here"),
+                  "tp": 4, "sequence_parallel": False, "cp": 1, "packing": True}
+
+
+@pytest.mark.parametrize(("pad", "ok"), [
+    (8, False),           # misses 16, the per-tensor need, so every recipe's (firing)
+    (4, False),
+    (16, None),           # enough for per-tensor, not for MXFP8 (32) or block scaling (128)
+    (64, None),
+    (128, True),          # every recipe's (quiet)
+    (1024, True),
+])
+def test_an_unknown_recipe_is_decided_where_every_recipe_agrees(pad: int, ok: bool | None) -> None:
+    out = _derive({**UNKNOWN_RECIPE, "pad_multiple": pad})
+    assert isinstance(out["token_align_needed"], Unknown)
+    if ok is None:
+        assert isinstance(out["token_align_ok"], Unknown)
+        assert "base config" in out["token_align_ok"].reason
+    else:
+        assert out["token_align_ok"] is ok
+
+
+def test_an_unknown_recipe_under_sequence_and_context_parallelism() -> None:
+    # TP 2 with SP, CP 2: per-tensor needs 2 x lcm(16, 16) = 32, block scaling 128 x 2 x 2 = 512
+    layout = {**UNKNOWN_RECIPE, "tp": 2, "sequence_parallel": True, "cp": 2}
+    assert _derive({**layout, "pad_multiple": 16})["token_align_ok"] is False
+    assert isinstance(_derive({**layout, "pad_multiple": 256})["token_align_ok"], Unknown)
+    assert _derive({**layout, "pad_multiple": 512})["token_align_ok"] is True
+
+
+@pytest.mark.parametrize("pad", [Unknown("set by the launcher"), True, 0, -16, "16", 2 ** 80 + 8])
+def test_hostile_pad_multiples_with_an_unknown_recipe(pad: object) -> None:
+    out = _derive({**UNKNOWN_RECIPE, "pad_multiple": pad})
+    ok = out["token_align_ok"]
+    assert ok is False if pad == 2 ** 80 + 8 else isinstance(ok, Unknown)
+
+
+def test_an_unknown_recipe_with_an_unknown_layout_stays_unknown() -> None:
+    out = _derive({**UNKNOWN_RECIPE, "tp": Unknown("set on the command line"), "pad_multiple": 8})
+    assert isinstance(out["token_align_ok"], Unknown)
+    assert "command line" in out["token_align_ok"].reason
+
+
+def test_fixed_length_samples_with_an_unknown_recipe_state_no_packed_answer() -> None:
+    out = _derive({**UNKNOWN_RECIPE, "packing": False, "pad_multiple": 8})
+    assert "token_align_ok" not in out

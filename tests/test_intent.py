@@ -622,3 +622,97 @@ def test_llmfoundry_fp8_format_that_is_no_name_is_unknown(tmp_path: Path, value:
     values = _intent_of_text(tmp_path, "f.yaml", "model:\n  name: mpt_causal_lm\nprecision: amp_fp8\n"
                              f"max_duration: 1ba\nprecision_config:\n  fp8_format: {value}\n")
     assert isinstance(values["format"], Unknown)     # not the default "hybrid"
+
+
+# --- several frameworks ask for FP8: a value the first leaves Unknown, another states -----------
+
+TE_MODEL = """import transformer_engine.pytorch as te
+from transformer_engine.common.recipe import Format, MXFP8BlockScaling
+recipe = MXFP8BlockScaling(fp8_format=Format.E4M3)
+
+
+class Block(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mlp = te.LayerNormMLP(hidden_size=3072, ffn_hidden_size=8192)
+
+    def forward(self, x):
+        with te.fp8_autocast(enabled=True, fp8_recipe=recipe):
+            return self.mlp(x)
+"""
+ACC_SCRIPT = """from accelerate import Accelerator
+from model import Block
+accelerator = Accelerator(mixed_precision="fp8", kwargs_handlers={handlers})
+model, optimizer = accelerator.prepare(Block(), optimizer)
+for batch in loader:
+    loss = model(batch).sum()
+    accelerator.backward(loss)
+    optimizer.step()
+"""
+
+
+def _two_asking(tmp: Path, handlers: str) -> dict[str, object]:
+    (tmp / ".git").mkdir(exist_ok=True)
+    (tmp / "model.py").write_text(TE_MODEL)
+    (tmp / "train.py").write_text(ACC_SCRIPT.format(handlers=handlers))
+    (tmp / "run.sh").write_text("python train.py\n")
+    read = read_paths([str(tmp / "run.sh")])
+    values, _ = derive(Facts(read.facts, read.provenance))
+    return {k[len("intent."):]: v for k, v in values.items()}
+
+
+def test_an_unknown_handler_leaves_the_script_own_te_recipe(tmp_path: Path) -> None:
+    # holdout18 llmfp8: accelerate's handler is built at run time (backend Unknown); the TE layers'
+    # own fp8_autocast(MXFP8BlockScaling) says backend te, recipe mxfp8 (FP8D-TE-0014 on sm_120)
+    got = _two_asking(tmp_path, "make_handlers()")
+    assert got["fp8"] is True
+    assert (got["backend"], got["recipe"], got["format"]) == ("te", "mxfp8", "e4m3")
+
+
+def test_the_first_asking_framework_still_wins_where_it_states_the_value(tmp_path: Path) -> None:
+    # quiet: accelerate's own TE handler states the backend; its value is kept
+    got = _two_asking(tmp_path, "[TERecipeKwargs(fp8_format='HYBRID')]")
+    assert got["backend"] == "te" and got["format"] == "hybrid"
+
+
+def test_hostile_no_asking_framework_states_it_stays_unknown() -> None:
+    from preflight.frameworks._derived import Derived
+    from preflight.intent import _known
+    why = Unknown("built at run time")
+    per = {"accelerate": Derived(values={"backend": (why, "a")}),
+           "pytorch": Derived(values={"backend": (Unknown("x" * 10000), "b")}),
+           "deepspeed": Derived(values={"backend": ("msamp", "c")})}
+    # deepspeed does not ask for FP8 here: its value is not taken
+    assert _known("backend", (why, "a"), [("accelerate", "a"), ("pytorch", "b")], per) == \
+        (why, "a")
+
+
+# --- an FP8 switch that is Unknown goes through the test an asked FP8 does ---------------------
+
+def _combined(per: dict[str, object]) -> dict[str, object]:
+    from preflight.intent import _combine_fp8
+    got: dict[str, object] = {}
+    _combine_fp8(per, got)  # type: ignore[arg-type]
+    return got
+
+
+def test_an_unknown_switch_its_own_framework_ignores_is_no() -> None:
+    # NeMo 1.x without model.transformer_engine ignores model.fp8, whatever it is (firing)
+    from preflight.frameworks._derived import Derived
+    per = {"nemo": Derived(values={"fp8": (Unknown("model.fp8 is ${oc.env:FP8}"), "c.yaml:3")},
+                           overrides_fp8=(True, "c.yaml:9"))}
+    got = _combined(per)
+    assert got["fp8"] == (False, "c.yaml:9") and got["fp8_overridden_by"][0] == "c.yaml:9"
+
+
+@pytest.mark.parametrize("derived", [
+    {"overrides_fp8": (Unknown("transformer_engine is set on the command line"), "c.yaml:9")},
+    {"overrides_fp8": None},
+    {"overrides_fp8": (True, "c.yaml:9"), "survives_override": ("te", "c.yaml:1")},
+])
+def test_an_unknown_switch_not_certainly_replaced_stays_unknown(derived: dict[str, object]
+                                                                ) -> None:
+    from preflight.frameworks._derived import Derived
+    why = Unknown("model.fp8 is ${oc.env:FP8}")
+    got = _combined({"nemo": Derived(values={"fp8": (why, "c.yaml:3")}, **derived)})
+    assert got["fp8"] == (why, "c.yaml:3") and "fp8_overridden_by" not in got

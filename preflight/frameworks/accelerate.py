@@ -28,6 +28,7 @@ from preflight.frameworks import accelerate_launch
 from preflight.frameworks._claim import owns
 from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, IntentOut, Stated, View, first
+from preflight.frameworks.accelerate_backend import auto_backend
 from preflight.frameworks.accelerate_plugins import plugins
 from preflight.frameworks.accelerate_prepare import prepare_calls
 from preflight.frameworks.deepspeed import ds_precision
@@ -333,9 +334,13 @@ def _accelerate_fp8(a: View, f: Mapping[str, Any], prov: Mapping[str, str], out:
     if raw is None and isinstance(f.get("env.ACCELERATE_FP8_BACKEND"), str):
         raw, src = f["env.ACCELERATE_FP8_BACKEND"], "env.ACCELERATE_FP8_BACKEND"
     backend = _ACC_BACKEND.get(str(raw).upper()) if raw is not None else None
-    if backend is None:
-        out["backend"] = (Unknown("fp8_config.backend not set: accelerate picks the backend "
-                                  "from what is installed (torchao, TE, MS-AMP from 1.4.0)"), src)
+    if raw is None and mixed_fp8 and a.get("distributed_type") != "MEGATRON_LM":
+        picked, why = auto_backend(f)       # what Accelerator picks from what is installed
+        backend = picked if isinstance(picked, str) else None
+        out["backend"] = (picked, why)
+    elif backend is None:
+        out["backend"] = (Unknown(f"fp8_config.backend {str(raw)[:40]!r} is none of TE, MSAMP, "
+                                  "AO"), src)
     else:
         out["backend"] = (backend, src)
     te_code = "kwargs_handlers.TERecipeKwargs." if a.any_prefix("kwargs_handlers.TERecipeKwargs") \
