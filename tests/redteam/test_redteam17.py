@@ -329,13 +329,11 @@ def test_primus_yaml_variable_expansion_is_bounded(tmp_path: Path) -> None:
     assert cpu_seconds() - before < 20       # ~0.3 s quiet
 
 
-# --- `{ }` groups in an if test (reading/shellchain.py): open, for shell17 ----------------------
+# --- `{ }` groups in an if test (reading/shellchain.py): fixed by redteam18 ----------------------
 
 _ARMS = "; then python train.py --fp8 1; else python train.py --fp8 0; fi\n"
 
 
-@pytest.mark.xfail(strict=True, reason="shell17 (reading/shellchain.py _group_closed): a group "
-                   "after the first command, or behind `!`, is decided as the wrong arm")
 @pytest.mark.parametrize("test, bash", [
     ("A=1\nif [ $A = 2 ] || { [ $A = 1 ] && [ $A = 3 ]; }", "0"),
     ("A=1\nif { [ $A = 2 ] || [ $A = 1 ]; } && { [ $A = 3 ]; }", "0"),

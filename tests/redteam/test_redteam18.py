@@ -1,0 +1,102 @@
+"""redteam18 (session 44): the two classes redteam17 left open, then attacks on the readers merged
+in session 43. Each case of a "not" test failed before its fix.
+
+- ``{ }`` groups in an ``if`` / ``while`` test (reading/shellchain.py): a group later in the test
+  (``A || { B && C; }``) or behind ``!`` (``! { A; }``) was an opaque test, so both arms were
+  read as maybe-runs where bash decides one; now the list is evaluated as bash groups it (the
+  expected arm below is what bash 5 printed for each test with ``echo`` in place of the launch);
+- a bare redirection (``> f``, ``>| f``, ``2> f``: bash's null command with that redirection
+  truncates f) was dropped by the split, and a write by another descriptor (``ls 2> f``,
+  ``exec 3> f``, ``cmd >& f``) was never seen: a script written before and run after was
+  followed from the text it no longer holds.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+_ARMS = "; then python train.py --fp8 1; else python train.py --fp8 0; fi\n"
+
+
+def _arms(text: str) -> list[str]:
+    """The ``--fp8`` value of each launch the walk considers (both arms: the test undecided)."""
+    from preflight.reading.shellexpand import launches
+    from preflight.reading.shellheredoc import kept_text
+    from preflight.reading.shellwords import split
+    got = launches(split(kept_text(text)), lambda w: w == "train.py" or w.endswith("/train.py"))
+    return [la.args[1].text for la in got]
+
+
+# --- `{ }` groups in an if test (reading/shellchain.py) -----------------------------------------
+
+@pytest.mark.parametrize("test, bash", [
+    ("A=1\nif [ $A = 2 ] || { [ $A = 1 ] && [ $A = 3 ]; }", "0"),
+    ("A=1\nif { [ $A = 2 ] || [ $A = 1 ]; } && { [ $A = 3 ]; }", "0"),
+    ("if ! { true; }", "0"),
+    ("if ! { false; }", "1"),
+    ("A=1\nif ! { [ $A = 1 ] || false; } && true", "0"),
+    ("A=1\nif [ $A = 1 ] && ! { [ $A = 2 ]; }", "1"),
+    ("A=1\nif { { [ $A = 1 ]; }; }", "1"),
+    ("A=1\nif { ! { [ $A = 2 ]; } && [ $A = 1 ]; } || false", "1"),
+    ("if true || { false; } && false", "0"),
+    ("if true || { false && false; }", "1"),
+    ("if ! ! true", "1"),
+    ("A=1\nif {\n  [ $A = 2 ] ||\n  [ $A = 1 ]\n} && true", "1"),
+])
+def test_a_group_in_an_if_test_is_the_arm_bash_runs(test: str, bash: str) -> None:
+    assert _arms(test + _ARMS) == [bash]
+
+
+@pytest.mark.parametrize("test", [
+    "if { [ $X = 1 ]; }", "if true && ! { [ $X = 1 ]; }", "if false || { [ $X = 1 ] && true; }",
+    "if { true; false; } && [ $X = 1 ]",          # `;` in a group: its last command decides
+    "if ! { false; } | [ $X = 1 ]",               # a pipe: its last command decides
+])
+def test_a_group_on_a_run_time_value_is_undecided(test: str) -> None:
+    assert sorted(_arms(test + _ARMS)) == ["0", "1"]
+
+
+@pytest.mark.parametrize("test", [
+    "if " + "{ " * 5000 + "true; " + "}; " * 5000,          # deep: no recursion
+    "if " + "! " * 5000 + "{ true; }",
+    "if " + "{ true; } && " * 3000 + "true",              # long: MAX_CHAIN
+    "if true; }; }",                                      # closes nothing opened
+])
+def test_hostile_groups_are_read_in_bounded_time(test: str) -> None:
+    from tests.cputime import cpu_seconds
+    before = cpu_seconds()
+    got = _arms(test + _ARMS)
+    assert set(got) <= {"0", "1"}
+    assert cpu_seconds() - before < 20      # ~0.3 s quiet
+
+
+# --- a bare redirection and other descriptors' writes (reading/shellwords.py, shellfiles.py) ------
+
+_WRITE = 'echo "python train.py --fp8 1" > '
+_HERE = "cat > f.sh <<EOF\npython train.py --fp8 1\nEOF\n"
+
+
+@pytest.mark.parametrize("text", [
+    _WRITE + "f\n> f\nbash f\n", _WRITE + "f\n>| f\nbash f\n", _WRITE + "f\n2> f\nbash f\n",
+    _WRITE + "f\n>f; bash f\n", _WRITE + "f\n[ -d x ] || > f\nbash f\n",
+    _WRITE + "f\nls 2> f\nbash f\n", _WRITE + "f\nls 2>>f\nbash f\n",
+    _WRITE + "f\nexec 3> f\nbash f\n", _WRITE + "f\nls >& f\nbash f\n",
+    _WRITE + "f\nls 1>/dev/null 2>f\nbash f\n",
+    _HERE + "> f.sh\nbash f.sh\n", _HERE + "make 2> f.sh\nbash f.sh\n",
+])
+def test_a_file_emptied_or_written_by_another_descriptor_is_not_followed(text: str) -> None:
+    assert _arms(text) == []
+
+
+@pytest.mark.parametrize("text", [
+    _WRITE + "f\n>> f\nbash f\n", _WRITE + "f\n< f\nbash f\n", _WRITE + "f\nls 2> g\nbash f\n",
+    _WRITE + "f\nls 2>&1\nbash f\n", 'echo "python train.py --fp8 1" > f 2>/dev/null\nbash f\n',
+    _WRITE + "f\n> g\nbash f\n", _HERE + "ls 2>/dev/null\nbash f.sh\n",
+])
+def test_a_file_still_held_is_followed(text: str) -> None:
+    assert _arms(text) == ["1"]
+
+
+def test_a_bare_redirection_in_an_if_test_succeeds() -> None:
+    # bash: `if > f; then` runs the null command, status 0 (checked with bash 5)
+    assert _arms("if > /tmp/x" + _ARMS) == ["1"]
