@@ -23,8 +23,8 @@ opposite or nothing):
 - the Conv1D model fact (pyconv1d): a GPT-2 teacher / reward model beside the model trained
   stated as the job's model (FP8D-TE-0061's false alarm).
 
-Open (strict xfail, for shell17): a bare ``> f`` statement is dropped by the split; ``{ }``
-groups later in an if test or behind ``!`` decided as the wrong arm (checked against bash).
+Left open as strict xfails, fixed by redteam18 (session 44): a bare ``> f`` statement dropped by
+the split; ``{ }`` groups later in an if test or behind ``!`` decided as the wrong arm.
 """
 
 from __future__ import annotations
@@ -149,8 +149,6 @@ def test_a_written_file_still_held_is_followed(text: str) -> None:
     assert got is not None and [a.text for a in got.args] == ["--fp8", "1"]
 
 
-@pytest.mark.xfail(strict=True, reason="shell17 (reading/shellwords.py): a bare `> f` "
-                   "statement (no command) is dropped by the split, its truncation unseen")
 def test_a_bare_redirection_empties_the_written_file() -> None:
     assert _written_launch(_WRITE + "f\n> f\nbash f\n") is None
 
