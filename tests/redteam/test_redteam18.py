@@ -13,7 +13,11 @@ in session 43. Each case of a "not" test failed before its fix.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+
+from preflight.facts import Unknown
 
 _ARMS = "; then python train.py --fp8 1; else python train.py --fp8 0; fi\n"
 
@@ -100,3 +104,30 @@ def test_a_file_still_held_is_followed(text: str) -> None:
 def test_a_bare_redirection_in_an_if_test_succeeds() -> None:
     # bash: `if > f; then` runs the null command, status 0 (checked with bash 5)
     assert _arms("if > /tmp/x" + _ARMS) == ["1"]
+
+
+# --- NeMo 1.x Hydra configs (frameworks/nemo_omegaconf.py) --------------------------------------
+
+def test_a_long_chain_of_references_is_unknown_not_a_lost_app(tmp_path: Path) -> None:
+    # 3,000 `${model.rN}` each naming the next: each reference read at depth 0, Python's recursion
+    # limit ended the read of the whole app (the job then read as no framework at all)
+    from tests.cputime import cpu_seconds
+    from tests.frameworks.test_nemo_hydra import _YAML, _job, _read
+    chain = "".join(f"  r{i}: ${{model.r{i + 1}}}\n" for i in range(3000))
+    yaml = _YAML.replace("fp8: ${oc.decode:${oc.env:FP8,False}}", "fp8: ${model.r0}") + chain + \
+        "  r3000: ${oc.decode:${oc.env:FP8,False}}\n"
+    before = cpu_seconds()
+    facts, _, values = _read(_job(tmp_path, "export FP8=True\ntorchrun src/train.py\n", yaml))
+    assert cpu_seconds() - before < 40        # ~2 s quiet
+    assert isinstance(facts["config.nemo.model.fp8"], Unknown)
+    assert facts["config.nemo.model.fp8_params"] is True       # the rest of the app still read
+    assert isinstance(values["intent.fp8"], Unknown) or values["intent.fp8"] is True
+
+
+def test_a_short_chain_of_references_is_followed(tmp_path: Path) -> None:
+    from tests.frameworks.test_nemo_hydra import _YAML, _job, _read
+    chain = "".join(f"  r{i}: ${{model.r{i + 1}}}\n" for i in range(5))
+    yaml = _YAML.replace("fp8: ${oc.decode:${oc.env:FP8,False}}", "fp8: ${model.r0}") + chain + \
+        "  r5: ${oc.decode:${oc.env:FP8,False}}\n"
+    facts, _, _ = _read(_job(tmp_path, "export FP8=True\ntorchrun src/train.py\n", yaml))
+    assert facts["config.nemo.model.fp8"] is True
