@@ -5,7 +5,9 @@ bash runs ``A && B || C`` left to right, each operator as strong as the other; t
 when the whole list succeeds. Pai-Megatron-Patch's run_mcore_qwen3.sh:349 (alibaba/
 Pai-Megatron-Patch @ a098ca5a) turns on ``--sequence-parallel`` under ``if [ $SP = true ] && [
 $TP -gt 1 ]``: with both values bound by the calling line, the arm is decided (holdout12). A
-pipe (``[ a ] | b``) or more than :data:`MAX_CHAIN` parts leave the test undecided.
+pipe (``[ a ] | b``) or more than :data:`MAX_CHAIN` parts leave the test undecided. ``{ ...; }``
+groups and ``!`` are kept in the list (a ``}`` as ``("}", ())``) and :func:`evaluate` groups it
+as bash does (redteam18).
 
 Also :func:`loop_variable`: ``for f in ...; do CMD="$CMD $f"; done`` sets ``f`` each turn, to
 values the walk (which reads a loop's body once) does not give it: a run-time value.
