@@ -8,7 +8,17 @@ in session 43. Each case of a "not" test failed before its fix.
 - a bare redirection (``> f``, ``>| f``, ``2> f``: bash's null command with that redirection
   truncates f) was dropped by the split, and a write by another descriptor (``ls 2> f``,
   ``exec 3> f``, ``cmd >& f``) was never seen: a script written before and run after was
-  followed from the text it no longer holds.
+  followed from the text it no longer holds;
+- a NeMo 1.x Hydra config with a long chain of ``${a.b}`` references (nemo_omegaconf): each
+  reference restarted the depth count, Python's recursion limit ended the app's read and the job
+  read as no framework at all.
+
+Open (strict xfail, owner named): the agreement scoring takes a report that read a rollout but
+states nothing of its FP8 as "no rollout" (lead); a launch word from a variable the script never
+sets is dropped as if empty, its flags read as not given (primus2, megatron_walk; a policy).
+Attacked and holding: ``@hydra_runner`` config paths out of the job (absolute, ``..``, symlinked
+file or group folder, defaults entries with ``..``): Unknown with the reason, nothing opened;
+oc.env / oc.decode cycles through the environment; launchedit's passive commands.
 """
 
 from __future__ import annotations
@@ -131,3 +141,31 @@ def test_a_short_chain_of_references_is_followed(tmp_path: Path) -> None:
         "  r5: ${oc.decode:${oc.env:FP8,False}}\n"
     facts, _, _ = _read(_job(tmp_path, "export FP8=True\ntorchrun src/train.py\n", yaml))
     assert facts["config.nemo.model.fp8"] is True
+
+
+# --- open (strict xfail) ----------------------------------------------------------------------
+
+@pytest.mark.xfail(strict=True, reason="lead (benchmarks/agreement.py score): a report with no "
+                   "intent.rollout.fp8 meets `rollout_fp8: false` even where it read a rollout "
+                   "(its engine, its config), so a derivation that drops the rollout's FP8 "
+                   "passes for 'no rollout' and cmp.py never sees the regression")
+def test_a_rollout_read_without_its_fp8_does_not_pass_for_no_rollout() -> None:
+    from tests.benchmarks.test_agreement import _load_agreement
+    ag = _load_agreement()
+    exp = ag.Expected(asks_fp8=False, rollout_fp8=False, fire=(), must_not_fire=(), tolerated=(),
+                      scored_gaps=(), determined=True)
+    report = {"facts": {"config.verl.actor_rollout_ref.rollout.name": "vllm",
+                        "intent.rollout.engine": "vllm", "intent.fp8": False},
+              "findings": [], "undetermined": []}
+    assert ag.score(exp, report).outcome != "agree"
+
+
+@pytest.mark.xfail(strict=True, reason="primus2 (frameworks/megatron_walk.py _flags), a policy "
+                   "for the lead: a launch word that is a variable the script never sets (the "
+                   "environment's, `$EXTRA_ARGS`) is dropped as if empty, so the flags it may "
+                   "hold read as not given: a confident 'no' (finetrainers' FP8 weight storage, "
+                   "Megatron's FP8); `$(cat f)` there is Unknown already")
+def test_launch_flags_from_an_unset_variable_are_not_a_confident_no(tmp_path: Path) -> None:
+    from tests.frameworks.test_finetrainers import _intent, _job
+    intent, _ = _intent(_job(tmp_path, upcast="$UPCAST_FLAGS"))
+    assert intent["fp8_weight_storage"][0] is not False
