@@ -35,6 +35,9 @@ def opened(lexer: Any, sep: str) -> None:
     lexer.testing = False               # what follows is no test of its own
     lexer.out.statements[at] = replace(last, words=((Part(
         "[...]", last.offset, var=True, opaque="a compound test"),),), chain=())
+    # a `{` of the test still open is closed by a `}` read as a statement now (redteam18: it
+    # was never opened, and the script was said to be one bash refuses)
+    lexer.open_at.extend([(last.offset, "}")] * max(0, _open_groups(last)))
 
 
 def merged(lexer: Any, words: list[Word], sep: str) -> bool:

@@ -84,6 +84,19 @@ def test_hostile_groups_are_read_in_bounded_time(test: str) -> None:
     assert cpu_seconds() - before < 20      # ~0.3 s quiet
 
 
+@pytest.mark.parametrize("test", [
+    "if " + "true && " * 16 + "{ true && true; }",       # MAX_CHAIN reached inside a group
+    "if { true | true; }",                                 # a pipe inside a group
+    "while " + "[ 1 = 1 ] || " * 20 + "{ false; }",
+])
+def test_a_group_cut_by_the_bounds_is_no_script_bash_refuses(test: str) -> None:
+    # the `{` merged into the test before the cut was never opened for the `}` after it:
+    # Split.unclosed said bash refuses a script it runs
+    from preflight.reading.shellwords import split
+    tail = "; do break; done\n" if test.startswith("while") else _ARMS
+    assert split(test + tail).unclosed is None
+
+
 # --- a bare redirection and other descriptors' writes (reading/shellwords.py, shellfiles.py) ------
 
 _WRITE = 'echo "python train.py --fp8 1" > '
