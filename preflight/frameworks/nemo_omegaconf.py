@@ -115,8 +115,10 @@ class Resolver:
         self.memo: dict[Where, Any] = {}
         self.steps = 0
 
-    def node(self, value: Any, base: Where, full: Where | None = None) -> Any:
-        """The value of one config leaf at ``base`` (the path of its mapping)."""
+    def node(self, value: Any, base: Where, full: Where | None = None, depth: int = 0) -> Any:
+        """The value of one config leaf at ``base`` (the path of its mapping); ``depth``: the
+        interpolations open around it (redteam18: a chain of 3,000 ``${next}`` references each
+        started at depth 0, and Python's recursion limit ended the whole app's read)."""
         if not isinstance(value, str) or "${" not in value:
             return value
         if full is not None:
@@ -128,7 +130,7 @@ class Resolver:
                 return done
             self.memo[full] = _PENDING
         try:
-            out = self.text(value, base, 0)
+            out = self.text(value, base, depth)
         except _Stop as exc:
             out = Unknown(str(exc) or f"{value[:60]!r}: past this reader's bounds")
         if full is not None:
@@ -176,7 +178,7 @@ class Resolver:
             return Unknown(f"${{{body[:60]}}}: an interpolated key name (not read here)")
         ref = _REF.match(body)
         if ref:
-            return self.select(ref.group(1), base)
+            return self.select(ref.group(1), base, depth)
         call = _CALL.match(body)
         if call is None:
             return Unknown(f"${{{body[:60]}}}: not an interpolation this reader takes")
@@ -198,7 +200,7 @@ class Resolver:
             return self.text(args[0], base, depth + 1) if "${" in args[0] else \
                 primitive(args[0])
         if name == "oc.select" and args and isinstance(args[0], str):
-            got = self.select(args[0], base)
+            got = self.select(args[0], base, depth)
             if isinstance(got, Unknown) and len(args) > 1 and "not a key" in got.reason:
                 return args[1]
             return got
@@ -239,7 +241,7 @@ class Resolver:
                            "default (OmegaConf raises)")
         return EnvText(default) if isinstance(default, str) else default
 
-    def select(self, ref: str, base: Where) -> Any:
+    def select(self, ref: str, base: Where, depth: int = 0) -> Any:
         dots = len(ref) - len(ref.lstrip("."))
         if dots and dots - 1 > len(base):
             return Unknown(f"${{{ref}}}: not a key of the config (OmegaConf raises)")
@@ -252,7 +254,7 @@ class Resolver:
             node = node[part]
         if isinstance(node, (dict, list)):
             return Unknown(f"${{{ref}}}: a whole mapping or list, not read here")
-        return self.node(node, full[:-1], full)
+        return self.node(node, full[:-1], full, depth + 1)
 
 
 class EnvText(str):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from preflight.reading import shellarith, shellloops
+from preflight.reading import shellarith, shellchain, shellloops
 from preflight.reading.shellfields import join as _join
 from preflight.reading.shelltests import bracket, glob
 from preflight.reading.shelltypes import Field, Part, Statement, Word
@@ -49,14 +49,9 @@ class Decide:
         elif not st.words:                      # else
             self.runs[branch] = True if earlier <= {False} else None
         else:
-            fields = [] if st.patterns is not None else \
-                [f for w in st.words for f in self.word(w, st.branch, True, True)]
-            got = self.matches(st) if st.patterns is not None else self.test(fields, st.branch)
-            for op, words in st.chain:      # `[ a ] && [ b ] || [ c ]`: left to right
-                more = self.test([f for w in words for f in self.word(w, st.branch, True, True)])
-                got = (got and more if got is False or more is False or None in (got, more)
-                       else True) if op == "&&" else (
-                    True if True in (got, more) else None if None in (got, more) else False)
+            got = self.matches(st) if st.patterns is not None else shellchain.evaluate(
+                st.words, st.chain, lambda words: self.test(   # `{ a || b; } && ! c`: as bash
+                    [f for w in words for f in self.word(w, st.branch, True, True)], st.branch))
             got = shellloops.runs(st.loop_test, got, []) if st.loop_test else got
             self.runs[branch] = got if earlier <= {False} or got is False else None
 

@@ -71,6 +71,8 @@ def _content(fields: list[Field]) -> Field | None:
     """What ``echo ARGS`` / ``printf '%s' ARG`` writes (None: another command, or not known)."""
     name = os.path.basename(_text(fields[0]) or "") if fields else ""
     args = fields[1:]
+    if name in (":", "true") and fields[0] and not fields[0][0].opaque:
+        return []                  # `> f` (shellwords: `: > f`) writes nothing: f is emptied
     if name == "echo":
         while args and _text(args[0]) in ("-n", "-E"):
             args = args[1:]
@@ -126,7 +128,9 @@ def note(files: Files, st: Statement, fields: list[Field] | None,
         path = _path(got) if got is not None else None
         if path is None or (path not in files.held and len(files.held) >= MAX_FILES):
             continue
-        if append:
+        if append is None:         # `2> f`, `exec 3> f`: another descriptor's output
+            files.held[path] = None
+        elif append:
             old = files.held.get(path, [])
             files.held[path] = None if old is None or content is None else [*old, *content]
         else:

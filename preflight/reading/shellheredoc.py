@@ -213,7 +213,7 @@ class HereValues(QuoteScanner):
         return sub.cur
 
     reading: Taken | None
-    targets: list[tuple[Word, bool]]
+    targets: list[tuple[Word, bool | None]]
 
     def take(self, words: list[Word], branch: tuple[int, ...]) -> bool:
         """The statement ``words`` whose here-document is used (:attr:`reading`): made into

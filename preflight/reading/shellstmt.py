@@ -39,7 +39,7 @@ class Statements(HereValues):
     chained: bool
     testing: bool
     next_branch: int
-    targets: list[tuple[Word, bool]]
+    targets: list[tuple[Word, bool | None]]
 
     def opened(self, condition: list[Word]) -> None:
         """Record the test that decides whether the branch just opened runs."""

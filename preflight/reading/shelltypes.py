@@ -94,9 +94,10 @@ class Statement:
     (``for``: ``words`` is the list it goes over; :mod:`.shellloops`)."""
     background: bool = False       # ended by `&`: it runs alongside what follows
     element: int | None = None     # ``NAME[i]=v``: the index (-1: not known here)
-    writes: tuple[tuple[Word, bool], ...] = ()
+    writes: tuple[tuple[Word, bool | None], ...] = ()
     """Files its standard output goes to (``> f``, ``>> f``: True, ``&> f``), in order
-    (:mod:`.shellfiles`)."""
+    (:mod:`.shellfiles`); None: another descriptor's (``2> f``, ``exec 3> f``), its content
+    not known here."""
 
 
 @dataclass

@@ -74,7 +74,9 @@ class _Lexer(Statements):
         self.reading: Taken | None = None    # `read ... <<EOF` in the statement being split
         self.drop_next = False       # the word after a redirection (its target) is no argument
         self.capture: bool | None = None    # that target is stdout's (>> : True), kept
-        self.targets: list[tuple[Word, bool]] = []     # the statement's (shellfiles)
+        self.other_fd = False        # ... or another descriptor's (`2> f`): kept, content unknown
+        self.after_paren = False     # the statement before ended with `)` (`( ... ) > f`)
+        self.targets: list[tuple[Word, bool | None]] = []     # the statement's (shellfiles)
         self.branches: list[int] = []
         self.siblings: list[list[int]] = []   # per open if/case: its branches so far
         self.subjects: list[Word | None] = []  # per open if/case: a case's subject (if: None)
@@ -118,8 +120,8 @@ class _Lexer(Statements):
             if self.drop_next:
                 self.drop_next = False
                 if self.capture is not None and len(self.targets) < 8:
-                    self.targets.append((word, self.capture))
-                self.capture = None
+                    self.targets.append((word, None if self.other_fd else self.capture))
+                self.capture, self.other_fd = None, False
                 return
             if self.array_name is not None:
                 self.array_words.append(word)
@@ -129,10 +131,16 @@ class _Lexer(Statements):
 
     def end_statement(self, sep: str = "") -> None:
         self.end_word()
-        self.drop_next, self.capture = False, None
+        self.drop_next, self.capture, self.other_fd = False, None, False
         if self.array_name is not None:
             return                       # newlines inside NAME=( ... ) separate items only
         words, self.words = self.words, []
+        if not words and self.targets and not self.after_paren:
+            # `> f`, `2> f`: bash's null command with that redirection, which truncates f
+            # (bash(1), "Simple Command Expansion"; redteam18: dropped, a written script
+            # emptied so was still followed)
+            words = [(Part(":", self.targets[0][0][0].offset),)]
+        self.after_paren = False
         if words and not shellchain.merged(self, words, sep):   # `[ a ] && [ b ]`: one test
             before = len(self.out.statements)
             self.statement(words)
@@ -237,6 +245,7 @@ class _Lexer(Statements):
             self.i += 1
         else:
             self.end_statement(c)
+            self.after_paren = c == ")"
             # `( cd x; ... )`: what runs inside stays inside (a function's `f()` opens none)
             if c == "(":
                 self.subshell.append(self.new_branch())
@@ -276,6 +285,8 @@ class _Lexer(Statements):
             op = m.group(0) if m else ""
             if op in _TO_FILE and fd in ("", "1"):
                 self.capture = op.endswith(">>")
+            elif ">" in op:              # `2> f`, `3>> f`, `>& f`, `<> f`: f holds what
+                self.capture, self.other_fd = False, True   # is not known here (redteam18)
 
     def arithmetic(self) -> bool:
         """``((...))`` where a command or ``for``'s list starts: one word, its text as written

@@ -1,8 +1,9 @@
 """``if { [[ a ]] || [[ b ]]; } && [[ c ]]; then`` (reading/shellchain.py): a ``{ ...; }`` group
-that opens an if test is read as bash reads it (each case run by bash too and compared); a group
-later in the test is a compound test (undecided, never a flat left-to-right guess). Before: the
-``}`` was taken for ``if A; B; then``'s B and the test became ``} && c`` (holdout24 DGX Cloud
-llama3.1 launch.sh:116, ``FP8_RECIPE=mx`` on B200 70b >= 128 GPUs, was unread)."""
+that opens an if test, comes later in it or stands behind ``!`` is read as bash reads it (each
+case run by bash too and compared; redteam18: a later group was left undecided); one on a
+run-time value is undecided. Before: the ``}`` was taken for ``if A; B; then``'s B and the test
+became ``} && c`` (holdout24 DGX Cloud llama3.1 launch.sh:116, ``FP8_RECIPE=mx`` on B200 70b >=
+128 GPUs, was unread)."""
 
 from __future__ import annotations
 
@@ -34,15 +35,36 @@ def test_a_leading_group_decided_as_bash_decides(body: str) -> None:
     assert got.args[0].conditional is None and got.args[0].opaque is None
 
 
-# a group after the first command: flat left-to-right would read `A && B || C` (bash: A && (B || C))
-UNDECIDED = [
+# a group after the first command: flat left-to-right would read `A && B || C` (bash: A && (B || C));
+# redteam18: evaluated as bash groups it (was left undecided), and behind `!`
+LATER = [
     "G=h100\nif [ $G = b200 ] && { [ 1 = 2 ] || [ $G = h100 ]; }; then X=--fp8; fi",
     "G=h100\nif { [ $G = b200 ]; } && { [ 1 = 2 ] || [ $G = h100 ]; }; then X=--fp8; fi",
+    "G=b200\nif [ $G = b200 ] && { [ 1 = 2 ] || [ $G = h100 ]; }; then X=--fp8; fi",
+    "G=h100\nif [ $G = h100 ] || { [ 1 = 1 ] && [ $G = b200 ]; }; then X=--fp8; fi",
+    "G=h100\nif ! { [ $G = b200 ] || [ $G = b300 ]; }; then X=--fp8; fi",
+    "G=b200\nif ! { [ $G = b200 ] || [ $G = b300 ]; }; then X=--fp8; fi",
+]
+
+
+@pytest.mark.skipif(BASH is None, reason="bash is not installed")
+@pytest.mark.parametrize("body", LATER)
+def test_a_later_group_is_decided_as_bash_decides(body: str) -> None:
+    want = _bash(HEAD + body)
+    got = launch_args(split(HEAD + body + "\npython train.py $X\n"), lambda w: w == "train.py")
+    assert got is not None and [a.text for a in got.args] == [want]
+    assert got.args[0].conditional is None and got.args[0].opaque is None
+
+
+UNDECIDED = [
+    "G=h100\nif [ $G = h100 ] && { [ 1 = 2 ] || [ $R = b200 ]; }; then X=--fp8; fi",
+    "G=h100\nif ! { [ $R = b200 ]; } && [ $G = h100 ]; then X=--fp8; fi",
+    "if { true; [ $R = 1 ]; } && true; then X=--fp8; fi",
 ]
 
 
 @pytest.mark.parametrize("body", UNDECIDED)
-def test_a_later_group_is_not_read_flat(body: str) -> None:
+def test_a_group_on_a_run_time_value_is_undecided(body: str) -> None:
     got = launch_args(split(HEAD + body + "\npython train.py $X\n"), lambda w: w == "train.py")
     assert got is not None and len(got.args) == 1
     arg = got.args[0]

@@ -23,8 +23,8 @@ opposite or nothing):
 - the Conv1D model fact (pyconv1d): a GPT-2 teacher / reward model beside the model trained
   stated as the job's model (FP8D-TE-0061's false alarm).
 
-Open (strict xfail, for shell17): a bare ``> f`` statement is dropped by the split; ``{ }``
-groups later in an if test or behind ``!`` decided as the wrong arm (checked against bash).
+Left open as strict xfails, fixed by redteam18 (session 44): a bare ``> f`` statement dropped by
+the split; ``{ }`` groups later in an if test or behind ``!`` decided as the wrong arm.
 """
 
 from __future__ import annotations
@@ -149,8 +149,6 @@ def test_a_written_file_still_held_is_followed(text: str) -> None:
     assert got is not None and [a.text for a in got.args] == ["--fp8", "1"]
 
 
-@pytest.mark.xfail(strict=True, reason="shell17 (reading/shellwords.py): a bare `> f` "
-                   "statement (no command) is dropped by the split, its truncation unseen")
 def test_a_bare_redirection_empties_the_written_file() -> None:
     assert _written_launch(_WRITE + "f\n> f\nbash f\n") is None
 
@@ -329,13 +327,11 @@ def test_primus_yaml_variable_expansion_is_bounded(tmp_path: Path) -> None:
     assert cpu_seconds() - before < 20       # ~0.3 s quiet
 
 
-# --- `{ }` groups in an if test (reading/shellchain.py): open, for shell17 ----------------------
+# --- `{ }` groups in an if test (reading/shellchain.py): fixed by redteam18 ----------------------
 
 _ARMS = "; then python train.py --fp8 1; else python train.py --fp8 0; fi\n"
 
 
-@pytest.mark.xfail(strict=True, reason="shell17 (reading/shellchain.py _group_closed): a group "
-                   "after the first command, or behind `!`, is decided as the wrong arm")
 @pytest.mark.parametrize("test, bash", [
     ("A=1\nif [ $A = 2 ] || { [ $A = 1 ] && [ $A = 3 ]; }", "0"),
     ("A=1\nif { [ $A = 2 ] || [ $A = 1 ]; } && { [ $A = 3 ]; }", "0"),
