@@ -69,7 +69,7 @@ def _read(path: str, kind: str | None, explicit: bool, argv: tuple[str, ...] | N
                          fix=NOTHING_FIX)
     # a script the user named that no launch line read runs (a launch line brings its argv):
     # read as `python FILE.py`, its argparse defaults, with the note saying so
-    module = _module(path, text, argv, entry, environ, explicit and entry is None)
+    module = _module(path, text, argv, entry, environ, explicit and entry is None and argv is None)
     _, out = _frameworks(module, hinted, text)
     facts, prov = dict(out.facts), dict(out.provenance)
     problems, linked = list(out.problems), list(out.linked)
