@@ -67,7 +67,9 @@ def _read(path: str, kind: str | None, explicit: bool, argv: tuple[str, ...] | N
             return None, ReaderOutput()
         raise ParseError(nothing_found(readers), code="not_a_config", level="warning",
                          fix=NOTHING_FIX)
-    module = _module(path, text, argv, entry, environ)
+    # a script the user named that no launch line read runs (a launch line brings its argv):
+    # read as `python FILE.py`, its argparse defaults, with the note saying so
+    module = _module(path, text, argv, entry, environ, explicit and entry is None and argv is None)
     _, out = _frameworks(module, hinted, text)
     facts, prov = dict(out.facts), dict(out.provenance)
     problems, linked = list(out.problems), list(out.linked)
@@ -89,6 +91,8 @@ def _read(path: str, kind: str | None, explicit: bool, argv: tuple[str, ...] | N
         linked.append(Linked(helper.path, helper.kind or "", f"{helper.importer}:{helper.line}",
                              key="import", line=helper.line, included=True))
     environment(module, facts, prov)
+    if module.defaulted:
+        problems.append(by_hand(module))
     present = _present(facts)
     got = next((f.kind for f in FRAMEWORKS if f.kind in present), None)
     if got is None:
@@ -182,16 +186,30 @@ def peek(path: str, kind: str | None, argv: tuple[str, ...] | None,
         return None, ReaderOutput()
 
 
+def by_hand(module: Module) -> ConfigProblem:
+    """The note for a script read as run without arguments (:attr:`.pysource.Module.by_hand`):
+    which options took their defaults (jobs/walk.py drops it where a job script runs the file)."""
+    used = sorted(module.defaulted.items(), key=lambda kv: kv[1])
+    names = ", ".join(n for n, _ in used[:6]) + (" ..." if len(used) > 6 else "")
+    return ConfigProblem(module.path, used[0][1], (
+        f"read as run without arguments: {names} {'is' if len(used) == 1 else 'are'} the "
+        "script's own default (argparse), since no launch line read here runs it; arguments "
+        "given when it is run are not checked"), level="info", code="runtime_args", fix=(
+        "Check the launch as you run it: name the launch script (`fp8-doctor check run.sh`) "
+        "or a file holding the command line, which fp8-doctor reads with its arguments"))
+
+
 def _module(path: str, text: str, argv: tuple[str, ...] | None, entry: str | None,
-            environ: Environ | None) -> Module:
+            environ: Environ | None, alone: bool = False) -> Module:
     """The parsed file, kept for the next read of the same text (a launch script peeks at the
-    script it runs before the job reader reads it)."""
+    script it runs before the job reader reads it); ``alone``: the user named it (by hand)."""
     key = (path, hash(text), argv, entry,
-           None if environ is None else tuple(sorted(environ.items())), SYS_PATH.get())
+           None if environ is None else tuple(sorted(environ.items())), SYS_PATH.get(), alone)
     if key not in _CACHE:
         if len(_CACHE) >= 8:
             _CACHE.pop(next(iter(_CACHE)))
-        _CACHE[key] = Module(path, parse(path, text), argv, entry, environ=environ)
+        _CACHE[key] = Module(path, parse(path, text), argv, entry, environ=environ,
+                             by_hand=alone)
         if imports_job_module(text, path):
             link(_CACHE[key])   # `from helpers import *`, values of the job's modules
     return _CACHE[key]

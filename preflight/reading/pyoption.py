@@ -30,6 +30,7 @@ class Arg:
     action: str = "store"   # store | const (a bare flag) | other (count, append, a class)
     abbrev: bool = True     # a unique prefix of a long flag names it (argparse; not click)
     off: tuple[str, ...] = ()   # flags that store ``not store`` (click's ``--x/--no-x``)
+    required: bool = False      # ``required=True``: argparse refuses a command line without it
 
 
 def typed(raw: str) -> Any:
@@ -58,20 +59,43 @@ def option_of(call: Call) -> Arg | None:
     store: Any = {"store_true": True, "store_false": False}.get(action) \
         if isinstance(action, str) else None
     kind = "store"
+    off: tuple[str, ...] = ()
+    if isinstance(action, Ref) and action.name == "argparse.BooleanOptionalAction":
+        # Lib/argparse.py (3.9+): `--x` stores True, the `--no-x` it adds stores False
+        store, off = True, tuple("--no-" + f[2:] for f in longs)
+        action = "store_true"
     if action == "store_const":
         store, kind = call.kwargs.get("const"), "const"
     elif isinstance(store, bool):
         kind = "const"
     elif action not in (None, "store"):
         kind = "other"
-    default = call.kwargs.get("default", (not store) if isinstance(store, bool) else None)
+    default = call.kwargs.get("default", (not store) if isinstance(store, bool) and not off
+                              else None)
     conv = call.kwargs.get("type")
     convert = "str" if conv is None else \
         conv.name[9:] if isinstance(conv, Ref) and conv.name in (
             "builtins.int", "builtins.float", "builtins.str") else "other"
     choices = call.kwargs.get("choices")
     return Arg(dest, flags, default, store, call.line, convert,
-               tuple(choices) if isinstance(choices, (list, tuple)) else None, kind)
+               tuple(choices) if isinstance(choices, (list, tuple)) else None, kind, off=off,
+               required=call.kwargs.get("required") is not False and "required" in call.kwargs)
+
+
+def shared_dest(first: Arg | None, later: Arg) -> Arg:
+    """One option for two ``add_argument`` calls that store to one ``dest``: argparse gives it
+    the first one's default (``parse_known_args`` sets each dest once, in the order added) and
+    each flag on the command line its own action, the last one winning. ``--fp8`` /
+    ``--no_fp8`` (``store_true`` / ``store_false``, one ``dest``) is one switch with its off
+    flags; any other pair keeps the first default, and a flag of either is not followed."""
+    if first is None or first.line == later.line and first.flags == later.flags:
+        return later
+    if set(later.flags) <= {*first.flags, *first.off}:
+        return first        # the same call read again (a scope's calls are resolved twice)
+    if first.action == "const" and later.action == "const" and isinstance(first.store, bool) \
+            and later.store is (not first.store):
+        return replace(first, off=(*first.off, *later.flags))
+    return replace(first, flags=(*first.flags, *later.flags), action="other")
 
 
 def _converted(opt: Arg, flag: str, raw: str) -> Any:
@@ -104,8 +128,9 @@ def _matches(word: str, opt: Arg, longs: Iterable[str]) -> bool:
         return True
     if not opt.abbrev or not word.startswith("--") or len(word) < 3:
         return False
-    mine = [f for f in opt.flags if f.startswith(word)]
-    return bool(mine) and not any(f.startswith(word) for f in longs if f not in opt.flags)
+    mine = [f for f in (*opt.flags, *opt.off) if f.startswith(word)]
+    return bool(mine) and not any(f.startswith(word) for f in longs
+                                  if f not in opt.flags and f not in opt.off)
 
 
 def option_value(opt: Arg | None, dest: str, argv: tuple[str, ...] | None, path: str,
@@ -149,7 +174,7 @@ def option_value(opt: Arg | None, dest: str, argv: tuple[str, ...] | None, path:
             found = Unresolved(f"{flag} is an option of action the text does not follow",
                                opt.line)
         elif opt.action == "const":
-            found = (not opt.store) if flag in opt.off else opt.store
+            found = (not opt.store) if _is_off(flag, opt) else opt.store
         else:
             raw = inline if eq else (argv[i + 1] if i + 1 < len(argv) else None)
             found = _converted(opt, flag, raw) if raw is not None and raw[:1] != "\x00" else \
@@ -157,10 +182,21 @@ def option_value(opt: Arg | None, dest: str, argv: tuple[str, ...] | None, path:
                            f"{flag} is given a value set in a branch that may not run")
     if given:
         return found
+    if opt.required:
+        # argparse exits with "the following arguments are required" (Lib/argparse.py
+        # parse_known_args): no value of the file's is the job's
+        return Unresolved(f"{label or 'args.' + dest} is a required option ({'/'.join(opt.flags)}) "
+                          "the launch line does not give: argparse refuses it", opt.line)
     if isinstance(opt.default, str) and opt.convert in ("int", "float"):
         # argparse passes a string default through type= too
         return _converted(replace(opt, choices=None), "default", opt.default)
     return opt.default
+
+
+def _is_off(flag: str, opt: Arg) -> bool:
+    """Whether ``flag`` (matched by :func:`_matches`, maybe a unique prefix) is an off flag."""
+    return flag in opt.off or flag not in opt.flags and \
+        not any(f.startswith(flag) for f in opt.flags)
 
 
 def late_word(word: str) -> bool:

@@ -49,7 +49,7 @@ from preflight.reading.parse import ParseError
 from preflight.reading.pybuiltins import NOTHING, binop
 from preflight.reading.pycallers import apply_sets, call_sites, inline, never_called
 from preflight.reading.pyguards import Guards, boolop, compare, decide, truth
-from preflight.reading.pyoption import Arg, option_of, option_value
+from preflight.reading.pyoption import Arg, option_of, option_value, shared_dest
 from preflight.reading.pyscopes import Bind, Layout, Scope
 from preflight.reading.pyvalues import (
     MAX_DEPTH,
@@ -94,11 +94,16 @@ class Module(Layout):
 
     def __init__(self, path: str, tree: ast.Module, argv: tuple[str, ...] | None = None,
                  entry: str | None = None, bindings: Mapping[str, Sequence[Call]] | None = None,
-                 environ: pyenviron.Environ | None = None) -> None:
+                 environ: pyenviron.Environ | None = None, by_hand: bool = False) -> None:
         super().__init__(tree)
         self.path, self.argv, self.entry, self.environ = path, argv, entry, environ
         """The function the user named (``FILE.py::NAME``): which config of a registry is the job;
         ``environ``: what the launch lines that run it give its environment (:mod:`.pyenviron`)."""
+        self.by_hand = by_hand and argv is None
+        """A script the user named that no launch line read runs: its argparse options are read
+        as ``python FILE.py`` gives them, their defaults (:meth:`option`), each noted in
+        :attr:`defaulted` for the note saying so (jobs/pyjob.py)."""
+        self.defaulted: dict[str, int] = {}
         self.bindings = dict(bindings or {})
         """Other job files' calls of this file's functions/classes (:mod:`.jobs.pyimports`)."""
         self.shared: dict[str, Any] = {}    # top-level names as an importer leaves them: pyshared
@@ -206,8 +211,13 @@ class Module(Layout):
 
     def option(self, dest: str) -> Any:
         """An argparse option's value (:func:`.pyoption.option_value`)."""
-        longs = (f for a in self.options.values() for f in a.flags if f.startswith("--"))
-        return option_value(self.options.get(dest), dest, self.argv, self.path, longs)
+        longs = (f for a in self.options.values() for f in (*a.flags, *a.off)
+                 if f.startswith("--"))
+        opt = self.options.get(dest)
+        if self.by_hand and opt is not None:
+            self.defaulted.setdefault("/".join(opt.flags), opt.line)
+            return option_value(opt, dest, (), self.path, longs)
+        return option_value(opt, dest, self.argv, self.path, longs)
 
     def evaluate(self, node: ast.expr, scope: Scope, depth: int = 0) -> Any:
         """The value of ``node`` in ``scope`` as far as the text gives it (bounded in parts and
@@ -327,4 +337,4 @@ class Module(Layout):
     def _option(self, call: Call) -> None:
         arg = option_of(call)
         if arg is not None:
-            self.options.setdefault(arg.dest, arg)
+            self.options[arg.dest] = shared_dest(self.options.get(arg.dest), arg)

@@ -113,12 +113,13 @@ def test_the_launch_lines_choice_picks_mxfp8(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("launch", ["torchrun --nproc_per_node=8 train.py --improvement 2",
-                                    "torchrun --nproc_per_node=8 train.py"])
-def test_other_choices_and_the_default_run_bf16(tmp_path: Path, launch: str) -> None:
+                                    "torchrun --nproc_per_node=8 train.py",
+                                    None])   # run by hand: `python train.py` (jobs/pyjob.py)
+def test_other_choices_and_the_default_run_bf16(tmp_path: Path, launch: str | None) -> None:
     assert _intent(tmp_path, launch)["fp8"] is False
 
 
-@pytest.mark.parametrize("launch", [None, "torchrun train.py --improvement 7",
+@pytest.mark.parametrize("launch", ["torchrun train.py --improvement 7",
                                     "torchrun train.py --improvement $LEVEL"])
 def test_undecidable_choice_is_unknown(tmp_path: Path, launch: str | None) -> None:
     assert isinstance(_intent(tmp_path, launch)["fp8"], Unknown)
