@@ -21,9 +21,10 @@ Scoring, per job (`score`). The tool's reading of the job:
   * FP8 asked: `intent.fp8` is true, or `intent.fp8_source` is set (FP8 asked but overridden);
     false when `intent.fp8` is false without a source; unknown otherwise.
   * FP8 rollout: `intent.rollout.fp8`. The tool states it only where it read a rollout; where it
-    states none, it claims no FP8 rollout, which meets an engineer's `rollout_fp8: false` (a job with
-    no rollout at all, or a BF16 one the tool did not read: either way no rollout rule may fire).
-    A rollout stated Unknown does not meet it. (From session 44: before, a job the tool stated no
+    read none (no `intent.rollout.*` fact, no `config.*` fact naming a rollout), it claims no FP8
+    rollout, which meets an engineer's `rollout_fp8: false` (a job with no rollout at all, or a BF16
+    one the tool did not read: either way no rollout rule may fire). A rollout stated Unknown, or
+    a rollout read (its engine, its config) without its FP8, does not meet it (redteam18). (From session 44: before, a job the tool stated no
     rollout for missed every `rollout_fp8: false`, which holdout24's engineer wrote on jobs with no
     rollout; 9 of 420 jobs now agree, docs/benchmarks.md.)
   * read: at least one `config.*` fact exists.
@@ -392,7 +393,9 @@ def score(exp: Expected, report: dict[str, Any], accepted: tuple[str, ...] = (),
     s.false_alarms = sorted({r for r in exp.must_not_fire if r in fired} - set(accepted) | errors)
     if exp.asks_fp8 is not None and asks is not None and asks != exp.asks_fp8:
         s.intent_wrong.append(f"FP8 asked: tool {asks}, engineer {exp.asks_fp8}")
-    no_rollout_claim = "intent.rollout.fp8" not in (report.get("facts") or {})
+    no_rollout_claim = not any(name.startswith("intent.rollout.") or
+                               (name.startswith("config.") and "rollout" in name)
+                               for name in report.get("facts") or {})
     if exp.rollout_fp8 is not None and rollout != exp.rollout_fp8 \
             and not (exp.rollout_fp8 is False and no_rollout_claim):
         s.intent_wrong.append(f"FP8 rollout: tool {rollout}, engineer {exp.rollout_fp8}")

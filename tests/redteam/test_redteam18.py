@@ -13,9 +13,10 @@ in session 43. Each case of a "not" test failed before its fix.
   reference restarted the depth count, Python's recursion limit ended the app's read and the job
   read as no framework at all.
 
-Open (strict xfail, owner named): the agreement scoring takes a report that read a rollout but
-states nothing of its FP8 as "no rollout" (lead); a launch word from a variable the script never
-sets is dropped as if empty, its flags read as not given (primus2, megatron_walk; a policy).
+- the agreement scoring took a report that read a rollout but states nothing of its FP8 as "no
+  rollout" (benchmarks/agreement.py score, fixed by the lead: only a report with no rollout fact).
+Open (strict xfail, owner named): a launch word from a variable the script never sets is dropped
+as if empty, its flags read as not given (primus2, megatron_walk; a policy).
 Attacked and holding: ``@hydra_runner`` config paths out of the job (absolute, ``..``, symlinked
 file or group folder, defaults entries with ``..``): Unknown with the reason, nothing opened;
 oc.env / oc.decode cycles through the environment; launchedit's passive commands.
@@ -158,10 +159,6 @@ def test_a_short_chain_of_references_is_followed(tmp_path: Path) -> None:
 
 # --- open (strict xfail) ----------------------------------------------------------------------
 
-@pytest.mark.xfail(strict=True, reason="lead (benchmarks/agreement.py score): a report with no "
-                   "intent.rollout.fp8 meets `rollout_fp8: false` even where it read a rollout "
-                   "(its engine, its config), so a derivation that drops the rollout's FP8 "
-                   "passes for 'no rollout' and cmp.py never sees the regression")
 def test_a_rollout_read_without_its_fp8_does_not_pass_for_no_rollout() -> None:
     from tests.benchmarks.test_agreement import _load_agreement
     ag = _load_agreement()
