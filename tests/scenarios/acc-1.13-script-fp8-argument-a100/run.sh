@@ -1,2 +1,0 @@
-#!/bin/bash
-accelerate launch --num_processes 1 train.py
