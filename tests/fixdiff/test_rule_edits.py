@@ -84,12 +84,19 @@ NOT_AN_EDIT = {
                      "torch.compile fails in DDPOptimizer (FP8D-TAO-0011), so a patch setting "
                      "dynamo_backend: INDUCTOR would trade a slow run for a failing one; "
                      "compile with FSDP2, or stay eager, is the user's choice",
+    "FP8D-NEMO-0011": "the flag is set in the NeMo 2 recipe factory's Python (an OptimizerConfig "
+                      "argument, cloudai_nemorun.py) or by cloudai's own GPU/dtype gate; cloudai's "
+                      "TOML override [cmd_args.optim.config] has no --diff editor",
+    "FP8D-ACC-0099": "the fix is the script's Python code (the te.fp8_autocast(enabled=...) "
+                     "argument or the model class it builds); mixed_precision fp8 in the "
+                     "fire case only states what already runs, it is no edit to propose",
 }
 
 PYTHON_CODE_FIXES = frozenset({"FP8D-ACC-0032", "FP8D-ACC-0095", "FP8D-ACC-0096", "FP8D-ACC-0150",
                                "FP8D-TE-0002", "FP8D-MEG-0017",
                                "FP8D-UNSLOTH-0002", "FP8D-UNSLOTH-0003", "FP8D-OLMO-0003",
-                               "FP8D-COLOSSAL-0002", "FP8D-TAO-0016", "FP8D-TE-0063"})
+                               "FP8D-COLOSSAL-0002", "FP8D-TAO-0016", "FP8D-TE-0063",
+                               "FP8D-ACC-0099", "FP8D-NEMO-0011"})
 """NOT_AN_EDIT entries whose fix is the job's Python code (an argument of a call, a prepare() call,
 an import path): CONFIG_FIXES counts them since their facts are config.*; the share leaves them out."""
 assert PYTHON_CODE_FIXES <= set(NOT_AN_EDIT)
