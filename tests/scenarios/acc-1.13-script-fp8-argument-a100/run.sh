@@ -1,0 +1,2 @@
+#!/bin/bash
+accelerate launch --num_processes 1 train.py
