@@ -43,10 +43,10 @@ from preflight.facts import Unknown
 from preflight.findings import Source
 from preflight.frameworks import areal_backend as ab
 from preflight.frameworks import kvformat
+from preflight.frameworks import rollout_apart as apart
 from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, IntentOut, Stated, View
 from preflight.frameworks.ckptconfig import weights
-from preflight.frameworks.ckptname import says_fp8
 from preflight.reading.layered import load_chain, source_of
 from preflight.reading.overridelaunch import Syntax, base_unread, find_launch, merged_facts
 from preflight.reading.parse import Parsed
@@ -130,7 +130,7 @@ def checkpoint_fp8(path: Any) -> Any:
         return path
     if not isinstance(path, str) or not path.strip():
         return Unknown("actor.path is not a path")
-    said = says_fp8(path)
+    said = apart.by_weights(None, path)     # the engines serve the weights' precision
     if said is not None:
         return said
     return Unknown(f"whether {path[:80]!r} holds FP8 weights is in its config.json "
@@ -255,10 +255,9 @@ def _rollout(v: View, out: IntentOut, rollout: ab.Engine | None, train_fp8: bool
             "(AReaL's SGLang/vLLM configs have no quantization setting), which is not read "
             "here"), msrc)
     if rollout.backend == "sglang":
-        kv = v.get("sglang.kv_cache_dtype")
-        out["rollout.kv_cache_fp8"] = (str(kv).lower().startswith("fp8") if kv else False,
-                                       v.src("sglang.kv_cache_dtype",
-                                             f"{_CLI}:1781 (kv_cache_dtype: auto)"))
+        kv = v.unknown("sglang.kv_cache_dtype") or v.get("sglang.kv_cache_dtype")
+        out["rollout.kv_cache_fp8"] = (apart.kv_fp8(kv), v.src("sglang.kv_cache_dtype",
+                                                               f"{_CLI}:1781 (kv_cache_dtype: auto)"))
         kvformat.put(out, kv, v.src("sglang.kv_cache_dtype", _CLI))
     _correction(v, out)
 

@@ -23,10 +23,16 @@ FP8_NAME = re.compile(r"(?i)(?:^|[-_./])(?:mx)?(?:fp8|float8)(?:_?e4m3(?:fn)?|_?
 BF16_NAME = re.compile(r"(?i)(?:^|[-_./])bf16(?:$|[-_./])")
 # moonlight: Moonshot publishes Moonlight-16B-A3B and -Instruct only in BF16 (the Hugging Face
 # repos at 391e7a88 carry no quantization_config or fp8 tag; holdout16's AReaL control), unlike its
-# Kimi-K2 (FP8 under the plain name); Xiaomi's MiMo is not here: its V2 line is FP8 under the
-# plain name (MiMo-V2.5-DFlash: F8_E4M3 weights)
+# Kimi-K2 (FP8 under the plain name). A maker whose later line is FP8 under the plain name is
+# BF16 only for the generations it published in BF16: Xiaomi's MiMo-7B line (MiMo-7B-Base / -SFT /
+# -RL / -RL-Zero / -RL-0530, MiMo-VL-7B-*: BF16 safetensors, no quantization_config on the
+# XiaomiMiMo hub repos; slime's scripts/run-mimo-7B-rl-eagle.sh at THUDM/slime 624b824a serves
+# /root/MiMo-7B-RL, a BF16 rollout to holdout14's engineer),
+# not its V2 line (MiMo-V2.5-DFlash: F8_E4M3 weights); DeepSeek's R1 distills (Qwen / Llama
+# fine-tunes, BF16) and not DeepSeek-V3 / R1 themselves (FP8 under the plain name)
 BF16_FAMILY = re.compile(r"(?i)^(?:qwen\d*(?:\.\d+)?|qwq|(?:meta-)?llama-?3(?:\.\d+)?|"
-                         r"glm-?4(?:\.\d+)?|mistral|mixtral|gemma-?\d*|moonlight)(?:[-_]|$)")
+                         r"glm-?4(?:\.\d+)?|mistral|mixtral|gemma-?\d*|moonlight|"
+                         r"mimo-(?:vl-)?7b|deepseek-r1-distill-(?:qwen|llama))(?:[-_]|$)")
 NAME_MAX = 4096
 """Only this much of a path is searched (a hostile config can make it long)."""
 

@@ -52,5 +52,5 @@ def rollout(t: View, out: IntentOut) -> None:
     elif isinstance(t.unknown("model.hf_assets_path"), Unknown):
         out["rollout.fp8"] = (t.unknown("model.hf_assets_path"), t.src("model.hf_assets_path"))
     else:
-        out["rollout.fp8"] = apart.served(fp8, f"{src} ({_UPDATER})", "any")
-    out["rollout.kv_cache_fp8"] = apart.kv_cache("any", src)
+        # no FP8 KV cache is stated either: that is a flag of the servers' own launch
+        apart.put(out, fp8, f"{src} ({_UPDATER})", "any")

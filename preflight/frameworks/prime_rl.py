@@ -215,8 +215,7 @@ def _rollout(v: View, out: IntentOut, served: bool) -> None:
     _rollout_fp8(v, out)
     kv = v.get("inference.vllm.kv_cache_dtype")
     out["rollout.kv_cache_fp8"] = (
-        v.unknown("inference.vllm.kv_cache_dtype") or (
-            isinstance(kv, str) and kv.strip().lower().startswith("fp8")),
+        apart.kv_fp8(v.unknown("inference.vllm.kv_cache_dtype") or kv),
         v.src("inference.vllm.kv_cache_dtype",
               f"{_CFG}/inference.py l.42-48 (kv_cache_dtype not set: vLLM's auto)"))
 
@@ -243,8 +242,7 @@ def _elsewhere(v: View, out: IntentOut, src: str) -> None:
     out["rollout.engine"] = ("vllm", f"{src} ({_CFG}/inference.py: prime-rl's inference "
                                      "server is vLLM)")
     _rollout_fp8(v, out)
-    out["rollout.fp8"] = apart.served(*out["rollout.fp8"], "vllm")
-    out["rollout.kv_cache_fp8"] = apart.kv_cache("vllm", src)
+    apart.put(out, *out["rollout.fp8"], "vllm")
 
 
 def _correction(v: View, out: IntentOut) -> None:

@@ -30,6 +30,7 @@ from typing import Any
 from preflight.facts import Unknown
 from preflight.findings import Source
 from preflight.frameworks import kvformat
+from preflight.frameworks import rollout_apart as apart
 from preflight.frameworks._record import Default, Framework, Launch
 from preflight.frameworks._view import Derived, IntentOut, View
 from preflight.reading.overridelaunch import Syntax, find_launch, merged_facts
@@ -176,6 +177,16 @@ def _rollout(v: View, out: IntentOut, table: dict[str, tuple[Any, str]]) -> None
         quant, qsrc = None, f"{qsrc} (not read: {FLAT_DEFAULTS[qkey][1]})"
     if isinstance(quant, Unknown):
         out["rollout.fp8"] = (quant, qsrc)
+    elif quant in (None, "null", "None", "") and \
+            apart.by_weights(None, v.get("actor.model_name")) is True:
+        # SGLang given no quantization serves the checkpoint's quantization_config
+        # (rollout_apart); what becomes of it when RL2 syncs the BF16 actor into that engine
+        # is not documented (RL2/workers/rollout.py)
+        model = str(v.get("actor.model_name"))[:80]
+        out["rollout.fp8"] = (Unknown(f"actor.model_name {model!r} is named FP8: SGLang serves "
+                                      "it as its quantization_config says, then takes the "
+                                      "BF16 actor's weights at each sync"),
+                              v.src("actor.model_name"))
     elif quant in (None, "null", "None", ""):
         dtype, dsrc = _get(v, "rollout.dtype" if not grouped else "actor.dtype", table)
         out["rollout.fp8"] = (False, f"{qsrc}; the engine runs in {dtype} ({dsrc})")
@@ -189,8 +200,7 @@ def _rollout(v: View, out: IntentOut, table: dict[str, tuple[Any, str]]) -> None
     kv, ksrc = _get(v, kkey, table)
     if not grouped and v.has(kkey):
         kv, ksrc = None, f"{ksrc} (not read: {FLAT_DEFAULTS[kkey][1]})"
-    out["rollout.kv_cache_fp8"] = (kv if isinstance(kv, Unknown) else
-                                   kv is not None and str(kv).lower().startswith("fp8"), ksrc)
+    out["rollout.kv_cache_fp8"] = (apart.kv_fp8(kv), ksrc)
     kvformat.put(out, kv, ksrc)
 
 

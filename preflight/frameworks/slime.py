@@ -27,10 +27,11 @@ from typing import Any
 from preflight.facts import Unknown
 from preflight.frameworks import kvformat, miles_py, miles_refuse, slime_custom, slime_env
 from preflight.frameworks import megatron_validated as validated
+from preflight.frameworks import rollout_apart as apart
 from preflight.frameworks._record import Default, Framework, Launch
 from preflight.frameworks._view import Derived, Stated, View
 from preflight.frameworks.ckptconfig import weights
-from preflight.frameworks.ckptname import says_fp8, says_mxfp8
+from preflight.frameworks.ckptname import says_mxfp8
 from preflight.frameworks.megatron import megatron_intent
 from preflight.frameworks.megatron_args import megatron_flags, read_args_text
 from preflight.frameworks.megatron_flags import (
@@ -131,23 +132,25 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
                                                   "(megatron_utils/arguments.py)"))
     out["rollout.engine"] = ("sglang", s.src("rollout_num_gpus_per_engine",
                                              "slime rolls out with SGLang"))
-    quant = s.get("sglang_quantization")
+    # a --sglang-quantization set at run time is not known: not the checkpoint's precision
+    quant = s.unknown("sglang_quantization") or s.get("sglang_quantization")
     ckpt = s.get("hf_checkpoint")
     held = f.get(f"{PREFIX}.hf_checkpoint_weights")
-    if quant is not None:
+    said = apart.by_weights(None, ckpt)
+    if isinstance(quant, Unknown):
+        out["rollout.fp8"] = (quant, s.src("sglang_quantization"))
+    elif quant is not None:
         out["rollout.fp8"] = (str(quant).lower().startswith("fp8"), s.src("sglang_quantization"))
     elif s.has("hf_checkpoint_weights") and ckpt is not None:
         # its config.json (inside the job), else its name, else why not (ckptconfig.weights)
         out["rollout.fp8"] = (held, s.src("hf_checkpoint_weights") if isinstance(held, bool)
                               else s.src("hf_checkpoint"))
-    elif isinstance(ckpt, str) and says_fp8(ckpt) is True:
-        # SGLang serves the checkpoint in the precision of its quantization_config (not read
-        # here); a checkpoint named ...-FP8 is the FP8 conversion slime's docs tell users to make
-        # for FP8 rollout (docs/en/advanced/low-precision.md at v0.3.1; Qwen/Qwen3-4B-FP8)
-        out["rollout.fp8"] = (True, s.src("hf_checkpoint"))
-    elif isinstance(ckpt, str) and says_fp8(ckpt) is False:
-        # a public model published in BF16 (or a folder marked bf16): SGLang serves it in BF16
-        out["rollout.fp8"] = (False, s.src("hf_checkpoint"))
+    elif said is not None:
+        # SGLang given no quantization serves the checkpoint's precision (rollout_apart): a
+        # checkpoint named ...-FP8 is the FP8 conversion slime's docs tell users to make for FP8
+        # rollout (docs/en/advanced/low-precision.md at v0.3.1; Qwen/Qwen3-4B-FP8); a public
+        # model published in BF16 (or a folder marked bf16) is served in BF16
+        out["rollout.fp8"] = (said, s.src("hf_checkpoint"))
     elif ckpt is not None:
         out["rollout.fp8"] = (Unknown(f"SGLang serves --hf-checkpoint {str(ckpt)[:80]!r} in the "
                                       "precision of its quantization_config, which is not "
@@ -164,10 +167,9 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     # (slime/utils/arguments.py at v0.3.1; off unless given)
     out["rollout.is_correction"] = (s.unknown("use_tis") or s.truthy("use_tis"),
                                     s.src("use_tis", "slime default (no --use-tis)"))
-    kv = s.get("sglang_kv_cache_dtype")
-    out["rollout.kv_cache_fp8"] = (str(kv).lower().startswith("fp8") if kv is not None
-                                   else False, s.src("sglang_kv_cache_dtype",
-                                                     "SGLang default (kv_cache_dtype auto)"))
+    kv = s.unknown("sglang_kv_cache_dtype") or s.get("sglang_kv_cache_dtype")
+    out["rollout.kv_cache_fp8"] = (apart.kv_fp8(kv), s.src("sglang_kv_cache_dtype",
+                                                           "SGLang default (kv_cache_dtype auto)"))
     kvformat.put(out, kv, s.src("sglang_kv_cache_dtype", "kv_cache_dtype"))
     if out.get("recipe", (None,))[0] == "blockwise":
         out["block_scales_fp32"] = slime_env.fp32_scales(f, prov)

@@ -29,6 +29,7 @@ from typing import Any
 from preflight.facts import Unknown
 from preflight.findings import Source
 from preflight.frameworks import flashrl, kvformat
+from preflight.frameworks import rollout_apart as apart
 from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, IntentOut, Stated, View
 from preflight.frameworks.verl_launch import read_text
@@ -243,18 +244,24 @@ def _rollout(v: View, out: IntentOut) -> None:
         # FlashRL's FLASHRL_CONFIG patches the vLLM engine verl builds (quantization unset)
         flashrl.apply(out, v.facts, PREFIX, v.src, out["rollout.engine"][0])
     _correction(v, out)
+    _kv_cache(v, out)
+
+
+def _kv_cache(v: View, out: IntentOut) -> None:
+    """``rollout.kv_cache_fp8``: the engine's own ``engine_kwargs.<engine>.kv_cache_dtype`` (what
+    verl hands vLLM / SGLang), else a ``rollout.kv_cache_dtype`` the job states. verl defines no
+    such rollout key (rollout/rollout.yaml at v0.9.0): a plain override of it starts only on a verl
+    that takes it (a fork or branch; FlashRL issue 20's job ran with it), so it is the job's stated
+    KV-cache precision, never the engine default."""
     engine = out["rollout.engine"][0]
     kv_key = f"{ROLLOUT}.engine_kwargs.{engine}.kv_cache_dtype" if isinstance(engine, str) \
         else None
+    if kv_key is None or not v.has(kv_key):
+        kv_key = f"{ROLLOUT}.kv_cache_dtype" if v.has(f"{ROLLOUT}.kv_cache_dtype") else kv_key
     kv = v.facts.get(f"{PREFIX}.{kv_key}") if kv_key else None
-    if isinstance(kv, Unknown):
-        out["rollout.kv_cache_fp8"] = (kv, v.src(kv_key))
-    else:
-        out["rollout.kv_cache_fp8"] = (str(kv).lower().startswith("fp8"),
-                                       v.src(kv_key, "the rollout engine's default KV cache "
-                                                     "dtype (auto)"))
+    out["rollout.kv_cache_fp8"] = (apart.kv_fp8(kv), v.src(kv_key, "the rollout engine's default "
+                                                                   "KV cache dtype (auto)"))
     kvformat.put(out, kv, v.src(kv_key, "kv_cache_dtype") if kv_key else "kv_cache_dtype")
-
 
 
 def _correction(v: View, out: IntentOut) -> None:

@@ -318,3 +318,14 @@ def test_a_script_of_the_job_without_areal_keeps_its_options(tmp_path: Path) -> 
     script.write_text("python train.py --config cfg.yaml scheduler.type=local\n")
     read = read_paths([str(script)], None)
     assert not any(n.startswith("config.areal.") for n in read.facts)
+
+
+def test_a_kv_cache_dtype_given_at_run_time_stays_unknown(tmp_path: Path) -> None:
+    """Hostile: ``+sglang.kv_cache_dtype=$KV`` read as SGLang's auto, a confident "no"."""
+    _examples(tmp_path)
+    script = tmp_path / "run.sh"
+    script.write_text(
+        "#!/bin/bash\npython3 -m areal.infra.launcher.local examples/math/gsm8k_rl.py \\\n"
+        "  --config examples/math/gsm8k_grpo_megatron_fp8.yaml +sglang.kv_cache_dtype=$KV\n")
+    got, _ = _read(script)
+    assert isinstance(got["rollout.kv_cache_fp8"][0], Unknown)

@@ -37,10 +37,12 @@ def _intent(tmp_path: Path, grpo: str, ckpt: str = "/mnt/data/qwen3_30b_a3b_ckpt
 def test_servers_launched_apart_are_read_at_engine_defaults(tmp_path: Path) -> None:
     intent, prov, toml = _intent(tmp_path, SERVERS)
     assert intent["fp8"] is False
-    assert intent["rollout.fp8"] is False and intent["rollout.kv_cache_fp8"] is False
+    # over BF16 weights the servers' own launch (not given) decides: nothing is stated of their
+    # FP8 or KV cache (a confident "no" was wrong where that launch asks for FP8: fwrl10)
+    assert "rollout.fp8" not in intent and "rollout.kv_cache_fp8" not in intent
     assert isinstance(intent["rollout.engine"], Unknown)      # SGLang or vLLM: not named
-    assert prov["rollout.fp8"].startswith(f"{toml}:")
-    assert "launched apart" in prov["rollout.fp8"] and "a9efced3" in prov["rollout.fp8"]
+    assert prov["rollout.engine"].startswith(f"{toml}:")
+    assert "launched apart" in prov["rollout.engine"]
 
 
 @pytest.mark.parametrize("grpo", [
@@ -49,7 +51,7 @@ def test_servers_launched_apart_are_read_at_engine_defaults(tmp_path: Path) -> N
 ])
 def test_either_server_setting_names_the_servers(tmp_path: Path, grpo: str) -> None:
     intent, _, _ = _intent(tmp_path, grpo)
-    assert intent["rollout.fp8"] is False
+    assert "rollout.engine" in intent and "rollout.fp8" not in intent
 
 
 @pytest.mark.parametrize("grpo", ["", "\n[grpo]\nkl_beta = 0.0\n"])

@@ -135,10 +135,11 @@ def test_trainer_entry_nests_its_model(tmp_path: Path, line: str, entry: str) ->
     intent, read = _read(_job(tmp_path, line, extra=extra))
     assert read.facts["config.prime_rl.entry"] == entry
     assert intent["fp8"][0] is True and intent["recipe"][0] == "blockwise"
-    # the trainer starts no rollout: its vLLM server is another launch, not named here, read at
-    # vLLM's defaults over the trainer's model (ModelConfig's Qwen/Qwen3-0.6B: BF16)
-    assert intent["rollout.fp8"][0] is False and intent["rollout.engine"][0] == "vllm"
-    assert "launched apart" in intent["rollout.fp8"][1]
+    # the trainer starts no rollout: its vLLM server is another launch, not named here; over the
+    # trainer's BF16 model (ModelConfig's Qwen/Qwen3-0.6B) its FP8 is that launch's to say, so
+    # none is stated (rollout_apart.put), and the engine's provenance says why
+    assert "rollout.fp8" not in intent and intent["rollout.engine"][0] == "vllm"
+    assert "launched apart" in intent["rollout.engine"][1]
 
 
 def test_inference_entry_reads_its_vllm(tmp_path: Path) -> None:
@@ -151,8 +152,8 @@ def test_no_inference_table_reads_the_server_started_elsewhere_at_vllm_defaults(
         tmp_path: Path) -> None:
     text = (REV / REV_TOML).read_text().replace("[inference]\n", "")
     intent, _ = _read(_job(tmp_path, f"uv run rl @ {REV_TOML}", extra={REV_TOML: text}))
-    assert intent["rollout.fp8"][0] is False and "launched apart" in intent["rollout.fp8"][1]
-    assert intent["rollout.kv_cache_fp8"][0] is False
+    assert "rollout.fp8" not in intent and "launched apart" in intent["rollout.engine"][1]
+    assert "rollout.kv_cache_fp8" not in intent
     assert intent["rollout.is_correction"][0] is True
 
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from preflight.facts import Facts, Unknown
 from preflight.intent import derive
 from preflight.jobs.read import read_paths
@@ -39,15 +41,28 @@ def _intent(*paths: Path) -> tuple[dict[str, Any], dict[str, str]]:
     return {k[7:]: v for k, v in values.items()}, {k[7:]: str(v) for k, v in prov.items()}
 
 
-def test_the_trainer_alone_reads_the_rollout_at_vllm_defaults(tmp_path: Path) -> None:
-    job = _job(tmp_path, "[model]\nname = \"Qwen/Qwen3-32b\"\n")
+@pytest.mark.parametrize("infer", [
+    "[model]\nname = \"Qwen/Qwen3-32b\"\n",
+    # fwrl9's trade-off (session 44): the servers' launch beside the trainer asks for FP8, and
+    # the user did not name it: no confident "no" (nothing stated: that launch decides)
+    "[model]\nname = \"Qwen/Qwen3-32b\"\n[vllm]\nquantization = \"fp8\"\n",
+    "[model]\nname = \"Qwen/Qwen3-32b\"\n[vllm]\nkv_cache_dtype = \"fp8\"\n",
+])
+def test_the_trainer_alone_over_bf16_weights_states_no_rollout_precision(
+        tmp_path: Path, infer: str) -> None:
+    job = _job(tmp_path, infer)
     intent, prov = _intent(job / "run_train.sh")
     assert intent["fp8"] is False
     assert intent["rollout.engine"] == "vllm"
-    assert intent["rollout.fp8"] is False and intent["rollout.kv_cache_fp8"] is False
-    # the model the trainer names, and that the servers' own launch was not read
-    assert prov["rollout.fp8"].startswith(str(job / "run_train.sh") + ":4")
-    assert "launched apart" in prov["rollout.fp8"]
+    assert intent.get("rollout.fp8") is not False and "rollout.fp8" not in intent
+    assert "rollout.kv_cache_fp8" not in intent
+    # the engine's provenance says the servers' own launch was not read
+    assert "launched apart" in prov["rollout.engine"]
+    # named too, that launch decides
+    both, _ = _intent(job / "run_train.sh", job / "run_inference_head.sh")
+    fp8 = "quantization" in infer
+    assert both["rollout.fp8"] is fp8
+    assert both["rollout.kv_cache_fp8"] is ("kv_cache" in infer)
 
 
 def test_the_trainer_alone_over_an_fp8_model_is_an_fp8_rollout(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from preflight.facts import Facts
+from preflight.facts import Facts, Unknown
 from preflight.frameworks import BY_KIND
 from preflight.intent import derive
 from preflight.jobs.read import read_paths
@@ -79,3 +79,31 @@ def test_the_jobs_own_packaged_config_is_read(tmp_path: Path) -> None:
                                   "    quantization: fp8\n")
     intent, _ = _read(_script(tmp_path, "rollout.server_args.tp_size=2"))
     assert intent["rollout.fp8"][0] is True and "ppo.yaml" in intent["rollout.fp8"][1]
+
+
+def _model(tmp_path: Path, model: str, *overrides: str) -> Path:
+    out = tmp_path / "run.sh"
+    out.write_text("torchrun --nproc_per_node=8 -m RL2.trainer.ppo \\\n"
+                   + "".join(f"    {o} \\\n" for o in overrides)
+                   + f"    actor.model_name={model}\n")
+    return out
+
+
+def test_an_fp8_checkpoint_without_quantization_is_not_a_confident_no(tmp_path: Path) -> None:
+    """SGLang given no quantization serves an FP8 checkpoint's quantization_config: not BF16."""
+    intent, _ = _read(_model(tmp_path, "Qwen/Qwen3-8B-FP8", "rollout.server_args.tp_size=2"))
+    assert isinstance(intent["rollout.fp8"][0], Unknown)
+    assert intent["rollout.fp8"][1].endswith("run.sh:3")
+
+
+def test_a_bf16_checkpoint_or_an_explicit_quantization_decides(tmp_path: Path) -> None:
+    intent, _ = _read(_model(tmp_path, "Qwen/Qwen3-8B", "rollout.server_args.tp_size=2"))
+    assert intent["rollout.fp8"][0] is False
+    intent, _ = _read(_model(tmp_path, "Qwen/Qwen3-8B-FP8",
+                             "rollout.server_args.quantization=fp8"))
+    assert intent["rollout.fp8"][0] is True
+
+
+def test_a_kv_cache_dtype_given_at_run_time_stays_unknown(tmp_path: Path) -> None:
+    intent, _ = _read(_model(tmp_path, "Qwen/Qwen3-8B", "rollout.server_args.kv_cache_dtype=$KV"))
+    assert isinstance(intent["rollout.kv_cache_fp8"][0], Unknown)
