@@ -13,8 +13,9 @@ commands (``export``, ``merge-lora``, a script named ``eval.py``) never count. T
 
 - a training command in a branch that does not run is blanked (lines kept), never read;
 - one training command that may run: read as before;
-- several (a sweep, a baseline, a decoy in a function never called, behind ``true ||``): each is
-  read on its own, and a setting they give differently is Unknown naming their lines
+- one in a function never called or after the script's ``exit`` is none (it never runs:
+  :func:`.shellexpand.launches` drops it, :mod:`.shellreach`);
+- several (a sweep, a baseline, a decoy behind ``true ||``): each is read on its own, and a setting they give differently is Unknown naming their lines
   (:func:`differ`, the override readers' rule), as is each key of the config files they name
   that differs between those files. What each run reads for a setting is its command line's
   value, else the config file it names (holdout19: a command notebook of seven ``llamafactory-cli

@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 
 from preflight.reading import shellfuncs
 from preflight.reading.shelltypes import Part, literal
@@ -41,8 +42,10 @@ _DYNAMIC = re.compile(r"(?<![\w.-])(?:trap|eval|xargs|parallel|(?:declare|typese
 ``export -f f``)."""
 
 
+@lru_cache(maxsize=8)
 def unreached(text: str) -> Callable[[int], str | None]:
-    """Why the command at an offset of ``text`` never runs (None: it may run)."""
+    """Why the command at an offset of ``text`` never runs (None: it may run); kept for the
+    last few texts (every launch collection of a script asks: :mod:`.shellexpand`)."""
     words = split(text)
     if words.truncated_at is not None or words.unclosed is not None:
         return lambda offset: None

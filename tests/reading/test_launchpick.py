@@ -37,9 +37,12 @@ DECOYS = {
     "true ||": "true || {}\n",
     "case arm": "case x in y) {} ;; esac\n",
     "if on a value set here": 'MODE=fp8\nif [ "$MODE" = bf16 ]; then\n  {}\nfi\n',
+    "function called where it may run": 'f() {{\n  {}\n}}\nif [ -n "$X" ]; then f; fi\n',
 }
-# decided as bash decides them: the decoy never runs, so the FP8 command is the job's
-DECIDED = {"case arm", "if on a value set here", "if false"}   # (`if false`: megflags)
+# decided as bash decides them: the decoy never runs, so the FP8 command is the job's (a
+# function never called: reading/shellreach.py, session 44)
+DECIDED = {"case arm", "if on a value set here", "if false",   # (`if false`: megflags)
+           "function never called"}
 
 
 def _job(tmp_path: Path, body: str) -> tuple[Any, dict[str, Any]]:
@@ -72,7 +75,7 @@ def test_a_decoy_before_the_fp8_command_never_makes_it_no(tmp_path: Path, kind: 
 @pytest.mark.parametrize("kind", sorted(JOBS))
 def test_the_unknown_names_both_lines(tmp_path: Path, kind: str) -> None:
     real, bf16, fact = JOBS[kind]
-    read, got = _job(tmp_path, f"never() {{\n  {bf16}\n}}\n{real}\n")
+    read, got = _job(tmp_path, f'if [ -n "$X" ]; then\n  {bf16}\nfi\n{real}\n')
     assert "lines 4, 6" in got[fact].reason
     assert all(p.line for p in read.problems if p.path.endswith("run.sh"))
 
@@ -115,12 +118,20 @@ def test_each_framework_with_a_launch_command_says_which_train() -> None:
 
 
 def test_more_decoys_than_are_compared_never_make_it_no(tmp_path: Path) -> None:
-    # redteam3: nine decoys in functions never called put the FP8 command past the 8 compared
+    # redteam3: nine decoys (that may run) put the FP8 command past the 8 compared
     real, bf16, _ = JOBS["accelerate"]
-    decoys = "".join(f"f{i}() {{\n  {bf16}\n}}\n" for i in range(20))
+    decoys = "".join(f'if [ -n "$X{i}" ]; then\n  {bf16}\nfi\n' for i in range(20))
     read, got = _job(tmp_path, decoys + real + "\n")
     assert isinstance(got["intent.fp8"], Unknown)
     assert any(p.line and "more than" in p.message for p in read.problems)
+
+
+def test_decoys_in_functions_never_called_are_no_commands(tmp_path: Path) -> None:
+    real, bf16, _ = JOBS["accelerate"]
+    decoys = "".join(f"f{i}() {{\n  {bf16}\n}}\n" for i in range(20))
+    read, got = _job(tmp_path, decoys + real + "\n")
+    assert got["intent.fp8"] is True
+    assert not any("more than" in p.message for p in read.problems)
 
 
 # --- a command notebook (holdout19: okeeper/LLaMA-Factory qwen/train.sh): every training
