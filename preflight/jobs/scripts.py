@@ -17,7 +17,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from preflight.findings import Source
-from preflight.jobs import entryscripts, inlinepy, launchfacts, pymodlinks, scriptargs
+from preflight.jobs import entryscripts, fp8asks, inlinepy, launchfacts, pymodlinks, scriptargs
 from preflight.jobs.scriptcalls import shell_scripts, sourced_calls, with_calls
 from preflight.jobs.sourcing import expanded, sourced
 from preflight.reading import (
@@ -295,7 +295,7 @@ def _read(path: str, text: str, kind: str | None, explicit: bool, outer: dict[st
                          fix="If it launches one of those, pass --kind KIND; otherwise its "
                              "settings are not checked (the script itself is not faulted).")
     out = launchpick.read(fw.launch.read, path, values if fw.launch.heredoc_values else text,
-                          outer, fw.launch.trains)
+                          outer, fw.launch.trains, fp8asks.asks)
     got = _kind_of(fw.kind, out, [f.kind for f in FRAMEWORKS])
     if kind is None and got is not None:
         return got, out

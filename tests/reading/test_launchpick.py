@@ -65,7 +65,9 @@ def test_a_decoy_before_the_fp8_command_never_makes_it_no(tmp_path: Path, kind: 
                                                           decoy: str) -> None:
     real, bf16, fact = JOBS[kind]
     _, got = _job(tmp_path, DECOYS[decoy].format(bf16) + real + "\n")
-    if decoy in DECIDED:
+    if decoy in DECIDED or fact == "intent.fp8":
+        # a BF16 decoy that may run beside the FP8 command: the job asks FP8 (the lead's
+        # multi-launch policy, session 43: reading/launchpick.py _fp8_runs)
         assert got[fact] == REAL[fact]
         return
     assert isinstance(got[fact], Unknown), got[fact]
@@ -76,7 +78,13 @@ def test_a_decoy_before_the_fp8_command_never_makes_it_no(tmp_path: Path, kind: 
 def test_the_unknown_names_both_lines(tmp_path: Path, kind: str) -> None:
     real, bf16, fact = JOBS[kind]
     read, got = _job(tmp_path, f'if [ -n "$X" ]; then\n  {bf16}\nfi\n{real}\n')
-    assert "lines 4, 6" in got[fact].reason
+    if fact == "intent.fp8":      # the FP8 command is the job, its line named
+        assert got[fact] is True
+        assert kind != "accelerate" or any("1 of 2 launches asks FP8 (at line 6)" in str(v)
+                                           for v in read.provenance.values())
+        assert "bf16.y" not in str(read.provenance)     # the BF16 run's file is not the job
+    else:
+        assert "lines 4, 6" in got[fact].reason
     assert all(p.line for p in read.problems if p.path.endswith("run.sh"))
 
 
@@ -181,19 +189,9 @@ def test_training_commands_that_agree_decide_the_setting(tmp_path: Path, case: s
 
 DIFFER = {
     # (files, body, the fact left Unknown)
-    "a file asks FP8": ({"qwen/a.yaml": LMF + "bf16: true\n",
-                         "qwen/b.yaml": LMF + "bf16: true\nfp8: true\n"},
-                        "llamafactory-cli train qwen/a.yaml\nllamafactory-cli train qwen/b.yaml\n",
-                        "intent.fp8"),
-    "a flag-only run asks FP8": ({"qwen/a.yaml": LMF + "bf16: true\n"},
-                                 f"llamafactory-cli train qwen/a.yaml\n{FLAGS} --fp8 true\n",
-                                 "intent.fp8"),
     "a file against a flag": ({"qwen/a.yaml": LMF + "bf16: false\n"},
                               f"llamafactory-cli train qwen/a.yaml\n{FLAGS} --bf16\n",
                               "config.llamafactory.bf16"),
-    "a flag the flag-only run lacks": ({"qwen/a.yaml": LMF + "bf16: true\n"},
-                                       "llamafactory-cli train qwen/a.yaml fp8=true\n"
-                                       f"{FLAGS} --bf16\n", "intent.fp8"),
     "a file not found": ({"qwen/a.yaml": LMF + "bf16: true\n"},
                          "llamafactory-cli train qwen/a.yaml\n"
                          "llamafactory-cli train qwen/gone.yaml\n", "intent.fp8"),
@@ -201,6 +199,29 @@ DIFFER = {
                                "llamafactory-cli train qwen/a.yaml\n"
                                "llamafactory-cli train qwen/b.yaml\n", "intent.fp8"),
 }
+
+
+FP8_RUNS = {
+    "a file asks FP8": ({"qwen/a.yaml": LMF + "bf16: true\n",
+                         "qwen/b.yaml": LMF + "bf16: true\nfp8: true\n"},
+                        "llamafactory-cli train qwen/a.yaml\nllamafactory-cli train qwen/b.yaml\n",
+                        "intent.fp8"),
+    "a flag-only run asks FP8": ({"qwen/a.yaml": LMF + "bf16: true\n"},
+                                 f"llamafactory-cli train qwen/a.yaml\n{FLAGS} --fp8 true\n",
+                                 "intent.fp8"),
+    "a flag the flag-only run lacks": ({"qwen/a.yaml": LMF + "bf16: true\n"},
+                                       "llamafactory-cli train qwen/a.yaml fp8=true\n"
+                                       f"{FLAGS} --bf16\n", "intent.fp8"),
+}
+"""Runs where one asks FP8 and the others do not: the job asks FP8 (the lead's multi-launch
+policy, session 43), from the command line or the config file it names."""
+
+
+@pytest.mark.parametrize("case", sorted(FP8_RUNS))
+def test_one_run_asking_fp8_makes_the_job_ask(tmp_path: Path, case: str) -> None:
+    files, body, fact = FP8_RUNS[case]
+    _, got = _notebook(tmp_path, files, body)
+    assert got[fact] is True
 
 
 @pytest.mark.parametrize("case", sorted(DIFFER))
