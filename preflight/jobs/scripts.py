@@ -24,6 +24,7 @@ from preflight.reading import (
     launch,
     launchpick,
     launchroot,
+    launchvar,
     shell,
     shellcalls,
     shellheredoc,
@@ -201,6 +202,8 @@ def _python_scripts(path: str, clean: str, variables: dict[str, str], outer: dic
     ``clean``: the text without comments; ``variables``: its own (:func:`read`)."""
     found = []
     runs = launch.python_scripts(clean, variables)
+    # a launcher held in a variable (`${CMD[@]} src/train.py`: reading/launchvar.py)
+    runs += [r for r in launchvar.python_scripts(clean, outer) if r[2] not in {p for *_, p in runs}]
     trains = pymodlinks.trains(clean, variables, [s for s, _, _ in runs], _frameworks())
     for script, argv, pos in runs:
         line = clean.count("\n", 0, pos) + 1
