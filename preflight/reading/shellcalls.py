@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from preflight.findings import Source
-from preflight.reading import shellcmdopts, shelldir, shellpwd
+from preflight.reading import shellcmdopts, shelldir, shellexports, shellpwd
 from preflight.reading.shellargs import ENVIRON, MAX_WORDS, PARAMS, Given
 from preflight.reading.shellexpand import Eval, Field, TooLarge
 from preflight.reading.shellfolder import CWD, Folder, folder_of
@@ -184,7 +184,11 @@ class _Walk:
                  ) -> None:
         """``source x.sh [a b]``: its exports are not followed (redteam7: what it sets is not
         known here), and ``a b`` are its "$@" (shargs: jobs/scripts.py links it)."""
-        if self.hidden is None:
+        known = shellexports.followed(self.outer, texts[1]) if len(texts) > 1 and not any(
+            s.opaque for s in fields[1]) else None
+        if known is not None:       # a config script whose exports its text shows (mlperf51)
+            self.exported |= set(known)
+        elif self.hidden is None:
             self.hidden = runtime(f"{os.path.basename(self.path)}:{self.line(st.offset)} "
                                   f"sources {' '.join(texts[1:2])[:80]}, whose exports are "
                                   "not followed here")
