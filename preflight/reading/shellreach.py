@@ -70,7 +70,8 @@ def unreached(text: str) -> Callable[[int], str | None]:
         if stop is None and _ends(st.words, names) and not st.branch and not st.loop and \
                 not st.subshell and inside(st.offset) is None and \
                 shellfuncs._in_pipeline(text, st.offset) is False and \
-                shellfuncs._group_piped(text, st.offset) is False:
+                shellfuncs._group_piped(text, st.offset) is False and \
+                not _grouped(text, st.offset):
             stop = (st.offset, text.count("\n", 0, st.offset) + 1, literal(first) or "exit")
     never = set() if dynamic or len(spans) > MAX_FUNCTIONS or _DYNAMIC.search(text) else {
         n for n, (name, span) in enumerate(zip(names, spans))
@@ -110,6 +111,25 @@ def _ends(words: Sequence[tuple[Part, ...]], names: list[str]) -> bool:
     while rest and rest[0] in ("-c", "-l", "-cl", "-lc", "-a"):
         rest = rest[2:] if rest[0] == "-a" else rest[1:]
     return name == "exit" or bool(rest)
+
+
+def _grouped(text: str, offset: int) -> bool:
+    """Whether the command at ``offset`` is inside a ``{ ... }`` group (or another compound
+    command the statements do not mark): ``mkdir d || {\n  echo e\n  exit 1\n}`` runs its
+    ``exit`` only when ``mkdir`` fails (Megatron-MoE-ModelZoo sbatch_benchmarking.sh @ 1ed4179:
+    the launch after it was read as never run, shell18). Past the compound words read: True."""
+    words = shellfuncs._compounds(text)
+    if len(words) > shellfuncs.MAX_COMPOUND:
+        return True
+    depth = 0
+    for start, _, opens in reversed(words[:bisect_left(words, (offset, 0, False))]):
+        if not opens:
+            depth += 1
+        elif depth:
+            depth -= 1
+        else:
+            return True
+    return False
 
 
 def _holder(spans: list[tuple[int, int]]) -> Callable[[int], int | None]:

@@ -53,6 +53,13 @@ MAY = {
         f'fp8() {{\n  {FP8}\n}}\n{BF16}\nif [ -n "$X" ]; then fp8; fi\n',
     "an exit in an undecided branch": f'{BF16}\nif [ -n "$X" ]; then exit 0; fi\n{FP8}\n',
     "an exit in a subshell": f"{BF16}\n(exit 0)\n{FP8}\n",
+    # `mkdir d || {\n echo e\n exit 1\n}` (Megatron-MoE-ModelZoo sbatch_benchmarking.sh):
+    # the exit runs only when mkdir fails
+    "an exit in a || group": f"{BF16}\nmkdir -p d || {{\n  echo e\n  exit 1\n}}\n{FP8}\n",
+    "an exit in a one-line || group": f"{BF16}\nmkdir d || {{ echo e; exit 1; }}\n{FP8}\n",
+    "an exit in a && group": f"{BF16}\n[ -n \"$X\" ] && {{\n  exit 0\n}}\n{FP8}\n",
+    "an exit after ||": f"{BF16}\ncd d || exit 1\n{FP8}\n",
+    "exec that only redirects": f"{BF16}\nexec > >(tee -a log) 2>&1\n{FP8}\n",
     "a function named by \"$@\"": f'fp8() {{\n  {FP8}\n}}\n{BF16}\n"$@"\n',
     "a function named by a variable": f"fp8() {{\n  {FP8}\n}}\n{BF16}\n$MODE\n",
     "a function run by a trap": f"fp8() {{\n  {FP8}\n}}\ntrap fp8 EXIT\n{BF16}\n",
