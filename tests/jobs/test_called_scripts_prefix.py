@@ -69,6 +69,9 @@ def test_the_modelzoo_runs_are_read_each_with_its_prefix() -> None:
     assert facts.get(RECIPE) == "blockwise"
     assert "config.megatron.optimizer_cpu_offload" not in facts
     assert facts.get("config.megatron.decoder_first_pipeline_num_layers") != "${PP_FIRST}"
+    # its yq flags: the launch after `mkdir -p ${SLURM_LOGS} || {\n ... exit 1\n}` runs
+    # (reading/shellreach.py: an exit in a { } group is no stop; shell18)
+    assert facts.get("config.megatron.use_distributed_optimizer") is True
 
 
 def test_scripts_calling_each_other_with_prefixes_end(tmp_path: Path) -> None:
