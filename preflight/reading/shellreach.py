@@ -114,10 +114,11 @@ def _ends(words: Sequence[tuple[Part, ...]], names: list[str]) -> bool:
 
 
 def _grouped(text: str, offset: int) -> bool:
-    """Whether the command at ``offset`` is inside a ``{ ... }`` group (or another compound
-    command the statements do not mark): ``mkdir d || {\n  echo e\n  exit 1\n}`` runs its
-    ``exit`` only when ``mkdir`` fails (Megatron-MoE-ModelZoo sbatch_benchmarking.sh @ 1ed4179:
-    the launch after it was read as never run, shell18). Past the compound words read: True."""
+    """Whether the command at ``offset`` is inside a ``{ ... }`` group run after ``||`` / ``&&``
+    (or another compound the statements do not mark): ``mkdir d || {\n  echo e\n  exit 1\n}``
+    runs its ``exit`` only when ``mkdir`` fails (Megatron-MoE-ModelZoo sbatch_benchmarking.sh @
+    1ed4179: the launch after it was read as never run, shell18); ``{ echo; exit 3; }`` alone
+    does end the script. Past the compound words read: True."""
     words = shellfuncs._compounds(text)
     if len(words) > shellfuncs.MAX_COMPOUND:
         return True
@@ -127,9 +128,13 @@ def _grouped(text: str, offset: int) -> bool:
             depth += 1
         elif depth:
             depth -= 1
-        else:
+        elif text[start] != "{" or _LIST.search(text, max(0, start - 200), start):
             return True
     return False
+
+
+_LIST = re.compile(r"(?:\|\||&&)[ \t]*(?:\\?\n[ \t]*)*$")
+"""``||`` / ``&&`` right before a group's ``{`` (a line break or continuation between)."""
 
 
 def _holder(spans: list[tuple[int, int]]) -> Callable[[int], int | None]:
