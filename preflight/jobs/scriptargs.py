@@ -21,6 +21,7 @@ from contextvars import ContextVar
 from dataclasses import replace
 
 from preflight.base.digits import ascii_digits
+from preflight.jobs import fp8asks
 from preflight.reading import launchpick, shellargvset, shellbind, shelldefaults
 from preflight.reading.parse import ParseError
 from preflight.reading.shellargs import ARGV, PARAMS, calls, encode, run_env
@@ -78,7 +79,8 @@ def read(reader: Read, path: str, text: str, kind: str | None, explicit: bool,
         outs = [read(reader, path, text, kind, explicit, env)
                 or reader(path, text, kind, explicit, {**env, ARGV: argv}) for env in envs]
         got = next((g for g, _ in outs if g is not None), None)
-        return got, launchpick.merged([o for _, o in outs], ", ".join(w for _, w in runs))
+        return got, launchpick.merged([o for _, o in outs], ", ".join(w for _, w in runs),
+                                      fp8asks.asks)
     bound = shellbind.bind(text, argv)
     if bound is None:
         return None

@@ -13,10 +13,10 @@ from dataclasses import replace
 
 from preflight.findings import Source
 from preflight.jobs import scriptargs
-from preflight.reading import launchroot, shellcalls, shellpwd
+from preflight.reading import launchroot, shellcalls, shellpwd, shellreach
 from preflight.reading.boundary import outside_reference, refuse
 from preflight.reading.parse import ParseError, read_text
-from preflight.reading.shelldir import settle
+from preflight.reading.shelldir import RUNS, settle
 from preflight.reading.types import ConfigProblem, Linked, ReaderOutput
 
 _PEEKING: ContextVar[int] = ContextVar("fp8_doctor_called_script_depth", default=0)
@@ -55,7 +55,14 @@ def shell_scripts(path: str, text: str, outer: dict[str, str],
 
     found: list[Linked] = []
     me = os.path.realpath(path)
+    # a run bash never makes (in a function the script never calls, after its `exit`) is no
+    # run: `f() { PR=fp8 bash s.sh; }` beside `bash s.sh` is one BF16 run, not two that differ
+    # (session 43's multi-launch policy would read it FP8); a sourced script's functions may
+    # be called by the script that sources it
+    never = shellreach.unreached(text) if RUNS not in outer else (lambda offset: None)
     for call in walked.calls:
+        if never(call.offset) is not None:
+            continue
         line = text.count("\n", 0, call.offset) + 1
         folder, _ = shellcalls.folder_of(call.folder, path, outer)
         script = settle(call.script, path, path)

@@ -17,13 +17,14 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from preflight.findings import Source
-from preflight.jobs import entryscripts, inlinepy, launchfacts, pymodlinks, scriptargs
+from preflight.jobs import entryscripts, fp8asks, inlinepy, launchfacts, pymodlinks, scriptargs
 from preflight.jobs.scriptcalls import shell_scripts, sourced_calls, with_calls
 from preflight.jobs.sourcing import expanded, sourced
 from preflight.reading import (
     launch,
     launchpick,
     launchroot,
+    launchvar,
     shell,
     shellcalls,
     shellheredoc,
@@ -201,6 +202,8 @@ def _python_scripts(path: str, clean: str, variables: dict[str, str], outer: dic
     ``clean``: the text without comments; ``variables``: its own (:func:`read`)."""
     found = []
     runs = launch.python_scripts(clean, variables)
+    # a launcher held in a variable (`${CMD[@]} src/train.py`: reading/launchvar.py)
+    runs += [r for r in launchvar.python_scripts(clean, outer) if r[2] not in {p for *_, p in runs}]
     trains = pymodlinks.trains(clean, variables, [s for s, _, _ in runs], _frameworks())
     for script, argv, pos in runs:
         line = clean.count("\n", 0, pos) + 1
@@ -295,7 +298,7 @@ def _read(path: str, text: str, kind: str | None, explicit: bool, outer: dict[st
                          fix="If it launches one of those, pass --kind KIND; otherwise its "
                              "settings are not checked (the script itself is not faulted).")
     out = launchpick.read(fw.launch.read, path, values if fw.launch.heredoc_values else text,
-                          outer, fw.launch.trains)
+                          outer, fw.launch.trains, fp8asks.asks)
     got = _kind_of(fw.kind, out, [f.kind for f in FRAMEWORKS])
     if kind is None and got is not None:
         return got, out

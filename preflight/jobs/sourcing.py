@@ -23,6 +23,7 @@ from preflight.reading.parse import ParseError, read_text
 from preflight.reading.shell import blank_heredocs, heredocs
 from preflight.reading.shellargs import ENVIRON
 from preflight.reading.shellexpand import Eval, TooLarge
+from preflight.reading.shellexports import SOURCED, encode, exported_names
 from preflight.reading.shellheredoc import kept_text
 from preflight.reading.shellstops import errexit
 from preflight.reading.shellvars import collect_variables, strip_comments
@@ -162,6 +163,7 @@ def sourced(script: str, text: str, missing: list[ConfigProblem] | None = None,
                                  if n in names and isinstance(v, str) and n.isidentifier()}
     todo = [(script, text, 0)]
     reals = {os.path.realpath(script)}      # the script and what it sources: followed once
+    exports: dict[str, tuple[str, ...] | None] = {}     # what each exports (shellexports)
     while todo:
         path, body, depth = todo.pop(0)
         clean = strip_comments(body)
@@ -196,7 +198,7 @@ def sourced(script: str, text: str, missing: list[ConfigProblem] | None = None,
             if target is None or os.path.realpath(target) in reals:
                 continue
             if len(found) >= MAX_FILES:
-                return found, variables
+                return found, {**variables, SOURCED: encode(exports)}
             try:
                 # a here-document's body is text: no `source` or assignment in it counts,
                 # unless a variable takes it (`read -r -d '' CMD <<EOF`: reading/shellheredoc)
@@ -207,6 +209,7 @@ def sourced(script: str, text: str, missing: list[ConfigProblem] | None = None,
                 continue          # the job reader reports it when it reads that file itself
             found.append(target)
             reals.add(os.path.realpath(target))
+            exports[target] = exported_names(inner)
             # the sourced file sees what the script set before this line (ModelZoo's
             # `${TRAINING_SCRIPT_PATH:-"${MEGATRON_PATH}/pretrain_gpt.py"}`, MEGATRON_PATH set
             # by the wrapper above its `source`: holdout21)
@@ -215,7 +218,7 @@ def sourced(script: str, text: str, missing: list[ConfigProblem] | None = None,
                                           scope, script=target, runs=script)
             if depth + 1 < MAX_DEPTH:
                 todo.append((target, inner, depth + 1))
-    return found, variables
+    return found, {**variables, SOURCED: encode(exports)} if exports else variables
 
 
 _MAX_PUT = 200_000      # characters put in, in all (bounds the text searched)

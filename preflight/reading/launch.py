@@ -207,6 +207,8 @@ _LAUNCHER = re.compile(
     BIN + r"(?:python[0-9.]*|torchrun|deepspeed|accelerate[ \t]+launch|accelerate-launch|"
     r"composer|srun|mpirun|uv[ \t]+run|colossalai[ \t]+run|"
     r"-m[ \t]+torch\.distributed\.(?:run|launch))(?![\w-])")
+LAUNCHER = _LAUNCHER
+"""Words that start a launcher (also :mod:`.launchvar`'s, a variable holding them)."""
 
 
 def launcher_commands(text: str) -> Iterator[tuple[re.Match[str], list[tuple[str, int]]]]:

@@ -13,8 +13,9 @@ commands (``export``, ``merge-lora``, a script named ``eval.py``) never count. T
 
 - a training command in a branch that does not run is blanked (lines kept), never read;
 - one training command that may run: read as before;
-- several (a sweep, a baseline, a decoy in a function never called, behind ``true ||``): each is
-  read on its own, and a setting they give differently is Unknown naming their lines
+- one in a function never called or after the script's ``exit`` is none (it never runs:
+  :func:`.shellexpand.launches` drops it, :mod:`.shellreach`);
+- several (a sweep, a baseline, a decoy behind ``true ||``): each is read on its own, and a setting they give differently is Unknown naming their lines
   (:func:`differ`, the override readers' rule), as is each key of the config files they name
   that differs between those files. What each run reads for a setting is its command line's
   value, else the config file it names (holdout19: a command notebook of seven ``llamafactory-cli
@@ -28,6 +29,7 @@ import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from preflight.base.digits import ascii_digits
 from preflight.facts import Unknown
 from preflight.findings import Source
 from preflight.reading.launch import blank, command_at, not_training
@@ -44,6 +46,9 @@ MAX_COMMANDS = 16
 the script gives is Unknown (the one that is the job may be among those not read)."""
 
 Reader = Callable[[str, str, dict[str, str]], ReaderOutput]
+Asks = Callable[[ReaderOutput], "bool | None"]
+"""Whether one launch's reading asks for FP8 (None: not known); given by the job walk, which
+derives the intent (the readers' kit knows no framework)."""
 
 
 def differ(name: str, values: Sequence[Any], lines: str) -> Unknown | None:
@@ -110,8 +115,9 @@ def _span(text: str, offset: int, starts: list[int]) -> tuple[int, int]:
 
 
 def read(reader: Reader, path: str, text: str, outer: dict[str, str],
-         trains: Sequence[tuple[str, ...]]) -> ReaderOutput:
-    """``reader`` on ``text``, each of whose training commands (``trains``) is read apart."""
+         trains: Sequence[tuple[str, ...]], asks: Asks | None = None) -> ReaderOutput:
+    """``reader`` on ``text``, each of whose training commands (``trains``) is read apart
+    (``asks``: whether one command's reading asks for FP8, :func:`merged`)."""
     if not trains:
         return reader(path, text, outer)
     clean = strip_comments(text)
@@ -130,7 +136,7 @@ def read(reader: Reader, path: str, text: str, outer: dict[str, str],
     outs = [reader(path, blank(text, [_span(clean, o, every) for o in running if o != mine]),
                    outer) for mine in running]
     lines = ", ".join(str(clean.count("\n", 0, o) + 1) for o in running)
-    merged = _merged(outs, lines)
+    merged = _fp8_runs(outs, lines, asks) or _merged(outs, lines)
     return _too_many(merged, path, clean.count("\n", 0, more[0]) + 1) if more else merged
 
 
@@ -155,11 +161,45 @@ _ABSENT = "(not given)"
 _UNREAD = "(in a config file not read here)"
 
 
-def merged(outs: list[ReaderOutput], lines: str) -> ReaderOutput:
+def merged(outs: list[ReaderOutput], lines: str, asks: Asks | None = None) -> ReaderOutput:
     """One output of several reads of one script (each of its training commands, or each
     command that runs it with other arguments: jobs/scripts.py): a setting they give
-    differently is Unknown naming ``lines``."""
-    return _merged(outs, lines)
+    differently is Unknown naming ``lines``; where some of them ask for FP8 (``asks``), the
+    job is those (:func:`_fp8_runs`)."""
+    return _fp8_runs(outs, lines, asks) or _merged(outs, lines)
+
+
+def _fp8_runs(outs: list[ReaderOutput], lines: str, asks: Asks | None) -> ReaderOutput | None:
+    """The lead's policy (session 43, shell17): a script whose launches differ in FP8
+    (holdout21 Megatron MoE model zoo, run_mixtral_8x22B.sh: two BF16 runs of
+    ``sbatch_benchmarking.sh``, then ``PR=fp8``) asks for FP8, since the checks are about the
+    FP8 run: its settings are that launch's (launches asking FP8 that differ among themselves:
+    Unknown, as before), each noted "k of N launches ask FP8". A launch whose FP8 is not known
+    keeps FP8 Unknown unless another one asks (None: no launch asks, or ``asks`` not given)."""
+    if asks is None or len(outs) < 2:
+        return None
+    cache: dict[str, dict[str, Any] | None] = {}
+    # what each launch asks with the config files it names (`llamafactory-cli train b.yaml`
+    # whose b.yaml says fp8: true), its command line winning as in :func:`_merged`
+    said = [asks(ReaderOutput({**{k: v for k, v in _files({
+        (link.kind, link.key): link for link in out.linked if not link.after}, cache).items()
+        if not k.endswith(_UNREAD)}, **out.facts}, out.provenance)) for out in outs]
+    fp8 = [n for n, s in enumerate(said) if s is True]
+    if not fp8 or len(fp8) == len(outs):
+        return None
+    each = lines.split(", ")
+    each = each if len(each) == len(outs) else [lines] * len(outs)
+    at = ", ".join(dict.fromkeys(each[n] for n in fp8))
+    at = f"line{'s' if len(fp8) > 1 else ''} {at}" if ascii_digits(at.replace(", ", "")) else at
+    note = (f"{len(fp8)} of {len(outs)} launches ask{'s' if len(fp8) == 1 else ''} FP8 "
+            f"(at {at}): the job's settings are read from "
+            f"{'that launch' if len(fp8) == 1 else 'those launches'}")
+    got = _merged([outs[n] for n in fp8], at)
+    prov = {name: Noted(src.path, src.line, note) if isinstance(src, Source) and
+            not isinstance(got.facts[name], Unknown) else src
+            for name, src in got.provenance.items()}
+    problems = tuple(dict.fromkeys(p for out in outs for p in out.problems))
+    return ReaderOutput(got.facts, prov, problems, got.linked)
 
 
 def _merged(outs: list[ReaderOutput], lines: str) -> ReaderOutput:

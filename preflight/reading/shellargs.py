@@ -162,10 +162,12 @@ def run_env(inherited: dict[str, Any], value: str) -> dict[str, Any]:
     """``inherited`` as the run ``value`` (:func:`with_env`) starts: its environment in place
     of the last caller's, its words as :data:`ARGV`."""
     got = _one_run(value)
-    if got is None or not isinstance(got.get("env"), dict):
-        return {**inherited, ARGV: value}
     out = {k: v for k, v in inherited.items()
            if k not in str(inherited.get(ENVIRON) or "").split(",")}
+    if got is None or not isinstance(got.get("env"), dict):
+        # a run given no environment (`bash s.sh` beside `PR=fp8 bash s.sh`): not another
+        # call's (shell17: the plain run read PR=fp8 and asked FP8)
+        return {**{k: v for k, v in out.items() if k != ENVIRON}, ARGV: value}
     env = {str(k): str(v) for k, v in got["env"].items()}
     return {**out, **env, ENVIRON: ",".join(env), ARGV: str(got["argv"])}
 

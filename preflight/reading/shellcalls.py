@@ -27,18 +27,15 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from preflight.findings import Source
-from preflight.reading import shellcmdopts, shelldir, shellpwd
+from preflight.reading import shellcmdopts, shelldir, shellexports, shellpwd
 from preflight.reading.shellargs import ENVIRON, MAX_WORDS, PARAMS, Given
 from preflight.reading.shellexpand import Eval, Field, TooLarge
+from preflight.reading.shellfolder import CWD, Folder, folder_of
 from preflight.reading.shellvars import runtime, runtime_reason
 from preflight.reading.shellwords import Statement, split
 
 MAX_CALLS = 16
 """Scripts followed from one script (a real one runs one or two)."""
-
-CWD = "@cwd"
-"""Key of the variables a caller passes (``Linked.variables``) that holds the absolute folder
-the called script starts in; no shell variable can have this name."""
 
 ANY = "@*"
 """A name of :data:`ENVIRON` standing for every variable not named: the caller sourced a file
@@ -57,16 +54,6 @@ _SHELLS = shellcmdopts.SHELLS
 _WRAPPERS = {"nohup", "exec", "setsid", "time", "command"}
 _SLURM = {"sbatch", "srun"}
 _SCRIPT_EXT = shellcmdopts.SCRIPT_EXT
-
-
-@dataclass(frozen=True)
-class Folder:
-    """Where commands run: ``path`` relative to the folder the script starts in (``""``: that
-    folder), or absolute; ``why`` when it is not known here (a ``cd`` to a run-time value, or
-    in a branch that may not run)."""
-
-    path: str = ""
-    why: str | None = None
 
 
 @dataclass(frozen=True)
@@ -197,7 +184,11 @@ class _Walk:
                  ) -> None:
         """``source x.sh [a b]``: its exports are not followed (redteam7: what it sets is not
         known here), and ``a b`` are its "$@" (shargs: jobs/scripts.py links it)."""
-        if self.hidden is None:
+        known = shellexports.followed(self.outer, texts[1]) if len(texts) > 1 and not any(
+            s.opaque for s in fields[1]) else None
+        if known is not None:       # a config script whose exports its text shows (mlperf51)
+            self.exported |= set(known)
+        elif self.hidden is None:
             self.hidden = runtime(f"{os.path.basename(self.path)}:{self.line(st.offset)} "
                                   f"sources {' '.join(texts[1:2])[:80]}, whose exports are "
                                   "not followed here")
@@ -377,15 +368,3 @@ def _walk(path: str, text: str, outer: tuple[tuple[str, str], ...], environ: str
         return w.run()
     except TooLarge:
         return w.out
-
-
-def folder_of(folder: Folder, path: str, outer: dict[str, str] | None) -> tuple[str | None,
-                                                                                 str | None]:
-    """(absolute folder, None) or (None, why not known) for ``folder`` of the script at
-    ``path``: relative to the folder the caller ran it from (:data:`CWD`), else to the
-    script's own (where a job is launched from, as :mod:`.refs` assumes)."""
-    if folder.why is not None:
-        return None, folder.why
-    start = (outer or {}).get(CWD) or os.path.dirname(os.path.abspath(path))
-    here = shelldir.settle(folder.path, path, path)
-    return os.path.normpath(os.path.join(start, here)), None

@@ -38,6 +38,7 @@ from preflight.reading.shellinner import carried, inner_script
 from preflight.reading.shellmaybe import Maybe
 from preflight.reading.shellmaybe import arg as _arg
 from preflight.reading.shellmaybe import words as _maybe
+from preflight.reading.shellreach import unreached
 from preflight.reading.shelltypes import Arg, Field, Seg
 from preflight.reading.shellvars import runtime_reason
 from preflight.reading.shellwords import Part, Split, Statement, Word, split
@@ -260,14 +261,28 @@ def launch_args(split: Split, is_entry: Callable[[str], bool],
     beyond the budget."""
     ev = _Eval(outer)
     ev.pwd = pwd
-    return next(_launches(split, is_entry, ev, (), 0), None)
+    return next(_reached(split, outer, _launches(split, is_entry, ev, (), 0)), None)
 
 
 def launches(split: Split, is_entry: Callable[[str], bool], outer: dict[str, str] | None = None,
              limit: int = 8) -> list[Launch]:
     """Every command (at most ``limit``) :func:`launch_args` would consider, in order: a script
-    may run the entry point more than once (redteam2: a decoy in a function never called)."""
-    return list(itertools.islice(_launches(split, is_entry, _Eval(outer), (), 0), limit))
+    may run the entry point more than once (a sweep, a baseline and the FP8 run)."""
+    return list(itertools.islice(_reached(split, outer, _launches(
+        split, is_entry, _Eval(outer), (), 0)), limit))
+
+
+def _reached(split: Split, outer: dict[str, str] | None, found: Iterator[Launch]
+             ) -> Iterator[Launch]:
+    """``found`` less the commands bash never runs (:func:`.shellreach.unreached`: in a function
+    the script never calls, after its ``exit``): redteam2's decoy in a function never called
+    was a launch, and so the FP8 one of a multi-launch job (redteam11 prime-rl, session 43).
+    A sourced script's functions may be called by the script that sources it: all kept."""
+    if not split.text or shelldir.RUNS in (outer or {}):
+        yield from found
+        return
+    why = unreached(split.text)
+    yield from (lr for lr in found if why(lr.offset) is None)
 
 
 def _launches(split: Split, is_entry: Callable[[str], bool], ev: _Eval,

@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 
 from preflight.reading import shellfuncs
 from preflight.reading.shelltypes import Part, literal
@@ -41,8 +42,10 @@ _DYNAMIC = re.compile(r"(?<![\w.-])(?:trap|eval|xargs|parallel|(?:declare|typese
 ``export -f f``)."""
 
 
+@lru_cache(maxsize=8)
 def unreached(text: str) -> Callable[[int], str | None]:
-    """Why the command at an offset of ``text`` never runs (None: it may run)."""
+    """Why the command at an offset of ``text`` never runs (None: it may run); kept for the
+    last few texts (every launch collection of a script asks: :mod:`.shellexpand`)."""
     words = split(text)
     if words.truncated_at is not None or words.unclosed is not None:
         return lambda offset: None
@@ -67,7 +70,8 @@ def unreached(text: str) -> Callable[[int], str | None]:
         if stop is None and _ends(st.words, names) and not st.branch and not st.loop and \
                 not st.subshell and inside(st.offset) is None and \
                 shellfuncs._in_pipeline(text, st.offset) is False and \
-                shellfuncs._group_piped(text, st.offset) is False:
+                shellfuncs._group_piped(text, st.offset) is False and \
+                not _grouped(text, st.offset):
             stop = (st.offset, text.count("\n", 0, st.offset) + 1, literal(first) or "exit")
     never = set() if dynamic or len(spans) > MAX_FUNCTIONS or _DYNAMIC.search(text) else {
         n for n, (name, span) in enumerate(zip(names, spans))
@@ -107,6 +111,30 @@ def _ends(words: Sequence[tuple[Part, ...]], names: list[str]) -> bool:
     while rest and rest[0] in ("-c", "-l", "-cl", "-lc", "-a"):
         rest = rest[2:] if rest[0] == "-a" else rest[1:]
     return name == "exit" or bool(rest)
+
+
+def _grouped(text: str, offset: int) -> bool:
+    """Whether the command at ``offset`` is inside a ``{ ... }`` group run after ``||`` / ``&&``
+    (or another compound the statements do not mark): ``mkdir d || {\n  echo e\n  exit 1\n}``
+    runs its ``exit`` only when ``mkdir`` fails (Megatron-MoE-ModelZoo sbatch_benchmarking.sh @
+    1ed4179: the launch after it was read as never run, shell18); ``{ echo; exit 3; }`` alone
+    does end the script. Past the compound words read: True."""
+    words = shellfuncs._compounds(text)
+    if len(words) > shellfuncs.MAX_COMPOUND:
+        return True
+    depth = 0
+    for start, _, opens in reversed(words[:bisect_left(words, (offset, 0, False))]):
+        if not opens:
+            depth += 1
+        elif depth:
+            depth -= 1
+        elif text[start] != "{" or _LIST.search(text, max(0, start - 200), start):
+            return True
+    return False
+
+
+_LIST = re.compile(r"(?:\|\||&&)[ \t]*(?:\\?\n[ \t]*)*$")
+"""``||`` / ``&&`` right before a group's ``{`` (a line break or continuation between)."""
 
 
 def _holder(spans: list[tuple[int, int]]) -> Callable[[int], int | None]:

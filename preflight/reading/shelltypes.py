@@ -108,6 +108,7 @@ class Split:
     """Extents of the function bodies (``f() { ... }``): their ``$1`` / ``"$@"`` / ``shift``
     are the function's own positional parameters, not the script's."""
     names: list[str] = field(default_factory=list)     # the name of each function
+    text: str = ""                      # the text split (offsets are into it)
     unclosed: int | None = None
     """Offset of an ``if`` / ``case`` / ``while`` / ``until`` / ``for`` / ``select`` never
     closed (no ``fi`` / ``esac`` / ``done`` before the end), or of a ``fi`` / ``esac`` /

@@ -57,7 +57,7 @@ class _Lexer(Statements):
         self.n = len(text)
         self.i = 0
         self.parts = 0
-        self.out = Split()
+        self.out = Split(text=text)
         self.words: list[Word] = []
         self.cur: list[Part] = []
         self.lit: list[str] = []

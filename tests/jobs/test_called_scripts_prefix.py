@@ -9,7 +9,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from preflight.facts import Unknown
 from preflight.jobs.read import read_paths
 
 WRAPPER = """#!/bin/bash
@@ -63,12 +62,16 @@ JOB = (Path(__file__).resolve().parents[2] / "benchmarks" / "realjobs" /
 
 
 def test_the_modelzoo_runs_are_read_each_with_its_prefix() -> None:
-    # three runs of sbatch_benchmarking.sh, the third with PR=fp8: the recipe differs between
-    # them (Unknown), never the mxfp8 branch no run takes; OPTIMIZER_OFFLOAD=0 is decided
+    # three runs of sbatch_benchmarking.sh, the third with PR=fp8: the job is the FP8 run (the
+    # lead's multi-launch policy, session 43), its recipe blockwise, never the mxfp8 branch no
+    # run takes; OPTIMIZER_OFFLOAD=0 is decided
     facts = _facts(JOB / "best_practice" / "mixtral" / "run_mixtral_8x22B.sh")
-    assert isinstance(facts.get(RECIPE), Unknown)
+    assert facts.get(RECIPE) == "blockwise"
     assert "config.megatron.optimizer_cpu_offload" not in facts
     assert facts.get("config.megatron.decoder_first_pipeline_num_layers") != "${PP_FIRST}"
+    # its yq flags: the launch after `mkdir -p ${SLURM_LOGS} || {\n ... exit 1\n}` runs
+    # (reading/shellreach.py: an exit in a { } group is no stop; shell18)
+    assert facts.get("config.megatron.use_distributed_optimizer") is True
 
 
 def test_scripts_calling_each_other_with_prefixes_end(tmp_path: Path) -> None:

@@ -37,9 +37,12 @@ DECOYS = {
     "true ||": "true || {}\n",
     "case arm": "case x in y) {} ;; esac\n",
     "if on a value set here": 'MODE=fp8\nif [ "$MODE" = bf16 ]; then\n  {}\nfi\n',
+    "function called where it may run": 'f() {{\n  {}\n}}\nif [ -n "$X" ]; then f; fi\n',
 }
-# decided as bash decides them: the decoy never runs, so the FP8 command is the job's
-DECIDED = {"case arm", "if on a value set here", "if false"}   # (`if false`: megflags)
+# decided as bash decides them: the decoy never runs, so the FP8 command is the job's (a
+# function never called: reading/shellreach.py, session 44)
+DECIDED = {"case arm", "if on a value set here", "if false",   # (`if false`: megflags)
+           "function never called"}
 
 
 def _job(tmp_path: Path, body: str) -> tuple[Any, dict[str, Any]]:
@@ -62,7 +65,9 @@ def test_a_decoy_before_the_fp8_command_never_makes_it_no(tmp_path: Path, kind: 
                                                           decoy: str) -> None:
     real, bf16, fact = JOBS[kind]
     _, got = _job(tmp_path, DECOYS[decoy].format(bf16) + real + "\n")
-    if decoy in DECIDED:
+    if decoy in DECIDED or fact == "intent.fp8":
+        # a BF16 decoy that may run beside the FP8 command: the job asks FP8 (the lead's
+        # multi-launch policy, session 43: reading/launchpick.py _fp8_runs)
         assert got[fact] == REAL[fact]
         return
     assert isinstance(got[fact], Unknown), got[fact]
@@ -72,8 +77,14 @@ def test_a_decoy_before_the_fp8_command_never_makes_it_no(tmp_path: Path, kind: 
 @pytest.mark.parametrize("kind", sorted(JOBS))
 def test_the_unknown_names_both_lines(tmp_path: Path, kind: str) -> None:
     real, bf16, fact = JOBS[kind]
-    read, got = _job(tmp_path, f"never() {{\n  {bf16}\n}}\n{real}\n")
-    assert "lines 4, 6" in got[fact].reason
+    read, got = _job(tmp_path, f'if [ -n "$X" ]; then\n  {bf16}\nfi\n{real}\n')
+    if fact == "intent.fp8":      # the FP8 command is the job, its line named
+        assert got[fact] is True
+        assert kind != "accelerate" or any("1 of 2 launches asks FP8 (at line 6)" in str(v)
+                                           for v in read.provenance.values())
+        assert "bf16.y" not in str(read.provenance)     # the BF16 run's file is not the job
+    else:
+        assert "lines 4, 6" in got[fact].reason
     assert all(p.line for p in read.problems if p.path.endswith("run.sh"))
 
 
@@ -115,12 +126,20 @@ def test_each_framework_with_a_launch_command_says_which_train() -> None:
 
 
 def test_more_decoys_than_are_compared_never_make_it_no(tmp_path: Path) -> None:
-    # redteam3: nine decoys in functions never called put the FP8 command past the 8 compared
+    # redteam3: nine decoys (that may run) put the FP8 command past the 8 compared
     real, bf16, _ = JOBS["accelerate"]
-    decoys = "".join(f"f{i}() {{\n  {bf16}\n}}\n" for i in range(20))
+    decoys = "".join(f'if [ -n "$X{i}" ]; then\n  {bf16}\nfi\n' for i in range(20))
     read, got = _job(tmp_path, decoys + real + "\n")
     assert isinstance(got["intent.fp8"], Unknown)
     assert any(p.line and "more than" in p.message for p in read.problems)
+
+
+def test_decoys_in_functions_never_called_are_no_commands(tmp_path: Path) -> None:
+    real, bf16, _ = JOBS["accelerate"]
+    decoys = "".join(f"f{i}() {{\n  {bf16}\n}}\n" for i in range(20))
+    read, got = _job(tmp_path, decoys + real + "\n")
+    assert got["intent.fp8"] is True
+    assert not any("more than" in p.message for p in read.problems)
 
 
 # --- a command notebook (holdout19: okeeper/LLaMA-Factory qwen/train.sh): every training
@@ -170,19 +189,9 @@ def test_training_commands_that_agree_decide_the_setting(tmp_path: Path, case: s
 
 DIFFER = {
     # (files, body, the fact left Unknown)
-    "a file asks FP8": ({"qwen/a.yaml": LMF + "bf16: true\n",
-                         "qwen/b.yaml": LMF + "bf16: true\nfp8: true\n"},
-                        "llamafactory-cli train qwen/a.yaml\nllamafactory-cli train qwen/b.yaml\n",
-                        "intent.fp8"),
-    "a flag-only run asks FP8": ({"qwen/a.yaml": LMF + "bf16: true\n"},
-                                 f"llamafactory-cli train qwen/a.yaml\n{FLAGS} --fp8 true\n",
-                                 "intent.fp8"),
     "a file against a flag": ({"qwen/a.yaml": LMF + "bf16: false\n"},
                               f"llamafactory-cli train qwen/a.yaml\n{FLAGS} --bf16\n",
                               "config.llamafactory.bf16"),
-    "a flag the flag-only run lacks": ({"qwen/a.yaml": LMF + "bf16: true\n"},
-                                       "llamafactory-cli train qwen/a.yaml fp8=true\n"
-                                       f"{FLAGS} --bf16\n", "intent.fp8"),
     "a file not found": ({"qwen/a.yaml": LMF + "bf16: true\n"},
                          "llamafactory-cli train qwen/a.yaml\n"
                          "llamafactory-cli train qwen/gone.yaml\n", "intent.fp8"),
@@ -190,6 +199,29 @@ DIFFER = {
                                "llamafactory-cli train qwen/a.yaml\n"
                                "llamafactory-cli train qwen/b.yaml\n", "intent.fp8"),
 }
+
+
+FP8_RUNS = {
+    "a file asks FP8": ({"qwen/a.yaml": LMF + "bf16: true\n",
+                         "qwen/b.yaml": LMF + "bf16: true\nfp8: true\n"},
+                        "llamafactory-cli train qwen/a.yaml\nllamafactory-cli train qwen/b.yaml\n",
+                        "intent.fp8"),
+    "a flag-only run asks FP8": ({"qwen/a.yaml": LMF + "bf16: true\n"},
+                                 f"llamafactory-cli train qwen/a.yaml\n{FLAGS} --fp8 true\n",
+                                 "intent.fp8"),
+    "a flag the flag-only run lacks": ({"qwen/a.yaml": LMF + "bf16: true\n"},
+                                       "llamafactory-cli train qwen/a.yaml fp8=true\n"
+                                       f"{FLAGS} --bf16\n", "intent.fp8"),
+}
+"""Runs where one asks FP8 and the others do not: the job asks FP8 (the lead's multi-launch
+policy, session 43), from the command line or the config file it names."""
+
+
+@pytest.mark.parametrize("case", sorted(FP8_RUNS))
+def test_one_run_asking_fp8_makes_the_job_ask(tmp_path: Path, case: str) -> None:
+    files, body, fact = FP8_RUNS[case]
+    _, got = _notebook(tmp_path, files, body)
+    assert got[fact] is True
 
 
 @pytest.mark.parametrize("case", sorted(DIFFER))

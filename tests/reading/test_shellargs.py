@@ -129,7 +129,7 @@ def test_opaque_and_loose_words() -> None:
 @pytest.mark.parametrize("body, why", [
     ("if [ -n \"$A\" ]; then\n  shift\nfi\nlaunch \"$1\"\n", "may or may not run"),
     ("shift $N\nlaunch \"$1\"\n", "count not known"),
-    ("f() {\n  launch \"$1\"\n}\n", "function"),
+    ("f() {\n  launch \"$1\"\n}\ntrap f EXIT\n", "function"),   # (never called: no launch)
     ("f() {\n  launch \"$1\"\n}\nf a\nf b\n", "different"),
     ("bash -c 'launch \"$1\"' _ a\n", "bash -c"),
 ])

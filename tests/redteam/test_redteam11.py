@@ -108,13 +108,23 @@ def test_an_empty_config_is_still_every_default(tmp_path: Path) -> None:
 # --- prime-rl: Unknown is no default -----------------------------------------------------------
 
 @pytest.mark.parametrize("script", [
-    f"fp8() {{\n  uv run rl @ {REV_TOML} --trainer.model.quantization.type mxfp8\n}}\n"
-    f"uv run rl @ {REV_TOML}\n",
     f"uv run rl @ {REV_TOML} --trainer.model.quantization.type $QT\n",
 ])
 def test_prime_rl_unknown_quantization_type_is_unknown(tmp_path: Path, script: str) -> None:
     intent, _ = _intent(_prime(tmp_path, script))
     assert isinstance(intent["fp8"], Unknown)
+    assert intent.get("recipe") != "blockwise"
+
+
+def test_prime_rl_launch_in_a_function_never_called_is_no_launch(tmp_path: Path) -> None:
+    # (was a case above, Unknown: the two launch lines differed. Session 43's multi-launch
+    # policy -- a launch asking FP8 among BF16 ones makes the job FP8 -- read it a confident
+    # FP8 yes; bash never runs the function, so the one launch is BF16: shell18,
+    # reading/shellexpand.py _reached)
+    intent, _ = _intent(_prime(tmp_path, (
+        f"fp8() {{\n  uv run rl @ {REV_TOML} --trainer.model.quantization.type mxfp8\n}}\n"
+        f"uv run rl @ {REV_TOML}\n")))
+    assert intent["fp8"] is False
     assert intent.get("recipe") != "blockwise"
 
 
