@@ -55,6 +55,7 @@ DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
     "cloudai": (),
     "finetrainers": ("finetrainers",),
     "primus": ("primus",),
+    "bionemo_evo2": ("bionemo-evo2",),
 }
 """kind -> the distributions it ships as, then those it requires."""
 # END GENERATED

@@ -66,7 +66,7 @@ def test_an_fp8_format_still_reads_fp8_with_a_foreign_flag(tmp_path: Path) -> No
 def test_hostile_many_foreign_flags_stay_bounded(tmp_path: Path) -> None:
     extra = " ".join(f"--precision-{i} fp8" for i in range(3000))
     intent, _ = _intent(tmp_path, BASE.format(extra=extra))
-    assert not intent["fp8"][0] is False
+    assert intent["fp8"][0] is not False
 
 
 def test_torchrun_no_python_runs_a_program_that_is_no_megatron_script(tmp_path: Path) -> None:
