@@ -57,6 +57,7 @@ KINDS: tuple[str, ...] = (
     "finetrainers",
     "primus",
     "bionemo_evo2",
+    "ai_toolkit",
 )
 """Every framework's kind, which is its module's name, in detection order (on equal scores the
 earlier one is named first). The modules are imported on first use of :data:`FRAMEWORKS`,

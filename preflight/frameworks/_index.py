@@ -56,6 +56,7 @@ DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
     "finetrainers": ("finetrainers",),
     "primus": ("primus",),
     "bionemo_evo2": ("bionemo-evo2",),
+    "ai_toolkit": ("ai-toolkit",),
 }
 """kind -> the distributions it ships as, then those it requires."""
 # END GENERATED
