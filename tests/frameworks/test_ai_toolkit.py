@@ -94,7 +94,7 @@ def test_another_programs_run_py_is_not_ai_toolkit(tmp_path: Path) -> None:
 
 
 def test_a_huge_process_list_is_bounded(tmp_path: Path) -> None:
-    procs = "".join(f"    - type: sd_trainer\n      train:\n        dtype: bf16\n"
+    procs = "".join("    - type: sd_trainer\n      train:\n        dtype: bf16\n"
                     for _ in range(5000))
     intent, _ = _intent(_job(tmp_path, "job: extension\nconfig:\n  process:\n" + procs))
     assert intent["fp8"][0] is False
