@@ -57,6 +57,7 @@ DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
     "primus": ("primus",),
     "bionemo_evo2": ("bionemo-evo2",),
     "ai_toolkit": ("ai-toolkit",),
+    "diffusion_pipe": ("diffusion-pipe",),
 }
 """kind -> the distributions it ships as, then those it requires."""
 # END GENERATED
