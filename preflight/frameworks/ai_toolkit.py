@@ -67,8 +67,10 @@ _PRECISION = {"bf16": "bf16", "bfloat16": "bf16", "fp16": "fp16", "half": "fp16"
 
 def score(data: Any) -> int:
     """A job YAML: ``job:`` one of get_job's types and ``config.process`` a list."""
-    if not isinstance(data, Mapping) or data.get("job") not in {"extension", "train", "extract",
-                                                                 "mod", "generate"}:
+    if not isinstance(data, Mapping):
+        return 0
+    job = data.get("job")
+    if not isinstance(job, str) or job not in {"extension", "train", "extract", "mod", "generate"}:
         return 0
     config = data.get("config")
     if not isinstance(config, Mapping) or not isinstance(config.get("process"), list):

@@ -98,3 +98,10 @@ def test_a_huge_process_list_is_bounded(tmp_path: Path) -> None:
                     for _ in range(5000))
     intent, _ = _intent(_job(tmp_path, "job: extension\nconfig:\n  process:\n" + procs))
     assert intent["fp8"][0] is False
+
+
+@pytest.mark.parametrize("data", [{"job": {"name": "x"}}, {"job": ["extension"]},
+                                  {"job": "extension", "config": {"process": "x"}}, [1], "job"])
+def test_score_of_hostile_shapes_is_zero(data: Any) -> None:
+    from preflight.frameworks.ai_toolkit import score
+    assert score(data) == 0
