@@ -42,8 +42,12 @@ PREFIX = f"config.{KIND}"
 _REPO = "https://github.com/NVIDIA/bionemo-framework/blob"
 _MBRIDGE = f"{_REPO}/7caf18c04/bionemo-recipes/recipes/evo2_megatron/src/bionemo/evo2/run/train.py"
 _NEMO2 = f"{_REPO}/v2.7.1/sub-packages/bionemo-evo2/src/bionemo/evo2/run/train.py"
-COMMAND = re.compile(r"(?<![\w./$-])(?:train_evo2|bionemo\.evo2\.run\.train)(?![\w.-])")
-"""The console script (pyproject.toml ``[project.scripts] train_evo2``) or its module."""
+COMMAND = re.compile(r"(?<![\w./$-])(?:train_(?:evo2|eden)|bionemo\.(?:evo2|eden)\.run\.train)"
+                     r"(?![\w.-])")
+"""The console scripts (pyproject.toml ``[project.scripts] train_evo2``, and ``train_eden`` of
+bionemo-recipes/recipes/eden_megatron, whose run/train.py has the same options and
+``--mixed-precision-recipe`` at 3a9d005b: eden.py l.133-134 ``get_mixed_precision_config``) or
+their modules."""
 MAX_LAUNCHES = 8
 
 FLAGS: frozenset[str] = frozenset({
@@ -109,7 +113,7 @@ _NEMO2_RECIPES = {"delayed": "delayed", "tensorwise": "tensorwise", "mxfp8": "mx
 
 
 def _entry(word: str) -> bool:
-    return COMMAND.fullmatch(os.path.basename(word)) is not None or word == "bionemo.evo2.run.train"
+    return COMMAND.fullmatch(os.path.basename(word)) is not None
 
 
 def score(data: Any) -> int:
@@ -134,6 +138,10 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
     facts, prov = _unabbreviated(got.facts, got.prov)
     facts[f"{PREFIX}.cli.launch"] = True
     prov[f"{PREFIX}.cli.launch"] = next(iter(prov.values()), path)
+    programs = {"eden" if "eden" in lr.entry.text else "evo2" for lr in found}
+    facts[f"{PREFIX}.cli.program"] = programs.pop() if len(programs) == 1 else Unknown(
+        "the script runs both train_evo2 and train_eden")
+    prov[f"{PREFIX}.cli.program"] = prov[f"{PREFIX}.cli.launch"]
     return ReaderOutput(facts, prov, tuple(got.problems))
 
 
@@ -211,7 +219,9 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     v = View(f, KIND, prov)
     out = IntentOut()
     out["distributed"] = ("megatron", v.src("cli.launch", prov.get("config.files", "config")))
-    old = v.has("fp8") and v.unknown("fp8") is None and v.get("fp8") is not False
+    # NeMo 2's --fp8 exists only on the old train_evo2 (train_eden is Megatron-Bridge's alone)
+    old = v.has("fp8") and v.unknown("fp8") is None and v.get("fp8") is not False and \
+        v.get("cli.program") != "eden"
     if old and v.has("mixed_precision_recipe"):
         out["fp8"] = (Unknown("--fp8 (NeMo 2 train_evo2, BioNeMo v2.x) and --mixed-precision-recipe "
                               "(the Megatron-Bridge train_evo2) on one line: no release takes "
@@ -241,7 +251,7 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
 
 
 FRAMEWORK = Framework(
-    kind=KIND, title="BioNeMo Evo2 (train_evo2)", formats=("text",), score=score, read=read,
+    kind=KIND, title="BioNeMo Evo2 / Eden (train_evo2, train_eden)", formats=("text",), score=score, read=read,
     derive=derive, precedence=48, distributions=("bionemo-evo2",), from_source=True,
     defaults=(
         Default("--mixed-precision-recipe", "bf16_mixed (Megatron-Bridge train_evo2)",

@@ -84,3 +84,25 @@ def test_an_echoed_train_evo2_line_is_no_launch(tmp_path: Path) -> None:
             + ISSUE_1707.format(extra="--mixed-precision-recipe bf16_mixed"))
     intent, _ = _intent(tmp_path, text)
     assert intent["fp8"][0] is False
+
+
+def test_train_eden_takes_the_same_recipe(tmp_path: Path) -> None:
+    intent, facts = _intent(tmp_path, "torchrun --nproc-per-node 8 --no-python train_eden "
+                                      "--seq-length 8192 --mixed-precision-recipe "
+                                      "bf16_with_fp8_current_scaling_mixed\n")
+    assert facts["config.kinds"] == ["bionemo_evo2"]
+    assert intent["fp8"][0] is True
+    assert intent["num_gpus"][0] == 8
+
+
+def test_python_m_module_is_read(tmp_path: Path) -> None:
+    intent, _ = _intent(tmp_path, "python -m bionemo.evo2.run.train --seq-length 1024 "
+                                  "--mixed-precision-recipe bf16_with_mxfp8_mixed\n")
+    assert intent["recipe"][0] == "mxfp8"
+
+
+def test_another_eden_console_script_is_no_launch(tmp_path: Path) -> None:
+    # eden's predict / infer scripts take --mixed-precision-recipe too: no training launch
+    _, facts = _intent(tmp_path, "predict_eden --mixed-precision-recipe bf16_with_mxfp8_mixed "
+                                 "--seq-length 1024\n")
+    assert "bionemo_evo2" not in facts.get("config.kinds", [])
