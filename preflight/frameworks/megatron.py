@@ -37,7 +37,9 @@ def from_megatron(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     v = View(f, KIND, prov)
     out = megatron_intent(v, f, prov)
     odd = foreign(f, v.prefix.rstrip("."))
-    if odd is not None and out.get("fp8", (None,))[0] is False:
+    # a file read under a forced --kind (config.unrecognised) gets intent.py's own reason
+    if odd is not None and out.get("fp8", (None,))[0] is False and \
+            "config.unrecognised" not in f:
         # a precision flag Megatron-LM lacks: another program reads the line, or it never runs
         # as written; Megatron's own flags are not the whole answer (megatron_args_foreign.py)
         flag, value = odd
