@@ -56,6 +56,9 @@ KINDS: tuple[str, ...] = (
     "cloudai",
     "finetrainers",
     "primus",
+    "bionemo_evo2",
+    "ai_toolkit",
+    "diffusion_pipe",
 )
 """Every framework's kind, which is its module's name, in detection order (on equal scores the
 earlier one is named first). The modules are imported on first use of :data:`FRAMEWORKS`,

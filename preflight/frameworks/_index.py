@@ -55,6 +55,9 @@ DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
     "cloudai": (),
     "finetrainers": ("finetrainers",),
     "primus": ("primus",),
+    "bionemo_evo2": ("bionemo-evo2",),
+    "ai_toolkit": ("ai-toolkit",),
+    "diffusion_pipe": ("diffusion-pipe",),
 }
 """kind -> the distributions it ships as, then those it requires."""
 # END GENERATED

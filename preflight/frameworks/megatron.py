@@ -18,6 +18,7 @@ from preflight.facts import Unknown
 from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, IntentOut, Stated, View, first
 from preflight.frameworks.megatron_args import ENTRY, TEXT_HINTS, read_args_text, read_yaml
+from preflight.frameworks.megatron_args_foreign import foreign
 
 KIND = "megatron"
 _first = first
@@ -33,7 +34,20 @@ def score(data: Any) -> int:
 
 
 def from_megatron(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
-    return megatron_intent(View(f, KIND, prov), f, prov).build()
+    v = View(f, KIND, prov)
+    out = megatron_intent(v, f, prov)
+    odd = foreign(f, v.prefix.rstrip("."))
+    # a file read under a forced --kind (config.unrecognised) gets intent.py's own reason
+    if odd is not None and out.get("fp8", (None,))[0] is False and \
+            "config.unrecognised" not in f:
+        # a precision flag Megatron-LM lacks: another program reads the line, or it never runs
+        # as written; Megatron's own flags are not the whole answer (megatron_args_foreign.py)
+        flag, value = odd
+        out["fp8"] = (Unknown(f"{flag} {str(value)[:60]!r} is no Megatron-LM flag, and it speaks "
+                              "of precision: the program this line runs may read FP8 from it "
+                              "(Megatron-LM's parser would refuse it)"),
+                      v.src(flag[2:].replace("-", "_")))
+    return out.build()
 
 
 def megatron_intent(m: View, f: Mapping[str, Any], prov: Mapping[str, str]) -> IntentOut:

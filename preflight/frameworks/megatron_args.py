@@ -29,7 +29,7 @@ from preflight.findings import Source
 from preflight.frameworks import megatron_text, megatron_walk
 from preflight.frameworks import megatron_validated as validated
 from preflight.frameworks.megatron_flags import MEGATRON_BARE
-from preflight.frameworks.megatron_script import carried, entry
+from preflight.frameworks.megatron_script import Entry, carried, entry
 from preflight.reading.launch import without_after_training
 from preflight.reading.parse import (
     MAX_FACTS_PER_FILE,
@@ -201,13 +201,30 @@ def _megatron_lm(path: str, text: str, variables: dict[str, str], facts: dict[st
     ``--yaml-cfg`` file linked."""
     if facts:   # Megatron-LM's parser and validate_args run on them, unless the script the
         # line runs imports only megatron.core, or --yaml-cfg (megatron_validated.py)
-        said = validated.megatron_lm(facts, prov, PREFIX, entry(path, text, variables), yaml_on)
+        said = validated.megatron_lm(facts, prov, PREFIX,
+                                     entry(path, text, variables) or _no_python(facts, prov),
+                                     yaml_on)
         for name, (value, source) in said.items():
             facts[name], prov[name] = value, source
     # launches that differ in --yaml-cfg: its YAML may not be the job's, so it does not replace
     # what the launch line says (its validate_args "false" among them)
     more, linked = _yaml_cfg_link(path, facts, prov, not isinstance(yaml_on, Unknown))
     return ReaderOutput(facts, prov, (*problems, *more), linked)
+
+
+def _no_python(facts: dict[str, Any], prov: dict[str, Any]) -> Entry | None:
+    """``torchrun --no-python PROGRAM`` (torch/distributed/run.py: the program is executed as
+    is, not ``python PROGRAM``): a console script or binary that is none of Megatron-LM's
+    ``pretrain_*.py``, so whether Megatron-LM's parser and validate_args see the flags is not
+    known (holdout25: BioNeMo's ``train_evo2``, a Megatron-Bridge trainer with its own parser)."""
+    name = f"{PREFIX}.no_python"
+    if name not in facts:
+        return None
+    program = facts[name]
+    what = repr(str(program)[:80]) if isinstance(program, str) else "a program named later"
+    return Entry(Unknown(f"torchrun --no-python runs {what}, not a Python script: whether it "
+                         "hands these flags to Megatron-LM's parser (and validate_args) is not "
+                         "known"), False, prov.get(name, "config"))
 
 
 def megatron_flags(out: ReaderOutput, prefix: str, own: frozenset[str],
