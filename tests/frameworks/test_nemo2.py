@@ -174,7 +174,11 @@ def test_automodel_without_fp8_flag_and_without_launch_line(tmp_path: Path) -> N
     run.write_text(run.read_text().replace("  --fp8\n", "  --devices 8\n"))
     intent = _intent(run)
     assert intent["fp8"][0] is False
-    alone = _intent(tmp_path / "job" / "automodel.py")["fp8"][0]
+    # automodel.py named alone is read as `python automodel.py` (session 44, pyfix9): --fp8's
+    # default (off) decides, with the FP8D-CFG-RUNTIME-ARGS note; found in a folder, Unknown.
+    assert _intent(tmp_path / "job" / "automodel.py")["fp8"][0] is False
+    (tmp_path / "job" / "run.sh").unlink()
+    alone = _intent(tmp_path / "job")["fp8"][0]
     assert isinstance(alone, Unknown) and "--fp8" in alone.reason
 
 

@@ -380,10 +380,20 @@ def test_a_recipe_handler_chosen_by_the_launch_line_asks_for_fp8(tmp_path: Path)
 
 
 def test_a_recipe_handler_nothing_decides_leaves_fp8_unknown(tmp_path: Path) -> None:
-    script = _write(tmp_path, "fsdp2_fp8.py", _FSDP2_FP8)
-    fp8 = _derive([script])["intent.fp8"]
+    # Found in a folder (not named, no launch runs it): its arguments are not known.
+    _write(tmp_path, "fsdp2_fp8.py", _FSDP2_FP8)
+    fp8 = _derive([str(tmp_path)])["intent.fp8"]
     assert isinstance(fp8, Unknown)
     assert "args.precision == 'fp8'" in fp8.reason and "--precision" in fp8.reason
+
+
+def test_a_named_script_no_launch_runs_reads_its_argparse_default(tmp_path: Path) -> None:
+    # Named by the user and run by no launch line: read as `python fsdp2_fp8.py` (session 44,
+    # pyfix9), --precision's default "fp8" decides, and the note says what was assumed.
+    script = _write(tmp_path, "fsdp2_fp8.py", _FSDP2_FP8)
+    read = read_paths([script])
+    assert intent.derive(Facts(read.facts, read.provenance))[0]["intent.fp8"] is True
+    assert any(p.code == "runtime_args" for p in read.problems)
 
 
 def test_settings_under_an_undecided_condition_are_unknown_not_off(tmp_path: Path) -> None:
