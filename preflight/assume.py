@@ -17,13 +17,13 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from preflight.base.builds import SUFFIX as PAIR_SUFFIX
+from preflight.base.builds import pairing_facts
 from preflight.base.cc import arch_for_cc, format_cc, parse_cc
 from preflight.base.versions import version_problem
 from preflight.errors import UserInputError
 from preflight.facts import Facts, Unknown
 from preflight.probes.gpu_table import RocmGPU, known_names, lookup, lookup_rocm
-from preflight.base.builds import SUFFIX as PAIR_SUFFIX
-from preflight.base.builds import pairing_facts
 from preflight.probes.packages import TE_PARTS, Installed, normalize, te_facts, version_facts
 from preflight.registry import registry
 

@@ -85,7 +85,7 @@ def pairing_facts(values: Mapping[str, Any]) -> dict[str, Any]:
     """``pkg.<dist>.built_with_torch`` for every non-release ``pkg.<dist>.version`` in ``values``
     (torch itself excepted), when torch's version is known."""
     torch = values.get("pkg.torch.version")
-    if build_kind(torch) is None:
+    if not isinstance(torch, str) or build_kind(torch) is None:
         return {}
     out: dict[str, Any] = {}
     for name, version in values.items():
