@@ -17,6 +17,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from preflight.base.builds import SUFFIX as PAIR_SUFFIX
+from preflight.base.builds import pairing_facts
 from preflight.base.cc import arch_for_cc, format_cc, parse_cc
 from preflight.base.versions import version_problem
 from preflight.errors import UserInputError
@@ -242,6 +244,8 @@ def _derived_pkg(values: Mapping[str, Any], touched: set[str]) -> dict[str, Any]
         out.update(te_facts(installed))
     if "torch" in touched and isinstance(values.get("pkg.torch.version"), str):
         out.update(_torch_build(values.get("pkg.torch.local")))
+    if touched:
+        out.update(pairing_facts(values))
     return out
 
 
@@ -310,6 +314,10 @@ def apply_assumptions(facts: Facts, assume: Mapping[str, str]) -> Facts:
             _drop(values, prov, f"pkg.{part}.")
     if "torch" in touched:  # this machine's torch build says nothing about the planned torch
         _drop(values, prov, "cuda.torch_")
+    if touched:  # a build's torch pairing depends on its version and torch's: derived again
+        for stale in [n for n in values if n.startswith("pkg.") and n.endswith(PAIR_SUFFIX)]:
+            del values[stale]
+            prov.pop(stale, None)
     merged = {**values, **assumed}
     assumed.update(_derived_pkg(merged, touched))
 

@@ -12,6 +12,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from preflight import __version__
+from preflight.base.builds import pairing_facts
 from preflight.errors import UserInputError
 from preflight.facts import MAX_NESTING, Facts, Unknown, decode_value, facts_to_json, value_fits
 from preflight.findings import Finding
@@ -182,6 +183,10 @@ def load(path: str, *, drop_job: bool = False) -> tuple[Facts, list[Finding]]:
         if isinstance(prov_raw, dict) else {}
     values = {str(k): _checked(str(k), decode_value(v)) for k, v in doc["facts"].items()
               if not (drop_job and _of_the_job(str(k), prov))}
+    # A snapshot taken before pkg.<dist>.built_with_torch existed: derive it here, or a nightly
+    # torchao would read as a release paired by its base version (base/builds.py).
+    for name, value in pairing_facts(values).items():
+        values.setdefault(name, value)
     findings: list[Finding] = []
     for i, raw in enumerate(doc.get("findings") or ()):
         try:

@@ -379,3 +379,19 @@ def test_check_with_an_amd_gpu_assumed_runs(tmp_path: Path) -> None:
     assert "Traceback" not in proc.stderr
     doc = json.loads(out.read_text())
     assert doc["facts"]["gpu.name"] == "AMD Instinct MI300X"
+
+
+def test_planned_nightlies_of_one_day_are_a_matched_torch_pair() -> None:
+    # pytorch/ao issue 2904: torchao and torch nightlies of 2025-08-27, built for each other
+    f = plan(pkg__torch="2.9.0.dev20250827+cu128", pkg__torchao="0.13.0.dev20250827")
+    assert f["pkg.torchao.built_with_torch"] is True
+
+
+def test_torch_pairing_is_derived_again_when_either_side_is_planned() -> None:
+    machine = apply_assumptions(NO_GPU, {"pkg.torch": "2.9.0.dev20250827", "pkg.torchao": "0.13.0.dev20250827"})
+    moved = apply_assumptions(machine, {"pkg.torch": "2.9.0"})  # only torch planned: stale pair dropped
+    assert isinstance(moved["pkg.torchao.built_with_torch"], Unknown)
+    released = apply_assumptions(machine, {"pkg.torchao": "0.13.0"})
+    assert "pkg.torchao.built_with_torch" not in released
+    source = plan(pkg__torch="2.10.0", pkg__torchao="0.13.0+git1a2b3c4")
+    assert isinstance(source["pkg.torchao.built_with_torch"], Unknown)

@@ -140,3 +140,16 @@ def test_bad_snapshots_name_the_file(tmp_path, content: str, expected: str) -> N
 def test_missing_snapshot_is_a_user_error(tmp_path) -> None:
     with pytest.raises(SnapshotError, match="cannot read snapshot"):
         load(str(tmp_path / "nope.json"))
+
+
+def test_an_older_snapshot_gets_the_torch_pairing_of_its_builds(tmp_path) -> None:
+    # taken before pkg.<dist>.built_with_torch existed: a same-day nightly pair is still matched
+    # (pytorch/ao issue 2904), and a value the snapshot recorded is kept as it was
+    older = Facts({"pkg.torch.version": "2.9.0.dev20250827+cu128",
+                   "pkg.torchao.version": "0.13.0.dev20250827"}, {})
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps({"schema_version": "1.0", **facts_to_json(older)}))
+    assert load(str(path))[0]["pkg.torchao.built_with_torch"] is True
+    recorded = Facts({**dict(older), "pkg.torchao.built_with_torch": Unknown("as recorded")}, {})
+    path.write_text(json.dumps({"schema_version": "1.0", **facts_to_json(recorded)}))
+    assert isinstance(load(str(path))[0]["pkg.torchao.built_with_torch"], Unknown)

@@ -45,7 +45,8 @@ from typing import Any
 from packaging.version import Version
 
 __all__ = [
-    "InvalidRange", "OsvMatcher", "Range", "SpecifierMatcher", "VersionMatcher", "compile_matcher",
+    "FLAVOUR", "InvalidRange", "OsvMatcher", "Range", "SpecifierMatcher", "VersionMatcher",
+    "compile_matcher",
     "compile_osv", "compile_specifier", "comparison_key", "describe_range", "version_problem",
 ]
 
@@ -69,7 +70,7 @@ def comparison_key(text: str) -> Version | None:
         # limit raises a plain ValueError (a hostile METADATA or snapshot; issue 13 fuzzing).
         return None
     if v.local is not None:
-        if _FLAVOUR.fullmatch(v.local):
+        if FLAVOUR.fullmatch(v.local):
             return Version(v.public)  # policy 1: only the build flavour; pre/dev parts count
         # Policy 2: NGC / source builds compare by their release (epoch kept).
         epoch = f"{v.epoch}!" if v.epoch else ""
@@ -77,7 +78,7 @@ def comparison_key(text: str) -> Version | None:
     return v
 
 
-_FLAVOUR = re.compile(r"(?:cu\d+|cpu|rocm\d+(?:\.\d+)*|xpu|cxx11abi)(?:\.(?:cu\d+|cpu|"
+FLAVOUR = re.compile(r"(?:cu\d+|cpu|rocm\d+(?:\.\d+)*|xpu|cxx11abi)(?:\.(?:cu\d+|cpu|"
                       r"rocm\d+(?:\.\d+)*|xpu|cxx11abi))*")
 """Local labels that only name a build flavour (as packaging normalizes them: lower case)."""
 

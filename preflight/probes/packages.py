@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from preflight.base import bounded
+from preflight.base.builds import pairing_facts
 from preflight.facts import Unknown
 from preflight.frameworks._index import DISTRIBUTIONS
 from preflight.probes.base import ProbeResult
@@ -358,6 +359,7 @@ def package_facts(found: Scan, torch_version_py: str | None | Unknown = None,
         if len(versions[name]) > 1:
             facts[f"pkg.{name}.duplicate"] = versions[name]
     facts.update(te_facts(first))
+    facts.update(pairing_facts(facts))  # which torch a nightly / source build pairs with
     if "torch" in first:
         if not isinstance(torch_version_py, Unknown):
             facts.update(torch_build_facts(torch_version_py))

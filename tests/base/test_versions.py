@@ -10,7 +10,7 @@ from packaging.version import Version
 
 from preflight.base.cc import parse_rule_cc
 from preflight.base.versions import (
-    _FLAVOUR,
+    FLAVOUR,
     InvalidRange,
     comparison_key,
     compile_matcher,
@@ -167,7 +167,7 @@ def test_malformed_clauses_are_refused(text: str) -> None:
 def test_local_label_builds_compare_by_release(base: str, suffix: str, label: str) -> None:
     ngc = f"{base}{suffix}+{label}"
     assume(comparison_key(ngc) is not None)
-    assume(not _FLAVOUR.fullmatch(Version(ngc).local or ""))   # those: the next property
+    assume(not FLAVOUR.fullmatch(Version(ngc).local or ""))   # those: the next property
     assert comparison_key(ngc) == Version(Version(base).base_version)
 
 
@@ -185,7 +185,7 @@ def test_ngc_build_is_inside_exactly_when_its_release_is(base: str, _: str, spec
     matcher = compile_specifier(spec)
     version = f"{base}{suffix}+{label}"
     assume(comparison_key(version) is not None)
-    assume(not _FLAVOUR.fullmatch(Version(version).local or ""))
+    assume(not FLAVOUR.fullmatch(Version(version).local or ""))
     assert matcher.contains(version) is matcher.contains(base)
 
 

@@ -375,3 +375,18 @@ def test_metadata_in_a_zip_on_the_path_is_read_only_to_its_header(tmp_path: Path
         tracemalloc.stop()
     assert f["pkg.torchao.version"] == "0.12.0"
     assert peak < 16 * 1024 * 1024
+
+
+def test_a_nightly_pair_of_one_day_is_matched_and_a_source_build_unknown(tmp_path: Path) -> None:
+    a = tmp_path / "a"
+    make_dist(a, "torch", "2.9.0.dev20250827+cu128")
+    make_dist(a, "torchao", "0.13.0.dev20250827+cu128")
+    assert facts_for(tmp_path, a)["pkg.torchao.built_with_torch"] is True
+    b = tmp_path / "b"
+    make_dist(b, "torch", "2.10.0")
+    make_dist(b, "torchao", "0.13.0+git1a2b3c4")
+    assert isinstance(facts_for(tmp_path, b)["pkg.torchao.built_with_torch"], Unknown)
+    c = tmp_path / "c"
+    make_dist(c, "torch", "2.9.0")
+    make_dist(c, "torchao", "0.12.0")
+    assert "pkg.torchao.built_with_torch" not in facts_for(tmp_path, c)
