@@ -38,6 +38,10 @@ class Walk:
         self.environs: dict[str, dict[str, tuple[str, str]]] = {}   # and its environment
         self.syspaths: dict[str, str] = {}       # a module run with -m -> its sys.path[0]
         self.redone: set[str] = set()
+        self.reargv: set[str] = set()
+        # real path -> (the argv it was read with, the problems that read gave), to read again
+        # when a launch line brings the argv it was not read with (_rerun)
+        self.read_with: dict[str, tuple[tuple[str, ...] | None, list[ConfigProblem]]] = {}
         self.roots: list[str] = []                           # job roots, for named files
         self.scanned_other = 0
         self.entries: dict[str, str] = {}                    # FILE.py::NAME -> NAME
@@ -116,6 +120,7 @@ class Walk:
                                  entry=self.entries.get(real), environ=self.environs.get(real),
                                  syspath=self.syspaths.get(real))
             self.problems.extend(out.problems)
+            self.read_with[real] = (self.argvs.get(real), list(out.problems))
             if origin == "linked" and not out.facts:    # a config not read (config_unread)
                 self.read = config_unread(self.read, self.owners.get(real), out.problems)
             if kept and (got is None or not (out.facts or out.linked)):
@@ -157,6 +162,7 @@ class Walk:
                 self.seen.add(after)
                 self._drop(after)
                 self.not_read[link.path] = unread.AFTER
+        self._rerun(out)
         self.todo[:0] = [(link.path, link.kind, "sourced" if link.optional else "linked")
                          for link in out.linked if not link.after and not link.included]
         for link in out.linked:
@@ -173,6 +179,24 @@ class Walk:
                 self.environs[real] = merged(self.environs.get(real), link.environ, link.source)
         self.entries.update((os.path.realpath(link.path), link.entry)
                             for link in out.linked if link.entry is not None)
+
+    def _rerun(self, out: ReaderOutput) -> None:
+        """A script read without arguments (the user named it before the launch script that
+        runs it: read "by hand", argparse defaults) that a launch line now runs with its argv:
+        taken back and read again with them when the link is read (as :meth:`_inherit` does for
+        a sourced script's variables), so the order of the user's paths does not change the
+        answer (``check train.py run.sh`` lost run.sh's ``--no_fp8``). Once per file: a cycle
+        of launch lines cannot read it forever."""
+        for link in out.linked:
+            real = os.path.realpath(link.path)
+            if link.argv is None or link.after or link.included or real in self.reargv or \
+                    real not in self.read_with or self.read_with[real][0] is not None:
+                continue
+            self.reargv.add(real)
+            self.seen.discard(real)
+            self._drop(real)
+            first = {id(p) for p in self.read_with.pop(real)[1]}
+            self.problems = [p for p in self.problems if id(p) not in first]
 
     def _inherit(self, real: str, given: dict[str, str], source: str, by: str) -> None:
         """What a script is run or sourced with (``by``: the real path of the script that runs
