@@ -34,8 +34,10 @@ from typing import Any
 from preflight.facts import Unknown
 from preflight.findings import Source
 from preflight.frameworks import megatron_yq
+from preflight.reading import shellempty
 from preflight.reading.launch import not_training
 from preflight.reading.parse import MAX_FACTS_PER_FILE, MAX_ITEMS_PER_FILE, fact_value
+from preflight.reading.pyenviron import Noted
 from preflight.reading.shellexpand import MAX_ARGS, Arg, Launch, TooLarge, launches
 from preflight.reading.shellvars import typed
 from preflight.reading.shellwords import split
@@ -172,6 +174,11 @@ def _one(path: str, lr: Launch, prefix: str, arity: Arity, line: Any,
     start = line(lr.offset)
     _flags(path, lr.before, prefix, arity, line, got, out, own=False)
     _flags(path, lr.args, prefix, arity, line, got, out)
+    if assumed := [n for a in lr.args if (n := shellempty.unset_name(a)) is not None][:4]:
+        # what the launch gives stands on $EXTRA_ARGS holding nothing (argparse keeps the last)
+        said = ", ".join(shellempty.assumption(n) for n in assumed)
+        got = {k: (v, Noted(w.path, w.line, said) if isinstance(w, Source) else w)
+               for k, (v, w) in got.items()}
     maybe: dict[str, tuple[Any, Source]] = {}
     # the other values' words come from an undecided arm by definition: compared as written,
     # so a flag both values carry alike (`X="$X --more"` in a run-time `if`, after the PR arm
@@ -208,6 +215,8 @@ def _flags(path: str, args: Sequence[Arg], prefix: str, arity: Arity, line: Any,
                     f"the training launch gets {arg.text[:60]!r}, decided at run time "
                     f"({arg.opaque[:80]}): the flags it may hold were not read"),
                     level="warning", cut=True))
+            elif own and (unset := shellempty.unset_name(arg)) is not None:
+                shellempty.note(path, line(arg.offset), unset, out.problems)
             continue
         count += 1
         if count > MAX_FLAGS:

@@ -14,7 +14,7 @@ from preflight.jobs import unread, walklinks
 from preflight.jobs.formats import SCRIPT_EXT, split_entry
 from preflight.jobs.graph import FileRead, config_unread, one_job
 from preflight.jobs.scan import SCAN_MAX_BYTES, SCAN_MAX_FILES, scan
-from preflight.reading import shellargs, shellcalls
+from preflight.reading import shellargs, shellcalls, shellempty
 from preflight.reading.launchenv import merged
 from preflight.reading.types import ConfigProblem, ConfigRead, ReaderOutput
 
@@ -231,6 +231,7 @@ class Walk:
             os.path.realpath(p.path) in self.given and
             os.path.realpath(p.path) not in self.callers and
             shellcalls.CALLER not in self.inherited.get(os.path.realpath(p.path), {}))]
+        self.problems = shellempty.once(self.problems)     # one note per variable and file
         before = len(self.problems)
         kept = one_job(self.read, self.problems)
         named = " ".join(p.message for p in self.problems[before:])   # the ambiguous ones

@@ -1,0 +1,80 @@
+"""A launch word that is only a variable the script never sets (``torchrun pretrain_gpt.py
+--bf16 $EXTRA_ARGS``): read as empty, what bash expands it to when the caller sets nothing
+(bash(1) "Parameter Expansion" / "Word Splitting": an unquoted unset parameter expands to no
+word), but said: an info note, FP8D-CFG-EMPTY-ASSUMED, naming the variable and the file:line,
+as FP8D-CFG-FOLDER-ASSUMED does for ``$PWD``. The flags the variable may hold at run time are
+not checked here; dropping the word silently was a confident "no" from what the tool did not see
+(redteam18). A word set in an if/case branch the text does not decide is the reader's Unknown,
+as before: no assumption is made there.
+"""
+
+from __future__ import annotations
+
+import re
+
+from preflight.reading.shelltypes import Arg
+from preflight.reading.types import ConfigProblem
+
+CODE = "assumed_empty"
+MAX_NOTES = 16
+"""Notes per file (a script with more unset launch words says so for the first ones)."""
+
+_WORD = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?")
+_UNSET = "is not set in the script (it comes from the environment)"
+
+
+def unset_name(arg: Arg) -> str | None:
+    """The variable ``arg`` is made of alone, where the script never sets it; else None."""
+    m = _WORD.fullmatch(arg.text)
+    if m is None or arg.opaque is None or arg.conditional is not None or \
+            not arg.opaque.endswith(_UNSET):
+        return None
+    return m.group(1)
+
+
+def assumption(name: str) -> str:
+    """The words a provenance or a note uses for the assumption."""
+    return f"assumes ${name} is empty"
+
+
+def once(problems: list[ConfigProblem]) -> list[ConfigProblem]:
+    """``problems`` with one note per (file, variable): a script is read by more than one reader
+    (its framework's walk, the Python script its launch runs), each saying it."""
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for p in problems:
+        key = (p.path, _named(p.message))
+        if p.code == CODE and key in seen:
+            continue
+        seen.add(key)
+        out.append(p)
+    return out
+
+
+def _named(message: str) -> str:
+    m = re.search(r"expands \$(\w+)", message)
+    return m.group(1) if m else message
+
+
+def note(path: str, line: int | None, name: str, problems: list[ConfigProblem]) -> None:
+    """Add the info note for ``$name`` at ``path:line`` once (bounded per file)."""
+    mine = [p for p in problems if p.code == CODE and p.path == path]
+    if len(mine) >= MAX_NOTES or any(_named(p.message) == name for p in mine):
+        return
+    where = f"{path}:{line}" if line else path
+    problems.append(ConfigProblem(path, line, (
+        f"the training launch expands ${name} (line {line}), which the script never sets: read "
+        f"as empty, as bash expands it when the caller sets nothing ({assumption(name)}, "
+        f"{where}); flags it may hold at run time are not checked"), level="info", code=CODE,
+        fix=(f"Run the check with ${name} set as the job sets it (export it in the launch "
+             "script, or name the script that sets it), or confirm it is empty.")))
+
+
+def argv_notes(path: str, line: int, argv: tuple[str, ...], variables: dict[str, str],
+               problems: list[ConfigProblem]) -> None:
+    """The notes for a Python script's argv read from the launch line's text
+    (:func:`.launch.python_scripts`): a word that is only ``$NAME`` the script never sets."""
+    for word in argv:
+        m = _WORD.fullmatch(word)
+        if m is not None and m.group(1) not in variables:
+            note(path, line, m.group(1), problems)
