@@ -15,7 +15,7 @@ from preflight.jobs.formats import SCRIPT_EXT, split_entry
 from preflight.jobs.graph import FileRead, config_unread, one_job
 from preflight.jobs.scan import SCAN_MAX_BYTES, SCAN_MAX_FILES, scan
 from preflight.reading import shellargs, shellcalls, shellempty
-from preflight.reading.launchenv import merged
+from preflight.reading.launchmerge import merged
 from preflight.reading.types import ConfigProblem, ConfigRead, ReaderOutput
 
 Todo = tuple[str, str | None, str]          # (path, kind, origin)
