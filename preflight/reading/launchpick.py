@@ -144,7 +144,7 @@ def _said(out: ReaderOutput, path: str, clean: str, unset: list[tuple[int, str]]
         return out
     problems = list(out.problems)
     for offset, name in unset:
-        shellempty.note(path, clean.count("\n", 0, offset) + 1, name, problems)
+        shellempty.note(path, clean.count("\n", 0, offset) + 1, name, problems, clean)
     return replace(out, problems=tuple(problems))
 
 

@@ -125,7 +125,7 @@ def find_launch(path: str, text: str, syntax: Syntax,
     out.launch = launch
     for arg in (*launch.before, *launch.args):       # read as empty, said (shellempty)
         if (unset := shellempty.unset_name(arg)) is not None:
-            shellempty.note(path, where(arg.offset).line, unset, out.problems)
+            shellempty.note(path, where(arg.offset).line, unset, out.problems, text)
     if used and walked.start is not None and any(
             folder in a.text for _, folder in used for a in (launch.entry, *launch.args)):
         line = where(used[0][0]).line or 1

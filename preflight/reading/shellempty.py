@@ -56,8 +56,22 @@ def _named(message: str) -> str:
     return m.group(1) if m else message
 
 
-def note(path: str, line: int | None, name: str, problems: list[ConfigProblem]) -> None:
-    """Add the info note for ``$name`` at ``path:line`` once (bounded per file)."""
+def assigned(text: str, name: str) -> bool:
+    """Whether ``text`` sets ``name`` anywhere (in an if/case arm the walk left undecided, a
+    function, a loop): then the word is no never-set variable, and the reader's Unknown or
+    branch reading stands, with no assumption."""
+    n = re.escape(name)
+    return re.search(rf"(?<![\w$]){n}(?:\[[^\]\n]*\])?\+?=|"
+                     rf"\b(?:read|export|declare|typeset|local|readonly|for|mapfile|readarray|"
+                     rf"printf)\b[^\n;]*(?<![\w$]){n}\b", text) is not None
+
+
+def note(path: str, line: int | None, name: str, problems: list[ConfigProblem],
+         text: str = "") -> None:
+    """Add the info note for ``$name`` at ``path:line`` once (bounded per file), unless
+    ``text`` (the script) sets it somewhere (:func:`assigned`)."""
+    if text and assigned(text, name):
+        return
     mine = [p for p in problems if p.code == CODE and p.path == path]
     if len(mine) >= MAX_NOTES or any(_named(p.message) == name for p in mine):
         return
@@ -71,10 +85,10 @@ def note(path: str, line: int | None, name: str, problems: list[ConfigProblem]) 
 
 
 def argv_notes(path: str, line: int, argv: tuple[str, ...], variables: dict[str, str],
-               problems: list[ConfigProblem]) -> None:
+               problems: list[ConfigProblem], text: str) -> None:
     """The notes for a Python script's argv read from the launch line's text
     (:func:`.launch.python_scripts`): a word that is only ``$NAME`` the script never sets."""
     for word in argv:
         m = _WORD.fullmatch(word)
         if m is not None and m.group(1) not in variables:
-            note(path, line, m.group(1), problems)
+            note(path, line, m.group(1), problems, text)
