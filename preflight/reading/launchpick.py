@@ -100,7 +100,8 @@ def _commands(text: str, trains: Sequence[tuple[str, ...]],
     runs = [lr for lr in found if training(
         [a.text for a in (*lr.before, lr.entry, *lr.args)], len(lr.before))]
     running = [lr.offset for lr in runs]
-    unset = [(a.offset, n) for lr in runs for a in (*lr.before, *lr.args)
+    unset = [(a.offset, n) for lr in runs for words in ([*lr.before, *lr.args],)
+             for a in (words[i] for i in shellempty.standalone([w.text for w in words]))
              if (n := shellempty.unset_name(a)) is not None]
     # every command written in the script that trains, whether it runs or not
     written: list[int] = []

@@ -123,7 +123,8 @@ def find_launch(path: str, text: str, syntax: Syntax,
     # internal marker in the path: "not found")
     launch = replace(launch, args=shelldir.resolved(launch.args, path, runs))
     out.launch = launch
-    for arg in (*launch.before, *launch.args):       # read as empty, said (shellempty)
+    said = [*launch.before, *launch.args]            # read as empty, said (shellempty)
+    for arg in (said[i] for i in shellempty.standalone([a.text for a in said])):
         if (unset := shellempty.unset_name(arg)) is not None:
             shellempty.note(path, where(arg.offset).line, unset, out.problems, text)
     if used and walked.start is not None and any(

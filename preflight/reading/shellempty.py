@@ -20,6 +20,8 @@ MAX_NOTES = 16
 """Notes per file (a script with more unset launch words says so for the first ones)."""
 
 _WORD = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?")
+_SOURCES = re.compile(r"(?m)^[ \t]*(?:source|\.)[ \t]+[^\s;&|]")
+_FLAG = re.compile(r"--?[A-Za-z][\w.-]*")
 _UNSET = "is not set in the script (it comes from the environment)"
 
 
@@ -30,6 +32,14 @@ def unset_name(arg: Arg) -> str | None:
             not arg.opaque.endswith(_UNSET):
         return None
     return m.group(1)
+
+
+def standalone(words: list[str]) -> list[int]:
+    """The indexes of ``words`` that are no value of the option before them (``--nnodes
+    $NUM_NODES`` is a value the reader keeps as it is, no word read as empty); a bare flag
+    before an unset word (``--bf16 $EXTRA``) is taken for an option with a value here, so no
+    note there (the Megatron walk, which knows its bare flags, says it)."""
+    return [i for i in range(len(words)) if not (i and _FLAG.fullmatch(words[i - 1]))]
 
 
 def assumption(name: str) -> str:
@@ -76,8 +86,10 @@ def note(path: str, line: int | None, name: str, problems: list[ConfigProblem],
     if len(mine) >= MAX_NOTES or any(_named(p.message) == name for p in mine):
         return
     where = f"{path}:{line}" if line else path
+    never = "a file the script sources may set (not followed here)" if _SOURCES.search(text) \
+        else "the script never sets"
     problems.append(ConfigProblem(path, line, (
-        f"the training launch expands ${name} (line {line}), which the script never sets: read "
+        f"the training launch expands ${name} (line {line}), which {never}: read "
         f"as empty, as bash expands it when the caller sets nothing ({assumption(name)}, "
         f"{where}); flags it may hold at run time are not checked"), level="info", code=CODE,
         fix=(f"Run the check with ${name} set as the job sets it (export it in the launch "
@@ -88,7 +100,7 @@ def argv_notes(path: str, line: int, argv: tuple[str, ...], variables: dict[str,
                problems: list[ConfigProblem], text: str) -> None:
     """The notes for a Python script's argv read from the launch line's text
     (:func:`.launch.python_scripts`): a word that is only ``$NAME`` the script never sets."""
-    for word in argv:
-        m = _WORD.fullmatch(word)
+    for i in standalone(list(argv)):
+        m = _WORD.fullmatch(argv[i])
         if m is not None and m.group(1) not in variables:
             note(path, line, m.group(1), problems, text)

@@ -136,3 +136,17 @@ def test_many_unset_words_are_bounded_and_said_once_each(tmp_path: Path) -> None
     assert 1 <= len(notes) <= shellempty.MAX_NOTES * 2
     assert len({n.message for n in notes}) == len(notes)
     assert read.facts["config.megatron.bf16"] is True
+
+
+def test_an_unset_value_of_an_option_is_no_word_read_as_empty(tmp_path: Path) -> None:
+    files = {"train.py": _HF, "run.sh": (
+        "#!/bin/bash\naccelerate launch --num_machines $NUM_NODES --machine_rank $RANK "
+        "train.py --bf16 True --output_dir $OUT\n")}
+    assert not _notes(read_paths([str(_job(tmp_path, files))]))
+
+
+def test_a_script_that_sources_a_file_does_not_say_never_set(tmp_path: Path) -> None:
+    files = dict(JOBS["megatron"][0])
+    files["run.sh"] = files["run.sh"].replace("GPUS=8\n", "GPUS=8\nsource ./model.sh\n")
+    notes = _notes(read_paths([str(_job(tmp_path, files))]))
+    assert len(notes) == 1 and "never sets" not in notes[0].message
