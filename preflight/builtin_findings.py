@@ -106,6 +106,11 @@ _CATALOGUE = (
                    "assumed", Severity.INFO, "a launch script uses $(pwd) / $PWD and no script "
                    "of the job runs it: the folder it runs in is taken as its own "
                    "(reading/shellpwd.py)", "assumed_folder"),
+    BuiltinFinding("FP8D-CFG-EMPTY-ASSUMED", "A launch variable the script never sets was "
+                   "read as empty", Severity.INFO, "the training launch expands a variable "
+                   "($EXTRA_ARGS) the script never sets: read as empty, as bash expands it when "
+                   "the caller sets nothing; the flags it may hold are not checked "
+                   "(reading/shellempty.py)", "assumed_empty"),
     BuiltinFinding("FP8D-CFG-UNKNOWN-FRAMEWORK",
                    "A file fp8-doctor does not read (it is not broken)", _W,
                    "a valid config of a framework fp8-doctor does not know, or a --kind whose "

@@ -34,8 +34,10 @@ from typing import Any
 from preflight.facts import Unknown
 from preflight.findings import Source
 from preflight.frameworks import megatron_yq
+from preflight.reading import shellempty
 from preflight.reading.launch import not_training
 from preflight.reading.parse import MAX_FACTS_PER_FILE, MAX_ITEMS_PER_FILE, fact_value
+from preflight.reading.pyenviron import Noted
 from preflight.reading.shellexpand import MAX_ARGS, Arg, Launch, TooLarge, launches
 from preflight.reading.shellvars import typed
 from preflight.reading.shellwords import split
@@ -60,7 +62,7 @@ _FLAG = re.compile(r"--([A-Za-z0-9][A-Za-z0-9_-]*)(?:=(.*))?", re.S)
 # run-time words that may hold flags: a loop's variable, a file's text (`$(cat args.txt)`);
 # a variable never set in the script and other commands' output (`$(seq 16 8 256)`, values
 # of slime's --sglang-cuda-graph-bs) are taken as the text-wide read took them: no flags
-_HIDES = re.compile(r"for loop|substitution '\$\(\s*(?:cat|xargs|jq|yq|python)\b")
+_HIDES = re.compile(r"for loop|may be set by what the caller sources|substitution '\$\(\s*(?:cat|xargs|jq|yq|python)\b")
 # `--name=` and a value with a run-time part (`--runtime-env-json="${JSON}"`)
 _NAMED = re.compile(r"--[A-Za-z0-9][A-Za-z0-9_-]*=")
 _DOTTED = re.compile(r"--([A-Za-z0-9][A-Za-z0-9_.-]*)(?:=(.*))?", re.S)
@@ -85,6 +87,7 @@ class Read:
     facts: dict[str, Any] = field(default_factory=dict)
     prov: dict[str, Any] = field(default_factory=dict)
     problems: list[ConfigProblem] = field(default_factory=list)
+    text: str = ""          # the script, for what it sets anywhere (shellempty.assigned)
 
 
 def walk(text: str, outer: dict[str, str] | None) -> list[Launch] | None:
@@ -113,7 +116,7 @@ def _training(word: str) -> bool:
 
 def read(path: str, text: str, found: Sequence[Launch], prefix: str, arity: Arity) -> Read:
     """The flags of ``found`` (from :func:`walk` on ``text``, the file at ``path``)."""
-    out = Read()
+    out = Read(text=text)
     lines = [0] + [m.end() for m in re.finditer(r"\n", text)]
 
     def line(offset: int) -> int:
@@ -172,6 +175,12 @@ def _one(path: str, lr: Launch, prefix: str, arity: Arity, line: Any,
     start = line(lr.offset)
     _flags(path, lr.before, prefix, arity, line, got, out, own=False)
     _flags(path, lr.args, prefix, arity, line, got, out)
+    if assumed := [n for a in lr.args if (n := shellempty.unset_name(a)) is not None and
+                   not shellempty.assigned(out.text, n)][:4]:
+        # what the launch gives stands on $EXTRA_ARGS holding nothing (argparse keeps the last)
+        said = ", ".join(shellempty.assumption(n) for n in assumed)
+        got = {k: (v, Noted(w.path, w.line, said) if isinstance(w, Source) else w)
+               for k, (v, w) in got.items()}
     maybe: dict[str, tuple[Any, Source]] = {}
     # the other values' words come from an undecided arm by definition: compared as written,
     # so a flag both values carry alike (`X="$X --more"` in a run-time `if`, after the PR arm
@@ -208,6 +217,8 @@ def _flags(path: str, args: Sequence[Arg], prefix: str, arity: Arity, line: Any,
                     f"the training launch gets {arg.text[:60]!r}, decided at run time "
                     f"({arg.opaque[:80]}): the flags it may hold were not read"),
                     level="warning", cut=True))
+            elif own and (unset := shellempty.unset_name(arg)) is not None:
+                shellempty.note(path, line(arg.offset), unset, out.problems, out.text)
             continue
         count += 1
         if count > MAX_FLAGS:

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 from preflight.facts import Unknown
 from preflight.findings import Source
 from preflight.reading import launch, shellcalls
-from preflight.reading.launchenv import Given, launch_env, merged, process_env
+from preflight.reading.launchenv import Given, launch_env, process_env
+from preflight.reading.launchmerge import merged
 from preflight.reading.parse import ParseError, read_text
 from preflight.reading.types import Linked, ReaderOutput
 
@@ -93,7 +94,7 @@ def environ(path: str, clean: str, pos: int, variables: dict[str, str],
 
 def one_environ(found: list[Linked]) -> list[Linked]:
     """A file two launch lines of the script run gets what they give it alike (a variable
-    they give differently is Unknown naming both: :func:`.launchenv.merged`)."""
+    they give differently is Unknown naming both: :func:`.launchmerge.merged`)."""
     runs: dict[str, dict[str, tuple[str, str]]] = {}
     for link in found:
         if link.environ is not None:

@@ -27,6 +27,7 @@ from preflight.reading import (
     launchvar,
     shell,
     shellcalls,
+    shellempty,
     shellheredoc,
     shellpwd,
     shellwrites,
@@ -221,6 +222,7 @@ def _python_scripts(path: str, clean: str, variables: dict[str, str], outer: dic
         if link.missing and not (moved.path or moved.why):
             link = _from_above(link, script, path, line, problems)
         if not link.missing and "$" not in script:
+            shellempty.argv_notes(path, line, argv, variables, problems, clean)   # read as empty: said
             found.append(replace(link, after=True) if trains and launch.not_training(script)
                          else replace(link, overrides=True, argv=argv, environ=(
                              launchfacts.environ(path, clean, pos, variables, outer))))

@@ -7,17 +7,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from typing import Any
 
 from preflight.facts import Unknown
-from preflight.jobs import unread
+from preflight.jobs import unread, walklinks
 from preflight.jobs.formats import SCRIPT_EXT, split_entry
 from preflight.jobs.graph import FileRead, config_unread, one_job
-from preflight.jobs.scan import SCAN_DEPTH, SCAN_EXT, SCAN_MAX_BYTES, SCAN_MAX_FILES, scan
-from preflight.reading import shellargs, shellcalls
-from preflight.reading.launchenv import merged
-from preflight.reading.refs import not_found, resolve_missing
+from preflight.jobs.scan import SCAN_MAX_BYTES, SCAN_MAX_FILES, scan
+from preflight.reading import shellargs, shellcalls, shellempty
+from preflight.reading.launchmerge import merged
 from preflight.reading.types import ConfigProblem, ConfigRead, ReaderOutput
 
 Todo = tuple[str, str | None, str]          # (path, kind, origin)
@@ -40,6 +38,10 @@ class Walk:
         self.environs: dict[str, dict[str, tuple[str, str]]] = {}   # and its environment
         self.syspaths: dict[str, str] = {}       # a module run with -m -> its sys.path[0]
         self.redone: set[str] = set()
+        self.reargv: set[str] = set()
+        # real path -> (the argv it was read with, the problems that read gave), to read again
+        # when a launch line brings the argv it was not read with (_rerun)
+        self.read_with: dict[str, tuple[tuple[str, ...] | None, list[ConfigProblem]]] = {}
         self.roots: list[str] = []                           # job roots, for named files
         self.scanned_other = 0
         self.entries: dict[str, str] = {}                    # FILE.py::NAME -> NAME
@@ -85,7 +87,7 @@ class Walk:
                 "that is not one job's configs. Name the job's files (or a folder with just "
                 "them)")))
             return []
-        written = _written([p for p in scanned if p.lower().endswith(_SHELL_EXT)])
+        written = walklinks.written([p for p in scanned if p.lower().endswith(walklinks.SHELL_EXT)])
         made = {p: why for p in [*scanned, *scripts]
                 if (why := written.get(os.path.abspath(p))) is not None}
         self.not_read.update(made)
@@ -118,6 +120,7 @@ class Walk:
                                  entry=self.entries.get(real), environ=self.environs.get(real),
                                  syspath=self.syspaths.get(real))
             self.problems.extend(out.problems)
+            self.read_with[real] = (self.argvs.get(real), list(out.problems))
             if origin == "linked" and not out.facts:    # a config not read (config_unread)
                 self.read = config_unread(self.read, self.owners.get(real), out.problems)
             if kept and (got is None or not (out.facts or out.linked)):
@@ -135,7 +138,7 @@ class Walk:
         self.read = [f for f in self.read if os.path.realpath(f.path) != real]
 
     def _keep(self, path: str, real: str, kind: str, out: ReaderOutput, origin: str) -> None:
-        out = _resolve_links(path, kind, out, self.known, self.roots, self.problems)
+        out = walklinks.resolve_links(path, kind, out, self.known, self.roots, self.problems)
         self.reads += 1
         self.read.append(FileRead(path, kind, out, "given" if real in self.given else origin))
         self.overriding.update(os.path.realpath(link.path) for link in out.linked
@@ -159,6 +162,7 @@ class Walk:
                 self.seen.add(after)
                 self._drop(after)
                 self.not_read[link.path] = unread.AFTER
+        self._rerun(out)
         self.todo[:0] = [(link.path, link.kind, "sourced" if link.optional else "linked")
                          for link in out.linked if not link.after and not link.included]
         for link in out.linked:
@@ -175,6 +179,24 @@ class Walk:
                 self.environs[real] = merged(self.environs.get(real), link.environ, link.source)
         self.entries.update((os.path.realpath(link.path), link.entry)
                             for link in out.linked if link.entry is not None)
+
+    def _rerun(self, out: ReaderOutput) -> None:
+        """A script read without arguments (the user named it before the launch script that
+        runs it: read "by hand", argparse defaults) that a launch line now runs with its argv:
+        taken back and read again with them when the link is read (as :meth:`_inherit` does for
+        a sourced script's variables), so the order of the user's paths does not change the
+        answer (``check train.py run.sh`` lost run.sh's ``--no_fp8``). Once per file: a cycle
+        of launch lines cannot read it forever."""
+        for link in out.linked:
+            real = os.path.realpath(link.path)
+            if link.argv is None or link.after or link.included or real in self.reargv or \
+                    real not in self.read_with or self.read_with[real][0] is not None:
+                continue
+            self.reargv.add(real)
+            self.seen.discard(real)
+            self._drop(real)
+            first = {id(p) for p in self.read_with.pop(real)[1]}
+            self.problems = [p for p in self.problems if id(p) not in first]
 
     def _inherit(self, real: str, given: dict[str, str], source: str, by: str) -> None:
         """What a script is run or sourced with (``by``: the real path of the script that runs
@@ -209,6 +231,7 @@ class Walk:
             os.path.realpath(p.path) in self.given and
             os.path.realpath(p.path) not in self.callers and
             shellcalls.CALLER not in self.inherited.get(os.path.realpath(p.path), {}))]
+        self.problems = shellempty.once(self.problems)     # one note per variable and file
         before = len(self.problems)
         kept = one_job(self.read, self.problems)
         named = " ".join(p.message for p in self.problems[before:])   # the ambiguous ones
@@ -268,7 +291,7 @@ class Walk:
                 n.split(".", 2)[1] in KINDS and f"config.{n.split('.', 2)[1]}.args_of" not in facts})
             prov["config.files"] = prov["config.kinds"] = "config"
         elif paths and not any(p.level == "error" for p in self.problems):
-            self.problems.append(_nothing_read(paths, self.known, self.scanned_other))
+            self.problems.append(walklinks.nothing_read(paths, self.known, self.scanned_other))
         return ConfigRead(facts, prov, self.problems, files)
 
 
@@ -302,94 +325,3 @@ def _booleans(parsers: dict[str, Any]) -> Callable[[str, Any, str], Any]:
                                  where=str(where))
         return value if found is None else as_bool(value, on_off=found)
     return boolean
-
-
-_SHELL_EXT = (".sh", ".bash", ".slurm", ".sbatch")
-
-
-def _written(scripts: Sequence[str]) -> dict[str, str]:
-    """The files the folder's scripts write (``cat > acc.yaml <<EOF``), by name -> why the copy
-    in the folder is not read: what runs is what the script writes (redteam4; the launch
-    script's own reading says so at the line that uses it, :mod:`.reading.shellwrites`)."""
-    from preflight.reading.parse import ParseError, read_text
-    from preflight.reading.shell import blank_heredocs, heredocs
-    from preflight.reading.shellvars import collect_variables, strip_comments
-    from preflight.reading.shellwrites import writes
-
-    out: dict[str, str] = {}
-    for script in scripts:
-        try:
-            text = read_text(script)
-        except (ParseError, OSError):
-            continue
-        folder = os.path.dirname(os.path.abspath(script))
-        # closing lines kept: blanked, the lexer took the first `<<EOF` as never closed and
-        # missed every write after it (jobs/scripts.py; redteam11)
-        text = strip_comments(blank_heredocs(text, [
-            replace(d, end=d.body_end) if d.closed and d.body_end >= d.start else d
-            for d in heredocs(text)]))
-        for name, line in writes(text, collect_variables(text)).items():
-            out.setdefault(os.path.normpath(os.path.join(folder, name)), (
-                f"written by {os.path.basename(script)} at line {line} before it runs: the "
-                "copy here is not what the job uses"))
-    return out
-
-
-def _resolve_links(path: str, kind: str, out: ReaderOutput, known: list[str], roots: list[str],
-                   problems: list[ConfigProblem]) -> ReaderOutput:
-    """Look further for the files ``out`` names that its reader did not find (:mod:`.refs`)."""
-    if not any(link.missing for link in out.linked):
-        return out
-    linked = []
-    for link in out.linked:
-        if not link.missing:
-            linked.append(link)
-            continue
-        found = resolve_missing(link, known, roots)
-        if found is not None:
-            linked.append(replace(link, path=found, missing=False))
-            continue
-        ref = next((r for r in _references(kind) if r.key.endswith(link.key)), None)
-        problems.append(not_found(link, path, roots, ref.resolution if ref else
-                                  "relative to the directory the job is launched from"))
-        if link.kind == kind and not (link.after or link.optional):
-            # the file holding this framework's settings (`llamafactory-cli train x.yaml`,
-            # `accelerate launch --config_file x.yaml`) was not read: what it asks is Unknown,
-            # never "no FP8 setting in the configs read" (redteam3: a missing, FIFO or
-            # /dev/zero config gave FP8 "no")
-            name = f"config.{kind}.base_config"
-            if name not in out.facts:
-                out = replace(out, facts={**out.facts, name: Unknown(
-                    f"{link.key or 'the config'} {link.path[:80]} was not read here: the "
-                    "settings it holds are not known")},
-                    provenance={**out.provenance, name: link.source})
-    return replace(out, linked=tuple(linked))
-
-
-def _references(kind: str) -> Any:
-    from preflight.frameworks import BY_KIND
-
-    return BY_KIND[kind].references
-
-
-def _nothing_read(paths: Sequence[str], scanned: list[str], other: int) -> ConfigProblem:
-    """The problem for a run that read no job config: never "no known problem" (issue 14)."""
-    where = ", ".join(map(str, paths))
-    if scanned:
-        why = (f"{len(scanned)} config-like file(s) found, none recognised as a config of "
-               f"{', '.join(_kinds())}")
-    else:
-        why = (f"no config-like file ({' '.join(SCAN_EXT)}) found, {SCAN_DEPTH} folder levels "
-               f"deep" + (f"; {other} other file(s) seen" if other else ""))
-    return ConfigProblem(where, None, f"no job config was read: {why}. Nothing about the job "
-                         "was checked", code="no_job",
-                         fix="Name the job's config files or launch script (fp8-doctor check "
-                             "FILE ...), with --kind KIND for a file of a known framework that "
-                             "is not recognised.")
-
-
-
-def _kinds() -> tuple[str, ...]:
-    from preflight.frameworks import KINDS
-
-    return KINDS

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import re
 
-from preflight.reading import shellbranch, shelldecl, shellfuncs
+from preflight.reading import shellbranch, shelldecl, shellexports, shellfuncs
 from preflight.reading.launch import MAX_ARGS, command_at, tokens
-from preflight.reading.shellvars import runtime, runtime_reason, typed
+from preflight.reading.shellvars import runtime, typed
 
 _NAME = re.compile(r"([A-Za-z_]\w*)=(.*)\Z", re.S)
 # `export X=1`, `declare -x X=1`, `typeset -x`, `readonly -x`... (reading/shelldecl.py)
@@ -100,7 +100,7 @@ def launch_env(text: str, at: int, variables: dict[str, str], unknown: bool = Fa
             continue
         _keep(found, var, unknown)
         order[var[0]] = ran
-    _unset_and_hidden(text, start, body, found, later if unknown else None, order)
+    _unset_and_hidden(text, start, body, found, later if unknown else None, order, variables)
     found.update(later)
     for word, pos in tokens(text, _simple_command(text, start, at), at):
         hit = _NAME.match(word)
@@ -163,21 +163,42 @@ def _exported(name: str, raw: str | None, variables: dict[str, str], decl: shell
 
 def _unset_and_hidden(text: str, start: int, body: list[tuple[int, int]],
                       found: dict[str, Var], later: dict[str, Var] | None,
-                      order: dict[str, int]) -> None:
+                      order: dict[str, int], variables: dict[str, str]) -> None:
     """``unset X`` after X's export removes it; ``set -a`` or a sourced file before the
     command (outside functions) exports what the text does not show: every variable not set
-    here is Unknown (``later``; None: not asked)."""
+    here is Unknown (``later``; None: not asked). A sourced file whose exports its text shows
+    (:mod:`.shellexports`: plain top-level ``export``\\s, as for the scripts a sourcing script
+    calls) gives those names instead, their values as the script's variables hold them."""
     for m in _UNSET.finditer(text, 0, start):
         if not any(a <= m.start() < b for a, b in body):
             for name in m.group(1).split():
                 if name in found and order.get(name, found[name][2]) < m.start():
                     del found[name]
     head = [m for m in (*_ALLEXPORT.finditer(text, 0, start), *_SOURCE.finditer(text, 0, start))
-            if not any(a <= m.start() < b for a, b in body)]
+            if not any(a <= m.start() < b for a, b in body) and not _followed(
+                m, variables, found, order)]
     if head and later is not None:
         what = head[0].group(0).strip()[:80]
         later["*"] = ("*", runtime(f"the script runs `{what}` before the command: the variables "
                                    "it exports are not followed here"), head[0].start())
+
+
+def _followed(m: re.Match[str], variables: dict[str, str], found: dict[str, Var],
+              order: dict[str, int]) -> bool:
+    """``source x.env`` (``m``) whose exports :mod:`.shellexports` knows: each name put in
+    ``found`` (a later export in this script wins), True; False where they are not known."""
+    if m.re is not _SOURCE or "$" in m.group(1) or (
+            names := shellexports.followed(variables, m.group(1))) is None or \
+            not shellexports.top_level(m.string, m.start(1)):
+        return False
+    for name in names[:MAX_VARS]:
+        if name in found and order.get(name, found[name][2]) > m.start():
+            continue
+        value = variables.get(name)
+        found[name] = (name, value if value is not None and not re.search(r"[$`]", value) else
+                       runtime(f"{name} is exported by {m.group(1)[:80]} with a value known "
+                               "only when the script runs"), m.start())
+    return True
 
 
 def _keep(found: dict[str, Var], var: Var, unknown: bool) -> None:
@@ -370,25 +391,3 @@ def _slurm_export(value: str, out: dict[str, tuple[str, str]], variables: dict[s
     for name, pair in given.items():
         if not every or name not in out:
             out[name] = pair
-
-
-def merged(old: dict[str, tuple[str, str]] | None, new: Given, line: str,
-           ) -> dict[str, tuple[str, str]]:
-    """What two launch lines (or scripts) that run one file give it alike; a variable they
-    give differently, or one gives and the other not, is a runtime marker naming both."""
-    given = {n: (v, w) for n, v, w in new}
-    if old is None:
-        return given
-    out: dict[str, tuple[str, str]] = {}
-    for name in {*old, *given}:
-        a, b = old.get(name), given.get(name)
-        if a is not None and b is not None and a[0] == b[0]:
-            out[name] = a
-            continue
-        first = f"{a[0]!r} at {a[1]}" if a is not None and runtime_reason(a[0]) is None else \
-            "unset at another launch line" if a is None else f"unknown at {a[1]}"
-        second = f"{b[0]!r} at {b[1]}" if b is not None and runtime_reason(b[0]) is None else \
-            f"unset at {line}" if b is None else f"unknown at {b[1]}"
-        out[name] = (runtime(f"the launch lines that run this file give {name} differently: "
-                             f"{first[:120]}, {second[:120]}"), (a or b or ("", line))[1])
-    return out

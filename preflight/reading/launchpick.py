@@ -27,11 +27,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from preflight.base.digits import ascii_digits
 from preflight.facts import Unknown
 from preflight.findings import Source
+from preflight.reading import shellempty
 from preflight.reading.launch import blank, command_at, not_training
 from preflight.reading.parse import MAX_FACTS_PER_FILE, ParseError, parse_yaml, read_text
 from preflight.reading.pyenviron import Noted
@@ -82,9 +84,11 @@ def _matcher(trains: Sequence[tuple[str, ...]]) -> tuple[Callable[[str], bool],
 
 
 def _commands(text: str, trains: Sequence[tuple[str, ...]],
-              outer: dict[str, str] | None) -> tuple[list[int], list[int]] | None:
-    """(offsets of the training commands that may run, of those that do not), or None when
-    the script cannot be walked here (too large: read as before)."""
+              outer: dict[str, str] | None
+              ) -> tuple[list[int], list[int], list[tuple[int, str]]] | None:
+    """(offsets of the training commands that may run, of those that do not, and where the
+    running ones expand a variable the script never sets, read as empty: :mod:`.shellempty`),
+    or None when the script cannot be walked here (too large: read as before)."""
     entry, training = _matcher(trains)
     words = split(text)
     if words.truncated_at is not None:
@@ -93,8 +97,12 @@ def _commands(text: str, trains: Sequence[tuple[str, ...]],
         found = launches(words, entry, outer, limit=4 * MAX_COMMANDS)
     except TooLarge:
         return None
-    running = [lr.offset for lr in found if training(
+    runs = [lr for lr in found if training(
         [a.text for a in (*lr.before, lr.entry, *lr.args)], len(lr.before))]
+    running = [lr.offset for lr in runs]
+    unset = [(a.offset, n) for lr in runs for words in ([*lr.before, *lr.args],)
+             for a in (words[i] for i in shellempty.standalone([w.text for w in words]))
+             if (n := shellempty.unset_name(a)) is not None]
     # every command written in the script that trains, whether it runs or not
     written: list[int] = []
     for st in words.statements:
@@ -104,7 +112,7 @@ def _commands(text: str, trains: Sequence[tuple[str, ...]],
         at = next((n for n, t in enumerate(texts) if entry(t)), None)
         if at is not None and training(texts, at):
             written.append(st.offset)
-    return running, [o for o in written if o not in running]
+    return running, [o for o in written if o not in running], unset
 
 
 def _span(text: str, offset: int, starts: list[int]) -> tuple[int, int]:
@@ -124,7 +132,25 @@ def read(reader: Reader, path: str, text: str, outer: dict[str, str],
     found = _commands(clean, trains, outer)
     if found is None:
         return reader(path, text, outer)
-    running, dead = found
+    running, dead, unset = found
+    return _said(_read(reader, path, text, outer, clean, running, dead, asks), path, clean,
+                 unset)
+
+
+def _said(out: ReaderOutput, path: str, clean: str, unset: list[tuple[int, str]]
+          ) -> ReaderOutput:
+    """The reader's output with the note for each launch word read as empty (where the
+    reader took the file: a framework's settings were read from it)."""
+    if not unset or not out.facts:
+        return out
+    problems = list(out.problems)
+    for offset, name in unset:
+        shellempty.note(path, clean.count("\n", 0, offset) + 1, name, problems, clean)
+    return replace(out, problems=tuple(problems))
+
+
+def _read(reader: Reader, path: str, text: str, outer: dict[str, str], clean: str,
+          running: list[int], dead: list[int], asks: Asks | None) -> ReaderOutput:
     every = sorted({*running, *dead})
     if dead:
         text = blank(text, [_span(clean, o, every) for o in dead])

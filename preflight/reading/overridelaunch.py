@@ -25,7 +25,7 @@ from typing import Any
 
 from preflight.facts import Unknown
 from preflight.findings import Source
-from preflight.reading import launchpick, shelldir, shellpwd
+from preflight.reading import launchpick, shelldir, shellempty, shellpwd
 from preflight.reading.launch import not_training
 from preflight.reading.layered import Layered, load_chain
 from preflight.reading.overrides import (
@@ -123,6 +123,10 @@ def find_launch(path: str, text: str, syntax: Syntax,
     # internal marker in the path: "not found")
     launch = replace(launch, args=shelldir.resolved(launch.args, path, runs))
     out.launch = launch
+    said = [*launch.before, *launch.args]            # read as empty, said (shellempty)
+    for arg in (said[i] for i in shellempty.standalone([a.text for a in said])):
+        if (unset := shellempty.unset_name(arg)) is not None:
+            shellempty.note(path, where(arg.offset).line, unset, out.problems, text)
     if used and walked.start is not None and any(
             folder in a.text for _, folder in used for a in (launch.entry, *launch.args)):
         line = where(used[0][0]).line or 1

@@ -43,6 +43,8 @@ from preflight.reading.shelltypes import Arg, Field, Seg
 from preflight.reading.shellvars import runtime_reason
 from preflight.reading.shellwords import Part, Split, Statement, Word, split
 
+HIDDEN = "@*"
+"""shellcalls.ANY: set where the caller sourced a file whose exports are not followed."""
 MAX_CHARS = 2 * 1024 * 1024
 """Characters all expansions of one script may produce, each piece counting 16 more (a real
 script: kilobytes; a 1 MB script expanded once fits)."""
@@ -127,6 +129,11 @@ class _Eval(Positional, Maybe, Decide):
         if value is not None and not (part.default is not None and not part.unset_only and
                                       not _nonempty(value)):      # `${A-d}` of '' is ''
             return value if part.array else value[:1]
+        if (hidden := runtime_reason(self.outer.get(HIDDEN) or "")) is not None:
+            # a file the caller sourced exports what the text does not show (shellcalls.ANY):
+            # `${PR:-bf16}` may be its PR, never the default (shell18's open item)
+            return [[Seg("$" + part.text, self.remap(part.offset), branch,
+                         f"${part.text} may be set by what the caller sources: {hidden}")]]
         if part.default_parts:
             return [_join(self.word(part.default_parts, branch, False))]
         if part.default is not None:

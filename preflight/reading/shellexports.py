@@ -3,6 +3,9 @@ the scripts its sourcing script then runs (:mod:`.shellcalls`; holdout24 mlperf5
 config_MI325X_1x8x1.sh`` exports ``FP8=True`` and the ``FP8_*`` settings, then ``bash
 run_and_time.sh`` runs ``torchrun src/train.py``, whose Hydra YAML reads them through
 ``${oc.env:FP8,False}``: "whose exports are not followed here", FP8 Unknown).
+:mod:`.launchenv` does the same for ``source x.env`` followed directly by ``python train.py``
+(the process's environment gets x.env's exports, not "every variable Unknown"), where the
+``source`` runs once, always (:func:`top_level`).
 
 bash runs a sourced file's commands in the sourcing shell (bash(1) "source"): what it
 exports is in the environment of every command run after it. Followed only where the text
@@ -90,3 +93,13 @@ def followed(variables: dict[str, str], sourced: str) -> tuple[str, ...] | None:
     names = got.get(sourced.replace("\\", "/").rsplit("/", 1)[-1]) if isinstance(got, dict) \
         else None
     return tuple(str(n) for n in names) if isinstance(names, list) else None
+
+
+def top_level(text: str, at: int) -> bool:
+    """Whether the command whose word is at ``at`` runs once, always: in no if/case branch,
+    loop or subshell (a ``source`` in an undecided branch may not run: not followed)."""
+    words = split(text)
+    st = max((st for st in words.statements if st.offset <= at), key=lambda s: s.offset,
+             default=None)
+    return st is not None and not (st.branch or st.loop or st.subshell or any(
+        a <= st.offset < b for a, b in words.functions)) and words.truncated_at is None

@@ -150,8 +150,6 @@ def test_a_registry_entry_named_is_not_read_by_hand(tmp_path: Path) -> None:
     assert not _notes(read)
 
 
-@pytest.mark.xfail(strict=True, reason="jobs/walk.py reads a named script once: a launch script "
-                   "named after it does not bring its arguments (asked of shell18, board 08:47)")
 def test_a_launch_script_named_after_the_script_still_gives_its_arguments(
         tmp_path: Path) -> None:
     root = _job(tmp_path, {"train.py": TRAIN.format(default=True),

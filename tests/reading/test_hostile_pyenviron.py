@@ -57,8 +57,11 @@ def test_what_never_reaches_the_process_leaves_the_default(tmp_path: Path, run: 
 @pytest.mark.parametrize("run", [
     "srun --export ALL,RECIPE=bf16 python 02_main.py\n",
     "export RECIPE=bf16; python 02_main.py\n",
+    "source vars.env\npython 02_main.py\n",       # its plain exports followed (shell19)
+    ". ./vars.env\npython 02_main.py\n",
 ])
 def test_what_reaches_it_is_read(tmp_path: Path, run: str) -> None:
+    (tmp_path / "vars.env").write_text("export RECIPE=bf16\n")
     assert _fp8(tmp_path, run) is False
 
 
@@ -66,8 +69,10 @@ def test_what_reaches_it_is_read(tmp_path: Path, run: str) -> None:
     "".join(f"export V{i}=x\n" for i in range(300)) + "export RECIPE=bf16\npython 02_main.py\n",
     " ".join(f"V{i}=x" for i in range(300)) + " RECIPE=bf16 python 02_main.py\n",
     "set -a\nRECIPE=bf16\npython 02_main.py\n",
-    "source vars.env\npython 02_main.py\n",
-    ". ./vars.env\npython 02_main.py\n",
+    # a sourced file whose exports are not plain top-level ones (shell19: plain ones are
+    # followed, tests/reading/test_sourced_env_launch.py)
+    "source hidden.env\npython 02_main.py\n",
+    ". ./hidden.env\npython 02_main.py\n",
     # a function's export where the call may not run first (one surely called before the
     # command gives its value: tests/reading/test_shellfuncs.py)
     "f() {\n  export RECIPE=bf16\n}\n[ -n \"$X\" ] && f\npython 02_main.py\n",
@@ -77,7 +82,7 @@ def test_what_reaches_it_is_read(tmp_path: Path, run: str) -> None:
     "env -S 'RECIPE=bf16' python 02_main.py\n",
 ])
 def test_an_environment_the_text_does_not_show_is_unknown(tmp_path: Path, run: str) -> None:
-    (tmp_path / "vars.env").write_text("export RECIPE=bf16\n")
+    (tmp_path / "hidden.env").write_text('if [ -n "$X" ]; then export RECIPE=bf16; fi\n')
     start = cpu_seconds()
     fp8 = _fp8(tmp_path, run)
     assert isinstance(fp8, Unknown), fp8      # never the default's "yes" nor a guessed "no"

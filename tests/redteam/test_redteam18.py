@@ -15,8 +15,8 @@ in session 43. Each case of a "not" test failed before its fix.
 
 - the agreement scoring took a report that read a rollout but states nothing of its FP8 as "no
   rollout" (benchmarks/agreement.py score, fixed by the lead: only a report with no rollout fact).
-Open (strict xfail, owner named): a launch word from a variable the script never sets is dropped
-as if empty, its flags read as not given (primus2, megatron_walk; a policy).
+Fixed (shell19, the lead's policy): a launch word from a variable the script never sets is read
+as empty, as bash does, and said (FP8D-CFG-EMPTY-ASSUMED at its line).
 Attacked and holding: ``@hydra_runner`` config paths out of the job (absolute, ``..``, symlinked
 file or group folder, defaults entries with ``..``): Unknown with the reason, nothing opened;
 oc.env / oc.decode cycles through the environment; launchedit's passive commands.
@@ -170,12 +170,11 @@ def test_a_rollout_read_without_its_fp8_does_not_pass_for_no_rollout() -> None:
     assert ag.score(exp, report).outcome != "agree"
 
 
-@pytest.mark.xfail(strict=True, reason="primus2 (frameworks/megatron_walk.py _flags), a policy "
-                   "for the lead: a launch word that is a variable the script never sets (the "
-                   "environment's, `$EXTRA_ARGS`) is dropped as if empty, so the flags it may "
-                   "hold read as not given: a confident 'no' (finetrainers' FP8 weight storage, "
-                   "Megatron's FP8); `$(cat f)` there is Unknown already")
 def test_launch_flags_from_an_unset_variable_are_not_a_confident_no(tmp_path: Path) -> None:
     from tests.frameworks.test_finetrainers import _intent, _job
-    intent, _ = _intent(_job(tmp_path, upcast="$UPCAST_FLAGS"))
-    assert intent["fp8_weight_storage"][0] is not False
+    # the lead's policy (session 44, shell19): read as empty, as bash does when the caller sets
+    # nothing, but said: an FP8D-CFG-EMPTY-ASSUMED note naming the variable and its line
+    intent, read = _intent(_job(tmp_path, upcast="$UPCAST_FLAGS"))
+    notes = [p for p in read.problems if p.code == "assumed_empty"]
+    assert intent["fp8_weight_storage"][0] is False
+    assert [(n.level, n.line, "$UPCAST_FLAGS" in n.message) for n in notes] == [("info", 14, True)]
