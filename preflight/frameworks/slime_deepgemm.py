@@ -77,10 +77,9 @@ def fact(facts: Mapping[str, Any], prov: Mapping[str, Any]) -> tuple[Any, Any] |
                        f"installer, the only reader of the flag ({_SRC} l.580-590, l.1116)")
     verdicts = [(k, v, v if isinstance(v, Unknown) else _installs(v)) for k, v in hooks]
     if any(d is True for _, _, d in verdicts):
-        if unknown is not None:
-            return Unknown(f"the DeepGEMM layers are known only when the script runs "
-                           f"({unknown.reason[:160]})"), where
-        if not any(_selected(v) for v in values):
+        # layers only the run knows still select some whenever the job starts (argparse
+        # refuses an empty nargs='+' list or a non-integer word)
+        if unknown is None and not any(_selected(v) for v in values):
             return False, f"{where}: no layer selected (the installer raises, {_SRC} l.587-588)"
         return True, where
     open_ = next(((k, v, d) for k, v, d in verdicts if d is None or isinstance(d, Unknown)),
@@ -105,6 +104,11 @@ def intent(s: View, f: Mapping[str, Any], out: IntentOut) -> None:
         out["fp8"] = (on, src)
         return
     layers = next(s.get(k) for k in _LAYERS if s.has(k))
+    if isinstance(layers, Unknown) or isinstance(layers, list) and any(
+            isinstance(x, Unknown) or "unknown" in str(x) for x in layers):
+        # `$LAYERS` only the run knows: an empty expansion is refused by argparse (nargs='+'),
+        # any other selects some layers, so whenever the job trains, FP8 is on part of it
+        layers = "known only at run time"
     modules = next((s.get(k) for k in _MODULES if s.has(k)), "the default projections")
     out["fp8"] = (True, src)
     out["recipe"] = ("blockwise", f"{src} (DeepGEMM 128x128 block-FP8, {_SRC})")

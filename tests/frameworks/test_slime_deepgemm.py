@@ -125,3 +125,13 @@ def test_dsa_kv_fp8_qat_is_simulated_fp8_kv(tmp_path: Path, value: str, expected
 def test_dsa_kv_fp8_qat_only_in_an_echo(tmp_path: Path) -> None:
     facts, _, _ = _job(tmp_path, "--num-layers 4", before='echo "DSA_KV_FP8_QAT=1"')
     assert "config.slime.train_kv_fake_quant" not in facts
+
+
+@pytest.mark.parametrize("layers", ["$LAYERS", '"$LAYERS"'])
+def test_layers_only_the_run_knows(tmp_path: Path, layers: str) -> None:
+    # an empty $LAYERS is refused by argparse (nargs='+'); any other selects layers: partial FP8
+    facts, values, prov = _job(tmp_path, f"--megatron-deepgemm-forward-layers {layers} {HOOK}",
+                               before="LAYERS=$(cat layers.txt)")
+    assert facts["config.slime.deepgemm_forward"] is True
+    assert values["intent.fp8"] is True and values["intent.fp8_scope"] == "partial"
+    assert "run time" in prov["intent.fp8_scope"]
