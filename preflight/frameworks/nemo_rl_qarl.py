@@ -101,7 +101,8 @@ def _read(file: str) -> Any:
                 "bmm_quantizer" not in str(entry.get("quantizer_name", "")):
             continue
         enabled = entry.get("enable", True)
-        cfg = entry.get("cfg") if isinstance(entry.get("cfg"), dict) else {}
+        raw = entry.get("cfg")
+        cfg: dict[str, Any] = raw if isinstance(raw, dict) else {}
         bits = str(cfg.get("num_bits", "")).lower()
         if enabled is False or str(enabled).lower() == "false":
             continue

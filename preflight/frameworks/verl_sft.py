@@ -25,7 +25,7 @@ from __future__ import annotations
 from typing import Any
 
 from preflight.facts import Unknown
-from preflight.frameworks._view import Derived, IntentOut, View
+from preflight.frameworks._view import Derived, IntentOut, Stated, View
 from preflight.reading.overridelaunch import base_unread
 
 KIND = "verl"
@@ -94,7 +94,9 @@ def _automodel(v: View, out: IntentOut) -> None:
     out["distributed"] = (_DISTRIBUTED.get(str(strategy), Unknown(
         f"automodel distributed_strategy {str(strategy)[:40]!r}")),
         v.src(f"{ENGINE}.distributed_strategy", f"{_SRC}/engine/automodel.yaml"))
-    for name, field in (("tp", "tp_size"), ("cp", "cp_size"), ("ep", "ep_size")):
+    sizes: tuple[tuple[Stated, str], ...] = (("tp", "tp_size"), ("cp", "cp_size"),
+                                             ("ep", "ep_size"))
+    for name, field in sizes:
         value = v.int(f"{ENGINE}.{field}") if v.has(f"{ENGINE}.{field}") else 1
         out[name] = (value if value is not None else Unknown(f"{field} is not a number"),
                      v.src(f"{ENGINE}.{field}", f"{_SRC}/engine/automodel.yaml"))
