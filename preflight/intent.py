@@ -98,7 +98,7 @@ NAMES = ("fp8", "fp8_source", "fp8_overridden_by", "frameworks", "backend", "rec
          "micro_batch", "packing", "pad_multiple", "moe.experts", "moe.top_k", "ep",
          "rollout.engine", "rollout.fp8", "rollout.recipe", "rollout.kv_cache_fp8",
          "rollout.kv_cache_format", "rollout.is_correction", "recipe_by_backend", "block_scales_fp32", "fsdp_shard_size",
-         "fsdp_shards", "te_modules", "fp8_weight_storage")
+         "fsdp_shards", "te_modules", "fp8_weight_storage", "fp8_scope")
 
 
 @lru_cache(maxsize=1)

@@ -86,7 +86,7 @@ def _fill(got: dict[str, Sourced]) -> None:
                                  "size"), source)
     if not got["fp8"][0]:
         got.setdefault("backend", ("none", got["fp8"][1]))
-        for name in ("recipe", "format"):
+        for name in ("recipe", "format", "fp8_scope"):
             got.pop(name, None)
     else:
         for name in ("recipe", "format"):

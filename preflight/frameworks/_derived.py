@@ -30,7 +30,7 @@ Stated = Literal[
     "packing", "pad_multiple", "moe.experts", "moe.top_k", "ep", "recipe_by_backend",
     "block_scales_fp32", "rollout.engine", "rollout.fp8", "rollout.recipe",
     "rollout.kv_cache_fp8", "rollout.kv_cache_format", "rollout.is_correction", "fsdp_shard_size",
-    "te_modules", "fp8_weight_storage"]
+    "te_modules", "fp8_weight_storage", "fp8_scope"]
 """``intent.<name>`` facts a framework states (tests/frameworks/test_derived.py: every one is in
 the fact registry, and every registered intent name is either here or in :data:`COMPUTED`)."""
 

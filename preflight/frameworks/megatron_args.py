@@ -49,7 +49,10 @@ PREFIX = "config.megatron"
 # Flags declared with nargs='+' / '*' in megatron/training/arguments.py that matter to us.
 _MULTI = {"recompute-modules", "data-path", "train-data-path", "valid-data-path",
           "test-data-path", "moe-layer-freq", "cuda-graph-scope", "cuda-graph-modules",
-          "cp-comm-type"}
+          "cp-comm-type",
+          # slime's (nargs="+", slime a74ae3a0 slime/utils/arguments.py l.1471-1500)
+          "megatron-deepgemm-forward-layers", "megatron-deepgemm-forward-modules",
+          "megatron-deepgemm-moe-forward-layers", "megatron-deepgemm-moe-forward-modules"}
 
 # Flags that take exactly one value (megatron/training/arguments.py, torchrun) among those intent
 # reads: given bare, argparse refuses the command line.

@@ -159,7 +159,11 @@ SLIME_FLAGS: frozenset[str] = frozenset({
     "use-rollout-logprobs", "use-rollout-routing-replay", "use-routing-replay",
     "use-stateless-adam", "use-tensorboard", "use-tis", "use-unbiased-kl", "use-wandb",
     "value-clip", "wandb-always-use-train-step", "wandb-dir", "wandb-group", "wandb-host",
-    "wandb-key", "wandb-mode", "wandb-run-id", "wandb-team"})
+    "wandb-key", "wandb-mode", "wandb-run-id", "wandb-team",
+    # later: slime a74ae3a0 (2026-08-11) slime/utils/arguments.py l.1471-1500, its
+    # DeepGEMM alignment hooks (frameworks/slime_deepgemm.py)
+    "megatron-deepgemm-forward-layers", "megatron-deepgemm-forward-modules",
+    "megatron-deepgemm-moe-forward-layers", "megatron-deepgemm-moe-forward-modules"})
 """The flags slime v0.3.1 adds to Megatron-LM's parser (not Megatron's own)."""
 
 SLIME_BARE: frozenset[str] = frozenset({

@@ -25,7 +25,7 @@ from typing import Any
 
 from preflight.facts import Unknown
 from preflight.findings import Source
-from preflight.frameworks import kvformat, nemo_rl_dynamo
+from preflight.frameworks import kvformat, nemo_rl_dynamo, nemo_rl_qarl
 from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, IntentOut, Stated, View
 from preflight.frameworks.nemo_rl_detect import score
@@ -87,7 +87,8 @@ def read_yaml(path: str, parsed: Parsed) -> ReaderOutput:
     where = source_of(path, parsed)(("defaults",))
     linked = tuple(Linked(p, KIND, where, key="defaults", line=parsed.line_of(("defaults",)))
                    for p in chain.files)
-    return with_source(path, ReaderOutput(facts, prov, tuple(chain.problems), linked))
+    return with_source(path, nemo_rl_qarl.apply(path, ReaderOutput(facts, prov, tuple(
+        chain.problems), linked)))
 
 
 def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
@@ -104,7 +105,8 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
     line = text.count("\n", 0, read.launch.offset) + 1
     facts[f"{PREFIX}.entry"] = read.launch.entry.text
     prov[f"{PREFIX}.entry"] = Source(path, line)
-    return with_source(path, ReaderOutput(facts, prov, tuple(read.problems), merged.linked))
+    return with_source(path, nemo_rl_qarl.apply(path, ReaderOutput(facts, prov, tuple(
+        read.problems), merged.linked)))
 
 
 def _not_training(path: str, text: str, read: LaunchRead) -> ReaderOutput:

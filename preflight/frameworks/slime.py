@@ -25,7 +25,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from preflight.facts import Unknown
-from preflight.frameworks import kvformat, miles_py, miles_refuse, slime_custom, slime_env
+from preflight.frameworks import (
+    kvformat,
+    miles_py,
+    miles_refuse,
+    slime_custom,
+    slime_deepgemm,
+    slime_env,
+)
 from preflight.frameworks import megatron_validated as validated
 from preflight.frameworks import rollout_apart as apart
 from preflight.frameworks._record import Default, Framework, Launch
@@ -88,6 +95,12 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
     # the trainer's NVTE_* / NCCL_*: --runtime-env-json of the command that runs train.py,
     # --train-env-vars (slime_env.py), not any JSON-looking text of the script
     slime_env.read(path, text, outer, facts, prov)
+    kv = slime_env.kv_fake_quant(facts, prov)
+    if kv is not None:
+        facts[f"{PREFIX}.train_kv_fake_quant"], prov[f"{PREFIX}.train_kv_fake_quant"] = kv
+    deepgemm = slime_deepgemm.fact(facts, prov)
+    if deepgemm is not None:
+        facts[slime_deepgemm.NAME], prov[slime_deepgemm.NAME] = deepgemm
     ckpt = f"{PREFIX}.hf_checkpoint"
     if ckpt in facts:
         # SGLang serves the checkpoint in the format its config.json's quantization_config
@@ -162,6 +175,7 @@ def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
             and says_mxfp8(ckpt) and "config.json" not in str(s.src("hf_checkpoint_weights")):
         # SGLang serves an MXFP8 conversion (`<model>-MXFP8`) with MXFP8 GEMMs
         out["rollout.recipe"] = ("mxfp8", s.src("hf_checkpoint"))
+    slime_deepgemm.intent(s, f, out)    # DeepGEMM block-FP8 forward on selected layers
     miles_refuse.intent(f, s, out)      # what the launcher's __post_init__ refused (asked)
     # --use-tis: truncated importance sampling of the rollout/trainer mismatch
     # (slime/utils/arguments.py at v0.3.1; off unless given)

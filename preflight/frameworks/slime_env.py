@@ -37,7 +37,8 @@ from preflight.findings import Source
 from preflight.reading.shellexpand import TooLarge, launches, split_text
 
 PREFIX = "config.slime"
-NAME = re.compile(r"(?:NVTE|NCCL)_[A-Z0-9_]+")
+# NVTE_* / NCCL_*, and slime's GLM-5 DSA attention switch of simulated FP8 KV (kv_fake_quant)
+NAME = re.compile(r"(?:NVTE|NCCL)_[A-Z0-9_]+|DSA_KV_FP8_QAT")
 MAX_JSON = 64 * 1024
 """Characters of a JSON argument parsed."""
 MAX_LAUNCHES = 8
@@ -187,6 +188,27 @@ def fp32_scales(f: Mapping[str, Any], prov: Mapping[str, str]) -> tuple[Any, str
         why = "slime sets 1, " + why
     return Unknown(why if cc is not None else why + "; the GPU is not known"), \
         prov.get(f"{PREFIX}.package", "slime/miles default")
+
+
+def kv_fake_quant(f: Mapping[str, Any], prov: Mapping[str, Any]) -> tuple[Any, Any] | None:
+    """``config.slime.train_kv_fake_quant``: ``fp8`` where the trainer's environment sets
+    ``DSA_KV_FP8_QAT`` on (slime a74ae3a0 slime_plugins/models/glm5/glm5.py l.254-262:
+    "1"/"true"/"yes"/"on" after strip().lower(); alignment/env.py l.19-55 sets it for GLM-5
+    train/rollout alignment): the GLM-5 DSA attention quantizes its K/V to FP8 and back
+    (``quantize_k_cache`` / ``dequantize_k_cache``, straight-through backward) in BF16 compute,
+    simulated FP8 KV, no FP8 GEMM or FP8 storage; ``none`` where set off; None where not set.
+    Same precedence as :func:`fp32_scales` (``--train-env-vars``, then the runtime env)."""
+    for key in (f"{PREFIX}.train_env.DSA_KV_FP8_QAT", f"{PREFIX}.train_env.*",
+                f"{PREFIX}.env.DSA_KV_FP8_QAT"):
+        if key in f:
+            value = f[key]
+            if isinstance(value, Unknown):
+                return value, prov.get(key, key)
+            if key.endswith("*"):
+                continue
+            on = str(value).strip().lower() in ("1", "true", "yes", "on")
+            return ("fp8" if on else "none"), prov.get(key, key)
+    return None
 
 
 def _cc(value: Any) -> float | None:

@@ -28,7 +28,7 @@ from typing import Any
 
 from preflight.facts import Unknown
 from preflight.findings import Source
-from preflight.frameworks import flashrl, kvformat
+from preflight.frameworks import flashrl, kvformat, verl_sft
 from preflight.frameworks import rollout_apart as apart
 from preflight.frameworks._record import Default, Framework, Launch, Reference
 from preflight.frameworks._view import Derived, IntentOut, Stated, View
@@ -103,6 +103,8 @@ def _get(v: View, key: str) -> tuple[Any, str]:
 
 def derive(f: Mapping[str, Any], prov: Mapping[str, str]) -> Derived:
     v = View(f, KIND, prov)
+    if verl_sft.is_sft(v):
+        return verl_sft.derive(v)
     out = IntentOut()
     engine = _engine(v)
     out["distributed"] = engine
@@ -282,6 +284,7 @@ def _correction(v: View, out: IntentOut) -> None:
 FRAMEWORK = Framework(
     kind=KIND, title="verl", formats=("yaml", "text"), score=score, read=read_yaml,
     derive=derive, precedence=15,
+    cancels_fp8_of=(KIND,),       # the SFT Automodel engine drops enable_fp8 (verl_sft.py)
     # Hydra loads YAML with OmegaConf, which refuses a key given twice
     duplicate_keys="error",
     references=(

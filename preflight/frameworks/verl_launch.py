@@ -69,6 +69,11 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
     merged = merged_facts(read, KIND, base, style="hydra", key="--config-name")
     facts, prov = merged.facts, merged.provenance
     facts[f"{PREFIX}.entry"], prov[f"{PREFIX}.entry"] = read.launch.entry.text, entry_src
+    for ov, src in read.overrides:
+        # `engine=automodel` picks config/engine/automodel.yaml (a Hydra group, verl_sft.py);
+        # the merged config keeps only the engine.* keys the line sets after it
+        if ov.path == ("engine",) and ov.op in ("set", "force", "add"):
+            facts[f"{PREFIX}.engine_group"], prov[f"{PREFIX}.engine_group"] = ov.value, src
     if name is not None:
         facts[f"{PREFIX}.config_name"], prov[f"{PREFIX}.config_name"] = name
     if packaged is not None:

@@ -20,10 +20,11 @@ import re
 # gkd/megatron/main_gkd.py, spo/spo_main_ppo.py ...); main_eval / main_generation score or
 # generate, they do not train
 ENTRY = re.compile(
-    r"(?:^|[/.])(?:verl[./]trainer[./]main_ppo|verl[./]experimental[./]\w+[./]\w*main\w*)"
+    r"(?:^|[/.])(?:verl[./]trainer[./](?:main_ppo|sft_trainer(?:_ray)?)|"
+    r"verl[./]experimental[./]\w+[./]\w*main\w*)"
     r"(?:\.py)?$|(?:^|verl/)recipe[./](?:\w+[./]){1,3}(?!main_eval|main_generation)\w*main\w*"
     r"(?:\.py)?$")
-HINT = re.compile(r"verl[./]trainer[./]main_ppo|verl[./]experimental[./]\w+[./]\w*main"
+HINT = re.compile(r"verl[./]trainer[./](?:main_ppo|sft_trainer\b|sft_trainer_ray)|verl[./]experimental[./]\w+[./]\w*main"
                   r"|(?:(?<![\w/.-])|(?<=verl/))recipe[./](?:\w+[./]){1,3}"
                   r"(?!main_eval|main_generation)\w*main")
 
@@ -37,12 +38,18 @@ HYDRA_MAIN: dict[str, str] = {
     "verl/experimental/one_step_off_policy/main_ppo": "one_step_off_ppo_trainer.yaml",
     "verl/experimental/transfer_queue/main_ppo": "ppo_trainer.yaml",
     "recipe/dapo/main_dapo": "dapo_trainer.yaml",
+    # verl v0.9.0 sft_trainer.py l.460, sft_trainer_ray.py l.388 (verl_sft.py)
+    "verl/trainer/sft_trainer": "sft_trainer_engine.yaml",
+    "verl/trainer/sft_trainer_ray": "sft_trainer_engine.yaml",
 }
 
 # (folder of the module, config file under its config/) -> (packaged trainer config it stands
 # on, where that was read)
 SHIPPED: dict[tuple[str, str], tuple[str, str]] = {
     ("verl/trainer", "ppo_trainer.yaml"): ("ppo_trainer", "verl v0.9.0 ppo_trainer.yaml"),
+    ("verl/trainer", "sft_trainer_engine.yaml"): (
+        "sft_trainer_engine", "verl v0.9.0 sft_trainer_engine.yaml (defaults: engine@engine: "
+                              "fsdp)"),
     ("verl/trainer", "ppo_megatron_trainer.yaml"): (
         "ppo_megatron_trainer", "verl v0.9.0 ppo_megatron_trainer.yaml"),
     ("verl/experimental/fully_async_policy", "fully_async_ppo_trainer.yaml"): (

@@ -18,6 +18,7 @@ DISTRIBUTED = ("none", "ddp", "fsdp1", "fsdp2", "deepspeed", "megatron")
 GRANULARITIES = ("full", "selective", "none")
 ROLLOUT_ENGINES = ("vllm", "sglang", "trtllm", "hf", "megatron")
 TE_MODULES = ("yes", "none")
+SCOPES = ("all", "partial")
 
 
 def _one_of(values: tuple[str, ...]) -> str:
@@ -80,6 +81,10 @@ SPECS = (
       "--cuda-graph-impl local|transformer_engine|full_iteration, NeMo model.enable_cuda_graph)"),
     F("intent.fp8_params", "bool",
       "Parameters kept in FP8 (Megatron --fp8-param-gather, NeMo model.fp8_params)"),
+    F("intent.fp8_scope", "str",
+      "Which of the model's training GEMMs the job's FP8 reaches: all (every linear its FP8 "
+      "converts) | partial (only layers / modules the job selects, the others BF16: slime "
+      "--megatron-deepgemm-forward-layers); absent where no reader says", SCOPES),
     F("intent.fp8_weight_storage", "bool",
       "Weights kept in a float8 dtype between uses and upcast layer by layer for BF16/FP16 "
       "compute (finetrainers --layerwise_upcasting_modules, diffusers enable_layerwise_casting): "

@@ -87,6 +87,10 @@ NOT_AN_EDIT = {
     "FP8D-NEMO-0011": "the flag is set in the NeMo 2 recipe factory's Python (an OptimizerConfig "
                       "argument, cloudai_nemorun.py) or by cloudai's own GPU/dtype gate; cloudai's "
                       "TOML override [cmd_args.optim.config] has no --diff editor",
+    "FP8D-VERL-0009": "the switch is a Hydra override on verl's launch line (engine.enable_fp8="
+                      "true); the fix the user wants is another engine (engine=megatron with "
+                      "override_transformer_config.fp8), and dropping a switch that does nothing "
+                      "changes no result",
     "FP8D-ACC-0099": "the fix is the script's Python code (the te.fp8_autocast(enabled=...) "
                      "argument or the model class it builds); mixed_precision fp8 in the "
                      "fire case only states what already runs, it is no edit to propose",
