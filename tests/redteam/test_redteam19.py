@@ -181,3 +181,106 @@ def test_two_parsers_sharing_a_dest_are_not_merged(tmp_path: Path) -> None:
 def test_a_module_launch_named_after_the_script_gives_its_arguments(tmp_path: Path) -> None:
     files = {"train.py": _script(), "run.sh": "python -m train --no_fp8\n"}
     assert _fp8(tmp_path, files, "train.py", "run.sh") is False
+
+
+# --- fwacc: accelerate's FP8 backend picked from what is installed (frameworks/accelerate_backend.py)
+# auto_backend reads "no ACCELERATE_FP8_BACKEND fact" as "not set": every way a launch script
+# gives the variable that the env facts do not carry turns into a confident pick of torchao.
+
+_ACC_SCRIPT = """from accelerate import Accelerator
+accelerator = Accelerator()
+model = accelerator.prepare(model)
+for batch in data:
+    accelerator.backward(model(batch).loss)
+"""
+_AO_TE = {"pkg.accelerate": "1.11.0", "pkg.transformer-engine": "2.8.0", "pkg.torchao": "0.13.0"}
+_LAUNCH = "accelerate launch --mixed_precision fp8 train.py\n"
+
+
+def _intent(root: Path, run_sh: str, extra: dict[str, str] | None = None) -> dict[str, Any]:
+    from preflight.assume import apply_assumptions
+    (root / ".git").mkdir(parents=True, exist_ok=True)
+    (root / "train.py").write_text(_ACC_SCRIPT)
+    (root / "run.sh").write_text("#!/bin/bash\n" + run_sh)
+    for name, text in (extra or {}).items():
+        (root / name).write_text(text)
+    read = read_paths([str(root / "run.sh")])
+    values, _ = intent.derive(apply_assumptions(Facts(read.facts, read.provenance), _AO_TE))
+    return values
+
+
+@pytest.mark.parametrize("run_sh", [
+    _LAUNCH, "export ACCELERATE_FP8_BACKEND=TE\n" + _LAUNCH,
+    "ACCELERATE_FP8_BACKEND=TE " + _LAUNCH,
+    "accelerate launch --mixed_precision fp8 --fp8_backend=te train.py\n",
+])
+def test_quiet_the_backend_the_launch_script_states(tmp_path: Path, run_sh: str) -> None:
+    want = "torchao" if run_sh == _LAUNCH else "te"
+    assert _intent(tmp_path, run_sh)["intent.backend"] == want
+
+
+def test_os_putenv_does_not_name_the_backend(tmp_path: Path) -> None:
+    # os.putenv leaves os.environ as it was: accelerate's os.environ lookup does not see it
+    (tmp_path / "x").mkdir()
+    script = "import os\nos.putenv('ACCELERATE_FP8_BACKEND', 'TE')\n" + _ACC_SCRIPT
+    root = tmp_path / "x"
+    (root / ".git").mkdir()
+    (root / "train.py").write_text(script)
+    (root / "run.sh").write_text(_LAUNCH)
+    from preflight.assume import apply_assumptions
+    read = read_paths([str(root / "run.sh")])
+    values, _ = intent.derive(apply_assumptions(Facts(read.facts, read.provenance), _AO_TE))
+    assert values["intent.backend"] == "torchao"
+
+
+@pytest.mark.xfail(strict=True, reason="shell19 (jobs/launchfacts._env asks launch_env without "
+                   "unknown=True: a sourced file, `set -a`, `export $(...)`, `env X=V cmd` give "
+                   "no env fact) + accelerate_backend (absence read as 'not set'): torchao picked")
+@pytest.mark.parametrize("run_sh, extra", [
+    ("source .env\n" + _LAUNCH, {".env": "export ACCELERATE_FP8_BACKEND=TE\n"}),
+    ("set -a\n. ./env.sh\nset +a\n" + _LAUNCH, {"env.sh": "ACCELERATE_FP8_BACKEND=TE\n"}),
+    ("export $(cat .env | xargs)\n" + _LAUNCH, {".env": "ACCELERATE_FP8_BACKEND=TE\n"}),
+    ("source /etc/profile.d/job.sh\n" + _LAUNCH, {}),
+    ("env ACCELERATE_FP8_BACKEND=TE " + _LAUNCH, {}),
+], ids=["source", "set-a", "export-subst", "source-outside", "env-prefix"])
+def test_a_backend_variable_the_text_does_not_show_is_not_a_pick(
+        tmp_path: Path, run_sh: str, extra: dict[str, str]) -> None:
+    assert _intent(tmp_path, run_sh, extra)["intent.backend"] != "torchao"
+
+
+@pytest.mark.xfail(strict=True, reason="shell19 (jobs/launchfacts._env: launch_env(unknown="
+                   "False) takes an export in an undecided branch as run): a confident te")
+@pytest.mark.parametrize("run_sh", [
+    'if [ -n "$X" ]; then\n  export ACCELERATE_FP8_BACKEND=TE\nfi\n' + _LAUNCH,
+    '[ -n "$X" ] && export ACCELERATE_FP8_BACKEND=TE\n' + _LAUNCH,
+])
+def test_a_backend_exported_in_an_undecided_branch_is_not_known(tmp_path: Path,
+                                                                run_sh: str) -> None:
+    assert isinstance(_intent(tmp_path, run_sh)["intent.backend"], Unknown)
+
+
+@pytest.mark.xfail(strict=True, reason="shell19 (reading/launchenv.py: an export's word keeps "
+                   "the `;` that ends it when the launch is on a later line: 'fp8;', FP8 Unknown)")
+@pytest.mark.parametrize("run_sh", [
+    "export ACCELERATE_MIXED_PRECISION=fp8; export X=1\naccelerate launch train.py\n",
+    "if true; then export ACCELERATE_MIXED_PRECISION=fp8; fi\naccelerate launch train.py\n",
+])
+def test_an_export_ended_by_a_semicolon_keeps_its_value(tmp_path: Path, run_sh: str) -> None:
+    assert _intent(tmp_path, run_sh)["intent.fp8"] is True
+
+
+@pytest.mark.xfail(strict=True, reason="accelerate reader (refactor44 / free): a --config_file "
+                   "out of the job is not opened, yet the backend is picked as if it named none")
+def test_a_config_file_out_of_the_job_leaves_the_backend_unknown(tmp_path: Path) -> None:
+    run_sh = "accelerate launch --config_file /etc/acc.yaml --mixed_precision fp8 train.py\n"
+    assert isinstance(_intent(tmp_path, run_sh)["intent.backend"], Unknown)
+
+
+@pytest.mark.xfail(strict=True, reason="accelerate_launch.COMMAND (refactor44 / free) knows "
+                   "`accelerate launch` only: `python -m accelerate.commands.launch` runs the "
+                   "same launcher, its --mixed_precision fp8 is dropped and FP8 reads False")
+@pytest.mark.parametrize("launch", ["python -m accelerate.commands.launch",
+                                    "python -m accelerate.commands.accelerate_cli launch"])
+def test_accelerate_launched_as_a_module_is_read(tmp_path: Path, launch: str) -> None:
+    assert _intent(tmp_path, f"{launch} --mixed_precision fp8 train.py\n")["intent.fp8"] \
+        is not False
