@@ -310,3 +310,32 @@ def test_quiet_family_names_and_separated_fp8_names_hold(name: str, fp8: bool) -
 def test_a_bf16_family_name_that_says_fp8_otherwise_is_not_bf16(name: str) -> None:
     from preflight.frameworks.ckptname import says_fp8
     assert says_fp8(name) is not False
+
+
+# --- redteam18's `{ }` groups in an if test (reading/shellchain.py): holding ----------------------
+# Each expected arm is what bash 5 printed with `echo` in place of the launch; the walk may leave
+# a test undecided (both arms) but never decides the other arm.
+
+_ARMS = "; then python train.py --fp8 1; else python train.py --fp8 0; fi\n"
+
+
+@pytest.mark.parametrize("test, bash", [
+    ("A=1\nif { echo }; [ $A = 2 ]; }", "0"), ("A=1\nif { echo {; [ $A = 1 ]; }", "1"),
+    ("A=1\nif { echo '}'; [ $A = 2 ]; }", "0"), ('A=1\nif { [ "}" = "}" ] && [ $A = 2 ]; }', "0"),
+    ("A=1\nif { [ $A = 1 ] && echo a }; }", "1"), ("A=1\nif { [ $A = 2 ] || echo x}; }", "1"),
+    ("A=1\nif { cat <<EOF\n}\nEOF\n[ $A = 2 ]; }", "0"),
+    ("A=1\nif { cat <<EOF >/dev/null\n[ $A = 1 ] || { \nEOF\n[ $A = 2 ]; }", "0"),
+    ("A=1\nif { echo {a,b}; [ $A = 2 ]; }", "0"), ("A=1\nif { B=${A:-}}; [ $A = 2 ]; }", "0"),
+    ("A=1\nif { ( [ $A = 2 ] ); }", "0"), ("A=1\nif ! {\n [ $A = 1 ]\n}", "0"),
+    ("A=1\nif " + "{ ! " * 50 + "[ $A = 1 ]" + "; }" * 50, "1"),
+    ("A=1\nif " + "{ ! " * 51 + "[ $A = 1 ]" + "; }" * 51, "0"),
+    ("A=1\nif { [ $A = 2 ] # }\n}", "0"), ("A=1\nif { [ $A = 1 ] # } || false\n}", "1"),
+    ("A=1\nif { echo \\}; [ $A = 2 ]; }", "0"), ("A=1\nif { case $A in 1) false;; esac; }", "0"),
+])
+def test_a_brace_in_a_word_or_here_document_never_decides_the_other_arm(test: str,
+                                                                        bash: str) -> None:
+    from preflight.reading.shellexpand import launches
+    from preflight.reading.shellheredoc import kept_text
+    from preflight.reading.shellwords import split
+    got = launches(split(kept_text(test + _ARMS)), lambda w: w.endswith("train.py"))
+    assert {la.args[1].text for la in got} in ({bash}, {"0", "1"})
