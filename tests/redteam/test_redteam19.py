@@ -339,3 +339,62 @@ def test_a_brace_in_a_word_or_here_document_never_decides_the_other_arm(test: st
     from preflight.reading.shellwords import split
     got = launches(split(kept_text(test + _ARMS)), lambda w: w.endswith("train.py"))
     assert {la.args[1].text for la in got} in ({bash}, {"0", "1"})
+
+
+# --- primus2: presets named from a variable (frameworks/primus_launch.py) --------------------------
+# A sourced file or `set -a` before the launch may export MODEL / BACKEND / an override's
+# variable: launchenv gives that as the `*` entry, which the experiment's `${VAR:default}` did not
+# look at (it read as the default: a confident BF16 for an FP8 preset the sourced file names).
+
+_PRIMUS = """modules:
+  pre_trainer:
+    framework: torchtitan
+    config: pre_trainer.yaml
+    model: {model}
+    overrides:
+      training:
+        local_batch_size: 4
+{extra}"""
+_PRIMUS_RUN = ("#!/bin/bash\n{env}./primus-cli direct -- train pretrain --config "
+               "examples/torchtitan/configs/MI355X/exp.yaml\n")
+
+
+def _primus(root: Path, env: str, model: str = "${MODEL:llama3.1_8B}.yaml", extra: str = "",
+            files: dict[str, str] | None = None) -> Any:
+    folder = root / "examples" / "torchtitan" / "configs" / "MI355X"
+    folder.mkdir(parents=True, exist_ok=True)
+    (root / ".git").mkdir(exist_ok=True)
+    (folder / "exp.yaml").write_text(_PRIMUS.format(model=model, extra=extra))
+    for name, text in (files or {}).items():
+        (root / name).write_text(text)
+    (root / "run.sh").write_text(_PRIMUS_RUN.format(env=env))
+    read = read_paths([str(root / "run.sh")])
+    values, _ = intent.derive(Facts(read.facts, read.provenance))
+    return values["intent.fp8"]
+
+
+@pytest.mark.parametrize("env, files", [
+    ("source env.sh\n", {"env.sh": "export MODEL=llama3.1_8B-fp8\n"}),
+    ("set -a\n. ./env.sh\nset +a\n", {"env.sh": "MODEL=llama3.1_8B-fp8\n"}),
+    ("source /opt/site/primus.env\n", {}),
+])
+def test_a_sourced_file_may_name_the_preset(tmp_path: Path, env: str,
+                                            files: dict[str, str]) -> None:
+    got = _primus(tmp_path, env, files=files)
+    assert isinstance(got, Unknown) and "MODEL" in got.reason
+
+
+def test_a_sourced_file_may_set_an_overrides_variable(tmp_path: Path) -> None:
+    extra = "      model:\n        converters: ${CONVERTERS:primus_turbo}\n"
+    got = _primus(tmp_path, "source env.sh\n", model="llama3.1_8B.yaml", extra=extra,
+                  files={"env.sh": "export CONVERTERS=quantize.linear.float8\n"})
+    assert isinstance(got, Unknown)
+
+
+@pytest.mark.parametrize("env, fp8", [
+    ("", False), ("export MODEL=llama3.1_8B-fp8\n", True),
+    ("MODEL=llama3.1_8B-fp8 \\\n", True), ("env MODEL=llama3.1_8B-fp8 \\\n", True),
+])
+def test_quiet_a_preset_the_script_names_or_leaves_default(tmp_path: Path, env: str,
+                                                           fp8: bool) -> None:
+    assert _primus(tmp_path, env) is fp8
