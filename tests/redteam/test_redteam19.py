@@ -398,3 +398,63 @@ def test_a_sourced_file_may_set_an_overrides_variable(tmp_path: Path) -> None:
 def test_quiet_a_preset_the_script_names_or_leaves_default(tmp_path: Path, env: str,
                                                            fp8: bool) -> None:
     assert _primus(tmp_path, env) is fp8
+
+
+# --- sweep21 / fwacc: FP8D-ACC-0019 vs FP8D-HW-0001 by the script's own mixed_precision ----------
+# The new `not (config.accelerate.accelerator.mixed_precision == fp8 and accelerate >= 1.8.0)`
+# reads an absent fact as "not passed": an Accelerator(**kw) / (*a) whose mapping the text does
+# not give fired ACC-0019's silent fp16 fallback with confidence (frameworks/accelerate_plugins.py
+# _precision: now Unknown, both undetermined; a positional third argument is read).
+
+_A100 = Path(__file__).resolve().parents[1] / "scenarios" / "_envs" / "a100.json"
+_ACC_BODY = """
+model = torch.nn.Sequential(torch.nn.Linear(4096, 4096))
+opt = torch.optim.AdamW(model.parameters())
+model, opt = accelerator.prepare(model, opt)
+for step in range(10):
+    loss = model(torch.randn(16, 4096, device=accelerator.device)).float().pow(2).mean()
+    accelerator.backward(loss)
+    opt.step()
+"""
+
+
+def _a100(root: Path, build: str, pre: str = "") -> tuple[set[str], set[str]]:
+    import preflight
+    (root / ".git").mkdir(parents=True, exist_ok=True)
+    (root / "train.py").write_text("import torch\nfrom accelerate import Accelerator\n" + pre +
+                                   "\n" + build + _ACC_BODY)
+    (root / "run.sh").write_text("#!/bin/bash\naccelerate launch --mixed_precision fp8 train.py\n")
+    report = preflight.check([str(root / "run.sh")], smoke=False, snapshot=str(_A100), assume={
+        "pkg.accelerate": "1.13.0", "pkg.transformer-engine": "2.9.0",
+        "pkg.torch": "2.9.1+cu128"})
+    pair = {"FP8D-ACC-0019", "FP8D-HW-0001"}
+    return ({f.rule_id for f in report.findings} & pair,
+            {u.rule_id for u in report.undetermined} & pair)
+
+
+@pytest.mark.parametrize("build, pre", [
+    ("accelerator = Accelerator(**kw)", "import mylib\nkw = mylib.kw()"),
+    ("accelerator = Accelerator(*a)", "import mylib\na = mylib.a()"),
+])
+def test_a_mixed_precision_the_text_may_hide_decides_neither(tmp_path: Path, build: str,
+                                                             pre: str) -> None:
+    fired, undetermined = _a100(tmp_path, build, pre)
+    assert not fired and undetermined == {"FP8D-ACC-0019", "FP8D-HW-0001"}
+
+
+@pytest.mark.parametrize("build, rule", [
+    ("accelerator = Accelerator()", "FP8D-ACC-0019"),
+    ('accelerator = Accelerator(mixed_precision="fp8")', "FP8D-HW-0001"),
+    ('accelerator = Accelerator(True, False, "fp8")', "FP8D-HW-0001"),     # by position
+    ('accelerator = Accelerator(**dict(mixed_precision="fp8"))', "FP8D-HW-0001"),
+    ('accelerator = Accelerator(log_with="wandb")', "FP8D-ACC-0019"),
+])
+def test_quiet_a_mixed_precision_the_text_gives_decides_one(tmp_path: Path, build: str,
+                                                            rule: str) -> None:
+    assert _a100(tmp_path, build)[0] == {rule}
+
+
+@pytest.mark.xfail(strict=True, reason="accelerate reader (refactor44 / free): an Accelerator "
+                   "built by a module outside the job (`mylib.make()`) is read as no argument")
+def test_an_accelerator_built_outside_the_job_decides_neither(tmp_path: Path) -> None:
+    assert not _a100(tmp_path, "accelerator = mylib.make()", "import mylib")[0]
