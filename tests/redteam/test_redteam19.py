@@ -458,3 +458,24 @@ def test_quiet_a_mixed_precision_the_text_gives_decides_one(tmp_path: Path, buil
                    "built by a module outside the job (`mylib.make()`) is read as no argument")
 def test_an_accelerator_built_outside_the_job_decides_neither(tmp_path: Path) -> None:
     assert not _a100(tmp_path, "accelerator = mylib.make()", "import mylib")[0]
+
+
+# --- fwrl10: prime-rl's inference launch read beside the trainer (frameworks/prime_rl*) -----------
+
+@pytest.mark.xfail(strict=True, reason="fwrl11 (prime_rl inference launch): words from a variable "
+                   "the script never sets make the rollout's quantization Unknown, but its KV "
+                   "cache dtype stays vLLM's default (False): --kv-cache-dtype fp8 may be in them")
+@pytest.mark.parametrize("extra", ["$EXTRA", '"${ARGS[@]}"'])
+def test_unknown_words_on_the_inference_launch_leave_the_kv_cache_unknown(
+        tmp_path: Path, extra: str) -> None:
+    job = tmp_path / "job"
+    (job / ".git").mkdir(parents=True)
+    (job / "run_train.sh").write_text(
+        "uv run torchrun --nproc-per-node 8 src/prime_rl/trainer/rl/train.py @ trainer.toml\n")
+    (job / "trainer.toml").write_text("[model]\nname = \"Qwen/Qwen3-32B\"\n")
+    (job / "run_inference_head.sh").write_text(f"uv run inference @ infer.toml {extra}\n")
+    (job / "infer.toml").write_text("[model]\nname = \"Qwen/Qwen3-32b\"\n")
+    read = read_paths([str(job / "run_train.sh"), str(job / "run_inference_head.sh")])
+    values, _ = intent.derive(Facts(read.facts, read.provenance))
+    assert isinstance(values["intent.rollout.fp8"], Unknown)
+    assert values.get("intent.rollout.kv_cache_fp8") is not False
