@@ -7,10 +7,25 @@
   ``parse_args(argv)`` / ``namespace=``, ``args.x = ...`` / ``setattr`` / ``vars(args).update``
   after it, and (by hand) a sub-command's options, which ``python FILE.py`` never sets.
   Each case below read a confident FP8 yes before the fix (the file turns it off).
+- primus2's presets named from a variable (frameworks/primus_launch.py): a ``source f`` /
+  ``set -a`` before ``primus-cli`` (launchenv's ``*``: any variable) left ``${MODEL:default}``
+  at its default, a confident BF16 where the sourced file names an FP8 preset; now Unknown.
+- fwacc / sweep21 (frameworks/accelerate_plugins.py): ``Accelerator(**kw)`` / ``(*a)`` the text
+  does not give left the code's own mixed_precision absent, read as not passed: FP8D-ACC-0019's
+  silent fallback fired with confidence where it may be "fp8" (HW-0001's case); now Unknown,
+  both undetermined; a positional ``Accelerator(True, False, "fp8")`` is read.
+Holding (tests that can fail): redteam18's ``{ }`` evaluation with braces in words, quotes,
+comments, here-documents and 50-deep ``!`` nesting (never the other arm than bash 5); ACC-0099
+on a stated / unknown mixed_precision; fwacc's backend pick from flags and exports.
 Open (strict xfail, owner named): two parsers of one file sharing a dest (reading/pyoption.py
-shared_dest merges them by dest: free since pyfix9 merged); ``check train.py run.sh`` where
-run.sh runs it as ``python -m train`` (jobs/walk.py re-read: shell19, as the existing xfail in
-tests/jobs/test_pyjob_byhand.py).
+shared_dest: free since pyfix9 merged); ``check train.py run.sh`` where run.sh runs it as
+``python -m train`` (jobs/walk.py re-read: shell19); ACCELERATE_FP8_BACKEND from a sourced file,
+``set -a``, ``export $(...)``, ``env X=V``, an undecided branch, and ``X=v;`` values (shell19:
+jobs/launchfacts._env, reading/launchenv.py); ``--config_file`` out of the job and ``python -m
+accelerate.commands.launch`` (accelerate reader); an Accelerator built outside the job; BF16
+family checkpoint names with fp8 glued / look-alike letters (fwrl11, ckptname.py); prime-rl's KV
+cache dtype under unknown launch words (fwrl11); a TE autocast only in a never-called function
+(pytorch_te reader, ACC-0099).
 """
 
 from __future__ import annotations
