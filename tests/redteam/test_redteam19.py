@@ -543,3 +543,26 @@ def test_acc_0099_ignores_an_autocast_nothing_runs(tmp_path: Path) -> None:
     loop = "    model(torch.randn(4, 64)).sum().backward()\n"
     fired, _ = _acc_0099(tmp_path, fn, loop, "accelerate launch --mixed_precision bf16 train.py")
     assert not fired
+
+
+# --- pyfix9 holding: defaults only the run computes stay unknown by hand --------------------------
+
+@pytest.mark.parametrize("default", [
+    "os.environ.get('FP8', '1') == '1'", "bool(int(os.getenv('FP8', 1)))",
+    "torch.cuda.get_device_capability()[0] >= 9", "cfgx.FP8", "FP8",
+])
+def test_a_default_the_run_computes_is_not_read_by_hand(tmp_path: Path, default: str) -> None:
+    pre = "\nimport cfgx\nFP8 = True\nif os.environ.get('NOFP8'):\n    FP8 = False"
+    text = _script(pre=pre).replace('default=True)', f"default={default})", 1)
+    assert isinstance(_fp8(tmp_path, {"train.py": text}), Unknown)
+
+
+@pytest.mark.parametrize("loop", [
+    '    for flag, d in [("--use_fp8", True)]:\n        parser.add_argument(flag, default=d)\n',
+    '    for flag in ("--use_fp8",):\n        parser.add_argument(flag, action="store_true")\n',
+])
+def test_options_added_in_a_loop_are_not_defaulted(tmp_path: Path, loop: str) -> None:
+    text = _script(loop + _PARSE).replace(
+        '    parser.add_argument("--use_fp8", action="store_true", default=True)\n'
+        '    parser.add_argument("--no_fp8", dest="use_fp8", action="store_false")\n', "")
+    assert _fp8(tmp_path, {"train.py": text}) is not True
