@@ -9,7 +9,8 @@ https://github.com/python/cpython/blob/v3.11.9/Lib/argparse.py):
 - ``parse_args(namespace=ns)`` keeps an attribute ``ns`` already has (l.1878-1882);
 - a file that writes ``sys.argv`` (``append``, ``+=``, ``sys.argv = ...``) before parsing
   parses what it wrote, not the launch line's words;
-- ``args.x = ...``, ``setattr(args, "x", ...)``, ``vars(args).update(...)`` after parsing;
+- ``args.x = ...`` (not under an ``if``: :func:`_guarded`), ``setattr(args, "x", ...)``,
+  ``vars(args).update(...)`` after parsing;
 - an option of a sub-command's parser (``sub.add_parser("train").add_argument(...)``) is not
   set at all by ``python FILE.py`` run without the sub-command.
 
