@@ -175,9 +175,10 @@ def _from_env(link: Linked, env: dict[str, Any], where: Source) -> tuple[
     overrides = module.get("overrides")
     overrides = overrides if isinstance(overrides, dict) else {}
     given = {k: module.get(k) for k in ("framework", "config", "model")}
-    # a name that reads a variable the script sets: the rest is as the YAML's reader took it
+    # a name that reads a variable the script sets (or any, `*`: a sourced file, `set -a`,
+    # redteam19): the rest is as the YAML's reader took it
     moved = {k for k, v in given.items()
-             if isinstance(v, str) and any(n in env for n in presets.env_names(v))}
+             if isinstance(v, str) and any(n in env or "*" in env for n in presets.env_names(v))}
     resolved = {k: _env_value(str(v), env) if k in moved else
                 presets.env_value(v) if isinstance(v, str) else v for k, v in given.items()}
     framework = resolved["framework"]
@@ -192,7 +193,7 @@ def _from_env(link: Linked, env: dict[str, Any], where: Source) -> tuple[
     if framework in ("torchtitan", "megatron_bridge"):
         prefix = "config.torchtitan" if framework == "torchtitan" else f"config.{ARGS}"
         reads = {k: raw for k, raw in _strings(overrides)
-                 if any(n in env for n in presets.env_names(raw))}
+                 if any(n in env or "*" in env for n in presets.env_names(raw))}
         if not moved and not reads:
             return {}, {}, {}
         facts, prov, _ = backends.read_backend(found, parsed, module, at, root, resolved)
@@ -210,7 +211,7 @@ def _from_env(link: Linked, env: dict[str, Any], where: Source) -> tuple[
                          str(valued[1]).startswith(root or "\0"))})
     for key, raw in overrides.items():
         if isinstance(key, str) and isinstance(raw, str) and \
-                any(n in env for n in presets.env_names(raw)):
+                any(n in env or "*" in env for n in presets.env_names(raw)):
             out[key] = (_env_value(raw, env), where)
     return out, {}, {}
 

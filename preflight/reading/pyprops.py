@@ -58,7 +58,7 @@ def attribute(module: Module, node: ast.Attribute, scope: Scope, depth: int) -> 
             else pyhydra.member(base, node.attr, node.lineno)
     if isinstance(base, Call):
         if base.name in ("parse_args", "parse_known_args"):
-            return module.option(node.attr)
+            return module.option(node.attr, base)
         if node.attr in base.kwargs:
             return base.kwargs[node.attr]
         got = prop(module, base, node.attr, depth)

@@ -36,6 +36,7 @@ from dataclasses import replace
 from typing import Any
 
 from preflight.reading import (
+    pyargedits,
     pybuiltins,
     pycallables,
     pycallers,
@@ -209,11 +210,16 @@ class Module(Layout):
                     todo.append(value.name)
         return tuple(out)
 
-    def option(self, dest: str) -> Any:
-        """An argparse option's value (:func:`.pyoption.option_value`)."""
+    def option(self, dest: str, parsed: Call | None = None) -> Any:
+        """An argparse option's value (:func:`.pyoption.option_value`) as ``parsed`` (the
+        ``parse_args`` call) reads it, unless the file changes it (:mod:`.pyargedits`)."""
         longs = (f for a in self.options.values() for f in (*a.flags, *a.off)
                  if f.startswith("--"))
         opt = self.options.get(dest)
+        if opt is not None and (why := pyargedits.changed(self, dest, parsed)) is not None:
+            return why
+        if (given := pyargedits.given_argv(parsed)) is not None:
+            return option_value(opt, dest, given, self.path, longs)
         if self.by_hand and opt is not None:
             self.defaulted.setdefault("/".join(opt.flags), opt.line)
             return option_value(opt, dest, (), self.path, longs)
@@ -336,5 +342,7 @@ class Module(Layout):
 
     def _option(self, call: Call) -> None:
         arg = option_of(call)
+        if self.by_hand and pyargedits.subcommand(self, call):
+            return      # `python FILE.py` gives no sub-command: its options are not set
         if arg is not None:
             self.options[arg.dest] = shared_dest(self.options.get(arg.dest), arg)
