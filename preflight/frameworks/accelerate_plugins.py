@@ -1,5 +1,6 @@
 """accelerate's plugins built in a script and passed to ``Accelerator(...)``: the YAML keys
-they stand for (``config.accelerate.*``), for :func:`preflight.frameworks.accelerate.read_python`.
+they stand for (``config.accelerate.*``), for
+:func:`preflight.frameworks.accelerate_script.read_python`.
 """
 
 from __future__ import annotations
