@@ -1,6 +1,7 @@
 """accelerate's plugins built in a script and passed to ``Accelerator(...)``: the YAML keys
-they stand for (``config.accelerate.*``), for :func:`preflight.frameworks.accelerate.read_python`;
-and a ``mixed_precision`` argument not passed by its keyword (:func:`_precision`).
+they stand for (``config.accelerate.*``), for
+:func:`preflight.frameworks.accelerate_script.read_python`; and a ``mixed_precision`` argument
+not passed by its keyword (:func:`_precision`).
 """
 
 from __future__ import annotations

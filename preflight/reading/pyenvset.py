@@ -22,6 +22,9 @@ reads them: accelerate v1.11.0 state.py ``parse_choice_from_env("ACCELERATE_MIXE
   not followed that writes the environment: the variables written there are Unknown with why, and
   a write whose key is not known makes every variable not yet known Unknown (:attr:`Left.wild`).
 
+The state the walk carries (:class:`Left`, :class:`Write`, :data:`UNSET`, :func:`merge`) is
+:mod:`.pyenvleft`'s, re-exported here.
+
 Bounded: :data:`MAX_STATEMENTS` statements, :data:`MAX_FOLLOW` nested calls, a function being
 followed is not followed again (recursion between modules). Nothing is imported or run.
 """
@@ -29,10 +32,11 @@ followed is not followed again (recursion between modules). Nothing is imported 
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from preflight.findings import Source
+from preflight.reading.pyenvleft import UNSET, Left, Write, env_text, merge
 from preflight.reading.pyforeign import bind
 from preflight.reading.pyguards import truth
 from preflight.reading.pymain import main_test
@@ -47,30 +51,6 @@ MAX_STATEMENTS = 4_000
 MAX_FOLLOW = 8
 MAX_VARS = 256
 _ENVIRON = ("os.environ", "posix.environ")
-UNSET = "\x00unset"
-"""A variable the script removed (``pop`` / ``del``)."""
-
-
-@dataclass(frozen=True)
-class Write:
-    """What a variable holds after the top level: a string, :data:`UNSET` or Unresolved; where
-    it was written and the index of the top-level statement that wrote it."""
-
-    value: str | Unresolved
-    where: Source
-    top: int
-
-
-@dataclass
-class Left:
-    """The environment the walk has left so far."""
-
-    vars: dict[str, Write] = field(default_factory=dict)
-    wild: Unresolved | None = None
-    """A write whose key the text does not give: any variable not known may have changed."""
-
-    def copy(self) -> Left:
-        return Left(dict(self.vars), self.wild)
 
 
 class _End(Exception):
@@ -161,7 +141,7 @@ class _Walk:
             for target in stmt.targets:
                 if isinstance(target, ast.Subscript) and self._environ(owner, scope, target.value):
                     self._set(state, owner.evaluate(target.slice, scope, 1),
-                              _text(owner.evaluate(stmt.value, scope, 1), stmt.lineno), where)
+                              env_text(owner.evaluate(stmt.value, scope, 1), stmt.lineno), where)
                 elif isinstance(target, ast.Attribute) and self._environ(owner, scope, target):
                     state.wild = Unresolved(f"os.environ is replaced at line {stmt.lineno}",
                                             stmt.lineno)
@@ -219,13 +199,13 @@ class _Walk:
         args = [owner.evaluate(a, scope, 1) for a in node.args[:2]]
         if name == "update" and not node.args and node.keywords:
             for k in node.keywords:
-                self._set(state, k.arg, _text(owner.evaluate(k.value, scope, 1), node.lineno),
+                self._set(state, k.arg, env_text(owner.evaluate(k.value, scope, 1), node.lineno),
                           where)
         elif name == "update" and len(node.args) == 1 and isinstance(args[0], dict):
             for key, value in list(args[0].items())[:MAX_VARS]:
-                self._set(state, key, _text(value, node.lineno), where)
+                self._set(state, key, env_text(value, node.lineno), where)
             for k in node.keywords:     # (dict.update: the keywords after the mapping)
-                self._set(state, k.arg, _text(owner.evaluate(k.value, scope, 1), node.lineno),
+                self._set(state, k.arg, env_text(owner.evaluate(k.value, scope, 1), node.lineno),
                           where)
         elif name == "setdefault" and len(args) == 2:
             given = self.module.environ
@@ -238,7 +218,7 @@ class _Walk:
                     f"os.environ.setdefault at line {node.lineno} keeps a value the shell that "
                     "runs the script may give", node.lineno), where)
             else:
-                self._set(state, args[0], _text(args[1], node.lineno), where)
+                self._set(state, args[0], env_text(args[1], node.lineno), where)
         elif name in ("pop", "__delitem__") and args:
             self._set(state, args[0], UNSET, where)
         elif name in ("get", "copy", "items", "keys", "values", "__getitem__", "__contains__"):
@@ -321,14 +301,6 @@ class _Walk:
                                              line), Source(owner.path, line))
 
 
-def _text(value: Any, line: int) -> str | Unresolved:
-    if isinstance(value, str):
-        return str(value)
-    if isinstance(value, Unresolved):
-        return value
-    return Unresolved("an environment value the text does not give as a string", line)
-
-
 def _writers(owner: Module) -> dict[str, list[ast.AST]]:
     """The file's functions and lambdas, at any depth, by name, whose text names
     ``environ`` (once per file)."""
@@ -357,23 +329,6 @@ def _function(owner: Module, name: str) -> tuple[Module, Scope] | None:
         return (owner, owner.functions[name[9:]][1]) if once else None
     found = owner.foreign(name) if owner.foreign is not None else None
     return None if found is None else (found[0], found[1])
-
-
-def merge(states: list[Left], where: Source, test: str) -> Left:
-    """One state for several ways the run may go: a variable they leave alike keeps it."""
-    out = states[0].copy()
-    out.wild = next((s.wild for s in states if s.wild is not None), None)
-    for name in {n for s in states for n in s.vars}:
-        got = [s.vars.get(name) for s in states]
-        values = {w.value if w is not None else None for w in got
-                  if w is None or isinstance(w.value, str)}
-        if len(values) == 1 and all(w is not None and isinstance(w.value, str) for w in got):
-            continue
-        first = next(w for w in got if w is not None)
-        out.vars[name] = Write(Unresolved(f"{name} is set differently depending on {test} "
-                                          f"({where}), which the text does not decide",
-                                          where.line), first.where, first.top)
-    return out
 
 
 def left(module: Module) -> Left:
