@@ -190,9 +190,6 @@ def test_two_parsers_sharing_a_dest_are_not_merged(tmp_path: Path) -> None:
     assert _fp8(tmp_path, {"train.py": text}) is False
 
 
-@pytest.mark.xfail(strict=True, reason="jobs/walk.py reads a named script once: a launch script "
-                   "named after it that runs it as `python -m train` does not bring its "
-                   "arguments (shell19; tests/jobs/test_pyjob_byhand.py's xfail, the -m form)")
 def test_a_module_launch_named_after_the_script_gives_its_arguments(tmp_path: Path) -> None:
     files = {"train.py": _script(), "run.sh": "python -m train --no_fp8\n"}
     assert _fp8(tmp_path, files, "train.py", "run.sh") is False
@@ -252,15 +249,21 @@ def test_os_putenv_does_not_name_the_backend(tmp_path: Path) -> None:
                    "unknown=True: a sourced file, `set -a`, `export $(...)`, `env X=V cmd` give "
                    "no env fact) + accelerate_backend (absence read as 'not set'): torchao picked")
 @pytest.mark.parametrize("run_sh, extra", [
-    ("source .env\n" + _LAUNCH, {".env": "export ACCELERATE_FP8_BACKEND=TE\n"}),
     ("set -a\n. ./env.sh\nset +a\n" + _LAUNCH, {"env.sh": "ACCELERATE_FP8_BACKEND=TE\n"}),
     ("export $(cat .env | xargs)\n" + _LAUNCH, {".env": "ACCELERATE_FP8_BACKEND=TE\n"}),
     ("source /etc/profile.d/job.sh\n" + _LAUNCH, {}),
     ("env ACCELERATE_FP8_BACKEND=TE " + _LAUNCH, {}),
-], ids=["source", "set-a", "export-subst", "source-outside", "env-prefix"])
+], ids=["set-a", "export-subst", "source-outside", "env-prefix"])
 def test_a_backend_variable_the_text_does_not_show_is_not_a_pick(
         tmp_path: Path, run_sh: str, extra: dict[str, str]) -> None:
     assert _intent(tmp_path, run_sh, extra)["intent.backend"] != "torchao"
+
+
+def test_a_backend_a_plainly_sourced_file_exports_is_read(tmp_path: Path) -> None:
+    # shell19: `source .env` (always run, plain export, in the job) is followed.
+    run_sh = "source .env\n" + _LAUNCH
+    assert _intent(tmp_path, run_sh, {".env": "export ACCELERATE_FP8_BACKEND=TE\n"}
+                   )["intent.backend"] == "te"
 
 
 @pytest.mark.xfail(strict=True, reason="shell19 (jobs/launchfacts._env: launch_env(unknown="
@@ -389,9 +392,14 @@ def _primus(root: Path, env: str, model: str = "${MODEL:llama3.1_8B}.yaml", extr
 
 
 @pytest.mark.parametrize("env, files", [
-    ("source env.sh\n", {"env.sh": "export MODEL=llama3.1_8B-fp8\n"}),
     ("set -a\n. ./env.sh\nset +a\n", {"env.sh": "MODEL=llama3.1_8B-fp8\n"}),
     ("source /opt/site/primus.env\n", {}),
+    pytest.param("if [ -n \"$X\" ]; then source env.sh; fi\n",
+                 {"env.sh": "export MODEL=llama3.1_8B-fp8\n"},
+                 marks=pytest.mark.xfail(strict=True, reason="launchenv.process_env (shell owner): "
+                                         "a `source` under an undecided `if` marks nothing, so "
+                                         "${MODEL:default} takes its default: a confident BF16 "
+                                         "(the lead's twin of redteam19's attack, session 44)")),
 ])
 def test_a_sourced_file_may_name_the_preset(tmp_path: Path, env: str,
                                             files: dict[str, str]) -> None:
@@ -399,11 +407,21 @@ def test_a_sourced_file_may_name_the_preset(tmp_path: Path, env: str,
     assert isinstance(got, Unknown) and "MODEL" in got.reason
 
 
+def test_a_sourced_file_whose_plain_exports_are_read_names_the_preset(tmp_path: Path) -> None:
+    # shell19 (merged after this attack was written): a `source` that always runs, of a file in
+    # the job whose exports are plain top-level lines, is followed: the FP8 preset is read.
+    assert _primus(tmp_path, "source env.sh\n",
+                   files={"env.sh": "export MODEL=llama3.1_8B-fp8\n"}) is True
+
+
 def test_a_sourced_file_may_set_an_overrides_variable(tmp_path: Path) -> None:
     extra = "      model:\n        converters: ${CONVERTERS:primus_turbo}\n"
-    got = _primus(tmp_path, "source env.sh\n", model="llama3.1_8B.yaml", extra=extra,
-                  files={"env.sh": "export CONVERTERS=quantize.linear.float8\n"})
-    assert isinstance(got, Unknown)
+    hidden = _primus(tmp_path / "a", "set -a\n. ./env.sh\nset +a\n", model="llama3.1_8B.yaml",
+                     extra=extra, files={"env.sh": "CONVERTERS=quantize.linear.float8\n"})
+    assert isinstance(hidden, Unknown)
+    shown = _primus(tmp_path / "b", "source env.sh\n", model="llama3.1_8B.yaml", extra=extra,
+                    files={"env.sh": "export CONVERTERS=quantize.linear.float8\n"})
+    assert shown is True
 
 
 @pytest.mark.parametrize("env, fp8", [
