@@ -164,15 +164,12 @@ def _is_train(word: str) -> bool:
 def fp32_scales(f: Mapping[str, Any], prov: Mapping[str, str]) -> tuple[Any, str]:
     """Whether the training actors run with ``NVTE_FP8_BLOCK_SCALING_FP32_SCALES=1`` (see the
     module's docstring); ``f``: every fact (the launch line's ``env.*``, ``gpu.max_cc``)."""
-    for key in (f"{PREFIX}.train_env.{SCALES}", f"{PREFIX}.train_env.*",
-                f"{PREFIX}.env.{SCALES}", f"{PREFIX}.env.*", f"env.{SCALES}"):
-        if key in f:
-            value = f[key]
-            if isinstance(value, Unknown):
-                return value, prov.get(key, key)
-            if key.endswith("*"):
-                continue
-            return str(value).strip() == "1", prov.get(key, key)
+    found = _set_for_trainer(f, prov, (f"{PREFIX}.train_env.{SCALES}", f"{PREFIX}.train_env.*",
+                                       f"{PREFIX}.env.{SCALES}", f"{PREFIX}.env.*",
+                                       f"env.{SCALES}"))
+    if found is not None:
+        value, src = found
+        return (value if isinstance(value, Unknown) else str(value).strip() == "1"), src
     package = f.get(f"{PREFIX}.package")
     cc = _cc(f.get("gpu.max_cc"))
     slime = ("slime default for its Ray actors (slime/ray/actor_group.py l.68 at v0.3.1: 1 "
@@ -198,16 +195,28 @@ def kv_fake_quant(f: Mapping[str, Any], prov: Mapping[str, Any]) -> tuple[Any, A
     (``quantize_k_cache`` / ``dequantize_k_cache``, straight-through backward) in BF16 compute,
     simulated FP8 KV, no FP8 GEMM or FP8 storage; ``none`` where set off; None where not set.
     Same precedence as :func:`fp32_scales` (``--train-env-vars``, then the runtime env)."""
-    for key in (f"{PREFIX}.train_env.DSA_KV_FP8_QAT", f"{PREFIX}.train_env.*",
-                f"{PREFIX}.env.DSA_KV_FP8_QAT"):
+    found = _set_for_trainer(f, prov, (f"{PREFIX}.train_env.DSA_KV_FP8_QAT",
+                                       f"{PREFIX}.train_env.*", f"{PREFIX}.env.DSA_KV_FP8_QAT"))
+    if found is not None:
+        value, src = found
+        if isinstance(value, Unknown):
+            return value, src
+        return ("fp8" if str(value).strip().lower() in ("1", "true", "yes", "on") else "none"), src
+    return None
+
+
+def _set_for_trainer(f: Mapping[str, Any], prov: Mapping[str, Any],
+                     keys: tuple[str, ...]) -> tuple[Any, Any] | None:
+    """The first of ``keys`` the facts hold, in precedence order, with its source: an Unknown
+    (``train_env.*``: a runtime env the text does not show) stops the search; a known ``*``
+    entry only says other variables were read, so the search goes on."""
+    for key in keys:
         if key in f:
             value = f[key]
             if isinstance(value, Unknown):
                 return value, prov.get(key, key)
-            if key.endswith("*"):
-                continue
-            on = str(value).strip().lower() in ("1", "true", "yes", "on")
-            return ("fp8" if on else "none"), prov.get(key, key)
+            if not key.endswith("*"):
+                return value, prov.get(key, key)
     return None
 
 

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from preflight.facts import Facts, Unknown
+from preflight.findings import Location
 from preflight.intent import derive
 from preflight.jobs.read import read_paths
 
@@ -25,8 +26,11 @@ def _read(*paths: Path | str, kind: str | None = None) -> tuple[dict[str, Any], 
 
 
 def _line(source: str) -> tuple[str, int]:
-    path, _, line = source.rpartition(":")
-    return Path(path).name, int(line)
+    # a provenance may end with a note, "run.sh:34 (assumes $MODEL_ARGS is empty)" (shell19):
+    # read it as the report's Location does
+    loc = Location.from_source(source)
+    assert loc is not None and loc.line is not None, source
+    return Path(loc.path).name, loc.line
 
 
 # ---- verl ------------------------------------------------------------------------------------
