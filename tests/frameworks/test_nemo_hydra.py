@@ -106,11 +106,20 @@ def test_through_a_called_script(tmp_path: Path) -> None:
 
 
 def test_sourced_file_leaves_fp8_unknown(tmp_path: Path) -> None:
-    run = _job(tmp_path, "source config.sh\ntorchrun src/train.py\n")
-    (tmp_path / "config.sh").write_text("export FP8=True\n")
+    # a sourced file whose exports the text does not show in plain lines (`set -a`): Unknown
+    run = _job(tmp_path, "set -a\nsource config.sh\nset +a\ntorchrun src/train.py\n")
+    (tmp_path / "config.sh").write_text("FP8=True\n")
     facts, _, values = _read(run)
     assert isinstance(facts["config.nemo.model.fp8"], Unknown)
     assert isinstance(values["intent.fp8"], Unknown)
+
+
+def test_plainly_sourced_exports_reach_the_hydra_app(tmp_path: Path) -> None:
+    # shell19: a `source` that always runs, of a job file with plain top-level exports, is followed
+    run = _job(tmp_path, "source config.sh\ntorchrun src/train.py\n")
+    (tmp_path / "config.sh").write_text("export FP8=True\n")
+    facts, _, values = _read(run)
+    assert facts["config.nemo.model.fp8"] is True and values["intent.fp8"] is True
 
 
 def test_env_without_default_unset_is_unknown(tmp_path: Path) -> None:
