@@ -24,9 +24,10 @@ Scoring, per job (`score`). The tool's reading of the job:
     read none (no `intent.rollout.*` fact, no `config.*` fact naming a rollout), it claims no FP8
     rollout, which meets an engineer's `rollout_fp8: false` (a job with no rollout at all, or a BF16
     one the tool did not read: either way no rollout rule may fire). A rollout stated Unknown, or
-    a rollout read (its engine, its config) without its FP8, does not meet it (redteam18). (From session 44: before, a job the tool stated no
-    rollout for missed every `rollout_fp8: false`, which holdout24's engineer wrote on jobs with no
-    rollout; 9 of 420 jobs now agree, docs/benchmarks.md.)
+    a rollout read (its engine, its config) without its FP8, does not meet it (redteam18). From
+    session 44; before, a job the tool stated no rollout for missed every `rollout_fp8: false`,
+    which holdout24's engineer wrote on jobs with no rollout (9 of 420 jobs agree since,
+    docs/benchmarks.md).
   * read: at least one `config.*` fact exists.
 A job **agrees** when every rule in `expected.fire` fired, no rule in `expected.must_not_fire`
 fired, no error-severity finding fired that the engineer did not list in `fire` or `tolerated`,
