@@ -37,7 +37,7 @@ from preflight.frameworks._view import Derived, IntentOut, View
 from preflight.reading.parse import MAX_ITEMS_PER_FILE, Parsed
 from preflight.reading.parsefacts import flatten
 from preflight.reading.refs import locate, named
-from preflight.reading.types import ConfigProblem, Linked, ReaderOutput
+from preflight.reading.types import Linked, ReaderOutput
 
 KIND = "ai_toolkit"
 PREFIX = f"config.{KIND}"
@@ -99,9 +99,7 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
     """``run.py`` launch lines: the config files they name, linked (read as the job YAML)."""
     found = megatron_walk.commands(text, outer, _entry, MAX_LAUNCHES)
     if found is None:
-        return ReaderOutput(problems=(ConfigProblem(path, 1, (
-            "the script could not be walked here (past the shell reader's bounds): its "
-            "ai-toolkit config files were not read"), level="warning", cut=True),))
+        return ReaderOutput(problems=(megatron_walk.not_walked(path, "its ai-toolkit config files were"),))
     lines = [0] + [m.end() for m in re.finditer(r"\n", text)]
     links: list[Linked] = []
     for launch in found:

@@ -35,7 +35,7 @@ from preflight.frameworks import megatron_walk
 from preflight.frameworks._record import Default, Framework, Launch
 from preflight.frameworks._view import Derived, IntentOut, View
 from preflight.reading.parse import Parsed, ParseError
-from preflight.reading.types import ConfigProblem, ReaderOutput
+from preflight.reading.types import ReaderOutput
 
 KIND = "bionemo_evo2"
 PREFIX = f"config.{KIND}"
@@ -129,9 +129,7 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
     """The flags of the train_evo2 commands the script runs, walked as the shell runs it."""
     found = megatron_walk.commands(text, outer, _entry, MAX_LAUNCHES)
     if found is None:
-        return ReaderOutput(problems=(ConfigProblem(path, 1, (
-            "the script could not be walked here (past the shell reader's bounds): its "
-            "train_evo2 flags were not read"), level="warning", cut=True),))
+        return ReaderOutput(problems=(megatron_walk.not_walked(path, "its train_evo2 flags were"),))
     if not found:
         return ReaderOutput()
     got = megatron_walk.read(path, text, found, PREFIX, ARITY)

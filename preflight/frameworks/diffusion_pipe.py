@@ -32,7 +32,7 @@ from preflight.frameworks._view import Derived, IntentOut, View
 from preflight.reading.parse import Parsed
 from preflight.reading.parsefacts import flatten
 from preflight.reading.refs import named
-from preflight.reading.types import ConfigProblem, Linked, ReaderOutput
+from preflight.reading.types import Linked, ReaderOutput
 
 KIND = "diffusion_pipe"
 PREFIX = f"config.{KIND}"
@@ -82,9 +82,7 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
     """train.py launch lines: the launcher's and train.py's options, the ``--config`` linked."""
     found = megatron_walk.commands(text, outer, _entry, MAX_LAUNCHES)
     if found is None:
-        return ReaderOutput(problems=(ConfigProblem(path, 1, (
-            "the script could not be walked here (past the shell reader's bounds): its "
-            "diffusion-pipe config was not read"), level="warning", cut=True),))
+        return ReaderOutput(problems=(megatron_walk.not_walked(path, "its diffusion-pipe config was"),))
     if not found:
         return ReaderOutput()
     got = megatron_walk.read(path, text, found, f"{PREFIX}.cli", ARITY)

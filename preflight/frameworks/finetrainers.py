@@ -36,7 +36,7 @@ from preflight.frameworks._record import Default, Framework, Launch
 from preflight.frameworks._view import Derived, IntentOut, View
 from preflight.reading.launch import not_training
 from preflight.reading.parse import Parsed, ParseError
-from preflight.reading.types import ConfigProblem, ReaderOutput
+from preflight.reading.types import ReaderOutput
 
 KIND = "finetrainers"
 PREFIX = f"config.{KIND}"
@@ -83,9 +83,7 @@ def read_text(path: str, text: str, outer: dict[str, str]) -> ReaderOutput:
     values): a flag in a string no command expands (``DDP_4=...``) is not the job's."""
     found = megatron_walk.commands(text, outer, _train_word, MAX_LAUNCHES)
     if found is None:
-        return ReaderOutput(problems=(ConfigProblem(path, 1, (
-            "the script could not be walked here (past the shell reader's bounds): its "
-            "finetrainers flags were not read"), level="warning", cut=True),))
+        return ReaderOutput(problems=(megatron_walk.not_walked(path, "its finetrainers flags were"),))
     found = [lr for lr in found if any(COMMAND.fullmatch(a.text.split("=", 1)[0])
                                        for a in lr.args)]
     if not found:

@@ -96,6 +96,13 @@ def walk(text: str, outer: dict[str, str] | None) -> list[Launch] | None:
     return commands(text, outer, _training, MAX_LAUNCHES + 1) or None
 
 
+def not_walked(path: str, what: str) -> ConfigProblem:
+    """The warning a reader gives when :func:`commands` returns None (the script is past the
+    shell reader's bounds): ``what`` (e.g. "its finetrainers flags were") was not read."""
+    return ConfigProblem(path, 1, "the script could not be walked here (past the shell reader's "
+                         f"bounds): {what} not read", level="warning", cut=True)
+
+
 def commands(text: str, outer: dict[str, str] | None, entry: Callable[[str], bool],
              limit: int) -> list[Launch] | None:
     """The commands of ``text`` that may run whose command word ``entry`` takes (at most
